@@ -1,0 +1,208 @@
+/*
+ * pairsight.h - predict how much deep-learning tasks slow each other down when
+ * they share one NVIDIA GPU.
+ *
+ * The data flows through five stages, each a folder under src/:
+ *
+ *   profile   per-operator standalone profiles (ops.csv) and measured
+ *             co-executions (coexec.csv): readers, writers, importers,
+ *             the simulator (src/simulate) and the collector (src/collect)
+ *   features  segment pairs -> fixed-layout feature vectors
+ *   model     the PairSight segment model (two XGBoost regressors), window
+ *             composition, adaptation and fast prediction
+ *   evaluate  baselines and the published experiments
+ *   colocate  workload-level co-location (KACE, MPS interference predictor)
+ *
+ * Conventions (see STYLE): functions that can fail return 0 or a negative
+ * PS_E_* code and leave a thread-local message for ps_last_error(); outputs
+ * come last; handles are opaque, created by _load/_train/_init and released by
+ * _free, which accepts NULL. The library never exits and never prints except
+ * through the log callback.
+ *
+ * Example: predict the HP and LP latency of one candidate.
+ *
+ *     ps_ops_t *ops = NULL;
+ *     ps_model_t *model = NULL;
+ *     if (ps_ops_load("ops.csv", &ops) != 0 ||
+ *         ps_model_load("model.psm", &model) != 0) {
+ *         fprintf(stderr, "%s\n", ps_last_error());
+ *         ...
+ *     }
+ *     ps_query_t q = { .gpu = "A100-SXM4-40GB",
+ *                      .hp_model = "resnet50", .hp_batch = 8, .hp_start = 0, .hp_len = 16,
+ *                      .lp_model = "bert-base", .lp_batch = 8, .lp_start = 40, .lp_len = 16,
+ *                      .hp_tpcs = 30, .lp_tpcs = 24 };
+ *     double hp_ns, lp_ns;
+ *     ps_model_predict(model, ops, &q, 1, &hp_ns, &lp_ns);
+ *     ps_model_free(model);
+ *     ps_ops_free(ops);
+ */
+#ifndef PAIRSIGHT_H
+#define PAIRSIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PS_VERSION_MAJOR 0
+#define PS_VERSION_MINOR 1
+#define PS_VERSION_PATCH 0
+#define PS_VERSION_STRING "0.1.0"
+
+/** The library's version string, e.g. "0.1.0". Static storage. */
+const char *ps_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors and logging                                                        */
+/* ------------------------------------------------------------------------ */
+
+enum {
+    PS_OK = 0,
+    PS_E_INPUT = -1,   /* malformed or inconsistent input data */
+    PS_E_IO = -2,      /* a file could not be read or written */
+    PS_E_NOMEM = -3,   /* out of memory */
+    PS_E_ARG = -4,     /* invalid argument from the caller */
+    PS_E_BACKEND = -5, /* XGBoost, CUDA, SQLite or another library failed */
+    PS_E_MISMATCH = -6 /* artefact built for another layout, GPU or version */
+};
+
+/** A short constant description of a PS_E_* code. */
+const char *ps_errstr(int code);
+
+/**
+ * The message of the last failed call on this thread, e.g.
+ * "ops.csv:12:7: duration_ns: not a number". Valid until the next failing call
+ * on the same thread; never NULL.
+ */
+const char *ps_last_error(void);
+
+typedef enum { PS_LOG_DEBUG, PS_LOG_INFO, PS_LOG_WARN, PS_LOG_ERROR } ps_log_level_t;
+typedef void (*ps_log_fn)(ps_log_level_t level, const char *msg, void *user);
+
+/** Route library messages to fn (NULL restores the default: warnings and
+ *  errors to stderr). Not thread-safe against concurrent logging. */
+void ps_log_set(ps_log_fn fn, void *user);
+
+/* ------------------------------------------------------------------------ */
+/* Profile: tables of ../FORMATS.md (src/profile)                            */
+/* ------------------------------------------------------------------------ */
+
+/** Which table a CSV file holds, detected from its header. */
+typedef enum {
+    PS_TABLE_UNKNOWN = 0,
+    PS_TABLE_OPS,
+    PS_TABLE_COEXEC,
+    PS_TABLE_WORKLOADS,
+    PS_TABLE_SCALING,
+    PS_TABLE_COLOCATIONS
+} ps_table_kind_t;
+
+/** The name of a table kind: "ops", "coexec", "workloads", ... */
+const char *ps_table_name(ps_table_kind_t kind);
+
+typedef struct ps_ops ps_ops_t;                 /* ops.csv */
+typedef struct ps_coexec ps_coexec_t;           /* coexec.csv */
+typedef struct ps_workloads ps_workloads_t;     /* workloads.csv */
+typedef struct ps_scaling ps_scaling_t;         /* workload_scaling.csv */
+typedef struct ps_colocations ps_colocations_t; /* colocations.csv */
+
+/** Summary of a validated file, for `pairsight check`. */
+typedef struct {
+    ps_table_kind_t kind;
+    size_t rows;
+    size_t groups; /* (gpu, model, batch) for ops and coexec, workloads or
+                      co-locations for the others */
+} ps_check_result_t;
+
+/** Detect the table in path and validate it whole. On error the message names
+ *  path:line:column. */
+int ps_table_check(const char *path, ps_check_result_t *out);
+
+/* Load a table. On success *out owns all memory (release with the matching
+ * _free); on error *out is NULL and nothing is kept. */
+int ps_ops_load(const char *path, ps_ops_t **out);
+int ps_coexec_load(const char *path, ps_coexec_t **out);
+int ps_workloads_load(const char *path, ps_workloads_t **out);
+int ps_scaling_load(const char *path, ps_scaling_t **out);
+int ps_colocations_load(const char *path, ps_colocations_t **out);
+
+/* Save atomically (temp file, fsync, rename). */
+int ps_ops_save(const ps_ops_t *t, const char *path);
+int ps_coexec_save(const ps_coexec_t *t, const char *path);
+int ps_workloads_save(const ps_workloads_t *t, const char *path);
+int ps_scaling_save(const ps_scaling_t *t, const char *path);
+int ps_colocations_save(const ps_colocations_t *t, const char *path);
+
+void ps_ops_free(ps_ops_t *t);
+void ps_coexec_free(ps_coexec_t *t);
+void ps_workloads_free(ps_workloads_t *t);
+void ps_scaling_free(ps_scaling_t *t);
+void ps_colocations_free(ps_colocations_t *t);
+
+/** Number of rows of a loaded table. */
+size_t ps_ops_rows(const ps_ops_t *t);
+size_t ps_coexec_rows(const ps_coexec_t *t);
+
+/* Importers to ops.csv. Both refuse a file without kernels. */
+typedef struct {
+    const char *gpu;
+    const char *model;
+    int batch;
+    int tpcs;
+    const char *stream; /* torch-trace only: NULL = the busiest stream */
+} ps_import_params_t;
+
+int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
+int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+
+/* ------------------------------------------------------------------------ */
+/* Simulator (src/simulate)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* @@SIMULATE@@ declarations of the simulator's public API go here. */
+
+/* ------------------------------------------------------------------------ */
+/* Segment model: features, training, prediction (src/features, src/model)   */
+/* ------------------------------------------------------------------------ */
+
+/** One candidate co-execution: the key columns of coexec.csv. Strings are
+ *  borrowed for the duration of the call. */
+typedef struct {
+    const char *gpu;
+    const char *hp_model;
+    int hp_batch, hp_start, hp_len;
+    const char *lp_model;
+    int lp_batch, lp_start, lp_len;
+    int hp_tpcs, lp_tpcs;
+} ps_query_t;
+
+typedef struct ps_model ps_model_t;
+
+/* @@MODEL@@ declarations of the segment model's public API go here. */
+
+/* ------------------------------------------------------------------------ */
+/* Evaluation (src/evaluate)                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* @@EVALUATE@@ declarations of the evaluation's public API go here. */
+
+/* ------------------------------------------------------------------------ */
+/* Workload-level co-location (src/colocate)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* @@COLOCATE@@ declarations of the co-location public API go here. */
+
+/* ------------------------------------------------------------------------ */
+/* Collector (src/collect)                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* @@COLLECT@@ declarations of the collector's public API go here. */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAIRSIGHT_H */

@@ -1,0 +1,56 @@
+/* Shared pieces of the command-line tool: the subcommand table and helpers
+ * for messages, exit codes and progress. */
+#ifndef PS_CLI_H
+#define PS_CLI_H
+
+#include "pairsight.h"
+
+#include <stdio.h>
+
+/* Exit codes of every subcommand. */
+enum { CLI_OK = 0, CLI_BAD_INPUT = 1, CLI_USAGE = 2 };
+
+typedef struct {
+    const char *name;
+    int (*fn)(int argc, char **argv); /* argv[0] is the subcommand name */
+    const char *summary;              /* one line for `pairsight --help` */
+    const char *usage;                /* full text for `pairsight help CMD` */
+} cli_command_t;
+
+/* "pairsight: <cmd>: <message>" on stderr. Returns code, for
+ * `return cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());`. */
+int cli_fail(int code, const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* True when argv holds -h or --help (callers then print their usage). */
+int cli_wants_help(int argc, char **argv);
+
+/* Print the usage text of cmd to f. */
+void cli_print_usage(const char *cmd, FILE *f);
+
+/* Progress on stderr, only when stderr is a terminal and quiet is 0; done and
+ * total in any unit. Rate-limited to a few updates a second. */
+void cli_progress(int quiet, const char *what, double done, double total);
+void cli_progress_end(int quiet);
+
+/* The subcommands. Each lives in src/cli/cmd_<name>.c. */
+int cmd_check(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_adapt(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_colocate(int argc, char **argv);
+int cmd_collect(int argc, char **argv);
+
+extern const char cmd_check_usage[], cmd_import_usage[], cmd_simulate_usage[],
+    cmd_train_usage[], cmd_predict_usage[], cmd_adapt_usage[], cmd_explain_usage[],
+    cmd_eval_usage[], cmd_report_usage[], cmd_colocate_usage[], cmd_collect_usage[];
+
+#endif

@@ -1,0 +1,137 @@
+/* pairsight: one binary, one table of subcommands. */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const cli_command_t commands[] = {
+    {"check", cmd_check, "validate CSV tables (ops, coexec, workloads, ...)", cmd_check_usage},
+    {"import", cmd_import, "convert an Nsight Compute CSV or PyTorch trace to ops.csv", cmd_import_usage},
+    {"simulate", cmd_simulate, "write a simulated profiling campaign (ops.csv, coexec.csv)", cmd_simulate_usage},
+    {"train", cmd_train, "train the PairSight segment model", cmd_train_usage},
+    {"predict", cmd_predict, "predict co-execution latencies of candidate segments", cmd_predict_usage},
+    {"adapt", cmd_adapt, "continue training a model on a few new experiments", cmd_adapt_usage},
+    {"explain", cmd_explain, "show which operators drive one prediction", cmd_explain_usage},
+    {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments", cmd_eval_usage},
+    {"report", cmd_report, "write a self-contained HTML evaluation report", cmd_report_usage},
+    {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval", cmd_colocate_usage},
+    {"collect", cmd_collect, "measure profiles and co-executions on a real GPU", cmd_collect_usage},
+};
+
+static const cli_command_t *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+void cli_print_usage(const char *cmd, FILE *f)
+{
+    const cli_command_t *c = find_command(cmd);
+    if (c)
+        fputs(c->usage, f);
+}
+
+int cli_fail(int code, const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "pairsight: %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    return 0;
+}
+
+static double progress_last;
+
+static double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cli_progress(int quiet, const char *what, double done, double total)
+{
+    if (quiet || !isatty(2))
+        return;
+    double now = cli_now();
+    if (now - progress_last < 0.2 && done < total)
+        return;
+    progress_last = now;
+    if (total > 0)
+        fprintf(stderr, "\r%s: %.0f / %.0f (%.0f%%)   ", what, done, total, 100.0 * done / total);
+    else
+        fprintf(stderr, "\r%s: %.0f   ", what, done);
+}
+
+void cli_progress_end(int quiet)
+{
+    if (!quiet && isatty(2))
+        fputc('\n', stderr);
+}
+
+static void print_help(FILE *f)
+{
+    fputs("pairsight " PS_VERSION_STRING " - predict interference between deep-learning tasks sharing a GPU\n"
+          "\n"
+          "usage: pairsight COMMAND [OPTIONS]\n"
+          "       pairsight help COMMAND | pairsight COMMAND --help\n"
+          "       pairsight --version\n"
+          "\n"
+          "The data's way: profile (simulate, collect, import, check) -> model (train,\n"
+          "adapt) -> prediction (predict, explain) -> decision (colocate), measured\n"
+          "by eval and report.\n"
+          "\n"
+          "commands:\n",
+          f);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\nExit status: 0 ok, 1 bad input or failure, 2 usage error.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        print_help(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("pairsight %s\n", ps_version());
+        return CLI_OK;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        if (argc < 3) {
+            print_help(stdout);
+            return CLI_OK;
+        }
+        const cli_command_t *c = find_command(argv[2]);
+        if (!c)
+            return cli_fail(CLI_USAGE, "help", "unknown command '%s'", argv[2]);
+        fputs(c->usage, stdout);
+        return CLI_OK;
+    }
+    const cli_command_t *c = find_command(cmd);
+    if (!c) {
+        fprintf(stderr, "pairsight: unknown command '%s' (see pairsight --help)\n", cmd);
+        return CLI_USAGE;
+    }
+    return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,187 @@
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Thread_local char last_error[1024] = "no error";
+
+const char *ps_version(void) { return PS_VERSION_STRING; }
+
+const char *ps_errstr(int code)
+{
+    switch (code) {
+    case PS_OK: return "ok";
+    case PS_E_INPUT: return "bad input";
+    case PS_E_IO: return "input/output error";
+    case PS_E_NOMEM: return "out of memory";
+    case PS_E_ARG: return "invalid argument";
+    case PS_E_BACKEND: return "backend library error";
+    case PS_E_MISMATCH: return "mismatched artefact";
+    default: return "unknown error";
+    }
+}
+
+const char *ps_last_error(void) { return last_error; }
+
+int ps_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int ps_error_prefix(int code, const char *prefix)
+{
+    char tmp[sizeof last_error];
+    size_t n = strlen(prefix);
+    if (n > sizeof tmp - 3)
+        n = sizeof tmp - 3;
+    memcpy(tmp, prefix, n);
+    tmp[n] = ':';
+    tmp[n + 1] = ' ';
+    size_t rest = strlen(last_error);
+    if (rest > sizeof tmp - n - 3)
+        rest = sizeof tmp - n - 3;
+    memcpy(tmp + n + 2, last_error, rest);
+    tmp[n + 2 + rest] = '\0';
+    memcpy(last_error, tmp, sizeof last_error);
+    return code;
+}
+
+static void default_log(ps_log_level_t level, const char *msg, void *user)
+{
+    (void)user;
+    if (level >= PS_LOG_WARN)
+        fprintf(stderr, "pairsight: %s%s\n", level == PS_LOG_WARN ? "warning: " : "", msg);
+}
+
+static ps_log_fn log_fn = default_log;
+static void *log_user;
+
+void ps_log_set(ps_log_fn fn, void *user)
+{
+    log_fn = fn ? fn : default_log;
+    log_user = fn ? user : NULL;
+}
+
+void ps_log(ps_log_level_t level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_fn(level, msg, log_user);
+}
+
+struct ps_atomic {
+    FILE *f;
+    char *path;
+    char *tmp;
+};
+
+int ps_atomic_open(const char *path, ps_atomic_t **out)
+{
+    *out = NULL;
+    ps_atomic_t *a = ps_calloc(1, sizeof *a);
+    if (!a)
+        return PS_E_NOMEM;
+    size_t n = strlen(path) + 32;
+    a->path = ps_strdup(path);
+    a->tmp = ps_malloc(n);
+    if (!a->path || !a->tmp) {
+        free(a->path);
+        free(a->tmp);
+        free(a);
+        return PS_E_NOMEM;
+    }
+    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    a->f = fopen(a->tmp, "wb");
+    if (!a->f) {
+        int rc = ps_error(PS_E_IO, "%s: cannot create: %s", a->tmp, strerror(errno));
+        free(a->path);
+        free(a->tmp);
+        free(a);
+        return rc;
+    }
+    *out = a;
+    return PS_OK;
+}
+
+FILE *ps_atomic_stream(ps_atomic_t *a) { return a->f; }
+
+static void atomic_release(ps_atomic_t *a)
+{
+    free(a->path);
+    free(a->tmp);
+    free(a);
+}
+
+int ps_atomic_commit(ps_atomic_t *a)
+{
+    int rc = PS_OK;
+    if (fflush(a->f) != 0 || ferror(a->f) || fsync(fileno(a->f)) != 0)
+        rc = ps_error(PS_E_IO, "%s: write failed: %s", a->path, strerror(errno));
+    if (fclose(a->f) != 0 && rc == PS_OK)
+        rc = ps_error(PS_E_IO, "%s: close failed: %s", a->path, strerror(errno));
+    if (rc == PS_OK && rename(a->tmp, a->path) != 0)
+        rc = ps_error(PS_E_IO, "%s: rename failed: %s", a->path, strerror(errno));
+    if (rc != PS_OK)
+        remove(a->tmp);
+    atomic_release(a);
+    return rc;
+}
+
+void ps_atomic_abort(ps_atomic_t *a)
+{
+    if (!a)
+        return;
+    fclose(a->f);
+    remove(a->tmp);
+    atomic_release(a);
+}
+
+double ps_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void *ps_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
+    return p;
+}
+
+void *ps_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        ps_error(PS_E_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
+    return p;
+}
+
+void *ps_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
+    return q;
+}
+
+char *ps_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = ps_malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}

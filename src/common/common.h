@@ -1,0 +1,46 @@
+/* Internal helpers shared by every stage: errors, logging, atomic files. */
+#ifndef PS_COMMON_H
+#define PS_COMMON_H
+
+#include "pairsight.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define PS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PS_PRINTF(a, b)
+#endif
+
+/* Record a message for ps_last_error() and return code, so that a failing
+ * path reads `return ps_error(PS_E_INPUT, "%s:%zu:%d: ...", ...);`. */
+int ps_error(int code, const char *fmt, ...) PS_PRINTF(2, 3);
+
+/* Prefix the current error message with "prefix: " (used to add context such
+ * as the file name when an inner call failed). Returns code. */
+int ps_error_prefix(int code, const char *prefix);
+
+void ps_log(ps_log_level_t level, const char *fmt, ...) PS_PRINTF(2, 3);
+
+/* Atomic output file: write to "<path>.tmp.<pid>", then ps_atomic_commit
+ * flushes, fsyncs and renames it over path; ps_atomic_abort removes it. Either
+ * call closes the stream and frees the handle. */
+typedef struct ps_atomic ps_atomic_t;
+int ps_atomic_open(const char *path, ps_atomic_t **out);
+FILE *ps_atomic_stream(ps_atomic_t *a);
+int ps_atomic_commit(ps_atomic_t *a);
+void ps_atomic_abort(ps_atomic_t *a);
+
+/* Monotonic wall clock in seconds, for timings and progress. */
+double ps_now(void);
+
+/* Allocation that records PS_E_NOMEM on failure (returns NULL). */
+void *ps_malloc(size_t n);
+void *ps_calloc(size_t n, size_t size);
+void *ps_realloc(void *p, size_t n);
+char *ps_strdup(const char *s);
+
+#define PS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

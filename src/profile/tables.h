@@ -1,0 +1,161 @@
+/*
+ * In-memory rows of the tables of FORMATS.md. This header is the contract
+ * between the readers and writers (src/profile), the simulator, the
+ * collector, the features and the co-location predictors.
+ *
+ * Strings in a table are interned in the table's own pool: rows hold pointers
+ * into it, valid until the table is freed, and equal strings of one table have
+ * equal pointers. Optional numeric cells that were empty hold NAN; an empty
+ * optional text cell is NULL.
+ */
+#ifndef PS_PROFILE_TABLES_H
+#define PS_PROFILE_TABLES_H
+
+#include "pairsight.h"
+
+#include <math.h>
+
+typedef struct ps_strpool ps_strpool_t;
+
+/* ---- ops.csv ---- */
+
+typedef enum {
+    PS_INTENSITY_NONE = -1, /* empty cell */
+    PS_INTENSITY_UNKNOWN = 0,
+    PS_INTENSITY_COMPUTE = 1,
+    PS_INTENSITY_MEMORY = 2
+} ps_intensity_t;
+
+typedef struct {
+    double dram_bytes, l2_bytes;
+    double stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle;
+    double sm_pct, mem_pct;
+} ps_counters_t;
+
+typedef struct {
+    const char *gpu, *model;
+    int batch, op;
+    const char *name;
+    int tpcs;
+    double duration_ns;
+    ps_intensity_t intensity;
+    ps_counters_t c; /* NAN where not measured */
+} ps_op_row_t;
+
+/*
+ * One (gpu, model, batch) of ops.csv seen as a dense matrix: what features and
+ * the simulator need. Built by ps_ops_index() (the loader calls it).
+ */
+typedef struct {
+    const char *gpu, *model;
+    int batch;
+    int n_ops;
+    int n_tpcs;
+    int *tpcs;           /* [n_tpcs] ascending TPC counts seen for this group */
+    double *duration_ns; /* [op * n_tpcs + k]: at tpcs[k]; NAN if not measured */
+    const char **names;  /* [n_ops] */
+    ps_intensity_t *intensity; /* [n_ops] */
+    ps_counters_t *counters;   /* [n_ops]: each counter from the row with the
+                                  most TPCs that has it (FORMATS.md) */
+} ps_op_group_t;
+
+struct ps_ops {
+    ps_op_row_t *rows;
+    size_t n, cap;
+    ps_strpool_t *pool;
+    ps_op_group_t *groups; /* built by ps_ops_index(), in first-seen order */
+    size_t n_groups;
+};
+
+/* An empty table, to fill with ps_ops_append (strings are copied). */
+ps_ops_t *ps_ops_new(void);
+int ps_ops_append(ps_ops_t *t, const ps_op_row_t *row);
+/* Validate keys (no duplicate, no gap in op indices) and build groups. On
+ * error the message names the first offending row (1-based data row). */
+int ps_ops_index(ps_ops_t *t);
+const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch);
+/* Index of tpcs in g->tpcs, or -1. */
+int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs);
+/* Sum of duration_ns over ops [start, start+len) at tpcs; NAN when any is
+ * missing or the range is outside the group. */
+double ps_group_segment_ns(const ps_op_group_t *g, int start, int len, int tpcs);
+
+/* ---- coexec.csv ---- */
+
+typedef struct {
+    const char *experiment, *gpu;
+    const char *hp_model;
+    int hp_batch, hp_start, hp_len;
+    const char *lp_model;
+    int lp_batch, lp_start, lp_len;
+    int hp_tpcs, lp_tpcs;
+    double hp_ns, lp_ns;
+    const char *mechanism; /* NULL when empty */
+} ps_coexec_row_t;
+
+struct ps_coexec {
+    ps_coexec_row_t *rows;
+    size_t n, cap;
+    ps_strpool_t *pool;
+};
+
+ps_coexec_t *ps_coexec_new(void);
+int ps_coexec_append(ps_coexec_t *t, const ps_coexec_row_t *row);
+
+/* ---- workloads.csv ---- */
+
+typedef struct {
+    const char *gpu, *workload;
+    double exclusive_tput;
+    double threads, registers, static_smem;
+    double sm_tput_pct, dram_tput_pct, mem_tput_pct;
+    double sm_busy_pct, mem_busy_pct, memcap_gb;
+    double stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle;
+} ps_workload_row_t;
+
+struct ps_workloads {
+    ps_workload_row_t *rows;
+    size_t n, cap;
+    ps_strpool_t *pool;
+};
+
+ps_workloads_t *ps_workloads_new(void);
+int ps_workloads_append(ps_workloads_t *t, const ps_workload_row_t *row);
+
+/* ---- workload_scaling.csv ---- */
+
+typedef struct {
+    const char *gpu, *workload;
+    int share_pct;
+    double tput;
+} ps_scaling_row_t;
+
+struct ps_scaling {
+    ps_scaling_row_t *rows;
+    size_t n, cap;
+    ps_strpool_t *pool;
+};
+
+ps_scaling_t *ps_scaling_new(void);
+int ps_scaling_append(ps_scaling_t *t, const ps_scaling_row_t *row);
+
+/* ---- colocations.csv ---- */
+
+typedef struct {
+    const char *colocation, *gpu;
+    int slot;
+    const char *workload;
+    int share_pct;
+    double tput; /* NAN when not measured */
+} ps_colocation_row_t;
+
+struct ps_colocations {
+    ps_colocation_row_t *rows;
+    size_t n, cap;
+    ps_strpool_t *pool;
+};
+
+ps_colocations_t *ps_colocations_new(void);
+int ps_colocations_append(ps_colocations_t *t, const ps_colocation_row_t *row);
+
+#endif

@@ -1,0 +1,70 @@
+/* A tiny test harness in the manner of Redis's testhelp.h: each test file is
+ * one program with a table of test functions; a failed check prints where and
+ * why, and the program's exit status counts the failures. */
+#ifndef PS_TESTHELP_H
+#define PS_TESTHELP_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int th_failed, th_checks;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        th_checks++;                                                                     \
+        if (!(cond)) {                                                                   \
+            th_failed++;                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
+        }                                                                                \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                             \
+    do {                                                                                 \
+        th_checks++;                                                                     \
+        if (!(cond)) {                                                                   \
+            th_failed++;                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                                \
+            fputc('\n', stderr);                                                         \
+        }                                                                                \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                            \
+    CHECK_MSG(fabs((double)(a) - (double)(b)) <= (tol), "%.17g vs %.17g (tol %g)",       \
+              (double)(a), (double)(b), (double)(tol))
+
+/* Checks that a call returned 0, printing ps_last_error() when it did not. */
+#define CHECK_OK(call)                                                                   \
+    do {                                                                                 \
+        int th_rc_ = (call);                                                             \
+        CHECK_MSG(th_rc_ == 0, "%s returned %d: %s", #call, th_rc_, ps_last_error());    \
+    } while (0)
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} th_test_t;
+
+static int th_run(const th_test_t *tests, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int before = th_failed;
+        tests[i].fn();
+        printf("[%s] %s\n", th_failed == before ? " ok " : "FAIL", tests[i].name);
+    }
+    printf("%d checks, %d failed\n", th_checks, th_failed);
+    return th_failed ? 1 : 0;
+}
+
+#define TH_MAIN(...)                                                                     \
+    int main(void)                                                                       \
+    {                                                                                    \
+        static const th_test_t tests[] = {__VA_ARGS__};                                  \
+        return th_run(tests, sizeof tests / sizeof tests[0]);                            \
+    }
+
+#define TEST(fn) {#fn, fn}
+
+#endif
