@@ -1,0 +1,77 @@
+/*
+ * Segment pairs -> feature vectors: the contract between the segment model
+ * (src/model) and the learned baselines (src/evaluate). Implemented in
+ * src/features/features.c and src/features/dataset.c.
+ *
+ * A query (ps_query_t) names an HP and an LP segment of ops.csv and an SM
+ * split. Each side becomes up to PS_WINDOW operator tokens, one slot per
+ * position; the two sides' tokens are kept apart, never summed (except in
+ * the ablation variant that sums them on purpose).
+ */
+#ifndef PS_FEATURES_H
+#define PS_FEATURES_H
+
+#include "pairsight.h"
+#include "profile/tables.h"
+
+#define PS_WINDOW 16
+
+enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
+
+/* Input variants: the full PairSight input and the ablations of the paper's
+ * Fig. 4. */
+typedef enum {
+    PS_FEAT_FULL = 0,        /* tokens of both sides, counters, p, q, standalone latencies */
+    PS_FEAT_NO_CORUNNER = 1, /* the co-runner's tokens left out */
+    PS_FEAT_SUMMED = 2,      /* each side's tokens summed into one */
+    PS_FEAT_DURATIONS = 3,   /* durations (and presence) only, no counters */
+    PS_FEAT_UTILIZATION = 4  /* sm_pct and mem_pct in place of DRAM and stall counters */
+} ps_feature_variant_t;
+
+/* A versioned description of the feature vector, stored with every model so
+ * that a model refuses inputs built under another layout. */
+typedef struct {
+    int version; /* bumped whenever the meaning of any column changes */
+    ps_feature_variant_t variant;
+    int window;     /* operator slots per side */
+    int n_features; /* length of one vector */
+} ps_feature_layout_t;
+
+int ps_features_layout(ps_feature_variant_t variant, int window, ps_feature_layout_t *out);
+/* A readable name of column i, e.g. "hp.op3.dram_bytes", "lp.present.5",
+ * "p_tpcs". Writes into buf and returns it. */
+const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size_t n);
+
+/* Features of one query for the regressor of `side` (PS_SIDE_HP or
+ * PS_SIDE_LP) into out[l->n_features]. Segments longer than l->window are an
+ * error (window composition splits them first). Fails with a message that
+ * names what is missing (model, operator, TPC count). The standalone latency
+ * of each side is written to *hp_solo_ns and *lp_solo_ns when non-NULL. */
+int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+                      int side, float *out, double *hp_solo_ns, double *lp_solo_ns);
+
+/*
+ * A data set of co-execution samples (one per coexec.csv row), with the
+ * experiment each belongs to and its split. Targets are log delta.
+ */
+enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
+
+typedef struct {
+    ps_feature_layout_t layout;
+    size_t n;
+    float *x_hp, *x_lp;     /* [n * layout.n_features] per side */
+    double *y_hp, *y_lp;    /* log(measured / standalone) */
+    double *hp_solo_ns, *lp_solo_ns;
+    double *hp_ns, *lp_ns;  /* measured */
+    int *experiment;        /* dense experiment index, 0..n_experiments-1 */
+    size_t n_experiments;
+    unsigned char *split;   /* PS_SPLIT_* per sample, by experiment */
+    const ps_coexec_row_t **rows; /* [n] the source rows (borrowed from coexec) */
+} ps_dataset_t;
+
+/* Build a data set; splits are 80/10/10 by experiment, drawn with seed. */
+int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
+                     unsigned seed, ps_dataset_t **out);
+void ps_dataset_free(ps_dataset_t *d);
+
+#endif
