@@ -1,0 +1,30 @@
+/*
+ * A flattened tree ensemble evaluated by our own code: the contract between
+ * the fast-prediction engineer (src/model/forest.c) and the segment model
+ * (src/model/). Built from a trained XGBoost booster; its output must equal
+ * XGBoost's own prediction (output margin, base_score included) to float
+ * rounding.
+ */
+#ifndef PS_MODEL_FOREST_H
+#define PS_MODEL_FOREST_H
+
+#include <stddef.h>
+
+typedef struct ps_forest ps_forest_t;
+
+/* Build from an XGBoost booster handle (a `BoosterHandle`, passed as void *
+ * so that this header carries no XGBoost type). The booster must be a gbtree
+ * regression model. Uses the booster's JSON model. */
+int ps_forest_from_booster(void *booster, ps_forest_t **out);
+
+/* Raw predictions (margin, base_score included; for reg:squarederror this is
+ * the prediction) of n rows of x, row i at x + i * stride, each with at least
+ * ps_forest_n_features() floats; NAN is a missing value. out[n] is owned by
+ * the caller. Thread-safe for concurrent calls on one forest. */
+void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out);
+
+int ps_forest_n_features(const ps_forest_t *f);
+int ps_forest_n_trees(const ps_forest_t *f);
+void ps_forest_free(ps_forest_t *f);
+
+#endif
