@@ -17,6 +17,14 @@ typedef struct ps_forest ps_forest_t;
  * regression model. Uses the booster's JSON model. */
 int ps_forest_from_booster(void *booster, ps_forest_t **out);
 
+/* Build from the text of an XGBoost 1.7 JSON model (what
+ * XGBoosterSaveModelToBuffer writes with {"format": "json"}, or a model saved
+ * as .json); len bytes at json, no terminating NUL needed. Fails with
+ * PS_E_INPUT and a message naming the tree and field for a malformed or
+ * unsupported model (gblinear, dart, categorical splits, vector leaves,
+ * several output groups, a non-identity objective). */
+int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out);
+
 /* Raw predictions (margin, base_score included; for reg:squarederror this is
  * the prediction) of n rows of x, row i at x + i * stride, each with at least
  * ps_forest_n_features() floats; NAN is a missing value. out[n] is owned by
