@@ -58,7 +58,9 @@ static ps_forest_t *train_forest(const float *x, const float *y, size_t n, int n
 
 static void release(ps_forest_t *f, BoosterHandle b)
 {
-    release(f, b);
+    ps_forest_free(f);
+    if (b)
+        XGBoosterFree(b);
 }
 
 static void test_matches_xgboost_across_depths(void)
