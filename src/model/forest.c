@@ -33,22 +33,27 @@
 #include <omp.h>
 #endif
 
-#define DEFAULT_LEFT 0x80000000u
-#define FEATURE_MASK 0x7fffffffu
-
 /* Rows walked in lockstep through one tree by the block kernel. */
 #define BLOCK_ROWS 16
 /* Trees walked in lockstep for one row by the single-row kernel. */
 #define TREE_GROUP 8
 /* Below this many rows a call stays on the calling thread: starting a team
- * costs more than the work (a 300-tree model takes ~10 us per row). */
+ * costs more than the work. */
 #define PARALLEL_MIN_ROWS 256
 
+/* One node, 16 bytes so that a node never straddles a cache line. The two
+ * children of a split are stored side by side (left, left + 1), so that the
+ * step below is arithmetic, not a branch. A leaf has a NaN threshold and
+ * MISSING_RIGHT clear, which sends every row to `left`, the leaf itself. */
 typedef struct {
-    float value;   /* threshold: go left if x < value; at a leaf, the leaf value */
-    uint32_t feat; /* feature index | DEFAULT_LEFT when a missing value goes left */
-    int32_t left, right; /* absolute node indices; a leaf points to itself */
+    float threshold; /* go left if x < threshold; NaN at a leaf */
+    uint32_t feature; /* feature index | MISSING_RIGHT (0 at a leaf) */
+    int32_t left;     /* absolute index of the left child; right is left + 1 */
+    float leaf;       /* at a leaf, its value */
 } node_t;
+
+#define MISSING_RIGHT 0x80000000u
+#define FEATURE_MASK 0x7fffffffu
 
 struct ps_forest {
     node_t *nodes;
@@ -60,30 +65,30 @@ struct ps_forest {
 
 /* One step down: the child that x sends the row to. XGBoost goes left when
  * x < threshold (compared in float) and follows the default direction when x
- * is missing (NaN); !(x >= t) is true both for x < t and for NaN. */
+ * is missing (NaN). Both comparisons are false for a NaN threshold, so a leaf
+ * keeps the row where it is. Written without branches: which way a row goes
+ * cannot be predicted. */
 static inline int32_t step(const node_t *nd, const float *x)
 {
-    float v = x[nd->feat & FEATURE_MASK];
-    int go_left = (nd->feat & DEFAULT_LEFT) ? !(v >= nd->value) : (v < nd->value);
-    return go_left ? nd->left : nd->right;
+    float v = x[nd->feature & FEATURE_MASK];
+    uint32_t right = (uint32_t)(v >= nd->threshold) | ((uint32_t)(v != v) & (nd->feature >> 31));
+    return nd->left + (int32_t)right;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Evaluation                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Up to BLOCK_ROWS rows, tree-major: all rows walk one tree in lockstep before
- * the next tree is taken. */
-static void predict_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
-                          double *out)
+/* n rows (at most BLOCK_ROWS), tree-major: all rows walk one tree in lockstep
+ * before the next tree is taken. Inlined with a constant n for full blocks so
+ * that the compiler unrolls the lockstep loops. */
+static inline __attribute__((always_inline)) void
+block_kernel(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
     float acc[BLOCK_ROWS];
     int32_t idx[BLOCK_ROWS];
-    const float *row[BLOCK_ROWS];
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         acc[i] = f->base_score;
-        row[i] = x + i * stride;
-    }
     const node_t *nodes = f->nodes;
     for (int t = 0; t < f->n_trees; t++) {
         int32_t r = f->root[t];
@@ -91,12 +96,23 @@ static void predict_block(const ps_forest_t *f, const float *x, size_t n, size_t
             idx[i] = r;
         for (int d = f->depth[t]; d > 0; d--)
             for (size_t i = 0; i < n; i++)
-                idx[i] = step(&nodes[idx[i]], row[i]);
+                idx[i] = step(&nodes[idx[i]], x + i * stride);
         for (size_t i = 0; i < n; i++)
-            acc[i] += nodes[idx[i]].value;
+            acc[i] += nodes[idx[i]].leaf;
     }
     for (size_t i = 0; i < n; i++)
         out[i] = acc[i];
+}
+
+static void predict_full_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
+{
+    block_kernel(f, x, BLOCK_ROWS, stride, out);
+}
+
+static void predict_partial_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
+                                  double *out)
+{
+    block_kernel(f, x, n, stride, out);
 }
 
 /* One row, TREE_GROUP trees in lockstep: for a single row the trees are the
@@ -119,13 +135,13 @@ static double predict_row(const ps_forest_t *f, const float *x)
             for (int g = 0; g < TREE_GROUP; g++)
                 idx[g] = step(&nodes[idx[g]], x);
         for (int g = 0; g < TREE_GROUP; g++)
-            acc += nodes[idx[g]].value;
+            acc += nodes[idx[g]].leaf;
     }
     for (; t < f->n_trees; t++) {
         int32_t i = f->root[t];
         for (int d = f->depth[t]; d > 0; d--)
             i = step(&nodes[i], x);
-        acc += nodes[i].value;
+        acc += nodes[i].leaf;
     }
     return acc;
 }
@@ -137,17 +153,17 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
             out[i] = predict_row(f, x + i * stride);
         return;
     }
-    size_t n_blocks = (n + BLOCK_ROWS - 1) / BLOCK_ROWS;
-    /* A signed loop counter keeps OpenMP 2.5-style compilers happy. */
-    long nb = (long)n_blocks;
+    long n_full = (long)(n / BLOCK_ROWS);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN_ROWS)
 #endif
-    for (long b = 0; b < nb; b++) {
+    for (long b = 0; b < n_full; b++) {
         size_t first = (size_t)b * BLOCK_ROWS;
-        size_t m = n - first < BLOCK_ROWS ? n - first : BLOCK_ROWS;
-        predict_block(f, x + first * stride, m, stride, out + first);
+        predict_full_block(f, x + first * stride, stride, out + first);
     }
+    size_t done = (size_t)n_full * BLOCK_ROWS;
+    if (done < n)
+        predict_partial_block(f, x + done * stride, n - done, stride, out + done);
 }
 
 int ps_forest_n_features(const ps_forest_t *f) { return f->n_features; }
@@ -209,9 +225,11 @@ static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
     return a;
 }
 
-/* Appends tree t (num_nodes nodes) to f->nodes at *n_nodes, checking that it
- * is a tree: every child index lies after its parent (as XGBoost numbers
- * them) and inside the tree, and every node but the root has one parent. */
+/* Appends tree t (num_nodes nodes) to f->nodes at *n_nodes. The nodes are
+ * read in XGBoost's numbering and checked to form a tree (every child lies
+ * after its parent and inside the tree, and every node but the root has one
+ * parent), then laid out breadth first with each split's children side by
+ * side, as step() needs. */
 static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, size_t *cap)
 {
     const cJSON *param = cJSON_GetObjectItemCaseSensitive(tree, "tree_param");
@@ -250,21 +268,20 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
         f->nodes = p;
         *cap = c;
     }
+    /* Scratch in XGBoost's numbering: the node (left = XGBoost's left child or
+     * -1), the right child, the depth, whether a parent was seen, and the
+     * breadth-first order. */
+    node_t *xn = ps_malloc((size_t)n * sizeof *xn);
+    int32_t *right = ps_malloc((size_t)n * sizeof *right);
     int32_t *depth = ps_calloc((size_t)n, sizeof *depth);
+    int32_t *order = ps_malloc((size_t)n * sizeof *order);
     unsigned char *has_parent = ps_calloc((size_t)n, 1);
-    if (!depth || !has_parent) {
-        free(depth);
-        free(has_parent);
-        return PS_E_NOMEM;
-    }
-
-    int32_t base = (int32_t)*n_nodes, max_depth = 0;
-    node_t *nodes = f->nodes + base;
+    int rc_ = xn && right && depth && order && has_parent ? 0 : PS_E_NOMEM;
+    int32_t max_depth = 0;
     const cJSON *el = lc->child, *er = rc->child, *ei = si->child, *ec = sc->child,
                 *ed = dl->child, *es = st ? st->child : NULL;
-    int rc_ = 0;
-    for (int i = 0; i < n; i++, el = el->next, er = er->next, ei = ei->next, ec = ec->next,
-             ed = ed->next, es = es ? es->next : NULL) {
+    for (int i = 0; i < n && !rc_; i++, el = el->next, er = er->next, ei = ei->next,
+             ec = ec->next, ed = ed->next, es = es ? es->next : NULL) {
         if (!cJSON_IsNumber(el) || !cJSON_IsNumber(er) || !cJSON_IsNumber(ei) ||
             !cJSON_IsNumber(ec) || !(cJSON_IsNumber(ed) || cJSON_IsBool(ed)) ||
             (es && !cJSON_IsNumber(es))) {
@@ -273,7 +290,7 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
             break;
         }
         double l = el->valuedouble, r = er->valuedouble;
-        node_t *nd = &nodes[i];
+        node_t *nd = &xn[i];
         if (i > 0 && !has_parent[i]) {
             rc_ = ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: no parent", t, i);
             break;
@@ -283,9 +300,10 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
                 rc_ = ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: one child only", t, i);
                 break;
             }
-            nd->value = (float)ec->valuedouble; /* 1.7 keeps the leaf value here */
-            nd->feat = 0;
-            nd->left = nd->right = base + i;
+            nd->threshold = NAN;
+            nd->feature = 0;
+            nd->left = -1;
+            nd->leaf = (float)ec->valuedouble; /* 1.7 keeps the leaf value here */
             if (depth[i] > max_depth)
                 max_depth = depth[i];
             continue;
@@ -318,19 +336,40 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
         has_parent[il] = has_parent[ir] = 1;
         depth[il] = depth[ir] = depth[i] + 1;
         int left_default = cJSON_IsBool(ed) ? cJSON_IsTrue(ed) : ed->valuedouble != 0;
-        nd->value = (float)ec->valuedouble;
-        nd->feat = (uint32_t)feat | (left_default ? DEFAULT_LEFT : 0);
-        nd->left = base + il;
-        nd->right = base + ir;
+        nd->threshold = (float)ec->valuedouble;
+        nd->feature = (uint32_t)feat | (left_default ? 0 : MISSING_RIGHT);
+        nd->left = il;
+        nd->leaf = 0;
+        right[i] = ir;
     }
+    if (!rc_) {
+        /* Breadth first: position pos holds XGBoost node order[pos]; a split's
+         * children take the next two free positions. Every node is reached
+         * once, since each has exactly one parent that precedes it. */
+        int32_t base = (int32_t)*n_nodes, next = 1;
+        order[0] = 0;
+        for (int32_t pos = 0; pos < n; pos++) {
+            node_t nd = xn[order[pos]];
+            if (nd.left < 0) {
+                nd.left = base + pos;
+            } else {
+                order[next] = nd.left;
+                order[next + 1] = right[order[pos]];
+                nd.left = base + next;
+                next += 2;
+            }
+            f->nodes[base + pos] = nd;
+        }
+        f->root[t] = base;
+        f->depth[t] = max_depth;
+        *n_nodes += (size_t)n;
+    }
+    free(xn);
+    free(right);
     free(depth);
+    free(order);
     free(has_parent);
-    if (rc_)
-        return rc_;
-    f->root[t] = base;
-    f->depth[t] = max_depth;
-    *n_nodes += (size_t)n;
-    return 0;
+    return rc_;
 }
 
 /* The identity-link objectives of XGBoost 1.7: for these the margin is the
