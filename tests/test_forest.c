@@ -84,11 +84,17 @@ static void test_matches_xgboost_across_depths(void)
         if (f) {
             CHECK(ps_forest_n_trees(f) == 40);
             CHECK(ps_forest_n_features(f) == NF);
-            double rel = INFINITY;
-            size_t differ = compare_with_xgboost(b, f, xt, N_TEST, NF, &rel);
-            CHECK_MSG(rel <= 1e-5, "depth %d: relative difference %g", depths[k], rel);
-            /* We add in XGBoost's order and precision, so not one bit differs. */
-            CHECK_MSG(differ == 0, "depth %d: %zu of %d rows differ", depths[k], differ, N_TEST);
+            /* The AVX-512 kernels where the CPU has them, then the scalar ones. */
+            for (int simd = 1; simd >= 0; simd--) {
+                int on = ps_forest_use_simd(f, simd);
+                double rel = INFINITY;
+                size_t differ = compare_with_xgboost(b, f, xt, N_TEST, NF, &rel);
+                CHECK_MSG(rel <= 1e-5, "depth %d simd %d: relative difference %g", depths[k], on,
+                          rel);
+                /* We add in XGBoost's order and precision, so not one bit differs. */
+                CHECK_MSG(differ == 0, "depth %d simd %d: %zu of %d rows differ", depths[k], on,
+                          differ, N_TEST);
+            }
         }
         release(f, b);
     }
@@ -99,7 +105,8 @@ done:
 }
 
 /* Small batches take the single-row path and partial blocks; rows with a
- * stride wider than the model's features must read only their own columns. */
+ * stride wider than the model's features must read only their own columns.
+ * 40 trees: two vectors of 16 trees in the AVX-512 row kernel, 8 left over. */
 static void test_batch_sizes_and_stride(void)
 {
     enum { NF = 12, N = 800, STRIDE = 15 };
@@ -116,23 +123,24 @@ static void test_batch_sizes_and_stride(void)
             xs[i * STRIDE + j] = 1e30f; /* would change the result if read as a feature */
     }
     BoosterHandle b;
-    ps_forest_t *f = train_forest(x, y, N, NF, 6, 25, 1, &b);
-    if (f) {
-        const float *ref = xh_predict(b, x, N, NF);
-        CHECK(ref != NULL);
+    ps_forest_t *f = train_forest(x, y, N, NF, 6, 40, 1, &b);
+    const float *ref = f ? xh_predict(b, x, N, NF) : NULL;
+    CHECK(!f || ref != NULL);
+    for (int simd = 1; ref && simd >= 0; simd--) {
+        int on = ps_forest_use_simd(f, simd);
         ps_forest_predict(f, xs, N, STRIDE, full);
         size_t bad = 0;
-        for (size_t i = 0; ref && i < N; i++)
+        for (size_t i = 0; i < N; i++)
             bad += (float)full[i] != ref[i];
-        CHECK_MSG(bad == 0, "%zu rows differ with stride %d", bad, STRIDE);
-        static const size_t sizes[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 255, 256, 257};
+        CHECK_MSG(bad == 0, "simd %d: %zu rows differ with stride %d", on, bad, STRIDE);
+        static const size_t sizes[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 63, 64, 65, 129, 255, 256, 257};
         for (size_t k = 0; k < PS_ARRAY_LEN(sizes); k++) {
             size_t off = 7, m = sizes[k];
             ps_forest_predict(f, xs + off * STRIDE, m, STRIDE, part);
             size_t diff = 0;
             for (size_t i = 0; i < m; i++)
                 diff += part[i] != full[off + i];
-            CHECK_MSG(diff == 0, "batch of %zu: %zu rows differ", m, diff);
+            CHECK_MSG(diff == 0, "simd %d: batch of %zu: %zu rows differ", on, m, diff);
         }
         ps_forest_predict(f, xs, 0, STRIDE, part); /* no rows: nothing to do */
     }

@@ -33,6 +33,13 @@
 #include <omp.h>
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX512 1
+#else
+#define HAVE_AVX512 0
+#endif
+
 /* Rows walked in lockstep through one tree by the block kernel. */
 #define BLOCK_ROWS 16
 /* Trees walked in lockstep for one row by the single-row kernel. */
@@ -61,6 +68,7 @@ struct ps_forest {
     int32_t *depth; /* [n_trees] longest root-to-leaf path (0 for a lone leaf) */
     int n_trees, n_features;
     float base_score;
+    int simd; /* use the AVX-512 kernels (the CPU has them, not switched off) */
 };
 
 /* One step down: the child that x sends the row to. XGBoost goes left when
@@ -146,24 +154,163 @@ static double predict_row(const ps_forest_t *f, const float *x)
     return acc;
 }
 
+#if HAVE_AVX512
+/*
+ * The same two kernels with AVX-512 gathers: sixteen walks advance in one
+ * vector, one lane per row (block kernel) or per tree (single-row kernel).
+ * A node is four 32-bit words, so lane i's node fields are gathered at word
+ * 4 * idx + k. Each lane adds in float in tree order, as the scalar code does,
+ * so the results are identical to it. Chosen at run time when the CPU has
+ * AVX-512F; the scalar kernels remain the reference and the fallback.
+ */
+#define SIMD_LANES 16
+
+__attribute__((target("avx512f"))) static inline __m512i
+simd_step(const float *nf, const int32_t *ni, __m512i idx, const float *x, __m512i row_off)
+{
+    const __m512i one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
+    __m512i w = _mm512_slli_epi32(idx, 2);
+    __m512 thr = _mm512_i32gather_ps(w, nf, 4);
+    __m512i feat = _mm512_i32gather_epi32(_mm512_add_epi32(w, one), ni, 4);
+    __m512i left = _mm512_i32gather_epi32(_mm512_add_epi32(w, two), ni, 4);
+    __m512i col = _mm512_and_si512(feat, _mm512_set1_epi32((int32_t)FEATURE_MASK));
+    __m512 v = _mm512_i32gather_ps(_mm512_add_epi32(row_off, col), x, 4);
+    __mmask16 ge = _mm512_cmp_ps_mask(v, thr, _CMP_GE_OQ);
+    __mmask16 missing = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    __mmask16 mr = _mm512_test_epi32_mask(feat, _mm512_set1_epi32((int32_t)MISSING_RIGHT));
+    return _mm512_mask_add_epi32(left, ge | (missing & mr), left, one);
+}
+
+__attribute__((target("avx512f"))) static inline __m512
+simd_leaf(const float *nf, __m512i idx)
+{
+    __m512i w = _mm512_add_epi32(_mm512_slli_epi32(idx, 2), _mm512_set1_epi32(3));
+    return _mm512_i32gather_ps(w, nf, 4);
+}
+
+/* SIMD_VECS x 16 rows x all trees; the vectors are independent walks that
+ * hide each other's gather latency. Row offsets are 32-bit gather indices, so
+ * the caller checks that SIMD_ROWS * stride fits. */
+#define SIMD_VECS 4
+#define SIMD_ROWS (SIMD_VECS * SIMD_LANES)
+__attribute__((target("avx512f"))) static void
+simd_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
+{
+    const float *nf = (const float *)f->nodes;
+    const int32_t *ni = (const int32_t *)f->nodes;
+    __m512i row_off[SIMD_VECS];
+    __m512 acc[SIMD_VECS];
+    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int v = 0; v < SIMD_VECS; v++) {
+        row_off[v] = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * v)),
+                                        _mm512_set1_epi32((int32_t)stride));
+        acc[v] = _mm512_set1_ps(f->base_score);
+    }
+    for (int t = 0; t < f->n_trees; t++) {
+        __m512i idx[SIMD_VECS];
+        for (int v = 0; v < SIMD_VECS; v++)
+            idx[v] = _mm512_set1_epi32(f->root[t]);
+        for (int d = f->depth[t]; d > 0; d--)
+            for (int v = 0; v < SIMD_VECS; v++)
+                idx[v] = simd_step(nf, ni, idx[v], x, row_off[v]);
+        for (int v = 0; v < SIMD_VECS; v++)
+            acc[v] = _mm512_add_ps(acc[v], simd_leaf(nf, idx[v]));
+    }
+    for (int v = 0; v < SIMD_VECS; v++) {
+        _mm512_storeu_pd(out + 16 * v, _mm512_cvtps_pd(_mm512_castps512_ps256(acc[v])));
+        _mm512_storeu_pd(out + 16 * v + 8, _mm512_cvtps_pd(_mm256_castpd_ps(
+                                                _mm512_extractf64x4_pd(_mm512_castps_pd(acc[v]), 1))));
+    }
+}
+
+/* One row, two vectors of sixteen trees walking at once; the leaf values are
+ * then added one by one in tree order. */
+__attribute__((target("avx512f"))) static double simd_row(const ps_forest_t *f, const float *x)
+{
+    const float *nf = (const float *)f->nodes;
+    const int32_t *ni = (const int32_t *)f->nodes;
+    const __m512i zero = _mm512_setzero_si512();
+    float acc = f->base_score, leaf[2 * SIMD_LANES];
+    int t = 0;
+    for (; t + 2 * SIMD_LANES <= f->n_trees; t += 2 * SIMD_LANES) {
+        __m512i a = _mm512_loadu_si512(f->root + t);
+        __m512i b = _mm512_loadu_si512(f->root + t + SIMD_LANES);
+        int depth = 0;
+        for (int g = 0; g < 2 * SIMD_LANES; g++)
+            depth = f->depth[t + g] > depth ? f->depth[t + g] : depth;
+        for (int d = 0; d < depth; d++) {
+            a = simd_step(nf, ni, a, x, zero);
+            b = simd_step(nf, ni, b, x, zero);
+        }
+        _mm512_storeu_ps(leaf, simd_leaf(nf, a));
+        _mm512_storeu_ps(leaf + SIMD_LANES, simd_leaf(nf, b));
+        for (int g = 0; g < 2 * SIMD_LANES; g++)
+            acc += leaf[g];
+    }
+    for (; t < f->n_trees; t++) {
+        int32_t i = f->root[t];
+        for (int d = f->depth[t]; d > 0; d--)
+            i = step(&f->nodes[i], x);
+        acc += f->nodes[i].leaf;
+    }
+    return acc;
+}
+#endif
+
 void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
+#if HAVE_AVX512
+    /* 32-bit gather offsets must reach the last row of a block. */
+    int simd = f->simd && stride < (size_t)INT32_MAX / SIMD_ROWS;
+#endif
     if (n < 4) {
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+#if HAVE_AVX512
+            if (simd) {
+                out[i] = simd_row(f, x + i * stride);
+                continue;
+            }
+#endif
             out[i] = predict_row(f, x + i * stride);
+        }
         return;
     }
-    long n_full = (long)(n / BLOCK_ROWS);
+    /* Blocks of `rows`; the last, partial block takes the scalar kernel. */
+    size_t rows = BLOCK_ROWS;
+#if HAVE_AVX512
+    if (simd)
+        rows = SIMD_ROWS;
+#endif
+    long n_full = (long)(n / rows);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN_ROWS)
 #endif
     for (long b = 0; b < n_full; b++) {
-        size_t first = (size_t)b * BLOCK_ROWS;
+        size_t first = (size_t)b * rows;
+#if HAVE_AVX512
+        if (simd) {
+            simd_block(f, x + first * stride, stride, out + first);
+            continue;
+        }
+#endif
         predict_full_block(f, x + first * stride, stride, out + first);
     }
-    size_t done = (size_t)n_full * BLOCK_ROWS;
-    if (done < n)
-        predict_partial_block(f, x + done * stride, n - done, stride, out + done);
+    for (size_t done = (size_t)n_full * rows; done < n; done += BLOCK_ROWS) {
+        size_t m = n - done < BLOCK_ROWS ? n - done : BLOCK_ROWS;
+        predict_partial_block(f, x + done * stride, m, stride, out + done);
+    }
+}
+
+int ps_forest_use_simd(ps_forest_t *f, int on)
+{
+#if HAVE_AVX512
+    __builtin_cpu_init();
+    f->simd = on && __builtin_cpu_supports("avx512f");
+#else
+    (void)on;
+    f->simd = 0;
+#endif
+    return f->simd;
 }
 
 int ps_forest_n_features(const ps_forest_t *f) { return f->n_features; }
@@ -472,6 +619,7 @@ int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out)
         ps_forest_free(f);
         return rc;
     }
+    ps_forest_use_simd(f, 1);
     *out = f;
     return 0;
 }

@@ -35,4 +35,9 @@ int ps_forest_n_features(const ps_forest_t *f);
 int ps_forest_n_trees(const ps_forest_t *f);
 void ps_forest_free(ps_forest_t *f);
 
+/* Switches the AVX-512 kernels on (where the CPU has them, the default) or
+ * off; both give identical results. Returns whether they are now used. Not
+ * to be called while another thread predicts with f. */
+int ps_forest_use_simd(ps_forest_t *f, int on);
+
 #endif
