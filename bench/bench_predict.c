@@ -15,6 +15,8 @@
  *   -f feats  : features (default 196)
  *   -r reps   : repetitions per cell, the fastest is kept (default 3)
  *   -m frac   : fraction of missing (NaN) features (default 0.1)
+ *   -s file   : save the trained booster to file (default: not saved)
+ *   -l file   : load a booster from file instead of training (default: train)
  */
 #include "common/common.h"
 #include "model/forest.h"
@@ -33,6 +35,7 @@
 typedef struct {
     int trees, depth, rows, features, reps;
     double missing;
+    const char *save, *load;
 } options_t;
 
 static void usage(FILE *to)
@@ -43,7 +46,9 @@ static void usage(FILE *to)
           "  -n rows   : training rows (default 20000)\n"
           "  -f feats  : features (default 196)\n"
           "  -r reps   : repetitions per cell, the fastest is kept (default 3)\n"
-          "  -m frac   : fraction of missing (NaN) features (default 0.1)\n",
+          "  -m frac   : fraction of missing (NaN) features (default 0.1)\n"
+          "  -s file   : save the trained booster to file (default: not saved)\n"
+          "  -l file   : load a booster from file instead of training (default: train)\n",
           to);
 }
 
@@ -114,9 +119,9 @@ static double time_xgb(BoosterHandle b, const float *x, size_t total, size_t bat
 
 int main(int argc, char **argv)
 {
-    options_t o = {300, 8, 20000, 196, 3, 0.1};
+    options_t o = {300, 8, 20000, 196, 3, 0.1, NULL, NULL};
     int c;
-    while ((c = getopt(argc, argv, "t:d:n:f:r:m:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:d:n:f:r:m:s:l:h")) != -1) {
         switch (c) {
         case 't': o.trees = atoi(optarg); break;
         case 'd': o.depth = atoi(optarg); break;
@@ -124,6 +129,8 @@ int main(int argc, char **argv)
         case 'f': o.features = atoi(optarg); break;
         case 'r': o.reps = atoi(optarg); break;
         case 'm': o.missing = atof(optarg); break;
+        case 's': o.save = optarg; break;
+        case 'l': o.load = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -149,9 +156,16 @@ int main(int argc, char **argv)
     xh_synth(12, N_TEST, nf, o.missing, xt, NULL);
 
     double t0 = ps_now();
-    BoosterHandle b;
-    if (xh_train(x, y, (size_t)o.rows, nf, o.depth, o.trees, 2, &b))
+    BoosterHandle b = NULL;
+    if (o.load ? XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModel(b, o.load)
+               : xh_train(x, y, (size_t)o.rows, nf, o.depth, o.trees, 2, &b)) {
+        fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
         return 1;
+    }
+    if (o.save && XGBoosterSaveModel(b, o.save)) {
+        fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
+        return 1;
+    }
     double t_train = ps_now() - t0;
     t0 = ps_now();
     ps_forest_t *f;
@@ -160,9 +174,19 @@ int main(int argc, char **argv)
         return 1;
     }
     double t_flat = ps_now() - t0;
-    printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n",
-           ps_forest_n_trees(f), o.depth, nf, o.rows, 100 * o.missing);
-    printf("training %.1f s, flattening %.1f ms\n", t_train, 1e3 * t_flat);
+    if (ps_forest_n_features(f) > nf) {
+        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n",
+                ps_forest_n_features(f), nf);
+        return 1;
+    }
+    if (o.load)
+        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load,
+               ps_forest_n_trees(f), nf, 100 * o.missing);
+    else
+        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n",
+               ps_forest_n_trees(f), o.depth, nf, o.rows, 100 * o.missing);
+    printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train,
+           1e3 * t_flat);
 
     /* The same numbers, or the timings mean nothing. */
     set_threads(b, 2);
