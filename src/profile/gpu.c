@@ -6,13 +6,14 @@
  *         125 tensor TFLOPS, HBM2 900 GB/s, 6144 KB L2.
  * [A100]  NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020),
  *         Table 1/3: A100 SXM4, 108 SMs, boost 1410 MHz, 19.5 FP32 TFLOPS,
- *         312 dense FP16 tensor TFLOPS, HBM2 1555 GB/s, 40 MB L2.
+ *         156 dense TF32 and 312 dense FP16 tensor TFLOPS, HBM2 1555 GB/s,
+ *         40 MB L2.
  * [H100]  NVIDIA H100 Tensor Core GPU datasheet and architecture whitepaper
- *         (2022): H100 SXM5, 132 SMs, 50 MB L2, 67 FP32 TFLOPS, 989.4 dense
- *         FP16 tensor TFLOPS, HBM3 3.35 TB/s. The boost clock follows from the
+ *         (2022): H100 SXM5, 132 SMs, 50 MB L2, 67 FP32 TFLOPS, 494.7 dense TF32
+ *         and 989.4 dense FP16 tensor TFLOPS, HBM3 3.35 TB/s. The boost clock follows from the
  *         FP32 peak: 67e12 / (132 SMs x 128 FP32 lanes x 2) = 1.98 GHz.
  * [H200]  NVIDIA H200 Tensor Core GPU datasheet (2024): same GH100 compute as
- *         H100 SXM (67 FP32, 989 dense FP16 tensor TFLOPS), HBM3e 4.8 TB/s.
+ *         H100 SXM (67 FP32, 494.7 TF32 and 989.4 FP16 dense tensor TFLOPS), HBM3e 4.8 TB/s.
  *         The datasheet gives no L2 size; we take 60 MB, the full GH100 L2
  *         (H100 whitepaper; Chips and Cheese, "Nvidia's H100: Funny L2, and
  *         Tons of Bandwidth", 2023) as the project's issue 3 specifies.
@@ -48,6 +49,7 @@ static const ps_gpu_t catalog[] = {
         .sms = 108, .tpcs = 54,                   /* [A100] */
         .clock_ghz = 1.41,                        /* [A100] */
         .tensor_tflops = 312.0,                   /* [A100] */
+        .tf32_tflops = 156.0,                     /* [A100] */
         .fp32_tflops = 19.5,                      /* [A100] */
         .dram_gbs = 1555.0,                       /* [A100] */
         .dram_eff = 0.88,                         /* [EFF] */
@@ -63,6 +65,7 @@ static const ps_gpu_t catalog[] = {
         .sms = 132, .tpcs = 66,                   /* [H100] */
         .clock_ghz = 1.98,                        /* [H100] from the FP32 peak */
         .tensor_tflops = 989.4,                   /* [H100] */
+        .tf32_tflops = 494.7,                     /* [H100] */
         .fp32_tflops = 67.0,                      /* [H100] */
         .dram_gbs = 3350.0,                       /* [H100] */
         .dram_eff = 0.88,                         /* [EFF] */
@@ -78,6 +81,7 @@ static const ps_gpu_t catalog[] = {
         .sms = 132, .tpcs = 66,                   /* [H200] */
         .clock_ghz = 1.98,                        /* [H200] as H100 SXM */
         .tensor_tflops = 989.4,                   /* [H200] */
+        .tf32_tflops = 494.7,                     /* [H200] */
         .fp32_tflops = 67.0,                      /* [H200] */
         .dram_gbs = 4800.0,                       /* [H200] */
         .dram_eff = 0.88,                         /* [EFF] */
@@ -93,6 +97,7 @@ static const ps_gpu_t catalog[] = {
         .sms = 80, .tpcs = 40,                    /* [V100] */
         .clock_ghz = 1.53,                        /* [V100] */
         .tensor_tflops = 125.0,                   /* [V100] */
+        .tf32_tflops = 0.0,                       /* [V100] Volta has no TF32 */
         .fp32_tflops = 15.7,                      /* [V100] */
         .dram_gbs = 900.0,                        /* [V100] */
         .dram_eff = 0.88,                         /* [EFF] */
@@ -108,6 +113,7 @@ static const ps_gpu_t catalog[] = {
         .sms = 80, .tpcs = 40,                    /* [V100] same chip, 32 GB HBM2 */
         .clock_ghz = 1.53,
         .tensor_tflops = 125.0,
+        .tf32_tflops = 0.0,
         .fp32_tflops = 15.7,
         .dram_gbs = 900.0,
         .dram_eff = 0.88,

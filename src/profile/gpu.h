@@ -21,6 +21,7 @@ typedef struct {
     int tpcs;                /* texture processing clusters = sms / 2: the unit of an SM split */
     double clock_ghz;        /* boost clock */
     double tensor_tflops;    /* dense FP16/BF16 tensor-core peak */
+    double tf32_tflops;      /* dense TF32 tensor-core peak; 0 where the GPU has none */
     double fp32_tflops;      /* FP32 CUDA-core peak */
     double dram_gbs;         /* DRAM peak bandwidth, GB/s (1e9 bytes/s) */
     double dram_eff;         /* share of dram_gbs a streaming kernel achieves */

@@ -30,7 +30,11 @@ double sim_rng_normal(sim_rng_t *r)
 /* Peak FLOP rate of one SM in FLOP/ns for the kernel's unit. */
 static double sm_flop_rate(const ps_gpu_t *g, const sim_kernel_t *k)
 {
-    double tflops = k->tensor ? g->tensor_tflops : g->fp32_tflops;
+    double tflops = g->fp32_tflops;
+    if (k->tensor == SIM_FP16)
+        tflops = g->tensor_tflops;
+    else if (k->tensor == SIM_TF32 && g->tf32_tflops > 0)
+        tflops = g->tf32_tflops;
     return tflops * 1e3 / g->sms;
 }
 
@@ -155,7 +159,7 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
     out->c.l2_bytes = pk->k->l2_bytes;
     out->c.stall_long_scoreboard = 100.0 * clamp01(0.7 * mem_wait + 0.9 * lat_wait);
     out->c.stall_lg_throttle = 100.0 * clamp01(0.35 * mem_wait * u * (lat / g->mem_latency_ns));
-    out->c.stall_mio_throttle = 100.0 * clamp01((pk->k->tensor ? 0.18 : 0.08) * tc / t + 0.02 * mem_wait);
+    out->c.stall_mio_throttle = 100.0 * clamp01((pk->k->tensor != SIM_FP32 ? 0.18 : 0.08) * tc / t + 0.02 * mem_wait);
     out->c.sm_pct = 100.0 * clamp01(0.9 * tc / t + 0.25 * tm / t);
     double l2u = (pk->k->l2_bytes / t) / g->l2_gbs;
     out->c.mem_pct = 100.0 * clamp01(u > l2u ? u * g->dram_eff : l2u);

@@ -29,7 +29,9 @@ typedef struct {
 
 sim_physics_t sim_physics_default(void);
 
-typedef enum { SIM_COMPUTE = 1, SIM_MEMORY = 2, SIM_LATENCY = 3 } sim_class_t;
+/* The unit a kernel's FLOPs run on. TF32 (convolutions under cuDNN's default
+ * allow_tf32) falls back to FP32 on GPUs without TF32 tensor cores. */
+enum { SIM_FP32 = 0, SIM_FP16 = 1, SIM_TF32 = 2 };
 
 typedef struct {
     const char *name;
@@ -40,7 +42,7 @@ typedef struct {
     double ctas_per_sm;  /* blocks resident on one SM at a time */
     double lat_rounds;   /* dependent DRAM round trips the kernel cannot hide */
     double flop_eff;     /* share of the peak rate reached when compute-bound */
-    int tensor;          /* 1: FP16/BF16 tensor cores; 0: FP32 CUDA cores */
+    int tensor;          /* SIM_FP32, SIM_FP16 or SIM_TF32: the unit its FLOPs run on */
 } sim_kernel_t;
 
 /* A workload: one model at one batch size on the simulated GPU. */

@@ -66,7 +66,7 @@ static void gemm(builder_t *b, const char *name, double m, double n, double kk)
     k->name = name;
     k->flops = 2.0 * m * n * kk;
     k->dram_bytes = dram;
-    k->tensor = 1;
+    k->tensor = SIM_FP16;
     k->lat_rounds = 1.0;
     if (m >= 64) {
         k->ctas = ceil(m / 128.0) * ceil(n / 128.0);
@@ -147,7 +147,7 @@ static void bmm(builder_t *b, const char *name, double count, double m, double n
     k->ctas = count * ceil(m / 128.0) * ceil(n / 128.0);
     k->ctas_per_sm = 1;
     k->flop_eff = 0.55;
-    k->tensor = 1;
+    k->tensor = SIM_FP16;
     k->lat_rounds = 1.0;
     double l2 = 2.0 * count * kk * 256.0 * ceil(m / 128.0) * ceil(n / 128.0) + 2.0 * count * m * n;
     k->l2_bytes = l2 > k->dram_bytes ? l2 : k->dram_bytes;
@@ -209,7 +209,7 @@ static void llama_step(builder_t *b, double batch, double tok_per_seq, double kv
                 k->ctas = batch * heads * ceil(tok_per_seq / 128.0);
                 k->ctas_per_sm = 1;
                 k->flop_eff = 0.45;
-                k->tensor = 1;
+                k->tensor = SIM_FP16;
                 k->lat_rounds = 1.0;
             }
         } else {
@@ -225,7 +225,7 @@ static void llama_step(builder_t *b, double batch, double tok_per_seq, double kv
                 k->ctas = batch * heads * ceil(kv_len / 256.0);
                 k->ctas_per_sm = 4;
                 k->flop_eff = 0.3;
-                k->tensor = 1;
+                k->tensor = SIM_FP16;
                 k->lat_rounds = 2.0;
             }
         }
@@ -273,7 +273,10 @@ static int build_derived(builder_t *b, const char *model, int batch)
         k->ctas_per_sm = d[i].ctas_per_sm;
         k->lat_rounds = d[i].lat_rounds;
         k->flop_eff = d[i].flop_eff;
-        k->tensor = 0;
+        /* cuDNN convolutions run on TF32 tensor cores by default on GPUs
+         * that have them (PyTorch's allow_tf32 for cuDNN); FP32 GEMMs
+         * (volta_sgemm) stay on the CUDA cores. */
+        k->tensor = strcmp(d[i].name, "Conv") == 0 ? SIM_TF32 : SIM_FP32;
     }
     return found ? 0 : ps_error(PS_E_ARG, "no derived kernels for model '%s'", model);
 }
