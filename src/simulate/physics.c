@@ -10,8 +10,8 @@
 sim_physics_t sim_physics_default(void)
 {
     sim_physics_t ph = {
-        .lat_linear = 0.6,
-        .lat_queue = 0.05,
+        .lat_linear = 0.5,
+        .lat_queue = 0.15,
         .overlap = 0.15,
         .l2_share = 0.3,
         .dispatch_ns = 6000.0,
