@@ -225,6 +225,15 @@ static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
 
 /* ---- loading ---- */
 
+/* The header field (0-based) of the schema column named name. */
+static int field_of(const ps_schema_t *s, const int *idx, const char *name)
+{
+    for (size_t c = 0; c < s->ncols; c++)
+        if (strcmp(s->cols[c].name, name) == 0)
+            return idx[c];
+    return -1;
+}
+
 int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     *out = NULL;
@@ -273,8 +282,8 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
         }
         ps_rowerr_t e;
         if (ps_schema_check_row(s, &row, &e) != PS_OK) {
-            int col = header_find(csv, e.column);
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, line, col + 1, e.msg);
+            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, line, field_of(s, idx, e.column) + 1,
+                          e.msg);
             goto fail;
         }
         void *p = lines;
@@ -295,10 +304,7 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
     ps_rowerr_t e;
     if ((rc = s->validate(t, &e)) != PS_OK) {
         if (rc == PS_E_INPUT) {
-            int col = -1;
-            for (size_t c = 0; c < s->ncols; c++)
-                if (strcmp(s->cols[c].name, e.column) == 0)
-                    col = idx[c];
+            int col = field_of(s, idx, e.column);
             if (e.other != SIZE_MAX)
                 ps_error(rc, "%s:%zu:%d: %s (first at line %zu)", path, lines[e.row], col + 1,
                          e.msg, lines[e.other]);

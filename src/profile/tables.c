@@ -150,7 +150,7 @@ int ps_schema_check_row(const ps_schema_t *s, const void *row, ps_rowerr_t *e)
             snprintf(lo, sizeof lo, "%g", c->lo);
             snprintf(hi, sizeof hi, "%g", c->hi);
             e->column = col_name(c);
-            if (c->hi == INF)
+            if (c->hi >= INT_MAX)
                 snprintf(e->msg, sizeof e->msg, "%s: %.17g: must be %s %s", c->name, v,
                          c->lo_open ? ">" : ">=", lo);
             else
