@@ -132,6 +132,10 @@ static void test_derived_kernels_reproduce_v100(void)
     row.duration_ns = -1;
     CHECK(sim_derive_kernel(&row, "V100-SXM2-16GB", &e) == PS_E_INPUT);
     CHECK(sim_derive_kernel(&row, "nope", &e) == PS_E_ARG);
+    row.duration_ns = 1e4;
+    row.tpcs = 20;
+    CHECK(sim_derive_kernel(&row, "V100-SXM2-16GB", &e) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "whole") != NULL);
 }
 
 static void test_standalone_scaling(void)
@@ -166,6 +170,39 @@ static void test_standalone_scaling(void)
     sim_solo(g, &ph, &b, &sb);
     CHECK(sa.intensity == PS_INTENSITY_COMPUTE);
     CHECK_MSG(sa.duration_ns / sb.duration_ns > 1.7, "%g", sa.duration_ns / sb.duration_ns);
+    sim_workload_free(&w);
+}
+
+/* The fluid model agrees with the standalone model: a stream alone takes
+ * the sum of its kernels' standalone times plus one launch gap each, and two
+ * identical streams on equal shares finish together, later than alone. */
+static void test_coexec_consistency(void)
+{
+    const ps_gpu_t *g = ps_gpu_find("h100");
+    sim_physics_t ph = sim_physics_default();
+    sim_workload_t w;
+    CHECK_OK(sim_workload_build("resnet101", 8, &opts, &w));
+    sim_placed_t a[40];
+    double solo = 0;
+    for (int i = 0; i < 40; i++) {
+        sim_solo_t s;
+        sim_place(g, &w.k[100 + i], 33, &a[i]);
+        sim_solo(g, &ph, &a[i], &s);
+        solo += s.duration_ns + ph.gap_ns;
+    }
+    double h, l;
+    sim_coexec(g, &ph, a, 40, NULL, 0, &h, &l);
+    CHECK_NEAR(h / solo, 1.0, 1e-3);
+    CHECK(l == 0.0);
+    sim_coexec(g, &ph, a, 40, a, 40, &h, &l);
+    CHECK_NEAR(h / l, 1.0, 1e-12);
+    CHECK(h > 1.05 * solo);
+    /* A longer co-runner: the first side's latency is unchanged when the
+     * second only adds work after it has finished. */
+    sim_coexec(g, &ph, a, 20, a, 40, &h, &l);
+    double h2, l2;
+    sim_coexec(g, &ph, a, 20, a, 30, &h2, &l2);
+    CHECK(h2 == h && l2 < l);
     sim_workload_free(&w);
 }
 
@@ -522,6 +559,6 @@ static void test_campaign_errors(void)
 }
 
 TH_MAIN(TEST(test_gpu_catalog), TEST(test_workloads_from_shapes), TEST(test_derived_kernels_reproduce_v100),
-        TEST(test_standalone_scaling), TEST(test_observation_directional),
+        TEST(test_standalone_scaling), TEST(test_coexec_consistency), TEST(test_observation_directional),
         TEST(test_observation_range_across_corunners), TEST(test_observation_corunner_spread),
         TEST(test_campaign_contract_and_determinism), TEST(test_campaign_options), TEST(test_campaign_errors))

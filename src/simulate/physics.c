@@ -88,7 +88,8 @@ static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_p
     s->t_lat = pk->k->lat_rounds * lat;
     s->t_ns = gap + pk->t_fixed + hi + ph->overlap * lo + s->t_lat;
     s->dram_bytes = dram;
-    s->dram_rate = dram / s->t_ns;
+    /* The traffic flows while the kernel runs, not during its launch gap. */
+    s->dram_rate = dram / (s->t_ns - gap);
 }
 
 /*
