@@ -7,6 +7,10 @@
 
 #include <math.h>
 
+/* The constants of eq. 1, 5, 7, 8 and 9, calibrated so that the twin
+ * reproduces the published observations (docs/simulator.md, "Parameters").
+ * The derived kernels (data/orion_kernels.inc) depend on them: change one,
+ * re-derive. */
 sim_physics_t sim_physics_default(void)
 {
     sim_physics_t ph = {
@@ -15,7 +19,7 @@ sim_physics_t sim_physics_default(void)
         .overlap = 0.15,
         .l2_share = 0.4,
         .dispatch_ns = 6000.0,
-        .gap_ns = 1000,
+        .gap_ns = 1000.0,
     };
     return ph;
 }
