@@ -233,10 +233,10 @@ int cmd_simulate(int argc, char **argv)
                    g->name, p.experiments, p.runs, ps_ops_rows(ops), ps_coexec_rows(cx), t_sim, t_all);
             put_json_string(out);
             printf("}\n");
-        }
-        else if (!quiet)
+        } else if (!quiet) {
             fprintf(stderr, "simulate: %s: %zu operator rows, %zu co-execution rows in %s (%.1f s)\n", g->name,
                     ps_ops_rows(ops), ps_coexec_rows(cx), out, t_all);
+        }
     }
     ps_ops_free(ops);
     ps_coexec_free(cx);
