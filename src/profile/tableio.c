@@ -51,7 +51,7 @@ static int parse_int(const char *s, int *out)
 }
 
 /* A decimal number in the C locale; NaN, infinities and hex are refused. */
-static int parse_double(const char *s, double *out, const char **why)
+int ps_parse_double(const char *s, double *out, const char **why)
 {
     if (!*s) {
         *why = "not a number";
@@ -102,9 +102,7 @@ static int parse_intensity(const char *s, ps_intensity_t *out)
 static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg, size_t n)
 {
     void *f = (char *)row + c->offset;
-    const char *why = NULL;
-    char shown[48];
-    snprintf(shown, sizeof shown, "%s%s", s, strlen(s) > 40 ? "..." : "");
+    const char *why = "not a number";
     if (!*s) {
         if (c->optional)
             return PS_OK; /* the default (NULL, NAN, NONE) is already there */
@@ -116,23 +114,22 @@ static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg,
     case PS_COL_INTENSITY:
         if (parse_intensity(s, f) == 0)
             return PS_OK;
-        snprintf(msg, n, "%s: '%s': expected compute, memory, unknown or an empty cell", c->name,
-                 shown);
-        return PS_E_INPUT;
+        why = "expected compute, memory, unknown or an empty cell";
+        break;
     case PS_COL_INT: {
         int r = parse_int(s, f);
         if (r == 0)
             return PS_OK;
-        snprintf(msg, n, "%s: '%s': %s", c->name, shown,
-                 r == -2 ? "integer out of range" : "not an integer");
-        return PS_E_INPUT;
+        why = r == -2 ? "integer out of range" : "not an integer";
+        break;
     }
     case PS_COL_FLOAT:
-        if (parse_double(s, f, &why) == 0)
+        if (ps_parse_double(s, f, &why) == 0)
             return PS_OK;
-        snprintf(msg, n, "%s: '%s': %s", c->name, shown, why);
-        return PS_E_INPUT;
+        break;
     }
+    /* The cell is shown cut to 40 bytes. */
+    snprintf(msg, n, "%s: '%.40s%s': %s", c->name, s, strlen(s) > 40 ? "..." : "", why);
     return PS_E_INPUT;
 }
 
