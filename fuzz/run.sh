@@ -13,9 +13,8 @@ cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz/run.sh: $cc not found (apt-get install clang)" >&2; exit 2; }
 out=build-fuzz
 mkdir -p "$out/artifacts"
-# The parsers need only the profile folder (without the simulator's GPU
-# catalog) and the common helpers.
-srcs=$(ls src/profile/*.c src/common/*.c | grep -v 'src/profile/gpu\.c$')
+# The parsers need only the profile folder and the common helpers.
+srcs=$(ls src/profile/*.c src/common/*.c)
 status=0
 for t in $targets; do
     bin=$out/fuzz_$t

@@ -118,6 +118,13 @@ static const err_case_t cases[] = {
      "lp_start: differs from an earlier row of experiment 'e1'"},
     {"coexec zero tpcs", PS_TABLE_COEXEC,
      CX_H "e1,H200,resnet,8,0,16,bert,8,4,16,0,36,1e5,2e5\n", ":2:11: ", "hp_tpcs: 0"},
+    {"coexec split beyond the GPU", PS_TABLE_COEXEC,
+     CX_H "e1,H200,resnet,8,0,16,bert,8,4,16,30,37,1e5,2e5\n", ":2:12: ",
+     "lp_tpcs: hp_tpcs + lp_tpcs = 67 exceeds the 66 TPCs of H200"},
+    {"coexec split on an unknown GPU", PS_TABLE_COEXEC,
+     CX_H "e1,MyGPU,resnet,8,0,16,bert,8,4,16,300,370,1e5,2e5\n", NULL, NULL},
+    {"ops tpcs beyond the GPU", PS_TABLE_OPS, OPS_H "V100-SXM2-16GB,resnet,4,0,Conv,41,1,compute\n",
+     ":2:6: ", "tpcs: 41 exceeds the 40 TPCs of V100-SXM2-16GB"},
     /* workloads, scaling, colocations */
     {"workloads duplicate", PS_TABLE_WORKLOADS,
      "gpu,workload,exclusive_tput\nV100,a,1\nV100,b,2\nV100,a,3\n", ":4:2: ",

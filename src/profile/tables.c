@@ -4,6 +4,7 @@
  * without gaps, experiments and co-locations that agree with themselves).
  */
 #include "common/common.h"
+#include "profile/gpu.h"
 #include "profile/profile_internal.h"
 
 #include <float.h>
@@ -176,6 +177,23 @@ static int check_rows(const ps_schema_t *s, const void *rows, size_t n, ps_rower
             return PS_E_INPUT;
         }
     return PS_OK;
+}
+
+/* The TPC count of a catalogued GPU, 0 when the catalog does not know it.
+ * Rows hold pooled names, so the last answer is kept by pointer. */
+typedef struct {
+    const char *gpu;
+    int tpcs;
+} gpu_cache_t;
+
+static int gpu_tpcs(gpu_cache_t *c, const char *gpu)
+{
+    if (gpu != c->gpu) {
+        const ps_gpu_t *g = ps_gpu_find(gpu);
+        c->gpu = gpu;
+        c->tpcs = g ? g->tpcs : 0;
+    }
+    return c->tpcs;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -377,6 +395,18 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
     int rc = check_rows(ps_schema_get(PS_TABLE_OPS), t->rows, t->n, e);
     if (rc != PS_OK)
         return rc;
+    gpu_cache_t cache = {0};
+    for (size_t r = 0; r < t->n; r++) {
+        int max = gpu_tpcs(&cache, t->rows[r].gpu);
+        if (max && t->rows[r].tpcs > max) {
+            e->row = r;
+            e->other = SIZE_MAX;
+            e->column = "tpcs";
+            snprintf(e->msg, sizeof e->msg, "tpcs: %d exceeds the %d TPCs of %s", t->rows[r].tpcs,
+                     max, t->rows[r].gpu);
+            return PS_E_INPUT;
+        }
+    }
     free_groups(t);
     size_t *gid = ps_malloc(sizeof *gid * (t->n ? t->n : 1));
     ps_keyset_t gset = {0}, kset = {0};
@@ -581,6 +611,21 @@ int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e)
     int rc = check_rows(ps_schema_get(PS_TABLE_COEXEC), t->rows, t->n, e);
     if (rc != PS_OK)
         return rc;
+    /* FORMATS.md: hp_tpcs + lp_tpcs <= the GPU's TPCs (checked where the
+     * catalog knows the GPU). */
+    gpu_cache_t cache = {0};
+    for (size_t r = 0; r < t->n; r++) {
+        const ps_coexec_row_t *row = &t->rows[r];
+        int max = gpu_tpcs(&cache, row->gpu);
+        if (max && (long)row->hp_tpcs + row->lp_tpcs > max) {
+            e->row = r;
+            e->other = SIZE_MAX;
+            e->column = "lp_tpcs";
+            snprintf(e->msg, sizeof e->msg, "lp_tpcs: hp_tpcs + lp_tpcs = %ld exceeds the %d TPCs of %s",
+                     (long)row->hp_tpcs + row->lp_tpcs, max, row->gpu);
+            return PS_E_INPUT;
+        }
+    }
     ps_keyset_t set = {0};
     if (ps_keyset_init(&set, t->n) != PS_OK)
         return PS_E_NOMEM;
