@@ -309,14 +309,25 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Most duration cells of one (gpu, model, batch): 512 MB of doubles. */
+#define MAX_GROUP_CELLS (1 << 26)
+
 /* Per group while indexing: the rows' group ids are known; collect the
  * operator count and the distinct TPC counts. */
 typedef struct {
     int max_op;
     size_t n_tpcs, cap_tpcs;
     int *tpcs;
-    size_t first_row;
+    size_t first_row, rows;
 } group_scan_t;
+
+/* How many operator indices of a group to mark: 0..max_op, but no more than
+ * rows + 1 (the smallest missing index cannot lie beyond that). */
+static size_t span(const group_scan_t *s)
+{
+    size_t all = (size_t)s->max_op + 1;
+    return all < s->rows + 1 ? all : s->rows + 1;
+}
 
 static int scan_add_tpcs(group_scan_t *s, int tpcs)
 {
@@ -446,15 +457,19 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
             gid[r] = gid[first];
         }
         group_scan_t *s = &scan[gid[r]];
+        s->rows++;
         if (row->op > s->max_op)
             s->max_op = row->op;
         if ((rc = scan_add_tpcs(s, row->tpcs)) != PS_OK)
             goto done;
     }
-    /* Gaps: mark the operators present in each group. */
+    /* Gaps: the smallest missing operator index of a group is at most its
+     * row count, so marking the indices up to that bound finds it without
+     * trusting max_op for the size (a stray op 2000000000 must not make a
+     * 2 GB bitmap). */
     size_t total = 0;
     for (size_t g = 0; g < ng; g++)
-        total += (size_t)scan[g].max_op + 1;
+        total += span(&scan[g]);
     size_t *base = ps_malloc(sizeof *base * (ng ? ng : 1));
     seen = ps_calloc(total ? total : 1, 1);
     if (!base || !seen) {
@@ -464,15 +479,16 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
     }
     for (size_t g = 0, b = 0; g < ng; g++) {
         base[g] = b;
-        b += (size_t)scan[g].max_op + 1;
+        b += span(&scan[g]);
     }
     for (size_t r = 0; r < t->n; r++)
-        seen[base[gid[r]] + (size_t)t->rows[r].op] = 1;
+        if ((size_t)t->rows[r].op < span(&scan[gid[r]]))
+            seen[base[gid[r]] + (size_t)t->rows[r].op] = 1;
     for (size_t g = 0; g < ng && rc == PS_OK; g++) {
         int missing = -1;
-        for (int op = 0; op <= scan[g].max_op; op++)
-            if (!seen[base[g] + (size_t)op]) {
-                missing = op;
+        for (size_t op = 0; op < span(&scan[g]); op++)
+            if (!seen[base[g] + op]) {
+                missing = (int)op;
                 break;
             }
         if (missing < 0)
@@ -512,6 +528,19 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
         grp->tpcs = scan[g].tpcs;
         scan[g].tpcs = NULL;
         qsort(grp->tpcs, (size_t)grp->n_tpcs, sizeof *grp->tpcs, cmp_int);
+        /* The dense matrix has n_ops x n_tpcs cells; a sparse table with
+         * thousands of TPC counts would not fit. */
+        if ((size_t)grp->n_ops * (size_t)grp->n_tpcs > MAX_GROUP_CELLS) {
+            char label[300];
+            group_label(r0, label, sizeof label);
+            e->row = scan[g].first_row;
+            e->other = SIZE_MAX;
+            e->column = "tpcs";
+            snprintf(e->msg, sizeof e->msg, "tpcs: %s has %d operators at %d TPC counts: more "
+                     "than %d cells", label, grp->n_ops, grp->n_tpcs, MAX_GROUP_CELLS);
+            rc = PS_E_INPUT;
+            break;
+        }
         rc = fill_group(t, gid, g, grp);
     }
     if (rc != PS_OK)
