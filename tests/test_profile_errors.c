@@ -82,6 +82,8 @@ static const err_case_t cases[] = {
      "found 9"},
     {"columns in any order, unknown ignored", PS_TABLE_OPS,
      "duration_ns,comment,tpcs,name,op,batch,model,gpu\n1.5,\"x,y\",40,k,0,4,m,V100\n", NULL, NULL},
+    {"unknown columns repeated or unnamed", PS_TABLE_OPS,
+     "gpu,model,note,batch,op,name,tpcs,duration_ns,note,,\nV100,m,a,4,0,k,40,1,b,,\n", NULL, NULL},
     {"duplicate column", PS_TABLE_OPS, "gpu,model,batch,op,name,tpcs,duration_ns,model\n", ":1:8: ",
      "duplicate column 'model'"},
     {"empty required cell", PS_TABLE_OPS, OPS_H "V100,,4,0,Conv,40,1,compute\n", ":2:2: ",

@@ -241,17 +241,16 @@ static int detect_kind(ps_csv_t *csv, ps_table_kind_t *kind)
                     "workloads, workload_scaling, colocations", ps_csv_path(csv), ps_csv_line(csv));
 }
 
-/* Map the schema's columns to header fields (-1 = absent). */
+/* Map the schema's columns to header fields (-1 = absent). A known column
+ * named twice is an error; unknown columns, repeated or not, are ignored. */
 static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
 {
-    int nf = ps_csv_nfields(csv);
-    for (int i = 0; i < nf; i++)
-        for (int j = 0; j < i; j++)
-            if (strcmp(ps_csv_field(csv, i), ps_csv_field(csv, j)) == 0)
-                return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
-                                ps_csv_field_line(csv, i), i + 1, ps_csv_field(csv, i));
     for (size_t c = 0; c < s->ncols; c++) {
         idx[c] = header_find(csv, s->cols[c].name);
+        for (int i = idx[c] + 1; idx[c] >= 0 && i < ps_csv_nfields(csv); i++)
+            if (strcmp(ps_csv_field(csv, i), s->cols[c].name) == 0)
+                return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
+                                ps_csv_field_line(csv, i), i + 1, s->cols[c].name);
         if (idx[c] < 0 && !s->cols[c].optional)
             return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s",
                             ps_csv_path(csv), ps_csv_line(csv), s->cols[c].name, s->name);
