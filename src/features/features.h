@@ -16,17 +16,8 @@
 
 #define PS_WINDOW 16
 
-enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
-
-/* Input variants: the full PairSight input and the ablations of the paper's
- * Fig. 4. */
-typedef enum {
-    PS_FEAT_FULL = 0,        /* tokens of both sides, counters, p, q, standalone latencies */
-    PS_FEAT_NO_CORUNNER = 1, /* the co-runner's tokens left out */
-    PS_FEAT_SUMMED = 2,      /* each side's tokens summed into one */
-    PS_FEAT_DURATIONS = 3,   /* durations (and presence) only, no counters */
-    PS_FEAT_UTILIZATION = 4  /* sm_pct and mem_pct in place of DRAM and stall counters */
-} ps_feature_variant_t;
+/* PS_SIDE_HP, PS_SIDE_LP, ps_feature_variant_t and PS_SPLIT_* are declared in
+ * pairsight.h (the public API takes them). */
 
 /* A versioned description of the feature vector, stored with every model so
  * that a model refuses inputs built under another layout. */
@@ -54,7 +45,6 @@ int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const p
  * A data set of co-execution samples (one per coexec.csv row), with the
  * experiment each belongs to and its split. Targets are log delta.
  */
-enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
 
 typedef struct {
     ps_feature_layout_t layout;
