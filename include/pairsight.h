@@ -305,6 +305,13 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
                         ps_compose_t method, double *out_hp_ns, double *out_lp_ns,
                         double *out_hp_solo_ns, double *out_lp_solo_ns);
 
+/**
+ * Check one query as ps_model_predict would, without predicting: 0 when it
+ * can be predicted, else the error code with a message that names what is
+ * missing (no "query N" prefix; callers add their own context).
+ */
+int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
+
 /** Save atomically: magic, format version, feature layout, GPU, window,
  *  training metadata and both regressors in one file. */
 int ps_model_save(const ps_model_t *m, const char *path);

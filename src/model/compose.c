@@ -172,21 +172,48 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
 }
 
 /* Checks that need the whole query, before any feature is built. */
-static int check_query(const ps_model_t *m, const ps_query_t *q, int gpu_tpcs, size_t k)
+static int check_query(const ps_model_t *m, const ps_query_t *q, int gpu_tpcs)
 {
     if (!q->gpu || strcmp(q->gpu, m->gpu) != 0)
-        return ps_error(PS_E_MISMATCH, "query %zu: GPU '%s', the model is for '%s'", k,
-                        q->gpu ? q->gpu : "(none)", m->gpu);
+        return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
-        return ps_error(PS_E_INPUT, "query %zu: hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", k,
-                        q->hp_tpcs, q->lp_tpcs);
+        return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,
+                        q->lp_tpcs);
     if (gpu_tpcs > 0 && q->hp_tpcs + q->lp_tpcs > gpu_tpcs)
-        return ps_error(PS_E_INPUT, "query %zu: hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s",
-                        k, q->hp_tpcs, q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
+        return ps_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s",
+                        q->hp_tpcs, q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
     if (q->hp_len < 1 || q->lp_len < 1)
-        return ps_error(PS_E_INPUT, "query %zu: hp_len %d, lp_len %d: segments need an operator", k,
-                        q->hp_len, q->lp_len);
+        return ps_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
     return PS_OK;
+}
+
+int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q)
+{
+    if (!m || !ops || !q)
+        return ps_error(PS_E_ARG, "ps_model_check_query: NULL argument");
+    int rc = check_query(m, q, ps_model_gpu_tpcs(ops, m->gpu));
+    if (rc != PS_OK)
+        return rc;
+    /* Every window pair must resolve; the first window of the other side is
+     * enough to check each window of one side. */
+    size_t nf = (size_t)m->layout.n_features;
+    int W = m->layout.window, nh = n_windows(q->hp_len, W), nl = n_windows(q->lp_len, W);
+    float *x = ps_malloc(2 * nf * sizeof *x);
+    if (!x)
+        return PS_E_NOMEM;
+    ps_query_t w = *q;
+    window_range(q->lp_start, q->lp_len, nl, 0, &w.lp_start, &w.lp_len);
+    for (int i = 0; i < nh && rc == PS_OK; i++) {
+        window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
+        rc = ps_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+    }
+    window_range(q->hp_start, q->hp_len, nh, 0, &w.hp_start, &w.hp_len);
+    for (int j = 0; j < nl && rc == PS_OK; j++) {
+        window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
+        rc = ps_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+    }
+    free(x);
+    return rc;
 }
 
 /* One chunk of queries [0, n): plan, features, predictions, composition. */
@@ -288,9 +315,12 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
         return ps_error(PS_E_ARG, "unknown composition method %d", (int)method);
     int gpu_tpcs = ps_model_gpu_tpcs(ops, m->gpu);
     for (size_t k = 0; k < n; k++) {
-        int rc = check_query(m, &q[k], gpu_tpcs, k);
-        if (rc != PS_OK)
-            return rc;
+        int rc = check_query(m, &q[k], gpu_tpcs);
+        if (rc != PS_OK) {
+            char where[48];
+            snprintf(where, sizeof where, "query %zu", k);
+            return ps_error_prefix(rc, where);
+        }
     }
     for (size_t at = 0; at < n; at += CHUNK) {
         size_t c = n - at < CHUNK ? n - at : CHUNK;
