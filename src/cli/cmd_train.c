@@ -138,7 +138,7 @@ int cmd_train(int argc, char **argv)
         } else if (strcmp(a, "--window") == 0) {
             bad = parse_int(v, 1, &p.window);
         } else if (strcmp(a, "--seed") == 0) {
-            int s;
+            int s = 0;
             bad = parse_int(v, 0, &s);
             p.seed = (unsigned)s;
         } else if (strcmp(a, "--threads") == 0) {
