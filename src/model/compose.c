@@ -171,6 +171,16 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
     return PS_OK;
 }
 
+int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
+                       const double *wh, const double *wl, double *t_hp, double *t_lp)
+{
+    if (method == PS_COMPOSE_INDEX) {
+        compose_index(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
+        return PS_OK;
+    }
+    return compose_overlap(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
+}
+
 /* Checks that need the whole query, before any feature is built. */
 static int check_query(const ps_model_t *m, const ps_query_t *q, int gpu_tpcs)
 {
@@ -274,10 +284,7 @@ static int predict_chunk(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         size_t k = (size_t)kk;
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         const double *wh = wsolo + win0[k], *wl = wh + nh;
-        if (method == PS_COMPOSE_INDEX)
-            compose_index(nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
-        else
-            rcs[k] = compose_overlap(nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
+        rcs[k] = ps_compose_windows(method, nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
         double a = 0, b = 0;
         for (int i = 0; i < nh; i++)
             a += wh[i];

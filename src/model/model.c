@@ -79,24 +79,43 @@ int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n
 {
     if (n == 0)
         return PS_OK;
-    char iface[256], config[256];
-    snprintf(iface, sizeof iface,
-             "{\"data\": [%llu, true], \"shape\": [%zu, %d], \"typestr\": \"<f4\", \"version\": 3}",
-             (unsigned long long)(uintptr_t)x, n, m->layout.n_features);
-    /* cache_id 0 is required by 1.7.4; missing NaN matches our empty cells. */
-    snprintf(config, sizeof config,
-             "{\"type\": %d, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
-             "\"strict_shape\": false, \"missing\": NaN, \"cache_id\": 0}",
-             type);
+    char config[256];
     const bst_ulong *shape = NULL;
     bst_ulong dim = 0;
     const float *res = NULL;
-    if (XGBoosterPredictFromDense(m->booster[side], iface, config, NULL, &shape, &dim, &res) != 0)
-        return ps_xgb_error("predicting");
     size_t per = type == 2 ? (size_t)m->layout.n_features + 1 : 1;
-    for (size_t i = 0; i < n * per; i++)
-        out[i] = res[i];
-    return PS_OK;
+    if (type == 0) {
+        /* In-place prediction; cache_id 0 is required by 1.7.4 and missing
+         * NaN matches our unmeasured counters. */
+        char iface[256];
+        snprintf(iface, sizeof iface,
+                 "{\"data\": [%llu, true], \"shape\": [%zu, %d], \"typestr\": \"<f4\", \"version\": 3}",
+                 (unsigned long long)(uintptr_t)x, n, m->layout.n_features);
+        snprintf(config, sizeof config,
+                 "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
+                 "\"strict_shape\": false, \"missing\": NaN, \"cache_id\": 0}");
+        if (XGBoosterPredictFromDense(m->booster[side], iface, config, NULL, &shape, &dim, &res) != 0)
+            return ps_xgb_error("predicting");
+        for (size_t i = 0; i < n; i++)
+            out[i] = res[i];
+        return PS_OK;
+    }
+    /* Contributions are not offered in place: go through a DMatrix. */
+    DMatrixHandle d = NULL;
+    if (XGDMatrixCreateFromMat(x, (bst_ulong)n, (bst_ulong)m->layout.n_features, NAN, &d) != 0)
+        return ps_xgb_error("building a prediction matrix");
+    snprintf(config, sizeof config,
+             "{\"type\": %d, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
+             "\"strict_shape\": false}",
+             type);
+    int rc = PS_OK;
+    if (XGBoosterPredictFromDMatrix(m->booster[side], d, config, &shape, &dim, &res) != 0)
+        rc = ps_xgb_error("predicting contributions");
+    else
+        for (size_t i = 0; i < n * per; i++)
+            out[i] = res[i];
+    XGDMatrixFree(d);
+    return rc;
 }
 
 int ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)

@@ -38,6 +38,13 @@ int ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t 
 int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type,
                          double *out);
 
+/* Compose window-pair predictions of one query (see compose.c): lh[i * nl
+ * + j], ll[i * nl + j] are the log deltas of HP window i beside LP window j,
+ * wh[nh] and wl[nl] the windows' standalone times; the composed latencies go
+ * to *t_hp and *t_lp. */
+int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
+                       const double *wh, const double *wl, double *t_hp, double *t_lp);
+
 /* Latency MAPE (%) of log-delta predictions pred against the measured
  * latency, over the rows i with split[i] == which (all rows when which < 0). */
 double ps_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,

@@ -441,7 +441,9 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
         goto done;
     n->info = m->info;
     n->info.gpu = n->gpu;
-    int nthread = resolve_nthread(p.nthread);
+    /* A few hundred rows train fastest on one thread: OpenMP's start-up and
+     * spinning cost more than the parallel split search gains. */
+    int nthread = p.nthread == 0 && d->n < 20000 ? 1 : resolve_nthread(p.nthread);
     for (int side = 0; side < 2 && rc == PS_OK; side++) {
         rc = booster_copy(m->booster[side], &n->booster[side]);
         if (rc == PS_OK)
