@@ -15,6 +15,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "profile/gpu.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -142,6 +143,9 @@ double ps_latency_mape(const double *pred_log_delta, const double *solo_ns, cons
 
 int ps_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu)
 {
+    const ps_gpu_t *known = ps_gpu_find(gpu);
+    if (known)
+        return known->tpcs;
     int best = 0;
     for (size_t i = 0; i < ops->n_groups; i++) {
         const ps_op_group_t *g = &ops->groups[i];
