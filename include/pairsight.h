@@ -317,8 +317,11 @@ typedef struct {
     double subsample;       /* row subsample per tree (default 1.0) */
     /* Adaptation (ps_model_adapt): trees added per regressor and their
      * learning rate; all rows given to adapt are used for training. */
-    int adapt_rounds;       /* (default 60) */
+    int adapt_rounds;       /* (default 30) */
     double adapt_eta;       /* (default 0.05) */
+    int adapt_depth;        /* max_depth of the added trees; shallow trees
+                               keep a few samples from being overfitted
+                               (default 1) */
     ps_progress_fn progress; /* NULL = none */
     void *progress_user;
 } ps_train_params_t;

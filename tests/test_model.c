@@ -7,6 +7,7 @@
 #include "common/common.h"
 #include "model/model.h"
 #include "testhelp.h"
+#include "test_model_lib.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -142,78 +143,6 @@ static ps_train_params_t fast_params(void)
      * cost more than they give on a data set this small. */
     p.nthread = 1;
     return p;
-}
-
-static ps_query_t row_query(const ps_coexec_row_t *r)
-{
-    ps_query_t q = {.gpu = r->gpu, .hp_model = r->hp_model, .hp_batch = r->hp_batch, .hp_start = r->hp_start,
-                    .hp_len = r->hp_len, .lp_model = r->lp_model, .lp_batch = r->lp_batch,
-                    .lp_start = r->lp_start, .lp_len = r->lp_len, .hp_tpcs = r->hp_tpcs, .lp_tpcs = r->lp_tpcs};
-    return q;
-}
-
-/* MAPE (%) of the model on the rows of cx with split == which (all if < 0). */
-static void model_mape(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
-                       const unsigned char *split, int which, double out[2])
-{
-    double s[2] = {0, 0};
-    size_t n = 0;
-    for (size_t i = 0; i < cx->n; i++) {
-        if (which >= 0 && split[i] != which)
-            continue;
-        ps_query_t q = row_query(&cx->rows[i]);
-        double h, l;
-        CHECK_OK(ps_model_predict(m, ops, &q, 1, &h, &l));
-        s[0] += fabs(h - cx->rows[i].hp_ns) / cx->rows[i].hp_ns;
-        s[1] += fabs(l - cx->rows[i].lp_ns) / cx->rows[i].lp_ns;
-        n++;
-    }
-    out[0] = 100 * s[0] / (double)n;
-    out[1] = 100 * s[1] / (double)n;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The reference rule of the "Done when": predict the training set's median
- * slowdown of the same SM split (hp_tpcs, lp_tpcs). */
-static void median_rule_mape(const ps_ops_t *ops, const ps_coexec_t *cx, const unsigned char *split,
-                             double out[2])
-{
-    double s[2] = {0, 0};
-    size_t n = 0;
-    double *buf = malloc(cx->n * sizeof *buf);
-    for (size_t i = 0; i < cx->n; i++) {
-        if (split[i] != PS_SPLIT_TEST)
-            continue;
-        const ps_coexec_row_t *r = &cx->rows[i];
-        for (int side = 0; side < 2; side++) {
-            size_t k = 0;
-            for (size_t j = 0; j < cx->n; j++) {
-                const ps_coexec_row_t *t = &cx->rows[j];
-                if (split[j] != PS_SPLIT_TRAIN || t->hp_tpcs != r->hp_tpcs || t->lp_tpcs != r->lp_tpcs)
-                    continue;
-                const ps_op_group_t *g = ps_ops_find(ops, GPU, side ? t->lp_model : t->hp_model, 8);
-                double solo = side ? ps_group_segment_ns(g, t->lp_start, t->lp_len, t->lp_tpcs)
-                                   : ps_group_segment_ns(g, t->hp_start, t->hp_len, t->hp_tpcs);
-                buf[k++] = (side ? t->lp_ns : t->hp_ns) / solo;
-            }
-            qsort(buf, k, sizeof *buf, cmp_d);
-            double med = k ? (k % 2 ? buf[k / 2] : 0.5 * (buf[k / 2 - 1] + buf[k / 2])) : 1.0;
-            const ps_op_group_t *g = ps_ops_find(ops, GPU, side ? r->lp_model : r->hp_model, 8);
-            double solo = side ? ps_group_segment_ns(g, r->lp_start, r->lp_len, r->lp_tpcs)
-                               : ps_group_segment_ns(g, r->hp_start, r->hp_len, r->hp_tpcs);
-            double meas = side ? r->lp_ns : r->hp_ns;
-            s[side] += fabs(solo * med - meas) / meas;
-        }
-        n++;
-    }
-    free(buf);
-    out[0] = 100 * s[0] / (double)n;
-    out[1] = 100 * s[1] / (double)n;
 }
 
 static ps_ops_t *OPS;

@@ -18,8 +18,9 @@ const char cmd_adapt_usage[] =
     "  --ops FILE     standalone operator profile covering the new segments (required)\n"
     "  --coexec FILE  new co-executions (required)\n"
     "  --out FILE     adapted model to write (required; may equal --model)\n"
-    "  --rounds N     trees added per regressor (default 60)\n"
+    "  --rounds N     trees added per regressor (default 30)\n"
     "  --eta X        learning rate of the added trees (default 0.05)\n"
+    "  --depth N      max_depth of the added trees (default 1)\n"
     "  --threads N    training threads, 0 = all cores (default 0)\n"
     "  --json         print the summary as JSON\n"
     "  -q             no progress on stderr\n";
@@ -70,6 +71,11 @@ int cmd_adapt(int argc, char **argv)
             if (end == v || *end || !(e > 0 && e <= 1))
                 return cli_fail(CLI_USAGE, "adapt", "--eta: bad value '%s' (want 0 < eta <= 1)", v);
             p.adapt_eta = e;
+        } else if (strcmp(a, "--depth") == 0) {
+            long d = strtol(v, &end, 10);
+            if (end == v || *end || d < 1 || d > 20)
+                return cli_fail(CLI_USAGE, "adapt", "--depth: bad value '%s' (want 1..20)", v);
+            p.adapt_depth = (int)d;
         } else if (strcmp(a, "--threads") == 0) {
             long t = strtol(v, &end, 10);
             if (end == v || *end || t < 0 || t > 4096)
@@ -108,6 +114,7 @@ int cmd_adapt(int argc, char **argv)
         cJSON_AddNumberToObject(o, "seconds", i.adapt_seconds);
         cJSON_AddNumberToObject(o, "rounds", p.adapt_rounds);
         cJSON_AddNumberToObject(o, "eta", p.adapt_eta);
+        cJSON_AddNumberToObject(o, "depth", p.adapt_depth);
         cJSON_AddNumberToObject(o, "hp_trees", i.n_trees[0]);
         cJSON_AddNumberToObject(o, "lp_trees", i.n_trees[1]);
         cJSON_AddNumberToObject(o, "passes", i.n_adapt);

@@ -28,8 +28,9 @@ ps_train_params_t ps_train_default_params(void)
     p.etas[0] = 0.1;
     p.etas[1] = 0.3;
     p.subsample = 1.0;
-    p.adapt_rounds = 60;
+    p.adapt_rounds = 30;
     p.adapt_eta = 0.05;
+    p.adapt_depth = 1;
     return p;
 }
 
@@ -47,8 +48,9 @@ static int check_params(const ps_train_params_t *p)
             return ps_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
     if (!(p->subsample > 0 && p->subsample <= 1))
         return ps_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
-    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1))
-        return ps_error(PS_E_ARG, "adapt_rounds must be >= 1 and adapt_eta in (0, 1]");
+    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 1 ||
+        p->adapt_depth > 20)
+        return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 1..20");
     if (p->nthread < 0)
         return ps_error(PS_E_ARG, "nthread %d is negative", p->nthread);
     return PS_OK;
@@ -449,7 +451,7 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
         if (rc == PS_OK)
             rc = make_dmatrix(all.x[side], all.y[side], all.n, m->layout.n_features, nthread, &dm[side]);
         if (rc == PS_OK)
-            rc = set_common_params(n->booster[side], nthread, m->info.depth[side], p.adapt_eta, 1.0);
+            rc = set_common_params(n->booster[side], nthread, p.adapt_depth, p.adapt_eta, 1.0);
         int start = rc == PS_OK ? count_rounds(n->booster[side]) : 0;
         for (int it = 0; rc == PS_OK && it < p.adapt_rounds; it++) {
             if (XGBoosterUpdateOneIter(n->booster[side], start + it, dm[side]) != 0)
