@@ -22,13 +22,14 @@ static ps_train_params_t fast_params(void)
     return p;
 }
 
-static int simulate(const char *models, const char *pairs, long experiments, int min_len, int max_len,
-                    uint64_t seed, ps_ops_t **ops, ps_coexec_t **cx)
+static int simulate_b(const char *models, const char *pairs, const char *batches, long experiments, int min_len,
+                      int max_len, uint64_t seed, ps_ops_t **ops, ps_coexec_t **cx)
 {
     ps_sim_params_t s = ps_sim_default_params();
     s.gpu = "a100";
     s.models = models;
     s.pairs = pairs;
+    s.batches = batches;
     s.experiments = experiments;
     s.runs = 2;
     s.min_len = min_len;
@@ -38,6 +39,12 @@ static int simulate(const char *models, const char *pairs, long experiments, int
     int rc = ps_sim_run(&s, ops, cx);
     CHECK_MSG(rc == 0, "ps_sim_run: %s", ps_last_error());
     return rc;
+}
+
+static int simulate(const char *models, const char *pairs, long experiments, int min_len, int max_len,
+                    uint64_t seed, ps_ops_t **ops, ps_coexec_t **cx)
+{
+    return simulate_b(models, pairs, NULL, experiments, min_len, max_len, seed, ops, cx);
 }
 
 static ps_model_t *SIX; /* trained on the six models */
@@ -75,20 +82,8 @@ static void adapt_case(const ps_model_t *m, const char *what, const char *models
     ps_ops_t *adapt_ops = NULL, *held_ops = NULL;
     ps_coexec_t *adapt = NULL, *held = NULL;
     ps_model_t *m2 = NULL;
-    ps_sim_params_t s = ps_sim_default_params();
-    s.gpu = "a100";
-    s.models = models;
-    s.pairs = pairs;
-    s.batches = batches;
-    s.runs = 2;
-    s.threads = 1;
-    s.experiments = 50;
-    s.seed = 22;
-    CHECK_OK(ps_sim_run(&s, &adapt_ops, &adapt));
-    s.experiments = 200;
-    s.seed = 23;
-    CHECK_OK(ps_sim_run(&s, &held_ops, &held));
-    if (!adapt || !held)
+    if (simulate_b(models, pairs, batches, 50, 1, 16, 22, &adapt_ops, &adapt) != 0 ||
+        simulate_b(models, pairs, batches, 200, 1, 16, 23, &held_ops, &held) != 0)
         goto done;
     ps_train_params_t p = fast_params();
     double before[2], after[2];
