@@ -88,6 +88,9 @@ int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, 
 void cl_xgb_free(void *booster);
 
 double cl_median(double *v, int n); /* sorts v */
+/* Column means and population standard deviations of x[n*d], NAN cells
+ * left out. */
+void cl_zscore(const double *x, int n, int d, double *mu, double *sd);
 
 /* Model internals (model.c). */
 int cl_model_fit(const cl_data_t *d, const int *train, int n_train,

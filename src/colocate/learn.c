@@ -25,6 +25,24 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void cl_zscore(const double *x, int n, int d, double *mu, double *sd)
+{
+    for (int j = 0; j < d; j++) {
+        double s = 0, s2 = 0;
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (!isnan(x[i * d + j])) {
+                s += x[i * d + j];
+                k++;
+            }
+        mu[j] = k ? s / k : 0;
+        for (int i = 0; i < n; i++)
+            if (!isnan(x[i * d + j]))
+                s2 += (x[i * d + j] - mu[j]) * (x[i * d + j] - mu[j]);
+        sd[j] = k > 1 ? sqrt(s2 / k) : 0;
+    }
+}
+
 double cl_median(double *v, int n)
 {
     if (n <= 0)
@@ -80,19 +98,8 @@ int cl_ols(const double *x, const double *y, int n, int d, double lambda,
            double *mu, double *sd, double *beta)
 {
     int m = d + 1, rc = 0;
+    cl_zscore(x, n, d, mu, sd);
     for (int j = 0; j < d; j++) {
-        double s = 0, s2 = 0;
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (!isnan(x[i * d + j])) {
-                s += x[i * d + j];
-                k++;
-            }
-        mu[j] = k ? s / k : 0;
-        for (int i = 0; i < n; i++)
-            if (!isnan(x[i * d + j]))
-                s2 += (x[i * d + j] - mu[j]) * (x[i * d + j] - mu[j]);
-        sd[j] = k > 1 ? sqrt(s2 / k) : 0;
         if (!(sd[j] > 1e-12 * (1 + fabs(mu[j]))))
             sd[j] = 0; /* constant or missing: left out */
     }

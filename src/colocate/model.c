@@ -215,24 +215,6 @@ static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int
     return cl_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
 }
 
-static void zscore(const double *x, int n, int d, double *mu, double *sd)
-{
-    for (int j = 0; j < d; j++) {
-        double s = 0, s2 = 0;
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (!isnan(x[i * d + j])) {
-                s += x[i * d + j];
-                k++;
-            }
-        mu[j] = k ? s / k : 0;
-        for (int i = 0; i < n; i++)
-            if (!isnan(x[i * d + j]))
-                s2 += (x[i * d + j] - mu[j]) * (x[i * d + j] - mu[j]);
-        sd[j] = k > 1 ? sqrt(s2 / k) : 0;
-    }
-}
-
 static float zval(double v, double mu, double sd)
 {
     return (sd > 0 && !isnan(v)) ? (float)((v - mu) / sd) : 0.0f;
@@ -243,8 +225,8 @@ static float zval(double v, double mu, double sd)
  * so that a seed gives one network. */
 static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
 {
-    zscore(x, n, nf, m->mu, m->sd);
-    zscore(y, n, 1, &m->ymu, &m->ysd);
+    cl_zscore(x, n, nf, m->mu, m->sd);
+    cl_zscore(y, n, 1, &m->ymu, &m->ysd);
     if (!(m->ysd > 0))
         m->ysd = 1;
     struct fann *ann = fann_create_standard(5, (unsigned)nf, 128u, 64u, 32u, 1u);
@@ -317,9 +299,9 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
             y[n] += c->tput[s];
         n++;
     }
-    if (n < 2) {
-        rc = ps_error(PS_E_INPUT, "colocate: %s needs at least 2 fully measured co-locations, got %d",
-                      ps_coloc_kind_name(p->kind), n);
+    if (n < 1) {
+        rc = ps_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
+                      ps_coloc_kind_name(p->kind));
         goto done;
     }
     if (p->kind == PS_COLOC_KACE_LR)
