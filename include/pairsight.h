@@ -230,10 +230,10 @@ typedef struct {
     uint64_t seed;   /* random forests and the MLP */
     int trees;       /* random forests: parallel trees (default 100) */
     int mlp_epochs;  /* MLP training epochs (default 400) */
-    int boost_rounds;/* mps: boosting rounds (default 200) */
+    int boost_rounds;/* mps: boosting rounds (default 400) */
 } ps_coloc_params_t;
 
-/** Defaults: kind mps, seed 0, 100 trees, 400 epochs, 200 rounds. */
+/** Defaults: kind mps, seed 0, 100 trees, 400 epochs, 400 rounds. */
 ps_coloc_params_t ps_coloc_default_params(void);
 
 typedef struct ps_coloc_model ps_coloc_model_t;
@@ -299,6 +299,8 @@ typedef struct {
                             its batch sizes) in turn instead of random splits */
     const ps_colocations_t *test; /* not NULL: leave-one-workload-set-out on
                             these co-locations (see docs/colocate.md) */
+    int test_alone;      /* with test: train on the first table only, never
+                            on any co-location of the test table */
     unsigned kinds;      /* bit mask of kinds to run (default: all) */
     ps_coloc_params_t model; /* model parameters (kind ignored) */
     void (*progress)(double done, double total, void *user);

@@ -35,11 +35,13 @@ const char cmd_colocate_usage[] =
     "                     sizes) in turn instead of random splits (default off)\n"
     "  --test FILE        score on FILE's co-locations, leaving out each workload\n"
     "                     set (all its shares, in both files) in turn (default none)\n"
+    "  --test-alone       with --test: never train on FILE's co-locations (default\n"
+    "                     off: the other workload sets of FILE are trained on)\n"
     "  --predictors LIST  comma list of kace_lr,kace_rf,kace_mlp,xu_rf,ratio,mps\n"
     "                     (default all)\n"
     "  --trees N          random-forest trees (default 100)\n"
     "  --epochs N         MLP epochs (default 400)\n"
-    "  --rounds N         mps boosting rounds (default 200)\n"
+    "  --rounds N         mps boosting rounds (default 400)\n"
     "\n"
     "train: fit one predictor on every measured co-location and save it\n"
     "  --colocations FILE colocations.csv (required)\n"
@@ -66,7 +68,7 @@ typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target,
         *candidates, *shares, *predictors, *gpu;
     double train_frac;
-    int seeds, unseen, json, quiet, trees, epochs, rounds;
+    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
     unsigned long long seed;
 } opts_t;
 
@@ -87,7 +89,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     o->seeds = 20;
     o->trees = 100;
     o->epochs = 400;
-    o->rounds = 200;
+    o->rounds = 400;
     if (argc < 2)
         return cli_fail(CLI_USAGE, CMD, "missing subcommand (eval, train, predict, select)");
     o->sub = argv[1];
@@ -98,6 +100,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
         if (strcmp(a, "-q") == 0) { o->quiet = 1; continue; }
         if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
+        if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
         if (i + 1 >= argc)
             return cli_fail(CLI_USAGE, CMD, "unknown option or missing value: %s", a);
         const char *val = argv[++i];
@@ -195,6 +198,7 @@ static int do_eval(const opts_t *o)
     p.seed = o->seed;
     p.unseen = o->unseen;
     p.test = t.t;
+    p.test_alone = o->test_alone;
     p.model.trees = o->trees;
     p.model.mlp_epochs = o->epochs;
     p.model.boost_rounds = o->rounds;

@@ -309,7 +309,7 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
             for (int i = 0; i < d->nc; i++) {
                 if (d->c[i].set == sets[q]) {
                     f[q].test[i] = d->c[i].origin == 1;
-                } else {
+                } else if (!(p->test_alone && d->c[i].origin == 1)) {
                     f[q].train[f[q].n_train++] = i;
                 }
             }
