@@ -29,6 +29,13 @@ for k in 3 4; do
 done
 check "eval --test leaves workload sets out" sh -c "'$CLI' colocate eval $W --colocations $F/colocations3.csv \
     --test $F/colocations4.csv --seeds 1 --predictors ratio,mps | grep -q 'held-out workload sets'"
+# Data that measured only the target (slot 1): per-workload predictors are
+# scored, no policy is, and nothing is read as a zero throughput.
+awk -F, 'BEGIN{OFS=","} NR>1 && $3!=1 {$6=""} {print}' $F/colocations3.csv > "$T/only_target.csv"
+check "eval with only the targets' throughput" sh -c "'$CLI' colocate eval $W --colocations '$T/only_target.csv' \
+    --train-frac 0.5 --seeds 2 --predictors kace_lr,mps --json > '$T/o.json' &&
+    grep -q '\"policies\": {}' '$T/o.json' && grep -q '\"mps\": {\"of\": \"workload\", \"r2\": 0' '$T/o.json' &&
+    grep -q '\"kace_lr\": {\"of\": \"sum\", \"r2\": null' '$T/o.json'"
 check "train mps" "$CLI" colocate train $W --colocations $F/colocations3.csv --out "$T/m.psc"
 check "train kace_lr" "$CLI" colocate train $W --colocations $F/colocations3.csv --kind kace_lr --out "$T/lr.psc"
 check "predict writes tput_pred for 4-way rows" sh -c "'$CLI' colocate predict --model '$T/m.psc' $W \

@@ -24,6 +24,7 @@ enum {
 
 typedef struct {
     const char *name;  /* borrowed from the workloads table */
+    const char *gpu;   /* borrowed; may be NULL */
     const char *group; /* model without batch size ("bert-base-cased-inf"), owned */
     double f[CW_N];    /* NAN where not measured */
     int n_scal;

@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int find_workload(const cl_data_t *d, const char *name)
+/* A workload is named by (gpu, workload); a NULL or empty gpu on either
+ * side matches any, so that one table may cover several GPUs. */
+static int find_workload(const cl_data_t *d, const char *gpu, const char *name)
 {
     for (int i = 0; i < d->nw; i++)
-        if (strcmp(d->w[i].name, name) == 0)
+        if (strcmp(d->w[i].name, name) == 0 &&
+            (!gpu || !*gpu || !d->w[i].gpu || !*d->w[i].gpu || strcmp(d->w[i].gpu, gpu) == 0))
             return i;
     return -1;
 }
@@ -62,10 +65,11 @@ static int load_workloads(cl_data_t *d, const ps_workloads_t *w)
         return PS_E_NOMEM;
     for (size_t i = 0; i < w->n; i++) {
         const ps_workload_row_t *r = &w->rows[i];
-        if (find_workload(d, r->workload) >= 0)
-            return ps_error(PS_E_INPUT, "workloads: duplicate workload '%s'", r->workload);
+        if (find_workload(d, r->gpu, r->workload) >= 0)
+            return ps_error(PS_E_INPUT, "workloads: row %zu: duplicate workload '%s'", i + 1, r->workload);
         cl_workload_t *x = &d->w[d->nw++];
         x->name = r->workload;
+        x->gpu = r->gpu;
         if (!(x->group = workload_group(r->workload)))
             return PS_E_NOMEM;
         double v[CW_N] = {r->threads, r->registers, r->static_smem, r->sm_tput_pct,
@@ -85,7 +89,7 @@ static int load_scaling(cl_data_t *d, const ps_scaling_t *s)
         return 0;
     for (size_t i = 0; i < s->n; i++) {
         const ps_scaling_row_t *r = &s->rows[i];
-        int wi = find_workload(d, r->workload);
+        int wi = find_workload(d, r->gpu, r->workload);
         if (wi < 0 || !(r->tput > 0))
             continue; /* a curve of a workload nobody uses is harmless */
         cl_workload_t *x = &d->w[wi];
@@ -128,10 +132,10 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
     d->c = nc;
     for (size_t i = 0; i < c->n; i++) {
         const ps_colocation_row_t *r = &c->rows[i];
-        int wi = find_workload(d, r->workload);
+        int wi = find_workload(d, r->gpu, r->workload);
         if (wi < 0)
-            return ps_error(PS_E_INPUT, "colocations: row %zu: workload '%s' is not in workloads.csv",
-                            i + 1, r->workload);
+            return ps_error(PS_E_INPUT, "colocations: row %zu: workload '%s' (gpu %s) is not in workloads.csv",
+                            i + 1, r->workload, r->gpu ? r->gpu : "any");
         if (r->share_pct <= 0 || r->share_pct > 100)
             return ps_error(PS_E_INPUT, "colocations: row %zu: share_pct %d outside (0,100]", i + 1,
                             r->share_pct);

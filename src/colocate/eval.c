@@ -196,9 +196,15 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
 {
     double *pred[PS_COLOC_N_KINDS] = {0};
     double slot[64];
-    int rc = 0;
+    int rc = 0, complete = 0;
+    for (int i = 0; i < f->n_train; i++)
+        complete += d->c[f->train[i]].complete;
     for (int k = 0; k < PS_COLOC_N_KINDS && !rc; k++) {
         if (!(p->kinds & (1u << k)))
+            continue;
+        /* Data that measured only the targets' throughputs have no sums to
+         * learn: the sum predictors sit such a fold out. */
+        if (!complete && ps_coloc_kind_predicts_sum((ps_coloc_kind_t)k))
             continue;
         ps_coloc_params_t mp = p->model;
         mp.kind = (ps_coloc_kind_t)k;
@@ -362,7 +368,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
     double r2[PS_COLOC_N_KINDS] = {0}, rmse[PS_COLOC_N_KINDS] = {0}, mape[PS_COLOC_N_KINDS] = {0};
     int nerr[PS_COLOC_N_KINDS] = {0};
     double psum[PS_POL_N] = {0}, psq[PS_POL_N] = {0};
-    int runs = 0;
+    int runs = 0, scored = 0; /* runs, and runs with a scored target */
     double targets = 0;
     for (int r = 0; r < p->seeds && !rc; r++) {
         uint64_t seed = p->seed + (uint64_t)r;
@@ -387,11 +393,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         free(f);
         if (rc)
             break;
-        if (nt == 0) {
-            rc = ps_error(PS_E_INPUT, "colocate eval: seed %llu: no target has two measured test candidates",
-                          (unsigned long long)seed);
-            break;
-        }
+
         for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
             errsum_t *e = &err[k];
             if (e->n < 1)
@@ -402,12 +404,13 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
             mape[k] += 100 * e->sape / e->n;
             nerr[k]++;
         }
-        for (int q = 0; q < PS_POL_N; q++) {
+        for (int q = 0; q < PS_POL_N && nt > 0; q++) {
             double v = acc[q] / nt;
             psum[q] += v;
             psq[q] += v * v;
         }
         targets += nt;
+        scored += nt > 0;
         runs++;
     }
     cl_data_free(d);
@@ -418,11 +421,15 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         out->rmse[k] = nerr[k] ? rmse[k] / nerr[k] : NAN;
         out->mape[k] = nerr[k] ? mape[k] / nerr[k] : NAN;
     }
+    /* A policy is reported when it scored in every run with targets (a sum
+     * predictor without complete co-locations to learn from does not). */
     for (int q = 0; q < PS_POL_N; q++) {
-        int ran = q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KACE_LR)));
-        double m = psum[q] / runs;
-        out->policy_mean[q] = ran ? m : NAN;
-        out->policy_sd[q] = ran ? (runs > 1 ? sqrt(fmax(0, (psq[q] - runs * m * m) / (runs - 1))) : 0) : NAN;
+        int ran = scored > 0 && (q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KACE_LR))));
+        if (q > PS_POL_BEST_RULE && !(nerr[q - PS_POL_KACE_LR] == runs))
+            ran = 0;
+        double m = ran ? psum[q] / scored : NAN;
+        out->policy_mean[q] = m;
+        out->policy_sd[q] = ran ? (scored > 1 ? sqrt(fmax(0, (psq[q] - scored * m * m) / (scored - 1))) : 0) : NAN;
     }
     out->targets = targets / runs;
     out->runs = runs;
