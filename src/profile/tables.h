@@ -70,8 +70,9 @@ struct ps_ops {
 /* An empty table, to fill with ps_ops_append (strings are copied). */
 ps_ops_t *ps_ops_new(void);
 int ps_ops_append(ps_ops_t *t, const ps_op_row_t *row);
-/* Validate keys (no duplicate, no gap in op indices) and build groups. On
- * error the message names the first offending row (1-based data row). */
+/* Validate values (ranges of FORMATS.md, tpcs within a catalogued GPU), keys
+ * (no duplicate, no gap in op indices) and build groups. On error the message
+ * names the first offending row (1-based data row). Loaders call it. */
 int ps_ops_index(ps_ops_t *t);
 const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch);
 /* Index of tpcs in g->tpcs, or -1. */
