@@ -38,7 +38,7 @@
 #include <string.h>
 
 /* Queries handled per chunk: bounds the feature memory of huge batches. */
-#define CHUNK 4096
+#define CHUNK 1024
 
 static int n_windows(int len, int w)
 {
