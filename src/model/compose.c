@@ -19,8 +19,8 @@
  *     kappa_h(i,j) = D_l / (w_i - D_h + D_l)
  * (kappa_h = delta_h when D_h <= D_l; shrunk toward delta_h where the
  * co-runner covers little of the window, see contended()). The timelines of
- * both sides are then
- * laid out from predicted window times D; a window progresses at 1/kappa(i,j)
+ * both sides are then laid out from predicted window times D; a window
+ * progresses at 1/kappa(i,j)
  * while it overlaps co-runner window j and at full standalone speed where it
  * outlasts the co-runner, so its progress over its predicted span is
  *     P_i = sum_j o(i,j) / kappa(i,j) + (D_i - sum_j o(i,j))
@@ -28,6 +28,10 @@
  * half), and the timelines are rebuilt until no window moves by more than a
  * part in 1e9 (at most 500 passes). With one window per side this returns the
  * pair prediction unchanged.
+ *
+ * Both methods are served from the same table of all n_hp x n_lp pair
+ * predictions (index pairing reads n_hp + n_lp of them); the extra rows only
+ * arise for segments longer than the window.
  */
 #include "model/model.h"
 
