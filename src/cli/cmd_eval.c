@@ -2,6 +2,7 @@
  * experiments on one campaign; `pairsight report` (cmd_report.c) runs the
  * same through cli_eval_main and writes the HTML page. */
 #include "cli/cli.h"
+#include "common/common.h"
 #include "evaluate/experiments.h"
 
 #include <stdlib.h>

@@ -22,6 +22,7 @@ struct ps_mlp {
     int n_layers;
     int width[PS_MLP_MAX_LAYERS + 1]; /* width[0] = n_in, width[n_layers] = n_out */
     float *w[PS_MLP_MAX_LAYERS], *b[PS_MLP_MAX_LAYERS];
+    int tanh_hidden;
     ps_scaler_t xs;
     double *y_mean, *y_sd;
     int epochs_run;
@@ -33,7 +34,7 @@ void ps_mlp_default_params(ps_mlp_params_t *p)
     p->hidden[0] = 64;
     p->hidden[1] = 64;
     p->epochs = 60;
-    p->batch = 128;
+    p->batch = 32;
     p->lr = 1e-3;
     p->weight_decay = 1e-5;
     p->valid_share = 0.1;
@@ -72,7 +73,10 @@ static void forward(const ps_mlp_t *m, float **act, int B)
             memcpy(z + (size_t)i * (size_t)out, m->b[l], (size_t)out * sizeof *z);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, act[l], in, m->w[l], in,
                     1.0f, z, out);
-        if (l + 1 < m->n_layers)
+        if (l + 1 < m->n_layers && m->tanh_hidden)
+            for (size_t k = 0; k < (size_t)B * (size_t)out; k++)
+                z[k] = tanhf(z[k]);
+        else if (l + 1 < m->n_layers)
             for (size_t k = 0; k < (size_t)B * (size_t)out; k++)
                 if (z[k] < 0)
                     z[k] = 0;
@@ -149,6 +153,7 @@ int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
     scratch_t s = {0}, sv = {0};
 
     m->width[0] = n_in;
+    m->tanh_hidden = p->tanh_hidden;
     m->n_layers = 0;
     for (int h = 0; h < PS_MLP_MAX_LAYERS - 1 && p->hidden[h] > 0; h++)
         m->width[++m->n_layers] = p->hidden[h];
@@ -163,8 +168,8 @@ int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
         gb[l] = ps_malloc((size_t)m->width[l + 1] * sizeof(float));
         if (!m->w[l] || !m->b[l] || !gw[l] || !gb[l])
             goto done;
-        /* He initialization for ReLU layers. */
-        double a = sqrt(6.0 / m->width[l]);
+        /* He initialization for ReLU layers, Glorot for tanh. */
+        double a = p->tanh_hidden ? sqrt(6.0 / (m->width[l] + m->width[l + 1])) : sqrt(6.0 / m->width[l]);
         for (size_t k = 0; k < wsize(m, l); k++)
             m->w[l][k] = (float)((2 * ps_rng_uniform(&rng) - 1) * a);
         size_t sz[2] = {wsize(m, l), (size_t)m->width[l + 1]};
@@ -255,9 +260,14 @@ int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
                 if (l > 0) {
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, o, 1.0f, dz, o, m->w[l],
                                 in, 0.0f, s.grad[l], in);
-                    for (size_t k = 0; k < (size_t)B * (size_t)in; k++)
-                        if (s.act[l][k] <= 0)
-                            s.grad[l][k] = 0;
+                    size_t nk = (size_t)B * (size_t)in;
+                    if (m->tanh_hidden)
+                        for (size_t k = 0; k < nk; k++)
+                            s.grad[l][k] *= 1 - s.act[l][k] * s.act[l][k];
+                    else
+                        for (size_t k = 0; k < nk; k++)
+                            if (s.act[l][k] <= 0)
+                                s.grad[l][k] = 0;
                 }
             }
             step++;

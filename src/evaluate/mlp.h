@@ -22,10 +22,11 @@ typedef struct {
     double valid_share;                /* share of rows held out for early stopping */
     int patience;                      /* epochs without improvement before stopping */
     double max_seconds;                /* wall-clock cap on training (0 = none) */
+    int tanh_hidden;                   /* 1: tanh hidden units, 0: ReLU */
     unsigned seed;
 } ps_mlp_params_t;
 
-/* Three layers of weights (two hidden layers of 64), 60 epochs, batch 128,
+/* Three layers of weights (two hidden layers of 64), 60 epochs, batch 32, ReLU,
  * lr 1e-3, weight decay 1e-5, 10% early-stopping rows, patience 8. */
 void ps_mlp_default_params(ps_mlp_params_t *p);
 
