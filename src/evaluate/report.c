@@ -520,7 +520,7 @@ static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
         if (!g || segment_qty(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) ||
             segment_qty(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc))
             continue;
-        snprintf(key, sizeof key, "%s/%d:%s%s", r->hp_model, r->hp_batch, g->names[r->hp_start],
+        snprintf(key, sizeof key, "%s/%d:%.24s%s", r->hp_model, r->hp_batch, g->names[r->hp_start],
                  r->hp_len > 1 ? "+" : "");
         int h = hm_find(hk, &nh, CAP, key, hc);
         snprintf(key, sizeof key, "%s (%c)", r->lp_model, cls_tag[lc]);
