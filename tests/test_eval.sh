@@ -85,6 +85,13 @@ grep -q "Fig. 2" "$T/r2.html" || fail "report lacks the correlations"
 expect 1 "$CLI" report --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/nodir/r.html" $fast
 grep -q "^pairsight: report: " "$T/err" || fail "unwritable report: $(cat "$T/err")"
 
+# --train: baselines and model train on another campaign's training split and
+# every row of --coexec is scored.
+expect 0 "$CLI" simulate --pairs "$pairs" --experiments 30 --runs 1 --threads 1 --seed 9 --out "$T/t" -q
+# shellcheck disable=SC2086
+expect 0 "$CLI" eval --train "$T/c/coexec.csv" --ops "$T/c/ops.csv" --coexec "$T/t/coexec.csv" --json $fast
+grep -q '"n_test":30' "$T/out" || fail "--train: expected all 30 rows scored: $(head -c 300 "$T/out")"
+
 # Without --model, eval trains one itself on the training split.
 # shellcheck disable=SC2086
 expect 0 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json $fast

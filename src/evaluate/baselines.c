@@ -319,8 +319,14 @@ done:
 /* The cell of key; for an SM split absent from training, the nearest split
  * (in TPCs) of the same intensity pair; for an unseen intensity pair, the
  * nearest split of any pair. */
+static int cmp_cell(const void *a, const void *b) { return cmp_cell_key(a, b); }
+
 static const comp_cell_t *comp_lookup(const ps_baseline_t *b, const comp_cell_t *key)
 {
+    /* Cells are sorted by key: an exact hit first. */
+    const comp_cell_t *hit = bsearch(key, b->cells, b->n_cells, sizeof *b->cells, cmp_cell);
+    if (hit)
+        return hit;
     const comp_cell_t *best = NULL;
     long best_score = 0;
     for (size_t i = 0; i < b->n_cells; i++) {
