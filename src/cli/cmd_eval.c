@@ -5,6 +5,7 @@
 #include "common/common.h"
 #include "evaluate/experiments.h"
 
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,6 +208,10 @@ int cli_eval_main(int argc, char **argv, int report_mode)
             seed = (int)info.seed;
     }
     c.seed = seed < 0 ? 1u : (unsigned)seed;
+    /* The MLP baselines multiply small matrices (minibatches of 32), which
+     * run several times faster on one BLAS thread than on many that wait for
+     * each other; XGBoost keeps its own threads (--threads). */
+    openblas_set_num_threads(1);
     c.ops = ops;
     c.cx = cx;
     c.train_cx = train;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define QUERY_BATCH 1000
+#define QUERY_REPEATS 3
 
 static const char *const gen_group_names[PS_GEN_GROUPS] = {"llama", "batch16", "batch64"};
 static const char *const ablation_names[PS_ABL_ROWS] = {"full", "no_corunner", "summed", "durations",
@@ -128,16 +129,25 @@ static int predict_all(const predictor_t *p, const ps_ops_t *ops, const ps_query
         if (rc != 0)
             return rc;
     }
-    double t0 = ps_now();
-    for (size_t off = 0; off < n; off += QUERY_BATCH) {
-        size_t b = n - off < QUERY_BATCH ? n - off : QUERY_BATCH;
-        int rc = p->model ? ps_model_predict_ex(p->model, ops, q + off, b, p->compose, hp + off, lp + off, NULL, NULL)
-                          : ps_baseline_predict(p->base, ops, q + off, b, hp + off, lp + off);
-        if (rc != 0)
-            return rc;
+    /* On a shared machine one pass can be slowed by others' work: the
+     * fastest of QUERY_REPEATS passes is the figure. */
+    double best = INFINITY;
+    for (int rep = 0; rep < (seconds ? QUERY_REPEATS : 1); rep++) {
+        double t0 = ps_now();
+        for (size_t off = 0; off < n; off += QUERY_BATCH) {
+            size_t b = n - off < QUERY_BATCH ? n - off : QUERY_BATCH;
+            int rc = p->model ? ps_model_predict_ex(p->model, ops, q + off, b, p->compose, hp + off, lp + off,
+                                                    NULL, NULL)
+                              : ps_baseline_predict(p->base, ops, q + off, b, hp + off, lp + off);
+            if (rc != 0)
+                return rc;
+        }
+        double t = ps_now() - t0;
+        if (t < best)
+            best = t;
     }
     if (seconds)
-        *seconds = ps_now() - t0;
+        *seconds = best;
     return 0;
 }
 
