@@ -293,42 +293,43 @@ static void svg_scatter(FILE *f, const ps_eval_results_t *r)
     fputs("</div>\n", f);
 }
 
-/* HP error CDFs of all methods in one plot, errors up to 50%. */
-static void svg_cdf(FILE *f, const ps_eval_results_t *r)
+/* Error CDFs of all methods in one plot per side, errors up to 50%. */
+static void svg_cdf(FILE *f, const ps_eval_results_t *r, int side)
 {
     size_t n = r->n_test;
     double *e = ps_malloc(n * sizeof *e);
     if (!e)
         return;
-    const int W = 560, H = 300, P = 44;
+    const int W = 460, H = 280, P = 44;
     const double xmax = 50;
-    fputs("<h2>HP error CDF</h2>\n", f);
-    fprintf(f, "<svg width=%d height=%d><rect x=%d y=10 width=%d height=%d fill='#fafafa' stroke='#999'/>",
-            W + P + 150, H + P + 10, P, W, H);
+    const double *meas = side == PS_SIDE_HP ? r->meas_hp : r->meas_lp;
+    fprintf(f, "<svg width=%d height=%d><text x=%d y=12 font-size=13>%s</text>"
+               "<rect x=%d y=20 width=%d height=%d fill='#fafafa' stroke='#999'/>",
+            W + P + 150, H + P + 20, P, side == PS_SIDE_HP ? "HP side" : "LP side", P, W, H);
     for (int t = 0; t <= 5; t++) {
-        double xv = xmax * t / 5;
-        fprintf(f, "<text x=%.1f y=%d font-size=11 text-anchor=middle>%.0f%%</text>", P + W * t / 5.0,
-                H + 26, xv);
-        fprintf(f, "<text x=%d y=%.1f font-size=11 text-anchor=end>%.1f</text>", P - 4, 14 + H * (1 - t / 5.0),
+        fprintf(f, "<text x=%.1f y=%d font-size=11 text-anchor=middle>%.0f%%</text>", P + W * t / 5.0, H + 36,
+                xmax * t / 5);
+        fprintf(f, "<text x=%d y=%.1f font-size=11 text-anchor=end>%.1f</text>", P - 4, 24 + H * (1 - t / 5.0),
                 t / 5.0);
     }
     fprintf(f, "<text x=%d y=%d font-size=12 text-anchor=middle>absolute percentage error</text>", P + W / 2,
-            H + 42);
+            H + 52);
     int legend = 0;
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
-        if (!r->pred_hp[m])
+        const double *pred = side == PS_SIDE_HP ? r->pred_hp[m] : r->pred_lp[m];
+        if (!pred)
             continue;
-        ps_error_cdf(r->pred_hp[m], r->meas_hp, n, e);
+        ps_error_cdf(pred, meas, n, e);
         fprintf(f, "<polyline fill=none stroke='%s' stroke-width=2 points='", palette[m]);
         size_t step = n > 400 ? n / 400 : 1;
         for (size_t i = 0; i < n; i += step) {
             double x = e[i] > xmax ? xmax : e[i];
-            fprintf(f, "%.1f,%.1f ", P + W * x / xmax, 10 + H * (1 - (double)(i + 1) / (double)n));
+            fprintf(f, "%.1f,%.1f ", P + W * x / xmax, 20 + H * (1 - (double)(i + 1) / (double)n));
         }
         double last = e[n - 1] > xmax ? xmax : e[n - 1];
-        fprintf(f, "%.1f,%.1f'/>", P + W * last / xmax, 10.0);
+        fprintf(f, "%.1f,%.1f'/>", P + W * last / xmax, 20.0);
         fprintf(f, "<rect x=%d y=%d width=14 height=4 fill='%s'/><text x=%d y=%d font-size=12>%s</text>",
-                P + W + 10, 20 + 18 * legend, palette[m], P + W + 30, 26 + 18 * legend, r->table1[m].name);
+                P + W + 10, 30 + 18 * legend, palette[m], P + W + 30, 36 + 18 * legend, r->table1[m].name);
         legend++;
     }
     fputs("</svg>\n", f);
@@ -620,7 +621,10 @@ int ps_report_write(const ps_eval_results_t *r, const ps_ops_t *ops, const ps_co
     html_tables(f, r);
     if ((r->done & PS_EXP_ACCURACY) && r->n_test > 0) {
         svg_scatter(f, r);
-        svg_cdf(f, r);
+        fputs("<h2>Error CDFs</h2><div class=grid>\n", f);
+        svg_cdf(f, r, PS_SIDE_HP);
+        svg_cdf(f, r, PS_SIDE_LP);
+        fputs("</div>\n", f);
     }
     svg_heatmap(f, ops, cx);
     svg_correlation(f, ops, cx);
