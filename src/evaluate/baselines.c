@@ -484,9 +484,9 @@ static int ridge_solve(const double *gram, const double *zty, int f, size_t n, d
     return rc;
 }
 
-/* Z^T Z and Z^T y of scaled rows idx-selected from x (n rows). */
-static int ridge_moments(const ps_scaler_t *s, const float *x, const double *y, double ymean, size_t n,
-                         size_t lo, size_t hi, double *gram, double *zty)
+/* Z^T Z and Z^T y over rows [lo, hi) of x scaled by s (y already centred). */
+static int ridge_moments(const ps_scaler_t *s, const float *x, const double *y, size_t lo, size_t hi,
+                         double *gram, double *zty)
 {
     int f = s->n;
     enum { CHUNK = 512 };
@@ -497,7 +497,6 @@ static int ridge_moments(const ps_scaler_t *s, const float *x, const double *y, 
         free(z);
         return PS_E_NOMEM;
     }
-    (void)n;
     memset(gram, 0, (size_t)f * (size_t)f * sizeof *gram);
     memset(zty, 0, (size_t)f * sizeof *zty);
     for (size_t off = lo; off < hi; off += CHUNK) {
@@ -510,8 +509,6 @@ static int ridge_moments(const ps_scaler_t *s, const float *x, const double *y, 
         cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, f, (int)B, 1.0, z, f, 1.0, gram, f);
         cblas_dgemv(CblasRowMajor, CblasTrans, (int)B, f, 1.0, z, f, y + off, 1, 1.0, zty, 1);
     }
-    /* y was passed centred by the caller through ymean. */
-    (void)ymean;
     /* dsyrk filled the lower triangle; mirror it for clarity of use. */
     for (int r = 0; r < f; r++)
         for (int c = r + 1; c < f; c++)
@@ -531,8 +528,8 @@ static double ridge_predict_row(const ridge_t *r, const float *x, float *tmp)
 }
 
 /* Fit one side; with lambda < 0 choose lambda among a few decades by the
- * error on the last 10% of the (shuffled by experiment order) rows, then
- * refit on all rows. */
+ * error on the last 10% of the rows (the data set orders rows as coexec.csv
+ * does, so these are whole late experiments), then refit on all rows. */
 static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, int f, double lambda)
 {
     int rc = ps_scaler_fit(&r->scale, x, n, f);
@@ -556,7 +553,7 @@ static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, int f, dou
         size_t n_fit = n - n / 10;
         static const double grid[] = {1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1};
         double best = INFINITY;
-        if ((rc = ridge_moments(&r->scale, x, y, ymean, n, 0, n_fit, gram, zty)) != 0)
+        if ((rc = ridge_moments(&r->scale, x, y, 0, n_fit, gram, zty)) != 0)
             goto done;
         for (size_t g = 0; g < PS_ARRAY_LEN(grid); g++) {
             if (ridge_solve(gram, zty, f, n_fit, grid[g], r->w) != 0)
@@ -575,7 +572,7 @@ static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, int f, dou
             lambda = 1;
     }
     r->lambda = lambda;
-    if ((rc = ridge_moments(&r->scale, x, y, ymean, n, 0, n, gram, zty)) != 0)
+    if ((rc = ridge_moments(&r->scale, x, y, 0, n, gram, zty)) != 0)
         goto done;
     rc = ridge_solve(gram, zty, f, n, lambda, r->w);
 done:
