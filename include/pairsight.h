@@ -443,6 +443,68 @@ void ps_explanation_free(ps_explanation_t *e);
 
 /* @@EVALUATE@@ declarations of the evaluation's public API go here. */
 
+/*
+ * The predictors that `pairsight eval` compares, PairSight and five
+ * baselines. Every baseline trains on measured co-executions and predicts the
+ * latency of each side of a query through the same calls; the learned ones
+ * fit log(measured / standalone), as PairSight does.
+ */
+typedef enum {
+    PS_METHOD_PAIRSIGHT = 0,      /* the segment model (ps_model_t) */
+    PS_METHOD_INTENSITY_RULE = 1, /* one slowdown factor per (side, operator intensity class) */
+    PS_METHOD_COMPLEMENTARITY = 2,/* median slowdown per (HP class, LP class, SM split) */
+    PS_METHOD_ABACUS_MLP = 3,     /* model identity, batch, positions, split, latencies -> MLP */
+    PS_METHOD_LINEAR = 4,         /* ridge regression on the PairSight input */
+    PS_METHOD_PAIRSIGHT_MLP = 5,  /* the PairSight input into a three-layer perceptron */
+    PS_METHOD_COUNT = 6
+} ps_method_t;
+
+/** The method's key as in `pairsight eval --json`: "pairsight",
+ *  "intensity_rule", "complementarity", "abacus_mlp", "linear",
+ *  "pairsight_mlp". Static storage; "?" for an invalid value. */
+const char *ps_method_name(ps_method_t m);
+/** The method of a key, or PS_E_ARG when name is none of the above. */
+int ps_method_from_name(const char *name, ps_method_t *out);
+
+typedef struct ps_baseline ps_baseline_t;
+
+typedef struct {
+    unsigned seed;       /* MLP initialization and shuffles */
+    int mlp_epochs;      /* at most this many epochs per MLP */
+    double mlp_seconds;  /* wall-clock cap per MLP (0 = none) */
+    double ridge_lambda; /* ridge penalty on standardized inputs (< 0 = chosen on held-out rows) */
+} ps_baseline_params_t;
+
+/** seed 1, 60 epochs, 120 s per MLP, lambda chosen on held-out rows. */
+void ps_baseline_default_params(ps_baseline_params_t *p);
+
+/** Train a baseline (not PS_METHOD_PAIRSIGHT) on every row of train, with
+ *  standalone profiles from ops. *out owns its memory (ps_baseline_free); it
+ *  keeps no pointer into ops or train. */
+int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
+                      const ps_baseline_params_t *p, ps_baseline_t **out);
+
+/** Predicted co-execution latency of each side of n queries into the
+ *  caller's out_hp_ns[n] and out_lp_ns[n]. The methods on the PairSight input
+ *  (linear, pairsight_mlp) accept segments of at most 16 operators. */
+int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                        double *out_hp_ns, double *out_lp_ns);
+
+ps_method_t ps_baseline_method(const ps_baseline_t *b);
+void ps_baseline_free(ps_baseline_t *b);
+
+/** Accuracy of n predictions against measurements, the figures of the
+ *  paper's Table I. */
+typedef struct {
+    size_t n;
+    double hp_mape, lp_mape; /* mean absolute percentage error, in percent */
+    double hp_within10;      /* share of HP predictions within 10%, in percent */
+} ps_accuracy_t;
+
+/** Fails with PS_E_ARG when n is 0 or a measurement is not positive. */
+int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
+                const double *lp_ns, size_t n, ps_accuracy_t *out);
+
 /* ------------------------------------------------------------------------ */
 /* Workload-level co-location (src/colocate)                                 */
 /* ------------------------------------------------------------------------ */
