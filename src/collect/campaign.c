@@ -19,6 +19,11 @@ struct ps_campaign {
     ps_collect_params_t p;
 };
 
+ps_store_t *ps_campaign_store(ps_campaign_t *c)
+{
+    return c->store;
+}
+
 int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out)
 {
     *out = NULL;
@@ -321,26 +326,3 @@ int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out)
     return ps_store_status(c->store, out);
 }
 
-int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path)
-{
-    int rc = 0;
-    if (ops_path) {
-        ps_ops_t *t = NULL;
-        rc = ps_store_export_ops(c->store, &t);
-        if (rc == 0 && t->n == 0)
-            rc = ps_error(PS_E_INPUT, "the campaign has no profile rows to export");
-        if (rc == 0)
-            rc = ps_ops_save(t, ops_path);
-        ps_ops_free(t);
-    }
-    if (rc == 0 && coexec_path) {
-        ps_coexec_t *t = NULL;
-        rc = ps_store_export_coexec(c->store, &t);
-        if (rc == 0 && t->n == 0)
-            rc = ps_error(PS_E_INPUT, "the campaign has no co-execution rows to export");
-        if (rc == 0)
-            rc = ps_coexec_save(t, coexec_path);
-        ps_coexec_free(t);
-    }
-    return rc;
-}

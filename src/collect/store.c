@@ -15,6 +15,16 @@ struct ps_store {
     char *path;
 };
 
+sqlite3 *ps_store_db(ps_store_t *s)
+{
+    return s->db;
+}
+
+const char *ps_store_path(const ps_store_t *s)
+{
+    return s->path;
+}
+
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
@@ -35,7 +45,7 @@ static const char schema[] =
     " hp_tpcs INTEGER NOT NULL, lp_tpcs INTEGER NOT NULL, hp_ns REAL NOT NULL,"
     " lp_ns REAL NOT NULL, mechanism TEXT, PRIMARY KEY(experiment, run));";
 
-static int db_error(ps_store_t *s, const char *what)
+int ps_store_error(ps_store_t *s, const char *what)
 {
     return ps_error(PS_E_BACKEND, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
@@ -47,7 +57,7 @@ static int exec_text(ps_store_t *s, const char *sql, const char *const *args, in
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, "prepare");
+        return ps_store_error(s, "prepare");
     for (int i = 0; i < n_args; i++)
         sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_TRANSIENT);
     int rc = 0, r;
@@ -61,7 +71,7 @@ static int exec_text(ps_store_t *s, const char *sql, const char *const *args, in
         }
     }
     if (r != SQLITE_DONE)
-        rc = db_error(s, sql);
+        rc = ps_store_error(s, sql);
     sqlite3_finalize(st);
     return rc;
 }
@@ -138,7 +148,7 @@ int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const c
     *done = 0;
     if (sqlite3_prepare_v2(s->db, "SELECT spec, done FROM tasks WHERE key=?1", -1, &st, NULL) !=
         SQLITE_OK)
-        return db_error(s, "prepare");
+        return ps_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
     int r = sqlite3_step(st), rc = 0;
     if (r == SQLITE_ROW) {
@@ -150,7 +160,7 @@ int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const c
                           s->path, key, old ? old : "", spec);
         *done = sqlite3_column_int(st, 1);
     } else if (r != SQLITE_DONE) {
-        rc = db_error(s, "tasks");
+        rc = ps_store_error(s, "tasks");
     }
     sqlite3_finalize(st);
     if (rc || r == SQLITE_ROW)
@@ -163,12 +173,12 @@ int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const c
 int ps_store_begin(ps_store_t *s)
 {
     return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0
-                                                                                 : db_error(s, "begin");
+                                                                                 : ps_store_error(s, "begin");
 }
 
 int ps_store_commit(ps_store_t *s)
 {
-    return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : db_error(s, "commit");
+    return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : ps_store_error(s, "commit");
 }
 
 void ps_store_rollback(ps_store_t *s)
@@ -197,7 +207,7 @@ static void bind_num(sqlite3_stmt *st, int i, double v)
 static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
 {
     int r = sqlite3_step(st);
-    int rc = r == SQLITE_DONE ? 0 : db_error(s, what);
+    int rc = r == SQLITE_DONE ? 0 : ps_store_error(s, what);
     sqlite3_finalize(st);
     return rc;
 }
@@ -210,7 +220,7 @@ int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch
                            "INSERT INTO ops(gpu, model, batch, op, name, tpcs, duration_ns)"
                            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                            -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, "prepare");
+        return ps_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 3, batch);
@@ -230,7 +240,7 @@ int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int
                            " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
                            " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                            -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, "prepare");
+        return ps_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 3, batch);
@@ -255,7 +265,7 @@ int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run)
                            " lp_ns, mechanism) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
                            " ?12, ?13, ?14, ?15, ?16)",
                            -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, "prepare");
+        return ps_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, row->experiment, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, run);
     sqlite3_bind_text(st, 3, row->gpu, -1, SQLITE_TRANSIENT);
@@ -282,12 +292,12 @@ static int count(ps_store_t *s, const char *sql, long *out)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, "prepare");
+        return ps_store_error(s, "prepare");
     int rc = 0;
     if (sqlite3_step(st) == SQLITE_ROW)
         *out = (long)sqlite3_column_int64(st, 0);
     else
-        rc = db_error(s, sql);
+        rc = ps_store_error(s, sql);
     sqlite3_finalize(st);
     return rc;
 }
@@ -317,109 +327,3 @@ int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
     return rc;
 }
 
-static double col_num(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static const char *col_text(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
-}
-
-int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
-{
-    *out = NULL;
-    static const char sql[] =
-        "SELECT o.gpu, o.model, o.batch, o.op, o.name, o.tpcs, o.duration_ns,"
-        " c.dram_bytes, c.l2_bytes, c.stall_long_scoreboard, c.stall_lg_throttle,"
-        " c.stall_mio_throttle, c.sm_pct, c.mem_pct,"
-        " o.tpcs = (SELECT MAX(tpcs) FROM ops m WHERE m.gpu=o.gpu AND m.model=o.model"
-        "           AND m.batch=o.batch AND m.op=o.op)"
-        " FROM ops o LEFT JOIN counters c ON c.gpu=o.gpu AND c.model=o.model AND c.batch=o.batch"
-        " AND c.op=o.op ORDER BY o.gpu, o.model, o.batch, o.op, o.tpcs";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, "prepare");
-    ps_ops_t *t = ps_ops_new();
-    int rc = t ? 0 : PS_E_NOMEM, r = SQLITE_DONE;
-    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        ps_op_row_t row;
-        memset(&row, 0, sizeof row);
-        row.gpu = col_text(st, 0);
-        row.model = col_text(st, 1);
-        row.batch = sqlite3_column_int(st, 2);
-        row.op = sqlite3_column_int(st, 3);
-        row.name = col_text(st, 4);
-        row.tpcs = sqlite3_column_int(st, 5);
-        row.duration_ns = sqlite3_column_double(st, 6);
-        ps_counters_t c = {col_num(st, 7),  col_num(st, 8),  col_num(st, 9), col_num(st, 10),
-                           col_num(st, 11), col_num(st, 12), col_num(st, 13)};
-        /* Roofline class from the counters: whichever of compute and memory
-         * throughput is closer to its peak (empty when not measured). */
-        row.intensity = isnan(c.sm_pct) || isnan(c.mem_pct) ? PS_INTENSITY_NONE
-                        : c.sm_pct >= c.mem_pct            ? PS_INTENSITY_COMPUTE
-                                                            : PS_INTENSITY_MEMORY;
-        int at_max = sqlite3_column_int(st, 14);
-        if (at_max) {
-            row.c = c;
-        } else {
-            row.c.dram_bytes = row.c.l2_bytes = row.c.stall_long_scoreboard = NAN;
-            row.c.stall_lg_throttle = row.c.stall_mio_throttle = row.c.sm_pct = row.c.mem_pct = NAN;
-        }
-        rc = ps_ops_append(t, &row);
-    }
-    if (rc == 0 && r != SQLITE_DONE)
-        rc = db_error(s, "export ops");
-    sqlite3_finalize(st);
-    if (rc) {
-        ps_ops_free(t);
-        return rc;
-    }
-    *out = t;
-    return 0;
-}
-
-int ps_store_export_coexec(ps_store_t *s, ps_coexec_t **out)
-{
-    *out = NULL;
-    static const char sql[] =
-        "SELECT experiment, gpu, hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch,"
-        " lp_start, lp_len, hp_tpcs, lp_tpcs, hp_ns, lp_ns, mechanism FROM coexec"
-        " ORDER BY experiment, run";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, "prepare");
-    ps_coexec_t *t = ps_coexec_new();
-    int rc = t ? 0 : PS_E_NOMEM, r = SQLITE_DONE;
-    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        ps_coexec_row_t row = {
-            .experiment = col_text(st, 0),
-            .gpu = col_text(st, 1),
-            .hp_model = col_text(st, 2),
-            .hp_batch = sqlite3_column_int(st, 3),
-            .hp_start = sqlite3_column_int(st, 4),
-            .hp_len = sqlite3_column_int(st, 5),
-            .lp_model = col_text(st, 6),
-            .lp_batch = sqlite3_column_int(st, 7),
-            .lp_start = sqlite3_column_int(st, 8),
-            .lp_len = sqlite3_column_int(st, 9),
-            .hp_tpcs = sqlite3_column_int(st, 10),
-            .lp_tpcs = sqlite3_column_int(st, 11),
-            .hp_ns = sqlite3_column_double(st, 12),
-            .lp_ns = sqlite3_column_double(st, 13),
-            .mechanism = sqlite3_column_type(st, 14) == SQLITE_NULL ? NULL : col_text(st, 14),
-        };
-        rc = ps_coexec_append(t, &row);
-    }
-    if (rc == 0 && r != SQLITE_DONE)
-        rc = db_error(s, "export coexec");
-    sqlite3_finalize(st);
-    if (rc) {
-        ps_coexec_free(t);
-        return rc;
-    }
-    *out = t;
-    return 0;
-}

@@ -11,11 +11,17 @@
 
 #include "profile/tables.h"
 
+#include <sqlite3.h>
 #include <stddef.h>
 
 typedef struct ps_store ps_store_t;
 
 int ps_store_open(const char *path, ps_store_t **out);
+/* The connection and file name, for export.c's queries. */
+sqlite3 *ps_store_db(ps_store_t *s);
+const char *ps_store_path(const ps_store_t *s);
+/* Record the database's current error message ("path: what: message"). */
+int ps_store_error(ps_store_t *s, const char *what);
 void ps_store_close(ps_store_t *s);
 
 /* Record value under key on first use; later, refuse another value with
@@ -40,6 +46,9 @@ int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int
 int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run);
 
 int ps_store_status(ps_store_t *s, ps_campaign_status_t *out);
+
+/* The store of an open campaign (campaign.c). */
+ps_store_t *ps_campaign_store(ps_campaign_t *c);
 
 /* All rows as tables (caller frees). Counters and the intensity derived
  * from them go on the row of each operator with the most TPCs. */
