@@ -10,6 +10,10 @@
 #include "collect/oplist.h"
 #include "profile/tables.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Operators [start, start+len) of one list, run on `tpcs` TPCs. */
 typedef struct {
     const ps_oplist_t *list;
@@ -54,5 +58,9 @@ int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out);
 /* The gpu column's name for a device name: "NVIDIA A100-SXM4-40GB" ->
  * "A100-SXM4-40GB" (vendor prefix dropped, spaces become '-'). */
 void ps_gpu_column_name(const char *device_name, char *out, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
     PS_OPK_GEMM = 0, /* C[m,n] = A[m,k] B[k,n], `batch` independent products */
     PS_OPK_CONV,     /* NCHW convolution through cuDNN */
@@ -101,5 +105,9 @@ void ps_op_tensor_elems(const ps_opdesc_t *op, long long *in, long long *weight,
 
 /* Output spatial size of a conv or pool along one axis. */
 long long ps_conv_out(long long in, long long window, long long stride, long long pad);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
