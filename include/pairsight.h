@@ -162,7 +162,69 @@ int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, p
 /* Simulator (src/simulate)                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* @@SIMULATE@@ declarations of the simulator's public API go here. */
+/* @@SIMULATE@@ */
+/*
+ * The simulator stands in for a measurement campaign on a GPU: it writes the
+ * per-operator profiles (ops.csv) and the co-execution measurements
+ * (coexec.csv, mechanism "sim") that a real campaign writes, from a physical
+ * model of the shared L2 and DRAM path (docs/simulator.md).
+ *
+ *     ps_sim_params_t p = ps_sim_default_params();
+ *     p.gpu = "a100";
+ *     p.experiments = 1000;
+ *     ps_ops_t *ops = NULL;
+ *     ps_coexec_t *cx = NULL;
+ *     if (ps_sim_run(&p, &ops, &cx) == 0) {
+ *         ps_ops_save(ops, "ops.csv");
+ *         ps_coexec_save(cx, "coexec.csv");
+ *     }
+ *     ps_ops_free(ops);
+ *     ps_coexec_free(cx);
+ *
+ * String parameters are borrowed for the duration of the call. The result is
+ * the same for a seed whatever the thread count.
+ */
+
+/** Progress callback: experiments done out of total. */
+typedef void (*ps_sim_progress_fn)(double done, double total, void *user);
+
+typedef struct {
+    const char *gpu;     /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
+    const char *pairs;   /* ordered HP/LP pairs "hp:batch/lp:batch,..." (e.g.
+                            "resnet50:8/bert-base:8"); NULL = derived from models */
+    const char *models;  /* comma-separated models; with pairs NULL: the default
+                            20 pairs restricted to these models, or, when none
+                            remains, every ordered pair of them; NULL = the six
+                            models of the published evaluation */
+    const char *batches; /* batch sizes where pairs do not give them: "16" for
+                            every model, or "resnet50:16,bert-base:32"; NULL =
+                            the default batch of each model (8) */
+    const char *splits;  /* SM splits "hp/lp,...", e.g. "10/44,20/34", or "all"
+                            (every hp/lp with hp + lp = the GPU's TPCs); NULL =
+                            hp = round(k * TPCs / 10), k = 1..9 */
+    int min_len, max_len;   /* operators per segment, both sides (1, 16) */
+    long experiments;       /* co-execution settings (1000) */
+    int runs;               /* runs per experiment (14) */
+    uint64_t seed;          /* (1) */
+    int threads;            /* worker threads, 0 = the machine's cores (0) */
+    int bert_seq;           /* BERT sequence length (128) */
+    int llama_prompt;       /* Llama prompt length; the decode step reads its KV cache (128) */
+    double noise;           /* sigma of the per-run log-normal noise of each side (0.02) */
+    ps_sim_progress_fn progress; /* NULL = none */
+    void *progress_user;
+} ps_sim_params_t;
+
+/** Defaults as documented beside each field. */
+ps_sim_params_t ps_sim_default_params(void);
+
+/**
+ * Simulate a campaign. On success *out_ops holds every operator of every
+ * model the campaign uses at every TPC count it uses plus the whole GPU
+ * (standalone durations and counters), *out_coexec one row per run; the
+ * caller owns both (ps_ops_free, ps_coexec_free). On error both are NULL and
+ * ps_last_error() says which parameter is wrong.
+ */
+int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_coexec);
 
 /* ------------------------------------------------------------------------ */
 /* Segment model: features, training, prediction (src/features, src/model)   */

@@ -1,0 +1,44 @@
+/*
+ * A streaming RFC 4180 tokenizer. It reads the file through one fixed buffer
+ * and keeps only the current record, so a file of any size is never held in
+ * memory, and it knows the line and column of every field for messages of the
+ * form "file:line:column: ...". A column is the 1-based field number.
+ *
+ * Accepted beyond RFC 4180: a UTF-8 byte order mark, LF or CRLF (or lone CR)
+ * line ends, blank lines (skipped), lines starting with '#' before the first
+ * record (comments), and lines starting with a chosen prefix anywhere (for
+ * the "==PROF==" lines of Nsight Compute).
+ */
+#ifndef PS_PROFILE_CSV_H
+#define PS_PROFILE_CSV_H
+
+#include <stddef.h>
+
+typedef struct ps_csv ps_csv_t;
+
+/* Open a file (name is used in messages). */
+int ps_csv_open(const char *path, ps_csv_t **out);
+/* Tokenize a caller-owned buffer, which must outlive the tokenizer; name is
+ * used in messages. */
+int ps_csv_open_mem(const void *data, size_t len, const char *name, ps_csv_t **out);
+void ps_csv_close(ps_csv_t *c);
+
+/* Lines starting with prefix (no ',', '"', CR or LF in it) are skipped
+ * wherever a record could start. The string must outlive the tokenizer. */
+void ps_csv_skip_prefix(ps_csv_t *c, const char *prefix);
+
+/* Read the next record: returns 1 with a record, 0 at end of file, or a
+ * negative PS_E_* code with ps_last_error() set ("file:line:column: ..."). */
+int ps_csv_next(ps_csv_t *c);
+
+int ps_csv_nfields(const ps_csv_t *c);
+/* Field i (0-based) of the current record, NUL-terminated; valid until the
+ * next ps_csv_next. A NUL byte in the text is an error, so none is inside. */
+const char *ps_csv_field(const ps_csv_t *c, int i);
+size_t ps_csv_field_len(const ps_csv_t *c, int i);
+/* Line on which field i starts, and the line of the record's first field. */
+size_t ps_csv_field_line(const ps_csv_t *c, int i);
+size_t ps_csv_line(const ps_csv_t *c);
+const char *ps_csv_path(const ps_csv_t *c);
+
+#endif

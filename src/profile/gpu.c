@@ -1,0 +1,146 @@
+/*
+ * The GPU catalog (see gpu.h). Sources of the figures:
+ *
+ * [V100]  NVIDIA Tesla V100 GPU Architecture whitepaper (WP-08608-001, 2017),
+ *         Table 1: SXM2 V100, 80 SMs, boost 1530 MHz, 15.7 FP32 TFLOPS,
+ *         125 tensor TFLOPS, HBM2 900 GB/s, 6144 KB L2.
+ * [A100]  NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020),
+ *         Table 1/3: A100 SXM4, 108 SMs, boost 1410 MHz, 19.5 FP32 TFLOPS,
+ *         156 dense TF32 and 312 dense FP16 tensor TFLOPS, HBM2 1555 GB/s,
+ *         40 MB L2.
+ * [H100]  NVIDIA H100 Tensor Core GPU datasheet and architecture whitepaper
+ *         (2022): H100 SXM5, 132 SMs, 50 MB L2, 67 FP32 TFLOPS, 494.7 dense TF32
+ *         and 989.4 dense FP16 tensor TFLOPS, HBM3 3.35 TB/s. The boost clock follows from the
+ *         FP32 peak: 67e12 / (132 SMs x 128 FP32 lanes x 2) = 1.98 GHz.
+ * [H200]  NVIDIA H200 Tensor Core GPU datasheet (2024): same GH100 compute as
+ *         H100 SXM (67 FP32, 494.7 TF32 and 989.4 FP16 dense tensor TFLOPS), HBM3e 4.8 TB/s.
+ *         The datasheet gives no L2 size; we take 60 MB, the full GH100 L2
+ *         (H100 whitepaper; Chips and Cheese, "Nvidia's H100: Funny L2, and
+ *         Tons of Bandwidth", 2023) as the project's issue 3 specifies.
+ * [L2BW]  L2 bandwidth: Table 3 of "Hardware features of different Nvidia GPU
+ *         architectures", doi:10.1016/j.ultsonch.2023.106546 (V100 3133,
+ *         A100 7219, H100 8986 GB/s); H200 taken equal to H100 (same die).
+ * [LAT]   Idle DRAM latency: published measurements range from about 400
+ *         core cycles (the same Table 3) to about 600 cycles (H100 HBM3); we
+ *         take 500 cycles at the boost clock. An estimate, not a datasheet
+ *         figure.
+ * [EFF]   A streaming kernel reaches about 85-90 % of peak DRAM bandwidth on
+ *         these parts (e.g. STREAM-like copies); we take 0.88.
+ * [SMBW]  Achievable DRAM bandwidth of one SM: by Little's law it is the
+ *         bytes one SM keeps in flight over the memory latency. We choose it
+ *         so that a streaming kernel saturates DRAM at about half of the SMs
+ *         (sm_gbs = dram_gbs x dram_eff / (sms / 2)), the shape of published
+ *         bandwidth-versus-SM-count microbenchmarks. H200 shares H100's SMs
+ *         and latency and therefore its per-SM figure; it needs more SMs to
+ *         saturate its faster HBM3e. An estimate, documented in
+ *         docs/simulator.md.
+ * [FIX]   Fixed device time of a kernel: the shortest kernels in the Orion
+ *         V100 profiles (../shared/data/orion-v100) last 2.8 us under Nsight
+ *         Compute; we take 2.5 us on V100 and scale it down with the clock.
+ */
+#include "profile/gpu.h"
+
+#include <strings.h>
+
+static const ps_gpu_t catalog[] = {
+    {
+        .name = "A100-SXM4-40GB",
+        .aliases = {"a100", "a100-sxm4", "a100-40gb", NULL},
+        .sms = 108, .tpcs = 54,                   /* [A100] */
+        .clock_ghz = 1.41,                        /* [A100] */
+        .tensor_tflops = 312.0,                   /* [A100] */
+        .tf32_tflops = 156.0,                     /* [A100] */
+        .fp32_tflops = 19.5,                      /* [A100] */
+        .dram_gbs = 1555.0,                       /* [A100] */
+        .dram_eff = 0.88,                         /* [EFF] */
+        .l2_mb = 40.0,                            /* [A100] */
+        .l2_gbs = 7219.0,                         /* [L2BW] */
+        .sm_gbs = 1555.0 * 0.88 / 54.0,           /* [SMBW] 25.3 GB/s */
+        .mem_latency_ns = 500.0 / 1.41,           /* [LAT] 355 ns */
+        .kernel_fixed_ns = 2500.0 * 1.53 / 1.41,  /* [FIX] 2.7 us */
+    },
+    {
+        .name = "H100-SXM",
+        .aliases = {"h100", "h100-sxm5", "h100-80gb", NULL},
+        .sms = 132, .tpcs = 66,                   /* [H100] */
+        .clock_ghz = 1.98,                        /* [H100] from the FP32 peak */
+        .tensor_tflops = 989.4,                   /* [H100] */
+        .tf32_tflops = 494.7,                     /* [H100] */
+        .fp32_tflops = 67.0,                      /* [H100] */
+        .dram_gbs = 3350.0,                       /* [H100] */
+        .dram_eff = 0.88,                         /* [EFF] */
+        .l2_mb = 50.0,                            /* [H100] */
+        .l2_gbs = 8986.0,                         /* [L2BW] */
+        .sm_gbs = 3350.0 * 0.88 / 66.0,           /* [SMBW] 44.7 GB/s */
+        .mem_latency_ns = 500.0 / 1.98,           /* [LAT] 253 ns */
+        .kernel_fixed_ns = 2500.0 * 1.53 / 1.98,  /* [FIX] 1.9 us */
+    },
+    {
+        .name = "H200",
+        .aliases = {"h200", "h200-sxm", "h200-141gb", NULL},
+        .sms = 132, .tpcs = 66,                   /* [H200] */
+        .clock_ghz = 1.98,                        /* [H200] as H100 SXM */
+        .tensor_tflops = 989.4,                   /* [H200] */
+        .tf32_tflops = 494.7,                     /* [H200] */
+        .fp32_tflops = 67.0,                      /* [H200] */
+        .dram_gbs = 4800.0,                       /* [H200] */
+        .dram_eff = 0.88,                         /* [EFF] */
+        .l2_mb = 60.0,                            /* [H200] */
+        .l2_gbs = 8986.0,                         /* [L2BW] */
+        .sm_gbs = 3350.0 * 0.88 / 66.0,           /* [SMBW] as H100 */
+        .mem_latency_ns = 500.0 / 1.98,           /* [LAT] */
+        .kernel_fixed_ns = 2500.0 * 1.53 / 1.98,  /* [FIX] */
+    },
+    {
+        .name = "V100-SXM2-16GB",
+        .aliases = {"v100", "v100-16gb", "v100-sxm2", NULL},
+        .sms = 80, .tpcs = 40,                    /* [V100] */
+        .clock_ghz = 1.53,                        /* [V100] */
+        .tensor_tflops = 125.0,                   /* [V100] */
+        .tf32_tflops = 0.0,                       /* [V100] Volta has no TF32 */
+        .fp32_tflops = 15.7,                      /* [V100] */
+        .dram_gbs = 900.0,                        /* [V100] */
+        .dram_eff = 0.88,                         /* [EFF] */
+        .l2_mb = 6.0,                             /* [V100] */
+        .l2_gbs = 3133.0,                         /* [L2BW] */
+        .sm_gbs = 900.0 * 0.88 / 40.0,            /* [SMBW] 19.8 GB/s */
+        .mem_latency_ns = 500.0 / 1.53,           /* [LAT] 327 ns */
+        .kernel_fixed_ns = 2500.0,                /* [FIX] */
+    },
+    {
+        .name = "V100-SXM2-32GB",
+        .aliases = {"v100-32gb", NULL, NULL, NULL},
+        .sms = 80, .tpcs = 40,                    /* [V100] same chip, 32 GB HBM2 */
+        .clock_ghz = 1.53,
+        .tensor_tflops = 125.0,
+        .tf32_tflops = 0.0,
+        .fp32_tflops = 15.7,
+        .dram_gbs = 900.0,
+        .dram_eff = 0.88,
+        .l2_mb = 6.0,
+        .l2_gbs = 3133.0,
+        .sm_gbs = 900.0 * 0.88 / 40.0,
+        .mem_latency_ns = 500.0 / 1.53,
+        .kernel_fixed_ns = 2500.0,
+    },
+};
+
+const ps_gpu_t *ps_gpu_find(const char *name_or_alias)
+{
+    if (!name_or_alias)
+        return NULL;
+    for (size_t i = 0; i < sizeof catalog / sizeof catalog[0]; i++) {
+        if (strcasecmp(catalog[i].name, name_or_alias) == 0)
+            return &catalog[i];
+        for (int a = 0; a < 4 && catalog[i].aliases[a]; a++)
+            if (strcasecmp(catalog[i].aliases[a], name_or_alias) == 0)
+                return &catalog[i];
+    }
+    return NULL;
+}
+
+const ps_gpu_t *ps_gpu_list(size_t *n)
+{
+    *n = sizeof catalog / sizeof catalog[0];
+    return catalog;
+}

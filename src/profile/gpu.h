@@ -1,0 +1,43 @@
+/*
+ * The GPU catalog: a small table of published figures for each GPU the
+ * simulator and the other stages know, looked up by name or alias.
+ *
+ *     const ps_gpu_t *g = ps_gpu_find("a100");   // or "A100-SXM4-40GB"
+ *     if (g) printf("%s has %d TPCs\n", g->name, g->tpcs);
+ *
+ * Every figure carries its source in a comment in src/profile/gpu.c. The
+ * entries are static: the returned pointers stay valid for the life of the
+ * process and must not be freed.
+ */
+#ifndef PS_PROFILE_GPU_H
+#define PS_PROFILE_GPU_H
+
+#include <stddef.h>
+
+typedef struct {
+    const char *name;        /* as written in ops.csv/coexec.csv, e.g. "A100-SXM4-40GB" */
+    const char *aliases[4];  /* lower-case short names, e.g. "a100"; NULL-terminated */
+    int sms;                 /* streaming multiprocessors enabled on the product */
+    int tpcs;                /* texture processing clusters = sms / 2: the unit of an SM split */
+    double clock_ghz;        /* boost clock */
+    double tensor_tflops;    /* dense FP16/BF16 tensor-core peak */
+    double tf32_tflops;      /* dense TF32 tensor-core peak; 0 where the GPU has none */
+    double fp32_tflops;      /* FP32 CUDA-core peak */
+    double dram_gbs;         /* DRAM peak bandwidth, GB/s (1e9 bytes/s) */
+    double dram_eff;         /* share of dram_gbs a streaming kernel achieves */
+    double l2_mb;            /* L2 cache size, MiB as marketed (1 MB = 2^20 bytes here) */
+    double l2_gbs;           /* L2 bandwidth, GB/s */
+    double sm_gbs;           /* achievable DRAM bandwidth of one SM alone, GB/s */
+    double mem_latency_ns;   /* idle DRAM load latency */
+    double kernel_fixed_ns;  /* device time of an empty kernel (launch, ramp-up, drain) */
+} ps_gpu_t;
+
+/* The GPU whose name or alias equals name_or_alias (case-insensitive), or
+ * NULL. Accepts e.g. "A100-SXM4-40GB", "a100", "h100", "H100-SXM", "h200",
+ * "v100". */
+const ps_gpu_t *ps_gpu_find(const char *name_or_alias);
+
+/* The catalog as an array: *n receives its length. */
+const ps_gpu_t *ps_gpu_list(size_t *n);
+
+#endif

@@ -1,0 +1,489 @@
+/*
+ * Reading and writing the tables of FORMATS.md, driven by their schemas: one
+ * loader and one saver serve all five. The loader streams the file through
+ * the tokenizer, matches columns by name, checks every cell and then the
+ * table-level rules, and keeps nothing when anything is wrong.
+ */
+#include "common/common.h"
+#include "profile/profile_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Any row of any table, so that the loader can fill one on the stack. */
+typedef union {
+    ps_op_row_t op;
+    ps_coexec_row_t cx;
+    ps_workload_row_t wl;
+    ps_scaling_row_t sc;
+    ps_colocation_row_t co;
+} any_row_t;
+
+static const ps_table_kind_t all_kinds[] = {PS_TABLE_OPS, PS_TABLE_COEXEC, PS_TABLE_WORKLOADS,
+                                            PS_TABLE_SCALING, PS_TABLE_COLOCATIONS};
+
+/* ---- cells ---- */
+
+static int parse_int(const char *s, int *out)
+{
+    const char *p = s;
+    int neg = 0;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    if (!*p)
+        return -1;
+    long long v = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+        if (v > (long long)INT_MAX + 1)
+            return -2;
+    }
+    v = neg ? -v : v;
+    if (v > INT_MAX || v < INT_MIN)
+        return -2;
+    *out = (int)v;
+    return 0;
+}
+
+/* A decimal number in the C locale; NaN, infinities and hex are refused. */
+static int parse_double(const char *s, double *out, const char **why)
+{
+    if (!*s) {
+        *why = "not a number";
+        return -1;
+    }
+    for (const char *p = s; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '+' || *p == 'e' ||
+              *p == 'E')) {
+            const char *q = *s == '-' || *s == '+' ? s + 1 : s;
+            if (strcasecmp(q, "nan") == 0)
+                *why = "NaN is not allowed";
+            else if (strcasecmp(q, "inf") == 0 || strcasecmp(q, "infinity") == 0)
+                *why = "infinity is not allowed";
+            else
+                *why = "not a number";
+            return -1;
+        }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || end == s) {
+        *why = "not a number";
+        return -1;
+    }
+    if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1)) {
+        *why = "out of range";
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_intensity(const char *s, ps_intensity_t *out)
+{
+    if (strcmp(s, "compute") == 0)
+        *out = PS_INTENSITY_COMPUTE;
+    else if (strcmp(s, "memory") == 0)
+        *out = PS_INTENSITY_MEMORY;
+    else if (strcmp(s, "unknown") == 0)
+        *out = PS_INTENSITY_UNKNOWN;
+    else
+        return -1;
+    return 0;
+}
+
+/* Parse cell s of column c into the row; on error write a message (without
+ * position) to msg. Text is borrowed from the tokenizer (append interns it). */
+static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg, size_t n)
+{
+    void *f = (char *)row + c->offset;
+    const char *why = NULL;
+    char shown[48];
+    snprintf(shown, sizeof shown, "%s%s", s, strlen(s) > 40 ? "..." : "");
+    if (!*s) {
+        if (c->optional)
+            return PS_OK; /* the default (NULL, NAN, NONE) is already there */
+        snprintf(msg, n, "%s: missing value", c->name);
+        return PS_E_INPUT;
+    }
+    switch (c->type) {
+    case PS_COL_TEXT: *(const char **)f = s; return PS_OK;
+    case PS_COL_INTENSITY:
+        if (parse_intensity(s, f) == 0)
+            return PS_OK;
+        snprintf(msg, n, "%s: '%s': expected compute, memory, unknown or an empty cell", c->name,
+                 shown);
+        return PS_E_INPUT;
+    case PS_COL_INT: {
+        int r = parse_int(s, f);
+        if (r == 0)
+            return PS_OK;
+        snprintf(msg, n, "%s: '%s': %s", c->name, shown,
+                 r == -2 ? "integer out of range" : "not an integer");
+        return PS_E_INPUT;
+    }
+    case PS_COL_FLOAT:
+        if (parse_double(s, f, &why) == 0)
+            return PS_OK;
+        snprintf(msg, n, "%s: '%s': %s", c->name, shown, why);
+        return PS_E_INPUT;
+    }
+    return PS_E_INPUT;
+}
+
+static void row_defaults(const ps_schema_t *s, void *row)
+{
+    memset(row, 0, s->row_size);
+    for (size_t i = 0; i < s->ncols; i++) {
+        void *f = (char *)row + s->cols[i].offset;
+        if (s->cols[i].type == PS_COL_FLOAT)
+            *(double *)f = NAN;
+        else if (s->cols[i].type == PS_COL_INTENSITY)
+            *(ps_intensity_t *)f = PS_INTENSITY_NONE;
+    }
+}
+
+/* ---- header ---- */
+
+/* Field index of column c in the header, or -1. */
+static int header_find(ps_csv_t *csv, const char *name)
+{
+    for (int i = 0; i < ps_csv_nfields(csv); i++)
+        if (strcmp(ps_csv_field(csv, i), name) == 0)
+            return i;
+    return -1;
+}
+
+static int required_present(ps_csv_t *csv, const ps_schema_t *s, const char **missing)
+{
+    int k = 0;
+    *missing = NULL;
+    for (size_t i = 0; i < s->ncols; i++) {
+        if (s->cols[i].optional)
+            continue;
+        if (header_find(csv, s->cols[i].name) >= 0)
+            k++;
+        else if (!*missing)
+            *missing = s->cols[i].name;
+    }
+    return k;
+}
+
+/* The table whose required columns are all in the header; when several
+ * are, the one that needs the most (colocations over workload_scaling). */
+static int detect_kind(ps_csv_t *csv, ps_table_kind_t *kind)
+{
+    const ps_schema_t *best = NULL, *near = NULL;
+    int best_k = -1, near_k = 0;
+    const char *near_missing = NULL;
+    for (size_t i = 0; i < PS_ARRAY_LEN(all_kinds); i++) {
+        const ps_schema_t *s = ps_schema_get(all_kinds[i]);
+        const char *missing;
+        int k = required_present(csv, s, &missing);
+        if (!missing && k > best_k) {
+            best = s;
+            best_k = k;
+        } else if (missing && k > near_k) {
+            near = s;
+            near_k = k;
+            near_missing = missing;
+        }
+    }
+    if (best) {
+        *kind = best->kind;
+        return PS_OK;
+    }
+    if (near && near_k >= 2)
+        return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' (the header looks like "
+                        "table %s)", ps_csv_path(csv), ps_csv_line(csv), near_missing, near->name);
+    return ps_error(PS_E_INPUT, "%s:%zu:1: unknown table: the header matches none of ops, coexec, "
+                    "workloads, workload_scaling, colocations", ps_csv_path(csv), ps_csv_line(csv));
+}
+
+/* Map the schema's columns to header fields (-1 = absent). */
+static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
+{
+    int nf = ps_csv_nfields(csv);
+    for (int i = 0; i < nf; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(ps_csv_field(csv, i), ps_csv_field(csv, j)) == 0)
+                return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
+                                ps_csv_field_line(csv, i), i + 1, ps_csv_field(csv, i));
+    for (size_t c = 0; c < s->ncols; c++) {
+        idx[c] = header_find(csv, s->cols[c].name);
+        if (idx[c] < 0 && !s->cols[c].optional)
+            return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s",
+                            ps_csv_path(csv), ps_csv_line(csv), s->cols[c].name, s->name);
+    }
+    return PS_OK;
+}
+
+/* ---- loading ---- */
+
+/* The header field (0-based) of the schema column named name. */
+static int field_of(const ps_schema_t *s, const int *idx, const char *name)
+{
+    for (size_t c = 0; c < s->ncols; c++)
+        if (strcmp(s->cols[c].name, name) == 0)
+            return idx[c];
+    return -1;
+}
+
+int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+{
+    *out = NULL;
+    const char *path = ps_csv_path(csv);
+    int rc = ps_csv_next(csv);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return ps_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
+    if (kind == PS_TABLE_UNKNOWN && (rc = detect_kind(csv, &kind)) != PS_OK)
+        return rc;
+    const ps_schema_t *s = ps_schema_get(kind);
+    if (!s)
+        return ps_error(PS_E_ARG, "unknown table kind %d", (int)kind);
+    if (kind_out)
+        *kind_out = kind;
+    int idx[32];
+    if ((rc = map_header(csv, s, idx)) != PS_OK)
+        return rc;
+    int nfields = ps_csv_nfields(csv);
+    size_t header_line = ps_csv_line(csv);
+
+    void *t = s->create();
+    size_t *lines = NULL, n = 0, cap = 0;
+    if (!t)
+        return PS_E_NOMEM;
+    any_row_t row;
+    char msg[300];
+    while ((rc = ps_csv_next(csv)) == 1) {
+        size_t line = ps_csv_line(csv);
+        if (ps_csv_nfields(csv) != nfields) {
+            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d",
+                          path, line, ps_csv_nfields(csv) < nfields ? ps_csv_nfields(csv) + 1 : nfields + 1,
+                          nfields, ps_csv_nfields(csv));
+            goto fail;
+        }
+        row_defaults(s, &row);
+        for (size_t c = 0; c < s->ncols; c++) {
+            if (idx[c] < 0)
+                continue;
+            if (parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), &row, msg, sizeof msg) != PS_OK) {
+                rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]),
+                              idx[c] + 1, msg);
+                goto fail;
+            }
+        }
+        ps_rowerr_t e;
+        if (ps_schema_check_row(s, &row, &e) != PS_OK) {
+            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, line, field_of(s, idx, e.column) + 1,
+                          e.msg);
+            goto fail;
+        }
+        void *p = lines;
+        rc = ps_array_grow(&p, n, &cap, sizeof *lines, 1024);
+        lines = p;
+        if (rc != PS_OK)
+            goto fail;
+        lines[n++] = line;
+        if ((rc = s->append(t, &row)) != PS_OK)
+            goto fail;
+    }
+    if (rc < 0)
+        goto fail;
+    if (n == 0) {
+        rc = ps_error(PS_E_INPUT, "%s:%zu:1: header only: no data rows", path, header_line + 1);
+        goto fail;
+    }
+    ps_rowerr_t e;
+    if ((rc = s->validate(t, &e)) != PS_OK) {
+        if (rc == PS_E_INPUT) {
+            int col = field_of(s, idx, e.column);
+            if (e.other != SIZE_MAX)
+                ps_error(rc, "%s:%zu:%d: %s (first at line %zu)", path, lines[e.row], col + 1,
+                         e.msg, lines[e.other]);
+            else
+                ps_error(rc, "%s:%zu:%d: %s", path, lines[e.row], col + 1, e.msg);
+        }
+        goto fail;
+    }
+    free(lines);
+    *out = t;
+    return PS_OK;
+fail:
+    free(lines);
+    s->destroy(t);
+    return rc;
+}
+
+static int load_path(const char *path, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+{
+    *out = NULL;
+    ps_csv_t *csv = NULL;
+    int rc = ps_csv_open(path, &csv);
+    if (rc == PS_OK)
+        rc = ps_table_load_csv(csv, kind, kind_out, out);
+    ps_csv_close(csv);
+    return rc;
+}
+
+#define LOADER(T, fn, kind)                                                               \
+    int fn(const char *path, T **out)                                                     \
+    {                                                                                     \
+        void *t = NULL;                                                                   \
+        int rc = load_path(path, kind, NULL, &t);                                         \
+        *out = t;                                                                         \
+        return rc;                                                                        \
+    }
+
+LOADER(ps_ops_t, ps_ops_load, PS_TABLE_OPS)
+LOADER(ps_coexec_t, ps_coexec_load, PS_TABLE_COEXEC)
+LOADER(ps_workloads_t, ps_workloads_load, PS_TABLE_WORKLOADS)
+LOADER(ps_scaling_t, ps_scaling_load, PS_TABLE_SCALING)
+LOADER(ps_colocations_t, ps_colocations_load, PS_TABLE_COLOCATIONS)
+
+int ps_table_check(const char *path, ps_check_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    ps_table_kind_t kind = PS_TABLE_UNKNOWN;
+    void *t = NULL;
+    int rc = load_path(path, PS_TABLE_UNKNOWN, &kind, &t);
+    if (rc != PS_OK)
+        return rc;
+    const ps_schema_t *s = ps_schema_get(kind);
+    out->kind = kind;
+    s->rows(t, &out->rows);
+    out->groups = s->groups(t);
+    s->destroy(t);
+    return PS_OK;
+}
+
+/* ---- saving ---- */
+
+static void put_text(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The shortest of %.15g..%.17g that reads back as the same double. */
+static void put_double(FILE *f, double v)
+{
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (prec == 17 || strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
+
+/* Whether column c holds a value in any row (optional columns that are empty
+ * everywhere are left out of the file). */
+static int column_used(const ps_column_t *c, const char *rows, size_t n, size_t sz)
+{
+    if (!c->optional)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        const void *f = rows + i * sz + c->offset;
+        if ((c->type == PS_COL_TEXT && *(const char *const *)f) ||
+            (c->type == PS_COL_FLOAT && !isnan(*(const double *)f)) ||
+            (c->type == PS_COL_INTENSITY && *(const ps_intensity_t *)f != PS_INTENSITY_NONE))
+            return 1;
+    }
+    return 0;
+}
+
+static void put_cell(FILE *f, const ps_column_t *c, const void *row)
+{
+    const void *v = (const char *)row + c->offset;
+    switch (c->type) {
+    case PS_COL_TEXT: put_text(f, *(const char *const *)v); break;
+    case PS_COL_INT: fprintf(f, "%d", *(const int *)v); break;
+    case PS_COL_FLOAT:
+        if (!isnan(*(const double *)v))
+            put_double(f, *(const double *)v);
+        break;
+    case PS_COL_INTENSITY: {
+        static const char *const names[] = {"unknown", "compute", "memory"};
+        int k = (int)*(const ps_intensity_t *)v;
+        if (k >= 0 && k <= 2)
+            fputs(names[k], f);
+        break;
+    }
+    }
+}
+
+int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path)
+{
+    if (!t || !path)
+        return ps_error(PS_E_ARG, "save: NULL table or path");
+    size_t n;
+    const char *rows = s->rows(t, &n);
+    int used[32], first = 1;
+    ps_atomic_t *a = NULL;
+    int rc = ps_atomic_open(path, &a);
+    if (rc != PS_OK)
+        return rc;
+    FILE *f = ps_atomic_stream(a);
+    for (size_t c = 0; c < s->ncols; c++) {
+        used[c] = column_used(&s->cols[c], rows, n, s->row_size);
+        if (used[c]) {
+            fprintf(f, "%s%s", first ? "" : ",", s->cols[c].name);
+            first = 0;
+        }
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < n; i++) {
+        const void *row = rows + i * s->row_size;
+        first = 1;
+        for (size_t c = 0; c < s->ncols; c++) {
+            if (!used[c])
+                continue;
+            if (!first)
+                fputc(',', f);
+            first = 0;
+            put_cell(f, &s->cols[c], row);
+        }
+        fputc('\n', f);
+    }
+    return ps_atomic_commit(a);
+}
+
+int ps_ops_save(const ps_ops_t *t, const char *path)
+{
+    return ps_table_save_any(ps_schema_get(PS_TABLE_OPS), t, path);
+}
+int ps_coexec_save(const ps_coexec_t *t, const char *path)
+{
+    return ps_table_save_any(ps_schema_get(PS_TABLE_COEXEC), t, path);
+}
+int ps_workloads_save(const ps_workloads_t *t, const char *path)
+{
+    return ps_table_save_any(ps_schema_get(PS_TABLE_WORKLOADS), t, path);
+}
+int ps_scaling_save(const ps_scaling_t *t, const char *path)
+{
+    return ps_table_save_any(ps_schema_get(PS_TABLE_SCALING), t, path);
+}
+int ps_colocations_save(const ps_colocations_t *t, const char *path)
+{
+    return ps_table_save_any(ps_schema_get(PS_TABLE_COLOCATIONS), t, path);
+}

@@ -1,0 +1,853 @@
+/*
+ * The five tables of FORMATS.md in memory: creation, appending, freeing, the
+ * column schemas, and the table-level rules (unique keys, operator indices
+ * without gaps, experiments and co-locations that agree with themselves).
+ */
+#include "common/common.h"
+#include "profile/profile_internal.h"
+
+#include <float.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ps_table_name(ps_table_kind_t kind)
+{
+    switch (kind) {
+    case PS_TABLE_OPS: return "ops";
+    case PS_TABLE_COEXEC: return "coexec";
+    case PS_TABLE_WORKLOADS: return "workloads";
+    case PS_TABLE_SCALING: return "workload_scaling";
+    case PS_TABLE_COLOCATIONS: return "colocations";
+    default: return "unknown";
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Schemas: FORMATS.md as data                                               */
+/* ------------------------------------------------------------------------ */
+
+#define INF DBL_MAX
+#define TEXT(st, f) {#f, PS_COL_TEXT, 0, 0, 0, 0, offsetof(st, f)}
+#define OPT_TEXT(st, f) {#f, PS_COL_TEXT, 1, 0, 0, 0, offsetof(st, f)}
+/* An int or float in [lo, hi], or (lo, hi] when open. */
+#define INT(st, f, lo, hi, open) {#f, PS_COL_INT, 0, lo, hi, open, offsetof(st, f)}
+#define FLT(st, f, lo, hi, open) {#f, PS_COL_FLOAT, 0, lo, hi, open, offsetof(st, f)}
+#define OPT_FLT(st, f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(st, f)}
+#define OPT_FLT_POS(st, f) {#f, PS_COL_FLOAT, 1, 0, INF, 1, offsetof(st, f)}
+#define OPT_CTR(f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(ps_op_row_t, c.f)}
+
+static const ps_column_t ops_cols[] = {
+    TEXT(ps_op_row_t, gpu),
+    TEXT(ps_op_row_t, model),
+    INT(ps_op_row_t, batch, 0, INT_MAX, 1),
+    INT(ps_op_row_t, op, 0, INT_MAX, 0),
+    TEXT(ps_op_row_t, name),
+    INT(ps_op_row_t, tpcs, 0, INT_MAX, 1),
+    FLT(ps_op_row_t, duration_ns, 0, INF, 1),
+    {"intensity", PS_COL_INTENSITY, 1, 0, 0, 0, offsetof(ps_op_row_t, intensity)},
+    OPT_CTR(dram_bytes, 0, INF),
+    OPT_CTR(l2_bytes, 0, INF),
+    OPT_CTR(stall_long_scoreboard, 0, INF),
+    OPT_CTR(stall_lg_throttle, 0, INF),
+    OPT_CTR(stall_mio_throttle, 0, INF),
+    OPT_CTR(sm_pct, 0, 100),
+    OPT_CTR(mem_pct, 0, 100),
+};
+
+static const ps_column_t coexec_cols[] = {
+    TEXT(ps_coexec_row_t, experiment),
+    TEXT(ps_coexec_row_t, gpu),
+    TEXT(ps_coexec_row_t, hp_model),
+    INT(ps_coexec_row_t, hp_batch, 0, INT_MAX, 1),
+    INT(ps_coexec_row_t, hp_start, 0, INT_MAX, 0),
+    INT(ps_coexec_row_t, hp_len, 0, INT_MAX, 1),
+    TEXT(ps_coexec_row_t, lp_model),
+    INT(ps_coexec_row_t, lp_batch, 0, INT_MAX, 1),
+    INT(ps_coexec_row_t, lp_start, 0, INT_MAX, 0),
+    INT(ps_coexec_row_t, lp_len, 0, INT_MAX, 1),
+    INT(ps_coexec_row_t, hp_tpcs, 0, INT_MAX, 1),
+    INT(ps_coexec_row_t, lp_tpcs, 0, INT_MAX, 1),
+    FLT(ps_coexec_row_t, hp_ns, 0, INF, 1),
+    FLT(ps_coexec_row_t, lp_ns, 0, INF, 1),
+    OPT_TEXT(ps_coexec_row_t, mechanism),
+};
+
+static const ps_column_t workload_cols[] = {
+    TEXT(ps_workload_row_t, gpu),
+    TEXT(ps_workload_row_t, workload),
+    FLT(ps_workload_row_t, exclusive_tput, 0, INF, 1),
+    OPT_FLT(ps_workload_row_t, threads, 0, INF),
+    OPT_FLT(ps_workload_row_t, registers, 0, INF),
+    OPT_FLT(ps_workload_row_t, static_smem, 0, INF),
+    OPT_FLT(ps_workload_row_t, sm_tput_pct, -INF, INF),
+    OPT_FLT(ps_workload_row_t, dram_tput_pct, -INF, INF),
+    OPT_FLT(ps_workload_row_t, mem_tput_pct, -INF, INF),
+    OPT_FLT(ps_workload_row_t, sm_busy_pct, -INF, INF),
+    OPT_FLT(ps_workload_row_t, mem_busy_pct, -INF, INF),
+    OPT_FLT(ps_workload_row_t, memcap_gb, -INF, INF),
+    OPT_FLT(ps_workload_row_t, stall_long_scoreboard, -INF, INF),
+    OPT_FLT(ps_workload_row_t, stall_lg_throttle, -INF, INF),
+    OPT_FLT(ps_workload_row_t, stall_mio_throttle, -INF, INF),
+};
+
+static const ps_column_t scaling_cols[] = {
+    TEXT(ps_scaling_row_t, gpu),
+    TEXT(ps_scaling_row_t, workload),
+    INT(ps_scaling_row_t, share_pct, 0, 100, 1),
+    FLT(ps_scaling_row_t, tput, 0, INF, 1),
+};
+
+static const ps_column_t colocation_cols[] = {
+    TEXT(ps_colocation_row_t, colocation),
+    TEXT(ps_colocation_row_t, gpu),
+    INT(ps_colocation_row_t, slot, 1, INT_MAX, 0),
+    TEXT(ps_colocation_row_t, workload),
+    INT(ps_colocation_row_t, share_pct, 0, 100, 1),
+    OPT_FLT_POS(ps_colocation_row_t, tput),
+};
+
+static const char *col_name(const ps_column_t *c) { return c->name; }
+
+int ps_schema_check_row(const ps_schema_t *s, const void *row, ps_rowerr_t *e)
+{
+    const char *base = row;
+    for (size_t i = 0; i < s->ncols; i++) {
+        const ps_column_t *c = &s->cols[i];
+        const void *f = base + c->offset;
+        double v;
+        switch (c->type) {
+        case PS_COL_TEXT: {
+            const char *t = *(const char *const *)f;
+            if (!c->optional && (!t || !*t))
+                goto empty;
+            continue;
+        }
+        case PS_COL_INTENSITY: {
+            int k = (int)*(const ps_intensity_t *)f;
+            if (k < PS_INTENSITY_NONE || k > PS_INTENSITY_MEMORY) {
+                e->column = col_name(c);
+                snprintf(e->msg, sizeof e->msg, "%s: invalid intensity %d", c->name, k);
+                return PS_E_INPUT;
+            }
+            continue;
+        }
+        case PS_COL_INT: v = *(const int *)f; break;
+        default:
+            v = *(const double *)f;
+            if (isnan(v) && c->optional)
+                continue;
+            if (!isfinite(v)) {
+                e->column = col_name(c);
+                snprintf(e->msg, sizeof e->msg, "%s: %s is not allowed", c->name,
+                         isnan(v) ? "NaN" : "infinity");
+                return PS_E_INPUT;
+            }
+            break;
+        }
+        if (v < c->lo || (c->lo_open && v == c->lo) || v > c->hi) {
+            char lo[32], hi[32];
+            snprintf(lo, sizeof lo, "%g", c->lo);
+            snprintf(hi, sizeof hi, "%g", c->hi);
+            e->column = col_name(c);
+            if (c->hi >= INT_MAX)
+                snprintf(e->msg, sizeof e->msg, "%s: %.17g: must be %s %s", c->name, v,
+                         c->lo_open ? ">" : ">=", lo);
+            else
+                snprintf(e->msg, sizeof e->msg, "%s: %.17g: must be in %s%s, %s]", c->name, v,
+                         c->lo_open ? "(" : "[", lo, hi);
+            return PS_E_INPUT;
+        }
+        continue;
+    empty:
+        e->column = col_name(c);
+        snprintf(e->msg, sizeof e->msg, "%s: missing value", c->name);
+        return PS_E_INPUT;
+    }
+    return PS_OK;
+}
+
+static int check_rows(const ps_schema_t *s, const void *rows, size_t n, ps_rowerr_t *e)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ps_schema_check_row(s, (const char *)rows + i * s->row_size, e) != PS_OK) {
+            e->row = i;
+            e->other = SIZE_MAX;
+            return PS_E_INPUT;
+        }
+    return PS_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Creating, appending, freeing                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Copy row into slot dst, interning its text columns in pool. */
+static int intern_row(const ps_schema_t *s, ps_strpool_t *pool, void *dst, const void *row)
+{
+    memcpy(dst, row, s->row_size);
+    for (size_t i = 0; i < s->ncols; i++) {
+        if (s->cols[i].type != PS_COL_TEXT)
+            continue;
+        const char **f = (const char **)((char *)dst + s->cols[i].offset);
+        if (!*f) {
+            if (!s->cols[i].optional)
+                return ps_error(PS_E_ARG, "%s: required text column %s is NULL", s->name,
+                                s->cols[i].name);
+            continue;
+        }
+        if (!(*f = ps_strpool_intern(pool, *f)))
+            return PS_E_NOMEM;
+    }
+    return PS_OK;
+}
+
+/* Each table has rows, n, cap and pool; these macros give the five the same
+ * new/append/free without casting between their struct types. */
+#define TABLE_FUNCS(T, R, prefix, kind, extra_free)                                        \
+    T *prefix##_new(void)                                                                 \
+    {                                                                                     \
+        T *t = ps_calloc(1, sizeof *t);                                                   \
+        if (t && !(t->pool = ps_strpool_new())) {                                         \
+            free(t);                                                                      \
+            t = NULL;                                                                     \
+        }                                                                                 \
+        return t;                                                                         \
+    }                                                                                     \
+    int prefix##_append(T *t, const R *row)                                              \
+    {                                                                                     \
+        void *rows = t->rows;                                                             \
+        int rc = ps_array_grow(&rows, t->n, &t->cap, sizeof *t->rows, 256);                 \
+        t->rows = rows;                                                                   \
+        if (rc == PS_OK)                                                                  \
+            rc = intern_row(ps_schema_get(kind), t->pool, &t->rows[t->n], row);           \
+        if (rc == PS_OK)                                                                  \
+            t->n++;                                                                       \
+        return rc;                                                                        \
+    }                                                                                     \
+    void prefix##_free(T *t)                                                              \
+    {                                                                                     \
+        if (!t)                                                                           \
+            return;                                                                       \
+        extra_free;                                                                       \
+        free(t->rows);                                                                    \
+        ps_strpool_free(t->pool);                                                         \
+        free(t);                                                                          \
+    }
+
+static void free_groups(ps_ops_t *t);
+
+TABLE_FUNCS(ps_ops_t, ps_op_row_t, ps_ops, PS_TABLE_OPS, free_groups(t))
+TABLE_FUNCS(ps_coexec_t, ps_coexec_row_t, ps_coexec, PS_TABLE_COEXEC, (void)0)
+TABLE_FUNCS(ps_workloads_t, ps_workload_row_t, ps_workloads, PS_TABLE_WORKLOADS, (void)0)
+TABLE_FUNCS(ps_scaling_t, ps_scaling_row_t, ps_scaling, PS_TABLE_SCALING, (void)0)
+TABLE_FUNCS(ps_colocations_t, ps_colocation_row_t, ps_colocations, PS_TABLE_COLOCATIONS, (void)0)
+
+size_t ps_ops_rows(const ps_ops_t *t) { return t ? t->n : 0; }
+size_t ps_coexec_rows(const ps_coexec_t *t) { return t ? t->n : 0; }
+
+/* ------------------------------------------------------------------------ */
+/* ops.csv: keys, operator indices, groups                                   */
+/* ------------------------------------------------------------------------ */
+
+static void free_group(ps_op_group_t *g)
+{
+    free(g->tpcs);
+    free(g->duration_ns);
+    free(g->names);
+    free(g->intensity);
+    free(g->counters);
+}
+
+static void free_groups(ps_ops_t *t)
+{
+    for (size_t i = 0; i < t->n_groups; i++)
+        free_group(&t->groups[i]);
+    free(t->groups);
+    t->groups = NULL;
+    t->n_groups = 0;
+}
+
+static uint64_t hash_group(const ps_op_row_t *r)
+{
+    return ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->model), (uint64_t)r->batch);
+}
+
+static int eq_group(const void *ctx, size_t a, size_t b)
+{
+    const ps_op_row_t *x = (const ps_op_row_t *)ctx + a, *y = (const ps_op_row_t *)ctx + b;
+    return x->gpu == y->gpu && x->model == y->model && x->batch == y->batch;
+}
+
+static int eq_op_key(const void *ctx, size_t a, size_t b)
+{
+    const ps_op_row_t *x = (const ps_op_row_t *)ctx + a, *y = (const ps_op_row_t *)ctx + b;
+    return eq_group(ctx, a, b) && x->op == y->op && x->tpcs == y->tpcs;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per group while indexing: the rows' group ids are known; collect the
+ * operator count and the distinct TPC counts. */
+typedef struct {
+    int max_op;
+    size_t n_tpcs, cap_tpcs;
+    int *tpcs;
+    size_t first_row;
+} group_scan_t;
+
+static int scan_add_tpcs(group_scan_t *s, int tpcs)
+{
+    for (size_t i = 0; i < s->n_tpcs; i++)
+        if (s->tpcs[i] == tpcs)
+            return PS_OK;
+    void *p = s->tpcs;
+    int rc = ps_array_grow(&p, s->n_tpcs, &s->cap_tpcs, sizeof *s->tpcs, 8);
+    s->tpcs = p;
+    if (rc == PS_OK)
+        s->tpcs[s->n_tpcs++] = tpcs;
+    return rc;
+}
+
+static void group_label(const ps_op_row_t *r, char *buf, size_t n)
+{
+    snprintf(buf, n, "(gpu, model, batch) = (%s, %s, %d)", r->gpu, r->model, r->batch);
+}
+
+/* Fill group g (its tpcs already sorted) from the rows with group id gi. */
+static int fill_group(ps_ops_t *t, const size_t *gid, size_t gi, ps_op_group_t *g)
+{
+    size_t nops = (size_t)g->n_ops, nt = (size_t)g->n_tpcs;
+    g->duration_ns = ps_malloc(sizeof *g->duration_ns * nops * nt);
+    g->names = ps_calloc(nops, sizeof *g->names);
+    g->intensity = ps_malloc(sizeof *g->intensity * nops);
+    g->counters = ps_malloc(sizeof *g->counters * nops);
+    /* For each operator and counter (and intensity, slot 7): the TPC count of
+     * the row its value came from, so that the row with the most TPCs wins. */
+    int *src = ps_malloc(sizeof *src * nops * 8);
+    if (!g->duration_ns || !g->names || !g->intensity || !g->counters || !src) {
+        free(src);
+        return PS_E_NOMEM;
+    }
+    for (size_t i = 0; i < nops * nt; i++)
+        g->duration_ns[i] = NAN;
+    for (size_t i = 0; i < nops; i++) {
+        g->intensity[i] = PS_INTENSITY_NONE;
+        double *c = &g->counters[i].dram_bytes;
+        for (int k = 0; k < 7; k++)
+            c[k] = NAN;
+    }
+    for (size_t i = 0; i < nops * 8; i++)
+        src[i] = 0;
+    for (size_t r = 0; r < t->n; r++) {
+        if (gid[r] != gi)
+            continue;
+        const ps_op_row_t *row = &t->rows[r];
+        int k = ps_group_tpcs_index(g, row->tpcs);
+        size_t op = (size_t)row->op;
+        g->duration_ns[op * nt + (size_t)k] = row->duration_ns;
+        if (!g->names[op])
+            g->names[op] = row->name;
+        int *s = &src[op * 8];
+        const double *rc = &row->c.dram_bytes;
+        double *gc = &g->counters[op].dram_bytes;
+        for (int m = 0; m < 7; m++)
+            if (!isnan(rc[m]) && row->tpcs > s[m]) {
+                gc[m] = rc[m];
+                s[m] = row->tpcs;
+            }
+        if (row->intensity != PS_INTENSITY_NONE && row->tpcs > s[7]) {
+            g->intensity[op] = row->intensity;
+            s[7] = row->tpcs;
+        }
+    }
+    free(src);
+    return PS_OK;
+}
+
+/* The ops rules of FORMATS.md: values in range, (gpu, model, batch, op,
+ * tpcs) unique, and op indices 0..n-1 per (gpu, model, batch) with no gap.
+ * Builds t->groups on success. */
+static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
+{
+    int rc = check_rows(ps_schema_get(PS_TABLE_OPS), t->rows, t->n, e);
+    if (rc != PS_OK)
+        return rc;
+    free_groups(t);
+    size_t *gid = ps_malloc(sizeof *gid * (t->n ? t->n : 1));
+    ps_keyset_t gset = {0}, kset = {0};
+    group_scan_t *scan = NULL;
+    size_t ng = 0, cap = 0;
+    unsigned char *seen = NULL;
+    if (!gid || ps_keyset_init(&gset, t->n) != PS_OK || ps_keyset_init(&kset, t->n) != PS_OK) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    for (size_t r = 0; r < t->n; r++) {
+        const ps_op_row_t *row = &t->rows[r];
+        uint64_t h = hash_group(row);
+        size_t dup = ps_keyset_insert(&kset, r, ps_hash_mix(ps_hash_mix(h, (uint64_t)row->op),
+                                                            (uint64_t)row->tpcs),
+                                      eq_op_key, t->rows);
+        if (dup != SIZE_MAX) {
+            e->row = r;
+            e->other = dup;
+            e->column = "op";
+            snprintf(e->msg, sizeof e->msg,
+                     "duplicate key (gpu, model, batch, op, tpcs) = (%s, %s, %d, %d, %d)", row->gpu,
+                     row->model, row->batch, row->op, row->tpcs);
+            rc = PS_E_INPUT;
+            goto done;
+        }
+        size_t first = ps_keyset_insert(&gset, r, h, eq_group, t->rows);
+        if (first == SIZE_MAX) {
+            void *p = scan;
+            rc = ps_array_grow(&p, ng, &cap, sizeof *scan, 8);
+            scan = p;
+            if (rc != PS_OK)
+                goto done;
+            scan[ng] = (group_scan_t){.max_op = -1, .first_row = r};
+            gid[r] = ng++;
+        } else {
+            gid[r] = gid[first];
+        }
+        group_scan_t *s = &scan[gid[r]];
+        if (row->op > s->max_op)
+            s->max_op = row->op;
+        if ((rc = scan_add_tpcs(s, row->tpcs)) != PS_OK)
+            goto done;
+    }
+    /* Gaps: mark the operators present in each group. */
+    size_t total = 0;
+    for (size_t g = 0; g < ng; g++)
+        total += (size_t)scan[g].max_op + 1;
+    size_t *base = ps_malloc(sizeof *base * (ng ? ng : 1));
+    seen = ps_calloc(total ? total : 1, 1);
+    if (!base || !seen) {
+        free(base);
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    for (size_t g = 0, b = 0; g < ng; g++) {
+        base[g] = b;
+        b += (size_t)scan[g].max_op + 1;
+    }
+    for (size_t r = 0; r < t->n; r++)
+        seen[base[gid[r]] + (size_t)t->rows[r].op] = 1;
+    for (size_t g = 0; g < ng && rc == PS_OK; g++) {
+        int missing = -1;
+        for (int op = 0; op <= scan[g].max_op; op++)
+            if (!seen[base[g] + (size_t)op]) {
+                missing = op;
+                break;
+            }
+        if (missing < 0)
+            continue;
+        /* Blame the first row (in file order) that lies beyond the gap. */
+        for (size_t r = scan[g].first_row; r < t->n; r++)
+            if (gid[r] == g && t->rows[r].op > missing) {
+                char label[300];
+                group_label(&t->rows[r], label, sizeof label);
+                e->row = r;
+                e->other = SIZE_MAX;
+                e->column = "op";
+                snprintf(e->msg, sizeof e->msg,
+                         "op %d: gap in the operator indices of %s: op %d is missing",
+                         t->rows[r].op, label, missing);
+                break;
+            }
+        rc = PS_E_INPUT;
+    }
+    free(base);
+    if (rc != PS_OK)
+        goto done;
+    t->groups = ps_calloc(ng ? ng : 1, sizeof *t->groups);
+    if (!t->groups) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    t->n_groups = ng;
+    for (size_t g = 0; g < ng && rc == PS_OK; g++) {
+        ps_op_group_t *grp = &t->groups[g];
+        const ps_op_row_t *r0 = &t->rows[scan[g].first_row];
+        grp->gpu = r0->gpu;
+        grp->model = r0->model;
+        grp->batch = r0->batch;
+        grp->n_ops = scan[g].max_op + 1;
+        grp->n_tpcs = (int)scan[g].n_tpcs;
+        grp->tpcs = scan[g].tpcs;
+        scan[g].tpcs = NULL;
+        qsort(grp->tpcs, (size_t)grp->n_tpcs, sizeof *grp->tpcs, cmp_int);
+        rc = fill_group(t, gid, g, grp);
+    }
+    if (rc != PS_OK)
+        free_groups(t);
+done:
+    for (size_t g = 0; g < ng; g++)
+        free(scan[g].tpcs);
+    free(scan);
+    free(seen);
+    free(gid);
+    ps_keyset_free(&gset);
+    ps_keyset_free(&kset);
+    return rc;
+}
+
+int ps_ops_index(ps_ops_t *t)
+{
+    ps_rowerr_t e;
+    int rc = ops_validate(t, &e);
+    if (rc == PS_E_INPUT) {
+        if (e.other != SIZE_MAX)
+            return ps_error(rc, "ops row %zu: %s (first at row %zu)", e.row + 1, e.msg,
+                            e.other + 1);
+        return ps_error(rc, "ops row %zu: %s", e.row + 1, e.msg);
+    }
+    return rc;
+}
+
+const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch)
+{
+    if (!t || !gpu || !model)
+        return NULL;
+    for (size_t i = 0; i < t->n_groups; i++) {
+        const ps_op_group_t *g = &t->groups[i];
+        if (g->batch == batch && strcmp(g->model, model) == 0 && strcmp(g->gpu, gpu) == 0)
+            return g;
+    }
+    return NULL;
+}
+
+int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs)
+{
+    int lo = 0, hi = g->n_tpcs - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (g->tpcs[mid] == tpcs)
+            return mid;
+        if (g->tpcs[mid] < tpcs)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+double ps_group_segment_ns(const ps_op_group_t *g, int start, int len, int tpcs)
+{
+    int k = ps_group_tpcs_index(g, tpcs);
+    if (k < 0 || start < 0 || len < 0 || start > g->n_ops - len)
+        return NAN;
+    double sum = 0;
+    for (int op = start; op < start + len; op++)
+        sum += g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)k];
+    return sum; /* NAN propagates when any operator lacks this TPC count */
+}
+
+/* ------------------------------------------------------------------------ */
+/* coexec, workloads, scaling, colocations: keys and consistency             */
+/* ------------------------------------------------------------------------ */
+
+/* The columns that define a co-execution setting: all rows of one
+ * experiment must agree on them. */
+static const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b)
+{
+    if (a->gpu != b->gpu) return "gpu";
+    if (a->hp_model != b->hp_model) return "hp_model";
+    if (a->hp_batch != b->hp_batch) return "hp_batch";
+    if (a->hp_start != b->hp_start) return "hp_start";
+    if (a->hp_len != b->hp_len) return "hp_len";
+    if (a->lp_model != b->lp_model) return "lp_model";
+    if (a->lp_batch != b->lp_batch) return "lp_batch";
+    if (a->lp_start != b->lp_start) return "lp_start";
+    if (a->lp_len != b->lp_len) return "lp_len";
+    if (a->hp_tpcs != b->hp_tpcs) return "hp_tpcs";
+    if (a->lp_tpcs != b->lp_tpcs) return "lp_tpcs";
+    return NULL;
+}
+
+static int eq_experiment(const void *ctx, size_t a, size_t b)
+{
+    const ps_coexec_row_t *r = ctx;
+    return r[a].experiment == r[b].experiment;
+}
+
+int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e)
+{
+    int rc = check_rows(ps_schema_get(PS_TABLE_COEXEC), t->rows, t->n, e);
+    if (rc != PS_OK)
+        return rc;
+    ps_keyset_t set = {0};
+    if (ps_keyset_init(&set, t->n) != PS_OK)
+        return PS_E_NOMEM;
+    for (size_t r = 0; r < t->n && rc == PS_OK; r++) {
+        size_t first = ps_keyset_insert(&set, r, ps_hash_ptr(0, t->rows[r].experiment),
+                                        eq_experiment, t->rows);
+        const char *col = first == SIZE_MAX ? NULL : coexec_key_diff(&t->rows[first], &t->rows[r]);
+        if (col) {
+            e->row = r;
+            e->other = first;
+            e->column = col;
+            snprintf(e->msg, sizeof e->msg,
+                     "%s: differs from an earlier row of experiment '%s' (rows of one experiment "
+                     "share gpu, models, batches, segments and TPCs)",
+                     col, t->rows[r].experiment);
+            rc = PS_E_INPUT;
+        }
+    }
+    ps_keyset_free(&set);
+    return rc;
+}
+
+/* Duplicate-key check shared by the workload tables: hash and eq come from
+ * the caller; the message names the key. */
+static int check_unique(size_t n, uint64_t (*hash)(const void *, size_t), ps_row_eq_fn eq,
+                        const void *rows, const char *column, const char *what,
+                        void (*label)(const void *, size_t, char *, size_t), ps_rowerr_t *e)
+{
+    ps_keyset_t set = {0};
+    if (ps_keyset_init(&set, n) != PS_OK)
+        return PS_E_NOMEM;
+    int rc = PS_OK;
+    for (size_t r = 0; r < n; r++) {
+        size_t dup = ps_keyset_insert(&set, r, hash(rows, r), eq, rows);
+        if (dup != SIZE_MAX) {
+            char key[300];
+            label(rows, r, key, sizeof key);
+            e->row = r;
+            e->other = dup;
+            e->column = column;
+            snprintf(e->msg, sizeof e->msg, "duplicate key %s = %s", what, key);
+            rc = PS_E_INPUT;
+            break;
+        }
+    }
+    ps_keyset_free(&set);
+    return rc;
+}
+
+static uint64_t workload_hash(const void *rows, size_t i)
+{
+    const ps_workload_row_t *r = (const ps_workload_row_t *)rows + i;
+    return ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->workload);
+}
+static int workload_eq(const void *rows, size_t a, size_t b)
+{
+    const ps_workload_row_t *r = rows;
+    return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload;
+}
+static void workload_label(const void *rows, size_t i, char *buf, size_t n)
+{
+    const ps_workload_row_t *r = (const ps_workload_row_t *)rows + i;
+    snprintf(buf, n, "(%s, %s)", r->gpu, r->workload);
+}
+
+int ps_workloads_validate(ps_workloads_t *t, ps_rowerr_t *e)
+{
+    int rc = check_rows(ps_schema_get(PS_TABLE_WORKLOADS), t->rows, t->n, e);
+    if (rc == PS_OK)
+        rc = check_unique(t->n, workload_hash, workload_eq, t->rows, "workload", "(gpu, workload)",
+                          workload_label, e);
+    return rc;
+}
+
+static uint64_t scaling_hash(const void *rows, size_t i)
+{
+    const ps_scaling_row_t *r = (const ps_scaling_row_t *)rows + i;
+    return ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->workload), (uint64_t)r->share_pct);
+}
+static int scaling_eq(const void *rows, size_t a, size_t b)
+{
+    const ps_scaling_row_t *r = rows;
+    return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload &&
+           r[a].share_pct == r[b].share_pct;
+}
+static void scaling_label(const void *rows, size_t i, char *buf, size_t n)
+{
+    const ps_scaling_row_t *r = (const ps_scaling_row_t *)rows + i;
+    snprintf(buf, n, "(%s, %s, %d)", r->gpu, r->workload, r->share_pct);
+}
+
+int ps_scaling_validate(ps_scaling_t *t, ps_rowerr_t *e)
+{
+    int rc = check_rows(ps_schema_get(PS_TABLE_SCALING), t->rows, t->n, e);
+    if (rc == PS_OK)
+        rc = check_unique(t->n, scaling_hash, scaling_eq, t->rows, "share_pct",
+                          "(gpu, workload, share_pct)", scaling_label, e);
+    return rc;
+}
+
+static uint64_t colo_hash(const void *rows, size_t i)
+{
+    const ps_colocation_row_t *r = (const ps_colocation_row_t *)rows + i;
+    return ps_hash_mix(ps_hash_ptr(0, r->colocation), (uint64_t)r->slot);
+}
+static int colo_eq(const void *rows, size_t a, size_t b)
+{
+    const ps_colocation_row_t *r = rows;
+    return r[a].colocation == r[b].colocation && r[a].slot == r[b].slot;
+}
+static void colo_label(const void *rows, size_t i, char *buf, size_t n)
+{
+    const ps_colocation_row_t *r = (const ps_colocation_row_t *)rows + i;
+    snprintf(buf, n, "(%s, %d)", r->colocation, r->slot);
+}
+static int colo_eq_id(const void *rows, size_t a, size_t b)
+{
+    const ps_colocation_row_t *r = rows;
+    return r[a].colocation == r[b].colocation;
+}
+
+int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
+{
+    int rc = check_rows(ps_schema_get(PS_TABLE_COLOCATIONS), t->rows, t->n, e);
+    if (rc == PS_OK)
+        rc = check_unique(t->n, colo_hash, colo_eq, t->rows, "slot", "(colocation, slot)",
+                          colo_label, e);
+    if (rc != PS_OK)
+        return rc;
+    ps_keyset_t set = {0};
+    if (ps_keyset_init(&set, t->n) != PS_OK)
+        return PS_E_NOMEM;
+    for (size_t r = 0; r < t->n && rc == PS_OK; r++) {
+        size_t first = ps_keyset_insert(&set, r, ps_hash_ptr(0, t->rows[r].colocation), colo_eq_id,
+                                        t->rows);
+        if (first != SIZE_MAX && t->rows[first].gpu != t->rows[r].gpu) {
+            e->row = r;
+            e->other = first;
+            e->column = "gpu";
+            snprintf(e->msg, sizeof e->msg,
+                     "gpu: co-location '%s' is on %s here but on %s in an earlier row",
+                     t->rows[r].colocation, t->rows[r].gpu, t->rows[first].gpu);
+            rc = PS_E_INPUT;
+        }
+    }
+    ps_keyset_free(&set);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Group counts, for `pairsight check`                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Distinct values of a key over n rows, by the caller's hash and eq. */
+static size_t count_distinct(size_t n, uint64_t (*hash)(const void *, size_t), ps_row_eq_fn eq,
+                             const void *ctx)
+{
+    ps_keyset_t set = {0};
+    if (ps_keyset_init(&set, n) != PS_OK)
+        return 0;
+    size_t k = 0;
+    for (size_t r = 0; r < n; r++)
+        if (ps_keyset_insert(&set, r, hash(ctx, r), eq, ctx) == SIZE_MAX)
+            k++;
+    ps_keyset_free(&set);
+    return k;
+}
+
+/* The coexec sides as 2n virtual rows: i < n is the HP side of row i, i >= n
+ * the LP side of row i - n. */
+static void coexec_side(const ps_coexec_t *t, size_t i, const char **model, int *batch)
+{
+    const ps_coexec_row_t *r = &t->rows[i % t->n];
+    *model = i < t->n ? r->hp_model : r->lp_model;
+    *batch = i < t->n ? r->hp_batch : r->lp_batch;
+}
+static uint64_t coexec_side_hash(const void *ctx, size_t i)
+{
+    const ps_coexec_t *t = ctx;
+    const char *m;
+    int b;
+    coexec_side(t, i, &m, &b);
+    return ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, t->rows[i % t->n].gpu), m), (uint64_t)b);
+}
+static int coexec_side_eq(const void *ctx, size_t x, size_t y)
+{
+    const ps_coexec_t *t = ctx;
+    const char *ma, *mb;
+    int ba, bb;
+    coexec_side(t, x, &ma, &ba);
+    coexec_side(t, y, &mb, &bb);
+    return ma == mb && ba == bb && t->rows[x % t->n].gpu == t->rows[y % t->n].gpu;
+}
+
+static uint64_t scaling_wl_hash(const void *rows, size_t i)
+{
+    const ps_scaling_row_t *r = (const ps_scaling_row_t *)rows + i;
+    return ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->workload);
+}
+static int scaling_wl_eq(const void *rows, size_t a, size_t b)
+{
+    const ps_scaling_row_t *r = rows;
+    return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload;
+}
+static uint64_t colo_id_hash(const void *rows, size_t i)
+{
+    return ps_hash_ptr(0, ((const ps_colocation_row_t *)rows)[i].colocation);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The schema table                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The schema's operations for table type T with functions prefix_*. */
+#define SCHEMA_OPS(T, p, prefix, validate_fn)                                               \
+    static void *p##_create(void) { return prefix##_new(); }                                \
+    static void p##_destroy(void *t) { prefix##_free(t); }                                  \
+    static int p##_append(void *t, const void *r) { return prefix##_append(t, r); }         \
+    static int p##_valid(void *t, ps_rowerr_t *e) { return validate_fn(t, e); }             \
+    static const void *p##_rows(const void *t, size_t *n)                                   \
+    {                                                                                       \
+        *n = ((const T *)t)->n;                                                             \
+        return ((const T *)t)->rows;                                                        \
+    }
+
+SCHEMA_OPS(ps_ops_t, ops, ps_ops, ops_validate)
+SCHEMA_OPS(ps_coexec_t, cx, ps_coexec, ps_coexec_validate)
+SCHEMA_OPS(ps_workloads_t, wl, ps_workloads, ps_workloads_validate)
+SCHEMA_OPS(ps_scaling_t, sc, ps_scaling, ps_scaling_validate)
+SCHEMA_OPS(ps_colocations_t, co, ps_colocations, ps_colocations_validate)
+
+static size_t ops_groups(const void *t) { return ((const ps_ops_t *)t)->n_groups; }
+static size_t cx_groups(const void *t)
+{
+    if (((const ps_coexec_t *)t)->n == 0)
+        return 0;
+    return count_distinct(2 * ((const ps_coexec_t *)t)->n, coexec_side_hash, coexec_side_eq, t);
+}
+/* (gpu, workload) is the key, so every row is one workload. */
+static size_t wl_groups(const void *t) { return ((const ps_workloads_t *)t)->n; }
+static size_t sc_groups(const void *t)
+{
+    const ps_scaling_t *s = t;
+    return count_distinct(s->n, scaling_wl_hash, scaling_wl_eq, s->rows);
+}
+static size_t co_groups(const void *t)
+{
+    const ps_colocations_t *c = t;
+    return count_distinct(c->n, colo_id_hash, colo_eq_id, c->rows);
+}
+
+#define SCHEMA(kind, name, cols, row_t, p)                                                \
+    {kind, name, cols, PS_ARRAY_LEN(cols), sizeof(row_t), p##_create, p##_destroy,        \
+     p##_append, p##_valid, p##_rows, p##_groups}
+
+static const ps_schema_t schemas[] = {
+    SCHEMA(PS_TABLE_OPS, "ops", ops_cols, ps_op_row_t, ops),
+    SCHEMA(PS_TABLE_COEXEC, "coexec", coexec_cols, ps_coexec_row_t, cx),
+    SCHEMA(PS_TABLE_WORKLOADS, "workloads", workload_cols, ps_workload_row_t, wl),
+    SCHEMA(PS_TABLE_SCALING, "workload_scaling", scaling_cols, ps_scaling_row_t, sc),
+    SCHEMA(PS_TABLE_COLOCATIONS, "colocations", colocation_cols, ps_colocation_row_t, co),
+};
+
+const ps_schema_t *ps_schema_get(ps_table_kind_t kind)
+{
+    for (size_t i = 0; i < PS_ARRAY_LEN(schemas); i++)
+        if (schemas[i].kind == kind)
+            return &schemas[i];
+    return NULL;
+}

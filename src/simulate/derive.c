@@ -1,0 +1,182 @@
+/*
+ * Deriving kernels from measured durations (docs/simulator.md, eq. 11).
+ *
+ * A profile gives each kernel's duration d on the source GPU and its roofline
+ * class. The class fixes the kernel's shape: how many FLOPs and L2 bytes it
+ * does per DRAM byte, how large its blocks are, how many dependent memory
+ * round trips it waits on. The one free quantity, its DRAM bytes D, is then
+ * chosen so that the twin's standalone time on the source GPU equals d:
+ * T_src(D) = d, solved by bisection on log D (T is increasing in D). For a
+ * memory-bound kernel this is about d x the achieved bandwidth of the
+ * source; for a compute-bound one, d x its achieved FLOP rate / intensity.
+ */
+#include "simulate/derive.h"
+#include "simulate/sim.h"
+#include "common/common.h"
+
+#include <math.h>
+#include <string.h>
+
+static const sim_derived_t derived[] = {
+#include "../../data/orion_kernels.inc"
+};
+
+const sim_derived_t *sim_derived_table(size_t *n)
+{
+    *n = sizeof derived / sizeof derived[0];
+    return derived;
+}
+
+/* Kernels that reduce over a row (normalizations, softmax, reductions) read
+ * their input twice and wait on the reduction. */
+static int is_rowwise(const char *name)
+{
+    static const char *const keys[] = {"BatchNorm", "batch_norm", "layer_norm", "softmax", "reduce", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (strstr(name, keys[i]))
+            return 1;
+    return 0;
+}
+
+/* Share of a compute-bound kernel's DRAM bytes that are weights (eq. 10):
+ * about 0.3 for the convolutions of the CNNs at batch 4, 0.4 for the linear
+ * layers of the transformers (a 1024 x 1024 FP32 weight is 4 MiB against
+ * 3 MiB of activations in and out at 768 tokens). */
+static double weight_share(const char *model)
+{
+    if (strstr(model, "bert") || strstr(model, "transformer"))
+        return 0.4;
+    return 0.3;
+}
+
+/* The shape of a kernel with D DRAM bytes, by class (docs/simulator.md,
+ * table "Derived kernel shapes"). lat is the cap on dependent round trips. */
+static void shape(char cls, const char *name, double d, double lat_cap, sim_derived_t *k)
+{
+    k->dram_bytes = d;
+    switch (cls) {
+    case 'c': /* FP32 GEMM/convolution, 100 FLOP per DRAM byte (a 3x3, 256-channel
+                 convolution at 14x14 and batch 8 does about 330; the Orion
+                 knee is 9.72) and 40 per L2 byte (128x64 tiles: 2*128*64
+                 FLOPs per (128+64)*4 bytes of a K step);
+                 two blocks per SM; the blocks (output tiles) grow with the
+                 square root of the work, the rest goes into the K loop, so
+                 that a 1 GFLOP convolution has about 500 blocks */
+        k->flops = 100.0 * d;
+        k->l2_bytes = 2.5 * d;
+        k->ctas = fmax(1.0, ceil(16.0 * sqrt(k->flops / 1.05e6)));
+        k->ctas_per_sm = 2;
+        k->lat_rounds = fmin(1.0, lat_cap);
+        k->flop_eff = 0.75;
+        break;
+    case 'm': /* streaming kernel, 16 KiB a block, eight per SM */
+        k->flops = 0.5 * d;
+        k->l2_bytes = (is_rowwise(name) ? 1.5 : 1.0) * d;
+        k->ctas = fmax(1.0, ceil(d / 16384.0));
+        k->ctas_per_sm = 8;
+        k->lat_rounds = fmin(is_rowwise(name) ? 2.0 : 0.5, lat_cap);
+        k->flop_eff = 0.5;
+        break;
+    default: /* neither bound: small, latency-bound kernels (gathers, copies,
+                index kernels), 8 KiB a block, four per SM */
+        k->flops = 0.25 * d;
+        k->l2_bytes = 1.5 * d;
+        k->ctas = fmax(1.0, ceil(d / 8192.0));
+        k->ctas_per_sm = 4;
+        k->lat_rounds = fmin(4.0, lat_cap);
+        k->flop_eff = 0.5;
+        break;
+    }
+}
+
+static double solo_ns(const ps_gpu_t *g, const sim_physics_t *ph, const sim_derived_t *d)
+{
+    sim_kernel_t k = {
+        .name = d->name, .flops = d->flops, .dram_bytes = d->dram_bytes, .l2_bytes = d->l2_bytes,
+        .ctas = d->ctas, .ctas_per_sm = d->ctas_per_sm, .lat_rounds = d->lat_rounds,
+        .flop_eff = d->flop_eff, .tensor = 0,
+    };
+    sim_placed_t pk;
+    sim_solo_t s;
+    sim_place(g, &k, g->tpcs, &pk);
+    sim_solo(g, ph, &pk, &s);
+    return s.duration_ns;
+}
+
+int sim_derive_kernel(const ps_op_row_t *row, const char *gpu, sim_derived_t *out)
+{
+    const ps_gpu_t *g = ps_gpu_find(gpu);
+    if (!g)
+        return ps_error(PS_E_ARG, "unknown GPU '%s'", gpu);
+    if (!(row->duration_ns > 0))
+        return ps_error(PS_E_INPUT, "%s op %d: duration must be positive", row->model, row->op);
+    sim_physics_t ph = sim_physics_default();
+    char cls = row->intensity == PS_INTENSITY_COMPUTE ? 'c' : row->intensity == PS_INTENSITY_MEMORY ? 'm' : 'u';
+    memset(out, 0, sizeof *out);
+    out->model = row->model;
+    out->batch = row->batch;
+    out->name = row->name;
+    out->cls = cls;
+    out->v100_ns = row->duration_ns;
+    /* At most half of the time beyond the fixed cost may be unhidden
+     * latency, so that every kernel keeps some work. */
+    double spare = row->duration_ns - g->kernel_fixed_ns;
+    double lat_cap = spare > 0 ? 0.5 * spare / g->mem_latency_ns : 0.0;
+    double lo = log(1.0), hi = log(1e13);
+    shape(cls, row->name, exp(lo), lat_cap, out);
+    if (solo_ns(g, &ph, out) >= row->duration_ns) {
+        /* Shorter than an empty kernel: keep the least work. */
+        return 0;
+    }
+    for (int it = 0; it < 100 && hi - lo > 1e-9; it++) {
+        double mid = 0.5 * (lo + hi);
+        shape(cls, row->name, exp(mid), lat_cap, out);
+        if (solo_ns(g, &ph, out) < row->duration_ns)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    shape(cls, row->name, exp(0.5 * (lo + hi)), lat_cap, out);
+    out->weight_bytes = cls == 'c' ? weight_share(row->model) * out->dram_bytes : 0.0;
+    return 0;
+}
+
+/* Escape a kernel name for a C string literal. */
+static void put_cstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int sim_derive_write(const ps_op_row_t *rows, size_t n, const char *gpu, FILE *f)
+{
+    fprintf(f, "/* Generated by `pairsight simulate --derive` from %zu measured kernels on %s.\n"
+               " * Do not edit: regenerate with\n"
+               " *   pairsight simulate --derive ../shared/data/orion-v100/ops.csv > data/orion_kernels.inc\n"
+               " * Columns: model, profiled batch, name, class, measured ns, FLOPs, DRAM bytes,\n"
+               " * weight bytes, L2 bytes, blocks, blocks per SM, unhidden round trips, FLOP efficiency.\n"
+               " * Source data: Orion (Strati et al., EuroSys 2024), MIT licence, see\n"
+               " * docs/simulator.md. */\n",
+            n, gpu);
+    for (size_t i = 0; i < n; i++) {
+        sim_derived_t d;
+        int rc = sim_derive_kernel(&rows[i], gpu, &d);
+        if (rc != 0)
+            return rc;
+        fputc('{', f);
+        put_cstr(f, d.model);
+        fprintf(f, ", %d, ", d.batch);
+        put_cstr(f, d.name);
+        fprintf(f, ", '%c', %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g},\n", d.cls, d.v100_ns,
+                d.flops, d.dram_bytes, d.weight_bytes, d.l2_bytes, d.ctas, d.ctas_per_sm, d.lat_rounds,
+                d.flop_eff);
+    }
+    if (ferror(f))
+        return ps_error(PS_E_IO, "write failed");
+    return 0;
+}

@@ -1,0 +1,238 @@
+/*
+ * The timing model of the simulator: the standalone duration of a kernel on p
+ * TPCs and the event-driven fluid model of two co-executing kernel streams.
+ * Equation numbers refer to docs/simulator.md.
+ */
+#include "simulate/sim.h"
+
+#include <math.h>
+
+sim_physics_t sim_physics_default(void)
+{
+    sim_physics_t ph = {
+        .lat_linear = 0.6,
+        .lat_queue = 0.05,
+        .overlap = 0.15,
+        .l2_share = 0.3,
+        .dispatch_ns = 6000.0,
+    };
+    return ph;
+}
+
+double sim_rng_normal(sim_rng_t *r)
+{
+    /* Box-Muller; u1 in (0, 1] so that the log is finite. */
+    double u1 = 1.0 - sim_rng_uniform(r);
+    double u2 = sim_rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Peak FLOP rate of one SM in FLOP/ns for the kernel's unit. */
+static double sm_flop_rate(const ps_gpu_t *g, const sim_kernel_t *k)
+{
+    double tflops = g->fp32_tflops;
+    if (k->tensor == SIM_FP16)
+        tflops = g->tensor_tflops;
+    else if (k->tensor == SIM_TF32 && g->tf32_tflops > 0)
+        tflops = g->tf32_tflops;
+    return tflops * 1e3 / g->sms;
+}
+
+/*
+ * Eq. 2 and 3: wave quantization. Blocks spread over the SMs first, so a grid
+ * of C blocks occupies min(n, C) SMs; with b blocks resident per SM a wave
+ * holds b*n blocks, and every wave lasts as long as its most loaded SM.
+ */
+void sim_place(const ps_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out)
+{
+    double n = 2.0 * tpcs;
+    double c = k->ctas < 1.0 ? 1.0 : k->ctas;
+    double b = k->ctas_per_sm < 1.0 ? 1.0 : k->ctas_per_sm;
+    double waves = ceil(c / (b * n));
+    double per_sm = ceil(c / n);
+    double b_eff = per_sm < b ? per_sm : b;
+    double rate = sm_flop_rate(g, k) * (k->flop_eff > 0 ? k->flop_eff : 1.0);
+    out->k = k;
+    out->t_fixed = g->kernel_fixed_ns;
+    out->t_compute = k->flops > 0 ? waves * b_eff * (k->flops / c) / rate : 0.0;
+    out->sms_active = c < n ? c : n;
+    out->bw_sm = g->sm_gbs; /* GB/s = bytes/ns */
+    double l2 = g->l2_mb * 1048576.0;
+    out->footprint = k->dram_bytes < l2 ? k->dram_bytes : l2;
+}
+
+/* Eq. 5: memory latency as a function of DRAM utilization U. */
+static double latency(const ps_gpu_t *g, const sim_physics_t *ph, double u)
+{
+    if (u > 0.99)
+        u = 0.99;
+    if (u < 0)
+        u = 0;
+    return g->mem_latency_ns * (1.0 + ph->lat_linear * u + ph->lat_queue * u / (1.0 - u));
+}
+
+/*
+ * Eq. 1 and 4: duration of a placed kernel at memory latency lat, moving
+ * dram bytes. By Little's law an SM that keeps a fixed number of bytes in
+ * flight sustains bw_sm * L0 / L bytes/ns.
+ */
+static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
+                         double dram, double lat, sim_state_t *s)
+{
+    double bw = pk->sms_active * pk->bw_sm * g->mem_latency_ns / lat;
+    double tm = dram > 0 ? dram / bw : 0.0;
+    double tc = pk->t_compute;
+    double hi = tm > tc ? tm : tc, lo = tm > tc ? tc : tm;
+    s->t_mem = tm;
+    s->t_lat = pk->k->lat_rounds * lat;
+    s->t_ns = pk->t_fixed + hi + ph->overlap * lo + s->t_lat;
+    s->dram_bytes = dram;
+    s->dram_rate = dram / s->t_ns;
+}
+
+/*
+ * Eq. 5-6: the latency L at which the DRAM traffic of the running kernels and
+ * the latency agree, L = L0 g(sum_i X_i(L) / B). The right side falls as L
+ * grows, so the root is unique; bisection finds it.
+ */
+static double solve_latency(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
+                            const double *dram, int n, sim_state_t *st)
+{
+    double bmax = g->dram_gbs * g->dram_eff;
+    double lo = g->mem_latency_ns, hi;
+    double u = 0;
+    for (int i = 0; i < n; i++) {
+        kernel_state(g, ph, pk[i], dram[i], lo, &st[i]);
+        u += st[i].dram_rate;
+    }
+    hi = latency(g, ph, u / bmax);
+    if (hi <= lo * (1.0 + 1e-9))
+        return lo;
+    for (int it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
+        double mid = 0.5 * (lo + hi);
+        u = 0;
+        for (int i = 0; i < n; i++) {
+            kernel_state(g, ph, pk[i], dram[i], mid, &st[i]);
+            u += st[i].dram_rate;
+        }
+        if (mid < latency(g, ph, u / bmax))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double l = 0.5 * (lo + hi);
+    for (int i = 0; i < n; i++)
+        kernel_state(g, ph, pk[i], dram[i], l, &st[i]);
+    return l;
+}
+
+static double clamp01(double x)
+{
+    return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/*
+ * Standalone duration and the counters of ops.csv, from the same state
+ * (docs/simulator.md, "Counters").
+ */
+void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out)
+{
+    sim_state_t s;
+    const sim_placed_t *one = pk;
+    double dram = pk->k->dram_bytes;
+    double lat = solve_latency(g, ph, &one, &dram, 1, &s);
+    double t = s.t_ns, tc = pk->t_compute, tm = s.t_mem;
+    double busy = tc > tm ? tc : tm;
+    double u = s.dram_rate / (g->dram_gbs * g->dram_eff);
+
+    out->duration_ns = t;
+    if (pk->t_fixed + s.t_lat > busy)
+        out->intensity = PS_INTENSITY_UNKNOWN;
+    else
+        out->intensity = tc >= tm ? PS_INTENSITY_COMPUTE : PS_INTENSITY_MEMORY;
+
+    /* Share of the duration spent waiting on memory: the memory time when it
+     * dominates, a small part of it when compute hides it. */
+    double mem_wait = (tm > tc ? tm - ph->overlap * tc : ph->overlap * tm) / t;
+    double lat_wait = s.t_lat / t;
+    out->c.dram_bytes = pk->k->dram_bytes;
+    out->c.l2_bytes = pk->k->l2_bytes;
+    out->c.stall_long_scoreboard = 100.0 * clamp01(0.7 * mem_wait + 0.9 * lat_wait);
+    out->c.stall_lg_throttle = 100.0 * clamp01(0.35 * mem_wait * u * (lat / g->mem_latency_ns));
+    out->c.stall_mio_throttle = 100.0 * clamp01((pk->k->tensor != SIM_FP32 ? 0.18 : 0.08) * tc / t + 0.02 * mem_wait);
+    out->c.sm_pct = 100.0 * clamp01(0.9 * tc / t + 0.25 * tm / t);
+    double l2u = (pk->k->l2_bytes / t) / g->l2_gbs;
+    out->c.mem_pct = 100.0 * clamp01(u > l2u ? u * g->dram_eff : l2u);
+}
+
+/*
+ * Eq. 7: the DRAM bytes of a kernel beside a co-runner whose L2 footprint is
+ * f: a share gamma * f / (f + S) of its L2 hits turns into misses. The share
+ * saturates below gamma because most hits of DL kernels (GEMM tiles, the
+ * second pass of a normalization) come back within microseconds, before a
+ * co-runner can stream the whole cache through.
+ */
+static double dram_beside(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double f)
+{
+    double s = g->l2_mb * 1048576.0;
+    double hits = pk->k->l2_bytes - pk->k->dram_bytes;
+    if (hits <= 0 || f <= 0)
+        return pk->k->dram_bytes;
+    return pk->k->dram_bytes + ph->l2_share * f / (f + s) * hits;
+}
+
+/*
+ * Eq. 8: the event-driven fluid model. Each side runs its kernels in order;
+ * at every instant the two running kernels progress at rate 1/T under the
+ * shared latency solved for both, and the next event is the first kernel to
+ * finish. A side whose kernels are all done leaves the other running alone.
+ */
+void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
+                const sim_placed_t *b, int nb, double *a_ns, double *b_ns)
+{
+    int ia = 0, ib = 0;
+    double fa = 1.0, fb = 1.0, t = 0.0;
+    *a_ns = 0.0;
+    *b_ns = 0.0;
+    while (ia < na || ib < nb) {
+        const sim_placed_t *run[2];
+        double dram[2];
+        sim_state_t st[2];
+        int n = 0, ra = -1, rb = -1;
+        if (ia < na) {
+            ra = n;
+            run[n] = &a[ia];
+            dram[n++] = ib < nb ? dram_beside(g, ph, &a[ia], b[ib].footprint) : a[ia].k->dram_bytes;
+        }
+        if (ib < nb) {
+            rb = n;
+            run[n] = &b[ib];
+            dram[n++] = ia < na ? dram_beside(g, ph, &b[ib], a[ia].footprint) : b[ib].k->dram_bytes;
+        }
+        solve_latency(g, ph, run, dram, n, st);
+        double dt_a = ra >= 0 ? fa * st[ra].t_ns : INFINITY;
+        double dt_b = rb >= 0 ? fb * st[rb].t_ns : INFINITY;
+        double dt = dt_a < dt_b ? dt_a : dt_b;
+        t += dt;
+        if (ra >= 0) {
+            if (dt_a <= dt) {
+                ia++;
+                fa = 1.0;
+                if (ia == na)
+                    *a_ns = t;
+            } else {
+                fa -= dt / st[ra].t_ns;
+            }
+        }
+        if (rb >= 0) {
+            if (dt_b <= dt) {
+                ib++;
+                fb = 1.0;
+                if (ib == nb)
+                    *b_ns = t;
+            } else {
+                fb -= dt / st[rb].t_ns;
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/*
+ * The simulator's internals: kernels, workloads, the standalone timing model
+ * and the event-driven co-execution model. docs/simulator.md gives every
+ * equation with its source; the comments here name the equation numbers.
+ *
+ * A workload is a sequence of kernels (one per operator). A kernel is
+ * described by the work it does, not by a time: FLOPs, DRAM bytes, L2 bytes,
+ * thread blocks and unhidden memory round trips; the timing model turns that
+ * into a duration on p TPCs of a GPU of the catalog (src/profile/gpu.h).
+ */
+#ifndef PS_SIMULATE_SIM_H
+#define PS_SIMULATE_SIM_H
+
+#include "pairsight.h"
+#include "profile/gpu.h"
+#include "profile/tables.h"
+
+#include <stdint.h>
+
+/* Constants of the physics that are not GPU figures (docs/simulator.md,
+ * "Parameters"). Defaults come from sim_physics_default(). */
+typedef struct {
+    double lat_linear;    /* a: latency growth per unit of DRAM utilization (eq. 5) */
+    double lat_queue;     /* kappa: queueing term U/(1-U) of the latency (eq. 5) */
+    double overlap;       /* epsilon: share of the shorter of compute/memory time not hidden (eq. 1) */
+    double l2_share;      /* gamma: share of a co-runner's L2 footprint that evicts the target's hits (eq. 7) */
+    double dispatch_ns;   /* fixed cost every co-execution adds to each side (eq. 9) */
+} sim_physics_t;
+
+sim_physics_t sim_physics_default(void);
+
+/* The unit a kernel's FLOPs run on. TF32 (convolutions under cuDNN's default
+ * allow_tf32) falls back to FP32 on GPUs without TF32 tensor cores. */
+enum { SIM_FP32 = 0, SIM_FP16 = 1, SIM_TF32 = 2 };
+
+typedef struct {
+    const char *name;
+    double flops;        /* floating-point operations */
+    double dram_bytes;   /* DRAM bytes read + written alone (compulsory misses) */
+    double l2_bytes;     /* L2 traffic, >= dram_bytes */
+    double ctas;         /* thread blocks of the grid */
+    double ctas_per_sm;  /* blocks resident on one SM at a time */
+    double lat_rounds;   /* dependent DRAM round trips the kernel cannot hide */
+    double flop_eff;     /* share of the peak rate reached when compute-bound */
+    int tensor;          /* SIM_FP32, SIM_FP16 or SIM_TF32: the unit its FLOPs run on */
+} sim_kernel_t;
+
+/* A workload: one model at one batch size on the simulated GPU. */
+typedef struct {
+    char model[32];
+    int batch;
+    int n;
+    sim_kernel_t *k; /* [n], names point to static strings */
+} sim_workload_t;
+
+/* Options of the workload builders. */
+typedef struct {
+    int bert_seq;      /* BERT-base sequence length */
+    int llama_prompt;  /* Llama prompt length (prefill) = KV length of the decode step */
+} sim_shape_opts_t;
+
+/* Names of the models the builders know, NULL-terminated. */
+extern const char *const sim_model_names[];
+int sim_model_known(const char *model);
+/* Build a workload. Fails with PS_E_ARG for an unknown model or a batch <= 0. */
+int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out);
+void sim_workload_free(sim_workload_t *w);
+
+/* ---- Timing model ---- */
+
+/* A kernel prepared for one GPU and one allocation: the parts of eq. 1 that do
+ * not depend on the co-runner. */
+typedef struct {
+    const sim_kernel_t *k;
+    double t_fixed;      /* fixed device time, ns */
+    double t_compute;    /* wave-quantized compute time, ns (eq. 2) */
+    double sms_active;   /* SMs the grid occupies (eq. 3) */
+    double bw_sm;        /* bytes/ns one SM sustains at idle latency */
+    double footprint;    /* bytes it keeps in L2, min(dram_bytes, L2 size) */
+} sim_placed_t;
+
+void sim_place(const ps_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out);
+
+/* The state of a kernel under given memory conditions. */
+typedef struct {
+    double t_ns;          /* duration */
+    double t_mem;         /* memory time (eq. 4) */
+    double t_lat;         /* unhidden latency time */
+    double dram_bytes;    /* DRAM bytes including those the co-runner's L2 footprint adds */
+    double dram_rate;     /* bytes/ns averaged over the duration */
+} sim_state_t;
+
+/* Standalone duration and counters of a placed kernel. */
+typedef struct {
+    double duration_ns;
+    ps_intensity_t intensity;
+    ps_counters_t c;
+} sim_solo_t;
+
+void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out);
+
+/*
+ * Co-execute two segments (kernels a[0..na) on one side, b[0..nb) on the
+ * other, already placed on their TPCs), both starting at time 0. Writes the
+ * time each side finishes, without dispatch cost or noise, in ns. nb may be
+ * 0 (the a side runs alone).
+ */
+void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
+                const sim_placed_t *b, int nb, double *a_ns, double *b_ns);
+
+/* ---- Random numbers: splitmix64, one stream per experiment ---- */
+typedef struct {
+    uint64_t s;
+} sim_rng_t;
+
+static inline uint64_t sim_rng_next(sim_rng_t *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+/* Uniform in [0, 1). */
+static inline double sim_rng_uniform(sim_rng_t *r)
+{
+    return (double)(sim_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+/* Uniform integer in [lo, hi]. */
+static inline int sim_rng_int(sim_rng_t *r, int lo, int hi)
+{
+    return lo + (int)(sim_rng_uniform(r) * (double)(hi - lo + 1));
+}
+double sim_rng_normal(sim_rng_t *r);
+
+#endif
