@@ -668,7 +668,10 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
-        return ps_error(PS_E_BACKEND, "cuda: no usable GPU: %s", cudaGetErrorString(e));
+        return ps_error(PS_E_BACKEND,
+                        "cuda: no usable GPU (%s): is the NVIDIA driver (CUDA 13 or newer) "
+                        "installed and a GPU visible?",
+                        cudaGetErrorString(e));
     if (p->device < 0 || p->device >= n)
         return ps_error(PS_E_ARG, "cuda: no device %d (%d present)", p->device, n);
     b->ordinal = p->device;
