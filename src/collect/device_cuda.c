@@ -21,11 +21,13 @@
  * driver and reports that instead.
  */
 #include "collect/backend.h"
+#include "collect/conv_cuda.h"
 #include "collect/cupti_cuda.h"
 #include "collect/kernels.h"
 
 #include "common/common.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -35,6 +37,7 @@
 
 #define MAX_PARTS 64
 #define MAX_GATED_OPS 512 /* launches both sides may queue behind the gate */
+#define LT_WORKSPACE (32u << 20) /* cuBLASLt workspace, bytes */
 
 typedef struct {
     CUresult (*DeviceGet)(CUdevice *, int);
@@ -60,6 +63,7 @@ typedef struct {
     CUcontext ctx;
     CUstream stream;
     cublasHandle_t blas;
+    cublasLtHandle_t lt;
     cudnnHandle_t dnn;
 } side_t;
 
@@ -75,8 +79,14 @@ typedef struct {
     size_t in_bytes, w_bytes, out_bytes, ws_bytes;
 } bufs_t;
 
-/* Per-operator state prepared before timing (cuDNN descriptors and algo). */
+/* Per-operator state prepared before timing: a cuBLASLt matmul (plain
+ * GEMMs), a cuDNN graph plan or, where that fails, legacy descriptors. */
 typedef struct {
+    cublasLtMatmulDesc_t mm;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t lt_algo;
+    size_t lt_ws;
+    ps_conv_plan_t *graph;
     cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
@@ -181,6 +191,8 @@ static void side_destroy(cuda_t *b, side_t *s)
     b->drv.CtxSetCurrent(s->ctx);
     if (s->blas)
         cublasDestroy(s->blas);
+    if (s->lt)
+        cublasLtDestroy(s->lt);
     if (s->dnn)
         cudnnDestroy(s->dnn);
     if (s->stream)
@@ -206,9 +218,10 @@ static int side_create(cuda_t *b, CUdevResource *res, side_t *s)
     return side_handles(b, s);
 }
 
-/* cuBLAS and cuDNN handles for side s, on its stream, cuBLAS told to plan
- * for the side's SMs. cuDNN's legacy convolution API has no SM target; the
- * green context alone bounds its SMs. */
+/* cuBLAS, cuBLASLt and cuDNN handles for side s, on its stream. The SM
+ * targets (cublasSetSmCountTarget here, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET
+ * and cuDNN's engine SM_COUNT_TARGET per operator) make the libraries plan
+ * for the side's SMs rather than the device's. */
 static int side_handles(cuda_t *b, side_t *s)
 {
     CU(b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
@@ -216,6 +229,7 @@ static int side_handles(cuda_t *b, side_t *s)
     BLAS(cublasSetStream(s->blas, (cudaStream_t)s->stream), "cublasSetStream");
     BLAS(cublasSetSmCountTarget(s->blas, (int)s->sms), "cublasSetSmCountTarget");
     BLAS(cublasSetMathMode(s->blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    BLAS(cublasLtCreate(&s->lt), "cublasLtCreate");
     DNN(cudnnCreate(&s->dnn), "cudnnCreate");
     DNN(cudnnSetStream(s->dnn, (cudaStream_t)s->stream), "cudnnSetStream");
     return 0;
@@ -296,6 +310,15 @@ static int grow(void **buf, size_t *have, size_t need, unsigned seed)
 static void prep_free(prep_t *p, int n)
 {
     for (int i = 0; p && i < n; i++) {
+        if (p[i].mm)
+            cublasLtMatmulDescDestroy(p[i].mm);
+        if (p[i].la)
+            cublasLtMatrixLayoutDestroy(p[i].la);
+        if (p[i].lb)
+            cublasLtMatrixLayoutDestroy(p[i].lb);
+        if (p[i].lc)
+            cublasLtMatrixLayoutDestroy(p[i].lc);
+        ps_conv_plan_free(p[i].graph);
         if (p[i].x)
             cudnnDestroyTensorDescriptor(p[i].x);
         if (p[i].y)
@@ -308,8 +331,49 @@ static void prep_free(prep_t *p, int n)
     free(p);
 }
 
+/* A cuBLASLt matmul for a plain (batch 1) GEMM with the side's SM target;
+ * 0 with p->mm NULL when the heuristic has nothing (cuBLAS then runs it). */
+static int prep_gemm(const side_t *s, const ps_opdesc_t *op, prep_t *p)
+{
+    const long long *v = op->p;
+    if (v[PG_BATCH] != 1)
+        return 0;
+    uint64_t n = (uint64_t)v[PG_N], m = (uint64_t)v[PG_M], k = (uint64_t)v[PG_K];
+    int32_t sms = (int32_t)s->sms;
+    uint64_t ws = LT_WORKSPACE;
+    BLAS(cublasLtMatmulDescCreate(&p->mm, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc");
+    BLAS(cublasLtMatmulDescSetAttribute(p->mm, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms),
+         "SM count target");
+    /* Row-major C[m,n] = A[m,k] B[k,n] as column-major C^T = B^T A^T. */
+    BLAS(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_16F, n, k, (int64_t)n), "layout");
+    BLAS(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_16F, k, m, (int64_t)k), "layout");
+    BLAS(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_16F, n, m, (int64_t)n), "layout");
+    cublasLtMatmulPreference_t pref = NULL;
+    BLAS(cublasLtMatmulPreferenceCreate(&pref), "preference");
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                             &ws, sizeof ws);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulAlgoGetHeuristic(s->lt, p->mm, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &got);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || got == 0) {
+        cublasLtMatmulDescDestroy(p->mm);
+        p->mm = NULL;
+        return 0;
+    }
+    p->lt_algo = res.algo;
+    p->lt_ws = res.workspaceSize;
+    return 0;
+}
+
 static int prep_conv(const side_t *s, const ps_opdesc_t *op, prep_t *p)
 {
+    /* The graph API first, for its SM target; the legacy API where no
+     * engine plans the convolution. */
+    if (ps_conv_plan_make(s->dnn, op, (int)s->sms, &p->graph, &p->ws) == 0)
+        return 0;
+    ps_log(PS_LOG_DEBUG, "%s: legacy cuDNN API (%s)", op->name, ps_last_error());
     const long long *v = op->p;
     int n = (int)v[PC_N], c = (int)v[PC_C], h = (int)v[PC_H], w = (int)v[PC_W], k = (int)v[PC_K];
     int g = (int)v[PC_GROUPS];
@@ -363,11 +427,14 @@ static int prepare(cuda_t *b, const side_t *s, bufs_t *buf, const ps_oplist_t *l
     if (!p)
         return PS_E_NOMEM;
     int rc = b->drv.CtxSetCurrent(s->ctx) == CUDA_SUCCESS ? 0 : ps_error(PS_E_BACKEND, "cuda: set context");
-    for (int i = 0; i < len && rc == 0; i++)
-        if (l->ops[start + i].kind == PS_OPK_CONV) {
+    for (int i = 0; i < len && rc == 0; i++) {
+        if (l->ops[start + i].kind == PS_OPK_CONV)
             rc = prep_conv(s, &l->ops[start + i], &p[i]);
-            ws = p[i].ws > ws ? p[i].ws : ws;
-        }
+        else if (l->ops[start + i].kind == PS_OPK_GEMM)
+            rc = prep_gemm(s, &l->ops[start + i], &p[i]);
+        ws = p[i].ws > ws ? p[i].ws : ws;
+        ws = p[i].lt_ws > ws ? p[i].lt_ws : ws;
+    }
     cudaSetDevice(b->ordinal);
     if (rc == 0)
         rc = grow(&buf->in, &buf->in_bytes, in + 256, 1);
@@ -379,6 +446,9 @@ static int prepare(cuda_t *b, const side_t *s, bufs_t *buf, const ps_oplist_t *l
         rc = grow(&buf->ws, &buf->ws_bytes, ws + 256, 4);
     if (rc == 0 && cudaDeviceSynchronize() != cudaSuccess)
         rc = rt_fail(cudaGetLastError(), "buffer fill");
+    for (int i = 0; i < len && rc == 0; i++)
+        if (p[i].graph)
+            rc = ps_conv_plan_bind(p[i].graph, buf->in, buf->w, buf->out, buf->ws);
     if (rc) {
         prep_free(p, len);
         return rc;
@@ -392,6 +462,12 @@ static int enqueue(const side_t *s, const bufs_t *buf, const ps_opdesc_t *op, co
 {
     const float one = 1.0f, zero = 0.0f;
     const long long *v = op->p;
+    if (op->kind == PS_OPK_GEMM && p->mm) {
+        BLAS(cublasLtMatmul(s->lt, p->mm, &one, buf->w, p->la, buf->in, p->lb, &zero, buf->out, p->lc,
+                            buf->out, p->lc, &p->lt_algo, buf->ws, p->lt_ws, (cudaStream_t)s->stream),
+             op->name);
+        return 0;
+    }
     if (op->kind == PS_OPK_GEMM) {
         /* Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T. */
         int m = (int)v[PG_M], n = (int)v[PG_N], k = (int)v[PG_K];
@@ -403,6 +479,8 @@ static int enqueue(const side_t *s, const bufs_t *buf, const ps_opdesc_t *op, co
              op->name);
         return 0;
     }
+    if (op->kind == PS_OPK_CONV && p->graph)
+        return ps_conv_plan_run(s->dnn, p->graph);
     if (op->kind == PS_OPK_CONV) {
         DNN(cudnnConvolutionForward(s->dnn, &one, p->x, buf->in, p->w, buf->w, p->conv, p->algo,
                                     buf->ws, p->ws, &zero, p->y, buf->out),
@@ -440,6 +518,12 @@ static int cuda_profile(ps_backend_t *base, const ps_oplist_t *l, int tpcs, int 
             rc = rt_fail(cudaGetLastError(), "cudaEventCreate");
     cudaStream_t st = (cudaStream_t)s->stream;
     for (int i = 0; i < l->n && rc == 0; i++) {
+        /* Hold the stream at the gate while the host enqueues every run, so
+         * that the runs execute back to back and no launch latency falls
+         * between an operator's events. */
+        unsigned gate = ++b->gate_seq;
+        if (b->drv.StreamWaitValue32(s->stream, b->gate_dev, gate, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+            rc = ps_error(PS_E_BACKEND, "cuda: cuStreamWaitValue32 failed");
         for (int r = 0; r < warmup && rc == 0; r++)
             rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
         for (int r = 0; r < runs && rc == 0; r++) {
@@ -447,6 +531,7 @@ static int cuda_profile(ps_backend_t *base, const ps_oplist_t *l, int tpcs, int 
             rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
             cudaEventRecord(ev[2 * r + 1], st);
         }
+        __atomic_store_n(b->gate, gate, __ATOMIC_SEQ_CST);
         if (rc == 0 && cudaStreamSynchronize(st) != cudaSuccess)
             rc = rt_fail(cudaGetLastError(), l->ops[i].name);
         for (int r = 0; r < runs && rc == 0; r++) {
@@ -644,6 +729,8 @@ static void cuda_free(ps_backend_t *base)
         b->drv.CtxSetCurrent(b->primary.ctx);
         if (b->primary.blas)
             cublasDestroy(b->primary.blas);
+        if (b->primary.lt)
+            cublasLtDestroy(b->primary.lt);
         if (b->primary.dnn)
             cudnnDestroy(b->primary.dnn);
         cudaStreamDestroy((cudaStream_t)b->primary.stream);
