@@ -386,6 +386,26 @@ typedef struct {
 
 int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
 
+/* Workload-level mode: whole models under an MPS active-thread percentage,
+ * for workloads.csv, workload_scaling.csv and colocations.csv. Each job runs
+ * in a process of its own (the percentage is fixed when a process creates
+ * its CUDA context); with the cuda backend the MPS daemon must be running. */
+typedef struct {
+    const char *model; /* borrowed for the call */
+    int batch;
+    int share_pct;     /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
+} ps_mps_job_t;
+
+/**
+ * Run jobs[0..n) together, each in its own process at its share: warm-up
+ * iterations, then all start at once and run whole inference iterations for
+ * `seconds`. out_tput[i] gets job i's throughput in items (batch x
+ * iterations) per second, and out_gpu (size 64, may be NULL) the gpu column
+ * name. p names the backend as for ps_campaign_open.
+ */
+int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
+                       double seconds, double *out_tput, char *out_gpu);
+
 /** Write the database's measurements as ops.csv and coexec.csv (atomically;
  *  either path may be NULL to skip that table). Counters go on the row of
  *  each operator with the most TPCs (FORMATS.md). */

@@ -531,6 +531,26 @@ static void test_export_tables(void)
     ps_coexec_free(co);
 }
 
+/* Workload-level jobs run in processes of their own; on the fake backend a
+ * larger MPS share gives more throughput, never less. */
+static void test_mps_jobs(void)
+{
+    ps_collect_params_t p = fake_params();
+    double t[3] = {0, 0, 0};
+    char gpu[64] = "";
+    const ps_mps_job_t jobs[3] = {{"mobilenetv2", 4, 20}, {"mobilenetv2", 4, 60}, {"bert-base", 2, 100}};
+    CHECK_OK(ps_collect_mps_run(&p, jobs, 3, 0.01, t, gpu));
+    CHECK(strcmp(gpu, "FAKE-GPU") == 0);
+    CHECK_MSG(t[0] > 0 && t[1] > t[0] && t[2] > 0, "%g %g %g", t[0], t[1], t[2]);
+    /* A failing job reports its error and holds no one back. */
+    const ps_mps_job_t bad[2] = {{"mobilenetv2", 4, 50}, {"nosuchnet", 1, 50}};
+    CHECK(ps_collect_mps_run(&p, bad, 2, 0.01, t, NULL) == PS_E_BACKEND);
+    CHECK_MSG(strstr(ps_last_error(), "nosuchnet at 50%: zoo: unknown model") != NULL, "%s", ps_last_error());
+    const ps_mps_job_t zero[1] = {{"mobilenetv2", 4, 0}};
+    CHECK(ps_collect_mps_run(&p, zero, 1, 0.01, t, NULL) == PS_E_ARG);
+    CHECK(ps_collect_mps_run(&p, jobs, 0, 0.01, t, NULL) == PS_E_ARG);
+}
+
 static void test_gpu_column_name(void)
 {
     char b[64];
@@ -564,4 +584,5 @@ TH_MAIN(TEST(test_setup), TEST(test_zoo_cnn_shapes), TEST(test_zoo_transformer_s
         TEST(test_oplist_text_roundtrip), TEST(test_oplist_errors_name_line_and_column),
         TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
         TEST(test_gpu_column_name), TEST(test_campaign_refuses_mismatches), TEST(test_export_tables),
+        TEST(test_mps_jobs),
         TEST(test_campaign_killed_and_resumed), TEST(test_teardown))

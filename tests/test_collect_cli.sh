@@ -63,4 +63,21 @@ grep -q "coexec, 120 rows" "$T/check" || fail "check: $(cat "$T/check")"
 # Another seq_len in the same database is refused.
 "$P" collect profile --backend fake --model bert-base --seq-len 64 --db "$DB" 2> "$T/err"; [ $? -eq 1 ] || fail "seq_len"
 grep -q "seq_len 128, not 64" "$T/err" || fail "message: $(cat "$T/err")"
+
+# Workload level (MPS shares) on the fake backend, then the files check.
+cd "$T"
+"$P" collect scaling --backend fake --model mobilenetv2 --batch 4 --shares 20,100 --seconds 0.01 -q \
+    > scaling.out || fail "scaling: $(cat scaling.out)"
+"$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 --json \
+    > colo.out || fail "colocate"
+grep -q '"colocation": "mobilenetv2_batch4-inf@50+bert-base_batch2-inf@50"' colo.out || fail "$(cat colo.out)"
+"$P" check workload_scaling.csv workloads.csv colocations.csv > check2 || fail "check: $(cat check2)"
+grep -q "colocations.csv: colocations, 2 rows" check2 || fail "$(cat check2)"
+"$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 2> err
+[ $? -eq 1 ] && grep -q "already has co-location" err || fail "duplicate co-location: $(cat err)"
+"$P" collect colocate --jobs mobilenetv2:4 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--jobs without share"
+# The real backend needs MPS and a GPU: a clear message, exit 1.
+"$P" collect scaling --model mobilenetv2 --shares 50 --seconds 0.01 2> err
+rc=$?
+[ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -q "^pairsight: collect: " err; } || fail "no MPS: $(cat err)"
 echo ok

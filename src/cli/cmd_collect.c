@@ -5,11 +5,14 @@
 
 #include "collect/oplist.h"
 #include "common/common.h"
+#include "profile/tables.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 const char cmd_collect_usage[] =
     "usage: pairsight collect ACTION [options]\n"
@@ -27,6 +30,10 @@ const char cmd_collect_usage[] =
     "  coexec     co-execution campaign of --hp beside --lp\n"
     "  status     tasks and rows in the campaign database\n"
     "  export     write ops.csv and coexec.csv from the campaign database\n"
+    "  scaling    --model's throughput alone at each MPS --shares percentage\n"
+    "             (adds to workload_scaling.csv and, at 100%, workloads.csv)\n"
+    "  colocate   --jobs run together under MPS, each at its share (adds one\n"
+    "             co-location to colocations.csv)\n"
     "\n"
     "options:\n"
     "  --db FILE         campaign database (default campaign.db)\n"
@@ -49,18 +56,33 @@ const char cmd_collect_usage[] =
     "  --ops FILE        export: ops.csv path, \"\" to skip (default ops.csv)\n"
     "  --coexec FILE     export: coexec.csv path, \"\" to skip (default coexec.csv)\n"
     "  --file FILE       ops: an operator list to check instead of a model\n"
+    "  --shares LIST     scaling: MPS percentages (default 10-100:10)\n"
+    "  --jobs LIST       colocate: MODEL:BATCH@SHARE,... (required there)\n"
+    "  --seconds S       scaling, colocate: timed seconds per run (default 5)\n"
+    "  --scaling FILE    scaling: output (default workload_scaling.csv)\n"
+    "  --workloads FILE  scaling: output (default workloads.csv)\n"
+    "  --colocations FILE colocate: output (default colocations.csv)\n"
+    "  --id NAME         colocate: co-location id (default from the jobs)\n"
     "  --fake-delay-us N fake backend: sleep per measurement (default 0)\n"
     "  --json            print the result as JSON on stdout\n"
     "  -q                no progress on stderr\n"
     "\n"
     "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
-    "message; status, export and ops always work.\n";
+    "message; status, export and ops always work. scaling and colocate need the\n"
+    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n";
 
 #define CMD "collect"
 #define MAX_TPCS 512
+#define MAX_JOBS 16
 
 typedef struct {
     const char *action, *db, *model, *ops_path, *coexec_path, *file;
+    const char *scaling_path, *workloads_path, *colocations_path, *id;
+    double seconds;
+    int n_shares, n_jobs;
+    int shares[MAX_TPCS];
+    ps_mps_job_t jobs[MAX_JOBS];
+    char job_models[MAX_JOBS][64];
     int batch, json, quiet, n_tpcs, runs;
     int tpcs[MAX_TPCS];
     ps_collect_params_t p;
@@ -123,12 +145,40 @@ static int parse_side(const char *s, char *model, size_t size, int *batch)
     return 0;
 }
 
+/* "resnet50:8@50,bert-base:8@50" */
+static int parse_jobs(const char *s, opts_t *o)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    o->n_jobs = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *at = strrchr(tok, '@');
+        int k = o->n_jobs;
+        if (!at || k == MAX_JOBS || parse_int(at + 1, 1, &o->jobs[k].share_pct) ||
+            o->jobs[k].share_pct > 100)
+            return -1;
+        *at = '\0';
+        if (parse_side(tok, o->job_models[k], sizeof o->job_models[k], &o->jobs[k].batch))
+            return -1;
+        o->jobs[k].model = o->job_models[k];
+        o->n_jobs++;
+    }
+    return o->n_jobs > 0 ? 0 : -1;
+}
+
 static int parse_args(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->db = "campaign.db";
     o->ops_path = "ops.csv";
     o->coexec_path = "coexec.csv";
+    o->scaling_path = "workload_scaling.csv";
+    o->workloads_path = "workloads.csv";
+    o->colocations_path = "colocations.csv";
+    o->seconds = 5;
+    for (int v = 10; v <= 100; v += 10)
+        o->shares[o->n_shares++] = v;
     o->batch = 8;
     o->p = ps_collect_default_params();
     o->plan = ps_coexec_default_plan();
@@ -191,6 +241,24 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->coexec_path = v;
         } else if (strcmp(a, "--file") == 0) {
             o->file = v;
+        } else if (strcmp(a, "--shares") == 0) {
+            bad = parse_tpcs(v, o->shares, &o->n_shares);
+            for (int k = 0; !bad && k < o->n_shares; k++)
+                bad = o->shares[k] > 100;
+        } else if (strcmp(a, "--jobs") == 0) {
+            bad = parse_jobs(v, o);
+        } else if (strcmp(a, "--seconds") == 0) {
+            char *end;
+            o->seconds = strtod(v, &end);
+            bad = end == v || *end || !(o->seconds > 0 && o->seconds < 1e6);
+        } else if (strcmp(a, "--scaling") == 0) {
+            o->scaling_path = v;
+        } else if (strcmp(a, "--workloads") == 0) {
+            o->workloads_path = v;
+        } else if (strcmp(a, "--colocations") == 0) {
+            o->colocations_path = v;
+        } else if (strcmp(a, "--id") == 0) {
+            o->id = v;
         } else if (strcmp(a, "--fake-delay-us") == 0) {
             int d;
             bad = parse_int(v, 0, &d);
@@ -294,6 +362,117 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     return CLI_OK;
 }
 
+/* The workload id of FORMATS.md's examples: "bert-base_batch8-inf". */
+static void workload_id(const char *model, int batch, char *out, size_t size)
+{
+    snprintf(out, size, "%s_batch%d-inf", model, batch);
+}
+
+static int act_scaling(opts_t *o)
+{
+    if (!o->model)
+        return cli_fail(CLI_USAGE, CMD, "scaling needs --model");
+    ps_scaling_t *sc = NULL;
+    ps_workloads_t *wl = NULL;
+    char gpu[64] = "", wid[96];
+    workload_id(o->model, o->batch, wid, sizeof wid);
+    int rc = 0;
+    /* Add to the files when they exist, refusing to measure twice. */
+    if (access(o->scaling_path, F_OK) == 0)
+        rc = ps_scaling_load(o->scaling_path, &sc);
+    else if (!(sc = ps_scaling_new()))
+        rc = PS_E_NOMEM;
+    if (rc == 0 && access(o->workloads_path, F_OK) == 0)
+        rc = ps_workloads_load(o->workloads_path, &wl);
+    else if (rc == 0 && !(wl = ps_workloads_new()))
+        rc = PS_E_NOMEM;
+    double tput100 = NAN;
+    for (int k = 0; k < o->n_shares && rc == 0; k++) {
+        ps_mps_job_t job = {o->model, o->batch, o->shares[k]};
+        double t = 0;
+        cli_progress(o->quiet, "scaling", k, o->n_shares);
+        rc = ps_collect_mps_run(&o->p, &job, 1, o->seconds, &t, gpu);
+        for (size_t i = 0; rc == 0 && i < sc->n; i++)
+            if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
+                sc->rows[i].share_pct == o->shares[k])
+                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid,
+                              o->shares[k], gpu);
+        ps_scaling_row_t row = {gpu, wid, o->shares[k], t};
+        if (rc == 0)
+            rc = ps_scaling_append(sc, &row);
+        if (rc == 0 && o->shares[k] == 100)
+            tput100 = t;
+        if (rc == 0 && !o->json)
+            printf("%s %s %3d%% %.6g items/s\n", gpu, wid, o->shares[k], t);
+    }
+    cli_progress_end(o->quiet);
+    if (rc == 0)
+        rc = ps_scaling_save(sc, o->scaling_path);
+    if (rc == 0 && !isnan(tput100)) {
+        ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
+        double *opt[] = {&w.threads, &w.registers, &w.static_smem, &w.sm_tput_pct, &w.dram_tput_pct,
+                         &w.mem_tput_pct, &w.sm_busy_pct, &w.mem_busy_pct, &w.memcap_gb,
+                         &w.stall_long_scoreboard, &w.stall_lg_throttle, &w.stall_mio_throttle};
+        for (size_t i = 0; i < PS_ARRAY_LEN(opt); i++)
+            *opt[i] = NAN;
+        for (size_t i = 0; rc == 0 && i < wl->n; i++)
+            if (strcmp(wl->rows[i].gpu, gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
+                rc = ps_error(PS_E_INPUT, "%s already has %s on %s", o->workloads_path, wid, gpu);
+        if (rc == 0)
+            rc = ps_workloads_append(wl, &w);
+        if (rc == 0)
+            rc = ps_workloads_save(wl, o->workloads_path);
+    }
+    if (rc == 0 && o->json)
+        printf("{\"gpu\": \"%s\", \"workload\": \"%s\", \"shares\": %d}\n", gpu, wid, o->n_shares);
+    ps_scaling_free(sc);
+    ps_workloads_free(wl);
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+}
+
+static int act_colocate(opts_t *o)
+{
+    if (o->n_jobs < 1)
+        return cli_fail(CLI_USAGE, CMD, "colocate needs --jobs MODEL:BATCH@SHARE,...");
+    char id[512] = "", wid[MAX_JOBS][96], gpu[64] = "";
+    for (int k = 0; k < o->n_jobs; k++) {
+        workload_id(o->jobs[k].model, o->jobs[k].batch, wid[k], sizeof wid[k]);
+        size_t len = strlen(id);
+        snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k], o->jobs[k].share_pct);
+    }
+    const char *cid = o->id ? o->id : id;
+    ps_colocations_t *t = NULL;
+    int rc = 0;
+    if (access(o->colocations_path, F_OK) == 0)
+        rc = ps_colocations_load(o->colocations_path, &t);
+    else if (!(t = ps_colocations_new()))
+        rc = PS_E_NOMEM;
+    for (size_t i = 0; rc == 0 && i < t->n; i++)
+        if (strcmp(t->rows[i].colocation, cid) == 0)
+            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)",
+                          o->colocations_path, cid);
+    double tput[MAX_JOBS];
+    if (rc == 0)
+        rc = ps_collect_mps_run(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu);
+    for (int k = 0; k < o->n_jobs && rc == 0; k++) {
+        ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
+        rc = ps_colocations_append(t, &row);
+        if (rc == 0 && !o->json)
+            printf("%s slot %d %s at %d%%: %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
+                   tput[k]);
+    }
+    if (rc == 0)
+        rc = ps_colocations_save(t, o->colocations_path);
+    if (rc == 0 && o->json) {
+        printf("{\"colocation\": \"%s\", \"gpu\": \"%s\", \"tput\": [", cid, gpu);
+        for (int k = 0; k < o->n_jobs; k++)
+            printf("%s%.17g", k ? ", " : "", tput[k]);
+        printf("]}\n");
+    }
+    ps_colocations_free(t);
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+}
+
 int cmd_collect(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -309,6 +488,10 @@ int cmd_collect(int argc, char **argv)
         return act_ops(&o);
     if (strcmp(act, "info") == 0)
         return act_info(&o);
+    if (strcmp(act, "scaling") == 0)
+        return act_scaling(&o);
+    if (strcmp(act, "colocate") == 0)
+        return act_colocate(&o);
 
     int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 ||
                  strcmp(act, "counters") == 0;

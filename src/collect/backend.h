@@ -42,6 +42,13 @@ struct ps_backend {
      * measured). NULL when the backend has no counters. */
     int (*counters)(ps_backend_t *b, const ps_oplist_t *l, int tpcs, ps_counters_t *out);
 
+    /* Whole iterations of l (every operator in order, then a synchronise)
+     * on the whole device as this process sees it (under MPS: its active
+     * thread percentage): `warmup` iterations, then ready(user) - which may
+     * block - then as many as fit in `seconds`; *iters_per_s gets their rate. */
+    int (*throughput)(ps_backend_t *b, const ps_oplist_t *l, int warmup, double seconds,
+                      void (*ready)(void *user), void *user, double *iters_per_s);
+
     void (*free)(ps_backend_t *b);
 };
 

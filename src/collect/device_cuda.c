@@ -734,6 +734,44 @@ int ps_backend_cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs,
     return rc;
 }
 
+/* Whole iterations of l on the primary context: this process's share of
+ * the device, which under MPS is its active thread percentage. */
+static int cuda_throughput(ps_backend_t *base, const ps_oplist_t *l, int warmup, double seconds,
+                           void (*ready)(void *user), void *user, double *iters_per_s)
+{
+    cuda_t *b = (cuda_t *)base;
+    side_t *s = NULL;
+    prep_t *prep = NULL;
+    int rc = primary_side(b, &s);
+    if (rc == 0)
+        rc = prepare(b, s, &b->bufs[0], l, 0, l->n, &prep);
+    if (rc)
+        return rc;
+    cudaStream_t st = (cudaStream_t)s->stream;
+    long iters = 0;
+    double t0 = 0, el = 0;
+    for (int it = -warmup; rc == 0; it++) {
+        if (it == 0) {
+            ready(user);
+            t0 = ps_now();
+        }
+        for (int i = 0; i < l->n && rc == 0; i++)
+            rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
+        if (rc == 0 && cudaStreamSynchronize(st) != cudaSuccess)
+            rc = rt_fail(cudaGetLastError(), "iteration");
+        if (it >= 0) {
+            iters++;
+            el = ps_now() - t0;
+            if (el >= seconds)
+                break;
+        }
+    }
+    prep_free(prep, l->n);
+    if (rc == 0)
+        *iters_per_s = (double)iters / el;
+    return rc;
+}
+
 static void cuda_free(ps_backend_t *base)
 {
     cuda_t *b = (cuda_t *)base;
@@ -815,6 +853,7 @@ int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out)
     b->base.profile = cuda_profile;
     b->base.coexec = cuda_coexec;
     b->base.counters = ps_backend_cuda_counters;
+    b->base.throughput = cuda_throughput;
     b->base.free = cuda_free;
     int rc = cuda_init(b, p);
     if (rc) {

@@ -166,6 +166,33 @@ static int fake_counters(ps_backend_t *b, const ps_oplist_t *l, int tpcs, ps_cou
     return 0;
 }
 
+/* Whole iterations at the share of the device this process was given
+ * (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, as under MPS): the roofline time of
+ * every operator on that share of the TPCs. Nothing runs, so co-located
+ * fake jobs do not slow each other down. */
+static int fake_throughput(ps_backend_t *b, const ps_oplist_t *l, int warmup, double seconds,
+                           void (*ready)(void *user), void *user, double *iters_per_s)
+{
+    (void)warmup;
+    (void)seconds;
+    const char *env = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    int share = env ? atoi(env) : 100;
+    if (share < 1 || share > 100)
+        share = 100;
+    int tpcs = (int)((double)b->dev.tpc_count * share / 100.0 + 0.5);
+    tpcs = tpcs < 1 ? 1 : tpcs;
+    double total = 0;
+    for (int i = 0; i < l->n; i++) {
+        double t, m;
+        op_time(&l->ops[i], tpcs, &t, &m);
+        total += t;
+    }
+    ready(user);
+    fake_sleep((fake_t *)b);
+    *iters_per_s = 1e9 / total;
+    return 0;
+}
+
 static void fake_free(ps_backend_t *b)
 {
     free(b);
@@ -188,6 +215,7 @@ int ps_backend_fake_open(const ps_collect_params_t *p, ps_backend_t **out)
     f->base.profile = fake_profile;
     f->base.coexec = fake_coexec;
     f->base.counters = fake_counters;
+    f->base.throughput = fake_throughput;
     f->base.free = fake_free;
     f->delay_us = p->fake_delay_us;
     *out = &f->base;
