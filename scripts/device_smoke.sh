@@ -10,14 +10,14 @@
 #   --backend NAME  cuda, or fake to run every step without a GPU (default cuda)
 #   --cli PATH      a pairsight binary to use (implies --no-build)
 #   --no-build      do not configure and build build-cuda/
-#   --out DIR       where the database and the CSV files go (default smoke-out)
+#   --out DIR       where the database and the CSV files go (default build-cuda/smoke)
 #   --limit N       fail when the steps after the build take longer (default 300)
 set -eu
 
 BACKEND=cuda
 CLI=""
 BUILD=1
-OUT=smoke-out
+OUT=build-cuda/smoke
 LIMIT=300
 while [ $# -gt 0 ]; do
     case "$1" in
