@@ -243,7 +243,199 @@ typedef struct {
 
 typedef struct ps_model ps_model_t;
 
-/* @@MODEL@@ declarations of the segment model's public API go here. */
+/* @@MODEL@@ */
+/*
+ * The segment model (src/features, src/model). Two XGBoost regressors, one per
+ * side, predict log(delta) of a pair of segments of at most `window`
+ * operators each, delta = co-executed latency / standalone latency. Longer
+ * segments are divided into windows whose predictions are composed
+ * (ps_compose_t). Every call that takes ops reads the standalone profile of
+ * the queried segments from it; ops is borrowed for the call only.
+ *
+ * Thread safety: a trained or loaded model is read-only; ps_model_predict*,
+ * ps_model_explain and ps_model_info may run concurrently on one model.
+ * Prediction of a batch uses the OpenMP threads of the calling thread
+ * (omp_set_num_threads / OMP_NUM_THREADS).
+ */
+
+/** Input variants: the full PairSight input and the ablations of the paper's
+ *  Fig. 4. The variant is part of the feature layout stored with a model. */
+typedef enum {
+    PS_FEAT_FULL = 0,        /* tokens of both sides, counters, p, q, standalone latencies */
+    PS_FEAT_NO_CORUNNER = 1, /* the co-runner's tokens left out */
+    PS_FEAT_SUMMED = 2,      /* each side's tokens summed into one */
+    PS_FEAT_DURATIONS = 3,   /* durations (and presence) only, no counters */
+    PS_FEAT_UTILIZATION = 4  /* sm_pct and mem_pct in place of DRAM and stall counters */
+} ps_feature_variant_t;
+
+/** The two sides of a co-execution, also the index of per-side arrays. */
+enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
+
+/** The split of a coexec.csv row: 80/10/10 by experiment, never by run. */
+enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
+
+/**
+ * Assign every row of cx to a split (out_split[ps_coexec_rows(cx)], owned by
+ * the caller). All runs of one experiment share a split. The split of an
+ * experiment depends only on its name, seed and the set of experiment names
+ * in cx (experiments are ranked by a seeded hash of their name; the first 80%
+ * train, the next 10% validate, the rest test), never on row order. This is
+ * the split ps_model_train uses with the same seed.
+ */
+int ps_coexec_split(const ps_coexec_t *cx, unsigned seed, unsigned char *out_split);
+
+/** How window predictions are composed for segments longer than the window. */
+typedef enum {
+    /* Published composition (PairSight Eq. 4): window i of one side is
+     * paired with window i of the other (a side with more windows pairs its
+     * extra windows with the other side's last window); a side's latency is
+     * the sum of its windows' predictions. */
+    PS_COMPOSE_INDEX = 0,
+    /* Time-aligned: build both sides' predicted timelines, give each window
+     * the overlap-weighted slowdown of the co-runner windows that overlap it
+     * (a window's part that outlasts the co-runner runs at its standalone
+     * speed), rebuild the timelines and iterate until they settle. */
+    PS_COMPOSE_OVERLAP = 1
+} ps_compose_t;
+
+/** Progress callback for long work: stage is a short constant string. */
+typedef void (*ps_progress_fn)(const char *stage, double done, double total, void *user);
+
+/** Training and adaptation parameters; start from ps_train_default_params(). */
+typedef struct {
+    ps_feature_variant_t variant; /* input variant (default PS_FEAT_FULL) */
+    int window;             /* operator slots per side (default 16) */
+    unsigned seed;          /* experiment split seed (default 1) */
+    int nthread;            /* XGBoost threads; 0 = all cores (default 0) */
+    int max_rounds;         /* most trees per regressor (default 400) */
+    int early_stopping;     /* stop after this many rounds without a better
+                               validation RMSE on log delta (default 20) */
+    int n_depths;           /* grid of max_depth, chosen on validation MAPE */
+    int depths[4];          /* (default {6, 8}) */
+    int n_etas;             /* grid of learning rates */
+    double etas[4];         /* (default {0.1, 0.3}) */
+    double subsample;       /* row subsample per tree (default 1.0) */
+    /* Adaptation (ps_model_adapt): trees added per regressor and their
+     * learning rate; all rows given to adapt are used for training. */
+    int adapt_rounds;       /* (default 30) */
+    double adapt_eta;       /* (default 0.05) */
+    int adapt_depth;        /* max_depth of the added trees; shallow trees
+                               keep a few samples from being overfitted
+                               (default 1) */
+    ps_progress_fn progress; /* NULL = none */
+    void *progress_user;
+} ps_train_params_t;
+
+/** The default parameters described in ps_train_params_t. */
+ps_train_params_t ps_train_default_params(void);
+
+/**
+ * Train a model on the rows of cx (segments of at most params->window
+ * operators; longer rows are skipped with a warning), split 80/10/10 by
+ * experiment (ps_coexec_split with params->seed). For each side, every grid
+ * point trains with early stopping on the validation split and the one with
+ * the lowest validation latency MAPE is kept. All rows of cx must be of one
+ * GPU. params NULL = defaults. On success *out is owned by the caller
+ * (ps_model_free); on error *out is NULL.
+ */
+int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                   ps_model_t **out);
+
+/**
+ * Continued training: a new model equal to m plus params->adapt_rounds trees
+ * per regressor fitted at params->adapt_eta on every row of cx (a few
+ * experiments of an unseen model or batch size). m is unchanged. On success
+ * *out is owned by the caller.
+ */
+int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
+                   const ps_train_params_t *params, ps_model_t **out);
+
+/**
+ * Predict the co-execution latency (ns) of n queries into the caller's
+ * arrays out_hp_ns[n] and out_lp_ns[n], composing windows with
+ * PS_COMPOSE_OVERLAP. Fails (and names the query index and what is missing)
+ * when a query names a GPU other than the model's, an operator, model or
+ * batch absent from ops, a TPC count without a standalone duration, or more
+ * TPCs than the GPU has; outputs are then unspecified.
+ */
+int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                     double *out_hp_ns, double *out_lp_ns);
+
+/**
+ * As ps_model_predict with a choice of composition, and optionally each
+ * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
+ * be NULL; delta = out_hp_ns / out_hp_solo_ns).
+ */
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns,
+                        double *out_hp_solo_ns, double *out_lp_solo_ns);
+
+/**
+ * Check one query as ps_model_predict would, without predicting: 0 when it
+ * can be predicted, else the error code with a message that names what is
+ * missing (no "query N" prefix; callers add their own context).
+ */
+int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
+
+/** Save atomically: magic, format version, feature layout, GPU, window,
+ *  training metadata and both regressors in one file. */
+int ps_model_save(const ps_model_t *m, const char *path);
+/** Load a model file; refuses (PS_E_MISMATCH) another format or feature
+ *  layout version. *out is owned by the caller. */
+int ps_model_load(const char *path, ps_model_t **out);
+/** Release a model; NULL is a no-op. */
+void ps_model_free(ps_model_t *m);
+
+/** What a model is and how it was trained. Strings point into the model and
+ *  live as long as it. */
+typedef struct {
+    int format_version;         /* of the model file */
+    int layout_version;         /* of the feature layout */
+    ps_feature_variant_t variant;
+    int window, n_features;
+    const char *gpu;
+    size_t n_samples;           /* co-execution rows used */
+    size_t n_train, n_valid, n_test; /* rows per split */
+    size_t n_experiments;
+    unsigned seed;
+    double train_seconds;
+    int depth[2];               /* chosen max_depth per side (PS_SIDE order: HP, LP) */
+    double eta[2];              /* chosen learning rate per side */
+    int n_trees[2];             /* trees per side (adaptation included) */
+    double valid_mape[2];       /* validation latency MAPE (%) per side */
+    double test_mape[2];        /* held-out test latency MAPE (%) per side */
+    int n_adapt;                /* continued-training passes applied */
+    size_t adapt_samples;       /* rows used by the last one */
+    double adapt_seconds;       /* time of the last one */
+} ps_model_info_t;
+
+int ps_model_info(const ps_model_t *m, ps_model_info_t *out);
+
+/** One operator's (or input's) part in a prediction, in log delta. */
+typedef struct {
+    int side;           /* regressor: PS_SIDE_HP (0) or PS_SIDE_LP (1) */
+    int owner;          /* whose input: 0 = HP segment, 1 = LP segment, -1 = neither (p, q, ...) */
+    int op;             /* operator index in ops.csv, or -1 */
+    const char *name;   /* operator name (borrowed from ops) or input name (static) */
+    double contribution; /* SHAP value summed over the operator's token, in log delta */
+} ps_contribution_t;
+
+/** A prediction taken apart. Owned by the caller: ps_explanation_free. */
+typedef struct {
+    double hp_ns, lp_ns;         /* predicted latency */
+    double hp_solo_ns, lp_solo_ns;
+    double bias[2];              /* expected log delta per side (SHAP bias) */
+    size_t n;                    /* items, HP regressor first, each side sorted by
+                                    decreasing |contribution| */
+    ps_contribution_t *items;
+} ps_explanation_t;
+
+/** Explain one query whose segments fit in one window: XGBoost SHAP
+ *  contributions folded back to the named operators of both segments.
+ *  Operator names are borrowed from ops, which must outlive *out. */
+int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q,
+                     ps_explanation_t **out);
+void ps_explanation_free(ps_explanation_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Evaluation (src/evaluate)                                                 */

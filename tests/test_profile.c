@@ -111,6 +111,31 @@ static void test_ops_index_errors(void)
     CHECK_MSG(strstr(ps_last_error(), "op 4 is missing"), "%s", ps_last_error());
     ps_ops_free(t);
 
+    /* A stray huge index is a gap, found without a bitmap of its size. */
+    t = make_ops();
+    r = op_row("resnet", 2000000000, 20, 7.0);
+    CHECK_OK(ps_ops_append(t, &r));
+    CHECK(ps_ops_index(t) == PS_E_INPUT);
+    CHECK_MSG(strstr(ps_last_error(), "op 2000000000: gap") && strstr(ps_last_error(), "op 4 is missing"),
+              "%s", ps_last_error());
+    ps_ops_free(t);
+
+    /* Every operator at its own TPC count: the dense matrix would be too big. */
+    t = ps_ops_new();
+    int appended = 0;
+    for (int op = 0; op < 8193; op++) {
+        r = op_row("sparse", op, op + 1, 1.0);
+        r.gpu = "NoSuchGPU";
+        appended += ps_ops_append(t, &r) == 0;
+    }
+    CHECK(appended == 8193);
+    CHECK(ps_ops_index(t) == PS_E_INPUT);
+    CHECK_MSG(strstr(ps_last_error(), "ops row 1: tpcs: (gpu, model, batch) = (NoSuchGPU, sparse, 8) "
+                                      "has 8193 operators at 8193 TPC counts"),
+              "%s", ps_last_error());
+    CHECK(t->n_groups == 0);
+    ps_ops_free(t);
+
     t = ps_ops_new();
     r = op_row("m", 0, 20, -1.0);
     CHECK_OK(ps_ops_append(t, &r));

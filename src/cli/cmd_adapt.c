@@ -1,11 +1,139 @@
-/* SCAFFOLD: replaced by the real `pairsight adapt`. */
+/* pairsight adapt: continued training of a model on a few new experiments. */
 #include "cli/cli.h"
 
-const char cmd_adapt_usage[] = "usage: pairsight adapt (not built yet)\n";
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_adapt_usage[] =
+    "usage: pairsight adapt --model model.psm --ops ops.csv --coexec new.csv --out model2.psm [options]\n"
+    "\n"
+    "Add trees to both regressors of a model, fitted at a small learning rate on\n"
+    "every row of new.csv (a few experiments of an unseen model or batch size).\n"
+    "The input model is left unchanged.\n"
+    "\n"
+    "options:\n"
+    "  --model FILE   model to adapt (required)\n"
+    "  --ops FILE     standalone operator profile covering the new segments (required)\n"
+    "  --coexec FILE  new co-executions (required)\n"
+    "  --out FILE     adapted model to write (required; may equal --model)\n"
+    "  --rounds N     trees added per regressor (default 30)\n"
+    "  --eta X        learning rate of the added trees (default 0.05)\n"
+    "  --depth N      max_depth of the added trees (default 1)\n"
+    "  --threads N    training threads, 0 = all cores (default 0)\n"
+    "  --json         print the summary as JSON\n"
+    "  -q             no progress on stderr\n";
+
+static void progress(const char *stage, double done, double total, void *user)
+{
+    cli_progress(*(int *)user, stage, done, total);
+}
 
 int cmd_adapt(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail(CLI_USAGE, "adapt", "not built yet");
+    if (cli_wants_help(argc, argv)) {
+        fputs(cmd_adapt_usage, stdout);
+        return CLI_OK;
+    }
+    const char *model_path = NULL, *ops_path = NULL, *cx_path = NULL, *out = NULL;
+    int json = 0, quiet = 0;
+    ps_train_params_t p = ps_train_default_params();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--json") == 0) {
+            json = 1;
+            continue;
+        }
+        if (strcmp(a, "-q") == 0) {
+            quiet = 1;
+            continue;
+        }
+        if (!v)
+            return cli_fail(CLI_USAGE, "adapt", "%s: missing value or unknown option (see --help)", a);
+        i++;
+        char *end = NULL;
+        if (strcmp(a, "--model") == 0) {
+            model_path = v;
+        } else if (strcmp(a, "--ops") == 0) {
+            ops_path = v;
+        } else if (strcmp(a, "--coexec") == 0) {
+            cx_path = v;
+        } else if (strcmp(a, "--out") == 0) {
+            out = v;
+        } else if (strcmp(a, "--rounds") == 0) {
+            long r = strtol(v, &end, 10);
+            if (end == v || *end || r < 1 || r > 100000)
+                return cli_fail(CLI_USAGE, "adapt", "--rounds: bad value '%s'", v);
+            p.adapt_rounds = (int)r;
+        } else if (strcmp(a, "--eta") == 0) {
+            double e = strtod(v, &end);
+            if (end == v || *end || !(e > 0 && e <= 1))
+                return cli_fail(CLI_USAGE, "adapt", "--eta: bad value '%s' (want 0 < eta <= 1)", v);
+            p.adapt_eta = e;
+        } else if (strcmp(a, "--depth") == 0) {
+            long d = strtol(v, &end, 10);
+            if (end == v || *end || d < 1 || d > 20)
+                return cli_fail(CLI_USAGE, "adapt", "--depth: bad value '%s' (want 1..20)", v);
+            p.adapt_depth = (int)d;
+        } else if (strcmp(a, "--threads") == 0) {
+            long t = strtol(v, &end, 10);
+            if (end == v || *end || t < 0 || t > 4096)
+                return cli_fail(CLI_USAGE, "adapt", "--threads: bad value '%s'", v);
+            p.nthread = (int)t;
+        } else {
+            return cli_fail(CLI_USAGE, "adapt", "unknown option '%s' (see --help)", a);
+        }
+    }
+    if (!model_path || !ops_path || !cx_path || !out)
+        return cli_fail(CLI_USAGE, "adapt", "--model, --ops, --coexec and --out are required (see --help)");
+    p.progress = progress;
+    p.progress_user = &quiet;
+
+    ps_ops_t *ops = NULL;
+    ps_coexec_t *cx = NULL;
+    ps_model_t *m = NULL, *n = NULL;
+    int code = CLI_BAD_INPUT;
+    if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 ||
+        ps_coexec_load(cx_path, &cx) != 0) {
+        cli_fail(CLI_BAD_INPUT, "adapt", "%s", ps_last_error());
+        goto done;
+    }
+    int rc = ps_model_adapt(m, ops, cx, &p, &n);
+    cli_progress_end(quiet);
+    if (rc != 0 || ps_model_save(n, out) != 0) {
+        cli_fail(CLI_BAD_INPUT, "adapt", "%s", ps_last_error());
+        goto done;
+    }
+    ps_model_info_t i;
+    ps_model_info(n, &i);
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", out);
+        cJSON_AddNumberToObject(o, "samples", (double)i.adapt_samples);
+        cJSON_AddNumberToObject(o, "seconds", i.adapt_seconds);
+        cJSON_AddNumberToObject(o, "rounds", p.adapt_rounds);
+        cJSON_AddNumberToObject(o, "eta", p.adapt_eta);
+        cJSON_AddNumberToObject(o, "depth", p.adapt_depth);
+        cJSON_AddNumberToObject(o, "hp_trees", i.n_trees[0]);
+        cJSON_AddNumberToObject(o, "lp_trees", i.n_trees[1]);
+        cJSON_AddNumberToObject(o, "passes", i.n_adapt);
+        char *text = cJSON_Print(o);
+        if (text)
+            puts(text);
+        cJSON_free(text);
+        cJSON_Delete(o);
+    } else {
+        printf("model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g "
+               "(HP %d trees, LP %d trees, pass %d)\n",
+               out, i.adapt_samples, i.adapt_seconds, p.adapt_rounds, p.adapt_eta, i.n_trees[0], i.n_trees[1],
+               i.n_adapt);
+    }
+    code = CLI_OK;
+done:
+    ps_model_free(n);
+    ps_model_free(m);
+    ps_coexec_free(cx);
+    ps_ops_free(ops);
+    return code;
 }

@@ -1,11 +1,205 @@
-/* SCAFFOLD: replaced by the real `pairsight explain`. */
+/* pairsight explain: which operators of both segments drive one prediction. */
 #include "cli/cli.h"
 
-const char cmd_explain_usage[] = "usage: pairsight explain (not built yet)\n";
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_explain_usage[] =
+    "usage: pairsight explain --model model.psm --ops ops.csv --query SPEC [options]\n"
+    "\n"
+    "Explain one prediction: XGBoost SHAP contributions (in log slowdown) of\n"
+    "every input, folded back to the named operators of both segments, for the\n"
+    "HP and the LP regressor. A positive value raises the predicted latency.\n"
+    "Segments must fit in the model's window (16 operators by default).\n"
+    "\n"
+    "SPEC is a comma-separated list of coexec.csv key columns, e.g.\n"
+    "  hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=16,\n"
+    "  lp_model=bert-base,lp_batch=8,lp_start=40,lp_len=16,hp_tpcs=30,lp_tpcs=24\n"
+    "(gpu=NAME is optional and defaults to the model's GPU).\n"
+    "\n"
+    "options:\n"
+    "  --model FILE   trained model (required)\n"
+    "  --ops FILE     standalone operator profile (required)\n"
+    "  --query SPEC   the candidate (required)\n"
+    "  --top N        items shown per regressor in text output, 0 = all (default 10)\n"
+    "  --json         print every item as JSON\n"
+    "  -q             accepted for symmetry; explain prints no progress\n";
+
+/* Parse SPEC into q; strings point into buf (a writable copy of SPEC). */
+static int parse_spec(char *buf, ps_query_t *q)
+{
+    int seen = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            return cli_fail(CLI_USAGE, "explain", "--query: '%s' is not key=value", tok);
+        *eq = '\0';
+        const char *k = tok, *v = eq + 1;
+        if (strcmp(k, "gpu") == 0) {
+            q->gpu = v;
+            continue;
+        }
+        if (strcmp(k, "hp_model") == 0 || strcmp(k, "lp_model") == 0) {
+            *(k[0] == 'h' ? &q->hp_model : &q->lp_model) = v;
+            seen |= k[0] == 'h' ? 1 : 2;
+            continue;
+        }
+        static const char *const names[] = {"hp_batch", "hp_start", "hp_len", "lp_batch",
+                                            "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
+        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len, &q->lp_batch,
+                      &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
+        int found = 0;
+        for (int i = 0; i < 8; i++) {
+            if (strcmp(k, names[i]) != 0)
+                continue;
+            char *end;
+            errno = 0;
+            long x = strtol(v, &end, 10);
+            if (end == v || *end || errno || x < -1000000000L || x > 1000000000L)
+                return cli_fail(CLI_USAGE, "explain", "--query: %s: '%s' is not an integer", k, v);
+            *dst[i] = (int)x;
+            seen |= 4 << i;
+            found = 1;
+        }
+        if (!found)
+            return cli_fail(CLI_USAGE, "explain", "--query: unknown key '%s'", k);
+    }
+    if (seen != (1 | 2 | (0xff << 2)))
+        return cli_fail(CLI_USAGE, "explain",
+                        "--query needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
+                        "lp_len, hp_tpcs and lp_tpcs");
+    return CLI_OK;
+}
+
+static const char *owner_name(int owner)
+{
+    return owner == 0 ? "hp" : owner == 1 ? "lp" : "input";
+}
+
+static void print_json(const ps_explanation_t *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "hp_ns_pred", e->hp_ns);
+    cJSON_AddNumberToObject(o, "lp_ns_pred", e->lp_ns);
+    cJSON_AddNumberToObject(o, "hp_solo_ns", e->hp_solo_ns);
+    cJSON_AddNumberToObject(o, "lp_solo_ns", e->lp_solo_ns);
+    cJSON_AddNumberToObject(o, "hp_bias", e->bias[0]);
+    cJSON_AddNumberToObject(o, "lp_bias", e->bias[1]);
+    cJSON *a = cJSON_AddArrayToObject(o, "contributions");
+    for (size_t i = 0; i < e->n; i++) {
+        const ps_contribution_t *c = &e->items[i];
+        cJSON *it = cJSON_CreateObject();
+        cJSON_AddStringToObject(it, "regressor", c->side ? "lp" : "hp");
+        cJSON_AddStringToObject(it, "owner", owner_name(c->owner));
+        if (c->op >= 0)
+            cJSON_AddNumberToObject(it, "op", c->op);
+        cJSON_AddStringToObject(it, "name", c->name);
+        cJSON_AddNumberToObject(it, "contribution", c->contribution);
+        cJSON_AddItemToArray(a, it);
+    }
+    char *text = cJSON_Print(o);
+    if (text)
+        puts(text);
+    cJSON_free(text);
+    cJSON_Delete(o);
+}
+
+static void print_text(const ps_explanation_t *e, int top)
+{
+    printf("HP: %.0f ns predicted, %.0f ns standalone, slowdown %.4f\n", e->hp_ns, e->hp_solo_ns,
+           e->hp_ns / e->hp_solo_ns);
+    printf("LP: %.0f ns predicted, %.0f ns standalone, slowdown %.4f\n", e->lp_ns, e->lp_solo_ns,
+           e->lp_ns / e->lp_solo_ns);
+    for (int side = 0; side < 2; side++) {
+        printf("\n%s regressor: contributions to log slowdown (bias %+.4f)\n", side ? "LP" : "HP",
+               e->bias[side]);
+        int shown = 0;
+        for (size_t i = 0; i < e->n; i++) {
+            const ps_contribution_t *c = &e->items[i];
+            if (c->side != side || (top > 0 && shown >= top))
+                continue;
+            shown++;
+            if (c->op >= 0)
+                printf("  %+.4f  %s op %d %s%s\n", c->contribution, owner_name(c->owner), c->op, c->name,
+                       c->owner != side ? " (co-runner)" : "");
+            else
+                printf("  %+.4f  %s\n", c->contribution, c->name);
+        }
+    }
+}
 
 int cmd_explain(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail(CLI_USAGE, "explain", "not built yet");
+    if (cli_wants_help(argc, argv)) {
+        fputs(cmd_explain_usage, stdout);
+        return CLI_OK;
+    }
+    const char *model_path = NULL, *ops_path = NULL, *spec = NULL;
+    int json = 0, top = 10;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--json") == 0) {
+            json = 1;
+            continue;
+        }
+        if (strcmp(a, "-q") == 0)
+            continue;
+        if (!v)
+            return cli_fail(CLI_USAGE, "explain", "%s: missing value or unknown option (see --help)", a);
+        i++;
+        if (strcmp(a, "--model") == 0) {
+            model_path = v;
+        } else if (strcmp(a, "--ops") == 0) {
+            ops_path = v;
+        } else if (strcmp(a, "--query") == 0) {
+            spec = v;
+        } else if (strcmp(a, "--top") == 0) {
+            char *end;
+            long t = strtol(v, &end, 10);
+            if (end == v || *end || t < 0 || t > 100000)
+                return cli_fail(CLI_USAGE, "explain", "--top: bad value '%s'", v);
+            top = (int)t;
+        } else {
+            return cli_fail(CLI_USAGE, "explain", "unknown option '%s' (see --help)", a);
+        }
+    }
+    if (!model_path || !ops_path || !spec)
+        return cli_fail(CLI_USAGE, "explain", "--model, --ops and --query are required (see --help)");
+    char *buf = strdup(spec);
+    if (!buf)
+        return cli_fail(CLI_BAD_INPUT, "explain", "out of memory");
+    ps_query_t q;
+    memset(&q, 0, sizeof q);
+    int code = parse_spec(buf, &q);
+    ps_model_t *m = NULL;
+    ps_ops_t *ops = NULL;
+    ps_explanation_t *e = NULL;
+    if (code != CLI_OK)
+        goto done;
+    code = CLI_BAD_INPUT;
+    ps_model_info_t info;
+    if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0) {
+        cli_fail(CLI_BAD_INPUT, "explain", "%s", ps_last_error());
+        goto done;
+    }
+    if (!q.gpu)
+        q.gpu = info.gpu;
+    if (ps_model_explain(m, ops, &q, &e) != 0) {
+        cli_fail(CLI_BAD_INPUT, "explain", "%s", ps_last_error());
+        goto done;
+    }
+    if (json)
+        print_json(e);
+    else
+        print_text(e, top);
+    code = CLI_OK;
+done:
+    ps_explanation_free(e);
+    ps_ops_free(ops);
+    ps_model_free(m);
+    free(buf);
+    return code;
 }

@@ -1,11 +1,193 @@
-/* SCAFFOLD: replaced by the real `pairsight train`. */
+/* pairsight train: fit the PairSight segment model on a profiling campaign. */
 #include "cli/cli.h"
 
-const char cmd_train_usage[] = "usage: pairsight train (not built yet)\n";
+#include <cjson/cJSON.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_train_usage[] =
+    "usage: pairsight train --ops ops.csv --coexec coexec.csv --out model.psm [options]\n"
+    "\n"
+    "Train the segment model: two XGBoost regressors (HP and LP side) on log\n"
+    "slowdown, split 80/10/10 by experiment, early stopping on the validation\n"
+    "split, depth and learning rate chosen on validation MAPE.\n"
+    "\n"
+    "options:\n"
+    "  --ops FILE         standalone operator profile (required)\n"
+    "  --coexec FILE      measured co-executions, segments of at most --window ops (required)\n"
+    "  --out FILE         model file to write (required)\n"
+    "  --variant NAME     input: full, no-corunner, summed, durations, utilization (default full)\n"
+    "  --window N         operator slots per side (default 16)\n"
+    "  --seed N           experiment split seed (default 1)\n"
+    "  --threads N        training threads, 0 = all cores (default 0)\n"
+    "  --rounds N         most trees per regressor (default 400)\n"
+    "  --early-stop N     rounds without validation gain before stopping (default 20)\n"
+    "  --depths LIST      max_depth grid, up to 4 values (default 6,8)\n"
+    "  --etas LIST        learning-rate grid, up to 4 values (default 0.1,0.3)\n"
+    "  --json             print the training summary as JSON\n"
+    "  -q                 no progress on stderr\n";
+
+static const char *const variant_names[] = {"full", "no-corunner", "summed", "durations", "utilization"};
+
+static void progress(const char *stage, double done, double total, void *user)
+{
+    cli_progress(*(int *)user, stage, done, total);
+}
+
+/* Parse "a,b,c" into at most 4 numbers; returns the count or -1. */
+static int parse_list(const char *s, double *out)
+{
+    int n = 0;
+    char *end;
+    while (*s) {
+        if (n == 4)
+            return -1;
+        out[n++] = strtod(s, &end);
+        if (end == s || (*end && *end != ','))
+            return -1;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > 1000000000L)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static void print_summary(const ps_model_info_t *i, const char *out, int json)
+{
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", out);
+        cJSON_AddStringToObject(o, "gpu", i->gpu);
+        cJSON_AddStringToObject(o, "variant", variant_names[i->variant]);
+        cJSON_AddNumberToObject(o, "window", i->window);
+        cJSON_AddNumberToObject(o, "samples", (double)i->n_samples);
+        cJSON_AddNumberToObject(o, "train", (double)i->n_train);
+        cJSON_AddNumberToObject(o, "valid", (double)i->n_valid);
+        cJSON_AddNumberToObject(o, "test", (double)i->n_test);
+        cJSON_AddNumberToObject(o, "experiments", (double)i->n_experiments);
+        cJSON_AddNumberToObject(o, "seconds", i->train_seconds);
+        for (int s = 0; s < 2; s++) {
+            cJSON *side = cJSON_AddObjectToObject(o, s ? "lp" : "hp");
+            cJSON_AddNumberToObject(side, "depth", i->depth[s]);
+            cJSON_AddNumberToObject(side, "eta", i->eta[s]);
+            cJSON_AddNumberToObject(side, "trees", i->n_trees[s]);
+            cJSON_AddNumberToObject(side, "valid_mape", i->valid_mape[s]);
+            cJSON_AddNumberToObject(side, "test_mape", i->test_mape[s]);
+        }
+        char *text = cJSON_Print(o);
+        if (text)
+            puts(text);
+        cJSON_free(text);
+        cJSON_Delete(o);
+        return;
+    }
+    printf("model %s: GPU %s, variant %s, window %d\n", out, i->gpu, variant_names[i->variant], i->window);
+    printf("samples %zu (train %zu, valid %zu, test %zu) from %zu experiments, %.2f s\n", i->n_samples,
+           i->n_train, i->n_valid, i->n_test, i->n_experiments, i->train_seconds);
+    for (int s = 0; s < 2; s++)
+        printf("%s: depth %d, eta %g, %d trees, validation MAPE %.2f%%, test MAPE %.2f%%\n",
+               s ? "LP" : "HP", i->depth[s], i->eta[s], i->n_trees[s], i->valid_mape[s], i->test_mape[s]);
+}
 
 int cmd_train(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail(CLI_USAGE, "train", "not built yet");
+    if (cli_wants_help(argc, argv)) {
+        fputs(cmd_train_usage, stdout);
+        return CLI_OK;
+    }
+    const char *ops_path = NULL, *cx_path = NULL, *out = NULL;
+    int json = 0, quiet = 0;
+    ps_train_params_t p = ps_train_default_params();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (strcmp(a, "--json") == 0) {
+            json = 1;
+            continue;
+        }
+        if (strcmp(a, "-q") == 0) {
+            quiet = 1;
+            continue;
+        }
+        if (!v)
+            return cli_fail(CLI_USAGE, "train", "%s: missing value or unknown option (see --help)", a);
+        i++;
+        if (strcmp(a, "--ops") == 0) {
+            ops_path = v;
+        } else if (strcmp(a, "--coexec") == 0) {
+            cx_path = v;
+        } else if (strcmp(a, "--out") == 0) {
+            out = v;
+        } else if (strcmp(a, "--variant") == 0) {
+            bad = 1;
+            for (int k = 0; k < (int)(sizeof variant_names / sizeof variant_names[0]); k++)
+                if (strcmp(v, variant_names[k]) == 0) {
+                    p.variant = (ps_feature_variant_t)k;
+                    bad = 0;
+                }
+        } else if (strcmp(a, "--window") == 0) {
+            bad = parse_int(v, 1, &p.window);
+        } else if (strcmp(a, "--seed") == 0) {
+            int s = 0;
+            bad = parse_int(v, 0, &s);
+            p.seed = (unsigned)s;
+        } else if (strcmp(a, "--threads") == 0) {
+            bad = parse_int(v, 0, &p.nthread);
+        } else if (strcmp(a, "--rounds") == 0) {
+            bad = parse_int(v, 1, &p.max_rounds);
+        } else if (strcmp(a, "--early-stop") == 0) {
+            bad = parse_int(v, 1, &p.early_stopping);
+        } else if (strcmp(a, "--depths") == 0) {
+            double d[4];
+            p.n_depths = parse_list(v, d);
+            bad = p.n_depths < 1;
+            for (int k = 0; k < p.n_depths; k++)
+                p.depths[k] = (int)d[k];
+        } else if (strcmp(a, "--etas") == 0) {
+            p.n_etas = parse_list(v, p.etas);
+            bad = p.n_etas < 1;
+        } else {
+            return cli_fail(CLI_USAGE, "train", "unknown option '%s' (see --help)", a);
+        }
+        if (bad)
+            return cli_fail(CLI_USAGE, "train", "%s: bad value '%s'", a, v);
+    }
+    if (!ops_path || !cx_path || !out)
+        return cli_fail(CLI_USAGE, "train", "--ops, --coexec and --out are required (see --help)");
+    p.progress = progress;
+    p.progress_user = &quiet;
+
+    ps_ops_t *ops = NULL;
+    ps_coexec_t *cx = NULL;
+    ps_model_t *m = NULL;
+    int code = CLI_BAD_INPUT;
+    if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0) {
+        cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
+        goto done;
+    }
+    int rc = ps_model_train(ops, cx, &p, &m);
+    cli_progress_end(quiet);
+    if (rc != 0 || ps_model_save(m, out) != 0) {
+        cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
+        goto done;
+    }
+    ps_model_info_t info;
+    ps_model_info(m, &info);
+    print_summary(&info, out, json);
+    code = CLI_OK;
+done:
+    ps_model_free(m);
+    ps_coexec_free(cx);
+    ps_ops_free(ops);
+    return code;
 }

@@ -16,17 +16,17 @@
 
 #define PS_WINDOW 16
 
-enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
+/* Version of the feature layout below (ps_feature_layout_t.version). Version
+ * 1: per side `window` token slots, operator position order, each token
+ * [duration_ns at the side's TPCs, counters of the variant..., present]; the
+ * HP tokens, then the LP tokens (only the regressor's own side in
+ * PS_FEAT_NO_CORUNNER; one summed token per side in PS_FEAT_SUMMED), then
+ * p_tpcs, q_tpcs, hp_solo_ns, lp_solo_ns. A counter that was not measured is
+ * NAN (missing for XGBoost); an empty slot is all zeros. */
+#define PS_FEATURES_LAYOUT_VERSION 1
 
-/* Input variants: the full PairSight input and the ablations of the paper's
- * Fig. 4. */
-typedef enum {
-    PS_FEAT_FULL = 0,        /* tokens of both sides, counters, p, q, standalone latencies */
-    PS_FEAT_NO_CORUNNER = 1, /* the co-runner's tokens left out */
-    PS_FEAT_SUMMED = 2,      /* each side's tokens summed into one */
-    PS_FEAT_DURATIONS = 3,   /* durations (and presence) only, no counters */
-    PS_FEAT_UTILIZATION = 4  /* sm_pct and mem_pct in place of DRAM and stall counters */
-} ps_feature_variant_t;
+/* PS_SIDE_HP, PS_SIDE_LP, ps_feature_variant_t and PS_SPLIT_* are declared in
+ * pairsight.h (the public API takes them). */
 
 /* A versioned description of the feature vector, stored with every model so
  * that a model refuses inputs built under another layout. */
@@ -50,11 +50,20 @@ const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size
 int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
                       int side, float *out, double *hp_solo_ns, double *lp_solo_ns);
 
+/* Both sides' vectors at once (x_hp, x_lp: l->n_features each; equal for
+ * variants that do not depend on the side), sharing the profile look-ups. */
+int ps_features_build_pair(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+                           float *x_hp, float *x_lp, double *hp_solo_ns, double *lp_solo_ns);
+
+/* Whose input column i of the regressor of `side` is: PS_SIDE_HP or
+ * PS_SIDE_LP for a token column (with *slot the operator slot, -1 for a
+ * summed token), -1 for the global columns (p, q, standalone latencies). */
+int ps_feature_owner(const ps_feature_layout_t *l, int side, int i, int *slot);
+
 /*
  * A data set of co-execution samples (one per coexec.csv row), with the
  * experiment each belongs to and its split. Targets are log delta.
  */
-enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
 
 typedef struct {
     ps_feature_layout_t layout;
@@ -67,9 +76,13 @@ typedef struct {
     size_t n_experiments;
     unsigned char *split;   /* PS_SPLIT_* per sample, by experiment */
     const ps_coexec_row_t **rows; /* [n] the source rows (borrowed from coexec) */
+    size_t n_skipped;       /* coexec rows left out: a segment longer than the window */
 } ps_dataset_t;
 
-/* Build a data set; splits are 80/10/10 by experiment, drawn with seed. */
+/* Build a data set; splits are 80/10/10 by experiment, drawn with seed
+ * (ps_coexec_split). Rows whose segments exceed the window are left out and
+ * counted in n_skipped; a row that names a missing profile is an error that
+ * names the row. */
 int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
                      unsigned seed, ps_dataset_t **out);
 void ps_dataset_free(ps_dataset_t *d);

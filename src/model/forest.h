@@ -17,6 +17,14 @@ typedef struct ps_forest ps_forest_t;
  * regression model. Uses the booster's JSON model. */
 int ps_forest_from_booster(void *booster, ps_forest_t **out);
 
+/* Build from the text of an XGBoost 1.7 JSON model (what
+ * XGBoosterSaveModelToBuffer writes with {"format": "json"}, or a model saved
+ * as .json); len bytes at json, no terminating NUL needed. Fails with
+ * PS_E_INPUT and a message naming the tree and field for a malformed or
+ * unsupported model (gblinear, dart, categorical splits, vector leaves,
+ * several output groups, a non-identity objective). */
+int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out);
+
 /* Raw predictions (margin, base_score included; for reg:squarederror this is
  * the prediction) of n rows of x, row i at x + i * stride, each with at least
  * ps_forest_n_features() floats; NAN is a missing value. out[n] is owned by
@@ -26,5 +34,10 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
 int ps_forest_n_features(const ps_forest_t *f);
 int ps_forest_n_trees(const ps_forest_t *f);
 void ps_forest_free(ps_forest_t *f);
+
+/* Switches the AVX-512 kernels on (where the CPU has them, the default) or
+ * off; both give identical results. Returns whether they are now used. Not
+ * to be called while another thread predicts with f. */
+int ps_forest_use_simd(ps_forest_t *f, int on);
 
 #endif

@@ -123,4 +123,25 @@ int ps_schema_check_row(const ps_schema_t *s, const void *row, ps_rowerr_t *e);
 int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out);
 int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path);
 
+/* A decimal number in the C locale into *out; NaN, infinities, hex and
+ * spaces are refused with a reason in *why. Returns 0 or -1. */
+int ps_parse_double(const char *s, double *out, const char **why);
+
+/* ---- importers ---- */
+
+/* Checks gpu, model, batch and tpcs of the import parameters. */
+int ps_import_check_params(const ps_import_params_t *p);
+/* Appends kernel `op` of an import as one ops row (counters may be NULL). */
+int ps_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
+                  double duration_ns, const ps_counters_t *c);
+/* Refuses an import without kernels, indexes it and hands it to *out (or
+ * frees it on error). */
+int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out);
+
+/* The importers over an open tokenizer and over JSON text in memory (the
+ * public calls open the file; the fuzzers call these). */
+int ps_import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
+int ps_import_torch_json(const char *text, size_t len, const char *name,
+                         const ps_import_params_t *p, ps_ops_t **out);
+
 #endif

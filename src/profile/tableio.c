@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -50,9 +51,47 @@ static int parse_int(const char *s, int *out)
     return 0;
 }
 
-/* A decimal number in the C locale; NaN, infinities and hex are refused. */
-static int parse_double(const char *s, double *out, const char **why)
+/* Clinger's fast path: a plain decimal with at most 15 significant digits
+ * and at most 22 after the point is m / 10^k with both exact doubles, so one
+ * correctly rounded division gives exactly what strtod gives. Returns 0 when
+ * the text needs the general path. */
+static int fast_decimal(const char *s, double *out)
 {
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *p = s;
+    int neg = 0, digits = 0, frac = 0, any = 0, point = 0;
+    uint64_t m = 0;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    for (;; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (m || *p != '0')
+                digits++;
+            m = m * 10 + (uint64_t)(*p - '0');
+            frac += point;
+            any = 1;
+            if (digits > 15 || frac > 22)
+                return 0;
+        } else if (*p == '.' && !point) {
+            point = 1;
+        } else {
+            break;
+        }
+    }
+    if (!any || *p)
+        return 0;
+    double v = (double)m / pow10[frac];
+    *out = neg ? -v : v;
+    return 1;
+}
+
+/* A decimal number in the C locale; NaN, infinities and hex are refused. */
+int ps_parse_double(const char *s, double *out, const char **why)
+{
+    if (fast_decimal(s, out))
+        return 0;
     if (!*s) {
         *why = "not a number";
         return -1;
@@ -102,9 +141,7 @@ static int parse_intensity(const char *s, ps_intensity_t *out)
 static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg, size_t n)
 {
     void *f = (char *)row + c->offset;
-    const char *why = NULL;
-    char shown[48];
-    snprintf(shown, sizeof shown, "%s%s", s, strlen(s) > 40 ? "..." : "");
+    const char *why = "not a number";
     if (!*s) {
         if (c->optional)
             return PS_OK; /* the default (NULL, NAN, NONE) is already there */
@@ -116,23 +153,22 @@ static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg,
     case PS_COL_INTENSITY:
         if (parse_intensity(s, f) == 0)
             return PS_OK;
-        snprintf(msg, n, "%s: '%s': expected compute, memory, unknown or an empty cell", c->name,
-                 shown);
-        return PS_E_INPUT;
+        why = "expected compute, memory, unknown or an empty cell";
+        break;
     case PS_COL_INT: {
         int r = parse_int(s, f);
         if (r == 0)
             return PS_OK;
-        snprintf(msg, n, "%s: '%s': %s", c->name, shown,
-                 r == -2 ? "integer out of range" : "not an integer");
-        return PS_E_INPUT;
+        why = r == -2 ? "integer out of range" : "not an integer";
+        break;
     }
     case PS_COL_FLOAT:
-        if (parse_double(s, f, &why) == 0)
+        if (ps_parse_double(s, f, &why) == 0)
             return PS_OK;
-        snprintf(msg, n, "%s: '%s': %s", c->name, shown, why);
-        return PS_E_INPUT;
+        break;
     }
+    /* The cell is shown cut to 40 bytes. */
+    snprintf(msg, n, "%s: '%.40s%s': %s", c->name, s, strlen(s) > 40 ? "..." : "", why);
     return PS_E_INPUT;
 }
 
@@ -205,17 +241,16 @@ static int detect_kind(ps_csv_t *csv, ps_table_kind_t *kind)
                     "workloads, workload_scaling, colocations", ps_csv_path(csv), ps_csv_line(csv));
 }
 
-/* Map the schema's columns to header fields (-1 = absent). */
+/* Map the schema's columns to header fields (-1 = absent). A known column
+ * named twice is an error; unknown columns, repeated or not, are ignored. */
 static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
 {
-    int nf = ps_csv_nfields(csv);
-    for (int i = 0; i < nf; i++)
-        for (int j = 0; j < i; j++)
-            if (strcmp(ps_csv_field(csv, i), ps_csv_field(csv, j)) == 0)
-                return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
-                                ps_csv_field_line(csv, i), i + 1, ps_csv_field(csv, i));
     for (size_t c = 0; c < s->ncols; c++) {
         idx[c] = header_find(csv, s->cols[c].name);
+        for (int i = idx[c] + 1; idx[c] >= 0 && i < ps_csv_nfields(csv); i++)
+            if (strcmp(ps_csv_field(csv, i), s->cols[c].name) == 0)
+                return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
+                                ps_csv_field_line(csv, i), i + 1, s->cols[c].name);
         if (idx[c] < 0 && !s->cols[c].optional)
             return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s",
                             ps_csv_path(csv), ps_csv_line(csv), s->cols[c].name, s->name);

@@ -4,6 +4,7 @@
  * without gaps, experiments and co-locations that agree with themselves).
  */
 #include "common/common.h"
+#include "profile/gpu.h"
 #include "profile/profile_internal.h"
 
 #include <float.h>
@@ -178,6 +179,23 @@ static int check_rows(const ps_schema_t *s, const void *rows, size_t n, ps_rower
     return PS_OK;
 }
 
+/* The TPC count of a catalogued GPU, 0 when the catalog does not know it.
+ * Rows hold pooled names, so the last answer is kept by pointer. */
+typedef struct {
+    const char *gpu;
+    int tpcs;
+} gpu_cache_t;
+
+static int gpu_tpcs(gpu_cache_t *c, const char *gpu)
+{
+    if (gpu != c->gpu) {
+        const ps_gpu_t *g = ps_gpu_find(gpu);
+        c->gpu = gpu;
+        c->tpcs = g ? g->tpcs : 0;
+    }
+    return c->tpcs;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Creating, appending, freeing                                              */
 /* ------------------------------------------------------------------------ */
@@ -291,14 +309,25 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Most duration cells of one (gpu, model, batch): 512 MB of doubles. */
+#define MAX_GROUP_CELLS (1 << 26)
+
 /* Per group while indexing: the rows' group ids are known; collect the
  * operator count and the distinct TPC counts. */
 typedef struct {
     int max_op;
     size_t n_tpcs, cap_tpcs;
     int *tpcs;
-    size_t first_row;
+    size_t first_row, rows;
 } group_scan_t;
+
+/* How many operator indices of a group to mark: 0..max_op, but no more than
+ * rows + 1 (the smallest missing index cannot lie beyond that). */
+static size_t span(const group_scan_t *s)
+{
+    size_t all = (size_t)s->max_op + 1;
+    return all < s->rows + 1 ? all : s->rows + 1;
+}
 
 static int scan_add_tpcs(group_scan_t *s, int tpcs)
 {
@@ -377,6 +406,18 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
     int rc = check_rows(ps_schema_get(PS_TABLE_OPS), t->rows, t->n, e);
     if (rc != PS_OK)
         return rc;
+    gpu_cache_t cache = {0};
+    for (size_t r = 0; r < t->n; r++) {
+        int max = gpu_tpcs(&cache, t->rows[r].gpu);
+        if (max && t->rows[r].tpcs > max) {
+            e->row = r;
+            e->other = SIZE_MAX;
+            e->column = "tpcs";
+            snprintf(e->msg, sizeof e->msg, "tpcs: %d exceeds the %d TPCs of %s", t->rows[r].tpcs,
+                     max, t->rows[r].gpu);
+            return PS_E_INPUT;
+        }
+    }
     free_groups(t);
     size_t *gid = ps_malloc(sizeof *gid * (t->n ? t->n : 1));
     ps_keyset_t gset = {0}, kset = {0};
@@ -416,15 +457,19 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
             gid[r] = gid[first];
         }
         group_scan_t *s = &scan[gid[r]];
+        s->rows++;
         if (row->op > s->max_op)
             s->max_op = row->op;
         if ((rc = scan_add_tpcs(s, row->tpcs)) != PS_OK)
             goto done;
     }
-    /* Gaps: mark the operators present in each group. */
+    /* Gaps: the smallest missing operator index of a group is at most its
+     * row count, so marking the indices up to that bound finds it without
+     * trusting max_op for the size (a stray op 2000000000 must not make a
+     * 2 GB bitmap). */
     size_t total = 0;
     for (size_t g = 0; g < ng; g++)
-        total += (size_t)scan[g].max_op + 1;
+        total += span(&scan[g]);
     size_t *base = ps_malloc(sizeof *base * (ng ? ng : 1));
     seen = ps_calloc(total ? total : 1, 1);
     if (!base || !seen) {
@@ -434,15 +479,16 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
     }
     for (size_t g = 0, b = 0; g < ng; g++) {
         base[g] = b;
-        b += (size_t)scan[g].max_op + 1;
+        b += span(&scan[g]);
     }
     for (size_t r = 0; r < t->n; r++)
-        seen[base[gid[r]] + (size_t)t->rows[r].op] = 1;
+        if ((size_t)t->rows[r].op < span(&scan[gid[r]]))
+            seen[base[gid[r]] + (size_t)t->rows[r].op] = 1;
     for (size_t g = 0; g < ng && rc == PS_OK; g++) {
         int missing = -1;
-        for (int op = 0; op <= scan[g].max_op; op++)
-            if (!seen[base[g] + (size_t)op]) {
-                missing = op;
+        for (size_t op = 0; op < span(&scan[g]); op++)
+            if (!seen[base[g] + op]) {
+                missing = (int)op;
                 break;
             }
         if (missing < 0)
@@ -482,6 +528,19 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
         grp->tpcs = scan[g].tpcs;
         scan[g].tpcs = NULL;
         qsort(grp->tpcs, (size_t)grp->n_tpcs, sizeof *grp->tpcs, cmp_int);
+        /* The dense matrix has n_ops x n_tpcs cells; a sparse table with
+         * thousands of TPC counts would not fit. */
+        if ((size_t)grp->n_ops * (size_t)grp->n_tpcs > MAX_GROUP_CELLS) {
+            char label[300];
+            group_label(r0, label, sizeof label);
+            e->row = scan[g].first_row;
+            e->other = SIZE_MAX;
+            e->column = "tpcs";
+            snprintf(e->msg, sizeof e->msg, "tpcs: %s has %d operators at %d TPC counts: more "
+                     "than %d cells", label, grp->n_ops, grp->n_tpcs, MAX_GROUP_CELLS);
+            rc = PS_E_INPUT;
+            break;
+        }
         rc = fill_group(t, gid, g, grp);
     }
     if (rc != PS_OK)
@@ -581,6 +640,21 @@ int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e)
     int rc = check_rows(ps_schema_get(PS_TABLE_COEXEC), t->rows, t->n, e);
     if (rc != PS_OK)
         return rc;
+    /* FORMATS.md: hp_tpcs + lp_tpcs <= the GPU's TPCs (checked where the
+     * catalog knows the GPU). */
+    gpu_cache_t cache = {0};
+    for (size_t r = 0; r < t->n; r++) {
+        const ps_coexec_row_t *row = &t->rows[r];
+        int max = gpu_tpcs(&cache, row->gpu);
+        if (max && (long)row->hp_tpcs + row->lp_tpcs > max) {
+            e->row = r;
+            e->other = SIZE_MAX;
+            e->column = "lp_tpcs";
+            snprintf(e->msg, sizeof e->msg, "lp_tpcs: hp_tpcs + lp_tpcs = %ld exceeds the %d TPCs of %s",
+                     (long)row->hp_tpcs + row->lp_tpcs, max, row->gpu);
+            return PS_E_INPUT;
+        }
+    }
     ps_keyset_t set = {0};
     if (ps_keyset_init(&set, t->n) != PS_OK)
         return PS_E_NOMEM;

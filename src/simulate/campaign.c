@@ -80,7 +80,6 @@ typedef struct {
     int n_tpcs;
     int *tpc_slot;          /* [g->tpcs + 1]: index into tpcs or -1 */
     sim_placed_t **placed;  /* [wl * n_tpcs + t][op] */
-    double **solo_ns;       /* [wl * n_tpcs + t][op] */
 } campaign_t;
 
 static int find_or_add_workload(campaign_t *c, const char *model, int batch)
@@ -319,10 +318,8 @@ static void campaign_free(campaign_t *c)
     if (c->placed)
         for (int i = 0; i < c->n_wl * c->n_tpcs; i++) {
             free(c->placed[i]);
-            free(c->solo_ns[i]);
         }
     free(c->placed);
-    free(c->solo_ns);
     if (c->wl)
         for (int i = 0; i < c->n_wl; i++)
             sim_workload_free(&c->wl[i]);
@@ -366,16 +363,14 @@ static int campaign_prepare(campaign_t *c, const ps_sim_params_t *p)
     free(used);
     size_t cells = (size_t)c->n_wl * c->n_tpcs;
     c->placed = ps_calloc(cells, sizeof *c->placed);
-    c->solo_ns = ps_calloc(cells, sizeof *c->solo_ns);
-    if (!c->placed || !c->solo_ns)
+    if (!c->placed)
         return PS_E_NOMEM;
     for (int w = 0; w < c->n_wl; w++)
         for (int t = 0; t < c->n_tpcs; t++) {
             size_t cell = (size_t)w * c->n_tpcs + t;
             int n = c->wl[w].n;
             c->placed[cell] = ps_malloc((size_t)n * sizeof(sim_placed_t));
-            c->solo_ns[cell] = ps_malloc((size_t)n * sizeof(double));
-            if (!c->placed[cell] || !c->solo_ns[cell])
+            if (!c->placed[cell])
                 return PS_E_NOMEM;
             for (int k = 0; k < n; k++)
                 sim_place(c->g, &c->wl[w].k[k], c->tpcs[t], &c->placed[cell][k]);
@@ -393,7 +388,6 @@ static int write_ops(campaign_t *c, ps_ops_t *ops)
                 size_t cell = (size_t)w * c->n_tpcs + t;
                 sim_solo_t s;
                 sim_solo(c->g, &c->ph, &c->placed[cell][k], &s);
-                c->solo_ns[cell][k] = s.duration_ns;
                 ps_op_row_t r = {
                     .gpu = c->g->name, .model = c->wl[w].model, .batch = c->wl[w].batch, .op = k,
                     .name = c->wl[w].k[k].name, .tpcs = c->tpcs[t], .duration_ns = s.duration_ns,
@@ -516,7 +510,9 @@ static int write_coexec(campaign_t *c, const ps_sim_params_t *p, work_t *w, ps_c
     for (long i = 0; i < p->experiments; i++) {
         const experiment_t *e = &w->ex[i];
         const sim_workload_t *hw = &c->wl[c->pairs[e->pair].hp], *lw = &c->wl[c->pairs[e->pair].lp];
-        snprintf(id, sizeof id, "sim%llu-%07ld", (unsigned long long)p->seed, i);
+        /* Unique across GPUs and seeds, so that campaigns can be concatenated. */
+        snprintf(id, sizeof id, "%s-s%llu-%07ld", c->g->aliases[0] ? c->g->aliases[0] : c->g->name,
+                 (unsigned long long)p->seed, i);
         for (int r = 0; r < p->runs; r++) {
             ps_coexec_row_t row = {
                 .experiment = id, .gpu = c->g->name,

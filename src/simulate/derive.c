@@ -50,8 +50,9 @@ static double weight_share(const char *model)
 }
 
 /* The shape of a kernel with D DRAM bytes, by class (docs/simulator.md,
- * table "Derived kernel shapes"). lat is the cap on dependent round trips. */
-static void shape(char cls, const char *name, double d, double lat_cap, sim_derived_t *k)
+ * table "Derived kernel shapes"). lat is the cap on dependent round trips;
+ * ctas > 0 fixes the number of blocks instead of deriving it from the work. */
+static void shape(char cls, const char *name, double d, double lat_cap, double ctas, sim_derived_t *k)
 {
     k->dram_bytes = d;
     switch (cls) {
@@ -87,6 +88,8 @@ static void shape(char cls, const char *name, double d, double lat_cap, sim_deri
         k->flop_eff = 0.5;
         break;
     }
+    if (ctas > 0)
+        k->ctas = ctas;
 }
 
 static double solo_ns(const ps_gpu_t *g, const sim_physics_t *ph, const sim_derived_t *d)
@@ -108,6 +111,9 @@ int sim_derive_kernel(const ps_op_row_t *row, const char *gpu, sim_derived_t *ou
     const ps_gpu_t *g = ps_gpu_find(gpu);
     if (!g)
         return ps_error(PS_E_ARG, "unknown GPU '%s'", gpu);
+    if (row->tpcs != g->tpcs)
+        return ps_error(PS_E_INPUT, "%s op %d: profiled on %d TPCs; deriving needs the whole %s (%d TPCs)",
+                        row->model, row->op, row->tpcs, g->name, g->tpcs);
     if (!(row->duration_ns > 0))
         return ps_error(PS_E_INPUT, "%s op %d: duration must be positive", row->model, row->op);
     sim_physics_t ph = sim_physics_default();
@@ -122,21 +128,28 @@ int sim_derive_kernel(const ps_op_row_t *row, const char *gpu, sim_derived_t *ou
      * latency, so that every kernel keeps some work. */
     double spare = row->duration_ns - g->kernel_fixed_ns;
     double lat_cap = spare > 0 ? 0.5 * spare / g->mem_latency_ns : 0.0;
-    double lo = log(1.0), hi = log(1e13);
-    shape(cls, row->name, exp(lo), lat_cap, out);
+    shape(cls, row->name, 1.0, lat_cap, 0, out);
     if (solo_ns(g, &ph, out) >= row->duration_ns) {
         /* Shorter than an empty kernel: keep the least work. */
         return 0;
     }
-    for (int it = 0; it < 100 && hi - lo > 1e-9; it++) {
-        double mid = 0.5 * (lo + hi);
-        shape(cls, row->name, exp(mid), lat_cap, out);
-        if (solo_ns(g, &ph, out) < row->duration_ns)
-            lo = mid;
-        else
-            hi = mid;
+    /* First with the blocks following the work; then, because the wave
+     * quantization makes T jump where the block count crosses a wave, again
+     * with the blocks found held fixed, where T is continuous in D. */
+    double ctas = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        double lo = log(1.0), hi = log(1e13);
+        for (int it = 0; it < 100 && hi - lo > 1e-9; it++) {
+            double mid = 0.5 * (lo + hi);
+            shape(cls, row->name, exp(mid), lat_cap, ctas, out);
+            if (solo_ns(g, &ph, out) < row->duration_ns)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        shape(cls, row->name, exp(0.5 * (lo + hi)), lat_cap, ctas, out);
+        ctas = out->ctas;
     }
-    shape(cls, row->name, exp(0.5 * (lo + hi)), lat_cap, out);
     out->weight_bytes = cls == 'c' ? weight_share(row->model) * out->dram_bytes : 0.0;
     return 0;
 }

@@ -7,14 +7,19 @@
 
 #include <math.h>
 
+/* The constants of eq. 1, 5, 7, 8 and 9, calibrated so that the twin
+ * reproduces the published observations (docs/simulator.md, "Parameters").
+ * The derived kernels (data/orion_kernels.inc) depend on them: change one,
+ * re-derive. */
 sim_physics_t sim_physics_default(void)
 {
     sim_physics_t ph = {
-        .lat_linear = 0.6,
-        .lat_queue = 0.05,
+        .lat_linear = 0.5,
+        .lat_queue = 0.2,
         .overlap = 0.15,
-        .l2_share = 0.3,
+        .l2_share = 0.4,
         .dispatch_ns = 6000.0,
+        .gap_ns = 1000.0,
     };
     return ph;
 }
@@ -77,7 +82,7 @@ static double latency(const ps_gpu_t *g, const sim_physics_t *ph, double u)
  * flight sustains bw_sm * L0 / L bytes/ns.
  */
 static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
-                         double dram, double lat, sim_state_t *s)
+                         double dram, double lat, double gap, sim_state_t *s)
 {
     double bw = pk->sms_active * pk->bw_sm * g->mem_latency_ns / lat;
     double tm = dram > 0 ? dram / bw : 0.0;
@@ -85,9 +90,10 @@ static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_p
     double hi = tm > tc ? tm : tc, lo = tm > tc ? tc : tm;
     s->t_mem = tm;
     s->t_lat = pk->k->lat_rounds * lat;
-    s->t_ns = pk->t_fixed + hi + ph->overlap * lo + s->t_lat;
+    s->t_ns = gap + pk->t_fixed + hi + ph->overlap * lo + s->t_lat;
     s->dram_bytes = dram;
-    s->dram_rate = dram / s->t_ns;
+    /* The traffic flows while the kernel runs, not during its launch gap. */
+    s->dram_rate = dram / (s->t_ns - gap);
 }
 
 /*
@@ -96,13 +102,13 @@ static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_p
  * grows, so the root is unique; bisection finds it.
  */
 static double solve_latency(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
-                            const double *dram, int n, sim_state_t *st)
+                            const double *dram, int n, double gap, sim_state_t *st)
 {
     double bmax = g->dram_gbs * g->dram_eff;
     double lo = g->mem_latency_ns, hi;
     double u = 0;
     for (int i = 0; i < n; i++) {
-        kernel_state(g, ph, pk[i], dram[i], lo, &st[i]);
+        kernel_state(g, ph, pk[i], dram[i], lo, gap, &st[i]);
         u += st[i].dram_rate;
     }
     hi = latency(g, ph, u / bmax);
@@ -112,7 +118,7 @@ static double solve_latency(const ps_gpu_t *g, const sim_physics_t *ph, const si
         double mid = 0.5 * (lo + hi);
         u = 0;
         for (int i = 0; i < n; i++) {
-            kernel_state(g, ph, pk[i], dram[i], mid, &st[i]);
+            kernel_state(g, ph, pk[i], dram[i], mid, gap, &st[i]);
             u += st[i].dram_rate;
         }
         if (mid < latency(g, ph, u / bmax))
@@ -122,7 +128,7 @@ static double solve_latency(const ps_gpu_t *g, const sim_physics_t *ph, const si
     }
     double l = 0.5 * (lo + hi);
     for (int i = 0; i < n; i++)
-        kernel_state(g, ph, pk[i], dram[i], l, &st[i]);
+        kernel_state(g, ph, pk[i], dram[i], l, gap, &st[i]);
     return l;
 }
 
@@ -140,7 +146,7 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
     sim_state_t s;
     const sim_placed_t *one = pk;
     double dram = pk->k->dram_bytes;
-    double lat = solve_latency(g, ph, &one, &dram, 1, &s);
+    double lat = solve_latency(g, ph, &one, &dram, 1, 0.0, &s);
     double t = s.t_ns, tc = pk->t_compute, tm = s.t_mem;
     double busy = tc > tm ? tc : tm;
     double u = s.dram_rate / (g->dram_gbs * g->dram_eff);
@@ -182,7 +188,9 @@ static double dram_beside(const ps_gpu_t *g, const sim_physics_t *ph, const sim_
 }
 
 /*
- * Eq. 8: the event-driven fluid model. Each side runs its kernels in order;
+ * Eq. 8: the event-driven fluid model. Each side runs its kernels in order,
+ * each after a launch gap (the measured latency includes it, the standalone
+ * sum of device times does not);
  * at every instant the two running kernels progress at rate 1/T under the
  * shared latency solved for both, and the next event is the first kernel to
  * finish. A side whose kernels are all done leaves the other running alone.
@@ -209,7 +217,7 @@ void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *
             run[n] = &b[ib];
             dram[n++] = ia < na ? dram_beside(g, ph, &b[ib], a[ia].footprint) : b[ib].k->dram_bytes;
         }
-        solve_latency(g, ph, run, dram, n, st);
+        solve_latency(g, ph, run, dram, n, ph->gap_ns, st);
         double dt_a = ra >= 0 ? fa * st[ra].t_ns : INFINITY;
         double dt_b = rb >= 0 ? fb * st[rb].t_ns : INFINITY;
         double dt = dt_a < dt_b ? dt_a : dt_b;

@@ -23,8 +23,9 @@ typedef struct {
     double lat_linear;    /* a: latency growth per unit of DRAM utilization (eq. 5) */
     double lat_queue;     /* kappa: queueing term U/(1-U) of the latency (eq. 5) */
     double overlap;       /* epsilon: share of the shorter of compute/memory time not hidden (eq. 1) */
-    double l2_share;      /* gamma: share of a co-runner's L2 footprint that evicts the target's hits (eq. 7) */
+    double l2_share;      /* gamma: most of a target's L2 hits a co-runner's footprint can evict (eq. 7) */
     double dispatch_ns;   /* fixed cost every co-execution adds to each side (eq. 9) */
+    double gap_ns;        /* launch gap before each kernel of a co-executed stream (eq. 8) */
 } sim_physics_t;
 
 sim_physics_t sim_physics_default(void);

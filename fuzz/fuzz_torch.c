@@ -1,0 +1,20 @@
+/* libFuzzer target: the PyTorch Chrome trace importer. An accepted input
+ * gives a valid, indexed ops table; a refused one leaves nothing. */
+#include "common/common.h"
+#include "profile/profile_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const ps_import_params_t p = {"H200", "fuzz", 1, 66, NULL};
+    ps_ops_t *t = (ps_ops_t *)1;
+    int rc = ps_import_torch_json((const char *)data, size, "fuzz.json", &p, &t);
+    if (rc != PS_OK && t != NULL)
+        abort();
+    if (rc == PS_OK && (t->n == 0 || t->n_groups != 1 || t->groups[0].n_ops != (int)t->n))
+        abort();
+    ps_ops_free(rc == PS_OK ? t : NULL);
+    return 0;
+}

@@ -1,0 +1,213 @@
+/*
+ * Co-execution rows -> a training data set: feature vectors of both sides,
+ * targets log delta, and the 80/10/10 split by experiment (PairSight,
+ * Sec. IV-A: runs of one experiment never straddle two splits).
+ */
+#include "features/features.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A 64-bit hash of an experiment name mixed with the seed (FNV-1a, then the
+ * splitmix64 finalizer so that nearby seeds give unrelated orders). */
+static uint64_t name_hash(const char *s, unsigned seed)
+{
+    uint64_t h = 1469598103934665603ULL ^ ((uint64_t)seed * 0x9E3779B97F4A7C15ULL);
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+    return h;
+}
+
+typedef struct {
+    uint64_t h;
+    const char *name;
+    size_t row;
+} exp_key_t;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const exp_key_t *x = a, *y = b;
+    if (x->h != y->h)
+        return x->h < y->h ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Dense experiment ids (by rank of the seeded hash) and splits of every row:
+ * the first 80% of the ranked experiments train, the next 10% validate, the
+ * rest test; with three or more experiments, validation and test get at
+ * least one each. */
+static int assign_experiments(const ps_coexec_t *cx, unsigned seed, int *exp_id, unsigned char *split,
+                              size_t *n_exp)
+{
+    size_t n = cx->n;
+    exp_key_t *keys = ps_malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        keys[i].name = cx->rows[i].experiment ? cx->rows[i].experiment : "";
+        keys[i].h = name_hash(keys[i].name, seed);
+        keys[i].row = i;
+    }
+    qsort(keys, n, sizeof *keys, cmp_key);
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && strcmp(keys[i].name, keys[i - 1].name) != 0)
+            ne++;
+        exp_id[keys[i].row] = (int)ne;
+    }
+    if (n)
+        ne++;
+    size_t n_valid = 0, n_test = 0;
+    if (ne >= 3) {
+        n_valid = (ne + 5) / 10;
+        n_test = (ne + 5) / 10;
+        if (n_valid < 1)
+            n_valid = 1;
+        if (n_test < 1)
+            n_test = 1;
+    }
+    size_t n_train = ne - n_valid - n_test;
+    for (size_t i = 0; i < n; i++) {
+        size_t e = (size_t)exp_id[i];
+        split[i] = e < n_train ? PS_SPLIT_TRAIN : e < n_train + n_valid ? PS_SPLIT_VALID : PS_SPLIT_TEST;
+    }
+    *n_exp = ne;
+    free(keys);
+    return PS_OK;
+}
+
+int ps_coexec_split(const ps_coexec_t *cx, unsigned seed, unsigned char *out_split)
+{
+    if (!cx || !out_split)
+        return ps_error(PS_E_ARG, "ps_coexec_split: NULL argument");
+    int *ids = ps_malloc((cx->n ? cx->n : 1) * sizeof *ids);
+    if (!ids)
+        return PS_E_NOMEM;
+    size_t ne;
+    int rc = assign_experiments(cx, seed, ids, out_split, &ne);
+    free(ids);
+    return rc;
+}
+
+void ps_dataset_free(ps_dataset_t *d)
+{
+    if (!d)
+        return;
+    free(d->x_hp);
+    free(d->x_lp);
+    free(d->y_hp);
+    free(d->y_lp);
+    free(d->hp_solo_ns);
+    free(d->lp_solo_ns);
+    free(d->hp_ns);
+    free(d->lp_ns);
+    free(d->experiment);
+    free(d->split);
+    free(d->rows);
+    free(d);
+}
+
+static ps_query_t row_query(const ps_coexec_row_t *r)
+{
+    ps_query_t q = {.gpu = r->gpu,
+                    .hp_model = r->hp_model,
+                    .hp_batch = r->hp_batch,
+                    .hp_start = r->hp_start,
+                    .hp_len = r->hp_len,
+                    .lp_model = r->lp_model,
+                    .lp_batch = r->lp_batch,
+                    .lp_start = r->lp_start,
+                    .lp_len = r->lp_len,
+                    .hp_tpcs = r->hp_tpcs,
+                    .lp_tpcs = r->lp_tpcs};
+    return q;
+}
+
+int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
+                     unsigned seed, ps_dataset_t **out)
+{
+    *out = NULL;
+    if (!l || !ops || !cx)
+        return ps_error(PS_E_ARG, "ps_dataset_build: NULL argument");
+    size_t n = cx->n, m = n ? n : 1, nf = (size_t)l->n_features;
+    int rc = PS_E_NOMEM;
+    int *all_ids = ps_malloc(m * sizeof *all_ids);
+    unsigned char *all_split = ps_malloc(m);
+    ps_dataset_t *d = ps_calloc(1, sizeof *d);
+    if (!all_ids || !all_split || !d)
+        goto fail;
+    d->layout = *l;
+    d->x_hp = ps_malloc(m * nf * sizeof *d->x_hp);
+    d->x_lp = ps_malloc(m * nf * sizeof *d->x_lp);
+    d->y_hp = ps_malloc(m * sizeof *d->y_hp);
+    d->y_lp = ps_malloc(m * sizeof *d->y_lp);
+    d->hp_solo_ns = ps_malloc(m * sizeof *d->hp_solo_ns);
+    d->lp_solo_ns = ps_malloc(m * sizeof *d->lp_solo_ns);
+    d->hp_ns = ps_malloc(m * sizeof *d->hp_ns);
+    d->lp_ns = ps_malloc(m * sizeof *d->lp_ns);
+    d->experiment = ps_malloc(m * sizeof *d->experiment);
+    d->split = ps_malloc(m);
+    d->rows = ps_malloc(m * sizeof *d->rows);
+    if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns ||
+        !d->lp_ns || !d->experiment || !d->split || !d->rows)
+        goto fail;
+    rc = assign_experiments(cx, seed, all_ids, all_split, &d->n_experiments);
+    if (rc != PS_OK)
+        goto fail;
+
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ps_coexec_row_t *r = &cx->rows[i];
+        if (r->hp_len > l->window || r->lp_len > l->window) {
+            d->n_skipped++;
+            continue;
+        }
+        ps_query_t q = row_query(r);
+        rc = ps_features_build_pair(l, ops, &q, d->x_hp + k * nf, d->x_lp + k * nf, &d->hp_solo_ns[k],
+                                    &d->lp_solo_ns[k]);
+        if (rc != PS_OK) {
+            char where[64];
+            snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1,
+                     r->experiment ? r->experiment : "?");
+            ps_error_prefix(rc, where);
+            goto fail;
+        }
+        if (!(r->hp_ns > 0) || !(r->lp_ns > 0)) {
+            rc = ps_error(PS_E_INPUT, "coexec row %zu: hp_ns and lp_ns must be > 0", i + 1);
+            goto fail;
+        }
+        d->hp_ns[k] = r->hp_ns;
+        d->lp_ns[k] = r->lp_ns;
+        /* Target: log delta, delta = T_share / T_solo(p) (PairSight Sec. III). */
+        d->y_hp[k] = log(r->hp_ns / d->hp_solo_ns[k]);
+        d->y_lp[k] = log(r->lp_ns / d->lp_solo_ns[k]);
+        d->experiment[k] = all_ids[i];
+        d->split[k] = all_split[i];
+        d->rows[k] = r;
+        k++;
+    }
+    d->n = k;
+    free(all_ids);
+    free(all_split);
+    *out = d;
+    return PS_OK;
+fail:
+    free(all_ids);
+    free(all_split);
+    ps_dataset_free(d);
+    return rc;
+}

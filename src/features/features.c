@@ -1,0 +1,283 @@
+/*
+ * Segment pairs -> feature vectors (layout version PS_FEATURES_LAYOUT_VERSION,
+ * described in features.h).
+ *
+ * Each operator of a segment becomes one token: its standalone duration at
+ * its side's TPC allocation, the memory-path counters of the variant and a
+ * presence flag (PairSight, Sec. III). The two sides keep separate tokens:
+ * the co-runner tokens are the largest single source of accuracy in the
+ * paper's ablation (Fig. 4), so only PS_FEAT_SUMMED merges them on purpose.
+ */
+#include "features/features.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Token fields of each variant, in column order; the presence flag is last. */
+enum {
+    F_DURATION,
+    F_DRAM,
+    F_LONG_SB,
+    F_LG,
+    F_MIO,
+    F_SM_PCT,
+    F_MEM_PCT,
+    F_PRESENT
+};
+
+static const char *const field_names[] = {
+    [F_DURATION] = "duration_ns",
+    [F_DRAM] = "dram_bytes",
+    [F_LONG_SB] = "stall_long_scoreboard",
+    [F_LG] = "stall_lg_throttle",
+    [F_MIO] = "stall_mio_throttle",
+    [F_SM_PCT] = "sm_pct",
+    [F_MEM_PCT] = "mem_pct",
+    [F_PRESENT] = "present",
+};
+
+static const int fields_full[] = {F_DURATION, F_DRAM, F_LONG_SB, F_LG, F_MIO, F_PRESENT};
+static const int fields_durations[] = {F_DURATION, F_PRESENT};
+static const int fields_util[] = {F_DURATION, F_SM_PCT, F_MEM_PCT, F_PRESENT};
+
+static const char *const global_names[] = {"p_tpcs", "q_tpcs", "hp_solo_ns", "lp_solo_ns"};
+enum { N_GLOBALS = 4 };
+
+static const int *variant_fields(ps_feature_variant_t v, int *n)
+{
+    switch (v) {
+    case PS_FEAT_DURATIONS: *n = (int)PS_ARRAY_LEN(fields_durations); return fields_durations;
+    case PS_FEAT_UTILIZATION: *n = (int)PS_ARRAY_LEN(fields_util); return fields_util;
+    default: *n = (int)PS_ARRAY_LEN(fields_full); return fields_full;
+    }
+}
+
+/* Token slots per side and number of sides carrying tokens. */
+static int slots_per_side(const ps_feature_layout_t *l)
+{
+    return l->variant == PS_FEAT_SUMMED ? 1 : l->window;
+}
+
+static int token_sides(const ps_feature_layout_t *l)
+{
+    return l->variant == PS_FEAT_NO_CORUNNER ? 1 : 2;
+}
+
+int ps_features_layout(ps_feature_variant_t variant, int window, ps_feature_layout_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (variant < PS_FEAT_FULL || variant > PS_FEAT_UTILIZATION)
+        return ps_error(PS_E_ARG, "unknown feature variant %d", (int)variant);
+    if (window < 1 || window > 256)
+        return ps_error(PS_E_ARG, "window %d is outside 1..256", window);
+    out->version = PS_FEATURES_LAYOUT_VERSION;
+    out->variant = variant;
+    out->window = window;
+    int nf;
+    variant_fields(variant, &nf);
+    out->n_features = token_sides(out) * slots_per_side(out) * nf + N_GLOBALS;
+    return PS_OK;
+}
+
+int ps_feature_owner(const ps_feature_layout_t *l, int side, int i, int *slot)
+{
+    int nf;
+    variant_fields(l->variant, &nf);
+    int per_side = slots_per_side(l) * nf;
+    int tokens = token_sides(l) * per_side;
+    *slot = -1;
+    if (i < 0 || i >= tokens)
+        return -1;
+    if (l->variant != PS_FEAT_SUMMED)
+        *slot = (i % per_side) / nf;
+    if (l->variant == PS_FEAT_NO_CORUNNER)
+        return side;
+    return i / per_side;
+}
+
+const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size_t n)
+{
+    int nf;
+    const int *fields = variant_fields(l->variant, &nf);
+    int per_side = slots_per_side(l) * nf;
+    int tokens = token_sides(l) * per_side;
+    if (i < 0 || i >= l->n_features) {
+        snprintf(buf, n, "?%d", i);
+        return buf;
+    }
+    if (i >= tokens) {
+        snprintf(buf, n, "%s", global_names[i - tokens]);
+        return buf;
+    }
+    const char *who = l->variant == PS_FEAT_NO_CORUNNER ? "self" : (i / per_side == 0 ? "hp" : "lp");
+    int field = fields[(i % per_side) % nf];
+    if (l->variant == PS_FEAT_SUMMED)
+        snprintf(buf, n, "%s.sum.%s", who, field_names[field]);
+    else
+        snprintf(buf, n, "%s.op%d.%s", who, (i % per_side) / nf, field_names[field]);
+    return buf;
+}
+
+/* One resolved segment: its group, its TPC column and its standalone time. */
+typedef struct {
+    const ps_op_group_t *g;
+    int start, len, k;
+    double solo_ns;
+} segment_t;
+
+static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const char *model,
+                   int batch, int start, int len, int tpcs, int window, segment_t *s)
+{
+    if (!gpu || !model)
+        return ps_error(PS_E_ARG, "%s: GPU and model must be named", side);
+    s->g = ps_ops_find(ops, gpu, model, batch);
+    if (!s->g)
+        return ps_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops", side,
+                        model, batch, gpu);
+    if (len < 1 || start < 0)
+        return ps_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
+    if (start + len > s->g->n_ops)
+        return ps_error(PS_E_INPUT, "%s: segment [%d, %d) of %s batch %d is outside its %d operators",
+                        side, start, start + len, model, batch, s->g->n_ops);
+    if (len > window)
+        return ps_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)",
+                        side, len, window);
+    if (tpcs < 1)
+        return ps_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
+    s->k = ps_group_tpcs_index(s->g, tpcs);
+    if (s->k < 0)
+        return ps_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs", side, model,
+                        batch, tpcs);
+    s->start = start;
+    s->len = len;
+    s->solo_ns = 0;
+    for (int op = start; op < start + len; op++) {
+        double d = s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
+        if (!(d > 0))
+            return ps_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", side,
+                            model, batch, op, s->g->names[op] ? s->g->names[op] : "?", tpcs);
+        s->solo_ns += d;
+    }
+    return PS_OK;
+}
+
+static double field_value(const segment_t *s, int op, int field)
+{
+    const ps_counters_t *c = &s->g->counters[op];
+    switch (field) {
+    case F_DURATION: return s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
+    case F_DRAM: return c->dram_bytes;
+    case F_LONG_SB: return c->stall_long_scoreboard;
+    case F_LG: return c->stall_lg_throttle;
+    case F_MIO: return c->stall_mio_throttle;
+    case F_SM_PCT: return c->sm_pct;
+    case F_MEM_PCT: return c->mem_pct;
+    default: return 1.0;
+    }
+}
+
+/* Write one side's tokens at out; returns the number of columns written. */
+static int write_tokens(const ps_feature_layout_t *l, const segment_t *s, float *out)
+{
+    int nf;
+    const int *fields = variant_fields(l->variant, &nf);
+    if (l->variant == PS_FEAT_SUMMED) {
+        /* One token: durations and bytes summed, stall percentages averaged
+         * weighted by duration, presence = number of operators. A counter
+         * missing on any operator leaves the sum missing. */
+        for (int f = 0; f < nf; f++) {
+            double acc = 0, wsum = 0;
+            for (int op = s->start; op < s->start + s->len; op++) {
+                double v = field_value(s, op, fields[f]);
+                if (fields[f] == F_LONG_SB || fields[f] == F_LG || fields[f] == F_MIO) {
+                    double w = field_value(s, op, F_DURATION);
+                    acc += w * v;
+                    wsum += w;
+                } else {
+                    acc += v;
+                }
+            }
+            out[f] = (float)(wsum > 0 ? acc / wsum : acc);
+        }
+        return nf;
+    }
+    for (int slot = 0; slot < l->window; slot++) {
+        float *t = out + slot * nf;
+        if (slot >= s->len) {
+            for (int f = 0; f < nf; f++)
+                t[f] = 0.0f;
+            continue;
+        }
+        for (int f = 0; f < nf; f++)
+            t[f] = (float)field_value(s, s->start + slot, fields[f]);
+    }
+    return l->window * nf;
+}
+
+static int resolve_query(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+                         segment_t *hp, segment_t *lp)
+{
+    if (l->version != PS_FEATURES_LAYOUT_VERSION)
+        return ps_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d",
+                        l->version, PS_FEATURES_LAYOUT_VERSION);
+    int rc = resolve(ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs,
+                     l->window, hp);
+    if (rc == PS_OK)
+        rc = resolve(ops, q->gpu, "lp", q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs,
+                     l->window, lp);
+    return rc;
+}
+
+static void write_vector(const ps_feature_layout_t *l, const ps_query_t *q, const segment_t *hp,
+                         const segment_t *lp, int side, float *out)
+{
+    int at = 0;
+    if (l->variant == PS_FEAT_NO_CORUNNER) {
+        at += write_tokens(l, side == PS_SIDE_HP ? hp : lp, out);
+    } else {
+        at += write_tokens(l, hp, out);
+        at += write_tokens(l, lp, out + at);
+    }
+    out[at++] = (float)q->hp_tpcs;
+    out[at++] = (float)q->lp_tpcs;
+    out[at++] = (float)hp->solo_ns;
+    out[at++] = (float)lp->solo_ns;
+}
+
+int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+                      int side, float *out, double *hp_solo_ns, double *lp_solo_ns)
+{
+    segment_t hp, lp;
+    if (side != PS_SIDE_HP && side != PS_SIDE_LP)
+        return ps_error(PS_E_ARG, "side %d is neither HP nor LP", side);
+    int rc = resolve_query(l, ops, q, &hp, &lp);
+    if (rc != PS_OK)
+        return rc;
+    write_vector(l, q, &hp, &lp, side, out);
+    if (hp_solo_ns)
+        *hp_solo_ns = hp.solo_ns;
+    if (lp_solo_ns)
+        *lp_solo_ns = lp.solo_ns;
+    return PS_OK;
+}
+
+int ps_features_build_pair(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+                           float *x_hp, float *x_lp, double *hp_solo_ns, double *lp_solo_ns)
+{
+    segment_t hp, lp;
+    int rc = resolve_query(l, ops, q, &hp, &lp);
+    if (rc != PS_OK)
+        return rc;
+    write_vector(l, q, &hp, &lp, PS_SIDE_HP, x_hp);
+    if (l->variant == PS_FEAT_NO_CORUNNER)
+        write_vector(l, q, &hp, &lp, PS_SIDE_LP, x_lp);
+    else
+        memcpy(x_lp, x_hp, (size_t)l->n_features * sizeof *x_lp);
+    if (hp_solo_ns)
+        *hp_solo_ns = hp.solo_ns;
+    if (lp_solo_ns)
+        *lp_solo_ns = lp.solo_ns;
+    return PS_OK;
+}

@@ -1,0 +1,347 @@
+/*
+ * Prediction of candidate co-executions, with window composition for
+ * segments longer than the model's window (PairSight Sec. III, Eq. 4).
+ *
+ * Each segment of length L is divided into n = ceil(L / W) windows of
+ * near-equal length (window k covers operators [floor(k L / n), floor((k+1)
+ * L / n)) of the segment). The segment model predicts every HP window i
+ * against every LP window j: log delta_h(i,j) and log delta_l(i,j). With w_i
+ * the standalone time of window i:
+ *
+ * Index pairing (published): T_hp = sum_i w_i delta_h(i, min(i, n_lp - 1)),
+ * and symmetrically for LP.
+ *
+ * Time-aligned pairing: a pair prediction delta_h(i,j) is the slowdown of a
+ * window that ran beside the co-runner window only while the shorter of the
+ * two lasted. With D_h = w_i delta_h and D_l the co-runner's predicted time,
+ * if D_h > D_l the HP window ran contended for D_l and alone for the rest,
+ * so its slowdown while contended is
+ *     kappa_h(i,j) = D_l / (w_i - D_h + D_l)
+ * (kappa_h = delta_h when D_h <= D_l). The timelines of both sides are then
+ * laid out from predicted window times D; a window progresses at 1/kappa(i,j)
+ * while it overlaps co-runner window j and at full standalone speed where it
+ * outlasts the co-runner, so its progress over its predicted span is
+ *     P_i = sum_j o(i,j) / kappa(i,j) + (D_i - sum_j o(i,j))
+ * with o(i,j) the time overlap. D_i is rescaled by w_i / P_i (damped by
+ * half), and the timelines are rebuilt until no window moves by more than a
+ * part in 1e9 (at most 500 passes). With one window per side this returns the
+ * pair prediction unchanged.
+ */
+#include "model/model.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Queries handled per chunk: bounds the feature memory of huge batches. */
+#define CHUNK 4096
+
+static int n_windows(int len, int w)
+{
+    return (len + w - 1) / w;
+}
+
+static void window_range(int start, int len, int n, int k, int *ws, int *wl)
+{
+    int a = (int)((long long)k * len / n), b = (int)((long long)(k + 1) * len / n);
+    *ws = start + a;
+    *wl = b - a;
+}
+
+/* Build the features of every window pair of query q into rows starting at
+ * x + row0 * nf. Solo times of the windows go to wh[nh], wl[nl]. */
+static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl,
+                       float *xh, float *xl, double *wh, double *wl)
+{
+    size_t nf = (size_t)m->layout.n_features;
+    ps_query_t w = *q;
+    for (int i = 0; i < nh; i++) {
+        window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
+        for (int j = 0; j < nl; j++) {
+            window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
+            size_t r = (size_t)i * (size_t)nl + (size_t)j;
+            int rc = ps_features_build_pair(&m->layout, ops, &w, xh + r * nf, xl + r * nf, &wh[i], &wl[j]);
+            if (rc != PS_OK)
+                return rc;
+        }
+    }
+    return PS_OK;
+}
+
+static void compose_index(int nh, int nl, const double *lh, const double *ll, const double *wh,
+                          const double *wl, double *th, double *tl)
+{
+    *th = 0;
+    *tl = 0;
+    for (int i = 0; i < nh; i++)
+        *th += wh[i] * exp(lh[(size_t)i * nl + (i < nl ? i : nl - 1)]);
+    for (int j = 0; j < nl; j++)
+        *tl += wl[j] * exp(ll[(size_t)(j < nh ? j : nh - 1) * nl + j]);
+}
+
+/* Slowdown while contended, from one pair prediction (see the top). */
+static double contended(double w, double d, double d_other)
+{
+    double delta = d / w;
+    if (d <= d_other)
+        return delta;
+    double denom = w - d + d_other;
+    if (denom <= 0.02 * w)
+        return delta;
+    double k = d_other / denom;
+    double cap = 10.0 * (delta > 1 ? delta : 1);
+    return k < cap ? k : cap;
+}
+
+/* One side's update: new window times from the overlap-weighted progress. */
+static double relax(int n, const double *w, double *d, int n_other, const double *d_other,
+                    const double *kappa, int stride_i, int stride_j)
+{
+    double change = 0, a = 0;
+    for (int i = 0; i < n; i++) {
+        double b = a + d[i], progress = 0, covered = 0, c = 0;
+        for (int j = 0; j < n_other; j++) {
+            double e = c + d_other[j];
+            double o = fmin(b, e) - fmax(a, c);
+            if (o > 0) {
+                progress += o / kappa[(size_t)i * stride_i + (size_t)j * stride_j];
+                covered += o;
+            }
+            c = e;
+        }
+        progress += d[i] - covered;
+        double next = progress > 0 ? d[i] * w[i] / progress : w[i];
+        next = 0.5 * (d[i] + next);
+        double rel = fabs(next - d[i]) / d[i];
+        if (rel > change)
+            change = rel;
+        a = b;
+        d[i] = next;
+    }
+    return change;
+}
+
+static int compose_overlap(int nh, int nl, const double *lh, const double *ll, const double *wh,
+                           const double *wl, double *th, double *tl)
+{
+    if (nh == 1 && nl == 1) {
+        compose_index(nh, nl, lh, ll, wh, wl, th, tl);
+        return PS_OK;
+    }
+    size_t np = (size_t)nh * (size_t)nl;
+    double *kh = ps_malloc(np * sizeof *kh), *kl = ps_malloc(np * sizeof *kl);
+    double *dh = ps_malloc((size_t)nh * sizeof *dh), *dl = ps_malloc((size_t)nl * sizeof *dl);
+    if (!kh || !kl || !dh || !dl) {
+        free(kh);
+        free(kl);
+        free(dh);
+        free(dl);
+        return PS_E_NOMEM;
+    }
+    for (int i = 0; i < nh; i++)
+        for (int j = 0; j < nl; j++) {
+            size_t r = (size_t)i * nl + j;
+            double ph = wh[i] * exp(lh[r]), pl = wl[j] * exp(ll[r]);
+            kh[r] = contended(wh[i], ph, pl);
+            kl[r] = contended(wl[j], pl, ph);
+        }
+    /* Start from the index pairing. */
+    for (int i = 0; i < nh; i++)
+        dh[i] = wh[i] * exp(lh[(size_t)i * nl + (i < nl ? i : nl - 1)]);
+    for (int j = 0; j < nl; j++)
+        dl[j] = wl[j] * exp(ll[(size_t)(j < nh ? j : nh - 1) * nl + j]);
+    for (int pass = 0; pass < 500; pass++) {
+        double c1 = relax(nh, wh, dh, nl, dl, kh, nl, 1);
+        double c2 = relax(nl, wl, dl, nh, dh, kl, 1, nl);
+        if (c1 < 1e-9 && c2 < 1e-9)
+            break;
+    }
+    *th = 0;
+    *tl = 0;
+    for (int i = 0; i < nh; i++)
+        *th += dh[i];
+    for (int j = 0; j < nl; j++)
+        *tl += dl[j];
+    free(kh);
+    free(kl);
+    free(dh);
+    free(dl);
+    return PS_OK;
+}
+
+int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
+                       const double *wh, const double *wl, double *t_hp, double *t_lp)
+{
+    if (method == PS_COMPOSE_INDEX) {
+        compose_index(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
+        return PS_OK;
+    }
+    return compose_overlap(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
+}
+
+/* Checks that need the whole query, before any feature is built. */
+static int check_query(const ps_model_t *m, const ps_query_t *q, int gpu_tpcs)
+{
+    if (!q->gpu || strcmp(q->gpu, m->gpu) != 0)
+        return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
+    if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
+        return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,
+                        q->lp_tpcs);
+    if (gpu_tpcs > 0 && q->hp_tpcs + q->lp_tpcs > gpu_tpcs)
+        return ps_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s",
+                        q->hp_tpcs, q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
+    if (q->hp_len < 1 || q->lp_len < 1)
+        return ps_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
+    return PS_OK;
+}
+
+int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q)
+{
+    if (!m || !ops || !q)
+        return ps_error(PS_E_ARG, "ps_model_check_query: NULL argument");
+    int rc = check_query(m, q, ps_model_gpu_tpcs(ops, m->gpu));
+    if (rc != PS_OK)
+        return rc;
+    /* Every window pair must resolve; the first window of the other side is
+     * enough to check each window of one side. */
+    size_t nf = (size_t)m->layout.n_features;
+    int W = m->layout.window, nh = n_windows(q->hp_len, W), nl = n_windows(q->lp_len, W);
+    float *x = ps_malloc(2 * nf * sizeof *x);
+    if (!x)
+        return PS_E_NOMEM;
+    ps_query_t w = *q;
+    window_range(q->lp_start, q->lp_len, nl, 0, &w.lp_start, &w.lp_len);
+    for (int i = 0; i < nh && rc == PS_OK; i++) {
+        window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
+        rc = ps_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+    }
+    window_range(q->hp_start, q->hp_len, nh, 0, &w.hp_start, &w.hp_len);
+    for (int j = 0; j < nl && rc == PS_OK; j++) {
+        window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
+        rc = ps_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+    }
+    free(x);
+    return rc;
+}
+
+/* One chunk of queries [0, n): plan, features, predictions, composition. */
+static int predict_chunk(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                         size_t first, ps_compose_t method, double *oh, double *ol, double *sh, double *sl)
+{
+    size_t nf = (size_t)m->layout.n_features;
+    int W = m->layout.window;
+    size_t *row0 = ps_malloc((n + 1) * sizeof *row0);
+    size_t *win0 = ps_malloc((n + 1) * sizeof *win0);
+    int *rcs = ps_calloc(n ? n : 1, sizeof *rcs);
+    if (!row0 || !win0 || !rcs) {
+        free(row0);
+        free(win0);
+        free(rcs);
+        return PS_E_NOMEM;
+    }
+    row0[0] = win0[0] = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t nh = (size_t)n_windows(q[k].hp_len, W), nl = (size_t)n_windows(q[k].lp_len, W);
+        row0[k + 1] = row0[k] + nh * nl;
+        win0[k + 1] = win0[k] + nh + nl;
+    }
+    size_t R = row0[n], NW = win0[n];
+    int rc = PS_OK;
+    float *xh = ps_malloc((R ? R : 1) * nf * sizeof *xh), *xl = ps_malloc((R ? R : 1) * nf * sizeof *xl);
+    double *lh = ps_malloc((R ? R : 1) * sizeof *lh), *ll = ps_malloc((R ? R : 1) * sizeof *ll);
+    double *wsolo = ps_malloc((NW ? NW : 1) * sizeof *wsolo);
+    if (!xh || !xl || !lh || !ll || !wsolo) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long long kk = 0; kk < (long long)n; kk++) {
+        size_t k = (size_t)kk;
+        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
+        rcs[k] = build_pairs(m, ops, &q[k], nh, nl, xh + row0[k] * nf, xl + row0[k] * nf, wsolo + win0[k],
+                             wsolo + win0[k] + nh);
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (rcs[k] == PS_OK)
+            continue;
+        /* Messages are thread-local: rebuild the failing query on this
+         * thread so that ps_last_error() names what is missing. */
+        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
+        rc = build_pairs(m, ops, &q[k], nh, nl, xh + row0[k] * nf, xl + row0[k] * nf, wsolo + win0[k],
+                         wsolo + win0[k] + nh);
+        char where[48];
+        snprintf(where, sizeof where, "query %zu", first + k);
+        ps_error_prefix(rc, where);
+        goto done;
+    }
+    if ((rc = ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh)) != PS_OK ||
+        (rc = ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll)) != PS_OK)
+        goto done;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (long long kk = 0; kk < (long long)n; kk++) {
+        size_t k = (size_t)kk;
+        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
+        const double *wh = wsolo + win0[k], *wl = wh + nh;
+        rcs[k] = ps_compose_windows(method, nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
+        double a = 0, b = 0;
+        for (int i = 0; i < nh; i++)
+            a += wh[i];
+        for (int j = 0; j < nl; j++)
+            b += wl[j];
+        if (sh)
+            sh[k] = a;
+        if (sl)
+            sl[k] = b;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (rcs[k] != PS_OK) {
+            rc = ps_error(PS_E_NOMEM, "out of memory composing windows");
+            break;
+        }
+done:
+    free(row0);
+    free(win0);
+    free(rcs);
+    free(xh);
+    free(xl);
+    free(lh);
+    free(ll);
+    free(wsolo);
+    return rc;
+}
+
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
+                        double *out_lp_solo_ns)
+{
+    if (!m || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
+        return ps_error(PS_E_ARG, "ps_model_predict: NULL argument");
+    if (method != PS_COMPOSE_INDEX && method != PS_COMPOSE_OVERLAP)
+        return ps_error(PS_E_ARG, "unknown composition method %d", (int)method);
+    int gpu_tpcs = ps_model_gpu_tpcs(ops, m->gpu);
+    for (size_t k = 0; k < n; k++) {
+        int rc = check_query(m, &q[k], gpu_tpcs);
+        if (rc != PS_OK) {
+            char where[48];
+            snprintf(where, sizeof where, "query %zu", k);
+            return ps_error_prefix(rc, where);
+        }
+    }
+    for (size_t at = 0; at < n; at += CHUNK) {
+        size_t c = n - at < CHUNK ? n - at : CHUNK;
+        int rc = predict_chunk(m, ops, q + at, c, at, method, out_hp_ns + at, out_lp_ns + at,
+                               out_hp_solo_ns ? out_hp_solo_ns + at : NULL,
+                               out_lp_solo_ns ? out_lp_solo_ns + at : NULL);
+        if (rc != PS_OK)
+            return rc;
+    }
+    return PS_OK;
+}
+
+int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                     double *out_hp_ns, double *out_lp_ns)
+{
+    return ps_model_predict_ex(m, ops, q, n, PS_COMPOSE_OVERLAP, out_hp_ns, out_lp_ns, NULL, NULL);
+}

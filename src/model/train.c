@@ -1,0 +1,484 @@
+/*
+ * Training and continued training of the segment model (PairSight Sec. III):
+ * two XGBoost regressors on log delta, `hist` trees, early stopping on the
+ * validation split, max_depth and learning rate chosen on validation MAPE.
+ */
+#include "model/model.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+ps_train_params_t ps_train_default_params(void)
+{
+    ps_train_params_t p;
+    memset(&p, 0, sizeof p);
+    p.variant = PS_FEAT_FULL;
+    p.window = PS_WINDOW;
+    p.seed = 1;
+    p.nthread = 0;
+    p.max_rounds = 400;
+    p.early_stopping = 20;
+    p.n_depths = 2;
+    p.depths[0] = 6;
+    p.depths[1] = 8;
+    p.n_etas = 2;
+    p.etas[0] = 0.1;
+    p.etas[1] = 0.3;
+    p.subsample = 1.0;
+    p.adapt_rounds = 30;
+    p.adapt_eta = 0.05;
+    p.adapt_depth = 1;
+    return p;
+}
+
+static int check_params(const ps_train_params_t *p)
+{
+    if (p->max_rounds < 1 || p->early_stopping < 1)
+        return ps_error(PS_E_ARG, "max_rounds and early_stopping must be >= 1");
+    if (p->n_depths < 1 || p->n_depths > 4 || p->n_etas < 1 || p->n_etas > 4)
+        return ps_error(PS_E_ARG, "the depth and learning-rate grids need 1 to 4 values each");
+    for (int i = 0; i < p->n_depths; i++)
+        if (p->depths[i] < 1 || p->depths[i] > 20)
+            return ps_error(PS_E_ARG, "max_depth %d is outside 1..20", p->depths[i]);
+    for (int i = 0; i < p->n_etas; i++)
+        if (!(p->etas[i] > 0 && p->etas[i] <= 1))
+            return ps_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
+    if (!(p->subsample > 0 && p->subsample <= 1))
+        return ps_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
+    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 1 ||
+        p->adapt_depth > 20)
+        return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 1..20");
+    if (p->nthread < 0)
+        return ps_error(PS_E_ARG, "nthread %d is negative", p->nthread);
+    return PS_OK;
+}
+
+/* Rows of one split gathered into contiguous arrays. */
+typedef struct {
+    size_t n;
+    float *x[2];
+    float *y[2];
+    double *solo[2], *measured[2];
+} subset_t;
+
+static void subset_free(subset_t *s)
+{
+    for (int k = 0; k < 2; k++) {
+        free(s->x[k]);
+        free(s->y[k]);
+        free(s->solo[k]);
+        free(s->measured[k]);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* which < 0 takes every row. */
+static int subset_make(const ps_dataset_t *d, int which, subset_t *s)
+{
+    size_t nf = (size_t)d->layout.n_features, n = 0;
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < d->n; i++)
+        n += which < 0 || d->split[i] == which;
+    size_t m = n ? n : 1;
+    for (int k = 0; k < 2; k++) {
+        s->x[k] = ps_malloc(m * nf * sizeof(float));
+        s->y[k] = ps_malloc(m * sizeof(float));
+        s->solo[k] = ps_malloc(m * sizeof(double));
+        s->measured[k] = ps_malloc(m * sizeof(double));
+        if (!s->x[k] || !s->y[k] || !s->solo[k] || !s->measured[k]) {
+            subset_free(s);
+            return PS_E_NOMEM;
+        }
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        if (which >= 0 && d->split[i] != which)
+            continue;
+        memcpy(s->x[0] + j * nf, d->x_hp + i * nf, nf * sizeof(float));
+        memcpy(s->x[1] + j * nf, d->x_lp + i * nf, nf * sizeof(float));
+        s->y[0][j] = (float)d->y_hp[i];
+        s->y[1][j] = (float)d->y_lp[i];
+        s->solo[0][j] = d->hp_solo_ns[i];
+        s->solo[1][j] = d->lp_solo_ns[i];
+        s->measured[0][j] = d->hp_ns[i];
+        s->measured[1][j] = d->lp_ns[i];
+        j++;
+    }
+    s->n = n;
+    return PS_OK;
+}
+
+static int make_dmatrix(const float *x, const float *y, size_t n, int nf, int nthread, DMatrixHandle *out)
+{
+    *out = NULL;
+    if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)n, (bst_ulong)nf, NAN, out, nthread) != 0)
+        return ps_xgb_error("creating a training matrix");
+    if (XGDMatrixSetFloatInfo(*out, "label", y, (bst_ulong)n) != 0) {
+        XGDMatrixFree(*out);
+        *out = NULL;
+        return ps_xgb_error("setting labels");
+    }
+    return PS_OK;
+}
+
+static int set_param(BoosterHandle b, const char *name, const char *value)
+{
+    if (XGBoosterSetParam(b, name, value) != 0) {
+        char what[128];
+        snprintf(what, sizeof what, "setting %s=%s", name, value);
+        return ps_xgb_error(what);
+    }
+    return PS_OK;
+}
+
+/* The learner parameters every booster of ours needs set, also after a load
+ * (a loaded model forgets tree_method and nthread). */
+static int set_common_params(BoosterHandle b, int nthread, int depth, double eta, double subsample)
+{
+    char buf[64];
+    int rc = set_param(b, "validate_parameters", "1");
+    if (rc == PS_OK)
+        rc = set_param(b, "objective", "reg:squarederror");
+    if (rc == PS_OK)
+        rc = set_param(b, "tree_method", "hist");
+    snprintf(buf, sizeof buf, "%d", nthread);
+    if (rc == PS_OK)
+        rc = set_param(b, "nthread", buf);
+    snprintf(buf, sizeof buf, "%d", depth);
+    if (rc == PS_OK)
+        rc = set_param(b, "max_depth", buf);
+    snprintf(buf, sizeof buf, "%.17g", eta);
+    if (rc == PS_OK)
+        rc = set_param(b, "eta", buf);
+    snprintf(buf, sizeof buf, "%.17g", subsample);
+    if (rc == PS_OK)
+        rc = set_param(b, "subsample", buf);
+    if (rc == PS_OK)
+        rc = set_param(b, "seed", "0");
+    if (rc == PS_OK)
+        rc = set_param(b, "verbosity", "0");
+    return rc;
+}
+
+/* The last number of an evaluation string "[3]\tvalid-rmse:0.0123". */
+static double eval_value(const char *s)
+{
+    const char *c = strrchr(s, ':');
+    return c ? strtod(c + 1, NULL) : NAN;
+}
+
+/* A temporary model wrapper so that ps_model_predict_rows can score a
+ * candidate booster. */
+static double booster_mape(const ps_feature_layout_t *l, BoosterHandle b, int side, const subset_t *s)
+{
+    ps_model_t tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.layout = *l;
+    tmp.booster[side] = b;
+    double *pred = ps_malloc((s->n ? s->n : 1) * sizeof *pred);
+    if (!pred)
+        return NAN;
+    double mape = NAN;
+    if (ps_model_predict_rows(&tmp, side, s->x[side], s->n, pred) == PS_OK)
+        mape = ps_latency_mape(pred, s->solo[side], s->measured[side], NULL, -1, s->n);
+    free(pred);
+    return mape;
+}
+
+typedef struct {
+    const ps_train_params_t *p;
+    const ps_feature_layout_t *l;
+    int nthread;
+    double done, total; /* progress in boosting rounds */
+} train_ctx_t;
+
+/* Train one regressor at one grid point with early stopping; *out holds the
+ * rounds up to the best validation RMSE. */
+static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid, double base_score,
+                     int depth, double eta, BoosterHandle *out)
+{
+    *out = NULL;
+    BoosterHandle b = NULL, best_b = NULL;
+    DMatrixHandle cache[2] = {dtrain, dvalid};
+    if (XGBoosterCreate(cache, 2, &b) != 0)
+        return ps_xgb_error("creating a booster");
+    int rc = set_common_params(b, c->nthread, depth, eta, c->p->subsample);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", base_score);
+    if (rc == PS_OK)
+        rc = set_param(b, "base_score", buf);
+    if (rc == PS_OK)
+        rc = set_param(b, "eval_metric", "rmse");
+    double best = INFINITY;
+    int best_iter = -1;
+    for (int it = 0; rc == PS_OK && it < c->p->max_rounds; it++) {
+        if (XGBoosterUpdateOneIter(b, it, dtrain) != 0) {
+            rc = ps_xgb_error("boosting");
+            break;
+        }
+        const char *names[1] = {"valid"};
+        const char *res = NULL;
+        if (XGBoosterEvalOneIter(b, it, &cache[1], names, 1, &res) != 0) {
+            rc = ps_xgb_error("evaluating on the validation split");
+            break;
+        }
+        double v = eval_value(res);
+        c->done += 1;
+        if (c->p->progress)
+            c->p->progress("training", c->done, c->total, c->p->progress_user);
+        if (v < best) {
+            best = v;
+            best_iter = it;
+        } else if (it - best_iter >= c->p->early_stopping) {
+            c->done += c->p->max_rounds - 1 - it;
+            break;
+        }
+    }
+    if (rc == PS_OK && best_iter < 0)
+        rc = ps_error(PS_E_BACKEND, "training produced no finite validation error");
+    if (rc == PS_OK && XGBoosterSlice(b, 0, best_iter + 1, 1, &best_b) != 0)
+        rc = ps_xgb_error("keeping the best rounds");
+    XGBoosterFree(b);
+    if (rc != PS_OK) {
+        if (best_b)
+            XGBoosterFree(best_b);
+        return rc;
+    }
+    *out = best_b;
+    return PS_OK;
+}
+
+static double mean_f(const float *y, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += y[i];
+    return n ? s / (double)n : 0;
+}
+
+static int count_rounds(BoosterHandle b)
+{
+    int r = 0;
+    if (XGBoosterBoostedRounds(b, &r) != 0)
+        return -1;
+    return r;
+}
+
+/* One side: every grid point, keep the lowest validation MAPE. */
+static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *tr, const subset_t *va)
+{
+    DMatrixHandle dtrain = NULL, dvalid = NULL;
+    int nf = c->l->n_features;
+    int rc = make_dmatrix(tr->x[side], tr->y[side], tr->n, nf, c->nthread, &dtrain);
+    if (rc == PS_OK)
+        rc = make_dmatrix(va->x[side], va->y[side], va->n, nf, c->nthread, &dvalid);
+    /* XGBoost 1.7 does not estimate base_score; the label mean starts the
+     * trees at the average slowdown. */
+    double base = mean_f(tr->y[side], tr->n);
+    double best_mape = INFINITY;
+    for (int i = 0; rc == PS_OK && i < c->p->n_depths; i++) {
+        for (int j = 0; rc == PS_OK && j < c->p->n_etas; j++) {
+            BoosterHandle b = NULL;
+            rc = train_one(c, dtrain, dvalid, base, c->p->depths[i], c->p->etas[j], &b);
+            if (rc != PS_OK)
+                break;
+            double mape = booster_mape(c->l, b, side, va);
+            if (mape < best_mape || !m->booster[side]) {
+                if (m->booster[side])
+                    XGBoosterFree(m->booster[side]);
+                m->booster[side] = b;
+                best_mape = mape;
+                m->info.depth[side] = c->p->depths[i];
+                m->info.eta[side] = c->p->etas[j];
+            } else {
+                XGBoosterFree(b);
+            }
+        }
+    }
+    if (rc == PS_OK) {
+        m->info.valid_mape[side] = best_mape;
+        m->info.n_trees[side] = count_rounds(m->booster[side]);
+    }
+    if (dtrain)
+        XGDMatrixFree(dtrain);
+    if (dvalid)
+        XGDMatrixFree(dvalid);
+    return rc;
+}
+
+/* All rows must be of one GPU, the model's. */
+static int check_gpu(const ps_dataset_t *d, const char *gpu)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->rows[i]->gpu, gpu) != 0)
+            return ps_error(PS_E_INPUT, "coexec rows of GPU '%s' and '%s': a model is for one GPU", gpu,
+                            d->rows[i]->gpu);
+    return PS_OK;
+}
+
+static int resolve_nthread(int nthread)
+{
+    return nthread > 0 ? nthread : 0;
+}
+
+int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                   ps_model_t **out)
+{
+    *out = NULL;
+    ps_train_params_t p = params ? *params : ps_train_default_params();
+    if (!ops || !cx)
+        return ps_error(PS_E_ARG, "ps_model_train: NULL table");
+    int rc = check_params(&p);
+    if (rc != PS_OK)
+        return rc;
+    double t0 = ps_now();
+    ps_feature_layout_t l;
+    rc = ps_features_layout(p.variant, p.window, &l);
+    if (rc != PS_OK)
+        return rc;
+    ps_dataset_t *d = NULL;
+    rc = ps_dataset_build(&l, ops, cx, p.seed, &d);
+    if (rc != PS_OK)
+        return rc;
+    ps_model_t *m = NULL;
+    subset_t tr, va, te;
+    memset(&tr, 0, sizeof tr);
+    memset(&va, 0, sizeof va);
+    memset(&te, 0, sizeof te);
+    if (d->n == 0) {
+        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", l.window);
+        goto done;
+    }
+    if (d->n_skipped)
+        ps_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out",
+               d->n_skipped, l.window);
+    if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
+        goto done;
+    if ((rc = subset_make(d, PS_SPLIT_TRAIN, &tr)) != PS_OK || (rc = subset_make(d, PS_SPLIT_VALID, &va)) != PS_OK ||
+        (rc = subset_make(d, PS_SPLIT_TEST, &te)) != PS_OK)
+        goto done;
+    if (tr.n == 0 || va.n == 0) {
+        rc = ps_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)",
+                      d->n_experiments);
+        goto done;
+    }
+    if ((rc = ps_model_alloc(&l, d->rows[0]->gpu, &m)) != PS_OK)
+        goto done;
+    train_ctx_t c = {.p = &p, .l = &l, .nthread = resolve_nthread(p.nthread)};
+    c.total = 2.0 * p.n_depths * p.n_etas * p.max_rounds;
+    for (int side = 0; side < 2 && rc == PS_OK; side++)
+        rc = train_side(&c, m, side, &tr, &va);
+    if (rc != PS_OK)
+        goto done;
+    for (int side = 0; side < 2; side++)
+        m->info.test_mape[side] = te.n ? booster_mape(&l, m->booster[side], side, &te) : NAN;
+    m->info.n_samples = d->n;
+    m->info.n_train = tr.n;
+    m->info.n_valid = va.n;
+    m->info.n_test = te.n;
+    m->info.n_experiments = d->n_experiments;
+    m->info.seed = p.seed;
+    rc = ps_model_finish(m);
+    m->info.train_seconds = ps_now() - t0;
+done:
+    subset_free(&tr);
+    subset_free(&va);
+    subset_free(&te);
+    ps_dataset_free(d);
+    if (rc != PS_OK) {
+        ps_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return PS_OK;
+}
+
+/* A booster's copy through its serialized model (XGBoost has no clone). */
+static int booster_copy(BoosterHandle src, BoosterHandle *out)
+{
+    *out = NULL;
+    bst_ulong len = 0;
+    const char *buf = NULL;
+    if (XGBoosterSaveModelToBuffer(src, "{\"format\": \"ubj\"}", &len, &buf) != 0)
+        return ps_xgb_error("serializing a booster");
+    if (XGBoosterCreate(NULL, 0, out) != 0)
+        return ps_xgb_error("creating a booster");
+    if (XGBoosterLoadModelFromBuffer(*out, buf, len) != 0) {
+        XGBoosterFree(*out);
+        *out = NULL;
+        return ps_xgb_error("copying a booster");
+    }
+    return PS_OK;
+}
+
+int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
+                   const ps_train_params_t *params, ps_model_t **out)
+{
+    *out = NULL;
+    ps_train_params_t p = params ? *params : ps_train_default_params();
+    if (!m || !ops || !cx)
+        return ps_error(PS_E_ARG, "ps_model_adapt: NULL argument");
+    int rc = check_params(&p);
+    if (rc != PS_OK)
+        return rc;
+    double t0 = ps_now();
+    ps_dataset_t *d = NULL;
+    rc = ps_dataset_build(&m->layout, ops, cx, p.seed, &d);
+    if (rc != PS_OK)
+        return rc;
+    ps_model_t *n = NULL;
+    subset_t all;
+    memset(&all, 0, sizeof all);
+    DMatrixHandle dm[2] = {NULL, NULL};
+    if (d->n == 0) {
+        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators",
+                      m->layout.window);
+        goto done;
+    }
+    if ((rc = check_gpu(d, m->gpu)) != PS_OK || (rc = subset_make(d, -1, &all)) != PS_OK ||
+        (rc = ps_model_alloc(&m->layout, m->gpu, &n)) != PS_OK)
+        goto done;
+    n->info = m->info;
+    n->info.gpu = n->gpu;
+    /* A few hundred rows train fastest on one thread: OpenMP's start-up and
+     * spinning cost more than the parallel split search gains. */
+    int nthread = p.nthread == 0 && d->n < 20000 ? 1 : resolve_nthread(p.nthread);
+    for (int side = 0; side < 2 && rc == PS_OK; side++) {
+        rc = booster_copy(m->booster[side], &n->booster[side]);
+        if (rc == PS_OK)
+            rc = make_dmatrix(all.x[side], all.y[side], all.n, m->layout.n_features, nthread, &dm[side]);
+        if (rc == PS_OK)
+            rc = set_common_params(n->booster[side], nthread, p.adapt_depth, p.adapt_eta, 1.0);
+        int start = rc == PS_OK ? count_rounds(n->booster[side]) : 0;
+        for (int it = 0; rc == PS_OK && it < p.adapt_rounds; it++) {
+            if (XGBoosterUpdateOneIter(n->booster[side], start + it, dm[side]) != 0)
+                rc = ps_xgb_error("continued training");
+            else if (p.progress)
+                p.progress("adapting", side * p.adapt_rounds + it + 1, 2.0 * p.adapt_rounds,
+                           p.progress_user);
+        }
+        if (rc == PS_OK)
+            n->info.n_trees[side] = count_rounds(n->booster[side]);
+    }
+    if (rc != PS_OK)
+        goto done;
+    rc = ps_model_finish(n);
+    n->info.n_adapt = m->info.n_adapt + 1;
+    n->info.adapt_samples = d->n;
+    n->info.adapt_seconds = ps_now() - t0;
+done:
+    for (int side = 0; side < 2; side++)
+        if (dm[side])
+            XGDMatrixFree(dm[side]);
+    subset_free(&all);
+    ps_dataset_free(d);
+    if (rc != PS_OK) {
+        ps_model_free(n);
+        return rc;
+    }
+    *out = n;
+    return PS_OK;
+}

@@ -1,0 +1,252 @@
+/* Features: layout, per-side vectors, error messages, data set and splits. */
+#include "common/common.h"
+#include "features/features.h"
+#include "testhelp.h"
+
+#include <math.h>
+
+static const char *GPU = "TEST-GPU";
+
+/* A tiny profile: model "a" (20 ops) and "b" (6 ops), batch 4, at 4 and 8
+ * TPCs; duration of op i of model m at t TPCs = (100 + 10 i + m) * 8 / t;
+ * counters only on the 8-TPC rows (FORMATS.md: taken from the most TPCs),
+ * except that op 2 of "b" has no DRAM counter at all. */
+static ps_ops_t *make_ops(void)
+{
+    ps_ops_t *t = ps_ops_new();
+    const char *models[2] = {"a", "b"};
+    int nops[2] = {20, 6};
+    char name[32];
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < nops[m]; i++)
+            for (int t8 = 4; t8 <= 8; t8 += 4) {
+                snprintf(name, sizeof name, "%s_op%d", models[m], i);
+                ps_op_row_t r = {.gpu = GPU, .model = models[m], .batch = 4, .op = i, .name = name, .tpcs = t8,
+                                 .intensity = PS_INTENSITY_NONE};
+                r.duration_ns = (100.0 + 10 * i + m) * 8.0 / t8;
+                double nan = NAN;
+                r.c = (ps_counters_t){nan, nan, nan, nan, nan, nan, nan};
+                if (t8 == 8) {
+                    r.c.dram_bytes = (m == 1 && i == 2) ? NAN : 1000.0 * (i + 1);
+                    r.c.stall_long_scoreboard = 10 + i;
+                    r.c.stall_lg_throttle = 1 + m;
+                    r.c.stall_mio_throttle = 2;
+                    r.c.sm_pct = 50;
+                    r.c.mem_pct = 20 + i;
+                }
+                CHECK_OK(ps_ops_append(t, &r));
+            }
+    CHECK_OK(ps_ops_index(t));
+    return t;
+}
+
+static ps_query_t query(int hp_start, int hp_len, int lp_start, int lp_len)
+{
+    ps_query_t q = {.gpu = GPU, .hp_model = "a", .hp_batch = 4, .hp_start = hp_start, .hp_len = hp_len,
+                    .lp_model = "b", .lp_batch = 4, .lp_start = lp_start, .lp_len = lp_len, .hp_tpcs = 4,
+                    .lp_tpcs = 8};
+    return q;
+}
+
+static void test_layout_and_names(void)
+{
+    ps_feature_layout_t l;
+    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
+    CHECK(l.version == PS_FEATURES_LAYOUT_VERSION);
+    CHECK(l.n_features == 2 * 16 * 6 + 4);
+    char buf[64];
+    CHECK(strcmp(ps_feature_name(&l, 0, buf, sizeof buf), "hp.op0.duration_ns") == 0);
+    CHECK(strcmp(ps_feature_name(&l, 3 * 6 + 1, buf, sizeof buf), "hp.op3.dram_bytes") == 0);
+    CHECK(strcmp(ps_feature_name(&l, 16 * 6 + 5 * 6 + 5, buf, sizeof buf), "lp.op5.present") == 0);
+    CHECK(strcmp(ps_feature_name(&l, l.n_features - 4, buf, sizeof buf), "p_tpcs") == 0);
+    int slot;
+    CHECK(ps_feature_owner(&l, PS_SIDE_HP, 16 * 6 + 7, &slot) == PS_SIDE_LP && slot == 1);
+    CHECK(ps_feature_owner(&l, PS_SIDE_HP, l.n_features - 1, &slot) == -1);
+
+    CHECK_OK(ps_features_layout(PS_FEAT_NO_CORUNNER, 16, &l));
+    CHECK(l.n_features == 16 * 6 + 4);
+    CHECK(ps_feature_owner(&l, PS_SIDE_LP, 0, &slot) == PS_SIDE_LP && slot == 0);
+    CHECK_OK(ps_features_layout(PS_FEAT_SUMMED, 16, &l));
+    CHECK(l.n_features == 2 * 6 + 4);
+    CHECK(strcmp(ps_feature_name(&l, 6, buf, sizeof buf), "lp.sum.duration_ns") == 0);
+    CHECK_OK(ps_features_layout(PS_FEAT_DURATIONS, 8, &l));
+    CHECK(l.n_features == 2 * 8 * 2 + 4);
+    CHECK_OK(ps_features_layout(PS_FEAT_UTILIZATION, 16, &l));
+    CHECK(l.n_features == 2 * 16 * 4 + 4);
+    CHECK(strcmp(ps_feature_name(&l, 1, buf, sizeof buf), "hp.op0.sm_pct") == 0);
+
+    CHECK(ps_features_layout((ps_feature_variant_t)9, 16, &l) == PS_E_ARG);
+    CHECK(ps_features_layout(PS_FEAT_FULL, 0, &l) == PS_E_ARG);
+}
+
+static void test_full_vector(void)
+{
+    ps_ops_t *ops = make_ops();
+    ps_feature_layout_t l;
+    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
+    float x[200], y[200];
+    double hs = 0, ls = 0;
+    ps_query_t q = query(2, 3, 1, 4);
+    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, &hs, &ls));
+    /* HP ops 2..4 of "a" at 4 TPCs: (100 + 10 i) * 2. */
+    CHECK_NEAR(hs, (120 + 130 + 140) * 2.0, 1e-9);
+    /* LP ops 1..4 of "b" at 8 TPCs: 101 + 10 i. */
+    CHECK_NEAR(ls, 111 + 121 + 131 + 141, 1e-9);
+    CHECK_NEAR(x[0], 240, 1e-3);            /* hp.op0.duration_ns */
+    CHECK_NEAR(x[1], 3000, 1e-3);           /* hp.op0.dram_bytes from the 8-TPC row */
+    CHECK_NEAR(x[2], 12, 1e-6);             /* long scoreboard */
+    CHECK_NEAR(x[5], 1, 0);                 /* present */
+    CHECK_NEAR(x[3 * 6 + 0], 0, 0);         /* slot 3 is empty */
+    CHECK_NEAR(x[3 * 6 + 5], 0, 0);
+    CHECK(isnan(x[96 + 1 * 6 + 1]));        /* lp op 2 of "b" has no DRAM counter */
+    CHECK_NEAR(x[96 + 0 * 6 + 0], 111, 1e-3);
+    CHECK_NEAR(x[192], 4, 0);
+    CHECK_NEAR(x[193], 8, 0);
+    CHECK_NEAR(x[194], hs, 1e-2);
+    CHECK_NEAR(x[195], ls, 1e-2);
+    /* The LP regressor reads the same vector in the full variant. */
+    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_LP, y, NULL, NULL));
+    CHECK(memcmp(x, y, sizeof(float) * (size_t)l.n_features) == 0);
+    float a[200], b[200];
+    CHECK_OK(ps_features_build_pair(&l, ops, &q, a, b, NULL, NULL));
+    CHECK(memcmp(a, x, sizeof(float) * (size_t)l.n_features) == 0);
+    ps_ops_free(ops);
+}
+
+static void test_variants(void)
+{
+    ps_ops_t *ops = make_ops();
+    ps_feature_layout_t l;
+    float h[200], lp[200];
+    ps_query_t q = query(0, 2, 0, 2);
+    CHECK_OK(ps_features_layout(PS_FEAT_NO_CORUNNER, 16, &l));
+    CHECK_OK(ps_features_build_pair(&l, ops, &q, h, lp, NULL, NULL));
+    CHECK_NEAR(h[0], 200, 1e-3);  /* HP regressor: HP tokens */
+    CHECK_NEAR(lp[0], 101, 1e-3); /* LP regressor: LP tokens */
+
+    CHECK_OK(ps_features_layout(PS_FEAT_SUMMED, 16, &l));
+    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
+    CHECK_NEAR(h[0], 200 + 220, 1e-3);   /* durations summed */
+    CHECK_NEAR(h[1], 1000 + 2000, 1e-3); /* bytes summed */
+    /* long scoreboard: duration-weighted mean of 10 and 11 */
+    CHECK_NEAR(h[2], (200 * 10 + 220 * 11) / 420.0, 1e-4);
+    CHECK_NEAR(h[5], 2, 0); /* presence = operators */
+
+    CHECK_OK(ps_features_layout(PS_FEAT_UTILIZATION, 16, &l));
+    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
+    CHECK_NEAR(h[1], 50, 0);
+    CHECK_NEAR(h[2], 20, 0);
+    CHECK_NEAR(h[3], 1, 0);
+    ps_ops_free(ops);
+}
+
+static void test_errors_name_what_is_missing(void)
+{
+    ps_ops_t *ops = make_ops();
+    ps_feature_layout_t l;
+    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
+    float x[200];
+    ps_query_t q = query(0, 4, 0, 4);
+    q.lp_model = "nosuch";
+    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "nosuch") != NULL);
+    q = query(18, 4, 0, 4);
+    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "outside its 20 operators") != NULL);
+    q = query(0, 4, 0, 4);
+    q.hp_tpcs = 6;
+    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "6 TPCs") != NULL);
+    q = query(0, 17, 0, 4);
+    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_ARG);
+    CHECK(strstr(ps_last_error(), "window") != NULL);
+    ps_feature_layout_t old = l;
+    old.version = 0;
+    q = query(0, 4, 0, 4);
+    CHECK(ps_features_build(&old, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_MISMATCH);
+    CHECK(ps_features_build(&l, ops, &q, 7, x, NULL, NULL) == PS_E_ARG);
+    ps_ops_free(ops);
+}
+
+/* n_exp experiments with `runs` rows each, named in the given order. */
+static ps_coexec_t *make_coexec(int n_exp, int runs, int reverse, int long_every)
+{
+    ps_coexec_t *cx = ps_coexec_new();
+    char name[32];
+    for (int k = 0; k < n_exp; k++) {
+        int e = reverse ? n_exp - 1 - k : k;
+        snprintf(name, sizeof name, "exp%d", e);
+        for (int r = 0; r < runs; r++) {
+            ps_coexec_row_t row = {.experiment = name, .gpu = GPU, .hp_model = "a", .hp_batch = 4,
+                                   .hp_start = e % 4, .hp_len = long_every && e % long_every == 0 ? 18 : 3,
+                                   .lp_model = "b", .lp_batch = 4, .lp_start = 0, .lp_len = 2,
+                                   .hp_tpcs = 4, .lp_tpcs = 4, .hp_ns = 900 + r, .lp_ns = 500 + r};
+            CHECK_OK(ps_coexec_append(cx, &row));
+        }
+    }
+    return cx;
+}
+
+static void test_split_by_experiment(void)
+{
+    ps_coexec_t *cx = make_coexec(100, 3, 0, 0), *rev = make_coexec(100, 3, 1, 0);
+    unsigned char s[300], t[300], u[300];
+    CHECK_OK(ps_coexec_split(cx, 1, s));
+    CHECK_OK(ps_coexec_split(rev, 1, t));
+    CHECK_OK(ps_coexec_split(cx, 2, u));
+    int count[3] = {0, 0, 0}, same_seed_diff = 0;
+    for (int i = 0; i < 300; i++) {
+        count[s[i]]++;
+        if (i % 3)
+            CHECK(s[i] == s[i - 1]); /* runs of one experiment share a split */
+        /* row i of cx is experiment i/3; in rev it is at 99 - i/3 */
+        CHECK(t[(99 - i / 3) * 3] == s[i]);
+        same_seed_diff += s[i] != u[i];
+    }
+    CHECK(count[PS_SPLIT_TRAIN] == 240 && count[PS_SPLIT_VALID] == 30 && count[PS_SPLIT_TEST] == 30);
+    CHECK(same_seed_diff > 0); /* another seed draws another split */
+    ps_coexec_free(cx);
+    ps_coexec_free(rev);
+
+    ps_coexec_t *few = make_coexec(3, 2, 0, 0);
+    CHECK_OK(ps_coexec_split(few, 1, s));
+    int seen[3] = {0, 0, 0};
+    for (int i = 0; i < 6; i++)
+        seen[s[i]] = 1;
+    CHECK(seen[0] && seen[1] && seen[2]);
+    ps_coexec_free(few);
+}
+
+static void test_dataset(void)
+{
+    ps_ops_t *ops = make_ops();
+    ps_coexec_t *cx = make_coexec(20, 2, 0, 5);
+    ps_feature_layout_t l;
+    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
+    ps_dataset_t *d = NULL;
+    CHECK_OK(ps_dataset_build(&l, ops, cx, 1, &d));
+    CHECK(d && d->n == 32 && d->n_skipped == 8); /* experiments 0, 5, 10, 15 are too long */
+    CHECK(d && d->n_experiments == 20);
+    if (d && d->n == 32) {
+        double solo = ps_group_segment_ns(ps_ops_find(ops, GPU, "a", 4), d->rows[0]->hp_start, 3, 4);
+        CHECK_NEAR(d->hp_solo_ns[0], solo, 1e-9);
+        CHECK_NEAR(d->y_hp[0], log(d->rows[0]->hp_ns / solo), 1e-12);
+        for (size_t i = 1; i < d->n; i++)
+            if (d->experiment[i] == d->experiment[i - 1])
+                CHECK(d->split[i] == d->split[i - 1]);
+    }
+    ps_dataset_free(d);
+    ps_coexec_free(cx);
+
+    /* A row naming a missing profile fails and names the row. */
+    cx = make_coexec(3, 1, 0, 0);
+    cx->rows[1].lp_model = "gone";
+    CHECK(ps_dataset_build(&l, ops, cx, 1, &d) == PS_E_INPUT);
+    CHECK(d == NULL);
+    CHECK(strstr(ps_last_error(), "coexec row 2") != NULL && strstr(ps_last_error(), "gone") != NULL);
+    ps_coexec_free(cx);
+    ps_ops_free(ops);
+}
+
+TH_MAIN(TEST(test_layout_and_names), TEST(test_full_vector), TEST(test_variants),
+        TEST(test_errors_name_what_is_missing), TEST(test_split_by_experiment), TEST(test_dataset))

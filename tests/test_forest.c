@@ -1,0 +1,318 @@
+/* Tests of the flattened tree evaluator (src/model/forest.c): its predictions
+ * against XGBoost's own on random data with missing values across depths,
+ * the split semantics on a hand-written tree, and the refusal of models it
+ * cannot evaluate. */
+#include "model/forest.h"
+
+#include "common/common.h"
+#include "testhelp.h"
+#include "xgbhelp.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Compares ps_forest_predict with XGBoosterPredictFromDense on n rows; returns
+ * the number of rows that differ in any bit and stores the largest difference
+ * relative to max(1, largest |prediction|). */
+static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const float *x, size_t n,
+                                   int nf, double *rel_diff)
+{
+    *rel_diff = INFINITY;
+    double *ours = malloc(n * sizeof *ours);
+    const float *ref = xh_predict(b, x, n, nf);
+    CHECK(ours && ref);
+    if (!ours || !ref) {
+        free(ours);
+        return n;
+    }
+    ps_forest_predict(f, x, n, (size_t)nf, ours);
+    double scale = 1, worst = 0;
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(ours[i] - (double)ref[i]);
+        if (d > worst)
+            worst = d;
+        differ += (float)ours[i] != ref[i];
+    }
+    free(ours);
+    *rel_diff = worst / scale;
+    return differ;
+}
+
+/* Trains a booster and flattens it; returns the forest (NULL after a failed
+ * check) and the booster in *b, which the caller frees (XGBoosterFree). */
+static ps_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth,
+                                 int rounds, int nthread, BoosterHandle *b)
+{
+    *b = NULL;
+    ps_forest_t *f = NULL;
+    CHECK(xh_train(x, y, n, nf, depth, rounds, nthread, b) == 0);
+    if (*b)
+        CHECK_OK(ps_forest_from_booster(*b, &f));
+    return f;
+}
+
+static void release(ps_forest_t *f, BoosterHandle b)
+{
+    ps_forest_free(f);
+    if (b)
+        XGBoosterFree(b);
+}
+
+static void test_matches_xgboost_across_depths(void)
+{
+    enum { NF = 24, N_TRAIN = 3000, N_TEST = 1500 };
+    static const int depths[] = {1, 3, 6, 10};
+    float *x = malloc((size_t)N_TRAIN * NF * sizeof *x), *y = malloc(N_TRAIN * sizeof *y);
+    float *xt = malloc((size_t)N_TEST * NF * sizeof *xt);
+    CHECK(x && y && xt);
+    if (!x || !y || !xt)
+        goto done;
+    xh_synth(1, N_TRAIN, NF, 0.1, x, y);
+    xh_synth(2, N_TEST, NF, 0.15, xt, NULL);
+    /* Rows copied from the training set put values exactly on histogram cut
+     * points, where x == threshold must go right. */
+    memcpy(xt, x, (size_t)300 * NF * sizeof *x);
+
+    for (size_t k = 0; k < PS_ARRAY_LEN(depths); k++) {
+        BoosterHandle b;
+        ps_forest_t *f = train_forest(x, y, N_TRAIN, NF, depths[k], 40, 1, &b);
+        if (f) {
+            CHECK(ps_forest_n_trees(f) == 40);
+            CHECK(ps_forest_n_features(f) == NF);
+            /* The AVX-512 kernels where the CPU has them, then the scalar ones. */
+            for (int simd = 1; simd >= 0; simd--) {
+                int on = ps_forest_use_simd(f, simd);
+                double rel = INFINITY;
+                size_t differ = compare_with_xgboost(b, f, xt, N_TEST, NF, &rel);
+                CHECK_MSG(rel <= 1e-5, "depth %d simd %d: relative difference %g", depths[k], on,
+                          rel);
+                /* We add in XGBoost's order and precision, so not one bit differs. */
+                CHECK_MSG(differ == 0, "depth %d simd %d: %zu of %d rows differ", depths[k], on,
+                          differ, N_TEST);
+            }
+        }
+        release(f, b);
+    }
+done:
+    free(x);
+    free(y);
+    free(xt);
+}
+
+/* Small batches take the single-row path and partial blocks; rows with a
+ * stride wider than the model's features must read only their own columns.
+ * 40 trees: two vectors of 16 trees in the AVX-512 row kernel, 8 left over. */
+static void test_batch_sizes_and_stride(void)
+{
+    enum { NF = 12, N = 800, STRIDE = 15 };
+    float *x = malloc((size_t)N * NF * sizeof *x), *y = malloc(N * sizeof *y);
+    float *xs = malloc((size_t)N * STRIDE * sizeof *xs);
+    double *full = malloc(N * sizeof *full), *part = malloc(N * sizeof *part);
+    CHECK(x && y && xs && full && part);
+    if (!x || !y || !xs || !full || !part)
+        goto done;
+    xh_synth(3, N, NF, 0.05, x, y);
+    for (size_t i = 0; i < N; i++) {
+        memcpy(xs + i * STRIDE, x + i * NF, NF * sizeof *x);
+        for (int j = NF; j < STRIDE; j++)
+            xs[i * STRIDE + j] = 1e30f; /* would change the result if read as a feature */
+    }
+    BoosterHandle b;
+    ps_forest_t *f = train_forest(x, y, N, NF, 6, 40, 1, &b);
+    const float *ref = f ? xh_predict(b, x, N, NF) : NULL;
+    CHECK(!f || ref != NULL);
+    for (int simd = 1; ref && simd >= 0; simd--) {
+        int on = ps_forest_use_simd(f, simd);
+        ps_forest_predict(f, xs, N, STRIDE, full);
+        size_t bad = 0;
+        for (size_t i = 0; i < N; i++)
+            bad += (float)full[i] != ref[i];
+        CHECK_MSG(bad == 0, "simd %d: %zu rows differ with stride %d", on, bad, STRIDE);
+        static const size_t sizes[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 63, 64, 65, 129, 255, 256, 257};
+        for (size_t k = 0; k < PS_ARRAY_LEN(sizes); k++) {
+            size_t off = 7, m = sizes[k];
+            ps_forest_predict(f, xs + off * STRIDE, m, STRIDE, part);
+            size_t diff = 0;
+            for (size_t i = 0; i < m; i++)
+                diff += part[i] != full[off + i];
+            CHECK_MSG(diff == 0, "simd %d: batch of %zu: %zu rows differ", on, m, diff);
+        }
+        ps_forest_predict(f, xs, 0, STRIDE, part); /* no rows: nothing to do */
+    }
+    release(f, b);
+done:
+    free(x);
+    free(y);
+    free(xs);
+    free(full);
+    free(part);
+}
+
+/* Large batches are split over threads; the result must not depend on it. */
+static void test_threads_agree(void)
+{
+    enum { NF = 10, N = 4000 };
+    float *x = malloc((size_t)N * NF * sizeof *x), *y = malloc(N * sizeof *y);
+    double *a = malloc(N * sizeof *a), *c = malloc(N * sizeof *c);
+    CHECK(x && y && a && c);
+    if (!x || !y || !a || !c)
+        goto done;
+    xh_synth(4, N, NF, 0.1, x, y);
+    BoosterHandle b;
+    ps_forest_t *f = train_forest(x, y, N, NF, 5, 20, 2, &b);
+    if (f) {
+#ifdef _OPENMP
+        int old = omp_get_max_threads();
+        omp_set_num_threads(1);
+#endif
+        ps_forest_predict(f, x, N, NF, a);
+#ifdef _OPENMP
+        omp_set_num_threads(3);
+#endif
+        ps_forest_predict(f, x, N, NF, c);
+#ifdef _OPENMP
+        omp_set_num_threads(old);
+#endif
+        CHECK(memcmp(a, c, N * sizeof *a) == 0);
+    }
+    release(f, b);
+done:
+    free(x);
+    free(y);
+    free(a);
+    free(c);
+}
+
+/* A model written by hand in XGBoost 1.7's JSON layout, with placeholders for
+ * the parts that the error tests change. */
+static char *hand_model(const char *objective, const char *booster, const char *tree0_extra,
+                        const char *left_children, const char *split_indices)
+{
+    static const char fmt[] =
+        "{\"learner\": {\"objective\": {\"name\": \"%s\"},"
+        " \"learner_model_param\": {\"base_score\": \"5E-1\", \"num_class\": \"0\","
+        " \"num_feature\": \"3\"},"
+        " \"gradient_booster\": {\"name\": \"%s\", \"model\": {"
+        "  \"gbtree_model_param\": {\"num_trees\": \"2\"}, \"tree_info\": [0, 0],"
+        "  \"trees\": ["
+        /* tree 0: x1 < 0.5 (missing left) ? 1.0 : (x0 < -2 (missing right) ? 10 : 20) */
+        "   {\"tree_param\": {\"num_nodes\": \"5\", \"size_leaf_vector\": \"0\"},"
+        "    \"left_children\": %s, \"right_children\": [2, -1, 4, -1, -1],"
+        "    \"split_indices\": %s, \"split_conditions\": [0.5, 1.0, -2, 10, 20],"
+        "    \"default_left\": [1, 0, 0, 0, 0]%s},"
+        /* tree 1: a lone leaf */
+        "   {\"tree_param\": {\"num_nodes\": \"1\"}, \"left_children\": [-1],"
+        "    \"right_children\": [-1], \"split_indices\": [0], \"split_conditions\": [0.25],"
+        "    \"default_left\": [0]}]}}}}";
+    char *s = malloc(2048);
+    if (s)
+        snprintf(s, 2048, fmt, objective, booster, left_children, split_indices, tree0_extra);
+    return s;
+}
+
+static ps_forest_t *load_hand(const char *objective, const char *booster, const char *extra,
+                              const char *lc, const char *si, int *rc)
+{
+    char *s = hand_model(objective, booster, extra, lc, si);
+    ps_forest_t *f = NULL;
+    *rc = s ? ps_forest_from_json(s, strlen(s), &f) : PS_E_NOMEM;
+    free(s);
+    return f;
+}
+
+static const char OK_LC[] = "[1, -1, 3, -1, -1]", OK_SI[] = "[1, 0, 0, 0, 0]";
+
+static void test_split_semantics_on_hand_tree(void)
+{
+    int rc;
+    ps_forest_t *f = load_hand("reg:squarederror", "gbtree", "", OK_LC, OK_SI, &rc);
+    CHECK_MSG(rc == 0, "%s", ps_last_error());
+    if (!f)
+        return;
+    CHECK(ps_forest_n_trees(f) == 2);
+    CHECK(ps_forest_n_features(f) == 3);
+    const float below = nextafterf(0.5f, 0.0f);
+    const float rows[][3] = {
+        {0, below, 0},   /* x1 < 0.5: left leaf 1 */
+        {0, 0.5f, 0},    /* x1 == threshold: right, x0 = 0 >= -2: 20 */
+        {-3, 0.5f, 0},   /* right, then x0 < -2: 10 */
+        {-2, 0.7f, 0},   /* x0 == -2 goes right: 20 */
+        {0, NAN, 0},     /* missing x1 follows default left: 1 */
+        {NAN, 0.9f, 0},  /* missing x0 follows default right: 20 */
+        {-3, 0.9f, NAN}, /* an unused missing feature changes nothing: 10 */
+    };
+    const double want[] = {1, 20, 10, 20, 1, 20, 10};
+    double out[PS_ARRAY_LEN(rows)];
+    /* Both the single-row and the block kernel. */
+    for (size_t i = 0; i < PS_ARRAY_LEN(rows); i++) {
+        ps_forest_predict(f, rows[i], 1, 3, &out[i]);
+        CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "row %zu: %g", i, out[i]);
+    }
+    ps_forest_predict(f, &rows[0][0], PS_ARRAY_LEN(rows), 3, out);
+    for (size_t i = 0; i < PS_ARRAY_LEN(rows); i++)
+        CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "row %zu: %g", i, out[i]);
+    ps_forest_free(f);
+    ps_forest_free(NULL);
+}
+
+static void check_refused(const char *what, const char *objective, const char *booster,
+                          const char *extra, const char *lc, const char *si, const char *needle)
+{
+    int rc;
+    ps_forest_t *f = load_hand(objective, booster, extra, lc, si, &rc);
+    CHECK_MSG(rc == PS_E_INPUT && f == NULL, "%s: rc %d", what, rc);
+    CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what,
+              ps_last_error(), needle);
+    ps_forest_free(f);
+}
+
+static void test_refuses_bad_models(void)
+{
+    const char *sq = "reg:squarederror";
+    check_refused("logistic", "binary:logistic", "gbtree", "", OK_LC, OK_SI, "binary:logistic");
+    check_refused("dart", sq, "dart", "", OK_LC, OK_SI, "not gbtree");
+    check_refused("cycle", sq, "gbtree", "", "[1, -1, 0, -1, -1]", OK_SI, "tree 0 node 2");
+    check_refused("outside", sq, "gbtree", "", "[1, -1, 7, -1, -1]", OK_SI, "bad children");
+    check_refused("one child", sq, "gbtree", "", "[1, -1, -1, -1, -1]", OK_SI, "one child");
+    check_refused("short", sq, "gbtree", "", "[1, -1, 3, -1]", OK_SI, "left_children has 4");
+    check_refused("feature", sq, "gbtree", "", OK_LC, "[3, 0, 0, 0, 0]", "split feature 3");
+    check_refused("categorical", sq, "gbtree", ", \"split_type\": [1, 0, 0, 0, 0]", OK_LC, OK_SI,
+                  "categorical");
+    check_refused("text", sq, "gbtree", "", "[1, \"a\", 3, -1, -1]", OK_SI, "not a number");
+
+    ps_forest_t *f = (ps_forest_t *)1;
+    CHECK(ps_forest_from_json("{\"learner\": ", 12, &f) == PS_E_INPUT && f == NULL);
+    CHECK(strstr(ps_last_error(), "not valid JSON") != NULL);
+    CHECK(ps_forest_from_json("{}", 2, &f) == PS_E_INPUT && f == NULL);
+    CHECK(ps_forest_from_booster(NULL, &f) == PS_E_ARG && f == NULL);
+}
+
+/* A gblinear booster from XGBoost itself has no trees to flatten. */
+static void test_refuses_gblinear_booster(void)
+{
+    enum { NF = 4, N = 200 };
+    float x[N * NF], y[N];
+    xh_synth(5, N, NF, 0, x, y);
+    DMatrixHandle dm;
+    BoosterHandle b;
+    CHECK(XGDMatrixCreateFromMat(x, N, NF, NAN, &dm) == 0);
+    CHECK(XGDMatrixSetFloatInfo(dm, "label", y, N) == 0);
+    CHECK(XGBoosterCreate(&dm, 1, &b) == 0);
+    CHECK(XGBoosterSetParam(b, "booster", "gblinear") == 0);
+    CHECK(XGBoosterSetParam(b, "nthread", "1") == 0);
+    CHECK(XGBoosterUpdateOneIter(b, 0, dm) == 0);
+    ps_forest_t *f = NULL;
+    CHECK(ps_forest_from_booster(b, &f) == PS_E_INPUT && f == NULL);
+    CHECK_MSG(strstr(ps_last_error(), "gblinear") != NULL, "%s", ps_last_error());
+    XGBoosterFree(b);
+    XGDMatrixFree(dm);
+}
+
+TH_MAIN(TEST(test_split_semantics_on_hand_tree), TEST(test_refuses_bad_models),
+        TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride),
+        TEST(test_threads_agree), TEST(test_refuses_gblinear_booster))

@@ -1,0 +1,60 @@
+#!/bin/sh
+# pairsight simulate as a user runs it: campaigns on every GPU of the issue
+# with all six models pass `pairsight check`; flags and exit codes.
+# usage: sh tests/test_simulate_cli.sh PATH_TO_PAIRSIGHT
+set -u
+CLI=${1:?usage: test_simulate_cli.sh PAIRSIGHT}
+TMP=$(mktemp -d /tmp/ps_test_simulate.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+ok() { echo "[ ok ] $1"; }
+bad() { echo "[FAIL] $1"; fail=1; }
+
+MODELS=resnet50,resnet101,mobilenetv2,bert-base,llama-3.2-1b,llama-3.2-3b
+for gpu in a100 h100 h200; do
+    if "$CLI" simulate -q --gpu $gpu --models $MODELS --experiments 60 --runs 2 --seed 3 --out "$TMP/$gpu" &&
+        "$CLI" check "$TMP/$gpu/ops.csv" "$TMP/$gpu/coexec.csv" >"$TMP/check.txt"; then
+        n=$(tail -n +2 "$TMP/$gpu/coexec.csv" | wc -l)
+        models=$(tail -n +2 "$TMP/$gpu/ops.csv" | cut -d, -f2 | sort -u | tr '\n' ' ')
+        if [ "$n" -eq 120 ] && [ "$models" = "bert-base llama-3.2-1b llama-3.2-3b mobilenetv2 resnet101 resnet50 " ]; then
+            ok "simulate --gpu $gpu passes check ($n runs; $models)"
+        else
+            bad "simulate --gpu $gpu: $n runs, models '$models'"
+        fi
+    else
+        bad "simulate --gpu $gpu or check failed"
+    fi
+done
+
+# The same seed gives the same files whatever the thread count.
+"$CLI" simulate -q --experiments 200 --runs 3 --threads 1 --out "$TMP/t1" &&
+    "$CLI" simulate -q --experiments 200 --runs 3 --threads 2 --out "$TMP/t2" &&
+    cmp -s "$TMP/t1/coexec.csv" "$TMP/t2/coexec.csv" && cmp -s "$TMP/t1/ops.csv" "$TMP/t2/ops.csv" &&
+    ok "deterministic across thread counts" || bad "thread count changed the output"
+
+# Long segments, explicit pairs and splits; --json summary.
+if "$CLI" simulate --json --pairs resnet50:16/bert-base:32 --splits 10/44,20/34 --min-len 24 --max-len 96 \
+    --experiments 10 --runs 1 --out "$TMP/long" >"$TMP/long.json" &&
+    grep -q '"coexec_rows": 10' "$TMP/long.json" && "$CLI" check "$TMP/long/coexec.csv" >/dev/null &&
+    tail -n +2 "$TMP/long/coexec.csv" | awk -F, '$6 < 24 || $6 > 96 || $10 < 24 || $4 != 16 || $8 != 32 {e=1} END {exit e}'; then
+    ok "long segments, pairs, splits, --json"
+else
+    bad "long segments, pairs, splits, --json"
+fi
+
+# Help lists every flag with its default; errors exit 1 (input) or 2 (usage).
+"$CLI" simulate --help >"$TMP/help.txt" && grep -q -- "--splits" "$TMP/help.txt" && grep -q "default 14" "$TMP/help.txt" &&
+    ok "--help" || bad "--help"
+"$CLI" simulate --out "$TMP/x" --bogus 1 2>"$TMP/err.txt"
+[ $? -eq 2 ] && grep -q "pairsight: simulate: unknown option --bogus" "$TMP/err.txt" && ok "unknown flag exits 2" || bad "unknown flag"
+"$CLI" simulate --experiments 0 --out "$TMP/x" 2>/dev/null
+[ $? -eq 2 ] && ok "bad number exits 2" || bad "bad number"
+"$CLI" simulate --experiments 5 2>/dev/null
+[ $? -eq 2 ] && ok "missing --out exits 2" || bad "missing --out"
+"$CLI" simulate --gpu tpu --experiments 5 --out "$TMP/x" 2>"$TMP/err.txt"
+[ $? -eq 1 ] && grep -q "unknown GPU 'tpu'" "$TMP/err.txt" && ok "unknown GPU exits 1" || bad "unknown GPU"
+"$CLI" simulate --splits 60/10 --experiments 5 --out "$TMP/x" 2>/dev/null
+[ $? -eq 1 ] && ok "impossible split exits 1" || bad "impossible split"
+"$CLI" simulate --derive "$TMP/none.csv" >/dev/null 2>&1
+[ $? -eq 1 ] && ok "--derive of a missing file exits 1" || bad "--derive missing file"
+exit $fail
