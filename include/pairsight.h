@@ -569,6 +569,14 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collec
  *  the backend has no counters. */
 int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
+/** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
+ *  --metrics ...` of a run of model at batch, one kernel per operator, as
+ *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
+ *  one launch per operator of the model's list. Works without a device; the
+ *  database must already know its GPU. */
+int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch,
+                                const char *ncu_csv);
+
 typedef struct {
     long tasks_total, tasks_done;
     long op_rows, counter_rows, coexec_rows;

@@ -551,6 +551,60 @@ static void test_mps_jobs(void)
     CHECK(ps_collect_mps_run(&p, jobs, 0, 0.01, t, NULL) == PS_E_ARG);
 }
 
+/* A report in the form of `ncu --csv --page raw` with one launch per
+ * operator, op i moving (i + 1) MB of DRAM. */
+static void write_ncu(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fputs("\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+          "\"dram__bytes.sum\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\","
+          "\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\",\"gpu__time_duration.sum\"\n"
+          "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"%\",\"%\",\"nsecond\"\n",
+          f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "\"%d\",\"1\",\"python\",\"h\",\"k%d\",\"1\",\"7\",\"%d\",\"%d\",\"%d\",\"1000\"\n", i, i,
+                (i + 1) * 1000000, i % 2 ? 80 : 20, i % 2 ? 30 : 70);
+    fclose(f);
+}
+
+static void test_counters_from_ncu(void)
+{
+    const char *db = tmp("ncu.db");
+    ps_collect_params_t p = fake_params();
+    ps_campaign_t *c = NULL;
+    CHECK_OK(ps_campaign_open(db, NULL, &c));
+    write_ncu(tmp("ncu.csv"), 151);
+    CHECK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu.csv")) == PS_E_ARG); /* no GPU yet */
+    ps_campaign_free(c);
+    static const int t[] = {10, 30};
+    CHECK_OK(ps_campaign_open(db, &p, &c));
+    CHECK_OK(ps_campaign_profile(c, "mobilenetv2", 1, t, 2, NULL, NULL));
+    ps_campaign_free(c);
+    CHECK_OK(ps_campaign_open(db, NULL, &c));
+    write_ncu(tmp("ncu150.csv"), 150);
+    CHECK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu150.csv")) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "150 kernel launches for the 151 operators") != NULL);
+    CHECK_OK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu.csv")));
+    CHECK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu.csv")) == PS_E_MISMATCH);
+    CHECK_OK(ps_campaign_export(c, tmp("ncu_ops.csv"), NULL));
+    ps_campaign_free(c);
+    ps_ops_t *ops = NULL;
+    CHECK_OK(ps_ops_load(tmp("ncu_ops.csv"), &ops));
+    int ok = ops != NULL;
+    for (size_t i = 0; ops && i < ops->n; i++) {
+        const ps_op_row_t *r = &ops->rows[i];
+        if (r->tpcs == 30)
+            ok &= r->c.dram_bytes == (r->op + 1) * 1e6 &&
+                  r->intensity == (r->op % 2 ? PS_INTENSITY_COMPUTE : PS_INTENSITY_MEMORY);
+        else
+            ok &= isnan(r->c.dram_bytes);
+    }
+    CHECK(ok);
+    ps_ops_free(ops);
+}
+
 static void test_gpu_column_name(void)
 {
     char b[64];
@@ -584,5 +638,5 @@ TH_MAIN(TEST(test_setup), TEST(test_zoo_cnn_shapes), TEST(test_zoo_transformer_s
         TEST(test_oplist_text_roundtrip), TEST(test_oplist_errors_name_line_and_column),
         TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
         TEST(test_gpu_column_name), TEST(test_campaign_refuses_mismatches), TEST(test_export_tables),
-        TEST(test_mps_jobs),
+        TEST(test_mps_jobs), TEST(test_counters_from_ncu),
         TEST(test_campaign_killed_and_resumed), TEST(test_teardown))

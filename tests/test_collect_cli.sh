@@ -36,7 +36,7 @@ DB="$T/c.db"
 "$P" collect profile --backend fake --model resnet50 --batch 2 --tpcs 8,20,46 --db "$DB" -q || fail profile
 "$P" collect profile --backend fake --model bert-base --batch 2 --tpcs 8,20,46 --db "$DB" -q || fail profile
 "$P" collect coexec --backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 \
-    --experiments 40 --runs 3 --fake-delay-us 20000 --db "$DB" -q > /dev/null &
+    --experiments 40 --runs 3 --fake-delay-us 100000 --db "$DB" -q > /dev/null &
 pid=$!
 # Kill it once a few experiments are in (6 profile tasks came before).
 i=0
@@ -63,6 +63,13 @@ grep -q "coexec, 120 rows" "$T/check" || fail "check: $(cat "$T/check")"
 # Another seq_len in the same database is refused.
 "$P" collect profile --backend fake --model bert-base --seq-len 64 --db "$DB" 2> "$T/err"; [ $? -eq 1 ] || fail "seq_len"
 grep -q "seq_len 128, not 64" "$T/err" || fail "message: $(cat "$T/err")"
+# Counters from an Nsight Compute report, one launch per operator.
+awk 'BEGIN { print "\"ID\",\"Kernel Name\",\"dram__bytes.sum\",\"gpu__time_duration.sum\"";
+             print "\"\",\"\",\"byte\",\"nsecond\"";
+             for (i = 0; i < 174; i++) printf("\"%d\",\"k\",\"%d\",\"100\"\n", i, 1000 * (i + 1)) }' > "$T/ncu.csv"
+"$P" collect counters --model resnet50 --batch 2 --ncu "$T/ncu.csv" --db "$DB" -q --json > "$T/s3" ||
+    fail "counters --ncu"
+grep -q '"counter_rows": 174' "$T/s3" || fail "counters --ncu: $(cat "$T/s3")"
 
 # Workload level (MPS shares) on the fake backend, then the files check.
 cd "$T"

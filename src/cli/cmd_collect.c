@@ -26,7 +26,8 @@ const char cmd_collect_usage[] =
     "  info       the GPU and the TPC counts its green contexts allow\n"
     "  ops        print a model's operator list (or check one with --file)\n"
     "  profile    standalone profile of --model at every --tpcs count\n"
-    "  counters   hardware counters of --model's operators (CUPTI range profiler)\n"
+    "  counters   hardware counters of --model's operators (CUPTI range profiler,\n"
+    "             or from an Nsight Compute CSV with --ncu)\n"
     "  coexec     co-execution campaign of --hp beside --lp\n"
     "  status     tasks and rows in the campaign database\n"
     "  export     write ops.csv and coexec.csv from the campaign database\n"
@@ -56,6 +57,8 @@ const char cmd_collect_usage[] =
     "  --ops FILE        export: ops.csv path, \"\" to skip (default ops.csv)\n"
     "  --coexec FILE     export: coexec.csv path, \"\" to skip (default coexec.csv)\n"
     "  --file FILE       ops: an operator list to check instead of a model\n"
+    "  --ncu FILE        counters: read them from this `ncu --csv --page raw` report\n"
+    "                    (one launch per operator; no device needed)\n"
     "  --shares LIST     scaling: MPS percentages (default 10-100:10)\n"
     "  --jobs LIST       colocate: MODEL:BATCH@SHARE,... (required there)\n"
     "  --seconds S       scaling, colocate: timed seconds per run (default 5)\n"
@@ -77,7 +80,7 @@ const char cmd_collect_usage[] =
 
 typedef struct {
     const char *action, *db, *model, *ops_path, *coexec_path, *file;
-    const char *scaling_path, *workloads_path, *colocations_path, *id;
+    const char *scaling_path, *workloads_path, *colocations_path, *id, *ncu;
     double seconds;
     int n_shares, n_jobs;
     int shares[MAX_TPCS];
@@ -239,6 +242,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->ops_path = v;
         } else if (strcmp(a, "--coexec") == 0) {
             o->coexec_path = v;
+        } else if (strcmp(a, "--ncu") == 0) {
+            o->ncu = v;
         } else if (strcmp(a, "--file") == 0) {
             o->file = v;
         } else if (strcmp(a, "--shares") == 0) {
@@ -494,8 +499,9 @@ int cmd_collect(int argc, char **argv)
         return act_colocate(&o);
 
     int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 ||
-                 strcmp(act, "counters") == 0;
-    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0)
+                 (strcmp(act, "counters") == 0 && !o.ncu);
+    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 &&
+        strcmp(act, "counters") != 0)
         return cli_fail(CLI_USAGE, CMD, "unknown action '%s' (see pairsight collect --help)", act);
     if ((strcmp(act, "profile") == 0 || strcmp(act, "counters") == 0) && !o.model)
         return cli_fail(CLI_USAGE, CMD, "%s needs --model", act);
@@ -509,6 +515,8 @@ int cmd_collect(int argc, char **argv)
     double t0 = ps_now();
     if (strcmp(act, "profile") == 0) {
         rc = ps_campaign_profile(c, o.model, o.batch, tpcs, o.n_tpcs, progress, &o);
+    } else if (strcmp(act, "counters") == 0 && o.ncu) {
+        rc = ps_campaign_import_counters(c, o.model, o.batch, o.ncu);
     } else if (strcmp(act, "counters") == 0) {
         rc = ps_campaign_counters(c, o.model, o.batch);
     } else if (strcmp(act, "coexec") == 0) {
@@ -532,6 +540,8 @@ int cmd_collect(int argc, char **argv)
     }
     if (!o.quiet && device)
         fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, ps_now() - t0);
+    if (!o.quiet && !device && o.ncu)
+        fprintf(stderr, "pairsight: collect: counters of %s read from %s\n", o.model, o.ncu);
     rc = strcmp(act, "export") == 0 ? CLI_OK : print_status(c, &o);
     if (strcmp(act, "export") == 0 && !o.quiet)
         fprintf(stderr, "pairsight: collect: wrote %s%s%s\n", o.ops_path,

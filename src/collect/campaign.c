@@ -278,6 +278,23 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collec
     return rc;
 }
 
+/* Store one counter pass of model at batch (one task, one transaction). */
+static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *l, int tpcs,
+                          const char *key, const ps_counters_t *v)
+{
+    int rc = ps_store_begin(c->store);
+    if (rc)
+        return rc;
+    for (int i = 0; i < l->n && rc == 0; i++)
+        rc = ps_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
+    if (rc == 0)
+        rc = ps_store_task_done(c->store, key);
+    if (rc == 0)
+        return ps_store_commit(c->store);
+    ps_store_rollback(c->store);
+    return rc;
+}
+
 int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)
 {
     int rc = need_device(c);
@@ -304,19 +321,48 @@ int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)
                 v[i].stall_mio_throttle = v[i].sm_pct = v[i].mem_pct = NAN;
         rc = c->be->counters(c->be, l, tpcs, v);
         if (rc == 0)
-            rc = ps_store_begin(c->store);
-        if (rc == 0) {
-            for (int i = 0; i < l->n && rc == 0; i++)
-                rc = ps_store_put_counters(c->store, c->be->dev.gpu, model, batch, i, tpcs, &v[i]);
-            if (rc == 0)
-                rc = ps_store_task_done(c->store, key);
-            if (rc == 0)
-                rc = ps_store_commit(c->store);
-            else
-                ps_store_rollback(c->store);
-        }
+            rc = store_counters(c, c->be->dev.gpu, l, tpcs, key, v);
     }
     free(v);
+    ps_oplist_free(l);
+    return rc;
+}
+
+int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv)
+{
+    char gpu[64], seq[32];
+    int rc = ps_store_meta_get(c->store, "gpu", gpu, sizeof gpu);
+    if (rc <= 0)
+        return rc < 0 ? rc : ps_error(PS_E_ARG, "the campaign has no GPU yet: profile on it first");
+    int seq_len = ps_store_meta_get(c->store, "seq_len", seq, sizeof seq) == 1 ? atoi(seq) : 0;
+    ps_oplist_t *l = NULL;
+    ps_ops_t *rep = NULL;
+    rc = ps_zoo_build(model, batch, seq_len, &l);
+    ps_import_params_t ip = {.gpu = gpu, .model = model, .batch = batch, .tpcs = 1, .stream = NULL};
+    if (rc == 0)
+        rc = ps_import_ncu(ncu_csv, &ip, &rep);
+    if (rc == 0 && rep->n != (size_t)l->n)
+        rc = ps_error(PS_E_INPUT,
+                      "%s: %zu kernel launches for the %d operators of %s at batch %d (profile one "
+                      "inference with one kernel per operator)",
+                      ncu_csv, rep->n, l->n, model, batch);
+    char key[256], spec[64];
+    snprintf(key, sizeof key, "counters/%s/b%d", model, batch);
+    snprintf(spec, sizeof spec, "ops=%d ncu", l ? l->n : 0);
+    int done = 0;
+    if (rc == 0)
+        rc = ps_store_task_plan(c->store, key, "counters", spec, &done);
+    if (rc == 0 && done)
+        rc = ps_error(PS_E_MISMATCH, "the campaign already has counters for %s at batch %d", model, batch);
+    ps_counters_t *v = rc ? NULL : ps_calloc((size_t)l->n, sizeof *v);
+    if (rc == 0 && !v)
+        rc = PS_E_NOMEM;
+    for (int i = 0; rc == 0 && i < l->n; i++)
+        v[i] = rep->rows[i].c;
+    if (rc == 0)
+        rc = store_counters(c, gpu, l, 0, key, v);
+    free(v);
+    ps_ops_free(rep);
     ps_oplist_free(l);
     return rc;
 }
