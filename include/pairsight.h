@@ -447,7 +447,136 @@ void ps_explanation_free(ps_explanation_t *e);
 /* Workload-level co-location (src/colocate)                                 */
 /* ------------------------------------------------------------------------ */
 
-/* @@COLOCATE@@ declarations of the co-location public API go here. */
+/* @@COLOCATE@@ */
+
+/*
+ * Given a target workload and candidate co-runners, predict each co-location's
+ * throughput under CUDA MPS and pick the best (docs/colocate.md). Inputs are
+ * the tables workloads.csv, workload_scaling.csv (optional: NULL means solo
+ * throughput scales linearly with the share) and colocations.csv, any k.
+ *
+ * Predictors: KACE's linear regression, random forest and MLP of the
+ * throughput sum from combined workload features; Xu et al.'s random forest
+ * on system metrics; the `ratio` baseline (solo throughput at the share x the
+ * workload's median co-located/solo ratio); and `mps`, our interference
+ * predictor of each workload's own throughput for any k and any shares.
+ */
+typedef enum {
+    PS_COLOC_KACE_LR = 0,
+    PS_COLOC_KACE_RF,
+    PS_COLOC_KACE_MLP,
+    PS_COLOC_XU_RF,
+    PS_COLOC_RATIO,
+    PS_COLOC_MPS,
+    PS_COLOC_N_KINDS
+} ps_coloc_kind_t;
+
+/** "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps". Static. */
+const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
+/** Parse a kind name; PS_E_ARG when unknown. */
+int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out);
+/** 1 when the kind predicts the throughput sum of a co-location, 0 when it
+ *  predicts each workload's own throughput. */
+int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
+
+typedef struct {
+    ps_coloc_kind_t kind;
+    uint64_t seed;   /* random forests and the MLP */
+    int trees;       /* random forests: parallel trees (default 100) */
+    int mlp_epochs;  /* MLP training epochs (default 400) */
+    int boost_rounds;/* mps: boosting rounds (default 400) */
+} ps_coloc_params_t;
+
+/** Defaults: kind mps, seed 0, 100 trees, 400 epochs, 400 rounds. */
+ps_coloc_params_t ps_coloc_default_params(void);
+
+typedef struct ps_coloc_model ps_coloc_model_t;
+
+/** Train on every co-location of c whose throughputs are measured (sum
+ *  kinds need every slot measured; per-workload kinds use each measured
+ *  row). scaling may be NULL. On success *out is owned by the caller
+ *  (ps_coloc_model_free). */
+int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling,
+                   const ps_colocations_t *c, const ps_coloc_params_t *p,
+                   ps_coloc_model_t **out);
+
+/** Predict for every row of q (its tput column is ignored). out_tput
+ *  (caller-owned, q's row count) receives each row's own predicted
+ *  throughput, or for sum kinds its co-location's predicted throughput sum. */
+int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w,
+                     const ps_scaling_t *scaling, const ps_colocations_t *q,
+                     double *out_tput);
+
+ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
+
+/** Save atomically, with magic, format version and feature layout. */
+int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path);
+/** Load; PS_E_MISMATCH for another format version or feature layout. */
+int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
+void ps_coloc_model_free(ps_coloc_model_t *m);
+
+/* Selection policies, scored with KACE's metric: the chosen co-location's
+ * measured throughput sum / the best one's, per target, averaged over the
+ * targets that have at least two candidates (co-locations holding the target
+ * whose every throughput was measured). */
+typedef enum {
+    PS_POL_ORACLE = 0,
+    PS_POL_RANDOM,   /* mean over the candidates */
+    PS_POL_MEMCAP,   /* co-runners with the smallest total memcap_gb */
+    PS_POL_SM,       /* co-runners with the highest mean sm_busy_pct */
+    PS_POL_MEM,      /* co-runners with the lowest mean mem_busy_pct */
+    PS_POL_BEST_RULE,/* per target, the best of the three rules (offline) */
+    PS_POL_KACE_LR,
+    PS_POL_KACE_RF,
+    PS_POL_KACE_MLP,
+    PS_POL_XU_RF,
+    PS_POL_RATIO,
+    PS_POL_MPS,
+    PS_POL_N
+} ps_coloc_policy_t;
+
+/** "oracle", "random", "memcap", "sm", "mem", "best_rule", then the kind
+ *  names. Static. */
+const char *ps_coloc_policy_name(ps_coloc_policy_t p);
+
+/** The rule policies over every co-location of c (no training).
+ *  out_score[PS_POL_N] receives the normalized throughput sum of the
+ *  policies ORACLE..BEST_RULE (the others NAN); *out_targets the count. */
+int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c,
+                   double *out_score, int *out_targets);
+
+typedef struct {
+    double train_frac;   /* share of co-locations used for training (0.2) */
+    int seeds;           /* repetitions with different splits (20) */
+    uint64_t seed;       /* first seed (0) */
+    int unseen;          /* 1: hold out every co-location of one model (all
+                            its batch sizes) in turn instead of random splits */
+    const ps_colocations_t *test; /* not NULL: leave-one-workload-set-out on
+                            these co-locations (see docs/colocate.md) */
+    int test_alone;      /* with test: train on the first table only, never
+                            on any co-location of the test table */
+    unsigned kinds;      /* bit mask of kinds to run (default: all) */
+    ps_coloc_params_t model; /* model parameters (kind ignored) */
+    void (*progress)(double done, double total, void *user);
+    void *user;
+} ps_coloc_eval_params_t;
+
+ps_coloc_eval_params_t ps_coloc_eval_default_params(void);
+
+typedef struct {
+    /* per kind, averaged over seeds; NAN when not run. Per-workload kinds
+     * score each workload's throughput, sum kinds the throughput sum. */
+    double r2[PS_COLOC_N_KINDS], rmse[PS_COLOC_N_KINDS], mape[PS_COLOC_N_KINDS];
+    double policy_mean[PS_POL_N], policy_sd[PS_POL_N]; /* over seeds */
+    double targets; /* mean number of scored targets per seed */
+    int runs;       /* seeds (or folds) run */
+} ps_coloc_eval_result_t;
+
+/** Train and score every predictor and policy (docs/colocate.md). */
+int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
+                  const ps_colocations_t *c, const ps_coloc_eval_params_t *p,
+                  ps_coloc_eval_result_t *out);
+
 
 /* ------------------------------------------------------------------------ */
 /* Collector (src/collect)                                                   */
