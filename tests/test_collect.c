@@ -186,11 +186,14 @@ static ps_collect_device_t device(int sms, int min, int align)
 
 static void test_plan_tpcs_and_splits(void)
 {
-    /* Hopper: at least 8 SMs, in multiples of 8; an H200 has 132 SMs. */
+    /* Hopper: at least 8 SMs, in multiples of 8; an H200 has 132 SMs, and
+     * one side may also have all 66 TPCs (no partition). */
     ps_collect_device_t h = device(132, 8, 8);
     int v[128];
     int n = ps_collect_valid_tpcs(&h, v, 128);
-    CHECK(n == 16 && v[0] == 4 && v[1] == 8 && v[15] == 64);
+    CHECK(n == 17 && v[0] == 4 && v[1] == 8 && v[15] == 64 && v[16] == 66);
+    CHECK(ps_plan_check_tpcs(&h, (const int[]){66}, 1) == 0);
+    CHECK(ps_plan_check_tpcs(&h, (const int[]){65}, 1) == PS_E_ARG);
     CHECK(ps_plan_check_tpcs(&h, (const int[]){4, 16}, 2) == 0);
     CHECK(ps_plan_check_tpcs(&h, (const int[]){4, 6}, 2) == PS_E_ARG);
     CHECK(strstr(ps_last_error(), "6 TPCs (12 SMs)") != NULL);

@@ -273,8 +273,8 @@ static int get_part(cuda_t *b, unsigned sms_a, unsigned sms_b, part_t **out)
     p->sms[1] = sms_b;
     CUdevResource ga, gb, rest, rest2;
     int rc = 0;
-    if (sms_a == b->sm_all.sm.smCount && !sms_b)
-        ga = b->sm_all;
+    if (sms_a / 2 == b->sm_all.sm.smCount / 2 && !sms_b)
+        ga = b->sm_all; /* the whole device (an odd SM left over stays in) */
     else
         rc = split(b, &b->sm_all, sms_a, &ga, &rest);
     if (rc == 0 && sms_b)

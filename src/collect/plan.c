@@ -6,12 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A side may have the whole device (no partition to carve), or a group of
+ * at least min_partition_sms SMs in multiples of sm_alignment. */
+static int valid_sms(const ps_collect_device_t *dev, int sms)
+{
+    int align = dev->sm_alignment > 0 ? dev->sm_alignment : 1;
+    if (sms / 2 == dev->tpc_count && sms <= dev->sm_count)
+        return 1;
+    return sms >= dev->min_partition_sms && sms % align == 0 && sms <= dev->sm_count;
+}
+
 int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap)
 {
     int n = 0;
-    int align = dev->sm_alignment > 0 ? dev->sm_alignment : 1;
     for (int sms = 2; sms <= dev->sm_count; sms += 2) {
-        if (sms < dev->min_partition_sms || sms % align != 0)
+        if (!valid_sms(dev, sms))
             continue;
         if (n < cap)
             out[n] = sms / 2;
@@ -28,7 +37,7 @@ int ps_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
         if (tpcs[i] <= 0 || sms > dev->sm_count)
             return ps_error(PS_E_ARG, "%d TPCs: the %s has %d TPCs", tpcs[i], dev->gpu,
                             dev->tpc_count);
-        if (sms < dev->min_partition_sms || sms % align != 0)
+        if (!valid_sms(dev, sms))
             return ps_error(PS_E_ARG,
                             "%d TPCs (%d SMs): a green context on the %s needs at least %d SMs "
                             "in multiples of %d",
