@@ -10,7 +10,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$P" collect --help > "$T/help" || fail "--help exit"
 for f in --db --backend --device --model --batch --seq-len --tpcs --warmup --runs --hp --lp \
-         --experiments --seg-len --seed --ops --coexec --file --fake-delay-us --json -q; do
+         --experiments --seg-len --seed --ops --coexec --file --fake-delay-us --json -q \
+         --ncu --shares --jobs --seconds --scaling --workloads --colocations --id; do
     grep -q -- "$f" "$T/help" || fail "--help lacks $f"
 done
 "$P" collect > /dev/null 2>&1; [ $? -eq 2 ] || fail "no action: want exit 2"
