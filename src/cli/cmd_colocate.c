@@ -1,11 +1,515 @@
-/* SCAFFOLD: replaced by the real `pairsight colocate`. */
+/* pairsight colocate: workload-level co-location (KACE, Xu et al., the ratio
+ * baseline and our MPS interference predictor) - eval, train, predict,
+ * select. See docs/colocate.md. */
 #include "cli/cli.h"
+#include "common/common.h"
+#include "profile/tables.h"
 
-const char cmd_colocate_usage[] = "usage: pairsight colocate (not built yet)\n";
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_colocate_usage[] =
+    "usage: pairsight colocate eval    --workloads W --colocations C [options]\n"
+    "       pairsight colocate train   --workloads W --colocations C --out M [options]\n"
+    "       pairsight colocate predict --model M --workloads W --colocations Q [options]\n"
+    "       pairsight colocate select  --model M --workloads W --target T --candidates a,b,c [options]\n"
+    "\n"
+    "Predict the throughput of workloads co-located on one GPU under MPS and\n"
+    "choose co-runners (docs/colocate.md).\n"
+    "\n"
+    "common options:\n"
+    "  --workloads FILE   workloads.csv (required)\n"
+    "  --scaling FILE     workload_scaling.csv (default: none; solo throughput\n"
+    "                     then scales linearly with the share)\n"
+    "  --json             print the result as JSON (eval, select; default off)\n"
+    "  -q                 no progress on stderr (default: progress when a terminal)\n"
+    "\n"
+    "eval: train and score every predictor and policy\n"
+    "  --colocations FILE colocations.csv (required)\n"
+    "  --train-frac F     share of co-locations used for training (default 0.2)\n"
+    "  --seeds N          random splits (default 20)\n"
+    "  --seed N           first seed (default 0)\n"
+    "  --unseen           hold out every co-location of one model (all its batch\n"
+    "                     sizes) in turn instead of random splits (default off)\n"
+    "  --test FILE        score on FILE's co-locations, leaving out each workload\n"
+    "                     set (all its shares, in both files) in turn (default none)\n"
+    "  --test-alone       with --test: never train on FILE's co-locations (default\n"
+    "                     off: the other workload sets of FILE are trained on)\n"
+    "  --predictors LIST  comma list of kace_lr,kace_rf,kace_mlp,xu_rf,ratio,mps\n"
+    "                     (default all)\n"
+    "  --trees N          random-forest trees (default 100)\n"
+    "  --epochs N         MLP epochs (default 400)\n"
+    "  --rounds N         mps boosting rounds (default 400)\n"
+    "\n"
+    "train: fit one predictor on every measured co-location and save it\n"
+    "  --colocations FILE colocations.csv (required)\n"
+    "  --kind K           kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps (default mps)\n"
+    "  --out FILE         model file (required)\n"
+    "  --seed N           seed of forests and MLP (default 0)\n"
+    "\n"
+    "predict: add predictions to a colocations.csv (its tput may be empty)\n"
+    "  --model FILE       model from `colocate train` (required)\n"
+    "  --colocations FILE the co-locations to predict (required)\n"
+    "  --out FILE         output CSV (default stdout); the column is tput_pred,\n"
+    "                     or tput_sum_pred for models of the throughput sum\n"
+    "\n"
+    "select: rank candidate co-runners of a target by predicted throughput sum\n"
+    "  --model FILE       model (required)\n"
+    "  --target T         target workload (required)\n"
+    "  --candidates LIST  comma list; a+b co-locates several at once (required)\n"
+    "  --shares A/B[/..]  MPS shares of target and co-runners (default 100/100...)\n"
+    "  --gpu NAME         gpu column of the query (default the workload's)\n";
+
+#define CMD "colocate"
+
+typedef struct {
+    const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target,
+        *candidates, *shares, *predictors, *gpu;
+    double train_frac;
+    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
+    unsigned long long seed;
+} opts_t;
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *e;
+    long v = strtol(s, &e, 10);
+    if (e == s || *e || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->train_frac = 0.2;
+    o->seeds = 20;
+    o->trees = 100;
+    o->epochs = 400;
+    o->rounds = 400;
+    if (argc < 2)
+        return cli_fail(CLI_USAGE, CMD, "missing subcommand (eval, train, predict, select)");
+    o->sub = argv[1];
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char **str = NULL;
+        long v;
+        if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
+        if (strcmp(a, "-q") == 0) { o->quiet = 1; continue; }
+        if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
+        if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
+        if (i + 1 >= argc)
+            return cli_fail(CLI_USAGE, CMD, "unknown option or missing value: %s", a);
+        const char *val = argv[++i];
+        if (strcmp(a, "--workloads") == 0) str = &o->workloads;
+        else if (strcmp(a, "--scaling") == 0) str = &o->scaling;
+        else if (strcmp(a, "--colocations") == 0) str = &o->colocations;
+        else if (strcmp(a, "--test") == 0) str = &o->test;
+        else if (strcmp(a, "--out") == 0) str = &o->out;
+        else if (strcmp(a, "--model") == 0) str = &o->model;
+        else if (strcmp(a, "--kind") == 0) str = &o->kind;
+        else if (strcmp(a, "--target") == 0) str = &o->target;
+        else if (strcmp(a, "--candidates") == 0) str = &o->candidates;
+        else if (strcmp(a, "--shares") == 0) str = &o->shares;
+        else if (strcmp(a, "--predictors") == 0) str = &o->predictors;
+        else if (strcmp(a, "--gpu") == 0) str = &o->gpu;
+        if (str) {
+            *str = val;
+            continue;
+        }
+        if (strcmp(a, "--train-frac") == 0) {
+            char *e;
+            o->train_frac = strtod(val, &e);
+            if (e == val || *e || !(o->train_frac > 0 && o->train_frac < 1))
+                return cli_fail(CLI_USAGE, CMD, "--train-frac: expected a number in (0,1), got '%s'", val);
+        } else if (strcmp(a, "--seeds") == 0 || strcmp(a, "--trees") == 0 ||
+                   strcmp(a, "--epochs") == 0 || strcmp(a, "--rounds") == 0) {
+            if (parse_int(val, 1, 1000000, &v))
+                return cli_fail(CLI_USAGE, CMD, "%s: expected a positive integer, got '%s'", a, val);
+            *(a[2] == 's' ? &o->seeds : a[2] == 't' ? &o->trees : a[2] == 'e' ? &o->epochs : &o->rounds) = (int)v;
+        } else if (strcmp(a, "--seed") == 0) {
+            char *e;
+            o->seed = strtoull(val, &e, 10);
+            if (e == val || *e || val[0] == '-')
+                return cli_fail(CLI_USAGE, CMD, "--seed: expected a non-negative integer, got '%s'", val);
+        } else {
+            return cli_fail(CLI_USAGE, CMD, "unknown option: %s", a);
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    ps_workloads_t *w;
+    ps_scaling_t *s;
+    ps_colocations_t *c, *t;
+} tables_t;
+
+static void tables_free(tables_t *t)
+{
+    ps_workloads_free(t->w);
+    ps_scaling_free(t->s);
+    ps_colocations_free(t->c);
+    ps_colocations_free(t->t);
+}
+
+static int load_tables(const opts_t *o, int need_c, tables_t *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!o->workloads)
+        return cli_fail(CLI_USAGE, CMD, "%s: --workloads is required", o->sub);
+    if (need_c && !o->colocations)
+        return cli_fail(CLI_USAGE, CMD, "%s: --colocations is required", o->sub);
+    if (ps_workloads_load(o->workloads, &t->w) ||
+        (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
+        (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
+        (o->test && ps_colocations_load(o->test, &t->t))) {
+        tables_free(t);
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    }
+    return 0;
+}
+
+static void progress(double done, double total, void *user)
+{
+    cli_progress(*(const int *)user, "colocate eval", done, total);
+}
+
+static void json_num(double v)
+{
+    if (isnan(v))
+        fputs("null", stdout);
+    else
+        printf("%.6g", v);
+}
+
+static int do_eval(const opts_t *o)
+{
+    tables_t t;
+    int rc = load_tables(o, 1, &t);
+    if (rc)
+        return rc;
+    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+    p.train_frac = o->train_frac;
+    p.seeds = o->seeds;
+    p.seed = o->seed;
+    p.unseen = o->unseen;
+    p.test = t.t;
+    p.test_alone = o->test_alone;
+    p.model.trees = o->trees;
+    p.model.mlp_epochs = o->epochs;
+    p.model.boost_rounds = o->rounds;
+    p.progress = progress;
+    p.user = (void *)&o->quiet;
+    if (o->unseen && o->test) {
+        tables_free(&t);
+        return cli_fail(CLI_USAGE, CMD, "eval: --unseen and --test exclude each other");
+    }
+    if (o->predictors) {
+        p.kinds = 0;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", o->predictors);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            ps_coloc_kind_t k;
+            if (ps_coloc_kind_parse(tok, &k)) {
+                tables_free(&t);
+                return cli_fail(CLI_USAGE, CMD, "%s", ps_last_error());
+            }
+            p.kinds |= 1u << k;
+        }
+    }
+    ps_coloc_eval_result_t r;
+    int err = ps_coloc_eval(t.w, t.s, t.c, &p, &r);
+    cli_progress_end(o->quiet);
+    tables_free(&t);
+    if (err)
+        return cli_fail(CLI_BAD_INPUT, CMD, "eval: %s", ps_last_error());
+    if (o->json) {
+        printf("{\"runs\": %d, \"targets\": ", r.runs);
+        json_num(r.targets);
+        printf(", \"mode\": \"%s\", \"train_frac\": ", o->unseen ? "unseen" : o->test ? "test" : "split");
+        json_num(o->unseen || o->test ? NAN : o->train_frac);
+        fputs(", \"predictors\": {", stdout);
+        int first = 1;
+        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+            if (!(p.kinds & (1u << k)))
+                continue;
+            printf("%s\"%s\": {\"of\": \"%s\", \"r2\": ", first ? "" : ", ", ps_coloc_kind_name(k),
+                   ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
+            json_num(r.r2[k]);
+            fputs(", \"rmse\": ", stdout);
+            json_num(r.rmse[k]);
+            fputs(", \"mape\": ", stdout);
+            json_num(r.mape[k]);
+            fputs("}", stdout);
+            first = 0;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            fputs(pass ? "}, \"spread\": {" : "}, \"policies\": {", stdout);
+            first = 1;
+            for (int q = 0; q < PS_POL_N; q++) {
+                double v = pass ? r.policy_sd[q] : r.policy_mean[q];
+                if (isnan(v))
+                    continue;
+                printf("%s\"%s\": ", first ? "" : ", ", ps_coloc_policy_name(q));
+                json_num(v);
+                first = 0;
+            }
+        }
+        fputs("}}\n", stdout);
+        return CLI_OK;
+    }
+    printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
+           o->unseen ? "unseen models" : o->test ? "held-out workload sets" : "random splits");
+    printf("%-10s %-9s %8s %10s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%");
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+        if (p.kinds & (1u << k))
+            printf("%-10s %-9s %8.3f %10.3f %8.2f\n", ps_coloc_kind_name(k),
+                   ps_coloc_kind_predicts_sum(k) ? "sum" : "workload", r.r2[k], r.rmse[k], r.mape[k]);
+    printf("\n%-10s %8s %8s\n", "policy", "mean", "sd");
+    for (int q = 0; q < PS_POL_N; q++)
+        if (!isnan(r.policy_mean[q]))
+            printf("%-10s %8.3f %8.3f\n", ps_coloc_policy_name(q), r.policy_mean[q], r.policy_sd[q]);
+    return CLI_OK;
+}
+
+static int do_train(const opts_t *o)
+{
+    if (!o->out)
+        return cli_fail(CLI_USAGE, CMD, "train: --out is required");
+    ps_coloc_params_t p = ps_coloc_default_params();
+    if (o->kind && ps_coloc_kind_parse(o->kind, &p.kind))
+        return cli_fail(CLI_USAGE, CMD, "train: %s", ps_last_error());
+    p.seed = o->seed;
+    p.trees = o->trees;
+    p.mlp_epochs = o->epochs;
+    p.boost_rounds = o->rounds;
+    tables_t t;
+    int rc = load_tables(o, 1, &t);
+    if (rc)
+        return rc;
+    ps_coloc_model_t *m = NULL;
+    int err = ps_coloc_train(t.w, t.s, t.c, &p, &m);
+    if (!err)
+        err = ps_coloc_model_save(m, o->out);
+    ps_coloc_model_free(m);
+    tables_free(&t);
+    if (err)
+        return cli_fail(CLI_BAD_INPUT, CMD, "train: %s", ps_last_error());
+    return CLI_OK;
+}
+
+/* RFC 4180 quoting where a field needs it. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int do_predict(const opts_t *o)
+{
+    if (!o->model)
+        return cli_fail(CLI_USAGE, CMD, "predict: --model is required");
+    tables_t t;
+    int rc = load_tables(o, 1, &t);
+    if (rc)
+        return rc;
+    ps_coloc_model_t *m = NULL;
+    double *pred = calloc(t.c->n + 1, sizeof *pred);
+    int err = pred ? ps_coloc_model_load(o->model, &m) : PS_E_NOMEM;
+    if (!err)
+        err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
+    ps_atomic_t *a = NULL;
+    FILE *f = stdout;
+    if (!err && o->out) {
+        err = ps_atomic_open(o->out, &a);
+        if (!err)
+            f = ps_atomic_stream(a);
+    }
+    if (!err) {
+        fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s\n",
+                ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred");
+        for (size_t i = 0; i < t.c->n; i++) {
+            const ps_colocation_row_t *r = &t.c->rows[i];
+            csv_field(f, r->colocation);
+            fputc(',', f);
+            csv_field(f, r->gpu);
+            fprintf(f, ",%d,", r->slot);
+            csv_field(f, r->workload);
+            fprintf(f, ",%d,", r->share_pct);
+            if (!isnan(r->tput))
+                fprintf(f, "%.17g", r->tput);
+            fprintf(f, ",%.17g\n", pred[i]);
+        }
+        if (a)
+            err = ps_atomic_commit(a);
+        else if (fflush(stdout) || ferror(stdout))
+            err = PS_E_IO;
+    }
+    ps_coloc_model_free(m);
+    free(pred);
+    tables_free(&t);
+    if (err)
+        return cli_fail(CLI_BAD_INPUT, CMD, "predict: %s", ps_last_error());
+    return CLI_OK;
+}
+
+typedef struct {
+    char *name;
+    double sum;
+    double tput[64];
+    int k;
+} cand_t;
+
+static int cmp_cand(const void *a, const void *b)
+{
+    double x = ((const cand_t *)a)->sum, y = ((const cand_t *)b)->sum;
+    return (x < y) - (x > y);
+}
+
+static int do_select(const opts_t *o)
+{
+    if (!o->model || !o->target || !o->candidates)
+        return cli_fail(CLI_USAGE, CMD, "select: --model, --target and --candidates are required");
+    int shares[64], ns = 0;
+    if (o->shares) {
+        const char *s = o->shares;
+        while (*s && ns < 64) {
+            char *e;
+            long v = strtol(s, &e, 10);
+            if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
+                return cli_fail(CLI_USAGE, CMD, "select: --shares: expected A/B/.. in 1..100, got '%s'", o->shares);
+            shares[ns++] = (int)v;
+            s = *e ? e + 1 : e;
+        }
+    }
+    tables_t t;
+    int rc = load_tables(o, 0, &t);
+    if (rc)
+        return rc;
+    const char *gpu = o->gpu;
+    for (size_t i = 0; i < t.w->n && !gpu; i++)
+        if (strcmp(t.w->rows[i].workload, o->target) == 0)
+            gpu = t.w->rows[i].gpu;
+    if (!gpu) {
+        tables_free(&t);
+        return cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s' is not in %s", o->target, o->workloads);
+    }
+    /* One query co-location per candidate: the target in slot 1, then the
+     * candidate's workloads ("a+b" co-locates several). */
+    ps_colocations_t *q = ps_colocations_new();
+    char *list = strdup(o->candidates);
+    cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
+    int nc = 0, err = (!q || !list || !cand) ? PS_E_NOMEM : 0;
+    for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ",")) {
+        cand_t *c = &cand[nc++];
+        c->name = tok;
+        char id[1024];
+        snprintf(id, sizeof id, "select/%s+%s", o->target, tok);
+        ps_colocation_row_t row = {.colocation = id, .gpu = gpu, .slot = 1, .workload = o->target,
+                                   .share_pct = ns > 0 ? shares[0] : 100, .tput = NAN};
+        err = ps_colocations_append(q, &row);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", tok);
+        int slot = 2;
+        for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {
+            if (slot > 64) {
+                err = PS_E_ARG;
+                break;
+            }
+            row.slot = slot;
+            row.workload = w;
+            row.share_pct = ns >= slot ? shares[slot - 1] : (ns > 0 ? shares[ns - 1] : 100);
+            err = ps_colocations_append(q, &row);
+            slot++;
+        }
+        c->k = slot - 1;
+    }
+    ps_coloc_model_t *m = NULL;
+    double *pred = NULL;
+    if (!err)
+        err = ps_coloc_model_load(o->model, &m);
+    if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
+        err = PS_E_NOMEM;
+    if (!err)
+        err = ps_coloc_predict(m, t.w, t.s, q, pred);
+    if (!err) {
+        int sum_kind = ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m));
+        size_t row = 0;
+        for (int i = 0; i < nc; i++) {
+            cand[i].sum = sum_kind ? pred[row] : 0;
+            for (int s = 0; s < cand[i].k; s++, row++) {
+                cand[i].tput[s] = sum_kind ? NAN : pred[row];
+                if (!sum_kind)
+                    cand[i].sum += pred[row];
+            }
+        }
+        qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
+        if (o->json) {
+            printf("{\"target\": \"%s\", \"model\": \"%s\", \"ranking\": [", o->target,
+                   ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            for (int i = 0; i < nc; i++) {
+                printf("%s{\"candidate\": \"%s\", \"tput_sum\": %.6g, \"tput\": [", i ? ", " : "",
+                       cand[i].name, cand[i].sum);
+                for (int s = 0; s < cand[i].k; s++) {
+                    printf("%s", s ? ", " : "");
+                    json_num(cand[i].tput[s]);
+                }
+                fputs("]}", stdout);
+            }
+            fputs("]}\n", stdout);
+        } else {
+            printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
+            for (int i = 0; i < nc; i++) {
+                printf("%-4d %-48s %12.4g ", i + 1, cand[i].name, cand[i].sum);
+                for (int s = 0; s < cand[i].k; s++)
+                    printf(" %.4g", cand[i].tput[s]);
+                putchar('\n');
+            }
+        }
+    }
+    ps_coloc_model_free(m);
+    ps_colocations_free(q);
+    free(pred);
+    free(list);
+    free(cand);
+    tables_free(&t);
+    if (err)
+        return cli_fail(CLI_BAD_INPUT, CMD, "select: %s", ps_last_error());
+    return CLI_OK;
+}
 
 int cmd_colocate(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail(CLI_USAGE, "colocate", "not built yet");
+    if (cli_wants_help(argc, argv)) {
+        fputs(cmd_colocate_usage, stdout);
+        return CLI_OK;
+    }
+    opts_t o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc;
+    if (strcmp(o.sub, "eval") == 0)
+        return do_eval(&o);
+    if (strcmp(o.sub, "train") == 0)
+        return do_train(&o);
+    if (strcmp(o.sub, "predict") == 0)
+        return do_predict(&o);
+    if (strcmp(o.sub, "select") == 0)
+        return do_select(&o);
+    return cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s' (eval, train, predict, select)", o.sub);
 }

@@ -1,0 +1,103 @@
+/*
+ * Internal pieces of the workload-level co-location stage: the data set built
+ * from workloads.csv, workload_scaling.csv and colocations.csv, the feature
+ * builders of each predictor, and the small learners they share.
+ * docs/colocate.md explains the predictors and the metric.
+ */
+#ifndef PS_COLOCATE_H
+#define PS_COLOCATE_H
+
+#include "pairsight.h"
+#include "profile/tables.h"
+
+#include <stdint.h>
+
+/* Per-workload metrics, in the order of workloads.csv. */
+enum {
+    CW_THREADS, CW_REGISTERS, CW_STATIC_SMEM,
+    CW_SM_TPUT, CW_DRAM_TPUT, CW_MEM_TPUT,
+    CW_SM_BUSY, CW_MEM_BUSY, CW_MEMCAP,
+    CW_STALL_LS, CW_STALL_LG, CW_STALL_MIO,
+    CW_EXCL,
+    CW_N
+};
+
+typedef struct {
+    const char *name;  /* borrowed from the workloads table */
+    const char *gpu;   /* borrowed; may be NULL */
+    const char *group; /* model without batch size ("bert-base-cased-inf"), owned */
+    double f[CW_N];    /* NAN where not measured */
+    int n_scal;
+    int *scal_share;   /* ascending */
+    double *scal_tput;
+} cl_workload_t;
+
+typedef struct {
+    const char *id; /* borrowed from the colocations table */
+    int k;
+    int *w;         /* [k] workload index per slot (slot order) */
+    int *share;     /* [k] share_pct */
+    double *tput;   /* [k] NAN when not measured */
+    int *slot;      /* [k] the slot column, ascending */
+    int complete;   /* every tput measured */
+    int origin;     /* 0 = first table, 1 = second (eval --test) */
+    int set;        /* index of its workload multiset (same workloads, any shares) */
+} cl_coloc_t;
+
+typedef struct {
+    cl_workload_t *w;
+    int nw;
+    cl_coloc_t *c;
+    int nc;
+    int n_sets;
+} cl_data_t;
+
+/* Build from the tables (scaling and c2 may be NULL). Every workload of a
+ * co-location must be in w. Co-location rows are grouped by id; slots are
+ * sorted. */
+int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling,
+                  const ps_colocations_t *c, const ps_colocations_t *c2, cl_data_t **out);
+void cl_data_free(cl_data_t *d);
+
+/* Throughput of workload wi alone at share_pct: linear interpolation in
+ * workload_scaling.csv, proportional below its smallest share, its largest
+ * share's value above it; without scaling rows exclusive_tput x share / 100. */
+double cl_solo(const cl_data_t *d, int wi, int share_pct);
+
+/* Feature vectors. */
+#define CL_SUM_NF 13   /* KACE: combined features of a co-location */
+#define CL_XU_NF 5     /* Xu et al.: system metrics */
+#define CL_MPS_NF 32   /* our per-workload features */
+void cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
+void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
+void cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
+
+/* Learners. */
+uint64_t cl_rand_next(uint64_t *state);
+/* Ordinary least squares on z-scored columns (NAN cells take the column
+ * mean, constant columns get weight 0) with ridge lambda on the weights.
+ * mu, sd: [d]; beta: [d + 1], beta[0] = intercept. */
+int cl_ols(const double *x, const double *y, int n, int d, double lambda,
+           double *mu, double *sd, double *beta);
+double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta);
+
+/* XGBoost: train on x[n*d] (NAN = missing) with the given "key", "value"
+ * pairs (NULL-terminated), optional base_margin[n]. */
+int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d,
+                 const char *const *kv, int rounds, void **out_booster);
+int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
+void cl_xgb_free(void *booster);
+
+double cl_median(double *v, int n); /* sorts v */
+/* Column means and population standard deviations of x[n*d], NAN cells
+ * left out. */
+void cl_zscore(const double *x, int n, int d, double *mu, double *sd);
+
+/* Model internals (model.c). */
+int cl_model_fit(const cl_data_t *d, const int *train, int n_train,
+                 const ps_coloc_params_t *p, ps_coloc_model_t **out);
+/* Predict co-location ci: out_slot[k] (NAN for sum kinds) and *out_sum. */
+int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci,
+                     double *out_slot, double *out_sum);
+
+#endif

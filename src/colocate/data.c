@@ -1,0 +1,266 @@
+/* The co-location data set: workloads with their metrics and solo scaling
+ * curves, co-locations grouped by id (any k), and the features of each
+ * predictor built from them. */
+#include "colocate/colocate.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A workload is named by (gpu, workload); a NULL or empty gpu on either
+ * side matches any, so that one table may cover several GPUs. */
+static int find_workload(const cl_data_t *d, const char *gpu, const char *name)
+{
+    for (int i = 0; i < d->nw; i++)
+        if (strcmp(d->w[i].name, name) == 0 &&
+            (!gpu || !*gpu || !d->w[i].gpu || !*d->w[i].gpu || strcmp(d->w[i].gpu, gpu) == 0))
+            return i;
+    return -1;
+}
+
+/* A workload's model: its id with "_batch<digits>" removed, so that
+ * "bert-base-cased_batch8-inf" and "bert-base-cased_batch2-inf" share
+ * "bert-base-cased-inf" while inference and training stay apart. */
+static char *workload_group(const char *name)
+{
+    char *g = ps_strdup(name);
+    if (!g)
+        return NULL;
+    char *b = strstr(g, "_batch");
+    if (b) {
+        char *e = b + 6;
+        while (*e >= '0' && *e <= '9')
+            e++;
+        memmove(b, e, strlen(e) + 1);
+    }
+    return g;
+}
+
+void cl_data_free(cl_data_t *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->nw; i++) {
+        free((char *)d->w[i].group);
+        free(d->w[i].scal_share);
+        free(d->w[i].scal_tput);
+    }
+    for (int i = 0; i < d->nc; i++) {
+        free(d->c[i].w);
+        free(d->c[i].share);
+        free(d->c[i].tput);
+        free(d->c[i].slot);
+    }
+    free(d->w);
+    free(d->c);
+    free(d);
+}
+
+static int load_workloads(cl_data_t *d, const ps_workloads_t *w)
+{
+    d->w = ps_calloc(w->n ? w->n : 1, sizeof *d->w);
+    if (!d->w)
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < w->n; i++) {
+        const ps_workload_row_t *r = &w->rows[i];
+        if (find_workload(d, r->gpu, r->workload) >= 0)
+            return ps_error(PS_E_INPUT, "workloads: row %zu: duplicate workload '%s'", i + 1, r->workload);
+        cl_workload_t *x = &d->w[d->nw++];
+        x->name = r->workload;
+        x->gpu = r->gpu;
+        if (!(x->group = workload_group(r->workload)))
+            return PS_E_NOMEM;
+        double v[CW_N] = {r->threads, r->registers, r->static_smem, r->sm_tput_pct,
+                          r->dram_tput_pct, r->mem_tput_pct, r->sm_busy_pct, r->mem_busy_pct,
+                          r->memcap_gb, r->stall_long_scoreboard, r->stall_lg_throttle,
+                          r->stall_mio_throttle, r->exclusive_tput};
+        memcpy(x->f, v, sizeof v);
+        if (!(x->f[CW_EXCL] > 0))
+            return ps_error(PS_E_INPUT, "workloads: '%s': exclusive_tput must be > 0", r->workload);
+    }
+    return 0;
+}
+
+static int load_scaling(cl_data_t *d, const ps_scaling_t *s)
+{
+    if (!s)
+        return 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const ps_scaling_row_t *r = &s->rows[i];
+        int wi = find_workload(d, r->gpu, r->workload);
+        if (wi < 0 || !(r->tput > 0))
+            continue; /* a curve of a workload nobody uses is harmless */
+        cl_workload_t *x = &d->w[wi];
+        int *sh = ps_realloc(x->scal_share, (size_t)(x->n_scal + 1) * sizeof *sh);
+        if (!sh)
+            return PS_E_NOMEM;
+        x->scal_share = sh;
+        double *tp = ps_realloc(x->scal_tput, (size_t)(x->n_scal + 1) * sizeof *tp);
+        if (!tp)
+            return PS_E_NOMEM;
+        x->scal_tput = tp;
+        int j = x->n_scal++;
+        while (j > 0 && sh[j - 1] > r->share_pct) { /* keep ascending */
+            sh[j] = sh[j - 1];
+            tp[j] = tp[j - 1];
+            j--;
+        }
+        sh[j] = r->share_pct;
+        tp[j] = r->tput;
+    }
+    return 0;
+}
+
+static int find_coloc(const cl_data_t *d, const char *id, int origin)
+{
+    /* Rows of one co-location are usually adjacent: search backwards. */
+    for (int i = d->nc - 1; i >= 0; i--)
+        if (d->c[i].origin == origin && strcmp(d->c[i].id, id) == 0)
+            return i;
+    return -1;
+}
+
+static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
+{
+    if (!c)
+        return 0;
+    cl_coloc_t *nc = ps_realloc(d->c, (size_t)(d->nc + (int)c->n + 1) * sizeof *nc);
+    if (!nc)
+        return PS_E_NOMEM;
+    d->c = nc;
+    for (size_t i = 0; i < c->n; i++) {
+        const ps_colocation_row_t *r = &c->rows[i];
+        int wi = find_workload(d, r->gpu, r->workload);
+        if (wi < 0)
+            return ps_error(PS_E_INPUT, "colocations: row %zu: workload '%s' (gpu %s) is not in workloads.csv",
+                            i + 1, r->workload, r->gpu ? r->gpu : "any");
+        if (r->share_pct <= 0 || r->share_pct > 100)
+            return ps_error(PS_E_INPUT, "colocations: row %zu: share_pct %d outside (0,100]", i + 1,
+                            r->share_pct);
+        if (r->tput <= 0)
+            return ps_error(PS_E_INPUT, "colocations: row %zu: tput must be > 0 or empty", i + 1);
+        int ci = find_coloc(d, r->colocation, origin);
+        if (ci < 0) {
+            ci = d->nc++;
+            memset(&d->c[ci], 0, sizeof d->c[ci]);
+            d->c[ci].id = r->colocation;
+            d->c[ci].origin = origin;
+        }
+        cl_coloc_t *x = &d->c[ci];
+        if (x->k == 64)
+            return ps_error(PS_E_INPUT, "colocations: '%s': more than 64 workloads", x->id);
+        size_t k = (size_t)x->k + 1;
+        int *w = ps_realloc(x->w, k * sizeof *w);
+        if (w)
+            x->w = w;
+        int *sh = ps_realloc(x->share, k * sizeof *sh);
+        if (sh)
+            x->share = sh;
+        double *tp = ps_realloc(x->tput, k * sizeof *tp);
+        if (tp)
+            x->tput = tp;
+        int *sl = ps_realloc(x->slot, k * sizeof *sl);
+        if (sl)
+            x->slot = sl;
+        if (!w || !sh || !tp || !sl)
+            return PS_E_NOMEM;
+        /* Insert in slot order (rows usually come sorted already). */
+        int j = x->k++;
+        while (j > 0 && sl[j - 1] > r->slot) {
+            w[j] = w[j - 1];
+            sh[j] = sh[j - 1];
+            tp[j] = tp[j - 1];
+            sl[j] = sl[j - 1];
+            j--;
+        }
+        if (j > 0 && sl[j - 1] == r->slot)
+            return ps_error(PS_E_INPUT, "colocations: row %zu: '%s' has slot %d twice", i + 1,
+                            x->id, r->slot);
+        w[j] = wi;
+        sh[j] = r->share_pct;
+        tp[j] = r->tput > 0 ? r->tput : NAN;
+        sl[j] = r->slot;
+    }
+    return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Number the distinct workload multisets (the same workloads at any shares). */
+static void number_sets(cl_data_t *d)
+{
+    d->n_sets = 0;
+    for (int i = 0; i < d->nc; i++) {
+        cl_coloc_t *x = &d->c[i];
+        int a[64];
+        memcpy(a, x->w, (size_t)x->k * sizeof *a);
+        qsort(a, (size_t)x->k, sizeof *a, cmp_int);
+        x->set = -1;
+        for (int j = 0; j < i && x->set < 0; j++) {
+            const cl_coloc_t *y = &d->c[j];
+            if (y->k != x->k)
+                continue;
+            int b[64];
+            memcpy(b, y->w, (size_t)y->k * sizeof *b);
+            qsort(b, (size_t)y->k, sizeof *b, cmp_int);
+            if (memcmp(a, b, (size_t)x->k * sizeof *a) == 0)
+                x->set = y->set;
+        }
+        if (x->set < 0)
+            x->set = d->n_sets++;
+    }
+}
+
+int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling,
+                  const ps_colocations_t *c, const ps_colocations_t *c2, cl_data_t **out)
+{
+    *out = NULL;
+    if (!w || !c)
+        return ps_error(PS_E_ARG, "colocate: workloads and colocations are required");
+    cl_data_t *d = ps_calloc(1, sizeof *d);
+    if (!d)
+        return PS_E_NOMEM;
+    int rc = load_workloads(d, w);
+    if (!rc)
+        rc = load_scaling(d, scaling);
+    if (!rc)
+        rc = load_colocations(d, c, 0);
+    if (!rc)
+        rc = load_colocations(d, c2, 1);
+    if (rc) {
+        cl_data_free(d);
+        return rc;
+    }
+    for (int i = 0; i < d->nc; i++) {
+        cl_coloc_t *x = &d->c[i];
+        x->complete = 1;
+        for (int s = 0; s < x->k; s++)
+            if (isnan(x->tput[s]))
+                x->complete = 0;
+    }
+    number_sets(d);
+    *out = d;
+    return 0;
+}
+
+double cl_solo(const cl_data_t *d, int wi, int share)
+{
+    const cl_workload_t *x = &d->w[wi];
+    if (x->n_scal == 0)
+        return x->f[CW_EXCL] * (share >= 100 ? 1.0 : share / 100.0);
+    if (share <= x->scal_share[0])
+        return x->scal_tput[0] * share / x->scal_share[0];
+    for (int j = 1; j < x->n_scal; j++)
+        if (share <= x->scal_share[j]) {
+            double t = (double)(share - x->scal_share[j - 1]) /
+                       (x->scal_share[j] - x->scal_share[j - 1]);
+            return x->scal_tput[j - 1] + t * (x->scal_tput[j] - x->scal_tput[j - 1]);
+        }
+    return x->scal_tput[x->n_scal - 1];
+}

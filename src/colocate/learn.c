@@ -1,0 +1,230 @@
+/* Small learners shared by the co-location predictors: a random generator,
+ * least squares, and the XGBoost calls. */
+#include "colocate/colocate.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xgboost/c_api.h>
+
+/* splitmix64 (Steele, Lea, Flood 2014): tiny, and the same stream on every
+ * platform, so that a seed names one split everywhere. */
+uint64_t cl_rand_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void cl_zscore(const double *x, int n, int d, double *mu, double *sd)
+{
+    for (int j = 0; j < d; j++) {
+        double s = 0, s2 = 0;
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (!isnan(x[i * d + j])) {
+                s += x[i * d + j];
+                k++;
+            }
+        mu[j] = k ? s / k : 0;
+        for (int i = 0; i < n; i++)
+            if (!isnan(x[i * d + j]))
+                s2 += (x[i * d + j] - mu[j]) * (x[i * d + j] - mu[j]);
+        sd[j] = k > 1 ? sqrt(s2 / k) : 0;
+    }
+}
+
+double cl_median(double *v, int n)
+{
+    if (n <= 0)
+        return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Solve a (m x m) by Gaussian elimination with partial pivoting; a[] and b[]
+ * are overwritten, the solution is left in b. */
+static int solve(double *a, double *b, int m)
+{
+    for (int i = 0; i < m; i++) {
+        int p = i;
+        for (int r = i + 1; r < m; r++)
+            if (fabs(a[r * m + i]) > fabs(a[p * m + i]))
+                p = r;
+        if (fabs(a[p * m + i]) < 1e-300)
+            return ps_error(PS_E_INPUT, "least squares: singular system");
+        if (p != i) {
+            for (int c = 0; c < m; c++) {
+                double t = a[i * m + c];
+                a[i * m + c] = a[p * m + c];
+                a[p * m + c] = t;
+            }
+            double t = b[i];
+            b[i] = b[p];
+            b[p] = t;
+        }
+        for (int r = 0; r < m; r++) {
+            if (r == i)
+                continue;
+            double f = a[r * m + i] / a[i * m + i];
+            if (f == 0)
+                continue;
+            for (int c = i; c < m; c++)
+                a[r * m + c] -= f * a[i * m + c];
+            b[r] -= f * b[i];
+        }
+    }
+    for (int i = 0; i < m; i++)
+        b[i] /= a[i * m + i];
+    return 0;
+}
+
+/*
+ * Least squares y ~ beta0 + sum_j beta_j z_j with z_j = (x_j - mu_j) / sd_j,
+ * from the normal equations (Z'Z + lambda I) beta = Z'y, the intercept not
+ * penalised. KACE normalizes its features before its linear regression; the
+ * fit itself does not depend on it, the conditioning does.
+ */
+int cl_ols(const double *x, const double *y, int n, int d, double lambda,
+           double *mu, double *sd, double *beta)
+{
+    int m = d + 1, rc = 0;
+    cl_zscore(x, n, d, mu, sd);
+    for (int j = 0; j < d; j++) {
+        if (!(sd[j] > 1e-12 * (1 + fabs(mu[j]))))
+            sd[j] = 0; /* constant or missing: left out */
+    }
+    double *a = ps_calloc((size_t)m * m, sizeof *a), *z = ps_malloc((size_t)m * sizeof *z);
+    if (!a || !z) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    memset(beta, 0, (size_t)m * sizeof *beta);
+    for (int i = 0; i < n; i++) {
+        z[0] = 1;
+        for (int j = 0; j < d; j++) {
+            double v = x[i * d + j];
+            z[j + 1] = (sd[j] == 0 || isnan(v)) ? 0 : (v - mu[j]) / sd[j];
+        }
+        for (int r = 0; r < m; r++) {
+            beta[r] += z[r] * y[i];
+            for (int c = 0; c < m; c++)
+                a[r * m + c] += z[r] * z[c];
+        }
+    }
+    for (int j = 1; j < m; j++)
+        a[j * m + j] += sd[j - 1] == 0 ? 1.0 : lambda;
+    rc = solve(a, beta, m);
+done:
+    free(a);
+    free(z);
+    return rc;
+}
+
+double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta)
+{
+    double s = beta[0];
+    for (int j = 0; j < d; j++)
+        if (sd[j] > 0 && !isnan(x[j]))
+            s += beta[j + 1] * (x[j] - mu[j]) / sd[j];
+    return s;
+}
+
+static int xgb_fail(const char *what)
+{
+    return ps_error(PS_E_BACKEND, "xgboost: %s: %s", what, XGBGetLastError());
+}
+
+static int make_dmatrix(const double *x, const double *margin, int n, int d, DMatrixHandle *out)
+{
+    float *xf = ps_malloc((size_t)n * d * sizeof *xf + 1);
+    if (!xf)
+        return PS_E_NOMEM;
+    for (long i = 0; i < (long)n * d; i++)
+        xf[i] = (float)x[i];
+    int rc = XGDMatrixCreateFromMat(xf, (bst_ulong)n, (bst_ulong)d, NAN, out) ? xgb_fail("matrix") : 0;
+    free(xf);
+    if (!rc && margin) {
+        float *mf = ps_malloc((size_t)n * sizeof *mf + 1);
+        if (!mf)
+            return PS_E_NOMEM;
+        for (int i = 0; i < n; i++)
+            mf[i] = (float)margin[i];
+        if (XGDMatrixSetFloatInfo(*out, "base_margin", mf, (bst_ulong)n))
+            rc = xgb_fail("base_margin");
+        free(mf);
+    }
+    return rc;
+}
+
+int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d,
+                 const char *const *kv, int rounds, void **out_booster)
+{
+    DMatrixHandle dm = NULL;
+    BoosterHandle b = NULL;
+    *out_booster = NULL;
+    int rc = make_dmatrix(x, margin, n, d, &dm);
+    if (rc)
+        return rc;
+    float *yf = ps_malloc((size_t)n * sizeof *yf + 1);
+    if (!yf) {
+        XGDMatrixFree(dm);
+        return PS_E_NOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        yf[i] = (float)y[i];
+    if (XGDMatrixSetFloatInfo(dm, "label", yf, (bst_ulong)n) || XGBoosterCreate(&dm, 1, &b)) {
+        rc = xgb_fail("create");
+        goto done;
+    }
+    for (int i = 0; kv[i]; i += 2)
+        if (XGBoosterSetParam(b, kv[i], kv[i + 1])) {
+            rc = xgb_fail(kv[i]);
+            goto done;
+        }
+    for (int it = 0; it < rounds; it++)
+        if (XGBoosterUpdateOneIter(b, it, dm)) {
+            rc = xgb_fail("train");
+            goto done;
+        }
+    *out_booster = b;
+    b = NULL;
+done:
+    free(yf);
+    if (b)
+        XGBoosterFree(b);
+    XGDMatrixFree(dm);
+    return rc;
+}
+
+int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out)
+{
+    DMatrixHandle dm = NULL;
+    int rc = make_dmatrix(x, margin, n, d, &dm);
+    if (rc)
+        return rc;
+    bst_ulong len = 0;
+    const float *res = NULL;
+    if (XGBoosterPredict((BoosterHandle)booster, dm, 0, 0, 0, &len, &res) || len != (bst_ulong)n)
+        rc = xgb_fail("predict");
+    else
+        for (int i = 0; i < n; i++)
+            out[i] = res[i];
+    XGDMatrixFree(dm);
+    return rc;
+}
+
+void cl_xgb_free(void *booster)
+{
+    if (booster)
+        XGBoosterFree((BoosterHandle)booster);
+}

@@ -1,0 +1,420 @@
+/*
+ * The co-location predictors: fitting on a subset of a data set, prediction,
+ * and the public train/predict calls. docs/colocate.md gives the equations.
+ */
+#include "colocate/colocate.h"
+
+#include "common/common.h"
+
+#include <floatfann.h>
+
+#include "colocate/model_internal.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static const char *const kind_names[PS_COLOC_N_KINDS] = {"kace_lr", "kace_rf", "kace_mlp",
+                                                         "xu_rf",   "ratio",   "mps"};
+
+const char *ps_coloc_kind_name(ps_coloc_kind_t kind)
+{
+    return (unsigned)kind < PS_COLOC_N_KINDS ? kind_names[kind] : "unknown";
+}
+
+int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out)
+{
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+        if (strcmp(name, kind_names[k]) == 0) {
+            *out = (ps_coloc_kind_t)k;
+            return 0;
+        }
+    return ps_error(PS_E_ARG, "unknown predictor '%s' (kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps)",
+                    name);
+}
+
+int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind)
+{
+    return kind == PS_COLOC_KACE_LR || kind == PS_COLOC_KACE_RF || kind == PS_COLOC_KACE_MLP ||
+           kind == PS_COLOC_XU_RF;
+}
+
+ps_coloc_params_t ps_coloc_default_params(void)
+{
+    ps_coloc_params_t p = {.kind = PS_COLOC_MPS, .seed = 0, .trees = 100, .mlp_epochs = 400,
+                           .boost_rounds = 400};
+    return p;
+}
+
+ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m) { return m->kind; }
+
+void ps_coloc_model_free(ps_coloc_model_t *m)
+{
+    if (!m)
+        return;
+    cl_xgb_free(m->booster);
+    if (m->ann)
+        fann_destroy(m->ann);
+    for (int i = 0; i < m->n_ratio; i++)
+        free(m->ratio_name[i]);
+    free(m->ratio_name);
+    free(m->ratio_med);
+    free(m);
+}
+
+int cl_model_nf(ps_coloc_kind_t kind)
+{
+    switch (kind) {
+    case PS_COLOC_XU_RF:
+        return CL_XU_NF;
+    case PS_COLOC_MPS:
+    case PS_COLOC_RATIO:
+        return CL_MPS_NF;
+    default:
+        return CL_SUM_NF;
+    }
+}
+
+static void sum_row(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, double *x)
+{
+    if (m->kind == PS_COLOC_XU_RF)
+        cl_xu_features(d, c, x);
+    else
+        cl_sum_features(d, c, x);
+}
+
+/* ---- the ratio table: each workload's median co-located / solo ratio ---- */
+
+double cl_model_ratio(const ps_coloc_model_t *m, const char *workload)
+{
+    for (int i = 0; i < m->n_ratio; i++)
+        if (strcmp(m->ratio_name[i], workload) == 0)
+            return m->ratio_med[i];
+    return m->ratio_global;
+}
+
+/* One measured (co-location, slot) of the training set. */
+typedef struct {
+    int c, s, w;
+    double ratio; /* tput / solo(share) */
+} wrow_t;
+
+static int collect_rows(const cl_data_t *d, const int *train, int n_train, wrow_t **out, int *n_out)
+{
+    int n = 0;
+    for (int i = 0; i < n_train; i++)
+        n += d->c[train[i]].k;
+    wrow_t *r = ps_malloc((size_t)n * sizeof *r + 1);
+    if (!r)
+        return PS_E_NOMEM;
+    n = 0;
+    for (int i = 0; i < n_train; i++) {
+        const cl_coloc_t *c = &d->c[train[i]];
+        for (int s = 0; s < c->k; s++)
+            if (!isnan(c->tput[s])) {
+                r[n].c = train[i];
+                r[n].s = s;
+                r[n].w = c->w[s];
+                r[n].ratio = c->tput[s] / cl_solo(d, c->w[s], c->share[s]);
+                n++;
+            }
+    }
+    *out = r;
+    *n_out = n;
+    return 0;
+}
+
+static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n)
+{
+    double *v = ps_malloc((size_t)n * sizeof *v + 1);
+    m->ratio_name = ps_calloc((size_t)d->nw + 1, sizeof *m->ratio_name);
+    m->ratio_med = ps_calloc((size_t)d->nw + 1, sizeof *m->ratio_med);
+    if (!v || !m->ratio_name || !m->ratio_med) {
+        free(v);
+        return PS_E_NOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        v[i] = r[i].ratio;
+    m->ratio_global = n ? cl_median(v, n) : 1.0;
+    for (int w = 0; w < d->nw; w++) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (r[i].w == w)
+                v[k++] = r[i].ratio;
+        if (!k)
+            continue;
+        if (!(m->ratio_name[m->n_ratio] = ps_strdup(d->w[w].name))) {
+            free(v);
+            return PS_E_NOMEM;
+        }
+        m->ratio_med[m->n_ratio++] = cl_median(v, k);
+    }
+    free(v);
+    return 0;
+}
+
+/* The ratio of row i's workload over the other training co-locations, so
+ * that the mps model learns the residual it will meet on unseen data. */
+static double loo_ratio(const wrow_t *r, int n, int i, double global, double *buf)
+{
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (r[j].w == r[i].w && r[j].c != r[i].c)
+            buf[k++] = r[j].ratio;
+    return k ? cl_median(buf, k) : global;
+}
+
+/* ---- fitting ---- */
+
+static int fit_mps(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n)
+{
+    int nf = CL_MPS_NF, rc = 0;
+    double *x = ps_malloc((size_t)n * nf * sizeof *x + 1), *y = ps_malloc((size_t)n * sizeof *y + 1),
+           *mg = ps_malloc((size_t)n * sizeof *mg + 1), *buf = ps_malloc((size_t)n * sizeof *buf + 1);
+    if (!x || !y || !mg || !buf) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        cl_mps_features(d, &d->c[r[i].c], r[i].s, x + (size_t)i * nf);
+        mg[i] = log(loo_ratio(r, n, i, m->ratio_global, buf));
+        y[i] = log(r[i].ratio);
+    }
+    char seed[32], rounds_eta[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(m->p.seed % 2147483647ull));
+    snprintf(rounds_eta, sizeof rounds_eta, "%g", 0.05);
+    /* Shallow trees with shrinkage: the training sets are small (tens of
+     * rows at 20 %), and depth 3 with eta 0.05 over 400 rounds was the best
+     * of the settings measured in docs/colocate.md on random splits, unseen
+     * models and held-out split pairs together. */
+    const char *kv[] = {"booster", "gbtree", "objective", "reg:squarederror", "tree_method", "hist",
+                        "nthread", "1", "max_depth", "3", "eta", rounds_eta, "subsample", "0.8",
+                        "colsample_bynode", "0.8", "min_child_weight", "2", "lambda", "1",
+                        "base_score", "0", "seed", seed, NULL};
+    rc = cl_xgb_train(x, y, mg, n, nf, kv, m->p.boost_rounds, &m->booster);
+done:
+    free(x);
+    free(y);
+    free(mg);
+    free(buf);
+    return rc;
+}
+
+static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
+{
+    double mean = 0;
+    for (int i = 0; i < n; i++)
+        mean += y[i] / n;
+    char seed[32], trees[32], base[64];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(m->p.seed % 2147483647ull));
+    snprintf(trees, sizeof trees, "%d", m->p.trees > 0 ? m->p.trees : 100);
+    snprintf(base, sizeof base, "%.17g", mean);
+    /* XGBoost's random-forest mode: one round of num_parallel_tree trees,
+     * each on a row subsample with features drawn per node, no shrinkage. */
+    const char *kv[] = {"booster", "gbtree", "objective", "reg:squarederror", "tree_method", "exact",
+                        "nthread", "1", "num_parallel_tree", trees, "subsample", "0.8",
+                        "colsample_bynode", "0.8", "eta", "1", "max_depth", "6",
+                        "min_child_weight", "1", "base_score", base, "seed", seed, NULL};
+    return cl_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
+}
+
+static float zval(double v, double mu, double sd)
+{
+    return (sd > 0 && !isnan(v)) ? (float)((v - mu) / sd) : 0.0f;
+}
+
+/* KACE's network: three hidden layers of 128, 64 and 32 units, trained with
+ * RPROP on z-scored inputs and target. rand() is seeded from the model seed
+ * so that a seed gives one network. */
+static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
+{
+    cl_zscore(x, n, nf, m->mu, m->sd);
+    cl_zscore(y, n, 1, &m->ymu, &m->ysd);
+    if (!(m->ysd > 0))
+        m->ysd = 1;
+    struct fann *ann = fann_create_standard(5, (unsigned)nf, 128u, 64u, 32u, 1u);
+    struct fann_train_data *td = fann_create_train((unsigned)n, (unsigned)nf, 1u);
+    if (!ann || !td) {
+        if (ann)
+            fann_destroy(ann);
+        if (td)
+            fann_destroy_train(td);
+        return ps_error(PS_E_BACKEND, "fann: cannot create the network");
+    }
+    fann_set_error_log((struct fann_error *)ann, NULL);
+    fann_set_activation_function_hidden(ann, FANN_SIGMOID_SYMMETRIC);
+    fann_set_activation_function_output(ann, FANN_LINEAR);
+    fann_set_training_algorithm(ann, FANN_TRAIN_RPROP);
+    srand((unsigned)(m->p.seed * 2654435761u + 1));
+    fann_randomize_weights(ann, -0.1f, 0.1f);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < nf; j++)
+            td->input[i][j] = zval(x[i * nf + j], m->mu[j], m->sd[j]);
+        td->output[i][0] = (float)((y[i] - m->ymu) / m->ysd);
+    }
+    fann_train_on_data(ann, td, (unsigned)(m->p.mlp_epochs > 0 ? m->p.mlp_epochs : 1), 0, 0.0f);
+    fann_destroy_train(td);
+    m->ann = ann;
+    return 0;
+}
+
+int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                 ps_coloc_model_t **out)
+{
+    *out = NULL;
+    ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
+    if (!m)
+        return PS_E_NOMEM;
+    m->kind = p->kind;
+    m->p = *p;
+    m->nf = cl_model_nf(p->kind);
+    int rc = 0;
+    wrow_t *r = NULL;
+    double *x = NULL, *y = NULL;
+    if (!ps_coloc_kind_predicts_sum(p->kind)) {
+        int n = 0;
+        if ((rc = collect_rows(d, train, n_train, &r, &n)))
+            goto done;
+        if (n < 1) {
+            rc = ps_error(PS_E_INPUT, "colocate: no measured throughput to train on");
+            goto done;
+        }
+        if ((rc = fit_ratio_table(m, d, r, n)))
+            goto done;
+        if (p->kind == PS_COLOC_MPS)
+            rc = fit_mps(m, d, r, n);
+        goto done;
+    }
+    int nf = m->nf, n = 0;
+    x = ps_malloc((size_t)n_train * nf * sizeof *x + 1);
+    y = ps_malloc((size_t)n_train * sizeof *y + 1);
+    if (!x || !y) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    for (int i = 0; i < n_train; i++) {
+        const cl_coloc_t *c = &d->c[train[i]];
+        if (!c->complete)
+            continue;
+        sum_row(m, d, c, x + (size_t)n * nf);
+        y[n] = 0;
+        for (int s = 0; s < c->k; s++)
+            y[n] += c->tput[s];
+        n++;
+    }
+    if (n < 1) {
+        rc = ps_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
+                      ps_coloc_kind_name(p->kind));
+        goto done;
+    }
+    if (p->kind == PS_COLOC_KACE_LR)
+        rc = cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
+    else if (p->kind == PS_COLOC_KACE_MLP)
+        rc = fit_mlp(m, x, y, n, nf);
+    else
+        rc = fit_forest(m, x, y, n, nf);
+done:
+    free(r);
+    free(x);
+    free(y);
+    if (rc) {
+        ps_coloc_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+/* ---- prediction ---- */
+
+int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot,
+                     double *out_sum)
+{
+    const cl_coloc_t *c = &d->c[ci];
+    double x[CL_MPS_NF];
+    *out_sum = 0;
+    if (ps_coloc_kind_predicts_sum(m->kind)) {
+        for (int s = 0; s < c->k; s++)
+            out_slot[s] = NAN;
+        sum_row(m, d, c, x);
+        if (m->kind == PS_COLOC_KACE_LR) {
+            *out_sum = cl_ols_eval(x, m->nf, m->mu, m->sd, m->beta);
+        } else if (m->kind == PS_COLOC_KACE_MLP) {
+            fann_type in[CL_MPS_NF];
+            for (int j = 0; j < m->nf; j++)
+                in[j] = zval(x[j], m->mu[j], m->sd[j]);
+            fann_type *o = fann_run(m->ann, in);
+            *out_sum = m->ymu + m->ysd * o[0];
+        } else {
+            return cl_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
+        }
+        return 0;
+    }
+    for (int s = 0; s < c->k; s++) {
+        double solo = cl_solo(d, c->w[s], c->share[s]);
+        double base = cl_model_ratio(m, d->w[c->w[s]].name);
+        double t = solo * base;
+        if (m->kind == PS_COLOC_MPS) {
+            double mg = log(base), f = 0;
+            cl_mps_features(d, c, s, x);
+            int rc = cl_xgb_predict(m->booster, x, &mg, 1, CL_MPS_NF, &f);
+            if (rc)
+                return rc;
+            t = solo * exp(f);
+        }
+        out_slot[s] = t;
+        *out_sum += t;
+    }
+    return 0;
+}
+
+/* ---- public calls ---- */
+
+int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                   const ps_coloc_params_t *p, ps_coloc_model_t **out)
+{
+    *out = NULL;
+    cl_data_t *d = NULL;
+    int rc = cl_data_build(w, scaling, c, NULL, &d);
+    if (rc)
+        return rc;
+    int *idx = ps_malloc((size_t)d->nc * sizeof *idx + 1);
+    if (!idx) {
+        cl_data_free(d);
+        return PS_E_NOMEM;
+    }
+    for (int i = 0; i < d->nc; i++)
+        idx[i] = i;
+    ps_coloc_params_t def = ps_coloc_default_params();
+    rc = cl_model_fit(d, idx, d->nc, p ? p : &def, out);
+    free(idx);
+    cl_data_free(d);
+    return rc;
+}
+
+int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                     const ps_colocations_t *q, double *out_tput)
+{
+    cl_data_t *d = NULL;
+    int rc = cl_data_build(w, scaling, q, NULL, &d);
+    if (rc)
+        return rc;
+    double slot[64];
+    for (size_t i = 0; i < q->n && !rc; i++) {
+        /* Find the row's co-location and slot (ids are unique per table). */
+        const ps_colocation_row_t *r = &q->rows[i];
+        int ci = -1;
+        for (int j = 0; j < d->nc && ci < 0; j++)
+            if (strcmp(d->c[j].id, r->colocation) == 0)
+                ci = j;
+        int s = 0;
+        while (s < d->c[ci].k && d->c[ci].slot[s] != r->slot)
+            s++;
+        double sum = 0;
+        rc = cl_model_predict(m, d, ci, slot, &sum);
+        out_tput[i] = ps_coloc_kind_predicts_sum(m->kind) ? sum : slot[s];
+    }
+    cl_data_free(d);
+    return rc;
+}

@@ -1,0 +1,325 @@
+/* Tests of src/colocate: the data set, the learners, every predictor on the
+ * synthetic 3- and 4-way fixtures, model files, error paths, and - where
+ * ../shared/data/kace-v100 exists - the published rule-policy figures, KACE's
+ * linear regression and our predictors on real V100 data. */
+#include "colocate/colocate.h"
+#include "common/common.h"
+#include "testhelp.h"
+
+#include <unistd.h>
+
+#define FIX "tests/data/colocate/"
+#define KACE "../shared/data/kace-v100/"
+
+typedef struct {
+    ps_workloads_t *w;
+    ps_scaling_t *s;
+    ps_colocations_t *c;
+} tabs_t;
+
+static int load(const char *dir, const char *coloc, int scaling, tabs_t *t)
+{
+    char p[512];
+    memset(t, 0, sizeof *t);
+    snprintf(p, sizeof p, "%sworkloads.csv", dir);
+    if (ps_workloads_load(p, &t->w))
+        return -1;
+    snprintf(p, sizeof p, "%sworkload_scaling.csv", dir);
+    if (scaling && ps_scaling_load(p, &t->s))
+        return -1;
+    snprintf(p, sizeof p, "%s%s", dir, coloc);
+    return ps_colocations_load(p, &t->c);
+}
+
+static void unload(tabs_t *t)
+{
+    ps_workloads_free(t->w);
+    ps_scaling_free(t->s);
+    ps_colocations_free(t->c);
+}
+
+static int have_kace(void) { return access(KACE "colocations.csv", R_OK) == 0; }
+
+static void test_learners(void)
+{
+    /* y = 3 + 2 x0 - x1 exactly: least squares recovers it. */
+    double x[20], y[10], mu[2], sd[2], beta[3];
+    for (int i = 0; i < 10; i++) {
+        x[2 * i] = i;
+        x[2 * i + 1] = (i * 7) % 5;
+        y[i] = 3 + 2 * x[2 * i] - x[2 * i + 1];
+    }
+    CHECK_OK(cl_ols(x, y, 10, 2, 1e-10, mu, sd, beta));
+    double q[2] = {4.5, 2};
+    CHECK_NEAR(cl_ols_eval(q, 2, mu, sd, beta), 3 + 9 - 2, 1e-6);
+    double v[] = {5, 1, 4, 2};
+    CHECK_NEAR(cl_median(v, 4), 3, 0);
+    uint64_t s1 = 7, s2 = 7;
+    CHECK(cl_rand_next(&s1) == cl_rand_next(&s2));
+}
+
+static void test_data_and_solo(void)
+{
+    tabs_t t;
+    CHECK_OK(load(FIX, "colocations3.csv", 1, &t));
+    cl_data_t *d = NULL;
+    CHECK_OK(cl_data_build(t.w, t.s, t.c, NULL, &d));
+    CHECK(d && d->nw == 6 && d->nc == 40);
+    int complete = 0;
+    for (int i = 0; d && i < d->nc; i++) {
+        CHECK(d->c[i].k == 3);
+        complete += d->c[i].complete;
+    }
+    CHECK(complete == 39); /* the row with an empty tput */
+    /* Interpolation between the 50 and 60 % points, proportional below 10 %. */
+    const cl_workload_t *a = &d->w[0];
+    CHECK_NEAR(cl_solo(d, 0, 55), 0.5 * (a->scal_tput[4] + a->scal_tput[5]), 1e-9);
+    CHECK_NEAR(cl_solo(d, 0, 5), 0.5 * a->scal_tput[0], 1e-9);
+    CHECK(strcmp(d->w[0].group, "alpha-inf") == 0);
+    /* Missing kernel metrics stay NAN in the features, not zero. */
+    double f[CL_MPS_NF];
+    for (int i = 0; d && i < d->nc; i++)
+        if (strcmp(d->w[d->c[i].w[0]].name, "gamma_batch1-inf") == 0) {
+            cl_mps_features(d, &d->c[i], 0, f);
+            CHECK(isnan(f[4]) && !isnan(f[10]));
+            break;
+        }
+    cl_data_free(d);
+    /* Without scaling, solo throughput scales with the share. */
+    CHECK_OK(cl_data_build(t.w, NULL, t.c, NULL, &d));
+    CHECK_NEAR(cl_solo(d, 1, 50), 150.0, 1e-9);
+    cl_data_free(d);
+    unload(&t);
+}
+
+static void test_bad_inputs(void)
+{
+    tabs_t t;
+    CHECK_OK(load(FIX, "colocations3.csv", 0, &t));
+    ps_colocations_t *q = ps_colocations_new();
+    ps_colocation_row_t r = {.colocation = "x", .gpu = "TESTGPU", .slot = 1,
+                             .workload = "no-such-workload", .share_pct = 100, .tput = 1};
+    CHECK_OK(ps_colocations_append(q, &r));
+    cl_data_t *d = NULL;
+    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
+    CHECK(strstr(ps_last_error(), "no-such-workload") != NULL);
+    ps_colocations_free(q);
+
+    q = ps_colocations_new();
+    r.workload = "alpha_batch2-inf";
+    CHECK_OK(ps_colocations_append(q, &r));
+    CHECK_OK(ps_colocations_append(q, &r)); /* slot 1 twice */
+    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "slot 1 twice") != NULL);
+    /* A sum model needs a co-location with every throughput measured. */
+    ps_coloc_params_t p = ps_coloc_default_params();
+    p.kind = PS_COLOC_KACE_LR;
+    ps_coloc_model_t *m = NULL;
+    ps_colocations_free(q);
+    q = ps_colocations_new();
+    r.tput = NAN;
+    CHECK_OK(ps_colocations_append(q, &r));
+    CHECK(ps_coloc_train(t.w, NULL, q, &p, &m) == PS_E_INPUT && m == NULL);
+    CHECK(strstr(ps_last_error(), "measured") != NULL);
+    ps_colocations_free(q);
+
+    ps_coloc_kind_t k;
+    CHECK(ps_coloc_kind_parse("kace_svm", &k) == PS_E_ARG);
+    CHECK_OK(ps_coloc_kind_parse("xu_rf", &k));
+    CHECK(k == PS_COLOC_XU_RF);
+    ps_coloc_eval_params_t ep = ps_coloc_eval_default_params();
+    ps_coloc_eval_result_t res;
+    ep.train_frac = 1.5;
+    CHECK(ps_coloc_eval(t.w, NULL, t.c, &ep, &res) == PS_E_ARG);
+    unload(&t);
+}
+
+/* Every kind trains on the fixtures, predicts finite values, and predicts
+ * the same after a save and load. */
+static void test_models_round_trip(void)
+{
+    static const char *files[] = {"colocations3.csv", "colocations4.csv"};
+    char path[] = "/tmp/ps_test_colocXXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    for (int fi = 0; fi < 2; fi++) {
+        tabs_t t;
+        CHECK_OK(load(FIX, files[fi], 1, &t));
+        double *a = calloc(t.c->n, sizeof *a), *b = calloc(t.c->n, sizeof *b);
+        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+            ps_coloc_params_t p = ps_coloc_default_params();
+            p.kind = (ps_coloc_kind_t)k;
+            p.trees = 10;
+            p.mlp_epochs = 30;
+            p.boost_rounds = 40;
+            ps_coloc_model_t *m = NULL, *m2 = NULL;
+            CHECK_OK(ps_coloc_train(t.w, t.s, t.c, &p, &m));
+            if (!m)
+                continue;
+            CHECK_OK(ps_coloc_predict(m, t.w, t.s, t.c, a));
+            int finite = 1;
+            for (size_t i = 0; i < t.c->n; i++)
+                finite &= isfinite(a[i]) && a[i] > -1e9;
+            CHECK_MSG(finite, "%s", ps_coloc_kind_name(k));
+            CHECK_OK(ps_coloc_model_save(m, path));
+            CHECK_OK(ps_coloc_model_load(path, &m2));
+            if (m2) {
+                CHECK(ps_coloc_model_kind(m2) == (ps_coloc_kind_t)k);
+                CHECK_OK(ps_coloc_predict(m2, t.w, t.s, t.c, b));
+                double worst = 0;
+                for (size_t i = 0; i < t.c->n; i++)
+                    worst = fmax(worst, fabs(a[i] - b[i]) / fmax(1, fabs(a[i])));
+                CHECK_MSG(worst < 1e-6, "%s: saved model predicts %g apart", ps_coloc_kind_name(k), worst);
+            }
+            ps_coloc_model_free(m);
+            ps_coloc_model_free(m2);
+        }
+        free(a);
+        free(b);
+        unload(&t);
+    }
+    /* A file of another format version or of nothing at all is refused. */
+    FILE *f = fopen(path, "w");
+    fputs("PAIRSIGHT-COLOC 99\n", f);
+    fclose(f);
+    ps_coloc_model_t *m = NULL;
+    CHECK(ps_coloc_model_load(path, &m) == PS_E_MISMATCH && m == NULL);
+    f = fopen(path, "w");
+    fputs("hello\n", f);
+    fclose(f);
+    CHECK(ps_coloc_model_load(path, &m) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), path) != NULL);
+    remove(path);
+    CHECK(ps_coloc_model_load("/nonexistent/m.psc", &m) == PS_E_IO);
+}
+
+/* Rows with an empty tput are never scored as zero: the incomplete
+ * co-location is simply not a candidate. */
+static void test_empty_tput_not_scored(void)
+{
+    tabs_t t;
+    CHECK_OK(load(FIX, "colocations3.csv", 0, &t));
+    double with[PS_POL_N], without[PS_POL_N];
+    int n1 = 0, n2 = 0;
+    CHECK_OK(ps_coloc_rules(t.w, t.c, with, &n1));
+    ps_colocations_t *q = ps_colocations_new();
+    const char *skip = NULL;
+    for (size_t i = 0; i < t.c->n; i++)
+        if (isnan(t.c->rows[i].tput))
+            skip = t.c->rows[i].colocation;
+    CHECK(skip != NULL);
+    for (size_t i = 0; i < t.c->n; i++)
+        if (!skip || strcmp(t.c->rows[i].colocation, skip) != 0)
+            CHECK_OK(ps_colocations_append(q, &t.c->rows[i]));
+    CHECK_OK(ps_coloc_rules(t.w, q, without, &n2));
+    CHECK(n1 == 6 && n2 == 6);
+    for (int p = PS_POL_ORACLE; p <= PS_POL_BEST_RULE; p++)
+        CHECK_NEAR(with[p], without[p], 1e-12);
+    CHECK(with[PS_POL_RANDOM] < 1 && with[PS_POL_BEST_RULE] >= with[PS_POL_MEMCAP]);
+    ps_colocations_free(q);
+    unload(&t);
+}
+
+/* eval runs unchanged on 3- and 4-way data, random splits and unseen models;
+ * the learned per-workload model beats the ratio baseline there. */
+static void test_eval_fixtures(void)
+{
+    static const char *files[] = {"colocations3.csv", "colocations4.csv"};
+    for (int fi = 0; fi < 2; fi++) {
+        tabs_t t;
+        CHECK_OK(load(FIX, files[fi], 1, &t));
+        ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+        p.train_frac = 0.5;
+        p.seeds = 3;
+        p.model.trees = 10;
+        p.model.mlp_epochs = 20;
+        p.model.boost_rounds = 60;
+        ps_coloc_eval_result_t r;
+        CHECK_OK(ps_coloc_eval(t.w, t.s, t.c, &p, &r));
+        CHECK(r.runs == 3 && r.targets == 6);
+        CHECK_NEAR(r.policy_mean[PS_POL_ORACLE], 1, 1e-12);
+        for (int q = 0; q < PS_POL_N; q++)
+            CHECK_MSG(r.policy_mean[q] > 0.2 && r.policy_mean[q] <= 1 + 1e-12, "%s %g",
+                      ps_coloc_policy_name(q), r.policy_mean[q]);
+        CHECK_MSG(r.mape[PS_COLOC_MPS] < r.mape[PS_COLOC_RATIO], "%s: mps %g ratio %g", files[fi],
+                  r.mape[PS_COLOC_MPS], r.mape[PS_COLOC_RATIO]);
+        p.unseen = 1;
+        p.seeds = 1;
+        p.kinds = (1u << PS_COLOC_KACE_LR) | (1u << PS_COLOC_MPS);
+        CHECK_OK(ps_coloc_eval(t.w, t.s, t.c, &p, &r));
+        CHECK(r.targets == 6 && isnan(r.policy_mean[PS_POL_RATIO]));
+        unload(&t);
+    }
+}
+
+/* The rule policies on KACE's colocations.csv, as published in the issue:
+ * Random 0.524, MEMCAP 0.793, SM% 0.336, MEM% 0.711 over 21 targets. */
+static void test_kace_rules(void)
+{
+    if (!have_kace())
+        return;
+    tabs_t t;
+    CHECK_OK(load(KACE, "colocations.csv", 0, &t));
+    double s[PS_POL_N];
+    int n = 0;
+    CHECK_OK(ps_coloc_rules(t.w, t.c, s, &n));
+    CHECK(n == 21);
+    CHECK_NEAR(s[PS_POL_RANDOM], 0.524, 0.0005);
+    CHECK_NEAR(s[PS_POL_MEMCAP], 0.793, 0.0005);
+    CHECK_NEAR(s[PS_POL_SM], 0.336, 0.0005);
+    CHECK_NEAR(s[PS_POL_MEM], 0.711, 0.0005);
+    unload(&t);
+}
+
+/* KACE's linear regression at 20 % training over 20 seeds (published 0.91,
+ * our reference 0.915 +- 0.037), and our per-workload predictor beating it
+ * in the same run. */
+static void test_kace_policies(void)
+{
+    if (!have_kace())
+        return;
+    tabs_t t;
+    CHECK_OK(load(KACE, "colocations.csv", 1, &t));
+    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+    p.kinds = (1u << PS_COLOC_KACE_LR) | (1u << PS_COLOC_RATIO) | (1u << PS_COLOC_MPS);
+    ps_coloc_eval_result_t r;
+    CHECK_OK(ps_coloc_eval(t.w, t.s, t.c, &p, &r));
+    printf("kace-v100 20%%/20 seeds: kace_lr %.3f +- %.3f, ratio %.3f, mps %.3f +- %.3f\n",
+           r.policy_mean[PS_POL_KACE_LR], r.policy_sd[PS_POL_KACE_LR], r.policy_mean[PS_POL_RATIO],
+           r.policy_mean[PS_POL_MPS], r.policy_sd[PS_POL_MPS]);
+    CHECK_NEAR(r.policy_mean[PS_POL_KACE_LR], 0.915, 0.015);
+    CHECK(r.policy_sd[PS_POL_KACE_LR] < 0.07);
+    CHECK(r.policy_mean[PS_POL_MPS] >= 0.93);
+    CHECK(r.policy_mean[PS_POL_MPS] > r.policy_mean[PS_POL_KACE_LR]);
+    CHECK(r.mape[PS_COLOC_MPS] < r.mape[PS_COLOC_RATIO]);
+    unload(&t);
+}
+
+/* The MPS predictor on co-locations it has not seen: the 37 pairs measured
+ * under MPS splits, each pair left out (at every share) in turn. It must cut
+ * the ratio baseline's MAPE by at least a third. */
+static void test_kace_splits(void)
+{
+    if (!have_kace())
+        return;
+    tabs_t t;
+    ps_colocations_t *splits = NULL;
+    CHECK_OK(load(KACE, "colocations.csv", 1, &t));
+    CHECK_OK(ps_colocations_load(KACE "colocations_splits.csv", &splits));
+    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+    p.seeds = 1;
+    p.test = splits;
+    p.kinds = (1u << PS_COLOC_RATIO) | (1u << PS_COLOC_MPS);
+    ps_coloc_eval_result_t r;
+    CHECK_OK(ps_coloc_eval(t.w, t.s, t.c, &p, &r));
+    printf("kace-v100 splits, pairs left out: MAPE ratio %.2f%%, mps %.2f%%\n", r.mape[PS_COLOC_RATIO],
+           r.mape[PS_COLOC_MPS]);
+    CHECK(r.mape[PS_COLOC_MPS] <= r.mape[PS_COLOC_RATIO] * 2.0 / 3.0);
+    ps_colocations_free(splits);
+    unload(&t);
+}
+
+TH_MAIN(TEST(test_learners), TEST(test_data_and_solo), TEST(test_bad_inputs),
+        TEST(test_models_round_trip), TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures),
+        TEST(test_kace_rules), TEST(test_kace_policies), TEST(test_kace_splits))

@@ -1,0 +1,58 @@
+#!/bin/sh
+# pairsight colocate as a user drives it: help, eval on 3- and 4-way files,
+# train -> predict -> select, and the exit codes of bad usage and bad input.
+CLI=${1:?usage: test_colocate_cli.sh PAIRSIGHT}
+F=tests/data/colocate
+T=$(mktemp -d /tmp/ps_colocate.XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # description, command...
+    what=$1; shift
+    if "$@"; then echo "[ ok ] $what"; else echo "[FAIL] $what"; fail=1; fi
+}
+expect_rc() { # expected-rc, command...
+    want=$1; shift
+    "$@" >/dev/null 2>"$T/err"; got=$?
+    [ "$got" = "$want" ] || { echo "rc $got, want $want: $*" >&2; cat "$T/err" >&2; return 1; }
+}
+W="--workloads $F/workloads.csv --scaling $F/workload_scaling.csv"
+
+check "help lists every flag" sh -c "'$CLI' colocate --help | grep -q -- '--train-frac F' &&
+    '$CLI' colocate --help | grep -q -- '--candidates LIST' && '$CLI' help colocate | grep -q 'default 20'"
+for k in 3 4; do
+    check "eval --json on a $k-way file" sh -c "'$CLI' colocate eval $W --colocations $F/colocations$k.csv \
+        --train-frac 0.5 --seeds 2 --trees 5 --epochs 10 --rounds 30 --json -q > '$T/e$k.json' &&
+        grep -q '\"policies\": {\"oracle\": 1' '$T/e$k.json' && grep -q '\"kace_lr\": {\"of\": \"sum\", \"r2\"' '$T/e$k.json' &&
+        grep -q '\"mps\": {\"of\": \"workload\"' '$T/e$k.json'"
+    check "eval --unseen on a $k-way file" sh -c "'$CLI' colocate eval $W --colocations $F/colocations$k.csv \
+        --unseen --seeds 1 --predictors kace_lr,ratio,mps --json | grep -q '\"mode\": \"unseen\"'"
+done
+check "eval --test leaves workload sets out" sh -c "'$CLI' colocate eval $W --colocations $F/colocations3.csv \
+    --test $F/colocations4.csv --seeds 1 --predictors ratio,mps | grep -q 'held-out workload sets'"
+# Data that measured only the target (slot 1): per-workload predictors are
+# scored, no policy is, and nothing is read as a zero throughput.
+awk -F, 'BEGIN{OFS=","} NR>1 && $3!=1 {$6=""} {print}' $F/colocations3.csv > "$T/only_target.csv"
+check "eval with only the targets' throughput" sh -c "'$CLI' colocate eval $W --colocations '$T/only_target.csv' \
+    --train-frac 0.5 --seeds 2 --predictors kace_lr,mps --json > '$T/o.json' &&
+    grep -q '\"policies\": {}' '$T/o.json' && grep -q '\"mps\": {\"of\": \"workload\", \"r2\": 0' '$T/o.json' &&
+    grep -q '\"kace_lr\": {\"of\": \"sum\", \"r2\": null' '$T/o.json'"
+check "train mps" "$CLI" colocate train $W --colocations $F/colocations3.csv --out "$T/m.psc"
+check "train kace_lr" "$CLI" colocate train $W --colocations $F/colocations3.csv --kind kace_lr --out "$T/lr.psc"
+check "predict writes tput_pred for 4-way rows" sh -c "'$CLI' colocate predict --model '$T/m.psc' $W \
+    --colocations $F/colocations4.csv --out '$T/p.csv' && head -1 '$T/p.csv' | grep -q ',tput_pred$' &&
+    [ \$(wc -l < '$T/p.csv') = \$(wc -l < $F/colocations4.csv) ]"
+check "predict with a sum model writes tput_sum_pred" sh -c "'$CLI' colocate predict --model '$T/lr.psc' $W \
+    --colocations $F/colocations3.csv | head -1 | grep -q ',tput_sum_pred$'"
+check "select ranks candidates" sh -c "'$CLI' colocate select --model '$T/m.psc' $W --target alpha_batch2-inf \
+    --candidates beta_batch4-train+gamma_batch1-inf,alpha_batch8-inf+gamma_batch4-inf --shares 40/30/30 --json |
+    grep -q '\"ranking\": \\[{\"candidate\"'"
+check "no subcommand: 2" expect_rc 2 "$CLI" colocate
+check "unknown flag: 2" expect_rc 2 "$CLI" colocate eval --bogus 1
+check "bad --train-frac: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --train-frac 2
+check "missing --colocations: 2" expect_rc 2 "$CLI" colocate eval $W
+check "missing file: 1" expect_rc 1 "$CLI" colocate eval $W --colocations "$T/none.csv"
+check "message names the command" sh -c "grep -q '^pairsight: colocate: ' '$T/err'"
+check "unknown target: 1" expect_rc 1 "$CLI" colocate select --model "$T/m.psc" $W --target nope --candidates alpha_batch2-inf
+check "garbage model: 1" sh -c "echo junk > '$T/bad.psc'; '$CLI' colocate predict --model '$T/bad.psc' $W \
+    --colocations $F/colocations3.csv >/dev/null 2>&1; [ \$? = 1 ]"
+exit $fail
