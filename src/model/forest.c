@@ -608,10 +608,11 @@ int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out)
     *out = NULL;
     if (!json)
         return ps_error(PS_E_ARG, "ps_forest_from_json: no model text");
-    cJSON *root = cJSON_ParseWithLength(json, len);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root)
         return ps_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld",
-                        (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - json : 0));
+                        (long)(end ? end - json : 0));
     ps_forest_t *f = ps_calloc(1, sizeof *f);
     int rc = f ? load_model(f, root) : PS_E_NOMEM;
     cJSON_Delete(root);

@@ -61,6 +61,7 @@ void ps_model_free(ps_model_t *m)
     for (int s = 0; s < 2; s++) {
         if (m->booster[s])
             XGBoosterFree(m->booster[s]);
+        ps_forest_free(m->forest[s]);
     }
     free(m->gpu);
     free(m);
@@ -68,11 +69,18 @@ void ps_model_free(ps_model_t *m)
 
 int ps_model_finish(ps_model_t *m)
 {
-    /* The flattened forests (src/model/forest.c) take over prediction once
-     * that evaluator is merged; until then XGBoost's predictor serves. */
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
         if (!m->booster[s])
             return ps_error(PS_E_ARG, "model without a regressor");
+        ps_forest_free(m->forest[s]);
+        m->forest[s] = NULL;
+        int rc = ps_forest_from_booster(m->booster[s], &m->forest[s]);
+        if (rc != PS_OK)
+            return rc;
+        if (ps_forest_n_features(m->forest[s]) > m->layout.n_features)
+            return ps_error(PS_E_MISMATCH, "a regressor reads %d features, the layout has %d",
+                            ps_forest_n_features(m->forest[s]), m->layout.n_features);
+    }
     return PS_OK;
 }
 
@@ -121,6 +129,10 @@ int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n
 
 int ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)
 {
+    if (m->forest[side]) {
+        ps_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
+        return PS_OK;
+    }
     return ps_model_predict_xgb(m, side, x, n, 0, out);
 }
 
