@@ -15,9 +15,20 @@
  *   -f feats  : features (default 196)
  *   -r reps   : repetitions per cell, the fastest is kept (default 3)
  *   -m frac   : fraction of missing (NaN) features (default 0.1)
+ *   -s file   : save the trained booster to file (default: not saved)
+ *   -l file   : load a booster from file instead of training (default: train)
+ *   -c exps   : experiments of the simulated A100 campaign for the end-to-end
+ *               part, 0 = skip it (default 1000)
+ *
+ * The end-to-end part trains the segment model (ps_model_train, one depth 8,
+ * eta 0.3, up to 300 rounds) on a simulated campaign and times, per query of
+ * one window: ps_model_predict as it stands (features, regressors,
+ * composition); feature building alone; features + XGBoost's predictor; and
+ * features + our forests built from the model's boosters.
  */
 #include "common/common.h"
 #include "model/forest.h"
+#include "model/model.h"
 
 #include "../tests/xgbhelp.h"
 
@@ -32,7 +43,9 @@
 
 typedef struct {
     int trees, depth, rows, features, reps;
+    long campaign;
     double missing;
+    const char *save, *load;
 } options_t;
 
 static void usage(FILE *to)
@@ -43,7 +56,11 @@ static void usage(FILE *to)
           "  -n rows   : training rows (default 20000)\n"
           "  -f feats  : features (default 196)\n"
           "  -r reps   : repetitions per cell, the fastest is kept (default 3)\n"
-          "  -m frac   : fraction of missing (NaN) features (default 0.1)\n",
+          "  -m frac   : fraction of missing (NaN) features (default 0.1)\n"
+          "  -s file   : save the trained booster to file (default: not saved)\n"
+          "  -l file   : load a booster from file instead of training (default: train)\n"
+          "  -c exps   : experiments of the simulated campaign for the end-to-end part,\n"
+          "              0 = skip it (default 1000)\n",
           to);
 }
 
@@ -112,11 +129,201 @@ static double time_xgb(BoosterHandle b, const float *x, size_t total, size_t bat
     return best;
 }
 
+/* ------------------------------------------------------------------------ */
+/* End to end: queries -> features -> regressors                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const ps_model_t *m;
+    const ps_ops_t *ops;
+    ps_forest_t *forest[2];
+    float *xh, *xl;  /* features of the batch, per side */
+    double *lh, *ll; /* log delta per side */
+    double *oh, *ol; /* ps_model_predict's latencies */
+} e2e_t;
+
+typedef int (*e2e_fn)(e2e_t *c, const ps_query_t *q, size_t n);
+
+static int e2e_model(e2e_t *c, const ps_query_t *q, size_t n)
+{
+    return ps_model_predict(c->m, c->ops, q, n, c->oh, c->ol);
+}
+
+/* Feature vectors of both sides, on the OpenMP threads for large batches as
+ * ps_model_predict does. */
+static int e2e_features(e2e_t *c, const ps_query_t *q, size_t n)
+{
+    size_t nf = (size_t)c->m->layout.n_features;
+    int rc = 0;
+#pragma omp parallel for schedule(static) if (n >= 256) reduction(| : rc)
+    for (long i = 0; i < (long)n; i++)
+        rc |= ps_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf,
+                                     c->xl + (size_t)i * nf, NULL, NULL);
+    return rc;
+}
+
+static int e2e_xgb(e2e_t *c, const ps_query_t *q, size_t n)
+{
+    int rc = e2e_features(c, q, n);
+    if (!rc)
+        rc = ps_model_predict_xgb(c->m, PS_SIDE_HP, c->xh, n, 0, c->lh);
+    if (!rc)
+        rc = ps_model_predict_xgb(c->m, PS_SIDE_LP, c->xl, n, 0, c->ll);
+    return rc;
+}
+
+static int e2e_forest(e2e_t *c, const ps_query_t *q, size_t n)
+{
+    int rc = e2e_features(c, q, n);
+    size_t nf = (size_t)c->m->layout.n_features;
+    if (!rc) {
+        ps_forest_predict(c->forest[0], c->xh, n, nf, c->lh);
+        ps_forest_predict(c->forest[1], c->xl, n, nf, c->ll);
+    }
+    return rc;
+}
+
+/* Seconds per query, fastest of reps passes over total queries in calls of
+ * batch; negative on error. */
+static double time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, size_t batch,
+                       int reps)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = ps_now();
+        for (size_t i = 0; i + batch <= total; i += batch)
+            if (fn(c, q + i, batch))
+                return -1;
+        double dt = (ps_now() - t0) / (double)(total / batch * batch);
+        best = dt < best ? dt : best;
+    }
+    return best;
+}
+
+static int end_to_end(const options_t *o)
+{
+    enum { N_QUERIES = 100000 };
+    ps_sim_params_t sp = ps_sim_default_params();
+    sp.gpu = "a100";
+    sp.experiments = o->campaign;
+    sp.runs = 2;
+    sp.threads = 2;
+    ps_ops_t *ops = NULL;
+    ps_coexec_t *cx = NULL;
+    ps_model_t *m = NULL;
+    ps_query_t *q = NULL;
+    e2e_t c = {0};
+    int rc = 1;
+    double t0 = ps_now();
+    if (ps_sim_run(&sp, &ops, &cx))
+        goto fail;
+    double t_sim = ps_now() - t0;
+    ps_train_params_t tp = ps_train_default_params();
+    tp.n_depths = 1;
+    tp.depths[0] = 8;
+    tp.n_etas = 1;
+    tp.etas[0] = 0.3;
+    tp.max_rounds = 300;
+    tp.nthread = 2;
+    t0 = ps_now();
+    if (ps_model_train(ops, cx, &tp, &m))
+        goto fail;
+    double t_train = ps_now() - t0;
+    ps_model_info_t info;
+    ps_model_info(m, &info);
+    for (int s = 0; s < 2; s++)
+        if (ps_forest_from_booster(m->booster[s], &c.forest[s]))
+            goto fail;
+    printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), "
+           "model trained in %.1f s: %d features, HP %d trees, LP %d trees, depth %d\n",
+           o->campaign, cx->n, t_sim, t_train, info.n_features, info.n_trees[0],
+           info.n_trees[1], info.depth[0]);
+
+    /* Queries: the campaign's co-executions over and over. */
+    size_t nf = (size_t)info.n_features;
+    q = malloc(N_QUERIES * sizeof *q);
+    c.xh = malloc(N_QUERIES * nf * sizeof *c.xh);
+    c.xl = malloc(N_QUERIES * nf * sizeof *c.xl);
+    c.lh = malloc(N_QUERIES * sizeof *c.lh);
+    c.ll = malloc(N_QUERIES * sizeof *c.ll);
+    c.oh = malloc(N_QUERIES * sizeof *c.oh);
+    c.ol = malloc(N_QUERIES * sizeof *c.ol);
+    if (!q || !c.xh || !c.xl || !c.lh || !c.ll || !c.oh || !c.ol)
+        goto fail;
+    for (size_t i = 0; i < N_QUERIES; i++) {
+        const ps_coexec_row_t *r = &cx->rows[(i * 7919) % cx->n];
+        q[i] = (ps_query_t){r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len,
+                            r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->hp_tpcs,
+                            r->lp_tpcs};
+    }
+    c.m = m;
+    c.ops = ops;
+
+    /* Both regressors through both predictors: the same log deltas. */
+    double *ref = malloc(2 * N_QUERIES * sizeof *ref);
+    if (!ref || e2e_xgb(&c, q, N_QUERIES)) {
+        free(ref);
+        goto fail;
+    }
+    memcpy(ref, c.lh, N_QUERIES * sizeof *ref);
+    memcpy(ref + N_QUERIES, c.ll, N_QUERIES * sizeof *ref);
+    if (e2e_forest(&c, q, N_QUERIES)) {
+        free(ref);
+        goto fail;
+    }
+    size_t differ = 0;
+    for (size_t i = 0; i < N_QUERIES; i++)
+        differ += (float)c.lh[i] != (float)ref[i] || (float)c.ll[i] != (float)ref[N_QUERIES + i];
+    free(ref);
+    printf("agreement on %d queries x 2 regressors: %zu differ in any bit\n", N_QUERIES, differ);
+
+    static const size_t batches[] = {1, 1000, 100000};
+    printf("%7s %7s %13s %13s %13s %13s %8s\n", "batch", "threads", "model us/q", "feat us/q",
+           "feat+xgb us/q", "feat+ours us/q", "speedup");
+    for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++)
+        for (int th = 1; th <= 2; th++) {
+            size_t batch = batches[k], total = batch == 1 ? 2000 : N_QUERIES;
+#ifdef _OPENMP
+            omp_set_num_threads(th);
+#endif
+            char nt[16];
+            snprintf(nt, sizeof nt, "%d", th);
+            for (int s = 0; s < 2; s++)
+                XGBoosterSetParam(m->booster[s], "nthread", nt);
+            double t_model = time_e2e(e2e_model, &c, q, total, batch, o->reps);
+            double t_feat = time_e2e(e2e_features, &c, q, total, batch, o->reps);
+            double t_xgb = time_e2e(e2e_xgb, &c, q, total, batch, o->reps);
+            double t_ours = time_e2e(e2e_forest, &c, q, total, batch, o->reps);
+            if (t_model < 0 || t_feat < 0 || t_xgb < 0 || t_ours < 0)
+                goto fail;
+            printf("%7zu %7d %13.3f %13.3f %13.3f %13.3f %7.1fx\n", batch, th, 1e6 * t_model,
+                   1e6 * t_feat, 1e6 * t_xgb, 1e6 * t_ours, t_xgb / t_ours);
+            fflush(stdout);
+        }
+    rc = 0;
+fail:
+    if (rc)
+        fprintf(stderr, "bench_predict: end to end: %s\n", ps_last_error());
+    ps_forest_free(c.forest[0]);
+    ps_forest_free(c.forest[1]);
+    free(c.xh);
+    free(c.xl);
+    free(c.lh);
+    free(c.ll);
+    free(c.oh);
+    free(c.ol);
+    free(q);
+    ps_model_free(m);
+    ps_coexec_free(cx);
+    ps_ops_free(ops);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    options_t o = {300, 8, 20000, 196, 3, 0.1};
+    options_t o = {300, 8, 20000, 196, 3, 1000, 0.1, NULL, NULL};
     int c;
-    while ((c = getopt(argc, argv, "t:d:n:f:r:m:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:d:n:f:r:m:s:l:c:h")) != -1) {
         switch (c) {
         case 't': o.trees = atoi(optarg); break;
         case 'd': o.depth = atoi(optarg); break;
@@ -124,11 +331,14 @@ int main(int argc, char **argv)
         case 'f': o.features = atoi(optarg); break;
         case 'r': o.reps = atoi(optarg); break;
         case 'm': o.missing = atof(optarg); break;
+        case 's': o.save = optarg; break;
+        case 'l': o.load = optarg; break;
+        case 'c': o.campaign = atol(optarg); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (o.trees < 1 || o.depth < 1 || o.rows < 10 || o.features < 1 || o.reps < 1 ||
+    if (o.trees < 1 || o.depth < 1 || o.rows < 10 || o.features < 1 || o.reps < 1 || o.campaign < 0 ||
         !(o.missing >= 0 && o.missing < 1)) {
         fprintf(stderr, "bench_predict: bad option value\n");
         usage(stderr);
@@ -149,9 +359,16 @@ int main(int argc, char **argv)
     xh_synth(12, N_TEST, nf, o.missing, xt, NULL);
 
     double t0 = ps_now();
-    BoosterHandle b;
-    if (xh_train(x, y, (size_t)o.rows, nf, o.depth, o.trees, 2, &b))
+    BoosterHandle b = NULL;
+    if (o.load ? XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModel(b, o.load)
+               : xh_train(x, y, (size_t)o.rows, nf, o.depth, o.trees, 2, &b)) {
+        fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
         return 1;
+    }
+    if (o.save && XGBoosterSaveModel(b, o.save)) {
+        fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
+        return 1;
+    }
     double t_train = ps_now() - t0;
     t0 = ps_now();
     ps_forest_t *f;
@@ -160,9 +377,19 @@ int main(int argc, char **argv)
         return 1;
     }
     double t_flat = ps_now() - t0;
-    printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n",
-           ps_forest_n_trees(f), o.depth, nf, o.rows, 100 * o.missing);
-    printf("training %.1f s, flattening %.1f ms\n", t_train, 1e3 * t_flat);
+    if (ps_forest_n_features(f) > nf) {
+        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n",
+                ps_forest_n_features(f), nf);
+        return 1;
+    }
+    if (o.load)
+        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load,
+               ps_forest_n_trees(f), nf, 100 * o.missing);
+    else
+        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n",
+               ps_forest_n_trees(f), o.depth, nf, o.rows, 100 * o.missing);
+    printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train,
+           1e3 * t_flat);
 
     /* The same numbers, or the timings mean nothing. */
     set_threads(b, 2);
@@ -212,5 +439,5 @@ int main(int argc, char **argv)
     free(xt);
     free(ref);
     free(ours);
-    return 0;
+    return o.campaign > 0 ? end_to_end(&o) : 0;
 }

@@ -443,6 +443,68 @@ void ps_explanation_free(ps_explanation_t *e);
 
 /* @@EVALUATE@@ declarations of the evaluation's public API go here. */
 
+/*
+ * The predictors that `pairsight eval` compares, PairSight and five
+ * baselines. Every baseline trains on measured co-executions and predicts the
+ * latency of each side of a query through the same calls; the learned ones
+ * fit log(measured / standalone), as PairSight does.
+ */
+typedef enum {
+    PS_METHOD_PAIRSIGHT = 0,      /* the segment model (ps_model_t) */
+    PS_METHOD_INTENSITY_RULE = 1, /* one slowdown factor per (side, operator intensity class) */
+    PS_METHOD_COMPLEMENTARITY = 2,/* median slowdown per (HP class, LP class, SM split) */
+    PS_METHOD_ABACUS_MLP = 3,     /* model identity, batch, positions, split, latencies -> MLP */
+    PS_METHOD_LINEAR = 4,         /* ridge regression on the PairSight input */
+    PS_METHOD_PAIRSIGHT_MLP = 5,  /* the PairSight input into a three-layer perceptron */
+    PS_METHOD_COUNT = 6
+} ps_method_t;
+
+/** The method's key as in `pairsight eval --json`: "pairsight",
+ *  "intensity_rule", "complementarity", "abacus_mlp", "linear",
+ *  "pairsight_mlp". Static storage; "?" for an invalid value. */
+const char *ps_method_name(ps_method_t m);
+/** The method of a key, or PS_E_ARG when name is none of the above. */
+int ps_method_from_name(const char *name, ps_method_t *out);
+
+typedef struct ps_baseline ps_baseline_t;
+
+typedef struct {
+    unsigned seed;       /* MLP initialization and shuffles */
+    int mlp_epochs;      /* at most this many epochs per MLP */
+    double mlp_seconds;  /* wall-clock cap per MLP (0 = none) */
+    double ridge_lambda; /* ridge penalty on standardized inputs (< 0 = chosen on held-out rows) */
+} ps_baseline_params_t;
+
+/** seed 1, 100 epochs, 120 s per MLP, lambda chosen on held-out rows. */
+void ps_baseline_default_params(ps_baseline_params_t *p);
+
+/** Train a baseline (not PS_METHOD_PAIRSIGHT) on every row of train, with
+ *  standalone profiles from ops. *out owns its memory (ps_baseline_free); it
+ *  keeps no pointer into ops or train. */
+int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
+                      const ps_baseline_params_t *p, ps_baseline_t **out);
+
+/** Predicted co-execution latency of each side of n queries into the
+ *  caller's out_hp_ns[n] and out_lp_ns[n]. The methods on the PairSight input
+ *  (linear, pairsight_mlp) accept segments of at most 16 operators. */
+int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                        double *out_hp_ns, double *out_lp_ns);
+
+ps_method_t ps_baseline_method(const ps_baseline_t *b);
+void ps_baseline_free(ps_baseline_t *b);
+
+/** Accuracy of n predictions against measurements, the figures of the
+ *  paper's Table I. */
+typedef struct {
+    size_t n;
+    double hp_mape, lp_mape; /* mean absolute percentage error, in percent */
+    double hp_within10;      /* share of HP predictions within 10%, in percent */
+} ps_accuracy_t;
+
+/** Fails with PS_E_ARG when n is 0 or a measurement is not positive. */
+int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
+                const double *lp_ns, size_t n, ps_accuracy_t *out);
+
 /* ------------------------------------------------------------------------ */
 /* Workload-level co-location (src/colocate)                                 */
 /* ------------------------------------------------------------------------ */
@@ -582,7 +644,164 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
 /* Collector (src/collect)                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* @@COLLECT@@ declarations of the collector's public API go here. */
+/* @@COLLECT@@ */
+
+/*
+ * The collector measures ops.csv and coexec.csv on a real NVIDIA GPU: it
+ * replays each model's operators (cuBLAS, cuDNN and kernels of our own),
+ * splits the SMs with CUDA green contexts and keeps every result in a SQLite
+ * campaign database, committed one task at a time, so that a campaign that
+ * is killed resumes where it stopped when the same call is made again.
+ *
+ *     ps_collect_params_t p = ps_collect_default_params();
+ *     ps_campaign_t *c = NULL;
+ *     if (ps_campaign_open("campaign.db", &p, &c) != 0) ... ps_last_error()
+ *     ps_campaign_profile(c, "resnet50", 8, NULL, 0, NULL, NULL);
+ *     ps_campaign_profile(c, "bert-base", 8, NULL, 0, NULL, NULL);
+ *     ps_coexec_plan_t plan = ps_coexec_default_plan();
+ *     plan.hp_model = "resnet50"; plan.hp_batch = 8;
+ *     plan.lp_model = "bert-base"; plan.lp_batch = 8;
+ *     ps_campaign_coexec(c, &plan, NULL, NULL);
+ *     ps_campaign_export(c, "ops.csv", "coexec.csv");
+ *     ps_campaign_free(c);
+ */
+
+typedef struct ps_campaign ps_campaign_t;
+
+/** What the backend reports about its device. */
+typedef struct {
+    char gpu[64];          /* the gpu column, e.g. "A100-SXM4-40GB" */
+    int sm_count;          /* SMs of the whole device */
+    int tpc_count;         /* sm_count / 2 */
+    int min_partition_sms; /* green contexts: minSmPartitionSize */
+    int sm_alignment;      /* green contexts: smCoscheduledAlignment */
+    int cc_major, cc_minor;
+} ps_collect_device_t;
+
+typedef struct {
+    const char *backend;    /* "cuda" (the GPU) or "fake" (a deterministic
+                               simulated GPU for tests); default "cuda" */
+    int device;             /* CUDA device ordinal; default 0 */
+    int warmup;             /* untimed launches before timing; default 3 */
+    int profile_runs;       /* timed runs per operator, the median is kept;
+                               default 10 */
+    int seq_len;            /* tokens per sequence of transformer models;
+                               default 128 (fixed per campaign database) */
+    unsigned fake_delay_us; /* fake backend: sleep per measurement (tests
+                               kill a campaign mid-way); default 0 */
+} ps_collect_params_t;
+
+/** The defaults above. */
+ps_collect_params_t ps_collect_default_params(void);
+
+/**
+ * Open the campaign database at db_path (created if absent) and, unless p is
+ * NULL, the device backend that p names. With p NULL only status and export
+ * work. A database made on another GPU or with another seq_len is refused
+ * (PS_E_MISMATCH). On success *out is owned by the caller (ps_campaign_free).
+ */
+int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
+
+/** Close the database and the device. NULL is a no-op. */
+void ps_campaign_free(ps_campaign_t *c);
+
+/** The device of an opened backend (PS_E_ARG when opened without one). */
+int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out);
+
+/** The TPC counts the device can give one side: 2*tpcs SMs, at least
+ *  min_partition_sms and a multiple of sm_alignment (ascending). Writes at
+ *  most cap values to out and returns how many there are. */
+int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
+
+/** Called after each finished task with the tasks done and planned. */
+typedef void (*ps_collect_progress_fn)(long done, long total, void *user);
+
+/**
+ * Standalone profile: the device time of every operator of model at batch on
+ * each of tpcs[0..n_tpcs) TPCs (NULL: every valid count), median of
+ * profile_runs after warmup. One task (one transaction) per TPC count; tasks
+ * already in the database are skipped.
+ */
+int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
+                        int n_tpcs, ps_collect_progress_fn fn, void *user);
+
+/** A co-execution campaign: `experiments` random segment pairs and SM
+ *  splits, each run `runs` times. Strings are borrowed for the call. */
+typedef struct {
+    const char *hp_model;
+    int hp_batch;
+    const char *lp_model;
+    int lp_batch;
+    int experiments;   /* default 100 */
+    int runs;          /* rows per experiment (R); default 30 */
+    int seg_min;       /* segment length in operators, drawn uniformly from */
+    int seg_max;       /* [seg_min, seg_max]; default 1..16 */
+    const int *tpcs;   /* HP allocations to draw from (LP gets the largest
+                          of them that fits beside); NULL = every valid count */
+    int n_tpcs;
+    unsigned long long seed; /* default 1; part of each experiment's name */
+} ps_coexec_plan_t;
+
+/** The defaults above (models NULL: the caller sets them). */
+ps_coexec_plan_t ps_coexec_default_plan(void);
+
+/**
+ * Run the co-execution campaign of plan: one task (one transaction with its
+ * `runs` rows) per experiment; experiments already done are skipped, so the
+ * same call after a crash or kill finishes the campaign with no lost or
+ * duplicated row. A plan whose experiment names clash with different
+ * experiments in the database is refused (PS_E_MISMATCH).
+ */
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collect_progress_fn fn,
+                       void *user);
+
+/** Hardware counters of every operator (CUPTI range profiler) at the
+ *  largest TPC count, for the ops.csv counter columns. PS_E_BACKEND where
+ *  the backend has no counters. */
+int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
+
+/** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
+ *  --metrics ...` of a run of model at batch, one kernel per operator, as
+ *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
+ *  one launch per operator of the model's list. Works without a device; the
+ *  database must already know its GPU. */
+int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch,
+                                const char *ncu_csv);
+
+typedef struct {
+    long tasks_total, tasks_done;
+    long op_rows, counter_rows, coexec_rows;
+    int seq_len;
+    char gpu[64]; /* empty until a backend has opened the database */
+} ps_campaign_status_t;
+
+int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
+
+/* Workload-level mode: whole models under an MPS active-thread percentage,
+ * for workloads.csv, workload_scaling.csv and colocations.csv. Each job runs
+ * in a process of its own (the percentage is fixed when a process creates
+ * its CUDA context); with the cuda backend the MPS daemon must be running. */
+typedef struct {
+    const char *model; /* borrowed for the call */
+    int batch;
+    int share_pct;     /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
+} ps_mps_job_t;
+
+/**
+ * Run jobs[0..n) together, each in its own process at its share: warm-up
+ * iterations, then all start at once and run whole inference iterations for
+ * `seconds`. out_tput[i] gets job i's throughput in items (batch x
+ * iterations) per second, and out_gpu (size 64, may be NULL) the gpu column
+ * name. p names the backend as for ps_campaign_open.
+ */
+int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
+                       double seconds, double *out_tput, char *out_gpu);
+
+/** Write the database's measurements as ops.csv and coexec.csv (atomically;
+ *  either path may be NULL to skip that table). Counters go on the row of
+ *  each operator with the most TPCs (FORMATS.md). */
+int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
+
 
 #ifdef __cplusplus
 }

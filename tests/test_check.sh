@@ -57,7 +57,18 @@ expect 0 "$cli" import torch-trace $d/torch_trace.json --gpu A100 --model resnet
 expect 0 "$cli" check "$tmp/t20.csv"
 has "$tmp/out" "ops, 1 rows"
 
+# --append adds another TPC count of the same model; the same one again is
+# a duplicate key and leaves the file as it was.
+expect 0 "$cli" import ncu $d/ncu_raw_base.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$tmp/ops.csv" --append
+expect 0 "$cli" check "$tmp/ops.csv"
+has "$tmp/out" "ops, 6 rows, 1 models"
 cp "$tmp/ops.csv" "$tmp/keep.csv"
+expect 1 "$cli" import ncu $d/ncu_raw_base.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$tmp/ops.csv" --append
+has "$tmp/err" "pairsight: import: $tmp/ops.csv: ops row 7: duplicate key"
+cmp -s "$tmp/ops.csv" "$tmp/keep.csv" || fail "a failed --append changed the output file"
+expect 0 "$cli" import ncu $d/ncu_raw.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 40 --out "$tmp/new-append.csv" --append
+has "$tmp/out" "3 operators"
+
 expect 1 "$cli" import ncu $d/ncu_no_kernels.csv --gpu V100 --model bert --tpcs 40 --out "$tmp/ops.csv"
 has "$tmp/err" "pairsight: import: $d/ncu_no_kernels.csv: no kernels found"
 cmp -s "$tmp/ops.csv" "$tmp/keep.csv" || fail "a failed import changed the output file"

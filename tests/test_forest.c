@@ -8,6 +8,8 @@
 #include "testhelp.h"
 #include "xgbhelp.h"
 
+#include <pthread.h>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -153,7 +155,25 @@ done:
     free(part);
 }
 
-/* Large batches are split over threads; the result must not depend on it. */
+/* Large batches are split over threads, and several threads may predict at
+ * once; the result must not depend on either. */
+typedef struct {
+    const ps_forest_t *f;
+    const float *x;
+    size_t n, stride;
+    double *out;
+} caller_t;
+
+static void *caller(void *arg)
+{
+    caller_t *c = arg;
+    for (size_t i = 0, m = 1; i < c->n; i += m, m = m % 100 + 7) {
+        size_t k = c->n - i < m ? c->n - i : m;
+        ps_forest_predict(c->f, c->x + i * c->stride, k, c->stride, c->out + i);
+    }
+    return NULL;
+}
+
 static void test_threads_agree(void)
 {
     enum { NF = 10, N = 4000 };
@@ -178,6 +198,19 @@ static void test_threads_agree(void)
 #ifdef _OPENMP
         omp_set_num_threads(old);
 #endif
+        CHECK(memcmp(a, c, N * sizeof *a) == 0);
+
+        /* Several callers at once on one forest (the contract says it is
+         * thread-safe): each predicts its quarter in batches of 1 to 100. */
+        pthread_t th[4];
+        caller_t args[4];
+        memset(c, 0, N * sizeof *c);
+        for (int i = 0; i < 4; i++) {
+            args[i] = (caller_t){f, x + (size_t)i * (N / 4) * NF, N / 4, NF, c + i * (N / 4)};
+            CHECK(pthread_create(&th[i], NULL, caller, &args[i]) == 0);
+        }
+        for (int i = 0; i < 4; i++)
+            pthread_join(th[i], NULL);
         CHECK(memcmp(a, c, N * sizeof *a) == 0);
     }
     release(f, b);

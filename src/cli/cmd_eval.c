@@ -1,11 +1,265 @@
-/* SCAFFOLD: replaced by the real `pairsight eval`. */
+/* `pairsight eval`: PairSight against every baseline and the paper's four
+ * experiments on one campaign; `pairsight report` (cmd_report.c) runs the
+ * same through cli_eval_main and writes the HTML page. */
 #include "cli/cli.h"
+#include "common/common.h"
+#include "evaluate/experiments.h"
 
-const char cmd_eval_usage[] = "usage: pairsight eval (not built yet)\n";
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
 
-int cmd_eval(int argc, char **argv)
+const char cmd_eval_usage[] =
+    "usage: pairsight eval --ops FILE --coexec FILE [options]\n"
+    "\n"
+    "Train every baseline on the model's training data and compare them with the\n"
+    "PairSight model on the test co-executions; optionally run the ablation, the\n"
+    "generalization and the long-segment experiments. Prints the tables (or JSON).\n"
+    "\n"
+    "options:\n"
+    "  --ops FILE          standalone profile, ops.csv (required)\n"
+    "  --coexec FILE       co-executions, coexec.csv (required): split 80/10/10 by\n"
+    "                      experiment; baselines train on the training split and all\n"
+    "                      methods are scored on the test split\n"
+    "  --model FILE        PairSight model from `pairsight train` (default: train one\n"
+    "                      here on the training split)\n"
+    "  --train FILE        train baselines (and a model when --model is absent) on the\n"
+    "                      training split of FILE and score on every row of --coexec\n"
+    "                      (default: none)\n"
+    "  --long FILE         co-executions of segments longer than the window under SM\n"
+    "                      splits absent from training, for the `long` experiment\n"
+    "                      (default: none)\n"
+    "  --long-ops FILE     standalone profile of the long co-executions, with their\n"
+    "                      TPC counts (default: --ops)\n"
+    "  --experiments LIST  comma-separated: accuracy, ablation, generalization, long,\n"
+    "                      or all (default accuracy)\n"
+    "  --seed N            experiment split seed (default: the model's, else 1)\n"
+    "  --threads N         XGBoost threads when training here, 0 = all (default 0)\n"
+    "  --rounds N          most trees per regressor when training here (default: the\n"
+    "                      trainer's, 400)\n"
+    "  --depths LIST       max_depth grid when training here, up to 4 values\n"
+    "                      (default: the trainer's, 6,8)\n"
+    "  --etas LIST         learning-rate grid when training here, up to 4 values\n"
+    "                      (default: the trainer's, 0.1,0.3)\n"
+    "  --mlp-epochs N      most epochs per MLP baseline (default 100)\n"
+    "  --ks A,B,C          continued-training sizes of the generalization experiment,\n"
+    "                      in experiments per held-out group (default 10,50,100)\n"
+    "  --json              print the results as JSON instead of tables\n"
+    "  --json-out FILE     also write the JSON to FILE (default: none)\n"
+    "  --report FILE       also write the HTML report to FILE (default: none)\n"
+    "  -q                  no progress on stderr\n"
+    "  -h, --help          this text\n";
+
+typedef struct {
+    int quiet;
+    char last[80];
+} progress_state_t;
+
+static void on_progress(const char *stage, double done, double total, void *user)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail(CLI_USAGE, "eval", "not built yet");
+    progress_state_t *s = user;
+    if (strcmp(s->last, stage) != 0) {
+        if (s->last[0])
+            cli_progress_end(s->quiet);
+        snprintf(s->last, sizeof s->last, "%s", stage);
+    }
+    cli_progress(s->quiet, stage, done, total);
 }
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > 1000000000L)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* "6,8" -> up to 4 numbers; 0 or -1 on a bad list. */
+static int parse_list(const char *s, double lo, double *v, int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || x < lo || *n == 4)
+            return -1;
+        v[(*n)++] = x;
+        s = end;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+static int write_text(const char *path, const char *text)
+{
+    ps_atomic_t *a = NULL;
+    int rc = ps_atomic_open(path, &a);
+    if (rc != 0)
+        return rc;
+    fputs(text, ps_atomic_stream(a));
+    fputc('\n', ps_atomic_stream(a));
+    return ps_atomic_commit(a);
+}
+
+/* Shared by eval and report: report_mode makes --out required and prints
+ * only the path written. */
+int cli_eval_main(int argc, char **argv, int report_mode);
+
+int cli_eval_main(int argc, char **argv, int report_mode)
+{
+    const char *cmd = report_mode ? "report" : "eval";
+    if (cli_wants_help(argc, argv)) {
+        cli_print_usage(cmd, stdout);
+        return CLI_OK;
+    }
+    const char *ops_path = NULL, *cx_path = NULL, *model_path = NULL, *train_path = NULL, *long_path = NULL;
+    const char *long_ops_path = NULL;
+    const char *json_out = NULL, *report_path = NULL;
+    int json = 0, quiet = 0, seed = -1;
+    ps_eval_config_t c;
+    ps_eval_default_config(&c);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_val = i + 1 < argc;
+        if (strcmp(a, "-q") == 0)
+            quiet = 1;
+        else if (strcmp(a, "--json") == 0 && !report_mode)
+            json = 1;
+        else if (!has_val)
+            return cli_fail(CLI_USAGE, cmd, "unknown option or missing value: %s (see --help)", a);
+        else if (strcmp(a, "--ops") == 0)
+            ops_path = argv[++i];
+        else if (strcmp(a, "--coexec") == 0)
+            cx_path = argv[++i];
+        else if (strcmp(a, "--model") == 0)
+            model_path = argv[++i];
+        else if (strcmp(a, "--train") == 0)
+            train_path = argv[++i];
+        else if (strcmp(a, "--long") == 0)
+            long_path = argv[++i];
+        else if (strcmp(a, "--long-ops") == 0)
+            long_ops_path = argv[++i];
+        else if (strcmp(a, "--depths") == 0) {
+            double v[4];
+            if (parse_list(argv[++i], 1, v, &c.n_depths) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 positive integers: %s", argv[i]);
+            for (int k = 0; k < c.n_depths; k++)
+                c.depths[k] = (int)v[k];
+        } else if (strcmp(a, "--etas") == 0) {
+            if (parse_list(argv[++i], 1e-6, c.etas, &c.n_etas) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 positive numbers: %s", argv[i]);
+        }
+        else if (strcmp(a, "--json-out") == 0 && !report_mode)
+            json_out = argv[++i];
+        else if ((strcmp(a, "--report") == 0 && !report_mode) || (strcmp(a, "--out") == 0 && report_mode))
+            report_path = argv[++i];
+        else if (strcmp(a, "--experiments") == 0) {
+            if (ps_experiments_parse(argv[++i], &c.experiments) != 0)
+                return cli_fail(CLI_USAGE, cmd, "%s", ps_last_error());
+        } else if (strcmp(a, "--seed") == 0) {
+            if (parse_int(argv[++i], 0, &seed) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--seed: not a non-negative integer: %s", argv[i]);
+        } else if (strcmp(a, "--threads") == 0) {
+            if (parse_int(argv[++i], 0, &c.nthread) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--threads: not a non-negative integer: %s", argv[i]);
+        } else if (strcmp(a, "--rounds") == 0) {
+            if (parse_int(argv[++i], 1, &c.max_rounds) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--rounds: not a positive integer: %s", argv[i]);
+        } else if (strcmp(a, "--mlp-epochs") == 0) {
+            if (parse_int(argv[++i], 1, &c.bp.mlp_epochs) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", argv[i]);
+        } else if (strcmp(a, "--ks") == 0) {
+            const char *s = argv[++i];
+            if (sscanf(s, "%d,%d,%d", &c.ks[0], &c.ks[1], &c.ks[2]) != 3 || c.ks[0] < 1 || c.ks[1] < 1 ||
+                c.ks[2] < 1)
+                return cli_fail(CLI_USAGE, cmd, "--ks: expected three positive integers A,B,C: %s", s);
+        } else
+            return cli_fail(CLI_USAGE, cmd, "unknown option: %s (see --help)", a);
+    }
+    if (!ops_path || !cx_path)
+        return cli_fail(CLI_USAGE, cmd, "--ops and --coexec are required (see --help)");
+    if (report_mode && !report_path)
+        return cli_fail(CLI_USAGE, cmd, "--out is required (see --help)");
+    if ((c.experiments & PS_EXP_LONG) && !long_path)
+        return cli_fail(CLI_USAGE, cmd, "the long experiment needs --long FILE");
+
+    int code = CLI_BAD_INPUT;
+    ps_ops_t *ops = NULL, *long_ops = NULL;
+    ps_coexec_t *cx = NULL, *train = NULL, *lx = NULL;
+    ps_model_t *model = NULL;
+    ps_eval_results_t r;
+    memset(&r, 0, sizeof r);
+    char *js = NULL;
+    if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0 ||
+        (train_path && ps_coexec_load(train_path, &train) != 0) ||
+        (long_path && ps_coexec_load(long_path, &lx) != 0) ||
+        (long_ops_path && ps_ops_load(long_ops_path, &long_ops) != 0) || (model_path && ps_model_load(model_path, &model) != 0)) {
+        cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
+        goto done;
+    }
+    if (model) {
+        ps_model_info_t info;
+        if (ps_model_info(model, &info) == 0 && seed < 0)
+            seed = (int)info.seed;
+    }
+    c.seed = seed < 0 ? 1u : (unsigned)seed;
+    /* The MLP baselines multiply small matrices (minibatches of 32), which
+     * run several times faster on one BLAS thread than on many that wait for
+     * each other; XGBoost keeps its own threads (--threads). */
+    openblas_set_num_threads(1);
+    c.ops = ops;
+    c.cx = cx;
+    c.train_cx = train;
+    c.long_cx = lx;
+    c.long_ops = long_ops;
+    c.model = model;
+    progress_state_t ps = {.quiet = quiet};
+    c.progress = on_progress;
+    c.progress_user = &ps;
+    int rc = ps_eval_run(&c, &r);
+    if (ps.last[0])
+        cli_progress_end(quiet);
+    if (rc != 0) {
+        cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
+        goto done;
+    }
+    if (json || json_out) {
+        js = ps_eval_json(&r);
+        if (!js) {
+            cli_fail(CLI_BAD_INPUT, cmd, "out of memory");
+            goto done;
+        }
+        if (json_out && write_text(json_out, js) != 0) {
+            cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
+            goto done;
+        }
+    }
+    if (report_path && ps_report_write(&r, ops, cx, report_path) != 0) {
+        cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
+        goto done;
+    }
+    if (report_mode)
+        printf("wrote %s\n", report_path);
+    else if (json)
+        printf("%s\n", js);
+    else
+        ps_eval_print(&r, stdout);
+    code = fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
+done:
+    free(js);
+    ps_eval_results_clear(&r);
+    ps_model_free(model);
+    ps_ops_free(ops);
+    ps_ops_free(long_ops);
+    ps_coexec_free(cx);
+    ps_coexec_free(train);
+    ps_coexec_free(lx);
+    return code;
+}
+
+int cmd_eval(int argc, char **argv) { return cli_eval_main(argc, argv, 0); }

@@ -1,5 +1,7 @@
 /* pairsight import: Nsight Compute CSV or PyTorch trace to ops.csv. */
 #include "cli/cli.h"
+#include "common/common.h"
+#include "profile/tables.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,8 @@ const char cmd_import_usage[] =
     "  --batch B    : batch size (default 1)\n"
     "  --tpcs N     : TPCs the profile ran on, e.g. all of the GPU (required)\n"
     "  --out FILE   : ops.csv to write, atomically (required)\n"
+    "  --append     : add the rows to FILE when it exists (e.g. the same model at\n"
+    "                 another TPC count) instead of replacing it (default off)\n"
     "  --stream S   : torch-trace only: the CUDA stream to take (default: the stream\n"
     "                 with the most kernel time)\n"
     "  --json       : print the summary as JSON (default off)\n"
@@ -31,7 +35,6 @@ const char cmd_import_usage[] =
     "Exit status: 0 written, 1 bad or empty input (nothing is written), 2 usage.\n";
 
 /* In cmd_check.c: print s as a JSON string literal. */
-void cli_put_json_string(const char *s);
 
 /* A positive int option value, or -1. */
 static int positive_int(const char *s)
@@ -49,7 +52,7 @@ int cmd_import(int argc, char **argv)
     }
     ps_import_params_t p = {.batch = 1};
     const char *kind = NULL, *in = NULL, *outp = NULL;
-    int json = 0, quiet = 0;
+    int json = 0, quiet = 0, append = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -72,6 +75,8 @@ int cmd_import(int argc, char **argv)
             return cli_fail(CLI_USAGE, "import", "--tpcs: '%s' is not a positive integer", val);
         else if (strcmp(a, "--json") == 0)
             json = 1;
+        else if (strcmp(a, "--append") == 0)
+            append = 1;
         else if (strcmp(a, "-q") == 0)
             quiet = 1;
         else if (!takes && a[0] == '-' && a[1])
@@ -94,16 +99,26 @@ int cmd_import(int argc, char **argv)
     if (is_ncu && p.stream)
         return cli_fail(CLI_USAGE, "import", "--stream applies to torch-trace only");
 
-    ps_ops_t *ops = NULL;
+    ps_ops_t *ops = NULL, *all = NULL;
     int rc = is_ncu ? ps_import_ncu(in, &p, &ops) : ps_import_torch_trace(in, &p, &ops);
-    if (rc == 0)
-        rc = ps_ops_save(ops, outp);
-    if (rc != 0) {
-        ps_ops_free(ops);
-        return cli_fail(rc == PS_E_ARG ? CLI_USAGE : CLI_BAD_INPUT, "import", "%s", ps_last_error());
-    }
     size_t n = ps_ops_rows(ops);
+    FILE *exists = append && rc == 0 ? fopen(outp, "r") : NULL;
+    if (exists) {
+        /* The rows of both must still form a valid table (no key twice, no
+         * gap), or nothing is written. */
+        fclose(exists);
+        rc = ps_ops_load(outp, &all);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = ps_ops_append(all, &ops->rows[i]);
+        if (rc == 0 && (rc = ps_ops_index(all)) != 0)
+            ps_error_prefix(rc, outp);
+    }
+    if (rc == 0)
+        rc = ps_ops_save(all ? all : ops, outp);
     ps_ops_free(ops);
+    ps_ops_free(all);
+    if (rc != 0)
+        return cli_fail(rc == PS_E_ARG ? CLI_USAGE : CLI_BAD_INPUT, "import", "%s", ps_last_error());
     if (json) {
         const char *keys[] = {"out", "gpu", "model"}, *vals[] = {outp, p.gpu, p.model};
         putchar('{');

@@ -317,8 +317,9 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
         }
         ps_rowerr_t e;
         if (ps_schema_check_row(s, &row, &e) != PS_OK) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, line, field_of(s, idx, e.column) + 1,
-                          e.msg);
+            int f = field_of(s, idx, e.column);
+            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : line,
+                          f + 1, e.msg);
             goto fail;
         }
         void *p = lines;

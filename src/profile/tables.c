@@ -556,17 +556,22 @@ done:
     return rc;
 }
 
+/* Turn a rule violation into the message of an in-memory check, which names
+ * 1-based rows where the loader names lines. */
+static int row_error(int rc, const char *table, const ps_rowerr_t *e)
+{
+    if (rc != PS_E_INPUT)
+        return rc;
+    if (e->other != SIZE_MAX)
+        return ps_error(rc, "%s row %zu: %s (first at row %zu)", table, e->row + 1, e->msg,
+                        e->other + 1);
+    return ps_error(rc, "%s row %zu: %s", table, e->row + 1, e->msg);
+}
+
 int ps_ops_index(ps_ops_t *t)
 {
     ps_rowerr_t e;
-    int rc = ops_validate(t, &e);
-    if (rc == PS_E_INPUT) {
-        if (e.other != SIZE_MAX)
-            return ps_error(rc, "ops row %zu: %s (first at row %zu)", e.row + 1, e.msg,
-                            e.other + 1);
-        return ps_error(rc, "ops row %zu: %s", e.row + 1, e.msg);
-    }
-    return rc;
+    return row_error(ops_validate(t, &e), "ops", &e);
 }
 
 const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch)
@@ -803,6 +808,18 @@ int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
     ps_keyset_free(&set);
     return rc;
 }
+
+#define TABLE_CHECK(T, fn, validate_fn, table)                                               \
+    int fn(T *t)                                                                                \
+    {                                                                                           \
+        ps_rowerr_t e;                                                                          \
+        return row_error(validate_fn(t, &e), table, &e);                                        \
+    }
+
+TABLE_CHECK(ps_coexec_t, ps_coexec_check, ps_coexec_validate, "coexec")
+TABLE_CHECK(ps_workloads_t, ps_workloads_check, ps_workloads_validate, "workloads")
+TABLE_CHECK(ps_scaling_t, ps_scaling_check, ps_scaling_validate, "workload_scaling")
+TABLE_CHECK(ps_colocations_t, ps_colocations_check, ps_colocations_validate, "colocations")
 
 /* ------------------------------------------------------------------------ */
 /* Group counts, for `pairsight check`                                        */

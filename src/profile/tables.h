@@ -70,8 +70,9 @@ struct ps_ops {
 /* An empty table, to fill with ps_ops_append (strings are copied). */
 ps_ops_t *ps_ops_new(void);
 int ps_ops_append(ps_ops_t *t, const ps_op_row_t *row);
-/* Validate keys (no duplicate, no gap in op indices) and build groups. On
- * error the message names the first offending row (1-based data row). */
+/* Validate values (ranges of FORMATS.md, tpcs within a catalogued GPU), keys
+ * (no duplicate, no gap in op indices) and build groups. On error the message
+ * names the first offending row (1-based data row). Loaders call it. */
 int ps_ops_index(ps_ops_t *t);
 const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch);
 /* Index of tpcs in g->tpcs, or -1. */
@@ -101,6 +102,10 @@ struct ps_coexec {
 
 ps_coexec_t *ps_coexec_new(void);
 int ps_coexec_append(ps_coexec_t *t, const ps_coexec_row_t *row);
+/* The checks the loaders make, for tables built in memory: values in range,
+ * keys unique, experiments (co-locations) consistent. On error the message
+ * names the first offending row (1-based data row). Each table has one. */
+int ps_coexec_check(ps_coexec_t *t);
 
 /* ---- workloads.csv ---- */
 
@@ -121,6 +126,7 @@ struct ps_workloads {
 
 ps_workloads_t *ps_workloads_new(void);
 int ps_workloads_append(ps_workloads_t *t, const ps_workload_row_t *row);
+int ps_workloads_check(ps_workloads_t *t);
 
 /* ---- workload_scaling.csv ---- */
 
@@ -138,6 +144,7 @@ struct ps_scaling {
 
 ps_scaling_t *ps_scaling_new(void);
 int ps_scaling_append(ps_scaling_t *t, const ps_scaling_row_t *row);
+int ps_scaling_check(ps_scaling_t *t);
 
 /* ---- colocations.csv ---- */
 
@@ -157,5 +164,6 @@ struct ps_colocations {
 
 ps_colocations_t *ps_colocations_new(void);
 int ps_colocations_append(ps_colocations_t *t, const ps_colocation_row_t *row);
+int ps_colocations_check(ps_colocations_t *t);
 
 #endif

@@ -1,0 +1,374 @@
+/*
+ * Campaigns: plan the tasks of a profile or co-execution campaign, run those
+ * the database has not finished on the backend, and commit each task's rows
+ * with its done mark in one transaction (see store.h for why that makes a
+ * killed campaign resumable without lost or duplicated rows).
+ */
+#include "collect/backend.h"
+#include "collect/plan.h"
+#include "collect/store.h"
+
+#include "common/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ps_campaign {
+    ps_store_t *store;
+    ps_backend_t *be; /* NULL when opened for status and export only */
+    ps_collect_params_t p;
+};
+
+ps_store_t *ps_campaign_store(ps_campaign_t *c)
+{
+    return c->store;
+}
+
+int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out)
+{
+    *out = NULL;
+    if (!db_path)
+        return ps_error(PS_E_ARG, "no campaign database given");
+    ps_campaign_t *c = ps_calloc(1, sizeof *c);
+    if (!c)
+        return PS_E_NOMEM;
+    int rc = 0;
+    if (p) {
+        c->p = *p;
+        c->p.backend = NULL; /* borrowed; not kept past the call */
+        rc = ps_backend_open(p, &c->be);
+    }
+    if (rc == 0)
+        rc = ps_store_open(db_path, &c->store);
+    if (rc == 0 && c->be) {
+        char seq[32];
+        snprintf(seq, sizeof seq, "%d", p->seq_len);
+        rc = ps_store_meta_pin(c->store, "gpu", c->be->dev.gpu, "GPU");
+        if (rc == 0)
+            rc = ps_store_meta_pin(c->store, "seq_len", seq, "seq_len");
+    }
+    if (rc) {
+        ps_campaign_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void ps_campaign_free(ps_campaign_t *c)
+{
+    if (!c)
+        return;
+    if (c->be)
+        c->be->free(c->be);
+    ps_store_close(c->store);
+    free(c);
+}
+
+int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out)
+{
+    if (!c->be)
+        return ps_error(PS_E_ARG, "the campaign was opened without a device");
+    *out = c->be->dev;
+    return 0;
+}
+
+ps_coexec_plan_t ps_coexec_default_plan(void)
+{
+    ps_coexec_plan_t p = {
+        .experiments = 100, .runs = 30, .seg_min = 1, .seg_max = 16, .seed = 1,
+    };
+    return p;
+}
+
+static int need_device(const ps_campaign_t *c)
+{
+    return c->be ? 0 : ps_error(PS_E_ARG, "the campaign was opened without a device");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (reorders v). */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The TPC counts of a call: the caller's (checked) or every valid one. */
+static int campaign_tpcs(const ps_campaign_t *c, const int *tpcs, int n, int **out, int *n_out)
+{
+    *out = NULL;
+    int cap = c->be->dev.sm_count + 1;
+    int *v = ps_calloc((size_t)cap, sizeof *v);
+    if (!v)
+        return PS_E_NOMEM;
+    if (tpcs) {
+        int rc = ps_plan_check_tpcs(&c->be->dev, tpcs, n);
+        if (rc || n > cap) {
+            free(v);
+            return rc ? rc : ps_error(PS_E_ARG, "too many TPC counts");
+        }
+        memcpy(v, tpcs, (size_t)n * sizeof *v);
+    } else {
+        n = ps_collect_valid_tpcs(&c->be->dev, v, cap);
+    }
+    *out = v;
+    *n_out = n;
+    return 0;
+}
+
+static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, const char *key)
+{
+    int runs = c->p.profile_runs;
+    double *ns = ps_malloc((size_t)l->n * (size_t)runs * sizeof *ns);
+    if (!ns)
+        return PS_E_NOMEM;
+    int rc = c->be->profile(c->be, l, tpcs, c->p.warmup, runs, ns);
+    if (rc == 0)
+        rc = ps_store_begin(c->store);
+    if (rc == 0) {
+        for (int i = 0; i < l->n && rc == 0; i++) {
+            double m = median(ns + (size_t)i * (size_t)runs, runs);
+            if (!(m > 0))
+                rc = ps_error(PS_E_BACKEND, "%s op %d (%s) at %d TPCs: non-positive time %g",
+                              l->model, i, l->ops[i].name, tpcs, m);
+            else
+                rc = ps_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i,
+                                     l->ops[i].name, tpcs, m);
+        }
+        if (rc == 0)
+            rc = ps_store_task_done(c->store, key);
+        if (rc == 0)
+            rc = ps_store_commit(c->store);
+        else
+            ps_store_rollback(c->store);
+    }
+    free(ns);
+    return rc;
+}
+
+int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
+                        int n_tpcs, ps_collect_progress_fn fn, void *user)
+{
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    ps_oplist_t *l = NULL;
+    int *t = NULL, n = 0;
+    rc = ps_zoo_build(model, batch, c->p.seq_len, &l);
+    if (rc == 0)
+        rc = campaign_tpcs(c, tpcs, n_tpcs, &t, &n);
+    int *done = rc ? NULL : ps_calloc((size_t)n + 1, sizeof *done);
+    if (rc == 0 && !done)
+        rc = PS_E_NOMEM;
+    char key[256], spec[64];
+    long n_done = 0;
+    /* Plan every task first, so that status shows the whole campaign. */
+    for (int i = 0; i < n && rc == 0; i++) {
+        snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
+        snprintf(spec, sizeof spec, "ops=%d", l->n);
+        rc = ps_store_task_plan(c->store, key, "profile", spec, &done[i]);
+        n_done += done[i];
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (done[i])
+            continue;
+        snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
+        rc = run_profile_task(c, l, t[i], key);
+        if (rc == 0 && fn)
+            fn(++n_done, n, user);
+    }
+    if (rc)
+        ps_error_prefix(rc, model);
+    free(done);
+    free(t);
+    ps_oplist_free(l);
+    return rc;
+}
+
+static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const ps_oplist_t *hl,
+                           const ps_oplist_t *ll, const ps_experiment_t *e, const char *key)
+{
+    int runs = plan->runs;
+    double *hp = ps_malloc(2 * (size_t)runs * sizeof *hp);
+    if (!hp)
+        return PS_E_NOMEM;
+    double *lp = hp + runs;
+    ps_segment_t hs = {hl, e->hp_start, e->hp_len, e->hp_tpcs};
+    ps_segment_t ls = {ll, e->lp_start, e->lp_len, e->lp_tpcs};
+    int rc = c->be->coexec(c->be, &hs, &ls, c->p.warmup, runs, hp, lp);
+    if (rc == 0)
+        rc = ps_store_begin(c->store);
+    if (rc == 0) {
+        ps_coexec_row_t row = {
+            .experiment = e->name, .gpu = c->be->dev.gpu,
+            .hp_model = plan->hp_model, .hp_batch = plan->hp_batch,
+            .hp_start = e->hp_start, .hp_len = e->hp_len,
+            .lp_model = plan->lp_model, .lp_batch = plan->lp_batch,
+            .lp_start = e->lp_start, .lp_len = e->lp_len,
+            .hp_tpcs = e->hp_tpcs, .lp_tpcs = e->lp_tpcs,
+            .mechanism = c->be->mechanism,
+        };
+        for (int r = 0; r < runs && rc == 0; r++) {
+            row.hp_ns = hp[r];
+            row.lp_ns = lp[r];
+            if (!(hp[r] > 0) || !(lp[r] > 0))
+                rc = ps_error(PS_E_BACKEND, "%s run %d: non-positive time", e->name, r);
+            else
+                rc = ps_store_put_coexec(c->store, &row, r);
+        }
+        if (rc == 0)
+            rc = ps_store_task_done(c->store, key);
+        if (rc == 0)
+            rc = ps_store_commit(c->store);
+        else
+            ps_store_rollback(c->store);
+    }
+    free(hp);
+    return rc;
+}
+
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collect_progress_fn fn,
+                       void *user)
+{
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (!plan->hp_model || !plan->lp_model)
+        return ps_error(PS_E_ARG, "a co-execution plan needs an HP and an LP model");
+    ps_oplist_t *hl = NULL, *ll = NULL;
+    ps_experiment_t *e = NULL;
+    int n = 0;
+    rc = ps_zoo_build(plan->hp_model, plan->hp_batch, c->p.seq_len, &hl);
+    if (rc == 0)
+        rc = ps_zoo_build(plan->lp_model, plan->lp_batch, c->p.seq_len, &ll);
+    if (rc == 0)
+        rc = ps_plan_coexec(plan, &c->be->dev, hl->n, ll->n, &e, &n);
+    int *done = rc ? NULL : ps_calloc((size_t)n, sizeof *done);
+    if (rc == 0 && !done)
+        rc = PS_E_NOMEM;
+    char key[256], spec[160];
+    long n_done = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        snprintf(key, sizeof key, "coexec/%s", e[i].name);
+        snprintf(spec, sizeof spec, "hp=%d+%d@%d lp=%d+%d@%d runs=%d", e[i].hp_start, e[i].hp_len,
+                 e[i].hp_tpcs, e[i].lp_start, e[i].lp_len, e[i].lp_tpcs, plan->runs);
+        rc = ps_store_task_plan(c->store, key, "coexec", spec, &done[i]);
+        n_done += done[i];
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (done[i])
+            continue;
+        snprintf(key, sizeof key, "coexec/%s", e[i].name);
+        rc = run_coexec_task(c, plan, hl, ll, &e[i], key);
+        if (rc)
+            ps_error_prefix(rc, e[i].name);
+        else if (fn)
+            fn(++n_done, n, user);
+    }
+    free(done);
+    free(e);
+    ps_oplist_free(hl);
+    ps_oplist_free(ll);
+    return rc;
+}
+
+/* Store one counter pass of model at batch (one task, one transaction). */
+static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *l, int tpcs,
+                          const char *key, const ps_counters_t *v)
+{
+    int rc = ps_store_begin(c->store);
+    if (rc)
+        return rc;
+    for (int i = 0; i < l->n && rc == 0; i++)
+        rc = ps_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
+    if (rc == 0)
+        rc = ps_store_task_done(c->store, key);
+    if (rc == 0)
+        return ps_store_commit(c->store);
+    ps_store_rollback(c->store);
+    return rc;
+}
+
+int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)
+{
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (!c->be->counters)
+        return ps_error(PS_E_BACKEND, "the %s backend has no counters in this build", c->be->name);
+    ps_oplist_t *l = NULL;
+    rc = ps_zoo_build(model, batch, c->p.seq_len, &l);
+    if (rc)
+        return rc;
+    int tpcs = c->be->dev.tpc_count;
+    char key[256], spec[64];
+    snprintf(key, sizeof key, "counters/%s/b%d", model, batch);
+    snprintf(spec, sizeof spec, "ops=%d tpcs=%d", l->n, tpcs);
+    int done = 0;
+    rc = ps_store_task_plan(c->store, key, "counters", spec, &done);
+    ps_counters_t *v = rc || done ? NULL : ps_calloc((size_t)l->n, sizeof *v);
+    if (rc == 0 && !done && !v)
+        rc = PS_E_NOMEM;
+    if (rc == 0 && !done) {
+        for (int i = 0; i < l->n; i++)
+            v[i].dram_bytes = v[i].l2_bytes = v[i].stall_long_scoreboard = v[i].stall_lg_throttle =
+                v[i].stall_mio_throttle = v[i].sm_pct = v[i].mem_pct = NAN;
+        rc = c->be->counters(c->be, l, tpcs, v);
+        if (rc == 0)
+            rc = store_counters(c, c->be->dev.gpu, l, tpcs, key, v);
+    }
+    free(v);
+    ps_oplist_free(l);
+    return rc;
+}
+
+int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv)
+{
+    char gpu[64], seq[32];
+    int rc = ps_store_meta_get(c->store, "gpu", gpu, sizeof gpu);
+    if (rc <= 0)
+        return rc < 0 ? rc : ps_error(PS_E_ARG, "the campaign has no GPU yet: profile on it first");
+    int seq_len = ps_store_meta_get(c->store, "seq_len", seq, sizeof seq) == 1 ? atoi(seq) : 0;
+    ps_oplist_t *l = NULL;
+    ps_ops_t *rep = NULL;
+    rc = ps_zoo_build(model, batch, seq_len, &l);
+    ps_import_params_t ip = {.gpu = gpu, .model = model, .batch = batch, .tpcs = 1, .stream = NULL};
+    if (rc == 0)
+        rc = ps_import_ncu(ncu_csv, &ip, &rep);
+    if (rc == 0 && rep->n != (size_t)l->n)
+        rc = ps_error(PS_E_INPUT,
+                      "%s: %zu kernel launches for the %d operators of %s at batch %d (profile one "
+                      "inference with one kernel per operator)",
+                      ncu_csv, rep->n, l->n, model, batch);
+    char key[256], spec[64];
+    snprintf(key, sizeof key, "counters/%s/b%d", model, batch);
+    snprintf(spec, sizeof spec, "ops=%d ncu", l ? l->n : 0);
+    int done = 0;
+    if (rc == 0)
+        rc = ps_store_task_plan(c->store, key, "counters", spec, &done);
+    if (rc == 0 && done)
+        rc = ps_error(PS_E_MISMATCH, "the campaign already has counters for %s at batch %d", model, batch);
+    ps_counters_t *v = rc ? NULL : ps_calloc((size_t)l->n, sizeof *v);
+    if (rc == 0 && !v)
+        rc = PS_E_NOMEM;
+    for (int i = 0; rc == 0 && i < l->n; i++)
+        v[i] = rep->rows[i].c;
+    if (rc == 0)
+        rc = store_counters(c, gpu, l, 0, key, v);
+    free(v);
+    ps_ops_free(rep);
+    ps_oplist_free(l);
+    return rc;
+}
+
+int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out)
+{
+    return ps_store_status(c->store, out);
+}
+

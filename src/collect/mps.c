@@ -1,0 +1,167 @@
+/*
+ * Workload-level measurements under MPS: each job is a child process that
+ * sets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE before it creates its CUDA context,
+ * warms up, reports ready on a pipe and waits for the parent's go, so that
+ * co-located jobs start together; it then sends its throughput back.
+ */
+#include "collect/backend.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct {
+    int ready_fd;  /* child -> parent: one byte when warmed up */
+    int go_fd;     /* parent -> child: closed (EOF) to start */
+    int signalled; /* the byte was sent */
+} barrier_t;
+
+static void child_ready(void *user)
+{
+    barrier_t *b = user;
+    char c = 'r', buf;
+    b->signalled = 1;
+    if (write(b->ready_fd, &c, 1) != 1)
+        _exit(3);
+    while (read(b->go_fd, &buf, 1) < 0 && errno == EINTR)
+        ;
+}
+
+/* The child's whole life: measure, write the result (or the error) on out. */
+static void child_main(const ps_collect_params_t *p, const ps_mps_job_t *job, double seconds,
+                       barrier_t *bar, int out_fd)
+{
+    char share[16];
+    snprintf(share, sizeof share, "%d", job->share_pct);
+    setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, 1);
+    ps_backend_t *be = NULL;
+    ps_oplist_t *l = NULL;
+    double rate = 0;
+    int rc = ps_backend_open(p, &be);
+    if (rc == 0)
+        rc = ps_zoo_build(job->model, job->batch, p->seq_len, &l);
+    if (rc == 0 && !be->throughput)
+        rc = ps_error(PS_E_BACKEND, "the %s backend cannot run whole models", be->name);
+    if (rc == 0)
+        rc = be->throughput(be, l, p->warmup > 0 ? p->warmup : 1, seconds, child_ready, bar, &rate);
+    if (!bar->signalled)
+        child_ready(bar); /* failed before warming up: do not hold the others back */
+    char msg[512];
+    if (rc == 0)
+        snprintf(msg, sizeof msg, "ok %.17g %s", rate * job->batch, be->dev.gpu);
+    else
+        snprintf(msg, sizeof msg, "error %s", ps_last_error());
+    size_t len = strlen(msg);
+    if (write(out_fd, msg, len) != (ssize_t)len)
+        _exit(4);
+    ps_oplist_free(l);
+    if (be)
+        be->free(be);
+    _exit(rc == 0 ? 0 : 1);
+}
+
+/* MPS must be running for the percentage to mean anything: its control
+ * pipe lives in CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps). */
+static int check_mps(void)
+{
+    const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    char path[512];
+    snprintf(path, sizeof path, "%s/control", dir && *dir ? dir : "/tmp/nvidia-mps");
+    if (access(path, F_OK) != 0)
+        return ps_error(PS_E_BACKEND,
+                        "MPS is not running (no %s): start it with `nvidia-cuda-mps-control -d`", path);
+    return 0;
+}
+
+int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
+                       double *out_tput, char *out_gpu)
+{
+    if (n <= 0 || n > 64 || !(seconds > 0))
+        return ps_error(PS_E_ARG, "need 1..64 jobs and seconds > 0");
+    for (int i = 0; i < n; i++)
+        if (!jobs[i].model || jobs[i].batch <= 0 || jobs[i].share_pct < 1 || jobs[i].share_pct > 100)
+            return ps_error(PS_E_ARG, "job %d: need a model, batch > 0 and a share in 1..100", i + 1);
+    const char *name = p->backend ? p->backend : "cuda";
+    if (strcmp(name, "fake") != 0 && strcmp(name, "cuda") != 0)
+        return ps_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
+    if (strcmp(name, "cuda") == 0) {
+        int rc = check_mps();
+        if (rc)
+            return rc;
+    }
+    int ready[2], go[2];
+    if (pipe(ready) != 0 || pipe(go) != 0)
+        return ps_error(PS_E_IO, "pipe: %s", strerror(errno));
+    pid_t pid[64];
+    int out[64];
+    int rc = 0, started = 0;
+    fflush(NULL);
+    for (int i = 0; i < n && rc == 0; i++) {
+        int res[2];
+        if (pipe(res) != 0) {
+            rc = ps_error(PS_E_IO, "pipe: %s", strerror(errno));
+            break;
+        }
+        pid[i] = fork();
+        if (pid[i] < 0) {
+            close(res[0]);
+            close(res[1]);
+            rc = ps_error(PS_E_IO, "fork: %s", strerror(errno));
+            break;
+        }
+        if (pid[i] == 0) {
+            close(res[0]);
+            close(ready[0]);
+            close(go[1]);
+            barrier_t bar = {ready[1], go[0], 0};
+            child_main(p, &jobs[i], seconds, &bar, res[1]);
+        }
+        close(res[1]);
+        out[i] = res[0];
+        started++;
+    }
+    close(ready[1]);
+    close(go[0]);
+    /* Start everyone once all are warm (or, on a failure, let them go). */
+    for (int i = 0; i < started && rc == 0; i++) {
+        char c;
+        if (read(ready[0], &c, 1) != 1)
+            break;
+    }
+    close(go[1]);
+    close(ready[0]);
+    for (int i = 0; i < started; i++) {
+        char msg[512] = {0};
+        size_t got = 0;
+        ssize_t r;
+        while (got < sizeof msg - 1 && (r = read(out[i], msg + got, sizeof msg - 1 - got)) != 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                break;
+            got += (size_t)r;
+        }
+        close(out[i]);
+        int status = 0;
+        waitpid(pid[i], &status, 0);
+        if (rc)
+            continue;
+        char *end = NULL;
+        if (strncmp(msg, "ok ", 3) == 0) {
+            out_tput[i] = strtod(msg + 3, &end);
+            if (out_gpu && end && *end == ' ')
+                snprintf(out_gpu, 64, "%s", end + 1);
+        }
+        else if (strncmp(msg, "error ", 6) == 0)
+            rc = ps_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);
+        else
+            rc = ps_error(PS_E_BACKEND, "%s at %d%%: the measuring process died (status %d)",
+                          jobs[i].model, jobs[i].share_pct, status);
+    }
+    return rc;
+}

@@ -1,0 +1,314 @@
+/* Operator lists: construction, text form and cost estimates. */
+#include "collect/oplist.h"
+
+#include "common/common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    const char *params[PS_OP_MAX_PARAMS + 1]; /* NULL-terminated */
+    long long defaults[PS_OP_MAX_PARAMS];
+    const char *variants[12];                 /* NULL-terminated; empty = none */
+} kind_info_t;
+
+static const kind_info_t kinds[PS_OPK_COUNT] = {
+    [PS_OPK_GEMM] = {"gemm", {"m", "n", "k", "batch", NULL}, {1, 1, 1, 1}, {NULL}},
+    [PS_OPK_CONV] = {"conv",
+                     {"n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", NULL},
+                     {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+                     {NULL}},
+    [PS_OPK_NORM] = {"norm", {"n", "c", "hw", NULL}, {1, 1, 1}, {"batch", "layer", "rms", NULL}},
+    [PS_OPK_SOFTMAX] = {"softmax", {"rows", "cols", NULL}, {1, 1}, {NULL}},
+    [PS_OPK_ELTWISE] = {"eltwise",
+                        {"elems", "inputs", NULL},
+                        {1, 1},
+                        {"relu", "relu6", "gelu", "silu", "tanh", "scale", "add", "mul", "silu_mul",
+                         "rope", NULL}},
+    [PS_OPK_POOL] = {"pool",
+                     {"n", "c", "h", "w", "window", "stride", NULL},
+                     {1, 1, 1, 1, 1, 1},
+                     {"max", "avg", "global", NULL}},
+    [PS_OPK_ATTN] = {"attn",
+                     {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", NULL},
+                     {1, 1, 1, 1, 1, 64, 0},
+                     {NULL}},
+    [PS_OPK_EMBED] = {"embed", {"rows", "dim", "vocab", NULL}, {1, 1, 1}, {NULL}},
+};
+
+const char *ps_opkind_name(ps_opkind_t k)
+{
+    return (k >= 0 && k < PS_OPK_COUNT) ? kinds[k].name : "?";
+}
+
+int ps_opkind_from_name(const char *s)
+{
+    for (int k = 0; k < PS_OPK_COUNT; k++)
+        if (strcmp(kinds[k].name, s) == 0)
+            return k;
+    return -1;
+}
+
+const char *ps_opvariant_name(ps_opkind_t k, int variant)
+{
+    if (k < 0 || k >= PS_OPK_COUNT || variant < 0)
+        return NULL;
+    for (int i = 0; kinds[k].variants[i]; i++)
+        if (i == variant)
+            return kinds[k].variants[i];
+    return NULL;
+}
+
+ps_oplist_t *ps_oplist_new(const char *model, int batch, int seq_len)
+{
+    ps_oplist_t *l = ps_calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    snprintf(l->model, sizeof l->model, "%s", model ? model : "");
+    l->batch = batch;
+    l->seq_len = seq_len;
+    return l;
+}
+
+void ps_oplist_free(ps_oplist_t *l)
+{
+    if (!l)
+        return;
+    free(l->ops);
+    free(l);
+}
+
+int ps_oplist_push(ps_oplist_t *l, const ps_opdesc_t *op)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        ps_opdesc_t *ops = ps_realloc(l->ops, (size_t)cap * sizeof *ops);
+        if (!ops)
+            return PS_E_NOMEM;
+        l->ops = ops;
+        l->cap = cap;
+    }
+    l->ops[l->n++] = *op;
+    return 0;
+}
+
+int ps_oplist_write(const ps_oplist_t *l, FILE *f)
+{
+    fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d\n", l->model, l->batch,
+            l->seq_len, l->n);
+    for (int i = 0; i < l->n; i++) {
+        const ps_opdesc_t *op = &l->ops[i];
+        const kind_info_t *ki = &kinds[op->kind];
+        fprintf(f, "%s %s", ki->name, op->name);
+        const char *v = ps_opvariant_name(op->kind, op->variant);
+        if (v)
+            fprintf(f, " variant=%s", v);
+        for (int j = 0; ki->params[j]; j++)
+            fprintf(f, " %s=%lld", ki->params[j], op->p[j]);
+        fputc('\n', f);
+    }
+    return ferror(f) ? ps_error(PS_E_IO, "write failed") : 0;
+}
+
+/* Parse one `key=value` token of an operator of kind ki into op. */
+static int parse_param(const char *path, int line, int col, const kind_info_t *ki, char *tok,
+                       ps_opdesc_t *op)
+{
+    char *eq = strchr(tok, '=');
+    if (!eq)
+        return ps_error(PS_E_INPUT, "%s:%d:%d: expected key=value, got '%s'", path, line, col, tok);
+    *eq = '\0';
+    const char *val = eq + 1;
+    if (strcmp(tok, "variant") == 0) {
+        for (int i = 0; ki->variants[i]; i++)
+            if (strcmp(ki->variants[i], val) == 0) {
+                op->variant = i;
+                return 0;
+            }
+        return ps_error(PS_E_INPUT, "%s:%d:%d: %s has no variant '%s'", path, line, col, ki->name, val);
+    }
+    for (int j = 0; ki->params[j]; j++) {
+        if (strcmp(ki->params[j], tok) != 0)
+            continue;
+        char *end;
+        errno = 0;
+        long long v = strtoll(val, &end, 10);
+        if (errno || end == val || *end || v < 0 || (v == 0 && strcmp(tok, "pad") != 0 &&
+                                                      strcmp(tok, "causal") != 0))
+            return ps_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count: '%s'", path, line,
+                            col + (int)(val - tok), tok, val);
+        op->p[j] = v;
+        return 0;
+    }
+    return ps_error(PS_E_INPUT, "%s:%d:%d: %s has no parameter '%s'", path, line, col, ki->name, tok);
+}
+
+int ps_oplist_read(const char *path, ps_oplist_t **out)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ps_error(PS_E_IO, "%s: %s", path, strerror(errno));
+    ps_oplist_t *l = ps_oplist_new("", 0, 0);
+    int rc = l ? 0 : PS_E_NOMEM;
+    char buf[4096];
+    int line = 0;
+    while (rc == 0 && fgets(buf, sizeof buf, f)) {
+        line++;
+        size_t len = strlen(buf);
+        if (len == sizeof buf - 1 && buf[len - 1] != '\n') {
+            rc = ps_error(PS_E_INPUT, "%s:%d:1: line too long", path, line);
+            break;
+        }
+        if (buf[0] == '#') {
+            /* The header comment carries model, batch and seq_len. */
+            char m[64];
+            int b, s;
+            if (sscanf(buf, "# model=%63s batch=%d seq_len=%d", m, &b, &s) == 3) {
+                snprintf(l->model, sizeof l->model, "%s", m);
+                l->batch = b;
+                l->seq_len = s;
+            }
+            continue;
+        }
+        ps_opdesc_t op;
+        memset(&op, 0, sizeof op);
+        char *save = NULL;
+        char *tok = strtok_r(buf, " \t\r\n", &save);
+        if (!tok)
+            continue;
+        int k = ps_opkind_from_name(tok);
+        if (k < 0) {
+            rc = ps_error(PS_E_INPUT, "%s:%d:%d: unknown operator kind '%s'", path, line,
+                          (int)(tok - buf) + 1, tok);
+            break;
+        }
+        op.kind = (ps_opkind_t)k;
+        memcpy(op.p, kinds[k].defaults, sizeof op.p);
+        char *name = strtok_r(NULL, " \t\r\n", &save);
+        if (!name || strchr(name, '=')) {
+            rc = ps_error(PS_E_INPUT, "%s:%d:%d: missing operator name", path, line,
+                          name ? (int)(name - buf) + 1 : (int)strlen(tok) + 1);
+            break;
+        }
+        if (strlen(name) >= PS_OP_NAME_MAX) {
+            rc = ps_error(PS_E_INPUT, "%s:%d:%d: operator name longer than %d bytes", path, line,
+                          (int)(name - buf) + 1, PS_OP_NAME_MAX - 1);
+            break;
+        }
+        snprintf(op.name, sizeof op.name, "%s", name);
+        while (rc == 0 && (tok = strtok_r(NULL, " \t\r\n", &save)))
+            rc = parse_param(path, line, (int)(tok - buf) + 1, &kinds[k], tok, &op);
+        if (rc == 0)
+            rc = ps_oplist_push(l, &op);
+    }
+    if (rc == 0 && ferror(f))
+        rc = ps_error(PS_E_IO, "%s: read error", path);
+    if (rc == 0 && l->n == 0)
+        rc = ps_error(PS_E_INPUT, "%s: no operators", path);
+    fclose(f);
+    if (rc != 0) {
+        ps_oplist_free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
+long long ps_conv_out(long long in, long long window, long long stride, long long pad)
+{
+    long long o = (in + 2 * pad - window) / stride + 1;
+    return o > 0 ? o : 1;
+}
+
+void ps_op_tensor_elems(const ps_opdesc_t *op, long long *in, long long *weight, long long *out)
+{
+    const long long *p = op->p;
+    *weight = 0;
+    switch (op->kind) {
+    case PS_OPK_GEMM:
+        *in = p[PG_BATCH] * p[PG_M] * p[PG_K];
+        *weight = p[PG_BATCH] * p[PG_K] * p[PG_N];
+        *out = p[PG_BATCH] * p[PG_M] * p[PG_N];
+        break;
+    case PS_OPK_CONV: {
+        long long oh = ps_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
+        long long ow = ps_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
+        *in = p[PC_N] * p[PC_C] * p[PC_H] * p[PC_W];
+        *weight = p[PC_K] * (p[PC_C] / p[PC_GROUPS]) * p[PC_R] * p[PC_S];
+        *out = p[PC_N] * p[PC_K] * oh * ow;
+        break;
+    }
+    case PS_OPK_NORM:
+        *in = *out = p[PN_N] * p[PN_C] * p[PN_HW];
+        *weight = 2 * p[PN_C];
+        break;
+    case PS_OPK_SOFTMAX:
+        *in = *out = p[PS_ROWS] * p[PS_COLS];
+        break;
+    case PS_OPK_ELTWISE:
+        *in = p[PE_ELEMS] * p[PE_INPUTS];
+        *out = p[PE_ELEMS];
+        break;
+    case PS_OPK_POOL: {
+        int global = op->variant == PS_POOL_GLOBAL;
+        long long oh = global ? 1 : ps_conv_out(p[PP_H], p[PP_WINDOW], p[PP_STRIDE], p[PP_WINDOW] / 2);
+        long long ow = global ? 1 : ps_conv_out(p[PP_W], p[PP_WINDOW], p[PP_STRIDE], p[PP_WINDOW] / 2);
+        *in = p[PP_N] * p[PP_C] * p[PP_H] * p[PP_W];
+        *out = p[PP_N] * p[PP_C] * oh * ow;
+        break;
+    }
+    case PS_OPK_ATTN:
+        /* q and the output: batch*heads*seq_q*d; k and v: 2*batch*kv_heads*seq_kv*d */
+        *in = p[PA_BATCH] * p[PA_HEADS] * p[PA_SEQ_Q] * p[PA_HEAD_DIM];
+        *weight = 2 * p[PA_BATCH] * p[PA_KV_HEADS] * p[PA_SEQ_KV] * p[PA_HEAD_DIM];
+        *out = *in;
+        break;
+    case PS_OPK_EMBED:
+        *in = p[PM_ROWS];
+        *weight = p[PM_VOCAB] * p[PM_DIM];
+        *out = p[PM_ROWS] * p[PM_DIM];
+        break;
+    default:
+        *in = *out = 0;
+    }
+}
+
+double ps_op_flops(const ps_opdesc_t *op)
+{
+    const long long *p = op->p;
+    long long in, w, out;
+    ps_op_tensor_elems(op, &in, &w, &out);
+    switch (op->kind) {
+    case PS_OPK_GEMM:
+        return 2.0 * (double)p[PG_BATCH] * (double)p[PG_M] * (double)p[PG_N] * (double)p[PG_K];
+    case PS_OPK_CONV:
+        return 2.0 * (double)out * (double)(p[PC_C] / p[PC_GROUPS]) * (double)(p[PC_R] * p[PC_S]);
+    case PS_OPK_NORM:
+    case PS_OPK_SOFTMAX:
+        return 5.0 * (double)out;
+    case PS_OPK_ELTWISE:
+        return (op->variant == PS_ELT_GELU || op->variant == PS_ELT_ROPE ? 8.0 : 1.0) * (double)out;
+    case PS_OPK_POOL:
+        return (op->variant == PS_POOL_GLOBAL ? 1.0 : (double)(p[PP_WINDOW] * p[PP_WINDOW])) *
+               (double)(op->variant == PS_POOL_GLOBAL ? in : out);
+    case PS_OPK_ATTN: {
+        double pairs = (double)p[PA_SEQ_Q] * (double)p[PA_SEQ_KV] * (p[PA_CAUSAL] ? 0.5 : 1.0);
+        return 4.0 * (double)p[PA_BATCH] * (double)p[PA_HEADS] * pairs * (double)p[PA_HEAD_DIM];
+    }
+    default:
+        return 0.0;
+    }
+}
+
+double ps_op_bytes(const ps_opdesc_t *op)
+{
+    long long in, w, out;
+    ps_op_tensor_elems(op, &in, &w, &out);
+    if (op->kind == PS_OPK_EMBED) /* only the gathered rows are read */
+        return 2.0 * 2.0 * (double)out + 8.0 * (double)in;
+    return 2.0 * ((double)in + (double)w + (double)out);
+}

@@ -1,0 +1,329 @@
+/* The campaign database (see store.h). */
+#include "collect/store.h"
+
+#include "common/common.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STORE_MAGIC "pairsight-campaign"
+#define STORE_VERSION "1"
+
+struct ps_store {
+    sqlite3 *db;
+    char *path;
+};
+
+sqlite3 *ps_store_db(ps_store_t *s)
+{
+    return s->db;
+}
+
+const char *ps_store_path(const ps_store_t *s)
+{
+    return s->path;
+}
+
+static const char schema[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=FULL;"
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS tasks(key TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+    " spec TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS ops(gpu TEXT NOT NULL, model TEXT NOT NULL, batch INTEGER NOT NULL,"
+    " op INTEGER NOT NULL, name TEXT NOT NULL, tpcs INTEGER NOT NULL, duration_ns REAL NOT NULL,"
+    " PRIMARY KEY(gpu, model, batch, op, tpcs));"
+    "CREATE TABLE IF NOT EXISTS counters(gpu TEXT NOT NULL, model TEXT NOT NULL,"
+    " batch INTEGER NOT NULL, op INTEGER NOT NULL, tpcs INTEGER NOT NULL, dram_bytes REAL,"
+    " l2_bytes REAL, stall_long_scoreboard REAL, stall_lg_throttle REAL, stall_mio_throttle REAL,"
+    " sm_pct REAL, mem_pct REAL, PRIMARY KEY(gpu, model, batch, op));"
+    "CREATE TABLE IF NOT EXISTS coexec(experiment TEXT NOT NULL, run INTEGER NOT NULL,"
+    " gpu TEXT NOT NULL, hp_model TEXT NOT NULL, hp_batch INTEGER NOT NULL,"
+    " hp_start INTEGER NOT NULL, hp_len INTEGER NOT NULL, lp_model TEXT NOT NULL,"
+    " lp_batch INTEGER NOT NULL, lp_start INTEGER NOT NULL, lp_len INTEGER NOT NULL,"
+    " hp_tpcs INTEGER NOT NULL, lp_tpcs INTEGER NOT NULL, hp_ns REAL NOT NULL,"
+    " lp_ns REAL NOT NULL, mechanism TEXT, PRIMARY KEY(experiment, run));";
+
+int ps_store_error(ps_store_t *s, const char *what)
+{
+    return ps_error(PS_E_BACKEND, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+/* Run one statement with text parameters; the optional callback receives the
+ * first column of each row. */
+static int exec_text(ps_store_t *s, const char *sql, const char *const *args, int n_args,
+                     char *first, size_t first_size, int *found)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return ps_store_error(s, "prepare");
+    for (int i = 0; i < n_args; i++)
+        sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_TRANSIENT);
+    int rc = 0, r;
+    if (found)
+        *found = 0;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (found && !*found) {
+            *found = 1;
+            const unsigned char *t = sqlite3_column_text(st, 0);
+            snprintf(first, first_size, "%s", t ? (const char *)t : "");
+        }
+    }
+    if (r != SQLITE_DONE)
+        rc = ps_store_error(s, sql);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ps_store_meta_get(ps_store_t *s, const char *key, char *buf, size_t size)
+{
+    int found;
+    const char *args[] = {key};
+    int rc = exec_text(s, "SELECT value FROM meta WHERE key=?1", args, 1, buf, size, &found);
+    return rc ? rc : found;
+}
+
+int ps_store_meta_pin(ps_store_t *s, const char *key, const char *value, const char *what)
+{
+    char old[256];
+    int rc = ps_store_meta_get(s, key, old, sizeof old);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return strcmp(old, value) == 0
+                   ? 0
+                   : ps_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s", s->path,
+                              what, old, value);
+    const char *args[] = {key, value};
+    return exec_text(s, "INSERT INTO meta(key, value) VALUES(?1, ?2)", args, 2, NULL, 0, NULL);
+}
+
+int ps_store_open(const char *path, ps_store_t **out)
+{
+    *out = NULL;
+    ps_store_t *s = ps_calloc(1, sizeof *s);
+    if (!s)
+        return PS_E_NOMEM;
+    s->path = ps_strdup(path);
+    int rc = s->path ? 0 : PS_E_NOMEM;
+    if (rc == 0 && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+                       SQLITE_OK)
+        rc = ps_error(PS_E_IO, "%s: cannot open: %s", path,
+                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    if (rc == 0) {
+        /* Another process (a status query, a second collector) may hold the
+         * lock for a moment. */
+        sqlite3_busy_timeout(s->db, 10000);
+        char *msg = NULL;
+        if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+            rc = ps_error(PS_E_INPUT, "%s: not a campaign database: %s", path, msg ? msg : "?");
+            sqlite3_free(msg);
+        }
+    }
+    if (rc == 0)
+        rc = ps_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
+    if (rc == 0)
+        rc = ps_store_meta_pin(s, "version", STORE_VERSION, "format version");
+    if (rc) {
+        ps_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void ps_store_close(ps_store_t *s)
+{
+    if (!s)
+        return;
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const char *spec, int *done)
+{
+    sqlite3_stmt *st = NULL;
+    *done = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT spec, done FROM tasks WHERE key=?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return ps_store_error(s, "prepare");
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+    int r = sqlite3_step(st), rc = 0;
+    if (r == SQLITE_ROW) {
+        const char *old = (const char *)sqlite3_column_text(st, 0);
+        if (!old || strcmp(old, spec) != 0)
+            rc = ps_error(PS_E_MISMATCH,
+                          "%s: task %s was planned as '%s', now '%s' (another campaign with the "
+                          "same names: use another seed or database)",
+                          s->path, key, old ? old : "", spec);
+        *done = sqlite3_column_int(st, 1);
+    } else if (r != SQLITE_DONE) {
+        rc = ps_store_error(s, "tasks");
+    }
+    sqlite3_finalize(st);
+    if (rc || r == SQLITE_ROW)
+        return rc;
+    const char *args[] = {key, kind, spec};
+    return exec_text(s, "INSERT INTO tasks(key, kind, spec) VALUES(?1, ?2, ?3)", args, 3, NULL, 0,
+                     NULL);
+}
+
+int ps_store_begin(ps_store_t *s)
+{
+    return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0
+                                                                                 : ps_store_error(s, "begin");
+}
+
+int ps_store_commit(ps_store_t *s)
+{
+    return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : ps_store_error(s, "commit");
+}
+
+void ps_store_rollback(ps_store_t *s)
+{
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int ps_store_task_done(ps_store_t *s, const char *key)
+{
+    const char *args[] = {key};
+    int rc = exec_text(s, "UPDATE tasks SET done=1 WHERE key=?1", args, 1, NULL, 0, NULL);
+    if (rc == 0 && sqlite3_changes(s->db) != 1)
+        rc = ps_error(PS_E_BACKEND, "%s: task %s is not planned", s->path, key);
+    return rc;
+}
+
+/* Bind a double, or NULL for NAN (an unmeasured counter). */
+static void bind_num(sqlite3_stmt *st, int i, double v)
+{
+    if (isnan(v))
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_double(st, i, v);
+}
+
+static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
+{
+    int r = sqlite3_step(st);
+    int rc = r == SQLITE_DONE ? 0 : ps_store_error(s, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch, int op,
+                    const char *name, int tpcs, double duration_ns)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO ops(gpu, model, batch, op, name, tpcs, duration_ns)"
+                           " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return ps_store_error(s, "prepare");
+    sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 3, batch);
+    sqlite3_bind_int(st, 4, op);
+    sqlite3_bind_text(st, 5, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 6, tpcs);
+    sqlite3_bind_double(st, 7, duration_ns);
+    return step_once(s, st, "insert into ops");
+}
+
+int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int batch, int op,
+                          int tpcs, const ps_counters_t *c)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO counters(gpu, model, batch, op, tpcs, dram_bytes, l2_bytes,"
+                           " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
+                           " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return ps_store_error(s, "prepare");
+    sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 3, batch);
+    sqlite3_bind_int(st, 4, op);
+    sqlite3_bind_int(st, 5, tpcs);
+    bind_num(st, 6, c->dram_bytes);
+    bind_num(st, 7, c->l2_bytes);
+    bind_num(st, 8, c->stall_long_scoreboard);
+    bind_num(st, 9, c->stall_lg_throttle);
+    bind_num(st, 10, c->stall_mio_throttle);
+    bind_num(st, 11, c->sm_pct);
+    bind_num(st, 12, c->mem_pct);
+    return step_once(s, st, "insert into counters");
+}
+
+int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO coexec(experiment, run, gpu, hp_model, hp_batch, hp_start,"
+                           " hp_len, lp_model, lp_batch, lp_start, lp_len, hp_tpcs, lp_tpcs, hp_ns,"
+                           " lp_ns, mechanism) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                           " ?12, ?13, ?14, ?15, ?16)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return ps_store_error(s, "prepare");
+    sqlite3_bind_text(st, 1, row->experiment, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, run);
+    sqlite3_bind_text(st, 3, row->gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, row->hp_model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 5, row->hp_batch);
+    sqlite3_bind_int(st, 6, row->hp_start);
+    sqlite3_bind_int(st, 7, row->hp_len);
+    sqlite3_bind_text(st, 8, row->lp_model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 9, row->lp_batch);
+    sqlite3_bind_int(st, 10, row->lp_start);
+    sqlite3_bind_int(st, 11, row->lp_len);
+    sqlite3_bind_int(st, 12, row->hp_tpcs);
+    sqlite3_bind_int(st, 13, row->lp_tpcs);
+    sqlite3_bind_double(st, 14, row->hp_ns);
+    sqlite3_bind_double(st, 15, row->lp_ns);
+    if (row->mechanism)
+        sqlite3_bind_text(st, 16, row->mechanism, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 16);
+    return step_once(s, st, "insert into coexec");
+}
+
+static int count(ps_store_t *s, const char *sql, long *out)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return ps_store_error(s, "prepare");
+    int rc = 0;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *out = (long)sqlite3_column_int64(st, 0);
+    else
+        rc = ps_store_error(s, sql);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = count(s, "SELECT COUNT(*) FROM tasks", &out->tasks_total);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM tasks WHERE done=1", &out->tasks_done);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM ops", &out->op_rows);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM counters", &out->counter_rows);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM coexec", &out->coexec_rows);
+    char buf[64];
+    if (rc == 0 && ps_store_meta_get(s, "gpu", out->gpu, sizeof out->gpu) < 0)
+        rc = PS_E_BACKEND;
+    if (rc == 0) {
+        int r = ps_store_meta_get(s, "seq_len", buf, sizeof buf);
+        if (r < 0)
+            rc = r;
+        else if (r == 1)
+            out->seq_len = atoi(buf);
+    }
+    return rc;
+}
+

@@ -1,0 +1,276 @@
+/*
+ * The six models of the PairSight evaluation as operator lists, derived from
+ * their published architectures as PyTorch runs them in eager inference mode
+ * (one operator per kernel: a convolution, its batch norm and its activation
+ * are three operators):
+ *
+ *   resnet50, resnet101  He et al. 2016, torchvision v1.5 bottlenecks (stride
+ *                        on the 3x3 convolution), 224x224 input
+ *   mobilenetv2          Sandler et al. 2018, width 1.0, 224x224 input
+ *   bert-base            Devlin et al. 2019: 12 layers, hidden 768, 12 heads,
+ *                        FFN 3072, vocabulary 30522 (HuggingFace eager attention)
+ *   llama-3.2-1b         Meta 2024: 16 layers, hidden 2048, 32 heads, 8 KV
+ *                        heads, head dim 64, FFN 8192, vocabulary 128256
+ *   llama-3.2-3b         28 layers, hidden 3072, 24 heads, 8 KV heads, head
+ *                        dim 128, FFN 8192 (fused SDPA attention, prefill of
+ *                        seq_len tokens, logits of the last token)
+ */
+#include "collect/oplist.h"
+
+#include "common/common.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#define DEFAULT_SEQ_LEN 128
+
+typedef struct {
+    ps_oplist_t *l;
+    int rc;
+} zb_t;
+
+static void push(zb_t *b, ps_opkind_t kind, int variant, const long long *p, int np,
+                 const char *fmt, ...) PS_PRINTF(6, 7);
+
+static void push(zb_t *b, ps_opkind_t kind, int variant, const long long *p, int np,
+                 const char *fmt, ...)
+{
+    if (b->rc)
+        return;
+    ps_opdesc_t op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.variant = variant;
+    memcpy(op.p, p, (size_t)np * sizeof *p);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(op.name, sizeof op.name, fmt, ap);
+    va_end(ap);
+    b->rc = ps_oplist_push(b->l, &op);
+}
+
+#define P(...) ((const long long[]){__VA_ARGS__}), (int)(sizeof((const long long[]){__VA_ARGS__}) / sizeof(long long))
+
+/* ---- CNN building blocks: each updates the running NCHW shape ---- */
+
+typedef struct {
+    long long n, c, h, w;
+} shape_t;
+
+static void conv(zb_t *b, shape_t *s, const char *name, long long k, long long r, long long stride,
+                 long long groups)
+{
+    long long pad = r / 2;
+    push(b, PS_OPK_CONV, 0, P(s->n, s->c, s->h, s->w, k, r, r, stride, pad, groups), "%s", name);
+    s->h = ps_conv_out(s->h, r, stride, pad);
+    s->w = ps_conv_out(s->w, r, stride, pad);
+    s->c = k;
+}
+
+static void bn(zb_t *b, const shape_t *s, const char *name)
+{
+    push(b, PS_OPK_NORM, PS_NORM_BATCH, P(s->n, s->c, s->h * s->w), "%s", name);
+}
+
+static void act(zb_t *b, const shape_t *s, int variant, const char *name)
+{
+    push(b, PS_OPK_ELTWISE, variant, P(s->n * s->c * s->h * s->w, 1), "%s", name);
+}
+
+static void add(zb_t *b, long long elems, const char *name)
+{
+    push(b, PS_OPK_ELTWISE, PS_ELT_ADD, P(elems, 2), "%s", name);
+}
+
+static void classifier(zb_t *b, shape_t *s, long long classes)
+{
+    push(b, PS_OPK_POOL, PS_POOL_GLOBAL, P(s->n, s->c, s->h, s->w, s->h, 1), "avgpool");
+    push(b, PS_OPK_GEMM, 0, P(s->n, classes, s->c, 1), "fc");
+}
+
+static void build_resnet(zb_t *b, long long batch, const int blocks[4])
+{
+    shape_t s = {batch, 3, 224, 224};
+    conv(b, &s, "conv1", 64, 7, 2, 1);
+    bn(b, &s, "bn1");
+    act(b, &s, PS_ELT_RELU, "relu");
+    push(b, PS_OPK_POOL, PS_POOL_MAX, P(s.n, s.c, s.h, s.w, 3, 2), "maxpool");
+    s.h = ps_conv_out(s.h, 3, 2, 1);
+    s.w = ps_conv_out(s.w, 3, 2, 1);
+    static const long long widths[4] = {64, 128, 256, 512};
+    char nm[PS_OP_NAME_MAX];
+    for (int layer = 0; layer < 4; layer++) {
+        for (int i = 0; i < blocks[layer]; i++) {
+            long long stride = (i == 0 && layer > 0) ? 2 : 1;
+            shape_t in = s;
+#define NM(x) (snprintf(nm, sizeof nm, "layer%d.%d.%s", layer + 1, i, x), nm)
+            conv(b, &s, NM("conv1"), widths[layer], 1, 1, 1);
+            bn(b, &s, NM("bn1"));
+            act(b, &s, PS_ELT_RELU, NM("relu1"));
+            conv(b, &s, NM("conv2"), widths[layer], 3, stride, 1);
+            bn(b, &s, NM("bn2"));
+            act(b, &s, PS_ELT_RELU, NM("relu2"));
+            conv(b, &s, NM("conv3"), widths[layer] * 4, 1, 1, 1);
+            bn(b, &s, NM("bn3"));
+            if (i == 0) {
+                shape_t ds = in;
+                conv(b, &ds, NM("downsample.0"), widths[layer] * 4, 1, stride, 1);
+                bn(b, &ds, NM("downsample.1"));
+            }
+            add(b, s.n * s.c * s.h * s.w, NM("add"));
+            act(b, &s, PS_ELT_RELU, NM("relu3"));
+#undef NM
+        }
+    }
+    classifier(b, &s, 1000);
+}
+
+static void build_mobilenetv2(zb_t *b, long long batch)
+{
+    static const int cfg[7][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2},  {6, 64, 4, 2},
+                                  {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+    shape_t s = {batch, 3, 224, 224};
+    conv(b, &s, "features.0.conv", 32, 3, 2, 1);
+    bn(b, &s, "features.0.bn");
+    act(b, &s, PS_ELT_RELU6, "features.0.relu6");
+    char nm[PS_OP_NAME_MAX];
+    int idx = 1;
+    for (int g = 0; g < 7; g++) {
+        for (int i = 0; i < cfg[g][2]; i++, idx++) {
+            long long stride = i == 0 ? cfg[g][3] : 1;
+            long long in_c = s.c, hidden = s.c * cfg[g][0];
+#define NM(x) (snprintf(nm, sizeof nm, "features.%d.%s", idx, x), nm)
+            if (cfg[g][0] != 1) {
+                conv(b, &s, NM("expand"), hidden, 1, 1, 1);
+                bn(b, &s, NM("expand.bn"));
+                act(b, &s, PS_ELT_RELU6, NM("expand.relu6"));
+            }
+            conv(b, &s, NM("dw"), hidden, 3, stride, hidden);
+            bn(b, &s, NM("dw.bn"));
+            act(b, &s, PS_ELT_RELU6, NM("dw.relu6"));
+            conv(b, &s, NM("project"), cfg[g][1], 1, 1, 1);
+            bn(b, &s, NM("project.bn"));
+            if (stride == 1 && in_c == cfg[g][1])
+                add(b, s.n * s.c * s.h * s.w, NM("add"));
+#undef NM
+        }
+    }
+    conv(b, &s, "features.18.conv", 1280, 1, 1, 1);
+    bn(b, &s, "features.18.bn");
+    act(b, &s, PS_ELT_RELU6, "features.18.relu6");
+    classifier(b, &s, 1000);
+}
+
+static void build_bert(zb_t *b, long long batch, long long seq)
+{
+    const long long hid = 768, heads = 12, hd = 64, ffn = 3072, layers = 12;
+    long long t = batch * seq;
+    push(b, PS_OPK_EMBED, 0, P(t, hid, 30522), "embeddings.word");
+    push(b, PS_OPK_EMBED, 0, P(t, hid, 512), "embeddings.position");
+    push(b, PS_OPK_EMBED, 0, P(t, hid, 2), "embeddings.token_type");
+    add(b, t * hid, "embeddings.add1");
+    add(b, t * hid, "embeddings.add2");
+    push(b, PS_OPK_NORM, PS_NORM_LAYER, P(t, hid, 1), "embeddings.layernorm");
+    char nm[PS_OP_NAME_MAX];
+    for (int i = 0; i < layers; i++) {
+#define NM(x) (snprintf(nm, sizeof nm, "layer%d.%s", i, x), nm)
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.query"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.key"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.value"));
+        push(b, PS_OPK_GEMM, 0, P(seq, seq, hd, batch * heads), "%s", NM("attn.scores"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_SCALE, P(batch * heads * seq * seq, 1), "%s", NM("attn.scale"));
+        add(b, batch * heads * seq * seq, NM("attn.mask"));
+        push(b, PS_OPK_SOFTMAX, 0, P(batch * heads * seq, seq), "%s", NM("attn.softmax"));
+        push(b, PS_OPK_GEMM, 0, P(seq, hd, seq, batch * heads), "%s", NM("attn.context"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.output.dense"));
+        add(b, t * hid, NM("attn.output.add"));
+        push(b, PS_OPK_NORM, PS_NORM_LAYER, P(t, hid, 1), "%s", NM("attn.output.layernorm"));
+        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), "%s", NM("intermediate.dense"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_GELU, P(t * ffn, 1), "%s", NM("intermediate.gelu"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, ffn, 1), "%s", NM("output.dense"));
+        add(b, t * hid, NM("output.add"));
+        push(b, PS_OPK_NORM, PS_NORM_LAYER, P(t, hid, 1), "%s", NM("output.layernorm"));
+#undef NM
+    }
+    push(b, PS_OPK_GEMM, 0, P(batch, hid, hid, 1), "pooler.dense");
+    push(b, PS_OPK_ELTWISE, PS_ELT_TANH, P(batch * hid, 1), "pooler.tanh");
+}
+
+static void build_llama(zb_t *b, long long batch, long long seq, long long hid, long long layers,
+                        long long heads, long long kv_heads, long long hd, long long ffn)
+{
+    const long long vocab = 128256;
+    long long t = batch * seq;
+    push(b, PS_OPK_EMBED, 0, P(t, hid, vocab), "embed_tokens");
+    char nm[PS_OP_NAME_MAX];
+    for (int i = 0; i < layers; i++) {
+#define NM(x) (snprintf(nm, sizeof nm, "layers.%d.%s", i, x), nm)
+        push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), "%s", NM("input_layernorm"));
+        push(b, PS_OPK_GEMM, 0, P(t, heads * hd, hid, 1), "%s", NM("self_attn.q_proj"));
+        push(b, PS_OPK_GEMM, 0, P(t, kv_heads * hd, hid, 1), "%s", NM("self_attn.k_proj"));
+        push(b, PS_OPK_GEMM, 0, P(t, kv_heads * hd, hid, 1), "%s", NM("self_attn.v_proj"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_ROPE, P(t * heads * hd, 1), "%s", NM("self_attn.rope_q"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_ROPE, P(t * kv_heads * hd, 1), "%s", NM("self_attn.rope_k"));
+        push(b, PS_OPK_ATTN, 0, P(batch, heads, kv_heads, seq, seq, hd, 1), "%s", NM("self_attn.sdpa"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, heads * hd, 1), "%s", NM("self_attn.o_proj"));
+        add(b, t * hid, NM("residual1"));
+        push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), "%s", NM("post_attention_layernorm"));
+        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), "%s", NM("mlp.gate_proj"));
+        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), "%s", NM("mlp.up_proj"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_SILU_MUL, P(t * ffn, 2), "%s", NM("mlp.act_mul"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, ffn, 1), "%s", NM("mlp.down_proj"));
+        add(b, t * hid, NM("residual2"));
+#undef NM
+    }
+    push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), "norm");
+    push(b, PS_OPK_GEMM, 0, P(batch, vocab, hid, 1), "lm_head");
+}
+
+static const char *const zoo_names[] = {"resnet50",  "resnet101",    "mobilenetv2",
+                                        "bert-base", "llama-3.2-1b", "llama-3.2-3b", NULL};
+
+const char *const *ps_zoo_models(void)
+{
+    return zoo_names;
+}
+
+int ps_zoo_build(const char *model, int batch, int seq_len, ps_oplist_t **out)
+{
+    *out = NULL;
+    if (!model || batch <= 0)
+        return ps_error(PS_E_ARG, "zoo: need a model name and a batch size > 0");
+    if (seq_len <= 0)
+        seq_len = DEFAULT_SEQ_LEN;
+    int transformer = strcmp(model, "bert-base") == 0 || strncmp(model, "llama-", 6) == 0;
+    if (strcmp(model, "bert-base") == 0 && seq_len > 512)
+        return ps_error(PS_E_ARG, "zoo: bert-base takes at most 512 tokens, not %d", seq_len);
+    zb_t b = {ps_oplist_new(model, batch, transformer ? seq_len : 0), 0};
+    if (!b.l)
+        return PS_E_NOMEM;
+    static const int r50[4] = {3, 4, 6, 3}, r101[4] = {3, 4, 23, 3};
+    if (strcmp(model, "resnet50") == 0)
+        build_resnet(&b, batch, r50);
+    else if (strcmp(model, "resnet101") == 0)
+        build_resnet(&b, batch, r101);
+    else if (strcmp(model, "mobilenetv2") == 0)
+        build_mobilenetv2(&b, batch);
+    else if (strcmp(model, "bert-base") == 0)
+        build_bert(&b, batch, seq_len);
+    else if (strcmp(model, "llama-3.2-1b") == 0)
+        build_llama(&b, batch, seq_len, 2048, 16, 32, 8, 64, 8192);
+    else if (strcmp(model, "llama-3.2-3b") == 0)
+        build_llama(&b, batch, seq_len, 3072, 28, 24, 8, 128, 8192);
+    else {
+        ps_oplist_free(b.l);
+        return ps_error(PS_E_ARG,
+                        "zoo: unknown model '%s' (known: resnet50, resnet101, mobilenetv2, "
+                        "bert-base, llama-3.2-1b, llama-3.2-3b)",
+                        model);
+    }
+    if (b.rc) {
+        ps_oplist_free(b.l);
+        return b.rc;
+    }
+    *out = b.l;
+    return 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * Internal interface of the evaluation stage: metrics, the baselines trained
+ * on a built data set (src/features) and the report writer.
+ */
+#ifndef PS_EVALUATE_H
+#define PS_EVALUATE_H
+
+#include "features/features.h"
+#include "pairsight.h"
+
+#include <stdio.h>
+
+/* ---- metrics (metrics.c) ---- */
+
+/* Absolute percentage error of one prediction: 100 |pred - meas| / meas. */
+double ps_ape(double pred, double meas);
+/* MAPE in percent over n pairs (NAN when n is 0). */
+double ps_mape(const double *pred, const double *meas, size_t n);
+/* Share (percent) of predictions with |pred - meas| / meas <= tol. */
+double ps_within(const double *pred, const double *meas, size_t n, double tol);
+/* Sort the absolute percentage errors of n pairs into out[n] (ascending):
+ * out[i] is the error at cumulative share (i + 1) / n, the error CDF. */
+void ps_error_cdf(const double *pred, const double *meas, size_t n, double *out);
+/* Pearson correlation of n pairs, NAN pairs skipped (NAN when undefined). */
+double ps_pearson(const double *a, const double *b, size_t n);
+/* Median of v[n] (v is reordered). */
+double ps_median(double *v, size_t n);
+
+/* ---- baselines on a data set (baselines.c) ---- */
+
+/* Train method on the samples i of d with use[i] != 0 (use NULL: the
+ * PS_SPLIT_TRAIN samples). d must have the PS_FEAT_FULL layout for the
+ * methods on the PairSight input. */
+int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t *d,
+                    const unsigned char *use, const ps_baseline_params_t *p, ps_baseline_t **out);
+
+/* Predict samples idx[0..n) of d into hp[n], lp[n] (ns), using the feature
+ * vectors already in d where the method reads them. */
+int ps_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d,
+                                const size_t *idx, size_t n, double *hp, double *lp);
+
+/* Seconds spent in training. */
+double ps_baseline_train_seconds(const ps_baseline_t *b);
+
+/* The query of one coexec row. */
+ps_query_t ps_query_of_row(const ps_coexec_row_t *r);
+
+#endif

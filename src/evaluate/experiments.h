@@ -1,0 +1,112 @@
+/*
+ * The four experiments of the paper's evaluation (Section IV) on one
+ * profiling campaign, the tables they print, their JSON and the HTML report:
+ *
+ *  1. accuracy and cost (Table I)     PairSight and every baseline on the
+ *                                     test split
+ *  2. ablation (Fig. 4)               PairSight retrained on each input variant
+ *  3. generalization (Table II)       train on the classic models at default
+ *                                     batch sizes, test on Llama and batch 16
+ *                                     and 64, then continued training on k new
+ *                                     experiments per held-out group
+ *  4. long segments                   segments beyond the window under SM
+ *                                     splits absent from training: index
+ *                                     against time-aligned composition against
+ *                                     the intensity rule
+ */
+#ifndef PS_EVALUATE_EXPERIMENTS_H
+#define PS_EVALUATE_EXPERIMENTS_H
+
+#include "evaluate/evaluate.h"
+
+#include <stdio.h>
+
+enum {
+    PS_EXP_ACCURACY = 1,
+    PS_EXP_ABLATION = 2,
+    PS_EXP_GENERALIZATION = 4,
+    PS_EXP_LONG = 8,
+    PS_EXP_ALL = 15
+};
+
+/* Parse "accuracy,ablation,generalization,long" or "all" into a mask. */
+int ps_experiments_parse(const char *list, int *mask);
+
+typedef void (*ps_eval_progress_fn)(const char *stage, double done, double total, void *user);
+
+typedef struct {
+    const ps_ops_t *ops;
+    const ps_coexec_t *cx;       /* the campaign: split 80/10/10 by experiment */
+    const ps_coexec_t *train_cx; /* NULL: train on cx's train split and test on its
+                                    test split; else train on train_cx's train
+                                    split and test on every row of cx */
+    const ps_coexec_t *long_cx;  /* long-segment co-executions (experiment 4) */
+    const ps_ops_t *long_ops;    /* their standalone profile (NULL: ops) */
+    const ps_model_t *model;     /* NULL: trained here on the training data */
+    int experiments;             /* PS_EXP_* mask */
+    unsigned seed;               /* split seed (the model's when it is given) */
+    int nthread;                 /* XGBoost threads (0 = all) */
+    int max_rounds;              /* trees per regressor when training here (0 = default) */
+    int n_depths, depths[4];     /* max_depth grid when training here (0: the trainer's) */
+    int n_etas;                  /* learning-rate grid when training here (0: the trainer's) */
+    double etas[4];
+    int ks[3];                   /* continued-training sizes (default 10, 50, 100) */
+    ps_baseline_params_t bp;
+    ps_eval_progress_fn progress;
+    void *progress_user;
+} ps_eval_config_t;
+
+void ps_eval_default_config(ps_eval_config_t *c);
+
+/* One row of a result table. NAN where not measured. */
+typedef struct {
+    char name[40];
+    size_t n, n_llama;
+    double hp_mape, lp_mape, hp_within10, llama_hp_mape;
+    double train_seconds, query_us; /* query: per candidate, batches of 1k */
+} ps_eval_row_t;
+
+#define PS_GEN_GROUPS 3 /* llama, batch16, batch64 */
+#define PS_GEN_ROWS (PS_METHOD_COUNT + 3)
+#define PS_ABL_ROWS 5
+#define PS_LONG_ROWS 3
+
+typedef struct {
+    int done; /* PS_EXP_* mask of the experiments that ran */
+    /* 1. Table I, one row per method, and the test predictions per method
+     *    (NULL where the method failed) for the report's figures. */
+    ps_eval_row_t table1[PS_METHOD_COUNT];
+    size_t n_test;
+    double *meas_hp, *meas_lp;
+    double *pred_hp[PS_METHOD_COUNT], *pred_lp[PS_METHOD_COUNT];
+    /* 2. Fig. 4: full, no co-runner, summed, durations only, utilization. */
+    ps_eval_row_t ablation[PS_ABL_ROWS];
+    /* 3. Table II: rows are the methods then PairSight after k = ks[0..2];
+     *    columns the held-out groups. */
+    ps_eval_row_t gen[PS_GEN_ROWS][PS_GEN_GROUPS];
+    int ks[3];
+    /* 4. long segments: index, overlap, intensity rule; all and asymmetric. */
+    ps_eval_row_t long_all[PS_LONG_ROWS], long_asym[PS_LONG_ROWS];
+    /* What the pairsight row was trained on. */
+    size_t n_train;
+    double model_train_seconds;
+} ps_eval_results_t;
+
+/* Run the selected experiments. A baseline that fails to train leaves its
+ * row NAN with a warning through ps_log; a failure of PairSight or of the
+ * inputs fails the call. *r is the caller's; release with ps_eval_results_clear. */
+int ps_eval_run(const ps_eval_config_t *c, ps_eval_results_t *r);
+void ps_eval_results_clear(ps_eval_results_t *r);
+
+/* The tables as text, the paper's layout (report.c). */
+void ps_eval_print(const ps_eval_results_t *r, FILE *f);
+/* The results as JSON: {"methods": {...}, "ablation": {...}, ...}. Returns a
+ * malloc'd string. */
+char *ps_eval_json(const ps_eval_results_t *r);
+
+/* The self-contained HTML report (inline SVG) of r and the campaign, written
+ * atomically to path. */
+int ps_report_write(const ps_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx,
+                    const char *path);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * A small multilayer perceptron with its own trainer on OpenBLAS (minibatch
+ * Adam, mean squared error, early stopping on a held-out share of the
+ * training rows). Used by the Abacus-style and PairSight-MLP baselines.
+ * docs/evaluation.md says why this trainer and not FANN.
+ *
+ * Inputs and targets are standardized inside: callers pass raw rows.
+ */
+#ifndef PS_EVALUATE_MLP_H
+#define PS_EVALUATE_MLP_H
+
+#include <stddef.h>
+
+#define PS_MLP_MAX_LAYERS 4
+
+typedef struct {
+    int hidden[PS_MLP_MAX_LAYERS - 1]; /* hidden layer widths; 0 ends the list */
+    int epochs;                        /* at most this many passes */
+    int batch;                         /* minibatch rows */
+    double lr;                         /* Adam step size */
+    double weight_decay;               /* L2 penalty on weights */
+    double valid_share;                /* share of rows held out for early stopping */
+    int patience;                      /* epochs without improvement before stopping */
+    double max_seconds;                /* wall-clock cap on training (0 = none) */
+    int tanh_hidden;                   /* 1: tanh hidden units, 0: ReLU */
+    unsigned seed;
+} ps_mlp_params_t;
+
+/* Three layers of weights (two hidden layers of 64), ReLU, 100 epochs,
+ * batch 32, lr 1e-3, weight decay 1e-3, 10% early-stopping rows, patience 20
+ * (the validation loss of small campaigns is noisy: a shorter patience stops
+ * before the best epoch; see docs/evaluation.md). */
+void ps_mlp_default_params(ps_mlp_params_t *p);
+
+typedef struct ps_mlp ps_mlp_t;
+
+/* Train on n rows: x row i at x + i * n_in (NAN counts as 0), y row i at
+ * y + i * n_out. *out owns its memory; release with ps_mlp_free. */
+int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
+                 const ps_mlp_params_t *p, ps_mlp_t **out);
+
+/* Predict n rows into out[n * n_out] (caller-owned). Thread-safe. */
+int ps_mlp_predict(const ps_mlp_t *m, const float *x, size_t n, double *out);
+
+int ps_mlp_n_in(const ps_mlp_t *m);
+int ps_mlp_epochs_run(const ps_mlp_t *m);
+void ps_mlp_free(ps_mlp_t *m);
+
+#endif

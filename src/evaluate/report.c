@@ -1,0 +1,637 @@
+/*
+ * The results of the experiments as text tables, as JSON and as one
+ * self-contained HTML page with inline SVG figures (nothing is fetched):
+ * predicted against measured latency per method, error CDFs, the slowdown
+ * heat map of HP segments against co-runners (the paper's Fig. 1c) and each
+ * counter's correlation with delta for target and co-runner (Fig. 2).
+ */
+#include "common/common.h"
+#include "evaluate/experiments.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const gen_groups[PS_GEN_GROUPS] = {"llama", "batch16", "batch64"};
+static const char *const palette[PS_METHOD_COUNT] = {"#d62728", "#1f77b4", "#2ca02c",
+                                                     "#9467bd", "#8c564b", "#ff7f0e"};
+
+/* ---- text ---- */
+
+static void fnum(FILE *f, double v, int width, int prec)
+{
+    if (isnan(v))
+        fprintf(f, "%*s", width, "-");
+    else
+        fprintf(f, "%*.*f", width, prec, v);
+}
+
+void ps_eval_print(const ps_eval_results_t *r, FILE *f)
+{
+    if (r->done & PS_EXP_ACCURACY) {
+        fprintf(f, "Table I: accuracy and cost on %zu test co-executions (MAPE %%)\n", r->n_test);
+        fprintf(f, "%-16s %8s %8s %8s %9s %9s %10s\n", "method", "HP", "LP", "HP<=10%", "Llama HP",
+                "train s", "query us");
+        for (int m = 0; m < PS_METHOD_COUNT; m++) {
+            const ps_eval_row_t *w = &r->table1[m];
+            fprintf(f, "%-16s ", w->name);
+            fnum(f, w->hp_mape, 8, 2);
+            fnum(f, w->lp_mape, 9, 2);
+            fnum(f, w->hp_within10, 9, 1);
+            fnum(f, w->llama_hp_mape, 10, 2);
+            fnum(f, w->train_seconds, 10, 1);
+            fnum(f, w->query_us, 11, 2);
+            fputc('\n', f);
+        }
+        fputc('\n', f);
+    }
+    if (r->done & PS_EXP_ABLATION) {
+        fprintf(f, "Fig. 4: ablation of the PairSight input (MAPE %%)\n");
+        fprintf(f, "%-16s %8s %8s %9s\n", "input", "HP", "LP", "train s");
+        for (int a = 0; a < PS_ABL_ROWS; a++) {
+            fprintf(f, "%-16s ", r->ablation[a].name);
+            fnum(f, r->ablation[a].hp_mape, 8, 2);
+            fnum(f, r->ablation[a].lp_mape, 9, 2);
+            fnum(f, r->ablation[a].train_seconds, 10, 1);
+            fputc('\n', f);
+        }
+        fputc('\n', f);
+    }
+    if (r->done & PS_EXP_GENERALIZATION) {
+        fprintf(f, "Table II: generalization, trained on the classic models at default batch sizes (MAPE %%)\n");
+        fprintf(f, "%-16s", "method");
+        for (int g = 0; g < PS_GEN_GROUPS; g++)
+            fprintf(f, " %8s-HP %8s-LP", gen_groups[g], gen_groups[g]);
+        fputc('\n', f);
+        for (int m = 0; m < PS_GEN_ROWS; m++) {
+            fprintf(f, "%-16s", r->gen[m][0].name);
+            for (int g = 0; g < PS_GEN_GROUPS; g++) {
+                fnum(f, r->gen[m][g].hp_mape, 12, 2);
+                fnum(f, r->gen[m][g].lp_mape, 12, 2);
+            }
+            fputc('\n', f);
+        }
+        fprintf(f, "%-16s", "test rows");
+        for (int g = 0; g < PS_GEN_GROUPS; g++)
+            fprintf(f, " %11zu %11s", r->gen[0][g].n, "");
+        fprintf(f, "\n\n");
+    }
+    if (r->done & PS_EXP_LONG) {
+        fprintf(f, "Long segments beyond the window, SM splits absent from training (MAPE %%)\n");
+        fprintf(f, "%-18s %8s %8s %10s %10s\n", "method", "HP", "LP", "asym HP", "asym LP");
+        for (int i = 0; i < PS_LONG_ROWS; i++) {
+            fprintf(f, "%-18s ", r->long_all[i].name);
+            fnum(f, r->long_all[i].hp_mape, 8, 2);
+            fnum(f, r->long_all[i].lp_mape, 9, 2);
+            fnum(f, r->long_asym[i].hp_mape, 11, 2);
+            fnum(f, r->long_asym[i].lp_mape, 11, 2);
+            fputc('\n', f);
+        }
+        fprintf(f, "(%zu co-executions, %zu asymmetric)\n\n", r->long_all[0].n, r->long_asym[0].n);
+    }
+}
+
+/* ---- JSON ---- */
+
+static void jnum(cJSON *o, const char *k, double v)
+{
+    if (isnan(v) || isinf(v))
+        cJSON_AddNullToObject(o, k);
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+static cJSON *jrow(const ps_eval_row_t *w)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    jnum(o, "hp_mape", w->hp_mape);
+    jnum(o, "lp_mape", w->lp_mape);
+    jnum(o, "hp_within10", w->hp_within10);
+    jnum(o, "llama_hp_mape", w->llama_hp_mape);
+    jnum(o, "train_seconds", w->train_seconds);
+    jnum(o, "query_us", w->query_us);
+    cJSON_AddNumberToObject(o, "n", (double)w->n);
+    return o;
+}
+
+char *ps_eval_json(const ps_eval_results_t *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    if (r->done & PS_EXP_ACCURACY) {
+        cJSON *m = cJSON_AddObjectToObject(root, "methods");
+        for (int i = 0; m && i < PS_METHOD_COUNT; i++)
+            cJSON_AddItemToObject(m, r->table1[i].name, jrow(&r->table1[i]));
+        cJSON_AddNumberToObject(root, "n_test", (double)r->n_test);
+        cJSON_AddNumberToObject(root, "n_train", (double)r->n_train);
+    }
+    if (r->done & PS_EXP_ABLATION) {
+        cJSON *a = cJSON_AddObjectToObject(root, "ablation");
+        for (int i = 0; a && i < PS_ABL_ROWS; i++)
+            cJSON_AddItemToObject(a, r->ablation[i].name, jrow(&r->ablation[i]));
+    }
+    if (r->done & PS_EXP_GENERALIZATION) {
+        cJSON *g = cJSON_AddObjectToObject(root, "generalization");
+        for (int k = 0; g && k < PS_GEN_GROUPS; k++) {
+            cJSON *o = cJSON_AddObjectToObject(g, gen_groups[k]);
+            for (int m = 0; o && m < PS_GEN_ROWS; m++)
+                cJSON_AddItemToObject(o, r->gen[m][k].name, jrow(&r->gen[m][k]));
+        }
+    }
+    if (r->done & PS_EXP_LONG) {
+        cJSON *l = cJSON_AddObjectToObject(root, "long_segments");
+        cJSON *a = l ? cJSON_AddObjectToObject(l, "all") : NULL;
+        cJSON *s = l ? cJSON_AddObjectToObject(l, "asymmetric") : NULL;
+        for (int i = 0; a && s && i < PS_LONG_ROWS; i++) {
+            cJSON_AddItemToObject(a, r->long_all[i].name, jrow(&r->long_all[i]));
+            cJSON_AddItemToObject(s, r->long_asym[i].name, jrow(&r->long_asym[i]));
+        }
+    }
+    char *out = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return out;
+}
+
+/* ---- HTML ---- */
+
+static void html_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void hnum(FILE *f, double v, int prec)
+{
+    if (isnan(v))
+        fputs("<td>-</td>", f);
+    else
+        fprintf(f, "<td>%.*f</td>", prec, v);
+}
+
+static void html_tables(FILE *f, const ps_eval_results_t *r)
+{
+    if (r->done & PS_EXP_ACCURACY) {
+        fprintf(f, "<h2>Table I: accuracy and cost</h2><p>%zu test co-executions, %zu training samples. "
+                   "MAPE in percent; query time per candidate in batches of 1k.</p>\n", r->n_test, r->n_train);
+        fputs("<table><tr><th>method</th><th>HP MAPE</th><th>LP MAPE</th><th>HP &le;10%</th>"
+              "<th>Llama HP</th><th>train s</th><th>query &micro;s</th></tr>\n", f);
+        for (int m = 0; m < PS_METHOD_COUNT; m++) {
+            const ps_eval_row_t *w = &r->table1[m];
+            fprintf(f, "<tr><td>%s</td>", w->name);
+            hnum(f, w->hp_mape, 2);
+            hnum(f, w->lp_mape, 2);
+            hnum(f, w->hp_within10, 1);
+            hnum(f, w->llama_hp_mape, 2);
+            hnum(f, w->train_seconds, 1);
+            hnum(f, w->query_us, 2);
+            fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    if (r->done & PS_EXP_ABLATION) {
+        fputs("<h2>Fig. 4: ablation</h2><table><tr><th>input</th><th>HP MAPE</th><th>LP MAPE</th></tr>\n", f);
+        for (int a = 0; a < PS_ABL_ROWS; a++) {
+            fprintf(f, "<tr><td>%s</td>", r->ablation[a].name);
+            hnum(f, r->ablation[a].hp_mape, 2);
+            hnum(f, r->ablation[a].lp_mape, 2);
+            fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    if (r->done & PS_EXP_GENERALIZATION) {
+        fputs("<h2>Table II: generalization</h2><p>Trained on the classic models at default batch sizes; "
+              "the last rows continue training PairSight on k experiments per held-out group.</p>"
+              "<table><tr><th rowspan=2>method</th>", f);
+        for (int g = 0; g < PS_GEN_GROUPS; g++)
+            fprintf(f, "<th colspan=2>%s (%zu)</th>", gen_groups[g], r->gen[0][g].n);
+        fputs("</tr><tr>", f);
+        for (int g = 0; g < PS_GEN_GROUPS; g++)
+            fputs("<th>HP</th><th>LP</th>", f);
+        fputs("</tr>\n", f);
+        for (int m = 0; m < PS_GEN_ROWS; m++) {
+            fprintf(f, "<tr><td>%s</td>", r->gen[m][0].name);
+            for (int g = 0; g < PS_GEN_GROUPS; g++) {
+                hnum(f, r->gen[m][g].hp_mape, 2);
+                hnum(f, r->gen[m][g].lp_mape, 2);
+            }
+            fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    if (r->done & PS_EXP_LONG) {
+        fprintf(f, "<h2>Long segments</h2><p>%zu co-executions beyond the window under SM splits absent "
+                   "from training, %zu of them asymmetric.</p><table><tr><th>method</th><th>HP</th><th>LP</th>"
+                   "<th>asym HP</th><th>asym LP</th></tr>\n", r->long_all[0].n, r->long_asym[0].n);
+        for (int i = 0; i < PS_LONG_ROWS; i++) {
+            fprintf(f, "<tr><td>%s</td>", r->long_all[i].name);
+            hnum(f, r->long_all[i].hp_mape, 2);
+            hnum(f, r->long_all[i].lp_mape, 2);
+            hnum(f, r->long_asym[i].hp_mape, 2);
+            hnum(f, r->long_asym[i].lp_mape, 2);
+            fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+}
+
+/* Predicted against measured HP latency, one small panel per method, both
+ * axes logarithmic over the measured range; at most 1500 points a panel. */
+static void svg_scatter(FILE *f, const ps_eval_results_t *r)
+{
+    size_t n = r->n_test;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (r->meas_hp[i] < lo)
+            lo = r->meas_hp[i];
+        if (r->meas_hp[i] > hi)
+            hi = r->meas_hp[i];
+    }
+    if (!(lo > 0) || !(hi > lo))
+        return;
+    double llo = log10(lo) - 0.05, lhi = log10(hi) + 0.05;
+    size_t step = n > 1500 ? n / 1500 + 1 : 1;
+    const int S = 260, P = 36;
+    fputs("<h2>Predicted against measured HP latency</h2><div class=grid>\n", f);
+    for (int m = 0; m < PS_METHOD_COUNT; m++) {
+        if (!r->pred_hp[m])
+            continue;
+        fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'>", S + P, S + P, S + P, S + P);
+        fprintf(f, "<rect x=%d y=0 width=%d height=%d fill='#fafafa' stroke='#999'/>", P, S, S);
+        fprintf(f, "<line x1=%d y1=%d x2=%d y2=0 stroke='#888' stroke-dasharray='4 3'/>", P, S, P + S);
+        for (size_t i = 0; i < n; i += step) {
+            double x = (log10(r->meas_hp[i]) - llo) / (lhi - llo);
+            double pv = r->pred_hp[m][i] > 0 ? log10(r->pred_hp[m][i]) : llo;
+            double y = (pv - llo) / (lhi - llo);
+            if (y < 0)
+                y = 0;
+            if (y > 1)
+                y = 1;
+            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='1.6' fill='%s' fill-opacity='0.5'/>", P + x * S,
+                    (1 - y) * S, palette[m]);
+        }
+        fprintf(f, "<text x=%d y=14 font-size=13>%s (%.1f%%)</text>", P + 6, r->table1[m].name,
+                r->table1[m].hp_mape);
+        fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=middle>measured (ns, log)</text>", P + S / 2,
+                S + 16);
+        fprintf(f, "<text x=%d y=%d font-size=10>%.3g</text><text x=%d y=%d font-size=10 "
+                   "text-anchor=end>%.3g</text>",
+                P, S + 30, pow(10, llo), P + S, S + 30, pow(10, lhi));
+        fprintf(f, "<text x=12 y=%d font-size=11 text-anchor=middle transform='rotate(-90 12 %d)'>predicted"
+                   "</text></svg>\n", S / 2, S / 2);
+    }
+    fputs("</div>\n", f);
+}
+
+/* Error CDFs of all methods in one plot per side, errors up to 50%. */
+static void svg_cdf(FILE *f, const ps_eval_results_t *r, int side)
+{
+    size_t n = r->n_test;
+    double *e = ps_malloc(n * sizeof *e);
+    if (!e)
+        return;
+    const int W = 460, H = 280, P = 44;
+    const double xmax = 50;
+    const double *meas = side == PS_SIDE_HP ? r->meas_hp : r->meas_lp;
+    fprintf(f, "<svg width=%d height=%d><text x=%d y=12 font-size=13>%s</text>"
+               "<rect x=%d y=20 width=%d height=%d fill='#fafafa' stroke='#999'/>",
+            W + P + 150, H + P + 20, P, side == PS_SIDE_HP ? "HP side" : "LP side", P, W, H);
+    for (int t = 0; t <= 5; t++) {
+        fprintf(f, "<text x=%.1f y=%d font-size=11 text-anchor=middle>%.0f%%</text>", P + W * t / 5.0, H + 36,
+                xmax * t / 5);
+        fprintf(f, "<text x=%d y=%.1f font-size=11 text-anchor=end>%.1f</text>", P - 4, 24 + H * (1 - t / 5.0),
+                t / 5.0);
+    }
+    fprintf(f, "<text x=%d y=%d font-size=12 text-anchor=middle>absolute percentage error</text>", P + W / 2,
+            H + 52);
+    int legend = 0;
+    for (int m = 0; m < PS_METHOD_COUNT; m++) {
+        const double *pred = side == PS_SIDE_HP ? r->pred_hp[m] : r->pred_lp[m];
+        if (!pred)
+            continue;
+        ps_error_cdf(pred, meas, n, e);
+        fprintf(f, "<polyline fill=none stroke='%s' stroke-width=2 points='", palette[m]);
+        size_t step = n > 400 ? n / 400 : 1;
+        for (size_t i = 0; i < n; i += step) {
+            double x = e[i] > xmax ? xmax : e[i];
+            fprintf(f, "%.1f,%.1f ", P + W * x / xmax, 20 + H * (1 - (double)(i + 1) / (double)n));
+        }
+        double last = e[n - 1] > xmax ? xmax : e[n - 1];
+        fprintf(f, "%.1f,%.1f'/>", P + W * last / xmax, 20.0);
+        fprintf(f, "<rect x=%d y=%d width=14 height=4 fill='%s'/><text x=%d y=%d font-size=12>%s</text>",
+                P + W + 10, 30 + 18 * legend, palette[m], P + W + 30, 36 + 18 * legend, r->table1[m].name);
+        legend++;
+    }
+    fputs("</svg>\n", f);
+    free(e);
+}
+
+/* ---- campaign figures: Fig. 1c heat map and Fig. 2 correlations ---- */
+
+/* Per-segment quantities at its TPCs: 0 duration, 1 DRAM bytes, 2 L2 bytes
+ * (sums), 3-5 the three stall shares, 6 sm_pct, 7 mem_pct (duration-weighted
+ * means); and the dominant intensity class. */
+#define N_QTY 8
+static const char *const qty_names[N_QTY] = {"duration", "dram_bytes", "l2_bytes", "stall_long_scoreboard",
+                                             "stall_lg_throttle", "stall_mio_throttle", "sm_pct", "mem_pct"};
+
+static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len,
+                       int tpcs, double q[N_QTY], int *cls)
+{
+    const ps_op_group_t *g = ps_ops_find(ops, gpu, model, batch);
+    if (!g)
+        return -1;
+    int k = ps_group_tpcs_index(g, tpcs);
+    if (k < 0 || start < 0 || start + len > g->n_ops)
+        return -1;
+    double t[3] = {0, 0, 0}, wsum[N_QTY] = {0};
+    for (int j = 0; j < N_QTY; j++)
+        q[j] = 0;
+    for (int i = start; i < start + len; i++) {
+        double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
+        if (isnan(d))
+            return -1;
+        const ps_counters_t *c = &g->counters[i];
+        double v[N_QTY] = {d, c->dram_bytes, c->l2_bytes, c->stall_long_scoreboard, c->stall_lg_throttle,
+                           c->stall_mio_throttle, c->sm_pct, c->mem_pct};
+        for (int j = 0; j < N_QTY; j++) {
+            if (isnan(v[j]))
+                continue;
+            double w = j < 3 ? 1 : d;
+            q[j] += w * v[j];
+            wsum[j] += w;
+        }
+        t[g->intensity[i] == PS_INTENSITY_COMPUTE ? 0 : g->intensity[i] == PS_INTENSITY_MEMORY ? 1 : 2] += d;
+    }
+    for (int j = 0; j < N_QTY; j++) {
+        if (wsum[j] == 0)
+            q[j] = NAN;
+        else if (j >= 3)
+            q[j] /= wsum[j];
+    }
+    *cls = t[0] >= t[1] && t[0] >= t[2] ? 0 : t[1] >= t[2] ? 1 : 2;
+    return 0;
+}
+
+static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
+{
+    size_t n = cx->n, m = 2 * n;
+    double *delta = ps_malloc((m ? m : 1) * sizeof *delta);
+    double *tq = ps_malloc((m ? m : 1) * N_QTY * sizeof *tq), *cq = ps_malloc((m ? m : 1) * N_QTY * sizeof *cq);
+    double *col_t = ps_malloc((m ? m : 1) * sizeof *col_t), *col_c = ps_malloc((m ? m : 1) * sizeof *col_c);
+    if (!delta || !tq || !cq || !col_t || !col_c)
+        goto done;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ps_coexec_row_t *r = &cx->rows[i];
+        double hq[N_QTY], lq[N_QTY];
+        int hc, lc;
+        if (segment_qty(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) != 0 ||
+            segment_qty(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc) != 0)
+            continue;
+        /* Each co-execution gives two (target, co-runner) pairs. */
+        delta[k] = r->hp_ns / hq[0];
+        memcpy(tq + k * N_QTY, hq, sizeof hq);
+        memcpy(cq + k * N_QTY, lq, sizeof lq);
+        k++;
+        delta[k] = r->lp_ns / lq[0];
+        memcpy(tq + k * N_QTY, lq, sizeof lq);
+        memcpy(cq + k * N_QTY, hq, sizeof hq);
+        k++;
+    }
+    double rt[N_QTY], rc[N_QTY];
+    for (int j = 0; j < N_QTY; j++) {
+        for (size_t i = 0; i < k; i++) {
+            col_t[i] = tq[i * N_QTY + (size_t)j];
+            col_c[i] = cq[i * N_QTY + (size_t)j];
+        }
+        rt[j] = ps_pearson(col_t, delta, k);
+        rc[j] = ps_pearson(col_c, delta, k);
+    }
+    const int W = 700, H = 260, P = 40, B = W / N_QTY;
+    fprintf(f, "<h2>Correlation of each counter with delta (Fig. 2)</h2><p>Pearson r over %zu (target, "
+               "co-runner) pairs; segment sums for durations and bytes, duration-weighted means for "
+               "percentages.</p>\n", k);
+    fprintf(f, "<svg width=%d height=%d><line x1=%d y1=%d x2=%d y2=%d stroke='#444'/>", W + P + 140, H + 120, P,
+            10 + H / 2, P + W, 10 + H / 2);
+    for (int t = -2; t <= 2; t++)
+        fprintf(f, "<text x=%d y=%.1f font-size=11 text-anchor=end>%.1f</text>", P - 4,
+                14 + H / 2.0 - t * H / 4.0, t / 2.0);
+    for (int j = 0; j < N_QTY; j++) {
+        double v[2] = {rt[j], rc[j]};
+        for (int s = 0; s < 2; s++) {
+            if (isnan(v[s]))
+                continue;
+            double h = fabs(v[s]) * H / 2;
+            double y = v[s] >= 0 ? 10 + H / 2.0 - h : 10 + H / 2.0;
+            fprintf(f, "<rect x=%d y=%.1f width=%d height=%.1f fill='%s'/>", P + j * B + 8 + s * (B / 2 - 6), y,
+                    B / 2 - 10, h, s == 0 ? "#d62728" : "#1f77b4");
+        }
+        fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=end transform='rotate(-35 %d %d)'>%s</text>",
+                P + j * B + B / 2, H + 30, P + j * B + B / 2, H + 30, qty_names[j]);
+    }
+    fprintf(f, "<rect x=%d y=20 width=14 height=10 fill='#d62728'/><text x=%d y=29 font-size=12>target</text>"
+               "<rect x=%d y=40 width=14 height=10 fill='#1f77b4'/><text x=%d y=49 font-size=12>co-runner</text>",
+            P + W + 10, P + W + 30, P + W + 10, P + W + 30);
+    fputs("</svg>\n", f);
+done:
+    free(delta);
+    free(tq);
+    free(cq);
+    free(col_t);
+    free(col_c);
+}
+
+/* Fig. 1c: median HP slowdown of the most frequent HP segments (rows, by
+ * their first operator) against co-runner models by intensity class
+ * (columns). */
+#define HM_ROWS 24
+#define HM_COLS 16
+typedef struct {
+    char key[96];
+    size_t count;
+    int cls, id, rank;
+} hm_key_t;
+
+static int hm_find(hm_key_t *keys, size_t *n, size_t cap, const char *key, int cls)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(keys[i].key, key) == 0) {
+            keys[i].count++;
+            return (int)i;
+        }
+    if (*n >= cap)
+        return -1;
+    snprintf(keys[*n].key, sizeof keys[*n].key, "%s", key);
+    keys[*n].count = 1;
+    keys[*n].cls = cls;
+    keys[*n].id = (int)*n;
+    return (int)(*n)++;
+}
+
+static int cmp_hm_count(const void *a, const void *b)
+{
+    const hm_key_t *x = a, *y = b;
+    if (x->count != y->count)
+        return (x->count < y->count) - (x->count > y->count);
+    return strcmp(x->key, y->key);
+}
+
+/* Rank of every key by count (rank[id]); the first `keep` stay. */
+static void hm_rank(hm_key_t *keys, size_t n, int *rank_of_id)
+{
+    qsort(keys, n, sizeof *keys, cmp_hm_count);
+    for (size_t i = 0; i < n; i++)
+        rank_of_id[keys[i].id] = (int)i;
+}
+
+typedef struct {
+    int h, c; /* key ids */
+    double delta;
+} hm_obs_t;
+
+static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
+{
+    enum { CAP = 4096 };
+    static const char cls_tag[3] = {'C', 'M', '?'};
+    hm_key_t *hk = ps_calloc(CAP, sizeof *hk), *ck = ps_calloc(CAP, sizeof *ck);
+    int *hrank = ps_malloc(CAP * sizeof *hrank), *crank = ps_malloc(CAP * sizeof *crank);
+    hm_obs_t *obs = ps_malloc((cx->n ? cx->n : 1) * sizeof *obs);
+    double *cell = NULL, *vals = NULL;
+    size_t *cnt = NULL;
+    if (!hk || !ck || !hrank || !crank || !obs)
+        goto done;
+    size_t nh = 0, nc = 0, no = 0;
+    char key[96];
+    for (size_t i = 0; i < cx->n; i++) {
+        const ps_coexec_row_t *r = &cx->rows[i];
+        const ps_op_group_t *g = ps_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
+        double hq[N_QTY], lq[N_QTY];
+        int hc, lc;
+        if (!g || segment_qty(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) ||
+            segment_qty(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc))
+            continue;
+        snprintf(key, sizeof key, "%s/%d:%.24s%s", r->hp_model, r->hp_batch, g->names[r->hp_start],
+                 r->hp_len > 1 ? "+" : "");
+        int h = hm_find(hk, &nh, CAP, key, hc);
+        snprintf(key, sizeof key, "%s (%c)", r->lp_model, cls_tag[lc]);
+        int c = hm_find(ck, &nc, CAP, key, lc);
+        if (h >= 0 && c >= 0)
+            obs[no++] = (hm_obs_t){h, c, r->hp_ns / hq[0]};
+    }
+    if (nh == 0 || nc == 0)
+        goto done;
+    hm_rank(hk, nh, hrank);
+    hm_rank(ck, nc, crank);
+    size_t R = nh < HM_ROWS ? nh : HM_ROWS, C = nc < HM_COLS ? nc : HM_COLS;
+    cnt = ps_calloc(R * C, sizeof *cnt);
+    cell = ps_malloc(R * C * sizeof *cell);
+    vals = ps_malloc((no ? no : 1) * sizeof *vals);
+    size_t *start = ps_calloc(R * C + 1, sizeof *start);
+    if (!cnt || !cell || !vals || !start) {
+        free(start);
+        goto done;
+    }
+    /* Bucket the observations by cell (counting sort), then take medians. */
+    for (size_t i = 0; i < no; i++) {
+        int rr = hrank[obs[i].h], cc = crank[obs[i].c];
+        if (rr < (int)R && cc < (int)C)
+            cnt[(size_t)rr * C + (size_t)cc]++;
+    }
+    for (size_t k = 0; k < R * C; k++)
+        start[k + 1] = start[k] + cnt[k];
+    for (size_t i = 0; i < no; i++) {
+        int rr = hrank[obs[i].h], cc = crank[obs[i].c];
+        if (rr < (int)R && cc < (int)C)
+            vals[start[(size_t)rr * C + (size_t)cc]++] = obs[i].delta;
+    }
+    for (size_t k = 0; k < R * C; k++)
+        cell[k] = ps_median(vals + start[k] - cnt[k], cnt[k]);
+    free(start);
+
+    const int CW = 44, CH = 18, LX = 300, TY = 130;
+    fputs("<h2>HP slowdown against co-runners (Fig. 1c)</h2><p>Median delta of the most frequent HP "
+          "segments (model/batch:first operator, + when longer than one operator; C compute, M memory) beside "
+          "each co-runner model and its segment's dominant intensity, over all SM splits; grey: not measured."
+          "</p>\n", f);
+    fprintf(f, "<svg width=%zu height=%zu>", LX + C * CW + 120, TY + R * CH + 40);
+    for (size_t cc = 0; cc < C; cc++) {
+        fprintf(f, "<text x=%zu y=%d font-size=11 transform='rotate(-50 %zu %d)'>", LX + cc * CW + CW / 2, TY - 6,
+                LX + cc * CW + CW / 2, TY - 6);
+        html_escape(f, ck[cc].key);
+        fputs("</text>", f);
+    }
+    for (size_t rr = 0; rr < R; rr++) {
+        fprintf(f, "<text x=%d y=%zu font-size=11 text-anchor=end>", LX - 6, TY + rr * CH + 13);
+        html_escape(f, hk[rr].key);
+        fprintf(f, " (%c)</text>", cls_tag[hk[rr].cls]);
+        for (size_t cc = 0; cc < C; cc++) {
+            double v = cell[rr * C + cc];
+            if (cnt[rr * C + cc] == 0) {
+                fprintf(f, "<rect x=%zu y=%zu width=%d height=%d fill='#eee'/>", LX + cc * CW, TY + rr * CH,
+                        CW - 1, CH - 1);
+                continue;
+            }
+            /* White at delta 1 to dark red at delta 2 and beyond. */
+            double t = v - 1;
+            t = t < 0 ? 0 : t > 1 ? 1 : t;
+            int gg = (int)(255 * (1 - 0.85 * t)), bb = (int)(255 * (1 - t));
+            fprintf(f, "<rect x=%zu y=%zu width=%d height=%d fill='rgb(255,%d,%d)'><title>%.3f (%zu)</title>"
+                       "</rect>", LX + cc * CW, TY + rr * CH, CW - 1, CH - 1, gg, bb, v, cnt[rr * C + cc]);
+            fprintf(f, "<text x=%zu y=%zu font-size=9 text-anchor=middle>%.2f</text>", LX + cc * CW + CW / 2,
+                    TY + rr * CH + 12, v);
+        }
+    }
+    fputs("</svg>\n", f);
+done:
+    free(hk);
+    free(ck);
+    free(hrank);
+    free(crank);
+    free(obs);
+    free(cnt);
+    free(cell);
+    free(vals);
+}
+
+int ps_report_write(const ps_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx, const char *path)
+{
+    ps_atomic_t *a = NULL;
+    int rc = ps_atomic_open(path, &a);
+    if (rc != 0)
+        return rc;
+    FILE *f = ps_atomic_stream(a);
+    fputs("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>PairSight evaluation</title><style>"
+          "body{font-family:sans-serif;margin:24px;max-width:1340px}table{border-collapse:collapse;margin:8px 0}"
+          "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}td:first-child{text-align:left}"
+          ".grid{display:flex;flex-wrap:wrap;gap:12px}h2{margin-top:28px}"
+          "</style></head><body>\n<h1>PairSight evaluation</h1>\n",
+          f);
+    fprintf(f, "<p>pairsight %s. %zu co-executions in the campaign.</p>\n", ps_version(), cx->n);
+    html_tables(f, r);
+    if ((r->done & PS_EXP_ACCURACY) && r->n_test > 0) {
+        svg_scatter(f, r);
+        fputs("<h2>Error CDFs</h2><div class=grid>\n", f);
+        svg_cdf(f, r, PS_SIDE_HP);
+        svg_cdf(f, r, PS_SIDE_LP);
+        fputs("</div>\n", f);
+    }
+    svg_heatmap(f, ops, cx);
+    svg_correlation(f, ops, cx);
+    fputs("</body></html>\n", f);
+    if (ferror(f)) {
+        ps_atomic_abort(a);
+        return ps_error(PS_E_IO, "%s: write failed", path);
+    }
+    return ps_atomic_commit(a);
+}

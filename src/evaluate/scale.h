@@ -1,0 +1,37 @@
+/*
+ * Column scaling shared by the learned baselines (ridge and the MLPs):
+ * heavy-tailed non-negative columns (byte counts, durations) are first
+ * compressed with log1p, then every column is standardized with the mean and
+ * standard deviation of the training rows. Missing values (NAN) become 0 after
+ * standardization, i.e. the training mean.
+ */
+#ifndef PS_EVALUATE_SCALE_H
+#define PS_EVALUATE_SCALE_H
+
+#include <stddef.h>
+
+typedef struct {
+    int n;
+    unsigned char *log1p; /* [n] 1 when the column is compressed with log1p */
+    double *mean, *inv_sd; /* [n] after the optional log1p */
+} ps_scaler_t;
+
+/* Fit on n rows of d columns (row i at x + i * d). 0 or PS_E_NOMEM. */
+int ps_scaler_fit(ps_scaler_t *s, const float *x, size_t n, int d);
+/* Scale one row of s->n columns from in to out (may alias). */
+void ps_scaler_row(const ps_scaler_t *s, const float *in, float *out);
+void ps_scaler_clear(ps_scaler_t *s);
+
+/* A small deterministic generator (splitmix64) for shuffles and inits. */
+typedef struct {
+    unsigned long long s;
+} ps_rng_t;
+
+void ps_rng_seed(ps_rng_t *r, unsigned long long seed);
+unsigned long long ps_rng_next(ps_rng_t *r);
+/* Uniform in [0, 1). */
+double ps_rng_uniform(ps_rng_t *r);
+/* Fisher-Yates shuffle of idx[n]. */
+void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n);
+
+#endif

@@ -1,0 +1,645 @@
+/* Host logic of the collector: operator lists, planning, the campaign store,
+ * and a campaign killed with SIGKILL mid-way that resumes with no lost or
+ * duplicated row (fake backend: a deterministic simulated GPU). */
+#include "collect/backend.h"
+#include "collect/oplist.h"
+#include "collect/plan.h"
+#include "collect/store.h"
+#include "common/common.h"
+#include "testhelp.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+
+static const char *tmp(const char *name)
+{
+    static char buf[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+    return buf[k];
+}
+
+/* Parameters of a model from its operator list: weights of convolutions and
+ * GEMMs, two per normalised channel, and the classifier's bias. */
+static long long cnn_params(const ps_oplist_t *l)
+{
+    long long n = 1000; /* fc bias */
+    for (int i = 0; i < l->n; i++) {
+        long long in, w, out;
+        ps_op_tensor_elems(&l->ops[i], &in, &w, &out);
+        if (l->ops[i].kind == PS_OPK_CONV || l->ops[i].kind == PS_OPK_GEMM || l->ops[i].kind == PS_OPK_NORM)
+            n += w;
+    }
+    return n;
+}
+
+static int count_kind(const ps_oplist_t *l, ps_opkind_t k)
+{
+    int n = 0;
+    for (int i = 0; i < l->n; i++)
+        n += l->ops[i].kind == k;
+    return n;
+}
+
+/* The operator lists reproduce the published parameter counts exactly
+ * (torchvision: ResNet-50 25,557,032; ResNet-101 44,549,160; MobileNetV2
+ * 3,504,872), which checks every channel count and stride of the lists. */
+static void test_zoo_cnn_shapes(void)
+{
+    ps_oplist_t *l = NULL;
+    CHECK_OK(ps_zoo_build("resnet50", 1, 0, &l));
+    CHECK(l && l->n == 174);
+    CHECK(l && count_kind(l, PS_OPK_CONV) == 53);
+    CHECK(l && cnn_params(l) == 25557032);
+    /* 4.1 GMAC per image (He et al.): 8.2 GFLOP in the convolutions and fc. */
+    double f = 0;
+    for (int i = 0; l && i < l->n; i++)
+        if (l->ops[i].kind == PS_OPK_CONV || l->ops[i].kind == PS_OPK_GEMM)
+            f += ps_op_flops(&l->ops[i]);
+    CHECK_MSG(f > 8.0e9 && f < 8.4e9, "resnet50 flops %g", f);
+    ps_oplist_free(l);
+
+    CHECK_OK(ps_zoo_build("resnet101", 2, 0, &l));
+    CHECK(l && l->n == 344);
+    ps_oplist_free(l);
+    CHECK_OK(ps_zoo_build("resnet101", 1, 0, &l));
+    CHECK(l && cnn_params(l) == 44549160);
+    ps_oplist_free(l);
+
+    CHECK_OK(ps_zoo_build("mobilenetv2", 1, 0, &l));
+    CHECK(l && l->n == 151);
+    CHECK(l && cnn_params(l) == 3504872);
+    ps_oplist_free(l);
+}
+
+/* Transformers: Llama-3.2-1B has 1.236 B parameters of which 128256 x 2048
+ * are the (tied) embedding; the GEMM weights of its 16 layers are the rest
+ * but the norms: 973,078,528. */
+static void test_zoo_transformer_shapes(void)
+{
+    ps_oplist_t *l = NULL;
+    CHECK_OK(ps_zoo_build("llama-3.2-1b", 1, 128, &l));
+    CHECK(l && l->n == 1 + 16 * 15 + 2);
+    long long w = 0;
+    for (int i = 0; l && i < l->n; i++)
+        if (l->ops[i].kind == PS_OPK_GEMM && strcmp(l->ops[i].name, "lm_head") != 0)
+            w += l->ops[i].p[PG_K] * l->ops[i].p[PG_N];
+    CHECK_MSG(w == 973078528LL, "llama-1b layer weights %lld", w);
+    ps_oplist_free(l);
+
+    CHECK_OK(ps_zoo_build("llama-3.2-3b", 2, 64, &l));
+    CHECK(l && l->n == 1 + 28 * 15 + 2 && l->seq_len == 64);
+    /* 24 query heads of 128 over 8 KV heads. */
+    CHECK(l && l->ops[7].kind == PS_OPK_ATTN && l->ops[7].p[PA_HEADS] == 24 &&
+          l->ops[7].p[PA_KV_HEADS] == 8 && l->ops[7].p[PA_HEAD_DIM] == 128);
+    ps_oplist_free(l);
+
+    /* BERT-base: 12 x (4 x 768^2 + 2 x 768 x 3072) weights in its layers. */
+    CHECK_OK(ps_zoo_build("bert-base", 8, 128, &l));
+    CHECK(l && l->n == 6 + 12 * 16 + 2);
+    w = 0;
+    for (int i = 0; l && i < l->n; i++)
+        if (l->ops[i].kind == PS_OPK_GEMM && l->ops[i].p[PG_BATCH] == 1 &&
+            strncmp(l->ops[i].name, "layer", 5) == 0)
+            w += l->ops[i].p[PG_K] * l->ops[i].p[PG_N];
+    CHECK(w == 12LL * (4 * 768 * 768 + 2 * 768 * 3072));
+    CHECK(l && l->ops[9].p[PG_BATCH] == 8 * 12); /* attention scores bmm */
+    ps_oplist_free(l);
+
+    CHECK(ps_zoo_build("gpt-5", 1, 0, &l) == PS_E_ARG && l == NULL);
+    CHECK(strstr(ps_last_error(), "gpt-5") != NULL);
+    CHECK(ps_zoo_build("bert-base", 1, 1024, &l) == PS_E_ARG);
+    CHECK(ps_zoo_build("resnet50", 0, 0, &l) == PS_E_ARG);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_oplist_text_roundtrip(void)
+{
+    ps_oplist_t *l = NULL, *r = NULL;
+    CHECK_OK(ps_zoo_build("mobilenetv2", 4, 0, &l));
+    FILE *f = fopen(tmp("m.ops"), "w");
+    CHECK(f && ps_oplist_write(l, f) == 0);
+    if (f)
+        fclose(f);
+    CHECK_OK(ps_oplist_read(tmp("m.ops"), &r));
+    CHECK(r && l && r->n == l->n && r->batch == 4 && strcmp(r->model, "mobilenetv2") == 0);
+    int same = r && l;
+    for (int i = 0; same && i < l->n; i++)
+        same = l->ops[i].kind == r->ops[i].kind && l->ops[i].variant == r->ops[i].variant &&
+               memcmp(l->ops[i].p, r->ops[i].p, sizeof l->ops[i].p) == 0 &&
+               strcmp(l->ops[i].name, r->ops[i].name) == 0;
+    CHECK(same);
+    ps_oplist_free(l);
+    ps_oplist_free(r);
+}
+
+static void test_oplist_errors_name_line_and_column(void)
+{
+    ps_oplist_t *l = NULL;
+    write_file(tmp("bad1.ops"), "# pairsight oplist 1\ngemm fc m=8 n=1000 k=2048\nconvv c1 n=1\n");
+    CHECK(ps_oplist_read(tmp("bad1.ops"), &l) == PS_E_INPUT && l == NULL);
+    CHECK_MSG(strstr(ps_last_error(), "bad1.ops:3:1: unknown operator kind 'convv'"), "%s",
+              ps_last_error());
+    write_file(tmp("bad2.ops"), "gemm fc m=8 n=x k=2048\n");
+    CHECK(ps_oplist_read(tmp("bad2.ops"), &l) == PS_E_INPUT);
+    CHECK_MSG(strstr(ps_last_error(), "bad2.ops:1:15: n: not a valid count"), "%s", ps_last_error());
+    write_file(tmp("bad3.ops"), "norm n1 variant=group n=1\n");
+    CHECK(ps_oplist_read(tmp("bad3.ops"), &l) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "no variant 'group'") != NULL);
+    write_file(tmp("bad4.ops"), "pool p1 kernel=3\n");
+    CHECK(ps_oplist_read(tmp("bad4.ops"), &l) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "bad4.ops:1:9: pool has no parameter 'kernel'") != NULL);
+    write_file(tmp("bad5.ops"), "# only comments\n");
+    CHECK(ps_oplist_read(tmp("bad5.ops"), &l) == PS_E_INPUT);
+    CHECK(ps_oplist_read(tmp("absent.ops"), &l) == PS_E_IO);
+    write_file(tmp("bad6.ops"), "gemm m=1\n");
+    CHECK(ps_oplist_read(tmp("bad6.ops"), &l) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "missing operator name") != NULL);
+}
+
+static ps_collect_device_t device(int sms, int min, int align)
+{
+    ps_collect_device_t d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.gpu, sizeof d.gpu, "TEST");
+    d.sm_count = sms;
+    d.tpc_count = sms / 2;
+    d.min_partition_sms = min;
+    d.sm_alignment = align;
+    return d;
+}
+
+static void test_plan_tpcs_and_splits(void)
+{
+    /* Hopper: at least 8 SMs, in multiples of 8; an H200 has 132 SMs, and
+     * one side may also have all 66 TPCs (no partition). */
+    ps_collect_device_t h = device(132, 8, 8);
+    int v[128];
+    int n = ps_collect_valid_tpcs(&h, v, 128);
+    CHECK(n == 17 && v[0] == 4 && v[1] == 8 && v[15] == 64 && v[16] == 66);
+    CHECK(ps_plan_check_tpcs(&h, (const int[]){66}, 1) == 0);
+    CHECK(ps_plan_check_tpcs(&h, (const int[]){65}, 1) == PS_E_ARG);
+    CHECK(ps_plan_check_tpcs(&h, (const int[]){4, 16}, 2) == 0);
+    CHECK(ps_plan_check_tpcs(&h, (const int[]){4, 6}, 2) == PS_E_ARG);
+    CHECK(strstr(ps_last_error(), "6 TPCs (12 SMs)") != NULL);
+    CHECK(ps_plan_check_tpcs(&h, (const int[]){70}, 1) == PS_E_ARG);
+    /* Ampere: at least 4 SMs in multiples of 2: every TPC count from 2. */
+    ps_collect_device_t a = device(108, 4, 2);
+    n = ps_collect_valid_tpcs(&a, v, 128);
+    CHECK(n == 53 && v[0] == 2 && v[52] == 54);
+    int hp[8], lp[8];
+    n = ps_plan_splits(&a, (const int[]){10, 24, 30, 44}, 4, hp, lp, 8);
+    /* 10 -> 44, 24 -> 30, 30 -> 24, 44 -> 10 */
+    CHECK(n == 4 && hp[0] == 10 && lp[0] == 44 && hp[1] == 24 && lp[1] == 30 && lp[3] == 10);
+    n = ps_plan_splits(&a, (const int[]){30, 40}, 2, hp, lp, 8);
+    CHECK(n == 0);
+}
+
+static void test_plan_coexec_deterministic(void)
+{
+    ps_collect_device_t a = device(108, 4, 2);
+    ps_coexec_plan_t p = ps_coexec_default_plan();
+    p.hp_model = "resnet50";
+    p.hp_batch = 8;
+    p.lp_model = "bert-base";
+    p.lp_batch = 8;
+    p.experiments = 200;
+    p.tpcs = (const int[]){8, 16, 27, 38, 46};
+    p.n_tpcs = 5;
+    ps_experiment_t *e1 = NULL, *e2 = NULL;
+    int n1 = 0, n2 = 0;
+    CHECK_OK(ps_plan_coexec(&p, &a, 174, 200, &e1, &n1));
+    CHECK_OK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2));
+    CHECK(n1 == 200 && n2 == 200 && e1 && e2 && memcmp(e1, e2, 200 * sizeof *e1) == 0);
+    int ok = 1, seen_len1 = 0, seen_len16 = 0;
+    for (int i = 0; e1 && i < n1; i++) {
+        ok &= e1[i].hp_len >= 1 && e1[i].hp_len <= 16 && e1[i].lp_len >= 1 && e1[i].lp_len <= 16;
+        ok &= e1[i].hp_start >= 0 && e1[i].hp_start + e1[i].hp_len <= 174;
+        ok &= e1[i].lp_start >= 0 && e1[i].lp_start + e1[i].lp_len <= 200;
+        ok &= e1[i].hp_tpcs + e1[i].lp_tpcs <= 54;
+        seen_len1 |= e1[i].hp_len == 1;
+        seen_len16 |= e1[i].hp_len == 16;
+    }
+    CHECK(ok && seen_len1 && seen_len16);
+    CHECK(e1 && strcmp(e1[7].name, "resnet50.b8+bert-base.b8.s1.e00007") == 0);
+    /* Another seed plans other experiments. */
+    free(e2);
+    e2 = NULL;
+    p.seed = 2;
+    CHECK_OK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2));
+    int differ = 0;
+    for (int i = 0; e1 && e2 && i < n1; i++)
+        differ += e1[i].hp_start != e2[i].hp_start || e1[i].lp_start != e2[i].lp_start;
+    CHECK(differ > n1 / 2);
+    free(e2);
+    e2 = NULL;
+    p.seg_min = 5;
+    p.seg_max = 3;
+    CHECK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2) == PS_E_ARG && e2 == NULL);
+    p.seg_min = 1;
+    p.seg_max = 16;
+    p.tpcs = (const int[]){40, 50};
+    p.n_tpcs = 2;
+    CHECK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2) == PS_E_ARG);
+    free(e1);
+}
+
+static ps_collect_params_t fake_params(void)
+{
+    ps_collect_params_t p = ps_collect_default_params();
+    p.backend = "fake";
+    p.profile_runs = 5;
+    p.seq_len = 32;
+    return p;
+}
+
+static const int plan_tpcs[] = {6, 12, 20, 34, 42};
+
+static ps_coexec_plan_t small_plan(void)
+{
+    ps_coexec_plan_t p = ps_coexec_default_plan();
+    p.hp_model = "resnet50";
+    p.hp_batch = 2;
+    p.lp_model = "bert-base";
+    p.lp_batch = 2;
+    p.experiments = 60;
+    p.runs = 4;
+    p.tpcs = plan_tpcs;
+    p.n_tpcs = 5;
+    p.seed = 7;
+    return p;
+}
+
+static const int prof_tpcs[] = {6, 12, 20, 34, 42, 48};
+
+/* The whole campaign of the kill test: profiles of both sides, counters,
+ * co-executions. */
+static int run_campaign(const char *db, unsigned delay_us)
+{
+    ps_collect_params_t p = fake_params();
+    p.fake_delay_us = delay_us;
+    ps_campaign_t *c = NULL;
+    int rc = ps_campaign_open(db, &p, &c);
+    if (rc == 0)
+        rc = ps_campaign_profile(c, "resnet50", 2, prof_tpcs, 6, NULL, NULL);
+    if (rc == 0)
+        rc = ps_campaign_profile(c, "bert-base", 2, prof_tpcs, 6, NULL, NULL);
+    if (rc == 0)
+        rc = ps_campaign_counters(c, "resnet50", 2);
+    if (rc == 0) {
+        ps_coexec_plan_t plan = small_plan();
+        rc = ps_campaign_coexec(c, &plan, NULL, NULL);
+    }
+    ps_campaign_free(c);
+    return rc;
+}
+
+static long query_long(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    long v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Every row of a table, as one string (for comparing two databases). */
+static char *dump(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *out = calloc(1, cap);
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return out;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            const char *t = (const char *)sqlite3_column_text(st, i);
+            size_t len = strlen(t ? t : "NULL") + 2;
+            if (n + len + 1 > cap) {
+                cap = 2 * (n + len + 1);
+                out = realloc(out, cap);
+            }
+            n += (size_t)sprintf(out + n, "%s%c", t ? t : "NULL", i + 1 < sqlite3_column_count(st) ? ',' : '\n');
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+static void test_campaign_killed_and_resumed(void)
+{
+    const char *ref = tmp("ref.db"), *killed = tmp("killed.db");
+    CHECK_OK(run_campaign(ref, 0));
+    const long runs = 4, experiments = 60;
+    long ops_rows = 6 * (174 + 200);
+
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(run_campaign(killed, 5000) == 0 ? 0 : 1);
+    CHECK(pid > 0);
+    /* Let it get well into the co-executions, then kill it without warning. */
+    sqlite3 *db = NULL;
+    long rows = 0;
+    double t0 = ps_now();
+    while (ps_now() - t0 < 20) {
+        if (!db && access(killed, F_OK) == 0)
+            sqlite3_open_v2(killed, &db, SQLITE_OPEN_READONLY, NULL);
+        if (db) {
+            sqlite3_busy_timeout(db, 1000);
+            rows = query_long(db, "SELECT COUNT(*) FROM coexec");
+            if (rows >= 15 * runs)
+                break;
+        }
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+    /* The dead campaign left whole tasks only, and not all of them. */
+    if (db) {
+        rows = query_long(db, "SELECT COUNT(*) FROM coexec");
+        CHECK_MSG(rows >= 15 * runs && rows < experiments * runs, "killed at %ld rows", rows);
+        CHECK(rows % runs == 0);
+        CHECK(query_long(db, "SELECT COUNT(*) FROM (SELECT experiment FROM coexec GROUP BY "
+                             "experiment HAVING COUNT(*) != 4)") == 0);
+        CHECK(query_long(db, "SELECT COUNT(*) FROM tasks WHERE kind='coexec' AND done=1") ==
+              rows / runs);
+        CHECK(query_long(db, "SELECT COUNT(*) FROM ops") == ops_rows);
+        sqlite3_close(db);
+    }
+
+    /* Resume: the same call finishes the campaign. */
+    CHECK_OK(run_campaign(killed, 0));
+    ps_campaign_t *c = NULL;
+    ps_campaign_status_t s;
+    CHECK_OK(ps_campaign_open(killed, NULL, &c));
+    CHECK_OK(ps_campaign_status(c, &s));
+    CHECK(s.op_rows == ops_rows && s.coexec_rows == experiments * runs && s.counter_rows == 174);
+    CHECK(s.tasks_total == 6 + 6 + 1 + experiments && s.tasks_done == s.tasks_total);
+    CHECK(strcmp(s.gpu, "FAKE-GPU") == 0 && s.seq_len == 32);
+    ps_campaign_free(c);
+
+    /* Row for row what the uninterrupted campaign measured. */
+    static const char *const q[] = {
+        "SELECT * FROM ops ORDER BY gpu, model, batch, op, tpcs",
+        "SELECT * FROM coexec ORDER BY experiment, run",
+        "SELECT * FROM counters ORDER BY op",
+        "SELECT key, spec, done FROM tasks ORDER BY key",
+    };
+    for (size_t i = 0; i < PS_ARRAY_LEN(q); i++) {
+        char *a = dump(ref, q[i]), *b = dump(killed, q[i]);
+        CHECK_MSG(strlen(a) > 100 && strcmp(a, b) == 0, "%s differs", q[i]);
+        free(a);
+        free(b);
+    }
+    /* A third run finds nothing to do and adds nothing. */
+    CHECK_OK(run_campaign(killed, 0));
+    char *a = dump(ref, q[1]), *b = dump(killed, q[1]);
+    CHECK(strcmp(a, b) == 0);
+    free(a);
+    free(b);
+}
+
+static void test_campaign_refuses_mismatches(void)
+{
+    const char *db = tmp("mismatch.db");
+    ps_collect_params_t p = fake_params();
+    ps_campaign_t *c = NULL;
+    CHECK_OK(ps_campaign_open(db, &p, &c));
+    ps_coexec_plan_t plan = small_plan();
+    plan.experiments = 3;
+    CHECK_OK(ps_campaign_coexec(c, &plan, NULL, NULL));
+    /* Same names, other segments: refused, nothing written. */
+    plan.seg_max = 4;
+    CHECK(ps_campaign_coexec(c, &plan, NULL, NULL) == PS_E_MISMATCH);
+    CHECK(strstr(ps_last_error(), "another seed") != NULL);
+    /* Invalid TPC counts for the device. */
+    CHECK(ps_campaign_profile(c, "resnet50", 1, (const int[]){60}, 1, NULL, NULL) == PS_E_ARG);
+    CHECK(ps_campaign_profile(c, "nosuchnet", 1, NULL, 0, NULL, NULL) == PS_E_ARG);
+    ps_campaign_free(c);
+
+    /* Another sequence length in the same database. */
+    p.seq_len = 64;
+    CHECK(ps_campaign_open(db, &p, &c) == PS_E_MISMATCH && c == NULL);
+    CHECK(strstr(ps_last_error(), "seq_len 32, not 64") != NULL);
+    /* Another GPU. */
+    sqlite3 *raw = NULL;
+    CHECK(sqlite3_open(db, &raw) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, "UPDATE meta SET value='H200' WHERE key='gpu'", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(raw);
+    p.seq_len = 32;
+    CHECK(ps_campaign_open(db, &p, &c) == PS_E_MISMATCH);
+    CHECK(strstr(ps_last_error(), "GPU H200, not FAKE-GPU") != NULL);
+    /* Without a device: status works, measuring does not. */
+    CHECK_OK(ps_campaign_open(db, NULL, &c));
+    CHECK(ps_campaign_profile(c, "resnet50", 1, NULL, 0, NULL, NULL) == PS_E_ARG);
+    ps_campaign_free(c);
+    /* Not a database at all. */
+    write_file(tmp("junk.db"), "this is not sqlite, it is a text file long enough to fail\n");
+    CHECK(ps_campaign_open(tmp("junk.db"), NULL, &c) != 0 && c == NULL);
+    p.backend = "quantum";
+    CHECK(ps_campaign_open(db, &p, &c) == PS_E_ARG);
+}
+
+/* Export goes through the table writers: what it writes loads back, with
+ * counters on each operator's row with the most TPCs only. */
+static void test_export_tables(void)
+{
+    const char *db = tmp("export.db");
+    ps_collect_params_t p = fake_params();
+    ps_campaign_t *c = NULL;
+    CHECK_OK(ps_campaign_open(db, &p, &c));
+    /* Nothing measured yet: refused rather than an empty file. */
+    CHECK(ps_campaign_export(c, tmp("empty.csv"), NULL) == PS_E_INPUT);
+    CHECK(access(tmp("empty.csv"), F_OK) != 0);
+    static const int t[] = {8, 20, 54};
+    CHECK_OK(ps_campaign_profile(c, "mobilenetv2", 1, t, 3, NULL, NULL));
+    CHECK_OK(ps_campaign_profile(c, "llama-3.2-1b", 1, t, 3, NULL, NULL));
+    CHECK_OK(ps_campaign_counters(c, "mobilenetv2", 1));
+    ps_coexec_plan_t plan = ps_coexec_default_plan();
+    plan.hp_model = "mobilenetv2";
+    plan.hp_batch = 1;
+    plan.lp_model = "llama-3.2-1b";
+    plan.lp_batch = 1;
+    plan.experiments = 6;
+    plan.runs = 3;
+    plan.tpcs = t;
+    plan.n_tpcs = 2; /* 8 and 20: LP gets 20 beside 8 and beside 20 */
+    CHECK_OK(ps_campaign_coexec(c, &plan, NULL, NULL));
+    CHECK(ps_campaign_coexec(c, &plan, NULL, NULL) == 0); /* nothing left to do */
+    CHECK_OK(ps_campaign_export(c, tmp("ops.csv"), tmp("coexec.csv")));
+    ps_campaign_free(c);
+
+    ps_ops_t *ops = NULL;
+    ps_coexec_t *co = NULL;
+    CHECK_OK(ps_ops_load(tmp("ops.csv"), &ops));
+    CHECK_OK(ps_coexec_load(tmp("coexec.csv"), &co));
+    CHECK(ops && ps_ops_rows(ops) == 3 * (151 + 243));
+    CHECK(co && ps_coexec_rows(co) == 18);
+    const ps_op_group_t *g = ops ? ps_ops_find(ops, "FAKE-GPU", "mobilenetv2", 1) : NULL;
+    CHECK(g && g->n_ops == 151 && g->n_tpcs == 3 && g->tpcs[2] == 54);
+    /* Counters (fake roofline: dram_bytes = the op's estimated bytes) on the
+     * 54-TPC row only, and the intensity they imply on every row. */
+    int on_max = 0, elsewhere = 0, classified = 0;
+    for (size_t i = 0; ops && i < ops->n; i++) {
+        const ps_op_row_t *r = &ops->rows[i];
+        if (strcmp(r->model, "mobilenetv2") != 0)
+            continue;
+        if (!isnan(r->c.dram_bytes))
+            *(r->tpcs == 54 ? &on_max : &elsewhere) += 1;
+        classified += r->intensity == PS_INTENSITY_COMPUTE || r->intensity == PS_INTENSITY_MEMORY;
+    }
+    CHECK_MSG(on_max == 151 && elsewhere == 0, "%d on max, %d elsewhere", on_max, elsewhere);
+    CHECK(classified == 3 * 151);
+    for (size_t i = 0; co && i < co->n; i++) {
+        const ps_coexec_row_t *r = &co->rows[i];
+        CHECK(r->hp_tpcs + r->lp_tpcs <= 54 && r->lp_tpcs == 20);
+        CHECK(r->mechanism && strcmp(r->mechanism, "sim") == 0);
+        CHECK(r->hp_ns > 0 && r->lp_ns > 0);
+    }
+    /* Every coexec segment lies inside its model's profile. */
+    if (ops && co && co->n) {
+        const ps_coexec_row_t *r = &co->rows[0];
+        const ps_op_group_t *hg = ps_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
+        CHECK(hg && !isnan(ps_group_segment_ns(hg, r->hp_start, r->hp_len, r->hp_tpcs)));
+    }
+    ps_check_result_t cr;
+    CHECK_OK(ps_table_check(tmp("coexec.csv"), &cr));
+    CHECK(cr.kind == PS_TABLE_COEXEC && cr.rows == 18);
+    ps_ops_free(ops);
+    ps_coexec_free(co);
+}
+
+/* Workload-level jobs run in processes of their own; on the fake backend a
+ * larger MPS share gives more throughput, never less. */
+static void test_mps_jobs(void)
+{
+    ps_collect_params_t p = fake_params();
+    double t[3] = {0, 0, 0};
+    char gpu[64] = "";
+    const ps_mps_job_t jobs[3] = {{"mobilenetv2", 4, 20}, {"mobilenetv2", 4, 60}, {"bert-base", 2, 100}};
+    CHECK_OK(ps_collect_mps_run(&p, jobs, 3, 0.01, t, gpu));
+    CHECK(strcmp(gpu, "FAKE-GPU") == 0);
+    CHECK_MSG(t[0] > 0 && t[1] > t[0] && t[2] > 0, "%g %g %g", t[0], t[1], t[2]);
+    /* A failing job reports its error and holds no one back. */
+    const ps_mps_job_t bad[2] = {{"mobilenetv2", 4, 50}, {"nosuchnet", 1, 50}};
+    CHECK(ps_collect_mps_run(&p, bad, 2, 0.01, t, NULL) == PS_E_BACKEND);
+    CHECK_MSG(strstr(ps_last_error(), "nosuchnet at 50%: zoo: unknown model") != NULL, "%s", ps_last_error());
+    const ps_mps_job_t zero[1] = {{"mobilenetv2", 4, 0}};
+    CHECK(ps_collect_mps_run(&p, zero, 1, 0.01, t, NULL) == PS_E_ARG);
+    CHECK(ps_collect_mps_run(&p, jobs, 0, 0.01, t, NULL) == PS_E_ARG);
+}
+
+/* A report in the form of `ncu --csv --page raw` with one launch per
+ * operator, op i moving (i + 1) MB of DRAM. */
+static void write_ncu(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fputs("\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+          "\"dram__bytes.sum\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\","
+          "\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\",\"gpu__time_duration.sum\"\n"
+          "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"%\",\"%\",\"nsecond\"\n",
+          f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "\"%d\",\"1\",\"python\",\"h\",\"k%d\",\"1\",\"7\",\"%d\",\"%d\",\"%d\",\"1000\"\n", i, i,
+                (i + 1) * 1000000, i % 2 ? 80 : 20, i % 2 ? 30 : 70);
+    fclose(f);
+}
+
+static void test_counters_from_ncu(void)
+{
+    const char *db = tmp("ncu.db");
+    ps_collect_params_t p = fake_params();
+    ps_campaign_t *c = NULL;
+    CHECK_OK(ps_campaign_open(db, NULL, &c));
+    write_ncu(tmp("ncu.csv"), 151);
+    CHECK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu.csv")) == PS_E_ARG); /* no GPU yet */
+    ps_campaign_free(c);
+    static const int t[] = {10, 30};
+    CHECK_OK(ps_campaign_open(db, &p, &c));
+    CHECK_OK(ps_campaign_profile(c, "mobilenetv2", 1, t, 2, NULL, NULL));
+    ps_campaign_free(c);
+    CHECK_OK(ps_campaign_open(db, NULL, &c));
+    write_ncu(tmp("ncu150.csv"), 150);
+    CHECK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu150.csv")) == PS_E_INPUT);
+    CHECK(strstr(ps_last_error(), "150 kernel launches for the 151 operators") != NULL);
+    CHECK_OK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu.csv")));
+    CHECK(ps_campaign_import_counters(c, "mobilenetv2", 1, tmp("ncu.csv")) == PS_E_MISMATCH);
+    CHECK_OK(ps_campaign_export(c, tmp("ncu_ops.csv"), NULL));
+    ps_campaign_free(c);
+    ps_ops_t *ops = NULL;
+    CHECK_OK(ps_ops_load(tmp("ncu_ops.csv"), &ops));
+    int ok = ops != NULL;
+    for (size_t i = 0; ops && i < ops->n; i++) {
+        const ps_op_row_t *r = &ops->rows[i];
+        if (r->tpcs == 30)
+            ok &= r->c.dram_bytes == (r->op + 1) * 1e6 &&
+                  r->intensity == (r->op % 2 ? PS_INTENSITY_COMPUTE : PS_INTENSITY_MEMORY);
+        else
+            ok &= isnan(r->c.dram_bytes);
+    }
+    CHECK(ok);
+    ps_ops_free(ops);
+}
+
+static void test_gpu_column_name(void)
+{
+    char b[64];
+    ps_gpu_column_name("NVIDIA A100-SXM4-40GB", b, sizeof b);
+    CHECK(strcmp(b, "A100-SXM4-40GB") == 0);
+    ps_gpu_column_name("NVIDIA H200", b, sizeof b);
+    CHECK(strcmp(b, "H200") == 0);
+    ps_gpu_column_name("Tesla V100 SXM2 32GB", b, sizeof b);
+    CHECK(strcmp(b, "Tesla-V100-SXM2-32GB") == 0);
+}
+
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/ps_test_collectXXXXXX");
+    if (!mkdtemp(tmpdir))
+        abort();
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+static void test_setup(void) { setup(); }
+static void test_teardown(void) { teardown(); }
+
+TH_MAIN(TEST(test_setup), TEST(test_zoo_cnn_shapes), TEST(test_zoo_transformer_shapes),
+        TEST(test_oplist_text_roundtrip), TEST(test_oplist_errors_name_line_and_column),
+        TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
+        TEST(test_gpu_column_name), TEST(test_campaign_refuses_mismatches), TEST(test_export_tables),
+        TEST(test_mps_jobs), TEST(test_counters_from_ncu),
+        TEST(test_campaign_killed_and_resumed), TEST(test_teardown))

@@ -1,0 +1,91 @@
+#!/bin/sh
+# pairsight collect as a user drives it, on the fake backend (a simulated
+# GPU): usage, a campaign killed with SIGKILL and resumed by the same
+# command, export, and the check of what was exported. The device actions
+# on the real backend must fail cleanly where there is no GPU.
+P=${1:?usage: test_collect_cli.sh PAIRSIGHT}
+T=$(mktemp -d /tmp/ps_test_collect_sh.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$P" collect --help > "$T/help" || fail "--help exit"
+for f in --db --backend --device --model --batch --seq-len --tpcs --warmup --runs --hp --lp \
+         --experiments --seg-len --seed --ops --coexec --file --fake-delay-us --json -q \
+         --ncu --shares --jobs --seconds --scaling --workloads --colocations --id; do
+    grep -q -- "$f" "$T/help" || fail "--help lacks $f"
+done
+"$P" collect > /dev/null 2>&1; [ $? -eq 2 ] || fail "no action: want exit 2"
+"$P" collect profile --backend fake --db "$T/x.db" 2> "$T/err"; [ $? -eq 2 ] || fail "profile without --model"
+grep -q "^pairsight: collect: profile needs --model" "$T/err" || fail "message: $(cat "$T/err")"
+"$P" collect coexec --hp resnet50 --lp bert-base:8 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--hp without batch"
+"$P" collect profile --backend fake --model vgg16 --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "unknown model"
+grep -q "unknown model 'vgg16'" "$T/err" || fail "message: $(cat "$T/err")"
+"$P" collect profile --backend fake --model resnet50 --tpcs 80 --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "too many TPCs"
+
+# The operator lists print and read back.
+"$P" collect ops --model llama-3.2-1b --batch 2 --seq-len 64 > "$T/l.ops" || fail "ops"
+[ "$(grep -c '^gemm' "$T/l.ops")" -eq 113 ] || fail "llama-3.2-1b has 7 GEMMs a layer + lm_head"
+"$P" collect ops --file "$T/l.ops" --json | grep -q '"ops": 243' || fail "ops --file"
+
+# Real backend: built without CUDA or no GPU here -> exit 1 with a message.
+if ! "$P" collect info > /dev/null 2> "$T/err"; then
+    grep -q "^pairsight: collect: " "$T/err" || fail "no-GPU message: $(cat "$T/err")"
+fi
+
+# A campaign killed mid-way resumes where it stopped.
+DB="$T/c.db"
+"$P" collect profile --backend fake --model resnet50 --batch 2 --tpcs 8,20,46 --db "$DB" -q || fail profile
+"$P" collect profile --backend fake --model bert-base --batch 2 --tpcs 8,20,46 --db "$DB" -q || fail profile
+"$P" collect coexec --backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 \
+    --experiments 40 --runs 3 --fake-delay-us 100000 --db "$DB" -q > /dev/null &
+pid=$!
+# Kill it once a few experiments are in (6 profile tasks came before).
+i=0
+while [ $i -lt 200 ]; do
+    done_=$("$P" collect status --db "$DB" --json 2>/dev/null | sed -n 's/.*"tasks_done": \([0-9]*\).*/\1/p')
+    [ "${done_:-0}" -ge 12 ] && break
+    sleep 0.05
+    i=$((i + 1))
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+"$P" collect status --db "$DB" --json > "$T/s1" || fail status
+grep -q '"tasks": 46' "$T/s1" || fail "all 46 tasks planned before the kill: $(cat "$T/s1")"
+grep -q '"tasks_done": 46' "$T/s1" && fail "the kill came too late to test anything: $(cat "$T/s1")"
+"$P" collect coexec --backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 \
+    --experiments 40 --runs 3 --db "$DB" -q --json > "$T/s2" || fail resume
+grep -q '"tasks_done": 46' "$T/s2" || fail "resume: $(cat "$T/s2")"
+grep -q '"coexec_rows": 120' "$T/s2" || fail "resume rows: $(cat "$T/s2")"
+
+"$P" collect export --db "$DB" --ops "$T/ops.csv" --coexec "$T/coexec.csv" -q || fail export
+"$P" check "$T/ops.csv" "$T/coexec.csv" > "$T/check" || fail "check: $(cat "$T/check")"
+grep -q "coexec, 120 rows" "$T/check" || fail "check: $(cat "$T/check")"
+[ "$(grep -c ',sim$' "$T/coexec.csv")" -eq 120 ] || fail "mechanism column"
+# Another seq_len in the same database is refused.
+"$P" collect profile --backend fake --model bert-base --seq-len 64 --db "$DB" 2> "$T/err"; [ $? -eq 1 ] || fail "seq_len"
+grep -q "seq_len 128, not 64" "$T/err" || fail "message: $(cat "$T/err")"
+# Counters from an Nsight Compute report, one launch per operator.
+awk 'BEGIN { print "\"ID\",\"Kernel Name\",\"dram__bytes.sum\",\"gpu__time_duration.sum\"";
+             print "\"\",\"\",\"byte\",\"nsecond\"";
+             for (i = 0; i < 174; i++) printf("\"%d\",\"k\",\"%d\",\"100\"\n", i, 1000 * (i + 1)) }' > "$T/ncu.csv"
+"$P" collect counters --model resnet50 --batch 2 --ncu "$T/ncu.csv" --db "$DB" -q --json > "$T/s3" ||
+    fail "counters --ncu"
+grep -q '"counter_rows": 174' "$T/s3" || fail "counters --ncu: $(cat "$T/s3")"
+
+# Workload level (MPS shares) on the fake backend, then the files check.
+cd "$T"
+"$P" collect scaling --backend fake --model mobilenetv2 --batch 4 --shares 20,100 --seconds 0.01 -q \
+    > scaling.out || fail "scaling: $(cat scaling.out)"
+"$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 --json \
+    > colo.out || fail "colocate"
+grep -q '"colocation": "mobilenetv2_batch4-inf@50+bert-base_batch2-inf@50"' colo.out || fail "$(cat colo.out)"
+"$P" check workload_scaling.csv workloads.csv colocations.csv > check2 || fail "check: $(cat check2)"
+grep -q "colocations.csv: colocations, 2 rows" check2 || fail "$(cat check2)"
+"$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 2> err
+[ $? -eq 1 ] && grep -q "already has co-location" err || fail "duplicate co-location: $(cat err)"
+"$P" collect colocate --jobs mobilenetv2:4 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--jobs without share"
+# The real backend needs MPS and a GPU: a clear message, exit 1.
+"$P" collect scaling --model mobilenetv2 --shares 50 --seconds 0.01 2> err
+rc=$?
+[ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -q "^pairsight: collect: " err; } || fail "no MPS: $(cat err)"
+echo ok

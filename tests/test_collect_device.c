@@ -1,0 +1,139 @@
+/* The CUDA backend on a real GPU: every operator kind launches, green
+ * contexts really bound the SMs, co-executions and counters come back, and
+ * a small campaign exports. Exits 77 (skipped) where the build has no CUDA
+ * or there is no GPU. */
+#include "collect/backend.h"
+#include "collect/oplist.h"
+#include "common/common.h"
+#include "testhelp.h"
+
+#include <unistd.h>
+
+static ps_backend_t *be;
+
+static void add(ps_oplist_t *l, ps_opkind_t kind, int variant, const char *name, const long long *p, int np)
+{
+    ps_opdesc_t op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.variant = variant;
+    memcpy(op.p, p, (size_t)np * sizeof *p);
+    snprintf(op.name, sizeof op.name, "%s", name);
+    ps_oplist_push(l, &op);
+}
+
+#define P(...) ((const long long[]){__VA_ARGS__}), (int)(sizeof((const long long[]){__VA_ARGS__}) / sizeof(long long))
+
+/* One operator of every kind and variant, the first a GEMM large enough
+ * that its time scales with the SMs it gets. */
+static ps_oplist_t *every_kind(void)
+{
+    ps_oplist_t *l = ps_oplist_new("kinds", 1, 128);
+    add(l, PS_OPK_GEMM, 0, "gemm.big", P(4096, 4096, 4096, 1));
+    add(l, PS_OPK_GEMM, 0, "gemm.batched", P(128, 128, 64, 96));
+    add(l, PS_OPK_CONV, 0, "conv.3x3", P(8, 64, 56, 56, 64, 3, 3, 1, 1, 1));
+    add(l, PS_OPK_CONV, 0, "conv.dw", P(8, 144, 56, 56, 144, 3, 3, 2, 1, 144));
+    for (int v = PS_NORM_BATCH; v <= PS_NORM_RMS; v++)
+        add(l, PS_OPK_NORM, v, ps_opvariant_name(PS_OPK_NORM, v), P(1024, 768, v == PS_NORM_BATCH ? 64 : 1));
+    add(l, PS_OPK_SOFTMAX, 0, "softmax", P(8 * 12 * 128, 128));
+    for (int v = PS_ELT_RELU; v <= PS_ELT_ROPE; v++)
+        add(l, PS_OPK_ELTWISE, v, ps_opvariant_name(PS_OPK_ELTWISE, v),
+            P(1 << 22, v == PS_ELT_ADD || v == PS_ELT_MUL || v == PS_ELT_SILU_MUL ? 2 : 1));
+    add(l, PS_OPK_POOL, PS_POOL_MAX, "maxpool", P(8, 64, 112, 112, 3, 2));
+    add(l, PS_OPK_POOL, PS_POOL_AVG, "avgpool", P(8, 64, 56, 56, 3, 1));
+    add(l, PS_OPK_POOL, PS_POOL_GLOBAL, "gap", P(8, 2048, 7, 7, 7, 1));
+    add(l, PS_OPK_ATTN, 0, "attn.gqa", P(2, 32, 8, 256, 256, 64, 1));
+    add(l, PS_OPK_EMBED, 0, "embed", P(1024, 2048, 128256));
+    return l;
+}
+
+static void test_device_info(void)
+{
+    const ps_collect_device_t *d = &be->dev;
+    printf("device %s: %d SMs, partitions of >= %d SMs in multiples of %d, cc %d.%d\n", d->gpu,
+           d->sm_count, d->min_partition_sms, d->sm_alignment, d->cc_major, d->cc_minor);
+    CHECK(d->sm_count > 0 && d->tpc_count == d->sm_count / 2);
+    CHECK(d->min_partition_sms > 0 && d->sm_alignment > 0);
+    int v[512];
+    CHECK(ps_collect_valid_tpcs(d, v, 512) > 1);
+}
+
+static void test_every_kind_on_green_contexts(void)
+{
+    ps_oplist_t *l = every_kind();
+    int v[512];
+    int n = ps_collect_valid_tpcs(&be->dev, v, 512);
+    int lo = v[0], hi = v[n - 1];
+    int runs = 3;
+    double *small = calloc((size_t)l->n * runs, sizeof *small);
+    double *big = calloc((size_t)l->n * runs, sizeof *big);
+    CHECK_OK(be->profile(be, l, lo, 2, runs, small));
+    CHECK_OK(be->profile(be, l, hi, 2, runs, big));
+    for (int i = 0; i < l->n; i++) {
+        CHECK_MSG(small[i * runs] > 0 && big[i * runs] > 0, "%s: %g / %g ns", l->ops[i].name,
+                  small[i * runs], big[i * runs]);
+        printf("  %-14s %10.0f ns at %2d TPCs %10.0f ns at %2d TPCs\n", l->ops[i].name,
+               small[i * runs], lo, big[i * runs], hi);
+    }
+    /* A 4096^3 GEMM is compute-bound: on a fraction of the SMs it must take
+     * several times longer, or the green context did not bound the SMs. */
+    CHECK_MSG((double)hi / lo < 4 || small[0] > 2.0 * big[0], "gemm %g ns at %d TPCs vs %g ns at %d",
+              small[0], lo, big[0], hi);
+    free(small);
+    free(big);
+    ps_oplist_free(l);
+}
+
+static void test_coexec_and_counters(void)
+{
+    ps_oplist_t *hp = NULL, *lp = NULL;
+    CHECK_OK(ps_zoo_build("resnet50", 8, 0, &hp));
+    CHECK_OK(ps_zoo_build("bert-base", 8, 128, &lp));
+    int v[512];
+    int n = ps_collect_valid_tpcs(&be->dev, v, 512);
+    int half = v[n / 2 - 1];
+    int rest = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] + half <= be->dev.tpc_count)
+            rest = v[i];
+    ps_segment_t hs = {hp, 10, 16, half}, ls = {lp, 40, 16, rest};
+    double h[5], w[5];
+    CHECK_OK(be->coexec(be, &hs, &ls, 2, 5, h, w));
+    for (int r = 0; r < 5; r++)
+        CHECK(h[r] > 0 && w[r] > 0);
+    printf("  coexec resnet50[10,26)@%d beside bert-base[40,56)@%d: %.0f / %.0f ns\n", half, rest, h[0], w[0]);
+    ps_counters_t *c = calloc((size_t)hp->n, sizeof *c);
+    int rc = be->counters(be, hp, be->dev.tpc_count, c);
+    if (rc != 0 && strstr(ps_last_error(), "PRIVILEGES")) {
+        printf("  counters skipped: %s\n", ps_last_error());
+    } else {
+        CHECK_OK(rc);
+        /* conv1 of ResNet-50 at batch 8 reads at least its input once. */
+        CHECK_MSG(c[0].dram_bytes > 0.5 * 8 * 3 * 224 * 224 * 2, "conv1 dram %g", c[0].dram_bytes);
+        CHECK(c[0].sm_pct >= 0 && c[0].sm_pct <= 100);
+        printf("  counters conv1: dram %.3g B, l2 %.3g B, sm %.1f%%, mem %.1f%%\n", c[0].dram_bytes,
+               c[0].l2_bytes, c[0].sm_pct, c[0].mem_pct);
+    }
+    free(c);
+    ps_oplist_free(hp);
+    ps_oplist_free(lp);
+}
+
+int main(void)
+{
+    ps_collect_params_t p = ps_collect_default_params();
+    int rc = ps_backend_open(&p, &be);
+    if (rc == PS_E_BACKEND) {
+        printf("skipped: %s\n", ps_last_error());
+        return 77;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", ps_last_error());
+        return 1;
+    }
+    static const th_test_t tests[] = {TEST(test_device_info), TEST(test_every_kind_on_green_contexts),
+                                      TEST(test_coexec_and_counters)};
+    int failed = th_run(tests, PS_ARRAY_LEN(tests));
+    be->free(be);
+    return failed;
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# pairsight eval and report as a user drives them, on a tiny simulated
+# campaign: usage and input errors, the JSON of every method, all four
+# experiments, and a self-contained HTML report.
+# Usage: sh tests/test_eval.sh PAIRSIGHT
+set -u
+CLI=${1:?usage: test_eval.sh PAIRSIGHT}
+T=$(mktemp -d /tmp/ps_eval_cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect() {
+    want=$1; shift
+    "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    [ "$got" -eq "$want" ] || fail "exit $got, expected $want: $* ($(cat "$T/err"))"
+}
+
+# Usage: every flag with its default; errors prefixed and with exit 2.
+expect 0 "$CLI" eval --help
+for flag in --ops --coexec --model --train --long --long-ops --experiments --seed --threads \
+    --rounds --depths --etas --mlp-epochs --ks --json --json-out --report -q; do
+    grep -q -- "$flag" "$T/out" || fail "eval --help does not list $flag"
+done
+expect 0 "$CLI" report --help
+grep -q -- "--out FILE" "$T/out" || fail "report --help does not list --out"
+expect 2 "$CLI" eval --ops x.csv
+grep -q "^pairsight: eval: --ops and --coexec are required" "$T/err" || fail "missing --coexec: $(cat "$T/err")"
+expect 2 "$CLI" eval --ops x.csv --coexec y.csv --experiments accuracy,nonsense
+grep -q "nonsense" "$T/err" || fail "bad experiment not named: $(cat "$T/err")"
+expect 2 "$CLI" eval --ops x.csv --coexec y.csv --experiments long
+grep -q -- "--long FILE" "$T/err" || fail "long without --long: $(cat "$T/err")"
+expect 2 "$CLI" eval --ops x.csv --coexec y.csv --ks 10,x
+expect 2 "$CLI" eval --ops x.csv --coexec y.csv --bogus
+expect 2 "$CLI" report --ops x.csv --coexec y.csv
+grep -q "^pairsight: report: --out is required" "$T/err" || fail "report without --out: $(cat "$T/err")"
+expect 1 "$CLI" eval --ops "$T/none.csv" --coexec "$T/none.csv"
+grep -q "^pairsight: eval: .*none.csv" "$T/err" || fail "missing file not named: $(cat "$T/err")"
+
+# A tiny campaign with held-out groups: Llama pairs and batch 16 and 64.
+pairs="resnet50:8/bert-base:8,bert-base:8/mobilenetv2:8,mobilenetv2:8/resnet50:8,llama-3.2-1b:8/resnet50:8,resnet50:16/bert-base:16,bert-base:64/mobilenetv2:64"
+expect 0 "$CLI" simulate --pairs "$pairs" --experiments 240 --runs 2 --threads 1 --seed 3 --out "$T/c" -q
+expect 0 "$CLI" simulate --pairs "resnet50:8/bert-base:8,mobilenetv2:8/resnet50:8" --min-len 20 --max-len 40 \
+    --splits 13/41,30/24 --experiments 20 --runs 1 --threads 1 --seed 4 --out "$T/l" -q
+fast="--threads 1 --depths 3 --etas 0.3 --rounds 30 --mlp-epochs 5 --ks 2,4,6 -q"
+expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/m.psm" \
+    --threads 1 --depths 3 --etas 0.3 --rounds 30 -q
+
+# Table I as JSON: every method key with its three figures, MAPE in percent.
+# shellcheck disable=SC2086
+expect 0 "$CLI" eval --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json $fast
+for m in pairsight intensity_rule complementarity abacus_mlp linear pairsight_mlp; do
+    grep -q "\"$m\":{\"hp_mape\":[0-9.e+-]*,\"lp_mape\":[0-9.e+-]*,\"hp_within10\":[0-9.e+-]*" "$T/out" ||
+        fail "eval --json lacks $m: $(head -c 600 "$T/out")"
+done
+# PairSight's HP MAPE is a plausible percentage (0 < x < 50).
+awk -v s="$(cat "$T/out")" 'BEGIN { i = index(s, "\"pairsight\":{\"hp_mape\":"); v = substr(s, i + 24) + 0;
+    exit !(i > 0 && v > 0 && v < 50) }' || fail "implausible pairsight hp_mape: $(head -c 300 "$T/out")"
+
+# All four experiments, tables on stdout, JSON and report written.
+# shellcheck disable=SC2086
+expect 0 "$CLI" eval --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" \
+    --long "$T/l/coexec.csv" --long-ops "$T/l/ops.csv" --experiments all --json-out "$T/e.json" \
+    --report "$T/r.html" $fast
+for t in "Table I" "Fig. 4" "Table II" "Long segments"; do
+    grep -q "$t" "$T/out" || fail "eval output lacks $t"
+done
+grep -q "pairsight_k6" "$T/out" || fail "no adaptation row for k=6"
+grep -q "pairsight_overlap" "$T/out" || fail "no long-segment composition rows"
+for k in '"methods"' '"ablation"' '"no_corunner"' '"generalization"' '"llama"' '"batch16"' '"batch64"' \
+    '"long_segments"' '"asymmetric"'; do
+    grep -q "$k" "$T/e.json" || fail "eval JSON lacks $k"
+done
+grep -q "<svg" "$T/r.html" || fail "report has no SVG"
+grep -q "Table II" "$T/r.html" || fail "report lacks Table II"
+grep -Eq "(src|href)=['\"]?https?:" "$T/r.html" && fail "report fetches something"
+
+# report: the same evaluation as one page; a directory as --out fails with 1.
+# shellcheck disable=SC2086
+expect 0 "$CLI" report --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/r2.html" $fast
+grep -q "Table I" "$T/r2.html" || fail "report lacks Table I"
+grep -q "Fig. 1c" "$T/r2.html" || fail "report lacks the heat map"
+grep -q "Fig. 2" "$T/r2.html" || fail "report lacks the correlations"
+# shellcheck disable=SC2086
+expect 1 "$CLI" report --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/nodir/r.html" $fast
+grep -q "^pairsight: report: " "$T/err" || fail "unwritable report: $(cat "$T/err")"
+
+# --train: baselines and model train on another campaign's training split and
+# every row of --coexec is scored.
+expect 0 "$CLI" simulate --pairs "$pairs" --experiments 30 --runs 1 --threads 1 --seed 9 --out "$T/t" -q
+# shellcheck disable=SC2086
+expect 0 "$CLI" eval --train "$T/c/coexec.csv" --ops "$T/c/ops.csv" --coexec "$T/t/coexec.csv" --json $fast
+grep -q '"n_test":30' "$T/out" || fail "--train: expected all 30 rows scored: $(head -c 300 "$T/out")"
+
+# Without --model, eval trains one itself on the training split.
+# shellcheck disable=SC2086
+expect 0 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json $fast
+grep -q '"pairsight":{"hp_mape":[0-9]' "$T/out" || fail "eval without --model: $(head -c 300 "$T/out")"
+
+[ "$fails" -eq 0 ] || exit 1
+echo "test_eval: ok"
