@@ -106,22 +106,6 @@ void ps_baseline_free(ps_baseline_t *b)
     free(b);
 }
 
-ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
-{
-    ps_query_t q = {.gpu = r->gpu,
-                    .hp_model = r->hp_model,
-                    .hp_batch = r->hp_batch,
-                    .hp_start = r->hp_start,
-                    .hp_len = r->hp_len,
-                    .lp_model = r->lp_model,
-                    .lp_batch = r->lp_batch,
-                    .lp_start = r->lp_start,
-                    .lp_len = r->lp_len,
-                    .hp_tpcs = r->hp_tpcs,
-                    .lp_tpcs = r->lp_tpcs};
-    return q;
-}
-
 /* ---- per-segment quantities from the standalone profile ---- */
 
 static int cls_of(ps_intensity_t t)

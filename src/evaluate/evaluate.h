@@ -42,7 +42,4 @@ int ps_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, con
 /* Seconds spent in training. */
 double ps_baseline_train_seconds(const ps_baseline_t *b);
 
-/* The query of one coexec row. */
-ps_query_t ps_query_of_row(const ps_coexec_row_t *r);
-
 #endif

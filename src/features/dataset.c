@@ -121,7 +121,7 @@ void ps_dataset_free(ps_dataset_t *d)
     free(d);
 }
 
-static ps_query_t row_query(const ps_coexec_row_t *r)
+ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
 {
     ps_query_t q = {.gpu = r->gpu,
                     .hp_model = r->hp_model,
@@ -176,7 +176,7 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
             d->n_skipped++;
             continue;
         }
-        ps_query_t q = row_query(r);
+        ps_query_t q = ps_query_of_row(r);
         rc = ps_features_build_pair(l, ops, &q, d->x_hp + k * nf, d->x_lp + k * nf, &d->hp_solo_ns[k],
                                     &d->lp_solo_ns[k]);
         if (rc != PS_OK) {

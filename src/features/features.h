@@ -50,6 +50,9 @@ const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size
 int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
                       int side, float *out, double *hp_solo_ns, double *lp_solo_ns);
 
+/* The query of one coexec row: its two segments and their TPC counts. */
+ps_query_t ps_query_of_row(const ps_coexec_row_t *r);
+
 /* Both sides' vectors at once (x_hp, x_lp: l->n_features each; equal for
  * variants that do not depend on the side), sharing the profile look-ups. */
 int ps_features_build_pair(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
