@@ -13,6 +13,7 @@
 #define PS_PROFILE_CSV_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct ps_csv ps_csv_t;
 
@@ -40,5 +41,9 @@ size_t ps_csv_field_len(const ps_csv_t *c, int i);
 size_t ps_csv_field_line(const ps_csv_t *c, int i);
 size_t ps_csv_line(const ps_csv_t *c);
 const char *ps_csv_path(const ps_csv_t *c);
+
+/* Write s as one field, quoted (RFC 4180) only where it holds ',', '"', CR
+ * or LF; NULL writes an empty field. */
+void ps_csv_put_field(FILE *f, const char *s);
 
 #endif

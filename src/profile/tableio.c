@@ -402,23 +402,6 @@ int ps_table_check(const char *path, ps_check_result_t *out)
 
 /* ---- saving ---- */
 
-static void put_text(FILE *f, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* The shortest of %.15g..%.17g that reads back as the same double. */
 static void put_double(FILE *f, double v)
 {
@@ -451,7 +434,7 @@ static void put_cell(FILE *f, const ps_column_t *c, const void *row)
 {
     const void *v = (const char *)row + c->offset;
     switch (c->type) {
-    case PS_COL_TEXT: put_text(f, *(const char *const *)v); break;
+    case PS_COL_TEXT: ps_csv_put_field(f, *(const char *const *)v); break;
     case PS_COL_INT: fprintf(f, "%d", *(const int *)v); break;
     case PS_COL_FLOAT:
         if (!isnan(*(const double *)v))
