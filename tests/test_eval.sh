@@ -5,16 +5,7 @@
 # Usage: sh tests/test_eval.sh PAIRSIGHT
 set -u
 CLI=${1:?usage: test_eval.sh PAIRSIGHT}
-T=$(mktemp -d /tmp/ps_eval_cli.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect() {
-    want=$1; shift
-    "$@" >"$T/out" 2>"$T/err"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "exit $got, expected $want: $* ($(cat "$T/err"))"
-}
+. tests/clitest.sh
 
 # Usage: every flag with its default; errors prefixed and with exit 2.
 expect 0 "$CLI" eval --help
@@ -97,5 +88,4 @@ grep -q '"n_test":30' "$T/out" || fail "--train: expected all 30 rows scored: $(
 expect 0 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json $fast
 grep -q '"pairsight":{"hp_mape":[0-9]' "$T/out" || fail "eval without --model: $(head -c 300 "$T/out")"
 
-[ "$fails" -eq 0 ] || exit 1
-echo "test_eval: ok"
+finish test_eval
