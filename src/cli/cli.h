@@ -25,6 +25,10 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* s as a whole base-10 integer in lo..hi into *out: 0, or -1 (out untouched)
+ * when s is empty, has other text, or is out of range. */
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+
 /* True when argv holds -h or --help (callers then print their usage). */
 int cli_wants_help(int argc, char **argv);
 
@@ -52,6 +56,10 @@ int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+
+/* eval and report in one: report_mode makes --out required and prints only
+ * the path written (src/cli/cmd_eval.c). */
+int cli_eval_main(int argc, char **argv, int report_mode);
 
 extern const char cmd_check_usage[], cmd_import_usage[], cmd_simulate_usage[],
     cmd_train_usage[], cmd_predict_usage[], cmd_adapt_usage[], cmd_explain_usage[],

@@ -3,6 +3,7 @@
  * select. See docs/colocate.md. */
 #include "cli/cli.h"
 #include "common/common.h"
+#include "profile/csv.h"
 #include "profile/tables.h"
 
 #include <math.h>
@@ -60,7 +61,11 @@ const char cmd_colocate_usage[] =
     "  --target T         target workload (required)\n"
     "  --candidates LIST  comma list; a+b co-locates several at once (required)\n"
     "  --shares A/B[/..]  MPS shares of target and co-runners (default 100/100...)\n"
-    "  --gpu NAME         gpu column of the query (default the workload's)\n";
+    "  --gpu NAME         gpu column of the query (default the workload's)\n"
+    "\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input, 2 usage.\n";
 
 #define CMD "colocate"
 
@@ -71,16 +76,6 @@ typedef struct {
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
     unsigned long long seed;
 } opts_t;
-
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *e;
-    long v = strtol(s, &e, 10);
-    if (e == s || *e || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
@@ -127,7 +122,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
                 return cli_fail(CLI_USAGE, CMD, "--train-frac: expected a number in (0,1), got '%s'", val);
         } else if (strcmp(a, "--seeds") == 0 || strcmp(a, "--trees") == 0 ||
                    strcmp(a, "--epochs") == 0 || strcmp(a, "--rounds") == 0) {
-            if (parse_int(val, 1, 1000000, &v))
+            if (cli_parse_long(val, 1, 1000000, &v))
                 return cli_fail(CLI_USAGE, CMD, "%s: expected a positive integer, got '%s'", a, val);
             *(a[2] == 's' ? &o->seeds : a[2] == 't' ? &o->trees : a[2] == 'e' ? &o->epochs : &o->rounds) = (int)v;
         } else if (strcmp(a, "--seed") == 0) {
@@ -302,24 +297,6 @@ static int do_train(const opts_t *o)
     return CLI_OK;
 }
 
-/* RFC 4180 quoting where a field needs it. */
-static void csv_field(FILE *f, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static int do_predict(const opts_t *o)
 {
     if (!o->model)
@@ -330,7 +307,7 @@ static int do_predict(const opts_t *o)
         return rc;
     ps_coloc_model_t *m = NULL;
     double *pred = calloc(t.c->n + 1, sizeof *pred);
-    int err = pred ? ps_coloc_model_load(o->model, &m) : PS_E_NOMEM;
+    int err = pred ? ps_coloc_model_load(o->model, &m) : ps_error(PS_E_NOMEM, "out of memory");
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
     ps_atomic_t *a = NULL;
@@ -345,11 +322,11 @@ static int do_predict(const opts_t *o)
                 ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred");
         for (size_t i = 0; i < t.c->n; i++) {
             const ps_colocation_row_t *r = &t.c->rows[i];
-            csv_field(f, r->colocation);
+            ps_csv_put_field(f, r->colocation);
             fputc(',', f);
-            csv_field(f, r->gpu);
+            ps_csv_put_field(f, r->gpu);
             fprintf(f, ",%d,", r->slot);
-            csv_field(f, r->workload);
+            ps_csv_put_field(f, r->workload);
             fprintf(f, ",%d,", r->share_pct);
             if (!isnan(r->tput))
                 fprintf(f, "%.17g", r->tput);
@@ -358,7 +335,7 @@ static int do_predict(const opts_t *o)
         if (a)
             err = ps_atomic_commit(a);
         else if (fflush(stdout) || ferror(stdout))
-            err = PS_E_IO;
+            err = ps_error(PS_E_IO, "stdout: write failed");
     }
     ps_coloc_model_free(m);
     free(pred);
@@ -414,7 +391,7 @@ static int do_select(const opts_t *o)
     ps_colocations_t *q = ps_colocations_new();
     char *list = strdup(o->candidates);
     cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
-    int nc = 0, err = (!q || !list || !cand) ? PS_E_NOMEM : 0;
+    int nc = 0, err = (!q || !list || !cand) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
     for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ",")) {
         cand_t *c = &cand[nc++];
         c->name = tok;
@@ -428,7 +405,7 @@ static int do_select(const opts_t *o)
         int slot = 2;
         for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {
             if (slot > 64) {
-                err = PS_E_ARG;
+                err = ps_error(PS_E_ARG, "--candidates: '%s': more than 63 co-runners", tok);
                 break;
             }
             row.slot = slot;
@@ -444,7 +421,7 @@ static int do_select(const opts_t *o)
     if (!err)
         err = ps_coloc_model_load(o->model, &m);
     if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
-        err = PS_E_NOMEM;
+        err = ps_error(PS_E_NOMEM, "out of memory");
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, q, pred);
     if (!err) {
@@ -460,11 +437,13 @@ static int do_select(const opts_t *o)
         }
         qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
         if (o->json) {
-            printf("{\"target\": \"%s\", \"model\": \"%s\", \"ranking\": [", o->target,
-                   ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            fputs("{\"target\": ", stdout);
+            cli_put_json_string(o->target);
+            printf(", \"model\": \"%s\", \"ranking\": [", ps_coloc_kind_name(ps_coloc_model_kind(m)));
             for (int i = 0; i < nc; i++) {
-                printf("%s{\"candidate\": \"%s\", \"tput_sum\": %.6g, \"tput\": [", i ? ", " : "",
-                       cand[i].name, cand[i].sum);
+                printf("%s{\"candidate\": ", i ? ", " : "");
+                cli_put_json_string(cand[i].name);
+                printf(", \"tput_sum\": %.6g, \"tput\": [", cand[i].sum);
                 for (int s = 0; s < cand[i].k; s++) {
                     printf("%s", s ? ", " : "");
                     json_num(cand[i].tput[s]);

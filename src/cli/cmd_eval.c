@@ -44,11 +44,13 @@ const char cmd_eval_usage[] =
     "  --mlp-epochs N      most epochs per MLP baseline (default 100)\n"
     "  --ks A,B,C          continued-training sizes of the generalization experiment,\n"
     "                      in experiments per held-out group (default 10,50,100)\n"
-    "  --json              print the results as JSON instead of tables\n"
+    "  --json              print the results as JSON instead of tables (default off)\n"
     "  --json-out FILE     also write the JSON to FILE (default: none)\n"
     "  --report FILE       also write the HTML report to FILE (default: none)\n"
-    "  -q                  no progress on stderr\n"
-    "  -h, --help          this text\n";
+    "  -q                  no progress on stderr (default: progress on a terminal)\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input or a failed evaluation, 2 usage.\n";
 
 typedef struct {
     int quiet;
@@ -68,9 +70,8 @@ static void on_progress(const char *stage, double done, double total, void *user
 
 static int parse_int(const char *s, int lo, int *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > 1000000000L)
+    long v;
+    if (cli_parse_long(s, lo, 1000000000L, &v) != 0)
         return -1;
     *out = (int)v;
     return 0;
@@ -105,10 +106,6 @@ static int write_text(const char *path, const char *text)
     fputc('\n', ps_atomic_stream(a));
     return ps_atomic_commit(a);
 }
-
-/* Shared by eval and report: report_mode makes --out required and prints
- * only the path written. */
-int cli_eval_main(int argc, char **argv, int report_mode);
 
 int cli_eval_main(int argc, char **argv, int report_mode)
 {
@@ -153,8 +150,7 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         } else if (strcmp(a, "--etas") == 0) {
             if (parse_list(argv[++i], 1e-6, c.etas, &c.n_etas) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 positive numbers: %s", argv[i]);
-        }
-        else if (strcmp(a, "--json-out") == 0 && !report_mode)
+        } else if (strcmp(a, "--json-out") == 0 && !report_mode)
             json_out = argv[++i];
         else if ((strcmp(a, "--report") == 0 && !report_mode) || (strcmp(a, "--out") == 0 && report_mode))
             report_path = argv[++i];

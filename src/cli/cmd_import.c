@@ -34,14 +34,11 @@ const char cmd_import_usage[] =
     "\n"
     "Exit status: 0 written, 1 bad or empty input (nothing is written), 2 usage.\n";
 
-/* In cmd_check.c: print s as a JSON string literal. */
-
 /* A positive int option value, or -1. */
 static int positive_int(const char *s)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    return (*s && !*end && v > 0 && v <= 1 << 30) ? (int)v : -1;
+    long v;
+    return cli_parse_long(s, 1, 1 << 30, &v) == 0 ? (int)v : -1;
 }
 
 int cmd_import(int argc, char **argv)

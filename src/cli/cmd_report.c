@@ -29,9 +29,9 @@ const char cmd_report_usage[] =
     "  --etas LIST         learning-rate grid when training here (default 0.1,0.3)\n"
     "  --mlp-epochs N      most epochs per MLP baseline (default 100)\n"
     "  --ks A,B,C          continued-training sizes (default 10,50,100)\n"
-    "  -q                  no progress on stderr\n"
-    "  -h, --help          this text\n";
-
-int cli_eval_main(int argc, char **argv, int report_mode);
+    "  -q                  no progress on stderr (default: progress on a terminal)\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Exit status: 0 written, 1 bad input or unwritable --out, 2 usage.\n";
 
 int cmd_report(int argc, char **argv) { return cli_eval_main(argc, argv, 1); }

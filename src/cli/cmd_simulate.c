@@ -51,21 +51,20 @@ const char cmd_simulate_usage[] =
     "  --derive OPS_CSV   print the derived kernels of a measured V100 profile as\n"
     "                     C initializers (data/orion_kernels.inc) and exit\n"
     "  --derive-gpu NAME  GPU of the profile given to --derive (default V100-SXM2-16GB)\n"
-    "  --list             list the models and GPUs and exit\n"
-    "  --json             print a JSON summary on stdout\n"
-    "  -q                 no progress on stderr\n"
-    "  -h, --help         this text\n";
+    "  --list             list the models and GPUs and exit (default off)\n"
+    "  --json             print a JSON summary on stdout (default off: a line on\n"
+    "                     stderr)\n"
+    "  -q                 no progress or summary on stderr (default off)\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 written, 1 bad input or unwritable --out, 2 usage.\n";
 
 static const char *CMD = "simulate";
 
 static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi)
+    if (cli_parse_long(s, lo, hi, out) != 0)
         return cli_fail(CLI_USAGE, CMD, "%s: '%s' is not an integer in %ld..%ld", flag, s, lo, hi);
-    *out = v;
     return 0;
 }
 
