@@ -124,6 +124,8 @@ static int find_coloc(const cl_data_t *d, const char *id, int origin)
 
 static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
 {
+    /* Which table a message is about: the training or the test co-locations. */
+    const char *what = origin ? "test colocations" : "colocations";
     if (!c)
         return 0;
     cl_coloc_t *nc = ps_realloc(d->c, (size_t)(d->nc + (int)c->n + 1) * sizeof *nc);
@@ -134,13 +136,13 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
         const ps_colocation_row_t *r = &c->rows[i];
         int wi = find_workload(d, r->gpu, r->workload);
         if (wi < 0)
-            return ps_error(PS_E_INPUT, "colocations: row %zu: workload '%s' (gpu %s) is not in workloads.csv",
-                            i + 1, r->workload, r->gpu ? r->gpu : "any");
+            return ps_error(PS_E_INPUT, "%s: row %zu: workload '%s' (gpu %s) is not in workloads.csv",
+                            what, i + 1, r->workload, r->gpu ? r->gpu : "any");
         if (r->share_pct <= 0 || r->share_pct > 100)
-            return ps_error(PS_E_INPUT, "colocations: row %zu: share_pct %d outside (0,100]", i + 1,
+            return ps_error(PS_E_INPUT, "%s: row %zu: share_pct %d outside (0,100]", what, i + 1,
                             r->share_pct);
         if (r->tput <= 0)
-            return ps_error(PS_E_INPUT, "colocations: row %zu: tput must be > 0 or empty", i + 1);
+            return ps_error(PS_E_INPUT, "%s: row %zu: tput must be > 0 or empty", what, i + 1);
         int ci = find_coloc(d, r->colocation, origin);
         if (ci < 0) {
             ci = d->nc++;
@@ -150,7 +152,7 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
         }
         cl_coloc_t *x = &d->c[ci];
         if (x->k == 64)
-            return ps_error(PS_E_INPUT, "colocations: '%s': more than 64 workloads", x->id);
+            return ps_error(PS_E_INPUT, "%s: '%s': more than 64 workloads", what, x->id);
         size_t k = (size_t)x->k + 1;
         int *w = ps_realloc(x->w, k * sizeof *w);
         if (w)
@@ -176,7 +178,7 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
             j--;
         }
         if (j > 0 && sl[j - 1] == r->slot)
-            return ps_error(PS_E_INPUT, "colocations: row %zu: '%s' has slot %d twice", i + 1,
+            return ps_error(PS_E_INPUT, "%s: row %zu: '%s' has slot %d twice", what, i + 1,
                             x->id, r->slot);
         w[j] = wi;
         sh[j] = r->share_pct;
