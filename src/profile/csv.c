@@ -33,6 +33,14 @@ int ps_csv_nfields(const ps_csv_t *c) { return c->nf; }
 const char *ps_csv_field(const ps_csv_t *c, int i) { return c->rec + c->off[i]; }
 size_t ps_csv_field_len(const ps_csv_t *c, int i) { return c->flen[i]; }
 size_t ps_csv_field_line(const ps_csv_t *c, int i) { return c->fline[i]; }
+
+int ps_csv_find(const ps_csv_t *c, const char *name)
+{
+    for (int i = 0; i < c->nf; i++)
+        if (strcmp(ps_csv_field(c, i), name) == 0)
+            return i;
+    return -1;
+}
 size_t ps_csv_line(const ps_csv_t *c) { return c->nf ? c->fline[0] : c->line; }
 const char *ps_csv_path(const ps_csv_t *c) { return c->path; }
 void ps_csv_skip_prefix(ps_csv_t *c, const char *prefix) { c->skip = prefix; }

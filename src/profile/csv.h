@@ -37,6 +37,9 @@ int ps_csv_nfields(const ps_csv_t *c);
  * next ps_csv_next. A NUL byte in the text is an error, so none is inside. */
 const char *ps_csv_field(const ps_csv_t *c, int i);
 size_t ps_csv_field_len(const ps_csv_t *c, int i);
+/* Index of the first field of the current record equal to name, or -1 (for
+ * finding a column in a header). */
+int ps_csv_find(const ps_csv_t *c, const char *name);
 /* Line on which field i starts, and the line of the record's first field. */
 size_t ps_csv_field_line(const ps_csv_t *c, int i);
 size_t ps_csv_line(const ps_csv_t *c);

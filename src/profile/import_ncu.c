@@ -111,15 +111,6 @@ static int cmp_launch(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Field index of name in the current record, or -1. */
-static int field_index(ps_csv_t *csv, const char *name)
-{
-    for (int i = 0; i < ps_csv_nfields(csv); i++)
-        if (strcmp(ps_csv_field(csv, i), name) == 0)
-            return i;
-    return -1;
-}
-
 /* Read one launch row into *l. */
 static int read_launch(ps_csv_t *csv, const int *col, const double *scale, int id_col,
                        int name_col, ps_strpool_t *pool, launch_t *l)
@@ -177,8 +168,8 @@ int ps_import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out
     /* Skip what the profiled program printed before the header. */
     int id_col = -1, name_col = -1;
     while ((rc = ps_csv_next(csv)) == 1) {
-        name_col = field_index(csv, "Kernel Name");
-        id_col = field_index(csv, "ID");
+        name_col = ps_csv_find(csv, "Kernel Name");
+        id_col = ps_csv_find(csv, "ID");
         if (name_col >= 0)
             break;
     }
@@ -189,7 +180,7 @@ int ps_import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out
                         "export with ncu --csv --page raw", path);
     int col[M_N], nfields = ps_csv_nfields(csv);
     for (int m = 0; m < M_N; m++)
-        col[m] = field_index(csv, metrics[m].name);
+        col[m] = ps_csv_find(csv, metrics[m].name);
     if (col[M_TIME] < 0)
         return ps_error(PS_E_INPUT, "%s:%zu:1: missing metric column '%s' (profile with --metrics "
                         "%s and export with --page raw)", path, ps_csv_line(csv),

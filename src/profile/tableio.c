@@ -186,15 +186,6 @@ static void row_defaults(const ps_schema_t *s, void *row)
 
 /* ---- header ---- */
 
-/* Field index of column c in the header, or -1. */
-static int header_find(ps_csv_t *csv, const char *name)
-{
-    for (int i = 0; i < ps_csv_nfields(csv); i++)
-        if (strcmp(ps_csv_field(csv, i), name) == 0)
-            return i;
-    return -1;
-}
-
 static int required_present(ps_csv_t *csv, const ps_schema_t *s, const char **missing)
 {
     int k = 0;
@@ -202,7 +193,7 @@ static int required_present(ps_csv_t *csv, const ps_schema_t *s, const char **mi
     for (size_t i = 0; i < s->ncols; i++) {
         if (s->cols[i].optional)
             continue;
-        if (header_find(csv, s->cols[i].name) >= 0)
+        if (ps_csv_find(csv, s->cols[i].name) >= 0)
             k++;
         else if (!*missing)
             *missing = s->cols[i].name;
@@ -246,7 +237,7 @@ static int detect_kind(ps_csv_t *csv, ps_table_kind_t *kind)
 static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
 {
     for (size_t c = 0; c < s->ncols; c++) {
-        idx[c] = header_find(csv, s->cols[c].name);
+        idx[c] = ps_csv_find(csv, s->cols[c].name);
         for (int i = idx[c] + 1; idx[c] >= 0 && i < ps_csv_nfields(csv); i++)
             if (strcmp(ps_csv_field(csv, i), s->cols[c].name) == 0)
                 return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
