@@ -189,6 +189,16 @@ typedef struct {
     char *targets; /* [nw], NULL = all */
 } fold_t;
 
+static void folds_free(fold_t *f, int n)
+{
+    for (int q = 0; q < n; q++) {
+        free(f[q].train);
+        free(f[q].test);
+        free(f[q].targets);
+    }
+    free(f);
+}
+
 /* Fit every requested kind on the fold, predict its test co-locations, and
  * add errors and policy scores. */
 static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed,
@@ -342,12 +352,7 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
     free(groups);
     free(sets);
     if (rc) {
-        for (int q = 0; q < nf; q++) {
-            free(f[q].train);
-            free(f[q].test);
-            free(f[q].targets);
-        }
-        free(f);
+        folds_free(f, nf);
         return rc;
     }
     *out = f;
@@ -385,12 +390,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
             if (p->progress)
                 p->progress((double)r * nf + q + 1, (double)p->seeds * nf, p->user);
         }
-        for (int q = 0; q < nf; q++) {
-            free(f[q].train);
-            free(f[q].test);
-            free(f[q].targets);
-        }
-        free(f);
+        folds_free(f, nf);
         if (rc)
             break;
 
