@@ -97,7 +97,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
         if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
         if (i + 1 >= argc)
-            return cli_fail(CLI_USAGE, CMD, "unknown option or missing value: %s", a);
+            return cli_fail(CLI_USAGE, CMD, "unknown option or missing value '%s' (see pairsight colocate --help)",
+                            a);
         const char *val = argv[++i];
         if (strcmp(a, "--workloads") == 0) str = &o->workloads;
         else if (strcmp(a, "--scaling") == 0) str = &o->scaling;
@@ -131,7 +132,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             if (e == val || *e || val[0] == '-')
                 return cli_fail(CLI_USAGE, CMD, "--seed: expected a non-negative integer, got '%s'", val);
         } else {
-            return cli_fail(CLI_USAGE, CMD, "unknown option: %s", a);
+            return cli_fail(CLI_USAGE, CMD, "unknown option '%s' (see pairsight colocate --help)", a);
         }
     }
     return 0;

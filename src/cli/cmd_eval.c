@@ -128,7 +128,8 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         else if (strcmp(a, "--json") == 0 && !report_mode)
             json = 1;
         else if (!has_val)
-            return cli_fail(CLI_USAGE, cmd, "unknown option or missing value: %s (see --help)", a);
+            return cli_fail(CLI_USAGE, cmd, "unknown option or missing value '%s' (see pairsight %s --help)", a,
+                            cmd);
         else if (strcmp(a, "--ops") == 0)
             ops_path = argv[++i];
         else if (strcmp(a, "--coexec") == 0)
@@ -175,12 +176,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
                 c.ks[2] < 1)
                 return cli_fail(CLI_USAGE, cmd, "--ks: expected three positive integers A,B,C: %s", s);
         } else
-            return cli_fail(CLI_USAGE, cmd, "unknown option: %s (see --help)", a);
+            return cli_fail(CLI_USAGE, cmd, "unknown option '%s' (see pairsight %s --help)", a, cmd);
     }
     if (!ops_path || !cx_path)
-        return cli_fail(CLI_USAGE, cmd, "--ops and --coexec are required (see --help)");
+        return cli_fail(CLI_USAGE, cmd, "--ops and --coexec are required (see pairsight %s --help)", cmd);
     if (report_mode && !report_path)
-        return cli_fail(CLI_USAGE, cmd, "--out is required (see --help)");
+        return cli_fail(CLI_USAGE, cmd, "--out is required (see pairsight report --help)");
     if ((c.experiments & PS_EXP_LONG) && !long_path)
         return cli_fail(CLI_USAGE, cmd, "the long experiment needs --long FILE");
 
