@@ -80,11 +80,14 @@ typedef struct {
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->train_frac = 0.2;
-    o->seeds = 20;
-    o->trees = 100;
-    o->epochs = 400;
-    o->rounds = 400;
+    /* The library's defaults, which --help states. */
+    ps_coloc_eval_params_t def = ps_coloc_eval_default_params();
+    o->train_frac = def.train_frac;
+    o->seeds = def.seeds;
+    o->seed = def.seed;
+    o->trees = def.model.trees;
+    o->epochs = def.model.mlp_epochs;
+    o->rounds = def.model.boost_rounds;
     if (argc < 2)
         return cli_fail(CLI_USAGE, CMD, "missing subcommand (eval, train, predict, select)");
     o->sub = argv[1];
