@@ -94,6 +94,14 @@ if(PS_CUDA)
   # Whatever links pairsight (the CLI, tests, benchmarks) finds the module
   # beside it, built.
   add_dependencies(pairsight pairsight_cuda)
+  # Installed, the module goes where the loader looks from bin/pairsight
+  # (../lib/pairsight/), and keeps finding the CUDA libraries it was built with.
+  set_target_properties(pairsight_cuda PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
+  get_filename_component(_ps_cudnn_dir ${PS_CUDNN_LIB} DIRECTORY)
+  if(NOT "${_ps_cudnn_dir}" STREQUAL "${CUDAToolkit_LIBRARY_DIR}")
+    set_property(TARGET pairsight_cuda APPEND PROPERTY INSTALL_RPATH "${_ps_cudnn_dir}")
+  endif()
+  install(TARGETS pairsight_cuda LIBRARY DESTINATION lib/pairsight)
   # The host's messages say the module was built and how to point at it.
   target_compile_definitions(pairsight PRIVATE PS_HAVE_CUDA=1)
   message(STATUS "pairsight: CUDA collector ON as module libpairsight_cuda.so "

@@ -82,6 +82,10 @@ grep -q '"tasks_done": 46' "$T/s1" && fail "the kill came too late to test anyth
 grep -q '"tasks_done": 46' "$T/s2" || fail "resume: $(cat "$T/s2")"
 grep -q '"coexec_rows": 120' "$T/s2" || fail "resume rows: $(cat "$T/s2")"
 
+# From here to the real backend's turn, no module can be found: export,
+# status, check, counters --ncu and the fake backend must not need one.
+export PAIRSIGHT_CUDA_MODULE="$T/none.so"
+"$P" collect status --db "$DB" > /dev/null || fail "status without the CUDA module"
 "$P" collect export --db "$DB" --ops "$T/ops.csv" --coexec "$T/coexec.csv" -q || fail export
 "$P" check "$T/ops.csv" "$T/coexec.csv" > "$T/check" || fail "check: $(cat "$T/check")"
 grep -q "coexec, 120 rows" "$T/check" || fail "check: $(cat "$T/check")"
@@ -109,6 +113,7 @@ grep -q "colocations.csv: colocations, 2 rows" check2 || fail "$(cat check2)"
 "$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 2> err
 [ $? -eq 1 ] && grep -q "already has co-location" err || fail "duplicate co-location: $(cat err)"
 "$P" collect colocate --jobs mobilenetv2:4 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--jobs without share"
+unset PAIRSIGHT_CUDA_MODULE
 # The real backend needs MPS and a GPU: a clear message, exit 1.
 "$P" collect scaling --model mobilenetv2 --shares 50 --seconds 0.01 2> err
 rc=$?
