@@ -475,7 +475,7 @@ typedef struct {
     double ridge_lambda; /* ridge penalty on standardized inputs (< 0 = chosen on held-out rows) */
 } ps_baseline_params_t;
 
-/** seed 1, 60 epochs, 120 s per MLP, lambda chosen on held-out rows. */
+/** seed 1, 100 epochs, 120 s per MLP, lambda chosen on held-out rows. */
 void ps_baseline_default_params(ps_baseline_params_t *p);
 
 /** Train a baseline (not PS_METHOD_PAIRSIGHT) on every row of train, with

@@ -1,17 +1,41 @@
 #!/bin/sh
-# The main job on built-in data: simulate an A100 profiling campaign, train
-# the PairSight segment model, evaluate it against every baseline and write
-# the report. Installs missing Debian packages and builds first.
+# The main job on built-in data: simulate an A100 profiling campaign of the six
+# models, train the PairSight segment model, evaluate it against every
+# baseline (Table I, the ablation, generalization and long segments), print
+# the tables and write the report. Installs missing packages and builds first.
 # Usage: scripts/run.sh [OUTDIR]   (default: out/)
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 out=${1:-out}
+echo "== build" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)" >/dev/null
-mkdir -p "$out"
+mkdir -p "$out/long"
 ps=build/pairsight
-echo "== simulate: A100 campaign of six models -> $out/" >&2
-$ps simulate --gpu a100 --models resnet50,resnet101,mobilenetv2,bert-base,llama-3.2-1b,llama-3.2-3b \
-    --experiments 4000 --runs 5 --seed 1 --out "$out"
-$ps check "$out/ops.csv" "$out/coexec.csv"
+
+# The 20 ordered HP/LP pairs of the published evaluation, at batch 8.
+P="resnet50:8/resnet101:8,resnet50:8/mobilenetv2:8,resnet50:8/bert-base:8,resnet101:8/resnet50:8"
+P="$P,resnet101:8/mobilenetv2:8,resnet101:8/bert-base:8,mobilenetv2:8/resnet50:8,mobilenetv2:8/resnet101:8"
+P="$P,mobilenetv2:8/bert-base:8,bert-base:8/resnet50:8,bert-base:8/resnet101:8,bert-base:8/mobilenetv2:8"
+P="$P,llama-3.2-1b:8/resnet50:8,llama-3.2-1b:8/bert-base:8,llama-3.2-3b:8/resnet101:8,llama-3.2-3b:8/mobilenetv2:8"
+P="$P,resnet50:8/llama-3.2-1b:8,bert-base:8/llama-3.2-1b:8,resnet101:8/llama-3.2-3b:8,mobilenetv2:8/llama-3.2-3b:8"
+# Classic pairs at unseen batch sizes, for the generalization experiment.
+G="resnet50:16/bert-base:16,mobilenetv2:16/resnet101:16,resnet101:64/resnet50:64,bert-base:64/mobilenetv2:64"
+
+echo "== simulate: A100 campaign -> $out/" >&2
+$ps simulate --gpu a100 --pairs "$P,$G" --experiments 1500 --runs 3 --seed 1 --out "$out"
+echo "== simulate: long segments (24-96 operators) under SM splits absent from training -> $out/long/" >&2
+$ps simulate --gpu a100 --pairs "$P" --min-len 24 --max-len 96 --splits 8/46,19/35,30/24,41/13 \
+    --experiments 400 --runs 1 --seed 2 --out "$out/long"
+$ps check "$out/ops.csv" "$out/coexec.csv" "$out/long/ops.csv" "$out/long/coexec.csv"
+
+echo "== train" >&2
+$ps train --ops "$out/ops.csv" --coexec "$out/coexec.csv" --out "$out/model.psm" \
+    --depths 6 --etas 0.3 --rounds 150
+
+echo "== evaluate against every baseline" >&2
+$ps eval --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
+    --long "$out/long/coexec.csv" --long-ops "$out/long/ops.csv" --experiments all \
+    --depths 6 --etas 0.3 --rounds 150 --json-out "$out/eval.json" --report "$out/report.html"
+echo "== done: $out/model.psm, $out/eval.json, $out/report.html" >&2

@@ -28,6 +28,10 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
 /* True when argv holds -h or --help (callers then print their usage). */
 int cli_wants_help(int argc, char **argv);
 
+/* A JSON string literal of s on stdout (quotes, backslashes and control
+ * characters escaped). */
+void cli_put_json_string(const char *s);
+
 /* Print the usage text of cmd to f. */
 void cli_print_usage(const char *cmd, FILE *f);
 

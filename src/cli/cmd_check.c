@@ -29,24 +29,6 @@ static const char *group_word(ps_table_kind_t kind)
     }
 }
 
-/* A JSON string literal for s (file names may hold quotes or backslashes).
- * Also used by cmd_import.c; it belongs in cli.h once the lead moves it. */
-void cli_put_json_string(const char *s);
-void cli_put_json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 int cmd_check(int argc, char **argv)
 {
     int json = 0, quiet = 0, nfiles = 0, files_only = 0;

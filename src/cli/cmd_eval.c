@@ -41,7 +41,7 @@ const char cmd_eval_usage[] =
     "                      (default: the trainer's, 6,8)\n"
     "  --etas LIST         learning-rate grid when training here, up to 4 values\n"
     "                      (default: the trainer's, 0.1,0.3)\n"
-    "  --mlp-epochs N      most epochs per MLP baseline (default 60)\n"
+    "  --mlp-epochs N      most epochs per MLP baseline (default 100)\n"
     "  --ks A,B,C          continued-training sizes of the generalization experiment,\n"
     "                      in experiments per held-out group (default 10,50,100)\n"
     "  --json              print the results as JSON instead of tables\n"

@@ -35,7 +35,6 @@ const char cmd_import_usage[] =
     "Exit status: 0 written, 1 bad or empty input (nothing is written), 2 usage.\n";
 
 /* In cmd_check.c: print s as a JSON string literal. */
-void cli_put_json_string(const char *s);
 
 /* A positive int option value, or -1. */
 static int positive_int(const char *s)

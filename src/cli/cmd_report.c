@@ -27,7 +27,7 @@ const char cmd_report_usage[] =
     "  --rounds N          most trees per regressor when training here (default 400)\n"
     "  --depths LIST       max_depth grid when training here (default 6,8)\n"
     "  --etas LIST         learning-rate grid when training here (default 0.1,0.3)\n"
-    "  --mlp-epochs N      most epochs per MLP baseline (default 60)\n"
+    "  --mlp-epochs N      most epochs per MLP baseline (default 100)\n"
     "  --ks A,B,C          continued-training sizes (default 10,50,100)\n"
     "  -q                  no progress on stderr\n"
     "  -h, --help          this text\n";

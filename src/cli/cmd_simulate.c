@@ -99,23 +99,6 @@ static void list(void)
         printf("  %s\n", sim_model_names[i]);
 }
 
-/* A JSON string literal of s (quotes, backslashes and control characters
- * escaped). */
-static void put_json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static int make_dir(const char *dir)
 {
     if (mkdir(dir, 0777) == 0 || errno == EEXIST)
@@ -231,7 +214,7 @@ int cmd_simulate(int argc, char **argv)
             printf("{\"gpu\": \"%s\", \"experiments\": %ld, \"runs\": %d, \"ops_rows\": %zu, "
                    "\"coexec_rows\": %zu, \"simulate_s\": %.3f, \"total_s\": %.3f, \"out\": ",
                    g->name, p.experiments, p.runs, ps_ops_rows(ops), ps_coexec_rows(cx), t_sim, t_all);
-            put_json_string(out);
+            cli_put_json_string(out);
             printf("}\n");
         } else if (!quiet) {
             fprintf(stderr, "simulate: %s: %zu operator rows, %zu co-execution rows in %s (%.1f s)\n", g->name,

@@ -82,7 +82,7 @@ int ps_method_from_name(const char *name, ps_method_t *out)
 void ps_baseline_default_params(ps_baseline_params_t *p)
 {
     p->seed = 1;
-    p->mlp_epochs = 60;
+    p->mlp_epochs = 100;
     p->mlp_seconds = 120;
     p->ridge_lambda = -1;
 }

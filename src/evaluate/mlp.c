@@ -33,12 +33,12 @@ void ps_mlp_default_params(ps_mlp_params_t *p)
     memset(p, 0, sizeof *p);
     p->hidden[0] = 64;
     p->hidden[1] = 64;
-    p->epochs = 60;
+    p->epochs = 100;
     p->batch = 32;
     p->lr = 1e-3;
-    p->weight_decay = 1e-5;
+    p->weight_decay = 1e-3;
     p->valid_share = 0.1;
-    p->patience = 8;
+    p->patience = 20;
     p->max_seconds = 0;
     p->seed = 1;
 }

@@ -26,8 +26,10 @@ typedef struct {
     unsigned seed;
 } ps_mlp_params_t;
 
-/* Three layers of weights (two hidden layers of 64), 60 epochs, batch 32, ReLU,
- * lr 1e-3, weight decay 1e-5, 10% early-stopping rows, patience 8. */
+/* Three layers of weights (two hidden layers of 64), ReLU, 100 epochs,
+ * batch 32, lr 1e-3, weight decay 1e-3, 10% early-stopping rows, patience 20
+ * (the validation loss of small campaigns is noisy: a shorter patience stops
+ * before the best epoch; see docs/evaluation.md). */
 void ps_mlp_default_params(ps_mlp_params_t *p);
 
 typedef struct ps_mlp ps_mlp_t;

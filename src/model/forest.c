@@ -2,12 +2,13 @@
  * Our own evaluator of an XGBoost tree ensemble (see forest.h and
  * docs/prediction.md).
  *
- * Every tree is flattened into one shared node array. A node holds its
- * threshold (or, at a leaf, the leaf value), its feature with the default
- * direction packed into the top bit, and the absolute indices of both
- * children. A leaf points to itself on both sides, so that a row that reaches
- * a leaf early stays there: a tree of depth d is then evaluated by exactly d
- * branch-free steps per row, and several rows (or several trees) can walk in
+ * Every tree is flattened into one shared array of 16-byte nodes, laid out
+ * breadth first with the two children of a split side by side. A node holds
+ * its threshold, its feature with the missing-value direction packed into
+ * the top bit, the index of its left child and, at a leaf, the leaf value.
+ * A step down is arithmetic (left + went_right), never a branch on the data,
+ * and a leaf keeps a row where it is: a tree of depth d is evaluated by
+ * exactly d steps per row, so several rows (or several trees) walk in
  * lockstep, which hides the load latency of one walk behind the others.
  *
  * Rows are evaluated in blocks, tree-major inside a block, so that the top of
