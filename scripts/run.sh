@@ -24,7 +24,7 @@ P="$P,resnet50:8/llama-3.2-1b:8,bert-base:8/llama-3.2-1b:8,resnet101:8/llama-3.2
 G="resnet50:16/bert-base:16,mobilenetv2:16/resnet101:16,resnet101:64/resnet50:64,bert-base:64/mobilenetv2:64"
 
 echo "== simulate: A100 campaign -> $out/" >&2
-$ps simulate --gpu a100 --pairs "$P,$G" --experiments 1500 --runs 3 --seed 1 --out "$out"
+$ps simulate --gpu a100 --pairs "$P,$G" --experiments 3000 --runs 5 --seed 1 --out "$out"
 echo "== simulate: long segments (24-96 operators) under SM splits absent from training -> $out/long/" >&2
 $ps simulate --gpu a100 --pairs "$P" --min-len 24 --max-len 96 --splits 8/46,19/35,30/24,41/13 \
     --experiments 400 --runs 1 --seed 2 --out "$out/long"
@@ -32,10 +32,10 @@ $ps check "$out/ops.csv" "$out/coexec.csv" "$out/long/ops.csv" "$out/long/coexec
 
 echo "== train" >&2
 $ps train --ops "$out/ops.csv" --coexec "$out/coexec.csv" --out "$out/model.psm" \
-    --depths 6 --etas 0.3 --rounds 150
+    --depths 6,8 --etas 0.3 --rounds 300
 
 echo "== evaluate against every baseline" >&2
 $ps eval --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
     --long "$out/long/coexec.csv" --long-ops "$out/long/ops.csv" --experiments all \
-    --depths 6 --etas 0.3 --rounds 150 --json-out "$out/eval.json" --report "$out/report.html"
+    --depths 6,8 --etas 0.3 --rounds 300 --json-out "$out/eval.json" --report "$out/report.html"
 echo "== done: $out/model.psm, $out/eval.json, $out/report.html" >&2

@@ -619,6 +619,98 @@ static void test_gpu_column_name(void)
     CHECK(strcmp(b, "Tesla-V100-SXM2-32GB") == 0);
 }
 
+/* Whether a mapping of the process names a file containing needle. */
+static int mapped(const char *needle)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return -1;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
+
+/* In a child of test_cuda_module_loaded_on_demand. */
+static void module_beside_exe(void)
+{
+    ps_collect_params_t p = ps_collect_default_params();
+    ps_backend_t *b = NULL;
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 64);
+    CHECK(n > 0);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    snprintf(strrchr(exe, '/'), 64, "/libpairsight_cuda.so");
+    int built = access(exe, F_OK) == 0;
+    int rc = ps_backend_open(&p, &b);
+    printf("  module %s: %s\n", built ? "built" : "not built", rc ? ps_last_error() : "GPU opened");
+    if (!built) {
+        CHECK(rc == PS_E_BACKEND && strstr(ps_last_error(), "no CUDA module"));
+        CHECK(mapped("libcublas") == 0);
+        return;
+    }
+    /* Without a GPU the module loads and the runtime says there is none. */
+    CHECK_MSG(rc == 0 || (rc == PS_E_BACKEND && !strstr(ps_last_error(), "module")), "%s",
+              ps_last_error());
+    CHECK(mapped("libpairsight_cuda") == 1 && mapped("libcublas") == 1 && mapped("libcudnn") == 1);
+    if (rc == 0) {
+        CHECK(strcmp(b->name, "cuda") == 0 && b->dev.sm_count > 0);
+        b->free(b);
+    }
+}
+
+/* The host code loads no CUDA library: only opening the "cuda" backend loads
+ * the module, found through PAIRSIGHT_CUDA_MODULE or beside the executable,
+ * and with it cuBLAS, cuDNN and CUPTI. */
+static void test_cuda_module_loaded_on_demand(void)
+{
+    static const char *const cuda_libs[] = {"libcublas", "libcudnn", "libcupti", "libcudart",
+                                            "libpairsight_cuda"};
+    for (size_t i = 0; i < PS_ARRAY_LEN(cuda_libs); i++)
+        CHECK_MSG(mapped(cuda_libs[i]) == 0, "%s loaded before the cuda backend was asked for",
+                  cuda_libs[i]);
+    ps_collect_params_t p = ps_collect_default_params();
+    ps_backend_t *b = NULL;
+    /* A module named by the environment that is not there: nothing else is
+     * tried, and the message names the path and the variable. */
+    const char *nowhere = tmp("nowhere/libpairsight_cuda.so");
+    CHECK(setenv("PAIRSIGHT_CUDA_MODULE", nowhere, 1) == 0);
+    CHECK(ps_backend_open(&p, &b) == PS_E_BACKEND && !b);
+    CHECK_MSG(strstr(ps_last_error(), nowhere) && strstr(ps_last_error(), "PAIRSIGHT_CUDA_MODULE"),
+              "%s", ps_last_error());
+    /* A file that does not load: the loader's reason is in the message. */
+    const char *junk = tmp("junk.so");
+    FILE *f = fopen(junk, "w");
+    CHECK(f && fputs("not an ELF file\n", f) >= 0 && fclose(f) == 0);
+    CHECK(setenv("PAIRSIGHT_CUDA_MODULE", junk, 1) == 0);
+    CHECK(ps_backend_open(&p, &b) == PS_E_BACKEND && !b);
+    CHECK_MSG(strstr(ps_last_error(), "cannot load the CUDA module") && strstr(ps_last_error(), junk),
+              "%s", ps_last_error());
+    CHECK(mapped("libcublas") == 0 && mapped("libcudnn") == 0);
+    CHECK(unsetenv("PAIRSIGHT_CUDA_MODULE") == 0);
+
+    /* The module beside this test program, where the build made one, in a
+     * child: the CUDA libraries it loads stay out of this process, and the
+     * child's _exit skips LeakSanitizer's exit scan, which the CUDA runtime's
+     * mappings can crash. */
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int failed_before = th_failed;
+        module_beside_exe();
+        fflush(NULL);
+        _exit(th_failed > failed_before ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(mapped("libcublas") == 0 && mapped("libpairsight_cuda") == 0);
+}
+
 static void setup(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ps_test_collectXXXXXX");
@@ -642,4 +734,5 @@ TH_MAIN(TEST(test_setup), TEST(test_zoo_cnn_shapes), TEST(test_zoo_transformer_s
         TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
         TEST(test_gpu_column_name), TEST(test_campaign_refuses_mismatches), TEST(test_export_tables),
         TEST(test_mps_jobs), TEST(test_counters_from_ncu),
-        TEST(test_campaign_killed_and_resumed), TEST(test_teardown))
+        TEST(test_campaign_killed_and_resumed), TEST(test_cuda_module_loaded_on_demand),
+        TEST(test_teardown))

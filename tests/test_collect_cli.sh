@@ -32,6 +32,31 @@ if ! "$P" collect info > /dev/null 2> "$T/err"; then
     grep -q "^pairsight: collect: " "$T/err" || fail "no-GPU message: $(cat "$T/err")"
 fi
 
+# The CLI links no CUDA library; the device backend is a module it loads.
+if command -v ldd > /dev/null 2>&1; then
+    ldd "$P" > "$T/ldd" 2>&1 || fail "ldd $P"
+    ! grep -E "libcu(blas|blasLt|dnn|pti|da|dart)|libnvperf" "$T/ldd" || fail "pairsight links CUDA"
+fi
+M="$(dirname "$P")/libpairsight_cuda.so"
+PAIRSIGHT_CUDA_MODULE="$T/none.so" "$P" collect info 2> "$T/err"; [ $? -eq 1 ] || fail "missing module: exit 1"
+grep -q "^pairsight: collect: cuda: no CUDA module at PAIRSIGHT_CUDA_MODULE=$T/none.so" "$T/err" ||
+    fail "missing-module message: $(cat "$T/err")"
+if [ -f "$M" ]; then
+    # The module with a CUDA library that is not there (its name changed in
+    # a copy): the message names the library.
+    sed 's/libcudnn\.so\.9/libcudnX.so.9/g' "$M" > "$T/libbad.so"
+    PAIRSIGHT_CUDA_MODULE="$T/libbad.so" "$P" collect profile --model resnet50 --db "$T/m.db" 2> "$T/err"
+    [ $? -eq 1 ] || fail "module without cuDNN: exit 1"
+    grep -q "cannot load the CUDA module $T/libbad.so: libcudnX.so.9: cannot open shared object" "$T/err" ||
+        fail "missing-library message: $(cat "$T/err")"
+    # Copied away from the module, the CLI says where it looked.
+    cp "$P" "$T/pairsight"
+    "$T/pairsight" collect info 2> "$T/err"; [ $? -eq 1 ] || fail "CLI without module: exit 1"
+    grep -q "no CUDA module: libpairsight_cuda.so is neither at $T/libpairsight_cuda.so" "$T/err" ||
+        fail "module-not-found message: $(cat "$T/err")"
+    "$T/pairsight" --version > /dev/null || fail "--version without the module"
+fi
+
 # A campaign killed mid-way resumes where it stopped.
 DB="$T/c.db"
 "$P" collect profile --backend fake --model resnet50 --batch 2 --tpcs 8,20,46 --db "$DB" -q || fail profile
@@ -57,6 +82,10 @@ grep -q '"tasks_done": 46' "$T/s1" && fail "the kill came too late to test anyth
 grep -q '"tasks_done": 46' "$T/s2" || fail "resume: $(cat "$T/s2")"
 grep -q '"coexec_rows": 120' "$T/s2" || fail "resume rows: $(cat "$T/s2")"
 
+# From here to the real backend's turn, no module can be found: export,
+# status, check, counters --ncu and the fake backend must not need one.
+export PAIRSIGHT_CUDA_MODULE="$T/none.so"
+"$P" collect status --db "$DB" > /dev/null || fail "status without the CUDA module"
 "$P" collect export --db "$DB" --ops "$T/ops.csv" --coexec "$T/coexec.csv" -q || fail export
 "$P" check "$T/ops.csv" "$T/coexec.csv" > "$T/check" || fail "check: $(cat "$T/check")"
 grep -q "coexec, 120 rows" "$T/check" || fail "check: $(cat "$T/check")"
@@ -84,6 +113,7 @@ grep -q "colocations.csv: colocations, 2 rows" check2 || fail "$(cat check2)"
 "$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 2> err
 [ $? -eq 1 ] && grep -q "already has co-location" err || fail "duplicate co-location: $(cat err)"
 "$P" collect colocate --jobs mobilenetv2:4 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--jobs without share"
+unset PAIRSIGHT_CUDA_MODULE
 # The real backend needs MPS and a GPU: a clear message, exit 1.
 "$P" collect scaling --model mobilenetv2 --shares 50 --seconds 0.01 2> err
 rc=$?

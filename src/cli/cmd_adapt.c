@@ -22,8 +22,8 @@ const char cmd_adapt_usage[] =
     "  --eta X        learning rate of the added trees (default 0.05)\n"
     "  --depth N      max_depth of the added trees (default 1)\n"
     "  --threads N    training threads, 0 = all cores (default 0)\n"
-    "  --json         print the summary as JSON\n"
-    "  -q             no progress on stderr\n";
+    "  --json         print the summary as JSON (default: text)\n"
+    "  -q             no progress on stderr (default: progress on a terminal)\n";
 
 static void progress(const char *stage, double done, double total, void *user)
 {

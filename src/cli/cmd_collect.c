@@ -72,7 +72,10 @@ const char cmd_collect_usage[] =
     "\n"
     "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
     "message; status, export and ops always work. scaling and colocate need the\n"
-    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n";
+    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
+    "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
+    "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
+    "program, else from ../lib/pairsight/ beside it.\n";
 
 #define CMD "collect"
 #define MAX_TPCS 512

@@ -25,7 +25,7 @@ const char cmd_explain_usage[] =
     "  --ops FILE     standalone operator profile (required)\n"
     "  --query SPEC   the candidate (required)\n"
     "  --top N        items shown per regressor in text output, 0 = all (default 10)\n"
-    "  --json         print every item as JSON\n"
+    "  --json         print every item as JSON (default: text)\n"
     "  -q             accepted for symmetry; explain prints no progress\n";
 
 /* Parse SPEC into q; strings point into buf (a writable copy of SPEC). */

@@ -27,8 +27,8 @@ const char cmd_predict_usage[] =
     "  --compose NAME   window composition for segments longer than the window:\n"
     "                   overlap (time-aligned) or index (published) (default overlap)\n"
     "  --json           print a summary (rows, seconds, microseconds per query) as JSON\n"
-    "                   on standard output; needs --out\n"
-    "  -q               no progress on stderr\n";
+    "                   on standard output; needs --out (default off)\n"
+    "  -q               no progress on stderr (default: progress on a terminal)\n";
 
 enum {
     C_GPU,

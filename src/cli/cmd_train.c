@@ -26,8 +26,8 @@ const char cmd_train_usage[] =
     "  --early-stop N     rounds without validation gain before stopping (default 20)\n"
     "  --depths LIST      max_depth grid, up to 4 values (default 6,8)\n"
     "  --etas LIST        learning-rate grid, up to 4 values (default 0.1,0.3)\n"
-    "  --json             print the training summary as JSON\n"
-    "  -q                 no progress on stderr\n";
+    "  --json             print the training summary as JSON (default: text)\n"
+    "  -q                 no progress on stderr (default: progress on a terminal)\n";
 
 static const char *const variant_names[] = {"full", "no-corunner", "summed", "durations", "utilization"};
 

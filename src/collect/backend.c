@@ -1,5 +1,6 @@
 /* Choosing a backend, and the defaults of the collector's parameters. */
 #include "collect/backend.h"
+#include "collect/module.h"
 
 #include "common/common.h"
 
@@ -26,14 +27,8 @@ int ps_backend_open(const ps_collect_params_t *p, ps_backend_t **out)
         return ps_error(PS_E_ARG, "need warmup >= 0, profile_runs > 0 and seq_len > 0");
     if (strcmp(name, "fake") == 0)
         return ps_backend_fake_open(p, out);
-    if (strcmp(name, "cuda") == 0) {
-#ifdef PS_HAVE_CUDA
-        return ps_backend_cuda_open(p, out);
-#else
-        return ps_error(PS_E_BACKEND, "this pairsight was built without CUDA (PS_CUDA=OFF or no "
-                                      "nvcc found): rebuild with -DPS_CUDA=ON to measure on a GPU");
-#endif
-    }
+    if (strcmp(name, "cuda") == 0)
+        return ps_backend_cuda_module_open(p, out);
     return ps_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
 }
 

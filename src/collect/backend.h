@@ -52,15 +52,13 @@ struct ps_backend {
     void (*free)(ps_backend_t *b);
 };
 
-/* Open a backend by name ("cuda" or "fake"). "cuda" fails with PS_E_BACKEND
- * and a message saying why when the build has no CUDA, or there is no driver
+/* Open a backend by name ("cuda" or "fake"). "cuda" loads the CUDA module
+ * (module.h) on first use and fails with PS_E_BACKEND and a message saying
+ * why when the module or a CUDA library is missing, or there is no driver
  * or no device. */
 int ps_backend_open(const ps_collect_params_t *p, ps_backend_t **out);
 
 int ps_backend_fake_open(const ps_collect_params_t *p, ps_backend_t **out);
-#ifdef PS_HAVE_CUDA
-int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out);
-#endif
 
 /* The gpu column's name for a device name: "NVIDIA A100-SXM4-40GB" ->
  * "A100-SXM4-40GB" (vendor prefix dropped, spaces become '-'). */

@@ -17,13 +17,15 @@
  *   together and host launch overhead is not timed.
  *
  * The driver API is reached through cudaGetDriverEntryPointByVersion rather
- * than by linking libcuda, so that the library loads where there is no
- * driver and reports that instead.
+ * than by linking libcuda, so that the module loads where there is no
+ * driver and reports that instead. This file is part of the CUDA module
+ * libpairsight_cuda.so (module.h), which the host loads on first use.
  */
 #include "collect/backend.h"
 #include "collect/conv_cuda.h"
 #include "collect/cupti_cuda.h"
 #include "collect/kernels.h"
+#include "collect/module.h"
 
 #include "common/common.h"
 

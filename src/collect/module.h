@@ -1,0 +1,84 @@
+/*
+ * The CUDA backend lives in a loadable module, libpairsight_cuda.so (built
+ * from the collector's .cu, *_cuda.c and *_cuda.cpp files when PS_CUDA is
+ * on), so that the pairsight library and every program linking it load no
+ * CUDA library:
+ * module.c (host side, always built) dlopen()s the module the first time the
+ * "cuda" backend is opened, and only then are cudart, cuBLAS, cuBLASLt, cuDNN
+ * and CUPTI loaded.
+ *
+ * The module holds no copy of the host's code. The few host helpers the CUDA
+ * sources call (errors, logging, allocation, the clock, operator sizes) reach
+ * the host through the table below, which module_cuda.c forwards to, so that
+ * an error raised in the module is the host's ps_last_error().
+ *
+ * Where the module is found, in order: $PAIRSIGHT_CUDA_MODULE (a path; when
+ * set, nothing else is tried), then beside the executable
+ * (<dir of /proc/self/exe>/libpairsight_cuda.so), then the install layout
+ * <dir>/../lib/pairsight/libpairsight_cuda.so.
+ */
+#ifndef PS_COLLECT_MODULE_H
+#define PS_COLLECT_MODULE_H
+
+#include "collect/backend.h"
+#include "common/common.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PS_CUDA_MODULE_FILE "libpairsight_cuda.so"
+#define PS_CUDA_MODULE_ENV "PAIRSIGHT_CUDA_MODULE"
+#define PS_CUDA_MODULE_ENTRY "ps_cuda_module_open"
+/* Bump when the table or the structures the module shares with the host
+ * change meaning; their sizes are checked as well. */
+#define PS_CUDA_MODULE_ABI 1
+
+/* What the host lends the module. abi and error come first in every
+ * version, so that a module of another version can still say so. */
+typedef struct {
+    int abi;
+    int (*error)(int code, const char *fmt, ...);
+    size_t size, sizeof_backend, sizeof_params, sizeof_oplist, sizeof_op, sizeof_counters;
+    const char *version; /* PS_VERSION_STRING */
+    const char *(*last_error)(void);
+    void (*log)(ps_log_level_t level, const char *fmt, ...);
+    void *(*calloc)(size_t n, size_t size);
+    double (*now)(void);
+    void (*gpu_column_name)(const char *device_name, char *out, size_t size);
+    void (*op_tensor_elems)(const ps_opdesc_t *op, long long *in, long long *weight, long long *out);
+    long long (*conv_out)(long long in, long long window, long long stride, long long pad);
+} ps_cuda_host_t;
+
+#define PS_CUDA_HOST_INIT                                                                          \
+    {                                                                                              \
+        .abi = PS_CUDA_MODULE_ABI, .error = ps_error, .size = sizeof(ps_cuda_host_t),              \
+        .sizeof_backend = sizeof(ps_backend_t), .sizeof_params = sizeof(ps_collect_params_t),      \
+        .sizeof_oplist = sizeof(ps_oplist_t), .sizeof_op = sizeof(ps_opdesc_t),                    \
+        .sizeof_counters = sizeof(ps_counters_t), .version = PS_VERSION_STRING,                    \
+        .last_error = ps_last_error, .log = ps_log, .calloc = ps_calloc, .now = ps_now,            \
+        .gpu_column_name = ps_gpu_column_name, .op_tensor_elems = ps_op_tensor_elems,              \
+        .conv_out = ps_conv_out,                                                                   \
+    }
+
+/* The module's one exported function (PS_CUDA_MODULE_ENTRY): check host
+ * against the module's own build, then open the CUDA backend. The backend it
+ * returns is the module's; the module stays loaded for the process's life. */
+typedef int (*ps_cuda_module_open_fn)(const ps_cuda_host_t *host, const ps_collect_params_t *p,
+                                      ps_backend_t **out);
+
+/* Host side: open the "cuda" backend through the module, loading it on the
+ * first call. PS_E_BACKEND, with a message naming what is missing (the
+ * module, a CUDA library, the driver, a GPU), when it cannot. */
+int ps_backend_cuda_module_open(const ps_collect_params_t *p, ps_backend_t **out);
+
+/* Module side (device_cuda.c). */
+int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
