@@ -53,9 +53,9 @@ static void test_learners(void)
     double q[2] = {4.5, 2};
     CHECK_NEAR(cl_ols_eval(q, 2, mu, sd, beta), 3 + 9 - 2, 1e-6);
     double v[] = {5, 1, 4, 2};
-    CHECK_NEAR(cl_median(v, 4), 3, 0);
+    CHECK_NEAR(ps_median(v, 4), 3, 0);
     uint64_t s1 = 7, s2 = 7;
-    CHECK(cl_rand_next(&s1) == cl_rand_next(&s2));
+    CHECK(ps_splitmix64(&s1) == ps_splitmix64(&s2));
 }
 
 static void test_data_and_solo(void)

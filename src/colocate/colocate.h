@@ -73,7 +73,6 @@ void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
 void cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
 
 /* Learners. */
-uint64_t cl_rand_next(uint64_t *state);
 /* Ordinary least squares on z-scored columns (NAN cells take the column
  * mean, constant columns get weight 0) with ridge lambda on the weights.
  * mu, sd: [d]; beta: [d + 1], beta[0] = intercept. */
@@ -88,7 +87,6 @@ int cl_xgb_train(const double *x, const double *y, const double *margin, int n, 
 int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
 void cl_xgb_free(void *booster);
 
-double cl_median(double *v, int n); /* sorts v */
 /* Column means and population standard deviations of x[n*d], NAN cells
  * left out. */
 void cl_zscore(const double *x, int n, int d, double *mu, double *sd);

@@ -337,7 +337,7 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
                 perm[i] = i;
             uint64_t st = seed;
             for (int i = n - 1; i > 0; i--) {
-                int j = (int)(cl_rand_next(&st) % (uint64_t)(i + 1));
+                int j = (int)(ps_splitmix64(&st) % (uint64_t)(i + 1));
                 int t = perm[i];
                 perm[i] = perm[j];
                 perm[j] = t;

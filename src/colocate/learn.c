@@ -9,22 +9,6 @@
 #include <string.h>
 #include <xgboost/c_api.h>
 
-/* splitmix64 (Steele, Lea, Flood 2014): tiny, and the same stream on every
- * platform, so that a seed names one split everywhere. */
-uint64_t cl_rand_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void cl_zscore(const double *x, int n, int d, double *mu, double *sd)
 {
     for (int j = 0; j < d; j++) {
@@ -41,14 +25,6 @@ void cl_zscore(const double *x, int n, int d, double *mu, double *sd)
                 s2 += (x[i * d + j] - mu[j]) * (x[i * d + j] - mu[j]);
         sd[j] = k > 1 ? sqrt(s2 / k) : 0;
     }
-}
-
-double cl_median(double *v, int n)
-{
-    if (n <= 0)
-        return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Solve a (m x m) by Gaussian elimination with partial pivoting; a[] and b[]

@@ -136,7 +136,7 @@ static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t
     }
     for (int i = 0; i < n; i++)
         v[i] = r[i].ratio;
-    m->ratio_global = n ? cl_median(v, n) : 1.0;
+    m->ratio_global = n ? ps_median(v, (size_t)n) : 1.0;
     for (int w = 0; w < d->nw; w++) {
         int k = 0;
         for (int i = 0; i < n; i++)
@@ -148,7 +148,7 @@ static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t
             free(v);
             return PS_E_NOMEM;
         }
-        m->ratio_med[m->n_ratio++] = cl_median(v, k);
+        m->ratio_med[m->n_ratio++] = ps_median(v, (size_t)k);
     }
     free(v);
     return 0;
@@ -162,7 +162,7 @@ static double loo_ratio(const wrow_t *r, int n, int i, double global, double *bu
     for (int j = 0; j < n; j++)
         if (r[j].w == r[i].w && r[j].c != r[i].c)
             buf[k++] = r[j].ratio;
-    return k ? cl_median(buf, k) : global;
+    return k ? ps_median(buf, (size_t)k) : global;
 }
 
 /* ---- fitting ---- */

@@ -5,6 +5,8 @@
 #include "pairsight.h"
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #if defined(__GNUC__)
@@ -40,6 +42,22 @@ void *ps_malloc(size_t n);
 void *ps_calloc(size_t n, size_t size);
 void *ps_realloc(void *p, size_t n);
 char *ps_strdup(const char *s);
+
+/* splitmix64 (Steele, Lea and Flood 2014). ps_mix64 is its finalizer, an
+ * avalanche of all 64 bits (hash tables, seeded orders); ps_splitmix64
+ * advances *state and returns the next number of its stream, the same on
+ * every platform, so that a seed names one campaign, split or init
+ * everywhere. */
+static inline uint64_t ps_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state += 0x9E3779B97F4A7C15ULL); }
+
+/* Median of v[n] (sorts v); NAN when n is 0. */
+double ps_median(double *v, size_t n);
 
 #define PS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -23,8 +23,6 @@ double ps_within(const double *pred, const double *meas, size_t n, double tol);
 void ps_error_cdf(const double *pred, const double *meas, size_t n, double *out);
 /* Pearson correlation of n pairs, NAN pairs skipped (NAN when undefined). */
 double ps_pearson(const double *a, const double *b, size_t n);
-/* Median of v[n] (v is reordered). */
-double ps_median(double *v, size_t n);
 
 /* ---- baselines on a data set (baselines.c) ---- */
 

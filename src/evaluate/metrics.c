@@ -68,14 +68,6 @@ double ps_pearson(const double *a, const double *b, size_t n)
     return sab / sqrt(saa * sbb);
 }
 
-double ps_median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
                 const double *lp_ns, size_t n, ps_accuracy_t *out)
 {

@@ -81,10 +81,7 @@ void ps_rng_seed(ps_rng_t *r, unsigned long long seed) { r->s = seed * 0x9E3779B
 
 unsigned long long ps_rng_next(ps_rng_t *r)
 {
-    unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return ps_splitmix64(&r->s);
 }
 
 double ps_rng_uniform(ps_rng_t *r) { return (double)(ps_rng_next(r) >> 11) * 0x1.0p-53; }

@@ -9,6 +9,7 @@
 #define PS_EVALUATE_SCALE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     int n;
@@ -24,7 +25,7 @@ void ps_scaler_clear(ps_scaler_t *s);
 
 /* A small deterministic generator (splitmix64) for shuffles and inits. */
 typedef struct {
-    unsigned long long s;
+    uint64_t s;
 } ps_rng_t;
 
 void ps_rng_seed(ps_rng_t *r, unsigned long long seed);

@@ -53,13 +53,8 @@ static inline uint64_t ps_hash_ptr(uint64_t h, const void *p)
 {
     return ps_hash_mix(h, (uint64_t)(uintptr_t)p);
 }
-/* Final avalanche (splitmix64), so that slot = hash & mask spreads well. */
-static inline uint64_t ps_hash_final(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+/* Final avalanche, so that slot = hash & mask spreads well. */
+static inline uint64_t ps_hash_final(uint64_t z) { return ps_mix64(z); }
 
 /* ---- schemas ---- */
 

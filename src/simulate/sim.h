@@ -11,6 +11,7 @@
 #ifndef PS_SIMULATE_SIM_H
 #define PS_SIMULATE_SIM_H
 
+#include "common/common.h"
 #include "pairsight.h"
 #include "profile/gpu.h"
 #include "profile/tables.h"
@@ -114,13 +115,7 @@ typedef struct {
     uint64_t s;
 } sim_rng_t;
 
-static inline uint64_t sim_rng_next(sim_rng_t *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+static inline uint64_t sim_rng_next(sim_rng_t *r) { return ps_splitmix64(&r->s); }
 /* Uniform in [0, 1). */
 static inline double sim_rng_uniform(sim_rng_t *r)
 {
