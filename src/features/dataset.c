@@ -21,12 +21,7 @@ static uint64_t name_hash(const char *s, unsigned seed)
         h ^= (unsigned char)*s;
         h *= 1099511628211ULL;
     }
-    h ^= h >> 30;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 27;
-    h *= 0x94D049BB133111EBULL;
-    h ^= h >> 31;
-    return h;
+    return ps_mix64(h);
 }
 
 typedef struct {
