@@ -69,6 +69,17 @@ expect 2 "$CLI" import ncu $d/ncu_raw.csv --gpu V100 --model bert --out "$T/x.cs
 has "$T/err" "--tpcs"
 expect 2 "$CLI" import nvprof $d/ncu_raw.csv --gpu V100 --model bert --tpcs 4 --out "$T/x.csv"
 expect 2 "$CLI" import ncu $d/ncu_raw.csv --gpu V100 --model bert --tpcs 0 --out "$T/x.csv"
+# Regressions: an alias is written as the catalog's GPU name; empty names
+# and unwritable outputs fail with the user's path, before any work.
+expect 0 "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model bert --tpcs 54 --out "$T/alias.csv" -q
+has "$T/alias.csv" "A100-SXM4-40GB,bert,1,0,"
+expect 2 "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model "" --tpcs 54 --out "$T/x.csv"
+has "$T/err" "pairsight: import: --gpu and --model must not be empty"
+expect 1 "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model bert --tpcs 54 --out "$T/nodir/x.csv"
+has "$T/err" "pairsight: import: $T/nodir/x.csv: cannot write: folder '$T/nodir' does not exist"
+expect 1 "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model bert --tpcs 54 --out "$T"
+has "$T/err" "pairsight: import: $T: cannot write: it is a folder"
+ls "$T" | grep -q '\.tmp\.' && fail "a temp file was left in $T"
 expect 0 "$CLI" import --help
 has "$T/out" "--batch B    : batch size (default 1)"
 

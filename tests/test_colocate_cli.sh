@@ -58,4 +58,33 @@ check "message names the test table and row" grep -q "test colocations: row 1: w
 check "unknown target: 1" expect_rc 1 "$CLI" colocate select --model "$T/m.psc" $W --target nope --candidates alpha_batch2-inf
 check "garbage model: 1" sh -c "echo junk > '$T/bad.psc'; '$CLI' colocate predict --model '$T/bad.psc' $W \
     --colocations $F/colocations3.csv >/dev/null 2>&1; [ \$? = 1 ]"
+# Regressions from a first-time user's session: each exit code and message.
+has_err() { grep -qF -- "$1" "$T/err" || { echo "stderr lacks '$1': $(cat "$T/err")" >&2; return 1; }; }
+S="--model $T/m.psc $W --target alpha_batch2-inf"
+check "empty --candidates: 2" expect_rc 2 "$CLI" colocate select $S --candidates ""
+check "--candidates ',,': 2" expect_rc 2 "$CLI" colocate select $S --candidates ",,"
+check "--candidates 'a+': 2" expect_rc 2 "$CLI" colocate select $S --candidates "alpha_batch8-inf+"
+check "more shares than workloads: 2" expect_rc 2 "$CLI" colocate select $S --candidates alpha_batch8-inf --shares 50/30/20
+check "... says how many" has_err "3 shares for at most 2 workloads"
+check "unknown candidate: 1" expect_rc 1 "$CLI" colocate select $S --candidates alpha_batch8-inf,nosuch+alpha_batch8-inf
+check "... names the candidate, not an internal row" has_err "select: candidate 'nosuch' (gpu "
+check "target on another --gpu: 1" expect_rc 1 "$CLI" colocate select $S --candidates alpha_batch8-inf --gpu H200
+check "... names target and gpu" has_err "target 'alpha_batch2-inf' on gpu H200 is not in"
+check "--test-alone without --test: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --test-alone
+check "flag without its value: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --seeds
+check "... says it needs a value" has_err "pairsight: colocate: --seeds needs a value"
+check "train --out in a missing folder: 1" expect_rc 1 "$CLI" colocate train $W --colocations $F/colocations3.csv --out "$T/nodir/m.psc"
+check "... names the user's path, not a temp file" has_err "colocate: train: $T/nodir/m.psc: cannot write: folder '$T/nodir' does not exist"
+check "predict --out a folder: 1" expect_rc 1 "$CLI" colocate predict --model "$T/m.psc" $W --colocations $F/colocations3.csv --out "$T"
+check "... says it is a folder" has_err "cannot write: it is a folder"
+check "missing model: 1 with the reason" sh -c "'$CLI' colocate predict --model '$T/none.psc' $W --colocations $F/colocations3.csv 2>&1 >/dev/null | grep -q 'none.psc: cannot open: No such file'"
+check "model is a folder: 1" expect_rc 1 "$CLI" colocate predict --model "$T" $W --colocations $F/colocations3.csv
+check "... read error" has_err "read error: Is a directory"
+: > "$T/empty.psc"
+check "empty model: 1" expect_rc 1 "$CLI" colocate predict --model "$T/empty.psc" $W --colocations $F/colocations3.csv
+check "... says empty" has_err "not a valid co-location model (empty file)"
+printf 'PSMODEL\0\1\0\0' > "$T/seg.psm"
+check "segment model given to colocate: 1" expect_rc 1 "$CLI" colocate predict --model "$T/seg.psm" $W --colocations $F/colocations3.csv
+check "... says which model it is" has_err "a PairSight segment model from \`pairsight train\`"
+ls "$T" | grep -q '\.tmp\.' && { echo "[FAIL] a temp file was left in $T"; fail=1; }
 exit $fail

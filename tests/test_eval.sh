@@ -75,6 +75,19 @@ grep -q "Fig. 2" "$T/r2.html" || fail "report lacks the correlations"
 # shellcheck disable=SC2086
 expect 1 "$CLI" report --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/nodir/r.html" $fast
 grep -q "^pairsight: report: " "$T/err" || fail "unwritable report: $(cat "$T/err")"
+has "$T/err" "pairsight: report: $T/nodir/r.html: cannot write: folder '$T/nodir' does not exist"
+# An unwritable output fails before training (here 100000 rounds would take
+# minutes), and names the user's path, never the temp file.
+expect 1 timeout 20 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json-out "$T/nodir/e.json" --rounds 100000 -q
+has "$T/err" "pairsight: eval: $T/nodir/e.json: cannot write: folder"
+expect 1 timeout 20 "$CLI" report --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T" --rounds 100000 -q
+has "$T/err" "pairsight: report: $T: cannot write: it is a folder"
+expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --seed
+has "$T/err" "pairsight: eval: --seed needs a value"
+expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --ks 1,2,3x
+expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --long-ops "$T/c/ops.csv"
+has "$T/err" "--long-ops needs --long FILE"
+ls "$T" | grep -q '\.tmp\.' && fail "a temp file was left in $T"
 
 # --train: baselines and model train on another campaign's training split and
 # every row of --coexec is scored.

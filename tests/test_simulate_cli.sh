@@ -57,4 +57,12 @@ fi
 [ $? -eq 1 ] && ok "impossible split exits 1" || bad "impossible split"
 "$CLI" simulate --derive "$TMP/none.csv" >/dev/null 2>&1
 [ $? -eq 1 ] && ok "--derive of a missing file exits 1" || bad "--derive missing file"
+# --out is checked before the campaign runs, and errors name it, not a temp file.
+echo x > "$TMP/afile"
+"$CLI" simulate --experiments 5 --out "$TMP/afile" 2>"$TMP/err.txt"
+[ $? -eq 1 ] && grep -qF "pairsight: simulate: $TMP/afile: cannot write into it: is not a folder" "$TMP/err.txt" &&
+    ok "--out naming a file exits 1" || bad "--out naming a file: $(cat "$TMP/err.txt")"
+"$CLI" simulate --experiments 5 --out "$TMP/nodir/sub" 2>"$TMP/err.txt"
+[ $? -eq 1 ] && grep -qF "$TMP/nodir/sub: cannot create: folder '$TMP/nodir' does not exist" "$TMP/err.txt" &&
+    ok "--out in a missing folder exits 1" || bad "--out in a missing folder: $(cat "$TMP/err.txt")"
 exit $fail

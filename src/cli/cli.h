@@ -29,6 +29,17 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
  * when s is empty, has other text, or is out of range. */
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 
+/* Checks, before any long work, that path can be written atomically: its
+ * folder exists and is a folder, and path itself is not a folder. On failure
+ * prints "pairsight: <cmd>: <path>: ..." naming the user's path (not the
+ * temp file) and returns CLI_BAD_INPUT; returns CLI_OK otherwise. Use it
+ * before training or evaluating so that a typo in --out costs nothing. */
+int cli_check_out(const char *cmd, const char *path);
+
+/* The same for an output folder that the command creates when missing (its
+ * parent must exist) or fills when present (it must be a folder). */
+int cli_check_out_dir(const char *cmd, const char *dir);
+
 /* True when argv holds -h or --help (callers then print their usage). */
 int cli_wants_help(int argc, char **argv);
 

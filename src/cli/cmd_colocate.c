@@ -77,6 +77,20 @@ typedef struct {
     unsigned long long seed;
 } opts_t;
 
+/* True when a is a flag that takes a value, for a message that says "needs
+ * a value" rather than "unknown option". */
+static int takes_value(const char *a)
+{
+    static const char *const flags[] = {"--workloads", "--scaling", "--colocations", "--test", "--out",
+                                        "--model", "--kind", "--target", "--candidates", "--shares",
+                                        "--predictors", "--gpu", "--train-frac", "--seeds", "--trees",
+                                        "--epochs", "--rounds", "--seed", NULL};
+    for (int i = 0; flags[i]; i++)
+        if (strcmp(a, flags[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -100,7 +114,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
         if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
         if (i + 1 >= argc)
-            return cli_fail(CLI_USAGE, CMD, "unknown option or missing value '%s' (see pairsight colocate --help)",
+            return cli_fail(CLI_USAGE, CMD, takes_value(a) ? "%s needs a value (see pairsight colocate --help)"
+                                                           : "unknown option '%s' (see pairsight colocate --help)",
                             a);
         const char *val = argv[++i];
         if (strcmp(a, "--workloads") == 0) str = &o->workloads;
@@ -207,6 +222,10 @@ static int do_eval(const opts_t *o)
         tables_free(&t);
         return cli_fail(CLI_USAGE, CMD, "eval: --unseen and --test exclude each other");
     }
+    if (o->test_alone && !o->test) {
+        tables_free(&t);
+        return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
+    }
     if (o->predictors) {
         p.kinds = 0;
         char buf[256];
@@ -286,6 +305,8 @@ static int do_train(const opts_t *o)
     p.trees = o->trees;
     p.mlp_epochs = o->epochs;
     p.boost_rounds = o->rounds;
+    if (cli_check_out(CMD ": train", o->out) != CLI_OK)
+        return CLI_BAD_INPUT;
     tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
@@ -305,6 +326,8 @@ static int do_predict(const opts_t *o)
 {
     if (!o->model)
         return cli_fail(CLI_USAGE, CMD, "predict: --model is required");
+    if (o->out && cli_check_out(CMD ": predict", o->out) != CLI_OK)
+        return CLI_BAD_INPUT;
     tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
@@ -362,6 +385,48 @@ static int cmp_cand(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The most workloads of one candidate in a list like "a,b+c" (here 2), or
+ * -1 when the list is empty or has an empty name ("a,,b", "a+", ","). */
+static int check_candidates(const char *list)
+{
+    int most = 0, k = 0;
+    const char *prev = list;
+    for (const char *s = list;; s++) {
+        if (*s == ',' || *s == '+' || !*s) {
+            if (s == prev)
+                return -1;
+            k++;
+            if (*s != '+') {
+                most = k > most ? k : most;
+                k = 0;
+            }
+            prev = s + 1;
+        }
+        if (!*s)
+            return most;
+    }
+}
+
+/* Copies into buf the first workload named in the candidate list that
+ * workloads.csv lacks on gpu and returns 1, or returns 0 when all are there. */
+static int first_unknown(const char *list, const char *gpu, const ps_workloads_t *w, char *buf, size_t bufsize)
+{
+    size_t n = strlen(list);
+    for (size_t i = 0; i < n;) {
+        size_t len = strcspn(list + i, ",+");
+        int found = 0;
+        for (size_t j = 0; j < w->n && !found; j++)
+            found = strlen(w->rows[j].workload) == len && strncmp(w->rows[j].workload, list + i, len) == 0 &&
+                    strcmp(w->rows[j].gpu, gpu) == 0;
+        if (!found) {
+            snprintf(buf, bufsize, "%.*s", (int)len, list + i);
+            return 1;
+        }
+        i += len + 1;
+    }
+    return 0;
+}
+
 static int do_select(const opts_t *o)
 {
     if (!o->model || !o->target || !o->candidates)
@@ -378,17 +443,31 @@ static int do_select(const opts_t *o)
             s = *e ? e + 1 : e;
         }
     }
+    int most = check_candidates(o->candidates);
+    if (most < 0)
+        return cli_fail(CLI_USAGE, CMD, "select: --candidates: expected a,b or a+b,c with no empty name, got '%s'",
+                        o->candidates);
+    if (ns > most + 1)
+        return cli_fail(CLI_USAGE, CMD, "select: --shares: %d shares for at most %d workloads (the target and %d "
+                        "co-runner%s)", ns, most + 1, most, most == 1 ? "" : "s");
     tables_t t;
     int rc = load_tables(o, 0, &t);
     if (rc)
         return rc;
-    const char *gpu = o->gpu;
+    const char *gpu = NULL;
     for (size_t i = 0; i < t.w->n && !gpu; i++)
-        if (strcmp(t.w->rows[i].workload, o->target) == 0)
+        if (strcmp(t.w->rows[i].workload, o->target) == 0 && (!o->gpu || strcmp(t.w->rows[i].gpu, o->gpu) == 0))
             gpu = t.w->rows[i].gpu;
     if (!gpu) {
         tables_free(&t);
-        return cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s' is not in %s", o->target, o->workloads);
+        return cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target,
+                        o->gpu ? " on gpu " : "", o->gpu ? o->gpu : "", o->workloads);
+    }
+    char missing[512];
+    if (first_unknown(o->candidates, gpu, t.w, missing, sizeof missing)) {
+        rc = cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
+        tables_free(&t);
+        return rc;
     }
     /* One query co-location per candidate: the target in slot 1, then the
      * candidate's workloads ("a+b" co-locates several). */

@@ -107,6 +107,21 @@ static int write_text(const char *path, const char *text)
     return ps_atomic_commit(a);
 }
 
+/* True when a is a flag of eval (or report) that takes a value: for a
+ * message that says "needs a value" rather than "unknown option". */
+static int takes_value(const char *a, int report_mode)
+{
+    static const char *const flags[] = {"--ops", "--coexec", "--model", "--train", "--long", "--long-ops",
+                                        "--depths", "--etas", "--experiments", "--seed", "--threads",
+                                        "--rounds", "--mlp-epochs", "--ks", NULL};
+    for (int i = 0; flags[i]; i++)
+        if (strcmp(a, flags[i]) == 0)
+            return 1;
+    if (report_mode)
+        return strcmp(a, "--out") == 0;
+    return strcmp(a, "--json-out") == 0 || strcmp(a, "--report") == 0;
+}
+
 int cli_eval_main(int argc, char **argv, int report_mode)
 {
     const char *cmd = report_mode ? "report" : "eval";
@@ -128,8 +143,9 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         else if (strcmp(a, "--json") == 0 && !report_mode)
             json = 1;
         else if (!has_val)
-            return cli_fail(CLI_USAGE, cmd, "unknown option or missing value '%s' (see pairsight %s --help)", a,
-                            cmd);
+            return cli_fail(CLI_USAGE, cmd, takes_value(a, report_mode) ? "%s needs a value (see pairsight %s --help)"
+                                                                      : "unknown option '%s' (see pairsight %s --help)",
+                            a, cmd);
         else if (strcmp(a, "--ops") == 0)
             ops_path = argv[++i];
         else if (strcmp(a, "--coexec") == 0)
@@ -172,8 +188,9 @@ int cli_eval_main(int argc, char **argv, int report_mode)
                 return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", argv[i]);
         } else if (strcmp(a, "--ks") == 0) {
             const char *s = argv[++i];
-            if (sscanf(s, "%d,%d,%d", &c.ks[0], &c.ks[1], &c.ks[2]) != 3 || c.ks[0] < 1 || c.ks[1] < 1 ||
-                c.ks[2] < 1)
+            int end = 0;
+            if (sscanf(s, "%d,%d,%d%n", &c.ks[0], &c.ks[1], &c.ks[2], &end) != 3 || s[end] || c.ks[0] < 1 ||
+                c.ks[1] < 1 || c.ks[2] < 1)
                 return cli_fail(CLI_USAGE, cmd, "--ks: expected three positive integers A,B,C: %s", s);
         } else
             return cli_fail(CLI_USAGE, cmd, "unknown option '%s' (see pairsight %s --help)", a, cmd);
@@ -184,6 +201,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         return cli_fail(CLI_USAGE, cmd, "--out is required (see pairsight report --help)");
     if ((c.experiments & PS_EXP_LONG) && !long_path)
         return cli_fail(CLI_USAGE, cmd, "the long experiment needs --long FILE");
+    if (long_ops_path && !long_path)
+        return cli_fail(CLI_USAGE, cmd, "--long-ops needs --long FILE");
+    /* Fail on an unwritable output now, not after minutes of training. */
+    if ((json_out && cli_check_out(cmd, json_out) != CLI_OK) ||
+        (report_path && cli_check_out(cmd, report_path) != CLI_OK))
+        return CLI_BAD_INPUT;
 
     int code = CLI_BAD_INPUT;
     ps_ops_t *ops = NULL, *long_ops = NULL;

@@ -1,6 +1,7 @@
 /* pairsight import: Nsight Compute CSV or PyTorch trace to ops.csv. */
 #include "cli/cli.h"
 #include "common/common.h"
+#include "profile/gpu.h"
 #include "profile/tables.h"
 
 #include <stdlib.h>
@@ -95,6 +96,15 @@ int cmd_import(int argc, char **argv)
         return cli_fail(CLI_USAGE, "import", "--gpu, --model, --tpcs and --out are required");
     if (is_ncu && p.stream)
         return cli_fail(CLI_USAGE, "import", "--stream applies to torch-trace only");
+    if (!*p.gpu || !*p.model)
+        return cli_fail(CLI_USAGE, "import", "--gpu and --model must not be empty");
+    /* An alias (a100, v100) is written as the catalog's name, the one the
+     * simulator and the collector write, so that the rows join theirs. */
+    const ps_gpu_t *g = ps_gpu_find(p.gpu);
+    if (g)
+        p.gpu = g->name;
+    if (cli_check_out("import", outp) != CLI_OK)
+        return CLI_BAD_INPUT;
 
     ps_ops_t *ops = NULL, *all = NULL;
     int rc = is_ncu ? ps_import_ncu(in, &p, &ops) : ps_import_torch_trace(in, &p, &ops);

@@ -184,6 +184,9 @@ int cmd_simulate(int argc, char **argv)
         return derive(derive_path, derive_gpu);
     if (!out)
         return cli_fail(CLI_USAGE, CMD, "--out DIR is required");
+    /* A long campaign must not end in "cannot create": check --out first. */
+    if (cli_check_out_dir(CMD, out) != CLI_OK)
+        return CLI_BAD_INPUT;
     p.progress = progress;
     p.progress_user = &quiet;
 

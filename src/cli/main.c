@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +58,68 @@ int cli_parse_long(const char *s, long lo, long hi, long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* The folder part of path ("." when it has none) into buf, or -1 when it
+ * does not fit. */
+static int parent_dir(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return snprintf(buf, n, ".") < (int)n ? 0 : -1;
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    if (len >= n)
+        return -1;
+    memcpy(buf, path, len);
+    buf[len] = '\0';
+    return 0;
+}
+
+/* Why dir cannot hold a new file, or NULL when it can. */
+static const char *dir_problem(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? "does not exist" : strerror(errno);
+    if (!S_ISDIR(st.st_mode))
+        return "is not a folder";
+    if (access(dir, W_OK | X_OK) != 0)
+        return "is not writable";
+    return NULL;
+}
+
+/* Fails unless the folder that will hold path exists and is writable; what
+ * says what the command would have done ("cannot write", "cannot create"). */
+static int check_parent(const char *cmd, const char *path, const char *what)
+{
+    char dir[4096];
+    if (parent_dir(path, dir, sizeof dir) != 0)
+        return cli_fail(CLI_BAD_INPUT, cmd, "%s: %s: path too long", path, what);
+    const char *why = dir_problem(dir);
+    if (why)
+        return cli_fail(CLI_BAD_INPUT, cmd, "%s: %s: folder '%s' %s", path, what, dir, why);
+    return CLI_OK;
+}
+
+int cli_check_out(const char *cmd, const char *path)
+{
+    struct stat st;
+    if (!*path)
+        return cli_fail(CLI_USAGE, cmd, "the output path is empty");
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_fail(CLI_BAD_INPUT, cmd, "%s: cannot write: it is a folder", path);
+    return check_parent(cmd, path, "cannot write");
+}
+
+int cli_check_out_dir(const char *cmd, const char *dir)
+{
+    struct stat st;
+    if (!*dir)
+        return cli_fail(CLI_USAGE, cmd, "the output folder is empty");
+    if (stat(dir, &st) != 0)
+        return check_parent(cmd, dir, "cannot create");
+    const char *why = dir_problem(dir);
+    return why ? cli_fail(CLI_BAD_INPUT, cmd, "%s: cannot write into it: %s", dir, why) : CLI_OK;
 }
 
 int cli_wants_help(int argc, char **argv)

@@ -9,6 +9,7 @@
 #include "common/common.h"
 
 #include <floatfann.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,7 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open", path);
+        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
     char magic[32], layout[64], kind[32], tag[32];
     int fmt = 0, rc = 0;
@@ -109,7 +110,16 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
         return PS_E_NOMEM;
     }
     if (fscanf(f, "%31s %d", magic, &fmt) != 2 || strcmp(magic, CL_MAGIC) != 0) {
-        rc = bad(path, "no magic");
+        /* Say what the file is where that is cheap to tell: a folder, an
+         * empty file, or the segment model of `pairsight train`. */
+        if (ferror(f))
+            rc = ps_error(PS_E_IO, "%s: read error: %s", path, strerror(errno));
+        else if (ftell(f) <= 0 && feof(f))
+            rc = bad(path, "empty file");
+        else if (strncmp(magic, "PSMODEL", 7) == 0)
+            rc = bad(path, "a PairSight segment model from `pairsight train`, not `colocate train`");
+        else
+            rc = bad(path, "no magic");
         goto done;
     }
     if (fmt != CL_FORMAT) {
