@@ -86,5 +86,15 @@ check "... says empty" has_err "not a valid co-location model (empty file)"
 printf 'PSMODEL\0\1\0\0' > "$T/seg.psm"
 check "segment model given to colocate: 1" expect_rc 1 "$CLI" colocate predict --model "$T/seg.psm" $W --colocations $F/colocations3.csv
 check "... says which model it is" has_err "a PairSight segment model from \`pairsight train\`"
+# Long lists were cut at 1024 bytes, naming a truncated workload.
+many=$(printf 'alpha_batch8-inf+%.0s' $(seq 1 70))alpha_batch8-inf
+check "70 co-runners: 2" expect_rc 2 "$CLI" colocate select $S --candidates "$many"
+check "... says at most 63" has_err "a candidate with 71 co-runners, at most 63"
+many=$(printf 'alpha_batch8-inf+%.0s' $(seq 1 60))nosuch
+check "unknown 61st co-runner: 1" expect_rc 1 "$CLI" colocate select $S --candidates "$many"
+check "... is named whole" has_err "candidate 'nosuch' (gpu"
+many=$(printf 'alpha_batch8-inf+%.0s' $(seq 1 60))alpha_batch8-inf
+check "two long candidates rank apart" sh -c "'$CLI' colocate select $S --candidates '$many,$many+beta_batch4-train' | grep -c '^[12] ' | grep -qx 2"
+check "more than 64 shares: 2" expect_rc 2 "$CLI" colocate select $S --candidates alpha_batch8-inf --shares "$(printf '1/%.0s' $(seq 1 70))1"
 ls "$T" | grep -q '\.tmp\.' && { echo "[FAIL] a temp file was left in $T"; fail=1; }
 exit $fail

@@ -434,7 +434,9 @@ static int do_select(const opts_t *o)
     int shares[64], ns = 0;
     if (o->shares) {
         const char *s = o->shares;
-        while (*s && ns < 64) {
+        while (*s) {
+            if (ns == 64)
+                return cli_fail(CLI_USAGE, CMD, "select: --shares: more than 64 shares");
             char *e;
             long v = strtol(s, &e, 10);
             if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
@@ -447,6 +449,8 @@ static int do_select(const opts_t *o)
     if (most < 0)
         return cli_fail(CLI_USAGE, CMD, "select: --candidates: expected a,b or a+b,c with no empty name, got '%s'",
                         o->candidates);
+    if (most > 63)
+        return cli_fail(CLI_USAGE, CMD, "select: --candidates: a candidate with %d co-runners, at most 63", most);
     if (ns > most + 1)
         return cli_fail(CLI_USAGE, CMD, "select: --shares: %d shares for at most %d workloads (the target and %d "
                         "co-runner%s)", ns, most + 1, most, most == 1 ? "" : "s");
@@ -478,13 +482,20 @@ static int do_select(const opts_t *o)
     for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ",")) {
         cand_t *c = &cand[nc++];
         c->name = tok;
-        char id[1024];
-        snprintf(id, sizeof id, "select/%s+%s", o->target, tok);
+        /* Sized to the names: a fixed buffer would cut a long list and make
+         * two candidates' ids (and so their co-locations) one. */
+        size_t idlen = strlen(o->target) + strlen(tok) + 16;
+        char *id = malloc(idlen), *buf = strdup(tok);
+        if (!id || !buf) {
+            free(id);
+            free(buf);
+            err = ps_error(PS_E_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(id, idlen, "select/%s+%s", o->target, tok);
         ps_colocation_row_t row = {.colocation = id, .gpu = gpu, .slot = 1, .workload = o->target,
                                    .share_pct = ns > 0 ? shares[0] : 100, .tput = NAN};
         err = ps_colocations_append(q, &row);
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", tok);
         int slot = 2;
         for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {
             if (slot > 64) {
@@ -497,6 +508,8 @@ static int do_select(const opts_t *o)
             err = ps_colocations_append(q, &row);
             slot++;
         }
+        free(id);
+        free(buf);
         c->k = slot - 1;
     }
     ps_coloc_model_t *m = NULL;
