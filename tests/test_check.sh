@@ -79,7 +79,18 @@ expect 1 "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model bert --tpcs 54 --ou
 has "$T/err" "pairsight: import: $T/nodir/x.csv: cannot write: folder '$T/nodir' does not exist"
 expect 1 "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model bert --tpcs 54 --out "$T"
 has "$T/err" "pairsight: import: $T: cannot write: it is a folder"
+expect 2 "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model bert --tpcs 999 --out "$T/x.csv"
+has "$T/err" "pairsight: import: --tpcs: 999 exceeds the 54 TPCs of A100-SXM4-40GB"
 ls "$T" | grep -q '\.tmp\.' && fail "a temp file was left in $T"
+# Output that cannot be written (a full disk) is a failure, for every command.
+if [ -w /dev/full ]; then
+    "$CLI" check $d/ops_small.csv >/dev/full 2>"$T/err" && fail "check > /dev/full exited 0"
+    has "$T/err" "pairsight: check: stdout: write failed"
+    "$CLI" import ncu $d/ncu_raw.csv --gpu a100 --model bert --tpcs 54 --out "$T/full.csv" >/dev/full 2>"$T/err"
+    [ $? -eq 1 ] || fail "import > /dev/full: want exit 1"
+    has "$T/err" "pairsight: import: stdout: write failed"
+    "$CLI" --help >/dev/full 2>/dev/null && fail "--help > /dev/full exited 0"
+fi
 expect 0 "$CLI" import --help
 has "$T/out" "--batch B    : batch size (default 1)"
 

@@ -116,6 +116,11 @@ static void test_ncu_errors(void)
         {"\"ID\",\"Kernel Name\",\"dram__bytes.sum\"\n\"0\",\"k\",\"1\"\n", ":1:1: missing metric column 'gpu__time_duration.sum'"},
         {"a,b\n1,2\n", ": no Nsight Compute header"},
         {NCU_HEAD "\"0\",\"k,\"5\",\"1\"\n", ":2:2: unexpected character after closing quote"},
+        /* A percentage above 100 is named at its line and column, not as
+         * "ops row 1" of the output. */
+        {"\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\"\n"
+         "\"0\",\"k\",\"5\",\"50\"\n\"1\",\"k\",\"5\",\"188.5\"\n",
+         ":3:4: sm__throughput.avg.pct_of_peak_sustained_elapsed: 188.5: a percentage above 100"},
     };
     expect_refused(ps_import_ncu, bad, PS_ARRAY_LEN(bad));
     /* Launches are ordered by ID, not by file order. */

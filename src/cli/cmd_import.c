@@ -103,6 +103,8 @@ int cmd_import(int argc, char **argv)
     const ps_gpu_t *g = ps_gpu_find(p.gpu);
     if (g)
         p.gpu = g->name;
+    if (g && p.tpcs > g->tpcs)
+        return cli_fail(CLI_USAGE, "import", "--tpcs: %d exceeds the %d TPCs of %s", p.tpcs, g->tpcs, g->name);
     if (cli_check_out("import", outp) != CLI_OK)
         return CLI_BAD_INPUT;
 

@@ -193,7 +193,8 @@ static void print_help(FILE *f)
     fputs("\nExit status: 0 ok, 1 bad input or failure, 2 usage error.\n", f);
 }
 
-int main(int argc, char **argv)
+/* Runs the command that argv names; *name receives it for messages. */
+static int dispatch(int argc, char **argv, const char **name)
 {
     if (argc < 2) {
         print_help(stderr);
@@ -224,5 +225,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "pairsight: unknown command '%s' (see pairsight --help)\n", cmd);
         return CLI_USAGE;
     }
+    *name = c->name;
     return c->fn(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    const char *name = "help";
+    int rc = dispatch(argc, argv, &name);
+    /* A result that did not reach stdout (a full disk, a closed pipe) is a
+     * failure, whichever command printed it: scripts read that output. */
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        if (rc == CLI_OK)
+            rc = cli_fail(CLI_BAD_INPUT, name, "stdout: write failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+    }
+    return rc;
 }

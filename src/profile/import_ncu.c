@@ -153,6 +153,13 @@ static int read_launch(ps_csv_t *csv, const int *col, const double *scale, int i
      * bounds them, so a slight overshoot is cut to 100. */
     double sm = v[M_SM] > 100 && v[M_SM] < 101 ? 100 : v[M_SM];
     double mem = v[M_MEM] > 100 && v[M_MEM] < 101 ? 100 : v[M_MEM];
+    if (sm > 100 || mem > 100) {
+        /* Named here, at its line and column: ps_ops_index would only name
+         * the output row. */
+        int m = sm > 100 ? M_SM : M_MEM;
+        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s: %g: a percentage above 100", path,
+                        ps_csv_field_line(csv, col[m]), col[m] + 1, metrics[m].name, v[m]);
+    }
     l->c = (ps_counters_t){dram, v[M_L2], v[M_LONG_SB], v[M_LG], v[M_MIO], sm, mem};
     return PS_OK;
 }
