@@ -86,6 +86,10 @@ check "... says empty" has_err "not a valid co-location model (empty file)"
 printf 'PSMODEL\0\1\0\0' > "$T/seg.psm"
 check "segment model given to colocate: 1" expect_rc 1 "$CLI" colocate predict --model "$T/seg.psm" $W --colocations $F/colocations3.csv
 check "... says which model it is" has_err "a PairSight segment model from \`pairsight train\`"
+cp $F/workloads.csv "$T/w.csv"
+check "train --out its own --workloads: 2" expect_rc 2 "$CLI" colocate train --workloads "$T/w.csv" --colocations $F/colocations3.csv --out "$T/w.csv"
+check "... left it as it was" cmp -s "$T/w.csv" $F/workloads.csv
+check "predict --out its --model: 2" expect_rc 2 "$CLI" colocate predict --model "$T/m.psc" $W --colocations $F/colocations3.csv --out "$T/m.psc"
 # Long lists were cut at 1024 bytes, naming a truncated workload.
 many=$(printf 'alpha_batch8-inf+%.0s' $(seq 1 70))alpha_batch8-inf
 check "70 co-runners: 2" expect_rc 2 "$CLI" colocate select $S --candidates "$many"

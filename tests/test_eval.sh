@@ -87,6 +87,17 @@ has "$T/err" "pairsight: eval: --seed needs a value"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --ks 1,2,3x
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --long-ops "$T/c/ops.csv"
 has "$T/err" "--long-ops needs --long FILE"
+# An input named as the output is refused, and left as it was.
+cp "$T/c/ops.csv" "$T/ops.bak"
+expect 2 "$CLI" report --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/c/../c/ops.csv" $fast
+has "$T/err" "the output is also an input ($T/c/ops.csv): refusing to replace it"
+cmp -s "$T/c/ops.csv" "$T/ops.bak" || fail "report overwrote its --ops"
+expect 2 "$CLI" eval --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json-out "$T/m.psm" $fast
+expect 2 "$CLI" eval --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json-out "$T/j" --report "$T/j" $fast
+# A model of another GPU is refused by name before any prediction.
+expect 0 "$CLI" simulate --gpu h100 --pairs resnet50:8/bert-base:8 --experiments 4 --runs 1 --threads 1 --out "$T/h" -q
+expect 1 "$CLI" eval --model "$T/m.psm" --ops "$T/h/ops.csv" --coexec "$T/h/coexec.csv" $fast
+has "$T/err" "pairsight: eval: the model is for GPU 'A100-SXM4-40GB' but coexec row 1 (experiment "
 ls "$T" | grep -q '\.tmp\.' && fail "a temp file was left in $T"
 
 # --train: baselines and model train on another campaign's training split and

@@ -30,11 +30,14 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 
 /* Checks, before any long work, that path can be written atomically: its
- * folder exists and is a folder, and path itself is not a folder. On failure
- * prints "pairsight: <cmd>: <path>: ..." naming the user's path (not the
- * temp file) and returns CLI_BAD_INPUT; returns CLI_OK otherwise. Use it
- * before training or evaluating so that a typo in --out costs nothing. */
-int cli_check_out(const char *cmd, const char *path);
+ * folder exists and is a folder, path itself is not a folder, and it is none
+ * of the n files in inputs (NULL entries skipped), which the write would
+ * replace. On failure prints "pairsight: <cmd>: <path>: ..." naming the
+ * user's path (not the temp file) and returns the exit code: CLI_USAGE for an
+ * empty path or an input named as output, CLI_BAD_INPUT for a missing or
+ * unwritable folder; CLI_OK when path can be written. Use it before training or evaluating so that a typo in --out
+ * costs nothing. */
+int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n);
 
 /* The same for an output folder that the command creates when missing (its
  * parent must exist) or fills when present (it must be a folder). */

@@ -305,8 +305,10 @@ static int do_train(const opts_t *o)
     p.trees = o->trees;
     p.mlp_epochs = o->epochs;
     p.boost_rounds = o->rounds;
-    if (cli_check_out(CMD ": train", o->out) != CLI_OK)
-        return CLI_BAD_INPUT;
+    const char *in[] = {o->workloads, o->scaling, o->colocations};
+    int code = cli_check_out(CMD ": train", o->out, in, 3);
+    if (code != CLI_OK)
+        return code;
     tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
@@ -326,8 +328,10 @@ static int do_predict(const opts_t *o)
 {
     if (!o->model)
         return cli_fail(CLI_USAGE, CMD, "predict: --model is required");
-    if (o->out && cli_check_out(CMD ": predict", o->out) != CLI_OK)
-        return CLI_BAD_INPUT;
+    const char *in[] = {o->model, o->workloads, o->scaling, o->colocations};
+    int code = o->out ? cli_check_out(CMD ": predict", o->out, in, 4) : CLI_OK;
+    if (code != CLI_OK)
+        return code;
     tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)

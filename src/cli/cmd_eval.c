@@ -204,9 +204,14 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     if (long_ops_path && !long_path)
         return cli_fail(CLI_USAGE, cmd, "--long-ops needs --long FILE");
     /* Fail on an unwritable output now, not after minutes of training. */
-    if ((json_out && cli_check_out(cmd, json_out) != CLI_OK) ||
-        (report_path && cli_check_out(cmd, report_path) != CLI_OK))
-        return CLI_BAD_INPUT;
+    const char *in[] = {ops_path, cx_path, model_path, train_path, long_path, long_ops_path, json_out};
+    if (json_out && report_path && strcmp(json_out, report_path) == 0)
+        return cli_fail(CLI_USAGE, cmd, "--json-out and --report name the same file %s", json_out);
+    int out_rc = json_out ? cli_check_out(cmd, json_out, in, 6) : CLI_OK;
+    if (out_rc == CLI_OK && report_path)
+        out_rc = cli_check_out(cmd, report_path, in, 7);
+    if (out_rc != CLI_OK)
+        return out_rc;
 
     int code = CLI_BAD_INPUT;
     ps_ops_t *ops = NULL, *long_ops = NULL;

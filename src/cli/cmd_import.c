@@ -105,8 +105,9 @@ int cmd_import(int argc, char **argv)
         p.gpu = g->name;
     if (g && p.tpcs > g->tpcs)
         return cli_fail(CLI_USAGE, "import", "--tpcs: %d exceeds the %d TPCs of %s", p.tpcs, g->tpcs, g->name);
-    if (cli_check_out("import", outp) != CLI_OK)
-        return CLI_BAD_INPUT;
+    int out_rc = cli_check_out("import", outp, &in, 1);
+    if (out_rc != CLI_OK)
+        return out_rc;
 
     ps_ops_t *ops = NULL, *all = NULL;
     int rc = is_ncu ? ps_import_ncu(in, &p, &ops) : ps_import_torch_trace(in, &p, &ops);

@@ -185,8 +185,9 @@ int cmd_simulate(int argc, char **argv)
     if (!out)
         return cli_fail(CLI_USAGE, CMD, "--out DIR is required");
     /* A long campaign must not end in "cannot create": check --out first. */
-    if (cli_check_out_dir(CMD, out) != CLI_OK)
-        return CLI_BAD_INPUT;
+    int out_rc = cli_check_out_dir(CMD, out);
+    if (out_rc != CLI_OK)
+        return out_rc;
     p.progress = progress;
     p.progress_user = &quiet;
 

@@ -101,13 +101,18 @@ static int check_parent(const char *cmd, const char *path, const char *what)
     return CLI_OK;
 }
 
-int cli_check_out(const char *cmd, const char *path)
+int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n)
 {
-    struct stat st;
+    struct stat st, in;
     if (!*path)
         return cli_fail(CLI_USAGE, cmd, "the output path is empty");
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
         return cli_fail(CLI_BAD_INPUT, cmd, "%s: cannot write: it is a folder", path);
+    for (int i = 0; exists && i < n; i++)
+        if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+            return cli_fail(CLI_USAGE, cmd, "%s: the output is also an input (%s): refusing to replace it", path,
+                            inputs[i]);
     return check_parent(cmd, path, "cannot write");
 }
 

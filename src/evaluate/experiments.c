@@ -380,13 +380,30 @@ static int run_prepare(run_t *u)
     return 0;
 }
 
+/* PS_E_MISMATCH naming the first row of cx measured on another GPU than
+ * the model's, so that a model of one GPU is refused before any prediction
+ * (what names the table: "coexec", "long coexec"). */
+static int check_model_gpu(const char *model_gpu, const ps_coexec_t *cx, const char *what)
+{
+    for (size_t i = 0; cx && i < cx->n; i++)
+        if (strcmp(cx->rows[i].gpu, model_gpu) != 0)
+            return ps_error(PS_E_MISMATCH, "the model is for GPU '%s' but %s row %zu (experiment %s) is on '%s'",
+                            model_gpu, what, i + 1, cx->rows[i].experiment, cx->rows[i].gpu);
+    return 0;
+}
+
 static int run_model(run_t *u)
 {
     if (u->c->model) {
         u->model = u->c->model;
         ps_model_info_t info;
-        if (ps_model_info(u->model, &info) == 0)
-            u->r->model_train_seconds = info.train_seconds;
+        int rc = ps_model_info(u->model, &info);
+        if (rc != 0)
+            return rc;
+        u->r->model_train_seconds = info.train_seconds;
+        if ((rc = check_model_gpu(info.gpu, u->c->cx, "coexec")) != 0 ||
+            (rc = check_model_gpu(info.gpu, u->c->long_cx, "long coexec")) != 0)
+            return rc;
         return 0;
     }
     int rc = train_model(u->c, u->train_src, PS_FEAT_FULL, "train pairsight", &u->own_model,
@@ -429,7 +446,7 @@ static int exp_accuracy(run_t *u)
         int rc = eval_on(&p, u->c->ops, &u->test, &r->table1[m], &r->pred_hp[m], &r->pred_lp[m]);
         if (rc != 0) {
             if (m == PS_METHOD_PAIRSIGHT || rc == PS_E_NOMEM)
-                return ps_error_prefix(rc, "pairsight");
+                return ps_error_prefix(rc, "pairsight model");
             ps_log(PS_LOG_WARN, "%s: %s", ps_method_name((ps_method_t)m), ps_last_error());
             continue;
         }
