@@ -90,6 +90,7 @@ cp $F/workloads.csv "$T/w.csv"
 check "train --out its own --workloads: 2" expect_rc 2 "$CLI" colocate train --workloads "$T/w.csv" --colocations $F/colocations3.csv --out "$T/w.csv"
 check "... left it as it was" cmp -s "$T/w.csv" $F/workloads.csv
 check "predict --out its --model: 2" expect_rc 2 "$CLI" colocate predict --model "$T/m.psc" $W --colocations $F/colocations3.csv --out "$T/m.psc"
+check "--seed past 2^64: 2" expect_rc 2 "$CLI" colocate train $W --colocations $F/colocations3.csv --out "$T/s.psc" --seed 99999999999999999999999
 # Long lists were cut at 1024 bytes, naming a truncated workload.
 many=$(printf 'alpha_batch8-inf+%.0s' $(seq 1 70))alpha_batch8-inf
 check "70 co-runners: 2" expect_rc 2 "$CLI" colocate select $S --candidates "$many"

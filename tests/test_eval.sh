@@ -85,6 +85,12 @@ has "$T/err" "pairsight: report: $T: cannot write: it is a folder"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --seed
 has "$T/err" "pairsight: eval: --seed needs a value"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --ks 1,2,3x
+# Out-of-range grids were accepted (--etas nan, 5, 1e400; --depths 1e11, 1.5).
+for bad in "--etas nan" "--etas 5" "--etas 1e400" "--depths 99999999999" "--depths 1.5" "--ks 99999999999,1,1" "--ks 1,2"; do
+    # shellcheck disable=SC2086
+    expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" $bad
+done
+has "$T/err" "--ks: expected three integers A,B,C in 1..1000000: 1,2"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --long-ops "$T/c/ops.csv"
 has "$T/err" "--long-ops needs --long FILE"
 # An input named as the output is refused, and left as it was.

@@ -65,4 +65,8 @@ echo x > "$TMP/afile"
 "$CLI" simulate --experiments 5 --out "$TMP/nodir/sub" 2>"$TMP/err.txt"
 [ $? -eq 1 ] && grep -qF "$TMP/nodir/sub: cannot create: folder '$TMP/nodir' does not exist" "$TMP/err.txt" &&
     ok "--out in a missing folder exits 1" || bad "--out in a missing folder: $(cat "$TMP/err.txt")"
+# A pair without its LP side said "bad HP batch".
+"$CLI" simulate --pairs resnet50:8 --experiments 2 --out "$TMP/p" 2>"$TMP/err.txt"
+[ $? -eq 1 ] && grep -qF "pairs: expected hp:batch/lp:batch, got 'resnet50:8'" "$TMP/err.txt" &&
+    ok "--pairs without an LP side" || bad "--pairs without an LP side: $(cat "$TMP/err.txt")"
 exit $fail

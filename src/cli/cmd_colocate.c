@@ -6,6 +6,7 @@
 #include "profile/csv.h"
 #include "profile/tables.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,8 +147,9 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             *(a[2] == 's' ? &o->seeds : a[2] == 't' ? &o->trees : a[2] == 'e' ? &o->epochs : &o->rounds) = (int)v;
         } else if (strcmp(a, "--seed") == 0) {
             char *e;
+            errno = 0;
             o->seed = strtoull(val, &e, 10);
-            if (e == val || *e || val[0] == '-')
+            if (e == val || *e || val[0] == '-' || errno == ERANGE)
                 return cli_fail(CLI_USAGE, CMD, "--seed: expected a non-negative integer, got '%s'", val);
         } else {
             return cli_fail(CLI_USAGE, CMD, "unknown option '%s' (see pairsight colocate --help)", a);

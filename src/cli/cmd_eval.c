@@ -78,13 +78,15 @@ static int parse_int(const char *s, int lo, int *out)
 }
 
 /* "6,8" -> up to 4 numbers; 0 or -1 on a bad list. */
-static int parse_list(const char *s, double lo, double *v, int *n)
+/* Up to 4 comma-separated numbers in [lo, hi] (whole numbers when integer)
+ * into v and *n: 0, or -1 on anything else (NaN, 1e400, 1.5 for an integer). */
+static int parse_list(const char *s, double lo, double hi, int integer, double *v, int *n)
 {
     *n = 0;
     while (*s) {
         char *end;
         double x = strtod(s, &end);
-        if (end == s || x < lo || *n == 4)
+        if (end == s || !(x >= lo && x <= hi) || (integer && x != (double)(long)x) || *n == 4)
             return -1;
         v[(*n)++] = x;
         s = end;
@@ -160,13 +162,13 @@ int cli_eval_main(int argc, char **argv, int report_mode)
             long_ops_path = argv[++i];
         else if (strcmp(a, "--depths") == 0) {
             double v[4];
-            if (parse_list(argv[++i], 1, v, &c.n_depths) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 positive integers: %s", argv[i]);
+            if (parse_list(argv[++i], 1, 20, 1, v, &c.n_depths) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 integers in 1..20: %s", argv[i]);
             for (int k = 0; k < c.n_depths; k++)
                 c.depths[k] = (int)v[k];
         } else if (strcmp(a, "--etas") == 0) {
-            if (parse_list(argv[++i], 1e-6, c.etas, &c.n_etas) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 positive numbers: %s", argv[i]);
+            if (parse_list(argv[++i], 1e-6, 1, 0, c.etas, &c.n_etas) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 numbers in (0, 1]: %s", argv[i]);
         } else if (strcmp(a, "--json-out") == 0 && !report_mode)
             json_out = argv[++i];
         else if ((strcmp(a, "--report") == 0 && !report_mode) || (strcmp(a, "--out") == 0 && report_mode))
@@ -188,10 +190,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
                 return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", argv[i]);
         } else if (strcmp(a, "--ks") == 0) {
             const char *s = argv[++i];
-            int end = 0;
-            if (sscanf(s, "%d,%d,%d%n", &c.ks[0], &c.ks[1], &c.ks[2], &end) != 3 || s[end] || c.ks[0] < 1 ||
-                c.ks[1] < 1 || c.ks[2] < 1)
-                return cli_fail(CLI_USAGE, cmd, "--ks: expected three positive integers A,B,C: %s", s);
+            double v[4];
+            int n = 0;
+            if (parse_list(s, 1, 1000000, 1, v, &n) != 0 || n != 3)
+                return cli_fail(CLI_USAGE, cmd, "--ks: expected three integers A,B,C in 1..1000000: %s", s);
+            for (int k = 0; k < 3; k++)
+                c.ks[k] = (int)v[k];
         } else
             return cli_fail(CLI_USAGE, cmd, "unknown option '%s' (see pairsight %s --help)", a, cmd);
     }

@@ -198,8 +198,10 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
             if (*s != ':')
                 return ps_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
             s++;
-            if (parse_int(&s, &hb) != 0 || *s != '/')
+            if (parse_int(&s, &hb) != 0)
                 return ps_error(PS_E_ARG, "pairs: bad HP batch in '%s'", p->pairs);
+            if (*s != '/')
+                return ps_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
             s++;
             s = token(s, ":/,", lp, sizeof lp);
             if (*s != ':')
