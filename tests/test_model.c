@@ -465,6 +465,19 @@ static void test_predict_errors(void)
     CHECK(ps_model_predict(MODEL, OPS, q, 2, h, l) == PS_E_MISMATCH);
     CHECK(ps_model_predict_ex(MODEL, OPS, q, 1, (ps_compose_t)5, h, l, NULL, NULL) == PS_E_ARG);
     CHECK_OK(ps_model_predict(MODEL, OPS, q, 0, h, l));
+
+    /* A batch split over threads still names the failing query. */
+    enum { N = 2000 };
+    ps_query_t *many = malloc(N * sizeof *many);
+    double *bh = malloc(N * sizeof *bh), *bl = malloc(N * sizeof *bl);
+    for (int k = 0; k < N; k++)
+        many[k] = ok;
+    many[1500].lp_model = "vgg";
+    CHECK(ps_model_predict(MODEL, OPS, many, N, bh, bl) == PS_E_INPUT);
+    CHECK_MSG(strstr(ps_last_error(), "query 1500") && strstr(ps_last_error(), "'vgg'"), "%s", ps_last_error());
+    free(many);
+    free(bh);
+    free(bl);
 }
 
 static void test_explain(void)
