@@ -67,8 +67,8 @@ const char cmd_collect_usage[] =
     "  --colocations FILE colocate: output (default colocations.csv)\n"
     "  --id NAME         colocate: co-location id (default from the jobs)\n"
     "  --fake-delay-us N fake backend: sleep per measurement (default 0)\n"
-    "  --json            print the result as JSON on stdout\n"
-    "  -q                no progress on stderr\n"
+    "  --json            print the result as JSON on stdout (default: text)\n"
+    "  -q                no progress on stderr (default: progress on a terminal)\n"
     "\n"
     "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
     "message; status, export and ops always work. scaling and colocate need the\n"
@@ -131,10 +131,10 @@ static int parse_tpcs(const char *s, int *out, int *n)
                 return -1;
             hi = lo;
         }
-        for (int v = lo; v <= hi; v += step) {
+        for (long v = lo; v <= hi; v += step) {
             if (*n == MAX_TPCS)
                 return -1;
-            out[(*n)++] = v;
+            out[(*n)++] = (int)v;
         }
     }
     return *n > 0 ? 0 : -1;
