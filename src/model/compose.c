@@ -246,8 +246,8 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     return rc;
 }
 
-/* One slice of queries [0, n), on the calling thread: features, regressors,
- * composition. first is the index of q[0] in the caller's batch. */
+/* One slice of queries [0, n), n >= 1, on the calling thread: features,
+ * regressors, composition. first is the index of q[0] in the caller's batch. */
 static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                          size_t first, ps_compose_t method, double *oh, double *ol, double *sh, double *sl)
 {
@@ -266,11 +266,12 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         row0[k + 1] = row0[k] + nh * nl;
         win0[k + 1] = win0[k] + nh + nl;
     }
+    /* n >= 1 and every query has a window per side: no size is 0. */
     size_t R = row0[n], NW = win0[n];
     int rc = PS_OK;
-    float *xh = ps_malloc((R ? R : 1) * nf * sizeof *xh), *xl = ps_malloc((R ? R : 1) * nf * sizeof *xl);
-    double *lh = ps_malloc((R ? R : 1) * sizeof *lh), *ll = ps_malloc((R ? R : 1) * sizeof *ll);
-    double *wsolo = ps_malloc((NW ? NW : 1) * sizeof *wsolo);
+    float *xh = ps_malloc(R * nf * sizeof *xh), *xl = ps_malloc(R * nf * sizeof *xl);
+    double *lh = ps_malloc(R * sizeof *lh), *ll = ps_malloc(R * sizeof *ll);
+    double *wsolo = ps_malloc(NW * sizeof *wsolo);
     if (!xh || !xl || !lh || !ll || !wsolo) {
         rc = PS_E_NOMEM;
         goto done;
@@ -286,9 +287,8 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
             goto done;
         }
     }
-    if ((rc = ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh)) != PS_OK ||
-        (rc = ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll)) != PS_OK)
-        goto done;
+    ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh);
+    ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll);
     for (size_t k = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         const double *wh = wsolo + win0[k], *wl = wh + nh;

@@ -127,13 +127,9 @@ int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n
     return rc;
 }
 
-int ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)
+void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)
 {
-    if (m->forest[side]) {
-        ps_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
-        return PS_OK;
-    }
-    return ps_model_predict_xgb(m, side, x, n, 0, out);
+    ps_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
 }
 
 /* MAPE = 100 / n * sum |T_pred - T_meas| / T_meas, T_pred = solo * exp(log
