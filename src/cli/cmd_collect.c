@@ -202,7 +202,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->quiet = 1;
             takes = 0;
         } else if (!v) {
-            return cli_fail(CLI_USAGE, CMD, "%s needs a value (or unknown option)", a);
+            return cli_fail(CLI_USAGE, CMD, "%s: missing value or unknown option (see --help)", a);
         } else if (strcmp(a, "--db") == 0) {
             o->db = v;
         } else if (strcmp(a, "--backend") == 0) {
@@ -275,7 +275,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return cli_fail(CLI_USAGE, CMD, "unknown option '%s' (see pairsight collect --help)", a);
         }
         if (bad)
-            return cli_fail(CLI_USAGE, CMD, "%s: invalid value '%s'", a, v);
+            return cli_fail(CLI_USAGE, CMD, "%s: bad value '%s'", a, v);
         i += takes;
     }
     if (o->runs) {
