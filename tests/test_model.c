@@ -10,6 +10,7 @@
 #include "test_model_lib.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -424,7 +425,7 @@ static void test_forest_matches_xgboost(void)
     for (int side = 0; side < 2; side++) {
         double a[N], b[N];
         const float *xs = x + (size_t)side * N * (size_t)nf;
-        CHECK_OK(ps_model_predict_rows(MODEL, side, xs, N, a));
+        ps_model_predict_rows(MODEL, side, xs, N, a);
         CHECK_OK(ps_model_predict_xgb(MODEL, side, xs, N, 0, b));
         double worst = 0;
         for (int k = 0; k < N; k++)
@@ -465,6 +466,19 @@ static void test_predict_errors(void)
     CHECK(ps_model_predict(MODEL, OPS, q, 2, h, l) == PS_E_MISMATCH);
     CHECK(ps_model_predict_ex(MODEL, OPS, q, 1, (ps_compose_t)5, h, l, NULL, NULL) == PS_E_ARG);
     CHECK_OK(ps_model_predict(MODEL, OPS, q, 0, h, l));
+
+    /* A batch split over threads still names the failing query. */
+    enum { N = 2000 };
+    ps_query_t *many = malloc(N * sizeof *many);
+    double *bh = malloc(N * sizeof *bh), *bl = malloc(N * sizeof *bl);
+    for (int k = 0; k < N; k++)
+        many[k] = ok;
+    many[1500].lp_model = "vgg";
+    CHECK(ps_model_predict(MODEL, OPS, many, N, bh, bl) == PS_E_INPUT);
+    CHECK_MSG(strstr(ps_last_error(), "query 1500") && strstr(ps_last_error(), "'vgg'"), "%s", ps_last_error());
+    free(many);
+    free(bh);
+    free(bl);
 }
 
 static void test_explain(void)
@@ -501,6 +515,56 @@ static void test_explain(void)
     ps_explanation_free(NULL);
     q.hp_len = 20;
     CHECK(ps_model_explain(MODEL, OPS, &q, &e) == PS_E_ARG && e == NULL);
+}
+
+/* One model shared by threads that predict and explain at once (the API
+ * says a model is read-only): every thread gets the single-threaded answers
+ * bit for bit. */
+enum { CONC_N = 300, CONC_THREADS = 4 };
+typedef struct {
+    const ps_query_t *q;
+    double h[CONC_N], l[CONC_N];
+    ps_explanation_t *e;
+    int rc;
+} conc_t;
+
+static void *conc_run(void *arg)
+{
+    conc_t *c = arg;
+    for (int r = 0; r < 10 && c->rc == PS_OK; r++)
+        c->rc = ps_model_predict(MODEL, OPS, c->q, CONC_N, c->h, c->l);
+    if (c->rc == PS_OK)
+        c->rc = ps_model_explain(MODEL, OPS, &c->q[0], &c->e);
+    return NULL;
+}
+
+static void test_concurrent_predict(void)
+{
+    if (!MODEL)
+        return;
+    static ps_query_t q[CONC_N];
+    static conc_t ref, c[CONC_THREADS];
+    rng_state = 7;
+    for (int k = 0; k < CONC_N; k++)
+        q[k] = random_query((int)(urand() * 4), (int)(urand() * 4), 16);
+    ref.q = q;
+    conc_run(&ref);
+    CHECK_OK(ref.rc);
+    pthread_t t[CONC_THREADS];
+    for (int i = 0; i < CONC_THREADS; i++) {
+        c[i].q = q;
+        CHECK(pthread_create(&t[i], NULL, conc_run, &c[i]) == 0);
+    }
+    for (int i = 0; i < CONC_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_OK(c[i].rc);
+        CHECK(memcmp(c[i].h, ref.h, sizeof ref.h) == 0 && memcmp(c[i].l, ref.l, sizeof ref.l) == 0);
+        CHECK(c[i].e && ref.e && c[i].e->n == ref.e->n);
+        for (size_t k = 0; c[i].e && ref.e && k < ref.e->n && k < c[i].e->n; k++)
+            CHECK(c[i].e->items[k].contribution == ref.e->items[k].contribution);
+        ps_explanation_free(c[i].e);
+    }
+    ps_explanation_free(ref.e);
 }
 
 static void test_variant_and_params(void)
@@ -553,4 +617,5 @@ static void teardown(void)
 
 TH_MAIN(TEST(setup), TEST(test_train_beats_median_rule), TEST(test_save_load_bit_identical),
         TEST(test_adapt_lowers_unseen_error), TEST(test_compose_asymmetric), TEST(test_compose_with_model),
-        TEST(test_forest_matches_xgboost), TEST(test_predict_errors), TEST(test_explain), TEST(test_variant_and_params), TEST(teardown))
+        TEST(test_forest_matches_xgboost), TEST(test_predict_errors), TEST(test_explain),
+        TEST(test_concurrent_predict), TEST(test_variant_and_params), TEST(teardown))

@@ -30,6 +30,17 @@ static void progress(const char *stage, double done, double total, void *user)
     cli_progress(*(int *)user, stage, done, total);
 }
 
+/* v as a whole number in [lo, hi] into *out; -1 when it is not one. */
+static int parse_int(const char *v, long lo, long hi, int *out)
+{
+    char *end = NULL;
+    long r = strtol(v, &end, 10);
+    if (end == v || *end || r < lo || r > hi)
+        return -1;
+    *out = (int)r;
+    return 0;
+}
+
 int cmd_adapt(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -52,7 +63,6 @@ int cmd_adapt(int argc, char **argv)
         if (!v)
             return cli_fail(CLI_USAGE, "adapt", "%s: missing value or unknown option (see --help)", a);
         i++;
-        char *end = NULL;
         if (strcmp(a, "--model") == 0) {
             model_path = v;
         } else if (strcmp(a, "--ops") == 0) {
@@ -62,25 +72,20 @@ int cmd_adapt(int argc, char **argv)
         } else if (strcmp(a, "--out") == 0) {
             out = v;
         } else if (strcmp(a, "--rounds") == 0) {
-            long r = strtol(v, &end, 10);
-            if (end == v || *end || r < 1 || r > 100000)
-                return cli_fail(CLI_USAGE, "adapt", "--rounds: bad value '%s'", v);
-            p.adapt_rounds = (int)r;
+            if (parse_int(v, 1, 100000, &p.adapt_rounds))
+                return cli_fail(CLI_USAGE, "adapt", "--rounds: bad value '%s' (want 1..100000)", v);
         } else if (strcmp(a, "--eta") == 0) {
+            char *end = NULL;
             double e = strtod(v, &end);
             if (end == v || *end || !(e > 0 && e <= 1))
                 return cli_fail(CLI_USAGE, "adapt", "--eta: bad value '%s' (want 0 < eta <= 1)", v);
             p.adapt_eta = e;
         } else if (strcmp(a, "--depth") == 0) {
-            long d = strtol(v, &end, 10);
-            if (end == v || *end || d < 1 || d > 20)
+            if (parse_int(v, 1, 20, &p.adapt_depth))
                 return cli_fail(CLI_USAGE, "adapt", "--depth: bad value '%s' (want 1..20)", v);
-            p.adapt_depth = (int)d;
         } else if (strcmp(a, "--threads") == 0) {
-            long t = strtol(v, &end, 10);
-            if (end == v || *end || t < 0 || t > 4096)
-                return cli_fail(CLI_USAGE, "adapt", "--threads: bad value '%s'", v);
-            p.nthread = (int)t;
+            if (parse_int(v, 0, 4096, &p.nthread))
+                return cli_fail(CLI_USAGE, "adapt", "--threads: bad value '%s' (want 0..4096)", v);
         } else {
             return cli_fail(CLI_USAGE, "adapt", "unknown option '%s' (see --help)", a);
         }

@@ -67,8 +67,8 @@ const char cmd_collect_usage[] =
     "  --colocations FILE colocate: output (default colocations.csv)\n"
     "  --id NAME         colocate: co-location id (default from the jobs)\n"
     "  --fake-delay-us N fake backend: sleep per measurement (default 0)\n"
-    "  --json            print the result as JSON on stdout\n"
-    "  -q                no progress on stderr\n"
+    "  --json            print the result as JSON on stdout (default: text)\n"
+    "  -q                no progress on stderr (default: progress on a terminal)\n"
     "\n"
     "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
     "message; status, export and ops always work. scaling and colocate need the\n"
@@ -131,10 +131,10 @@ static int parse_tpcs(const char *s, int *out, int *n)
                 return -1;
             hi = lo;
         }
-        for (int v = lo; v <= hi; v += step) {
+        for (long v = lo; v <= hi; v += step) {
             if (*n == MAX_TPCS)
                 return -1;
-            out[(*n)++] = v;
+            out[(*n)++] = (int)v;
         }
     }
     return *n > 0 ? 0 : -1;
@@ -202,7 +202,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->quiet = 1;
             takes = 0;
         } else if (!v) {
-            return cli_fail(CLI_USAGE, CMD, "%s needs a value (or unknown option)", a);
+            return cli_fail(CLI_USAGE, CMD, "%s: missing value or unknown option (see --help)", a);
         } else if (strcmp(a, "--db") == 0) {
             o->db = v;
         } else if (strcmp(a, "--backend") == 0) {
@@ -275,7 +275,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return cli_fail(CLI_USAGE, CMD, "unknown option '%s' (see pairsight collect --help)", a);
         }
         if (bad)
-            return cli_fail(CLI_USAGE, CMD, "%s: invalid value '%s'", a, v);
+            return cli_fail(CLI_USAGE, CMD, "%s: bad value '%s'", a, v);
         i += takes;
     }
     if (o->runs) {

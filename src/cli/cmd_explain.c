@@ -160,7 +160,7 @@ int cmd_explain(int argc, char **argv)
             char *end;
             long t = strtol(v, &end, 10);
             if (end == v || *end || t < 0 || t > 100000)
-                return cli_fail(CLI_USAGE, "explain", "--top: bad value '%s'", v);
+                return cli_fail(CLI_USAGE, "explain", "--top: bad value '%s' (want 0..100000)", v);
             top = (int)t;
         } else {
             return cli_fail(CLI_USAGE, "explain", "unknown option '%s' (see --help)", a);

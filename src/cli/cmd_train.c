@@ -151,8 +151,11 @@ int cmd_train(int argc, char **argv)
             double d[4];
             p.n_depths = parse_list(v, d);
             bad = p.n_depths < 1;
-            for (int k = 0; k < p.n_depths; k++)
-                p.depths[k] = (int)d[k];
+            for (int k = 0; k < p.n_depths; k++) {
+                /* Whole numbers only; the library checks the range. */
+                bad |= !(d[k] >= 0 && d[k] <= 1000 && d[k] == (int)d[k]);
+                p.depths[k] = bad ? 0 : (int)d[k];
+            }
         } else if (strcmp(a, "--etas") == 0) {
             p.n_etas = parse_list(v, p.etas);
             bad = p.n_etas < 1;

@@ -99,6 +99,18 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* End the transaction of task key, begun by ps_store_begin: when rc is 0,
+ * mark the task done and commit; otherwise roll back. Returns the outcome. */
+static int end_task(ps_campaign_t *c, const char *key, int rc)
+{
+    if (rc == 0)
+        rc = ps_store_task_done(c->store, key);
+    if (rc == 0)
+        return ps_store_commit(c->store);
+    ps_store_rollback(c->store);
+    return rc;
+}
+
 /* The TPC counts of a call: the caller's (checked) or every valid one. */
 static int campaign_tpcs(const ps_campaign_t *c, const int *tpcs, int n, int **out, int *n_out)
 {
@@ -141,12 +153,7 @@ static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, co
                 rc = ps_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i,
                                      l->ops[i].name, tpcs, m);
         }
-        if (rc == 0)
-            rc = ps_store_task_done(c->store, key);
-        if (rc == 0)
-            rc = ps_store_commit(c->store);
-        else
-            ps_store_rollback(c->store);
+        rc = end_task(c, key, rc);
     }
     free(ns);
     return rc;
@@ -222,12 +229,7 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
             else
                 rc = ps_store_put_coexec(c->store, &row, r);
         }
-        if (rc == 0)
-            rc = ps_store_task_done(c->store, key);
-        if (rc == 0)
-            rc = ps_store_commit(c->store);
-        else
-            ps_store_rollback(c->store);
+        rc = end_task(c, key, rc);
     }
     free(hp);
     return rc;
@@ -287,12 +289,7 @@ static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *
         return rc;
     for (int i = 0; i < l->n && rc == 0; i++)
         rc = ps_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
-    if (rc == 0)
-        rc = ps_store_task_done(c->store, key);
-    if (rc == 0)
-        return ps_store_commit(c->store);
-    ps_store_rollback(c->store);
-    return rc;
+    return end_task(c, key, rc);
 }
 
 int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)

@@ -212,19 +212,28 @@ static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
     return rc;
 }
 
+/* Prepare an insert whose ?1..?4 are gpu, model, batch and op, and bind them. */
+static int prepare_op_row(ps_store_t *s, const char *sql, const char *gpu, const char *model, int batch, int op,
+                          sqlite3_stmt **st)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(*st, 1, gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(*st, 2, model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(*st, 3, batch);
+    sqlite3_bind_int(*st, 4, op);
+    return 0;
+}
+
 int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch, int op,
                     const char *name, int tpcs, double duration_ns)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO ops(gpu, model, batch, op, name, tpcs, duration_ns)"
-                           " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (prepare_op_row(s,
+                       "INSERT INTO ops(gpu, model, batch, op, name, tpcs, duration_ns)"
+                       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                       gpu, model, batch, op, &st) != 0)
         return ps_store_error(s, "prepare");
-    sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 3, batch);
-    sqlite3_bind_int(st, 4, op);
     sqlite3_bind_text(st, 5, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 6, tpcs);
     sqlite3_bind_double(st, 7, duration_ns);
@@ -235,16 +244,12 @@ int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int
                           int tpcs, const ps_counters_t *c)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO counters(gpu, model, batch, op, tpcs, dram_bytes, l2_bytes,"
-                           " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
-                           " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (prepare_op_row(s,
+                       "INSERT INTO counters(gpu, model, batch, op, tpcs, dram_bytes, l2_bytes,"
+                       " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
+                       " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                       gpu, model, batch, op, &st) != 0)
         return ps_store_error(s, "prepare");
-    sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 3, batch);
-    sqlite3_bind_int(st, 4, op);
     sqlite3_bind_int(st, 5, tpcs);
     bind_num(st, 6, c->dram_bytes);
     bind_num(st, 7, c->l2_bytes);

@@ -37,11 +37,22 @@
 #include "common/common.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
-/* Queries handled per chunk: bounds the feature memory of huge batches. */
-#define CHUNK 1024
+/* Queries per slice: bounds the feature memory of huge batches. */
+#define SLICE 1024
+
+/* Window pairs from which a batch is split over the OpenMP threads. Starting
+ * and joining a team costs a scheduler tick or more (8-16 ms) when the
+ * machine is oversubscribed, so one region per call, and none for small
+ * batches. On 2 cores with 2 busy loops beside, 200 queries of one window
+ * took 1.0-2.4 us each on one thread against 1.7-22 us with a region from
+ * 128; with the machine quiet, 0.78 us against 0.45 us. */
+#define PARALLEL_MIN 256
 
 static int n_windows(int len, int w)
 {
@@ -238,19 +249,18 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     return rc;
 }
 
-/* One chunk of queries [0, n): plan, features, predictions, composition. */
-static int predict_chunk(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+/* One slice of queries [0, n), n >= 1, on the calling thread: features,
+ * regressors, composition. first is the index of q[0] in the caller's batch. */
+static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                          size_t first, ps_compose_t method, double *oh, double *ol, double *sh, double *sl)
 {
     size_t nf = (size_t)m->layout.n_features;
     int W = m->layout.window;
     size_t *row0 = ps_malloc((n + 1) * sizeof *row0);
     size_t *win0 = ps_malloc((n + 1) * sizeof *win0);
-    int *rcs = ps_calloc(n ? n : 1, sizeof *rcs);
-    if (!row0 || !win0 || !rcs) {
+    if (!row0 || !win0) {
         free(row0);
         free(win0);
-        free(rcs);
         return PS_E_NOMEM;
     }
     row0[0] = win0[0] = 0;
@@ -259,44 +269,37 @@ static int predict_chunk(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         row0[k + 1] = row0[k] + nh * nl;
         win0[k + 1] = win0[k] + nh + nl;
     }
+    /* n >= 1 and every query has a window per side: no size is 0. */
     size_t R = row0[n], NW = win0[n];
     int rc = PS_OK;
-    float *xh = ps_malloc((R ? R : 1) * nf * sizeof *xh), *xl = ps_malloc((R ? R : 1) * nf * sizeof *xl);
-    double *lh = ps_malloc((R ? R : 1) * sizeof *lh), *ll = ps_malloc((R ? R : 1) * sizeof *ll);
-    double *wsolo = ps_malloc((NW ? NW : 1) * sizeof *wsolo);
+    float *xh = ps_malloc(R * nf * sizeof *xh), *xl = ps_malloc(R * nf * sizeof *xl);
+    double *lh = ps_malloc(R * sizeof *lh), *ll = ps_malloc(R * sizeof *ll);
+    double *wsolo = ps_malloc(NW * sizeof *wsolo);
     if (!xh || !xl || !lh || !ll || !wsolo) {
         rc = PS_E_NOMEM;
         goto done;
     }
-#pragma omp parallel for schedule(dynamic, 64) if (n >= 128)
-    for (long long kk = 0; kk < (long long)n; kk++) {
-        size_t k = (size_t)kk;
-        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
-        rcs[k] = build_pairs(m, ops, &q[k], nh, nl, xh + row0[k] * nf, xl + row0[k] * nf, wsolo + win0[k],
-                             wsolo + win0[k] + nh);
-    }
     for (size_t k = 0; k < n; k++) {
-        if (rcs[k] == PS_OK)
-            continue;
-        /* Messages are thread-local: rebuild the failing query on this
-         * thread so that ps_last_error() names what is missing. */
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         rc = build_pairs(m, ops, &q[k], nh, nl, xh + row0[k] * nf, xl + row0[k] * nf, wsolo + win0[k],
                          wsolo + win0[k] + nh);
-        char where[48];
-        snprintf(where, sizeof where, "query %zu", first + k);
-        ps_error_prefix(rc, where);
-        goto done;
+        if (rc != PS_OK) {
+            char where[48];
+            snprintf(where, sizeof where, "query %zu", first + k);
+            ps_error_prefix(rc, where);
+            goto done;
+        }
     }
-    if ((rc = ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh)) != PS_OK ||
-        (rc = ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll)) != PS_OK)
-        goto done;
-#pragma omp parallel for schedule(dynamic, 256) if (n >= 512)
-    for (long long kk = 0; kk < (long long)n; kk++) {
-        size_t k = (size_t)kk;
+    ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh);
+    ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll);
+    for (size_t k = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         const double *wh = wsolo + win0[k], *wl = wh + nh;
-        rcs[k] = ps_compose_windows(method, nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
+        rc = ps_compose_windows(method, nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
+        if (rc != PS_OK) {
+            rc = ps_error(rc, "out of memory composing windows");
+            goto done;
+        }
         double a = 0, b = 0;
         for (int i = 0; i < nh; i++)
             a += wh[i];
@@ -307,21 +310,34 @@ static int predict_chunk(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         if (sl)
             sl[k] = b;
     }
-    for (size_t k = 0; k < n; k++)
-        if (rcs[k] != PS_OK) {
-            rc = ps_error(PS_E_NOMEM, "out of memory composing windows");
-            break;
-        }
 done:
     free(row0);
     free(win0);
-    free(rcs);
     free(xh);
     free(xl);
     free(lh);
     free(ll);
     free(wsolo);
     return rc;
+}
+
+/* A batch cut into slices of per queries. */
+typedef struct {
+    const ps_model_t *m;
+    const ps_ops_t *ops;
+    const ps_query_t *q;
+    size_t n, per;
+    ps_compose_t method;
+    double *oh, *ol, *sh, *sl;
+} batch_t;
+
+static int run_slice(const batch_t *b, size_t s)
+{
+    size_t at = s * b->per;
+    if (at >= b->n)
+        return PS_OK;
+    return predict_slice(b->m, b->ops, b->q + at, b->n - at < b->per ? b->n - at : b->per, at, b->method,
+                         b->oh + at, b->ol + at, b->sh ? b->sh + at : NULL, b->sl ? b->sl + at : NULL);
 }
 
 int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
@@ -333,6 +349,7 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
     if (method != PS_COMPOSE_INDEX && method != PS_COMPOSE_OVERLAP)
         return ps_error(PS_E_ARG, "unknown composition method %d", (int)method);
     int gpu_tpcs = ps_model_gpu_tpcs(ops, m->gpu);
+    size_t rows = 0;
     for (size_t k = 0; k < n; k++) {
         int rc = check_query(m, &q[k], gpu_tpcs);
         if (rc != PS_OK) {
@@ -340,16 +357,44 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
             snprintf(where, sizeof where, "query %zu", k);
             return ps_error_prefix(rc, where);
         }
+        rows += (size_t)n_windows(q[k].hp_len, m->layout.window) * (size_t)n_windows(q[k].lp_len, m->layout.window);
     }
-    for (size_t at = 0; at < n; at += CHUNK) {
-        size_t c = n - at < CHUNK ? n - at : CHUNK;
-        int rc = predict_chunk(m, ops, q + at, c, at, method, out_hp_ns + at, out_lp_ns + at,
-                               out_hp_solo_ns ? out_hp_solo_ns + at : NULL,
-                               out_lp_solo_ns ? out_lp_solo_ns + at : NULL);
-        if (rc != PS_OK)
-            return rc;
+    /* Slices of at most SLICE queries. From PARALLEL_MIN window pairs, a
+     * multiple of the thread count, in one parallel region: each thread
+     * builds, predicts and composes its own slices, so that the threads meet
+     * only at its end (a barrier costs milliseconds when the machine is
+     * oversubscribed). */
+    int threads = 1;
+#ifdef _OPENMP
+    if (rows >= PARALLEL_MIN)
+        threads = omp_get_max_threads();
+#endif
+    size_t n_slices = (n + SLICE - 1) / SLICE;
+    n_slices = (n_slices + (size_t)threads - 1) / (size_t)threads * (size_t)threads;
+    size_t per = n_slices ? (n + n_slices - 1) / n_slices : 0;
+    batch_t bt = {m, ops, q, n, per, method, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns};
+    if (threads == 1) {
+        for (size_t s = 0; s < n_slices; s++) {
+            int rc = run_slice(&bt, s);
+            if (rc != PS_OK)
+                return rc;
+        }
+        return PS_OK;
     }
-    return PS_OK;
+    int *rcs = ps_calloc(n_slices, sizeof *rcs);
+    if (!rcs)
+        return PS_E_NOMEM;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (long long s = 0; s < (long long)n_slices; s++)
+        rcs[s] = run_slice(&bt, (size_t)s);
+    /* Messages are thread-local: a slice that failed runs again on this
+     * thread, so that ps_last_error() names the query. */
+    int rc = PS_OK;
+    for (size_t s = 0; s < n_slices && rc == PS_OK; s++)
+        if (rcs[s] != PS_OK)
+            rc = run_slice(&bt, s);
+    free(rcs);
+    return rc;
 }
 
 int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,

@@ -127,13 +127,9 @@ int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n
     return rc;
 }
 
-int ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)
+void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)
 {
-    if (m->forest[side]) {
-        ps_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
-        return PS_OK;
-    }
-    return ps_model_predict_xgb(m, side, x, n, 0, out);
+    ps_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
 }
 
 /* MAPE = 100 / n * sum |T_pred - T_meas| / T_meas, T_pred = solo * exp(log
@@ -177,30 +173,17 @@ int ps_model_info(const ps_model_t *m, ps_model_info_t *out)
 
 /* ---- the model file ---- */
 
-static void put_u32(unsigned char *b, uint32_t v)
+/* Little-endian integers of `bytes` bytes. */
+static void put_le(unsigned char *b, uint64_t v, int bytes)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < bytes; i++)
         b[i] = (unsigned char)(v >> (8 * i));
 }
 
-static uint32_t get_u32(const unsigned char *b)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)b[i] << (8 * i);
-    return v;
-}
-
-static void put_u64(unsigned char *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *b)
+static uint64_t get_le(const unsigned char *b, int bytes)
 {
     uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < bytes; i++)
         v |= (uint64_t)b[i] << (8 * i);
     return v;
 }
@@ -261,10 +244,10 @@ int ps_model_save(const ps_model_t *m, const char *path)
     FILE *f = ps_atomic_stream(a);
     unsigned char b[8];
     fwrite(file_magic, 1, 8, f);
-    put_u32(b, PS_MODEL_FORMAT_VERSION);
+    put_le(b, PS_MODEL_FORMAT_VERSION, 4);
     fwrite(b, 1, 4, f);
     size_t hl = strlen(hdr);
-    put_u32(b, (uint32_t)hl);
+    put_le(b, (uint32_t)hl, 4);
     fwrite(b, 1, 4, f);
     fwrite(hdr, 1, hl, f);
     cJSON_free(hdr);
@@ -275,7 +258,7 @@ int ps_model_save(const ps_model_t *m, const char *path)
             rc = ps_xgb_error("serializing a regressor");
             break;
         }
-        put_u64(b, (uint64_t)len);
+        put_le(b, (uint64_t)len, 8);
         fwrite(b, 1, 8, f);
         fwrite(buf, 1, (size_t)len, f);
     }
@@ -405,12 +388,12 @@ int ps_model_load(const char *path, ps_model_t **out)
         rc = ps_error(PS_E_INPUT, "%s: not a pairsight model file", path);
         goto done;
     }
-    if (get_u32(buf + 8) != PS_MODEL_FORMAT_VERSION) {
+    if (get_le(buf + 8, 4) != PS_MODEL_FORMAT_VERSION) {
         rc = ps_error(PS_E_MISMATCH, "%s: model format version %u, this build reads version %d", path,
-                      get_u32(buf + 8), PS_MODEL_FORMAT_VERSION);
+                      (unsigned)get_le(buf + 8, 4), PS_MODEL_FORMAT_VERSION);
         goto done;
     }
-    size_t hl = get_u32(buf + 12);
+    size_t hl = get_le(buf + 12, 4);
     if (hl > n - at) {
         rc = ps_error(PS_E_INPUT, "%s: truncated model file", path);
         goto done;
@@ -419,11 +402,11 @@ int ps_model_load(const char *path, ps_model_t **out)
         goto done;
     at += hl;
     for (int s = 0; s < 2; s++) {
-        if (n - at < 8 || get_u64(buf + at) > n - at - 8) {
+        if (n - at < 8 || get_le(buf + at, 8) > n - at - 8) {
             rc = ps_error(PS_E_INPUT, "%s: truncated model file", path);
             goto done;
         }
-        size_t bl = (size_t)get_u64(buf + at);
+        size_t bl = (size_t)get_le(buf + at, 8);
         at += 8;
         if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
             XGBoosterLoadModelFromBuffer(m->booster[s], buf + at, (bst_ulong)bl) != 0) {

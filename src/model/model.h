@@ -29,8 +29,9 @@ int ps_model_alloc(const ps_feature_layout_t *l, const char *gpu, ps_model_t **o
 int ps_model_finish(ps_model_t *m);
 
 /* Raw output (log delta) of the regressor of side for n rows of x
- * (stride n_features). out[n] is the caller's. */
-int ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out);
+ * (stride n_features), through the flattened forest of a finished model.
+ * out[n] is the caller's. */
+void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out);
 
 /* Same through XGBoost's own predictor (XGBoosterPredictFromDense): the
  * reference for tests and benchmarks. type 0 = values (out[n]); type 2 =

@@ -170,8 +170,8 @@ static double eval_value(const char *s)
     return c ? strtod(c + 1, NULL) : NAN;
 }
 
-/* A temporary model wrapper so that ps_model_predict_rows can score a
- * candidate booster. */
+/* Latency MAPE of a candidate booster on subset s, through XGBoost's
+ * predictor (a candidate has no flattened forest); tmp wraps it as a model. */
 static double booster_mape(const ps_feature_layout_t *l, BoosterHandle b, int side, const subset_t *s)
 {
     ps_model_t tmp;
@@ -182,7 +182,7 @@ static double booster_mape(const ps_feature_layout_t *l, BoosterHandle b, int si
     if (!pred)
         return NAN;
     double mape = NAN;
-    if (ps_model_predict_rows(&tmp, side, s->x[side], s->n, pred) == PS_OK)
+    if (ps_model_predict_xgb(&tmp, side, s->x[side], s->n, 0, pred) == PS_OK)
         mape = ps_latency_mape(pred, s->solo[side], s->measured[side], NULL, -1, s->n);
     free(pred);
     return mape;
