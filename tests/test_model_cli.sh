@@ -3,17 +3,7 @@
 # small simulated campaign. Usage: sh tests/test_model_cli.sh PAIRSIGHT
 set -u
 CLI=${1:?usage: test_model_cli.sh PAIRSIGHT}
-T=$(mktemp -d /tmp/ps_model_cli.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect CODE CMD...: run CMD, check its exit status, keep stderr in $T/err
-expect() {
-    want=$1; shift
-    "$@" >"$T/out" 2>"$T/err"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "exit $got, expected $want: $* ($(cat "$T/err"))"
-}
+. tests/clitest.sh
 
 expect 0 "$CLI" simulate --gpu a100 --experiments 300 --runs 2 --threads 1 --seed 5 --out "$T/c" -q
 expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/m.psm" \
@@ -94,5 +84,21 @@ grep -q -- "--depth: bad value '0' (want 1..20)" "$T/err" || fail "adapt --depth
 expect 1 "$CLI" train --ops "$T/none.csv" --coexec "$T/c/coexec.csv" --out "$T/x.psm"
 grep -q "none.csv" "$T/err" || fail "missing ops file not named"
 
-[ "$fails" -eq 0 ] && echo "test_model_cli: all passed"
-exit "$fails"
+# Outputs are checked before any work: never an input, never a missing folder,
+# and a model that cannot be read says why.
+cp "$T/c/ops.csv" "$T/ops_copy.csv"
+expect 2 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/c/ops.csv"
+has "$T/err" "the output is also an input"
+cmp -s "$T/c/ops.csv" "$T/ops_copy.csv" || fail "train --out = --ops replaced the ops file"
+expect 2 "$CLI" adapt --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/c/coexec.csv"
+has "$T/err" "the output is also an input"
+expect 2 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/q.csv" --out "$T/q.csv"
+has "$T/err" "the output is also an input"
+expect 1 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/nodir/m.psm"
+has "$T/err" "pairsight: train: $T/nodir/m.psm: cannot write"
+expect 1 "$CLI" predict --model "$T/nonexistent.psm" --ops "$T/c/ops.csv" --queries "$T/q.csv"
+has "$T/err" "nonexistent.psm: cannot open: No such file or directory"
+expect 1 "$CLI" predict --model "$T" --ops "$T/c/ops.csv" --queries "$T/q.csv"
+has "$T/err" "read error: Is a directory"
+
+finish test_model_cli

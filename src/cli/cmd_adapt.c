@@ -92,6 +92,11 @@ int cmd_adapt(int argc, char **argv)
     }
     if (!model_path || !ops_path || !cx_path || !out)
         return cli_fail(CLI_USAGE, "adapt", "--model, --ops, --coexec and --out are required (see --help)");
+    /* --out may replace --model (the adapted model supersedes it), never the data. */
+    const char *inputs[] = {ops_path, cx_path};
+    int out_code = cli_check_out("adapt", out, inputs, 2);
+    if (out_code != CLI_OK)
+        return out_code;
     p.progress = progress;
     p.progress_user = &quiet;
 

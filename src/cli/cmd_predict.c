@@ -256,6 +256,12 @@ int cmd_predict(int argc, char **argv)
         return cli_fail(CLI_USAGE, "predict", "--model, --ops and --queries are required (see --help)");
     if (json && !out)
         return cli_fail(CLI_USAGE, "predict", "--json prints a summary and needs --out for the predictions");
+    if (out) {
+        const char *inputs[] = {model_path, ops_path, q_path};
+        int out_code = cli_check_out("predict", out, inputs, 3);
+        if (out_code != CLI_OK)
+            return out_code;
+    }
 
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;

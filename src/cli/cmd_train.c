@@ -167,6 +167,10 @@ int cmd_train(int argc, char **argv)
     }
     if (!ops_path || !cx_path || !out)
         return cli_fail(CLI_USAGE, "train", "--ops, --coexec and --out are required (see --help)");
+    const char *inputs[] = {ops_path, cx_path};
+    int out_code = cli_check_out("train", out, inputs, 2);
+    if (out_code != CLI_OK)
+        return out_code;
     p.progress = progress;
     p.progress_user = &quiet;
 

@@ -18,6 +18,7 @@
 #include "profile/gpu.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,7 +276,7 @@ static int read_file(const char *path, unsigned char **out, size_t *n)
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open", path);
+        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0;
     unsigned char *buf = ps_malloc(cap);
     while (buf) {
@@ -291,13 +292,13 @@ static int read_file(const char *path, unsigned char **out, size_t *n)
         buf = nb;
         cap *= 2;
     }
-    int bad = ferror(f);
+    int bad = ferror(f) ? errno : 0;
     fclose(f);
     if (!buf)
         return PS_E_NOMEM;
     if (bad) {
         free(buf);
-        return ps_error(PS_E_IO, "%s: read error", path);
+        return ps_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
     }
     *out = buf;
     *n = len;
