@@ -72,7 +72,22 @@ for cmd in train predict adapt explain; do
     expect 2 "$CLI" "$cmd"
     grep -q "^pairsight: $cmd: " "$T/err" || fail "$cmd: error not prefixed: $(cat "$T/err")"
     expect 2 "$CLI" "$cmd" --no-such-flag x
+    has "$T/err" "pairsight: $cmd: unknown option '--no-such-flag' (see pairsight $cmd --help)"
+    expect 2 "$CLI" "$cmd" --no-such-flag
+    has "$T/err" "pairsight: $cmd: unknown option '--no-such-flag' (see pairsight $cmd --help)"
+    expect 2 "$CLI" "$cmd" --ops
+    has "$T/err" "pairsight: $cmd: --ops needs a value (see pairsight $cmd --help)"
 done
+expect 2 "$CLI" train --ops a --rounds
+has "$T/err" "pairsight: train: --rounds needs a value"
+expect 2 "$CLI" adapt --model a --depth
+has "$T/err" "pairsight: adapt: --depth needs a value"
+expect 2 "$CLI" predict --model a --compose
+has "$T/err" "pairsight: predict: --compose needs a value"
+expect 2 "$CLI" explain --model a --top
+has "$T/err" "pairsight: explain: --top needs a value"
+expect 2 "$CLI" train --ops a --coexec b --out c --etas 0.1,nan
+expect 2 "$CLI" train --ops a --coexec b --out c --depths 4,6,8,10,12
 expect 0 "$CLI" train --help
 for flag in --ops --coexec --out --variant --window --seed --threads --rounds --early-stop --depths --etas --json; do
     grep -q -- "$flag" "$T/out" || fail "train --help lacks $flag"

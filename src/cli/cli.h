@@ -29,6 +29,28 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
  * when s is empty, has other text, or is out of range. */
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 
+/* cli_parse_long into an int. */
+int cli_parse_int(const char *s, long lo, long hi, int *out);
+
+/* Up to 4 comma-separated numbers in [lo, hi] (whole numbers when integer)
+ * into v and *n: 0, or -1 on anything else (NaN, 1e400, 1.5 for an integer,
+ * an empty list, a fifth number). */
+int cli_parse_list(const char *s, double lo, double hi, int integer, double *v, int *n);
+
+/* The usage error for option a that the option loop cannot take: "<a> needs
+ * a value (see pairsight CMD --help)" when a is one of value_flags (a NULL-
+ * terminated list; NULL for none) and "unknown option '<a>' (see pairsight
+ * CMD --help)" otherwise. Returns CLI_USAGE. */
+int cli_bad_option(const char *cmd, const char *a, const char *const *value_flags);
+
+/* One step of an option loop at argv[*i]: --json sets *json and -q sets
+ * *quiet (when those are not NULL; *val is then NULL); a flag of value_flags
+ * with a value after it gets that value in *val and *i moves past it. Returns
+ * CLI_OK, or cli_bad_option's CLI_USAGE for an unknown option or a value flag
+ * at the end of argv. */
+int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *const *value_flags, int *json,
+                    int *quiet, const char **val);
+
 /* Checks, before any long work, that path can be written atomically: its
  * folder exists and is a folder, path itself is not a folder, and it is none
  * of the n files in inputs (NULL entries skipped), which the write would

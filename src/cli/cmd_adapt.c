@@ -30,17 +30,6 @@ static void progress(const char *stage, double done, double total, void *user)
     cli_progress(*(int *)user, stage, done, total);
 }
 
-/* v as a whole number in [lo, hi] into *out; -1 when it is not one. */
-static int parse_int(const char *v, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    long r = strtol(v, &end, 10);
-    if (end == v || *end || r < lo || r > hi)
-        return -1;
-    *out = (int)r;
-    return 0;
-}
-
 int cmd_adapt(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -49,20 +38,16 @@ int cmd_adapt(int argc, char **argv)
     }
     const char *model_path = NULL, *ops_path = NULL, *cx_path = NULL, *out = NULL;
     int json = 0, quiet = 0;
+    static const char *const value_flags[] = {"--model", "--ops",   "--coexec", "--out",
+                                              "--rounds", "--eta", "--depth",  "--threads", NULL};
     ps_train_params_t p = ps_train_default_params();
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0) {
-            quiet = 1;
-            continue;
-        }
+        const char *a = argv[i], *v;
+        int rc = cli_next_option("adapt", argc, argv, &i, value_flags, &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
         if (!v)
-            return cli_fail(CLI_USAGE, "adapt", "%s: missing value or unknown option (see --help)", a);
-        i++;
+            continue;
         if (strcmp(a, "--model") == 0) {
             model_path = v;
         } else if (strcmp(a, "--ops") == 0) {
@@ -72,7 +57,7 @@ int cmd_adapt(int argc, char **argv)
         } else if (strcmp(a, "--out") == 0) {
             out = v;
         } else if (strcmp(a, "--rounds") == 0) {
-            if (parse_int(v, 1, 100000, &p.adapt_rounds))
+            if (cli_parse_int(v, 1, 100000, &p.adapt_rounds))
                 return cli_fail(CLI_USAGE, "adapt", "--rounds: bad value '%s' (want 1..100000)", v);
         } else if (strcmp(a, "--eta") == 0) {
             char *end = NULL;
@@ -81,13 +66,13 @@ int cmd_adapt(int argc, char **argv)
                 return cli_fail(CLI_USAGE, "adapt", "--eta: bad value '%s' (want 0 < eta <= 1)", v);
             p.adapt_eta = e;
         } else if (strcmp(a, "--depth") == 0) {
-            if (parse_int(v, 1, 20, &p.adapt_depth))
+            if (cli_parse_int(v, 1, 20, &p.adapt_depth))
                 return cli_fail(CLI_USAGE, "adapt", "--depth: bad value '%s' (want 1..20)", v);
         } else if (strcmp(a, "--threads") == 0) {
-            if (parse_int(v, 0, 4096, &p.nthread))
+            if (cli_parse_int(v, 0, 4096, &p.nthread))
                 return cli_fail(CLI_USAGE, "adapt", "--threads: bad value '%s' (want 0..4096)", v);
         } else {
-            return cli_fail(CLI_USAGE, "adapt", "unknown option '%s' (see --help)", a);
+            return cli_bad_option("adapt", a, NULL);
         }
     }
     if (!model_path || !ops_path || !cx_path || !out)

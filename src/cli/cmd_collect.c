@@ -96,17 +96,6 @@ typedef struct {
     char hp_model[64], lp_model[64];
 } opts_t;
 
-static int parse_int(const char *s, int lo, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* "8,16,32" or "4-52:4" or a mix: "2,4-16:4". */
 static int parse_tpcs(const char *s, int *out, int *n)
 {
@@ -119,15 +108,15 @@ static int parse_tpcs(const char *s, int *out, int *n)
         char *dash = strchr(tok, '-'), *colon = strchr(tok, ':');
         if (colon) {
             *colon = '\0';
-            if (parse_int(colon + 1, 1, &step))
+            if (cli_parse_int(colon + 1, 1, INT_MAX, &step))
                 return -1;
         }
         if (dash) {
             *dash = '\0';
-            if (parse_int(tok, 1, &lo) || parse_int(dash + 1, 1, &hi) || hi < lo)
+            if (cli_parse_int(tok, 1, INT_MAX, &lo) || cli_parse_int(dash + 1, 1, INT_MAX, &hi) || hi < lo)
                 return -1;
         } else {
-            if (colon || parse_int(tok, 1, &lo))
+            if (colon || cli_parse_int(tok, 1, INT_MAX, &lo))
                 return -1;
             hi = lo;
         }
@@ -144,7 +133,7 @@ static int parse_tpcs(const char *s, int *out, int *n)
 static int parse_side(const char *s, char *model, size_t size, int *batch)
 {
     const char *colon = strrchr(s, ':');
-    if (!colon || colon == s || (size_t)(colon - s) >= size || parse_int(colon + 1, 1, batch))
+    if (!colon || colon == s || (size_t)(colon - s) >= size || cli_parse_int(colon + 1, 1, INT_MAX, batch))
         return -1;
     memcpy(model, s, (size_t)(colon - s));
     model[colon - s] = '\0';
@@ -161,7 +150,7 @@ static int parse_jobs(const char *s, opts_t *o)
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *at = strrchr(tok, '@');
         int k = o->n_jobs;
-        if (!at || k == MAX_JOBS || parse_int(at + 1, 1, &o->jobs[k].share_pct) ||
+        if (!at || k == MAX_JOBS || cli_parse_int(at + 1, 1, INT_MAX, &o->jobs[k].share_pct) ||
             o->jobs[k].share_pct > 100)
             return -1;
         *at = '\0';
@@ -208,38 +197,38 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--backend") == 0) {
             o->p.backend = v;
         } else if (strcmp(a, "--device") == 0) {
-            bad = parse_int(v, 0, &o->p.device);
+            bad = cli_parse_int(v, 0, INT_MAX, &o->p.device);
         } else if (strcmp(a, "--model") == 0) {
             o->model = v;
         } else if (strcmp(a, "--batch") == 0) {
-            bad = parse_int(v, 1, &o->batch);
+            bad = cli_parse_int(v, 1, INT_MAX, &o->batch);
         } else if (strcmp(a, "--seq-len") == 0) {
-            bad = parse_int(v, 1, &o->p.seq_len);
+            bad = cli_parse_int(v, 1, INT_MAX, &o->p.seq_len);
         } else if (strcmp(a, "--tpcs") == 0) {
             bad = parse_tpcs(v, o->tpcs, &o->n_tpcs);
         } else if (strcmp(a, "--warmup") == 0) {
-            bad = parse_int(v, 0, &o->p.warmup);
+            bad = cli_parse_int(v, 0, INT_MAX, &o->p.warmup);
         } else if (strcmp(a, "--runs") == 0) {
-            bad = parse_int(v, 1, &o->runs);
+            bad = cli_parse_int(v, 1, INT_MAX, &o->runs);
         } else if (strcmp(a, "--hp") == 0) {
             bad = parse_side(v, o->hp_model, sizeof o->hp_model, &o->plan.hp_batch);
         } else if (strcmp(a, "--lp") == 0) {
             bad = parse_side(v, o->lp_model, sizeof o->lp_model, &o->plan.lp_batch);
         } else if (strcmp(a, "--experiments") == 0) {
-            bad = parse_int(v, 1, &o->plan.experiments);
+            bad = cli_parse_int(v, 1, INT_MAX, &o->plan.experiments);
         } else if (strcmp(a, "--seg-len") == 0) {
             char buf[64];
             snprintf(buf, sizeof buf, "%s", v);
             char *dash = strchr(buf, '-');
             if (dash)
                 *dash = '\0';
-            bad = parse_int(buf, 1, &lo) || (dash ? parse_int(dash + 1, 1, &hi) : (hi = lo, 0)) ||
+            bad = cli_parse_int(buf, 1, INT_MAX, &lo) || (dash ? cli_parse_int(dash + 1, 1, INT_MAX, &hi) : (hi = lo, 0)) ||
                   hi < lo;
             o->plan.seg_min = lo;
             o->plan.seg_max = hi;
         } else if (strcmp(a, "--seed") == 0) {
             int s;
-            bad = parse_int(v, 0, &s);
+            bad = cli_parse_int(v, 0, INT_MAX, &s);
             o->plan.seed = (unsigned long long)s;
         } else if (strcmp(a, "--ops") == 0) {
             o->ops_path = v;
@@ -269,7 +258,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->id = v;
         } else if (strcmp(a, "--fake-delay-us") == 0) {
             int d;
-            bad = parse_int(v, 0, &d);
+            bad = cli_parse_int(v, 0, INT_MAX, &d);
             o->p.fake_delay_us = (unsigned)d;
         } else {
             return cli_fail(CLI_USAGE, CMD, "unknown option '%s' (see pairsight collect --help)", a);

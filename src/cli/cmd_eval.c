@@ -68,35 +68,6 @@ static void on_progress(const char *stage, double done, double total, void *user
     cli_progress(s->quiet, stage, done, total);
 }
 
-static int parse_int(const char *s, int lo, int *out)
-{
-    long v;
-    if (cli_parse_long(s, lo, 1000000000L, &v) != 0)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* "6,8" -> up to 4 numbers; 0 or -1 on a bad list. */
-/* Up to 4 comma-separated numbers in [lo, hi] (whole numbers when integer)
- * into v and *n: 0, or -1 on anything else (NaN, 1e400, 1.5 for an integer). */
-static int parse_list(const char *s, double lo, double hi, int integer, double *v, int *n)
-{
-    *n = 0;
-    while (*s) {
-        char *end;
-        double x = strtod(s, &end);
-        if (end == s || !(x >= lo && x <= hi) || (integer && x != (double)(long)x) || *n == 4)
-            return -1;
-        v[(*n)++] = x;
-        s = end;
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
-    }
-    return *n > 0 ? 0 : -1;
-}
 
 static int write_text(const char *path, const char *text)
 {
@@ -162,12 +133,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
             long_ops_path = argv[++i];
         else if (strcmp(a, "--depths") == 0) {
             double v[4];
-            if (parse_list(argv[++i], 1, 20, 1, v, &c.n_depths) != 0)
+            if (cli_parse_list(argv[++i], 1, 20, 1, v, &c.n_depths) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 integers in 1..20: %s", argv[i]);
             for (int k = 0; k < c.n_depths; k++)
                 c.depths[k] = (int)v[k];
         } else if (strcmp(a, "--etas") == 0) {
-            if (parse_list(argv[++i], 1e-6, 1, 0, c.etas, &c.n_etas) != 0)
+            if (cli_parse_list(argv[++i], 1e-6, 1, 0, c.etas, &c.n_etas) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 numbers in (0, 1]: %s", argv[i]);
         } else if (strcmp(a, "--json-out") == 0 && !report_mode)
             json_out = argv[++i];
@@ -177,22 +148,22 @@ int cli_eval_main(int argc, char **argv, int report_mode)
             if (ps_experiments_parse(argv[++i], &c.experiments) != 0)
                 return cli_fail(CLI_USAGE, cmd, "%s", ps_last_error());
         } else if (strcmp(a, "--seed") == 0) {
-            if (parse_int(argv[++i], 0, &seed) != 0)
+            if (cli_parse_int(argv[++i], 0, 1000000000L, &seed) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--seed: not a non-negative integer: %s", argv[i]);
         } else if (strcmp(a, "--threads") == 0) {
-            if (parse_int(argv[++i], 0, &c.nthread) != 0)
+            if (cli_parse_int(argv[++i], 0, 1000000000L, &c.nthread) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--threads: not a non-negative integer: %s", argv[i]);
         } else if (strcmp(a, "--rounds") == 0) {
-            if (parse_int(argv[++i], 1, &c.max_rounds) != 0)
+            if (cli_parse_int(argv[++i], 1, 1000000000L, &c.max_rounds) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--rounds: not a positive integer: %s", argv[i]);
         } else if (strcmp(a, "--mlp-epochs") == 0) {
-            if (parse_int(argv[++i], 1, &c.bp.mlp_epochs) != 0)
+            if (cli_parse_int(argv[++i], 1, 1000000000L, &c.bp.mlp_epochs) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", argv[i]);
         } else if (strcmp(a, "--ks") == 0) {
             const char *s = argv[++i];
             double v[4];
             int n = 0;
-            if (parse_list(s, 1, 1000000, 1, v, &n) != 0 || n != 3)
+            if (cli_parse_list(s, 1, 1000000, 1, v, &n) != 0 || n != 3)
                 return cli_fail(CLI_USAGE, cmd, "--ks: expected three integers A,B,C in 1..1000000: %s", s);
             for (int k = 0; k < 3; k++)
                 c.ks[k] = (int)v[k];

@@ -138,18 +138,15 @@ int cmd_explain(int argc, char **argv)
         return CLI_OK;
     }
     const char *model_path = NULL, *ops_path = NULL, *spec = NULL;
-    int json = 0, top = 10;
+    int json = 0, quiet = 0, top = 10; /* -q is taken; explain shows no progress */
+    static const char *const value_flags[] = {"--model", "--ops", "--query", "--top", NULL};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0)
-            continue;
+        const char *a = argv[i], *v;
+        int rc = cli_next_option("explain", argc, argv, &i, value_flags, &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
         if (!v)
-            return cli_fail(CLI_USAGE, "explain", "%s: missing value or unknown option (see --help)", a);
-        i++;
+            continue;
         if (strcmp(a, "--model") == 0) {
             model_path = v;
         } else if (strcmp(a, "--ops") == 0) {
@@ -157,13 +154,10 @@ int cmd_explain(int argc, char **argv)
         } else if (strcmp(a, "--query") == 0) {
             spec = v;
         } else if (strcmp(a, "--top") == 0) {
-            char *end;
-            long t = strtol(v, &end, 10);
-            if (end == v || *end || t < 0 || t > 100000)
+            if (cli_parse_int(v, 0, 100000, &top))
                 return cli_fail(CLI_USAGE, "explain", "--top: bad value '%s' (want 0..100000)", v);
-            top = (int)t;
         } else {
-            return cli_fail(CLI_USAGE, "explain", "unknown option '%s' (see --help)", a);
+            return cli_bad_option("explain", a, NULL);
         }
     }
     if (!model_path || !ops_path || !spec)

@@ -222,19 +222,14 @@ int cmd_predict(int argc, char **argv)
     const char *model_path = NULL, *ops_path = NULL, *q_path = NULL, *out = NULL;
     int json = 0, quiet = 0;
     ps_compose_t method = PS_COMPOSE_OVERLAP;
+    static const char *const value_flags[] = {"--model", "--ops", "--queries", "--out", "--compose", NULL};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0) {
-            quiet = 1;
-            continue;
-        }
+        const char *a = argv[i], *v;
+        int rc = cli_next_option("predict", argc, argv, &i, value_flags, &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
         if (!v)
-            return cli_fail(CLI_USAGE, "predict", "%s: missing value or unknown option (see --help)", a);
-        i++;
+            continue;
         if (strcmp(a, "--model") == 0)
             model_path = v;
         else if (strcmp(a, "--ops") == 0)
@@ -250,7 +245,7 @@ int cmd_predict(int argc, char **argv)
         else if (strcmp(a, "--compose") == 0)
             return cli_fail(CLI_USAGE, "predict", "--compose: '%s' is neither overlap nor index", v);
         else
-            return cli_fail(CLI_USAGE, "predict", "unknown option '%s' (see --help)", a);
+            return cli_bad_option("predict", a, NULL);
     }
     if (!model_path || !ops_path || !q_path)
         return cli_fail(CLI_USAGE, "predict", "--model, --ops and --queries are required (see --help)");

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,32 +35,6 @@ static const char *const variant_names[] = {"full", "no-corunner", "summed", "du
 static void progress(const char *stage, double done, double total, void *user)
 {
     cli_progress(*(int *)user, stage, done, total);
-}
-
-/* Parse "a,b,c" into at most 4 numbers; returns the count or -1. */
-static int parse_list(const char *s, double *out)
-{
-    int n = 0;
-    char *end;
-    while (*s) {
-        if (n == 4)
-            return -1;
-        out[n++] = strtod(s, &end);
-        if (end == s || (*end && *end != ','))
-            return -1;
-        s = *end ? end + 1 : end;
-    }
-    return n;
-}
-
-static int parse_int(const char *s, int lo, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > 1000000000L)
-        return -1;
-    *out = (int)v;
-    return 0;
 }
 
 static void print_summary(const ps_model_info_t *i, const char *out, int json)
@@ -107,21 +82,18 @@ int cmd_train(int argc, char **argv)
     }
     const char *ops_path = NULL, *cx_path = NULL, *out = NULL;
     int json = 0, quiet = 0;
+    static const char *const value_flags[] = {"--ops",     "--coexec", "--out",        "--variant",
+                                              "--window",  "--seed",   "--threads",    "--rounds",
+                                              "--early-stop", "--depths", "--etas", NULL};
     ps_train_params_t p = ps_train_default_params();
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v;
         int bad = 0;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0) {
-            quiet = 1;
-            continue;
-        }
+        int rc = cli_next_option("train", argc, argv, &i, value_flags, &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
         if (!v)
-            return cli_fail(CLI_USAGE, "train", "%s: missing value or unknown option (see --help)", a);
-        i++;
+            continue;
         if (strcmp(a, "--ops") == 0) {
             ops_path = v;
         } else if (strcmp(a, "--coexec") == 0) {
@@ -136,31 +108,28 @@ int cmd_train(int argc, char **argv)
                     bad = 0;
                 }
         } else if (strcmp(a, "--window") == 0) {
-            bad = parse_int(v, 1, &p.window);
+            bad = cli_parse_int(v, 1, 1000000000L, &p.window);
         } else if (strcmp(a, "--seed") == 0) {
             int s = 0;
-            bad = parse_int(v, 0, &s);
+            bad = cli_parse_int(v, 0, 1000000000L, &s);
             p.seed = (unsigned)s;
         } else if (strcmp(a, "--threads") == 0) {
-            bad = parse_int(v, 0, &p.nthread);
+            bad = cli_parse_int(v, 0, 1000000000L, &p.nthread);
         } else if (strcmp(a, "--rounds") == 0) {
-            bad = parse_int(v, 1, &p.max_rounds);
+            bad = cli_parse_int(v, 1, 1000000000L, &p.max_rounds);
         } else if (strcmp(a, "--early-stop") == 0) {
-            bad = parse_int(v, 1, &p.early_stopping);
+            bad = cli_parse_int(v, 1, 1000000000L, &p.early_stopping);
         } else if (strcmp(a, "--depths") == 0) {
+            /* Whole numbers only; the library checks the range. */
             double d[4];
-            p.n_depths = parse_list(v, d);
-            bad = p.n_depths < 1;
-            for (int k = 0; k < p.n_depths; k++) {
-                /* Whole numbers only; the library checks the range. */
-                bad |= !(d[k] >= 0 && d[k] <= 1000 && d[k] == (int)d[k]);
-                p.depths[k] = bad ? 0 : (int)d[k];
-            }
+            bad = cli_parse_list(v, 0, 1000, 1, d, &p.n_depths);
+            for (int k = 0; !bad && k < p.n_depths; k++)
+                p.depths[k] = (int)d[k];
         } else if (strcmp(a, "--etas") == 0) {
-            p.n_etas = parse_list(v, p.etas);
-            bad = p.n_etas < 1;
+            /* The library checks the range. */
+            bad = cli_parse_list(v, -HUGE_VAL, HUGE_VAL, 0, p.etas, &p.n_etas);
         } else {
-            return cli_fail(CLI_USAGE, "train", "unknown option '%s' (see --help)", a);
+            return cli_bad_option("train", a, NULL);
         }
         if (bad)
             return cli_fail(CLI_USAGE, "train", "%s: bad value '%s'", a, v);

@@ -60,6 +60,67 @@ int cli_parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+int cli_parse_int(const char *s, long lo, long hi, int *out)
+{
+    long v;
+    if (cli_parse_long(s, lo, hi, &v) != 0)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int cli_parse_list(const char *s, double lo, double hi, int integer, double *v, int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || !(x >= lo && x <= hi) || (integer && x != (double)(long)x) || *n == 4)
+            return -1;
+        v[(*n)++] = x;
+        s = end;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+static int is_one_of(const char *a, const char *const *list)
+{
+    for (int k = 0; list && list[k]; k++)
+        if (strcmp(a, list[k]) == 0)
+            return 1;
+    return 0;
+}
+
+int cli_bad_option(const char *cmd, const char *a, const char *const *value_flags)
+{
+    if (is_one_of(a, value_flags))
+        return cli_fail(CLI_USAGE, cmd, "%s needs a value (see pairsight %s --help)", a, cmd);
+    return cli_fail(CLI_USAGE, cmd, "unknown option '%s' (see pairsight %s --help)", a, cmd);
+}
+
+int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *const *value_flags, int *json,
+                    int *quiet, const char **val)
+{
+    const char *a = argv[*i];
+    *val = NULL;
+    if (json && strcmp(a, "--json") == 0) {
+        *json = 1;
+        return CLI_OK;
+    }
+    if (quiet && strcmp(a, "-q") == 0) {
+        *quiet = 1;
+        return CLI_OK;
+    }
+    if (*i + 1 >= argc || !is_one_of(a, value_flags))
+        return cli_bad_option(cmd, a, value_flags);
+    *val = argv[++*i];
+    return CLI_OK;
+}
+
 /* The folder part of path ("." when it has none) into buf, or -1 when it
  * does not fit. */
 static int parent_dir(const char *path, char *buf, size_t n)
