@@ -62,6 +62,13 @@ expect 0 "$CLI" explain --model "$T/m.psm" --ops "$T/c/ops.csv" --query "$Q" --j
 grep -q '"owner":.*"lp"' "$T/out" || fail "explain --json has no LP operator"
 expect 1 "$CLI" explain --model "$T/m.psm" --ops "$T/c/ops.csv" --query "$(echo "$Q" | sed s/hp_len=12/hp_len=40/)"
 grep -q "at most 16 operators" "$T/err" || fail "explain of a long segment: $(cat "$T/err")"
+# A query that does not fit the model is named as --query, not "query 0".
+expect 1 "$CLI" explain --model "$T/m.psm" --ops "$T/c/ops.csv" --query "$(echo "$Q" | sed s/hp_tpcs=27/hp_tpcs=90/)"
+has "$T/err" "pairsight: explain: --query: hp_tpcs 90 + lp_tpcs 27"
+grep -q "query 0" "$T/err" && fail "explain names its query by index: $(cat "$T/err")"
+expect 1 "$CLI" explain --model "$T/m.psm" --ops "$T/c/ops.csv" --query "$(echo "$Q" | sed s/hp_start=0/hp_start=100000/)"
+has "$T/err" "pairsight: explain: --query: "
+grep -q "query 0" "$T/err" && fail "explain names its query by index: $(cat "$T/err")"
 expect 2 "$CLI" explain --model "$T/m.psm" --ops "$T/c/ops.csv" --query "hp_model=resnet50"
 expect 2 "$CLI" explain --model "$T/m.psm" --ops "$T/c/ops.csv" --query "$Q,color=red"
 

@@ -181,6 +181,12 @@ int cmd_explain(int argc, char **argv)
     }
     if (!q.gpu)
         q.gpu = info.gpu;
+    /* The library names a query of a batch by its index ("query 0: ..."):
+     * here there is only --query. */
+    if (ps_model_check_query(m, ops, &q) != 0) {
+        cli_fail(CLI_BAD_INPUT, "explain", "--query: %s", ps_last_error());
+        goto done;
+    }
     if (ps_model_explain(m, ops, &q, &e) != 0) {
         cli_fail(CLI_BAD_INPUT, "explain", "%s", ps_last_error());
         goto done;
