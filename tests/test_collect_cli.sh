@@ -113,6 +113,17 @@ grep -q "colocations.csv: colocations, 2 rows" check2 || fail "$(cat check2)"
 "$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 2> err
 [ $? -eq 1 ] && grep -q "already has co-location" err || fail "duplicate co-location: $(cat err)"
 "$P" collect colocate --jobs mobilenetv2:4 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--jobs without share"
+# Lists longer than 1 KB are read whole: a bad entry past the first 1024
+# characters is refused (exit 2), not cut off.
+long=$(printf '10,%.0s' $(seq 400))
+"$P" collect profile --backend fake --model resnet50 --tpcs "${long}x" --db "$T/nodir/x.db" 2> err
+[ $? -eq 2 ] && grep -q -- "--tpcs: bad value" err || fail "long --tpcs with a bad entry: $(head -c 300 err)"
+# 15 jobs of 65 characters, then one whose share 5000 a cut at 1023
+# characters would have read as 5.
+name=$(printf 'm%.0s' $(seq 60))
+long=$(printf "$name:1@5,%.0s" $(seq 15))$(printf 'm%.0s' $(seq 44)):1@5000
+"$P" collect colocate --backend fake --jobs "$long" --seconds 0.01 --db "$T/nodir/x.db" 2> err
+[ $? -eq 2 ] && grep -q -- "--jobs: bad value" err || fail "long --jobs with a bad entry: $(head -c 300 err)"
 unset PAIRSIGHT_CUDA_MODULE
 # The real backend needs MPS and a GPU: a clear message, exit 1.
 "$P" collect scaling --model mobilenetv2 --shares 50 --seconds 0.01 2> err

@@ -97,10 +97,9 @@ typedef struct {
 } opts_t;
 
 /* "8,16,32" or "4-52:4" or a mix: "2,4-16:4". */
-static int parse_tpcs(const char *s, int *out, int *n)
+/* Into out, from buf, which strtok_r cuts up. */
+static int parse_tpcs_in(char *buf, int *out, int *n)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
     *n = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -129,6 +128,15 @@ static int parse_tpcs(const char *s, int *out, int *n)
     return *n > 0 ? 0 : -1;
 }
 
+/* A copy of s of its own size: a long list is never cut. */
+static int parse_tpcs(const char *s, int *out, int *n)
+{
+    char *buf = ps_strdup(s);
+    int rc = buf ? parse_tpcs_in(buf, out, n) : -1;
+    free(buf);
+    return rc;
+}
+
 /* "bert-base:8" */
 static int parse_side(const char *s, char *model, size_t size, int *batch)
 {
@@ -141,10 +149,8 @@ static int parse_side(const char *s, char *model, size_t size, int *batch)
 }
 
 /* "resnet50:8@50,bert-base:8@50" */
-static int parse_jobs(const char *s, opts_t *o)
+static int parse_jobs_in(char *buf, opts_t *o)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
     o->n_jobs = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -160,6 +166,14 @@ static int parse_jobs(const char *s, opts_t *o)
         o->n_jobs++;
     }
     return o->n_jobs > 0 ? 0 : -1;
+}
+
+static int parse_jobs(const char *s, opts_t *o)
+{
+    char *buf = ps_strdup(s);
+    int rc = buf ? parse_jobs_in(buf, o) : -1;
+    free(buf);
+    return rc;
 }
 
 static int parse_args(int argc, char **argv, opts_t *o)
