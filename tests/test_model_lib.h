@@ -4,19 +4,12 @@
 #ifndef PS_TEST_MODEL_LIB_H
 #define PS_TEST_MODEL_LIB_H
 
+#include "features/features.h"
 #include "pairsight.h"
 #include "profile/tables.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-static ps_query_t row_query(const ps_coexec_row_t *r)
-{
-    ps_query_t q = {.gpu = r->gpu, .hp_model = r->hp_model, .hp_batch = r->hp_batch, .hp_start = r->hp_start,
-                    .hp_len = r->hp_len, .lp_model = r->lp_model, .lp_batch = r->lp_batch,
-                    .lp_start = r->lp_start, .lp_len = r->lp_len, .hp_tpcs = r->hp_tpcs, .lp_tpcs = r->lp_tpcs};
-    return q;
-}
 
 /* MAPE (%) per side of the model on the rows of cx with split[i] == which
  * (every row when which < 0), composing windows with method. */
@@ -29,7 +22,7 @@ static void model_mape_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_coe
     for (size_t i = 0; i < cx->n; i++)
         if (which < 0 || split[i] == which) {
             r[n] = &cx->rows[i];
-            q[n++] = row_query(&cx->rows[i]);
+            q[n++] = ps_query_of_row(&cx->rows[i]);
         }
     double *h = malloc((n + 1) * sizeof *h), *l = malloc((n + 1) * sizeof *l);
     double s[2] = {0, 0};
