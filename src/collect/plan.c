@@ -65,18 +65,10 @@ int ps_plan_splits(const ps_collect_device_t *dev, const int *tpcs, int n, int *
     return k;
 }
 
-/* splitmix64: a small generator whose stream depends only on its seed. */
-static unsigned long long next_rand(unsigned long long *s)
+/* From splitmix64, whose stream depends only on its seed. */
+static int uniform(uint64_t *s, int lo, int hi)
 {
-    unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static int uniform(unsigned long long *s, int lo, int hi)
-{
-    return lo + (int)(next_rand(s) % (unsigned long long)(hi - lo + 1));
+    return lo + (int)(ps_splitmix64(s) % (uint64_t)(hi - lo + 1));
 }
 
 int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev, int n_hp, int n_lp,
@@ -116,7 +108,7 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
     ps_experiment_t *e = ps_calloc((size_t)plan->experiments, sizeof *e);
     if (!e)
         return PS_E_NOMEM;
-    unsigned long long s = plan->seed * 0x2545f4914f6cdd1dULL + 0x632be59bd9b4e019ULL;
+    uint64_t s = plan->seed * 0x2545f4914f6cdd1dULL + 0x632be59bd9b4e019ULL;
     for (int i = 0; i < plan->experiments; i++) {
         int hmax = plan->seg_max < n_hp ? plan->seg_max : n_hp;
         int lmax = plan->seg_max < n_lp ? plan->seg_max : n_lp;
