@@ -30,6 +30,11 @@ has "$T/err" "does-not-exist.csv: cannot open"
 
 expect 2 "$CLI" check
 expect 2 "$CLI" check --bogus $d/ops_small.csv
+has "$T/err" "pairsight: check: unknown option '--bogus' (see pairsight check --help)"
+expect 2 "$CLI" import ncu $d/ncu_raw.csv --gpu V100 --model bert --tpcs 40 --out "$T/o.csv" --bogus
+has "$T/err" "pairsight: import: unknown option '--bogus' (see pairsight import --help)"
+expect 2 "$CLI" import ncu $d/ncu_raw.csv --gpu V100 --model bert --tpcs 40 --out
+has "$T/err" "pairsight: import: --out needs a value (see pairsight import --help)"
 expect 0 "$CLI" check --help
 has "$T/out" "--json"
 expect 0 "$CLI" help check

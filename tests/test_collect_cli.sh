@@ -15,6 +15,14 @@ for f in --db --backend --device --model --batch --seq-len --tpcs --warmup --run
     grep -q -- "$f" "$T/help" || fail "--help lacks $f"
 done
 "$P" collect > /dev/null 2>&1; [ $? -eq 2 ] || fail "no action: want exit 2"
+"$P" collect profile --db 2> "$T/err"; [ $? -eq 2 ] || fail "--db without a value: want exit 2"
+grep -qxF "pairsight: collect: --db needs a value (see pairsight collect --help)" "$T/err" || fail "message: $(cat "$T/err")"
+for tail in "--bogus" "--bogus 1"; do
+    # shellcheck disable=SC2086
+    "$P" collect profile $tail 2> "$T/err"; [ $? -eq 2 ] || fail "collect $tail: want exit 2"
+    grep -qxF "pairsight: collect: unknown option '--bogus' (see pairsight collect --help)" "$T/err" ||
+        fail "message: $(cat "$T/err")"
+done
 "$P" collect profile --backend fake --db "$T/x.db" 2> "$T/err"; [ $? -eq 2 ] || fail "profile without --model"
 grep -q "^pairsight: collect: profile needs --model" "$T/err" || fail "message: $(cat "$T/err")"
 "$P" collect coexec --hp resnet50 --lp bert-base:8 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--hp without batch"

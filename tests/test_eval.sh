@@ -83,7 +83,15 @@ has "$T/err" "pairsight: eval: $T/nodir/e.json: cannot write: folder"
 expect 1 timeout 20 "$CLI" report --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T" --rounds 100000 -q
 has "$T/err" "pairsight: report: $T: cannot write: it is a folder"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --seed
-has "$T/err" "pairsight: eval: --seed needs a value"
+has "$T/err" "pairsight: eval: --seed needs a value (see pairsight eval --help)"
+expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --bogus
+has "$T/err" "pairsight: eval: unknown option '--bogus' (see pairsight eval --help)"
+expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out r.html
+has "$T/err" "pairsight: eval: unknown option '--out' (see pairsight eval --help)"
+expect 2 "$CLI" report --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out
+has "$T/err" "pairsight: report: --out needs a value (see pairsight report --help)"
+expect 2 "$CLI" report --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --json
+has "$T/err" "pairsight: report: unknown option '--json' (see pairsight report --help)"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --ks 1,2,3x
 # Out-of-range grids were accepted (--etas nan, 5, 1e400; --depths 1e11, 1.5).
 for bad in "--etas nan" "--etas 5" "--etas 1e400" "--depths 99999999999" "--depths 1.5" "--ks 99999999999,1,1" "--ks 1,2"; do

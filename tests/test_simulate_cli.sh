@@ -46,7 +46,14 @@ fi
 "$CLI" simulate --help >"$TMP/help.txt" && grep -q -- "--splits" "$TMP/help.txt" && grep -q "default 14" "$TMP/help.txt" &&
     ok "--help" || bad "--help"
 "$CLI" simulate --out "$TMP/x" --bogus 1 2>"$TMP/err.txt"
-[ $? -eq 2 ] && grep -q "pairsight: simulate: unknown option --bogus" "$TMP/err.txt" && ok "unknown flag exits 2" || bad "unknown flag"
+[ $? -eq 2 ] && grep -qxF "pairsight: simulate: unknown option '--bogus' (see pairsight simulate --help)" "$TMP/err.txt" &&
+    ok "unknown flag exits 2" || bad "unknown flag"
+"$CLI" simulate --out "$TMP/x" --bogus 2>"$TMP/err.txt"
+[ $? -eq 2 ] && grep -qxF "pairsight: simulate: unknown option '--bogus' (see pairsight simulate --help)" "$TMP/err.txt" &&
+    ok "unknown flag last exits 2" || bad "unknown flag last"
+"$CLI" simulate --out 2>"$TMP/err.txt"
+[ $? -eq 2 ] && grep -qxF "pairsight: simulate: --out needs a value (see pairsight simulate --help)" "$TMP/err.txt" &&
+    ok "flag without its value exits 2" || bad "flag without its value"
 "$CLI" simulate --experiments 0 --out "$TMP/x" 2>/dev/null
 [ $? -eq 2 ] && ok "bad number exits 2" || bad "bad number"
 "$CLI" simulate --experiments 5 2>/dev/null

@@ -46,8 +46,7 @@ int cmd_check(int argc, char **argv)
         else if (!files_only && strcmp(argv[i], "-q") == 0)
             quiet = 1;
         else if (!files_only && argv[i][0] == '-' && argv[i][1])
-            return cli_fail(CLI_USAGE, "check", "unknown option '%s' (see pairsight check --help)",
-                            argv[i]);
+            return cli_bad_option("check", argv[i], NULL);
         else
             argv[1 + nfiles++] = argv[i];
     }

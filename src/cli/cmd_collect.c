@@ -194,19 +194,20 @@ static int parse_args(int argc, char **argv, opts_t *o)
     if (argc < 2)
         return cli_fail(CLI_USAGE, CMD, "no action given (see pairsight collect --help)");
     o->action = argv[1];
+    static const char *const value_flags[] = {
+        "--db",      "--backend", "--device", "--model",   "--batch",       "--seq-len",   "--tpcs",
+        "--warmup",  "--runs",    "--hp",     "--lp",      "--experiments", "--seg-len",   "--seed",
+        "--ops",     "--coexec",  "--ncu",    "--file",    "--shares",      "--jobs",      "--seconds",
+        "--scaling", "--workloads", "--colocations", "--id", "--fake-delay-us", NULL};
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0, takes = 1, lo = 0, hi = 0;
-        if (strcmp(a, "--json") == 0) {
-            o->json = 1;
-            takes = 0;
-        } else if (strcmp(a, "-q") == 0) {
-            o->quiet = 1;
-            takes = 0;
-        } else if (!v) {
-            return cli_fail(CLI_USAGE, CMD, "%s: missing value or unknown option (see --help)", a);
-        } else if (strcmp(a, "--db") == 0) {
+        const char *a = argv[i], *v;
+        int bad = 0, lo = 0, hi = 0;
+        int rc = cli_next_option(CMD, argc, argv, &i, value_flags, &o->json, &o->quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
+        if (!v)
+            continue;
+        if (strcmp(a, "--db") == 0) {
             o->db = v;
         } else if (strcmp(a, "--backend") == 0) {
             o->p.backend = v;
@@ -275,11 +276,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
             bad = cli_parse_int(v, 0, INT_MAX, &d);
             o->p.fake_delay_us = (unsigned)d;
         } else {
-            return cli_fail(CLI_USAGE, CMD, "unknown option '%s' (see pairsight collect --help)", a);
+            return cli_bad_option(CMD, a, NULL);
         }
         if (bad)
             return cli_fail(CLI_USAGE, CMD, "%s: bad value '%s'", a, v);
-        i += takes;
     }
     if (o->runs) {
         o->p.profile_runs = o->runs;

@@ -78,19 +78,11 @@ typedef struct {
     unsigned long long seed;
 } opts_t;
 
-/* True when a is a flag that takes a value, for a message that says "needs
- * a value" rather than "unknown option". */
-static int takes_value(const char *a)
-{
-    static const char *const flags[] = {"--workloads", "--scaling", "--colocations", "--test", "--out",
-                                        "--model", "--kind", "--target", "--candidates", "--shares",
-                                        "--predictors", "--gpu", "--train-frac", "--seeds", "--trees",
-                                        "--epochs", "--rounds", "--seed", NULL};
-    for (int i = 0; flags[i]; i++)
-        if (strcmp(a, flags[i]) == 0)
-            return 1;
-    return 0;
-}
+/* The flags that take a value. */
+static const char *const value_flags[] = {"--workloads", "--scaling", "--colocations", "--test", "--out",
+                                          "--model", "--kind", "--target", "--candidates", "--shares",
+                                          "--predictors", "--gpu", "--train-frac", "--seeds", "--trees",
+                                          "--epochs", "--rounds", "--seed", NULL};
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
@@ -107,18 +99,16 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         return cli_fail(CLI_USAGE, CMD, "missing subcommand (eval, train, predict, select)");
     o->sub = argv[1];
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *val;
         const char **str = NULL;
         long v;
-        if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
-        if (strcmp(a, "-q") == 0) { o->quiet = 1; continue; }
         if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
         if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
-        if (i + 1 >= argc)
-            return cli_fail(CLI_USAGE, CMD, takes_value(a) ? "%s needs a value (see pairsight colocate --help)"
-                                                           : "unknown option '%s' (see pairsight colocate --help)",
-                            a);
-        const char *val = argv[++i];
+        int rc = cli_next_option(CMD, argc, argv, &i, value_flags, &o->json, &o->quiet, &val);
+        if (rc != CLI_OK)
+            return rc;
+        if (!val)
+            continue;
         if (strcmp(a, "--workloads") == 0) str = &o->workloads;
         else if (strcmp(a, "--scaling") == 0) str = &o->scaling;
         else if (strcmp(a, "--colocations") == 0) str = &o->colocations;
@@ -152,7 +142,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             if (e == val || *e || val[0] == '-' || errno == ERANGE)
                 return cli_fail(CLI_USAGE, CMD, "--seed: expected a non-negative integer, got '%s'", val);
         } else {
-            return cli_fail(CLI_USAGE, CMD, "unknown option '%s' (see pairsight colocate --help)", a);
+            return cli_bad_option(CMD, a, NULL);
         }
     }
     return 0;

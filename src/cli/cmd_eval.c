@@ -80,20 +80,12 @@ static int write_text(const char *path, const char *text)
     return ps_atomic_commit(a);
 }
 
-/* True when a is a flag of eval (or report) that takes a value: for a
- * message that says "needs a value" rather than "unknown option". */
-static int takes_value(const char *a, int report_mode)
-{
-    static const char *const flags[] = {"--ops", "--coexec", "--model", "--train", "--long", "--long-ops",
-                                        "--depths", "--etas", "--experiments", "--seed", "--threads",
-                                        "--rounds", "--mlp-epochs", "--ks", NULL};
-    for (int i = 0; flags[i]; i++)
-        if (strcmp(a, flags[i]) == 0)
-            return 1;
-    if (report_mode)
-        return strcmp(a, "--out") == 0;
-    return strcmp(a, "--json-out") == 0 || strcmp(a, "--report") == 0;
-}
+/* The flags of eval and of report that take a value. */
+#define COMMON_VALUE_FLAGS                                                                                        \
+    "--ops", "--coexec", "--model", "--train", "--long", "--long-ops", "--depths", "--etas", "--experiments",      \
+        "--seed", "--threads", "--rounds", "--mlp-epochs", "--ks"
+static const char *const eval_value_flags[] = {COMMON_VALUE_FLAGS, "--json-out", "--report", NULL};
+static const char *const report_value_flags[] = {COMMON_VALUE_FLAGS, "--out", NULL};
 
 int cli_eval_main(int argc, char **argv, int report_mode)
 {
@@ -109,66 +101,62 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     ps_eval_config_t c;
     ps_eval_default_config(&c);
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
-        if (strcmp(a, "-q") == 0)
-            quiet = 1;
-        else if (strcmp(a, "--json") == 0 && !report_mode)
-            json = 1;
-        else if (!has_val)
-            return cli_fail(CLI_USAGE, cmd, takes_value(a, report_mode) ? "%s needs a value (see pairsight %s --help)"
-                                                                      : "unknown option '%s' (see pairsight %s --help)",
-                            a, cmd);
-        else if (strcmp(a, "--ops") == 0)
-            ops_path = argv[++i];
+        const char *a = argv[i], *v;
+        int rc = cli_next_option(cmd, argc, argv, &i, report_mode ? report_value_flags : eval_value_flags,
+                                 report_mode ? NULL : &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
+        if (!v)
+            continue;
+        if (strcmp(a, "--ops") == 0)
+            ops_path = v;
         else if (strcmp(a, "--coexec") == 0)
-            cx_path = argv[++i];
+            cx_path = v;
         else if (strcmp(a, "--model") == 0)
-            model_path = argv[++i];
+            model_path = v;
         else if (strcmp(a, "--train") == 0)
-            train_path = argv[++i];
+            train_path = v;
         else if (strcmp(a, "--long") == 0)
-            long_path = argv[++i];
+            long_path = v;
         else if (strcmp(a, "--long-ops") == 0)
-            long_ops_path = argv[++i];
+            long_ops_path = v;
         else if (strcmp(a, "--depths") == 0) {
-            double v[4];
-            if (cli_parse_list(argv[++i], 1, 20, 1, v, &c.n_depths) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 integers in 1..20: %s", argv[i]);
+            double d[4];
+            if (cli_parse_list(v, 1, 20, 1, d, &c.n_depths) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 integers in 1..20: %s", v);
             for (int k = 0; k < c.n_depths; k++)
-                c.depths[k] = (int)v[k];
+                c.depths[k] = (int)d[k];
         } else if (strcmp(a, "--etas") == 0) {
-            if (cli_parse_list(argv[++i], 1e-6, 1, 0, c.etas, &c.n_etas) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 numbers in (0, 1]: %s", argv[i]);
+            if (cli_parse_list(v, 1e-6, 1, 0, c.etas, &c.n_etas) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 numbers in (0, 1]: %s", v);
         } else if (strcmp(a, "--json-out") == 0 && !report_mode)
-            json_out = argv[++i];
+            json_out = v;
         else if ((strcmp(a, "--report") == 0 && !report_mode) || (strcmp(a, "--out") == 0 && report_mode))
-            report_path = argv[++i];
+            report_path = v;
         else if (strcmp(a, "--experiments") == 0) {
-            if (ps_experiments_parse(argv[++i], &c.experiments) != 0)
+            if (ps_experiments_parse(v, &c.experiments) != 0)
                 return cli_fail(CLI_USAGE, cmd, "%s", ps_last_error());
         } else if (strcmp(a, "--seed") == 0) {
-            if (cli_parse_int(argv[++i], 0, 1000000000L, &seed) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--seed: not a non-negative integer: %s", argv[i]);
+            if (cli_parse_int(v, 0, 1000000000L, &seed) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--seed: not a non-negative integer: %s", v);
         } else if (strcmp(a, "--threads") == 0) {
-            if (cli_parse_int(argv[++i], 0, 1000000000L, &c.nthread) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--threads: not a non-negative integer: %s", argv[i]);
+            if (cli_parse_int(v, 0, 1000000000L, &c.nthread) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--threads: not a non-negative integer: %s", v);
         } else if (strcmp(a, "--rounds") == 0) {
-            if (cli_parse_int(argv[++i], 1, 1000000000L, &c.max_rounds) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--rounds: not a positive integer: %s", argv[i]);
+            if (cli_parse_int(v, 1, 1000000000L, &c.max_rounds) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--rounds: not a positive integer: %s", v);
         } else if (strcmp(a, "--mlp-epochs") == 0) {
-            if (cli_parse_int(argv[++i], 1, 1000000000L, &c.bp.mlp_epochs) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", argv[i]);
+            if (cli_parse_int(v, 1, 1000000000L, &c.bp.mlp_epochs) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", v);
         } else if (strcmp(a, "--ks") == 0) {
-            const char *s = argv[++i];
-            double v[4];
+            double d[4];
             int n = 0;
-            if (cli_parse_list(s, 1, 1000000, 1, v, &n) != 0 || n != 3)
-                return cli_fail(CLI_USAGE, cmd, "--ks: expected three integers A,B,C in 1..1000000: %s", s);
+            if (cli_parse_list(v, 1, 1000000, 1, d, &n) != 0 || n != 3)
+                return cli_fail(CLI_USAGE, cmd, "--ks: expected three integers A,B,C in 1..1000000: %s", v);
             for (int k = 0; k < 3; k++)
-                c.ks[k] = (int)v[k];
+                c.ks[k] = (int)d[k];
         } else
-            return cli_fail(CLI_USAGE, cmd, "unknown option '%s' (see pairsight %s --help)", a, cmd);
+            return cli_bad_option(cmd, a, NULL);
     }
     if (!ops_path || !cx_path)
         return cli_fail(CLI_USAGE, cmd, "--ops and --coexec are required (see pairsight %s --help)", cmd);

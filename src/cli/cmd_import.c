@@ -52,13 +52,14 @@ int cmd_import(int argc, char **argv)
     const char *kind = NULL, *in = NULL, *outp = NULL;
     int json = 0, quiet = 0, append = 0;
     for (int i = 1; i < argc; i++) {
+        static const char *const value_flags[] = {"--gpu", "--model", "--batch", "--tpcs", "--out", "--stream", NULL};
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = strcmp(a, "--gpu") == 0 || strcmp(a, "--model") == 0 ||
-                    strcmp(a, "--batch") == 0 || strcmp(a, "--tpcs") == 0 ||
-                    strcmp(a, "--out") == 0 || strcmp(a, "--stream") == 0;
+        int takes = 0;
+        for (int k = 0; value_flags[k]; k++)
+            takes |= strcmp(a, value_flags[k]) == 0;
         if (takes && !val)
-            return cli_fail(CLI_USAGE, "import", "%s needs a value", a);
+            return cli_bad_option("import", a, value_flags);
         if (strcmp(a, "--gpu") == 0)
             p.gpu = val;
         else if (strcmp(a, "--model") == 0)
@@ -78,7 +79,7 @@ int cmd_import(int argc, char **argv)
         else if (strcmp(a, "-q") == 0)
             quiet = 1;
         else if (!takes && a[0] == '-' && a[1])
-            return cli_fail(CLI_USAGE, "import", "unknown option '%s' (see pairsight import --help)", a);
+            return cli_bad_option("import", a, NULL);
         else if (!takes && !kind)
             kind = a;
         else if (!takes && !in)

@@ -114,26 +114,24 @@ int cmd_simulate(int argc, char **argv)
     ps_sim_params_t p = ps_sim_default_params();
     const char *out = NULL, *derive_path = NULL, *derive_gpu = "V100-SXM2-16GB";
     int quiet = 0, json = 0, do_list = 0;
+    static const char *const value_flags[] = {
+        "--gpu",      "--models",      "--pairs", "--batches", "--splits",   "--out",
+        "--derive",   "--derive-gpu",  "--min-len", "--max-len", "--experiments", "--runs",
+        "--seed",     "--threads",     "--bert-seq", "--llama-prompt", "--noise", NULL};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *val;
         long v;
-        if (strcmp(a, "-q") == 0) {
-            quiet = 1;
-            continue;
-        }
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        }
         if (strcmp(a, "--list") == 0) {
             do_list = 1;
             continue;
         }
-        if (a[0] != '-' || i + 1 >= argc)
-            return cli_fail(CLI_USAGE, CMD, "%s: %s (see pairsight simulate --help)", a,
-                            a[0] == '-' ? "missing value" : "unexpected argument");
-        const char *val = argv[++i];
-        int rc = 0;
+        if (a[0] != '-')
+            return cli_fail(CLI_USAGE, CMD, "%s: unexpected argument (see pairsight simulate --help)", a);
+        int rc = cli_next_option(CMD, argc, argv, &i, value_flags, &json, &quiet, &val);
+        if (rc != CLI_OK)
+            return rc;
+        if (!val)
+            continue;
         if (strcmp(a, "--gpu") == 0)
             p.gpu = val;
         else if (strcmp(a, "--models") == 0)
@@ -172,7 +170,7 @@ int cmd_simulate(int argc, char **argv)
             if (!*val || *end || !(p.noise >= 0 && p.noise < 1))
                 return cli_fail(CLI_USAGE, CMD, "--noise: '%s' is not a number in [0, 1)", val);
         } else if (rc == 0)
-            return cli_fail(CLI_USAGE, CMD, "unknown option %s (see pairsight simulate --help)", a);
+            return cli_bad_option(CMD, a, NULL);
         if (rc != 0)
             return rc;
     }
