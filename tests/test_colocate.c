@@ -84,6 +84,22 @@ static void test_data_and_solo(void)
             CHECK(isnan(f[4]) && !isnan(f[10]));
             break;
         }
+    /* Co-runner activity: the mean of solo(j, s_j) / solo(j, 100) over the
+     * others; 1 at 100 % shares, below 1 at smaller ones. */
+    if (d && d->nc > 0) {
+        cl_coloc_t c = d->c[0]; /* shares its share array with d, freed below */
+        CHECK(c.k == 3);
+        c.share[0] = c.share[1] = c.share[2] = 100;
+        CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), 1.0, 1e-12);
+        c.share[1] = 30;
+        c.share[2] = 55;
+        double want = 0.5 * (cl_solo(d, c.w[1], 30) / cl_solo(d, c.w[1], 100) +
+                             cl_solo(d, c.w[2], 55) / cl_solo(d, c.w[2], 100));
+        CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), want, 1e-12);
+        CHECK(want < 1.0);
+        c.k = 1; /* alone: no co-runner, no scaling of the residual */
+        CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), 1.0, 1e-12);
+    }
     cl_data_free(d);
     /* Without scaling, solo throughput scales with the share. */
     CHECK_OK(cl_data_build(t.w, NULL, t.c, NULL, &d));

@@ -70,6 +70,7 @@ double cl_solo(const cl_data_t *d, int wi, int share_pct);
 #define CL_MPS_NF 32   /* our per-workload features */
 void cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
 void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
+double cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot);
 void cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
 
 /* Learners. */

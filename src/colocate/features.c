@@ -69,6 +69,24 @@ void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out)
 static double lg(double v) { return isnan(v) ? NAN : log1p(v); }
 
 /*
+ * How active the co-runners of `slot` are at their shares relative to their
+ * full GPU: the mean over the k-1 others of solo(j, s_j) / solo(j, 100),
+ * from their own scaling curves (1 at 100 % shares, 1 without co-runner).
+ * The mps predictor scales its learned residual by it (docs/colocate.md).
+ */
+double cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot)
+{
+    double g = 0;
+    int n = 0;
+    for (int j = 0; j < c->k; j++)
+        if (j != slot) {
+            g += cl_solo(d, c->w[j], c->share[j]) / cl_solo(d, c->w[j], 100);
+            n++;
+        }
+    return n ? g / n : 1;
+}
+
+/*
  * Our MPS interference features of the workload in `slot`: its own share,
  * solo throughput at that share (workload_scaling.csv) and metrics, and its
  * co-runners' pressure: how much of the GPU they claim (shares, and shares

@@ -179,7 +179,10 @@ static int fit_mps(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int
     for (int i = 0; i < n; i++) {
         cl_mps_features(d, &d->c[r[i].c], r[i].s, x + (size_t)i * nf);
         mg[i] = log(loo_ratio(r, n, i, m->ratio_global, buf));
-        y[i] = log(r[i].ratio);
+        /* The residual over the margin, per unit of co-runner activity:
+         * log(ratio) = margin + g x f(x) (docs/colocate.md). */
+        double g = cl_mps_corunner_activity(d, &d->c[r[i].c], r[i].s);
+        y[i] = mg[i] + (log(r[i].ratio) - mg[i]) / g;
     }
     char seed[32], rounds_eta[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)(m->p.seed % 2147483647ull));
@@ -361,7 +364,9 @@ int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, doub
             int rc = cl_xgb_predict(m->booster, x, &mg, 1, CL_MPS_NF, &f);
             if (rc)
                 return rc;
-            t = solo * exp(f);
+            /* f = mg + residual; the residual, learned per unit of
+             * co-runner activity, shrinks with the co-runners' shares. */
+            t = solo * exp(mg + (f - mg) * cl_mps_corunner_activity(d, c, s));
         }
         out_slot[s] = t;
         *out_sum += t;

@@ -18,7 +18,7 @@
 #define CL_MAGIC "PAIRSIGHT-COLOC"
 #define CL_FORMAT 1
 /* Changes whenever a feature builder changes meaning. */
-#define CL_LAYOUT "cw13-sum13-xu5-mps32"
+#define CL_LAYOUT "cw13-sum13-xu5-mps32g"
 
 static void put_vec(FILE *f, const char *name, const double *v, int n)
 {
