@@ -72,7 +72,7 @@ check "target on another --gpu: 1" expect_rc 1 "$CLI" colocate select $S --candi
 check "... names target and gpu" has_err "target 'alpha_batch2-inf' on gpu H200 is not in"
 check "--test-alone without --test: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --test-alone
 check "flag without its value: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --seeds
-check "... says it needs a value" has_err "pairsight: colocate: --seeds needs a value (see pairsight colocate --help)"
+check "... says it needs a value" has_err "pairsight: colocate: --seeds needs a value: an integer in 1..1000000 (see pairsight colocate --help)"
 check "unknown flag: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --bogus 1
 check "... says it is unknown" has_err "pairsight: colocate: unknown option '--bogus' (see pairsight colocate --help)"
 check "unknown flag last: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --bogus
