@@ -73,10 +73,6 @@ void cli_fix_message(char *msg);
 /* True when argv holds -h or --help (callers then print their usage). */
 int cli_wants_help(int argc, char **argv);
 
-/* A JSON string literal of s on stdout (quotes, backslashes and control
- * characters escaped). */
-void cli_put_json_string(const char *s);
-
 /* The subcommands. Each lives in src/cli/cmd_<name>.c. */
 int cmd_check(int argc, char **argv);
 int cmd_import(int argc, char **argv);

@@ -7,6 +7,7 @@
 #include "common/common.h"
 #include "profile/tables.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -326,13 +327,19 @@ static int act_info(opts_t *o)
     int valid[MAX_TPCS];
     int n = ps_collect_valid_tpcs(&d, valid, MAX_TPCS);
     if (o->json) {
-        printf("{\"gpu\": \"%s\", \"sm_count\": %d, \"tpc_count\": %d, \"min_partition_sms\": %d, "
-               "\"sm_alignment\": %d, \"compute_capability\": \"%d.%d\", \"valid_tpcs\": [",
-               d.gpu, d.sm_count, d.tpc_count, d.min_partition_sms, d.sm_alignment, d.cc_major,
-               d.cc_minor);
+        cJSON *j = cli_json_new("collect-info", 1);
+        char cc[32];
+        snprintf(cc, sizeof cc, "%d.%d", d.cc_major, d.cc_minor);
+        cJSON_AddStringToObject(j, "gpu", d.gpu);
+        cJSON_AddNumberToObject(j, "sm_count", d.sm_count);
+        cJSON_AddNumberToObject(j, "tpc_count", d.tpc_count);
+        cJSON_AddNumberToObject(j, "min_partition_sms", d.min_partition_sms);
+        cJSON_AddNumberToObject(j, "sm_alignment", d.sm_alignment);
+        cJSON_AddStringToObject(j, "compute_capability", cc);
+        cJSON *v = cJSON_AddArrayToObject(j, "valid_tpcs");
         for (int i = 0; i < n && i < MAX_TPCS; i++)
-            printf("%s%d", i ? ", " : "", valid[i]);
-        printf("]}\n");
+            cJSON_AddItemToArray(v, cJSON_CreateNumber(valid[i]));
+        cli_json_print(j, stdout);
     } else {
         printf("gpu                %s (compute capability %d.%d)\n", d.gpu, d.cc_major, d.cc_minor);
         printf("SMs                %d (%d TPCs)\n", d.sm_count, d.tpc_count);
@@ -364,11 +371,16 @@ static int act_ops(opts_t *o)
         flops += ps_op_flops(&l->ops[i]);
         bytes += ps_op_bytes(&l->ops[i]);
     }
-    if (o->json)
-        printf("{\"model\": \"%s\", \"batch\": %d, \"seq_len\": %d, \"ops\": %d, \"gflops\": %.6g, "
-               "\"gbytes\": %.6g}\n",
-               l->model, l->batch, l->seq_len, l->n, flops * 1e-9, bytes * 1e-9);
-    else if (o->file)
+    if (o->json) {
+        cJSON *j = cli_json_new("collect-ops", 1);
+        cJSON_AddStringToObject(j, "model", l->model);
+        cJSON_AddNumberToObject(j, "batch", l->batch);
+        cJSON_AddNumberToObject(j, "seq_len", l->seq_len);
+        cJSON_AddNumberToObject(j, "ops", l->n);
+        cJSON_AddNumberToObject(j, "gflops", flops * 1e-9);
+        cJSON_AddNumberToObject(j, "gbytes", bytes * 1e-9);
+        cli_json_print(j, stdout);
+    } else if (o->file)
         printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9,
                bytes * 1e-9);
     else
@@ -382,12 +394,18 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     ps_campaign_status_t s;
     if (ps_campaign_status(c, &s) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    if (o->json)
-        printf("{\"db\": \"%s\", \"gpu\": \"%s\", \"seq_len\": %d, \"tasks\": %ld, \"tasks_done\": "
-               "%ld, \"op_rows\": %ld, \"counter_rows\": %ld, \"coexec_rows\": %ld}\n",
-               o->db, s.gpu, s.seq_len, s.tasks_total, s.tasks_done, s.op_rows, s.counter_rows,
-               s.coexec_rows);
-    else
+    if (o->json) {
+        cJSON *j = cli_json_new("collect-status", 1);
+        cJSON_AddStringToObject(j, "db", o->db);
+        cJSON_AddStringToObject(j, "gpu", s.gpu);
+        cJSON_AddNumberToObject(j, "seq_len", s.seq_len);
+        cJSON_AddNumberToObject(j, "tasks", (double)s.tasks_total);
+        cJSON_AddNumberToObject(j, "tasks_done", (double)s.tasks_done);
+        cJSON_AddNumberToObject(j, "op_rows", (double)s.op_rows);
+        cJSON_AddNumberToObject(j, "counter_rows", (double)s.counter_rows);
+        cJSON_AddNumberToObject(j, "coexec_rows", (double)s.coexec_rows);
+        cli_json_print(j, stdout);
+    } else
         printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n",
                o->db, s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows,
                s.counter_rows, s.coexec_rows);
@@ -455,8 +473,13 @@ static int act_scaling(opts_t *o)
         if (rc == 0)
             rc = ps_workloads_save(wl, o->workloads_path);
     }
-    if (rc == 0 && o->json)
-        printf("{\"gpu\": \"%s\", \"workload\": \"%s\", \"shares\": %d}\n", gpu, wid, o->n_shares);
+    if (rc == 0 && o->json) {
+        cJSON *j = cli_json_new("collect-scaling", 1);
+        cJSON_AddStringToObject(j, "gpu", gpu);
+        cJSON_AddStringToObject(j, "workload", wid);
+        cJSON_AddNumberToObject(j, "shares", o->n_shares);
+        cli_json_print(j, stdout);
+    }
     ps_scaling_free(sc);
     ps_workloads_free(wl);
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
@@ -496,10 +519,13 @@ static int act_colocate(opts_t *o)
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);
     if (rc == 0 && o->json) {
-        printf("{\"colocation\": \"%s\", \"gpu\": \"%s\", \"tput\": [", cid, gpu);
+        cJSON *j = cli_json_new("collect-colocate", 1);
+        cJSON_AddStringToObject(j, "colocation", cid);
+        cJSON_AddStringToObject(j, "gpu", gpu);
+        cJSON *v = cJSON_AddArrayToObject(j, "tput");
         for (int k = 0; k < o->n_jobs; k++)
-            printf("%s%.17g", k ? ", " : "", tput[k]);
-        printf("]}\n");
+            cJSON_AddItemToArray(v, cJSON_CreateNumber(tput[k]));
+        cli_json_print(j, stdout);
     }
     ps_colocations_free(t);
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;

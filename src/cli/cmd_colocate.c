@@ -6,6 +6,7 @@
 #include "profile/csv.h"
 #include "profile/tables.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -210,12 +211,34 @@ static void progress(double done, double total, void *user)
     cli_progress(*(const int *)user, "colocate eval", done, total);
 }
 
-static void json_num(double v)
+/* The result of colocate eval as JSON on stdout (NaN, where a policy or a
+ * predictor was not scored, becomes null). */
+static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
 {
-    if (isnan(v))
-        fputs("null", stdout);
-    else
-        printf("%.6g", v);
+    cJSON *j = cli_json_new("colocate-eval", 1);
+    cJSON_AddNumberToObject(j, "runs", r->runs);
+    cJSON_AddNumberToObject(j, "targets", r->targets);
+    cJSON_AddStringToObject(j, "mode", o->unseen ? "unseen" : o->test ? "test" : "split");
+    cJSON_AddNumberToObject(j, "train_frac", o->unseen || o->test ? NAN : o->train_frac);
+    cJSON *preds = cJSON_AddObjectToObject(j, "predictors");
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+        if (!(kinds & (1u << k)))
+            continue;
+        cJSON *e = cJSON_AddObjectToObject(preds, ps_coloc_kind_name(k));
+        cJSON_AddStringToObject(e, "of", ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
+        cJSON_AddNumberToObject(e, "r2", r->r2[k]);
+        cJSON_AddNumberToObject(e, "rmse", r->rmse[k]);
+        cJSON_AddNumberToObject(e, "mape", r->mape[k]);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON *e = cJSON_AddObjectToObject(j, pass ? "spread" : "policies");
+        for (int q = 0; q < PS_POL_N; q++) {
+            double v = pass ? r->policy_sd[q] : r->policy_mean[q];
+            if (!isnan(v))
+                cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v);
+        }
+    }
+    cli_json_print(j, stdout);
 }
 
 static int do_eval(const opts_t *o)
@@ -264,38 +287,7 @@ static int do_eval(const opts_t *o)
     if (err)
         return cli_fail(CLI_BAD_INPUT, CMD, "eval: %s", ps_last_error());
     if (o->json) {
-        printf("{\"runs\": %d, \"targets\": ", r.runs);
-        json_num(r.targets);
-        printf(", \"mode\": \"%s\", \"train_frac\": ", o->unseen ? "unseen" : o->test ? "test" : "split");
-        json_num(o->unseen || o->test ? NAN : o->train_frac);
-        fputs(", \"predictors\": {", stdout);
-        int first = 1;
-        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
-            if (!(p.kinds & (1u << k)))
-                continue;
-            printf("%s\"%s\": {\"of\": \"%s\", \"r2\": ", first ? "" : ", ", ps_coloc_kind_name(k),
-                   ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
-            json_num(r.r2[k]);
-            fputs(", \"rmse\": ", stdout);
-            json_num(r.rmse[k]);
-            fputs(", \"mape\": ", stdout);
-            json_num(r.mape[k]);
-            fputs("}", stdout);
-            first = 0;
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            fputs(pass ? "}, \"spread\": {" : "}, \"policies\": {", stdout);
-            first = 1;
-            for (int q = 0; q < PS_POL_N; q++) {
-                double v = pass ? r.policy_sd[q] : r.policy_mean[q];
-                if (isnan(v))
-                    continue;
-                printf("%s\"%s\": ", first ? "" : ", ", ps_coloc_policy_name(q));
-                json_num(v);
-                first = 0;
-            }
-        }
-        fputs("}}\n", stdout);
+        print_eval_json(o, p.kinds, &r);
         return CLI_OK;
     }
     printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
@@ -549,20 +541,20 @@ static int do_select(const opts_t *o)
         }
         qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
         if (o->json) {
-            fputs("{\"target\": ", stdout);
-            cli_put_json_string(o->target);
-            printf(", \"model\": \"%s\", \"ranking\": [", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            cJSON *j = cli_json_new("colocate-select", 1);
+            cJSON_AddStringToObject(j, "target", o->target);
+            cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
             for (int i = 0; i < nc; i++) {
-                printf("%s{\"candidate\": ", i ? ", " : "");
-                cli_put_json_string(cand[i].name);
-                printf(", \"tput_sum\": %.6g, \"tput\": [", cand[i].sum);
-                for (int s = 0; s < cand[i].k; s++) {
-                    printf("%s", s ? ", " : "");
-                    json_num(cand[i].tput[s]);
-                }
-                fputs("]}", stdout);
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "candidate", cand[i].name);
+                cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+                cJSON *tp = cJSON_AddArrayToObject(e, "tput");
+                for (int s = 0; s < cand[i].k; s++)
+                    cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
+                cJSON_AddItemToArray(rank, e);
             }
-            fputs("]}\n", stdout);
+            cli_json_print(j, stdout);
         } else {
             printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
             for (int i = 0; i < nc; i++) {

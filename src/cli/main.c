@@ -189,21 +189,6 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-void cli_put_json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void print_help(FILE *f)
 {
     fputs("pairsight " PS_VERSION_STRING " - predict interference between deep-learning tasks sharing a GPU\n"
