@@ -8,12 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const variant_names[] = {"full", "no-corunner", "summed", "durations", "utilization", NULL};
 
-static void progress(const char *stage, double done, double total, void *user)
-{
-    cli_progress(*(int *)user, stage, done, total);
-}
 
 /* The summary: JSON on stdout with --json (data), else text on stderr
  * (a message) unless -q. */
@@ -25,7 +20,7 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
             return;
         cJSON_AddStringToObject(o, "model", cli_user_path(out));
         cJSON_AddStringToObject(o, "gpu", i->gpu);
-        cJSON_AddStringToObject(o, "variant", variant_names[i->variant]);
+        cJSON_AddStringToObject(o, "variant", ps_feature_variant_name(i->variant));
         cJSON_AddNumberToObject(o, "window", i->window);
         cJSON_AddNumberToObject(o, "samples", (double)i->n_samples);
         cJSON_AddNumberToObject(o, "train", (double)i->n_train);
@@ -46,7 +41,8 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
     }
     if (quiet)
         return;
-    fprintf(stderr, "model %s: GPU %s, variant %s, window %d\n", out, i->gpu, variant_names[i->variant], i->window);
+    fprintf(stderr, "model %s: GPU %s, variant %s, window %d\n", out, i->gpu,
+            ps_feature_variant_name(i->variant), i->window);
     fprintf(stderr, "samples %zu (train %zu, valid %zu, test %zu) from %zu experiments, %.2f s\n", i->n_samples,
            i->n_train, i->n_valid, i->n_test, i->n_experiments, i->train_seconds);
     for (int s = 0; s < 2; s++)
@@ -65,6 +61,9 @@ int cmd_train(int argc, char **argv)
     int json = 0, quiet = 0;
     ps_train_params_t p = ps_train_default_params();
     int variant = (int)p.variant;
+    const char *variant_names[PS_FEAT_COUNT + 1] = {NULL};
+    for (int k = 0; k < PS_FEAT_COUNT; k++)
+        variant_names[k] = ps_feature_variant_name((ps_feature_variant_t)k);
     uint64_t seed = p.seed;
     cli_opt_t opts[] = {
         {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile, ops.csv", .flags = CLI_REQ | CLI_IN},
@@ -104,7 +103,7 @@ int cmd_train(int argc, char **argv)
     int out_code = cli_check_out("train", out, inputs, 2);
     if (out_code != CLI_OK)
         return out_code;
-    p.progress = progress;
+    p.progress = cli_progress_cb;
     p.progress_user = &quiet;
 
     ps_ops_t *ops = NULL;

@@ -733,6 +733,11 @@ void cli_progress(int quiet, const char *what, double done, double total)
     prog.lines++;
 }
 
+void cli_progress_cb(const char *stage, double done, double total, void *user)
+{
+    cli_progress(*(const int *)user, stage, done, total);
+}
+
 void cli_progress_end(int quiet)
 {
     if (!quiet && prog.drawn)

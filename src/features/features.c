@@ -65,6 +65,23 @@ static int token_sides(const ps_feature_layout_t *l)
     return l->variant == PS_FEAT_NO_CORUNNER ? 1 : 2;
 }
 
+static const char *const variant_names[PS_FEAT_COUNT] = {"full", "no-corunner", "summed", "durations",
+                                                         "utilization"};
+
+const char *ps_feature_variant_name(ps_feature_variant_t v)
+{
+    return (int)v >= 0 && v < PS_FEAT_COUNT ? variant_names[v] : "?";
+}
+
+int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *out)
+{
+    int k;
+    int rc = ps_name_index("input variant", name, variant_names, PS_FEAT_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_feature_variant_t)k;
+    return rc;
+}
+
 int ps_features_layout(ps_feature_variant_t variant, int window, ps_feature_layout_t *out)
 {
     memset(out, 0, sizeof *out);

@@ -54,6 +54,22 @@
  * 128; with the machine quiet, 0.78 us against 0.45 us. */
 #define PARALLEL_MIN 256
 
+static const char *const compose_names[PS_COMPOSE_COUNT] = {"index", "overlap"};
+
+const char *ps_compose_name(ps_compose_t c)
+{
+    return (int)c >= 0 && c < PS_COMPOSE_COUNT ? compose_names[c] : "?";
+}
+
+int ps_compose_from_name(const char *name, ps_compose_t *out)
+{
+    int k;
+    int rc = ps_name_index("composition", name, compose_names, PS_COMPOSE_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_compose_t)k;
+    return rc;
+}
+
 static int n_windows(int len, int w)
 {
     return (len + w - 1) / w;

@@ -356,7 +356,7 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_valid = count(num(o, "n_valid"));
         i->n_test = count(num(o, "n_test"));
         i->n_experiments = count(num(o, "n_experiments"));
-        i->seed = (unsigned)count(num(o, "seed"));
+        i->seed = (uint64_t)count(num(o, "seed"));
         i->train_seconds = num(o, "train_seconds");
         double depth[2];
         pair(o, "depth", depth);

@@ -24,14 +24,6 @@ sim_physics_t sim_physics_default(void)
     return ph;
 }
 
-double sim_rng_normal(sim_rng_t *r)
-{
-    /* Box-Muller; u1 in (0, 1] so that the log is finite. */
-    double u1 = 1.0 - sim_rng_uniform(r);
-    double u2 = sim_rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
 /* Peak FLOP rate of one SM in FLOP/ns for the kernel's unit. */
 static double sm_flop_rate(const ps_gpu_t *g, const sim_kernel_t *k)
 {

@@ -110,22 +110,6 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
 void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
                 const sim_placed_t *b, int nb, double *a_ns, double *b_ns);
 
-/* ---- Random numbers: splitmix64, one stream per experiment ---- */
-typedef struct {
-    uint64_t s;
-} sim_rng_t;
-
-static inline uint64_t sim_rng_next(sim_rng_t *r) { return ps_splitmix64(&r->s); }
-/* Uniform in [0, 1). */
-static inline double sim_rng_uniform(sim_rng_t *r)
-{
-    return (double)(sim_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
-}
-/* Uniform integer in [lo, hi]. */
-static inline int sim_rng_int(sim_rng_t *r, int lo, int hi)
-{
-    return lo + (int)(sim_rng_uniform(r) * (double)(hi - lo + 1));
-}
-double sim_rng_normal(sim_rng_t *r);
+/* Random numbers: ps_rng_t (src/common/common.h), one stream per experiment. */
 
 #endif
