@@ -48,7 +48,10 @@ static const char *const ex_predict[] = {
     "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--colocations tests/data/colocate/colocations3.csv --out -",
     NULL};
-static const char *const ex_select[] = {NULL};
+static const char *const ex_select[] = {
+    "pairsight colocate select --model out/c.psc --workloads tests/data/colocate/workloads.csv --target "
+    "alpha_batch2-inf --candidates beta_batch4-train,gamma_batch1-inf+alpha_batch8-inf --shares 50/25/25",
+    NULL};
 static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select};
 
 /* Builds the option table of subcommand k (0..3) into out (room for 32). */
