@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "common/common.h"
 #include "profile/csv.h"
+#include "profile/gpu.h"
 #include "profile/tables.h"
 
 #include <cjson/cJSON.h>
@@ -467,7 +468,8 @@ static int do_select(const opts_t *o)
         return rc;
     const char *gpu = NULL;
     for (size_t i = 0; i < t.w->n && !gpu; i++)
-        if (strcmp(t.w->rows[i].workload, o->target) == 0 && (!o->gpu || strcmp(t.w->rows[i].gpu, o->gpu) == 0))
+        if (strcmp(t.w->rows[i].workload, o->target) == 0 &&
+            (!o->gpu || strcmp(ps_gpu_canonical(t.w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
             gpu = t.w->rows[i].gpu;
     if (!gpu) {
         tables_free(&t);

@@ -119,11 +119,14 @@ static int segment_by_class(const ps_ops_t *ops, const ps_query_t *q, int side, 
     int len = side == PS_SIDE_HP ? q->hp_len : q->lp_len;
     int tpcs = side == PS_SIDE_HP ? q->hp_tpcs : q->lp_tpcs;
     const ps_op_group_t *g = ps_ops_find(ops, q->gpu, model, batch);
+    char known[512];
     if (!g)
-        return ps_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s", model, batch, q->gpu);
+        return ps_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s (ops has: %s)", model, batch,
+                        q->gpu, ps_ops_groups_text(ops, q->gpu, known, sizeof known));
     int k = ps_group_tpcs_index(g, tpcs);
     if (k < 0)
-        return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs", model, batch, tpcs);
+        return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
+                        model, batch, tpcs, ps_group_tpcs_text(g, known, sizeof known));
     if (start < 0 || len <= 0 || start + len > g->n_ops)
         return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %d) outside its %d operators", model, batch,
                         start, start + len, g->n_ops);

@@ -150,9 +150,10 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
     if (!gpu || !model)
         return ps_error(PS_E_ARG, "%s: GPU and model must be named", side);
     s->g = ps_ops_find(ops, gpu, model, batch);
+    char known[512];
     if (!s->g)
-        return ps_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops", side,
-                        model, batch, gpu);
+        return ps_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", side,
+                        model, batch, gpu, ps_ops_groups_text(ops, gpu, known, sizeof known));
     if (len < 1 || start < 0)
         return ps_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
     if (start + len > s->g->n_ops)
@@ -165,8 +166,8 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
         return ps_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
     s->k = ps_group_tpcs_index(s->g, tpcs);
     if (s->k < 0)
-        return ps_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs", side, model,
-                        batch, tpcs);
+        return ps_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
+                        side, model, batch, tpcs, ps_group_tpcs_text(s->g, known, sizeof known));
     s->start = start;
     s->len = len;
     s->solo_ns = 0;

@@ -35,6 +35,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "profile/gpu.h"
 
 #include <math.h>
 #ifdef _OPENMP
@@ -223,7 +224,7 @@ int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, co
 /* Checks that need the whole query, before any feature is built. */
 static int check_query(const ps_model_t *m, const ps_query_t *q, int gpu_tpcs)
 {
-    if (!q->gpu || strcmp(q->gpu, m->gpu) != 0)
+    if (!q->gpu || strcmp(ps_gpu_canonical(q->gpu), m->gpu) != 0)
         return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
         return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,

@@ -144,3 +144,9 @@ const ps_gpu_t *ps_gpu_list(size_t *n)
     *n = sizeof catalog / sizeof catalog[0];
     return catalog;
 }
+
+const char *ps_gpu_canonical(const char *name)
+{
+    const ps_gpu_t *g = name ? ps_gpu_find(name) : NULL;
+    return g ? g->name : name;
+}

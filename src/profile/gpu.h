@@ -36,6 +36,11 @@ typedef struct {
  * NULL. Accepts e.g. "A100-SXM4-40GB", "a100", "h100", "H100-SXM", "h200",
  * "v100". */
 const ps_gpu_t *ps_gpu_find(const char *name_or_alias);
+/* The catalog name of a GPU named by its name or an alias ("a100" ->
+ * "A100-SXM4-40GB"); name itself when the catalog does not know it (a
+ * measured GPU outside it, "FAKE-GPU"), NULL for NULL. Every place that
+ * compares GPU names compares these, so that an alias works everywhere. */
+const char *ps_gpu_canonical(const char *name);
 
 /* The catalog as an array: *n receives its length. */
 const ps_gpu_t *ps_gpu_list(size_t *n);

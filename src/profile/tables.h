@@ -75,6 +75,12 @@ int ps_ops_append(ps_ops_t *t, const ps_op_row_t *row);
  * names the first offending row (1-based data row). Loaders call it. */
 int ps_ops_index(ps_ops_t *t);
 const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch);
+/* What a failed lookup can offer instead, for messages that point the way:
+ * the (model, batch) groups of gpu in t ("resnet50 batch 8, bert-base batch
+ * 8"; every GPU's when none is of gpu) and the TPC counts of g ("5, 11, 27,
+ * 54"), into buf[n] (cut with "..." when long). Return buf. */
+const char *ps_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, size_t n);
+const char *ps_group_tpcs_text(const ps_op_group_t *g, char *buf, size_t n);
 /* Index of tpcs in g->tpcs, or -1. */
 int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs);
 /* Sum of duration_ns over ops [start, start+len) at tpcs; NAN when any is

@@ -98,10 +98,11 @@ static int find_or_add_workload(campaign_t *c, const char *model, int batch)
 
 static int add_pair(campaign_t *c, const char *hp, int hb, const char *lp, int lb)
 {
-    if (!sim_model_known(hp))
-        return ps_error(PS_E_ARG, "unknown model '%s'", hp);
-    if (!sim_model_known(lp))
-        return ps_error(PS_E_ARG, "unknown model '%s'", lp);
+    int rc = sim_model_check(hp);
+    if (rc == PS_OK)
+        rc = sim_model_check(lp);
+    if (rc != PS_OK)
+        return rc;
     if (hb <= 0 || lb <= 0)
         return ps_error(PS_E_ARG, "batch sizes must be positive");
     int a = find_or_add_workload(c, hp, hb), b = find_or_add_workload(c, lp, lb);
@@ -164,8 +165,8 @@ static int batch_of(const char *batches, const char *model, int *out)
         s++;
         if (parse_int(&s, &b) != 0 || (*s && *s != ','))
             return ps_error(PS_E_ARG, "batches: bad batch size for '%s'", name);
-        if (!sim_model_known(name))
-            return ps_error(PS_E_ARG, "batches: unknown model '%s'", name);
+        if (sim_model_check(name) != PS_OK)
+            return ps_error_prefix(PS_E_ARG, "batches");
         if (strcmp(name, model) == 0)
             *out = b;
         if (*s == ',')
@@ -223,8 +224,8 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
         for (const char *s = models; *s;) {
             char name[64];
             s = token(s, ",", name, sizeof name);
-            if (!sim_model_known(name))
-                return ps_error(PS_E_ARG, "models: unknown model '%s'", name);
+            if (sim_model_check(name) != PS_OK)
+                return ps_error_prefix(PS_E_ARG, "models");
             if (*s == ',')
                 s++;
         }

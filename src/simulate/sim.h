@@ -63,7 +63,7 @@ typedef struct {
 
 /* Names of the models the builders know, NULL-terminated. */
 extern const char *const sim_model_names[];
-int sim_model_known(const char *model);
+int sim_model_check(const char *model);
 /* Build a workload. Fails with PS_E_ARG for an unknown model or a batch <= 0. */
 int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out);
 void sim_workload_free(sim_workload_t *w);
