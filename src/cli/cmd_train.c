@@ -1,5 +1,6 @@
 /* pairsight train: fit the PairSight segment model on a profiling campaign. */
 #include "cli/cli.h"
+#include "model/model.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -15,27 +16,22 @@
 static void print_summary(const ps_model_info_t *i, const char *out, int json, int quiet)
 {
     if (json) {
-        cJSON *o = cli_json_new("train", 1);
-        if (!o)
+        /* The model's info as its file records it, under the CLI's schema. */
+        cJSON *o = cli_json_new("train", 1), *info = ps_model_info_json(i);
+        if (!o || !info) {
+            cJSON_Delete(o);
+            cJSON_Delete(info);
             return;
-        cJSON_AddStringToObject(o, "model", cli_user_path(out));
-        cJSON_AddStringToObject(o, "gpu", i->gpu);
-        cJSON_AddStringToObject(o, "variant", ps_feature_variant_name(i->variant));
-        cJSON_AddNumberToObject(o, "window", i->window);
-        cJSON_AddNumberToObject(o, "samples", (double)i->n_samples);
-        cJSON_AddNumberToObject(o, "train", (double)i->n_train);
-        cJSON_AddNumberToObject(o, "valid", (double)i->n_valid);
-        cJSON_AddNumberToObject(o, "test", (double)i->n_test);
-        cJSON_AddNumberToObject(o, "experiments", (double)i->n_experiments);
-        cJSON_AddNumberToObject(o, "seconds", i->train_seconds);
-        for (int s = 0; s < 2; s++) {
-            cJSON *side = cJSON_AddObjectToObject(o, s ? "lp" : "hp");
-            cJSON_AddNumberToObject(side, "depth", i->depth[s]);
-            cJSON_AddNumberToObject(side, "eta", i->eta[s]);
-            cJSON_AddNumberToObject(side, "trees", i->n_trees[s]);
-            cJSON_AddNumberToObject(side, "valid_mape", i->valid_mape[s]);
-            cJSON_AddNumberToObject(side, "test_mape", i->test_mape[s]);
         }
+        cJSON_AddStringToObject(o, "model", cli_user_path(out));
+        cJSON *trees = cJSON_AddArrayToObject(o, "n_trees");
+        cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[0]));
+        cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[1]));
+        while (info->child) {
+            cJSON *it = cJSON_DetachItemViaPointer(info, info->child);
+            cJSON_AddItemToObject(o, it->string, it);
+        }
+        cJSON_Delete(info);
         cli_json_print(o, stdout);
         return;
     }

@@ -29,6 +29,17 @@ typedef struct {
     double gap_ns;        /* launch gap before each kernel of a co-executed stream (eq. 8) */
 } sim_physics_t;
 
+/* The GPU figures only the simulator uses (src/simulate/gpu_physics.c). */
+typedef struct {
+    double dram_eff;        /* share of dram_gbs a streaming kernel achieves */
+    double sm_gbs;          /* achievable DRAM bandwidth of one SM alone, GB/s */
+    double mem_latency_ns;  /* idle DRAM load latency */
+    double kernel_fixed_ns; /* device time of an empty kernel (launch, ramp-up, drain) */
+} sim_gpu_physics_t;
+
+/* Those figures for a catalog GPU, or NULL for another one (static). */
+const sim_gpu_physics_t *sim_gpu_physics(const ps_gpu_t *g);
+
 sim_physics_t sim_physics_default(void);
 
 /* The unit a kernel's FLOPs run on. TF32 (convolutions under cuDNN's default
