@@ -855,17 +855,6 @@ int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
     return rc;
 }
 
-#define TABLE_CHECK(T, fn, validate_fn, table)                                               \
-    int fn(T *t)                                                                                \
-    {                                                                                           \
-        ps_rowerr_t e;                                                                          \
-        return row_error(validate_fn(t, &e), table, &e);                                        \
-    }
-
-TABLE_CHECK(ps_coexec_t, ps_coexec_check, ps_coexec_validate, "coexec")
-TABLE_CHECK(ps_workloads_t, ps_workloads_check, ps_workloads_validate, "workloads")
-TABLE_CHECK(ps_scaling_t, ps_scaling_check, ps_scaling_validate, "workload_scaling")
-TABLE_CHECK(ps_colocations_t, ps_colocations_check, ps_colocations_validate, "colocations")
 
 /* ------------------------------------------------------------------------ */
 /* Group counts, for `pairsight check`                                        */

@@ -108,10 +108,6 @@ struct ps_coexec {
 
 ps_coexec_t *ps_coexec_new(void);
 int ps_coexec_append(ps_coexec_t *t, const ps_coexec_row_t *row);
-/* The checks the loaders make, for tables built in memory: values in range,
- * keys unique, experiments (co-locations) consistent. On error the message
- * names the first offending row (1-based data row). Each table has one. */
-int ps_coexec_check(ps_coexec_t *t);
 
 /* ---- workloads.csv ---- */
 
@@ -132,7 +128,6 @@ struct ps_workloads {
 
 ps_workloads_t *ps_workloads_new(void);
 int ps_workloads_append(ps_workloads_t *t, const ps_workload_row_t *row);
-int ps_workloads_check(ps_workloads_t *t);
 
 /* ---- workload_scaling.csv ---- */
 
@@ -150,7 +145,6 @@ struct ps_scaling {
 
 ps_scaling_t *ps_scaling_new(void);
 int ps_scaling_append(ps_scaling_t *t, const ps_scaling_row_t *row);
-int ps_scaling_check(ps_scaling_t *t);
 
 /* ---- colocations.csv ---- */
 
@@ -170,6 +164,5 @@ struct ps_colocations {
 
 ps_colocations_t *ps_colocations_new(void);
 int ps_colocations_append(ps_colocations_t *t, const ps_colocation_row_t *row);
-int ps_colocations_check(ps_colocations_t *t);
 
 #endif
