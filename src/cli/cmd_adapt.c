@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const char *const examples[] = {
     "pairsight adapt --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --out out/m2.psm --rounds 5",
     NULL};
@@ -16,30 +15,28 @@ int cmd_adapt(int argc, char **argv)
     const char *model_path = NULL, *ops_path = NULL, *cx_path = NULL, *out = NULL;
     int json = 0, quiet = 0;
     ps_train_params_t p = ps_train_default_params();
-    cli_opt_t opts[] = {
-        {"--model", CLI_STR, &model_path, "FILE", "model to adapt", .flags = CLI_REQ | CLI_IN},
-        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile covering the new segments",
-         .flags = CLI_REQ | CLI_IN},
-        {"--coexec", CLI_STR, &cx_path, "FILE", "new co-executions", .flags = CLI_REQ | CLI_IN},
-        {"--out", CLI_STR, &out, "FILE", "adapted model to write; may equal --model", .flags = CLI_REQ},
-        {"--rounds", CLI_INT, &p.adapt_rounds, "N", "trees added per regressor", .lo = 1, .hi = 100000},
-        {"--eta", CLI_DBL, &p.adapt_eta, "X", "learning rate of the added trees", .lo = 0, .hi = 1,
-         .flags = CLI_LO_OPEN},
-        {"--depth", CLI_INT, &p.adapt_depth, "N", "max_depth of the added trees", .lo = 1, .hi = 20},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = 4096},
-        CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
-        CLI_OPT_QUIET(&quiet),
-        {NULL}};
-    cli_spec_t spec = {
-        .cmd = "adapt",
-        .synopsis = "--model FILE --ops FILE --coexec FILE --out FILE [options]",
-        .about = "Add trees to both regressors of a model, fitted at a small learning rate on\n"
-                 "every row of the new co-executions (a few experiments of an unseen model or\n"
-                 "batch size). The input model is left unchanged.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 adapted and written, 1 bad input or training failed, 2 usage error.",
-        .max_pos = 0};
+    cli_opt_t opts[] = {{"--model", CLI_STR, &model_path, "FILE", "model to adapt", .flags = CLI_REQ | CLI_IN},
+                        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile covering the new segments",
+                         .flags = CLI_REQ | CLI_IN},
+                        {"--coexec", CLI_STR, &cx_path, "FILE", "new co-executions", .flags = CLI_REQ | CLI_IN},
+                        {"--out", CLI_STR, &out, "FILE", "adapted model to write; may equal --model", .flags = CLI_REQ},
+                        {"--rounds", CLI_INT, &p.adapt_rounds, "N", "trees added per regressor", .lo = 1, .hi = 100000},
+                        {"--eta", CLI_DBL, &p.adapt_eta, "X", "learning rate of the added trees", .lo = 0, .hi = 1,
+                         .flags = CLI_LO_OPEN},
+                        {"--depth", CLI_INT, &p.adapt_depth, "N", "max_depth of the added trees", .lo = 1, .hi = 20},
+                        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = 4096},
+                        CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
+                        CLI_OPT_QUIET(&quiet),
+                        {NULL}};
+    cli_spec_t spec = {.cmd = "adapt",
+                       .synopsis = "--model FILE --ops FILE --coexec FILE --out FILE [options]",
+                       .about = "Add trees to both regressors of a model, fitted at a small learning rate on\n"
+                                "every row of the new co-executions (a few experiments of an unseen model or\n"
+                                "batch size). The input model is left unchanged.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 adapted and written, 1 bad input or training failed, 2 usage error.",
+                       .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
@@ -55,8 +52,7 @@ int cmd_adapt(int argc, char **argv)
     ps_coexec_t *cx = NULL;
     ps_model_t *m = NULL, *n = NULL;
     code = CLI_BAD_INPUT;
-    if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 ||
-        ps_coexec_load(cx_path, &cx) != 0) {
+    if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0) {
         cli_fail(CLI_BAD_INPUT, "adapt", "%s", ps_last_error());
         goto done;
     }
@@ -81,10 +77,11 @@ int cmd_adapt(int argc, char **argv)
         cJSON_AddNumberToObject(o, "passes", i.n_adapt);
         cli_json_print(o, stdout);
     } else if (!quiet) {
-        fprintf(stderr, "model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g "
-               "(HP %d trees, LP %d trees, pass %d)\n",
-               out, i.adapt_samples, i.adapt_seconds, p.adapt_rounds, p.adapt_eta, i.n_trees[0], i.n_trees[1],
-               i.n_adapt);
+        fprintf(stderr,
+                "model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g "
+                "(HP %d trees, LP %d trees, pass %d)\n",
+                out, i.adapt_samples, i.adapt_seconds, p.adapt_rounds, p.adapt_eta, i.n_trees[0], i.n_trees[1],
+                i.n_adapt);
     }
     code = CLI_OK;
 done:

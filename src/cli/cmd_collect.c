@@ -182,13 +182,12 @@ static const char *const examples[] = {
     "pairsight collect profile --backend fake --db out/fake.db --model resnet50 --tpcs 27,54 -q",
     "pairsight collect export --db out/fake.db --ops out/fake_ops.csv --coexec \"\"", NULL};
 
-static const char *const notes =
-    "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
-    "message; status, export and ops always work. scaling and colocate need the\n"
-    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
-    "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
-    "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
-    "program, else from ../lib/pairsight/ beside it.\n";
+static const char *const notes = "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
+                                 "message; status, export and ops always work. scaling and colocate need the\n"
+                                 "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
+                                 "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
+                                 "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
+                                 "program, else from ../lib/pairsight/ beside it.\n";
 
 static void defaults(opts_t *o)
 {
@@ -218,8 +217,7 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          "resnet50, resnet101, mobilenetv2, bert-base, llama-3.2-1b, llama-3.2-3b (ops, profile, counters, "
          "scaling; required there)"},
         {"--batch", CLI_INT, &o->batch, "N", "batch size", .lo = 1, .hi = 1 << 20},
-        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1,
-         .hi = 1 << 20},
+        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1, .hi = 1 << 20},
         {"--tpcs", CLI_FN, o, "LIST", "TPC counts, e.g. 8,16,32 or 4-52:4", .def = "every count the GPU can partition",
          .parse = fn_tpcs, .accepts = "TPC counts like 8,16,32 or 4-52:4 (at most 512)"},
         {"--warmup", CLI_INT, &o->p.warmup, "N", "untimed launches before timing", .lo = 0, .hi = 1000000},
@@ -310,7 +308,6 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
     return 0;
 }
 
-
 static int act_info(opts_t *o)
 {
     ps_campaign_t *c = NULL;
@@ -338,8 +335,7 @@ static int act_info(opts_t *o)
     } else {
         printf("gpu                %s (compute capability %d.%d)\n", d.gpu, d.cc_major, d.cc_minor);
         printf("SMs                %d (%d TPCs)\n", d.sm_count, d.tpc_count);
-        printf("green contexts     at least %d SMs, in multiples of %d\n", d.min_partition_sms,
-               d.sm_alignment);
+        printf("green contexts     at least %d SMs, in multiples of %d\n", d.min_partition_sms, d.sm_alignment);
         printf("valid TPC counts  ");
         for (int i = 0; i < n && i < MAX_TPCS; i++)
             printf(" %d", valid[i]);
@@ -376,8 +372,7 @@ static int act_ops(opts_t *o)
         cJSON_AddNumberToObject(j, "gbytes", bytes * 1e-9);
         cli_json_print(j, stdout);
     } else if (o->file)
-        printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9,
-               bytes * 1e-9);
+        printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9, bytes * 1e-9);
     else
         ps_oplist_write(l, stdout);
     ps_oplist_free(l);
@@ -401,9 +396,8 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         cJSON_AddNumberToObject(j, "coexec_rows", (double)s.coexec_rows);
         cli_json_print(j, stdout);
     } else
-        printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n",
-               o->db, s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows,
-               s.counter_rows, s.coexec_rows);
+        printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n", o->db,
+               s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows, s.counter_rows, s.coexec_rows);
     return CLI_OK;
 }
 
@@ -440,8 +434,7 @@ static int act_scaling(opts_t *o)
         for (size_t i = 0; rc == 0 && i < sc->n; i++)
             if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
                 sc->rows[i].share_pct == o->shares[k])
-                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid,
-                              o->shares[k], gpu);
+                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
         ps_scaling_row_t row = {gpu, wid, o->shares[k], t};
         if (rc == 0)
             rc = ps_scaling_append(sc, &row);
@@ -455,9 +448,10 @@ static int act_scaling(opts_t *o)
         rc = ps_scaling_save(sc, o->scaling_path);
     if (rc == 0 && !isnan(tput100)) {
         ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
-        double *opt[] = {&w.threads, &w.registers, &w.static_smem, &w.sm_tput_pct, &w.dram_tput_pct,
-                         &w.mem_tput_pct, &w.sm_busy_pct, &w.mem_busy_pct, &w.memcap_gb,
-                         &w.stall_long_scoreboard, &w.stall_lg_throttle, &w.stall_mio_throttle};
+        double *opt[] = {
+            &w.threads,           &w.registers,         &w.static_smem,  &w.sm_tput_pct, &w.dram_tput_pct,
+            &w.mem_tput_pct,      &w.sm_busy_pct,       &w.mem_busy_pct, &w.memcap_gb,   &w.stall_long_scoreboard,
+            &w.stall_lg_throttle, &w.stall_mio_throttle};
         for (size_t i = 0; i < PS_ARRAY_LEN(opt); i++)
             *opt[i] = NAN;
         for (size_t i = 0; rc == 0 && i < wl->n; i++)
@@ -499,8 +493,7 @@ static int act_colocate(opts_t *o)
         rc = PS_E_NOMEM;
     for (size_t i = 0; rc == 0 && i < t->n; i++)
         if (strcmp(t->rows[i].colocation, cid) == 0)
-            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)",
-                          o->colocations_path, cid);
+            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
     double tput[MAX_JOBS];
     if (rc == 0)
         rc = ps_collect_mps_run(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sizeof gpu);
@@ -508,8 +501,7 @@ static int act_colocate(opts_t *o)
         ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
         if (rc == 0 && !o->json)
-            printf("%s slot %d %s at %d%%: %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
-                   tput[k]);
+            printf("%s slot %d %s at %d%%: %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct, tput[k]);
     }
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);
@@ -542,10 +534,8 @@ int cmd_collect(int argc, char **argv)
     if (strcmp(act, "colocate") == 0)
         return act_colocate(&o);
 
-    int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 ||
-                 (strcmp(act, "counters") == 0 && !o.ncu);
-    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 &&
-        strcmp(act, "counters") != 0)
+    int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 || (strcmp(act, "counters") == 0 && !o.ncu);
+    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 && strcmp(act, "counters") != 0)
         return cli_fail(CLI_USAGE, CMD, "unknown action '%s' (see pairsight collect --help)", act);
     if ((strcmp(act, "profile") == 0 || strcmp(act, "counters") == 0) && !o.model)
         return cli_fail(CLI_USAGE, CMD, "%s needs --model", act);
@@ -570,8 +560,7 @@ int cmd_collect(int argc, char **argv)
         o.plan.n_tpcs = o.n_tpcs;
         rc = ps_campaign_coexec(c, &o.plan, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "export") == 0) {
-        rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL,
-                                o.coexec_path[0] ? o.coexec_path : NULL);
+        rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL, o.coexec_path[0] ? o.coexec_path : NULL);
     } else {
         rc = 0;
     }

@@ -17,8 +17,8 @@
 #define CMD "colocate"
 
 typedef struct {
-    const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target,
-        *candidates, *shares, *predictors, *gpu;
+    const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
+        *predictors, *gpu;
     double train_frac;
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
     uint64_t seed;
@@ -27,16 +27,15 @@ typedef struct {
 enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_ALL = 15 };
 
 static const char *const sub_names[] = {"eval", "train", "predict", "select"};
-static const char *const sub_synopsis[] = {
-    "--workloads W --colocations C [options]", "--workloads W --colocations C --out M [options]",
-    "--model M --workloads W --colocations Q [options]",
-    "--model M --workloads W --target T --candidates a,b,c [options]"};
-static const char *const sub_about[] = {
-    "Train and score every predictor and policy on the measured co-locations.\n",
-    "Fit one predictor on every measured co-location and save it.\n",
-    "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
-    "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
-    "Rank candidate co-runners of a target by predicted throughput sum.\n"};
+static const char *const sub_synopsis[] = {"--workloads W --colocations C [options]",
+                                           "--workloads W --colocations C --out M [options]",
+                                           "--model M --workloads W --colocations Q [options]",
+                                           "--model M --workloads W --target T --candidates a,b,c [options]"};
+static const char *const sub_about[] = {"Train and score every predictor and policy on the measured co-locations.\n",
+                                        "Fit one predictor on every measured co-location and save it.\n",
+                                        "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
+                                        "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
+                                        "Rank candidate co-runners of a target by predicted throughput sum.\n"};
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
@@ -64,41 +63,48 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         cli_opt_t opt;
     } all[] = {
         {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
-        {S_ALL, {"--scaling", CLI_STR, &o->scaling, "FILE",
-                 "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
-        {S_EVAL | S_TRAIN, {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv",
-                            .flags = CLI_REQ | CLI_IN}},
-        {S_PREDICT, {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict",
-                     .flags = CLI_REQ | CLI_IN}},
-        {S_EVAL, {"--train-frac", CLI_DBL, &o->train_frac, "F", "share of co-locations used for training", .lo = 0,
-                  .hi = 1, .flags = CLI_LO_OPEN | CLI_HI_OPEN}},
+        {S_ALL,
+         {"--scaling", CLI_STR, &o->scaling, "FILE",
+          "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
+        {S_EVAL | S_TRAIN,
+         {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv", .flags = CLI_REQ | CLI_IN}},
+        {S_PREDICT,
+         {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict", .flags = CLI_REQ | CLI_IN}},
+        {S_EVAL,
+         {"--train-frac", CLI_DBL, &o->train_frac, "F", "share of co-locations used for training", .lo = 0, .hi = 1,
+          .flags = CLI_LO_OPEN | CLI_HI_OPEN}},
         {S_EVAL, {"--seeds", CLI_INT, &o->seeds, "N", "random splits", .lo = 1, .hi = 1000000}},
         {S_EVAL, {"--seed", CLI_U64, &o->seed, "N", "first seed", .lo = 0, .hi = 0}},
         {S_TRAIN, {"--seed", CLI_U64, &o->seed, "N", "seed of forests and MLP", .lo = 0, .hi = 0}},
-        {S_EVAL, {"--unseen", CLI_FLAG, &o->unseen, NULL,
-                  "hold out every co-location of one model (all its batch sizes) in turn instead of random splits"}},
-        {S_EVAL, {"--test", CLI_STR, &o->test, "FILE",
-                  "score on FILE's co-locations, leaving out each workload set (all its shares, in both files) in "
-                  "turn"}},
-        {S_EVAL, {"--test-alone", CLI_FLAG, &o->test_alone, NULL,
-                  "with --test: never train on FILE's co-locations (default off: the other workload sets of FILE "
-                  "are trained on)",
-                  .flags = CLI_NODEF}},
-        {S_EVAL, {"--predictors", CLI_STR, &o->predictors, "LIST",
-                  "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
+        {S_EVAL,
+         {"--unseen", CLI_FLAG, &o->unseen, NULL,
+          "hold out every co-location of one model (all its batch sizes) in turn instead of random splits"}},
+        {S_EVAL,
+         {"--test", CLI_STR, &o->test, "FILE",
+          "score on FILE's co-locations, leaving out each workload set (all its shares, in both files) in "
+          "turn"}},
+        {S_EVAL,
+         {"--test-alone", CLI_FLAG, &o->test_alone, NULL,
+          "with --test: never train on FILE's co-locations (default off: the other workload sets of FILE "
+          "are trained on)",
+          .flags = CLI_NODEF}},
+        {S_EVAL,
+         {"--predictors", CLI_STR, &o->predictors, "LIST",
+          "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
         {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 1000000}},
         {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 1000000}},
         {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 1000000}},
         {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K", "kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps", .def = "mps"}},
         {S_TRAIN, {"--out", CLI_STR, &o->out, "FILE", "model file", .flags = CLI_REQ}},
         {S_PREDICT, {"--out", CLI_STR, &o->out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT}},
-        {S_PREDICT | S_SELECT, {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`",
-                                .flags = CLI_REQ | CLI_IN}},
+        {S_PREDICT | S_SELECT,
+         {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`", .flags = CLI_REQ | CLI_IN}},
         {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
-        {S_SELECT, {"--candidates", CLI_STR, &o->candidates, "LIST", "comma list; a+b co-locates several at once",
-                    .flags = CLI_REQ}},
-        {S_SELECT, {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners",
-                    .def = "100/100..."}},
+        {S_SELECT,
+         {"--candidates", CLI_STR, &o->candidates, "LIST", "comma list; a+b co-locates several at once",
+          .flags = CLI_REQ}},
+        {S_SELECT,
+         {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners", .def = "100/100..."}},
         {S_SELECT, {"--gpu", CLI_STR, &o->gpu, "NAME", "gpu column of the query", .def = "the workload's"}},
         {S_EVAL | S_SELECT, {"--json", CLI_FLAG, &o->json, NULL, "print the result as JSON", .flags = CLI_NODEF}},
         {S_ALL, CLI_OPT_QUIET(&o->quiet)},
@@ -160,8 +166,9 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
     defaults(o);
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         if (argc < 2)
-            *code = cli_fail(CLI_USAGE, CMD, "missing subcommand: eval, train, predict or select (see pairsight "
-                                             "colocate --help)");
+            *code = cli_fail(CLI_USAGE, CMD,
+                             "missing subcommand: eval, train, predict or select (see pairsight "
+                             "colocate --help)");
         else {
             overview(stdout);
             *code = CLI_OK;
@@ -200,8 +207,7 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
 {
     memset(t, 0, sizeof *t);
     (void)need_c; /* the option tables make them required */
-    if (ps_workloads_load(o->workloads, &t->w) ||
-        (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
+    if (ps_workloads_load(o->workloads, &t->w) || (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
         (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
         (o->test && ps_colocations_load(o->test, &t->t))) {
         tables_free(t);
@@ -209,7 +215,6 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
     }
     return 0;
 }
-
 
 /* The result of colocate eval as JSON on stdout (NaN, where a policy or a
  * predictor was not scored, becomes null). */
@@ -291,7 +296,9 @@ static int do_eval(const opts_t *o)
         return CLI_OK;
     }
     printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
-           o->unseen ? "unseen models" : o->test ? "held-out workload sets" : "random splits");
+           o->unseen ? "unseen models"
+           : o->test ? "held-out workload sets"
+                     : "random splits");
     printf("%-10s %-9s %8s %10s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%");
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (p.kinds & (1u << k))
@@ -460,8 +467,10 @@ static int do_select(const opts_t *o)
     if (most > 63)
         return cli_fail(CLI_USAGE, CMD, "select: --candidates: a candidate with %d co-runners, at most 63", most);
     if (ns > most + 1)
-        return cli_fail(CLI_USAGE, CMD, "select: --shares: %d shares for at most %d workloads (the target and %d "
-                        "co-runner%s)", ns, most + 1, most, most == 1 ? "" : "s");
+        return cli_fail(CLI_USAGE, CMD,
+                        "select: --shares: %d shares for at most %d workloads (the target and %d "
+                        "co-runner%s)",
+                        ns, most + 1, most, most == 1 ? "" : "s");
     tables_t t;
     int rc = load_tables(o, 0, &t);
     if (rc)
@@ -473,8 +482,8 @@ static int do_select(const opts_t *o)
             gpu = t.w->rows[i].gpu;
     if (!gpu) {
         tables_free(&t);
-        return cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target,
-                        o->gpu ? " on gpu " : "", o->gpu ? o->gpu : "", o->workloads);
+        return cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
+                        o->gpu ? o->gpu : "", o->workloads);
     }
     char missing[512];
     if (first_unknown(o->candidates, gpu, t.w, missing, sizeof missing)) {
@@ -502,8 +511,12 @@ static int do_select(const opts_t *o)
             break;
         }
         snprintf(id, idlen, "select/%s+%s", o->target, tok);
-        ps_colocation_row_t row = {.colocation = id, .gpu = gpu, .slot = 1, .workload = o->target,
-                                   .share_pct = ns > 0 ? shares[0] : 100, .tput = NAN};
+        ps_colocation_row_t row = {.colocation = id,
+                                   .gpu = gpu,
+                                   .slot = 1,
+                                   .workload = o->target,
+                                   .share_pct = ns > 0 ? shares[0] : 100,
+                                   .tput = NAN};
         err = ps_colocations_append(q, &row);
         int slot = 2;
         for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {

@@ -40,14 +40,11 @@ static cJSON *results_json(const ps_eval_results_t *r)
     return o;
 }
 
-static int parse_experiments(const char *v, void *dest)
-{
-    return ps_experiments_parse(v, dest) == 0 ? 0 : -1;
-}
+static int parse_experiments(const char *v, void *dest) { return ps_experiments_parse(v, dest) == 0 ? 0 : -1; }
 
-static const char *const eval_examples[] = {
-    "pairsight eval --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --mlp-epochs 5 --json-out out/e.json",
-    NULL};
+static const char *const eval_examples[] = {"pairsight eval --model out/model.psm --ops out/ops.csv --coexec "
+                                            "out/coexec.csv --mlp-epochs 5 --json-out out/e.json",
+                                            NULL};
 static const char *const report_examples[] = {
     "pairsight report --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --mlp-epochs 5 --out out/r.html",
     NULL};
@@ -88,13 +85,13 @@ int cli_eval_main(int argc, char **argv, int report_mode)
          "standalone profile of the long co-executions, with their TPC counts", .def = "--ops"},
         {"--experiments", CLI_FN, &c.experiments, "LIST",
          "comma-separated: accuracy, ablation, generalization, long, or all", .def = "accuracy",
-         .parse = parse_experiments, .accepts = "a comma-separated list of accuracy, ablation, generalization, "
-                                                "long, or all"},
+         .parse = parse_experiments,
+         .accepts = "a comma-separated list of accuracy, ablation, generalization, "
+                    "long, or all"},
         {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0,
          .def = "the model's, else 1"},
         {"--threads", CLI_INT, &c.nthread, "N", "XGBoost threads when training here, 0 = all", .lo = 0, .hi = 4096},
-        {"--rounds", CLI_INT, &c.max_rounds, "N", "most trees per regressor when training here", .lo = 1,
-         .hi = 100000},
+        {"--rounds", CLI_INT, &c.max_rounds, "N", "most trees per regressor when training here", .lo = 1, .hi = 100000},
         {"--depths", CLI_INTS, c.depths, "LIST", "max_depth grid when training here", .lo = 1, .hi = 20,
          .count = &c.n_depths, .max = 4},
         {"--etas", CLI_DBLS, c.etas, "LIST", "learning-rate grid when training here", .lo = 0, .hi = 1,
@@ -123,23 +120,23 @@ int cli_eval_main(int argc, char **argv, int report_mode)
             o++;
         *o = (cli_opt_t){"--out", CLI_STR, &report_path, "FILE", "the HTML page to write", .flags = CLI_REQ};
     }
-    cli_spec_t spec = {
-        .cmd = cmd,
-        .synopsis = report_mode ? "--ops FILE --coexec FILE --out FILE [options]" : "--ops FILE --coexec FILE [options]",
-        .about = report_mode
-                     ? "Run the evaluation of `pairsight eval` and write one self-contained HTML page:\n"
-                       "the tables, predicted against measured latency per method, error CDFs, the\n"
-                       "slowdown heat map of HP segments against co-runners and each counter's\n"
-                       "correlation with delta for target and co-runner. scripts/render_report.sh\n"
-                       "renders it to a PNG.\n"
-                     : "Train every baseline on the model's training data and compare them with the\n"
-                       "PairSight model on the test co-executions; optionally run the ablation, the\n"
-                       "generalization and the long-segment experiments. Prints the tables (or JSON).\n",
-        .opts = opts,
-        .examples = report_mode ? report_examples : eval_examples,
-        .exit_status = report_mode ? "0 written, 1 bad input or unwritable --out, 2 usage error."
-                                   : "0 ok, 1 bad input or a failed evaluation, 2 usage error.",
-        .max_pos = 0};
+    cli_spec_t spec = {.cmd = cmd,
+                       .synopsis = report_mode ? "--ops FILE --coexec FILE --out FILE [options]"
+                                               : "--ops FILE --coexec FILE [options]",
+                       .about = report_mode
+                                    ? "Run the evaluation of `pairsight eval` and write one self-contained HTML page:\n"
+                                      "the tables, predicted against measured latency per method, error CDFs, the\n"
+                                      "slowdown heat map of HP segments against co-runners and each counter's\n"
+                                      "correlation with delta for target and co-runner. scripts/render_report.sh\n"
+                                      "renders it to a PNG.\n"
+                                    : "Train every baseline on the model's training data and compare them with the\n"
+                                      "PairSight model on the test co-executions; optionally run the ablation, the\n"
+                                      "generalization and the long-segment experiments. Prints the tables (or JSON).\n",
+                       .opts = opts,
+                       .examples = report_mode ? report_examples : eval_examples,
+                       .exit_status = report_mode ? "0 written, 1 bad input or unwritable --out, 2 usage error."
+                                                  : "0 ok, 1 bad input or a failed evaluation, 2 usage error.",
+                       .max_pos = 0};
     int code0;
     if (cli_parse(&spec, argc, argv, NULL, &code0))
         return code0;
@@ -167,9 +164,9 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     memset(&r, 0, sizeof r);
     cJSON *js = NULL;
     if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0 ||
-        (train_path && ps_coexec_load(train_path, &train) != 0) ||
-        (long_path && ps_coexec_load(long_path, &lx) != 0) ||
-        (long_ops_path && ps_ops_load(long_ops_path, &long_ops) != 0) || (model_path && ps_model_load(model_path, &model) != 0)) {
+        (train_path && ps_coexec_load(train_path, &train) != 0) || (long_path && ps_coexec_load(long_path, &lx) != 0) ||
+        (long_ops_path && ps_ops_load(long_ops_path, &long_ops) != 0) ||
+        (model_path && ps_model_load(model_path, &model) != 0)) {
         cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
         goto done;
     }

@@ -26,9 +26,9 @@ static int parse_spec(char *buf, ps_query_t *q)
             seen |= k[0] == 'h' ? 1 : 2;
             continue;
         }
-        static const char *const names[] = {"hp_batch", "hp_start", "hp_len", "lp_batch",
+        static const char *const names[] = {"hp_batch", "hp_start", "hp_len",  "lp_batch",
                                             "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
-        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len, &q->lp_batch,
+        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len,  &q->lp_batch,
                       &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
         int found = 0;
         for (int i = 0; i < 8; i++) {
@@ -53,10 +53,7 @@ static int parse_spec(char *buf, ps_query_t *q)
     return CLI_OK;
 }
 
-static const char *owner_name(int owner)
-{
-    return owner == 0 ? "hp" : owner == 1 ? "lp" : "input";
-}
+static const char *owner_name(int owner) { return owner == 0 ? "hp" : owner == 1 ? "lp" : "input"; }
 
 static void print_json(const ps_explanation_t *e)
 {
@@ -89,8 +86,7 @@ static void print_text(const ps_explanation_t *e, int top)
     printf("LP: %.0f ns predicted, %.0f ns standalone, slowdown %.4f\n", e->lp_ns, e->lp_solo_ns,
            e->lp_ns / e->lp_solo_ns);
     for (int side = 0; side < 2; side++) {
-        printf("\n%s regressor: contributions to log slowdown (bias %+.4f)\n", side ? "LP" : "HP",
-               e->bias[side]);
+        printf("\n%s regressor: contributions to log slowdown (bias %+.4f)\n", side ? "LP" : "HP", e->bias[side]);
         int shown = 0;
         for (size_t i = 0; i < e->n; i++) {
             const ps_contribution_t *c = &e->items[i];
@@ -123,21 +119,20 @@ int cmd_explain(int argc, char **argv)
         CLI_OPT_JSON(&json, "print every item as JSON (default: text)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t cspec = {
-        .cmd = "explain",
-        .synopsis = "--model FILE --ops FILE --query SPEC [options]",
-        .about = "Explain one prediction: XGBoost SHAP contributions (in log slowdown) of\n"
-                 "every input, folded back to the named operators of both segments, for the\n"
-                 "HP and the LP regressor. A positive value raises the predicted latency.\n"
-                 "Segments must fit in the model's window (16 operators by default).\n"
-                 "\n"
-                 "SPEC is a comma-separated list of coexec.csv key columns, e.g.\n"
-                 "  hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=16,\n"
-                 "  lp_model=bert-base,lp_batch=8,lp_start=40,lp_len=16,hp_tpcs=30,lp_tpcs=24\n"
-                 "(gpu=NAME is optional and defaults to the model's GPU).\n",
-        .opts = opts,
-        .examples = examples,
-        .max_pos = 0};
+    cli_spec_t cspec = {.cmd = "explain",
+                        .synopsis = "--model FILE --ops FILE --query SPEC [options]",
+                        .about = "Explain one prediction: XGBoost SHAP contributions (in log slowdown) of\n"
+                                 "every input, folded back to the named operators of both segments, for the\n"
+                                 "HP and the LP regressor. A positive value raises the predicted latency.\n"
+                                 "Segments must fit in the model's window (16 operators by default).\n"
+                                 "\n"
+                                 "SPEC is a comma-separated list of coexec.csv key columns, e.g.\n"
+                                 "  hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=16,\n"
+                                 "  lp_model=bert-base,lp_batch=8,lp_start=40,lp_len=16,hp_tpcs=30,lp_tpcs=24\n"
+                                 "(gpu=NAME is optional and defaults to the model's GPU).\n",
+                        .opts = opts,
+                        .examples = examples,
+                        .max_pos = 0};
     int code;
     if (cli_parse(&cspec, argc, argv, NULL, &code))
         return code;

@@ -9,8 +9,7 @@
 #include <string.h>
 
 static const char *const examples[] = {
-    "pairsight import ncu tests/data/ncu_raw.csv --gpu a100 --model resnet50 --tpcs 54 --out out/imported.csv",
-    NULL};
+    "pairsight import ncu tests/data/ncu_raw.csv --gpu a100 --model resnet50 --tpcs 54 --out out/imported.csv", NULL};
 
 int cmd_import(int argc, char **argv)
 {
@@ -32,22 +31,21 @@ int cmd_import(int argc, char **argv)
         CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "import",
-        .synopsis = "ncu REPORT.csv --gpu G --model M --tpcs N --out ops.csv [options]\n"
-                    "torch-trace TRACE.json --gpu G --model M --tpcs N --out ops.csv [options]",
-        .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
-                 "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
-                 "TRACE.json may be - for standard input).\n"
-                 "  ncu          an Nsight Compute export: ncu --csv --page raw --metrics\n"
-                 "               gpu__time_duration.sum[,dram__bytes.sum,lts__t_bytes.sum,...]\n"
-                 "               (with or without --print-units base)\n"
-                 "  torch-trace  a PyTorch profiler Chrome trace (prof.export_chrome_trace): the\n"
-                 "               \"kernel\" events of one CUDA stream, ordered by ts\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 written, 1 bad or empty input (nothing is written), 2 usage error.",
-        .max_pos = 2};
+    cli_spec_t spec = {.cmd = "import",
+                       .synopsis = "ncu REPORT.csv --gpu G --model M --tpcs N --out ops.csv [options]\n"
+                                   "torch-trace TRACE.json --gpu G --model M --tpcs N --out ops.csv [options]",
+                       .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
+                                "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
+                                "TRACE.json may be - for standard input).\n"
+                                "  ncu          an Nsight Compute export: ncu --csv --page raw --metrics\n"
+                                "               gpu__time_duration.sum[,dram__bytes.sum,lts__t_bytes.sum,...]\n"
+                                "               (with or without --print-units base)\n"
+                                "  torch-trace  a PyTorch profiler Chrome trace (prof.export_chrome_trace): the\n"
+                                "               \"kernel\" events of one CUDA stream, ordered by ts\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 written, 1 bad or empty input (nothing is written), 2 usage error.",
+                       .max_pos = 2};
     int code;
     if (cli_parse(&spec, argc, argv, &npos, &code))
         return code;

@@ -25,9 +25,8 @@ enum {
     N_KEYS
 };
 
-static const char *const key_names[N_KEYS] = {"gpu",      "hp_model", "hp_batch", "hp_start",
-                                              "hp_len",   "lp_model", "lp_batch", "lp_start",
-                                              "lp_len",   "hp_tpcs",  "lp_tpcs"};
+static const char *const key_names[N_KEYS] = {"gpu",      "hp_model", "hp_batch", "hp_start", "hp_len", "lp_model",
+                                              "lp_batch", "lp_start", "lp_len",   "hp_tpcs",  "lp_tpcs"};
 
 /* The query file held in memory: every cell (to echo) and the queries. */
 typedef struct {
@@ -59,8 +58,8 @@ static int parse_int_cell(ps_csv_t *c, int col, int *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || v < -2147483647L || v > 2147483647L)
-        return ps_error(PS_E_INPUT, "%s:%zu:%d: '%s' is not an integer", ps_csv_path(c),
-                        ps_csv_field_line(c, col), col + 1, s);
+        return ps_error(PS_E_INPUT, "%s:%zu:%d: '%s' is not an integer", ps_csv_path(c), ps_csv_field_line(c, col),
+                        col + 1, s);
     *out = (int)v;
     return PS_OK;
 }
@@ -123,8 +122,8 @@ static int read_queries(const char *path, const char *model_gpu, qfile_t *f)
         }
     while ((rc = ps_csv_next(c)) == 1) {
         if (ps_csv_nfields(c) != f->ncol) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu: %d fields, the header has %d", path, ps_csv_line(c),
-                          ps_csv_nfields(c), f->ncol);
+            rc = ps_error(PS_E_INPUT, "%s:%zu: %d fields, the header has %d", path, ps_csv_line(c), ps_csv_nfields(c),
+                          f->ncol);
             goto done;
         }
         if ((rc = grow(f)) != PS_OK)
@@ -143,8 +142,8 @@ static int read_queries(const char *path, const char *model_gpu, qfile_t *f)
         q->gpu = col[C_GPU] >= 0 ? cells[col[C_GPU]] : model_gpu;
         q->hp_model = cells[col[C_HP_MODEL]];
         q->lp_model = cells[col[C_LP_MODEL]];
-        int *ints[] = {&q->hp_batch, &q->hp_start, &q->hp_len, NULL, &q->lp_batch, &q->lp_start,
-                       &q->lp_len, &q->hp_tpcs, &q->lp_tpcs};
+        int *ints[] = {&q->hp_batch, &q->hp_start, &q->hp_len,  NULL,       &q->lp_batch,
+                       &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
         for (int k = C_HP_BATCH; k < N_KEYS; k++) {
             if (k == C_LP_MODEL)
                 continue;
@@ -195,8 +194,7 @@ static void write_predictions(FILE *o, const qfile_t *f, const double *hp, const
 
 static const char *const examples[] = {
     "pairsight predict --model out/model.psm --ops out/ops.csv --queries out/coexec.csv --out out/pred.csv",
-    "head -5 out/coexec.csv | pairsight predict --model=out/model.psm --ops=out/ops.csv --queries -",
-    NULL};
+    "head -5 out/coexec.csv | pairsight predict --model=out/model.psm --ops=out/ops.csv --queries -", NULL};
 
 int cmd_predict(int argc, char **argv)
 {
@@ -217,18 +215,17 @@ int cmd_predict(int argc, char **argv)
                             "needs --out FILE"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "predict",
-        .synopsis = "--model FILE --ops FILE --queries FILE [options]",
-        .about = "Predict the HP and LP latency of every candidate in the queries file: the key\n"
-                 "columns of coexec.csv (gpu, hp_model, hp_batch, hp_start, hp_len, lp_model,\n"
-                 "lp_batch, lp_start, lp_len, hp_tpcs, lp_tpcs; gpu may be left out and is\n"
-                 "then the model's; other columns are kept). The output repeats every input\n"
-                 "column and adds hp_ns_pred, lp_ns_pred, hp_delta_pred and lp_delta_pred.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 predicted, 1 bad input (the message names the file and line), 2 usage error.",
-        .max_pos = 0};
+    cli_spec_t spec = {.cmd = "predict",
+                       .synopsis = "--model FILE --ops FILE --queries FILE [options]",
+                       .about = "Predict the HP and LP latency of every candidate in the queries file: the key\n"
+                                "columns of coexec.csv (gpu, hp_model, hp_batch, hp_start, hp_len, lp_model,\n"
+                                "lp_batch, lp_start, lp_len, hp_tpcs, lp_tpcs; gpu may be left out and is\n"
+                                "then the model's; other columns are kept). The output repeats every input\n"
+                                "column and adds hp_ns_pred, lp_ns_pred, hp_delta_pred and lp_delta_pred.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 predicted, 1 bad input (the message names the file and line), 2 usage error.",
+                       .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
@@ -236,8 +233,9 @@ int cmd_predict(int argc, char **argv)
     if (out && strcmp(cli_user_path(out), "-") == 0 && !json)
         out = NULL; /* standard output, written directly */
     if (json && (!out || strcmp(cli_user_path(out), "-") == 0))
-        return cli_fail(CLI_USAGE, "predict", "--json prints a summary on standard output and needs --out FILE for "
-                                              "the predictions");
+        return cli_fail(CLI_USAGE, "predict",
+                        "--json prints a summary on standard output and needs --out FILE for "
+                        "the predictions");
     if (out) {
         const char *inputs[] = {model_path, ops_path, q_path};
         int out_code = cli_check_out("predict", out, inputs, 3);

@@ -17,7 +17,6 @@
 
 static const char *CMD = "simulate";
 
-
 static int derive(const char *path, const char *gpu)
 {
     ps_ops_t *ops = NULL;
@@ -54,8 +53,7 @@ static const char *const examples[] = {
     "pairsight simulate --gpu a100 --experiments 200 --runs 2 --seed 3 --out out/small",
     "pairsight simulate --gpu h100 --pairs resnet50:8/bert-base:8 --splits 30/36 --experiments=50 --json --out "
     "out/h100",
-    "pairsight simulate --list",
-    NULL};
+    "pairsight simulate --list", NULL};
 
 int cmd_simulate(int argc, char **argv)
 {
@@ -73,8 +71,7 @@ int cmd_simulate(int argc, char **argv)
          "ordered HP/LP pairs with batches, e.g. resnet50:8/bert-base:8,llama-3.2-1b:8/resnet50:8",
          .def = "the 20 pairs of docs/simulator.md"},
         {"--batches", CLI_STR, &p.batches, "SPEC",
-         "batch of every model (16) or per model (resnet50:16,bert-base:32) where --pairs does not set it",
-         .def = "8"},
+         "batch of every model (16) or per model (resnet50:16,bert-base:32) where --pairs does not set it", .def = "8"},
         {"--splits", CLI_STR, &p.splits, "SPEC",
          "SM splits hp/lp in TPCs, e.g. 10/44,20/34, or all (every split of the GPU)",
          .def = "hp = round(k*TPCs/10), k=1..9"},
@@ -98,17 +95,16 @@ int cmd_simulate(int argc, char **argv)
         CLI_OPT_JSON(&json, "print a JSON summary on stdout (default: a line on stderr)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = CMD,
-        .synopsis = "[options] --out DIR\n--derive OPS_CSV > data/orion_kernels.inc\n--list",
-        .about = "Simulate a profiling campaign on a GPU twin and write DIR/ops.csv (every\n"
-                 "operator of the campaign's models at every TPC count used and the whole\n"
-                 "GPU) and DIR/coexec.csv (one row per run, mechanism sim). Deterministic\n"
-                 "for a seed whatever the thread count. See docs/simulator.md.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 written, 1 bad input or unwritable --out, 2 usage error.",
-        .max_pos = 0};
+    cli_spec_t spec = {.cmd = CMD,
+                       .synopsis = "[options] --out DIR\n--derive OPS_CSV > data/orion_kernels.inc\n--list",
+                       .about = "Simulate a profiling campaign on a GPU twin and write DIR/ops.csv (every\n"
+                                "operator of the campaign's models at every TPC count used and the whole\n"
+                                "GPU) and DIR/coexec.csv (one row per run, mechanism sim). Deterministic\n"
+                                "for a seed whatever the thread count. See docs/simulator.md.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 written, 1 bad input or unwritable --out, 2 usage error.",
+                       .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;

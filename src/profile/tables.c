@@ -855,7 +855,6 @@ int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
     return rc;
 }
 
-
 /* ------------------------------------------------------------------------ */
 /* Group counts, for `pairsight check`                                        */
 /* ------------------------------------------------------------------------ */
