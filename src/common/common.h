@@ -59,6 +59,14 @@ static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state +
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
 
+/* Whether operators [start, start + len) are a non-empty segment of a model
+ * of n operators. Written without start + len, which overflows for a start
+ * or length near INT_MAX (a row with hp_start 2147483647 crashed train). */
+static inline int segment_fits(int start, int len, int n)
+{
+    return start >= 0 && len >= 1 && len <= n && start <= n - len;
+}
+
 #define PS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Regression tests of the hardening audit (issue 11): what users and bad luck
+# do to the CLI. Usage: sh tests/test_hardening.sh PAIRSIGHT
+set -u
+CLI=${1:?usage: test_hardening.sh PAIRSIGHT}
+. tests/clitest.sh
+
+expect 0 "$CLI" simulate --gpu a100 --experiments 40 --runs 2 --threads 1 --seed 3 --out "$T/c" -q
+expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/m.psm" \
+    --threads 1 --depths 4 --etas 0.3 --rounds 20 -q
+OPS="$T/c/ops.csv"
+first=$(awk -F, 'NR == 2 { print $1 }' "$T/c/coexec.csv")
+
+# Item 2: starts and lengths near INT_MAX are refused with a message, never
+# by a crash (start + len overflowed: SIGSEGV in train, eval, adapt, predict).
+for col in 5 6 9 10; do
+    awk -F, -v OFS=, -v e="$first" -v c=$col 'NR > 1 && $1 == e { $c = 2147483647 } 1' \
+        "$T/c/coexec.csv" >"$T/big.csv"
+    expect 1 "$CLI" train --ops "$OPS" --coexec "$T/big.csv" --out "$T/x.psm" --threads 1 --rounds 2 -q
+    has "$T/err" "is outside its"
+    expect 1 "$CLI" eval --model "$T/m.psm" --ops "$OPS" --coexec "$T/big.csv"
+    has "$T/err" "is outside its"
+    expect 1 "$CLI" adapt --model "$T/m.psm" --ops "$OPS" --coexec "$T/big.csv" --out "$T/x.psm" -q
+    has "$T/err" "is outside its"
+    awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$T/big.csv" >"$T/q.csv"
+    expect 1 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
+    has "$T/err" "q.csv:2: "
+    has "$T/err" "is outside its"
+done
+# hp_len 2147483647 is named as such, not as "length -16".
+grep -q "length -" "$T/err" && fail "negative length in: $(cat "$T/err")"
+Q="hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=12,lp_model=bert-base,lp_batch=8,lp_start=10,lp_len=16,hp_tpcs=27,lp_tpcs=27"
+expect 1 "$CLI" explain --model "$T/m.psm" --ops "$OPS" --query "$(echo "$Q" | sed 's/hp_start=0/hp_start=999999999/')"
+has "$T/err" "is outside its"
+
+finish test_hardening
