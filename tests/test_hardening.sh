@@ -33,4 +33,16 @@ Q="hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=12,lp_model=bert-base,lp_batch
 expect 1 "$CLI" explain --model "$T/m.psm" --ops "$OPS" --query "$(echo "$Q" | sed 's/hp_start=0/hp_start=999999999/')"
 has "$T/err" "is outside its"
 
+# Item 7: a queries file naming a key column twice is refused, as the table
+# loaders refuse theirs (it was accepted, the second column silently used).
+awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (NR == 1 ? "hp_start" : 99) }' \
+    "$T/c/coexec.csv" >"$T/q.csv"
+expect 1 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
+has "$T/err" "q.csv:1:12: duplicate column 'hp_start' (first at column 4)"
+# An unknown column named twice is echoed, as before.
+awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (NR == 1 ? "note,note" : "a,b") }' \
+    "$T/c/coexec.csv" >"$T/q.csv"
+expect 0 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
+has "$T/out" "lp_tpcs,note,note,hp_ns_pred"
+
 finish test_hardening
