@@ -39,6 +39,9 @@ awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
     "$T/c/coexec.csv" >"$T/q.csv"
 expect 1 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
 has "$T/err" "q.csv:1:12: duplicate column 'hp_start' (first at column 4)"
+# explain --query: a key given twice is a usage error too.
+expect 2 "$CLI" explain --model "$T/m.psm" --ops "$OPS" --query "$Q,hp_len=3"
+has "$T/err" "pairsight: explain: --query: hp_len is given twice"
 # An unknown column named twice is echoed, as before.
 awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (NR == 1 ? "note,note" : "a,b") }' \
     "$T/c/coexec.csv" >"$T/q.csv"

@@ -165,3 +165,56 @@ int queries_load(const char *path, const char *model_gpu, queries_t *f)
     ps_csv_close(c);
     return rc;
 }
+
+int query_parse_spec(char *buf, ps_query_t *q)
+{
+    static const char *const names[] = {"hp_batch", "hp_start", "hp_len", "lp_batch",
+                                        "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
+    int seen = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            return ps_error(PS_E_ARG, "'%s' is not key=value", tok);
+        *eq = '\0';
+        const char *k = tok, *v = eq + 1;
+        int bit = strcmp(k, "gpu") == 0        ? 1 << 10
+                  : strcmp(k, "hp_model") == 0 ? 1
+                  : strcmp(k, "lp_model") == 0 ? 2
+                                               : 0;
+        for (int i = 0; i < 8 && !bit; i++)
+            if (strcmp(k, names[i]) == 0)
+                bit = 4 << i;
+        if (seen & bit)
+            return ps_error(PS_E_ARG, "%s is given twice", k);
+        seen |= bit;
+        if (bit == 1 << 10) {
+            q->gpu = v;
+            continue;
+        }
+        if (bit == 1 || bit == 2) {
+            *(bit == 1 ? &q->hp_model : &q->lp_model) = v;
+            continue;
+        }
+        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len, &q->lp_batch,
+                      &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
+        int found = 0;
+        for (int i = 0; i < 8; i++) {
+            if (strcmp(k, names[i]) != 0)
+                continue;
+            char *end;
+            errno = 0;
+            long x = strtol(v, &end, 10);
+            if (end == v || *end || errno || x < -1000000000L || x > 1000000000L)
+                return ps_error(PS_E_ARG, "%s: '%s' is not an integer", k, v);
+            *dst[i] = (int)x;
+            found = 1;
+        }
+        if (!found)
+            return ps_error(PS_E_ARG, "unknown key '%s'", k);
+    }
+    if ((seen & ~(1 << 10)) != (1 | 2 | (0xff << 2)))
+        return ps_error(PS_E_ARG, "needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
+                        "lp_len, hp_tpcs and lp_tpcs");
+    return PS_OK;
+}

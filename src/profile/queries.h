@@ -27,4 +27,10 @@ int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f);
 int queries_load(const char *path, const char *model_gpu, queries_t *f);
 void queries_free(queries_t *f);
 
+/* Parse a query written as key=value pairs joined by commas (`explain
+ * --query`): every key of a queries row but gpu is required, each once at
+ * most. Strings of *q point into buf, which the parse cuts up. Returns
+ * PS_E_ARG with a message naming the pair on error. */
+int query_parse_spec(char *buf, ps_query_t *q);
+
 #endif
