@@ -48,4 +48,24 @@ awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
 expect 0 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
 has "$T/out" "lp_tpcs,note,note,hp_ns_pred"
 
+# Item 6: thread counts and sizes are bounded: a usage error, not a libgomp
+# crash (--threads 100000) or 2 GB of stacks (--threads 20000).
+for n in 100000 20000; do
+    expect 2 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --threads $n -q
+    has "$T/err" "--threads: bad value '$n'"
+    expect 2 "$CLI" adapt --model "$T/m.psm" --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --threads $n
+    expect 2 "$CLI" eval --model "$T/m.psm" --ops "$OPS" --coexec "$T/c/coexec.csv" --threads $n
+    expect 2 "$CLI" simulate --gpu a100 --experiments 2 --threads $n --out "$T/s"
+done
+expect 2 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --rounds 1000000000 -q
+expect 2 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --window 100000 -q
+expect 1 "$CLI" simulate --gpu a100 --experiments 100000000 --runs 10000 --out "$T/s" -q
+has "$T/err" "more than 2e7"
+F=tests/data/colocate
+W="--workloads $F/workloads.csv --scaling $F/workload_scaling.csv --colocations $F/colocations3.csv"
+expect 2 "$CLI" colocate train $W --kind kace_rf --trees 1000000 --out "$T/x.psc"
+has "$T/err" "--trees: expected an integer in 1..10000"
+expect 2 "$CLI" colocate train $W --kind mps --rounds 100000000 --out "$T/x.psc"
+[ -e "$T/x.psm" ] || [ -e "$T/x.psc" ] && fail "a refused command wrote its output"
+
 finish test_hardening

@@ -1,5 +1,6 @@
 /* pairsight adapt: continued training of a model on a few new experiments. */
 #include "cli/cli.h"
+#include "common/common.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -69,8 +70,8 @@ int cmd_adapt(int argc, char **argv)
             if (cli_parse_int(v, 1, 20, &p.adapt_depth))
                 return cli_fail(CLI_USAGE, "adapt", "--depth: bad value '%s' (want 1..20)", v);
         } else if (strcmp(a, "--threads") == 0) {
-            if (cli_parse_int(v, 0, 4096, &p.nthread))
-                return cli_fail(CLI_USAGE, "adapt", "--threads: bad value '%s' (want 0..4096)", v);
+            if (cli_parse_int(v, 0, thread_limit(), &p.nthread))
+                return cli_fail(CLI_USAGE, "adapt", "--threads: bad value '%s' (want 0..%d)", v, thread_limit());
         } else {
             return cli_bad_option("adapt", a, NULL);
         }

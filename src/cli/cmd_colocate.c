@@ -132,8 +132,9 @@ static int parse_opts(int argc, char **argv, opts_t *o)
                 return cli_fail(CLI_USAGE, CMD, "--train-frac: expected a number in (0,1), got '%s'", val);
         } else if (strcmp(a, "--seeds") == 0 || strcmp(a, "--trees") == 0 ||
                    strcmp(a, "--epochs") == 0 || strcmp(a, "--rounds") == 0) {
-            if (cli_parse_long(val, 1, 1000000, &v))
-                return cli_fail(CLI_USAGE, CMD, "%s: expected a positive integer, got '%s'", a, val);
+            long hi = a[2] == 't' ? 10000 : 100000; /* the library's bounds (cl_model_fit) */
+            if (cli_parse_long(val, 1, hi, &v))
+                return cli_fail(CLI_USAGE, CMD, "%s: expected an integer in 1..%ld, got '%s'", a, hi, val);
             *(a[2] == 's' ? &o->seeds : a[2] == 't' ? &o->trees : a[2] == 'e' ? &o->epochs : &o->rounds) = (int)v;
         } else if (strcmp(a, "--seed") == 0) {
             char *e;

@@ -140,13 +140,13 @@ int cli_eval_main(int argc, char **argv, int report_mode)
             if (cli_parse_int(v, 0, 1000000000L, &seed) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--seed: not a non-negative integer: %s", v);
         } else if (strcmp(a, "--threads") == 0) {
-            if (cli_parse_int(v, 0, 1000000000L, &c.nthread) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--threads: not a non-negative integer: %s", v);
+            if (cli_parse_int(v, 0, thread_limit(), &c.nthread) != 0)
+                return cli_fail(CLI_USAGE, cmd, "--threads: not an integer in 0..%d: %s", thread_limit(), v);
         } else if (strcmp(a, "--rounds") == 0) {
-            if (cli_parse_int(v, 1, 1000000000L, &c.max_rounds) != 0)
+            if (cli_parse_int(v, 1, 100000, &c.max_rounds) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--rounds: not a positive integer: %s", v);
         } else if (strcmp(a, "--mlp-epochs") == 0) {
-            if (cli_parse_int(v, 1, 1000000000L, &c.bp.mlp_epochs) != 0)
+            if (cli_parse_int(v, 1, 100000, &c.bp.mlp_epochs) != 0)
                 return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", v);
         } else if (strcmp(a, "--ks") == 0) {
             double d[4];

@@ -158,7 +158,7 @@ int cmd_simulate(int argc, char **argv)
             p.runs = (int)v;
         else if (strcmp(a, "--seed") == 0 && !(rc = parse_long(a, val, 0, LONG_MAX, &v)))
             p.seed = (uint64_t)v;
-        else if (strcmp(a, "--threads") == 0 && !(rc = parse_long(a, val, 0, 256, &v)))
+        else if (strcmp(a, "--threads") == 0 && !(rc = parse_long(a, val, 0, thread_limit() < 256 ? thread_limit() : 256, &v)))
             p.threads = (int)v;
         else if (strcmp(a, "--bert-seq") == 0 && !(rc = parse_long(a, val, 1, 8192, &v)))
             p.bert_seq = (int)v;

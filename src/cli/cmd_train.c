@@ -1,5 +1,6 @@
 /* pairsight train: fit the PairSight segment model on a profiling campaign. */
 #include "cli/cli.h"
+#include "common/common.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -108,17 +109,17 @@ int cmd_train(int argc, char **argv)
                     bad = 0;
                 }
         } else if (strcmp(a, "--window") == 0) {
-            bad = cli_parse_int(v, 1, 1000000000L, &p.window);
+            bad = cli_parse_int(v, 1, 256, &p.window);
         } else if (strcmp(a, "--seed") == 0) {
             int s = 0;
             bad = cli_parse_int(v, 0, 1000000000L, &s);
             p.seed = (unsigned)s;
         } else if (strcmp(a, "--threads") == 0) {
-            bad = cli_parse_int(v, 0, 1000000000L, &p.nthread);
+            bad = cli_parse_int(v, 0, thread_limit(), &p.nthread);
         } else if (strcmp(a, "--rounds") == 0) {
-            bad = cli_parse_int(v, 1, 1000000000L, &p.max_rounds);
+            bad = cli_parse_int(v, 1, 100000, &p.max_rounds);
         } else if (strcmp(a, "--early-stop") == 0) {
-            bad = cli_parse_int(v, 1, 1000000000L, &p.early_stopping);
+            bad = cli_parse_int(v, 1, 100000, &p.early_stopping);
         } else if (strcmp(a, "--depths") == 0) {
             /* Whole numbers only; the library checks the range. */
             double d[4];

@@ -201,3 +201,19 @@ double ps_median(double *v, size_t n)
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+int thread_limit(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long lim = (cores > 0 ? cores : 1) * THREADS_PER_CORE;
+    return lim < THREADS_MIN_LIMIT ? THREADS_MIN_LIMIT : lim > 65536 ? 65536 : (int)lim;
+}
+
+int thread_check(const char *what, long n)
+{
+    int lim = thread_limit();
+    if (n < 0 || n > lim)
+        return ps_error(PS_E_ARG, "%s %ld is outside 0..%d (%d per core, 0 = all cores)", what, n, lim,
+                        THREADS_PER_CORE);
+    return PS_OK;
+}

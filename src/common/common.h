@@ -59,6 +59,15 @@ static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state +
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
 
+/* Thread counts: more than THREADS_PER_CORE threads per online core (and at
+ * least THREADS_MIN_LIMIT) is refused as a usage error; 100000 threads
+ * crashed libgomp and 20000 took 2 GB of stacks. thread_check returns
+ * PS_E_ARG naming `what` when n is negative or above thread_limit(). */
+#define THREADS_PER_CORE 4
+#define THREADS_MIN_LIMIT 16
+int thread_limit(void);
+int thread_check(const char *what, long n);
+
 /* Whether operators [start, start + len) are a non-empty segment of a model
  * of n operators. Written without start + len, which overflows for a start
  * or length near INT_MAX (a row with hp_start 2147483647 crashed train). */
