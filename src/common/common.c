@@ -217,3 +217,37 @@ int thread_check(const char *what, long n)
                         THREADS_PER_CORE);
     return PS_OK;
 }
+
+int file_read_all(const char *path, unsigned char **out, size_t *n)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    unsigned char *buf = ps_malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap)
+            break;
+        unsigned char *nb = ps_realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f) ? errno : 0;
+    fclose(f);
+    if (!buf)
+        return PS_E_NOMEM;
+    if (bad) {
+        free(buf);
+        return ps_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
+    }
+    *out = buf;
+    *n = len;
+    return PS_OK;
+}

@@ -59,6 +59,11 @@ static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state +
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
 
+/* Read the whole file at path into *out (malloc'ed, the caller frees it;
+ * one byte past *n is allocated) and its size into *n. PS_E_IO names the
+ * path and the failing call. */
+int file_read_all(const char *path, unsigned char **out, size_t *n);
+
 /* Thread counts: more than THREADS_PER_CORE threads per online core (and at
  * least THREADS_MIN_LIMIT) is refused as a usage error; 100000 threads
  * crashed libgomp and 20000 took 2 GB of stacks. thread_check returns

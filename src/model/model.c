@@ -323,40 +323,6 @@ int ps_model_save(const ps_model_t *m, const char *path)
     return ps_atomic_commit(a);
 }
 
-static int read_file(const char *path, unsigned char **out, size_t *n)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = ps_malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap)
-            break;
-        unsigned char *nb = ps_realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f) ? errno : 0;
-    fclose(f);
-    if (!buf)
-        return PS_E_NOMEM;
-    if (bad) {
-        free(buf);
-        return ps_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
-    }
-    *out = buf;
-    *n = len;
-    return PS_OK;
-}
-
 static double num(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -540,7 +506,7 @@ int ps_model_load(const char *path, ps_model_t **out)
         return ps_error(PS_E_ARG, "ps_model_load: NULL path");
     unsigned char *buf = NULL;
     size_t n = 0;
-    int rc = read_file(path, &buf, &n);
+    int rc = file_read_all(path, &buf, &n);
     if (rc != PS_OK)
         return rc;
     rc = model_load_mem(path, buf, n, out);
