@@ -68,4 +68,30 @@ has "$T/err" "--trees: expected an integer in 1..10000"
 expect 2 "$CLI" colocate train $W --kind mps --rounds 100000000 --out "$T/x.psc"
 [ -e "$T/x.psm" ] || [ -e "$T/x.psc" ] && fail "a refused command wrote its output"
 
+# Item 8: JSON is valid JSON (NaN as null with a reason, invalid UTF-8 as
+# U+FFFD), and a workload name with a space round-trips through a model.
+PY=/usr/bin/python3
+json_ok() { "$PY" -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$1"; }
+mkdir -p "$T/w"
+for f in workloads colocations3 workload_scaling; do
+    sed 's/alpha_batch2-inf/alpha batch2/g' $F/$f.csv >"$T/w/$f.csv"
+done
+printf 'TESTGPU,huge\377_batch1-inf,50.0,1e308,1e308,1e308,1e308,1e308,1e308,1e308,1e308,1e308\n' >>"$T/w/workloads.csv"
+WS="--workloads $T/w/workloads.csv --scaling $T/w/workload_scaling.csv"
+for k in ratio kace_lr mps kace_mlp; do
+    expect 0 "$CLI" colocate train $WS --colocations "$T/w/colocations3.csv" --kind $k --out "$T/w/$k.psc" \
+        --trees 5 --epochs 5 --rounds 20 -q
+    expect 0 "$CLI" colocate predict --model "$T/w/$k.psc" $WS --colocations "$T/w/colocations3.csv"
+    has "$T/out" "alpha batch2"
+done
+expect 0 "$CLI" colocate select --model "$T/w/kace_lr.psc" $WS --target "alpha batch2" \
+    --candidates "$(printf 'huge\377_batch1-inf')",alpha_batch8-inf --json
+json_ok "$T/out" || fail "select --json is not JSON: $(cat "$T/out")"
+has "$T/out" '"candidate": "huge\ufffd_batch1-inf", "tput_sum": null, "reason": '
+"$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))["ranking"]; sys.exit(r[-1]["tput_sum"] is not None)' \
+    "$T/out" || fail "a candidate without a prediction does not rank last: $(cat "$T/out")"
+expect 0 "$CLI" colocate select --model "$T/w/ratio.psc" $WS --target "alpha batch2" --candidates alpha_batch8-inf --json
+json_ok "$T/out" || fail "select --json is not JSON: $(cat "$T/out")"
+has "$T/out" '"target": "alpha batch2"'
+
 finish test_hardening

@@ -69,8 +69,16 @@ int cli_check_out_dir(const char *cmd, const char *dir);
 int cli_wants_help(int argc, char **argv);
 
 /* A JSON string literal of s on stdout (quotes, backslashes and control
- * characters escaped). */
+ * characters escaped; a byte that is not part of valid UTF-8 is written as
+ * U+FFFD, so that the output is always valid JSON). */
 void cli_put_json_string(const char *s);
+/* Print the JSON tree o (a cJSON *) on stdout, followed by a newline,
+ * with every byte that is not valid UTF-8 written as \ufffd, and delete
+ * it. Bytes outside ASCII only occur inside cJSON's strings. */
+struct cJSON;
+void cli_put_json(struct cJSON *o);
+/* A JSON number, or null where v is NaN or infinite (JSON has neither). */
+void cli_put_json_number(double v);
 
 /* Print the usage text of cmd to f. */
 void cli_print_usage(const char *cmd, FILE *f);

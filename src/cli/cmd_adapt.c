@@ -114,11 +114,7 @@ int cmd_adapt(int argc, char **argv)
         cJSON_AddNumberToObject(o, "hp_trees", i.n_trees[0]);
         cJSON_AddNumberToObject(o, "lp_trees", i.n_trees[1]);
         cJSON_AddNumberToObject(o, "passes", i.n_adapt);
-        char *text = cJSON_Print(o);
-        if (text)
-            puts(text);
-        cJSON_free(text);
-        cJSON_Delete(o);
+        cli_put_json(o);
     } else {
         printf("model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g "
                "(HP %d trees, LP %d trees, pass %d)\n",

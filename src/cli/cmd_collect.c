@@ -305,9 +305,11 @@ static int act_info(opts_t *o)
     int valid[MAX_TPCS];
     int n = ps_collect_valid_tpcs(&d, valid, MAX_TPCS);
     if (o->json) {
-        printf("{\"gpu\": \"%s\", \"sm_count\": %d, \"tpc_count\": %d, \"min_partition_sms\": %d, "
+        fputs("{\"gpu\": ", stdout);
+        cli_put_json_string(d.gpu);
+        printf(", \"sm_count\": %d, \"tpc_count\": %d, \"min_partition_sms\": %d, "
                "\"sm_alignment\": %d, \"compute_capability\": \"%d.%d\", \"valid_tpcs\": [",
-               d.gpu, d.sm_count, d.tpc_count, d.min_partition_sms, d.sm_alignment, d.cc_major,
+               d.sm_count, d.tpc_count, d.min_partition_sms, d.sm_alignment, d.cc_major,
                d.cc_minor);
         for (int i = 0; i < n && i < MAX_TPCS; i++)
             printf("%s%d", i ? ", " : "", valid[i]);
@@ -343,11 +345,15 @@ static int act_ops(opts_t *o)
         flops += ps_op_flops(&l->ops[i]);
         bytes += ps_op_bytes(&l->ops[i]);
     }
-    if (o->json)
-        printf("{\"model\": \"%s\", \"batch\": %d, \"seq_len\": %d, \"ops\": %d, \"gflops\": %.6g, "
-               "\"gbytes\": %.6g}\n",
-               l->model, l->batch, l->seq_len, l->n, flops * 1e-9, bytes * 1e-9);
-    else if (o->file)
+    if (o->json) {
+        fputs("{\"model\": ", stdout);
+        cli_put_json_string(l->model);
+        printf(", \"batch\": %d, \"seq_len\": %d, \"ops\": %d, \"gflops\": ", l->batch, l->seq_len, l->n);
+        cli_put_json_number(flops * 1e-9);
+        fputs(", \"gbytes\": ", stdout);
+        cli_put_json_number(bytes * 1e-9);
+        fputs("}\n", stdout);
+    } else if (o->file)
         printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9,
                bytes * 1e-9);
     else
@@ -361,12 +367,16 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     ps_campaign_status_t s;
     if (ps_campaign_status(c, &s) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    if (o->json)
-        printf("{\"db\": \"%s\", \"gpu\": \"%s\", \"seq_len\": %d, \"tasks\": %ld, \"tasks_done\": "
+    if (o->json) {
+        fputs("{\"db\": ", stdout);
+        cli_put_json_string(o->db);
+        fputs(", \"gpu\": ", stdout);
+        cli_put_json_string(s.gpu);
+        printf(", \"seq_len\": %d, \"tasks\": %ld, \"tasks_done\": "
                "%ld, \"op_rows\": %ld, \"counter_rows\": %ld, \"coexec_rows\": %ld}\n",
-               o->db, s.gpu, s.seq_len, s.tasks_total, s.tasks_done, s.op_rows, s.counter_rows,
+               s.seq_len, s.tasks_total, s.tasks_done, s.op_rows, s.counter_rows,
                s.coexec_rows);
-    else
+    } else
         printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n",
                o->db, s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows,
                s.counter_rows, s.coexec_rows);
@@ -434,8 +444,13 @@ static int act_scaling(opts_t *o)
         if (rc == 0)
             rc = ps_workloads_save(wl, o->workloads_path);
     }
-    if (rc == 0 && o->json)
-        printf("{\"gpu\": \"%s\", \"workload\": \"%s\", \"shares\": %d}\n", gpu, wid, o->n_shares);
+    if (rc == 0 && o->json) {
+        fputs("{\"gpu\": ", stdout);
+        cli_put_json_string(gpu);
+        fputs(", \"workload\": ", stdout);
+        cli_put_json_string(wid);
+        printf(", \"shares\": %d}\n", o->n_shares);
+    }
     ps_scaling_free(sc);
     ps_workloads_free(wl);
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
@@ -479,9 +494,15 @@ static int act_colocate(opts_t *o)
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);
     if (rc == 0 && o->json) {
-        printf("{\"colocation\": \"%s\", \"gpu\": \"%s\", \"tput\": [", cid, gpu);
-        for (int k = 0; k < o->n_jobs; k++)
-            printf("%s%.17g", k ? ", " : "", tput[k]);
+        fputs("{\"colocation\": ", stdout);
+        cli_put_json_string(cid);
+        fputs(", \"gpu\": ", stdout);
+        cli_put_json_string(gpu);
+        fputs(", \"tput\": [", stdout);
+        for (int k = 0; k < o->n_jobs; k++) {
+            fputs(k ? ", " : "", stdout);
+            cli_put_json_number(tput[k]);
+        }
         printf("]}\n");
     }
     ps_colocations_free(t);

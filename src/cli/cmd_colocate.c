@@ -187,10 +187,10 @@ static void progress(double done, double total, void *user)
 
 static void json_num(double v)
 {
-    if (isnan(v))
-        fputs("null", stdout);
-    else
+    if (isfinite(v))
         printf("%.6g", v);
+    else
+        fputs("null", stdout);
 }
 
 static int do_eval(const opts_t *o)
@@ -378,7 +378,11 @@ typedef struct {
 
 static int cmp_cand(const void *a, const void *b)
 {
+    /* Decreasing sum; a candidate without a finite prediction ranks last
+     * (NaN compared false both ways and could rank first). */
     double x = ((const cand_t *)a)->sum, y = ((const cand_t *)b)->sum;
+    if (!isfinite(x) || !isfinite(y))
+        return isfinite(y) - isfinite(x);
     return (x < y) - (x > y);
 }
 
@@ -536,7 +540,11 @@ static int do_select(const opts_t *o)
             for (int i = 0; i < nc; i++) {
                 printf("%s{\"candidate\": ", i ? ", " : "");
                 cli_put_json_string(cand[i].name);
-                printf(", \"tput_sum\": %.6g, \"tput\": [", cand[i].sum);
+                fputs(", \"tput_sum\": ", stdout);
+                json_num(cand[i].sum);
+                if (!isfinite(cand[i].sum))
+                    fputs(", \"reason\": \"the model predicts no finite throughput\"", stdout);
+                fputs(", \"tput\": [", stdout);
                 for (int s = 0; s < cand[i].k; s++) {
                     printf("%s", s ? ", " : "");
                     json_num(cand[i].tput[s]);

@@ -56,11 +56,7 @@ static void print_json(const ps_explanation_t *e)
         cJSON_AddNumberToObject(it, "contribution", c->contribution);
         cJSON_AddItemToArray(a, it);
     }
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    cJSON_free(text);
-    cJSON_Delete(o);
+    cli_put_json(o);
 }
 
 static void print_text(const ps_explanation_t *e, int top)

@@ -164,11 +164,7 @@ int cmd_predict(int argc, char **argv)
         cJSON_AddStringToObject(o, "compose", method == PS_COMPOSE_INDEX ? "index" : "overlap");
         cJSON_AddNumberToObject(o, "seconds", secs);
         cJSON_AddNumberToObject(o, "us_per_query", f.n ? 1e6 * secs / (double)f.n : 0);
-        char *text = cJSON_Print(o);
-        if (text)
-            puts(text);
-        cJSON_free(text);
-        cJSON_Delete(o);
+        cli_put_json(o);
     }
     code = CLI_OK;
 done:

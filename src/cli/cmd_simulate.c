@@ -212,9 +212,11 @@ int cmd_simulate(int argc, char **argv)
         const ps_gpu_t *g = ps_gpu_find(p.gpu);
         double t_all = ps_now() - t0;
         if (json) {
-            printf("{\"gpu\": \"%s\", \"experiments\": %ld, \"runs\": %d, \"ops_rows\": %zu, "
+            fputs("{\"gpu\": ", stdout);
+            cli_put_json_string(g->name);
+            printf(", \"experiments\": %ld, \"runs\": %d, \"ops_rows\": %zu, "
                    "\"coexec_rows\": %zu, \"simulate_s\": %.3f, \"total_s\": %.3f, \"out\": ",
-                   g->name, p.experiments, p.runs, ps_ops_rows(ops), ps_coexec_rows(cx), t_sim, t_all);
+                   p.experiments, p.runs, ps_ops_rows(ops), ps_coexec_rows(cx), t_sim, t_all);
             cli_put_json_string(out);
             printf("}\n");
         } else if (!quiet) {

@@ -60,11 +60,7 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json)
             cJSON_AddNumberToObject(side, "valid_mape", i->valid_mape[s]);
             cJSON_AddNumberToObject(side, "test_mape", i->test_mape[s]);
         }
-        char *text = cJSON_Print(o);
-        if (text)
-            puts(text);
-        cJSON_free(text);
-        cJSON_Delete(o);
+        cli_put_json(o);
         return;
     }
     printf("model %s: GPU %s, variant %s, window %d\n", out, i->gpu, variant_names[i->variant], i->window);

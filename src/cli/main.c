@@ -1,7 +1,10 @@
 /* pairsight: one binary, one table of subcommands. */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
+
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,19 +228,68 @@ void cli_progress_end(int quiet)
         fputc('\n', stderr);
 }
 
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when s does not
+ * start one (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF). */
+static int utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    int n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F) || (s[0] == 0xF0 && s[1] < 0x90) ||
+        (s[0] == 0xF4 && s[1] > 0x8F))
+        return 0;
+    return n;
+}
+
 void cli_put_json_string(const char *s)
 {
     putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = utf8_len(p);
+        if (n == 0) {
+            fputs("\\ufffd", stdout);
+            p++;
+        } else if (*p == '"' || *p == '\\') {
+            printf("\\%c", *p++);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            printf("\\u%04x", *p++);
+        } else {
+            fwrite(p, 1, (size_t)n, stdout);
+            p += n;
+        }
     }
     putchar('"');
+}
+
+void cli_put_json(cJSON *o)
+{
+    char *text = o ? cJSON_Print(o) : NULL;
+    for (const unsigned char *p = (const unsigned char *)text; p && *p;) {
+        int n = utf8_len(p);
+        if (n == 0) {
+            fputs("\\ufffd", stdout);
+            p++;
+        } else {
+            fwrite(p, 1, (size_t)n, stdout);
+            p += n;
+        }
+    }
+    if (text)
+        putchar('\n');
+    cJSON_free(text);
+    cJSON_Delete(o);
+}
+
+void cli_put_json_number(double v)
+{
+    if (isfinite(v))
+        printf("%.17g", v);
+    else
+        fputs("null", stdout);
 }
 
 static void print_help(FILE *f)
