@@ -64,7 +64,7 @@ has "$T/err" "more than 2e7"
 F=tests/data/colocate
 W="--workloads $F/workloads.csv --scaling $F/workload_scaling.csv --colocations $F/colocations3.csv"
 expect 2 "$CLI" colocate train $W --kind kace_rf --trees 1000000 --out "$T/x.psc"
-has "$T/err" "--trees: expected an integer in 1..10000"
+has "$T/err" "--trees: bad value '1000000': expected an integer in 1..10000"
 expect 2 "$CLI" colocate train $W --kind mps --rounds 100000000 --out "$T/x.psc"
 [ -e "$T/x.psm" ] || [ -e "$T/x.psc" ] && fail "a refused command wrote its output"
 
@@ -87,11 +87,11 @@ done
 expect 0 "$CLI" colocate select --model "$T/w/kace_lr.psc" $WS --target "alpha batch2" \
     --candidates "$(printf 'huge\377_batch1-inf')",alpha_batch8-inf --json
 json_ok "$T/out" || fail "select --json is not JSON: $(cat "$T/out")"
-has "$T/out" '"candidate": "huge\ufffd_batch1-inf", "tput_sum": null, "reason": '
+has "$T/out" '"candidate":"huge\ufffd_batch1-inf","tput_sum":null,"reason":'
 "$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))["ranking"]; sys.exit(r[-1]["tput_sum"] is not None)' \
     "$T/out" || fail "a candidate without a prediction does not rank last: $(cat "$T/out")"
 expect 0 "$CLI" colocate select --model "$T/w/ratio.psc" $WS --target "alpha batch2" --candidates alpha_batch8-inf --json
 json_ok "$T/out" || fail "select --json is not JSON: $(cat "$T/out")"
-has "$T/out" '"target": "alpha batch2"'
+has "$T/out" '"target":"alpha batch2"'
 
 finish test_hardening
