@@ -298,7 +298,7 @@ static void test_load_wrong_kind(void)
     CHECK_OK(ps_scaling_save(s, path));
     ps_ops_t *o = NULL;
     CHECK(ps_ops_load(path, &o) == PS_E_INPUT && o == NULL);
-    CHECK_MSG(strstr(ps_last_error(), ":1:1: missing required column 'model' of table ops"), "%s",
+    CHECK_MSG(strstr(ps_last_error(), ":1:1: this is a workload_scaling table, not ops (missing column 'model')"), "%s",
               ps_last_error());
     CHECK(ps_ops_load(tmp_path("does-not-exist.csv"), &o) == PS_E_IO && o == NULL);
     ps_scaling_free(s);
