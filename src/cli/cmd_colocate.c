@@ -448,21 +448,20 @@ static int first_unknown(const char *list, const char *gpu, const ps_workloads_t
     return 0;
 }
 
-static int do_select(const opts_t *o)
+/* --shares A/B/.. into shares[64] and *ns, then the checks of --candidates
+ * against them. */
+static int check_select_args(const opts_t *o, int *shares, int *ns)
 {
-    int shares[64], ns = 0;
-    if (o->shares) {
-        const char *s = o->shares;
-        while (*s) {
-            if (ns == 64)
-                return cli_fail(CLI_USAGE, CMD, "select: --shares: more than 64 shares");
-            char *e;
-            long v = strtol(s, &e, 10);
-            if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
-                return cli_fail(CLI_USAGE, CMD, "select: --shares: expected A/B/.. in 1..100, got '%s'", o->shares);
-            shares[ns++] = (int)v;
-            s = *e ? e + 1 : e;
-        }
+    *ns = 0;
+    for (const char *s = o->shares ? o->shares : ""; *s;) {
+        if (*ns == 64)
+            return cli_fail(CLI_USAGE, CMD, "select: --shares: more than 64 shares");
+        char *e;
+        long v = strtol(s, &e, 10);
+        if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
+            return cli_fail(CLI_USAGE, CMD, "select: --shares: expected A/B/.. in 1..100, got '%s'", o->shares);
+        shares[(*ns)++] = (int)v;
+        s = *e ? e + 1 : e;
     }
     int most = check_candidates(o->candidates);
     if (most < 0)
@@ -470,50 +469,48 @@ static int do_select(const opts_t *o)
                         o->candidates);
     if (most > 63)
         return cli_fail(CLI_USAGE, CMD, "select: --candidates: a candidate with %d co-runners, at most 63", most);
-    if (ns > most + 1)
+    if (*ns > most + 1)
         return cli_fail(CLI_USAGE, CMD,
                         "select: --shares: %d shares for at most %d workloads (the target and %d "
                         "co-runner%s)",
-                        ns, most + 1, most, most == 1 ? "" : "s");
-    tables_t t;
-    int rc = load_tables(o, 0, &t);
-    if (rc)
-        return rc;
+                        *ns, most + 1, most, most == 1 ? "" : "s");
+    return CLI_OK;
+}
+
+/* The gpu of the target in workloads.csv (on --gpu when given), with every
+ * candidate there too; NULL after a message. */
+static const char *select_gpu(const opts_t *o, const tables_t *t)
+{
     const char *gpu = NULL;
-    for (size_t i = 0; i < t.w->n && !gpu; i++)
-        if (strcmp(t.w->rows[i].workload, o->target) == 0 &&
-            (!o->gpu || strcmp(ps_gpu_canonical(t.w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
-            gpu = t.w->rows[i].gpu;
+    for (size_t i = 0; i < t->w->n && !gpu; i++)
+        if (strcmp(t->w->rows[i].workload, o->target) == 0 &&
+            (!o->gpu || strcmp(ps_gpu_canonical(t->w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
+            gpu = t->w->rows[i].gpu;
     if (!gpu) {
-        tables_free(&t);
-        return cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
-                        o->gpu ? o->gpu : "", o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
+                 o->gpu ? o->gpu : "", o->workloads);
+        return NULL;
     }
     char missing[512];
-    if (first_unknown(o->candidates, gpu, t.w, missing, sizeof missing)) {
-        rc = cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
-        tables_free(&t);
-        return rc;
+    if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
+        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
+        return NULL;
     }
-    /* One query co-location per candidate: the target in slot 1, then the
-     * candidate's workloads ("a+b" co-locates several). */
-    ps_colocations_t *q = ps_colocations_new();
-    char *list = strdup(o->candidates);
-    cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
-    int nc = 0, err = (!q || !list || !cand) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
-    for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ",")) {
-        cand_t *c = &cand[nc++];
-        c->name = tok;
-        /* Sized to the names: a fixed buffer would cut a long list and make
-         * two candidates' ids (and so their co-locations) one. */
-        size_t idlen = strlen(o->target) + strlen(tok) + 16;
-        char *id = malloc(idlen), *buf = strdup(tok);
-        if (!id || !buf) {
-            free(id);
-            free(buf);
-            err = ps_error(PS_E_NOMEM, "out of memory");
-            break;
-        }
+    return gpu;
+}
+
+/* One query co-location of candidate tok (cut from list) in q: the target in
+ * slot 1, then its workloads ("a+b" co-locates several), at their shares. */
+static int add_candidate(const opts_t *o, const char *gpu, const int *shares, int ns, char *tok, ps_colocations_t *q,
+                         cand_t *c)
+{
+    c->name = tok;
+    /* Sized to the names: a fixed buffer would cut a long list and make two
+     * candidates' ids (and so their co-locations) one. */
+    size_t idlen = strlen(o->target) + strlen(tok) + 16;
+    char *id = malloc(idlen), *buf = strdup(tok);
+    int err = (!id || !buf) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
+    if (!err) {
         snprintf(id, idlen, "select/%s+%s", o->target, tok);
         ps_colocation_row_t row = {.colocation = id,
                                    .gpu = gpu,
@@ -534,10 +531,78 @@ static int do_select(const opts_t *o)
             err = ps_colocations_append(q, &row);
             slot++;
         }
-        free(id);
-        free(buf);
         c->k = slot - 1;
     }
+    free(id);
+    free(buf);
+    return err;
+}
+
+/* Each candidate's predicted throughputs and sum from pred (q's rows in
+ * candidate order), then the ranking: decreasing sum. */
+static void rank_candidates(const ps_coloc_model_t *m, const double *pred, cand_t *cand, int nc)
+{
+    int sum_kind = ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m));
+    size_t row = 0;
+    for (int i = 0; i < nc; i++) {
+        cand[i].sum = sum_kind ? pred[row] : 0;
+        for (int s = 0; s < cand[i].k; s++, row++) {
+            cand[i].tput[s] = sum_kind ? NAN : pred[row];
+            if (!sum_kind)
+                cand[i].sum += pred[row];
+        }
+    }
+    qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
+}
+
+static void print_ranking(const opts_t *o, const ps_coloc_model_t *m, const cand_t *cand, int nc)
+{
+    if (!o->json) {
+        printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
+        for (int i = 0; i < nc; i++) {
+            printf("%-4d %-48s %12.4g ", i + 1, cand[i].name, cand[i].sum);
+            for (int s = 0; s < cand[i].k; s++)
+                printf(" %.4g", cand[i].tput[s]);
+            putchar('\n');
+        }
+        return;
+    }
+    cJSON *j = cli_json_new("colocate-select", 1);
+    cJSON_AddStringToObject(j, "target", o->target);
+    cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+    cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
+    for (int i = 0; i < nc; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "candidate", cand[i].name);
+        cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+        if (!isfinite(cand[i].sum))
+            cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
+        cJSON *tp = cJSON_AddArrayToObject(e, "tput");
+        for (int s = 0; s < cand[i].k; s++)
+            cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
+        cJSON_AddItemToArray(rank, e);
+    }
+    cli_json_print(j, stdout);
+}
+
+static int do_select(const opts_t *o)
+{
+    int shares[64], ns = 0;
+    int rc = check_select_args(o, shares, &ns);
+    tables_t t;
+    if (rc || (rc = load_tables(o, 0, &t)))
+        return rc;
+    const char *gpu = select_gpu(o, &t);
+    if (!gpu) {
+        tables_free(&t);
+        return CLI_BAD_INPUT;
+    }
+    ps_colocations_t *q = ps_colocations_new();
+    char *list = strdup(o->candidates);
+    cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
+    int nc = 0, err = (!q || !list || !cand) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
+    for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ","))
+        err = add_candidate(o, gpu, shares, ns, tok, q, &cand[nc++]);
     ps_coloc_model_t *m = NULL;
     double *pred = NULL;
     if (!err)
@@ -547,43 +612,8 @@ static int do_select(const opts_t *o)
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, q, pred);
     if (!err) {
-        int sum_kind = ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m));
-        size_t row = 0;
-        for (int i = 0; i < nc; i++) {
-            cand[i].sum = sum_kind ? pred[row] : 0;
-            for (int s = 0; s < cand[i].k; s++, row++) {
-                cand[i].tput[s] = sum_kind ? NAN : pred[row];
-                if (!sum_kind)
-                    cand[i].sum += pred[row];
-            }
-        }
-        qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
-        if (o->json) {
-            cJSON *j = cli_json_new("colocate-select", 1);
-            cJSON_AddStringToObject(j, "target", o->target);
-            cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
-            cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
-            for (int i = 0; i < nc; i++) {
-                cJSON *e = cJSON_CreateObject();
-                cJSON_AddStringToObject(e, "candidate", cand[i].name);
-                cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
-                if (!isfinite(cand[i].sum))
-                    cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
-                cJSON *tp = cJSON_AddArrayToObject(e, "tput");
-                for (int s = 0; s < cand[i].k; s++)
-                    cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
-                cJSON_AddItemToArray(rank, e);
-            }
-            cli_json_print(j, stdout);
-        } else {
-            printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
-            for (int i = 0; i < nc; i++) {
-                printf("%-4d %-48s %12.4g ", i + 1, cand[i].name, cand[i].sum);
-                for (int s = 0; s < cand[i].k; s++)
-                    printf(" %.4g", cand[i].tput[s]);
-                putchar('\n');
-            }
-        }
+        rank_candidates(m, pred, cand, nc);
+        print_ranking(o, m, cand, nc);
     }
     ps_coloc_model_free(m);
     ps_colocations_free(q);

@@ -26,11 +26,7 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
         cJSON *trees = cJSON_AddArrayToObject(o, "n_trees");
         cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[0]));
         cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[1]));
-        while (info->child) {
-            cJSON *it = cJSON_DetachItemViaPointer(info, info->child);
-            cJSON_AddItemToObject(o, it->string, it);
-        }
-        cJSON_Delete(info);
+        cli_json_move(o, info);
         cli_json_print(o, stdout);
         return;
     }

@@ -851,6 +851,15 @@ void cli_json_write(const cJSON *v, FILE *f)
     }
 }
 
+void cli_json_move(cJSON *to, cJSON *from)
+{
+    while (from && from->child) {
+        cJSON *it = cJSON_DetachItemViaPointer(from, from->child);
+        cJSON_AddItemToObject(to, it->string, it);
+    }
+    cJSON_Delete(from);
+}
+
 int cli_json_print(cJSON *o, FILE *f)
 {
     if (!o)

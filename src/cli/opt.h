@@ -170,6 +170,10 @@ struct cJSON;
 struct cJSON *cli_json_new(const char *name, int version);
 int cli_json_print(struct cJSON *o, FILE *f);
 
+/* Moves every member of the object from to the end of the object to, and
+ * deletes from. */
+void cli_json_move(struct cJSON *to, struct cJSON *from);
+
 /* The same writer for a single value (used by cli_json_print). */
 void cli_json_write(const struct cJSON *v, FILE *f);
 
