@@ -62,7 +62,7 @@ static void eval_defaults(eval_args_t *a, int report_mode)
     a->cmd = report_mode ? "report" : "eval";
     a->report_mode = report_mode;
     a->n_ks = 3;
-    ps_eval_default_config(&a->c);
+    a->c = ps_eval_default_params();
     ps_train_params_t tp = ps_train_default_params();
     a->c.max_rounds = tp.max_rounds;
     a->c.n_depths = tp.n_depths;

@@ -453,7 +453,7 @@ static void abacus_row(const ps_baseline_t *b, const ps_query_t *q, double hp_so
 
 static void mlp_params_of(const ps_baseline_params_t *p, ps_mlp_params_t *mp)
 {
-    ps_mlp_default_params(mp);
+    *mp = ps_mlp_default_params();
     mp->epochs = p->mlp_epochs;
     mp->max_seconds = p->mlp_seconds;
     mp->seed = p->seed;

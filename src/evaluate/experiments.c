@@ -51,8 +51,9 @@ int ps_experiments_parse(const char *list, int *mask)
     return 0;
 }
 
-void ps_eval_default_config(ps_eval_config_t *c)
+ps_eval_config_t ps_eval_default_params(void)
 {
+    ps_eval_config_t d, *c = &d;
     memset(c, 0, sizeof *c);
     c->experiments = PS_EXP_ACCURACY;
     c->seed = 1;
@@ -60,6 +61,7 @@ void ps_eval_default_config(ps_eval_config_t *c)
     c->ks[1] = 50;
     c->ks[2] = 100;
     c->bp = ps_baseline_default_params();
+    return d;
 }
 
 static void row_init(ps_eval_row_t *r, const char *name)
