@@ -594,9 +594,8 @@ static int group_ranks(const ps_coexec_t *cx, int g, uint64_t seed, long *rank, 
 static void score_methods(run_t *u, const ps_model_t *model, ps_baseline_t *const *base, int g, const testset_t *t)
 {
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
-        predictor_t p = {.model = m == PS_METHOD_PAIRSIGHT ? model : NULL,
-                         .compose = PS_COMPOSE_OVERLAP,
-                         .base = base[m]};
+        predictor_t p = {
+            .model = m == PS_METHOD_PAIRSIGHT ? model : NULL, .compose = PS_COMPOSE_OVERLAP, .base = base[m]};
         if (!p.model && !p.base)
             continue;
         if (eval_on(&p, u->c->ops, t, &u->r->gen[m][g], NULL, NULL) != 0)
@@ -627,7 +626,8 @@ static int adapt_and_score(run_t *u, const ps_model_t *model, const long *rank, 
         return rc;
     ps_train_params_t tp = train_params(c, PS_FEAT_FULL);
     double t0 = ps_now();
-    rc = few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted) : ps_error(PS_E_INPUT, "no experiments to adapt on");
+    rc =
+        few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted) : ps_error(PS_E_INPUT, "no experiments to adapt on");
     double secs = ps_now() - t0;
     ps_coexec_free(few);
     if (rc != 0) {

@@ -505,8 +505,8 @@ static const char hm_cls_tag[3] = {'C', 'M', '?'};
 /* The heat map's observations: one (HP segment key, co-runner key, delta)
  * per row of cx whose segments ops profiles; keys go into hk and ck (at most
  * cap each). Returns the number of observations in obs. */
-static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *hk, size_t *nh, hm_key_t *ck,
-                         size_t *nc, size_t cap, hm_obs_t *obs)
+static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *hk, size_t *nh, hm_key_t *ck, size_t *nc,
+                         size_t cap, hm_obs_t *obs)
 {
     size_t no = 0;
     char key[96];
@@ -531,8 +531,8 @@ static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *h
 
 /* The median delta of each of the R x C cells (counting sort by cell) into
  * cell, their counts into cnt. */
-static int hm_cells(const hm_obs_t *obs, size_t no, const int *hrank, const int *crank, size_t R, size_t C,
-                    size_t *cnt, double *cell)
+static int hm_cells(const hm_obs_t *obs, size_t no, const int *hrank, const int *crank, size_t R, size_t C, size_t *cnt,
+                    double *cell)
 {
     double *vals = ps_malloc((no ? no : 1) * sizeof *vals);
     size_t *start = ps_calloc(R * C + 1, sizeof *start);

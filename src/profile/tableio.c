@@ -289,8 +289,8 @@ static int read_row(ps_csv_t *csv, const ps_schema_t *s, const int *idx, any_row
     ps_rowerr_t e;
     if (ps_schema_check_row(s, row, &e) != PS_OK) {
         int f = field_of(s, idx, e.column);
-        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : ps_csv_line(csv),
-                        f + 1, e.msg);
+        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : ps_csv_line(csv), f + 1,
+                        e.msg);
     }
     return PS_OK;
 }

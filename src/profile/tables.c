@@ -411,8 +411,7 @@ static int check_tpcs_bounds(const ps_ops_t *t, ps_rowerr_t *e)
             e->row = r;
             e->other = SIZE_MAX;
             e->column = "tpcs";
-            snprintf(e->msg, sizeof e->msg, "tpcs: %d exceeds the %d TPCs of %s", t->rows[r].tpcs, max,
-                     t->rows[r].gpu);
+            snprintf(e->msg, sizeof e->msg, "tpcs: %d exceeds the %d TPCs of %s", t->rows[r].tpcs, max, t->rows[r].gpu);
             return PS_E_INPUT;
         }
     }
