@@ -86,7 +86,7 @@ int cmd_train(int argc, char **argv)
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
     p.variant = (ps_feature_variant_t)variant;
-    p.seed = (unsigned)seed;
+    p.seed = seed; /* at most 2^32 - 1: the model file keeps it as a JSON number */
     const char *inputs[] = {ops_path, cx_path};
     int out_code = cli_check_out("train", out, inputs, 2);
     if (out_code != CLI_OK)
