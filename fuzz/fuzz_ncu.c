@@ -8,7 +8,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const ps_import_params_t p = {"H200", "fuzz", 1, 66, NULL};
+    static const ps_import_params_t p = {.gpu = "H200", .model = "fuzz", .batch = 1, .tpcs = 66};
     ps_csv_t *c = NULL;
     if (ps_csv_open_mem(data, size, "fuzz.csv", &c) != PS_OK)
         return 0;

@@ -8,7 +8,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const ps_import_params_t p = {"H200", "fuzz", 1, 66, NULL};
+    static const ps_import_params_t p = {.gpu = "H200", .model = "fuzz", .batch = 1, .tpcs = 66};
     ps_ops_t *t = (ps_ops_t *)1;
     int rc = ps_import_torch_json((const char *)data, size, "fuzz.json", &p, &t);
     if (rc != PS_OK && t != NULL)

@@ -21,13 +21,13 @@ for t in $targets; do
     # shellcheck disable=SC2086
     "$cc" -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -Iinclude -Isrc fuzz/fuzz_$t.c $srcs -lcjson -lm -o "$bin"
+        -Iinclude -Isrc fuzz/fuzz_$t.c $srcs -lcjson -lz -lm -o "$bin"
     corpus=fuzz/corpus-$t
     mkdir -p "$corpus"
     case $t in
         csv|tables) cp tests/data/*.csv "$corpus"/ ;;
         ncu) cp tests/data/ncu_*.csv "$corpus"/ ;;
-        torch) cp tests/data/*.json "$corpus"/ ;;
+        torch) cp tests/data/*.json tests/data/*.json.gz "$corpus"/ ;;
     esac
     echo "== fuzz_$t for ${secs}s"
     if ! "$bin" -max_total_time="$secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \

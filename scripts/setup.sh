@@ -5,7 +5,7 @@
 set -eu
 
 pkgs="cmake make gcc clang libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
-libcjson-dev libopenblas-dev liblapacke-dev libfann-dev gnuplot-nox"
+libcjson-dev zlib1g-dev libopenblas-dev liblapacke-dev libfann-dev gnuplot-nox"
 if [ "${1:-}" = "--with-browser" ]; then
     pkgs="$pkgs chromium"
 fi

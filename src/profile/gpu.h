@@ -37,6 +37,10 @@ typedef struct {
  * "v100". */
 const ps_gpu_t *ps_gpu_find(const char *name_or_alias);
 
+/* The catalog entry of a name as the driver reports it ("NVIDIA H100 80GB
+ * HBM3", "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB"), or NULL. */
+const ps_gpu_t *gpu_from_device_name(const char *name);
+
 /* The catalog as an array: *n receives its length. */
 const ps_gpu_t *ps_gpu_list(size_t *n);
 
