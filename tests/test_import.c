@@ -6,6 +6,7 @@
 #include "profile/tables.h"
 #include "testhelp.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 static const ps_import_params_t params = {.gpu = "V100-SXM2-16GB", .model = "bert", .batch = 8, .tpcs = 40};
@@ -281,6 +282,31 @@ static void test_ncu_program_output(void)
     expect_refused(ps_import_ncu, bad, PS_ARRAY_LEN(bad));
 }
 
+/* A raw page of every metric has a header of tens of KB. */
+static void test_ncu_wide_header(void)
+{
+    size_t cap = 1 << 17, n = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return;
+    n += (size_t)snprintf(text + n, cap - n, "==PROF== x\n\"ID\",\"Kernel Name\"");
+    for (int i = 0; i < 900; i++)
+        n += (size_t)snprintf(text + n, cap - n, ",\"smsp__metric_number_%d.avg.pct_of_peak_sustained_elapsed\"", i);
+    n += (size_t)snprintf(text + n, cap - n, ",\"gpu__time_duration.sum\"\n\"0\",\"k\"");
+    for (int i = 0; i < 900; i++)
+        n += (size_t)snprintf(text + n, cap - n, ",\"1\"");
+    snprintf(text + n, cap - n, ",\"7\"\n");
+    CHECK(strlen(text) > 50000);
+    char path[] = "/tmp/ps_test_wideXXXXXX";
+    temp_with(path, text);
+    ps_ops_t *t = NULL;
+    CHECK_OK(ps_import_ncu(path, &params, &t));
+    CHECK(t && t->n == 1 && t->rows[0].duration_ns == 7);
+    ps_ops_free(t);
+    remove(path);
+    free(text);
+}
+
 /* Case 4: a file of ncu's messages only says what ncu said. */
 static void test_ncu_said(void)
 {
@@ -511,5 +537,5 @@ static void test_merge(void)
 
 TH_MAIN(TEST(test_ncu_auto_units), TEST(test_ncu_base_units_and_round_trip), TEST(test_ncu_errors),
         TEST(test_torch_trace), TEST(test_torch_errors), TEST(test_ncu_details), TEST(test_ncu_program_output),
-        TEST(test_ncu_said), TEST(test_ncu_processes), TEST(test_torch_streams), TEST(test_torch_gzip),
+        TEST(test_ncu_said), TEST(test_ncu_wide_header), TEST(test_ncu_processes), TEST(test_torch_streams), TEST(test_torch_gzip),
         TEST(test_torch_zero_durations), TEST(test_gpu_names), TEST(test_merge))

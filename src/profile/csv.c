@@ -11,6 +11,8 @@
 /* Guards against a runaway quoted field eating the whole file. */
 #define CSV_MAX_RECORD ((size_t)1 << 26)
 #define CSV_MAX_FIELDS 100000
+/* The most of a line of plain text that ps_csv_next_line keeps. */
+#define CSV_MAX_LINE ((size_t)1 << 22)
 
 struct ps_csv {
     FILE *f;
@@ -450,8 +452,9 @@ int ps_csv_next_line(ps_csv_t *c)
         }
         if (ch == '\0')
             ch = ' '; /* a line of text, not a field: NUL is shown as a space */
-        /* A runaway line (binary data) is cut, not stored whole. */
-        if (c->rec_len < 4096)
+        /* A runaway line (binary data) is cut, not stored whole; a header
+         * of every raw metric (tens of KB) fits. */
+        if (c->rec_len < CSV_MAX_LINE)
             rc = put_byte(c, ch);
     }
     if (rc == PS_OK)

@@ -36,7 +36,7 @@ void ps_csv_lf_lines(ps_csv_t *c);
 int ps_csv_peek_byte(ps_csv_t *c);
 /* Read the rest of the current line as plain text (no quoting) into field
  * 0; returns 1, 0 at end of file, or a negative PS_E_* code. For files that
- * mix CSV with other text. At most 4096 bytes of a line are kept. */
+ * mix CSV with other text. At most 4 MiB of a line are kept. */
 int ps_csv_next_line(ps_csv_t *c);
 
 /* Read the next record: returns 1 with a record, 0 at end of file, or a
