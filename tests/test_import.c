@@ -125,9 +125,10 @@ static void test_ncu_errors(void)
          ":3:4: sm__throughput.avg.pct_of_peak_sustained_elapsed: 188.5: a percentage above 100"},
     };
     expect_refused(ps_import_ncu, bad, PS_ARRAY_LEN(bad));
-    /* Launches are ordered by ID, not by file order. */
+    /* Launches are ordered by ID, not by file order (an ID may carry a
+     * thousands separator). */
     char path[] = "/tmp/ps_test_ncuXXXXXX";
-    temp_with(path, NCU_HEAD "\"2\",\"c\",\"3\",\"\"\n\"0\",\"a\",\"1\",\"\"\n\"1\",\"b\",\"2\",\"\"\n");
+    temp_with(path, NCU_HEAD "\"2,000\",\"c\",\"3\",\"\"\n\"0\",\"a\",\"1\",\"\"\n\"1\",\"b\",\"2\",\"\"\n");
     t = NULL;
     CHECK_OK(ps_import_ncu(path, &params, &t));
     CHECK(t && t->n == 3 && strcmp(t->rows[0].name, "a") == 0 && strcmp(t->rows[2].name, "c") == 0);

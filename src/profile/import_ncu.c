@@ -200,22 +200,29 @@ static int read_value(ps_csv_t *csv, int col, int m, double scale, double *out)
     return PS_OK;
 }
 
+/* The launch ID of the current row (thousands separators allowed, as in
+ * any column), or seq when the export has no ID column. */
+static int row_id(ps_csv_t *csv, const header_t *h, size_t seq, long long *id)
+{
+    *id = (long long)seq;
+    if (h->id < 0)
+        return PS_OK;
+    const char *s = ps_csv_field(csv, h->id), *why = "";
+    double v;
+    if (parse_ncu_number(s, &v, &why) != 0 || v != floor(v) || fabs(v) > 9e15)
+        return ps_error(PS_E_INPUT, "%s:%zu:%d: ID: '%.40s': not an integer", ps_csv_path(csv),
+                        ps_csv_line(csv), h->id + 1, s);
+    *id = (long long)v;
+    return PS_OK;
+}
+
 /* Start a launch from the fixed columns of the current row. */
 static int begin_launch(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, size_t seq,
-                        launch_t *l)
+                        long long id, launch_t *l)
 {
-    *l = (launch_t){.id = (long long)seq, .seq = seq, .line = ps_csv_line(csv)};
+    *l = (launch_t){.id = id, .seq = seq, .line = ps_csv_line(csv)};
     for (int m = 0; m < M_N; m++)
         l->v[m] = NAN;
-    if (h->id >= 0) {
-        char *end;
-        const char *s = ps_csv_field(csv, h->id);
-        long long id = strtoll(s, &end, 10);
-        if (!*s || *end)
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: ID: '%.40s': not an integer", ps_csv_path(csv),
-                            ps_csv_line(csv), h->id + 1, s);
-        l->id = id;
-    }
     l->name = ps_strpool_intern(pool, ps_csv_field(csv, h->name));
     l->pid = ps_strpool_intern(pool, h->pid >= 0 ? ps_csv_field(csv, h->pid) : "");
     l->dev = ps_strpool_intern(pool, h->dev >= 0 ? ps_csv_field(csv, h->dev) : "");
@@ -443,16 +450,18 @@ static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_s
         }
         /* A details launch spans consecutive rows of one ID; a row of
          * another ID starts a new entry (merged after sorting). */
-        int same = h->details && n &&
-                   strcmp(ps_csv_field(csv, h->id), "") != 0 &&
-                   strtoll(ps_csv_field(csv, h->id), NULL, 10) == launch[n - 1].id &&
+        long long id;
+        if ((rc = row_id(csv, h, seq, &id)) != PS_OK)
+            break;
+        int same = h->details && n && id == launch[n - 1].id &&
                    strcmp(ps_csv_field(csv, h->name), launch[n - 1].name) == 0;
         if (!same) {
             void *grown = launch;
             rc = ps_array_grow(&grown, n, &cap, sizeof *launch, 256);
             launch = grown;
-            if (rc != PS_OK || (rc = begin_launch(csv, h, pool, seq++, &launch[n])) != PS_OK)
+            if (rc != PS_OK || (rc = begin_launch(csv, h, pool, seq, id, &launch[n])) != PS_OK)
                 break;
+            seq++;
             n++;
         }
         launch_t *l = &launch[n - 1];
