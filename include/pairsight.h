@@ -164,7 +164,7 @@ typedef struct {
                             at half the trace's time resolution */
 } ps_import_params_t;
 
-/** batch 1, every other field NULL or 0. */
+/** batch 1, every other field NULL or 0. Thread-safe. */
 ps_import_params_t ps_import_default_params(void);
 
 /** What an import read, took and left: filled by ps_import_run (caller-owned,
@@ -184,11 +184,14 @@ typedef struct {
 
 /** Import one file. format is "ncu" or "torch-trace". On success *out is
  *  the caller's (ps_ops_free) and *info (may be NULL) says what was read.
- *  PS_E_ARG for bad parameters (--tpcs beyond the GPU's TPCs, no GPU named
- *  anywhere), PS_E_INPUT for a bad file (the message names file:line:col).
- *  Thread-safe for distinct outputs. */
+ *  @return 0, PS_E_ARG for bad parameters (tpcs beyond the GPU's TPCs, no
+ *  GPU named anywhere), PS_E_INPUT for a bad file (the message names
+ *  file:line:col), PS_E_IO, PS_E_NOMEM. Warnings (an unknown GPU, kernels
+ *  with dur 0, ncu's ==ERROR== lines) go to the log callback. Thread-safe for
+ *  distinct outputs. */
 int ps_import_run(const char *format, const char *path, const ps_import_params_t *p,
                   ps_ops_t **out, ps_import_info_t *info);
+/** ps_import_run without the summary, for one format each. */
 int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
 int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
 
@@ -199,7 +202,10 @@ int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, p
  *  arguments and parameters), else PS_E_MISMATCH names the first difference.
  *  A row at a TPC count new to the group is added; a row whose key is
  *  already there keeps its values and only fills its empty counters.
- *  *added and *filled (may be NULL) count both kinds. *out is the caller's. */
+ *  *added and *filled (may be NULL) count both kinds. *out is the caller's
+ *  (ps_ops_free); base and more (indexed, as loaders and importers return
+ *  them) are only read. @return 0, PS_E_MISMATCH or
+ *  PS_E_NOMEM. Thread-safe for distinct outputs. */
 int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added,
                  size_t *filled);
 

@@ -537,6 +537,8 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
         char buf[160];
         snprintf(buf, sizeof buf, "%s%s%s%s%s", *l[i].pid ? "process " : "", l[i].pid,
                  *l[i].pid && *l[i].dev ? " " : "", *l[i].dev ? "device " : "", l[i].dev);
+        if (!*buf)
+            snprintf(buf, sizeof buf, "no process or device column");
         key[i] = ps_strpool_intern(pool, buf);
         rc = key[i] ? import_tally_add(&ts, key[i], l[i].v[M_TIME], 0) : PS_E_NOMEM;
     }
