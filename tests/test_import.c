@@ -424,12 +424,25 @@ static void test_torch_gzip(void)
     }
 }
 
+/* The last warning the library logged. */
+static char last_warning[1024];
+static void keep_warning(ps_log_level_t level, const char *msg, void *user)
+{
+    (void)user;
+    if (level == PS_LOG_WARN)
+        snprintf(last_warning, sizeof last_warning, "%s", msg);
+}
+
 /* Case 8: dur 0 in integer-microsecond traces (PyTorch 1.8). */
 static void test_torch_zero_durations(void)
 {
     ps_ops_t *t = NULL;
     ps_import_info_t info;
+    ps_log_set(keep_warning, NULL);
     CHECK_OK(run("torch-trace", "tests/data/torch_pt18.json", "v100", params, &t, &info));
+    ps_log_set(NULL, NULL);
+    CHECK_MSG(strstr(last_warning, "torch_pt18.json: 2 kernels have dur 0 (shorter than the trace's time resolution, 1 us): "
+                                   "each kept as half of it"), "%s", last_warning);
     CHECK(t && t->n == 6 && info.zero_dur == 2);
     CHECK(t && t->rows[2].duration_ns == 500 && t->rows[4].duration_ns == 500 && t->rows[1].duration_ns == 153000);
     CHECK(strstr(info.format, "no schemaVersion, cat Kernel (PyTorch 1.8/1.9)") != NULL);
