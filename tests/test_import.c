@@ -135,6 +135,13 @@ static void test_ncu_errors(void)
     CHECK(t && t->rows[1].duration_ns == 2 && isnan(t->rows[1].c.dram_bytes));
     ps_ops_free(t);
     remove(path);
+    /* On the raw page a row is a launch even when its ID repeats. */
+    temp_with(path, NCU_HEAD "\"0\",\"a\",\"1\",\"\"\n\"0\",\"b\",\"2\",\"\"\n");
+    t = NULL;
+    CHECK_OK(ps_import_ncu(path, &params, &t));
+    CHECK(t && t->n == 2 && strcmp(t->rows[1].name, "b") == 0);
+    ps_ops_free(t);
+    remove(path);
     /* Parameters are checked before the file is read. */
     ps_import_params_t p = params;
     p.tpcs = 0;

@@ -497,12 +497,14 @@ done:
     return PS_OK;
 }
 
-/* Sort by ID and merge the entries of one ID (a details launch whose rows
- * were not together); keeps n. */
-static int merge_ids(const char *path, launch_t *l, size_t *n)
+/* Sort by ID; on the details page merge the entries of one ID (a launch
+ * whose rows were not together). A raw row is one launch whatever its ID. */
+static int merge_ids(const char *path, int details, launch_t *l, size_t *n)
 {
     if (*n)
         qsort(l, *n, sizeof *l, cmp_launch);
+    if (!details)
+        return PS_OK;
     size_t w = 0;
     for (size_t i = 0; i < *n; i++) {
         if (w && l[w - 1].id == l[i].id && l[w - 1].pid == l[i].pid) {
@@ -524,7 +526,7 @@ static int merge_ids(const char *path, launch_t *l, size_t *n)
 }
 
 /* Choose the (process, device) with the most kernel time, or the ones the
- * caller named; *key is the chosen tally key. */
+ * caller named: (*take_out)[i] says whether launch i is taken. */
 static int choose_group(const char *path, launch_t *l, size_t n, const ps_import_params_t *p,
                         ps_strpool_t *pool, int **take_out, ps_import_info_t *info)
 {
@@ -620,7 +622,7 @@ int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
                       said.errors ? said.first_error : said.first_warning);
         goto done;
     }
-    if ((rc = merge_ids(path, launch, &n)) != PS_OK)
+    if ((rc = merge_ids(path, h.details, launch, &n)) != PS_OK)
         goto done;
     for (size_t i = 0; i < n; i++) {
         launch_t *l = &launch[i];
