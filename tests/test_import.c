@@ -136,6 +136,7 @@ static void test_ncu_errors(void)
     ps_ops_free(t);
     remove(path);
     /* On the raw page a row is a launch even when its ID repeats. */
+    memcpy(path, "/tmp/ps_test_ncuXXXXXX", sizeof path);
     temp_with(path, NCU_HEAD "\"0\",\"a\",\"1\",\"\"\n\"0\",\"b\",\"2\",\"\"\n");
     t = NULL;
     CHECK_OK(ps_import_ncu(path, &params, &t));
