@@ -79,7 +79,7 @@ static int check_mps(void)
 }
 
 int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
-                       double *out_tput, char *out_gpu)
+                       double *out_tput, char *out_gpu, size_t gpu_size)
 {
     if (n <= 0 || n > 64 || !(seconds > 0))
         return ps_error(PS_E_ARG, "need 1..64 jobs and seconds > 0");
@@ -154,8 +154,8 @@ int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, i
         char *end = NULL;
         if (strncmp(msg, "ok ", 3) == 0) {
             out_tput[i] = strtod(msg + 3, &end);
-            if (out_gpu && end && *end == ' ')
-                snprintf(out_gpu, 64, "%s", end + 1);
+            if (out_gpu && gpu_size > 0 && end && *end == ' ')
+                snprintf(out_gpu, gpu_size, "%s", end + 1);
         }
         else if (strncmp(msg, "error ", 6) == 0)
             rc = ps_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);
