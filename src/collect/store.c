@@ -125,6 +125,8 @@ int ps_store_open(const char *path, ps_store_t **out)
         rc = ps_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
     if (rc == 0)
         rc = ps_store_meta_pin(s, "version", STORE_VERSION, "format version");
+    if (rc == 0)
+        rc = ps_store_runs_init(s);
     if (rc) {
         ps_store_close(s);
         return rc;
@@ -329,6 +331,8 @@ int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
         else if (r == 1)
             out->seq_len = atoi(buf);
     }
+    if (rc == 0)
+        rc = ps_store_clock_status(s, out);
     return rc;
 }
 
