@@ -35,6 +35,10 @@ const char cmd_collect_usage[] =
     "             (adds to workload_scaling.csv and, at 100%, workloads.csv)\n"
     "  colocate   --jobs run together under MPS, each at its share (adds one\n"
     "             co-location to colocations.csv)\n"
+    "  fixed-cost the fixed cost of a co-execution (empty segments) per --splits\n"
+    "  twin       the twin's predictions for a coexec.csv's segment pairs\n"
+    "  score      measured against predicted slowdown (MAPE, correlation)\n"
+    "             (`pairsight collect ACTION --help` for these three)\n"
     "\n"
     "options:\n"
     "  --db FILE         campaign database (default campaign.db)\n"
@@ -484,8 +488,14 @@ static int act_colocate(opts_t *o)
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
 }
 
+/* twin, score and fixed-cost (cmd_collect_extra.c); -1 for another action. */
+int cmd_collect_extra(int argc, char **argv);
+
 int cmd_collect(int argc, char **argv)
 {
+    int extra = cmd_collect_extra(argc, argv);
+    if (extra >= 0)
+        return extra;
     if (cli_wants_help(argc, argv)) {
         fputs(cmd_collect_usage, stdout);
         return CLI_OK;

@@ -1,0 +1,474 @@
+/* pairsight collect twin | score | fixed-cost: the pieces that turn a
+ * measured campaign into a validation (scripts/device_validate.sh): the
+ * twin's predictions for the very segment pairs measured, the table of
+ * measured against predicted slowdown, and the fixed cost of a
+ * co-execution measured with empty segments. */
+#include "cli/cli.h"
+
+#include "common/common.h"
+#include "profile/csv.h"
+#include "profile/tables.h"
+#include "simulate/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "collect"
+#define MAX_PREDS 8
+#define MAX_SPLITS 64
+
+/* ---- collect twin ---- */
+
+/* The key of an experiment's segment pair and split, without the GPU (the
+ * predictors name theirs). */
+static void pair_key(const ps_coexec_row_t *r, char *out, size_t size)
+{
+    snprintf(out, size, "%s:%d:%d:%d|%s:%d:%d:%d|%d/%d", r->hp_model, r->hp_batch, r->hp_start, r->hp_len,
+             r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->hp_tpcs, r->lp_tpcs);
+}
+
+/* The distinct segment pairs of t (first row of each), in order. */
+static int distinct_pairs(const ps_coexec_t *t, ps_coexec_row_t **out, size_t *n_out)
+{
+    ps_coexec_row_t *u = ps_calloc(t->n ? t->n : 1, sizeof *u);
+    if (!u)
+        return PS_E_NOMEM;
+    size_t n = 0;
+    char a[512], b[512];
+    for (size_t i = 0; i < t->n; i++) {
+        pair_key(&t->rows[i], a, sizeof a);
+        int seen = 0;
+        /* Runs of one experiment are adjacent; look back a little first. */
+        for (size_t j = n; j-- > 0 && !seen;) {
+            pair_key(&u[j], b, sizeof b);
+            seen = strcmp(a, b) == 0;
+        }
+        if (!seen)
+            u[n++] = t->rows[i];
+    }
+    *out = u;
+    *n_out = n;
+    return 0;
+}
+
+static const char twin_usage[] =
+    "usage: pairsight collect twin --queries COEXEC_CSV --gpu NAME [--seq-len N] [--out FILE]\n"
+    "  the twin's latency and slowdown for every distinct segment pair and split of\n"
+    "  COEXEC_CSV (segments index the collector's operator lists); columns: the key\n"
+    "  columns, hp_ns_pred, lp_ns_pred, hp_delta_pred, lp_delta_pred,\n"
+    "  hp_solo_ns_pred, lp_solo_ns_pred\n"
+    "  --gpu NAME      a GPU of the simulator's catalog (default h200)\n"
+    "  --seq-len N     tokens per sequence, as the campaign's (default 128)\n"
+    "  --out FILE      output CSV (default: standard output)\n";
+
+static int act_twin(int argc, char **argv)
+{
+    const char *queries = NULL, *gpu = "h200", *out = NULL;
+    int seq_len = 128, json = 0, quiet = 0;
+    static const char *const flags[] = {"--queries", "--gpu", "--seq-len", "--out", NULL};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int rc = cli_next_option(CMD, argc, argv, &i, flags, &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
+        if (!v)
+            continue;
+        if (strcmp(a, "--queries") == 0)
+            queries = v;
+        else if (strcmp(a, "--gpu") == 0)
+            gpu = v;
+        else if (strcmp(a, "--out") == 0)
+            out = v;
+        else if (cli_parse_int(v, 1, 1 << 20, &seq_len))
+            return cli_fail(CLI_USAGE, CMD, "--seq-len: bad value '%s'", v);
+    }
+    if (!queries)
+        return cli_fail(CLI_USAGE, CMD, "twin needs --queries (see pairsight collect twin --help)");
+    const ps_gpu_t *g = ps_gpu_find(gpu);
+    if (!g)
+        return cli_fail(CLI_USAGE, CMD, "--gpu: unknown GPU '%s' (see pairsight simulate --list)", gpu);
+    ps_coexec_t *t = NULL;
+    ps_coexec_row_t *q = NULL;
+    sim_twin_pred_t *pr = NULL;
+    size_t n = 0;
+    ps_atomic_t *at = NULL;
+    int rc = ps_coexec_load(queries, &t);
+    if (rc == 0)
+        rc = distinct_pairs(t, &q, &n);
+    if (rc == 0 && !(pr = ps_calloc(n ? n : 1, sizeof *pr)))
+        rc = PS_E_NOMEM;
+    if (rc == 0)
+        rc = sim_twin_predict(gpu, seq_len, q, n, pr);
+    if (rc == 0 && out)
+        rc = ps_atomic_open(out, &at);
+    FILE *f = at ? ps_atomic_stream(at) : stdout;
+    if (rc == 0) {
+        fprintf(f, "experiment,gpu,hp_model,hp_batch,hp_start,hp_len,lp_model,lp_batch,lp_start,lp_len,"
+                   "hp_tpcs,lp_tpcs,hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_solo_ns_pred,"
+                   "lp_solo_ns_pred\n");
+        for (size_t i = 0; i < n; i++) {
+            const ps_coexec_row_t *r = &q[i];
+            ps_csv_put_field(f, r->experiment);
+            fputc(',', f);
+            ps_csv_put_field(f, g->name);
+            fputc(',', f);
+            ps_csv_put_field(f, r->hp_model);
+            fprintf(f, ",%d,%d,%d,", r->hp_batch, r->hp_start, r->hp_len);
+            ps_csv_put_field(f, r->lp_model);
+            fprintf(f, ",%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r->lp_batch, r->lp_start,
+                    r->lp_len, r->hp_tpcs, r->lp_tpcs, pr[i].hp_ns, pr[i].lp_ns, pr[i].hp_ns / pr[i].hp_solo_ns,
+                    pr[i].lp_ns / pr[i].lp_solo_ns, pr[i].hp_solo_ns, pr[i].lp_solo_ns);
+        }
+    }
+    if (rc == 0 && at)
+        rc = ps_atomic_commit(at);
+    else if (at)
+        ps_atomic_abort(at);
+    if (rc == 0 && !quiet)
+        fprintf(stderr, "pairsight: collect: twin (%s) predicted %zu segment pairs%s%s\n", g->name, n,
+                out ? " into " : "", out ? out : "");
+    free(pr);
+    free(q);
+    ps_coexec_free(t);
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+}
+
+/* ---- collect score ---- */
+
+typedef struct {
+    char key[512];
+    double hp_delta, lp_delta; /* measured: mean over the runs */
+    int runs;
+    double pred_hp[MAX_PREDS], pred_lp[MAX_PREDS];
+} exp_t;
+
+static int find_exp(exp_t *e, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(e[i].key, key) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Measured slowdown of every experiment of cx against the standalone sums
+ * of ops (delta = T_share / T_solo, FORMATS.md). */
+static int measured(const ps_ops_t *ops, const ps_coexec_t *cx, exp_t **out, size_t *n_out)
+{
+    exp_t *e = ps_calloc(cx->n ? cx->n : 1, sizeof *e);
+    if (!e)
+        return PS_E_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < cx->n; i++) {
+        const ps_coexec_row_t *r = &cx->rows[i];
+        const ps_op_group_t *gh = ps_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
+        const ps_op_group_t *gl = ps_ops_find(ops, r->gpu, r->lp_model, r->lp_batch);
+        double sh = gh ? ps_group_segment_ns(gh, r->hp_start, r->hp_len, r->hp_tpcs) : NAN;
+        double sl = gl ? ps_group_segment_ns(gl, r->lp_start, r->lp_len, r->lp_tpcs) : NAN;
+        if (!(sh > 0) || !(sl > 0)) {
+            free(e);
+            return ps_error(PS_E_INPUT, "coexec row %zu (%s): no standalone profile of its segments at %d/%d TPCs",
+                            i + 1, r->experiment, r->hp_tpcs, r->lp_tpcs);
+        }
+        char key[512];
+        pair_key(r, key, sizeof key);
+        int k = n && strcmp(e[n - 1].key, key) == 0 ? (int)n - 1 : find_exp(e, n, key);
+        if (k < 0) {
+            k = (int)n++;
+            snprintf(e[k].key, sizeof e[k].key, "%s", key);
+            for (int p = 0; p < MAX_PREDS; p++)
+                e[k].pred_hp[p] = e[k].pred_lp[p] = NAN;
+        }
+        e[k].hp_delta += r->hp_ns / sh;
+        e[k].lp_delta += r->lp_ns / sl;
+        e[k].runs++;
+    }
+    for (size_t k = 0; k < n; k++) {
+        e[k].hp_delta /= e[k].runs;
+        e[k].lp_delta /= e[k].runs;
+    }
+    *out = e;
+    *n_out = n;
+    return 0;
+}
+
+/* Read hp_delta_pred and lp_delta_pred of predictor p from path. */
+static int read_pred(const char *path, exp_t *e, size_t n, int p, size_t *matched)
+{
+    static const char *const cols[] = {"hp_model", "hp_batch", "hp_start", "hp_len", "lp_model", "lp_batch",
+                                       "lp_start", "lp_len", "hp_tpcs",  "lp_tpcs", "hp_delta_pred",
+                                       "lp_delta_pred"};
+    enum { NC = 12 };
+    ps_csv_t *c = NULL;
+    int rc = ps_csv_open(path, &c), at[NC];
+    if (rc)
+        return rc;
+    *matched = 0;
+    int r = ps_csv_next(c);
+    if (r <= 0) {
+        ps_csv_close(c);
+        return r < 0 ? r : ps_error(PS_E_INPUT, "%s: empty", path);
+    }
+    for (int k = 0; k < NC && rc == 0; k++)
+        if ((at[k] = ps_csv_find(c, cols[k])) < 0)
+            rc = ps_error(PS_E_INPUT, "%s: no column %s", path, cols[k]);
+    while (rc == 0 && (r = ps_csv_next(c)) == 1) {
+        const char *f[NC];
+        for (int k = 0; k < NC; k++)
+            f[k] = at[k] < ps_csv_nfields(c) ? ps_csv_field(c, at[k]) : "";
+        char key[512], *end1, *end2;
+        snprintf(key, sizeof key, "%s:%s:%s:%s|%s:%s:%s:%s|%s/%s", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7],
+                 f[8], f[9]);
+        double h = strtod(f[10], &end1), l = strtod(f[11], &end2);
+        if (end1 == f[10] || end2 == f[11] || !(h > 0) || !(l > 0)) {
+            rc = ps_error(PS_E_INPUT, "%s:%zu: hp_delta_pred/lp_delta_pred: not a positive number", path,
+                          ps_csv_line(c));
+            break;
+        }
+        int k = find_exp(e, n, key);
+        if (k >= 0 && isnan(e[k].pred_hp[p])) {
+            e[k].pred_hp[p] = h;
+            e[k].pred_lp[p] = l;
+            (*matched)++;
+        }
+    }
+    if (rc == 0 && r < 0)
+        rc = r;
+    ps_csv_close(c);
+    return rc;
+}
+
+/* MAPE (percent) and Pearson correlation of pred against meas over the
+ * experiments where pred is known. */
+static void agreement(const exp_t *e, size_t n, int p, int lp, double *mape, double *r, int *count)
+{
+    double s = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+    int k = 0;
+    for (size_t i = 0; i < n; i++) {
+        double y = lp ? e[i].lp_delta : e[i].hp_delta;
+        double x = p < 0 ? 1.0 : lp ? e[i].pred_lp[p] : e[i].pred_hp[p];
+        if (isnan(x))
+            continue;
+        s += fabs(x - y) / y;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        syy += y * y;
+        sxy += x * y;
+        k++;
+    }
+    *count = k;
+    *mape = k ? 100.0 * s / k : NAN;
+    double vx = sxx - sx * sx / k, vy = syy - sy * sy / k;
+    *r = k > 1 && vx > 0 && vy > 0 ? (sxy - sx * sy / k) / sqrt(vx * vy) : NAN;
+}
+
+static const char score_usage[] =
+    "usage: pairsight collect score --ops OPS_CSV --coexec COEXEC_CSV --pred NAME=FILE... [--json]\n"
+    "  measured slowdown (delta = co-execution / standalone sum, mean over the runs\n"
+    "  of each experiment) against each predictor's hp_delta_pred and lp_delta_pred\n"
+    "  (the output of `predict` or `collect twin`): MAPE per side and Pearson r, over\n"
+    "  the experiments; the row `no-interference` predicts delta = 1\n";
+
+static int act_score(int argc, char **argv)
+{
+    const char *ops_path = NULL, *cx_path = NULL, *pred[MAX_PREDS];
+    char names[MAX_PREDS][64];
+    int n_pred = 0, json = 0, quiet = 0;
+    static const char *const flags[] = {"--ops", "--coexec", "--pred", NULL};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int rc = cli_next_option(CMD, argc, argv, &i, flags, &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
+        if (!v)
+            continue;
+        if (strcmp(a, "--ops") == 0) {
+            ops_path = v;
+        } else if (strcmp(a, "--coexec") == 0) {
+            cx_path = v;
+        } else {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof names[0] || n_pred == MAX_PREDS)
+                return cli_fail(CLI_USAGE, CMD, "--pred: want NAME=FILE (at most %d), not '%s'", MAX_PREDS, v);
+            memcpy(names[n_pred], v, (size_t)(eq - v));
+            names[n_pred][eq - v] = '\0';
+            pred[n_pred++] = eq + 1;
+        }
+    }
+    if (!ops_path || !cx_path)
+        return cli_fail(CLI_USAGE, CMD, "score needs --ops and --coexec (see pairsight collect score --help)");
+    ps_ops_t *ops = NULL;
+    ps_coexec_t *cx = NULL;
+    exp_t *e = NULL;
+    size_t n = 0, matched[MAX_PREDS] = {0};
+    int rc = ps_ops_load(ops_path, &ops);
+    if (rc == 0)
+        rc = ps_coexec_load(cx_path, &cx);
+    if (rc == 0)
+        rc = measured(ops, cx, &e, &n);
+    for (int p = 0; p < n_pred && rc == 0; p++)
+        rc = read_pred(pred[p], e, n, p, &matched[p]);
+    for (int p = 0; p < n_pred && rc == 0; p++)
+        if (matched[p] != n)
+            rc = ps_error(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n,
+                          cx_path);
+    if (rc == 0) {
+        double mh = 0, ml = 0;
+        for (size_t i = 0; i < n; i++) {
+            mh += e[i].hp_delta / n;
+            ml += e[i].lp_delta / n;
+        }
+        if (json)
+            printf("{\"schema\": 1, \"experiments\": %zu, \"measured_hp_delta\": %.6g, \"measured_lp_delta\": "
+                   "%.6g, \"predictors\": [",
+                   n, mh, ml);
+        else
+            printf("%zu experiments, %zu runs; measured delta: HP %.4f, LP %.4f (mean)\n\n"
+                   "%-18s %11s %11s %8s %8s\n",
+                   n, cx->n, mh, ml, "predictor", "HP MAPE %", "LP MAPE %", "HP r", "LP r");
+        for (int p = -1; p < n_pred; p++) {
+            double m[2], r[2];
+            int k[2];
+            agreement(e, n, p, 0, &m[0], &r[0], &k[0]);
+            agreement(e, n, p, 1, &m[1], &r[1], &k[1]);
+            const char *name = p < 0 ? "no-interference" : names[p];
+            if (json) {
+                printf("%s{\"name\": ", p < 0 ? "" : ", ");
+                cli_put_json_string(name);
+                printf(", \"hp_mape_pct\": %.6g, \"lp_mape_pct\": %.6g, \"hp_r\": %s%.6g%s, \"lp_r\": %s%.6g%s}",
+                       m[0], m[1], isnan(r[0]) ? "\"" : "", r[0], isnan(r[0]) ? "\"" : "",
+                       isnan(r[1]) ? "\"" : "", r[1], isnan(r[1]) ? "\"" : "");
+            } else {
+                printf("%-18s %11.2f %11.2f %8.3f %8.3f\n", name, m[0], m[1], r[0], r[1]);
+            }
+        }
+        if (json)
+            printf("]}\n");
+    }
+    free(e);
+    ps_ops_free(ops);
+    ps_coexec_free(cx);
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+}
+
+/* ---- collect fixed-cost ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const char fixed_usage[] =
+    "usage: pairsight collect fixed-cost --splits HP/LP,... [--runs N] [--backend NAME] [--json]\n"
+    "  the fixed cost of a co-execution: each side timed with nothing between its\n"
+    "  events, both sides started together, R runs per split; prints the median\n"
+    "  per side and split\n"
+    "  --splits LIST     e.g. 20/34,27/27 (required)\n"
+    "  --runs N          runs per split (default 30)\n"
+    "  --warmup N        untimed runs first (default 3)\n"
+    "  --backend NAME    cuda or fake (default cuda); --device N (default 0)\n";
+
+static int act_fixed_cost(int argc, char **argv)
+{
+    ps_collect_params_t p = ps_collect_default_params();
+    int runs = 30, json = 0, quiet = 0, n = 0, hp[MAX_SPLITS], lp[MAX_SPLITS];
+    static const char *const flags[] = {"--splits", "--runs", "--warmup", "--backend", "--device", NULL};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int rc = cli_next_option(CMD, argc, argv, &i, flags, &json, &quiet, &v);
+        if (rc != CLI_OK)
+            return rc;
+        if (!v)
+            continue;
+        int bad = 0;
+        if (strcmp(a, "--splits") == 0) {
+            n = 0;
+            for (const char *s = v; *s && !bad;) {
+                char *end;
+                long h = strtol(s, &end, 10), l = 0;
+                bad = end == s || *end != '/' || n == MAX_SPLITS;
+                if (!bad) {
+                    s = end + 1;
+                    l = strtol(s, &end, 10);
+                    bad = end == s || (*end && *end != ',') || h < 1 || l < 1 || h > 4096 || l > 4096;
+                }
+                if (!bad) {
+                    hp[n] = (int)h;
+                    lp[n++] = (int)l;
+                    s = *end ? end + 1 : end;
+                }
+            }
+        } else if (strcmp(a, "--runs") == 0) {
+            bad = cli_parse_int(v, 1, 1 << 20, &runs);
+        } else if (strcmp(a, "--warmup") == 0) {
+            bad = cli_parse_int(v, 0, 1 << 20, &p.warmup);
+        } else if (strcmp(a, "--backend") == 0) {
+            p.backend = v;
+        } else {
+            bad = cli_parse_int(v, 0, 1 << 20, &p.device);
+        }
+        if (bad)
+            return cli_fail(CLI_USAGE, CMD, "%s: bad value '%s'", a, v);
+    }
+    if (n == 0)
+        return cli_fail(CLI_USAGE, CMD, "fixed-cost needs --splits HP/LP,... (see pairsight collect fixed-cost --help)");
+    ps_campaign_t *c = NULL;
+    double *h = ps_calloc((size_t)runs, sizeof *h), *l = ps_calloc((size_t)runs, sizeof *l);
+    int rc = h && l ? ps_campaign_open(":memory:", &p, &c) : PS_E_NOMEM;
+    ps_collect_device_t d;
+    if (rc == 0)
+        rc = ps_campaign_device(c, &d);
+    if (rc == 0 && json)
+        printf("{\"schema\": 1, \"gpu\": \"%s\", \"runs\": %d, \"splits\": [", d.gpu, runs);
+    else if (rc == 0)
+        printf("fixed co-execution cost on %s (empty segments, median of %d runs)\n%-8s %10s %10s\n", d.gpu, runs,
+               "split", "HP us", "LP us");
+    for (int k = 0; k < n && rc == 0; k++) {
+        rc = ps_campaign_fixed_cost(c, hp[k], lp[k], runs, h, l);
+        if (rc)
+            break;
+        double mh = median(h, runs), ml = median(l, runs);
+        if (json)
+            printf("%s{\"hp_tpcs\": %d, \"lp_tpcs\": %d, \"hp_ns\": %.6g, \"lp_ns\": %.6g}", k ? ", " : "", hp[k],
+                   lp[k], mh, ml);
+        else
+            printf("%3d/%-4d %10.2f %10.2f\n", hp[k], lp[k], mh * 1e-3, ml * 1e-3);
+    }
+    if (rc == 0 && json)
+        printf("]}\n");
+    free(h);
+    free(l);
+    ps_campaign_free(c);
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+}
+
+int cmd_collect_extra(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+        const char *usage;
+    } acts[] = {
+        {"twin", act_twin, twin_usage},
+        {"score", act_score, score_usage},
+        {"fixed-cost", act_fixed_cost, fixed_usage},
+    };
+    for (size_t i = 0; argc >= 2 && i < PS_ARRAY_LEN(acts); i++) {
+        if (strcmp(argv[1], acts[i].name) != 0)
+            continue;
+        if (cli_wants_help(argc, argv)) {
+            fputs(acts[i].usage, stdout);
+            return CLI_OK;
+        }
+        return acts[i].fn(argc, argv);
+    }
+    return -1;
+}
