@@ -66,7 +66,7 @@ step "device"
 "$CLI" collect info --backend "$BACKEND" --json > "$OUT/info.json"
 # Five TPC counts forming five splits x/(S-x) with S as large as the GPU
 # allows: x near S/8, S/4, S/2, 3S/4 and 7S/8, all of them valid counts.
-TPCS=$(sed -n 's/.*"tpc_count": \([0-9]*\).*"valid_tpcs": \[\([0-9, ]*\)\].*/\1 \2/p' "$OUT/info.json" | tr -d ',' |
+TPCS=$(sed -n 's/.*"tpc_count": *\([0-9]*\).*"valid_tpcs": *\[\([0-9, ]*\)\].*/\1 \2/p' "$OUT/info.json" | tr ',' ' ' |
     awk '{ T = $1; for (i = 2; i <= NF; i++) if ($i < T) ok[$i] = 1
            for (S = T; S >= 8; S--) {
                if (S % 2 || !(S / 2 in ok)) continue
@@ -106,7 +106,7 @@ step "export and check"
 # The predictors are for the simulator's H200; scoring reads the measured
 # tables under that name (a fake or differently named GPU is relabelled in
 # copies; the measured files stay as written).
-GPU=$(sed -n 's/.*"gpu": "\([^"]*\)".*/\1/p' "$OUT/info.json")
+GPU=$(sed -n 's/.*"gpu": *"\([^"]*\)".*/\1/p' "$OUT/info.json")
 if [ "$GPU" = H200 ]; then
     cp "$OUT/ops.csv" "$OUT/ops_h200.csv"
     cp "$OUT/coexec.csv" "$OUT/coexec_h200.csv"
@@ -135,9 +135,9 @@ cut -d, -f1-12 "$OUT/twin.csv" > "$OUT/queries.csv"
 
 step "measured vs predicted slowdown"
 "$CLI" collect score --ops "$OUT/ops_h200.csv" --coexec "$OUT/coexec_h200.csv" \
-    --pred twin-h200="$OUT/twin.csv" --pred pairsight-sim-h200="$OUT/pairsight.csv" | tee "$OUT/table.txt"
+    --pred "twin-h200=$OUT/twin.csv,pairsight-sim-h200=$OUT/pairsight.csv" | tee "$OUT/table.txt"
 "$CLI" collect score --ops "$OUT/ops_h200.csv" --coexec "$OUT/coexec_h200.csv" \
-    --pred twin-h200="$OUT/twin.csv" --pred pairsight-sim-h200="$OUT/pairsight.csv" --json > "$OUT/table.json"
+    --pred "twin-h200=$OUT/twin.csv,pairsight-sim-h200=$OUT/pairsight.csv" --json > "$OUT/table.json"
 echo
 cat "$OUT/fixed_cost.txt"
 

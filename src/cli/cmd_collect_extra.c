@@ -4,6 +4,9 @@
  * measured against predicted slowdown, and the fixed cost of a
  * co-execution measured with empty segments. */
 #include "cli/cli.h"
+#include "cli/opt.h"
+
+#include <cjson/cJSON.h>
 
 #include "common/common.h"
 #include "profile/csv.h"
@@ -52,39 +55,29 @@ static int distinct_pairs(const ps_coexec_t *t, ps_coexec_row_t **out, size_t *n
     return 0;
 }
 
-static const char twin_usage[] =
-    "usage: pairsight collect twin --queries COEXEC_CSV --gpu NAME [--seq-len N] [--out FILE]\n"
-    "  the twin's latency and slowdown for every distinct segment pair and split of\n"
-    "  COEXEC_CSV (segments index the collector's operator lists); columns: the key\n"
-    "  columns, hp_ns_pred, lp_ns_pred, hp_delta_pred, lp_delta_pred,\n"
-    "  hp_solo_ns_pred, lp_solo_ns_pred\n"
-    "  --gpu NAME      a GPU of the simulator's catalog (default h200)\n"
-    "  --seq-len N     tokens per sequence, as the campaign's (default 128)\n"
-    "  --out FILE      output CSV (default: standard output)\n";
-
 static int act_twin(int argc, char **argv)
 {
     const char *queries = NULL, *gpu = "h200", *out = NULL;
-    int seq_len = 128, json = 0, quiet = 0;
-    static const char *const flags[] = {"--queries", "--gpu", "--seq-len", "--out", NULL};
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option(CMD, argc, argv, &i, flags, &json, &quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        if (strcmp(a, "--queries") == 0)
-            queries = v;
-        else if (strcmp(a, "--gpu") == 0)
-            gpu = v;
-        else if (strcmp(a, "--out") == 0)
-            out = v;
-        else if (cli_parse_int(v, 1, 1 << 20, &seq_len))
-            return cli_fail(CLI_USAGE, CMD, "--seq-len: bad value '%s'", v);
-    }
-    if (!queries)
-        return cli_fail(CLI_USAGE, CMD, "twin needs --queries (see pairsight collect twin --help)");
+    int seq_len = 128, quiet = 0;
+    cli_opt_t opts[] = {
+        {"--queries", CLI_STR, &queries, "FILE", "coexec.csv whose segment pairs and splits to predict",
+         .flags = CLI_REQ | CLI_IN},
+        {"--gpu", CLI_STR, &gpu, "NAME", "a GPU of the simulator's catalog (pairsight simulate --list)"},
+        {"--seq-len", CLI_INT, &seq_len, "N", "tokens per sequence, as the campaign's", .lo = 1, .hi = 1 << 20},
+        {"--out", CLI_STR, &out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT},
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t spec = {.cmd = CMD,
+                       .sub = "twin",
+                       .synopsis = "--queries COEXEC_CSV [options]",
+                       .about = "The twin's latency and slowdown for every distinct segment pair and split of a\n"
+                                "coexec.csv (segments index the collector's operator lists): the key columns,\n"
+                                "hp_ns_pred, lp_ns_pred, hp_delta_pred, lp_delta_pred (against the twin's own\n"
+                                "standalone sums hp_solo_ns_pred, lp_solo_ns_pred).\n",
+                       .opts = opts};
+    int code;
+    if (cli_parse(&spec, argc - 1, argv + 1, NULL, &code))
+        return code;
     const ps_gpu_t *g = ps_gpu_find(gpu);
     if (!g)
         return cli_fail(CLI_USAGE, CMD, "--gpu: unknown GPU '%s' (see pairsight simulate --list)", gpu);
@@ -263,41 +256,61 @@ static void agreement(const exp_t *e, size_t n, int p, int lp, double *mape, dou
     *r = k > 1 && vx > 0 && vy > 0 ? (sxy - sx * sy / k) / sqrt(vx * vy) : NAN;
 }
 
-static const char score_usage[] =
-    "usage: pairsight collect score --ops OPS_CSV --coexec COEXEC_CSV --pred NAME=FILE... [--json]\n"
-    "  measured slowdown (delta = co-execution / standalone sum, mean over the runs\n"
-    "  of each experiment) against each predictor's hp_delta_pred and lp_delta_pred\n"
-    "  (the output of `predict` or `collect twin`): MAPE per side and Pearson r, over\n"
-    "  the experiments; the row `no-interference` predicts delta = 1\n";
+/* NAME=FILE of --pred into the next slot of the predictors. */
+typedef struct {
+    const char *file[MAX_PREDS];
+    char name[MAX_PREDS][64];
+    int n;
+} preds_t;
+
+/* "NAME=FILE,NAME=FILE": the file names point into v (argv). */
+static int fn_pred(const char *v, void *dest)
+{
+    static char buf[4096];
+    preds_t *p = dest;
+    if (strlen(v) >= sizeof buf)
+        return -1;
+    memcpy(buf, v, strlen(v) + 1);
+    p->n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1] || (size_t)(eq - tok) >= sizeof p->name[0] || p->n == MAX_PREDS)
+            return -1;
+        *eq = '\0';
+        snprintf(p->name[p->n], sizeof p->name[0], "%s", tok);
+        p->file[p->n++] = eq + 1;
+    }
+    return p->n ? 0 : -1;
+}
 
 static int act_score(int argc, char **argv)
 {
-    const char *ops_path = NULL, *cx_path = NULL, *pred[MAX_PREDS];
-    char names[MAX_PREDS][64];
-    int n_pred = 0, json = 0, quiet = 0;
-    static const char *const flags[] = {"--ops", "--coexec", "--pred", NULL};
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option(CMD, argc, argv, &i, flags, &json, &quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        if (strcmp(a, "--ops") == 0) {
-            ops_path = v;
-        } else if (strcmp(a, "--coexec") == 0) {
-            cx_path = v;
-        } else {
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof names[0] || n_pred == MAX_PREDS)
-                return cli_fail(CLI_USAGE, CMD, "--pred: want NAME=FILE (at most %d), not '%s'", MAX_PREDS, v);
-            memcpy(names[n_pred], v, (size_t)(eq - v));
-            names[n_pred][eq - v] = '\0';
-            pred[n_pred++] = eq + 1;
-        }
-    }
-    if (!ops_path || !cx_path)
-        return cli_fail(CLI_USAGE, CMD, "score needs --ops and --coexec (see pairsight collect score --help)");
+    const char *ops_path = NULL, *cx_path = NULL;
+    preds_t pr = {.n = 0};
+    int json = 0, quiet = 0;
+    cli_opt_t opts[] = {
+        {"--ops", CLI_STR, &ops_path, "FILE", "measured standalone profile", .flags = CLI_REQ | CLI_IN},
+        {"--coexec", CLI_STR, &cx_path, "FILE", "measured co-executions", .flags = CLI_REQ | CLI_IN},
+        {"--pred", CLI_FN, &pr, "LIST", "predictors' outputs (predict, collect twin) as NAME=FILE,NAME=FILE",
+         .def = "none", .parse = fn_pred, .accepts = "NAME=FILE,... with at most 8 predictors"},
+        CLI_OPT_JSON(&json, "print the table as JSON on stdout"),
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t spec = {.cmd = CMD,
+                       .sub = "score",
+                       .synopsis = "--ops OPS_CSV --coexec COEXEC_CSV --pred NAME=FILE,... [--json]",
+                       .about = "Measured slowdown (delta = co-execution / standalone sum, mean over the runs of\n"
+                                "each experiment) against each predictor's hp_delta_pred and lp_delta_pred:\n"
+                                "MAPE per side and Pearson r over the experiments; the row no-interference\n"
+                                "predicts delta = 1.\n",
+                       .opts = opts};
+    int code;
+    if (cli_parse(&spec, argc - 1, argv + 1, NULL, &code))
+        return code;
+    int n_pred = pr.n;
+    const char *const *pred = pr.file;
+    char (*names)[64] = pr.name;
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
     exp_t *e = NULL;
@@ -319,32 +332,38 @@ static int act_score(int argc, char **argv)
             mh += e[i].hp_delta / n;
             ml += e[i].lp_delta / n;
         }
-        if (json)
-            printf("{\"schema\": 1, \"experiments\": %zu, \"measured_hp_delta\": %.6g, \"measured_lp_delta\": "
-                   "%.6g, \"predictors\": [",
-                   n, mh, ml);
-        else
+        cJSON *j = json ? cli_json_new("collect-score", 1) : NULL, *arr = NULL;
+        if (j) {
+            cJSON_AddNumberToObject(j, "experiments", (double)n);
+            cJSON_AddNumberToObject(j, "runs", (double)cx->n);
+            cJSON_AddNumberToObject(j, "measured_hp_delta", mh);
+            cJSON_AddNumberToObject(j, "measured_lp_delta", ml);
+            arr = cJSON_AddArrayToObject(j, "predictors");
+        } else {
             printf("%zu experiments, %zu runs; measured delta: HP %.4f, LP %.4f (mean)\n\n"
                    "%-18s %11s %11s %8s %8s\n",
                    n, cx->n, mh, ml, "predictor", "HP MAPE %", "LP MAPE %", "HP r", "LP r");
+        }
         for (int p = -1; p < n_pred; p++) {
             double m[2], r[2];
             int k[2];
             agreement(e, n, p, 0, &m[0], &r[0], &k[0]);
             agreement(e, n, p, 1, &m[1], &r[1], &k[1]);
             const char *name = p < 0 ? "no-interference" : names[p];
-            if (json) {
-                printf("%s{\"name\": ", p < 0 ? "" : ", ");
-                cli_put_json_string(name);
-                printf(", \"hp_mape_pct\": %.6g, \"lp_mape_pct\": %.6g, \"hp_r\": %s%.6g%s, \"lp_r\": %s%.6g%s}",
-                       m[0], m[1], isnan(r[0]) ? "\"" : "", r[0], isnan(r[0]) ? "\"" : "",
-                       isnan(r[1]) ? "\"" : "", r[1], isnan(r[1]) ? "\"" : "");
+            if (j) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "name", name);
+                cJSON_AddNumberToObject(o, "hp_mape_pct", m[0]);
+                cJSON_AddNumberToObject(o, "lp_mape_pct", m[1]);
+                cJSON_AddNumberToObject(o, "hp_r", r[0]); /* null where undefined (no-interference) */
+                cJSON_AddNumberToObject(o, "lp_r", r[1]);
+                cJSON_AddItemToArray(arr, o);
             } else {
                 printf("%-18s %11.2f %11.2f %8.3f %8.3f\n", name, m[0], m[1], r[0], r[1]);
             }
         }
-        if (json)
-            printf("]}\n");
+        if (j)
+            cli_json_print(j, stdout);
     }
     free(e);
     ps_ops_free(ops);
@@ -366,84 +385,92 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static const char fixed_usage[] =
-    "usage: pairsight collect fixed-cost --splits HP/LP,... [--runs N] [--backend NAME] [--json]\n"
-    "  the fixed cost of a co-execution: each side timed with nothing between its\n"
-    "  events, both sides started together, R runs per split; prints the median\n"
-    "  per side and split\n"
-    "  --splits LIST     e.g. 20/34,27/27 (required)\n"
-    "  --runs N          runs per split (default 30)\n"
-    "  --warmup N        untimed runs first (default 3)\n"
-    "  --backend NAME    cuda or fake (default cuda); --device N (default 0)\n";
+typedef struct {
+    int hp[MAX_SPLITS], lp[MAX_SPLITS], n;
+} splits_t;
+
+/* "20/34,27/27" */
+static int fn_splits(const char *v, void *dest)
+{
+    splits_t *sp = dest;
+    sp->n = 0;
+    for (const char *s = v; *s;) {
+        char *end;
+        long h = strtol(s, &end, 10);
+        if (end == s || *end != '/' || sp->n == MAX_SPLITS)
+            return -1;
+        s = end + 1;
+        long l = strtol(s, &end, 10);
+        if (end == s || (*end && *end != ',') || h < 1 || l < 1 || h > 4096 || l > 4096)
+            return -1;
+        sp->hp[sp->n] = (int)h;
+        sp->lp[sp->n++] = (int)l;
+        s = *end ? end + 1 : end;
+    }
+    return sp->n ? 0 : -1;
+}
 
 static int act_fixed_cost(int argc, char **argv)
 {
     ps_collect_params_t p = ps_collect_default_params();
-    int runs = 30, json = 0, quiet = 0, n = 0, hp[MAX_SPLITS], lp[MAX_SPLITS];
-    static const char *const flags[] = {"--splits", "--runs", "--warmup", "--backend", "--device", NULL};
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option(CMD, argc, argv, &i, flags, &json, &quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        int bad = 0;
-        if (strcmp(a, "--splits") == 0) {
-            n = 0;
-            for (const char *s = v; *s && !bad;) {
-                char *end;
-                long h = strtol(s, &end, 10), l = 0;
-                bad = end == s || *end != '/' || n == MAX_SPLITS;
-                if (!bad) {
-                    s = end + 1;
-                    l = strtol(s, &end, 10);
-                    bad = end == s || (*end && *end != ',') || h < 1 || l < 1 || h > 4096 || l > 4096;
-                }
-                if (!bad) {
-                    hp[n] = (int)h;
-                    lp[n++] = (int)l;
-                    s = *end ? end + 1 : end;
-                }
-            }
-        } else if (strcmp(a, "--runs") == 0) {
-            bad = cli_parse_int(v, 1, 1 << 20, &runs);
-        } else if (strcmp(a, "--warmup") == 0) {
-            bad = cli_parse_int(v, 0, 1 << 20, &p.warmup);
-        } else if (strcmp(a, "--backend") == 0) {
-            p.backend = v;
-        } else {
-            bad = cli_parse_int(v, 0, 1 << 20, &p.device);
-        }
-        if (bad)
-            return cli_fail(CLI_USAGE, CMD, "%s: bad value '%s'", a, v);
-    }
-    if (n == 0)
-        return cli_fail(CLI_USAGE, CMD, "fixed-cost needs --splits HP/LP,... (see pairsight collect fixed-cost --help)");
+    splits_t sp = {.n = 0};
+    int runs = 30, json = 0, quiet = 0;
+    cli_opt_t opts[] = {
+        {"--splits", CLI_FN, &sp, "LIST", "SM splits HP/LP in TPCs", .flags = CLI_REQ, .parse = fn_splits,
+         .accepts = "HP/LP,... like 20/34,27/27"},
+        {"--runs", CLI_INT, &runs, "N", "runs per split", .lo = 1, .hi = 1 << 20},
+        {"--warmup", CLI_INT, &p.warmup, "N", "untimed runs first", .lo = 0, .hi = 1 << 20},
+        {"--backend", CLI_STR, &p.backend, "NAME", "cuda or fake, a simulated GPU for tests"},
+        {"--device", CLI_INT, &p.device, "N", "CUDA device ordinal", .lo = 0, .hi = 1024},
+        CLI_OPT_JSON(&json, "print the result as JSON on stdout"),
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t spec = {.cmd = CMD,
+                       .sub = "fixed-cost",
+                       .synopsis = "--splits HP/LP,... [options]",
+                       .about = "The fixed cost of a co-execution: each side timed with nothing between its\n"
+                                "events, both sides started together, R runs per split; prints the median per\n"
+                                "side and split.\n",
+                       .opts = opts};
+    int code;
+    if (cli_parse(&spec, argc - 1, argv + 1, NULL, &code))
+        return code;
+    int n = sp.n, *hp = sp.hp, *lp = sp.lp;
     ps_campaign_t *c = NULL;
     double *h = ps_calloc((size_t)runs, sizeof *h), *l = ps_calloc((size_t)runs, sizeof *l);
     int rc = h && l ? ps_campaign_open(":memory:", &p, &c) : PS_E_NOMEM;
     ps_collect_device_t d;
     if (rc == 0)
         rc = ps_campaign_device(c, &d);
-    if (rc == 0 && json)
-        printf("{\"schema\": 1, \"gpu\": \"%s\", \"runs\": %d, \"splits\": [", d.gpu, runs);
-    else if (rc == 0)
+    cJSON *j = rc == 0 && json ? cli_json_new("collect-fixed-cost", 1) : NULL, *arr = NULL;
+    if (j) {
+        cJSON_AddStringToObject(j, "gpu", d.gpu);
+        cJSON_AddNumberToObject(j, "runs", runs);
+        arr = cJSON_AddArrayToObject(j, "splits");
+    } else if (rc == 0) {
         printf("fixed co-execution cost on %s (empty segments, median of %d runs)\n%-8s %10s %10s\n", d.gpu, runs,
                "split", "HP us", "LP us");
+    }
     for (int k = 0; k < n && rc == 0; k++) {
         rc = ps_campaign_fixed_cost(c, hp[k], lp[k], runs, h, l);
         if (rc)
             break;
         double mh = median(h, runs), ml = median(l, runs);
-        if (json)
-            printf("%s{\"hp_tpcs\": %d, \"lp_tpcs\": %d, \"hp_ns\": %.6g, \"lp_ns\": %.6g}", k ? ", " : "", hp[k],
-                   lp[k], mh, ml);
-        else
+        if (j) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "hp_tpcs", hp[k]);
+            cJSON_AddNumberToObject(o, "lp_tpcs", lp[k]);
+            cJSON_AddNumberToObject(o, "hp_ns", mh);
+            cJSON_AddNumberToObject(o, "lp_ns", ml);
+            cJSON_AddItemToArray(arr, o);
+        } else {
             printf("%3d/%-4d %10.2f %10.2f\n", hp[k], lp[k], mh * 1e-3, ml * 1e-3);
+        }
     }
-    if (rc == 0 && json)
-        printf("]}\n");
+    if (j && rc == 0)
+        cli_json_print(j, stdout);
+    else if (j)
+        cJSON_Delete(j);
     free(h);
     free(l);
     ps_campaign_free(c);
@@ -455,20 +482,9 @@ int cmd_collect_extra(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-        const char *usage;
-    } acts[] = {
-        {"twin", act_twin, twin_usage},
-        {"score", act_score, score_usage},
-        {"fixed-cost", act_fixed_cost, fixed_usage},
-    };
-    for (size_t i = 0; argc >= 2 && i < PS_ARRAY_LEN(acts); i++) {
-        if (strcmp(argv[1], acts[i].name) != 0)
-            continue;
-        if (cli_wants_help(argc, argv)) {
-            fputs(acts[i].usage, stdout);
-            return CLI_OK;
-        }
-        return acts[i].fn(argc, argv);
-    }
+    } acts[] = {{"twin", act_twin}, {"score", act_score}, {"fixed-cost", act_fixed_cost}};
+    for (size_t i = 0; argc >= 2 && i < PS_ARRAY_LEN(acts); i++)
+        if (strcmp(argv[1], acts[i].name) == 0)
+            return acts[i].fn(argc, argv);
     return -1;
 }
