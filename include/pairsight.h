@@ -827,6 +827,14 @@ typedef struct {
 int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
                        double seconds, double *out_tput, char *out_gpu);
 
+/** The same, recording the active thread percentage each job ran at as the
+ *  driver applied it: out_exec_sms[i] (may be NULL) gets the SMs job i's
+ *  context was given (cuCtxGetExecAffinity). A job whose context got every
+ *  SM at a share below 100%, or a count far from its share, fails with
+ *  PS_E_BACKEND: MPS did not apply the percentage. */
+int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
+                           double seconds, double *out_tput, char *out_gpu, int *out_exec_sms);
+
 /**
  * The fixed cost of a co-execution on this device: `runs` co-executions of
  * two empty segments (nothing between each side's events) on hp_tpcs and

@@ -324,6 +324,21 @@ static void test_granularity_mechanism_fixed_cost(void)
     ps_coexec_free(t);
 }
 
+/* Fix 5: MPS jobs record the share of the SMs their context was given
+ * (the fake backend applies CUDA_MPS_ACTIVE_THREAD_PERCENTAGE as MPS does,
+ * to whole SMs of its 108). */
+static void test_mps_share_recorded(void)
+{
+    ps_collect_params_t p = fake_params();
+    const ps_mps_job_t jobs[3] = {{"mobilenetv2", 2, 20}, {"mobilenetv2", 2, 60}, {"bert-base", 2, 100}};
+    double t[3];
+    int sms[3] = {0, 0, 0};
+    char gpu[64];
+    CHECK_OK(ps_collect_mps_run_sms(&p, jobs, 3, 0.01, t, gpu, sms));
+    CHECK_MSG(sms[0] == 22 && sms[1] == 65 && sms[2] == 108, "SMs %d %d %d", sms[0], sms[1], sms[2]);
+    CHECK(t[0] > 0 && t[0] < t[1]);
+}
+
 static void test_setup(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ps_test_protocolXXXXXX");
@@ -341,4 +356,4 @@ static void test_teardown(void)
 
 TH_MAIN(TEST(test_setup), TEST(test_distinct_memory_per_operator), TEST(test_profile_in_model_order),
         TEST(test_clock_recorded_and_off_clock_refused), TEST(test_counters_as_formats_names_them),
-        TEST(test_granularity_mechanism_fixed_cost), TEST(test_teardown))
+        TEST(test_granularity_mechanism_fixed_cost), TEST(test_mps_share_recorded), TEST(test_teardown))

@@ -517,8 +517,9 @@ static int act_scaling(opts_t *o)
     for (int k = 0; k < o->n_shares && rc == 0; k++) {
         ps_mps_job_t job = {o->model, o->batch, o->shares[k]};
         double t = 0;
+        int sms = 0;
         cli_progress(o->quiet, "scaling", k, o->n_shares);
-        rc = ps_collect_mps_run(&o->p, &job, 1, o->seconds, &t, gpu);
+        rc = ps_collect_mps_run_sms(&o->p, &job, 1, o->seconds, &t, gpu, &sms);
         for (size_t i = 0; rc == 0 && i < sc->n; i++)
             if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
                 sc->rows[i].share_pct == o->shares[k])
@@ -530,7 +531,7 @@ static int act_scaling(opts_t *o)
         if (rc == 0 && o->shares[k] == 100)
             tput100 = t;
         if (rc == 0 && !o->json)
-            printf("%s %s %3d%% %.6g items/s\n", gpu, wid, o->shares[k], t);
+            printf("%s %s %3d%% (the context got %d SMs) %.6g items/s\n", gpu, wid, o->shares[k], sms, t);
     }
     cli_progress_end(o->quiet);
     if (rc == 0)
@@ -584,14 +585,15 @@ static int act_colocate(opts_t *o)
             rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)",
                           o->colocations_path, cid);
     double tput[MAX_JOBS];
+    int sms[MAX_JOBS] = {0};
     if (rc == 0)
-        rc = ps_collect_mps_run(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu);
+        rc = ps_collect_mps_run_sms(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sms);
     for (int k = 0; k < o->n_jobs && rc == 0; k++) {
         ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
         if (rc == 0 && !o->json)
-            printf("%s slot %d %s at %d%%: %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
-                   tput[k]);
+            printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
+                   sms[k], tput[k]);
     }
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);

@@ -282,7 +282,11 @@ int ps_backend_fake_open(const ps_collect_params_t *p, ps_backend_t **out)
     f->base.dev.mechanism = "sim";
     f->base.dev.sm_clock_mhz = FAKE_CLOCK_MHZ;
     f->base.dev.sm_clock_max_mhz = FAKE_CLOCK_MHZ;
-    f->base.dev.exec_sms = 2 * FAKE_TPCS;
+    /* Under MPS a context gets its active thread percentage of the SMs,
+     * rounded to whole SMs. */
+    const char *share = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    int pct = share ? atoi(share) : 100;
+    f->base.dev.exec_sms = pct >= 1 && pct <= 100 ? (int)(2 * FAKE_TPCS * pct / 100.0 + 0.5) : 2 * FAKE_TPCS;
     f->base.profile = fake_profile;
     f->base.coexec = fake_coexec;
     f->base.counters = fake_counters;
