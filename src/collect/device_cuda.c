@@ -284,9 +284,15 @@ static int nvml_open(nvml_t *n, const char *bus)
             return ps_error(PS_E_BACKEND, "nvml: libnvidia-ml.so.1 lacks %s", syms[i].name);
         memcpy((char *)n + syms[i].offset, &fn, sizeof fn);
     }
+    /* Without NVML (a container without it, a driver that refuses) clocks
+     * are unknown, and said to be; once it answers, every failure counts. */
     nvml_ret_t r = n->Init();
-    if (r != 0)
-        return nvml_fail(n, r, "nvmlInit_v2");
+    if (r != 0) {
+        ps_log(PS_LOG_WARN, "nvml: nvmlInit_v2: %s: SM clocks will not be recorded",
+               n->ErrorString ? n->ErrorString(r) : "error");
+        n->Shutdown = NULL;
+        return 0;
+    }
     r = n->DeviceGetHandleByPciBusId(bus, &n->dev);
     if (r != 0)
         return nvml_fail(n, r, "nvmlDeviceGetHandleByPciBusId_v2");
@@ -310,7 +316,7 @@ static int nvml_sm_clock(const nvml_t *n, int max, double *mhz)
 
 static void nvml_close(nvml_t *n)
 {
-    if (n->dev)
+    if (n->Shutdown)
         (void)n->Shutdown();
     if (n->lib)
         (void)dlclose(n->lib);
@@ -447,7 +453,7 @@ static int get_part(cuda_t *b, unsigned sms_a, unsigned sms_b, part_t **out)
 
 /* The group sizes the driver gives one side, probed: a split of s SMs that
  * comes back with exactly s SMs. Nothing is created. */
-static int probe_valid_sms(cuda_t *b, ps_collect_device_t *d)
+static void probe_valid_sms(cuda_t *b, ps_collect_device_t *d)
 {
     memset(d->valid_sms_mask, 0, sizeof d->valid_sms_mask);
     unsigned all = b->sm_all.sm.smCount;
@@ -456,16 +462,15 @@ static int probe_valid_sms(cuda_t *b, ps_collect_device_t *d)
         unsigned n = 1;
         int ok = s / 2 == all / 2;
         if (!ok) {
+            /* A size the driver refuses is simply not valid. */
             CUresult r = b->drv.DevSmResourceSplitByCount(&g, &n, &b->sm_all, &rest, 0, s);
-            if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE &&
-                r != CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)
-                return cu_fail(b, r, "cuDevSmResourceSplitByCount (probing)");
             ok = r == CUDA_SUCCESS && n == 1 && g.sm.smCount == s;
+            if (r != CUDA_SUCCESS)
+                ps_log(PS_LOG_DEBUG, "cuDevSmResourceSplitByCount(%u SMs): %d", s, (int)r);
         }
         if (ok)
             d->valid_sms_mask[s / 64] |= 1ULL << (s % 64);
     }
-    return 0;
 }
 
 /* The arena of list l on side k, laid out (memplan.h), allocated and filled
@@ -488,6 +493,8 @@ static int arena_get(cuda_t *b, int k, const ps_oplist_t *l, arena_t **out)
     int rc = ps_memplan_make(l, 0, &sizes);
     if (rc)
         return rc;
+    /* In the primary context, whose memory every green context shares. */
+    RT(cudaSetDevice(b->ordinal), "cudaSetDevice");
     size_t total = sizes.total_bytes;
     ps_memplan_free(&sizes);
     void *base = NULL;
@@ -705,6 +712,7 @@ static int flush_l2(cuda_t *b, const side_t *s)
 {
     if (!b->flush_l2)
         return 0;
+    CU(b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
     RT(cudaMemsetAsync(b->flush, 0, b->flush_bytes, (cudaStream_t)s->stream), "cudaMemsetAsync (L2 flush)");
     RT(cudaStreamSynchronize((cudaStream_t)s->stream), "cudaStreamSynchronize (L2 flush)");
     return 0;
@@ -1108,9 +1116,7 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     d->cc_major = prop.major;
     d->cc_minor = prop.minor;
     d->mechanism = "green-ctx";
-    rc = probe_valid_sms(b, d);
-    if (rc)
-        return rc;
+    probe_valid_sms(b, d);
     /* The SMs this context may use: fewer than the device's under an MPS
      * active thread percentage. */
     CUexecAffinityParam aff;
@@ -1118,10 +1124,11 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     CUresult ar = b->drv.CtxGetExecAffinity(&aff, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
     if (ar == CUDA_SUCCESS)
         d->exec_sms = (int)aff.param.smCount.val;
-    else if (ar == CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY)
+    else {
         d->exec_sms = d->sm_count;
-    else
-        return cu_fail(b, ar, "cuCtxGetExecAffinity");
+        if (ar != CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY)
+            ps_log(PS_LOG_WARN, "cuCtxGetExecAffinity: error %d; taking every SM as this process's", (int)ar);
+    }
     char bus[32];
     RT(cudaDeviceGetPCIBusId(bus, (int)sizeof bus, p->device), "cudaDeviceGetPCIBusId");
     rc = nvml_open(&b->nvml, bus);
