@@ -120,6 +120,27 @@ static void test_coexec_and_counters(void)
     ps_oplist_free(lp);
 }
 
+/* The arena on the device: every operator's weights and output distinct,
+ * the chain as the model runs it, the clock read. */
+static void test_memory_and_clock(void)
+{
+    ps_oplist_t *l = NULL;
+    ps_memplan_t m;
+    CHECK_OK(ps_zoo_build("resnet50", 8, 0, &l));
+    CHECK_OK(be->buffers(be, l, &m));
+    int chained = 0, dup = 0;
+    for (int i = 0; i < l->n; i++) {
+        chained += m.op[i].chained;
+        for (int j = 0; j < i; j++)
+            dup += m.op[j].out == m.op[i].out || (m.op[i].w && m.op[j].w == m.op[i].w);
+    }
+    CHECK_MSG(dup == 0 && chained > l->n / 2, "%d shared buffers, %d chained", dup, chained);
+    printf("  resnet50 b8 arena: %.1f MB weights, %.1f MB activations; SM clock %.0f MHz (max %.0f)\n",
+           m.weight_bytes * 1e-6, m.activation_bytes * 1e-6, be->dev.sm_clock_mhz, be->dev.sm_clock_max_mhz);
+    ps_memplan_free(&m);
+    ps_oplist_free(l);
+}
+
 int main(void)
 {
     ps_collect_params_t p = ps_collect_default_params();
@@ -136,7 +157,7 @@ int main(void)
         return 1;
     }
     static const th_test_t tests[] = {TEST(test_device_info), TEST(test_every_kind_on_green_contexts),
-                                      TEST(test_coexec_and_counters)};
+                                      TEST(test_coexec_and_counters), TEST(test_memory_and_clock)};
     int failed = th_run(tests, PS_ARRAY_LEN(tests));
     be->free(be);
     return failed;

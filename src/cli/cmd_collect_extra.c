@@ -373,18 +373,6 @@ static int act_score(int argc, char **argv)
 
 /* ---- collect fixed-cost ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 typedef struct {
     int hp[MAX_SPLITS], lp[MAX_SPLITS], n;
 } splits_t;
@@ -455,7 +443,7 @@ static int act_fixed_cost(int argc, char **argv)
         rc = ps_campaign_fixed_cost(c, hp[k], lp[k], runs, h, l);
         if (rc)
             break;
-        double mh = median(h, runs), ml = median(l, runs);
+        double mh = ps_median(h, (size_t)runs), ml = ps_median(l, (size_t)runs);
         if (j) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "hp_tpcs", hp[k]);

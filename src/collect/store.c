@@ -214,6 +214,16 @@ static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
     return rc;
 }
 
+void ps_store_bind_num(sqlite3_stmt *st, int i, double v)
+{
+    bind_num(st, i, v);
+}
+
+int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
+{
+    return step_once(s, st, what);
+}
+
 /* Prepare an insert whose ?1..?4 are gpu, model, batch and op, and bind them. */
 static int prepare_op_row(ps_store_t *s, const char *sql, const char *gpu, const char *model, int batch, int op,
                           sqlite3_stmt **st)

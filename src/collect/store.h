@@ -47,6 +47,11 @@ int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run);
 
 int ps_store_status(ps_store_t *s, ps_campaign_status_t *out);
 
+/* Bind a double, or NULL for NAN; step a prepared statement once and
+ * finalize it (for the other files of the store). */
+void ps_store_bind_num(sqlite3_stmt *st, int i, double v);
+int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what);
+
 /* store_runs.c: how measurements were taken. ps_store_open calls init. */
 int ps_store_runs_init(ps_store_t *s);
 /* One timed run's SM clock (NAN unknown), refused or kept; written at once,

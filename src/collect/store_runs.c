@@ -35,21 +35,6 @@ int ps_store_runs_init(ps_store_t *s)
     return rc;
 }
 
-static void bind_num(sqlite3_stmt *st, int i, double v)
-{
-    if (isnan(v))
-        sqlite3_bind_null(st, i);
-    else
-        sqlite3_bind_double(st, i, v);
-}
-
-static int finish(ps_store_t *s, sqlite3_stmt *st, const char *what)
-{
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : ps_store_error(s, what);
-    sqlite3_finalize(st);
-    return rc;
-}
-
 int ps_store_put_clock(ps_store_t *s, const char *task, int run, double sm_mhz, int refused)
 {
     sqlite3_stmt *st = NULL;
@@ -58,9 +43,9 @@ int ps_store_put_clock(ps_store_t *s, const char *task, int run, double sm_mhz, 
         return ps_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, run);
-    bind_num(st, 3, sm_mhz);
+    ps_store_bind_num(st, 3, sm_mhz);
     sqlite3_bind_int(st, 4, refused);
-    return finish(s, st, "insert into clocks");
+    return ps_store_step_once(s, st, "insert into clocks");
 }
 
 int ps_store_put_model(ps_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
@@ -77,7 +62,7 @@ int ps_store_put_model(ps_store_t *s, const char *gpu, const char *model, int ba
     sqlite3_bind_int(st, 3, batch);
     sqlite3_bind_double(st, 4, weight_bytes);
     sqlite3_bind_double(st, 5, activation_bytes);
-    return finish(s, st, "insert into models");
+    return ps_store_step_once(s, st, "insert into models");
 }
 
 int ps_store_models(ps_store_t *s, ps_store_model_fn fn, void *user)
@@ -116,8 +101,8 @@ int ps_store_put_counters_at(ps_store_t *s, const char *gpu, const char *model, 
     const double v[7] = {c->dram_bytes,        c->l2_bytes,  c->stall_long_scoreboard, c->stall_lg_throttle,
                          c->stall_mio_throttle, c->sm_pct, c->mem_pct};
     for (int i = 0; i < 7; i++)
-        bind_num(st, 6 + i, v[i]);
-    return finish(s, st, "insert into counters_tpc");
+        ps_store_bind_num(st, 6 + i, v[i]);
+    return ps_store_step_once(s, st, "insert into counters_tpc");
 }
 
 /* The clock figures of ps_campaign_status_t. */
