@@ -319,9 +319,11 @@ typedef struct {
      * learning rate; all rows given to adapt are used for training. */
     int adapt_rounds;       /* (default 30) */
     double adapt_eta;       /* (default 0.05) */
-    int adapt_depth;        /* max_depth of the added trees; shallow trees
-                               keep a few samples from being overfitted
-                               (default 1) */
+    int adapt_depth;        /* max_depth of the added trees, or 0 (default):
+                               per side, the one of 1, 2, 3 with the lowest
+                               MAPE on held-out experiments of the new rows
+                               (their validation and test splits by seed),
+                               1 with fewer than 5 experiments */
     ps_progress_fn progress; /* NULL = none */
     void *progress_user;
 } ps_train_params_t;
@@ -397,7 +399,9 @@ typedef struct {
     size_t n_samples;           /* co-execution rows used */
     size_t n_train, n_valid, n_test; /* rows per split */
     size_t n_experiments;
-    unsigned seed;
+    unsigned seed;              /* experiment split seed */
+    uint64_t split_fingerprint; /* of the training campaign's experiment set;
+                                   0 when the file does not record it */
     double train_seconds;
     int depth[2];               /* chosen max_depth per side (PS_SIDE order: HP, LP) */
     double eta[2];              /* chosen learning rate per side */
@@ -406,6 +410,7 @@ typedef struct {
     double test_mape[2];        /* held-out test latency MAPE (%) per side */
     int n_adapt;                /* continued-training passes applied */
     size_t adapt_samples;       /* rows used by the last one */
+    int adapt_depth[2];         /* depth of its trees per side (0: none) */
     double adapt_seconds;       /* time of the last one */
 } ps_model_info_t;
 
@@ -444,7 +449,7 @@ void ps_explanation_free(ps_explanation_t *e);
 /* @@EVALUATE@@ declarations of the evaluation's public API go here. */
 
 /*
- * The predictors that `pairsight eval` compares, PairSight and five
+ * The predictors that `pairsight eval` compares, PairSight and seven
  * baselines. Every baseline trains on measured co-executions and predicts the
  * latency of each side of a query through the same calls; the learned ones
  * fit log(measured / standalone), as PairSight does.
@@ -456,12 +461,15 @@ typedef enum {
     PS_METHOD_ABACUS_MLP = 3,     /* model identity, batch, positions, split, latencies -> MLP */
     PS_METHOD_LINEAR = 4,         /* ridge regression on the PairSight input */
     PS_METHOD_PAIRSIGHT_MLP = 5,  /* the PairSight input into a three-layer perceptron */
-    PS_METHOD_COUNT = 6
+    PS_METHOD_INTENSITY_RULE_FIT = 6, /* the intensity rule with least-squares factors */
+    PS_METHOD_FIXED_COST = 7,     /* the fitted rule plus a fixed co-execution cost per segment and per operator */
+    PS_METHOD_COUNT = 8
 } ps_method_t;
 
 /** The method's key as in `pairsight eval --json`: "pairsight",
  *  "intensity_rule", "complementarity", "abacus_mlp", "linear",
- *  "pairsight_mlp". Static storage; "?" for an invalid value. */
+ *  "pairsight_mlp", "intensity_rule_fit", "fixed_cost". Static storage; "?"
+ *  for an invalid value. */
 const char *ps_method_name(ps_method_t m);
 /** The method of a key, or PS_E_ARG when name is none of the above. */
 int ps_method_from_name(const char *name, ps_method_t *out);
