@@ -334,7 +334,7 @@ static void test_mps_share_recorded(void)
     double t[3];
     int sms[3] = {0, 0, 0};
     char gpu[64];
-    CHECK_OK(ps_collect_mps_run_sms(&p, jobs, 3, 0.01, t, gpu, sms));
+    CHECK_OK(ps_collect_mps_run_sms(&p, jobs, 3, 0.01, t, gpu, sizeof gpu, sms));
     CHECK_MSG(sms[0] == 22 && sms[1] == 65 && sms[2] == 108, "SMs %d %d %d", sms[0], sms[1], sms[2]);
     CHECK(t[0] > 0 && t[0] < t[1]);
 }

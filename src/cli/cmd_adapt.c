@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void progress(const char *stage, double done, double total, void *user)
-{
-    cli_progress(*(int *)user, stage, done, total);
-}
 
 static const char *const examples[] = {
     "pairsight adapt --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --out out/m2.psm --rounds 5",
@@ -55,7 +51,7 @@ int cmd_adapt(int argc, char **argv)
     int out_code = cli_check_out("adapt", out, inputs, 2);
     if (out_code != CLI_OK)
         return out_code;
-    p.progress = progress;
+    p.progress = cli_progress_cb;
     p.progress_user = &quiet;
 
     ps_ops_t *ops = NULL;

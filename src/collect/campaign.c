@@ -252,7 +252,7 @@ static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, co
 }
 
 int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
-                        int n_tpcs, ps_collect_progress_fn fn, void *user)
+                        int n_tpcs, ps_progress_fn fn, void *user)
 {
     int rc = need_device(c);
     if (rc)
@@ -280,7 +280,7 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
         snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
         rc = run_profile_task(c, l, t[i], key);
         if (rc == 0 && fn)
-            fn(++n_done, n, user);
+            fn("profile", (double)++n_done, (double)n, user);
     }
     if (rc)
         ps_error_prefix(rc, model);
@@ -337,7 +337,7 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
     return rc;
 }
 
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collect_progress_fn fn,
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn,
                        void *user)
 {
     int rc = need_device(c);
@@ -373,7 +373,7 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collec
         if (rc)
             ps_error_prefix(rc, e[i].name);
         else if (fn)
-            fn(++n_done, n, user);
+            fn("coexec", (double)++n_done, (double)n, user);
     }
     free(done);
     free(e);

@@ -81,9 +81,9 @@ static int check_mps(void)
 }
 
 int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
-                       double *out_tput, char *out_gpu)
+                       double *out_tput, char *out_gpu, size_t gpu_size)
 {
-    return ps_collect_mps_run_sms(p, jobs, n, seconds, out_tput, out_gpu, NULL);
+    return ps_collect_mps_run_sms(p, jobs, n, seconds, out_tput, out_gpu, gpu_size, NULL);
 }
 
 /* Whether the SMs a job's context was given (exec_sms of sm_count, as the
@@ -106,7 +106,7 @@ static int check_share(const ps_mps_job_t *job, int exec_sms, int sm_count)
 }
 
 int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
-                           double *out_tput, char *out_gpu, int *out_exec_sms)
+                           double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms)
 {
     if (n <= 0 || n > 64 || !(seconds > 0))
         return ps_error(PS_E_ARG, "need 1..64 jobs and seconds > 0");
@@ -183,8 +183,8 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
             out_tput[i] = strtod(msg + 3, &end);
             long exec_sms = end ? strtol(end, &end, 10) : 0;
             long sm_count = end ? strtol(end, &end, 10) : 0;
-            if (out_gpu && end && *end == ' ')
-                snprintf(out_gpu, 64, "%s", end + 1);
+            if (out_gpu && gpu_size > 0 && end && *end == ' ')
+                snprintf(out_gpu, gpu_size, "%s", end + 1);
             if (out_exec_sms)
                 out_exec_sms[i] = (int)exec_sms;
             rc = check_share(&jobs[i], (int)exec_sms, (int)sm_count);

@@ -135,7 +135,7 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
         e[i].hp_tpcs = hp_split[k];
         e[i].lp_tpcs = lp_split[k];
         snprintf(e[i].name, sizeof e[i].name, "%s.b%d+%s.b%d.s%llu.e%05d", plan->hp_model,
-                 plan->hp_batch, plan->lp_model, plan->lp_batch, plan->seed, i);
+                 plan->hp_batch, plan->lp_model, plan->lp_batch, (unsigned long long)plan->seed, i);
     }
     *out = e;
     *n_out = plan->experiments;

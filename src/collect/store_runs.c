@@ -27,12 +27,9 @@ static const char schema[] =
 
 int ps_store_runs_init(ps_store_t *s)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(ps_store_db(s), schema, NULL, NULL, &msg) == SQLITE_OK)
+    if (sqlite3_exec(ps_store_db(s), schema, NULL, NULL, NULL) == SQLITE_OK)
         return 0;
-    int rc = ps_error(PS_E_INPUT, "%s: not a campaign database: %s", ps_store_path(s), msg ? msg : "?");
-    sqlite3_free(msg);
-    return rc;
+    return ps_store_error(s, "not a campaign database");
 }
 
 int ps_store_put_clock(ps_store_t *s, const char *task, int run, double sm_mhz, int refused)

@@ -135,7 +135,7 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
                       CL_LAYOUT);
         goto done;
     }
-    if ((rc = ps_coloc_kind_parse(kind, &m->kind)))
+    if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
     if (m->nf != cl_model_nf(m->kind)) {
         rc = ps_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
