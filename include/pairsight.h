@@ -237,26 +237,74 @@ size_t ps_coexec_rows(const ps_coexec_t *t);
 /*
  * Contract: an importer turns the profile of one model run alone into an
  * ops.csv table, one operator per kernel launch in launch order, all at
- * p->tpcs TPCs. It refuses a file without kernels. The result is a new
- * table owned by the caller; p's strings are copied.
+ * p->tpcs TPCs (docs/profile.md). It refuses a file without kernels. The
+ * result is a new table owned by the caller; p's strings are copied.
+ * Nsight Compute CSV: the raw page (one row per launch) or the details page
+ * (one row per metric, pivoted by launch ID); PyTorch/Kineto Chrome traces,
+ * plain or gzip. Initialize the parameters with ps_import_default_params()
+ * or designated initializers: fields may be added at the end.
  * Thread safety: importers share no state; calls may run concurrently.
  */
 
 typedef struct {
-    const char *gpu;    /* gpu column of every row (a catalog name or alias) */
-    const char *model;  /* model column */
-    int batch;          /* batch column (>= 1) */
-    int tpcs;           /* TPCs the profile ran on (>= 1) */
-    const char *stream; /* torch-trace only: the CUDA stream; NULL = the busiest */
+    const char *gpu;     /* gpu column: a catalog name, alias or any name; NULL = the one the file names */
+    const char *model;   /* model column */
+    int batch;           /* batch column (>= 1) */
+    int tpcs;            /* TPCs the profile ran on (>= 1) */
+    const char *stream;  /* torch-trace: NULL = the busiest stream of compute kernels,
+                            "all" = every compute stream merged by time, else one stream */
+    const char *process; /* ncu: NULL = the process with the most kernel time, else its PID */
+    const char *device;  /* NULL = the device with the most kernel time, else its index */
+    int drop_zero;       /* torch-trace: drop kernels whose dur is 0 instead of keeping them
+                            at half the trace's time resolution */
 } ps_import_params_t;
 
-/** Import an Nsight Compute CSV (`ncu --csv --page raw`).
- *  @return 0, PS_E_IO, PS_E_INPUT (path:line in the message) or PS_E_ARG for
- *  bad parameters. */
+/** batch 1, every other field NULL or 0. */
+ps_import_params_t ps_import_default_params(void);
+
+/** What an import read, took and left: filled by ps_import_run (caller-owned,
+ *  plain text, NUL-terminated; cut to fit). */
+typedef struct {
+    char format[96];      /* e.g. "ncu details page", "PyTorch trace schemaVersion 1, gzip" */
+    char gpu[96];         /* GPU written to the rows */
+    char gpu_in_file[96]; /* as the file names it; "" when it names none */
+    size_t ops;           /* operators written */
+    double total_ns;      /* their summed duration */
+    size_t zero_dur;      /* trace kernels with dur 0 (kept or dropped, see drop_zero) */
+    double zero_dur_ns;   /* the duration each kept one was given */
+    size_t text_lines;    /* ncu: lines of other text ignored (program output, ==PROF==) */
+    char taken[192];      /* the process, device and stream(s) taken */
+    char skipped[512];    /* what was left: kernels and time per process, device, stream */
+} ps_import_info_t;
+
+/** Import one file. format is "ncu" or "torch-trace". On success *out is
+ *  the caller's (ps_ops_free) and *info (may be NULL) says what was read.
+ *  @return 0, PS_E_ARG for bad parameters (tpcs beyond the GPU's TPCs, no
+ *  GPU named anywhere), PS_E_INPUT for a bad file (path:line:col in the
+ *  message), PS_E_IO, PS_E_NOMEM. Warnings (an unknown GPU, kernels with dur
+ *  0, ncu's ==ERROR== lines) go to the log callback. */
+int ps_import_run(const char *format, const char *path, const ps_import_params_t *p,
+                  ps_ops_t **out, ps_import_info_t *info);
+/** ps_import_run("ncu", ...) without the summary.
+ *  @return as ps_import_run. */
 int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
-/** Import a PyTorch profiler Chrome trace (the "kernel" events of one
- *  stream). @return as ps_import_ncu. */
+/** ps_import_run("torch-trace", ...) without the summary.
+ *  @return as ps_import_run. */
 int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+
+/** Merge the rows of `more` into a copy of `base`: one ops table for one
+ *  model from several imports (several TPC counts, a trace plus counters).
+ *  A (gpu, model, batch) group in both must hold the same kernel sequence
+ *  (same count, same kernel at each op, names compared without template
+ *  arguments and parameters), else PS_E_MISMATCH names the first difference.
+ *  A row at a TPC count new to the group is added; a row whose key is
+ *  already there keeps its values and only fills its empty counters.
+ *  *added and *filled (may be NULL) count both kinds. *out is the caller's
+ *  (ps_ops_free); base and more (indexed, as loaders and importers return
+ *  them) are only read. @return 0, PS_E_MISMATCH or
+ *  PS_E_NOMEM. */
+int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added,
+                 size_t *filled);
 
 /* ======================================================================== */
 /* Simulate (src/simulate)                                                   */

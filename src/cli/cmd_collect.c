@@ -566,7 +566,11 @@ static int act_colocate(opts_t *o)
     for (int k = 0; k < o->n_jobs; k++) {
         workload_id(o->jobs[k].model, o->jobs[k].batch, wid[k], sizeof wid[k]);
         size_t len = strlen(id);
-        snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k], o->jobs[k].share_pct);
+        int w = snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k],
+                         o->jobs[k].share_pct);
+        if (w < 0 || (size_t)w >= sizeof id - len)
+            return cli_fail(CLI_USAGE, CMD, "the colocation id of --jobs is longer than %zu "
+                            "bytes; give a shorter one with --id", sizeof id - 1);
     }
     const char *cid = o->id ? o->id : id;
     ps_colocations_t *t = NULL;

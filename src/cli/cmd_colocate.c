@@ -86,9 +86,9 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
                   .flags = CLI_NODEF}},
         {S_EVAL, {"--predictors", CLI_STR, &o->predictors, "LIST",
                   "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
-        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 1000000}},
-        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 1000000}},
-        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 1000000}},
+        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 10000}},
+        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 100000}},
+        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 100000}},
         {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K", "kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps", .def = "mps"}},
         {S_TRAIN, {"--out", CLI_STR, &o->out, "FILE", "model file", .flags = CLI_REQ}},
         {S_PREDICT, {"--out", CLI_STR, &o->out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT}},
@@ -391,7 +391,11 @@ typedef struct {
 
 static int cmp_cand(const void *a, const void *b)
 {
+    /* Decreasing sum; a candidate without a finite prediction ranks last
+     * (NaN compared false both ways and could rank first). */
     double x = ((const cand_t *)a)->sum, y = ((const cand_t *)b)->sum;
+    if (!isfinite(x) || !isfinite(y))
+        return isfinite(y) - isfinite(x);
     return (x < y) - (x > y);
 }
 
@@ -550,6 +554,8 @@ static int do_select(const opts_t *o)
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddStringToObject(e, "candidate", cand[i].name);
                 cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+                if (!isfinite(cand[i].sum))
+                    cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
                 cJSON *tp = cJSON_AddArrayToObject(e, "tput");
                 for (int s = 0; s < cand[i].k; s++)
                     cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));

@@ -1,6 +1,7 @@
 /* pairsight train: fit the PairSight segment model on a profiling campaign. */
 #include "cli/cli.h"
 #include "model/model.h"
+#include "common/common.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -67,9 +68,9 @@ int cmd_train(int argc, char **argv)
          .flags = CLI_REQ | CLI_IN},
         {"--out", CLI_STR, &out, "FILE", "model file to write, atomically", .flags = CLI_REQ},
         {"--variant", CLI_ENUM, &variant, "NAME", "model input", .choices = variant_names},
-        {"--window", CLI_INT, &p.window, "N", "operator slots per side", .lo = 1, .hi = 4096},
+        {"--window", CLI_INT, &p.window, "N", "operator slots per side", .lo = 1, .hi = 256},
         {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = 4096},
+        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = thread_limit()},
         {"--rounds", CLI_INT, &p.max_rounds, "N", "most trees per regressor", .lo = 1, .hi = 100000},
         {"--early-stop", CLI_INT, &p.early_stopping, "N", "rounds without validation gain before stopping",
          .lo = 1, .hi = 100000},

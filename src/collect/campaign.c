@@ -30,6 +30,8 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
     *out = NULL;
     if (!db_path)
         return ps_error(PS_E_ARG, "no campaign database given");
+    if (p && (p->warmup < 0 || p->warmup > 100000 || p->profile_runs < 0 || p->profile_runs > 100000))
+        return ps_error(PS_E_ARG, "warmup %d, runs %d: each must be in 0..100000", p->warmup, p->profile_runs);
     ps_campaign_t *c = ps_calloc(1, sizeof *c);
     if (!c)
         return PS_E_NOMEM;

@@ -108,11 +108,12 @@ static int check_share(const ps_mps_job_t *job, int exec_sms, int sm_count)
 int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
                            double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms)
 {
-    if (n <= 0 || n > 64 || !(seconds > 0))
-        return ps_error(PS_E_ARG, "need 1..64 jobs and seconds > 0");
+    if (n <= 0 || n > 64 || !(seconds > 0 && seconds <= 86400))
+        return ps_error(PS_E_ARG, "need 1..64 jobs and seconds in (0, 86400]");
     for (int i = 0; i < n; i++)
-        if (!jobs[i].model || jobs[i].batch <= 0 || jobs[i].share_pct < 1 || jobs[i].share_pct > 100)
-            return ps_error(PS_E_ARG, "job %d: need a model, batch > 0 and a share in 1..100", i + 1);
+        if (!jobs[i].model || jobs[i].batch <= 0 || jobs[i].batch > 65536 || jobs[i].share_pct < 1 ||
+            jobs[i].share_pct > 100)
+            return ps_error(PS_E_ARG, "job %d: need a model, batch in 1..65536 and a share in 1..100", i + 1);
     const char *name = p->backend ? p->backend : "cuda";
     if (strcmp(name, "fake") != 0 && strcmp(name, "cuda") != 0)
         return ps_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);

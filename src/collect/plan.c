@@ -89,8 +89,8 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
 {
     *out = NULL;
     *n_out = 0;
-    if (plan->experiments <= 0 || plan->runs <= 0)
-        return ps_error(PS_E_ARG, "need experiments > 0 and runs > 0");
+    if (plan->experiments <= 0 || plan->runs <= 0 || plan->experiments > 10000000 || plan->runs > 100000)
+        return ps_error(PS_E_ARG, "need experiments in 1..1e7 and runs in 1..1e5");
     if (plan->seg_min <= 0 || plan->seg_max < plan->seg_min)
         return ps_error(PS_E_ARG, "segment lengths %d..%d: need 1 <= min <= max", plan->seg_min,
                         plan->seg_max);

@@ -232,13 +232,15 @@ static const char *const zoo_names[] = {"resnet50",  "resnet101",    "mobilenetv
 int ps_zoo_build(const char *model, int batch, int seq_len, ps_oplist_t **out)
 {
     *out = NULL;
-    if (!model || batch <= 0)
-        return ps_error(PS_E_ARG, "zoo: need a model name and a batch size > 0");
+    if (!model || batch <= 0 || batch > 65536)
+        return ps_error(PS_E_ARG, "zoo: need a model name and a batch size in 1..65536");
     int known;
     if (ps_name_index("model", model, zoo_names, (int)PS_ARRAY_LEN(zoo_names), &known) != PS_OK)
         return ps_error_prefix(PS_E_ARG, "zoo");
     if (seq_len <= 0)
         seq_len = DEFAULT_SEQ_LEN;
+    if (seq_len > 131072)
+        return ps_error(PS_E_ARG, "zoo: sequence length %d is more than 131072", seq_len);
     int transformer = strcmp(model, "bert-base") == 0 || strncmp(model, "llama-", 6) == 0;
     if (strcmp(model, "bert-base") == 0 && seq_len > 512)
         return ps_error(PS_E_ARG, "zoo: bert-base takes at most 512 tokens, not %d", seq_len);

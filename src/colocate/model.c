@@ -264,6 +264,11 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
                  ps_coloc_model_t **out)
 {
     *out = NULL;
+    /* Sizes bounded so that a typo is a message, not hours or gigabytes. */
+    if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 ||
+        p->boost_rounds < 0 || p->boost_rounds > 100000)
+        return ps_error(PS_E_ARG, "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
+                        "and rounds <= 100000", p->trees, p->mlp_epochs, p->boost_rounds);
     ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;

@@ -244,3 +244,53 @@ int ps_name_index(const char *what, const char *name, const char *const *names, 
         len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", k ? ", " : "", names[k]);
     return ps_error(PS_E_ARG, "unknown %s '%s' (known: %s)", what, name, known);
 }
+
+int thread_limit(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long lim = (cores > 0 ? cores : 1) * THREADS_PER_CORE;
+    return lim < THREADS_MIN_LIMIT ? THREADS_MIN_LIMIT : lim > 65536 ? 65536 : (int)lim;
+}
+
+int thread_check(const char *what, long n)
+{
+    int lim = thread_limit();
+    if (n < 0 || n > lim)
+        return ps_error(PS_E_ARG, "%s %ld is outside 0..%d (%d per core, 0 = all cores)", what, n, lim,
+                        THREADS_PER_CORE);
+    return PS_OK;
+}
+
+int file_read_all(const char *path, unsigned char **out, size_t *n)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    unsigned char *buf = ps_malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap)
+            break;
+        unsigned char *nb = ps_realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f) ? errno : 0;
+    fclose(f);
+    if (!buf)
+        return PS_E_NOMEM;
+    if (bad) {
+        free(buf);
+        return ps_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
+    }
+    *out = buf;
+    *n = len;
+    return PS_OK;
+}

@@ -91,6 +91,28 @@ int ps_name_index(const char *what, const char *name, const char *const *names, 
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
 
+/* Read the whole file at path into *out (malloc'ed, the caller frees it;
+ * one byte past *n is allocated) and its size into *n. PS_E_IO names the
+ * path and the failing call. */
+int file_read_all(const char *path, unsigned char **out, size_t *n);
+
+/* Thread counts: more than THREADS_PER_CORE threads per online core (and at
+ * least THREADS_MIN_LIMIT) is refused as a usage error; 100000 threads
+ * crashed libgomp and 20000 took 2 GB of stacks. thread_check returns
+ * PS_E_ARG naming `what` when n is negative or above thread_limit(). */
+#define THREADS_PER_CORE 4
+#define THREADS_MIN_LIMIT 16
+int thread_limit(void);
+int thread_check(const char *what, long n);
+
+/* Whether operators [start, start + len) are a non-empty segment of a model
+ * of n operators. Written without start + len, which overflows for a start
+ * or length near INT_MAX (a row with hp_start 2147483647 crashed train). */
+static inline int segment_fits(int start, int len, int n)
+{
+    return start >= 0 && len >= 1 && len <= n && start <= n - len;
+}
+
 #define PS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -147,9 +147,9 @@ static int segment_by_class(const ps_ops_t *ops, const ps_query_t *q, int side, 
     if (k < 0)
         return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
                         model, batch, tpcs, ps_group_tpcs_text(g, known, sizeof known));
-    if (start < 0 || len <= 0 || start + len > g->n_ops)
-        return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %d) outside its %d operators", model, batch,
-                        start, start + len, g->n_ops);
+    if (!segment_fits(start, len, g->n_ops))
+        return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %lld) outside its %d operators", model, batch,
+                        start, (long long)start + len, g->n_ops);
     out[0] = out[1] = out[2] = 0;
     for (int i = start; i < start + len; i++) {
         double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];

@@ -155,6 +155,19 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const ps_coexec_row_t *r = &cx->rows[i];
+        /* A segment outside its model is an error, long or not. */
+        for (int s = 0; s < 2; s++) {
+            const char *model = s ? r->lp_model : r->hp_model;
+            int batch = s ? r->lp_batch : r->hp_batch, start = s ? r->lp_start : r->hp_start,
+                len = s ? r->lp_len : r->hp_len;
+            const ps_op_group_t *g = ps_ops_find(ops, r->gpu, model, batch);
+            if (g && !segment_fits(start, len, g->n_ops)) {
+                rc = ps_error(PS_E_INPUT, "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
+                              "batch %d is outside its %d operators", i + 1, r->experiment ? r->experiment : "?",
+                              s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
+                goto fail;
+            }
+        }
         if (r->hp_len > l->window || r->lp_len > l->window) {
             d->n_skipped++;
             continue;

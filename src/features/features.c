@@ -156,9 +156,9 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
                         model, batch, gpu, ps_ops_groups_text(ops, gpu, known, sizeof known));
     if (len < 1 || start < 0)
         return ps_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
-    if (start + len > s->g->n_ops)
-        return ps_error(PS_E_INPUT, "%s: segment [%d, %d) of %s batch %d is outside its %d operators",
-                        side, start, start + len, model, batch, s->g->n_ops);
+    if (!segment_fits(start, len, s->g->n_ops))
+        return ps_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
+                        side, start, (long long)start + len, model, batch, s->g->n_ops);
     if (len > window)
         return ps_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)",
                         side, len, window);

@@ -9,7 +9,7 @@
 #include <xgboost/c_api.h>
 
 /* Version of the model file written by ps_model_save. */
-#define PS_MODEL_FORMAT_VERSION 1
+#define PS_MODEL_FORMAT_VERSION 2
 
 struct ps_model {
     ps_feature_layout_t layout;
@@ -24,6 +24,9 @@ int ps_xgb_error(const char *what);
 
 /* Allocate an empty model with layout l for gpu. */
 int ps_model_alloc(const ps_feature_layout_t *l, const char *gpu, ps_model_t **out);
+
+/* Load a model file held in memory (buf[n]); path names it in messages. */
+int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out);
 
 /* Build the flattened forests from the boosters (after train, adapt, load). */
 int ps_model_finish(ps_model_t *m);

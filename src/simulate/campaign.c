@@ -543,6 +543,11 @@ static int check_params(const ps_sim_params_t *p)
         return ps_error(PS_E_ARG, "experiments: %ld out of range 1..1e8", p->experiments);
     if (p->runs < 1 || p->runs > 10000)
         return ps_error(PS_E_ARG, "runs: %d out of range 1..10000", p->runs);
+    /* Every run is a row held in memory (about 120 bytes). */
+    if ((double)p->experiments * p->runs > 2e7)
+        return ps_error(PS_E_ARG, "experiments x runs = %.0f rows, more than 2e7", (double)p->experiments * p->runs);
+    if (thread_check("threads", p->threads) != PS_OK)
+        return PS_E_ARG;
     if (!(p->noise >= 0 && p->noise < 1))
         return ps_error(PS_E_ARG, "noise: %g out of range [0, 1)", p->noise);
     if (p->bert_seq < 1 || p->bert_seq > 8192 || p->llama_prompt < 1 || p->llama_prompt > 131072)
