@@ -899,6 +899,16 @@ typedef struct {
     int min_partition_sms; /* green contexts: minSmPartitionSize */
     int sm_alignment;      /* green contexts: smCoscheduledAlignment */
     int cc_major, cc_minor;
+    /* What the driver gives: bit s of valid_sms_mask set when a green
+     * context of s SMs can be carved (probed with
+     * cuDevSmResourceSplitByCount); all zero where not probed (the fake
+     * backend): min_partition_sms and sm_alignment decide. */
+    unsigned long long valid_sms_mask[4];
+    const char *mechanism; /* how SMs are split: "green-ctx", "sim" (static) */
+    double sm_clock_mhz;     /* SM clock when opened (NVML), NAN if unknown */
+    double sm_clock_max_mhz; /* its maximum (NVML), NAN if unknown */
+    int exec_sms;            /* SMs this process's context may use (under
+                                MPS: its active thread percentage) */
 } ps_collect_device_t;
 
 typedef struct {
@@ -912,6 +922,17 @@ typedef struct {
                                default 128 (fixed per campaign database) */
     unsigned fake_delay_us; /* fake backend: sleep per measurement (tests
                                kill a campaign mid-way); default 0 */
+    int flush_l2;           /* flush the L2 before every timed run, standalone
+                               and co-execution alike; default 1 */
+    double clock_tol_pct;   /* a run whose SM clock differs from the
+                               campaign's by more is refused and its task
+                               measured again (twice at most); 0 = no check;
+                               default 3 */
+    int fake_throttle;      /* fake backend: report a clock 20% low on run
+                               N > 0 and every later run, or on run -N only;
+                               default 0 (never) */
+    int fake_no_permission; /* fake backend: counters fail as without
+                               profiling permission; default 0 */
 } ps_collect_params_t;
 
 /** @return the defaults above. */
@@ -989,6 +1010,11 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
  *  PS_E_IO. */
 int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
+/** The same on one partition of tpcs TPCs (a green context; 0 or the
+ *  device's count: the whole device, as ps_campaign_counters). Partition
+ *  counters go on the ops.csv rows of that TPC count. */
+int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs);
+
 /** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
  *  --metrics ...` of a run of model at batch, one kernel per operator, as
  *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
@@ -1003,6 +1029,10 @@ typedef struct {
     long op_rows, counter_rows, coexec_rows;
     int seq_len;
     char gpu[PS_GPU_NAME_MAX]; /* empty until a backend has opened the database */
+    double sm_clock_mhz;           /* the campaign's SM clock (NAN before the
+                                      first measurement or when unknown) */
+    double clock_min_mhz, clock_max_mhz; /* over every stored run (NAN: none) */
+    long clock_refused;            /* runs refused for their clock */
 } ps_campaign_status_t;
 
 /** Tasks and rows of the database into *out. @return 0 or PS_E_IO. */
@@ -1030,6 +1060,34 @@ typedef struct {
  */
 int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
                        double seconds, double *out_tput, char *out_gpu, size_t gpu_size);
+
+/** The same, recording the active thread percentage each job ran at as the
+ *  driver applied it: out_exec_sms[i] (may be NULL) gets the SMs job i's
+ *  context was given (cuCtxGetExecAffinity); a share below 100% that left
+ *  a job every SM, or a count far from its share, is logged as a warning.
+ *  @return as ps_collect_mps_run. */
+int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
+                           double seconds, double *out_tput, char *out_gpu, size_t gpu_size,
+                           int *out_exec_sms);
+
+/**
+ * The fixed cost of a co-execution on this device: `runs` co-executions of
+ * two empty segments (nothing between each side's events) on hp_tpcs and
+ * lp_tpcs TPCs, after warmup. out_hp_ns and out_lp_ns ([runs], caller's)
+ * get each side's time. Not stored in the database. Not thread-safe on one
+ * campaign.
+ * @return 0, PS_E_ARG (a split the device cannot give), PS_E_BACKEND.
+ */
+int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
+                           double *out_lp_ns);
+
+/** Device memory of model at batch as the collector lays it out (every
+ *  operator its own weights and output, memplan): bytes of weights and of
+ *  activations. Needs a device (the backend's layout; the cuda backend
+ *  allocates it).
+ *  @return 0, PS_E_ARG (no device, an unknown model), PS_E_BACKEND. */
+int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, double *out_weight_bytes,
+                             double *out_activation_bytes);
 
 /** Write the database's measurements as ops.csv and coexec.csv (atomically;
  *  either path may be NULL to skip that table). Counters go on the row of
