@@ -259,7 +259,7 @@ typedef struct {
                             at half the trace's time resolution */
 } ps_import_params_t;
 
-/** batch 1, every other field NULL or 0. */
+/** @return the defaults: batch 1, every other field NULL or 0. */
 ps_import_params_t ps_import_default_params(void);
 
 /** What an import read, took and left: filled by ps_import_run (caller-owned,
