@@ -48,6 +48,24 @@ awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
 expect 0 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
 has "$T/out" "lp_tpcs,note,note,hp_ns_pred"
 
+# Item 3: check validates a coexec file against the ops files it is given
+# and names coexec.csv:LINE:COL (each file alone passes; train failed later
+# without file:line).
+CX="$T/c/coexec.csv"
+for case in "3 vgg16 no profile of vgg16" "5 2147483647 outside the 175 operators" "6 2147483647 outside the" \
+    "11 12 no standalone profile at 12 TPCs"; do
+    set -- $case
+    col=$1 val=$2
+    shift 2
+    awk -F, -v OFS=, -v e="$first" -v c=$col -v v=$val 'NR > 1 && $1 == e { $c = v } 1' "$CX" >"$T/cx.csv"
+    expect 0 "$CLI" check "$T/cx.csv"
+    expect 1 "$CLI" check "$OPS" "$T/cx.csv"
+    has "$T/err" "cx.csv:2:$col: "
+    has "$T/err" "$*"
+done
+expect 0 "$CLI" check "$T/c/coexec.csv" "$OPS"
+has "$T/out" "coexec.csv: coexec, 80 rows"
+
 # Item 6: thread counts and sizes are bounded: a usage error, not a libgomp
 # crash (--threads 100000) or 2 GB of stacks (--threads 20000).
 for n in 100000 20000; do
