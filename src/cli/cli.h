@@ -60,6 +60,10 @@ int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *
  * empty path or an input named as output, CLI_BAD_INPUT for a missing or
  * unwritable folder; CLI_OK when path can be written. Use it before training or evaluating so that a typo in --out
  * costs nothing. */
+/* Lock path for writing until the process exits (out_lock_acquire; with
+ * wait, wait for another writer, else fail naming it). cli_check_out takes
+ * it without waiting. */
+int cli_lock_output(const char *cmd, const char *path, int wait);
 int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n);
 
 /* The same for an output folder that the command creates when missing (its

@@ -18,6 +18,7 @@
 #include "colocate/model_internal.h"
 
 #include "common/common.h"
+#include "model/ubj.h"
 
 #include <floatfann.h>
 #include <errno.h>
@@ -346,6 +347,9 @@ done:
 static int load_booster(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
 {
     BoosterHandle b = NULL;
+    char why[160];
+    if (ubj_check(data, len, why, sizeof why) != 0)
+        return ps_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
     if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
         XGBoosterSetParam(b, "nthread", "1")) {
         int rc = ps_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());

@@ -28,6 +28,19 @@ void ps_log(ps_log_level_t level, const char *fmt, ...) PS_PRINTF(2, 3);
 /* Atomic output file: write to "<path>.tmp.<pid>", then ps_atomic_commit
  * flushes, fsyncs and renames it over path; ps_atomic_abort removes it. Either
  * call closes the stream and frees the handle. */
+/* Output locks: an exclusive flock() on "<path>.lock" (removed at release)
+ * for as long as a command writes path, so that a second writer is told
+ * "PATH is being written by pid N" (PS_E_IO) instead of one of two results
+ * being silently lost; with wait, it waits instead. A path this process
+ * already holds is counted, not locked again. ps_atomic_open takes the lock
+ * of its path. */
+typedef struct out_lock out_lock_t;
+int out_lock_acquire(const char *path, int wait, out_lock_t **out);
+void out_lock_release(out_lock_t *l);
+
+/* Atomic output files also remove stale "<path>.tmp.<pid>" files of dead
+ * writers at open, fsync the folder after the rename and name the failing
+ * step (write, flush, fsync, close, rename) in their error. */
 typedef struct ps_atomic ps_atomic_t;
 int ps_atomic_open(const char *path, ps_atomic_t **out);
 FILE *ps_atomic_stream(ps_atomic_t *a);

@@ -25,6 +25,7 @@
  * temporary name and renamed over the target.
  */
 #include "model/model.h"
+#include "model/ubj.h"
 
 #include "common/common.h"
 #include "profile/gpu.h"
@@ -494,6 +495,11 @@ int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_mode
     if (rc == PS_OK)
         rc = parse_header(path, (const char *)data[0], len[0], &m);
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
+        char why[160];
+        if (ubj_check(data[1 + s], len[1 + s], why, sizeof why) != 0) {
+            rc = ps_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path, sec_what[1 + s], why);
+            break;
+        }
         if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
             XGBoosterLoadModelFromBuffer(m->booster[s], data[1 + s], (bst_ulong)len[1 + s]) != 0) {
             rc = ps_xgb_error(path);
