@@ -433,3 +433,23 @@ int file_read_all(const char *path, unsigned char **out, size_t *n)
     *n = len;
     return PS_OK;
 }
+
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void make_c_locale(void)
+{
+    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+locale_t c_numeric_begin(void)
+{
+    pthread_once(&c_locale_once, make_c_locale);
+    return c_locale ? uselocale(c_locale) : (locale_t)0;
+}
+
+void c_numeric_end(locale_t old)
+{
+    if (old)
+        uselocale(old);
+}

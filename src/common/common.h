@@ -72,6 +72,16 @@ static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state +
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
 
+/* Numbers are read and written in the C locale whatever the process's
+ * locale (an application embedding the library may set another; "%g" and
+ * strtod follow LC_NUMERIC): c_numeric_begin switches the calling thread to
+ * the C locale with uselocale (thread-safe, unlike setlocale) and returns
+ * the thread's previous locale, which c_numeric_end restores. Every reader
+ * and writer of a file calls them around its work. */
+#include <locale.h>
+locale_t c_numeric_begin(void);
+void c_numeric_end(locale_t old);
+
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the
  * path and the failing call. */

@@ -288,7 +288,7 @@ static void write_section(FILE *f, int k, const void *data, size_t n)
     fwrite(data, 1, n, f);
 }
 
-int ps_model_save(const ps_model_t *m, const char *path)
+static int model_save(const ps_model_t *m, const char *path)
 {
     if (!m || !path)
         return ps_error(PS_E_ARG, "ps_model_save: NULL argument");
@@ -450,7 +450,7 @@ static int check_regressors(const char *path, const char *text, size_t len)
     return rc;
 }
 
-int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
+static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
 {
     *out = NULL;
     if (n < 16 || memcmp(buf, file_magic, 8) != 0)
@@ -533,5 +533,21 @@ int ps_model_load(const char *path, ps_model_t **out)
         return rc;
     rc = model_load_mem(path, buf, n, out);
     free(buf);
+    return rc;
+}
+
+int ps_model_save(const ps_model_t *m, const char *path)
+{
+    locale_t old = c_numeric_begin();
+    int rc = model_save(m, path);
+    c_numeric_end(old);
+    return rc;
+}
+
+int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
+{
+    locale_t old = c_numeric_begin();
+    int rc = load_mem(path, buf, n, out);
+    c_numeric_end(old);
     return rc;
 }

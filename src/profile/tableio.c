@@ -262,7 +262,7 @@ static int field_of(const ps_schema_t *s, const int *idx, const char *name)
     return -1;
 }
 
-int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+static int load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     *out = NULL;
     const char *path = ps_csv_path(csv);
@@ -669,7 +669,7 @@ static void put_cell(FILE *f, const ps_column_t *c, const void *row)
     }
 }
 
-int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path)
+static int save_any(const ps_schema_t *s, const void *t, const char *path)
 {
     if (!t || !path)
         return ps_error(PS_E_ARG, "save: NULL table or path");
@@ -724,4 +724,20 @@ int ps_scaling_save(const ps_scaling_t *t, const char *path)
 int ps_colocations_save(const ps_colocations_t *t, const char *path)
 {
     return ps_table_save_any(ps_schema_get(PS_TABLE_COLOCATIONS), t, path);
+}
+
+int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+{
+    locale_t old = c_numeric_begin();
+    int rc = load_csv(csv, kind, kind_out, out);
+    c_numeric_end(old);
+    return rc;
+}
+
+int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path)
+{
+    locale_t old = c_numeric_begin();
+    int rc = save_any(s, t, path);
+    c_numeric_end(old);
+    return rc;
 }
