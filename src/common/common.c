@@ -13,6 +13,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Fault injection (built with PS_FAULT_INJECTION, tests only): the n-th
+ * allocation through ps_malloc/ps_calloc/ps_realloc/ps_strdup from now
+ * fails, and the n-th atomic commit fails as a write error would. */
+#ifdef PS_FAULT_INJECTION
+static _Thread_local long fault_alloc = 0, fault_write = 0;
+void fault_inject(long nth_alloc, long nth_write)
+{
+    fault_alloc = nth_alloc;
+    fault_write = nth_write;
+}
+static int fault_now(long *k)
+{
+    return *k > 0 && --*k == 0;
+}
+#define FAIL_ALLOC() fault_now(&fault_alloc)
+#define FAIL_WRITE() fault_now(&fault_write)
+#else
+#define FAIL_ALLOC() 0
+#define FAIL_WRITE() 0
+#endif
+
 static _Thread_local char last_error[1024] = "no error";
 
 const char *ps_version(void) { return PS_VERSION_STRING; }
@@ -303,7 +324,7 @@ static int fsync_dir(const char *path)
 int ps_atomic_commit(ps_atomic_t *a)
 {
     int rc = PS_OK;
-    if (ferror(a->f))
+    if (ferror(a->f) || FAIL_WRITE())
         rc = ps_error(PS_E_IO, "%s: write failed (temporary file %s)", a->path, a->tmp);
     else if (fflush(a->f) != 0)
         rc = ps_error(PS_E_IO, "%s: flush failed: %s", a->path, strerror(errno));
@@ -339,7 +360,7 @@ double ps_now(void)
 
 void *ps_malloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = FAIL_ALLOC() ? NULL : malloc(n ? n : 1);
     if (!p)
         ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
     return p;
@@ -347,7 +368,7 @@ void *ps_malloc(size_t n)
 
 void *ps_calloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p = FAIL_ALLOC() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
         ps_error(PS_E_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
     return p;
@@ -355,7 +376,7 @@ void *ps_calloc(size_t n, size_t size)
 
 void *ps_realloc(void *p, size_t n)
 {
-    void *q = realloc(p, n ? n : 1);
+    void *q = FAIL_ALLOC() ? NULL : realloc(p, n ? n : 1);
     if (!q)
         ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
     return q;

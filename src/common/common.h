@@ -72,6 +72,12 @@ static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state +
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
 
+#ifdef PS_FAULT_INJECTION
+/* Tests only: make the nth_alloc-th allocation (ps_malloc and friends) and
+ * the nth_write-th atomic commit of this thread fail; 0 = never. */
+void fault_inject(long nth_alloc, long nth_write);
+#endif
+
 /* Numbers are read and written in the C locale whatever the process's
  * locale (an application embedding the library may set another; "%g" and
  * strtod follow LC_NUMERIC): c_numeric_begin switches the calling thread to
