@@ -141,8 +141,8 @@ static void test_bad_inputs(void)
     ps_colocations_free(q);
 
     ps_coloc_kind_t k;
-    CHECK(ps_coloc_kind_parse("kace_svm", &k) == PS_E_ARG);
-    CHECK_OK(ps_coloc_kind_parse("xu_rf", &k));
+    CHECK(ps_coloc_kind_from_name("kace_svm", &k) == PS_E_ARG);
+    CHECK_OK(ps_coloc_kind_from_name("xu_rf", &k));
     CHECK(k == PS_COLOC_XU_RF);
     ps_coloc_eval_params_t ep = ps_coloc_eval_default_params();
     ps_coloc_eval_result_t res;
@@ -164,7 +164,7 @@ static void test_models_round_trip(void)
         tabs_t t;
         CHECK_OK(load(FIX, files[fi], 1, &t));
         double *a = calloc(t.c->n, sizeof *a), *b = calloc(t.c->n, sizeof *b);
-        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
             ps_coloc_params_t p = ps_coloc_default_params();
             p.kind = (ps_coloc_kind_t)k;
             p.trees = 10;
@@ -220,7 +220,7 @@ static void test_flipped_bytes_refused(void)
     tabs_t t;
     CHECK_OK(load(FIX, "colocations3.csv", 1, &t));
     const char *path = "/tmp/ps_test_coloc_flip.psc";
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         ps_coloc_params_t p = ps_coloc_default_params();
         p.kind = (ps_coloc_kind_t)k;
         p.trees = 5;
@@ -271,7 +271,7 @@ static void test_empty_tput_not_scored(void)
 {
     tabs_t t;
     CHECK_OK(load(FIX, "colocations3.csv", 0, &t));
-    double with[PS_POL_N], without[PS_POL_N];
+    double with[PS_POL_COUNT], without[PS_POL_COUNT];
     int n1 = 0, n2 = 0;
     CHECK_OK(ps_coloc_rules(t.w, t.c, with, &n1));
     ps_colocations_t *q = ps_colocations_new();
@@ -310,7 +310,7 @@ static void test_eval_fixtures(void)
         CHECK_OK(ps_coloc_eval(t.w, t.s, t.c, &p, &r));
         CHECK(r.runs == 3 && r.targets == 6);
         CHECK_NEAR(r.policy_mean[PS_POL_ORACLE], 1, 1e-12);
-        for (int q = 0; q < PS_POL_N; q++)
+        for (int q = 0; q < PS_POL_COUNT; q++)
             CHECK_MSG(r.policy_mean[q] > 0.2 && r.policy_mean[q] <= 1 + 1e-12, "%s %g",
                       ps_coloc_policy_name(q), r.policy_mean[q]);
         CHECK_MSG(r.mape[PS_COLOC_MPS] < r.mape[PS_COLOC_RATIO], "%s: mps %g ratio %g", files[fi],
@@ -334,7 +334,7 @@ static void test_kace_rules(void)
     }
     tabs_t t;
     CHECK_OK(load(KACE, "colocations.csv", 0, &t));
-    double s[PS_POL_N];
+    double s[PS_POL_COUNT];
     int n = 0;
     CHECK_OK(ps_coloc_rules(t.w, t.c, s, &n));
     CHECK(n == 21);

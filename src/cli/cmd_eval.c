@@ -10,23 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int quiet;
-    char last[80];
-} progress_state_t;
-
-static void on_progress(const char *stage, double done, double total, void *user)
-{
-    progress_state_t *s = user;
-    if (strcmp(s->last, stage) != 0) {
-        if (s->last[0])
-            cli_progress_end(s->quiet);
-        snprintf(s->last, sizeof s->last, "%s", stage);
-    }
-    cli_progress(s->quiet, stage, done, total);
-}
-
-
 static int write_json(const char *path, const cJSON *o)
 {
     ps_atomic_t *a = NULL;
@@ -207,12 +190,10 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     c.long_cx = lx;
     c.long_ops = long_ops;
     c.model = model;
-    progress_state_t ps = {.quiet = quiet};
-    c.progress = on_progress;
-    c.progress_user = &ps;
+    c.progress = cli_progress_cb;
+    c.progress_user = &quiet;
     int rc = ps_eval_run(&c, &r);
-    if (ps.last[0])
-        cli_progress_end(quiet);
+    cli_progress_end(quiet);
     if (rc != 0) {
         cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
         goto done;

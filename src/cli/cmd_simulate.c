@@ -17,10 +17,6 @@
 
 static const char *CMD = "simulate";
 
-static void progress(double done, double total, void *user)
-{
-    cli_progress(*(int *)user, "simulate", done, total);
-}
 
 static int derive(const char *path, const char *gpu)
 {
@@ -129,7 +125,7 @@ int cmd_simulate(int argc, char **argv)
     int out_rc = cli_check_out_dir(CMD, out);
     if (out_rc != CLI_OK)
         return out_rc;
-    p.progress = progress;
+    p.progress = cli_progress_cb;
     p.progress_user = &quiet;
 
     double t0 = ps_now();

@@ -15,23 +15,21 @@
 #include <string.h>
 
 
-static const char *const kind_names[PS_COLOC_N_KINDS] = {"kace_lr", "kace_rf", "kace_mlp",
+static const char *const kind_names[PS_COLOC_KIND_COUNT] = {"kace_lr", "kace_rf", "kace_mlp",
                                                          "xu_rf",   "ratio",   "mps"};
 
 const char *ps_coloc_kind_name(ps_coloc_kind_t kind)
 {
-    return (unsigned)kind < PS_COLOC_N_KINDS ? kind_names[kind] : "unknown";
+    return (unsigned)kind < PS_COLOC_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out)
+int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out)
 {
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
-        if (strcmp(name, kind_names[k]) == 0) {
-            *out = (ps_coloc_kind_t)k;
-            return 0;
-        }
-    return ps_error(PS_E_ARG, "unknown predictor '%s' (kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps)",
-                    name);
+    int k;
+    int rc = ps_name_index("predictor", name, kind_names, PS_COLOC_KIND_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_coloc_kind_t)k;
+    return rc;
 }
 
 int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind)

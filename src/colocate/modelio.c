@@ -262,7 +262,7 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         rc = ps_error(PS_E_MISMATCH, "%s: feature layout %s, this build uses %s", path, layout, CL_LAYOUT);
         goto done;
     }
-    if ((rc = ps_coloc_kind_parse(kind, &m->kind)))
+    if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
     if (m->nf != cl_model_nf(m->kind)) {
         rc = ps_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));

@@ -69,6 +69,38 @@ static inline uint64_t ps_mix64(uint64_t z)
 }
 static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state += 0x9E3779B97F4A7C15ULL); }
 
+/* The one random generator of the library: a splitmix64 stream. The same
+ * numbers on every platform, so that a seed names one campaign, split or
+ * initialization everywhere. ps_rng_seed scrambles a user seed into the
+ * state; code that derives its own state (one stream per experiment) may set
+ * .s directly. */
+typedef struct {
+    uint64_t s;
+} ps_rng_t;
+
+static inline void ps_rng_seed(ps_rng_t *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ULL + 1; }
+static inline uint64_t ps_rng_next(ps_rng_t *r) { return ps_splitmix64(&r->s); }
+/* Uniform in [0, 1). */
+static inline double ps_rng_uniform(ps_rng_t *r) { return (double)(ps_rng_next(r) >> 11) * 0x1.0p-53; }
+/* Uniform integer in [lo, hi]. */
+static inline int ps_rng_int(ps_rng_t *r, int lo, int hi)
+{
+    return lo + (int)(ps_rng_uniform(r) * (double)(hi - lo + 1));
+}
+/* Standard normal (Box-Muller; two uniforms per number). */
+double ps_rng_normal(ps_rng_t *r);
+/* Fisher-Yates shuffle of idx[n]. */
+void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n);
+
+/* The one experiment hash: 64 bits of an experiment name mixed with a seed
+ * (FNV-1a, then the splitmix64 finalizer so that nearby seeds give
+ * unrelated orders). Splits and held-out orders rank experiments by it. */
+uint64_t ps_experiment_hash(const char *name, uint64_t seed);
+
+/* The index of name in names[0..n) into *out: 0, or PS_E_ARG with "unknown
+ * <what> '<name>' (known: a, b, c)". */
+int ps_name_index(const char *what, const char *name, const char *const *names, int n, int *out);
+
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
 

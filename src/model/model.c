@@ -218,25 +218,24 @@ static void add_pair(cJSON *o, const char *key, const double v[2])
         cJSON_AddItemToArray(a, isfinite(v[s]) ? cJSON_CreateNumber(v[s]) : cJSON_CreateNull());
 }
 
-static char *header_json(const ps_model_t *m)
+cJSON *ps_model_info_json(const ps_model_info_t *i)
 {
-    const ps_model_info_t *i = &m->info;
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
     cJSON *l = cJSON_AddObjectToObject(o, "layout");
-    cJSON_AddNumberToObject(l, "version", m->layout.version);
-    cJSON_AddNumberToObject(l, "variant", m->layout.variant);
-    cJSON_AddNumberToObject(l, "window", m->layout.window);
-    cJSON_AddNumberToObject(l, "n_features", m->layout.n_features);
-    cJSON_AddStringToObject(o, "gpu", m->gpu);
+    cJSON_AddNumberToObject(l, "version", i->layout_version);
+    cJSON_AddNumberToObject(l, "variant", i->variant);
+    cJSON_AddNumberToObject(l, "window", i->window);
+    cJSON_AddNumberToObject(l, "n_features", i->n_features);
+    cJSON_AddStringToObject(o, "gpu", i->gpu);
     cJSON_AddStringToObject(o, "library_version", PS_VERSION_STRING);
     cJSON_AddNumberToObject(o, "n_samples", (double)i->n_samples);
     cJSON_AddNumberToObject(o, "n_train", (double)i->n_train);
     cJSON_AddNumberToObject(o, "n_valid", (double)i->n_valid);
     cJSON_AddNumberToObject(o, "n_test", (double)i->n_test);
     cJSON_AddNumberToObject(o, "n_experiments", (double)i->n_experiments);
-    cJSON_AddNumberToObject(o, "seed", i->seed);
+    cJSON_AddNumberToObject(o, "seed", (double)i->seed);
     if (i->split_fingerprint) {
         /* 64 bits do not survive a JSON number: hex text. */
         char fp[17];
@@ -252,10 +251,26 @@ static char *header_json(const ps_model_t *m)
     cJSON_AddNumberToObject(o, "n_adapt", i->n_adapt);
     cJSON_AddNumberToObject(o, "adapt_samples", (double)i->adapt_samples);
     cJSON_AddNumberToObject(o, "adapt_seconds", i->adapt_seconds);
-    cJSON *r = cJSON_AddObjectToObject(o, "regressors");
-    for (int s = 0; s < 2; s++)
+    double adapt_depth[2] = {i->adapt_depth[0], i->adapt_depth[1]};
+    add_pair(o, "adapt_depth", adapt_depth);
+    return o;
+}
+
+/* The model file's header: the info JSON with the layout of the model and
+ * the tag (side, kind) of each regressor section. */
+static char *header_json(const ps_model_t *m)
+{
+    ps_model_info_t i = m->info;
+    i.layout_version = m->layout.version;
+    i.variant = m->layout.variant;
+    i.window = m->layout.window;
+    i.n_features = m->layout.n_features;
+    i.gpu = m->gpu;
+    cJSON *o = ps_model_info_json(&i);
+    cJSON *r = o ? cJSON_AddObjectToObject(o, "regressors") : NULL;
+    for (int s = 0; r && s < 2; s++)
         cJSON_AddStringToObject(r, side_name[s], BOOSTER_KIND);
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
 }
@@ -383,7 +398,7 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_valid = count(num(o, "n_valid"));
         i->n_test = count(num(o, "n_test"));
         i->n_experiments = count(num(o, "n_experiments"));
-        i->seed = (unsigned)count(num(o, "seed"));
+        i->seed = (uint64_t)count(num(o, "seed"));
         const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "split_fingerprint");
         if (cJSON_IsString(fp)) {
             char *end = NULL;
@@ -403,6 +418,10 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_adapt = (int)count(num(o, "n_adapt"));
         i->adapt_samples = count(num(o, "adapt_samples"));
         i->adapt_seconds = num(o, "adapt_seconds");
+        double adapt_depth[2];
+        pair(o, "adapt_depth", adapt_depth);
+        i->adapt_depth[0] = (int)count(adapt_depth[0]);
+        i->adapt_depth[1] = (int)count(adapt_depth[1]);
     }
     cJSON_Delete(o);
     return rc;

@@ -42,7 +42,7 @@ void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t
 int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type,
                          double *out);
 
-/* Compose window-pair predictions of one query (see compose.c): lh[i * nl
+/* Compose window-pair predictions of one query (see predict.c): lh[i * nl
  * + j], ll[i * nl + j] are the log deltas of HP window i beside LP window j,
  * wh[nh] and wl[nl] the windows' standalone times; the composed latencies go
  * to *t_hp and *t_lp. */
@@ -57,5 +57,11 @@ double ps_latency_mape(const double *pred_log_delta, const double *solo_ns, cons
 /* The total TPCs of gpu: from the GPU table when it knows the GPU, else the
  * largest allocation profiled for that GPU in ops; 0 when neither knows. */
 int ps_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu);
+
+/* The model's info as JSON, the one writer of it: the model file's header
+ * and `pairsight train --json` both print this object (NULL when out of
+ * memory; the caller deletes it). */
+struct cJSON;
+struct cJSON *ps_model_info_json(const ps_model_info_t *i);
 
 #endif

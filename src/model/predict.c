@@ -35,6 +35,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "profile/gpu.h"
 
 #include <math.h>
 #ifdef _OPENMP
@@ -53,6 +54,22 @@
  * took 1.0-2.4 us each on one thread against 1.7-22 us with a region from
  * 128; with the machine quiet, 0.78 us against 0.45 us. */
 #define PARALLEL_MIN 256
+
+static const char *const compose_names[PS_COMPOSE_COUNT] = {"index", "overlap"};
+
+const char *ps_compose_name(ps_compose_t c)
+{
+    return (int)c >= 0 && c < PS_COMPOSE_COUNT ? compose_names[c] : "?";
+}
+
+int ps_compose_from_name(const char *name, ps_compose_t *out)
+{
+    int k;
+    int rc = ps_name_index("composition", name, compose_names, PS_COMPOSE_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_compose_t)k;
+    return rc;
+}
 
 static int n_windows(int len, int w)
 {
@@ -207,7 +224,7 @@ int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, co
 /* Checks that need the whole query, before any feature is built. */
 static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int gpu_tpcs)
 {
-    if (!q->gpu || strcmp(q->gpu, m->gpu) != 0)
+    if (!q->gpu || strcmp(ps_gpu_canonical(q->gpu), m->gpu) != 0)
         return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
         return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,
