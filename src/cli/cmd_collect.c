@@ -495,9 +495,10 @@ static void workload_id(const char *model, int batch, char *out, size_t size)
 static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, const char *wid, double tput100)
 {
     ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
-    double *opt[] = {&w.threads,     &w.registers,    &w.static_smem,           &w.sm_tput_pct,
-                     &w.dram_tput_pct, &w.mem_tput_pct, &w.sm_busy_pct,          &w.mem_busy_pct,
-                     &w.memcap_gb,   &w.stall_long_scoreboard, &w.stall_lg_throttle, &w.stall_mio_throttle};
+    double *opt[] = {
+        &w.threads,           &w.registers,         &w.static_smem,  &w.sm_tput_pct, &w.dram_tput_pct,
+        &w.mem_tput_pct,      &w.sm_busy_pct,       &w.mem_busy_pct, &w.memcap_gb,   &w.stall_long_scoreboard,
+        &w.stall_lg_throttle, &w.stall_mio_throttle};
     for (size_t i = 0; i < PS_ARRAY_LEN(opt); i++)
         *opt[i] = NAN;
     for (size_t i = 0; i < wl->n; i++)
