@@ -47,13 +47,22 @@
 extern "C" {
 #endif
 
+/* PS_API marks the functions that the shared library exports; it is built
+ * with hidden visibility, so nothing else (internal helpers, XGBoost's
+ * symbols) is visible to a program that links it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PS_API __attribute__((visibility("default")))
+#else
+#define PS_API
+#endif
+
 #define PS_VERSION_MAJOR 0
 #define PS_VERSION_MINOR 1
 #define PS_VERSION_PATCH 0
 #define PS_VERSION_STRING "0.1.0"
 
 /** The library's version string, e.g. "0.1.0". Static storage. */
-const char *ps_version(void);
+PS_API const char *ps_version(void);
 
 /* ------------------------------------------------------------------------ */
 /* Errors and logging                                                        */
@@ -70,21 +79,21 @@ enum {
 };
 
 /** A short constant description of a PS_E_* code. */
-const char *ps_errstr(int code);
+PS_API const char *ps_errstr(int code);
 
 /**
  * The message of the last failed call on this thread, e.g.
  * "ops.csv:12:7: duration_ns: not a number". Valid until the next failing call
  * on the same thread; never NULL.
  */
-const char *ps_last_error(void);
+PS_API const char *ps_last_error(void);
 
 typedef enum { PS_LOG_DEBUG, PS_LOG_INFO, PS_LOG_WARN, PS_LOG_ERROR } ps_log_level_t;
 typedef void (*ps_log_fn)(ps_log_level_t level, const char *msg, void *user);
 
 /** Route library messages to fn (NULL restores the default: warnings and
  *  errors to stderr). Not thread-safe against concurrent logging. */
-void ps_log_set(ps_log_fn fn, void *user);
+PS_API void ps_log_set(ps_log_fn fn, void *user);
 
 /* ------------------------------------------------------------------------ */
 /* Profile: tables of ../FORMATS.md (src/profile)                            */
@@ -101,7 +110,7 @@ typedef enum {
 } ps_table_kind_t;
 
 /** The name of a table kind: "ops", "coexec", "workloads", ... */
-const char *ps_table_name(ps_table_kind_t kind);
+PS_API const char *ps_table_name(ps_table_kind_t kind);
 
 typedef struct ps_ops ps_ops_t;                 /* ops.csv */
 typedef struct ps_coexec ps_coexec_t;           /* coexec.csv */
@@ -119,32 +128,32 @@ typedef struct {
 
 /** Detect the table in path and validate it whole. On error the message names
  *  path:line:column. */
-int ps_table_check(const char *path, ps_check_result_t *out);
+PS_API int ps_table_check(const char *path, ps_check_result_t *out);
 
 /* Load a table. On success *out owns all memory (release with the matching
  * _free); on error *out is NULL and nothing is kept. */
-int ps_ops_load(const char *path, ps_ops_t **out);
-int ps_coexec_load(const char *path, ps_coexec_t **out);
-int ps_workloads_load(const char *path, ps_workloads_t **out);
-int ps_scaling_load(const char *path, ps_scaling_t **out);
-int ps_colocations_load(const char *path, ps_colocations_t **out);
+PS_API int ps_ops_load(const char *path, ps_ops_t **out);
+PS_API int ps_coexec_load(const char *path, ps_coexec_t **out);
+PS_API int ps_workloads_load(const char *path, ps_workloads_t **out);
+PS_API int ps_scaling_load(const char *path, ps_scaling_t **out);
+PS_API int ps_colocations_load(const char *path, ps_colocations_t **out);
 
 /* Save atomically (temp file, fsync, rename). */
-int ps_ops_save(const ps_ops_t *t, const char *path);
-int ps_coexec_save(const ps_coexec_t *t, const char *path);
-int ps_workloads_save(const ps_workloads_t *t, const char *path);
-int ps_scaling_save(const ps_scaling_t *t, const char *path);
-int ps_colocations_save(const ps_colocations_t *t, const char *path);
+PS_API int ps_ops_save(const ps_ops_t *t, const char *path);
+PS_API int ps_coexec_save(const ps_coexec_t *t, const char *path);
+PS_API int ps_workloads_save(const ps_workloads_t *t, const char *path);
+PS_API int ps_scaling_save(const ps_scaling_t *t, const char *path);
+PS_API int ps_colocations_save(const ps_colocations_t *t, const char *path);
 
-void ps_ops_free(ps_ops_t *t);
-void ps_coexec_free(ps_coexec_t *t);
-void ps_workloads_free(ps_workloads_t *t);
-void ps_scaling_free(ps_scaling_t *t);
-void ps_colocations_free(ps_colocations_t *t);
+PS_API void ps_ops_free(ps_ops_t *t);
+PS_API void ps_coexec_free(ps_coexec_t *t);
+PS_API void ps_workloads_free(ps_workloads_t *t);
+PS_API void ps_scaling_free(ps_scaling_t *t);
+PS_API void ps_colocations_free(ps_colocations_t *t);
 
 /** Number of rows of a loaded table. */
-size_t ps_ops_rows(const ps_ops_t *t);
-size_t ps_coexec_rows(const ps_coexec_t *t);
+PS_API size_t ps_ops_rows(const ps_ops_t *t);
+PS_API size_t ps_coexec_rows(const ps_coexec_t *t);
 
 /* Importers to ops.csv. Both refuse a file without kernels. */
 typedef struct {
@@ -155,8 +164,8 @@ typedef struct {
     const char *stream; /* torch-trace only: NULL = the busiest stream */
 } ps_import_params_t;
 
-int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
-int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+PS_API int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
+PS_API int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
 
 /* ------------------------------------------------------------------------ */
 /* Simulator (src/simulate)                                                  */
@@ -215,7 +224,7 @@ typedef struct {
 } ps_sim_params_t;
 
 /** Defaults as documented beside each field. */
-ps_sim_params_t ps_sim_default_params(void);
+PS_API ps_sim_params_t ps_sim_default_params(void);
 
 /**
  * Simulate a campaign. On success *out_ops holds every operator of every
@@ -224,7 +233,7 @@ ps_sim_params_t ps_sim_default_params(void);
  * caller owns both (ps_ops_free, ps_coexec_free). On error both are NULL and
  * ps_last_error() says which parameter is wrong.
  */
-int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_coexec);
+PS_API int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_coexec);
 
 /* ------------------------------------------------------------------------ */
 /* Segment model: features, training, prediction (src/features, src/model)   */
@@ -282,7 +291,7 @@ enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
  * train, the next 10% validate, the rest test), never on row order. This is
  * the split ps_model_train uses with the same seed.
  */
-int ps_coexec_split(const ps_coexec_t *cx, unsigned seed, unsigned char *out_split);
+PS_API int ps_coexec_split(const ps_coexec_t *cx, unsigned seed, unsigned char *out_split);
 
 /** How window predictions are composed for segments longer than the window. */
 typedef enum {
@@ -327,7 +336,7 @@ typedef struct {
 } ps_train_params_t;
 
 /** The default parameters described in ps_train_params_t. */
-ps_train_params_t ps_train_default_params(void);
+PS_API ps_train_params_t ps_train_default_params(void);
 
 /**
  * Train a model on the rows of cx (segments of at most params->window
@@ -338,7 +347,7 @@ ps_train_params_t ps_train_default_params(void);
  * GPU. params NULL = defaults. On success *out is owned by the caller
  * (ps_model_free); on error *out is NULL.
  */
-int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+PS_API int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
                    ps_model_t **out);
 
 /**
@@ -347,7 +356,7 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
  * experiments of an unseen model or batch size). m is unchanged. On success
  * *out is owned by the caller.
  */
-int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
+PS_API int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
                    const ps_train_params_t *params, ps_model_t **out);
 
 /**
@@ -358,7 +367,7 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
  * batch absent from ops, a TPC count without a standalone duration, or more
  * TPCs than the GPU has; outputs are then unspecified.
  */
-int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+PS_API int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                      double *out_hp_ns, double *out_lp_ns);
 
 /**
@@ -366,7 +375,7 @@ int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t 
  * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
  * be NULL; delta = out_hp_ns / out_hp_solo_ns).
  */
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+PS_API int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                         ps_compose_t method, double *out_hp_ns, double *out_lp_ns,
                         double *out_hp_solo_ns, double *out_lp_solo_ns);
 
@@ -375,16 +384,16 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
  * can be predicted, else the error code with a message that names what is
  * missing (no "query N" prefix; callers add their own context).
  */
-int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
+PS_API int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
 
 /** Save atomically: magic, format version, feature layout, GPU, window,
  *  training metadata and both regressors in one file. */
-int ps_model_save(const ps_model_t *m, const char *path);
+PS_API int ps_model_save(const ps_model_t *m, const char *path);
 /** Load a model file; refuses (PS_E_MISMATCH) another format or feature
  *  layout version. *out is owned by the caller. */
-int ps_model_load(const char *path, ps_model_t **out);
+PS_API int ps_model_load(const char *path, ps_model_t **out);
 /** Release a model; NULL is a no-op. */
-void ps_model_free(ps_model_t *m);
+PS_API void ps_model_free(ps_model_t *m);
 
 /** What a model is and how it was trained. Strings point into the model and
  *  live as long as it. */
@@ -409,7 +418,7 @@ typedef struct {
     double adapt_seconds;       /* time of the last one */
 } ps_model_info_t;
 
-int ps_model_info(const ps_model_t *m, ps_model_info_t *out);
+PS_API int ps_model_info(const ps_model_t *m, ps_model_info_t *out);
 
 /** One operator's (or input's) part in a prediction, in log delta. */
 typedef struct {
@@ -433,9 +442,52 @@ typedef struct {
 /** Explain one query whose segments fit in one window: XGBoost SHAP
  *  contributions folded back to the named operators of both segments.
  *  Operator names are borrowed from ops, which must outlive *out. */
-int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q,
+PS_API int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q,
                      ps_explanation_t **out);
-void ps_explanation_free(ps_explanation_t *e);
+PS_API void ps_explanation_free(ps_explanation_t *e);
+
+/* The model outside pairsight (docs/model.md "Export"): its regressors for
+ * XGBoost itself, its metadata, and the exact rows the regressors read. */
+
+/**
+ * Write dir/hp.ubj and dir/lp.ubj, the two regressors as XGBoost UBJSON
+ * (loadable by XGBoost's Booster(model_file=...); their raw output, the
+ * margin, is log delta), and dir/meta.json (ps_model_meta_json). dir must
+ * exist; each file is written atomically. Thread-safe on one model.
+ * @return 0, PS_E_IO naming the file, or PS_E_BACKEND.
+ */
+PS_API int ps_model_export(const ps_model_t *m, const char *dir);
+
+/**
+ * The model's metadata as JSON text (schema 1): GPU, feature layout with the
+ * name of every column, target transform, booster files, training summary.
+ * @return 0 with *out a NUL-terminated string owned by the caller
+ * (ps_free), or PS_E_NOMEM with *out NULL.
+ */
+PS_API int ps_model_meta_json(const ps_model_t *m, char **out);
+
+/** Release memory the library handed out (ps_model_meta_json); NULL is a
+ *  no-op. */
+PS_API void ps_free(void *p);
+
+/** The name of feature column i, e.g. "hp.op3.dram_bytes" or "p_tpcs", into
+ *  buf[size] (64 bytes always suffice). @return 0, or PS_E_ARG for i outside
+ *  0..n_features-1. */
+PS_API int ps_model_feature_name(const ps_model_t *m, int i, char *buf, size_t size);
+
+/**
+ * The rows the two regressors read for n queries whose segments fit in one
+ * window each: out_x_hp[n * n_features] and out_x_lp[n * n_features]
+ * (caller-owned; NAN is a missing counter) and each side's standalone
+ * latency (out_hp_solo_ns[n], out_lp_solo_ns[n]; either may be NULL). For
+ * these queries ps_model_predict returns solo * exp(margin), margin the
+ * regressor's raw output on its row. Thread-safe on one model.
+ * @return 0; PS_E_ARG (naming the query) for a longer segment, or what
+ * ps_model_predict returns for a query it cannot predict.
+ */
+PS_API int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                             float *out_x_hp, float *out_x_lp, double *out_hp_solo_ns,
+                             double *out_lp_solo_ns);
 
 /* ------------------------------------------------------------------------ */
 /* Evaluation (src/evaluate)                                                 */
@@ -462,9 +514,9 @@ typedef enum {
 /** The method's key as in `pairsight eval --json`: "pairsight",
  *  "intensity_rule", "complementarity", "abacus_mlp", "linear",
  *  "pairsight_mlp". Static storage; "?" for an invalid value. */
-const char *ps_method_name(ps_method_t m);
+PS_API const char *ps_method_name(ps_method_t m);
 /** The method of a key, or PS_E_ARG when name is none of the above. */
-int ps_method_from_name(const char *name, ps_method_t *out);
+PS_API int ps_method_from_name(const char *name, ps_method_t *out);
 
 typedef struct ps_baseline ps_baseline_t;
 
@@ -476,22 +528,22 @@ typedef struct {
 } ps_baseline_params_t;
 
 /** seed 1, 100 epochs, 120 s per MLP, lambda chosen on held-out rows. */
-void ps_baseline_default_params(ps_baseline_params_t *p);
+PS_API void ps_baseline_default_params(ps_baseline_params_t *p);
 
 /** Train a baseline (not PS_METHOD_PAIRSIGHT) on every row of train, with
  *  standalone profiles from ops. *out owns its memory (ps_baseline_free); it
  *  keeps no pointer into ops or train. */
-int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
+PS_API int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
                       const ps_baseline_params_t *p, ps_baseline_t **out);
 
 /** Predicted co-execution latency of each side of n queries into the
  *  caller's out_hp_ns[n] and out_lp_ns[n]. The methods on the PairSight input
  *  (linear, pairsight_mlp) accept segments of at most 16 operators. */
-int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+PS_API int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                         double *out_hp_ns, double *out_lp_ns);
 
-ps_method_t ps_baseline_method(const ps_baseline_t *b);
-void ps_baseline_free(ps_baseline_t *b);
+PS_API ps_method_t ps_baseline_method(const ps_baseline_t *b);
+PS_API void ps_baseline_free(ps_baseline_t *b);
 
 /** Accuracy of n predictions against measurements, the figures of the
  *  paper's Table I. */
@@ -502,7 +554,7 @@ typedef struct {
 } ps_accuracy_t;
 
 /** Fails with PS_E_ARG when n is 0 or a measurement is not positive. */
-int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
+PS_API int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
                 const double *lp_ns, size_t n, ps_accuracy_t *out);
 
 /* ------------------------------------------------------------------------ */
@@ -534,12 +586,12 @@ typedef enum {
 } ps_coloc_kind_t;
 
 /** "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps". Static. */
-const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
+PS_API const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
 /** Parse a kind name; PS_E_ARG when unknown. */
-int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out);
+PS_API int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out);
 /** 1 when the kind predicts the throughput sum of a co-location, 0 when it
  *  predicts each workload's own throughput. */
-int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
+PS_API int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
 
 typedef struct {
     ps_coloc_kind_t kind;
@@ -550,7 +602,7 @@ typedef struct {
 } ps_coloc_params_t;
 
 /** Defaults: kind mps, seed 0, 100 trees, 400 epochs, 400 rounds. */
-ps_coloc_params_t ps_coloc_default_params(void);
+PS_API ps_coloc_params_t ps_coloc_default_params(void);
 
 typedef struct ps_coloc_model ps_coloc_model_t;
 
@@ -558,24 +610,24 @@ typedef struct ps_coloc_model ps_coloc_model_t;
  *  kinds need every slot measured; per-workload kinds use each measured
  *  row). scaling may be NULL. On success *out is owned by the caller
  *  (ps_coloc_model_free). */
-int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling,
+PS_API int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling,
                    const ps_colocations_t *c, const ps_coloc_params_t *p,
                    ps_coloc_model_t **out);
 
 /** Predict for every row of q (its tput column is ignored). out_tput
  *  (caller-owned, q's row count) receives each row's own predicted
  *  throughput, or for sum kinds its co-location's predicted throughput sum. */
-int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w,
+PS_API int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w,
                      const ps_scaling_t *scaling, const ps_colocations_t *q,
                      double *out_tput);
 
-ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
+PS_API ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
 
 /** Save atomically, with magic, format version and feature layout. */
-int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path);
+PS_API int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path);
 /** Load; PS_E_MISMATCH for another format version or feature layout. */
-int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
-void ps_coloc_model_free(ps_coloc_model_t *m);
+PS_API int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
+PS_API void ps_coloc_model_free(ps_coloc_model_t *m);
 
 /* Selection policies, scored with KACE's metric: the chosen co-location's
  * measured throughput sum / the best one's, per target, averaged over the
@@ -599,12 +651,12 @@ typedef enum {
 
 /** "oracle", "random", "memcap", "sm", "mem", "best_rule", then the kind
  *  names. Static. */
-const char *ps_coloc_policy_name(ps_coloc_policy_t p);
+PS_API const char *ps_coloc_policy_name(ps_coloc_policy_t p);
 
 /** The rule policies over every co-location of c (no training).
  *  out_score[PS_POL_N] receives the normalized throughput sum of the
  *  policies ORACLE..BEST_RULE (the others NAN); *out_targets the count. */
-int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c,
+PS_API int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c,
                    double *out_score, int *out_targets);
 
 typedef struct {
@@ -623,7 +675,7 @@ typedef struct {
     void *user;
 } ps_coloc_eval_params_t;
 
-ps_coloc_eval_params_t ps_coloc_eval_default_params(void);
+PS_API ps_coloc_eval_params_t ps_coloc_eval_default_params(void);
 
 typedef struct {
     /* per kind, averaged over seeds; NAN when not run. Per-workload kinds
@@ -635,7 +687,7 @@ typedef struct {
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md). */
-int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
+PS_API int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
                   const ps_colocations_t *c, const ps_coloc_eval_params_t *p,
                   ps_coloc_eval_result_t *out);
 
@@ -692,7 +744,7 @@ typedef struct {
 } ps_collect_params_t;
 
 /** The defaults above. */
-ps_collect_params_t ps_collect_default_params(void);
+PS_API ps_collect_params_t ps_collect_default_params(void);
 
 /**
  * Open the campaign database at db_path (created if absent) and, unless p is
@@ -700,18 +752,18 @@ ps_collect_params_t ps_collect_default_params(void);
  * work. A database made on another GPU or with another seq_len is refused
  * (PS_E_MISMATCH). On success *out is owned by the caller (ps_campaign_free).
  */
-int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
+PS_API int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
 
 /** Close the database and the device. NULL is a no-op. */
-void ps_campaign_free(ps_campaign_t *c);
+PS_API void ps_campaign_free(ps_campaign_t *c);
 
 /** The device of an opened backend (PS_E_ARG when opened without one). */
-int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out);
+PS_API int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out);
 
 /** The TPC counts the device can give one side: 2*tpcs SMs, at least
  *  min_partition_sms and a multiple of sm_alignment (ascending). Writes at
  *  most cap values to out and returns how many there are. */
-int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
+PS_API int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
 
 /** Called after each finished task with the tasks done and planned. */
 typedef void (*ps_collect_progress_fn)(long done, long total, void *user);
@@ -722,7 +774,7 @@ typedef void (*ps_collect_progress_fn)(long done, long total, void *user);
  * profile_runs after warmup. One task (one transaction) per TPC count; tasks
  * already in the database are skipped.
  */
-int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
+PS_API int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
                         int n_tpcs, ps_collect_progress_fn fn, void *user);
 
 /** A co-execution campaign: `experiments` random segment pairs and SM
@@ -743,7 +795,7 @@ typedef struct {
 } ps_coexec_plan_t;
 
 /** The defaults above (models NULL: the caller sets them). */
-ps_coexec_plan_t ps_coexec_default_plan(void);
+PS_API ps_coexec_plan_t ps_coexec_default_plan(void);
 
 /**
  * Run the co-execution campaign of plan: one task (one transaction with its
@@ -752,20 +804,20 @@ ps_coexec_plan_t ps_coexec_default_plan(void);
  * duplicated row. A plan whose experiment names clash with different
  * experiments in the database is refused (PS_E_MISMATCH).
  */
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collect_progress_fn fn,
+PS_API int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collect_progress_fn fn,
                        void *user);
 
 /** Hardware counters of every operator (CUPTI range profiler) at the
  *  largest TPC count, for the ops.csv counter columns. PS_E_BACKEND where
  *  the backend has no counters. */
-int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
+PS_API int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
 /** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
  *  --metrics ...` of a run of model at batch, one kernel per operator, as
  *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
  *  one launch per operator of the model's list. Works without a device; the
  *  database must already know its GPU. */
-int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch,
+PS_API int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch,
                                 const char *ncu_csv);
 
 typedef struct {
@@ -775,7 +827,7 @@ typedef struct {
     char gpu[64]; /* empty until a backend has opened the database */
 } ps_campaign_status_t;
 
-int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
+PS_API int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
 
 /* Workload-level mode: whole models under an MPS active-thread percentage,
  * for workloads.csv, workload_scaling.csv and colocations.csv. Each job runs
@@ -794,13 +846,13 @@ typedef struct {
  * iterations) per second, and out_gpu (size 64, may be NULL) the gpu column
  * name. p names the backend as for ps_campaign_open.
  */
-int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
+PS_API int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
                        double seconds, double *out_tput, char *out_gpu);
 
 /** Write the database's measurements as ops.csv and coexec.csv (atomically;
  *  either path may be NULL to skip that table). Counters go on the row of
  *  each operator with the most TPCs (FORMATS.md). */
-int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
+PS_API int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
 
 
 #ifdef __cplusplus
