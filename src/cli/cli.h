@@ -80,6 +80,27 @@ void cli_print_usage(const char *cmd, FILE *f);
 void cli_progress(int quiet, const char *what, double done, double total);
 void cli_progress_end(int quiet);
 
+/* A candidate file (predict, features): the key columns of coexec.csv (gpu,
+ * hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start,
+ * lp_len, hp_tpcs, lp_tpcs; gpu may be left out and is then model_gpu), with
+ * every cell kept to be echoed (src/cli/queries.c). */
+typedef struct {
+    int ncol;
+    char **header; /* [ncol] */
+    char **cells;  /* [n * ncol] */
+    size_t *line;  /* [n] line of each record */
+    ps_query_t *q; /* [n], strings point into cells or at model_gpu */
+    size_t n, cap;
+} cli_queries_t;
+
+/* Read path into *f (owned by the caller: cli_queries_free); on error a
+ * message naming path:line:column and *f empty. */
+int cli_queries_read(const char *path, const char *model_gpu, cli_queries_t *f);
+void cli_queries_free(cli_queries_t *f);
+
+/* One CSV field, quoted where it holds a comma, quote or line break. */
+void cli_put_csv_field(FILE *o, const char *s);
+
 /* The subcommands. Each lives in src/cli/cmd_<name>.c. */
 int cmd_check(int argc, char **argv);
 int cmd_import(int argc, char **argv);
@@ -92,6 +113,8 @@ int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 /* eval and report in one: report_mode makes --out required and prints only
  * the path written (src/cli/cmd_eval.c). */
@@ -99,6 +122,7 @@ int cli_eval_main(int argc, char **argv, int report_mode);
 
 extern const char cmd_check_usage[], cmd_import_usage[], cmd_simulate_usage[],
     cmd_train_usage[], cmd_predict_usage[], cmd_adapt_usage[], cmd_explain_usage[],
-    cmd_eval_usage[], cmd_report_usage[], cmd_colocate_usage[], cmd_collect_usage[];
+    cmd_eval_usage[], cmd_report_usage[], cmd_colocate_usage[], cmd_collect_usage[],
+    cmd_model_usage[], cmd_features_usage[];
 
 #endif

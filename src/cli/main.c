@@ -16,6 +16,8 @@ static const cli_command_t commands[] = {
     {"train", cmd_train, "train the PairSight segment model", cmd_train_usage},
     {"predict", cmd_predict, "predict co-execution latencies of candidate segments", cmd_predict_usage},
     {"adapt", cmd_adapt, "continue training a model on a few new experiments", cmd_adapt_usage},
+    {"features", cmd_features, "write the exact feature rows the model reads for candidates", cmd_features_usage},
+    {"model", cmd_model, "model metadata and export to XGBoost (info, export)", cmd_model_usage},
     {"explain", cmd_explain, "show which operators drive one prediction", cmd_explain_usage},
     {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments", cmd_eval_usage},
     {"report", cmd_report, "write a self-contained HTML evaluation report", cmd_report_usage},
