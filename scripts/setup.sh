@@ -5,7 +5,8 @@
 set -eu
 
 pkgs="cmake make gcc clang libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
-libcjson-dev libopenblas-dev liblapacke-dev libfann-dev gnuplot-nox"
+libcjson-dev libopenblas-dev liblapacke-dev libfann-dev gnuplot-nox man-db \
+python3 python3-pip python3-setuptools python3-numpy python3-pytest python3-xgboost"
 if [ "${1:-}" = "--with-browser" ]; then
     pkgs="$pkgs chromium"
 fi
