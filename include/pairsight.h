@@ -154,6 +154,8 @@ PS_API void ps_colocations_free(ps_colocations_t *t);
 /** Number of rows of a loaded table. */
 PS_API size_t ps_ops_rows(const ps_ops_t *t);
 PS_API size_t ps_coexec_rows(const ps_coexec_t *t);
+PS_API size_t ps_workloads_rows(const ps_workloads_t *t);
+PS_API size_t ps_colocations_rows(const ps_colocations_t *t);
 
 /* Importers to ops.csv. Both refuse a file without kernels. */
 typedef struct {
