@@ -279,6 +279,11 @@ typedef enum {
     PS_FEAT_UTILIZATION = 4  /* sm_pct and mem_pct in place of DRAM and stall counters */
 } ps_feature_variant_t;
 
+/** The variant's name as `pairsight train --variant` takes it: "full",
+ *  "no-corunner", "summed", "durations", "utilization"; "?" for an invalid
+ *  value. Static storage. */
+PS_API const char *ps_feature_variant_name(ps_feature_variant_t v);
+
 /** The two sides of a co-execution, also the index of per-side arrays. */
 enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
 

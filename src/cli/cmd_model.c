@@ -43,13 +43,12 @@ static int info(const char *path, int json)
             fputs(meta, stdout);
         ps_free(meta);
     } else {
-        static const char *const variants[] = {"full", "no-corunner", "summed", "durations", "utilization"};
         ps_model_info_t i;
         ps_model_info(m, &i);
         printf("model:        %s\n", path);
         printf("gpu:          %s\n", i.gpu);
         printf("layout:       version %d, variant %s, window %d, %d features\n", i.layout_version,
-               variants[i.variant], i.window, i.n_features);
+               ps_feature_variant_name(i.variant), i.window, i.n_features);
         printf("format:       version %d\n", i.format_version);
         printf("samples:      %zu (train %zu, valid %zu, test %zu; %zu experiments, seed %u)\n", i.n_samples,
                i.n_train, i.n_valid, i.n_test, i.n_experiments, i.seed);

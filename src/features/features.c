@@ -42,6 +42,12 @@ static const int fields_full[] = {F_DURATION, F_DRAM, F_LONG_SB, F_LG, F_MIO, F_
 static const int fields_durations[] = {F_DURATION, F_PRESENT};
 static const int fields_util[] = {F_DURATION, F_SM_PCT, F_MEM_PCT, F_PRESENT};
 
+const char *ps_feature_variant_name(ps_feature_variant_t v)
+{
+    static const char *const names[] = {"full", "no-corunner", "summed", "durations", "utilization"};
+    return v >= PS_FEAT_FULL && v <= PS_FEAT_UTILIZATION ? names[v] : "?";
+}
+
 static const char *const global_names[] = {"p_tpcs", "q_tpcs", "hp_solo_ns", "lp_solo_ns"};
 enum { N_GLOBALS = 4 };
 

@@ -15,16 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const variant_keys[] = {"full", "no-corunner", "summed", "durations", "utilization"};
 static const char *const side_files[2] = {"hp.ubj", "lp.ubj"};
-
-static cJSON *pair_array(const double v[2])
-{
-    cJSON *a = cJSON_CreateArray();
-    for (int s = 0; a && s < 2; s++)
-        cJSON_AddItemToArray(a, isfinite(v[s]) ? cJSON_CreateNumber(v[s]) : cJSON_CreateNull());
-    return a;
-}
 
 /* The metadata object of meta.json and `pairsight model info --json`. */
 static cJSON *meta_object(const ps_model_t *m)
@@ -40,7 +31,7 @@ static cJSON *meta_object(const ps_model_t *m)
 
     cJSON *l = cJSON_AddObjectToObject(o, "layout");
     cJSON_AddNumberToObject(l, "version", m->layout.version);
-    cJSON_AddStringToObject(l, "variant", variant_keys[m->layout.variant]);
+    cJSON_AddStringToObject(l, "variant", ps_feature_variant_name(m->layout.variant));
     cJSON_AddNumberToObject(l, "window", m->layout.window);
     cJSON_AddNumberToObject(l, "n_features", m->layout.n_features);
     cJSON *cols = cJSON_AddArrayToObject(l, "columns");
@@ -68,22 +59,8 @@ static cJSON *meta_object(const ps_model_t *m)
     cJSON_AddStringToObject(b, "lp", side_files[PS_SIDE_LP]);
 
     cJSON *tr = cJSON_AddObjectToObject(o, "training");
-    cJSON_AddNumberToObject(tr, "n_samples", (double)i->n_samples);
-    cJSON_AddNumberToObject(tr, "n_train", (double)i->n_train);
-    cJSON_AddNumberToObject(tr, "n_valid", (double)i->n_valid);
-    cJSON_AddNumberToObject(tr, "n_test", (double)i->n_test);
-    cJSON_AddNumberToObject(tr, "n_experiments", (double)i->n_experiments);
-    cJSON_AddNumberToObject(tr, "seed", i->seed);
-    cJSON_AddNumberToObject(tr, "train_seconds", i->train_seconds);
-    double depth[2] = {i->depth[0], i->depth[1]}, trees[2] = {i->n_trees[0], i->n_trees[1]};
-    cJSON_AddItemToObject(tr, "depth", pair_array(depth));
-    cJSON_AddItemToObject(tr, "eta", pair_array(i->eta));
-    cJSON_AddItemToObject(tr, "n_trees", pair_array(trees));
-    cJSON_AddItemToObject(tr, "valid_mape", pair_array(i->valid_mape));
-    cJSON_AddItemToObject(tr, "test_mape", pair_array(i->test_mape));
-    cJSON_AddNumberToObject(tr, "n_adapt", i->n_adapt);
-    cJSON_AddNumberToObject(tr, "adapt_samples", (double)i->adapt_samples);
-    cJSON_AddNumberToObject(tr, "adapt_seconds", i->adapt_seconds);
+    ps_model_training_json(i, tr);
+    cJSON_AddItemToObject(tr, "n_trees", cJSON_CreateIntArray(i->n_trees, 2));
     return o;
 }
 

@@ -196,19 +196,8 @@ static void add_pair(cJSON *o, const char *key, const double v[2])
         cJSON_AddItemToArray(a, isfinite(v[s]) ? cJSON_CreateNumber(v[s]) : cJSON_CreateNull());
 }
 
-static char *header_json(const ps_model_t *m)
+void ps_model_training_json(const ps_model_info_t *i, cJSON *o)
 {
-    const ps_model_info_t *i = &m->info;
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    cJSON *l = cJSON_AddObjectToObject(o, "layout");
-    cJSON_AddNumberToObject(l, "version", m->layout.version);
-    cJSON_AddNumberToObject(l, "variant", m->layout.variant);
-    cJSON_AddNumberToObject(l, "window", m->layout.window);
-    cJSON_AddNumberToObject(l, "n_features", m->layout.n_features);
-    cJSON_AddStringToObject(o, "gpu", m->gpu);
-    cJSON_AddStringToObject(o, "library_version", PS_VERSION_STRING);
     cJSON_AddNumberToObject(o, "n_samples", (double)i->n_samples);
     cJSON_AddNumberToObject(o, "n_train", (double)i->n_train);
     cJSON_AddNumberToObject(o, "n_valid", (double)i->n_valid);
@@ -224,6 +213,22 @@ static char *header_json(const ps_model_t *m)
     cJSON_AddNumberToObject(o, "n_adapt", i->n_adapt);
     cJSON_AddNumberToObject(o, "adapt_samples", (double)i->adapt_samples);
     cJSON_AddNumberToObject(o, "adapt_seconds", i->adapt_seconds);
+}
+
+static char *header_json(const ps_model_t *m)
+{
+    const ps_model_info_t *i = &m->info;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON *l = cJSON_AddObjectToObject(o, "layout");
+    cJSON_AddNumberToObject(l, "version", m->layout.version);
+    cJSON_AddNumberToObject(l, "variant", m->layout.variant);
+    cJSON_AddNumberToObject(l, "window", m->layout.window);
+    cJSON_AddNumberToObject(l, "n_features", m->layout.n_features);
+    cJSON_AddStringToObject(o, "gpu", m->gpu);
+    cJSON_AddStringToObject(o, "library_version", PS_VERSION_STRING);
+    ps_model_training_json(i, o);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;

@@ -6,6 +6,7 @@
 #include "features/features.h"
 #include "model/forest.h"
 
+#include <cjson/cJSON.h>
 #include <xgboost/c_api.h>
 
 /* Version of the model file written by ps_model_save. */
@@ -38,6 +39,11 @@ void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t
  * SHAP contributions (out[n * (n_features + 1)], bias last). */
 int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type,
                          double *out);
+
+/* Add the training summary of i (samples per split, seed, time, chosen depth
+ * and eta, MAPE per side, adaptation) to the JSON object o, as
+ * the model file's header and meta.json hold it. */
+void ps_model_training_json(const ps_model_info_t *i, cJSON *o);
 
 /* Compose window-pair predictions of one query (see compose.c): lh[i * nl
  * + j], ll[i * nl + j] are the log deltas of HP window i beside LP window j,
