@@ -17,7 +17,8 @@ has "$T/out" "gpu:          A100-SXM4-40GB"
 has "$T/out" "196 features"
 expect 0 "$CLI" model info "$T/m.psm" --json
 has "$T/out" '"hp.op15.present"'
-has "$T/out" '"prediction":	"latency_ns = solo_ns * exp(margin)"'
+has "$T/out" '"schema":"pairsight.model_meta.v1"'
+has "$T/out" '"prediction":"latency_ns = solo_ns * exp(margin)"'
 expect 0 "$CLI" model export "$T/m.psm" --out "$T/x"
 for f in hp.ubj lp.ubj meta.json; do [ -s "$T/x/$f" ] || fail "export wrote no $f"; done
 cmp -s "$T/out" /dev/null && fail "export printed nothing"
@@ -25,9 +26,9 @@ cmp -s "$T/out" /dev/null && fail "export printed nothing"
 # Usage and input errors.
 expect 2 "$CLI" model
 expect 2 "$CLI" model frobnicate "$T/m.psm"
-has "$T/err" "pairsight: model: unknown action 'frobnicate'"
+has "$T/err" "pairsight: model: unknown subcommand 'frobnicate'"
 expect 2 "$CLI" model export "$T/m.psm"
-has "$T/err" "export needs --out DIR"
+has "$T/err" "--out is required"
 expect 2 "$CLI" model info "$T/m.psm" --out x
 expect 1 "$CLI" model info "$T/none.psm"
 has "$T/err" "none.psm"

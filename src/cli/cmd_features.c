@@ -8,27 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_features_usage[] =
-    "usage: pairsight features --model model.psm --ops ops.csv --queries q.csv [--out F.csv]\n"
-    "\n"
-    "For every candidate of q.csv (the columns of pairsight predict) whose\n"
-    "segments fit in the model's window, writes the input columns, hp_solo_ns and\n"
-    "lp_solo_ns (standalone latencies, %.17g) and the feature row the model's\n"
-    "regressors read, one column per feature named as in `pairsight model info\n"
-    "--json` (%.9g: exact floats; nan = missing counter). With the variant\n"
-    "no-corunner the two regressors read different rows: the HP row's columns are\n"
-    "prefixed hp: and the LP row's lp:. For these candidates pairsight predict\n"
-    "gives hp_ns = hp_solo_ns * exp(margin of hp.ubj on the row), and the same\n"
-    "for LP (pairsight model export). Counters come, for each operator and\n"
-    "counter, from the ops.csv row with the most TPCs that gives them.\n"
-    "\n"
-    "options:\n"
-    "  --model FILE     trained model (required)\n"
-    "  --ops FILE       standalone operator profile (required)\n"
-    "  --queries FILE   candidates, at most one window per side (required)\n"
-    "  --out FILE       output CSV (default: standard output)\n"
-    "  -h, --help       show this help\n";
-
 static void put_float(FILE *o, float v)
 {
     if (isnan(v))
@@ -69,33 +48,45 @@ static void write_rows(FILE *o, const ps_model_t *m, const cli_queries_t *f, int
     }
 }
 
+static const char *const examples[] = {
+    "pairsight features --model out/model.psm --ops out/ops.csv --queries out/coexec.csv --out out/rows.csv",
+    NULL};
+
 int cmd_features(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_features_usage, stdout);
-        return CLI_OK;
-    }
     const char *model_path = NULL, *ops_path = NULL, *q_path = NULL, *out = NULL;
-    static const char *const value_flags[] = {"--model", "--ops", "--queries", "--out", NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option("features", argc, argv, &i, value_flags, NULL, NULL, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (strcmp(a, "--model") == 0)
-            model_path = v;
-        else if (strcmp(a, "--ops") == 0)
-            ops_path = v;
-        else if (strcmp(a, "--queries") == 0)
-            q_path = v;
-        else
-            out = v;
-    }
-    if (!model_path || !ops_path || !q_path)
-        return cli_fail(CLI_USAGE, "features", "--model, --ops and --queries are required (see --help)");
+    cli_opt_t opts[] = {
+        {"--model", CLI_STR, &model_path, "FILE", "trained model", .flags = CLI_REQ | CLI_IN},
+        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile", .flags = CLI_REQ | CLI_IN},
+        {"--queries", CLI_STR, &q_path, "FILE", "candidates, at most one window per side",
+         .flags = CLI_REQ | CLI_IN},
+        {"--out", CLI_STR, &out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT},
+        {NULL}};
+    cli_spec_t spec = {
+        .cmd = "features",
+        .synopsis = "--model FILE --ops FILE --queries FILE [--out FILE]",
+        .about = "For every candidate of the queries file (the columns of pairsight predict)\n"
+                 "whose segments fit in the model's window, writes the input columns,\n"
+                 "hp_solo_ns and lp_solo_ns (standalone latencies, %.17g) and the feature row\n"
+                 "the model's regressors read, one column per feature named as in `pairsight\n"
+                 "model info --json` (%.9g, exact floats; nan = missing counter). With the\n"
+                 "variant no-corunner the two regressors read different rows: the HP row's\n"
+                 "columns are prefixed hp: and the LP row's lp:. For these candidates pairsight\n"
+                 "predict gives hp_ns = hp_solo_ns * exp(margin of hp.ubj on the row), and the\n"
+                 "same for LP (pairsight model export). Counters come, for each operator and\n"
+                 "counter, from the ops.csv row with the most TPCs that gives them.\n",
+        .opts = opts,
+        .examples = examples,
+        .exit_status = "0 written, 1 bad input (the message names the file and line), 2 usage error.",
+        .max_pos = 0};
+    int code;
+    if (cli_parse(&spec, argc, argv, NULL, &code))
+        return code;
+    if (out && strcmp(cli_user_path(out), "-") == 0)
+        out = NULL; /* standard output, written directly */
     if (out) {
         const char *inputs[] = {model_path, ops_path, q_path};
-        int code = cli_check_out("features", out, inputs, 3);
+        code = cli_check_out("features", out, inputs, 3);
         if (code != CLI_OK)
             return code;
     }
@@ -105,7 +96,7 @@ int cmd_features(int argc, char **argv)
     memset(&f, 0, sizeof f);
     float *x = NULL;
     double *solo = NULL;
-    int code = CLI_BAD_INPUT;
+    code = CLI_BAD_INPUT;
     ps_model_info_t info;
     if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
         cli_queries_read(q_path, info.gpu, &f) != 0) {
@@ -126,12 +117,12 @@ int cmd_features(int argc, char **argv)
         if (q->hp_len > info.window || q->lp_len > info.window) {
             cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: segments of %d and %d operators: a feature row is "
                      "one window, at most %d operators per side (pairsight predict composes longer ones)",
-                     q_path, f.line[i], q->hp_len, q->lp_len, info.window);
+                     cli_user_path(q_path), f.line[i], q->hp_len, q->lp_len, info.window);
             goto done;
         }
         if (ps_model_check_query(m, ops, q) != 0 ||
             ps_model_features(m, ops, q, 1, x + i * nf, x + (n + i) * nf, solo + i, solo + n + i) != 0) {
-            cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: %s", q_path, f.line[i], ps_last_error());
+            cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: %s", cli_user_path(q_path), f.line[i], ps_last_error());
             goto done;
         }
     }

@@ -24,7 +24,7 @@ static cJSON *meta_object(const ps_model_t *m)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddNumberToObject(o, "schema", 1);
+    cJSON_AddStringToObject(o, "schema", "pairsight.model_meta.v1");
     cJSON_AddStringToObject(o, "library_version", PS_VERSION_STRING);
     cJSON_AddNumberToObject(o, "format_version", i->format_version);
     cJSON_AddStringToObject(o, "gpu", m->gpu);
