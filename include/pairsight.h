@@ -335,9 +335,11 @@ typedef struct {
      * learning rate; all rows given to adapt are used for training. */
     int adapt_rounds;       /* (default 30) */
     double adapt_eta;       /* (default 0.05) */
-    int adapt_depth;        /* max_depth of the added trees; shallow trees
-                               keep a few samples from being overfitted
-                               (default 1) */
+    int adapt_depth;        /* max_depth of the added trees, or 0 (default):
+                               per side, the one of 1, 2, 3 with the lowest
+                               MAPE on held-out experiments of the new rows
+                               (their validation and test splits by seed),
+                               1 with fewer than 5 experiments */
     ps_progress_fn progress; /* NULL = none */
     void *progress_user;
 } ps_train_params_t;
@@ -424,6 +426,7 @@ typedef struct {
     double test_mape[2];        /* held-out test latency MAPE (%) per side */
     int n_adapt;                /* continued-training passes applied */
     size_t adapt_samples;       /* rows used by the last one */
+    int adapt_depth[2];         /* depth of its trees per side (0: none) */
     double adapt_seconds;       /* time of the last one */
 } ps_model_info_t;
 

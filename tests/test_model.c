@@ -295,6 +295,11 @@ static void test_adapt_lowers_unseen_error(void)
     CHECK(j.adapt_samples == 100);
     CHECK(j.n_trees[0] == i.n_trees[0] + p.adapt_rounds);
     CHECK(j.n_adapt == i.n_adapt + 1);
+    /* Depth chosen per side on held-out experiments of the 50 new ones. */
+    printf("  adaptation depth chosen: HP %d, LP %d\n", j.adapt_depth[0], j.adapt_depth[1]);
+    for (int s = 0; s < 2; s++)
+        CHECK(j.adapt_depth[s] >= 1 && j.adapt_depth[s] <= 3);
+    CHECK(i.adapt_depth[0] == 0 && i.adapt_depth[1] == 0);
     CHECK(secs < 5.0 * 4); /* the issue asks < 5 s; slack for a loaded machine and sanitizers */
     /* The source model is unchanged. */
     double again[2];

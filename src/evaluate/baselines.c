@@ -842,11 +842,10 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
             rc = PS_E_NOMEM;
             goto done;
         }
-        for (size_t i = 0; i < n; i++) {
-            if ((rc = ps_features_build(&b->layout, ops, &q[i], PS_SIDE_HP, xb + i * (size_t)f, &hs[i], &ls[i])) != 0 ||
-                (rc = ps_features_build(&b->layout, ops, &q[i], PS_SIDE_LP, xb + (n + i) * (size_t)f, NULL, NULL)) != 0)
+        for (size_t i = 0; i < n; i++)
+            if ((rc = ps_features_build_pair(&b->layout, ops, &q[i], xb + i * (size_t)f, xb + (n + i) * (size_t)f,
+                                             &hs[i], &ls[i])) != 0)
                 goto done;
-        }
         x_hp = xb;
         x_lp = xb + n * (size_t)f;
     } else {

@@ -221,6 +221,8 @@ void ps_model_training_json(const ps_model_info_t *i, cJSON *o)
     cJSON_AddNumberToObject(o, "n_adapt", i->n_adapt);
     cJSON_AddNumberToObject(o, "adapt_samples", (double)i->adapt_samples);
     cJSON_AddNumberToObject(o, "adapt_seconds", i->adapt_seconds);
+    double adapt_depth[2] = {i->adapt_depth[0], i->adapt_depth[1]};
+    add_pair(o, "adapt_depth", adapt_depth);
 }
 
 static char *header_json(const ps_model_t *m)
@@ -389,6 +391,10 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_adapt = (int)count(num(o, "n_adapt"));
         i->adapt_samples = count(num(o, "adapt_samples"));
         i->adapt_seconds = num(o, "adapt_seconds");
+        double adapt_depth[2];
+        pair(o, "adapt_depth", adapt_depth);
+        i->adapt_depth[0] = (int)count(adapt_depth[0]);
+        i->adapt_depth[1] = (int)count(adapt_depth[1]);
     }
     cJSON_Delete(o);
     return rc;
