@@ -91,9 +91,6 @@ typedef struct {
 int cli_queries_read(const char *path, const char *model_gpu, cli_queries_t *f);
 void cli_queries_free(cli_queries_t *f);
 
-/* One CSV field, quoted where it holds a comma, quote or line break. */
-void cli_put_csv_field(FILE *o, const char *s);
-
 /* The subcommands. Each lives in src/cli/cmd_<name>.c. */
 int cmd_check(int argc, char **argv);
 int cmd_import(int argc, char **argv);

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include "common/common.h"
+#include "profile/csv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static void write_rows(FILE *o, const ps_model_t *m, const cli_queries_t *f, int
     ps_model_info(m, &info);
     size_t nf = (size_t)info.n_features;
     for (int c = 0; c < f->ncol; c++) {
-        cli_put_csv_field(o, f->header[c]);
+        ps_csv_put_field(o, f->header[c]);
         fputc(',', o);
     }
     fputs("hp_solo_ns,lp_solo_ns", o);
@@ -36,7 +37,7 @@ static void write_rows(FILE *o, const ps_model_t *m, const cli_queries_t *f, int
     fputc('\n', o);
     for (size_t i = 0; i < f->n; i++) {
         for (int c = 0; c < f->ncol; c++) {
-            cli_put_csv_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
+            ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
             fputc(',', o);
         }
         fprintf(o, "%.17g,%.17g", hs[i], ls[i]);

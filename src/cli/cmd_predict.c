@@ -14,13 +14,13 @@ static void write_predictions(FILE *o, const cli_queries_t *f, const double *hp,
                               const double *ls)
 {
     for (int c = 0; c < f->ncol; c++) {
-        cli_put_csv_field(o, f->header[c]);
+        ps_csv_put_field(o, f->header[c]);
         fputc(',', o);
     }
     fputs("hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred\n", o);
     for (size_t i = 0; i < f->n; i++) {
         for (int c = 0; c < f->ncol; c++) {
-            cli_put_csv_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
+            ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
             fputc(',', o);
         }
         fprintf(o, "%.17g,%.17g,%.17g,%.17g\n", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);

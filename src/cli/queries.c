@@ -150,19 +150,3 @@ done:
     }
     return PS_OK;
 }
-
-void cli_put_csv_field(FILE *o, const char *s)
-{
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, o);
-        return;
-    }
-    fputc('"', o);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', o);
-        fputc(*s, o);
-    }
-    fputc('"', o);
-}
-
