@@ -43,6 +43,14 @@ has "$T/out" "$T/site/pairsight/libpairsight.so.0"
 rm "$T/site/pairsight/libpairsight.so.0"
 expect 0 env PAIRSIGHT_LIBRARY="$LIB" PYTHONPATH="$T/site" "$PY" -c "import pairsight; help(pairsight)"
 has "$T/out" "Model.load"
+# Installed: the C library with cmake --install and the package with pip
+# into the same prefix; the package finds the library up its tree.
+expect 0 cmake --install "$B" --prefix "$T/p"
+expect 0 "$PY" -m pip install --no-index --no-deps --disable-pip-version-check -q --prefix "$T/p" "$T/src"
+site=$(dirname "$(find "$T/p" -path '*pairsight/__init__.py' | head -1)")
+[ -n "$site" ] || fail "pip --prefix installed no pairsight package"
+expect 0 env -u PAIRSIGHT_LIBRARY PYTHONPATH="$(dirname "$site")" LD_LIBRARY_PATH= "$PY" -c "$imp"
+has "$T/out" "$T/p/"
 # Without a library the import fails saying what to do.
 expect 1 env -u PAIRSIGHT_LIBRARY PYTHONPATH="$T/site" LD_LIBRARY_PATH= "$PY" -c 'import pairsight'
 has "$T/err" "PAIRSIGHT_LIBRARY"
