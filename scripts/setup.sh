@@ -4,9 +4,9 @@
 # Usage: scripts/setup.sh [--with-browser]   (the browser is for rendering reports)
 set -eu
 
-pkgs="cmake make gcc clang libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
-libcjson-dev libopenblas-dev liblapacke-dev libfann-dev gnuplot-nox man-db \
-python3 python3-pip python3-setuptools python3-numpy python3-pytest python3-xgboost"
+pkgs="cmake make gcc clang python3 libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
+libcjson-dev libopenblas-dev zlib1g-dev libfann-dev man-db \
+python3-pip python3-setuptools python3-numpy python3-pytest python3-xgboost"
 if [ "${1:-}" = "--with-browser" ]; then
     pkgs="$pkgs chromium"
 fi

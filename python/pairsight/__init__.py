@@ -92,7 +92,7 @@ class _Query(_C.Structure):
 
 
 class _TrainParams(_C.Structure):
-    _fields_ = [("variant", _C.c_int), ("window", _C.c_int), ("seed", _C.c_uint), ("nthread", _C.c_int),
+    _fields_ = [("variant", _C.c_int), ("window", _C.c_int), ("seed", _C.c_uint64), ("nthread", _C.c_int),
                 ("max_rounds", _C.c_int), ("early_stopping", _C.c_int), ("n_depths", _C.c_int),
                 ("depths", _C.c_int * 4), ("n_etas", _C.c_int), ("etas", _C.c_double * 4),
                 ("subsample", _C.c_double), ("adapt_rounds", _C.c_int), ("adapt_eta", _C.c_double),
@@ -143,7 +143,7 @@ for _name, _res, _args in [
         ("ps_ops_load", _I, (_S, _PP)), ("ps_ops_save", _I, (_P, _S)), ("ps_ops_free", None, (_P,)),
         ("ps_ops_rows", _Z, (_P,)),
         ("ps_coexec_load", _I, (_S, _PP)), ("ps_coexec_save", _I, (_P, _S)), ("ps_coexec_free", None, (_P,)),
-        ("ps_coexec_rows", _Z, (_P,)), ("ps_coexec_split", _I, (_P, _C.c_uint, _C.POINTER(_C.c_ubyte))),
+        ("ps_coexec_rows", _Z, (_P,)), ("ps_coexec_split", _I, (_P, _C.c_uint64, _C.POINTER(_C.c_ubyte))),
         ("ps_workloads_load", _I, (_S, _PP)), ("ps_workloads_free", None, (_P,)),
         ("ps_workloads_rows", _Z, (_P,)),
         ("ps_scaling_load", _I, (_S, _PP)), ("ps_scaling_free", None, (_P,)),

@@ -1,15 +1,12 @@
 /* pairsight adapt: continued training of a model on a few new experiments. */
 #include "cli/cli.h"
+#include "common/common.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void progress(const char *stage, double done, double total, void *user)
-{
-    cli_progress(*(int *)user, stage, done, total);
-}
 
 static const char *const examples[] = {
     "pairsight adapt --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --out out/m2.psm --rounds 5",
@@ -33,7 +30,7 @@ int cmd_adapt(int argc, char **argv)
          "max_depth of the added trees; 0 = per side the one of 1, 2, 3 with the lowest error on held-out "
          "experiments of the new co-executions (1 with fewer than 5 experiments)",
          .lo = 0, .hi = 20},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = 4096},
+        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = thread_limit()},
         CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
@@ -55,7 +52,7 @@ int cmd_adapt(int argc, char **argv)
     int out_code = cli_check_out("adapt", out, inputs, 2);
     if (out_code != CLI_OK)
         return out_code;
-    p.progress = progress;
+    p.progress = cli_progress_cb;
     p.progress_user = &quiet;
 
     ps_ops_t *ops = NULL;

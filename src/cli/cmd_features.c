@@ -4,6 +4,7 @@
 
 #include "common/common.h"
 #include "profile/csv.h"
+#include "profile/queries.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ static void put_float(FILE *o, float v)
         fprintf(o, ",%.9g", (double)v);
 }
 
-static void write_rows(FILE *o, const ps_model_t *m, const cli_queries_t *f, int two, const float *xh,
+static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two, const float *xh,
                        const float *xl, const double *hs, const double *ls)
 {
     ps_model_info_t info;
@@ -93,14 +94,14 @@ int cmd_features(int argc, char **argv)
     }
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
-    cli_queries_t f;
+    queries_t f;
     memset(&f, 0, sizeof f);
     float *x = NULL;
     double *solo = NULL;
     code = CLI_BAD_INPUT;
     ps_model_info_t info;
     if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        cli_queries_read(q_path, info.gpu, &f) != 0) {
+        queries_load(q_path, info.gpu, &f) != 0) {
         cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
         goto done;
     }
@@ -146,7 +147,7 @@ int cmd_features(int argc, char **argv)
 done:
     free(x);
     free(solo);
-    cli_queries_free(&f);
+    queries_free(&f);
     ps_ops_free(ops);
     ps_model_free(m);
     return code;

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -85,7 +86,7 @@ static int info(const char *path, int json)
         printf("layout:       version %d, variant %s, window %d, %d features\n", i.layout_version,
                ps_feature_variant_name(i.variant), i.window, i.n_features);
         printf("format:       version %d\n", i.format_version);
-        printf("samples:      %zu (train %zu, valid %zu, test %zu; %zu experiments, seed %u)\n", i.n_samples,
+        printf("samples:      %zu (train %zu, valid %zu, test %zu; %zu experiments, seed %" PRIu64 ")\n", i.n_samples,
                i.n_train, i.n_valid, i.n_test, i.n_experiments, i.seed);
         for (int s = 0; s < 2; s++)
             printf("%s regressor: %d trees, depth %d, eta %g, valid MAPE %.2f%%, test MAPE %.2f%%\n",

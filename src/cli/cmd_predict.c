@@ -2,7 +2,7 @@
 #include "cli/cli.h"
 
 #include "common/common.h"
-#include "profile/csv.h"
+#include "profile/queries.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void write_predictions(FILE *o, const cli_queries_t *f, const double *hp, const double *lp, const double *hs,
+static void write_predictions(FILE *o, const queries_t *f, const double *hp, const double *lp, const double *hs,
                               const double *ls)
 {
     for (int c = 0; c < f->ncol; c++) {
@@ -27,8 +27,6 @@ static void write_predictions(FILE *o, const cli_queries_t *f, const double *hp,
     }
 }
 
-static const char *const compose_names[] = {"overlap", "index", NULL};
-
 static const char *const examples[] = {
     "pairsight predict --model out/model.psm --ops out/ops.csv --queries out/coexec.csv --out out/pred.csv",
     "head -5 out/coexec.csv | pairsight predict --model=out/model.psm --ops=out/ops.csv --queries -",
@@ -37,7 +35,10 @@ static const char *const examples[] = {
 int cmd_predict(int argc, char **argv)
 {
     const char *model_path = NULL, *ops_path = NULL, *q_path = NULL, *out = NULL;
-    int json = 0, quiet = 0, compose = 0;
+    int json = 0, quiet = 0, compose = PS_COMPOSE_OVERLAP;
+    const char *compose_names[PS_COMPOSE_COUNT + 1] = {NULL};
+    for (int k = 0; k < PS_COMPOSE_COUNT; k++)
+        compose_names[k] = ps_compose_name((ps_compose_t)k);
     cli_opt_t opts[] = {
         {"--model", CLI_STR, &model_path, "FILE", "trained model", .flags = CLI_REQ | CLI_IN},
         {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile", .flags = CLI_REQ | CLI_IN},
@@ -65,7 +66,7 @@ int cmd_predict(int argc, char **argv)
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
-    ps_compose_t method = compose ? PS_COMPOSE_INDEX : PS_COMPOSE_OVERLAP;
+    ps_compose_t method = (ps_compose_t)compose;
     if (out && strcmp(cli_user_path(out), "-") == 0 && !json)
         out = NULL; /* standard output, written directly */
     if (json && (!out || strcmp(cli_user_path(out), "-") == 0))
@@ -80,13 +81,13 @@ int cmd_predict(int argc, char **argv)
 
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
-    cli_queries_t f;
+    queries_t f;
     memset(&f, 0, sizeof f);
     double *buf = NULL;
     code = CLI_BAD_INPUT;
     ps_model_info_t info;
     if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        cli_queries_read(q_path, info.gpu, &f) != 0) {
+        queries_load(q_path, info.gpu, &f) != 0) {
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
@@ -132,7 +133,7 @@ int cmd_predict(int argc, char **argv)
         cJSON *o = cli_json_new("predict", 1);
         cJSON_AddStringToObject(o, "out", cli_user_path(out));
         cJSON_AddNumberToObject(o, "rows", (double)f.n);
-        cJSON_AddStringToObject(o, "compose", method == PS_COMPOSE_INDEX ? "index" : "overlap");
+        cJSON_AddStringToObject(o, "compose", ps_compose_name(method));
         cJSON_AddNumberToObject(o, "seconds", secs);
         cJSON_AddNumberToObject(o, "us_per_query", f.n ? 1e6 * secs / (double)f.n : 0);
         cli_json_print(o, stdout);
@@ -140,7 +141,7 @@ int cmd_predict(int argc, char **argv)
     code = CLI_OK;
 done:
     free(buf);
-    cli_queries_free(&f);
+    queries_free(&f);
     ps_ops_free(ops);
     ps_model_free(m);
     return code;

@@ -58,9 +58,18 @@ static cJSON *meta_object(const ps_model_t *m)
     cJSON_AddStringToObject(b, "hp", side_files[PS_SIDE_HP]);
     cJSON_AddStringToObject(b, "lp", side_files[PS_SIDE_LP]);
 
-    cJSON *tr = cJSON_AddObjectToObject(o, "training");
-    ps_model_training_json(i, tr);
+    /* The training summary is the model's info JSON (the one writer of it,
+     * model.c) less what meta.json already says above. */
+    cJSON *tr = ps_model_info_json(i);
+    if (!tr) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(tr, "layout");
+    cJSON_DeleteItemFromObjectCaseSensitive(tr, "gpu");
+    cJSON_DeleteItemFromObjectCaseSensitive(tr, "library_version");
     cJSON_AddItemToObject(tr, "n_trees", cJSON_CreateIntArray(i->n_trees, 2));
+    cJSON_AddItemToObject(o, "training", tr);
     return o;
 }
 

@@ -34,6 +34,10 @@ ps_train_params_t ps_train_default_params(void)
     return p;
 }
 
+/* Trees per regressor: far beyond what early stopping lets a model grow to,
+ * small enough that a typo does not run for days. */
+#define MAX_ROUNDS 100000
+
 static int check_params(const ps_train_params_t *p)
 {
     if (p->max_rounds < 1 || p->early_stopping < 1)
@@ -51,8 +55,10 @@ static int check_params(const ps_train_params_t *p)
     if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 ||
         p->adapt_depth > 20)
         return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 0..20");
-    if (p->nthread < 0)
-        return ps_error(PS_E_ARG, "nthread %d is negative", p->nthread);
+    if (p->max_rounds > MAX_ROUNDS || p->early_stopping > MAX_ROUNDS || p->adapt_rounds > MAX_ROUNDS)
+        return ps_error(PS_E_ARG, "max_rounds, early_stopping and adapt_rounds must be <= %d", MAX_ROUNDS);
+    if (thread_check("nthread", p->nthread) != PS_OK)
+        return PS_E_ARG;
     return PS_OK;
 }
 

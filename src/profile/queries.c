@@ -1,12 +1,10 @@
-/* The candidate file of predict and features: the key columns of coexec.csv,
- * read whole so that every input cell can be echoed beside the results. */
-#include "cli/cli.h"
+/* The queries file of `pairsight predict`: the key columns of coexec.csv
+ * (FORMATS.md), any other column kept to be echoed beside the predictions. */
+#include "profile/queries.h"
 
 #include "common/common.h"
-#include "profile/csv.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +27,7 @@ static const char *const key_names[N_KEYS] = {"gpu",      "hp_model", "hp_batch"
                                               "hp_len",   "lp_model", "lp_batch", "lp_start",
                                               "lp_len",   "hp_tpcs",  "lp_tpcs"};
 
-void cli_queries_free(cli_queries_t *f)
+void queries_free(queries_t *f)
 {
     for (int c = 0; f->header && c < f->ncol; c++)
         free(f->header[c]);
@@ -55,7 +53,7 @@ static int parse_int_cell(ps_csv_t *c, int col, int *out)
     return PS_OK;
 }
 
-static int grow(cli_queries_t *f)
+static int grow(queries_t *f)
 {
     if (f->n < f->cap)
         return PS_OK;
@@ -76,14 +74,11 @@ static int grow(cli_queries_t *f)
     return PS_OK;
 }
 
-int cli_queries_read(const char *path, const char *model_gpu, cli_queries_t *f)
+int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f)
 {
     memset(f, 0, sizeof *f);
-    ps_csv_t *c = NULL;
-    int rc = ps_csv_open(path, &c);
-    if (rc != PS_OK)
-        return rc;
-    int col[N_KEYS];
+    const char *path = ps_csv_path(c);
+    int col[N_KEYS], rc;
     rc = ps_csv_next(c);
     if (rc == 0)
         rc = ps_error(PS_E_INPUT, "%s: empty file, expected a header", path);
@@ -102,9 +97,18 @@ int cli_queries_read(const char *path, const char *model_gpu, cli_queries_t *f)
             rc = PS_E_NOMEM;
             goto done;
         }
-        for (int k = 0; k < N_KEYS; k++)
-            if (strcmp(f->header[i], key_names[k]) == 0)
-                col[k] = i;
+        for (int k = 0; k < N_KEYS; k++) {
+            if (strcmp(f->header[i], key_names[k]) != 0)
+                continue;
+            /* As in the table loaders: a key named twice is an error, not
+             * a silent choice of one of the two. */
+            if (col[k] >= 0) {
+                rc = ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s' (first at column %d)", path,
+                              ps_csv_field_line(c, i), i + 1, key_names[k], col[k] + 1);
+                goto done;
+            }
+            col[k] = i;
+        }
     }
     for (int k = 1; k < N_KEYS; k++)
         if (col[k] < 0) {
@@ -143,10 +147,74 @@ int cli_queries_read(const char *path, const char *model_gpu, cli_queries_t *f)
         }
     }
 done:
-    ps_csv_close(c);
     if (rc < 0) {
-        cli_queries_free(f);
+        queries_free(f);
         return rc;
     }
+    return PS_OK;
+}
+
+int queries_load(const char *path, const char *model_gpu, queries_t *f)
+{
+    memset(f, 0, sizeof *f);
+    ps_csv_t *c = NULL;
+    int rc = ps_csv_open(path, &c);
+    if (rc != PS_OK)
+        return rc;
+    rc = queries_read(c, model_gpu, f);
+    ps_csv_close(c);
+    return rc;
+}
+
+int query_parse_spec(char *buf, ps_query_t *q)
+{
+    static const char *const names[] = {"hp_batch", "hp_start", "hp_len", "lp_batch",
+                                        "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
+    int seen = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            return ps_error(PS_E_ARG, "'%s' is not key=value", tok);
+        *eq = '\0';
+        const char *k = tok, *v = eq + 1;
+        int bit = strcmp(k, "gpu") == 0        ? 1 << 10
+                  : strcmp(k, "hp_model") == 0 ? 1
+                  : strcmp(k, "lp_model") == 0 ? 2
+                                               : 0;
+        for (int i = 0; i < 8 && !bit; i++)
+            if (strcmp(k, names[i]) == 0)
+                bit = 4 << i;
+        if (seen & bit)
+            return ps_error(PS_E_ARG, "%s is given twice", k);
+        seen |= bit;
+        if (bit == 1 << 10) {
+            q->gpu = v;
+            continue;
+        }
+        if (bit == 1 || bit == 2) {
+            *(bit == 1 ? &q->hp_model : &q->lp_model) = v;
+            continue;
+        }
+        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len, &q->lp_batch,
+                      &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
+        int found = 0;
+        for (int i = 0; i < 8; i++) {
+            if (strcmp(k, names[i]) != 0)
+                continue;
+            char *end;
+            errno = 0;
+            long x = strtol(v, &end, 10);
+            if (end == v || *end || errno || x < -1000000000L || x > 1000000000L)
+                return ps_error(PS_E_ARG, "%s: '%s' is not an integer", k, v);
+            *dst[i] = (int)x;
+            found = 1;
+        }
+        if (!found)
+            return ps_error(PS_E_ARG, "unknown key '%s'", k);
+    }
+    if ((seen & ~(1 << 10)) != (1 | 2 | (0xff << 2)))
+        return ps_error(PS_E_ARG, "needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
+                        "lp_len, hp_tpcs and lp_tpcs");
     return PS_OK;
 }
