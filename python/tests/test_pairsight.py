@@ -209,3 +209,32 @@ def test_colocate_train_predict_select(tmp_path):
     assert [g[0] if isinstance(g[0], str) else "+".join(g[0]) for g in got] == [r["candidate"] for r in want]
     for g, r in zip(got, want):
         assert g[1] == pytest.approx(r["tput_sum"], rel=1e-5)
+
+
+def test_structs_match_the_header(tmp_path):
+    """The ctypes mirrors of the public structs have the C layout: sizes and
+    every field's offset, from a program compiled against pairsight.h."""
+    import ctypes
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to read the header's layout")
+    mirrors = {"ps_query_t": pairsight._Query, "ps_train_params_t": pairsight._TrainParams,
+               "ps_contribution_t": pairsight._Contribution, "ps_explanation_t": pairsight._Explanation,
+               "ps_coloc_params_t": pairsight._ColocParams}
+    lines = ["#include <pairsight.h>", "#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
+    for c, py in mirrors.items():
+        lines.append('printf("%s %%zu\\n", sizeof(%s));' % (c, c))
+        for f, _ in py._fields_:
+            lines.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (c, f, c, f))
+    lines.append("return 0; }")
+    src = tmp_path / "layout.c"
+    src.write_text("\n".join(lines) + "\n")
+    subprocess.run([cc, "-std=c11", "-I", os.path.join(ROOT, "include"), str(src), "-o", str(tmp_path / "layout")],
+                   check=True)
+    got = dict(l.split() for l in subprocess.run([str(tmp_path / "layout")], check=True, capture_output=True,
+                                                 text=True).stdout.splitlines())
+    for c, py in mirrors.items():
+        assert int(got[c]) == ctypes.sizeof(py), c
+        for f, _ in py._fields_:
+            assert int(got[c + "." + f]) == getattr(py, f).offset, c + "." + f
