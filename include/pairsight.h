@@ -248,26 +248,74 @@ PS_API size_t ps_colocations_rows(const ps_colocations_t *t);
 /*
  * Contract: an importer turns the profile of one model run alone into an
  * ops.csv table, one operator per kernel launch in launch order, all at
- * p->tpcs TPCs. It refuses a file without kernels. The result is a new
- * table owned by the caller; p's strings are copied.
+ * p->tpcs TPCs (docs/profile.md). It refuses a file without kernels. The
+ * result is a new table owned by the caller; p's strings are copied.
+ * Nsight Compute CSV: the raw page (one row per launch) or the details page
+ * (one row per metric, pivoted by launch ID); PyTorch/Kineto Chrome traces,
+ * plain or gzip. Initialize the parameters with ps_import_default_params()
+ * or designated initializers: fields may be added at the end.
  * Thread safety: importers share no state; calls may run concurrently.
  */
 
 typedef struct {
-    const char *gpu;    /* gpu column of every row (a catalog name or alias) */
-    const char *model;  /* model column */
-    int batch;          /* batch column (>= 1) */
-    int tpcs;           /* TPCs the profile ran on (>= 1) */
-    const char *stream; /* torch-trace only: the CUDA stream; NULL = the busiest */
+    const char *gpu;     /* gpu column: a catalog name, alias or any name; NULL = the one the file names */
+    const char *model;   /* model column */
+    int batch;           /* batch column (>= 1) */
+    int tpcs;            /* TPCs the profile ran on (>= 1) */
+    const char *stream;  /* torch-trace: NULL = the busiest stream of compute kernels,
+                            "all" = every compute stream merged by time, else one stream */
+    const char *process; /* ncu: NULL = the process with the most kernel time, else its PID */
+    const char *device;  /* NULL = the device with the most kernel time, else its index */
+    int drop_zero;       /* torch-trace: drop kernels whose dur is 0 instead of keeping them
+                            at half the trace's time resolution */
 } ps_import_params_t;
 
-/** Import an Nsight Compute CSV (`ncu --csv --page raw`).
- *  @return 0, PS_E_IO, PS_E_INPUT (path:line in the message) or PS_E_ARG for
- *  bad parameters. */
+/** batch 1, every other field NULL or 0. */
+PS_API ps_import_params_t ps_import_default_params(void);
+
+/** What an import read, took and left: filled by ps_import_run (caller-owned,
+ *  plain text, NUL-terminated; cut to fit). */
+typedef struct {
+    char format[96];      /* e.g. "ncu details page", "PyTorch trace schemaVersion 1, gzip" */
+    char gpu[96];         /* GPU written to the rows */
+    char gpu_in_file[96]; /* as the file names it; "" when it names none */
+    size_t ops;           /* operators written */
+    double total_ns;      /* their summed duration */
+    size_t zero_dur;      /* trace kernels with dur 0 (kept or dropped, see drop_zero) */
+    double zero_dur_ns;   /* the duration each kept one was given */
+    size_t text_lines;    /* ncu: lines of other text ignored (program output, ==PROF==) */
+    char taken[192];      /* the process, device and stream(s) taken */
+    char skipped[512];    /* what was left: kernels and time per process, device, stream */
+} ps_import_info_t;
+
+/** Import one file. format is "ncu" or "torch-trace". On success *out is
+ *  the caller's (ps_ops_free) and *info (may be NULL) says what was read.
+ *  @return 0, PS_E_ARG for bad parameters (tpcs beyond the GPU's TPCs, no
+ *  GPU named anywhere), PS_E_INPUT for a bad file (path:line:col in the
+ *  message), PS_E_IO, PS_E_NOMEM. Warnings (an unknown GPU, kernels with dur
+ *  0, ncu's ==ERROR== lines) go to the log callback. */
+PS_API int ps_import_run(const char *format, const char *path, const ps_import_params_t *p,
+                  ps_ops_t **out, ps_import_info_t *info);
+/** ps_import_run("ncu", ...) without the summary.
+ *  @return as ps_import_run. */
 PS_API int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
-/** Import a PyTorch profiler Chrome trace (the "kernel" events of one
- *  stream). @return as ps_import_ncu. */
+/** ps_import_run("torch-trace", ...) without the summary.
+ *  @return as ps_import_run. */
 PS_API int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+
+/** Merge the rows of `more` into a copy of `base`: one ops table for one
+ *  model from several imports (several TPC counts, a trace plus counters).
+ *  A (gpu, model, batch) group in both must hold the same kernel sequence
+ *  (same count, same kernel at each op, names compared without template
+ *  arguments and parameters), else PS_E_MISMATCH names the first difference.
+ *  A row at a TPC count new to the group is added; a row whose key is
+ *  already there keeps its values and only fills its empty counters.
+ *  *added and *filled (may be NULL) count both kinds. *out is the caller's
+ *  (ps_ops_free); base and more (indexed, as loaders and importers return
+ *  them) are only read. @return 0, PS_E_MISMATCH or
+ *  PS_E_NOMEM. */
+PS_API int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added,
+                 size_t *filled);
 
 /* ======================================================================== */
 /* Simulate (src/simulate)                                                   */
@@ -906,6 +954,16 @@ typedef struct {
     int min_partition_sms; /* green contexts: minSmPartitionSize */
     int sm_alignment;      /* green contexts: smCoscheduledAlignment */
     int cc_major, cc_minor;
+    /* What the driver gives: bit s of valid_sms_mask set when a green
+     * context of s SMs can be carved (probed with
+     * cuDevSmResourceSplitByCount); all zero where not probed (the fake
+     * backend): min_partition_sms and sm_alignment decide. */
+    unsigned long long valid_sms_mask[4];
+    const char *mechanism; /* how SMs are split: "green-ctx", "sim" (static) */
+    double sm_clock_mhz;     /* SM clock when opened (NVML), NAN if unknown */
+    double sm_clock_max_mhz; /* its maximum (NVML), NAN if unknown */
+    int exec_sms;            /* SMs this process's context may use (under
+                                MPS: its active thread percentage) */
 } ps_collect_device_t;
 
 typedef struct {
@@ -919,6 +977,17 @@ typedef struct {
                                default 128 (fixed per campaign database) */
     unsigned fake_delay_us; /* fake backend: sleep per measurement (tests
                                kill a campaign mid-way); default 0 */
+    int flush_l2;           /* flush the L2 before every timed run, standalone
+                               and co-execution alike; default 1 */
+    double clock_tol_pct;   /* a run whose SM clock differs from the
+                               campaign's by more is refused and its task
+                               measured again (twice at most); 0 = no check;
+                               default 3 */
+    int fake_throttle;      /* fake backend: report a clock 20% low on run
+                               N > 0 and every later run, or on run -N only;
+                               default 0 (never) */
+    int fake_no_permission; /* fake backend: counters fail as without
+                               profiling permission; default 0 */
 } ps_collect_params_t;
 
 /** @return the defaults above. */
@@ -996,6 +1065,11 @@ PS_API int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps
  *  PS_E_IO. */
 PS_API int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
+/** The same on one partition of tpcs TPCs (a green context; 0 or the
+ *  device's count: the whole device, as ps_campaign_counters). Partition
+ *  counters go on the ops.csv rows of that TPC count. */
+PS_API int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs);
+
 /** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
  *  --metrics ...` of a run of model at batch, one kernel per operator, as
  *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
@@ -1010,6 +1084,10 @@ typedef struct {
     long op_rows, counter_rows, coexec_rows;
     int seq_len;
     char gpu[PS_GPU_NAME_MAX]; /* empty until a backend has opened the database */
+    double sm_clock_mhz;           /* the campaign's SM clock (NAN before the
+                                      first measurement or when unknown) */
+    double clock_min_mhz, clock_max_mhz; /* over every stored run (NAN: none) */
+    long clock_refused;            /* runs refused for their clock */
 } ps_campaign_status_t;
 
 /** Tasks and rows of the database into *out. @return 0 or PS_E_IO. */
@@ -1037,6 +1115,34 @@ typedef struct {
  */
 PS_API int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
                        double seconds, double *out_tput, char *out_gpu, size_t gpu_size);
+
+/** The same, recording the active thread percentage each job ran at as the
+ *  driver applied it: out_exec_sms[i] (may be NULL) gets the SMs job i's
+ *  context was given (cuCtxGetExecAffinity); a share below 100% that left
+ *  a job every SM, or a count far from its share, is logged as a warning.
+ *  @return as ps_collect_mps_run. */
+PS_API int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
+                           double seconds, double *out_tput, char *out_gpu, size_t gpu_size,
+                           int *out_exec_sms);
+
+/**
+ * The fixed cost of a co-execution on this device: `runs` co-executions of
+ * two empty segments (nothing between each side's events) on hp_tpcs and
+ * lp_tpcs TPCs, after warmup. out_hp_ns and out_lp_ns ([runs], caller's)
+ * get each side's time. Not stored in the database. Not thread-safe on one
+ * campaign.
+ * @return 0, PS_E_ARG (a split the device cannot give), PS_E_BACKEND.
+ */
+PS_API int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
+                           double *out_lp_ns);
+
+/** Device memory of model at batch as the collector lays it out (every
+ *  operator its own weights and output, memplan): bytes of weights and of
+ *  activations. Needs a device (the backend's layout; the cuda backend
+ *  allocates it).
+ *  @return 0, PS_E_ARG (no device, an unknown model), PS_E_BACKEND. */
+PS_API int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, double *out_weight_bytes,
+                             double *out_activation_bytes);
 
 /** Write the database's measurements as ops.csv and coexec.csv (atomically;
  *  either path may be NULL to skip that table). Counters go on the row of
