@@ -24,13 +24,24 @@ for f in bin/pairsight include/pairsight.h lib/libpairsight.a lib/libpairsight.s
     [ -e "$P/$f" ] || fail "install did not write $f"
 done
 
-# The exported symbols: the PS_API functions of the header, nothing else.
+# The CUDA module, where this build has one, goes where bin/pairsight looks.
+if [ -e "$B/libpairsight_cuda.so" ]; then
+    [ -e "$P/lib/pairsight/libpairsight_cuda.so" ] || fail "install did not write lib/pairsight/libpairsight_cuda.so"
+fi
+
+# The exported symbols: the functions of the header (each marked PS_API), nothing else.
 readelf -d "$P/lib/libpairsight.so" | grep -q 'SONAME.*\[libpairsight.so.0\]' || fail "SONAME is not libpairsight.so.0"
-nm -D --defined-only "$P/lib/libpairsight.so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' | sort >"$T/exported"
-grep -o '^PS_API [^(]*' include/pairsight.h | grep -o 'ps_[a-z0-9_]*$' | sort >"$T/declared"
+nm -D --defined-only "$P/lib/libpairsight.so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' | LC_ALL=C sort >"$T/exported"
+# Every function the header declares (comments and function-pointer types
+# aside), so that a declaration without PS_API is caught too.
+python3 -c '
+import re, sys
+s = re.sub(r"/\*.*?\*/", "", open(sys.argv[1]).read(), flags=re.S)
+names = set(re.findall(r"\b(ps_[a-z0-9_]+)\s*\(", s)) - set(re.findall(r"\(\s*\*\s*(ps_[a-z0-9_]+)\)", s))
+print("\n".join(sorted(names)))' include/pairsight.h >"$T/declared" || fail "cannot list the header's functions"
 grep -v '^ps_' "$T/exported" >"$T/extra" && fail "exports beyond ps_*: $(head -5 "$T/extra" | tr '\n' ' ')"
 cmp -s "$T/exported" "$T/declared" || fail "exported != declared: $(diff "$T/declared" "$T/exported" | head -5 | tr '\n' ' ')"
-echo "exported symbols: $(wc -l <"$T/exported") (all ps_*, all declared PS_API)"
+echo "exported symbols: $(wc -l <"$T/exported") (all ps_*, every function of pairsight.h)"
 
 # The man page renders and names every command; the completion parses.
 if command -v man >/dev/null; then
