@@ -24,15 +24,21 @@ int main(int argc, char **argv)
     ps_ops_t *ops = NULL;
     ps_model_info_t info;
     int rc = 1;
-    if (ps_model_load(argv[1], &model) != 0 || ps_ops_load(argv[2], &ops) != 0 ||
-        ps_model_info(model, &info) != 0) {
+    if (ps_model_load(argv[1], &model) != 0 || ps_ops_load(argv[2], &ops) != 0 || ps_model_info(model, &info) != 0) {
         fprintf(stderr, "predict_one: %s\n", ps_last_error());
         goto done;
     }
     ps_query_t q = {.gpu = info.gpu,
-                    .hp_model = "resnet50", .hp_batch = 8, .hp_start = 0, .hp_len = 16,
-                    .lp_model = "bert-base", .lp_batch = 8, .lp_start = 40, .lp_len = 16,
-                    .hp_tpcs = hp_tpcs, .lp_tpcs = lp_tpcs};
+                    .hp_model = "resnet50",
+                    .hp_batch = 8,
+                    .hp_start = 0,
+                    .hp_len = 16,
+                    .lp_model = "bert-base",
+                    .lp_batch = 8,
+                    .lp_start = 40,
+                    .lp_len = 16,
+                    .hp_tpcs = hp_tpcs,
+                    .lp_tpcs = lp_tpcs};
     double hp_ns, lp_ns, hp_solo, lp_solo;
     if (ps_model_predict_ex(model, ops, &q, 1, PS_COMPOSE_OVERLAP, &hp_ns, &lp_ns, &hp_solo, &lp_solo) != 0) {
         fprintf(stderr, "predict_one: %s\n", ps_last_error());

@@ -40,8 +40,7 @@ static int split_spec(char *spec, int *batch)
 int main(int argc, char **argv)
 {
     if (argc < 7) {
-        fprintf(stderr, "usage: %s MODEL.psm OPS.csv HP_TPCS LP_TPCS HP_MODEL:BATCH CANDIDATE:BATCH...\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s MODEL.psm OPS.csv HP_TPCS LP_TPCS HP_MODEL:BATCH CANDIDATE:BATCH...\n", argv[0]);
         return 2;
     }
     int hp_tpcs = atoi(argv[3]), lp_tpcs = atoi(argv[4]), hp_batch, n = argc - 6;
@@ -60,8 +59,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank_candidates: out of memory\n");
         goto done;
     }
-    if (ps_model_load(argv[1], &model) != 0 || ps_ops_load(argv[2], &ops) != 0 ||
-        ps_model_info(model, &info) != 0) {
+    if (ps_model_load(argv[1], &model) != 0 || ps_ops_load(argv[2], &ops) != 0 || ps_model_info(model, &info) != 0) {
         fprintf(stderr, "rank_candidates: %s\n", ps_last_error());
         goto done;
     }
@@ -71,9 +69,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "rank_candidates: '%s' is not MODEL:BATCH\n", argv[6 + i]);
             goto done;
         }
-        q[i] = (ps_query_t){.gpu = info.gpu, .hp_model = argv[5], .hp_batch = hp_batch, .hp_start = 0,
-                            .hp_len = 16, .lp_model = argv[6 + i], .lp_batch = batch, .lp_start = 0,
-                            .lp_len = 16, .hp_tpcs = hp_tpcs, .lp_tpcs = lp_tpcs};
+        q[i] = (ps_query_t){.gpu = info.gpu,
+                            .hp_model = argv[5],
+                            .hp_batch = hp_batch,
+                            .hp_start = 0,
+                            .hp_len = 16,
+                            .lp_model = argv[6 + i],
+                            .lp_batch = batch,
+                            .lp_start = 0,
+                            .lp_len = 16,
+                            .hp_tpcs = hp_tpcs,
+                            .lp_tpcs = lp_tpcs};
     }
     double *hp = out, *lp = out + n, *hs = out + 2 * n, *ls = out + 3 * n;
     if (ps_model_predict_ex(model, ops, q, (size_t)n, PS_COMPOSE_OVERLAP, hp, lp, hs, ls) != 0) {

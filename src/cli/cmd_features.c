@@ -18,8 +18,8 @@ static void put_float(FILE *o, float v)
         fprintf(o, ",%.9g", (double)v);
 }
 
-static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two, const float *xh,
-                       const float *xl, const double *hs, const double *ls)
+static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two, const float *xh, const float *xl,
+                       const double *hs, const double *ls)
 {
     ps_model_info_t info;
     ps_model_info(m, &info);
@@ -51,8 +51,7 @@ static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two
 }
 
 static const char *const examples[] = {
-    "pairsight features --model out/model.psm --ops out/ops.csv --queries out/coexec.csv --out out/rows.csv",
-    NULL};
+    "pairsight features --model out/model.psm --ops out/ops.csv --queries out/coexec.csv --out out/rows.csv", NULL};
 
 int cmd_features(int argc, char **argv)
 {
@@ -60,27 +59,25 @@ int cmd_features(int argc, char **argv)
     cli_opt_t opts[] = {
         {"--model", CLI_STR, &model_path, "FILE", "trained model", .flags = CLI_REQ | CLI_IN},
         {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile", .flags = CLI_REQ | CLI_IN},
-        {"--queries", CLI_STR, &q_path, "FILE", "candidates, at most one window per side",
-         .flags = CLI_REQ | CLI_IN},
+        {"--queries", CLI_STR, &q_path, "FILE", "candidates, at most one window per side", .flags = CLI_REQ | CLI_IN},
         {"--out", CLI_STR, &out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT},
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "features",
-        .synopsis = "--model FILE --ops FILE --queries FILE [--out FILE]",
-        .about = "For every candidate of the queries file (the columns of pairsight predict)\n"
-                 "whose segments fit in the model's window, writes the input columns,\n"
-                 "hp_solo_ns and lp_solo_ns (standalone latencies, %.17g) and the feature row\n"
-                 "the model's regressors read, one column per feature named as in `pairsight\n"
-                 "model info --json` (%.9g, exact floats; nan = missing counter). With the\n"
-                 "variant no-corunner the two regressors read different rows: the HP row's\n"
-                 "columns are prefixed hp: and the LP row's lp:. For these candidates pairsight\n"
-                 "predict gives hp_ns = hp_solo_ns * exp(margin of hp.ubj on the row), and the\n"
-                 "same for LP (pairsight model export). Counters come, for each operator and\n"
-                 "counter, from the ops.csv row with the most TPCs that gives them.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 written, 1 bad input (the message names the file and line), 2 usage error.",
-        .max_pos = 0};
+    cli_spec_t spec = {.cmd = "features",
+                       .synopsis = "--model FILE --ops FILE --queries FILE [--out FILE]",
+                       .about = "For every candidate of the queries file (the columns of pairsight predict)\n"
+                                "whose segments fit in the model's window, writes the input columns,\n"
+                                "hp_solo_ns and lp_solo_ns (standalone latencies, %.17g) and the feature row\n"
+                                "the model's regressors read, one column per feature named as in `pairsight\n"
+                                "model info --json` (%.9g, exact floats; nan = missing counter). With the\n"
+                                "variant no-corunner the two regressors read different rows: the HP row's\n"
+                                "columns are prefixed hp: and the LP row's lp:. For these candidates pairsight\n"
+                                "predict gives hp_ns = hp_solo_ns * exp(margin of hp.ubj on the row), and the\n"
+                                "same for LP (pairsight model export). Counters come, for each operator and\n"
+                                "counter, from the ops.csv row with the most TPCs that gives them.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 written, 1 bad input (the message names the file and line), 2 usage error.",
+                       .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
@@ -117,7 +114,8 @@ int cmd_features(int argc, char **argv)
     for (size_t i = 0; i < f.n; i++) {
         const ps_query_t *q = &f.q[i];
         if (q->hp_len > info.window || q->lp_len > info.window) {
-            cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: segments of %d and %d operators: a feature row is "
+            cli_fail(CLI_BAD_INPUT, "features",
+                     "%s:%zu: segments of %d and %d operators: a feature row is "
                      "one window, at most %d operators per side (pairsight predict composes longer ones)",
                      cli_user_path(q_path), f.line[i], q->hp_len, q->lp_len, info.window);
             goto done;

@@ -20,32 +20,31 @@ typedef struct {
 
 static void sub_spec(opts_t *o, int k, cli_spec_t *spec)
 {
-    static const char *const examples[2][2] = {
-        {"pairsight model info out/model.psm --json", NULL},
-        {"pairsight model export out/model.psm --out out/xgb", NULL}};
+    static const char *const examples[2][2] = {{"pairsight model info out/model.psm --json", NULL},
+                                               {"pairsight model export out/model.psm --out out/xgb", NULL}};
     if (k == 0) {
         o->table[0] = (cli_opt_t)CLI_OPT_JSON(&o->json, "the metadata export writes to meta.json, as JSON");
         o->table[1] = (cli_opt_t){NULL};
     } else {
-        o->table[0] = (cli_opt_t){"--out", CLI_STR, &o->out, "DIR", "output folder, created when its parent exists",
-                                  .flags = CLI_REQ};
+        o->table[0] = (cli_opt_t){
+            "--out", CLI_STR, &o->out, "DIR", "output folder, created when its parent exists", .flags = CLI_REQ};
         o->table[1] = (cli_opt_t){NULL};
     }
-    *spec = (cli_spec_t){
-        .cmd = CMD,
-        .sub = sub_names[k],
-        .synopsis = k == 0 ? "MODEL [--json]" : "MODEL --out DIR",
-        .about = k == 0 ? "What a model is and how it was trained: GPU, feature layout (variant,\n"
-                          "window, features), trees, chosen depth and learning rate and the validation\n"
-                          "and test latency MAPE per side. With --json: meta.json (every column's\n"
-                          "name, where counters come from, the target transform, the training summary).\n"
-                        : "Writes DIR/hp.ubj and DIR/lp.ubj, the two regressors as XGBoost UBJSON\n"
-                          "(xgboost.Booster(model_file=...)); their raw output (margin) is log delta,\n"
-                          "and latency_ns = solo_ns * exp(margin) on the rows that pairsight features\n"
-                          "writes. DIR/meta.json holds the metadata (pairsight model info --json).\n",
-        .opts = o->table,
-        .examples = examples[k],
-        .max_pos = 1};
+    *spec =
+        (cli_spec_t){.cmd = CMD,
+                     .sub = sub_names[k],
+                     .synopsis = k == 0 ? "MODEL [--json]" : "MODEL --out DIR",
+                     .about = k == 0 ? "What a model is and how it was trained: GPU, feature layout (variant,\n"
+                                       "window, features), trees, chosen depth and learning rate and the validation\n"
+                                       "and test latency MAPE per side. With --json: meta.json (every column's\n"
+                                       "name, where counters come from, the target transform, the training summary).\n"
+                                     : "Writes DIR/hp.ubj and DIR/lp.ubj, the two regressors as XGBoost UBJSON\n"
+                                       "(xgboost.Booster(model_file=...)); their raw output (margin) is log delta,\n"
+                                       "and latency_ns = solo_ns * exp(margin) on the rows that pairsight features\n"
+                                       "writes. DIR/meta.json holds the metadata (pairsight model info --json).\n",
+                     .opts = o->table,
+                     .examples = examples[k],
+                     .max_pos = 1};
 }
 
 static void overview(FILE *f)
@@ -90,8 +89,7 @@ static int info(const char *path, int json)
                i.n_train, i.n_valid, i.n_test, i.n_experiments, i.seed);
         for (int s = 0; s < 2; s++)
             printf("%s regressor: %d trees, depth %d, eta %g, valid MAPE %.2f%%, test MAPE %.2f%%\n",
-                   s == PS_SIDE_HP ? "HP" : "LP", i.n_trees[s], i.depth[s], i.eta[s], i.valid_mape[s],
-                   i.test_mape[s]);
+                   s == PS_SIDE_HP ? "HP" : "LP", i.n_trees[s], i.depth[s], i.eta[s], i.valid_mape[s], i.test_mape[s]);
         if (i.n_adapt)
             printf("adapted:      %d time(s), last on %zu rows in %.1f s\n", i.n_adapt, i.adapt_samples,
                    i.adapt_seconds);

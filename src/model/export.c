@@ -49,10 +49,12 @@ static cJSON *meta_object(const ps_model_t *m)
     cJSON *t = cJSON_AddObjectToObject(o, "target");
     cJSON_AddStringToObject(t, "label", "log(co-executed latency / standalone latency)");
     cJSON_AddStringToObject(t, "prediction", "latency_ns = solo_ns * exp(margin)");
-    cJSON_AddStringToObject(t, "solo_ns", "sum of the segment's duration_ns at its side's TPCs "
-                                          "(columns hp_solo_ns, lp_solo_ns in double precision)");
-    cJSON_AddStringToObject(t, "windows", "segments longer than the window are cut into windows whose "
-                                          "predictions are composed (docs/model.md)");
+    cJSON_AddStringToObject(t, "solo_ns",
+                            "sum of the segment's duration_ns at its side's TPCs "
+                            "(columns hp_solo_ns, lp_solo_ns in double precision)");
+    cJSON_AddStringToObject(t, "windows",
+                            "segments longer than the window are cut into windows whose "
+                            "predictions are composed (docs/model.md)");
 
     cJSON *b = cJSON_AddObjectToObject(o, "boosters");
     cJSON_AddStringToObject(b, "hp", side_files[PS_SIDE_HP]);
@@ -96,10 +98,7 @@ int ps_model_meta_json(const ps_model_t *m, char **out)
     return *out ? PS_OK : PS_E_NOMEM;
 }
 
-void ps_free(void *p)
-{
-    free(p);
-}
+void ps_free(void *p) { free(p); }
 
 /* Write len bytes at data to dir/name atomically. */
 static int write_file(const char *dir, const char *name, const void *data, size_t len)
@@ -151,8 +150,8 @@ int ps_model_feature_name(const ps_model_t *m, int i, char *buf, size_t size)
     return PS_OK;
 }
 
-int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                      float *out_x_hp, float *out_x_lp, double *out_hp_solo_ns, double *out_lp_solo_ns)
+int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, float *out_x_hp,
+                      float *out_x_lp, double *out_hp_solo_ns, double *out_lp_solo_ns)
 {
     if (!m || !ops || (n && (!q || !out_x_hp || !out_x_lp)))
         return ps_error(PS_E_ARG, "ps_model_features: NULL argument");
@@ -162,8 +161,9 @@ int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t
         snprintf(where, sizeof where, "query %zu", k);
         int rc = ps_model_check_query(m, ops, &q[k]);
         if (rc == PS_OK && (q[k].hp_len > m->layout.window || q[k].lp_len > m->layout.window))
-            rc = ps_error(PS_E_ARG, "segments of %d and %d operators: the feature row of one window "
-                                    "needs both within the window of %d",
+            rc = ps_error(PS_E_ARG,
+                          "segments of %d and %d operators: the feature row of one window "
+                          "needs both within the window of %d",
                           q[k].hp_len, q[k].lp_len, m->layout.window);
         double hs = 0, ls = 0;
         if (rc == PS_OK)
