@@ -92,6 +92,11 @@ int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+
+/* "model:batch" (s is cut at the last colon) into *name and *batch: 0 or -1. */
+int cli_parse_model_batch(char *s, const char **name, int *batch);
 
 /* eval and report in one: report_mode makes --out required and prints only
  * the path written (src/cli/cmd_eval.c). */
@@ -99,6 +104,7 @@ int cli_eval_main(int argc, char **argv, int report_mode);
 
 extern const char cmd_check_usage[], cmd_import_usage[], cmd_simulate_usage[],
     cmd_train_usage[], cmd_predict_usage[], cmd_adapt_usage[], cmd_explain_usage[],
-    cmd_eval_usage[], cmd_report_usage[], cmd_colocate_usage[], cmd_collect_usage[];
+    cmd_eval_usage[], cmd_report_usage[], cmd_colocate_usage[], cmd_collect_usage[], cmd_plan_usage[],
+    cmd_replay_usage[];
 
 #endif

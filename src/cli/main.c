@@ -20,6 +20,8 @@ static const cli_command_t commands[] = {
     {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments", cmd_eval_usage},
     {"report", cmd_report, "write a self-contained HTML evaluation report", cmd_report_usage},
     {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval", cmd_colocate_usage},
+    {"plan", cmd_plan, "plan one HP request beside an LP task within a latency budget", cmd_plan_usage},
+    {"replay", cmd_replay, "replay an HP request stream under each co-location policy", cmd_replay_usage},
     {"collect", cmd_collect, "measure profiles and co-executions on a real GPU", cmd_collect_usage},
 };
 

@@ -15,6 +15,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "decision/decision.h"
 #include "profile/gpu.h"
 
 #include <cjson/cJSON.h>
@@ -65,7 +66,13 @@ void ps_model_free(ps_model_t *m)
         ps_forest_free(m->forest[s]);
     }
     free(m->gpu);
+    free(m->calib);
     free(m);
+}
+
+const ps_calib_t *ps_model_calib(const ps_model_t *m)
+{
+    return m->calib;
 }
 
 int ps_model_finish(ps_model_t *m)
@@ -224,6 +231,8 @@ static char *header_json(const ps_model_t *m)
     cJSON_AddNumberToObject(o, "n_adapt", i->n_adapt);
     cJSON_AddNumberToObject(o, "adapt_samples", (double)i->adapt_samples);
     cJSON_AddNumberToObject(o, "adapt_seconds", i->adapt_seconds);
+    if (m->calib)
+        cJSON_AddItemToObject(o, "calibration", calib_to_json(m->calib));
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -368,6 +377,8 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_adapt = (int)count(num(o, "n_adapt"));
         i->adapt_samples = count(num(o, "adapt_samples"));
         i->adapt_seconds = num(o, "adapt_seconds");
+        if ((rc = calib_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &(*out)->calib)) != PS_OK)
+            ps_error_prefix(rc, path);
     }
     cJSON_Delete(o);
     return rc;

@@ -6,6 +6,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "decision/decision.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -357,6 +358,7 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
                d->n_skipped, l.window);
     if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
         goto done;
+    calib_hold_out(d, p.seed); /* upper-bound calibration split (src/decision) */
     if ((rc = subset_make(d, PS_SPLIT_TRAIN, &tr)) != PS_OK || (rc = subset_make(d, PS_SPLIT_VALID, &va)) != PS_OK ||
         (rc = subset_make(d, PS_SPLIT_TEST, &te)) != PS_OK)
         goto done;
@@ -382,6 +384,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     m->info.n_experiments = d->n_experiments;
     m->info.seed = p.seed;
     rc = ps_model_finish(m);
+    if (rc == PS_OK)
+        rc = calib_fit(m, ops, d, &m->calib);
     m->info.train_seconds = ps_now() - t0;
 done:
     subset_free(&tr);
