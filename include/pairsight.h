@@ -407,6 +407,7 @@ typedef struct {
     int n_adapt;                /* continued-training passes applied */
     size_t adapt_samples;       /* rows used by the last one */
     double adapt_seconds;       /* time of the last one */
+    size_t n_calib;             /* rows of the calibration split of the bounds (0: none) */
 } ps_model_info_t;
 
 int ps_model_info(const ps_model_t *m, ps_model_info_t *out);

@@ -26,6 +26,9 @@ const char cmd_predict_usage[] =
     "  --out FILE       predictions CSV (default: standard output)\n"
     "  --compose NAME   window composition for segments longer than the window:\n"
     "                   overlap (time-aligned) or index (published) (default overlap)\n"
+    "  --coverage C     also write upper bounds hp_ns_upper and lp_ns_upper at coverage C\n"
+    "                   in [0.5, 0.999] (calibrated model; time-aligned composition)\n"
+    "                   (default: none)\n"
     "  --json           print a summary (rows, seconds, microseconds per query) as JSON\n"
     "                   on standard output; needs --out (default off)\n"
     "  -q               no progress on stderr (default: progress on a terminal)\n";
@@ -197,19 +200,24 @@ static void put_field(FILE *o, const char *s)
 }
 
 static void write_predictions(FILE *o, const qfile_t *f, const double *hp, const double *lp, const double *hs,
-                              const double *ls)
+                              const double *ls, const double *hu, const double *lu)
 {
     for (int c = 0; c < f->ncol; c++) {
         put_field(o, f->header[c]);
         fputc(',', o);
     }
-    fputs("hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred\n", o);
+    fputs(hu ? "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_ns_upper,lp_ns_upper\n"
+             : "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred\n",
+          o);
     for (size_t i = 0; i < f->n; i++) {
         for (int c = 0; c < f->ncol; c++) {
             put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
             fputc(',', o);
         }
-        fprintf(o, "%.17g,%.17g,%.17g,%.17g\n", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);
+        fprintf(o, "%.17g,%.17g,%.17g,%.17g", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);
+        if (hu)
+            fprintf(o, ",%.17g,%.17g", hu[i], lu[i]);
+        fputc('\n', o);
     }
 }
 
@@ -222,7 +230,9 @@ int cmd_predict(int argc, char **argv)
     const char *model_path = NULL, *ops_path = NULL, *q_path = NULL, *out = NULL;
     int json = 0, quiet = 0;
     ps_compose_t method = PS_COMPOSE_OVERLAP;
-    static const char *const value_flags[] = {"--model", "--ops", "--queries", "--out", "--compose", NULL};
+    static const char *const value_flags[] = {"--model", "--ops", "--queries", "--out", "--compose", "--coverage",
+                                              NULL};
+    double coverage = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         int rc = cli_next_option("predict", argc, argv, &i, value_flags, &json, &quiet, &v);
@@ -242,7 +252,11 @@ int cmd_predict(int argc, char **argv)
             method = PS_COMPOSE_OVERLAP;
         else if (strcmp(a, "--compose") == 0 && strcmp(v, "index") == 0)
             method = PS_COMPOSE_INDEX;
-        else if (strcmp(a, "--compose") == 0)
+        else if (strcmp(a, "--coverage") == 0) {
+            int nd = 0;
+            if (cli_parse_list(v, 0.5, 0.999, 0, &coverage, &nd) != 0 || nd != 1)
+                return cli_fail(CLI_USAGE, "predict", "--coverage: bad value '%s' (0.5..0.999)", v);
+        } else if (strcmp(a, "--compose") == 0)
             return cli_fail(CLI_USAGE, "predict", "--compose: '%s' is neither overlap nor index", v);
         else
             return cli_bad_option("predict", a, NULL);
@@ -270,12 +284,13 @@ int cmd_predict(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
-    buf = ps_malloc((f.n ? f.n : 1) * 4 * sizeof *buf);
+    buf = ps_malloc((f.n ? f.n : 1) * 6 * sizeof *buf);
     if (!buf) {
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
     double *hp = buf, *lp = buf + f.n, *hs = buf + 2 * f.n, *ls = buf + 3 * f.n;
+    double *hu = coverage > 0 ? buf + 4 * f.n : NULL, *lu = coverage > 0 ? buf + 5 * f.n : NULL;
     double t0 = ps_now();
     if (ps_model_predict_ex(m, ops, f.q, f.n, method, hp, lp, hs, ls) != 0) {
         /* Name the line of the first query that cannot be predicted. */
@@ -287,6 +302,10 @@ int cmd_predict(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
+    if (hu && ps_model_predict_bound(m, ops, f.q, f.n, coverage, hu, lu) != 0) {
+        cli_fail(CLI_BAD_INPUT, "predict", "--coverage: %s", ps_last_error());
+        goto done;
+    }
     double secs = ps_now() - t0;
     cli_progress(quiet, "predicted", (double)f.n, (double)f.n);
     cli_progress_end(quiet);
@@ -296,13 +315,13 @@ int cmd_predict(int argc, char **argv)
             cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
             goto done;
         }
-        write_predictions(ps_atomic_stream(a), &f, hp, lp, hs, ls);
+        write_predictions(ps_atomic_stream(a), &f, hp, lp, hs, ls, hu, lu);
         if (ps_atomic_commit(a) != 0) {
             cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
             goto done;
         }
     } else {
-        write_predictions(stdout, &f, hp, lp, hs, ls);
+        write_predictions(stdout, &f, hp, lp, hs, ls, hu, lu);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             cli_fail(CLI_BAD_INPUT, "predict", "writing standard output failed");
             goto done;

@@ -313,3 +313,37 @@ int calib_from_json(const cJSON *o, ps_calib_t **out)
     *out = c;
     return PS_OK;
 }
+
+int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
+                   const double *meas_lp, size_t n, double level, bound_cov_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->level = level;
+    out->hp_cover = out->lp_cover = out->hp_width = out->lp_width = NAN;
+    const ps_calib_t *c = m->calib;
+    int li = level_index(level);
+    if (n == 0 || !c || li < 0 || !isfinite(c->all.q[0][li]) || !isfinite(c->all.q[1][li]))
+        return PS_OK; /* no calibration, or too few samples for the level */
+    double *b = ps_malloc(4 * n * sizeof *b);
+    if (!b)
+        return PS_E_NOMEM;
+    int rc = ps_model_predict(m, ops, q, n, b, b + n);
+    if (rc == PS_OK)
+        rc = ps_model_predict_bound(m, ops, q, n, level, b + 2 * n, b + 3 * n);
+    if (rc == PS_OK) {
+        double ch = 0, cl = 0, wh = 0, wl = 0;
+        for (size_t i = 0; i < n; i++) {
+            ch += meas_hp[i] <= b[2 * n + i];
+            cl += meas_lp[i] <= b[3 * n + i];
+            wh += b[2 * n + i] / b[i] - 1;
+            wl += b[3 * n + i] / b[n + i] - 1;
+        }
+        out->n = n;
+        out->hp_cover = 100 * ch / (double)n;
+        out->lp_cover = 100 * cl / (double)n;
+        out->hp_width = 100 * wh / (double)n;
+        out->lp_width = 100 * wl / (double)n;
+    }
+    free(b);
+    return rc;
+}

@@ -58,6 +58,16 @@ int calib_from_json(const cJSON *o, ps_calib_t **out);
 int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs,
                   double coverage, double *off_hp, double *off_lp);
 
+/* Empirical coverage (% of measurements at or under the bound) and mean
+ * bound width (% above the point prediction) of each side at level on n
+ * queries; NAN when the model has no calibration. */
+typedef struct {
+    size_t n;
+    double level, hp_cover, lp_cover, hp_width, lp_width;
+} bound_cov_t;
+int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
+                   const double *meas_lp, size_t n, double level, bound_cov_t *out);
+
 /* The model's calibration or NULL (src/model/model.c). */
 const ps_calib_t *ps_model_calib(const ps_model_t *m);
 

@@ -379,6 +379,7 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->adapt_seconds = num(o, "adapt_seconds");
         if ((rc = calib_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &(*out)->calib)) != PS_OK)
             ps_error_prefix(rc, path);
+        i->n_calib = (*out)->calib ? (*out)->calib->n_rows : 0;
     }
     cJSON_Delete(o);
     return rc;

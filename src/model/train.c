@@ -386,6 +386,7 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     rc = ps_model_finish(m);
     if (rc == PS_OK)
         rc = calib_fit(m, ops, d, &m->calib);
+    m->info.n_calib = m->calib ? m->calib->n_rows : 0;
     m->info.train_seconds = ps_now() - t0;
 done:
     subset_free(&tr);
@@ -447,6 +448,7 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
         goto done;
     n->info = m->info;
     n->info.gpu = n->gpu;
+    n->info.n_calib = 0; /* the calibration does not hold for the adapted trees */
     /* A few hundred rows train fastest on one thread: OpenMP's start-up and
      * spinning cost more than the parallel split search gains. */
     int nthread = p.nthread == 0 && d->n < 20000 ? 1 : resolve_nthread(p.nthread);
