@@ -175,17 +175,25 @@ done:
     return PS_OK;
 }
 
-/* The bin that serves (s, mb) at level li: the finest with min_bin samples
- * and a finite quantile on both sides. */
+static int bin_ok(const ps_calib_t *c, const calib_bin_t *b, int li)
+{
+    return b->n >= c->min_bin && isfinite(b->q[0][li]) && isfinite(b->q[1][li]);
+}
+
+/* The bin that serves (s, mb) at level li. The bins in use must partition
+ * the queries (a cell that borrowed its SM-split row's quantile while its
+ * sibling kept its own would be under-covered): the split rows are used
+ * only when every one of them is large enough, and a split row's cells only
+ * when both are; otherwise the coarser bin serves all of them. */
 static const calib_bin_t *pick(const ps_calib_t *c, int s, int mb, int li)
 {
-    const calib_bin_t *order[3] = {&c->cell[s][mb], &c->split[s], &c->all};
-    for (int i = 0; i < 3; i++) {
-        const calib_bin_t *b = order[i];
-        if (b->n >= c->min_bin && isfinite(b->q[0][li]) && isfinite(b->q[1][li]))
-            return b;
-    }
-    return isfinite(c->all.q[0][li]) && isfinite(c->all.q[1][li]) ? &c->all : NULL;
+    for (int k = 0; k < CALIB_NSPLIT; k++)
+        if (!bin_ok(c, &c->split[k], li))
+            return isfinite(c->all.q[0][li]) && isfinite(c->all.q[1][li]) ? &c->all : NULL;
+    for (int k = 0; k < CALIB_NMEM; k++)
+        if (!bin_ok(c, &c->cell[s][k], li))
+            return &c->split[s];
+    return &c->cell[s][mb];
 }
 
 int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,

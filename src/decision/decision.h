@@ -32,8 +32,8 @@ typedef struct {
     double q[2][CALIB_NLEVELS];
 } calib_bin_t;
 
-/* The calibration of a model: the finest bin with at least min_bin samples
- * is used, else its SM-split row, else the pooled bin. */
+/* The calibration of a model: cells, SM-split rows or the pooled bin, the
+ * finest partition whose bins all hold at least min_bin samples (bounds.c). */
 typedef struct ps_calib {
     int min_bin;
     size_t n_rows, n_experiments;
