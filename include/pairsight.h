@@ -397,7 +397,9 @@ typedef struct {
     size_t n_samples;           /* co-execution rows used */
     size_t n_train, n_valid, n_test; /* rows per split */
     size_t n_experiments;
-    unsigned seed;
+    unsigned seed;              /* experiment split seed */
+    uint64_t split_fingerprint; /* of the training campaign's experiment set;
+                                   0 when the file does not record it */
     double train_seconds;
     int depth[2];               /* chosen max_depth per side (PS_SIDE order: HP, LP) */
     double eta[2];              /* chosen learning rate per side */
@@ -522,7 +524,7 @@ typedef struct {
  * (ps_plan_free). Thread-safe on distinct outputs.
  */
 int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, ps_plan_t **out);
-/** The plan as one JSON object (schema "pairsight.plan/1"); *out is
+/** The plan as one JSON object (schema "pairsight.plan.v1"); *out is
  *  malloc'd, the caller frees it. */
 int ps_plan_to_json(const ps_plan_t *p, char **out);
 void ps_plan_free(ps_plan_t *p);

@@ -250,7 +250,7 @@ static void test_planner_known_optimum(void)
         CHECK_OK(ps_plan_to_json(plan, &json));
         cJSON *o = json ? cJSON_Parse(json) : NULL;
         CHECK(o && cJSON_GetArraySize(cJSON_GetObjectItem(o, "segments")) == 3);
-        CHECK(o && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "schema")), "pairsight.plan/1") == 0);
+        CHECK(o && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "schema")), "pairsight.plan.v1") == 0);
         cJSON_Delete(o);
         free(json);
         ps_plan_free(plan);

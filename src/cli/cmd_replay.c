@@ -7,48 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_replay_usage[] =
-    "usage: pairsight replay --ops ops.csv --hp MODEL:BATCH --lp MODEL:BATCH [options]\n"
-    "\n"
-    "Replay an HP request stream (Poisson arrivals at utilization --load of the\n"
-    "dedicated GPU) beside an always-backlogged LP task through the simulator's\n"
-    "co-execution physics (the ground truth; predictors never see it), and\n"
-    "report per policy HP p50/p99 latency, SLO attainment (budget = --slo-factor\n"
-    "x the dedicated p99), LP throughput (1 = LP alone on the whole GPU) and the\n"
-    "share of time the GPU serves HP; for the planners also kept%, the share of\n"
-    "requests whose service stayed within the budget they were planned for.\n"
-    "ops.csv must come from `pairsight simulate`.\n"
-    "\n"
-    "options:\n"
-    "  --ops FILE          standalone operator profile (required)\n"
-    "  --hp MODEL:BATCH    the HP model; a request is its whole operator sequence (required)\n"
-    "  --lp MODEL:BATCH    the LP model (required)\n"
-    "  --model FILE        PairSight model (required by pairsight, pairsight_bound)\n"
-    "  --coexec FILE       training co-executions for the intensity rule (required by intensity)\n"
-    "  --gpu NAME          GPU (default: the model's, else a100)\n"
-    "  --requests N        HP requests (default 500)\n"
-    "  --load RHO          HP utilization of the dedicated GPU, in (0, 1) (default 0.5)\n"
-    "  --slo-factor F      budget = F x dedicated p99 latency (default 1.2)\n"
-    "  --coverage C        coverage of pairsight_bound's upper bounds (default 0.95)\n"
-    "  --policies LIST     dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle\n"
-    "                      or all (default all)\n"
-    "  --stretch S         planners budget a request's service at most S x its dedicated\n"
-    "                      latency (default: the SLO factor)\n"
-    "  --warmup N          orion: warm-up requests per binary-search probe (default 100)\n"
-    "  --seed N            arrivals and run noise (default 1)\n"
-    "  --latencies FILE    write every request's latency per policy (CSV: policy,request,latency_ns)\n"
-    "  --json              print the results as JSON (schema pairsight.replay/1)\n"
-    "  -q                  no progress on stderr\n";
-
-/* "model:batch" into name (borrowed from s, cut at the colon) and batch. */
-int cli_parse_model_batch(char *s, const char **name, int *batch)
+/* CLI_FN: "MODEL:BATCH" into a cli_model_batch_t (pairsight plan and replay). */
+int cli_parse_model_batch(const char *v, void *dest)
 {
-    char *c = strrchr(s, ':');
-    if (!c || c == s)
+    cli_model_batch_t *mb = dest;
+    const char *c = strrchr(v, ':');
+    if (!c || c == v || (size_t)(c - v) >= sizeof mb->name)
         return -1;
-    *c = 0;
-    *name = s;
-    return cli_parse_int(c + 1, 1, 1000000, batch);
+    memcpy(mb->name, v, (size_t)(c - v));
+    mb->name[c - v] = 0;
+    return cli_parse_int(c + 1, 1, 1000000, &mb->batch);
+}
+
+static int parse_policies(const char *v, void *dest)
+{
+    return ps_replay_policies_parse(v, dest) == 0 ? 0 : -1;
 }
 
 static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
@@ -73,8 +46,7 @@ static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
 
 static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "pairsight.replay/1");
+    cJSON *o = cli_json_new("replay", 1);
     cJSON_AddStringToObject(o, "hp", p->hp_model);
     cJSON_AddNumberToObject(o, "hp_batch", p->hp_batch);
     cJSON_AddStringToObject(o, "lp", p->lp_model);
@@ -102,11 +74,7 @@ static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
         if (i == PS_REPLAY_ORION)
             cJSON_AddNumberToObject(e, "orion_lp_tpcs", q->orion_tpcs);
     }
-    char *s = cJSON_Print(o);
-    if (s)
-        puts(s);
-    cJSON_free(s);
-    cJSON_Delete(o);
+    cli_json_print(o, stdout);
 }
 
 static int write_latencies(const char *path, const ps_replay_result_t *r)
@@ -121,79 +89,81 @@ static int write_latencies(const char *path, const ps_replay_result_t *r)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+static const char *const examples[] = {
+    "pairsight replay --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --hp resnet50:8 "
+    "--lp bert-base:8 --load 0.5 --seed 11",
+    NULL};
+
 int cmd_replay(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_replay_usage, stdout);
-        return CLI_OK;
-    }
-    static const char *const value_flags[] = {"--ops",      "--hp",       "--lp",       "--model",    "--coexec",
-                                              "--gpu",      "--requests", "--load",     "--slo-factor",
-                                              "--coverage", "--policies", "--warmup",   "--seed",
-                                              "--latencies", "--stretch", NULL};
     ps_replay_params_t p = ps_replay_default_params();
     const char *ops_path = NULL, *model_path = NULL, *cx_path = NULL, *gpu = NULL, *lat_path = NULL;
-    int json = 0, quiet = 0, have_hp = 0, have_lp = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option("replay", argc, argv, &i, value_flags, &json, &quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        int bad = 0;
-        double d[4];
-        int nd = 0;
-        if (strcmp(a, "--ops") == 0)
-            ops_path = v;
-        else if (strcmp(a, "--model") == 0)
-            model_path = v;
-        else if (strcmp(a, "--coexec") == 0)
-            cx_path = v;
-        else if (strcmp(a, "--gpu") == 0)
-            gpu = v;
-        else if (strcmp(a, "--latencies") == 0)
-            lat_path = v;
-        else if (strcmp(a, "--hp") == 0)
-            bad = cli_parse_model_batch(argv[i], &p.hp_model, &p.hp_batch), have_hp = 1;
-        else if (strcmp(a, "--lp") == 0)
-            bad = cli_parse_model_batch(argv[i], &p.lp_model, &p.lp_batch), have_lp = 1;
-        else if (strcmp(a, "--requests") == 0)
-            bad = cli_parse_int(v, 10, 1000000, &p.requests);
-        else if (strcmp(a, "--warmup") == 0)
-            bad = cli_parse_int(v, 10, 100000, &p.warmup);
-        else if (strcmp(a, "--load") == 0)
-            bad = cli_parse_list(v, 1e-9, 1 - 1e-9, 0, d, &nd) || nd != 1, p.load = d[0];
-        else if (strcmp(a, "--slo-factor") == 0)
-            bad = cli_parse_list(v, 1, 100, 0, d, &nd) || nd != 1, p.slo_factor = d[0];
-        else if (strcmp(a, "--stretch") == 0)
-            bad = cli_parse_list(v, 1, 100, 0, d, &nd) || nd != 1, p.stretch = d[0];
-        else if (strcmp(a, "--coverage") == 0)
-            bad = cli_parse_list(v, 0.5, 0.999, 0, d, &nd) || nd != 1, p.coverage = d[0];
-        else if (strcmp(a, "--seed") == 0) {
-            long s = 0;
-            bad = cli_parse_long(v, 0, 2147483647L, &s);
-            p.seed = (uint64_t)s;
-        } else if (strcmp(a, "--policies") == 0) {
-            if (ps_replay_policies_parse(v, &p.policies) != 0)
-                return cli_fail(CLI_USAGE, "replay", "--policies: %s", ps_last_error());
-        }
-        if (bad)
-            return cli_fail(CLI_USAGE, "replay", "%s: bad value '%s'", a, v);
-    }
-    if (!ops_path || !have_hp || !have_lp)
-        return cli_fail(CLI_USAGE, "replay", "--ops, --hp and --lp are required (see --help)");
+    int json = 0, quiet = 0;
+    cli_model_batch_t hp = {{0}, 0}, lp = {{0}, 0};
+    cli_opt_t opts[] = {
+        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile of `pairsight simulate`",
+         .flags = CLI_REQ | CLI_IN},
+        {"--hp", CLI_FN, &hp, "MODEL:BATCH", "the HP model; a request is its whole operator sequence",
+         .parse = cli_parse_model_batch, .accepts = "MODEL:BATCH, e.g. resnet50:8", .flags = CLI_REQ},
+        {"--lp", CLI_FN, &lp, "MODEL:BATCH", "the always-backlogged LP model", .parse = cli_parse_model_batch,
+         .accepts = "MODEL:BATCH, e.g. bert-base:8", .flags = CLI_REQ},
+        {"--model", CLI_STR, &model_path, "FILE", "calibrated PairSight model (pairsight, pairsight_bound)",
+         .flags = CLI_IN, .def = "none"},
+        {"--coexec", CLI_STR, &cx_path, "FILE", "training co-executions of the intensity rule (intensity)",
+         .flags = CLI_IN, .def = "none"},
+        {"--gpu", CLI_STR, &gpu, "NAME", "GPU of the replay", .def = "the model's, else a100"},
+        {"--requests", CLI_INT, &p.requests, "N", "HP requests per policy", .lo = 10, .hi = 1000000},
+        {"--load", CLI_DBL, &p.load, "RHO", "HP utilization of the dedicated GPU", .lo = 0, .hi = 1,
+         .flags = CLI_LO_OPEN | CLI_HI_OPEN},
+        {"--slo-factor", CLI_DBL, &p.slo_factor, "F", "budget = F x the dedicated p99 latency", .lo = 1, .hi = 100},
+        {"--coverage", CLI_DBL, &p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5,
+         .hi = 0.999},
+        {"--stretch", CLI_DBL, &p.stretch, "S",
+         "planners budget the service of a request with no queue behind it at most S x its dedicated latency",
+         .lo = 1, .hi = 100, .def = "the SLO factor"},
+        {"--policies", CLI_FN, &p.policies, "LIST",
+         "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all", .parse = parse_policies,
+         .accepts = "a comma-separated list of policies, or all", .def = "all"},
+        {"--warmup", CLI_INT, &p.warmup, "N", "orion: warm-up requests per binary-search probe", .lo = 10,
+         .hi = 100000},
+        {"--seed", CLI_U64, &p.seed, "N", "arrivals and run noise", .lo = 0, .hi = 2147483647.0},
+        {"--latencies", CLI_STR, &lat_path, "FILE", "every request's latency per policy (CSV: policy,request,latency_ns)",
+         .def = "none"},
+        CLI_OPT_JSON(&json, "print the results as JSON"),
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t spec = {
+        .cmd = "replay",
+        .synopsis = "--ops FILE --hp MODEL:BATCH --lp MODEL:BATCH [--model FILE] [--coexec FILE] [options]",
+        .about = "Replay an HP request stream (Poisson arrivals at utilization --load of the\n"
+                 "dedicated GPU) beside an always-backlogged LP task through the simulator's\n"
+                 "co-execution physics (the ground truth; predictors never see it) and report\n"
+                 "per policy: HP p50/p99 latency, SLO attainment (budget = --slo-factor x the\n"
+                 "dedicated p99), LP throughput (1 = LP alone on the whole GPU), the share of\n"
+                 "time the GPU serves HP, and for the planners kept%, the share of requests\n"
+                 "whose service stayed within the budget they were planned for\n"
+                 "(docs/planner.md).\n",
+        .opts = opts,
+        .examples = examples,
+        .max_pos = 0};
+    int code;
+    if (cli_parse(&spec, argc, argv, NULL, &code))
+        return code;
+    p.hp_model = hp.name;
+    p.hp_batch = hp.batch;
+    p.lp_model = lp.name;
+    p.lp_batch = lp.batch;
     unsigned need_model = 1u << PS_REPLAY_PAIRSIGHT | 1u << PS_REPLAY_PAIRSIGHT_BOUND;
     if (!model_path && (p.policies & need_model))
-        return cli_fail(CLI_USAGE, "replay", "the pairsight policies need --model");
+        return cli_fail(CLI_USAGE, "replay", "the pairsight policies need --model (or leave them out of --policies)");
     if (!cx_path && (p.policies & 1u << PS_REPLAY_INTENSITY))
-        return cli_fail(CLI_USAGE, "replay", "the intensity policy needs --coexec");
+        return cli_fail(CLI_USAGE, "replay", "the intensity policy needs --coexec (or leave it out of --policies)");
     ps_ops_t *ops = NULL;
     ps_model_t *m = NULL;
     ps_coexec_t *cx = NULL;
     ps_replay_result_t r;
     memset(&r, 0, sizeof r);
-    int code = CLI_BAD_INPUT;
+    code = CLI_BAD_INPUT;
     if (ps_ops_load(ops_path, &ops) != 0 || (model_path && ps_model_load(model_path, &m) != 0) ||
         (cx_path && ps_coexec_load(cx_path, &cx) != 0)) {
         cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
@@ -207,7 +177,7 @@ int cmd_replay(int argc, char **argv)
         goto done;
     }
     if (lat_path && write_latencies(lat_path, &r) != 0) {
-        cli_fail(CLI_BAD_INPUT, "replay", "%s: cannot write", lat_path);
+        cli_fail(CLI_BAD_INPUT, "replay", "%s: cannot write", cli_user_path(lat_path));
         goto done;
     }
     if (json)

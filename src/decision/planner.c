@@ -415,7 +415,7 @@ int ps_plan_to_json(const ps_plan_t *p, char **out)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return PS_E_NOMEM;
-    cJSON_AddStringToObject(o, "schema", "pairsight.plan/1");
+    cJSON_AddStringToObject(o, "schema", "pairsight.plan.v1");
     cJSON_AddNumberToObject(o, "budget_ns", p->budget_ns);
     cJSON_AddNumberToObject(o, "planned_ns", p->planned_ns);
     cJSON_AddNumberToObject(o, "alone_ns", p->alone_ns);

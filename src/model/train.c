@@ -383,6 +383,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     m->info.n_test = te.n;
     m->info.n_experiments = d->n_experiments;
     m->info.seed = p.seed;
+    if ((rc = ps_coexec_fingerprint(cx, l.window, &m->info.split_fingerprint)) != PS_OK)
+        goto done;
     rc = ps_model_finish(m);
     if (rc == PS_OK)
         rc = calib_fit(m, ops, d, &m->calib);
