@@ -2,7 +2,7 @@
  * pairsight.h - predict how much deep-learning tasks slow each other down when
  * they share one NVIDIA GPU.
  *
- * The data flows through five stages, each a folder under src/:
+ * The data flows through six stages, each a folder under src/:
  *
  *   profile   per-operator standalone profiles (ops.csv) and measured
  *             co-executions (coexec.csv): readers, writers, importers,
@@ -12,6 +12,7 @@
  *             composition, adaptation and fast prediction
  *   evaluate  baselines and the published experiments
  *   colocate  workload-level co-location (KACE, MPS interference predictor)
+ *   decision  calibrated upper bounds, the co-location planner, replay
  *
  * Conventions (see STYLE): functions that can fail return 0 or a negative
  * PS_E_* code and leave a thread-local message for ps_last_error(); outputs
