@@ -359,6 +359,7 @@ static void test_planner_never_exceeds_budget(void)
     }
     CHECK_MSG(bad == 0, "%d of 300 plans over budget or failed", bad);
     CHECK(coran > 30);
+    ps_ops_free(ops);
 }
 
 /* ---- replay ---- */
