@@ -6,14 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A side may have the whole device (no partition to carve), or a group of
- * at least min_partition_sms SMs in multiples of sm_alignment. */
+static int probed(const ps_collect_device_t *dev)
+{
+    for (int i = 0; i < 4; i++)
+        if (dev->valid_sms_mask[i])
+            return 1;
+    return 0;
+}
+
+/* A side may have the whole device (no partition to carve), or a group the
+ * driver gives: one the backend probed, or else at least min_partition_sms
+ * SMs in multiples of sm_alignment. */
 static int valid_sms(const ps_collect_device_t *dev, int sms)
 {
     int align = dev->sm_alignment > 0 ? dev->sm_alignment : 1;
     if (sms / 2 == dev->tpc_count && sms <= dev->sm_count)
         return 1;
-    return sms >= dev->min_partition_sms && sms % align == 0 && sms <= dev->sm_count;
+    if (sms <= 0 || sms > dev->sm_count)
+        return 0;
+    if (probed(dev))
+        return sms < 256 && (dev->valid_sms_mask[sms / 64] >> (sms % 64) & 1);
+    return sms >= dev->min_partition_sms && sms % align == 0;
 }
 
 int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap)
@@ -40,7 +53,7 @@ int ps_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
         if (!valid_sms(dev, sms))
             return ps_error(PS_E_ARG,
                             "%d TPCs (%d SMs): a green context on the %s needs at least %d SMs "
-                            "in multiples of %d",
+                            "in multiples of %d (`collect info` lists the valid counts)",
                             tpcs[i], sms, dev->gpu, dev->min_partition_sms, align);
     }
     return 0;
@@ -76,8 +89,8 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
 {
     *out = NULL;
     *n_out = 0;
-    if (plan->experiments <= 0 || plan->runs <= 0)
-        return ps_error(PS_E_ARG, "need experiments > 0 and runs > 0");
+    if (plan->experiments <= 0 || plan->runs <= 0 || plan->experiments > 10000000 || plan->runs > 100000)
+        return ps_error(PS_E_ARG, "need experiments in 1..1e7 and runs in 1..1e5");
     if (plan->seg_min <= 0 || plan->seg_max < plan->seg_min)
         return ps_error(PS_E_ARG, "segment lengths %d..%d: need 1 <= min <= max", plan->seg_min,
                         plan->seg_max);
@@ -122,7 +135,7 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
         e[i].hp_tpcs = hp_split[k];
         e[i].lp_tpcs = lp_split[k];
         snprintf(e[i].name, sizeof e[i].name, "%s.b%d+%s.b%d.s%llu.e%05d", plan->hp_model,
-                 plan->hp_batch, plan->lp_model, plan->lp_batch, plan->seed, i);
+                 plan->hp_batch, plan->lp_model, plan->lp_batch, (unsigned long long)plan->seed, i);
     }
     *out = e;
     *n_out = plan->experiments;

@@ -240,11 +240,11 @@ static int twin_step(twin_t *t, int a, int len, int th, int b, int l, double *hp
  * campaign (eq. 9): a shared factor and one per side. */
 static void twin_noise(const twin_t *t, long r, uint64_t key, double *nh, double *nl)
 {
-    sim_rng_t g = {.s = ps_mix64(t->seed * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)r + 1) * 0xD1B54A32D192ED03ULL) ^ key};
-    sim_rng_next(&g);
-    double shared = 0.5 * t->noise * sim_rng_normal(&g);
-    *nh = exp(shared + t->noise * sim_rng_normal(&g));
-    *nl = exp(shared + t->noise * sim_rng_normal(&g));
+    ps_rng_t g = {.s = ps_mix64(t->seed * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)r + 1) * 0xD1B54A32D192ED03ULL) ^ key};
+    ps_rng_next(&g);
+    double shared = 0.5 * t->noise * ps_rng_normal(&g);
+    *nh = exp(shared + t->noise * ps_rng_normal(&g));
+    *nl = exp(shared + t->noise * ps_rng_normal(&g));
 }
 
 /* Measured (noisy) latencies of a step of request r. */

@@ -15,6 +15,7 @@
 #include "pairsight.h"
 #include "profile/gpu.h"
 #include "profile/tables.h"
+#include "collect/oplist.h"
 
 #include <stdint.h>
 
@@ -28,6 +29,17 @@ typedef struct {
     double dispatch_ns;   /* fixed cost every co-execution adds to each side (eq. 9) */
     double gap_ns;        /* launch gap before each kernel of a co-executed stream (eq. 8) */
 } sim_physics_t;
+
+/* The GPU figures only the simulator uses (src/simulate/gpu_physics.c). */
+typedef struct {
+    double dram_eff;        /* share of dram_gbs a streaming kernel achieves */
+    double sm_gbs;          /* achievable DRAM bandwidth of one SM alone, GB/s */
+    double mem_latency_ns;  /* idle DRAM load latency */
+    double kernel_fixed_ns; /* device time of an empty kernel (launch, ramp-up, drain) */
+} sim_gpu_physics_t;
+
+/* Those figures for a catalog GPU, or NULL for another one (static). */
+const sim_gpu_physics_t *sim_gpu_physics(const ps_gpu_t *g);
 
 sim_physics_t sim_physics_default(void);
 
@@ -63,7 +75,7 @@ typedef struct {
 
 /* Names of the models the builders know, NULL-terminated. */
 extern const char *const sim_model_names[];
-int sim_model_known(const char *model);
+int sim_model_check(const char *model);
 /* Build a workload. Fails with PS_E_ARG for an unknown model or a batch <= 0. */
 int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out);
 void sim_workload_free(sim_workload_t *w);
@@ -110,22 +122,22 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
 void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
                 const sim_placed_t *b, int nb, double *a_ns, double *b_ns);
 
-/* ---- Random numbers: splitmix64, one stream per experiment ---- */
-typedef struct {
-    uint64_t s;
-} sim_rng_t;
+/* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
 
-static inline uint64_t sim_rng_next(sim_rng_t *r) { return ps_splitmix64(&r->s); }
-/* Uniform in [0, 1). */
-static inline double sim_rng_uniform(sim_rng_t *r)
-{
-    return (double)(sim_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
-}
-/* Uniform integer in [lo, hi]. */
-static inline int sim_rng_int(sim_rng_t *r, int lo, int hi)
-{
-    return lo + (int)(sim_rng_uniform(r) * (double)(hi - lo + 1));
-}
-double sim_rng_normal(sim_rng_t *r);
+/* One kernel per operator of a collector list (src/collect/oplist.h); the
+ * kernels' names point into l, which must outlive out. */
+int sim_workload_from_oplist(const ps_oplist_t *l, sim_workload_t *out);
+
+typedef struct {
+    double hp_ns, lp_ns;           /* co-execution, with the dispatch cost (eq. 9), no noise */
+    double hp_solo_ns, lp_solo_ns; /* standalone sums at each side's TPCs */
+} sim_twin_pred_t;
+
+/* The twin's prediction for each of q[0..n) (the key columns of coexec.csv;
+ * segments index the collector's lists of ps_zoo_build at seq_len) on gpu
+ * (a catalog name or alias). out[0..n) is the caller's. */
+int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, size_t n, sim_twin_pred_t *out);
+
+/* Random numbers: ps_rng_t (src/common/common.h), one stream per experiment. */
 
 #endif
