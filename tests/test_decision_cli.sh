@@ -9,7 +9,7 @@ expect 0 "$CLI" simulate --gpu a100 --models resnet50,bert-base --experiments 40
     --out "$T/c" -q
 expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/m.psm" \
     --threads 1 --depths 4 --etas 0.3 --rounds 40 -q --json
-has "$T/out" '"calib":80'
+has "$T/out" '"n_calib":80'
 
 # predict --coverage: two more columns, each bound above its point.
 awk -F, 'BEGIN { OFS = "," } NR <= 41 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' \
