@@ -194,8 +194,13 @@ static ps_ops_t *hand_ops(void)
     for (int m = 0; m < 2; m++)
         for (int op = 0; op < n_ops[m]; op++)
             for (int k = 0; k < 2; k++) {
-                ps_op_row_t r = {.gpu = GPU, .model = models[m], .batch = 1, .op = op, .name = "gemm",
-                                 .tpcs = k ? 54 : 27, .duration_ns = k ? ns[m] : 2 * ns[m],
+                ps_op_row_t r = {.gpu = GPU,
+                                 .model = models[m],
+                                 .batch = 1,
+                                 .op = op,
+                                 .name = "gemm",
+                                 .tpcs = k ? 54 : 27,
+                                 .duration_ns = k ? ns[m] : 2 * ns[m],
                                  .intensity = PS_INTENSITY_COMPUTE};
                 r.c.dram_bytes = r.c.l2_bytes = r.c.stall_long_scoreboard = r.c.stall_lg_throttle = NAN;
                 r.c.stall_mio_throttle = r.c.sm_pct = r.c.mem_pct = NAN;
@@ -272,8 +277,8 @@ static void test_planner_known_optimum(void)
                 continue;
             double want = brute_force(budgets[i], tv);
             double net = plan->lp_work_ns - tv * (plan->planned_ns - plan->alone_ns);
-            CHECK_MSG(fabs(net - want) < 1e-9, "budget %g, time value %d: net LP work %g, optimum %g", budgets[i],
-                      tv, net, want);
+            CHECK_MSG(fabs(net - want) < 1e-9, "budget %g, time value %d: net LP work %g, optimum %g", budgets[i], tv,
+                      net, want);
             CHECK(plan->feasible && plan->planned_ns <= budgets[i]);
             CHECK(plan->alone_ns == 600);
             /* Candidates met again at the same LP position are not predicted again. */
@@ -408,8 +413,8 @@ static void test_replay_deterministic(void)
         CHECK(r->lp_throughput >= 0 && r->lp_throughput < 2);
         CHECK(r->gpu_busy > 0 && r->gpu_busy <= 1);
         CHECK(r->hp_p50_ns <= r->hp_p99_ns);
-        printf("  %-16s SLO %.3f LP %.3f p99 %.0f us\n", ps_replay_policy_name(i), r->slo_attainment,
-               r->lp_throughput, r->hp_p99_ns / 1e3);
+        printf("  %-16s SLO %.3f LP %.3f p99 %.0f us\n", ps_replay_policy_name(i), r->slo_attainment, r->lp_throughput,
+               r->hp_p99_ns / 1e3);
     }
     /* Dedicated: every request at least its noiseless latency less noise;
      * the budget is 1.2 x its p99, so it meets the budget. */

@@ -31,8 +31,8 @@ int cmd_plan(int argc, char **argv)
         {"--slo-factor", CLI_DBL, &slo_factor, "F",
          "budget = F x the request alone (its operators' standalone durations on the whole GPU plus --alone-run-ns)",
          .lo = 1, .hi = 100, .def = "none"},
-        {"--coverage", CLI_DBL, &p.coverage, "C", "plan on calibrated upper bounds at coverage C; 0 = point predictions",
-         .lo = 0, .hi = 0.999},
+        {"--coverage", CLI_DBL, &p.coverage, "C",
+         "plan on calibrated upper bounds at coverage C; 0 = point predictions", .lo = 0, .hi = 0.999},
         {"--lp-start", CLI_INT, &p.lp_start, "N", "LP operator the LP stream stands at", .lo = 0, .hi = 1000000},
         {"--alone-run-ns", CLI_DBL, &p.alone_run_ns, "X", "fixed cost of each run of HP alone", .lo = 0, .hi = 1e12},
         {"--time-value", CLI_DBL, &p.time_value, "V",
@@ -146,9 +146,10 @@ int cmd_plan(int argc, char **argv)
         goto done;
     }
     if (!quiet)
-        fprintf(stderr, "pairsight: plan: %zu steps, planned %.1f of %.1f us, LP work %.1f us, %ld predictions, %.1f ms\n",
-            best->n_steps, best->planned_ns / 1e3, best->budget_ns / 1e3, best->lp_work_ns / 1e3,
-            best->n_predictions, 1e3 * best->seconds);
+        fprintf(stderr,
+                "pairsight: plan: %zu steps, planned %.1f of %.1f us, LP work %.1f us, %ld predictions, %.1f ms\n",
+                best->n_steps, best->planned_ns / 1e3, best->budget_ns / 1e3, best->lp_work_ns / 1e3,
+                best->n_predictions, 1e3 * best->seconds);
     code = CLI_OK;
 done:
     free(json);

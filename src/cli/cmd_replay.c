@@ -19,25 +19,21 @@ int cli_parse_model_batch(const char *v, void *dest)
     return cli_parse_int(c + 1, 1, 1000000, &mb->batch);
 }
 
-static int parse_policies(const char *v, void *dest)
-{
-    return ps_replay_policies_parse(v, dest) == 0 ? 0 : -1;
-}
+static int parse_policies(const char *v, void *dest) { return ps_replay_policies_parse(v, dest) == 0 ? 0 : -1; }
 
 static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
 {
     printf("replay %s:%d beside %s:%d, %zu requests, load %.2f, seed %llu: dedicated %.1f us, budget %.1f us\n",
            p->hp_model, p->hp_batch, p->lp_model, p->lp_batch, r->requests, p->load, (unsigned long long)p->seed,
            r->dedicated_ns / 1e3, r->slo_ns / 1e3);
-    printf("%-16s %8s %10s %10s %8s %8s %8s %9s\n", "policy", "SLO%", "p50 us", "p99 us", "LP tput", "busy",
-           "kept%", "plan us");
+    printf("%-16s %8s %10s %10s %8s %8s %8s %9s\n", "policy", "SLO%", "p50 us", "p99 us", "LP tput", "busy", "kept%",
+           "plan us");
     for (int i = 0; i < PS_REPLAY_N; i++) {
         const ps_replay_policy_result_t *q = &r->pol[i];
         if (!q->ran)
             continue;
-        printf("%-16s %8.2f %10.1f %10.1f %8.3f %8.3f %8.2f %9.0f", ps_replay_policy_name(i),
-               100 * q->slo_attainment, q->hp_p50_ns / 1e3, q->hp_p99_ns / 1e3, q->lp_throughput, q->gpu_busy,
-               100 * q->budget_kept, q->plan_us);
+        printf("%-16s %8.2f %10.1f %10.1f %8.3f %8.3f %8.2f %9.0f", ps_replay_policy_name(i), 100 * q->slo_attainment,
+               q->hp_p50_ns / 1e3, q->hp_p99_ns / 1e3, q->lp_throughput, q->gpu_busy, 100 * q->budget_kept, q->plan_us);
         if (i == PS_REPLAY_ORION)
             printf("  (LP SM threshold %d TPCs)", q->orion_tpcs);
         putchar('\n');
@@ -116,36 +112,35 @@ int cmd_replay(int argc, char **argv)
         {"--load", CLI_DBL, &p.load, "RHO", "HP utilization of the dedicated GPU", .lo = 0, .hi = 1,
          .flags = CLI_LO_OPEN | CLI_HI_OPEN},
         {"--slo-factor", CLI_DBL, &p.slo_factor, "F", "budget = F x the dedicated p99 latency", .lo = 1, .hi = 100},
-        {"--coverage", CLI_DBL, &p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5,
-         .hi = 0.999},
+        {"--coverage", CLI_DBL, &p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5, .hi = 0.999},
         {"--stretch", CLI_DBL, &p.stretch, "S",
-         "planners budget the service of a request with no queue behind it at most S x its dedicated latency",
-         .lo = 1, .hi = 100, .def = "the SLO factor"},
+         "planners budget the service of a request with no queue behind it at most S x its dedicated latency", .lo = 1,
+         .hi = 100, .def = "the SLO factor"},
         {"--policies", CLI_FN, &p.policies, "LIST",
          "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all", .parse = parse_policies,
          .accepts = "a comma-separated list of policies, or all", .def = "all"},
         {"--warmup", CLI_INT, &p.warmup, "N", "orion: warm-up requests per binary-search probe", .lo = 10,
          .hi = 100000},
         {"--seed", CLI_U64, &p.seed, "N", "arrivals and run noise", .lo = 0, .hi = 2147483647.0},
-        {"--latencies", CLI_STR, &lat_path, "FILE", "every request's latency per policy (CSV: policy,request,latency_ns)",
-         .def = "none"},
+        {"--latencies", CLI_STR, &lat_path, "FILE",
+         "every request's latency per policy (CSV: policy,request,latency_ns)", .def = "none"},
         CLI_OPT_JSON(&json, "print the results as JSON"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "replay",
-        .synopsis = "--ops FILE --hp MODEL:BATCH --lp MODEL:BATCH [--model FILE] [--coexec FILE] [options]",
-        .about = "Replay an HP request stream (Poisson arrivals at utilization --load of the\n"
-                 "dedicated GPU) beside an always-backlogged LP task through the simulator's\n"
-                 "co-execution physics (the ground truth; predictors never see it) and report\n"
-                 "per policy: HP p50/p99 latency, SLO attainment (budget = --slo-factor x the\n"
-                 "dedicated p99), LP throughput (1 = LP alone on the whole GPU), the share of\n"
-                 "time the GPU serves HP, and for the planners kept%, the share of requests\n"
-                 "whose service stayed within the budget they were planned for\n"
-                 "(docs/planner.md).\n",
-        .opts = opts,
-        .examples = examples,
-        .max_pos = 0};
+    cli_spec_t spec = {.cmd = "replay",
+                       .synopsis =
+                           "--ops FILE --hp MODEL:BATCH --lp MODEL:BATCH [--model FILE] [--coexec FILE] [options]",
+                       .about = "Replay an HP request stream (Poisson arrivals at utilization --load of the\n"
+                                "dedicated GPU) beside an always-backlogged LP task through the simulator's\n"
+                                "co-execution physics (the ground truth; predictors never see it) and report\n"
+                                "per policy: HP p50/p99 latency, SLO attainment (budget = --slo-factor x the\n"
+                                "dedicated p99), LP throughput (1 = LP alone on the whole GPU), the share of\n"
+                                "time the GPU serves HP, and for the planners kept%, the share of requests\n"
+                                "whose service stayed within the budget they were planned for\n"
+                                "(docs/planner.md).\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;

@@ -209,8 +209,7 @@ int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w,
         return rc;
     const calib_bin_t *b = pick(c, s, mb, li);
     if (!b)
-        return ps_error(PS_E_INPUT, "the calibration's %d samples are too few for coverage %g", c->all.n,
-                        coverage);
+        return ps_error(PS_E_INPUT, "the calibration's %d samples are too few for coverage %g", c->all.n, coverage);
     *off_hp = b->q[PS_SIDE_HP][li];
     *off_lp = b->q[PS_SIDE_LP][li];
     return PS_OK;
@@ -228,8 +227,7 @@ static cJSON *bin_json(const calib_bin_t *b, int s, int mb)
     for (int side = 0; side < 2; side++) {
         cJSON *a = cJSON_AddArrayToObject(o, side == 0 ? "hp" : "lp");
         for (int i = 0; i < CALIB_NLEVELS; i++)
-            cJSON_AddItemToArray(a, isfinite(b->q[side][i]) ? cJSON_CreateNumber(b->q[side][i])
-                                                             : cJSON_CreateNull());
+            cJSON_AddItemToArray(a, isfinite(b->q[side][i]) ? cJSON_CreateNumber(b->q[side][i]) : cJSON_CreateNull());
     }
     return o;
 }

@@ -55,8 +55,8 @@ int calib_from_json(const cJSON *o, ps_calib_t **out);
 
 /* The bin key of one window query and the upper offsets (log delta) of each
  * side at coverage. Fails when no bin has enough samples for coverage. */
-int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs,
-                  double coverage, double *off_hp, double *off_lp);
+int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
+                  double *off_hp, double *off_lp);
 
 /* Empirical coverage (% of measurements at or under the bound) and mean
  * bound width (% above the point prediction) of each side at level on n

@@ -229,8 +229,8 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     pl->total = ps_model_gpu_tpcs(ops, pl->gpu);
     int kt_h = ps_group_tpcs_index(pl->hg, pl->total), kt_l = ps_group_tpcs_index(pl->lg, pl->total);
     if (pl->total < 2 || kt_h < 0 || kt_l < 0)
-        return ps_error(PS_E_INPUT, "the profile lacks the whole GPU (%d TPCs) for %s or %s", pl->total,
-                        p->hp_model, p->lp_model);
+        return ps_error(PS_E_INPUT, "the profile lacks the whole GPU (%d TPCs) for %s or %s", pl->total, p->hp_model,
+                        p->lp_model);
     int n = pl->hg->n_ops;
     pl->K = (n + pl->W - 1) / pl->W;
     pl->seg_start = ps_malloc((size_t)pl->K * sizeof(int));
@@ -267,8 +267,7 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
             pl->split[pl->S++] = t;
     }
     if (pl->S == 0)
-        return ps_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", p->hp_model,
-                        p->lp_model);
+        return ps_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", p->hp_model, p->lp_model);
     size_t nc = (size_t)pl->K * (size_t)pl->S * (size_t)pl->L;
     pl->cache = ps_malloc(nc * sizeof *pl->cache);
     if (!pl->cache)
@@ -374,8 +373,8 @@ int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p,
             ps_plan_step_t *st = &plan->steps[i];
             if (st->lp_len == 0)
                 continue;
-            ps_query_t q = {pl.gpu, p->hp_model, p->hp_batch, st->hp_start, st->hp_len, p->lp_model,
-                            p->lp_batch, st->lp_start, st->lp_len, st->hp_tpcs, st->lp_tpcs};
+            ps_query_t q = {pl.gpu,      p->hp_model,  p->hp_batch, st->hp_start, st->hp_len, p->lp_model,
+                            p->lp_batch, st->lp_start, st->lp_len,  st->hp_tpcs,  st->lp_tpcs};
             rc = ps_model_predict(m, ops, &q, 1, &st->hp_ns, &st->lp_ns);
         }
         if (rc != PS_OK)

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const policy_names[PS_REPLAY_N] = {"dedicated", "static",         "orion",  "intensity",
+static const char *const policy_names[PS_REPLAY_N] = {"dedicated", "static",          "orion", "intensity",
                                                       "pairsight", "pairsight_bound", "oracle"};
 
 const char *ps_replay_policy_name(int policy)
@@ -52,8 +52,10 @@ int ps_replay_policies_parse(const char *list, unsigned *out_mask)
             if (strlen(policy_names[i]) == n && strncmp(s, policy_names[i], n) == 0)
                 found = i;
         if (found < 0)
-            return ps_error(PS_E_ARG, "unknown policy '%.*s' (dedicated, static, orion, intensity, pairsight, "
-                                      "pairsight_bound, oracle, or all)", (int)n, s);
+            return ps_error(PS_E_ARG,
+                            "unknown policy '%.*s' (dedicated, static, orion, intensity, pairsight, "
+                            "pairsight_bound, oracle, or all)",
+                            (int)n, s);
         mask |= 1u << found;
         s += n;
         if (*s == ',')
@@ -157,8 +159,8 @@ typedef struct {
     sim_workload_t hw, lw;
     sim_placed_t *hp_placed, *lp_placed; /* [(tpcs) * n + op], tpcs 0..total */
     int total;
-    double *hp_alone, *lp_alone;         /* per operator, whole GPU, with launch gap */
-    memo_t truth;                        /* noiseless step latencies */
+    double *hp_alone, *lp_alone; /* per operator, whole GPU, with launch gap */
+    memo_t truth;                /* noiseless step latencies */
     double noise;
     uint64_t seed;
 } twin_t;
@@ -193,8 +195,10 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
     const ps_op_group_t *hg = ps_ops_find(ops, t->g->name, p->hp_model, p->hp_batch);
     const ps_op_group_t *lg = ps_ops_find(ops, t->g->name, p->lp_model, p->lp_batch);
     if (!hg || !lg || hg->n_ops != t->hw.n || lg->n_ops != t->lw.n)
-        return ps_error(PS_E_INPUT, "the profile's %s and %s are not the simulator's (replay needs ops.csv "
-                                    "of `pairsight simulate` on %s)", p->hp_model, p->lp_model, t->g->name);
+        return ps_error(PS_E_INPUT,
+                        "the profile's %s and %s are not the simulator's (replay needs ops.csv "
+                        "of `pairsight simulate` on %s)",
+                        p->hp_model, p->lp_model, t->g->name);
     size_t nt = (size_t)t->total + 1;
     t->hp_placed = ps_malloc(nt * (size_t)t->hw.n * sizeof *t->hp_placed);
     t->lp_placed = ps_malloc(nt * (size_t)t->lw.n * sizeof *t->lp_placed);
@@ -271,8 +275,8 @@ typedef struct {
     memo_t pred[PS_REPLAY_N]; /* per predictor policy */
     int splits[64], n_splits; /* HP TPC counts profiled for both sides */
     double dedicated_ns;
-    long req;                 /* request being planned (the oracle's noise) */
-    int policy;               /* predictor in use */
+    long req;   /* request being planned (the oracle's noise) */
+    int policy; /* predictor in use */
 } replay_t;
 
 typedef struct {
@@ -291,8 +295,8 @@ static int predict_cb(void *user, const ps_query_t *q, size_t n, double *hp, dou
     for (size_t i = 0; i < n; i++) {
         uint64_t k = memo_key(q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, q[i].lp_start, q[i].lp_len);
         if (rp->policy == PS_REPLAY_ORACLE) {
-            int rc = twin_run(&rp->tw, rp->req, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, q[i].lp_start,
-                              q[i].lp_len, &hp[i], &lp[i]);
+            int rc = twin_run(&rp->tw, rp->req, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, q[i].lp_start, q[i].lp_len,
+                              &hp[i], &lp[i]);
             if (rc != PS_OK)
                 return rc;
             continue;
