@@ -20,6 +20,8 @@
  *                              explanations
  *   evaluation  src/evaluate   the baselines and the published experiments
  *   co-location src/colocate   workload-level co-location under MPS
+ *   decision    src/decision   calibrated upper bounds, the co-location
+ *                              planner, replay of request streams on the twin
  *   collector   src/collect    measuring ops.csv and coexec.csv on a GPU
  * (src/common holds errors, logging, memory and atomic files; src/cli the
  * `pairsight` program.)
@@ -544,6 +546,7 @@ typedef struct {
     size_t adapt_samples; /* rows used by the last one */
     int adapt_depth[2];   /* depth of its trees per side (0: none) */
     double adapt_seconds; /* time of the last one */
+    size_t n_calib;       /* rows of the calibration split of the bounds (0: none) */
 } ps_model_info_t;
 
 /** What m is, into *out. @return 0, or PS_E_ARG for a NULL argument. */
@@ -918,6 +921,180 @@ typedef struct {
  *  @return 0, PS_E_ARG, PS_E_INPUT or PS_E_BACKEND. */
 PS_API int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
                          const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out);
+
+/* ======================================================================== */
+/* Decision: bounds, planner, replay (src/decision)                          */
+/* ======================================================================== */
+/*
+ * Contract: calibrated upper bounds on a model's predictions, a planner that
+ * turns them into co-location plans within an HP latency budget, and a
+ * replay that measures the plans on the simulator's physics
+ * (docs/planner.md). Thread safety: ps_model_predict_bound as
+ * ps_model_predict; ps_plan and ps_replay_run keep no state between calls
+ * and may run concurrently on distinct outputs.
+ */
+
+/**
+ * Upper bounds on the co-execution latency (ns) of n queries at a coverage
+ * in [0.5, 0.999]: each window pair's predicted log delta plus the split-
+ * conformal quantile of its Mondrian bin (SM split range x HP
+ * memory-boundedness), stored in the model at training from a calibration
+ * split of experiments disjoint from train, validation and test; windows are
+ * then composed as ps_model_predict does. Outputs are caller-owned [n].
+ * PS_E_ARG when the model has no calibration (models of older versions,
+ * adapted models). Thread safety as ps_model_predict.
+ * @return as ps_model_predict; PS_E_ARG for a coverage outside [0.5, 0.999]
+ * or a model without calibration; PS_E_INPUT when the calibration holds too
+ * few samples for the coverage.
+ */
+PS_API int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                                  double coverage, double *out_hp_upper_ns, double *out_lp_upper_ns);
+
+/** A predictor for the planner: co-execution latencies (ns) of n candidates
+ *  into out_hp_ns[n], out_lp_ns[n]; 0 or a negative PS_E_* code. */
+typedef int (*ps_plan_predict_fn)(void *user, const ps_query_t *q, size_t n, double *out_hp_ns, double *out_lp_ns);
+
+typedef struct {
+    const char *gpu;      /* NULL = the model's */
+    const char *hp_model; /* the HP request: every operator of this model */
+    int hp_batch;
+    const char *lp_model; /* the always-backlogged LP task */
+    int lp_batch;
+    int lp_start;               /* LP operator the LP stream stands at (0) */
+    double budget_ns;           /* latency budget of the whole HP request (required) */
+    double coverage;            /* > 0: plan on upper bounds at this coverage; 0:
+                                on point predictions (0.95) */
+    int window;                 /* operators per HP segment, 0 = the model's window (0) */
+    const double *alone_op_ns;  /* [HP operators] each HP operator's latency alone on the
+                                whole GPU; NULL = its standalone duration in ops (NULL) */
+    double alone_run_ns;        /* fixed cost of each run of HP alone (0) */
+    double time_value;          /* LP work an HP nanosecond is otherwise worth: 1 when LP runs
+                                alone on the whole GPU whenever HP is idle, so a co-run
+                                must gain more LP work than the HP time it adds; 0 =
+                                maximize LP work alone (0) */
+    int lp_lengths;             /* LP segment lengths tried per split: window*k/lp_lengths,
+                                k = 1..lp_lengths (4) */
+    ps_plan_predict_fn predict; /* NULL = the model (point or bound); else this
+                                predictor, and coverage only labels the plan */
+    void *predict_user;
+} ps_plan_params_t;
+
+/** The defaults in brackets above. @return them by value. */
+PS_API ps_plan_params_t ps_plan_default_params(void);
+
+/** One step of a plan: an HP segment and what runs beside it. */
+typedef struct {
+    int hp_start, hp_len, hp_tpcs;
+    int lp_start, lp_len, lp_tpcs;   /* lp_len 0: HP alone on the whole GPU */
+    double hp_ns, lp_ns;             /* point predictions (alone: the alone estimate) */
+    double hp_bound_ns, lp_bound_ns; /* what was budgeted (bounds, or the points) */
+    double step_ns;                  /* max(hp_bound_ns, lp_bound_ns) */
+    double lp_work_ns;               /* standalone whole-GPU time of the LP operators run */
+} ps_plan_step_t;
+
+typedef struct {
+    size_t n_steps;
+    ps_plan_step_t *steps;
+    double budget_ns, planned_ns, alone_ns; /* budget, sum of step_ns, HP alone */
+    double lp_work_ns;                      /* LP work of the plan */
+    int feasible;                           /* 0: HP alone already exceeds the budget (plan = alone) */
+    int lp_end;                             /* LP operator after the plan */
+    double coverage, mu;                    /* coverage planned at (0: points); chosen price of time */
+    long n_predictions;                     /* candidates predicted */
+    double seconds;                         /* planning time */
+} ps_plan_t;
+
+/**
+ * Plan one HP request beside the LP task (docs/planner.md): the HP model's
+ * operators are cut into segments of at most window operators; each runs
+ * alone or beside an LP segment under an SM split, chosen to maximize LP
+ * work subject to the sum of the steps' budgeted latencies (upper bounds at
+ * coverage, or points) staying within budget_ns. m may be NULL when
+ * p->predict and p->gpu are given. On success *out is the caller's
+ * (ps_plan_free). Thread-safe on distinct outputs.
+ * @return 0; PS_E_ARG for missing or out-of-range parameters; PS_E_INPUT
+ * when ops lacks a model, the whole GPU or a split profiled for both sides;
+ * the predictor's code when it fails.
+ */
+PS_API int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, ps_plan_t **out);
+/** The plan as one JSON object (schema "pairsight.plan.v1"); *out is
+ *  malloc'd, the caller frees it. @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_plan_to_json(const ps_plan_t *p, char **out);
+/** Release a plan; NULL is a no-op. @return nothing. */
+PS_API void ps_plan_free(ps_plan_t *p);
+
+/* Replay (docs/planner.md): an HP request stream beside an always-backlogged
+ * LP task through the simulator's co-execution physics, per policy. */
+typedef enum {
+    PS_REPLAY_DEDICATED = 0,   /* HP alone; LP only while HP is idle */
+    PS_REPLAY_STATIC,          /* an even split all the time */
+    PS_REPLAY_ORION,           /* Orion's rule on the profiles, SM threshold by binary search */
+    PS_REPLAY_INTENSITY,       /* the planner on the intensity rule */
+    PS_REPLAY_PAIRSIGHT,       /* the planner on point predictions */
+    PS_REPLAY_PAIRSIGHT_BOUND, /* the planner on calibrated upper bounds */
+    PS_REPLAY_ORACLE,          /* the planner on the twin's true latencies */
+    PS_REPLAY_N
+} ps_replay_policy_t;
+
+/** "dedicated", "static", "orion", "intensity", "pairsight",
+ *  "pairsight_bound", "oracle". Static; "?" when out of range. */
+PS_API const char *ps_replay_policy_name(int policy);
+/** "a,b,..." or "all" to a bit mask of policies.
+ *  @return 0, or PS_E_ARG naming the unknown policy. */
+PS_API int ps_replay_policies_parse(const char *list, unsigned *out_mask);
+
+typedef struct {
+    const char *hp_model;
+    int hp_batch;
+    const char *lp_model;
+    int lp_batch;
+    int requests;                       /* HP requests replayed (500) */
+    double load;                        /* HP utilization of the dedicated GPU, in (0, 1) (0.5) */
+    double slo_factor;                  /* budget = slo_factor x dedicated p99 latency (1.2) */
+    double coverage;                    /* pairsight_bound's coverage (0.95) */
+    uint64_t seed;                      /* arrivals and noise (1) */
+    unsigned policies;                  /* bit mask of 1 << PS_REPLAY_* (all) */
+    int warmup;                         /* orion: warm-up requests per binary-search probe (100) */
+    double noise;                       /* per-run log-normal sigma, as the simulator's (0.02) */
+    double stretch;                     /* planners: a request's service is budgeted at most
+                             stretch x its dedicated latency; 0 = slo_factor (0) */
+    const ps_coexec_t *intensity_train; /* training rows of the intensity rule
+                                           (NULL: the intensity policy is skipped) */
+} ps_replay_params_t;
+
+/** The defaults in brackets above. @return them by value. */
+PS_API ps_replay_params_t ps_replay_default_params(void);
+
+typedef struct {
+    int ran;
+    double slo_attainment; /* share of requests within the budget */
+    double hp_p50_ns, hp_p99_ns;
+    double lp_throughput; /* LP work / wall time; 1 = LP alone on the whole GPU */
+    double gpu_busy;      /* share of wall time the GPU serves an HP request */
+    double plan_us;       /* mean planning time per request */
+    double budget_kept;   /* planners: share of requests whose service stayed within
+                                the budget they were planned for (NAN for the others) */
+    int orion_tpcs;       /* orion: the SM threshold found, in TPCs */
+    double *latency_ns;   /* [requests] per request, arrival order */
+} ps_replay_policy_result_t;
+
+typedef struct {
+    size_t requests;
+    double dedicated_ns; /* HP request alone, noiseless */
+    double slo_ns;       /* the budget */
+    ps_replay_policy_result_t pol[PS_REPLAY_N];
+} ps_replay_result_t;
+
+/** Run the replay. m is needed by the pairsight policies. On success *out
+ *  holds the results (release with ps_replay_result_clear). The result is
+ *  the same for a seed on every run.
+ *  @return 0; PS_E_ARG for bad parameters or a policy without its input
+ *  (model, intensity_train); PS_E_INPUT when ops is not the simulator's
+ *  profile of both models; PS_E_MISMATCH for a model of another GPU. */
+PS_API int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *gpu, const ps_replay_params_t *p,
+                         ps_replay_result_t *out);
+/** Release the latencies of r and zero it; NULL is a no-op. @return nothing. */
+PS_API void ps_replay_result_clear(ps_replay_result_t *r);
 
 /* ======================================================================== */
 /* Collector (src/collect)                                                   */

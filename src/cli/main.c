@@ -21,6 +21,8 @@ static const cli_command_t commands[] = {
     {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments"},
     {"report", cmd_report, "write a self-contained HTML evaluation report"},
     {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval"},
+    {"plan", cmd_plan, "plan one HP request beside an LP task within a latency budget"},
+    {"replay", cmd_replay, "replay an HP request stream under each co-location policy"},
     {"collect", cmd_collect, "measure profiles and co-executions on a real GPU"},
 };
 
