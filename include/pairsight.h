@@ -424,8 +424,12 @@ PS_API int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *
 /** The two sides of a co-execution, also the index of per-side arrays. */
 enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
 
-/** The split of a coexec.csv row: 80/10/10 by experiment, never by run. */
-enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
+/** The split of a coexec.csv row, by experiment, never by run: 80% train,
+ *  10% validation, 10% test; with PS_CALIB_MIN_EXPERIMENTS experiments or
+ *  more, the last eighth of the training experiments (10% of all) is the
+ *  calibration split of the upper bounds, so that 70% train. */
+enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2, PS_SPLIT_CALIB = 3 };
+#define PS_CALIB_MIN_EXPERIMENTS 20
 
 /**
  * Assign every row of cx to a split (out_split[ps_coexec_rows(cx)], owned by
@@ -488,8 +492,8 @@ PS_API ps_train_params_t ps_train_default_params(void);
 
 /**
  * Train a model on the rows of cx (segments of at most params->window
- * operators; longer rows are skipped with a warning), split 80/10/10 by
- * experiment (ps_coexec_split with params->seed). For each side, every grid
+ * operators; longer rows are skipped with a warning), split by experiment
+ * (ps_coexec_split with params->seed: PS_SPLIT_*). For each side, every grid
  * point trains with early stopping on the validation split and the one with
  * the lowest validation latency MAPE is kept. All rows of cx must be of one
  * GPU. params NULL = defaults. On success *out is owned by the caller

@@ -65,7 +65,6 @@ static void test_coverage_on_calibration_rows(void)
     CHECK_OK(ps_dataset_build(&l, OPS, CX, 1, &d));
     if (!d)
         return;
-    calib_hold_out(d, 1);
     const ps_calib_t *cal = ps_model_calib(MODEL);
     size_t nf = (size_t)l.n_features;
     const double levels[3] = {0.80, 0.90, 0.95};

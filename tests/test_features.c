@@ -194,7 +194,7 @@ static void test_split_by_experiment(void)
     CHECK_OK(ps_coexec_split(cx, 1, s));
     CHECK_OK(ps_coexec_split(rev, 1, t));
     CHECK_OK(ps_coexec_split(cx, 2, u));
-    int count[3] = {0, 0, 0}, same_seed_diff = 0;
+    int count[4] = {0, 0, 0, 0}, same_seed_diff = 0;
     for (int i = 0; i < 300; i++) {
         count[s[i]]++;
         if (i % 3)
@@ -203,7 +203,9 @@ static void test_split_by_experiment(void)
         CHECK(t[(99 - i / 3) * 3] == s[i]);
         same_seed_diff += s[i] != u[i];
     }
-    CHECK(count[PS_SPLIT_TRAIN] == 240 && count[PS_SPLIT_VALID] == 30 && count[PS_SPLIT_TEST] == 30);
+    /* 100 experiments: 70 train, 10 calibration, 10 validation, 10 test. */
+    CHECK(count[PS_SPLIT_TRAIN] == 210 && count[PS_SPLIT_CALIB] == 30 && count[PS_SPLIT_VALID] == 30 &&
+          count[PS_SPLIT_TEST] == 30);
     CHECK(same_seed_diff > 0); /* another seed draws another split */
     ps_coexec_free(cx);
     ps_coexec_free(rev);

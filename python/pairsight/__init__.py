@@ -269,8 +269,10 @@ class Coexec(_Handle):
         return _lib.ps_coexec_rows(self._ptr)
 
     def split(self, seed=1):
-        """Split of every row (0 train, 1 validation, 2 test), 80/10/10 by
-        experiment, as Model.train draws it with the same seed."""
+        """Split of every row by experiment, as Model.train draws it with the
+        same seed: 0 train, 1 validation, 2 test, 3 calibration of the upper
+        bounds (80/10/10, of which the last eighth of the training
+        experiments calibrates from 20 experiments on: 70/10/10/10)."""
         n = len(self)
         out = (_C.c_ubyte * max(n, 1))()
         _check(_lib.ps_coexec_split(self._ptr, seed, out))

@@ -80,7 +80,8 @@ static void eval_table(eval_args_t *a, cli_opt_t *opts)
     const cli_opt_t all[] = {
         {"--ops", CLI_STR, &a->ops_path, "FILE", "standalone profile, ops.csv", .flags = CLI_REQ | CLI_IN},
         {"--coexec", CLI_STR, &a->cx_path, "FILE",
-         "co-executions, coexec.csv: split 80/10/10 by experiment; baselines train on the training split and "
+         "co-executions, coexec.csv: split by experiment (70/10/10/10: train, calibration, validation, test); "
+         "baselines train on the training split and "
          "all methods are scored on the test split",
          .flags = CLI_REQ | CLI_IN},
         {"--model", CLI_STR, &a->model_path, "FILE", "PairSight model from `pairsight train`",

@@ -76,8 +76,9 @@ int cmd_train(int argc, char **argv)
     cli_spec_t spec = {.cmd = "train",
                        .synopsis = "--ops FILE --coexec FILE --out FILE [options]",
                        .about = "Train the segment model: two XGBoost regressors (HP and LP side) on log\n"
-                                "slowdown, split 80/10/10 by experiment, early stopping on the validation\n"
-                                "split, depth and learning rate chosen on validation MAPE.\n",
+                                "slowdown, split by experiment into train, calibration of the upper bounds,\n"
+                                "validation and test (70/10/10/10), early stopping on the validation split,\n"
+                                "depth and learning rate chosen on validation MAPE.\n",
                        .opts = opts,
                        .examples = examples,
                        .exit_status = "0 trained and written, 1 bad input or training failed, 2 usage error.",

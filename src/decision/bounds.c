@@ -21,7 +21,6 @@
 #include <string.h>
 
 #define MIN_BIN 300
-#define MIN_EXPERIMENTS 20
 
 static double level_at(int i)
 {
@@ -37,23 +36,6 @@ static int level_index(double c)
         if (level_at(i) >= c - 1e-12)
             return i;
     return -1;
-}
-
-void calib_hold_out(ps_dataset_t *d, unsigned seed)
-{
-    (void)seed; /* experiment ids are already ranks of the seeded hash */
-    /* Training experiments are the lowest ranks; the top eighth of them
-     * (10% of all experiments) becomes the calibration split. */
-    int n_train_exp = 0;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->split[i] == PS_SPLIT_TRAIN && d->experiment[i] + 1 > n_train_exp)
-            n_train_exp = d->experiment[i] + 1;
-    if (d->n_experiments < MIN_EXPERIMENTS)
-        return;
-    int first = n_train_exp - (int)((d->n_experiments + 5) / 10);
-    for (size_t i = 0; i < d->n; i++)
-        if (d->split[i] == PS_SPLIT_TRAIN && d->experiment[i] >= first)
-            d->split[i] = PS_SPLIT_CALIB;
 }
 
 /* The bin key of a query: SM split range and memory-bound share of the HP

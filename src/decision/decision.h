@@ -12,9 +12,6 @@
 
 #include <cjson/cJSON.h>
 
-/* Rows of the calibration split, set apart from the training split inside
- * ps_model_train only (ps_coexec_split never returns it). */
-#define PS_SPLIT_CALIB 3
 
 /* Coverage levels at which quantiles are stored: 0.50, 0.51, ..., 0.99, then
  * 0.995 and 0.999. A coverage between two levels uses the higher one. */
@@ -40,12 +37,9 @@ typedef struct ps_calib {
     calib_bin_t all, split[CALIB_NSPLIT], cell[CALIB_NSPLIT][CALIB_NMEM];
 } ps_calib_t;
 
-/* Training hooks (src/model/train.c). calib_hold_out relabels the training
- * rows of about 1/8 of the training experiments (10% of all) as
- * PS_SPLIT_CALIB; it does nothing for fewer than 20 experiments. calib_fit
+/* Training hook (src/model/train.c): calib_fit
  * computes the quantiles of the finished model on those rows into *out
  * (NULL when there are none). */
-void calib_hold_out(ps_dataset_t *d, unsigned seed);
 int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, ps_calib_t **out);
 
 /* The calibration in the model's JSON header, and back (NULL when absent;

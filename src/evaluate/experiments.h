@@ -35,7 +35,7 @@ int ps_experiments_parse(const char *list, int *mask);
 
 typedef struct {
     const ps_ops_t *ops;
-    const ps_coexec_t *cx;       /* the campaign: split 80/10/10 by experiment */
+    const ps_coexec_t *cx;       /* the campaign: split 70/10/10/10 by experiment (train, calibration, validation, test) */
     const ps_coexec_t *train_cx; /* NULL: train on cx's train split and test on its
                                     test split; else train on train_cx's train
                                     split and test on every row of cx */

@@ -32,7 +32,9 @@ static int cmp_key(const void *a, const void *b)
 /* Dense experiment ids (by rank of the seeded hash) and splits of every row:
  * the first 80% of the ranked experiments train, the next 10% validate, the
  * rest test; with three or more experiments, validation and test get at
- * least one each. */
+ * least one each. With PS_CALIB_MIN_EXPERIMENTS or more, the last eighth of the
+ * training experiments (10% of all) is the calibration split of the upper
+ * bounds instead (src/decision), so every method fits on the same 70%. */
 static int assign_experiments(const ps_coexec_t *cx, uint64_t seed, int *exp_id, unsigned char *split,
                               size_t *n_exp)
 {
@@ -64,9 +66,13 @@ static int assign_experiments(const ps_coexec_t *cx, uint64_t seed, int *exp_id,
             n_test = 1;
     }
     size_t n_train = ne - n_valid - n_test;
+    size_t n_fit = ne >= PS_CALIB_MIN_EXPERIMENTS ? n_train - (ne + 5) / 10 : n_train;
     for (size_t i = 0; i < n; i++) {
         size_t e = (size_t)exp_id[i];
-        split[i] = e < n_train ? PS_SPLIT_TRAIN : e < n_train + n_valid ? PS_SPLIT_VALID : PS_SPLIT_TEST;
+        split[i] = e < n_fit     ? PS_SPLIT_TRAIN
+                   : e < n_train ? PS_SPLIT_CALIB
+                   : e < n_train + n_valid ? PS_SPLIT_VALID
+                                           : PS_SPLIT_TEST;
     }
     *n_exp = ne;
     free(keys);

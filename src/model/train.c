@@ -364,7 +364,6 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
                d->n_skipped, l.window);
     if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
         goto done;
-    calib_hold_out(d, p.seed); /* upper-bound calibration split (src/decision) */
     if ((rc = subset_make(d, PS_SPLIT_TRAIN, &tr)) != PS_OK || (rc = subset_make(d, PS_SPLIT_VALID, &va)) != PS_OK ||
         (rc = subset_make(d, PS_SPLIT_TEST, &te)) != PS_OK)
         goto done;
