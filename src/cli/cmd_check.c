@@ -50,7 +50,7 @@ int cmd_check(int argc, char **argv)
         if (strcmp(argv[i], "-") == 0 && !(argv[i] = (char *)cli_stdin_path()))
             return cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
     /* The ops files first: coexec files are checked against them. */
-    ps_ops_t **ops = calloc((size_t)nfiles + 1, sizeof *ops);
+    ps_ops_t **ops = calloc(nfiles > 0 ? (size_t)nfiles + 1 : 1, sizeof *ops);
     int n_ops = 0, code2 = CLI_OK;
     if (!ops)
         return cli_fail(CLI_BAD_INPUT, "check", "out of memory");

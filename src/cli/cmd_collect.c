@@ -174,8 +174,8 @@ static const char *const action_about[] = {
     "co-execution campaign of --hp beside --lp",
     "tasks and rows in the campaign database",
     "write ops.csv and coexec.csv from the campaign database",
-    "--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
-    "workloads.csv)",
+    ("--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
+     "workloads.csv)"),
     "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
     "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)",
     "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)",

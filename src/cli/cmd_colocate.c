@@ -33,8 +33,8 @@ static const char *const sub_synopsis[] = {"--workloads W --colocations C [optio
                                            "--model M --workloads W --target T --candidates a,b,c [options]"};
 static const char *const sub_about[] = {"Train and score every predictor and policy on the measured co-locations.\n",
                                         "Fit one predictor on every measured co-location and save it.\n",
-                                        "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
-                                        "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
+                                        ("Add predictions to a colocations.csv (its tput may be empty): the column is\n"
+                                         "tput_pred, or tput_sum_pred for models of the throughput sum.\n"),
                                         "Rank candidate co-runners of a target by predicted throughput sum.\n"};
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
