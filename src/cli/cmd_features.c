@@ -50,6 +50,46 @@ static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two
     }
 }
 
+/* Every query's feature rows (HP at x, LP at x + n * nf) and standalone
+ * latencies (HP at solo, LP at solo + n), n = max(f->n, 1). Checked one by
+ * one so that the message names the line, not the library's batch index. */
+static int build_rows(const ps_model_t *m, const ps_ops_t *ops, const ps_model_info_t *info, const queries_t *f,
+                      const char *q_path, float *x, double *solo)
+{
+    size_t n = f->n ? f->n : 1, nf = (size_t)info->n_features;
+    for (size_t i = 0; i < f->n; i++) {
+        const ps_query_t *q = &f->q[i];
+        if (q->hp_len > info->window || q->lp_len > info->window)
+            return cli_fail(CLI_BAD_INPUT, "features",
+                            "%s:%zu: segments of %d and %d operators: a feature row is "
+                            "one window, at most %d operators per side (pairsight predict composes longer ones)",
+                            cli_user_path(q_path), f->line[i], q->hp_len, q->lp_len, info->window);
+        if (ps_model_check_query(m, ops, q) != 0 ||
+            ps_model_features(m, ops, q, 1, x + i * nf, x + (n + i) * nf, solo + i, solo + n + i) != 0)
+            return cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: %s", cli_user_path(q_path), f->line[i],
+                            ps_last_error());
+    }
+    return CLI_OK;
+}
+
+/* The rows to out (atomically) or, for NULL, to standard output; lp_off and
+ * n locate the LP rows and latencies as build_rows placed them. */
+static int write_output(const char *out, const ps_model_t *m, const queries_t *f, int two, const float *x,
+                        const double *solo, size_t lp_off, size_t n)
+{
+    if (!out) {
+        write_rows(stdout, m, f, two, x, x + lp_off, solo, solo + n);
+        return CLI_OK;
+    }
+    ps_atomic_t *a = NULL;
+    if (ps_atomic_open(out, &a) != 0)
+        return cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
+    write_rows(ps_atomic_stream(a), m, f, two, x, x + lp_off, solo, solo + n);
+    if (ps_atomic_commit(a) != 0)
+        return cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
+    return CLI_OK;
+}
+
 static const char *const examples[] = {
     "pairsight features --model out/model.psm --ops out/ops.csv --queries out/coexec.csv --out out/rows.csv", NULL};
 
@@ -109,38 +149,10 @@ int cmd_features(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
         goto done;
     }
-    /* Checked one by one so that the message names the line, not the
-     * library's batch index. */
-    for (size_t i = 0; i < f.n; i++) {
-        const ps_query_t *q = &f.q[i];
-        if (q->hp_len > info.window || q->lp_len > info.window) {
-            cli_fail(CLI_BAD_INPUT, "features",
-                     "%s:%zu: segments of %d and %d operators: a feature row is "
-                     "one window, at most %d operators per side (pairsight predict composes longer ones)",
-                     cli_user_path(q_path), f.line[i], q->hp_len, q->lp_len, info.window);
-            goto done;
-        }
-        if (ps_model_check_query(m, ops, q) != 0 ||
-            ps_model_features(m, ops, q, 1, x + i * nf, x + (n + i) * nf, solo + i, solo + n + i) != 0) {
-            cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: %s", cli_user_path(q_path), f.line[i], ps_last_error());
-            goto done;
-        }
-    }
-    int two = info.variant == PS_FEAT_NO_CORUNNER;
-    if (out) {
-        ps_atomic_t *a = NULL;
-        if (ps_atomic_open(out, &a) != 0) {
-            cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
-            goto done;
-        }
-        write_rows(ps_atomic_stream(a), m, &f, two, x, x + n * nf, solo, solo + n);
-        if (ps_atomic_commit(a) != 0) {
-            cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
-            goto done;
-        }
-    } else {
-        write_rows(stdout, m, &f, two, x, x + n * nf, solo, solo + n);
-    }
+    if (build_rows(m, ops, &info, &f, q_path, x, solo) != CLI_OK)
+        goto done;
+    if (write_output(out, m, &f, info.variant == PS_FEAT_NO_CORUNNER, x, solo, n * nf, n) != CLI_OK)
+        goto done;
     code = CLI_OK;
 done:
     free(x);
