@@ -530,10 +530,15 @@ typedef enum {
     PS_COLOC_XU_RF,
     PS_COLOC_RATIO,
     PS_COLOC_MPS,
+    PS_COLOC_LOWRANK, /* pairwise interactions over workload identity and
+                         solo throughput (for tables without metrics) */
+    PS_COLOC_AUTO,    /* the kind chosen by cross-validation on the
+                         training co-locations (docs/colocate.md) */
     PS_COLOC_N_KINDS
 } ps_coloc_kind_t;
 
-/** "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps". Static. */
+/** "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps", "lowrank",
+ *  "auto". Static. */
 const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
 /** Parse a kind name; PS_E_ARG when unknown. */
 int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out);
@@ -577,6 +582,19 @@ int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path);
 int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
 void ps_coloc_model_free(ps_coloc_model_t *m);
 
+/** Throughput of workload (gpu, name) alone at share_pct: interpolated in
+ *  scaling (may be NULL: exclusive_tput x share / 100), as every predictor
+ *  uses it. NAN when the workload is unknown. Thread-safe. */
+double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling, const char *gpu,
+                     const char *name, int share_pct);
+
+/** The GPU(s) the model was trained on (the gpu column of its training
+ *  co-locations, comma-joined; "" when unknown). Owned by m. */
+const char *ps_coloc_model_gpu(const ps_coloc_model_t *m);
+/** For models made with kind PS_COLOC_AUTO: 1 and the chosen kind is
+ *  ps_coloc_model_kind(m); 0 otherwise. */
+int ps_coloc_model_auto(const ps_coloc_model_t *m);
+
 /* Selection policies, scored with KACE's metric: the chosen co-location's
  * measured throughput sum / the best one's, per target, averaged over the
  * targets that have at least two candidates (co-locations holding the target
@@ -594,6 +612,8 @@ typedef enum {
     PS_POL_XU_RF,
     PS_POL_RATIO,
     PS_POL_MPS,
+    PS_POL_LOWRANK,
+    PS_POL_AUTO,
     PS_POL_N
 } ps_coloc_policy_t;
 
@@ -607,6 +627,8 @@ const char *ps_coloc_policy_name(ps_coloc_policy_t p);
 int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c,
                    double *out_score, int *out_targets);
 
+#define PS_COLOC_MAXK 8 /* per-k policy figures cover k = 2..8 */
+
 typedef struct {
     double train_frac;   /* share of co-locations used for training (0.2) */
     int seeds;           /* repetitions with different splits (20) */
@@ -617,7 +639,13 @@ typedef struct {
                             these co-locations (see docs/colocate.md) */
     int test_alone;      /* with test: train on the first table only, never
                             on any co-location of the test table */
+    int unseen_pairs;    /* 1: hold out, per fold, every co-location that
+                            holds one of a fifth of the workload pairs */
+    int transfer;        /* with test: one fold, train on c, test on test
+                            (another GPU's table; docs/colocate.md) */
     unsigned kinds;      /* bit mask of kinds to run (default: all) */
+    unsigned auto_kinds; /* candidates of auto (default: all but kace_mlp
+                            and auto) */
     ps_coloc_params_t model; /* model parameters (kind ignored) */
     void (*progress)(double done, double total, void *user);
     void *user;
@@ -632,12 +660,79 @@ typedef struct {
     double policy_mean[PS_POL_N], policy_sd[PS_POL_N]; /* over seeds */
     double targets; /* mean number of scored targets per seed */
     int runs;       /* seeds (or folds) run */
+    /* MAPE (percent) of each workload's iteration time (batch / tput) for
+     * per-workload kinds; NAN for sum kinds. */
+    double time_mape[PS_COLOC_N_KINDS];
+    /* Policies scored over the k-way candidates only, k = 2..PS_COLOC_MAXK
+     * (NAN where no target has two k-way candidates). */
+    double policy_k[PS_COLOC_MAXK + 1][PS_POL_N];
+    double targets_k[PS_COLOC_MAXK + 1];
+    int auto_chosen[PS_COLOC_N_KINDS]; /* runs in which auto chose a kind */
+    unsigned dropped; /* bit mask of policies not run because every
+                         workload lacks their metrics */
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md). */
 int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
                   const ps_colocations_t *c, const ps_coloc_eval_params_t *p,
                   ps_coloc_eval_result_t *out);
+
+/* Placement over a cluster (Gavel's space sharing): assign jobs (workload
+ * ids, repeats allowed) to GPUs, alone or up to max_per_gpu per GPU at
+ * shares from an allowed set, maximizing the sum of predicted normalized
+ * throughputs (each job's throughput over its exclusive throughput on that
+ * GPU; a job alone counts solo(100)/exclusive, a waiting job 0). Exact
+ * (dynamic programming over job subsets) while 2^jobs x the GPU-count
+ * states stay under 2^22, else a documented greedy + local-search heuristic
+ * (docs/colocate.md). */
+typedef struct {
+    int max_per_gpu;   /* K (default 2) */
+    const int *shares; /* allowed shares per job, n_shares of them (default
+                          NULL: 100 only) */
+    int n_shares;
+    uint64_t seed;     /* heuristic restarts (default 0) */
+} ps_coloc_place_params_t;
+
+ps_coloc_place_params_t ps_coloc_place_default_params(void);
+
+typedef struct {
+    int n_jobs;
+    int *gpu;          /* [n_jobs] GPU index, -1 when the job waits */
+    int *share;        /* [n_jobs] share_pct (0 when waiting) */
+    double *norm_tput; /* [n_jobs] predicted tput / exclusive tput */
+    double objective;  /* their sum */
+    int exact;         /* 1: proven optimal for the predictions */
+} ps_coloc_placement_t;
+
+/** Place jobs[n_jobs] on n_gpus GPUs whose types (the gpu column of
+ *  workloads.csv) are gpu_types[n_gpus] (NULL entries: each job's own
+ *  row). On success out holds arrays owned by the caller
+ *  (ps_coloc_placement_free). Not thread-safe with the same model. */
+int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                   const char *const *jobs, int n_jobs, const char *const *gpu_types, int n_gpus,
+                   const ps_coloc_place_params_t *p, ps_coloc_placement_t *out);
+void ps_coloc_placement_free(ps_coloc_placement_t *pl);
+
+/* `colocate eval --place`: per case (jobs, GPUs) and job mix (distinct
+ * workloads drawn per seed), train every kind on a random split, place with
+ * its predictions over the groups measured in c, and score the placement by
+ * its measured normalized-throughput sum: over the best placement found
+ * with the measured values (oracle) and, for random, the mean of random
+ * feasible placements. */
+typedef struct {
+    int n_jobs, n_gpus;
+    double ratio[PS_POL_N]; /* mean over mixes of measured / best found;
+                               NAN for policies that do not place */
+    double norm[PS_POL_N];  /* mean measured normalized-throughput sum */
+    int mixes;              /* job mixes scored */
+    int exact;              /* mixes whose best placement is proven */
+} ps_coloc_place_case_t;
+
+/** cases[n_cases] carry n_jobs and n_gpus on entry; the rest is filled.
+ *  ep gives the split (train_frac, seeds = mixes, seed, kinds). */
+int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling,
+                        const ps_colocations_t *c, const ps_coloc_eval_params_t *ep,
+                        int max_per_gpu, ps_coloc_place_case_t *cases, int n_cases);
 
 
 /* ------------------------------------------------------------------------ */

@@ -181,7 +181,11 @@ static void test_models_round_trip(void)
             CHECK_OK(ps_coloc_model_save(m, path));
             CHECK_OK(ps_coloc_model_load(path, &m2));
             if (m2) {
-                CHECK(ps_coloc_model_kind(m2) == (ps_coloc_kind_t)k);
+                /* auto saves the kind it chose, and says so. */
+                CHECK(ps_coloc_model_kind(m2) == (k == PS_COLOC_AUTO ? ps_coloc_model_kind(m) : (ps_coloc_kind_t)k));
+                CHECK(ps_coloc_model_auto(m2) == (k == PS_COLOC_AUTO));
+                CHECK(ps_coloc_model_kind(m2) != PS_COLOC_AUTO);
+                CHECK(strcmp(ps_coloc_model_gpu(m2), "TESTGPU") == 0);
                 CHECK_OK(ps_coloc_predict(m2, t.w, t.s, t.c, b));
                 double worst = 0;
                 for (size_t i = 0; i < t.c->n; i++)

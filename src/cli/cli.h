@@ -101,4 +101,10 @@ extern const char cmd_check_usage[], cmd_import_usage[], cmd_simulate_usage[],
     cmd_train_usage[], cmd_predict_usage[], cmd_adapt_usage[], cmd_explain_usage[],
     cmd_eval_usage[], cmd_report_usage[], cmd_colocate_usage[], cmd_collect_usage[];
 
+/* colocate place and eval --place (cmd_colocate_place.c). */
+int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
+                       const char *gpus, int max_per_gpu, const char *shares, int json);
+int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
+                            const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c);
+
 #endif

@@ -72,9 +72,9 @@ const char cmd_colocate_usage[] =
 
 typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target,
-        *candidates, *shares, *predictors, *gpu;
+        *candidates, *shares, *predictors, *gpu, *transfer, *auto_kinds, *as, *jobs, *gpus, *cases;
     double train_frac;
-    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
+    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu;
     unsigned long long seed;
 } opts_t;
 
@@ -82,7 +82,8 @@ typedef struct {
 static const char *const value_flags[] = {"--workloads", "--scaling", "--colocations", "--test", "--out",
                                           "--model", "--kind", "--target", "--candidates", "--shares",
                                           "--predictors", "--gpu", "--train-frac", "--seeds", "--trees",
-                                          "--epochs", "--rounds", "--seed", NULL};
+                                          "--epochs", "--rounds", "--seed", "--transfer", "--auto-kinds",
+                                          "--as", "--jobs", "--gpus", "--max-per-gpu", "--cases", NULL};
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
@@ -95,6 +96,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     o->trees = def.model.trees;
     o->epochs = def.model.mlp_epochs;
     o->rounds = def.model.boost_rounds;
+    o->max_per_gpu = 2;
     if (argc < 2)
         return cli_fail(CLI_USAGE, CMD, "missing subcommand (eval, train, predict, select)");
     o->sub = argv[1];
@@ -104,6 +106,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         long v;
         if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
         if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
+        if (strcmp(a, "--unseen-pairs") == 0) { o->unseen_pairs = 1; continue; }
+        if (strcmp(a, "--place") == 0) { o->place = 1; continue; }
         int rc = cli_next_option(CMD, argc, argv, &i, value_flags, &o->json, &o->quiet, &val);
         if (rc != CLI_OK)
             return rc;
@@ -121,6 +125,12 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         else if (strcmp(a, "--shares") == 0) str = &o->shares;
         else if (strcmp(a, "--predictors") == 0) str = &o->predictors;
         else if (strcmp(a, "--gpu") == 0) str = &o->gpu;
+        else if (strcmp(a, "--transfer") == 0) str = &o->transfer;
+        else if (strcmp(a, "--auto-kinds") == 0) str = &o->auto_kinds;
+        else if (strcmp(a, "--as") == 0) str = &o->as;
+        else if (strcmp(a, "--jobs") == 0) str = &o->jobs;
+        else if (strcmp(a, "--gpus") == 0) str = &o->gpus;
+        else if (strcmp(a, "--cases") == 0) str = &o->cases;
         if (str) {
             *str = val;
             continue;
@@ -135,6 +145,9 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             if (cli_parse_long(val, 1, 1000000, &v))
                 return cli_fail(CLI_USAGE, CMD, "%s: expected a positive integer, got '%s'", a, val);
             *(a[2] == 's' ? &o->seeds : a[2] == 't' ? &o->trees : a[2] == 'e' ? &o->epochs : &o->rounds) = (int)v;
+        } else if (strcmp(a, "--max-per-gpu") == 0) {
+            if (cli_parse_int(val, 1, 8, &o->max_per_gpu))
+                return cli_fail(CLI_USAGE, CMD, "--max-per-gpu: expected an integer in 1..8, got '%s'", val);
         } else if (strcmp(a, "--seed") == 0) {
             char *e;
             errno = 0;
@@ -172,7 +185,7 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
     if (ps_workloads_load(o->workloads, &t->w) ||
         (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
         (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
-        (o->test && ps_colocations_load(o->test, &t->t))) {
+        ((o->test || o->transfer) && ps_colocations_load(o->test ? o->test : o->transfer, &t->t))) {
         tables_free(t);
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     }
@@ -192,44 +205,172 @@ static void json_num(double v)
         printf("%.6g", v);
 }
 
+/* A comma list of kind names into a bit mask; CLI_USAGE on an unknown one. */
+static int parse_kinds(const char *list, unsigned *out)
+{
+    *out = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        ps_coloc_kind_t k;
+        if (ps_coloc_kind_parse(tok, &k))
+            return cli_fail(CLI_USAGE, CMD, "%s", ps_last_error());
+        *out |= 1u << k;
+    }
+    return 0;
+}
+
+static void json_policies(const double *v)
+{
+    int first = 1;
+    for (int q = 0; q < PS_POL_N; q++) {
+        if (isnan(v[q]))
+            continue;
+        printf("%s\"%s\": ", first ? "" : ", ", ps_coloc_policy_name(q));
+        json_num(v[q]);
+        first = 0;
+    }
+}
+
+static const char *eval_mode(const opts_t *o)
+{
+    return o->unseen ? "unseen" : o->unseen_pairs ? "unseen_pairs" : o->transfer ? "transfer" : o->test ? "test" : "split";
+}
+
+static void print_eval_json(const opts_t *o, const ps_coloc_eval_params_t *p, const ps_coloc_eval_result_t *r)
+{
+    printf("{\"runs\": %d, \"targets\": ", r->runs);
+    json_num(r->targets);
+    printf(", \"mode\": \"%s\", \"train_frac\": ", eval_mode(o));
+    json_num(o->unseen || o->unseen_pairs || o->test || o->transfer ? NAN : o->train_frac);
+    fputs(", \"predictors\": {", stdout);
+    int first = 1;
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+        if (!(p->kinds & (1u << k)) || isnan(r->mape[k]))
+            continue;
+        printf("%s\"%s\": {\"of\": \"%s\", \"r2\": ", first ? "" : ", ", ps_coloc_kind_name(k),
+               k == PS_COLOC_AUTO ? "chosen" : ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
+        json_num(r->r2[k]);
+        fputs(", \"rmse\": ", stdout);
+        json_num(r->rmse[k]);
+        fputs(", \"mape\": ", stdout);
+        json_num(r->mape[k]);
+        fputs(", \"time_mape\": ", stdout);
+        json_num(r->time_mape[k]);
+        fputs("}", stdout);
+        first = 0;
+    }
+    fputs("}, \"policies\": {", stdout);
+    json_policies(r->policy_mean);
+    fputs("}, \"spread\": {", stdout);
+    json_policies(r->policy_sd);
+    fputs("}, \"per_k\": {", stdout);
+    first = 1;
+    for (int k = 2; k <= PS_COLOC_MAXK; k++) {
+        if (isnan(r->targets_k[k]))
+            continue;
+        printf("%s\"%d\": {\"targets\": ", first ? "" : ", ", k);
+        json_num(r->targets_k[k]);
+        fputs(", \"policies\": {", stdout);
+        json_policies(r->policy_k[k]);
+        fputs("}}", stdout);
+        first = 0;
+    }
+    fputs("}, \"auto_chosen\": {", stdout);
+    first = 1;
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+        if (r->auto_chosen[k]) {
+            printf("%s\"%s\": %d", first ? "" : ", ", ps_coloc_kind_name(k), r->auto_chosen[k]);
+            first = 0;
+        }
+    fputs("}, \"dropped\": [", stdout);
+    first = 1;
+    for (int q = 0; q < PS_POL_N; q++)
+        if (r->dropped & (1u << q)) {
+            printf("%s\"%s\"", first ? "" : ", ", ps_coloc_policy_name(q));
+            first = 0;
+        }
+    fputs("]}\n", stdout);
+}
+
+static void print_eval_text(const opts_t *o, const ps_coloc_eval_params_t *p, const ps_coloc_eval_result_t *r)
+{
+    static const char *const what[] = {"unseen models", "held-out workload pairs", "another table (transfer)",
+                                       "held-out workload sets", "random splits"};
+    const char *m = eval_mode(o);
+    printf("%d runs, %.1f targets per run (%s)\n", r->runs, r->targets,
+           what[!strcmp(m, "unseen") ? 0 : !strcmp(m, "unseen_pairs") ? 1 : !strcmp(m, "transfer") ? 2
+                : !strcmp(m, "test") ? 3 : 4]);
+    printf("%-10s %-9s %8s %10s %8s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%", "timeMAPE%");
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+        if ((p->kinds & (1u << k)) && !isnan(r->mape[k]))
+            printf("%-10s %-9s %8.3f %10.3f %8.2f %8.2f\n", ps_coloc_kind_name(k),
+                   k == PS_COLOC_AUTO ? "chosen" : ps_coloc_kind_predicts_sum(k) ? "sum" : "workload", r->r2[k],
+                   r->rmse[k], r->mape[k], r->time_mape[k]);
+    int nk = 0;
+    for (int k = 2; k <= PS_COLOC_MAXK; k++)
+        nk += !isnan(r->targets_k[k]);
+    printf("\n%-10s %8s %8s", "policy", "mean", "sd");
+    for (int k = 2; k <= PS_COLOC_MAXK && nk > 1; k++)
+        if (!isnan(r->targets_k[k]))
+            printf(" %7d-way", k);
+    putchar('\n');
+    for (int q = 0; q < PS_POL_N; q++) {
+        if (isnan(r->policy_mean[q]))
+            continue;
+        printf("%-10s %8.3f %8.3f", ps_coloc_policy_name(q), r->policy_mean[q], r->policy_sd[q]);
+        for (int k = 2; k <= PS_COLOC_MAXK && nk > 1; k++)
+            if (!isnan(r->targets_k[k]))
+                printf(" %11.3f", r->policy_k[k][q]);
+        putchar('\n');
+    }
+    int any = 0;
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+        if (r->auto_chosen[k])
+            printf("%s%s %d", any++ ? ", " : "\nauto chose: ", ps_coloc_kind_name(k), r->auto_chosen[k]);
+    if (any)
+        putchar('\n');
+    any = 0;
+    for (int q = 0; q < PS_POL_N; q++)
+        if (r->dropped & (1u << q))
+            printf("%s%s", any++ ? ", " : "dropped (no workload has their metrics): ", ps_coloc_policy_name(q));
+    if (any)
+        putchar('\n');
+}
+
 static int do_eval(const opts_t *o)
 {
+    if (!!o->unseen + !!o->unseen_pairs + !!o->test + !!o->transfer > 1)
+        return cli_fail(CLI_USAGE, CMD, "eval: --unseen, --unseen-pairs, --test and --transfer exclude each other");
+    if (o->test_alone && !o->test)
+        return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
+    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+    if (o->predictors && parse_kinds(o->predictors, &p.kinds))
+        return CLI_USAGE;
+    if (o->auto_kinds && parse_kinds(o->auto_kinds, &p.auto_kinds))
+        return CLI_USAGE;
     tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
         return rc;
-    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
     p.train_frac = o->train_frac;
     p.seeds = o->seeds;
     p.seed = o->seed;
     p.unseen = o->unseen;
+    p.unseen_pairs = o->unseen_pairs;
     p.test = t.t;
+    p.transfer = o->transfer != NULL;
     p.test_alone = o->test_alone;
     p.model.trees = o->trees;
     p.model.mlp_epochs = o->epochs;
     p.model.boost_rounds = o->rounds;
     p.progress = progress;
     p.user = (void *)&o->quiet;
-    if (o->unseen && o->test) {
+    if (o->place) {
+        rc = cmd_colocate_eval_place(o->cases, o->max_per_gpu, o->json, &p, t.w, t.s, t.c);
+        cli_progress_end(o->quiet);
         tables_free(&t);
-        return cli_fail(CLI_USAGE, CMD, "eval: --unseen and --test exclude each other");
-    }
-    if (o->test_alone && !o->test) {
-        tables_free(&t);
-        return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
-    }
-    if (o->predictors) {
-        p.kinds = 0;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", o->predictors);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            ps_coloc_kind_t k;
-            if (ps_coloc_kind_parse(tok, &k)) {
-                tables_free(&t);
-                return cli_fail(CLI_USAGE, CMD, "%s", ps_last_error());
-            }
-            p.kinds |= 1u << k;
-        }
+        return rc;
     }
     ps_coloc_eval_result_t r;
     int err = ps_coloc_eval(t.w, t.s, t.c, &p, &r);
@@ -237,52 +378,10 @@ static int do_eval(const opts_t *o)
     tables_free(&t);
     if (err)
         return cli_fail(CLI_BAD_INPUT, CMD, "eval: %s", ps_last_error());
-    if (o->json) {
-        printf("{\"runs\": %d, \"targets\": ", r.runs);
-        json_num(r.targets);
-        printf(", \"mode\": \"%s\", \"train_frac\": ", o->unseen ? "unseen" : o->test ? "test" : "split");
-        json_num(o->unseen || o->test ? NAN : o->train_frac);
-        fputs(", \"predictors\": {", stdout);
-        int first = 1;
-        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
-            if (!(p.kinds & (1u << k)))
-                continue;
-            printf("%s\"%s\": {\"of\": \"%s\", \"r2\": ", first ? "" : ", ", ps_coloc_kind_name(k),
-                   ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
-            json_num(r.r2[k]);
-            fputs(", \"rmse\": ", stdout);
-            json_num(r.rmse[k]);
-            fputs(", \"mape\": ", stdout);
-            json_num(r.mape[k]);
-            fputs("}", stdout);
-            first = 0;
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            fputs(pass ? "}, \"spread\": {" : "}, \"policies\": {", stdout);
-            first = 1;
-            for (int q = 0; q < PS_POL_N; q++) {
-                double v = pass ? r.policy_sd[q] : r.policy_mean[q];
-                if (isnan(v))
-                    continue;
-                printf("%s\"%s\": ", first ? "" : ", ", ps_coloc_policy_name(q));
-                json_num(v);
-                first = 0;
-            }
-        }
-        fputs("}}\n", stdout);
-        return CLI_OK;
-    }
-    printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
-           o->unseen ? "unseen models" : o->test ? "held-out workload sets" : "random splits");
-    printf("%-10s %-9s %8s %10s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%");
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
-        if (p.kinds & (1u << k))
-            printf("%-10s %-9s %8.3f %10.3f %8.2f\n", ps_coloc_kind_name(k),
-                   ps_coloc_kind_predicts_sum(k) ? "sum" : "workload", r.r2[k], r.rmse[k], r.mape[k]);
-    printf("\n%-10s %8s %8s\n", "policy", "mean", "sd");
-    for (int q = 0; q < PS_POL_N; q++)
-        if (!isnan(r.policy_mean[q]))
-            printf("%-10s %8.3f %8.3f\n", ps_coloc_policy_name(q), r.policy_mean[q], r.policy_sd[q]);
+    if (o->json)
+        print_eval_json(o, &p, &r);
+    else
+        print_eval_text(o, &p, &r);
     return CLI_OK;
 }
 
@@ -309,11 +408,47 @@ static int do_train(const opts_t *o)
     int err = ps_coloc_train(t.w, t.s, t.c, &p, &m);
     if (!err)
         err = ps_coloc_model_save(m, o->out);
+    if (!err && ps_coloc_model_auto(m))
+        fprintf(stderr, "pairsight: colocate: train: auto chose %s (cross-validation on the training co-locations)\n",
+                ps_coloc_kind_name(ps_coloc_model_kind(m)));
     ps_coloc_model_free(m);
     tables_free(&t);
     if (err)
         return cli_fail(CLI_BAD_INPUT, CMD, "train: %s", ps_last_error());
     return CLI_OK;
+}
+
+/* The batch size in a workload id ("bert_batch8-train" -> 8), else 1. */
+static double workload_batch(const char *name)
+{
+    const char *b = strstr(name, "_batch");
+    long v = b ? strtol(b + 6, NULL, 10) : 0;
+    return v > 0 ? (double)v : 1;
+}
+
+/* Warn once when the queries' GPU is not one the model was trained on. */
+static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    const char *mg = ps_coloc_model_gpu(m);
+    if (!*mg)
+        return;
+    for (size_t i = 0; i < q->n; i++) {
+        const char *g = q->rows[i].gpu;
+        if (!g || !*g)
+            continue;
+        size_t l = strlen(g);
+        int found = 0;
+        for (const char *p = mg; *p && !found;) {
+            size_t pl = strcspn(p, ",");
+            found = pl == l && strncmp(p, g, l) == 0;
+            p += pl + (p[pl] == ',');
+        }
+        if (!found) {
+            fprintf(stderr, "pairsight: colocate: warning: model trained on GPU %s, predicting for %s "
+                            "(across GPUs the error grows; docs/colocate.md)\n", mg, g);
+            return;
+        }
+    }
 }
 
 static int do_predict(const opts_t *o)
@@ -330,7 +465,18 @@ static int do_predict(const opts_t *o)
         return rc;
     ps_coloc_model_t *m = NULL;
     double *pred = calloc(t.c->n + 1, sizeof *pred);
+    int as_time = o->as && strcmp(o->as, "time") == 0;
+    if (o->as && !as_time && strcmp(o->as, "tput") != 0) {
+        free(pred);
+        tables_free(&t);
+        return cli_fail(CLI_USAGE, CMD, "predict: --as: expected tput or time, got '%s'", o->as);
+    }
     int err = pred ? ps_coloc_model_load(o->model, &m) : ps_error(PS_E_NOMEM, "out of memory");
+    if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)))
+        err = ps_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
+                       ps_coloc_kind_name(ps_coloc_model_kind(m)));
+    if (!err)
+        warn_gpu(m, t.c);
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
     ps_atomic_t *a = NULL;
@@ -341,8 +487,9 @@ static int do_predict(const opts_t *o)
             f = ps_atomic_stream(a);
     }
     if (!err) {
-        fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s\n",
-                ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred");
+        fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s%s\n",
+                ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred",
+                as_time ? ",batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred" : "");
         for (size_t i = 0; i < t.c->n; i++) {
             const ps_colocation_row_t *r = &t.c->rows[i];
             ps_csv_put_field(f, r->colocation);
@@ -353,7 +500,15 @@ static int do_predict(const opts_t *o)
             fprintf(f, ",%d,", r->share_pct);
             if (!isnan(r->tput))
                 fprintf(f, "%.17g", r->tput);
-            fprintf(f, ",%.17g\n", pred[i]);
+            fprintf(f, ",%.17g", pred[i]);
+            if (as_time) {
+                /* Iteration time = batch / throughput (batch from the id's
+                 * _batch<n>, 1 without one); alone = at its share alone. */
+                double b = workload_batch(r->workload), alone = ps_coloc_solo(t.w, t.s, r->gpu, r->workload,
+                                                                               r->share_pct);
+                fprintf(f, ",%g,%.9g,%.9g,%.9g", b, b / pred[i], b / alone, alone / pred[i]);
+            }
+            fputc('\n', f);
         }
         if (a)
             err = ps_atomic_commit(a);
@@ -582,5 +737,14 @@ int cmd_colocate(int argc, char **argv)
         return do_predict(&o);
     if (strcmp(o.sub, "select") == 0)
         return do_select(&o);
-    return cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s' (eval, train, predict, select)", o.sub);
+    if (strcmp(o.sub, "place") == 0) {
+        tables_t t;
+        int rc2 = load_tables(&o, 0, &t);
+        if (rc2)
+            return rc2;
+        rc2 = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.json);
+        tables_free(&t);
+        return rc2;
+    }
+    return cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s' (eval, train, predict, select, place)", o.sub);
 }

@@ -11,6 +11,7 @@
 #include "profile/tables.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* Per-workload metrics, in the order of workloads.csv. */
 enum {
@@ -50,6 +51,7 @@ typedef struct {
     cl_coloc_t *c;
     int nc;
     int n_sets;
+    int has[CW_N]; /* 1 when some workload has the metric (else it is dropped) */
 } cl_data_t;
 
 /* Build from the tables (scaling and c2 may be NULL). Every workload of a
@@ -98,5 +100,42 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train,
 /* Predict co-location ci: out_slot[k] (NAN for sum kinds) and *out_sum. */
 int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci,
                      double *out_slot, double *out_sum);
+
+/* The low-rank pairwise-interaction predictor (lowrank.c). */
+typedef struct cl_lowrank cl_lowrank_t;
+int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t seed,
+                   cl_lowrank_t **out);
+/* log(tput / solo) of slot s of co-location c. */
+double cl_lowrank_predict(const cl_lowrank_t *m, const cl_data_t *d, const cl_coloc_t *c, int s);
+void cl_lowrank_free(cl_lowrank_t *m);
+int cl_lowrank_save(const cl_lowrank_t *m, FILE *f);
+int cl_lowrank_load(FILE *f, cl_lowrank_t **out);
+
+/* Policy scores (eval.c): every target's score over the complete
+ * co-locations flagged in is_cand (of k workloads when kk > 0), targets
+ * NULL = all; pred[kind] NULL for kinds not run. Adds to acc[PS_POL_N] and
+ * returns the number of targets (-1: out of memory). */
+int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk,
+                      double *const *pred, double *acc);
+
+/* The random split of eval (seed shuffles the co-locations with splitmix64,
+ * the first round(frac x nc) train): fills train, returns their count. */
+int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *train);
+
+/* auto (auto.c): the candidate kind (bit mask) with the best selection
+ * figure of out-of-fold predictions over the training co-locations (ties:
+ * the lower sum MAPE). -1 in *out when none could be fitted. */
+unsigned cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
+int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                   unsigned kinds, int *out);
+
+/* Placement (place.c): jobs[n] are workload indices, gtype[ng] GPU type
+ * indices (0..ntypes-1); val(ctx, type, jobs, k, shares_out) the value of
+ * a group (-INFINITY when not allowed). assign[n] gets GPU or -1 and
+ * share[n] the share. */
+typedef double (*cl_group_value_fn)(void *ctx, int type, const int *jobs, int k, int *shares);
+int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed,
+                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective,
+                   int *exact);
 
 #endif

@@ -247,6 +247,9 @@ int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling,
                 x->complete = 0;
     }
     number_sets(d);
+    for (int i = 0; i < d->nw; i++)
+        for (int j = 0; j < CW_N; j++)
+            d->has[j] |= !isnan(d->w[i].f[j]);
     *out = d;
     return 0;
 }
@@ -265,4 +268,20 @@ double cl_solo(const cl_data_t *d, int wi, int share)
             return x->scal_tput[j - 1] + t * (x->scal_tput[j] - x->scal_tput[j - 1]);
         }
     return x->scal_tput[x->n_scal - 1];
+}
+
+double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling, const char *gpu, const char *name,
+                     int share_pct)
+{
+    ps_colocations_t *none = ps_colocations_new();
+    cl_data_t *d = NULL;
+    double v = NAN;
+    if (none && cl_data_build(w, scaling, none, NULL, &d) == 0) {
+        int wi = find_workload(d, gpu, name);
+        if (wi >= 0)
+            v = cl_solo(d, wi, share_pct);
+    }
+    cl_data_free(d);
+    ps_colocations_free(none);
+    return v;
 }

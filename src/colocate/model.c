@@ -15,8 +15,8 @@
 #include <string.h>
 
 
-static const char *const kind_names[PS_COLOC_N_KINDS] = {"kace_lr", "kace_rf", "kace_mlp",
-                                                         "xu_rf",   "ratio",   "mps"};
+static const char *const kind_names[PS_COLOC_N_KINDS] = {
+    "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps", "lowrank", "auto"};
 
 const char *ps_coloc_kind_name(ps_coloc_kind_t kind)
 {
@@ -30,7 +30,8 @@ int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out)
             *out = (ps_coloc_kind_t)k;
             return 0;
         }
-    return ps_error(PS_E_ARG, "unknown predictor '%s' (kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps)",
+    return ps_error(PS_E_ARG, "unknown predictor '%s' (kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank, "
+                    "auto)",
                     name);
 }
 
@@ -49,11 +50,17 @@ ps_coloc_params_t ps_coloc_default_params(void)
 
 ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m) { return m->kind; }
 
+const char *ps_coloc_model_gpu(const ps_coloc_model_t *m) { return m->gpu ? m->gpu : ""; }
+
+int ps_coloc_model_auto(const ps_coloc_model_t *m) { return m->autosel; }
+
 void ps_coloc_model_free(ps_coloc_model_t *m)
 {
     if (!m)
         return;
     cl_xgb_free(m->booster);
+    cl_lowrank_free(m->lowrank);
+    free(m->gpu);
     if (m->ann)
         fann_destroy(m->ann);
     for (int i = 0; i < m->n_ratio; i++)
@@ -262,10 +269,55 @@ static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n,
     return 0;
 }
 
+/* The distinct gpu values of the training co-locations' workloads. */
+static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
+{
+    size_t cap = 1;
+    for (int i = 0; i < d->nw; i++)
+        cap += (d->w[i].gpu ? strlen(d->w[i].gpu) : 0) + 1;
+    char *s = ps_calloc(cap, 1);
+    if (!s)
+        return NULL;
+    for (int i = 0; i < n_train; i++) {
+        const cl_coloc_t *c = &d->c[train[i]];
+        for (int j = 0; j < c->k; j++) {
+            const char *g = d->w[c->w[j]].gpu;
+            if (!g || !*g)
+                continue;
+            int dup = 0;
+            for (const char *p = s; *p && !dup;) {
+                size_t l = strcspn(p, ",");
+                dup = l == strlen(g) && strncmp(p, g, l) == 0;
+                p += l + (p[l] == ',');
+            }
+            if (!dup) {
+                if (*s)
+                    strcat(s, ",");
+                strcat(s, g);
+            }
+        }
+    }
+    return s;
+}
+
 int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
                  ps_coloc_model_t **out)
 {
     *out = NULL;
+    if (p->kind == PS_COLOC_AUTO) {
+        int k = -1;
+        int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
+        if (rc)
+            return rc;
+        if (k < 0)
+            return ps_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
+        ps_coloc_params_t q = *p;
+        q.kind = (ps_coloc_kind_t)k;
+        if ((rc = cl_model_fit(d, train, n_train, &q, out)))
+            return rc;
+        (*out)->autosel = 1;
+        return 0;
+    }
     ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
@@ -273,6 +325,10 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
     m->p = *p;
     m->nf = cl_model_nf(p->kind);
     int rc = 0;
+    if (!(m->gpu = train_gpus(d, train, n_train))) {
+        free(m);
+        return PS_E_NOMEM;
+    }
     wrow_t *r = NULL;
     double *x = NULL, *y = NULL;
     if (!ps_coloc_kind_predicts_sum(p->kind)) {
@@ -287,6 +343,8 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
             goto done;
         if (p->kind == PS_COLOC_MPS)
             rc = fit_mps(m, d, r, n);
+        else if (p->kind == PS_COLOC_LOWRANK)
+            rc = cl_lowrank_fit(d, train, n_train, p->seed, &m->lowrank);
         goto done;
     }
     int nf = m->nf, n = 0;
@@ -367,6 +425,8 @@ int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, doub
             /* f = mg + residual; the residual, learned per unit of
              * co-runner activity, shrinks with the co-runners' shares. */
             t = solo * exp(mg + (f - mg) * cl_mps_corunner_activity(d, c, s));
+        } else if (m->kind == PS_COLOC_LOWRANK) {
+            t = solo * exp(cl_lowrank_predict(m->lowrank, d, c, s));
         }
         out_slot[s] = t;
         *out_sum += t;

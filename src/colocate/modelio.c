@@ -46,7 +46,15 @@ int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
     fprintf(f, "ratio %d %.17g\n", m->n_ratio, m->ratio_global);
     for (int i = 0; i < m->n_ratio; i++)
         fprintf(f, "%.17g %s\n", m->ratio_med[i], m->ratio_name[i]);
-    if (m->booster) {
+    /* The GPU(s) of the training co-locations (rest of the line) and
+     * whether auto chose the kind. */
+    fprintf(f, "gpu %s\nauto %d\n", m->gpu ? m->gpu : "", m->autosel);
+    if (m->lowrank) {
+        if (cl_lowrank_save(m->lowrank, f)) {
+            ps_atomic_abort(a);
+            return ps_error(PS_E_IO, "%s: write failed", path);
+        }
+    } else if (m->booster) {
         bst_ulong len = 0;
         const char *buf = NULL;
         if (XGBoosterSaveModelToBuffer(m->booster, "{\"format\": \"ubj\"}", &len, &buf)) {
@@ -172,7 +180,29 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
         }
         m->n_ratio++;
     }
-    if (fscanf(f, "%31s", tag) != 1) {
+    if (fscanf(f, "%31s", tag) == 1 && strcmp(tag, "gpu") == 0 && fgetc(f) == ' ') {
+        char g[1024];
+        if (!fgets(g, sizeof g, f)) {
+            rc = bad(path, "gpu");
+            goto done;
+        }
+        g[strcspn(g, "\n")] = 0;
+        if (!(m->gpu = ps_strdup(g)) || fscanf(f, " auto %d", &m->autosel) != 1) {
+            rc = m->gpu ? bad(path, "auto") : PS_E_NOMEM;
+            goto done;
+        }
+    } else {
+        rc = bad(path, "gpu");
+        goto done;
+    }
+    if (m->kind == PS_COLOC_LOWRANK) {
+        int lr = cl_lowrank_load(f, &m->lowrank);
+        if (lr) {
+            rc = lr == PS_E_NOMEM ? lr : bad(path, "lowrank parameters");
+            goto done;
+        }
+        strcpy(tag, "none");
+    } else if (fscanf(f, "%31s", tag) != 1) {
         rc = bad(path, "body");
         goto done;
     }

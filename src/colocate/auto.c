@@ -1,0 +1,122 @@
+/*
+ * `auto`: choose a predictor per data set by cross-validation on the
+ * training co-locations only. The training co-locations are cut into four
+ * folds by workload set (every co-location of the same workloads, at any
+ * shares, falls in one fold); each candidate kind is fitted on three folds
+ * and predicts the fourth, and the out-of-fold predictions are scored with
+ * the selection metric over the training co-locations as candidates. The
+ * highest selection figure wins; ties (within 1e-9) go to the lower
+ * out-of-fold MAPE of the throughput sum, and where no training target has
+ * two candidates the MAPE decides alone.
+ */
+#include "colocate/colocate.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AUTO_FOLDS 4
+
+unsigned cl_auto_default_kinds(const cl_data_t *d)
+{
+    unsigned k = (1u << PS_COLOC_N_KINDS) - 1;
+    k &= ~(1u << PS_COLOC_AUTO);
+    k &= ~(1u << PS_COLOC_KACE_MLP); /* 20x the cost of the others, never the best measured */
+    if (!d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
+        k &= ~(1u << PS_COLOC_XU_RF);
+    return k;
+}
+
+int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                   unsigned kinds, int *out)
+{
+    *out = -1;
+    int *fold = ps_malloc((size_t)n_train * sizeof *fold + 1), *sub = ps_malloc((size_t)n_train * sizeof *sub + 1);
+    double *pred = ps_malloc((size_t)d->nc * sizeof *pred + 1);
+    char *is_cand = ps_calloc((size_t)d->nc + 1, 1);
+    int rc = 0;
+    if (!fold || !sub || !pred || !is_cand) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    for (int i = 0; i < n_train; i++) {
+        uint64_t h = (uint64_t)d->c[train[i]].set * 0x9E3779B97F4A7C15ull + p->seed * 0xBF58476D1CE4E5B9ull;
+        fold[i] = (int)(ps_splitmix64(&h) % AUTO_FOLDS);
+    }
+    double best_score = -INFINITY, best_mape = INFINITY;
+    double slot[64];
+    for (int k = 0; k < PS_COLOC_N_KINDS && !rc; k++) {
+        if (!(kinds & (1u << k)) || k == PS_COLOC_AUTO)
+            continue;
+        int ok = 1;
+        for (int i = 0; i < d->nc; i++)
+            pred[i] = NAN;
+        double sape = 0;
+        int nape = 0;
+        for (int f = 0; f < AUTO_FOLDS && ok; f++) {
+            int ns = 0, held = 0, complete = 0;
+            for (int i = 0; i < n_train; i++) {
+                if (fold[i] != f) {
+                    sub[ns++] = train[i];
+                    complete += d->c[train[i]].complete;
+                } else {
+                    held++;
+                }
+            }
+            if (!held || !ns)
+                continue;
+            if (!complete && ps_coloc_kind_predicts_sum((ps_coloc_kind_t)k)) {
+                ok = 0;
+                break;
+            }
+            ps_coloc_params_t mp = *p;
+            mp.kind = (ps_coloc_kind_t)k;
+            ps_coloc_model_t *m = NULL;
+            if (cl_model_fit(d, sub, ns, &mp, &m)) {
+                ok = 0; /* a kind this fold cannot train sits out */
+                break;
+            }
+            for (int i = 0; i < n_train && !rc; i++) {
+                if (fold[i] != f)
+                    continue;
+                int ci = train[i];
+                rc = cl_model_predict(m, d, ci, slot, &pred[ci]);
+                const cl_coloc_t *c = &d->c[ci];
+                if (!rc && c->complete) {
+                    double y = 0;
+                    for (int s = 0; s < c->k; s++)
+                        y += c->tput[s];
+                    sape += fabs(pred[ci] - y) / y;
+                    nape++;
+                }
+            }
+            ps_coloc_model_free(m);
+        }
+        if (rc || !ok || !nape)
+            continue;
+        memset(is_cand, 0, (size_t)d->nc);
+        for (int i = 0; i < n_train; i++)
+            is_cand[train[i]] = !isnan(pred[train[i]]);
+        double *pv[PS_COLOC_N_KINDS] = {0}, acc[PS_POL_N] = {0};
+        pv[k] = pred;
+        int nt = cl_score_policies(d, is_cand, NULL, 0, pv, acc);
+        if (nt < 0) {
+            rc = PS_E_NOMEM;
+            break;
+        }
+        double score = nt > 0 ? acc[PS_POL_KACE_LR + k] / nt : 0, mape = sape / nape;
+        if (score > best_score + 1e-9 || (fabs(score - best_score) <= 1e-9 && mape < best_mape)) {
+            best_score = score;
+            best_mape = mape;
+            *out = k;
+        }
+    }
+done:
+    free(fold);
+    free(sub);
+    free(pred);
+    free(is_cand);
+    return rc;
+}
