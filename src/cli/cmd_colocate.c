@@ -246,7 +246,7 @@ static void print_eval_json(const opts_t *o, const ps_coloc_eval_params_t *p, co
     fputs(", \"predictors\": {", stdout);
     int first = 1;
     for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
-        if (!(p->kinds & (1u << k)) || isnan(r->mape[k]))
+        if (!(p->kinds & (1u << k)))
             continue;
         printf("%s\"%s\": {\"of\": \"%s\", \"r2\": ", first ? "" : ", ", ps_coloc_kind_name(k),
                k == PS_COLOC_AUTO ? "chosen" : ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
