@@ -16,7 +16,7 @@ done
 expect 0 "$CLI" report --help
 grep -q -- "--out FILE" "$T/out" || fail "report --help does not list --out"
 expect 2 "$CLI" eval --ops x.csv
-grep -q "^pairsight: eval: --ops and --coexec are required" "$T/err" || fail "missing --coexec: $(cat "$T/err")"
+grep -q "^pairsight: eval: missing --coexec: --ops and --coexec are required" "$T/err" || fail "missing --coexec: $(cat "$T/err")"
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --experiments accuracy,nonsense
 grep -q "nonsense" "$T/err" || fail "bad experiment not named: $(cat "$T/err")"
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --experiments long
@@ -24,7 +24,7 @@ grep -q -- "--long FILE" "$T/err" || fail "long without --long: $(cat "$T/err")"
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --ks 10,x
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --bogus
 expect 2 "$CLI" report --ops x.csv --coexec y.csv
-grep -q "^pairsight: report: --out is required" "$T/err" || fail "report without --out: $(cat "$T/err")"
+grep -q "^pairsight: report: missing --out: --ops, --coexec and --out are required" "$T/err" || fail "report without --out: $(cat "$T/err")"
 expect 1 "$CLI" eval --ops "$T/none.csv" --coexec "$T/none.csv"
 grep -q "^pairsight: eval: .*none.csv" "$T/err" || fail "missing file not named: $(cat "$T/err")"
 
@@ -83,7 +83,7 @@ has "$T/err" "pairsight: eval: $T/nodir/e.json: cannot write: folder"
 expect 1 timeout 20 "$CLI" report --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T" --rounds 100000 -q
 has "$T/err" "pairsight: report: $T: cannot write: it is a folder"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --seed
-has "$T/err" "pairsight: eval: --seed needs a value (see pairsight eval --help)"
+has "$T/err" "pairsight: eval: --seed needs a value: an integer in 0..4294967295 (see pairsight eval --help)"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --bogus
 has "$T/err" "pairsight: eval: unknown option '--bogus' (see pairsight eval --help)"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out r.html
@@ -98,7 +98,7 @@ for bad in "--etas nan" "--etas 5" "--etas 1e400" "--depths 99999999999" "--dept
     # shellcheck disable=SC2086
     expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" $bad
 done
-has "$T/err" "--ks: expected three integers A,B,C in 1..1000000: 1,2"
+has "$T/err" "--ks: bad value: expected three integers A,B,C in 1..1000000"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --long-ops "$T/c/ops.csv"
 has "$T/err" "--long-ops needs --long FILE"
 # An input named as the output is refused, and left as it was.

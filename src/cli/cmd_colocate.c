@@ -1,72 +1,17 @@
 /* pairsight colocate: workload-level co-location (KACE, Xu et al., the ratio
- * baseline and our MPS interference predictor) - eval, train, predict,
- * select. See docs/colocate.md. */
+ * baseline, our MPS interference predictor, lowrank and auto) - eval, train,
+ * predict, select, place (cmd_colocate_place.c). See docs/colocate.md. */
 #include "cli/cli.h"
 #include "common/common.h"
 #include "profile/csv.h"
 #include "profile/tables.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char cmd_colocate_usage[] =
-    "usage: pairsight colocate eval    --workloads W --colocations C [options]\n"
-    "       pairsight colocate train   --workloads W --colocations C --out M [options]\n"
-    "       pairsight colocate predict --model M --workloads W --colocations Q [options]\n"
-    "       pairsight colocate select  --model M --workloads W --target T --candidates a,b,c [options]\n"
-    "\n"
-    "Predict the throughput of workloads co-located on one GPU under MPS and\n"
-    "choose co-runners (docs/colocate.md).\n"
-    "\n"
-    "common options:\n"
-    "  --workloads FILE   workloads.csv (required)\n"
-    "  --scaling FILE     workload_scaling.csv (default: none; solo throughput\n"
-    "                     then scales linearly with the share)\n"
-    "  --json             print the result as JSON (eval, select; default off)\n"
-    "  -q                 no progress on stderr (default: progress when a terminal)\n"
-    "\n"
-    "eval: train and score every predictor and policy\n"
-    "  --colocations FILE colocations.csv (required)\n"
-    "  --train-frac F     share of co-locations used for training (default 0.2)\n"
-    "  --seeds N          random splits (default 20)\n"
-    "  --seed N           first seed (default 0)\n"
-    "  --unseen           hold out every co-location of one model (all its batch\n"
-    "                     sizes) in turn instead of random splits (default off)\n"
-    "  --test FILE        score on FILE's co-locations, leaving out each workload\n"
-    "                     set (all its shares, in both files) in turn (default none)\n"
-    "  --test-alone       with --test: never train on FILE's co-locations (default\n"
-    "                     off: the other workload sets of FILE are trained on)\n"
-    "  --predictors LIST  comma list of kace_lr,kace_rf,kace_mlp,xu_rf,ratio,mps\n"
-    "                     (default all)\n"
-    "  --trees N          random-forest trees (default 100)\n"
-    "  --epochs N         MLP epochs (default 400)\n"
-    "  --rounds N         mps boosting rounds (default 400)\n"
-    "\n"
-    "train: fit one predictor on every measured co-location and save it\n"
-    "  --colocations FILE colocations.csv (required)\n"
-    "  --kind K           kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps (default mps)\n"
-    "  --out FILE         model file (required)\n"
-    "  --seed N           seed of forests and MLP (default 0)\n"
-    "\n"
-    "predict: add predictions to a colocations.csv (its tput may be empty)\n"
-    "  --model FILE       model from `colocate train` (required)\n"
-    "  --colocations FILE the co-locations to predict (required)\n"
-    "  --out FILE         output CSV (default stdout); the column is tput_pred,\n"
-    "                     or tput_sum_pred for models of the throughput sum\n"
-    "\n"
-    "select: rank candidate co-runners of a target by predicted throughput sum\n"
-    "  --model FILE       model (required)\n"
-    "  --target T         target workload (required)\n"
-    "  --candidates LIST  comma list; a+b co-locates several at once (required)\n"
-    "  --shares A/B[/..]  MPS shares of target and co-runners (default 100/100...)\n"
-    "  --gpu NAME         gpu column of the query (default the workload's)\n"
-    "\n"
-    "  -h, --help         this text\n"
-    "\n"
-    "Exit status: 0 ok, 1 bad input, 2 usage.\n";
 
 #define CMD "colocate"
 
@@ -75,17 +20,133 @@ typedef struct {
         *candidates, *shares, *predictors, *gpu, *transfer, *auto_kinds, *as, *jobs, *gpus, *cases;
     double train_frac;
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu;
-    unsigned long long seed;
+    uint64_t seed;
 } opts_t;
 
-/* The flags that take a value. */
-static const char *const value_flags[] = {"--workloads", "--scaling", "--colocations", "--test", "--out",
-                                          "--model", "--kind", "--target", "--candidates", "--shares",
-                                          "--predictors", "--gpu", "--train-frac", "--seeds", "--trees",
-                                          "--epochs", "--rounds", "--seed", "--transfer", "--auto-kinds",
-                                          "--as", "--jobs", "--gpus", "--max-per-gpu", "--cases", NULL};
+enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_PLACE = 16, S_ALL = 31, N_SUBS = 5 };
 
-static int parse_opts(int argc, char **argv, opts_t *o)
+static const char *const sub_names[] = {"eval", "train", "predict", "select", "place"};
+static const char *const sub_synopsis[] = {
+    "--workloads W --colocations C [options]", "--workloads W --colocations C --out M [options]",
+    "--model M --workloads W --colocations Q [options]",
+    "--model M --workloads W --target T --candidates a,b,c [options]",
+    "--model M --workloads W --jobs a,b*3 --gpus N[:TYPE],... [options]"};
+static const char *const sub_about[] = {
+    "Train and score every predictor and policy on the measured co-locations.\n",
+    "Fit one predictor on every measured co-location and save it.\n",
+    "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
+    "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
+    "Rank candidate co-runners of a target by predicted throughput sum.\n",
+    "Assign jobs to GPUs, alone or up to K per GPU, maximizing the sum of predicted\n"
+    "normalized throughputs (exact for small cases, else a heuristic).\n"};
+static const char *const ex_eval[] = {
+    "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
+    NULL};
+static const char *const ex_train[] = {
+    "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --kind ratio --out out/c.psc",
+    NULL};
+static const char *const ex_predict[] = {
+    "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--colocations tests/data/colocate/colocations3.csv --out -",
+    NULL};
+static const char *const ex_select[] = {NULL};
+static const char *const ex_place[] = {
+    "pairsight colocate place --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--jobs alpha_batch2-inf*2,beta_batch4-train,gamma_batch1-inf --gpus 2 --json",
+    NULL};
+static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select, ex_place};
+
+/* Builds the option table of subcommand k (0..4) into out (room for 40). */
+static void sub_table(opts_t *o, int k, cli_opt_t *out)
+{
+    unsigned bit = 1u << k;
+    const struct {
+        unsigned subs;
+        cli_opt_t opt;
+    } all[] = {
+        {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
+        {S_ALL, {"--scaling", CLI_STR, &o->scaling, "FILE",
+                 "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
+        {S_EVAL | S_TRAIN, {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv",
+                            .flags = CLI_REQ | CLI_IN}},
+        {S_PREDICT, {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict",
+                     .flags = CLI_REQ | CLI_IN}},
+        {S_EVAL, {"--train-frac", CLI_DBL, &o->train_frac, "F", "share of co-locations used for training", .lo = 0,
+                  .hi = 1, .flags = CLI_LO_OPEN | CLI_HI_OPEN}},
+        {S_EVAL, {"--seeds", CLI_INT, &o->seeds, "N", "random splits", .lo = 1, .hi = 1000000}},
+        {S_EVAL, {"--seed", CLI_U64, &o->seed, "N", "first seed", .lo = 0, .hi = 0}},
+        {S_TRAIN, {"--seed", CLI_U64, &o->seed, "N", "seed of forests and MLP", .lo = 0, .hi = 0}},
+        {S_EVAL, {"--unseen", CLI_FLAG, &o->unseen, NULL,
+                  "hold out every co-location of one model (all its batch sizes) in turn instead of random splits"}},
+        {S_EVAL, {"--test", CLI_STR, &o->test, "FILE",
+                  "score on FILE's co-locations, leaving out each workload set (all its shares, in both files) in "
+                  "turn"}},
+        {S_EVAL, {"--test-alone", CLI_FLAG, &o->test_alone, NULL,
+                  "with --test: never train on FILE's co-locations (default off: the other workload sets of FILE "
+                  "are trained on)",
+                  .flags = CLI_NODEF}},
+        {S_EVAL, {"--unseen-pairs", CLI_FLAG, &o->unseen_pairs, NULL,
+                  "5 folds of workload pairs: every co-location holding a held-out pair is held out", .flags = CLI_NODEF}},
+        {S_EVAL, {"--transfer", CLI_STR, &o->transfer, "FILE",
+                  "train on --colocations, score on FILE (another GPU's co-locations; --workloads holds both GPUs)"}},
+        {S_EVAL, {"--predictors", CLI_STR, &o->predictors, "LIST",
+                  "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank, auto", .def = "all"}},
+        {S_EVAL, {"--auto-kinds", CLI_STR, &o->auto_kinds, "LIST", "candidates of auto",
+                  .def = "all but kace_mlp"}},
+        {S_EVAL, {"--place", CLI_FLAG, &o->place, NULL,
+                  "score placements over a cluster (see --cases) instead of co-runner choices", .flags = CLI_NODEF}},
+        {S_EVAL, {"--cases", CLI_STR, &o->cases, "LIST", "with --place: JOBSxGPUS cases",
+                  .def = "4x2,8x4,16x8,24x8,32x16"}},
+        {S_EVAL | S_PLACE, {"--max-per-gpu", CLI_INT, &o->max_per_gpu, "K", "most jobs on one GPU", .lo = 1, .hi = 8}},
+        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 1000000}},
+        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 1000000}},
+        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 1000000}},
+        {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K",
+                   "kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank or auto (chosen by cross-validation on the "
+                   "training co-locations)", .def = "mps"}},
+        {S_TRAIN, {"--out", CLI_STR, &o->out, "FILE", "model file", .flags = CLI_REQ}},
+        {S_PREDICT, {"--out", CLI_STR, &o->out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT}},
+        {S_PREDICT, {"--as", CLI_STR, &o->as, "WHAT",
+                     "tput, or time: add batch, iter_time_s_pred, alone_iter_time_s and slowdown_pred", .def = "tput"}},
+        {S_PLACE, {"--jobs", CLI_STR, &o->jobs, "LIST", "workload ids; name*N repeats a job", .flags = CLI_REQ}},
+        {S_PLACE, {"--gpus", CLI_STR, &o->gpus, "N[:TYPE],...", "GPUs (TYPE: the gpu column of workloads.csv)",
+                   .flags = CLI_REQ}},
+        {S_PLACE, {"--shares", CLI_STR, &o->shares, "LIST", "allowed MPS shares of a co-located job (up to 4)",
+                   .def = "100"}},
+        {S_PREDICT | S_SELECT | S_PLACE, {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`",
+                                .flags = CLI_REQ | CLI_IN}},
+        {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
+        {S_SELECT, {"--candidates", CLI_STR, &o->candidates, "LIST", "comma list; a+b co-locates several at once",
+                    .flags = CLI_REQ}},
+        {S_SELECT, {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners",
+                    .def = "100/100..."}},
+        {S_SELECT, {"--gpu", CLI_STR, &o->gpu, "NAME", "gpu column of the query", .def = "the workload's"}},
+        {S_EVAL | S_SELECT | S_PLACE, {"--json", CLI_FLAG, &o->json, NULL, "print the result as JSON", .flags = CLI_NODEF}},
+        {S_ALL, CLI_OPT_QUIET(&o->quiet)},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i].subs & bit)
+            out[n++] = all[i].opt;
+    out[n] = (cli_opt_t){NULL};
+}
+
+static void sub_spec(opts_t *o, int k, cli_opt_t *table, cli_spec_t *spec)
+{
+    sub_table(o, k, table);
+    *spec = (cli_spec_t){.cmd = CMD,
+                         .sub = sub_names[k],
+                         .synopsis = sub_synopsis[k],
+                         .about = sub_about[k],
+                         .opts = table,
+                         .examples = sub_examples[k],
+                         .notes = k == 0 ? "See docs/colocate.md for the predictors and policies.\n" : NULL,
+                         .max_pos = 0};
+}
+
+static void defaults(opts_t *o)
 {
     memset(o, 0, sizeof *o);
     /* The library's defaults, which --help states. */
@@ -96,69 +157,53 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     o->trees = def.model.trees;
     o->epochs = def.model.mlp_epochs;
     o->rounds = def.model.boost_rounds;
-    o->max_per_gpu = 2;
-    if (argc < 2)
-        return cli_fail(CLI_USAGE, CMD, "missing subcommand (eval, train, predict, select)");
-    o->sub = argv[1];
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *val;
-        const char **str = NULL;
-        long v;
-        if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
-        if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
-        if (strcmp(a, "--unseen-pairs") == 0) { o->unseen_pairs = 1; continue; }
-        if (strcmp(a, "--place") == 0) { o->place = 1; continue; }
-        int rc = cli_next_option(CMD, argc, argv, &i, value_flags, &o->json, &o->quiet, &val);
-        if (rc != CLI_OK)
-            return rc;
-        if (!val)
-            continue;
-        if (strcmp(a, "--workloads") == 0) str = &o->workloads;
-        else if (strcmp(a, "--scaling") == 0) str = &o->scaling;
-        else if (strcmp(a, "--colocations") == 0) str = &o->colocations;
-        else if (strcmp(a, "--test") == 0) str = &o->test;
-        else if (strcmp(a, "--out") == 0) str = &o->out;
-        else if (strcmp(a, "--model") == 0) str = &o->model;
-        else if (strcmp(a, "--kind") == 0) str = &o->kind;
-        else if (strcmp(a, "--target") == 0) str = &o->target;
-        else if (strcmp(a, "--candidates") == 0) str = &o->candidates;
-        else if (strcmp(a, "--shares") == 0) str = &o->shares;
-        else if (strcmp(a, "--predictors") == 0) str = &o->predictors;
-        else if (strcmp(a, "--gpu") == 0) str = &o->gpu;
-        else if (strcmp(a, "--transfer") == 0) str = &o->transfer;
-        else if (strcmp(a, "--auto-kinds") == 0) str = &o->auto_kinds;
-        else if (strcmp(a, "--as") == 0) str = &o->as;
-        else if (strcmp(a, "--jobs") == 0) str = &o->jobs;
-        else if (strcmp(a, "--gpus") == 0) str = &o->gpus;
-        else if (strcmp(a, "--cases") == 0) str = &o->cases;
-        if (str) {
-            *str = val;
-            continue;
-        }
-        if (strcmp(a, "--train-frac") == 0) {
-            char *e;
-            o->train_frac = strtod(val, &e);
-            if (e == val || *e || !(o->train_frac > 0 && o->train_frac < 1))
-                return cli_fail(CLI_USAGE, CMD, "--train-frac: expected a number in (0,1), got '%s'", val);
-        } else if (strcmp(a, "--seeds") == 0 || strcmp(a, "--trees") == 0 ||
-                   strcmp(a, "--epochs") == 0 || strcmp(a, "--rounds") == 0) {
-            if (cli_parse_long(val, 1, 1000000, &v))
-                return cli_fail(CLI_USAGE, CMD, "%s: expected a positive integer, got '%s'", a, val);
-            *(a[2] == 's' ? &o->seeds : a[2] == 't' ? &o->trees : a[2] == 'e' ? &o->epochs : &o->rounds) = (int)v;
-        } else if (strcmp(a, "--max-per-gpu") == 0) {
-            if (cli_parse_int(val, 1, 8, &o->max_per_gpu))
-                return cli_fail(CLI_USAGE, CMD, "--max-per-gpu: expected an integer in 1..8, got '%s'", val);
-        } else if (strcmp(a, "--seed") == 0) {
-            char *e;
-            errno = 0;
-            o->seed = strtoull(val, &e, 10);
-            if (e == val || *e || val[0] == '-' || errno == ERANGE)
-                return cli_fail(CLI_USAGE, CMD, "--seed: expected a non-negative integer, got '%s'", val);
-        } else {
-            return cli_bad_option(CMD, a, NULL);
-        }
+    o->max_per_gpu = ps_coloc_place_default_params().max_per_gpu;
+}
+
+/* `pairsight colocate --help`: every subcommand's usage. */
+static void overview(FILE *f)
+{
+    fputs("pairsight colocate: predict the throughput of workloads co-located on one GPU\n"
+          "under MPS and choose co-runners (docs/colocate.md). Subcommands eval, train,\n"
+          "predict, select, place; `pairsight help colocate SUB` shows one.\n\n",
+          f);
+    for (int k = 0; k < N_SUBS; k++) {
+        opts_t o;
+        cli_opt_t table[40];
+        cli_spec_t spec;
+        defaults(&o);
+        sub_spec(&o, k, table, &spec);
+        if (k)
+            fputs("\n", f);
+        cli_usage(&spec, f);
     }
-    return 0;
+}
+
+static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_spec_t *spec, int *code)
+{
+    defaults(o);
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        if (argc < 2)
+            *code = cli_fail(CLI_USAGE, CMD, "missing subcommand: eval, train, predict, select or place (see "
+                                             "pairsight colocate --help)");
+        else {
+            overview(stdout);
+            *code = CLI_OK;
+        }
+        return 1;
+    }
+    o->sub = argv[1];
+    int k = 0;
+    while (k < N_SUBS && strcmp(o->sub, sub_names[k]) != 0)
+        k++;
+    if (k == N_SUBS) {
+        const char *near = cli_nearest(o->sub, sub_names, N_SUBS);
+        *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select, place)", o->sub,
+                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        return 1;
+    }
+    sub_spec(o, k, table, spec);
+    return cli_parse(spec, argc - 1, argv + 1, NULL, code);
 }
 
 typedef struct {
@@ -178,10 +223,7 @@ static void tables_free(tables_t *t)
 static int load_tables(const opts_t *o, int need_c, tables_t *t)
 {
     memset(t, 0, sizeof *t);
-    if (!o->workloads)
-        return cli_fail(CLI_USAGE, CMD, "%s: --workloads is required", o->sub);
-    if (need_c && !o->colocations)
-        return cli_fail(CLI_USAGE, CMD, "%s: --colocations is required", o->sub);
+    (void)need_c; /* the option tables make them required */
     if (ps_workloads_load(o->workloads, &t->w) ||
         (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
         (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
@@ -195,14 +237,6 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
 static void progress(double done, double total, void *user)
 {
     cli_progress(*(const int *)user, "colocate eval", done, total);
-}
-
-static void json_num(double v)
-{
-    if (isnan(v))
-        fputs("null", stdout);
-    else
-        printf("%.6g", v);
 }
 
 /* A comma list of kind names into a bit mask; CLI_USAGE on an unknown one. */
@@ -220,91 +254,78 @@ static int parse_kinds(const char *list, unsigned *out)
     return 0;
 }
 
-static void json_policies(const double *v)
-{
-    int first = 1;
-    for (int q = 0; q < PS_POL_N; q++) {
-        if (isnan(v[q]))
-            continue;
-        printf("%s\"%s\": ", first ? "" : ", ", ps_coloc_policy_name(q));
-        json_num(v[q]);
-        first = 0;
-    }
-}
-
 static const char *eval_mode(const opts_t *o)
 {
-    return o->unseen ? "unseen" : o->unseen_pairs ? "unseen_pairs" : o->transfer ? "transfer" : o->test ? "test" : "split";
+    return o->unseen         ? "unseen"
+           : o->unseen_pairs ? "unseen_pairs"
+           : o->transfer     ? "transfer"
+           : o->test         ? "test"
+                             : "split";
 }
 
-static void print_eval_json(const opts_t *o, const ps_coloc_eval_params_t *p, const ps_coloc_eval_result_t *r)
+static void json_policies(cJSON *e, const double *v)
 {
-    printf("{\"runs\": %d, \"targets\": ", r->runs);
-    json_num(r->targets);
-    printf(", \"mode\": \"%s\", \"train_frac\": ", eval_mode(o));
-    json_num(o->unseen || o->unseen_pairs || o->test || o->transfer ? NAN : o->train_frac);
-    fputs(", \"predictors\": {", stdout);
-    int first = 1;
+    for (int q = 0; q < PS_POL_N; q++)
+        if (!isnan(v[q]))
+            cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v[q]);
+}
+
+/* The result of colocate eval as JSON on stdout (NaN, where a policy or a
+ * predictor was not scored, becomes null). */
+static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
+{
+    cJSON *j = cli_json_new("colocate-eval", 1);
+    cJSON_AddNumberToObject(j, "runs", r->runs);
+    cJSON_AddNumberToObject(j, "targets", r->targets);
+    cJSON_AddStringToObject(j, "mode", eval_mode(o));
+    cJSON_AddNumberToObject(j, "train_frac", strcmp(eval_mode(o), "split") ? NAN : o->train_frac);
+    cJSON *preds = cJSON_AddObjectToObject(j, "predictors");
     for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
-        if (!(p->kinds & (1u << k)))
+        if (!(kinds & (1u << k)))
             continue;
-        printf("%s\"%s\": {\"of\": \"%s\", \"r2\": ", first ? "" : ", ", ps_coloc_kind_name(k),
-               k == PS_COLOC_AUTO ? "chosen" : ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
-        json_num(r->r2[k]);
-        fputs(", \"rmse\": ", stdout);
-        json_num(r->rmse[k]);
-        fputs(", \"mape\": ", stdout);
-        json_num(r->mape[k]);
-        fputs(", \"time_mape\": ", stdout);
-        json_num(r->time_mape[k]);
-        fputs("}", stdout);
-        first = 0;
+        cJSON *e = cJSON_AddObjectToObject(preds, ps_coloc_kind_name(k));
+        cJSON_AddStringToObject(e, "of", k == PS_COLOC_AUTO ? "chosen" : ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
+        cJSON_AddNumberToObject(e, "r2", r->r2[k]);
+        cJSON_AddNumberToObject(e, "rmse", r->rmse[k]);
+        cJSON_AddNumberToObject(e, "mape", r->mape[k]);
+        cJSON_AddNumberToObject(e, "time_mape", r->time_mape[k]);
     }
-    fputs("}, \"policies\": {", stdout);
-    json_policies(r->policy_mean);
-    fputs("}, \"spread\": {", stdout);
-    json_policies(r->policy_sd);
-    fputs("}, \"per_k\": {", stdout);
-    first = 1;
+    json_policies(cJSON_AddObjectToObject(j, "policies"), r->policy_mean);
+    json_policies(cJSON_AddObjectToObject(j, "spread"), r->policy_sd);
+    cJSON *pk = cJSON_AddObjectToObject(j, "per_k");
     for (int k = 2; k <= PS_COLOC_MAXK; k++) {
         if (isnan(r->targets_k[k]))
             continue;
-        printf("%s\"%d\": {\"targets\": ", first ? "" : ", ", k);
-        json_num(r->targets_k[k]);
-        fputs(", \"policies\": {", stdout);
-        json_policies(r->policy_k[k]);
-        fputs("}}", stdout);
-        first = 0;
+        char name[8];
+        snprintf(name, sizeof name, "%d", k);
+        cJSON *e = cJSON_AddObjectToObject(pk, name);
+        cJSON_AddNumberToObject(e, "targets", r->targets_k[k]);
+        json_policies(cJSON_AddObjectToObject(e, "policies"), r->policy_k[k]);
     }
-    fputs("}, \"auto_chosen\": {", stdout);
-    first = 1;
+    cJSON *ch = cJSON_AddObjectToObject(j, "auto_chosen");
     for (int k = 0; k < PS_COLOC_N_KINDS; k++)
-        if (r->auto_chosen[k]) {
-            printf("%s\"%s\": %d", first ? "" : ", ", ps_coloc_kind_name(k), r->auto_chosen[k]);
-            first = 0;
-        }
-    fputs("}, \"dropped\": [", stdout);
-    first = 1;
+        if (r->auto_chosen[k])
+            cJSON_AddNumberToObject(ch, ps_coloc_kind_name(k), r->auto_chosen[k]);
+    cJSON *dr = cJSON_AddArrayToObject(j, "dropped");
     for (int q = 0; q < PS_POL_N; q++)
-        if (r->dropped & (1u << q)) {
-            printf("%s\"%s\"", first ? "" : ", ", ps_coloc_policy_name(q));
-            first = 0;
-        }
-    fputs("]}\n", stdout);
+        if (r->dropped & (1u << q))
+            cJSON_AddItemToArray(dr, cJSON_CreateString(ps_coloc_policy_name(q)));
+    cli_json_print(j, stdout);
 }
 
-static void print_eval_text(const opts_t *o, const ps_coloc_eval_params_t *p, const ps_coloc_eval_result_t *r)
+static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
 {
-    static const char *const what[] = {"unseen models", "held-out workload pairs", "another table (transfer)",
-                                       "held-out workload sets", "random splits"};
     const char *m = eval_mode(o);
     printf("%d runs, %.1f targets per run (%s)\n", r->runs, r->targets,
-           what[!strcmp(m, "unseen") ? 0 : !strcmp(m, "unseen_pairs") ? 1 : !strcmp(m, "transfer") ? 2
-                : !strcmp(m, "test") ? 3 : 4]);
-    printf("%-10s %-9s %8s %10s %8s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%", "timeMAPE%");
+           !strcmp(m, "unseen")         ? "unseen models"
+           : !strcmp(m, "unseen_pairs") ? "held-out workload pairs"
+           : !strcmp(m, "transfer")     ? "trained on one table, scored on another"
+           : !strcmp(m, "test")         ? "held-out workload sets"
+                                        : "random splits");
+    printf("%-10s %-9s %8s %10s %8s %9s\n", "predictor", "of", "R2", "RMSE", "MAPE%", "timeMAPE%");
     for (int k = 0; k < PS_COLOC_N_KINDS; k++)
-        if ((p->kinds & (1u << k)) && !isnan(r->mape[k]))
-            printf("%-10s %-9s %8.3f %10.3f %8.2f %8.2f\n", ps_coloc_kind_name(k),
+        if (kinds & (1u << k))
+            printf("%-10s %-9s %8.3f %10.3f %8.2f %9.2f\n", ps_coloc_kind_name(k),
                    k == PS_COLOC_AUTO ? "chosen" : ps_coloc_kind_predicts_sum(k) ? "sum" : "workload", r->r2[k],
                    r->rmse[k], r->mape[k], r->time_mape[k]);
     int nk = 0;
@@ -313,7 +334,7 @@ static void print_eval_text(const opts_t *o, const ps_coloc_eval_params_t *p, co
     printf("\n%-10s %8s %8s", "policy", "mean", "sd");
     for (int k = 2; k <= PS_COLOC_MAXK && nk > 1; k++)
         if (!isnan(r->targets_k[k]))
-            printf(" %7d-way", k);
+            printf(" %6d-way", k);
     putchar('\n');
     for (int q = 0; q < PS_POL_N; q++) {
         if (isnan(r->policy_mean[q]))
@@ -321,7 +342,7 @@ static void print_eval_text(const opts_t *o, const ps_coloc_eval_params_t *p, co
         printf("%-10s %8.3f %8.3f", ps_coloc_policy_name(q), r->policy_mean[q], r->policy_sd[q]);
         for (int k = 2; k <= PS_COLOC_MAXK && nk > 1; k++)
             if (!isnan(r->targets_k[k]))
-                printf(" %11.3f", r->policy_k[k][q]);
+                printf(" %10.3f", r->policy_k[k][q]);
         putchar('\n');
     }
     int any = 0;
@@ -368,7 +389,6 @@ static int do_eval(const opts_t *o)
     p.user = (void *)&o->quiet;
     if (o->place) {
         rc = cmd_colocate_eval_place(o->cases, o->max_per_gpu, o->json, &p, t.w, t.s, t.c);
-        cli_progress_end(o->quiet);
         tables_free(&t);
         return rc;
     }
@@ -379,16 +399,14 @@ static int do_eval(const opts_t *o)
     if (err)
         return cli_fail(CLI_BAD_INPUT, CMD, "eval: %s", ps_last_error());
     if (o->json)
-        print_eval_json(o, &p, &r);
+        print_eval_json(o, p.kinds, &r);
     else
-        print_eval_text(o, &p, &r);
+        print_eval_text(o, p.kinds, &r);
     return CLI_OK;
 }
 
 static int do_train(const opts_t *o)
 {
-    if (!o->out)
-        return cli_fail(CLI_USAGE, CMD, "train: --out is required");
     ps_coloc_params_t p = ps_coloc_default_params();
     if (o->kind && ps_coloc_kind_parse(o->kind, &p.kind))
         return cli_fail(CLI_USAGE, CMD, "train: %s", ps_last_error());
@@ -408,7 +426,7 @@ static int do_train(const opts_t *o)
     int err = ps_coloc_train(t.w, t.s, t.c, &p, &m);
     if (!err)
         err = ps_coloc_model_save(m, o->out);
-    if (!err && ps_coloc_model_auto(m))
+    if (!err && ps_coloc_model_auto(m) && !o->quiet)
         fprintf(stderr, "pairsight: colocate: train: auto chose %s (cross-validation on the training co-locations)\n",
                 ps_coloc_kind_name(ps_coloc_model_kind(m)));
     ps_coloc_model_free(m);
@@ -453,8 +471,6 @@ static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
 
 static int do_predict(const opts_t *o)
 {
-    if (!o->model)
-        return cli_fail(CLI_USAGE, CMD, "predict: --model is required");
     const char *in[] = {o->model, o->workloads, o->scaling, o->colocations};
     int code = o->out ? cli_check_out(CMD ": predict", o->out, in, 4) : CLI_OK;
     if (code != CLI_OK)
@@ -504,8 +520,8 @@ static int do_predict(const opts_t *o)
             if (as_time) {
                 /* Iteration time = batch / throughput (batch from the id's
                  * _batch<n>, 1 without one); alone = at its share alone. */
-                double b = workload_batch(r->workload), alone = ps_coloc_solo(t.w, t.s, r->gpu, r->workload,
-                                                                               r->share_pct);
+                double b = workload_batch(r->workload);
+                double alone = ps_coloc_solo(t.w, t.s, r->gpu, r->workload, r->share_pct);
                 fprintf(f, ",%g,%.9g,%.9g,%.9g", b, b / pred[i], b / alone, alone / pred[i]);
             }
             fputc('\n', f);
@@ -580,8 +596,6 @@ static int first_unknown(const char *list, const char *gpu, const ps_workloads_t
 
 static int do_select(const opts_t *o)
 {
-    if (!o->model || !o->target || !o->candidates)
-        return cli_fail(CLI_USAGE, CMD, "select: --model, --target and --candidates are required");
     int shares[64], ns = 0;
     if (o->shares) {
         const char *s = o->shares;
@@ -684,20 +698,20 @@ static int do_select(const opts_t *o)
         }
         qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
         if (o->json) {
-            fputs("{\"target\": ", stdout);
-            cli_put_json_string(o->target);
-            printf(", \"model\": \"%s\", \"ranking\": [", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            cJSON *j = cli_json_new("colocate-select", 1);
+            cJSON_AddStringToObject(j, "target", o->target);
+            cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
             for (int i = 0; i < nc; i++) {
-                printf("%s{\"candidate\": ", i ? ", " : "");
-                cli_put_json_string(cand[i].name);
-                printf(", \"tput_sum\": %.6g, \"tput\": [", cand[i].sum);
-                for (int s = 0; s < cand[i].k; s++) {
-                    printf("%s", s ? ", " : "");
-                    json_num(cand[i].tput[s]);
-                }
-                fputs("]}", stdout);
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "candidate", cand[i].name);
+                cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+                cJSON *tp = cJSON_AddArrayToObject(e, "tput");
+                for (int s = 0; s < cand[i].k; s++)
+                    cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
+                cJSON_AddItemToArray(rank, e);
             }
-            fputs("]}\n", stdout);
+            cli_json_print(j, stdout);
         } else {
             printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
             for (int i = 0; i < nc; i++) {
@@ -721,13 +735,11 @@ static int do_select(const opts_t *o)
 
 int cmd_colocate(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_colocate_usage, stdout);
-        return CLI_OK;
-    }
     opts_t o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc)
+    cli_opt_t table[40];
+    cli_spec_t spec;
+    int rc;
+    if (parse_opts(argc, argv, &o, table, &spec, &rc))
         return rc;
     if (strcmp(o.sub, "eval") == 0)
         return do_eval(&o);
@@ -737,14 +749,10 @@ int cmd_colocate(int argc, char **argv)
         return do_predict(&o);
     if (strcmp(o.sub, "select") == 0)
         return do_select(&o);
-    if (strcmp(o.sub, "place") == 0) {
-        tables_t t;
-        int rc2 = load_tables(&o, 0, &t);
-        if (rc2)
-            return rc2;
-        rc2 = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.json);
-        tables_free(&t);
-        return rc2;
-    }
-    return cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s' (eval, train, predict, select, place)", o.sub);
+    tables_t t;
+    if ((rc = load_tables(&o, 0, &t)))
+        return rc;
+    rc = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.json);
+    tables_free(&t);
+    return rc;
 }

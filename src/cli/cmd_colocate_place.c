@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "common/common.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,34 +89,36 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     if (!err)
         err = ps_coloc_place(m, w, s, (const char *const *)names, nj, types, ng, &p, &pl);
     if (!err && json) {
-        printf("{\"model\": \"%s\", \"objective\": %.6g, \"exact\": %s, \"max_per_gpu\": %d, \"gpus\": [",
-               ps_coloc_kind_name(ps_coloc_model_kind(m)), pl.objective, pl.exact ? "true" : "false", max_per_gpu);
+        cJSON *j = cli_json_new("colocate-place", 1), *gs;
+        cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+        cJSON_AddNumberToObject(j, "objective", pl.objective);
+        cJSON_AddBoolToObject(j, "exact", pl.exact);
+        cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
+        gs = cJSON_AddArrayToObject(j, "gpus");
         for (int g = 0; g < ng; g++) {
-            printf("%s{\"gpu\": %d, \"type\": ", g ? ", " : "", g);
+            cJSON *e = cJSON_CreateObject(), *js;
+            cJSON_AddItemToArray(gs, e);
+            cJSON_AddNumberToObject(e, "gpu", g);
             if (types[g])
-                cli_put_json_string(types[g]);
+                cJSON_AddStringToObject(e, "type", types[g]);
             else
-                fputs("null", stdout);
-            fputs(", \"jobs\": [", stdout);
-            int first = 1;
-            for (int j = 0; j < nj; j++)
-                if (pl.gpu[j] == g) {
-                    printf("%s{\"job\": %d, \"workload\": ", first ? "" : ", ", j);
-                    cli_put_json_string(names[j]);
-                    printf(", \"share_pct\": %d, \"norm_tput\": %.6g}", pl.share[j], pl.norm_tput[j]);
-                    first = 0;
+                cJSON_AddNullToObject(e, "type");
+            js = cJSON_AddArrayToObject(e, "jobs");
+            for (int k = 0; k < nj; k++)
+                if (pl.gpu[k] == g) {
+                    cJSON *x = cJSON_CreateObject();
+                    cJSON_AddItemToArray(js, x);
+                    cJSON_AddNumberToObject(x, "job", k);
+                    cJSON_AddStringToObject(x, "workload", names[k]);
+                    cJSON_AddNumberToObject(x, "share_pct", pl.share[k]);
+                    cJSON_AddNumberToObject(x, "norm_tput", pl.norm_tput[k]);
                 }
-            fputs("]}", stdout);
         }
-        fputs("], \"waiting\": [", stdout);
-        int first = 1;
-        for (int j = 0; j < nj; j++)
-            if (pl.gpu[j] < 0) {
-                fputs(first ? "" : ", ", stdout);
-                cli_put_json_string(names[j]);
-                first = 0;
-            }
-        fputs("]}\n", stdout);
+        cJSON *wt = cJSON_AddArrayToObject(j, "waiting");
+        for (int k = 0; k < nj; k++)
+            if (pl.gpu[k] < 0)
+                cJSON_AddItemToArray(wt, cJSON_CreateString(names[k]));
+        cli_json_print(j, stdout);
     } else if (!err) {
         printf("objective %.4f (sum of predicted normalized throughputs, %s)\n", pl.objective,
                pl.exact ? "exact" : "heuristic");
@@ -162,24 +165,28 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
     if (ps_coloc_eval_place(w, s, c, p, max_per_gpu, cs, n))
         return cli_fail(CLI_BAD_INPUT, CMD, "eval --place: %s", ps_last_error());
     if (json) {
-        printf("{\"mode\": \"place\", \"mixes\": %d, \"max_per_gpu\": %d, \"train_frac\": %.6g, \"cases\": [", p->seeds,
-               max_per_gpu, p->train_frac);
+        cJSON *j = cli_json_new("colocate-eval-place", 1), *arr;
+        cJSON_AddNumberToObject(j, "mixes", p->seeds);
+        cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
+        cJSON_AddNumberToObject(j, "train_frac", p->train_frac);
+        arr = cJSON_AddArrayToObject(j, "cases");
         for (int q = 0; q < n; q++) {
-            printf("%s{\"jobs\": %d, \"gpus\": %d, \"mixes\": %d, \"exact\": %d, \"ratio\": {", q ? ", " : "",
-                   cs[q].n_jobs, cs[q].n_gpus, cs[q].mixes, cs[q].exact);
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddItemToArray(arr, e);
+            cJSON_AddNumberToObject(e, "jobs", cs[q].n_jobs);
+            cJSON_AddNumberToObject(e, "gpus", cs[q].n_gpus);
+            cJSON_AddNumberToObject(e, "mixes", cs[q].mixes);
+            cJSON_AddNumberToObject(e, "exact", cs[q].exact);
             for (int pass = 0; pass < 2; pass++) {
-                int first = 1;
+                cJSON *o = cJSON_AddObjectToObject(e, pass ? "norm_sum" : "ratio");
                 for (int k = 0; k < PS_POL_N; k++) {
                     double v = pass ? cs[q].norm[k] : cs[q].ratio[k];
-                    if (isnan(v))
-                        continue;
-                    printf("%s\"%s\": %.6g", first ? "" : ", ", ps_coloc_policy_name(k), v);
-                    first = 0;
+                    if (!isnan(v))
+                        cJSON_AddNumberToObject(o, ps_coloc_policy_name(k), v);
                 }
-                fputs(pass ? "}}" : "}, \"norm_sum\": {", stdout);
             }
         }
-        fputs("]}\n", stdout);
+        cli_json_print(j, stdout);
         return CLI_OK;
     }
     printf("placement: measured normalized-throughput sum over the best found with measured values\n"
