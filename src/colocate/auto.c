@@ -14,10 +14,12 @@
 #include "common/common.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define AUTO_FOLDS 4
+#define AUTO_MARGIN 0.02
 
 unsigned cl_auto_default_kinds(const cl_data_t *d)
 {
@@ -45,7 +47,9 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
         uint64_t h = (uint64_t)d->c[train[i]].set * 0x9E3779B97F4A7C15ull + p->seed * 0xBF58476D1CE4E5B9ull;
         fold[i] = (int)(ps_splitmix64(&h) % AUTO_FOLDS);
     }
-    double best_score = -INFINITY, best_mape = INFINITY;
+    double best_score = -INFINITY, best_mape = INFINITY, cv_score[PS_COLOC_N_KINDS], cv_mape[PS_COLOC_N_KINDS];
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+        cv_score[k] = cv_mape[k] = NAN;
     double slot[64];
     for (int k = 0; k < PS_COLOC_N_KINDS && !rc; k++) {
         if (!(kinds & (1u << k)) || k == PS_COLOC_AUTO)
@@ -99,17 +103,38 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
         memset(is_cand, 0, (size_t)d->nc);
         for (int i = 0; i < n_train; i++)
             is_cand[train[i]] = !isnan(pred[train[i]]);
+        /* Scored per k (a target's k-way candidates among themselves), so
+         * that a 4-way set is never compared with a pair. */
         double *pv[PS_COLOC_N_KINDS] = {0}, acc[PS_POL_N] = {0};
         pv[k] = pred;
-        int nt = cl_score_policies(d, is_cand, NULL, 0, pv, acc);
-        if (nt < 0) {
-            rc = PS_E_NOMEM;
-            break;
+        int nt = 0;
+        for (int kk = 2; kk <= PS_COLOC_MAXK && !rc; kk++) {
+            int t = cl_score_policies(d, is_cand, NULL, kk, pv, acc);
+            if (t < 0)
+                rc = PS_E_NOMEM;
+            nt += t;
         }
+        if (rc)
+            break;
         double score = nt > 0 ? acc[PS_POL_KACE_LR + k] / nt : 0, mape = sape / nape;
-        if (score > best_score + 1e-9 || (fabs(score - best_score) <= 1e-9 && mape < best_mape)) {
-            best_score = score;
-            best_mape = mape;
+        if (getenv("PS_AUTO_DEBUG"))
+            fprintf(stderr, "auto seed %llu %s: cv score %.4f (%d targets) sum mape %.4f\n",
+                    (unsigned long long)p->seed, ps_coloc_kind_name(k), score, nt, mape);
+        cv_score[k] = nt > 0 ? score : NAN;
+        cv_mape[k] = mape;
+    }
+    /* The most accurate (sum MAPE) of the kinds whose selection figure is
+     * within AUTO_MARGIN of the best: with tens of training targets the
+     * figure alone is noisy, and the error separates close candidates. */
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+        if (!isnan(cv_score[k]) && cv_score[k] > best_score)
+            best_score = cv_score[k];
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+        if (isnan(cv_mape[k]))
+            continue;
+        int near = isinf(best_score) || (!isnan(cv_score[k]) && cv_score[k] >= best_score - AUTO_MARGIN);
+        if (near && cv_mape[k] < best_mape) {
+            best_mape = cv_mape[k];
             *out = k;
         }
     }
