@@ -691,6 +691,9 @@ typedef struct {
                           NULL: 100 only) */
     int n_shares;
     uint64_t seed;     /* heuristic restarts (default 0) */
+    int allow_wait;    /* 1: a job may wait when that raises the sum;
+                          0 (default): every job runs while the GPUs have
+                          room (K x GPUs), as in Gavel */
 } ps_coloc_place_params_t;
 
 ps_coloc_place_params_t ps_coloc_place_default_params(void);

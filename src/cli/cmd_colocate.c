@@ -19,7 +19,7 @@ typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target,
         *candidates, *shares, *predictors, *gpu, *transfer, *auto_kinds, *as, *jobs, *gpus, *cases;
     double train_frac;
-    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu;
+    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait;
     uint64_t seed;
 } opts_t;
 
@@ -113,6 +113,9 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         {S_PLACE, {"--jobs", CLI_STR, &o->jobs, "LIST", "workload ids; name*N repeats a job", .flags = CLI_REQ}},
         {S_PLACE, {"--gpus", CLI_STR, &o->gpus, "N[:TYPE],...", "GPUs (TYPE: the gpu column of workloads.csv)",
                    .flags = CLI_REQ}},
+        {S_PLACE, {"--allow-wait", CLI_FLAG, &o->allow_wait, NULL,
+                   "let a job wait when co-locating it lowers the sum (default: every job runs while GPUs have room)",
+                   .flags = CLI_NODEF}},
         {S_PLACE, {"--shares", CLI_STR, &o->shares, "LIST", "allowed MPS shares of a co-located job (up to 4)",
                    .def = "100"}},
         {S_PREDICT | S_SELECT | S_PLACE, {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`",
@@ -752,7 +755,7 @@ int cmd_colocate(int argc, char **argv)
     tables_t t;
     if ((rc = load_tables(&o, 0, &t)))
         return rc;
-    rc = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.json);
+    rc = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait, o.json);
     tables_free(&t);
     return rc;
 }

@@ -55,7 +55,7 @@ static int split_gpus(char *list, const char **types, int cap)
 }
 
 int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
-                       const char *gpus, int max_per_gpu, const char *shares, int json)
+                       const char *gpus, int max_per_gpu, const char *shares, int allow_wait, int json)
 {
     if (!model || !jobs || !gpus)
         return cli_fail(CLI_USAGE, CMD, "place: --model, --jobs and --gpus are required");
@@ -83,6 +83,7 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     ps_coloc_placement_t pl = {0};
     ps_coloc_place_params_t p = ps_coloc_place_default_params();
     p.max_per_gpu = max_per_gpu;
+    p.allow_wait = allow_wait;
     p.shares = na ? allowed : NULL;
     p.n_shares = na;
     int err = ps_coloc_model_load(model, &m);

@@ -131,11 +131,12 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
 
 /* Placement (place.c): jobs[n] are workload indices, gtype[ng] GPU type
  * indices (0..ntypes-1); val(ctx, type, jobs, k, shares_out) the value of
- * a group (-INFINITY when not allowed). assign[n] gets GPU or -1 and
- * share[n] the share. */
+ * a group (-INFINITY when not allowed); a job left waiting costs
+ * wait_penalty (0: free). assign[n] gets GPU or -1, share[n] the share,
+ * *objective the sum of the group values. */
 typedef double (*cl_group_value_fn)(void *ctx, int type, const int *jobs, int k, int *shares);
 int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed,
-                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective,
-                   int *exact);
+                   double wait_penalty, cl_group_value_fn val, void *ctx, int *assign, int *share,
+                   double *objective, int *exact);
 
 #endif

@@ -22,9 +22,13 @@
 #include <string.h>
 
 #define EXACT_STATES (1u << 21)
+/* Every job runs when the GPUs have room: a waiting job costs this much
+ * (more than any group can be worth), unless waiting is allowed. */
+#define PLACE_WAIT_PENALTY 1e6
 
 typedef struct {
     int n, ng, ntypes, K;
+    double wait; /* penalty of a waiting job (0: waiting is free) */
     const int *gtype;
     cl_group_value_fn val;
     void *ctx;
@@ -121,7 +125,7 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
         for (int c = 0; c < C; c++) {
             x.S = (unsigned)S;
             x.c = c;
-            x.best = f[(S & ~lo) * C + c]; /* the lowest job waits */
+            x.best = f[(S & ~lo) * C + c] - s->wait; /* the lowest job waits */
             x.best_t = 0;
             x.best_type = -1;
             enum_groups(&x, lo, (unsigned)S & ~lo, s->K - 1);
@@ -134,6 +138,7 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
     unsigned S = (unsigned)(ns - 1);
     int c = C - 1, g = 0;
     *obj = f[(size_t)S * C + c];
+
     int used[16] = {0};
     for (int i = 0; i < s->n; i++)
         assign[i] = -1;
@@ -184,6 +189,8 @@ static double total(solver_t *s, const int *a)
     double v = 0;
     for (int g = 0; g < s->ng; g++)
         v += gpu_val(s, a, g, -1, -1);
+    for (int i = 0; i < s->n; i++)
+        v -= a[i] < 0 ? s->wait : 0;
     return v;
 }
 
@@ -193,7 +200,7 @@ static void local_search(solver_t *s, int *a, const int *order)
         a[i] = -1;
     for (int oi = 0; oi < s->n; oi++) {
         int j = order[oi], best_g = -1;
-        double best = 1e-12;
+        double best = 1e-12 - s->wait;
         for (int g = 0; g < s->ng; g++) {
             double gain = gpu_val(s, a, g, j, -1) - gpu_val(s, a, g, -1, -1);
             if (gain > best) {
@@ -207,11 +214,11 @@ static void local_search(solver_t *s, int *a, const int *order)
         int improved = 0;
         for (int j = 0; j < s->n; j++) {
             int from = a[j];
-            double lose = from >= 0 ? gpu_val(s, a, from, -1, j) - gpu_val(s, a, from, -1, -1) : 0;
+            double lose = from >= 0 ? gpu_val(s, a, from, -1, j) - gpu_val(s, a, from, -1, -1) : s->wait;
             for (int g = -1; g < s->ng; g++) {
                 if (g == from)
                     continue;
-                double gain = g >= 0 ? gpu_val(s, a, g, j, -1) - gpu_val(s, a, g, -1, -1) : 0;
+                double gain = g >= 0 ? gpu_val(s, a, g, j, -1) - gpu_val(s, a, g, -1, -1) : -s->wait;
                 if (gain + lose > 1e-9) {
                     a[j] = g;
                     improved = 1;
@@ -240,12 +247,13 @@ static void local_search(solver_t *s, int *a, const int *order)
 }
 
 int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed,
-                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective,
-                   int *exact)
+                   double wait_penalty, cl_group_value_fn val, void *ctx, int *assign, int *share,
+                   double *objective, int *exact)
 {
     if (n < 0 || n > 64 || ng < 0 || ntypes < 1 || ntypes > 16 || max_per_gpu < 1)
         return ps_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
-    solver_t s = {.n = n, .ng = ng, .ntypes = ntypes, .K = max_per_gpu, .gtype = gtype, .val = val, .ctx = ctx};
+    solver_t s = {.n = n, .ng = ng, .ntypes = ntypes, .K = max_per_gpu, .wait = wait_penalty, .gtype = gtype,
+                  .val = val, .ctx = ctx};
     int count[16] = {0};
     for (int g = 0; g < ng; g++)
         count[gtype[g]]++;
@@ -285,6 +293,9 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
         free(a);
         free(order);
     }
+    /* The objective without the waiting penalty. */
+    for (int i = 0; i < n; i++)
+        *objective += assign[i] < 0 ? wait_penalty : 0;
     /* The shares of each group, as its value chose them. */
     for (int i = 0; i < n; i++)
         share[i] = 0;
@@ -457,7 +468,8 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
             rc = ps_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
     }
     if (!rc)
-        rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed, model_val, &x, out->gpu,
+        rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
+                            p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu,
                             out->share, &out->objective, &out->exact);
     if (!rc)
         rc = x.rc;
@@ -679,7 +691,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
             int pk = -1;
             ectx_t xm = {d, job, meas, &pk};
             double best = 0;
-            if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, table_val, &xm, a, sh, &best, &exact)))
+            if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best, &exact)))
                 break;
             best = measured_of(d, job, n, ng, a, meas, meas);
             if (!(best > 0))
@@ -695,7 +707,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
                 ectx_t xp = {d, job, pred[k], &pk};
                 double obj = 0;
                 int ex = 0;
-                if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, table_val, &xp, a, sh, &obj, &ex)))
+                if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh, &obj, &ex)))
                     break;
                 double v = measured_of(d, job, n, ng, a, pred[k], meas);
                 cs->ratio[PS_POL_KACE_LR + k] += v / best;
