@@ -4,18 +4,9 @@
 # the GPU warning, --transfer, place and eval --place.
 CLI=${1:?usage: test_colocate_place_cli.sh PAIRSIGHT}
 F=tests/data/colocate
-T=$(mktemp -d /tmp/ps_colocate_place.XXXXXX) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail=0
-check() { # description, command...
-    what=$1; shift
-    if "$@"; then echo "[ ok ] $what"; else echo "[FAIL] $what"; fail=1; fi
-}
-expect_rc() { # expected-rc, command...
-    want=$1; shift
-    "$@" >/dev/null 2>"$T/err"; got=$?
-    [ "$got" = "$want" ] || { echo "rc $got, want $want: $*" >&2; cat "$T/err" >&2; return 1; }
-}
+. tests/clitest.sh
+check() { what=$1; shift; if "$@"; then echo "[ ok ] $what"; else fail "$what"; fi; }
+expect_rc() { want=$1; shift; "$@" >/dev/null 2>"$T/err"; [ $? = "$want" ] || { cat "$T/err" >&2; return 1; }; }
 SW="--workloads $F/sparse_workloads.csv"
 SC="--colocations $F/sparse_colocations.csv"
 check "eval on a sparse table: rules dropped, auto and per-k reported" sh -c "'$CLI' colocate eval $SW $SC \
@@ -67,4 +58,4 @@ check "eval --place scores placements" sh -c "'$CLI' colocate eval $SW $SC --pla
     --predictors lowrank --json -q | grep -q '\"cases\":\[{\"jobs\":4,\"gpus\":2,\"mixes\":2,\"exact\":2,\"ratio\":{\"oracle\":1'"
 check "eval --cases 4y2: 2" expect_rc 2 "$CLI" colocate eval $SW $SC --place --cases 4y2
 check "--unseen with --transfer: 2" expect_rc 2 "$CLI" colocate eval $SW $SC --unseen --transfer "$T/c2.csv"
-exit $fail
+finish test_colocate_place_cli
