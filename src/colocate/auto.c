@@ -4,22 +4,23 @@
  * folds by workload set (every co-location of the same workloads, at any
  * shares, falls in one fold); each candidate kind is fitted on three folds
  * and predicts the fourth, and the out-of-fold predictions are scored with
- * the selection metric over the training co-locations as candidates. The
- * highest selection figure wins; ties (within 1e-9) go to the lower
- * out-of-fold MAPE of the throughput sum, and where no training target has
- * two candidates the MAPE decides alone.
+ * the selection metric over the training co-locations as candidates, per
+ * k. Of the kinds whose figure is within AUTO_MARGIN of the best, the one
+ * with the lowest out-of-fold MAPE of the throughput sum wins (where no
+ * training target has two candidates the MAPE decides alone). Below
+ * AUTO_MIN_TRAIN training co-locations auto takes ratio.
  */
 #include "colocate/colocate.h"
 
 #include "common/common.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define AUTO_FOLDS 4
 #define AUTO_MARGIN 0.02
+#define AUTO_MIN_TRAIN 16 /* 4 folds x 4 co-locations */
 
 unsigned cl_auto_default_kinds(const cl_data_t *d)
 {
@@ -35,6 +36,13 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
                    unsigned kinds, int *out)
 {
     *out = -1;
+    /* Too few training co-locations for 4 folds to say anything (a fold of
+     * one or two co-locations scores no target): the predictor with the
+     * fewest parameters, ratio. */
+    if (n_train < AUTO_MIN_TRAIN && (kinds & (1u << PS_COLOC_RATIO))) {
+        *out = PS_COLOC_RATIO;
+        return 0;
+    }
     int *fold = ps_malloc((size_t)n_train * sizeof *fold + 1), *sub = ps_malloc((size_t)n_train * sizeof *sub + 1);
     double *pred = ps_malloc((size_t)d->nc * sizeof *pred + 1);
     char *is_cand = ps_calloc((size_t)d->nc + 1, 1);
@@ -117,9 +125,6 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
         if (rc)
             break;
         double score = nt > 0 ? acc[PS_POL_KACE_LR + k] / nt : 0, mape = sape / nape;
-        if (getenv("PS_AUTO_DEBUG"))
-            fprintf(stderr, "auto seed %llu %s: cv score %.4f (%d targets) sum mape %.4f\n",
-                    (unsigned long long)p->seed, ps_coloc_kind_name(k), score, nt, mape);
         cv_score[k] = nt > 0 ? score : NAN;
         cv_mape[k] = mape;
     }

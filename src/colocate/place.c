@@ -621,6 +621,8 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     for (int i = 0; i < d->nw; i++)
         if (in[i])
             pool[npool++] = i;
+    if (!rc && npool == 0)
+        rc = ps_error(PS_E_INPUT, "eval --place: no co-location has every throughput measured");
     for (int q = 0; q < n_cases; q++) {
         for (int p = 0; p < PS_POL_N; p++)
             cases[q].ratio[p] = cases[q].norm[p] = 0;
