@@ -103,15 +103,4 @@ fi
 expect 0 "$CLI" import --help
 has "$T/out" "--batch B           batch size (default 1; 1..1073741824)"
 
-# The shared data sets (absent on a bare clone: not an error).
-shared=../shared/data
-if [ -d "$shared" ]; then
-    expect 0 "$CLI" check "$shared"/*/*.csv
-    has "$T/out" "orion-v100/ops.csv: ops, 1703 rows, 5 models"
-    has "$T/out" "kace-v100/colocations_splits.csv: colocations, 436 rows"
-    has "$T/out" "kace-v100/workloads.csv: workloads, 44 rows"
-else
-    echo "skip: $shared not present"
-fi
-
 finish test_check

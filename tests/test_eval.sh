@@ -66,6 +66,17 @@ grep -q "<svg" "$T/r.html" || fail "report has no SVG"
 grep -q "Table II" "$T/r.html" || fail "report lacks Table II"
 grep -Eq "(src|href)=['\"]?https?:" "$T/r.html" && fail "report fetches something"
 
+# The split the model was trained on is the split eval scores: another seed
+# (its test rows would be the model's training rows) or another campaign is
+# refused before any prediction.
+# shellcheck disable=SC2086
+expect 1 "$CLI" eval --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --seed 2 $fast
+has "$T/err" "the model was split with seed 1 but eval splits with seed 2"
+expect 0 "$CLI" simulate --pairs "$pairs" --experiments 60 --runs 2 --threads 1 --seed 9 --out "$T/c9" -q
+# shellcheck disable=SC2086
+expect 1 "$CLI" eval --model "$T/m.psm" --ops "$T/c9/ops.csv" --coexec "$T/c9/coexec.csv" $fast
+has "$T/err" "the model was trained on another set of experiments than the coexec table given to eval"
+
 # report: the same evaluation as one page; a directory as --out fails with 1.
 # shellcheck disable=SC2086
 expect 0 "$CLI" report --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/r2.html" $fast

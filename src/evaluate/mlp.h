@@ -20,6 +20,9 @@ typedef struct {
     double lr;                         /* Adam step size */
     double weight_decay;               /* L2 penalty on weights */
     double valid_share;                /* share of rows held out for early stopping */
+    size_t valid_tail;                 /* > 0: the last valid_tail rows are the early-stopping
+                                          rows (whole experiments, chosen by the caller)
+                                          instead of a random valid_share of the rows */
     int patience;                      /* epochs without improvement before stopping */
     double max_seconds;                /* wall-clock cap on training (0 = none) */
     int tanh_hidden;                   /* 1: tanh hidden units, 0: ReLU */

@@ -14,8 +14,8 @@
 #include <string.h>
 
 static const char *const gen_groups[PS_GEN_GROUPS] = {"llama", "batch16", "batch64"};
-static const char *const palette[PS_METHOD_COUNT] = {"#d62728", "#1f77b4", "#2ca02c",
-                                                     "#9467bd", "#8c564b", "#ff7f0e"};
+static const char *const palette[PS_METHOD_COUNT] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd",
+                                                     "#8c564b", "#ff7f0e", "#17becf", "#7f7f7f"};
 
 /* ---- text ---- */
 
