@@ -301,8 +301,10 @@ static void test_eval_place(void)
  * best kind. */
 static void test_kace_sparse(void)
 {
-    if (access(KACE "colocations.csv", R_OK) != 0)
+    if (access(KACE "colocations.csv", R_OK) != 0) {
+        th_skip(KACE " is absent");
         return;
+    }
     tabs_t t;
     memset(&t, 0, sizeof t);
     CHECK_OK(ps_workloads_load(KACE "workloads.csv", &t.w));
