@@ -301,7 +301,7 @@ static void test_learned_baselines_beat_constant(void)
         return;
     double c = constant_mape();
     ps_baseline_params_t p;
-    ps_baseline_default_params(&p);
+    p = ps_baseline_default_params();
     p.mlp_epochs = 40;
     static const ps_method_t learned[] = {PS_METHOD_LINEAR, PS_METHOD_PAIRSIGHT_MLP, PS_METHOD_ABACUS_MLP};
     for (size_t i = 0; i < PS_ARRAY_LEN(learned); i++) {
@@ -330,7 +330,7 @@ static void test_public_train_and_errors(void)
     CHECK(b == NULL);
     CHECK(ps_baseline_train(PS_METHOD_LINEAR, NULL, cx, NULL, &b) == PS_E_ARG);
     ps_baseline_params_t p;
-    ps_baseline_default_params(&p);
+    p = ps_baseline_default_params();
     p.ridge_lambda = 1e-3;
     CHECK_OK(ps_baseline_train(PS_METHOD_LINEAR, ops, cx, &p, &b));
     if (b) {

@@ -80,7 +80,7 @@ static void test_sparse_auto(void)
         CHECK(r.targets_k[k] > 0 && !isnan(r.policy_k[k][PS_POL_LOWRANK]));
     CHECK(isnan(r.targets_k[5]));
     int chosen = 0;
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         chosen += r.auto_chosen[k];
     CHECK(chosen == p.seeds);
     CHECK(r.auto_chosen[PS_COLOC_XU_RF] == 0); /* dropped, so never a candidate */

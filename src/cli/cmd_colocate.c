@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "common/common.h"
 #include "profile/csv.h"
+#include "profile/gpu.h"
 #include "profile/tables.h"
 
 #include <cjson/cJSON.h>
@@ -51,7 +52,10 @@ static const char *const ex_predict[] = {
     "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--colocations tests/data/colocate/colocations3.csv --out -",
     NULL};
-static const char *const ex_select[] = {NULL};
+static const char *const ex_select[] = {
+    "pairsight colocate select --model out/c.psc --workloads tests/data/colocate/workloads.csv --target "
+    "alpha_batch2-inf --candidates beta_batch4-train,gamma_batch1-inf+alpha_batch8-inf --shares 50/25/25",
+    NULL};
 static const char *const ex_place[] = {
     "pairsight colocate place --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--jobs alpha_batch2-inf*2,beta_batch4-train,gamma_batch1-inf --gpus 2 --json",
@@ -100,9 +104,9 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         {S_EVAL, {"--cases", CLI_STR, &o->cases, "LIST", "with --place: JOBSxGPUS cases",
                   .def = "4x2,8x4,16x8,24x8,32x16"}},
         {S_EVAL | S_PLACE, {"--max-per-gpu", CLI_INT, &o->max_per_gpu, "K", "most jobs on one GPU", .lo = 1, .hi = 8}},
-        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 1000000}},
-        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 1000000}},
-        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 1000000}},
+        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 10000}},
+        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 100000}},
+        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 100000}},
         {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K",
                    "kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank or auto (chosen by cross-validation on the "
                    "training co-locations)", .def = "mps"}},
@@ -237,10 +241,6 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
     return 0;
 }
 
-static void progress(double done, double total, void *user)
-{
-    cli_progress(*(const int *)user, "colocate eval", done, total);
-}
 
 /* A comma list of kind names into a bit mask; CLI_USAGE on an unknown one. */
 static int parse_kinds(const char *list, unsigned *out)
@@ -250,7 +250,7 @@ static int parse_kinds(const char *list, unsigned *out)
     snprintf(buf, sizeof buf, "%s", list);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         ps_coloc_kind_t k;
-        if (ps_coloc_kind_parse(tok, &k))
+        if (ps_coloc_kind_from_name(tok, &k))
             return cli_fail(CLI_USAGE, CMD, "%s", ps_last_error());
         *out |= 1u << k;
     }
@@ -268,7 +268,7 @@ static const char *eval_mode(const opts_t *o)
 
 static void json_policies(cJSON *e, const double *v)
 {
-    for (int q = 0; q < PS_POL_N; q++)
+    for (int q = 0; q < PS_POL_COUNT; q++)
         if (!isnan(v[q]))
             cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v[q]);
 }
@@ -283,7 +283,7 @@ static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval
     cJSON_AddStringToObject(j, "mode", eval_mode(o));
     cJSON_AddNumberToObject(j, "train_frac", strcmp(eval_mode(o), "split") ? NAN : o->train_frac);
     cJSON *preds = cJSON_AddObjectToObject(j, "predictors");
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         if (!(kinds & (1u << k)))
             continue;
         cJSON *e = cJSON_AddObjectToObject(preds, ps_coloc_kind_name(k));
@@ -306,11 +306,11 @@ static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval
         json_policies(cJSON_AddObjectToObject(e, "policies"), r->policy_k[k]);
     }
     cJSON *ch = cJSON_AddObjectToObject(j, "auto_chosen");
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (r->auto_chosen[k])
             cJSON_AddNumberToObject(ch, ps_coloc_kind_name(k), r->auto_chosen[k]);
     cJSON *dr = cJSON_AddArrayToObject(j, "dropped");
-    for (int q = 0; q < PS_POL_N; q++)
+    for (int q = 0; q < PS_POL_COUNT; q++)
         if (r->dropped & (1u << q))
             cJSON_AddItemToArray(dr, cJSON_CreateString(ps_coloc_policy_name(q)));
     cli_json_print(j, stdout);
@@ -326,7 +326,7 @@ static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval
            : !strcmp(m, "test")         ? "held-out workload sets"
                                         : "random splits");
     printf("%-10s %-9s %8s %10s %8s %9s\n", "predictor", "of", "R2", "RMSE", "MAPE%", "timeMAPE%");
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (kinds & (1u << k))
             printf("%-10s %-9s %8.3f %10.3f %8.2f %9.2f\n", ps_coloc_kind_name(k),
                    k == PS_COLOC_AUTO ? "chosen" : ps_coloc_kind_predicts_sum(k) ? "sum" : "workload", r->r2[k],
@@ -339,7 +339,7 @@ static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval
         if (!isnan(r->targets_k[k]))
             printf(" %6d-way", k);
     putchar('\n');
-    for (int q = 0; q < PS_POL_N; q++) {
+    for (int q = 0; q < PS_POL_COUNT; q++) {
         if (isnan(r->policy_mean[q]))
             continue;
         printf("%-10s %8.3f %8.3f", ps_coloc_policy_name(q), r->policy_mean[q], r->policy_sd[q]);
@@ -349,13 +349,13 @@ static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval
         putchar('\n');
     }
     int any = 0;
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (r->auto_chosen[k])
             printf("%s%s %d", any++ ? ", " : "\nauto chose: ", ps_coloc_kind_name(k), r->auto_chosen[k]);
     if (any)
         putchar('\n');
     any = 0;
-    for (int q = 0; q < PS_POL_N; q++)
+    for (int q = 0; q < PS_POL_COUNT; q++)
         if (r->dropped & (1u << q))
             printf("%s%s", any++ ? ", " : "dropped (no workload has their metrics): ", ps_coloc_policy_name(q));
     if (any)
@@ -388,8 +388,8 @@ static int do_eval(const opts_t *o)
     p.model.trees = o->trees;
     p.model.mlp_epochs = o->epochs;
     p.model.boost_rounds = o->rounds;
-    p.progress = progress;
-    p.user = (void *)&o->quiet;
+    p.progress = cli_progress_cb;
+    p.progress_user = (void *)&o->quiet;
     if (o->place) {
         rc = cmd_colocate_eval_place(o->cases, o->max_per_gpu, o->json, &p, t.w, t.s, t.c);
         tables_free(&t);
@@ -411,7 +411,7 @@ static int do_eval(const opts_t *o)
 static int do_train(const opts_t *o)
 {
     ps_coloc_params_t p = ps_coloc_default_params();
-    if (o->kind && ps_coloc_kind_parse(o->kind, &p.kind))
+    if (o->kind && ps_coloc_kind_from_name(o->kind, &p.kind))
         return cli_fail(CLI_USAGE, CMD, "train: %s", ps_last_error());
     p.seed = o->seed;
     p.trees = o->trees;
@@ -551,7 +551,11 @@ typedef struct {
 
 static int cmp_cand(const void *a, const void *b)
 {
+    /* Decreasing sum; a candidate without a finite prediction ranks last
+     * (NaN compared false both ways and could rank first). */
     double x = ((const cand_t *)a)->sum, y = ((const cand_t *)b)->sum;
+    if (!isfinite(x) || !isfinite(y))
+        return isfinite(y) - isfinite(x);
     return (x < y) - (x > y);
 }
 
@@ -628,7 +632,8 @@ static int do_select(const opts_t *o)
         return rc;
     const char *gpu = NULL;
     for (size_t i = 0; i < t.w->n && !gpu; i++)
-        if (strcmp(t.w->rows[i].workload, o->target) == 0 && (!o->gpu || strcmp(t.w->rows[i].gpu, o->gpu) == 0))
+        if (strcmp(t.w->rows[i].workload, o->target) == 0 &&
+            (!o->gpu || strcmp(ps_gpu_canonical(t.w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
             gpu = t.w->rows[i].gpu;
     if (!gpu) {
         tables_free(&t);
@@ -709,6 +714,8 @@ static int do_select(const opts_t *o)
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddStringToObject(e, "candidate", cand[i].name);
                 cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+                if (!isfinite(cand[i].sum))
+                    cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
                 cJSON *tp = cJSON_AddArrayToObject(e, "tput");
                 for (int s = 0; s < cand[i].k; s++)
                     cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));

@@ -180,7 +180,7 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
             cJSON_AddNumberToObject(e, "exact", cs[q].exact);
             for (int pass = 0; pass < 2; pass++) {
                 cJSON *o = cJSON_AddObjectToObject(e, pass ? "norm_sum" : "ratio");
-                for (int k = 0; k < PS_POL_N; k++) {
+                for (int k = 0; k < PS_POL_COUNT; k++) {
                     double v = pass ? cs[q].norm[k] : cs[q].ratio[k];
                     if (!isnan(v))
                         cJSON_AddNumberToObject(o, ps_coloc_policy_name(k), v);
@@ -197,7 +197,7 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
     for (int q = 0; q < n; q++)
         printf(" %9dx%-3d", cs[q].n_jobs, cs[q].n_gpus);
     putchar('\n');
-    for (int k = 0; k < PS_POL_N; k++) {
+    for (int k = 0; k < PS_POL_COUNT; k++) {
         int any = 0;
         for (int q = 0; q < n; q++)
             any |= !isnan(cs[q].ratio[k]);

@@ -20,11 +20,6 @@ sqlite3 *ps_store_db(ps_store_t *s)
     return s->db;
 }
 
-const char *ps_store_path(const ps_store_t *s)
-{
-    return s->path;
-}
-
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"

@@ -24,7 +24,7 @@
 
 unsigned cl_auto_default_kinds(const cl_data_t *d)
 {
-    unsigned k = (1u << PS_COLOC_N_KINDS) - 1;
+    unsigned k = (1u << PS_COLOC_KIND_COUNT) - 1;
     k &= ~(1u << PS_COLOC_AUTO);
     k &= ~(1u << PS_COLOC_KACE_MLP); /* 20x the cost of the others, never the best measured */
     if (!d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
@@ -55,11 +55,11 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
         uint64_t h = (uint64_t)d->c[train[i]].set * 0x9E3779B97F4A7C15ull + p->seed * 0xBF58476D1CE4E5B9ull;
         fold[i] = (int)(ps_splitmix64(&h) % AUTO_FOLDS);
     }
-    double best_score = -INFINITY, best_mape = INFINITY, cv_score[PS_COLOC_N_KINDS], cv_mape[PS_COLOC_N_KINDS];
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    double best_score = -INFINITY, best_mape = INFINITY, cv_score[PS_COLOC_KIND_COUNT], cv_mape[PS_COLOC_KIND_COUNT];
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         cv_score[k] = cv_mape[k] = NAN;
     double slot[64];
-    for (int k = 0; k < PS_COLOC_N_KINDS && !rc; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
         if (!(kinds & (1u << k)) || k == PS_COLOC_AUTO)
             continue;
         int ok = 1;
@@ -113,7 +113,7 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
             is_cand[train[i]] = !isnan(pred[train[i]]);
         /* Scored per k (a target's k-way candidates among themselves), so
          * that a 4-way set is never compared with a pair. */
-        double *pv[PS_COLOC_N_KINDS] = {0}, acc[PS_POL_N] = {0};
+        double *pv[PS_COLOC_KIND_COUNT] = {0}, acc[PS_POL_COUNT] = {0};
         pv[k] = pred;
         int nt = 0;
         for (int kk = 2; kk <= PS_COLOC_MAXK && !rc; kk++) {
@@ -131,10 +131,10 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
     /* The most accurate (sum MAPE) of the kinds whose selection figure is
      * within AUTO_MARGIN of the best: with tens of training targets the
      * figure alone is noisy, and the error separates close candidates. */
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (!isnan(cv_score[k]) && cv_score[k] > best_score)
             best_score = cv_score[k];
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         if (isnan(cv_mape[k]))
             continue;
         int near = isinf(best_score) || (!isnan(cv_score[k]) && cv_score[k] >= best_score - AUTO_MARGIN);

@@ -113,7 +113,7 @@ int cl_lowrank_load(FILE *f, cl_lowrank_t **out);
 
 /* Policy scores (eval.c): every target's score over the complete
  * co-locations flagged in is_cand (of k workloads when kk > 0), targets
- * NULL = all; pred[kind] NULL for kinds not run. Adds to acc[PS_POL_N] and
+ * NULL = all; pred[kind] NULL for kinds not run. Adds to acc[PS_POL_COUNT] and
  * returns the number of targets (-1: out of memory). */
 int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk,
                       double *const *pred, double *acc);

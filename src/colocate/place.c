@@ -604,10 +604,10 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
         return rc;
     int nc = d->nc;
     double *meas = ps_malloc((size_t)nc * sizeof *meas + 1);
-    double *pred[PS_COLOC_N_KINDS] = {0};
+    double *pred[PS_COLOC_KIND_COUNT] = {0};
     int *train = ps_malloc((size_t)nc * sizeof *train + 1), *pool = ps_malloc((size_t)d->nw * sizeof *pool + 1);
     char *in = ps_calloc((size_t)d->nw + 1, 1);
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (!(pred[k] = ps_malloc((size_t)nc * sizeof *pred[k] + 1)))
             rc = PS_E_NOMEM;
     if (!meas || !train || !pool || !in)
@@ -624,7 +624,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     if (!rc && npool == 0)
         rc = ps_error(PS_E_INPUT, "eval --place: no co-location has every throughput measured");
     for (int q = 0; q < n_cases; q++) {
-        for (int p = 0; p < PS_POL_N; p++)
+        for (int p = 0; p < PS_POL_COUNT; p++)
             cases[q].ratio[p] = cases[q].norm[p] = 0;
         cases[q].mixes = cases[q].exact = 0;
     }
@@ -634,7 +634,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
         int ntr = cl_random_split(d, ep->train_frac, seed, train);
         /* every kind fitted on the split predicts every complete co-location */
         unsigned ran = 0;
-        for (int k = 0; k < PS_COLOC_N_KINDS && !rc; k++) {
+        for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
             if (!(ep->kinds & (1u << k)))
                 continue;
             if (k == PS_COLOC_XU_RF && !d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
@@ -703,7 +703,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
             cs->exact += exact;
             cs->ratio[PS_POL_ORACLE] += 1;
             cs->norm[PS_POL_ORACLE] += best;
-            for (int k = 0; k < PS_COLOC_N_KINDS && !rc; k++) {
+            for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
                 if (!(ran & (1u << k)))
                     continue;
                 ectx_t xp = {d, job, pred[k], &pk};
@@ -750,7 +750,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
         }
     }
     for (int q = 0; q < n_cases; q++)
-        for (int p = 0; p < PS_POL_N; p++) {
+        for (int p = 0; p < PS_POL_COUNT; p++) {
             int on = p == PS_POL_ORACLE || p == PS_POL_RANDOM ||
                      (p >= PS_POL_KACE_LR && (done_kinds & (1u << (p - PS_POL_KACE_LR))));
             int m = cases[q].mixes;
@@ -761,7 +761,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     free(train);
     free(pool);
     free(in);
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         free(pred[k]);
     cl_data_free(d);
     return rc;

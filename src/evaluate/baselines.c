@@ -91,20 +91,16 @@ const char *ps_method_name(ps_method_t m)
 
 int ps_method_from_name(const char *name, ps_method_t *out)
 {
-    for (int m = 0; m < PS_METHOD_COUNT; m++)
-        if (strcmp(name, method_names[m]) == 0) {
-            *out = (ps_method_t)m;
-            return 0;
-        }
-    return ps_error(PS_E_ARG, "unknown method '%s'", name);
+    int k;
+    int rc = ps_name_index("method", name, method_names, PS_METHOD_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_method_t)k;
+    return rc;
 }
 
-void ps_baseline_default_params(ps_baseline_params_t *p)
+ps_baseline_params_t ps_baseline_default_params(void)
 {
-    p->seed = 1;
-    p->mlp_epochs = 100;
-    p->mlp_seconds = 120;
-    p->ridge_lambda = -1;
+    return (ps_baseline_params_t){.seed = 1, .mlp_epochs = 100, .mlp_seconds = 120, .ridge_lambda = -1};
 }
 
 ps_method_t ps_baseline_method(const ps_baseline_t *b) { return b->method; }
@@ -143,14 +139,17 @@ static int segment_by_class(const ps_ops_t *ops, const ps_query_t *q, int side, 
     int len = side == PS_SIDE_HP ? q->hp_len : q->lp_len;
     int tpcs = side == PS_SIDE_HP ? q->hp_tpcs : q->lp_tpcs;
     const ps_op_group_t *g = ps_ops_find(ops, q->gpu, model, batch);
+    char known[512];
     if (!g)
-        return ps_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s", model, batch, q->gpu);
+        return ps_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s (ops has: %s)", model, batch,
+                        q->gpu, ps_ops_groups_text(ops, q->gpu, known, sizeof known));
     int k = ps_group_tpcs_index(g, tpcs);
     if (k < 0)
-        return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs", model, batch, tpcs);
-    if (start < 0 || len <= 0 || start + len > g->n_ops)
-        return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %d) outside its %d operators", model, batch,
-                        start, start + len, g->n_ops);
+        return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
+                        model, batch, tpcs, ps_group_tpcs_text(g, known, sizeof known));
+    if (!segment_fits(start, len, g->n_ops))
+        return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %lld) outside its %d operators", model, batch,
+                        start, (long long)start + len, g->n_ops);
     out[0] = out[1] = out[2] = 0;
     for (int i = start; i < start + len; i++) {
         double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
@@ -675,7 +674,7 @@ static int fit_pairsight_input(ps_baseline_t *b, const ps_dataset_t *d, const un
         } else {
             ps_mlp_params_t mp;
             mlp_params_of(p, &mp);
-            mp.seed = p->seed + (unsigned)s;
+            mp.seed = p->seed + (uint64_t)s;
             mp.valid_tail = n_tune;
             rc = ps_mlp_train(x, n, d->layout.n_features, y, 1, &mp, &b->mlp[s]);
         }
@@ -733,7 +732,7 @@ int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t 
         return ps_error(PS_E_ARG, "not a baseline: %d", (int)method);
     ps_baseline_params_t defaults;
     if (!p) {
-        ps_baseline_default_params(&defaults);
+        defaults = ps_baseline_default_params();
         p = &defaults;
     }
     unsigned char *role = ps_malloc(d->n ? d->n : 1);
@@ -842,11 +841,10 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
             rc = PS_E_NOMEM;
             goto done;
         }
-        for (size_t i = 0; i < n; i++) {
-            if ((rc = ps_features_build(&b->layout, ops, &q[i], PS_SIDE_HP, xb + i * (size_t)f, &hs[i], &ls[i])) != 0 ||
-                (rc = ps_features_build(&b->layout, ops, &q[i], PS_SIDE_LP, xb + (n + i) * (size_t)f, NULL, NULL)) != 0)
+        for (size_t i = 0; i < n; i++)
+            if ((rc = ps_features_build_pair(&b->layout, ops, &q[i], xb + i * (size_t)f, xb + (n + i) * (size_t)f,
+                                             &hs[i], &ls[i])) != 0)
                 goto done;
-        }
         x_hp = xb;
         x_lp = xb + n * (size_t)f;
     } else {

@@ -9,6 +9,7 @@
 #ifndef PS_EVALUATE_MLP_H
 #define PS_EVALUATE_MLP_H
 
+#include <stdint.h>
 #include <stddef.h>
 
 #define PS_MLP_MAX_LAYERS 4
@@ -26,7 +27,7 @@ typedef struct {
     int patience;                      /* epochs without improvement before stopping */
     double max_seconds;                /* wall-clock cap on training (0 = none) */
     int tanh_hidden;                   /* 1: tanh hidden units, 0: ReLU */
-    unsigned seed;
+    uint64_t seed;
 } ps_mlp_params_t;
 
 /* Three layers of weights (two hidden layers of 64), ReLU, 100 epochs,

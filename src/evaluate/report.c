@@ -352,7 +352,7 @@ static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, 
     if (!g)
         return -1;
     int k = ps_group_tpcs_index(g, tpcs);
-    if (k < 0 || start < 0 || start + len > g->n_ops)
+    if (k < 0 || !segment_fits(start, len, g->n_ops))
         return -1;
     double t[3] = {0, 0, 0}, wsum[N_QTY] = {0};
     for (int j = 0; j < N_QTY; j++)

@@ -87,7 +87,7 @@ typedef struct {
  * counted in n_skipped; a row that names a missing profile is an error that
  * names the row. */
 int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                     unsigned seed, ps_dataset_t **out);
+                     uint64_t seed, ps_dataset_t **out);
 void ps_dataset_free(ps_dataset_t *d);
 
 /* A 64-bit fingerprint of the set of experiment names of the rows of cx
