@@ -259,7 +259,7 @@ typedef struct {
                             at half the trace's time resolution */
 } ps_import_params_t;
 
-/** batch 1, every other field NULL or 0. */
+/** @return the defaults: batch 1, every other field NULL or 0. */
 ps_import_params_t ps_import_default_params(void);
 
 /** What an import read, took and left: filled by ps_import_run (caller-owned,
@@ -332,27 +332,27 @@ int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, siz
  */
 
 typedef struct {
-    const char *gpu;     /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
-    const char *pairs;   /* ordered HP/LP pairs "hp:batch/lp:batch,..." (e.g.
-                            "resnet50:8/bert-base:8"); NULL = derived from models */
-    const char *models;  /* comma-separated models; with pairs NULL: the default
-                            20 pairs restricted to these models, or, when none
-                            remains, every ordered pair of them; NULL = the six
-                            models of the published evaluation */
-    const char *batches; /* batch sizes where pairs do not give them: "16" for
-                            every model, or "resnet50:16,bert-base:32"; NULL =
-                            the default batch of each model (8) */
-    const char *splits;  /* SM splits "hp/lp,...", e.g. "10/44,20/34", or "all"
-                            (every hp/lp with hp + lp = the GPU's TPCs); NULL =
-                            hp = round(k * TPCs / 10), k = 1..9 */
-    int min_len, max_len;   /* operators per segment, both sides (1, PS_WINDOW) */
-    long experiments;       /* co-execution settings (1000) */
-    int runs;               /* runs per experiment (14) */
-    uint64_t seed;          /* (1) */
-    int threads;            /* worker threads, 0 = the machine's cores (0) */
-    int bert_seq;           /* BERT sequence length (128) */
-    int llama_prompt;       /* Llama prompt length; the decode step reads its KV cache (128) */
-    double noise;           /* sigma of the per-run log-normal noise of each side (0.02) */
+    const char *gpu;         /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
+    const char *pairs;       /* ordered HP/LP pairs "hp:batch/lp:batch,..." (e.g.
+                                "resnet50:8/bert-base:8"); NULL = derived from models */
+    const char *models;      /* comma-separated models; with pairs NULL: the default
+                                20 pairs restricted to these models, or, when none
+                                remains, every ordered pair of them; NULL = the six
+                                models of the published evaluation */
+    const char *batches;     /* batch sizes where pairs do not give them: "16" for
+                                every model, or "resnet50:16,bert-base:32"; NULL =
+                                the default batch of each model (8) */
+    const char *splits;      /* SM splits "hp/lp,...", e.g. "10/44,20/34", or "all"
+                                (every hp/lp with hp + lp = the GPU's TPCs); NULL =
+                                hp = round(k * TPCs / 10), k = 1..9 */
+    int min_len, max_len;    /* operators per segment, both sides (1, PS_WINDOW) */
+    long experiments;        /* co-execution settings (1000) */
+    int runs;                /* runs per experiment (14) */
+    uint64_t seed;           /* (1) */
+    int threads;             /* worker threads, 0 = the machine's cores (0) */
+    int bert_seq;            /* BERT sequence length (128) */
+    int llama_prompt;        /* Llama prompt length; the decode step reads its KV cache (128) */
+    double noise;            /* sigma of the per-run log-normal noise of each side (0.02) */
     ps_progress_fn progress; /* experiments done out of total; NULL = none */
     void *progress_user;
 } ps_sim_params_t;
@@ -438,26 +438,26 @@ typedef struct ps_model ps_model_t;
 /** Training and adaptation parameters; start from ps_train_default_params(). */
 typedef struct {
     ps_feature_variant_t variant; /* input variant (default PS_FEAT_FULL) */
-    int window;             /* operator slots per side (default PS_WINDOW) */
-    uint64_t seed;          /* experiment split seed (default 1) */
-    int nthread;            /* XGBoost threads; 0 = all cores (default 0) */
-    int max_rounds;         /* most trees per regressor (default 400) */
-    int early_stopping;     /* stop after this many rounds without a better
-                               validation RMSE on log delta (default 20) */
-    int n_depths;           /* grid of max_depth, chosen on validation MAPE */
-    int depths[4];          /* (default {6, 8}) */
-    int n_etas;             /* grid of learning rates */
-    double etas[4];         /* (default {0.1, 0.3}) */
-    double subsample;       /* row subsample per tree (default 1.0) */
+    int window;                   /* operator slots per side (default PS_WINDOW) */
+    uint64_t seed;                /* experiment split seed (default 1) */
+    int nthread;                  /* XGBoost threads; 0 = all cores (default 0) */
+    int max_rounds;               /* most trees per regressor (default 400) */
+    int early_stopping;           /* stop after this many rounds without a better
+                                     validation RMSE on log delta (default 20) */
+    int n_depths;                 /* grid of max_depth, chosen on validation MAPE */
+    int depths[4];                /* (default {6, 8}) */
+    int n_etas;                   /* grid of learning rates */
+    double etas[4];               /* (default {0.1, 0.3}) */
+    double subsample;             /* row subsample per tree (default 1.0) */
     /* Adaptation (ps_model_adapt): trees added per regressor and their
      * learning rate; all rows given to adapt are used for training. */
-    int adapt_rounds;       /* (default 30) */
-    double adapt_eta;       /* (default 0.05) */
-    int adapt_depth;        /* max_depth of the added trees, or 0 (default):
-                               per side, the one of 1, 2, 3 with the lowest
-                               MAPE on held-out experiments of the new rows
-                               (their validation and test splits by seed),
-                               1 with fewer than 5 experiments */
+    int adapt_rounds;        /* (default 30) */
+    double adapt_eta;        /* (default 0.05) */
+    int adapt_depth;         /* max_depth of the added trees, or 0 (default):
+                                per side, the one of 1, 2, 3 with the lowest
+                                MAPE on held-out experiments of the new rows
+                                (their validation and test splits by seed),
+                                1 with fewer than 5 experiments */
     ps_progress_fn progress; /* NULL = none */
     void *progress_user;
 } ps_train_params_t;
@@ -477,8 +477,7 @@ ps_train_params_t ps_train_default_params(void);
  * the message names the row and what is missing), PS_E_BACKEND (XGBoost's
  * message) or PS_E_NOMEM.
  */
-int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
-                   ps_model_t **out);
+int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params, ps_model_t **out);
 
 /**
  * Continued training: a new model equal to m plus params->adapt_rounds trees
@@ -487,8 +486,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
  * *out is owned by the caller.
  * @return as ps_model_train; PS_E_MISMATCH when cx is of another GPU.
  */
-int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
-                   const ps_train_params_t *params, ps_model_t **out);
+int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                   ps_model_t **out);
 
 /** Save atomically: magic, format version, feature layout, GPU, window,
  *  training metadata and both regressors in one file.
@@ -504,27 +503,27 @@ void ps_model_free(ps_model_t *m);
 /** What a model is and how it was trained. Strings point into the model and
  *  live as long as it. */
 typedef struct {
-    int format_version;         /* of the model file */
-    int layout_version;         /* of the feature layout */
+    int format_version; /* of the model file */
+    int layout_version; /* of the feature layout */
     ps_feature_variant_t variant;
     int window, n_features;
     const char *gpu;
-    size_t n_samples;           /* co-execution rows used */
+    size_t n_samples;                /* co-execution rows used */
     size_t n_train, n_valid, n_test; /* rows per split */
     size_t n_experiments;
     uint64_t seed;              /* experiment split seed */
     uint64_t split_fingerprint; /* of the training campaign's experiment set;
                                    0 when the file does not record it */
     double train_seconds;
-    int depth[2];               /* chosen max_depth per side (PS_SIDE order: HP, LP) */
-    double eta[2];              /* chosen learning rate per side */
-    int n_trees[2];             /* trees per side (adaptation included) */
-    double valid_mape[2];       /* validation latency MAPE (%) per side */
-    double test_mape[2];        /* held-out test latency MAPE (%) per side */
-    int n_adapt;                /* continued-training passes applied */
-    size_t adapt_samples;       /* rows used by the last one */
-    int adapt_depth[2];         /* depth of its trees per side (0: none) */
-    double adapt_seconds;       /* time of the last one */
+    int depth[2];         /* chosen max_depth per side (PS_SIDE order: HP, LP) */
+    double eta[2];        /* chosen learning rate per side */
+    int n_trees[2];       /* trees per side (adaptation included) */
+    double valid_mape[2]; /* validation latency MAPE (%) per side */
+    double test_mape[2];  /* held-out test latency MAPE (%) per side */
+    int n_adapt;          /* continued-training passes applied */
+    size_t adapt_samples; /* rows used by the last one */
+    int adapt_depth[2];   /* depth of its trees per side (0: none) */
+    double adapt_seconds; /* time of the last one */
 } ps_model_info_t;
 
 /** What m is, into *out. @return 0, or PS_E_ARG for a NULL argument. */
@@ -583,17 +582,16 @@ int ps_compose_from_name(const char *name, ps_compose_t *out);
  * ops holds), a TPC count without a standalone duration (the message lists
  * the TPC counts ops has), or more TPCs than the GPU has.
  */
-int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                     double *out_hp_ns, double *out_lp_ns);
+int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                     double *out_lp_ns);
 
 /**
  * As ps_model_predict with a choice of composition, and optionally each
  * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
  * be NULL; delta = out_hp_ns / out_hp_solo_ns). @return as ps_model_predict.
  */
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns,
-                        double *out_hp_solo_ns, double *out_lp_solo_ns);
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
+                        double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns, double *out_lp_solo_ns);
 
 /**
  * Check one query as ps_model_predict would, without predicting.
@@ -604,20 +602,20 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 
 /** One operator's (or input's) part in a prediction, in log delta. */
 typedef struct {
-    int side;           /* regressor: PS_SIDE_HP (0) or PS_SIDE_LP (1) */
-    int owner;          /* whose input: 0 = HP segment, 1 = LP segment, -1 = neither (p, q, ...) */
-    int op;             /* operator index in ops.csv, or -1 */
-    const char *name;   /* operator name (borrowed from ops) or input name (static) */
+    int side;            /* regressor: PS_SIDE_HP (0) or PS_SIDE_LP (1) */
+    int owner;           /* whose input: 0 = HP segment, 1 = LP segment, -1 = neither (p, q, ...) */
+    int op;              /* operator index in ops.csv, or -1 */
+    const char *name;    /* operator name (borrowed from ops) or input name (static) */
     double contribution; /* SHAP value summed over the operator's token, in log delta */
 } ps_contribution_t;
 
 /** A prediction taken apart. Owned by the caller: ps_explanation_free. */
 typedef struct {
-    double hp_ns, lp_ns;         /* predicted latency */
+    double hp_ns, lp_ns; /* predicted latency */
     double hp_solo_ns, lp_solo_ns;
-    double bias[2];              /* expected log delta per side (SHAP bias) */
-    size_t n;                    /* items, HP regressor first, each side sorted by
-                                    decreasing |contribution| */
+    double bias[2]; /* expected log delta per side (SHAP bias) */
+    size_t n;       /* items, HP regressor first, each side sorted by
+                       decreasing |contribution| */
     ps_contribution_t *items;
 } ps_explanation_t;
 
@@ -627,8 +625,7 @@ typedef struct {
  *  must outlive *out.
  *  @return as ps_model_predict; PS_E_ARG for a segment longer than the
  *  window; PS_E_BACKEND (XGBoost's message). */
-int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q,
-                     ps_explanation_t **out);
+int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, ps_explanation_t **out);
 /** Release an explanation; NULL is a no-op. @return nothing. */
 void ps_explanation_free(ps_explanation_t *e);
 
@@ -646,14 +643,14 @@ void ps_explanation_free(ps_explanation_t *e);
  */
 
 typedef enum {
-    PS_METHOD_PAIRSIGHT = 0,      /* the segment model (ps_model_t) */
-    PS_METHOD_INTENSITY_RULE = 1, /* one slowdown factor per (side, operator intensity class) */
-    PS_METHOD_COMPLEMENTARITY = 2,/* median slowdown per (HP class, LP class, SM split) */
-    PS_METHOD_ABACUS_MLP = 3,     /* model identity, batch, positions, split, latencies -> MLP */
-    PS_METHOD_LINEAR = 4,         /* ridge regression on the PairSight input */
-    PS_METHOD_PAIRSIGHT_MLP = 5,  /* the PairSight input into a three-layer perceptron */
+    PS_METHOD_PAIRSIGHT = 0,          /* the segment model (ps_model_t) */
+    PS_METHOD_INTENSITY_RULE = 1,     /* one slowdown factor per (side, operator intensity class) */
+    PS_METHOD_COMPLEMENTARITY = 2,    /* median slowdown per (HP class, LP class, SM split) */
+    PS_METHOD_ABACUS_MLP = 3,         /* model identity, batch, positions, split, latencies -> MLP */
+    PS_METHOD_LINEAR = 4,             /* ridge regression on the PairSight input */
+    PS_METHOD_PAIRSIGHT_MLP = 5,      /* the PairSight input into a three-layer perceptron */
     PS_METHOD_INTENSITY_RULE_FIT = 6, /* the intensity rule with least-squares factors */
-    PS_METHOD_FIXED_COST = 7,     /* the fitted rule plus a fixed co-execution cost per segment and per operator */
+    PS_METHOD_FIXED_COST = 7,         /* the fitted rule plus a fixed co-execution cost per segment and per operator */
     PS_METHOD_COUNT = 8
 } ps_method_t;
 
@@ -684,15 +681,15 @@ ps_baseline_params_t ps_baseline_default_params(void);
  *  keeps no pointer into ops or train.
  *  @return 0, PS_E_ARG (PS_METHOD_PAIRSIGHT or bad parameters), PS_E_INPUT
  *  (train and ops do not fit) or PS_E_NOMEM. */
-int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
-                      const ps_baseline_params_t *p, ps_baseline_t **out);
+int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train, const ps_baseline_params_t *p,
+                      ps_baseline_t **out);
 
 /** Predicted co-execution latency of each side of n queries into the
  *  caller's out_hp_ns[n] and out_lp_ns[n]. The methods on the PairSight input
  *  (linear, pairsight_mlp) accept segments of at most PS_WINDOW operators.
  *  @return 0, PS_E_INPUT (as ps_model_predict) or PS_E_NOMEM. */
-int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        double *out_hp_ns, double *out_lp_ns);
+int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                        double *out_lp_ns);
 
 /** @return the method of b. */
 ps_method_t ps_baseline_method(const ps_baseline_t *b);
@@ -709,8 +706,8 @@ typedef struct {
 
 /** Score n predictions into *out. @return 0, or PS_E_ARG when n is 0 or a
  *  measurement is not positive. */
-int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
-                const double *lp_ns, size_t n, ps_accuracy_t *out);
+int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns, const double *lp_ns, size_t n,
+                ps_accuracy_t *out);
 
 /* ======================================================================== */
 /* Co-location (src/colocate)                                                */
@@ -758,10 +755,10 @@ int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
 
 typedef struct {
     ps_coloc_kind_t kind;
-    uint64_t seed;   /* random forests and the MLP (0) */
-    int trees;       /* random forests: parallel trees (default 100) */
-    int mlp_epochs;  /* MLP training epochs (default 400) */
-    int boost_rounds;/* mps: boosting rounds (default 400) */
+    uint64_t seed;    /* random forests and the MLP (0) */
+    int trees;        /* random forests: parallel trees (default 100) */
+    int mlp_epochs;   /* MLP training epochs (default 400) */
+    int boost_rounds; /* mps: boosting rounds (default 400) */
 } ps_coloc_params_t;
 
 /** @return the defaults: kind mps, seed 0, 100 trees, 400 epochs, 400
@@ -776,17 +773,15 @@ typedef struct ps_coloc_model ps_coloc_model_t;
  *  (ps_coloc_model_free).
  *  @return 0, PS_E_ARG, PS_E_INPUT (too few measured co-locations, or a
  *  workload absent from w), PS_E_BACKEND or PS_E_NOMEM. */
-int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling,
-                   const ps_colocations_t *c, const ps_coloc_params_t *p,
-                   ps_coloc_model_t **out);
+int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                   const ps_coloc_params_t *p, ps_coloc_model_t **out);
 
 /** Predict for every row of q (its tput column is ignored). out_tput
  *  (caller-owned, q's row count) receives each row's own predicted
  *  throughput, or for sum kinds its co-location's predicted throughput sum.
  *  @return 0, PS_E_INPUT (a workload absent from w) or PS_E_BACKEND. */
-int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w,
-                     const ps_scaling_t *scaling, const ps_colocations_t *q,
-                     double *out_tput);
+int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                     const ps_colocations_t *q, double *out_tput);
 
 /** @return the kind of m. */
 ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
@@ -820,11 +815,11 @@ int ps_coloc_model_auto(const ps_coloc_model_t *m);
  * whose every throughput was measured). */
 typedef enum {
     PS_POL_ORACLE = 0,
-    PS_POL_RANDOM,   /* mean over the candidates */
-    PS_POL_MEMCAP,   /* co-runners with the smallest total memcap_gb */
-    PS_POL_SM,       /* co-runners with the highest mean sm_busy_pct */
-    PS_POL_MEM,      /* co-runners with the lowest mean mem_busy_pct */
-    PS_POL_BEST_RULE,/* per target, the best of the three rules (offline) */
+    PS_POL_RANDOM,    /* mean over the candidates */
+    PS_POL_MEMCAP,    /* co-runners with the smallest total memcap_gb */
+    PS_POL_SM,        /* co-runners with the highest mean sm_busy_pct */
+    PS_POL_MEM,       /* co-runners with the lowest mean mem_busy_pct */
+    PS_POL_BEST_RULE, /* per target, the best of the three rules (offline) */
     PS_POL_KACE_LR,
     PS_POL_KACE_RF,
     PS_POL_KACE_MLP,
@@ -844,30 +839,29 @@ const char *ps_coloc_policy_name(ps_coloc_policy_t p);
  *  out_score[PS_POL_COUNT] receives the normalized throughput sum of the
  *  policies ORACLE..BEST_RULE (the others NAN); *out_targets the count.
  *  @return 0, PS_E_INPUT or PS_E_NOMEM. */
-int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c,
-                   double *out_score, int *out_targets);
+int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets);
 
 #define PS_COLOC_MAXK 8 /* per-k policy figures cover k = 2..8 */
 
 typedef struct {
-    double train_frac;   /* share of co-locations used for training (0.2) */
-    int seeds;           /* repetitions with different splits (20) */
-    uint64_t seed;       /* first seed (0) */
-    int unseen;          /* 1: hold out every co-location of one model (all
-                            its batch sizes) in turn instead of random splits */
+    double train_frac;            /* share of co-locations used for training (0.2) */
+    int seeds;                    /* repetitions with different splits (20) */
+    uint64_t seed;                /* first seed (0) */
+    int unseen;                   /* 1: hold out every co-location of one model (all
+                                     its batch sizes) in turn instead of random splits */
     const ps_colocations_t *test; /* not NULL: leave-one-workload-set-out on
-                            these co-locations (see docs/colocate.md) */
-    int test_alone;      /* with test: train on the first table only, never
-                            on any co-location of the test table */
-    int unseen_pairs;    /* 1: hold out, per fold, every co-location that
-                            holds one of a fifth of the workload pairs */
-    int transfer;        /* with test: one fold, train on c, test on test
-                            (another GPU's table; docs/colocate.md) */
-    unsigned kinds;      /* bit mask of kinds to run (default: all) */
-    unsigned auto_kinds; /* candidates of auto (default 0: all but kace_mlp
-                            and auto) */
-    ps_coloc_params_t model; /* model parameters (kind ignored) */
-    ps_progress_fn progress; /* runs done out of total; NULL = none */
+                                     these co-locations (see docs/colocate.md) */
+    int test_alone;               /* with test: train on the first table only, never
+                                     on any co-location of the test table */
+    int unseen_pairs;             /* 1: hold out, per fold, every co-location that
+                                     holds one of a fifth of the workload pairs */
+    int transfer;                 /* with test: one fold, train on c, test on test
+                                     (another GPU's table; docs/colocate.md) */
+    unsigned kinds;               /* bit mask of kinds to run (default: all) */
+    unsigned auto_kinds;          /* candidates of auto (default 0: all but kace_mlp
+                                     and auto) */
+    ps_coloc_params_t model;      /* model parameters (kind ignored) */
+    ps_progress_fn progress;      /* runs done out of total; NULL = none */
     void *progress_user;
 } ps_coloc_eval_params_t;
 
@@ -879,8 +873,8 @@ typedef struct {
      * score each workload's throughput, sum kinds the throughput sum. */
     double r2[PS_COLOC_KIND_COUNT], rmse[PS_COLOC_KIND_COUNT], mape[PS_COLOC_KIND_COUNT];
     double policy_mean[PS_POL_COUNT], policy_sd[PS_POL_COUNT]; /* over seeds */
-    double targets; /* mean number of scored targets per seed */
-    int runs;       /* seeds (or folds) run */
+    double targets;                                            /* mean number of scored targets per seed */
+    int runs;                                                  /* seeds (or folds) run */
     /* MAPE (percent) of each workload's iteration time (batch / tput) for
      * per-workload kinds; NAN for sum kinds. */
     double time_mape[PS_COLOC_KIND_COUNT];
@@ -889,15 +883,14 @@ typedef struct {
     double policy_k[PS_COLOC_MAXK + 1][PS_POL_COUNT];
     double targets_k[PS_COLOC_MAXK + 1];
     int auto_chosen[PS_COLOC_KIND_COUNT]; /* runs in which auto chose a kind */
-    unsigned dropped; /* bit mask of policies not run because every
-                         workload lacks their metrics */
+    unsigned dropped;                     /* bit mask of policies not run because every
+                                             workload lacks their metrics */
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md) into *out.
  *  @return 0, PS_E_ARG, PS_E_INPUT or PS_E_BACKEND. */
-int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
-                  const ps_colocations_t *c, const ps_coloc_eval_params_t *p,
-                  ps_coloc_eval_result_t *out);
+int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                  const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out);
 
 /* Placement over a cluster (Gavel's space sharing): assign jobs (workload
  * ids, repeats allowed) to GPUs, alone or up to max_per_gpu per GPU at
@@ -991,10 +984,10 @@ typedef struct ps_campaign ps_campaign_t;
 /** What the backend reports about its device. */
 typedef struct {
     char gpu[PS_GPU_NAME_MAX]; /* the gpu column, e.g. "A100-SXM4-40GB" */
-    int sm_count;          /* SMs of the whole device */
-    int tpc_count;         /* sm_count / 2 */
-    int min_partition_sms; /* green contexts: minSmPartitionSize */
-    int sm_alignment;      /* green contexts: smCoscheduledAlignment */
+    int sm_count;              /* SMs of the whole device */
+    int tpc_count;             /* sm_count / 2 */
+    int min_partition_sms;     /* green contexts: minSmPartitionSize */
+    int sm_alignment;          /* green contexts: smCoscheduledAlignment */
     int cc_major, cc_minor;
     /* What the driver gives: bit s of valid_sms_mask set when a green
      * context of s SMs can be carved (probed with
@@ -1067,8 +1060,8 @@ int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
  * @return 0, PS_E_ARG (an unknown model lists the known ones; a TPC count
  * the device cannot partition lists the valid ones), PS_E_BACKEND or PS_E_IO.
  */
-int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
-                        int n_tpcs, ps_progress_fn fn, void *user);
+int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs, int n_tpcs, ps_progress_fn fn,
+                        void *user);
 
 /** A co-execution campaign: `experiments` random segment pairs and SM
  *  splits, each run `runs` times. Strings are borrowed for the call. */
@@ -1077,14 +1070,14 @@ typedef struct {
     int hp_batch;
     const char *lp_model;
     int lp_batch;
-    int experiments;   /* default 100 */
-    int runs;          /* rows per experiment (R); default 30 */
-    int seg_min;       /* segment length in operators, drawn uniformly from */
-    int seg_max;       /* [seg_min, seg_max]; default 1..PS_WINDOW */
-    const int *tpcs;   /* HP allocations to draw from (LP gets the largest
-                          of them that fits beside); NULL = every valid count */
+    int experiments; /* default 100 */
+    int runs;        /* rows per experiment (R); default 30 */
+    int seg_min;     /* segment length in operators, drawn uniformly from */
+    int seg_max;     /* [seg_min, seg_max]; default 1..PS_WINDOW */
+    const int *tpcs; /* HP allocations to draw from (LP gets the largest
+                        of them that fits beside); NULL = every valid count */
     int n_tpcs;
-    uint64_t seed;     /* default 1; part of each experiment's name */
+    uint64_t seed; /* default 1; part of each experiment's name */
 } ps_coexec_plan_t;
 
 /** @return the defaults above (models NULL: the caller sets them). */
@@ -1098,8 +1091,7 @@ ps_coexec_plan_t ps_coexec_default_plan(void);
  * @return 0, PS_E_ARG, PS_E_MISMATCH (the plan's experiment names clash
  * with different experiments in the database), PS_E_BACKEND or PS_E_IO.
  */
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn,
-                       void *user);
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn, void *user);
 
 /** Hardware counters of every operator (CUPTI range profiler) at the
  *  largest TPC count, for the ops.csv counter columns.
@@ -1118,8 +1110,7 @@ int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int 
  *  one launch per operator of the model's list. Works without a device; the
  *  database must already know its GPU.
  *  @return 0, PS_E_INPUT (the report does not fit the model), PS_E_IO. */
-int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch,
-                                const char *ncu_csv);
+int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv);
 
 typedef struct {
     long tasks_total, tasks_done;
@@ -1142,7 +1133,7 @@ int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
 typedef struct {
     const char *model; /* borrowed for the call */
     int batch;
-    int share_pct;     /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
+    int share_pct; /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
 } ps_mps_job_t;
 
 /**
@@ -1155,8 +1146,8 @@ typedef struct {
  * @return 0, PS_E_ARG (n < 1, a bad share or an unknown model), or
  * PS_E_BACKEND (no MPS daemon, a job that failed: the message says which).
  */
-int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
-                       double seconds, double *out_tput, char *out_gpu, size_t gpu_size);
+int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds, double *out_tput,
+                       char *out_gpu, size_t gpu_size);
 
 /** The same, recording the active thread percentage each job ran at as the
  *  driver applied it: out_exec_sms[i] (may be NULL) gets the SMs job i's

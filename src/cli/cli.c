@@ -167,4 +167,3 @@ int cli_wants_help(int argc, char **argv)
             return 1;
     return 0;
 }
-

@@ -20,22 +20,22 @@ static const char *const examples[] = {"pairsight check out/ops.csv out/coexec.c
 int cmd_check(int argc, char **argv)
 {
     int json = 0, quiet = 0, nfiles = 0;
-    cli_opt_t opts[] = {CLI_OPT_JSON(&json, "one JSON object per file instead of text"),
-                        {"-q", CLI_FLAG, &quiet, NULL, "print nothing for valid files, only errors", .flags = CLI_NODEF},
-                        {NULL}};
-    cli_spec_t spec = {
-        .cmd = "check",
-        .synopsis = "[options] FILE...",
-        .about = "Detects which table of FORMATS.md each file holds (ops, coexec, workloads,\n"
-                 "workload_scaling, colocations) from its header, validates it whole and prints\n"
-                 "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
-                 "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
-                 "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
-                 "FILE - reads standard input; files after -- are never options.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 all files valid, 1 a file is invalid or unreadable, 2 usage error.",
-        .max_pos = -1};
+    cli_opt_t opts[] = {
+        CLI_OPT_JSON(&json, "one JSON object per file instead of text"),
+        {"-q", CLI_FLAG, &quiet, NULL, "print nothing for valid files, only errors", .flags = CLI_NODEF},
+        {NULL}};
+    cli_spec_t spec = {.cmd = "check",
+                       .synopsis = "[options] FILE...",
+                       .about = "Detects which table of FORMATS.md each file holds (ops, coexec, workloads,\n"
+                                "workload_scaling, colocations) from its header, validates it whole and prints\n"
+                                "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
+                                "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
+                                "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
+                                "FILE - reads standard input; files after -- are never options.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 all files valid, 1 a file is invalid or unreadable, 2 usage error.",
+                       .max_pos = -1};
     int code;
     if (cli_parse(&spec, argc, argv, &nfiles, &code))
         return code;

@@ -76,8 +76,10 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     if (nj < 1 || ng < 1) {
         free(jl);
         free(gl);
-        return cli_fail(CLI_USAGE, CMD, "place: --jobs a,b*3 (1..64 jobs) and --gpus N[:TYPE],... (1..64 GPUs), got "
-                        "'%s' and '%s'", jobs, gpus);
+        return cli_fail(CLI_USAGE, CMD,
+                        "place: --jobs a,b*3 (1..64 jobs) and --gpus N[:TYPE],... (1..64 GPUs), got "
+                        "'%s' and '%s'",
+                        jobs, gpus);
     }
     ps_coloc_model_t *m = NULL;
     ps_coloc_placement_t pl = {0};

@@ -120,6 +120,8 @@ int ps_store_open(const char *path, ps_store_t **out)
         rc = ps_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
     if (rc == 0)
         rc = ps_store_meta_pin(s, "version", STORE_VERSION, "format version");
+    if (rc == 0)
+        rc = ps_store_runs_init(s);
     if (rc) {
         ps_store_close(s);
         return rc;
@@ -205,6 +207,16 @@ static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
     int rc = r == SQLITE_DONE ? 0 : ps_store_error(s, what);
     sqlite3_finalize(st);
     return rc;
+}
+
+void ps_store_bind_num(sqlite3_stmt *st, int i, double v)
+{
+    bind_num(st, i, v);
+}
+
+int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
+{
+    return step_once(s, st, what);
 }
 
 /* Prepare an insert whose ?1..?4 are gpu, model, batch and op, and bind them. */
@@ -324,6 +336,8 @@ int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
         else if (r == 1)
             out->seq_len = atoi(buf);
     }
+    if (rc == 0)
+        rc = ps_store_clock_status(s, out);
     return rc;
 }
 

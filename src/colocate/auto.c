@@ -32,8 +32,8 @@ unsigned cl_auto_default_kinds(const cl_data_t *d)
     return k;
 }
 
-int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                   unsigned kinds, int *out)
+int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
+                   int *out)
 {
     *out = -1;
     /* Too few training co-locations for 4 folds to say anything (a fold of

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const policy_names[PS_POL_COUNT] = {
-    "oracle", "random", "memcap", "sm", "mem", "best_rule",
-    "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps", "lowrank", "auto"};
+static const char *const policy_names[PS_POL_COUNT] = {"oracle",    "random",  "memcap",  "sm",       "mem",
+                                                       "best_rule", "kace_lr", "kace_rf", "kace_mlp", "xu_rf",
+                                                       "ratio",     "mps",     "lowrank", "auto"};
 
 const char *ps_coloc_policy_name(ps_coloc_policy_t p)
 {
@@ -77,8 +77,7 @@ static int argbest(const double *v, int n, int sign)
  * complete co-locations). pred[k] is NULL for a kind not run, else the
  * predicted sums indexed by co-location. Adds each policy's score to acc.
  */
-static void score_target(const cl_data_t *d, int t, const int *cand, int n, double *const *pred,
-                         double *acc)
+static void score_target(const cl_data_t *d, int t, const int *cand, int n, double *const *pred, double *acc)
 {
     double best = -INFINITY, mean = 0, v[n > 0 ? n : 1];
     for (int i = 0; i < n; i++) {
@@ -88,10 +87,9 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
     }
     acc[PS_POL_ORACLE] += 1.0;
     acc[PS_POL_RANDOM] += mean / best;
-    static const struct { int pol, metric, mean, sign; } rules[] = {
-        {PS_POL_MEMCAP, CW_MEMCAP, 0, +1},
-        {PS_POL_SM, CW_SM_BUSY, 1, -1},
-        {PS_POL_MEM, CW_MEM_BUSY, 1, +1}};
+    static const struct {
+        int pol, metric, mean, sign;
+    } rules[] = {{PS_POL_MEMCAP, CW_MEMCAP, 0, +1}, {PS_POL_SM, CW_SM_BUSY, 1, -1}, {PS_POL_MEM, CW_MEM_BUSY, 1, +1}};
     double best_rule = 0;
     for (unsigned r = 0; r < 3; r++) {
         if (!d->has[rules[r].metric])
@@ -115,8 +113,8 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
 /* Score the targets of mask_targets (NULL = every workload) over the
  * complete co-locations flagged in is_cand (k-way only when kk > 0).
  * Returns the number of targets. */
-int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk,
-                      double *const *pred, double *acc)
+int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
+                      double *acc)
 {
     int *cand = ps_malloc((size_t)d->nc * sizeof *cand + 1), nt = 0;
     if (!cand)
@@ -137,8 +135,7 @@ int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targe
     return nt;
 }
 
-int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score,
-                   int *out_targets)
+int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets)
 {
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, NULL, c, NULL, &d);
@@ -165,8 +162,13 @@ int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *o
 
 ps_coloc_eval_params_t ps_coloc_eval_default_params(void)
 {
-    ps_coloc_eval_params_t p = {.train_frac = 0.2, .seeds = 20, .seed = 0, .unseen = 0,
-                                .test = NULL, .kinds = (1u << PS_COLOC_KIND_COUNT) - 1, .auto_kinds = 0,
+    ps_coloc_eval_params_t p = {.train_frac = 0.2,
+                                .seeds = 20,
+                                .seed = 0,
+                                .unseen = 0,
+                                .test = NULL,
+                                .kinds = (1u << PS_COLOC_KIND_COUNT) - 1,
+                                .auto_kinds = 0,
                                 .model = ps_coloc_default_params()};
     return p;
 }
@@ -236,8 +238,8 @@ typedef struct {
  * add errors and policy scores. auto (when asked) chooses among its
  * candidates by cross-validation on the fold's training co-locations and is
  * then fitted like the chosen kind; chosen[kind] counts its choices. */
-static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed,
-                    const fold_t *f, errsum_t *err, polsum_t *ps, int *chosen)
+static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, const fold_t *f, errsum_t *err,
+                    polsum_t *ps, int *chosen)
 {
     double *pred[PS_COLOC_KIND_COUNT] = {0};
     double slot[64];
@@ -349,8 +351,7 @@ static int pair_fold(const cl_coloc_t *c, uint64_t seed, int q)
 
 /* The folds of one run. Random split: one fold. Unseen: one per model group.
  * Test table: one per workload set of the second table. */
-static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed,
-                      fold_t **out, int *n_out)
+static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, fold_t **out, int *n_out)
 {
     int nf = 0, cap = 1;
     const char **groups = NULL;
@@ -455,8 +456,7 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
 int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
                   const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out)
 {
-    if (!p || p->seeds < 1 ||
-        (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)))
+    if (!p || p->seeds < 1 || (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)))
         return ps_error(PS_E_ARG, "colocate eval: need seeds >= 1 and 0 < train_frac < 1");
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, scaling, c, p->test, &d);

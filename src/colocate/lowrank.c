@@ -110,14 +110,10 @@ static double coef(const lpar_t *q, const lrow_t *x, int kind, int j)
 {
     double c = 0;
     switch (kind) {
-    case 0:
-        return 1;
-    case 1:
-        return q->z[x->w];
-    case 4:
-        return x->w == j;
-    default:
-        break;
+    case 0: return 1;
+    case 1: return q->z[x->w];
+    case 4: return x->w == j;
+    default: break;
     }
     if (kind >= 6 && kind < 6 + LR_RANK) { /* U_j[r]: own */
         if (x->w != j)
@@ -141,8 +137,7 @@ static double coef(const lpar_t *q, const lrow_t *x, int kind, int j)
 }
 
 /* Exact minimization over one parameter *th (penalty lam) given residuals. */
-static void update(const lpar_t *q, lrow_t *rows, const int *idx, int n, int kind, int j, double lam,
-                   double *th)
+static void update(const lpar_t *q, lrow_t *rows, const int *idx, int n, int kind, int j, double lam, double *th)
 {
     double num = 0, den = 0;
     for (int t = 0; t < n; t++) {
@@ -231,8 +226,8 @@ int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t s
         free(rows);
         return ps_error(PS_E_INPUT, "colocate: lowrank: no measured throughput to train on");
     }
-    lpar_t q = {{0}, ps_calloc((size_t)d->nw * LR_NP + 1, sizeof(double)),
-                ps_calloc((size_t)d->nw + 1, sizeof(double))};
+    lpar_t q = {
+        {0}, ps_calloc((size_t)d->nw * LR_NP + 1, sizeof(double)), ps_calloc((size_t)d->nw + 1, sizeof(double))};
     cl_lowrank_t *m = ps_calloc(1, sizeof *m);
     int *fold = ps_malloc((size_t)n_train * sizeof *fold + 1), *sub = ps_malloc((size_t)n_train * sizeof *sub + 1);
     tr = ps_malloc((size_t)n * sizeof *tr + 1);
@@ -375,8 +370,8 @@ int cl_lowrank_load(FILE *f, cl_lowrank_t **out)
     cl_lowrank_t *m = ps_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
-    if (fscanf(f, " lowrank %d %d %lf %lf %lf %lf %lf %lf", &rank, &n, &m->zmu, &m->lambda, &m->glob[0],
-               &m->glob[1], &m->glob[2], &m->glob[3]) != 8 ||
+    if (fscanf(f, " lowrank %d %d %lf %lf %lf %lf %lf %lf", &rank, &n, &m->zmu, &m->lambda, &m->glob[0], &m->glob[1],
+               &m->glob[2], &m->glob[3]) != 8 ||
         rank != LR_RANK || n < 0 || n > 10000000) {
         free(m);
         return -1;

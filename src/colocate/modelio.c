@@ -102,8 +102,7 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
     if (!f)
         return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
     fprintf(f, "layout %s\nkind %s\nnf %d\n", CL_LAYOUT, ps_coloc_kind_name(m->kind), m->nf);
-    fprintf(f, "params %llu %d %d %d\n", (unsigned long long)m->p.seed, m->p.trees, m->p.mlp_epochs,
-            m->p.boost_rounds);
+    fprintf(f, "params %llu %d %d %d\n", (unsigned long long)m->p.seed, m->p.trees, m->p.mlp_epochs, m->p.boost_rounds);
     put_vec(f, "mu", m->mu, m->nf);
     put_vec(f, "sd", m->sd, m->nf);
     put_vec(f, "beta", m->beta, m->nf + 1);
@@ -283,10 +282,9 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         goto done;
     }
     if (fscanf(f, " params %llu %d %d %d", &seed, &m->p.trees, &m->p.mlp_epochs, &m->p.boost_rounds) != 4 ||
-        get_vec(f, "mu", m->mu, m->nf) || get_vec(f, "sd", m->sd, m->nf) ||
-        get_vec(f, "beta", m->beta, m->nf + 1) || fscanf(f, " y %lf %lf", &m->ymu, &m->ysd) != 2 ||
-        fscanf(f, " ratio %d %lf", &m->n_ratio, &m->ratio_global) != 2 || m->n_ratio < 0 ||
-        (size_t)m->n_ratio > len) {
+        get_vec(f, "mu", m->mu, m->nf) || get_vec(f, "sd", m->sd, m->nf) || get_vec(f, "beta", m->beta, m->nf + 1) ||
+        fscanf(f, " y %lf %lf", &m->ymu, &m->ysd) != 2 ||
+        fscanf(f, " ratio %d %lf", &m->n_ratio, &m->ratio_global) != 2 || m->n_ratio < 0 || (size_t)m->n_ratio > len) {
         rc = bad(path, "parameters");
         goto done;
     }
@@ -439,8 +437,8 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
     int want_mlp = m->kind == PS_COLOC_KACE_MLP, want_lr = m->kind == PS_COLOC_LOWRANK;
     const char *want = forest ? "booster" : want_mlp ? "mlp" : want_lr ? "lowrank" : "none";
     if (strcmp(body, want) != 0)
-        return ps_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path,
-                        ps_coloc_kind_name(m->kind), body, want);
+        return ps_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path, ps_coloc_kind_name(m->kind),
+                        body, want);
     if (forest)
         return load_booster(path, bdata, blen, m);
     if (want_mlp)

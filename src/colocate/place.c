@@ -246,14 +246,19 @@ static void local_search(solver_t *s, int *a, const int *order)
     }
 }
 
-int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed,
-                   double wait_penalty, cl_group_value_fn val, void *ctx, int *assign, int *share,
-                   double *objective, int *exact)
+int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
+                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact)
 {
     if (n < 0 || n > 64 || ng < 0 || ntypes < 1 || ntypes > 16 || max_per_gpu < 1)
         return ps_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
-    solver_t s = {.n = n, .ng = ng, .ntypes = ntypes, .K = max_per_gpu, .wait = wait_penalty, .gtype = gtype,
-                  .val = val, .ctx = ctx};
+    solver_t s = {.n = n,
+                  .ng = ng,
+                  .ntypes = ntypes,
+                  .K = max_per_gpu,
+                  .wait = wait_penalty,
+                  .gtype = gtype,
+                  .val = val,
+                  .ctx = ctx};
     int count[16] = {0};
     for (int g = 0; g < ng; g++)
         count[gtype[g]]++;
@@ -337,10 +342,10 @@ typedef struct {
     const ps_coloc_model_t *m;
     cl_data_t *d;
     int ntypes;
-    int *wi;            /* [n_jobs * ntypes] workload index, -1 when missing */
-    const int *shares;  /* allowed shares */
+    int *wi;           /* [n_jobs * ntypes] workload index, -1 when missing */
+    const int *shares; /* allowed shares */
     int n_shares;
-    double *norm;       /* [n_jobs] last group's per-job values (scratch) */
+    double *norm; /* [n_jobs] last group's per-job values (scratch) */
     int rc;
 } mctx_t;
 
@@ -469,8 +474,8 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
     }
     if (!rc)
         rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
-                            p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu,
-                            out->share, &out->objective, &out->exact);
+                            p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu, out->share,
+                            &out->objective, &out->exact);
     if (!rc)
         rc = x.rc;
     if (!rc) {
@@ -593,8 +598,7 @@ static double measured_of(const cl_data_t *d, const int *job, int n, int ng, con
 }
 
 int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
-                        const ps_coloc_eval_params_t *ep, int max_per_gpu, ps_coloc_place_case_t *cases,
-                        int n_cases)
+                        const ps_coloc_eval_params_t *ep, int max_per_gpu, ps_coloc_place_case_t *cases, int n_cases)
 {
     if (!ep || ep->seeds < 1 || !(ep->train_frac > 0 && ep->train_frac < 1) || max_per_gpu < 1)
         return ps_error(PS_E_ARG, "colocate eval --place: need seeds >= 1, 0 < train_frac < 1, K >= 1");
@@ -656,8 +660,8 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
                 for (int s = 0; s < cc->k; s++)
                     solo += cl_solo(d, cc->w[s], cc->share[s]);
                 for (int s = 0; s < cc->k; s++) {
-                    double ti = ps_coloc_kind_predicts_sum(m->kind) ? sum * cl_solo(d, cc->w[s], cc->share[s]) / solo
-                                                                   : slot[s];
+                    double ti =
+                        ps_coloc_kind_predicts_sum(m->kind) ? sum * cl_solo(d, cc->w[s], cc->share[s]) / solo : slot[s];
                     v += fmax(0, ti) / d->w[cc->w[s]].f[CW_EXCL];
                 }
                 pred[k][i] = v;
@@ -693,7 +697,8 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
             int pk = -1;
             ectx_t xm = {d, job, meas, &pk};
             double best = 0;
-            if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best, &exact)))
+            if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
+                                     &exact)))
                 break;
             best = measured_of(d, job, n, ng, a, meas, meas);
             if (!(best > 0))
@@ -709,7 +714,8 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
                 ectx_t xp = {d, job, pred[k], &pk};
                 double obj = 0;
                 int ex = 0;
-                if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh, &obj, &ex)))
+                if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh,
+                                         &obj, &ex)))
                     break;
                 double v = measured_of(d, job, n, ng, a, pred[k], meas);
                 cs->ratio[PS_POL_KACE_LR + k] += v / best;

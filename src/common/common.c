@@ -104,8 +104,7 @@ int ps_atomic_open(const char *path, ps_atomic_t **out)
     snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
     a->f = fopen(a->tmp, "wb");
     if (!a->f) {
-        int rc = ps_error(PS_E_IO, "%s: cannot write (temporary file %s): %s", path, a->tmp,
-                          strerror(errno));
+        int rc = ps_error(PS_E_IO, "%s: cannot write (temporary file %s): %s", path, a->tmp, strerror(errno));
         free(a->path);
         free(a->tmp);
         free(a);

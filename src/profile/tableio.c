@@ -273,6 +273,28 @@ static int field_of(const ps_schema_t *s, const int *idx, const char *name)
     return -1;
 }
 
+/* The current record of csv into row: every cell parsed, then the row's own
+ * rules; errors name path:line:column. */
+static int read_row(ps_csv_t *csv, const ps_schema_t *s, const int *idx, any_row_t *row)
+{
+    const char *path = ps_csv_path(csv);
+    char msg[300];
+    row_defaults(s, row);
+    for (size_t c = 0; c < s->ncols; c++) {
+        if (idx[c] < 0)
+            continue;
+        if (parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), row, msg, sizeof msg) != PS_OK)
+            return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
+    }
+    ps_rowerr_t e;
+    if (ps_schema_check_row(s, row, &e) != PS_OK) {
+        int f = field_of(s, idx, e.column);
+        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : ps_csv_line(csv), f + 1,
+                        e.msg);
+    }
+    return PS_OK;
+}
+
 int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     *out = NULL;
@@ -300,7 +322,6 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
     if (!t)
         return PS_E_NOMEM;
     any_row_t row;
-    char msg[300];
     while ((rc = ps_csv_next(csv)) == 1) {
         size_t line = ps_csv_line(csv);
         if (ps_csv_nfields(csv) != nfields) {
@@ -309,23 +330,8 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
                           nfields, ps_csv_nfields(csv));
             goto fail;
         }
-        row_defaults(s, &row);
-        for (size_t c = 0; c < s->ncols; c++) {
-            if (idx[c] < 0)
-                continue;
-            if (parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), &row, msg, sizeof msg) != PS_OK) {
-                rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]),
-                              idx[c] + 1, msg);
-                goto fail;
-            }
-        }
-        ps_rowerr_t e;
-        if (ps_schema_check_row(s, &row, &e) != PS_OK) {
-            int f = field_of(s, idx, e.column);
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : line,
-                          f + 1, e.msg);
+        if ((rc = read_row(csv, s, idx, &row)) != PS_OK)
             goto fail;
-        }
         void *p = lines;
         rc = ps_array_grow(&p, n, &cap, sizeof *lines, 1024);
         lines = p;
