@@ -201,6 +201,15 @@ typedef struct {
  *  @return 0, PS_E_IO when path cannot be read, PS_E_INPUT (path:line:column
  *  in the message) when it is not a valid table. */
 int ps_table_check(const char *path, ps_check_result_t *out);
+/** The same, and a coexec file is also checked against the n_ops ops
+ *  tables (borrowed; none when n_ops is 0): every row's models and batches
+ *  have a profile in one of them, its segments lie inside it and its TPC
+ *  counts were profiled (path:line:column names the first row that fails).
+ *  coexec files are streamed: memory holds the first row of each experiment,
+ *  not every row. */
+int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out);
+/** The table kind of path from its header alone (PS_E_INPUT when none). */
+int ps_table_detect(const char *path, ps_table_kind_t *out);
 
 /* Load a table. On success *out owns all its memory (release with the
  * matching _free); on error *out is NULL.

@@ -7,11 +7,16 @@ CLI=${1:?usage: test_check.sh PAIRSIGHT}
 . tests/clitest.sh
 
 d=tests/data
-expect 0 "$CLI" check $d/ops_small.csv $d/coexec_small.csv $d/bom_scaling.csv
-has "$T/out" "$d/ops_small.csv: ops, 6 rows, 2 models"
+expect 0 "$CLI" check $d/coexec_small.csv $d/bom_scaling.csv
 has "$T/out" "$d/coexec_small.csv: coexec, 3 rows, 2 models"
 has "$T/out" "$d/bom_scaling.csv: workload_scaling, 2 rows, 1 workloads"
-[ "$(wc -l <"$T/out")" -eq 3 ] || fail "want one line per file"
+[ "$(wc -l <"$T/out")" -eq 2 ] || fail "want one line per file"
+expect 0 "$CLI" check $d/ops_small.csv
+has "$T/out" "$d/ops_small.csv: ops, 6 rows, 2 models"
+# Together, the coexec file is checked against the ops file: bert-base was
+# profiled at 54 TPCs only.
+expect 1 "$CLI" check $d/coexec_small.csv $d/ops_small.csv
+has "$T/err" "pairsight: check: $d/coexec_small.csv:2:12: lp_tpcs: bert-base batch 4 has no standalone profile at 34 TPCs"
 
 expect 0 "$CLI" check --json $d/ops_small.csv
 has "$T/out" '{"schema":"pairsight.check.v1","file":"tests/data/ops_small.csv","table":"ops","rows":6,"groups":2}'

@@ -498,6 +498,12 @@ static int act_scaling(opts_t *o)
     ps_workloads_t *wl = NULL;
     char gpu[PS_GPU_NAME_MAX] = "", wid[96];
     workload_id(o->model, o->batch, wid, sizeof wid);
+    /* Read-modify-write of two CSVs: a second collector waits for the first,
+     * then adds to what it wrote (rows were lost when both ran at once). */
+    int first = strcmp(o->scaling_path, o->workloads_path) < 0;
+    if (cli_lock_output(CMD, first ? o->scaling_path : o->workloads_path, 1) != CLI_OK ||
+        cli_lock_output(CMD, first ? o->workloads_path : o->scaling_path, 1) != CLI_OK)
+        return CLI_BAD_INPUT;
     int rc = 0;
     /* Add to the files when they exist, refusing to measure twice. */
     if (access(o->scaling_path, F_OK) == 0)
@@ -509,7 +515,35 @@ static int act_scaling(opts_t *o)
     else if (rc == 0 && !(wl = ps_workloads_new()))
         rc = PS_E_NOMEM;
     double tput100 = NAN;
-    for (int k = 0; k < o->n_shares && rc == 0; k++) {
+    /* The scaling file is saved before the workloads file. A run killed
+     * between the two saves left every share in the first and the workload
+     * missing from the second: the rerun finishes it without measuring. */
+    int have = 0, resume = 0;
+    const char *have_gpu = NULL;
+    for (int k = 0; k < o->n_shares && rc == 0; k++)
+        for (size_t i = 0; i < sc->n; i++)
+            if (strcmp(sc->rows[i].workload, wid) == 0 && sc->rows[i].share_pct == o->shares[k] &&
+                (!have_gpu || strcmp(have_gpu, sc->rows[i].gpu) == 0)) {
+                have_gpu = sc->rows[i].gpu;
+                have++;
+                if (o->shares[k] == 100)
+                    tput100 = sc->rows[i].tput;
+                break;
+            }
+    if (rc == 0 && have == o->n_shares && !isnan(tput100)) {
+        resume = 1;
+        for (size_t i = 0; i < wl->n; i++)
+            if (strcmp(wl->rows[i].gpu, have_gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
+                resume = 0;
+    }
+    if (resume) {
+        snprintf(gpu, sizeof gpu, "%s", have_gpu);
+        ps_log(PS_LOG_WARN, "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
+               "writing %s only", o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
+    } else {
+        tput100 = NAN;
+    }
+    for (int k = 0; k < o->n_shares && rc == 0 && !resume; k++) {
         ps_mps_job_t job = {o->model, o->batch, o->shares[k]};
         double t = 0;
         int sms = 0;
@@ -529,7 +563,7 @@ static int act_scaling(opts_t *o)
             printf("%s %s %3d%% (the context got %d SMs) %.6g items/s\n", gpu, wid, o->shares[k], sms, t);
     }
     cli_progress_end(o->quiet);
-    if (rc == 0)
+    if (rc == 0 && !resume)
         rc = ps_scaling_save(sc, o->scaling_path);
     if (rc == 0 && !isnan(tput100)) {
         ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
@@ -573,6 +607,8 @@ static int act_colocate(opts_t *o)
                             "bytes; give a shorter one with --id", sizeof id - 1);
     }
     const char *cid = o->id ? o->id : id;
+    if (cli_lock_output(CMD, o->colocations_path, 1) != CLI_OK) /* as in act_scaling */
+        return CLI_BAD_INPUT;
     ps_colocations_t *t = NULL;
     int rc = 0;
     if (access(o->colocations_path, F_OK) == 0)

@@ -18,6 +18,7 @@ struct ps_campaign {
     ps_store_t *store;
     ps_backend_t *be; /* NULL when opened for status and export only */
     ps_collect_params_t p;
+    out_lock_t *lock; /* held by a collector (opened with a device) */
 };
 
 ps_store_t *ps_campaign_store(ps_campaign_t *c)
@@ -36,7 +37,11 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
     if (!c)
         return PS_E_NOMEM;
     int rc = 0;
-    if (p) {
+    /* One collector per database: a second one is told who holds it
+     * (SQLite's own locking let both run and fail with raw SQLite text). */
+    if (p)
+        rc = out_lock_acquire(db_path, 0, &c->lock);
+    if (rc == 0 && p) {
         c->p = *p;
         c->p.backend = NULL; /* borrowed; not kept past the call */
         rc = ps_backend_open(p, &c->be);
@@ -65,6 +70,7 @@ void ps_campaign_free(ps_campaign_t *c)
     if (c->be)
         c->be->free(c->be);
     ps_store_close(c->store);
+    out_lock_release(c->lock);
     free(c);
 }
 

@@ -105,6 +105,9 @@ const ps_schema_t *ps_schema_get(ps_table_kind_t kind);
 /* Table-level rules of each table (values, keys, consistency); the first
  * violation goes to *e. ps_ops_index is the ops counterpart. */
 int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e);
+/* The first key column in which two coexec rows of one experiment differ
+ * (pooled strings compared by pointer), or NULL when they agree. */
+const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b);
 int ps_workloads_validate(ps_workloads_t *t, ps_rowerr_t *e);
 int ps_scaling_validate(ps_scaling_t *t, ps_rowerr_t *e);
 int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e);

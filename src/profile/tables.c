@@ -683,7 +683,7 @@ double ps_group_segment_ns(const ps_op_group_t *g, int start, int len, int tpcs)
 
 /* The columns that define a co-execution setting: all rows of one
  * experiment must agree on them. */
-static const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b)
+const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b)
 {
     if (a->gpu != b->gpu) return "gpu";
     if (a->hp_model != b->hp_model) return "hp_model";
