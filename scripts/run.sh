@@ -38,4 +38,22 @@ echo "== evaluate against every baseline" >&2
 $ps eval --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
     --long "$out/long/coexec.csv" --long-ops "$out/long/ops.csv" --experiments all \
     --depths 6,8 --etas 0.3 --rounds 300 --json-out "$out/eval.json" --report "$out/report.html"
-echo "== done: $out/model.psm, $out/eval.json, $out/report.html" >&2
+
+# Decisions, not only predictions (docs/planner.md): every policy on three
+# HP/LP pairs at two loads, arrivals and run noise from seeds the campaign
+# never used; the report gains the SLO-attainment vs LP-throughput figure and
+# the latency CDF.
+echo "== replay: 3 HP/LP pairs x 2 loads, every policy -> $out/replay/" >&2
+mkdir -p "$out/replay"
+for pair in resnet50:8/bert-base:8 resnet101:8/mobilenetv2:8 bert-base:8/resnet50:8; do
+    for load in 0.3 0.6; do
+        name="$(echo "$pair" | tr ':/' '_-')-load$load"
+        $ps replay --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
+            --hp "${pair%/*}" --lp "${pair#*/}" --requests 1000 --load "$load" --seed 101 -q \
+            --latencies "$out/replay/$name.csv" --json > "$out/replay/$name.json"
+    done
+done
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+"$py" scripts/replay_report.py "$out/replay" "$out/report.html"
+echo "== done: $out/model.psm, $out/eval.json, $out/report.html, $out/replay/" >&2

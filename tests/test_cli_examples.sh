@@ -22,7 +22,7 @@ expect 0 pairsight simulate --gpu a100 --pairs resnet50:8/bert-base:8 --min-len 
     --experiments 10 --runs 1 --threads 1 --seed 2 --out "$W/out/long" -q
 
 n=0
-for cmd in check import simulate train predict adapt explain eval report "colocate eval" "colocate train" \
+for cmd in check import simulate train predict adapt explain features model eval report "colocate eval" "colocate train" \
     "colocate predict" "colocate select" collect; do
     # shellcheck disable=SC2086
     pairsight help $cmd >"$T/help" || fail "help $cmd"

@@ -95,6 +95,17 @@ int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_features(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+
+/* CLI_FN parser of "MODEL:BATCH" into a cli_model_batch_t. */
+typedef struct {
+    char name[64];
+    int batch;
+} cli_model_batch_t;
+int cli_parse_model_batch(const char *v, void *dest);
 
 /* eval and report in one: report_mode makes --out required and prints only
  * the path written (src/cli/cmd_eval.c). */

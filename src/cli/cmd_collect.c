@@ -490,6 +490,50 @@ static void workload_id(const char *model, int batch, char *out, size_t size)
     snprintf(out, size, "%s_batch%d-inf", model, batch);
 }
 
+/* The workload's row of workloads.csv (its throughput alone at 100%; the
+ * counters unmeasured), added and saved unless it is there already. */
+static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, const char *wid, double tput100)
+{
+    ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
+    double *opt[] = {
+        &w.threads,           &w.registers,         &w.static_smem,  &w.sm_tput_pct, &w.dram_tput_pct,
+        &w.mem_tput_pct,      &w.sm_busy_pct,       &w.mem_busy_pct, &w.memcap_gb,   &w.stall_long_scoreboard,
+        &w.stall_lg_throttle, &w.stall_mio_throttle};
+    for (size_t i = 0; i < PS_ARRAY_LEN(opt); i++)
+        *opt[i] = NAN;
+    for (size_t i = 0; i < wl->n; i++)
+        if (strcmp(wl->rows[i].gpu, gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
+            return ps_error(PS_E_INPUT, "%s already has %s on %s", o->workloads_path, wid, gpu);
+    int rc = ps_workloads_append(wl, &w);
+    return rc == 0 ? ps_workloads_save(wl, o->workloads_path) : rc;
+}
+
+/* The scaling file is saved before the workloads file. A run killed between
+ * the two saves left every share in the first and the workload missing from
+ * the second: 1 when that is so (*gpu and *tput100 are then the first file's),
+ * and the rerun finishes it without measuring. */
+static int interrupted_run(const opts_t *o, const ps_scaling_t *sc, const ps_workloads_t *wl, const char *wid,
+                           const char **gpu, double *tput100)
+{
+    int have = 0;
+    for (int k = 0; k < o->n_shares; k++)
+        for (size_t i = 0; i < sc->n; i++)
+            if (strcmp(sc->rows[i].workload, wid) == 0 && sc->rows[i].share_pct == o->shares[k] &&
+                (!*gpu || strcmp(*gpu, sc->rows[i].gpu) == 0)) {
+                *gpu = sc->rows[i].gpu;
+                have++;
+                if (o->shares[k] == 100)
+                    *tput100 = sc->rows[i].tput;
+                break;
+            }
+    if (have != o->n_shares || isnan(*tput100))
+        return 0;
+    for (size_t i = 0; i < wl->n; i++)
+        if (strcmp(wl->rows[i].gpu, *gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
+            return 0;
+    return 1;
+}
+
 static int act_scaling(opts_t *o)
 {
     if (!o->model)
@@ -515,27 +559,8 @@ static int act_scaling(opts_t *o)
     else if (rc == 0 && !(wl = ps_workloads_new()))
         rc = PS_E_NOMEM;
     double tput100 = NAN;
-    /* The scaling file is saved before the workloads file. A run killed
-     * between the two saves left every share in the first and the workload
-     * missing from the second: the rerun finishes it without measuring. */
-    int have = 0, resume = 0;
     const char *have_gpu = NULL;
-    for (int k = 0; k < o->n_shares && rc == 0; k++)
-        for (size_t i = 0; i < sc->n; i++)
-            if (strcmp(sc->rows[i].workload, wid) == 0 && sc->rows[i].share_pct == o->shares[k] &&
-                (!have_gpu || strcmp(have_gpu, sc->rows[i].gpu) == 0)) {
-                have_gpu = sc->rows[i].gpu;
-                have++;
-                if (o->shares[k] == 100)
-                    tput100 = sc->rows[i].tput;
-                break;
-            }
-    if (rc == 0 && have == o->n_shares && !isnan(tput100)) {
-        resume = 1;
-        for (size_t i = 0; i < wl->n; i++)
-            if (strcmp(wl->rows[i].gpu, have_gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
-                resume = 0;
-    }
+    int resume = rc == 0 && interrupted_run(o, sc, wl, wid, &have_gpu, &tput100);
     if (resume) {
         snprintf(gpu, sizeof gpu, "%s", have_gpu);
         ps_log(PS_LOG_WARN, "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
@@ -565,21 +590,8 @@ static int act_scaling(opts_t *o)
     cli_progress_end(o->quiet);
     if (rc == 0 && !resume)
         rc = ps_scaling_save(sc, o->scaling_path);
-    if (rc == 0 && !isnan(tput100)) {
-        ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
-        double *opt[] = {&w.threads, &w.registers, &w.static_smem, &w.sm_tput_pct, &w.dram_tput_pct,
-                         &w.mem_tput_pct, &w.sm_busy_pct, &w.mem_busy_pct, &w.memcap_gb,
-                         &w.stall_long_scoreboard, &w.stall_lg_throttle, &w.stall_mio_throttle};
-        for (size_t i = 0; i < PS_ARRAY_LEN(opt); i++)
-            *opt[i] = NAN;
-        for (size_t i = 0; rc == 0 && i < wl->n; i++)
-            if (strcmp(wl->rows[i].gpu, gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
-                rc = ps_error(PS_E_INPUT, "%s already has %s on %s", o->workloads_path, wid, gpu);
-        if (rc == 0)
-            rc = ps_workloads_append(wl, &w);
-        if (rc == 0)
-            rc = ps_workloads_save(wl, o->workloads_path);
-    }
+    if (rc == 0 && !isnan(tput100))
+        rc = add_workload(o, wl, gpu, wid, tput100);
     if (rc == 0 && o->json) {
         cJSON *j = cli_json_new("collect-scaling", 1);
         cJSON_AddStringToObject(j, "gpu", gpu);

@@ -12,19 +12,24 @@
 #include <string.h>
 
 static void write_predictions(FILE *o, const queries_t *f, const double *hp, const double *lp, const double *hs,
-                              const double *ls)
+                              const double *ls, const double *hu, const double *lu)
 {
     for (int c = 0; c < f->ncol; c++) {
         ps_csv_put_field(o, f->header[c]);
         fputc(',', o);
     }
-    fputs("hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred\n", o);
+    fputs(hu ? "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_ns_upper,lp_ns_upper\n"
+             : "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred\n",
+          o);
     for (size_t i = 0; i < f->n; i++) {
         for (int c = 0; c < f->ncol; c++) {
             ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
             fputc(',', o);
         }
-        fprintf(o, "%.17g,%.17g,%.17g,%.17g\n", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);
+        fprintf(o, "%.17g,%.17g,%.17g,%.17g", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);
+        if (hu)
+            fprintf(o, ",%.17g,%.17g", hu[i], lu[i]);
+        fputc('\n', o);
     }
 }
 
@@ -36,6 +41,7 @@ static const char *const examples[] = {
 typedef struct {
     const char *model_path, *ops_path, *q_path, *out; /* out NULL: standard output */
     int json, quiet, compose;
+    double coverage; /* > 0: also the calibrated upper bounds */
 } predict_args_t;
 
 static int parse_predict_args(int argc, char **argv, predict_args_t *a, int *code)
@@ -53,6 +59,9 @@ static int parse_predict_args(int argc, char **argv, predict_args_t *a, int *cod
         {"--compose", CLI_ENUM, &a->compose, "NAME",
          "window composition for segments longer than the window: overlap (time-aligned) or index (published)",
          .choices = compose_names},
+        {"--coverage", CLI_DBL, &a->coverage, "C",
+         "also write calibrated upper bounds hp_ns_upper and lp_ns_upper at coverage C (time-aligned composition)",
+         .lo = 0.5, .hi = 0.999, .def = "none"},
         CLI_OPT_JSON(&a->json, "print a summary (rows, seconds, microseconds per query) as JSON on standard output; "
                                "needs --out FILE"),
         CLI_OPT_QUIET(&a->quiet),
@@ -63,7 +72,8 @@ static int parse_predict_args(int argc, char **argv, predict_args_t *a, int *cod
                                 "columns of coexec.csv (gpu, hp_model, hp_batch, hp_start, hp_len, lp_model,\n"
                                 "lp_batch, lp_start, lp_len, hp_tpcs, lp_tpcs; gpu may be left out and is\n"
                                 "then the model's; other columns are kept). The output repeats every input\n"
-                                "column and adds hp_ns_pred, lp_ns_pred, hp_delta_pred and lp_delta_pred.\n",
+                                "column and adds hp_ns_pred, lp_ns_pred, hp_delta_pred and lp_delta_pred,\n"
+                                "and with --coverage hp_ns_upper and lp_ns_upper.\n",
                        .opts = opts,
                        .examples = examples,
                        .exit_status = "0 predicted, 1 bad input (the message names the file and line), 2 usage error.",
@@ -87,8 +97,9 @@ static int parse_predict_args(int argc, char **argv, predict_args_t *a, int *cod
 static int write_output(const predict_args_t *a, const queries_t *f, const double *buf)
 {
     const double *hp = buf, *lp = buf + f->n, *hs = buf + 2 * f->n, *ls = buf + 3 * f->n;
+    const double *hu = a->coverage > 0 ? buf + 4 * f->n : NULL, *lu = a->coverage > 0 ? buf + 5 * f->n : NULL;
     if (!a->out) {
-        write_predictions(stdout, f, hp, lp, hs, ls);
+        write_predictions(stdout, f, hp, lp, hs, ls, hu, lu);
         if (fflush(stdout) != 0 || ferror(stdout))
             return cli_fail(CLI_BAD_INPUT, "predict", "writing standard output failed");
         return CLI_OK;
@@ -96,20 +107,24 @@ static int write_output(const predict_args_t *a, const queries_t *f, const doubl
     ps_atomic_t *at = NULL;
     if (ps_atomic_open(a->out, &at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
-    write_predictions(ps_atomic_stream(at), f, hp, lp, hs, ls);
+    write_predictions(ps_atomic_stream(at), f, hp, lp, hs, ls, hu, lu);
     if (ps_atomic_commit(at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
     return CLI_OK;
 }
 
-/* Predicts every query into buf (hp, lp, hp solo, lp solo: 4 x f->n);
- * a failure names the line of the first query that cannot be predicted. */
+/* Predicts every query into buf (hp, lp, hp solo, lp solo, and with
+ * --coverage the hp and lp bounds: 6 x f->n); a failure names the line of
+ * the first query that cannot be predicted. */
 static int predict_all(const predict_args_t *a, const ps_model_t *m, const ps_ops_t *ops, const queries_t *f,
                        double *buf)
 {
     double *hp = buf, *lp = buf + f->n, *hs = buf + 2 * f->n, *ls = buf + 3 * f->n;
-    if (ps_model_predict_ex(m, ops, f->q, f->n, (ps_compose_t)a->compose, hp, lp, hs, ls) == 0)
+    if (ps_model_predict_ex(m, ops, f->q, f->n, (ps_compose_t)a->compose, hp, lp, hs, ls) == 0) {
+        if (a->coverage > 0 && ps_model_predict_bound(m, ops, f->q, f->n, a->coverage, buf + 4 * f->n, buf + 5 * f->n))
+            return cli_fail(CLI_BAD_INPUT, "predict", "--coverage: %s", ps_last_error());
         return CLI_OK;
+    }
     for (size_t i = 0; i < f->n; i++)
         if (ps_model_check_query(m, ops, &f->q[i]) != 0)
             return cli_fail(CLI_BAD_INPUT, "predict", "%s:%zu: %s", cli_user_path(a->q_path), f->line[i],
@@ -142,7 +157,7 @@ int cmd_predict(int argc, char **argv)
     ps_model_info_t info;
     code = CLI_BAD_INPUT;
     if (ps_model_load(a.model_path, &m) != 0 || ps_ops_load(a.ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        queries_load(a.q_path, info.gpu, &f) != 0 || !(buf = ps_malloc((f.n ? f.n : 1) * 4 * sizeof *buf))) {
+        queries_load(a.q_path, info.gpu, &f) != 0 || !(buf = ps_malloc((f.n ? f.n : 1) * 6 * sizeof *buf))) {
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }

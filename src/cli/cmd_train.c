@@ -34,8 +34,8 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
         return;
     fprintf(stderr, "model %s: GPU %s, variant %s, window %d\n", out, i->gpu, ps_feature_variant_name(i->variant),
             i->window);
-    fprintf(stderr, "samples %zu (train %zu, valid %zu, test %zu) from %zu experiments, %.2f s\n", i->n_samples,
-            i->n_train, i->n_valid, i->n_test, i->n_experiments, i->train_seconds);
+    fprintf(stderr, "samples %zu (train %zu, calibration %zu, valid %zu, test %zu) from %zu experiments, %.2f s\n",
+            i->n_samples, i->n_train, i->n_calib, i->n_valid, i->n_test, i->n_experiments, i->train_seconds);
     for (int s = 0; s < 2; s++)
         fprintf(stderr, "%s: depth %d, eta %g, %d trees, validation MAPE %.2f%%, test MAPE %.2f%%\n", s ? "LP" : "HP",
                 i->depth[s], i->eta[s], i->n_trees[s], i->valid_mape[s], i->test_mape[s]);

@@ -470,6 +470,19 @@ static int run_baselines(run_t *u)
     return 0;
 }
 
+/* Coverage of the calibrated bounds of model on t into row[PS_COV_LEVELS];
+ * a model without calibration leaves the rows empty. */
+static int coverage_rows(const ps_model_t *model, const ps_ops_t *ops, const testset_t *t, bound_cov_t *row)
+{
+    static const double levels[PS_COV_LEVELS] = {0.90, 0.95, 0.99};
+    for (int k = 0; k < PS_COV_LEVELS; k++) {
+        int rc = bound_coverage(model, ops, t->q, t->hp, t->lp, t->n, levels[k], &row[k]);
+        if (rc != 0)
+            return ps_error_prefix(rc, "bounds");
+    }
+    return 0;
+}
+
 static int exp_accuracy(run_t *u)
 {
     ps_eval_results_t *r = u->r;
@@ -498,6 +511,9 @@ static int exp_accuracy(run_t *u)
             m == PS_METHOD_PAIRSIGHT ? r->model_train_seconds : ps_baseline_train_seconds(u->base[m]);
     }
     progress(u->c, "accuracy", PS_METHOD_COUNT, PS_METHOD_COUNT);
+    int rc = coverage_rows(u->model, u->c->ops, &u->test, r->cov[0]);
+    if (rc != 0)
+        return rc;
     r->done |= PS_EXP_ACCURACY;
     return 0;
 }
@@ -696,6 +712,8 @@ static int exp_generalization(run_t *u)
             if (rank[i] >= pool)
                 testset_add(&t, &cx->rows[i]);
         score_methods(u, model, base, g, &t);
+        if (g == 0 && (rc = coverage_rows(model, c->ops, &t, r->cov[2])) != 0)
+            goto done;
         for (int k = 0; k < 3; k++)
             if ((rc = adapt_and_score(u, model, rank, pool, g, k, &t, take)) != 0)
                 goto done;
@@ -785,6 +803,8 @@ static int exp_long(run_t *u)
             (asym.n && (rc = eval_on(&p[i], lops, &asym, &r->long_asym[i], NULL, NULL)) != 0))
             goto done;
     }
+    if ((rc = coverage_rows(u->model, lops, &all, r->cov[1])) != 0)
+        goto done;
     r->done |= PS_EXP_LONG;
 done:
     free(sol);

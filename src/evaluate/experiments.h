@@ -17,6 +17,7 @@
 #ifndef PS_EVALUATE_EXPERIMENTS_H
 #define PS_EVALUATE_EXPERIMENTS_H
 
+#include "decision/decision.h"
 #include "evaluate/evaluate.h"
 
 #include <stdio.h>
@@ -68,6 +69,8 @@ typedef struct {
 #define PS_GEN_ROWS (PS_METHOD_COUNT + 3)
 #define PS_ABL_ROWS 5
 #define PS_LONG_ROWS 3
+#define PS_COV_SETS 3   /* test, long, unseen */
+#define PS_COV_LEVELS 3 /* 0.90, 0.95, 0.99 */
 
 typedef struct {
     int done; /* PS_EXP_* mask of the experiments that ran */
@@ -85,6 +88,10 @@ typedef struct {
     int ks[3];
     /* 4. long segments: index, overlap, intensity rule; all and asymmetric. */
     ps_eval_row_t long_all[PS_LONG_ROWS], long_asym[PS_LONG_ROWS];
+    /* Calibrated bounds (docs/planner.md): coverage and width at 0.9, 0.95,
+     * 0.99 on the test split, the long segments and the unseen (Llama)
+     * models of the generalization experiment; n 0 where not measured. */
+    bound_cov_t cov[PS_COV_SETS][PS_COV_LEVELS];
     /* What the pairsight row was trained on. */
     size_t n_train;
     double model_train_seconds;

@@ -27,6 +27,8 @@ static void fnum(FILE *f, double v, int width, int prec)
         fprintf(f, "%*.*f", width, prec, v);
 }
 
+static const char *const cov_sets[PS_COV_SETS] = {"test", "long", "unseen"};
+
 void ps_eval_print(const ps_eval_results_t *r, FILE *f)
 {
     if (r->done & PS_EXP_ACCURACY) {
@@ -90,6 +92,24 @@ void ps_eval_print(const ps_eval_results_t *r, FILE *f)
         }
         fprintf(f, "(%zu co-executions, %zu asymmetric)\n\n", r->long_all[0].n, r->long_asym[0].n);
     }
+    if (r->cov[0][0].n || r->cov[1][0].n || r->cov[2][0].n) {
+        fprintf(f, "Calibrated upper bounds: empirical coverage %% and mean width %% (above the point)\n");
+        fprintf(f, "%-8s %6s %7s %9s %9s %9s %9s\n", "set", "target", "n", "HP cov", "LP cov", "HP width",
+                "LP width");
+        for (int s = 0; s < PS_COV_SETS; s++)
+            for (int k = 0; k < PS_COV_LEVELS; k++) {
+                const bound_cov_t *c = &r->cov[s][k];
+                if (!c->n)
+                    continue;
+                fprintf(f, "%-8s %6.2f %7zu ", cov_sets[s], c->level, c->n);
+                fnum(f, c->hp_cover, 9, 2);
+                fnum(f, c->lp_cover, 10, 2);
+                fnum(f, c->hp_width, 10, 2);
+                fnum(f, c->lp_width, 10, 2);
+                fputc('\n', f);
+            }
+        fputc('\n', f);
+    }
 }
 
 /* ---- JSON ---- */
@@ -149,6 +169,22 @@ char *ps_eval_json(const ps_eval_results_t *r)
         for (int i = 0; a && s && i < PS_LONG_ROWS; i++) {
             cJSON_AddItemToObject(a, r->long_all[i].name, jrow(&r->long_all[i]));
             cJSON_AddItemToObject(s, r->long_asym[i].name, jrow(&r->long_asym[i]));
+        }
+    }
+    cJSON *cv = cJSON_AddObjectToObject(root, "coverage");
+    for (int k = 0; cv && k < PS_COV_SETS; k++) {
+        if (!r->cov[k][0].n)
+            continue;
+        cJSON *o = cJSON_AddObjectToObject(cv, cov_sets[k]);
+        for (int j = 0; o && j < PS_COV_LEVELS; j++) {
+            char key[16];
+            snprintf(key, sizeof key, "%.2f", r->cov[k][j].level);
+            cJSON *e = cJSON_AddObjectToObject(o, key);
+            cJSON_AddNumberToObject(e, "n", (double)r->cov[k][j].n);
+            jnum(e, "hp_coverage", r->cov[k][j].hp_cover);
+            jnum(e, "lp_coverage", r->cov[k][j].lp_cover);
+            jnum(e, "hp_width", r->cov[k][j].hp_width);
+            jnum(e, "lp_width", r->cov[k][j].lp_width);
         }
     }
     char *out = cJSON_PrintUnformatted(root);

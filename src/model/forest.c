@@ -527,8 +527,8 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
     rc = s.xn && s.right && s.depth && s.order && s.has_parent ? 0 : PS_E_NOMEM;
     const cJSON *el = j.lc->child, *er = j.rc->child, *ei = j.si->child, *ec = j.sc->child, *ed = j.dl->child,
                 *es = j.st ? j.st->child : NULL;
-    for (int i = 0; i < n && !rc; i++, el = el->next, er = er->next, ei = ei->next, ec = ec->next, ed = ed->next,
-             es = es ? es->next : NULL)
+    for (int i = 0; i < n && !rc;
+         i++, el = el->next, er = er->next, ei = ei->next, ec = ec->next, ed = ed->next, es = es ? es->next : NULL)
         rc = read_node(f, t, i, n, el, er, ei, ec, ed, es, &s);
     if (!rc)
         lay_out(f, t, n, &s, n_nodes);

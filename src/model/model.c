@@ -28,6 +28,7 @@
 #include "model/ubj.h"
 
 #include "common/common.h"
+#include "decision/decision.h"
 #include "profile/gpu.h"
 
 #include <cjson/cJSON.h>
@@ -87,7 +88,13 @@ void ps_model_free(ps_model_t *m)
         ps_forest_free(m->forest[s]);
     }
     free(m->gpu);
+    free(m->calib);
     free(m);
+}
+
+const ps_calib_t *ps_model_calib(const ps_model_t *m)
+{
+    return m->calib;
 }
 
 int ps_model_finish(ps_model_t *m)
@@ -234,6 +241,7 @@ cJSON *ps_model_info_json(const ps_model_info_t *i)
     cJSON_AddNumberToObject(o, "n_train", (double)i->n_train);
     cJSON_AddNumberToObject(o, "n_valid", (double)i->n_valid);
     cJSON_AddNumberToObject(o, "n_test", (double)i->n_test);
+    cJSON_AddNumberToObject(o, "n_calib", (double)i->n_calib);
     cJSON_AddNumberToObject(o, "n_experiments", (double)i->n_experiments);
     cJSON_AddNumberToObject(o, "seed", (double)i->seed);
     if (i->split_fingerprint) {
@@ -270,6 +278,8 @@ static char *header_json(const ps_model_t *m)
     cJSON *r = o ? cJSON_AddObjectToObject(o, "regressors") : NULL;
     for (int s = 0; r && s < 2; s++)
         cJSON_AddStringToObject(r, side_name[s], BOOSTER_KIND);
+    if (o && m->calib)
+        cJSON_AddItemToObject(o, "calibration", calib_to_json(m->calib));
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
@@ -422,6 +432,9 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         pair(o, "adapt_depth", adapt_depth);
         i->adapt_depth[0] = (int)count(adapt_depth[0]);
         i->adapt_depth[1] = (int)count(adapt_depth[1]);
+        if ((rc = calib_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &(*out)->calib)) != PS_OK)
+            ps_error_prefix(rc, path);
+        i->n_calib = (*out)->calib ? (*out)->calib->n_rows : 0;
     }
     cJSON_Delete(o);
     return rc;

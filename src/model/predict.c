@@ -35,6 +35,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "decision/decision.h"
 #include "profile/gpu.h"
 
 #include <math.h>
@@ -280,7 +281,8 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 /* One slice of queries [0, n), n >= 1, on the calling thread: features,
  * regressors, composition. first is the index of q[0] in the caller's batch. */
 static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                         size_t first, ps_compose_t method, double *oh, double *ol, double *sh, double *sl)
+                         size_t first, ps_compose_t method, double coverage, double *oh, double *ol, double *sh,
+                         double *sl)
 {
     size_t nf = (size_t)m->layout.n_features;
     int W = m->layout.window;
@@ -320,6 +322,28 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     }
     ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh);
     ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll);
+    /* Upper bounds: every window pair's log delta moves up by its bin's
+     * conformal quantile before composition (docs/planner.md). */
+    for (size_t k = 0; coverage > 0 && k < n; k++) {
+        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
+        ps_query_t w = q[k];
+        for (int i = 0; i < nh; i++) {
+            window_range(q[k].hp_start, q[k].hp_len, nh, i, &w.hp_start, &w.hp_len);
+            for (int j = 0; j < nl; j++) {
+                window_range(q[k].lp_start, q[k].lp_len, nl, j, &w.lp_start, &w.lp_len);
+                double a, b;
+                rc = calib_offsets(m->calib, ops, &w, 0, coverage, &a, &b);
+                if (rc != PS_OK) {
+                    char where[48];
+                    snprintf(where, sizeof where, "query %zu", first + k);
+                    ps_error_prefix(rc, where);
+                    goto done;
+                }
+                lh[row0[k] + (size_t)i * nl + j] += a;
+                ll[row0[k] + (size_t)i * nl + j] += b;
+            }
+        }
+    }
     for (size_t k = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         const double *wh = wsolo + win0[k], *wl = wh + nh;
@@ -356,6 +380,7 @@ typedef struct {
     const ps_query_t *q;
     size_t n, per;
     ps_compose_t method;
+    double coverage; /* > 0: upper bounds at this coverage */
     double *oh, *ol, *sh, *sl;
 } batch_t;
 
@@ -364,13 +389,13 @@ static int run_slice(const batch_t *b, size_t s)
     size_t at = s * b->per;
     if (at >= b->n)
         return PS_OK;
-    return predict_slice(b->m, b->ops, b->q + at, b->n - at < b->per ? b->n - at : b->per, at, b->method,
+    return predict_slice(b->m, b->ops, b->q + at, b->n - at < b->per ? b->n - at : b->per, at, b->method, b->coverage,
                          b->oh + at, b->ol + at, b->sh ? b->sh + at : NULL, b->sl ? b->sl + at : NULL);
 }
 
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
-                        double *out_lp_solo_ns)
+static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                         ps_compose_t method, double coverage, double *out_hp_ns, double *out_lp_ns,
+                         double *out_hp_solo_ns, double *out_lp_solo_ns)
 {
     if (!m || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
         return ps_error(PS_E_ARG, "ps_model_predict: NULL argument");
@@ -400,7 +425,7 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
     size_t n_slices = (n + SLICE - 1) / SLICE;
     n_slices = (n_slices + (size_t)threads - 1) / (size_t)threads * (size_t)threads;
     size_t per = n_slices ? (n + n_slices - 1) / n_slices : 0;
-    batch_t bt = {m, ops, q, n, per, method, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns};
+    batch_t bt = {m, ops, q, n, per, method, coverage, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns};
     if (threads == 1) {
         for (size_t s = 0; s < n_slices; s++) {
             int rc = run_slice(&bt, s);
@@ -423,6 +448,27 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
             rc = run_slice(&bt, s);
     free(rcs);
     return rc;
+}
+
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
+                        double *out_lp_solo_ns)
+{
+    return predict_batch(m, ops, q, n, method, 0, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns);
+}
+
+int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                           double coverage, double *out_hp_upper_ns, double *out_lp_upper_ns)
+{
+    if (!m)
+        return ps_error(PS_E_ARG, "ps_model_predict_bound: NULL model");
+    if (!m->calib)
+        return ps_error(PS_E_ARG, "the model has no calibration (train it again with this version; "
+                                  "adapted models lose theirs)");
+    if (!(coverage >= 0.5 && coverage <= 0.999))
+        return ps_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
+    return predict_batch(m, ops, q, n, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL,
+                         NULL);
 }
 
 int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,

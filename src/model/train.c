@@ -6,6 +6,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "decision/decision.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -363,6 +364,7 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
                d->n_skipped, l.window);
     if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
         goto done;
+    calib_hold_out(d, p.seed); /* upper-bound calibration split (src/decision) */
     if ((rc = subset_make(d, PS_SPLIT_TRAIN, &tr)) != PS_OK || (rc = subset_make(d, PS_SPLIT_VALID, &va)) != PS_OK ||
         (rc = subset_make(d, PS_SPLIT_TEST, &te)) != PS_OK)
         goto done;
@@ -390,6 +392,9 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     if ((rc = ps_coexec_fingerprint(cx, l.window, &m->info.split_fingerprint)) != PS_OK)
         goto done;
     rc = ps_model_finish(m);
+    if (rc == PS_OK)
+        rc = calib_fit(m, ops, d, &m->calib);
+    m->info.n_calib = m->calib ? m->calib->n_rows : 0;
     m->info.train_seconds = ps_now() - t0;
 done:
     subset_free(&tr);
@@ -523,6 +528,7 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
         goto done;
     n->info = m->info;
     n->info.gpu = n->gpu;
+    n->info.n_calib = 0; /* the calibration does not hold for the adapted trees */
     /* A few hundred rows train fastest on one thread: OpenMP's start-up and
      * spinning cost more than the parallel split search gains. */
     int nthread = p.nthread == 0 && d->n < 20000 ? 1 : resolve_nthread(p.nthread);

@@ -384,6 +384,53 @@ static int no_header_error(const char *path, const ncu_said_t *said)
 }
 
 /* Read the rows after the header into launches. */
+/* The units row of the raw page into scale[M_N] (the factor to ns, bytes or
+ * percent of each metric column). */
+static int read_units(ps_csv_t *csv, const header_t *h, double *scale)
+{
+    for (int m = 0; m < M_N; m++) {
+        if (h->col[m] < 0)
+            continue;
+        const char *u = ps_csv_field(csv, h->col[m]);
+        char kind = 0;
+        for (size_t i = 0; i < PS_ARRAY_LEN(names) && !kind; i++)
+            if (names[i].m == m)
+                kind = names[i].kind;
+        if ((scale[m] = unit_scale(kind, u)) == 0)
+            return ps_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", ps_csv_path(csv), ps_csv_line(csv),
+                            h->col[m] + 1, metric_label[m], u);
+    }
+    return PS_OK;
+}
+
+/* The values of the current row into launch l: every metric column of a raw
+ * page row, or the one metric m (scaled by sc) of a details page row. */
+static int fill_launch(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, const double *scale, int m, double sc,
+                       launch_t *l)
+{
+    int rc = PS_OK;
+    if (!h->details) {
+        for (int k = 0; k < M_N && rc == PS_OK; k++) {
+            if (h->col[k] < 0)
+                continue;
+            if (k == M_GPU) {
+                const char *g = ps_csv_field(csv, h->col[k]);
+                if (*g && !(l->gpu = ps_strpool_intern(pool, g)))
+                    rc = PS_E_NOMEM;
+                continue;
+            }
+            rc = read_value(csv, h->col[k], k, scale[k], &l->v[k]);
+        }
+    } else if (m == M_GPU) {
+        const char *g = ps_csv_field(csv, h->value);
+        if (*g && !l->gpu && !(l->gpu = ps_strpool_intern(pool, g)))
+            rc = PS_E_NOMEM;
+    } else if (m >= 0 && isnan(l->v[m])) {
+        rc = read_value(csv, h->value, m, sc, &l->v[m]);
+    }
+    return rc;
+}
+
 static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_said_t *said,
                      launch_t **out, size_t *n_out)
 {
@@ -423,20 +470,8 @@ static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_s
         /* The units row of the raw page: the launch columns are empty. */
         if (!h->details && first && !*ps_csv_field(csv, h->name)) {
             first = 0;
-            for (int m = 0; m < M_N; m++) {
-                if (h->col[m] < 0)
-                    continue;
-                const char *u = ps_csv_field(csv, h->col[m]);
-                char kind = 0;
-                for (size_t i = 0; i < PS_ARRAY_LEN(names) && !kind; i++)
-                    if (names[i].m == m)
-                        kind = names[i].kind;
-                if ((scale[m] = unit_scale(kind, u)) == 0) {
-                    rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", path,
-                                  ps_csv_line(csv), h->col[m] + 1, metric_label[m], u);
-                    goto done;
-                }
-            }
+            if ((rc = read_units(csv, h, scale)) != PS_OK)
+                break;
             continue;
         }
         first = 0;
@@ -464,30 +499,9 @@ static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_s
             seq++;
             n++;
         }
-        launch_t *l = &launch[n - 1];
-        if (!h->details) {
-            for (int k = 0; k < M_N && rc == PS_OK; k++) {
-                if (h->col[k] < 0)
-                    continue;
-                if (k == M_GPU) {
-                    const char *g = ps_csv_field(csv, h->col[k]);
-                    if (*g && !(l->gpu = ps_strpool_intern(pool, g)))
-                        rc = PS_E_NOMEM;
-                    continue;
-                }
-                rc = read_value(csv, h->col[k], k, scale[k], &l->v[k]);
-            }
-        } else if (m == M_GPU) {
-            const char *g = ps_csv_field(csv, h->value);
-            if (*g && !l->gpu && !(l->gpu = ps_strpool_intern(pool, g)))
-                rc = PS_E_NOMEM;
-        } else if (m >= 0 && isnan(l->v[m])) {
-            rc = read_value(csv, h->value, m, sc, &l->v[m]);
-        }
-        if (rc != PS_OK)
+        if ((rc = fill_launch(csv, h, pool, scale, m, sc, &launch[n - 1])) != PS_OK)
             break;
     }
-done:
     if (rc < 0) {
         free(launch);
         return rc;

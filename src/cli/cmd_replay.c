@@ -1,0 +1,189 @@
+/* pairsight replay: decisions measured end to end on the simulator's physics. */
+#include "cli/cli.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CLI_FN: "MODEL:BATCH" into a cli_model_batch_t (pairsight plan and replay). */
+int cli_parse_model_batch(const char *v, void *dest)
+{
+    cli_model_batch_t *mb = dest;
+    const char *c = strrchr(v, ':');
+    if (!c || c == v || (size_t)(c - v) >= sizeof mb->name)
+        return -1;
+    memcpy(mb->name, v, (size_t)(c - v));
+    mb->name[c - v] = 0;
+    return cli_parse_int(c + 1, 1, 1000000, &mb->batch);
+}
+
+static int parse_policies(const char *v, void *dest) { return ps_replay_policies_parse(v, dest) == 0 ? 0 : -1; }
+
+static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
+{
+    printf("replay %s:%d beside %s:%d, %zu requests, load %.2f, seed %llu: dedicated %.1f us, budget %.1f us\n",
+           p->hp_model, p->hp_batch, p->lp_model, p->lp_batch, r->requests, p->load, (unsigned long long)p->seed,
+           r->dedicated_ns / 1e3, r->slo_ns / 1e3);
+    printf("%-16s %8s %10s %10s %8s %8s %8s %9s\n", "policy", "SLO%", "p50 us", "p99 us", "LP tput", "busy", "kept%",
+           "plan us");
+    for (int i = 0; i < PS_REPLAY_N; i++) {
+        const ps_replay_policy_result_t *q = &r->pol[i];
+        if (!q->ran)
+            continue;
+        printf("%-16s %8.2f %10.1f %10.1f %8.3f %8.3f %8.2f %9.0f", ps_replay_policy_name(i), 100 * q->slo_attainment,
+               q->hp_p50_ns / 1e3, q->hp_p99_ns / 1e3, q->lp_throughput, q->gpu_busy, 100 * q->budget_kept, q->plan_us);
+        if (i == PS_REPLAY_ORION)
+            printf("  (LP SM threshold %d TPCs)", q->orion_tpcs);
+        putchar('\n');
+    }
+}
+
+static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
+{
+    cJSON *o = cli_json_new("replay", 1);
+    cJSON_AddStringToObject(o, "hp", p->hp_model);
+    cJSON_AddNumberToObject(o, "hp_batch", p->hp_batch);
+    cJSON_AddStringToObject(o, "lp", p->lp_model);
+    cJSON_AddNumberToObject(o, "lp_batch", p->lp_batch);
+    cJSON_AddNumberToObject(o, "requests", (double)r->requests);
+    cJSON_AddNumberToObject(o, "load", p->load);
+    cJSON_AddNumberToObject(o, "seed", (double)p->seed);
+    cJSON_AddNumberToObject(o, "coverage", p->coverage);
+    cJSON_AddNumberToObject(o, "dedicated_ns", r->dedicated_ns);
+    cJSON_AddNumberToObject(o, "slo_ns", r->slo_ns);
+    cJSON *pol = cJSON_AddObjectToObject(o, "policies");
+    for (int i = 0; i < PS_REPLAY_N; i++) {
+        const ps_replay_policy_result_t *q = &r->pol[i];
+        if (!q->ran)
+            continue;
+        cJSON *e = cJSON_AddObjectToObject(pol, ps_replay_policy_name(i));
+        cJSON_AddNumberToObject(e, "slo_attainment", q->slo_attainment);
+        cJSON_AddNumberToObject(e, "hp_p50_ns", q->hp_p50_ns);
+        cJSON_AddNumberToObject(e, "hp_p99_ns", q->hp_p99_ns);
+        cJSON_AddNumberToObject(e, "lp_throughput", q->lp_throughput);
+        cJSON_AddNumberToObject(e, "gpu_busy", q->gpu_busy);
+        cJSON_AddNumberToObject(e, "plan_us", q->plan_us);
+        if (isfinite(q->budget_kept))
+            cJSON_AddNumberToObject(e, "budget_kept", q->budget_kept);
+        if (i == PS_REPLAY_ORION)
+            cJSON_AddNumberToObject(e, "orion_lp_tpcs", q->orion_tpcs);
+    }
+    cli_json_print(o, stdout);
+}
+
+static int write_latencies(const char *path, const ps_replay_result_t *r)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "policy,request,latency_ns\n");
+    for (int i = 0; i < PS_REPLAY_N; i++)
+        for (size_t k = 0; r->pol[i].ran && k < r->requests; k++)
+            fprintf(f, "%s,%zu,%.17g\n", ps_replay_policy_name(i), k, r->pol[i].latency_ns[k]);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static const char *const examples[] = {
+    "pairsight replay --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --hp resnet50:8 "
+    "--lp bert-base:8 --load 0.5 --seed 11",
+    NULL};
+
+int cmd_replay(int argc, char **argv)
+{
+    ps_replay_params_t p = ps_replay_default_params();
+    const char *ops_path = NULL, *model_path = NULL, *cx_path = NULL, *gpu = NULL, *lat_path = NULL;
+    int json = 0, quiet = 0;
+    cli_model_batch_t hp = {{0}, 0}, lp = {{0}, 0};
+    cli_opt_t opts[] = {
+        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile of `pairsight simulate`",
+         .flags = CLI_REQ | CLI_IN},
+        {"--hp", CLI_FN, &hp, "MODEL:BATCH", "the HP model; a request is its whole operator sequence",
+         .parse = cli_parse_model_batch, .accepts = "MODEL:BATCH, e.g. resnet50:8", .flags = CLI_REQ},
+        {"--lp", CLI_FN, &lp, "MODEL:BATCH", "the always-backlogged LP model", .parse = cli_parse_model_batch,
+         .accepts = "MODEL:BATCH, e.g. bert-base:8", .flags = CLI_REQ},
+        {"--model", CLI_STR, &model_path, "FILE", "calibrated PairSight model (pairsight, pairsight_bound)",
+         .flags = CLI_IN, .def = "none"},
+        {"--coexec", CLI_STR, &cx_path, "FILE", "training co-executions of the intensity rule (intensity)",
+         .flags = CLI_IN, .def = "none"},
+        {"--gpu", CLI_STR, &gpu, "NAME", "GPU of the replay", .def = "the model's, else a100"},
+        {"--requests", CLI_INT, &p.requests, "N", "HP requests per policy", .lo = 10, .hi = 1000000},
+        {"--load", CLI_DBL, &p.load, "RHO", "HP utilization of the dedicated GPU", .lo = 0, .hi = 1,
+         .flags = CLI_LO_OPEN | CLI_HI_OPEN},
+        {"--slo-factor", CLI_DBL, &p.slo_factor, "F", "budget = F x the dedicated p99 latency", .lo = 1, .hi = 100},
+        {"--coverage", CLI_DBL, &p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5, .hi = 0.999},
+        {"--stretch", CLI_DBL, &p.stretch, "S",
+         "planners budget the service of a request with no queue behind it at most S x its dedicated latency", .lo = 1,
+         .hi = 100, .def = "the SLO factor"},
+        {"--policies", CLI_FN, &p.policies, "LIST",
+         "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all", .parse = parse_policies,
+         .accepts = "a comma-separated list of policies, or all", .def = "all"},
+        {"--warmup", CLI_INT, &p.warmup, "N", "orion: warm-up requests per binary-search probe", .lo = 10,
+         .hi = 100000},
+        {"--seed", CLI_U64, &p.seed, "N", "arrivals and run noise", .lo = 0, .hi = 2147483647.0},
+        {"--latencies", CLI_STR, &lat_path, "FILE",
+         "every request's latency per policy (CSV: policy,request,latency_ns)", .def = "none"},
+        CLI_OPT_JSON(&json, "print the results as JSON"),
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t spec = {.cmd = "replay",
+                       .synopsis =
+                           "--ops FILE --hp MODEL:BATCH --lp MODEL:BATCH [--model FILE] [--coexec FILE] [options]",
+                       .about = "Replay an HP request stream (Poisson arrivals at utilization --load of the\n"
+                                "dedicated GPU) beside an always-backlogged LP task through the simulator's\n"
+                                "co-execution physics (the ground truth; predictors never see it) and report\n"
+                                "per policy: HP p50/p99 latency, SLO attainment (budget = --slo-factor x the\n"
+                                "dedicated p99), LP throughput (1 = LP alone on the whole GPU), the share of\n"
+                                "time the GPU serves HP, and for the planners kept%, the share of requests\n"
+                                "whose service stayed within the budget they were planned for\n"
+                                "(docs/planner.md).\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .max_pos = 0};
+    int code;
+    if (cli_parse(&spec, argc, argv, NULL, &code))
+        return code;
+    p.hp_model = hp.name;
+    p.hp_batch = hp.batch;
+    p.lp_model = lp.name;
+    p.lp_batch = lp.batch;
+    unsigned need_model = 1u << PS_REPLAY_PAIRSIGHT | 1u << PS_REPLAY_PAIRSIGHT_BOUND;
+    if (!model_path && (p.policies & need_model))
+        return cli_fail(CLI_USAGE, "replay", "the pairsight policies need --model (or leave them out of --policies)");
+    if (!cx_path && (p.policies & 1u << PS_REPLAY_INTENSITY))
+        return cli_fail(CLI_USAGE, "replay", "the intensity policy needs --coexec (or leave it out of --policies)");
+    ps_ops_t *ops = NULL;
+    ps_model_t *m = NULL;
+    ps_coexec_t *cx = NULL;
+    ps_replay_result_t r;
+    memset(&r, 0, sizeof r);
+    code = CLI_BAD_INPUT;
+    if (ps_ops_load(ops_path, &ops) != 0 || (model_path && ps_model_load(model_path, &m) != 0) ||
+        (cx_path && ps_coexec_load(cx_path, &cx) != 0)) {
+        cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
+        goto done;
+    }
+    p.intensity_train = cx;
+    if (!quiet)
+        fprintf(stderr, "pairsight: replay: %d requests per policy...\n", p.requests);
+    if (ps_replay_run(m, ops, gpu ? gpu : m ? NULL : "a100", &p, &r) != 0) {
+        cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
+        goto done;
+    }
+    if (lat_path && write_latencies(lat_path, &r) != 0) {
+        cli_fail(CLI_BAD_INPUT, "replay", "%s: cannot write", cli_user_path(lat_path));
+        goto done;
+    }
+    if (json)
+        print_json(&r, &p);
+    else
+        print_text(&r, &p);
+    code = CLI_OK;
+done:
+    ps_replay_result_clear(&r);
+    ps_coexec_free(cx);
+    ps_model_free(m);
+    ps_ops_free(ops);
+    return code;
+}

@@ -1,0 +1,355 @@
+/*
+ * Calibrated upper bounds (docs/planner.md, "Bounds"): split-conformal
+ * quantiles of the residual of log delta (Vovk et al. 2005; Romano et al.
+ * 2019 for the conditional use), one table per side, conditioned on
+ * Mondrian bins (SM split range x HP memory-boundedness).
+ *
+ * With r_i = y_i - yhat_i the residuals of the n calibration samples of a
+ * bin sorted ascending, the upper bound at coverage c is
+ *     yhat + r_(k),  k = ceil((n + 1) c),
+ * which covers a new exchangeable sample with probability >= c (and < c +
+ * 1/(n+1) without ties). k > n has no finite bound: the bin is then too
+ * small for c and a coarser bin is used.
+ */
+#include "decision/decision.h"
+
+#include "common/common.h"
+#include "model/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_BIN 300
+#define MIN_EXPERIMENTS 20
+
+static double level_at(int i)
+{
+    if (i < 50)
+        return 0.50 + 0.01 * i;
+    return i == 50 ? 0.995 : 0.999;
+}
+
+/* The stored level for coverage c: the lowest level >= c (-1 outside). */
+static int level_index(double c)
+{
+    for (int i = 0; i < CALIB_NLEVELS; i++)
+        if (level_at(i) >= c - 1e-12)
+            return i;
+    return -1;
+}
+
+void calib_hold_out(ps_dataset_t *d, unsigned seed)
+{
+    (void)seed; /* experiment ids are already ranks of the seeded hash */
+    /* Training experiments are the lowest ranks; the top eighth of them
+     * (10% of all experiments) becomes the calibration split. */
+    int n_train_exp = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->split[i] == PS_SPLIT_TRAIN && d->experiment[i] + 1 > n_train_exp)
+            n_train_exp = d->experiment[i] + 1;
+    if (d->n_experiments < MIN_EXPERIMENTS)
+        return;
+    int first = n_train_exp - (int)((d->n_experiments + 5) / 10);
+    for (size_t i = 0; i < d->n; i++)
+        if (d->split[i] == PS_SPLIT_TRAIN && d->experiment[i] >= first)
+            d->split[i] = PS_SPLIT_CALIB;
+}
+
+/* The bin key of a query: SM split range and memory-bound share of the HP
+ * segment's standalone time at its TPCs (PS_INTENSITY_MEMORY operators). */
+static int bin_key(const ps_ops_t *ops, const ps_query_t *q, int *s, int *m)
+{
+    double share = (double)q->hp_tpcs / (double)(q->hp_tpcs + q->lp_tpcs);
+    *s = share < 0.35 ? 0 : share < 0.65 ? 1 : 2;
+    const ps_op_group_t *g = ps_ops_find(ops, q->gpu, q->hp_model, q->hp_batch);
+    int k = g ? ps_group_tpcs_index(g, q->hp_tpcs) : -1;
+    if (k < 0 || q->hp_start < 0 || q->hp_start + q->hp_len > g->n_ops)
+        return ps_error(PS_E_INPUT, "%s batch %d: no standalone profile at %d TPCs", q->hp_model, q->hp_batch,
+                        q->hp_tpcs);
+    double all = 0, mem = 0;
+    for (int op = q->hp_start; op < q->hp_start + q->hp_len; op++) {
+        double t = g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)k];
+        all += t;
+        if (g->intensity[op] == PS_INTENSITY_MEMORY)
+            mem += t;
+    }
+    *m = all > 0 && mem / all >= 0.5;
+    return PS_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Quantiles of one side of a bin from its n residuals (sorted here). */
+static void bin_fill(calib_bin_t *b, int side, double *r, int n)
+{
+    qsort(r, (size_t)n, sizeof *r, cmp_double);
+    b->n = n;
+    for (int i = 0; i < CALIB_NLEVELS; i++) {
+        double k = ceil((n + 1) * level_at(i) - 1e-9);
+        b->q[side][i] = n > 0 && k <= n ? r[(int)k - 1] : INFINITY;
+    }
+}
+
+int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, ps_calib_t **out)
+{
+    *out = NULL;
+    size_t n = 0, nf = (size_t)d->layout.n_features;
+    for (size_t i = 0; i < d->n; i++)
+        n += d->split[i] == PS_SPLIT_CALIB;
+    if (n == 0)
+        return PS_OK;
+    int rc = PS_E_NOMEM;
+    ps_calib_t *c = ps_calloc(1, sizeof *c);
+    float *x = ps_malloc(n * nf * sizeof *x);
+    double *pred = ps_malloc(n * sizeof *pred), *res = ps_malloc(2 * n * sizeof *res);
+    double *tmp = ps_malloc(n * sizeof *tmp);
+    int *key = ps_malloc(n * sizeof *key);
+    if (!c || !x || !pred || !res || !tmp || !key)
+        goto done;
+    c->min_bin = MIN_BIN;
+    c->n_rows = n;
+    int last_exp = -1;
+    size_t j = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->split[i] != PS_SPLIT_CALIB)
+            continue;
+        ps_query_t q = ps_query_of_row(d->rows[i]);
+        int s, mb;
+        if ((rc = bin_key(ops, &q, &s, &mb)) != PS_OK)
+            goto done;
+        key[j] = s * CALIB_NMEM + mb;
+        if (d->experiment[i] != last_exp)
+            c->n_experiments++;
+        last_exp = d->experiment[i];
+        j++;
+    }
+    for (int side = 0; side < 2; side++) {
+        const float *src = side == PS_SIDE_HP ? d->x_hp : d->x_lp;
+        const double *y = side == PS_SIDE_HP ? d->y_hp : d->y_lp;
+        j = 0;
+        for (size_t i = 0; i < d->n; i++)
+            if (d->split[i] == PS_SPLIT_CALIB)
+                memcpy(x + nf * j++, src + nf * i, nf * sizeof *x);
+        ps_model_predict_rows(m, side, x, n, pred);
+        j = 0;
+        for (size_t i = 0; i < d->n; i++)
+            if (d->split[i] == PS_SPLIT_CALIB) {
+                res[side * n + j] = y[i] - pred[j];
+                j++;
+            }
+        /* Pooled, per SM-split range, per cell. */
+        memcpy(tmp, res + side * n, n * sizeof *tmp);
+        bin_fill(&c->all, side, tmp, (int)n);
+        for (int s = 0; s < CALIB_NSPLIT; s++) {
+            int k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (key[i] / CALIB_NMEM == s)
+                    tmp[k++] = res[side * n + i];
+            bin_fill(&c->split[s], side, tmp, k);
+            for (int mb = 0; mb < CALIB_NMEM; mb++) {
+                k = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (key[i] == s * CALIB_NMEM + mb)
+                        tmp[k++] = res[side * n + i];
+                bin_fill(&c->cell[s][mb], side, tmp, k);
+            }
+        }
+    }
+    rc = PS_OK;
+done:
+    free(x);
+    free(pred);
+    free(res);
+    free(tmp);
+    free(key);
+    if (rc != PS_OK) {
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return PS_OK;
+}
+
+static int bin_ok(const ps_calib_t *c, const calib_bin_t *b, int li)
+{
+    return b->n >= c->min_bin && isfinite(b->q[0][li]) && isfinite(b->q[1][li]);
+}
+
+/* The bin that serves (s, mb) at level li. The bins in use must partition
+ * the queries (a cell that borrowed its SM-split row's quantile while its
+ * sibling kept its own would be under-covered): the split rows are used
+ * only when every one of them is large enough, and a split row's cells only
+ * when both are; otherwise the coarser bin serves all of them. */
+static const calib_bin_t *pick(const ps_calib_t *c, int s, int mb, int li)
+{
+    for (int k = 0; k < CALIB_NSPLIT; k++)
+        if (!bin_ok(c, &c->split[k], li))
+            return isfinite(c->all.q[0][li]) && isfinite(c->all.q[1][li]) ? &c->all : NULL;
+    for (int k = 0; k < CALIB_NMEM; k++)
+        if (!bin_ok(c, &c->cell[s][k], li))
+            return &c->split[s];
+    return &c->cell[s][mb];
+}
+
+int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
+                  double *off_hp, double *off_lp)
+{
+    (void)gpu_tpcs;
+    int li = level_index(coverage);
+    if (li < 0)
+        return ps_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
+    int s, mb;
+    int rc = bin_key(ops, w, &s, &mb);
+    if (rc != PS_OK)
+        return rc;
+    const calib_bin_t *b = pick(c, s, mb, li);
+    if (!b)
+        return ps_error(PS_E_INPUT, "the calibration's %d samples are too few for coverage %g", c->all.n, coverage);
+    *off_hp = b->q[PS_SIDE_HP][li];
+    *off_lp = b->q[PS_SIDE_LP][li];
+    return PS_OK;
+}
+
+/* ---- JSON: {"min_bin", "n_rows", "n_experiments", "levels": [...],
+ * "bins": [{"split": s|-1, "mem": m|-1, "n", "hp": [...], "lp": [...]}]} ---- */
+
+static cJSON *bin_json(const calib_bin_t *b, int s, int mb)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "split", s);
+    cJSON_AddNumberToObject(o, "mem", mb);
+    cJSON_AddNumberToObject(o, "n", b->n);
+    for (int side = 0; side < 2; side++) {
+        cJSON *a = cJSON_AddArrayToObject(o, side == 0 ? "hp" : "lp");
+        for (int i = 0; i < CALIB_NLEVELS; i++)
+            cJSON_AddItemToArray(a, isfinite(b->q[side][i]) ? cJSON_CreateNumber(b->q[side][i]) : cJSON_CreateNull());
+    }
+    return o;
+}
+
+cJSON *calib_to_json(const ps_calib_t *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "min_bin", c->min_bin);
+    cJSON_AddNumberToObject(o, "n_rows", (double)c->n_rows);
+    cJSON_AddNumberToObject(o, "n_experiments", (double)c->n_experiments);
+    cJSON *lv = cJSON_AddArrayToObject(o, "levels");
+    for (int i = 0; i < CALIB_NLEVELS; i++)
+        cJSON_AddItemToArray(lv, cJSON_CreateNumber(level_at(i)));
+    cJSON *bins = cJSON_AddArrayToObject(o, "bins");
+    cJSON_AddItemToArray(bins, bin_json(&c->all, -1, -1));
+    for (int s = 0; s < CALIB_NSPLIT; s++)
+        cJSON_AddItemToArray(bins, bin_json(&c->split[s], s, -1));
+    for (int s = 0; s < CALIB_NSPLIT; s++)
+        for (int mb = 0; mb < CALIB_NMEM; mb++)
+            cJSON_AddItemToArray(bins, bin_json(&c->cell[s][mb], s, mb));
+    return o;
+}
+
+static int json_int(const cJSON *o, const char *k, int lo, int hi, int *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi)
+        return -1;
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+int calib_from_json(const cJSON *o, ps_calib_t **out)
+{
+    *out = NULL;
+    if (!o)
+        return PS_OK;
+    ps_calib_t *c = ps_calloc(1, sizeof *c);
+    if (!c)
+        return PS_E_NOMEM;
+    int nrows = 0, nexp = 0;
+    const cJSON *bins = cJSON_GetObjectItemCaseSensitive(o, "bins");
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels");
+    int bad = !cJSON_IsObject(o) || json_int(o, "min_bin", 1, 1 << 30, &c->min_bin) ||
+              json_int(o, "n_rows", 0, 1 << 30, &nrows) || json_int(o, "n_experiments", 0, 1 << 30, &nexp) ||
+              !cJSON_IsArray(bins) || cJSON_GetArraySize(lv) != CALIB_NLEVELS;
+    for (int i = 0; !bad && i < CALIB_NLEVELS; i++) {
+        const cJSON *e = cJSON_GetArrayItem(lv, i);
+        bad = !cJSON_IsNumber(e) || fabs(e->valuedouble - level_at(i)) > 1e-9;
+    }
+    const cJSON *b;
+    cJSON_ArrayForEach(b, bins)
+    {
+        if (bad)
+            break;
+        int s, mb, n;
+        if (json_int(b, "split", -1, CALIB_NSPLIT - 1, &s) || json_int(b, "mem", -1, CALIB_NMEM - 1, &mb) ||
+            json_int(b, "n", 0, 1 << 30, &n) || (s < 0 && mb >= 0)) {
+            bad = 1;
+            break;
+        }
+        calib_bin_t *dst = s < 0 ? &c->all : mb < 0 ? &c->split[s] : &c->cell[s][mb];
+        dst->n = n;
+        for (int side = 0; side < 2 && !bad; side++) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(b, side == 0 ? "hp" : "lp");
+            if (cJSON_GetArraySize(a) != CALIB_NLEVELS) {
+                bad = 1;
+                break;
+            }
+            for (int i = 0; i < CALIB_NLEVELS; i++) {
+                const cJSON *e = cJSON_GetArrayItem(a, i);
+                if (cJSON_IsNull(e))
+                    dst->q[side][i] = INFINITY;
+                else if (cJSON_IsNumber(e) && isfinite(e->valuedouble))
+                    dst->q[side][i] = e->valuedouble;
+                else
+                    bad = 1;
+            }
+        }
+    }
+    if (bad) {
+        free(c);
+        return ps_error(PS_E_INPUT, "model header: malformed calibration section");
+    }
+    c->n_rows = (size_t)nrows;
+    c->n_experiments = (size_t)nexp;
+    *out = c;
+    return PS_OK;
+}
+
+int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
+                   const double *meas_lp, size_t n, double level, bound_cov_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->level = level;
+    out->hp_cover = out->lp_cover = out->hp_width = out->lp_width = NAN;
+    const ps_calib_t *c = m->calib;
+    int li = level_index(level);
+    if (n == 0 || !c || li < 0 || !isfinite(c->all.q[0][li]) || !isfinite(c->all.q[1][li]))
+        return PS_OK; /* no calibration, or too few samples for the level */
+    double *b = ps_malloc(4 * n * sizeof *b);
+    if (!b)
+        return PS_E_NOMEM;
+    int rc = ps_model_predict(m, ops, q, n, b, b + n);
+    if (rc == PS_OK)
+        rc = ps_model_predict_bound(m, ops, q, n, level, b + 2 * n, b + 3 * n);
+    if (rc == PS_OK) {
+        double ch = 0, cl = 0, wh = 0, wl = 0;
+        for (size_t i = 0; i < n; i++) {
+            ch += meas_hp[i] <= b[2 * n + i];
+            cl += meas_lp[i] <= b[3 * n + i];
+            wh += b[2 * n + i] / b[i] - 1;
+            wl += b[3 * n + i] / b[n + i] - 1;
+        }
+        out->n = n;
+        out->hp_cover = 100 * ch / (double)n;
+        out->lp_cover = 100 * cl / (double)n;
+        out->hp_width = 100 * wh / (double)n;
+        out->lp_width = 100 * wl / (double)n;
+    }
+    free(b);
+    return rc;
+}

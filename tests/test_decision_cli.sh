@@ -1,0 +1,66 @@
+#!/bin/sh
+# predict --coverage, plan and replay as a user drives them, on a small
+# simulated campaign. Usage: sh tests/test_decision_cli.sh PAIRSIGHT
+set -u
+CLI=${1:?usage: test_decision_cli.sh PAIRSIGHT}
+. tests/clitest.sh
+
+expect 0 "$CLI" simulate --gpu a100 --models resnet50,bert-base --experiments 400 --runs 2 --threads 1 --seed 5 \
+    --out "$T/c" -q
+expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/m.psm" \
+    --threads 1 --depths 4 --etas 0.3 --rounds 40 -q --json
+has "$T/out" '"n_calib":80'
+
+# predict --coverage: two more columns, each bound above its point.
+awk -F, 'BEGIN { OFS = "," } NR <= 41 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' \
+    "$T/c/coexec.csv" >"$T/q.csv"
+expect 0 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/q.csv" --coverage 0.9 --out "$T/p.csv" -q
+head -1 "$T/p.csv" | grep -q ',hp_delta_pred,lp_delta_pred,hp_ns_upper,lp_ns_upper$' ||
+    fail "bound header: $(head -1 "$T/p.csv")"
+awk -F, 'NR > 1 && !($16 > $12 && $17 > $13) { bad++ } END { exit bad > 0 }' "$T/p.csv" ||
+    fail "a bound is not above its point"
+expect 2 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/q.csv" --coverage 1.2
+has "$T/err" "--coverage"
+
+# plan: a JSON plan within its budget; resnet50 has 175 operators, 11 segments.
+expect 0 "$CLI" plan --model "$T/m.psm" --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --slo-factor 1.3 \
+    --out "$T/plan.json" -q
+has "$T/plan.json" '"schema":"pairsight.plan.v1"'
+has "$T/plan.json" '"lp_model":"bert-base"'
+/usr/bin/python3 - "$T/plan.json" <<'EOF' || fail "plan over budget or malformed"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["feasible"] and p["planned_ns"] <= p["budget_ns"]
+assert abs(sum(s["step_ns"] for s in p["segments"]) - p["planned_ns"]) < 1e-3 * p["planned_ns"]
+assert sum(s["hp_len"] for s in p["segments"]) == 175
+EOF
+expect 2 "$CLI" plan --model "$T/m.psm" --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8
+has "$T/err" "give one of --slo-ns and --slo-factor"
+expect 2 "$CLI" plan --model "$T/m.psm" --ops "$T/c/ops.csv" --hp resnet50 --lp bert-base:8 --slo-ns 1e6
+has "$T/err" "--hp"
+expect 1 "$CLI" plan --model "$T/m.psm" --ops "$T/c/ops.csv" --hp vgg16:8 --lp bert-base:8 --slo-ns 1e6
+has "$T/err" "vgg16"
+
+# replay: the same latencies twice for a seed (the table's planning times
+# are timings); JSON with every policy.
+R="--model $T/m.psm --ops $T/c/ops.csv --coexec $T/c/coexec.csv --hp resnet50:8 --lp bert-base:8 --requests 40 --warmup 20"
+# shellcheck disable=SC2086
+expect 0 "$CLI" replay $R --seed 9 -q --latencies "$T/l1.csv"
+has "$T/out" "pairsight_bound"
+# shellcheck disable=SC2086
+expect 0 "$CLI" replay $R --seed 9 -q --latencies "$T/l2.csv"
+cmp -s "$T/l1.csv" "$T/l2.csv" || fail "replay latencies differ for one seed"
+# shellcheck disable=SC2086
+expect 0 "$CLI" replay $R --seed 9 -q --json --latencies "$T/lat.csv"
+for p in dedicated static orion intensity pairsight pairsight_bound oracle; do
+    has "$T/out" "\"$p\":{\"slo_attainment\""
+done
+has "$T/out" '"schema":"pairsight.replay.v1"'
+[ "$(wc -l <"$T/lat.csv")" -eq $((7 * 40 + 1)) ] || fail "latencies: $(wc -l <"$T/lat.csv") lines"
+expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies orion,nope
+has "$T/err" "--policies"
+expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8
+has "$T/err" "need --model"
+expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies dedicated --load 1
+has "$T/err" "--load"
+finish test_decision_cli
