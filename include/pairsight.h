@@ -807,11 +807,15 @@ typedef enum {
     PS_COLOC_XU_RF,
     PS_COLOC_RATIO,
     PS_COLOC_MPS,
+    PS_COLOC_LOWRANK, /* pairwise interactions over workload identity and
+                         solo throughput (for tables without metrics) */
+    PS_COLOC_AUTO,    /* the kind chosen by cross-validation on the
+                         training co-locations (docs/colocate.md) */
     PS_COLOC_KIND_COUNT
 } ps_coloc_kind_t;
 
-/** @return "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio" or "mps"
- *  ("unknown" for an invalid value); static. */
+/** @return "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps",
+ *  "lowrank" or "auto" ("unknown" for an invalid value); static. */
 PS_API const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
 /** The kind of a name into *out. @return 0, or PS_E_ARG (the message lists
  *  the kinds). */
@@ -863,6 +867,19 @@ PS_API int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
 /** Release a co-location model; NULL is a no-op. @return nothing. */
 PS_API void ps_coloc_model_free(ps_coloc_model_t *m);
 
+/** Throughput of workload (gpu, name) alone at share_pct: interpolated in
+ *  scaling (may be NULL: exclusive_tput x share / 100), as every predictor
+ *  uses it. NAN when the workload is unknown. Thread-safe. */
+PS_API double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling, const char *gpu,
+                     const char *name, int share_pct);
+
+/** The GPU(s) the model was trained on (the gpu column of its training
+ *  co-locations, comma-joined; "" when unknown). Owned by m. */
+PS_API const char *ps_coloc_model_gpu(const ps_coloc_model_t *m);
+/** For models made with kind PS_COLOC_AUTO: 1 and the chosen kind is
+ *  ps_coloc_model_kind(m); 0 otherwise. */
+PS_API int ps_coloc_model_auto(const ps_coloc_model_t *m);
+
 /* Selection policies, scored with KACE's metric: the chosen co-location's
  * measured throughput sum / the best one's, per target, averaged over the
  * targets that have at least two candidates (co-locations holding the target
@@ -880,6 +897,8 @@ typedef enum {
     PS_POL_XU_RF,
     PS_POL_RATIO,
     PS_POL_MPS,
+    PS_POL_LOWRANK,
+    PS_POL_AUTO,
     PS_POL_COUNT
 } ps_coloc_policy_t;
 
@@ -893,6 +912,8 @@ PS_API const char *ps_coloc_policy_name(ps_coloc_policy_t p);
  *  @return 0, PS_E_INPUT or PS_E_NOMEM. */
 PS_API int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets);
 
+#define PS_COLOC_MAXK 8 /* per-k policy figures cover k = 2..8 */
+
 typedef struct {
     double train_frac;            /* share of co-locations used for training (0.2) */
     int seeds;                    /* repetitions with different splits (20) */
@@ -903,7 +924,13 @@ typedef struct {
                                      these co-locations (see docs/colocate.md) */
     int test_alone;               /* with test: train on the first table only, never
                                      on any co-location of the test table */
+    int unseen_pairs;             /* 1: hold out, per fold, every co-location that
+                                     holds one of a fifth of the workload pairs */
+    int transfer;                 /* with test: one fold, train on c, test on test
+                                     (another GPU's table; docs/colocate.md) */
     unsigned kinds;               /* bit mask of kinds to run (default: all) */
+    unsigned auto_kinds;          /* candidates of auto (default 0: all but kace_mlp
+                                     and auto) */
     ps_coloc_params_t model;      /* model parameters (kind ignored) */
     ps_progress_fn progress;      /* runs done out of total; NULL = none */
     void *progress_user;
@@ -919,12 +946,82 @@ typedef struct {
     double policy_mean[PS_POL_COUNT], policy_sd[PS_POL_COUNT]; /* over seeds */
     double targets;                                            /* mean number of scored targets per seed */
     int runs;                                                  /* seeds (or folds) run */
+    /* MAPE (percent) of each workload's iteration time (batch / tput) for
+     * per-workload kinds; NAN for sum kinds. */
+    double time_mape[PS_COLOC_KIND_COUNT];
+    /* Policies scored over the k-way candidates only, k = 2..PS_COLOC_MAXK
+     * (NAN where no target has two k-way candidates). */
+    double policy_k[PS_COLOC_MAXK + 1][PS_POL_COUNT];
+    double targets_k[PS_COLOC_MAXK + 1];
+    int auto_chosen[PS_COLOC_KIND_COUNT]; /* runs in which auto chose a kind */
+    unsigned dropped;                     /* bit mask of policies not run because every
+                                             workload lacks their metrics */
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md) into *out.
  *  @return 0, PS_E_ARG, PS_E_INPUT or PS_E_BACKEND. */
 PS_API int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
                          const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out);
+
+/* Placement over a cluster (Gavel's space sharing): assign jobs (workload
+ * ids, repeats allowed) to GPUs, alone or up to max_per_gpu per GPU at
+ * shares from an allowed set, maximizing the sum of predicted normalized
+ * throughputs (each job's throughput over its exclusive throughput on that
+ * GPU; a job alone counts solo(100)/exclusive, a waiting job 0). Exact
+ * (dynamic programming over job subsets) while 2^jobs x the GPU-count
+ * states stay under 2^22, else a documented greedy + local-search heuristic
+ * (docs/colocate.md). */
+typedef struct {
+    int max_per_gpu;   /* K (default 2) */
+    const int *shares; /* allowed shares per job, n_shares of them (default
+                          NULL: 100 only) */
+    int n_shares;
+    uint64_t seed;     /* heuristic restarts (default 0) */
+    int allow_wait;    /* 1: a job may wait when that raises the sum;
+                          0 (default): every job runs while the GPUs have
+                          room (K x GPUs), as in Gavel */
+} ps_coloc_place_params_t;
+
+PS_API ps_coloc_place_params_t ps_coloc_place_default_params(void);
+
+typedef struct {
+    int n_jobs;
+    int *gpu;          /* [n_jobs] GPU index, -1 when the job waits */
+    int *share;        /* [n_jobs] share_pct (0 when waiting) */
+    double *norm_tput; /* [n_jobs] predicted tput / exclusive tput */
+    double objective;  /* their sum */
+    int exact;         /* 1: proven optimal for the predictions */
+} ps_coloc_placement_t;
+
+/** Place jobs[n_jobs] on n_gpus GPUs whose types (the gpu column of
+ *  workloads.csv) are gpu_types[n_gpus] (NULL entries: each job's own
+ *  row). On success out holds arrays owned by the caller
+ *  (ps_coloc_placement_free). Not thread-safe with the same model. */
+PS_API int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                   const char *const *jobs, int n_jobs, const char *const *gpu_types, int n_gpus,
+                   const ps_coloc_place_params_t *p, ps_coloc_placement_t *out);
+PS_API void ps_coloc_placement_free(ps_coloc_placement_t *pl);
+
+/* `colocate eval --place`: per case (jobs, GPUs) and job mix (distinct
+ * workloads drawn per seed), train every kind on a random split, place with
+ * its predictions over the groups measured in c, and score the placement by
+ * its measured normalized-throughput sum: over the best placement found
+ * with the measured values (oracle) and, for random, the mean of random
+ * feasible placements. */
+typedef struct {
+    int n_jobs, n_gpus;
+    double ratio[PS_POL_COUNT]; /* mean over mixes of measured / best found;
+                               NAN for policies that do not place */
+    double norm[PS_POL_COUNT];  /* mean measured normalized-throughput sum */
+    int mixes;              /* job mixes scored */
+    int exact;              /* mixes whose best placement is proven */
+} ps_coloc_place_case_t;
+
+/** cases[n_cases] carry n_jobs and n_gpus on entry; the rest is filled.
+ *  ep gives the split (train_frac, seeds = mixes, seed, kinds). */
+PS_API int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling,
+                        const ps_colocations_t *c, const ps_coloc_eval_params_t *ep,
+                        int max_per_gpu, ps_coloc_place_case_t *cases, int n_cases);
 
 /* ======================================================================== */
 /* Decision: bounds, planner, replay (src/decision)                          */

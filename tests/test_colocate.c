@@ -94,8 +94,8 @@ static void test_data_and_solo(void)
         CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), 1.0, 1e-12);
         c.share[1] = 30;
         c.share[2] = 55;
-        double want = 0.5 * (cl_solo(d, c.w[1], 30) / cl_solo(d, c.w[1], 100) +
-                             cl_solo(d, c.w[2], 55) / cl_solo(d, c.w[2], 100));
+        double want =
+            0.5 * (cl_solo(d, c.w[1], 30) / cl_solo(d, c.w[1], 100) + cl_solo(d, c.w[2], 55) / cl_solo(d, c.w[2], 100));
         CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), want, 1e-12);
         CHECK(want < 1.0);
         c.k = 1; /* alone: no co-runner, no scaling of the residual */
@@ -114,8 +114,8 @@ static void test_bad_inputs(void)
     tabs_t t;
     CHECK_OK(load(FIX, "colocations3.csv", 0, &t));
     ps_colocations_t *q = ps_colocations_new();
-    ps_colocation_row_t r = {.colocation = "x", .gpu = "TESTGPU", .slot = 1,
-                             .workload = "no-such-workload", .share_pct = 100, .tput = 1};
+    ps_colocation_row_t r = {
+        .colocation = "x", .gpu = "TESTGPU", .slot = 1, .workload = "no-such-workload", .share_pct = 100, .tput = 1};
     CHECK_OK(ps_colocations_append(q, &r));
     cl_data_t *d = NULL;
     CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
@@ -182,7 +182,11 @@ static void test_models_round_trip(void)
             CHECK_OK(ps_coloc_model_save(m, path));
             CHECK_OK(ps_coloc_model_load(path, &m2));
             if (m2) {
-                CHECK(ps_coloc_model_kind(m2) == (ps_coloc_kind_t)k);
+                /* auto saves the kind it chose, and says so. */
+                CHECK(ps_coloc_model_kind(m2) == (k == PS_COLOC_AUTO ? ps_coloc_model_kind(m) : (ps_coloc_kind_t)k));
+                CHECK(ps_coloc_model_auto(m2) == (k == PS_COLOC_AUTO));
+                CHECK(ps_coloc_model_kind(m2) != PS_COLOC_AUTO);
+                CHECK(strcmp(ps_coloc_model_gpu(m2), "TESTGPU") == 0);
                 CHECK_OK(ps_coloc_predict(m2, t.w, t.s, t.c, b));
                 double worst = 0;
                 for (size_t i = 0; i < t.c->n; i++)
@@ -253,8 +257,8 @@ static void test_flipped_bytes_refused(void)
             if (rc == PS_OK)
                 ps_coloc_model_free(m);
         }
-        printf("  %s (%zu bytes): %d of 1000 flips refused, %d by XGBoost\n", ps_coloc_kind_name(k), len,
-               refused, by_backend);
+        printf("  %s (%zu bytes): %d of 1000 flips refused, %d by XGBoost\n", ps_coloc_kind_name(k), len, refused,
+               by_backend);
         CHECK(refused == 1000 && by_backend == 0);
         m = NULL;
         CHECK_OK(cl_model_load_mem(path, buf, len, &m)); /* the unflipped bytes still load */
@@ -311,10 +315,10 @@ static void test_eval_fixtures(void)
         CHECK(r.runs == 3 && r.targets == 6);
         CHECK_NEAR(r.policy_mean[PS_POL_ORACLE], 1, 1e-12);
         for (int q = 0; q < PS_POL_COUNT; q++)
-            CHECK_MSG(r.policy_mean[q] > 0.2 && r.policy_mean[q] <= 1 + 1e-12, "%s %g",
-                      ps_coloc_policy_name(q), r.policy_mean[q]);
-        CHECK_MSG(r.mape[PS_COLOC_MPS] < r.mape[PS_COLOC_RATIO], "%s: mps %g ratio %g", files[fi],
-                  r.mape[PS_COLOC_MPS], r.mape[PS_COLOC_RATIO]);
+            CHECK_MSG(r.policy_mean[q] > 0.2 && r.policy_mean[q] <= 1 + 1e-12, "%s %g", ps_coloc_policy_name(q),
+                      r.policy_mean[q]);
+        CHECK_MSG(r.mape[PS_COLOC_MPS] < r.mape[PS_COLOC_RATIO], "%s: mps %g ratio %g", files[fi], r.mape[PS_COLOC_MPS],
+                  r.mape[PS_COLOC_RATIO]);
         p.unseen = 1;
         p.seeds = 1;
         p.kinds = (1u << PS_COLOC_KACE_LR) | (1u << PS_COLOC_MPS);
@@ -397,6 +401,6 @@ static void test_kace_splits(void)
     unload(&t);
 }
 
-TH_MAIN(TEST(test_learners), TEST(test_data_and_solo), TEST(test_bad_inputs),
-        TEST(test_models_round_trip), TEST(test_flipped_bytes_refused), TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures),
+TH_MAIN(TEST(test_learners), TEST(test_data_and_solo), TEST(test_bad_inputs), TEST(test_models_round_trip),
+        TEST(test_flipped_bytes_refused), TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures),
         TEST(test_kace_rules), TEST(test_kace_policies), TEST(test_kace_splits))

@@ -54,7 +54,7 @@ QUERY_FIELDS = ("gpu", "hp_model", "hp_batch", "hp_start", "hp_len", "lp_model",
 
 _VARIANTS = ("full", "no-corunner", "summed", "durations", "utilization")
 _COMPOSE = {"index": 0, "overlap": 1}
-_COLOC_KINDS = ("kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps")
+_COLOC_KINDS = ("kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps", "lowrank", "auto")
 
 
 class Error(Exception):

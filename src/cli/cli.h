@@ -111,4 +111,10 @@ int cli_parse_model_batch(const char *v, void *dest);
  * the path written (src/cli/cmd_eval.c). */
 int cli_eval_main(int argc, char **argv, int report_mode);
 
+/* colocate place and eval --place (cmd_colocate_place.c). */
+int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
+                       const char *gpus, int max_per_gpu, const char *shares, int allow_wait, int json);
+int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
+                            const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c);
+
 #endif

@@ -1,6 +1,6 @@
 /* pairsight colocate: workload-level co-location (KACE, Xu et al., the ratio
- * baseline and our MPS interference predictor) - eval, train, predict,
- * select. See docs/colocate.md. */
+ * baseline, our MPS interference predictor, lowrank and auto) - eval, train,
+ * predict, select, place (cmd_colocate_place.c). See docs/colocate.md. */
 #include "cli/cli.h"
 #include "common/common.h"
 #include "profile/csv.h"
@@ -18,24 +18,28 @@
 
 typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
-        *predictors, *gpu;
+        *predictors, *gpu, *transfer, *auto_kinds, *as, *jobs, *gpus, *cases;
     double train_frac;
-    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
+    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait;
     uint64_t seed;
 } opts_t;
 
-enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_ALL = 15 };
+enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_PLACE = 16, S_ALL = 31, N_SUBS = 5 };
 
-static const char *const sub_names[] = {"eval", "train", "predict", "select"};
+static const char *const sub_names[] = {"eval", "train", "predict", "select", "place"};
 static const char *const sub_synopsis[] = {"--workloads W --colocations C [options]",
                                            "--workloads W --colocations C --out M [options]",
                                            "--model M --workloads W --colocations Q [options]",
-                                           "--model M --workloads W --target T --candidates a,b,c [options]"};
-static const char *const sub_about[] = {"Train and score every predictor and policy on the measured co-locations.\n",
-                                        "Fit one predictor on every measured co-location and save it.\n",
-                                        ("Add predictions to a colocations.csv (its tput may be empty): the column is\n"
-                                         "tput_pred, or tput_sum_pred for models of the throughput sum.\n"),
-                                        "Rank candidate co-runners of a target by predicted throughput sum.\n"};
+                                           "--model M --workloads W --target T --candidates a,b,c [options]",
+                                           "--model M --workloads W --jobs a,b*3 --gpus N[:TYPE],... [options]"};
+static const char *const sub_about[] = {
+    "Train and score every predictor and policy on the measured co-locations.\n",
+    "Fit one predictor on every measured co-location and save it.\n",
+    "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
+    "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
+    "Rank candidate co-runners of a target by predicted throughput sum.\n",
+    "Assign jobs to GPUs, alone or up to K per GPU, maximizing the sum of predicted\n"
+    "normalized throughputs (exact for small cases, else a heuristic).\n"};
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
@@ -52,9 +56,13 @@ static const char *const ex_select[] = {
     "pairsight colocate select --model out/c.psc --workloads tests/data/colocate/workloads.csv --target "
     "alpha_batch2-inf --candidates beta_batch4-train,gamma_batch1-inf+alpha_batch8-inf --shares 50/25/25",
     NULL};
-static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select};
+static const char *const ex_place[] = {
+    "pairsight colocate place --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--jobs alpha_batch2-inf*2,beta_batch4-train,gamma_batch1-inf --gpus 2 --json",
+    NULL};
+static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select, ex_place};
 
-/* Builds the option table of subcommand k (0..3) into out (room for 32). */
+/* Builds the option table of subcommand k (0..4) into out (room for 40). */
 static void sub_table(opts_t *o, int k, cli_opt_t *out)
 {
     unsigned bit = 1u << k;
@@ -89,15 +97,45 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
           "are trained on)",
           .flags = CLI_NODEF}},
         {S_EVAL,
+         {"--unseen-pairs", CLI_FLAG, &o->unseen_pairs, NULL,
+          "5 folds of workload pairs: every co-location holding a held-out pair is held out", .flags = CLI_NODEF}},
+        {S_EVAL,
+         {"--transfer", CLI_STR, &o->transfer, "FILE",
+          "train on --colocations, score on FILE (another GPU's co-locations; --workloads holds both GPUs)"}},
+        {S_EVAL,
          {"--predictors", CLI_STR, &o->predictors, "LIST",
-          "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
+          "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank, auto", .def = "all"}},
+        {S_EVAL, {"--auto-kinds", CLI_STR, &o->auto_kinds, "LIST", "candidates of auto", .def = "all but kace_mlp"}},
+        {S_EVAL,
+         {"--place", CLI_FLAG, &o->place, NULL,
+          "score placements over a cluster (see --cases) instead of co-runner choices", .flags = CLI_NODEF}},
+        {S_EVAL,
+         {"--cases", CLI_STR, &o->cases, "LIST", "with --place: JOBSxGPUS cases", .def = "4x2,8x4,16x8,24x8,32x16"}},
+        {S_EVAL | S_PLACE, {"--max-per-gpu", CLI_INT, &o->max_per_gpu, "K", "most jobs on one GPU", .lo = 1, .hi = 8}},
         {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 10000}},
         {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 100000}},
         {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 100000}},
-        {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K", "kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps", .def = "mps"}},
+        {S_TRAIN,
+         {"--kind", CLI_STR, &o->kind, "K",
+          "kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank or auto (chosen by cross-validation on the "
+          "training co-locations)",
+          .def = "mps"}},
         {S_TRAIN, {"--out", CLI_STR, &o->out, "FILE", "model file", .flags = CLI_REQ}},
         {S_PREDICT, {"--out", CLI_STR, &o->out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT}},
-        {S_PREDICT | S_SELECT,
+        {S_PREDICT,
+         {"--as", CLI_STR, &o->as, "WHAT",
+          "tput, or time: add batch, iter_time_s_pred, alone_iter_time_s and slowdown_pred", .def = "tput"}},
+        {S_PLACE, {"--jobs", CLI_STR, &o->jobs, "LIST", "workload ids; name*N repeats a job", .flags = CLI_REQ}},
+        {S_PLACE,
+         {"--gpus", CLI_STR, &o->gpus, "N[:TYPE],...", "GPUs (TYPE: the gpu column of workloads.csv)",
+          .flags = CLI_REQ}},
+        {S_PLACE,
+         {"--allow-wait", CLI_FLAG, &o->allow_wait, NULL,
+          "let a job wait when co-locating it lowers the sum (default: every job runs while GPUs have room)",
+          .flags = CLI_NODEF}},
+        {S_PLACE,
+         {"--shares", CLI_STR, &o->shares, "LIST", "allowed MPS shares of a co-located job (up to 4)", .def = "100"}},
+        {S_PREDICT | S_SELECT | S_PLACE,
          {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`", .flags = CLI_REQ | CLI_IN}},
         {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
         {S_SELECT,
@@ -106,7 +144,8 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         {S_SELECT,
          {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners", .def = "100/100..."}},
         {S_SELECT, {"--gpu", CLI_STR, &o->gpu, "NAME", "gpu column of the query", .def = "the workload's"}},
-        {S_EVAL | S_SELECT, {"--json", CLI_FLAG, &o->json, NULL, "print the result as JSON", .flags = CLI_NODEF}},
+        {S_EVAL | S_SELECT | S_PLACE,
+         {"--json", CLI_FLAG, &o->json, NULL, "print the result as JSON", .flags = CLI_NODEF}},
         {S_ALL, CLI_OPT_QUIET(&o->quiet)},
     };
     int n = 0;
@@ -140,6 +179,7 @@ static void defaults(opts_t *o)
     o->trees = def.model.trees;
     o->epochs = def.model.mlp_epochs;
     o->rounds = def.model.boost_rounds;
+    o->max_per_gpu = ps_coloc_place_default_params().max_per_gpu;
 }
 
 /* `pairsight colocate --help`: every subcommand's usage. */
@@ -147,11 +187,11 @@ static void overview(FILE *f)
 {
     fputs("pairsight colocate: predict the throughput of workloads co-located on one GPU\n"
           "under MPS and choose co-runners (docs/colocate.md). Subcommands eval, train,\n"
-          "predict, select; `pairsight help colocate SUB` shows one.\n\n",
+          "predict, select, place; `pairsight help colocate SUB` shows one.\n\n",
           f);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < N_SUBS; k++) {
         opts_t o;
-        cli_opt_t table[32];
+        cli_opt_t table[40];
         cli_spec_t spec;
         defaults(&o);
         sub_spec(&o, k, table, &spec);
@@ -167,8 +207,8 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         if (argc < 2)
             *code = cli_fail(CLI_USAGE, CMD,
-                             "missing subcommand: eval, train, predict or select (see pairsight "
-                             "colocate --help)");
+                             "missing subcommand: eval, train, predict, select or place (see "
+                             "pairsight colocate --help)");
         else {
             overview(stdout);
             *code = CLI_OK;
@@ -177,11 +217,11 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
     }
     o->sub = argv[1];
     int k = 0;
-    while (k < 4 && strcmp(o->sub, sub_names[k]) != 0)
+    while (k < N_SUBS && strcmp(o->sub, sub_names[k]) != 0)
         k++;
-    if (k == 4) {
-        const char *near = cli_nearest(o->sub, sub_names, 4);
-        *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select)", o->sub,
+    if (k == N_SUBS) {
+        const char *near = cli_nearest(o->sub, sub_names, N_SUBS);
+        *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select, place)", o->sub,
                          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return 1;
     }
@@ -209,11 +249,42 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
     (void)need_c; /* the option tables make them required */
     if (ps_workloads_load(o->workloads, &t->w) || (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
         (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
-        (o->test && ps_colocations_load(o->test, &t->t))) {
+        ((o->test || o->transfer) && ps_colocations_load(o->test ? o->test : o->transfer, &t->t))) {
         tables_free(t);
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     }
     return 0;
+}
+
+/* A comma list of kind names into a bit mask; CLI_USAGE on an unknown one. */
+static int parse_kinds(const char *list, unsigned *out)
+{
+    *out = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        ps_coloc_kind_t k;
+        if (ps_coloc_kind_from_name(tok, &k))
+            return cli_fail(CLI_USAGE, CMD, "%s", ps_last_error());
+        *out |= 1u << k;
+    }
+    return 0;
+}
+
+static const char *eval_mode(const opts_t *o)
+{
+    return o->unseen         ? "unseen"
+           : o->unseen_pairs ? "unseen_pairs"
+           : o->transfer     ? "transfer"
+           : o->test         ? "test"
+                             : "split";
+}
+
+static void json_policies(cJSON *e, const double *v)
+{
+    for (int q = 0; q < PS_POL_COUNT; q++)
+        if (!isnan(v[q]))
+            cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v[q]);
 }
 
 /* The result of colocate eval as JSON on stdout (NaN, where a policy or a
@@ -223,67 +294,125 @@ static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval
     cJSON *j = cli_json_new("colocate-eval", 1);
     cJSON_AddNumberToObject(j, "runs", r->runs);
     cJSON_AddNumberToObject(j, "targets", r->targets);
-    cJSON_AddStringToObject(j, "mode", o->unseen ? "unseen" : o->test ? "test" : "split");
-    cJSON_AddNumberToObject(j, "train_frac", o->unseen || o->test ? NAN : o->train_frac);
+    cJSON_AddStringToObject(j, "mode", eval_mode(o));
+    cJSON_AddNumberToObject(j, "train_frac", strcmp(eval_mode(o), "split") ? NAN : o->train_frac);
     cJSON *preds = cJSON_AddObjectToObject(j, "predictors");
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         if (!(kinds & (1u << k)))
             continue;
         cJSON *e = cJSON_AddObjectToObject(preds, ps_coloc_kind_name(k));
-        cJSON_AddStringToObject(e, "of", ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
+        cJSON_AddStringToObject(e, "of",
+                                k == PS_COLOC_AUTO              ? "chosen"
+                                : ps_coloc_kind_predicts_sum(k) ? "sum"
+                                                                : "workload");
         cJSON_AddNumberToObject(e, "r2", r->r2[k]);
         cJSON_AddNumberToObject(e, "rmse", r->rmse[k]);
         cJSON_AddNumberToObject(e, "mape", r->mape[k]);
+        cJSON_AddNumberToObject(e, "time_mape", r->time_mape[k]);
     }
-    for (int pass = 0; pass < 2; pass++) {
-        cJSON *e = cJSON_AddObjectToObject(j, pass ? "spread" : "policies");
-        for (int q = 0; q < PS_POL_COUNT; q++) {
-            double v = pass ? r->policy_sd[q] : r->policy_mean[q];
-            if (!isnan(v))
-                cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v);
-        }
+    json_policies(cJSON_AddObjectToObject(j, "policies"), r->policy_mean);
+    json_policies(cJSON_AddObjectToObject(j, "spread"), r->policy_sd);
+    cJSON *pk = cJSON_AddObjectToObject(j, "per_k");
+    for (int k = 2; k <= PS_COLOC_MAXK; k++) {
+        if (isnan(r->targets_k[k]))
+            continue;
+        char name[8];
+        snprintf(name, sizeof name, "%d", k);
+        cJSON *e = cJSON_AddObjectToObject(pk, name);
+        cJSON_AddNumberToObject(e, "targets", r->targets_k[k]);
+        json_policies(cJSON_AddObjectToObject(e, "policies"), r->policy_k[k]);
     }
+    cJSON *ch = cJSON_AddObjectToObject(j, "auto_chosen");
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (r->auto_chosen[k])
+            cJSON_AddNumberToObject(ch, ps_coloc_kind_name(k), r->auto_chosen[k]);
+    cJSON *dr = cJSON_AddArrayToObject(j, "dropped");
+    for (int q = 0; q < PS_POL_COUNT; q++)
+        if (r->dropped & (1u << q))
+            cJSON_AddItemToArray(dr, cJSON_CreateString(ps_coloc_policy_name(q)));
     cli_json_print(j, stdout);
+}
+
+static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
+{
+    const char *m = eval_mode(o);
+    printf("%d runs, %.1f targets per run (%s)\n", r->runs, r->targets,
+           !strcmp(m, "unseen")         ? "unseen models"
+           : !strcmp(m, "unseen_pairs") ? "held-out workload pairs"
+           : !strcmp(m, "transfer")     ? "trained on one table, scored on another"
+           : !strcmp(m, "test")         ? "held-out workload sets"
+                                        : "random splits");
+    printf("%-10s %-9s %8s %10s %8s %9s\n", "predictor", "of", "R2", "RMSE", "MAPE%", "timeMAPE%");
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (kinds & (1u << k))
+            printf("%-10s %-9s %8.3f %10.3f %8.2f %9.2f\n", ps_coloc_kind_name(k),
+                   k == PS_COLOC_AUTO              ? "chosen"
+                   : ps_coloc_kind_predicts_sum(k) ? "sum"
+                                                   : "workload",
+                   r->r2[k], r->rmse[k], r->mape[k], r->time_mape[k]);
+    int nk = 0;
+    for (int k = 2; k <= PS_COLOC_MAXK; k++)
+        nk += !isnan(r->targets_k[k]);
+    printf("\n%-10s %8s %8s", "policy", "mean", "sd");
+    for (int k = 2; k <= PS_COLOC_MAXK && nk > 1; k++)
+        if (!isnan(r->targets_k[k]))
+            printf(" %6d-way", k);
+    putchar('\n');
+    for (int q = 0; q < PS_POL_COUNT; q++) {
+        if (isnan(r->policy_mean[q]))
+            continue;
+        printf("%-10s %8.3f %8.3f", ps_coloc_policy_name(q), r->policy_mean[q], r->policy_sd[q]);
+        for (int k = 2; k <= PS_COLOC_MAXK && nk > 1; k++)
+            if (!isnan(r->targets_k[k]))
+                printf(" %10.3f", r->policy_k[k][q]);
+        putchar('\n');
+    }
+    int any = 0;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (r->auto_chosen[k])
+            printf("%s%s %d", any++ ? ", " : "\nauto chose: ", ps_coloc_kind_name(k), r->auto_chosen[k]);
+    if (any)
+        putchar('\n');
+    any = 0;
+    for (int q = 0; q < PS_POL_COUNT; q++)
+        if (r->dropped & (1u << q))
+            printf("%s%s", any++ ? ", " : "dropped (no workload has their metrics): ", ps_coloc_policy_name(q));
+    if (any)
+        putchar('\n');
 }
 
 static int do_eval(const opts_t *o)
 {
+    if (!!o->unseen + !!o->unseen_pairs + !!o->test + !!o->transfer > 1)
+        return cli_fail(CLI_USAGE, CMD, "eval: --unseen, --unseen-pairs, --test and --transfer exclude each other");
+    if (o->test_alone && !o->test)
+        return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
+    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+    if (o->predictors && parse_kinds(o->predictors, &p.kinds))
+        return CLI_USAGE;
+    if (o->auto_kinds && parse_kinds(o->auto_kinds, &p.auto_kinds))
+        return CLI_USAGE;
     tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
         return rc;
-    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
     p.train_frac = o->train_frac;
     p.seeds = o->seeds;
     p.seed = o->seed;
     p.unseen = o->unseen;
+    p.unseen_pairs = o->unseen_pairs;
     p.test = t.t;
+    p.transfer = o->transfer != NULL;
     p.test_alone = o->test_alone;
     p.model.trees = o->trees;
     p.model.mlp_epochs = o->epochs;
     p.model.boost_rounds = o->rounds;
     p.progress = cli_progress_cb;
     p.progress_user = (void *)&o->quiet;
-    if (o->unseen && o->test) {
+    if (o->place) {
+        rc = cmd_colocate_eval_place(o->cases, o->max_per_gpu, o->json, &p, t.w, t.s, t.c);
         tables_free(&t);
-        return cli_fail(CLI_USAGE, CMD, "eval: --unseen and --test exclude each other");
-    }
-    if (o->test_alone && !o->test) {
-        tables_free(&t);
-        return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
-    }
-    if (o->predictors) {
-        p.kinds = 0;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", o->predictors);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            ps_coloc_kind_t k;
-            if (ps_coloc_kind_from_name(tok, &k)) {
-                tables_free(&t);
-                return cli_fail(CLI_USAGE, CMD, "%s", ps_last_error());
-            }
-            p.kinds |= 1u << k;
-        }
+        return rc;
     }
     ps_coloc_eval_result_t r;
     int err = ps_coloc_eval(t.w, t.s, t.c, &p, &r);
@@ -291,23 +420,10 @@ static int do_eval(const opts_t *o)
     tables_free(&t);
     if (err)
         return cli_fail(CLI_BAD_INPUT, CMD, "eval: %s", ps_last_error());
-    if (o->json) {
+    if (o->json)
         print_eval_json(o, p.kinds, &r);
-        return CLI_OK;
-    }
-    printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
-           o->unseen ? "unseen models"
-           : o->test ? "held-out workload sets"
-                     : "random splits");
-    printf("%-10s %-9s %8s %10s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%");
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        if (p.kinds & (1u << k))
-            printf("%-10s %-9s %8.3f %10.3f %8.2f\n", ps_coloc_kind_name(k),
-                   ps_coloc_kind_predicts_sum(k) ? "sum" : "workload", r.r2[k], r.rmse[k], r.mape[k]);
-    printf("\n%-10s %8s %8s\n", "policy", "mean", "sd");
-    for (int q = 0; q < PS_POL_COUNT; q++)
-        if (!isnan(r.policy_mean[q]))
-            printf("%-10s %8.3f %8.3f\n", ps_coloc_policy_name(q), r.policy_mean[q], r.policy_sd[q]);
+    else
+        print_eval_text(o, p.kinds, &r);
     return CLI_OK;
 }
 
@@ -332,11 +448,49 @@ static int do_train(const opts_t *o)
     int err = ps_coloc_train(t.w, t.s, t.c, &p, &m);
     if (!err)
         err = ps_coloc_model_save(m, o->out);
+    if (!err && ps_coloc_model_auto(m) && !o->quiet)
+        fprintf(stderr, "pairsight: colocate: train: auto chose %s (cross-validation on the training co-locations)\n",
+                ps_coloc_kind_name(ps_coloc_model_kind(m)));
     ps_coloc_model_free(m);
     tables_free(&t);
     if (err)
         return cli_fail(CLI_BAD_INPUT, CMD, "train: %s", ps_last_error());
     return CLI_OK;
+}
+
+/* The batch size in a workload id ("bert_batch8-train" -> 8), else 1. */
+static double workload_batch(const char *name)
+{
+    const char *b = strstr(name, "_batch");
+    long v = b ? strtol(b + 6, NULL, 10) : 0;
+    return v > 0 ? (double)v : 1;
+}
+
+/* Warn once when the queries' GPU is not one the model was trained on. */
+static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    const char *mg = ps_coloc_model_gpu(m);
+    if (!*mg)
+        return;
+    for (size_t i = 0; i < q->n; i++) {
+        const char *g = q->rows[i].gpu;
+        if (!g || !*g)
+            continue;
+        size_t l = strlen(g);
+        int found = 0;
+        for (const char *p = mg; *p && !found;) {
+            size_t pl = strcspn(p, ",");
+            found = pl == l && strncmp(p, g, l) == 0;
+            p += pl + (p[pl] == ',');
+        }
+        if (!found) {
+            fprintf(stderr,
+                    "pairsight: colocate: warning: model trained on GPU %s, predicting for %s "
+                    "(across GPUs the error grows; docs/colocate.md)\n",
+                    mg, g);
+            return;
+        }
+    }
 }
 
 static int do_predict(const opts_t *o)
@@ -351,7 +505,18 @@ static int do_predict(const opts_t *o)
         return rc;
     ps_coloc_model_t *m = NULL;
     double *pred = calloc(t.c->n + 1, sizeof *pred);
+    int as_time = o->as && strcmp(o->as, "time") == 0;
+    if (o->as && !as_time && strcmp(o->as, "tput") != 0) {
+        free(pred);
+        tables_free(&t);
+        return cli_fail(CLI_USAGE, CMD, "predict: --as: expected tput or time, got '%s'", o->as);
+    }
     int err = pred ? ps_coloc_model_load(o->model, &m) : ps_error(PS_E_NOMEM, "out of memory");
+    if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)))
+        err = ps_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
+                       ps_coloc_kind_name(ps_coloc_model_kind(m)));
+    if (!err)
+        warn_gpu(m, t.c);
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
     ps_atomic_t *a = NULL;
@@ -362,8 +527,9 @@ static int do_predict(const opts_t *o)
             f = ps_atomic_stream(a);
     }
     if (!err) {
-        fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s\n",
-                ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred");
+        fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s%s\n",
+                ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred",
+                as_time ? ",batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred" : "");
         for (size_t i = 0; i < t.c->n; i++) {
             const ps_colocation_row_t *r = &t.c->rows[i];
             ps_csv_put_field(f, r->colocation);
@@ -374,7 +540,15 @@ static int do_predict(const opts_t *o)
             fprintf(f, ",%d,", r->share_pct);
             if (!isnan(r->tput))
                 fprintf(f, "%.17g", r->tput);
-            fprintf(f, ",%.17g\n", pred[i]);
+            fprintf(f, ",%.17g", pred[i]);
+            if (as_time) {
+                /* Iteration time = batch / throughput (batch from the id's
+                 * _batch<n>, 1 without one); alone = at its share alone. */
+                double b = workload_batch(r->workload);
+                double alone = ps_coloc_solo(t.w, t.s, r->gpu, r->workload, r->share_pct);
+                fprintf(f, ",%g,%.9g,%.9g,%.9g", b, b / pred[i], b / alone, alone / pred[i]);
+            }
+            fputc('\n', f);
         }
         if (a)
             err = ps_atomic_commit(a);
@@ -629,7 +803,7 @@ static int do_select(const opts_t *o)
 int cmd_colocate(int argc, char **argv)
 {
     opts_t o;
-    cli_opt_t table[32];
+    cli_opt_t table[40];
     cli_spec_t spec;
     int rc;
     if (parse_opts(argc, argv, &o, table, &spec, &rc))
@@ -642,5 +816,10 @@ int cmd_colocate(int argc, char **argv)
         return do_predict(&o);
     if (strcmp(o.sub, "select") == 0)
         return do_select(&o);
-    return cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s' (eval, train, predict, select)", o.sub);
+    tables_t t;
+    if ((rc = load_tables(&o, 0, &t)))
+        return rc;
+    rc = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait, o.json);
+    tables_free(&t);
+    return rc;
 }

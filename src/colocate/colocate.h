@@ -11,13 +11,22 @@
 #include "profile/tables.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* Per-workload metrics, in the order of workloads.csv. */
 enum {
-    CW_THREADS, CW_REGISTERS, CW_STATIC_SMEM,
-    CW_SM_TPUT, CW_DRAM_TPUT, CW_MEM_TPUT,
-    CW_SM_BUSY, CW_MEM_BUSY, CW_MEMCAP,
-    CW_STALL_LS, CW_STALL_LG, CW_STALL_MIO,
+    CW_THREADS,
+    CW_REGISTERS,
+    CW_STATIC_SMEM,
+    CW_SM_TPUT,
+    CW_DRAM_TPUT,
+    CW_MEM_TPUT,
+    CW_SM_BUSY,
+    CW_MEM_BUSY,
+    CW_MEMCAP,
+    CW_STALL_LS,
+    CW_STALL_LG,
+    CW_STALL_MIO,
     CW_EXCL,
     CW_N
 };
@@ -28,20 +37,20 @@ typedef struct {
     const char *group; /* model without batch size ("bert-base-cased-inf"), owned */
     double f[CW_N];    /* NAN where not measured */
     int n_scal;
-    int *scal_share;   /* ascending */
+    int *scal_share; /* ascending */
     double *scal_tput;
 } cl_workload_t;
 
 typedef struct {
     const char *id; /* borrowed from the colocations table */
     int k;
-    int *w;         /* [k] workload index per slot (slot order) */
-    int *share;     /* [k] share_pct */
-    double *tput;   /* [k] NAN when not measured */
-    int *slot;      /* [k] the slot column, ascending */
-    int complete;   /* every tput measured */
-    int origin;     /* 0 = first table, 1 = second (eval --test) */
-    int set;        /* index of its workload multiset (same workloads, any shares) */
+    int *w;       /* [k] workload index per slot (slot order) */
+    int *share;   /* [k] share_pct */
+    double *tput; /* [k] NAN when not measured */
+    int *slot;    /* [k] the slot column, ascending */
+    int complete; /* every tput measured */
+    int origin;   /* 0 = first table, 1 = second (eval --test) */
+    int set;      /* index of its workload multiset (same workloads, any shares) */
 } cl_coloc_t;
 
 typedef struct {
@@ -50,13 +59,14 @@ typedef struct {
     cl_coloc_t *c;
     int nc;
     int n_sets;
+    int has[CW_N]; /* 1 when some workload has the metric (else it is dropped) */
 } cl_data_t;
 
 /* Build from the tables (scaling and c2 may be NULL). Every workload of a
  * co-location must be in w. Co-location rows are grouped by id; slots are
  * sorted. */
-int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling,
-                  const ps_colocations_t *c, const ps_colocations_t *c2, cl_data_t **out);
+int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                  const ps_colocations_t *c2, cl_data_t **out);
 void cl_data_free(cl_data_t *d);
 
 /* Throughput of workload wi alone at share_pct: linear interpolation in
@@ -65,9 +75,9 @@ void cl_data_free(cl_data_t *d);
 double cl_solo(const cl_data_t *d, int wi, int share_pct);
 
 /* Feature vectors. */
-#define CL_SUM_NF 13   /* KACE: combined features of a co-location */
-#define CL_XU_NF 5     /* Xu et al.: system metrics */
-#define CL_MPS_NF 32   /* our per-workload features */
+#define CL_SUM_NF 13 /* KACE: combined features of a co-location */
+#define CL_XU_NF 5   /* Xu et al.: system metrics */
+#define CL_MPS_NF 32 /* our per-workload features */
 void cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
 void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
 double cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot);
@@ -77,14 +87,13 @@ void cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *
 /* Ordinary least squares on z-scored columns (NAN cells take the column
  * mean, constant columns get weight 0) with ridge lambda on the weights.
  * mu, sd: [d]; beta: [d + 1], beta[0] = intercept. */
-int cl_ols(const double *x, const double *y, int n, int d, double lambda,
-           double *mu, double *sd, double *beta);
+int cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta);
 double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta);
 
 /* XGBoost: train on x[n*d] (NAN = missing) with the given "key", "value"
  * pairs (NULL-terminated), optional base_margin[n]. */
-int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d,
-                 const char *const *kv, int rounds, void **out_booster);
+int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
+                 int rounds, void **out_booster);
 int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
 void cl_xgb_free(void *booster);
 
@@ -93,10 +102,44 @@ void cl_xgb_free(void *booster);
 void cl_zscore(const double *x, int n, int d, double *mu, double *sd);
 
 /* Model internals (model.c). */
-int cl_model_fit(const cl_data_t *d, const int *train, int n_train,
-                 const ps_coloc_params_t *p, ps_coloc_model_t **out);
+int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out);
 /* Predict co-location ci: out_slot[k] (NAN for sum kinds) and *out_sum. */
-int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci,
-                     double *out_slot, double *out_sum);
+int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
+
+/* The low-rank pairwise-interaction predictor (lowrank.c). */
+typedef struct cl_lowrank cl_lowrank_t;
+int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t seed, cl_lowrank_t **out);
+/* log(tput / solo) of slot s of co-location c. */
+double cl_lowrank_predict(const cl_lowrank_t *m, const cl_data_t *d, const cl_coloc_t *c, int s);
+void cl_lowrank_free(cl_lowrank_t *m);
+int cl_lowrank_save(const cl_lowrank_t *m, FILE *f);
+int cl_lowrank_load(FILE *f, cl_lowrank_t **out);
+
+/* Policy scores (eval.c): every target's score over the complete
+ * co-locations flagged in is_cand (of k workloads when kk > 0), targets
+ * NULL = all; pred[kind] NULL for kinds not run. Adds to acc[PS_POL_COUNT] and
+ * returns the number of targets (-1: out of memory). */
+int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
+                      double *acc);
+
+/* The random split of eval (seed shuffles the co-locations with splitmix64,
+ * the first round(frac x nc) train): fills train, returns their count. */
+int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *train);
+
+/* auto (auto.c): the candidate kind (bit mask) with the best selection
+ * figure of out-of-fold predictions over the training co-locations (ties:
+ * the lower sum MAPE). -1 in *out when none could be fitted. */
+unsigned cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
+int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
+                   int *out);
+
+/* Placement (place.c): jobs[n] are workload indices, gtype[ng] GPU type
+ * indices (0..ntypes-1); val(ctx, type, jobs, k, shares_out) the value of
+ * a group (-INFINITY when not allowed); a job left waiting costs
+ * wait_penalty (0: free). assign[n] gets GPU or -1, share[n] the share,
+ * *objective the sum of the group values. */
+typedef double (*cl_group_value_fn)(void *ctx, int type, const int *jobs, int k, int *shares);
+int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
+                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact);
 
 #endif

@@ -72,10 +72,10 @@ static int load_workloads(cl_data_t *d, const ps_workloads_t *w)
         x->gpu = r->gpu;
         if (!(x->group = workload_group(r->workload)))
             return PS_E_NOMEM;
-        double v[CW_N] = {r->threads, r->registers, r->static_smem, r->sm_tput_pct,
-                          r->dram_tput_pct, r->mem_tput_pct, r->sm_busy_pct, r->mem_busy_pct,
-                          r->memcap_gb, r->stall_long_scoreboard, r->stall_lg_throttle,
-                          r->stall_mio_throttle, r->exclusive_tput};
+        double v[CW_N] = {
+            r->threads,           r->registers,          r->static_smem,   r->sm_tput_pct, r->dram_tput_pct,
+            r->mem_tput_pct,      r->sm_busy_pct,        r->mem_busy_pct,  r->memcap_gb,   r->stall_long_scoreboard,
+            r->stall_lg_throttle, r->stall_mio_throttle, r->exclusive_tput};
         memcpy(x->f, v, sizeof v);
         if (!(x->f[CW_EXCL] > 0))
             return ps_error(PS_E_INPUT, "workloads: '%s': exclusive_tput must be > 0", r->workload);
@@ -136,11 +136,10 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
         const ps_colocation_row_t *r = &c->rows[i];
         int wi = find_workload(d, r->gpu, r->workload);
         if (wi < 0)
-            return ps_error(PS_E_INPUT, "%s: row %zu: workload '%s' (gpu %s) is not in workloads.csv",
-                            what, i + 1, r->workload, r->gpu ? r->gpu : "any");
+            return ps_error(PS_E_INPUT, "%s: row %zu: workload '%s' (gpu %s) is not in workloads.csv", what, i + 1,
+                            r->workload, r->gpu ? r->gpu : "any");
         if (r->share_pct <= 0 || r->share_pct > 100)
-            return ps_error(PS_E_INPUT, "%s: row %zu: share_pct %d outside (0,100]", what, i + 1,
-                            r->share_pct);
+            return ps_error(PS_E_INPUT, "%s: row %zu: share_pct %d outside (0,100]", what, i + 1, r->share_pct);
         if (r->tput <= 0)
             return ps_error(PS_E_INPUT, "%s: row %zu: tput must be > 0 or empty", what, i + 1);
         int ci = find_coloc(d, r->colocation, origin);
@@ -178,8 +177,7 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
             j--;
         }
         if (j > 0 && sl[j - 1] == r->slot)
-            return ps_error(PS_E_INPUT, "%s: row %zu: '%s' has slot %d twice", what, i + 1,
-                            x->id, r->slot);
+            return ps_error(PS_E_INPUT, "%s: row %zu: '%s' has slot %d twice", what, i + 1, x->id, r->slot);
         w[j] = wi;
         sh[j] = r->share_pct;
         tp[j] = r->tput > 0 ? r->tput : NAN;
@@ -219,8 +217,8 @@ static void number_sets(cl_data_t *d)
     }
 }
 
-int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling,
-                  const ps_colocations_t *c, const ps_colocations_t *c2, cl_data_t **out)
+int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                  const ps_colocations_t *c2, cl_data_t **out)
 {
     *out = NULL;
     if (!w || !c)
@@ -247,6 +245,9 @@ int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling,
                 x->complete = 0;
     }
     number_sets(d);
+    for (int i = 0; i < d->nw; i++)
+        for (int j = 0; j < CW_N; j++)
+            d->has[j] |= !isnan(d->w[i].f[j]);
     *out = d;
     return 0;
 }
@@ -260,9 +261,24 @@ double cl_solo(const cl_data_t *d, int wi, int share)
         return x->scal_tput[0] * share / x->scal_share[0];
     for (int j = 1; j < x->n_scal; j++)
         if (share <= x->scal_share[j]) {
-            double t = (double)(share - x->scal_share[j - 1]) /
-                       (x->scal_share[j] - x->scal_share[j - 1]);
+            double t = (double)(share - x->scal_share[j - 1]) / (x->scal_share[j] - x->scal_share[j - 1]);
             return x->scal_tput[j - 1] + t * (x->scal_tput[j] - x->scal_tput[j - 1]);
         }
     return x->scal_tput[x->n_scal - 1];
+}
+
+double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling, const char *gpu, const char *name,
+                     int share_pct)
+{
+    ps_colocations_t *none = ps_colocations_new();
+    cl_data_t *d = NULL;
+    double v = NAN;
+    if (none && cl_data_build(w, scaling, none, NULL, &d) == 0) {
+        int wi = find_workload(d, gpu, name);
+        if (wi >= 0)
+            v = cl_solo(d, wi, share_pct);
+    }
+    cl_data_free(d);
+    ps_colocations_free(none);
+    return v;
 }

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const policy_names[PS_POL_COUNT] = {
-    "oracle", "random", "memcap", "sm", "mem", "best_rule",
-    "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps"};
+static const char *const policy_names[PS_POL_COUNT] = {"oracle",    "random",  "memcap",  "sm",       "mem",
+                                                       "best_rule", "kace_lr", "kace_rf", "kace_mlp", "xu_rf",
+                                                       "ratio",     "mps",     "lowrank", "auto"};
 
 const char *ps_coloc_policy_name(ps_coloc_policy_t p)
 {
@@ -77,8 +77,7 @@ static int argbest(const double *v, int n, int sign)
  * complete co-locations). pred[k] is NULL for a kind not run, else the
  * predicted sums indexed by co-location. Adds each policy's score to acc.
  */
-static void score_target(const cl_data_t *d, int t, const int *cand, int n, double *const *pred,
-                         double *acc)
+static void score_target(const cl_data_t *d, int t, const int *cand, int n, double *const *pred, double *acc)
 {
     double best = -INFINITY, mean = 0, v[n > 0 ? n : 1];
     for (int i = 0; i < n; i++) {
@@ -88,12 +87,13 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
     }
     acc[PS_POL_ORACLE] += 1.0;
     acc[PS_POL_RANDOM] += mean / best;
-    static const struct { int pol, metric, mean, sign; } rules[] = {
-        {PS_POL_MEMCAP, CW_MEMCAP, 0, +1},
-        {PS_POL_SM, CW_SM_BUSY, 1, -1},
-        {PS_POL_MEM, CW_MEM_BUSY, 1, +1}};
+    static const struct {
+        int pol, metric, mean, sign;
+    } rules[] = {{PS_POL_MEMCAP, CW_MEMCAP, 0, +1}, {PS_POL_SM, CW_SM_BUSY, 1, -1}, {PS_POL_MEM, CW_MEM_BUSY, 1, +1}};
     double best_rule = 0;
     for (unsigned r = 0; r < 3; r++) {
+        if (!d->has[rules[r].metric])
+            continue; /* dropped: no workload has the metric */
         for (int i = 0; i < n; i++)
             v[i] = rule_value(d, &d->c[cand[i]], t, rules[r].metric, rules[r].mean);
         double s = coloc_sum(&d->c[cand[argbest(v, n, rules[r].sign)]]) / best;
@@ -111,9 +111,10 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
 }
 
 /* Score the targets of mask_targets (NULL = every workload) over the
- * complete co-locations flagged in is_cand. Returns the number of targets. */
-static int score_policies(const cl_data_t *d, const char *is_cand, const char *targets,
-                          double *const *pred, double *acc)
+ * complete co-locations flagged in is_cand (k-way only when kk > 0).
+ * Returns the number of targets. */
+int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
+                      double *acc)
 {
     int *cand = ps_malloc((size_t)d->nc * sizeof *cand + 1), nt = 0;
     if (!cand)
@@ -123,7 +124,7 @@ static int score_policies(const cl_data_t *d, const char *is_cand, const char *t
             continue;
         int n = 0;
         for (int i = 0; i < d->nc; i++)
-            if (is_cand[i] && d->c[i].complete && holds(&d->c[i], t))
+            if (is_cand[i] && d->c[i].complete && holds(&d->c[i], t) && (kk <= 0 || d->c[i].k == kk))
                 cand[n++] = i;
         if (n < 2)
             continue;
@@ -134,8 +135,7 @@ static int score_policies(const cl_data_t *d, const char *is_cand, const char *t
     return nt;
 }
 
-int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score,
-                   int *out_targets)
+int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets)
 {
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, NULL, c, NULL, &d);
@@ -149,7 +149,7 @@ int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *o
         return PS_E_NOMEM;
     }
     memset(all, 1, (size_t)d->nc);
-    int nt = score_policies(d, all, NULL, pred, acc);
+    int nt = cl_score_policies(d, all, NULL, 0, pred, acc);
     for (int p = 0; p < PS_POL_COUNT; p++)
         out_score[p] = p <= PS_POL_BEST_RULE && nt > 0 ? acc[p] / nt : NAN;
     *out_targets = nt;
@@ -162,15 +162,20 @@ int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *o
 
 ps_coloc_eval_params_t ps_coloc_eval_default_params(void)
 {
-    ps_coloc_eval_params_t p = {.train_frac = 0.2, .seeds = 20, .seed = 0, .unseen = 0,
-                                .test = NULL, .kinds = (1u << PS_COLOC_KIND_COUNT) - 1,
+    ps_coloc_eval_params_t p = {.train_frac = 0.2,
+                                .seeds = 20,
+                                .seed = 0,
+                                .unseen = 0,
+                                .test = NULL,
+                                .kinds = (1u << PS_COLOC_KIND_COUNT) - 1,
+                                .auto_kinds = 0,
                                 .model = ps_coloc_default_params()};
     return p;
 }
 
 /* Running error sums of one predictor in one run. */
 typedef struct {
-    double n, sy, syy, sse, sape;
+    double n, sy, syy, sse, sape, stape, ntime;
 } errsum_t;
 
 static void err_add(errsum_t *e, double y, double yhat)
@@ -180,6 +185,13 @@ static void err_add(errsum_t *e, double y, double yhat)
     e->syy += y * y;
     e->sse += (y - yhat) * (y - yhat);
     e->sape += fabs(y - yhat) / y;
+}
+
+/* The error of a workload's iteration time batch / tput: |y / yhat - 1|. */
+static void err_time(errsum_t *e, double y, double yhat)
+{
+    e->ntime++;
+    e->stape += fabs(y / yhat - 1);
 }
 
 /* A fold: which co-locations train, which are tested, whose targets count. */
@@ -199,26 +211,64 @@ static void folds_free(fold_t *f, int n)
     free(f);
 }
 
+/* Which policies this data set cannot run: rules whose metric no workload
+ * has, and Xu et al. without any system metric. Bit mask over policies. */
+static unsigned dropped_policies(const cl_data_t *d)
+{
+    unsigned m = 0;
+    if (!d->has[CW_MEMCAP])
+        m |= 1u << PS_POL_MEMCAP;
+    if (!d->has[CW_SM_BUSY])
+        m |= 1u << PS_POL_SM;
+    if (!d->has[CW_MEM_BUSY])
+        m |= 1u << PS_POL_MEM;
+    if (!d->has[CW_MEMCAP] && !d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY])
+        m |= 1u << PS_POL_BEST_RULE | 1u << PS_POL_XU_RF;
+    return m;
+}
+
+/* Per-run accumulators of one fold set. */
+typedef struct {
+    double acc[PS_POL_COUNT];
+    double acc_k[PS_COLOC_MAXK + 1][PS_POL_COUNT];
+    int nt, nt_k[PS_COLOC_MAXK + 1];
+} polsum_t;
+
 /* Fit every requested kind on the fold, predict its test co-locations, and
- * add errors and policy scores. */
-static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed,
-                    const fold_t *f, errsum_t *err, double *acc, int *n_targets)
+ * add errors and policy scores. auto (when asked) chooses among its
+ * candidates by cross-validation on the fold's training co-locations and is
+ * then fitted like the chosen kind; chosen[kind] counts its choices. */
+static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, const fold_t *f, errsum_t *err,
+                    polsum_t *ps, int *chosen)
 {
     double *pred[PS_COLOC_KIND_COUNT] = {0};
     double slot[64];
     int rc = 0, complete = 0;
+    unsigned drop = dropped_policies(d);
     for (int i = 0; i < f->n_train; i++)
         complete += d->c[f->train[i]].complete;
     for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
-        if (!(p->kinds & (1u << k)))
-            continue;
-        /* Data that measured only the targets' throughputs have no sums to
-         * learn: the sum predictors sit such a fold out. */
-        if (!complete && ps_coloc_kind_predicts_sum((ps_coloc_kind_t)k))
+        if (!(p->kinds & (1u << k)) || (drop & (1u << (PS_POL_KACE_LR + k))))
             continue;
         ps_coloc_params_t mp = p->model;
         mp.kind = (ps_coloc_kind_t)k;
         mp.seed = seed;
+        if (k == PS_COLOC_AUTO) {
+            unsigned cand = cl_auto_default_kinds(d);
+            if (p->auto_kinds)
+                cand &= p->auto_kinds;
+            int ch = -1;
+            if ((rc = cl_auto_choose(d, f->train, f->n_train, &mp, cand, &ch)))
+                break;
+            if (ch < 0)
+                continue;
+            chosen[ch]++;
+            mp.kind = (ps_coloc_kind_t)ch;
+        }
+        /* Data that measured only the targets' throughputs have no sums to
+         * learn: the sum predictors sit such a fold out. */
+        if (!complete && ps_coloc_kind_predicts_sum(mp.kind))
+            continue;
         ps_coloc_model_t *m = NULL;
         if ((rc = cl_model_fit(d, f->train, f->n_train, &mp, &m)))
             break;
@@ -240,28 +290,68 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
                     err_add(&err[k], coloc_sum(c), pred[k][i]);
             } else {
                 for (int s = 0; s < c->k; s++)
-                    if (!isnan(c->tput[s]))
+                    if (!isnan(c->tput[s])) {
                         err_add(&err[k], c->tput[s], slot[s]);
+                        err_time(&err[k], c->tput[s], slot[s]);
+                    }
             }
         }
         ps_coloc_model_free(m);
     }
-    if (!rc) {
-        int nt = score_policies(d, f->test, f->targets, pred, acc);
+    for (int kk = 0; kk <= PS_COLOC_MAXK && !rc; kk++) {
+        if (kk == 1)
+            continue;
+        int nt = cl_score_policies(d, f->test, f->targets, kk, pred, kk ? ps->acc_k[kk] : ps->acc);
         if (nt < 0)
             rc = PS_E_NOMEM;
+        else if (kk)
+            ps->nt_k[kk] += nt;
         else
-            *n_targets += nt;
+            ps->nt += nt;
     }
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         free(pred[k]);
     return rc;
 }
 
+/* Fisher-Yates shuffle, then the first round(frac * n) train; perm[nc]
+ * holds the whole permutation (the rest are the test co-locations). */
+int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
+{
+    int n = d->nc;
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    uint64_t st = seed;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(ps_splitmix64(&st) % (uint64_t)(i + 1));
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    int nt = (int)floor(frac * n + 0.5);
+    return nt < 1 ? 1 : nt > n - 1 ? n - 1 : nt;
+}
+
+#define PAIR_FOLDS 5
+
+/* 1 when co-location c holds a workload pair of fold q: every unordered
+ * pair {a, b} (a copy of itself included) goes to fold hash(a, b, seed) % 5. */
+static int pair_fold(const cl_coloc_t *c, uint64_t seed, int q)
+{
+    for (int i = 0; i < c->k; i++)
+        for (int j = i + 1; j < c->k; j++) {
+            uint64_t a = (uint64_t)(c->w[i] < c->w[j] ? c->w[i] : c->w[j]);
+            uint64_t b = (uint64_t)(c->w[i] < c->w[j] ? c->w[j] : c->w[i]);
+            uint64_t h = (a * 1000003u + b) ^ (seed * 0x9E3779B97F4A7C15ull);
+            if ((int)(ps_splitmix64(&h) % PAIR_FOLDS) == q)
+                return 1;
+        }
+    return 0;
+}
+
 /* The folds of one run. Random split: one fold. Unseen: one per model group.
  * Test table: one per workload set of the second table. */
-static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed,
-                      fold_t **out, int *n_out)
+static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, fold_t **out, int *n_out)
 {
     int nf = 0, cap = 1;
     const char **groups = NULL;
@@ -280,6 +370,10 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
                 groups[nf++] = d->w[w].group;
         }
         cap = nf;
+    } else if (p->unseen_pairs) {
+        nf = cap = PAIR_FOLDS;
+    } else if (p->test && p->transfer) {
+        nf = 1;
     } else if (p->test) {
         sets = ps_calloc((size_t)d->n_sets + 1, sizeof *sets);
         if (!sets)
@@ -321,6 +415,18 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
                 if (!in)
                     f[q].train[f[q].n_train++] = i;
             }
+        } else if (p->unseen_pairs) {
+            for (int i = 0; i < d->nc; i++) {
+                f[q].test[i] = (char)(pair_fold(&d->c[i], seed, q));
+                if (!f[q].test[i])
+                    f[q].train[f[q].n_train++] = i;
+            }
+        } else if (p->test && p->transfer) {
+            for (int i = 0; i < d->nc; i++) {
+                f[q].test[i] = d->c[i].origin == 1;
+                if (d->c[i].origin == 0)
+                    f[q].train[f[q].n_train++] = i;
+            }
         } else if (p->test) {
             for (int i = 0; i < d->nc; i++) {
                 if (d->c[i].set == sets[q]) {
@@ -330,21 +436,8 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
                 }
             }
         } else {
-            /* Fisher-Yates shuffle, then the first round(frac * n) train. */
-            int n = d->nc;
-            int *perm = f[q].train;
-            for (int i = 0; i < n; i++)
-                perm[i] = i;
-            uint64_t st = seed;
-            for (int i = n - 1; i > 0; i--) {
-                int j = (int)(ps_splitmix64(&st) % (uint64_t)(i + 1));
-                int t = perm[i];
-                perm[i] = perm[j];
-                perm[j] = t;
-            }
-            int nt = (int)floor(p->train_frac * n + 0.5);
-            nt = nt < 1 ? 1 : nt > n - 1 ? n - 1 : nt;
-            for (int i = nt; i < n; i++)
+            int *perm = f[q].train, nt = cl_random_split(d, p->train_frac, seed, perm);
+            for (int i = nt; i < d->nc; i++)
                 f[q].test[perm[i]] = 1;
             f[q].n_train = nt;
         }
@@ -363,16 +456,20 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
 int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
                   const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out)
 {
-    if (!p || p->seeds < 1 || (!p->unseen && !p->test && !(p->train_frac > 0 && p->train_frac < 1)))
+    if (!p || p->seeds < 1 || (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)))
         return ps_error(PS_E_ARG, "colocate eval: need seeds >= 1 and 0 < train_frac < 1");
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, scaling, c, p->test, &d);
     if (rc)
         return rc;
     memset(out, 0, sizeof *out);
+    unsigned drop = dropped_policies(d);
     double r2[PS_COLOC_KIND_COUNT] = {0}, rmse[PS_COLOC_KIND_COUNT] = {0}, mape[PS_COLOC_KIND_COUNT] = {0};
-    int nerr[PS_COLOC_KIND_COUNT] = {0};
+    double tmape[PS_COLOC_KIND_COUNT] = {0};
+    int nerr[PS_COLOC_KIND_COUNT] = {0}, ntime[PS_COLOC_KIND_COUNT] = {0};
     double psum[PS_POL_COUNT] = {0}, psq[PS_POL_COUNT] = {0};
+    double ksum[PS_COLOC_MAXK + 1][PS_POL_COUNT] = {{0}}, ktargets[PS_COLOC_MAXK + 1] = {0};
+    int kruns[PS_COLOC_MAXK + 1] = {0};
     int runs = 0, scored = 0; /* runs, and runs with a scored target */
     double targets = 0;
     for (int r = 0; r < p->seeds && !rc; r++) {
@@ -383,10 +480,10 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
             break;
         errsum_t err[PS_COLOC_KIND_COUNT];
         memset(err, 0, sizeof err);
-        double acc[PS_POL_COUNT] = {0};
-        int nt = 0;
+        polsum_t ps;
+        memset(&ps, 0, sizeof ps);
         for (int q = 0; q < nf && !rc; q++) {
-            rc = run_fold(d, p, seed, &f[q], err, acc, &nt);
+            rc = run_fold(d, p, seed, &f[q], err, &ps, out->auto_chosen);
             if (p->progress)
                 p->progress("colocate eval", (double)r * nf + q + 1, (double)p->seeds * nf, p->progress_user);
         }
@@ -403,11 +500,24 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
             rmse[k] += sqrt(e->sse / e->n);
             mape[k] += 100 * e->sape / e->n;
             nerr[k]++;
+            if (e->ntime > 0) {
+                tmape[k] += 100 * e->stape / e->ntime;
+                ntime[k]++;
+            }
         }
+        int nt = ps.nt;
         for (int q = 0; q < PS_POL_COUNT && nt > 0; q++) {
-            double v = acc[q] / nt;
+            double v = ps.acc[q] / nt;
             psum[q] += v;
             psq[q] += v * v;
+        }
+        for (int kk = 2; kk <= PS_COLOC_MAXK; kk++) {
+            if (ps.nt_k[kk] <= 0)
+                continue;
+            for (int q = 0; q < PS_POL_COUNT; q++)
+                ksum[kk][q] += ps.acc_k[kk][q] / ps.nt_k[kk];
+            ktargets[kk] += ps.nt_k[kk];
+            kruns[kk]++;
         }
         targets += nt;
         scored += nt > 0;
@@ -420,17 +530,25 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         out->r2[k] = nerr[k] ? r2[k] / nerr[k] : NAN;
         out->rmse[k] = nerr[k] ? rmse[k] / nerr[k] : NAN;
         out->mape[k] = nerr[k] ? mape[k] / nerr[k] : NAN;
+        out->time_mape[k] = ntime[k] ? tmape[k] / ntime[k] : NAN;
     }
+    out->dropped = drop;
     /* A policy is reported when it scored in every run with targets (a sum
      * predictor without complete co-locations to learn from does not). */
     for (int q = 0; q < PS_POL_COUNT; q++) {
         int ran = scored > 0 && (q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KACE_LR))));
         if (q > PS_POL_BEST_RULE && !(nerr[q - PS_POL_KACE_LR] == runs))
             ran = 0;
+        if (drop & (1u << q))
+            ran = 0;
         double m = ran ? psum[q] / scored : NAN;
         out->policy_mean[q] = m;
         out->policy_sd[q] = ran ? (scored > 1 ? sqrt(fmax(0, (psq[q] - scored * m * m) / (scored - 1))) : 0) : NAN;
+        for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
+            out->policy_k[kk][q] = ran && kk >= 2 && kruns[kk] ? ksum[kk][q] / kruns[kk] : NAN;
     }
+    for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
+        out->targets_k[kk] = kk >= 2 && kruns[kk] ? ktargets[kk] / kruns[kk] : NAN;
     out->targets = targets / runs;
     out->runs = runs;
     return 0;

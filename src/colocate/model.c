@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-static const char *const kind_names[PS_COLOC_KIND_COUNT] = {"kace_lr", "kace_rf", "kace_mlp",
-                                                         "xu_rf",   "ratio",   "mps"};
+static const char *const kind_names[PS_COLOC_KIND_COUNT] = {"kace_lr", "kace_rf", "kace_mlp", "xu_rf",
+                                                            "ratio",   "mps",     "lowrank",  "auto"};
 
 const char *ps_coloc_kind_name(ps_coloc_kind_t kind)
 {
@@ -34,24 +33,28 @@ int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out)
 
 int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind)
 {
-    return kind == PS_COLOC_KACE_LR || kind == PS_COLOC_KACE_RF || kind == PS_COLOC_KACE_MLP ||
-           kind == PS_COLOC_XU_RF;
+    return kind == PS_COLOC_KACE_LR || kind == PS_COLOC_KACE_RF || kind == PS_COLOC_KACE_MLP || kind == PS_COLOC_XU_RF;
 }
 
 ps_coloc_params_t ps_coloc_default_params(void)
 {
-    ps_coloc_params_t p = {.kind = PS_COLOC_MPS, .seed = 0, .trees = 100, .mlp_epochs = 400,
-                           .boost_rounds = 400};
+    ps_coloc_params_t p = {.kind = PS_COLOC_MPS, .seed = 0, .trees = 100, .mlp_epochs = 400, .boost_rounds = 400};
     return p;
 }
 
 ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m) { return m->kind; }
+
+const char *ps_coloc_model_gpu(const ps_coloc_model_t *m) { return m->gpu ? m->gpu : ""; }
+
+int ps_coloc_model_auto(const ps_coloc_model_t *m) { return m->autosel; }
 
 void ps_coloc_model_free(ps_coloc_model_t *m)
 {
     if (!m)
         return;
     cl_xgb_free(m->booster);
+    cl_lowrank_free(m->lowrank);
+    free(m->gpu);
     if (m->ann)
         fann_destroy(m->ann);
     for (int i = 0; i < m->n_ratio; i++)
@@ -64,13 +67,10 @@ void ps_coloc_model_free(ps_coloc_model_t *m)
 int cl_model_nf(ps_coloc_kind_t kind)
 {
     switch (kind) {
-    case PS_COLOC_XU_RF:
-        return CL_XU_NF;
+    case PS_COLOC_XU_RF: return CL_XU_NF;
     case PS_COLOC_MPS:
-    case PS_COLOC_RATIO:
-        return CL_MPS_NF;
-    default:
-        return CL_SUM_NF;
+    case PS_COLOC_RATIO: return CL_MPS_NF;
+    default: return CL_SUM_NF;
     }
 }
 
@@ -189,10 +189,31 @@ static int fit_mps(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int
      * rows at 20 %), and depth 3 with eta 0.05 over 400 rounds was the best
      * of the settings measured in docs/colocate.md on random splits, unseen
      * models and held-out split pairs together. */
-    const char *kv[] = {"booster", "gbtree", "objective", "reg:squarederror", "tree_method", "hist",
-                        "nthread", "1", "max_depth", "3", "eta", rounds_eta, "subsample", "0.8",
-                        "colsample_bynode", "0.8", "min_child_weight", "2", "lambda", "1",
-                        "base_score", "0", "seed", seed, NULL};
+    const char *kv[] = {"booster",
+                        "gbtree",
+                        "objective",
+                        "reg:squarederror",
+                        "tree_method",
+                        "hist",
+                        "nthread",
+                        "1",
+                        "max_depth",
+                        "3",
+                        "eta",
+                        rounds_eta,
+                        "subsample",
+                        "0.8",
+                        "colsample_bynode",
+                        "0.8",
+                        "min_child_weight",
+                        "2",
+                        "lambda",
+                        "1",
+                        "base_score",
+                        "0",
+                        "seed",
+                        seed,
+                        NULL};
     rc = cl_xgb_train(x, y, mg, n, nf, kv, m->p.boost_rounds, &m->booster);
 done:
     free(x);
@@ -213,17 +234,35 @@ static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int
     snprintf(base, sizeof base, "%.17g", mean);
     /* XGBoost's random-forest mode: one round of num_parallel_tree trees,
      * each on a row subsample with features drawn per node, no shrinkage. */
-    const char *kv[] = {"booster", "gbtree", "objective", "reg:squarederror", "tree_method", "exact",
-                        "nthread", "1", "num_parallel_tree", trees, "subsample", "0.8",
-                        "colsample_bynode", "0.8", "eta", "1", "max_depth", "6",
-                        "min_child_weight", "1", "base_score", base, "seed", seed, NULL};
+    const char *kv[] = {"booster",
+                        "gbtree",
+                        "objective",
+                        "reg:squarederror",
+                        "tree_method",
+                        "exact",
+                        "nthread",
+                        "1",
+                        "num_parallel_tree",
+                        trees,
+                        "subsample",
+                        "0.8",
+                        "colsample_bynode",
+                        "0.8",
+                        "eta",
+                        "1",
+                        "max_depth",
+                        "6",
+                        "min_child_weight",
+                        "1",
+                        "base_score",
+                        base,
+                        "seed",
+                        seed,
+                        NULL};
     return cl_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
 }
 
-static float zval(double v, double mu, double sd)
-{
-    return (sd > 0 && !isnan(v)) ? (float)((v - mu) / sd) : 0.0f;
-}
+static float zval(double v, double mu, double sd) { return (sd > 0 && !isnan(v)) ? (float)((v - mu) / sd) : 0.0f; }
 
 /* KACE's network: three hidden layers of 128, 64 and 32 units, trained with
  * RPROP on z-scored inputs and target. rand() is seeded from the model seed
@@ -260,15 +299,61 @@ static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n,
     return 0;
 }
 
-int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                 ps_coloc_model_t **out)
+/* The distinct gpu values of the training co-locations' workloads. */
+static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
+{
+    size_t cap = 1;
+    for (int i = 0; i < d->nw; i++)
+        cap += (d->w[i].gpu ? strlen(d->w[i].gpu) : 0) + 1;
+    char *s = ps_calloc(cap, 1);
+    if (!s)
+        return NULL;
+    for (int i = 0; i < n_train; i++) {
+        const cl_coloc_t *c = &d->c[train[i]];
+        for (int j = 0; j < c->k; j++) {
+            const char *g = d->w[c->w[j]].gpu;
+            if (!g || !*g)
+                continue;
+            int dup = 0;
+            for (const char *p = s; *p && !dup;) {
+                size_t l = strcspn(p, ",");
+                dup = l == strlen(g) && strncmp(p, g, l) == 0;
+                p += l + (p[l] == ',');
+            }
+            if (!dup) {
+                if (*s)
+                    strcat(s, ",");
+                strcat(s, g);
+            }
+        }
+    }
+    return s;
+}
+
+int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out)
 {
     *out = NULL;
     /* Sizes bounded so that a typo is a message, not hours or gigabytes. */
-    if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 ||
-        p->boost_rounds < 0 || p->boost_rounds > 100000)
-        return ps_error(PS_E_ARG, "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
-                        "and rounds <= 100000", p->trees, p->mlp_epochs, p->boost_rounds);
+    if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 || p->boost_rounds < 0 ||
+        p->boost_rounds > 100000)
+        return ps_error(PS_E_ARG,
+                        "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
+                        "and rounds <= 100000",
+                        p->trees, p->mlp_epochs, p->boost_rounds);
+    if (p->kind == PS_COLOC_AUTO) {
+        int k = -1;
+        int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
+        if (rc)
+            return rc;
+        if (k < 0)
+            return ps_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
+        ps_coloc_params_t q = *p;
+        q.kind = (ps_coloc_kind_t)k;
+        if ((rc = cl_model_fit(d, train, n_train, &q, out)))
+            return rc;
+        (*out)->autosel = 1;
+        return 0;
+    }
     ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
@@ -276,6 +361,10 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
     m->p = *p;
     m->nf = cl_model_nf(p->kind);
     int rc = 0;
+    if (!(m->gpu = train_gpus(d, train, n_train))) {
+        free(m);
+        return PS_E_NOMEM;
+    }
     wrow_t *r = NULL;
     double *x = NULL, *y = NULL;
     if (!ps_coloc_kind_predicts_sum(p->kind)) {
@@ -290,6 +379,8 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
             goto done;
         if (p->kind == PS_COLOC_MPS)
             rc = fit_mps(m, d, r, n);
+        else if (p->kind == PS_COLOC_LOWRANK)
+            rc = cl_lowrank_fit(d, train, n_train, p->seed, &m->lowrank);
         goto done;
     }
     int nf = m->nf, n = 0;
@@ -334,8 +425,7 @@ done:
 
 /* ---- prediction ---- */
 
-int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot,
-                     double *out_sum)
+int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
     const cl_coloc_t *c = &d->c[ci];
     double x[CL_MPS_NF];
@@ -370,6 +460,8 @@ int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, doub
             /* f = mg + residual; the residual, learned per unit of
              * co-runner activity, shrinks with the co-runners' shares. */
             t = solo * exp(mg + (f - mg) * cl_mps_corunner_activity(d, c, s));
+        } else if (m->kind == PS_COLOC_LOWRANK) {
+            t = solo * exp(cl_lowrank_predict(m->lowrank, d, c, s));
         }
         out_slot[s] = t;
         *out_sum += t;

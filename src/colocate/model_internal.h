@@ -18,6 +18,9 @@ struct ps_coloc_model {
     char **ratio_name;
     double *ratio_med;
     double ratio_global;
+    struct cl_lowrank *lowrank; /* lowrank */
+    char *gpu;                  /* trained on */
+    int autosel;                /* made by auto */
 };
 
 int cl_model_nf(ps_coloc_kind_t kind);

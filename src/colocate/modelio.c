@@ -5,7 +5,8 @@
  *                              parameters, scaling vectors, the ratio table
  *   section BODY LEN CRC       BODY is booster (XGBoost UBJSON, tagged with
  *                              the model kind as an XGBoost attribute), mlp
- *                              (the MLP's weights as text) or none
+ *                              (the MLP's weights as text), lowrank (its
+ *                              parameters as text) or none
  *   end
  * CRC is the CRC-32 (zlib, 8 hex digits) of "NAME LEN" and the section's
  * bytes. Every line and section is checked (exact text, length, checksum)
@@ -103,8 +104,7 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
     if (!f)
         return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
     fprintf(f, "layout %s\nkind %s\nnf %d\n", CL_LAYOUT, ps_coloc_kind_name(m->kind), m->nf);
-    fprintf(f, "params %llu %d %d %d\n", (unsigned long long)m->p.seed, m->p.trees, m->p.mlp_epochs,
-            m->p.boost_rounds);
+    fprintf(f, "params %llu %d %d %d\n", (unsigned long long)m->p.seed, m->p.trees, m->p.mlp_epochs, m->p.boost_rounds);
     put_vec(f, "mu", m->mu, m->nf);
     put_vec(f, "sd", m->sd, m->nf);
     put_vec(f, "beta", m->beta, m->nf + 1);
@@ -115,6 +115,14 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
         put_name(f, m->ratio_name[i]);
         fputc('\n', f);
     }
+    /* The GPU(s) of the training co-locations ("-": unknown) and whether
+     * auto chose the kind. */
+    fputs("gpu ", f);
+    if (m->gpu && *m->gpu)
+        put_name(f, m->gpu);
+    else
+        fputc('-', f);
+    fprintf(f, "\nauto %d\n", m->autosel);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         free(*out);
@@ -163,6 +171,11 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
         rc = ps_error(PS_E_BACKEND, "xgboost: save: %s", XGBGetLastError());
     if (rc == PS_OK && !m->booster && m->ann)
         rc = mlp_text(m, &mlp, &mlen);
+    if (rc == PS_OK && m->lowrank) {
+        FILE *lf = open_memstream(&mlp, &mlen);
+        if (!lf || cl_lowrank_save(m->lowrank, lf) || fclose(lf) != 0)
+            rc = ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+    }
     ps_atomic_t *a = NULL;
     if (rc == PS_OK)
         rc = ps_atomic_open(path, &a);
@@ -178,6 +191,8 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
         put_section(f, "booster", bst, (size_t)blen);
     else if (m->ann)
         put_section(f, "mlp", mlp, mlen);
+    else if (m->lowrank)
+        put_section(f, "lowrank", mlp, mlen);
     else
         put_section(f, "none", "", 0);
     fputs("end\n", f);
@@ -269,10 +284,9 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         goto done;
     }
     if (fscanf(f, " params %llu %d %d %d", &seed, &m->p.trees, &m->p.mlp_epochs, &m->p.boost_rounds) != 4 ||
-        get_vec(f, "mu", m->mu, m->nf) || get_vec(f, "sd", m->sd, m->nf) ||
-        get_vec(f, "beta", m->beta, m->nf + 1) || fscanf(f, " y %lf %lf", &m->ymu, &m->ysd) != 2 ||
-        fscanf(f, " ratio %d %lf", &m->n_ratio, &m->ratio_global) != 2 || m->n_ratio < 0 ||
-        (size_t)m->n_ratio > len) {
+        get_vec(f, "mu", m->mu, m->nf) || get_vec(f, "sd", m->sd, m->nf) || get_vec(f, "beta", m->beta, m->nf + 1) ||
+        fscanf(f, " y %lf %lf", &m->ymu, &m->ysd) != 2 ||
+        fscanf(f, " ratio %d %lf", &m->n_ratio, &m->ratio_global) != 2 || m->n_ratio < 0 || (size_t)m->n_ratio > len) {
         rc = bad(path, "parameters");
         goto done;
     }
@@ -298,11 +312,33 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         }
         m->n_ratio++;
     }
+    char gpu[1024];
+    if (fscanf(f, " gpu %1023s auto %d", gpu, &m->autosel) != 2 || unescape_name(gpu) != 0) {
+        rc = bad(path, "gpu");
+        goto done;
+    }
+    if (!(m->gpu = ps_strdup(strcmp(gpu, "-") == 0 ? "" : gpu))) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
     if (fscanf(f, " %*c") != EOF)
         rc = bad(path, "trailing parameters");
 done:
     fclose(f);
     return rc;
+}
+
+/* The lowrank section (text, lowrank.c). */
+static int parse_lowrank(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
+{
+    FILE *f = len ? fmemopen((void *)data, len, "r") : NULL;
+    if (!f)
+        return bad(path, "lowrank parameters");
+    int rc = cl_lowrank_load(f, &m->lowrank);
+    if (rc == 0 && fscanf(f, " %*c") != EOF)
+        rc = -1;
+    fclose(f);
+    return rc == PS_E_NOMEM ? rc : rc ? bad(path, "lowrank parameters") : PS_OK;
 }
 
 /* The mlp section: the weight count, then every weight. */
@@ -403,15 +439,17 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
     if ((rc = parse_params(path, pdata, plen, m)))
         return rc;
     int forest = m->kind == PS_COLOC_KACE_RF || m->kind == PS_COLOC_XU_RF || m->kind == PS_COLOC_MPS;
-    int want_mlp = m->kind == PS_COLOC_KACE_MLP;
-    const char *want = forest ? "booster" : want_mlp ? "mlp" : "none";
+    int want_mlp = m->kind == PS_COLOC_KACE_MLP, want_lr = m->kind == PS_COLOC_LOWRANK;
+    const char *want = forest ? "booster" : want_mlp ? "mlp" : want_lr ? "lowrank" : "none";
     if (strcmp(body, want) != 0)
-        return ps_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path,
-                        ps_coloc_kind_name(m->kind), body, want);
+        return ps_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path, ps_coloc_kind_name(m->kind),
+                        body, want);
     if (forest)
         return load_booster(path, bdata, blen, m);
     if (want_mlp)
         return parse_mlp(path, bdata, blen, m);
+    if (want_lr)
+        return parse_lowrank(path, bdata, blen, m);
     return blen == 0 ? PS_OK : bad(path, "data in the none section");
 }
 

@@ -1,0 +1,218 @@
+/* pairsight colocate place, and colocate eval --place: placement of jobs
+ * over a cluster from a co-location model (docs/colocate.md). */
+#include "cli/cli.h"
+#include "common/common.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "colocate"
+
+/* "a,b*3,c" into names[] (b repeated); returns the count or -1. */
+static int split_jobs(char *list, char **names, int cap)
+{
+    int n = 0;
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        char *star = strrchr(tok, '*');
+        long rep = 1;
+        if (star) {
+            *star = 0;
+            if (cli_parse_long(star + 1, 1, 64, &rep))
+                return -1;
+        }
+        if (!*tok)
+            return -1;
+        for (long r = 0; r < rep; r++) {
+            if (n == cap)
+                return -1;
+            names[n++] = tok;
+        }
+    }
+    return n;
+}
+
+/* "8" or "4:v100,4:p100" into types[] (NULL: the jobs' own rows). */
+static int split_gpus(char *list, const char **types, int cap)
+{
+    int n = 0;
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        char *colon = strchr(tok, ':');
+        if (colon)
+            *colon = 0;
+        long c;
+        if (cli_parse_long(tok, 1, 64, &c) || (colon && !colon[1]))
+            return -1;
+        for (long i = 0; i < c; i++) {
+            if (n == cap)
+                return -1;
+            types[n++] = colon ? colon + 1 : NULL;
+        }
+    }
+    return n;
+}
+
+int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
+                       const char *gpus, int max_per_gpu, const char *shares, int allow_wait, int json)
+{
+    if (!model || !jobs || !gpus)
+        return cli_fail(CLI_USAGE, CMD, "place: --model, --jobs and --gpus are required");
+    char *jl = strdup(jobs), *gl = strdup(gpus), *names[64];
+    const char *types[64];
+    int allowed[16], na = 0;
+    if (shares) {
+        double v[4];
+        if (cli_parse_list(shares, 1, 100, 1, v, &na)) {
+            free(jl);
+            free(gl);
+            return cli_fail(CLI_USAGE, CMD, "place: --shares: expected up to 4 shares in 1..100, got '%s'", shares);
+        }
+        for (int i = 0; i < na; i++)
+            allowed[i] = (int)v[i];
+    }
+    int nj = jl ? split_jobs(jl, names, 64) : -1, ng = gl ? split_gpus(gl, types, 64) : -1;
+    if (nj < 1 || ng < 1) {
+        free(jl);
+        free(gl);
+        return cli_fail(CLI_USAGE, CMD,
+                        "place: --jobs a,b*3 (1..64 jobs) and --gpus N[:TYPE],... (1..64 GPUs), got "
+                        "'%s' and '%s'",
+                        jobs, gpus);
+    }
+    ps_coloc_model_t *m = NULL;
+    ps_coloc_placement_t pl = {0};
+    ps_coloc_place_params_t p = ps_coloc_place_default_params();
+    p.max_per_gpu = max_per_gpu;
+    p.allow_wait = allow_wait;
+    p.shares = na ? allowed : NULL;
+    p.n_shares = na;
+    int err = ps_coloc_model_load(model, &m);
+    if (!err)
+        err = ps_coloc_place(m, w, s, (const char *const *)names, nj, types, ng, &p, &pl);
+    if (!err && json) {
+        cJSON *j = cli_json_new("colocate-place", 1), *gs;
+        cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+        cJSON_AddNumberToObject(j, "objective", pl.objective);
+        cJSON_AddBoolToObject(j, "exact", pl.exact);
+        cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
+        gs = cJSON_AddArrayToObject(j, "gpus");
+        for (int g = 0; g < ng; g++) {
+            cJSON *e = cJSON_CreateObject(), *js;
+            cJSON_AddItemToArray(gs, e);
+            cJSON_AddNumberToObject(e, "gpu", g);
+            if (types[g])
+                cJSON_AddStringToObject(e, "type", types[g]);
+            else
+                cJSON_AddNullToObject(e, "type");
+            js = cJSON_AddArrayToObject(e, "jobs");
+            for (int k = 0; k < nj; k++)
+                if (pl.gpu[k] == g) {
+                    cJSON *x = cJSON_CreateObject();
+                    cJSON_AddItemToArray(js, x);
+                    cJSON_AddNumberToObject(x, "job", k);
+                    cJSON_AddStringToObject(x, "workload", names[k]);
+                    cJSON_AddNumberToObject(x, "share_pct", pl.share[k]);
+                    cJSON_AddNumberToObject(x, "norm_tput", pl.norm_tput[k]);
+                }
+        }
+        cJSON *wt = cJSON_AddArrayToObject(j, "waiting");
+        for (int k = 0; k < nj; k++)
+            if (pl.gpu[k] < 0)
+                cJSON_AddItemToArray(wt, cJSON_CreateString(names[k]));
+        cli_json_print(j, stdout);
+    } else if (!err) {
+        printf("objective %.4f (sum of predicted normalized throughputs, %s)\n", pl.objective,
+               pl.exact ? "exact" : "heuristic");
+        for (int g = 0; g < ng; g++) {
+            printf("gpu %d%s%s:", g, types[g] ? " " : "", types[g] ? types[g] : "");
+            for (int j = 0; j < nj; j++)
+                if (pl.gpu[j] == g)
+                    printf(" %s@%d (%.3f)", names[j], pl.share[j], pl.norm_tput[j]);
+            putchar('\n');
+        }
+        for (int j = 0; j < nj; j++)
+            if (pl.gpu[j] < 0)
+                printf("waiting: %s\n", names[j]);
+    }
+    ps_coloc_placement_free(&pl);
+    ps_coloc_model_free(m);
+    free(jl);
+    free(gl);
+    if (err)
+        return cli_fail(CLI_BAD_INPUT, CMD, "place: %s", ps_last_error());
+    return CLI_OK;
+}
+
+int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
+                            const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c)
+{
+    ps_coloc_place_case_t cs[16];
+    int n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", cases ? cases : "4x2,8x4,16x8,24x8,32x16");
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *x = strchr(tok, 'x');
+        long a, b;
+        if (!x || n == 16)
+            return cli_fail(CLI_USAGE, CMD, "eval: --cases: expected JOBSxGPUS,... (at most 16), got '%s'", cases);
+        *x = 0;
+        if (cli_parse_long(tok, 1, 64, &a) || cli_parse_long(x + 1, 1, 64, &b))
+            return cli_fail(CLI_USAGE, CMD, "eval: --cases: expected JOBSxGPUS with 1..64 each, got '%s'", cases);
+        memset(&cs[n], 0, sizeof cs[n]);
+        cs[n].n_jobs = (int)a;
+        cs[n].n_gpus = (int)b;
+        n++;
+    }
+    if (ps_coloc_eval_place(w, s, c, p, max_per_gpu, cs, n))
+        return cli_fail(CLI_BAD_INPUT, CMD, "eval --place: %s", ps_last_error());
+    if (json) {
+        cJSON *j = cli_json_new("colocate-eval-place", 1), *arr;
+        cJSON_AddNumberToObject(j, "mixes", p->seeds);
+        cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
+        cJSON_AddNumberToObject(j, "train_frac", p->train_frac);
+        arr = cJSON_AddArrayToObject(j, "cases");
+        for (int q = 0; q < n; q++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddItemToArray(arr, e);
+            cJSON_AddNumberToObject(e, "jobs", cs[q].n_jobs);
+            cJSON_AddNumberToObject(e, "gpus", cs[q].n_gpus);
+            cJSON_AddNumberToObject(e, "mixes", cs[q].mixes);
+            cJSON_AddNumberToObject(e, "exact", cs[q].exact);
+            for (int pass = 0; pass < 2; pass++) {
+                cJSON *o = cJSON_AddObjectToObject(e, pass ? "norm_sum" : "ratio");
+                for (int k = 0; k < PS_POL_COUNT; k++) {
+                    double v = pass ? cs[q].norm[k] : cs[q].ratio[k];
+                    if (!isnan(v))
+                        cJSON_AddNumberToObject(o, ps_coloc_policy_name(k), v);
+                }
+            }
+        }
+        cli_json_print(j, stdout);
+        return CLI_OK;
+    }
+    printf("placement: measured normalized-throughput sum over the best found with measured values\n"
+           "(%d job mixes per case, K = %d, predictors trained on %.0f%% of the co-locations)\n",
+           p->seeds, max_per_gpu, 100 * p->train_frac);
+    printf("%-10s", "policy");
+    for (int q = 0; q < n; q++)
+        printf(" %9dx%-3d", cs[q].n_jobs, cs[q].n_gpus);
+    putchar('\n');
+    for (int k = 0; k < PS_POL_COUNT; k++) {
+        int any = 0;
+        for (int q = 0; q < n; q++)
+            any |= !isnan(cs[q].ratio[k]);
+        if (!any)
+            continue;
+        printf("%-10s", ps_coloc_policy_name(k));
+        for (int q = 0; q < n; q++)
+            printf("  %5.3f %6.2f", cs[q].ratio[k], cs[q].norm[k]);
+        putchar('\n');
+    }
+    printf("%-10s", "exact");
+    for (int q = 0; q < n; q++)
+        printf(" %6d/%-6d", cs[q].exact, cs[q].mixes);
+    putchar('\n');
+    return CLI_OK;
+}

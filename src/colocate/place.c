@@ -1,0 +1,774 @@
+/*
+ * Placement over a cluster (`colocate place`, `colocate eval --place`):
+ * assign jobs to GPUs, alone or up to K per GPU, maximizing the sum of
+ * normalized throughputs (Gavel's space-sharing objective).
+ *
+ * Exact: dynamic programming over job subsets S and the GPUs still free of
+ * each type, f(S, c) = max( f(S - i, c),  max over groups T holding i,
+ * |T| <= K, types t with c_t > 0 of val_t(T) + f(S - T, c - e_t) ), i the
+ * lowest job of S (so every partition is met once; a job may wait, value
+ * 0). Used while 2^n x prod(c_t + 1) <= 2^21. Beyond, a heuristic: greedy
+ * (each job to the GPU with the largest gain), then local search (move one
+ * job, or swap two, while the objective rises), from 4 job orders; the best
+ * is kept. docs/colocate.md.
+ */
+#include "colocate/colocate.h"
+#include "colocate/model_internal.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXACT_STATES (1u << 21)
+/* Every job runs when the GPUs have room: a waiting job costs this much
+ * (more than any group can be worth), unless waiting is allowed. */
+#define PLACE_WAIT_PENALTY 1e6
+
+typedef struct {
+    int n, ng, ntypes, K;
+    double wait; /* penalty of a waiting job (0: waiting is free) */
+    const int *gtype;
+    cl_group_value_fn val;
+    void *ctx;
+    double *memo; /* [2^n * ntypes] for the DP, NAN = not computed */
+} solver_t;
+
+static double group_val(solver_t *s, int t, unsigned mask)
+{
+    double *m = s->memo ? &s->memo[(size_t)mask * s->ntypes + t] : NULL;
+    if (m && !isnan(*m))
+        return *m;
+    int jobs[64] = {0}, k = 0, sh[64];
+    for (int i = 0; i < s->n; i++)
+        if (mask >> i & 1)
+            jobs[k++] = i;
+    double v = s->val(s->ctx, t, jobs, k, sh);
+    if (m)
+        *m = v;
+    return v;
+}
+
+/* Enumerate subsets U of rest with |U| <= left, calling back with i | U. */
+typedef struct {
+    solver_t *s;
+    double *f;
+    int C, *radix, *stride;
+    unsigned S;
+    int c;
+    double best;
+    unsigned best_t;
+    int best_type;
+} dpctx_t;
+
+static void try_group(dpctx_t *x, unsigned T)
+{
+    for (int t = 0; t < x->s->ntypes; t++) {
+        int ct = x->c / x->stride[t] % x->radix[t];
+        if (ct == 0)
+            continue;
+        double v = group_val(x->s, t, T);
+        if (!(v > -INFINITY))
+            continue;
+        v += x->f[(size_t)(x->S & ~T) * x->C + (x->c - x->stride[t])];
+        if (v > x->best + 1e-12) {
+            x->best = v;
+            x->best_t = T;
+            x->best_type = t;
+        }
+    }
+}
+
+static void enum_groups(dpctx_t *x, unsigned T, unsigned rest, int left)
+{
+    try_group(x, T);
+    if (left == 0)
+        return;
+    while (rest) {
+        unsigned b = rest & -rest;
+        rest &= ~b;
+        enum_groups(x, T | b, rest, left - 1);
+    }
+}
+
+static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, int *group_type)
+{
+    int radix[16], stride[16], C = 1;
+    for (int t = 0; t < s->ntypes; t++) {
+        radix[t] = count[t] + 1;
+        stride[t] = C;
+        C *= radix[t];
+    }
+    size_t ns = (size_t)1 << s->n;
+    double *f = ps_malloc(ns * C * sizeof *f);
+    unsigned *ch = ps_malloc(ns * C * sizeof *ch);
+    signed char *cht = ps_malloc(ns * C);
+    s->memo = ps_malloc(ns * s->ntypes * sizeof *s->memo);
+    if (!f || !ch || !cht || !s->memo) {
+        free(f);
+        free(ch);
+        free(cht);
+        free(s->memo);
+        s->memo = NULL;
+        return PS_E_NOMEM;
+    }
+    for (size_t i = 0; i < ns * s->ntypes; i++)
+        s->memo[i] = NAN;
+    for (int c = 0; c < C; c++) {
+        f[c] = 0;
+        ch[c] = 0;
+    }
+    dpctx_t x = {.s = s, .f = f, .C = C, .radix = radix, .stride = stride};
+    for (size_t S = 1; S < ns; S++) {
+        unsigned lo = (unsigned)(S & -S);
+        for (int c = 0; c < C; c++) {
+            x.S = (unsigned)S;
+            x.c = c;
+            x.best = f[(S & ~lo) * C + c] - s->wait; /* the lowest job waits */
+            x.best_t = 0;
+            x.best_type = -1;
+            enum_groups(&x, lo, (unsigned)S & ~lo, s->K - 1);
+            f[S * C + c] = x.best;
+            ch[S * C + c] = x.best_t;
+            cht[S * C + c] = (signed char)x.best_type;
+        }
+    }
+    /* Follow the choices from every job and every GPU free. */
+    unsigned S = (unsigned)(ns - 1);
+    int c = C - 1, g = 0;
+    *obj = f[(size_t)S * C + c];
+
+    int used[16] = {0};
+    for (int i = 0; i < s->n; i++)
+        assign[i] = -1;
+    while (S) {
+        unsigned T = ch[(size_t)S * C + c];
+        int t = cht[(size_t)S * C + c];
+        if (!T) {
+            S &= ~(S & -S);
+            continue;
+        }
+        /* the next unused GPU of type t */
+        int gi = -1, seen = 0;
+        for (int k = 0; k < s->ng && gi < 0; k++)
+            if (s->gtype[k] == t && seen++ == used[t])
+                gi = k;
+        used[t]++;
+        group_type[g++] = t;
+        for (int i = 0; i < s->n; i++)
+            if (T >> i & 1)
+                assign[i] = gi;
+        S &= ~T;
+        c -= stride[t];
+    }
+    free(f);
+    free(ch);
+    free(cht);
+    free(s->memo);
+    s->memo = NULL;
+    return 0;
+}
+
+/* Value of GPU g's group under assignment a (0 when empty). */
+static double gpu_val(solver_t *s, const int *a, int g, int extra, int without)
+{
+    int jobs[64] = {0}, k = 0, sh[64];
+    for (int i = 0; i < s->n; i++)
+        if ((a[i] == g && i != without) || i == extra)
+            jobs[k++] = i;
+    if (!k)
+        return 0;
+    if (k > s->K)
+        return -INFINITY;
+    return s->val(s->ctx, s->gtype[g], jobs, k, sh);
+}
+
+static double total(solver_t *s, const int *a)
+{
+    double v = 0;
+    for (int g = 0; g < s->ng; g++)
+        v += gpu_val(s, a, g, -1, -1);
+    for (int i = 0; i < s->n; i++)
+        v -= a[i] < 0 ? s->wait : 0;
+    return v;
+}
+
+static void local_search(solver_t *s, int *a, const int *order)
+{
+    for (int i = 0; i < s->n; i++)
+        a[i] = -1;
+    for (int oi = 0; oi < s->n; oi++) {
+        int j = order[oi], best_g = -1;
+        double best = 1e-12 - s->wait;
+        for (int g = 0; g < s->ng; g++) {
+            double gain = gpu_val(s, a, g, j, -1) - gpu_val(s, a, g, -1, -1);
+            if (gain > best) {
+                best = gain;
+                best_g = g;
+            }
+        }
+        a[j] = best_g;
+    }
+    for (int pass = 0; pass < 100; pass++) {
+        int improved = 0;
+        for (int j = 0; j < s->n; j++) {
+            int from = a[j];
+            double lose = from >= 0 ? gpu_val(s, a, from, -1, j) - gpu_val(s, a, from, -1, -1) : s->wait;
+            for (int g = -1; g < s->ng; g++) {
+                if (g == from)
+                    continue;
+                double gain = g >= 0 ? gpu_val(s, a, g, j, -1) - gpu_val(s, a, g, -1, -1) : -s->wait;
+                if (gain + lose > 1e-9) {
+                    a[j] = g;
+                    improved = 1;
+                    break;
+                }
+            }
+        }
+        for (int i = 0; i < s->n; i++)
+            for (int j = i + 1; j < s->n; j++) {
+                if (a[i] == a[j])
+                    continue;
+                double before = total(s, a);
+                int t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                if (total(s, a) > before + 1e-9) {
+                    improved = 1;
+                } else {
+                    a[j] = a[i];
+                    a[i] = t;
+                }
+            }
+        if (!improved)
+            break;
+    }
+}
+
+int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
+                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact)
+{
+    if (n < 0 || n > 64 || ng < 0 || ntypes < 1 || ntypes > 16 || max_per_gpu < 1)
+        return ps_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
+    solver_t s = {.n = n,
+                  .ng = ng,
+                  .ntypes = ntypes,
+                  .K = max_per_gpu,
+                  .wait = wait_penalty,
+                  .gtype = gtype,
+                  .val = val,
+                  .ctx = ctx};
+    int count[16] = {0};
+    for (int g = 0; g < ng; g++)
+        count[gtype[g]]++;
+    double states = ldexp(1.0, n);
+    for (int t = 0; t < ntypes; t++)
+        states *= count[t] + 1;
+    int rc = 0, gt[64];
+    *exact = n <= 20 && states <= EXACT_STATES;
+    if (*exact) {
+        rc = solve_exact(&s, count, assign, objective, gt);
+        if (rc)
+            return rc;
+    } else {
+        int *a = ps_malloc((size_t)n * sizeof *a + 1), *order = ps_malloc((size_t)n * sizeof *order + 1);
+        if (!a || !order) {
+            free(a);
+            free(order);
+            return PS_E_NOMEM;
+        }
+        uint64_t st = seed;
+        *objective = -INFINITY;
+        for (int r = 0; r < 4; r++) {
+            for (int i = 0; i < n; i++)
+                order[i] = i;
+            for (int i = n - 1; i > 0 && r > 0; i--) {
+                int j = (int)(ps_splitmix64(&st) % (uint64_t)(i + 1)), t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            local_search(&s, a, order);
+            double v = total(&s, a);
+            if (v > *objective) {
+                *objective = v;
+                memcpy(assign, a, (size_t)n * sizeof *a);
+            }
+        }
+        free(a);
+        free(order);
+    }
+    /* The objective without the waiting penalty. */
+    for (int i = 0; i < n; i++)
+        *objective += assign[i] < 0 ? wait_penalty : 0;
+    /* The shares of each group, as its value chose them. */
+    for (int i = 0; i < n; i++)
+        share[i] = 0;
+    for (int g = 0; g < ng; g++) {
+        int jobs[64], k = 0, sh[64];
+        for (int i = 0; i < n; i++)
+            if (assign[i] == g)
+                jobs[k++] = i;
+        if (!k)
+            continue;
+        for (int i = 0; i < k; i++)
+            sh[i] = 100;
+        val(ctx, gtype[g], jobs, k, sh);
+        for (int i = 0; i < k; i++)
+            share[jobs[i]] = sh[i];
+    }
+    return 0;
+}
+
+/* ---- placement with a model ---- */
+
+ps_coloc_place_params_t ps_coloc_place_default_params(void)
+{
+    ps_coloc_place_params_t p = {.max_per_gpu = 2, .shares = NULL, .n_shares = 0, .seed = 0};
+    return p;
+}
+
+void ps_coloc_placement_free(ps_coloc_placement_t *pl)
+{
+    if (!pl)
+        return;
+    free(pl->gpu);
+    free(pl->share);
+    free(pl->norm_tput);
+    memset(pl, 0, sizeof *pl);
+}
+
+typedef struct {
+    const ps_coloc_model_t *m;
+    cl_data_t *d;
+    int ntypes;
+    int *wi;           /* [n_jobs * ntypes] workload index, -1 when missing */
+    const int *shares; /* allowed shares */
+    int n_shares;
+    double *norm; /* [n_jobs] last group's per-job values (scratch) */
+    int rc;
+} mctx_t;
+
+/* Normalized throughputs of jobs[k] on type t at shares sh: per-slot
+ * predictions (sum kinds: the predicted sum split in proportion to solo
+ * throughput at the share) over each job's exclusive throughput. */
+static double model_group(mctx_t *x, int t, const int *jobs, int k, const int *sh, double *each)
+{
+    int w[64], share[64];
+    double tput[64], slot[64], sum = 0;
+    int slots[64];
+    for (int i = 0; i < k; i++) {
+        w[i] = x->wi[jobs[i] * x->ntypes + t];
+        if (w[i] < 0)
+            return -INFINITY;
+        share[i] = sh[i];
+        tput[i] = NAN;
+        slots[i] = i + 1;
+    }
+    if (k == 1) {
+        each[0] = cl_solo(x->d, w[0], sh[0]) / x->d->w[w[0]].f[CW_EXCL];
+        return each[0];
+    }
+    cl_coloc_t c = {.id = "place", .k = k, .w = w, .share = share, .tput = tput, .slot = slots};
+    cl_data_t d2 = *x->d;
+    d2.c = &c;
+    d2.nc = 1;
+    int rc = cl_model_predict(x->m, &d2, 0, slot, &sum);
+    if (rc) {
+        x->rc = rc;
+        return -INFINITY;
+    }
+    double v = 0, solo = 0;
+    for (int i = 0; i < k; i++)
+        solo += cl_solo(x->d, w[i], share[i]);
+    for (int i = 0; i < k; i++) {
+        double ti = ps_coloc_kind_predicts_sum(x->m->kind) ? sum * cl_solo(x->d, w[i], share[i]) / solo : slot[i];
+        each[i] = fmax(0, ti) / x->d->w[w[i]].f[CW_EXCL];
+        v += each[i];
+    }
+    return v;
+}
+
+static double model_val(void *ctx, int t, const int *jobs, int k, int *shares)
+{
+    mctx_t *x = ctx;
+    static const int hundred = 100;
+    const int *al = x->n_shares ? x->shares : &hundred;
+    int na = x->n_shares ? x->n_shares : 1, sh[64], idx[64] = {0};
+    double best = -INFINITY, each[64];
+    /* every assignment of allowed shares (at most 4096 tried) */
+    for (int tries = 0; tries < 4096; tries++) {
+        for (int i = 0; i < k; i++)
+            sh[i] = al[idx[i]];
+        double v = model_group(x, t, jobs, k, sh, each);
+        if (v > best) {
+            best = v;
+            for (int i = 0; i < k; i++) {
+                shares[i] = sh[i];
+                x->norm[jobs[i]] = each[i];
+            }
+        }
+        int i = 0;
+        while (i < k && ++idx[i] == na)
+            idx[i++] = 0;
+        if (i == k)
+            break;
+    }
+    return best;
+}
+
+int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                   const char *const *jobs, int n_jobs, const char *const *gpu_types, int n_gpus,
+                   const ps_coloc_place_params_t *p, ps_coloc_placement_t *out)
+{
+    memset(out, 0, sizeof *out);
+    ps_coloc_place_params_t def = ps_coloc_place_default_params();
+    if (!p)
+        p = &def;
+    if (n_jobs < 1 || n_jobs > 64 || n_gpus < 1 || n_gpus > 64)
+        return ps_error(PS_E_ARG, "place: need 1..64 jobs and 1..64 GPUs");
+    ps_colocations_t *none = ps_colocations_new();
+    cl_data_t *d = NULL;
+    int rc = none ? cl_data_build(w, scaling, none, NULL, &d) : PS_E_NOMEM;
+    ps_colocations_free(none);
+    if (rc)
+        return rc;
+    /* GPU types: the distinct names of gpu_types (NULL: "any"). */
+    const char *tname[16];
+    int ntypes = 0, gtype[64];
+    for (int g = 0; g < n_gpus && !rc; g++) {
+        const char *nm = gpu_types ? gpu_types[g] : NULL;
+        int t = -1;
+        for (int i = 0; i < ntypes && t < 0; i++)
+            if ((!nm && !tname[i]) || (nm && tname[i] && strcmp(nm, tname[i]) == 0))
+                t = i;
+        if (t < 0) {
+            if (ntypes == 16)
+                rc = ps_error(PS_E_ARG, "place: more than 16 GPU types");
+            else
+                tname[t = ntypes++] = nm;
+        }
+        gtype[g] = t;
+    }
+    mctx_t x = {.m = m, .d = d, .ntypes = ntypes, .shares = p->shares, .n_shares = p->n_shares};
+    x.wi = ps_malloc((size_t)n_jobs * (ntypes ? ntypes : 1) * sizeof *x.wi + 1);
+    x.norm = ps_calloc((size_t)n_jobs + 1, sizeof *x.norm);
+    out->gpu = ps_malloc((size_t)n_jobs * sizeof *out->gpu + 1);
+    out->share = ps_malloc((size_t)n_jobs * sizeof *out->share + 1);
+    out->norm_tput = ps_calloc((size_t)n_jobs + 1, sizeof *out->norm_tput);
+    if (!rc && (!x.wi || !x.norm || !out->gpu || !out->share || !out->norm_tput))
+        rc = PS_E_NOMEM;
+    for (int j = 0; j < n_jobs && !rc; j++) {
+        int any = 0;
+        for (int t = 0; t < ntypes; t++) {
+            int wi = -1;
+            for (int i = 0; i < d->nw && wi < 0; i++)
+                if (strcmp(d->w[i].name, jobs[j]) == 0 &&
+                    (!tname[t] || (d->w[i].gpu && strcmp(d->w[i].gpu, tname[t]) == 0)))
+                    wi = i;
+            x.wi[j * ntypes + t] = wi;
+            any |= wi >= 0;
+        }
+        if (!any)
+            rc = ps_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
+    }
+    if (!rc)
+        rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
+                            p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu, out->share,
+                            &out->objective, &out->exact);
+    if (!rc)
+        rc = x.rc;
+    if (!rc) {
+        /* per-job values of the chosen groups */
+        out->objective = 0;
+        for (int g = 0; g < n_gpus; g++) {
+            int js[64], k = 0, sh[64];
+            for (int j = 0; j < n_jobs; j++)
+                if (out->gpu[j] == g)
+                    js[k++] = j;
+            if (!k)
+                continue;
+            out->objective += model_val(&x, gtype[g], js, k, sh);
+            for (int i = 0; i < k; i++)
+                out->norm_tput[js[i]] = x.norm[js[i]];
+        }
+        out->n_jobs = n_jobs;
+    }
+    free(x.wi);
+    free(x.norm);
+    cl_data_free(d);
+    if (rc)
+        ps_coloc_placement_free(out);
+    return rc;
+}
+
+/* ---- eval --place: placements scored with the measured table ---- */
+
+typedef struct {
+    const cl_data_t *d;
+    const int *job;      /* [n] workload index */
+    const double *score; /* [nc] value of each co-location (measured or
+                            predicted normalized sum); NAN = not allowed */
+    int *pick;           /* out: for the last group, the co-location used */
+} ectx_t;
+
+static int same_set(const cl_coloc_t *c, const int *w, int k)
+{
+    if (c->k != k)
+        return 0;
+    int used[64] = {0};
+    for (int i = 0; i < k; i++) {
+        int f = 0;
+        for (int s = 0; s < k && !f; s++)
+            if (!used[s] && c->w[s] == w[i])
+                f = used[s] = 1;
+        if (!f)
+            return 0;
+    }
+    return 1;
+}
+
+/* The best-scored complete co-location of these jobs' workloads. */
+static double table_val(void *ctx, int t, const int *jobs, int k, int *shares)
+{
+    (void)t;
+    ectx_t *x = ctx;
+    int w[64];
+    for (int i = 0; i < k; i++)
+        w[i] = x->job[jobs[i]];
+    if (k == 1) {
+        shares[0] = 100;
+        *x->pick = -1;
+        return cl_solo(x->d, w[0], 100) / x->d->w[w[0]].f[CW_EXCL];
+    }
+    double best = -INFINITY;
+    int bi = -1;
+    for (int i = 0; i < x->d->nc; i++)
+        if (!isnan(x->score[i]) && x->score[i] > best && same_set(&x->d->c[i], w, k)) {
+            best = x->score[i];
+            bi = i;
+        }
+    *x->pick = bi;
+    if (bi >= 0) {
+        /* shares in job order */
+        const cl_coloc_t *c = &x->d->c[bi];
+        int used[64] = {0};
+        for (int i = 0; i < k; i++)
+            for (int s = 0; s < k; s++)
+                if (!used[s] && c->w[s] == w[i]) {
+                    used[s] = 1;
+                    shares[i] = c->share[s];
+                    break;
+                }
+    }
+    return best;
+}
+
+/* Measured normalized sum of a co-location. */
+static double measured_norm(const cl_data_t *d, const cl_coloc_t *c)
+{
+    double v = 0;
+    for (int s = 0; s < c->k; s++)
+        v += c->tput[s] / d->w[c->w[s]].f[CW_EXCL];
+    return v;
+}
+
+/* The measured value of assignment a: each GPU's group at the co-location
+ * that `score` picks for it. */
+static double measured_of(const cl_data_t *d, const int *job, int n, int ng, const int *a, const double *score,
+                          const double *meas)
+{
+    double v = 0;
+    int pick = -1;
+    ectx_t x = {d, job, score, &pick};
+    for (int g = 0; g < ng; g++) {
+        int js[64], k = 0, sh[64];
+        for (int j = 0; j < n; j++)
+            if (a[j] == g)
+                js[k++] = j;
+        if (!k)
+            continue;
+        double pv = table_val(&x, 0, js, k, sh);
+        if (k == 1)
+            v += pv;
+        else if (pick >= 0)
+            v += meas[pick];
+    }
+    return v;
+}
+
+int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                        const ps_coloc_eval_params_t *ep, int max_per_gpu, ps_coloc_place_case_t *cases, int n_cases)
+{
+    if (!ep || ep->seeds < 1 || !(ep->train_frac > 0 && ep->train_frac < 1) || max_per_gpu < 1)
+        return ps_error(PS_E_ARG, "colocate eval --place: need seeds >= 1, 0 < train_frac < 1, K >= 1");
+    cl_data_t *d = NULL;
+    int rc = cl_data_build(w, scaling, c, NULL, &d);
+    if (rc)
+        return rc;
+    int nc = d->nc;
+    double *meas = ps_malloc((size_t)nc * sizeof *meas + 1);
+    double *pred[PS_COLOC_KIND_COUNT] = {0};
+    int *train = ps_malloc((size_t)nc * sizeof *train + 1), *pool = ps_malloc((size_t)d->nw * sizeof *pool + 1);
+    char *in = ps_calloc((size_t)d->nw + 1, 1);
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (!(pred[k] = ps_malloc((size_t)nc * sizeof *pred[k] + 1)))
+            rc = PS_E_NOMEM;
+    if (!meas || !train || !pool || !in)
+        rc = PS_E_NOMEM;
+    int npool = 0;
+    for (int i = 0; i < nc && !rc; i++) {
+        meas[i] = d->c[i].complete ? measured_norm(d, &d->c[i]) : NAN;
+        for (int s = 0; s < d->c[i].k && d->c[i].complete; s++)
+            in[d->c[i].w[s]] = 1;
+    }
+    for (int i = 0; i < d->nw; i++)
+        if (in[i])
+            pool[npool++] = i;
+    if (!rc && npool == 0)
+        rc = ps_error(PS_E_INPUT, "eval --place: no co-location has every throughput measured");
+    for (int q = 0; q < n_cases; q++) {
+        for (int p = 0; p < PS_POL_COUNT; p++)
+            cases[q].ratio[p] = cases[q].norm[p] = 0;
+        cases[q].mixes = cases[q].exact = 0;
+    }
+    unsigned done_kinds = 0;
+    for (int r = 0; r < ep->seeds && !rc; r++) {
+        uint64_t seed = ep->seed + (uint64_t)r;
+        int ntr = cl_random_split(d, ep->train_frac, seed, train);
+        /* every kind fitted on the split predicts every complete co-location */
+        unsigned ran = 0;
+        for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
+            if (!(ep->kinds & (1u << k)))
+                continue;
+            if (k == PS_COLOC_XU_RF && !d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
+                continue;
+            ps_coloc_params_t mp = ep->model;
+            mp.kind = (ps_coloc_kind_t)k;
+            mp.seed = seed;
+            ps_coloc_model_t *m = NULL;
+            if (cl_model_fit(d, train, ntr, &mp, &m))
+                continue; /* e.g. a sum kind without a complete training co-location */
+            double slot[64];
+            for (int i = 0; i < nc && !rc; i++) {
+                pred[k][i] = NAN;
+                if (!d->c[i].complete)
+                    continue;
+                double sum = 0, solo = 0, v = 0;
+                rc = cl_model_predict(m, d, i, slot, &sum);
+                const cl_coloc_t *cc = &d->c[i];
+                for (int s = 0; s < cc->k; s++)
+                    solo += cl_solo(d, cc->w[s], cc->share[s]);
+                for (int s = 0; s < cc->k; s++) {
+                    double ti =
+                        ps_coloc_kind_predicts_sum(m->kind) ? sum * cl_solo(d, cc->w[s], cc->share[s]) / solo : slot[s];
+                    v += fmax(0, ti) / d->w[cc->w[s]].f[CW_EXCL];
+                }
+                pred[k][i] = v;
+            }
+            ps_coloc_model_free(m);
+            ran |= 1u << k;
+        }
+        if (r == 0)
+            done_kinds = ran;
+        done_kinds &= ran;
+        for (int q = 0; q < n_cases && !rc; q++) {
+            int n = cases[q].n_jobs, ng = cases[q].n_gpus;
+            if (n < 1 || n > 64 || ng < 1 || ng > 64) {
+                rc = ps_error(PS_E_ARG, "eval --place: a case needs 1..64 jobs and GPUs");
+                break;
+            }
+            /* the job mix: n distinct workloads (with repeats when the
+             * table has fewer), drawn from the seed */
+            int job[64], a[64], sh[64], gt[64] = {0}, exact = 0;
+            uint64_t st = seed * 0xD1B54A32D192ED03ull + (uint64_t)q;
+            for (int j = 0; j < n; j++) {
+                int lim = npool - (j < npool ? j : 0);
+                int pick = (int)(ps_splitmix64(&st) % (uint64_t)(lim > 0 ? lim : 1));
+                if (j < npool) { /* partial Fisher-Yates over the pool */
+                    int t = pool[npool - 1 - j];
+                    pool[npool - 1 - j] = pool[pick];
+                    pool[pick] = t;
+                    job[j] = pool[npool - 1 - j];
+                } else {
+                    job[j] = pool[pick];
+                }
+            }
+            int pk = -1;
+            ectx_t xm = {d, job, meas, &pk};
+            double best = 0;
+            if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
+                                     &exact)))
+                break;
+            best = measured_of(d, job, n, ng, a, meas, meas);
+            if (!(best > 0))
+                continue;
+            ps_coloc_place_case_t *cs = &cases[q];
+            cs->mixes++;
+            cs->exact += exact;
+            cs->ratio[PS_POL_ORACLE] += 1;
+            cs->norm[PS_POL_ORACLE] += best;
+            for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
+                if (!(ran & (1u << k)))
+                    continue;
+                ectx_t xp = {d, job, pred[k], &pk};
+                double obj = 0;
+                int ex = 0;
+                if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh,
+                                         &obj, &ex)))
+                    break;
+                double v = measured_of(d, job, n, ng, a, pred[k], meas);
+                cs->ratio[PS_POL_KACE_LR + k] += v / best;
+                cs->norm[PS_POL_KACE_LR + k] += v;
+            }
+            /* random: each job in random order to a random GPU whose group
+             * stays measured and within K (waiting when none), 20 times */
+            double rs = 0;
+            for (int rr = 0; rr < 20; rr++) {
+                int order[64];
+                for (int j = 0; j < n; j++)
+                    order[j] = j, a[j] = -1;
+                for (int j = n - 1; j > 0; j--) {
+                    int i2 = (int)(ps_splitmix64(&st) % (uint64_t)(j + 1)), t = order[j];
+                    order[j] = order[i2];
+                    order[i2] = t;
+                }
+                for (int oi = 0; oi < n; oi++) {
+                    int j = order[oi], okg[64], nok = 0;
+                    for (int g = 0; g < ng; g++) {
+                        int js[64], k = 0;
+                        for (int i = 0; i < n; i++)
+                            if (a[i] == g)
+                                js[k++] = i;
+                        if (k >= max_per_gpu)
+                            continue;
+                        js[k++] = j;
+                        if (table_val(&xm, 0, js, k, sh) > -INFINITY)
+                            okg[nok++] = g;
+                    }
+                    if (nok)
+                        a[j] = okg[ps_splitmix64(&st) % (uint64_t)nok];
+                }
+                rs += measured_of(d, job, n, ng, a, meas, meas);
+            }
+            cs->ratio[PS_POL_RANDOM] += rs / 20 / best;
+            cs->norm[PS_POL_RANDOM] += rs / 20;
+        }
+    }
+    for (int q = 0; q < n_cases; q++)
+        for (int p = 0; p < PS_POL_COUNT; p++) {
+            int on = p == PS_POL_ORACLE || p == PS_POL_RANDOM ||
+                     (p >= PS_POL_KACE_LR && (done_kinds & (1u << (p - PS_POL_KACE_LR))));
+            int m = cases[q].mixes;
+            cases[q].ratio[p] = on && m ? cases[q].ratio[p] / m : NAN;
+            cases[q].norm[p] = on && m ? cases[q].norm[p] / m : NAN;
+        }
+    free(meas);
+    free(train);
+    free(pool);
+    free(in);
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        free(pred[k]);
+    cl_data_free(d);
+    return rc;
+}

@@ -1,0 +1,61 @@
+#!/bin/sh
+# pairsight colocate's issue-17 commands as a user drives them: sparse tables
+# (only exclusive_tput), auto, per-k output, --unseen-pairs, predict --as time,
+# the GPU warning, --transfer, place and eval --place.
+CLI=${1:?usage: test_colocate_place_cli.sh PAIRSIGHT}
+F=tests/data/colocate
+. tests/clitest.sh
+check() { what=$1; shift; if "$@"; then echo "[ ok ] $what"; else fail "$what"; fi; }
+expect_rc() { want=$1; shift; "$@" >/dev/null 2>"$T/err"; [ $? = "$want" ] || { cat "$T/err" >&2; return 1; }; }
+SW="--workloads $F/sparse_workloads.csv"
+SC="--colocations $F/sparse_colocations.csv"
+check "eval on a sparse table: rules dropped, auto and per-k reported" sh -c "'$CLI' colocate eval $SW $SC \
+    --seeds 2 --predictors kace_lr,ratio,lowrank,auto --json -q > '$T/e.json' &&
+    grep -q '\"dropped\":\[\"memcap\",\"sm\",\"mem\",\"best_rule\",\"xu_rf\"\]' '$T/e.json' &&
+    grep -q '\"auto\":{\"of\":\"chosen\"' '$T/e.json' && grep -q '\"per_k\":{\"2\":{\"targets\"' '$T/e.json' &&
+    grep -q '\"4\":{\"targets\"' '$T/e.json' && grep -q '\"auto_chosen\":{\"' '$T/e.json' &&
+    ! grep -q '\"memcap\":' '$T/e.json'"
+check "eval text shows 2-/3-/4-way columns and auto's choices" sh -c "'$CLI' colocate eval $SW $SC --seeds 1 \
+    --predictors ratio,lowrank,auto -q | grep -q '2-way.*3-way.*4-way' &&
+    '$CLI' colocate eval $SW $SC --seeds 1 --predictors ratio,lowrank,auto -q | grep -q '^auto chose: '"
+check "eval --unseen-pairs reports time MAPE" sh -c "'$CLI' colocate eval $SW $SC --unseen-pairs --seeds 1 \
+    --predictors ratio,lowrank --json -q | grep -q '\"mode\":\"unseen_pairs\".*\"lowrank\":{[^}]*\"time_mape\":[0-9]'"
+check "train --kind auto says what it chose" sh -c "'$CLI' colocate train $SW $SC --kind auto --out '$T/a.psc' 2>&1 |
+    grep -q 'auto chose '"
+check "... and the model file records it and the GPU" sh -c "grep -q '^auto 1' '$T/a.psc' && grep -q '^gpu SIMGPU$' '$T/a.psc'"
+check "train lowrank" "$CLI" colocate train $SW $SC --kind lowrank --out "$T/lr.psc"
+check "predict --as time adds iteration time and slowdown" sh -c "'$CLI' colocate predict --model '$T/lr.psc' $SW \
+    $SC --as time --out '$T/t.csv' && head -1 '$T/t.csv' | grep -q ',tput_pred,batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred$' &&
+    awk -F, 'NR==2 && \$4==\"res_batch8-train\" && \$8==8 {ok=1} END {exit !ok}' '$T/t.csv'"
+# time = batch / predicted tput; slowdown = time / alone time
+check "... time and slowdown agree with the throughput" sh -c "awk -F, 'function rel(a, b) { return (a > b ? a - b : b - a) / b }
+    NR > 1 { if (rel(\$9, \$8 / \$7) > 1e-6 || rel(\$11, \$9 / \$10) > 1e-6 || \$11 <= 0) bad = 1; n++ }
+    END { exit bad || n < 100 }' '$T/t.csv'"
+check "--as time with a sum model: 1" expect_rc 1 sh -c "'$CLI' colocate train $SW $SC --kind kace_lr --out '$T/k.psc' &&
+    '$CLI' colocate predict --model '$T/k.psc' $SW $SC --as time"
+check "--as bogus: 2" expect_rc 2 "$CLI" colocate predict --model "$T/lr.psc" $SW $SC --as bogus
+sed 's/^SIMGPU,/OTHERGPU,/' $F/sparse_workloads.csv > "$T/w2.csv"
+sed 's/,SIMGPU,/,OTHERGPU,/' $F/sparse_colocations.csv > "$T/c2.csv"
+check "predict on another GPU warns" sh -c "'$CLI' colocate predict --model '$T/lr.psc' --workloads '$T/w2.csv' \
+    --colocations '$T/c2.csv' 2>&1 >/dev/null | grep -q 'warning: model trained on GPU SIMGPU, predicting for OTHERGPU'"
+check "... and not on its own" sh -c "! '$CLI' colocate predict --model '$T/lr.psc' $SW $SC 2>&1 >/dev/null | grep -q warning"
+(cat $F/sparse_workloads.csv; tail -n +2 "$T/w2.csv") > "$T/w12.csv"
+check "eval --transfer trains on one GPU, scores another" sh -c "'$CLI' colocate eval --workloads '$T/w12.csv' $SC \
+    --transfer '$T/c2.csv' --seeds 1 --predictors ratio,lowrank --json -q | grep -q '\"mode\":\"transfer\"'"
+check "place --json puts every job, K per GPU at most" sh -c "'$CLI' colocate place --model '$T/lr.psc' $SW \
+    --jobs res_batch8-train*2,lm_batch8-train,rec_batch16-train,tfm_batch32-train --gpus 3 --json > '$T/p.json' &&
+    grep -q '\"exact\":true' '$T/p.json' && grep -q '\"waiting\":\[\]' '$T/p.json' &&
+    [ \$(grep -o '\"job\":' '$T/p.json' | wc -l) = 5 ]"
+check "place on two GPU types" sh -c "'$CLI' colocate place --model '$T/lr.psc' --workloads '$T/w12.csv' \
+    --jobs res_batch8-train,lm_batch8-train,rec_batch16-train --gpus 1:SIMGPU,1:OTHERGPU --max-per-gpu 2 --json |
+    grep -q '\"type\":\"OTHERGPU\"'"
+check "place with more jobs than room: some wait" sh -c "'$CLI' colocate place --model '$T/lr.psc' $SW \
+    --jobs res_batch8-train*5 --gpus 2 --json | grep -q '\"waiting\":\[\"res_batch8-train\"\]'"
+check "place with an unknown job: 1" expect_rc 1 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs nosuch --gpus 1
+check "place --gpus 0: 2" expect_rc 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train --gpus 0
+check "place without --jobs: 2" expect_rc 2 "$CLI" colocate place --model "$T/lr.psc" $SW --gpus 1
+check "eval --place scores placements" sh -c "'$CLI' colocate eval $SW $SC --place --cases 4x2,8x4 --seeds 2 \
+    --predictors lowrank --json -q | grep -q '\"cases\":\[{\"jobs\":4,\"gpus\":2,\"mixes\":2,\"exact\":2,\"ratio\":{\"oracle\":1'"
+check "eval --cases 4y2: 2" expect_rc 2 "$CLI" colocate eval $SW $SC --place --cases 4y2
+check "--unseen with --transfer: 2" expect_rc 2 "$CLI" colocate eval $SW $SC --unseen --transfer "$T/c2.csv"
+finish test_colocate_place_cli
