@@ -412,12 +412,19 @@ int main(int argc, char **argv)
            N_TEST, worst, differ);
 
     static const size_t batches[] = {1, 1000, 100000};
-    /* "ours" uses the AVX-512 kernels where the CPU has them; "scalar" is
-     * the portable kernel every machine runs. */
-    int simd = ps_forest_use_simd(f, 1);
-    printf("AVX-512 kernels: %s\n", simd ? "yes" : "no (CPU lacks AVX-512F)");
-    printf("%7s %7s %12s %12s %12s %9s\n", "batch", "threads", "ours us/row", "scalar us/row",
-           "xgb us/row", "speedup");
+    /* Every kernel this CPU can run, each forced; "best" is the one a new
+     * forest picks (CPUID, or PAIRSIGHT_FOREST_KERNEL), and the speedup is
+     * XGBoost's time over the best's. */
+    static const int kernels[] = {PS_FOREST_SCALAR, PS_FOREST_AVX2, PS_FOREST_AVX512};
+    int best = ps_forest_set_kernel(f, PS_FOREST_BEST), have[3];
+    printf("kernels:");
+    for (int k = 0; k < 3; k++) {
+        have[k] = ps_forest_set_kernel(f, kernels[k]) == kernels[k];
+        printf(" %s %s", ps_forest_kernel_name(kernels[k]), have[k] ? "yes" : "no (CPU lacks it)");
+    }
+    printf("; best: %s\n", ps_forest_kernel_name(best));
+    printf("%7s %7s %11s %11s %11s %11s %8s %8s %8s\n", "batch", "threads", "scalar us", "avx2 us",
+           "avx512 us", "xgb us", "x/scalar", "x/avx2", "x/avx512");
     for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++) {
         for (int th = 1; th <= 2; th++) {
             size_t batch = batches[k];
@@ -426,12 +433,25 @@ int main(int argc, char **argv)
             set_threads(b, th);
             xh_predict(b, xt, batch, nf); /* warm-up */
             double us_xgb = 1e6 * time_xgb(b, xt, total, batch, nf, ref, o.reps);
-            ps_forest_use_simd(f, 0);
-            double us_scalar = 1e6 * time_ours(f, xt, total, batch, nf, ours, o.reps);
-            ps_forest_use_simd(f, 1);
-            double us_ours = 1e6 * time_ours(f, xt, total, batch, nf, ours, o.reps);
-            printf("%7zu %7d %12.3f %12.3f %12.3f %8.1fx\n", batch, th, us_ours, us_scalar,
-                   us_xgb, us_xgb / us_ours);
+            double us[3] = {0, 0, 0};
+            for (int kk = 0; kk < 3; kk++)
+                if (have[kk]) {
+                    ps_forest_set_kernel(f, kernels[kk]);
+                    us[kk] = 1e6 * time_ours(f, xt, total, batch, nf, ours, o.reps);
+                }
+            printf("%7zu %7d", batch, th);
+            for (int kk = 0; kk < 3; kk++)
+                if (have[kk])
+                    printf(" %11.3f", us[kk]);
+                else
+                    printf(" %11s", "-");
+            printf(" %11.3f", us_xgb);
+            for (int kk = 0; kk < 3; kk++)
+                if (have[kk])
+                    printf(" %7.1fx", us_xgb / us[kk]);
+                else
+                    printf(" %8s", "-");
+            printf("\n");
             fflush(stdout);
         }
     }
