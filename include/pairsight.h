@@ -397,7 +397,9 @@ typedef struct {
     size_t n_samples;           /* co-execution rows used */
     size_t n_train, n_valid, n_test; /* rows per split */
     size_t n_experiments;
-    unsigned seed;
+    unsigned seed;              /* experiment split seed */
+    uint64_t split_fingerprint; /* of the training campaign's experiment set;
+                                   0 when the file does not record it */
     double train_seconds;
     int depth[2];               /* chosen max_depth per side (PS_SIDE order: HP, LP) */
     double eta[2];              /* chosen learning rate per side */

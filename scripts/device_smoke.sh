@@ -49,7 +49,7 @@ step "device"
 "$CLI" collect info --backend "$BACKEND"
 # Five TPC counts spread over what the GPU's green contexts allow.
 TPCS=$("$CLI" collect info --backend "$BACKEND" --json |
-    sed -n 's/.*"valid_tpcs": \[\([0-9, ]*\)\].*/\1/p' | tr -d ' ' | tr ',' '\n' |
+    sed -n 's/.*"valid_tpcs": *\[\([0-9, ]*\)\].*/\1/p' | tr -d ' ' | tr ',' '\n' |
     awk '{ v[NR] = $1 } END { n = NR; split(int(n/8)+1 " " int(n/4)+1 " " int(n/2)+1 " " int(3*n/4)+1 " " n, k, " ");
            s = ""; for (i = 1; i <= 5; i++) if (!(k[i] in seen)) { seen[k[i]] = 1; s = s (s ? "," : "") v[k[i]] } print s }')
 echo "TPC counts: $TPCS"

@@ -4,7 +4,7 @@
 # Usage: scripts/setup.sh [--with-browser]   (the browser is for rendering reports)
 set -eu
 
-pkgs="cmake make gcc clang libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
+pkgs="cmake make gcc clang python3 libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
 libcjson-dev libopenblas-dev liblapacke-dev libfann-dev gnuplot-nox"
 if [ "${1:-}" = "--with-browser" ]; then
     pkgs="$pkgs chromium"

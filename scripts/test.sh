@@ -17,4 +17,28 @@ fi
 cmake -S . -B "$dir" $opts >/dev/null
 cmake --build "$dir" -j "$(nproc)"
 cd "$dir"
-ctest --output-on-failure -j "$(nproc)" --timeout 600
+log=Testing/ps-ctest.log
+mkdir -p Testing
+rc=0
+ctest --output-on-failure -j "$(nproc)" --timeout 600 >"$log" 2>&1 || rc=$?
+cat "$log"
+[ "$rc" -eq 0 ] || exit "$rc"
+
+# A skipped test passes nothing: each one must have a reason here (CMake's
+# LABELS say which need ../shared/data or a GPU).
+gpu=no
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && gpu=yes
+bad=""
+for t in $(sed -n 's/^ *[0-9][0-9]* - \([^ ]*\) (Skipped)$/\1/p' "$log"); do
+    if ctest -N -L '^shared-data$' | grep -q ": $t\$" && [ ! -d ../../shared/data ]; then
+        echo "skipped $t: ../shared/data is absent" >&2
+    elif ctest -N -L '^gpu$' | grep -q ": $t\$" && [ "$gpu" = no ]; then
+        echo "skipped $t: no GPU here" >&2
+    else
+        bad="$bad $t"
+    fi
+done
+if [ -n "$bad" ]; then
+    echo "pairsight: tests skipped although they must run here:$bad" >&2
+    exit 1
+fi

@@ -33,7 +33,7 @@ grep -q "unknown model 'vgg16'" "$T/err" || fail "message: $(cat "$T/err")"
 # The operator lists print and read back.
 "$P" collect ops --model llama-3.2-1b --batch 2 --seq-len 64 > "$T/l.ops" || fail "ops"
 [ "$(grep -c '^gemm' "$T/l.ops")" -eq 113 ] || fail "llama-3.2-1b has 7 GEMMs a layer + lm_head"
-"$P" collect ops --file "$T/l.ops" --json | grep -q '"ops": 243' || fail "ops --file"
+"$P" collect ops --file "$T/l.ops" --json | grep -q '"ops":243' || fail "ops --file"
 
 # Real backend: built without CUDA or no GPU here -> exit 1 with a message.
 if ! "$P" collect info > /dev/null 2> "$T/err"; then
@@ -75,7 +75,7 @@ pid=$!
 # Kill it once a few experiments are in (6 profile tasks came before).
 i=0
 while [ $i -lt 200 ]; do
-    done_=$("$P" collect status --db "$DB" --json 2>/dev/null | sed -n 's/.*"tasks_done": \([0-9]*\).*/\1/p')
+    done_=$("$P" collect status --db "$DB" --json 2>/dev/null | sed -n 's/.*"tasks_done":\([0-9]*\).*/\1/p')
     [ "${done_:-0}" -ge 12 ] && break
     sleep 0.05
     i=$((i + 1))
@@ -83,12 +83,12 @@ done
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 "$P" collect status --db "$DB" --json > "$T/s1" || fail status
-grep -q '"tasks": 46' "$T/s1" || fail "all 46 tasks planned before the kill: $(cat "$T/s1")"
-grep -q '"tasks_done": 46' "$T/s1" && fail "the kill came too late to test anything: $(cat "$T/s1")"
+grep -q '"tasks":46' "$T/s1" || fail "all 46 tasks planned before the kill: $(cat "$T/s1")"
+grep -q '"tasks_done":46' "$T/s1" && fail "the kill came too late to test anything: $(cat "$T/s1")"
 "$P" collect coexec --backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 \
     --experiments 40 --runs 3 --db "$DB" -q --json > "$T/s2" || fail resume
-grep -q '"tasks_done": 46' "$T/s2" || fail "resume: $(cat "$T/s2")"
-grep -q '"coexec_rows": 120' "$T/s2" || fail "resume rows: $(cat "$T/s2")"
+grep -q '"tasks_done":46' "$T/s2" || fail "resume: $(cat "$T/s2")"
+grep -q '"coexec_rows":120' "$T/s2" || fail "resume rows: $(cat "$T/s2")"
 
 # From here to the real backend's turn, no module can be found: export,
 # status, check, counters --ncu and the fake backend must not need one.
@@ -107,7 +107,7 @@ awk 'BEGIN { print "\"ID\",\"Kernel Name\",\"dram__bytes.sum\",\"gpu__time_durat
              for (i = 0; i < 174; i++) printf("\"%d\",\"k\",\"%d\",\"100\"\n", i, 1000 * (i + 1)) }' > "$T/ncu.csv"
 "$P" collect counters --model resnet50 --batch 2 --ncu "$T/ncu.csv" --db "$DB" -q --json > "$T/s3" ||
     fail "counters --ncu"
-grep -q '"counter_rows": 174' "$T/s3" || fail "counters --ncu: $(cat "$T/s3")"
+grep -q '"counter_rows":174' "$T/s3" || fail "counters --ncu: $(cat "$T/s3")"
 
 # Workload level (MPS shares) on the fake backend, then the files check.
 cd "$T"
@@ -115,7 +115,7 @@ cd "$T"
     > scaling.out || fail "scaling: $(cat scaling.out)"
 "$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 --json \
     > colo.out || fail "colocate"
-grep -q '"colocation": "mobilenetv2_batch4-inf@50+bert-base_batch2-inf@50"' colo.out || fail "$(cat colo.out)"
+grep -q '"colocation":"mobilenetv2_batch4-inf@50+bert-base_batch2-inf@50"' colo.out || fail "$(cat colo.out)"
 "$P" check workload_scaling.csv workloads.csv colocations.csv > check2 || fail "check: $(cat check2)"
 grep -q "colocations.csv: colocations, 2 rows" check2 || fail "$(cat check2)"
 "$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 2> err

@@ -273,8 +273,10 @@ static void test_eval_fixtures(void)
  * Random 0.524, MEMCAP 0.793, SM% 0.336, MEM% 0.711 over 21 targets. */
 static void test_kace_rules(void)
 {
-    if (!have_kace())
+    if (!have_kace()) {
+        th_skip(KACE " is absent");
         return;
+    }
     tabs_t t;
     CHECK_OK(load(KACE, "colocations.csv", 0, &t));
     double s[PS_POL_N];
@@ -293,8 +295,10 @@ static void test_kace_rules(void)
  * in the same run. */
 static void test_kace_policies(void)
 {
-    if (!have_kace())
+    if (!have_kace()) {
+        th_skip(KACE " is absent");
         return;
+    }
     tabs_t t;
     CHECK_OK(load(KACE, "colocations.csv", 1, &t));
     ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
@@ -317,8 +321,10 @@ static void test_kace_policies(void)
  * the ratio baseline's MAPE by at least a third. */
 static void test_kace_splits(void)
 {
-    if (!have_kace())
+    if (!have_kace()) {
+        th_skip(KACE " is absent");
         return;
+    }
     tabs_t t;
     ps_colocations_t *splits = NULL;
     CHECK_OK(load(KACE, "colocations.csv", 1, &t));

@@ -22,10 +22,10 @@ check "help lists every flag" sh -c "'$CLI' colocate --help | grep -q -- '--trai
 for k in 3 4; do
     check "eval --json on a $k-way file" sh -c "'$CLI' colocate eval $W --colocations $F/colocations$k.csv \
         --train-frac 0.5 --seeds 2 --trees 5 --epochs 10 --rounds 30 --json -q > '$T/e$k.json' &&
-        grep -q '\"policies\": {\"oracle\": 1' '$T/e$k.json' && grep -q '\"kace_lr\": {\"of\": \"sum\", \"r2\"' '$T/e$k.json' &&
-        grep -q '\"mps\": {\"of\": \"workload\"' '$T/e$k.json'"
+        grep -q '\"policies\":{\"oracle\":1' '$T/e$k.json' && grep -q '\"kace_lr\":{\"of\":\"sum\",\"r2\"' '$T/e$k.json' &&
+        grep -q '\"mps\":{\"of\":\"workload\"' '$T/e$k.json'"
     check "eval --unseen on a $k-way file" sh -c "'$CLI' colocate eval $W --colocations $F/colocations$k.csv \
-        --unseen --seeds 1 --predictors kace_lr,ratio,mps --json | grep -q '\"mode\": \"unseen\"'"
+        --unseen --seeds 1 --predictors kace_lr,ratio,mps --json | grep -q '\"mode\":\"unseen\"'"
 done
 check "eval --test leaves workload sets out" sh -c "'$CLI' colocate eval $W --colocations $F/colocations3.csv \
     --test $F/colocations4.csv --seeds 1 --predictors ratio,mps | grep -q 'held-out workload sets'"
@@ -34,8 +34,8 @@ check "eval --test leaves workload sets out" sh -c "'$CLI' colocate eval $W --co
 awk -F, 'BEGIN{OFS=","} NR>1 && $3!=1 {$6=""} {print}' $F/colocations3.csv > "$T/only_target.csv"
 check "eval with only the targets' throughput" sh -c "'$CLI' colocate eval $W --colocations '$T/only_target.csv' \
     --train-frac 0.5 --seeds 2 --predictors kace_lr,mps --json > '$T/o.json' &&
-    grep -q '\"policies\": {}' '$T/o.json' && grep -q '\"mps\": {\"of\": \"workload\", \"r2\": 0' '$T/o.json' &&
-    grep -q '\"kace_lr\": {\"of\": \"sum\", \"r2\": null' '$T/o.json'"
+    grep -q '\"policies\":{}' '$T/o.json' && grep -q '\"mps\":{\"of\":\"workload\",\"r2\":0' '$T/o.json' &&
+    grep -q '\"kace_lr\":{\"of\":\"sum\",\"r2\":null' '$T/o.json'"
 check "train mps" "$CLI" colocate train $W --colocations $F/colocations3.csv --out "$T/m.psc"
 check "train kace_lr" "$CLI" colocate train $W --colocations $F/colocations3.csv --kind kace_lr --out "$T/lr.psc"
 check "predict writes tput_pred for 4-way rows" sh -c "'$CLI' colocate predict --model '$T/m.psc' $W \
@@ -45,7 +45,7 @@ check "predict with a sum model writes tput_sum_pred" sh -c "'$CLI' colocate pre
     --colocations $F/colocations3.csv | head -1 | grep -q ',tput_sum_pred$'"
 check "select ranks candidates" sh -c "'$CLI' colocate select --model '$T/m.psc' $W --target alpha_batch2-inf \
     --candidates beta_batch4-train+gamma_batch1-inf,alpha_batch8-inf+gamma_batch4-inf --shares 40/30/30 --json |
-    grep -q '\"ranking\": \\[{\"candidate\"'"
+    grep -q '\"ranking\":\\[{\"candidate\"'"
 check "no subcommand: 2" expect_rc 2 "$CLI" colocate
 check "unknown flag: 2" expect_rc 2 "$CLI" colocate eval --bogus 1
 check "bad --train-frac: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --train-frac 2
@@ -72,7 +72,7 @@ check "target on another --gpu: 1" expect_rc 1 "$CLI" colocate select $S --candi
 check "... names target and gpu" has_err "target 'alpha_batch2-inf' on gpu H200 is not in"
 check "--test-alone without --test: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --test-alone
 check "flag without its value: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --seeds
-check "... says it needs a value" has_err "pairsight: colocate: --seeds needs a value (see pairsight colocate --help)"
+check "... says it needs a value" has_err "pairsight: colocate: --seeds needs a value: an integer in 1..1000000 (see pairsight colocate --help)"
 check "unknown flag: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --bogus 1
 check "... says it is unknown" has_err "pairsight: colocate: unknown option '--bogus' (see pairsight colocate --help)"
 check "unknown flag last: 2" expect_rc 2 "$CLI" colocate eval $W --colocations $F/colocations3.csv --bogus

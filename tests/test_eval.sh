@@ -16,7 +16,7 @@ done
 expect 0 "$CLI" report --help
 grep -q -- "--out FILE" "$T/out" || fail "report --help does not list --out"
 expect 2 "$CLI" eval --ops x.csv
-grep -q "^pairsight: eval: --ops and --coexec are required" "$T/err" || fail "missing --coexec: $(cat "$T/err")"
+grep -q "^pairsight: eval: missing --coexec: --ops and --coexec are required" "$T/err" || fail "missing --coexec: $(cat "$T/err")"
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --experiments accuracy,nonsense
 grep -q "nonsense" "$T/err" || fail "bad experiment not named: $(cat "$T/err")"
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --experiments long
@@ -24,7 +24,7 @@ grep -q -- "--long FILE" "$T/err" || fail "long without --long: $(cat "$T/err")"
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --ks 10,x
 expect 2 "$CLI" eval --ops x.csv --coexec y.csv --bogus
 expect 2 "$CLI" report --ops x.csv --coexec y.csv
-grep -q "^pairsight: report: --out is required" "$T/err" || fail "report without --out: $(cat "$T/err")"
+grep -q "^pairsight: report: missing --out: --ops, --coexec and --out are required" "$T/err" || fail "report without --out: $(cat "$T/err")"
 expect 1 "$CLI" eval --ops "$T/none.csv" --coexec "$T/none.csv"
 grep -q "^pairsight: eval: .*none.csv" "$T/err" || fail "missing file not named: $(cat "$T/err")"
 
@@ -66,6 +66,17 @@ grep -q "<svg" "$T/r.html" || fail "report has no SVG"
 grep -q "Table II" "$T/r.html" || fail "report lacks Table II"
 grep -Eq "(src|href)=['\"]?https?:" "$T/r.html" && fail "report fetches something"
 
+# The split the model was trained on is the split eval scores: another seed
+# (its test rows would be the model's training rows) or another campaign is
+# refused before any prediction.
+# shellcheck disable=SC2086
+expect 1 "$CLI" eval --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --seed 2 $fast
+has "$T/err" "the model was split with seed 1 but eval splits with seed 2"
+expect 0 "$CLI" simulate --pairs "$pairs" --experiments 60 --runs 2 --threads 1 --seed 9 --out "$T/c9" -q
+# shellcheck disable=SC2086
+expect 1 "$CLI" eval --model "$T/m.psm" --ops "$T/c9/ops.csv" --coexec "$T/c9/coexec.csv" $fast
+has "$T/err" "the model was trained on another set of experiments than the coexec table given to eval"
+
 # report: the same evaluation as one page; a directory as --out fails with 1.
 # shellcheck disable=SC2086
 expect 0 "$CLI" report --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/r2.html" $fast
@@ -83,7 +94,7 @@ has "$T/err" "pairsight: eval: $T/nodir/e.json: cannot write: folder"
 expect 1 timeout 20 "$CLI" report --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T" --rounds 100000 -q
 has "$T/err" "pairsight: report: $T: cannot write: it is a folder"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --seed
-has "$T/err" "pairsight: eval: --seed needs a value (see pairsight eval --help)"
+has "$T/err" "pairsight: eval: --seed needs a value: an integer in 0..4294967295 (see pairsight eval --help)"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --bogus
 has "$T/err" "pairsight: eval: unknown option '--bogus' (see pairsight eval --help)"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out r.html
@@ -98,7 +109,7 @@ for bad in "--etas nan" "--etas 5" "--etas 1e400" "--depths 99999999999" "--dept
     # shellcheck disable=SC2086
     expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" $bad
 done
-has "$T/err" "--ks: expected three integers A,B,C in 1..1000000: 1,2"
+has "$T/err" "--ks: bad value: expected three integers A,B,C in 1..1000000"
 expect 2 "$CLI" eval --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --long-ops "$T/c/ops.csv"
 has "$T/err" "--long-ops needs --long FILE"
 # An input named as the output is refused, and left as it was.

@@ -102,7 +102,7 @@ done
 expect 2 "$CLI" train --ops a --coexec b --out c --variant fancy
 expect 2 "$CLI" train --ops a --coexec b --out c --depths 6.5
 expect 2 "$CLI" adapt --model a --ops b --coexec c --out d --depth 0
-grep -q -- "--depth: bad value '0' (want 1..20)" "$T/err" || fail "adapt --depth 0: $(cat "$T/err")"
+grep -q -- "--depth: bad value '0': expected an integer in 1..20" "$T/err" || fail "adapt --depth 0: $(cat "$T/err")"
 expect 1 "$CLI" train --ops "$T/none.csv" --coexec "$T/c/coexec.csv" --out "$T/x.psm"
 grep -q "none.csv" "$T/err" || fail "missing ops file not named"
 

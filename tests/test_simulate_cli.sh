@@ -35,7 +35,7 @@ done
 # Long segments, explicit pairs and splits; --json summary.
 if "$CLI" simulate --json --pairs resnet50:16/bert-base:32 --splits 10/44,20/34 --min-len 24 --max-len 96 \
     --experiments 10 --runs 1 --out "$TMP/long" >"$TMP/long.json" &&
-    grep -q '"coexec_rows": 10' "$TMP/long.json" && "$CLI" check "$TMP/long/coexec.csv" >/dev/null &&
+    grep -q '"coexec_rows":10' "$TMP/long.json" && "$CLI" check "$TMP/long/coexec.csv" >/dev/null &&
     tail -n +2 "$TMP/long/coexec.csv" | awk -F, '$6 < 24 || $6 > 96 || $10 < 24 || $4 != 16 || $8 != 32 {e=1} END {exit e}'; then
     ok "long segments, pairs, splits, --json"
 else

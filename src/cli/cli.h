@@ -5,6 +5,8 @@
 
 #include "pairsight.h"
 
+#include "cli/opt.h"
+
 #include <stdio.h>
 
 /* Exit codes of every subcommand. */
@@ -14,7 +16,6 @@ typedef struct {
     const char *name;
     int (*fn)(int argc, char **argv); /* argv[0] is the subcommand name */
     const char *summary;              /* one line for `pairsight --help` */
-    const char *usage;                /* full text for `pairsight help CMD` */
 } cli_command_t;
 
 /* "pairsight: <cmd>: <message>" on stderr. Returns code, for
@@ -65,20 +66,12 @@ int cli_check_out(const char *cmd, const char *path, const char *const *inputs, 
  * parent must exist) or fills when present (it must be a folder). */
 int cli_check_out_dir(const char *cmd, const char *dir);
 
+/* Replaces the temporary files that stand for "-" by "-" in msg, in place
+ * (src/cli/opt.c). */
+void cli_fix_message(char *msg);
+
 /* True when argv holds -h or --help (callers then print their usage). */
 int cli_wants_help(int argc, char **argv);
-
-/* A JSON string literal of s on stdout (quotes, backslashes and control
- * characters escaped). */
-void cli_put_json_string(const char *s);
-
-/* Print the usage text of cmd to f. */
-void cli_print_usage(const char *cmd, FILE *f);
-
-/* Progress on stderr, only when stderr is a terminal and quiet is 0; done and
- * total in any unit. Rate-limited to a few updates a second. */
-void cli_progress(int quiet, const char *what, double done, double total);
-void cli_progress_end(int quiet);
 
 /* The subcommands. Each lives in src/cli/cmd_<name>.c. */
 int cmd_check(int argc, char **argv);
@@ -96,9 +89,5 @@ int cmd_collect(int argc, char **argv);
 /* eval and report in one: report_mode makes --out required and prints only
  * the path written (src/cli/cmd_eval.c). */
 int cli_eval_main(int argc, char **argv, int report_mode);
-
-extern const char cmd_check_usage[], cmd_import_usage[], cmd_simulate_usage[],
-    cmd_train_usage[], cmd_predict_usage[], cmd_adapt_usage[], cmd_explain_usage[],
-    cmd_eval_usage[], cmd_report_usage[], cmd_colocate_usage[], cmd_collect_usage[];
 
 #endif

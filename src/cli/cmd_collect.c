@@ -7,75 +7,13 @@
 #include "common/common.h"
 #include "profile/tables.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
-
-const char cmd_collect_usage[] =
-    "usage: pairsight collect ACTION [options]\n"
-    "\n"
-    "Measure on an NVIDIA GPU: standalone operator profiles at each TPC count\n"
-    "(SMs split with CUDA green contexts) and co-executions of HP and LP segments.\n"
-    "Results go to a SQLite campaign database one task at a time; run the same\n"
-    "command again after a crash or kill and it resumes where it stopped.\n"
-    "\n"
-    "actions:\n"
-    "  info       the GPU and the TPC counts its green contexts allow\n"
-    "  ops        print a model's operator list (or check one with --file)\n"
-    "  profile    standalone profile of --model at every --tpcs count\n"
-    "  counters   hardware counters of --model's operators (CUPTI range profiler,\n"
-    "             or from an Nsight Compute CSV with --ncu)\n"
-    "  coexec     co-execution campaign of --hp beside --lp\n"
-    "  status     tasks and rows in the campaign database\n"
-    "  export     write ops.csv and coexec.csv from the campaign database\n"
-    "  scaling    --model's throughput alone at each MPS --shares percentage\n"
-    "             (adds to workload_scaling.csv and, at 100%, workloads.csv)\n"
-    "  colocate   --jobs run together under MPS, each at its share (adds one\n"
-    "             co-location to colocations.csv)\n"
-    "\n"
-    "options:\n"
-    "  --db FILE         campaign database (default campaign.db)\n"
-    "  --backend NAME    cuda or fake, a simulated GPU for tests (default cuda)\n"
-    "  --device N        CUDA device ordinal (default 0)\n"
-    "  --model NAME      resnet50, resnet101, mobilenetv2, bert-base, llama-3.2-1b,\n"
-    "                    llama-3.2-3b (ops, profile, counters; required there)\n"
-    "  --batch N         batch size (default 8)\n"
-    "  --seq-len N       tokens per sequence of transformer models (default 128)\n"
-    "  --tpcs LIST       TPC counts, e.g. 8,16,32 or 4-52:4 (default every count\n"
-    "                    the GPU can partition)\n"
-    "  --warmup N        untimed launches before timing (default 3)\n"
-    "  --runs N          profile: timed runs, median kept (default 10);\n"
-    "                    coexec: rows per experiment (default 30)\n"
-    "  --hp MODEL:BATCH  coexec: high-priority side (required there)\n"
-    "  --lp MODEL:BATCH  coexec: low-priority side (required there)\n"
-    "  --experiments N   coexec: number of experiments (default 100)\n"
-    "  --seg-len A-B     coexec: segment length in operators (default 1-16)\n"
-    "  --seed N          coexec: experiment seed, part of their names (default 1)\n"
-    "  --ops FILE        export: ops.csv path, \"\" to skip (default ops.csv)\n"
-    "  --coexec FILE     export: coexec.csv path, \"\" to skip (default coexec.csv)\n"
-    "  --file FILE       ops: an operator list to check instead of a model\n"
-    "  --ncu FILE        counters: read them from this `ncu --csv --page raw` report\n"
-    "                    (one launch per operator; no device needed)\n"
-    "  --shares LIST     scaling: MPS percentages (default 10-100:10)\n"
-    "  --jobs LIST       colocate: MODEL:BATCH@SHARE,... (required there)\n"
-    "  --seconds S       scaling, colocate: timed seconds per run (default 5)\n"
-    "  --scaling FILE    scaling: output (default workload_scaling.csv)\n"
-    "  --workloads FILE  scaling: output (default workloads.csv)\n"
-    "  --colocations FILE colocate: output (default colocations.csv)\n"
-    "  --id NAME         colocate: co-location id (default from the jobs)\n"
-    "  --fake-delay-us N fake backend: sleep per measurement (default 0)\n"
-    "  --json            print the result as JSON on stdout (default: text)\n"
-    "  -q                no progress on stderr (default: progress on a terminal)\n"
-    "\n"
-    "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
-    "message; status, export and ops always work. scaling and colocate need the\n"
-    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
-    "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
-    "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
-    "program, else from ../lib/pairsight/ beside it.\n";
 
 #define CMD "collect"
 #define MAX_TPCS 512
@@ -176,7 +114,83 @@ static int parse_jobs(const char *s, opts_t *o)
     return rc;
 }
 
-static int parse_args(int argc, char **argv, opts_t *o)
+/* The CLI_FN parsers of the table below: dest is the opts_t. */
+static int fn_tpcs(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    return parse_tpcs(v, o->tpcs, &o->n_tpcs);
+}
+
+static int fn_hp(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    return parse_side(v, o->hp_model, sizeof o->hp_model, &o->plan.hp_batch);
+}
+
+static int fn_lp(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    return parse_side(v, o->lp_model, sizeof o->lp_model, &o->plan.lp_batch);
+}
+
+static int fn_seg_len(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    char buf[64];
+    int lo = 0, hi = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    char *dash = strchr(buf, '-');
+    if (dash)
+        *dash = '\0';
+    if (cli_parse_int(buf, 1, INT_MAX, &lo) || (dash ? cli_parse_int(dash + 1, 1, INT_MAX, &hi) : (hi = lo, 0)) ||
+        hi < lo)
+        return -1;
+    o->plan.seg_min = lo;
+    o->plan.seg_max = hi;
+    return 0;
+}
+
+static int fn_shares(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    if (parse_tpcs(v, o->shares, &o->n_shares))
+        return -1;
+    for (int k = 0; k < o->n_shares; k++)
+        if (o->shares[k] > 100)
+            return -1;
+    return 0;
+}
+
+static int fn_jobs(const char *v, void *dest) { return parse_jobs(v, dest); }
+
+static const char *const actions[] = {"info",   "ops",    "profile", "counters", "coexec",
+                                      "status", "export", "scaling", "colocate"};
+static const char *const action_about[] = {
+    "the GPU and the TPC counts its green contexts allow",
+    "print a model's operator list (or check one with --file)",
+    "standalone profile of --model at every --tpcs count",
+    "hardware counters of --model's operators (CUPTI range profiler, or from an Nsight Compute CSV with --ncu)",
+    "co-execution campaign of --hp beside --lp",
+    "tasks and rows in the campaign database",
+    "write ops.csv and coexec.csv from the campaign database",
+    "--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
+    "workloads.csv)",
+    "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)"};
+
+static const char *const examples[] = {
+    "pairsight collect ops --model resnet50 --batch 8",
+    "pairsight collect profile --backend fake --db out/fake.db --model resnet50 --tpcs 27,54 -q",
+    "pairsight collect export --db out/fake.db --ops out/fake_ops.csv --coexec \"\"", NULL};
+
+static const char *const notes =
+    "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
+    "message; status, export and ops always work. scaling and colocate need the\n"
+    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
+    "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
+    "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
+    "program, else from ../lib/pairsight/ beside it.\n";
+
+static void defaults(opts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->db = "campaign.db";
@@ -191,96 +205,104 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->batch = 8;
     o->p = ps_collect_default_params();
     o->plan = ps_coexec_default_plan();
-    if (argc < 2)
-        return cli_fail(CLI_USAGE, CMD, "no action given (see pairsight collect --help)");
-    o->action = argv[1];
-    static const char *const value_flags[] = {
-        "--db",      "--backend", "--device", "--model",   "--batch",       "--seq-len",   "--tpcs",
-        "--warmup",  "--runs",    "--hp",     "--lp",      "--experiments", "--seg-len",   "--seed",
-        "--ops",     "--coexec",  "--ncu",    "--file",    "--shares",      "--jobs",      "--seconds",
-        "--scaling", "--workloads", "--colocations", "--id", "--fake-delay-us", NULL};
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int bad = 0, lo = 0, hi = 0;
-        int rc = cli_next_option(CMD, argc, argv, &i, value_flags, &o->json, &o->quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        if (strcmp(a, "--db") == 0) {
-            o->db = v;
-        } else if (strcmp(a, "--backend") == 0) {
-            o->p.backend = v;
-        } else if (strcmp(a, "--device") == 0) {
-            bad = cli_parse_int(v, 0, INT_MAX, &o->p.device);
-        } else if (strcmp(a, "--model") == 0) {
-            o->model = v;
-        } else if (strcmp(a, "--batch") == 0) {
-            bad = cli_parse_int(v, 1, INT_MAX, &o->batch);
-        } else if (strcmp(a, "--seq-len") == 0) {
-            bad = cli_parse_int(v, 1, INT_MAX, &o->p.seq_len);
-        } else if (strcmp(a, "--tpcs") == 0) {
-            bad = parse_tpcs(v, o->tpcs, &o->n_tpcs);
-        } else if (strcmp(a, "--warmup") == 0) {
-            bad = cli_parse_int(v, 0, INT_MAX, &o->p.warmup);
-        } else if (strcmp(a, "--runs") == 0) {
-            bad = cli_parse_int(v, 1, INT_MAX, &o->runs);
-        } else if (strcmp(a, "--hp") == 0) {
-            bad = parse_side(v, o->hp_model, sizeof o->hp_model, &o->plan.hp_batch);
-        } else if (strcmp(a, "--lp") == 0) {
-            bad = parse_side(v, o->lp_model, sizeof o->lp_model, &o->plan.lp_batch);
-        } else if (strcmp(a, "--experiments") == 0) {
-            bad = cli_parse_int(v, 1, INT_MAX, &o->plan.experiments);
-        } else if (strcmp(a, "--seg-len") == 0) {
-            char buf[64];
-            snprintf(buf, sizeof buf, "%s", v);
-            char *dash = strchr(buf, '-');
-            if (dash)
-                *dash = '\0';
-            bad = cli_parse_int(buf, 1, INT_MAX, &lo) || (dash ? cli_parse_int(dash + 1, 1, INT_MAX, &hi) : (hi = lo, 0)) ||
-                  hi < lo;
-            o->plan.seg_min = lo;
-            o->plan.seg_max = hi;
-        } else if (strcmp(a, "--seed") == 0) {
-            int s;
-            bad = cli_parse_int(v, 0, INT_MAX, &s);
-            o->plan.seed = (unsigned long long)s;
-        } else if (strcmp(a, "--ops") == 0) {
-            o->ops_path = v;
-        } else if (strcmp(a, "--coexec") == 0) {
-            o->coexec_path = v;
-        } else if (strcmp(a, "--ncu") == 0) {
-            o->ncu = v;
-        } else if (strcmp(a, "--file") == 0) {
-            o->file = v;
-        } else if (strcmp(a, "--shares") == 0) {
-            bad = parse_tpcs(v, o->shares, &o->n_shares);
-            for (int k = 0; !bad && k < o->n_shares; k++)
-                bad = o->shares[k] > 100;
-        } else if (strcmp(a, "--jobs") == 0) {
-            bad = parse_jobs(v, o);
-        } else if (strcmp(a, "--seconds") == 0) {
-            char *end;
-            o->seconds = strtod(v, &end);
-            bad = end == v || *end || !(o->seconds > 0 && o->seconds < 1e6);
-        } else if (strcmp(a, "--scaling") == 0) {
-            o->scaling_path = v;
-        } else if (strcmp(a, "--workloads") == 0) {
-            o->workloads_path = v;
-        } else if (strcmp(a, "--colocations") == 0) {
-            o->colocations_path = v;
-        } else if (strcmp(a, "--id") == 0) {
-            o->id = v;
-        } else if (strcmp(a, "--fake-delay-us") == 0) {
-            int d;
-            bad = cli_parse_int(v, 0, INT_MAX, &d);
-            o->p.fake_delay_us = (unsigned)d;
-        } else {
-            return cli_bad_option(CMD, a, NULL);
-        }
-        if (bad)
-            return cli_fail(CLI_USAGE, CMD, "%s: bad value '%s'", a, v);
+}
+
+/* The option table of every action (its flags say which actions use them). */
+static void table(opts_t *o, cli_opt_t *t, size_t cap)
+{
+    cli_opt_t all[] = {
+        {"--db", CLI_STR, &o->db, "FILE", "campaign database"},
+        {"--backend", CLI_STR, &o->p.backend, "NAME", "cuda or fake, a simulated GPU for tests"},
+        {"--device", CLI_INT, &o->p.device, "N", "CUDA device ordinal", .lo = 0, .hi = 1024},
+        {"--model", CLI_STR, &o->model, "NAME",
+         "resnet50, resnet101, mobilenetv2, bert-base, llama-3.2-1b, llama-3.2-3b (ops, profile, counters, "
+         "scaling; required there)"},
+        {"--batch", CLI_INT, &o->batch, "N", "batch size", .lo = 1, .hi = 1 << 20},
+        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1,
+         .hi = 1 << 20},
+        {"--tpcs", CLI_FN, o, "LIST", "TPC counts, e.g. 8,16,32 or 4-52:4", .def = "every count the GPU can partition",
+         .parse = fn_tpcs, .accepts = "TPC counts like 8,16,32 or 4-52:4 (at most 512)"},
+        {"--warmup", CLI_INT, &o->p.warmup, "N", "untimed launches before timing", .lo = 0, .hi = 1000000},
+        {"--runs", CLI_INT, &o->runs, "N", "profile: timed runs, median kept; coexec: rows per experiment",
+         .def = "10 for profile, 30 for coexec", .lo = 1, .hi = 1000000},
+        {"--hp", CLI_FN, o, "MODEL:BATCH", "coexec: high-priority side (required there)", .parse = fn_hp,
+         .accepts = "MODEL:BATCH, e.g. resnet50:8"},
+        {"--lp", CLI_FN, o, "MODEL:BATCH", "coexec: low-priority side (required there)", .parse = fn_lp,
+         .accepts = "MODEL:BATCH, e.g. bert-base:8"},
+        {"--experiments", CLI_INT, &o->plan.experiments, "N", "coexec: number of experiments", .lo = 1,
+         .hi = 100000000},
+        {"--seg-len", CLI_FN, o, "A-B", "coexec: segment length in operators", .def = "1-16", .parse = fn_seg_len,
+         .accepts = "A-B or A with 1 <= A <= B"},
+        {"--seed", CLI_U64, &o->plan.seed, "N", "coexec: experiment seed, part of their names", .lo = 0,
+         .hi = 2147483647.0},
+        {"--ops", CLI_STR, &o->ops_path, "FILE", "export: ops.csv path, \"\" to skip", .flags = CLI_OUT},
+        {"--coexec", CLI_STR, &o->coexec_path, "FILE", "export: coexec.csv path, \"\" to skip", .flags = CLI_OUT},
+        {"--file", CLI_STR, &o->file, "FILE", "ops: an operator list to check instead of a model", .flags = CLI_IN},
+        {"--ncu", CLI_STR, &o->ncu, "FILE",
+         "counters: read them from this `ncu --csv --page raw` report (one launch per operator; no device needed)",
+         .flags = CLI_IN},
+        {"--shares", CLI_FN, o, "LIST", "scaling: MPS percentages", .def = "10-100:10", .parse = fn_shares,
+         .accepts = "percentages like 10,50,100 or 10-100:10"},
+        {"--jobs", CLI_FN, o, "LIST", "colocate: MODEL:BATCH@SHARE,... (required there)", .parse = fn_jobs,
+         .accepts = "MODEL:BATCH@SHARE,... with shares in 1..100, at most 16 jobs"},
+        {"--seconds", CLI_DBL, &o->seconds, "S", "scaling, colocate: timed seconds per run", .lo = 0, .hi = 1e6,
+         .flags = CLI_LO_OPEN | CLI_HI_OPEN},
+        {"--scaling", CLI_STR, &o->scaling_path, "FILE", "scaling: output"},
+        {"--workloads", CLI_STR, &o->workloads_path, "FILE", "scaling: output"},
+        {"--colocations", CLI_STR, &o->colocations_path, "FILE", "colocate: output"},
+        {"--id", CLI_STR, &o->id, "NAME", "colocate: co-location id", .def = "from the jobs"},
+        {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
+         .hi = 1e9},
+        CLI_OPT_JSON(&o->json, "print the result as JSON on stdout (default: text)"),
+        CLI_OPT_QUIET(&o->quiet),
+        {NULL}};
+    size_t n = sizeof all / sizeof all[0];
+    memcpy(t, all, (n < cap ? n : cap) * sizeof *t);
+}
+
+static int parse_args(int argc, char **argv, opts_t *o, int *code)
+{
+    static cli_opt_t opts[40];
+    defaults(o);
+    table(o, opts, 40);
+    char about[2048];
+    size_t len = (size_t)snprintf(about, sizeof about,
+                                  "Measure on an NVIDIA GPU: standalone operator profiles at each TPC count\n"
+                                  "(SMs split with CUDA green contexts) and co-executions of HP and LP segments.\n"
+                                  "Results go to a SQLite campaign database one task at a time; run the same\n"
+                                  "command again after a crash or kill and it resumes where it stopped.\n\n"
+                                  "actions:\n");
+    int k = -1;
+    if (argc >= 2)
+        for (int i = 0; i < (int)PS_ARRAY_LEN(actions); i++)
+            if (strcmp(argv[1], actions[i]) == 0)
+                k = i;
+    for (int i = 0; i < (int)PS_ARRAY_LEN(actions) && len < sizeof about; i++)
+        if (k < 0 || k == i)
+            len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i], action_about[i]);
+    cli_spec_t spec = {.cmd = CMD,
+                       .sub = k >= 0 ? actions[k] : NULL,
+                       .synopsis = k >= 0 ? "[options]" : "ACTION [options]",
+                       .about = about,
+                       .opts = opts,
+                       .examples = examples,
+                       .notes = notes,
+                       .max_pos = 0};
+    if (argc < 2 || (k < 0 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
+        if (argc >= 2)
+            cli_usage(&spec, stdout);
+        *code = argc < 2 ? cli_fail(CLI_USAGE, CMD, "no action given (see pairsight collect --help)") : CLI_OK;
+        return 1;
     }
+    o->action = argv[1];
+    if (k < 0) {
+        const char *near = cli_nearest(o->action, actions, PS_ARRAY_LEN(actions));
+        *code = cli_fail(CLI_USAGE, CMD, "unknown action '%s'%s%s%s (see pairsight collect --help)", o->action,
+                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        return 1;
+    }
+    if (cli_parse(&spec, argc - 1, argv + 1, NULL, code))
+        return 1;
     if (o->runs) {
         o->p.profile_runs = o->runs;
         o->plan.runs = o->runs;
@@ -305,13 +327,19 @@ static int act_info(opts_t *o)
     int valid[MAX_TPCS];
     int n = ps_collect_valid_tpcs(&d, valid, MAX_TPCS);
     if (o->json) {
-        printf("{\"gpu\": \"%s\", \"sm_count\": %d, \"tpc_count\": %d, \"min_partition_sms\": %d, "
-               "\"sm_alignment\": %d, \"compute_capability\": \"%d.%d\", \"valid_tpcs\": [",
-               d.gpu, d.sm_count, d.tpc_count, d.min_partition_sms, d.sm_alignment, d.cc_major,
-               d.cc_minor);
+        cJSON *j = cli_json_new("collect-info", 1);
+        char cc[32];
+        snprintf(cc, sizeof cc, "%d.%d", d.cc_major, d.cc_minor);
+        cJSON_AddStringToObject(j, "gpu", d.gpu);
+        cJSON_AddNumberToObject(j, "sm_count", d.sm_count);
+        cJSON_AddNumberToObject(j, "tpc_count", d.tpc_count);
+        cJSON_AddNumberToObject(j, "min_partition_sms", d.min_partition_sms);
+        cJSON_AddNumberToObject(j, "sm_alignment", d.sm_alignment);
+        cJSON_AddStringToObject(j, "compute_capability", cc);
+        cJSON *v = cJSON_AddArrayToObject(j, "valid_tpcs");
         for (int i = 0; i < n && i < MAX_TPCS; i++)
-            printf("%s%d", i ? ", " : "", valid[i]);
-        printf("]}\n");
+            cJSON_AddItemToArray(v, cJSON_CreateNumber(valid[i]));
+        cli_json_print(j, stdout);
     } else {
         printf("gpu                %s (compute capability %d.%d)\n", d.gpu, d.cc_major, d.cc_minor);
         printf("SMs                %d (%d TPCs)\n", d.sm_count, d.tpc_count);
@@ -343,11 +371,16 @@ static int act_ops(opts_t *o)
         flops += ps_op_flops(&l->ops[i]);
         bytes += ps_op_bytes(&l->ops[i]);
     }
-    if (o->json)
-        printf("{\"model\": \"%s\", \"batch\": %d, \"seq_len\": %d, \"ops\": %d, \"gflops\": %.6g, "
-               "\"gbytes\": %.6g}\n",
-               l->model, l->batch, l->seq_len, l->n, flops * 1e-9, bytes * 1e-9);
-    else if (o->file)
+    if (o->json) {
+        cJSON *j = cli_json_new("collect-ops", 1);
+        cJSON_AddStringToObject(j, "model", l->model);
+        cJSON_AddNumberToObject(j, "batch", l->batch);
+        cJSON_AddNumberToObject(j, "seq_len", l->seq_len);
+        cJSON_AddNumberToObject(j, "ops", l->n);
+        cJSON_AddNumberToObject(j, "gflops", flops * 1e-9);
+        cJSON_AddNumberToObject(j, "gbytes", bytes * 1e-9);
+        cli_json_print(j, stdout);
+    } else if (o->file)
         printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9,
                bytes * 1e-9);
     else
@@ -361,12 +394,18 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     ps_campaign_status_t s;
     if (ps_campaign_status(c, &s) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    if (o->json)
-        printf("{\"db\": \"%s\", \"gpu\": \"%s\", \"seq_len\": %d, \"tasks\": %ld, \"tasks_done\": "
-               "%ld, \"op_rows\": %ld, \"counter_rows\": %ld, \"coexec_rows\": %ld}\n",
-               o->db, s.gpu, s.seq_len, s.tasks_total, s.tasks_done, s.op_rows, s.counter_rows,
-               s.coexec_rows);
-    else
+    if (o->json) {
+        cJSON *j = cli_json_new("collect-status", 1);
+        cJSON_AddStringToObject(j, "db", o->db);
+        cJSON_AddStringToObject(j, "gpu", s.gpu);
+        cJSON_AddNumberToObject(j, "seq_len", s.seq_len);
+        cJSON_AddNumberToObject(j, "tasks", (double)s.tasks_total);
+        cJSON_AddNumberToObject(j, "tasks_done", (double)s.tasks_done);
+        cJSON_AddNumberToObject(j, "op_rows", (double)s.op_rows);
+        cJSON_AddNumberToObject(j, "counter_rows", (double)s.counter_rows);
+        cJSON_AddNumberToObject(j, "coexec_rows", (double)s.coexec_rows);
+        cli_json_print(j, stdout);
+    } else
         printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n",
                o->db, s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows,
                s.counter_rows, s.coexec_rows);
@@ -434,8 +473,13 @@ static int act_scaling(opts_t *o)
         if (rc == 0)
             rc = ps_workloads_save(wl, o->workloads_path);
     }
-    if (rc == 0 && o->json)
-        printf("{\"gpu\": \"%s\", \"workload\": \"%s\", \"shares\": %d}\n", gpu, wid, o->n_shares);
+    if (rc == 0 && o->json) {
+        cJSON *j = cli_json_new("collect-scaling", 1);
+        cJSON_AddStringToObject(j, "gpu", gpu);
+        cJSON_AddStringToObject(j, "workload", wid);
+        cJSON_AddNumberToObject(j, "shares", o->n_shares);
+        cli_json_print(j, stdout);
+    }
     ps_scaling_free(sc);
     ps_workloads_free(wl);
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
@@ -475,10 +519,13 @@ static int act_colocate(opts_t *o)
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);
     if (rc == 0 && o->json) {
-        printf("{\"colocation\": \"%s\", \"gpu\": \"%s\", \"tput\": [", cid, gpu);
+        cJSON *j = cli_json_new("collect-colocate", 1);
+        cJSON_AddStringToObject(j, "colocation", cid);
+        cJSON_AddStringToObject(j, "gpu", gpu);
+        cJSON *v = cJSON_AddArrayToObject(j, "tput");
         for (int k = 0; k < o->n_jobs; k++)
-            printf("%s%.17g", k ? ", " : "", tput[k]);
-        printf("]}\n");
+            cJSON_AddItemToArray(v, cJSON_CreateNumber(tput[k]));
+        cli_json_print(j, stdout);
     }
     ps_colocations_free(t);
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
@@ -486,13 +533,9 @@ static int act_colocate(opts_t *o)
 
 int cmd_collect(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_collect_usage, stdout);
-        return CLI_OK;
-    }
     opts_t o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc)
+    int rc;
+    if (parse_args(argc, argv, &o, &rc))
         return rc;
     const char *act = o.action;
     if (strcmp(act, "ops") == 0)

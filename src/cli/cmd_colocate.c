@@ -6,67 +6,12 @@
 #include "profile/csv.h"
 #include "profile/tables.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char cmd_colocate_usage[] =
-    "usage: pairsight colocate eval    --workloads W --colocations C [options]\n"
-    "       pairsight colocate train   --workloads W --colocations C --out M [options]\n"
-    "       pairsight colocate predict --model M --workloads W --colocations Q [options]\n"
-    "       pairsight colocate select  --model M --workloads W --target T --candidates a,b,c [options]\n"
-    "\n"
-    "Predict the throughput of workloads co-located on one GPU under MPS and\n"
-    "choose co-runners (docs/colocate.md).\n"
-    "\n"
-    "common options:\n"
-    "  --workloads FILE   workloads.csv (required)\n"
-    "  --scaling FILE     workload_scaling.csv (default: none; solo throughput\n"
-    "                     then scales linearly with the share)\n"
-    "  --json             print the result as JSON (eval, select; default off)\n"
-    "  -q                 no progress on stderr (default: progress when a terminal)\n"
-    "\n"
-    "eval: train and score every predictor and policy\n"
-    "  --colocations FILE colocations.csv (required)\n"
-    "  --train-frac F     share of co-locations used for training (default 0.2)\n"
-    "  --seeds N          random splits (default 20)\n"
-    "  --seed N           first seed (default 0)\n"
-    "  --unseen           hold out every co-location of one model (all its batch\n"
-    "                     sizes) in turn instead of random splits (default off)\n"
-    "  --test FILE        score on FILE's co-locations, leaving out each workload\n"
-    "                     set (all its shares, in both files) in turn (default none)\n"
-    "  --test-alone       with --test: never train on FILE's co-locations (default\n"
-    "                     off: the other workload sets of FILE are trained on)\n"
-    "  --predictors LIST  comma list of kace_lr,kace_rf,kace_mlp,xu_rf,ratio,mps\n"
-    "                     (default all)\n"
-    "  --trees N          random-forest trees (default 100)\n"
-    "  --epochs N         MLP epochs (default 400)\n"
-    "  --rounds N         mps boosting rounds (default 400)\n"
-    "\n"
-    "train: fit one predictor on every measured co-location and save it\n"
-    "  --colocations FILE colocations.csv (required)\n"
-    "  --kind K           kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps (default mps)\n"
-    "  --out FILE         model file (required)\n"
-    "  --seed N           seed of forests and MLP (default 0)\n"
-    "\n"
-    "predict: add predictions to a colocations.csv (its tput may be empty)\n"
-    "  --model FILE       model from `colocate train` (required)\n"
-    "  --colocations FILE the co-locations to predict (required)\n"
-    "  --out FILE         output CSV (default stdout); the column is tput_pred,\n"
-    "                     or tput_sum_pred for models of the throughput sum\n"
-    "\n"
-    "select: rank candidate co-runners of a target by predicted throughput sum\n"
-    "  --model FILE       model (required)\n"
-    "  --target T         target workload (required)\n"
-    "  --candidates LIST  comma list; a+b co-locates several at once (required)\n"
-    "  --shares A/B[/..]  MPS shares of target and co-runners (default 100/100...)\n"
-    "  --gpu NAME         gpu column of the query (default the workload's)\n"
-    "\n"
-    "  -h, --help         this text\n"
-    "\n"
-    "Exit status: 0 ok, 1 bad input, 2 usage.\n";
 
 #define CMD "colocate"
 
@@ -75,16 +20,106 @@ typedef struct {
         *candidates, *shares, *predictors, *gpu;
     double train_frac;
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
-    unsigned long long seed;
+    uint64_t seed;
 } opts_t;
 
-/* The flags that take a value. */
-static const char *const value_flags[] = {"--workloads", "--scaling", "--colocations", "--test", "--out",
-                                          "--model", "--kind", "--target", "--candidates", "--shares",
-                                          "--predictors", "--gpu", "--train-frac", "--seeds", "--trees",
-                                          "--epochs", "--rounds", "--seed", NULL};
+enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_ALL = 15 };
 
-static int parse_opts(int argc, char **argv, opts_t *o)
+static const char *const sub_names[] = {"eval", "train", "predict", "select"};
+static const char *const sub_synopsis[] = {
+    "--workloads W --colocations C [options]", "--workloads W --colocations C --out M [options]",
+    "--model M --workloads W --colocations Q [options]",
+    "--model M --workloads W --target T --candidates a,b,c [options]"};
+static const char *const sub_about[] = {
+    "Train and score every predictor and policy on the measured co-locations.\n",
+    "Fit one predictor on every measured co-location and save it.\n",
+    "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
+    "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
+    "Rank candidate co-runners of a target by predicted throughput sum.\n"};
+static const char *const ex_eval[] = {
+    "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
+    NULL};
+static const char *const ex_train[] = {
+    "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --kind ratio --out out/c.psc",
+    NULL};
+static const char *const ex_predict[] = {
+    "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--colocations tests/data/colocate/colocations3.csv --out -",
+    NULL};
+static const char *const ex_select[] = {NULL};
+static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select};
+
+/* Builds the option table of subcommand k (0..3) into out (room for 32). */
+static void sub_table(opts_t *o, int k, cli_opt_t *out)
+{
+    unsigned bit = 1u << k;
+    const struct {
+        unsigned subs;
+        cli_opt_t opt;
+    } all[] = {
+        {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
+        {S_ALL, {"--scaling", CLI_STR, &o->scaling, "FILE",
+                 "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
+        {S_EVAL | S_TRAIN, {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv",
+                            .flags = CLI_REQ | CLI_IN}},
+        {S_PREDICT, {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict",
+                     .flags = CLI_REQ | CLI_IN}},
+        {S_EVAL, {"--train-frac", CLI_DBL, &o->train_frac, "F", "share of co-locations used for training", .lo = 0,
+                  .hi = 1, .flags = CLI_LO_OPEN | CLI_HI_OPEN}},
+        {S_EVAL, {"--seeds", CLI_INT, &o->seeds, "N", "random splits", .lo = 1, .hi = 1000000}},
+        {S_EVAL, {"--seed", CLI_U64, &o->seed, "N", "first seed", .lo = 0, .hi = 0}},
+        {S_TRAIN, {"--seed", CLI_U64, &o->seed, "N", "seed of forests and MLP", .lo = 0, .hi = 0}},
+        {S_EVAL, {"--unseen", CLI_FLAG, &o->unseen, NULL,
+                  "hold out every co-location of one model (all its batch sizes) in turn instead of random splits"}},
+        {S_EVAL, {"--test", CLI_STR, &o->test, "FILE",
+                  "score on FILE's co-locations, leaving out each workload set (all its shares, in both files) in "
+                  "turn"}},
+        {S_EVAL, {"--test-alone", CLI_FLAG, &o->test_alone, NULL,
+                  "with --test: never train on FILE's co-locations (default off: the other workload sets of FILE "
+                  "are trained on)",
+                  .flags = CLI_NODEF}},
+        {S_EVAL, {"--predictors", CLI_STR, &o->predictors, "LIST",
+                  "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
+        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 1000000}},
+        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 1000000}},
+        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 1000000}},
+        {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K", "kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps", .def = "mps"}},
+        {S_TRAIN, {"--out", CLI_STR, &o->out, "FILE", "model file", .flags = CLI_REQ}},
+        {S_PREDICT, {"--out", CLI_STR, &o->out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT}},
+        {S_PREDICT | S_SELECT, {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`",
+                                .flags = CLI_REQ | CLI_IN}},
+        {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
+        {S_SELECT, {"--candidates", CLI_STR, &o->candidates, "LIST", "comma list; a+b co-locates several at once",
+                    .flags = CLI_REQ}},
+        {S_SELECT, {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners",
+                    .def = "100/100..."}},
+        {S_SELECT, {"--gpu", CLI_STR, &o->gpu, "NAME", "gpu column of the query", .def = "the workload's"}},
+        {S_EVAL | S_SELECT, {"--json", CLI_FLAG, &o->json, NULL, "print the result as JSON", .flags = CLI_NODEF}},
+        {S_ALL, CLI_OPT_QUIET(&o->quiet)},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i].subs & bit)
+            out[n++] = all[i].opt;
+    out[n] = (cli_opt_t){NULL};
+}
+
+static void sub_spec(opts_t *o, int k, cli_opt_t *table, cli_spec_t *spec)
+{
+    sub_table(o, k, table);
+    *spec = (cli_spec_t){.cmd = CMD,
+                         .sub = sub_names[k],
+                         .synopsis = sub_synopsis[k],
+                         .about = sub_about[k],
+                         .opts = table,
+                         .examples = sub_examples[k],
+                         .notes = k == 0 ? "See docs/colocate.md for the predictors and policies.\n" : NULL,
+                         .max_pos = 0};
+}
+
+static void defaults(opts_t *o)
 {
     memset(o, 0, sizeof *o);
     /* The library's defaults, which --help states. */
@@ -95,57 +130,52 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     o->trees = def.model.trees;
     o->epochs = def.model.mlp_epochs;
     o->rounds = def.model.boost_rounds;
-    if (argc < 2)
-        return cli_fail(CLI_USAGE, CMD, "missing subcommand (eval, train, predict, select)");
-    o->sub = argv[1];
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *val;
-        const char **str = NULL;
-        long v;
-        if (strcmp(a, "--unseen") == 0) { o->unseen = 1; continue; }
-        if (strcmp(a, "--test-alone") == 0) { o->test_alone = 1; continue; }
-        int rc = cli_next_option(CMD, argc, argv, &i, value_flags, &o->json, &o->quiet, &val);
-        if (rc != CLI_OK)
-            return rc;
-        if (!val)
-            continue;
-        if (strcmp(a, "--workloads") == 0) str = &o->workloads;
-        else if (strcmp(a, "--scaling") == 0) str = &o->scaling;
-        else if (strcmp(a, "--colocations") == 0) str = &o->colocations;
-        else if (strcmp(a, "--test") == 0) str = &o->test;
-        else if (strcmp(a, "--out") == 0) str = &o->out;
-        else if (strcmp(a, "--model") == 0) str = &o->model;
-        else if (strcmp(a, "--kind") == 0) str = &o->kind;
-        else if (strcmp(a, "--target") == 0) str = &o->target;
-        else if (strcmp(a, "--candidates") == 0) str = &o->candidates;
-        else if (strcmp(a, "--shares") == 0) str = &o->shares;
-        else if (strcmp(a, "--predictors") == 0) str = &o->predictors;
-        else if (strcmp(a, "--gpu") == 0) str = &o->gpu;
-        if (str) {
-            *str = val;
-            continue;
-        }
-        if (strcmp(a, "--train-frac") == 0) {
-            char *e;
-            o->train_frac = strtod(val, &e);
-            if (e == val || *e || !(o->train_frac > 0 && o->train_frac < 1))
-                return cli_fail(CLI_USAGE, CMD, "--train-frac: expected a number in (0,1), got '%s'", val);
-        } else if (strcmp(a, "--seeds") == 0 || strcmp(a, "--trees") == 0 ||
-                   strcmp(a, "--epochs") == 0 || strcmp(a, "--rounds") == 0) {
-            if (cli_parse_long(val, 1, 1000000, &v))
-                return cli_fail(CLI_USAGE, CMD, "%s: expected a positive integer, got '%s'", a, val);
-            *(a[2] == 's' ? &o->seeds : a[2] == 't' ? &o->trees : a[2] == 'e' ? &o->epochs : &o->rounds) = (int)v;
-        } else if (strcmp(a, "--seed") == 0) {
-            char *e;
-            errno = 0;
-            o->seed = strtoull(val, &e, 10);
-            if (e == val || *e || val[0] == '-' || errno == ERANGE)
-                return cli_fail(CLI_USAGE, CMD, "--seed: expected a non-negative integer, got '%s'", val);
-        } else {
-            return cli_bad_option(CMD, a, NULL);
-        }
+}
+
+/* `pairsight colocate --help`: every subcommand's usage. */
+static void overview(FILE *f)
+{
+    fputs("pairsight colocate: predict the throughput of workloads co-located on one GPU\n"
+          "under MPS and choose co-runners (docs/colocate.md). Subcommands eval, train,\n"
+          "predict, select; `pairsight help colocate SUB` shows one.\n\n",
+          f);
+    for (int k = 0; k < 4; k++) {
+        opts_t o;
+        cli_opt_t table[32];
+        cli_spec_t spec;
+        defaults(&o);
+        sub_spec(&o, k, table, &spec);
+        if (k)
+            fputs("\n", f);
+        cli_usage(&spec, f);
     }
-    return 0;
+}
+
+static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_spec_t *spec, int *code)
+{
+    defaults(o);
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        if (argc < 2)
+            *code = cli_fail(CLI_USAGE, CMD, "missing subcommand: eval, train, predict or select (see pairsight "
+                                             "colocate --help)");
+        else {
+            overview(stdout);
+            *code = CLI_OK;
+        }
+        return 1;
+    }
+    o->sub = argv[1];
+    int k = 0;
+    while (k < 4 && strcmp(o->sub, sub_names[k]) != 0)
+        k++;
+    if (k == 4) {
+        const char *near = cli_nearest(o->sub, sub_names, 4);
+        *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select)", o->sub,
+                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        return 1;
+    }
+    sub_spec(o, k, table, spec);
+    return cli_parse(spec, argc - 1, argv + 1, NULL, code);
 }
 
 typedef struct {
@@ -165,10 +195,7 @@ static void tables_free(tables_t *t)
 static int load_tables(const opts_t *o, int need_c, tables_t *t)
 {
     memset(t, 0, sizeof *t);
-    if (!o->workloads)
-        return cli_fail(CLI_USAGE, CMD, "%s: --workloads is required", o->sub);
-    if (need_c && !o->colocations)
-        return cli_fail(CLI_USAGE, CMD, "%s: --colocations is required", o->sub);
+    (void)need_c; /* the option tables make them required */
     if (ps_workloads_load(o->workloads, &t->w) ||
         (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
         (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
@@ -184,12 +211,34 @@ static void progress(double done, double total, void *user)
     cli_progress(*(const int *)user, "colocate eval", done, total);
 }
 
-static void json_num(double v)
+/* The result of colocate eval as JSON on stdout (NaN, where a policy or a
+ * predictor was not scored, becomes null). */
+static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
 {
-    if (isnan(v))
-        fputs("null", stdout);
-    else
-        printf("%.6g", v);
+    cJSON *j = cli_json_new("colocate-eval", 1);
+    cJSON_AddNumberToObject(j, "runs", r->runs);
+    cJSON_AddNumberToObject(j, "targets", r->targets);
+    cJSON_AddStringToObject(j, "mode", o->unseen ? "unseen" : o->test ? "test" : "split");
+    cJSON_AddNumberToObject(j, "train_frac", o->unseen || o->test ? NAN : o->train_frac);
+    cJSON *preds = cJSON_AddObjectToObject(j, "predictors");
+    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+        if (!(kinds & (1u << k)))
+            continue;
+        cJSON *e = cJSON_AddObjectToObject(preds, ps_coloc_kind_name(k));
+        cJSON_AddStringToObject(e, "of", ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
+        cJSON_AddNumberToObject(e, "r2", r->r2[k]);
+        cJSON_AddNumberToObject(e, "rmse", r->rmse[k]);
+        cJSON_AddNumberToObject(e, "mape", r->mape[k]);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON *e = cJSON_AddObjectToObject(j, pass ? "spread" : "policies");
+        for (int q = 0; q < PS_POL_N; q++) {
+            double v = pass ? r->policy_sd[q] : r->policy_mean[q];
+            if (!isnan(v))
+                cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v);
+        }
+    }
+    cli_json_print(j, stdout);
 }
 
 static int do_eval(const opts_t *o)
@@ -238,38 +287,7 @@ static int do_eval(const opts_t *o)
     if (err)
         return cli_fail(CLI_BAD_INPUT, CMD, "eval: %s", ps_last_error());
     if (o->json) {
-        printf("{\"runs\": %d, \"targets\": ", r.runs);
-        json_num(r.targets);
-        printf(", \"mode\": \"%s\", \"train_frac\": ", o->unseen ? "unseen" : o->test ? "test" : "split");
-        json_num(o->unseen || o->test ? NAN : o->train_frac);
-        fputs(", \"predictors\": {", stdout);
-        int first = 1;
-        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
-            if (!(p.kinds & (1u << k)))
-                continue;
-            printf("%s\"%s\": {\"of\": \"%s\", \"r2\": ", first ? "" : ", ", ps_coloc_kind_name(k),
-                   ps_coloc_kind_predicts_sum(k) ? "sum" : "workload");
-            json_num(r.r2[k]);
-            fputs(", \"rmse\": ", stdout);
-            json_num(r.rmse[k]);
-            fputs(", \"mape\": ", stdout);
-            json_num(r.mape[k]);
-            fputs("}", stdout);
-            first = 0;
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            fputs(pass ? "}, \"spread\": {" : "}, \"policies\": {", stdout);
-            first = 1;
-            for (int q = 0; q < PS_POL_N; q++) {
-                double v = pass ? r.policy_sd[q] : r.policy_mean[q];
-                if (isnan(v))
-                    continue;
-                printf("%s\"%s\": ", first ? "" : ", ", ps_coloc_policy_name(q));
-                json_num(v);
-                first = 0;
-            }
-        }
-        fputs("}}\n", stdout);
+        print_eval_json(o, p.kinds, &r);
         return CLI_OK;
     }
     printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
@@ -288,8 +306,6 @@ static int do_eval(const opts_t *o)
 
 static int do_train(const opts_t *o)
 {
-    if (!o->out)
-        return cli_fail(CLI_USAGE, CMD, "train: --out is required");
     ps_coloc_params_t p = ps_coloc_default_params();
     if (o->kind && ps_coloc_kind_parse(o->kind, &p.kind))
         return cli_fail(CLI_USAGE, CMD, "train: %s", ps_last_error());
@@ -318,8 +334,6 @@ static int do_train(const opts_t *o)
 
 static int do_predict(const opts_t *o)
 {
-    if (!o->model)
-        return cli_fail(CLI_USAGE, CMD, "predict: --model is required");
     const char *in[] = {o->model, o->workloads, o->scaling, o->colocations};
     int code = o->out ? cli_check_out(CMD ": predict", o->out, in, 4) : CLI_OK;
     if (code != CLI_OK)
@@ -425,8 +439,6 @@ static int first_unknown(const char *list, const char *gpu, const ps_workloads_t
 
 static int do_select(const opts_t *o)
 {
-    if (!o->model || !o->target || !o->candidates)
-        return cli_fail(CLI_USAGE, CMD, "select: --model, --target and --candidates are required");
     int shares[64], ns = 0;
     if (o->shares) {
         const char *s = o->shares;
@@ -529,20 +541,20 @@ static int do_select(const opts_t *o)
         }
         qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
         if (o->json) {
-            fputs("{\"target\": ", stdout);
-            cli_put_json_string(o->target);
-            printf(", \"model\": \"%s\", \"ranking\": [", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            cJSON *j = cli_json_new("colocate-select", 1);
+            cJSON_AddStringToObject(j, "target", o->target);
+            cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+            cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
             for (int i = 0; i < nc; i++) {
-                printf("%s{\"candidate\": ", i ? ", " : "");
-                cli_put_json_string(cand[i].name);
-                printf(", \"tput_sum\": %.6g, \"tput\": [", cand[i].sum);
-                for (int s = 0; s < cand[i].k; s++) {
-                    printf("%s", s ? ", " : "");
-                    json_num(cand[i].tput[s]);
-                }
-                fputs("]}", stdout);
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "candidate", cand[i].name);
+                cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+                cJSON *tp = cJSON_AddArrayToObject(e, "tput");
+                for (int s = 0; s < cand[i].k; s++)
+                    cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
+                cJSON_AddItemToArray(rank, e);
             }
-            fputs("]}\n", stdout);
+            cli_json_print(j, stdout);
         } else {
             printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
             for (int i = 0; i < nc; i++) {
@@ -566,13 +578,11 @@ static int do_select(const opts_t *o)
 
 int cmd_colocate(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_colocate_usage, stdout);
-        return CLI_OK;
-    }
     opts_t o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc)
+    cli_opt_t table[32];
+    cli_spec_t spec;
+    int rc;
+    if (parse_opts(argc, argv, &o, table, &spec, &rc))
         return rc;
     if (strcmp(o.sub, "eval") == 0)
         return do_eval(&o);

@@ -6,51 +6,9 @@
 #include "evaluate/experiments.h"
 
 #include <cblas.h>
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char cmd_eval_usage[] =
-    "usage: pairsight eval --ops FILE --coexec FILE [options]\n"
-    "\n"
-    "Train every baseline on the model's training data and compare them with the\n"
-    "PairSight model on the test co-executions; optionally run the ablation, the\n"
-    "generalization and the long-segment experiments. Prints the tables (or JSON).\n"
-    "\n"
-    "options:\n"
-    "  --ops FILE          standalone profile, ops.csv (required)\n"
-    "  --coexec FILE       co-executions, coexec.csv (required): split 80/10/10 by\n"
-    "                      experiment; baselines train on the training split and all\n"
-    "                      methods are scored on the test split\n"
-    "  --model FILE        PairSight model from `pairsight train` (default: train one\n"
-    "                      here on the training split)\n"
-    "  --train FILE        train baselines (and a model when --model is absent) on the\n"
-    "                      training split of FILE and score on every row of --coexec\n"
-    "                      (default: none)\n"
-    "  --long FILE         co-executions of segments longer than the window under SM\n"
-    "                      splits absent from training, for the `long` experiment\n"
-    "                      (default: none)\n"
-    "  --long-ops FILE     standalone profile of the long co-executions, with their\n"
-    "                      TPC counts (default: --ops)\n"
-    "  --experiments LIST  comma-separated: accuracy, ablation, generalization, long,\n"
-    "                      or all (default accuracy)\n"
-    "  --seed N            experiment split seed (default: the model's, else 1)\n"
-    "  --threads N         XGBoost threads when training here, 0 = all (default 0)\n"
-    "  --rounds N          most trees per regressor when training here (default: the\n"
-    "                      trainer's, 400)\n"
-    "  --depths LIST       max_depth grid when training here, up to 4 values\n"
-    "                      (default: the trainer's, 6,8)\n"
-    "  --etas LIST         learning-rate grid when training here, up to 4 values\n"
-    "                      (default: the trainer's, 0.1,0.3)\n"
-    "  --mlp-epochs N      most epochs per MLP baseline (default 100)\n"
-    "  --ks A,B,C          continued-training sizes of the generalization experiment,\n"
-    "                      in experiments per held-out group (default 10,50,100)\n"
-    "  --json              print the results as JSON instead of tables (default off)\n"
-    "  --json-out FILE     also write the JSON to FILE (default: none)\n"
-    "  --report FILE       also write the HTML report to FILE (default: none)\n"
-    "  -q                  no progress on stderr (default: progress on a terminal)\n"
-    "  -h, --help          this text\n"
-    "\n"
-    "Exit status: 0 ok, 1 bad input or a failed evaluation, 2 usage.\n";
 
 typedef struct {
     int quiet;
@@ -69,99 +27,141 @@ static void on_progress(const char *stage, double done, double total, void *user
 }
 
 
-static int write_text(const char *path, const char *text)
+static int write_json(const char *path, const cJSON *o)
 {
     ps_atomic_t *a = NULL;
     int rc = ps_atomic_open(path, &a);
     if (rc != 0)
         return rc;
-    fputs(text, ps_atomic_stream(a));
+    cli_json_write(o, ps_atomic_stream(a));
     fputc('\n', ps_atomic_stream(a));
     return ps_atomic_commit(a);
 }
 
-/* The flags of eval and of report that take a value. */
-#define COMMON_VALUE_FLAGS                                                                                        \
-    "--ops", "--coexec", "--model", "--train", "--long", "--long-ops", "--depths", "--etas", "--experiments",      \
-        "--seed", "--threads", "--rounds", "--mlp-epochs", "--ks"
-static const char *const eval_value_flags[] = {COMMON_VALUE_FLAGS, "--json-out", "--report", NULL};
-static const char *const report_value_flags[] = {COMMON_VALUE_FLAGS, "--out", NULL};
+/* The library's results JSON under the CLI's schema field. */
+static cJSON *results_json(const ps_eval_results_t *r)
+{
+    char *js = ps_eval_json(r);
+    cJSON *in = js ? cJSON_Parse(js) : NULL, *o = cli_json_new("eval", 1);
+    free(js);
+    if (!in || !o) {
+        cJSON_Delete(in);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    while (in->child) {
+        cJSON *it = cJSON_DetachItemViaPointer(in, in->child);
+        cJSON_AddItemToObject(o, it->string, it);
+    }
+    cJSON_Delete(in);
+    return o;
+}
+
+static int parse_experiments(const char *v, void *dest)
+{
+    return ps_experiments_parse(v, dest) == 0 ? 0 : -1;
+}
+
+static const char *const eval_examples[] = {
+    "pairsight eval --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --mlp-epochs 5 --json-out out/e.json",
+    NULL};
+static const char *const report_examples[] = {
+    "pairsight report --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --mlp-epochs 5 --out out/r.html",
+    NULL};
 
 int cli_eval_main(int argc, char **argv, int report_mode)
 {
     const char *cmd = report_mode ? "report" : "eval";
-    if (cli_wants_help(argc, argv)) {
-        cli_print_usage(cmd, stdout);
-        return CLI_OK;
-    }
     const char *ops_path = NULL, *cx_path = NULL, *model_path = NULL, *train_path = NULL, *long_path = NULL;
     const char *long_ops_path = NULL;
     const char *json_out = NULL, *report_path = NULL;
-    int json = 0, quiet = 0, seed = -1;
+    int json = 0, quiet = 0;
     ps_eval_config_t c;
     ps_eval_default_config(&c);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option(cmd, argc, argv, &i, report_mode ? report_value_flags : eval_value_flags,
-                                 report_mode ? NULL : &json, &quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        if (strcmp(a, "--ops") == 0)
-            ops_path = v;
-        else if (strcmp(a, "--coexec") == 0)
-            cx_path = v;
-        else if (strcmp(a, "--model") == 0)
-            model_path = v;
-        else if (strcmp(a, "--train") == 0)
-            train_path = v;
-        else if (strcmp(a, "--long") == 0)
-            long_path = v;
-        else if (strcmp(a, "--long-ops") == 0)
-            long_ops_path = v;
-        else if (strcmp(a, "--depths") == 0) {
-            double d[4];
-            if (cli_parse_list(v, 1, 20, 1, d, &c.n_depths) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--depths: expected up to 4 integers in 1..20: %s", v);
-            for (int k = 0; k < c.n_depths; k++)
-                c.depths[k] = (int)d[k];
-        } else if (strcmp(a, "--etas") == 0) {
-            if (cli_parse_list(v, 1e-6, 1, 0, c.etas, &c.n_etas) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--etas: expected up to 4 numbers in (0, 1]: %s", v);
-        } else if (strcmp(a, "--json-out") == 0 && !report_mode)
-            json_out = v;
-        else if ((strcmp(a, "--report") == 0 && !report_mode) || (strcmp(a, "--out") == 0 && report_mode))
-            report_path = v;
-        else if (strcmp(a, "--experiments") == 0) {
-            if (ps_experiments_parse(v, &c.experiments) != 0)
-                return cli_fail(CLI_USAGE, cmd, "%s", ps_last_error());
-        } else if (strcmp(a, "--seed") == 0) {
-            if (cli_parse_int(v, 0, 1000000000L, &seed) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--seed: not a non-negative integer: %s", v);
-        } else if (strcmp(a, "--threads") == 0) {
-            if (cli_parse_int(v, 0, 1000000000L, &c.nthread) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--threads: not a non-negative integer: %s", v);
-        } else if (strcmp(a, "--rounds") == 0) {
-            if (cli_parse_int(v, 1, 1000000000L, &c.max_rounds) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--rounds: not a positive integer: %s", v);
-        } else if (strcmp(a, "--mlp-epochs") == 0) {
-            if (cli_parse_int(v, 1, 1000000000L, &c.bp.mlp_epochs) != 0)
-                return cli_fail(CLI_USAGE, cmd, "--mlp-epochs: not a positive integer: %s", v);
-        } else if (strcmp(a, "--ks") == 0) {
-            double d[4];
-            int n = 0;
-            if (cli_parse_list(v, 1, 1000000, 1, d, &n) != 0 || n != 3)
-                return cli_fail(CLI_USAGE, cmd, "--ks: expected three integers A,B,C in 1..1000000: %s", v);
-            for (int k = 0; k < 3; k++)
-                c.ks[k] = (int)d[k];
-        } else
-            return cli_bad_option(cmd, a, NULL);
+    /* "The trainer's" defaults, spelled out so that --help shows them. */
+    ps_train_params_t tp = ps_train_default_params();
+    c.max_rounds = tp.max_rounds;
+    c.n_depths = tp.n_depths;
+    memcpy(c.depths, tp.depths, sizeof c.depths);
+    c.n_etas = tp.n_etas;
+    memcpy(c.etas, tp.etas, sizeof c.etas);
+    uint64_t seed = c.seed;
+    int n_ks = 3;
+    cli_opt_t opts[] = {
+        {"--ops", CLI_STR, &ops_path, "FILE", "standalone profile, ops.csv", .flags = CLI_REQ | CLI_IN},
+        {"--coexec", CLI_STR, &cx_path, "FILE",
+         "co-executions, coexec.csv: split 80/10/10 by experiment; baselines train on the training split and "
+         "all methods are scored on the test split",
+         .flags = CLI_REQ | CLI_IN},
+        {"--model", CLI_STR, &model_path, "FILE", "PairSight model from `pairsight train`",
+         .def = "train one here on the training split"},
+        {"--train", CLI_STR, &train_path, "FILE",
+         "train baselines (and a model when --model is absent) on the training split of FILE and score on every "
+         "row of --coexec"},
+        {"--long", CLI_STR, &long_path, "FILE",
+         "co-executions of segments longer than the window under SM splits absent from training, for the "
+         "`long` experiment"},
+        {"--long-ops", CLI_STR, &long_ops_path, "FILE",
+         "standalone profile of the long co-executions, with their TPC counts", .def = "--ops"},
+        {"--experiments", CLI_FN, &c.experiments, "LIST",
+         "comma-separated: accuracy, ablation, generalization, long, or all", .def = "accuracy",
+         .parse = parse_experiments, .accepts = "a comma-separated list of accuracy, ablation, generalization, "
+                                                "long, or all"},
+        {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0,
+         .def = "the model's, else 1"},
+        {"--threads", CLI_INT, &c.nthread, "N", "XGBoost threads when training here, 0 = all", .lo = 0, .hi = 4096},
+        {"--rounds", CLI_INT, &c.max_rounds, "N", "most trees per regressor when training here", .lo = 1,
+         .hi = 100000},
+        {"--depths", CLI_INTS, c.depths, "LIST", "max_depth grid when training here", .lo = 1, .hi = 20,
+         .count = &c.n_depths, .max = 4},
+        {"--etas", CLI_DBLS, c.etas, "LIST", "learning-rate grid when training here", .lo = 0, .hi = 1,
+         .flags = CLI_LO_OPEN, .count = &c.n_etas, .max = 4},
+        {"--mlp-epochs", CLI_INT, &c.bp.mlp_epochs, "N", "most epochs per MLP baseline", .lo = 1, .hi = 1000000},
+        {"--ks", CLI_INTS, c.ks, "A,B,C",
+         "continued-training sizes of the generalization experiment, in experiments per held-out group", .lo = 1,
+         .hi = 1000000, .count = &n_ks, .max = 3},
+        CLI_OPT_JSON(&json, "print the results as JSON instead of tables"),
+        {"--json-out", CLI_STR, &json_out, "FILE", "also write the JSON to FILE", .flags = CLI_OUT},
+        {"--report", CLI_STR, &report_path, "FILE", "also write the HTML report to FILE"},
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    if (report_mode) {
+        /* report: --out is the page, and it prints no JSON. */
+        cli_opt_t *o = opts;
+        while (strcmp(o->name, "--json") != 0)
+            o++;
+        for (cli_opt_t *d = o; d->name; d++)
+            *d = d[1];
+        while (strcmp(o->name, "--json-out") != 0)
+            o++;
+        for (cli_opt_t *d = o; d->name; d++)
+            *d = d[1];
+        while (strcmp(o->name, "--report") != 0)
+            o++;
+        *o = (cli_opt_t){"--out", CLI_STR, &report_path, "FILE", "the HTML page to write", .flags = CLI_REQ};
     }
-    if (!ops_path || !cx_path)
-        return cli_fail(CLI_USAGE, cmd, "--ops and --coexec are required (see pairsight %s --help)", cmd);
-    if (report_mode && !report_path)
-        return cli_fail(CLI_USAGE, cmd, "--out is required (see pairsight report --help)");
+    cli_spec_t spec = {
+        .cmd = cmd,
+        .synopsis = report_mode ? "--ops FILE --coexec FILE --out FILE [options]" : "--ops FILE --coexec FILE [options]",
+        .about = report_mode
+                     ? "Run the evaluation of `pairsight eval` and write one self-contained HTML page:\n"
+                       "the tables, predicted against measured latency per method, error CDFs, the\n"
+                       "slowdown heat map of HP segments against co-runners and each counter's\n"
+                       "correlation with delta for target and co-runner. scripts/render_report.sh\n"
+                       "renders it to a PNG.\n"
+                     : "Train every baseline on the model's training data and compare them with the\n"
+                       "PairSight model on the test co-executions; optionally run the ablation, the\n"
+                       "generalization and the long-segment experiments. Prints the tables (or JSON).\n",
+        .opts = opts,
+        .examples = report_mode ? report_examples : eval_examples,
+        .exit_status = report_mode ? "0 written, 1 bad input or unwritable --out, 2 usage error."
+                                   : "0 ok, 1 bad input or a failed evaluation, 2 usage error.",
+        .max_pos = 0};
+    int code0;
+    if (cli_parse(&spec, argc, argv, NULL, &code0))
+        return code0;
+    if (n_ks != 3)
+        return cli_fail(CLI_USAGE, cmd, "--ks: bad value: expected three integers A,B,C in 1..1000000");
     if ((c.experiments & PS_EXP_LONG) && !long_path)
         return cli_fail(CLI_USAGE, cmd, "the long experiment needs --long FILE");
     if (long_ops_path && !long_path)
@@ -182,7 +182,7 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     ps_model_t *model = NULL;
     ps_eval_results_t r;
     memset(&r, 0, sizeof r);
-    char *js = NULL;
+    cJSON *js = NULL;
     if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0 ||
         (train_path && ps_coexec_load(train_path, &train) != 0) ||
         (long_path && ps_coexec_load(long_path, &lx) != 0) ||
@@ -190,12 +190,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
         goto done;
     }
-    if (model) {
+    if (model && !cli_given(&spec, "--seed")) {
         ps_model_info_t info;
-        if (ps_model_info(model, &info) == 0 && seed < 0)
-            seed = (int)info.seed;
+        if (ps_model_info(model, &info) == 0)
+            seed = info.seed;
     }
-    c.seed = seed < 0 ? 1u : (unsigned)seed;
+    c.seed = (unsigned)seed;
     /* The MLP baselines multiply small matrices (minibatches of 32), which
      * run several times faster on one BLAS thread than on many that wait for
      * each other; XGBoost keeps its own threads (--threads). */
@@ -217,12 +217,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
         goto done;
     }
     if (json || json_out) {
-        js = ps_eval_json(&r);
+        js = results_json(&r);
         if (!js) {
             cli_fail(CLI_BAD_INPUT, cmd, "out of memory");
             goto done;
         }
-        if (json_out && write_text(json_out, js) != 0) {
+        if (json_out && write_json(json_out, js) != 0) {
             cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
             goto done;
         }
@@ -234,12 +234,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     if (report_mode)
         printf("wrote %s\n", report_path);
     else if (json)
-        printf("%s\n", js);
+        cli_json_write(js, stdout), putchar('\n');
     else
         ps_eval_print(&r, stdout);
     code = fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
 done:
-    free(js);
+    cJSON_Delete(js);
     ps_eval_results_clear(&r);
     ps_model_free(model);
     ps_ops_free(ops);

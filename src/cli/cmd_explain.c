@@ -7,27 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_explain_usage[] =
-    "usage: pairsight explain --model model.psm --ops ops.csv --query SPEC [options]\n"
-    "\n"
-    "Explain one prediction: XGBoost SHAP contributions (in log slowdown) of\n"
-    "every input, folded back to the named operators of both segments, for the\n"
-    "HP and the LP regressor. A positive value raises the predicted latency.\n"
-    "Segments must fit in the model's window (16 operators by default).\n"
-    "\n"
-    "SPEC is a comma-separated list of coexec.csv key columns, e.g.\n"
-    "  hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=16,\n"
-    "  lp_model=bert-base,lp_batch=8,lp_start=40,lp_len=16,hp_tpcs=30,lp_tpcs=24\n"
-    "(gpu=NAME is optional and defaults to the model's GPU).\n"
-    "\n"
-    "options:\n"
-    "  --model FILE   trained model (required)\n"
-    "  --ops FILE     standalone operator profile (required)\n"
-    "  --query SPEC   the candidate (required)\n"
-    "  --top N        items shown per regressor in text output, 0 = all (default 10)\n"
-    "  --json         print every item as JSON (default: text)\n"
-    "  -q             accepted for symmetry; explain prints no progress\n";
-
 /* Parse SPEC into q; strings point into buf (a writable copy of SPEC). */
 static int parse_spec(char *buf, ps_query_t *q)
 {
@@ -81,7 +60,7 @@ static const char *owner_name(int owner)
 
 static void print_json(const ps_explanation_t *e)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = cli_json_new("explain", 1);
     cJSON_AddNumberToObject(o, "hp_ns_pred", e->hp_ns);
     cJSON_AddNumberToObject(o, "lp_ns_pred", e->lp_ns);
     cJSON_AddNumberToObject(o, "hp_solo_ns", e->hp_solo_ns);
@@ -100,11 +79,7 @@ static void print_json(const ps_explanation_t *e)
         cJSON_AddNumberToObject(it, "contribution", c->contribution);
         cJSON_AddItemToArray(a, it);
     }
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    cJSON_free(text);
-    cJSON_Delete(o);
+    cli_json_print(o, stdout);
 }
 
 static void print_text(const ps_explanation_t *e, int top)
@@ -131,43 +106,48 @@ static void print_text(const ps_explanation_t *e, int top)
     }
 }
 
+static const char *const examples[] = {
+    "pairsight explain --model out/model.psm --ops out/ops.csv --query hp_model=resnet50,hp_batch=8,hp_start=0,"
+    "hp_len=12,lp_model=bert-base,lp_batch=8,lp_start=10,lp_len=16,hp_tpcs=27,lp_tpcs=27 --top 5",
+    NULL};
+
 int cmd_explain(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_explain_usage, stdout);
-        return CLI_OK;
-    }
-    const char *model_path = NULL, *ops_path = NULL, *spec = NULL;
-    int json = 0, quiet = 0, top = 10; /* -q is taken; explain shows no progress */
-    static const char *const value_flags[] = {"--model", "--ops", "--query", "--top", NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option("explain", argc, argv, &i, value_flags, &json, &quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        if (strcmp(a, "--model") == 0) {
-            model_path = v;
-        } else if (strcmp(a, "--ops") == 0) {
-            ops_path = v;
-        } else if (strcmp(a, "--query") == 0) {
-            spec = v;
-        } else if (strcmp(a, "--top") == 0) {
-            if (cli_parse_int(v, 0, 100000, &top))
-                return cli_fail(CLI_USAGE, "explain", "--top: bad value '%s' (want 0..100000)", v);
-        } else {
-            return cli_bad_option("explain", a, NULL);
-        }
-    }
-    if (!model_path || !ops_path || !spec)
-        return cli_fail(CLI_USAGE, "explain", "--model, --ops and --query are required (see --help)");
+    const char *model_path = NULL, *ops_path = NULL, *spec_text = NULL;
+    int json = 0, quiet = 0, top = 10; /* explain shows no progress and no summary: -q changes nothing */
+    cli_opt_t opts[] = {
+        {"--model", CLI_STR, &model_path, "FILE", "trained model", .flags = CLI_REQ | CLI_IN},
+        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile", .flags = CLI_REQ | CLI_IN},
+        {"--query", CLI_STR, &spec_text, "SPEC", "the candidate, as key=value pairs (see above)", .flags = CLI_REQ},
+        {"--top", CLI_INT, &top, "N", "items shown per regressor in text output, 0 = all", .lo = 0, .hi = 100000},
+        CLI_OPT_JSON(&json, "print every item as JSON (default: text)"),
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t cspec = {
+        .cmd = "explain",
+        .synopsis = "--model FILE --ops FILE --query SPEC [options]",
+        .about = "Explain one prediction: XGBoost SHAP contributions (in log slowdown) of\n"
+                 "every input, folded back to the named operators of both segments, for the\n"
+                 "HP and the LP regressor. A positive value raises the predicted latency.\n"
+                 "Segments must fit in the model's window (16 operators by default).\n"
+                 "\n"
+                 "SPEC is a comma-separated list of coexec.csv key columns, e.g.\n"
+                 "  hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=16,\n"
+                 "  lp_model=bert-base,lp_batch=8,lp_start=40,lp_len=16,hp_tpcs=30,lp_tpcs=24\n"
+                 "(gpu=NAME is optional and defaults to the model's GPU).\n",
+        .opts = opts,
+        .examples = examples,
+        .max_pos = 0};
+    int code;
+    if (cli_parse(&cspec, argc, argv, NULL, &code))
+        return code;
+    const char *spec = spec_text;
     char *buf = strdup(spec);
     if (!buf)
         return cli_fail(CLI_BAD_INPUT, "explain", "out of memory");
     ps_query_t q;
     memset(&q, 0, sizeof q);
-    int code = parse_spec(buf, &q);
+    code = parse_spec(buf, &q);
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
     ps_explanation_t *e = NULL;

@@ -4,97 +4,62 @@
 #include "profile/gpu.h"
 #include "profile/tables.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_import_usage[] =
-    "usage: pairsight import ncu REPORT.csv --gpu G --model M --tpcs N --out ops.csv [options]\n"
-    "       pairsight import torch-trace TRACE.json --gpu G --model M --tpcs N --out ops.csv [options]\n"
-    "\n"
-    "Converts a profile of one model run alone into ops.csv, one operator per\n"
-    "kernel launch in launch order, all measured at N TPCs.\n"
-    "  ncu          an Nsight Compute export: ncu --csv --page raw --metrics\n"
-    "               gpu__time_duration.sum[,dram__bytes.sum,lts__t_bytes.sum,...]\n"
-    "               (with or without --print-units base)\n"
-    "  torch-trace  a PyTorch profiler Chrome trace (prof.export_chrome_trace): the\n"
-    "               \"kernel\" events of one CUDA stream, ordered by ts\n"
-    "\n"
-    "options:\n"
-    "  --gpu G      : GPU name written to every row (required)\n"
-    "  --model M    : model name (required)\n"
-    "  --batch B    : batch size (default 1)\n"
-    "  --tpcs N     : TPCs the profile ran on, e.g. all of the GPU (required)\n"
-    "  --out FILE   : ops.csv to write, atomically (required)\n"
-    "  --append     : add the rows to FILE when it exists (e.g. the same model at\n"
-    "                 another TPC count) instead of replacing it (default off)\n"
-    "  --stream S   : torch-trace only: the CUDA stream to take (default: the stream\n"
-    "                 with the most kernel time)\n"
-    "  --json       : print the summary as JSON (default off)\n"
-    "  -q           : print nothing on success (default off)\n"
-    "  -h, --help   : show this help\n"
-    "\n"
-    "Exit status: 0 written, 1 bad or empty input (nothing is written), 2 usage.\n";
-
-/* A positive int option value, or -1. */
-static int positive_int(const char *s)
-{
-    long v;
-    return cli_parse_long(s, 1, 1 << 30, &v) == 0 ? (int)v : -1;
-}
+static const char *const examples[] = {
+    "pairsight import ncu tests/data/ncu_raw.csv --gpu a100 --model resnet50 --tpcs 54 --out out/imported.csv",
+    NULL};
 
 int cmd_import(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_import_usage, stdout);
-        return CLI_OK;
-    }
     ps_import_params_t p = {.batch = 1};
     const char *kind = NULL, *in = NULL, *outp = NULL;
-    int json = 0, quiet = 0, append = 0;
-    for (int i = 1; i < argc; i++) {
-        static const char *const value_flags[] = {"--gpu", "--model", "--batch", "--tpcs", "--out", "--stream", NULL};
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = 0;
-        for (int k = 0; value_flags[k]; k++)
-            takes |= strcmp(a, value_flags[k]) == 0;
-        if (takes && !val)
-            return cli_bad_option("import", a, value_flags);
-        if (strcmp(a, "--gpu") == 0)
-            p.gpu = val;
-        else if (strcmp(a, "--model") == 0)
-            p.model = val;
-        else if (strcmp(a, "--stream") == 0)
-            p.stream = val;
-        else if (strcmp(a, "--out") == 0)
-            outp = val;
-        else if (strcmp(a, "--batch") == 0 && (p.batch = positive_int(val)) < 0)
-            return cli_fail(CLI_USAGE, "import", "--batch: '%s' is not a positive integer", val);
-        else if (strcmp(a, "--tpcs") == 0 && (p.tpcs = positive_int(val)) < 0)
-            return cli_fail(CLI_USAGE, "import", "--tpcs: '%s' is not a positive integer", val);
-        else if (strcmp(a, "--json") == 0)
-            json = 1;
-        else if (strcmp(a, "--append") == 0)
-            append = 1;
-        else if (strcmp(a, "-q") == 0)
-            quiet = 1;
-        else if (!takes && a[0] == '-' && a[1])
-            return cli_bad_option("import", a, NULL);
-        else if (!takes && !kind)
-            kind = a;
-        else if (!takes && !in)
-            in = a;
-        else if (!takes)
-            return cli_fail(CLI_USAGE, "import", "unexpected argument '%s'", a);
-        i += takes;
-    }
+    int json = 0, quiet = 0, append = 0, npos = 0;
+    cli_opt_t opts[] = {
+        {"--gpu", CLI_STR, &p.gpu, "G", "GPU name written to every row; an alias (a100) becomes the catalog's name",
+         .flags = CLI_REQ},
+        {"--model", CLI_STR, &p.model, "M", "model name", .flags = CLI_REQ},
+        {"--batch", CLI_INT, &p.batch, "B", "batch size", .lo = 1, .hi = 1 << 30},
+        {"--tpcs", CLI_INT, &p.tpcs, "N", "TPCs the profile ran on, e.g. all of the GPU", .lo = 1, .hi = 1 << 30,
+         .flags = CLI_REQ},
+        {"--out", CLI_STR, &outp, "FILE", "ops.csv to write, atomically", .flags = CLI_REQ | CLI_OUT},
+        {"--append", CLI_FLAG, &append, NULL,
+         "add the rows to FILE when it exists (e.g. the same model at another TPC count) instead of replacing it"},
+        {"--stream", CLI_STR, &p.stream, "S", "torch-trace only: the CUDA stream to take",
+         .def = "the stream with the most kernel time"},
+        CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t spec = {
+        .cmd = "import",
+        .synopsis = "ncu REPORT.csv --gpu G --model M --tpcs N --out ops.csv [options]\n"
+                    "torch-trace TRACE.json --gpu G --model M --tpcs N --out ops.csv [options]",
+        .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
+                 "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
+                 "TRACE.json may be - for standard input).\n"
+                 "  ncu          an Nsight Compute export: ncu --csv --page raw --metrics\n"
+                 "               gpu__time_duration.sum[,dram__bytes.sum,lts__t_bytes.sum,...]\n"
+                 "               (with or without --print-units base)\n"
+                 "  torch-trace  a PyTorch profiler Chrome trace (prof.export_chrome_trace): the\n"
+                 "               \"kernel\" events of one CUDA stream, ordered by ts\n",
+        .opts = opts,
+        .examples = examples,
+        .exit_status = "0 written, 1 bad or empty input (nothing is written), 2 usage error.",
+        .max_pos = 2};
+    int code;
+    if (cli_parse(&spec, argc, argv, &npos, &code))
+        return code;
+    kind = npos > 0 ? argv[1] : NULL;
+    in = npos > 1 ? argv[2] : NULL;
+    if (in && strcmp(in, "-") == 0 && !(in = cli_stdin_path()))
+        return cli_fail(CLI_BAD_INPUT, "import", "%s", ps_last_error());
     if (!kind || !in)
         return cli_fail(CLI_USAGE, "import", "give a format (ncu or torch-trace) and an input file");
     int is_ncu = strcmp(kind, "ncu") == 0;
     if (!is_ncu && strcmp(kind, "torch-trace") != 0)
         return cli_fail(CLI_USAGE, "import", "unknown format '%s' (ncu or torch-trace)", kind);
-    if (!p.gpu || !p.model || !p.tpcs || !outp)
-        return cli_fail(CLI_USAGE, "import", "--gpu, --model, --tpcs and --out are required");
     if (is_ncu && p.stream)
         return cli_fail(CLI_USAGE, "import", "--stream applies to torch-trace only");
     if (!*p.gpu || !*p.model)
@@ -131,16 +96,16 @@ int cmd_import(int argc, char **argv)
     if (rc != 0)
         return cli_fail(rc == PS_E_ARG ? CLI_USAGE : CLI_BAD_INPUT, "import", "%s", ps_last_error());
     if (json) {
-        const char *keys[] = {"out", "gpu", "model"}, *vals[] = {outp, p.gpu, p.model};
-        putchar('{');
-        for (int k = 0; k < 3; k++) {
-            printf("\"%s\": ", keys[k]);
-            cli_put_json_string(vals[k]);
-            fputs(", ", stdout);
-        }
-        printf("\"ops\": %zu, \"batch\": %d, \"tpcs\": %d}\n", n, p.batch, p.tpcs);
+        cJSON *o = cli_json_new("import", 1);
+        cJSON_AddStringToObject(o, "out", cli_user_path(outp));
+        cJSON_AddStringToObject(o, "gpu", p.gpu);
+        cJSON_AddStringToObject(o, "model", p.model);
+        cJSON_AddNumberToObject(o, "ops", (double)n);
+        cJSON_AddNumberToObject(o, "batch", p.batch);
+        cJSON_AddNumberToObject(o, "tpcs", p.tpcs);
+        cli_json_print(o, stdout);
     } else if (!quiet)
-        printf("%s: %zu operators of %s batch %d on %s at %d TPCs\n", outp, n, p.model, p.batch,
-               p.gpu, p.tpcs);
+        fprintf(stderr, "%s: %zu operators of %s batch %d on %s at %d TPCs\n", cli_user_path(outp), n, p.model, p.batch,
+                p.gpu, p.tpcs);
     return CLI_OK;
 }

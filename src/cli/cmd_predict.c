@@ -10,26 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_predict_usage[] =
-    "usage: pairsight predict --model model.psm --ops ops.csv --queries q.csv [options]\n"
-    "\n"
-    "Predict the HP and LP latency of every candidate in q.csv: the key columns\n"
-    "of coexec.csv (gpu, hp_model, hp_batch, hp_start, hp_len, lp_model,\n"
-    "lp_batch, lp_start, lp_len, hp_tpcs, lp_tpcs; gpu may be left out and is\n"
-    "then the model's). The output repeats every input column and adds\n"
-    "hp_ns_pred, lp_ns_pred, hp_delta_pred and lp_delta_pred.\n"
-    "\n"
-    "options:\n"
-    "  --model FILE     trained model (required)\n"
-    "  --ops FILE       standalone operator profile (required)\n"
-    "  --queries FILE   candidates (required)\n"
-    "  --out FILE       predictions CSV (default: standard output)\n"
-    "  --compose NAME   window composition for segments longer than the window:\n"
-    "                   overlap (time-aligned) or index (published) (default overlap)\n"
-    "  --json           print a summary (rows, seconds, microseconds per query) as JSON\n"
-    "                   on standard output; needs --out (default off)\n"
-    "  -q               no progress on stderr (default: progress on a terminal)\n";
-
 enum {
     C_GPU,
     C_HP_MODEL,
@@ -213,44 +193,50 @@ static void write_predictions(FILE *o, const qfile_t *f, const double *hp, const
     }
 }
 
+static const char *const compose_names[] = {"overlap", "index", NULL};
+
+static const char *const examples[] = {
+    "pairsight predict --model out/model.psm --ops out/ops.csv --queries out/coexec.csv --out out/pred.csv",
+    "head -5 out/coexec.csv | pairsight predict --model=out/model.psm --ops=out/ops.csv --queries -",
+    NULL};
+
 int cmd_predict(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(cmd_predict_usage, stdout);
-        return CLI_OK;
-    }
     const char *model_path = NULL, *ops_path = NULL, *q_path = NULL, *out = NULL;
-    int json = 0, quiet = 0;
-    ps_compose_t method = PS_COMPOSE_OVERLAP;
-    static const char *const value_flags[] = {"--model", "--ops", "--queries", "--out", "--compose", NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = cli_next_option("predict", argc, argv, &i, value_flags, &json, &quiet, &v);
-        if (rc != CLI_OK)
-            return rc;
-        if (!v)
-            continue;
-        if (strcmp(a, "--model") == 0)
-            model_path = v;
-        else if (strcmp(a, "--ops") == 0)
-            ops_path = v;
-        else if (strcmp(a, "--queries") == 0)
-            q_path = v;
-        else if (strcmp(a, "--out") == 0)
-            out = v;
-        else if (strcmp(a, "--compose") == 0 && strcmp(v, "overlap") == 0)
-            method = PS_COMPOSE_OVERLAP;
-        else if (strcmp(a, "--compose") == 0 && strcmp(v, "index") == 0)
-            method = PS_COMPOSE_INDEX;
-        else if (strcmp(a, "--compose") == 0)
-            return cli_fail(CLI_USAGE, "predict", "--compose: '%s' is neither overlap nor index", v);
-        else
-            return cli_bad_option("predict", a, NULL);
-    }
-    if (!model_path || !ops_path || !q_path)
-        return cli_fail(CLI_USAGE, "predict", "--model, --ops and --queries are required (see --help)");
-    if (json && !out)
-        return cli_fail(CLI_USAGE, "predict", "--json prints a summary and needs --out for the predictions");
+    int json = 0, quiet = 0, compose = 0;
+    cli_opt_t opts[] = {
+        {"--model", CLI_STR, &model_path, "FILE", "trained model", .flags = CLI_REQ | CLI_IN},
+        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile", .flags = CLI_REQ | CLI_IN},
+        {"--queries", CLI_STR, &q_path, "FILE", "candidates", .flags = CLI_REQ | CLI_IN},
+        {"--out", CLI_STR, &out, "FILE", "predictions CSV", .def = "standard output", .flags = CLI_OUT},
+        {"--compose", CLI_ENUM, &compose, "NAME",
+         "window composition for segments longer than the window: overlap (time-aligned) or index (published)",
+         .choices = compose_names},
+        CLI_OPT_JSON(&json, "print a summary (rows, seconds, microseconds per query) as JSON on standard output; "
+                            "needs --out FILE"),
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    cli_spec_t spec = {
+        .cmd = "predict",
+        .synopsis = "--model FILE --ops FILE --queries FILE [options]",
+        .about = "Predict the HP and LP latency of every candidate in the queries file: the key\n"
+                 "columns of coexec.csv (gpu, hp_model, hp_batch, hp_start, hp_len, lp_model,\n"
+                 "lp_batch, lp_start, lp_len, hp_tpcs, lp_tpcs; gpu may be left out and is\n"
+                 "then the model's; other columns are kept). The output repeats every input\n"
+                 "column and adds hp_ns_pred, lp_ns_pred, hp_delta_pred and lp_delta_pred.\n",
+        .opts = opts,
+        .examples = examples,
+        .exit_status = "0 predicted, 1 bad input (the message names the file and line), 2 usage error.",
+        .max_pos = 0};
+    int code;
+    if (cli_parse(&spec, argc, argv, NULL, &code))
+        return code;
+    ps_compose_t method = compose ? PS_COMPOSE_INDEX : PS_COMPOSE_OVERLAP;
+    if (out && strcmp(cli_user_path(out), "-") == 0 && !json)
+        out = NULL; /* standard output, written directly */
+    if (json && (!out || strcmp(cli_user_path(out), "-") == 0))
+        return cli_fail(CLI_USAGE, "predict", "--json prints a summary on standard output and needs --out FILE for "
+                                              "the predictions");
     if (out) {
         const char *inputs[] = {model_path, ops_path, q_path};
         int out_code = cli_check_out("predict", out, inputs, 3);
@@ -263,7 +249,7 @@ int cmd_predict(int argc, char **argv)
     qfile_t f;
     memset(&f, 0, sizeof f);
     double *buf = NULL;
-    int code = CLI_BAD_INPUT;
+    code = CLI_BAD_INPUT;
     ps_model_info_t info;
     if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
         read_queries(q_path, info.gpu, &f) != 0) {
@@ -281,7 +267,7 @@ int cmd_predict(int argc, char **argv)
         /* Name the line of the first query that cannot be predicted. */
         for (size_t i = 0; i < f.n; i++)
             if (ps_model_check_query(m, ops, &f.q[i]) != 0) {
-                cli_fail(CLI_BAD_INPUT, "predict", "%s:%zu: %s", q_path, f.line[i], ps_last_error());
+                cli_fail(CLI_BAD_INPUT, "predict", "%s:%zu: %s", cli_user_path(q_path), f.line[i], ps_last_error());
                 goto done;
             }
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
@@ -309,17 +295,13 @@ int cmd_predict(int argc, char **argv)
         }
     }
     if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "out", out);
+        cJSON *o = cli_json_new("predict", 1);
+        cJSON_AddStringToObject(o, "out", cli_user_path(out));
         cJSON_AddNumberToObject(o, "rows", (double)f.n);
         cJSON_AddStringToObject(o, "compose", method == PS_COMPOSE_INDEX ? "index" : "overlap");
         cJSON_AddNumberToObject(o, "seconds", secs);
         cJSON_AddNumberToObject(o, "us_per_query", f.n ? 1e6 * secs / (double)f.n : 0);
-        char *text = cJSON_Print(o);
-        if (text)
-            puts(text);
-        cJSON_free(text);
-        cJSON_Delete(o);
+        cli_json_print(o, stdout);
     }
     code = CLI_OK;
 done:

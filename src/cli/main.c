@@ -6,21 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 static const cli_command_t commands[] = {
-    {"check", cmd_check, "validate CSV tables (ops, coexec, workloads, ...)", cmd_check_usage},
-    {"import", cmd_import, "convert an Nsight Compute CSV or PyTorch trace to ops.csv", cmd_import_usage},
-    {"simulate", cmd_simulate, "write a simulated profiling campaign (ops.csv, coexec.csv)", cmd_simulate_usage},
-    {"train", cmd_train, "train the PairSight segment model", cmd_train_usage},
-    {"predict", cmd_predict, "predict co-execution latencies of candidate segments", cmd_predict_usage},
-    {"adapt", cmd_adapt, "continue training a model on a few new experiments", cmd_adapt_usage},
-    {"explain", cmd_explain, "show which operators drive one prediction", cmd_explain_usage},
-    {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments", cmd_eval_usage},
-    {"report", cmd_report, "write a self-contained HTML evaluation report", cmd_report_usage},
-    {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval", cmd_colocate_usage},
-    {"collect", cmd_collect, "measure profiles and co-executions on a real GPU", cmd_collect_usage},
+    {"check", cmd_check, "validate CSV tables (ops, coexec, workloads, ...)"},
+    {"import", cmd_import, "convert an Nsight Compute CSV or PyTorch trace to ops.csv"},
+    {"simulate", cmd_simulate, "write a simulated profiling campaign (ops.csv, coexec.csv)"},
+    {"train", cmd_train, "train the PairSight segment model"},
+    {"predict", cmd_predict, "predict co-execution latencies of candidate segments"},
+    {"adapt", cmd_adapt, "continue training a model on a few new experiments"},
+    {"explain", cmd_explain, "show which operators drive one prediction"},
+    {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments"},
+    {"report", cmd_report, "write a self-contained HTML evaluation report"},
+    {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval"},
+    {"collect", cmd_collect, "measure profiles and co-executions on a real GPU"},
 };
 
 static const cli_command_t *find_command(const char *name)
@@ -31,21 +30,15 @@ static const cli_command_t *find_command(const char *name)
     return NULL;
 }
 
-void cli_print_usage(const char *cmd, FILE *f)
-{
-    const cli_command_t *c = find_command(cmd);
-    if (c)
-        fputs(c->usage, f);
-}
-
 int cli_fail(int code, const char *cmd, const char *fmt, ...)
 {
+    char msg[8192];
     va_list ap;
-    fprintf(stderr, "pairsight: %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    cli_fix_message(msg);
+    fprintf(stderr, "pairsight: %s: %s\n", cmd, msg);
     return code;
 }
 
@@ -196,56 +189,12 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-static double progress_last;
-
-static double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void cli_progress(int quiet, const char *what, double done, double total)
-{
-    if (quiet || !isatty(2))
-        return;
-    double now = cli_now();
-    if (now - progress_last < 0.2 && done < total)
-        return;
-    progress_last = now;
-    if (total > 0)
-        fprintf(stderr, "\r%s: %.0f / %.0f (%.0f%%)   ", what, done, total, 100.0 * done / total);
-    else
-        fprintf(stderr, "\r%s: %.0f   ", what, done);
-}
-
-void cli_progress_end(int quiet)
-{
-    if (!quiet && isatty(2))
-        fputc('\n', stderr);
-}
-
-void cli_put_json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void print_help(FILE *f)
 {
     fputs("pairsight " PS_VERSION_STRING " - predict interference between deep-learning tasks sharing a GPU\n"
           "\n"
           "usage: pairsight COMMAND [OPTIONS]\n"
-          "       pairsight help COMMAND | pairsight COMMAND --help\n"
+          "       pairsight help COMMAND [SUBCOMMAND] | pairsight COMMAND [SUBCOMMAND] --help\n"
           "       pairsight --version\n"
           "\n"
           "The data's way: profile (simulate, collect, import, check) -> model (train,\n"
@@ -257,6 +206,20 @@ static void print_help(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fputs("\nExit status: 0 ok, 1 bad input or failure, 2 usage error.\n", f);
+}
+
+/* "unknown command 'trian'; did you mean 'train'?" */
+static int unknown_command(const char *where, const char *name)
+{
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    const char *near = cli_nearest(name, names, sizeof names / sizeof names[0]);
+    fprintf(stderr, "pairsight: %s%sunknown command '%s'", where ? where : "", where ? ": " : "", name);
+    if (near)
+        fprintf(stderr, "; did you mean '%s'?", near);
+    fputs(" (see pairsight --help)\n", stderr);
+    return CLI_USAGE;
 }
 
 /* Runs the command that argv names; *name receives it for messages. */
@@ -280,17 +243,17 @@ static int dispatch(int argc, char **argv, const char **name)
             print_help(stdout);
             return CLI_OK;
         }
+        /* `pairsight help CMD [SUB]` is `pairsight CMD [SUB] --help`. */
         const cli_command_t *c = find_command(argv[2]);
         if (!c)
-            return cli_fail(CLI_USAGE, "help", "unknown command '%s'", argv[2]);
-        fputs(c->usage, stdout);
-        return CLI_OK;
+            return unknown_command("help", argv[2]);
+        char help[] = "--help";
+        char *args[] = {argv[2], argc > 3 ? argv[3] : help, help, NULL};
+        return c->fn(argc > 3 ? 3 : 2, args);
     }
     const cli_command_t *c = find_command(cmd);
-    if (!c) {
-        fprintf(stderr, "pairsight: unknown command '%s' (see pairsight --help)\n", cmd);
-        return CLI_USAGE;
-    }
+    if (!c)
+        return unknown_command(NULL, cmd);
     *name = c->name;
     return c->fn(argc - 1, argv + 1);
 }
@@ -299,6 +262,7 @@ int main(int argc, char **argv)
 {
     const char *name = "help";
     int rc = dispatch(argc, argv, &name);
+    rc = cli_io_finish(rc);
     /* A result that did not reach stdout (a full disk, a closed pipe) is a
      * failure, whichever command printed it: scripts read that output. */
     errno = 0;

@@ -90,4 +90,10 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
                      unsigned seed, ps_dataset_t **out);
 void ps_dataset_free(ps_dataset_t *d);
 
+/* A 64-bit fingerprint of the set of experiment names of the rows of cx
+ * whose segments fit in window operators (the rows a data set of that window
+ * holds): independent of row order and of the number of runs; never 0.
+ * Returns 0 or a negative PS_E_*. */
+int ps_coexec_fingerprint(const ps_coexec_t *cx, int window, uint64_t *out);
+
 #endif

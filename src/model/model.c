@@ -19,7 +19,9 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +217,12 @@ static char *header_json(const ps_model_t *m)
     cJSON_AddNumberToObject(o, "n_test", (double)i->n_test);
     cJSON_AddNumberToObject(o, "n_experiments", (double)i->n_experiments);
     cJSON_AddNumberToObject(o, "seed", i->seed);
+    if (i->split_fingerprint) {
+        /* 64 bits do not survive a JSON number: hex text. */
+        char fp[17];
+        snprintf(fp, sizeof fp, "%016" PRIx64, i->split_fingerprint);
+        cJSON_AddStringToObject(o, "split_fingerprint", fp);
+    }
     cJSON_AddNumberToObject(o, "train_seconds", i->train_seconds);
     double depth[2] = {i->depth[0], i->depth[1]};
     add_pair(o, "depth", depth);
@@ -357,6 +365,14 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_test = count(num(o, "n_test"));
         i->n_experiments = count(num(o, "n_experiments"));
         i->seed = (unsigned)count(num(o, "seed"));
+        const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "split_fingerprint");
+        if (cJSON_IsString(fp)) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long v = strtoull(fp->valuestring, &end, 16);
+            if (errno == 0 && end != fp->valuestring && *end == 0 && strlen(fp->valuestring) == 16)
+                i->split_fingerprint = (uint64_t)v;
+        }
         i->train_seconds = num(o, "train_seconds");
         double depth[2];
         pair(o, "depth", depth);

@@ -381,6 +381,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     m->info.n_test = te.n;
     m->info.n_experiments = d->n_experiments;
     m->info.seed = p.seed;
+    if ((rc = ps_coexec_fingerprint(cx, l.window, &m->info.split_fingerprint)) != PS_OK)
+        goto done;
     rc = ps_model_finish(m);
     m->info.train_seconds = ps_now() - t0;
 done:

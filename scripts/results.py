@@ -1,0 +1,156 @@
+"""The published tables, made from one evaluation's JSON (scripts/results.sh).
+
+Every figure of README.md and docs/evaluation.md that an evaluation printed
+stands between a pair of markers
+
+    <!-- results:NAME -->
+    ...
+    <!-- /results:NAME -->
+
+and is written here from docs/results/eval.json, the JSON that
+`pairsight eval --json-out` wrote in scripts/run.sh. The paper's figures
+beside ours are constants of this file, quoted from the paper.
+"""
+
+import json
+import sys
+
+# The PairSight paper's figures (real A100): Table I, Fig. 4, Table II, long segments.
+PAPER_TABLE1 = {"pairsight": "4.3 / 2.4", "intensity_rule": "19.0 HP"}
+PAPER_ABLATION = {
+    "full": "4.3 / 2.4",
+    "no_corunner": "7.7 / 6.7",
+    "summed": "5.1 HP",
+    "durations": "4.6 HP",
+    "utilization": "4.3 HP",
+}
+PAPER_LONG = {"pairsight_index": ("5.5 / 5.4", "4.9 / 5.5"), "intensity_rule": ("9.8 / 17.0", "")}
+
+ABLATION_LABEL = {
+    "full": "full",
+    "no_corunner": "no co-runner",
+    "summed": "summed",
+    "durations": "durations only",
+    "utilization": "utilization",
+}
+LONG_LABEL = {
+    "pairsight_index": "pairsight, index-paired",
+    "pairsight_overlap": "pairsight, time-aligned",
+}
+GEN_LABEL = {"llama": "Llama", "batch16": "batch 16", "batch64": "batch 64"}
+
+
+def pct(v):
+    return "n/a" if v is None else "%.2f" % v
+
+
+def pair(row):
+    return "%s / %s" % (pct(row.get("hp_mape")), pct(row.get("lp_mape")))
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def bold(s, on):
+    return "**%s**" % s if on else s
+
+
+def table1(e):
+    rows = []
+    for name, r in e["methods"].items():
+        w = r.get("hp_within10")
+        rows.append([
+            bold(name, name == "pairsight"),
+            bold(pct(r["hp_mape"]), name == "pairsight"),
+            bold(pct(r["lp_mape"]), name == "pairsight"),
+            "n/a" if w is None else "%.1f%%" % w,
+            pct(r.get("llama_hp_mape")),
+            PAPER_TABLE1.get(name, ""),
+        ])
+    return "%d test co-executions (%d training rows); MAPE in percent.\n\n" % (
+        e["n_test"], e["n_train"]) + table(
+            ["method", "HP", "LP", "HP within 10%", "Llama HP", "paper HP / LP"], rows)
+
+
+def ablation(e):
+    rows = [[ABLATION_LABEL.get(k, k), pair(r), PAPER_ABLATION.get(k, "")]
+            for k, r in e["ablation"].items()]
+    return table(["Fig. 4 input (HP / LP MAPE %)", "ours", "paper"], rows)
+
+
+def generalization(e):
+    g = e["generalization"]
+    groups = list(g)
+    methods = list(g[groups[0]])
+    rows = [[m.replace("_k", ", k = ") if m.startswith("pairsight_k") else m] +
+            [pair(g[k][m]) for k in groups] for m in methods]
+    return table(["Table II (HP / LP MAPE %)"] + [GEN_LABEL.get(k, k) for k in groups], rows) + \
+        "\n\nPaper (real A100): Llama HP 30.2% before adaptation, 13.5% after k = 100."
+
+
+def long_segments(e):
+    l = e["long_segments"]
+    a, s = l["all"], l["asymmetric"]
+    n_all = next(iter(a.values()))["n"]
+    n_asym = next(iter(s.values()))["n"]
+    rows = [[LONG_LABEL.get(m, m), pair(a[m]), pair(s[m])] + list(PAPER_LONG.get(m, ("", ""))) for m in a]
+    return table(["Long segments (HP / LP MAPE %)", "all %d" % n_all, "asymmetric %d" % n_asym,
+                  "paper all", "paper asymmetric"], rows)
+
+
+BLOCKS = {
+    "table1": table1,
+    "ablation": ablation,
+    "generalization": generalization,
+    "long": long_segments,
+}
+
+
+def render(text, e, path):
+    out, pos = [], 0
+    while True:
+        i = text.find("<!-- results:", pos)
+        if i < 0:
+            out.append(text[pos:])
+            return "".join(out)
+        j = text.index("-->", i)
+        name = text[i + len("<!-- results:"):j].strip()
+        end = "<!-- /results:%s -->" % name
+        k = text.find(end, j)
+        if name not in BLOCKS or k < 0:
+            sys.exit("results: %s: unknown or unclosed block '%s'" % (path, name))
+        out.append(text[pos:j + 3])
+        out.append("\n" + BLOCKS[name](e) + "\n")
+        out.append(end)
+        pos = k + len(end)
+
+
+def main(argv):
+    check = "--check" in argv
+    args = [a for a in argv if a != "--check"]
+    src, docs = args[0], args[1:]
+    with open(src, encoding="utf-8") as f:
+        e = json.load(f)
+    stale = []
+    for path in docs:
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+        new = render(old, e, path)
+        if new == old:
+            continue
+        if check:
+            stale.append(path)
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+            print("results: rewrote the tables of %s" % path, file=sys.stderr)
+    if stale:
+        sys.exit("results: the tables of %s differ from %s: run scripts/results.sh" %
+                 (", ".join(stale), src))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

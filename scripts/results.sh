@@ -1,0 +1,24 @@
+#!/bin/sh
+# Regenerates every published table of README.md and docs/evaluation.md from
+# one evaluation's JSON, so that no figure is typed by hand.
+# Usage: scripts/results.sh [EVAL.json]   copy EVAL.json (default out/eval.json,
+#                                         from scripts/run.sh) to docs/results/eval.json
+#                                         and rewrite the tables from it
+#        scripts/results.sh --check       fail when the committed tables differ
+#                                         from docs/results/eval.json (CI)
+set -eu
+cd "$(dirname "$0")/.."
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+ref=docs/results/eval.json
+docs="README.md docs/evaluation.md"
+if [ "${1:-}" = "--check" ]; then
+    # shellcheck disable=SC2086
+    exec "$py" scripts/results.py --check "$ref" $docs
+fi
+src=${1:-out/eval.json}
+[ -f "$src" ] || { echo "results: $src: no such file (run scripts/run.sh first)" >&2; exit 1; }
+mkdir -p docs/results
+[ "$src" = "$ref" ] || cp "$src" "$ref"
+# shellcheck disable=SC2086
+"$py" scripts/results.py "$ref" $docs

@@ -1,0 +1,17 @@
+#!/bin/sh
+# The published tables are the evaluation's JSON: scripts/results.sh --check
+# passes on the committed tree and fails on a table with a figure typed over.
+# Usage: sh tests/test_results.sh PAIRSIGHT
+set -u
+. tests/clitest.sh
+expect 0 scripts/results.sh --check
+# A copy of the README with one figure changed by hand is refused, by name.
+sed 's/^| \*\*pairsight\*\* | \*\*[0-9.]*\*\*/| **pairsight** | **0.01**/' README.md >"$T/README.md"
+cmp -s README.md "$T/README.md" && fail "the README has no Table I row to tamper with"
+expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/README.md"
+has "$T/err" "the tables of $T/README.md differ from docs/results/eval.json"
+# A block without its end is an error, not a silent pass.
+printf '<!-- results:table1 -->\nno end\n' >"$T/open.md"
+expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/open.md"
+has "$T/err" "unknown or unclosed block 'table1'"
+finish test_results
