@@ -691,6 +691,10 @@ typedef struct {
                                default 128 (fixed per campaign database) */
     unsigned fake_delay_us; /* fake backend: sleep per measurement (tests
                                kill a campaign mid-way); default 0 */
+    int shard_index;        /* run only tasks i with i % shard_count ==
+                               shard_index of each campaign plan (0-based); */
+    int shard_count;        /* 0 = the whole plan (default); pinned in the
+                               database, merged with pairsight collect merge */
 } ps_collect_params_t;
 
 /** The defaults above. */

@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 #include "collect/oplist.h"
+#include "collect/shard.h"
 #include "common/common.h"
 #include "profile/tables.h"
 
@@ -13,11 +14,13 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CMD "collect"
 #define MAX_TPCS 512
 #define MAX_JOBS 16
+#define MAX_DEVICES 64
 
 typedef struct {
     const char *action, *db, *model, *ops_path, *coexec_path, *file;
@@ -29,6 +32,9 @@ typedef struct {
     char job_models[MAX_JOBS][64];
     int batch, json, quiet, n_tpcs, runs;
     int tpcs[MAX_TPCS];
+    int devices[MAX_DEVICES], n_devices;
+    int n_pos; /* merge: the source databases, argv[1..n_pos] */
+    char **pos;
     ps_collect_params_t p;
     ps_coexec_plan_t plan;
     char hp_model[64], lp_model[64];
@@ -163,8 +169,32 @@ static int fn_shares(const char *v, void *dest)
 
 static int fn_jobs(const char *v, void *dest) { return parse_jobs(v, dest); }
 
+static int fn_shard(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    return shard_parse(v, &o->p.shard_index, &o->p.shard_count);
+}
+
+static int fn_devices(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    o->n_devices = 0;
+    for (const char *q = v; *q;) {
+        char *end;
+        long d = strtol(q, &end, 10);
+        if (end == q || d < 0 || d > 1024 || o->n_devices == MAX_DEVICES || (*end && *end != ','))
+            return -1;
+        for (int i = 0; i < o->n_devices; i++)
+            if (o->devices[i] == d)
+                return -1;
+        o->devices[o->n_devices++] = (int)d;
+        q = *end ? end + 1 : end;
+    }
+    return o->n_devices > 0 ? 0 : -1;
+}
+
 static const char *const actions[] = {"info",   "ops",    "profile", "counters", "coexec",
-                                      "status", "export", "scaling", "colocate"};
+                                      "status", "export", "scaling", "colocate", "merge"};
 static const char *const action_about[] = {
     "the GPU and the TPC counts its green contexts allow",
     "print a model's operator list (or check one with --file)",
@@ -175,12 +205,16 @@ static const char *const action_about[] = {
     "write ops.csv and coexec.csv from the campaign database",
     "--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
     "workloads.csv)",
-    "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)"};
+    "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
+    "merge the campaign databases given as arguments (shards) into --db"};
 
 static const char *const examples[] = {
     "pairsight collect ops --model resnet50 --batch 8",
     "pairsight collect profile --backend fake --db out/fake.db --model resnet50 --tpcs 27,54 -q",
-    "pairsight collect export --db out/fake.db --ops out/fake_ops.csv --coexec \"\"", NULL};
+    "pairsight collect export --db out/fake.db --ops out/fake_ops.csv --coexec \"\"",
+    "pairsight collect coexec --db s1.db --shard 1/4 --hp resnet50:8 --lp bert-base:8 --experiments 1000",
+    "pairsight collect merge s0.db s1.db s2.db s3.db --db all.db",
+    "pairsight collect coexec --db all.db --devices 0,1,2,3 --hp resnet50:8 --lp bert-base:8", NULL};
 
 static const char *const notes =
     "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
@@ -251,6 +285,12 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {"--workloads", CLI_STR, &o->workloads_path, "FILE", "scaling: output"},
         {"--colocations", CLI_STR, &o->colocations_path, "FILE", "colocate: output"},
         {"--id", CLI_STR, &o->id, "NAME", "colocate: co-location id", .def = "from the jobs"},
+        {"--shard", CLI_FN, o, "K/N",
+         "profile, coexec: run only the K-th (0-based) of N disjoint parts of the plan (task i with i % N == K)",
+         .def = "the whole plan", .parse = fn_shard, .accepts = "K/N with 0 <= K < N, e.g. 3/8"},
+        {"--devices", CLI_FN, o, "LIST",
+         "profile, coexec: one shard per CUDA device, run in parallel into --db.shardK-of-N, then merged into --db",
+         .def = "--device only", .parse = fn_devices, .accepts = "device ordinals like 0,1,2,3"},
         {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
          .hi = 1e9},
         CLI_OPT_JSON(&o->json, "print the result as JSON on stdout (default: text)"),
@@ -287,7 +327,7 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
                        .opts = opts,
                        .examples = examples,
                        .notes = notes,
-                       .max_pos = 0};
+                       .max_pos = k >= 0 && strcmp(actions[k], "merge") == 0 ? -1 : 0};
     if (argc < 2 || (k < 0 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
         if (argc >= 2)
             cli_usage(&spec, stdout);
@@ -301,8 +341,13 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
                          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return 1;
     }
-    if (cli_parse(&spec, argc - 1, argv + 1, NULL, code))
+    if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
         return 1;
+    o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
+    if (o->n_devices && cli_given(&spec, "--shard")) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
+        return 1;
+    }
     if (o->runs) {
         o->p.profile_runs = o->runs;
         o->plan.runs = o->runs;
@@ -531,21 +576,13 @@ static int act_colocate(opts_t *o)
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
 }
 
-int cmd_collect(int argc, char **argv)
+/* The profile, counters, coexec, status and export actions on o->db; a
+ * shard run by --devices prints no status (show_status 0). */
+static int run_campaign(const opts_t *in, int show_status)
 {
-    opts_t o;
+    opts_t o = *in;
     int rc;
-    if (parse_args(argc, argv, &o, &rc))
-        return rc;
     const char *act = o.action;
-    if (strcmp(act, "ops") == 0)
-        return act_ops(&o);
-    if (strcmp(act, "info") == 0)
-        return act_info(&o);
-    if (strcmp(act, "scaling") == 0)
-        return act_scaling(&o);
-    if (strcmp(act, "colocate") == 0)
-        return act_colocate(&o);
 
     int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 ||
                  (strcmp(act, "counters") == 0 && !o.ncu);
@@ -591,10 +628,125 @@ int cmd_collect(int argc, char **argv)
         fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, ps_now() - t0);
     if (!o.quiet && !device && o.ncu)
         fprintf(stderr, "pairsight: collect: counters of %s read from %s\n", o.model, o.ncu);
-    rc = strcmp(act, "export") == 0 ? CLI_OK : print_status(c, &o);
+    rc = strcmp(act, "export") == 0 || !show_status ? CLI_OK : print_status(c, &o);
     if (strcmp(act, "export") == 0 && !o.quiet)
         fprintf(stderr, "pairsight: collect: wrote %s%s%s\n", o.ops_path,
                 o.ops_path[0] && o.coexec_path[0] ? " and " : "", o.coexec_path);
     ps_campaign_free(c);
     return rc;
+}
+
+static int act_merge(opts_t *o)
+{
+    if (o->n_pos < 1)
+        return cli_fail(CLI_USAGE, CMD, "merge needs the databases to merge: collect merge A.db B.db ... --db ALL.db");
+    shard_merge_stats_t st;
+    if (shard_merge(o->db, (const char *const *)o->pos, o->n_pos, &st) != 0)
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    if (o->json) {
+        cJSON *j = cli_json_new("collect-merge", 1);
+        cJSON_AddStringToObject(j, "db", o->db);
+        cJSON_AddNumberToObject(j, "sources", o->n_pos);
+        cJSON_AddNumberToObject(j, "tasks_added", (double)st.tasks_added);
+        cJSON_AddNumberToObject(j, "rows_added", (double)st.rows_added);
+        cJSON_AddNumberToObject(j, "tasks", (double)st.tasks_total);
+        cJSON_AddNumberToObject(j, "tasks_done", (double)st.tasks_done);
+        cli_json_print(j, stdout);
+    } else if (!o->quiet)
+        printf("%s: merged %d databases: %ld tasks and %ld rows added; %ld of %ld tasks done\n", o->db,
+               o->n_pos, st.tasks_added, st.rows_added, st.tasks_done, st.tasks_total);
+    return CLI_OK;
+}
+
+/* --devices: one child process per device runs shard k of N into its own
+ * database on that device; when all succeeded, their databases are merged
+ * into --db. A failed or killed shard leaves its database to resume: the same
+ * command again finishes it, and merging again adds only what is new. */
+static int run_devices(opts_t *o)
+{
+    int n = o->n_devices;
+    char (*dbs)[1024] = ps_calloc((size_t)n, sizeof *dbs);
+    pid_t *pid = ps_calloc((size_t)n, sizeof *pid);
+    if (!dbs || !pid) {
+        free(dbs);
+        free(pid);
+        return cli_fail(CLI_BAD_INPUT, CMD, "out of memory");
+    }
+    fflush(stdout);
+    fflush(stderr);
+    for (int k = 0; k < n; k++) {
+        snprintf(dbs[k], sizeof dbs[k], "%s.shard%d-of-%d", o->db, k, n);
+        pid[k] = fork();
+        if (pid[k] == 0) {
+            opts_t c = *o;
+            c.db = dbs[k];
+            c.p.device = o->devices[k];
+            c.p.shard_index = k;
+            c.p.shard_count = n;
+            c.quiet = 1;
+            c.json = 0;
+            _exit(run_campaign(&c, 0));
+        }
+        if (pid[k] < 0) {
+            n = k;
+            cli_fail(CLI_BAD_INPUT, CMD, "cannot start a process for device %d", o->devices[k]);
+            break;
+        }
+    }
+    int failed = n < o->n_devices;
+    for (int k = 0; k < n; k++) {
+        int status = 0;
+        if (waitpid(pid[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            failed = 1;
+            fprintf(stderr, "pairsight: collect: shard %d/%d on device %d failed (%s); run the same command "
+                    "again to resume it\n", k, o->n_devices, o->devices[k], dbs[k]);
+        } else if (!o->quiet)
+            fprintf(stderr, "pairsight: collect: shard %d/%d on device %d done (%s)\n", k, o->n_devices,
+                    o->devices[k], dbs[k]);
+    }
+    int rc = CLI_BAD_INPUT;
+    if (!failed) {
+        const char **src = ps_calloc((size_t)n, sizeof *src);
+        shard_merge_stats_t st;
+        for (int k = 0; src && k < n; k++)
+            src[k] = dbs[k];
+        if (src && shard_merge(o->db, src, n, &st) == 0) {
+            opts_t s = *o;
+            s.action = "status";
+            rc = run_campaign(&s, 1);
+        } else
+            cli_fail(CLI_BAD_INPUT, CMD, "%s", src ? ps_last_error() : "out of memory");
+        free(src);
+    }
+    free(dbs);
+    free(pid);
+    return rc;
+}
+
+int cmd_collect(int argc, char **argv)
+{
+    opts_t o;
+    int rc;
+    if (parse_args(argc, argv, &o, &rc))
+        return rc;
+    const char *act = o.action;
+    if (strcmp(act, "ops") == 0)
+        return act_ops(&o);
+    if (strcmp(act, "info") == 0)
+        return act_info(&o);
+    if (strcmp(act, "scaling") == 0)
+        return act_scaling(&o);
+    if (strcmp(act, "colocate") == 0)
+        return act_colocate(&o);
+    if (strcmp(act, "merge") == 0)
+        return act_merge(&o);
+    if (o.n_devices) {
+        if (strcmp(act, "profile") != 0 && strcmp(act, "coexec") != 0)
+            return cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec");
+        if ((strcmp(act, "profile") == 0 && !o.model) ||
+            (strcmp(act, "coexec") == 0 && (!o.hp_model[0] || !o.lp_model[0])))
+            return run_campaign(&o, 1); /* its usage message */
+        return run_devices(&o);
+    }
+    return run_campaign(&o, 1);
 }

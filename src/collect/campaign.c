@@ -6,6 +6,7 @@
  */
 #include "collect/backend.h"
 #include "collect/plan.h"
+#include "collect/shard.h"
 #include "collect/store.h"
 
 #include "common/common.h"
@@ -46,6 +47,8 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
         rc = ps_store_meta_pin(c->store, "gpu", c->be->dev.gpu, "GPU");
         if (rc == 0)
             rc = ps_store_meta_pin(c->store, "seq_len", seq, "seq_len");
+        if (rc == 0)
+            rc = shard_open(c->store, p);
     }
     if (rc) {
         ps_campaign_free(c);
@@ -176,11 +179,19 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
     char key[256], spec[64];
     long n_done = 0;
     /* Plan every task first, so that status shows the whole campaign. */
+    if (rc == 0)
+        rc = shard_pin_profile(c->store, &c->p, model, batch, t, n);
+    long n_mine = 0;
     for (int i = 0; i < n && rc == 0; i++) {
+        if (!shard_mine(&c->p, i)) {
+            done[i] = -1;
+            continue;
+        }
         snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
         snprintf(spec, sizeof spec, "ops=%d", l->n);
         rc = ps_store_task_plan(c->store, key, "profile", spec, &done[i]);
         n_done += done[i];
+        n_mine++;
     }
     for (int i = 0; i < n && rc == 0; i++) {
         if (done[i])
@@ -188,7 +199,7 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
         snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
         rc = run_profile_task(c, l, t[i], key);
         if (rc == 0 && fn)
-            fn(++n_done, n, user);
+            fn(++n_done, n_mine, user);
     }
     if (rc)
         ps_error_prefix(rc, model);
@@ -256,12 +267,20 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collec
         rc = PS_E_NOMEM;
     char key[256], spec[160];
     long n_done = 0;
+    if (rc == 0)
+        rc = shard_pin_coexec(c->store, &c->p, plan);
+    long n_mine = 0;
     for (int i = 0; i < n && rc == 0; i++) {
+        if (!shard_mine(&c->p, i)) {
+            done[i] = -1;
+            continue;
+        }
         snprintf(key, sizeof key, "coexec/%s", e[i].name);
         snprintf(spec, sizeof spec, "hp=%d+%d@%d lp=%d+%d@%d runs=%d", e[i].hp_start, e[i].hp_len,
                  e[i].hp_tpcs, e[i].lp_start, e[i].lp_len, e[i].lp_tpcs, plan->runs);
         rc = ps_store_task_plan(c->store, key, "coexec", spec, &done[i]);
         n_done += done[i];
+        n_mine++;
     }
     for (int i = 0; i < n && rc == 0; i++) {
         if (done[i])
@@ -271,7 +290,7 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collec
         if (rc)
             ps_error_prefix(rc, e[i].name);
         else if (fn)
-            fn(++n_done, n, user);
+            fn(++n_done, n_mine, user);
     }
     free(done);
     free(e);
