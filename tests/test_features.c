@@ -235,6 +235,30 @@ static void test_dataset(void)
             if (d->experiment[i] == d->experiment[i - 1])
                 CHECK(d->split[i] == d->split[i - 1]);
     }
+    /* The lean data set (training's) has every field but the vectors, and
+     * builds each sample's vectors again with the same values. */
+    ps_dataset_t *lean = NULL;
+    CHECK_OK(ps_dataset_build_lean(&l, ops, cx, 1, &lean));
+    CHECK(lean && lean->x_hp == NULL && lean->x_lp == NULL);
+    if (d && lean && lean->n == d->n) {
+        size_t nf = (size_t)l.n_features, bad = 0;
+        float *v = malloc(nf * sizeof *v);
+        for (size_t i = 0; v && i < d->n; i++) {
+            bad += lean->y_hp[i] != d->y_hp[i] || lean->y_lp[i] != d->y_lp[i] ||
+                   lean->split[i] != d->split[i] || lean->rows[i] != d->rows[i];
+            for (int side = 0; side < 2; side++) {
+                CHECK_OK(ps_dataset_features(lean, ops, i, side, v));
+                bad += memcmp(v, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + i * nf, nf * sizeof *v) != 0;
+                CHECK_OK(ps_dataset_features(d, ops, i, side, v));
+                bad += memcmp(v, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + i * nf, nf * sizeof *v) != 0;
+            }
+        }
+        CHECK(v != NULL);
+        CHECK_MSG(bad == 0, "%zu differences between the lean and the full data set", bad);
+        free(v);
+    } else
+        CHECK(lean && d && lean->n == d->n);
+    ps_dataset_free(lean);
     ps_dataset_free(d);
     ps_coexec_free(cx);
 

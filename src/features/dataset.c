@@ -132,8 +132,9 @@ ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
     return q;
 }
 
-int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                     unsigned seed, ps_dataset_t **out)
+/* with_features 0: x_hp and x_lp stay NULL (ps_dataset_build_lean). */
+static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
+                         unsigned seed, int with_features, ps_dataset_t **out)
 {
     *out = NULL;
     if (!l || !ops || !cx)
@@ -146,8 +147,10 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
     if (!all_ids || !all_split || !d)
         goto fail;
     d->layout = *l;
-    d->x_hp = ps_malloc(m * nf * sizeof *d->x_hp);
-    d->x_lp = ps_malloc(m * nf * sizeof *d->x_lp);
+    /* Lean: one scratch row per side, overwritten by every row. */
+    size_t rows_x = with_features ? m : 1;
+    d->x_hp = ps_malloc(rows_x * nf * sizeof *d->x_hp);
+    d->x_lp = ps_malloc(rows_x * nf * sizeof *d->x_lp);
     d->y_hp = ps_malloc(m * sizeof *d->y_hp);
     d->y_lp = ps_malloc(m * sizeof *d->y_lp);
     d->hp_solo_ns = ps_malloc(m * sizeof *d->hp_solo_ns);
@@ -172,7 +175,8 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
             continue;
         }
         ps_query_t q = ps_query_of_row(r);
-        rc = ps_features_build_pair(l, ops, &q, d->x_hp + k * nf, d->x_lp + k * nf, &d->hp_solo_ns[k],
+        size_t at = with_features ? k * nf : 0;
+        rc = ps_features_build_pair(l, ops, &q, d->x_hp + at, d->x_lp + at, &d->hp_solo_ns[k],
                                     &d->lp_solo_ns[k]);
         if (rc != PS_OK) {
             char where[64];
@@ -196,6 +200,11 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
         k++;
     }
     d->n = k;
+    if (!with_features) {
+        free(d->x_hp);
+        free(d->x_lp);
+        d->x_hp = d->x_lp = NULL;
+    }
     free(all_ids);
     free(all_split);
     *out = d;
@@ -205,4 +214,27 @@ fail:
     free(all_split);
     ps_dataset_free(d);
     return rc;
+}
+
+int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
+                     unsigned seed, ps_dataset_t **out)
+{
+    return dataset_build(l, ops, cx, seed, 1, out);
+}
+
+int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
+                          unsigned seed, ps_dataset_t **out)
+{
+    return dataset_build(l, ops, cx, seed, 0, out);
+}
+
+int ps_dataset_features(const ps_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out)
+{
+    if (d->x_hp) {
+        size_t nf = (size_t)d->layout.n_features;
+        memcpy(out, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + k * nf, nf * sizeof *out);
+        return PS_OK;
+    }
+    ps_query_t q = ps_query_of_row(d->rows[k]);
+    return ps_features_build(&d->layout, ops, &q, side, out, NULL, NULL);
 }

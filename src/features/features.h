@@ -89,6 +89,15 @@ typedef struct {
 int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
                      unsigned seed, ps_dataset_t **out);
 void ps_dataset_free(ps_dataset_t *d);
+/* The same without the feature vectors (x_hp and x_lp NULL): every other
+ * field as ps_dataset_build fills it, for training that builds the features
+ * again in chunks (src/model/train.c) instead of keeping them all. */
+int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
+                          unsigned seed, ps_dataset_t **out);
+/* The feature vector of sample k for side into out[layout.n_features]:
+ * copied from x_hp / x_lp, or built again from ops for a lean data set (the
+ * same values). Thread-safe. */
+int ps_dataset_features(const ps_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out);
 
 /* A 64-bit fingerprint of the set of experiment names of the rows of cx
  * whose segments fit in window operators (the rows a data set of that window
