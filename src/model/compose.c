@@ -45,6 +45,9 @@
 
 /* Queries per slice: bounds the feature memory of huge batches. */
 #define SLICE 1024
+/* Window pairs whose features are built, then predicted, together: two
+ * blocks of the forest's AVX-512 kernel (src/model/forest.c). */
+#define PREDICT_BLOCK 64
 
 /* Window pairs from which a batch is split over the OpenMP threads. Starting
  * and joining a team costs a scheduler tick or more (8-16 ms) when the
@@ -279,7 +282,9 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         rc = PS_E_NOMEM;
         goto done;
     }
-    for (size_t k = 0; k < n; k++) {
+    /* Features are built a block of about PREDICT_BLOCK rows at a time and
+     * the block is predicted at once, while its rows are still in cache. */
+    for (size_t k = 0, k0 = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         rc = build_pairs(m, ops, &q[k], nh, nl, xh + row0[k] * nf, xl + row0[k] * nf, wsolo + win0[k],
                          wsolo + win0[k] + nh);
@@ -289,9 +294,13 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
             ps_error_prefix(rc, where);
             goto done;
         }
+        if (row0[k + 1] - row0[k0] >= PREDICT_BLOCK || k + 1 == n) {
+            size_t r0 = row0[k0], nr = row0[k + 1] - r0;
+            ps_model_predict_rows(m, PS_SIDE_HP, xh + r0 * nf, nr, lh + r0);
+            ps_model_predict_rows(m, PS_SIDE_LP, xl + r0 * nf, nr, ll + r0);
+            k0 = k + 1;
+        }
     }
-    ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh);
-    ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll);
     for (size_t k = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         const double *wh = wsolo + win0[k], *wl = wh + nh;

@@ -208,11 +208,19 @@ static inline float perfect_leaf(const ps_forest_t *f, int t, const float *x)
  */
 #define AVX2_V 4 /* vectors of 8 rows walking together in the block kernel */
 #define AVX2_ROWS (8 * AVX2_V)
+#ifndef AVX512_V
+#define AVX512_V 2 /* vectors of 16 rows in the AVX-512 block kernel (1, 2 or 4) */
+#endif
+#define AVX512_ROWS (16 * AVX512_V)
+#define BLOCK_MAX_ROWS (AVX2_ROWS > AVX512_ROWS ? AVX2_ROWS : AVX512_ROWS)
 #ifndef TREE_LOCKSTEP
 #define TREE_LOCKSTEP 2 /* trees walked at once by the block kernels */
 #endif
 #ifndef AVX2_TOP_LEVELS
 #define AVX2_TOP_LEVELS 3 /* levels walked by contiguous loads (root included) */
+#endif
+#ifndef AVX512_TOP_LEVELS
+#define AVX512_TOP_LEVELS 5 /* the same for AVX-512 (measured best: 5 vs 3 for AVX2) */
 #endif
 
 /* right (all ones) where x goes right at nodes (thr, feat): x >= thr, or x
@@ -368,17 +376,17 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const __m512i *lane,
              __m512 *acc)
 {
-    const int D = f->pdepth, I = (1 << D) - 1, rows = 16 * V, shift = V == 2 ? 5 : 4;
+    const int D = f->pdepth, I = (1 << D) - 1, rows = 16 * V, shift = V == 4 ? 6 : V == 2 ? 5 : 4;
     const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
-    const int top = D < AVX2_TOP_LEVELS ? D : AVX2_TOP_LEVELS;
-    __m512i k[TREE_LOCKSTEP][2];
+    const int top = D < AVX512_TOP_LEVELS ? D : AVX512_TOP_LEVELS;
+    __m512i k[TREE_LOCKSTEP][AVX512_V];
     for (int g = 0; g < G; g++)
         for (int v = 0; v < V; v++)
             k[g][v] = _mm512_setzero_si512();
     for (int d = 0; d < top; d++)
         for (int g = 0; g < G; g++) {
             const pnode_t *nb = f->pnode + (size_t)(t0 + g) * (size_t)I;
-            __mmask16 r[2] = {0, 0};
+            __mmask16 r[AVX512_V] = {0};
             for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
                 __m512 thr = _mm512_set1_ps(nb[j].threshold);
                 __m512i feat = _mm512_set1_epi32((int32_t)nb[j].feature), at = _mm512_set1_epi32(j);
@@ -415,8 +423,8 @@ avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const 
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
 avx512_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
 {
-    __m512i lane[2];
-    __m512 acc[2];
+    __m512i lane[AVX512_V];
+    __m512 acc[AVX512_V];
     for (int v = 0; v < V; v++) {
         lane[v] = _mm512_add_epi32(
             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
@@ -432,17 +440,19 @@ avx512_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
         _mm512_storeu_ps(out + 16 * v, acc[v]);
 }
 
-/* As avx2_block: rows [0, n), n <= AVX2_ROWS (32), through a column-major
+/* As avx2_block: rows [0, n), n <= AVX512_ROWS, through a column-major
  * block. */
 __attribute__((target("avx512f"))) static void avx512_block(const ps_forest_t *f, const float *x,
                                                            size_t n, size_t stride, float *xt,
                                                            double *out)
 {
-    int V = n > 16 ? 2 : 1;
-    float res[32];
+    int V = n > 32 && AVX512_V == 4 ? 4 : n > 16 && AVX512_V >= 2 ? 2 : 1;
+    float res[AVX512_ROWS];
     transpose_block(f, x, n, stride, 16 * (size_t)V, xt);
-    if (V == 2)
-        avx512_block_v(f, xt, 2, res);
+    if (V == 4)
+        avx512_block_v(f, xt, AVX512_V, res);
+    else if (V == 2)
+        avx512_block_v(f, xt, AVX512_V >= 2 ? 2 : 1, res);
     else
         avx512_block_v(f, xt, 1, res);
     for (size_t i = 0; i < n; i++)
@@ -643,8 +653,8 @@ __attribute__((target("avx512f"))) static double simd_row(const ps_forest_t *f, 
 static void block_rows(const ps_forest_t *f, int kernel, const float *x, size_t n, size_t stride,
                        double *out)
 {
-    size_t nf = (size_t)f->n_features, need = AVX2_ROWS * (nf ? nf : 1);
-    float stack[AVX2_ROWS * 256];
+    size_t nf = (size_t)f->n_features, need = BLOCK_MAX_ROWS * (nf ? nf : 1);
+    float stack[BLOCK_MAX_ROWS * 256];
     float *xt = need <= PS_ARRAY_LEN(stack) ? stack : ps_malloc(need * sizeof *xt);
     if (!xt) { /* out of memory for the block: the scalar kernel needs none */
         for (size_t i = 0; i < n; i += BLOCK_ROWS)
@@ -652,8 +662,9 @@ static void block_rows(const ps_forest_t *f, int kernel, const float *x, size_t 
                                   stride, out + i);
         return;
     }
-    for (size_t i = 0; i < n; i += AVX2_ROWS) {
-        size_t m = n - i < AVX2_ROWS ? n - i : AVX2_ROWS;
+    size_t rows = kernel == PS_FOREST_AVX512 ? AVX512_ROWS : AVX2_ROWS;
+    for (size_t i = 0; i < n; i += rows) {
+        size_t m = n - i < rows ? n - i : rows;
         if (kernel == PS_FOREST_AVX512)
             avx512_block(f, x + i * stride, m, stride, xt, out + i);
         else
@@ -691,7 +702,8 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
 #if HAVE_X86
     if (kernel == PS_FOREST_AVX2 || (kernel == PS_FOREST_AVX512 && f->pdepth > 0)) {
         /* Chunks of whole blocks, one per thread. */
-        long n_blocks = (long)((n + AVX2_ROWS - 1) / AVX2_ROWS);
+        size_t rows = kernel == PS_FOREST_AVX512 ? AVX512_ROWS : AVX2_ROWS;
+        long n_blocks = (long)((n + rows - 1) / rows);
         int threads = 1;
 #ifdef _OPENMP
         if (n >= PARALLEL_MIN_ROWS)
@@ -706,7 +718,7 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
         {
             int me = omp_get_thread_num(), nt = omp_get_num_threads();
             size_t b0 = (size_t)(n_blocks * me / nt), b1 = (size_t)(n_blocks * (me + 1) / nt);
-            size_t r0 = b0 * AVX2_ROWS, r1 = b1 * AVX2_ROWS < n ? b1 * AVX2_ROWS : n;
+            size_t r0 = b0 * rows, r1 = b1 * rows < n ? b1 * rows : n;
             if (r1 > r0)
                 block_rows(f, kernel, x + r0 * stride, r1 - r0, stride, out + r0);
         }
