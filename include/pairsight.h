@@ -1,41 +1,84 @@
 /*
  * pairsight.h - predict how much deep-learning tasks slow each other down when
- * they share one NVIDIA GPU.
+ * they share one NVIDIA GPU, and choose which tasks to co-locate.
  *
- * The data flows through five stages, each a folder under src/:
+ * Overview
+ * --------
+ * The data goes one way through the stages below; each is a folder of src/
+ * and a section of this header, in this order:
  *
- *   profile   per-operator standalone profiles (ops.csv) and measured
- *             co-executions (coexec.csv): readers, writers, importers,
- *             the simulator (src/simulate) and the collector (src/collect)
- *   features  segment pairs -> fixed-layout feature vectors
- *   model     the PairSight segment model (two XGBoost regressors), window
- *             composition, adaptation and fast prediction
- *   evaluate  baselines and the published experiments
- *   colocate  workload-level co-location (KACE, MPS interference predictor)
+ *   tables      src/profile    the CSV tables of docs/FORMATS.md: per-operator
+ *                              standalone profiles (ops.csv), measured
+ *                              co-executions (coexec.csv) and the
+ *                              workload-level tables; readers and writers
+ *   import      src/profile    Nsight Compute and PyTorch traces -> ops.csv
+ *   simulate    src/simulate   a GPU twin that writes a whole campaign
+ *   features    src/features   segment pairs -> fixed-layout feature vectors
+ *   model       src/model      the PairSight segment model: two XGBoost
+ *                              regressors, training, adaptation, files
+ *   prediction  src/model      window composition, fast batch prediction,
+ *                              explanations
+ *   evaluation  src/evaluate   the baselines and the published experiments
+ *   co-location src/colocate   workload-level co-location under MPS
+ *   collector   src/collect    measuring ops.csv and coexec.csv on a GPU
+ * (src/common holds errors, logging, memory and atomic files; src/cli the
+ * `pairsight` program.)
  *
- * Conventions (see STYLE): functions that can fail return 0 or a negative
- * PS_E_* code and leave a thread-local message for ps_last_error(); outputs
- * come last; handles are opaque, created by _load/_train/_init and released by
- * _free, which accepts NULL. The library never exits and never prints except
- * through the log callback.
+ * Conventions
+ * -----------
+ * - Every function that can fail returns 0 (PS_OK) or a negative PS_E_* code
+ *   and leaves a thread-local message for ps_last_error(); outputs come last.
+ *   The few functions that return a count, a name or a flag say so.
+ * - Handles are opaque (ps_model_t, ps_ops_t, ...), created by _load, _train,
+ *   _open or _run and released by _free, which accepts NULL. On failure an
+ *   output handle is set to NULL and nothing is kept.
+ * - Parameter structs come from a `_default_params()` function that returns
+ *   them by value; change the fields you need and pass a pointer.
+ * - Strings and tables passed in are borrowed for the duration of the call
+ *   unless a function says otherwise; strings returned are owned by the
+ *   library (static, or living as long as the handle they come from).
+ * - Seeds are uint64_t; long work reports through one ps_progress_fn.
+ * - The library never exits and never prints except through the log
+ *   callback (ps_log_set).
+ * - Thread safety is stated per type: loaded tables, models, baselines and
+ *   co-location models are read-only and may be read from several threads
+ *   at once unless their section says otherwise; a campaign is used by one
+ *   thread at a time.
  *
- * Example: predict the HP and LP latency of one candidate.
+ * Example
+ * -------
+ * Predict the HP and LP latency of one candidate pair of segments, on the
+ * files that scripts/run.sh writes (out/ops.csv and out/model.psm); 27/27 is
+ * one of the SM splits of that campaign. tests/test_header_example.sh
+ * compiles and runs this program.
  *
- *     ps_ops_t *ops = NULL;
- *     ps_model_t *model = NULL;
- *     if (ps_ops_load("ops.csv", &ops) != 0 ||
- *         ps_model_load("model.psm", &model) != 0) {
- *         fprintf(stderr, "%s\n", ps_last_error());
- *         ...
+ *     #include <pairsight.h>
+ *     #include <stdio.h>
+ *
+ *     int main(void)
+ *     {
+ *         ps_ops_t *ops = NULL;
+ *         ps_model_t *model = NULL;
+ *         int rc = ps_ops_load("out/ops.csv", &ops);
+ *         if (rc == PS_OK)
+ *             rc = ps_model_load("out/model.psm", &model);
+ *         ps_query_t q = {.gpu = "A100-SXM4-40GB",
+ *                         .hp_model = "resnet50", .hp_batch = 8, .hp_start = 0, .hp_len = 16,
+ *                         .lp_model = "bert-base", .lp_batch = 8, .lp_start = 40, .lp_len = 16,
+ *                         .hp_tpcs = 27, .lp_tpcs = 27};
+ *         double hp_ns = 0, lp_ns = 0;
+ *         if (rc == PS_OK)
+ *             rc = ps_model_predict(model, ops, &q, 1, &hp_ns, &lp_ns);
+ *         if (rc == PS_OK)
+ *             printf("HP %.0f ns, LP %.0f ns\n", hp_ns, lp_ns);
+ *         else
+ *             fprintf(stderr, "%s\n", ps_last_error());
+ *         ps_model_free(model);
+ *         ps_ops_free(ops);
+ *         return rc == PS_OK ? 0 : 1;
  *     }
- *     ps_query_t q = { .gpu = "A100-SXM4-40GB",
- *                      .hp_model = "resnet50", .hp_batch = 8, .hp_start = 0, .hp_len = 16,
- *                      .lp_model = "bert-base", .lp_batch = 8, .lp_start = 40, .lp_len = 16,
- *                      .hp_tpcs = 30, .lp_tpcs = 24 };
- *     double hp_ns, lp_ns;
- *     ps_model_predict(model, ops, &q, 1, &hp_ns, &lp_ns);
- *     ps_model_free(model);
- *     ps_ops_free(ops);
+ *
+ * End of example.
  */
 #ifndef PAIRSIGHT_H
 #define PAIRSIGHT_H
@@ -52,12 +95,37 @@ extern "C" {
 #define PS_VERSION_PATCH 0
 #define PS_VERSION_STRING "0.1.0"
 
-/** The library's version string, e.g. "0.1.0". Static storage. */
+/** Operator slots per side of the segment model's input window (the default
+ *  of ps_train_params_t.window, and the most operators per side that the
+ *  PairSight-input baselines and ps_model_explain accept). */
+#define PS_WINDOW 16
+
+/** Size of the GPU name buffers the API fills (terminator included), e.g.
+ *  ps_collect_device_t.gpu. GPU names are the gpu column of the tables. */
+#define PS_GPU_NAME_MAX 64
+
+/** @return the library's version string, e.g. "0.1.0" (static storage). */
 const char *ps_version(void);
 
-/* ------------------------------------------------------------------------ */
-/* Errors and logging                                                        */
-/* ------------------------------------------------------------------------ */
+/**
+ * Progress of long work (simulation, training, evaluation, co-location
+ * evaluation, collection campaigns): stage is a short constant string naming
+ * the step ("simulate", "HP depth 6 eta 0.3", ...), done and total count its
+ * units (total 0 when unknown). Called on the thread that made the call.
+ */
+typedef void (*ps_progress_fn)(const char *stage, double done, double total, void *user);
+
+/* ======================================================================== */
+/* Errors and logging (src/common)                                           */
+/* ======================================================================== */
+/*
+ * Contract: a failing call returns one of the codes below and records a
+ * message for the calling thread; the message names the file, line and
+ * column for input errors, the failing call and path for I/O errors, and
+ * carries XGBoost's, CUDA's or SQLite's own message for theirs. Messages of
+ * other threads are never mixed in. The log callback receives warnings (a
+ * skipped row, a baseline that failed to train) that do not fail the call.
+ */
 
 enum {
     PS_OK = 0,
@@ -69,13 +137,14 @@ enum {
     PS_E_MISMATCH = -6 /* artefact built for another layout, GPU or version */
 };
 
-/** A short constant description of a PS_E_* code. */
+/** @return a short constant description of a PS_E_* code ("unknown error"
+ *  for another value). */
 const char *ps_errstr(int code);
 
 /**
- * The message of the last failed call on this thread, e.g.
- * "ops.csv:12:7: duration_ns: not a number". Valid until the next failing call
- * on the same thread; never NULL.
+ * @return the message of the last failed call on this thread, e.g.
+ * "ops.csv:12:7: duration_ns: not a number"; "no error" before any failure.
+ * Valid until the next failing call on the same thread; never NULL.
  */
 const char *ps_last_error(void);
 
@@ -83,12 +152,21 @@ typedef enum { PS_LOG_DEBUG, PS_LOG_INFO, PS_LOG_WARN, PS_LOG_ERROR } ps_log_lev
 typedef void (*ps_log_fn)(ps_log_level_t level, const char *msg, void *user);
 
 /** Route library messages to fn (NULL restores the default: warnings and
- *  errors to stderr). Not thread-safe against concurrent logging. */
+ *  errors to stderr). Set it before starting threads that call the library:
+ *  it is not synchronized with concurrent logging. @return nothing. */
 void ps_log_set(ps_log_fn fn, void *user);
 
-/* ------------------------------------------------------------------------ */
-/* Profile: tables of ../FORMATS.md (src/profile)                            */
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
+/* Tables (src/profile)                                                      */
+/* ======================================================================== */
+/*
+ * Contract: the five tables of docs/FORMATS.md. A loader validates the whole
+ * file (header, types, keys, gaps) before it returns, so that a table handle
+ * always holds a valid table; an error names path:line:column. Saves are
+ * atomic (temp file, fsync, rename): a crash never leaves half a file.
+ * Thread safety: a loaded table is read-only and may be read from any number
+ * of threads at once; the functions that change a table are internal.
+ */
 
 /** Which table a CSV file holds, detected from its header. */
 typedef enum {
@@ -97,10 +175,12 @@ typedef enum {
     PS_TABLE_COEXEC,
     PS_TABLE_WORKLOADS,
     PS_TABLE_SCALING,
-    PS_TABLE_COLOCATIONS
+    PS_TABLE_COLOCATIONS,
+    PS_TABLE_COUNT
 } ps_table_kind_t;
 
-/** The name of a table kind: "ops", "coexec", "workloads", ... */
+/** @return the name of a table kind: "ops", "coexec", "workloads",
+ *  "workload_scaling", "colocations" ("unknown" otherwise); static. */
 const char *ps_table_name(ps_table_kind_t kind);
 
 typedef struct ps_ops ps_ops_t;                 /* ops.csv */
@@ -117,76 +197,91 @@ typedef struct {
                       co-locations for the others */
 } ps_check_result_t;
 
-/** Detect the table in path and validate it whole. On error the message names
- *  path:line:column. */
+/** Detect the table in path and validate it whole into *out.
+ *  @return 0, PS_E_IO when path cannot be read, PS_E_INPUT (path:line:column
+ *  in the message) when it is not a valid table. */
 int ps_table_check(const char *path, ps_check_result_t *out);
 
-/* Load a table. On success *out owns all memory (release with the matching
- * _free); on error *out is NULL and nothing is kept. */
+/* Load a table. On success *out owns all its memory (release with the
+ * matching _free); on error *out is NULL.
+ * @return 0, PS_E_IO, PS_E_INPUT (the message names path:line:column and,
+ * when the file holds another table, which one), or PS_E_NOMEM. */
 int ps_ops_load(const char *path, ps_ops_t **out);
 int ps_coexec_load(const char *path, ps_coexec_t **out);
 int ps_workloads_load(const char *path, ps_workloads_t **out);
 int ps_scaling_load(const char *path, ps_scaling_t **out);
 int ps_colocations_load(const char *path, ps_colocations_t **out);
 
-/* Save atomically (temp file, fsync, rename). */
+/* Save atomically (temp file, fsync, rename); t is unchanged.
+ * @return 0 or PS_E_IO (the message names the failing call and path). */
 int ps_ops_save(const ps_ops_t *t, const char *path);
 int ps_coexec_save(const ps_coexec_t *t, const char *path);
 int ps_workloads_save(const ps_workloads_t *t, const char *path);
 int ps_scaling_save(const ps_scaling_t *t, const char *path);
 int ps_colocations_save(const ps_colocations_t *t, const char *path);
 
+/* Release a table; NULL is a no-op. @return nothing. */
 void ps_ops_free(ps_ops_t *t);
 void ps_coexec_free(ps_coexec_t *t);
 void ps_workloads_free(ps_workloads_t *t);
 void ps_scaling_free(ps_scaling_t *t);
 void ps_colocations_free(ps_colocations_t *t);
 
-/** Number of rows of a loaded table. */
+/** @return the number of rows of a loaded table (0 for NULL). */
 size_t ps_ops_rows(const ps_ops_t *t);
 size_t ps_coexec_rows(const ps_coexec_t *t);
 
-/* Importers to ops.csv. Both refuse a file without kernels. */
+/* ======================================================================== */
+/* Import (src/profile)                                                      */
+/* ======================================================================== */
+/*
+ * Contract: an importer turns the profile of one model run alone into an
+ * ops.csv table, one operator per kernel launch in launch order, all at
+ * p->tpcs TPCs. It refuses a file without kernels. The result is a new
+ * table owned by the caller; p's strings are copied.
+ * Thread safety: importers share no state; calls may run concurrently.
+ */
+
 typedef struct {
-    const char *gpu;
-    const char *model;
-    int batch;
-    int tpcs;
-    const char *stream; /* torch-trace only: NULL = the busiest stream */
+    const char *gpu;    /* gpu column of every row (a catalog name or alias) */
+    const char *model;  /* model column */
+    int batch;          /* batch column (>= 1) */
+    int tpcs;           /* TPCs the profile ran on (>= 1) */
+    const char *stream; /* torch-trace only: the CUDA stream; NULL = the busiest */
 } ps_import_params_t;
 
+/** Import an Nsight Compute CSV (`ncu --csv --page raw`).
+ *  @return 0, PS_E_IO, PS_E_INPUT (path:line in the message) or PS_E_ARG for
+ *  bad parameters. */
 int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
+/** Import a PyTorch profiler Chrome trace (the "kernel" events of one
+ *  stream). @return as ps_import_ncu. */
 int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
 
-/* ------------------------------------------------------------------------ */
-/* Simulator (src/simulate)                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* @@SIMULATE@@ */
+/* ======================================================================== */
+/* Simulate (src/simulate)                                                   */
+/* ======================================================================== */
 /*
- * The simulator stands in for a measurement campaign on a GPU: it writes the
- * per-operator profiles (ops.csv) and the co-execution measurements
- * (coexec.csv, mechanism "sim") that a real campaign writes, from a physical
- * model of the shared L2 and DRAM path (docs/simulator.md).
+ * Contract: the simulator stands in for a measurement campaign on a GPU: it
+ * writes the per-operator profiles (ops.csv) and the co-execution
+ * measurements (coexec.csv, mechanism "sim") that a real campaign writes,
+ * from a physical model of the shared L2 and DRAM path (docs/simulator.md).
+ * The result is the same for a seed whatever the thread count. String
+ * parameters are borrowed for the duration of the call.
+ * Thread safety: ps_sim_run shares no state; calls may run concurrently.
  *
  *     ps_sim_params_t p = ps_sim_default_params();
  *     p.gpu = "a100";
  *     p.experiments = 1000;
  *     ps_ops_t *ops = NULL;
  *     ps_coexec_t *cx = NULL;
- *     if (ps_sim_run(&p, &ops, &cx) == 0) {
+ *     if (ps_sim_run(&p, &ops, &cx) == PS_OK) {
  *         ps_ops_save(ops, "ops.csv");
  *         ps_coexec_save(cx, "coexec.csv");
  *     }
  *     ps_ops_free(ops);
  *     ps_coexec_free(cx);
- *
- * String parameters are borrowed for the duration of the call. The result is
- * the same for a seed whatever the thread count.
  */
-
-/** Progress callback: experiments done out of total. */
-typedef void (*ps_sim_progress_fn)(double done, double total, void *user);
 
 typedef struct {
     const char *gpu;     /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
@@ -202,7 +297,7 @@ typedef struct {
     const char *splits;  /* SM splits "hp/lp,...", e.g. "10/44,20/34", or "all"
                             (every hp/lp with hp + lp = the GPU's TPCs); NULL =
                             hp = round(k * TPCs / 10), k = 1..9 */
-    int min_len, max_len;   /* operators per segment, both sides (1, 16) */
+    int min_len, max_len;   /* operators per segment, both sides (1, PS_WINDOW) */
     long experiments;       /* co-execution settings (1000) */
     int runs;               /* runs per experiment (14) */
     uint64_t seed;          /* (1) */
@@ -210,52 +305,33 @@ typedef struct {
     int bert_seq;           /* BERT sequence length (128) */
     int llama_prompt;       /* Llama prompt length; the decode step reads its KV cache (128) */
     double noise;           /* sigma of the per-run log-normal noise of each side (0.02) */
-    ps_sim_progress_fn progress; /* NULL = none */
+    ps_progress_fn progress; /* experiments done out of total; NULL = none */
     void *progress_user;
 } ps_sim_params_t;
 
-/** Defaults as documented beside each field. */
+/** @return the defaults documented beside each field. */
 ps_sim_params_t ps_sim_default_params(void);
 
 /**
  * Simulate a campaign. On success *out_ops holds every operator of every
  * model the campaign uses at every TPC count it uses plus the whole GPU
  * (standalone durations and counters), *out_coexec one row per run; the
- * caller owns both (ps_ops_free, ps_coexec_free). On error both are NULL and
- * ps_last_error() says which parameter is wrong.
+ * caller owns both (ps_ops_free, ps_coexec_free). On error both are NULL.
+ * @return 0, PS_E_ARG (the message says which parameter is wrong: an unknown
+ * GPU lists the known ones) or PS_E_NOMEM.
  */
 int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_coexec);
 
-/* ------------------------------------------------------------------------ */
-/* Segment model: features, training, prediction (src/features, src/model)   */
-/* ------------------------------------------------------------------------ */
-
-/** One candidate co-execution: the key columns of coexec.csv. Strings are
- *  borrowed for the duration of the call. */
-typedef struct {
-    const char *gpu;
-    const char *hp_model;
-    int hp_batch, hp_start, hp_len;
-    const char *lp_model;
-    int lp_batch, lp_start, lp_len;
-    int hp_tpcs, lp_tpcs;
-} ps_query_t;
-
-typedef struct ps_model ps_model_t;
-
-/* @@MODEL@@ */
+/* ======================================================================== */
+/* Features (src/features)                                                   */
+/* ======================================================================== */
 /*
- * The segment model (src/features, src/model). Two XGBoost regressors, one per
- * side, predict log(delta) of a pair of segments of at most `window`
- * operators each, delta = co-executed latency / standalone latency. Longer
- * segments are divided into windows whose predictions are composed
- * (ps_compose_t). Every call that takes ops reads the standalone profile of
- * the queried segments from it; ops is borrowed for the call only.
- *
- * Thread safety: a trained or loaded model is read-only; ps_model_predict*,
- * ps_model_explain and ps_model_info may run concurrently on one model.
- * Prediction of a batch uses the OpenMP threads of the calling thread
- * (omp_set_num_threads / OMP_NUM_THREADS).
+ * Contract: a pair of segments becomes a fixed-layout vector: one token per
+ * operator slot of each side (PS_WINDOW slots by default), the SM split and
+ * both standalone latencies. The variant and the layout version are stored
+ * with every model, which refuses inputs of another layout. The split of a
+ * campaign into train, validation and test is by experiment, never by run.
+ * Thread safety: these functions share no state.
  */
 
 /** Input variants: the full PairSight input and the ablations of the paper's
@@ -265,8 +341,16 @@ typedef enum {
     PS_FEAT_NO_CORUNNER = 1, /* the co-runner's tokens left out */
     PS_FEAT_SUMMED = 2,      /* each side's tokens summed into one */
     PS_FEAT_DURATIONS = 3,   /* durations (and presence) only, no counters */
-    PS_FEAT_UTILIZATION = 4  /* sm_pct and mem_pct in place of DRAM and stall counters */
+    PS_FEAT_UTILIZATION = 4, /* sm_pct and mem_pct in place of DRAM and stall counters */
+    PS_FEAT_COUNT = 5
 } ps_feature_variant_t;
+
+/** @return the variant's name: "full", "no-corunner", "summed", "durations",
+ *  "utilization" ("?" for an invalid value); static. */
+const char *ps_feature_variant_name(ps_feature_variant_t v);
+/** The variant of a name into *out. @return 0, or PS_E_ARG (the message
+ *  lists the names) when name is none of them. */
+int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *out);
 
 /** The two sides of a co-execution, also the index of per-side arrays. */
 enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
@@ -281,31 +365,33 @@ enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
  * in cx (experiments are ranked by a seeded hash of their name; the first 80%
  * train, the next 10% validate, the rest test), never on row order. This is
  * the split ps_model_train uses with the same seed.
+ * @return 0, PS_E_ARG for a NULL argument, or PS_E_NOMEM.
  */
-int ps_coexec_split(const ps_coexec_t *cx, unsigned seed, unsigned char *out_split);
+int ps_coexec_split(const ps_coexec_t *cx, uint64_t seed, unsigned char *out_split);
 
-/** How window predictions are composed for segments longer than the window. */
-typedef enum {
-    /* Published composition (PairSight Eq. 4): window i of one side is
-     * paired with window i of the other (a side with more windows pairs its
-     * extra windows with the other side's last window); a side's latency is
-     * the sum of its windows' predictions. */
-    PS_COMPOSE_INDEX = 0,
-    /* Time-aligned: build both sides' predicted timelines, give each window
-     * the overlap-weighted slowdown of the co-runner windows that overlap it
-     * (a window's part that outlasts the co-runner runs at its standalone
-     * speed), rebuild the timelines and iterate until they settle. */
-    PS_COMPOSE_OVERLAP = 1
-} ps_compose_t;
+/* ======================================================================== */
+/* Model (src/model)                                                         */
+/* ======================================================================== */
+/*
+ * Contract: the segment model. Two XGBoost regressors, one per side, predict
+ * log(delta) of a pair of segments of at most `window` operators each,
+ * delta = co-executed latency / standalone latency. Every call that takes
+ * ops reads the standalone profile of the segments from it; ops and cx are
+ * borrowed for the call only. A model file carries a magic, a format
+ * version, the feature layout, the GPU and the window, and is refused
+ * (PS_E_MISMATCH) when any of them does not match.
+ * Thread safety: a trained or loaded model is read-only; prediction,
+ * explanation and ps_model_info may run concurrently on one model.
+ * Training uses params->nthread XGBoost threads.
+ */
 
-/** Progress callback for long work: stage is a short constant string. */
-typedef void (*ps_progress_fn)(const char *stage, double done, double total, void *user);
+typedef struct ps_model ps_model_t;
 
 /** Training and adaptation parameters; start from ps_train_default_params(). */
 typedef struct {
     ps_feature_variant_t variant; /* input variant (default PS_FEAT_FULL) */
-    int window;             /* operator slots per side (default 16) */
-    unsigned seed;          /* experiment split seed (default 1) */
+    int window;             /* operator slots per side (default PS_WINDOW) */
+    uint64_t seed;          /* experiment split seed (default 1) */
     int nthread;            /* XGBoost threads; 0 = all cores (default 0) */
     int max_rounds;         /* most trees per regressor (default 400) */
     int early_stopping;     /* stop after this many rounds without a better
@@ -319,14 +405,16 @@ typedef struct {
      * learning rate; all rows given to adapt are used for training. */
     int adapt_rounds;       /* (default 30) */
     double adapt_eta;       /* (default 0.05) */
-    int adapt_depth;        /* max_depth of the added trees; shallow trees
-                               keep a few samples from being overfitted
-                               (default 1) */
+    int adapt_depth;        /* max_depth of the added trees, or 0 (default):
+                               per side, the one of 1, 2, 3 with the lowest
+                               MAPE on held-out experiments of the new rows
+                               (their validation and test splits by seed),
+                               1 with fewer than 5 experiments */
     ps_progress_fn progress; /* NULL = none */
     void *progress_user;
 } ps_train_params_t;
 
-/** The default parameters described in ps_train_params_t. */
+/** @return the default parameters described in ps_train_params_t. */
 ps_train_params_t ps_train_default_params(void);
 
 /**
@@ -337,6 +425,9 @@ ps_train_params_t ps_train_default_params(void);
  * the lowest validation latency MAPE is kept. All rows of cx must be of one
  * GPU. params NULL = defaults. On success *out is owned by the caller
  * (ps_model_free); on error *out is NULL.
+ * @return 0, PS_E_ARG (bad parameters), PS_E_INPUT (cx and ops do not fit:
+ * the message names the row and what is missing), PS_E_BACKEND (XGBoost's
+ * message) or PS_E_NOMEM.
  */
 int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
                    ps_model_t **out);
@@ -346,44 +437,20 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
  * per regressor fitted at params->adapt_eta on every row of cx (a few
  * experiments of an unseen model or batch size). m is unchanged. On success
  * *out is owned by the caller.
+ * @return as ps_model_train; PS_E_MISMATCH when cx is of another GPU.
  */
 int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
                    const ps_train_params_t *params, ps_model_t **out);
 
-/**
- * Predict the co-execution latency (ns) of n queries into the caller's
- * arrays out_hp_ns[n] and out_lp_ns[n], composing windows with
- * PS_COMPOSE_OVERLAP. Fails (and names the query index and what is missing)
- * when a query names a GPU other than the model's, an operator, model or
- * batch absent from ops, a TPC count without a standalone duration, or more
- * TPCs than the GPU has; outputs are then unspecified.
- */
-int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                     double *out_hp_ns, double *out_lp_ns);
-
-/**
- * As ps_model_predict with a choice of composition, and optionally each
- * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
- * be NULL; delta = out_hp_ns / out_hp_solo_ns).
- */
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns,
-                        double *out_hp_solo_ns, double *out_lp_solo_ns);
-
-/**
- * Check one query as ps_model_predict would, without predicting: 0 when it
- * can be predicted, else the error code with a message that names what is
- * missing (no "query N" prefix; callers add their own context).
- */
-int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
-
 /** Save atomically: magic, format version, feature layout, GPU, window,
- *  training metadata and both regressors in one file. */
+ *  training metadata and both regressors in one file.
+ *  @return 0, PS_E_IO or PS_E_BACKEND. */
 int ps_model_save(const ps_model_t *m, const char *path);
-/** Load a model file; refuses (PS_E_MISMATCH) another format or feature
- *  layout version. *out is owned by the caller. */
+/** Load a model file into *out (owned by the caller).
+ *  @return 0, PS_E_IO, PS_E_INPUT (not a model file), PS_E_MISMATCH (another
+ *  format or feature layout version) or PS_E_NOMEM. */
 int ps_model_load(const char *path, ps_model_t **out);
-/** Release a model; NULL is a no-op. */
+/** Release a model; NULL is a no-op. @return nothing. */
 void ps_model_free(ps_model_t *m);
 
 /** What a model is and how it was trained. Strings point into the model and
@@ -397,7 +464,7 @@ typedef struct {
     size_t n_samples;           /* co-execution rows used */
     size_t n_train, n_valid, n_test; /* rows per split */
     size_t n_experiments;
-    unsigned seed;              /* experiment split seed */
+    uint64_t seed;              /* experiment split seed */
     uint64_t split_fingerprint; /* of the training campaign's experiment set;
                                    0 when the file does not record it */
     double train_seconds;
@@ -408,10 +475,84 @@ typedef struct {
     double test_mape[2];        /* held-out test latency MAPE (%) per side */
     int n_adapt;                /* continued-training passes applied */
     size_t adapt_samples;       /* rows used by the last one */
+    int adapt_depth[2];         /* depth of its trees per side (0: none) */
     double adapt_seconds;       /* time of the last one */
 } ps_model_info_t;
 
+/** What m is, into *out. @return 0, or PS_E_ARG for a NULL argument. */
 int ps_model_info(const ps_model_t *m, ps_model_info_t *out);
+
+/* ======================================================================== */
+/* Prediction (src/model)                                                    */
+/* ======================================================================== */
+/*
+ * Contract: a query names one candidate co-execution by the key columns of
+ * coexec.csv. Segments longer than the model's window are divided into
+ * windows whose predictions are composed (ps_compose_t). Outputs go into
+ * the caller's arrays; on failure the message names the query index and
+ * what is missing, and the outputs are unspecified.
+ * Thread safety: as for models; a batch uses the OpenMP threads of the
+ * calling thread (omp_set_num_threads / OMP_NUM_THREADS).
+ */
+
+/** One candidate co-execution: the key columns of coexec.csv. Strings are
+ *  borrowed for the duration of the call. */
+typedef struct {
+    const char *gpu;
+    const char *hp_model;
+    int hp_batch, hp_start, hp_len;
+    const char *lp_model;
+    int lp_batch, lp_start, lp_len;
+    int hp_tpcs, lp_tpcs;
+} ps_query_t;
+
+/** How window predictions are composed for segments longer than the window. */
+typedef enum {
+    /* Published composition (PairSight Eq. 4): window i of one side is
+     * paired with window i of the other (a side with more windows pairs its
+     * extra windows with the other side's last window); a side's latency is
+     * the sum of its windows' predictions. */
+    PS_COMPOSE_INDEX = 0,
+    /* Time-aligned: build both sides' predicted timelines, give each window
+     * the overlap-weighted slowdown of the co-runner windows that overlap it
+     * (a window's part that outlasts the co-runner runs at its standalone
+     * speed), rebuild the timelines and iterate until they settle. */
+    PS_COMPOSE_OVERLAP = 1,
+    PS_COMPOSE_COUNT = 2
+} ps_compose_t;
+
+/** @return "index" or "overlap" ("?" for an invalid value); static. */
+const char *ps_compose_name(ps_compose_t c);
+/** The composition of a name into *out. @return 0, or PS_E_ARG. */
+int ps_compose_from_name(const char *name, ps_compose_t *out);
+
+/**
+ * Predict the co-execution latency (ns) of n queries into the caller's
+ * arrays out_hp_ns[n] and out_lp_ns[n], composing windows with
+ * PS_COMPOSE_OVERLAP.
+ * @return 0, or PS_E_INPUT when a query names a GPU other than the model's,
+ * an operator, model or batch absent from ops (the message lists the models
+ * ops holds), a TPC count without a standalone duration (the message lists
+ * the TPC counts ops has), or more TPCs than the GPU has.
+ */
+int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                     double *out_hp_ns, double *out_lp_ns);
+
+/**
+ * As ps_model_predict with a choice of composition, and optionally each
+ * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
+ * be NULL; delta = out_hp_ns / out_hp_solo_ns). @return as ps_model_predict.
+ */
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns,
+                        double *out_hp_solo_ns, double *out_lp_solo_ns);
+
+/**
+ * Check one query as ps_model_predict would, without predicting.
+ * @return 0 when it can be predicted, else the error code with a message
+ * that names what is missing (no "query N" prefix; callers add their own).
+ */
+int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
 
 /** One operator's (or input's) part in a prediction, in log delta. */
 typedef struct {
@@ -433,24 +574,29 @@ typedef struct {
 } ps_explanation_t;
 
 /** Explain one query whose segments fit in one window: XGBoost SHAP
- *  contributions folded back to the named operators of both segments.
- *  Operator names are borrowed from ops, which must outlive *out. */
+ *  contributions folded back to the named operators of both segments, into
+ *  *out (owned by the caller). Operator names are borrowed from ops, which
+ *  must outlive *out.
+ *  @return as ps_model_predict; PS_E_ARG for a segment longer than the
+ *  window; PS_E_BACKEND (XGBoost's message). */
 int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q,
                      ps_explanation_t **out);
+/** Release an explanation; NULL is a no-op. @return nothing. */
 void ps_explanation_free(ps_explanation_t *e);
 
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
 /* Evaluation (src/evaluate)                                                 */
-/* ------------------------------------------------------------------------ */
-
-/* @@EVALUATE@@ declarations of the evaluation's public API go here. */
-
+/* ======================================================================== */
 /*
- * The predictors that `pairsight eval` compares, PairSight and five
- * baselines. Every baseline trains on measured co-executions and predicts the
- * latency of each side of a query through the same calls; the learned ones
- * fit log(measured / standalone), as PairSight does.
+ * Contract: the predictors that `pairsight eval` compares, PairSight and seven
+ * baselines. Every baseline trains on measured co-executions and predicts
+ * the latency of each side of a query through the same calls; the learned
+ * ones fit log(measured / standalone), as PairSight does. Accuracy is
+ * scored as in the paper's Table I.
+ * Thread safety: a trained baseline is read-only, but its prediction uses
+ * scratch memory of its own: use one baseline from one thread at a time.
  */
+
 typedef enum {
     PS_METHOD_PAIRSIGHT = 0,      /* the segment model (ps_model_t) */
     PS_METHOD_INTENSITY_RULE = 1, /* one slowdown factor per (side, operator intensity class) */
@@ -458,41 +604,51 @@ typedef enum {
     PS_METHOD_ABACUS_MLP = 3,     /* model identity, batch, positions, split, latencies -> MLP */
     PS_METHOD_LINEAR = 4,         /* ridge regression on the PairSight input */
     PS_METHOD_PAIRSIGHT_MLP = 5,  /* the PairSight input into a three-layer perceptron */
-    PS_METHOD_COUNT = 6
+    PS_METHOD_INTENSITY_RULE_FIT = 6, /* the intensity rule with least-squares factors */
+    PS_METHOD_FIXED_COST = 7,     /* the fitted rule plus a fixed co-execution cost per segment and per operator */
+    PS_METHOD_COUNT = 8
 } ps_method_t;
 
-/** The method's key as in `pairsight eval --json`: "pairsight",
+/** @return the method's key as in `pairsight eval --json`: "pairsight",
  *  "intensity_rule", "complementarity", "abacus_mlp", "linear",
- *  "pairsight_mlp". Static storage; "?" for an invalid value. */
+ *  "pairsight_mlp", "intensity_rule_fit", "fixed_cost" ("?" for an invalid
+ *  value); static. */
 const char *ps_method_name(ps_method_t m);
-/** The method of a key, or PS_E_ARG when name is none of the above. */
+/** The method of a key into *out. @return 0, or PS_E_ARG when name is none
+ *  of the above (the message lists them). */
 int ps_method_from_name(const char *name, ps_method_t *out);
 
 typedef struct ps_baseline ps_baseline_t;
 
 typedef struct {
-    unsigned seed;       /* MLP initialization and shuffles */
-    int mlp_epochs;      /* at most this many epochs per MLP */
-    double mlp_seconds;  /* wall-clock cap per MLP (0 = none) */
-    double ridge_lambda; /* ridge penalty on standardized inputs (< 0 = chosen on held-out rows) */
+    uint64_t seed;       /* MLP initialization and shuffles (1) */
+    int mlp_epochs;      /* at most this many epochs per MLP (100) */
+    double mlp_seconds;  /* wall-clock cap per MLP, 0 = none (120) */
+    double ridge_lambda; /* ridge penalty on standardized inputs; < 0 = chosen
+                            on held-out rows (-1) */
 } ps_baseline_params_t;
 
-/** seed 1, 100 epochs, 120 s per MLP, lambda chosen on held-out rows. */
-void ps_baseline_default_params(ps_baseline_params_t *p);
+/** @return the defaults documented beside each field. */
+ps_baseline_params_t ps_baseline_default_params(void);
 
 /** Train a baseline (not PS_METHOD_PAIRSIGHT) on every row of train, with
  *  standalone profiles from ops. *out owns its memory (ps_baseline_free); it
- *  keeps no pointer into ops or train. */
+ *  keeps no pointer into ops or train.
+ *  @return 0, PS_E_ARG (PS_METHOD_PAIRSIGHT or bad parameters), PS_E_INPUT
+ *  (train and ops do not fit) or PS_E_NOMEM. */
 int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
                       const ps_baseline_params_t *p, ps_baseline_t **out);
 
 /** Predicted co-execution latency of each side of n queries into the
  *  caller's out_hp_ns[n] and out_lp_ns[n]. The methods on the PairSight input
- *  (linear, pairsight_mlp) accept segments of at most 16 operators. */
+ *  (linear, pairsight_mlp) accept segments of at most PS_WINDOW operators.
+ *  @return 0, PS_E_INPUT (as ps_model_predict) or PS_E_NOMEM. */
 int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                         double *out_hp_ns, double *out_lp_ns);
 
+/** @return the method of b. */
 ps_method_t ps_baseline_method(const ps_baseline_t *b);
+/** Release a baseline; NULL is a no-op. @return nothing. */
 void ps_baseline_free(ps_baseline_t *b);
 
 /** Accuracy of n predictions against measurements, the figures of the
@@ -503,27 +659,30 @@ typedef struct {
     double hp_within10;      /* share of HP predictions within 10%, in percent */
 } ps_accuracy_t;
 
-/** Fails with PS_E_ARG when n is 0 or a measurement is not positive. */
+/** Score n predictions into *out. @return 0, or PS_E_ARG when n is 0 or a
+ *  measurement is not positive. */
 int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
                 const double *lp_ns, size_t n, ps_accuracy_t *out);
 
-/* ------------------------------------------------------------------------ */
-/* Workload-level co-location (src/colocate)                                 */
-/* ------------------------------------------------------------------------ */
-
-/* @@COLOCATE@@ */
-
+/* ======================================================================== */
+/* Co-location (src/colocate)                                                */
+/* ======================================================================== */
 /*
- * Given a target workload and candidate co-runners, predict each co-location's
- * throughput under CUDA MPS and pick the best (docs/colocate.md). Inputs are
- * the tables workloads.csv, workload_scaling.csv (optional: NULL means solo
- * throughput scales linearly with the share) and colocations.csv, any k.
+ * Contract: given a target workload and candidate co-runners, predict each
+ * co-location's throughput under CUDA MPS and pick the best
+ * (docs/colocate.md). Inputs are the tables workloads.csv,
+ * workload_scaling.csv (optional: NULL means solo throughput scales linearly
+ * with the share) and colocations.csv, any number of workloads per
+ * co-location.
  *
  * Predictors: KACE's linear regression, random forest and MLP of the
  * throughput sum from combined workload features; Xu et al.'s random forest
  * on system metrics; the `ratio` baseline (solo throughput at the share x the
  * workload's median co-located/solo ratio); and `mps`, our interference
  * predictor of each workload's own throughput for any k and any shares.
+ * Thread safety: a trained or loaded co-location model is read-only; use it
+ * from one thread at a time (its XGBoost booster is shared). ps_coloc_eval
+ * shares no state between calls.
  */
 typedef enum {
     PS_COLOC_KACE_LR = 0,
@@ -532,26 +691,29 @@ typedef enum {
     PS_COLOC_XU_RF,
     PS_COLOC_RATIO,
     PS_COLOC_MPS,
-    PS_COLOC_N_KINDS
+    PS_COLOC_KIND_COUNT
 } ps_coloc_kind_t;
 
-/** "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps". Static. */
+/** @return "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio" or "mps"
+ *  ("unknown" for an invalid value); static. */
 const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
-/** Parse a kind name; PS_E_ARG when unknown. */
-int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out);
-/** 1 when the kind predicts the throughput sum of a co-location, 0 when it
- *  predicts each workload's own throughput. */
+/** The kind of a name into *out. @return 0, or PS_E_ARG (the message lists
+ *  the kinds). */
+int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out);
+/** @return 1 when the kind predicts the throughput sum of a co-location, 0
+ *  when it predicts each workload's own throughput. */
 int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
 
 typedef struct {
     ps_coloc_kind_t kind;
-    uint64_t seed;   /* random forests and the MLP */
+    uint64_t seed;   /* random forests and the MLP (0) */
     int trees;       /* random forests: parallel trees (default 100) */
     int mlp_epochs;  /* MLP training epochs (default 400) */
     int boost_rounds;/* mps: boosting rounds (default 400) */
 } ps_coloc_params_t;
 
-/** Defaults: kind mps, seed 0, 100 trees, 400 epochs, 400 rounds. */
+/** @return the defaults: kind mps, seed 0, 100 trees, 400 epochs, 400
+ *  rounds. */
 ps_coloc_params_t ps_coloc_default_params(void);
 
 typedef struct ps_coloc_model ps_coloc_model_t;
@@ -559,24 +721,32 @@ typedef struct ps_coloc_model ps_coloc_model_t;
 /** Train on every co-location of c whose throughputs are measured (sum
  *  kinds need every slot measured; per-workload kinds use each measured
  *  row). scaling may be NULL. On success *out is owned by the caller
- *  (ps_coloc_model_free). */
+ *  (ps_coloc_model_free).
+ *  @return 0, PS_E_ARG, PS_E_INPUT (too few measured co-locations, or a
+ *  workload absent from w), PS_E_BACKEND or PS_E_NOMEM. */
 int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling,
                    const ps_colocations_t *c, const ps_coloc_params_t *p,
                    ps_coloc_model_t **out);
 
 /** Predict for every row of q (its tput column is ignored). out_tput
  *  (caller-owned, q's row count) receives each row's own predicted
- *  throughput, or for sum kinds its co-location's predicted throughput sum. */
+ *  throughput, or for sum kinds its co-location's predicted throughput sum.
+ *  @return 0, PS_E_INPUT (a workload absent from w) or PS_E_BACKEND. */
 int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w,
                      const ps_scaling_t *scaling, const ps_colocations_t *q,
                      double *out_tput);
 
+/** @return the kind of m. */
 ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
 
-/** Save atomically, with magic, format version and feature layout. */
+/** Save atomically, with magic, format version and feature layout.
+ *  @return 0, PS_E_IO or PS_E_BACKEND. */
 int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path);
-/** Load; PS_E_MISMATCH for another format version or feature layout. */
+/** Load into *out (owned by the caller). @return 0, PS_E_IO, PS_E_INPUT
+ *  (not a co-location model: a segment model file says so) or
+ *  PS_E_MISMATCH (another format version or feature layout). */
 int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
+/** Release a co-location model; NULL is a no-op. @return nothing. */
 void ps_coloc_model_free(ps_coloc_model_t *m);
 
 /* Selection policies, scored with KACE's metric: the chosen co-location's
@@ -596,16 +766,17 @@ typedef enum {
     PS_POL_XU_RF,
     PS_POL_RATIO,
     PS_POL_MPS,
-    PS_POL_N
+    PS_POL_COUNT
 } ps_coloc_policy_t;
 
-/** "oracle", "random", "memcap", "sm", "mem", "best_rule", then the kind
- *  names. Static. */
+/** @return "oracle", "random", "memcap", "sm", "mem", "best_rule", then the
+ *  kind names ("unknown" for an invalid value); static. */
 const char *ps_coloc_policy_name(ps_coloc_policy_t p);
 
 /** The rule policies over every co-location of c (no training).
- *  out_score[PS_POL_N] receives the normalized throughput sum of the
- *  policies ORACLE..BEST_RULE (the others NAN); *out_targets the count. */
+ *  out_score[PS_POL_COUNT] receives the normalized throughput sum of the
+ *  policies ORACLE..BEST_RULE (the others NAN); *out_targets the count.
+ *  @return 0, PS_E_INPUT or PS_E_NOMEM. */
 int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c,
                    double *out_score, int *out_targets);
 
@@ -621,43 +792,45 @@ typedef struct {
                             on any co-location of the test table */
     unsigned kinds;      /* bit mask of kinds to run (default: all) */
     ps_coloc_params_t model; /* model parameters (kind ignored) */
-    void (*progress)(double done, double total, void *user);
-    void *user;
+    ps_progress_fn progress; /* runs done out of total; NULL = none */
+    void *progress_user;
 } ps_coloc_eval_params_t;
 
+/** @return the defaults documented beside each field. */
 ps_coloc_eval_params_t ps_coloc_eval_default_params(void);
 
 typedef struct {
     /* per kind, averaged over seeds; NAN when not run. Per-workload kinds
      * score each workload's throughput, sum kinds the throughput sum. */
-    double r2[PS_COLOC_N_KINDS], rmse[PS_COLOC_N_KINDS], mape[PS_COLOC_N_KINDS];
-    double policy_mean[PS_POL_N], policy_sd[PS_POL_N]; /* over seeds */
+    double r2[PS_COLOC_KIND_COUNT], rmse[PS_COLOC_KIND_COUNT], mape[PS_COLOC_KIND_COUNT];
+    double policy_mean[PS_POL_COUNT], policy_sd[PS_POL_COUNT]; /* over seeds */
     double targets; /* mean number of scored targets per seed */
     int runs;       /* seeds (or folds) run */
 } ps_coloc_eval_result_t;
 
-/** Train and score every predictor and policy (docs/colocate.md). */
+/** Train and score every predictor and policy (docs/colocate.md) into *out.
+ *  @return 0, PS_E_ARG, PS_E_INPUT or PS_E_BACKEND. */
 int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
                   const ps_colocations_t *c, const ps_coloc_eval_params_t *p,
                   ps_coloc_eval_result_t *out);
 
-
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
 /* Collector (src/collect)                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* @@COLLECT@@ */
-
+/* ======================================================================== */
 /*
- * The collector measures ops.csv and coexec.csv on a real NVIDIA GPU: it
- * replays each model's operators (cuBLAS, cuDNN and kernels of our own),
- * splits the SMs with CUDA green contexts and keeps every result in a SQLite
- * campaign database, committed one task at a time, so that a campaign that
- * is killed resumes where it stopped when the same call is made again.
+ * Contract: the collector measures ops.csv and coexec.csv on a real NVIDIA
+ * GPU: it replays each model's operators (cuBLAS, cuDNN and kernels of our
+ * own), splits the SMs with CUDA green contexts and keeps every result in a
+ * SQLite campaign database, committed one task at a time, so that a
+ * campaign that is killed resumes where it stopped when the same call is
+ * made again. The "fake" backend is a deterministic simulated GPU for tests;
+ * the CUDA backend is a module loaded at run time (docs/collector.md).
+ * Thread safety: a campaign (its database connection and device) is used by
+ * one thread at a time; separate campaigns may run in separate threads.
  *
  *     ps_collect_params_t p = ps_collect_default_params();
  *     ps_campaign_t *c = NULL;
- *     if (ps_campaign_open("campaign.db", &p, &c) != 0) ... ps_last_error()
+ *     if (ps_campaign_open("campaign.db", &p, &c) != PS_OK) ... ps_last_error()
  *     ps_campaign_profile(c, "resnet50", 8, NULL, 0, NULL, NULL);
  *     ps_campaign_profile(c, "bert-base", 8, NULL, 0, NULL, NULL);
  *     ps_coexec_plan_t plan = ps_coexec_default_plan();
@@ -672,7 +845,7 @@ typedef struct ps_campaign ps_campaign_t;
 
 /** What the backend reports about its device. */
 typedef struct {
-    char gpu[64];          /* the gpu column, e.g. "A100-SXM4-40GB" */
+    char gpu[PS_GPU_NAME_MAX]; /* the gpu column, e.g. "A100-SXM4-40GB" */
     int sm_count;          /* SMs of the whole device */
     int tpc_count;         /* sm_count / 2 */
     int min_partition_sms; /* green contexts: minSmPartitionSize */
@@ -697,39 +870,43 @@ typedef struct {
                                database, merged with pairsight collect merge */
 } ps_collect_params_t;
 
-/** The defaults above. */
+/** @return the defaults above. */
 ps_collect_params_t ps_collect_default_params(void);
 
 /**
  * Open the campaign database at db_path (created if absent) and, unless p is
  * NULL, the device backend that p names. With p NULL only status and export
- * work. A database made on another GPU or with another seq_len is refused
- * (PS_E_MISMATCH). On success *out is owned by the caller (ps_campaign_free).
+ * work. On success *out is owned by the caller (ps_campaign_free).
+ * @return 0, PS_E_IO (the database), PS_E_BACKEND (no device, no CUDA
+ * module: the message says which), PS_E_MISMATCH (a database made on another
+ * GPU or with another seq_len) or PS_E_ARG.
  */
 int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
 
-/** Close the database and the device. NULL is a no-op. */
+/** Close the database and the device; NULL is a no-op. @return nothing. */
 void ps_campaign_free(ps_campaign_t *c);
 
-/** The device of an opened backend (PS_E_ARG when opened without one). */
+/** The device of an opened backend into *out. @return 0, or PS_E_ARG when
+ *  the campaign was opened without one. */
 int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out);
 
 /** The TPC counts the device can give one side: 2*tpcs SMs, at least
  *  min_partition_sms and a multiple of sm_alignment (ascending). Writes at
- *  most cap values to out and returns how many there are. */
+ *  most cap values to out.
+ *  @return how many counts there are (may exceed cap). */
 int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
-
-/** Called after each finished task with the tasks done and planned. */
-typedef void (*ps_collect_progress_fn)(long done, long total, void *user);
 
 /**
  * Standalone profile: the device time of every operator of model at batch on
  * each of tpcs[0..n_tpcs) TPCs (NULL: every valid count), median of
  * profile_runs after warmup. One task (one transaction) per TPC count; tasks
- * already in the database are skipped.
+ * already in the database are skipped. fn (may be NULL) gets tasks done out
+ * of planned after each task.
+ * @return 0, PS_E_ARG (an unknown model lists the known ones; a TPC count
+ * the device cannot partition lists the valid ones), PS_E_BACKEND or PS_E_IO.
  */
 int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
-                        int n_tpcs, ps_collect_progress_fn fn, void *user);
+                        int n_tpcs, ps_progress_fn fn, void *user);
 
 /** A co-execution campaign: `experiments` random segment pairs and SM
  *  splits, each run `runs` times. Strings are borrowed for the call. */
@@ -741,36 +918,39 @@ typedef struct {
     int experiments;   /* default 100 */
     int runs;          /* rows per experiment (R); default 30 */
     int seg_min;       /* segment length in operators, drawn uniformly from */
-    int seg_max;       /* [seg_min, seg_max]; default 1..16 */
+    int seg_max;       /* [seg_min, seg_max]; default 1..PS_WINDOW */
     const int *tpcs;   /* HP allocations to draw from (LP gets the largest
                           of them that fits beside); NULL = every valid count */
     int n_tpcs;
-    unsigned long long seed; /* default 1; part of each experiment's name */
+    uint64_t seed;     /* default 1; part of each experiment's name */
 } ps_coexec_plan_t;
 
-/** The defaults above (models NULL: the caller sets them). */
+/** @return the defaults above (models NULL: the caller sets them). */
 ps_coexec_plan_t ps_coexec_default_plan(void);
 
 /**
  * Run the co-execution campaign of plan: one task (one transaction with its
  * `runs` rows) per experiment; experiments already done are skipped, so the
  * same call after a crash or kill finishes the campaign with no lost or
- * duplicated row. A plan whose experiment names clash with different
- * experiments in the database is refused (PS_E_MISMATCH).
+ * duplicated row. fn (may be NULL) gets tasks done out of planned.
+ * @return 0, PS_E_ARG, PS_E_MISMATCH (the plan's experiment names clash
+ * with different experiments in the database), PS_E_BACKEND or PS_E_IO.
  */
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collect_progress_fn fn,
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn,
                        void *user);
 
 /** Hardware counters of every operator (CUPTI range profiler) at the
- *  largest TPC count, for the ops.csv counter columns. PS_E_BACKEND where
- *  the backend has no counters. */
+ *  largest TPC count, for the ops.csv counter columns.
+ *  @return 0, PS_E_BACKEND (also where the backend has no counters) or
+ *  PS_E_IO. */
 int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
 /** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
  *  --metrics ...` of a run of model at batch, one kernel per operator, as
  *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
  *  one launch per operator of the model's list. Works without a device; the
- *  database must already know its GPU. */
+ *  database must already know its GPU.
+ *  @return 0, PS_E_INPUT (the report does not fit the model), PS_E_IO. */
 int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch,
                                 const char *ncu_csv);
 
@@ -778,9 +958,10 @@ typedef struct {
     long tasks_total, tasks_done;
     long op_rows, counter_rows, coexec_rows;
     int seq_len;
-    char gpu[64]; /* empty until a backend has opened the database */
+    char gpu[PS_GPU_NAME_MAX]; /* empty until a backend has opened the database */
 } ps_campaign_status_t;
 
+/** Tasks and rows of the database into *out. @return 0 or PS_E_IO. */
 int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
 
 /* Workload-level mode: whole models under an MPS active-thread percentage,
@@ -797,17 +978,20 @@ typedef struct {
  * Run jobs[0..n) together, each in its own process at its share: warm-up
  * iterations, then all start at once and run whole inference iterations for
  * `seconds`. out_tput[i] gets job i's throughput in items (batch x
- * iterations) per second, and out_gpu (size 64, may be NULL) the gpu column
- * name. p names the backend as for ps_campaign_open.
+ * iterations) per second, and out_gpu (may be NULL; gpu_size bytes, at most
+ * PS_GPU_NAME_MAX needed) the gpu column name. p names the backend as for
+ * ps_campaign_open.
+ * @return 0, PS_E_ARG (n < 1, a bad share or an unknown model), or
+ * PS_E_BACKEND (no MPS daemon, a job that failed: the message says which).
  */
 int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
-                       double seconds, double *out_tput, char *out_gpu);
+                       double seconds, double *out_tput, char *out_gpu, size_t gpu_size);
 
 /** Write the database's measurements as ops.csv and coexec.csv (atomically;
  *  either path may be NULL to skip that table). Counters go on the row of
- *  each operator with the most TPCs (FORMATS.md). */
+ *  each operator with the most TPCs (docs/FORMATS.md).
+ *  @return 0, PS_E_INPUT (nothing measured yet) or PS_E_IO. */
 int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
-
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
 set -eu
 
 pkgs="cmake make gcc clang python3 libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
-libcjson-dev libopenblas-dev liblapacke-dev libfann-dev gnuplot-nox"
+libcjson-dev libopenblas-dev zlib1g-dev libfann-dev"
 if [ "${1:-}" = "--with-browser" ]; then
     pkgs="$pkgs chromium"
 fi

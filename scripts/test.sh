@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds pairsight and runs every test. Installs missing Debian packages first.
 # Usage: scripts/test.sh [--sanitize]   (--sanitize: ASan + UBSan build in build-asan/)
+# PS_CMAKE_ARGS adds CMake options (CI passes -DPS_WERROR=ON).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -14,7 +15,7 @@ if [ "${1:-}" = "--sanitize" ]; then
     export PS_SANITIZED=1
 fi
 # shellcheck disable=SC2086
-cmake -S . -B "$dir" $opts >/dev/null
+cmake -S . -B "$dir" $opts ${PS_CMAKE_ARGS:-} >/dev/null
 cmake --build "$dir" -j "$(nproc)"
 cd "$dir"
 log=Testing/ps-ctest.log

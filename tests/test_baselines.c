@@ -14,6 +14,10 @@ static const int tpcs_list[] = {10, 20, 30, 40};
 /* True factors per side (HP, LP) and class (compute, memory). */
 static const double truth[2][2] = {{1.0, 2.0}, {1.05, 2.6}};
 
+/* A fixed co-execution cost per segment and per operator added to every
+ * side's latency (0 for the main campaign). */
+static double fixed_ns, per_op_ns;
+
 static int is_memory(const char *model, int op) { return (op * 7 + (int)strlen(model)) % 3 == 0; }
 
 static ps_ops_t *make_ops(void)
@@ -65,7 +69,7 @@ static double true_latency(const ps_ops_t *ops, const char *model, int start, in
     double s = 0;
     for (int i = start; i < start + len; i++)
         s += truth[side][is_memory(model, i)] * g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
-    return s * (1 + noise);
+    return (s + fixed_ns + per_op_ns * len) * (1 + noise);
 }
 
 static ps_coexec_t *make_coexec(const ps_ops_t *ops, int n_exp, int min_len, int max_len, unsigned seed)
@@ -195,6 +199,82 @@ static void test_intensity_rule_recovers_factors(void)
     ps_baseline_free(b);
 }
 
+static void test_intensity_rule_fit_recovers_factors(void)
+{
+    if (!setup())
+        return;
+    ps_baseline_t *b = NULL;
+    CHECK_OK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE_FIT, ops, ds, NULL, NULL, &b));
+    if (!b)
+        return;
+    double lp = 0, hp = test_mape(b, &lp);
+    CHECK_MSG(hp < 0.6 && lp < 0.6, "HP %.3f%% LP %.3f%%", hp, lp);
+    ps_baseline_free(b);
+}
+
+/* With a fixed cost per segment and per operator on top of the class
+ * factors: the characterized rule's factor is the median slowdown of single
+ * operators of the class, the fitted rule cannot express the cost, and
+ * fixed_cost recovers the campaign exactly. */
+static void test_fixed_cost_and_characterization(void)
+{
+    fixed_ns = 6000;
+    per_op_ns = 1000;
+    ps_coexec_t *fc = make_coexec(ops, 300, 1, 12, 5);
+    fixed_ns = per_op_ns = 0;
+    ps_feature_layout_t l;
+    ps_dataset_t *d = NULL;
+    CHECK_OK(ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l));
+    CHECK_OK(ps_dataset_build(&l, ops, fc, 1, &d));
+    if (!d) {
+        ps_coexec_free(fc);
+        return;
+    }
+    ps_baseline_t *rule = NULL, *fit = NULL, *cost = NULL;
+    CHECK_OK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE, ops, d, NULL, NULL, &rule));
+    CHECK_OK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE_FIT, ops, d, NULL, NULL, &fit));
+    CHECK_OK(ps_baseline_fit(PS_METHOD_FIXED_COST, ops, d, NULL, NULL, &cost));
+    /* The median HP slowdown of single compute operators in the training split. */
+    double *single = malloc(d->n * sizeof *single);
+    size_t ns = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->split[i] == PS_SPLIT_TRAIN && d->rows[i]->hp_len == 1 &&
+            !is_memory(d->rows[i]->hp_model, d->rows[i]->hp_start))
+            single[ns++] = d->hp_ns[i] / d->hp_solo_ns[i];
+    CHECK_MSG(ns >= 5, "%zu single compute operators", ns);
+    double med = ps_median(single, ns);
+    free(single);
+    int op = 0;
+    while (is_memory("alpha", op))
+        op++;
+    ps_query_t q = {.gpu = GPU, .hp_model = "alpha", .hp_batch = 8, .hp_start = op, .hp_len = 1,
+                    .lp_model = "beta", .lp_batch = 8, .lp_start = 0, .lp_len = 4, .hp_tpcs = 20, .lp_tpcs = 20};
+    const ps_op_group_t *g = ps_ops_find(ops, GPU, "alpha", 8);
+    double solo = g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)ps_group_tpcs_index(g, 20)];
+    double ph = 0, pl = 0;
+    if (rule)
+        CHECK_OK(ps_baseline_predict(rule, ops, &q, 1, &ph, &pl));
+    CHECK_MSG(fabs(ph / solo - med) < 1e-9, "factor %.6f, single-operator median %.6f", ph / solo, med);
+    double h_fit = 0, h_cost = 0, h_rule = 0;
+    ps_dataset_t *keep = ds;
+    ds = d; /* test_mape scores the test split of ds */
+    if (rule && fit && cost) {
+        h_rule = test_mape(rule, NULL);
+        h_fit = test_mape(fit, NULL);
+        h_cost = test_mape(cost, NULL);
+    }
+    ds = keep;
+    printf("  fixed-cost campaign: intensity_rule %.2f%%, intensity_rule_fit %.2f%%, fixed_cost %.2f%%\n", h_rule,
+           h_fit, h_cost);
+    CHECK_MSG(h_cost < 0.6, "fixed_cost %.3f%%", h_cost);
+    CHECK_MSG(h_fit > 2 * h_cost && h_fit > 1, "intensity_rule_fit %.3f%% vs fixed_cost %.3f%%", h_fit, h_cost);
+    ps_baseline_free(rule);
+    ps_baseline_free(fit);
+    ps_baseline_free(cost);
+    ps_dataset_free(d);
+    ps_coexec_free(fc);
+}
+
 static void test_complementarity_medians(void)
 {
     if (!setup())
@@ -221,7 +301,7 @@ static void test_learned_baselines_beat_constant(void)
         return;
     double c = constant_mape();
     ps_baseline_params_t p;
-    ps_baseline_default_params(&p);
+    p = ps_baseline_default_params();
     p.mlp_epochs = 40;
     static const ps_method_t learned[] = {PS_METHOD_LINEAR, PS_METHOD_PAIRSIGHT_MLP, PS_METHOD_ABACUS_MLP};
     for (size_t i = 0; i < PS_ARRAY_LEN(learned); i++) {
@@ -250,7 +330,7 @@ static void test_public_train_and_errors(void)
     CHECK(b == NULL);
     CHECK(ps_baseline_train(PS_METHOD_LINEAR, NULL, cx, NULL, &b) == PS_E_ARG);
     ps_baseline_params_t p;
-    ps_baseline_default_params(&p);
+    p = ps_baseline_default_params();
     p.ridge_lambda = 1e-3;
     CHECK_OK(ps_baseline_train(PS_METHOD_LINEAR, ops, cx, &p, &b));
     if (b) {
@@ -281,5 +361,6 @@ static void test_teardown(void)
     ds = NULL;
 }
 
-TH_MAIN(TEST(test_intensity_rule_recovers_factors), TEST(test_complementarity_medians),
+TH_MAIN(TEST(test_intensity_rule_recovers_factors), TEST(test_intensity_rule_fit_recovers_factors),
+        TEST(test_fixed_cost_and_characterization), TEST(test_complementarity_medians),
         TEST(test_learned_baselines_beat_constant), TEST(test_public_train_and_errors), TEST(test_teardown))

@@ -542,16 +542,16 @@ static void test_mps_jobs(void)
     double t[3] = {0, 0, 0};
     char gpu[64] = "";
     const ps_mps_job_t jobs[3] = {{"mobilenetv2", 4, 20}, {"mobilenetv2", 4, 60}, {"bert-base", 2, 100}};
-    CHECK_OK(ps_collect_mps_run(&p, jobs, 3, 0.01, t, gpu));
+    CHECK_OK(ps_collect_mps_run(&p, jobs, 3, 0.01, t, gpu, sizeof gpu));
     CHECK(strcmp(gpu, "FAKE-GPU") == 0);
     CHECK_MSG(t[0] > 0 && t[1] > t[0] && t[2] > 0, "%g %g %g", t[0], t[1], t[2]);
     /* A failing job reports its error and holds no one back. */
     const ps_mps_job_t bad[2] = {{"mobilenetv2", 4, 50}, {"nosuchnet", 1, 50}};
-    CHECK(ps_collect_mps_run(&p, bad, 2, 0.01, t, NULL) == PS_E_BACKEND);
+    CHECK(ps_collect_mps_run(&p, bad, 2, 0.01, t, NULL, 0) == PS_E_BACKEND);
     CHECK_MSG(strstr(ps_last_error(), "nosuchnet at 50%: zoo: unknown model") != NULL, "%s", ps_last_error());
     const ps_mps_job_t zero[1] = {{"mobilenetv2", 4, 0}};
-    CHECK(ps_collect_mps_run(&p, zero, 1, 0.01, t, NULL) == PS_E_ARG);
-    CHECK(ps_collect_mps_run(&p, jobs, 0, 0.01, t, NULL) == PS_E_ARG);
+    CHECK(ps_collect_mps_run(&p, zero, 1, 0.01, t, NULL, 0) == PS_E_ARG);
+    CHECK(ps_collect_mps_run(&p, jobs, 0, 0.01, t, NULL, 0) == PS_E_ARG);
 }
 
 /* A report in the form of `ncu --csv --page raw` with one launch per

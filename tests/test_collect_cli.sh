@@ -132,6 +132,11 @@ name=$(printf 'm%.0s' $(seq 60))
 long=$(printf "$name:1@5,%.0s" $(seq 15))$(printf 'm%.0s' $(seq 44)):1@5000
 "$P" collect colocate --backend fake --jobs "$long" --seconds 0.01 --db "$T/nodir/x.db" 2> err
 [ $? -eq 2 ] && grep -q -- "--jobs: bad value" err || fail "long --jobs with a bad entry: $(head -c 300 err)"
+# 16 valid jobs whose id would pass 511 bytes: refused, not cut (the cut was
+# a -Wformat-truncation error in MinSizeRel builds).
+long=$(printf "$name:1@5,%.0s" $(seq 15))$name:1@5
+"$P" collect colocate --backend fake --jobs "$long" --seconds 0.01 --db "$T/nodir/x.db" 2> err
+[ $? -eq 2 ] && grep -q -- "longer than 511 bytes" err || fail "long colocation id: $(head -c 300 err)"
 unset PAIRSIGHT_CUDA_MODULE
 # The real backend needs MPS and a GPU: a clear message, exit 1.
 "$P" collect scaling --model mobilenetv2 --shares 50 --seconds 0.01 2> err

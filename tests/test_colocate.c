@@ -3,6 +3,7 @@
  * ../shared/data/kace-v100 exists - the published rule-policy figures, KACE's
  * linear regression and our predictors on real V100 data. */
 #include "colocate/colocate.h"
+#include "colocate/model_internal.h"
 #include "common/common.h"
 #include "testhelp.h"
 
@@ -140,8 +141,8 @@ static void test_bad_inputs(void)
     ps_colocations_free(q);
 
     ps_coloc_kind_t k;
-    CHECK(ps_coloc_kind_parse("kace_svm", &k) == PS_E_ARG);
-    CHECK_OK(ps_coloc_kind_parse("xu_rf", &k));
+    CHECK(ps_coloc_kind_from_name("kace_svm", &k) == PS_E_ARG);
+    CHECK_OK(ps_coloc_kind_from_name("xu_rf", &k));
     CHECK(k == PS_COLOC_XU_RF);
     ps_coloc_eval_params_t ep = ps_coloc_eval_default_params();
     ps_coloc_eval_result_t res;
@@ -163,7 +164,7 @@ static void test_models_round_trip(void)
         tabs_t t;
         CHECK_OK(load(FIX, files[fi], 1, &t));
         double *a = calloc(t.c->n, sizeof *a), *b = calloc(t.c->n, sizeof *b);
-        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
             ps_coloc_params_t p = ps_coloc_default_params();
             p.kind = (ps_coloc_kind_t)k;
             p.trees = 10;
@@ -210,13 +211,67 @@ static void test_models_round_trip(void)
     CHECK(ps_coloc_model_load("/nonexistent/m.psc", &m) == PS_E_IO);
 }
 
+/* 1,000 random single-byte flips of a saved model of each kind: every one
+ * is refused with a message by the container's checks (first line,
+ * section lines, lengths, checksums, end line), so that no flipped byte
+ * reaches XGBoost or FANN (54 of 314 flips crashed format 1's reader). */
+static void test_flipped_bytes_refused(void)
+{
+    tabs_t t;
+    CHECK_OK(load(FIX, "colocations3.csv", 1, &t));
+    const char *path = "/tmp/ps_test_coloc_flip.psc";
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        ps_coloc_params_t p = ps_coloc_default_params();
+        p.kind = (ps_coloc_kind_t)k;
+        p.trees = 5;
+        p.mlp_epochs = 5;
+        p.boost_rounds = 20;
+        ps_coloc_model_t *m = NULL;
+        CHECK_OK(ps_coloc_train(t.w, t.s, t.c, &p, &m));
+        CHECK_OK(ps_coloc_model_save(m, path));
+        ps_coloc_model_free(m);
+        FILE *f = fopen(path, "rb");
+        unsigned char *buf = malloc(1 << 22);
+        size_t len = f ? fread(buf, 1, 1 << 22, f) : 0;
+        if (f)
+            fclose(f);
+        uint64_t st = 100 + (uint64_t)k;
+        int refused = 0, by_backend = 0;
+        for (int i = 0; i < 1000 && len > 0; i++) {
+            size_t at = (size_t)(ps_splitmix64(&st) % len);
+            unsigned char x = (unsigned char)(1 + ps_splitmix64(&st) % 255);
+            buf[at] ^= x;
+            m = (ps_coloc_model_t *)1;
+            int rc = cl_model_load_mem(path, buf, len, &m);
+            buf[at] ^= x;
+            if (rc != PS_OK && m == NULL && strstr(ps_last_error(), path))
+                refused++;
+            else
+                CHECK_MSG(0, "%s: flip %d at byte %zu (x%02x): rc %d", ps_coloc_kind_name(k), i, at, x, rc);
+            if (rc == PS_E_BACKEND || strstr(ps_last_error(), "xgboost"))
+                by_backend++;
+            if (rc == PS_OK)
+                ps_coloc_model_free(m);
+        }
+        printf("  %s (%zu bytes): %d of 1000 flips refused, %d by XGBoost\n", ps_coloc_kind_name(k), len,
+               refused, by_backend);
+        CHECK(refused == 1000 && by_backend == 0);
+        m = NULL;
+        CHECK_OK(cl_model_load_mem(path, buf, len, &m)); /* the unflipped bytes still load */
+        ps_coloc_model_free(m);
+        free(buf);
+    }
+    remove(path);
+    unload(&t);
+}
+
 /* Rows with an empty tput are never scored as zero: the incomplete
  * co-location is simply not a candidate. */
 static void test_empty_tput_not_scored(void)
 {
     tabs_t t;
     CHECK_OK(load(FIX, "colocations3.csv", 0, &t));
-    double with[PS_POL_N], without[PS_POL_N];
+    double with[PS_POL_COUNT], without[PS_POL_COUNT];
     int n1 = 0, n2 = 0;
     CHECK_OK(ps_coloc_rules(t.w, t.c, with, &n1));
     ps_colocations_t *q = ps_colocations_new();
@@ -255,7 +310,7 @@ static void test_eval_fixtures(void)
         CHECK_OK(ps_coloc_eval(t.w, t.s, t.c, &p, &r));
         CHECK(r.runs == 3 && r.targets == 6);
         CHECK_NEAR(r.policy_mean[PS_POL_ORACLE], 1, 1e-12);
-        for (int q = 0; q < PS_POL_N; q++)
+        for (int q = 0; q < PS_POL_COUNT; q++)
             CHECK_MSG(r.policy_mean[q] > 0.2 && r.policy_mean[q] <= 1 + 1e-12, "%s %g",
                       ps_coloc_policy_name(q), r.policy_mean[q]);
         CHECK_MSG(r.mape[PS_COLOC_MPS] < r.mape[PS_COLOC_RATIO], "%s: mps %g ratio %g", files[fi],
@@ -279,7 +334,7 @@ static void test_kace_rules(void)
     }
     tabs_t t;
     CHECK_OK(load(KACE, "colocations.csv", 0, &t));
-    double s[PS_POL_N];
+    double s[PS_POL_COUNT];
     int n = 0;
     CHECK_OK(ps_coloc_rules(t.w, t.c, s, &n));
     CHECK(n == 21);
@@ -343,5 +398,5 @@ static void test_kace_splits(void)
 }
 
 TH_MAIN(TEST(test_learners), TEST(test_data_and_solo), TEST(test_bad_inputs),
-        TEST(test_models_round_trip), TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures),
+        TEST(test_models_round_trip), TEST(test_flipped_bytes_refused), TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures),
         TEST(test_kace_rules), TEST(test_kace_policies), TEST(test_kace_splits))

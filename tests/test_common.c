@@ -1,4 +1,5 @@
 #include "common/common.h"
+#include "profile/tables.h"
 #include "testhelp.h"
 
 #include <unistd.h>
@@ -46,4 +47,27 @@ static void test_atomic_commit_and_abort(void)
     CHECK(strstr(ps_last_error(), "/nonexistent-dir/x.csv") != NULL);
 }
 
-TH_MAIN(TEST(test_error_message), TEST(test_atomic_commit_and_abort))
+/* Bounds that must not overflow or let a typo through (issue 11). */
+static void test_bounds(void)
+{
+    CHECK(segment_fits(0, 1, 1) && segment_fits(3, 17, 20) && !segment_fits(3, 18, 20));
+    CHECK(!segment_fits(2147483647, 8, 175) && !segment_fits(23, 2147483647, 175));
+    CHECK(!segment_fits(2147483647, 2147483647, 2147483647) && segment_fits(0, 2147483647, 2147483647));
+    CHECK(!segment_fits(-1, 2, 5) && !segment_fits(0, 0, 5) && !segment_fits(0, -3, 5));
+    int lim = thread_limit();
+    CHECK(lim >= THREADS_MIN_LIMIT);
+    CHECK(thread_check("t", 0) == PS_OK && thread_check("t", lim) == PS_OK);
+    CHECK(thread_check("t", lim + 1L) == PS_E_ARG && strstr(ps_last_error(), "t ") == ps_last_error());
+    CHECK(thread_check("t", 100000) == PS_E_ARG && thread_check("t", -1) == PS_E_ARG);
+    ps_train_params_t p = ps_train_default_params();
+    p.nthread = 100000;
+    ps_model_t *m = NULL;
+    ps_ops_t *ops = ps_ops_new();
+    ps_coexec_t *cx = ps_coexec_new();
+    CHECK(ps_model_train(ops, cx, &p, &m) == PS_E_ARG && m == NULL);
+    CHECK(strstr(ps_last_error(), "nthread 100000 is outside") != NULL);
+    ps_ops_free(ops);
+    ps_coexec_free(cx);
+}
+
+TH_MAIN(TEST(test_error_message), TEST(test_atomic_commit_and_abort), TEST(test_bounds))

@@ -178,7 +178,7 @@ static ps_coexec_t *make_coexec(int n_exp, int runs, int reverse, int long_every
         snprintf(name, sizeof name, "exp%d", e);
         for (int r = 0; r < runs; r++) {
             ps_coexec_row_t row = {.experiment = name, .gpu = GPU, .hp_model = "a", .hp_batch = 4,
-                                   .hp_start = e % 4, .hp_len = long_every && e % long_every == 0 ? 18 : 3,
+                                   .hp_start = e % 4, .hp_len = long_every && e % long_every == 0 ? 17 : 3,
                                    .lp_model = "b", .lp_batch = 4, .lp_start = 0, .lp_len = 2,
                                    .hp_tpcs = 4, .lp_tpcs = 4, .hp_ns = 900 + r, .lp_ns = 500 + r};
             CHECK_OK(ps_coexec_append(cx, &row));
@@ -269,6 +269,20 @@ static void test_dataset(void)
     CHECK(d == NULL);
     CHECK(strstr(ps_last_error(), "coexec row 2") != NULL && strstr(ps_last_error(), "gone") != NULL);
     ps_coexec_free(cx);
+
+    /* A segment outside its model, longer than the window or not, and with
+     * start + len past INT_MAX, is an error, not a skipped row or a crash. */
+    static const int starts[] = {3, 2147483647, 0, 5};
+    static const int lens[] = {18, 8, 2147483647, 2147483647};
+    for (int k = 0; k < 4; k++) {
+        cx = make_coexec(3, 1, 0, 0);
+        cx->rows[2].hp_start = starts[k];
+        cx->rows[2].hp_len = lens[k];
+        CHECK(ps_dataset_build(&l, ops, cx, 1, &d) == PS_E_INPUT);
+        CHECK(d == NULL);
+        CHECK(strstr(ps_last_error(), "coexec row 3") && strstr(ps_last_error(), "outside its 20 operators"));
+        ps_coexec_free(cx);
+    }
     ps_ops_free(ops);
 }
 

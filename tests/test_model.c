@@ -13,6 +13,45 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <zlib.h>
+
+/* Whole files as bytes, and the sections of a model file (model.c): a
+ * 4-byte tag, a u64 length, the CRC-32 of tag, length and payload. */
+static void write_bytes(const char *path, const void *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(b, 1, n, f) == n && fclose(f) == 0);
+}
+
+static unsigned char *read_bytes(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    *n = b ? fread(b, 1, (size_t)len, f) : 0;
+    fclose(f);
+    return b;
+}
+
+static uint64_t le64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)b[i] << (8 * i);
+    return v;
+}
+
+static void fix_crc(unsigned char *buf, size_t sec)
+{
+    uLong c = crc32(crc32(0L, buf + sec, 4), buf + sec + 4, 8);
+    c = crc32(c, buf + sec + 16, (uInt)le64(buf + sec + 4));
+    for (int i = 0; i < 4; i++)
+        buf[sec + 12 + i] = (unsigned char)(c >> (8 * i));
+}
 
 static const char *GPU = "SYN-GPU";
 enum { GPU_TPCS = 24, N_MODELS = 5, N_OPS = 48, UNSEEN = 4 };
@@ -238,23 +277,50 @@ static void test_save_load_bit_identical(void)
     fputs("extra", f);
     fclose(f);
     CHECK(ps_model_load(path, &back) == PS_E_INPUT);
-    /* Another feature layout version is a mismatch. */
-    char *hdr = (char *)buf + 16;
+    /* Another feature layout version is a mismatch (with the metadata's
+     * checksum made right; without, the checksum refuses it). */
+    char *hdr = (char *)buf + 32;
     char *v = strstr(hdr, "\"version\":1");
     CHECK(v != NULL);
     if (v) {
         v[10] = '7';
-        f = fopen(path, "wb");
-        fwrite(buf, 1, (size_t)len, f);
-        fclose(f);
+        write_bytes(path, buf, (size_t)len);
+        CHECK(ps_model_load(path, &back) == PS_E_INPUT);
+        CHECK(strstr(ps_last_error(), "checksum mismatch in the metadata") != NULL);
+        fix_crc(buf, 16);
+        write_bytes(path, buf, (size_t)len);
         CHECK(ps_model_load(path, &back) == PS_E_MISMATCH);
         CHECK(strstr(ps_last_error(), "layout version 7") != NULL);
         v[10] = '1';
+        fix_crc(buf, 16);
     }
+    /* The HP and LP regressors swapped, whole sections or only their
+     * payloads (checksums made right): refused by tag. */
+    size_t hl = (size_t)le64(buf + 20), h0 = 32 + hl, b1 = (size_t)le64(buf + h0 + 4);
+    size_t l0 = h0 + 16 + b1, b2 = (size_t)le64(buf + l0 + 4);
+    unsigned char *sw = malloc((size_t)len);
+    memcpy(sw, buf, h0);
+    memcpy(sw + h0, buf + l0, 16 + b2);
+    memcpy(sw + h0 + 16 + b2, buf + h0, 16 + b1);
+    memcpy(sw + l0 + 16 + b2, buf + l0 + 16 + b2, 8);
+    write_bytes(path, sw, (size_t)len);
+    CHECK(ps_model_load(path, &back) == PS_E_INPUT && back == NULL);
+    CHECK(strstr(ps_last_error(), "the LP regressor is where the HP regressor belongs") != NULL);
+    memcpy(sw + h0, "XGHP", 4);
+    memcpy(sw + h0 + 16 + b2, "XGLP", 4);
+    fix_crc(sw, h0);
+    fix_crc(sw, h0 + 16 + b2);
+    write_bytes(path, sw, (size_t)len);
+    CHECK(ps_model_load(path, &back) == PS_E_INPUT && back == NULL);
+    CHECK_MSG(strstr(ps_last_error(), "the HP regressor section holds a regressor tagged 'lp'") != NULL, "%s", ps_last_error());
+    free(sw);
+    /* Version 1 (no checksums) and unknown versions: refused by version. */
+    buf[8] = 1;
+    write_bytes(path, buf, (size_t)len);
+    CHECK(ps_model_load(path, &back) == PS_E_MISMATCH);
+    CHECK(strstr(ps_last_error(), "model format version 1, this build reads version 2 (retrain") != NULL);
     buf[8] = 99; /* file format version */
-    f = fopen(path, "wb");
-    fwrite(buf, 1, (size_t)len, f);
-    fclose(f);
+    write_bytes(path, buf, (size_t)len);
     CHECK(ps_model_load(path, &back) == PS_E_MISMATCH);
     buf[0] = 'X';
     f = fopen(path, "wb");
@@ -266,6 +332,47 @@ static void test_save_load_bit_identical(void)
     remove(path);
     CHECK(ps_model_load("/nonexistent/model.psm", &back) == PS_E_IO);
     CHECK(ps_model_save(MODEL, "/nonexistent/model.psm") == PS_E_IO);
+}
+
+/* 1,000 random single-byte flips of a saved model: every one is refused
+ * with a message naming the file, by the checks of the container (magic,
+ * version, sections, checksums), so that no flipped byte reaches XGBoost
+ * (its UBJSON reader crashed on 67 of 1,050 flips of version 1). */
+static void test_flipped_bytes_refused(void)
+{
+    if (!MODEL)
+        return;
+    const char *path = "/tmp/ps_test_flip.psm";
+    CHECK_OK(ps_model_save(MODEL, path));
+    size_t len = 0;
+    unsigned char *buf = read_bytes(path, &len);
+    if (!buf)
+        return;
+    uint64_t st = 11;
+    int refused = 0, by_xgboost = 0;
+    for (int k = 0; k < 1000; k++) {
+        size_t at = (size_t)(ps_splitmix64(&st) % len);
+        unsigned char x = (unsigned char)(1 + ps_splitmix64(&st) % 255);
+        buf[at] ^= x;
+        ps_model_t *m = (ps_model_t *)1;
+        int rc = model_load_mem(path, buf, len, &m);
+        buf[at] ^= x;
+        if (rc != PS_OK && m == NULL && strstr(ps_last_error(), path))
+            refused++;
+        else
+            CHECK_MSG(0, "flip %d at byte %zu (x%02x): rc %d", k, at, x, rc);
+        if (rc == PS_E_BACKEND || strstr(ps_last_error(), "XGBoost"))
+            by_xgboost++;
+        if (rc == PS_OK)
+            ps_model_free(m);
+    }
+    printf("  %d of 1000 flips refused, %d by XGBoost\n", refused, by_xgboost);
+    CHECK(refused == 1000 && by_xgboost == 0);
+    ps_model_t *m = NULL;
+    CHECK_OK(model_load_mem(path, buf, len, &m)); /* the unflipped bytes still load */
+    ps_model_free(m);
+    free(buf);
+    remove(path);
 }
 
 static void test_adapt_lowers_unseen_error(void)
@@ -295,6 +402,11 @@ static void test_adapt_lowers_unseen_error(void)
     CHECK(j.adapt_samples == 100);
     CHECK(j.n_trees[0] == i.n_trees[0] + p.adapt_rounds);
     CHECK(j.n_adapt == i.n_adapt + 1);
+    /* Depth chosen per side on held-out experiments of the 50 new ones. */
+    printf("  adaptation depth chosen: HP %d, LP %d\n", j.adapt_depth[0], j.adapt_depth[1]);
+    for (int s = 0; s < 2; s++)
+        CHECK(j.adapt_depth[s] >= 1 && j.adapt_depth[s] <= 3);
+    CHECK(i.adapt_depth[0] == 0 && i.adapt_depth[1] == 0);
     CHECK(secs < 5.0 * 4); /* the issue asks < 5 s; slack for a loaded machine and sanitizers */
     /* The source model is unchanged. */
     double again[2];
@@ -616,6 +728,7 @@ static void teardown(void)
 }
 
 TH_MAIN(TEST(setup), TEST(test_train_beats_median_rule), TEST(test_save_load_bit_identical),
+        TEST(test_flipped_bytes_refused),
         TEST(test_adapt_lowers_unseen_error), TEST(test_compose_asymmetric), TEST(test_compose_with_model),
         TEST(test_forest_matches_xgboost), TEST(test_predict_errors), TEST(test_explain),
         TEST(test_concurrent_predict), TEST(test_variant_and_params), TEST(teardown))

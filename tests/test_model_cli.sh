@@ -101,8 +101,8 @@ for flag in --ops --coexec --out --variant --window --seed --threads --rounds --
 done
 expect 2 "$CLI" train --ops a --coexec b --out c --variant fancy
 expect 2 "$CLI" train --ops a --coexec b --out c --depths 6.5
-expect 2 "$CLI" adapt --model a --ops b --coexec c --out d --depth 0
-grep -q -- "--depth: bad value '0': expected an integer in 1..20" "$T/err" || fail "adapt --depth 0: $(cat "$T/err")"
+expect 2 "$CLI" adapt --model a --ops b --coexec c --out d --depth 21
+grep -q -- "--depth: bad value '21': expected an integer in 0..20" "$T/err" || fail "adapt --depth 21: $(cat "$T/err")"
 expect 1 "$CLI" train --ops "$T/none.csv" --coexec "$T/c/coexec.csv" --out "$T/x.psm"
 grep -q "none.csv" "$T/err" || fail "missing ops file not named"
 
@@ -122,5 +122,36 @@ expect 1 "$CLI" predict --model "$T/nonexistent.psm" --ops "$T/c/ops.csv" --quer
 has "$T/err" "nonexistent.psm: cannot open: No such file or directory"
 expect 1 "$CLI" predict --model "$T" --ops "$T/c/ops.csv" --queries "$T/q.csv"
 has "$T/err" "read error: Is a directory"
+
+# GNU conventions: --opt=value, "-" for standard input and output, a repeated
+# flag refused unless it is a list, a typo answered with the nearest flag.
+expect 0 sh -c "'$CLI' predict --model='$T/m.psm' --ops='$T/c/ops.csv' --queries - -q <'$T/q.csv'"
+cmp -s "$T/out" "$T/p.csv" || fail "predict --queries - differs from --queries FILE"
+expect 0 sh -c "'$CLI' predict --model '$T/m.psm' --ops '$T/c/ops.csv' --queries - --out - <'$T/q.csv'"
+cmp -s "$T/out" "$T/p.csv" || fail "predict --out - differs from --out FILE"
+expect 2 "$CLI" train --ops a --coexec b --out c --out d
+has "$T/err" "pairsight: train: --out given twice (it takes one value)"
+expect 2 "$CLI" train --ops a --coexec b --out c --depth 6
+has "$T/err" "pairsight: train: unknown option '--depth'; did you mean '--depths'? (see pairsight train --help)"
+expect 2 "$CLI" train --ops a --out c
+has "$T/err" "pairsight: train: missing --coexec: --ops, --coexec and --out are required"
+expect 2 "$CLI" train --ops a --coexec b --out c --rounds -3
+has "$T/err" "pairsight: train: --rounds: bad value '-3': expected an integer in 1..100000"
+
+# Errors that point the way: swapped files, what ops does hold, GPU aliases.
+expect 1 "$CLI" train --ops "$T/c/coexec.csv" --coexec "$T/c/ops.csv" --out "$T/x.psm"
+has "$T/err" "coexec.csv:1:1: this is a coexec table, not ops (missing column 'model'): were two files given in each other's place?"
+sed '3s/^\([^,]*\),[^,]*,/\1,vgg16,/' "$T/q.csv" >"$T/bad.csv"
+expect 1 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/bad.csv"
+has "$T/err" "(ops has: resnet50 batch 8, resnet101 batch 8"
+awk -F, 'BEGIN { OFS = "," } NR == 2 { $10 = 20; $11 = 20 } { print }' "$T/q.csv" >"$T/bad.csv"
+expect 1 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/bad.csv"
+grep -q "bad.csv:2: .* no standalone profile at 20 TPCs (ops has it at 5, 11, .*, 54 TPCs)" "$T/err" ||
+    fail "missing TPC profile does not list the counts: $(cat "$T/err")"
+sed 's/^A100-SXM4-40GB,/a100,/' "$T/q.csv" >"$T/alias.csv"
+expect 0 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/alias.csv" --out "$T/pa.csv"
+cut -d, -f2- "$T/pa.csv" | cmp -s - "$(cut -d, -f2- "$T/p.csv" >"$T/p2cut.csv"; echo "$T/p2cut.csv")" ||
+    fail "a query naming the GPU a100 predicts otherwise"
+expect 0 "$CLI" explain --model "$T/m.psm" --ops "$T/c/ops.csv" --query "gpu=a100,$Q"
 
 finish test_model_cli

@@ -27,9 +27,9 @@ static void test_gpu_catalog(void)
     CHECK(n >= 5);
     for (size_t i = 0; i < n; i++) {
         CHECK_MSG(all[i].tpcs * 2 == all[i].sms, "%s", all[i].name);
-        CHECK(all[i].dram_gbs > 0 && all[i].sm_gbs > 0 && all[i].mem_latency_ns > 0 && all[i].l2_gbs > 0);
+        CHECK(all[i].dram_gbs > 0 && sim_gpu_physics(&all[i])->sm_gbs > 0 && sim_gpu_physics(&all[i])->mem_latency_ns > 0 && all[i].l2_gbs > 0);
         /* A streaming kernel needs a good share of the SMs to saturate DRAM. */
-        CHECK(all[i].sm_gbs * all[i].sms > all[i].dram_gbs * all[i].dram_eff);
+        CHECK(sim_gpu_physics(&all[i])->sm_gbs * all[i].sms > all[i].dram_gbs * sim_gpu_physics(&all[i])->dram_eff);
     }
 }
 
@@ -152,7 +152,7 @@ static void test_standalone_scaling(void)
             sim_solo_t s;
             sim_place(g, &w.k[k], p, &pk);
             sim_solo(g, &ph, &pk, &s);
-            CHECK(s.duration_ns > g->kernel_fixed_ns);
+            CHECK(s.duration_ns > sim_gpu_physics(g)->kernel_fixed_ns);
             CHECK(s.c.sm_pct >= 0 && s.c.sm_pct <= 100 && s.c.mem_pct >= 0 && s.c.mem_pct <= 100);
             up += s.duration_ns > prev * 1.0001;
             prev = s.duration_ns;

@@ -33,6 +33,10 @@ int cli_parse_long(const char *s, long lo, long hi, long *out);
 /* cli_parse_long into an int. */
 int cli_parse_int(const char *s, long lo, long hi, int *out);
 
+/* Transitional: the option-loop helpers used before src/cli/opt.h, kept so
+ * that commands written against them on other branches still build after a
+ * merge. New code declares its options in a cli_opt_t table (opt.h). */
+
 /* Up to 4 comma-separated numbers in [lo, hi] (whole numbers when integer)
  * into v and *n: 0, or -1 on anything else (NaN, 1e400, 1.5 for an integer,
  * an empty list, a fifth number). */
@@ -52,14 +56,19 @@ int cli_bad_option(const char *cmd, const char *a, const char *const *value_flag
 int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *const *value_flags, int *json,
                     int *quiet, const char **val);
 
+/* True when argv holds -h or --help (callers then print their usage). */
+int cli_wants_help(int argc, char **argv);
+
+/* End of the transitional helpers. */
+
 /* Checks, before any long work, that path can be written atomically: its
  * folder exists and is a folder, path itself is not a folder, and it is none
  * of the n files in inputs (NULL entries skipped), which the write would
  * replace. On failure prints "pairsight: <cmd>: <path>: ..." naming the
  * user's path (not the temp file) and returns the exit code: CLI_USAGE for an
  * empty path or an input named as output, CLI_BAD_INPUT for a missing or
- * unwritable folder; CLI_OK when path can be written. Use it before training or evaluating so that a typo in --out
- * costs nothing. */
+ * unwritable folder; CLI_OK when path can be written. Use it before
+ * training or evaluating so that a typo in --out costs nothing. */
 int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n);
 
 /* The same for an output folder that the command creates when missing (its
@@ -69,9 +78,6 @@ int cli_check_out_dir(const char *cmd, const char *dir);
 /* Replaces the temporary files that stand for "-" by "-" in msg, in place
  * (src/cli/opt.c). */
 void cli_fix_message(char *msg);
-
-/* True when argv holds -h or --help (callers then print their usage). */
-int cli_wants_help(int argc, char **argv);
 
 /* The subcommands. Each lives in src/cli/cmd_<name>.c. */
 int cmd_check(int argc, char **argv);

@@ -1,15 +1,12 @@
 /* pairsight adapt: continued training of a model on a few new experiments. */
 #include "cli/cli.h"
+#include "common/common.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void progress(const char *stage, double done, double total, void *user)
-{
-    cli_progress(*(int *)user, stage, done, total);
-}
 
 static const char *const examples[] = {
     "pairsight adapt --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --out out/m2.psm --rounds 5",
@@ -29,8 +26,11 @@ int cmd_adapt(int argc, char **argv)
         {"--rounds", CLI_INT, &p.adapt_rounds, "N", "trees added per regressor", .lo = 1, .hi = 100000},
         {"--eta", CLI_DBL, &p.adapt_eta, "X", "learning rate of the added trees", .lo = 0, .hi = 1,
          .flags = CLI_LO_OPEN},
-        {"--depth", CLI_INT, &p.adapt_depth, "N", "max_depth of the added trees", .lo = 1, .hi = 20},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = 4096},
+        {"--depth", CLI_INT, &p.adapt_depth, "N",
+         "max_depth of the added trees; 0 = per side the one of 1, 2, 3 with the lowest error on held-out "
+         "experiments of the new co-executions (1 with fewer than 5 experiments)",
+         .lo = 0, .hi = 20},
+        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = thread_limit()},
         CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
@@ -52,7 +52,7 @@ int cmd_adapt(int argc, char **argv)
     int out_code = cli_check_out("adapt", out, inputs, 2);
     if (out_code != CLI_OK)
         return out_code;
-    p.progress = progress;
+    p.progress = cli_progress_cb;
     p.progress_user = &quiet;
 
     ps_ops_t *ops = NULL;
@@ -79,16 +79,17 @@ int cmd_adapt(int argc, char **argv)
         cJSON_AddNumberToObject(o, "seconds", i.adapt_seconds);
         cJSON_AddNumberToObject(o, "rounds", p.adapt_rounds);
         cJSON_AddNumberToObject(o, "eta", p.adapt_eta);
-        cJSON_AddNumberToObject(o, "depth", p.adapt_depth);
+        cJSON_AddNumberToObject(o, "hp_depth", i.adapt_depth[0]);
+        cJSON_AddNumberToObject(o, "lp_depth", i.adapt_depth[1]);
         cJSON_AddNumberToObject(o, "hp_trees", i.n_trees[0]);
         cJSON_AddNumberToObject(o, "lp_trees", i.n_trees[1]);
         cJSON_AddNumberToObject(o, "passes", i.n_adapt);
         cli_json_print(o, stdout);
     } else if (!quiet) {
-        fprintf(stderr, "model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g "
-               "(HP %d trees, LP %d trees, pass %d)\n",
-               out, i.adapt_samples, i.adapt_seconds, p.adapt_rounds, p.adapt_eta, i.n_trees[0], i.n_trees[1],
-               i.n_adapt);
+        fprintf(stderr, "model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g, depth HP %d, "
+               "LP %d (HP %d trees, LP %d trees, pass %d)\n",
+               out, i.adapt_samples, i.adapt_seconds, p.adapt_rounds, p.adapt_eta, i.adapt_depth[0], i.adapt_depth[1],
+               i.n_trees[0], i.n_trees[1], i.n_adapt);
     }
     code = CLI_OK;
 done:

@@ -355,11 +355,6 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
     return 0;
 }
 
-static void progress(long done, long total, void *user)
-{
-    const opts_t *o = user;
-    cli_progress(o->quiet, o->action, (double)done, (double)total);
-}
 
 static int act_info(opts_t *o)
 {
@@ -469,7 +464,7 @@ static int act_scaling(opts_t *o)
         return cli_fail(CLI_USAGE, CMD, "scaling needs --model");
     ps_scaling_t *sc = NULL;
     ps_workloads_t *wl = NULL;
-    char gpu[64] = "", wid[96];
+    char gpu[PS_GPU_NAME_MAX] = "", wid[96];
     workload_id(o->model, o->batch, wid, sizeof wid);
     int rc = 0;
     /* Add to the files when they exist, refusing to measure twice. */
@@ -486,7 +481,7 @@ static int act_scaling(opts_t *o)
         ps_mps_job_t job = {o->model, o->batch, o->shares[k]};
         double t = 0;
         cli_progress(o->quiet, "scaling", k, o->n_shares);
-        rc = ps_collect_mps_run(&o->p, &job, 1, o->seconds, &t, gpu);
+        rc = ps_collect_mps_run(&o->p, &job, 1, o->seconds, &t, gpu, sizeof gpu);
         for (size_t i = 0; rc == 0 && i < sc->n; i++)
             if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
                 sc->rows[i].share_pct == o->shares[k])
@@ -534,11 +529,15 @@ static int act_colocate(opts_t *o)
 {
     if (o->n_jobs < 1)
         return cli_fail(CLI_USAGE, CMD, "colocate needs --jobs MODEL:BATCH@SHARE,...");
-    char id[512] = "", wid[MAX_JOBS][96], gpu[64] = "";
+    char id[512] = "", wid[MAX_JOBS][96], gpu[PS_GPU_NAME_MAX] = "";
     for (int k = 0; k < o->n_jobs; k++) {
         workload_id(o->jobs[k].model, o->jobs[k].batch, wid[k], sizeof wid[k]);
         size_t len = strlen(id);
-        snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k], o->jobs[k].share_pct);
+        int w = snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k],
+                         o->jobs[k].share_pct);
+        if (w < 0 || (size_t)w >= sizeof id - len)
+            return cli_fail(CLI_USAGE, CMD, "the colocation id of --jobs is longer than %zu "
+                            "bytes; give a shorter one with --id", sizeof id - 1);
     }
     const char *cid = o->id ? o->id : id;
     ps_colocations_t *t = NULL;
@@ -553,7 +552,7 @@ static int act_colocate(opts_t *o)
                           o->colocations_path, cid);
     double tput[MAX_JOBS];
     if (rc == 0)
-        rc = ps_collect_mps_run(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu);
+        rc = ps_collect_mps_run(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sizeof gpu);
     for (int k = 0; k < o->n_jobs && rc == 0; k++) {
         ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
@@ -600,7 +599,7 @@ static int run_campaign(const opts_t *in, int show_status)
     const int *tpcs = o.n_tpcs ? o.tpcs : NULL;
     double t0 = ps_now();
     if (strcmp(act, "profile") == 0) {
-        rc = ps_campaign_profile(c, o.model, o.batch, tpcs, o.n_tpcs, progress, &o);
+        rc = ps_campaign_profile(c, o.model, o.batch, tpcs, o.n_tpcs, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "counters") == 0 && o.ncu) {
         rc = ps_campaign_import_counters(c, o.model, o.batch, o.ncu);
     } else if (strcmp(act, "counters") == 0) {
@@ -610,7 +609,7 @@ static int run_campaign(const opts_t *in, int show_status)
         o.plan.lp_model = o.lp_model;
         o.plan.tpcs = tpcs;
         o.plan.n_tpcs = o.n_tpcs;
-        rc = ps_campaign_coexec(c, &o.plan, progress, &o);
+        rc = ps_campaign_coexec(c, &o.plan, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "export") == 0) {
         rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL,
                                 o.coexec_path[0] ? o.coexec_path : NULL);

@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "common/common.h"
 #include "profile/csv.h"
+#include "profile/gpu.h"
 #include "profile/tables.h"
 
 #include <cjson/cJSON.h>
@@ -48,7 +49,10 @@ static const char *const ex_predict[] = {
     "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--colocations tests/data/colocate/colocations3.csv --out -",
     NULL};
-static const char *const ex_select[] = {NULL};
+static const char *const ex_select[] = {
+    "pairsight colocate select --model out/c.psc --workloads tests/data/colocate/workloads.csv --target "
+    "alpha_batch2-inf --candidates beta_batch4-train,gamma_batch1-inf+alpha_batch8-inf --shares 50/25/25",
+    NULL};
 static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select};
 
 /* Builds the option table of subcommand k (0..3) into out (room for 32). */
@@ -82,9 +86,9 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
                   .flags = CLI_NODEF}},
         {S_EVAL, {"--predictors", CLI_STR, &o->predictors, "LIST",
                   "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
-        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 1000000}},
-        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 1000000}},
-        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 1000000}},
+        {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 10000}},
+        {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 100000}},
+        {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 100000}},
         {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K", "kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps", .def = "mps"}},
         {S_TRAIN, {"--out", CLI_STR, &o->out, "FILE", "model file", .flags = CLI_REQ}},
         {S_PREDICT, {"--out", CLI_STR, &o->out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT}},
@@ -206,10 +210,6 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
     return 0;
 }
 
-static void progress(double done, double total, void *user)
-{
-    cli_progress(*(const int *)user, "colocate eval", done, total);
-}
 
 /* The result of colocate eval as JSON on stdout (NaN, where a policy or a
  * predictor was not scored, becomes null). */
@@ -221,7 +221,7 @@ static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval
     cJSON_AddStringToObject(j, "mode", o->unseen ? "unseen" : o->test ? "test" : "split");
     cJSON_AddNumberToObject(j, "train_frac", o->unseen || o->test ? NAN : o->train_frac);
     cJSON *preds = cJSON_AddObjectToObject(j, "predictors");
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         if (!(kinds & (1u << k)))
             continue;
         cJSON *e = cJSON_AddObjectToObject(preds, ps_coloc_kind_name(k));
@@ -232,7 +232,7 @@ static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval
     }
     for (int pass = 0; pass < 2; pass++) {
         cJSON *e = cJSON_AddObjectToObject(j, pass ? "spread" : "policies");
-        for (int q = 0; q < PS_POL_N; q++) {
+        for (int q = 0; q < PS_POL_COUNT; q++) {
             double v = pass ? r->policy_sd[q] : r->policy_mean[q];
             if (!isnan(v))
                 cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v);
@@ -257,8 +257,8 @@ static int do_eval(const opts_t *o)
     p.model.trees = o->trees;
     p.model.mlp_epochs = o->epochs;
     p.model.boost_rounds = o->rounds;
-    p.progress = progress;
-    p.user = (void *)&o->quiet;
+    p.progress = cli_progress_cb;
+    p.progress_user = (void *)&o->quiet;
     if (o->unseen && o->test) {
         tables_free(&t);
         return cli_fail(CLI_USAGE, CMD, "eval: --unseen and --test exclude each other");
@@ -273,7 +273,7 @@ static int do_eval(const opts_t *o)
         snprintf(buf, sizeof buf, "%s", o->predictors);
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
             ps_coloc_kind_t k;
-            if (ps_coloc_kind_parse(tok, &k)) {
+            if (ps_coloc_kind_from_name(tok, &k)) {
                 tables_free(&t);
                 return cli_fail(CLI_USAGE, CMD, "%s", ps_last_error());
             }
@@ -293,12 +293,12 @@ static int do_eval(const opts_t *o)
     printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
            o->unseen ? "unseen models" : o->test ? "held-out workload sets" : "random splits");
     printf("%-10s %-9s %8s %10s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%");
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (p.kinds & (1u << k))
             printf("%-10s %-9s %8.3f %10.3f %8.2f\n", ps_coloc_kind_name(k),
                    ps_coloc_kind_predicts_sum(k) ? "sum" : "workload", r.r2[k], r.rmse[k], r.mape[k]);
     printf("\n%-10s %8s %8s\n", "policy", "mean", "sd");
-    for (int q = 0; q < PS_POL_N; q++)
+    for (int q = 0; q < PS_POL_COUNT; q++)
         if (!isnan(r.policy_mean[q]))
             printf("%-10s %8.3f %8.3f\n", ps_coloc_policy_name(q), r.policy_mean[q], r.policy_sd[q]);
     return CLI_OK;
@@ -307,7 +307,7 @@ static int do_eval(const opts_t *o)
 static int do_train(const opts_t *o)
 {
     ps_coloc_params_t p = ps_coloc_default_params();
-    if (o->kind && ps_coloc_kind_parse(o->kind, &p.kind))
+    if (o->kind && ps_coloc_kind_from_name(o->kind, &p.kind))
         return cli_fail(CLI_USAGE, CMD, "train: %s", ps_last_error());
     p.seed = o->seed;
     p.trees = o->trees;
@@ -391,7 +391,11 @@ typedef struct {
 
 static int cmp_cand(const void *a, const void *b)
 {
+    /* Decreasing sum; a candidate without a finite prediction ranks last
+     * (NaN compared false both ways and could rank first). */
     double x = ((const cand_t *)a)->sum, y = ((const cand_t *)b)->sum;
+    if (!isfinite(x) || !isfinite(y))
+        return isfinite(y) - isfinite(x);
     return (x < y) - (x > y);
 }
 
@@ -468,7 +472,8 @@ static int do_select(const opts_t *o)
         return rc;
     const char *gpu = NULL;
     for (size_t i = 0; i < t.w->n && !gpu; i++)
-        if (strcmp(t.w->rows[i].workload, o->target) == 0 && (!o->gpu || strcmp(t.w->rows[i].gpu, o->gpu) == 0))
+        if (strcmp(t.w->rows[i].workload, o->target) == 0 &&
+            (!o->gpu || strcmp(ps_gpu_canonical(t.w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
             gpu = t.w->rows[i].gpu;
     if (!gpu) {
         tables_free(&t);
@@ -549,6 +554,8 @@ static int do_select(const opts_t *o)
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddStringToObject(e, "candidate", cand[i].name);
                 cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+                if (!isfinite(cand[i].sum))
+                    cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
                 cJSON *tp = cJSON_AddArrayToObject(e, "tput");
                 for (int s = 0; s < cand[i].k; s++)
                     cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));

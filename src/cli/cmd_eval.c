@@ -10,23 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int quiet;
-    char last[80];
-} progress_state_t;
-
-static void on_progress(const char *stage, double done, double total, void *user)
-{
-    progress_state_t *s = user;
-    if (strcmp(s->last, stage) != 0) {
-        if (s->last[0])
-            cli_progress_end(s->quiet);
-        snprintf(s->last, sizeof s->last, "%s", stage);
-    }
-    cli_progress(s->quiet, stage, done, total);
-}
-
-
 static int write_json(const char *path, const cJSON *o)
 {
     ps_atomic_t *a = NULL;
@@ -109,14 +92,15 @@ int cli_eval_main(int argc, char **argv, int report_mode)
                                                 "long, or all"},
         {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0,
          .def = "the model's, else 1"},
-        {"--threads", CLI_INT, &c.nthread, "N", "XGBoost threads when training here, 0 = all", .lo = 0, .hi = 4096},
+        {"--threads", CLI_INT, &c.nthread, "N", "XGBoost threads when training here, 0 = all", .lo = 0,
+         .hi = thread_limit()},
         {"--rounds", CLI_INT, &c.max_rounds, "N", "most trees per regressor when training here", .lo = 1,
          .hi = 100000},
         {"--depths", CLI_INTS, c.depths, "LIST", "max_depth grid when training here", .lo = 1, .hi = 20,
          .count = &c.n_depths, .max = 4},
         {"--etas", CLI_DBLS, c.etas, "LIST", "learning-rate grid when training here", .lo = 0, .hi = 1,
          .flags = CLI_LO_OPEN, .count = &c.n_etas, .max = 4},
-        {"--mlp-epochs", CLI_INT, &c.bp.mlp_epochs, "N", "most epochs per MLP baseline", .lo = 1, .hi = 1000000},
+        {"--mlp-epochs", CLI_INT, &c.bp.mlp_epochs, "N", "most epochs per MLP baseline", .lo = 1, .hi = 100000},
         {"--ks", CLI_INTS, c.ks, "A,B,C",
          "continued-training sizes of the generalization experiment, in experiments per held-out group", .lo = 1,
          .hi = 1000000, .count = &n_ks, .max = 3},
@@ -206,12 +190,10 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     c.long_cx = lx;
     c.long_ops = long_ops;
     c.model = model;
-    progress_state_t ps = {.quiet = quiet};
-    c.progress = on_progress;
-    c.progress_user = &ps;
+    c.progress = cli_progress_cb;
+    c.progress_user = &quiet;
     int rc = ps_eval_run(&c, &r);
-    if (ps.last[0])
-        cli_progress_end(quiet);
+    cli_progress_end(quiet);
     if (rc != 0) {
         cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
         goto done;

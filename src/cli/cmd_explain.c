@@ -1,57 +1,13 @@
 /* pairsight explain: which operators of both segments drive one prediction. */
 #include "cli/cli.h"
 
+#include "profile/queries.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Parse SPEC into q; strings point into buf (a writable copy of SPEC). */
-static int parse_spec(char *buf, ps_query_t *q)
-{
-    int seen = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        char *eq = strchr(tok, '=');
-        if (!eq)
-            return cli_fail(CLI_USAGE, "explain", "--query: '%s' is not key=value", tok);
-        *eq = '\0';
-        const char *k = tok, *v = eq + 1;
-        if (strcmp(k, "gpu") == 0) {
-            q->gpu = v;
-            continue;
-        }
-        if (strcmp(k, "hp_model") == 0 || strcmp(k, "lp_model") == 0) {
-            *(k[0] == 'h' ? &q->hp_model : &q->lp_model) = v;
-            seen |= k[0] == 'h' ? 1 : 2;
-            continue;
-        }
-        static const char *const names[] = {"hp_batch", "hp_start", "hp_len", "lp_batch",
-                                            "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
-        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len, &q->lp_batch,
-                      &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
-        int found = 0;
-        for (int i = 0; i < 8; i++) {
-            if (strcmp(k, names[i]) != 0)
-                continue;
-            char *end;
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            if (end == v || *end || errno || x < -1000000000L || x > 1000000000L)
-                return cli_fail(CLI_USAGE, "explain", "--query: %s: '%s' is not an integer", k, v);
-            *dst[i] = (int)x;
-            seen |= 4 << i;
-            found = 1;
-        }
-        if (!found)
-            return cli_fail(CLI_USAGE, "explain", "--query: unknown key '%s'", k);
-    }
-    if (seen != (1 | 2 | (0xff << 2)))
-        return cli_fail(CLI_USAGE, "explain",
-                        "--query needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
-                        "lp_len, hp_tpcs and lp_tpcs");
-    return CLI_OK;
-}
 
 static const char *owner_name(int owner)
 {
@@ -147,7 +103,8 @@ int cmd_explain(int argc, char **argv)
         return cli_fail(CLI_BAD_INPUT, "explain", "out of memory");
     ps_query_t q;
     memset(&q, 0, sizeof q);
-    code = parse_spec(buf, &q);
+    code = query_parse_spec(buf, &q) == PS_OK ? CLI_OK
+                                              : cli_fail(CLI_USAGE, "explain", "--query: %s", ps_last_error());
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
     ps_explanation_t *e = NULL;

@@ -17,10 +17,6 @@
 
 static const char *CMD = "simulate";
 
-static void progress(double done, double total, void *user)
-{
-    cli_progress(*(int *)user, "simulate", done, total);
-}
 
 static int derive(const char *path, const char *gpu)
 {
@@ -87,7 +83,8 @@ int cmd_simulate(int argc, char **argv)
         {"--experiments", CLI_LONG, &p.experiments, "N", "co-execution settings", .lo = 1, .hi = 100000000},
         {"--runs", CLI_INT, &p.runs, "R", "runs per experiment", .lo = 1, .hi = 10000},
         {"--seed", CLI_U64, &p.seed, "S", "random seed", .lo = 0, .hi = 0},
-        {"--threads", CLI_INT, &p.threads, "T", "worker threads, 0 = all cores", .lo = 0, .hi = 256},
+        {"--threads", CLI_INT, &p.threads, "T", "worker threads, 0 = all cores", .lo = 0,
+         .hi = thread_limit() < 256 ? thread_limit() : 256},
         {"--bert-seq", CLI_INT, &p.bert_seq, "N", "BERT sequence length", .lo = 1, .hi = 8192},
         {"--llama-prompt", CLI_INT, &p.llama_prompt, "N", "Llama prompt length, also the decode step's KV length",
          .lo = 1, .hi = 131072},
@@ -128,7 +125,7 @@ int cmd_simulate(int argc, char **argv)
     int out_rc = cli_check_out_dir(CMD, out);
     if (out_rc != CLI_OK)
         return out_rc;
-    p.progress = progress;
+    p.progress = cli_progress_cb;
     p.progress_user = &quiet;
 
     double t0 = ps_now();

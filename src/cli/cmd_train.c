@@ -1,5 +1,7 @@
 /* pairsight train: fit the PairSight segment model on a profiling campaign. */
 #include "cli/cli.h"
+#include "model/model.h"
+#include "common/common.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -10,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const variant_names[] = {"full", "no-corunner", "summed", "durations", "utilization", NULL};
 
 /* Ctrl-C (or SIGTERM) while training: nothing was written yet, the old
  * --out stands; say so and stop (exit 130, as a shell reports SIGINT). */
@@ -23,43 +24,35 @@ static void interrupted(int sig)
     _exit(130);
 }
 
-static void progress(const char *stage, double done, double total, void *user)
-{
-    cli_progress(*(int *)user, stage, done, total);
-}
 
 /* The summary: JSON on stdout with --json (data), else text on stderr
  * (a message) unless -q. */
 static void print_summary(const ps_model_info_t *i, const char *out, int json, int quiet)
 {
     if (json) {
-        cJSON *o = cli_json_new("train", 1);
-        if (!o)
+        /* The model's info as its file records it, under the CLI's schema. */
+        cJSON *o = cli_json_new("train", 1), *info = ps_model_info_json(i);
+        if (!o || !info) {
+            cJSON_Delete(o);
+            cJSON_Delete(info);
             return;
-        cJSON_AddStringToObject(o, "model", cli_user_path(out));
-        cJSON_AddStringToObject(o, "gpu", i->gpu);
-        cJSON_AddStringToObject(o, "variant", variant_names[i->variant]);
-        cJSON_AddNumberToObject(o, "window", i->window);
-        cJSON_AddNumberToObject(o, "samples", (double)i->n_samples);
-        cJSON_AddNumberToObject(o, "train", (double)i->n_train);
-        cJSON_AddNumberToObject(o, "valid", (double)i->n_valid);
-        cJSON_AddNumberToObject(o, "test", (double)i->n_test);
-        cJSON_AddNumberToObject(o, "experiments", (double)i->n_experiments);
-        cJSON_AddNumberToObject(o, "seconds", i->train_seconds);
-        for (int s = 0; s < 2; s++) {
-            cJSON *side = cJSON_AddObjectToObject(o, s ? "lp" : "hp");
-            cJSON_AddNumberToObject(side, "depth", i->depth[s]);
-            cJSON_AddNumberToObject(side, "eta", i->eta[s]);
-            cJSON_AddNumberToObject(side, "trees", i->n_trees[s]);
-            cJSON_AddNumberToObject(side, "valid_mape", i->valid_mape[s]);
-            cJSON_AddNumberToObject(side, "test_mape", i->test_mape[s]);
         }
+        cJSON_AddStringToObject(o, "model", cli_user_path(out));
+        cJSON *trees = cJSON_AddArrayToObject(o, "n_trees");
+        cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[0]));
+        cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[1]));
+        while (info->child) {
+            cJSON *it = cJSON_DetachItemViaPointer(info, info->child);
+            cJSON_AddItemToObject(o, it->string, it);
+        }
+        cJSON_Delete(info);
         cli_json_print(o, stdout);
         return;
     }
     if (quiet)
         return;
-    fprintf(stderr, "model %s: GPU %s, variant %s, window %d\n", out, i->gpu, variant_names[i->variant], i->window);
+    fprintf(stderr, "model %s: GPU %s, variant %s, window %d\n", out, i->gpu,
+            ps_feature_variant_name(i->variant), i->window);
     fprintf(stderr, "samples %zu (train %zu, valid %zu, test %zu) from %zu experiments, %.2f s\n", i->n_samples,
            i->n_train, i->n_valid, i->n_test, i->n_experiments, i->train_seconds);
     for (int s = 0; s < 2; s++)
@@ -78,6 +71,9 @@ int cmd_train(int argc, char **argv)
     int json = 0, quiet = 0;
     ps_train_params_t p = ps_train_default_params();
     int variant = (int)p.variant;
+    const char *variant_names[PS_FEAT_COUNT + 1] = {NULL};
+    for (int k = 0; k < PS_FEAT_COUNT; k++)
+        variant_names[k] = ps_feature_variant_name((ps_feature_variant_t)k);
     uint64_t seed = p.seed;
     cli_opt_t opts[] = {
         {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile, ops.csv", .flags = CLI_REQ | CLI_IN},
@@ -85,9 +81,9 @@ int cmd_train(int argc, char **argv)
          .flags = CLI_REQ | CLI_IN},
         {"--out", CLI_STR, &out, "FILE", "model file to write, atomically", .flags = CLI_REQ},
         {"--variant", CLI_ENUM, &variant, "NAME", "model input", .choices = variant_names},
-        {"--window", CLI_INT, &p.window, "N", "operator slots per side", .lo = 1, .hi = 4096},
+        {"--window", CLI_INT, &p.window, "N", "operator slots per side", .lo = 1, .hi = 256},
         {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = 4096},
+        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = thread_limit()},
         {"--rounds", CLI_INT, &p.max_rounds, "N", "most trees per regressor", .lo = 1, .hi = 100000},
         {"--early-stop", CLI_INT, &p.early_stopping, "N", "rounds without validation gain before stopping",
          .lo = 1, .hi = 100000},
@@ -117,7 +113,7 @@ int cmd_train(int argc, char **argv)
     int out_code = cli_check_out("train", out, inputs, 2);
     if (out_code != CLI_OK)
         return out_code;
-    p.progress = progress;
+    p.progress = cli_progress_cb;
     p.progress_user = &quiet;
 
     ps_ops_t *ops = NULL;

@@ -440,6 +440,8 @@ int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code)
 
 /* ---- usage --------------------------------------------------------------- */
 
+#define NBSP '\x01'
+
 /* Writes text at column indent, wrapped before column 80; the first line
  * continues at column col (already written). */
 static void wrap(FILE *f, const char *text, int col, int indent)
@@ -453,7 +455,8 @@ static void wrap(FILE *f, const char *text, int col, int indent)
             fputc(' ', f);
             col++;
         }
-        fwrite(text, 1, word, f);
+        for (size_t k = 0; k < word; k++)
+            fputc(text[k] == NBSP ? ' ' : text[k], f); /* NBSP: a space that never breaks */
         col += (int)word;
         text += word;
         while (*text == ' ')
@@ -519,6 +522,9 @@ static void print_option(const cli_opt_t *o, FILE *f)
     } else if (o->flags & (CLI_IN | CLI_OUT)) {
         snprintf(extra, sizeof extra, "- is standard %s", o->flags & CLI_IN ? "input" : "output");
     }
+    /* "(default 20" stays on one line. */
+    for (char *d = def; (d = strstr(d, "default ")) != NULL; d += 8)
+        d[7] = NBSP;
     const char *sep = def[0] && extra[0] ? "; " : "";
     if (def[0] || extra[0])
         snprintf(text, sizeof text, "%s (%s%s%s)", o->help ? o->help : "", def, sep, extra);
@@ -553,7 +559,7 @@ void cli_usage(const cli_spec_t *s, FILE *f)
         print_option(o, f);
     fprintf(f, "  %-19s this text\n", "-h, --help");
     if (s->examples && s->examples[0]) {
-        fputs("\nexamples (on the output of scripts/run.sh, in out/):\n", f);
+        fputs("\nexamples (from the source folder, after scripts/run.sh has written out/):\n", f);
         for (int k = 0; s->examples[k]; k++)
             fprintf(f, "  %s\n", s->examples[k]);
     }
@@ -731,6 +737,11 @@ void cli_progress(int quiet, const char *what, double done, double total)
         fprintf(stderr, "%s%s: %.0f, %s%s", tty ? "\r" : "", what, done, el, tty ? "   " : "\n");
     prog.drawn = tty;
     prog.lines++;
+}
+
+void cli_progress_cb(const char *stage, double done, double total, void *user)
+{
+    cli_progress(*(const int *)user, stage, done, total);
 }
 
 void cli_progress_end(int quiet)

@@ -149,6 +149,10 @@ const char *cli_user_path(const char *path);
  * going back to 0) starts a new step. cli_progress_end closes the step's
  * line. */
 void cli_progress(int quiet, const char *what, double done, double total);
+
+/* A ps_progress_fn for the library's long calls: user points to the int
+ * quiet flag of the command. */
+void cli_progress_cb(const char *stage, double done, double total, void *user);
 void cli_progress_end(int quiet);
 
 /* Seconds between progress lines when stderr is not a terminal (5; the

@@ -30,6 +30,8 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
     *out = NULL;
     if (!db_path)
         return ps_error(PS_E_ARG, "no campaign database given");
+    if (p && (p->warmup < 0 || p->warmup > 100000 || p->profile_runs < 0 || p->profile_runs > 100000))
+        return ps_error(PS_E_ARG, "warmup %d, runs %d: each must be in 0..100000", p->warmup, p->profile_runs);
     ps_campaign_t *c = ps_calloc(1, sizeof *c);
     if (!c)
         return PS_E_NOMEM;
@@ -163,7 +165,7 @@ static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, co
 }
 
 int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
-                        int n_tpcs, ps_collect_progress_fn fn, void *user)
+                        int n_tpcs, ps_progress_fn fn, void *user)
 {
     int rc = need_device(c);
     if (rc)
@@ -199,7 +201,7 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
         snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
         rc = run_profile_task(c, l, t[i], key);
         if (rc == 0 && fn)
-            fn(++n_done, n_mine, user);
+            fn("profile", (double)++n_done, (double)n_mine, user);
     }
     if (rc)
         ps_error_prefix(rc, model);
@@ -246,7 +248,7 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
     return rc;
 }
 
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collect_progress_fn fn,
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn,
                        void *user)
 {
     int rc = need_device(c);
@@ -290,7 +292,7 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_collec
         if (rc)
             ps_error_prefix(rc, e[i].name);
         else if (fn)
-            fn(++n_done, n_mine, user);
+            fn("coexec", (double)++n_done, (double)n_mine, user);
     }
     free(done);
     free(e);

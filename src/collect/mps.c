@@ -79,13 +79,14 @@ static int check_mps(void)
 }
 
 int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
-                       double *out_tput, char *out_gpu)
+                       double *out_tput, char *out_gpu, size_t gpu_size)
 {
-    if (n <= 0 || n > 64 || !(seconds > 0))
-        return ps_error(PS_E_ARG, "need 1..64 jobs and seconds > 0");
+    if (n <= 0 || n > 64 || !(seconds > 0 && seconds <= 86400))
+        return ps_error(PS_E_ARG, "need 1..64 jobs and seconds in (0, 86400]");
     for (int i = 0; i < n; i++)
-        if (!jobs[i].model || jobs[i].batch <= 0 || jobs[i].share_pct < 1 || jobs[i].share_pct > 100)
-            return ps_error(PS_E_ARG, "job %d: need a model, batch > 0 and a share in 1..100", i + 1);
+        if (!jobs[i].model || jobs[i].batch <= 0 || jobs[i].batch > 65536 || jobs[i].share_pct < 1 ||
+            jobs[i].share_pct > 100)
+            return ps_error(PS_E_ARG, "job %d: need a model, batch in 1..65536 and a share in 1..100", i + 1);
     const char *name = p->backend ? p->backend : "cuda";
     if (strcmp(name, "fake") != 0 && strcmp(name, "cuda") != 0)
         return ps_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
@@ -154,8 +155,8 @@ int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, i
         char *end = NULL;
         if (strncmp(msg, "ok ", 3) == 0) {
             out_tput[i] = strtod(msg + 3, &end);
-            if (out_gpu && end && *end == ' ')
-                snprintf(out_gpu, 64, "%s", end + 1);
+            if (out_gpu && gpu_size > 0 && end && *end == ' ')
+                snprintf(out_gpu, gpu_size, "%s", end + 1);
         }
         else if (strncmp(msg, "error ", 6) == 0)
             rc = ps_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);

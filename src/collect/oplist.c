@@ -39,11 +39,6 @@ static const kind_info_t kinds[PS_OPK_COUNT] = {
     [PS_OPK_EMBED] = {"embed", {"rows", "dim", "vocab", NULL}, {1, 1, 1}, {NULL}},
 };
 
-const char *ps_opkind_name(ps_opkind_t k)
-{
-    return (k >= 0 && k < PS_OPK_COUNT) ? kinds[k].name : "?";
-}
-
 int ps_opkind_from_name(const char *s)
 {
     for (int k = 0; k < PS_OPK_COUNT; k++)

@@ -78,16 +78,13 @@ ps_oplist_t *ps_oplist_new(const char *model, int batch, int seq_len);
 void ps_oplist_free(ps_oplist_t *l);
 int ps_oplist_push(ps_oplist_t *l, const ps_opdesc_t *op);
 
-/* Names of kinds and variants, and their reverse lookups (-1 if unknown). */
-const char *ps_opkind_name(ps_opkind_t k);
+/* The kind of a name (-1 if unknown) and the name of a variant. */
 int ps_opkind_from_name(const char *s);
 const char *ps_opvariant_name(ps_opkind_t k, int variant);
 
 /* The model's operator list, built from the published architecture (zoo.c).
  * seq_len <= 0 takes the model's default (128 tokens). */
 int ps_zoo_build(const char *model, int batch, int seq_len, ps_oplist_t **out);
-/* The model names ps_zoo_build knows, NULL-terminated. */
-const char *const *ps_zoo_models(void);
 
 /* Text form (above). The reader names path:line:column on error. */
 int ps_oplist_write(const ps_oplist_t *l, FILE *f);

@@ -76,8 +76,8 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
 {
     *out = NULL;
     *n_out = 0;
-    if (plan->experiments <= 0 || plan->runs <= 0)
-        return ps_error(PS_E_ARG, "need experiments > 0 and runs > 0");
+    if (plan->experiments <= 0 || plan->runs <= 0 || plan->experiments > 10000000 || plan->runs > 100000)
+        return ps_error(PS_E_ARG, "need experiments in 1..1e7 and runs in 1..1e5");
     if (plan->seg_min <= 0 || plan->seg_max < plan->seg_min)
         return ps_error(PS_E_ARG, "segment lengths %d..%d: need 1 <= min <= max", plan->seg_min,
                         plan->seg_max);
@@ -122,7 +122,7 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
         e[i].hp_tpcs = hp_split[k];
         e[i].lp_tpcs = lp_split[k];
         snprintf(e[i].name, sizeof e[i].name, "%s.b%d+%s.b%d.s%llu.e%05d", plan->hp_model,
-                 plan->hp_batch, plan->lp_model, plan->lp_batch, plan->seed, i);
+                 plan->hp_batch, plan->lp_model, plan->lp_batch, (unsigned long long)plan->seed, i);
     }
     *out = e;
     *n_out = plan->experiments;

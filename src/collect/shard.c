@@ -60,7 +60,7 @@ int shard_pin_coexec(ps_store_t *s, const ps_collect_params_t *p, const ps_coexe
         return 0;
     char key[200], v[2048];
     snprintf(key, sizeof key, "plan/coexec/%s.b%d+%s.b%d.s%llu", plan->hp_model, plan->hp_batch,
-             plan->lp_model, plan->lp_batch, plan->seed);
+             plan->lp_model, plan->lp_batch, (unsigned long long)plan->seed);
     size_t len = (size_t)snprintf(v, sizeof v, "experiments=%d runs=%d seg=%d-%d warmup=%d tpcs=",
                                   plan->experiments, plan->runs, plan->seg_min, plan->seg_max,
                                   p->warmup);

@@ -17,8 +17,9 @@
 typedef struct ps_store ps_store_t;
 
 int ps_store_open(const char *path, ps_store_t **out);
-/* The connection and file name, for export.c's queries. */
+/* The connection, for export.c's queries. */
 sqlite3 *ps_store_db(ps_store_t *s);
+/* The file name it was opened with (the merge's messages, shard.c). */
 const char *ps_store_path(const ps_store_t *s);
 /* Record the database's current error message ("path: what: message"). */
 int ps_store_error(ps_store_t *s, const char *what);

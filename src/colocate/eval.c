@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const policy_names[PS_POL_N] = {
+static const char *const policy_names[PS_POL_COUNT] = {
     "oracle", "random", "memcap", "sm", "mem", "best_rule",
     "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps"};
 
 const char *ps_coloc_policy_name(ps_coloc_policy_t p)
 {
-    return (unsigned)p < PS_POL_N ? policy_names[p] : "unknown";
+    return (unsigned)p < PS_POL_COUNT ? policy_names[p] : "unknown";
 }
 
 static double coloc_sum(const cl_coloc_t *c)
@@ -101,7 +101,7 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
         best_rule = s > best_rule ? s : best_rule;
     }
     acc[PS_POL_BEST_RULE] += best_rule;
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         if (!pred[k])
             continue;
         for (int i = 0; i < n; i++)
@@ -142,15 +142,15 @@ int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *o
     if (rc)
         return rc;
     char *all = ps_malloc((size_t)d->nc + 1);
-    double acc[PS_POL_N] = {0};
-    double *pred[PS_COLOC_N_KINDS] = {0};
+    double acc[PS_POL_COUNT] = {0};
+    double *pred[PS_COLOC_KIND_COUNT] = {0};
     if (!all) {
         cl_data_free(d);
         return PS_E_NOMEM;
     }
     memset(all, 1, (size_t)d->nc);
     int nt = score_policies(d, all, NULL, pred, acc);
-    for (int p = 0; p < PS_POL_N; p++)
+    for (int p = 0; p < PS_POL_COUNT; p++)
         out_score[p] = p <= PS_POL_BEST_RULE && nt > 0 ? acc[p] / nt : NAN;
     *out_targets = nt;
     free(all);
@@ -163,7 +163,7 @@ int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *o
 ps_coloc_eval_params_t ps_coloc_eval_default_params(void)
 {
     ps_coloc_eval_params_t p = {.train_frac = 0.2, .seeds = 20, .seed = 0, .unseen = 0,
-                                .test = NULL, .kinds = (1u << PS_COLOC_N_KINDS) - 1,
+                                .test = NULL, .kinds = (1u << PS_COLOC_KIND_COUNT) - 1,
                                 .model = ps_coloc_default_params()};
     return p;
 }
@@ -204,12 +204,12 @@ static void folds_free(fold_t *f, int n)
 static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed,
                     const fold_t *f, errsum_t *err, double *acc, int *n_targets)
 {
-    double *pred[PS_COLOC_N_KINDS] = {0};
+    double *pred[PS_COLOC_KIND_COUNT] = {0};
     double slot[64];
     int rc = 0, complete = 0;
     for (int i = 0; i < f->n_train; i++)
         complete += d->c[f->train[i]].complete;
-    for (int k = 0; k < PS_COLOC_N_KINDS && !rc; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
         if (!(p->kinds & (1u << k)))
             continue;
         /* Data that measured only the targets' throughputs have no sums to
@@ -253,7 +253,7 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
         else
             *n_targets += nt;
     }
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         free(pred[k]);
     return rc;
 }
@@ -370,9 +370,9 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
     if (rc)
         return rc;
     memset(out, 0, sizeof *out);
-    double r2[PS_COLOC_N_KINDS] = {0}, rmse[PS_COLOC_N_KINDS] = {0}, mape[PS_COLOC_N_KINDS] = {0};
-    int nerr[PS_COLOC_N_KINDS] = {0};
-    double psum[PS_POL_N] = {0}, psq[PS_POL_N] = {0};
+    double r2[PS_COLOC_KIND_COUNT] = {0}, rmse[PS_COLOC_KIND_COUNT] = {0}, mape[PS_COLOC_KIND_COUNT] = {0};
+    int nerr[PS_COLOC_KIND_COUNT] = {0};
+    double psum[PS_POL_COUNT] = {0}, psq[PS_POL_COUNT] = {0};
     int runs = 0, scored = 0; /* runs, and runs with a scored target */
     double targets = 0;
     for (int r = 0; r < p->seeds && !rc; r++) {
@@ -381,20 +381,20 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         int nf = 0;
         if ((rc = make_folds(d, p, seed, &f, &nf)))
             break;
-        errsum_t err[PS_COLOC_N_KINDS];
+        errsum_t err[PS_COLOC_KIND_COUNT];
         memset(err, 0, sizeof err);
-        double acc[PS_POL_N] = {0};
+        double acc[PS_POL_COUNT] = {0};
         int nt = 0;
         for (int q = 0; q < nf && !rc; q++) {
             rc = run_fold(d, p, seed, &f[q], err, acc, &nt);
             if (p->progress)
-                p->progress((double)r * nf + q + 1, (double)p->seeds * nf, p->user);
+                p->progress("colocate eval", (double)r * nf + q + 1, (double)p->seeds * nf, p->progress_user);
         }
         folds_free(f, nf);
         if (rc)
             break;
 
-        for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
             errsum_t *e = &err[k];
             if (e->n < 1)
                 continue;
@@ -404,7 +404,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
             mape[k] += 100 * e->sape / e->n;
             nerr[k]++;
         }
-        for (int q = 0; q < PS_POL_N && nt > 0; q++) {
+        for (int q = 0; q < PS_POL_COUNT && nt > 0; q++) {
             double v = acc[q] / nt;
             psum[q] += v;
             psq[q] += v * v;
@@ -416,14 +416,14 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
     cl_data_free(d);
     if (rc)
         return rc;
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++) {
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         out->r2[k] = nerr[k] ? r2[k] / nerr[k] : NAN;
         out->rmse[k] = nerr[k] ? rmse[k] / nerr[k] : NAN;
         out->mape[k] = nerr[k] ? mape[k] / nerr[k] : NAN;
     }
     /* A policy is reported when it scored in every run with targets (a sum
      * predictor without complete co-locations to learn from does not). */
-    for (int q = 0; q < PS_POL_N; q++) {
+    for (int q = 0; q < PS_POL_COUNT; q++) {
         int ran = scored > 0 && (q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KACE_LR))));
         if (q > PS_POL_BEST_RULE && !(nerr[q - PS_POL_KACE_LR] == runs))
             ran = 0;

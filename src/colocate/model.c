@@ -15,23 +15,21 @@
 #include <string.h>
 
 
-static const char *const kind_names[PS_COLOC_N_KINDS] = {"kace_lr", "kace_rf", "kace_mlp",
+static const char *const kind_names[PS_COLOC_KIND_COUNT] = {"kace_lr", "kace_rf", "kace_mlp",
                                                          "xu_rf",   "ratio",   "mps"};
 
 const char *ps_coloc_kind_name(ps_coloc_kind_t kind)
 {
-    return (unsigned)kind < PS_COLOC_N_KINDS ? kind_names[kind] : "unknown";
+    return (unsigned)kind < PS_COLOC_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-int ps_coloc_kind_parse(const char *name, ps_coloc_kind_t *out)
+int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out)
 {
-    for (int k = 0; k < PS_COLOC_N_KINDS; k++)
-        if (strcmp(name, kind_names[k]) == 0) {
-            *out = (ps_coloc_kind_t)k;
-            return 0;
-        }
-    return ps_error(PS_E_ARG, "unknown predictor '%s' (kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps)",
-                    name);
+    int k;
+    int rc = ps_name_index("predictor", name, kind_names, PS_COLOC_KIND_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_coloc_kind_t)k;
+    return rc;
 }
 
 int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind)
@@ -266,6 +264,11 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
                  ps_coloc_model_t **out)
 {
     *out = NULL;
+    /* Sizes bounded so that a typo is a message, not hours or gigabytes. */
+    if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 ||
+        p->boost_rounds < 0 || p->boost_rounds > 100000)
+        return ps_error(PS_E_ARG, "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
+                        "and rounds <= 100000", p->trees, p->mlp_epochs, p->boost_rounds);
     ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;

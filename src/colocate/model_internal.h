@@ -22,5 +22,7 @@ struct ps_coloc_model {
 
 int cl_model_nf(ps_coloc_kind_t kind);
 double cl_model_ratio(const ps_coloc_model_t *m, const char *workload);
+/* ps_coloc_model_load on a file held in memory; path names it in messages. */
+int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out);
 
 #endif

@@ -1,8 +1,19 @@
 /*
- * Saved co-location models. A text header (magic, format version, kind,
- * feature layout, parameters, scaling vectors, the ratio table) followed by
- * the XGBoost booster as bytes or the MLP's weights. Numbers are written
- * with %.17g under the C locale; the file is replaced atomically.
+ * Saved co-location models, format CL_FORMAT (2). Text lines, then sections:
+ *   PAIRSIGHT-COLOC 2
+ *   section params LEN CRC     then LEN bytes: feature layout, kind,
+ *                              parameters, scaling vectors, the ratio table
+ *   section BODY LEN CRC       BODY is booster (XGBoost UBJSON, tagged with
+ *                              the model kind as an XGBoost attribute), mlp
+ *                              (the MLP's weights as text) or none
+ *   end
+ * CRC is the CRC-32 (zlib, 8 hex digits) of "NAME LEN" and the section's
+ * bytes. Every line and section is checked (exact text, length, checksum)
+ * before any byte is parsed or handed to XGBoost or FANN: single-byte flips
+ * crashed version 1's reader, which is refused by version. Names in the
+ * ratio table are percent-escaped (space, %, control bytes), so that a
+ * workload name with a space round-trips. Numbers are written with %.17g
+ * under the C locale; the file is replaced atomically.
  */
 #include "colocate/model_internal.h"
 
@@ -11,14 +22,18 @@
 #include <floatfann.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xgboost/c_api.h>
+#include <zlib.h>
 
 #define CL_MAGIC "PAIRSIGHT-COLOC"
-#define CL_FORMAT 1
+#define CL_FORMAT 2
 /* Changes whenever a feature builder changes meaning. */
 #define CL_LAYOUT "cw13-sum13-xu5-mps32g"
+/* The largest model file read (the biggest, mps, is about 0.5 MB). */
+#define CL_MAX_FILE (1u << 30)
 
 static void put_vec(FILE *f, const char *name, const double *v, int n)
 {
@@ -28,50 +43,144 @@ static void put_vec(FILE *f, const char *name, const double *v, int n)
     fputc('\n', f);
 }
 
-int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
+/* Percent-escape the bytes a whitespace-separated token cannot hold. */
+static void put_name(FILE *f, const char *s)
 {
-    ps_atomic_t *a = NULL;
-    int rc = ps_atomic_open(path, &a);
-    if (rc)
-        return rc;
-    FILE *f = ps_atomic_stream(a);
-    fprintf(f, "%s %d\nlayout %s\nkind %s\nnf %d\n", CL_MAGIC, CL_FORMAT, CL_LAYOUT,
-            ps_coloc_kind_name(m->kind), m->nf);
-    fprintf(f, "params %llu %d %d %d\n", (unsigned long long)m->p.seed, m->p.trees,
-            m->p.mlp_epochs, m->p.boost_rounds);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p <= ' ' || *p == '%' || *p == 0x7f)
+            fprintf(f, "%%%02X", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* Undo put_name in place; -1 on a bad escape. */
+static int unescape_name(char *s)
+{
+    char *o = s;
+    for (const char *p = s; *p; p++) {
+        if (*p != '%') {
+            *o++ = *p;
+            continue;
+        }
+        unsigned v;
+        if (sscanf(p + 1, "%2x", &v) != 1 || !p[1] || !p[2] || v == 0)
+            return -1;
+        *o++ = (char)v;
+        p += 2;
+    }
+    *o = '\0';
+    return 0;
+}
+
+static uint32_t section_crc(const char *name, size_t len, const void *data)
+{
+    char head[64];
+    int k = snprintf(head, sizeof head, "%s %zu", name, len);
+    uLong c = crc32(0L, (const Bytef *)head, (uInt)k);
+    const Bytef *p = data;
+    while (len > 0) {
+        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        c = crc32(c, p, n);
+        p += n;
+        len -= n;
+    }
+    return (uint32_t)c;
+}
+
+static void put_section(FILE *f, const char *name, const void *data, size_t len)
+{
+    fprintf(f, "section %s %zu %08x\n", name, len, (unsigned)section_crc(name, len, data));
+    fwrite(data, 1, len, f);
+}
+
+/* The params section's text, in a malloc'ed buffer (open_memstream). */
+static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
+{
+    FILE *f = open_memstream(out, len);
+    if (!f)
+        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+    fprintf(f, "layout %s\nkind %s\nnf %d\n", CL_LAYOUT, ps_coloc_kind_name(m->kind), m->nf);
+    fprintf(f, "params %llu %d %d %d\n", (unsigned long long)m->p.seed, m->p.trees, m->p.mlp_epochs,
+            m->p.boost_rounds);
     put_vec(f, "mu", m->mu, m->nf);
     put_vec(f, "sd", m->sd, m->nf);
     put_vec(f, "beta", m->beta, m->nf + 1);
     fprintf(f, "y %.17g %.17g\n", m->ymu, m->ysd);
     fprintf(f, "ratio %d %.17g\n", m->n_ratio, m->ratio_global);
-    for (int i = 0; i < m->n_ratio; i++)
-        fprintf(f, "%.17g %s\n", m->ratio_med[i], m->ratio_name[i]);
-    if (m->booster) {
-        bst_ulong len = 0;
-        const char *buf = NULL;
-        if (XGBoosterSaveModelToBuffer(m->booster, "{\"format\": \"ubj\"}", &len, &buf)) {
-            ps_atomic_abort(a);
-            return ps_error(PS_E_BACKEND, "xgboost: save: %s", XGBGetLastError());
-        }
-        fprintf(f, "booster %llu\n", (unsigned long long)len);
-        fwrite(buf, 1, (size_t)len, f);
+    for (int i = 0; i < m->n_ratio; i++) {
+        fprintf(f, "%.17g ", m->ratio_med[i]);
+        put_name(f, m->ratio_name[i]);
         fputc('\n', f);
-    } else if (m->ann) {
-        unsigned n = fann_get_total_connections(m->ann);
-        struct fann_connection *c = ps_malloc((size_t)n * sizeof *c + 1);
-        if (!c) {
-            ps_atomic_abort(a);
-            return PS_E_NOMEM;
-        }
-        fann_get_connection_array(m->ann, c);
-        fprintf(f, "mlp %u\n", n);
-        for (unsigned i = 0; i < n; i++)
-            fprintf(f, "%.9g\n", (double)c[i].weight);
-        free(c);
-    } else {
-        fputs("none\n", f);
     }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(*out);
+        *out = NULL;
+        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+    }
+    return PS_OK;
+}
+
+/* The MLP's weights as text. */
+static int mlp_text(const ps_coloc_model_t *m, char **out, size_t *len)
+{
+    unsigned n = fann_get_total_connections(m->ann);
+    struct fann_connection *c = ps_malloc((size_t)n * sizeof *c + 1);
+    if (!c)
+        return PS_E_NOMEM;
+    fann_get_connection_array(m->ann, c);
+    FILE *f = open_memstream(out, len);
+    if (!f) {
+        free(c);
+        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+    }
+    fprintf(f, "%u\n", n);
+    for (unsigned i = 0; i < n; i++)
+        fprintf(f, "%.9g\n", (double)c[i].weight);
+    free(c);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(*out);
+        *out = NULL;
+        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+    }
+    return PS_OK;
+}
+
+int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
+{
+    char *params = NULL, *mlp = NULL;
+    size_t plen = 0, mlen = 0;
+    const char *bst = NULL;
+    bst_ulong blen = 0;
+    int rc = params_text(m, &params, &plen);
+    if (rc == PS_OK && m->booster &&
+        (XGBoosterSetAttr(m->booster, "pairsight_kind", ps_coloc_kind_name(m->kind)) ||
+         XGBoosterSaveModelToBuffer(m->booster, "{\"format\": \"ubj\"}", &blen, &bst)))
+        rc = ps_error(PS_E_BACKEND, "xgboost: save: %s", XGBGetLastError());
+    if (rc == PS_OK && !m->booster && m->ann)
+        rc = mlp_text(m, &mlp, &mlen);
+    ps_atomic_t *a = NULL;
+    if (rc == PS_OK)
+        rc = ps_atomic_open(path, &a);
+    if (rc != PS_OK) {
+        free(params);
+        free(mlp);
+        return rc;
+    }
+    FILE *f = ps_atomic_stream(a);
+    fprintf(f, "%s %d\n", CL_MAGIC, CL_FORMAT);
+    put_section(f, "params", params, plen);
+    if (m->booster)
+        put_section(f, "booster", bst, (size_t)blen);
+    else if (m->ann)
+        put_section(f, "mlp", mlp, mlen);
+    else
+        put_section(f, "none", "", 0);
     fputs("end\n", f);
+    free(params);
+    free(mlp);
     if (ferror(f)) {
         ps_atomic_abort(a);
         return ps_error(PS_E_IO, "%s: write failed", path);
@@ -95,58 +204,73 @@ static int bad(const char *path, const char *what)
     return ps_error(PS_E_INPUT, "%s: not a valid co-location model (%s)", path, what);
 }
 
-int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
+/* The next line of buf from *at, without its newline, into line[cap];
+ * -1 when there is none or it is longer than cap - 1 bytes. */
+static int take_line(const unsigned char *buf, size_t n, size_t *at, char *line, size_t cap)
 {
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
+    const unsigned char *nl = *at < n ? memchr(buf + *at, '\n', n - *at) : NULL;
+    if (!nl)
+        return -1;
+    size_t k = (size_t)(nl - (buf + *at));
+    if (k >= cap || memchr(buf + *at, '\0', k))
+        return -1;
+    memcpy(line, buf + *at, k);
+    line[k] = '\0';
+    *at += k + 1;
+    return 0;
+}
+
+/* The section at *at: its header line must be exactly what put_section
+ * writes, its bytes inside the file and their checksum right. */
+static int take_section(const char *path, const unsigned char *buf, size_t n, size_t *at, char name[16],
+                        const unsigned char **data, size_t *len)
+{
+    char line[96], again[96];
+    unsigned crc = 0;
+    size_t l = 0;
+    if (take_line(buf, n, at, line, sizeof line) != 0 || sscanf(line, "section %15s %zu %8x", name, &l, &crc) != 3)
+        return bad(path, "damaged section line");
+    snprintf(again, sizeof again, "section %s %zu %08x", name, l, crc);
+    if (strcmp(line, again) != 0)
+        return bad(path, "damaged section line");
+    if (l > n - *at)
+        return bad(path, "truncated section");
+    if (section_crc(name, l, buf + *at) != crc)
+        return ps_error(PS_E_INPUT, "%s: damaged co-location model: checksum mismatch in section %s", path, name);
+    *data = buf + *at;
+    *len = l;
+    *at += l;
+    return PS_OK;
+}
+
+/* The params section (text). */
+static int parse_params(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
+{
+    FILE *f = fmemopen((void *)data, len, "r");
     if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
-    char magic[32], layout[64], kind[32], tag[32];
-    int fmt = 0, rc = 0;
+        return ps_error(PS_E_NOMEM, "%s: out of memory", path);
+    char layout[64], kind[32];
     unsigned long long seed = 0;
-    if (!m) {
-        fclose(f);
-        return PS_E_NOMEM;
-    }
-    if (fscanf(f, "%31s %d", magic, &fmt) != 2 || strcmp(magic, CL_MAGIC) != 0) {
-        /* Say what the file is where that is cheap to tell: a folder, an
-         * empty file, or the segment model of `pairsight train`. */
-        if (ferror(f))
-            rc = ps_error(PS_E_IO, "%s: read error: %s", path, strerror(errno));
-        else if (ftell(f) <= 0 && feof(f))
-            rc = bad(path, "empty file");
-        else if (strncmp(magic, "PSMODEL", 7) == 0)
-            rc = bad(path, "a PairSight segment model from `pairsight train`, not `colocate train`");
-        else
-            rc = bad(path, "no magic");
-        goto done;
-    }
-    if (fmt != CL_FORMAT) {
-        rc = ps_error(PS_E_MISMATCH, "%s: model format %d, this build reads %d", path, fmt, CL_FORMAT);
-        goto done;
-    }
+    int rc = PS_OK;
     if (fscanf(f, " layout %63s kind %31s nf %d", layout, kind, &m->nf) != 3) {
         rc = bad(path, "header");
         goto done;
     }
     if (strcmp(layout, CL_LAYOUT) != 0) {
-        rc = ps_error(PS_E_MISMATCH, "%s: feature layout %s, this build uses %s", path, layout,
-                      CL_LAYOUT);
+        rc = ps_error(PS_E_MISMATCH, "%s: feature layout %s, this build uses %s", path, layout, CL_LAYOUT);
         goto done;
     }
-    if ((rc = ps_coloc_kind_parse(kind, &m->kind)))
+    if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
     if (m->nf != cl_model_nf(m->kind)) {
         rc = ps_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
         goto done;
     }
-    if (fscanf(f, " params %llu %d %d %d", &seed, &m->p.trees, &m->p.mlp_epochs,
-               &m->p.boost_rounds) != 4 ||
+    if (fscanf(f, " params %llu %d %d %d", &seed, &m->p.trees, &m->p.mlp_epochs, &m->p.boost_rounds) != 4 ||
         get_vec(f, "mu", m->mu, m->nf) || get_vec(f, "sd", m->sd, m->nf) ||
         get_vec(f, "beta", m->beta, m->nf + 1) || fscanf(f, " y %lf %lf", &m->ymu, &m->ysd) != 2 ||
         fscanf(f, " ratio %d %lf", &m->n_ratio, &m->ratio_global) != 2 || m->n_ratio < 0 ||
-        m->n_ratio > 10000000) {
+        (size_t)m->n_ratio > len) {
         rc = bad(path, "parameters");
         goto done;
     }
@@ -162,7 +286,7 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
     }
     for (int i = 0; i < nr; i++) {
         char name[1024];
-        if (fscanf(f, "%lf %1023s", &m->ratio_med[i], name) != 2) {
+        if (fscanf(f, "%lf %1023s", &m->ratio_med[i], name) != 2 || unescape_name(name) != 0) {
             rc = bad(path, "ratio table");
             goto done;
         }
@@ -172,69 +296,140 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
         }
         m->n_ratio++;
     }
-    if (fscanf(f, "%31s", tag) != 1) {
-        rc = bad(path, "body");
-        goto done;
-    }
-    if (strcmp(tag, "booster") == 0) {
-        unsigned long long len = 0;
-        if (fscanf(f, "%llu", &len) != 1 || fgetc(f) != '\n' || len > (1ull << 32)) {
-            rc = bad(path, "booster size");
-            goto done;
-        }
-        char *buf = ps_malloc((size_t)len + 1);
-        if (!buf) {
-            rc = PS_E_NOMEM;
-            goto done;
-        }
-        BoosterHandle b = NULL;
-        if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-            rc = bad(path, "booster truncated");
-        } else if (XGBoosterCreate(NULL, 0, &b) ||
-                   XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)len) ||
-                   XGBoosterSetParam(b, "nthread", "1")) {
-            rc = ps_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
-        }
-        free(buf);
-        m->booster = b;
-    } else if (strcmp(tag, "mlp") == 0) {
-        unsigned n = 0;
-        m->ann = fann_create_standard(5, (unsigned)m->nf, 128u, 64u, 32u, 1u);
-        if (!m->ann || fscanf(f, "%u", &n) != 1 || n != fann_get_total_connections(m->ann)) {
-            rc = bad(path, "network");
-            goto done;
-        }
-        fann_set_error_log((struct fann_error *)m->ann, NULL);
-        fann_set_activation_function_hidden(m->ann, FANN_SIGMOID_SYMMETRIC);
-        fann_set_activation_function_output(m->ann, FANN_LINEAR);
-        struct fann_connection *c = ps_malloc((size_t)n * sizeof *c + 1);
-        if (!c) {
-            rc = PS_E_NOMEM;
-            goto done;
-        }
-        fann_get_connection_array(m->ann, c);
-        for (unsigned i = 0; i < n && !rc; i++) {
-            double v;
-            if (fscanf(f, "%lf", &v) != 1)
-                rc = bad(path, "network weights");
-            c[i].weight = (fann_type)v;
-        }
-        if (!rc)
-            fann_set_weight_array(m->ann, c, n);
-        free(c);
-    } else if (strcmp(tag, "none") != 0) {
-        rc = bad(path, "body");
-    }
-    if (!rc && (fscanf(f, "%31s", tag) != 1 || strcmp(tag, "end") != 0))
-        rc = bad(path, "no end marker");
-    if (!rc && ps_coloc_kind_predicts_sum(m->kind) == 0 && m->kind == PS_COLOC_MPS && !m->booster)
-        rc = bad(path, "mps model without booster");
-    if (!rc && (m->kind == PS_COLOC_KACE_RF || m->kind == PS_COLOC_XU_RF) && !m->booster)
-        rc = bad(path, "forest without booster");
-    if (!rc && m->kind == PS_COLOC_KACE_MLP && !m->ann)
-        rc = bad(path, "MLP without weights");
+    if (fscanf(f, " %*c") != EOF)
+        rc = bad(path, "trailing parameters");
 done:
     fclose(f);
+    return rc;
+}
+
+/* The mlp section: the weight count, then every weight. */
+static int parse_mlp(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
+{
+    m->ann = fann_create_standard(5, (unsigned)m->nf, 128u, 64u, 32u, 1u);
+    if (!m->ann)
+        return PS_E_NOMEM;
+    fann_set_error_log((struct fann_error *)m->ann, NULL);
+    fann_set_activation_function_hidden(m->ann, FANN_SIGMOID_SYMMETRIC);
+    fann_set_activation_function_output(m->ann, FANN_LINEAR);
+    FILE *f = len ? fmemopen((void *)data, len, "r") : NULL;
+    if (!f)
+        return bad(path, "network");
+    unsigned n = 0;
+    int rc = PS_OK;
+    struct fann_connection *c = NULL;
+    if (fscanf(f, "%u", &n) != 1 || n != fann_get_total_connections(m->ann)) {
+        rc = bad(path, "network");
+        goto done;
+    }
+    if (!(c = ps_malloc((size_t)n * sizeof *c + 1))) {
+        rc = PS_E_NOMEM;
+        goto done;
+    }
+    fann_get_connection_array(m->ann, c);
+    for (unsigned i = 0; i < n && !rc; i++) {
+        double v;
+        if (fscanf(f, "%lf", &v) != 1 || !isfinite(v))
+            rc = bad(path, "network weights");
+        c[i].weight = (fann_type)v;
+    }
+    if (!rc && fscanf(f, " %*c") != EOF)
+        rc = bad(path, "trailing network weights");
+    if (!rc)
+        fann_set_weight_array(m->ann, c, n);
+done:
+    free(c);
+    fclose(f);
+    return rc;
+}
+
+static int load_booster(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
+{
+    BoosterHandle b = NULL;
+    if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
+        XGBoosterSetParam(b, "nthread", "1")) {
+        int rc = ps_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
+        if (b)
+            XGBoosterFree(b);
+        return rc;
+    }
+    m->booster = b;
+    const char *v = NULL;
+    int ok = 0;
+    if (XGBoosterGetAttr(b, "pairsight_kind", &v, &ok) != 0)
+        return ps_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
+    if (!ok || !v || strcmp(v, ps_coloc_kind_name(m->kind)) != 0)
+        return ps_error(PS_E_INPUT, "%s: the booster is tagged as kind '%s', the model is %s", path,
+                        ok && v ? v : "(none)", ps_coloc_kind_name(m->kind));
+    return PS_OK;
+}
+
+static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t *m)
+{
+    char line[96], again[96], magic[32] = "", name[16];
+    int fmt = 0;
+    size_t at = 0;
+    if (n == 0)
+        return bad(path, "empty file");
+    if (n >= 7 && memcmp(buf, "PSMODEL", 7) == 0)
+        return bad(path, "a PairSight segment model from `pairsight train`, not `colocate train`");
+    if (take_line(buf, n, &at, line, sizeof line) != 0 || sscanf(line, "%31s %d", magic, &fmt) != 2 ||
+        strcmp(magic, CL_MAGIC) != 0)
+        return bad(path, "no magic");
+    snprintf(again, sizeof again, "%s %d", CL_MAGIC, fmt);
+    if (strcmp(line, again) != 0)
+        return bad(path, "damaged first line");
+    if (fmt != CL_FORMAT)
+        return ps_error(PS_E_MISMATCH, "%s: model format %d, this build reads %d%s", path, fmt, CL_FORMAT,
+                        fmt < CL_FORMAT ? " (retrain it with `pairsight colocate train`)" : "");
+    /* Both sections and the end line are checked before either is parsed. */
+    const unsigned char *pdata, *bdata;
+    size_t plen, blen;
+    char body[16];
+    int rc = take_section(path, buf, n, &at, name, &pdata, &plen);
+    if (rc)
+        return rc;
+    if (strcmp(name, "params") != 0)
+        return bad(path, "no params section");
+    if ((rc = take_section(path, buf, n, &at, body, &bdata, &blen)))
+        return rc;
+    if (take_line(buf, n, &at, line, sizeof line) != 0 || strcmp(line, "end") != 0 || at != n)
+        return bad(path, "no end marker, or data after it");
+    if ((rc = parse_params(path, pdata, plen, m)))
+        return rc;
+    int forest = m->kind == PS_COLOC_KACE_RF || m->kind == PS_COLOC_XU_RF || m->kind == PS_COLOC_MPS;
+    int want_mlp = m->kind == PS_COLOC_KACE_MLP;
+    const char *want = forest ? "booster" : want_mlp ? "mlp" : "none";
+    if (strcmp(body, want) != 0)
+        return ps_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path,
+                        ps_coloc_kind_name(m->kind), body, want);
+    if (forest)
+        return load_booster(path, bdata, blen, m);
+    if (want_mlp)
+        return parse_mlp(path, bdata, blen, m);
+    return blen == 0 ? PS_OK : bad(path, "data in the none section");
+}
+
+int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
+{
+    *out = NULL;
+    if (!path)
+        return ps_error(PS_E_ARG, "ps_coloc_model_load: NULL path");
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    int rc = file_read_all(path, &buf, &n);
+    if (rc)
+        return rc;
+    rc = n > CL_MAX_FILE ? bad(path, "larger than 1 GB") : cl_model_load_mem(path, buf, n, out);
+    free(buf);
+    return rc;
+}
+
+int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out)
+{
+    *out = NULL;
+    ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
+    int rc = !m ? PS_E_NOMEM : load_mem(path, buf, n, m);
     if (rc) {
         ps_coloc_model_free(m);
         return rc;

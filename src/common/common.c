@@ -201,3 +201,96 @@ double ps_median(double *v, size_t n)
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+double ps_rng_normal(ps_rng_t *r)
+{
+    /* u1 in (0, 1] so that the log is finite. */
+    double u1 = 1.0 - ps_rng_uniform(r);
+    double u2 = ps_rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(ps_rng_next(r) % i);
+        size_t t = idx[i - 1];
+        idx[i - 1] = idx[j];
+        idx[j] = t;
+    }
+}
+
+uint64_t ps_experiment_hash(const char *name, uint64_t seed)
+{
+    uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
+    for (const char *s = name; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return ps_mix64(h);
+}
+
+int ps_name_index(const char *what, const char *name, const char *const *names, int n, int *out)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(name, names[k]) == 0) {
+            *out = k;
+            return PS_OK;
+        }
+    char known[512];
+    size_t len = 0;
+    known[0] = '\0';
+    for (int k = 0; k < n && len < sizeof known; k++)
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", k ? ", " : "", names[k]);
+    return ps_error(PS_E_ARG, "unknown %s '%s' (known: %s)", what, name, known);
+}
+
+int thread_limit(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long lim = (cores > 0 ? cores : 1) * THREADS_PER_CORE;
+    return lim < THREADS_MIN_LIMIT ? THREADS_MIN_LIMIT : lim > 65536 ? 65536 : (int)lim;
+}
+
+int thread_check(const char *what, long n)
+{
+    int lim = thread_limit();
+    if (n < 0 || n > lim)
+        return ps_error(PS_E_ARG, "%s %ld is outside 0..%d (%d per core, 0 = all cores)", what, n, lim,
+                        THREADS_PER_CORE);
+    return PS_OK;
+}
+
+int file_read_all(const char *path, unsigned char **out, size_t *n)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    unsigned char *buf = ps_malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap)
+            break;
+        unsigned char *nb = ps_realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f) ? errno : 0;
+    fclose(f);
+    if (!buf)
+        return PS_E_NOMEM;
+    if (bad) {
+        free(buf);
+        return ps_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
+    }
+    *out = buf;
+    *n = len;
+    return PS_OK;
+}

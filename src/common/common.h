@@ -56,8 +56,62 @@ static inline uint64_t ps_mix64(uint64_t z)
 }
 static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state += 0x9E3779B97F4A7C15ULL); }
 
+/* The one random generator of the library: a splitmix64 stream. The same
+ * numbers on every platform, so that a seed names one campaign, split or
+ * initialization everywhere. ps_rng_seed scrambles a user seed into the
+ * state; code that derives its own state (one stream per experiment) may set
+ * .s directly. */
+typedef struct {
+    uint64_t s;
+} ps_rng_t;
+
+static inline void ps_rng_seed(ps_rng_t *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ULL + 1; }
+static inline uint64_t ps_rng_next(ps_rng_t *r) { return ps_splitmix64(&r->s); }
+/* Uniform in [0, 1). */
+static inline double ps_rng_uniform(ps_rng_t *r) { return (double)(ps_rng_next(r) >> 11) * 0x1.0p-53; }
+/* Uniform integer in [lo, hi]. */
+static inline int ps_rng_int(ps_rng_t *r, int lo, int hi)
+{
+    return lo + (int)(ps_rng_uniform(r) * (double)(hi - lo + 1));
+}
+/* Standard normal (Box-Muller; two uniforms per number). */
+double ps_rng_normal(ps_rng_t *r);
+/* Fisher-Yates shuffle of idx[n]. */
+void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n);
+
+/* The one experiment hash: 64 bits of an experiment name mixed with a seed
+ * (FNV-1a, then the splitmix64 finalizer so that nearby seeds give
+ * unrelated orders). Splits and held-out orders rank experiments by it. */
+uint64_t ps_experiment_hash(const char *name, uint64_t seed);
+
+/* The index of name in names[0..n) into *out: 0, or PS_E_ARG with "unknown
+ * <what> '<name>' (known: a, b, c)". */
+int ps_name_index(const char *what, const char *name, const char *const *names, int n, int *out);
+
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
+
+/* Read the whole file at path into *out (malloc'ed, the caller frees it;
+ * one byte past *n is allocated) and its size into *n. PS_E_IO names the
+ * path and the failing call. */
+int file_read_all(const char *path, unsigned char **out, size_t *n);
+
+/* Thread counts: more than THREADS_PER_CORE threads per online core (and at
+ * least THREADS_MIN_LIMIT) is refused as a usage error; 100000 threads
+ * crashed libgomp and 20000 took 2 GB of stacks. thread_check returns
+ * PS_E_ARG naming `what` when n is negative or above thread_limit(). */
+#define THREADS_PER_CORE 4
+#define THREADS_MIN_LIMIT 16
+int thread_limit(void);
+int thread_check(const char *what, long n);
+
+/* Whether operators [start, start + len) are a non-empty segment of a model
+ * of n operators. Written without start + len, which overflows for a start
+ * or length near INT_MAX (a row with hp_start 2147483647 crashed train). */
+static inline int segment_fits(int start, int len, int n)
+{
+    return start >= 0 && len >= 1 && len <= n && start <= n - len;
+}
 
 #define PS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

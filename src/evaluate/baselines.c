@@ -4,8 +4,17 @@
  *
  *  intensity_rule   T_share = sum_i f[side][class(i)] * d_i(p): every
  *                   operator's standalone latency d_i at its TPCs scaled by
- *                   one factor per side and intensity class (Orion, Usher),
- *                   fitted by least squares on the relative error.
+ *                   one fixed factor per side and intensity class (Orion,
+ *                   Usher), as the paper defines it: the factors come from
+ *                   single-operator characterization (Fig. 1c), the median
+ *                   slowdown of the training co-executions whose segment on
+ *                   that side is one operator of that class.
+ *  intensity_rule_fit  the same form with the factors fitted by least
+ *                   squares on the relative error of whole segments.
+ *  fixed_cost       the fitted rule plus what co-execution costs whatever
+ *                   the operators (dispatch, synchronization): T_share =
+ *                   sum_c f_c t_c + a + b * len, per side, least squares on
+ *                   the relative error.
  *  complementarity  T_share = T_solo * median delta of the training samples
  *                   with the same (HP class, LP class, hp_tpcs, lp_tpcs); the
  *                   class of a segment is the one holding most of its
@@ -34,6 +43,16 @@ extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, c
                    double *b, const int *ldb, int *info, size_t uplo_len);
 
 enum { CLS_COMPUTE = 0, CLS_MEMORY = 1, CLS_OTHER = 2, N_CLS = 3 };
+/* Columns of the linear rules: the standalone time per class, then (for
+ * fixed_cost) a constant and the operator count, both in microseconds so that
+ * the normal equations stay well scaled. */
+enum { COL_FIXED = N_CLS, COL_PER_OP = N_CLS + 1, N_COLS = N_CLS + 2 };
+#define RULE_UNIT_NS 1000.0
+/* Single-operator samples a class needs before its characterized factor is
+ * their median (else: the segments that class dominates). */
+#define CHAR_MIN_SAMPLES 5
+/* The role of a row in training (tuning_roles). */
+enum { ROLE_FIT = 1, ROLE_TUNE = 2 };
 
 typedef struct {
     int hp_cls, lp_cls, hp_tpcs, lp_tpcs;
@@ -50,7 +69,7 @@ typedef struct {
 struct ps_baseline {
     ps_method_t method;
     double train_seconds;
-    double factor[2][N_CLS]; /* intensity rule */
+    double factor[2][N_COLS]; /* the linear rules (intensity, fixed cost) */
     comp_cell_t *cells;      /* complementarity */
     size_t n_cells;
     double global_delta[2];
@@ -62,7 +81,8 @@ struct ps_baseline {
 };
 
 static const char *const method_names[PS_METHOD_COUNT] = {
-    "pairsight", "intensity_rule", "complementarity", "abacus_mlp", "linear", "pairsight_mlp"};
+    "pairsight",     "intensity_rule", "complementarity",    "abacus_mlp",
+    "linear",        "pairsight_mlp",  "intensity_rule_fit", "fixed_cost"};
 
 const char *ps_method_name(ps_method_t m)
 {
@@ -71,20 +91,16 @@ const char *ps_method_name(ps_method_t m)
 
 int ps_method_from_name(const char *name, ps_method_t *out)
 {
-    for (int m = 0; m < PS_METHOD_COUNT; m++)
-        if (strcmp(name, method_names[m]) == 0) {
-            *out = (ps_method_t)m;
-            return 0;
-        }
-    return ps_error(PS_E_ARG, "unknown method '%s'", name);
+    int k;
+    int rc = ps_name_index("method", name, method_names, PS_METHOD_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_method_t)k;
+    return rc;
 }
 
-void ps_baseline_default_params(ps_baseline_params_t *p)
+ps_baseline_params_t ps_baseline_default_params(void)
 {
-    p->seed = 1;
-    p->mlp_epochs = 100;
-    p->mlp_seconds = 120;
-    p->ridge_lambda = -1;
+    return (ps_baseline_params_t){.seed = 1, .mlp_epochs = 100, .mlp_seconds = 120, .ridge_lambda = -1};
 }
 
 ps_method_t ps_baseline_method(const ps_baseline_t *b) { return b->method; }
@@ -123,14 +139,17 @@ static int segment_by_class(const ps_ops_t *ops, const ps_query_t *q, int side, 
     int len = side == PS_SIDE_HP ? q->hp_len : q->lp_len;
     int tpcs = side == PS_SIDE_HP ? q->hp_tpcs : q->lp_tpcs;
     const ps_op_group_t *g = ps_ops_find(ops, q->gpu, model, batch);
+    char known[512];
     if (!g)
-        return ps_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s", model, batch, q->gpu);
+        return ps_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s (ops has: %s)", model, batch,
+                        q->gpu, ps_ops_groups_text(ops, q->gpu, known, sizeof known));
     int k = ps_group_tpcs_index(g, tpcs);
     if (k < 0)
-        return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs", model, batch, tpcs);
-    if (start < 0 || len <= 0 || start + len > g->n_ops)
-        return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %d) outside its %d operators", model, batch,
-                        start, start + len, g->n_ops);
+        return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
+                        model, batch, tpcs, ps_group_tpcs_text(g, known, sizeof known));
+    if (!segment_fits(start, len, g->n_ops))
+        return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %lld) outside its %d operators", model, batch,
+                        start, (long long)start + len, g->n_ops);
     out[0] = out[1] = out[2] = 0;
     for (int i = start; i < start + len; i++) {
         double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
@@ -164,41 +183,60 @@ static int spd_solve(double *a, double *b, int d)
     return 0;
 }
 
-/* ---- intensity rule ---- */
+/* ---- the linear rules ---- */
 
-/* Minimize sum_i ((sum_c f_c t_ic - y_i) / y_i)^2 over f: the normal equations
- * of the rows t_i / y_i against 1. A class absent from training keeps f = 1. */
-static int fit_intensity(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d,
-                         const unsigned char *use)
+/* The columns of one side of a query: standalone time per class, then the
+ * constant and the operator count (in RULE_UNIT_NS). */
+static int rule_columns(const ps_ops_t *ops, const ps_query_t *q, int side, double col[N_COLS])
 {
-    double ata[2][N_CLS][N_CLS] = {{{0}}}, atb[2][N_CLS] = {{0}};
+    int rc = segment_by_class(ops, q, side, col);
+    col[COL_FIXED] = RULE_UNIT_NS;
+    col[COL_PER_OP] = RULE_UNIT_NS * (side == PS_SIDE_HP ? q->hp_len : q->lp_len);
+    return rc;
+}
+
+static double rule_predict(const double f[N_COLS], const double col[N_COLS])
+{
+    double t = 0;
+    for (int c = 0; c < N_COLS; c++)
+        t += f[c] * col[c];
+    return t;
+}
+
+/* Minimize sum_i ((sum_c f_c col_ic - y_i) / y_i)^2 over the first n_cols
+ * factors: the normal equations of the rows col_i / y_i against 1. A class
+ * absent from training keeps f = 1 (the constant and per-operator terms 0). */
+static int fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d, const unsigned char *use,
+                    int n_cols)
+{
+    double ata[2][N_COLS][N_COLS] = {{{0}}}, atb[2][N_COLS] = {{0}};
     for (size_t i = 0; i < d->n; i++) {
-        if (!use[i])
+        if (use[i] != ROLE_FIT)
             continue;
         ps_query_t q = ps_query_of_row(d->rows[i]);
         for (int s = 0; s < 2; s++) {
-            double t[N_CLS];
-            int rc = segment_by_class(ops, &q, s, t);
+            double t[N_COLS];
+            int rc = rule_columns(ops, &q, s, t);
             if (rc != 0)
                 return rc;
             double y = s == PS_SIDE_HP ? d->hp_ns[i] : d->lp_ns[i];
-            for (int r = 0; r < N_CLS; r++) {
+            for (int r = 0; r < n_cols; r++) {
                 atb[s][r] += t[r] / y;
-                for (int c = 0; c < N_CLS; c++)
+                for (int c = 0; c < n_cols; c++)
                     ata[s][r][c] += t[r] * t[c] / (y * y);
             }
         }
     }
     for (int s = 0; s < 2; s++) {
-        int present[N_CLS], k = 0;
-        for (int c = 0; c < N_CLS; c++)
+        int present[N_COLS], k = 0;
+        for (int c = 0; c < n_cols; c++)
             if (ata[s][c][c] > 0)
                 present[k++] = c;
-        for (int c = 0; c < N_CLS; c++)
-            b->factor[s][c] = 1;
+        for (int c = 0; c < N_COLS; c++)
+            b->factor[s][c] = c < N_CLS ? 1 : 0;
         if (k == 0)
             continue;
-        double a[N_CLS * N_CLS], x[N_CLS];
+        double a[N_COLS * N_COLS], x[N_COLS];
         for (int r = 0; r < k; r++) {
             x[r] = atb[s][present[r]];
             for (int c = 0; c < k; c++)
@@ -211,6 +249,43 @@ static int fit_intensity(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset
             b->factor[s][present[r]] = x[r];
     }
     return 0;
+}
+
+/* The intensity rule's factors from single-operator characterization: per
+ * side and class, the median delta of the used co-executions whose segment on
+ * that side is one operator of that class (the paper's Fig. 1c measures
+ * exactly these). A class with fewer than CHAR_MIN_SAMPLES such samples takes
+ * the median delta of the segments it dominates; a class never seen keeps 1. */
+static int fit_characterized(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d,
+                             const unsigned char *use)
+{
+    size_t n = d->n ? d->n : 1;
+    double *single = ps_malloc(n * sizeof *single), *dom = ps_malloc(n * sizeof *dom);
+    int rc = single && dom ? 0 : PS_E_NOMEM;
+    for (int s = 0; rc == 0 && s < 2; s++) {
+        for (int c = 0; c < N_CLS; c++) {
+            size_t ns = 0, nd = 0;
+            for (size_t i = 0; rc == 0 && i < d->n; i++) {
+                if (use[i] != ROLE_FIT)
+                    continue;
+                ps_query_t q = ps_query_of_row(d->rows[i]);
+                double t[N_CLS];
+                if ((rc = segment_by_class(ops, &q, s, t)) != 0)
+                    break;
+                if (dominant_class(t) != c)
+                    continue;
+                double delta = s == PS_SIDE_HP ? d->hp_ns[i] / d->hp_solo_ns[i] : d->lp_ns[i] / d->lp_solo_ns[i];
+                dom[nd++] = delta;
+                if ((s == PS_SIDE_HP ? q.hp_len : q.lp_len) == 1)
+                    single[ns++] = delta;
+            }
+            b->factor[s][c] = ns >= CHAR_MIN_SAMPLES ? ps_median(single, ns) : nd ? ps_median(dom, nd) : 1;
+        }
+        b->factor[s][COL_FIXED] = b->factor[s][COL_PER_OP] = 0;
+    }
+    free(single);
+    free(dom);
+    return rc;
 }
 
 /* ---- complementarity table ---- */
@@ -256,7 +331,7 @@ static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const ps_d
 {
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
-        n += use[i] != 0;
+        n += use[i] == ROLE_FIT;
     comp_sample_t *smp = ps_malloc(n * sizeof *smp);
     double *tmp = ps_malloc(2 * n * sizeof *tmp);
     b->cells = ps_malloc(n * sizeof *b->cells);
@@ -265,7 +340,7 @@ static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const ps_d
         goto done;
     size_t k = 0;
     for (size_t i = 0; i < d->n; i++) {
-        if (!use[i])
+        if (use[i] != ROLE_FIT)
             continue;
         ps_query_t q = ps_query_of_row(d->rows[i]);
         if ((rc = sample_key(ops, &q, &smp[k].key)) != 0)
@@ -384,6 +459,15 @@ static void mlp_params_of(const ps_baseline_params_t *p, ps_mlp_params_t *mp)
     mp->seed = p->seed;
 }
 
+/* The rows of ROLE_TUNE (0: the learner holds out rows of its own). */
+static size_t n_tune_rows(const ps_dataset_t *d, const unsigned char *role)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        n += role[i] == ROLE_TUNE;
+    return n;
+}
+
 static int fit_abacus(ps_baseline_t *b, const ps_dataset_t *d, const unsigned char *use,
                       const ps_baseline_params_t *p)
 {
@@ -400,18 +484,21 @@ static int fit_abacus(ps_baseline_t *b, const ps_dataset_t *d, const unsigned ch
     double *y = ps_malloc(2 * n * sizeof *y);
     rc = PS_E_NOMEM;
     if (x && y) {
+        /* Fitting rows first, then the tuning rows: early stopping on them. */
         size_t k = 0;
-        for (size_t i = 0; i < d->n; i++) {
-            if (!use[i])
-                continue;
-            ps_query_t q = ps_query_of_row(d->rows[i]);
-            abacus_row(b, &q, d->hp_solo_ns[i], d->lp_solo_ns[i], x + k * (size_t)din);
-            y[2 * k] = d->y_hp[i];
-            y[2 * k + 1] = d->y_lp[i];
-            k++;
-        }
+        for (int r = ROLE_FIT; r <= ROLE_TUNE; r++)
+            for (size_t i = 0; i < d->n; i++) {
+                if (use[i] != r)
+                    continue;
+                ps_query_t q = ps_query_of_row(d->rows[i]);
+                abacus_row(b, &q, d->hp_solo_ns[i], d->lp_solo_ns[i], x + k * (size_t)din);
+                y[2 * k] = d->y_hp[i];
+                y[2 * k + 1] = d->y_lp[i];
+                k++;
+            }
         ps_mlp_params_t mp;
         mlp_params_of(p, &mp);
+        mp.valid_tail = n_tune_rows(d, use);
         rc = ps_mlp_train(x, n, din, y, 2, &mp, &b->mlp[0]);
     }
     free(x);
@@ -421,9 +508,10 @@ static int fit_abacus(ps_baseline_t *b, const ps_dataset_t *d, const unsigned ch
 
 /* ---- learned methods on the PairSight input ---- */
 
-/* Gather the rows of one side's features of the used samples. */
+/* Gather the rows of one side's features of the used samples: the fitting
+ * rows, then the *n_tune tuning rows. */
 static int gather_side(const ps_dataset_t *d, const unsigned char *use, int side, float **x, double **y,
-                       size_t *n_out)
+                       size_t *n_out, size_t *n_tune)
 {
     int f = d->layout.n_features;
     size_t n = 0;
@@ -441,13 +529,15 @@ static int gather_side(const ps_dataset_t *d, const unsigned char *use, int side
     const float *src = side == PS_SIDE_HP ? d->x_hp : d->x_lp;
     const double *ys = side == PS_SIDE_HP ? d->y_hp : d->y_lp;
     size_t k = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        if (!use[i])
-            continue;
-        memcpy(*x + k * (size_t)f, src + i * (size_t)f, (size_t)f * sizeof **x);
-        (*y)[k++] = ys[i];
-    }
+    for (int r = ROLE_FIT; r <= ROLE_TUNE; r++)
+        for (size_t i = 0; i < d->n; i++) {
+            if (use[i] != r)
+                continue;
+            memcpy(*x + k * (size_t)f, src + i * (size_t)f, (size_t)f * sizeof **x);
+            (*y)[k++] = ys[i];
+        }
     *n_out = n;
+    *n_tune = n_tune_rows(d, use);
     return 0;
 }
 
@@ -512,9 +602,9 @@ static double ridge_predict_row(const ridge_t *r, const float *x, float *tmp)
 }
 
 /* Fit one side; with lambda < 0 choose lambda among a few decades by the
- * error on the last 10% of the rows (the data set orders rows as coexec.csv
- * does, so these are whole late experiments), then refit on all rows. */
-static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, int f, double lambda)
+ * error on the last n_tune rows (whole experiments: tuning_roles), then
+ * refit on all rows. */
+static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, size_t n_tune, int f, double lambda)
 {
     int rc = ps_scaler_fit(&r->scale, x, n, f);
     if (rc != 0)
@@ -534,7 +624,7 @@ static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, int f, dou
         goto done;
     r->b = ymean;
     if (lambda < 0) {
-        size_t n_fit = n - n / 10;
+        size_t n_fit = n_tune > 0 && n_tune < n ? n - n_tune : n - n / 10;
         static const double grid[] = {1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1};
         double best = INFINITY;
         if ((rc = ridge_moments(&r->scale, x, y, 0, n_fit, gram, zty)) != 0)
@@ -575,16 +665,17 @@ static int fit_pairsight_input(ps_baseline_t *b, const ps_dataset_t *d, const un
     for (int s = 0; s < 2; s++) {
         float *x;
         double *y;
-        size_t n;
-        int rc = gather_side(d, use, s, &x, &y, &n);
+        size_t n, n_tune;
+        int rc = gather_side(d, use, s, &x, &y, &n, &n_tune);
         if (rc != 0)
             return rc;
         if (b->method == PS_METHOD_LINEAR) {
-            rc = fit_ridge(&b->ridge[s], x, y, n, d->layout.n_features, p->ridge_lambda);
+            rc = fit_ridge(&b->ridge[s], x, y, n, n_tune, d->layout.n_features, p->ridge_lambda);
         } else {
             ps_mlp_params_t mp;
             mlp_params_of(p, &mp);
-            mp.seed = p->seed + (unsigned)s;
+            mp.seed = p->seed + (uint64_t)s;
+            mp.valid_tail = n_tune;
             rc = ps_mlp_train(x, n, d->layout.n_features, y, 1, &mp, &b->mlp[s]);
         }
         free(x);
@@ -597,6 +688,42 @@ static int fit_pairsight_input(ps_baseline_t *b, const ps_dataset_t *d, const un
 
 /* ---- training entry points ---- */
 
+/* What each row does in training (role[i]): 0 nothing, ROLE_FIT fits every
+ * method, ROLE_TUNE tunes the learned ones (early stopping, ridge lambda). With the data set's own split (use NULL)
+ * the training split fits and the validation split tunes, as PairSight's
+ * early stopping does; with a caller's mask, the used rows of the last tenth
+ * of its experiments in the data set's seeded order tune. Either way tuning
+ * rows are whole experiments, never other runs of a fitted one. */
+static int tuning_roles(const ps_dataset_t *d, const unsigned char *use, unsigned char *role)
+{
+    if (!use) {
+        for (size_t i = 0; i < d->n; i++)
+            role[i] = d->split[i] == PS_SPLIT_TRAIN ? ROLE_FIT : d->split[i] == PS_SPLIT_VALID ? ROLE_TUNE : 0;
+        return 0;
+    }
+    unsigned char *seen = ps_calloc(d->n_experiments ? d->n_experiments : 1, 1);
+    if (!seen)
+        return PS_E_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (use[i] && !seen[d->experiment[i]]) {
+            seen[d->experiment[i]] = 1;
+            k++;
+        }
+    /* The experiment ids are ranks of a seeded hash: the highest k/10 used
+     * ones are a random tenth of the experiments. */
+    size_t n_tune = k >= 2 ? (k / 10 ? k / 10 : 1) : 0, first_tune = d->n_experiments;
+    for (size_t e = d->n_experiments, left = n_tune; e-- > 0 && left;)
+        if (seen[e]) {
+            first_tune = e;
+            left--;
+        }
+    for (size_t i = 0; i < d->n; i++)
+        role[i] = !use[i] ? 0 : (size_t)d->experiment[i] >= first_tune ? ROLE_TUNE : ROLE_FIT;
+    free(seen);
+    return 0;
+}
+
 int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t *d,
                     const unsigned char *use, const ps_baseline_params_t *p, ps_baseline_t **out)
 {
@@ -605,23 +732,19 @@ int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t 
         return ps_error(PS_E_ARG, "not a baseline: %d", (int)method);
     ps_baseline_params_t defaults;
     if (!p) {
-        ps_baseline_default_params(&defaults);
+        defaults = ps_baseline_default_params();
         p = &defaults;
     }
-    unsigned char *own = NULL;
-    if (!use) {
-        own = ps_malloc(d->n ? d->n : 1);
-        if (!own)
-            return PS_E_NOMEM;
-        for (size_t i = 0; i < d->n; i++)
-            own[i] = d->split[i] == PS_SPLIT_TRAIN;
-        use = own;
-    }
+    unsigned char *role = ps_malloc(d->n ? d->n : 1);
+    if (!role)
+        return PS_E_NOMEM;
+    int rc = tuning_roles(d, use, role);
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
-        n += use[i] != 0;
-    int rc;
+        n += role[i] != 0;
     ps_baseline_t *b = NULL;
+    if (rc != 0)
+        goto done;
     if (n < 2) {
         rc = ps_error(PS_E_INPUT, "%s: need at least 2 training samples, have %zu", ps_method_name(method), n);
         goto done;
@@ -634,14 +757,16 @@ int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t 
     b->method = method;
     double t0 = ps_now();
     switch (method) {
-    case PS_METHOD_INTENSITY_RULE: rc = fit_intensity(b, ops, d, use); break;
-    case PS_METHOD_COMPLEMENTARITY: rc = fit_complementarity(b, ops, d, use); break;
-    case PS_METHOD_ABACUS_MLP: rc = fit_abacus(b, d, use, p); break;
-    default: rc = fit_pairsight_input(b, d, use, p); break;
+    case PS_METHOD_INTENSITY_RULE: rc = fit_characterized(b, ops, d, role); break;
+    case PS_METHOD_INTENSITY_RULE_FIT: rc = fit_rule(b, ops, d, role, N_CLS); break;
+    case PS_METHOD_FIXED_COST: rc = fit_rule(b, ops, d, role, N_COLS); break;
+    case PS_METHOD_COMPLEMENTARITY: rc = fit_complementarity(b, ops, d, role); break;
+    case PS_METHOD_ABACUS_MLP: rc = fit_abacus(b, d, role, p); break;
+    default: rc = fit_pairsight_input(b, d, role, p); break;
     }
     b->train_seconds = ps_now() - t0;
 done:
-    free(own);
+    free(role);
     if (rc != 0) {
         ps_error_prefix(rc, ps_method_name(method));
         ps_baseline_free(b);
@@ -716,11 +841,10 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
             rc = PS_E_NOMEM;
             goto done;
         }
-        for (size_t i = 0; i < n; i++) {
-            if ((rc = ps_features_build(&b->layout, ops, &q[i], PS_SIDE_HP, xb + i * (size_t)f, &hs[i], &ls[i])) != 0 ||
-                (rc = ps_features_build(&b->layout, ops, &q[i], PS_SIDE_LP, xb + (n + i) * (size_t)f, NULL, NULL)) != 0)
+        for (size_t i = 0; i < n; i++)
+            if ((rc = ps_features_build_pair(&b->layout, ops, &q[i], xb + i * (size_t)f, xb + (n + i) * (size_t)f,
+                                             &hs[i], &ls[i])) != 0)
                 goto done;
-        }
         x_hp = xb;
         x_lp = xb + n * (size_t)f;
     } else {
@@ -741,14 +865,16 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
     }
     switch (b->method) {
     case PS_METHOD_INTENSITY_RULE:
+    case PS_METHOD_INTENSITY_RULE_FIT:
+    case PS_METHOD_FIXED_COST:
         for (size_t i = 0; i < n; i++) {
-            double t[N_CLS];
-            if ((rc = segment_by_class(ops, &q[i], PS_SIDE_HP, t)) != 0)
+            double t[N_COLS];
+            if ((rc = rule_columns(ops, &q[i], PS_SIDE_HP, t)) != 0)
                 goto done;
-            hp[i] = b->factor[0][0] * t[0] + b->factor[0][1] * t[1] + b->factor[0][2] * t[2];
-            if ((rc = segment_by_class(ops, &q[i], PS_SIDE_LP, t)) != 0)
+            hp[i] = rule_predict(b->factor[0], t);
+            if ((rc = rule_columns(ops, &q[i], PS_SIDE_LP, t)) != 0)
                 goto done;
-            lp[i] = b->factor[1][0] * t[0] + b->factor[1][1] * t[1] + b->factor[1][2] * t[2];
+            lp[i] = rule_predict(b->factor[1], t);
         }
         break;
     case PS_METHOD_COMPLEMENTARITY:

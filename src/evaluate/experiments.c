@@ -6,6 +6,9 @@
 
 #include <ctype.h>
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +59,7 @@ void ps_eval_default_config(ps_eval_config_t *c)
     c->ks[0] = 10;
     c->ks[1] = 50;
     c->ks[2] = 100;
-    ps_baseline_default_params(&c->bp);
+    c->bp = ps_baseline_default_params();
 }
 
 static void row_init(ps_eval_row_t *r, const char *name)
@@ -116,39 +119,51 @@ typedef struct {
     const ps_baseline_t *base;
 } predictor_t;
 
-/* Predict n queries in batches of QUERY_BATCH; *seconds gets the wall time
- * of the steady state: one batch runs first untimed, so that one-time costs
- * (thread pools, lazily built tables) are not charged to every query. */
-static int predict_all(const predictor_t *p, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *hp,
-                       double *lp, double *seconds)
+/* One pass over n queries in batches of QUERY_BATCH. */
+static int predict_pass(const predictor_t *p, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *hp,
+                        double *lp)
 {
-    if (seconds && n > 0) {
-        size_t b = n < QUERY_BATCH ? n : QUERY_BATCH;
-        int rc = p->model ? ps_model_predict_ex(p->model, ops, q, b, p->compose, hp, lp, NULL, NULL)
-                          : ps_baseline_predict(p->base, ops, q, b, hp, lp);
+    for (size_t off = 0; off < n; off += QUERY_BATCH) {
+        size_t b = n - off < QUERY_BATCH ? n - off : QUERY_BATCH;
+        int rc = p->model ? ps_model_predict_ex(p->model, ops, q + off, b, p->compose, hp + off, lp + off, NULL, NULL)
+                          : ps_baseline_predict(p->base, ops, q + off, b, hp + off, lp + off);
         if (rc != 0)
             return rc;
     }
+    return 0;
+}
+
+/* Predict n queries in batches of QUERY_BATCH; *seconds gets the wall time
+ * of the steady state: one batch runs first untimed, so that one-time costs
+ * (thread pools, lazily built tables) are not charged to every query. Timed
+ * runs use one thread whatever the method (PairSight's prediction would take
+ * every OpenMP thread, the baselines one), so that query times compare the
+ * same work on the same resources. */
+static int predict_all(const predictor_t *p, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *hp,
+                       double *lp, double *seconds)
+{
+    if (!seconds)
+        return predict_pass(p, ops, q, n, hp, lp);
+#ifdef _OPENMP
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+#endif
+    int rc = predict_pass(p, ops, q, n < QUERY_BATCH ? n : QUERY_BATCH, hp, lp);
     /* On a shared machine one pass can be slowed by others' work: the
      * fastest of QUERY_REPEATS passes is the figure. */
     double best = INFINITY;
-    for (int rep = 0; rep < (seconds ? QUERY_REPEATS : 1); rep++) {
+    for (int rep = 0; rc == 0 && rep < QUERY_REPEATS; rep++) {
         double t0 = ps_now();
-        for (size_t off = 0; off < n; off += QUERY_BATCH) {
-            size_t b = n - off < QUERY_BATCH ? n - off : QUERY_BATCH;
-            int rc = p->model ? ps_model_predict_ex(p->model, ops, q + off, b, p->compose, hp + off, lp + off,
-                                                    NULL, NULL)
-                              : ps_baseline_predict(p->base, ops, q + off, b, hp + off, lp + off);
-            if (rc != 0)
-                return rc;
-        }
+        rc = predict_pass(p, ops, q, n, hp, lp);
         double t = ps_now() - t0;
         if (t < best)
             best = t;
     }
-    if (seconds)
-        *seconds = best;
-    return 0;
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    *seconds = best;
+    return rc;
 }
 
 static int contains_llama(const char *s)
@@ -402,9 +417,10 @@ static int check_model_split(const ps_model_info_t *info, const ps_eval_config_t
                                        "(an older model file): retrain it, or evaluate without a model");
     if (info->seed != c->seed)
         return ps_error(PS_E_MISMATCH,
-                        "the model was split with seed %u but eval splits with seed %u, so the model would be "
-                        "scored on its own training rows: use seed %u",
-                        info->seed, c->seed, info->seed);
+                        "the model was split with seed %llu but eval splits with seed %llu, so the model would "
+                        "be scored on its own training rows: use seed %llu",
+                        (unsigned long long)info->seed, (unsigned long long)c->seed,
+                        (unsigned long long)info->seed);
     uint64_t f;
     int rc = ps_coexec_fingerprint(src, info->window, &f);
     if (rc != 0)
@@ -527,16 +543,6 @@ static int gen_group(const ps_coexec_row_t *r)
     return -1;
 }
 
-static uint64_t exp_hash(const char *s, unsigned seed)
-{
-    uint64_t h = 1469598103934665603ULL ^ ((uint64_t)seed * 0x9E3779B97F4A7C15ULL);
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    return h ^ (h >> 29);
-}
-
 typedef struct {
     uint64_t h;
     const char *name; /* interned: equal names have equal pointers */
@@ -553,7 +559,7 @@ static int cmp_exp_key(const void *a, const void *b)
 /* The adaptation pool of group g: rank of each experiment of the group by a
  * seeded hash; the first `pool` experiments adapt, the rest test. rank[i] is
  * the rank of row i's experiment (or -1 outside the group). */
-static int group_ranks(const ps_coexec_t *cx, int g, unsigned seed, long *rank, size_t *n_exp)
+static int group_ranks(const ps_coexec_t *cx, int g, uint64_t seed, long *rank, size_t *n_exp)
 {
     exp_key_t *keys = ps_malloc((cx->n ? cx->n : 1) * sizeof *keys);
     if (!keys)
@@ -561,7 +567,7 @@ static int group_ranks(const ps_coexec_t *cx, int g, unsigned seed, long *rank, 
     size_t k = 0;
     for (size_t i = 0; i < cx->n; i++)
         if (gen_group(&cx->rows[i]) == g && cx->rows[i].hp_len <= PS_WINDOW && cx->rows[i].lp_len <= PS_WINDOW)
-            keys[k++] = (exp_key_t){exp_hash(cx->rows[i].experiment, seed), cx->rows[i].experiment};
+            keys[k++] = (exp_key_t){ps_experiment_hash(cx->rows[i].experiment, seed), cx->rows[i].experiment};
     qsort(keys, k, sizeof *keys, cmp_exp_key);
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
@@ -572,7 +578,7 @@ static int group_ranks(const ps_coexec_t *cx, int g, unsigned seed, long *rank, 
         const ps_coexec_row_t *r = &cx->rows[i];
         if (gen_group(r) != g || r->hp_len > PS_WINDOW || r->lp_len > PS_WINDOW)
             continue;
-        exp_key_t key = {exp_hash(r->experiment, seed), r->experiment};
+        exp_key_t key = {ps_experiment_hash(r->experiment, seed), r->experiment};
         exp_key_t *hit = bsearch(&key, keys, u, sizeof *keys, cmp_exp_key);
         rank[i] = hit ? (long)(hit - keys) : -1;
     }

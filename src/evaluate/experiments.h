@@ -32,8 +32,6 @@ enum {
 /* Parse "accuracy,ablation,generalization,long" or "all" into a mask. */
 int ps_experiments_parse(const char *list, int *mask);
 
-typedef void (*ps_eval_progress_fn)(const char *stage, double done, double total, void *user);
-
 typedef struct {
     const ps_ops_t *ops;
     const ps_coexec_t *cx;       /* the campaign: split 80/10/10 by experiment */
@@ -44,7 +42,7 @@ typedef struct {
     const ps_ops_t *long_ops;    /* their standalone profile (NULL: ops) */
     const ps_model_t *model;     /* NULL: trained here on the training data */
     int experiments;             /* PS_EXP_* mask */
-    unsigned seed;               /* split seed (the model's when it is given) */
+    uint64_t seed;               /* split seed (the model's when it is given) */
     int nthread;                 /* XGBoost threads (0 = all) */
     int max_rounds;              /* trees per regressor when training here (0 = default) */
     int n_depths, depths[4];     /* max_depth grid when training here (0: the trainer's) */
@@ -52,7 +50,7 @@ typedef struct {
     double etas[4];
     int ks[3];                   /* continued-training sizes (default 10, 50, 100) */
     ps_baseline_params_t bp;
-    ps_eval_progress_fn progress;
+    ps_progress_fn progress;
     void *progress_user;
 } ps_eval_config_t;
 

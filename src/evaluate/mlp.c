@@ -212,8 +212,13 @@ int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
 
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
-    ps_rng_shuffle(&rng, idx, n);
-    size_t n_valid = (size_t)(p->valid_share * (double)n);
+    size_t n_valid;
+    if (p->valid_tail > 0) {
+        n_valid = p->valid_tail; /* the caller's rows, kept in place */
+    } else {
+        ps_rng_shuffle(&rng, idx, n);
+        n_valid = (size_t)(p->valid_share * (double)n);
+    }
     if (n_valid >= n)
         n_valid = n - 1;
     size_t n_fit = n - n_valid;

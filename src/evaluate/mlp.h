@@ -9,6 +9,7 @@
 #ifndef PS_EVALUATE_MLP_H
 #define PS_EVALUATE_MLP_H
 
+#include <stdint.h>
 #include <stddef.h>
 
 #define PS_MLP_MAX_LAYERS 4
@@ -20,10 +21,13 @@ typedef struct {
     double lr;                         /* Adam step size */
     double weight_decay;               /* L2 penalty on weights */
     double valid_share;                /* share of rows held out for early stopping */
+    size_t valid_tail;                 /* > 0: the last valid_tail rows are the early-stopping
+                                          rows (whole experiments, chosen by the caller)
+                                          instead of a random valid_share of the rows */
     int patience;                      /* epochs without improvement before stopping */
     double max_seconds;                /* wall-clock cap on training (0 = none) */
     int tanh_hidden;                   /* 1: tanh hidden units, 0: ReLU */
-    unsigned seed;
+    uint64_t seed;
 } ps_mlp_params_t;
 
 /* Three layers of weights (two hidden layers of 64), ReLU, 100 epochs,

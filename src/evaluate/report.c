@@ -14,8 +14,8 @@
 #include <string.h>
 
 static const char *const gen_groups[PS_GEN_GROUPS] = {"llama", "batch16", "batch64"};
-static const char *const palette[PS_METHOD_COUNT] = {"#d62728", "#1f77b4", "#2ca02c",
-                                                     "#9467bd", "#8c564b", "#ff7f0e"};
+static const char *const palette[PS_METHOD_COUNT] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd",
+                                                     "#8c564b", "#ff7f0e", "#17becf", "#7f7f7f"};
 
 /* ---- text ---- */
 
@@ -352,7 +352,7 @@ static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, 
     if (!g)
         return -1;
     int k = ps_group_tpcs_index(g, tpcs);
-    if (k < 0 || start < 0 || start + len > g->n_ops)
+    if (k < 0 || !segment_fits(start, len, g->n_ops))
         return -1;
     double t[3] = {0, 0, 0}, wsum[N_QTY] = {0};
     for (int j = 0; j < N_QTY; j++)

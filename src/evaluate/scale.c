@@ -76,22 +76,3 @@ void ps_scaler_clear(ps_scaler_t *s)
     s->mean = s->inv_sd = NULL;
     s->n = 0;
 }
-
-void ps_rng_seed(ps_rng_t *r, unsigned long long seed) { r->s = seed * 0x9E3779B97F4A7C15ull + 1; }
-
-unsigned long long ps_rng_next(ps_rng_t *r)
-{
-    return ps_splitmix64(&r->s);
-}
-
-double ps_rng_uniform(ps_rng_t *r) { return (double)(ps_rng_next(r) >> 11) * 0x1.0p-53; }
-
-void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n)
-{
-    for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)(ps_rng_next(r) % i);
-        size_t t = idx[i - 1];
-        idx[i - 1] = idx[j];
-        idx[j] = t;
-    }
-}

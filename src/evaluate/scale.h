@@ -23,16 +23,6 @@ int ps_scaler_fit(ps_scaler_t *s, const float *x, size_t n, int d);
 void ps_scaler_row(const ps_scaler_t *s, const float *in, float *out);
 void ps_scaler_clear(ps_scaler_t *s);
 
-/* A small deterministic generator (splitmix64) for shuffles and inits. */
-typedef struct {
-    uint64_t s;
-} ps_rng_t;
-
-void ps_rng_seed(ps_rng_t *r, unsigned long long seed);
-unsigned long long ps_rng_next(ps_rng_t *r);
-/* Uniform in [0, 1). */
-double ps_rng_uniform(ps_rng_t *r);
-/* Fisher-Yates shuffle of idx[n]. */
-void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n);
+/* The random generator is ps_rng_t of src/common/common.h. */
 
 #endif

@@ -12,18 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A 64-bit hash of an experiment name mixed with the seed (FNV-1a, then the
- * splitmix64 finalizer so that nearby seeds give unrelated orders). */
-static uint64_t name_hash(const char *s, unsigned seed)
-{
-    uint64_t h = 1469598103934665603ULL ^ ((uint64_t)seed * 0x9E3779B97F4A7C15ULL);
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return ps_mix64(h);
-}
-
 typedef struct {
     uint64_t h;
     const char *name;
@@ -45,7 +33,7 @@ static int cmp_key(const void *a, const void *b)
  * the first 80% of the ranked experiments train, the next 10% validate, the
  * rest test; with three or more experiments, validation and test get at
  * least one each. */
-static int assign_experiments(const ps_coexec_t *cx, unsigned seed, int *exp_id, unsigned char *split,
+static int assign_experiments(const ps_coexec_t *cx, uint64_t seed, int *exp_id, unsigned char *split,
                               size_t *n_exp)
 {
     size_t n = cx->n;
@@ -54,7 +42,7 @@ static int assign_experiments(const ps_coexec_t *cx, unsigned seed, int *exp_id,
         return PS_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
         keys[i].name = cx->rows[i].experiment ? cx->rows[i].experiment : "";
-        keys[i].h = name_hash(keys[i].name, seed);
+        keys[i].h = ps_experiment_hash(keys[i].name, seed);
         keys[i].row = i;
     }
     qsort(keys, n, sizeof *keys, cmp_key);
@@ -85,7 +73,7 @@ static int assign_experiments(const ps_coexec_t *cx, unsigned seed, int *exp_id,
     return PS_OK;
 }
 
-int ps_coexec_split(const ps_coexec_t *cx, unsigned seed, unsigned char *out_split)
+int ps_coexec_split(const ps_coexec_t *cx, uint64_t seed, unsigned char *out_split)
 {
     if (!cx || !out_split)
         return ps_error(PS_E_ARG, "ps_coexec_split: NULL argument");
@@ -134,7 +122,7 @@ ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
 
 /* with_features 0: x_hp and x_lp stay NULL (ps_dataset_build_lean). */
 static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                         unsigned seed, int with_features, ps_dataset_t **out)
+                         uint64_t seed, int with_features, ps_dataset_t **out)
 {
     *out = NULL;
     if (!l || !ops || !cx)
@@ -170,6 +158,19 @@ static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const ps_coexec_row_t *r = &cx->rows[i];
+        /* A segment outside its model is an error, long or not. */
+        for (int s = 0; s < 2; s++) {
+            const char *model = s ? r->lp_model : r->hp_model;
+            int batch = s ? r->lp_batch : r->hp_batch, start = s ? r->lp_start : r->hp_start,
+                len = s ? r->lp_len : r->hp_len;
+            const ps_op_group_t *g = ps_ops_find(ops, r->gpu, model, batch);
+            if (g && !segment_fits(start, len, g->n_ops)) {
+                rc = ps_error(PS_E_INPUT, "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
+                              "batch %d is outside its %d operators", i + 1, r->experiment ? r->experiment : "?",
+                              s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
+                goto fail;
+            }
+        }
         if (r->hp_len > l->window || r->lp_len > l->window) {
             d->n_skipped++;
             continue;
@@ -217,13 +218,13 @@ fail:
 }
 
 int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                     unsigned seed, ps_dataset_t **out)
+                     uint64_t seed, ps_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 1, out);
 }
 
 int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                          unsigned seed, ps_dataset_t **out)
+                          uint64_t seed, ps_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 0, out);
 }

@@ -65,6 +65,23 @@ static int token_sides(const ps_feature_layout_t *l)
     return l->variant == PS_FEAT_NO_CORUNNER ? 1 : 2;
 }
 
+static const char *const variant_names[PS_FEAT_COUNT] = {"full", "no-corunner", "summed", "durations",
+                                                         "utilization"};
+
+const char *ps_feature_variant_name(ps_feature_variant_t v)
+{
+    return (int)v >= 0 && v < PS_FEAT_COUNT ? variant_names[v] : "?";
+}
+
+int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *out)
+{
+    int k;
+    int rc = ps_name_index("input variant", name, variant_names, PS_FEAT_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_feature_variant_t)k;
+    return rc;
+}
+
 int ps_features_layout(ps_feature_variant_t variant, int window, ps_feature_layout_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -133,14 +150,15 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
     if (!gpu || !model)
         return ps_error(PS_E_ARG, "%s: GPU and model must be named", side);
     s->g = ps_ops_find(ops, gpu, model, batch);
+    char known[512];
     if (!s->g)
-        return ps_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops", side,
-                        model, batch, gpu);
+        return ps_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", side,
+                        model, batch, gpu, ps_ops_groups_text(ops, gpu, known, sizeof known));
     if (len < 1 || start < 0)
         return ps_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
-    if (start + len > s->g->n_ops)
-        return ps_error(PS_E_INPUT, "%s: segment [%d, %d) of %s batch %d is outside its %d operators",
-                        side, start, start + len, model, batch, s->g->n_ops);
+    if (!segment_fits(start, len, s->g->n_ops))
+        return ps_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
+                        side, start, (long long)start + len, model, batch, s->g->n_ops);
     if (len > window)
         return ps_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)",
                         side, len, window);
@@ -148,8 +166,8 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
         return ps_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
     s->k = ps_group_tpcs_index(s->g, tpcs);
     if (s->k < 0)
-        return ps_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs", side, model,
-                        batch, tpcs);
+        return ps_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
+                        side, model, batch, tpcs, ps_group_tpcs_text(s->g, known, sizeof known));
     s->start = start;
     s->len = len;
     s->solo_ns = 0;

@@ -87,13 +87,13 @@ typedef struct {
  * counted in n_skipped; a row that names a missing profile is an error that
  * names the row. */
 int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                     unsigned seed, ps_dataset_t **out);
+                     uint64_t seed, ps_dataset_t **out);
 void ps_dataset_free(ps_dataset_t *d);
 /* The same without the feature vectors (x_hp and x_lp NULL): every other
  * field as ps_dataset_build fills it, for training that builds the features
  * again in chunks (src/model/train.c) instead of keeping them all. */
 int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                          unsigned seed, ps_dataset_t **out);
+                          uint64_t seed, ps_dataset_t **out);
 /* The feature vector of sample k for side into out[layout.n_features]:
  * copied from x_hp / x_lp, or built again from ops for a lean data set (the
  * same values). Thread-safe. */

@@ -16,16 +16,6 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return ps_mix64(h);
-}
-
 int ps_coexec_fingerprint(const ps_coexec_t *cx, int window, uint64_t *out)
 {
     if (!cx || !out)
@@ -37,7 +27,7 @@ int ps_coexec_fingerprint(const ps_coexec_t *cx, int window, uint64_t *out)
     for (size_t i = 0; i < cx->n; i++) {
         const ps_coexec_row_t *r = &cx->rows[i];
         if (r->hp_len <= window && r->lp_len <= window)
-            h[n++] = name_hash(r->experiment ? r->experiment : "");
+            h[n++] = ps_experiment_hash(r->experiment ? r->experiment : "", 0);
     }
     qsort(h, n, sizeof *h, cmp_u64);
     /* The distinct names in hash order: independent of row order and runs. */

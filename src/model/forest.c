@@ -849,6 +849,7 @@ static const cJSON *get_path(const cJSON *j, const char *const *keys, int n)
  * accepts a number too. */
 static int get_number_string(const cJSON *j, const char *what, double *out)
 {
+    *out = NAN; /* set on every path, so that no caller reads an unset value */
     if (cJSON_IsNumber(j)) {
         *out = j->valuedouble;
         return 0;

@@ -2,15 +2,27 @@
  * The model handle: allocation, the per-row predictors, metadata, and the
  * model file.
  *
- * Model file (little-endian), format PS_MODEL_FORMAT_VERSION:
+ * Model file (little-endian), format PS_MODEL_FORMAT_VERSION (2):
  *   8 bytes  magic "PSMODEL\0"
  *   u32      format version
- *   u32      header length, then the header: JSON with the feature layout
- *            (version, variant, window, n_features), the GPU and the
- *            training metadata of ps_model_info_t
- *   2 x      u64 length, then an XGBoost booster in UBJSON (HP, then LP)
+ *   u32      number of sections (3)
+ *   sections, each: a 4-byte tag, a u64 payload length, the CRC-32 (zlib)
+ *            of tag, length and payload as a u32, then the payload:
+ *     "META" JSON: the feature layout (version, variant, window,
+ *            n_features), the GPU, the training metadata of
+ *            ps_model_info_t and "regressors" naming each booster's side
+ *            and kind; readers ignore keys they do not know, so that the
+ *            metadata can grow without a new format
+ *     "XGHP" the HP regressor, an XGBoost booster in UBJSON
+ *     "XGLP" the LP regressor
  *   8 bytes  end magic "PSMEND\0\0" (a truncated file is refused)
- * The file is written to a temporary name and renamed over the target.
+ * Every section is checked (tag, order, length, checksum) before any byte
+ * reaches cJSON or XGBoost: a flipped byte is refused with a message, never
+ * handed to XGBoost's UBJSON reader (single-byte flips crashed it). Each
+ * booster also carries its side and kind as XGBoost attributes, checked
+ * after loading, so that regressors swapped inside a file are refused.
+ * Version 1 (no checksums) is refused by version. The file is written to a
+ * temporary name and renamed over the target.
  */
 #include "model/model.h"
 
@@ -20,6 +32,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <zlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +40,12 @@
 
 static const unsigned char file_magic[8] = {'P', 'S', 'M', 'O', 'D', 'E', 'L', 0};
 static const unsigned char end_magic[8] = {'P', 'S', 'M', 'E', 'N', 'D', 0, 0};
+/* Section tags, in file order, and what each holds. */
+static const char sec_tag[3][5] = {"META", "XGHP", "XGLP"};
+static const char *const sec_what[3] = {"metadata", "HP regressor", "LP regressor"};
+/* The booster attributes that tag each regressor. */
+static const char *const side_name[2] = {"hp", "lp"};
+#define BOOSTER_KIND "segment-log-slowdown"
 
 int ps_xgb_error(const char *what)
 {
@@ -198,25 +217,24 @@ static void add_pair(cJSON *o, const char *key, const double v[2])
         cJSON_AddItemToArray(a, isfinite(v[s]) ? cJSON_CreateNumber(v[s]) : cJSON_CreateNull());
 }
 
-static char *header_json(const ps_model_t *m)
+cJSON *ps_model_info_json(const ps_model_info_t *i)
 {
-    const ps_model_info_t *i = &m->info;
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
     cJSON *l = cJSON_AddObjectToObject(o, "layout");
-    cJSON_AddNumberToObject(l, "version", m->layout.version);
-    cJSON_AddNumberToObject(l, "variant", m->layout.variant);
-    cJSON_AddNumberToObject(l, "window", m->layout.window);
-    cJSON_AddNumberToObject(l, "n_features", m->layout.n_features);
-    cJSON_AddStringToObject(o, "gpu", m->gpu);
+    cJSON_AddNumberToObject(l, "version", i->layout_version);
+    cJSON_AddNumberToObject(l, "variant", i->variant);
+    cJSON_AddNumberToObject(l, "window", i->window);
+    cJSON_AddNumberToObject(l, "n_features", i->n_features);
+    cJSON_AddStringToObject(o, "gpu", i->gpu);
     cJSON_AddStringToObject(o, "library_version", PS_VERSION_STRING);
     cJSON_AddNumberToObject(o, "n_samples", (double)i->n_samples);
     cJSON_AddNumberToObject(o, "n_train", (double)i->n_train);
     cJSON_AddNumberToObject(o, "n_valid", (double)i->n_valid);
     cJSON_AddNumberToObject(o, "n_test", (double)i->n_test);
     cJSON_AddNumberToObject(o, "n_experiments", (double)i->n_experiments);
-    cJSON_AddNumberToObject(o, "seed", i->seed);
+    cJSON_AddNumberToObject(o, "seed", (double)i->seed);
     if (i->split_fingerprint) {
         /* 64 bits do not survive a JSON number: hex text. */
         char fp[17];
@@ -232,15 +250,67 @@ static char *header_json(const ps_model_t *m)
     cJSON_AddNumberToObject(o, "n_adapt", i->n_adapt);
     cJSON_AddNumberToObject(o, "adapt_samples", (double)i->adapt_samples);
     cJSON_AddNumberToObject(o, "adapt_seconds", i->adapt_seconds);
-    char *s = cJSON_PrintUnformatted(o);
+    double adapt_depth[2] = {i->adapt_depth[0], i->adapt_depth[1]};
+    add_pair(o, "adapt_depth", adapt_depth);
+    return o;
+}
+
+/* The model file's header: the info JSON with the layout of the model and
+ * the tag (side, kind) of each regressor section. */
+static char *header_json(const ps_model_t *m)
+{
+    ps_model_info_t i = m->info;
+    i.layout_version = m->layout.version;
+    i.variant = m->layout.variant;
+    i.window = m->layout.window;
+    i.n_features = m->layout.n_features;
+    i.gpu = m->gpu;
+    cJSON *o = ps_model_info_json(&i);
+    cJSON *r = o ? cJSON_AddObjectToObject(o, "regressors") : NULL;
+    for (int s = 0; r && s < 2; s++)
+        cJSON_AddStringToObject(r, side_name[s], BOOSTER_KIND);
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
+}
+
+/* CRC-32 of a section: its tag, its length (8 bytes LE) and its payload. */
+static uint32_t section_crc(const char *tag, const unsigned char len_le[8], const void *data, size_t n)
+{
+    uLong c = crc32(0L, (const Bytef *)tag, 4);
+    c = crc32(c, len_le, 8);
+    const Bytef *p = data;
+    while (n > 0) { /* crc32 takes a uInt length */
+        uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        c = crc32(c, p, k);
+        p += k;
+        n -= k;
+    }
+    return (uint32_t)c;
+}
+
+static void put_le(unsigned char *b, uint64_t v, int bytes);
+
+static void write_section(FILE *f, int k, const void *data, size_t n)
+{
+    unsigned char len[8], crc[4];
+    put_le(len, (uint64_t)n, 8);
+    put_le(crc, section_crc(sec_tag[k], len, data, n), 4);
+    fwrite(sec_tag[k], 1, 4, f);
+    fwrite(len, 1, 8, f);
+    fwrite(crc, 1, 4, f);
+    fwrite(data, 1, n, f);
 }
 
 int ps_model_save(const ps_model_t *m, const char *path)
 {
     if (!m || !path)
         return ps_error(PS_E_ARG, "ps_model_save: NULL argument");
+    /* Tag each booster with its side and kind before it is serialized. */
+    for (int s = 0; s < 2; s++)
+        if (XGBoosterSetAttr(m->booster[s], "pairsight_side", side_name[s]) != 0 ||
+            XGBoosterSetAttr(m->booster[s], "pairsight_kind", BOOSTER_KIND) != 0)
+            return ps_xgb_error("tagging a regressor");
     char *hdr = header_json(m);
     if (!hdr)
         return ps_error(PS_E_NOMEM, "out of memory writing the model header");
@@ -255,10 +325,9 @@ int ps_model_save(const ps_model_t *m, const char *path)
     fwrite(file_magic, 1, 8, f);
     put_le(b, PS_MODEL_FORMAT_VERSION, 4);
     fwrite(b, 1, 4, f);
-    size_t hl = strlen(hdr);
-    put_le(b, (uint32_t)hl, 4);
+    put_le(b, 3, 4);
     fwrite(b, 1, 4, f);
-    fwrite(hdr, 1, hl, f);
+    write_section(f, 0, hdr, strlen(hdr));
     cJSON_free(hdr);
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
         bst_ulong len = 0;
@@ -267,9 +336,7 @@ int ps_model_save(const ps_model_t *m, const char *path)
             rc = ps_xgb_error("serializing a regressor");
             break;
         }
-        put_le(b, (uint64_t)len, 8);
-        fwrite(b, 1, 8, f);
-        fwrite(buf, 1, (size_t)len, f);
+        write_section(f, 1 + s, buf, (size_t)len);
     }
     fwrite(end_magic, 1, 8, f);
     if (rc != PS_OK) {
@@ -277,40 +344,6 @@ int ps_model_save(const ps_model_t *m, const char *path)
         return rc;
     }
     return ps_atomic_commit(a);
-}
-
-static int read_file(const char *path, unsigned char **out, size_t *n)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = ps_malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap)
-            break;
-        unsigned char *nb = ps_realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f) ? errno : 0;
-    fclose(f);
-    if (!buf)
-        return PS_E_NOMEM;
-    if (bad) {
-        free(buf);
-        return ps_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
-    }
-    *out = buf;
-    *n = len;
-    return PS_OK;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -364,7 +397,7 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_valid = count(num(o, "n_valid"));
         i->n_test = count(num(o, "n_test"));
         i->n_experiments = count(num(o, "n_experiments"));
-        i->seed = (unsigned)count(num(o, "seed"));
+        i->seed = (uint64_t)count(num(o, "seed"));
         const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "split_fingerprint");
         if (cJSON_IsString(fp)) {
             char *end = NULL;
@@ -384,9 +417,121 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->n_adapt = (int)count(num(o, "n_adapt"));
         i->adapt_samples = count(num(o, "adapt_samples"));
         i->adapt_seconds = num(o, "adapt_seconds");
+        double adapt_depth[2];
+        pair(o, "adapt_depth", adapt_depth);
+        i->adapt_depth[0] = (int)count(adapt_depth[0]);
+        i->adapt_depth[1] = (int)count(adapt_depth[1]);
     }
     cJSON_Delete(o);
     return rc;
+}
+
+/* Check the booster attributes written by ps_model_save: side s, our kind. */
+static int check_tag(const char *path, BoosterHandle b, int s)
+{
+    /* XGBoosterGetAttr's string lives until the next call on this thread. */
+    char side[32] = "", kind[64] = "";
+    const char *v = NULL;
+    int ok1 = 0, ok2 = 0;
+    if (XGBoosterGetAttr(b, "pairsight_side", &v, &ok1) != 0)
+        return ps_xgb_error(path);
+    if (ok1 && v)
+        snprintf(side, sizeof side, "%s", v);
+    if (XGBoosterGetAttr(b, "pairsight_kind", &v, &ok2) != 0)
+        return ps_xgb_error(path);
+    if (ok2 && v)
+        snprintf(kind, sizeof kind, "%s", v);
+    if (!ok1 || !ok2)
+        return ps_error(PS_E_INPUT, "%s: the %s carries no side and kind tag", path, sec_what[1 + s]);
+    if (strcmp(side, side_name[s]) != 0)
+        return ps_error(PS_E_INPUT, "%s: the %s section holds a regressor tagged '%s' (regressors swapped?)",
+                        path, sec_what[1 + s], side);
+    if (strcmp(kind, BOOSTER_KIND) != 0)
+        return ps_error(PS_E_INPUT, "%s: the %s is of kind '%s', not %s", path, sec_what[1 + s], kind,
+                        BOOSTER_KIND);
+    return PS_OK;
+}
+
+/* The metadata must name each booster as ours, for its side. */
+static int check_regressors(const char *path, const char *text, size_t len)
+{
+    cJSON *o = cJSON_ParseWithLength(text, len);
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "regressors");
+    int rc = PS_OK;
+    for (int s = 0; s < 2 && rc == PS_OK; s++) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, side_name[s]);
+        if (!cJSON_IsString(k) || strcmp(k->valuestring, BOOSTER_KIND) != 0)
+            rc = ps_error(PS_E_INPUT, "%s: the metadata names no %s regressor of kind %s", path, side_name[s],
+                          BOOSTER_KIND);
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
+int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
+{
+    *out = NULL;
+    if (n < 16 || memcmp(buf, file_magic, 8) != 0)
+        return ps_error(PS_E_INPUT, "%s: not a pairsight model file", path);
+    unsigned version = (unsigned)get_le(buf + 8, 4);
+    if (version != PS_MODEL_FORMAT_VERSION)
+        return ps_error(PS_E_MISMATCH, "%s: model format version %u, this build reads version %d%s", path,
+                        version, PS_MODEL_FORMAT_VERSION,
+                        version < PS_MODEL_FORMAT_VERSION ? " (retrain it with `pairsight train`)" : "");
+    if (get_le(buf + 12, 4) != 3)
+        return ps_error(PS_E_INPUT, "%s: %u sections, a model has 3", path, (unsigned)get_le(buf + 12, 4));
+    /* Every section is located and checked before anything is parsed. */
+    const unsigned char *data[3];
+    size_t len[3], at = 16;
+    for (int k = 0; k < 3; k++) {
+        if (n - at < 16)
+            return ps_error(PS_E_INPUT, "%s: truncated model file (in the %s)", path, sec_what[k]);
+        if (memcmp(buf + at, sec_tag[k], 4) != 0) {
+            for (int j = 0; j < 3; j++)
+                if (memcmp(buf + at, sec_tag[j], 4) == 0)
+                    return ps_error(PS_E_INPUT, "%s: the %s is where the %s belongs (sections out of order)",
+                                    path, sec_what[j], sec_what[k]);
+            return ps_error(PS_E_INPUT, "%s: damaged model file: no %s section at byte %zu", path, sec_what[k],
+                            at);
+        }
+        uint64_t l = get_le(buf + at + 4, 8);
+        if (l > n - at - 16)
+            return ps_error(PS_E_INPUT, "%s: truncated or damaged model file (%s of %llu bytes, %zu left)", path,
+                            sec_what[k], (unsigned long long)l, n - at - 16);
+        uint32_t want = (uint32_t)get_le(buf + at + 12, 4);
+        if (section_crc(sec_tag[k], buf + at + 4, buf + at + 16, (size_t)l) != want)
+            return ps_error(PS_E_INPUT, "%s: damaged model file: checksum mismatch in the %s", path, sec_what[k]);
+        data[k] = buf + at + 16;
+        len[k] = (size_t)l;
+        at += 16 + (size_t)l;
+    }
+    if (n - at != 8 || memcmp(buf + at, end_magic, 8) != 0)
+        return ps_error(PS_E_INPUT, "%s: truncated or trailing data after the regressors", path);
+
+    ps_model_t *m = NULL;
+    int rc = check_regressors(path, (const char *)data[0], len[0]);
+    if (rc == PS_OK)
+        rc = parse_header(path, (const char *)data[0], len[0], &m);
+    for (int s = 0; s < 2 && rc == PS_OK; s++) {
+        if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
+            XGBoosterLoadModelFromBuffer(m->booster[s], data[1 + s], (bst_ulong)len[1 + s]) != 0) {
+            rc = ps_xgb_error(path);
+            break;
+        }
+        if ((rc = check_tag(path, m->booster[s], s)) != PS_OK)
+            break;
+        int rounds = 0;
+        XGBoosterBoostedRounds(m->booster[s], &rounds);
+        m->info.n_trees[s] = rounds;
+    }
+    if (rc == PS_OK)
+        rc = ps_model_finish(m);
+    if (rc != PS_OK) {
+        ps_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return PS_OK;
 }
 
 int ps_model_load(const char *path, ps_model_t **out)
@@ -396,56 +541,10 @@ int ps_model_load(const char *path, ps_model_t **out)
         return ps_error(PS_E_ARG, "ps_model_load: NULL path");
     unsigned char *buf = NULL;
     size_t n = 0;
-    int rc = read_file(path, &buf, &n);
+    int rc = file_read_all(path, &buf, &n);
     if (rc != PS_OK)
         return rc;
-    ps_model_t *m = NULL;
-    size_t at = 16;
-    if (n < 16 || memcmp(buf, file_magic, 8) != 0) {
-        rc = ps_error(PS_E_INPUT, "%s: not a pairsight model file", path);
-        goto done;
-    }
-    if (get_le(buf + 8, 4) != PS_MODEL_FORMAT_VERSION) {
-        rc = ps_error(PS_E_MISMATCH, "%s: model format version %u, this build reads version %d", path,
-                      (unsigned)get_le(buf + 8, 4), PS_MODEL_FORMAT_VERSION);
-        goto done;
-    }
-    size_t hl = get_le(buf + 12, 4);
-    if (hl > n - at) {
-        rc = ps_error(PS_E_INPUT, "%s: truncated model file", path);
-        goto done;
-    }
-    if ((rc = parse_header(path, (const char *)buf + at, hl, &m)) != PS_OK)
-        goto done;
-    at += hl;
-    for (int s = 0; s < 2; s++) {
-        if (n - at < 8 || get_le(buf + at, 8) > n - at - 8) {
-            rc = ps_error(PS_E_INPUT, "%s: truncated model file", path);
-            goto done;
-        }
-        size_t bl = (size_t)get_le(buf + at, 8);
-        at += 8;
-        if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
-            XGBoosterLoadModelFromBuffer(m->booster[s], buf + at, (bst_ulong)bl) != 0) {
-            rc = ps_xgb_error(path);
-            goto done;
-        }
-        at += bl;
-        int rounds = 0;
-        XGBoosterBoostedRounds(m->booster[s], &rounds);
-        m->info.n_trees[s] = rounds;
-    }
-    if (n - at != 8 || memcmp(buf + at, end_magic, 8) != 0) {
-        rc = ps_error(PS_E_INPUT, "%s: truncated or trailing data after the regressors", path);
-        goto done;
-    }
-    rc = ps_model_finish(m);
-done:
+    rc = model_load_mem(path, buf, n, out);
     free(buf);
-    if (rc != PS_OK) {
-        ps_model_free(m);
-        return rc;
-    }
-    *out = m;
-    return PS_OK;
+    return rc;
 }

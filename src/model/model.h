@@ -9,7 +9,7 @@
 #include <xgboost/c_api.h>
 
 /* Version of the model file written by ps_model_save. */
-#define PS_MODEL_FORMAT_VERSION 1
+#define PS_MODEL_FORMAT_VERSION 2
 
 struct ps_model {
     ps_feature_layout_t layout;
@@ -25,6 +25,9 @@ int ps_xgb_error(const char *what);
 /* Allocate an empty model with layout l for gpu. */
 int ps_model_alloc(const ps_feature_layout_t *l, const char *gpu, ps_model_t **out);
 
+/* Load a model file held in memory (buf[n]); path names it in messages. */
+int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out);
+
 /* Build the flattened forests from the boosters (after train, adapt, load). */
 int ps_model_finish(ps_model_t *m);
 
@@ -39,7 +42,7 @@ void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t
 int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type,
                          double *out);
 
-/* Compose window-pair predictions of one query (see compose.c): lh[i * nl
+/* Compose window-pair predictions of one query (see predict.c): lh[i * nl
  * + j], ll[i * nl + j] are the log deltas of HP window i beside LP window j,
  * wh[nh] and wl[nl] the windows' standalone times; the composed latencies go
  * to *t_hp and *t_lp. */
@@ -54,5 +57,11 @@ double ps_latency_mape(const double *pred_log_delta, const double *solo_ns, cons
 /* The total TPCs of gpu: from the GPU table when it knows the GPU, else the
  * largest allocation profiled for that GPU in ops; 0 when neither knows. */
 int ps_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu);
+
+/* The model's info as JSON, the one writer of it: the model file's header
+ * and `pairsight train --json` both print this object (NULL when out of
+ * memory; the caller deletes it). */
+struct cJSON;
+struct cJSON *ps_model_info_json(const ps_model_info_t *i);
 
 #endif

@@ -38,9 +38,13 @@ ps_train_params_t ps_train_default_params(void)
     p.subsample = 1.0;
     p.adapt_rounds = 30;
     p.adapt_eta = 0.05;
-    p.adapt_depth = 1;
+    p.adapt_depth = 0;
     return p;
 }
+
+/* Trees per regressor: far beyond what early stopping lets a model grow to,
+ * small enough that a typo does not run for days. */
+#define MAX_ROUNDS 100000
 
 static int check_params(const ps_train_params_t *p)
 {
@@ -56,11 +60,13 @@ static int check_params(const ps_train_params_t *p)
             return ps_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
     if (!(p->subsample > 0 && p->subsample <= 1))
         return ps_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
-    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 1 ||
+    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 ||
         p->adapt_depth > 20)
-        return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 1..20");
-    if (p->nthread < 0)
-        return ps_error(PS_E_ARG, "nthread %d is negative", p->nthread);
+        return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 0..20");
+    if (p->max_rounds > MAX_ROUNDS || p->early_stopping > MAX_ROUNDS || p->adapt_rounds > MAX_ROUNDS)
+        return ps_error(PS_E_ARG, "max_rounds, early_stopping and adapt_rounds must be <= %d", MAX_ROUNDS);
+    if (thread_check("nthread", p->nthread) != PS_OK)
+        return PS_E_ARG;
     return PS_OK;
 }
 
@@ -530,6 +536,78 @@ static int booster_copy(BoosterHandle src, BoosterHandle *out)
     return PS_OK;
 }
 
+/* A copy of base with rounds more trees of the given depth fitted on dm. */
+static int adapt_booster(BoosterHandle base, DMatrixHandle dm, const ps_train_params_t *p, int depth, int nthread,
+                         int side, BoosterHandle *out)
+{
+    int rc = booster_copy(base, out);
+    if (rc == PS_OK)
+        rc = set_common_params(*out, nthread, depth, p->adapt_eta, 1.0);
+    int start = rc == PS_OK ? count_rounds(*out) : 0;
+    for (int it = 0; rc == PS_OK && it < p->adapt_rounds; it++) {
+        if (XGBoosterUpdateOneIter(*out, start + it, dm) != 0)
+            rc = ps_xgb_error("continued training");
+        else if (p->progress)
+            p->progress("adapting", side * p->adapt_rounds + it + 1, 2.0 * p->adapt_rounds, p->progress_user);
+    }
+    if (rc != PS_OK && *out) {
+        XGBoosterFree(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* The depths adapt_depth 0 chooses among, and the experiments that needs. */
+static const int adapt_depths[] = {1, 2, 3};
+#define ADAPT_CHOICE_MIN_EXPERIMENTS 5
+
+/* adapt_depth 0: for one side, the depth of adapt_depths whose added trees,
+ * fitted on the training split of the adaptation data, give the lowest
+ * latency MAPE on its validation and test splits (held-out experiments of
+ * the new data, never an evaluation's test set). Fewer than
+ * ADAPT_CHOICE_MIN_EXPERIMENTS experiments: depth 1, the shallowest. */
+static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const ps_train_params_t *p,
+                              int nthread, int side, int *depth)
+{
+    *depth = adapt_depths[0];
+    if (d->n_experiments < ADAPT_CHOICE_MIN_EXPERIMENTS)
+        return PS_OK;
+    subset_t fit, va, te;
+    DMatrixHandle dm = NULL;
+    ps_train_params_t quiet = *p;
+    quiet.progress = NULL;
+    int rc = subset_make(d, NULL, PS_SPLIT_TRAIN, &fit);
+    if (rc == PS_OK && (rc = subset_make(d, NULL, PS_SPLIT_VALID, &va)) != PS_OK)
+        subset_free(&fit);
+    if (rc == PS_OK && (rc = subset_make(d, NULL, PS_SPLIT_TEST, &te)) != PS_OK) {
+        subset_free(&fit);
+        subset_free(&va);
+    }
+    if (rc != PS_OK)
+        return rc;
+    rc = make_dmatrix(fit.x[side], fit.y[side], fit.n, m->layout.n_features, nthread, &dm);
+    double best = INFINITY;
+    for (size_t k = 0; rc == PS_OK && k < PS_ARRAY_LEN(adapt_depths); k++) {
+        BoosterHandle b = NULL;
+        if ((rc = adapt_booster(m->booster[side], dm, &quiet, adapt_depths[k], nthread, side, &b)) != PS_OK)
+            break;
+        double e = (booster_mape(&m->layout, b, side, &va) * (double)va.n +
+                    booster_mape(&m->layout, b, side, &te) * (double)te.n) /
+                   (double)(va.n + te.n);
+        XGBoosterFree(b);
+        if (e < best) {
+            best = e;
+            *depth = adapt_depths[k];
+        }
+    }
+    if (dm)
+        XGDMatrixFree(dm);
+    subset_free(&fit);
+    subset_free(&va);
+    subset_free(&te);
+    return rc;
+}
+
 int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
                    const ps_train_params_t *params, ps_model_t **out)
 {
@@ -563,21 +641,16 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
      * spinning cost more than the parallel split search gains. */
     int nthread = p.nthread == 0 && d->n < 20000 ? 1 : resolve_nthread(p.nthread);
     for (int side = 0; side < 2 && rc == PS_OK; side++) {
-        rc = booster_copy(m->booster[side], &n->booster[side]);
+        int depth = p.adapt_depth;
+        if (depth == 0 && (rc = choose_adapt_depth(m, d, &p, nthread, side, &depth)) != PS_OK)
+            break;
+        rc = make_dmatrix(all.x[side], all.y[side], all.n, m->layout.n_features, nthread, &dm[side]);
         if (rc == PS_OK)
-            rc = make_dmatrix(all.x[side], all.y[side], all.n, m->layout.n_features, nthread, &dm[side]);
-        if (rc == PS_OK)
-            rc = set_common_params(n->booster[side], nthread, p.adapt_depth, p.adapt_eta, 1.0);
-        int start = rc == PS_OK ? count_rounds(n->booster[side]) : 0;
-        for (int it = 0; rc == PS_OK && it < p.adapt_rounds; it++) {
-            if (XGBoosterUpdateOneIter(n->booster[side], start + it, dm[side]) != 0)
-                rc = ps_xgb_error("continued training");
-            else if (p.progress)
-                p.progress("adapting", side * p.adapt_rounds + it + 1, 2.0 * p.adapt_rounds,
-                           p.progress_user);
-        }
-        if (rc == PS_OK)
+            rc = adapt_booster(m->booster[side], dm[side], &p, depth, nthread, side, &n->booster[side]);
+        if (rc == PS_OK) {
             n->info.n_trees[side] = count_rounds(n->booster[side]);
+            n->info.adapt_depth[side] = depth;
+        }
     }
     if (rc != PS_OK)
         goto done;

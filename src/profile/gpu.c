@@ -20,23 +20,6 @@
  * [L2BW]  L2 bandwidth: Table 3 of "Hardware features of different Nvidia GPU
  *         architectures", doi:10.1016/j.ultsonch.2023.106546 (V100 3133,
  *         A100 7219, H100 8986 GB/s); H200 taken equal to H100 (same die).
- * [LAT]   Idle DRAM latency: published measurements range from about 400
- *         core cycles (the same Table 3) to about 600 cycles (H100 HBM3); we
- *         take 500 cycles at the boost clock. An estimate, not a datasheet
- *         figure.
- * [EFF]   A streaming kernel reaches about 85-90 % of peak DRAM bandwidth on
- *         these parts (e.g. STREAM-like copies); we take 0.88.
- * [SMBW]  Achievable DRAM bandwidth of one SM: by Little's law it is the
- *         bytes one SM keeps in flight over the memory latency. We choose it
- *         so that a streaming kernel saturates DRAM at about half of the SMs
- *         (sm_gbs = dram_gbs x dram_eff / (sms / 2)), the shape of published
- *         bandwidth-versus-SM-count microbenchmarks. H200 shares H100's SMs
- *         and latency and therefore its per-SM figure; it needs more SMs to
- *         saturate its faster HBM3e. An estimate, documented in
- *         docs/simulator.md.
- * [FIX]   Fixed device time of a kernel: the shortest kernels in the Orion
- *         V100 profiles (../shared/data/orion-v100) last 2.8 us under Nsight
- *         Compute; we take 2.5 us on V100 and scale it down with the clock.
  */
 #include "profile/gpu.h"
 
@@ -52,12 +35,8 @@ static const ps_gpu_t catalog[] = {
         .tf32_tflops = 156.0,                     /* [A100] */
         .fp32_tflops = 19.5,                      /* [A100] */
         .dram_gbs = 1555.0,                       /* [A100] */
-        .dram_eff = 0.88,                         /* [EFF] */
         .l2_mb = 40.0,                            /* [A100] */
         .l2_gbs = 7219.0,                         /* [L2BW] */
-        .sm_gbs = 1555.0 * 0.88 / 54.0,           /* [SMBW] 25.3 GB/s */
-        .mem_latency_ns = 500.0 / 1.41,           /* [LAT] 355 ns */
-        .kernel_fixed_ns = 2500.0 * 1.53 / 1.41,  /* [FIX] 2.7 us */
     },
     {
         .name = "H100-SXM",
@@ -68,12 +47,8 @@ static const ps_gpu_t catalog[] = {
         .tf32_tflops = 494.7,                     /* [H100] */
         .fp32_tflops = 67.0,                      /* [H100] */
         .dram_gbs = 3350.0,                       /* [H100] */
-        .dram_eff = 0.88,                         /* [EFF] */
         .l2_mb = 50.0,                            /* [H100] */
         .l2_gbs = 8986.0,                         /* [L2BW] */
-        .sm_gbs = 3350.0 * 0.88 / 66.0,           /* [SMBW] 44.7 GB/s */
-        .mem_latency_ns = 500.0 / 1.98,           /* [LAT] 253 ns */
-        .kernel_fixed_ns = 2500.0 * 1.53 / 1.98,  /* [FIX] 1.9 us */
     },
     {
         .name = "H200",
@@ -84,12 +59,8 @@ static const ps_gpu_t catalog[] = {
         .tf32_tflops = 494.7,                     /* [H200] */
         .fp32_tflops = 67.0,                      /* [H200] */
         .dram_gbs = 4800.0,                       /* [H200] */
-        .dram_eff = 0.88,                         /* [EFF] */
         .l2_mb = 60.0,                            /* [H200] */
         .l2_gbs = 8986.0,                         /* [L2BW] */
-        .sm_gbs = 3350.0 * 0.88 / 66.0,           /* [SMBW] as H100 */
-        .mem_latency_ns = 500.0 / 1.98,           /* [LAT] */
-        .kernel_fixed_ns = 2500.0 * 1.53 / 1.98,  /* [FIX] */
     },
     {
         .name = "V100-SXM2-16GB",
@@ -100,12 +71,8 @@ static const ps_gpu_t catalog[] = {
         .tf32_tflops = 0.0,                       /* [V100] Volta has no TF32 */
         .fp32_tflops = 15.7,                      /* [V100] */
         .dram_gbs = 900.0,                        /* [V100] */
-        .dram_eff = 0.88,                         /* [EFF] */
         .l2_mb = 6.0,                             /* [V100] */
         .l2_gbs = 3133.0,                         /* [L2BW] */
-        .sm_gbs = 900.0 * 0.88 / 40.0,            /* [SMBW] 19.8 GB/s */
-        .mem_latency_ns = 500.0 / 1.53,           /* [LAT] 327 ns */
-        .kernel_fixed_ns = 2500.0,                /* [FIX] */
     },
     {
         .name = "V100-SXM2-32GB",
@@ -116,12 +83,8 @@ static const ps_gpu_t catalog[] = {
         .tf32_tflops = 0.0,
         .fp32_tflops = 15.7,
         .dram_gbs = 900.0,
-        .dram_eff = 0.88,
         .l2_mb = 6.0,
         .l2_gbs = 3133.0,
-        .sm_gbs = 900.0 * 0.88 / 40.0,
-        .mem_latency_ns = 500.0 / 1.53,
-        .kernel_fixed_ns = 2500.0,
     },
 };
 
@@ -143,4 +106,10 @@ const ps_gpu_t *ps_gpu_list(size_t *n)
 {
     *n = sizeof catalog / sizeof catalog[0];
     return catalog;
+}
+
+const char *ps_gpu_canonical(const char *name)
+{
+    const ps_gpu_t *g = name ? ps_gpu_find(name) : NULL;
+    return g ? g->name : name;
 }

@@ -6,6 +6,8 @@
  *     if (g) printf("%s has %d TPCs\n", g->name, g->tpcs);
  *
  * Every figure carries its source in a comment in src/profile/gpu.c. The
+ * estimates that only the simulator uses (DRAM efficiency, per-SM bandwidth,
+ * memory latency, kernel fixed cost) are in src/simulate/gpu_physics.c. The
  * entries are static: the returned pointers stay valid for the life of the
  * process and must not be freed.
  */
@@ -24,18 +26,19 @@ typedef struct {
     double tf32_tflops;      /* dense TF32 tensor-core peak; 0 where the GPU has none */
     double fp32_tflops;      /* FP32 CUDA-core peak */
     double dram_gbs;         /* DRAM peak bandwidth, GB/s (1e9 bytes/s) */
-    double dram_eff;         /* share of dram_gbs a streaming kernel achieves */
     double l2_mb;            /* L2 cache size, MiB as marketed (1 MB = 2^20 bytes here) */
     double l2_gbs;           /* L2 bandwidth, GB/s */
-    double sm_gbs;           /* achievable DRAM bandwidth of one SM alone, GB/s */
-    double mem_latency_ns;   /* idle DRAM load latency */
-    double kernel_fixed_ns;  /* device time of an empty kernel (launch, ramp-up, drain) */
 } ps_gpu_t;
 
 /* The GPU whose name or alias equals name_or_alias (case-insensitive), or
  * NULL. Accepts e.g. "A100-SXM4-40GB", "a100", "h100", "H100-SXM", "h200",
  * "v100". */
 const ps_gpu_t *ps_gpu_find(const char *name_or_alias);
+/* The catalog name of a GPU named by its name or an alias ("a100" ->
+ * "A100-SXM4-40GB"); name itself when the catalog does not know it (a
+ * measured GPU outside it, "FAKE-GPU"), NULL for NULL. Every place that
+ * compares GPU names compares these, so that an alias works everywhere. */
+const char *ps_gpu_canonical(const char *name);
 
 /* The catalog as an array: *n receives its length. */
 const ps_gpu_t *ps_gpu_list(size_t *n);

@@ -232,6 +232,20 @@ static int detect_kind(ps_csv_t *csv, ps_table_kind_t *kind)
                     "workloads, workload_scaling, colocations", ps_csv_path(csv), ps_csv_line(csv));
 }
 
+/* A required column is absent. When the header is another table's, say so:
+ * two files given in each other's place (--ops with a coexec.csv) is the
+ * common cause. */
+static int missing_column(ps_csv_t *csv, const ps_schema_t *s, const char *col)
+{
+    ps_table_kind_t other;
+    if (detect_kind(csv, &other) == PS_OK && other != s->kind)
+        return ps_error(PS_E_INPUT, "%s:%zu:1: this is a %s table, not %s (missing column '%s'): were two files "
+                        "given in each other's place?", ps_csv_path(csv), ps_csv_line(csv), ps_table_name(other),
+                        s->name, col);
+    return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s", ps_csv_path(csv),
+                    ps_csv_line(csv), col, s->name);
+}
+
 /* Map the schema's columns to header fields (-1 = absent). A known column
  * named twice is an error; unknown columns, repeated or not, are ignored. */
 static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
@@ -243,8 +257,7 @@ static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
                 return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
                                 ps_csv_field_line(csv, i), i + 1, s->cols[c].name);
         if (idx[c] < 0 && !s->cols[c].optional)
-            return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s",
-                            ps_csv_path(csv), ps_csv_line(csv), s->cols[c].name, s->name);
+            return missing_column(csv, s, s->cols[c].name);
     }
     return PS_OK;
 }

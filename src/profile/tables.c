@@ -578,12 +578,58 @@ const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char 
 {
     if (!t || !gpu || !model)
         return NULL;
+    gpu = ps_gpu_canonical(gpu);
     for (size_t i = 0; i < t->n_groups; i++) {
         const ps_op_group_t *g = &t->groups[i];
         if (g->batch == batch && strcmp(g->model, model) == 0 && strcmp(g->gpu, gpu) == 0)
             return g;
     }
     return NULL;
+}
+
+/* Appends text to buf[n] at *len, ending it with "..." when it is full. */
+static void append_text(char *buf, size_t n, size_t *len, const char *text)
+{
+    if (*len + strlen(text) + 4 >= n) {
+        if (*len + 4 < n && !strstr(buf, "..."))
+            *len += (size_t)snprintf(buf + *len, n - *len, "...");
+        return;
+    }
+    *len += (size_t)snprintf(buf + *len, n - *len, "%s", text);
+}
+
+const char *ps_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, size_t n)
+{
+    size_t len = 0, shown = 0;
+    buf[0] = '\0';
+    int any_of_gpu = 0;
+    for (size_t i = 0; t && gpu && i < t->n_groups; i++)
+        any_of_gpu |= strcmp(t->groups[i].gpu, gpu) == 0;
+    for (size_t i = 0; t && i < t->n_groups; i++) {
+        const ps_op_group_t *g = &t->groups[i];
+        if (any_of_gpu && strcmp(g->gpu, gpu) != 0)
+            continue;
+        char item[256];
+        snprintf(item, sizeof item, "%s%s batch %d%s%s", shown ? ", " : "", g->model, g->batch,
+                 any_of_gpu ? "" : " on ", any_of_gpu ? "" : g->gpu);
+        append_text(buf, n, &len, item);
+        shown++;
+    }
+    if (!shown)
+        snprintf(buf, n, "none");
+    return buf;
+}
+
+const char *ps_group_tpcs_text(const ps_op_group_t *g, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < g->n_tpcs; k++) {
+        char item[32];
+        snprintf(item, sizeof item, "%s%d", k ? ", " : "", g->tpcs[k]);
+        append_text(buf, n, &len, item);
+    }
+    return buf;
 }
 
 int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs)
@@ -809,17 +855,6 @@ int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
     return rc;
 }
 
-#define TABLE_CHECK(T, fn, validate_fn, table)                                               \
-    int fn(T *t)                                                                                \
-    {                                                                                           \
-        ps_rowerr_t e;                                                                          \
-        return row_error(validate_fn(t, &e), table, &e);                                        \
-    }
-
-TABLE_CHECK(ps_coexec_t, ps_coexec_check, ps_coexec_validate, "coexec")
-TABLE_CHECK(ps_workloads_t, ps_workloads_check, ps_workloads_validate, "workloads")
-TABLE_CHECK(ps_scaling_t, ps_scaling_check, ps_scaling_validate, "workload_scaling")
-TABLE_CHECK(ps_colocations_t, ps_colocations_check, ps_colocations_validate, "colocations")
 
 /* ------------------------------------------------------------------------ */
 /* Group counts, for `pairsight check`                                        */

@@ -75,6 +75,12 @@ int ps_ops_append(ps_ops_t *t, const ps_op_row_t *row);
  * names the first offending row (1-based data row). Loaders call it. */
 int ps_ops_index(ps_ops_t *t);
 const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch);
+/* What a failed lookup can offer instead, for messages that point the way:
+ * the (model, batch) groups of gpu in t ("resnet50 batch 8, bert-base batch
+ * 8"; every GPU's when none is of gpu) and the TPC counts of g ("5, 11, 27,
+ * 54"), into buf[n] (cut with "..." when long). Return buf. */
+const char *ps_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, size_t n);
+const char *ps_group_tpcs_text(const ps_op_group_t *g, char *buf, size_t n);
 /* Index of tpcs in g->tpcs, or -1. */
 int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs);
 /* Sum of duration_ns over ops [start, start+len) at tpcs; NAN when any is
@@ -102,10 +108,6 @@ struct ps_coexec {
 
 ps_coexec_t *ps_coexec_new(void);
 int ps_coexec_append(ps_coexec_t *t, const ps_coexec_row_t *row);
-/* The checks the loaders make, for tables built in memory: values in range,
- * keys unique, experiments (co-locations) consistent. On error the message
- * names the first offending row (1-based data row). Each table has one. */
-int ps_coexec_check(ps_coexec_t *t);
 
 /* ---- workloads.csv ---- */
 
@@ -126,7 +128,6 @@ struct ps_workloads {
 
 ps_workloads_t *ps_workloads_new(void);
 int ps_workloads_append(ps_workloads_t *t, const ps_workload_row_t *row);
-int ps_workloads_check(ps_workloads_t *t);
 
 /* ---- workload_scaling.csv ---- */
 
@@ -144,7 +145,6 @@ struct ps_scaling {
 
 ps_scaling_t *ps_scaling_new(void);
 int ps_scaling_append(ps_scaling_t *t, const ps_scaling_row_t *row);
-int ps_scaling_check(ps_scaling_t *t);
 
 /* ---- colocations.csv ---- */
 
@@ -164,6 +164,5 @@ struct ps_colocations {
 
 ps_colocations_t *ps_colocations_new(void);
 int ps_colocations_append(ps_colocations_t *t, const ps_colocation_row_t *row);
-int ps_colocations_check(ps_colocations_t *t);
 
 #endif

@@ -98,10 +98,11 @@ static int find_or_add_workload(campaign_t *c, const char *model, int batch)
 
 static int add_pair(campaign_t *c, const char *hp, int hb, const char *lp, int lb)
 {
-    if (!sim_model_known(hp))
-        return ps_error(PS_E_ARG, "unknown model '%s'", hp);
-    if (!sim_model_known(lp))
-        return ps_error(PS_E_ARG, "unknown model '%s'", lp);
+    int rc = sim_model_check(hp);
+    if (rc == PS_OK)
+        rc = sim_model_check(lp);
+    if (rc != PS_OK)
+        return rc;
     if (hb <= 0 || lb <= 0)
         return ps_error(PS_E_ARG, "batch sizes must be positive");
     int a = find_or_add_workload(c, hp, hb), b = find_or_add_workload(c, lp, lb);
@@ -164,8 +165,8 @@ static int batch_of(const char *batches, const char *model, int *out)
         s++;
         if (parse_int(&s, &b) != 0 || (*s && *s != ','))
             return ps_error(PS_E_ARG, "batches: bad batch size for '%s'", name);
-        if (!sim_model_known(name))
-            return ps_error(PS_E_ARG, "batches: unknown model '%s'", name);
+        if (sim_model_check(name) != PS_OK)
+            return ps_error_prefix(PS_E_ARG, "batches");
         if (strcmp(name, model) == 0)
             *out = b;
         if (*s == ',')
@@ -223,8 +224,8 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
         for (const char *s = models; *s;) {
             char name[64];
             s = token(s, ",", name, sizeof name);
-            if (!sim_model_known(name))
-                return ps_error(PS_E_ARG, "models: unknown model '%s'", name);
+            if (sim_model_check(name) != PS_OK)
+                return ps_error_prefix(PS_E_ARG, "models");
             if (*s == ',')
                 s++;
         }
@@ -424,19 +425,19 @@ static void run_experiment(work_t *w, long i)
 {
     campaign_t *c = w->c;
     const ps_sim_params_t *p = w->p;
-    sim_rng_t rng = {.s = p->seed * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)i + 1) * 0xd1b54a32d192ed03ULL};
-    sim_rng_next(&rng);
+    ps_rng_t rng = {.s = p->seed * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)i + 1) * 0xd1b54a32d192ed03ULL};
+    ps_rng_next(&rng);
     experiment_t *e = &w->ex[i];
     /* Pairs in turn, so every pair gets its share; the rest is drawn. */
     e->pair = (int)(i % c->n_pairs);
-    e->split = sim_rng_int(&rng, 0, c->n_splits - 1);
+    e->split = ps_rng_int(&rng, 0, c->n_splits - 1);
     const sim_workload_t *hw = &c->wl[c->pairs[e->pair].hp], *lw = &c->wl[c->pairs[e->pair].lp];
     int hmax = p->max_len < hw->n ? p->max_len : hw->n, lmax = p->max_len < lw->n ? p->max_len : lw->n;
     int hmin = p->min_len < hmax ? p->min_len : hmax, lmin = p->min_len < lmax ? p->min_len : lmax;
-    e->hp_len = sim_rng_int(&rng, hmin, hmax);
-    e->lp_len = sim_rng_int(&rng, lmin, lmax);
-    e->hp_start = sim_rng_int(&rng, 0, hw->n - e->hp_len);
-    e->lp_start = sim_rng_int(&rng, 0, lw->n - e->lp_len);
+    e->hp_len = ps_rng_int(&rng, hmin, hmax);
+    e->lp_len = ps_rng_int(&rng, lmin, lmax);
+    e->hp_start = ps_rng_int(&rng, 0, hw->n - e->hp_len);
+    e->lp_start = ps_rng_int(&rng, 0, lw->n - e->lp_len);
     const split_t *s = &c->splits[e->split];
     const sim_placed_t *ha = c->placed[(size_t)c->pairs[e->pair].hp * c->n_tpcs + c->tpc_slot[s->hp]];
     const sim_placed_t *la = c->placed[(size_t)c->pairs[e->pair].lp * c->n_tpcs + c->tpc_slot[s->lp]];
@@ -446,9 +447,9 @@ static void run_experiment(work_t *w, long i)
     e->lp_ns = l + c->ph.dispatch_ns;
     /* Eq. 9: per-run noise, a shared factor (clock, host) and one per side. */
     for (int r = 0; r < p->runs; r++) {
-        double shared = 0.5 * p->noise * sim_rng_normal(&rng);
-        w->noise_hp[(size_t)i * p->runs + r] = exp(shared + p->noise * sim_rng_normal(&rng));
-        w->noise_lp[(size_t)i * p->runs + r] = exp(shared + p->noise * sim_rng_normal(&rng));
+        double shared = 0.5 * p->noise * ps_rng_normal(&rng);
+        w->noise_hp[(size_t)i * p->runs + r] = exp(shared + p->noise * ps_rng_normal(&rng));
+        w->noise_lp[(size_t)i * p->runs + r] = exp(shared + p->noise * ps_rng_normal(&rng));
     }
 }
 
@@ -497,12 +498,12 @@ static int run_all(campaign_t *c, const ps_sim_params_t *p, work_t *w)
             run_experiment(w, i);
         long done = atomic_fetch_add(&w->done, end - start) + (end - start);
         if (p->progress)
-            p->progress((double)done, (double)p->experiments, p->progress_user);
+            p->progress("simulate", (double)done, (double)p->experiments, p->progress_user);
     }
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
     if (p->progress)
-        p->progress((double)p->experiments, (double)p->experiments, p->progress_user);
+        p->progress("simulate", (double)p->experiments, (double)p->experiments, p->progress_user);
     return 0;
 }
 
@@ -542,6 +543,11 @@ static int check_params(const ps_sim_params_t *p)
         return ps_error(PS_E_ARG, "experiments: %ld out of range 1..1e8", p->experiments);
     if (p->runs < 1 || p->runs > 10000)
         return ps_error(PS_E_ARG, "runs: %d out of range 1..10000", p->runs);
+    /* Every run is a row held in memory (about 120 bytes). */
+    if ((double)p->experiments * p->runs > 2e7)
+        return ps_error(PS_E_ARG, "experiments x runs = %.0f rows, more than 2e7", (double)p->experiments * p->runs);
+    if (thread_check("threads", p->threads) != PS_OK)
+        return PS_E_ARG;
     if (!(p->noise >= 0 && p->noise < 1))
         return ps_error(PS_E_ARG, "noise: %g out of range [0, 1)", p->noise);
     if (p->bert_seq < 1 || p->bert_seq > 8192 || p->llama_prompt < 1 || p->llama_prompt > 131072)

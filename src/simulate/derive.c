@@ -126,8 +126,8 @@ int sim_derive_kernel(const ps_op_row_t *row, const char *gpu, sim_derived_t *ou
     out->v100_ns = row->duration_ns;
     /* At most half of the time beyond the fixed cost may be unhidden
      * latency, so that every kernel keeps some work. */
-    double spare = row->duration_ns - g->kernel_fixed_ns;
-    double lat_cap = spare > 0 ? 0.5 * spare / g->mem_latency_ns : 0.0;
+    double spare = row->duration_ns - sim_gpu_physics(g)->kernel_fixed_ns;
+    double lat_cap = spare > 0 ? 0.5 * spare / sim_gpu_physics(g)->mem_latency_ns : 0.0;
     shape(cls, row->name, 1.0, lat_cap, 0, out);
     if (solo_ns(g, &ph, out) >= row->duration_ns) {
         /* Shorter than an empty kernel: keep the least work. */

@@ -24,14 +24,6 @@ sim_physics_t sim_physics_default(void)
     return ph;
 }
 
-double sim_rng_normal(sim_rng_t *r)
-{
-    /* Box-Muller; u1 in (0, 1] so that the log is finite. */
-    double u1 = 1.0 - sim_rng_uniform(r);
-    double u2 = sim_rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
 /* Peak FLOP rate of one SM in FLOP/ns for the kernel's unit. */
 static double sm_flop_rate(const ps_gpu_t *g, const sim_kernel_t *k)
 {
@@ -58,10 +50,10 @@ void sim_place(const ps_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t 
     double b_eff = per_sm < b ? per_sm : b;
     double rate = sm_flop_rate(g, k) * (k->flop_eff > 0 ? k->flop_eff : 1.0);
     out->k = k;
-    out->t_fixed = g->kernel_fixed_ns;
+    out->t_fixed = sim_gpu_physics(g)->kernel_fixed_ns;
     out->t_compute = k->flops > 0 ? waves * b_eff * (k->flops / c) / rate : 0.0;
     out->sms_active = c < n ? c : n;
-    out->bw_sm = g->sm_gbs; /* GB/s = bytes/ns */
+    out->bw_sm = sim_gpu_physics(g)->sm_gbs; /* GB/s = bytes/ns */
     double l2 = g->l2_mb * 1048576.0;
     out->footprint = k->dram_bytes < l2 ? k->dram_bytes : l2;
 }
@@ -73,7 +65,7 @@ static double latency(const ps_gpu_t *g, const sim_physics_t *ph, double u)
         u = 0.99;
     if (u < 0)
         u = 0;
-    return g->mem_latency_ns * (1.0 + ph->lat_linear * u + ph->lat_queue * u / (1.0 - u));
+    return sim_gpu_physics(g)->mem_latency_ns * (1.0 + ph->lat_linear * u + ph->lat_queue * u / (1.0 - u));
 }
 
 /*
@@ -84,7 +76,7 @@ static double latency(const ps_gpu_t *g, const sim_physics_t *ph, double u)
 static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
                          double dram, double lat, double gap, sim_state_t *s)
 {
-    double bw = pk->sms_active * pk->bw_sm * g->mem_latency_ns / lat;
+    double bw = pk->sms_active * pk->bw_sm * sim_gpu_physics(g)->mem_latency_ns / lat;
     double tm = dram > 0 ? dram / bw : 0.0;
     double tc = pk->t_compute;
     double hi = tm > tc ? tm : tc, lo = tm > tc ? tc : tm;
@@ -104,8 +96,8 @@ static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_p
 static double solve_latency(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
                             const double *dram, int n, double gap, sim_state_t *st)
 {
-    double bmax = g->dram_gbs * g->dram_eff;
-    double lo = g->mem_latency_ns, hi;
+    double bmax = g->dram_gbs * sim_gpu_physics(g)->dram_eff;
+    double lo = sim_gpu_physics(g)->mem_latency_ns, hi;
     double u = 0;
     for (int i = 0; i < n; i++) {
         kernel_state(g, ph, pk[i], dram[i], lo, gap, &st[i]);
@@ -149,7 +141,7 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
     double lat = solve_latency(g, ph, &one, &dram, 1, 0.0, &s);
     double t = s.t_ns, tc = pk->t_compute, tm = s.t_mem;
     double busy = tc > tm ? tc : tm;
-    double u = s.dram_rate / (g->dram_gbs * g->dram_eff);
+    double u = s.dram_rate / (g->dram_gbs * sim_gpu_physics(g)->dram_eff);
 
     out->duration_ns = t;
     if (pk->t_fixed + s.t_lat > busy)
@@ -164,11 +156,11 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
     out->c.dram_bytes = pk->k->dram_bytes;
     out->c.l2_bytes = pk->k->l2_bytes;
     out->c.stall_long_scoreboard = 100.0 * clamp01(0.7 * mem_wait + 0.9 * lat_wait);
-    out->c.stall_lg_throttle = 100.0 * clamp01(0.35 * mem_wait * u * (lat / g->mem_latency_ns));
+    out->c.stall_lg_throttle = 100.0 * clamp01(0.35 * mem_wait * u * (lat / sim_gpu_physics(g)->mem_latency_ns));
     out->c.stall_mio_throttle = 100.0 * clamp01((pk->k->tensor != SIM_FP32 ? 0.18 : 0.08) * tc / t + 0.02 * mem_wait);
     out->c.sm_pct = 100.0 * clamp01(0.9 * tc / t + 0.25 * tm / t);
     double l2u = (pk->k->l2_bytes / t) / g->l2_gbs;
-    out->c.mem_pct = 100.0 * clamp01(u > l2u ? u * g->dram_eff : l2u);
+    out->c.mem_pct = 100.0 * clamp01(u > l2u ? u * sim_gpu_physics(g)->dram_eff : l2u);
 }
 
 /*

@@ -29,6 +29,17 @@ typedef struct {
     double gap_ns;        /* launch gap before each kernel of a co-executed stream (eq. 8) */
 } sim_physics_t;
 
+/* The GPU figures only the simulator uses (src/simulate/gpu_physics.c). */
+typedef struct {
+    double dram_eff;        /* share of dram_gbs a streaming kernel achieves */
+    double sm_gbs;          /* achievable DRAM bandwidth of one SM alone, GB/s */
+    double mem_latency_ns;  /* idle DRAM load latency */
+    double kernel_fixed_ns; /* device time of an empty kernel (launch, ramp-up, drain) */
+} sim_gpu_physics_t;
+
+/* Those figures for a catalog GPU, or NULL for another one (static). */
+const sim_gpu_physics_t *sim_gpu_physics(const ps_gpu_t *g);
+
 sim_physics_t sim_physics_default(void);
 
 /* The unit a kernel's FLOPs run on. TF32 (convolutions under cuDNN's default
@@ -63,7 +74,7 @@ typedef struct {
 
 /* Names of the models the builders know, NULL-terminated. */
 extern const char *const sim_model_names[];
-int sim_model_known(const char *model);
+int sim_model_check(const char *model);
 /* Build a workload. Fails with PS_E_ARG for an unknown model or a batch <= 0. */
 int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out);
 void sim_workload_free(sim_workload_t *w);
@@ -110,22 +121,6 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
 void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
                 const sim_placed_t *b, int nb, double *a_ns, double *b_ns);
 
-/* ---- Random numbers: splitmix64, one stream per experiment ---- */
-typedef struct {
-    uint64_t s;
-} sim_rng_t;
-
-static inline uint64_t sim_rng_next(sim_rng_t *r) { return ps_splitmix64(&r->s); }
-/* Uniform in [0, 1). */
-static inline double sim_rng_uniform(sim_rng_t *r)
-{
-    return (double)(sim_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
-}
-/* Uniform integer in [lo, hi]. */
-static inline int sim_rng_int(sim_rng_t *r, int lo, int hi)
-{
-    return lo + (int)(sim_rng_uniform(r) * (double)(hi - lo + 1));
-}
-double sim_rng_normal(sim_rng_t *r);
+/* Random numbers: ps_rng_t (src/common/common.h), one stream per experiment. */
 
 #endif

@@ -18,12 +18,12 @@ const char *const sim_model_names[] = {
     "bert-large", "transformer-xl", NULL,
 };
 
-int sim_model_known(const char *model)
+int sim_model_check(const char *model)
 {
-    for (int i = 0; sim_model_names[i]; i++)
-        if (strcmp(sim_model_names[i], model) == 0)
-            return 1;
-    return 0;
+    int n = 0, k;
+    while (sim_model_names[n])
+        n++;
+    return ps_name_index("model", model, sim_model_names, n, &k);
 }
 
 /* ---- Builder: a growing array of kernels ---- */
@@ -284,15 +284,17 @@ static int build_derived(builder_t *b, const char *model, int batch)
 int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (!model || !sim_model_known(model))
-        return ps_error(PS_E_ARG, "unknown model '%s' (known: resnet50, resnet101, mobilenetv2, bert-base, "
-                        "llama-3.2-1b, llama-3.2-3b, bert-large, transformer-xl)", model ? model : "(null)");
+    if (!model)
+        return ps_error(PS_E_ARG, "no model named");
+    int rc = sim_model_check(model);
+    if (rc != PS_OK)
+        return rc;
     if (batch <= 0 || batch > 4096)
         return ps_error(PS_E_ARG, "%s: batch %d out of range 1..4096", model, batch);
     if (o->bert_seq <= 0 || o->llama_prompt <= 0)
         return ps_error(PS_E_ARG, "sequence lengths must be positive");
     builder_t b = {0};
-    int rc = 0;
+    rc = 0;
     if (strcmp(model, "bert-base") == 0)
         build_bert_base(&b, batch, o->bert_seq);
     else if (strcmp(model, "llama-3.2-1b") == 0)

@@ -35,6 +35,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
+#include "profile/gpu.h"
 
 #include <math.h>
 #ifdef _OPENMP
@@ -57,9 +58,25 @@
  * 128; with the machine quiet, 0.78 us against 0.45 us. */
 #define PARALLEL_MIN 256
 
+static const char *const compose_names[PS_COMPOSE_COUNT] = {"index", "overlap"};
+
+const char *ps_compose_name(ps_compose_t c)
+{
+    return (int)c >= 0 && c < PS_COMPOSE_COUNT ? compose_names[c] : "?";
+}
+
+int ps_compose_from_name(const char *name, ps_compose_t *out)
+{
+    int k;
+    int rc = ps_name_index("composition", name, compose_names, PS_COMPOSE_COUNT, &k);
+    if (rc == PS_OK)
+        *out = (ps_compose_t)k;
+    return rc;
+}
+
 static int n_windows(int len, int w)
 {
-    return (len + w - 1) / w;
+    return len / w + (len % w != 0); /* ceil(len / w) without len + w - 1, which overflows */
 }
 
 static void window_range(int start, int len, int n, int k, int *ws, int *wl)
@@ -208,9 +225,9 @@ int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, co
 }
 
 /* Checks that need the whole query, before any feature is built. */
-static int check_query(const ps_model_t *m, const ps_query_t *q, int gpu_tpcs)
+static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int gpu_tpcs)
 {
-    if (!q->gpu || strcmp(q->gpu, m->gpu) != 0)
+    if (!q->gpu || strcmp(ps_gpu_canonical(q->gpu), m->gpu) != 0)
         return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
         return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,
@@ -220,6 +237,17 @@ static int check_query(const ps_model_t *m, const ps_query_t *q, int gpu_tpcs)
                         q->hp_tpcs, q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
     if (q->hp_len < 1 || q->lp_len < 1)
         return ps_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
+    /* A segment past its model's end is refused here, before its windows
+     * are counted and their rows allocated. */
+    for (int s = 0; s < 2; s++) {
+        const char *model = s ? q->lp_model : q->hp_model;
+        int batch = s ? q->lp_batch : q->hp_batch, start = s ? q->lp_start : q->hp_start,
+            len = s ? q->lp_len : q->hp_len;
+        const ps_op_group_t *g = model ? ps_ops_find(ops, q->gpu, model, batch) : NULL;
+        if (g && !segment_fits(start, len, g->n_ops))
+            return ps_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
+                            s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
+    }
     return PS_OK;
 }
 
@@ -227,7 +255,7 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 {
     if (!m || !ops || !q)
         return ps_error(PS_E_ARG, "ps_model_check_query: NULL argument");
-    int rc = check_query(m, q, ps_model_gpu_tpcs(ops, m->gpu));
+    int rc = check_query(m, ops, q, ps_model_gpu_tpcs(ops, m->gpu));
     if (rc != PS_OK)
         return rc;
     /* Every window pair must resolve; the first window of the other side is
@@ -360,7 +388,7 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
     int gpu_tpcs = ps_model_gpu_tpcs(ops, m->gpu);
     size_t rows = 0;
     for (size_t k = 0; k < n; k++) {
-        int rc = check_query(m, &q[k], gpu_tpcs);
+        int rc = check_query(m, ops, &q[k], gpu_tpcs);
         if (rc != PS_OK) {
             char where[48];
             snprintf(where, sizeof where, "query %zu", k);

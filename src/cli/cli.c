@@ -1,0 +1,170 @@
+/* The helpers of src/cli/cli.h: messages, number parsing and the checks of
+ * output paths made before any long work. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_fail(int code, const char *cmd, const char *fmt, ...)
+{
+    char msg[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_fix_message(msg);
+    fprintf(stderr, "pairsight: %s: %s\n", cmd, msg);
+    return code;
+}
+
+int cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_int(const char *s, long lo, long hi, int *out)
+{
+    long v;
+    if (cli_parse_long(s, lo, hi, &v) != 0)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int cli_parse_list(const char *s, double lo, double hi, int integer, double *v, int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || !(x >= lo && x <= hi) || (integer && x != (double)(long)x) || *n == 4)
+            return -1;
+        v[(*n)++] = x;
+        s = end;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+static int is_one_of(const char *a, const char *const *list)
+{
+    for (int k = 0; list && list[k]; k++)
+        if (strcmp(a, list[k]) == 0)
+            return 1;
+    return 0;
+}
+
+int cli_bad_option(const char *cmd, const char *a, const char *const *value_flags)
+{
+    if (is_one_of(a, value_flags))
+        return cli_fail(CLI_USAGE, cmd, "%s needs a value (see pairsight %s --help)", a, cmd);
+    return cli_fail(CLI_USAGE, cmd, "unknown option '%s' (see pairsight %s --help)", a, cmd);
+}
+
+int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *const *value_flags, int *json,
+                    int *quiet, const char **val)
+{
+    const char *a = argv[*i];
+    *val = NULL;
+    if (json && strcmp(a, "--json") == 0) {
+        *json = 1;
+        return CLI_OK;
+    }
+    if (quiet && strcmp(a, "-q") == 0) {
+        *quiet = 1;
+        return CLI_OK;
+    }
+    if (*i + 1 >= argc || !is_one_of(a, value_flags))
+        return cli_bad_option(cmd, a, value_flags);
+    *val = argv[++*i];
+    return CLI_OK;
+}
+
+/* The folder part of path ("." when it has none) into buf, or -1 when it
+ * does not fit. */
+static int parent_dir(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return snprintf(buf, n, ".") < (int)n ? 0 : -1;
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    if (len >= n)
+        return -1;
+    memcpy(buf, path, len);
+    buf[len] = '\0';
+    return 0;
+}
+
+/* Why dir cannot hold a new file, or NULL when it can. */
+static const char *dir_problem(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? "does not exist" : strerror(errno);
+    if (!S_ISDIR(st.st_mode))
+        return "is not a folder";
+    if (access(dir, W_OK | X_OK) != 0)
+        return "is not writable";
+    return NULL;
+}
+
+/* Fails unless the folder that will hold path exists and is writable; what
+ * says what the command would have done ("cannot write", "cannot create"). */
+static int check_parent(const char *cmd, const char *path, const char *what)
+{
+    char dir[4096];
+    if (parent_dir(path, dir, sizeof dir) != 0)
+        return cli_fail(CLI_BAD_INPUT, cmd, "%s: %s: path too long", path, what);
+    const char *why = dir_problem(dir);
+    if (why)
+        return cli_fail(CLI_BAD_INPUT, cmd, "%s: %s: folder '%s' %s", path, what, dir, why);
+    return CLI_OK;
+}
+
+int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n)
+{
+    struct stat st, in;
+    if (!*path)
+        return cli_fail(CLI_USAGE, cmd, "the output path is empty");
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        return cli_fail(CLI_BAD_INPUT, cmd, "%s: cannot write: it is a folder", path);
+    for (int i = 0; exists && i < n; i++)
+        if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+            return cli_fail(CLI_USAGE, cmd, "%s: the output is also an input (%s): refusing to replace it", path,
+                            inputs[i]);
+    return check_parent(cmd, path, "cannot write");
+}
+
+int cli_check_out_dir(const char *cmd, const char *dir)
+{
+    struct stat st;
+    if (!*dir)
+        return cli_fail(CLI_USAGE, cmd, "the output folder is empty");
+    if (stat(dir, &st) != 0)
+        return check_parent(cmd, dir, "cannot create");
+    const char *why = dir_problem(dir);
+    return why ? cli_fail(CLI_BAD_INPUT, cmd, "%s: cannot write into it: %s", dir, why) : CLI_OK;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    return 0;
+}
+

@@ -1,0 +1,36 @@
+/* The queries file of `pairsight predict` (internal). */
+#ifndef PS_PROFILE_QUERIES_H
+#define PS_PROFILE_QUERIES_H
+
+#include "pairsight.h"
+#include "profile/csv.h"
+
+#include <stddef.h>
+
+/* The query file held in memory: every cell (to echo) and the queries. */
+typedef struct {
+    int ncol;
+    char **header; /* [ncol] */
+    char **cells;  /* [n * ncol] */
+    size_t *line;  /* [n] line of each record */
+    ps_query_t *q; /* [n], strings point into cells or the model's GPU */
+    size_t n, cap;
+} queries_t;
+
+/* Read a queries file from c: a header naming every key column of coexec.csv
+ * once (gpu may be left out: then every query is on model_gpu, which must
+ * outlive *f), then one query per record. On error nothing is kept, *f is
+ * empty and the message names file:line[:column]. The caller frees *f with
+ * queries_free. */
+int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f);
+/* The same from the file at path. */
+int queries_load(const char *path, const char *model_gpu, queries_t *f);
+void queries_free(queries_t *f);
+
+/* Parse a query written as key=value pairs joined by commas (`explain
+ * --query`): every key of a queries row but gpu is required, each once at
+ * most. Strings of *q point into buf, which the parse cuts up. Returns
+ * PS_E_ARG with a message naming the pair on error. */
+int query_parse_spec(char *buf, ps_query_t *q);
+
+#endif

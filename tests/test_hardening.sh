@@ -1,0 +1,97 @@
+#!/bin/sh
+# Regression tests of the hardening audit (issue 11): what users and bad luck
+# do to the CLI. Usage: sh tests/test_hardening.sh PAIRSIGHT
+set -u
+CLI=${1:?usage: test_hardening.sh PAIRSIGHT}
+. tests/clitest.sh
+
+expect 0 "$CLI" simulate --gpu a100 --experiments 40 --runs 2 --threads 1 --seed 3 --out "$T/c" -q
+expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/m.psm" \
+    --threads 1 --depths 4 --etas 0.3 --rounds 20 -q
+OPS="$T/c/ops.csv"
+first=$(awk -F, 'NR == 2 { print $1 }' "$T/c/coexec.csv")
+
+# Item 2: starts and lengths near INT_MAX are refused with a message, never
+# by a crash (start + len overflowed: SIGSEGV in train, eval, adapt, predict).
+for col in 5 6 9 10; do
+    awk -F, -v OFS=, -v e="$first" -v c=$col 'NR > 1 && $1 == e { $c = 2147483647 } 1' \
+        "$T/c/coexec.csv" >"$T/big.csv"
+    expect 1 "$CLI" train --ops "$OPS" --coexec "$T/big.csv" --out "$T/x.psm" --threads 1 --rounds 2 -q
+    has "$T/err" "is outside its"
+    expect 1 "$CLI" eval --model "$T/m.psm" --ops "$OPS" --coexec "$T/big.csv"
+    has "$T/err" "is outside its"
+    expect 1 "$CLI" adapt --model "$T/m.psm" --ops "$OPS" --coexec "$T/big.csv" --out "$T/x.psm" -q
+    has "$T/err" "is outside its"
+    awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$T/big.csv" >"$T/q.csv"
+    expect 1 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
+    has "$T/err" "q.csv:2: "
+    has "$T/err" "is outside its"
+done
+# hp_len 2147483647 is named as such, not as "length -16".
+grep -q "length -" "$T/err" && fail "negative length in: $(cat "$T/err")"
+Q="hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=12,lp_model=bert-base,lp_batch=8,lp_start=10,lp_len=16,hp_tpcs=27,lp_tpcs=27"
+expect 1 "$CLI" explain --model "$T/m.psm" --ops "$OPS" --query "$(echo "$Q" | sed 's/hp_start=0/hp_start=999999999/')"
+has "$T/err" "is outside its"
+
+# Item 7: a queries file naming a key column twice is refused, as the table
+# loaders refuse theirs (it was accepted, the second column silently used).
+awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (NR == 1 ? "hp_start" : 99) }' \
+    "$T/c/coexec.csv" >"$T/q.csv"
+expect 1 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
+has "$T/err" "q.csv:1:12: duplicate column 'hp_start' (first at column 4)"
+# explain --query: a key given twice is a usage error too.
+expect 2 "$CLI" explain --model "$T/m.psm" --ops "$OPS" --query "$Q,hp_len=3"
+has "$T/err" "pairsight: explain: --query: hp_len is given twice"
+# An unknown column named twice is echoed, as before.
+awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (NR == 1 ? "note,note" : "a,b") }' \
+    "$T/c/coexec.csv" >"$T/q.csv"
+expect 0 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
+has "$T/out" "lp_tpcs,note,note,hp_ns_pred"
+
+# Item 6: thread counts and sizes are bounded: a usage error, not a libgomp
+# crash (--threads 100000) or 2 GB of stacks (--threads 20000).
+for n in 100000 20000; do
+    expect 2 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --threads $n -q
+    has "$T/err" "--threads: bad value '$n'"
+    expect 2 "$CLI" adapt --model "$T/m.psm" --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --threads $n
+    expect 2 "$CLI" eval --model "$T/m.psm" --ops "$OPS" --coexec "$T/c/coexec.csv" --threads $n
+    expect 2 "$CLI" simulate --gpu a100 --experiments 2 --threads $n --out "$T/s"
+done
+expect 2 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --rounds 1000000000 -q
+expect 2 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/x.psm" --window 100000 -q
+expect 1 "$CLI" simulate --gpu a100 --experiments 100000000 --runs 10000 --out "$T/s" -q
+has "$T/err" "more than 2e7"
+F=tests/data/colocate
+W="--workloads $F/workloads.csv --scaling $F/workload_scaling.csv --colocations $F/colocations3.csv"
+expect 2 "$CLI" colocate train $W --kind kace_rf --trees 1000000 --out "$T/x.psc"
+has "$T/err" "--trees: bad value '1000000': expected an integer in 1..10000"
+expect 2 "$CLI" colocate train $W --kind mps --rounds 100000000 --out "$T/x.psc"
+[ -e "$T/x.psm" ] || [ -e "$T/x.psc" ] && fail "a refused command wrote its output"
+
+# Item 8: JSON is valid JSON (NaN as null with a reason, invalid UTF-8 as
+# U+FFFD), and a workload name with a space round-trips through a model.
+PY=/usr/bin/python3
+json_ok() { "$PY" -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$1"; }
+mkdir -p "$T/w"
+for f in workloads colocations3 workload_scaling; do
+    sed 's/alpha_batch2-inf/alpha batch2/g' $F/$f.csv >"$T/w/$f.csv"
+done
+printf 'TESTGPU,huge\377_batch1-inf,50.0,1e308,1e308,1e308,1e308,1e308,1e308,1e308,1e308,1e308\n' >>"$T/w/workloads.csv"
+WS="--workloads $T/w/workloads.csv --scaling $T/w/workload_scaling.csv"
+for k in ratio kace_lr mps kace_mlp; do
+    expect 0 "$CLI" colocate train $WS --colocations "$T/w/colocations3.csv" --kind $k --out "$T/w/$k.psc" \
+        --trees 5 --epochs 5 --rounds 20 -q
+    expect 0 "$CLI" colocate predict --model "$T/w/$k.psc" $WS --colocations "$T/w/colocations3.csv"
+    has "$T/out" "alpha batch2"
+done
+expect 0 "$CLI" colocate select --model "$T/w/kace_lr.psc" $WS --target "alpha batch2" \
+    --candidates "$(printf 'huge\377_batch1-inf')",alpha_batch8-inf --json
+json_ok "$T/out" || fail "select --json is not JSON: $(cat "$T/out")"
+has "$T/out" '"candidate":"huge\ufffd_batch1-inf","tput_sum":null,"reason":'
+"$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))["ranking"]; sys.exit(r[-1]["tput_sum"] is not None)' \
+    "$T/out" || fail "a candidate without a prediction does not rank last: $(cat "$T/out")"
+expect 0 "$CLI" colocate select --model "$T/w/ratio.psc" $WS --target "alpha batch2" --candidates alpha_batch8-inf --json
+json_ok "$T/out" || fail "select --json is not JSON: $(cat "$T/out")"
+has "$T/out" '"target":"alpha batch2"'
+
+finish test_hardening
