@@ -212,9 +212,14 @@ static const char *const examples[] = {
     "pairsight collect ops --model resnet50 --batch 8",
     "pairsight collect profile --backend fake --db out/fake.db --model resnet50 --tpcs 27,54 -q",
     "pairsight collect export --db out/fake.db --ops out/fake_ops.csv --coexec \"\"",
-    "pairsight collect coexec --db s1.db --shard 1/4 --hp resnet50:8 --lp bert-base:8 --experiments 1000",
-    "pairsight collect merge s0.db s1.db s2.db s3.db --db all.db",
-    "pairsight collect coexec --db all.db --devices 0,1,2,3 --hp resnet50:8 --lp bert-base:8", NULL};
+    "pairsight collect coexec --backend fake --db out/s0.db --shard 0/2 --hp resnet50:8 --lp bert-base:8 "
+    "--experiments 10 --runs 3 -q",
+    "pairsight collect coexec --backend fake --db out/s1.db --shard 1/2 --hp resnet50:8 --lp bert-base:8 "
+    "--experiments 10 --runs 3 -q",
+    "pairsight collect merge out/s0.db out/s1.db --db out/all.db",
+    "pairsight collect coexec --backend fake --db out/dev.db --devices 0,1 --hp resnet50:8 --lp bert-base:8 "
+    "--experiments 10 --runs 3 -q",
+    NULL};
 
 static const char *const notes =
     "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
