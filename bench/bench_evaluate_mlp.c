@@ -72,7 +72,7 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
     printf("task: PairSight-MLP HP regressor, %zu train / %zu test rows, %d inputs\n", ntr, nte, f);
     printf("%-34s %7s %10s %14s\n", "trainer", "epochs", "train s", "test HP MAPE %");
     ps_mlp_params_t p;
-    ps_mlp_default_params(&p);
+    p = ps_mlp_default_params();
     p.epochs = epochs;
     ps_mlp_t *m = NULL;
     double t0 = ps_now();
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
     ps_mlp_t *m = NULL;
     for (int rep = 0; rep < 2; rep++) {
         ps_mlp_params_t p;
-        ps_mlp_default_params(&p);
+        p = ps_mlp_default_params();
         p.epochs = rep ? 4 * epochs : epochs;
         p.patience = p.epochs;
         double t0 = ps_now();

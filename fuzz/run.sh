@@ -72,7 +72,7 @@ for t in $targets; do
     case $t in
         csv|tables) cp tests/data/*.csv "$corpus"/ ;;
         ncu) cp tests/data/ncu_*.csv "$corpus"/ ;;
-        torch) cp tests/data/*.json "$corpus"/ ;;
+        torch) cp tests/data/*.json tests/data/*.json.gz "$corpus"/ ;;
         forest) cp "$seeds"/forest/* "$corpus"/; maxlen=65536 ;;
         psm) cp "$seeds"/psm/* "$corpus"/; maxlen=65536 ;;
         coloc) cp "$seeds"/coloc/* "$corpus"/; maxlen=200000 ;;

@@ -201,6 +201,15 @@ typedef struct {
  *  @return 0, PS_E_IO when path cannot be read, PS_E_INPUT (path:line:column
  *  in the message) when it is not a valid table. */
 int ps_table_check(const char *path, ps_check_result_t *out);
+/** The same, and a coexec file is also checked against the n_ops ops
+ *  tables (borrowed; none when n_ops is 0): every row's models and batches
+ *  have a profile in one of them, its segments lie inside it and its TPC
+ *  counts were profiled (path:line:column names the first row that fails).
+ *  coexec files are streamed: memory holds the first row of each experiment,
+ *  not every row. */
+int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out);
+/** The table kind of path from its header alone (PS_E_INPUT when none). */
+int ps_table_detect(const char *path, ps_table_kind_t *out);
 
 /* Load a table. On success *out owns all its memory (release with the
  * matching _free); on error *out is NULL.
@@ -237,26 +246,74 @@ size_t ps_coexec_rows(const ps_coexec_t *t);
 /*
  * Contract: an importer turns the profile of one model run alone into an
  * ops.csv table, one operator per kernel launch in launch order, all at
- * p->tpcs TPCs. It refuses a file without kernels. The result is a new
- * table owned by the caller; p's strings are copied.
+ * p->tpcs TPCs (docs/profile.md). It refuses a file without kernels. The
+ * result is a new table owned by the caller; p's strings are copied.
+ * Nsight Compute CSV: the raw page (one row per launch) or the details page
+ * (one row per metric, pivoted by launch ID); PyTorch/Kineto Chrome traces,
+ * plain or gzip. Initialize the parameters with ps_import_default_params()
+ * or designated initializers: fields may be added at the end.
  * Thread safety: importers share no state; calls may run concurrently.
  */
 
 typedef struct {
-    const char *gpu;    /* gpu column of every row (a catalog name or alias) */
-    const char *model;  /* model column */
-    int batch;          /* batch column (>= 1) */
-    int tpcs;           /* TPCs the profile ran on (>= 1) */
-    const char *stream; /* torch-trace only: the CUDA stream; NULL = the busiest */
+    const char *gpu;     /* gpu column: a catalog name, alias or any name; NULL = the one the file names */
+    const char *model;   /* model column */
+    int batch;           /* batch column (>= 1) */
+    int tpcs;            /* TPCs the profile ran on (>= 1) */
+    const char *stream;  /* torch-trace: NULL = the busiest stream of compute kernels,
+                            "all" = every compute stream merged by time, else one stream */
+    const char *process; /* ncu: NULL = the process with the most kernel time, else its PID */
+    const char *device;  /* NULL = the device with the most kernel time, else its index */
+    int drop_zero;       /* torch-trace: drop kernels whose dur is 0 instead of keeping them
+                            at half the trace's time resolution */
 } ps_import_params_t;
 
-/** Import an Nsight Compute CSV (`ncu --csv --page raw`).
- *  @return 0, PS_E_IO, PS_E_INPUT (path:line in the message) or PS_E_ARG for
- *  bad parameters. */
+/** @return the defaults: batch 1, every other field NULL or 0. */
+ps_import_params_t ps_import_default_params(void);
+
+/** What an import read, took and left: filled by ps_import_run (caller-owned,
+ *  plain text, NUL-terminated; cut to fit). */
+typedef struct {
+    char format[96];      /* e.g. "ncu details page", "PyTorch trace schemaVersion 1, gzip" */
+    char gpu[96];         /* GPU written to the rows */
+    char gpu_in_file[96]; /* as the file names it; "" when it names none */
+    size_t ops;           /* operators written */
+    double total_ns;      /* their summed duration */
+    size_t zero_dur;      /* trace kernels with dur 0 (kept or dropped, see drop_zero) */
+    double zero_dur_ns;   /* the duration each kept one was given */
+    size_t text_lines;    /* ncu: lines of other text ignored (program output, ==PROF==) */
+    char taken[192];      /* the process, device and stream(s) taken */
+    char skipped[512];    /* what was left: kernels and time per process, device, stream */
+} ps_import_info_t;
+
+/** Import one file. format is "ncu" or "torch-trace". On success *out is
+ *  the caller's (ps_ops_free) and *info (may be NULL) says what was read.
+ *  @return 0, PS_E_ARG for bad parameters (tpcs beyond the GPU's TPCs, no
+ *  GPU named anywhere), PS_E_INPUT for a bad file (path:line:col in the
+ *  message), PS_E_IO, PS_E_NOMEM. Warnings (an unknown GPU, kernels with dur
+ *  0, ncu's ==ERROR== lines) go to the log callback. */
+int ps_import_run(const char *format, const char *path, const ps_import_params_t *p,
+                  ps_ops_t **out, ps_import_info_t *info);
+/** ps_import_run("ncu", ...) without the summary.
+ *  @return as ps_import_run. */
 int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
-/** Import a PyTorch profiler Chrome trace (the "kernel" events of one
- *  stream). @return as ps_import_ncu. */
+/** ps_import_run("torch-trace", ...) without the summary.
+ *  @return as ps_import_run. */
 int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+
+/** Merge the rows of `more` into a copy of `base`: one ops table for one
+ *  model from several imports (several TPC counts, a trace plus counters).
+ *  A (gpu, model, batch) group in both must hold the same kernel sequence
+ *  (same count, same kernel at each op, names compared without template
+ *  arguments and parameters), else PS_E_MISMATCH names the first difference.
+ *  A row at a TPC count new to the group is added; a row whose key is
+ *  already there keeps its values and only fills its empty counters.
+ *  *added and *filled (may be NULL) count both kinds. *out is the caller's
+ *  (ps_ops_free); base and more (indexed, as loaders and importers return
+ *  them) are only read. @return 0, PS_E_MISMATCH or
+ *  PS_E_NOMEM. */
+int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added,
+                 size_t *filled);
 
 /* ======================================================================== */
 /* Simulate (src/simulate)                                                   */
@@ -284,27 +341,27 @@ int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, p
  */
 
 typedef struct {
-    const char *gpu;     /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
-    const char *pairs;   /* ordered HP/LP pairs "hp:batch/lp:batch,..." (e.g.
-                            "resnet50:8/bert-base:8"); NULL = derived from models */
-    const char *models;  /* comma-separated models; with pairs NULL: the default
-                            20 pairs restricted to these models, or, when none
-                            remains, every ordered pair of them; NULL = the six
-                            models of the published evaluation */
-    const char *batches; /* batch sizes where pairs do not give them: "16" for
-                            every model, or "resnet50:16,bert-base:32"; NULL =
-                            the default batch of each model (8) */
-    const char *splits;  /* SM splits "hp/lp,...", e.g. "10/44,20/34", or "all"
-                            (every hp/lp with hp + lp = the GPU's TPCs); NULL =
-                            hp = round(k * TPCs / 10), k = 1..9 */
-    int min_len, max_len;   /* operators per segment, both sides (1, PS_WINDOW) */
-    long experiments;       /* co-execution settings (1000) */
-    int runs;               /* runs per experiment (14) */
-    uint64_t seed;          /* (1) */
-    int threads;            /* worker threads, 0 = the machine's cores (0) */
-    int bert_seq;           /* BERT sequence length (128) */
-    int llama_prompt;       /* Llama prompt length; the decode step reads its KV cache (128) */
-    double noise;           /* sigma of the per-run log-normal noise of each side (0.02) */
+    const char *gpu;         /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
+    const char *pairs;       /* ordered HP/LP pairs "hp:batch/lp:batch,..." (e.g.
+                                "resnet50:8/bert-base:8"); NULL = derived from models */
+    const char *models;      /* comma-separated models; with pairs NULL: the default
+                                20 pairs restricted to these models, or, when none
+                                remains, every ordered pair of them; NULL = the six
+                                models of the published evaluation */
+    const char *batches;     /* batch sizes where pairs do not give them: "16" for
+                                every model, or "resnet50:16,bert-base:32"; NULL =
+                                the default batch of each model (8) */
+    const char *splits;      /* SM splits "hp/lp,...", e.g. "10/44,20/34", or "all"
+                                (every hp/lp with hp + lp = the GPU's TPCs); NULL =
+                                hp = round(k * TPCs / 10), k = 1..9 */
+    int min_len, max_len;    /* operators per segment, both sides (1, PS_WINDOW) */
+    long experiments;        /* co-execution settings (1000) */
+    int runs;                /* runs per experiment (14) */
+    uint64_t seed;           /* (1) */
+    int threads;             /* worker threads, 0 = the machine's cores (0) */
+    int bert_seq;            /* BERT sequence length (128) */
+    int llama_prompt;        /* Llama prompt length; the decode step reads its KV cache (128) */
+    double noise;            /* sigma of the per-run log-normal noise of each side (0.02) */
     ps_progress_fn progress; /* experiments done out of total; NULL = none */
     void *progress_user;
 } ps_sim_params_t;
@@ -390,26 +447,26 @@ typedef struct ps_model ps_model_t;
 /** Training and adaptation parameters; start from ps_train_default_params(). */
 typedef struct {
     ps_feature_variant_t variant; /* input variant (default PS_FEAT_FULL) */
-    int window;             /* operator slots per side (default PS_WINDOW) */
-    uint64_t seed;          /* experiment split seed (default 1) */
-    int nthread;            /* XGBoost threads; 0 = all cores (default 0) */
-    int max_rounds;         /* most trees per regressor (default 400) */
-    int early_stopping;     /* stop after this many rounds without a better
-                               validation RMSE on log delta (default 20) */
-    int n_depths;           /* grid of max_depth, chosen on validation MAPE */
-    int depths[4];          /* (default {6, 8}) */
-    int n_etas;             /* grid of learning rates */
-    double etas[4];         /* (default {0.1, 0.3}) */
-    double subsample;       /* row subsample per tree (default 1.0) */
+    int window;                   /* operator slots per side (default PS_WINDOW) */
+    uint64_t seed;                /* experiment split seed (default 1) */
+    int nthread;                  /* XGBoost threads; 0 = all cores (default 0) */
+    int max_rounds;               /* most trees per regressor (default 400) */
+    int early_stopping;           /* stop after this many rounds without a better
+                                     validation RMSE on log delta (default 20) */
+    int n_depths;                 /* grid of max_depth, chosen on validation MAPE */
+    int depths[4];                /* (default {6, 8}) */
+    int n_etas;                   /* grid of learning rates */
+    double etas[4];               /* (default {0.1, 0.3}) */
+    double subsample;             /* row subsample per tree (default 1.0) */
     /* Adaptation (ps_model_adapt): trees added per regressor and their
      * learning rate; all rows given to adapt are used for training. */
-    int adapt_rounds;       /* (default 30) */
-    double adapt_eta;       /* (default 0.05) */
-    int adapt_depth;        /* max_depth of the added trees, or 0 (default):
-                               per side, the one of 1, 2, 3 with the lowest
-                               MAPE on held-out experiments of the new rows
-                               (their validation and test splits by seed),
-                               1 with fewer than 5 experiments */
+    int adapt_rounds;        /* (default 30) */
+    double adapt_eta;        /* (default 0.05) */
+    int adapt_depth;         /* max_depth of the added trees, or 0 (default):
+                                per side, the one of 1, 2, 3 with the lowest
+                                MAPE on held-out experiments of the new rows
+                                (their validation and test splits by seed),
+                                1 with fewer than 5 experiments */
     ps_progress_fn progress; /* NULL = none */
     void *progress_user;
 } ps_train_params_t;
@@ -429,8 +486,7 @@ ps_train_params_t ps_train_default_params(void);
  * the message names the row and what is missing), PS_E_BACKEND (XGBoost's
  * message) or PS_E_NOMEM.
  */
-int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
-                   ps_model_t **out);
+int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params, ps_model_t **out);
 
 /**
  * Continued training: a new model equal to m plus params->adapt_rounds trees
@@ -439,8 +495,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
  * *out is owned by the caller.
  * @return as ps_model_train; PS_E_MISMATCH when cx is of another GPU.
  */
-int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
-                   const ps_train_params_t *params, ps_model_t **out);
+int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                   ps_model_t **out);
 
 /** Save atomically: magic, format version, feature layout, GPU, window,
  *  training metadata and both regressors in one file.
@@ -456,27 +512,27 @@ void ps_model_free(ps_model_t *m);
 /** What a model is and how it was trained. Strings point into the model and
  *  live as long as it. */
 typedef struct {
-    int format_version;         /* of the model file */
-    int layout_version;         /* of the feature layout */
+    int format_version; /* of the model file */
+    int layout_version; /* of the feature layout */
     ps_feature_variant_t variant;
     int window, n_features;
     const char *gpu;
-    size_t n_samples;           /* co-execution rows used */
+    size_t n_samples;                /* co-execution rows used */
     size_t n_train, n_valid, n_test; /* rows per split */
     size_t n_experiments;
     uint64_t seed;              /* experiment split seed */
     uint64_t split_fingerprint; /* of the training campaign's experiment set;
                                    0 when the file does not record it */
     double train_seconds;
-    int depth[2];               /* chosen max_depth per side (PS_SIDE order: HP, LP) */
-    double eta[2];              /* chosen learning rate per side */
-    int n_trees[2];             /* trees per side (adaptation included) */
-    double valid_mape[2];       /* validation latency MAPE (%) per side */
-    double test_mape[2];        /* held-out test latency MAPE (%) per side */
-    int n_adapt;                /* continued-training passes applied */
-    size_t adapt_samples;       /* rows used by the last one */
-    int adapt_depth[2];         /* depth of its trees per side (0: none) */
-    double adapt_seconds;       /* time of the last one */
+    int depth[2];         /* chosen max_depth per side (PS_SIDE order: HP, LP) */
+    double eta[2];        /* chosen learning rate per side */
+    int n_trees[2];       /* trees per side (adaptation included) */
+    double valid_mape[2]; /* validation latency MAPE (%) per side */
+    double test_mape[2];  /* held-out test latency MAPE (%) per side */
+    int n_adapt;          /* continued-training passes applied */
+    size_t adapt_samples; /* rows used by the last one */
+    int adapt_depth[2];   /* depth of its trees per side (0: none) */
+    double adapt_seconds; /* time of the last one */
 } ps_model_info_t;
 
 /** What m is, into *out. @return 0, or PS_E_ARG for a NULL argument. */
@@ -535,17 +591,16 @@ int ps_compose_from_name(const char *name, ps_compose_t *out);
  * ops holds), a TPC count without a standalone duration (the message lists
  * the TPC counts ops has), or more TPCs than the GPU has.
  */
-int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                     double *out_hp_ns, double *out_lp_ns);
+int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                     double *out_lp_ns);
 
 /**
  * As ps_model_predict with a choice of composition, and optionally each
  * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
  * be NULL; delta = out_hp_ns / out_hp_solo_ns). @return as ps_model_predict.
  */
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns,
-                        double *out_hp_solo_ns, double *out_lp_solo_ns);
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
+                        double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns, double *out_lp_solo_ns);
 
 /**
  * Check one query as ps_model_predict would, without predicting.
@@ -556,20 +611,20 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 
 /** One operator's (or input's) part in a prediction, in log delta. */
 typedef struct {
-    int side;           /* regressor: PS_SIDE_HP (0) or PS_SIDE_LP (1) */
-    int owner;          /* whose input: 0 = HP segment, 1 = LP segment, -1 = neither (p, q, ...) */
-    int op;             /* operator index in ops.csv, or -1 */
-    const char *name;   /* operator name (borrowed from ops) or input name (static) */
+    int side;            /* regressor: PS_SIDE_HP (0) or PS_SIDE_LP (1) */
+    int owner;           /* whose input: 0 = HP segment, 1 = LP segment, -1 = neither (p, q, ...) */
+    int op;              /* operator index in ops.csv, or -1 */
+    const char *name;    /* operator name (borrowed from ops) or input name (static) */
     double contribution; /* SHAP value summed over the operator's token, in log delta */
 } ps_contribution_t;
 
 /** A prediction taken apart. Owned by the caller: ps_explanation_free. */
 typedef struct {
-    double hp_ns, lp_ns;         /* predicted latency */
+    double hp_ns, lp_ns; /* predicted latency */
     double hp_solo_ns, lp_solo_ns;
-    double bias[2];              /* expected log delta per side (SHAP bias) */
-    size_t n;                    /* items, HP regressor first, each side sorted by
-                                    decreasing |contribution| */
+    double bias[2]; /* expected log delta per side (SHAP bias) */
+    size_t n;       /* items, HP regressor first, each side sorted by
+                       decreasing |contribution| */
     ps_contribution_t *items;
 } ps_explanation_t;
 
@@ -579,8 +634,7 @@ typedef struct {
  *  must outlive *out.
  *  @return as ps_model_predict; PS_E_ARG for a segment longer than the
  *  window; PS_E_BACKEND (XGBoost's message). */
-int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q,
-                     ps_explanation_t **out);
+int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, ps_explanation_t **out);
 /** Release an explanation; NULL is a no-op. @return nothing. */
 void ps_explanation_free(ps_explanation_t *e);
 
@@ -598,14 +652,14 @@ void ps_explanation_free(ps_explanation_t *e);
  */
 
 typedef enum {
-    PS_METHOD_PAIRSIGHT = 0,      /* the segment model (ps_model_t) */
-    PS_METHOD_INTENSITY_RULE = 1, /* one slowdown factor per (side, operator intensity class) */
-    PS_METHOD_COMPLEMENTARITY = 2,/* median slowdown per (HP class, LP class, SM split) */
-    PS_METHOD_ABACUS_MLP = 3,     /* model identity, batch, positions, split, latencies -> MLP */
-    PS_METHOD_LINEAR = 4,         /* ridge regression on the PairSight input */
-    PS_METHOD_PAIRSIGHT_MLP = 5,  /* the PairSight input into a three-layer perceptron */
+    PS_METHOD_PAIRSIGHT = 0,          /* the segment model (ps_model_t) */
+    PS_METHOD_INTENSITY_RULE = 1,     /* one slowdown factor per (side, operator intensity class) */
+    PS_METHOD_COMPLEMENTARITY = 2,    /* median slowdown per (HP class, LP class, SM split) */
+    PS_METHOD_ABACUS_MLP = 3,         /* model identity, batch, positions, split, latencies -> MLP */
+    PS_METHOD_LINEAR = 4,             /* ridge regression on the PairSight input */
+    PS_METHOD_PAIRSIGHT_MLP = 5,      /* the PairSight input into a three-layer perceptron */
     PS_METHOD_INTENSITY_RULE_FIT = 6, /* the intensity rule with least-squares factors */
-    PS_METHOD_FIXED_COST = 7,     /* the fitted rule plus a fixed co-execution cost per segment and per operator */
+    PS_METHOD_FIXED_COST = 7,         /* the fitted rule plus a fixed co-execution cost per segment and per operator */
     PS_METHOD_COUNT = 8
 } ps_method_t;
 
@@ -636,15 +690,15 @@ ps_baseline_params_t ps_baseline_default_params(void);
  *  keeps no pointer into ops or train.
  *  @return 0, PS_E_ARG (PS_METHOD_PAIRSIGHT or bad parameters), PS_E_INPUT
  *  (train and ops do not fit) or PS_E_NOMEM. */
-int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
-                      const ps_baseline_params_t *p, ps_baseline_t **out);
+int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train, const ps_baseline_params_t *p,
+                      ps_baseline_t **out);
 
 /** Predicted co-execution latency of each side of n queries into the
  *  caller's out_hp_ns[n] and out_lp_ns[n]. The methods on the PairSight input
  *  (linear, pairsight_mlp) accept segments of at most PS_WINDOW operators.
  *  @return 0, PS_E_INPUT (as ps_model_predict) or PS_E_NOMEM. */
-int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        double *out_hp_ns, double *out_lp_ns);
+int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                        double *out_lp_ns);
 
 /** @return the method of b. */
 ps_method_t ps_baseline_method(const ps_baseline_t *b);
@@ -661,8 +715,8 @@ typedef struct {
 
 /** Score n predictions into *out. @return 0, or PS_E_ARG when n is 0 or a
  *  measurement is not positive. */
-int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns,
-                const double *lp_ns, size_t n, ps_accuracy_t *out);
+int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns, const double *lp_ns, size_t n,
+                ps_accuracy_t *out);
 
 /* ======================================================================== */
 /* Co-location (src/colocate)                                                */
@@ -706,10 +760,10 @@ int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
 
 typedef struct {
     ps_coloc_kind_t kind;
-    uint64_t seed;   /* random forests and the MLP (0) */
-    int trees;       /* random forests: parallel trees (default 100) */
-    int mlp_epochs;  /* MLP training epochs (default 400) */
-    int boost_rounds;/* mps: boosting rounds (default 400) */
+    uint64_t seed;    /* random forests and the MLP (0) */
+    int trees;        /* random forests: parallel trees (default 100) */
+    int mlp_epochs;   /* MLP training epochs (default 400) */
+    int boost_rounds; /* mps: boosting rounds (default 400) */
 } ps_coloc_params_t;
 
 /** @return the defaults: kind mps, seed 0, 100 trees, 400 epochs, 400
@@ -724,17 +778,15 @@ typedef struct ps_coloc_model ps_coloc_model_t;
  *  (ps_coloc_model_free).
  *  @return 0, PS_E_ARG, PS_E_INPUT (too few measured co-locations, or a
  *  workload absent from w), PS_E_BACKEND or PS_E_NOMEM. */
-int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling,
-                   const ps_colocations_t *c, const ps_coloc_params_t *p,
-                   ps_coloc_model_t **out);
+int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                   const ps_coloc_params_t *p, ps_coloc_model_t **out);
 
 /** Predict for every row of q (its tput column is ignored). out_tput
  *  (caller-owned, q's row count) receives each row's own predicted
  *  throughput, or for sum kinds its co-location's predicted throughput sum.
  *  @return 0, PS_E_INPUT (a workload absent from w) or PS_E_BACKEND. */
-int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w,
-                     const ps_scaling_t *scaling, const ps_colocations_t *q,
-                     double *out_tput);
+int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                     const ps_colocations_t *q, double *out_tput);
 
 /** @return the kind of m. */
 ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
@@ -755,11 +807,11 @@ void ps_coloc_model_free(ps_coloc_model_t *m);
  * whose every throughput was measured). */
 typedef enum {
     PS_POL_ORACLE = 0,
-    PS_POL_RANDOM,   /* mean over the candidates */
-    PS_POL_MEMCAP,   /* co-runners with the smallest total memcap_gb */
-    PS_POL_SM,       /* co-runners with the highest mean sm_busy_pct */
-    PS_POL_MEM,      /* co-runners with the lowest mean mem_busy_pct */
-    PS_POL_BEST_RULE,/* per target, the best of the three rules (offline) */
+    PS_POL_RANDOM,    /* mean over the candidates */
+    PS_POL_MEMCAP,    /* co-runners with the smallest total memcap_gb */
+    PS_POL_SM,        /* co-runners with the highest mean sm_busy_pct */
+    PS_POL_MEM,       /* co-runners with the lowest mean mem_busy_pct */
+    PS_POL_BEST_RULE, /* per target, the best of the three rules (offline) */
     PS_POL_KACE_LR,
     PS_POL_KACE_RF,
     PS_POL_KACE_MLP,
@@ -777,22 +829,21 @@ const char *ps_coloc_policy_name(ps_coloc_policy_t p);
  *  out_score[PS_POL_COUNT] receives the normalized throughput sum of the
  *  policies ORACLE..BEST_RULE (the others NAN); *out_targets the count.
  *  @return 0, PS_E_INPUT or PS_E_NOMEM. */
-int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c,
-                   double *out_score, int *out_targets);
+int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets);
 
 typedef struct {
-    double train_frac;   /* share of co-locations used for training (0.2) */
-    int seeds;           /* repetitions with different splits (20) */
-    uint64_t seed;       /* first seed (0) */
-    int unseen;          /* 1: hold out every co-location of one model (all
-                            its batch sizes) in turn instead of random splits */
+    double train_frac;            /* share of co-locations used for training (0.2) */
+    int seeds;                    /* repetitions with different splits (20) */
+    uint64_t seed;                /* first seed (0) */
+    int unseen;                   /* 1: hold out every co-location of one model (all
+                                     its batch sizes) in turn instead of random splits */
     const ps_colocations_t *test; /* not NULL: leave-one-workload-set-out on
-                            these co-locations (see docs/colocate.md) */
-    int test_alone;      /* with test: train on the first table only, never
-                            on any co-location of the test table */
-    unsigned kinds;      /* bit mask of kinds to run (default: all) */
-    ps_coloc_params_t model; /* model parameters (kind ignored) */
-    ps_progress_fn progress; /* runs done out of total; NULL = none */
+                                     these co-locations (see docs/colocate.md) */
+    int test_alone;               /* with test: train on the first table only, never
+                                     on any co-location of the test table */
+    unsigned kinds;               /* bit mask of kinds to run (default: all) */
+    ps_coloc_params_t model;      /* model parameters (kind ignored) */
+    ps_progress_fn progress;      /* runs done out of total; NULL = none */
     void *progress_user;
 } ps_coloc_eval_params_t;
 
@@ -804,15 +855,14 @@ typedef struct {
      * score each workload's throughput, sum kinds the throughput sum. */
     double r2[PS_COLOC_KIND_COUNT], rmse[PS_COLOC_KIND_COUNT], mape[PS_COLOC_KIND_COUNT];
     double policy_mean[PS_POL_COUNT], policy_sd[PS_POL_COUNT]; /* over seeds */
-    double targets; /* mean number of scored targets per seed */
-    int runs;       /* seeds (or folds) run */
+    double targets;                                            /* mean number of scored targets per seed */
+    int runs;                                                  /* seeds (or folds) run */
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md) into *out.
  *  @return 0, PS_E_ARG, PS_E_INPUT or PS_E_BACKEND. */
-int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling,
-                  const ps_colocations_t *c, const ps_coloc_eval_params_t *p,
-                  ps_coloc_eval_result_t *out);
+int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                  const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out);
 
 /* ======================================================================== */
 /* Collector (src/collect)                                                   */
@@ -846,11 +896,21 @@ typedef struct ps_campaign ps_campaign_t;
 /** What the backend reports about its device. */
 typedef struct {
     char gpu[PS_GPU_NAME_MAX]; /* the gpu column, e.g. "A100-SXM4-40GB" */
-    int sm_count;          /* SMs of the whole device */
-    int tpc_count;         /* sm_count / 2 */
-    int min_partition_sms; /* green contexts: minSmPartitionSize */
-    int sm_alignment;      /* green contexts: smCoscheduledAlignment */
+    int sm_count;              /* SMs of the whole device */
+    int tpc_count;             /* sm_count / 2 */
+    int min_partition_sms;     /* green contexts: minSmPartitionSize */
+    int sm_alignment;          /* green contexts: smCoscheduledAlignment */
     int cc_major, cc_minor;
+    /* What the driver gives: bit s of valid_sms_mask set when a green
+     * context of s SMs can be carved (probed with
+     * cuDevSmResourceSplitByCount); all zero where not probed (the fake
+     * backend): min_partition_sms and sm_alignment decide. */
+    unsigned long long valid_sms_mask[4];
+    const char *mechanism; /* how SMs are split: "green-ctx", "sim" (static) */
+    double sm_clock_mhz;     /* SM clock when opened (NVML), NAN if unknown */
+    double sm_clock_max_mhz; /* its maximum (NVML), NAN if unknown */
+    int exec_sms;            /* SMs this process's context may use (under
+                                MPS: its active thread percentage) */
 } ps_collect_device_t;
 
 typedef struct {
@@ -864,6 +924,17 @@ typedef struct {
                                default 128 (fixed per campaign database) */
     unsigned fake_delay_us; /* fake backend: sleep per measurement (tests
                                kill a campaign mid-way); default 0 */
+    int flush_l2;           /* flush the L2 before every timed run, standalone
+                               and co-execution alike; default 1 */
+    double clock_tol_pct;   /* a run whose SM clock differs from the
+                               campaign's by more is refused and its task
+                               measured again (twice at most); 0 = no check;
+                               default 3 */
+    int fake_throttle;      /* fake backend: report a clock 20% low on run
+                               N > 0 and every later run, or on run -N only;
+                               default 0 (never) */
+    int fake_no_permission; /* fake backend: counters fail as without
+                               profiling permission; default 0 */
     int shard_index;        /* run only tasks i with i % shard_count ==
                                shard_index of each campaign plan (0-based); */
     int shard_count;        /* 0 = the whole plan (default); pinned in the
@@ -905,8 +976,8 @@ int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
  * @return 0, PS_E_ARG (an unknown model lists the known ones; a TPC count
  * the device cannot partition lists the valid ones), PS_E_BACKEND or PS_E_IO.
  */
-int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
-                        int n_tpcs, ps_progress_fn fn, void *user);
+int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs, int n_tpcs, ps_progress_fn fn,
+                        void *user);
 
 /** A co-execution campaign: `experiments` random segment pairs and SM
  *  splits, each run `runs` times. Strings are borrowed for the call. */
@@ -915,14 +986,14 @@ typedef struct {
     int hp_batch;
     const char *lp_model;
     int lp_batch;
-    int experiments;   /* default 100 */
-    int runs;          /* rows per experiment (R); default 30 */
-    int seg_min;       /* segment length in operators, drawn uniformly from */
-    int seg_max;       /* [seg_min, seg_max]; default 1..PS_WINDOW */
-    const int *tpcs;   /* HP allocations to draw from (LP gets the largest
-                          of them that fits beside); NULL = every valid count */
+    int experiments; /* default 100 */
+    int runs;        /* rows per experiment (R); default 30 */
+    int seg_min;     /* segment length in operators, drawn uniformly from */
+    int seg_max;     /* [seg_min, seg_max]; default 1..PS_WINDOW */
+    const int *tpcs; /* HP allocations to draw from (LP gets the largest
+                        of them that fits beside); NULL = every valid count */
     int n_tpcs;
-    uint64_t seed;     /* default 1; part of each experiment's name */
+    uint64_t seed; /* default 1; part of each experiment's name */
 } ps_coexec_plan_t;
 
 /** @return the defaults above (models NULL: the caller sets them). */
@@ -936,8 +1007,7 @@ ps_coexec_plan_t ps_coexec_default_plan(void);
  * @return 0, PS_E_ARG, PS_E_MISMATCH (the plan's experiment names clash
  * with different experiments in the database), PS_E_BACKEND or PS_E_IO.
  */
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn,
-                       void *user);
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn, void *user);
 
 /** Hardware counters of every operator (CUPTI range profiler) at the
  *  largest TPC count, for the ops.csv counter columns.
@@ -945,20 +1015,28 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
  *  PS_E_IO. */
 int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
+/** The same on one partition of tpcs TPCs (a green context; 0 or the
+ *  device's count: the whole device, as ps_campaign_counters). Partition
+ *  counters go on the ops.csv rows of that TPC count. */
+int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs);
+
 /** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
  *  --metrics ...` of a run of model at batch, one kernel per operator, as
  *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
  *  one launch per operator of the model's list. Works without a device; the
  *  database must already know its GPU.
  *  @return 0, PS_E_INPUT (the report does not fit the model), PS_E_IO. */
-int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch,
-                                const char *ncu_csv);
+int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv);
 
 typedef struct {
     long tasks_total, tasks_done;
     long op_rows, counter_rows, coexec_rows;
     int seq_len;
     char gpu[PS_GPU_NAME_MAX]; /* empty until a backend has opened the database */
+    double sm_clock_mhz;           /* the campaign's SM clock (NAN before the
+                                      first measurement or when unknown) */
+    double clock_min_mhz, clock_max_mhz; /* over every stored run (NAN: none) */
+    long clock_refused;            /* runs refused for their clock */
 } ps_campaign_status_t;
 
 /** Tasks and rows of the database into *out. @return 0 or PS_E_IO. */
@@ -971,7 +1049,7 @@ int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
 typedef struct {
     const char *model; /* borrowed for the call */
     int batch;
-    int share_pct;     /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
+    int share_pct; /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
 } ps_mps_job_t;
 
 /**
@@ -984,8 +1062,36 @@ typedef struct {
  * @return 0, PS_E_ARG (n < 1, a bad share or an unknown model), or
  * PS_E_BACKEND (no MPS daemon, a job that failed: the message says which).
  */
-int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
-                       double seconds, double *out_tput, char *out_gpu, size_t gpu_size);
+int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds, double *out_tput,
+                       char *out_gpu, size_t gpu_size);
+
+/** The same, recording the active thread percentage each job ran at as the
+ *  driver applied it: out_exec_sms[i] (may be NULL) gets the SMs job i's
+ *  context was given (cuCtxGetExecAffinity); a share below 100% that left
+ *  a job every SM, or a count far from its share, is logged as a warning.
+ *  @return as ps_collect_mps_run. */
+int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
+                           double seconds, double *out_tput, char *out_gpu, size_t gpu_size,
+                           int *out_exec_sms);
+
+/**
+ * The fixed cost of a co-execution on this device: `runs` co-executions of
+ * two empty segments (nothing between each side's events) on hp_tpcs and
+ * lp_tpcs TPCs, after warmup. out_hp_ns and out_lp_ns ([runs], caller's)
+ * get each side's time. Not stored in the database. Not thread-safe on one
+ * campaign.
+ * @return 0, PS_E_ARG (a split the device cannot give), PS_E_BACKEND.
+ */
+int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
+                           double *out_lp_ns);
+
+/** Device memory of model at batch as the collector lays it out (every
+ *  operator its own weights and output, memplan): bytes of weights and of
+ *  activations. Needs a device (the backend's layout; the cuda backend
+ *  allocates it).
+ *  @return 0, PS_E_ARG (no device, an unknown model), PS_E_BACKEND. */
+int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, double *out_weight_bytes,
+                             double *out_activation_bytes);
 
 /** Write the database's measurements as ops.csv and coexec.csv (atomically;
  *  either path may be NULL to skip that table). Counters go on the row of

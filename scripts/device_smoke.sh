@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$BUILD" = 1 ]; then
-    cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DPS_CUDA=ON
+    cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPS_CUDA=ON
     cmake --build build-cuda -j"$(nproc)"
     CLI=build-cuda/pairsight
 fi

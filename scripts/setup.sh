@@ -4,7 +4,7 @@
 # Usage: scripts/setup.sh [--with-browser]   (the browser is for rendering reports)
 set -eu
 
-pkgs="cmake make gcc clang python3 libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
+pkgs="cmake make gcc clang clang-format python3 libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
 libcjson-dev libopenblas-dev zlib1g-dev libfann-dev"
 if [ "${1:-}" = "--with-browser" ]; then
     pkgs="$pkgs chromium"

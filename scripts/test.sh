@@ -9,7 +9,7 @@ dir=build
 opts="-DCMAKE_BUILD_TYPE=RelWithDebInfo"
 if [ "${1:-}" = "--sanitize" ]; then
     dir=build-asan
-    opts="-DCMAKE_BUILD_TYPE=Debug -DPS_SANITIZE=ON"
+    opts="-DCMAKE_BUILD_TYPE=Debug -DPS_SANITIZE=ON -DPS_FAULT_INJECTION=ON"
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     export PS_SANITIZED=1

@@ -7,11 +7,16 @@ CLI=${1:?usage: test_check.sh PAIRSIGHT}
 . tests/clitest.sh
 
 d=tests/data
-expect 0 "$CLI" check $d/ops_small.csv $d/coexec_small.csv $d/bom_scaling.csv
-has "$T/out" "$d/ops_small.csv: ops, 6 rows, 2 models"
+expect 0 "$CLI" check $d/coexec_small.csv $d/bom_scaling.csv
 has "$T/out" "$d/coexec_small.csv: coexec, 3 rows, 2 models"
 has "$T/out" "$d/bom_scaling.csv: workload_scaling, 2 rows, 1 workloads"
-[ "$(wc -l <"$T/out")" -eq 3 ] || fail "want one line per file"
+[ "$(wc -l <"$T/out")" -eq 2 ] || fail "want one line per file"
+expect 0 "$CLI" check $d/ops_small.csv
+has "$T/out" "$d/ops_small.csv: ops, 6 rows, 2 models"
+# Together, the coexec file is checked against the ops file: bert-base was
+# profiled at 54 TPCs only.
+expect 1 "$CLI" check $d/coexec_small.csv $d/ops_small.csv
+has "$T/err" "pairsight: check: $d/coexec_small.csv:2:12: lp_tpcs: bert-base batch 4 has no standalone profile at 34 TPCs"
 
 expect 0 "$CLI" check --json $d/ops_small.csv
 has "$T/out" '{"schema":"pairsight.check.v1","file":"tests/data/ops_small.csv","table":"ops","rows":6,"groups":2}'
@@ -52,14 +57,15 @@ expect 0 "$CLI" import torch-trace $d/torch_trace.json --gpu A100 --model resnet
 expect 0 "$CLI" check "$T/t20.csv"
 has "$T/out" "ops, 1 rows"
 
-# --append adds another TPC count of the same model; the same one again is
-# a duplicate key and leaves the file as it was.
-expect 0 "$CLI" import ncu $d/ncu_raw_base.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$T/ops.csv" --append
+# --append adds another TPC count of the same run; a run of other kernels is
+# refused and leaves the file as it was.
+expect 0 "$CLI" import ncu $d/ncu_raw_20tpcs.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$T/ops.csv" --append
+has "$T/err" "merged into $T/ops.csv: 3 rows added, 0 rows' empty counters filled, 6 rows in all"
 expect 0 "$CLI" check "$T/ops.csv"
 has "$T/out" "ops, 6 rows, 1 models"
 cp "$T/ops.csv" "$T/keep.csv"
 expect 1 "$CLI" import ncu $d/ncu_raw_base.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$T/ops.csv" --append
-has "$T/err" "pairsight: import: $T/ops.csv: ops row 7: duplicate key"
+has "$T/err" "pairsight: import: $T/ops.csv: bert batch 8 on V100-SXM2-16GB: the kernel sequences differ at op 0: 'volta_sgemm_128x64_nn' there, 'gemm_kernel' in the import"
 cmp -s "$T/ops.csv" "$T/keep.csv" || fail "a failed --append changed the output file"
 expect 0 "$CLI" import ncu $d/ncu_raw.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 40 --out "$T/new-append.csv" --append
 has "$T/err" "3 operators"

@@ -2,6 +2,8 @@
 #include "profile/tables.h"
 #include "testhelp.h"
 
+#include <locale.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static void test_error_message(void)
@@ -70,4 +72,44 @@ static void test_bounds(void)
     ps_coexec_free(cx);
 }
 
-TH_MAIN(TEST(test_error_message), TEST(test_atomic_commit_and_abort), TEST(test_bounds))
+/* Files are written and read in the C locale whatever the process's: under
+ * de_DE ("1,5"), a table saved and loaded keeps 1.5 (issue 11). The locale
+ * is built with localedef where it is not installed. */
+static void test_c_locale_pinned(void)
+{
+    if (!setlocale(LC_ALL, "de_DE.UTF-8")) {
+        if (system("mkdir -p /tmp/ps_test_loc && localedef -i de_DE -f UTF-8 /tmp/ps_test_loc/de_DE.UTF-8 "
+                   ">/dev/null 2>&1") == 0)
+            setenv("LOCPATH", "/tmp/ps_test_loc", 1);
+        if (!setlocale(LC_ALL, "de_DE.UTF-8")) {
+            printf("  no de_DE locale and no localedef: not checked\n");
+            return;
+        }
+    }
+    char b[32];
+    snprintf(b, sizeof b, "%.1f", 1.5);
+    CHECK(strcmp(b, "1,5") == 0);
+    ps_scaling_t *s = ps_scaling_new(), *back = NULL;
+    ps_scaling_row_t r = {"G", "w_batch1-inf", 50, 1.5};
+    CHECK_OK(ps_scaling_append(s, &r));
+    const char *path = "/tmp/ps_test_locale.csv";
+    CHECK_OK(ps_scaling_save(s, path));
+    CHECK_OK(ps_scaling_load(path, &back));
+    CHECK(back && back->n == 1 && back->rows[0].tput == 1.5);
+    FILE *f = fopen(path, "r");
+    char text[256] = "";
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f)
+        fclose(f);
+    CHECK_MSG(strstr(text, ",50,1.5") != NULL, "%s", text);
+    snprintf(b, sizeof b, "%.1f", 1.5); /* the caller's locale is left as it was */
+    CHECK(strcmp(b, "1,5") == 0);
+    ps_scaling_free(s);
+    ps_scaling_free(back);
+    remove(path);
+    setlocale(LC_ALL, "C");
+}
+
+TH_MAIN(TEST(test_error_message), TEST(test_atomic_commit_and_abort), TEST(test_bounds),
+        TEST(test_c_locale_pinned))

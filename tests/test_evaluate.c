@@ -87,7 +87,7 @@ static void test_mlp_learns(void)
     for (int i = 0; i < N; i++)
         var += (y[2 * i] - mean) * (y[2 * i] - mean) / N;
     ps_mlp_params_t p;
-    ps_mlp_default_params(&p);
+    p = ps_mlp_default_params();
     p.hidden[0] = 32;
     p.hidden[1] = 32;
     p.epochs = 80;

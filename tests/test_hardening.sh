@@ -3,6 +3,7 @@
 # do to the CLI. Usage: sh tests/test_hardening.sh PAIRSIGHT
 set -u
 CLI=${1:?usage: test_hardening.sh PAIRSIGHT}
+case $CLI in /*) ;; *) CLI=$PWD/$CLI ;; esac
 . tests/clitest.sh
 
 expect 0 "$CLI" simulate --gpu a100 --experiments 40 --runs 2 --threads 1 --seed 3 --out "$T/c" -q
@@ -47,6 +48,24 @@ awk -F, -v OFS=, 'NR <= 3 { print $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
     "$T/c/coexec.csv" >"$T/q.csv"
 expect 0 "$CLI" predict --model "$T/m.psm" --ops "$OPS" --queries "$T/q.csv"
 has "$T/out" "lp_tpcs,note,note,hp_ns_pred"
+
+# Item 3: check validates a coexec file against the ops files it is given
+# and names coexec.csv:LINE:COL (each file alone passes; train failed later
+# without file:line).
+CX="$T/c/coexec.csv"
+for case in "3 vgg16 no profile of vgg16" "5 2147483647 outside the 175 operators" "6 2147483647 outside the" \
+    "11 12 no standalone profile at 12 TPCs"; do
+    set -- $case
+    col=$1 val=$2
+    shift 2
+    awk -F, -v OFS=, -v e="$first" -v c=$col -v v=$val 'NR > 1 && $1 == e { $c = v } 1' "$CX" >"$T/cx.csv"
+    expect 0 "$CLI" check "$T/cx.csv"
+    expect 1 "$CLI" check "$OPS" "$T/cx.csv"
+    has "$T/err" "cx.csv:2:$col: "
+    has "$T/err" "$*"
+done
+expect 0 "$CLI" check "$T/c/coexec.csv" "$OPS"
+has "$T/out" "coexec.csv: coexec, 80 rows"
 
 # Item 6: thread counts and sizes are bounded: a usage error, not a libgomp
 # crash (--threads 100000) or 2 GB of stacks (--threads 20000).
@@ -93,5 +112,64 @@ has "$T/out" '"candidate":"huge\ufffd_batch1-inf","tput_sum":null,"reason":'
 expect 0 "$CLI" colocate select --model "$T/w/ratio.psc" $WS --target "alpha batch2" --candidates alpha_batch8-inf --json
 json_ok "$T/out" || fail "select --json is not JSON: $(cat "$T/out")"
 has "$T/out" '"target":"alpha batch2"'
+
+# Item 9: two writers at once. The second train of one --out is refused
+# while the first runs (one of two results was silently lost).
+wait_for() { i=0; while [ ! -e "$1" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done; }
+"$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/two.psm" --threads 1 --rounds 400 \
+    --early-stop 400 -q >"$T/first.out" 2>&1 &
+pid=$!
+wait_for "$T/two.psm.lock"
+expect 1 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/two.psm" --threads 1 --rounds 2 -q
+has "$T/err" "two.psm is being written by pid $pid"
+wait $pid || fail "the first train failed: $(cat "$T/first.out")"
+[ -e "$T/two.psm.lock" ] && fail "lock file left behind"
+expect 0 "$CLI" predict --model "$T/two.psm" --ops "$OPS" --queries "$T/q.csv"
+# Two collectors appending to one CSV: the second waits, no row is lost.
+cd "$T"
+"$CLI" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.5 -q >/dev/null 2>"$T/c1" &
+p1=$!
+wait_for colocations.csv.lock
+"$CLI" collect colocate --backend fake --jobs mobilenetv2:4@30,bert-base:2@70 --seconds 0.01 -q >/dev/null 2>"$T/c2" ||
+    fail "second collector: $(cat "$T/c2")"
+wait $p1 || fail "first collector: $(cat "$T/c1")"
+[ "$(awk -F, 'NR > 1' colocations.csv | wc -l)" -eq 4 ] || fail "rows lost: $(cat colocations.csv)"
+# Two collectors on one campaign database: the second is told who holds it,
+# in words, not SQLite's ("UNIQUE constraint failed", "database is locked").
+"$CLI" collect profile --backend fake --model resnet50 --batch 2 --tpcs 8,46 --db cdb.db -q >/dev/null || fail profile
+"$CLI" collect coexec --backend fake --hp resnet50:2 --lp resnet50:2 --tpcs 8,46 --experiments 30 --runs 2 \
+    --fake-delay-us 20000 --db cdb.db -q >/dev/null 2>"$T/k1" &
+p1=$!
+wait_for cdb.db.lock
+expect 1 "$CLI" collect coexec --backend fake --hp resnet50:2 --lp resnet50:2 --tpcs 8,46 --experiments 30 \
+    --runs 2 --db cdb.db -q
+has "$T/err" "cdb.db is being written by pid $p1"
+grep -qi "sqlite\|constraint\|database is locked" "$T/err" && fail "raw SQLite text: $(cat "$T/err")"
+wait $p1 || fail "first collector: $(cat "$T/k1")"
+cd - >/dev/null
+
+# Item 10: a save cleans the temporary files of writers that died (a train
+# killed during its save left m.psm.tmp.PID forever), not those of live ones.
+dead=4194000
+while kill -0 $dead 2>/dev/null; do dead=$((dead + 1)); done
+echo junk >"$T/m.psm.tmp.$dead"
+echo junk >"$T/m.psm.tmp.$$"
+expect 0 "$CLI" adapt --model "$T/m.psm" --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/m.psm.new" -q
+expect 0 "$CLI" train --ops "$OPS" --coexec "$T/c/coexec.csv" --out "$T/m.psm" --threads 1 --rounds 5 -q
+[ -e "$T/m.psm.tmp.$dead" ] && fail "stale temporary file of a dead writer left"
+[ -e "$T/m.psm.tmp.$$" ] || fail "a live writer's temporary file was removed"
+rm -f "$T/m.psm.tmp.$$" "$T/m.psm.new"
+# collect scaling killed between its two saves resumes (it said "already has
+# ... at 10%").
+cd "$T"
+"$CLI" collect scaling --backend fake --model mobilenetv2 --batch 4 --shares 10,100 --seconds 0.01 -q >/dev/null ||
+    fail "scaling"
+rm workloads.csv # as if killed after the first save
+expect 0 "$CLI" collect scaling --backend fake --model mobilenetv2 --batch 4 --shares 10,100 --seconds 0.01 -q
+has "$T/err" "an interrupted run"
+grep -q mobilenetv2_batch4-inf workloads.csv || fail "resume did not write the workload"
+expect 1 "$CLI" collect scaling --backend fake --model mobilenetv2 --batch 4 --shares 10,100 --seconds 0.01 -q
+has "$T/err" "already has mobilenetv2_batch4-inf"
+cd - >/dev/null
 
 finish test_hardening

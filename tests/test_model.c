@@ -373,6 +373,12 @@ static void test_flipped_bytes_refused(void)
     ps_model_free(m);
     free(buf);
     remove(path);
+    /* fuzz_psm's finding: checksums made right around a booster whose UBJSON
+     * declares a huge count; XGBoost tried to allocate 0x290a1f0910630001
+     * bytes. The structural check refuses it first. */
+    m = (ps_model_t *)1;
+    CHECK(ps_model_load("tests/data/psm_crafted_count.psm", &m) == PS_E_INPUT && m == NULL);
+    CHECK_MSG(strstr(ps_last_error(), "is not a valid XGBoost model") != NULL, "%s", ps_last_error());
 }
 
 static void test_adapt_lowers_unseen_error(void)

@@ -221,8 +221,7 @@ static void test_coexec_round_trip_and_rules(void)
     CHECK(u == NULL);
     char want[300];
     snprintf(want, sizeof want, "%s:8:12: lp_tpcs: differs", path);
-    CHECK_MSG(strstr(ps_last_error(), want) && strstr(ps_last_error(), "(first at line 2)"), "%s",
-              ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), want) && strstr(ps_last_error(), "(first at line 2)"), "%s", ps_last_error());
     ps_coexec_free(t);
     remove(path);
 }
@@ -283,8 +282,7 @@ static void test_workload_tables(void)
     CHECK_OK(ps_colocations_append(c, &cr3));
     CHECK_OK(ps_colocations_save(c, path));
     CHECK(ps_colocations_load(path, &c2) == PS_E_INPUT && c2 == NULL);
-    CHECK_MSG(strstr(ps_last_error(), ":4:2: gpu: co-location 'pair1' is on A100"), "%s",
-              ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), ":4:2: gpu: co-location 'pair1' is on A100"), "%s", ps_last_error());
     ps_colocations_free(c);
     remove(path);
     remove(tmp_path("workloads.csv"));

@@ -1,6 +1,7 @@
 /* The helpers of src/cli/cli.h: messages, number parsing and the checks of
  * output paths made before any long work. */
 #include "cli/cli.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -134,6 +135,28 @@ static int check_parent(const char *cmd, const char *path, const char *what)
     return CLI_OK;
 }
 
+/* Output locks held until the process exits (cli_check_out). */
+static out_lock_t *out_locks[16];
+static int n_out_locks;
+
+static void release_out_locks(void)
+{
+    while (n_out_locks > 0)
+        out_lock_release(out_locks[--n_out_locks]);
+}
+
+int cli_lock_output(const char *cmd, const char *path, int wait)
+{
+    if (n_out_locks == (int)PS_ARRAY_LEN(out_locks))
+        return CLI_OK;
+    if (n_out_locks == 0)
+        atexit(release_out_locks);
+    if (out_lock_acquire(path, wait, &out_locks[n_out_locks]) != 0)
+        return cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
+    n_out_locks++;
+    return CLI_OK;
+}
+
 int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n)
 {
     struct stat st, in;
@@ -146,7 +169,10 @@ int cli_check_out(const char *cmd, const char *path, const char *const *inputs, 
         if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
             return cli_fail(CLI_USAGE, cmd, "%s: the output is also an input (%s): refusing to replace it", path,
                             inputs[i]);
-    return check_parent(cmd, path, "cannot write");
+    int rc = check_parent(cmd, path, "cannot write");
+    /* Held from here to the end of the command: a second command writing
+     * path is refused now, before it works for nothing. */
+    return rc == CLI_OK ? cli_lock_output(cmd, path, 0) : rc;
 }
 
 int cli_check_out_dir(const char *cmd, const char *dir)
@@ -167,4 +193,3 @@ int cli_wants_help(int argc, char **argv)
             return 1;
     return 0;
 }
-

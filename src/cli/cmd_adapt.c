@@ -7,10 +7,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const char *const examples[] = {
     "pairsight adapt --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --out out/m2.psm --rounds 5",
     NULL};
+
+/* JSON on stdout with --json (data), else a line on stderr unless -q. */
+static void print_summary(const ps_model_t *n, const ps_train_params_t *pp, const char *out, int json, int quiet)
+{
+    const ps_train_params_t p = *pp;
+    ps_model_info_t i;
+    ps_model_info(n, &i);
+    if (json) {
+        cJSON *o = cli_json_new("adapt", 1);
+        cJSON_AddStringToObject(o, "model", out);
+        cJSON_AddNumberToObject(o, "samples", (double)i.adapt_samples);
+        cJSON_AddNumberToObject(o, "seconds", i.adapt_seconds);
+        cJSON_AddNumberToObject(o, "rounds", p.adapt_rounds);
+        cJSON_AddNumberToObject(o, "eta", p.adapt_eta);
+        cJSON_AddNumberToObject(o, "hp_depth", i.adapt_depth[0]);
+        cJSON_AddNumberToObject(o, "lp_depth", i.adapt_depth[1]);
+        cJSON_AddNumberToObject(o, "hp_trees", i.n_trees[0]);
+        cJSON_AddNumberToObject(o, "lp_trees", i.n_trees[1]);
+        cJSON_AddNumberToObject(o, "passes", i.n_adapt);
+        cli_json_print(o, stdout);
+    } else if (!quiet) {
+        fprintf(stderr,
+                "model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g, depth HP %d, "
+                "LP %d (HP %d trees, LP %d trees, pass %d)\n",
+                out, i.adapt_samples, i.adapt_seconds, p.adapt_rounds, p.adapt_eta, i.adapt_depth[0], i.adapt_depth[1],
+                i.n_trees[0], i.n_trees[1], i.n_adapt);
+    }
+}
 
 int cmd_adapt(int argc, char **argv)
 {
@@ -34,16 +61,15 @@ int cmd_adapt(int argc, char **argv)
         CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "adapt",
-        .synopsis = "--model FILE --ops FILE --coexec FILE --out FILE [options]",
-        .about = "Add trees to both regressors of a model, fitted at a small learning rate on\n"
-                 "every row of the new co-executions (a few experiments of an unseen model or\n"
-                 "batch size). The input model is left unchanged.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 adapted and written, 1 bad input or training failed, 2 usage error.",
-        .max_pos = 0};
+    cli_spec_t spec = {.cmd = "adapt",
+                       .synopsis = "--model FILE --ops FILE --coexec FILE --out FILE [options]",
+                       .about = "Add trees to both regressors of a model, fitted at a small learning rate on\n"
+                                "every row of the new co-executions (a few experiments of an unseen model or\n"
+                                "batch size). The input model is left unchanged.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 adapted and written, 1 bad input or training failed, 2 usage error.",
+                       .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
@@ -59,8 +85,7 @@ int cmd_adapt(int argc, char **argv)
     ps_coexec_t *cx = NULL;
     ps_model_t *m = NULL, *n = NULL;
     code = CLI_BAD_INPUT;
-    if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 ||
-        ps_coexec_load(cx_path, &cx) != 0) {
+    if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0) {
         cli_fail(CLI_BAD_INPUT, "adapt", "%s", ps_last_error());
         goto done;
     }
@@ -70,27 +95,7 @@ int cmd_adapt(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "adapt", "%s", ps_last_error());
         goto done;
     }
-    ps_model_info_t i;
-    ps_model_info(n, &i);
-    if (json) {
-        cJSON *o = cli_json_new("adapt", 1);
-        cJSON_AddStringToObject(o, "model", out);
-        cJSON_AddNumberToObject(o, "samples", (double)i.adapt_samples);
-        cJSON_AddNumberToObject(o, "seconds", i.adapt_seconds);
-        cJSON_AddNumberToObject(o, "rounds", p.adapt_rounds);
-        cJSON_AddNumberToObject(o, "eta", p.adapt_eta);
-        cJSON_AddNumberToObject(o, "hp_depth", i.adapt_depth[0]);
-        cJSON_AddNumberToObject(o, "lp_depth", i.adapt_depth[1]);
-        cJSON_AddNumberToObject(o, "hp_trees", i.n_trees[0]);
-        cJSON_AddNumberToObject(o, "lp_trees", i.n_trees[1]);
-        cJSON_AddNumberToObject(o, "passes", i.n_adapt);
-        cli_json_print(o, stdout);
-    } else if (!quiet) {
-        fprintf(stderr, "model %s: adapted on %zu samples in %.2f s, +%d trees per side at eta %g, depth HP %d, "
-               "LP %d (HP %d trees, LP %d trees, pass %d)\n",
-               out, i.adapt_samples, i.adapt_seconds, p.adapt_rounds, p.adapt_eta, i.adapt_depth[0], i.adapt_depth[1],
-               i.n_trees[0], i.n_trees[1], i.n_adapt);
-    }
+    print_summary(n, &p, out, json, quiet);
     code = CLI_OK;
 done:
     ps_model_free(n);

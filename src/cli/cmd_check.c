@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *group_word(ps_table_kind_t kind)
@@ -31,7 +32,11 @@ int cmd_check(int argc, char **argv)
                  "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
                  "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
                  "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
-                 "FILE - reads standard input; files after -- are never options.\n",
+                 "FILE - reads standard input; files after -- are never options.\n"
+                 "Given ops files, every coexec file is also checked against them: each row's\n"
+                 "models and batches are profiled there, its segments lie inside them and its\n"
+                 "TPC counts were profiled. coexec files are streamed: memory holds one row\n"
+                 "per experiment, not the file.\n",
         .opts = opts,
         .examples = examples,
         .exit_status = "0 all files valid, 1 a file is invalid or unreadable, 2 usage error.",
@@ -44,10 +49,22 @@ int cmd_check(int argc, char **argv)
     for (int i = 1; i <= nfiles; i++)
         if (strcmp(argv[i], "-") == 0 && !(argv[i] = (char *)cli_stdin_path()))
             return cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
-    for (int i = 1; i <= nfiles; i++) {
+    /* The ops files first: coexec files are checked against them. */
+    ps_ops_t **ops = calloc((size_t)nfiles + 1, sizeof *ops);
+    int n_ops = 0, code2 = CLI_OK;
+    if (!ops)
+        return cli_fail(CLI_BAD_INPUT, "check", "out of memory");
+    for (int i = 1; i <= nfiles && code2 == CLI_OK; i++) {
+        ps_table_kind_t kind;
+        if (ps_table_detect(argv[i], &kind) == 0 && kind == PS_TABLE_OPS && ps_ops_load(argv[i], &ops[n_ops]) == 0)
+            n_ops++;
+    }
+    for (int i = 1; i <= nfiles && code2 == CLI_OK; i++) {
         ps_check_result_t r;
-        if (ps_table_check(argv[i], &r) != 0)
-            return cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
+        if (ps_table_check_with(argv[i], (const ps_ops_t *const *)ops, n_ops, &r) != 0) {
+            code2 = cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
+            break;
+        }
         if (quiet)
             continue;
         if (json) {
@@ -63,5 +80,8 @@ int cmd_check(int argc, char **argv)
         }
         fflush(stdout);
     }
-    return CLI_OK;
+    for (int i = 0; i < n_ops; i++)
+        ps_ops_free(ops[i]);
+    free(ops);
+    return code2;
 }

@@ -5,6 +5,7 @@
 
 #include "collect/oplist.h"
 #include "collect/shard.h"
+#include "collect/store.h"
 #include "common/common.h"
 #include "profile/tables.h"
 
@@ -30,10 +31,10 @@ typedef struct {
     int shares[MAX_TPCS];
     ps_mps_job_t jobs[MAX_JOBS];
     char job_models[MAX_JOBS][64];
-    int batch, json, quiet, n_tpcs, runs;
+    int batch, json, quiet, n_tpcs, runs, no_flush;
     int tpcs[MAX_TPCS];
     int devices[MAX_DEVICES], n_devices;
-    int n_pos; /* merge: the source databases, argv[1..n_pos] */
+    int n_pos; /* merge: the source databases, pos[0..n_pos) */
     char **pos;
     ps_collect_params_t p;
     ps_coexec_plan_t plan;
@@ -193,8 +194,9 @@ static int fn_devices(const char *v, void *dest)
     return o->n_devices > 0 ? 0 : -1;
 }
 
-static const char *const actions[] = {"info",   "ops",    "profile", "counters", "coexec",
-                                      "status", "export", "scaling", "colocate", "merge"};
+static const char *const actions[] = {"info",    "ops",      "profile",    "counters", "coexec", "status",
+                                      "export",  "scaling",  "colocate",   "twin",     "score",  "fixed-cost",
+                                      "merge"};
 static const char *const action_about[] = {
     "the GPU and the TPC counts its green contexts allow",
     "print a model's operator list (or check one with --file)",
@@ -206,6 +208,9 @@ static const char *const action_about[] = {
     "--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
     "workloads.csv)",
     "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
+    "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)",
+    "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)",
+    "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)",
     "merge the campaign databases given as arguments (shards) into --db"};
 
 static const char *const examples[] = {
@@ -290,6 +295,12 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {"--workloads", CLI_STR, &o->workloads_path, "FILE", "scaling: output"},
         {"--colocations", CLI_STR, &o->colocations_path, "FILE", "colocate: output"},
         {"--id", CLI_STR, &o->id, "NAME", "colocate: co-location id", .def = "from the jobs"},
+        {"--clock-tol", CLI_DBL, &o->p.clock_tol_pct, "PCT",
+         "profile, coexec: refuse a run whose SM clock is more than PCT% off the campaign's and measure its task "
+         "again (twice at most; 0: no check)",
+         .lo = 0, .hi = 100, .flags = CLI_HI_OPEN},
+        {"--no-flush", CLI_FLAG, &o->no_flush, NULL,
+         "do not flush the L2 before every timed run (standalone and co-execution alike)", .flags = CLI_NODEF},
         {"--shard", CLI_FN, o, "K/N",
          "profile, coexec: run only the K-th (0-based) of N disjoint parts of the plan (task i with i % N == K)",
          .def = "the whole plan", .parse = fn_shard, .accepts = "K/N with 0 <= K < N, e.g. 3/8"},
@@ -298,6 +309,11 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          .def = "--device only", .parse = fn_devices, .accepts = "device ordinals like 0,1,2,3"},
         {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
          .hi = 1e9},
+        {"--fake-throttle", CLI_INT, &o->p.fake_throttle, "N",
+         "fake backend: report an SM clock 20% low from timed run N on (N < 0: on run -N only)", .lo = -1e9,
+         .hi = 1e9},
+        {"--fake-no-permission", CLI_FLAG, &o->p.fake_no_permission, NULL,
+         "fake backend: counters fail as without profiling permission", .flags = CLI_NODEF},
         CLI_OPT_JSON(&o->json, "print the result as JSON on stdout (default: text)"),
         CLI_OPT_QUIET(&o->quiet),
         {NULL}};
@@ -307,9 +323,9 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
 
 static int parse_args(int argc, char **argv, opts_t *o, int *code)
 {
-    static cli_opt_t opts[40];
+    static cli_opt_t opts[48];
     defaults(o);
-    table(o, opts, 40);
+    table(o, opts, 48);
     char about[2048];
     size_t len = (size_t)snprintf(about, sizeof about,
                                   "Measure on an NVIDIA GPU: standalone operator profiles at each TPC count\n"
@@ -357,6 +373,7 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
         o->p.profile_runs = o->runs;
         o->plan.runs = o->runs;
     }
+    o->p.flush_l2 = !o->no_flush;
     return 0;
 }
 
@@ -371,6 +388,11 @@ static int act_info(opts_t *o)
     ps_campaign_device(c, &d);
     int valid[MAX_TPCS];
     int n = ps_collect_valid_tpcs(&d, valid, MAX_TPCS);
+    double wb = 0, ab = 0;
+    if (o->model && ps_campaign_model_memory(c, o->model, o->batch, &wb, &ab) != 0) {
+        ps_campaign_free(c);
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    }
     if (o->json) {
         cJSON *j = cli_json_new("collect-info", 1);
         char cc[32];
@@ -384,6 +406,14 @@ static int act_info(opts_t *o)
         cJSON *v = cJSON_AddArrayToObject(j, "valid_tpcs");
         for (int i = 0; i < n && i < MAX_TPCS; i++)
             cJSON_AddItemToArray(v, cJSON_CreateNumber(valid[i]));
+        cJSON_AddStringToObject(j, "mechanism", d.mechanism ? d.mechanism : "");
+        cJSON_AddNumberToObject(j, "sm_clock_mhz", d.sm_clock_mhz);
+        cJSON_AddNumberToObject(j, "sm_clock_max_mhz", d.sm_clock_max_mhz);
+        cJSON_AddNumberToObject(j, "exec_sms", d.exec_sms);
+        if (o->model) {
+            cJSON_AddNumberToObject(j, "weight_bytes", wb);
+            cJSON_AddNumberToObject(j, "activation_bytes", ab);
+        }
         cli_json_print(j, stdout);
     } else {
         printf("gpu                %s (compute capability %d.%d)\n", d.gpu, d.cc_major, d.cc_minor);
@@ -394,6 +424,18 @@ static int act_info(opts_t *o)
         for (int i = 0; i < n && i < MAX_TPCS; i++)
             printf(" %d", valid[i]);
         printf("\n");
+        printf("SM split by        %s\n", d.mechanism ? d.mechanism : "?");
+        if (isnan(d.sm_clock_mhz))
+            printf("SM clock           unknown (no NVML)\n");
+        else
+            printf("SM clock           %.0f MHz now, %.0f MHz at most\n", d.sm_clock_mhz, d.sm_clock_max_mhz);
+        if (d.exec_sms != d.sm_count)
+            printf("this process       may use %d of the %d SMs (MPS active thread percentage)\n", d.exec_sms,
+                   d.sm_count);
+        if (o->model)
+            printf("device memory      %s at batch %d: %.1f MB of weights, %.1f MB of activations (every\n"
+                   "                   operator its own weights and output)\n",
+                   o->model, o->batch, wb * 1e-6, ab * 1e-6);
     }
     ps_campaign_free(c);
     return CLI_OK;
@@ -434,6 +476,23 @@ static int act_ops(opts_t *o)
     return CLI_OK;
 }
 
+static void model_text(const char *model, int batch, double w, double a, void *user)
+{
+    (void)user;
+    printf("  device memory of %s at batch %d: %.1f MB of weights, %.1f MB of activations\n", model, batch,
+           w * 1e-6, a * 1e-6);
+}
+
+static void model_json(const char *model, int batch, double w, double a, void *user)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "model", model);
+    cJSON_AddNumberToObject(o, "batch", batch);
+    cJSON_AddNumberToObject(o, "weight_bytes", w);
+    cJSON_AddNumberToObject(o, "activation_bytes", a);
+    cJSON_AddItemToArray(user, o);
+}
+
 static int print_status(ps_campaign_t *c, const opts_t *o)
 {
     ps_campaign_status_t s;
@@ -449,11 +508,30 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         cJSON_AddNumberToObject(j, "op_rows", (double)s.op_rows);
         cJSON_AddNumberToObject(j, "counter_rows", (double)s.counter_rows);
         cJSON_AddNumberToObject(j, "coexec_rows", (double)s.coexec_rows);
+        cJSON_AddNumberToObject(j, "sm_clock_mhz", s.sm_clock_mhz);
+        cJSON_AddNumberToObject(j, "clock_min_mhz", s.clock_min_mhz);
+        cJSON_AddNumberToObject(j, "clock_max_mhz", s.clock_max_mhz);
+        cJSON_AddNumberToObject(j, "clock_refused", (double)s.clock_refused);
+        cJSON *m = cJSON_AddArrayToObject(j, "models");
+        if (ps_store_models(ps_campaign_store(c), model_json, m) != 0) {
+            cJSON_Delete(j);
+            return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+        }
         cli_json_print(j, stdout);
-    } else
+    } else {
         printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n",
                o->db, s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows,
                s.counter_rows, s.coexec_rows);
+        /* The details only for `collect status`: the other actions end with
+         * the one line. */
+        if (strcmp(o->action, "status") != 0)
+            return CLI_OK;
+        if (!isnan(s.clock_min_mhz))
+            printf("  SM clock: campaign %.0f MHz, runs %.0f-%.0f MHz, %ld runs refused for their clock\n",
+                   s.sm_clock_mhz, s.clock_min_mhz, s.clock_max_mhz, s.clock_refused);
+        if (ps_store_models(ps_campaign_store(c), model_text, NULL) != 0)
+            return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    }
     return CLI_OK;
 }
 
@@ -471,6 +549,12 @@ static int act_scaling(opts_t *o)
     ps_workloads_t *wl = NULL;
     char gpu[PS_GPU_NAME_MAX] = "", wid[96];
     workload_id(o->model, o->batch, wid, sizeof wid);
+    /* Read-modify-write of two CSVs: a second collector waits for the first,
+     * then adds to what it wrote (rows were lost when both ran at once). */
+    int first = strcmp(o->scaling_path, o->workloads_path) < 0;
+    if (cli_lock_output(CMD, first ? o->scaling_path : o->workloads_path, 1) != CLI_OK ||
+        cli_lock_output(CMD, first ? o->workloads_path : o->scaling_path, 1) != CLI_OK)
+        return CLI_BAD_INPUT;
     int rc = 0;
     /* Add to the files when they exist, refusing to measure twice. */
     if (access(o->scaling_path, F_OK) == 0)
@@ -482,11 +566,40 @@ static int act_scaling(opts_t *o)
     else if (rc == 0 && !(wl = ps_workloads_new()))
         rc = PS_E_NOMEM;
     double tput100 = NAN;
-    for (int k = 0; k < o->n_shares && rc == 0; k++) {
+    /* The scaling file is saved before the workloads file. A run killed
+     * between the two saves left every share in the first and the workload
+     * missing from the second: the rerun finishes it without measuring. */
+    int have = 0, resume = 0;
+    const char *have_gpu = NULL;
+    for (int k = 0; k < o->n_shares && rc == 0; k++)
+        for (size_t i = 0; i < sc->n; i++)
+            if (strcmp(sc->rows[i].workload, wid) == 0 && sc->rows[i].share_pct == o->shares[k] &&
+                (!have_gpu || strcmp(have_gpu, sc->rows[i].gpu) == 0)) {
+                have_gpu = sc->rows[i].gpu;
+                have++;
+                if (o->shares[k] == 100)
+                    tput100 = sc->rows[i].tput;
+                break;
+            }
+    if (rc == 0 && have == o->n_shares && !isnan(tput100)) {
+        resume = 1;
+        for (size_t i = 0; i < wl->n; i++)
+            if (strcmp(wl->rows[i].gpu, have_gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
+                resume = 0;
+    }
+    if (resume) {
+        snprintf(gpu, sizeof gpu, "%s", have_gpu);
+        ps_log(PS_LOG_WARN, "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
+               "writing %s only", o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
+    } else {
+        tput100 = NAN;
+    }
+    for (int k = 0; k < o->n_shares && rc == 0 && !resume; k++) {
         ps_mps_job_t job = {o->model, o->batch, o->shares[k]};
         double t = 0;
+        int sms = 0;
         cli_progress(o->quiet, "scaling", k, o->n_shares);
-        rc = ps_collect_mps_run(&o->p, &job, 1, o->seconds, &t, gpu, sizeof gpu);
+        rc = ps_collect_mps_run_sms(&o->p, &job, 1, o->seconds, &t, gpu, sizeof gpu, &sms);
         for (size_t i = 0; rc == 0 && i < sc->n; i++)
             if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
                 sc->rows[i].share_pct == o->shares[k])
@@ -498,10 +611,10 @@ static int act_scaling(opts_t *o)
         if (rc == 0 && o->shares[k] == 100)
             tput100 = t;
         if (rc == 0 && !o->json)
-            printf("%s %s %3d%% %.6g items/s\n", gpu, wid, o->shares[k], t);
+            printf("%s %s %3d%% (the context got %d SMs) %.6g items/s\n", gpu, wid, o->shares[k], sms, t);
     }
     cli_progress_end(o->quiet);
-    if (rc == 0)
+    if (rc == 0 && !resume)
         rc = ps_scaling_save(sc, o->scaling_path);
     if (rc == 0 && !isnan(tput100)) {
         ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
@@ -545,6 +658,8 @@ static int act_colocate(opts_t *o)
                             "bytes; give a shorter one with --id", sizeof id - 1);
     }
     const char *cid = o->id ? o->id : id;
+    if (cli_lock_output(CMD, o->colocations_path, 1) != CLI_OK) /* as in act_scaling */
+        return CLI_BAD_INPUT;
     ps_colocations_t *t = NULL;
     int rc = 0;
     if (access(o->colocations_path, F_OK) == 0)
@@ -556,14 +671,15 @@ static int act_colocate(opts_t *o)
             rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)",
                           o->colocations_path, cid);
     double tput[MAX_JOBS];
+    int sms[MAX_JOBS] = {0};
     if (rc == 0)
-        rc = ps_collect_mps_run(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sizeof gpu);
+        rc = ps_collect_mps_run_sms(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sizeof gpu, sms);
     for (int k = 0; k < o->n_jobs && rc == 0; k++) {
         ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
         if (rc == 0 && !o->json)
-            printf("%s slot %d %s at %d%%: %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
-                   tput[k]);
+            printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
+                   sms[k], tput[k]);
     }
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);
@@ -579,6 +695,9 @@ static int act_colocate(opts_t *o)
     ps_colocations_free(t);
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
 }
+
+/* twin, score and fixed-cost (cmd_collect_extra.c); -1 for another action. */
+int cmd_collect_extra(int argc, char **argv);
 
 /* The profile, counters, coexec, status and export actions on o->db; a
  * shard run by --devices prints no status (show_status 0). */
@@ -607,6 +726,12 @@ static int run_campaign(const opts_t *in, int show_status)
         rc = ps_campaign_profile(c, o.model, o.batch, tpcs, o.n_tpcs, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "counters") == 0 && o.ncu) {
         rc = ps_campaign_import_counters(c, o.model, o.batch, o.ncu);
+    } else if (strcmp(act, "counters") == 0 && o.n_tpcs) {
+        /* Counters on each partition: the whole device's go with the count
+         * that equals its TPCs. */
+        rc = 0;
+        for (int i = 0; i < o.n_tpcs && rc == 0; i++)
+            rc = ps_campaign_counters_at(c, o.model, o.batch, o.tpcs[i]);
     } else if (strcmp(act, "counters") == 0) {
         rc = ps_campaign_counters(c, o.model, o.batch);
     } else if (strcmp(act, "coexec") == 0) {
@@ -729,6 +854,9 @@ static int run_devices(opts_t *o)
 
 int cmd_collect(int argc, char **argv)
 {
+    int extra = cmd_collect_extra(argc, argv);
+    if (extra >= 0)
+        return extra;
     opts_t o;
     int rc;
     if (parse_args(argc, argv, &o, &rc))

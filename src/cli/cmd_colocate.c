@@ -17,8 +17,8 @@
 #define CMD "colocate"
 
 typedef struct {
-    const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target,
-        *candidates, *shares, *predictors, *gpu;
+    const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
+        *predictors, *gpu;
     double train_frac;
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds;
     uint64_t seed;
@@ -27,16 +27,15 @@ typedef struct {
 enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_ALL = 15 };
 
 static const char *const sub_names[] = {"eval", "train", "predict", "select"};
-static const char *const sub_synopsis[] = {
-    "--workloads W --colocations C [options]", "--workloads W --colocations C --out M [options]",
-    "--model M --workloads W --colocations Q [options]",
-    "--model M --workloads W --target T --candidates a,b,c [options]"};
-static const char *const sub_about[] = {
-    "Train and score every predictor and policy on the measured co-locations.\n",
-    "Fit one predictor on every measured co-location and save it.\n",
-    "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
-    "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
-    "Rank candidate co-runners of a target by predicted throughput sum.\n"};
+static const char *const sub_synopsis[] = {"--workloads W --colocations C [options]",
+                                           "--workloads W --colocations C --out M [options]",
+                                           "--model M --workloads W --colocations Q [options]",
+                                           "--model M --workloads W --target T --candidates a,b,c [options]"};
+static const char *const sub_about[] = {"Train and score every predictor and policy on the measured co-locations.\n",
+                                        "Fit one predictor on every measured co-location and save it.\n",
+                                        "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
+                                        "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
+                                        "Rank candidate co-runners of a target by predicted throughput sum.\n"};
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
@@ -64,41 +63,48 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         cli_opt_t opt;
     } all[] = {
         {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
-        {S_ALL, {"--scaling", CLI_STR, &o->scaling, "FILE",
-                 "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
-        {S_EVAL | S_TRAIN, {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv",
-                            .flags = CLI_REQ | CLI_IN}},
-        {S_PREDICT, {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict",
-                     .flags = CLI_REQ | CLI_IN}},
-        {S_EVAL, {"--train-frac", CLI_DBL, &o->train_frac, "F", "share of co-locations used for training", .lo = 0,
-                  .hi = 1, .flags = CLI_LO_OPEN | CLI_HI_OPEN}},
+        {S_ALL,
+         {"--scaling", CLI_STR, &o->scaling, "FILE",
+          "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
+        {S_EVAL | S_TRAIN,
+         {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv", .flags = CLI_REQ | CLI_IN}},
+        {S_PREDICT,
+         {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict", .flags = CLI_REQ | CLI_IN}},
+        {S_EVAL,
+         {"--train-frac", CLI_DBL, &o->train_frac, "F", "share of co-locations used for training", .lo = 0, .hi = 1,
+          .flags = CLI_LO_OPEN | CLI_HI_OPEN}},
         {S_EVAL, {"--seeds", CLI_INT, &o->seeds, "N", "random splits", .lo = 1, .hi = 1000000}},
         {S_EVAL, {"--seed", CLI_U64, &o->seed, "N", "first seed", .lo = 0, .hi = 0}},
         {S_TRAIN, {"--seed", CLI_U64, &o->seed, "N", "seed of forests and MLP", .lo = 0, .hi = 0}},
-        {S_EVAL, {"--unseen", CLI_FLAG, &o->unseen, NULL,
-                  "hold out every co-location of one model (all its batch sizes) in turn instead of random splits"}},
-        {S_EVAL, {"--test", CLI_STR, &o->test, "FILE",
-                  "score on FILE's co-locations, leaving out each workload set (all its shares, in both files) in "
-                  "turn"}},
-        {S_EVAL, {"--test-alone", CLI_FLAG, &o->test_alone, NULL,
-                  "with --test: never train on FILE's co-locations (default off: the other workload sets of FILE "
-                  "are trained on)",
-                  .flags = CLI_NODEF}},
-        {S_EVAL, {"--predictors", CLI_STR, &o->predictors, "LIST",
-                  "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
+        {S_EVAL,
+         {"--unseen", CLI_FLAG, &o->unseen, NULL,
+          "hold out every co-location of one model (all its batch sizes) in turn instead of random splits"}},
+        {S_EVAL,
+         {"--test", CLI_STR, &o->test, "FILE",
+          "score on FILE's co-locations, leaving out each workload set (all its shares, in both files) in "
+          "turn"}},
+        {S_EVAL,
+         {"--test-alone", CLI_FLAG, &o->test_alone, NULL,
+          "with --test: never train on FILE's co-locations (default off: the other workload sets of FILE "
+          "are trained on)",
+          .flags = CLI_NODEF}},
+        {S_EVAL,
+         {"--predictors", CLI_STR, &o->predictors, "LIST",
+          "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps", .def = "all"}},
         {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 10000}},
         {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 100000}},
         {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 100000}},
         {S_TRAIN, {"--kind", CLI_STR, &o->kind, "K", "kace_lr, kace_rf, kace_mlp, xu_rf, ratio or mps", .def = "mps"}},
         {S_TRAIN, {"--out", CLI_STR, &o->out, "FILE", "model file", .flags = CLI_REQ}},
         {S_PREDICT, {"--out", CLI_STR, &o->out, "FILE", "output CSV", .def = "standard output", .flags = CLI_OUT}},
-        {S_PREDICT | S_SELECT, {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`",
-                                .flags = CLI_REQ | CLI_IN}},
+        {S_PREDICT | S_SELECT,
+         {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`", .flags = CLI_REQ | CLI_IN}},
         {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
-        {S_SELECT, {"--candidates", CLI_STR, &o->candidates, "LIST", "comma list; a+b co-locates several at once",
-                    .flags = CLI_REQ}},
-        {S_SELECT, {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners",
-                    .def = "100/100..."}},
+        {S_SELECT,
+         {"--candidates", CLI_STR, &o->candidates, "LIST", "comma list; a+b co-locates several at once",
+          .flags = CLI_REQ}},
+        {S_SELECT,
+         {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners", .def = "100/100..."}},
         {S_SELECT, {"--gpu", CLI_STR, &o->gpu, "NAME", "gpu column of the query", .def = "the workload's"}},
         {S_EVAL | S_SELECT, {"--json", CLI_FLAG, &o->json, NULL, "print the result as JSON", .flags = CLI_NODEF}},
         {S_ALL, CLI_OPT_QUIET(&o->quiet)},
@@ -160,8 +166,9 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
     defaults(o);
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         if (argc < 2)
-            *code = cli_fail(CLI_USAGE, CMD, "missing subcommand: eval, train, predict or select (see pairsight "
-                                             "colocate --help)");
+            *code = cli_fail(CLI_USAGE, CMD,
+                             "missing subcommand: eval, train, predict or select (see pairsight "
+                             "colocate --help)");
         else {
             overview(stdout);
             *code = CLI_OK;
@@ -200,8 +207,7 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
 {
     memset(t, 0, sizeof *t);
     (void)need_c; /* the option tables make them required */
-    if (ps_workloads_load(o->workloads, &t->w) ||
-        (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
+    if (ps_workloads_load(o->workloads, &t->w) || (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
         (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
         (o->test && ps_colocations_load(o->test, &t->t))) {
         tables_free(t);
@@ -209,7 +215,6 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
     }
     return 0;
 }
-
 
 /* The result of colocate eval as JSON on stdout (NaN, where a policy or a
  * predictor was not scored, becomes null). */
@@ -291,7 +296,9 @@ static int do_eval(const opts_t *o)
         return CLI_OK;
     }
     printf("%d runs, %.1f targets per run (%s)\n", r.runs, r.targets,
-           o->unseen ? "unseen models" : o->test ? "held-out workload sets" : "random splits");
+           o->unseen ? "unseen models"
+           : o->test ? "held-out workload sets"
+                     : "random splits");
     printf("%-10s %-9s %8s %10s %8s\n", "predictor", "of", "R2", "RMSE", "MAPE%");
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (p.kinds & (1u << k))
@@ -441,21 +448,20 @@ static int first_unknown(const char *list, const char *gpu, const ps_workloads_t
     return 0;
 }
 
-static int do_select(const opts_t *o)
+/* --shares A/B/.. into shares[64] and *ns, then the checks of --candidates
+ * against them. */
+static int check_select_args(const opts_t *o, int *shares, int *ns)
 {
-    int shares[64], ns = 0;
-    if (o->shares) {
-        const char *s = o->shares;
-        while (*s) {
-            if (ns == 64)
-                return cli_fail(CLI_USAGE, CMD, "select: --shares: more than 64 shares");
-            char *e;
-            long v = strtol(s, &e, 10);
-            if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
-                return cli_fail(CLI_USAGE, CMD, "select: --shares: expected A/B/.. in 1..100, got '%s'", o->shares);
-            shares[ns++] = (int)v;
-            s = *e ? e + 1 : e;
-        }
+    *ns = 0;
+    for (const char *s = o->shares ? o->shares : ""; *s;) {
+        if (*ns == 64)
+            return cli_fail(CLI_USAGE, CMD, "select: --shares: more than 64 shares");
+        char *e;
+        long v = strtol(s, &e, 10);
+        if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
+            return cli_fail(CLI_USAGE, CMD, "select: --shares: expected A/B/.. in 1..100, got '%s'", o->shares);
+        shares[(*ns)++] = (int)v;
+        s = *e ? e + 1 : e;
     }
     int most = check_candidates(o->candidates);
     if (most < 0)
@@ -463,51 +469,55 @@ static int do_select(const opts_t *o)
                         o->candidates);
     if (most > 63)
         return cli_fail(CLI_USAGE, CMD, "select: --candidates: a candidate with %d co-runners, at most 63", most);
-    if (ns > most + 1)
-        return cli_fail(CLI_USAGE, CMD, "select: --shares: %d shares for at most %d workloads (the target and %d "
-                        "co-runner%s)", ns, most + 1, most, most == 1 ? "" : "s");
-    tables_t t;
-    int rc = load_tables(o, 0, &t);
-    if (rc)
-        return rc;
+    if (*ns > most + 1)
+        return cli_fail(CLI_USAGE, CMD,
+                        "select: --shares: %d shares for at most %d workloads (the target and %d "
+                        "co-runner%s)",
+                        *ns, most + 1, most, most == 1 ? "" : "s");
+    return CLI_OK;
+}
+
+/* The gpu of the target in workloads.csv (on --gpu when given), with every
+ * candidate there too; NULL after a message. */
+static const char *select_gpu(const opts_t *o, const tables_t *t)
+{
     const char *gpu = NULL;
-    for (size_t i = 0; i < t.w->n && !gpu; i++)
-        if (strcmp(t.w->rows[i].workload, o->target) == 0 &&
-            (!o->gpu || strcmp(ps_gpu_canonical(t.w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
-            gpu = t.w->rows[i].gpu;
+    for (size_t i = 0; i < t->w->n && !gpu; i++)
+        if (strcmp(t->w->rows[i].workload, o->target) == 0 &&
+            (!o->gpu || strcmp(ps_gpu_canonical(t->w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
+            gpu = t->w->rows[i].gpu;
     if (!gpu) {
-        tables_free(&t);
-        return cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target,
-                        o->gpu ? " on gpu " : "", o->gpu ? o->gpu : "", o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
+                 o->gpu ? o->gpu : "", o->workloads);
+        return NULL;
     }
     char missing[512];
-    if (first_unknown(o->candidates, gpu, t.w, missing, sizeof missing)) {
-        rc = cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
-        tables_free(&t);
-        return rc;
+    if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
+        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
+        return NULL;
     }
-    /* One query co-location per candidate: the target in slot 1, then the
-     * candidate's workloads ("a+b" co-locates several). */
-    ps_colocations_t *q = ps_colocations_new();
-    char *list = strdup(o->candidates);
-    cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
-    int nc = 0, err = (!q || !list || !cand) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
-    for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ",")) {
-        cand_t *c = &cand[nc++];
-        c->name = tok;
-        /* Sized to the names: a fixed buffer would cut a long list and make
-         * two candidates' ids (and so their co-locations) one. */
-        size_t idlen = strlen(o->target) + strlen(tok) + 16;
-        char *id = malloc(idlen), *buf = strdup(tok);
-        if (!id || !buf) {
-            free(id);
-            free(buf);
-            err = ps_error(PS_E_NOMEM, "out of memory");
-            break;
-        }
+    return gpu;
+}
+
+/* One query co-location of candidate tok (cut from list) in q: the target in
+ * slot 1, then its workloads ("a+b" co-locates several), at their shares. */
+static int add_candidate(const opts_t *o, const char *gpu, const int *shares, int ns, char *tok, ps_colocations_t *q,
+                         cand_t *c)
+{
+    c->name = tok;
+    /* Sized to the names: a fixed buffer would cut a long list and make two
+     * candidates' ids (and so their co-locations) one. */
+    size_t idlen = strlen(o->target) + strlen(tok) + 16;
+    char *id = malloc(idlen), *buf = strdup(tok);
+    int err = (!id || !buf) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
+    if (!err) {
         snprintf(id, idlen, "select/%s+%s", o->target, tok);
-        ps_colocation_row_t row = {.colocation = id, .gpu = gpu, .slot = 1, .workload = o->target,
-                                   .share_pct = ns > 0 ? shares[0] : 100, .tput = NAN};
+        ps_colocation_row_t row = {.colocation = id,
+                                   .gpu = gpu,
+                                   .slot = 1,
+                                   .workload = o->target,
+                                   .share_pct = ns > 0 ? shares[0] : 100,
+                                   .tput = NAN};
         err = ps_colocations_append(q, &row);
         int slot = 2;
         for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {
@@ -521,10 +531,78 @@ static int do_select(const opts_t *o)
             err = ps_colocations_append(q, &row);
             slot++;
         }
-        free(id);
-        free(buf);
         c->k = slot - 1;
     }
+    free(id);
+    free(buf);
+    return err;
+}
+
+/* Each candidate's predicted throughputs and sum from pred (q's rows in
+ * candidate order), then the ranking: decreasing sum. */
+static void rank_candidates(const ps_coloc_model_t *m, const double *pred, cand_t *cand, int nc)
+{
+    int sum_kind = ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m));
+    size_t row = 0;
+    for (int i = 0; i < nc; i++) {
+        cand[i].sum = sum_kind ? pred[row] : 0;
+        for (int s = 0; s < cand[i].k; s++, row++) {
+            cand[i].tput[s] = sum_kind ? NAN : pred[row];
+            if (!sum_kind)
+                cand[i].sum += pred[row];
+        }
+    }
+    qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
+}
+
+static void print_ranking(const opts_t *o, const ps_coloc_model_t *m, const cand_t *cand, int nc)
+{
+    if (!o->json) {
+        printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
+        for (int i = 0; i < nc; i++) {
+            printf("%-4d %-48s %12.4g ", i + 1, cand[i].name, cand[i].sum);
+            for (int s = 0; s < cand[i].k; s++)
+                printf(" %.4g", cand[i].tput[s]);
+            putchar('\n');
+        }
+        return;
+    }
+    cJSON *j = cli_json_new("colocate-select", 1);
+    cJSON_AddStringToObject(j, "target", o->target);
+    cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+    cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
+    for (int i = 0; i < nc; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "candidate", cand[i].name);
+        cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
+        if (!isfinite(cand[i].sum))
+            cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
+        cJSON *tp = cJSON_AddArrayToObject(e, "tput");
+        for (int s = 0; s < cand[i].k; s++)
+            cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
+        cJSON_AddItemToArray(rank, e);
+    }
+    cli_json_print(j, stdout);
+}
+
+static int do_select(const opts_t *o)
+{
+    int shares[64], ns = 0;
+    int rc = check_select_args(o, shares, &ns);
+    tables_t t;
+    if (rc || (rc = load_tables(o, 0, &t)))
+        return rc;
+    const char *gpu = select_gpu(o, &t);
+    if (!gpu) {
+        tables_free(&t);
+        return CLI_BAD_INPUT;
+    }
+    ps_colocations_t *q = ps_colocations_new();
+    char *list = strdup(o->candidates);
+    cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
+    int nc = 0, err = (!q || !list || !cand) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
+    for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ","))
+        err = add_candidate(o, gpu, shares, ns, tok, q, &cand[nc++]);
     ps_coloc_model_t *m = NULL;
     double *pred = NULL;
     if (!err)
@@ -534,43 +612,8 @@ static int do_select(const opts_t *o)
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, q, pred);
     if (!err) {
-        int sum_kind = ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m));
-        size_t row = 0;
-        for (int i = 0; i < nc; i++) {
-            cand[i].sum = sum_kind ? pred[row] : 0;
-            for (int s = 0; s < cand[i].k; s++, row++) {
-                cand[i].tput[s] = sum_kind ? NAN : pred[row];
-                if (!sum_kind)
-                    cand[i].sum += pred[row];
-            }
-        }
-        qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
-        if (o->json) {
-            cJSON *j = cli_json_new("colocate-select", 1);
-            cJSON_AddStringToObject(j, "target", o->target);
-            cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
-            cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
-            for (int i = 0; i < nc; i++) {
-                cJSON *e = cJSON_CreateObject();
-                cJSON_AddStringToObject(e, "candidate", cand[i].name);
-                cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
-                if (!isfinite(cand[i].sum))
-                    cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
-                cJSON *tp = cJSON_AddArrayToObject(e, "tput");
-                for (int s = 0; s < cand[i].k; s++)
-                    cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
-                cJSON_AddItemToArray(rank, e);
-            }
-            cli_json_print(j, stdout);
-        } else {
-            printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
-            for (int i = 0; i < nc; i++) {
-                printf("%-4d %-48s %12.4g ", i + 1, cand[i].name, cand[i].sum);
-                for (int s = 0; s < cand[i].k; s++)
-                    printf(" %.4g", cand[i].tput[s]);
-                putchar('\n');
-            }
-        }
+        rank_candidates(m, pred, cand, nc);
+        print_ranking(o, m, cand, nc);
     }
     ps_coloc_model_free(m);
     ps_colocations_free(q);

@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *owner_name(int owner)
-{
-    return owner == 0 ? "hp" : owner == 1 ? "lp" : "input";
-}
+static const char *owner_name(int owner) { return owner == 0 ? "hp" : owner == 1 ? "lp" : "input"; }
 
 static void print_json(const ps_explanation_t *e)
 {
@@ -45,8 +42,7 @@ static void print_text(const ps_explanation_t *e, int top)
     printf("LP: %.0f ns predicted, %.0f ns standalone, slowdown %.4f\n", e->lp_ns, e->lp_solo_ns,
            e->lp_ns / e->lp_solo_ns);
     for (int side = 0; side < 2; side++) {
-        printf("\n%s regressor: contributions to log slowdown (bias %+.4f)\n", side ? "LP" : "HP",
-               e->bias[side]);
+        printf("\n%s regressor: contributions to log slowdown (bias %+.4f)\n", side ? "LP" : "HP", e->bias[side]);
         int shown = 0;
         for (size_t i = 0; i < e->n; i++) {
             const ps_contribution_t *c = &e->items[i];
@@ -79,21 +75,20 @@ int cmd_explain(int argc, char **argv)
         CLI_OPT_JSON(&json, "print every item as JSON (default: text)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t cspec = {
-        .cmd = "explain",
-        .synopsis = "--model FILE --ops FILE --query SPEC [options]",
-        .about = "Explain one prediction: XGBoost SHAP contributions (in log slowdown) of\n"
-                 "every input, folded back to the named operators of both segments, for the\n"
-                 "HP and the LP regressor. A positive value raises the predicted latency.\n"
-                 "Segments must fit in the model's window (16 operators by default).\n"
-                 "\n"
-                 "SPEC is a comma-separated list of coexec.csv key columns, e.g.\n"
-                 "  hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=16,\n"
-                 "  lp_model=bert-base,lp_batch=8,lp_start=40,lp_len=16,hp_tpcs=30,lp_tpcs=24\n"
-                 "(gpu=NAME is optional and defaults to the model's GPU).\n",
-        .opts = opts,
-        .examples = examples,
-        .max_pos = 0};
+    cli_spec_t cspec = {.cmd = "explain",
+                        .synopsis = "--model FILE --ops FILE --query SPEC [options]",
+                        .about = "Explain one prediction: XGBoost SHAP contributions (in log slowdown) of\n"
+                                 "every input, folded back to the named operators of both segments, for the\n"
+                                 "HP and the LP regressor. A positive value raises the predicted latency.\n"
+                                 "Segments must fit in the model's window (16 operators by default).\n"
+                                 "\n"
+                                 "SPEC is a comma-separated list of coexec.csv key columns, e.g.\n"
+                                 "  hp_model=resnet50,hp_batch=8,hp_start=0,hp_len=16,\n"
+                                 "  lp_model=bert-base,lp_batch=8,lp_start=40,lp_len=16,hp_tpcs=30,lp_tpcs=24\n"
+                                 "(gpu=NAME is optional and defaults to the model's GPU).\n",
+                        .opts = opts,
+                        .examples = examples,
+                        .max_pos = 0};
     int code;
     if (cli_parse(&cspec, argc, argv, NULL, &code))
         return code;
@@ -103,8 +98,7 @@ int cmd_explain(int argc, char **argv)
         return cli_fail(CLI_BAD_INPUT, "explain", "out of memory");
     ps_query_t q;
     memset(&q, 0, sizeof q);
-    code = query_parse_spec(buf, &q) == PS_OK ? CLI_OK
-                                              : cli_fail(CLI_USAGE, "explain", "--query: %s", ps_last_error());
+    code = query_parse_spec(buf, &q) == PS_OK ? CLI_OK : cli_fail(CLI_USAGE, "explain", "--query: %s", ps_last_error());
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
     ps_explanation_t *e = NULL;

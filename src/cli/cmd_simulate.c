@@ -17,7 +17,6 @@
 
 static const char *CMD = "simulate";
 
-
 static int derive(const char *path, const char *gpu)
 {
     ps_ops_t *ops = NULL;
@@ -54,87 +53,72 @@ static const char *const examples[] = {
     "pairsight simulate --gpu a100 --experiments 200 --runs 2 --seed 3 --out out/small",
     "pairsight simulate --gpu h100 --pairs resnet50:8/bert-base:8 --splits 30/36 --experiments=50 --json --out "
     "out/h100",
-    "pairsight simulate --list",
-    NULL};
+    "pairsight simulate --list", NULL};
 
-int cmd_simulate(int argc, char **argv)
+/* What simulate was asked to do. */
+typedef struct {
+    ps_sim_params_t p;
+    const char *out, *derive_path, *derive_gpu;
+    int quiet, json, do_list;
+} sim_args_t;
+
+static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
 {
-    ps_sim_params_t p = ps_sim_default_params();
-    const char *out = NULL, *derive_path = NULL, *derive_gpu = "V100-SXM2-16GB";
-    int quiet = 0, json = 0, do_list = 0;
+    memset(a, 0, sizeof *a);
+    a->p = ps_sim_default_params();
+    a->derive_gpu = "V100-SXM2-16GB";
     cli_opt_t opts[] = {
-        {"--gpu", CLI_STR, &p.gpu, "NAME",
+        {"--gpu", CLI_STR, &a->p.gpu, "NAME",
          "GPU: A100-SXM4-40GB (a100), H100-SXM (h100), H200 (h200), V100-SXM2-16GB (v100), V100-SXM2-32GB"},
-        {"--models", CLI_STR, &p.models, "LIST",
+        {"--models", CLI_STR, &a->p.models, "LIST",
          "comma-separated models: the default pairs among them, or every ordered pair of them when no default "
          "pair remains",
          .def = "the six models of the published evaluation"},
-        {"--pairs", CLI_STR, &p.pairs, "LIST",
+        {"--pairs", CLI_STR, &a->p.pairs, "LIST",
          "ordered HP/LP pairs with batches, e.g. resnet50:8/bert-base:8,llama-3.2-1b:8/resnet50:8",
          .def = "the 20 pairs of docs/simulator.md"},
-        {"--batches", CLI_STR, &p.batches, "SPEC",
-         "batch of every model (16) or per model (resnet50:16,bert-base:32) where --pairs does not set it",
-         .def = "8"},
-        {"--splits", CLI_STR, &p.splits, "SPEC",
+        {"--batches", CLI_STR, &a->p.batches, "SPEC",
+         "batch of every model (16) or per model (resnet50:16,bert-base:32) where --pairs does not set it", .def = "8"},
+        {"--splits", CLI_STR, &a->p.splits, "SPEC",
          "SM splits hp/lp in TPCs, e.g. 10/44,20/34, or all (every split of the GPU)",
          .def = "hp = round(k*TPCs/10), k=1..9"},
-        {"--min-len", CLI_INT, &p.min_len, "N", "fewest operators per segment", .lo = 1, .hi = 100000},
-        {"--max-len", CLI_INT, &p.max_len, "N", "most operators per segment", .lo = 1, .hi = 100000},
-        {"--experiments", CLI_LONG, &p.experiments, "N", "co-execution settings", .lo = 1, .hi = 100000000},
-        {"--runs", CLI_INT, &p.runs, "R", "runs per experiment", .lo = 1, .hi = 10000},
-        {"--seed", CLI_U64, &p.seed, "S", "random seed", .lo = 0, .hi = 0},
-        {"--threads", CLI_INT, &p.threads, "T", "worker threads, 0 = all cores", .lo = 0,
+        {"--min-len", CLI_INT, &a->p.min_len, "N", "fewest operators per segment", .lo = 1, .hi = 100000},
+        {"--max-len", CLI_INT, &a->p.max_len, "N", "most operators per segment", .lo = 1, .hi = 100000},
+        {"--experiments", CLI_LONG, &a->p.experiments, "N", "co-execution settings", .lo = 1, .hi = 100000000},
+        {"--runs", CLI_INT, &a->p.runs, "R", "runs per experiment", .lo = 1, .hi = 10000},
+        {"--seed", CLI_U64, &a->p.seed, "S", "random seed", .lo = 0, .hi = 0},
+        {"--threads", CLI_INT, &a->p.threads, "T", "worker threads, 0 = all cores", .lo = 0,
          .hi = thread_limit() < 256 ? thread_limit() : 256},
-        {"--bert-seq", CLI_INT, &p.bert_seq, "N", "BERT sequence length", .lo = 1, .hi = 8192},
-        {"--llama-prompt", CLI_INT, &p.llama_prompt, "N", "Llama prompt length, also the decode step's KV length",
+        {"--bert-seq", CLI_INT, &a->p.bert_seq, "N", "BERT sequence length", .lo = 1, .hi = 8192},
+        {"--llama-prompt", CLI_INT, &a->p.llama_prompt, "N", "Llama prompt length, also the decode step's KV length",
          .lo = 1, .hi = 131072},
-        {"--noise", CLI_DBL, &p.noise, "S", "sigma of the per-run log-normal noise", .lo = 0, .hi = 1,
+        {"--noise", CLI_DBL, &a->p.noise, "S", "sigma of the per-run log-normal noise", .lo = 0, .hi = 1,
          .flags = CLI_HI_OPEN},
-        {"--out", CLI_STR, &out, "DIR", "output folder, created if missing (required unless --derive or --list)"},
-        {"--derive", CLI_STR, &derive_path, "OPS_CSV",
+        {"--out", CLI_STR, &a->out, "DIR", "output folder, created if missing (required unless --derive or --list)"},
+        {"--derive", CLI_STR, &a->derive_path, "OPS_CSV",
          "print the derived kernels of a measured V100 profile as C initializers (data/orion_kernels.inc) and exit",
          .flags = CLI_IN},
-        {"--derive-gpu", CLI_STR, &derive_gpu, "NAME", "GPU of the profile given to --derive"},
-        {"--list", CLI_FLAG, &do_list, NULL, "list the models and GPUs and exit"},
-        CLI_OPT_JSON(&json, "print a JSON summary on stdout (default: a line on stderr)"),
-        CLI_OPT_QUIET(&quiet),
+        {"--derive-gpu", CLI_STR, &a->derive_gpu, "NAME", "GPU of the profile given to --derive"},
+        {"--list", CLI_FLAG, &a->do_list, NULL, "list the models and GPUs and exit"},
+        CLI_OPT_JSON(&a->json, "print a JSON summary on stdout (default: a line on stderr)"),
+        CLI_OPT_QUIET(&a->quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = CMD,
-        .synopsis = "[options] --out DIR\n--derive OPS_CSV > data/orion_kernels.inc\n--list",
-        .about = "Simulate a profiling campaign on a GPU twin and write DIR/ops.csv (every\n"
-                 "operator of the campaign's models at every TPC count used and the whole\n"
-                 "GPU) and DIR/coexec.csv (one row per run, mechanism sim). Deterministic\n"
-                 "for a seed whatever the thread count. See docs/simulator.md.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 written, 1 bad input or unwritable --out, 2 usage error.",
-        .max_pos = 0};
-    int code;
-    if (cli_parse(&spec, argc, argv, NULL, &code))
-        return code;
-    if (do_list) {
-        list();
-        return CLI_OK;
-    }
-    if (derive_path)
-        return derive(derive_path, derive_gpu);
-    if (!out)
-        return cli_fail(CLI_USAGE, CMD, "--out DIR is required (see pairsight simulate --help)");
-    /* A long campaign must not end in "cannot create": check --out first. */
-    int out_rc = cli_check_out_dir(CMD, out);
-    if (out_rc != CLI_OK)
-        return out_rc;
-    p.progress = cli_progress_cb;
-    p.progress_user = &quiet;
+    cli_spec_t spec = {.cmd = CMD,
+                       .synopsis = "[options] --out DIR\n--derive OPS_CSV > data/orion_kernels.inc\n--list",
+                       .about = "Simulate a profiling campaign on a GPU twin and write DIR/ops.csv (every\n"
+                                "operator of the campaign's models at every TPC count used and the whole\n"
+                                "GPU) and DIR/coexec.csv (one row per run, mechanism sim). Deterministic\n"
+                                "for a seed whatever the thread count. See docs/simulator.md.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 written, 1 bad input or unwritable --out, 2 usage error.",
+                       .max_pos = 0};
+    return cli_parse(&spec, argc, argv, NULL, code);
+}
 
-    double t0 = ps_now();
-    ps_ops_t *ops = NULL;
-    ps_coexec_t *cx = NULL;
-    if (ps_sim_run(&p, &ops, &cx) != 0)
-        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    cli_progress_end(quiet);
-    double t_sim = ps_now() - t0;
+/* DIR/ops.csv and DIR/coexec.csv. */
+static int write_campaign(const char *out, const ps_ops_t *ops, const ps_coexec_t *cx)
+{
     char path[4096];
     int rc = make_dir(out);
     if (rc == 0) {
@@ -147,25 +131,59 @@ int cmd_simulate(int argc, char **argv)
         if (ps_coexec_save(cx, path) != 0)
             rc = cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     }
-    if (rc == 0) {
-        const ps_gpu_t *g = ps_gpu_find(p.gpu);
-        double t_all = ps_now() - t0;
-        if (json) {
-            cJSON *o = cli_json_new("simulate", 1);
-            cJSON_AddStringToObject(o, "gpu", g->name);
-            cJSON_AddNumberToObject(o, "experiments", (double)p.experiments);
-            cJSON_AddNumberToObject(o, "runs", p.runs);
-            cJSON_AddNumberToObject(o, "ops_rows", (double)ps_ops_rows(ops));
-            cJSON_AddNumberToObject(o, "coexec_rows", (double)ps_coexec_rows(cx));
-            cJSON_AddNumberToObject(o, "simulate_s", t_sim);
-            cJSON_AddNumberToObject(o, "total_s", t_all);
-            cJSON_AddStringToObject(o, "out", out);
-            cli_json_print(o, stdout);
-        } else if (!quiet) {
-            fprintf(stderr, "simulate: %s: %zu operator rows, %zu co-execution rows in %s (%.1f s)\n", g->name,
-                    ps_ops_rows(ops), ps_coexec_rows(cx), out, t_all);
-        }
+    return rc;
+}
+
+/* JSON on stdout with --json (data), else a line on stderr unless -q. */
+static void print_summary(const sim_args_t *a, const ps_ops_t *ops, const ps_coexec_t *cx, double t_sim, double t_all)
+{
+    const ps_gpu_t *g = ps_gpu_find(a->p.gpu);
+    if (a->json) {
+        cJSON *o = cli_json_new("simulate", 1);
+        cJSON_AddStringToObject(o, "gpu", g->name);
+        cJSON_AddNumberToObject(o, "experiments", (double)a->p.experiments);
+        cJSON_AddNumberToObject(o, "runs", a->p.runs);
+        cJSON_AddNumberToObject(o, "ops_rows", (double)ps_ops_rows(ops));
+        cJSON_AddNumberToObject(o, "coexec_rows", (double)ps_coexec_rows(cx));
+        cJSON_AddNumberToObject(o, "simulate_s", t_sim);
+        cJSON_AddNumberToObject(o, "total_s", t_all);
+        cJSON_AddStringToObject(o, "out", a->out);
+        cli_json_print(o, stdout);
+    } else if (!a->quiet) {
+        fprintf(stderr, "simulate: %s: %zu operator rows, %zu co-execution rows in %s (%.1f s)\n", g->name,
+                ps_ops_rows(ops), ps_coexec_rows(cx), a->out, t_all);
     }
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    sim_args_t a;
+    int code;
+    if (parse_sim_args(argc, argv, &a, &code))
+        return code;
+    if (a.do_list) {
+        list();
+        return CLI_OK;
+    }
+    if (a.derive_path)
+        return derive(a.derive_path, a.derive_gpu);
+    if (!a.out)
+        return cli_fail(CLI_USAGE, CMD, "--out DIR is required (see pairsight simulate --help)");
+    /* A long campaign must not end in "cannot create": check --out first. */
+    if ((code = cli_check_out_dir(CMD, a.out)) != CLI_OK)
+        return code;
+    a.p.progress = cli_progress_cb;
+    a.p.progress_user = &a.quiet;
+    double t0 = ps_now();
+    ps_ops_t *ops = NULL;
+    ps_coexec_t *cx = NULL;
+    if (ps_sim_run(&a.p, &ops, &cx) != 0)
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    cli_progress_end(a.quiet);
+    double t_sim = ps_now() - t0;
+    int rc = write_campaign(a.out, ops, cx);
+    if (rc == 0)
+        print_summary(&a, ops, cx, t_sim, ps_now() - t0);
     ps_ops_free(ops);
     ps_coexec_free(cx);
     return rc;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Ctrl-C (or SIGTERM) while training: nothing was written yet, the old
  * --out stands; say so and stop (exit 130, as a shell reports SIGINT). */
 static void interrupted(int sig)
@@ -23,7 +22,6 @@ static void interrupted(int sig)
     (void)w;
     _exit(130);
 }
-
 
 /* The summary: JSON on stdout with --json (data), else text on stderr
  * (a message) unless -q. */
@@ -41,29 +39,24 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
         cJSON *trees = cJSON_AddArrayToObject(o, "n_trees");
         cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[0]));
         cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[1]));
-        while (info->child) {
-            cJSON *it = cJSON_DetachItemViaPointer(info, info->child);
-            cJSON_AddItemToObject(o, it->string, it);
-        }
-        cJSON_Delete(info);
+        cli_json_move(o, info);
         cli_json_print(o, stdout);
         return;
     }
     if (quiet)
         return;
-    fprintf(stderr, "model %s: GPU %s, variant %s, window %d\n", out, i->gpu,
-            ps_feature_variant_name(i->variant), i->window);
+    fprintf(stderr, "model %s: GPU %s, variant %s, window %d\n", out, i->gpu, ps_feature_variant_name(i->variant),
+            i->window);
     fprintf(stderr, "samples %zu (train %zu, valid %zu, test %zu) from %zu experiments, %.2f s\n", i->n_samples,
-           i->n_train, i->n_valid, i->n_test, i->n_experiments, i->train_seconds);
+            i->n_train, i->n_valid, i->n_test, i->n_experiments, i->train_seconds);
     for (int s = 0; s < 2; s++)
-        fprintf(stderr, "%s: depth %d, eta %g, %d trees, validation MAPE %.2f%%, test MAPE %.2f%%\n",
-               s ? "LP" : "HP", i->depth[s], i->eta[s], i->n_trees[s], i->valid_mape[s], i->test_mape[s]);
+        fprintf(stderr, "%s: depth %d, eta %g, %d trees, validation MAPE %.2f%%, test MAPE %.2f%%\n", s ? "LP" : "HP",
+                i->depth[s], i->eta[s], i->n_trees[s], i->valid_mape[s], i->test_mape[s]);
 }
 
 static const char *const examples[] = {
     "pairsight train --ops out/ops.csv --coexec out/coexec.csv --out out/m.psm --depths 6 --etas 0.3 --rounds 50",
-    "pairsight train --ops=out/ops.csv --coexec=out/coexec.csv --out=out/m.psm --variant summed --json -q",
-    NULL};
+    "pairsight train --ops=out/ops.csv --coexec=out/coexec.csv --out=out/m.psm --variant summed --json -q", NULL};
 
 int cmd_train(int argc, char **argv)
 {
@@ -85,30 +78,28 @@ int cmd_train(int argc, char **argv)
         {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0},
         {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = thread_limit()},
         {"--rounds", CLI_INT, &p.max_rounds, "N", "most trees per regressor", .lo = 1, .hi = 100000},
-        {"--early-stop", CLI_INT, &p.early_stopping, "N", "rounds without validation gain before stopping",
-         .lo = 1, .hi = 100000},
-        {"--depths", CLI_INTS, p.depths, "LIST", "max_depth grid", .lo = 1, .hi = 20, .count = &p.n_depths,
-         .max = 4},
+        {"--early-stop", CLI_INT, &p.early_stopping, "N", "rounds without validation gain before stopping", .lo = 1,
+         .hi = 100000},
+        {"--depths", CLI_INTS, p.depths, "LIST", "max_depth grid", .lo = 1, .hi = 20, .count = &p.n_depths, .max = 4},
         {"--etas", CLI_DBLS, p.etas, "LIST", "learning-rate grid", .lo = 0, .hi = 1, .flags = CLI_LO_OPEN,
          .count = &p.n_etas, .max = 4},
         CLI_OPT_JSON(&json, "print the training summary as JSON on stdout (default: text on stderr)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "train",
-        .synopsis = "--ops FILE --coexec FILE --out FILE [options]",
-        .about = "Train the segment model: two XGBoost regressors (HP and LP side) on log\n"
-                 "slowdown, split 80/10/10 by experiment, early stopping on the validation\n"
-                 "split, depth and learning rate chosen on validation MAPE.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 trained and written, 1 bad input or training failed, 2 usage error.",
-        .max_pos = 0};
+    cli_spec_t spec = {.cmd = "train",
+                       .synopsis = "--ops FILE --coexec FILE --out FILE [options]",
+                       .about = "Train the segment model: two XGBoost regressors (HP and LP side) on log\n"
+                                "slowdown, split 80/10/10 by experiment, early stopping on the validation\n"
+                                "split, depth and learning rate chosen on validation MAPE.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 trained and written, 1 bad input or training failed, 2 usage error.",
+                       .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
     p.variant = (ps_feature_variant_t)variant;
-    p.seed = (unsigned)seed;
+    p.seed = seed; /* at most 2^32 - 1: the model file keeps it as a JSON number */
     const char *inputs[] = {ops_path, cx_path};
     int out_code = cli_check_out("train", out, inputs, 2);
     if (out_code != CLI_OK)

@@ -48,7 +48,9 @@ static void accepts_text(const cli_opt_t *o, char *buf, size_t n)
     case CLI_FLAG: snprintf(buf, n, "no value"); break;
     case CLI_STR:
         snprintf(buf, n, "%s%s", o->arg ? o->arg : "a string",
-                 o->flags & CLI_IN ? " (- for standard input)" : o->flags & CLI_OUT ? " (- for standard output)" : "");
+                 o->flags & CLI_IN    ? " (- for standard input)"
+                 : o->flags & CLI_OUT ? " (- for standard output)"
+                                      : "");
         break;
     case CLI_INT:
     case CLI_LONG:
@@ -313,8 +315,8 @@ static int take_option(cli_spec_t *spec, int argc, char **argv, int *i)
     const char *v = eq ? eq + 1 : NULL;
     if (!v) {
         if (*i + 1 >= argc)
-            return cli_fail(CLI_USAGE, spec->cmd, "%s needs a value%s%s (see %s)", name,
-                            o->type == CLI_STR ? "" : ": ", o->type == CLI_STR ? "" : what, ref);
+            return cli_fail(CLI_USAGE, spec->cmd, "%s needs a value%s%s (see %s)", name, o->type == CLI_STR ? "" : ": ",
+                            o->type == CLI_STR ? "" : what, ref);
         v = argv[++*i];
     }
     if (parse_value(o, v) != 0)
@@ -731,8 +733,8 @@ void cli_progress(int quiet, const char *what, double done, double total)
         snprintf(eta, sizeof eta, ", ETA %s", left);
     }
     if (total > 0)
-        fprintf(stderr, "%s%s: %.0f / %.0f (%.0f%%), %s%s%s", tty ? "\r" : "", what, done, total,
-                100.0 * done / total, el, eta, tty ? "   " : "\n");
+        fprintf(stderr, "%s%s: %.0f / %.0f (%.0f%%), %s%s%s", tty ? "\r" : "", what, done, total, 100.0 * done / total,
+                el, eta, tty ? "   " : "\n");
     else
         fprintf(stderr, "%s%s: %.0f, %s%s", tty ? "\r" : "", what, done, el, tty ? "   " : "\n");
     prog.drawn = tty;
@@ -847,6 +849,15 @@ void cli_json_write(const cJSON *v, FILE *f)
         }
         fputc(obj ? '}' : ']', f);
     }
+}
+
+void cli_json_move(cJSON *to, cJSON *from)
+{
+    while (from && from->child) {
+        cJSON *it = cJSON_DetachItemViaPointer(from, from->child);
+        cJSON_AddItemToObject(to, it->string, it);
+    }
+    cJSON_Delete(from);
 }
 
 int cli_json_print(cJSON *o, FILE *f)

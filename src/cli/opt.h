@@ -60,42 +60,42 @@ enum {
 };
 
 typedef struct cli_opt {
-    const char *name;     /* "--rounds", "-q"; NULL ends the table */
+    const char *name; /* "--rounds", "-q"; NULL ends the table */
     cli_opt_type_t type;
     void *dest;
-    const char *arg;      /* the value's name in the usage: FILE, N, LIST; NULL for CLI_FLAG */
-    const char *help;     /* one sentence, wrapped by the usage printer */
-    double lo, hi;        /* bounds of numbers and list elements */
-    unsigned flags;       /* CLI_REQ, CLI_IN, ... */
-    const char *def;      /* the default in words, printed instead of the destination's value */
-    const char *const *choices;           /* CLI_ENUM */
-    int *count;                           /* CLI_INTS, CLI_DBLS: values read */
-    int max;                              /* CLI_INTS, CLI_DBLS: capacity of dest */
+    const char *arg;                         /* the value's name in the usage: FILE, N, LIST; NULL for CLI_FLAG */
+    const char *help;                        /* one sentence, wrapped by the usage printer */
+    double lo, hi;                           /* bounds of numbers and list elements */
+    unsigned flags;                          /* CLI_REQ, CLI_IN, ... */
+    const char *def;                         /* the default in words, printed instead of the destination's value */
+    const char *const *choices;              /* CLI_ENUM */
+    int *count;                              /* CLI_INTS, CLI_DBLS: values read */
+    int max;                                 /* CLI_INTS, CLI_DBLS: capacity of dest */
     int (*parse)(const char *v, void *dest); /* CLI_FN */
-    const char *accepts;                  /* CLI_FN: "a list like 8,16,32 or 4-52:4" */
-    int given;                            /* set by cli_parse: times the flag was given */
+    const char *accepts;                     /* CLI_FN: "a list like 8,16,32 or 4-52:4" */
+    int given;                               /* set by cli_parse: times the flag was given */
 } cli_opt_t;
 
 /* The flags every command shares. */
-#define CLI_OPT_QUIET(p)                                                                                          \
-    {                                                                                                             \
-        "-q", CLI_FLAG, (p), NULL, "quiet: no progress and no summary; errors still go to stderr", .flags = CLI_NODEF \
+#define CLI_OPT_QUIET(p)                                                                                               \
+    {                                                                                                                  \
+        "-q", CLI_FLAG, (p), NULL, "quiet: no progress and no summary; errors still go to stderr", .flags = CLI_NODEF  \
     }
-#define CLI_OPT_JSON(p, what)                                                                                     \
-    {                                                                                                             \
-        "--json", CLI_FLAG, (p), NULL, what, .flags = CLI_NODEF                                                   \
+#define CLI_OPT_JSON(p, what)                                                                                          \
+    {                                                                                                                  \
+        "--json", CLI_FLAG, (p), NULL, what, .flags = CLI_NODEF                                                        \
     }
 
 typedef struct {
-    const char *cmd;         /* "train"; messages read "pairsight: <cmd>: ..." */
-    const char *sub;         /* "eval" for `pairsight colocate eval`, or NULL */
-    const char *synopsis;    /* what follows "usage: pairsight CMD [SUB] "; lines split by '\n' */
-    const char *about;       /* a paragraph of what the command does */
-    cli_opt_t *opts;         /* ends with {NULL} */
+    const char *cmd;             /* "train"; messages read "pairsight: <cmd>: ..." */
+    const char *sub;             /* "eval" for `pairsight colocate eval`, or NULL */
+    const char *synopsis;        /* what follows "usage: pairsight CMD [SUB] "; lines split by '\n' */
+    const char *about;           /* a paragraph of what the command does */
+    cli_opt_t *opts;             /* ends with {NULL} */
     const char *const *examples; /* NULL-terminated complete command lines */
-    const char *notes;       /* text after the options, or NULL */
-    const char *exit_status; /* NULL: "0 ok, 1 bad input or failure, 2 usage error" */
-    int max_pos;             /* positional arguments accepted (-1: any number) */
+    const char *notes;           /* text after the options, or NULL */
+    const char *exit_status;     /* NULL: "0 ok, 1 bad input or failure, 2 usage error" */
+    int max_pos;                 /* positional arguments accepted (-1: any number) */
 } cli_spec_t;
 
 /* Parses argv (argv[0] is the command or subcommand name) against spec.
@@ -169,6 +169,10 @@ double cli_progress_interval(void);
 struct cJSON;
 struct cJSON *cli_json_new(const char *name, int version);
 int cli_json_print(struct cJSON *o, FILE *f);
+
+/* Moves every member of the object from to the end of the object to, and
+ * deletes from. */
+void cli_json_move(struct cJSON *to, struct cJSON *from);
 
 /* The same writer for a single value (used by cli_json_print). */
 void cli_json_write(const struct cJSON *v, FILE *f);

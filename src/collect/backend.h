@@ -7,6 +7,7 @@
 #ifndef PS_COLLECT_BACKEND_H
 #define PS_COLLECT_BACKEND_H
 
+#include "collect/memplan.h"
 #include "collect/oplist.h"
 #include "profile/tables.h"
 
@@ -28,19 +29,33 @@ struct ps_backend {
     const char *mechanism; /* coexec.csv mechanism column: "green-ctx", "sim" */
     ps_collect_device_t dev;
 
-    /* Device time of every operator of l on tpcs TPCs: `warmup` untimed
-     * launches, then `runs` timed ones. out_ns[op * runs + r], op-major. */
+    /* Device time of every operator of l on tpcs TPCs, measured in model
+     * order: each run executes the whole list once (op 0, 1, ..., n-1, each
+     * reading its predecessor's output, memplan.h), every operator between
+     * two events; `warmup` untimed runs first; with flush_l2 the L2 is
+     * flushed before every run, as before every co-execution run.
+     * out_ns[op * runs + r], op-major; clock_mhz[r] the SM clock during run
+     * r (NAN where the backend cannot read it). */
     int (*profile)(ps_backend_t *b, const ps_oplist_t *l, int tpcs, int warmup, int runs,
-                   double *out_ns);
+                   double *out_ns, double *clock_mhz);
 
     /* Run hp and lp together on disjoint SM partitions, `runs` times after
-     * `warmup` untimed runs; each side timed on its own stream. */
+     * `warmup` untimed runs; each side timed on its own stream; the same
+     * cache state as profile. A segment of len 0 (list may then be NULL)
+     * times an empty side: the fixed cost of a co-execution.
+     * clock_mhz[r] as for profile. */
     int (*coexec)(ps_backend_t *b, const ps_segment_t *hp, const ps_segment_t *lp, int warmup,
-                  int runs, double *hp_ns, double *lp_ns);
+                  int runs, double *hp_ns, double *lp_ns, double *clock_mhz);
 
-    /* Hardware counters of every operator of l on tpcs TPCs (NAN where not
-     * measured). NULL when the backend has no counters. */
+    /* Hardware counters (ps_counter_metrics, FORMATS.md) of every operator
+     * of l on tpcs TPCs (the whole device or one green context), NAN where
+     * not measured. NULL when the backend has no counters. */
     int (*counters)(ps_backend_t *b, const ps_oplist_t *l, int tpcs, ps_counters_t *out);
+
+    /* The device buffers of every operator of l as this backend lays them
+     * out for a measurement (memplan.h with the arena's address), allocated
+     * if need be. out->op is the caller's (ps_memplan_free). */
+    int (*buffers)(ps_backend_t *b, const ps_oplist_t *l, ps_memplan_t *out);
 
     /* Whole iterations of l (every operator in order, then a synchronise)
      * on the whole device as this process sees it (under MPS: its active
@@ -51,6 +66,20 @@ struct ps_backend {
 
     void (*free)(ps_backend_t *b);
 };
+
+/* The CUPTI / Nsight Compute metrics of ps_counters_t, in its order: the
+ * ops.csv counter columns of FORMATS.md. */
+extern const char *const ps_counter_metrics[7];
+
+/* The error for a profiler that lacks permission (CUPTI's
+ * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): PS_E_BACKEND, saying how to enable
+ * it. what names the failing call. */
+int ps_counters_permission_error(const char *what);
+
+/* Fake backend only: the operator indices its last profile call executed,
+ * in order (warm-up runs included), so that tests can check model order.
+ * *ops is the backend's; valid until the next call. */
+int ps_backend_fake_trace(ps_backend_t *b, const int **ops, int *n);
 
 /* Open a backend by name ("cuda" or "fake"). "cuda" loads the CUDA module
  * (module.h) on first use and fails with PS_E_BACKEND and a message saying

@@ -11,6 +11,7 @@
 
 #include "common/common.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ struct ps_campaign {
     ps_store_t *store;
     ps_backend_t *be; /* NULL when opened for status and export only */
     ps_collect_params_t p;
+    out_lock_t *lock; /* held by a collector (opened with a device) */
 };
 
 ps_store_t *ps_campaign_store(ps_campaign_t *c)
@@ -36,7 +38,11 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
     if (!c)
         return PS_E_NOMEM;
     int rc = 0;
-    if (p) {
+    /* One collector per database: a second one is told who holds it
+     * (SQLite's own locking let both run and fail with raw SQLite text). */
+    if (p)
+        rc = out_lock_acquire(db_path, 0, &c->lock);
+    if (rc == 0 && p) {
         c->p = *p;
         c->p.backend = NULL; /* borrowed; not kept past the call */
         rc = ps_backend_open(p, &c->be);
@@ -67,6 +73,7 @@ void ps_campaign_free(ps_campaign_t *c)
     if (c->be)
         c->be->free(c->be);
     ps_store_close(c->store);
+    out_lock_release(c->lock);
     free(c);
 }
 
@@ -139,16 +146,106 @@ static int campaign_tpcs(const ps_campaign_t *c, const int *tpcs, int n, int **o
     return 0;
 }
 
+/* Whether the SM clock of run r (mhz, NAN unknown) is off the campaign's
+ * (ref, NAN before it is known) by more than the tolerance. */
+static int off_clock(const ps_campaign_t *c, double ref, double mhz)
+{
+    return c->p.clock_tol_pct > 0 && !isnan(ref) && !isnan(mhz) &&
+           fabs(mhz - ref) > ref * c->p.clock_tol_pct / 100.0;
+}
+
+/* The campaign's SM clock: pinned in the database by the first task that
+ * reads one (the median of its runs), NAN until then. */
+static int campaign_clock(ps_campaign_t *c, const double *mhz, int runs, double *ref)
+{
+    char buf[64];
+    int r = ps_store_meta_get(c->store, "sm_clock_mhz", buf, sizeof buf);
+    if (r < 0)
+        return r;
+    if (r == 1) {
+        *ref = atof(buf);
+        return 0;
+    }
+    double *v = ps_malloc((size_t)runs * sizeof *v);
+    if (!v)
+        return PS_E_NOMEM;
+    int n = 0;
+    for (int i = 0; i < runs; i++)
+        if (!isnan(mhz[i]))
+            v[n++] = mhz[i];
+    *ref = n ? median(v, n) : NAN;
+    free(v);
+    if (n == 0)
+        return 0;
+    snprintf(buf, sizeof buf, "%.1f", *ref);
+    return ps_store_meta_pin(c->store, "sm_clock_mhz", buf, "SM clock");
+}
+
+/* Check one attempt's clocks. *refused is set when a run is off-clock;
+ * those runs are recorded as refused at once. */
+static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, int runs, int *refused,
+                        char *why, size_t why_size)
+{
+    double ref = NAN;
+    int rc = campaign_clock(c, mhz, runs, &ref);
+    *refused = 0;
+    for (int r = 0; r < runs && rc == 0; r++) {
+        if (!off_clock(c, ref, mhz[r]))
+            continue;
+        if (!*refused)
+            snprintf(why, why_size, "run %d ran at %.0f MHz, the campaign's SM clock is %.0f MHz", r,
+                     mhz[r], ref);
+        *refused = 1;
+        rc = ps_store_put_clock(c->store, key, r, mhz[r], 1);
+    }
+    return rc;
+}
+
+#define CLOCK_ATTEMPTS 3
+
+static int clock_refusal(const ps_campaign_t *c, const char *key, const char *why)
+{
+    return ps_error(PS_E_BACKEND,
+                    "%s: refused %d times for its SM clock (%s; more than %g%% off): lock the "
+                    "clocks (nvidia-smi --lock-gpu-clocks=MHZ,MHZ) or give --clock-tol",
+                    key, CLOCK_ATTEMPTS, why, c->p.clock_tol_pct);
+}
+
+/* Record the device memory of l as the backend lays it out. */
+static int store_model_memory(ps_campaign_t *c, const ps_oplist_t *l)
+{
+    if (!c->be->buffers)
+        return 0;
+    ps_memplan_t m;
+    int rc = c->be->buffers(c->be, l, &m);
+    if (rc == 0)
+        rc = ps_store_put_model(c->store, c->be->dev.gpu, l->model, l->batch, (double)m.weight_bytes,
+                                (double)m.activation_bytes);
+    ps_memplan_free(&m);
+    return rc;
+}
+
 static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, const char *key)
 {
     int runs = c->p.profile_runs;
     double *ns = ps_malloc((size_t)l->n * (size_t)runs * sizeof *ns);
-    if (!ns)
-        return PS_E_NOMEM;
-    int rc = c->be->profile(c->be, l, tpcs, c->p.warmup, runs, ns);
+    double *mhz = ps_malloc((size_t)runs * sizeof *mhz);
+    int rc = ns && mhz ? 0 : PS_E_NOMEM, refused = 1;
+    char why[160] = "";
+    for (int a = 0; a < CLOCK_ATTEMPTS && rc == 0 && refused; a++) {
+        rc = c->be->profile(c->be, l, tpcs, c->p.warmup, runs, ns, mhz);
+        if (rc == 0)
+            rc = check_clocks(c, key, mhz, runs, &refused, why, sizeof why);
+    }
+    if (rc == 0 && refused)
+        rc = clock_refusal(c, key, why);
+    if (rc == 0)
+        rc = store_model_memory(c, l);
     if (rc == 0)
         rc = ps_store_begin(c->store);
     if (rc == 0) {
+        for (int r = 0; r < runs && rc == 0; r++)
+            rc = ps_store_put_clock(c->store, key, r, mhz[r], 0);
         for (int i = 0; i < l->n && rc == 0; i++) {
             double m = median(ns + (size_t)i * (size_t)runs, runs);
             if (!(m > 0))
@@ -160,6 +257,7 @@ static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, co
         }
         rc = end_task(c, key, rc);
     }
+    free(mhz);
     free(ns);
     return rc;
 }
@@ -215,16 +313,26 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
                            const ps_oplist_t *ll, const ps_experiment_t *e, const char *key)
 {
     int runs = plan->runs;
-    double *hp = ps_malloc(2 * (size_t)runs * sizeof *hp);
+    double *hp = ps_malloc(3 * (size_t)runs * sizeof *hp);
     if (!hp)
         return PS_E_NOMEM;
-    double *lp = hp + runs;
+    double *lp = hp + runs, *mhz = lp + runs;
     ps_segment_t hs = {hl, e->hp_start, e->hp_len, e->hp_tpcs};
     ps_segment_t ls = {ll, e->lp_start, e->lp_len, e->lp_tpcs};
-    int rc = c->be->coexec(c->be, &hs, &ls, c->p.warmup, runs, hp, lp);
+    int rc = 0, refused = 1;
+    char why[160] = "";
+    for (int a = 0; a < CLOCK_ATTEMPTS && rc == 0 && refused; a++) {
+        rc = c->be->coexec(c->be, &hs, &ls, c->p.warmup, runs, hp, lp, mhz);
+        if (rc == 0)
+            rc = check_clocks(c, key, mhz, runs, &refused, why, sizeof why);
+    }
+    if (rc == 0 && refused)
+        rc = clock_refusal(c, key, why);
     if (rc == 0)
         rc = ps_store_begin(c->store);
     if (rc == 0) {
+        for (int r = 0; r < runs && rc == 0; r++)
+            rc = ps_store_put_clock(c->store, key, r, mhz[r], 0);
         ps_coexec_row_t row = {
             .experiment = e->name, .gpu = c->be->dev.gpu,
             .hp_model = plan->hp_model, .hp_batch = plan->hp_batch,
@@ -301,32 +409,42 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
     return rc;
 }
 
-/* Store one counter pass of model at batch (one task, one transaction). */
-static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *l, int tpcs,
+/* Store one counter pass of model at batch (one task, one transaction):
+ * those of the whole device in the counters table, those of a partition
+ * beside them. */
+static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *l, int tpcs, int whole,
                           const char *key, const ps_counters_t *v)
 {
     int rc = ps_store_begin(c->store);
     if (rc)
         return rc;
     for (int i = 0; i < l->n && rc == 0; i++)
-        rc = ps_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
+        rc = whole ? ps_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i])
+                   : ps_store_put_counters_at(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
     return end_task(c, key, rc);
 }
 
-int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)
+int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs)
 {
     int rc = need_device(c);
     if (rc)
         return rc;
     if (!c->be->counters)
         return ps_error(PS_E_BACKEND, "the %s backend has no counters in this build", c->be->name);
+    int whole = tpcs <= 0 || tpcs == c->be->dev.tpc_count;
+    if (whole)
+        tpcs = c->be->dev.tpc_count;
+    else if ((rc = ps_plan_check_tpcs(&c->be->dev, &tpcs, 1)) != 0)
+        return rc;
     ps_oplist_t *l = NULL;
     rc = ps_zoo_build(model, batch, c->p.seq_len, &l);
     if (rc)
         return rc;
-    int tpcs = c->be->dev.tpc_count;
     char key[256], spec[64];
-    snprintf(key, sizeof key, "counters/%s/b%d", model, batch);
+    if (whole)
+        snprintf(key, sizeof key, "counters/%s/b%d", model, batch);
+    else
+        snprintf(key, sizeof key, "counters/%s/b%d/t%d", model, batch, tpcs);
     snprintf(spec, sizeof spec, "ops=%d tpcs=%d", l->n, tpcs);
     int done = 0;
     rc = ps_store_task_plan(c->store, key, "counters", spec, &done);
@@ -339,9 +457,59 @@ int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)
                 v[i].stall_mio_throttle = v[i].sm_pct = v[i].mem_pct = NAN;
         rc = c->be->counters(c->be, l, tpcs, v);
         if (rc == 0)
-            rc = store_counters(c, c->be->dev.gpu, l, tpcs, key, v);
+            rc = store_counters(c, c->be->dev.gpu, l, tpcs, whole, key, v);
     }
     free(v);
+    ps_oplist_free(l);
+    return rc;
+}
+
+int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)
+{
+    return ps_campaign_counters_at(c, model, batch, 0);
+}
+
+int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
+                           double *out_lp_ns)
+{
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (runs <= 0)
+        return ps_error(PS_E_ARG, "fixed cost: need runs > 0");
+    int t[2] = {hp_tpcs, lp_tpcs};
+    rc = ps_plan_check_tpcs(&c->be->dev, t, 2);
+    if (rc == 0 && hp_tpcs + lp_tpcs > c->be->dev.tpc_count)
+        rc = ps_error(PS_E_ARG, "%d + %d TPCs exceed the %s's %d", hp_tpcs, lp_tpcs, c->be->dev.gpu,
+                      c->be->dev.tpc_count);
+    double *mhz = rc ? NULL : ps_malloc((size_t)runs * sizeof *mhz);
+    if (rc == 0 && !mhz)
+        rc = PS_E_NOMEM;
+    ps_segment_t hs = {NULL, 0, 0, hp_tpcs}, ls = {NULL, 0, 0, lp_tpcs};
+    if (rc == 0)
+        rc = c->be->coexec(c->be, &hs, &ls, c->p.warmup, runs, out_hp_ns, out_lp_ns, mhz);
+    free(mhz);
+    return rc;
+}
+
+int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, double *out_weight_bytes,
+                             double *out_activation_bytes)
+{
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (!c->be->buffers)
+        return ps_error(PS_E_BACKEND, "the %s backend does not lay out memory", c->be->name);
+    ps_oplist_t *l = NULL;
+    ps_memplan_t m;
+    rc = ps_zoo_build(model, batch, c->p.seq_len, &l);
+    if (rc == 0)
+        rc = c->be->buffers(c->be, l, &m);
+    if (rc == 0) {
+        *out_weight_bytes = (double)m.weight_bytes;
+        *out_activation_bytes = (double)m.activation_bytes;
+        ps_memplan_free(&m);
+    }
     ps_oplist_free(l);
     return rc;
 }
@@ -378,7 +546,7 @@ int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, 
     for (int i = 0; rc == 0 && i < l->n; i++)
         v[i] = rep->rows[i].c;
     if (rc == 0)
-        rc = store_counters(c, gpu, l, 0, key, v);
+        rc = store_counters(c, gpu, l, 0, 1, key, v);
     free(v);
     ps_ops_free(rep);
     ps_oplist_free(l);

@@ -24,7 +24,7 @@ struct ps_conv_plan {
 static void destroy(cudnnBackendDescriptor_t *d)
 {
     if (*d)
-        cudnnBackendDestroyDescriptor(*d);
+        (void)cudnnBackendDestroyDescriptor(*d); /* cleanup: nothing to do on failure */
     *d = NULL;
 }
 
@@ -144,7 +144,7 @@ static int heuristic(ps_conv_plan_t *p, int32_t sm_target, int64_t *index, int *
             cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt,
                                      &idx) == CUDNN_STATUS_SUCCESS)
             index[(*n)++] = idx;
-        cudnnBackendDestroyDescriptor(eng);
+        (void)cudnnBackendDestroyDescriptor(eng);
     }
     if (s != CUDNN_STATUS_SUCCESS)
         rc = ps_error(PS_E_BACKEND, "cudnn graph: heuristic: %s", cudnnGetErrorString(s));

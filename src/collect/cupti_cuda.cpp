@@ -4,6 +4,7 @@
 #include "collect/cupti_cuda.h"
 
 extern "C" {
+#include "collect/backend.h"
 #include "common/common.h"
 }
 
@@ -38,8 +39,11 @@ struct ps_cupti {
 
 static int fail(CUptiResult r, const char *what)
 {
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES)
+        return ps_counters_permission_error(what);
     const char *s = nullptr;
-    cuptiGetResultString(r, &s);
+    if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS)
+        s = nullptr;
     return ps_error(PS_E_BACKEND, "cupti: %s: %s", what, s ? s : "unknown error");
 }
 
@@ -217,18 +221,18 @@ extern "C" void ps_cupti_close(ps_cupti_t *p)
         if (p->started) {
             CUpti_RangeProfiler_Stop_Params sp = PARAMS(CUpti_RangeProfiler_Stop_Params);
             sp.pRangeProfilerObject = p->range;
-            cuptiRangeProfilerStop(&sp);
+            (void)cuptiRangeProfilerStop(&sp);
         }
         CUpti_RangeProfiler_Disable_Params dp = PARAMS(CUpti_RangeProfiler_Disable_Params);
         dp.pRangeProfilerObject = p->range;
-        cuptiRangeProfilerDisable(&dp);
+        (void)cuptiRangeProfilerDisable(&dp);
     }
     if (p->host) {
         CUpti_Profiler_Host_Deinitialize_Params hd = PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
         hd.pHostObject = p->host;
-        cuptiProfilerHostDeinitialize(&hd);
+        (void)cuptiProfilerHostDeinitialize(&hd);
     }
     CUpti_Profiler_DeInitialize_Params de = PARAMS(CUpti_Profiler_DeInitialize_Params);
-    cuptiProfilerDeInitialize(&de);
+    (void)cuptiProfilerDeInitialize(&de);
     delete p;
 }

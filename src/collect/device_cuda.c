@@ -3,18 +3,31 @@
  * split by green contexts.
  *
  * - SM partitions: cuDeviceGetDevResource gives the device's SMs with their
- *   minSmPartitionSize and smCoscheduledAlignment; cuDevSmResourceSplitByCount
- *   carves one group of 2p SMs (and for a co-execution a second group from
- *   the remainder); each group becomes a green context with its own stream
- *   (cuGreenCtxStreamCreate). Green contexts share the primary context's
- *   memory, so buffers are allocated once.
+ *   minSmPartitionSize and smCoscheduledAlignment; the valid group sizes are
+ *   probed once with cuDevSmResourceSplitByCount (collect info lists them).
+ *   A partition carves one group of 2p SMs; for a co-execution the
+ *   remainder first becomes a green context, whose resource
+ *   (cuGreenCtxGetDevResource) is split for the second group, because the
+ *   driver does not split a split's output again. Each group becomes a
+ *   green context with its own stream (cuGreenCtxStreamCreate). Green
+ *   contexts share the primary context's memory.
+ * - Memory: every operator has its own weights and output in one arena per
+ *   side and reads its predecessor's output (memplan.h), so a model moves
+ *   the bytes the real one moves.
  * - Operators: GEMMs through cuBLAS with cublasSetSmCountTarget set to the
  *   partition's SMs, convolutions through cuDNN, the rest through kernels.cu.
- * - Timing: CUDA events around each launch (profile), or around each side's
- *   whole segment on its own stream (co-execution). Both sides of a
- *   co-execution wait on one flag in mapped host memory
- *   (cuStreamWaitValue32) until everything is enqueued, so that they start
- *   together and host launch overhead is not timed.
+ * - Timing: a standalone run executes the whole model in order, every
+ *   operator between two events; a co-execution run times each side's
+ *   segment between two events on its own stream. Launches wait behind
+ *   flags in mapped host memory (cuStreamWaitValue32) until the host has
+ *   enqueued them, so that host launch latency is not timed and both sides
+ *   of a co-execution start together. With flush_l2 the L2 is flushed (a
+ *   memset of twice its size) before every timed run of either kind.
+ * - Clocks: NVML (loaded at run time, like the driver) reads the SM clock
+ *   during every timed run.
+ * - Every CUDA, cuBLAS, cuDNN, CUPTI and NVML result is checked and the
+ *   failing call named in the error; cleanup paths discard theirs with an
+ *   explicit (void), which tests/test_collect_checked.sh enforces.
  *
  * The driver API is reached through cudaGetDriverEntryPointByVersion rather
  * than by linking libcuda, so that the module loads where there is no
@@ -37,8 +50,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+#include <math.h>
+
 #define MAX_PARTS 64
-#define MAX_GATED_OPS 512 /* launches both sides may queue behind the gate */
+#define MAX_GATED_OPS 512 /* launches both sides of a co-execution may queue behind the gate */
+#define CHUNK_OPS 64      /* operators of a standalone run enqueued behind one gate */
 #define LT_WORKSPACE (32u << 20) /* cuBLASLt workspace, bytes */
 
 typedef struct {
@@ -49,14 +66,32 @@ typedef struct {
     CUresult (*DevResourceGenerateDesc)(CUdevResourceDesc *, CUdevResource *, unsigned int);
     CUresult (*GreenCtxCreate)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int);
     CUresult (*GreenCtxDestroy)(CUgreenCtx);
+    CUresult (*GreenCtxGetDevResource)(CUgreenCtx, CUdevResource *, CUdevResourceType);
     CUresult (*CtxFromGreenCtx)(CUcontext *, CUgreenCtx);
     CUresult (*GreenCtxStreamCreate)(CUstream *, CUgreenCtx, unsigned int, int);
     CUresult (*CtxSetCurrent)(CUcontext);
     CUresult (*CtxGetCurrent)(CUcontext *);
+    CUresult (*CtxGetExecAffinity)(CUexecAffinityParam *, CUexecAffinityType);
     CUresult (*StreamWaitValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
     CUresult (*StreamDestroy)(CUstream);
     CUresult (*GetErrorString)(CUresult, const char **);
 } driver_t;
+
+/* NVML, from the driver's libnvidia-ml.so.1 at run time (the toolkit ships
+ * no nvml.h here; these are the stable C signatures of nvml.h). */
+typedef int nvml_ret_t; /* nvmlReturn_t: 0 is NVML_SUCCESS */
+typedef struct nvml_device *nvml_device_t;
+#define NVML_CLOCK_SM 1 /* nvmlClockType_t */
+typedef struct {
+    void *lib;
+    nvml_device_t dev;
+    nvml_ret_t (*Init)(void);
+    nvml_ret_t (*Shutdown)(void);
+    nvml_ret_t (*DeviceGetHandleByPciBusId)(const char *, nvml_device_t *);
+    nvml_ret_t (*DeviceGetClockInfo)(nvml_device_t, int, unsigned *);
+    nvml_ret_t (*DeviceGetMaxClockInfo)(nvml_device_t, int, unsigned *);
+    const char *(*ErrorString)(nvml_ret_t);
+} nvml_t;
 
 /* One side: a green context, its stream and its library handles. */
 typedef struct {
@@ -69,17 +104,23 @@ typedef struct {
     cudnnHandle_t dnn;
 } side_t;
 
-/* A partition of the device: one side (profile) or two (co-execution). */
+/* A partition of the device: one side (profile) or two (co-execution);
+ * rest is the green context of the remainder the second side came from. */
 typedef struct {
     unsigned sms[2]; /* sms[1] == 0: one side */
     side_t side[2];
+    CUgreenCtx rest;
 } part_t;
 
-/* Device buffers of one side, grown to the largest operator seen. */
+/* The device memory of one side: the arena of one model (memplan.h) and a
+ * library workspace. */
 typedef struct {
-    void *in, *w, *out, *ws;
-    size_t in_bytes, w_bytes, out_bytes, ws_bytes;
-} bufs_t;
+    char key[128]; /* model/batch/seq_len/n of the list laid out */
+    void *base;
+    ps_memplan_t plan;
+    void *ws;
+    size_t ws_bytes;
+} arena_t;
 
 /* Per-operator state prepared before timing: a cuBLASLt matmul (plain
  * GEMMs), a cuDNN graph plan or, where that fails, legacy descriptors. */
@@ -99,14 +140,18 @@ typedef struct {
 typedef struct {
     ps_backend_t base;
     driver_t drv;
+    nvml_t nvml;
     int ordinal;
     CUdevice dev;
     CUdevResource sm_all;
     part_t parts[MAX_PARTS];
     int n_parts;
     side_t primary; /* the whole device, for the counters (no green context) */
-    bufs_t bufs[2];
-    volatile unsigned *gate;   /* mapped host memory */
+    arena_t arena[2];
+    void *flush;      /* L2 flush buffer */
+    size_t flush_bytes;
+    int flush_l2;
+    volatile unsigned *gate; /* mapped host memory */
     CUdeviceptr gate_dev;
     unsigned gate_seq;
 } cuda_t;
@@ -114,14 +159,14 @@ typedef struct {
 static int cu_fail(const cuda_t *b, CUresult r, const char *what)
 {
     const char *s = NULL;
-    if (b->drv.GetErrorString)
-        b->drv.GetErrorString(r, &s);
+    if (b->drv.GetErrorString && b->drv.GetErrorString(r, &s) != CUDA_SUCCESS)
+        s = NULL;
     return ps_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, s ? s : "unknown error", (int)r);
 }
 
 static int rt_fail(cudaError_t e, const char *what)
 {
-    return ps_error(PS_E_BACKEND, "cuda: %s: %s", what, cudaGetErrorString(e));
+    return ps_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, cudaGetErrorString(e), (int)e);
 }
 
 #define CU(call, what)                                                                             \
@@ -148,6 +193,23 @@ static int rt_fail(cudaError_t e, const char *what)
         if (s_ != CUDNN_STATUS_SUCCESS)                                                            \
             return ps_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));        \
     } while (0)
+/* rc = call's outcome, named, unless rc already holds an error. */
+#define RT_RC(rc, call, what)                                                                      \
+    do {                                                                                           \
+        if ((rc) == 0) {                                                                           \
+            cudaError_t e_ = (call);                                                               \
+            if (e_ != cudaSuccess)                                                                 \
+                (rc) = rt_fail(e_, what);                                                          \
+        }                                                                                          \
+    } while (0)
+#define CU_RC(rc, call, what)                                                                      \
+    do {                                                                                           \
+        if ((rc) == 0) {                                                                           \
+            CUresult r_ = (call);                                                                  \
+            if (r_ != CUDA_SUCCESS)                                                                \
+                (rc) = cu_fail(b, r_, what);                                                       \
+        }                                                                                          \
+    } while (0)
 
 static int load_driver(driver_t *d)
 {
@@ -161,10 +223,12 @@ static int load_driver(driver_t *d)
         {"cuDevResourceGenerateDesc", offsetof(driver_t, DevResourceGenerateDesc)},
         {"cuGreenCtxCreate", offsetof(driver_t, GreenCtxCreate)},
         {"cuGreenCtxDestroy", offsetof(driver_t, GreenCtxDestroy)},
+        {"cuGreenCtxGetDevResource", offsetof(driver_t, GreenCtxGetDevResource)},
         {"cuCtxFromGreenCtx", offsetof(driver_t, CtxFromGreenCtx)},
         {"cuGreenCtxStreamCreate", offsetof(driver_t, GreenCtxStreamCreate)},
         {"cuCtxSetCurrent", offsetof(driver_t, CtxSetCurrent)},
         {"cuCtxGetCurrent", offsetof(driver_t, CtxGetCurrent)},
+        {"cuCtxGetExecAffinity", offsetof(driver_t, CtxGetExecAffinity)},
         {"cuStreamWaitValue32", offsetof(driver_t, StreamWaitValue32)},
         {"cuStreamDestroy", offsetof(driver_t, StreamDestroy)},
         {"cuGetErrorString", offsetof(driver_t, GetErrorString)},
@@ -175,7 +239,7 @@ static int load_driver(driver_t *d)
         cudaError_t e = cudaGetDriverEntryPointByVersion(syms[i].name, &fn, CUDART_VERSION,
                                                          cudaEnableDefault, &q);
         if (e != cudaSuccess)
-            return rt_fail(e, "loading the driver API");
+            return rt_fail(e, "cudaGetDriverEntryPointByVersion");
         if (q != cudaDriverEntryPointSuccess || !fn)
             return ps_error(PS_E_BACKEND,
                             "cuda: the driver lacks %s (green contexts need driver 550 / CUDA "
@@ -186,23 +250,107 @@ static int load_driver(driver_t *d)
     return 0;
 }
 
+static int nvml_fail(const nvml_t *n, nvml_ret_t r, const char *what)
+{
+    const char *s = n->ErrorString ? n->ErrorString(r) : NULL;
+    return ps_error(PS_E_BACKEND, "nvml: %s: %s (%d)", what, s ? s : "unknown error", r);
+}
+
+/* NVML for the device with PCI bus id `bus`. Without libnvidia-ml the
+ * clocks are unknown (NAN) and a warning says so; any other NVML failure
+ * is an error. */
+static int nvml_open(nvml_t *n, const char *bus)
+{
+    memset(n, 0, sizeof *n);
+    n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!n->lib) {
+        ps_log(PS_LOG_WARN, "nvml: %s: SM clocks will not be recorded", dlerror());
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        size_t offset;
+    } syms[] = {
+        {"nvmlInit_v2", offsetof(nvml_t, Init)},
+        {"nvmlShutdown", offsetof(nvml_t, Shutdown)},
+        {"nvmlDeviceGetHandleByPciBusId_v2", offsetof(nvml_t, DeviceGetHandleByPciBusId)},
+        {"nvmlDeviceGetClockInfo", offsetof(nvml_t, DeviceGetClockInfo)},
+        {"nvmlDeviceGetMaxClockInfo", offsetof(nvml_t, DeviceGetMaxClockInfo)},
+        {"nvmlErrorString", offsetof(nvml_t, ErrorString)},
+    };
+    for (size_t i = 0; i < PS_ARRAY_LEN(syms); i++) {
+        void *fn = dlsym(n->lib, syms[i].name);
+        if (!fn)
+            return ps_error(PS_E_BACKEND, "nvml: libnvidia-ml.so.1 lacks %s", syms[i].name);
+        memcpy((char *)n + syms[i].offset, &fn, sizeof fn);
+    }
+    /* Without NVML (a container without it, a driver that refuses) clocks
+     * are unknown, and said to be; once it answers, every failure counts. */
+    nvml_ret_t r = n->Init();
+    if (r != 0) {
+        ps_log(PS_LOG_WARN, "nvml: nvmlInit_v2: %s: SM clocks will not be recorded",
+               n->ErrorString ? n->ErrorString(r) : "error");
+        n->Shutdown = NULL;
+        return 0;
+    }
+    r = n->DeviceGetHandleByPciBusId(bus, &n->dev);
+    if (r != 0)
+        return nvml_fail(n, r, "nvmlDeviceGetHandleByPciBusId_v2");
+    return 0;
+}
+
+/* The SM clock now, MHz; NAN without NVML. */
+static int nvml_sm_clock(const nvml_t *n, int max, double *mhz)
+{
+    *mhz = NAN;
+    if (!n->dev)
+        return 0;
+    unsigned v = 0;
+    nvml_ret_t r = max ? n->DeviceGetMaxClockInfo(n->dev, NVML_CLOCK_SM, &v)
+                       : n->DeviceGetClockInfo(n->dev, NVML_CLOCK_SM, &v);
+    if (r != 0)
+        return nvml_fail(n, r, max ? "nvmlDeviceGetMaxClockInfo" : "nvmlDeviceGetClockInfo");
+    *mhz = (double)v;
+    return 0;
+}
+
+static void nvml_close(nvml_t *n)
+{
+    if (n->Shutdown)
+        (void)n->Shutdown();
+    if (n->lib)
+        (void)dlclose(n->lib);
+    memset(n, 0, sizeof *n);
+}
+
+/* Cleanup: every result is discarded on purpose, the first error having
+ * been reported already. */
 static void side_destroy(cuda_t *b, side_t *s)
 {
     if (!s->ctx)
         return;
-    b->drv.CtxSetCurrent(s->ctx);
+    (void)b->drv.CtxSetCurrent(s->ctx);
     if (s->blas)
-        cublasDestroy(s->blas);
+        (void)cublasDestroy(s->blas);
     if (s->lt)
-        cublasLtDestroy(s->lt);
+        (void)cublasLtDestroy(s->lt);
     if (s->dnn)
-        cudnnDestroy(s->dnn);
+        (void)cudnnDestroy(s->dnn);
     if (s->stream)
-        b->drv.StreamDestroy(s->stream);
+        (void)b->drv.StreamDestroy(s->stream);
     if (s->green)
-        b->drv.GreenCtxDestroy(s->green);
+        (void)b->drv.GreenCtxDestroy(s->green);
     memset(s, 0, sizeof *s);
-    cudaSetDevice(b->ordinal);
+    (void)cudaSetDevice(b->ordinal);
+}
+
+static void part_destroy(cuda_t *b, part_t *p)
+{
+    for (int k = 0; k < 2; k++)
+        side_destroy(b, &p->side[k]);
+    if (p->rest)
+        (void)b->drv.GreenCtxDestroy(p->rest);
+    p->rest = NULL;
 }
 
 static int side_handles(cuda_t *b, side_t *s);
@@ -237,25 +385,27 @@ static int side_handles(cuda_t *b, side_t *s)
     return 0;
 }
 
-/* Split `sms` SMs off `from`; the driver rounds to its granularity, and a
- * rounded group would measure another allocation than the one asked for. */
+/* Split `sms` SMs off `from` (a resource of the device or of a green
+ * context); the driver rounds to its granularity, and a rounded group
+ * would measure another allocation than the one asked for. */
 static int split(cuda_t *b, const CUdevResource *from, unsigned sms, CUdevResource *group,
                  CUdevResource *rest)
 {
     unsigned n = 1;
-    CUdevResource in = *from;
-    CU(b->drv.DevSmResourceSplitByCount(group, &n, &in, rest, 0, sms), "cuDevSmResourceSplitByCount");
+    CU(b->drv.DevSmResourceSplitByCount(group, &n, from, rest, 0, sms), "cuDevSmResourceSplitByCount");
     if (n != 1 || group->sm.smCount != sms)
         return ps_error(PS_E_BACKEND,
                         "cuda: asked for %u SMs, the driver gave %u (minSmPartitionSize %u, "
-                        "smCoscheduledAlignment %u)",
-                        sms, n ? group->sm.smCount : 0, b->sm_all.sm.minSmPartitionSize,
-                        b->sm_all.sm.smCoscheduledAlignment);
+                        "smCoscheduledAlignment %u; `collect info` lists the valid counts)",
+                        sms, n ? group->sm.smCount : 0, from->sm.minSmPartitionSize,
+                        from->sm.smCoscheduledAlignment);
     return 0;
 }
 
 /* The partition of sms_a (and sms_b, when not 0) SMs, created on first use
- * and kept: creating handles costs far more than any operator. */
+ * and kept: creating handles costs far more than any operator. The second
+ * group comes from the remainder through a green context of its own, as the
+ * driver API requires (a split's output is not split again). */
 static int get_part(cuda_t *b, unsigned sms_a, unsigned sms_b, part_t **out)
 {
     for (int i = 0; i < b->n_parts; i++)
@@ -265,29 +415,35 @@ static int get_part(cuda_t *b, unsigned sms_a, unsigned sms_b, part_t **out)
         }
     if (b->n_parts == MAX_PARTS) {
         for (int i = 0; i < b->n_parts; i++)
-            for (int k = 0; k < 2; k++)
-                side_destroy(b, &b->parts[i].side[k]);
+            part_destroy(b, &b->parts[i]);
         b->n_parts = 0;
     }
     part_t *p = &b->parts[b->n_parts];
     memset(p, 0, sizeof *p);
     p->sms[0] = sms_a;
     p->sms[1] = sms_b;
-    CUdevResource ga, gb, rest, rest2;
+    CUdevResource ga, gb, rest, rest_res, rest2;
     int rc = 0;
     if (sms_a / 2 == b->sm_all.sm.smCount / 2 && !sms_b)
         ga = b->sm_all; /* the whole device (an odd SM left over stays in) */
     else
         rc = split(b, &b->sm_all, sms_a, &ga, &rest);
-    if (rc == 0 && sms_b)
-        rc = split(b, &rest, sms_b, &gb, &rest2);
+    if (rc == 0 && sms_b) {
+        CUdevResourceDesc desc;
+        CU_RC(rc, b->drv.DevResourceGenerateDesc(&desc, &rest, 1), "cuDevResourceGenerateDesc (remainder)");
+        CU_RC(rc, b->drv.GreenCtxCreate(&p->rest, desc, b->dev, CU_GREEN_CTX_DEFAULT_STREAM),
+              "cuGreenCtxCreate (remainder)");
+        CU_RC(rc, b->drv.GreenCtxGetDevResource(p->rest, &rest_res, CU_DEV_RESOURCE_TYPE_SM),
+              "cuGreenCtxGetDevResource");
+        if (rc == 0)
+            rc = split(b, &rest_res, sms_b, &gb, &rest2);
+    }
     if (rc == 0)
         rc = side_create(b, &ga, &p->side[0]);
     if (rc == 0 && sms_b)
         rc = side_create(b, &gb, &p->side[1]);
     if (rc) {
-        side_destroy(b, &p->side[0]);
-        side_destroy(b, &p->side[1]);
+        part_destroy(b, p);
         return rc;
     }
     b->n_parts++;
@@ -295,17 +451,80 @@ static int get_part(cuda_t *b, unsigned sms_a, unsigned sms_b, part_t **out)
     return 0;
 }
 
-static int grow(void **buf, size_t *have, size_t need, unsigned seed)
+/* The group sizes the driver gives one side, probed: a split of s SMs that
+ * comes back with exactly s SMs. Nothing is created. */
+static void probe_valid_sms(cuda_t *b, ps_collect_device_t *d)
 {
-    if (need <= *have)
+    memset(d->valid_sms_mask, 0, sizeof d->valid_sms_mask);
+    unsigned all = b->sm_all.sm.smCount;
+    for (unsigned s = 2; s <= all && s < 256; s += 2) {
+        CUdevResource g, rest;
+        unsigned n = 1;
+        int ok = s / 2 == all / 2;
+        if (!ok) {
+            /* A size the driver refuses is simply not valid. */
+            CUresult r = b->drv.DevSmResourceSplitByCount(&g, &n, &b->sm_all, &rest, 0, s);
+            ok = r == CUDA_SUCCESS && n == 1 && g.sm.smCount == s;
+            if (r != CUDA_SUCCESS)
+                ps_log(PS_LOG_DEBUG, "cuDevSmResourceSplitByCount(%u SMs): %d", s, (int)r);
+        }
+        if (ok)
+            d->valid_sms_mask[s / 64] |= 1ULL << (s % 64);
+    }
+}
+
+/* The arena of list l on side k, laid out (memplan.h), allocated and filled
+ * with small values on first use of that list; another list replaces it. */
+static int arena_get(cuda_t *b, int k, const ps_oplist_t *l, arena_t **out)
+{
+    arena_t *a = &b->arena[k];
+    char key[sizeof a->key];
+    snprintf(key, sizeof key, "%s/%d/%d/%d", l->model, l->batch, l->seq_len, l->n);
+    *out = a;
+    if (a->base && strcmp(a->key, key) == 0)
         return 0;
-    if (*buf)
-        cudaFree(*buf);
-    *buf = NULL;
-    *have = 0;
-    RT(cudaMalloc(buf, need), "cudaMalloc");
-    *have = need;
-    RT(ps_kernel_fill(*buf, need / 2, seed, 0), "fill");
+    if (a->base) {
+        RT(cudaFree(a->base), "cudaFree (arena)");
+        ps_memplan_free(&a->plan);
+        a->base = NULL;
+        a->key[0] = '\0';
+    }
+    ps_memplan_t sizes;
+    int rc = ps_memplan_make(l, 0, &sizes);
+    if (rc)
+        return rc;
+    /* In the primary context, whose memory every green context shares. */
+    RT(cudaSetDevice(b->ordinal), "cudaSetDevice");
+    size_t total = sizes.total_bytes;
+    ps_memplan_free(&sizes);
+    void *base = NULL;
+    cudaError_t e = cudaMalloc(&base, total);
+    if (e != cudaSuccess)
+        return ps_error(PS_E_BACKEND, "cuda: cudaMalloc of %.3g GB for %s at batch %d: %s", total * 1e-9,
+                        l->model, l->batch, cudaGetErrorString(e));
+    rc = ps_memplan_make(l, (uintptr_t)base, &a->plan);
+    RT_RC(rc, ps_kernel_fill(base, total / 2, 1u + (unsigned)k, 0), "filling the arena");
+    RT_RC(rc, cudaDeviceSynchronize(), "filling the arena");
+    if (rc) {
+        (void)cudaFree(base);
+        ps_memplan_free(&a->plan);
+        return rc;
+    }
+    a->base = base;
+    snprintf(a->key, sizeof a->key, "%s", key);
+    return 0;
+}
+
+static int grow_ws(arena_t *a, size_t need)
+{
+    if (need <= a->ws_bytes)
+        return 0;
+    if (a->ws)
+        RT(cudaFree(a->ws), "cudaFree (workspace)");
+    a->ws = NULL;
+    a->ws_bytes = 0;
+    RT(cudaMalloc(&a->ws, need), "cudaMalloc (workspace)");
+    a->ws_bytes = need;
     return 0;
 }
 
@@ -313,22 +532,22 @@ static void prep_free(prep_t *p, int n)
 {
     for (int i = 0; p && i < n; i++) {
         if (p[i].mm)
-            cublasLtMatmulDescDestroy(p[i].mm);
+            (void)cublasLtMatmulDescDestroy(p[i].mm);
         if (p[i].la)
-            cublasLtMatrixLayoutDestroy(p[i].la);
+            (void)cublasLtMatrixLayoutDestroy(p[i].la);
         if (p[i].lb)
-            cublasLtMatrixLayoutDestroy(p[i].lb);
+            (void)cublasLtMatrixLayoutDestroy(p[i].lb);
         if (p[i].lc)
-            cublasLtMatrixLayoutDestroy(p[i].lc);
+            (void)cublasLtMatrixLayoutDestroy(p[i].lc);
         ps_conv_plan_free(p[i].graph);
         if (p[i].x)
-            cudnnDestroyTensorDescriptor(p[i].x);
+            (void)cudnnDestroyTensorDescriptor(p[i].x);
         if (p[i].y)
-            cudnnDestroyTensorDescriptor(p[i].y);
+            (void)cudnnDestroyTensorDescriptor(p[i].y);
         if (p[i].w)
-            cudnnDestroyFilterDescriptor(p[i].w);
+            (void)cudnnDestroyFilterDescriptor(p[i].w);
         if (p[i].conv)
-            cudnnDestroyConvolutionDescriptor(p[i].conv);
+            (void)cudnnDestroyConvolutionDescriptor(p[i].conv);
     }
     free(p);
 }
@@ -358,9 +577,9 @@ static int prep_gemm(const side_t *s, const ps_opdesc_t *op, prep_t *p)
                                                              &ws, sizeof ws);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulAlgoGetHeuristic(s->lt, p->mm, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &got);
-    cublasLtMatmulPreferenceDestroy(pref);
+    (void)cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || got == 0) {
-        cublasLtMatmulDescDestroy(p->mm);
+        (void)cublasLtMatmulDescDestroy(p->mm);
         p->mm = NULL;
         return 0;
     }
@@ -412,23 +631,20 @@ static int prep_conv(const side_t *s, const ps_opdesc_t *op, prep_t *p)
     return 0;
 }
 
-/* Buffers and cuDNN plans for ops [start, start+len) on side s. */
-static int prepare(cuda_t *b, const side_t *s, bufs_t *buf, const ps_oplist_t *l, int start, int len,
+/* Library plans for ops [start, start+len) of l on side s, bound to their
+ * buffers in arena a. */
+static int prepare(cuda_t *b, const side_t *s, arena_t *a, const ps_oplist_t *l, int start, int len,
                    prep_t **out)
 {
     *out = NULL;
-    size_t in = 0, w = 0, o = 0, ws = 0;
-    for (int i = start; i < start + len; i++) {
-        long long a, bb, c;
-        ps_op_tensor_elems(&l->ops[i], &a, &bb, &c);
-        in = (size_t)a * 2 > in ? (size_t)a * 2 : in;
-        w = (size_t)bb * 2 > w ? (size_t)bb * 2 : w;
-        o = (size_t)c * 2 > o ? (size_t)c * 2 : o;
-    }
+    if (len == 0)
+        return 0;
     prep_t *p = ps_calloc((size_t)len, sizeof *p);
     if (!p)
         return PS_E_NOMEM;
-    int rc = b->drv.CtxSetCurrent(s->ctx) == CUDA_SUCCESS ? 0 : ps_error(PS_E_BACKEND, "cuda: set context");
+    size_t ws = 0;
+    int rc = 0;
+    CU_RC(rc, b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
     for (int i = 0; i < len && rc == 0; i++) {
         if (l->ops[start + i].kind == PS_OPK_CONV)
             rc = prep_conv(s, &l->ops[start + i], &p[i]);
@@ -437,20 +653,14 @@ static int prepare(cuda_t *b, const side_t *s, bufs_t *buf, const ps_oplist_t *l
         ws = p[i].ws > ws ? p[i].ws : ws;
         ws = p[i].lt_ws > ws ? p[i].lt_ws : ws;
     }
-    cudaSetDevice(b->ordinal);
+    RT_RC(rc, cudaSetDevice(b->ordinal), "cudaSetDevice");
     if (rc == 0)
-        rc = grow(&buf->in, &buf->in_bytes, in + 256, 1);
-    if (rc == 0)
-        rc = grow(&buf->w, &buf->w_bytes, w + 256, 2);
-    if (rc == 0)
-        rc = grow(&buf->out, &buf->out_bytes, o + 256, 3);
-    if (rc == 0)
-        rc = grow(&buf->ws, &buf->ws_bytes, ws + 256, 4);
-    if (rc == 0 && cudaDeviceSynchronize() != cudaSuccess)
-        rc = rt_fail(cudaGetLastError(), "buffer fill");
-    for (int i = 0; i < len && rc == 0; i++)
+        rc = grow_ws(a, ws + 256);
+    for (int i = 0; i < len && rc == 0; i++) {
+        const ps_opbuf_t *o = &a->plan.op[start + i];
         if (p[i].graph)
-            rc = ps_conv_plan_bind(p[i].graph, buf->in, buf->w, buf->out, buf->ws);
+            rc = ps_conv_plan_bind(p[i].graph, (void *)o->in, (void *)o->w, (void *)o->out, a->ws);
+    }
     if (rc) {
         prep_free(p, len);
         return rc;
@@ -459,114 +669,165 @@ static int prepare(cuda_t *b, const side_t *s, bufs_t *buf, const ps_oplist_t *l
     return 0;
 }
 
-/* Enqueue one operator on side s (its context current). */
-static int enqueue(const side_t *s, const bufs_t *buf, const ps_opdesc_t *op, const prep_t *p)
+/* Enqueue operator i of the arena's list on side s (its context current). */
+static int enqueue(const side_t *s, const arena_t *a, const ps_opdesc_t *op, int i, const prep_t *p)
 {
     const float one = 1.0f, zero = 0.0f;
     const long long *v = op->p;
+    const ps_opbuf_t *o = &a->plan.op[i];
+    void *in = (void *)o->in, *w = (void *)o->w, *out = (void *)o->out;
     if (op->kind == PS_OPK_GEMM && p->mm) {
-        BLAS(cublasLtMatmul(s->lt, p->mm, &one, buf->w, p->la, buf->in, p->lb, &zero, buf->out, p->lc,
-                            buf->out, p->lc, &p->lt_algo, buf->ws, p->lt_ws, (cudaStream_t)s->stream),
+        BLAS(cublasLtMatmul(s->lt, p->mm, &one, w, p->la, in, p->lb, &zero, out, p->lc, out, p->lc,
+                            &p->lt_algo, a->ws, p->lt_ws, (cudaStream_t)s->stream),
              op->name);
         return 0;
     }
     if (op->kind == PS_OPK_GEMM) {
         /* Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T. */
         int m = (int)v[PG_M], n = (int)v[PG_N], k = (int)v[PG_K];
-        BLAS(cublasGemmStridedBatchedEx(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, buf->w,
-                                        CUDA_R_16F, n, (long long)k * n, buf->in, CUDA_R_16F, k,
-                                        (long long)m * k, &zero, buf->out, CUDA_R_16F, n,
-                                        (long long)m * n, (int)v[PG_BATCH], CUBLAS_COMPUTE_32F,
-                                        CUBLAS_GEMM_DEFAULT),
+        BLAS(cublasGemmStridedBatchedEx(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16F, n,
+                                        (long long)k * n, in, CUDA_R_16F, k, (long long)m * k, &zero, out,
+                                        CUDA_R_16F, n, (long long)m * n, (int)v[PG_BATCH],
+                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
              op->name);
         return 0;
     }
     if (op->kind == PS_OPK_CONV && p->graph)
         return ps_conv_plan_run(s->dnn, p->graph);
     if (op->kind == PS_OPK_CONV) {
-        DNN(cudnnConvolutionForward(s->dnn, &one, p->x, buf->in, p->w, buf->w, p->conv, p->algo,
-                                    buf->ws, p->ws, &zero, p->y, buf->out),
+        DNN(cudnnConvolutionForward(s->dnn, &one, p->x, in, p->w, w, p->conv, p->algo, a->ws, p->ws, &zero,
+                                    p->y, out),
             op->name);
         return 0;
     }
-    cudaError_t e = ps_kernel_launch(op, buf->in, buf->w, buf->out, (cudaStream_t)s->stream);
+    cudaError_t e = ps_kernel_launch(op, in, w, out, (cudaStream_t)s->stream);
     return e == cudaSuccess ? 0 : rt_fail(e, op->name);
 }
 
-int ps_backend_cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs, ps_counters_t *out);
+/* The cache state every timed run starts from (flush_l2): an L2 that holds
+ * none of the run's data, as after Nsight Compute's --cache-control all. A
+ * memset of twice the L2's size on the run's stream, finished before the
+ * run is enqueued, so that it is never timed. */
+static int flush_l2(cuda_t *b, const side_t *s)
+{
+    if (!b->flush_l2)
+        return 0;
+    CU(b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
+    RT(cudaMemsetAsync(b->flush, 0, b->flush_bytes, (cudaStream_t)s->stream), "cudaMemsetAsync (L2 flush)");
+    RT(cudaStreamSynchronize((cudaStream_t)s->stream), "cudaStreamSynchronize (L2 flush)");
+    return 0;
+}
+
+static int gate_wait(cuda_t *b, const side_t *s, unsigned value)
+{
+    CU(b->drv.StreamWaitValue32(s->stream, b->gate_dev, value, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+    return 0;
+}
+
+static void gate_open(cuda_t *b, unsigned value)
+{
+    __atomic_store_n(b->gate, value, __ATOMIC_SEQ_CST);
+}
+
+/* One run of the whole list on side s, in model order, every operator
+ * between ev[2i] and ev[2i+1]. Chunks of CHUNK_OPS operators wait behind
+ * their own gate value, opened once the next chunk is enqueued, so that the
+ * stream never waits on the host inside an operator's events (at most
+ * between two operators) and the host never queues more than two chunks
+ * ahead. gated = 0 runs in the open (the priming run: first launches may
+ * load modules, which must not happen behind a gate). *mhz gets the SM
+ * clock read while the run executes. */
+static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const ps_oplist_t *l, const prep_t *prep,
+                     cudaEvent_t *ev, int gated, double *mhz)
+{
+    cudaStream_t st = (cudaStream_t)s->stream;
+    int rc = flush_l2(b, s);
+    unsigned g0 = b->gate_seq + 1;
+    int chunks = (l->n + CHUNK_OPS - 1) / CHUNK_OPS;
+    for (int c = 0; c < chunks && rc == 0; c++) {
+        if (gated)
+            rc = gate_wait(b, s, g0 + (unsigned)c);
+        for (int i = c * CHUNK_OPS; i < l->n && i < (c + 1) * CHUNK_OPS && rc == 0; i++) {
+            RT_RC(rc, cudaEventRecord(ev[2 * i], st), "cudaEventRecord");
+            if (rc == 0)
+                rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
+            RT_RC(rc, cudaEventRecord(ev[2 * i + 1], st), "cudaEventRecord");
+        }
+        if (gated && c > 0)
+            gate_open(b, g0 + (unsigned)c - 1);
+    }
+    if (gated) {
+        /* Open every gate, also after a failure, so that nothing waits. */
+        gate_open(b, g0 + (unsigned)chunks - 1);
+        b->gate_seq = g0 + (unsigned)chunks - 1;
+    }
+    if (rc == 0)
+        rc = nvml_sm_clock(&b->nvml, 0, mhz);
+    cudaError_t e = cudaStreamSynchronize(st);
+    if (rc == 0 && e != cudaSuccess)
+        rc = rt_fail(e, "cudaStreamSynchronize (standalone run)");
+    return rc;
+}
 
 static int cuda_profile(ps_backend_t *base, const ps_oplist_t *l, int tpcs, int warmup, int runs,
-                        double *out_ns)
+                        double *out_ns, double *clock_mhz)
 {
     cuda_t *b = (cuda_t *)base;
     part_t *part = NULL;
     prep_t *prep = NULL;
+    arena_t *a = NULL;
     int rc = get_part(b, 2u * (unsigned)tpcs, 0, &part);
+    side_t *s = rc ? NULL : &part->side[0];
+    if (rc == 0)
+        rc = arena_get(b, 0, l, &a);
+    if (rc == 0)
+        rc = prepare(b, s, a, l, 0, l->n, &prep);
     if (rc)
         return rc;
-    side_t *s = &part->side[0];
-    rc = prepare(b, s, &b->bufs[0], l, 0, l->n, &prep);
-    if (rc)
-        return rc;
-    cudaEvent_t *ev = ps_calloc(2 * (size_t)runs, sizeof *ev);
+    cudaEvent_t *ev = ps_calloc(2 * (size_t)l->n, sizeof *ev);
     if (!ev) {
         prep_free(prep, l->n);
         return PS_E_NOMEM;
     }
-    if (b->drv.CtxSetCurrent(s->ctx) != CUDA_SUCCESS)
-        rc = ps_error(PS_E_BACKEND, "cuda: set context");
-    for (int r = 0; r < 2 * runs && rc == 0; r++)
-        if (cudaEventCreate(&ev[r]) != cudaSuccess)
-            rc = rt_fail(cudaGetLastError(), "cudaEventCreate");
-    cudaStream_t st = (cudaStream_t)s->stream;
-    for (int i = 0; i < l->n && rc == 0; i++) {
-        /* Warm up in the open (first launches may load modules or allocate
-         * library workspaces, which must not wait behind the gate), then
-         * hold the stream at the gate while the host enqueues every timed
-         * run, so that the runs execute back to back and no launch latency
-         * falls between an operator's events. */
-        for (int r = 0; r < warmup && rc == 0; r++)
-            rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
-        if (rc == 0 && cudaStreamSynchronize(st) != cudaSuccess)
-            rc = rt_fail(cudaGetLastError(), l->ops[i].name);
-        unsigned gate = ++b->gate_seq;
-        if (rc == 0 &&
-            b->drv.StreamWaitValue32(s->stream, b->gate_dev, gate, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
-            rc = ps_error(PS_E_BACKEND, "cuda: cuStreamWaitValue32 failed");
-        for (int r = 0; r < runs && rc == 0; r++) {
-            cudaEventRecord(ev[2 * r], st);
-            rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
-            cudaEventRecord(ev[2 * r + 1], st);
-        }
-        __atomic_store_n(b->gate, gate, __ATOMIC_SEQ_CST);
-        if (rc == 0 && cudaStreamSynchronize(st) != cudaSuccess)
-            rc = rt_fail(cudaGetLastError(), l->ops[i].name);
-        for (int r = 0; r < runs && rc == 0; r++) {
+    CU_RC(rc, b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
+    for (int i = 0; i < 2 * l->n && rc == 0; i++)
+        RT_RC(rc, cudaEventCreate(&ev[i]), "cudaEventCreate");
+    /* One priming run in the open, `warmup` gated untimed ones, then the
+     * timed runs: the whole model each time, as it runs in service. */
+    for (int r = -warmup - 1; r < runs && rc == 0; r++) {
+        double mhz = NAN;
+        rc = model_run(b, s, a, l, prep, ev, r >= -warmup, &mhz);
+        if (rc || r < 0)
+            continue;
+        clock_mhz[r] = mhz;
+        for (int i = 0; i < l->n && rc == 0; i++) {
             float ms = 0;
-            if (cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]) != cudaSuccess)
-                rc = rt_fail(cudaGetLastError(), "cudaEventElapsedTime");
+            RT_RC(rc, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
             out_ns[(size_t)i * (size_t)runs + (size_t)r] = (double)ms * 1e6;
         }
     }
-    for (int r = 0; r < 2 * runs; r++)
-        if (ev[r])
-            cudaEventDestroy(ev[r]);
+    for (int i = 0; i < 2 * l->n; i++)
+        if (ev[i])
+            (void)cudaEventDestroy(ev[i]);
     free(ev);
     prep_free(prep, l->n);
-    cudaSetDevice(b->ordinal);
+    if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
+        rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
     return rc;
 }
 
-/* Enqueue one side of a co-execution behind the gate, timed by two events. */
-static int enqueue_side(cuda_t *b, const side_t *s, const bufs_t *buf, const ps_segment_t *seg,
+/* Enqueue one side of a co-execution behind the gate, timed by two events
+ * (nothing between them for an empty segment). */
+static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const ps_segment_t *seg,
                         const prep_t *prep, unsigned gate, cudaEvent_t start, cudaEvent_t end)
 {
     CU(b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
-    CU(b->drv.StreamWaitValue32(s->stream, b->gate_dev, gate, CU_STREAM_WAIT_VALUE_GEQ),
-       "cuStreamWaitValue32");
+    int rc = gate_wait(b, s, gate);
+    if (rc)
+        return rc;
     RT(cudaEventRecord(start, (cudaStream_t)s->stream), "cudaEventRecord");
     for (int i = 0; i < seg->len; i++) {
-        int rc = enqueue(s, buf, &seg->list->ops[seg->start + i], &prep[i]);
+        rc = enqueue(s, a, &seg->list->ops[seg->start + i], seg->start + i, &prep[i]);
         if (rc)
             return rc;
     }
@@ -575,7 +836,7 @@ static int enqueue_side(cuda_t *b, const side_t *s, const bufs_t *buf, const ps_
 }
 
 static int cuda_coexec(ps_backend_t *base, const ps_segment_t *hp, const ps_segment_t *lp, int warmup,
-                       int runs, double *hp_ns, double *lp_ns)
+                       int runs, double *hp_ns, double *lp_ns, double *clock_mhz)
 {
     cuda_t *b = (cuda_t *)base;
     if (hp->len + lp->len > MAX_GATED_OPS)
@@ -587,68 +848,61 @@ static int cuda_coexec(ps_backend_t *base, const ps_segment_t *hp, const ps_segm
         return rc;
     const ps_segment_t *seg[2] = {hp, lp};
     prep_t *prep[2] = {NULL, NULL};
+    arena_t *a[2] = {&b->arena[0], &b->arena[1]};
     cudaEvent_t ev[2][2] = {{NULL, NULL}, {NULL, NULL}};
     for (int k = 0; k < 2 && rc == 0; k++) {
-        rc = prepare(b, &part->side[k], &b->bufs[k], seg[k]->list, seg[k]->start, seg[k]->len, &prep[k]);
-        if (rc == 0 && b->drv.CtxSetCurrent(part->side[k].ctx) != CUDA_SUCCESS)
-            rc = ps_error(PS_E_BACKEND, "cuda: set context");
+        if (seg[k]->len > 0)
+            rc = arena_get(b, k, seg[k]->list, &a[k]);
+        if (rc == 0)
+            rc = prepare(b, &part->side[k], a[k], seg[k]->list, seg[k]->start, seg[k]->len, &prep[k]);
+        CU_RC(rc, b->drv.CtxSetCurrent(part->side[k].ctx), "cuCtxSetCurrent");
         for (int j = 0; j < 2 && rc == 0; j++)
-            if (cudaEventCreate(&ev[k][j]) != cudaSuccess)
-                rc = rt_fail(cudaGetLastError(), "cudaEventCreate");
+            RT_RC(rc, cudaEventCreate(&ev[k][j]), "cudaEventCreate");
     }
     /* Each side once alone and in the open first: module loads and library
      * workspaces happen here, not while both streams wait at the gate. */
     for (int k = 0; k < 2 && rc == 0; k++) {
-        if (b->drv.CtxSetCurrent(part->side[k].ctx) != CUDA_SUCCESS)
-            rc = ps_error(PS_E_BACKEND, "cuda: set context");
+        CU_RC(rc, b->drv.CtxSetCurrent(part->side[k].ctx), "cuCtxSetCurrent");
         for (int i = 0; i < seg[k]->len && rc == 0; i++)
-            rc = enqueue(&part->side[k], &b->bufs[k], &seg[k]->list->ops[seg[k]->start + i], &prep[k][i]);
-        if (rc == 0 && cudaStreamSynchronize((cudaStream_t)part->side[k].stream) != cudaSuccess)
-            rc = rt_fail(cudaGetLastError(), "warm-up");
+            rc = enqueue(&part->side[k], a[k], &seg[k]->list->ops[seg[k]->start + i], seg[k]->start + i,
+                         &prep[k][i]);
+        RT_RC(rc, cudaStreamSynchronize((cudaStream_t)part->side[k].stream), "cudaStreamSynchronize (warm-up)");
     }
     for (int r = -warmup; r < runs && rc == 0; r++) {
+        rc = flush_l2(b, &part->side[0]);
         unsigned gate = ++b->gate_seq;
         for (int k = 0; k < 2 && rc == 0; k++)
-            rc = enqueue_side(b, &part->side[k], &b->bufs[k], seg[k], prep[k], gate, ev[k][0], ev[k][1]);
-        /* Open the gate: both streams start together. */
-        __atomic_store_n(b->gate, gate, __ATOMIC_SEQ_CST);
-        if (rc) {
-            cudaDeviceSynchronize();
-            break;
+            rc = enqueue_side(b, &part->side[k], a[k], seg[k], prep[k], gate, ev[k][0], ev[k][1]);
+        /* Open the gate: both streams start together (also after a failure,
+         * so that nothing waits). */
+        gate_open(b, gate);
+        double mhz = NAN;
+        if (rc == 0)
+            rc = nvml_sm_clock(&b->nvml, 0, &mhz);
+        for (int k = 0; k < 2; k++) {
+            cudaError_t e = cudaStreamSynchronize((cudaStream_t)part->side[k].stream);
+            if (rc == 0 && e != cudaSuccess)
+                rc = rt_fail(e, "cudaStreamSynchronize (co-execution)");
         }
-        for (int k = 0; k < 2 && rc == 0; k++)
-            if (cudaStreamSynchronize((cudaStream_t)part->side[k].stream) != cudaSuccess)
-                rc = rt_fail(cudaGetLastError(), "co-execution");
         float ms[2] = {0, 0};
         for (int k = 0; k < 2 && rc == 0; k++)
-            if (cudaEventElapsedTime(&ms[k], ev[k][0], ev[k][1]) != cudaSuccess)
-                rc = rt_fail(cudaGetLastError(), "cudaEventElapsedTime");
+            RT_RC(rc, cudaEventElapsedTime(&ms[k], ev[k][0], ev[k][1]), "cudaEventElapsedTime");
         if (rc == 0 && r >= 0) {
             hp_ns[r] = (double)ms[0] * 1e6;
             lp_ns[r] = (double)ms[1] * 1e6;
+            clock_mhz[r] = mhz;
         }
     }
     for (int k = 0; k < 2; k++) {
         for (int j = 0; j < 2; j++)
             if (ev[k][j])
-                cudaEventDestroy(ev[k][j]);
+                (void)cudaEventDestroy(ev[k][j]);
         prep_free(prep[k], seg[k]->len);
     }
-    cudaSetDevice(b->ordinal);
+    if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
+        rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
     return rc;
 }
-
-/* The counters of ps_counters_t, in its order (FORMATS.md's ops.csv). */
-static const char *const counter_metrics[] = {
-    "dram__bytes.sum",
-    "lts__t_bytes.sum",
-    "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
-    "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct",
-    "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-};
-#define N_METRICS ((int)PS_ARRAY_LEN(counter_metrics))
 
 /* The primary context as a side: the whole device, a stream of its own. */
 static int primary_side(cuda_t *b, side_t **out)
@@ -659,60 +913,71 @@ static int primary_side(cuda_t *b, side_t **out)
         CUcontext ctx = NULL;
         CU(b->drv.CtxGetCurrent(&ctx), "cuCtxGetCurrent");
         cudaStream_t st = NULL;
-        RT(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
+        RT(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
         s->ctx = ctx;
         s->stream = (CUstream)st;
         s->sms = b->sm_all.sm.smCount;
         int rc = side_handles(b, s);
-        if (rc) {
-            side_destroy(b, s);
+        if (rc)
             return rc;
-        }
     }
     *out = s;
     return 0;
 }
 
-/* One pass of the user replay: every operator in its own range. */
-static int counter_pass(cuda_t *b, side_t *s, const ps_oplist_t *l, const prep_t *prep,
+/* One pass of the user replay: every operator in its own range, in model
+ * order from the same cache state as a timed run. */
+static int counter_pass(cuda_t *b, side_t *s, const arena_t *a, const ps_oplist_t *l, const prep_t *prep,
                         ps_cupti_t *cp, int *all_done)
 {
-    int rc = ps_cupti_pass_begin(cp);
+    int rc = flush_l2(b, s);
+    if (rc == 0)
+        rc = ps_cupti_pass_begin(cp);
     for (int i = 0; i < l->n && rc == 0; i++) {
         rc = ps_cupti_range_push(cp, l->ops[i].name);
         if (rc == 0)
-            rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
+            rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
         if (rc == 0)
             rc = ps_cupti_range_pop(cp);
     }
-    if (cudaStreamSynchronize((cudaStream_t)s->stream) != cudaSuccess && rc == 0)
-        rc = rt_fail(cudaGetLastError(), "counter pass");
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)s->stream);
+    if (e != cudaSuccess && rc == 0)
+        rc = rt_fail(e, "cudaStreamSynchronize (counter pass)");
     int end = ps_cupti_pass_end(cp, all_done);
     return rc ? rc : end;
 }
 
-int ps_backend_cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs, ps_counters_t *out)
+#define N_METRICS 7
+
+/* Counters of every operator on the whole device (the primary context) or
+ * on a green context of tpcs TPCs. */
+static int cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs, ps_counters_t *out)
 {
     cuda_t *b = (cuda_t *)base;
-    (void)tpcs; /* counters come from the whole device: the row with most TPCs */
     side_t *s = NULL;
     prep_t *prep = NULL;
     ps_cupti_t *cp = NULL;
-    int rc = primary_side(b, &s);
+    arena_t *a = NULL;
+    part_t *part = NULL;
+    int rc = 0;
+    if (tpcs >= b->base.dev.tpc_count)
+        rc = primary_side(b, &s);
+    else if ((rc = get_part(b, 2u * (unsigned)tpcs, 0, &part)) == 0)
+        s = &part->side[0];
     if (rc == 0)
-        rc = prepare(b, s, &b->bufs[0], l, 0, l->n, &prep);
-    if (rc == 0 && b->drv.CtxSetCurrent(s->ctx) != CUDA_SUCCESS)
-        rc = ps_error(PS_E_BACKEND, "cuda: set context");
+        rc = arena_get(b, 0, l, &a);
+    if (rc == 0)
+        rc = prepare(b, s, a, l, 0, l->n, &prep);
+    CU_RC(rc, b->drv.CtxSetCurrent(s ? s->ctx : NULL), "cuCtxSetCurrent");
     /* One untimed round first, so that the passes see warm libraries. */
     for (int i = 0; i < l->n && rc == 0; i++)
-        rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
-    if (rc == 0 && cudaStreamSynchronize((cudaStream_t)s->stream) != cudaSuccess)
-        rc = rt_fail(cudaGetLastError(), "warm-up");
+        rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
+    RT_RC(rc, cudaStreamSynchronize((cudaStream_t)s->stream), "cudaStreamSynchronize (warm-up)");
     if (rc == 0)
-        rc = ps_cupti_open(s->ctx, b->ordinal, counter_metrics, N_METRICS, l->n, &cp);
+        rc = ps_cupti_open(s->ctx, b->ordinal, ps_cuda_counter_metrics(), N_METRICS, l->n, &cp);
     int all_done = 0, passes = 0;
     while (rc == 0 && !all_done) {
-        rc = counter_pass(b, s, l, prep, cp, &all_done);
+        rc = counter_pass(b, s, a, l, prep, cp, &all_done);
         if (++passes > 256 && !all_done)
             rc = ps_error(PS_E_BACKEND, "cupti: more than 256 replay passes");
     }
@@ -732,7 +997,8 @@ int ps_backend_cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs,
     free(v);
     ps_cupti_close(cp);
     prep_free(prep, l->n);
-    cudaSetDevice(b->ordinal);
+    if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
+        rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
     return rc;
 }
 
@@ -744,9 +1010,12 @@ static int cuda_throughput(ps_backend_t *base, const ps_oplist_t *l, int warmup,
     cuda_t *b = (cuda_t *)base;
     side_t *s = NULL;
     prep_t *prep = NULL;
+    arena_t *a = NULL;
     int rc = primary_side(b, &s);
     if (rc == 0)
-        rc = prepare(b, s, &b->bufs[0], l, 0, l->n, &prep);
+        rc = arena_get(b, 0, l, &a);
+    if (rc == 0)
+        rc = prepare(b, s, a, l, 0, l->n, &prep);
     if (rc)
         return rc;
     cudaStream_t st = (cudaStream_t)s->stream;
@@ -758,9 +1027,8 @@ static int cuda_throughput(ps_backend_t *base, const ps_oplist_t *l, int warmup,
             t0 = ps_now();
         }
         for (int i = 0; i < l->n && rc == 0; i++)
-            rc = enqueue(s, &b->bufs[0], &l->ops[i], &prep[i]);
-        if (rc == 0 && cudaStreamSynchronize(st) != cudaSuccess)
-            rc = rt_fail(cudaGetLastError(), "iteration");
+            rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
+        RT_RC(rc, cudaStreamSynchronize(st), "cudaStreamSynchronize (iteration)");
         if (it >= 0) {
             iters++;
             el = ps_now() - t0;
@@ -774,34 +1042,46 @@ static int cuda_throughput(ps_backend_t *base, const ps_oplist_t *l, int warmup,
     return rc;
 }
 
+static int cuda_buffers(ps_backend_t *base, const ps_oplist_t *l, ps_memplan_t *out)
+{
+    cuda_t *b = (cuda_t *)base;
+    arena_t *a = NULL;
+    int rc = arena_get(b, 0, l, &a);
+    return rc ? rc : ps_memplan_make(l, (uintptr_t)a->base, out);
+}
+
+/* Cleanup: results discarded on purpose. */
 static void cuda_free(ps_backend_t *base)
 {
     cuda_t *b = (cuda_t *)base;
-    cudaDeviceSynchronize();
+    (void)cudaDeviceSynchronize();
     if (b->primary.ctx) {
-        /* The primary context and its stream belong to the runtime and to us
-         * respectively; only the handles and the stream go. */
-        b->drv.CtxSetCurrent(b->primary.ctx);
+        /* The primary context belongs to the runtime; only our handles and
+         * stream go. */
+        (void)b->drv.CtxSetCurrent(b->primary.ctx);
         if (b->primary.blas)
-            cublasDestroy(b->primary.blas);
+            (void)cublasDestroy(b->primary.blas);
         if (b->primary.lt)
-            cublasLtDestroy(b->primary.lt);
+            (void)cublasLtDestroy(b->primary.lt);
         if (b->primary.dnn)
-            cudnnDestroy(b->primary.dnn);
-        cudaStreamDestroy((cudaStream_t)b->primary.stream);
+            (void)cudnnDestroy(b->primary.dnn);
+        (void)cudaStreamDestroy((cudaStream_t)b->primary.stream);
         memset(&b->primary, 0, sizeof b->primary);
     }
     for (int i = 0; i < b->n_parts; i++)
-        for (int k = 0; k < 2; k++)
-            side_destroy(b, &b->parts[i].side[k]);
+        part_destroy(b, &b->parts[i]);
     for (int k = 0; k < 2; k++) {
-        cudaFree(b->bufs[k].in);
-        cudaFree(b->bufs[k].w);
-        cudaFree(b->bufs[k].out);
-        cudaFree(b->bufs[k].ws);
+        if (b->arena[k].base)
+            (void)cudaFree(b->arena[k].base);
+        if (b->arena[k].ws)
+            (void)cudaFree(b->arena[k].ws);
+        ps_memplan_free(&b->arena[k].plan);
     }
+    if (b->flush)
+        (void)cudaFree(b->flush);
     if (b->gate)
-        cudaFreeHost((void *)b->gate);
+        (void)cudaFreeHost((void *)b->gate);
+    nvml_close(&b->nvml);
     free(b);
 }
 
@@ -811,14 +1091,15 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
         return ps_error(PS_E_BACKEND,
-                        "cuda: no usable GPU (%s): is the NVIDIA driver (CUDA 13 or newer) "
-                        "installed and a GPU visible?",
+                        "cuda: no usable GPU (cudaGetDeviceCount: %s): is the NVIDIA driver (CUDA 13 "
+                        "or newer) installed and a GPU visible?",
                         cudaGetErrorString(e));
     if (p->device < 0 || p->device >= n)
         return ps_error(PS_E_ARG, "cuda: no device %d (%d present)", p->device, n);
     b->ordinal = p->device;
+    b->flush_l2 = p->flush_l2;
     RT(cudaSetDevice(p->device), "cudaSetDevice");
-    RT(cudaFree(NULL), "initialising the primary context");
+    RT(cudaFree(NULL), "cudaFree (initialising the primary context)");
     int rc = load_driver(&b->drv);
     if (rc)
         return rc;
@@ -834,6 +1115,33 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     d->sm_alignment = (int)b->sm_all.sm.smCoscheduledAlignment;
     d->cc_major = prop.major;
     d->cc_minor = prop.minor;
+    d->mechanism = "green-ctx";
+    probe_valid_sms(b, d);
+    /* The SMs this context may use: fewer than the device's under an MPS
+     * active thread percentage. */
+    CUexecAffinityParam aff;
+    memset(&aff, 0, sizeof aff);
+    CUresult ar = b->drv.CtxGetExecAffinity(&aff, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
+    if (ar == CUDA_SUCCESS)
+        d->exec_sms = (int)aff.param.smCount.val;
+    else {
+        d->exec_sms = d->sm_count;
+        if (ar != CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY)
+            ps_log(PS_LOG_WARN, "cuCtxGetExecAffinity: error %d; taking every SM as this process's", (int)ar);
+    }
+    char bus[32];
+    RT(cudaDeviceGetPCIBusId(bus, (int)sizeof bus, p->device), "cudaDeviceGetPCIBusId");
+    rc = nvml_open(&b->nvml, bus);
+    if (rc == 0)
+        rc = nvml_sm_clock(&b->nvml, 0, &d->sm_clock_mhz);
+    if (rc == 0)
+        rc = nvml_sm_clock(&b->nvml, 1, &d->sm_clock_max_mhz);
+    if (rc)
+        return rc;
+    int l2 = 0;
+    RT(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, p->device), "cudaDeviceGetAttribute (L2 size)");
+    b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
+    RT(cudaMalloc(&b->flush, b->flush_bytes), "cudaMalloc (L2 flush buffer)");
     void *gate = NULL;
     RT(cudaHostAlloc(&gate, 64, cudaHostAllocMapped), "cudaHostAlloc");
     b->gate = gate;
@@ -854,14 +1162,13 @@ int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out)
     b->base.mechanism = "green-ctx";
     b->base.profile = cuda_profile;
     b->base.coexec = cuda_coexec;
-    b->base.counters = ps_backend_cuda_counters;
+    b->base.counters = cuda_counters;
     b->base.throughput = cuda_throughput;
+    b->base.buffers = cuda_buffers;
     b->base.free = cuda_free;
     int rc = cuda_init(b, p);
     if (rc) {
-        if (b->ordinal >= 0 && b->gate)
-            cudaFreeHost((void *)b->gate);
-        free(b);
+        cuda_free(&b->base);
         return rc;
     }
     *out = &b->base;

@@ -28,9 +28,13 @@ int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
         " c.dram_bytes, c.l2_bytes, c.stall_long_scoreboard, c.stall_lg_throttle,"
         " c.stall_mio_throttle, c.sm_pct, c.mem_pct,"
         " o.tpcs = (SELECT MAX(tpcs) FROM ops m WHERE m.gpu=o.gpu AND m.model=o.model"
-        "           AND m.batch=o.batch AND m.op=o.op)"
+        "           AND m.batch=o.batch AND m.op=o.op),"
+        " t.dram_bytes, t.l2_bytes, t.stall_long_scoreboard, t.stall_lg_throttle,"
+        " t.stall_mio_throttle, t.sm_pct, t.mem_pct, t.tpcs IS NOT NULL"
         " FROM ops o LEFT JOIN counters c ON c.gpu=o.gpu AND c.model=o.model AND c.batch=o.batch"
-        " AND c.op=o.op ORDER BY o.gpu, o.model, o.batch, o.op, o.tpcs";
+        " AND c.op=o.op LEFT JOIN counters_tpc t ON t.gpu=o.gpu AND t.model=o.model"
+        " AND t.batch=o.batch AND t.op=o.op AND t.tpcs=o.tpcs"
+        " ORDER BY o.gpu, o.model, o.batch, o.op, o.tpcs";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(ps_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return ps_store_error(s, "prepare");
@@ -56,6 +60,12 @@ int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
         int at_max = sqlite3_column_int(st, 14);
         if (at_max) {
             row.c = c;
+        } else if (sqlite3_column_int(st, 22)) {
+            /* Counters measured on this row's partition (collect counters
+             * --tpcs): validated and kept, FORMATS.md. */
+            ps_counters_t t = {col_num(st, 15), col_num(st, 16), col_num(st, 17), col_num(st, 18),
+                               col_num(st, 19), col_num(st, 20), col_num(st, 21)};
+            row.c = t;
         } else {
             row.c.dram_bytes = row.c.l2_bytes = row.c.stall_long_scoreboard = NAN;
             row.c.stall_lg_throttle = row.c.stall_mio_throttle = row.c.sm_pct = row.c.mem_pct = NAN;

@@ -26,11 +26,51 @@
 #define FAKE_LAUNCH_NS 4000.0
 #define FAKE_CONTENTION 0.6       /* slowdown of a fully memory-bound op
                                      beside a fully memory-bound co-runner */
+#define FAKE_COEXEC_FIXED_NS 6000.0 /* what every co-execution adds to each
+                                       side (events, the start gate) */
+#define FAKE_CLOCK_MHZ 1410.0
+#define FAKE_ARENA_BASE 0x7f0000000000ULL /* made-up device addresses */
 
 typedef struct {
     ps_backend_t base;
     unsigned delay_us;
+    int throttle, no_permission;
+    long runs_seen; /* timed runs so far, for fake_throttle */
+    int *trace;     /* operator order of the last profile call */
+    int n_trace, cap_trace;
 } fake_t;
+
+/* The clock of the next timed run: 20% low where fake_throttle says. */
+static double fake_clock(fake_t *f)
+{
+    long r = ++f->runs_seen;
+    int low = f->throttle > 0 ? r >= f->throttle : f->throttle < 0 ? r == -f->throttle : 0;
+    return low ? 0.8 * FAKE_CLOCK_MHZ : FAKE_CLOCK_MHZ;
+}
+
+static int trace_push(fake_t *f, int op)
+{
+    if (f->n_trace == f->cap_trace) {
+        int cap = f->cap_trace ? 2 * f->cap_trace : 1024;
+        int *t = ps_realloc(f->trace, (size_t)cap * sizeof *t);
+        if (!t)
+            return PS_E_NOMEM;
+        f->trace = t;
+        f->cap_trace = cap;
+    }
+    f->trace[f->n_trace++] = op;
+    return 0;
+}
+
+int ps_backend_fake_trace(ps_backend_t *b, const int **ops, int *n)
+{
+    if (strcmp(b->name, "fake") != 0)
+        return ps_error(PS_E_ARG, "only the fake backend keeps a trace");
+    const fake_t *f = (const fake_t *)b;
+    *ops = f->trace;
+    *n = f->n_trace;
+    return 0;
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -81,20 +121,32 @@ static void op_time(const ps_opdesc_t *op, int tpcs, double *t_ns, double *mem_s
         *mem_share = 1.0;
 }
 
+/* Model order, as on the device: every run executes op 0..n-1 once (the
+ * trace records it); the time of each is a pure function of the operator,
+ * the allocation and the run, so that a resumed campaign writes the same
+ * rows as an uninterrupted one. */
 static int fake_profile(ps_backend_t *b, const ps_oplist_t *l, int tpcs, int warmup, int runs,
-                        double *out_ns)
+                        double *out_ns, double *clock_mhz)
 {
-    (void)warmup;
     fake_t *f = (fake_t *)b;
     fake_sleep(f);
+    f->n_trace = 0;
     uint64_t key = hash_str(hash_str(0, l->model), "profile");
-    for (int i = 0; i < l->n; i++) {
-        double t, m;
-        op_time(&l->ops[i], tpcs, &t, &m);
-        for (int r = 0; r < runs; r++)
+    for (int r = -warmup; r < runs; r++) {
+        for (int i = 0; i < l->n; i++) {
+            int rc = trace_push(f, i);
+            if (rc)
+                return rc;
+            if (r < 0)
+                continue;
+            double t, m;
+            op_time(&l->ops[i], tpcs, &t, &m);
             out_ns[(size_t)i * (size_t)runs + (size_t)r] =
                 t * noise(mix(key ^ ((uint64_t)l->batch << 40) ^ ((uint64_t)tpcs << 32) ^
                               ((uint64_t)i << 8) ^ (uint64_t)r));
+        }
+        if (r >= 0)
+            clock_mhz[r] = fake_clock(f);
     }
     return 0;
 }
@@ -104,7 +156,7 @@ static int fake_profile(ps_backend_t *b, const ps_oplist_t *l, int tpcs, int war
 static void segment_cost(const ps_segment_t *s, double *t_ns, double *pressure, double *mem_time)
 {
     double tot = 0, mem = 0;
-    for (int i = s->start; i < s->start + s->len; i++) {
+    for (int i = s->start; s->list && i < s->start + s->len; i++) {
         double t, m;
         op_time(&s->list->ops[i], s->tpcs, &t, &m);
         tot += t;
@@ -116,7 +168,7 @@ static void segment_cost(const ps_segment_t *s, double *t_ns, double *pressure, 
 }
 
 static int fake_coexec(ps_backend_t *b, const ps_segment_t *hp, const ps_segment_t *lp, int warmup,
-                       int runs, double *hp_ns, double *lp_ns)
+                       int runs, double *hp_ns, double *lp_ns, double *clock_mhz)
 {
     (void)warmup;
     fake_t *f = (fake_t *)b;
@@ -131,16 +183,19 @@ static int fake_coexec(ps_backend_t *b, const ps_segment_t *hp, const ps_segment
      * for the part of it that overlaps the co-runner. */
     double overlap_h = th > 0 ? (tl < th ? tl / th : 1.0) : 0;
     double overlap_l = tl > 0 ? (th < tl ? th / tl : 1.0) : 0;
-    double sh = th + FAKE_CONTENTION * mh * pl * overlap_h;
-    double sl = tl + FAKE_CONTENTION * ml * ph * overlap_l;
-    uint64_t key = hash_str(hash_str(hash_str(0, hp->list->model), lp->list->model), "coexec");
+    double sh = FAKE_COEXEC_FIXED_NS + th + FAKE_CONTENTION * mh * pl * overlap_h;
+    double sl = FAKE_COEXEC_FIXED_NS + tl + FAKE_CONTENTION * ml * ph * overlap_l;
+    uint64_t key = hash_str(hash_str(hash_str(0, hp->list ? hp->list->model : ""),
+                                     lp->list ? lp->list->model : ""),
+                            "coexec");
     key = mix(key ^ ((uint64_t)hp->start << 48) ^ ((uint64_t)hp->len << 36) ^
               ((uint64_t)lp->start << 20) ^ ((uint64_t)lp->len << 8) ^ (uint64_t)hp->tpcs);
-    key = mix(key ^ ((uint64_t)lp->tpcs << 24) ^ ((uint64_t)hp->list->batch << 12) ^
-              (uint64_t)lp->list->batch);
+    key = mix(key ^ ((uint64_t)lp->tpcs << 24) ^ ((uint64_t)(hp->list ? hp->list->batch : 0) << 12) ^
+              (uint64_t)(lp->list ? lp->list->batch : 0));
     for (int r = 0; r < runs; r++) {
         hp_ns[r] = sh * noise(mix(key ^ (2 * (uint64_t)r)));
         lp_ns[r] = sl * noise(mix(key ^ (2 * (uint64_t)r + 1)));
+        clock_mhz[r] = fake_clock(f);
     }
     return 0;
 }
@@ -149,7 +204,10 @@ static int fake_coexec(ps_backend_t *b, const ps_segment_t *hp, const ps_segment
  * and utilisations from the compute and memory parts of the time. */
 static int fake_counters(ps_backend_t *b, const ps_oplist_t *l, int tpcs, ps_counters_t *out)
 {
-    fake_sleep((fake_t *)b);
+    fake_t *f = (fake_t *)b;
+    if (f->no_permission)
+        return ps_counters_permission_error("cuptiProfilerHostInitialize");
+    fake_sleep(f);
     for (int i = 0; i < l->n; i++) {
         const ps_opdesc_t *op = &l->ops[i];
         double t, m;
@@ -193,9 +251,18 @@ static int fake_throughput(ps_backend_t *b, const ps_oplist_t *l, int warmup, do
     return 0;
 }
 
+/* The layout the CUDA backend would use, from a made-up base address. */
+static int fake_buffers(ps_backend_t *b, const ps_oplist_t *l, ps_memplan_t *out)
+{
+    (void)b;
+    return ps_memplan_make(l, (uintptr_t)FAKE_ARENA_BASE, out);
+}
+
 static void fake_free(ps_backend_t *b)
 {
-    free(b);
+    fake_t *f = (fake_t *)b;
+    free(f->trace);
+    free(f);
 }
 
 int ps_backend_fake_open(const ps_collect_params_t *p, ps_backend_t **out)
@@ -212,10 +279,21 @@ int ps_backend_fake_open(const ps_collect_params_t *p, ps_backend_t **out)
     f->base.dev.sm_alignment = 2;
     f->base.dev.cc_major = 8;
     f->base.dev.cc_minor = 0;
+    f->base.dev.mechanism = "sim";
+    f->base.dev.sm_clock_mhz = FAKE_CLOCK_MHZ;
+    f->base.dev.sm_clock_max_mhz = FAKE_CLOCK_MHZ;
+    /* Under MPS a context gets its active thread percentage of the SMs,
+     * rounded to whole SMs. */
+    const char *share = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    int pct = share ? atoi(share) : 100;
+    f->base.dev.exec_sms = pct >= 1 && pct <= 100 ? (int)(2 * FAKE_TPCS * pct / 100.0 + 0.5) : 2 * FAKE_TPCS;
     f->base.profile = fake_profile;
     f->base.coexec = fake_coexec;
     f->base.counters = fake_counters;
     f->base.throughput = fake_throughput;
+    f->base.buffers = fake_buffers;
+    f->throttle = p->fake_throttle;
+    f->no_permission = p->fake_no_permission;
     f->base.free = fake_free;
     f->delay_us = p->fake_delay_us;
     *out = &f->base;

@@ -292,8 +292,11 @@ extern "C" cudaError_t ps_kernel_launch(const ps_opdesc_t *op, void *in_, void *
     case PS_OPK_ATTN: {
         dim3 grid((unsigned)p[PA_SEQ_Q], (unsigned)p[PA_HEADS], (unsigned)p[PA_BATCH]);
         size_t shm = (size_t)(p[PA_SEQ_KV] + p[PA_HEAD_DIM] + 32) * sizeof(float);
-        if (shm > 48 * 1024)
-            cudaFuncSetAttribute(attn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
+        if (shm > 48 * 1024) {
+            cudaError_t e = cudaFuncSetAttribute(attn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
+            if (e != cudaSuccess)
+                return e;
+        }
         attn_kernel<<<grid, 128, shm, stream>>>(in, w, out, (int)p[PA_HEADS], (int)p[PA_KV_HEADS],
                                                 (int)p[PA_SEQ_Q], (int)p[PA_SEQ_KV],
                                                 (int)p[PA_HEAD_DIM], (int)p[PA_CAUSAL]);

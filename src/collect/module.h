@@ -34,7 +34,7 @@ extern "C" {
 #define PS_CUDA_MODULE_ENTRY "ps_cuda_module_open"
 /* Bump when the table or the structures the module shares with the host
  * change meaning; their sizes are checked as well. */
-#define PS_CUDA_MODULE_ABI 1
+#define PS_CUDA_MODULE_ABI 2
 
 /* What the host lends the module. abi and error come first in every
  * version, so that a module of another version can still say so. */
@@ -50,6 +50,10 @@ typedef struct {
     void (*gpu_column_name)(const char *device_name, char *out, size_t size);
     void (*op_tensor_elems)(const ps_opdesc_t *op, long long *in, long long *weight, long long *out);
     long long (*conv_out)(long long in, long long window, long long stride, long long pad);
+    int (*memplan_make)(const ps_oplist_t *l, uintptr_t base, ps_memplan_t *out);
+    void (*memplan_free)(ps_memplan_t *m);
+    int (*counters_permission_error)(const char *what);
+    const char *const *counter_metrics; /* ps_counter_metrics */
 } ps_cuda_host_t;
 
 #define PS_CUDA_HOST_INIT                                                                          \
@@ -60,7 +64,10 @@ typedef struct {
         .sizeof_counters = sizeof(ps_counters_t), .version = PS_VERSION_STRING,                    \
         .last_error = ps_last_error, .log = ps_log, .calloc = ps_calloc, .now = ps_now,            \
         .gpu_column_name = ps_gpu_column_name, .op_tensor_elems = ps_op_tensor_elems,              \
-        .conv_out = ps_conv_out,                                                                   \
+        .conv_out = ps_conv_out, .memplan_make = ps_memplan_make,                                  \
+        .memplan_free = ps_memplan_free,                                                           \
+        .counters_permission_error = ps_counters_permission_error,                                 \
+        .counter_metrics = ps_counter_metrics,                                                     \
     }
 
 /* The module's one exported function (PS_CUDA_MODULE_ENTRY): check host
@@ -76,6 +83,8 @@ int ps_backend_cuda_module_open(const ps_collect_params_t *p, ps_backend_t **out
 
 /* Module side (device_cuda.c). */
 int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out);
+/* Module side (module_cuda.c): the host's ps_counter_metrics. */
+const char *const *ps_cuda_counter_metrics(void);
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,27 @@ long long ps_conv_out(long long in, long long window, long long stride, long lon
     return host->conv_out(in, window, stride, pad);
 }
 
+int ps_memplan_make(const ps_oplist_t *l, uintptr_t base, ps_memplan_t *out)
+{
+    return host->memplan_make(l, base, out);
+}
+
+void ps_memplan_free(ps_memplan_t *m)
+{
+    host->memplan_free(m);
+}
+
+int ps_counters_permission_error(const char *what)
+{
+    return host->counters_permission_error(what);
+}
+
+/* The host's metric names (ps_counter_metrics), once the module is open. */
+const char *const *ps_cuda_counter_metrics(void)
+{
+    return host->counter_metrics;
+}
+
 __attribute__((visibility("default"))) int ps_cuda_module_open(const ps_cuda_host_t *h,
                                                                 const ps_collect_params_t *p,
                                                                 ps_backend_t **out);

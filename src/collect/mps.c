@@ -9,6 +9,7 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,8 @@ static void child_main(const ps_collect_params_t *p, const ps_mps_job_t *job, do
         child_ready(bar); /* failed before warming up: do not hold the others back */
     char msg[512];
     if (rc == 0)
-        snprintf(msg, sizeof msg, "ok %.17g %s", rate * job->batch, be->dev.gpu);
+        snprintf(msg, sizeof msg, "ok %.17g %d %d %s", rate * job->batch, be->dev.exec_sms, be->dev.sm_count,
+                 be->dev.gpu);
     else
         snprintf(msg, sizeof msg, "error %s", ps_last_error());
     size_t len = strlen(msg);
@@ -80,6 +82,31 @@ static int check_mps(void)
 
 int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
                        double *out_tput, char *out_gpu, size_t gpu_size)
+{
+    return ps_collect_mps_run_sms(p, jobs, n, seconds, out_tput, out_gpu, gpu_size, NULL);
+}
+
+/* Whether the SMs a job's context was given (exec_sms of sm_count, as the
+ * driver reports them under MPS) reflect its active thread percentage: MPS
+ * rounds the share to whole SMs, and a context with every SM at a share
+ * below 100% suggests the percentage was not applied. A warning, not an
+ * error: how the driver reports the affinity of an MPS client has not been
+ * checked on a GPU yet (docs/collector.md). */
+static int check_share(const ps_mps_job_t *job, int exec_sms, int sm_count)
+{
+    if (exec_sms <= 0 || sm_count <= 0)
+        return ps_error(PS_E_BACKEND, "%s at %d%%: the job reported no SM count", job->model, job->share_pct);
+    double want = sm_count * job->share_pct / 100.0;
+    if (job->share_pct < 100 && (exec_sms >= sm_count || fabs(exec_sms - want) > 0.05 * sm_count + 2))
+        ps_log(PS_LOG_WARN,
+               "%s at %d%%: the context reports %d of the %d SMs, not about %.0f: was the MPS active thread "
+               "percentage applied?",
+               job->model, job->share_pct, exec_sms, sm_count, want);
+    return 0;
+}
+
+int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
+                           double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms)
 {
     if (n <= 0 || n > 64 || !(seconds > 0 && seconds <= 86400))
         return ps_error(PS_E_ARG, "need 1..64 jobs and seconds in (0, 86400]");
@@ -155,8 +182,13 @@ int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, i
         char *end = NULL;
         if (strncmp(msg, "ok ", 3) == 0) {
             out_tput[i] = strtod(msg + 3, &end);
+            long exec_sms = end ? strtol(end, &end, 10) : 0;
+            long sm_count = end ? strtol(end, &end, 10) : 0;
             if (out_gpu && gpu_size > 0 && end && *end == ' ')
                 snprintf(out_gpu, gpu_size, "%s", end + 1);
+            if (out_exec_sms)
+                out_exec_sms[i] = (int)exec_sms;
+            rc = check_share(&jobs[i], (int)exec_sms, (int)sm_count);
         }
         else if (strncmp(msg, "error ", 6) == 0)
             rc = ps_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);

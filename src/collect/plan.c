@@ -6,14 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A side may have the whole device (no partition to carve), or a group of
- * at least min_partition_sms SMs in multiples of sm_alignment. */
+static int probed(const ps_collect_device_t *dev)
+{
+    for (int i = 0; i < 4; i++)
+        if (dev->valid_sms_mask[i])
+            return 1;
+    return 0;
+}
+
+/* A side may have the whole device (no partition to carve), or a group the
+ * driver gives: one the backend probed, or else at least min_partition_sms
+ * SMs in multiples of sm_alignment. */
 static int valid_sms(const ps_collect_device_t *dev, int sms)
 {
     int align = dev->sm_alignment > 0 ? dev->sm_alignment : 1;
     if (sms / 2 == dev->tpc_count && sms <= dev->sm_count)
         return 1;
-    return sms >= dev->min_partition_sms && sms % align == 0 && sms <= dev->sm_count;
+    if (sms <= 0 || sms > dev->sm_count)
+        return 0;
+    if (probed(dev))
+        return sms < 256 && (dev->valid_sms_mask[sms / 64] >> (sms % 64) & 1);
+    return sms >= dev->min_partition_sms && sms % align == 0;
 }
 
 int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap)
@@ -40,7 +53,7 @@ int ps_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
         if (!valid_sms(dev, sms))
             return ps_error(PS_E_ARG,
                             "%d TPCs (%d SMs): a green context on the %s needs at least %d SMs "
-                            "in multiples of %d",
+                            "in multiples of %d (`collect info` lists the valid counts)",
                             tpcs[i], sms, dev->gpu, dev->min_partition_sms, align);
     }
     return 0;

@@ -45,9 +45,31 @@ static const char schema[] =
     " hp_tpcs INTEGER NOT NULL, lp_tpcs INTEGER NOT NULL, hp_ns REAL NOT NULL,"
     " lp_ns REAL NOT NULL, mechanism TEXT, PRIMARY KEY(experiment, run));";
 
+/* SQLite's failures in our words: what happened to the campaign, not the
+ * engine's text ("UNIQUE constraint failed: tasks.key"). */
+static const char *sqlite_words(int code)
+{
+    switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return "the database is busy: another process holds it (a second collector?)";
+    case SQLITE_CONSTRAINT: return "a record is already there (another collector wrote it at the same time?)";
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return "the file is damaged or not a campaign database";
+    case SQLITE_FULL: return "the disk is full";
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN: return "the database cannot be written (permissions or a read-only folder)";
+    case SQLITE_IOERR: return "an input/output error";
+    case SQLITE_NOMEM: return "out of memory";
+    default: return "the database engine failed";
+    }
+}
+
 int ps_store_error(ps_store_t *s, const char *what)
 {
-    return ps_error(PS_E_BACKEND, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    int code = sqlite3_extended_errcode(s->db);
+    return ps_error((code & 0xff) == SQLITE_NOMEM ? PS_E_NOMEM : PS_E_IO, "%s: %s: %s (SQLite code %d)", s->path,
+                    what, sqlite_words(code), code);
 }
 
 /* Run one statement with text parameters; the optional callback receives the
@@ -109,22 +131,25 @@ int ps_store_open(const char *path, ps_store_t **out)
     int rc = s->path ? 0 : PS_E_NOMEM;
     if (rc == 0 && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
                        SQLITE_OK)
-        rc = ps_error(PS_E_IO, "%s: cannot open: %s", path,
-                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        rc = s->db ? ps_store_error(s, "cannot open") : ps_error(PS_E_NOMEM, "%s: out of memory", path);
     if (rc == 0) {
         /* Another process (a status query, a second collector) may hold the
          * lock for a moment. */
         sqlite3_busy_timeout(s->db, 10000);
         char *msg = NULL;
-        if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
-            rc = ps_error(PS_E_INPUT, "%s: not a campaign database: %s", path, msg ? msg : "?");
-            sqlite3_free(msg);
-        }
+        int e = sqlite3_exec(s->db, schema, NULL, NULL, &msg);
+        sqlite3_free(msg);
+        if (e == SQLITE_NOTADB || e == SQLITE_CORRUPT || e == SQLITE_ERROR)
+            rc = ps_error(PS_E_INPUT, "%s: not a campaign database", path);
+        else if (e != SQLITE_OK)
+            rc = ps_store_error(s, "opening");
     }
     if (rc == 0)
         rc = ps_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
     if (rc == 0)
         rc = ps_store_meta_pin(s, "version", STORE_VERSION, "format version");
+    if (rc == 0)
+        rc = ps_store_runs_init(s);
     if (rc) {
         ps_store_close(s);
         return rc;
@@ -210,6 +235,16 @@ static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
     int rc = r == SQLITE_DONE ? 0 : ps_store_error(s, what);
     sqlite3_finalize(st);
     return rc;
+}
+
+void ps_store_bind_num(sqlite3_stmt *st, int i, double v)
+{
+    bind_num(st, i, v);
+}
+
+int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
+{
+    return step_once(s, st, what);
 }
 
 /* Prepare an insert whose ?1..?4 are gpu, model, batch and op, and bind them. */
@@ -329,6 +364,8 @@ int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
         else if (r == 1)
             out->seq_len = atoi(buf);
     }
+    if (rc == 0)
+        rc = ps_store_clock_status(s, out);
     return rc;
 }
 

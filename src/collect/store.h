@@ -48,6 +48,27 @@ int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run);
 
 int ps_store_status(ps_store_t *s, ps_campaign_status_t *out);
 
+/* Bind a double, or NULL for NAN; step a prepared statement once and
+ * finalize it (for the other files of the store). */
+void ps_store_bind_num(sqlite3_stmt *st, int i, double v);
+int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what);
+
+/* store_runs.c: how measurements were taken. ps_store_open calls init. */
+int ps_store_runs_init(ps_store_t *s);
+/* One timed run's SM clock (NAN unknown), refused or kept; written at once,
+ * outside any task transaction, so that refused runs stay on record. */
+int ps_store_put_clock(ps_store_t *s, const char *task, int run, double sm_mhz, int refused);
+int ps_store_put_model(ps_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
+                       double activation_bytes);
+typedef void (*ps_store_model_fn)(const char *model, int batch, double weight_bytes,
+                                  double activation_bytes, void *user);
+int ps_store_models(ps_store_t *s, ps_store_model_fn fn, void *user);
+/* Counters measured on a partition of tpcs TPCs (ps_store_put_counters
+ * keeps those of the whole device). */
+int ps_store_put_counters_at(ps_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                             const ps_counters_t *c);
+int ps_store_clock_status(ps_store_t *s, ps_campaign_status_t *out);
+
 /* The store of an open campaign (campaign.c). */
 ps_store_t *ps_campaign_store(ps_campaign_t *c);
 

@@ -13,11 +13,13 @@
  * crashed version 1's reader, which is refused by version. Names in the
  * ratio table are percent-escaped (space, %, control bytes), so that a
  * workload name with a space round-trips. Numbers are written with %.17g
- * under the C locale; the file is replaced atomically.
+ * and read in the C locale, pinned per thread (c_numeric_begin), whatever
+ * the process's locale; the file is replaced atomically.
  */
 #include "colocate/model_internal.h"
 
 #include "common/common.h"
+#include "model/ubj.h"
 
 #include <floatfann.h>
 #include <errno.h>
@@ -148,7 +150,7 @@ static int mlp_text(const ps_coloc_model_t *m, char **out, size_t *len)
     return PS_OK;
 }
 
-int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
+static int coloc_save(const ps_coloc_model_t *m, const char *path)
 {
     char *params = NULL, *mlp = NULL;
     size_t plen = 0, mlen = 0;
@@ -346,6 +348,9 @@ done:
 static int load_booster(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
 {
     BoosterHandle b = NULL;
+    char why[160];
+    if (ubj_check(data, len, why, sizeof why) != 0)
+        return ps_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
     if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
         XGBoosterSetParam(b, "nthread", "1")) {
         int rc = ps_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
@@ -429,11 +434,21 @@ int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_c
 {
     *out = NULL;
     ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
+    locale_t old = c_numeric_begin();
     int rc = !m ? PS_E_NOMEM : load_mem(path, buf, n, m);
+    c_numeric_end(old);
     if (rc) {
         ps_coloc_model_free(m);
         return rc;
     }
     *out = m;
     return 0;
+}
+
+int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
+{
+    locale_t old = c_numeric_begin();
+    int rc = coloc_save(m, path);
+    c_numeric_end(old);
+    return rc;
 }

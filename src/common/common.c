@@ -1,11 +1,38 @@
 #include "common/common.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* Fault injection (built with PS_FAULT_INJECTION, tests only): the n-th
+ * allocation through ps_malloc/ps_calloc/ps_realloc/ps_strdup from now
+ * fails, and the n-th atomic commit fails as a write error would. */
+#ifdef PS_FAULT_INJECTION
+static _Thread_local long fault_alloc = 0, fault_write = 0;
+void fault_inject(long nth_alloc, long nth_write)
+{
+    fault_alloc = nth_alloc;
+    fault_write = nth_write;
+}
+static int fault_now(long *k)
+{
+    return *k > 0 && --*k == 0;
+}
+#define FAIL_ALLOC() fault_now(&fault_alloc)
+#define FAIL_WRITE() fault_now(&fault_write)
+#else
+#define FAIL_ALLOC() 0
+#define FAIL_WRITE() 0
+#endif
 
 static _Thread_local char last_error[1024] = "no error";
 
@@ -80,11 +107,162 @@ void ps_log(ps_log_level_t level, const char *fmt, ...)
     log_fn(level, msg, log_user);
 }
 
+/* ---- output locks ---- */
+
+/* Locks this process holds, by path: flock() conflicts between two open
+ * files even in one process, so a path locked twice here (the CLI locks
+ * --out before training, ps_atomic_open locks it again to save) counts up. */
+struct out_lock {
+    char *path, *lock_path;
+    int fd, refs;
+    struct out_lock *next;
+};
+static struct out_lock *held;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The pid written in a lock file, or 0. */
+static long lock_owner(const char *lock_path)
+{
+    char buf[32] = "";
+    int fd = open(lock_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return strtol(buf, NULL, 10);
+}
+
+int out_lock_acquire(const char *path, int wait, out_lock_t **out)
+{
+    *out = NULL;
+    pthread_mutex_lock(&held_mu);
+    for (out_lock_t *l = held; l; l = l->next)
+        if (strcmp(l->path, path) == 0) {
+            l->refs++;
+            *out = l;
+            pthread_mutex_unlock(&held_mu);
+            return PS_OK;
+        }
+    pthread_mutex_unlock(&held_mu);
+    out_lock_t *l = ps_calloc(1, sizeof *l);
+    size_t n = strlen(path) + 8;
+    if (!l || !(l->path = ps_strdup(path)) || !(l->lock_path = ps_malloc(n))) {
+        if (l)
+            free(l->path);
+        free(l);
+        return PS_E_NOMEM;
+    }
+    snprintf(l->lock_path, n, "%s.lock", path);
+    int warned = 0;
+    for (;;) {
+        l->fd = open(l->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (l->fd < 0) {
+            int rc = ps_error(PS_E_IO, "%s: cannot write (lock file %s): %s", path, l->lock_path, strerror(errno));
+            free(l->path);
+            free(l->lock_path);
+            free(l);
+            return rc;
+        }
+        if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
+            long pid = lock_owner(l->lock_path);
+            if (!wait) {
+                close(l->fd);
+                int rc = ps_error(PS_E_IO, "%s is being written by pid %ld (lock file %s)", path, pid,
+                                  l->lock_path);
+                free(l->path);
+                free(l->lock_path);
+                free(l);
+                return rc;
+            }
+            if (!warned++)
+                ps_log(PS_LOG_WARN, "%s is being written by pid %ld: waiting", path, pid);
+            flock(l->fd, LOCK_EX);
+        }
+        /* The holder unlinks the lock file before it unlocks it: a file
+         * locked after that is no longer the lock, so try again. */
+        struct stat a, b;
+        if (fstat(l->fd, &a) == 0 && stat(l->lock_path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+            break;
+        close(l->fd);
+    }
+    char pid[32];
+    int k = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(l->fd, 0) != 0 || pwrite(l->fd, pid, (size_t)k, 0) != k) {
+        /* The pid is only for the message of a second writer. */
+    }
+    l->refs = 1;
+    pthread_mutex_lock(&held_mu);
+    l->next = held;
+    held = l;
+    pthread_mutex_unlock(&held_mu);
+    *out = l;
+    return PS_OK;
+}
+
+void out_lock_release(out_lock_t *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&held_mu);
+    int last = --l->refs == 0;
+    if (last)
+        for (out_lock_t **p = &held; *p; p = &(*p)->next)
+            if (*p == l) {
+                *p = l->next;
+                break;
+            }
+    pthread_mutex_unlock(&held_mu);
+    if (!last)
+        return;
+    unlink(l->lock_path);
+    close(l->fd);
+    free(l->path);
+    free(l->lock_path);
+    free(l);
+}
+
+/* ---- atomic output files ---- */
+
 struct ps_atomic {
     FILE *f;
     char *path;
     char *tmp;
+    out_lock_t *lock;
 };
+
+/* Remove "<base>.tmp.<pid>" files beside path whose writer is dead: a save
+ * killed between its open and its rename leaves one (28 of 40 kills of
+ * train did). Called with path locked, so no live writer is mid-save. */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    const char *base = slash ? slash + 1 : path;
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) > 0 ? (int)(slash - path) : 1, path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t bl = strlen(base);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, base, bl) != 0 || strncmp(e->d_name + bl, ".tmp.", 5) != 0)
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + bl + 5, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno != ESRCH))
+            continue;
+        if (kill((pid_t)pid, 0) == 0)
+            continue; /* alive */
+        char full[8192];
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (unlink(full) == 0)
+            ps_log(PS_LOG_INFO, "removed %s, left by a writer (pid %ld) that died", full, pid);
+    }
+    closedir(d);
+}
 
 int ps_atomic_open(const char *path, ps_atomic_t **out)
 {
@@ -95,17 +273,16 @@ int ps_atomic_open(const char *path, ps_atomic_t **out)
     size_t n = strlen(path) + 32;
     a->path = ps_strdup(path);
     a->tmp = ps_malloc(n);
-    if (!a->path || !a->tmp) {
-        free(a->path);
-        free(a->tmp);
-        free(a);
-        return PS_E_NOMEM;
+    int rc = a->path && a->tmp ? out_lock_acquire(path, 0, &a->lock) : PS_E_NOMEM;
+    if (rc == PS_OK) {
+        remove_stale_temps(path);
+        snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+        a->f = fopen(a->tmp, "wb");
+        if (!a->f)
+            rc = ps_error(PS_E_IO, "%s: cannot write (temporary file %s): open: %s", path, a->tmp, strerror(errno));
     }
-    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    a->f = fopen(a->tmp, "wb");
-    if (!a->f) {
-        int rc = ps_error(PS_E_IO, "%s: cannot write (temporary file %s): %s", path, a->tmp,
-                          strerror(errno));
+    if (rc != PS_OK) {
+        out_lock_release(a->lock);
         free(a->path);
         free(a->tmp);
         free(a);
@@ -119,22 +296,48 @@ FILE *ps_atomic_stream(ps_atomic_t *a) { return a->f; }
 
 static void atomic_release(ps_atomic_t *a)
 {
+    out_lock_release(a->lock);
     free(a->path);
     free(a->tmp);
     free(a);
 }
 
+/* fsync of the folder holding path, so that a rename survives a crash. */
+static int fsync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* Each failing step is named: write (the stream's buffered writes), flush,
+ * fsync, close, rename, and the fsync of the folder after the rename. */
 int ps_atomic_commit(ps_atomic_t *a)
 {
     int rc = PS_OK;
-    if (fflush(a->f) != 0 || ferror(a->f) || fsync(fileno(a->f)) != 0)
-        rc = ps_error(PS_E_IO, "%s: write failed: %s", a->path, strerror(errno));
+    if (ferror(a->f) || FAIL_WRITE())
+        rc = ps_error(PS_E_IO, "%s: write failed (temporary file %s)", a->path, a->tmp);
+    else if (fflush(a->f) != 0)
+        rc = ps_error(PS_E_IO, "%s: flush failed: %s", a->path, strerror(errno));
+    else if (fsync(fileno(a->f)) != 0)
+        rc = ps_error(PS_E_IO, "%s: fsync failed: %s", a->path, strerror(errno));
     if (fclose(a->f) != 0 && rc == PS_OK)
         rc = ps_error(PS_E_IO, "%s: close failed: %s", a->path, strerror(errno));
     if (rc == PS_OK && rename(a->tmp, a->path) != 0)
-        rc = ps_error(PS_E_IO, "%s: rename failed: %s", a->path, strerror(errno));
+        rc = ps_error(PS_E_IO, "%s: rename of %s failed: %s", a->path, a->tmp, strerror(errno));
     if (rc != PS_OK)
         remove(a->tmp);
+    else if (fsync_dir(a->path) != 0)
+        rc = ps_error(PS_E_IO, "%s: fsync of its folder after the rename failed: %s", a->path, strerror(errno));
     atomic_release(a);
     return rc;
 }
@@ -157,7 +360,7 @@ double ps_now(void)
 
 void *ps_malloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = FAIL_ALLOC() ? NULL : malloc(n ? n : 1);
     if (!p)
         ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
     return p;
@@ -165,7 +368,7 @@ void *ps_malloc(size_t n)
 
 void *ps_calloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p = FAIL_ALLOC() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
         ps_error(PS_E_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
     return p;
@@ -173,7 +376,7 @@ void *ps_calloc(size_t n, size_t size)
 
 void *ps_realloc(void *p, size_t n)
 {
-    void *q = realloc(p, n ? n : 1);
+    void *q = FAIL_ALLOC() ? NULL : realloc(p, n ? n : 1);
     if (!q)
         ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
     return q;
@@ -293,4 +496,24 @@ int file_read_all(const char *path, unsigned char **out, size_t *n)
     *out = buf;
     *n = len;
     return PS_OK;
+}
+
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void make_c_locale(void)
+{
+    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+locale_t c_numeric_begin(void)
+{
+    pthread_once(&c_locale_once, make_c_locale);
+    return c_locale ? uselocale(c_locale) : (locale_t)0;
+}
+
+void c_numeric_end(locale_t old)
+{
+    if (old)
+        uselocale(old);
 }

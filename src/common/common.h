@@ -28,6 +28,19 @@ void ps_log(ps_log_level_t level, const char *fmt, ...) PS_PRINTF(2, 3);
 /* Atomic output file: write to "<path>.tmp.<pid>", then ps_atomic_commit
  * flushes, fsyncs and renames it over path; ps_atomic_abort removes it. Either
  * call closes the stream and frees the handle. */
+/* Output locks: an exclusive flock() on "<path>.lock" (removed at release)
+ * for as long as a command writes path, so that a second writer is told
+ * "PATH is being written by pid N" (PS_E_IO) instead of one of two results
+ * being silently lost; with wait, it waits instead. A path this process
+ * already holds is counted, not locked again. ps_atomic_open takes the lock
+ * of its path. */
+typedef struct out_lock out_lock_t;
+int out_lock_acquire(const char *path, int wait, out_lock_t **out);
+void out_lock_release(out_lock_t *l);
+
+/* Atomic output files also remove stale "<path>.tmp.<pid>" files of dead
+ * writers at open, fsync the folder after the rename and name the failing
+ * step (write, flush, fsync, close, rename) in their error. */
 typedef struct ps_atomic ps_atomic_t;
 int ps_atomic_open(const char *path, ps_atomic_t **out);
 FILE *ps_atomic_stream(ps_atomic_t *a);
@@ -90,6 +103,22 @@ int ps_name_index(const char *what, const char *name, const char *const *names, 
 
 /* Median of v[n] (sorts v); NAN when n is 0. */
 double ps_median(double *v, size_t n);
+
+#ifdef PS_FAULT_INJECTION
+/* Tests only: make the nth_alloc-th allocation (ps_malloc and friends) and
+ * the nth_write-th atomic commit of this thread fail; 0 = never. */
+void fault_inject(long nth_alloc, long nth_write);
+#endif
+
+/* Numbers are read and written in the C locale whatever the process's
+ * locale (an application embedding the library may set another; "%g" and
+ * strtod follow LC_NUMERIC): c_numeric_begin switches the calling thread to
+ * the C locale with uselocale (thread-safe, unlike setlocale) and returns
+ * the thread's previous locale, which c_numeric_end restores. Every reader
+ * and writer of a file calls them around its work. */
+#include <locale.h>
+locale_t c_numeric_begin(void);
+void c_numeric_end(locale_t old);
 
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the

@@ -453,7 +453,7 @@ static void abacus_row(const ps_baseline_t *b, const ps_query_t *q, double hp_so
 
 static void mlp_params_of(const ps_baseline_params_t *p, ps_mlp_params_t *mp)
 {
-    ps_mlp_default_params(mp);
+    *mp = ps_mlp_default_params();
     mp->epochs = p->mlp_epochs;
     mp->max_seconds = p->mlp_seconds;
     mp->seed = p->seed;
@@ -821,23 +821,87 @@ static int predict_side_x(const ps_baseline_t *b, int side, const float *x, size
 /* Predict n queries; x_hp/x_lp are their PairSight feature rows when the
  * caller has them (NULL: built here), solo[2][n] their standalone latencies
  * when known (NULL: computed here). */
+/* The rule methods: one factor per intensity class and side (and the fixed
+ * costs), applied to the query's class columns. */
+static int predict_rules(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *hp,
+                         double *lp)
+{
+    for (size_t i = 0; i < n; i++) {
+        double t[N_COLS];
+        int rc = rule_columns(ops, &q[i], PS_SIDE_HP, t);
+        if (rc != 0)
+            return rc;
+        hp[i] = rule_predict(b->factor[0], t);
+        if ((rc = rule_columns(ops, &q[i], PS_SIDE_LP, t)) != 0)
+            return rc;
+        lp[i] = rule_predict(b->factor[1], t);
+    }
+    return 0;
+}
+
+/* Abacus: its own input row per query into the MLP, in chunks. */
+static int predict_abacus(const ps_baseline_t *b, const ps_query_t *q, size_t n, const double *hs, const double *ls,
+                          double *hp, double *lp)
+{
+    int din = abacus_n_in(b);
+    enum { CHUNK = 1024 };
+    float *xa = ps_malloc((size_t)CHUNK * (size_t)din * sizeof *xa);
+    double *o = ps_malloc(2 * CHUNK * sizeof *o);
+    int rc = (!xa || !o) ? PS_E_NOMEM : 0;
+    for (size_t off = 0; off < n && rc == 0; off += CHUNK) {
+        size_t B = n - off < CHUNK ? n - off : CHUNK;
+        for (size_t i = 0; i < B; i++)
+            abacus_row(b, &q[off + i], hs[off + i], ls[off + i], xa + i * (size_t)din);
+        rc = ps_mlp_predict(b->mlp[0], xa, B, o);
+        for (size_t i = 0; rc == 0 && i < B; i++) {
+            hp[off + i] = hs[off + i] * exp(o[2 * i]);
+            lp[off + i] = ls[off + i] * exp(o[2 * i + 1]);
+        }
+    }
+    free(o);
+    free(xa);
+    return rc;
+}
+
+/* Each query's standalone latencies into hs and ls: from the caller when it
+ * has them, else from the profile by intensity class. */
+static int solo_latencies(const ps_ops_t *ops, const ps_query_t *q, size_t n, const double *hp_solo_in,
+                          const double *lp_solo_in, double *hs, double *ls)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (hp_solo_in && lp_solo_in) {
+            hs[i] = hp_solo_in[i];
+            ls[i] = lp_solo_in[i];
+            continue;
+        }
+        double t[N_CLS];
+        int rc = segment_by_class(ops, &q[i], PS_SIDE_HP, t);
+        if (rc != 0)
+            return rc;
+        hs[i] = t[0] + t[1] + t[2];
+        if ((rc = segment_by_class(ops, &q[i], PS_SIDE_LP, t)) != 0)
+            return rc;
+        ls[i] = t[0] + t[1] + t[2];
+    }
+    return 0;
+}
+
 static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                           const float *x_hp, const float *x_lp, const double *hp_solo_in,
-                           const double *lp_solo_in, double *hp, double *lp)
+                           const float *x_hp, const float *x_lp, const double *hp_solo_in, const double *lp_solo_in,
+                           double *hp, double *lp)
 {
     int rc = 0;
     double *hs = ps_malloc((n ? n : 1) * sizeof *hs), *ls = ps_malloc((n ? n : 1) * sizeof *ls);
     float *xb = NULL;
-    float *xa = NULL;
     if (!hs || !ls) {
         rc = PS_E_NOMEM;
         goto done;
     }
     int needs_x = b->method == PS_METHOD_LINEAR || b->method == PS_METHOD_PAIRSIGHT_MLP;
     if (needs_x && (!x_hp || !x_lp)) {
+        /* The PairSight input of both sides, with the standalone latencies. */
         int f = b->layout.n_features;
-        xb = ps_malloc((n ? n : 1) * 2 * (size_t)f * sizeof *xb);
-        if (!xb) {
+        if (!(xb = ps_malloc((n ? n : 1) * 2 * (size_t)f * sizeof *xb))) {
             rc = PS_E_NOMEM;
             goto done;
         }
@@ -847,73 +911,28 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
                 goto done;
         x_hp = xb;
         x_lp = xb + n * (size_t)f;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            if (hp_solo_in && lp_solo_in) {
-                hs[i] = hp_solo_in[i];
-                ls[i] = lp_solo_in[i];
-                continue;
-            }
-            double t[N_CLS];
-            if ((rc = segment_by_class(ops, &q[i], PS_SIDE_HP, t)) != 0)
-                goto done;
-            hs[i] = t[0] + t[1] + t[2];
-            if ((rc = segment_by_class(ops, &q[i], PS_SIDE_LP, t)) != 0)
-                goto done;
-            ls[i] = t[0] + t[1] + t[2];
-        }
+    } else if ((rc = solo_latencies(ops, q, n, hp_solo_in, lp_solo_in, hs, ls)) != 0) {
+        goto done;
     }
     switch (b->method) {
     case PS_METHOD_INTENSITY_RULE:
     case PS_METHOD_INTENSITY_RULE_FIT:
-    case PS_METHOD_FIXED_COST:
-        for (size_t i = 0; i < n; i++) {
-            double t[N_COLS];
-            if ((rc = rule_columns(ops, &q[i], PS_SIDE_HP, t)) != 0)
-                goto done;
-            hp[i] = rule_predict(b->factor[0], t);
-            if ((rc = rule_columns(ops, &q[i], PS_SIDE_LP, t)) != 0)
-                goto done;
-            lp[i] = rule_predict(b->factor[1], t);
-        }
-        break;
+    case PS_METHOD_FIXED_COST: rc = predict_rules(b, ops, q, n, hp, lp); break;
     case PS_METHOD_COMPLEMENTARITY:
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && rc == 0; i++) {
             comp_cell_t key;
             if ((rc = sample_key(ops, &q[i], &key)) != 0)
-                goto done;
+                break;
             const comp_cell_t *c = comp_lookup(b, &key);
             hp[i] = hs[i] * (c ? c->delta[0] : b->global_delta[0]);
             lp[i] = ls[i] * (c ? c->delta[1] : b->global_delta[1]);
         }
         break;
-    case PS_METHOD_ABACUS_MLP: {
-        int din = abacus_n_in(b);
-        enum { CHUNK = 1024 };
-        xa = ps_malloc((size_t)CHUNK * (size_t)din * sizeof *xa);
-        double *o = ps_malloc(2 * CHUNK * sizeof *o);
-        if (!xa || !o) {
-            free(o);
-            rc = PS_E_NOMEM;
-            goto done;
-        }
-        for (size_t off = 0; off < n && rc == 0; off += CHUNK) {
-            size_t B = n - off < CHUNK ? n - off : CHUNK;
-            for (size_t i = 0; i < B; i++)
-                abacus_row(b, &q[off + i], hs[off + i], ls[off + i], xa + i * (size_t)din);
-            rc = ps_mlp_predict(b->mlp[0], xa, B, o);
-            for (size_t i = 0; rc == 0 && i < B; i++) {
-                hp[off + i] = hs[off + i] * exp(o[2 * i]);
-                lp[off + i] = ls[off + i] * exp(o[2 * i + 1]);
-            }
-        }
-        free(o);
-        break;
-    }
+    case PS_METHOD_ABACUS_MLP: rc = predict_abacus(b, q, n, hs, ls, hp, lp); break;
     default:
         if ((rc = predict_side_x(b, PS_SIDE_HP, x_hp, n, hp)) != 0 ||
             (rc = predict_side_x(b, PS_SIDE_LP, x_lp, n, lp)) != 0)
-            goto done;
+            break;
         for (size_t i = 0; i < n; i++) {
             hp[i] = hs[i] * exp(hp[i]);
             lp[i] = ls[i] * exp(lp[i]);
@@ -924,7 +943,6 @@ done:
     free(hs);
     free(ls);
     free(xb);
-    free(xa);
     return rc;
 }
 

@@ -51,8 +51,9 @@ int ps_experiments_parse(const char *list, int *mask)
     return 0;
 }
 
-void ps_eval_default_config(ps_eval_config_t *c)
+ps_eval_config_t ps_eval_default_params(void)
 {
+    ps_eval_config_t d, *c = &d;
     memset(c, 0, sizeof *c);
     c->experiments = PS_EXP_ACCURACY;
     c->seed = 1;
@@ -60,6 +61,7 @@ void ps_eval_default_config(ps_eval_config_t *c)
     c->ks[1] = 50;
     c->ks[2] = 100;
     c->bp = ps_baseline_default_params();
+    return d;
 }
 
 static void row_init(ps_eval_row_t *r, const char *name)
@@ -587,6 +589,59 @@ static int group_ranks(const ps_coexec_t *cx, int g, uint64_t seed, long *rank, 
     return 0;
 }
 
+/* Table II's method rows for held-out group g: every method trained on the
+ * classic models, scored on the group's test rows t. */
+static void score_methods(run_t *u, const ps_model_t *model, ps_baseline_t *const *base, int g, const testset_t *t)
+{
+    for (int m = 0; m < PS_METHOD_COUNT; m++) {
+        predictor_t p = {
+            .model = m == PS_METHOD_PAIRSIGHT ? model : NULL, .compose = PS_COMPOSE_OVERLAP, .base = base[m]};
+        if (!p.model && !p.base)
+            continue;
+        if (eval_on(&p, u->c->ops, t, &u->r->gen[m][g], NULL, NULL) != 0)
+            ps_log(PS_LOG_WARN, "generalization %s: %s: %s", gen_group_names[g], ps_method_name((ps_method_t)m),
+                   ps_last_error());
+    }
+}
+
+/* Table II's row "PairSight after k = ks[k]": the model adapted on the first
+ * min(ks[k], pool) experiments of group g by rank, scored on t. take is the
+ * caller's scratch of one flag per row. A failed adaptation leaves the row
+ * unmeasured with a warning. */
+static int adapt_and_score(run_t *u, const ps_model_t *model, const long *rank, long pool, int g, int k,
+                           const testset_t *t, unsigned char *take)
+{
+    const ps_eval_config_t *c = u->c;
+    const ps_coexec_t *cx = u->train_src;
+    char stage[64];
+    snprintf(stage, sizeof stage, "generalization: adapt %s k=%d", gen_group_names[g], c->ks[k]);
+    progress(c, stage, 0, 1);
+    long kk = c->ks[k] < pool ? c->ks[k] : pool;
+    for (size_t i = 0; i < cx->n; i++)
+        take[i] = rank[i] >= 0 && rank[i] < kk;
+    ps_coexec_t *few = NULL;
+    ps_model_t *adapted = NULL;
+    int rc = subset(cx, take, &few);
+    if (rc != 0)
+        return rc;
+    ps_train_params_t tp = train_params(c, PS_FEAT_FULL);
+    double t0 = ps_now();
+    rc =
+        few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted) : ps_error(PS_E_INPUT, "no experiments to adapt on");
+    double secs = ps_now() - t0;
+    ps_coexec_free(few);
+    if (rc != 0) {
+        ps_log(PS_LOG_WARN, "%s: %s", stage, ps_last_error());
+        return 0;
+    }
+    predictor_t p = {.model = adapted, .compose = PS_COMPOSE_OVERLAP};
+    ps_eval_row_t *row = &u->r->gen[PS_METHOD_COUNT + k][g];
+    rc = eval_on(&p, c->ops, t, row, NULL, NULL);
+    row->train_seconds = secs;
+    ps_model_free(adapted);
+    return rc;
+}
+
 static int exp_generalization(run_t *u)
 {
     const ps_eval_config_t *c = u->c;
@@ -640,45 +695,10 @@ static int exp_generalization(run_t *u)
         for (size_t i = 0; i < n; i++)
             if (rank[i] >= pool)
                 testset_add(&t, &cx->rows[i]);
-        for (int m = 0; m < PS_METHOD_COUNT; m++) {
-            predictor_t p = {.model = m == PS_METHOD_PAIRSIGHT ? model : NULL,
-                             .compose = PS_COMPOSE_OVERLAP,
-                             .base = base[m]};
-            if (!p.model && !p.base)
-                continue;
-            if (eval_on(&p, c->ops, &t, &r->gen[m][g], NULL, NULL) != 0)
-                ps_log(PS_LOG_WARN, "generalization %s: %s: %s", gen_group_names[g],
-                       ps_method_name((ps_method_t)m), ps_last_error());
-        }
-        for (int k = 0; k < 3; k++) {
-            char stage[64];
-            snprintf(stage, sizeof stage, "generalization: adapt %s k=%d", gen_group_names[g], c->ks[k]);
-            progress(c, stage, 0, 1);
-            long kk = c->ks[k] < pool ? c->ks[k] : pool;
-            for (size_t i = 0; i < n; i++)
-                take[i] = rank[i] >= 0 && rank[i] < kk;
-            ps_coexec_t *few = NULL;
-            ps_model_t *adapted = NULL;
-            if ((rc = subset(cx, take, &few)) != 0)
+        score_methods(u, model, base, g, &t);
+        for (int k = 0; k < 3; k++)
+            if ((rc = adapt_and_score(u, model, rank, pool, g, k, &t, take)) != 0)
                 goto done;
-            ps_train_params_t tp = train_params(c, PS_FEAT_FULL);
-            double t0 = ps_now();
-            rc = few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted)
-                        : ps_error(PS_E_INPUT, "no experiments to adapt on");
-            double secs = ps_now() - t0;
-            ps_coexec_free(few);
-            if (rc != 0) {
-                ps_log(PS_LOG_WARN, "%s: %s", stage, ps_last_error());
-                continue;
-            }
-            predictor_t p = {.model = adapted, .compose = PS_COMPOSE_OVERLAP};
-            ps_eval_row_t *row = &r->gen[PS_METHOD_COUNT + k][g];
-            rc = eval_on(&p, c->ops, &t, row, NULL, NULL);
-            row->train_seconds = secs;
-            ps_model_free(adapted);
-            if (rc != 0)
-                goto done;
-        }
     }
     r->done |= PS_EXP_GENERALIZATION;
     rc = 0;

@@ -54,7 +54,7 @@ typedef struct {
     void *progress_user;
 } ps_eval_config_t;
 
-void ps_eval_default_config(ps_eval_config_t *c);
+ps_eval_config_t ps_eval_default_params(void);
 
 /* One row of a result table. NAN where not measured. */
 typedef struct {

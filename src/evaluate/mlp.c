@@ -28,19 +28,17 @@ struct ps_mlp {
     int epochs_run;
 };
 
-void ps_mlp_default_params(ps_mlp_params_t *p)
+ps_mlp_params_t ps_mlp_default_params(void)
 {
-    memset(p, 0, sizeof *p);
-    p->hidden[0] = 64;
-    p->hidden[1] = 64;
-    p->epochs = 100;
-    p->batch = 32;
-    p->lr = 1e-3;
-    p->weight_decay = 1e-3;
-    p->valid_share = 0.1;
-    p->patience = 20;
-    p->max_seconds = 0;
-    p->seed = 1;
+    return (ps_mlp_params_t){.hidden = {64, 64},
+                             .epochs = 100,
+                             .batch = 32,
+                             .lr = 1e-3,
+                             .weight_decay = 1e-3,
+                             .valid_share = 0.1,
+                             .patience = 20,
+                             .max_seconds = 0,
+                             .seed = 1};
 }
 
 int ps_mlp_n_in(const ps_mlp_t *m) { return m->width[0]; }
@@ -136,65 +134,82 @@ static double eval_mse(const ps_mlp_t *m, scratch_t *s, int cap, const float *xs
     return n ? se / (double)(n * (size_t)k) : 0;
 }
 
-int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
-                 const ps_mlp_params_t *p, ps_mlp_t **out)
-{
-    *out = NULL;
-    if (!x || !y || n < 2 || n_in <= 0 || n_out <= 0 || p->batch <= 0 || p->epochs <= 0)
-        return ps_error(PS_E_ARG, "mlp: need at least 2 rows, positive sizes and epochs");
-    ps_mlp_t *m = ps_calloc(1, sizeof *m);
-    if (!m)
-        return PS_E_NOMEM;
-    int rc = PS_E_NOMEM;
-    float *xs = NULL, *ys = NULL, *best[2 * PS_MLP_MAX_LAYERS] = {0};
-    float *mom[2 * PS_MLP_MAX_LAYERS] = {0}, *vel[2 * PS_MLP_MAX_LAYERS] = {0};
-    float *gw[PS_MLP_MAX_LAYERS] = {0}, *gb[PS_MLP_MAX_LAYERS] = {0};
-    size_t *idx = NULL;
-    scratch_t s = {0}, sv = {0};
+/* What training needs beside the model: the best weights so far, Adam's
+ * moments, the gradients, the standardized data and the row order. */
+typedef struct {
+    float *best[2 * PS_MLP_MAX_LAYERS], *mom[2 * PS_MLP_MAX_LAYERS], *vel[2 * PS_MLP_MAX_LAYERS];
+    float *gw[PS_MLP_MAX_LAYERS], *gb[PS_MLP_MAX_LAYERS];
+    float *xs, *ys;
+    size_t *idx;
+    scratch_t s, sv;
+} trainer_t;
 
+static void trainer_free(trainer_t *t)
+{
+    for (int k = 0; k < 2 * PS_MLP_MAX_LAYERS; k++) {
+        free(t->best[k]);
+        free(t->mom[k]);
+        free(t->vel[k]);
+    }
+    for (int l = 0; l < PS_MLP_MAX_LAYERS; l++) {
+        free(t->gw[l]);
+        free(t->gb[l]);
+    }
+    scratch_free(&t->s);
+    scratch_free(&t->sv);
+    free(t->xs);
+    free(t->ys);
+    free(t->idx);
+}
+
+/* The layers of m from p, their initial weights (He initialization for ReLU
+ * layers, Glorot for tanh) and the trainer's per-layer buffers. */
+static int init_layers(ps_mlp_t *m, int n_in, int n_out, const ps_mlp_params_t *p, ps_rng_t *rng, trainer_t *t)
+{
     m->width[0] = n_in;
     m->tanh_hidden = p->tanh_hidden;
     m->n_layers = 0;
     for (int h = 0; h < PS_MLP_MAX_LAYERS - 1 && p->hidden[h] > 0; h++)
         m->width[++m->n_layers] = p->hidden[h];
     m->width[++m->n_layers] = n_out;
-
-    ps_rng_t rng;
-    ps_rng_seed(&rng, p->seed);
     for (int l = 0; l < m->n_layers; l++) {
         m->w[l] = ps_malloc(wsize(m, l) * sizeof(float));
         m->b[l] = ps_calloc((size_t)m->width[l + 1], sizeof(float));
-        gw[l] = ps_malloc(wsize(m, l) * sizeof(float));
-        gb[l] = ps_malloc((size_t)m->width[l + 1] * sizeof(float));
-        if (!m->w[l] || !m->b[l] || !gw[l] || !gb[l])
-            goto done;
-        /* He initialization for ReLU layers, Glorot for tanh. */
+        t->gw[l] = ps_malloc(wsize(m, l) * sizeof(float));
+        t->gb[l] = ps_malloc((size_t)m->width[l + 1] * sizeof(float));
+        if (!m->w[l] || !m->b[l] || !t->gw[l] || !t->gb[l])
+            return PS_E_NOMEM;
         double a = p->tanh_hidden ? sqrt(6.0 / (m->width[l] + m->width[l + 1])) : sqrt(6.0 / m->width[l]);
         for (size_t k = 0; k < wsize(m, l); k++)
-            m->w[l][k] = (float)((2 * ps_rng_uniform(&rng) - 1) * a);
+            m->w[l][k] = (float)((2 * ps_rng_uniform(rng) - 1) * a);
         size_t sz[2] = {wsize(m, l), (size_t)m->width[l + 1]};
-        for (int t = 0; t < 2; t++) {
-            best[2 * l + t] = ps_malloc(sz[t] * sizeof(float));
-            mom[2 * l + t] = ps_calloc(sz[t], sizeof(float));
-            vel[2 * l + t] = ps_calloc(sz[t], sizeof(float));
-            if (!best[2 * l + t] || !mom[2 * l + t] || !vel[2 * l + t])
-                goto done;
+        for (int i = 0; i < 2; i++) {
+            t->best[2 * l + i] = ps_malloc(sz[i] * sizeof(float));
+            t->mom[2 * l + i] = ps_calloc(sz[i], sizeof(float));
+            t->vel[2 * l + i] = ps_calloc(sz[i], sizeof(float));
+            if (!t->best[2 * l + i] || !t->mom[2 * l + i] || !t->vel[2 * l + i])
+                return PS_E_NOMEM;
         }
     }
+    return 0;
+}
 
-    /* Standardize inputs and targets once. */
-    if ((rc = ps_scaler_fit(&m->xs, x, n, n_in)) != 0)
-        goto done;
-    rc = PS_E_NOMEM;
-    xs = ps_malloc(n * (size_t)n_in * sizeof(float));
-    ys = ps_malloc(n * (size_t)n_out * sizeof(float));
+/* Inputs and targets standardized once, into t->xs and t->ys; the targets'
+ * mean and deviation go into m to undo it at prediction. */
+static int standardize(ps_mlp_t *m, const float *x, size_t n, int n_in, const double *y, int n_out, trainer_t *t)
+{
+    int rc = ps_scaler_fit(&m->xs, x, n, n_in);
+    if (rc != 0)
+        return rc;
+    t->xs = ps_malloc(n * (size_t)n_in * sizeof(float));
+    t->ys = ps_malloc(n * (size_t)n_out * sizeof(float));
     m->y_mean = ps_calloc((size_t)n_out, sizeof(double));
     m->y_sd = ps_calloc((size_t)n_out, sizeof(double));
-    idx = ps_malloc(n * sizeof *idx);
-    if (!xs || !ys || !m->y_mean || !m->y_sd || !idx)
-        goto done;
+    t->idx = ps_malloc(n * sizeof *t->idx);
+    if (!t->xs || !t->ys || !m->y_mean || !m->y_sd || !t->idx)
+        return PS_E_NOMEM;
     for (size_t i = 0; i < n; i++)
-        ps_scaler_row(&m->xs, x + i * (size_t)n_in, xs + i * (size_t)n_in);
+        ps_scaler_row(&m->xs, x + i * (size_t)n_in, t->xs + i * (size_t)n_in);
     for (int j = 0; j < n_out; j++) {
         double sum = 0, sum2 = 0;
         for (size_t i = 0; i < n; i++) {
@@ -206,131 +221,151 @@ int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
         m->y_mean[j] = mean;
         m->y_sd[j] = var > 1e-18 ? sqrt(var) : 1;
         for (size_t i = 0; i < n; i++)
-            ys[i * (size_t)n_out + (size_t)j] =
-                (float)((y[i * (size_t)n_out + (size_t)j] - mean) / m->y_sd[j]);
+            t->ys[i * (size_t)n_out + (size_t)j] = (float)((y[i * (size_t)n_out + (size_t)j] - mean) / m->y_sd[j]);
     }
+    return 0;
+}
 
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    size_t n_valid;
-    if (p->valid_tail > 0) {
-        n_valid = p->valid_tail; /* the caller's rows, kept in place */
-    } else {
-        ps_rng_shuffle(&rng, idx, n);
-        n_valid = (size_t)(p->valid_share * (double)n);
+/* The gradients of the mean squared error of the B rows t->idx[off..) into
+ * t->gw and t->gb: forward pass, then backpropagation layer by layer. */
+static void backward(const ps_mlp_t *m, trainer_t *t, size_t off, int B)
+{
+    int n_in = m->width[0], n_out = m->width[m->n_layers], L = m->n_layers;
+    scratch_t *s = &t->s;
+    for (int i = 0; i < B; i++)
+        memcpy(s->act[0] + (size_t)i * (size_t)n_in, t->xs + t->idx[off + (size_t)i] * (size_t)n_in,
+               (size_t)n_in * sizeof(float));
+    forward(m, s->act, B);
+    float *dz = s->grad[L];
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < n_out; j++)
+            dz[i * n_out + j] = 2.0f / (float)(B * n_out) *
+                                (s->act[L][i * n_out + j] - t->ys[t->idx[off + (size_t)i] * (size_t)n_out + (size_t)j]);
+    for (int l = L - 1; l >= 0; l--) {
+        int in = m->width[l], o = m->width[l + 1];
+        dz = s->grad[l + 1];
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o, in, B, 1.0f, dz, o, s->act[l], in, 0.0f, t->gw[l], in);
+        for (int j = 0; j < o; j++) {
+            float acc = 0;
+            for (int i = 0; i < B; i++)
+                acc += dz[i * o + j];
+            t->gb[l][j] = acc;
+        }
+        if (l == 0)
+            continue;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, o, 1.0f, dz, o, m->w[l], in, 0.0f, s->grad[l],
+                    in);
+        size_t nk = (size_t)B * (size_t)in;
+        if (m->tanh_hidden)
+            for (size_t k = 0; k < nk; k++)
+                s->grad[l][k] *= 1 - s->act[l][k] * s->act[l][k];
+        else
+            for (size_t k = 0; k < nk; k++)
+                if (s->act[l][k] <= 0)
+                    s->grad[l][k] = 0;
     }
-    if (n_valid >= n)
-        n_valid = n - 1;
-    size_t n_fit = n - n_valid;
-    const size_t *valid = idx + n_fit;
+}
 
-    for (int l = 0; l < m->n_layers; l++) {
-        memcpy(best[2 * l], m->w[l], wsize(m, l) * sizeof(float));
-        memcpy(best[2 * l + 1], m->b[l], (size_t)m->width[l + 1] * sizeof(float));
-    }
-    int cap = p->batch;
-    if ((rc = scratch_init(&s, m, cap, 1)) != 0 || (rc = scratch_init(&sv, m, 1024, 0)) != 0)
-        goto done;
-
+/* One Adam step (Kingma and Ba 2015) with decoupled weight decay on the
+ * weights, not the biases. */
+static void adam_step(ps_mlp_t *m, trainer_t *t, const ps_mlp_params_t *p, long step)
+{
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    double c1 = 1 - pow(b1, (double)step), c2 = 1 - pow(b2, (double)step);
+    float lr1 = (float)(p->lr * sqrt(c2) / c1);
+    for (int l = 0; l < m->n_layers; l++) {
+        float *par[2] = {m->w[l], m->b[l]}, *g[2] = {t->gw[l], t->gb[l]};
+        size_t sz[2] = {wsize(m, l), (size_t)m->width[l + 1]};
+        for (int i = 0; i < 2; i++) {
+            float *mm = t->mom[2 * l + i], *vv = t->vel[2 * l + i];
+            float decay = i == 0 ? (float)(p->lr * p->weight_decay) : 0.0f;
+            for (size_t k = 0; k < sz[i]; k++) {
+                float gk = g[i][k];
+                mm[k] = (float)(b1 * mm[k] + (1 - b1) * gk);
+                vv[k] = (float)(b2 * vv[k] + (1 - b2) * gk * gk);
+                par[i][k] -= lr1 * mm[k] / (sqrtf(vv[k]) + (float)eps) + decay * par[i][k];
+            }
+        }
+    }
+}
+
+/* Copies the weights between m and t->best (to_best 1: keep m's). */
+static void swap_best(ps_mlp_t *m, trainer_t *t, int to_best)
+{
+    for (int l = 0; l < m->n_layers; l++) {
+        size_t sz[2] = {wsize(m, l) * sizeof(float), (size_t)m->width[l + 1] * sizeof(float)};
+        float *par[2] = {m->w[l], m->b[l]};
+        for (int i = 0; i < 2; i++)
+            memcpy(to_best ? t->best[2 * l + i] : par[i], to_best ? par[i] : t->best[2 * l + i], sz[i]);
+    }
+}
+
+/* Epochs of minibatch Adam on the rows t->idx[0..n_fit), early-stopped on
+ * the mean squared error of the n_valid rows after them (on the training
+ * rows when there are none); m ends with the best epoch's weights. */
+static void fit(ps_mlp_t *m, trainer_t *t, const ps_mlp_params_t *p, ps_rng_t *rng, size_t n_fit, size_t n_valid)
+{
+    const size_t *valid = t->idx + n_fit;
+    int cap = p->batch;
     double best_loss = INFINITY, t0 = ps_now();
     long step = 0;
     int since_best = 0;
+    swap_best(m, t, 1);
     for (int ep = 0; ep < p->epochs; ep++) {
-        ps_rng_shuffle(&rng, idx, n_fit);
+        ps_rng_shuffle(rng, t->idx, n_fit);
         for (size_t off = 0; off < n_fit; off += (size_t)cap) {
             int B = (int)(n_fit - off < (size_t)cap ? n_fit - off : (size_t)cap);
-            for (int i = 0; i < B; i++)
-                memcpy(s.act[0] + (size_t)i * (size_t)n_in, xs + idx[off + (size_t)i] * (size_t)n_in,
-                       (size_t)n_in * sizeof(float));
-            forward(m, s.act, B);
-            int L = m->n_layers;
-            float *dz = s.grad[L];
-            for (int i = 0; i < B; i++)
-                for (int j = 0; j < n_out; j++)
-                    dz[i * n_out + j] = 2.0f / (float)(B * n_out) *
-                                        (s.act[L][i * n_out + j] -
-                                         ys[idx[off + (size_t)i] * (size_t)n_out + (size_t)j]);
-            for (int l = L - 1; l >= 0; l--) {
-                int in = m->width[l], o = m->width[l + 1];
-                dz = s.grad[l + 1];
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o, in, B, 1.0f, dz, o, s.act[l], in,
-                            0.0f, gw[l], in);
-                for (int j = 0; j < o; j++) {
-                    float acc = 0;
-                    for (int i = 0; i < B; i++)
-                        acc += dz[i * o + j];
-                    gb[l][j] = acc;
-                }
-                if (l > 0) {
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, o, 1.0f, dz, o, m->w[l],
-                                in, 0.0f, s.grad[l], in);
-                    size_t nk = (size_t)B * (size_t)in;
-                    if (m->tanh_hidden)
-                        for (size_t k = 0; k < nk; k++)
-                            s.grad[l][k] *= 1 - s.act[l][k] * s.act[l][k];
-                    else
-                        for (size_t k = 0; k < nk; k++)
-                            if (s.act[l][k] <= 0)
-                                s.grad[l][k] = 0;
-                }
-            }
-            step++;
-            double c1 = 1 - pow(b1, (double)step), c2 = 1 - pow(b2, (double)step);
-            float lr1 = (float)(p->lr * sqrt(c2) / c1);
-            for (int l = 0; l < L; l++) {
-                float *par[2] = {m->w[l], m->b[l]}, *g[2] = {gw[l], gb[l]};
-                size_t sz[2] = {wsize(m, l), (size_t)m->width[l + 1]};
-                for (int t = 0; t < 2; t++) {
-                    float *mm = mom[2 * l + t], *vv = vel[2 * l + t];
-                    float decay = t == 0 ? (float)(p->lr * p->weight_decay) : 0.0f;
-                    for (size_t k = 0; k < sz[t]; k++) {
-                        float gk = g[t][k];
-                        mm[k] = (float)(b1 * mm[k] + (1 - b1) * gk);
-                        vv[k] = (float)(b2 * vv[k] + (1 - b2) * gk * gk);
-                        par[t][k] -= lr1 * mm[k] / (sqrtf(vv[k]) + (float)eps) + decay * par[t][k];
-                    }
-                }
-            }
+            backward(m, t, off, B);
+            adam_step(m, t, p, ++step);
         }
         m->epochs_run = ep + 1;
-        /* Early stopping on the held-out rows (on the training rows when
-         * there are none). */
-        double loss = n_valid ? eval_mse(m, &sv, 1024, xs, ys, valid, n_valid)
-                              : eval_mse(m, &sv, 1024, xs, ys, idx, n_fit);
+        double loss = n_valid ? eval_mse(m, &t->sv, 1024, t->xs, t->ys, valid, n_valid)
+                              : eval_mse(m, &t->sv, 1024, t->xs, t->ys, t->idx, n_fit);
         if (loss < best_loss) {
             best_loss = loss;
             since_best = 0;
-            for (int l = 0; l < m->n_layers; l++) {
-                memcpy(best[2 * l], m->w[l], wsize(m, l) * sizeof(float));
-                memcpy(best[2 * l + 1], m->b[l], (size_t)m->width[l + 1] * sizeof(float));
-            }
+            swap_best(m, t, 1);
         } else if (++since_best >= p->patience) {
             break;
         }
         if (p->max_seconds > 0 && ps_now() - t0 > p->max_seconds)
             break;
     }
-    for (int l = 0; l < m->n_layers; l++) {
-        memcpy(m->w[l], best[2 * l], wsize(m, l) * sizeof(float));
-        memcpy(m->b[l], best[2 * l + 1], (size_t)m->width[l + 1] * sizeof(float));
+    swap_best(m, t, 0);
+}
+
+int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out, const ps_mlp_params_t *p,
+                 ps_mlp_t **out)
+{
+    *out = NULL;
+    if (!x || !y || n < 2 || n_in <= 0 || n_out <= 0 || p->batch <= 0 || p->epochs <= 0)
+        return ps_error(PS_E_ARG, "mlp: need at least 2 rows, positive sizes and epochs");
+    ps_mlp_t *m = ps_calloc(1, sizeof *m);
+    if (!m)
+        return PS_E_NOMEM;
+    trainer_t t;
+    memset(&t, 0, sizeof t);
+    ps_rng_t rng;
+    ps_rng_seed(&rng, p->seed);
+    int rc = init_layers(m, n_in, n_out, p, &rng, &t);
+    if (rc == 0)
+        rc = standardize(m, x, n, n_in, y, n_out, &t);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            t.idx[i] = i;
+        size_t n_valid;
+        if (p->valid_tail > 0) {
+            n_valid = p->valid_tail; /* the caller's rows, kept in place */
+        } else {
+            ps_rng_shuffle(&rng, t.idx, n);
+            n_valid = (size_t)(p->valid_share * (double)n);
+        }
+        if (n_valid >= n)
+            n_valid = n - 1;
+        if ((rc = scratch_init(&t.s, m, p->batch, 1)) == 0 && (rc = scratch_init(&t.sv, m, 1024, 0)) == 0)
+            fit(m, &t, p, &rng, n - n_valid, n_valid);
     }
-    rc = 0;
-done:
-    for (int k = 0; k < 2 * PS_MLP_MAX_LAYERS; k++) {
-        free(best[k]);
-        free(mom[k]);
-        free(vel[k]);
-    }
-    for (int l = 0; l < PS_MLP_MAX_LAYERS; l++) {
-        free(gw[l]);
-        free(gb[l]);
-    }
-    scratch_free(&s);
-    scratch_free(&sv);
-    free(xs);
-    free(ys);
-    free(idx);
+    trainer_free(&t);
     if (rc != 0)
         ps_mlp_free(m);
     else

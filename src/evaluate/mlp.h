@@ -34,7 +34,7 @@ typedef struct {
  * batch 32, lr 1e-3, weight decay 1e-3, 10% early-stopping rows, patience 20
  * (the validation loss of small campaigns is noisy: a shorter patience stops
  * before the best epoch; see docs/evaluation.md). */
-void ps_mlp_default_params(ps_mlp_params_t *p);
+ps_mlp_params_t ps_mlp_default_params(void);
 
 typedef struct ps_mlp ps_mlp_t;
 

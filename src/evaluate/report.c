@@ -500,18 +500,15 @@ typedef struct {
     double delta;
 } hm_obs_t;
 
-static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
+static const char hm_cls_tag[3] = {'C', 'M', '?'};
+
+/* The heat map's observations: one (HP segment key, co-runner key, delta)
+ * per row of cx whose segments ops profiles; keys go into hk and ck (at most
+ * cap each). Returns the number of observations in obs. */
+static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *hk, size_t *nh, hm_key_t *ck, size_t *nc,
+                         size_t cap, hm_obs_t *obs)
 {
-    enum { CAP = 4096 };
-    static const char cls_tag[3] = {'C', 'M', '?'};
-    hm_key_t *hk = ps_calloc(CAP, sizeof *hk), *ck = ps_calloc(CAP, sizeof *ck);
-    int *hrank = ps_malloc(CAP * sizeof *hrank), *crank = ps_malloc(CAP * sizeof *crank);
-    hm_obs_t *obs = ps_malloc((cx->n ? cx->n : 1) * sizeof *obs);
-    double *cell = NULL, *vals = NULL;
-    size_t *cnt = NULL;
-    if (!hk || !ck || !hrank || !crank || !obs)
-        goto done;
-    size_t nh = 0, nc = 0, no = 0;
+    size_t no = 0;
     char key[96];
     for (size_t i = 0; i < cx->n; i++) {
         const ps_coexec_row_t *r = &cx->rows[i];
@@ -523,26 +520,27 @@ static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
             continue;
         snprintf(key, sizeof key, "%s/%d:%.24s%s", r->hp_model, r->hp_batch, g->names[r->hp_start],
                  r->hp_len > 1 ? "+" : "");
-        int h = hm_find(hk, &nh, CAP, key, hc);
-        snprintf(key, sizeof key, "%s (%c)", r->lp_model, cls_tag[lc]);
-        int c = hm_find(ck, &nc, CAP, key, lc);
+        int h = hm_find(hk, nh, cap, key, hc);
+        snprintf(key, sizeof key, "%s (%c)", r->lp_model, hm_cls_tag[lc]);
+        int c = hm_find(ck, nc, cap, key, lc);
         if (h >= 0 && c >= 0)
             obs[no++] = (hm_obs_t){h, c, r->hp_ns / hq[0]};
     }
-    if (nh == 0 || nc == 0)
-        goto done;
-    hm_rank(hk, nh, hrank);
-    hm_rank(ck, nc, crank);
-    size_t R = nh < HM_ROWS ? nh : HM_ROWS, C = nc < HM_COLS ? nc : HM_COLS;
-    cnt = ps_calloc(R * C, sizeof *cnt);
-    cell = ps_malloc(R * C * sizeof *cell);
-    vals = ps_malloc((no ? no : 1) * sizeof *vals);
+    return no;
+}
+
+/* The median delta of each of the R x C cells (counting sort by cell) into
+ * cell, their counts into cnt. */
+static int hm_cells(const hm_obs_t *obs, size_t no, const int *hrank, const int *crank, size_t R, size_t C, size_t *cnt,
+                    double *cell)
+{
+    double *vals = ps_malloc((no ? no : 1) * sizeof *vals);
     size_t *start = ps_calloc(R * C + 1, sizeof *start);
-    if (!cnt || !cell || !vals || !start) {
+    if (!vals || !start) {
+        free(vals);
         free(start);
-        goto done;
+        return PS_E_NOMEM;
     }
-    /* Bucket the observations by cell (counting sort), then take medians. */
     for (size_t i = 0; i < no; i++) {
         int rr = hrank[obs[i].h], cc = crank[obs[i].c];
         if (rr < (int)R && cc < (int)C)
@@ -558,12 +556,21 @@ static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
     for (size_t k = 0; k < R * C; k++)
         cell[k] = ps_median(vals + start[k] - cnt[k], cnt[k]);
     free(start);
+    free(vals);
+    return 0;
+}
 
+/* The R x C cells as SVG: white at delta 1 to dark red at delta 2 and
+ * beyond, grey where nothing was measured. */
+static void hm_draw(FILE *f, const hm_key_t *hk, const hm_key_t *ck, size_t R, size_t C, const size_t *cnt,
+                    const double *cell)
+{
     const int CW = 44, CH = 18, LX = 300, TY = 130;
     fputs("<h2>HP slowdown against co-runners (Fig. 1c)</h2><p>Median delta of the most frequent HP "
           "segments (model/batch:first operator, + when longer than one operator; C compute, M memory) beside "
           "each co-runner model and its segment's dominant intensity, over all SM splits; grey: not measured."
-          "</p>\n", f);
+          "</p>\n",
+          f);
     fprintf(f, "<svg width=%zu height=%zu>", LX + C * CW + 120, TY + R * CH + 40);
     for (size_t cc = 0; cc < C; cc++) {
         fprintf(f, "<text x=%zu y=%d font-size=11 transform='rotate(-50 %zu %d)'>", LX + cc * CW + CW / 2, TY - 6,
@@ -574,25 +581,48 @@ static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
     for (size_t rr = 0; rr < R; rr++) {
         fprintf(f, "<text x=%d y=%zu font-size=11 text-anchor=end>", LX - 6, TY + rr * CH + 13);
         html_escape(f, hk[rr].key);
-        fprintf(f, " (%c)</text>", cls_tag[hk[rr].cls]);
+        fprintf(f, " (%c)</text>", hm_cls_tag[hk[rr].cls]);
         for (size_t cc = 0; cc < C; cc++) {
             double v = cell[rr * C + cc];
             if (cnt[rr * C + cc] == 0) {
-                fprintf(f, "<rect x=%zu y=%zu width=%d height=%d fill='#eee'/>", LX + cc * CW, TY + rr * CH,
-                        CW - 1, CH - 1);
+                fprintf(f, "<rect x=%zu y=%zu width=%d height=%d fill='#eee'/>", LX + cc * CW, TY + rr * CH, CW - 1,
+                        CH - 1);
                 continue;
             }
-            /* White at delta 1 to dark red at delta 2 and beyond. */
             double t = v - 1;
             t = t < 0 ? 0 : t > 1 ? 1 : t;
             int gg = (int)(255 * (1 - 0.85 * t)), bb = (int)(255 * (1 - t));
-            fprintf(f, "<rect x=%zu y=%zu width=%d height=%d fill='rgb(255,%d,%d)'><title>%.3f (%zu)</title>"
-                       "</rect>", LX + cc * CW, TY + rr * CH, CW - 1, CH - 1, gg, bb, v, cnt[rr * C + cc]);
+            fprintf(f,
+                    "<rect x=%zu y=%zu width=%d height=%d fill='rgb(255,%d,%d)'><title>%.3f (%zu)</title>"
+                    "</rect>",
+                    LX + cc * CW, TY + rr * CH, CW - 1, CH - 1, gg, bb, v, cnt[rr * C + cc]);
             fprintf(f, "<text x=%zu y=%zu font-size=9 text-anchor=middle>%.2f</text>", LX + cc * CW + CW / 2,
                     TY + rr * CH + 12, v);
         }
     }
     fputs("</svg>\n", f);
+}
+
+static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
+{
+    enum { CAP = 4096 };
+    hm_key_t *hk = ps_calloc(CAP, sizeof *hk), *ck = ps_calloc(CAP, sizeof *ck);
+    int *hrank = ps_malloc(CAP * sizeof *hrank), *crank = ps_malloc(CAP * sizeof *crank);
+    hm_obs_t *obs = ps_malloc((cx->n ? cx->n : 1) * sizeof *obs);
+    double *cell = NULL;
+    size_t *cnt = NULL, nh = 0, nc = 0;
+    if (!hk || !ck || !hrank || !crank || !obs)
+        goto done;
+    size_t no = hm_collect(ops, cx, hk, &nh, ck, &nc, CAP, obs);
+    if (nh == 0 || nc == 0)
+        goto done;
+    hm_rank(hk, nh, hrank);
+    hm_rank(ck, nc, crank);
+    size_t R = nh < HM_ROWS ? nh : HM_ROWS, C = nc < HM_COLS ? nc : HM_COLS;
+    cnt = ps_calloc(R * C, sizeof *cnt);
+    cell = ps_malloc(R * C * sizeof *cell);
+    if (cnt && cell && hm_cells(obs, no, hrank, crank, R, C, cnt, cell) == 0)
+        hm_draw(f, hk, ck, R, C, cnt, cell);
 done:
     free(hk);
     free(ck);
@@ -601,7 +631,6 @@ done:
     free(obs);
     free(cnt);
     free(cell);
-    free(vals);
 }
 
 int ps_report_write(const ps_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx, const char *path)

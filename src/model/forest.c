@@ -885,146 +885,165 @@ static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
  * after its parent and inside the tree, and every node but the root has one
  * parent), then laid out breadth first with each split's children side by
  * side, as step() needs. */
-static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, size_t *cap)
+/* The arrays of one tree of XGBoost's JSON, each of n entries. */
+typedef struct {
+    int n;
+    const cJSON *lc, *rc, *si, *sc, *dl, *st; /* st may be NULL */
+} tree_json_t;
+
+static int tree_fields(const cJSON *tree, int t, tree_json_t *j)
 {
     const cJSON *param = cJSON_GetObjectItemCaseSensitive(tree, "tree_param");
     double v;
-    if (get_number_string(cJSON_GetObjectItemCaseSensitive(param, "num_nodes"),
-                          "tree_param.num_nodes", &v))
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d: tree_param.num_nodes is missing "
-                        "or not a number", t);
+    if (get_number_string(cJSON_GetObjectItemCaseSensitive(param, "num_nodes"), "tree_param.num_nodes", &v))
+        return ps_error(PS_E_INPUT,
+                        "XGBoost model: tree %d: tree_param.num_nodes is missing "
+                        "or not a number",
+                        t);
     if (!(v >= 1 && v <= 1 << 28) || v != floor(v))
         return ps_error(PS_E_INPUT, "XGBoost model: tree %d: bad num_nodes %g", t, v);
-    int n = (int)v;
+    int n = j->n = (int)v;
     const cJSON *slv = cJSON_GetObjectItemCaseSensitive(param, "size_leaf_vector");
     if (slv && (get_number_string(slv, "size_leaf_vector", &v) || v > 1))
         return ps_error(PS_E_INPUT, "XGBoost model: tree %d: vector leaves are not supported", t);
-
-    const cJSON *lc = tree_array(tree, t, "left_children", n);
-    const cJSON *rc = tree_array(tree, t, "right_children", n);
-    const cJSON *si = tree_array(tree, t, "split_indices", n);
-    const cJSON *sc = tree_array(tree, t, "split_conditions", n);
-    const cJSON *dl = tree_array(tree, t, "default_left", n);
-    if (!lc || !rc || !si || !sc || !dl)
+    j->lc = tree_array(tree, t, "left_children", n);
+    j->rc = tree_array(tree, t, "right_children", n);
+    j->si = tree_array(tree, t, "split_indices", n);
+    j->sc = tree_array(tree, t, "split_conditions", n);
+    j->dl = tree_array(tree, t, "default_left", n);
+    if (!j->lc || !j->rc || !j->si || !j->sc || !j->dl)
         return PS_E_INPUT;
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(tree, "split_type");
-    if (st && (!cJSON_IsArray(st) || cJSON_GetArraySize(st) != n))
+    j->st = cJSON_GetObjectItemCaseSensitive(tree, "split_type");
+    if (j->st && (!cJSON_IsArray(j->st) || cJSON_GetArraySize(j->st) != n))
         return ps_error(PS_E_INPUT, "XGBoost model: tree %d: split_type has the wrong length", t);
+    return 0;
+}
 
-    if (*n_nodes + (size_t)n > INT32_MAX)
+/* Room in f->nodes for n more nodes after *n_nodes. */
+static int grow_nodes(ps_forest_t *f, size_t n_nodes, size_t *cap, int n)
+{
+    if (n_nodes + (size_t)n > INT32_MAX)
         return ps_error(PS_E_INPUT, "XGBoost model: more than 2^31 nodes");
-    if (*n_nodes + (size_t)n > *cap) {
-        size_t c = *cap ? *cap : 1024;
-        while (c < *n_nodes + (size_t)n)
-            c *= 2;
-        node_t *p = ps_realloc(f->nodes, c * sizeof *p);
-        if (!p)
-            return PS_E_NOMEM;
-        f->nodes = p;
-        *cap = c;
+    if (n_nodes + (size_t)n <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 1024;
+    while (c < n_nodes + (size_t)n)
+        c *= 2;
+    node_t *p = ps_realloc(f->nodes, c * sizeof *p);
+    if (!p)
+        return PS_E_NOMEM;
+    f->nodes = p;
+    *cap = c;
+    return 0;
+}
+
+/* Scratch in XGBoost's numbering: the node (left = XGBoost's left child or
+ * -1), the right child, the depth, whether a parent was seen, and the
+ * breadth-first order. */
+typedef struct {
+    node_t *xn;
+    int32_t *right, *depth, *order;
+    unsigned char *has_parent;
+    int32_t max_depth;
+} tree_scratch_t;
+
+/* Node i of tree t from the JSON values (el left child, er right child, ei
+ * split feature, ec condition or leaf, ed default left, es split type or
+ * NULL) into the scratch, checked: one parent each, children after their
+ * parent, numeric splits on known features. */
+static int read_node(const ps_forest_t *f, int t, int i, int n, const cJSON *el, const cJSON *er, const cJSON *ei,
+                     const cJSON *ec, const cJSON *ed, const cJSON *es, tree_scratch_t *s)
+{
+    if (!cJSON_IsNumber(el) || !cJSON_IsNumber(er) || !cJSON_IsNumber(ei) || !cJSON_IsNumber(ec) ||
+        !(cJSON_IsNumber(ed) || cJSON_IsBool(ed)) || (es && !cJSON_IsNumber(es)))
+        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a field is not a number", t, i);
+    double l = el->valuedouble, r = er->valuedouble;
+    node_t *nd = &s->xn[i];
+    if (i > 0 && !s->has_parent[i])
+        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: no parent", t, i);
+    if (l == -1) {
+        if (r != -1)
+            return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: one child only", t, i);
+        nd->threshold = NAN;
+        nd->feature = 0;
+        nd->left = -1;
+        nd->leaf = (float)ec->valuedouble; /* 1.7 keeps the leaf value here */
+        if (s->depth[i] > s->max_depth)
+            s->max_depth = s->depth[i];
+        return 0;
     }
-    /* Scratch in XGBoost's numbering: the node (left = XGBoost's left child or
-     * -1), the right child, the depth, whether a parent was seen, and the
-     * breadth-first order. */
-    node_t *xn = ps_malloc((size_t)n * sizeof *xn);
-    int32_t *right = ps_malloc((size_t)n * sizeof *right);
-    int32_t *depth = ps_calloc((size_t)n, sizeof *depth);
-    int32_t *order = ps_malloc((size_t)n * sizeof *order);
-    unsigned char *has_parent = ps_calloc((size_t)n, 1);
-    int rc_ = xn && right && depth && order && has_parent ? 0 : PS_E_NOMEM;
-    int32_t max_depth = 0;
-    const cJSON *el = lc->child, *er = rc->child, *ei = si->child, *ec = sc->child,
-                *ed = dl->child, *es = st ? st->child : NULL;
-    for (int i = 0; i < n && !rc_; i++, el = el->next, er = er->next, ei = ei->next,
-             ec = ec->next, ed = ed->next, es = es ? es->next : NULL) {
-        if (!cJSON_IsNumber(el) || !cJSON_IsNumber(er) || !cJSON_IsNumber(ei) ||
-            !cJSON_IsNumber(ec) || !(cJSON_IsNumber(ed) || cJSON_IsBool(ed)) ||
-            (es && !cJSON_IsNumber(es))) {
-            rc_ = ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a field is not a number",
-                           t, i);
-            break;
+    if (!(l > i && l < n && r > i && r < n && l != r) || l != floor(l) || r != floor(r))
+        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: bad children %g, %g of %d nodes", t, i, l, r, n);
+    int il = (int)l, ir = (int)r;
+    if (s->has_parent[il] || s->has_parent[ir])
+        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a child has two parents", t, i);
+    if (es && es->valuedouble != 0)
+        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: categorical splits are not supported", t, i);
+    double feat = ei->valuedouble;
+    if (!(feat >= 0 && feat < f->n_features) || feat != floor(feat))
+        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: split feature %g outside 0..%d", t, i, feat,
+                        f->n_features - 1);
+    s->has_parent[il] = s->has_parent[ir] = 1;
+    s->depth[il] = s->depth[ir] = s->depth[i] + 1;
+    int left_default = cJSON_IsBool(ed) ? cJSON_IsTrue(ed) : ed->valuedouble != 0;
+    nd->threshold = (float)ec->valuedouble;
+    nd->feature = (uint32_t)feat | (left_default ? 0 : MISSING_RIGHT);
+    nd->left = il;
+    nd->leaf = 0;
+    s->right[i] = ir;
+    return 0;
+}
+
+/* Breadth first: position pos holds XGBoost node order[pos]; a split's
+ * children take the next two free positions. Every node is reached once,
+ * since each has exactly one parent that precedes it. */
+static void lay_out(ps_forest_t *f, int t, int n, tree_scratch_t *s, size_t *n_nodes)
+{
+    int32_t base = (int32_t)*n_nodes, next = 1;
+    s->order[0] = 0;
+    for (int32_t pos = 0; pos < n; pos++) {
+        node_t nd = s->xn[s->order[pos]];
+        if (nd.left < 0) {
+            nd.left = base + pos;
+        } else {
+            s->order[next] = nd.left;
+            s->order[next + 1] = s->right[s->order[pos]];
+            nd.left = base + next;
+            next += 2;
         }
-        double l = el->valuedouble, r = er->valuedouble;
-        node_t *nd = &xn[i];
-        if (i > 0 && !has_parent[i]) {
-            rc_ = ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: no parent", t, i);
-            break;
-        }
-        if (l == -1) {
-            if (r != -1) {
-                rc_ = ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: one child only", t, i);
-                break;
-            }
-            nd->threshold = NAN;
-            nd->feature = 0;
-            nd->left = -1;
-            nd->leaf = (float)ec->valuedouble; /* 1.7 keeps the leaf value here */
-            if (depth[i] > max_depth)
-                max_depth = depth[i];
-            continue;
-        }
-        if (!(l > i && l < n && r > i && r < n && l != r) || l != floor(l) || r != floor(r)) {
-            rc_ = ps_error(PS_E_INPUT,
-                           "XGBoost model: tree %d node %d: bad children %g, %g of %d nodes", t,
-                           i, l, r, n);
-            break;
-        }
-        int il = (int)l, ir = (int)r;
-        if (has_parent[il] || has_parent[ir]) {
-            rc_ = ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a child has two parents",
-                           t, i);
-            break;
-        }
-        if (es && es->valuedouble != 0) {
-            rc_ = ps_error(PS_E_INPUT,
-                           "XGBoost model: tree %d node %d: categorical splits are not supported",
-                           t, i);
-            break;
-        }
-        double feat = ei->valuedouble;
-        if (!(feat >= 0 && feat < f->n_features) || feat != floor(feat)) {
-            rc_ = ps_error(PS_E_INPUT,
-                           "XGBoost model: tree %d node %d: split feature %g outside 0..%d", t, i,
-                           feat, f->n_features - 1);
-            break;
-        }
-        has_parent[il] = has_parent[ir] = 1;
-        depth[il] = depth[ir] = depth[i] + 1;
-        int left_default = cJSON_IsBool(ed) ? cJSON_IsTrue(ed) : ed->valuedouble != 0;
-        nd->threshold = (float)ec->valuedouble;
-        nd->feature = (uint32_t)feat | (left_default ? 0 : MISSING_RIGHT);
-        nd->left = il;
-        nd->leaf = 0;
-        right[i] = ir;
+        f->nodes[base + pos] = nd;
     }
-    if (!rc_) {
-        /* Breadth first: position pos holds XGBoost node order[pos]; a split's
-         * children take the next two free positions. Every node is reached
-         * once, since each has exactly one parent that precedes it. */
-        int32_t base = (int32_t)*n_nodes, next = 1;
-        order[0] = 0;
-        for (int32_t pos = 0; pos < n; pos++) {
-            node_t nd = xn[order[pos]];
-            if (nd.left < 0) {
-                nd.left = base + pos;
-            } else {
-                order[next] = nd.left;
-                order[next + 1] = right[order[pos]];
-                nd.left = base + next;
-                next += 2;
-            }
-            f->nodes[base + pos] = nd;
-        }
-        f->root[t] = base;
-        f->depth[t] = max_depth;
-        *n_nodes += (size_t)n;
-    }
-    free(xn);
-    free(right);
-    free(depth);
-    free(order);
-    free(has_parent);
-    return rc_;
+    f->root[t] = base;
+    f->depth[t] = s->max_depth;
+    *n_nodes += (size_t)n;
+}
+
+static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, size_t *cap)
+{
+    tree_json_t j = {0};
+    int rc = tree_fields(tree, t, &j);
+    if (rc != 0 || (rc = grow_nodes(f, *n_nodes, cap, j.n)) != 0)
+        return rc;
+    int n = j.n;
+    tree_scratch_t s = {.xn = ps_malloc((size_t)n * sizeof *s.xn),
+                        .right = ps_malloc((size_t)n * sizeof *s.right),
+                        .depth = ps_calloc((size_t)n, sizeof *s.depth),
+                        .order = ps_malloc((size_t)n * sizeof *s.order),
+                        .has_parent = ps_calloc((size_t)n, 1)};
+    rc = s.xn && s.right && s.depth && s.order && s.has_parent ? 0 : PS_E_NOMEM;
+    const cJSON *el = j.lc->child, *er = j.rc->child, *ei = j.si->child, *ec = j.sc->child, *ed = j.dl->child,
+                *es = j.st ? j.st->child : NULL;
+    for (int i = 0; i < n && !rc; i++, el = el->next, er = er->next, ei = ei->next, ec = ec->next, ed = ed->next,
+             es = es ? es->next : NULL)
+        rc = read_node(f, t, i, n, el, er, ei, ec, ed, es, &s);
+    if (!rc)
+        lay_out(f, t, n, &s, n_nodes);
+    free(s.xn);
+    free(s.right);
+    free(s.depth);
+    free(s.order);
+    free(s.has_parent);
+    return rc;
 }
 
 /* The identity-link objectives of XGBoost 1.7: for these the margin is the

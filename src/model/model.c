@@ -25,6 +25,7 @@
  * temporary name and renamed over the target.
  */
 #include "model/model.h"
+#include "model/ubj.h"
 
 #include "common/common.h"
 #include "profile/gpu.h"
@@ -302,7 +303,7 @@ static void write_section(FILE *f, int k, const void *data, size_t n)
     fwrite(data, 1, n, f);
 }
 
-int ps_model_save(const ps_model_t *m, const char *path)
+static int model_save(const ps_model_t *m, const char *path)
 {
     if (!m || !path)
         return ps_error(PS_E_ARG, "ps_model_save: NULL argument");
@@ -468,7 +469,7 @@ static int check_regressors(const char *path, const char *text, size_t len)
     return rc;
 }
 
-int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
+static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
 {
     *out = NULL;
     if (n < 16 || memcmp(buf, file_magic, 8) != 0)
@@ -513,6 +514,11 @@ int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_mode
     if (rc == PS_OK)
         rc = parse_header(path, (const char *)data[0], len[0], &m);
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
+        char why[160];
+        if (ubj_check(data[1 + s], len[1 + s], why, sizeof why) != 0) {
+            rc = ps_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path, sec_what[1 + s], why);
+            break;
+        }
         if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
             XGBoosterLoadModelFromBuffer(m->booster[s], data[1 + s], (bst_ulong)len[1 + s]) != 0) {
             rc = ps_xgb_error(path);
@@ -546,5 +552,21 @@ int ps_model_load(const char *path, ps_model_t **out)
         return rc;
     rc = model_load_mem(path, buf, n, out);
     free(buf);
+    return rc;
+}
+
+int ps_model_save(const ps_model_t *m, const char *path)
+{
+    locale_t old = c_numeric_begin();
+    int rc = model_save(m, path);
+    c_numeric_end(old);
+    return rc;
+}
+
+int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
+{
+    locale_t old = c_numeric_begin();
+    int rc = load_mem(path, buf, n, out);
+    c_numeric_end(old);
     return rc;
 }

@@ -11,6 +11,8 @@
 /* Guards against a runaway quoted field eating the whole file. */
 #define CSV_MAX_RECORD ((size_t)1 << 26)
 #define CSV_MAX_FIELDS 100000
+/* The most of a line of plain text that ps_csv_next_line keeps. */
+#define CSV_MAX_LINE ((size_t)1 << 22)
 
 struct ps_csv {
     FILE *f;
@@ -20,6 +22,7 @@ struct ps_csv {
     int eof;
     int started; /* a record has been returned (comments are over) */
     const char *skip;
+    int lf_lines; /* a bare CR is text, not a line break, for line numbers */
     char *path;
     size_t line; /* line of the next character */
 
@@ -44,6 +47,7 @@ int ps_csv_find(const ps_csv_t *c, const char *name)
 size_t ps_csv_line(const ps_csv_t *c) { return c->nf ? c->fline[0] : c->line; }
 const char *ps_csv_path(const ps_csv_t *c) { return c->path; }
 void ps_csv_skip_prefix(ps_csv_t *c, const char *prefix) { c->skip = prefix; }
+void ps_csv_lf_lines(ps_csv_t *c) { c->lf_lines = 1; }
 
 static int csv_alloc(const char *name, ps_csv_t **out)
 {
@@ -238,6 +242,8 @@ static int skip_line(ps_csv_t *c)
         if (ch == '\r') {
             if (csv_peek(c) == '\n')
                 c->pos++;
+            else if (c->lf_lines)
+                continue;
             c->line++;
             return PS_OK;
         }
@@ -392,9 +398,12 @@ int ps_csv_next(ps_csv_t *c)
         if (ch == ',')
             continue;
         if (ch == '\r') {
-            if (csv_peek(c) == '\n')
+            if (csv_peek(c) == '\n') {
                 c->pos++;
-            c->line++;
+                c->line++;
+            } else if (!c->lf_lines) {
+                c->line++;
+            }
         } else if (ch == '\n') {
             c->line++;
         } else if (ch == -2) {
@@ -402,6 +411,55 @@ int ps_csv_next(ps_csv_t *c)
         }
         return 1;
     }
+}
+
+int ps_csv_peek_byte(ps_csv_t *c)
+{
+    int ch = csv_peek(c);
+    return ch == -2 ? PS_E_IO : ch;
+}
+
+int ps_csv_next_line(ps_csv_t *c)
+{
+    c->nf = 0;
+    c->rec_len = 0;
+    int ch = csv_peek(c);
+    if (ch == -2)
+        return PS_E_IO;
+    if (ch == -1)
+        return 0;
+    int rc = begin_field(c);
+    for (;;) {
+        if (rc != PS_OK)
+            return rc;
+        ch = csv_getc(c);
+        if (ch == -2)
+            return PS_E_IO;
+        if (ch == -1)
+            break;
+        if (ch == '\n') {
+            c->line++;
+            break;
+        }
+        if (ch == '\r' && csv_peek(c) == '\n') {
+            c->pos++;
+            c->line++;
+            break;
+        }
+        if (ch == '\r' && !c->lf_lines) {
+            c->line++;
+            break;
+        }
+        if (ch == '\0')
+            ch = ' '; /* a line of text, not a field: NUL is shown as a space */
+        /* A runaway line (binary data) is cut, not stored whole; a header
+         * of every raw metric (tens of KB) fits. */
+        if (c->rec_len < CSV_MAX_LINE)
+            rc = put_byte(c, ch);
+    }
+    if (rc == PS_OK)
+        rc = end_field(c);
+    return rc == PS_OK ? 1 : rc;
 }
 
 void ps_csv_put_field(FILE *f, const char *s)

@@ -28,6 +28,17 @@ void ps_csv_close(ps_csv_t *c);
  * wherever a record could start. The string must outlive the tokenizer. */
 void ps_csv_skip_prefix(ps_csv_t *c, const char *prefix);
 
+/* Line numbers count LF (and CRLF) only, as a text editor does: a bare CR
+ * (a progress bar's) still ends a record but starts no new line. */
+void ps_csv_lf_lines(ps_csv_t *c);
+
+/* The next byte (0..255) without taking it, -1 at end of file, or PS_E_IO. */
+int ps_csv_peek_byte(ps_csv_t *c);
+/* Read the rest of the current line as plain text (no quoting) into field
+ * 0; returns 1, 0 at end of file, or a negative PS_E_* code. For files that
+ * mix CSV with other text. At most 4 MiB of a line are kept. */
+int ps_csv_next_line(ps_csv_t *c);
+
 /* Read the next record: returns 1 with a record, 0 at end of file, or a
  * negative PS_E_* code with ps_last_error() set ("file:line:column: ..."). */
 int ps_csv_next(ps_csv_t *c);

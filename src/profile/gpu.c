@@ -17,12 +17,29 @@
  *         The datasheet gives no L2 size; we take 60 MB, the full GH100 L2
  *         (H100 whitepaper; Chips and Cheese, "Nvidia's H100: Funny L2, and
  *         Tons of Bandwidth", 2023) as the project's issue 3 specifies.
+ * [A100-80] NVIDIA A100 Tensor Core GPU datasheet (2021, 80 GB editions):
+ *         same GA100 compute as [A100] (108 SMs, 1410 MHz boost, 19.5 FP32,
+ *         156 TF32, 312 FP16 dense TFLOPS, 40 MB L2), HBM2e 2039 GB/s on
+ *         SXM4 80GB and 1935 GB/s on the 80GB PCIe card.
+ * [H100V] NVIDIA H100 Tensor Core GPU datasheet (2023): H100 PCIe 114 SMs,
+ *         51 FP32, 378 TF32 and 756 FP16 dense tensor TFLOPS, HBM2e 2.0 TB/s;
+ *         H100 NVL 132 SMs, 60 FP32, 417.5 TF32 and 835 FP16 dense tensor
+ *         TFLOPS, HBM3 3.9 TB/s; both 50 MB L2. Boost clocks follow from the
+ *         FP32 peak as for [H100] (1.75 and 1.78 GHz).
+ * [B200]  NVIDIA Blackwell datasheet, HGX B200 at 1000 W (2024): 80 FP32,
+ *         1100 dense TF32 and 2250 dense FP16 tensor TFLOPS, HBM3e 8 TB/s;
+ *         148 SMs (74 per die) and 126 MB of L2 from Chips and Cheese,
+ *         "Nvidia's B200: Keeping the CUDA Juggernaut Rolling" (2025). The
+ *         clock follows from the FP32 peak: 80e12 / (148 x 128 x 2) = 2.11 GHz.
+ * [L2EST] L2 bandwidth where no measurement is published (H100 PCIe and NVL,
+ *         B200): the [L2BW] H100 figure scaled by SMs x clock. An estimate.
  * [L2BW]  L2 bandwidth: Table 3 of "Hardware features of different Nvidia GPU
  *         architectures", doi:10.1016/j.ultsonch.2023.106546 (V100 3133,
  *         A100 7219, H100 8986 GB/s); H200 taken equal to H100 (same die).
  */
 #include "profile/gpu.h"
 
+#include <string.h>
 #include <strings.h>
 
 static const ps_gpu_t catalog[] = {
@@ -86,6 +103,66 @@ static const ps_gpu_t catalog[] = {
         .l2_mb = 6.0,
         .l2_gbs = 3133.0,
     },
+    {
+        .name = "A100-SXM4-80GB",
+        .aliases = {"a100-80gb", "a100-sxm4-80gb", NULL, NULL},
+        .sms = 108, .tpcs = 54,                   /* [A100-80] */
+        .clock_ghz = 1.41,
+        .tensor_tflops = 312.0,
+        .tf32_tflops = 156.0,
+        .fp32_tflops = 19.5,
+        .dram_gbs = 2039.0,                       /* [A100-80] */
+        .l2_mb = 40.0,
+        .l2_gbs = 7219.0,                         /* [L2BW] same die as A100 */
+    },
+    {
+        .name = "A100-PCIE-80GB",
+        .aliases = {"a100-pcie-80gb", "a100-pcie", NULL, NULL},
+        .sms = 108, .tpcs = 54,                   /* [A100-80] */
+        .clock_ghz = 1.41,
+        .tensor_tflops = 312.0,
+        .tf32_tflops = 156.0,
+        .fp32_tflops = 19.5,
+        .dram_gbs = 1935.0,                       /* [A100-80] */
+        .l2_mb = 40.0,
+        .l2_gbs = 7219.0,
+    },
+    {
+        .name = "H100-PCIE",
+        .aliases = {"h100-pcie", NULL, NULL, NULL},
+        .sms = 114, .tpcs = 57,                   /* [H100V] */
+        .clock_ghz = 1.75,                        /* [H100V] from the FP32 peak */
+        .tensor_tflops = 756.0,
+        .tf32_tflops = 378.0,
+        .fp32_tflops = 51.0,
+        .dram_gbs = 2000.0,                       /* [H100V] */
+        .l2_mb = 50.0,
+        .l2_gbs = 8986.0 * (114 * 1.75) / (132 * 1.98), /* [L2EST] */
+    },
+    {
+        .name = "H100-NVL",
+        .aliases = {"h100-nvl", NULL, NULL, NULL},
+        .sms = 132, .tpcs = 66,                   /* [H100V] */
+        .clock_ghz = 1.78,                        /* [H100V] from the FP32 peak */
+        .tensor_tflops = 835.0,
+        .tf32_tflops = 417.5,
+        .fp32_tflops = 60.0,
+        .dram_gbs = 3900.0,                       /* [H100V] */
+        .l2_mb = 50.0,
+        .l2_gbs = 8986.0 * 1.78 / 1.98,           /* [L2EST] */
+    },
+    {
+        .name = "B200",
+        .aliases = {"b200", "b200-sxm", NULL, NULL},
+        .sms = 148, .tpcs = 74,                   /* [B200] */
+        .clock_ghz = 2.11,                        /* [B200] from the FP32 peak */
+        .tensor_tflops = 2250.0,
+        .tf32_tflops = 1100.0,
+        .fp32_tflops = 80.0,
+        .dram_gbs = 8000.0,                       /* [B200] */
+        .l2_mb = 126.0,                           /* [B200] */
+        .l2_gbs = 8986.0 * (148 * 2.11) / (132 * 1.98), /* [L2EST] */
+    },
 };
 
 const ps_gpu_t *ps_gpu_find(const char *name_or_alias)
@@ -112,4 +189,33 @@ const char *ps_gpu_canonical(const char *name)
 {
     const ps_gpu_t *g = name ? ps_gpu_find(name) : NULL;
     return g ? g->name : name;
+}
+
+/* Names that drivers report (cudaDeviceProp.name, nvidia-smi, Nsight
+ * Compute's device__attribute_display_name, a trace's deviceProperties) and
+ * that are not a catalog name once "NVIDIA " or "Tesla " is taken off. */
+static const struct {
+    const char *device, *catalog;
+} device_names[] = {
+    {"H100 80GB HBM3", "H100-SXM"}, {"H100", "H100-SXM"},       {"H100 SXM5 80GB", "H100-SXM"},
+    {"H100 PCIe", "H100-PCIE"},     {"H100 NVL", "H100-NVL"},   {"A100 80GB PCIe", "A100-PCIE-80GB"},
+    {"B200", "B200"},               {"H200", "H200"},
+};
+
+const ps_gpu_t *gpu_from_device_name(const char *name)
+{
+    if (!name)
+        return NULL;
+    static const char *const vendor[] = {"NVIDIA ", "Tesla "};
+    for (size_t v = 0; v < 2; v++)
+        if (strncasecmp(name, vendor[v], strlen(vendor[v])) == 0)
+            name += strlen(vendor[v]);
+    for (size_t i = 0; i < sizeof device_names / sizeof device_names[0]; i++)
+        if (strcasecmp(name, device_names[i].device) == 0)
+            return ps_gpu_find(device_names[i].catalog);
+    /* Aliases are short names a user types, not device names. */
+    for (size_t i = 0; i < sizeof catalog / sizeof catalog[0]; i++)
+        if (strcasecmp(catalog[i].name, name) == 0)
+            return &catalog[i];
+    return NULL;
 }

@@ -40,6 +40,10 @@ const ps_gpu_t *ps_gpu_find(const char *name_or_alias);
  * compares GPU names compares these, so that an alias works everywhere. */
 const char *ps_gpu_canonical(const char *name);
 
+/* The catalog entry of a name as the driver reports it ("NVIDIA H100 80GB
+ * HBM3", "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB"), or NULL. */
+const ps_gpu_t *gpu_from_device_name(const char *name);
+
 /* The catalog as an array: *n receives its length. */
 const ps_gpu_t *ps_gpu_list(size_t *n);
 

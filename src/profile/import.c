@@ -1,16 +1,181 @@
 /* What the two importers (Nsight Compute CSV, PyTorch trace) share: their
- * parameters, the rows they make and how an import ends. */
+ * parameters, the GPU the rows name, the tallies behind "what was taken and
+ * what was left", the rows they make, how an import ends, and the merge of
+ * several imports of one model. */
 #include "common/common.h"
+#include "profile/gpu.h"
 #include "profile/profile_internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+ps_import_params_t ps_import_default_params(void)
+{
+    return (ps_import_params_t){.batch = 1};
+}
 
 int ps_import_check_params(const ps_import_params_t *p)
 {
-    if (!p || !p->gpu || !*p->gpu || !p->model || !*p->model)
-        return ps_error(PS_E_ARG, "import: the GPU and model names are required");
+    if (!p || (p->gpu && !*p->gpu) || !p->model || !*p->model)
+        return ps_error(PS_E_ARG, "import: the model name is required (and a GPU name, when "
+                        "given, must not be empty)");
     if (p->batch <= 0)
         return ps_error(PS_E_ARG, "import: batch must be > 0 (got %d)", p->batch);
     if (p->tpcs <= 0)
         return ps_error(PS_E_ARG, "import: tpcs must be > 0 (got %d)", p->tpcs);
+    return PS_OK;
+}
+
+PS_PRINTF(4, 0) static void note_v(char *buf, size_t n, const char *sep, const char *fmt, va_list ap)
+{
+    if (!buf || n == 0)
+        return;
+    size_t used = strlen(buf);
+    if (used + 1 >= n)
+        return;
+    if (used && used + 3 < n) {
+        memcpy(buf + used, sep, 3);
+        used += 2;
+    }
+    vsnprintf(buf + used, n - used, fmt, ap);
+}
+
+void import_note(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_v(buf, n, "; ", fmt, ap);
+    va_end(ap);
+}
+
+PS_PRINTF(4, 5) static void note_sep(char *buf, size_t n, const char *sep, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_v(buf, n, sep, fmt, ap);
+    va_end(ap);
+}
+
+void import_list(char *buf, size_t n, const char *item)
+{
+    note_sep(buf, n, ", ", "%s", item);
+}
+
+const char *import_fmt_ns(double ns, char *buf, size_t n)
+{
+    if (ns >= 1e9)
+        snprintf(buf, n, "%.3g s", ns / 1e9);
+    else if (ns >= 1e6)
+        snprintf(buf, n, "%.3g ms", ns / 1e6);
+    else if (ns >= 1e3)
+        snprintf(buf, n, "%.3g us", ns / 1e3);
+    else
+        snprintf(buf, n, "%.3g ns", ns);
+    return buf;
+}
+
+int import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm)
+{
+    size_t i = 0;
+    while (i < ts->n && ts->t[i].key != key)
+        i++;
+    if (i == ts->n) {
+        void *grown = ts->t;
+        int rc = ps_array_grow(&grown, ts->n, &ts->cap, sizeof *ts->t, 8);
+        ts->t = grown;
+        if (rc != PS_OK)
+            return rc;
+        ts->t[ts->n++] = (import_tally_t){.key = key};
+    }
+    import_tally_t *t = &ts->t[i];
+    t->n++;
+    t->ns += ns;
+    if (comm) {
+        t->n_comm++;
+        t->ns_comm += ns;
+    }
+    return PS_OK;
+}
+
+size_t import_tally_busiest(const import_tallies_t *ts, int compute_only)
+{
+    size_t best = SIZE_MAX;
+    double best_ns = -1;
+    for (size_t i = 0; i < ts->n; i++) {
+        double ns = compute_only ? ts->t[i].ns - ts->t[i].ns_comm : ts->t[i].ns;
+        size_t n = compute_only ? ts->t[i].n - ts->t[i].n_comm : ts->t[i].n;
+        if (n && ns > best_ns) {
+            best_ns = ns;
+            best = i;
+        }
+    }
+    return best;
+}
+
+void import_tally_left(const import_tallies_t *ts, const char *what, const int *taken,
+                       ps_import_info_t *info)
+{
+    if (!info)
+        return;
+    size_t shown = 0, hidden = 0;
+    for (size_t i = 0; i < ts->n; i++) {
+        if (taken[i])
+            continue;
+        if (shown == 6) {
+            hidden++;
+            continue;
+        }
+        char t[32];
+        const import_tally_t *x = &ts->t[i];
+        import_note(info->skipped, sizeof info->skipped, "%s%s%s: %zu kernels, %s%s",
+                    what ? what : "", what ? " " : "", x->key,
+                    x->n, import_fmt_ns(x->ns, t, sizeof t),
+                    x->n_comm == x->n ? " (communication)" : "");
+        shown++;
+    }
+    if (hidden)
+        import_note(info->skipped, sizeof info->skipped, "%zu more", hidden);
+}
+
+void import_tallies_free(import_tallies_t *ts)
+{
+    free(ts->t);
+    ts->t = NULL;
+    ts->n = ts->cap = 0;
+}
+
+int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_import_params_t *q,
+                       ps_import_info_t *info)
+{
+    *q = *p;
+    const ps_gpu_t *fg = file_gpu && *file_gpu ? gpu_from_device_name(file_gpu) : NULL;
+    const ps_gpu_t *g = NULL;
+    if (p->gpu) {
+        g = ps_gpu_find(p->gpu);
+        if (!g)
+            g = gpu_from_device_name(p->gpu);
+        q->gpu = g ? g->name : p->gpu;
+        if (fg && g && fg != g)
+            ps_log(PS_LOG_WARN, "import: the file was profiled on %s (%s); the rows name %s as "
+                   "given", file_gpu, fg->name, g->name);
+    } else if (file_gpu && *file_gpu) {
+        g = fg;
+        q->gpu = g ? g->name : file_gpu;
+        if (!g)
+            ps_log(PS_LOG_WARN, "import: GPU '%s' is not in the catalog: the rows name it as the "
+                   "file does, and no TPC limit is checked", file_gpu);
+    } else {
+        return ps_error(PS_E_ARG, "the file names no GPU: give --gpu");
+    }
+    if (g && p->tpcs > g->tpcs)
+        return ps_error(PS_E_ARG, "--tpcs: %d exceeds the %d TPCs of %s%s%s%s", p->tpcs, g->tpcs,
+                        g->name, file_gpu && !p->gpu ? " (the file names " : "",
+                        file_gpu && !p->gpu ? file_gpu : "", file_gpu && !p->gpu ? ")" : "");
+    if (info) {
+        snprintf(info->gpu, sizeof info->gpu, "%s", q->gpu);
+        snprintf(info->gpu_in_file, sizeof info->gpu_in_file, "%s", file_gpu ? file_gpu : "");
+    }
     return PS_OK;
 }
 
@@ -24,7 +189,7 @@ int ps_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *
     return ps_ops_append(t, &r);
 }
 
-int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out)
+int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info)
 {
     int rc = PS_OK;
     if (t->n == 0)
@@ -35,6 +200,177 @@ int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out)
         ps_ops_free(t);
         return rc;
     }
+    if (info) {
+        info->ops = t->n;
+        info->total_ns = 0;
+        for (size_t i = 0; i < t->n; i++)
+            info->total_ns += t->rows[i].duration_ns;
+    }
+    *out = t;
+    return PS_OK;
+}
+
+int ps_import_run(const char *format, const char *path, const ps_import_params_t *p,
+                  ps_ops_t **out, ps_import_info_t *info)
+{
+    *out = NULL;
+    if (info)
+        memset(info, 0, sizeof *info);
+    if (format && strcmp(format, "ncu") == 0)
+        return import_ncu_file(path, p, out, info);
+    if (format && strcmp(format, "torch-trace") == 0)
+        return import_torch_file(path, p, out, info);
+    return ps_error(PS_E_ARG, "import: unknown format '%s' (ncu or torch-trace)",
+                    format ? format : "");
+}
+
+int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out)
+{
+    return import_ncu_file(report_csv, p, out, NULL);
+}
+
+int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out)
+{
+    return import_torch_file(trace_json, p, out, NULL);
+}
+
+/* The part of a kernel name that Nsight Compute and a PyTorch trace write
+ * alike: without a leading "void ", template arguments and parameters
+ * ("void at::native::f<4, T2>(int, T2)" and "at::native::f<4, Functor<float>
+ * >(int, ...)" are both "at::native::f"). "(anonymous namespace)" stays. */
+static size_t kernel_base(const char *s, const char **start)
+{
+    if (strncmp(s, "void ", 5) == 0)
+        s += 5;
+    *start = s;
+    size_t i = 0;
+    for (;;) {
+        if (strncmp(s + i, "(anonymous namespace)", 21) == 0) {
+            i += 21;
+            continue;
+        }
+        if (!s[i] || s[i] == '<' || s[i] == '(' || s[i] == ' ')
+            return i;
+        i++;
+    }
+}
+
+static int same_kernel(const char *a, const char *b)
+{
+    const char *sa, *sb;
+    size_t na = kernel_base(a, &sa), nb = kernel_base(b, &sb);
+    return na == nb && memcmp(sa, sb, na) == 0;
+}
+
+/* Row index of each (op, tpcs index) of group g in t: idx[op * g->n_tpcs + k],
+ * SIZE_MAX where the op has no row at that count. */
+static int group_rows(const ps_ops_t *t, const ps_op_group_t *g, size_t **out)
+{
+    size_t n = (size_t)g->n_ops * (size_t)g->n_tpcs;
+    size_t *idx = ps_malloc(sizeof *idx * (n ? n : 1));
+    if (!idx)
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = SIZE_MAX;
+    for (size_t i = 0; i < t->n; i++) {
+        const ps_op_row_t *r = &t->rows[i];
+        if (r->batch != g->batch || strcmp(r->gpu, g->gpu) || strcmp(r->model, g->model))
+            continue;
+        int k = ps_group_tpcs_index(g, r->tpcs);
+        if (k >= 0 && r->op >= 0 && r->op < g->n_ops)
+            idx[(size_t)r->op * (size_t)g->n_tpcs + (size_t)k] = i;
+    }
+    *out = idx;
+    return PS_OK;
+}
+
+static void fill_counter(double *dst, double src, size_t *filled)
+{
+    if (isnan(*dst) && !isnan(src)) {
+        *dst = src;
+        (*filled)++;
+    }
+}
+
+int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added,
+                 size_t *filled)
+{
+    *out = NULL;
+    size_t n_added = 0, n_filled = 0, n_counters = 0;
+    ps_ops_t *t = ps_ops_new();
+    if (!t)
+        return PS_E_NOMEM;
+    int rc = PS_OK;
+    for (size_t i = 0; i < base->n && rc == PS_OK; i++)
+        rc = ps_ops_append(t, &base->rows[i]);
+    /* Check every group of `more` against `base` before changing anything. */
+    for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++) {
+        const ps_op_group_t *m = &more->groups[gi];
+        const ps_op_group_t *b = ps_ops_find(base, m->gpu, m->model, m->batch);
+        if (!b)
+            continue;
+        int n = b->n_ops < m->n_ops ? b->n_ops : m->n_ops;
+        int op = 0;
+        while (op < n && same_kernel(b->names[op], m->names[op]))
+            op++;
+        if (op == n && b->n_ops == m->n_ops)
+            continue;
+        if (op < n)
+            rc = ps_error(PS_E_MISMATCH, "%s batch %d on %s: the kernel sequences differ at op %d: "
+                          "'%.60s' there, '%.60s' in the import (%d and %d operators; import the "
+                          "same run and stream, or give another --model)", m->model, m->batch,
+                          m->gpu, op, b->names[op], m->names[op], b->n_ops, m->n_ops);
+        else
+            rc = ps_error(PS_E_MISMATCH, "%s batch %d on %s: %d operators there, %d in the import: "
+                          "the first %d match (import the same run and stream, or give another "
+                          "--model)", m->model, m->batch, m->gpu, b->n_ops, m->n_ops, n);
+    }
+    for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++) {
+        const ps_op_group_t *m = &more->groups[gi];
+        const ps_op_group_t *b = ps_ops_find(base, m->gpu, m->model, m->batch);
+        size_t *idx = NULL;
+        if (b && (rc = group_rows(base, b, &idx)) != PS_OK)
+            break;
+        for (size_t i = 0; i < more->n && rc == PS_OK; i++) {
+            const ps_op_row_t *r = &more->rows[i];
+            if (r->batch != m->batch || strcmp(r->gpu, m->gpu) || strcmp(r->model, m->model))
+                continue;
+            int k = b ? ps_group_tpcs_index(b, r->tpcs) : -1;
+            size_t at = k >= 0 ? idx[(size_t)r->op * (size_t)b->n_tpcs + (size_t)k] : SIZE_MAX;
+            if (at == SIZE_MAX) {
+                rc = ps_ops_append(t, r);
+                n_added++;
+                continue;
+            }
+            /* The row is there: its values win; empty counters are filled. */
+            size_t before = n_counters;
+            ps_counters_t *c = &t->rows[at].c;
+            const ps_counters_t *s = &r->c;
+            fill_counter(&c->dram_bytes, s->dram_bytes, &n_counters);
+            fill_counter(&c->l2_bytes, s->l2_bytes, &n_counters);
+            fill_counter(&c->stall_long_scoreboard, s->stall_long_scoreboard, &n_counters);
+            fill_counter(&c->stall_lg_throttle, s->stall_lg_throttle, &n_counters);
+            fill_counter(&c->stall_mio_throttle, s->stall_mio_throttle, &n_counters);
+            fill_counter(&c->sm_pct, s->sm_pct, &n_counters);
+            fill_counter(&c->mem_pct, s->mem_pct, &n_counters);
+            if (t->rows[at].intensity == PS_INTENSITY_NONE && r->intensity != PS_INTENSITY_NONE) {
+                t->rows[at].intensity = r->intensity;
+                n_counters++;
+            }
+            n_filled += n_counters > before;
+        }
+        free(idx);
+    }
+    if (rc == PS_OK)
+        rc = ps_ops_index(t);
+    if (rc != PS_OK) {
+        ps_ops_free(t);
+        return rc;
+    }
+    if (added)
+        *added = n_added;
+    if (filled)
+        *filled = n_filled;
     *out = t;
     return PS_OK;
 }

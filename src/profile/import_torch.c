@@ -1,26 +1,39 @@
 /*
- * PyTorch profiler Chrome trace (`prof.export_chrome_trace(path)`) to
- * ops.csv. The trace is {"traceEvents": [...]} (or a bare array); kernels are
- * complete events ("ph": "X") with "cat": "kernel" (older PyTorch: "Kernel"),
- * "ts" and "dur" in microseconds, and the CUDA stream in args.stream (else
- * "tid"). One stream becomes one operator sequence ordered by ts: the stream
- * with the most kernel time unless the caller names one. Other events
- * (CPU ops, memcpy, runtime calls) are ignored.
+ * PyTorch profiler (Kineto) Chrome trace to ops.csv: `export_chrome_trace`
+ * or `tensorboard_trace_handler`, plain or gzip (`use_gzip=True`, read
+ * through zlib whatever the file is called). The trace is {"traceEvents":
+ * [...]} (or a bare array); kernels are complete events ("ph": "X") with
+ * "cat": "kernel" (PyTorch 1.8/1.9: "Kernel", integer microseconds, "tid":
+ * "stream 7"), "ts" and "dur" in microseconds, the device in args.device
+ * (else pid) and the CUDA stream in args.stream (else tid). Other events
+ * (CPU ops, memcpy, runtime calls, "ac2g" flow events) are ignored.
+ *
+ * One device and its stream(s) become one operator sequence ordered by ts.
+ * Communication kernels (NCCL, RCCL) never decide which: the default is the
+ * device, then the stream, with the most compute-kernel time; "all" merges
+ * every stream with compute kernels. A dur of 0 (kernels shorter than the
+ * time resolution of integer-microsecond traces) is kept as half the
+ * resolution, or dropped on request, and counted in a warning.
  */
 #include "common/common.h"
 #include "profile/profile_internal.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <zlib.h>
 
 typedef struct {
     double ts, dur_us;
     size_t seq;
     const char *name;   /* borrowed from the JSON tree */
     const char *stream; /* pooled */
+    const char *dev;    /* pooled */
+    int comm, zero;
 } kernel_t;
 
 static int cmp_kernel(const void *a, const void *b)
@@ -44,57 +57,48 @@ static void text_position(const char *text, size_t off, size_t *line, size_t *co
     *col = off - start + 1;
 }
 
-/* The stream of a kernel event as text: args.stream, else tid. */
-static const char *event_stream(const cJSON *ev, char *buf, size_t n)
+/* A number or string member as text ("7", "stream 7" -> "7"), or NULL. */
+static const char *member_text(const cJSON *v, char *buf, size_t n)
 {
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(args, "stream");
-    if (!s)
-        s = cJSON_GetObjectItemCaseSensitive(ev, "tid");
-    if (cJSON_IsNumber(s))
-        snprintf(buf, n, "%.17g", s->valuedouble);
-    else if (cJSON_IsString(s))
-        snprintf(buf, n, "%s", s->valuestring);
-    else
-        snprintf(buf, n, "?");
-    return buf;
+    if (cJSON_IsNumber(v)) {
+        snprintf(buf, n, "%.17g", v->valuedouble);
+        return buf;
+    }
+    if (cJSON_IsString(v) && v->valuestring) {
+        const char *s = v->valuestring;
+        if (strncasecmp(s, "stream ", 7) == 0)
+            s += 7;
+        snprintf(buf, n, "%s", s);
+        return buf;
+    }
+    return NULL;
 }
 
-static int is_kernel(const cJSON *ev)
+static int is_kernel(const cJSON *ev, int *old_cat)
 {
     const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
     const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
     if (!cJSON_IsString(cat) || strcasecmp(cat->valuestring, "kernel") != 0)
         return 0;
-    return !ph || (cJSON_IsString(ph) && strcmp(ph->valuestring, "X") == 0);
+    if (ph && !(cJSON_IsString(ph) && strcmp(ph->valuestring, "X") == 0))
+        return 0;
+    *old_cat |= strcmp(cat->valuestring, "Kernel") == 0;
+    return 1;
 }
 
-/* The stream with the most kernel time (first seen wins a tie). */
-static const char *busiest_stream(const kernel_t *k, size_t n)
+/* NCCL/RCCL collectives and send/receive: their time is waiting on peers. */
+static int is_comm(const char *name)
 {
-    const char *best = NULL;
-    double best_us = -1;
-    for (size_t i = 0; i < n; i++) {
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = k[j].stream == k[i].stream;
-        if (seen)
-            continue;
-        double sum = 0;
-        for (size_t j = i; j < n; j++)
-            if (k[j].stream == k[i].stream)
-                sum += k[j].dur_us;
-        if (sum > best_us) {
-            best_us = sum;
-            best = k[i].stream;
-        }
-    }
-    return best;
+    for (const char *s = name; *s; s++)
+        if ((tolower((unsigned char)s[0]) == 'n' || tolower((unsigned char)s[0]) == 'r') &&
+            strncasecmp(s + 1, "ccl", 3) == 0)
+            return 1;
+    return 0;
 }
 
 /* Collect the kernel events of the trace into *out (n of them). */
 static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *pool,
-                           kernel_t **out, size_t *n_out)
+                           kernel_t **out, size_t *n_out, int *old_cat)
 {
     kernel_t *k = NULL;
     size_t n = 0, cap = 0, idx = 0;
@@ -103,7 +107,7 @@ static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *
     cJSON_ArrayForEach(ev, events)
     {
         idx++;
-        if (!cJSON_IsObject(ev) || !is_kernel(ev))
+        if (!cJSON_IsObject(ev) || !is_kernel(ev, old_cat))
             continue;
         const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
         const cJSON *dur = cJSON_GetObjectItemCaseSensitive(ev, "dur");
@@ -114,8 +118,8 @@ static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *
                           "\"dur\"", name, idx);
             break;
         }
-        if (!isfinite(ts->valuedouble) || !isfinite(dur->valuedouble) || dur->valuedouble <= 0) {
-            rc = ps_error(PS_E_INPUT, "%s: event %zu (%s): dur %g: must be > 0", name, idx,
+        if (!isfinite(ts->valuedouble) || !isfinite(dur->valuedouble) || dur->valuedouble < 0) {
+            rc = ps_error(PS_E_INPUT, "%s: event %zu (%.60s): dur %g: must be >= 0", name, idx,
                           nm->valuestring, dur->valuedouble);
             break;
         }
@@ -123,10 +127,19 @@ static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *
         if ((rc = ps_array_grow(&grown, n, &cap, sizeof *k, 256)) != PS_OK)
             break;
         k = grown;
-        char buf[64];
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(args, "stream");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(args, "device");
+        char sb[64], db[64];
+        const char *stream = member_text(s ? s : cJSON_GetObjectItemCaseSensitive(ev, "tid"), sb,
+                                         sizeof sb);
+        const char *dev = member_text(d ? d : cJSON_GetObjectItemCaseSensitive(ev, "pid"), db,
+                                      sizeof db);
         k[n] = (kernel_t){ts->valuedouble, dur->valuedouble, n, nm->valuestring,
-                          ps_strpool_intern(pool, event_stream(ev, buf, sizeof buf))};
-        if (!k[n].stream) {
+                          ps_strpool_intern(pool, stream ? stream : "?"),
+                          ps_strpool_intern(pool, dev ? dev : "?"), is_comm(nm->valuestring),
+                          dur->valuedouble == 0};
+        if (!k[n].stream || !k[n].dev) {
             rc = PS_E_NOMEM;
             break;
         }
@@ -141,26 +154,163 @@ static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *
     return PS_OK;
 }
 
-int ps_import_torch_json(const char *text, size_t len, const char *name,
-                         const ps_import_params_t *p, ps_ops_t **out)
+/* The time resolution of the kernel durations, in us: the coarsest of 1,
+ * 0.1, 0.01 and 0.001 that every dur is a multiple of. */
+static double time_resolution(const kernel_t *k, size_t n)
 {
-    *out = NULL;
-    int rc = ps_import_check_params(p);
-    if (rc != PS_OK)
-        return rc;
+    double res = 1;
+    for (int digits = 0; digits <= 3; digits++, res /= 10) {
+        int all = 1;
+        for (size_t i = 0; i < n && all; i++) {
+            double v = k[i].dur_us / res;
+            all = fabs(v - nearbyint(v)) < 1e-6 * (v > 1 ? v : 1);
+        }
+        if (all)
+            return res;
+    }
+    return 0.001;
+}
+
+/* The GPU name deviceProperties gives the device (by "id"; a lone entry
+ * when the device is not numbered), or NULL. */
+static const char *device_name(const cJSON *root, const char *dev)
+{
+    const cJSON *props = cJSON_IsObject(root)
+                             ? cJSON_GetObjectItemCaseSensitive(root, "deviceProperties")
+                             : NULL;
+    if (!cJSON_IsArray(props))
+        return NULL;
+    char *end;
+    double id = strtod(dev, &end);
+    int numbered = *dev && !*end;
+    const cJSON *p, *only = NULL;
+    int count = 0;
+    cJSON_ArrayForEach(p, props)
+    {
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "id");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(p, "name");
+        if (!cJSON_IsString(nm))
+            continue;
+        count++;
+        only = nm;
+        if (numbered && cJSON_IsNumber(pid) && pid->valuedouble == id)
+            return nm->valuestring;
+    }
+    return count == 1 ? only->valuestring : NULL;
+}
+
+/* Which kernels to take: take[i] for kernel i. Fills the taken and skipped
+ * notes of info. */
+static int choose_kernels(const char *name, const kernel_t *k, size_t n,
+                          const ps_import_params_t *p, int *take, ps_import_info_t *info,
+                          const char **dev_out)
+{
+    import_tallies_t devs = {0}, streams = {0};
+    int *taken = NULL, rc = PS_OK;
+    char have[200] = "";
+    for (size_t i = 0; i < n && rc == PS_OK; i++)
+        rc = import_tally_add(&devs, k[i].dev, k[i].dur_us * 1e3, k[i].comm);
+    size_t dev = SIZE_MAX;
+    if (p->device) {
+        for (size_t d = 0; d < devs.n && dev == SIZE_MAX; d++)
+            if (strcmp(devs.t[d].key, p->device) == 0)
+                dev = d;
+    } else {
+        dev = import_tally_busiest(&devs, 1);
+        if (dev == SIZE_MAX)
+            dev = import_tally_busiest(&devs, 0);
+    }
+    if (rc == PS_OK && dev == SIZE_MAX && n) {
+        for (size_t d = 0; d < devs.n; d++)
+            import_list(have, sizeof have, devs.t[d].key);
+        rc = ps_error(PS_E_INPUT, "%s: no kernels on device %s (devices: %s)", name, p->device,
+                      have);
+    }
+    for (size_t i = 0; i < n && rc == PS_OK; i++)
+        if (k[i].dev == devs.t[dev].key)
+            rc = import_tally_add(&streams, k[i].stream, k[i].dur_us * 1e3, k[i].comm);
+    if (rc == PS_OK && !(taken = ps_calloc(devs.n + streams.n + 1, sizeof *taken)))
+        rc = PS_E_NOMEM;
+    int all = p->stream && strcmp(p->stream, "all") == 0;
+    size_t one = SIZE_MAX;
+    if (rc == PS_OK && n) {
+        if (p->stream && !all) {
+            for (size_t s = 0; s < streams.n && one == SIZE_MAX; s++)
+                if (strcmp(streams.t[s].key, p->stream) == 0)
+                    one = s;
+            if (one == SIZE_MAX) {
+                for (size_t s = 0; s < streams.n; s++)
+                    import_list(have, sizeof have, streams.t[s].key);
+                rc = ps_error(PS_E_INPUT, "%s: no kernels on stream %s (streams: %s)", name,
+                              p->stream, have);
+            }
+        } else if (!all) {
+            one = import_tally_busiest(&streams, 1);
+            if (one == SIZE_MAX)
+                one = import_tally_busiest(&streams, 0);
+        }
+    }
+    if (rc == PS_OK && n) {
+        int any = 0;
+        for (size_t s = 0; s < streams.n; s++) {
+            taken[s] = all ? streams.t[s].n > streams.t[s].n_comm : s == one;
+            any |= taken[s];
+        }
+        if (all && !any)
+            for (size_t s = 0; s < streams.n; s++)
+                taken[s] = 1; /* only communication kernels: take them all */
+        for (size_t i = 0; i < n; i++) {
+            take[i] = 0;
+            for (size_t s = 0; s < streams.n && k[i].dev == devs.t[dev].key; s++)
+                if (streams.t[s].key == k[i].stream)
+                    take[i] = taken[s];
+        }
+        *dev_out = devs.t[dev].key;
+        if (info) {
+            char list[160] = "";
+            int count = 0;
+            for (size_t s = 0; s < streams.n; s++)
+                if (taken[s]) {
+                    import_list(list, sizeof list, streams.t[s].key);
+                    count++;
+                }
+            if (devs.n > 1)
+                snprintf(info->taken, sizeof info->taken, "device %s stream%s %s",
+                         devs.t[dev].key, count > 1 ? "s" : "", list);
+            else
+                snprintf(info->taken, sizeof info->taken, "stream%s %s", count > 1 ? "s" : "",
+                         list);
+            import_tally_left(&streams, "stream", taken, info);
+            int *dev_taken = taken + streams.n;
+            dev_taken[dev] = 1;
+            import_tally_left(&devs, "device", dev_taken, info);
+        }
+    }
+    free(taken);
+    import_tallies_free(&devs);
+    import_tallies_free(&streams);
+    return rc;
+}
+
+static int import_torch_text(const char *text, size_t len, const char *name, int gzipped,
+                             const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
+{
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
         size_t line, col, off = end && end >= text ? (size_t)(end - text) : 0;
         text_position(text, off > len ? len : off, &line, &col);
-        return ps_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON", name, line, col);
+        return ps_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
+                        gzipped ? " (in the decompressed text)" : "");
     }
     const cJSON *events = cJSON_IsArray(root) ? root
                                               : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     ps_strpool_t *pool = ps_strpool_new();
     ps_ops_t *t = ps_ops_new();
     kernel_t *k = NULL;
+    int *take = NULL;
     size_t n = 0;
+    int rc = PS_OK, old_cat = 0;
     if (!pool || !t) {
         rc = PS_E_NOMEM;
         goto done;
@@ -169,49 +319,164 @@ int ps_import_torch_json(const char *text, size_t len, const char *name,
         rc = ps_error(PS_E_INPUT, "%s: not a Chrome trace: no \"traceEvents\" array", name);
         goto done;
     }
-    if ((rc = collect_kernels(events, name, pool, &k, &n)) != PS_OK)
+    if ((rc = collect_kernels(events, name, pool, &k, &n, &old_cat)) != PS_OK)
         goto done;
-    const char *stream = NULL;
-    if (p->stream) {
-        stream = ps_strpool_intern(pool, p->stream);
-        size_t found = 0;
-        for (size_t i = 0; i < n; i++)
-            found += k[i].stream == stream;
-        if (!found && n) {
-            rc = ps_error(PS_E_INPUT, "%s: no kernels on stream %s (the busiest stream is %s)",
-                          name, p->stream, busiest_stream(k, n));
-            goto done;
-        }
-    } else if (n) {
-        stream = busiest_stream(k, n);
+    double half_res_us = time_resolution(k, n) / 2;
+    for (size_t i = 0; i < n; i++)
+        if (k[i].dur_us == 0 && !p->drop_zero)
+            k[i].dur_us = half_res_us;
+    if (!(take = ps_calloc(n ? n : 1, sizeof *take))) {
+        rc = PS_E_NOMEM;
+        goto done;
     }
+    const char *dev = NULL;
+    if (n && (rc = choose_kernels(name, k, n, p, take, info, &dev)) != PS_OK)
+        goto done;
+    ps_import_params_t q = *p;
+    if (n && (rc = import_resolve_gpu(p, device_name(root, dev), &q, info)) != PS_OK)
+        goto done;
     if (n)
         qsort(k, n, sizeof *k, cmp_kernel);
+    /* qsort moved the kernels: take[] follows their original order. */
     int op = 0;
-    for (size_t i = 0; i < n && rc == PS_OK; i++)
-        if (k[i].stream == stream)
-            rc = ps_import_add(t, p, op++, k[i].name, k[i].dur_us * 1e3, NULL);
-    if (rc == PS_OK) {
-        rc = ps_import_finish(t, name, out);
-        t = NULL;
+    size_t zero = 0;
+    for (size_t i = 0; i < n && rc == PS_OK; i++) {
+        if (!take[k[i].seq])
+            continue;
+        if (k[i].zero) {
+            zero++;
+            if (p->drop_zero)
+                continue;
+        }
+        rc = ps_import_add(t, &q, op++, k[i].name, k[i].dur_us * 1e3, NULL);
     }
+    if (rc != PS_OK)
+        goto done;
+    if (zero)
+        ps_log(PS_LOG_WARN, "import: %s: %zu kernels have dur 0 (shorter than the trace's time "
+               "resolution, %g us): %s", name, zero, half_res_us * 2,
+               p->drop_zero ? "dropped (--drop-zero)" : "each kept as half of it (--drop-zero drops them)");
+    if (info) {
+        const cJSON *sv = cJSON_IsObject(root)
+                              ? cJSON_GetObjectItemCaseSensitive(root, "schemaVersion")
+                              : NULL;
+        char ver[40];
+        if (cJSON_IsNumber(sv))
+            snprintf(ver, sizeof ver, "schemaVersion %g", sv->valuedouble);
+        else if (cJSON_IsString(sv))
+            snprintf(ver, sizeof ver, "schemaVersion %.16s", sv->valuestring);
+        else
+            snprintf(ver, sizeof ver, "no schemaVersion");
+        snprintf(info->format, sizeof info->format, "PyTorch trace %s%s%s", ver,
+                 old_cat ? ", cat Kernel (PyTorch 1.8/1.9)" : "", gzipped ? ", gzip" : "");
+        info->zero_dur = zero;
+        info->zero_dur_ns = p->drop_zero ? 0 : half_res_us * 1e3;
+    }
+    rc = ps_import_finish(t, name, out, info);
+    t = NULL;
 done:
     ps_ops_free(t);
     ps_strpool_free(pool);
     free(k);
+    free(take);
     cJSON_Delete(root);
     return rc;
 }
 
-int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out)
+/* Inflate gzip data (one or more members) into a new buffer. */
+static int gunzip(const unsigned char *in, size_t n, const char *name, char **out, size_t *out_len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 16) != Z_OK)
+        return ps_error(PS_E_NOMEM, "%s: gzip: cannot start zlib", name);
+    size_t cap = n < ((size_t)1 << 20) ? ((size_t)1 << 16) : n * 4, len = 0, used = 0;
+    char *buf = ps_malloc(cap + 1);
+    int rc = buf ? PS_OK : PS_E_NOMEM;
+    while (rc == PS_OK) {
+        if (len == cap) {
+            if (cap > SIZE_MAX / 4) {
+                rc = ps_error(PS_E_INPUT, "%s: gzip: decompressed text too large", name);
+                break;
+            }
+            char *g = ps_realloc(buf, cap * 2 + 1);
+            if (!g) {
+                rc = PS_E_NOMEM;
+                break;
+            }
+            buf = g;
+            cap *= 2;
+        }
+        size_t in_left = n - used, out_left = cap - len;
+        z.next_in = (Bytef *)(uintptr_t)(in + used);
+        z.avail_in = in_left > UINT_MAX ? UINT_MAX : (uInt)in_left;
+        z.next_out = (Bytef *)(buf + len);
+        z.avail_out = out_left > UINT_MAX ? UINT_MAX : (uInt)out_left;
+        uInt avail_in = z.avail_in, avail_out = z.avail_out;
+        int zr = inflate(&z, Z_NO_FLUSH);
+        used += avail_in - z.avail_in;
+        len += avail_out - z.avail_out;
+        if (zr == Z_STREAM_END) {
+            /* Another member may follow (concatenated gzip files). */
+            if (used == n || in[used] != 0x1f)
+                break;
+            inflateReset(&z);
+        } else if (zr == Z_BUF_ERROR && used == n && z.avail_out) {
+            rc = ps_error(PS_E_INPUT, "%s: gzip: the file is cut short (%zu bytes decompressed)",
+                          name, len);
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            rc = ps_error(PS_E_INPUT, "%s: gzip: %s", name, z.msg ? z.msg : "corrupt data");
+        }
+    }
+    inflateEnd(&z);
+    if (rc != PS_OK) {
+        free(buf);
+        return rc;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    return PS_OK;
+}
+
+int import_torch_bytes(const char *data, size_t len, const char *name,
+                       const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
-    FILE *f = fopen(trace_json, "rb");
+    int rc = ps_import_check_params(p);
+    if (rc != PS_OK)
+        return rc;
+    const unsigned char *u = (const unsigned char *)data;
+    if (len >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
+        char *text = NULL;
+        size_t n = 0;
+        if ((rc = gunzip(u, len, name, &text, &n)) != PS_OK)
+            return rc;
+        rc = import_torch_text(text, n, name, 1, p, out, info);
+        free(text);
+        return rc;
+    }
+    return import_torch_text(data, len, name, 0, p, out, info);
+}
+
+int ps_import_torch_json(const char *text, size_t len, const char *name,
+                         const ps_import_params_t *p, ps_ops_t **out)
+{
+    return import_torch_bytes(text, len, name, p, out, NULL);
+}
+
+int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
+                      ps_import_info_t *info)
+{
+    *out = NULL;
+    int rc = ps_import_check_params(p);
+    if (rc != PS_OK)
+        return rc;
+    FILE *f = fopen(path, "rb");
     if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open: %s", trace_json, strerror(errno));
+        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     char *text = NULL;
     size_t len = 0, cap = 0;
-    int rc = PS_OK;
     for (;;) {
         void *grown = text;
         if ((rc = ps_array_grow(&grown, len, &cap, 1, 1 << 16)) != PS_OK)
@@ -221,13 +486,13 @@ int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, p
         len += got;
         if (got == 0) {
             if (ferror(f))
-                rc = ps_error(PS_E_IO, "%s: read error: %s", trace_json, strerror(errno));
+                rc = ps_error(PS_E_IO, "%s: read error: %s", path, strerror(errno));
             break;
         }
     }
     fclose(f);
     if (rc == PS_OK)
-        rc = ps_import_torch_json(text, len, trace_json, p, out);
+        rc = import_torch_bytes(text, len, path, p, out, info);
     free(text);
     return rc;
 }

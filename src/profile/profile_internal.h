@@ -7,6 +7,7 @@
 #ifndef PS_PROFILE_INTERNAL_H
 #define PS_PROFILE_INTERNAL_H
 
+#include "common/common.h"
 #include "profile/csv.h"
 #include "profile/tables.h"
 
@@ -104,6 +105,9 @@ const ps_schema_t *ps_schema_get(ps_table_kind_t kind);
 /* Table-level rules of each table (values, keys, consistency); the first
  * violation goes to *e. ps_ops_index is the ops counterpart. */
 int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e);
+/* The first key column in which two coexec rows of one experiment differ
+ * (pooled strings compared by pointer), or NULL when they agree. */
+const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b);
 int ps_workloads_validate(ps_workloads_t *t, ps_rowerr_t *e);
 int ps_scaling_validate(ps_scaling_t *t, ps_rowerr_t *e);
 int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e);
@@ -124,17 +128,59 @@ int ps_parse_double(const char *s, double *out, const char **why);
 
 /* ---- importers ---- */
 
-/* Checks gpu, model, batch and tpcs of the import parameters. */
+/* Checks model, batch and tpcs (and that a given GPU name is not empty). */
 int ps_import_check_params(const ps_import_params_t *p);
 /* Appends kernel `op` of an import as one ops row (counters may be NULL). */
 int ps_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
                   double duration_ns, const ps_counters_t *c);
 /* Refuses an import without kernels, indexes it and hands it to *out (or
- * frees it on error). */
-int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out);
+ * frees it on error); counts its operators and time into info (may be NULL). */
+int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info);
 
-/* The importers over an open tokenizer and over JSON text in memory (the
- * public calls open the file; the fuzzers call these). */
+/* The GPU the rows name: --gpu as the catalog writes it, else the file's
+ * (mapped to the catalog where it knows the name, else as written, with a
+ * warning). Refuses tpcs beyond the GPU's TPCs (PS_E_ARG). *q is p with the
+ * GPU set (file_gpu must outlive it). */
+int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_import_params_t *q,
+                       ps_import_info_t *info);
+
+/* Kernels and time per process, device or stream (keys are pooled, so
+ * compared by pointer), for choosing one and saying what was left. */
+typedef struct {
+    const char *key;
+    size_t n, n_comm;
+    double ns, ns_comm;
+} import_tally_t;
+typedef struct {
+    import_tally_t *t;
+    size_t n, cap;
+} import_tallies_t;
+int import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm);
+/* The tally with the most time (of compute kernels only, when asked; first
+ * seen wins a tie), or SIZE_MAX when none has any. */
+size_t import_tally_busiest(const import_tallies_t *ts, int compute_only);
+/* Appends "what KEY: N kernels, T" to info->skipped for each tally not taken. */
+void import_tally_left(const import_tallies_t *ts, const char *what, const int *taken,
+                       ps_import_info_t *info);
+void import_tallies_free(import_tallies_t *ts);
+/* Appends to a "; "-separated note in buf[n] (cut to fit). */
+void import_note(char *buf, size_t n, const char *fmt, ...) PS_PRINTF(3, 4);
+/* Appends item to a ", "-separated list in buf[n]. */
+void import_list(char *buf, size_t n, const char *item);
+/* A duration as "12.3 us", "4.56 ms". */
+const char *import_fmt_ns(double ns, char *buf, size_t n);
+
+/* The importers over a file, an open tokenizer and JSON (or gzip) bytes in
+ * memory (the fuzzers call the last two); info may be NULL. */
+int import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
+                    ps_import_info_t *info);
+int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
+                      ps_import_info_t *info);
+int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
+                   ps_import_info_t *info);
+int import_torch_bytes(const char *data, size_t len, const char *name,
+                       const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+/* The older names the fuzzers and tests use (info NULL). */
 int ps_import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
 int ps_import_torch_json(const char *text, size_t len, const char *name,
                          const ps_import_params_t *p, ps_ops_t **out);

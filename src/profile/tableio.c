@@ -5,7 +5,9 @@
  * table-level rules, and keeps nothing when anything is wrong.
  */
 #include "common/common.h"
+#include "profile/gpu.h"
 #include "profile/profile_internal.h"
+#include "profile/tables.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -273,7 +275,29 @@ static int field_of(const ps_schema_t *s, const int *idx, const char *name)
     return -1;
 }
 
-int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+/* The current record of csv into row: every cell parsed, then the row's own
+ * rules; errors name path:line:column. */
+static int read_row(ps_csv_t *csv, const ps_schema_t *s, const int *idx, any_row_t *row)
+{
+    const char *path = ps_csv_path(csv);
+    char msg[300];
+    row_defaults(s, row);
+    for (size_t c = 0; c < s->ncols; c++) {
+        if (idx[c] < 0)
+            continue;
+        if (parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), row, msg, sizeof msg) != PS_OK)
+            return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
+    }
+    ps_rowerr_t e;
+    if (ps_schema_check_row(s, row, &e) != PS_OK) {
+        int f = field_of(s, idx, e.column);
+        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : ps_csv_line(csv), f + 1,
+                        e.msg);
+    }
+    return PS_OK;
+}
+
+static int load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     *out = NULL;
     const char *path = ps_csv_path(csv);
@@ -300,7 +324,6 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
     if (!t)
         return PS_E_NOMEM;
     any_row_t row;
-    char msg[300];
     while ((rc = ps_csv_next(csv)) == 1) {
         size_t line = ps_csv_line(csv);
         if (ps_csv_nfields(csv) != nfields) {
@@ -309,23 +332,8 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
                           nfields, ps_csv_nfields(csv));
             goto fail;
         }
-        row_defaults(s, &row);
-        for (size_t c = 0; c < s->ncols; c++) {
-            if (idx[c] < 0)
-                continue;
-            if (parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), &row, msg, sizeof msg) != PS_OK) {
-                rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]),
-                              idx[c] + 1, msg);
-                goto fail;
-            }
-        }
-        ps_rowerr_t e;
-        if (ps_schema_check_row(s, &row, &e) != PS_OK) {
-            int f = field_of(s, idx, e.column);
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : line,
-                          f + 1, e.msg);
+        if ((rc = read_row(csv, s, idx, &row)) != PS_OK)
             goto fail;
-        }
         void *p = lines;
         rc = ps_array_grow(&p, n, &cap, sizeof *lines, 1024);
         lines = p;
@@ -388,20 +396,246 @@ LOADER(ps_workloads_t, ps_workloads_load, PS_TABLE_WORKLOADS)
 LOADER(ps_scaling_t, ps_scaling_load, PS_TABLE_SCALING)
 LOADER(ps_colocations_t, ps_colocations_load, PS_TABLE_COLOCATIONS)
 
-int ps_table_check(const char *path, ps_check_result_t *out)
+/* ---- checking: coexec.csv streamed, against ops.csv where given ---- */
+
+/* A growable open-addressing map from a key (two pooled pointers and an
+ * int, compared by value) to an index into the caller's array. */
+typedef struct {
+    const void *a, *b;
+    int c;
+    size_t idx; /* SIZE_MAX = empty */
+} slot_t;
+typedef struct {
+    slot_t *s;
+    size_t mask, n;
+} pmap_t;
+
+static uint64_t pmap_hash(const void *a, const void *b, int c)
+{
+    return ps_hash_final(ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, a), b), (uint64_t)(unsigned)c));
+}
+
+/* The index stored under (a, b, c), or, when absent, idx is stored and
+ * SIZE_MAX returned; *rc is PS_E_NOMEM when the map could not grow. */
+static size_t pmap_get_or_put(pmap_t *m, const void *a, const void *b, int c, size_t idx, int *rc)
+{
+    if (2 * (m->n + 1) > m->mask + 1) {
+        size_t cap = m->mask ? 2 * (m->mask + 1) : 1024;
+        slot_t *ns = ps_malloc(cap * sizeof *ns);
+        if (!ns) {
+            *rc = PS_E_NOMEM;
+            return SIZE_MAX;
+        }
+        for (size_t i = 0; i < cap; i++)
+            ns[i].idx = SIZE_MAX;
+        for (size_t i = 0; m->s && i <= m->mask; i++) {
+            if (m->s[i].idx == SIZE_MAX)
+                continue;
+            size_t j = pmap_hash(m->s[i].a, m->s[i].b, m->s[i].c) & (cap - 1);
+            while (ns[j].idx != SIZE_MAX)
+                j = (j + 1) & (cap - 1);
+            ns[j] = m->s[i];
+        }
+        free(m->s);
+        m->s = ns;
+        m->mask = cap - 1;
+    }
+    size_t j = pmap_hash(a, b, c) & m->mask;
+    for (; m->s[j].idx != SIZE_MAX; j = (j + 1) & m->mask)
+        if (m->s[j].a == a && m->s[j].b == b && m->s[j].c == c)
+            return m->s[j].idx;
+    m->s[j] = (slot_t){a, b, c, idx};
+    m->n++;
+    return SIZE_MAX;
+}
+
+/* The first row of each experiment: its key columns and its line. */
+typedef struct {
+    ps_coexec_row_t key;
+    size_t line;
+} first_row_t;
+
+/* One side of row r against ops: its profile exists, the segment lies
+ * inside it and the TPC count was profiled. Returns the column at fault
+ * and the message in msg, or NULL. */
+static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const ps_coexec_row_t *r, int lp, char *msg,
+                               size_t n)
+{
+    const char *model = lp ? r->lp_model : r->hp_model;
+    int batch = lp ? r->lp_batch : r->hp_batch, start = lp ? r->lp_start : r->hp_start,
+        len = lp ? r->lp_len : r->hp_len, tpcs = lp ? r->lp_tpcs : r->hp_tpcs;
+    const ps_op_group_t *g = NULL;
+    for (int i = 0; i < n_ops && !g; i++)
+        g = ps_ops_find(ops[i], r->gpu, model, batch);
+    if (!g) {
+        snprintf(msg, n, "%s_model: no profile of %s batch %d on %s in the ops file", lp ? "lp" : "hp", model,
+                 batch, r->gpu);
+        return lp ? "lp_model" : "hp_model";
+    }
+    if (!segment_fits(start, len, g->n_ops)) {
+        const char *col = start >= 0 && start < g->n_ops ? (lp ? "lp_len" : "hp_len") : (lp ? "lp_start" : "hp_start");
+        snprintf(msg, n, "%s: segment [%d, %lld) is outside the %d operators of %s batch %d", col, start,
+                 (long long)start + len, g->n_ops, model, batch);
+        return col;
+    }
+    if (ps_group_tpcs_index(g, tpcs) < 0) {
+        snprintf(msg, n, "%s_tpcs: %s batch %d has no standalone profile at %d TPCs", lp ? "lp" : "hp", model,
+                 batch, tpcs);
+        return lp ? "lp_tpcs" : "hp_tpcs";
+    }
+    return NULL;
+}
+
+/* Validate coexec rows as ps_table_load_csv and ps_coexec_validate do, but
+ * holding only the first row of each experiment (for the experiment rule)
+ * and the distinct sides (for the count), not every row: a 1 GB file is
+ * checked in a fraction of its size. */
+static int check_coexec_stream(ps_csv_t *csv, const ps_schema_t *s, const int *idx, int nfields,
+                               const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out)
+{
+    const char *path = ps_csv_path(csv);
+    size_t header_line = ps_csv_line(csv);
+    ps_strpool_t *pool = ps_strpool_new();
+    pmap_t exps = {0}, sides = {0};
+    first_row_t *first = NULL;
+    size_t nfirst = 0, cap = 0, rows = 0;
+    char msg[sizeof(((ps_rowerr_t *)0)->msg)];
+    int rc = pool ? PS_OK : PS_E_NOMEM;
+    while (rc == PS_OK && (rc = ps_csv_next(csv)) == 1) {
+        rc = PS_OK;
+        size_t line = ps_csv_line(csv);
+        if (ps_csv_nfields(csv) != nfields) {
+            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", path, line,
+                          ps_csv_nfields(csv) < nfields ? ps_csv_nfields(csv) + 1 : nfields + 1, nfields,
+                          ps_csv_nfields(csv));
+            break;
+        }
+        any_row_t row;
+        row_defaults(s, &row);
+        for (size_t c = 0; c < s->ncols && rc == PS_OK; c++)
+            if (idx[c] >= 0 && parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), &row, msg, sizeof msg) != PS_OK)
+                rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
+        if (rc != PS_OK)
+            break;
+        ps_rowerr_t e;
+        const char *col = NULL;
+        ps_coexec_row_t *r = &row.cx;
+        if (ps_schema_check_row(s, &row, &e) != PS_OK) {
+            col = e.column;
+            snprintf(msg, sizeof msg, "%s", e.msg);
+        }
+        const ps_gpu_t *g = col ? NULL : ps_gpu_find(r->gpu);
+        if (g && (long)r->hp_tpcs + r->lp_tpcs > g->tpcs) {
+            col = "lp_tpcs";
+            snprintf(msg, sizeof msg, "lp_tpcs: hp_tpcs + lp_tpcs = %ld exceeds the %d TPCs of %s",
+                     (long)r->hp_tpcs + r->lp_tpcs, g->tpcs, r->gpu);
+        }
+        for (int lp = 0; n_ops > 0 && !col && lp < 2; lp++)
+            col = side_vs_ops(ops, n_ops, r, lp, msg, sizeof msg);
+        if (col) {
+            int f = field_of(s, idx, col);
+            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : line, f + 1, msg);
+            break;
+        }
+        /* Pool the key strings; the row's own point into the tokenizer. */
+        if (!(r->experiment = ps_strpool_intern(pool, r->experiment)) || !(r->gpu = ps_strpool_intern(pool, r->gpu)) ||
+            !(r->hp_model = ps_strpool_intern(pool, r->hp_model)) ||
+            !(r->lp_model = ps_strpool_intern(pool, r->lp_model))) {
+            rc = PS_E_NOMEM;
+            break;
+        }
+        r->mechanism = NULL;
+        size_t k = pmap_get_or_put(&exps, r->experiment, NULL, 0, nfirst, &rc);
+        if (rc != PS_OK)
+            break;
+        if (k == SIZE_MAX) {
+            void *p = first;
+            if ((rc = ps_array_grow(&p, nfirst, &cap, sizeof *first, 1024)) != PS_OK)
+                break;
+            first = p;
+            first[nfirst].key = *r;
+            first[nfirst++].line = line;
+        } else if ((col = coexec_key_diff(&first[k].key, r)) != NULL) {
+            int f = field_of(s, idx, col);
+            rc = ps_error(PS_E_INPUT,
+                          "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
+                          "share gpu, models, batches, segments and TPCs) (first at line %zu)",
+                          path, line, f + 1, col, r->experiment, first[k].line);
+            break;
+        }
+        for (int lp = 0; lp < 2 && rc == PS_OK; lp++)
+            pmap_get_or_put(&sides, r->gpu, lp ? r->lp_model : r->hp_model, lp ? r->lp_batch : r->hp_batch, sides.n,
+                            &rc);
+        rows++;
+    }
+    if (rc == PS_OK && rows == 0)
+        rc = ps_error(PS_E_INPUT, "%s:%zu:1: header only: no data rows", path, header_line + 1);
+    if (rc == PS_OK) {
+        out->rows = rows;
+        out->groups = sides.n;
+    }
+    free(exps.s);
+    free(sides.s);
+    free(first);
+    ps_strpool_free(pool);
+    return rc;
+}
+
+int ps_table_detect(const char *path, ps_table_kind_t *out)
+{
+    *out = PS_TABLE_UNKNOWN;
+    ps_csv_t *csv = NULL;
+    int rc = ps_csv_open(path, &csv);
+    if (rc == PS_OK && (rc = ps_csv_next(csv)) == 0)
+        rc = ps_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
+    if (rc > 0)
+        rc = detect_kind(csv, out);
+    ps_csv_close(csv);
+    return rc < 0 ? rc : PS_OK;
+}
+
+int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out)
 {
     memset(out, 0, sizeof *out);
-    ps_table_kind_t kind = PS_TABLE_UNKNOWN;
-    void *t = NULL;
-    int rc = load_path(path, PS_TABLE_UNKNOWN, &kind, &t);
+    ps_csv_t *csv = NULL;
+    int rc = ps_csv_open(path, &csv);
     if (rc != PS_OK)
         return rc;
-    const ps_schema_t *s = ps_schema_get(kind);
+    ps_table_kind_t kind = PS_TABLE_UNKNOWN;
+    if ((rc = ps_csv_next(csv)) <= 0) {
+        if (rc == 0)
+            rc = ps_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
+        goto done;
+    }
+    if ((rc = detect_kind(csv, &kind)) != PS_OK)
+        goto done;
     out->kind = kind;
-    s->rows(t, &out->rows);
-    out->groups = s->groups(t);
-    s->destroy(t);
-    return PS_OK;
+    const ps_schema_t *s = ps_schema_get(kind);
+    if (kind == PS_TABLE_COEXEC) {
+        int idx[32];
+        if ((rc = map_header(csv, s, idx)) == PS_OK)
+            rc = check_coexec_stream(csv, s, idx, ps_csv_nfields(csv), ops, n_ops, out);
+        goto done;
+    }
+    /* The other tables are small: load whole, from the top. */
+    ps_csv_close(csv);
+    csv = NULL;
+    void *t = NULL;
+    if ((rc = load_path(path, kind, NULL, &t)) == PS_OK) {
+        s->rows(t, &out->rows);
+        out->groups = s->groups(t);
+        s->destroy(t);
+    }
+done:
+    ps_csv_close(csv);
+    if (rc != PS_OK)
+        out->kind = PS_TABLE_UNKNOWN;
+    return rc;
+}
+
+int ps_table_check(const char *path, ps_check_result_t *out)
+{
+    return ps_table_check_with(path, NULL, 0, out);
 }
 
 /* ---- saving ---- */
@@ -454,7 +688,7 @@ static void put_cell(FILE *f, const ps_column_t *c, const void *row)
     }
 }
 
-int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path)
+static int save_any(const ps_schema_t *s, const void *t, const char *path)
 {
     if (!t || !path)
         return ps_error(PS_E_ARG, "save: NULL table or path");
@@ -509,4 +743,20 @@ int ps_scaling_save(const ps_scaling_t *t, const char *path)
 int ps_colocations_save(const ps_colocations_t *t, const char *path)
 {
     return ps_table_save_any(ps_schema_get(PS_TABLE_COLOCATIONS), t, path);
+}
+
+int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+{
+    locale_t old = c_numeric_begin();
+    int rc = load_csv(csv, kind, kind_out, out);
+    c_numeric_end(old);
+    return rc;
+}
+
+int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path)
+{
+    locale_t old = c_numeric_begin();
+    int rc = save_any(s, t, path);
+    c_numeric_end(old);
+    return rc;
 }

@@ -401,11 +401,9 @@ static int fill_group(ps_ops_t *t, const size_t *gid, size_t gi, ps_op_group_t *
 /* The ops rules of FORMATS.md: values in range, (gpu, model, batch, op,
  * tpcs) unique, and op indices 0..n-1 per (gpu, model, batch) with no gap.
  * Builds t->groups on success. */
-static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
+/* Every row's tpcs within its GPU's (when the catalog knows the GPU). */
+static int check_tpcs_bounds(const ps_ops_t *t, ps_rowerr_t *e)
 {
-    int rc = check_rows(ps_schema_get(PS_TABLE_OPS), t->rows, t->n, e);
-    if (rc != PS_OK)
-        return rc;
     gpu_cache_t cache = {0};
     for (size_t r = 0; r < t->n; r++) {
         int max = gpu_tpcs(&cache, t->rows[r].gpu);
@@ -413,75 +411,80 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
             e->row = r;
             e->other = SIZE_MAX;
             e->column = "tpcs";
-            snprintf(e->msg, sizeof e->msg, "tpcs: %d exceeds the %d TPCs of %s", t->rows[r].tpcs,
-                     max, t->rows[r].gpu);
+            snprintf(e->msg, sizeof e->msg, "tpcs: %d exceeds the %d TPCs of %s", t->rows[r].tpcs, max, t->rows[r].gpu);
             return PS_E_INPUT;
         }
     }
-    free_groups(t);
-    size_t *gid = ps_malloc(sizeof *gid * (t->n ? t->n : 1));
+    return PS_OK;
+}
+
+/* The groups of the rows: gid[r] is row r's group, (*scan)[0..*ng) what each
+ * holds. Fails on a key (gpu, model, batch, op, tpcs) given twice. */
+static int scan_groups(const ps_ops_t *t, ps_rowerr_t *e, size_t *gid, group_scan_t **scan, size_t *ng)
+{
     ps_keyset_t gset = {0}, kset = {0};
-    group_scan_t *scan = NULL;
-    size_t ng = 0, cap = 0;
-    unsigned char *seen = NULL;
-    if (!gid || ps_keyset_init(&gset, t->n) != PS_OK || ps_keyset_init(&kset, t->n) != PS_OK) {
+    size_t cap = 0;
+    int rc = PS_OK;
+    if (ps_keyset_init(&gset, t->n) != PS_OK || ps_keyset_init(&kset, t->n) != PS_OK) {
         rc = PS_E_NOMEM;
         goto done;
     }
     for (size_t r = 0; r < t->n; r++) {
         const ps_op_row_t *row = &t->rows[r];
         uint64_t h = hash_group(row);
-        size_t dup = ps_keyset_insert(&kset, r, ps_hash_mix(ps_hash_mix(h, (uint64_t)row->op),
-                                                            (uint64_t)row->tpcs),
+        size_t dup = ps_keyset_insert(&kset, r, ps_hash_mix(ps_hash_mix(h, (uint64_t)row->op), (uint64_t)row->tpcs),
                                       eq_op_key, t->rows);
         if (dup != SIZE_MAX) {
             e->row = r;
             e->other = dup;
             e->column = "op";
-            snprintf(e->msg, sizeof e->msg,
-                     "duplicate key (gpu, model, batch, op, tpcs) = (%s, %s, %d, %d, %d)", row->gpu,
-                     row->model, row->batch, row->op, row->tpcs);
+            snprintf(e->msg, sizeof e->msg, "duplicate key (gpu, model, batch, op, tpcs) = (%s, %s, %d, %d, %d)",
+                     row->gpu, row->model, row->batch, row->op, row->tpcs);
             rc = PS_E_INPUT;
             goto done;
         }
         size_t first = ps_keyset_insert(&gset, r, h, eq_group, t->rows);
         if (first == SIZE_MAX) {
-            void *p = scan;
-            rc = ps_array_grow(&p, ng, &cap, sizeof *scan, 8);
-            scan = p;
+            void *p = *scan;
+            rc = ps_array_grow(&p, *ng, &cap, sizeof **scan, 8);
+            *scan = p;
             if (rc != PS_OK)
                 goto done;
-            scan[ng] = (group_scan_t){.max_op = -1, .first_row = r};
-            gid[r] = ng++;
+            (*scan)[*ng] = (group_scan_t){.max_op = -1, .first_row = r};
+            gid[r] = (*ng)++;
         } else {
             gid[r] = gid[first];
         }
-        group_scan_t *s = &scan[gid[r]];
+        group_scan_t *s = &(*scan)[gid[r]];
         s->rows++;
         if (row->op > s->max_op)
             s->max_op = row->op;
         if ((rc = scan_add_tpcs(s, row->tpcs)) != PS_OK)
             goto done;
     }
-    /* Gaps: the smallest missing operator index of a group is at most its
-     * row count, so marking the indices up to that bound finds it without
-     * trusting max_op for the size (a stray op 2000000000 must not make a
-     * 2 GB bitmap). */
+done:
+    ps_keyset_free(&gset);
+    ps_keyset_free(&kset);
+    return rc;
+}
+
+/* Gaps: the smallest missing operator index of a group is at most its row
+ * count, so marking the indices up to that bound finds it without trusting
+ * max_op for the size (a stray op 2000000000 must not make a 2 GB bitmap).
+ * The first row (in file order) beyond a gap takes the blame. */
+static int find_gaps(const ps_ops_t *t, ps_rowerr_t *e, const size_t *gid, const group_scan_t *scan, size_t ng)
+{
     size_t total = 0;
     for (size_t g = 0; g < ng; g++)
         total += span(&scan[g]);
     size_t *base = ps_malloc(sizeof *base * (ng ? ng : 1));
-    seen = ps_calloc(total ? total : 1, 1);
-    if (!base || !seen) {
-        free(base);
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    for (size_t g = 0, b = 0; g < ng; g++) {
+    unsigned char *seen = ps_calloc(total ? total : 1, 1);
+    int rc = (!base || !seen) ? PS_E_NOMEM : PS_OK;
+    for (size_t g = 0, b = 0; rc == PS_OK && g < ng; g++) {
         base[g] = b;
         b += span(&scan[g]);
     }
-    for (size_t r = 0; r < t->n; r++)
+    for (size_t r = 0; rc == PS_OK && r < t->n; r++)
         if ((size_t)t->rows[r].op < span(&scan[gid[r]]))
             seen[base[gid[r]] + (size_t)t->rows[r].op] = 1;
     for (size_t g = 0; g < ng && rc == PS_OK; g++) {
@@ -493,7 +496,6 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
             }
         if (missing < 0)
             continue;
-        /* Blame the first row (in file order) that lies beyond the gap. */
         for (size_t r = scan[g].first_row; r < t->n; r++)
             if (gid[r] == g && t->rows[r].op > missing) {
                 char label[300];
@@ -501,22 +503,26 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
                 e->row = r;
                 e->other = SIZE_MAX;
                 e->column = "op";
-                snprintf(e->msg, sizeof e->msg,
-                         "op %d: gap in the operator indices of %s: op %d is missing",
+                snprintf(e->msg, sizeof e->msg, "op %d: gap in the operator indices of %s: op %d is missing",
                          t->rows[r].op, label, missing);
                 break;
             }
         rc = PS_E_INPUT;
     }
     free(base);
-    if (rc != PS_OK)
-        goto done;
+    free(seen);
+    return rc;
+}
+
+/* t->groups from the scan: each group's TPC counts (sorted, taken from the
+ * scan) and its dense matrix, refused when it would be too large. */
+static int build_groups(ps_ops_t *t, ps_rowerr_t *e, const size_t *gid, group_scan_t *scan, size_t ng)
+{
     t->groups = ps_calloc(ng ? ng : 1, sizeof *t->groups);
-    if (!t->groups) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
+    if (!t->groups)
+        return PS_E_NOMEM;
     t->n_groups = ng;
+    int rc = PS_OK;
     for (size_t g = 0; g < ng && rc == PS_OK; g++) {
         ps_op_group_t *grp = &t->groups[g];
         const ps_op_row_t *r0 = &t->rows[scan[g].first_row];
@@ -536,8 +542,8 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
             e->row = scan[g].first_row;
             e->other = SIZE_MAX;
             e->column = "tpcs";
-            snprintf(e->msg, sizeof e->msg, "tpcs: %s has %d operators at %d TPC counts: more "
-                     "than %d cells", label, grp->n_ops, grp->n_tpcs, MAX_GROUP_CELLS);
+            snprintf(e->msg, sizeof e->msg, "tpcs: %s has %d operators at %d TPC counts: more than %d cells", label,
+                     grp->n_ops, grp->n_tpcs, MAX_GROUP_CELLS);
             rc = PS_E_INPUT;
             break;
         }
@@ -545,14 +551,27 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
     }
     if (rc != PS_OK)
         free_groups(t);
-done:
+    return rc;
+}
+
+static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
+{
+    int rc = check_rows(ps_schema_get(PS_TABLE_OPS), t->rows, t->n, e);
+    if (rc != PS_OK || (rc = check_tpcs_bounds(t, e)) != PS_OK)
+        return rc;
+    free_groups(t);
+    size_t *gid = ps_malloc(sizeof *gid * (t->n ? t->n : 1));
+    group_scan_t *scan = NULL;
+    size_t ng = 0;
+    rc = gid ? scan_groups(t, e, gid, &scan, &ng) : PS_E_NOMEM;
+    if (rc == PS_OK)
+        rc = find_gaps(t, e, gid, scan, ng);
+    if (rc == PS_OK)
+        rc = build_groups(t, e, gid, scan, ng);
     for (size_t g = 0; g < ng; g++)
         free(scan[g].tpcs);
     free(scan);
-    free(seen);
     free(gid);
-    ps_keyset_free(&gset);
-    ps_keyset_free(&kset);
     return rc;
 }
 
@@ -664,7 +683,7 @@ double ps_group_segment_ns(const ps_op_group_t *g, int start, int len, int tpcs)
 
 /* The columns that define a co-execution setting: all rows of one
  * experiment must agree on them. */
-static const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b)
+const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b)
 {
     if (a->gpu != b->gpu) return "gpu";
     if (a->hp_model != b->hp_model) return "hp_model";
@@ -854,7 +873,6 @@ int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
     ps_keyset_free(&set);
     return rc;
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Group counts, for `pairsight check`                                        */

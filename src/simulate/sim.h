@@ -15,6 +15,7 @@
 #include "pairsight.h"
 #include "profile/gpu.h"
 #include "profile/tables.h"
+#include "collect/oplist.h"
 
 #include <stdint.h>
 
@@ -120,6 +121,22 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
  */
 void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
                 const sim_placed_t *b, int nb, double *a_ns, double *b_ns);
+
+/* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
+
+/* One kernel per operator of a collector list (src/collect/oplist.h); the
+ * kernels' names point into l, which must outlive out. */
+int sim_workload_from_oplist(const ps_oplist_t *l, sim_workload_t *out);
+
+typedef struct {
+    double hp_ns, lp_ns;           /* co-execution, with the dispatch cost (eq. 9), no noise */
+    double hp_solo_ns, lp_solo_ns; /* standalone sums at each side's TPCs */
+} sim_twin_pred_t;
+
+/* The twin's prediction for each of q[0..n) (the key columns of coexec.csv;
+ * segments index the collector's lists of ps_zoo_build at seq_len) on gpu
+ * (a catalog name or alias). out[0..n) is the caller's. */
+int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, size_t n, sim_twin_pred_t *out);
 
 /* Random numbers: ps_rng_t (src/common/common.h), one stream per experiment. */
 

@@ -1,0 +1,15 @@
+/* A structural check of UBJSON (the format of XGBoost's saved boosters),
+ * run before a booster's bytes reach XGBoost. */
+#ifndef PS_MODEL_UBJ_H
+#define PS_MODEL_UBJ_H
+
+#include <stddef.h>
+
+/* 0 when buf[n] is exactly one well-formed UBJSON value, nested at most 64
+ * deep, whose every declared length and element count fits in the bytes
+ * that follow it; -1 otherwise, with the reason in why[why_n]. A file that
+ * passes cannot make a reader allocate more than it holds: XGBoost's reader
+ * trusted the counts (a crafted count asked for 0x290a1f0910630001 bytes). */
+int ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * The twin of a collector operator list: one simulator kernel per operator
+ * of src/collect/zoo.c's lists (the lists the collector replays), so that
+ * the twin predicts the very segments and splits a collector campaign
+ * measured. The simulator's own workloads (workloads.c) describe the same
+ * models with other kernel boundaries and cannot be indexed by the
+ * collector's operator numbers.
+ *
+ * FLOPs and DRAM bytes are ps_op_flops and ps_op_bytes (fp16, compulsory
+ * traffic); thread blocks, residency and L2 traffic follow the conventions
+ * of workloads.c: 128x128 tiles for GEMMs and convolutions as implicit
+ * GEMMs (docs/simulator.md, "Workloads"), 2048 elements a block for
+ * elementwise kernels, a block a row for row-wise ones.
+ */
+#include "simulate/sim.h"
+
+#include "collect/oplist.h"
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A GEMM-like kernel of m x n outputs over depth kk (count independent
+ * products) on the tensor cores. */
+static void tiled(sim_kernel_t *k, double count, double m, double n, double kk, double eff)
+{
+    k->tensor = SIM_FP16;
+    k->lat_rounds = 1.0;
+    if (m >= 64) {
+        k->ctas = count * ceil(m / 128.0) * ceil(n / 128.0);
+        k->ctas_per_sm = 1;
+        k->flop_eff = eff;
+        double l2 = 2.0 * count * kk * 256.0 * ceil(m / 128.0) * ceil(n / 128.0) + 2.0 * count * m * n;
+        k->l2_bytes = l2 > k->dram_bytes ? l2 : k->dram_bytes;
+    } else {
+        k->ctas = count * ceil(n / 64.0);
+        k->ctas_per_sm = 4;
+        k->flop_eff = 0.3;
+        k->l2_bytes = 1.1 * k->dram_bytes;
+    }
+}
+
+static void streaming(sim_kernel_t *k, double elems, double per_sm, double lat, double l2_factor)
+{
+    k->ctas = fmax(1.0, ceil(elems / 2048.0));
+    k->ctas_per_sm = per_sm;
+    k->lat_rounds = lat;
+    k->flop_eff = 0.5;
+    k->l2_bytes = l2_factor * k->dram_bytes;
+}
+
+static void op_kernel(const ps_opdesc_t *op, sim_kernel_t *k)
+{
+    const long long *p = op->p;
+    long long in, w, out;
+    ps_op_tensor_elems(op, &in, &w, &out);
+    memset(k, 0, sizeof *k);
+    k->name = op->name;
+    k->flops = ps_op_flops(op);
+    k->dram_bytes = ps_op_bytes(op);
+    switch (op->kind) {
+    case PS_OPK_GEMM:
+        tiled(k, (double)p[PG_BATCH], (double)p[PG_M], (double)p[PG_N], (double)p[PG_K],
+              p[PG_BATCH] > 1 ? 0.55 : 0.7);
+        break;
+    case PS_OPK_CONV:
+        if (p[PC_GROUPS] > 1) { /* depthwise / grouped: no tensor-core tiles */
+            streaming(k, (double)out, 8, 1.0, 1.5);
+            k->flop_eff = 0.3;
+        } else {
+            double oh = (double)ps_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
+            double ow = (double)ps_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
+            tiled(k, 1.0, (double)p[PC_N] * oh * ow, (double)p[PC_K],
+                  (double)(p[PC_C] * p[PC_R] * p[PC_S]), 0.6);
+        }
+        break;
+    case PS_OPK_NORM:
+    case PS_OPK_SOFTMAX: {
+        double rows = op->kind == PS_OPK_SOFTMAX ? (double)p[PS_ROWS] : (double)p[PN_N];
+        k->ctas = fmax(1.0, rows);
+        k->ctas_per_sm = 8;
+        k->lat_rounds = 2.0;
+        k->flop_eff = 0.5;
+        k->l2_bytes = 1.5 * k->dram_bytes;
+        break;
+    }
+    case PS_OPK_ATTN:
+        k->ctas = (double)(p[PA_BATCH] * p[PA_HEADS]) * ceil((double)p[PA_SEQ_Q] / 64.0);
+        k->ctas_per_sm = 2;
+        k->lat_rounds = 1.0;
+        k->flop_eff = 0.4;
+        k->tensor = SIM_FP16;
+        k->l2_bytes = 2.0 * k->dram_bytes;
+        break;
+    case PS_OPK_EMBED:
+        k->ctas = fmax(1.0, (double)p[PM_ROWS]);
+        k->ctas_per_sm = 8;
+        k->lat_rounds = 2.0;
+        k->flop_eff = 0.5;
+        k->l2_bytes = k->dram_bytes;
+        break;
+    default: /* eltwise, pool */
+        streaming(k, (double)out, 8, 0.5, 1.0);
+        break;
+    }
+}
+
+int sim_workload_from_oplist(const ps_oplist_t *l, sim_workload_t *out)
+{
+    memset(out, 0, sizeof *out);
+    sim_kernel_t *k = ps_calloc((size_t)l->n, sizeof *k);
+    if (!k)
+        return PS_E_NOMEM;
+    for (int i = 0; i < l->n; i++)
+        op_kernel(&l->ops[i], &k[i]);
+    snprintf(out->model, sizeof out->model, "%.31s", l->model);
+    out->batch = l->batch;
+    out->n = l->n;
+    out->k = k;
+    return 0;
+}
+
+/* A model of the twin: its list (the kernels' names point into it). */
+typedef struct {
+    ps_oplist_t *list;
+    sim_workload_t wl;
+} twin_model_t;
+
+static int twin_model(twin_model_t *cache, int *n, int cap, const char *model, int batch, int seq_len,
+                      twin_model_t **out)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(cache[i].list->model, model) == 0 && cache[i].list->batch == batch) {
+            *out = &cache[i];
+            return 0;
+        }
+    if (*n == cap)
+        return ps_error(PS_E_ARG, "twin: more than %d models", cap);
+    twin_model_t *m = &cache[*n];
+    int rc = ps_zoo_build(model, batch, seq_len, &m->list);
+    if (rc == 0)
+        rc = sim_workload_from_oplist(m->list, &m->wl);
+    if (rc) {
+        ps_oplist_free(m->list);
+        m->list = NULL;
+        return rc;
+    }
+    (*n)++;
+    *out = m;
+    return 0;
+}
+
+/* Place ops [start, start+len) of m on tpcs TPCs and sum their standalone
+ * times. */
+static int place(const ps_gpu_t *g, const sim_physics_t *ph, const twin_model_t *m, int start, int len, int tpcs,
+                 sim_placed_t *pk, double *solo_ns)
+{
+    if (start < 0 || len <= 0 || start + len > m->wl.n)
+        return ps_error(PS_E_ARG, "twin: %s segment [%d, %d) outside its %d operators", m->wl.model, start,
+                        start + len, m->wl.n);
+    *solo_ns = 0;
+    for (int i = 0; i < len; i++) {
+        sim_place(g, &m->wl.k[start + i], tpcs, &pk[i]);
+        sim_solo_t s;
+        sim_solo(g, ph, &pk[i], &s);
+        *solo_ns += s.duration_ns;
+    }
+    return 0;
+}
+
+#define TWIN_MODELS 32
+
+int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, size_t n, sim_twin_pred_t *out)
+{
+    const ps_gpu_t *g = ps_gpu_find(gpu);
+    if (!g)
+        return ps_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
+    sim_physics_t ph = sim_physics_default();
+    twin_model_t cache[TWIN_MODELS];
+    int n_models = 0, rc = 0;
+    sim_placed_t *a = NULL, *b = NULL;
+    int cap = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        twin_model_t *hm = NULL, *lm = NULL;
+        if (q[i].hp_tpcs <= 0 || q[i].lp_tpcs <= 0 || q[i].hp_tpcs + q[i].lp_tpcs > g->tpcs)
+            rc = ps_error(PS_E_ARG, "twin: split %d/%d does not fit the %s's %d TPCs", q[i].hp_tpcs,
+                          q[i].lp_tpcs, g->name, g->tpcs);
+        if (rc == 0)
+            rc = twin_model(cache, &n_models, TWIN_MODELS, q[i].hp_model, q[i].hp_batch, seq_len, &hm);
+        if (rc == 0)
+            rc = twin_model(cache, &n_models, TWIN_MODELS, q[i].lp_model, q[i].lp_batch, seq_len, &lm);
+        int need = q[i].hp_len > q[i].lp_len ? q[i].hp_len : q[i].lp_len;
+        if (rc == 0 && need > cap) {
+            free(a);
+            free(b);
+            cap = need;
+            a = ps_malloc((size_t)cap * sizeof *a);
+            b = ps_malloc((size_t)cap * sizeof *b);
+            if (!a || !b)
+                rc = PS_E_NOMEM;
+        }
+        sim_twin_pred_t *o = &out[i];
+        if (rc == 0)
+            rc = place(g, &ph, hm, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, a, &o->hp_solo_ns);
+        if (rc == 0)
+            rc = place(g, &ph, lm, q[i].lp_start, q[i].lp_len, q[i].lp_tpcs, b, &o->lp_solo_ns);
+        if (rc == 0) {
+            double h = 0, l = 0;
+            sim_coexec(g, &ph, a, q[i].hp_len, b, q[i].lp_len, &h, &l);
+            o->hp_ns = h + ph.dispatch_ns; /* eq. 9, without the per-run noise */
+            o->lp_ns = l + ph.dispatch_ns;
+        }
+    }
+    free(a);
+    free(b);
+    for (int i = 0; i < n_models; i++) {
+        sim_workload_free(&cache[i].wl);
+        ps_oplist_free(cache[i].list);
+    }
+    return rc;
+}
