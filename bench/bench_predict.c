@@ -94,8 +94,7 @@ static void make_target(const float *x, size_t n, int nf, float *y)
         for (int j = 0; j < k; j++) {
             double v = isnan(r[j]) ? 0 : r[j];
             double w = isnan(r[(j + 1) % k]) ? 0 : r[(j + 1) % k];
-            s += (j % 3 == 0 ? sin(2 * v) : j % 3 == 1 ? (v > 0.1 * (j % 7) ? 1 : -1) : v * w) /
-                 (1 + j % 5);
+            s += (j % 3 == 0 ? sin(2 * v) : j % 3 == 1 ? (v > 0.1 * (j % 7) ? 1 : -1) : v * w) / (1 + j % 5);
         }
         y[i] = (float)s;
     }
@@ -113,8 +112,8 @@ static void set_threads(BoosterHandle b, int t)
 
 /* Seconds per row of the fastest of reps passes over `total` rows in calls of
  * `batch` rows, by the wall clock and by CPU time. */
-static times_t time_ours(const ps_forest_t *f, const float *x, size_t total, size_t batch, int nf,
-                         double *out, int reps)
+static times_t time_ours(const ps_forest_t *f, const float *x, size_t total, size_t batch, int nf, double *out,
+                         int reps)
 {
     times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
@@ -129,8 +128,7 @@ static times_t time_ours(const ps_forest_t *f, const float *x, size_t total, siz
     return best;
 }
 
-static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t batch, int nf,
-                        float *out, int reps)
+static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t batch, int nf, float *out, int reps)
 {
     times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
@@ -177,8 +175,8 @@ static int e2e_features(e2e_t *c, const ps_query_t *q, size_t n)
     int rc = 0;
 #pragma omp parallel for schedule(static) if (n >= 256) reduction(| : rc)
     for (long i = 0; i < (long)n; i++)
-        rc |= ps_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf,
-                                     c->xl + (size_t)i * nf, NULL, NULL);
+        rc |= ps_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf, NULL,
+                                     NULL);
     return rc;
 }
 
@@ -205,8 +203,7 @@ static int e2e_forest(e2e_t *c, const ps_query_t *q, size_t n)
 
 /* Seconds per query, fastest of reps passes over total queries in calls of
  * batch, wall and CPU; negative on error. */
-static times_t time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, size_t batch,
-                        int reps)
+static times_t time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, size_t batch, int reps)
 {
     times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
@@ -258,8 +255,7 @@ static int end_to_end(const options_t *o)
             goto fail;
     printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), "
            "model trained in %.1f s: %d features, HP %d trees, LP %d trees, depth %d\n",
-           o->campaign, cx->n, t_sim, t_train, info.n_features, info.n_trees[0],
-           info.n_trees[1], info.depth[0]);
+           o->campaign, cx->n, t_sim, t_train, info.n_features, info.n_trees[0], info.n_trees[1], info.depth[0]);
 
     /* Queries: the campaign's co-executions over and over. */
     size_t nf = (size_t)info.n_features;
@@ -274,9 +270,8 @@ static int end_to_end(const options_t *o)
         goto fail;
     for (size_t i = 0; i < N_QUERIES; i++) {
         const ps_coexec_row_t *r = &cx->rows[(i * 7919) % cx->n];
-        q[i] = (ps_query_t){r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len,
-                            r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->hp_tpcs,
-                            r->lp_tpcs};
+        q[i] = (ps_query_t){r->gpu,      r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->lp_model,
+                            r->lp_batch, r->lp_start, r->lp_len,   r->hp_tpcs,  r->lp_tpcs};
     }
     c.m = m;
     c.ops = ops;
@@ -304,9 +299,8 @@ static int end_to_end(const options_t *o)
      * predictor on the same boosters; speedup: xgb against our forests. Wall
      * clock, then CPU time (see cpu_now). */
     printf("kernel: %s; per query (both sides), wall | cpu\n", ps_forest_kernel_name(ps_forest_kernel(c.forest[0])));
-    printf("%7s %7s %11s %11s %11s %11s %8s %8s | %11s %11s %11s %8s\n", "batch", "threads", "model us/q",
-           "feat us/q", "feat+xgb", "feat+ours", "model/x", "speedup", "cpu model", "cpu x", "cpu ours",
-           "speedup");
+    printf("%7s %7s %11s %11s %11s %11s %8s %8s | %11s %11s %11s %8s\n", "batch", "threads", "model us/q", "feat us/q",
+           "feat+xgb", "feat+ours", "model/x", "speedup", "cpu model", "cpu x", "cpu ours", "speedup");
     for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++)
         for (int th = 1; th <= 2; th++) {
             size_t batch = batches[k], total = batch == 1 ? 2000 : N_QUERIES;
@@ -323,8 +317,8 @@ static int end_to_end(const options_t *o)
             times_t t_ours = time_e2e(e2e_forest, &c, q, total, batch, o->reps);
             if (t_model.wall < 0 || t_feat.wall < 0 || t_xgb.wall < 0 || t_ours.wall < 0)
                 goto fail;
-            printf("%7zu %7d %11.3f %11.3f %11.3f %11.3f %8.2f %7.1fx | %11.3f %11.3f %11.3f %7.1fx\n",
-                   batch, th, 1e6 * t_model.wall, 1e6 * t_feat.wall, 1e6 * t_xgb.wall, 1e6 * t_ours.wall,
+            printf("%7zu %7d %11.3f %11.3f %11.3f %11.3f %8.2f %7.1fx | %11.3f %11.3f %11.3f %7.1fx\n", batch, th,
+                   1e6 * t_model.wall, 1e6 * t_feat.wall, 1e6 * t_xgb.wall, 1e6 * t_ours.wall,
                    t_model.wall / t_xgb.wall, t_xgb.wall / t_ours.wall, 1e6 * t_model.cpu, 1e6 * t_xgb.cpu,
                    1e6 * t_ours.cpu, t_xgb.cpu / t_ours.cpu);
             fflush(stdout);
@@ -407,18 +401,15 @@ int main(int argc, char **argv)
     }
     double t_flat = ps_now() - t0;
     if (ps_forest_n_features(f) > nf) {
-        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n",
-                ps_forest_n_features(f), nf);
+        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n", ps_forest_n_features(f), nf);
         return 1;
     }
     if (o.load)
-        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load,
-               ps_forest_n_trees(f), nf, 100 * o.missing);
+        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load, ps_forest_n_trees(f), nf, 100 * o.missing);
     else
-        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n",
-               ps_forest_n_trees(f), o.depth, nf, o.rows, 100 * o.missing);
-    printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train,
-           1e3 * t_flat);
+        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n", ps_forest_n_trees(f),
+               o.depth, nf, o.rows, 100 * o.missing);
+    printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train, 1e3 * t_flat);
 
     /* The same numbers, or the timings mean nothing. */
     set_threads(b, 2);
@@ -434,8 +425,7 @@ int main(int argc, char **argv)
         worst = d > worst ? d : worst;
         differ += (float)ours[i] != ref[i];
     }
-    printf("agreement on %d rows: max |ours - xgboost| = %.3g, %zu rows differ in any bit\n\n",
-           N_TEST, worst, differ);
+    printf("agreement on %d rows: max |ours - xgboost| = %.3g, %zu rows differ in any bit\n\n", N_TEST, worst, differ);
 
     static const size_t batches[] = {1, 1000, 100000};
     /* Every kernel this CPU can run, each forced; "best" is the one a new
@@ -450,9 +440,9 @@ int main(int argc, char **argv)
     }
     printf("; best: %s\n", ps_forest_kernel_name(best));
     printf("us per row, wall clock | CPU time (see cpu_now); x/K: XGBoost's time over kernel K's\n");
-    printf("%7s %7s %9s %9s %9s %9s %7s %7s %7s | %9s %9s %9s %9s %7s %7s %7s\n", "batch", "threads",
-           "scalar", "avx2", "avx512", "xgb", "x/scal", "x/avx2", "x/avx512", "scalar", "avx2", "avx512",
-           "xgb", "x/scal", "x/avx2", "x/avx512");
+    printf("%7s %7s %9s %9s %9s %9s %7s %7s %7s | %9s %9s %9s %9s %7s %7s %7s\n", "batch", "threads", "scalar", "avx2",
+           "avx512", "xgb", "x/scal", "x/avx2", "x/avx512", "scalar", "avx2", "avx512", "xgb", "x/scal", "x/avx2",
+           "x/avx512");
     for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++) {
         for (int th = 1; th <= 2; th++) {
             size_t batch = batches[k];

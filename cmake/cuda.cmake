@@ -15,8 +15,7 @@
 # (cudaGetDriverEntryPointByVersion), so that the module loads on machines
 # that have the toolkit but no driver and reports that instead.
 
-# dlopen (in libc since glibc 2.34; libdl before).
-target_link_libraries(pairsight PUBLIC ${CMAKE_DL_LIBS})
+# dlopen (in libc since glibc 2.34; libdl before) is in PS_PRIVATE_LIBS.
 
 set(_ps_nvcc "")
 if(EXISTS /usr/local/cuda/bin/nvcc)
@@ -52,21 +51,21 @@ if(PS_CUDA)
   find_package(CUDAToolkit REQUIRED)
 
   file(GLOB PS_CUDA_SOURCES CONFIGURE_DEPENDS
-    ${CMAKE_SOURCE_DIR}/src/collect/*.cu
-    ${CMAKE_SOURCE_DIR}/src/collect/*_cuda.c
-    ${CMAKE_SOURCE_DIR}/src/collect/*_cuda.cpp)
+    ${PROJECT_SOURCE_DIR}/src/collect/*.cu
+    ${PROJECT_SOURCE_DIR}/src/collect/*_cuda.c
+    ${PROJECT_SOURCE_DIR}/src/collect/*_cuda.cpp)
   add_library(pairsight_cuda MODULE ${PS_CUDA_SOURCES})
   set_target_properties(pairsight_cuda PROPERTIES
     PREFIX lib
-    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}
     CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
     CUDA_SEPARABLE_COMPILATION OFF
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  target_include_directories(pairsight_cuda PRIVATE ${CMAKE_SOURCE_DIR}/include
-    ${CMAKE_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(pairsight_cuda PRIVATE ${PROJECT_SOURCE_DIR}/include
+    ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
   # The project's flags (-Wall -Wextra -Werror, sanitizers) are gcc flags:
   # keep them for C and C++ and give nvcc its own, with warnings as errors
   # for its host and device passes alike.
@@ -93,7 +92,7 @@ if(PS_CUDA)
   endif()
   # Whatever links pairsight (the CLI, tests, benchmarks) finds the module
   # beside it, built.
-  add_dependencies(pairsight pairsight_cuda)
+  add_dependencies(pairsight_obj pairsight_cuda)
   # Installed, the module goes where the loader looks from bin/pairsight
   # (../lib/pairsight/), and keeps finding the CUDA libraries it was built with.
   set_target_properties(pairsight_cuda PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
@@ -103,7 +102,7 @@ if(PS_CUDA)
   endif()
   install(TARGETS pairsight_cuda LIBRARY DESTINATION lib/pairsight)
   # The host's messages say the module was built and how to point at it.
-  target_compile_definitions(pairsight PRIVATE PS_HAVE_CUDA=1)
+  target_compile_definitions(pairsight_obj PRIVATE PS_HAVE_CUDA=1)
   message(STATUS "pairsight: CUDA collector ON as module libpairsight_cuda.so "
                  "(nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
 else()

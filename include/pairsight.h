@@ -90,6 +90,15 @@
 extern "C" {
 #endif
 
+/* PS_API marks the functions that the shared library exports; it is built
+ * with hidden visibility, so nothing else (internal helpers, XGBoost's
+ * symbols) is visible to a program that links it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PS_API __attribute__((visibility("default")))
+#else
+#define PS_API
+#endif
+
 #define PS_VERSION_MAJOR 0
 #define PS_VERSION_MINOR 1
 #define PS_VERSION_PATCH 0
@@ -105,7 +114,7 @@ extern "C" {
 #define PS_GPU_NAME_MAX 64
 
 /** @return the library's version string, e.g. "0.1.0" (static storage). */
-const char *ps_version(void);
+PS_API const char *ps_version(void);
 
 /**
  * Progress of long work (simulation, training, evaluation, co-location
@@ -139,14 +148,14 @@ enum {
 
 /** @return a short constant description of a PS_E_* code ("unknown error"
  *  for another value). */
-const char *ps_errstr(int code);
+PS_API const char *ps_errstr(int code);
 
 /**
  * @return the message of the last failed call on this thread, e.g.
  * "ops.csv:12:7: duration_ns: not a number"; "no error" before any failure.
  * Valid until the next failing call on the same thread; never NULL.
  */
-const char *ps_last_error(void);
+PS_API const char *ps_last_error(void);
 
 typedef enum { PS_LOG_DEBUG, PS_LOG_INFO, PS_LOG_WARN, PS_LOG_ERROR } ps_log_level_t;
 typedef void (*ps_log_fn)(ps_log_level_t level, const char *msg, void *user);
@@ -154,7 +163,7 @@ typedef void (*ps_log_fn)(ps_log_level_t level, const char *msg, void *user);
 /** Route library messages to fn (NULL restores the default: warnings and
  *  errors to stderr). Set it before starting threads that call the library:
  *  it is not synchronized with concurrent logging. @return nothing. */
-void ps_log_set(ps_log_fn fn, void *user);
+PS_API void ps_log_set(ps_log_fn fn, void *user);
 
 /* ======================================================================== */
 /* Tables (src/profile)                                                      */
@@ -181,7 +190,7 @@ typedef enum {
 
 /** @return the name of a table kind: "ops", "coexec", "workloads",
  *  "workload_scaling", "colocations" ("unknown" otherwise); static. */
-const char *ps_table_name(ps_table_kind_t kind);
+PS_API const char *ps_table_name(ps_table_kind_t kind);
 
 typedef struct ps_ops ps_ops_t;                 /* ops.csv */
 typedef struct ps_coexec ps_coexec_t;           /* coexec.csv */
@@ -200,45 +209,47 @@ typedef struct {
 /** Detect the table in path and validate it whole into *out.
  *  @return 0, PS_E_IO when path cannot be read, PS_E_INPUT (path:line:column
  *  in the message) when it is not a valid table. */
-int ps_table_check(const char *path, ps_check_result_t *out);
+PS_API int ps_table_check(const char *path, ps_check_result_t *out);
 /** The same, and a coexec file is also checked against the n_ops ops
  *  tables (borrowed; none when n_ops is 0): every row's models and batches
  *  have a profile in one of them, its segments lie inside it and its TPC
  *  counts were profiled (path:line:column names the first row that fails).
  *  coexec files are streamed: memory holds the first row of each experiment,
  *  not every row. */
-int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out);
+PS_API int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out);
 /** The table kind of path from its header alone (PS_E_INPUT when none). */
-int ps_table_detect(const char *path, ps_table_kind_t *out);
+PS_API int ps_table_detect(const char *path, ps_table_kind_t *out);
 
 /* Load a table. On success *out owns all its memory (release with the
  * matching _free); on error *out is NULL.
  * @return 0, PS_E_IO, PS_E_INPUT (the message names path:line:column and,
  * when the file holds another table, which one), or PS_E_NOMEM. */
-int ps_ops_load(const char *path, ps_ops_t **out);
-int ps_coexec_load(const char *path, ps_coexec_t **out);
-int ps_workloads_load(const char *path, ps_workloads_t **out);
-int ps_scaling_load(const char *path, ps_scaling_t **out);
-int ps_colocations_load(const char *path, ps_colocations_t **out);
+PS_API int ps_ops_load(const char *path, ps_ops_t **out);
+PS_API int ps_coexec_load(const char *path, ps_coexec_t **out);
+PS_API int ps_workloads_load(const char *path, ps_workloads_t **out);
+PS_API int ps_scaling_load(const char *path, ps_scaling_t **out);
+PS_API int ps_colocations_load(const char *path, ps_colocations_t **out);
 
 /* Save atomically (temp file, fsync, rename); t is unchanged.
  * @return 0 or PS_E_IO (the message names the failing call and path). */
-int ps_ops_save(const ps_ops_t *t, const char *path);
-int ps_coexec_save(const ps_coexec_t *t, const char *path);
-int ps_workloads_save(const ps_workloads_t *t, const char *path);
-int ps_scaling_save(const ps_scaling_t *t, const char *path);
-int ps_colocations_save(const ps_colocations_t *t, const char *path);
+PS_API int ps_ops_save(const ps_ops_t *t, const char *path);
+PS_API int ps_coexec_save(const ps_coexec_t *t, const char *path);
+PS_API int ps_workloads_save(const ps_workloads_t *t, const char *path);
+PS_API int ps_scaling_save(const ps_scaling_t *t, const char *path);
+PS_API int ps_colocations_save(const ps_colocations_t *t, const char *path);
 
 /* Release a table; NULL is a no-op. @return nothing. */
-void ps_ops_free(ps_ops_t *t);
-void ps_coexec_free(ps_coexec_t *t);
-void ps_workloads_free(ps_workloads_t *t);
-void ps_scaling_free(ps_scaling_t *t);
-void ps_colocations_free(ps_colocations_t *t);
+PS_API void ps_ops_free(ps_ops_t *t);
+PS_API void ps_coexec_free(ps_coexec_t *t);
+PS_API void ps_workloads_free(ps_workloads_t *t);
+PS_API void ps_scaling_free(ps_scaling_t *t);
+PS_API void ps_colocations_free(ps_colocations_t *t);
 
 /** @return the number of rows of a loaded table (0 for NULL). */
-size_t ps_ops_rows(const ps_ops_t *t);
-size_t ps_coexec_rows(const ps_coexec_t *t);
+PS_API size_t ps_ops_rows(const ps_ops_t *t);
+PS_API size_t ps_coexec_rows(const ps_coexec_t *t);
+PS_API size_t ps_workloads_rows(const ps_workloads_t *t);
+PS_API size_t ps_colocations_rows(const ps_colocations_t *t);
 
 /* ======================================================================== */
 /* Import (src/profile)                                                      */
@@ -269,7 +280,7 @@ typedef struct {
 } ps_import_params_t;
 
 /** @return the defaults: batch 1, every other field NULL or 0. */
-ps_import_params_t ps_import_default_params(void);
+PS_API ps_import_params_t ps_import_default_params(void);
 
 /** What an import read, took and left: filled by ps_import_run (caller-owned,
  *  plain text, NUL-terminated; cut to fit). */
@@ -292,14 +303,14 @@ typedef struct {
  *  GPU named anywhere), PS_E_INPUT for a bad file (path:line:col in the
  *  message), PS_E_IO, PS_E_NOMEM. Warnings (an unknown GPU, kernels with dur
  *  0, ncu's ==ERROR== lines) go to the log callback. */
-int ps_import_run(const char *format, const char *path, const ps_import_params_t *p,
-                  ps_ops_t **out, ps_import_info_t *info);
+PS_API int ps_import_run(const char *format, const char *path, const ps_import_params_t *p, ps_ops_t **out,
+                         ps_import_info_t *info);
 /** ps_import_run("ncu", ...) without the summary.
  *  @return as ps_import_run. */
-int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
+PS_API int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
 /** ps_import_run("torch-trace", ...) without the summary.
  *  @return as ps_import_run. */
-int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+PS_API int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
 
 /** Merge the rows of `more` into a copy of `base`: one ops table for one
  *  model from several imports (several TPC counts, a trace plus counters).
@@ -312,8 +323,7 @@ int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, p
  *  (ps_ops_free); base and more (indexed, as loaders and importers return
  *  them) are only read. @return 0, PS_E_MISMATCH or
  *  PS_E_NOMEM. */
-int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added,
-                 size_t *filled);
+PS_API int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added, size_t *filled);
 
 /* ======================================================================== */
 /* Simulate (src/simulate)                                                   */
@@ -367,7 +377,7 @@ typedef struct {
 } ps_sim_params_t;
 
 /** @return the defaults documented beside each field. */
-ps_sim_params_t ps_sim_default_params(void);
+PS_API ps_sim_params_t ps_sim_default_params(void);
 
 /**
  * Simulate a campaign. On success *out_ops holds every operator of every
@@ -377,7 +387,7 @@ ps_sim_params_t ps_sim_default_params(void);
  * @return 0, PS_E_ARG (the message says which parameter is wrong: an unknown
  * GPU lists the known ones) or PS_E_NOMEM.
  */
-int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_coexec);
+PS_API int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_coexec);
 
 /* ======================================================================== */
 /* Features (src/features)                                                   */
@@ -404,10 +414,10 @@ typedef enum {
 
 /** @return the variant's name: "full", "no-corunner", "summed", "durations",
  *  "utilization" ("?" for an invalid value); static. */
-const char *ps_feature_variant_name(ps_feature_variant_t v);
+PS_API const char *ps_feature_variant_name(ps_feature_variant_t v);
 /** The variant of a name into *out. @return 0, or PS_E_ARG (the message
  *  lists the names) when name is none of them. */
-int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *out);
+PS_API int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *out);
 
 /** The two sides of a co-execution, also the index of per-side arrays. */
 enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
@@ -424,7 +434,7 @@ enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2 };
  * the split ps_model_train uses with the same seed.
  * @return 0, PS_E_ARG for a NULL argument, or PS_E_NOMEM.
  */
-int ps_coexec_split(const ps_coexec_t *cx, uint64_t seed, unsigned char *out_split);
+PS_API int ps_coexec_split(const ps_coexec_t *cx, uint64_t seed, unsigned char *out_split);
 
 /* ======================================================================== */
 /* Model (src/model)                                                         */
@@ -472,7 +482,7 @@ typedef struct {
 } ps_train_params_t;
 
 /** @return the default parameters described in ps_train_params_t. */
-ps_train_params_t ps_train_default_params(void);
+PS_API ps_train_params_t ps_train_default_params(void);
 
 /**
  * Train a model on the rows of cx (segments of at most params->window
@@ -486,7 +496,8 @@ ps_train_params_t ps_train_default_params(void);
  * the message names the row and what is missing), PS_E_BACKEND (XGBoost's
  * message) or PS_E_NOMEM.
  */
-int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params, ps_model_t **out);
+PS_API int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                          ps_model_t **out);
 
 /**
  * Continued training: a new model equal to m plus params->adapt_rounds trees
@@ -495,19 +506,19 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
  * *out is owned by the caller.
  * @return as ps_model_train; PS_E_MISMATCH when cx is of another GPU.
  */
-int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
-                   ps_model_t **out);
+PS_API int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
+                          const ps_train_params_t *params, ps_model_t **out);
 
 /** Save atomically: magic, format version, feature layout, GPU, window,
  *  training metadata and both regressors in one file.
  *  @return 0, PS_E_IO or PS_E_BACKEND. */
-int ps_model_save(const ps_model_t *m, const char *path);
+PS_API int ps_model_save(const ps_model_t *m, const char *path);
 /** Load a model file into *out (owned by the caller).
  *  @return 0, PS_E_IO, PS_E_INPUT (not a model file), PS_E_MISMATCH (another
  *  format or feature layout version) or PS_E_NOMEM. */
-int ps_model_load(const char *path, ps_model_t **out);
+PS_API int ps_model_load(const char *path, ps_model_t **out);
 /** Release a model; NULL is a no-op. @return nothing. */
-void ps_model_free(ps_model_t *m);
+PS_API void ps_model_free(ps_model_t *m);
 
 /** What a model is and how it was trained. Strings point into the model and
  *  live as long as it. */
@@ -536,7 +547,7 @@ typedef struct {
 } ps_model_info_t;
 
 /** What m is, into *out. @return 0, or PS_E_ARG for a NULL argument. */
-int ps_model_info(const ps_model_t *m, ps_model_info_t *out);
+PS_API int ps_model_info(const ps_model_t *m, ps_model_info_t *out);
 
 /* ======================================================================== */
 /* Prediction (src/model)                                                    */
@@ -578,9 +589,9 @@ typedef enum {
 } ps_compose_t;
 
 /** @return "index" or "overlap" ("?" for an invalid value); static. */
-const char *ps_compose_name(ps_compose_t c);
+PS_API const char *ps_compose_name(ps_compose_t c);
 /** The composition of a name into *out. @return 0, or PS_E_ARG. */
-int ps_compose_from_name(const char *name, ps_compose_t *out);
+PS_API int ps_compose_from_name(const char *name, ps_compose_t *out);
 
 /**
  * Predict the co-execution latency (ns) of n queries into the caller's
@@ -591,23 +602,24 @@ int ps_compose_from_name(const char *name, ps_compose_t *out);
  * ops holds), a TPC count without a standalone duration (the message lists
  * the TPC counts ops has), or more TPCs than the GPU has.
  */
-int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
-                     double *out_lp_ns);
+PS_API int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                            double *out_lp_ns);
 
 /**
  * As ps_model_predict with a choice of composition, and optionally each
  * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
  * be NULL; delta = out_hp_ns / out_hp_solo_ns). @return as ps_model_predict.
  */
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
-                        double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns, double *out_lp_solo_ns);
+PS_API int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                               ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
+                               double *out_lp_solo_ns);
 
 /**
  * Check one query as ps_model_predict would, without predicting.
  * @return 0 when it can be predicted, else the error code with a message
  * that names what is missing (no "query N" prefix; callers add their own).
  */
-int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
+PS_API int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
 
 /** One operator's (or input's) part in a prediction, in log delta. */
 typedef struct {
@@ -634,9 +646,52 @@ typedef struct {
  *  must outlive *out.
  *  @return as ps_model_predict; PS_E_ARG for a segment longer than the
  *  window; PS_E_BACKEND (XGBoost's message). */
-int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, ps_explanation_t **out);
+PS_API int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, ps_explanation_t **out);
 /** Release an explanation; NULL is a no-op. @return nothing. */
-void ps_explanation_free(ps_explanation_t *e);
+PS_API void ps_explanation_free(ps_explanation_t *e);
+
+/* The model outside pairsight (docs/model.md "Export"): its regressors for
+ * XGBoost itself, its metadata, and the exact rows the regressors read. */
+
+/**
+ * Write dir/hp.ubj and dir/lp.ubj, the two regressors as XGBoost UBJSON
+ * (loadable by XGBoost's Booster(model_file=...); their raw output, the
+ * margin, is log delta), and dir/meta.json (ps_model_meta_json). dir must
+ * exist; each file is written atomically. Thread-safe on one model.
+ * @return 0, PS_E_IO naming the file, or PS_E_BACKEND.
+ */
+PS_API int ps_model_export(const ps_model_t *m, const char *dir);
+
+/**
+ * The model's metadata as JSON text (schema "pairsight.model_meta.v1"):
+ * GPU, feature layout with the name of every column, target transform,
+ * booster files, training summary.
+ * @return 0 with *out a NUL-terminated string owned by the caller
+ * (ps_free), or PS_E_NOMEM with *out NULL.
+ */
+PS_API int ps_model_meta_json(const ps_model_t *m, char **out);
+
+/** Release memory the library handed out (ps_model_meta_json); NULL is a
+ *  no-op. */
+PS_API void ps_free(void *p);
+
+/** The name of feature column i, e.g. "hp.op3.dram_bytes" or "p_tpcs", into
+ *  buf[size] (64 bytes always suffice). @return 0, or PS_E_ARG for i outside
+ *  0..n_features-1. */
+PS_API int ps_model_feature_name(const ps_model_t *m, int i, char *buf, size_t size);
+
+/**
+ * The rows the two regressors read for n queries whose segments fit in one
+ * window each: out_x_hp[n * n_features] and out_x_lp[n * n_features]
+ * (caller-owned; NAN is a missing counter) and each side's standalone
+ * latency (out_hp_solo_ns[n], out_lp_solo_ns[n]; either may be NULL). For
+ * these queries ps_model_predict returns solo * exp(margin), margin the
+ * regressor's raw output on its row. Thread-safe on one model.
+ * @return 0; PS_E_ARG (naming the query) for a longer segment, or what
+ * ps_model_predict returns for a query it cannot predict.
+ */
+PS_API int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, float *out_x_hp,
+                             float *out_x_lp, double *out_hp_solo_ns, double *out_lp_solo_ns);
 
 /* ======================================================================== */
 /* Evaluation (src/evaluate)                                                 */
@@ -667,10 +722,10 @@ typedef enum {
  *  "intensity_rule", "complementarity", "abacus_mlp", "linear",
  *  "pairsight_mlp", "intensity_rule_fit", "fixed_cost" ("?" for an invalid
  *  value); static. */
-const char *ps_method_name(ps_method_t m);
+PS_API const char *ps_method_name(ps_method_t m);
 /** The method of a key into *out. @return 0, or PS_E_ARG when name is none
  *  of the above (the message lists them). */
-int ps_method_from_name(const char *name, ps_method_t *out);
+PS_API int ps_method_from_name(const char *name, ps_method_t *out);
 
 typedef struct ps_baseline ps_baseline_t;
 
@@ -683,27 +738,27 @@ typedef struct {
 } ps_baseline_params_t;
 
 /** @return the defaults documented beside each field. */
-ps_baseline_params_t ps_baseline_default_params(void);
+PS_API ps_baseline_params_t ps_baseline_default_params(void);
 
 /** Train a baseline (not PS_METHOD_PAIRSIGHT) on every row of train, with
  *  standalone profiles from ops. *out owns its memory (ps_baseline_free); it
  *  keeps no pointer into ops or train.
  *  @return 0, PS_E_ARG (PS_METHOD_PAIRSIGHT or bad parameters), PS_E_INPUT
  *  (train and ops do not fit) or PS_E_NOMEM. */
-int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train, const ps_baseline_params_t *p,
-                      ps_baseline_t **out);
+PS_API int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t *train,
+                             const ps_baseline_params_t *p, ps_baseline_t **out);
 
 /** Predicted co-execution latency of each side of n queries into the
  *  caller's out_hp_ns[n] and out_lp_ns[n]. The methods on the PairSight input
  *  (linear, pairsight_mlp) accept segments of at most PS_WINDOW operators.
  *  @return 0, PS_E_INPUT (as ps_model_predict) or PS_E_NOMEM. */
-int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
-                        double *out_lp_ns);
+PS_API int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                               double *out_hp_ns, double *out_lp_ns);
 
 /** @return the method of b. */
-ps_method_t ps_baseline_method(const ps_baseline_t *b);
+PS_API ps_method_t ps_baseline_method(const ps_baseline_t *b);
 /** Release a baseline; NULL is a no-op. @return nothing. */
-void ps_baseline_free(ps_baseline_t *b);
+PS_API void ps_baseline_free(ps_baseline_t *b);
 
 /** Accuracy of n predictions against measurements, the figures of the
  *  paper's Table I. */
@@ -715,8 +770,8 @@ typedef struct {
 
 /** Score n predictions into *out. @return 0, or PS_E_ARG when n is 0 or a
  *  measurement is not positive. */
-int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns, const double *lp_ns, size_t n,
-                ps_accuracy_t *out);
+PS_API int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double *hp_ns, const double *lp_ns,
+                       size_t n, ps_accuracy_t *out);
 
 /* ======================================================================== */
 /* Co-location (src/colocate)                                                */
@@ -750,13 +805,13 @@ typedef enum {
 
 /** @return "kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio" or "mps"
  *  ("unknown" for an invalid value); static. */
-const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
+PS_API const char *ps_coloc_kind_name(ps_coloc_kind_t kind);
 /** The kind of a name into *out. @return 0, or PS_E_ARG (the message lists
  *  the kinds). */
-int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out);
+PS_API int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out);
 /** @return 1 when the kind predicts the throughput sum of a co-location, 0
  *  when it predicts each workload's own throughput. */
-int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
+PS_API int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind);
 
 typedef struct {
     ps_coloc_kind_t kind;
@@ -768,7 +823,7 @@ typedef struct {
 
 /** @return the defaults: kind mps, seed 0, 100 trees, 400 epochs, 400
  *  rounds. */
-ps_coloc_params_t ps_coloc_default_params(void);
+PS_API ps_coloc_params_t ps_coloc_default_params(void);
 
 typedef struct ps_coloc_model ps_coloc_model_t;
 
@@ -778,28 +833,28 @@ typedef struct ps_coloc_model ps_coloc_model_t;
  *  (ps_coloc_model_free).
  *  @return 0, PS_E_ARG, PS_E_INPUT (too few measured co-locations, or a
  *  workload absent from w), PS_E_BACKEND or PS_E_NOMEM. */
-int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
-                   const ps_coloc_params_t *p, ps_coloc_model_t **out);
+PS_API int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                          const ps_coloc_params_t *p, ps_coloc_model_t **out);
 
 /** Predict for every row of q (its tput column is ignored). out_tput
  *  (caller-owned, q's row count) receives each row's own predicted
  *  throughput, or for sum kinds its co-location's predicted throughput sum.
  *  @return 0, PS_E_INPUT (a workload absent from w) or PS_E_BACKEND. */
-int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
-                     const ps_colocations_t *q, double *out_tput);
+PS_API int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                            const ps_colocations_t *q, double *out_tput);
 
 /** @return the kind of m. */
-ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
+PS_API ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m);
 
 /** Save atomically, with magic, format version and feature layout.
  *  @return 0, PS_E_IO or PS_E_BACKEND. */
-int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path);
+PS_API int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path);
 /** Load into *out (owned by the caller). @return 0, PS_E_IO, PS_E_INPUT
  *  (not a co-location model: a segment model file says so) or
  *  PS_E_MISMATCH (another format version or feature layout). */
-int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
+PS_API int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
 /** Release a co-location model; NULL is a no-op. @return nothing. */
-void ps_coloc_model_free(ps_coloc_model_t *m);
+PS_API void ps_coloc_model_free(ps_coloc_model_t *m);
 
 /* Selection policies, scored with KACE's metric: the chosen co-location's
  * measured throughput sum / the best one's, per target, averaged over the
@@ -823,13 +878,13 @@ typedef enum {
 
 /** @return "oracle", "random", "memcap", "sm", "mem", "best_rule", then the
  *  kind names ("unknown" for an invalid value); static. */
-const char *ps_coloc_policy_name(ps_coloc_policy_t p);
+PS_API const char *ps_coloc_policy_name(ps_coloc_policy_t p);
 
 /** The rule policies over every co-location of c (no training).
  *  out_score[PS_POL_COUNT] receives the normalized throughput sum of the
  *  policies ORACLE..BEST_RULE (the others NAN); *out_targets the count.
  *  @return 0, PS_E_INPUT or PS_E_NOMEM. */
-int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets);
+PS_API int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets);
 
 typedef struct {
     double train_frac;            /* share of co-locations used for training (0.2) */
@@ -848,7 +903,7 @@ typedef struct {
 } ps_coloc_eval_params_t;
 
 /** @return the defaults documented beside each field. */
-ps_coloc_eval_params_t ps_coloc_eval_default_params(void);
+PS_API ps_coloc_eval_params_t ps_coloc_eval_default_params(void);
 
 typedef struct {
     /* per kind, averaged over seeds; NAN when not run. Per-workload kinds
@@ -861,8 +916,8 @@ typedef struct {
 
 /** Train and score every predictor and policy (docs/colocate.md) into *out.
  *  @return 0, PS_E_ARG, PS_E_INPUT or PS_E_BACKEND. */
-int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
-                  const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out);
+PS_API int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                         const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out);
 
 /* ======================================================================== */
 /* Collector (src/collect)                                                   */
@@ -906,7 +961,7 @@ typedef struct {
      * cuDevSmResourceSplitByCount); all zero where not probed (the fake
      * backend): min_partition_sms and sm_alignment decide. */
     unsigned long long valid_sms_mask[4];
-    const char *mechanism; /* how SMs are split: "green-ctx", "sim" (static) */
+    const char *mechanism;   /* how SMs are split: "green-ctx", "sim" (static) */
     double sm_clock_mhz;     /* SM clock when opened (NVML), NAN if unknown */
     double sm_clock_max_mhz; /* its maximum (NVML), NAN if unknown */
     int exec_sms;            /* SMs this process's context may use (under
@@ -942,7 +997,7 @@ typedef struct {
 } ps_collect_params_t;
 
 /** @return the defaults above. */
-ps_collect_params_t ps_collect_default_params(void);
+PS_API ps_collect_params_t ps_collect_default_params(void);
 
 /**
  * Open the campaign database at db_path (created if absent) and, unless p is
@@ -952,20 +1007,20 @@ ps_collect_params_t ps_collect_default_params(void);
  * module: the message says which), PS_E_MISMATCH (a database made on another
  * GPU or with another seq_len) or PS_E_ARG.
  */
-int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
+PS_API int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
 
 /** Close the database and the device; NULL is a no-op. @return nothing. */
-void ps_campaign_free(ps_campaign_t *c);
+PS_API void ps_campaign_free(ps_campaign_t *c);
 
 /** The device of an opened backend into *out. @return 0, or PS_E_ARG when
  *  the campaign was opened without one. */
-int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out);
+PS_API int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out);
 
 /** The TPC counts the device can give one side: 2*tpcs SMs, at least
  *  min_partition_sms and a multiple of sm_alignment (ascending). Writes at
  *  most cap values to out.
  *  @return how many counts there are (may exceed cap). */
-int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
+PS_API int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
 
 /**
  * Standalone profile: the device time of every operator of model at batch on
@@ -976,8 +1031,8 @@ int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
  * @return 0, PS_E_ARG (an unknown model lists the known ones; a TPC count
  * the device cannot partition lists the valid ones), PS_E_BACKEND or PS_E_IO.
  */
-int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs, int n_tpcs, ps_progress_fn fn,
-                        void *user);
+PS_API int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs, int n_tpcs,
+                               ps_progress_fn fn, void *user);
 
 /** A co-execution campaign: `experiments` random segment pairs and SM
  *  splits, each run `runs` times. Strings are borrowed for the call. */
@@ -997,7 +1052,7 @@ typedef struct {
 } ps_coexec_plan_t;
 
 /** @return the defaults above (models NULL: the caller sets them). */
-ps_coexec_plan_t ps_coexec_default_plan(void);
+PS_API ps_coexec_plan_t ps_coexec_default_plan(void);
 
 /**
  * Run the co-execution campaign of plan: one task (one transaction with its
@@ -1007,18 +1062,18 @@ ps_coexec_plan_t ps_coexec_default_plan(void);
  * @return 0, PS_E_ARG, PS_E_MISMATCH (the plan's experiment names clash
  * with different experiments in the database), PS_E_BACKEND or PS_E_IO.
  */
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn, void *user);
+PS_API int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn, void *user);
 
 /** Hardware counters of every operator (CUPTI range profiler) at the
  *  largest TPC count, for the ops.csv counter columns.
  *  @return 0, PS_E_BACKEND (also where the backend has no counters) or
  *  PS_E_IO. */
-int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
+PS_API int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
 /** The same on one partition of tpcs TPCs (a green context; 0 or the
  *  device's count: the whole device, as ps_campaign_counters). Partition
  *  counters go on the ops.csv rows of that TPC count. */
-int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs);
+PS_API int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs);
 
 /** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
  *  --metrics ...` of a run of model at batch, one kernel per operator, as
@@ -1026,21 +1081,21 @@ int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int 
  *  one launch per operator of the model's list. Works without a device; the
  *  database must already know its GPU.
  *  @return 0, PS_E_INPUT (the report does not fit the model), PS_E_IO. */
-int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv);
+PS_API int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv);
 
 typedef struct {
     long tasks_total, tasks_done;
     long op_rows, counter_rows, coexec_rows;
     int seq_len;
-    char gpu[PS_GPU_NAME_MAX]; /* empty until a backend has opened the database */
-    double sm_clock_mhz;           /* the campaign's SM clock (NAN before the
+    char gpu[PS_GPU_NAME_MAX];           /* empty until a backend has opened the database */
+    double sm_clock_mhz;                 /* the campaign's SM clock (NAN before the
                                       first measurement or when unknown) */
     double clock_min_mhz, clock_max_mhz; /* over every stored run (NAN: none) */
-    long clock_refused;            /* runs refused for their clock */
+    long clock_refused;                  /* runs refused for their clock */
 } ps_campaign_status_t;
 
 /** Tasks and rows of the database into *out. @return 0 or PS_E_IO. */
-int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
+PS_API int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
 
 /* Workload-level mode: whole models under an MPS active-thread percentage,
  * for workloads.csv, workload_scaling.csv and colocations.csv. Each job runs
@@ -1062,17 +1117,16 @@ typedef struct {
  * @return 0, PS_E_ARG (n < 1, a bad share or an unknown model), or
  * PS_E_BACKEND (no MPS daemon, a job that failed: the message says which).
  */
-int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds, double *out_tput,
-                       char *out_gpu, size_t gpu_size);
+PS_API int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
+                              double *out_tput, char *out_gpu, size_t gpu_size);
 
 /** The same, recording the active thread percentage each job ran at as the
  *  driver applied it: out_exec_sms[i] (may be NULL) gets the SMs job i's
  *  context was given (cuCtxGetExecAffinity); a share below 100% that left
  *  a job every SM, or a count far from its share, is logged as a warning.
  *  @return as ps_collect_mps_run. */
-int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n,
-                           double seconds, double *out_tput, char *out_gpu, size_t gpu_size,
-                           int *out_exec_sms);
+PS_API int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
+                                  double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms);
 
 /**
  * The fixed cost of a co-execution on this device: `runs` co-executions of
@@ -1082,22 +1136,22 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
  * campaign.
  * @return 0, PS_E_ARG (a split the device cannot give), PS_E_BACKEND.
  */
-int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
-                           double *out_lp_ns);
+PS_API int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
+                                  double *out_lp_ns);
 
 /** Device memory of model at batch as the collector lays it out (every
  *  operator its own weights and output, memplan): bytes of weights and of
  *  activations. Needs a device (the backend's layout; the cuda backend
  *  allocates it).
  *  @return 0, PS_E_ARG (no device, an unknown model), PS_E_BACKEND. */
-int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, double *out_weight_bytes,
-                             double *out_activation_bytes);
+PS_API int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, double *out_weight_bytes,
+                                    double *out_activation_bytes);
 
 /** Write the database's measurements as ops.csv and coexec.csv (atomically;
  *  either path may be NULL to skip that table). Counters go on the row of
  *  each operator with the most TPCs (docs/FORMATS.md).
  *  @return 0, PS_E_INPUT (nothing measured yet) or PS_E_IO. */
-int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
+PS_API int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
 
 #ifdef __cplusplus
 }

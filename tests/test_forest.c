@@ -17,8 +17,8 @@
 /* Compares ps_forest_predict with XGBoosterPredictFromDense on n rows; returns
  * the number of rows that differ in any bit and stores the largest difference
  * relative to max(1, largest |prediction|). */
-static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const float *x, size_t n,
-                                   int nf, double *rel_diff)
+static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const float *x, size_t n, int nf,
+                                   double *rel_diff)
 {
     *rel_diff = INFINITY;
     double *ours = malloc(n * sizeof *ours);
@@ -47,8 +47,8 @@ static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const 
 
 /* Trains a booster and flattens it; returns the forest (NULL after a failed
  * check) and the booster in *b, which the caller frees (XGBoosterFree). */
-static ps_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth,
-                                 int rounds, int nthread, BoosterHandle *b)
+static ps_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth, int rounds, int nthread,
+                                 BoosterHandle *b)
 {
     *b = NULL;
     ps_forest_t *f = NULL;
@@ -224,33 +224,32 @@ done:
 
 /* A model written by hand in XGBoost 1.7's JSON layout, with placeholders for
  * the parts that the error tests change. */
-static char *hand_model(const char *objective, const char *booster, const char *tree0_extra,
-                        const char *left_children, const char *split_indices)
+static char *hand_model(const char *objective, const char *booster, const char *tree0_extra, const char *left_children,
+                        const char *split_indices)
 {
-    static const char fmt[] =
-        "{\"learner\": {\"objective\": {\"name\": \"%s\"},"
-        " \"learner_model_param\": {\"base_score\": \"5E-1\", \"num_class\": \"0\","
-        " \"num_feature\": \"3\"},"
-        " \"gradient_booster\": {\"name\": \"%s\", \"model\": {"
-        "  \"gbtree_model_param\": {\"num_trees\": \"2\"}, \"tree_info\": [0, 0],"
-        "  \"trees\": ["
-        /* tree 0: x1 < 0.5 (missing left) ? 1.0 : (x0 < -2 (missing right) ? 10 : 20) */
-        "   {\"tree_param\": {\"num_nodes\": \"5\", \"size_leaf_vector\": \"0\"},"
-        "    \"left_children\": %s, \"right_children\": [2, -1, 4, -1, -1],"
-        "    \"split_indices\": %s, \"split_conditions\": [0.5, 1.0, -2, 10, 20],"
-        "    \"default_left\": [1, 0, 0, 0, 0]%s},"
-        /* tree 1: a lone leaf */
-        "   {\"tree_param\": {\"num_nodes\": \"1\"}, \"left_children\": [-1],"
-        "    \"right_children\": [-1], \"split_indices\": [0], \"split_conditions\": [0.25],"
-        "    \"default_left\": [0]}]}}}}";
+    static const char fmt[] = "{\"learner\": {\"objective\": {\"name\": \"%s\"},"
+                              " \"learner_model_param\": {\"base_score\": \"5E-1\", \"num_class\": \"0\","
+                              " \"num_feature\": \"3\"},"
+                              " \"gradient_booster\": {\"name\": \"%s\", \"model\": {"
+                              "  \"gbtree_model_param\": {\"num_trees\": \"2\"}, \"tree_info\": [0, 0],"
+                              "  \"trees\": ["
+                              /* tree 0: x1 < 0.5 (missing left) ? 1.0 : (x0 < -2 (missing right) ? 10 : 20) */
+                              "   {\"tree_param\": {\"num_nodes\": \"5\", \"size_leaf_vector\": \"0\"},"
+                              "    \"left_children\": %s, \"right_children\": [2, -1, 4, -1, -1],"
+                              "    \"split_indices\": %s, \"split_conditions\": [0.5, 1.0, -2, 10, 20],"
+                              "    \"default_left\": [1, 0, 0, 0, 0]%s},"
+                              /* tree 1: a lone leaf */
+                              "   {\"tree_param\": {\"num_nodes\": \"1\"}, \"left_children\": [-1],"
+                              "    \"right_children\": [-1], \"split_indices\": [0], \"split_conditions\": [0.25],"
+                              "    \"default_left\": [0]}]}}}}";
     char *s = malloc(2048);
     if (s)
         snprintf(s, 2048, fmt, objective, booster, left_children, split_indices, tree0_extra);
     return s;
 }
 
-static ps_forest_t *load_hand(const char *objective, const char *booster, const char *extra,
-                              const char *lc, const char *si, int *rc)
+static ps_forest_t *load_hand(const char *objective, const char *booster, const char *extra, const char *lc,
+                              const char *si, int *rc)
 {
     char *s = hand_model(objective, booster, extra, lc, si);
     ps_forest_t *f = NULL;
@@ -298,8 +297,7 @@ static void test_split_semantics_on_hand_tree(void)
             CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "%s row %zu: %g", name, i, out[i]);
         ps_forest_predict(f, &many[0][0], NR * REP, 3, out);
         for (size_t i = 0; i < NR * REP; i++)
-            CHECK_MSG(out[i] == 0.5f + (float)want[i % NR] + 0.25f, "%s block row %zu: %g", name,
-                      i, out[i]);
+            CHECK_MSG(out[i] == 0.5f + (float)want[i % NR] + 0.25f, "%s block row %zu: %g", name, i, out[i]);
     }
     ps_forest_free(f);
     ps_forest_free(NULL);
@@ -321,8 +319,7 @@ static void test_kernel_selection(void)
     int avx2 = 0, avx512 = 0;
 #endif
     CHECK(ps_forest_set_kernel(f, PS_FOREST_AVX2) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_AVX512) ==
-          (avx512 ? PS_FOREST_AVX512 : PS_FOREST_SCALAR));
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_AVX512) == (avx512 ? PS_FOREST_AVX512 : PS_FOREST_SCALAR));
     CHECK(ps_forest_set_kernel(f, PS_FOREST_SCALAR) == PS_FOREST_SCALAR);
     CHECK(ps_forest_kernel(f) == PS_FOREST_SCALAR);
     const char *old = getenv("PAIRSIGHT_FOREST_KERNEL");
@@ -332,8 +329,9 @@ static void test_kernel_selection(void)
     setenv("PAIRSIGHT_FOREST_KERNEL", "avx2", 1);
     CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
     unsetenv("PAIRSIGHT_FOREST_KERNEL");
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) ==
-          (avx512 ? PS_FOREST_AVX512 : avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
+                                                      : avx2 ? PS_FOREST_AVX2
+                                                             : PS_FOREST_SCALAR));
     CHECK(strcmp(ps_forest_kernel_name(PS_FOREST_AVX512), "avx512") == 0);
     if (saved)
         setenv("PAIRSIGHT_FOREST_KERNEL", saved, 1);
@@ -341,14 +339,13 @@ static void test_kernel_selection(void)
     ps_forest_free(f);
 }
 
-static void check_refused(const char *what, const char *objective, const char *booster,
-                          const char *extra, const char *lc, const char *si, const char *needle)
+static void check_refused(const char *what, const char *objective, const char *booster, const char *extra,
+                          const char *lc, const char *si, const char *needle)
 {
     int rc;
     ps_forest_t *f = load_hand(objective, booster, extra, lc, si, &rc);
     CHECK_MSG(rc == PS_E_INPUT && f == NULL, "%s: rc %d", what, rc);
-    CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what,
-              ps_last_error(), needle);
+    CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what, ps_last_error(), needle);
     ps_forest_free(f);
 }
 
@@ -362,8 +359,7 @@ static void test_refuses_bad_models(void)
     check_refused("one child", sq, "gbtree", "", "[1, -1, -1, -1, -1]", OK_SI, "one child");
     check_refused("short", sq, "gbtree", "", "[1, -1, 3, -1]", OK_SI, "left_children has 4");
     check_refused("feature", sq, "gbtree", "", OK_LC, "[3, 0, 0, 0, 0]", "split feature 3");
-    check_refused("categorical", sq, "gbtree", ", \"split_type\": [1, 0, 0, 0, 0]", OK_LC, OK_SI,
-                  "categorical");
+    check_refused("categorical", sq, "gbtree", ", \"split_type\": [1, 0, 0, 0, 0]", OK_LC, OK_SI, "categorical");
     check_refused("text", sq, "gbtree", "", "[1, \"a\", 3, -1, -1]", OK_SI, "not a number");
 
     ps_forest_t *f = (ps_forest_t *)1;
@@ -395,6 +391,5 @@ static void test_refuses_gblinear_booster(void)
 }
 
 TH_MAIN(TEST(test_split_semantics_on_hand_tree), TEST(test_refuses_bad_models),
-        TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride),
-        TEST(test_threads_agree), TEST(test_refuses_gblinear_booster),
-        TEST(test_kernel_selection))
+        TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride), TEST(test_threads_agree),
+        TEST(test_refuses_gblinear_booster), TEST(test_kernel_selection))

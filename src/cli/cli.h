@@ -95,6 +95,8 @@ int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 /* eval and report in one: report_mode makes --out required and prints only
  * the path written (src/cli/cmd_eval.c). */

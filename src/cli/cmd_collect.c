@@ -194,9 +194,8 @@ static int fn_devices(const char *v, void *dest)
     return o->n_devices > 0 ? 0 : -1;
 }
 
-static const char *const actions[] = {"info",    "ops",      "profile",    "counters", "coexec", "status",
-                                      "export",  "scaling",  "colocate",   "twin",     "score",  "fixed-cost",
-                                      "merge"};
+static const char *const actions[] = {"info",    "ops",      "profile", "counters", "coexec",     "status", "export",
+                                      "scaling", "colocate", "twin",    "score",    "fixed-cost", "merge"};
 static const char *const action_about[] = {
     "the GPU and the TPC counts its green contexts allow",
     "print a model's operator list (or check one with --file)",
@@ -226,13 +225,12 @@ static const char *const examples[] = {
     "--experiments 10 --runs 3 -q",
     NULL};
 
-static const char *const notes =
-    "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
-    "message; status, export and ops always work. scaling and colocate need the\n"
-    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
-    "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
-    "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
-    "program, else from ../lib/pairsight/ beside it.\n";
+static const char *const notes = "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
+                                 "message; status, export and ops always work. scaling and colocate need the\n"
+                                 "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
+                                 "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
+                                 "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
+                                 "program, else from ../lib/pairsight/ beside it.\n";
 
 static void defaults(opts_t *o)
 {
@@ -262,8 +260,7 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          "resnet50, resnet101, mobilenetv2, bert-base, llama-3.2-1b, llama-3.2-3b (ops, profile, counters, "
          "scaling; required there)"},
         {"--batch", CLI_INT, &o->batch, "N", "batch size", .lo = 1, .hi = 1 << 20},
-        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1,
-         .hi = 1 << 20},
+        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1, .hi = 1 << 20},
         {"--tpcs", CLI_FN, o, "LIST", "TPC counts, e.g. 8,16,32 or 4-52:4", .def = "every count the GPU can partition",
          .parse = fn_tpcs, .accepts = "TPC counts like 8,16,32 or 4-52:4 (at most 512)"},
         {"--warmup", CLI_INT, &o->p.warmup, "N", "untimed launches before timing", .lo = 0, .hi = 1000000},
@@ -310,8 +307,7 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
          .hi = 1e9},
         {"--fake-throttle", CLI_INT, &o->p.fake_throttle, "N",
-         "fake backend: report an SM clock 20% low from timed run N on (N < 0: on run -N only)", .lo = -1e9,
-         .hi = 1e9},
+         "fake backend: report an SM clock 20% low from timed run N on (N < 0: on run -N only)", .lo = -1e9, .hi = 1e9},
         {"--fake-no-permission", CLI_FLAG, &o->p.fake_no_permission, NULL,
          "fake backend: counters fail as without profiling permission", .flags = CLI_NODEF},
         CLI_OPT_JSON(&o->json, "print the result as JSON on stdout (default: text)"),
@@ -377,7 +373,6 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
     return 0;
 }
 
-
 static int act_info(opts_t *o)
 {
     ps_campaign_t *c = NULL;
@@ -418,8 +413,7 @@ static int act_info(opts_t *o)
     } else {
         printf("gpu                %s (compute capability %d.%d)\n", d.gpu, d.cc_major, d.cc_minor);
         printf("SMs                %d (%d TPCs)\n", d.sm_count, d.tpc_count);
-        printf("green contexts     at least %d SMs, in multiples of %d\n", d.min_partition_sms,
-               d.sm_alignment);
+        printf("green contexts     at least %d SMs, in multiples of %d\n", d.min_partition_sms, d.sm_alignment);
         printf("valid TPC counts  ");
         for (int i = 0; i < n && i < MAX_TPCS; i++)
             printf(" %d", valid[i]);
@@ -468,8 +462,7 @@ static int act_ops(opts_t *o)
         cJSON_AddNumberToObject(j, "gbytes", bytes * 1e-9);
         cli_json_print(j, stdout);
     } else if (o->file)
-        printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9,
-               bytes * 1e-9);
+        printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9, bytes * 1e-9);
     else
         ps_oplist_write(l, stdout);
     ps_oplist_free(l);
@@ -479,8 +472,8 @@ static int act_ops(opts_t *o)
 static void model_text(const char *model, int batch, double w, double a, void *user)
 {
     (void)user;
-    printf("  device memory of %s at batch %d: %.1f MB of weights, %.1f MB of activations\n", model, batch,
-           w * 1e-6, a * 1e-6);
+    printf("  device memory of %s at batch %d: %.1f MB of weights, %.1f MB of activations\n", model, batch, w * 1e-6,
+           a * 1e-6);
 }
 
 static void model_json(const char *model, int batch, double w, double a, void *user)
@@ -519,9 +512,8 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         }
         cli_json_print(j, stdout);
     } else {
-        printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n",
-               o->db, s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows,
-               s.counter_rows, s.coexec_rows);
+        printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n", o->db,
+               s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows, s.counter_rows, s.coexec_rows);
         /* The details only for `collect status`: the other actions end with
          * the one line. */
         if (strcmp(o->action, "status") != 0)
@@ -589,8 +581,10 @@ static int act_scaling(opts_t *o)
     }
     if (resume) {
         snprintf(gpu, sizeof gpu, "%s", have_gpu);
-        ps_log(PS_LOG_WARN, "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
-               "writing %s only", o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
+        ps_log(PS_LOG_WARN,
+               "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
+               "writing %s only",
+               o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
     } else {
         tput100 = NAN;
     }
@@ -603,8 +597,7 @@ static int act_scaling(opts_t *o)
         for (size_t i = 0; rc == 0 && i < sc->n; i++)
             if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
                 sc->rows[i].share_pct == o->shares[k])
-                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid,
-                              o->shares[k], gpu);
+                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
         ps_scaling_row_t row = {gpu, wid, o->shares[k], t};
         if (rc == 0)
             rc = ps_scaling_append(sc, &row);
@@ -618,9 +611,10 @@ static int act_scaling(opts_t *o)
         rc = ps_scaling_save(sc, o->scaling_path);
     if (rc == 0 && !isnan(tput100)) {
         ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
-        double *opt[] = {&w.threads, &w.registers, &w.static_smem, &w.sm_tput_pct, &w.dram_tput_pct,
-                         &w.mem_tput_pct, &w.sm_busy_pct, &w.mem_busy_pct, &w.memcap_gb,
-                         &w.stall_long_scoreboard, &w.stall_lg_throttle, &w.stall_mio_throttle};
+        double *opt[] = {
+            &w.threads,           &w.registers,         &w.static_smem,  &w.sm_tput_pct, &w.dram_tput_pct,
+            &w.mem_tput_pct,      &w.sm_busy_pct,       &w.mem_busy_pct, &w.memcap_gb,   &w.stall_long_scoreboard,
+            &w.stall_lg_throttle, &w.stall_mio_throttle};
         for (size_t i = 0; i < PS_ARRAY_LEN(opt); i++)
             *opt[i] = NAN;
         for (size_t i = 0; rc == 0 && i < wl->n; i++)
@@ -651,11 +645,12 @@ static int act_colocate(opts_t *o)
     for (int k = 0; k < o->n_jobs; k++) {
         workload_id(o->jobs[k].model, o->jobs[k].batch, wid[k], sizeof wid[k]);
         size_t len = strlen(id);
-        int w = snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k],
-                         o->jobs[k].share_pct);
+        int w = snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k], o->jobs[k].share_pct);
         if (w < 0 || (size_t)w >= sizeof id - len)
-            return cli_fail(CLI_USAGE, CMD, "the colocation id of --jobs is longer than %zu "
-                            "bytes; give a shorter one with --id", sizeof id - 1);
+            return cli_fail(CLI_USAGE, CMD,
+                            "the colocation id of --jobs is longer than %zu "
+                            "bytes; give a shorter one with --id",
+                            sizeof id - 1);
     }
     const char *cid = o->id ? o->id : id;
     if (cli_lock_output(CMD, o->colocations_path, 1) != CLI_OK) /* as in act_scaling */
@@ -668,8 +663,7 @@ static int act_colocate(opts_t *o)
         rc = PS_E_NOMEM;
     for (size_t i = 0; rc == 0 && i < t->n; i++)
         if (strcmp(t->rows[i].colocation, cid) == 0)
-            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)",
-                          o->colocations_path, cid);
+            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
     double tput[MAX_JOBS];
     int sms[MAX_JOBS] = {0};
     if (rc == 0)
@@ -678,8 +672,8 @@ static int act_colocate(opts_t *o)
         ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
         if (rc == 0 && !o->json)
-            printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
-                   sms[k], tput[k]);
+            printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct, sms[k],
+                   tput[k]);
     }
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);
@@ -707,10 +701,8 @@ static int run_campaign(const opts_t *in, int show_status)
     int rc;
     const char *act = o.action;
 
-    int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 ||
-                 (strcmp(act, "counters") == 0 && !o.ncu);
-    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 &&
-        strcmp(act, "counters") != 0)
+    int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 || (strcmp(act, "counters") == 0 && !o.ncu);
+    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 && strcmp(act, "counters") != 0)
         return cli_fail(CLI_USAGE, CMD, "unknown action '%s' (see pairsight collect --help)", act);
     if ((strcmp(act, "profile") == 0 || strcmp(act, "counters") == 0) && !o.model)
         return cli_fail(CLI_USAGE, CMD, "%s needs --model", act);
@@ -741,8 +733,7 @@ static int run_campaign(const opts_t *in, int show_status)
         o.plan.n_tpcs = o.n_tpcs;
         rc = ps_campaign_coexec(c, &o.plan, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "export") == 0) {
-        rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL,
-                                o.coexec_path[0] ? o.coexec_path : NULL);
+        rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL, o.coexec_path[0] ? o.coexec_path : NULL);
     } else {
         rc = 0;
     }
@@ -782,8 +773,8 @@ static int act_merge(opts_t *o)
         cJSON_AddNumberToObject(j, "tasks_done", (double)st.tasks_done);
         cli_json_print(j, stdout);
     } else if (!o->quiet)
-        printf("%s: merged %d databases: %ld tasks and %ld rows added; %ld of %ld tasks done\n", o->db,
-               o->n_pos, st.tasks_added, st.rows_added, st.tasks_done, st.tasks_total);
+        printf("%s: merged %d databases: %ld tasks and %ld rows added; %ld of %ld tasks done\n", o->db, o->n_pos,
+               st.tasks_added, st.rows_added, st.tasks_done, st.tasks_total);
     return CLI_OK;
 }
 
@@ -794,7 +785,7 @@ static int act_merge(opts_t *o)
 static int run_devices(opts_t *o)
 {
     int n = o->n_devices;
-    char (*dbs)[1024] = ps_calloc((size_t)n, sizeof *dbs);
+    char(*dbs)[1024] = ps_calloc((size_t)n, sizeof *dbs);
     pid_t *pid = ps_calloc((size_t)n, sizeof *pid);
     if (!dbs || !pid) {
         free(dbs);
@@ -827,11 +818,13 @@ static int run_devices(opts_t *o)
         int status = 0;
         if (waitpid(pid[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             failed = 1;
-            fprintf(stderr, "pairsight: collect: shard %d/%d on device %d failed (%s); run the same command "
-                    "again to resume it\n", k, o->n_devices, o->devices[k], dbs[k]);
+            fprintf(stderr,
+                    "pairsight: collect: shard %d/%d on device %d failed (%s); run the same command "
+                    "again to resume it\n",
+                    k, o->n_devices, o->devices[k], dbs[k]);
         } else if (!o->quiet)
-            fprintf(stderr, "pairsight: collect: shard %d/%d on device %d done (%s)\n", k, o->n_devices,
-                    o->devices[k], dbs[k]);
+            fprintf(stderr, "pairsight: collect: shard %d/%d on device %d done (%s)\n", k, o->n_devices, o->devices[k],
+                    dbs[k]);
     }
     int rc = CLI_BAD_INPUT;
     if (!failed) {

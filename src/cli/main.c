@@ -16,6 +16,8 @@ static const cli_command_t commands[] = {
     {"predict", cmd_predict, "predict co-execution latencies of candidate segments"},
     {"adapt", cmd_adapt, "continue training a model on a few new experiments"},
     {"explain", cmd_explain, "show which operators drive one prediction"},
+    {"features", cmd_features, "write the exact feature rows the model reads for candidates"},
+    {"model", cmd_model, "a model's metadata (info) and its regressors for XGBoost (export)"},
     {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments"},
     {"report", cmd_report, "write a self-contained HTML evaluation report"},
     {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval"},

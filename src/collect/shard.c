@@ -41,8 +41,7 @@ int shard_open(ps_store_t *s, const ps_collect_params_t *p)
     return ps_store_meta_pin(s, "shard", v, "shard");
 }
 
-int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *model, int batch,
-                      const int *tpcs, int n)
+int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs, int n)
 {
     if (p->shard_count <= 0)
         return 0;
@@ -59,11 +58,10 @@ int shard_pin_coexec(ps_store_t *s, const ps_collect_params_t *p, const ps_coexe
     if (p->shard_count <= 0)
         return 0;
     char key[200], v[2048];
-    snprintf(key, sizeof key, "plan/coexec/%s.b%d+%s.b%d.s%llu", plan->hp_model, plan->hp_batch,
-             plan->lp_model, plan->lp_batch, (unsigned long long)plan->seed);
-    size_t len = (size_t)snprintf(v, sizeof v, "experiments=%d runs=%d seg=%d-%d warmup=%d tpcs=",
-                                  plan->experiments, plan->runs, plan->seg_min, plan->seg_max,
-                                  p->warmup);
+    snprintf(key, sizeof key, "plan/coexec/%s.b%d+%s.b%d.s%llu", plan->hp_model, plan->hp_batch, plan->lp_model,
+             plan->lp_batch, (unsigned long long)plan->seed);
+    size_t len = (size_t)snprintf(v, sizeof v, "experiments=%d runs=%d seg=%d-%d warmup=%d tpcs=", plan->experiments,
+                                  plan->runs, plan->seg_min, plan->seg_max, p->warmup);
     if (!plan->tpcs)
         snprintf(v + len, sizeof v - len, "all");
     for (int i = 0; plan->tpcs && i < plan->n_tpcs && len < sizeof v; i++)
@@ -125,17 +123,21 @@ static int merge_one(ps_store_t *d, const char *path, shard_merge_stats_t *st)
     if (rc < 0)
         return ps_error(PS_E_INPUT, "%s: not a campaign database: %s", path, ps_last_error());
     /* Settings (gpu, seq_len, format, plans) must agree; the shard may not. */
-    rc = first_row(d, "SELECT a.key, a.value, b.value FROM main.meta a JOIN src.meta b ON a.key = b.key "
-                      "WHERE a.value <> b.value AND a.key <> 'shard' LIMIT 1", v);
+    rc = first_row(d,
+                   "SELECT a.key, a.value, b.value FROM main.meta a JOIN src.meta b ON a.key = b.key "
+                   "WHERE a.value <> b.value AND a.key <> 'shard' LIMIT 1",
+                   v);
     if (rc > 0)
-        return ps_error(PS_E_MISMATCH, "%s: %s is '%s' there but '%s' in %s: not the same campaign",
-                        path, v[0], v[2], v[1], ps_store_path(d));
+        return ps_error(PS_E_MISMATCH, "%s: %s is '%s' there but '%s' in %s: not the same campaign", path, v[0], v[2],
+                        v[1], ps_store_path(d));
     if (rc == 0)
-        rc = first_row(d, "SELECT a.key, a.spec, b.spec FROM main.tasks a JOIN src.tasks b ON a.key = b.key "
-                          "WHERE a.spec <> b.spec OR a.kind <> b.kind LIMIT 1", v);
+        rc = first_row(d,
+                       "SELECT a.key, a.spec, b.spec FROM main.tasks a JOIN src.tasks b ON a.key = b.key "
+                       "WHERE a.spec <> b.spec OR a.kind <> b.kind LIMIT 1",
+                       v);
     if (rc > 0)
-        return ps_error(PS_E_MISMATCH, "%s: task %s is '%s' there but '%s' in %s: another plan", path,
-                        v[0], v[2], v[1], ps_store_path(d));
+        return ps_error(PS_E_MISMATCH, "%s: task %s is '%s' there but '%s' in %s: another plan", path, v[0], v[2], v[1],
+                        ps_store_path(d));
     if (rc < 0)
         return rc;
     long done0 = count(d, "SELECT count(*) FROM main.tasks WHERE done = 1"), rows0 = rows_of(d);

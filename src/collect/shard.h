@@ -20,13 +20,13 @@ int shard_mine(const ps_collect_params_t *p, int i);
 /* Pins the shard of p in the store (nothing unsharded); checks K < N. */
 int shard_open(ps_store_t *s, const ps_collect_params_t *p);
 /* Pin a plan's parameters in a sharded store (nothing unsharded). */
-int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *model, int batch,
-                      const int *tpcs, int n);
+int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
+                      int n);
 int shard_pin_coexec(ps_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan);
 
 typedef struct {
-    long tasks_added;  /* tasks that became done in the destination */
-    long rows_added;   /* op, counter and coexec rows copied */
+    long tasks_added;             /* tasks that became done in the destination */
+    long rows_added;              /* op, counter and coexec rows copied */
     long tasks_total, tasks_done; /* of the destination afterwards */
 } shard_merge_stats_t;
 

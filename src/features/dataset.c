@@ -33,8 +33,7 @@ static int cmp_key(const void *a, const void *b)
  * the first 80% of the ranked experiments train, the next 10% validate, the
  * rest test; with three or more experiments, validation and test get at
  * least one each. */
-static int assign_experiments(const ps_coexec_t *cx, uint64_t seed, int *exp_id, unsigned char *split,
-                              size_t *n_exp)
+static int assign_experiments(const ps_coexec_t *cx, uint64_t seed, int *exp_id, unsigned char *split, size_t *n_exp)
 {
     size_t n = cx->n;
     exp_key_t *keys = ps_malloc((n ? n : 1) * sizeof *keys);
@@ -121,8 +120,8 @@ ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
 }
 
 /* with_features 0: x_hp and x_lp stay NULL (ps_dataset_build_lean). */
-static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                         uint64_t seed, int with_features, ps_dataset_t **out)
+static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                         int with_features, ps_dataset_t **out)
 {
     *out = NULL;
     if (!l || !ops || !cx)
@@ -148,8 +147,8 @@ static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
     d->experiment = ps_malloc(m * sizeof *d->experiment);
     d->split = ps_malloc(m);
     d->rows = ps_malloc(m * sizeof *d->rows);
-    if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns ||
-        !d->lp_ns || !d->experiment || !d->split || !d->rows)
+    if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns || !d->lp_ns ||
+        !d->experiment || !d->split || !d->rows)
         goto fail;
     rc = assign_experiments(cx, seed, all_ids, all_split, &d->n_experiments);
     if (rc != PS_OK)
@@ -165,9 +164,11 @@ static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
                 len = s ? r->lp_len : r->hp_len;
             const ps_op_group_t *g = ps_ops_find(ops, r->gpu, model, batch);
             if (g && !segment_fits(start, len, g->n_ops)) {
-                rc = ps_error(PS_E_INPUT, "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
-                              "batch %d is outside its %d operators", i + 1, r->experiment ? r->experiment : "?",
-                              s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
+                rc = ps_error(PS_E_INPUT,
+                              "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
+                              "batch %d is outside its %d operators",
+                              i + 1, r->experiment ? r->experiment : "?", s ? "lp" : "hp", start,
+                              (long long)start + len, model, batch, g->n_ops);
                 goto fail;
             }
         }
@@ -177,12 +178,10 @@ static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
         }
         ps_query_t q = ps_query_of_row(r);
         size_t at = with_features ? k * nf : 0;
-        rc = ps_features_build_pair(l, ops, &q, d->x_hp + at, d->x_lp + at, &d->hp_solo_ns[k],
-                                    &d->lp_solo_ns[k]);
+        rc = ps_features_build_pair(l, ops, &q, d->x_hp + at, d->x_lp + at, &d->hp_solo_ns[k], &d->lp_solo_ns[k]);
         if (rc != PS_OK) {
             char where[64];
-            snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1,
-                     r->experiment ? r->experiment : "?");
+            snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1, r->experiment ? r->experiment : "?");
             ps_error_prefix(rc, where);
             goto fail;
         }
@@ -217,14 +216,14 @@ fail:
     return rc;
 }
 
-int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                     uint64_t seed, ps_dataset_t **out)
+int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                     ps_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 1, out);
 }
 
-int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                          uint64_t seed, ps_dataset_t **out)
+int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                          ps_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 0, out);
 }

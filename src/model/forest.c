@@ -55,7 +55,7 @@
  * step below is arithmetic, not a branch. A leaf has a NaN threshold and
  * MISSING_RIGHT clear, which sends every row to `left`, the leaf itself. */
 typedef struct {
-    float threshold; /* go left if x < threshold; NaN at a leaf */
+    float threshold;  /* go left if x < threshold; NaN at a leaf */
     uint32_t feature; /* feature index | MISSING_RIGHT (0 at a leaf) */
     int32_t left;     /* absolute index of the left child; right is left + 1 */
     float leaf;       /* at a leaf, its value */
@@ -111,8 +111,8 @@ static inline int32_t step(const node_t *nd, const float *x)
 /* n rows (at most BLOCK_ROWS), tree-major: all rows walk one tree in lockstep
  * before the next tree is taken. Inlined with a constant n for full blocks so
  * that the compiler unrolls the lockstep loops. */
-static inline __attribute__((always_inline)) void
-block_kernel(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
+static inline __attribute__((always_inline)) void block_kernel(const ps_forest_t *f, const float *x, size_t n,
+                                                               size_t stride, double *out)
 {
     float acc[BLOCK_ROWS];
     int32_t idx[BLOCK_ROWS];
@@ -138,8 +138,7 @@ static void predict_full_block(const ps_forest_t *f, const float *x, size_t stri
     block_kernel(f, x, BLOCK_ROWS, stride, out);
 }
 
-static void predict_partial_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
-                                  double *out)
+static void predict_partial_block(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
     block_kernel(f, x, n, stride, out);
 }
@@ -175,7 +174,6 @@ static double predict_row(const ps_forest_t *f, const float *x)
     return acc;
 }
 
-
 /* The leaf tree t sends row x to, walked on the perfect layout. */
 static inline float perfect_leaf(const ps_forest_t *f, int t, const float *x)
 {
@@ -184,8 +182,7 @@ static inline float perfect_leaf(const ps_forest_t *f, int t, const float *x)
     int k = 0;
     for (int d = 0; d < f->pdepth; d++) {
         float v = x[nb[k].feature & FEATURE_MASK];
-        uint32_t right = (uint32_t)(v >= nb[k].threshold) |
-                         ((uint32_t)(v != v) & (nb[k].feature >> 31));
+        uint32_t right = (uint32_t)(v >= nb[k].threshold) | ((uint32_t)(v != v) & (nb[k].feature >> 31));
         k = 2 * k + 1 + (int)right;
     }
     return f->pleaf[(size_t)t * (size_t)(I + 1) + (size_t)(k - I)];
@@ -225,8 +222,7 @@ static inline float perfect_leaf(const ps_forest_t *f, int t, const float *x)
 
 /* right (all ones) where x goes right at nodes (thr, feat): x >= thr, or x
  * is missing and the node sends missing values right. */
-__attribute__((target("avx2"))) static inline __m256i avx2_right(__m256 x, __m256 thr,
-                                                                 __m256i feat)
+__attribute__((target("avx2"))) static inline __m256i avx2_right(__m256 x, __m256 thr, __m256i feat)
 {
     __m256 ge = _mm256_cmp_ps(x, thr, _CMP_GE_OQ);
     __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
@@ -237,8 +233,8 @@ __attribute__((target("avx2"))) static inline __m256i avx2_right(__m256 x, __m25
 /* The thresholds and features of nodes base[k] for the eight lanes of k:
  * two gathers of four 8-byte nodes. The lanes are gathered in the order 0 1
  * 4 5 | 2 3 6 7 so that one shuffle per field restores 0..7. */
-__attribute__((target("avx2"))) static inline void
-avx2_nodes(const pnode_t *base, __m256i k, __m256 *thr, __m256i *feat)
+__attribute__((target("avx2"))) static inline void avx2_nodes(const pnode_t *base, __m256i k, __m256 *thr,
+                                                              __m256i *feat)
 {
     const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
     __m256i p = _mm256_permutevar8x32_epi32(k, perm);
@@ -258,8 +254,7 @@ avx2_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
     __m256i lane[AVX2_V];
     __m256 acc[AVX2_V];
     for (int v = 0; v < V; v++) {
-        lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                   _mm256_set1_epi32(8 * v));
+        lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * v));
         acc[v] = _mm256_set1_ps(f->base_score);
     }
     for (int t = 0; t < f->n_trees; t++) {
@@ -286,8 +281,7 @@ avx2_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
                 const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
                 for (int v = 0; v < V; v++)
                     r[v] = _mm256_or_si256(r[v], _mm256_and_si256(_mm256_cmpeq_epi32(k[v], at),
-                                                                  avx2_right(_mm256_loadu_ps(c + 8 * v),
-                                                                             thr, feat)));
+                                                                  avx2_right(_mm256_loadu_ps(c + 8 * v), thr, feat)));
             }
             for (int v = 0; v < V; v++)
                 k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), r[v]);
@@ -297,11 +291,9 @@ avx2_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
                 __m256 thr;
                 __m256i feat;
                 avx2_nodes(nb, k[v], &thr, &feat);
-                __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift),
-                                               lane[v]);
+                __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift), lane[v]);
                 __m256 x = _mm256_i32gather_ps(xt, off, 4);
-                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one),
-                                        avx2_right(x, thr, feat));
+                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(x, thr, feat));
             }
         for (int v = 0; v < V; v++)
             acc[v] = _mm256_add_ps(acc[v], _mm256_i32gather_ps(lb, k[v], 4));
@@ -312,8 +304,7 @@ avx2_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
 
 /* Rows [0, n) of x (row-major, stride), n <= rows, copied column-major into
  * xt (feature j of row r at xt[j * rows + r]); rows past n repeat row 0. */
-static void transpose_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
-                            size_t rows, float *xt)
+static void transpose_block(const ps_forest_t *f, const float *x, size_t n, size_t stride, size_t rows, float *xt)
 {
     size_t nf = (size_t)f->n_features;
     for (size_t r = 0; r < rows; r++) {
@@ -325,9 +316,8 @@ static void transpose_block(const ps_forest_t *f, const float *x, size_t n, size
 
 /* Rows [0, n), n <= AVX2_ROWS, of x (row-major, stride): copied column-major
  * into a block (missing values past n), walked, n results stored. */
-__attribute__((target("avx2"))) static void avx2_block(const ps_forest_t *f, const float *x,
-                                                       size_t n, size_t stride, float *xt,
-                                                       double *out)
+__attribute__((target("avx2"))) static void avx2_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
+                                                       float *xt, double *out)
 {
     int V = n > 16 ? 4 : n > 8 ? 2 : 1; /* AVX2_V is 4 */
     transpose_block(f, x, n, stride, 8 * (size_t)V, xt);
@@ -346,8 +336,7 @@ __attribute__((target("avx2"))) static void avx2_block(const ps_forest_t *f, con
  * The AVX2 kernels' scheme with AVX-512: sixteen walks per vector, the
  * right-hand test in a mask register.
  */
-__attribute__((target("avx512f"))) static inline __mmask16 avx512_right(__m512 x, __m512 thr,
-                                                                        __m512i feat)
+__attribute__((target("avx512f"))) static inline __mmask16 avx512_right(__m512 x, __m512 thr, __m512i feat)
 {
     __mmask16 ge = _mm512_cmp_ps_mask(x, thr, _CMP_GE_OQ);
     __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
@@ -357,8 +346,8 @@ __attribute__((target("avx512f"))) static inline __mmask16 avx512_right(__m512 x
 
 /* Thresholds and features of nodes base[k], sixteen lanes: two gathers of
  * eight 8-byte nodes, split by two permutes. */
-__attribute__((target("avx512f"))) static inline void
-avx512_nodes(const pnode_t *base, __m512i k, __m512 *thr, __m512i *feat)
+__attribute__((target("avx512f"))) static inline void avx512_nodes(const pnode_t *base, __m512i k, __m512 *thr,
+                                                                   __m512i *feat)
 {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
@@ -373,8 +362,7 @@ avx512_nodes(const pnode_t *base, __m512i k, __m512 *thr, __m512i *feat)
  * lockstep (G * V independent walks hide each other's gather latency); each
  * tree's leaves are added to acc in tree order. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const __m512i *lane,
-             __m512 *acc)
+avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const __m512i *lane, __m512 *acc)
 {
     const int D = f->pdepth, I = (1 << D) - 1, rows = 16 * V, shift = V == 4 ? 6 : V == 2 ? 5 : 4;
     const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
@@ -392,8 +380,7 @@ avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const 
                 __m512i feat = _mm512_set1_epi32((int32_t)nb[j].feature), at = _mm512_set1_epi32(j);
                 const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
                 for (int v = 0; v < V; v++)
-                    r[v] |= _mm512_cmpeq_epi32_mask(k[g][v], at) &
-                            avx512_right(_mm512_loadu_ps(c + 16 * v), thr, feat);
+                    r[v] |= _mm512_cmpeq_epi32_mask(k[g][v], at) & avx512_right(_mm512_loadu_ps(c + 16 * v), thr, feat);
             }
             for (int v = 0; v < V; v++) {
                 __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[g][v], k[g][v]), one);
@@ -406,8 +393,7 @@ avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const 
                 __m512 thr;
                 __m512i feat;
                 avx512_nodes(f->pnode + (size_t)(t0 + g) * (size_t)I, k[g][v], &thr, &feat);
-                __m512i off = _mm512_add_epi32(
-                    _mm512_slli_epi32(_mm512_and_si512(feat, fmask), shift), lane[v]);
+                __m512i off = _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(feat, fmask), shift), lane[v]);
                 __mmask16 r = avx512_right(_mm512_i32gather_ps(off, xt, 4), thr, feat);
                 __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[g][v], k[g][v]), one);
                 k[g][v] = _mm512_mask_add_epi32(k2, r, k2, one);
@@ -426,9 +412,8 @@ avx512_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
     __m512i lane[AVX512_V];
     __m512 acc[AVX512_V];
     for (int v = 0; v < V; v++) {
-        lane[v] = _mm512_add_epi32(
-            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-            _mm512_set1_epi32(16 * v));
+        lane[v] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                   _mm512_set1_epi32(16 * v));
         acc[v] = _mm512_set1_ps(f->base_score);
     }
     int t = 0;
@@ -442,9 +427,8 @@ avx512_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
 
 /* As avx2_block: rows [0, n), n <= AVX512_ROWS, through a column-major
  * block. */
-__attribute__((target("avx512f"))) static void avx512_block(const ps_forest_t *f, const float *x,
-                                                           size_t n, size_t stride, float *xt,
-                                                           double *out)
+__attribute__((target("avx512f"))) static void avx512_block(const ps_forest_t *f, const float *x, size_t n,
+                                                            size_t stride, float *xt, double *out)
 {
     int V = n > 32 && AVX512_V == 4 ? 4 : n > 16 && AVX512_V >= 2 ? 2 : 1;
     float res[AVX512_ROWS];
@@ -482,15 +466,14 @@ __attribute__((target("avx512f"))) static double avx512_row(const ps_forest_t *f
                 __m512 thr;
                 __m512i feat;
                 avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
-                __mmask16 r = avx512_right(_mm512_i32gather_ps(_mm512_and_si512(feat, fmask), x, 4),
-                                           thr, feat);
+                __mmask16 r = avx512_right(_mm512_i32gather_ps(_mm512_and_si512(feat, fmask), x, 4), thr, feat);
                 __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[v], k[v]), one);
                 k[v] = _mm512_mask_add_epi32(k2, r, k2, one);
             }
         /* Leaf of tree u at pleaf + u * (I + 1) + k - I = tb + u + k - I. */
         for (int v = 0; v < 4; v++) {
-            __m512i li = _mm512_add_epi32(_mm512_add_epi32(tb[v], k[v]),
-                                          _mm512_sub_epi32(tree[v], _mm512_set1_epi32(I)));
+            __m512i li =
+                _mm512_add_epi32(_mm512_add_epi32(tb[v], k[v]), _mm512_sub_epi32(tree[v], _mm512_set1_epi32(I)));
             _mm512_storeu_ps(leaf + 16 * v, _mm512_i32gather_ps(li, f->pleaf, 4));
         }
         for (int g = 0; g < 64; g++)
@@ -516,8 +499,7 @@ __attribute__((target("avx2"))) static double avx2_row(const ps_forest_t *f, con
         __m256i k[AVX2_ROW_V], tb[AVX2_ROW_V];
         for (int v = 0; v < AVX2_ROW_V; v++) {
             k[v] = _mm256_setzero_si256();
-            tb[v] = _mm256_mullo_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)),
-                                       _mm256_set1_epi32(I));
+            tb[v] = _mm256_mullo_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)), _mm256_set1_epi32(I));
         }
         for (int d = 0; d < D; d++)
             for (int v = 0; v < AVX2_ROW_V; v++) {
@@ -525,15 +507,13 @@ __attribute__((target("avx2"))) static double avx2_row(const ps_forest_t *f, con
                 __m256i feat;
                 avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
                 __m256 xv = _mm256_i32gather_ps(x, _mm256_and_si256(feat, fmask), 4);
-                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one),
-                                        avx2_right(xv, thr, feat));
+                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(xv, thr, feat));
             }
         /* Leaf of tree t + i at pleaf + (t + i) * (I + 1) + k - I = tb + (t + i) + k - I. */
         for (int v = 0; v < AVX2_ROW_V; v++) {
             __m256i li = _mm256_add_epi32(
                 _mm256_add_epi32(tb[v], k[v]),
-                _mm256_sub_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)),
-                                 _mm256_set1_epi32(I)));
+                _mm256_sub_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)), _mm256_set1_epi32(I)));
             _mm256_storeu_ps(leaf + 8 * v, _mm256_i32gather_ps(f->pleaf, li, 4));
         }
         for (int g = 0; g < 8 * AVX2_ROW_V; g++)
@@ -556,8 +536,8 @@ __attribute__((target("avx2"))) static double avx2_row(const ps_forest_t *f, con
  */
 #define SIMD_LANES 16
 
-__attribute__((target("avx512f"))) static inline __m512i
-simd_step(const float *nf, const int32_t *ni, __m512i idx, const float *x, __m512i row_off)
+__attribute__((target("avx512f"))) static inline __m512i simd_step(const float *nf, const int32_t *ni, __m512i idx,
+                                                                   const float *x, __m512i row_off)
 {
     const __m512i one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
     __m512i w = _mm512_slli_epi32(idx, 2);
@@ -572,8 +552,7 @@ simd_step(const float *nf, const int32_t *ni, __m512i idx, const float *x, __m51
     return _mm512_mask_add_epi32(left, ge | (missing & mr), left, one);
 }
 
-__attribute__((target("avx512f"))) static inline __m512
-simd_leaf(const float *nf, __m512i idx)
+__attribute__((target("avx512f"))) static inline __m512 simd_leaf(const float *nf, __m512i idx)
 {
     __m512i w = _mm512_add_epi32(_mm512_slli_epi32(idx, 2), _mm512_set1_epi32(3));
     return _mm512_i32gather_ps(w, nf, 4);
@@ -584,8 +563,8 @@ simd_leaf(const float *nf, __m512i idx)
  * the caller checks that SIMD_ROWS * stride fits. */
 #define SIMD_VECS 4
 #define SIMD_ROWS (SIMD_VECS * SIMD_LANES)
-__attribute__((target("avx512f"))) static void
-simd_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
+__attribute__((target("avx512f"))) static void simd_block(const ps_forest_t *f, const float *x, size_t stride,
+                                                          double *out)
 {
     const float *nf = (const float *)f->nodes;
     const int32_t *ni = (const int32_t *)f->nodes;
@@ -593,8 +572,8 @@ simd_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
     __m512 acc[SIMD_VECS];
     __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for (int v = 0; v < SIMD_VECS; v++) {
-        row_off[v] = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * v)),
-                                        _mm512_set1_epi32((int32_t)stride));
+        row_off[v] =
+            _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * v)), _mm512_set1_epi32((int32_t)stride));
         acc[v] = _mm512_set1_ps(f->base_score);
     }
     for (int t = 0; t < f->n_trees; t++) {
@@ -609,8 +588,8 @@ simd_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
     }
     for (int v = 0; v < SIMD_VECS; v++) {
         _mm512_storeu_pd(out + 16 * v, _mm512_cvtps_pd(_mm512_castps512_ps256(acc[v])));
-        _mm512_storeu_pd(out + 16 * v + 8, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                                _mm512_extractf64x4_pd(_mm512_castps_pd(acc[v]), 1))));
+        _mm512_storeu_pd(out + 16 * v + 8,
+                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[v]), 1))));
     }
 }
 
@@ -650,16 +629,14 @@ __attribute__((target("avx512f"))) static double simd_row(const ps_forest_t *f, 
 
 /* The AVX2 or AVX-512 block kernel over rows [0, n) in blocks of AVX2_ROWS. */
 #if HAVE_X86
-static void block_rows(const ps_forest_t *f, int kernel, const float *x, size_t n, size_t stride,
-                       double *out)
+static void block_rows(const ps_forest_t *f, int kernel, const float *x, size_t n, size_t stride, double *out)
 {
     size_t nf = (size_t)f->n_features, need = BLOCK_MAX_ROWS * (nf ? nf : 1);
     float stack[BLOCK_MAX_ROWS * 256];
     float *xt = need <= PS_ARRAY_LEN(stack) ? stack : ps_malloc(need * sizeof *xt);
     if (!xt) { /* out of memory for the block: the scalar kernel needs none */
         for (size_t i = 0; i < n; i += BLOCK_ROWS)
-            predict_partial_block(f, x + i * stride, n - i < BLOCK_ROWS ? n - i : BLOCK_ROWS,
-                                  stride, out + i);
+            predict_partial_block(f, x + i * stride, n - i < BLOCK_ROWS ? n - i : BLOCK_ROWS, stride, out + i);
         return;
     }
     size_t rows = kernel == PS_FOREST_AVX512 ? AVX512_ROWS : AVX2_ROWS;
@@ -800,8 +777,7 @@ int ps_forest_set_kernel(ps_forest_t *f, int kernel)
             if (strcmp(env, ps_forest_kernel_name(k)) == 0 && kernel_available(f, k))
                 kernel = k;
     } else if (!kernel_available(f, kernel)) {
-        kernel = best_kernel(f) == PS_FOREST_SCALAR || kernel < PS_FOREST_SCALAR ||
-                         kernel > PS_FOREST_AVX512
+        kernel = best_kernel(f) == PS_FOREST_SCALAR || kernel < PS_FOREST_SCALAR || kernel > PS_FOREST_AVX512
                      ? PS_FOREST_SCALAR
                      : kernel;
         if (!kernel_available(f, kernel))
@@ -859,8 +835,7 @@ static int get_number_string(const cJSON *j, const char *what, double *out)
     char *end;
     *out = strtod(j->valuestring, &end);
     if (end == j->valuestring || *end != '\0')
-        return ps_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what,
-                        j->valuestring);
+        return ps_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what, j->valuestring);
     return 0;
 }
 
@@ -873,8 +848,8 @@ static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
         return NULL;
     }
     if (cJSON_GetArraySize(a) != n) {
-        ps_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key,
-                 cJSON_GetArraySize(a), n);
+        ps_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key, cJSON_GetArraySize(a),
+                 n);
         return NULL;
     }
     return a;
@@ -1033,8 +1008,8 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
     rc = s.xn && s.right && s.depth && s.order && s.has_parent ? 0 : PS_E_NOMEM;
     const cJSON *el = j.lc->child, *er = j.rc->child, *ei = j.si->child, *ec = j.sc->child, *ed = j.dl->child,
                 *es = j.st ? j.st->child : NULL;
-    for (int i = 0; i < n && !rc; i++, el = el->next, er = er->next, ei = ei->next, ec = ec->next, ed = ed->next,
-             es = es ? es->next : NULL)
+    for (int i = 0; i < n && !rc;
+         i++, el = el->next, er = er->next, ei = ei->next, ec = ec->next, ed = ed->next, es = es ? es->next : NULL)
         rc = read_node(f, t, i, n, el, er, ei, ec, ed, es, &s);
     if (!rc)
         lay_out(f, t, n, &s, n_nodes);
@@ -1050,8 +1025,8 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
  * prediction and base_score enters the sum as it is written. */
 static int identity_objective(const char *name)
 {
-    static const char *const ok[] = {"reg:squarederror", "reg:squaredlogerror",
-                                     "reg:pseudohubererror", "reg:absoluteerror"};
+    static const char *const ok[] = {"reg:squarederror", "reg:squaredlogerror", "reg:pseudohubererror",
+                                     "reg:absoluteerror"};
     for (size_t i = 0; i < PS_ARRAY_LEN(ok); i++)
         if (strcmp(name, ok[i]) == 0)
             return 1;
@@ -1072,8 +1047,10 @@ static int load_model(ps_forest_t *f, const cJSON *root)
     if (!cJSON_IsString(obj))
         return ps_error(PS_E_INPUT, "XGBoost model: learner.objective.name is missing");
     if (!identity_objective(obj->valuestring))
-        return ps_error(PS_E_INPUT, "XGBoost model: objective %s is not a regression with "
-                        "identity link", obj->valuestring);
+        return ps_error(PS_E_INPUT,
+                        "XGBoost model: objective %s is not a regression with "
+                        "identity link",
+                        obj->valuestring);
 
     const cJSON *gb = get_path(root, k_gb, 2);
     const cJSON *gbname = cJSON_GetObjectItemCaseSensitive(gb, "name");
@@ -1083,10 +1060,8 @@ static int load_model(ps_forest_t *f, const cJSON *root)
 
     const cJSON *lmp = get_path(root, k_lmp, 2);
     double base, nf, ncls = 0;
-    if (get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "base_score"), "base_score",
-                          &base) ||
-        get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "num_feature"), "num_feature",
-                          &nf))
+    if (get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "base_score"), "base_score", &base) ||
+        get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "num_feature"), "num_feature", &nf))
         return PS_E_INPUT;
     const cJSON *nc = cJSON_GetObjectItemCaseSensitive(lmp, "num_class");
     if (nc && get_number_string(nc, "num_class", &ncls))
@@ -1177,8 +1152,7 @@ int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out)
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root)
-        return ps_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld",
-                        (long)(end ? end - json : 0));
+        return ps_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld", (long)(end ? end - json : 0));
     ps_forest_t *f = ps_calloc(1, sizeof *f);
     int rc = f ? load_model(f, root) : PS_E_NOMEM;
     cJSON_Delete(root);

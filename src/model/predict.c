@@ -60,10 +60,7 @@
 
 static const char *const compose_names[PS_COMPOSE_COUNT] = {"index", "overlap"};
 
-const char *ps_compose_name(ps_compose_t c)
-{
-    return (int)c >= 0 && c < PS_COMPOSE_COUNT ? compose_names[c] : "?";
-}
+const char *ps_compose_name(ps_compose_t c) { return (int)c >= 0 && c < PS_COMPOSE_COUNT ? compose_names[c] : "?"; }
 
 int ps_compose_from_name(const char *name, ps_compose_t *out)
 {
@@ -88,8 +85,8 @@ static void window_range(int start, int len, int n, int k, int *ws, int *wl)
 
 /* Build the features of every window pair of query q into rows starting at
  * x + row0 * nf. Solo times of the windows go to wh[nh], wl[nl]. */
-static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl,
-                       float *xh, float *xl, double *wh, double *wl)
+static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl, float *xh,
+                       float *xl, double *wh, double *wl)
 {
     size_t nf = (size_t)m->layout.n_features;
     ps_query_t w = *q;
@@ -106,8 +103,8 @@ static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
     return PS_OK;
 }
 
-static void compose_index(int nh, int nl, const double *lh, const double *ll, const double *wh,
-                          const double *wl, double *th, double *tl)
+static void compose_index(int nh, int nl, const double *lh, const double *ll, const double *wh, const double *wl,
+                          double *th, double *tl)
 {
     *th = 0;
     *tl = 0;
@@ -139,8 +136,8 @@ static double contended(double w, double d, double d_other)
 }
 
 /* One side's update: new window times from the overlap-weighted progress. */
-static double relax(int n, const double *w, double *d, int n_other, const double *d_other,
-                    const double *kappa, int stride_i, int stride_j)
+static double relax(int n, const double *w, double *d, int n_other, const double *d_other, const double *kappa,
+                    int stride_i, int stride_j)
 {
     double change = 0, a = 0;
     for (int i = 0; i < n; i++) {
@@ -166,8 +163,8 @@ static double relax(int n, const double *w, double *d, int n_other, const double
     return change;
 }
 
-static int compose_overlap(int nh, int nl, const double *lh, const double *ll, const double *wh,
-                           const double *wl, double *th, double *tl)
+static int compose_overlap(int nh, int nl, const double *lh, const double *ll, const double *wh, const double *wl,
+                           double *th, double *tl)
 {
     if (nh == 1 && nl == 1) {
         compose_index(nh, nl, lh, ll, wh, wl, th, tl);
@@ -214,8 +211,8 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
     return PS_OK;
 }
 
-int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
-                       const double *wh, const double *wl, double *t_hp, double *t_lp)
+int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
+                       const double *wl, double *t_hp, double *t_lp)
 {
     if (method == PS_COMPOSE_INDEX) {
         compose_index(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
@@ -230,11 +227,10 @@ static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
     if (!q->gpu || strcmp(ps_gpu_canonical(q->gpu), m->gpu) != 0)
         return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
-        return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,
-                        q->lp_tpcs);
+        return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs, q->lp_tpcs);
     if (gpu_tpcs > 0 && q->hp_tpcs + q->lp_tpcs > gpu_tpcs)
-        return ps_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s",
-                        q->hp_tpcs, q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
+        return ps_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s", q->hp_tpcs,
+                        q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
     if (q->hp_len < 1 || q->lp_len < 1)
         return ps_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
     /* A segment past its model's end is refused here, before its windows
@@ -282,8 +278,8 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 
 /* One slice of queries [0, n), n >= 1, on the calling thread: features,
  * regressors, composition. first is the index of q[0] in the caller's batch. */
-static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                         size_t first, ps_compose_t method, double *oh, double *ol, double *sh, double *sl)
+static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, size_t first,
+                         ps_compose_t method, double *oh, double *ol, double *sh, double *sl)
 {
     size_t nf = (size_t)m->layout.n_features;
     int W = m->layout.window;
@@ -373,13 +369,12 @@ static int run_slice(const batch_t *b, size_t s)
     size_t at = s * b->per;
     if (at >= b->n)
         return PS_OK;
-    return predict_slice(b->m, b->ops, b->q + at, b->n - at < b->per ? b->n - at : b->per, at, b->method,
-                         b->oh + at, b->ol + at, b->sh ? b->sh + at : NULL, b->sl ? b->sl + at : NULL);
+    return predict_slice(b->m, b->ops, b->q + at, b->n - at < b->per ? b->n - at : b->per, at, b->method, b->oh + at,
+                         b->ol + at, b->sh ? b->sh + at : NULL, b->sl ? b->sl + at : NULL);
 }
 
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
-                        double *out_lp_solo_ns)
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
+                        double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns, double *out_lp_solo_ns)
 {
     if (!m || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
         return ps_error(PS_E_ARG, "ps_model_predict: NULL argument");
@@ -434,8 +429,8 @@ int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query
     return rc;
 }
 
-int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                     double *out_hp_ns, double *out_lp_ns)
+int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                     double *out_lp_ns)
 {
     return ps_model_predict_ex(m, ops, q, n, PS_COMPOSE_OVERLAP, out_hp_ns, out_lp_ns, NULL, NULL);
 }

@@ -60,8 +60,7 @@ static int check_params(const ps_train_params_t *p)
             return ps_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
     if (!(p->subsample > 0 && p->subsample <= 1))
         return ps_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
-    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 ||
-        p->adapt_depth > 20)
+    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 || p->adapt_depth > 20)
         return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 0..20");
     if (p->max_rounds > MAX_ROUNDS || p->early_stopping > MAX_ROUNDS || p->adapt_rounds > MAX_ROUNDS)
         return ps_error(PS_E_ARG, "max_rounds, early_stopping and adapt_rounds must be <= %d", MAX_ROUNDS);
@@ -156,9 +155,9 @@ typedef struct {
     int side, nthread;
     const size_t *idx; /* the split's rows */
     size_t n, pos;
-    float *x, *y;      /* the chunk: [FEED_ROWS * n_features], [FEED_ROWS] */
+    float *x, *y; /* the chunk: [FEED_ROWS * n_features], [FEED_ROWS] */
     DMatrixHandle proxy;
-    int rc;            /* the first failure; the iterator then ends early */
+    int rc; /* the first failure; the iterator then ends early */
 } feed_t;
 
 static int feed_next(DataIterHandle h)
@@ -197,15 +196,12 @@ static int feed_next(DataIterHandle h)
     return 1;
 }
 
-static void feed_reset(DataIterHandle h)
-{
-    ((feed_t *)h)->pos = 0;
-}
+static void feed_reset(DataIterHandle h) { ((feed_t *)h)->pos = 0; }
 
 /* The quantized training matrix of one side (see feed_t); the chunk buffers
  * are freed before it is returned, ahead of boosting. */
-static int make_quantile_dmatrix(const ps_dataset_t *d, const ps_ops_t *ops, int side, const size_t *idx,
-                                 size_t n, int nthread, DMatrixHandle *out)
+static int make_quantile_dmatrix(const ps_dataset_t *d, const ps_ops_t *ops, int side, const size_t *idx, size_t n,
+                                 int nthread, DMatrixHandle *out)
 {
     *out = NULL;
     size_t nf = (size_t)d->layout.n_features;
@@ -218,8 +214,7 @@ static int make_quantile_dmatrix(const ps_dataset_t *d, const ps_ops_t *ops, int
     char config[128];
     /* XGBoost's JSON reads NaN; max_bin is the booster's default (256). */
     snprintf(config, sizeof config, "{\"missing\": NaN, \"nthread\": %d, \"max_bin\": 256}", nthread);
-    if (rc == PS_OK &&
-        XGQuantileDMatrixCreateFromCallback(&f, f.proxy, NULL, feed_reset, feed_next, config, out) != 0)
+    if (rc == PS_OK && XGQuantileDMatrixCreateFromCallback(&f, f.proxy, NULL, feed_reset, feed_next, config, out) != 0)
         rc = f.rc != PS_OK ? f.rc : ps_xgb_error("creating the quantized training matrix");
     if (rc == PS_OK && f.rc != PS_OK)
         rc = f.rc;
@@ -301,7 +296,7 @@ static double booster_mape(const ps_feature_layout_t *l, BoosterHandle b, int si
 typedef struct {
     const ps_train_params_t *p;
     const ps_feature_layout_t *l;
-    const ps_dataset_t *d;   /* lean: the training split is fed by index */
+    const ps_dataset_t *d; /* lean: the training split is fed by index */
     const ps_ops_t *ops;
     const size_t *train_idx; /* rows of the training split */
     size_t n_train;
@@ -311,8 +306,8 @@ typedef struct {
 
 /* Train one regressor at one grid point with early stopping; *out holds the
  * rounds up to the best validation RMSE. */
-static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid, double base_score,
-                     int depth, double eta, BoosterHandle *out)
+static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid, double base_score, int depth,
+                     double eta, BoosterHandle *out)
 {
     *out = NULL;
     BoosterHandle b = NULL, best_b = NULL;
@@ -429,13 +424,9 @@ static int check_gpu(const ps_dataset_t *d, const char *gpu)
     return PS_OK;
 }
 
-static int resolve_nthread(int nthread)
-{
-    return nthread > 0 ? nthread : 0;
-}
+static int resolve_nthread(int nthread) { return nthread > 0 ? nthread : 0; }
 
-int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
-                   ps_model_t **out)
+int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params, ps_model_t **out)
 {
     *out = NULL;
     ps_train_params_t p = params ? *params : ps_train_default_params();
@@ -466,8 +457,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
         goto done;
     }
     if (d->n_skipped)
-        ps_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out",
-               d->n_skipped, l.window);
+        ps_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out", d->n_skipped,
+               l.window);
     if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
         goto done;
     if (!(train_idx = ps_malloc(d->n * sizeof *train_idx))) {
@@ -480,13 +471,17 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     if ((rc = subset_make(d, ops, PS_SPLIT_VALID, &va)) != PS_OK)
         goto done;
     if (n_train == 0 || va.n == 0) {
-        rc = ps_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)",
-                      d->n_experiments);
+        rc = ps_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)", d->n_experiments);
         goto done;
     }
     if ((rc = ps_model_alloc(&l, d->rows[0]->gpu, &m)) != PS_OK)
         goto done;
-    train_ctx_t c = {.p = &p, .l = &l, .d = d, .ops = ops, .train_idx = train_idx, .n_train = n_train,
+    train_ctx_t c = {.p = &p,
+                     .l = &l,
+                     .d = d,
+                     .ops = ops,
+                     .train_idx = train_idx,
+                     .n_train = n_train,
                      .nthread = resolve_nthread(p.nthread)};
     c.total = 2.0 * p.n_depths * p.n_etas * p.max_rounds;
     for (int side = 0; side < 2 && rc == PS_OK; side++)
@@ -566,8 +561,8 @@ static const int adapt_depths[] = {1, 2, 3};
  * latency MAPE on its validation and test splits (held-out experiments of
  * the new data, never an evaluation's test set). Fewer than
  * ADAPT_CHOICE_MIN_EXPERIMENTS experiments: depth 1, the shallowest. */
-static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const ps_train_params_t *p,
-                              int nthread, int side, int *depth)
+static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const ps_train_params_t *p, int nthread,
+                              int side, int *depth)
 {
     *depth = adapt_depths[0];
     if (d->n_experiments < ADAPT_CHOICE_MIN_EXPERIMENTS)
@@ -608,8 +603,8 @@ static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const 
     return rc;
 }
 
-int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
-                   const ps_train_params_t *params, ps_model_t **out)
+int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                   ps_model_t **out)
 {
     *out = NULL;
     ps_train_params_t p = params ? *params : ps_train_default_params();
@@ -628,8 +623,7 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     memset(&all, 0, sizeof all);
     DMatrixHandle dm[2] = {NULL, NULL};
     if (d->n == 0) {
-        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators",
-                      m->layout.window);
+        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", m->layout.window);
         goto done;
     }
     if ((rc = check_gpu(d, m->gpu)) != PS_OK || (rc = subset_make(d, ops, -1, &all)) != PS_OK ||

@@ -263,6 +263,8 @@ TABLE_FUNCS(ps_colocations_t, ps_colocation_row_t, ps_colocations, PS_TABLE_COLO
 
 size_t ps_ops_rows(const ps_ops_t *t) { return t ? t->n : 0; }
 size_t ps_coexec_rows(const ps_coexec_t *t) { return t ? t->n : 0; }
+size_t ps_workloads_rows(const ps_workloads_t *t) { return t ? t->n : 0; }
+size_t ps_colocations_rows(const ps_colocations_t *t) { return t ? t->n : 0; }
 
 /* ------------------------------------------------------------------------ */
 /* ops.csv: keys, operator indices, groups                                   */
