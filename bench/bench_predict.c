@@ -38,9 +38,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+/* CPU seconds of the process, all threads: on a machine shared with other
+ * work, the figure their load does not inflate (at 1 thread it is the time
+ * on the CPU; at 2, the sum over both, spinning included). */
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Fastest wall and CPU seconds of the repetitions of a cell. */
+typedef struct {
+    double wall, cpu;
+} times_t;
 
 typedef struct {
     int trees, depth, rows, features, reps;
@@ -77,8 +94,7 @@ static void make_target(const float *x, size_t n, int nf, float *y)
         for (int j = 0; j < k; j++) {
             double v = isnan(r[j]) ? 0 : r[j];
             double w = isnan(r[(j + 1) % k]) ? 0 : r[(j + 1) % k];
-            s += (j % 3 == 0 ? sin(2 * v) : j % 3 == 1 ? (v > 0.1 * (j % 7) ? 1 : -1) : v * w) /
-                 (1 + j % 5);
+            s += (j % 3 == 0 ? sin(2 * v) : j % 3 == 1 ? (v > 0.1 * (j % 7) ? 1 : -1) : v * w) / (1 + j % 5);
         }
         y[i] = (float)s;
     }
@@ -95,37 +111,38 @@ static void set_threads(BoosterHandle b, int t)
 }
 
 /* Seconds per row of the fastest of reps passes over `total` rows in calls of
- * `batch` rows. */
-static double time_ours(const ps_forest_t *f, const float *x, size_t total, size_t batch, int nf,
-                        double *out, int reps)
+ * `batch` rows, by the wall clock and by CPU time. */
+static times_t time_ours(const ps_forest_t *f, const float *x, size_t total, size_t batch, int nf, double *out,
+                         int reps)
 {
-    double best = 1e30;
+    times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
-        double t0 = ps_now();
+        double t0 = ps_now(), c0 = cpu_now();
         for (size_t i = 0; i + batch <= total; i += batch)
             ps_forest_predict(f, x + i * (size_t)nf, batch, (size_t)nf, out + i);
-        double dt = (ps_now() - t0) / (double)(total / batch * batch);
-        if (dt < best)
-            best = dt;
+        double rows = (double)(total / batch * batch);
+        double dt = (ps_now() - t0) / rows, dc = (cpu_now() - c0) / rows;
+        best.wall = dt < best.wall ? dt : best.wall;
+        best.cpu = dc < best.cpu ? dc : best.cpu;
     }
     return best;
 }
 
-static double time_xgb(BoosterHandle b, const float *x, size_t total, size_t batch, int nf,
-                       float *out, int reps)
+static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t batch, int nf, float *out, int reps)
 {
-    double best = 1e30;
+    times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
-        double t0 = ps_now();
+        double t0 = ps_now(), c0 = cpu_now();
         for (size_t i = 0; i + batch <= total; i += batch) {
             const float *p = xh_predict(b, x + i * (size_t)nf, batch, nf);
             if (!p)
-                return -1;
+                return (times_t){-1, -1};
             memcpy(out + i, p, batch * sizeof *p);
         }
-        double dt = (ps_now() - t0) / (double)(total / batch * batch);
-        if (dt < best)
-            best = dt;
+        double rows = (double)(total / batch * batch);
+        double dt = (ps_now() - t0) / rows, dc = (cpu_now() - c0) / rows;
+        best.wall = dt < best.wall ? dt : best.wall;
+        best.cpu = dc < best.cpu ? dc : best.cpu;
     }
     return best;
 }
@@ -158,8 +175,8 @@ static int e2e_features(e2e_t *c, const ps_query_t *q, size_t n)
     int rc = 0;
 #pragma omp parallel for schedule(static) if (n >= 256) reduction(| : rc)
     for (long i = 0; i < (long)n; i++)
-        rc |= ps_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf,
-                                     c->xl + (size_t)i * nf, NULL, NULL);
+        rc |= ps_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf, NULL,
+                                     NULL);
     return rc;
 }
 
@@ -185,18 +202,19 @@ static int e2e_forest(e2e_t *c, const ps_query_t *q, size_t n)
 }
 
 /* Seconds per query, fastest of reps passes over total queries in calls of
- * batch; negative on error. */
-static double time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, size_t batch,
-                       int reps)
+ * batch, wall and CPU; negative on error. */
+static times_t time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, size_t batch, int reps)
 {
-    double best = 1e30;
+    times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
-        double t0 = ps_now();
+        double t0 = ps_now(), c0 = cpu_now();
         for (size_t i = 0; i + batch <= total; i += batch)
             if (fn(c, q + i, batch))
-                return -1;
-        double dt = (ps_now() - t0) / (double)(total / batch * batch);
-        best = dt < best ? dt : best;
+                return (times_t){-1, -1};
+        double n = (double)(total / batch * batch);
+        double dt = (ps_now() - t0) / n, dc = (cpu_now() - c0) / n;
+        best.wall = dt < best.wall ? dt : best.wall;
+        best.cpu = dc < best.cpu ? dc : best.cpu;
     }
     return best;
 }
@@ -237,8 +255,7 @@ static int end_to_end(const options_t *o)
             goto fail;
     printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), "
            "model trained in %.1f s: %d features, HP %d trees, LP %d trees, depth %d\n",
-           o->campaign, cx->n, t_sim, t_train, info.n_features, info.n_trees[0],
-           info.n_trees[1], info.depth[0]);
+           o->campaign, cx->n, t_sim, t_train, info.n_features, info.n_trees[0], info.n_trees[1], info.depth[0]);
 
     /* Queries: the campaign's co-executions over and over. */
     size_t nf = (size_t)info.n_features;
@@ -253,9 +270,8 @@ static int end_to_end(const options_t *o)
         goto fail;
     for (size_t i = 0; i < N_QUERIES; i++) {
         const ps_coexec_row_t *r = &cx->rows[(i * 7919) % cx->n];
-        q[i] = (ps_query_t){r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len,
-                            r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->hp_tpcs,
-                            r->lp_tpcs};
+        q[i] = (ps_query_t){r->gpu,      r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->lp_model,
+                            r->lp_batch, r->lp_start, r->lp_len,   r->hp_tpcs,  r->lp_tpcs};
     }
     c.m = m;
     c.ops = ops;
@@ -280,9 +296,11 @@ static int end_to_end(const options_t *o)
 
     static const size_t batches[] = {1, 1000, 100000};
     /* model/xgb: ps_model_predict end to end against features + XGBoost's
-     * predictor on the same boosters; speedup: xgb against our forests. */
-    printf("%7s %7s %13s %13s %13s %13s %9s %8s\n", "batch", "threads", "model us/q", "feat us/q",
-           "feat+xgb us/q", "feat+ours us/q", "model/xgb", "speedup");
+     * predictor on the same boosters; speedup: xgb against our forests. Wall
+     * clock, then CPU time (see cpu_now). */
+    printf("kernel: %s; per query (both sides), wall | cpu\n", ps_forest_kernel_name(ps_forest_kernel(c.forest[0])));
+    printf("%7s %7s %11s %11s %11s %11s %8s %8s | %11s %11s %11s %8s\n", "batch", "threads", "model us/q", "feat us/q",
+           "feat+xgb", "feat+ours", "model/x", "speedup", "cpu model", "cpu x", "cpu ours", "speedup");
     for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++)
         for (int th = 1; th <= 2; th++) {
             size_t batch = batches[k], total = batch == 1 ? 2000 : N_QUERIES;
@@ -293,14 +311,16 @@ static int end_to_end(const options_t *o)
             snprintf(nt, sizeof nt, "%d", th);
             for (int s = 0; s < 2; s++)
                 XGBoosterSetParam(m->booster[s], "nthread", nt);
-            double t_model = time_e2e(e2e_model, &c, q, total, batch, o->reps);
-            double t_feat = time_e2e(e2e_features, &c, q, total, batch, o->reps);
-            double t_xgb = time_e2e(e2e_xgb, &c, q, total, batch, o->reps);
-            double t_ours = time_e2e(e2e_forest, &c, q, total, batch, o->reps);
-            if (t_model < 0 || t_feat < 0 || t_xgb < 0 || t_ours < 0)
+            times_t t_model = time_e2e(e2e_model, &c, q, total, batch, o->reps);
+            times_t t_feat = time_e2e(e2e_features, &c, q, total, batch, o->reps);
+            times_t t_xgb = time_e2e(e2e_xgb, &c, q, total, batch, o->reps);
+            times_t t_ours = time_e2e(e2e_forest, &c, q, total, batch, o->reps);
+            if (t_model.wall < 0 || t_feat.wall < 0 || t_xgb.wall < 0 || t_ours.wall < 0)
                 goto fail;
-            printf("%7zu %7d %13.3f %13.3f %13.3f %13.3f %9.2f %7.1fx\n", batch, th, 1e6 * t_model,
-                   1e6 * t_feat, 1e6 * t_xgb, 1e6 * t_ours, t_model / t_xgb, t_xgb / t_ours);
+            printf("%7zu %7d %11.3f %11.3f %11.3f %11.3f %8.2f %7.1fx | %11.3f %11.3f %11.3f %7.1fx\n", batch, th,
+                   1e6 * t_model.wall, 1e6 * t_feat.wall, 1e6 * t_xgb.wall, 1e6 * t_ours.wall,
+                   t_model.wall / t_xgb.wall, t_xgb.wall / t_ours.wall, 1e6 * t_model.cpu, 1e6 * t_xgb.cpu,
+                   1e6 * t_ours.cpu, t_xgb.cpu / t_ours.cpu);
             fflush(stdout);
         }
     rc = 0;
@@ -381,18 +401,15 @@ int main(int argc, char **argv)
     }
     double t_flat = ps_now() - t0;
     if (ps_forest_n_features(f) > nf) {
-        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n",
-                ps_forest_n_features(f), nf);
+        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n", ps_forest_n_features(f), nf);
         return 1;
     }
     if (o.load)
-        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load,
-               ps_forest_n_trees(f), nf, 100 * o.missing);
+        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load, ps_forest_n_trees(f), nf, 100 * o.missing);
     else
-        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n",
-               ps_forest_n_trees(f), o.depth, nf, o.rows, 100 * o.missing);
-    printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train,
-           1e3 * t_flat);
+        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n", ps_forest_n_trees(f),
+               o.depth, nf, o.rows, 100 * o.missing);
+    printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train, 1e3 * t_flat);
 
     /* The same numbers, or the timings mean nothing. */
     set_threads(b, 2);
@@ -408,16 +425,24 @@ int main(int argc, char **argv)
         worst = d > worst ? d : worst;
         differ += (float)ours[i] != ref[i];
     }
-    printf("agreement on %d rows: max |ours - xgboost| = %.3g, %zu rows differ in any bit\n\n",
-           N_TEST, worst, differ);
+    printf("agreement on %d rows: max |ours - xgboost| = %.3g, %zu rows differ in any bit\n\n", N_TEST, worst, differ);
 
     static const size_t batches[] = {1, 1000, 100000};
-    /* "ours" uses the AVX-512 kernels where the CPU has them; "scalar" is
-     * the portable kernel every machine runs. */
-    int simd = ps_forest_use_simd(f, 1);
-    printf("AVX-512 kernels: %s\n", simd ? "yes" : "no (CPU lacks AVX-512F)");
-    printf("%7s %7s %12s %12s %12s %9s\n", "batch", "threads", "ours us/row", "scalar us/row",
-           "xgb us/row", "speedup");
+    /* Every kernel this CPU can run, each forced; "best" is the one a new
+     * forest picks (CPUID, or PAIRSIGHT_FOREST_KERNEL), and the speedup is
+     * XGBoost's time over the best's. */
+    static const int kernels[] = {PS_FOREST_SCALAR, PS_FOREST_AVX2, PS_FOREST_AVX512};
+    int best = ps_forest_set_kernel(f, PS_FOREST_BEST), have[3];
+    printf("kernels:");
+    for (int k = 0; k < 3; k++) {
+        have[k] = ps_forest_set_kernel(f, kernels[k]) == kernels[k];
+        printf(" %s %s", ps_forest_kernel_name(kernels[k]), have[k] ? "yes" : "no (CPU lacks it)");
+    }
+    printf("; best: %s\n", ps_forest_kernel_name(best));
+    printf("us per row, wall clock | CPU time (see cpu_now); x/K: XGBoost's time over kernel K's\n");
+    printf("%7s %7s %9s %9s %9s %9s %7s %7s %7s | %9s %9s %9s %9s %7s %7s %7s\n", "batch", "threads", "scalar", "avx2",
+           "avx512", "xgb", "x/scal", "x/avx2", "x/avx512", "scalar", "avx2", "avx512", "xgb", "x/scal", "x/avx2",
+           "x/avx512");
     for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++) {
         for (int th = 1; th <= 2; th++) {
             size_t batch = batches[k];
@@ -425,13 +450,31 @@ int main(int argc, char **argv)
             size_t total = batch == 1 ? 3000 : N_TEST;
             set_threads(b, th);
             xh_predict(b, xt, batch, nf); /* warm-up */
-            double us_xgb = 1e6 * time_xgb(b, xt, total, batch, nf, ref, o.reps);
-            ps_forest_use_simd(f, 0);
-            double us_scalar = 1e6 * time_ours(f, xt, total, batch, nf, ours, o.reps);
-            ps_forest_use_simd(f, 1);
-            double us_ours = 1e6 * time_ours(f, xt, total, batch, nf, ours, o.reps);
-            printf("%7zu %7d %12.3f %12.3f %12.3f %8.1fx\n", batch, th, us_ours, us_scalar,
-                   us_xgb, us_xgb / us_ours);
+            times_t xg = time_xgb(b, xt, total, batch, nf, ref, o.reps);
+            times_t us[3] = {{0, 0}, {0, 0}, {0, 0}};
+            for (int kk = 0; kk < 3; kk++)
+                if (have[kk]) {
+                    ps_forest_set_kernel(f, kernels[kk]);
+                    us[kk] = time_ours(f, xt, total, batch, nf, ours, o.reps);
+                }
+            printf("%7zu %7d", batch, th);
+            for (int clock = 0; clock < 2; clock++) {
+                double x = 1e6 * (clock ? xg.cpu : xg.wall);
+                for (int kk = 0; kk < 3; kk++)
+                    if (have[kk])
+                        printf(" %9.3f", 1e6 * (clock ? us[kk].cpu : us[kk].wall));
+                    else
+                        printf(" %9s", "-");
+                printf(" %9.3f", x);
+                for (int kk = 0; kk < 3; kk++)
+                    if (have[kk])
+                        printf(" %6.1fx", x / (1e6 * (clock ? us[kk].cpu : us[kk].wall)));
+                    else
+                        printf(" %7s", "-");
+                if (!clock)
+                    printf(" |");
+            }
+            printf("\n");
             fflush(stdout);
         }
     }

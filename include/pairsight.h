@@ -1268,6 +1268,10 @@ typedef struct {
                                default 0 (never) */
     int fake_no_permission; /* fake backend: counters fail as without
                                profiling permission; default 0 */
+    int shard_index;        /* run only tasks i with i % shard_count ==
+                               shard_index of each campaign plan (0-based); */
+    int shard_count;        /* 0 = the whole plan (default); pinned in the
+                               database, merged with pairsight collect merge */
 } ps_collect_params_t;
 
 /** @return the defaults above. */

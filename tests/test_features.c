@@ -21,7 +21,12 @@ static ps_ops_t *make_ops(void)
         for (int i = 0; i < nops[m]; i++)
             for (int t8 = 4; t8 <= 8; t8 += 4) {
                 snprintf(name, sizeof name, "%s_op%d", models[m], i);
-                ps_op_row_t r = {.gpu = GPU, .model = models[m], .batch = 4, .op = i, .name = name, .tpcs = t8,
+                ps_op_row_t r = {.gpu = GPU,
+                                 .model = models[m],
+                                 .batch = 4,
+                                 .op = i,
+                                 .name = name,
+                                 .tpcs = t8,
                                  .intensity = PS_INTENSITY_NONE};
                 r.duration_ns = (100.0 + 10 * i + m) * 8.0 / t8;
                 double nan = NAN;
@@ -42,8 +47,16 @@ static ps_ops_t *make_ops(void)
 
 static ps_query_t query(int hp_start, int hp_len, int lp_start, int lp_len)
 {
-    ps_query_t q = {.gpu = GPU, .hp_model = "a", .hp_batch = 4, .hp_start = hp_start, .hp_len = hp_len,
-                    .lp_model = "b", .lp_batch = 4, .lp_start = lp_start, .lp_len = lp_len, .hp_tpcs = 4,
+    ps_query_t q = {.gpu = GPU,
+                    .hp_model = "a",
+                    .hp_batch = 4,
+                    .hp_start = hp_start,
+                    .hp_len = hp_len,
+                    .lp_model = "b",
+                    .lp_batch = 4,
+                    .lp_start = lp_start,
+                    .lp_len = lp_len,
+                    .hp_tpcs = 4,
                     .lp_tpcs = 8};
     return q;
 }
@@ -92,13 +105,13 @@ static void test_full_vector(void)
     CHECK_NEAR(hs, (120 + 130 + 140) * 2.0, 1e-9);
     /* LP ops 1..4 of "b" at 8 TPCs: 101 + 10 i. */
     CHECK_NEAR(ls, 111 + 121 + 131 + 141, 1e-9);
-    CHECK_NEAR(x[0], 240, 1e-3);            /* hp.op0.duration_ns */
-    CHECK_NEAR(x[1], 3000, 1e-3);           /* hp.op0.dram_bytes from the 8-TPC row */
-    CHECK_NEAR(x[2], 12, 1e-6);             /* long scoreboard */
-    CHECK_NEAR(x[5], 1, 0);                 /* present */
-    CHECK_NEAR(x[3 * 6 + 0], 0, 0);         /* slot 3 is empty */
+    CHECK_NEAR(x[0], 240, 1e-3);    /* hp.op0.duration_ns */
+    CHECK_NEAR(x[1], 3000, 1e-3);   /* hp.op0.dram_bytes from the 8-TPC row */
+    CHECK_NEAR(x[2], 12, 1e-6);     /* long scoreboard */
+    CHECK_NEAR(x[5], 1, 0);         /* present */
+    CHECK_NEAR(x[3 * 6 + 0], 0, 0); /* slot 3 is empty */
     CHECK_NEAR(x[3 * 6 + 5], 0, 0);
-    CHECK(isnan(x[96 + 1 * 6 + 1]));        /* lp op 2 of "b" has no DRAM counter */
+    CHECK(isnan(x[96 + 1 * 6 + 1])); /* lp op 2 of "b" has no DRAM counter */
     CHECK_NEAR(x[96 + 0 * 6 + 0], 111, 1e-3);
     CHECK_NEAR(x[192], 4, 0);
     CHECK_NEAR(x[193], 8, 0);
@@ -177,10 +190,20 @@ static ps_coexec_t *make_coexec(int n_exp, int runs, int reverse, int long_every
         int e = reverse ? n_exp - 1 - k : k;
         snprintf(name, sizeof name, "exp%d", e);
         for (int r = 0; r < runs; r++) {
-            ps_coexec_row_t row = {.experiment = name, .gpu = GPU, .hp_model = "a", .hp_batch = 4,
-                                   .hp_start = e % 4, .hp_len = long_every && e % long_every == 0 ? 17 : 3,
-                                   .lp_model = "b", .lp_batch = 4, .lp_start = 0, .lp_len = 2,
-                                   .hp_tpcs = 4, .lp_tpcs = 4, .hp_ns = 900 + r, .lp_ns = 500 + r};
+            ps_coexec_row_t row = {.experiment = name,
+                                   .gpu = GPU,
+                                   .hp_model = "a",
+                                   .hp_batch = 4,
+                                   .hp_start = e % 4,
+                                   .hp_len = long_every && e % long_every == 0 ? 17 : 3,
+                                   .lp_model = "b",
+                                   .lp_batch = 4,
+                                   .lp_start = 0,
+                                   .lp_len = 2,
+                                   .hp_tpcs = 4,
+                                   .lp_tpcs = 4,
+                                   .hp_ns = 900 + r,
+                                   .lp_ns = 500 + r};
             CHECK_OK(ps_coexec_append(cx, &row));
         }
     }
@@ -237,6 +260,30 @@ static void test_dataset(void)
             if (d->experiment[i] == d->experiment[i - 1])
                 CHECK(d->split[i] == d->split[i - 1]);
     }
+    /* The lean data set (training's) has every field but the vectors, and
+     * builds each sample's vectors again with the same values. */
+    ps_dataset_t *lean = NULL;
+    CHECK_OK(ps_dataset_build_lean(&l, ops, cx, 1, &lean));
+    CHECK(lean && lean->x_hp == NULL && lean->x_lp == NULL);
+    if (d && lean && lean->n == d->n) {
+        size_t nf = (size_t)l.n_features, bad = 0;
+        float *v = malloc(nf * sizeof *v);
+        for (size_t i = 0; v && i < d->n; i++) {
+            bad += lean->y_hp[i] != d->y_hp[i] || lean->y_lp[i] != d->y_lp[i] || lean->split[i] != d->split[i] ||
+                   lean->rows[i] != d->rows[i];
+            for (int side = 0; side < 2; side++) {
+                CHECK_OK(ps_dataset_features(lean, ops, i, side, v));
+                bad += memcmp(v, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + i * nf, nf * sizeof *v) != 0;
+                CHECK_OK(ps_dataset_features(d, ops, i, side, v));
+                bad += memcmp(v, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + i * nf, nf * sizeof *v) != 0;
+            }
+        }
+        CHECK(v != NULL);
+        CHECK_MSG(bad == 0, "%zu differences between the lean and the full data set", bad);
+        free(v);
+    } else
+        CHECK(lean && d && lean->n == d->n);
+    ps_dataset_free(lean);
     ps_dataset_free(d);
     ps_coexec_free(cx);
 

@@ -17,8 +17,8 @@
 /* Compares ps_forest_predict with XGBoosterPredictFromDense on n rows; returns
  * the number of rows that differ in any bit and stores the largest difference
  * relative to max(1, largest |prediction|). */
-static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const float *x, size_t n,
-                                   int nf, double *rel_diff)
+static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const float *x, size_t n, int nf,
+                                   double *rel_diff)
 {
     *rel_diff = INFINITY;
     double *ours = malloc(n * sizeof *ours);
@@ -47,8 +47,8 @@ static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const 
 
 /* Trains a booster and flattens it; returns the forest (NULL after a failed
  * check) and the booster in *b, which the caller frees (XGBoosterFree). */
-static ps_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth,
-                                 int rounds, int nthread, BoosterHandle *b)
+static ps_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth, int rounds, int nthread,
+                                 BoosterHandle *b)
 {
     *b = NULL;
     ps_forest_t *f = NULL;
@@ -68,7 +68,7 @@ static void release(ps_forest_t *f, BoosterHandle b)
 static void test_matches_xgboost_across_depths(void)
 {
     enum { NF = 24, N_TRAIN = 3000, N_TEST = 1500 };
-    static const int depths[] = {1, 3, 6, 10};
+    static const int depths[] = {1, 3, 6, 10, 14};
     float *x = malloc((size_t)N_TRAIN * NF * sizeof *x), *y = malloc(N_TRAIN * sizeof *y);
     float *xt = malloc((size_t)N_TEST * NF * sizeof *xt);
     CHECK(x && y && xt);
@@ -86,16 +86,16 @@ static void test_matches_xgboost_across_depths(void)
         if (f) {
             CHECK(ps_forest_n_trees(f) == 40);
             CHECK(ps_forest_n_features(f) == NF);
-            /* The AVX-512 kernels where the CPU has them, then the scalar ones. */
-            for (int simd = 1; simd >= 0; simd--) {
-                int on = ps_forest_use_simd(f, simd);
+            /* Every kernel this CPU has (one it lacks runs the scalar one). */
+            for (int kern = PS_FOREST_AVX512; kern >= PS_FOREST_SCALAR; kern--) {
+                int on = ps_forest_set_kernel(f, kern);
                 double rel = INFINITY;
                 size_t differ = compare_with_xgboost(b, f, xt, N_TEST, NF, &rel);
-                CHECK_MSG(rel <= 1e-5, "depth %d simd %d: relative difference %g", depths[k], on,
-                          rel);
+                CHECK_MSG(rel <= 1e-5, "depth %d kernel %s: relative difference %g", depths[k],
+                          ps_forest_kernel_name(on), rel);
                 /* We add in XGBoost's order and precision, so not one bit differs. */
-                CHECK_MSG(differ == 0, "depth %d simd %d: %zu of %d rows differ", depths[k], on,
-                          differ, N_TEST);
+                CHECK_MSG(differ == 0, "depth %d kernel %s: %zu of %d rows differ", depths[k],
+                          ps_forest_kernel_name(on), differ, N_TEST);
             }
         }
         release(f, b);
@@ -128,13 +128,13 @@ static void test_batch_sizes_and_stride(void)
     ps_forest_t *f = train_forest(x, y, N, NF, 6, 40, 1, &b);
     const float *ref = f ? xh_predict(b, x, N, NF) : NULL;
     CHECK(!f || ref != NULL);
-    for (int simd = 1; ref && simd >= 0; simd--) {
-        int on = ps_forest_use_simd(f, simd);
+    for (int kern = PS_FOREST_AVX512; ref && kern >= PS_FOREST_SCALAR; kern--) {
+        int on = ps_forest_set_kernel(f, kern);
         ps_forest_predict(f, xs, N, STRIDE, full);
         size_t bad = 0;
         for (size_t i = 0; i < N; i++)
             bad += (float)full[i] != ref[i];
-        CHECK_MSG(bad == 0, "simd %d: %zu rows differ with stride %d", on, bad, STRIDE);
+        CHECK_MSG(bad == 0, "kernel %s: %zu rows differ with stride %d", ps_forest_kernel_name(on), bad, STRIDE);
         static const size_t sizes[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 63, 64, 65, 129, 255, 256, 257};
         for (size_t k = 0; k < PS_ARRAY_LEN(sizes); k++) {
             size_t off = 7, m = sizes[k];
@@ -142,7 +142,7 @@ static void test_batch_sizes_and_stride(void)
             size_t diff = 0;
             for (size_t i = 0; i < m; i++)
                 diff += part[i] != full[off + i];
-            CHECK_MSG(diff == 0, "simd %d: batch of %zu: %zu rows differ", on, m, diff);
+            CHECK_MSG(diff == 0, "kernel %s: batch of %zu: %zu rows differ", ps_forest_kernel_name(on), m, diff);
         }
         ps_forest_predict(f, xs, 0, STRIDE, part); /* no rows: nothing to do */
     }
@@ -185,7 +185,8 @@ static void test_threads_agree(void)
     xh_synth(4, N, NF, 0.1, x, y);
     BoosterHandle b;
     ps_forest_t *f = train_forest(x, y, N, NF, 5, 20, 2, &b);
-    if (f) {
+    for (int kern = PS_FOREST_AVX512; f && kern >= PS_FOREST_SCALAR; kern--) {
+        ps_forest_set_kernel(f, kern);
 #ifdef _OPENMP
         int old = omp_get_max_threads();
         omp_set_num_threads(1);
@@ -223,33 +224,32 @@ done:
 
 /* A model written by hand in XGBoost 1.7's JSON layout, with placeholders for
  * the parts that the error tests change. */
-static char *hand_model(const char *objective, const char *booster, const char *tree0_extra,
-                        const char *left_children, const char *split_indices)
+static char *hand_model(const char *objective, const char *booster, const char *tree0_extra, const char *left_children,
+                        const char *split_indices)
 {
-    static const char fmt[] =
-        "{\"learner\": {\"objective\": {\"name\": \"%s\"},"
-        " \"learner_model_param\": {\"base_score\": \"5E-1\", \"num_class\": \"0\","
-        " \"num_feature\": \"3\"},"
-        " \"gradient_booster\": {\"name\": \"%s\", \"model\": {"
-        "  \"gbtree_model_param\": {\"num_trees\": \"2\"}, \"tree_info\": [0, 0],"
-        "  \"trees\": ["
-        /* tree 0: x1 < 0.5 (missing left) ? 1.0 : (x0 < -2 (missing right) ? 10 : 20) */
-        "   {\"tree_param\": {\"num_nodes\": \"5\", \"size_leaf_vector\": \"0\"},"
-        "    \"left_children\": %s, \"right_children\": [2, -1, 4, -1, -1],"
-        "    \"split_indices\": %s, \"split_conditions\": [0.5, 1.0, -2, 10, 20],"
-        "    \"default_left\": [1, 0, 0, 0, 0]%s},"
-        /* tree 1: a lone leaf */
-        "   {\"tree_param\": {\"num_nodes\": \"1\"}, \"left_children\": [-1],"
-        "    \"right_children\": [-1], \"split_indices\": [0], \"split_conditions\": [0.25],"
-        "    \"default_left\": [0]}]}}}}";
+    static const char fmt[] = "{\"learner\": {\"objective\": {\"name\": \"%s\"},"
+                              " \"learner_model_param\": {\"base_score\": \"5E-1\", \"num_class\": \"0\","
+                              " \"num_feature\": \"3\"},"
+                              " \"gradient_booster\": {\"name\": \"%s\", \"model\": {"
+                              "  \"gbtree_model_param\": {\"num_trees\": \"2\"}, \"tree_info\": [0, 0],"
+                              "  \"trees\": ["
+                              /* tree 0: x1 < 0.5 (missing left) ? 1.0 : (x0 < -2 (missing right) ? 10 : 20) */
+                              "   {\"tree_param\": {\"num_nodes\": \"5\", \"size_leaf_vector\": \"0\"},"
+                              "    \"left_children\": %s, \"right_children\": [2, -1, 4, -1, -1],"
+                              "    \"split_indices\": %s, \"split_conditions\": [0.5, 1.0, -2, 10, 20],"
+                              "    \"default_left\": [1, 0, 0, 0, 0]%s},"
+                              /* tree 1: a lone leaf */
+                              "   {\"tree_param\": {\"num_nodes\": \"1\"}, \"left_children\": [-1],"
+                              "    \"right_children\": [-1], \"split_indices\": [0], \"split_conditions\": [0.25],"
+                              "    \"default_left\": [0]}]}}}}";
     char *s = malloc(2048);
     if (s)
         snprintf(s, 2048, fmt, objective, booster, left_children, split_indices, tree0_extra);
     return s;
 }
 
-static ps_forest_t *load_hand(const char *objective, const char *booster, const char *extra,
-                              const char *lc, const char *si, int *rc)
+static ps_forest_t *load_hand(const char *objective, const char *booster, const char *extra, const char *lc,
+                              const char *si, int *rc)
 {
     char *s = hand_model(objective, booster, extra, lc, si);
     ps_forest_t *f = NULL;
@@ -280,27 +280,72 @@ static void test_split_semantics_on_hand_tree(void)
         {-3, 0.9f, NAN}, /* an unused missing feature changes nothing: 10 */
     };
     const double want[] = {1, 20, 10, 20, 1, 20, 10};
-    double out[PS_ARRAY_LEN(rows)];
-    /* Both the single-row and the block kernel. */
-    for (size_t i = 0; i < PS_ARRAY_LEN(rows); i++) {
-        ps_forest_predict(f, rows[i], 1, 3, &out[i]);
-        CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "row %zu: %g", i, out[i]);
+    enum { NR = PS_ARRAY_LEN(rows), REP = 5 };
+    float many[NR * REP][3];
+    for (size_t i = 0; i < NR * REP; i++)
+        memcpy(many[i], rows[i % NR], sizeof many[i]);
+    double out[NR * REP];
+    /* Every kernel, the single-row and the block paths (7 and 35 rows). */
+    for (int kern = PS_FOREST_AVX512; kern >= PS_FOREST_SCALAR; kern--) {
+        const char *name = ps_forest_kernel_name(ps_forest_set_kernel(f, kern));
+        for (size_t i = 0; i < NR; i++) {
+            ps_forest_predict(f, rows[i], 1, 3, &out[i]);
+            CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "%s row %zu: %g", name, i, out[i]);
+        }
+        ps_forest_predict(f, &rows[0][0], NR, 3, out);
+        for (size_t i = 0; i < NR; i++)
+            CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "%s row %zu: %g", name, i, out[i]);
+        ps_forest_predict(f, &many[0][0], NR * REP, 3, out);
+        for (size_t i = 0; i < NR * REP; i++)
+            CHECK_MSG(out[i] == 0.5f + (float)want[i % NR] + 0.25f, "%s block row %zu: %g", name, i, out[i]);
     }
-    ps_forest_predict(f, &rows[0][0], PS_ARRAY_LEN(rows), 3, out);
-    for (size_t i = 0; i < PS_ARRAY_LEN(rows); i++)
-        CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "row %zu: %g", i, out[i]);
     ps_forest_free(f);
     ps_forest_free(NULL);
 }
 
-static void check_refused(const char *what, const char *objective, const char *booster,
-                          const char *extra, const char *lc, const char *si, const char *needle)
+/* The kernel is picked by CPUID, can be forced by name through the
+ * environment, and falls back to the scalar one where the CPU lacks it. */
+static void test_kernel_selection(void)
+{
+    int rc;
+    ps_forest_t *f = load_hand("reg:squarederror", "gbtree", "", OK_LC, OK_SI, &rc);
+    CHECK_MSG(rc == 0, "%s", ps_last_error());
+    if (!f)
+        return;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    int avx2 = __builtin_cpu_supports("avx2") != 0, avx512 = __builtin_cpu_supports("avx512f") != 0;
+#else
+    int avx2 = 0, avx512 = 0;
+#endif
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_AVX2) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_AVX512) == (avx512 ? PS_FOREST_AVX512 : PS_FOREST_SCALAR));
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_SCALAR) == PS_FOREST_SCALAR);
+    CHECK(ps_forest_kernel(f) == PS_FOREST_SCALAR);
+    const char *old = getenv("PAIRSIGHT_FOREST_KERNEL");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("PAIRSIGHT_FOREST_KERNEL", "scalar", 1);
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == PS_FOREST_SCALAR);
+    setenv("PAIRSIGHT_FOREST_KERNEL", "avx2", 1);
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
+    unsetenv("PAIRSIGHT_FOREST_KERNEL");
+    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
+                                                      : avx2 ? PS_FOREST_AVX2
+                                                             : PS_FOREST_SCALAR));
+    CHECK(strcmp(ps_forest_kernel_name(PS_FOREST_AVX512), "avx512") == 0);
+    if (saved)
+        setenv("PAIRSIGHT_FOREST_KERNEL", saved, 1);
+    free(saved);
+    ps_forest_free(f);
+}
+
+static void check_refused(const char *what, const char *objective, const char *booster, const char *extra,
+                          const char *lc, const char *si, const char *needle)
 {
     int rc;
     ps_forest_t *f = load_hand(objective, booster, extra, lc, si, &rc);
     CHECK_MSG(rc == PS_E_INPUT && f == NULL, "%s: rc %d", what, rc);
-    CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what,
-              ps_last_error(), needle);
+    CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what, ps_last_error(), needle);
     ps_forest_free(f);
 }
 
@@ -314,8 +359,7 @@ static void test_refuses_bad_models(void)
     check_refused("one child", sq, "gbtree", "", "[1, -1, -1, -1, -1]", OK_SI, "one child");
     check_refused("short", sq, "gbtree", "", "[1, -1, 3, -1]", OK_SI, "left_children has 4");
     check_refused("feature", sq, "gbtree", "", OK_LC, "[3, 0, 0, 0, 0]", "split feature 3");
-    check_refused("categorical", sq, "gbtree", ", \"split_type\": [1, 0, 0, 0, 0]", OK_LC, OK_SI,
-                  "categorical");
+    check_refused("categorical", sq, "gbtree", ", \"split_type\": [1, 0, 0, 0, 0]", OK_LC, OK_SI, "categorical");
     check_refused("text", sq, "gbtree", "", "[1, \"a\", 3, -1, -1]", OK_SI, "not a number");
 
     ps_forest_t *f = (ps_forest_t *)1;
@@ -347,5 +391,5 @@ static void test_refuses_gblinear_booster(void)
 }
 
 TH_MAIN(TEST(test_split_semantics_on_hand_tree), TEST(test_refuses_bad_models),
-        TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride),
-        TEST(test_threads_agree), TEST(test_refuses_gblinear_booster))
+        TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride), TEST(test_threads_agree),
+        TEST(test_refuses_gblinear_booster), TEST(test_kernel_selection))

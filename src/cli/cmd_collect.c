@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 #include "collect/oplist.h"
+#include "collect/shard.h"
 #include "collect/store.h"
 #include "common/common.h"
 #include "profile/tables.h"
@@ -14,11 +15,13 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CMD "collect"
 #define MAX_TPCS 512
 #define MAX_JOBS 16
+#define MAX_DEVICES 64
 
 typedef struct {
     const char *action, *db, *model, *ops_path, *coexec_path, *file;
@@ -30,6 +33,9 @@ typedef struct {
     char job_models[MAX_JOBS][64];
     int batch, json, quiet, n_tpcs, runs, no_flush;
     int tpcs[MAX_TPCS];
+    int devices[MAX_DEVICES], n_devices;
+    int n_pos; /* merge: the source databases, pos[0..n_pos) */
+    char **pos;
     ps_collect_params_t p;
     ps_coexec_plan_t plan;
     char hp_model[64], lp_model[64];
@@ -164,8 +170,32 @@ static int fn_shares(const char *v, void *dest)
 
 static int fn_jobs(const char *v, void *dest) { return parse_jobs(v, dest); }
 
-static const char *const actions[] = {"info",    "ops",      "profile",    "counters", "coexec", "status",
-                                      "export",  "scaling",  "colocate",   "twin",     "score",  "fixed-cost"};
+static int fn_shard(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    return shard_parse(v, &o->p.shard_index, &o->p.shard_count);
+}
+
+static int fn_devices(const char *v, void *dest)
+{
+    opts_t *o = dest;
+    o->n_devices = 0;
+    for (const char *q = v; *q;) {
+        char *end;
+        long d = strtol(q, &end, 10);
+        if (end == q || d < 0 || d > 1024 || o->n_devices == MAX_DEVICES || (*end && *end != ','))
+            return -1;
+        for (int i = 0; i < o->n_devices; i++)
+            if (o->devices[i] == d)
+                return -1;
+        o->devices[o->n_devices++] = (int)d;
+        q = *end ? end + 1 : end;
+    }
+    return o->n_devices > 0 ? 0 : -1;
+}
+
+static const char *const actions[] = {"info",    "ops",      "profile", "counters", "coexec",     "status", "export",
+                                      "scaling", "colocate", "twin",    "score",    "fixed-cost", "merge"};
 static const char *const action_about[] = {
     "the GPU and the TPC counts its green contexts allow",
     "print a model's operator list (or check one with --file)",
@@ -179,20 +209,28 @@ static const char *const action_about[] = {
     "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
     "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)",
     "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)",
-    "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)"};
+    "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)",
+    "merge the campaign databases given as arguments (shards) into --db"};
 
 static const char *const examples[] = {
     "pairsight collect ops --model resnet50 --batch 8",
     "pairsight collect profile --backend fake --db out/fake.db --model resnet50 --tpcs 27,54 -q",
-    "pairsight collect export --db out/fake.db --ops out/fake_ops.csv --coexec \"\"", NULL};
+    "pairsight collect export --db out/fake.db --ops out/fake_ops.csv --coexec \"\"",
+    "pairsight collect coexec --backend fake --db out/s0.db --shard 0/2 --hp resnet50:8 --lp bert-base:8 "
+    "--experiments 10 --runs 3 -q",
+    "pairsight collect coexec --backend fake --db out/s1.db --shard 1/2 --hp resnet50:8 --lp bert-base:8 "
+    "--experiments 10 --runs 3 -q",
+    "pairsight collect merge out/s0.db out/s1.db --db out/all.db",
+    "pairsight collect coexec --backend fake --db out/dev.db --devices 0,1 --hp resnet50:8 --lp bert-base:8 "
+    "--experiments 10 --runs 3 -q",
+    NULL};
 
-static const char *const notes =
-    "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
-    "message; status, export and ops always work. scaling and colocate need the\n"
-    "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
-    "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
-    "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
-    "program, else from ../lib/pairsight/ beside it.\n";
+static const char *const notes = "Without a GPU (or in a build without CUDA) the device actions fail with a\n"
+                                 "message; status, export and ops always work. scaling and colocate need the\n"
+                                 "MPS daemon (nvidia-cuda-mps-control -d) with the cuda backend.\n"
+                                 "The cuda backend is the module libpairsight_cuda.so, loaded only by the\n"
+                                 "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
+                                 "program, else from ../lib/pairsight/ beside it.\n";
 
 static void defaults(opts_t *o)
 {
@@ -222,8 +260,7 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          "resnet50, resnet101, mobilenetv2, bert-base, llama-3.2-1b, llama-3.2-3b (ops, profile, counters, "
          "scaling; required there)"},
         {"--batch", CLI_INT, &o->batch, "N", "batch size", .lo = 1, .hi = 1 << 20},
-        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1,
-         .hi = 1 << 20},
+        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1, .hi = 1 << 20},
         {"--tpcs", CLI_FN, o, "LIST", "TPC counts, e.g. 8,16,32 or 4-52:4", .def = "every count the GPU can partition",
          .parse = fn_tpcs, .accepts = "TPC counts like 8,16,32 or 4-52:4 (at most 512)"},
         {"--warmup", CLI_INT, &o->p.warmup, "N", "untimed launches before timing", .lo = 0, .hi = 1000000},
@@ -261,11 +298,16 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          .lo = 0, .hi = 100, .flags = CLI_HI_OPEN},
         {"--no-flush", CLI_FLAG, &o->no_flush, NULL,
          "do not flush the L2 before every timed run (standalone and co-execution alike)", .flags = CLI_NODEF},
+        {"--shard", CLI_FN, o, "K/N",
+         "profile, coexec: run only the K-th (0-based) of N disjoint parts of the plan (task i with i % N == K)",
+         .def = "the whole plan", .parse = fn_shard, .accepts = "K/N with 0 <= K < N, e.g. 3/8"},
+        {"--devices", CLI_FN, o, "LIST",
+         "profile, coexec: one shard per CUDA device, run in parallel into --db.shardK-of-N, then merged into --db",
+         .def = "--device only", .parse = fn_devices, .accepts = "device ordinals like 0,1,2,3"},
         {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
          .hi = 1e9},
         {"--fake-throttle", CLI_INT, &o->p.fake_throttle, "N",
-         "fake backend: report an SM clock 20% low from timed run N on (N < 0: on run -N only)", .lo = -1e9,
-         .hi = 1e9},
+         "fake backend: report an SM clock 20% low from timed run N on (N < 0: on run -N only)", .lo = -1e9, .hi = 1e9},
         {"--fake-no-permission", CLI_FLAG, &o->p.fake_no_permission, NULL,
          "fake backend: counters fail as without profiling permission", .flags = CLI_NODEF},
         CLI_OPT_JSON(&o->json, "print the result as JSON on stdout (default: text)"),
@@ -302,7 +344,7 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
                        .opts = opts,
                        .examples = examples,
                        .notes = notes,
-                       .max_pos = 0};
+                       .max_pos = k >= 0 && strcmp(actions[k], "merge") == 0 ? -1 : 0};
     if (argc < 2 || (k < 0 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
         if (argc >= 2)
             cli_usage(&spec, stdout);
@@ -316,8 +358,13 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
                          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return 1;
     }
-    if (cli_parse(&spec, argc - 1, argv + 1, NULL, code))
+    if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
         return 1;
+    o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
+    if (o->n_devices && cli_given(&spec, "--shard")) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
+        return 1;
+    }
     if (o->runs) {
         o->p.profile_runs = o->runs;
         o->plan.runs = o->runs;
@@ -325,7 +372,6 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
     o->p.flush_l2 = !o->no_flush;
     return 0;
 }
-
 
 static int act_info(opts_t *o)
 {
@@ -367,8 +413,7 @@ static int act_info(opts_t *o)
     } else {
         printf("gpu                %s (compute capability %d.%d)\n", d.gpu, d.cc_major, d.cc_minor);
         printf("SMs                %d (%d TPCs)\n", d.sm_count, d.tpc_count);
-        printf("green contexts     at least %d SMs, in multiples of %d\n", d.min_partition_sms,
-               d.sm_alignment);
+        printf("green contexts     at least %d SMs, in multiples of %d\n", d.min_partition_sms, d.sm_alignment);
         printf("valid TPC counts  ");
         for (int i = 0; i < n && i < MAX_TPCS; i++)
             printf(" %d", valid[i]);
@@ -417,8 +462,7 @@ static int act_ops(opts_t *o)
         cJSON_AddNumberToObject(j, "gbytes", bytes * 1e-9);
         cli_json_print(j, stdout);
     } else if (o->file)
-        printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9,
-               bytes * 1e-9);
+        printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9, bytes * 1e-9);
     else
         ps_oplist_write(l, stdout);
     ps_oplist_free(l);
@@ -428,8 +472,8 @@ static int act_ops(opts_t *o)
 static void model_text(const char *model, int batch, double w, double a, void *user)
 {
     (void)user;
-    printf("  device memory of %s at batch %d: %.1f MB of weights, %.1f MB of activations\n", model, batch,
-           w * 1e-6, a * 1e-6);
+    printf("  device memory of %s at batch %d: %.1f MB of weights, %.1f MB of activations\n", model, batch, w * 1e-6,
+           a * 1e-6);
 }
 
 static void model_json(const char *model, int batch, double w, double a, void *user)
@@ -468,9 +512,8 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         }
         cli_json_print(j, stdout);
     } else {
-        printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n",
-               o->db, s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows,
-               s.counter_rows, s.coexec_rows);
+        printf("%s: gpu %s, %ld of %ld tasks done; %ld op rows, %ld counter rows, %ld coexec rows\n", o->db,
+               s.gpu[0] ? s.gpu : "(none yet)", s.tasks_done, s.tasks_total, s.op_rows, s.counter_rows, s.coexec_rows);
         /* The details only for `collect status`: the other actions end with
          * the one line. */
         if (strcmp(o->action, "status") != 0)
@@ -563,8 +606,10 @@ static int act_scaling(opts_t *o)
     int resume = rc == 0 && interrupted_run(o, sc, wl, wid, &have_gpu, &tput100);
     if (resume) {
         snprintf(gpu, sizeof gpu, "%s", have_gpu);
-        ps_log(PS_LOG_WARN, "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
-               "writing %s only", o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
+        ps_log(PS_LOG_WARN,
+               "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
+               "writing %s only",
+               o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
     } else {
         tput100 = NAN;
     }
@@ -577,8 +622,7 @@ static int act_scaling(opts_t *o)
         for (size_t i = 0; rc == 0 && i < sc->n; i++)
             if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
                 sc->rows[i].share_pct == o->shares[k])
-                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid,
-                              o->shares[k], gpu);
+                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
         ps_scaling_row_t row = {gpu, wid, o->shares[k], t};
         if (rc == 0)
             rc = ps_scaling_append(sc, &row);
@@ -612,11 +656,12 @@ static int act_colocate(opts_t *o)
     for (int k = 0; k < o->n_jobs; k++) {
         workload_id(o->jobs[k].model, o->jobs[k].batch, wid[k], sizeof wid[k]);
         size_t len = strlen(id);
-        int w = snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k],
-                         o->jobs[k].share_pct);
+        int w = snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k], o->jobs[k].share_pct);
         if (w < 0 || (size_t)w >= sizeof id - len)
-            return cli_fail(CLI_USAGE, CMD, "the colocation id of --jobs is longer than %zu "
-                            "bytes; give a shorter one with --id", sizeof id - 1);
+            return cli_fail(CLI_USAGE, CMD,
+                            "the colocation id of --jobs is longer than %zu "
+                            "bytes; give a shorter one with --id",
+                            sizeof id - 1);
     }
     const char *cid = o->id ? o->id : id;
     if (cli_lock_output(CMD, o->colocations_path, 1) != CLI_OK) /* as in act_scaling */
@@ -629,8 +674,7 @@ static int act_colocate(opts_t *o)
         rc = PS_E_NOMEM;
     for (size_t i = 0; rc == 0 && i < t->n; i++)
         if (strcmp(t->rows[i].colocation, cid) == 0)
-            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)",
-                          o->colocations_path, cid);
+            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
     double tput[MAX_JOBS];
     int sms[MAX_JOBS] = {0};
     if (rc == 0)
@@ -639,8 +683,8 @@ static int act_colocate(opts_t *o)
         ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
         if (rc == 0 && !o->json)
-            printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct,
-                   sms[k], tput[k]);
+            printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct, sms[k],
+                   tput[k]);
     }
     if (rc == 0)
         rc = ps_colocations_save(t, o->colocations_path);
@@ -660,29 +704,16 @@ static int act_colocate(opts_t *o)
 /* twin, score and fixed-cost (cmd_collect_extra.c); -1 for another action. */
 int cmd_collect_extra(int argc, char **argv);
 
-int cmd_collect(int argc, char **argv)
+/* The profile, counters, coexec, status and export actions on o->db; a
+ * shard run by --devices prints no status (show_status 0). */
+static int run_campaign(const opts_t *in, int show_status)
 {
-    int extra = cmd_collect_extra(argc, argv);
-    if (extra >= 0)
-        return extra;
-    opts_t o;
+    opts_t o = *in;
     int rc;
-    if (parse_args(argc, argv, &o, &rc))
-        return rc;
     const char *act = o.action;
-    if (strcmp(act, "ops") == 0)
-        return act_ops(&o);
-    if (strcmp(act, "info") == 0)
-        return act_info(&o);
-    if (strcmp(act, "scaling") == 0)
-        return act_scaling(&o);
-    if (strcmp(act, "colocate") == 0)
-        return act_colocate(&o);
 
-    int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 ||
-                 (strcmp(act, "counters") == 0 && !o.ncu);
-    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 &&
-        strcmp(act, "counters") != 0)
+    int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 || (strcmp(act, "counters") == 0 && !o.ncu);
+    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 && strcmp(act, "counters") != 0)
         return cli_fail(CLI_USAGE, CMD, "unknown action '%s' (see pairsight collect --help)", act);
     if ((strcmp(act, "profile") == 0 || strcmp(act, "counters") == 0) && !o.model)
         return cli_fail(CLI_USAGE, CMD, "%s needs --model", act);
@@ -713,8 +744,7 @@ int cmd_collect(int argc, char **argv)
         o.plan.n_tpcs = o.n_tpcs;
         rc = ps_campaign_coexec(c, &o.plan, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "export") == 0) {
-        rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL,
-                                o.coexec_path[0] ? o.coexec_path : NULL);
+        rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL, o.coexec_path[0] ? o.coexec_path : NULL);
     } else {
         rc = 0;
     }
@@ -729,10 +759,130 @@ int cmd_collect(int argc, char **argv)
         fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, ps_now() - t0);
     if (!o.quiet && !device && o.ncu)
         fprintf(stderr, "pairsight: collect: counters of %s read from %s\n", o.model, o.ncu);
-    rc = strcmp(act, "export") == 0 ? CLI_OK : print_status(c, &o);
+    rc = strcmp(act, "export") == 0 || !show_status ? CLI_OK : print_status(c, &o);
     if (strcmp(act, "export") == 0 && !o.quiet)
         fprintf(stderr, "pairsight: collect: wrote %s%s%s\n", o.ops_path,
                 o.ops_path[0] && o.coexec_path[0] ? " and " : "", o.coexec_path);
     ps_campaign_free(c);
     return rc;
+}
+
+static int act_merge(opts_t *o)
+{
+    if (o->n_pos < 1)
+        return cli_fail(CLI_USAGE, CMD, "merge needs the databases to merge: collect merge A.db B.db ... --db ALL.db");
+    shard_merge_stats_t st;
+    if (shard_merge(o->db, (const char *const *)o->pos, o->n_pos, &st) != 0)
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    if (o->json) {
+        cJSON *j = cli_json_new("collect-merge", 1);
+        cJSON_AddStringToObject(j, "db", o->db);
+        cJSON_AddNumberToObject(j, "sources", o->n_pos);
+        cJSON_AddNumberToObject(j, "tasks_added", (double)st.tasks_added);
+        cJSON_AddNumberToObject(j, "rows_added", (double)st.rows_added);
+        cJSON_AddNumberToObject(j, "tasks", (double)st.tasks_total);
+        cJSON_AddNumberToObject(j, "tasks_done", (double)st.tasks_done);
+        cli_json_print(j, stdout);
+    } else if (!o->quiet)
+        printf("%s: merged %d databases: %ld tasks and %ld rows added; %ld of %ld tasks done\n", o->db, o->n_pos,
+               st.tasks_added, st.rows_added, st.tasks_done, st.tasks_total);
+    return CLI_OK;
+}
+
+/* --devices: one child process per device runs shard k of N into its own
+ * database on that device; when all succeeded, their databases are merged
+ * into --db. A failed or killed shard leaves its database to resume: the same
+ * command again finishes it, and merging again adds only what is new. */
+static int run_devices(opts_t *o)
+{
+    int n = o->n_devices;
+    char(*dbs)[1024] = ps_calloc((size_t)n, sizeof *dbs);
+    pid_t *pid = ps_calloc((size_t)n, sizeof *pid);
+    if (!dbs || !pid) {
+        free(dbs);
+        free(pid);
+        return cli_fail(CLI_BAD_INPUT, CMD, "out of memory");
+    }
+    fflush(stdout);
+    fflush(stderr);
+    for (int k = 0; k < n; k++) {
+        snprintf(dbs[k], sizeof dbs[k], "%s.shard%d-of-%d", o->db, k, n);
+        pid[k] = fork();
+        if (pid[k] == 0) {
+            opts_t c = *o;
+            c.db = dbs[k];
+            c.p.device = o->devices[k];
+            c.p.shard_index = k;
+            c.p.shard_count = n;
+            c.quiet = 1;
+            c.json = 0;
+            _exit(run_campaign(&c, 0));
+        }
+        if (pid[k] < 0) {
+            n = k;
+            cli_fail(CLI_BAD_INPUT, CMD, "cannot start a process for device %d", o->devices[k]);
+            break;
+        }
+    }
+    int failed = n < o->n_devices;
+    for (int k = 0; k < n; k++) {
+        int status = 0;
+        if (waitpid(pid[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            failed = 1;
+            fprintf(stderr,
+                    "pairsight: collect: shard %d/%d on device %d failed (%s); run the same command "
+                    "again to resume it\n",
+                    k, o->n_devices, o->devices[k], dbs[k]);
+        } else if (!o->quiet)
+            fprintf(stderr, "pairsight: collect: shard %d/%d on device %d done (%s)\n", k, o->n_devices, o->devices[k],
+                    dbs[k]);
+    }
+    int rc = CLI_BAD_INPUT;
+    if (!failed) {
+        const char **src = ps_calloc((size_t)n, sizeof *src);
+        shard_merge_stats_t st;
+        for (int k = 0; src && k < n; k++)
+            src[k] = dbs[k];
+        if (src && shard_merge(o->db, src, n, &st) == 0) {
+            opts_t s = *o;
+            s.action = "status";
+            rc = run_campaign(&s, 1);
+        } else
+            cli_fail(CLI_BAD_INPUT, CMD, "%s", src ? ps_last_error() : "out of memory");
+        free(src);
+    }
+    free(dbs);
+    free(pid);
+    return rc;
+}
+
+int cmd_collect(int argc, char **argv)
+{
+    int extra = cmd_collect_extra(argc, argv);
+    if (extra >= 0)
+        return extra;
+    opts_t o;
+    int rc;
+    if (parse_args(argc, argv, &o, &rc))
+        return rc;
+    const char *act = o.action;
+    if (strcmp(act, "ops") == 0)
+        return act_ops(&o);
+    if (strcmp(act, "info") == 0)
+        return act_info(&o);
+    if (strcmp(act, "scaling") == 0)
+        return act_scaling(&o);
+    if (strcmp(act, "colocate") == 0)
+        return act_colocate(&o);
+    if (strcmp(act, "merge") == 0)
+        return act_merge(&o);
+    if (o.n_devices) {
+        if (strcmp(act, "profile") != 0 && strcmp(act, "coexec") != 0)
+            return cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec");
+        if ((strcmp(act, "profile") == 0 && !o.model) ||
+            (strcmp(act, "coexec") == 0 && (!o.hp_model[0] || !o.lp_model[0])))
+            return run_campaign(&o, 1); /* its usage message */
+        return run_devices(&o);
+    }
+    return run_campaign(&o, 1);
 }

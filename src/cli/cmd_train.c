@@ -5,10 +5,23 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Ctrl-C (or SIGTERM) while training: nothing was written yet, the old
+ * --out stands; say so and stop (exit 130, as a shell reports SIGINT). */
+static void interrupted(int sig)
+{
+    static const char msg[] = "\npairsight: train: interrupted; --out left as it was\n";
+    (void)sig;
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(130);
+}
 
 /* The summary: JSON on stdout with --json (data), else text on stderr
  * (a message) unless -q. */
@@ -103,9 +116,26 @@ int cmd_train(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
         goto done;
     }
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = interrupted;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     int rc = ps_model_train(ops, cx, &p, &m);
     cli_progress_end(quiet);
-    if (rc != 0 || ps_model_save(m, out) != 0) {
+    /* The model is written to a temporary file renamed over --out; a signal
+     * in that window waits until the rename is done. */
+    sigset_t block, prev;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &prev);
+    if (rc == 0)
+        rc = ps_model_save(m, out);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    if (rc != 0) {
         cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
         goto done;
     }

@@ -6,6 +6,7 @@
  */
 #include "collect/backend.h"
 #include "collect/plan.h"
+#include "collect/shard.h"
 #include "collect/store.h"
 
 #include "common/common.h"
@@ -21,10 +22,7 @@ struct ps_campaign {
     out_lock_t *lock; /* held by a collector (opened with a device) */
 };
 
-ps_store_t *ps_campaign_store(ps_campaign_t *c)
-{
-    return c->store;
-}
+ps_store_t *ps_campaign_store(ps_campaign_t *c) { return c->store; }
 
 int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out)
 {
@@ -54,6 +52,8 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
         rc = ps_store_meta_pin(c->store, "gpu", c->be->dev.gpu, "GPU");
         if (rc == 0)
             rc = ps_store_meta_pin(c->store, "seq_len", seq, "seq_len");
+        if (rc == 0)
+            rc = shard_open(c->store, p);
     }
     if (rc) {
         ps_campaign_free(c);
@@ -85,7 +85,11 @@ int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out)
 ps_coexec_plan_t ps_coexec_default_plan(void)
 {
     ps_coexec_plan_t p = {
-        .experiments = 100, .runs = 30, .seg_min = 1, .seg_max = 16, .seed = 1,
+        .experiments = 100,
+        .runs = 30,
+        .seg_min = 1,
+        .seg_max = 16,
+        .seed = 1,
     };
     return p;
 }
@@ -147,8 +151,7 @@ static int campaign_tpcs(const ps_campaign_t *c, const int *tpcs, int n, int **o
  * (ref, NAN before it is known) by more than the tolerance. */
 static int off_clock(const ps_campaign_t *c, double ref, double mhz)
 {
-    return c->p.clock_tol_pct > 0 && !isnan(ref) && !isnan(mhz) &&
-           fabs(mhz - ref) > ref * c->p.clock_tol_pct / 100.0;
+    return c->p.clock_tol_pct > 0 && !isnan(ref) && !isnan(mhz) && fabs(mhz - ref) > ref * c->p.clock_tol_pct / 100.0;
 }
 
 /* The campaign's SM clock: pinned in the database by the first task that
@@ -180,8 +183,8 @@ static int campaign_clock(ps_campaign_t *c, const double *mhz, int runs, double 
 
 /* Check one attempt's clocks. *refused is set when a run is off-clock;
  * those runs are recorded as refused at once. */
-static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, int runs, int *refused,
-                        char *why, size_t why_size)
+static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, int runs, int *refused, char *why,
+                        size_t why_size)
 {
     double ref = NAN;
     int rc = campaign_clock(c, mhz, runs, &ref);
@@ -190,8 +193,7 @@ static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, in
         if (!off_clock(c, ref, mhz[r]))
             continue;
         if (!*refused)
-            snprintf(why, why_size, "run %d ran at %.0f MHz, the campaign's SM clock is %.0f MHz", r,
-                     mhz[r], ref);
+            snprintf(why, why_size, "run %d ran at %.0f MHz, the campaign's SM clock is %.0f MHz", r, mhz[r], ref);
         *refused = 1;
         rc = ps_store_put_clock(c->store, key, r, mhz[r], 1);
     }
@@ -246,11 +248,10 @@ static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, co
         for (int i = 0; i < l->n && rc == 0; i++) {
             double m = median(ns + (size_t)i * (size_t)runs, runs);
             if (!(m > 0))
-                rc = ps_error(PS_E_BACKEND, "%s op %d (%s) at %d TPCs: non-positive time %g",
-                              l->model, i, l->ops[i].name, tpcs, m);
+                rc = ps_error(PS_E_BACKEND, "%s op %d (%s) at %d TPCs: non-positive time %g", l->model, i,
+                              l->ops[i].name, tpcs, m);
             else
-                rc = ps_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i,
-                                     l->ops[i].name, tpcs, m);
+                rc = ps_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i, l->ops[i].name, tpcs, m);
         }
         rc = end_task(c, key, rc);
     }
@@ -259,8 +260,8 @@ static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, co
     return rc;
 }
 
-int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs,
-                        int n_tpcs, ps_progress_fn fn, void *user)
+int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs, int n_tpcs, ps_progress_fn fn,
+                        void *user)
 {
     int rc = need_device(c);
     if (rc)
@@ -276,11 +277,19 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
     char key[256], spec[64];
     long n_done = 0;
     /* Plan every task first, so that status shows the whole campaign. */
+    if (rc == 0)
+        rc = shard_pin_profile(c->store, &c->p, model, batch, t, n);
+    long n_mine = 0;
     for (int i = 0; i < n && rc == 0; i++) {
+        if (!shard_mine(&c->p, i)) {
+            done[i] = -1;
+            continue;
+        }
         snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
         snprintf(spec, sizeof spec, "ops=%d", l->n);
         rc = ps_store_task_plan(c->store, key, "profile", spec, &done[i]);
         n_done += done[i];
+        n_mine++;
     }
     for (int i = 0; i < n && rc == 0; i++) {
         if (done[i])
@@ -288,7 +297,7 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
         snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
         rc = run_profile_task(c, l, t[i], key);
         if (rc == 0 && fn)
-            fn("profile", (double)++n_done, (double)n, user);
+            fn("profile", (double)++n_done, (double)n_mine, user);
     }
     if (rc)
         ps_error_prefix(rc, model);
@@ -298,8 +307,8 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
     return rc;
 }
 
-static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const ps_oplist_t *hl,
-                           const ps_oplist_t *ll, const ps_experiment_t *e, const char *key)
+static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const ps_oplist_t *hl, const ps_oplist_t *ll,
+                           const ps_experiment_t *e, const char *key)
 {
     int runs = plan->runs;
     double *hp = ps_malloc(3 * (size_t)runs * sizeof *hp);
@@ -323,12 +332,18 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
         for (int r = 0; r < runs && rc == 0; r++)
             rc = ps_store_put_clock(c->store, key, r, mhz[r], 0);
         ps_coexec_row_t row = {
-            .experiment = e->name, .gpu = c->be->dev.gpu,
-            .hp_model = plan->hp_model, .hp_batch = plan->hp_batch,
-            .hp_start = e->hp_start, .hp_len = e->hp_len,
-            .lp_model = plan->lp_model, .lp_batch = plan->lp_batch,
-            .lp_start = e->lp_start, .lp_len = e->lp_len,
-            .hp_tpcs = e->hp_tpcs, .lp_tpcs = e->lp_tpcs,
+            .experiment = e->name,
+            .gpu = c->be->dev.gpu,
+            .hp_model = plan->hp_model,
+            .hp_batch = plan->hp_batch,
+            .hp_start = e->hp_start,
+            .hp_len = e->hp_len,
+            .lp_model = plan->lp_model,
+            .lp_batch = plan->lp_batch,
+            .lp_start = e->lp_start,
+            .lp_len = e->lp_len,
+            .hp_tpcs = e->hp_tpcs,
+            .lp_tpcs = e->lp_tpcs,
             .mechanism = c->be->mechanism,
         };
         for (int r = 0; r < runs && rc == 0; r++) {
@@ -345,8 +360,7 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
     return rc;
 }
 
-int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn,
-                       void *user)
+int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn, void *user)
 {
     int rc = need_device(c);
     if (rc)
@@ -366,12 +380,20 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
         rc = PS_E_NOMEM;
     char key[256], spec[160];
     long n_done = 0;
+    if (rc == 0)
+        rc = shard_pin_coexec(c->store, &c->p, plan);
+    long n_mine = 0;
     for (int i = 0; i < n && rc == 0; i++) {
+        if (!shard_mine(&c->p, i)) {
+            done[i] = -1;
+            continue;
+        }
         snprintf(key, sizeof key, "coexec/%s", e[i].name);
-        snprintf(spec, sizeof spec, "hp=%d+%d@%d lp=%d+%d@%d runs=%d", e[i].hp_start, e[i].hp_len,
-                 e[i].hp_tpcs, e[i].lp_start, e[i].lp_len, e[i].lp_tpcs, plan->runs);
+        snprintf(spec, sizeof spec, "hp=%d+%d@%d lp=%d+%d@%d runs=%d", e[i].hp_start, e[i].hp_len, e[i].hp_tpcs,
+                 e[i].lp_start, e[i].lp_len, e[i].lp_tpcs, plan->runs);
         rc = ps_store_task_plan(c->store, key, "coexec", spec, &done[i]);
         n_done += done[i];
+        n_mine++;
     }
     for (int i = 0; i < n && rc == 0; i++) {
         if (done[i])
@@ -381,7 +403,7 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
         if (rc)
             ps_error_prefix(rc, e[i].name);
         else if (fn)
-            fn("coexec", (double)++n_done, (double)n, user);
+            fn("coexec", (double)++n_done, (double)n_mine, user);
     }
     free(done);
     free(e);
@@ -393,8 +415,8 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
 /* Store one counter pass of model at batch (one task, one transaction):
  * those of the whole device in the counters table, those of a partition
  * beside them. */
-static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *l, int tpcs, int whole,
-                          const char *key, const ps_counters_t *v)
+static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *l, int tpcs, int whole, const char *key,
+                          const ps_counters_t *v)
 {
     int rc = ps_store_begin(c->store);
     if (rc)
@@ -450,8 +472,7 @@ int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch)
     return ps_campaign_counters_at(c, model, batch, 0);
 }
 
-int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
-                           double *out_lp_ns)
+int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns, double *out_lp_ns)
 {
     int rc = need_device(c);
     if (rc)
@@ -534,8 +555,4 @@ int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, 
     return rc;
 }
 
-int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out)
-{
-    return ps_store_status(c->store, out);
-}
-
+int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out) { return ps_store_status(c->store, out); }

@@ -15,10 +15,9 @@ struct ps_store {
     char *path;
 };
 
-sqlite3 *ps_store_db(ps_store_t *s)
-{
-    return s->db;
-}
+sqlite3 *ps_store_db(ps_store_t *s) { return s->db; }
+
+const char *ps_store_path(const ps_store_t *s) { return s->path; }
 
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
@@ -63,14 +62,14 @@ static const char *sqlite_words(int code)
 int ps_store_error(ps_store_t *s, const char *what)
 {
     int code = sqlite3_extended_errcode(s->db);
-    return ps_error((code & 0xff) == SQLITE_NOMEM ? PS_E_NOMEM : PS_E_IO, "%s: %s: %s (SQLite code %d)", s->path,
-                    what, sqlite_words(code), code);
+    return ps_error((code & 0xff) == SQLITE_NOMEM ? PS_E_NOMEM : PS_E_IO, "%s: %s: %s (SQLite code %d)", s->path, what,
+                    sqlite_words(code), code);
 }
 
 /* Run one statement with text parameters; the optional callback receives the
  * first column of each row. */
-static int exec_text(ps_store_t *s, const char *sql, const char *const *args, int n_args,
-                     char *first, size_t first_size, int *found)
+static int exec_text(ps_store_t *s, const char *sql, const char *const *args, int n_args, char *first,
+                     size_t first_size, int *found)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -110,8 +109,7 @@ int ps_store_meta_pin(ps_store_t *s, const char *key, const char *value, const c
     if (rc == 1)
         return strcmp(old, value) == 0
                    ? 0
-                   : ps_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s", s->path,
-                              what, old, value);
+                   : ps_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s", s->path, what, old, value);
     const char *args[] = {key, value};
     return exec_text(s, "INSERT INTO meta(key, value) VALUES(?1, ?2)", args, 2, NULL, 0, NULL);
 }
@@ -124,8 +122,7 @@ int ps_store_open(const char *path, ps_store_t **out)
         return PS_E_NOMEM;
     s->path = ps_strdup(path);
     int rc = s->path ? 0 : PS_E_NOMEM;
-    if (rc == 0 && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-                       SQLITE_OK)
+    if (rc == 0 && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
         rc = s->db ? ps_store_error(s, "cannot open") : ps_error(PS_E_NOMEM, "%s: out of memory", path);
     if (rc == 0) {
         /* Another process (a status query, a second collector) may hold the
@@ -166,8 +163,7 @@ int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const c
 {
     sqlite3_stmt *st = NULL;
     *done = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT spec, done FROM tasks WHERE key=?1", -1, &st, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "SELECT spec, done FROM tasks WHERE key=?1", -1, &st, NULL) != SQLITE_OK)
         return ps_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
     int r = sqlite3_step(st), rc = 0;
@@ -186,14 +182,12 @@ int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const c
     if (rc || r == SQLITE_ROW)
         return rc;
     const char *args[] = {key, kind, spec};
-    return exec_text(s, "INSERT INTO tasks(key, kind, spec) VALUES(?1, ?2, ?3)", args, 3, NULL, 0,
-                     NULL);
+    return exec_text(s, "INSERT INTO tasks(key, kind, spec) VALUES(?1, ?2, ?3)", args, 3, NULL, 0, NULL);
 }
 
 int ps_store_begin(ps_store_t *s)
 {
-    return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0
-                                                                                 : ps_store_error(s, "begin");
+    return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : ps_store_error(s, "begin");
 }
 
 int ps_store_commit(ps_store_t *s)
@@ -201,10 +195,7 @@ int ps_store_commit(ps_store_t *s)
     return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : ps_store_error(s, "commit");
 }
 
-void ps_store_rollback(ps_store_t *s)
-{
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-}
+void ps_store_rollback(ps_store_t *s) { sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); }
 
 int ps_store_task_done(ps_store_t *s, const char *key)
 {
@@ -232,15 +223,9 @@ static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
     return rc;
 }
 
-void ps_store_bind_num(sqlite3_stmt *st, int i, double v)
-{
-    bind_num(st, i, v);
-}
+void ps_store_bind_num(sqlite3_stmt *st, int i, double v) { bind_num(st, i, v); }
 
-int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
-{
-    return step_once(s, st, what);
-}
+int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what) { return step_once(s, st, what); }
 
 /* Prepare an insert whose ?1..?4 are gpu, model, batch and op, and bind them. */
 static int prepare_op_row(ps_store_t *s, const char *sql, const char *gpu, const char *model, int batch, int op,
@@ -255,8 +240,8 @@ static int prepare_op_row(ps_store_t *s, const char *sql, const char *gpu, const
     return 0;
 }
 
-int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch, int op,
-                    const char *name, int tpcs, double duration_ns)
+int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
+                    double duration_ns)
 {
     sqlite3_stmt *st = NULL;
     if (prepare_op_row(s,
@@ -270,8 +255,8 @@ int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch
     return step_once(s, st, "insert into ops");
 }
 
-int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int batch, int op,
-                          int tpcs, const ps_counters_t *c)
+int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                          const ps_counters_t *c)
 {
     sqlite3_stmt *st = NULL;
     if (prepare_op_row(s,
@@ -363,4 +348,3 @@ int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
         rc = ps_store_clock_status(s, out);
     return rc;
 }
-

@@ -19,6 +19,8 @@ typedef struct ps_store ps_store_t;
 int ps_store_open(const char *path, ps_store_t **out);
 /* The connection, for export.c's queries. */
 sqlite3 *ps_store_db(ps_store_t *s);
+/* The file name it was opened with (the merge's messages, shard.c). */
+const char *ps_store_path(const ps_store_t *s);
 /* Record the database's current error message ("path: what: message"). */
 int ps_store_error(ps_store_t *s, const char *what);
 void ps_store_close(ps_store_t *s);
@@ -38,10 +40,10 @@ int ps_store_commit(ps_store_t *s);
 void ps_store_rollback(ps_store_t *s);
 int ps_store_task_done(ps_store_t *s, const char *key);
 
-int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch, int op,
-                    const char *name, int tpcs, double duration_ns);
-int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int batch, int op,
-                          int tpcs, const ps_counters_t *c);
+int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
+                    double duration_ns);
+int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                          const ps_counters_t *c);
 int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run);
 
 int ps_store_status(ps_store_t *s, ps_campaign_status_t *out);
@@ -58,8 +60,8 @@ int ps_store_runs_init(ps_store_t *s);
 int ps_store_put_clock(ps_store_t *s, const char *task, int run, double sm_mhz, int refused);
 int ps_store_put_model(ps_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
                        double activation_bytes);
-typedef void (*ps_store_model_fn)(const char *model, int batch, double weight_bytes,
-                                  double activation_bytes, void *user);
+typedef void (*ps_store_model_fn)(const char *model, int batch, double weight_bytes, double activation_bytes,
+                                  void *user);
 int ps_store_models(ps_store_t *s, ps_store_model_fn fn, void *user);
 /* Counters measured on a partition of tpcs TPCs (ps_store_put_counters
  * keeps those of the whole device). */

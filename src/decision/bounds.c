@@ -111,12 +111,12 @@ int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, p
         j++;
     }
     for (int side = 0; side < 2; side++) {
-        const float *src = side == PS_SIDE_HP ? d->x_hp : d->x_lp;
         const double *y = side == PS_SIDE_HP ? d->y_hp : d->y_lp;
         j = 0;
+        /* A lean data set (training's) keeps no feature vectors: built here. */
         for (size_t i = 0; i < d->n; i++)
-            if (d->split[i] == PS_SPLIT_CALIB)
-                memcpy(x + nf * j++, src + nf * i, nf * sizeof *x);
+            if (d->split[i] == PS_SPLIT_CALIB && (rc = ps_dataset_features(d, ops, i, side, x + nf * j++)) != PS_OK)
+                goto done;
         ps_model_predict_rows(m, side, x, n, pred);
         j = 0;
         for (size_t i = 0; i < d->n; i++)

@@ -126,8 +126,9 @@ ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
     return q;
 }
 
-int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                     uint64_t seed, ps_dataset_t **out)
+/* with_features 0: x_hp and x_lp stay NULL (ps_dataset_build_lean). */
+static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                         int with_features, ps_dataset_t **out)
 {
     *out = NULL;
     if (!l || !ops || !cx)
@@ -140,8 +141,10 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
     if (!all_ids || !all_split || !d)
         goto fail;
     d->layout = *l;
-    d->x_hp = ps_malloc(m * nf * sizeof *d->x_hp);
-    d->x_lp = ps_malloc(m * nf * sizeof *d->x_lp);
+    /* Lean: one scratch row per side, overwritten by every row. */
+    size_t rows_x = with_features ? m : 1;
+    d->x_hp = ps_malloc(rows_x * nf * sizeof *d->x_hp);
+    d->x_lp = ps_malloc(rows_x * nf * sizeof *d->x_lp);
     d->y_hp = ps_malloc(m * sizeof *d->y_hp);
     d->y_lp = ps_malloc(m * sizeof *d->y_lp);
     d->hp_solo_ns = ps_malloc(m * sizeof *d->hp_solo_ns);
@@ -151,8 +154,8 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
     d->experiment = ps_malloc(m * sizeof *d->experiment);
     d->split = ps_malloc(m);
     d->rows = ps_malloc(m * sizeof *d->rows);
-    if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns ||
-        !d->lp_ns || !d->experiment || !d->split || !d->rows)
+    if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns || !d->lp_ns ||
+        !d->experiment || !d->split || !d->rows)
         goto fail;
     rc = assign_experiments(cx, seed, all_ids, all_split, &d->n_experiments);
     if (rc != PS_OK)
@@ -168,9 +171,11 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
                 len = s ? r->lp_len : r->hp_len;
             const ps_op_group_t *g = ps_ops_find(ops, r->gpu, model, batch);
             if (g && !segment_fits(start, len, g->n_ops)) {
-                rc = ps_error(PS_E_INPUT, "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
-                              "batch %d is outside its %d operators", i + 1, r->experiment ? r->experiment : "?",
-                              s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
+                rc = ps_error(PS_E_INPUT,
+                              "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
+                              "batch %d is outside its %d operators",
+                              i + 1, r->experiment ? r->experiment : "?", s ? "lp" : "hp", start,
+                              (long long)start + len, model, batch, g->n_ops);
                 goto fail;
             }
         }
@@ -179,12 +184,11 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
             continue;
         }
         ps_query_t q = ps_query_of_row(r);
-        rc = ps_features_build_pair(l, ops, &q, d->x_hp + k * nf, d->x_lp + k * nf, &d->hp_solo_ns[k],
-                                    &d->lp_solo_ns[k]);
+        size_t at = with_features ? k * nf : 0;
+        rc = ps_features_build_pair(l, ops, &q, d->x_hp + at, d->x_lp + at, &d->hp_solo_ns[k], &d->lp_solo_ns[k]);
         if (rc != PS_OK) {
             char where[64];
-            snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1,
-                     r->experiment ? r->experiment : "?");
+            snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1, r->experiment ? r->experiment : "?");
             ps_error_prefix(rc, where);
             goto fail;
         }
@@ -203,6 +207,11 @@ int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps
         k++;
     }
     d->n = k;
+    if (!with_features) {
+        free(d->x_hp);
+        free(d->x_lp);
+        d->x_hp = d->x_lp = NULL;
+    }
     free(all_ids);
     free(all_split);
     *out = d;
@@ -212,4 +221,27 @@ fail:
     free(all_split);
     ps_dataset_free(d);
     return rc;
+}
+
+int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                     ps_dataset_t **out)
+{
+    return dataset_build(l, ops, cx, seed, 1, out);
+}
+
+int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                          ps_dataset_t **out)
+{
+    return dataset_build(l, ops, cx, seed, 0, out);
+}
+
+int ps_dataset_features(const ps_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out)
+{
+    if (d->x_hp) {
+        size_t nf = (size_t)d->layout.n_features;
+        memcpy(out, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + k * nf, nf * sizeof *out);
+        return PS_OK;
+    }
+    ps_query_t q = ps_query_of_row(d->rows[k]);
+    return ps_features_build(&d->layout, ops, &q, side, out, NULL, NULL);
 }

@@ -47,16 +47,16 @@ const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size
  * error (window composition splits them first). Fails with a message that
  * names what is missing (model, operator, TPC count). The standalone latency
  * of each side is written to *hp_solo_ns and *lp_solo_ns when non-NULL. */
-int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
-                      int side, float *out, double *hp_solo_ns, double *lp_solo_ns);
+int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, int side, float *out,
+                      double *hp_solo_ns, double *lp_solo_ns);
 
 /* The query of one coexec row: its two segments and their TPC counts. */
 ps_query_t ps_query_of_row(const ps_coexec_row_t *r);
 
 /* Both sides' vectors at once (x_hp, x_lp: l->n_features each; equal for
  * variants that do not depend on the side), sharing the profile look-ups. */
-int ps_features_build_pair(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
-                           float *x_hp, float *x_lp, double *hp_solo_ns, double *lp_solo_ns);
+int ps_features_build_pair(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
+                           float *x_lp, double *hp_solo_ns, double *lp_solo_ns);
 
 /* Whose input column i of the regressor of `side` is: PS_SIDE_HP or
  * PS_SIDE_LP for a token column (with *slot the operator slot, -1 for a
@@ -71,24 +71,33 @@ int ps_feature_owner(const ps_feature_layout_t *l, int side, int i, int *slot);
 typedef struct {
     ps_feature_layout_t layout;
     size_t n;
-    float *x_hp, *x_lp;     /* [n * layout.n_features] per side */
-    double *y_hp, *y_lp;    /* log(measured / standalone) */
+    float *x_hp, *x_lp;  /* [n * layout.n_features] per side */
+    double *y_hp, *y_lp; /* log(measured / standalone) */
     double *hp_solo_ns, *lp_solo_ns;
-    double *hp_ns, *lp_ns;  /* measured */
-    int *experiment;        /* dense experiment index, 0..n_experiments-1 */
+    double *hp_ns, *lp_ns; /* measured */
+    int *experiment;       /* dense experiment index, 0..n_experiments-1 */
     size_t n_experiments;
-    unsigned char *split;   /* PS_SPLIT_* per sample, by experiment */
+    unsigned char *split;         /* PS_SPLIT_* per sample, by experiment */
     const ps_coexec_row_t **rows; /* [n] the source rows (borrowed from coexec) */
-    size_t n_skipped;       /* coexec rows left out: a segment longer than the window */
+    size_t n_skipped;             /* coexec rows left out: a segment longer than the window */
 } ps_dataset_t;
 
 /* Build a data set; splits are 80/10/10 by experiment, drawn with seed
  * (ps_coexec_split). Rows whose segments exceed the window are left out and
  * counted in n_skipped; a row that names a missing profile is an error that
  * names the row. */
-int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx,
-                     uint64_t seed, ps_dataset_t **out);
+int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                     ps_dataset_t **out);
 void ps_dataset_free(ps_dataset_t *d);
+/* The same without the feature vectors (x_hp and x_lp NULL): every other
+ * field as ps_dataset_build fills it, for training that builds the features
+ * again in chunks (src/model/train.c) instead of keeping them all. */
+int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                          ps_dataset_t **out);
+/* The feature vector of sample k for side into out[layout.n_features]:
+ * copied from x_hp / x_lp, or built again from ops for a lean data set (the
+ * same values). Thread-safe. */
+int ps_dataset_features(const ps_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out);
 
 /* A 64-bit fingerprint of the set of experiment names of the rows of cx
  * whose segments fit in window operators (the rows a data set of that window

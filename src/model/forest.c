@@ -36,10 +36,11 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define HAVE_AVX512 1
+#define HAVE_X86 1
 #else
-#define HAVE_AVX512 0
+#define HAVE_X86 0
 #endif
+#define HAVE_AVX512 HAVE_X86
 
 /* Rows walked in lockstep through one tree by the block kernel. */
 #define BLOCK_ROWS 16
@@ -54,7 +55,7 @@
  * step below is arithmetic, not a branch. A leaf has a NaN threshold and
  * MISSING_RIGHT clear, which sends every row to `left`, the leaf itself. */
 typedef struct {
-    float threshold; /* go left if x < threshold; NaN at a leaf */
+    float threshold;  /* go left if x < threshold; NaN at a leaf */
     uint32_t feature; /* feature index | MISSING_RIGHT (0 at a leaf) */
     int32_t left;     /* absolute index of the left child; right is left + 1 */
     float leaf;       /* at a leaf, its value */
@@ -63,13 +64,32 @@ typedef struct {
 #define MISSING_RIGHT 0x80000000u
 #define FEATURE_MASK 0x7fffffffu
 
+/* A split of the perfect layout: 8 bytes, one 64-bit gather per node. */
+typedef struct {
+    float threshold;
+    uint32_t feature; /* feature index | MISSING_RIGHT */
+} pnode_t;
+
+/* Trees deeper than this keep the node-walk kernels (the padding doubles per
+ * level). */
+#define PERFECT_MAX_DEPTH 12
+
 struct ps_forest {
     node_t *nodes;
     int32_t *root;  /* [n_trees] index of each tree's root in nodes */
     int32_t *depth; /* [n_trees] longest root-to-leaf path (0 for a lone leaf) */
     int n_trees, n_features;
     float base_score;
-    int simd; /* use the AVX-512 kernels (the CPU has them, not switched off) */
+    int kernel; /* the kernel ps_forest_predict runs (PS_FOREST_*) */
+    /* The same trees padded to perfect binary trees of depth pdepth (0: not
+     * built, a tree is deeper than PERFECT_MAX_DEPTH), for the AVX2 kernels:
+     * tree t's internal nodes in level order at pnode + t * (2^pdepth - 1),
+     * node k's children at 2k + 1 and 2k + 2, its leaves at
+     * pleaf + t * 2^pdepth. A leaf above the last level becomes splits that
+     * always go left (NaN threshold, missing goes left) to a copy of it. */
+    pnode_t *pnode;
+    float *pleaf;
+    int pdepth;
 };
 
 /* One step down: the child that x sends the row to. XGBoost goes left when
@@ -91,8 +111,8 @@ static inline int32_t step(const node_t *nd, const float *x)
 /* n rows (at most BLOCK_ROWS), tree-major: all rows walk one tree in lockstep
  * before the next tree is taken. Inlined with a constant n for full blocks so
  * that the compiler unrolls the lockstep loops. */
-static inline __attribute__((always_inline)) void
-block_kernel(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
+static inline __attribute__((always_inline)) void block_kernel(const ps_forest_t *f, const float *x, size_t n,
+                                                               size_t stride, double *out)
 {
     float acc[BLOCK_ROWS];
     int32_t idx[BLOCK_ROWS];
@@ -118,8 +138,7 @@ static void predict_full_block(const ps_forest_t *f, const float *x, size_t stri
     block_kernel(f, x, BLOCK_ROWS, stride, out);
 }
 
-static void predict_partial_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
-                                  double *out)
+static void predict_partial_block(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
     block_kernel(f, x, n, stride, out);
 }
@@ -155,6 +174,357 @@ static double predict_row(const ps_forest_t *f, const float *x)
     return acc;
 }
 
+/* The leaf tree t sends row x to, walked on the perfect layout. */
+static inline float perfect_leaf(const ps_forest_t *f, int t, const float *x)
+{
+    const int I = (1 << f->pdepth) - 1;
+    const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
+    int k = 0;
+    for (int d = 0; d < f->pdepth; d++) {
+        float v = x[nb[k].feature & FEATURE_MASK];
+        uint32_t right = (uint32_t)(v >= nb[k].threshold) | ((uint32_t)(v != v) & (nb[k].feature >> 31));
+        k = 2 * k + 1 + (int)right;
+    }
+    return f->pleaf[(size_t)t * (size_t)(I + 1) + (size_t)(k - I)];
+}
+
+#if HAVE_X86
+/*
+ * AVX2 kernels on the perfect layout, eight walks per vector.
+ *
+ * Block kernel: a block of 8 * V rows is first copied column-major (feature
+ * j of the block's row r at xt[j * 8V + r]), so that for the root of every
+ * tree, where all rows sit at one node, the feature is one contiguous load,
+ * and below it the row's value is a gather at feature * 8V + r from a block
+ * that stays in L1. A node (threshold and feature) is one 64-bit gather
+ * element; the next node is 2k + 1 + right, no child index is read. Each lane
+ * adds its leaves in float in tree order, as the scalar kernel does.
+ *
+ * Row kernel (fewer than 8 rows): one lane per tree, 32 trees at once; the
+ * leaf values are then added one by one in tree order.
+ */
+#define AVX2_V 4 /* vectors of 8 rows walking together in the block kernel */
+#define AVX2_ROWS (8 * AVX2_V)
+#ifndef AVX512_V
+#define AVX512_V 2 /* vectors of 16 rows in the AVX-512 block kernel (1, 2 or 4) */
+#endif
+#define AVX512_ROWS (16 * AVX512_V)
+#define BLOCK_MAX_ROWS (AVX2_ROWS > AVX512_ROWS ? AVX2_ROWS : AVX512_ROWS)
+#ifndef TREE_LOCKSTEP
+#define TREE_LOCKSTEP 2 /* trees walked at once by the block kernels */
+#endif
+#ifndef AVX2_TOP_LEVELS
+#define AVX2_TOP_LEVELS 3 /* levels walked by contiguous loads (root included) */
+#endif
+#ifndef AVX512_TOP_LEVELS
+#define AVX512_TOP_LEVELS 5 /* the same for AVX-512 (measured best: 5 vs 3 for AVX2) */
+#endif
+
+/* right (all ones) where x goes right at nodes (thr, feat): x >= thr, or x
+ * is missing and the node sends missing values right. */
+__attribute__((target("avx2"))) static inline __m256i avx2_right(__m256 x, __m256 thr, __m256i feat)
+{
+    __m256 ge = _mm256_cmp_ps(x, thr, _CMP_GE_OQ);
+    __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    __m256 mr = _mm256_castsi256_ps(_mm256_srai_epi32(feat, 31));
+    return _mm256_castps_si256(_mm256_or_ps(ge, _mm256_and_ps(nan, mr)));
+}
+
+/* The thresholds and features of nodes base[k] for the eight lanes of k:
+ * two gathers of four 8-byte nodes. The lanes are gathered in the order 0 1
+ * 4 5 | 2 3 6 7 so that one shuffle per field restores 0..7. */
+__attribute__((target("avx2"))) static inline void avx2_nodes(const pnode_t *base, __m256i k, __m256 *thr,
+                                                              __m256i *feat)
+{
+    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    __m256i p = _mm256_permutevar8x32_epi32(k, perm);
+    const long long *b = (const long long *)base;
+    __m256 lo = _mm256_castsi256_ps(_mm256_i32gather_epi64(b, _mm256_castsi256_si128(p), 8));
+    __m256 hi = _mm256_castsi256_ps(_mm256_i32gather_epi64(b, _mm256_extracti128_si256(p, 1), 8));
+    *thr = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    *feat = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* V (1, 2 or 4) vectors of 8 rows (rows = 8 V) of the column-major block xt, all trees. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+avx2_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
+{
+    const int D = f->pdepth, I = (1 << D) - 1, rows = 8 * V, shift = V == 4 ? 5 : V == 2 ? 4 : 3;
+    const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
+    __m256i lane[AVX2_V];
+    __m256 acc[AVX2_V];
+    for (int v = 0; v < V; v++) {
+        lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * v));
+        acc[v] = _mm256_set1_ps(f->base_score);
+    }
+    for (int t = 0; t < f->n_trees; t++) {
+        const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
+        const float *lb = f->pleaf + (size_t)t * (size_t)(I + 1) - I;
+        __m256i k[AVX2_V];
+        /* The root: one node for all rows, the feature a contiguous load. */
+        __m256 thr0 = _mm256_set1_ps(nb[0].threshold);
+        __m256i feat0 = _mm256_set1_epi32((int32_t)nb[0].feature);
+        const float *col = xt + (size_t)(nb[0].feature & FEATURE_MASK) * (size_t)rows;
+        for (int v = 0; v < V; v++)
+            k[v] = _mm256_sub_epi32(one, avx2_right(_mm256_loadu_ps(col + 8 * v), thr0, feat0));
+        /* The next levels, while they are narrow: each node's feature is a
+         * contiguous load, compared for all rows, kept where a row is at
+         * that node. */
+        int top = D < AVX2_TOP_LEVELS ? D : AVX2_TOP_LEVELS;
+        for (int d = 1; d < top; d++) {
+            __m256i r[AVX2_V];
+            for (int v = 0; v < V; v++)
+                r[v] = _mm256_setzero_si256();
+            for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
+                __m256 thr = _mm256_set1_ps(nb[j].threshold);
+                __m256i feat = _mm256_set1_epi32((int32_t)nb[j].feature), at = _mm256_set1_epi32(j);
+                const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
+                for (int v = 0; v < V; v++)
+                    r[v] = _mm256_or_si256(r[v], _mm256_and_si256(_mm256_cmpeq_epi32(k[v], at),
+                                                                  avx2_right(_mm256_loadu_ps(c + 8 * v), thr, feat)));
+            }
+            for (int v = 0; v < V; v++)
+                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), r[v]);
+        }
+        for (int d = top; d < D; d++)
+            for (int v = 0; v < V; v++) {
+                __m256 thr;
+                __m256i feat;
+                avx2_nodes(nb, k[v], &thr, &feat);
+                __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift), lane[v]);
+                __m256 x = _mm256_i32gather_ps(xt, off, 4);
+                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(x, thr, feat));
+            }
+        for (int v = 0; v < V; v++)
+            acc[v] = _mm256_add_ps(acc[v], _mm256_i32gather_ps(lb, k[v], 4));
+    }
+    for (int v = 0; v < V; v++)
+        _mm256_storeu_ps(out + 8 * v, acc[v]);
+}
+
+/* Rows [0, n) of x (row-major, stride), n <= rows, copied column-major into
+ * xt (feature j of row r at xt[j * rows + r]); rows past n repeat row 0. */
+static void transpose_block(const ps_forest_t *f, const float *x, size_t n, size_t stride, size_t rows, float *xt)
+{
+    size_t nf = (size_t)f->n_features;
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + (r < n ? r : 0) * stride;
+        for (size_t j = 0; j < nf; j++)
+            xt[j * rows + r] = xr[j];
+    }
+}
+
+/* Rows [0, n), n <= AVX2_ROWS, of x (row-major, stride): copied column-major
+ * into a block (missing values past n), walked, n results stored. */
+__attribute__((target("avx2"))) static void avx2_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
+                                                       float *xt, double *out)
+{
+    int V = n > 16 ? 4 : n > 8 ? 2 : 1; /* AVX2_V is 4 */
+    transpose_block(f, x, n, stride, 8 * (size_t)V, xt);
+    float res[AVX2_ROWS];
+    if (V == 4)
+        avx2_block_v(f, xt, 4, res);
+    else if (V == 2)
+        avx2_block_v(f, xt, 2, res);
+    else
+        avx2_block_v(f, xt, 1, res);
+    for (size_t i = 0; i < n; i++)
+        out[i] = res[i];
+}
+
+/*
+ * The AVX2 kernels' scheme with AVX-512: sixteen walks per vector, the
+ * right-hand test in a mask register.
+ */
+__attribute__((target("avx512f"))) static inline __mmask16 avx512_right(__m512 x, __m512 thr, __m512i feat)
+{
+    __mmask16 ge = _mm512_cmp_ps_mask(x, thr, _CMP_GE_OQ);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    __mmask16 mr = _mm512_test_epi32_mask(feat, _mm512_set1_epi32((int32_t)MISSING_RIGHT));
+    return ge | (nan & mr);
+}
+
+/* Thresholds and features of nodes base[k], sixteen lanes: two gathers of
+ * eight 8-byte nodes, split by two permutes. */
+__attribute__((target("avx512f"))) static inline void avx512_nodes(const pnode_t *base, __m512i k, __m512 *thr,
+                                                                   __m512i *feat)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const long long *b = (const long long *)base;
+    __m512 lo = _mm512_castsi512_ps(_mm512_i32gather_epi64(_mm512_castsi512_si256(k), b, 8));
+    __m512 hi = _mm512_castsi512_ps(_mm512_i32gather_epi64(_mm512_extracti64x4_epi64(k, 1), b, 8));
+    *thr = _mm512_permutex2var_ps(lo, even, hi);
+    *feat = _mm512_castps_si512(_mm512_permutex2var_ps(lo, odd, hi));
+}
+
+/* Trees [t, t + G) for the V vectors of rows of block xt, walked in
+ * lockstep (G * V independent walks hide each other's gather latency); each
+ * tree's leaves are added to acc in tree order. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const __m512i *lane, __m512 *acc)
+{
+    const int D = f->pdepth, I = (1 << D) - 1, rows = 16 * V, shift = V == 4 ? 6 : V == 2 ? 5 : 4;
+    const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
+    const int top = D < AVX512_TOP_LEVELS ? D : AVX512_TOP_LEVELS;
+    __m512i k[TREE_LOCKSTEP][AVX512_V];
+    for (int g = 0; g < G; g++)
+        for (int v = 0; v < V; v++)
+            k[g][v] = _mm512_setzero_si512();
+    for (int d = 0; d < top; d++)
+        for (int g = 0; g < G; g++) {
+            const pnode_t *nb = f->pnode + (size_t)(t0 + g) * (size_t)I;
+            __mmask16 r[AVX512_V] = {0};
+            for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
+                __m512 thr = _mm512_set1_ps(nb[j].threshold);
+                __m512i feat = _mm512_set1_epi32((int32_t)nb[j].feature), at = _mm512_set1_epi32(j);
+                const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
+                for (int v = 0; v < V; v++)
+                    r[v] |= _mm512_cmpeq_epi32_mask(k[g][v], at) & avx512_right(_mm512_loadu_ps(c + 16 * v), thr, feat);
+            }
+            for (int v = 0; v < V; v++) {
+                __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[g][v], k[g][v]), one);
+                k[g][v] = _mm512_mask_add_epi32(k2, r[v], k2, one);
+            }
+        }
+    for (int d = top; d < D; d++)
+        for (int g = 0; g < G; g++)
+            for (int v = 0; v < V; v++) {
+                __m512 thr;
+                __m512i feat;
+                avx512_nodes(f->pnode + (size_t)(t0 + g) * (size_t)I, k[g][v], &thr, &feat);
+                __m512i off = _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(feat, fmask), shift), lane[v]);
+                __mmask16 r = avx512_right(_mm512_i32gather_ps(off, xt, 4), thr, feat);
+                __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[g][v], k[g][v]), one);
+                k[g][v] = _mm512_mask_add_epi32(k2, r, k2, one);
+            }
+    for (int g = 0; g < G; g++) {
+        const float *lb = f->pleaf + (size_t)(t0 + g) * (size_t)(I + 1) - I;
+        for (int v = 0; v < V; v++)
+            acc[v] = _mm512_add_ps(acc[v], _mm512_i32gather_ps(k[g][v], lb, 4));
+    }
+}
+
+/* V (1 or 2) vectors of 16 rows of the column-major block xt (rows = 16 V). */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+avx512_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
+{
+    __m512i lane[AVX512_V];
+    __m512 acc[AVX512_V];
+    for (int v = 0; v < V; v++) {
+        lane[v] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                   _mm512_set1_epi32(16 * v));
+        acc[v] = _mm512_set1_ps(f->base_score);
+    }
+    int t = 0;
+    for (; t + TREE_LOCKSTEP <= f->n_trees; t += TREE_LOCKSTEP)
+        avx512_trees(f, xt, V, t, TREE_LOCKSTEP, lane, acc);
+    for (; t < f->n_trees; t++)
+        avx512_trees(f, xt, V, t, 1, lane, acc);
+    for (int v = 0; v < V; v++)
+        _mm512_storeu_ps(out + 16 * v, acc[v]);
+}
+
+/* As avx2_block: rows [0, n), n <= AVX512_ROWS, through a column-major
+ * block. */
+__attribute__((target("avx512f"))) static void avx512_block(const ps_forest_t *f, const float *x, size_t n,
+                                                            size_t stride, float *xt, double *out)
+{
+    int V = n > 32 && AVX512_V == 4 ? 4 : n > 16 && AVX512_V >= 2 ? 2 : 1;
+    float res[AVX512_ROWS];
+    transpose_block(f, x, n, stride, 16 * (size_t)V, xt);
+    if (V == 4)
+        avx512_block_v(f, xt, AVX512_V, res);
+    else if (V == 2)
+        avx512_block_v(f, xt, AVX512_V >= 2 ? 2 : 1, res);
+    else
+        avx512_block_v(f, xt, 1, res);
+    for (size_t i = 0; i < n; i++)
+        out[i] = res[i];
+}
+
+/* One row on the perfect layout: one lane per tree, 4 vectors of 16 trees at
+ * once; the leaf values are then added one by one in tree order. */
+__attribute__((target("avx512f"))) static double avx512_row(const ps_forest_t *f, const float *x)
+{
+    const int D = f->pdepth, I = (1 << D) - 1;
+    const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
+    const __m512i lane16 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    float acc = f->base_score, leaf[64];
+    int t = 0;
+    for (; t + 64 <= f->n_trees; t += 64) {
+        __m512i k[4], tree[4];
+        for (int v = 0; v < 4; v++) {
+            k[v] = _mm512_setzero_si512();
+            tree[v] = _mm512_add_epi32(lane16, _mm512_set1_epi32(t + 16 * v));
+        }
+        __m512i tb[4];
+        for (int v = 0; v < 4; v++)
+            tb[v] = _mm512_mullo_epi32(tree[v], _mm512_set1_epi32(I));
+        for (int d = 0; d < D; d++)
+            for (int v = 0; v < 4; v++) {
+                __m512 thr;
+                __m512i feat;
+                avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
+                __mmask16 r = avx512_right(_mm512_i32gather_ps(_mm512_and_si512(feat, fmask), x, 4), thr, feat);
+                __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[v], k[v]), one);
+                k[v] = _mm512_mask_add_epi32(k2, r, k2, one);
+            }
+        /* Leaf of tree u at pleaf + u * (I + 1) + k - I = tb + u + k - I. */
+        for (int v = 0; v < 4; v++) {
+            __m512i li =
+                _mm512_add_epi32(_mm512_add_epi32(tb[v], k[v]), _mm512_sub_epi32(tree[v], _mm512_set1_epi32(I)));
+            _mm512_storeu_ps(leaf + 16 * v, _mm512_i32gather_ps(li, f->pleaf, 4));
+        }
+        for (int g = 0; g < 64; g++)
+            acc += leaf[g];
+    }
+    for (; t < f->n_trees; t++)
+        acc += perfect_leaf(f, t, x);
+    return acc;
+}
+
+#ifndef AVX2_ROW_V
+#define AVX2_ROW_V 8
+#endif
+/* One row, one lane per tree, AVX2_ROW_V vectors of 8 trees at once. */
+__attribute__((target("avx2"))) static double avx2_row(const ps_forest_t *f, const float *x)
+{
+    const int D = f->pdepth, I = (1 << D) - 1;
+    const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
+    const __m256i lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    float acc = f->base_score, leaf[8 * AVX2_ROW_V];
+    int t = 0;
+    for (; t + 8 * AVX2_ROW_V <= f->n_trees; t += 8 * AVX2_ROW_V) {
+        __m256i k[AVX2_ROW_V], tb[AVX2_ROW_V];
+        for (int v = 0; v < AVX2_ROW_V; v++) {
+            k[v] = _mm256_setzero_si256();
+            tb[v] = _mm256_mullo_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)), _mm256_set1_epi32(I));
+        }
+        for (int d = 0; d < D; d++)
+            for (int v = 0; v < AVX2_ROW_V; v++) {
+                __m256 thr;
+                __m256i feat;
+                avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
+                __m256 xv = _mm256_i32gather_ps(x, _mm256_and_si256(feat, fmask), 4);
+                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(xv, thr, feat));
+            }
+        /* Leaf of tree t + i at pleaf + (t + i) * (I + 1) + k - I = tb + (t + i) + k - I. */
+        for (int v = 0; v < AVX2_ROW_V; v++) {
+            __m256i li = _mm256_add_epi32(
+                _mm256_add_epi32(tb[v], k[v]),
+                _mm256_sub_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)), _mm256_set1_epi32(I)));
+            _mm256_storeu_ps(leaf + 8 * v, _mm256_i32gather_ps(f->pleaf, li, 4));
+        }
+        for (int g = 0; g < 8 * AVX2_ROW_V; g++)
+            acc += leaf[g];
+    }
+    for (; t < f->n_trees; t++)
+        acc += perfect_leaf(f, t, x);
+    return acc;
+}
+#endif
+
 #if HAVE_AVX512
 /*
  * The same two kernels with AVX-512 gathers: sixteen walks advance in one
@@ -166,8 +536,8 @@ static double predict_row(const ps_forest_t *f, const float *x)
  */
 #define SIMD_LANES 16
 
-__attribute__((target("avx512f"))) static inline __m512i
-simd_step(const float *nf, const int32_t *ni, __m512i idx, const float *x, __m512i row_off)
+__attribute__((target("avx512f"))) static inline __m512i simd_step(const float *nf, const int32_t *ni, __m512i idx,
+                                                                   const float *x, __m512i row_off)
 {
     const __m512i one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
     __m512i w = _mm512_slli_epi32(idx, 2);
@@ -182,8 +552,7 @@ simd_step(const float *nf, const int32_t *ni, __m512i idx, const float *x, __m51
     return _mm512_mask_add_epi32(left, ge | (missing & mr), left, one);
 }
 
-__attribute__((target("avx512f"))) static inline __m512
-simd_leaf(const float *nf, __m512i idx)
+__attribute__((target("avx512f"))) static inline __m512 simd_leaf(const float *nf, __m512i idx)
 {
     __m512i w = _mm512_add_epi32(_mm512_slli_epi32(idx, 2), _mm512_set1_epi32(3));
     return _mm512_i32gather_ps(w, nf, 4);
@@ -194,8 +563,8 @@ simd_leaf(const float *nf, __m512i idx)
  * the caller checks that SIMD_ROWS * stride fits. */
 #define SIMD_VECS 4
 #define SIMD_ROWS (SIMD_VECS * SIMD_LANES)
-__attribute__((target("avx512f"))) static void
-simd_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
+__attribute__((target("avx512f"))) static void simd_block(const ps_forest_t *f, const float *x, size_t stride,
+                                                          double *out)
 {
     const float *nf = (const float *)f->nodes;
     const int32_t *ni = (const int32_t *)f->nodes;
@@ -203,8 +572,8 @@ simd_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
     __m512 acc[SIMD_VECS];
     __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for (int v = 0; v < SIMD_VECS; v++) {
-        row_off[v] = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * v)),
-                                        _mm512_set1_epi32((int32_t)stride));
+        row_off[v] =
+            _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * v)), _mm512_set1_epi32((int32_t)stride));
         acc[v] = _mm512_set1_ps(f->base_score);
     }
     for (int t = 0; t < f->n_trees; t++) {
@@ -219,8 +588,8 @@ simd_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
     }
     for (int v = 0; v < SIMD_VECS; v++) {
         _mm512_storeu_pd(out + 16 * v, _mm512_cvtps_pd(_mm512_castps512_ps256(acc[v])));
-        _mm512_storeu_pd(out + 16 * v + 8, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                                _mm512_extractf64x4_pd(_mm512_castps_pd(acc[v]), 1))));
+        _mm512_storeu_pd(out + 16 * v + 8,
+                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[v]), 1))));
     }
 }
 
@@ -258,17 +627,48 @@ __attribute__((target("avx512f"))) static double simd_row(const ps_forest_t *f, 
 }
 #endif
 
+/* The AVX2 or AVX-512 block kernel over rows [0, n) in blocks of AVX2_ROWS. */
+#if HAVE_X86
+static void block_rows(const ps_forest_t *f, int kernel, const float *x, size_t n, size_t stride, double *out)
+{
+    size_t nf = (size_t)f->n_features, need = BLOCK_MAX_ROWS * (nf ? nf : 1);
+    float stack[BLOCK_MAX_ROWS * 256];
+    float *xt = need <= PS_ARRAY_LEN(stack) ? stack : ps_malloc(need * sizeof *xt);
+    if (!xt) { /* out of memory for the block: the scalar kernel needs none */
+        for (size_t i = 0; i < n; i += BLOCK_ROWS)
+            predict_partial_block(f, x + i * stride, n - i < BLOCK_ROWS ? n - i : BLOCK_ROWS, stride, out + i);
+        return;
+    }
+    size_t rows = kernel == PS_FOREST_AVX512 ? AVX512_ROWS : AVX2_ROWS;
+    for (size_t i = 0; i < n; i += rows) {
+        size_t m = n - i < rows ? n - i : rows;
+        if (kernel == PS_FOREST_AVX512)
+            avx512_block(f, x + i * stride, m, stride, xt, out + i);
+        else
+            avx2_block(f, x + i * stride, m, stride, xt, out + i);
+    }
+    if (xt != stack)
+        free(xt);
+}
+#endif
+
 void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
+    int kernel = f->kernel;
 #if HAVE_AVX512
     /* 32-bit gather offsets must reach the last row of a block. */
-    int simd = f->simd && stride < (size_t)INT32_MAX / SIMD_ROWS;
+    if (kernel == PS_FOREST_AVX512 && stride >= (size_t)INT32_MAX / SIMD_ROWS)
+        kernel = PS_FOREST_SCALAR;
 #endif
-    if (n < 4) {
+    if (n < (kernel == PS_FOREST_AVX2 ? 8u : 4u)) {
         for (size_t i = 0; i < n; i++) {
-#if HAVE_AVX512
-            if (simd) {
-                out[i] = simd_row(f, x + i * stride);
+#if HAVE_X86
+            if (kernel == PS_FOREST_AVX512) {
+                out[i] = f->pdepth ? avx512_row(f, x + i * stride) : simd_row(f, x + i * stride);
+                continue;
+            }
+            if (kernel == PS_FOREST_AVX2) {
+                out[i] = avx2_row(f, x + i * stride);
                 continue;
             }
 #endif
@@ -276,10 +676,37 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
         }
         return;
     }
+#if HAVE_X86
+    if (kernel == PS_FOREST_AVX2 || (kernel == PS_FOREST_AVX512 && f->pdepth > 0)) {
+        /* Chunks of whole blocks, one per thread. */
+        size_t rows = kernel == PS_FOREST_AVX512 ? AVX512_ROWS : AVX2_ROWS;
+        long n_blocks = (long)((n + rows - 1) / rows);
+        int threads = 1;
+#ifdef _OPENMP
+        if (n >= PARALLEL_MIN_ROWS)
+            threads = omp_get_max_threads();
+#endif
+        if (threads <= 1) {
+            block_rows(f, kernel, x, n, stride, out);
+            return;
+        }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+        {
+            int me = omp_get_thread_num(), nt = omp_get_num_threads();
+            size_t b0 = (size_t)(n_blocks * me / nt), b1 = (size_t)(n_blocks * (me + 1) / nt);
+            size_t r0 = b0 * rows, r1 = b1 * rows < n ? b1 * rows : n;
+            if (r1 > r0)
+                block_rows(f, kernel, x + r0 * stride, r1 - r0, stride, out + r0);
+        }
+#endif
+        return;
+    }
+#endif
     /* Blocks of `rows`; the last, partial block takes the scalar kernel. */
     size_t rows = BLOCK_ROWS;
 #if HAVE_AVX512
-    if (simd)
+    if (kernel == PS_FOREST_AVX512)
         rows = SIMD_ROWS;
 #endif
     long n_full = (long)(n / rows);
@@ -289,7 +716,7 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
     for (long b = 0; b < n_full; b++) {
         size_t first = (size_t)b * rows;
 #if HAVE_AVX512
-        if (simd) {
+        if (kernel == PS_FOREST_AVX512) {
             simd_block(f, x + first * stride, stride, out + first);
             continue;
         }
@@ -302,16 +729,69 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
     }
 }
 
+/* Whether this CPU and forest can run kernel k. */
+static int kernel_available(const ps_forest_t *f, int k)
+{
+    if (k == PS_FOREST_SCALAR)
+        return 1;
+#if HAVE_X86
+    __builtin_cpu_init();
+    if (k == PS_FOREST_AVX2)
+        return f->pdepth > 0 && __builtin_cpu_supports("avx2");
+    if (k == PS_FOREST_AVX512)
+        return __builtin_cpu_supports("avx512f");
+#else
+    (void)f;
+#endif
+    return 0;
+}
+
+/* The fastest kernel available (the order measured by bench_predict). */
+static int best_kernel(const ps_forest_t *f)
+{
+    static const int order[] = {PS_FOREST_AVX512, PS_FOREST_AVX2, PS_FOREST_SCALAR};
+    for (size_t i = 0; i < PS_ARRAY_LEN(order); i++)
+        if (kernel_available(f, order[i]))
+            return order[i];
+    return PS_FOREST_SCALAR;
+}
+
+const char *ps_forest_kernel_name(int kernel)
+{
+    switch (kernel) {
+    case PS_FOREST_SCALAR: return "scalar";
+    case PS_FOREST_AVX2: return "avx2";
+    case PS_FOREST_AVX512: return "avx512";
+    default: return "best";
+    }
+}
+
+int ps_forest_set_kernel(ps_forest_t *f, int kernel)
+{
+    if (kernel == PS_FOREST_BEST) {
+        /* PAIRSIGHT_FOREST_KERNEL=scalar|avx2|avx512 picks one for testing;
+         * one this CPU lacks falls back to the best. */
+        const char *env = getenv("PAIRSIGHT_FOREST_KERNEL");
+        kernel = best_kernel(f);
+        for (int k = PS_FOREST_SCALAR; env && k <= PS_FOREST_AVX512; k++)
+            if (strcmp(env, ps_forest_kernel_name(k)) == 0 && kernel_available(f, k))
+                kernel = k;
+    } else if (!kernel_available(f, kernel)) {
+        kernel = best_kernel(f) == PS_FOREST_SCALAR || kernel < PS_FOREST_SCALAR || kernel > PS_FOREST_AVX512
+                     ? PS_FOREST_SCALAR
+                     : kernel;
+        if (!kernel_available(f, kernel))
+            kernel = PS_FOREST_SCALAR;
+    }
+    f->kernel = kernel;
+    return kernel;
+}
+
+int ps_forest_kernel(const ps_forest_t *f) { return f->kernel; }
+
 int ps_forest_use_simd(ps_forest_t *f, int on)
 {
-#if HAVE_AVX512
-    __builtin_cpu_init();
-    f->simd = on && __builtin_cpu_supports("avx512f");
-#else
-    (void)on;
-    f->simd = 0;
-#endif
-    return f->simd;
+    return ps_forest_set_kernel(f, on ? PS_FOREST_BEST : PS_FOREST_SCALAR) != PS_FOREST_SCALAR;
 }
 
 int ps_forest_n_features(const ps_forest_t *f) { return f->n_features; }
@@ -324,6 +804,8 @@ void ps_forest_free(ps_forest_t *f)
     free(f->nodes);
     free(f->root);
     free(f->depth);
+    free(f->pnode);
+    free(f->pleaf);
     free(f);
 }
 
@@ -353,8 +835,7 @@ static int get_number_string(const cJSON *j, const char *what, double *out)
     char *end;
     *out = strtod(j->valuestring, &end);
     if (end == j->valuestring || *end != '\0')
-        return ps_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what,
-                        j->valuestring);
+        return ps_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what, j->valuestring);
     return 0;
 }
 
@@ -367,8 +848,8 @@ static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
         return NULL;
     }
     if (cJSON_GetArraySize(a) != n) {
-        ps_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key,
-                 cJSON_GetArraySize(a), n);
+        ps_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key, cJSON_GetArraySize(a),
+                 n);
         return NULL;
     }
     return a;
@@ -544,8 +1025,8 @@ static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, 
  * prediction and base_score enters the sum as it is written. */
 static int identity_objective(const char *name)
 {
-    static const char *const ok[] = {"reg:squarederror", "reg:squaredlogerror",
-                                     "reg:pseudohubererror", "reg:absoluteerror"};
+    static const char *const ok[] = {"reg:squarederror", "reg:squaredlogerror", "reg:pseudohubererror",
+                                     "reg:absoluteerror"};
     for (size_t i = 0; i < PS_ARRAY_LEN(ok); i++)
         if (strcmp(name, ok[i]) == 0)
             return 1;
@@ -566,8 +1047,10 @@ static int load_model(ps_forest_t *f, const cJSON *root)
     if (!cJSON_IsString(obj))
         return ps_error(PS_E_INPUT, "XGBoost model: learner.objective.name is missing");
     if (!identity_objective(obj->valuestring))
-        return ps_error(PS_E_INPUT, "XGBoost model: objective %s is not a regression with "
-                        "identity link", obj->valuestring);
+        return ps_error(PS_E_INPUT,
+                        "XGBoost model: objective %s is not a regression with "
+                        "identity link",
+                        obj->valuestring);
 
     const cJSON *gb = get_path(root, k_gb, 2);
     const cJSON *gbname = cJSON_GetObjectItemCaseSensitive(gb, "name");
@@ -577,10 +1060,8 @@ static int load_model(ps_forest_t *f, const cJSON *root)
 
     const cJSON *lmp = get_path(root, k_lmp, 2);
     double base, nf, ncls = 0;
-    if (get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "base_score"), "base_score",
-                          &base) ||
-        get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "num_feature"), "num_feature",
-                          &nf))
+    if (get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "base_score"), "base_score", &base) ||
+        get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "num_feature"), "num_feature", &nf))
         return PS_E_INPUT;
     const cJSON *nc = cJSON_GetObjectItemCaseSensitive(lmp, "num_class");
     if (nc && get_number_string(nc, "num_class", &ncls))
@@ -624,6 +1105,45 @@ static int load_model(ps_forest_t *f, const cJSON *root)
     return 0;
 }
 
+/* Fills perfect node k (level d) of tree t from node src of the flattened
+ * tree: a split is copied, a leaf above the last level becomes an
+ * always-left split over two copies of itself. */
+static void fill_perfect(ps_forest_t *f, int t, int32_t src, int k, int d)
+{
+    const int D = f->pdepth, I = (1 << D) - 1;
+    const node_t *nd = &f->nodes[src];
+    int leaf = nd->left == src;
+    if (d == D) {
+        f->pleaf[(size_t)t * (size_t)(I + 1) + (size_t)(k - I)] = nd->leaf;
+        return;
+    }
+    pnode_t *p = &f->pnode[(size_t)t * (size_t)I + (size_t)k];
+    p->threshold = leaf ? NAN : nd->threshold;
+    p->feature = leaf ? 0 : nd->feature;
+    fill_perfect(f, t, leaf ? src : nd->left, 2 * k + 1, d + 1);
+    fill_perfect(f, t, leaf ? src : nd->left + 1, 2 * k + 2, d + 1);
+}
+
+/* The perfect layout for the AVX2 kernels, where every tree is at most
+ * PERFECT_MAX_DEPTH deep and the layout fits 32-bit indices; else none. */
+static int build_perfect(ps_forest_t *f)
+{
+    int D = 1;
+    for (int t = 0; t < f->n_trees; t++)
+        D = f->depth[t] > D ? f->depth[t] : D;
+    if (D > PERFECT_MAX_DEPTH || (double)f->n_trees * (double)(1 << D) >= (double)INT32_MAX / 2)
+        return 0;
+    size_t I = ((size_t)1 << D) - 1, nt = f->n_trees ? (size_t)f->n_trees : 1;
+    f->pnode = ps_malloc(nt * I * sizeof *f->pnode);
+    f->pleaf = ps_malloc(nt * (I + 1) * sizeof *f->pleaf);
+    if (!f->pnode || !f->pleaf)
+        return PS_E_NOMEM;
+    f->pdepth = D;
+    for (int t = 0; t < f->n_trees; t++)
+        fill_perfect(f, t, f->root[t], 0, 0);
+    return 0;
+}
+
 int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out)
 {
     *out = NULL;
@@ -632,16 +1152,17 @@ int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out)
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root)
-        return ps_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld",
-                        (long)(end ? end - json : 0));
+        return ps_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld", (long)(end ? end - json : 0));
     ps_forest_t *f = ps_calloc(1, sizeof *f);
     int rc = f ? load_model(f, root) : PS_E_NOMEM;
     cJSON_Delete(root);
+    if (!rc)
+        rc = build_perfect(f);
     if (rc) {
         ps_forest_free(f);
         return rc;
     }
-    ps_forest_use_simd(f, 1);
+    ps_forest_set_kernel(f, PS_FOREST_BEST);
     *out = f;
     return 0;
 }

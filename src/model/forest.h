@@ -35,9 +35,23 @@ int ps_forest_n_features(const ps_forest_t *f);
 int ps_forest_n_trees(const ps_forest_t *f);
 void ps_forest_free(ps_forest_t *f);
 
-/* Switches the AVX-512 kernels on (where the CPU has them, the default) or
- * off; both give identical results. Returns whether they are now used. Not
- * to be called while another thread predicts with f. */
+/* The evaluation kernels; all give identical results (XGBoost's, bit for
+ * bit). PS_FOREST_BEST: the fastest this CPU has (CPUID at run time), unless
+ * the environment variable PAIRSIGHT_FOREST_KERNEL names another
+ * (scalar, avx2, avx512) that it has. */
+enum { PS_FOREST_BEST = -1, PS_FOREST_SCALAR = 0, PS_FOREST_AVX2 = 1, PS_FOREST_AVX512 = 2 };
+
+/* Selects the kernel (PS_FOREST_*) for f; one the CPU or the forest cannot
+ * run (AVX2 needs trees of depth <= 12) gives the scalar kernel. Returns the
+ * kernel now used. A new forest starts with PS_FOREST_BEST. Not to be called
+ * while another thread predicts with f. */
+int ps_forest_set_kernel(ps_forest_t *f, int kernel);
+int ps_forest_kernel(const ps_forest_t *f);
+/* "scalar", "avx2", "avx512" (static string). */
+const char *ps_forest_kernel_name(int kernel);
+
+/* Shorthand: on = the best kernel, off = scalar; returns whether a SIMD
+ * kernel is now used. Same thread rule as ps_forest_set_kernel. */
 int ps_forest_use_simd(ps_forest_t *f, int on);
 
 #endif

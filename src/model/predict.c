@@ -47,6 +47,9 @@
 
 /* Queries per slice: bounds the feature memory of huge batches. */
 #define SLICE 1024
+/* Window pairs whose features are built, then predicted, together: two
+ * blocks of the forest's AVX-512 kernel (src/model/forest.c). */
+#define PREDICT_BLOCK 64
 
 /* Window pairs from which a batch is split over the OpenMP threads. Starting
  * and joining a team costs a scheduler tick or more (8-16 ms) when the
@@ -58,10 +61,7 @@
 
 static const char *const compose_names[PS_COMPOSE_COUNT] = {"index", "overlap"};
 
-const char *ps_compose_name(ps_compose_t c)
-{
-    return (int)c >= 0 && c < PS_COMPOSE_COUNT ? compose_names[c] : "?";
-}
+const char *ps_compose_name(ps_compose_t c) { return (int)c >= 0 && c < PS_COMPOSE_COUNT ? compose_names[c] : "?"; }
 
 int ps_compose_from_name(const char *name, ps_compose_t *out)
 {
@@ -86,8 +86,8 @@ static void window_range(int start, int len, int n, int k, int *ws, int *wl)
 
 /* Build the features of every window pair of query q into rows starting at
  * x + row0 * nf. Solo times of the windows go to wh[nh], wl[nl]. */
-static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl,
-                       float *xh, float *xl, double *wh, double *wl)
+static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl, float *xh,
+                       float *xl, double *wh, double *wl)
 {
     size_t nf = (size_t)m->layout.n_features;
     ps_query_t w = *q;
@@ -104,8 +104,8 @@ static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
     return PS_OK;
 }
 
-static void compose_index(int nh, int nl, const double *lh, const double *ll, const double *wh,
-                          const double *wl, double *th, double *tl)
+static void compose_index(int nh, int nl, const double *lh, const double *ll, const double *wh, const double *wl,
+                          double *th, double *tl)
 {
     *th = 0;
     *tl = 0;
@@ -137,8 +137,8 @@ static double contended(double w, double d, double d_other)
 }
 
 /* One side's update: new window times from the overlap-weighted progress. */
-static double relax(int n, const double *w, double *d, int n_other, const double *d_other,
-                    const double *kappa, int stride_i, int stride_j)
+static double relax(int n, const double *w, double *d, int n_other, const double *d_other, const double *kappa,
+                    int stride_i, int stride_j)
 {
     double change = 0, a = 0;
     for (int i = 0; i < n; i++) {
@@ -164,8 +164,8 @@ static double relax(int n, const double *w, double *d, int n_other, const double
     return change;
 }
 
-static int compose_overlap(int nh, int nl, const double *lh, const double *ll, const double *wh,
-                           const double *wl, double *th, double *tl)
+static int compose_overlap(int nh, int nl, const double *lh, const double *ll, const double *wh, const double *wl,
+                           double *th, double *tl)
 {
     if (nh == 1 && nl == 1) {
         compose_index(nh, nl, lh, ll, wh, wl, th, tl);
@@ -212,8 +212,8 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
     return PS_OK;
 }
 
-int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
-                       const double *wh, const double *wl, double *t_hp, double *t_lp)
+int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
+                       const double *wl, double *t_hp, double *t_lp)
 {
     if (method == PS_COMPOSE_INDEX) {
         compose_index(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
@@ -228,11 +228,10 @@ static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
     if (!q->gpu || strcmp(ps_gpu_canonical(q->gpu), m->gpu) != 0)
         return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
-        return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,
-                        q->lp_tpcs);
+        return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs, q->lp_tpcs);
     if (gpu_tpcs > 0 && q->hp_tpcs + q->lp_tpcs > gpu_tpcs)
-        return ps_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s",
-                        q->hp_tpcs, q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
+        return ps_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s", q->hp_tpcs,
+                        q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
     if (q->hp_len < 1 || q->lp_len < 1)
         return ps_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
     /* A segment past its model's end is refused here, before its windows
@@ -309,7 +308,9 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         rc = PS_E_NOMEM;
         goto done;
     }
-    for (size_t k = 0; k < n; k++) {
+    /* Features are built a block of about PREDICT_BLOCK rows at a time and
+     * the block is predicted at once, while its rows are still in cache. */
+    for (size_t k = 0, k0 = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         rc = build_pairs(m, ops, &q[k], nh, nl, xh + row0[k] * nf, xl + row0[k] * nf, wsolo + win0[k],
                          wsolo + win0[k] + nh);
@@ -319,9 +320,13 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
             ps_error_prefix(rc, where);
             goto done;
         }
+        if (row0[k + 1] - row0[k0] >= PREDICT_BLOCK || k + 1 == n) {
+            size_t r0 = row0[k0], nr = row0[k + 1] - r0;
+            ps_model_predict_rows(m, PS_SIDE_HP, xh + r0 * nf, nr, lh + r0);
+            ps_model_predict_rows(m, PS_SIDE_LP, xl + r0 * nf, nr, ll + r0);
+            k0 = k + 1;
+        }
     }
-    ps_model_predict_rows(m, PS_SIDE_HP, xh, R, lh);
-    ps_model_predict_rows(m, PS_SIDE_LP, xl, R, ll);
     /* Upper bounds: every window pair's log delta moves up by its bin's
      * conformal quantile before composition (docs/planner.md). */
     for (size_t k = 0; coverage > 0 && k < n; k++) {

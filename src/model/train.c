@@ -9,8 +9,16 @@
 #include "decision/decision.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Rows of the training split handed to XGBoost per callback. */
+#define FEED_ROWS 16384
 
 ps_train_params_t ps_train_default_params(void)
 {
@@ -53,8 +61,7 @@ static int check_params(const ps_train_params_t *p)
             return ps_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
     if (!(p->subsample > 0 && p->subsample <= 1))
         return ps_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
-    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 ||
-        p->adapt_depth > 20)
+    if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 || p->adapt_depth > 20)
         return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 0..20");
     if (p->max_rounds > MAX_ROUNDS || p->early_stopping > MAX_ROUNDS || p->adapt_rounds > MAX_ROUNDS)
         return ps_error(PS_E_ARG, "max_rounds, early_stopping and adapt_rounds must be <= %d", MAX_ROUNDS);
@@ -82,8 +89,9 @@ static void subset_free(subset_t *s)
     memset(s, 0, sizeof *s);
 }
 
-/* which < 0 takes every row. */
-static int subset_make(const ps_dataset_t *d, int which, subset_t *s)
+/* which < 0 takes every row. Features come from ps_dataset_features (a lean
+ * data set builds them again from ops). */
+static int subset_make(const ps_dataset_t *d, const ps_ops_t *ops, int which, subset_t *s)
 {
     size_t nf = (size_t)d->layout.n_features, n = 0;
     memset(s, 0, sizeof *s);
@@ -104,8 +112,13 @@ static int subset_make(const ps_dataset_t *d, int which, subset_t *s)
     for (size_t i = 0; i < d->n; i++) {
         if (which >= 0 && d->split[i] != which)
             continue;
-        memcpy(s->x[0] + j * nf, d->x_hp + i * nf, nf * sizeof(float));
-        memcpy(s->x[1] + j * nf, d->x_lp + i * nf, nf * sizeof(float));
+        int rc = ps_dataset_features(d, ops, i, PS_SIDE_HP, s->x[0] + j * nf);
+        if (rc == PS_OK)
+            rc = ps_dataset_features(d, ops, i, PS_SIDE_LP, s->x[1] + j * nf);
+        if (rc != PS_OK) {
+            subset_free(s);
+            return rc;
+        }
         s->y[0][j] = (float)d->y_hp[i];
         s->y[1][j] = (float)d->y_lp[i];
         s->solo[0][j] = d->hp_solo_ns[i];
@@ -129,6 +142,92 @@ static int make_dmatrix(const float *x, const float *y, size_t n, int nf, int nt
         return ps_xgb_error("setting labels");
     }
     return PS_OK;
+}
+
+/* The training split of one side, handed to XGBoost through its data
+ * iterator (XGQuantileDMatrixCreateFromCallback): features are built in
+ * float32, FEED_ROWS rows at a time, into one chunk buffer, so that the
+ * quantized matrix XGBoost keeps (one byte per value) is the only full copy
+ * of the split. XGBoost walks the iterator more than once (cuts, then
+ * quantization); every walk builds the same values. */
+typedef struct {
+    const ps_dataset_t *d;
+    const ps_ops_t *ops;
+    int side, nthread;
+    const size_t *idx; /* the split's rows */
+    size_t n, pos;
+    float *x, *y; /* the chunk: [FEED_ROWS * n_features], [FEED_ROWS] */
+    DMatrixHandle proxy;
+    int rc; /* the first failure; the iterator then ends early */
+} feed_t;
+
+static int feed_next(DataIterHandle h)
+{
+    feed_t *f = h;
+    if (f->rc != PS_OK || f->pos >= f->n)
+        return 0;
+    size_t m = f->n - f->pos < FEED_ROWS ? f->n - f->pos : FEED_ROWS;
+    size_t nf = (size_t)f->d->layout.n_features;
+    const double *y = f->side == PS_SIDE_HP ? f->d->y_hp : f->d->y_lp;
+    int rc = PS_OK;
+#ifdef _OPENMP
+    int nt = f->nthread > 0 ? f->nthread : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(nt) reduction(min : rc) if (m >= 256)
+#endif
+    for (long i = 0; i < (long)m; i++) {
+        size_t k = f->idx[f->pos + (size_t)i];
+        int r = ps_dataset_features(f->d, f->ops, k, f->side, f->x + (size_t)i * nf);
+        rc = r < rc ? r : rc;
+        f->y[i] = (float)y[k];
+    }
+    if (rc != PS_OK) {
+        f->rc = ps_error(rc, "building training features");
+        return 0;
+    }
+    char iface[256];
+    snprintf(iface, sizeof iface,
+             "{\"data\": [%llu, false], \"shape\": [%zu, %zu], \"typestr\": \"<f4\", \"version\": 3}",
+             (unsigned long long)(uintptr_t)f->x, m, nf);
+    if (XGProxyDMatrixSetDataDense(f->proxy, iface) != 0 ||
+        XGDMatrixSetFloatInfo(f->proxy, "label", f->y, (bst_ulong)m) != 0) {
+        f->rc = ps_xgb_error("passing a chunk of training rows");
+        return 0;
+    }
+    f->pos += m;
+    return 1;
+}
+
+static void feed_reset(DataIterHandle h) { ((feed_t *)h)->pos = 0; }
+
+/* The quantized training matrix of one side (see feed_t); the chunk buffers
+ * are freed before it is returned, ahead of boosting. */
+static int make_quantile_dmatrix(const ps_dataset_t *d, const ps_ops_t *ops, int side, const size_t *idx, size_t n,
+                                 int nthread, DMatrixHandle *out)
+{
+    *out = NULL;
+    size_t nf = (size_t)d->layout.n_features;
+    feed_t f = {.d = d, .ops = ops, .side = side, .nthread = nthread, .idx = idx, .n = n};
+    f.x = ps_malloc(FEED_ROWS * nf * sizeof *f.x);
+    f.y = ps_malloc(FEED_ROWS * sizeof *f.y);
+    int rc = f.x && f.y ? PS_OK : PS_E_NOMEM;
+    if (rc == PS_OK && XGProxyDMatrixCreate(&f.proxy) != 0)
+        rc = ps_xgb_error("creating a data proxy");
+    char config[128];
+    /* XGBoost's JSON reads NaN; max_bin is the booster's default (256). */
+    snprintf(config, sizeof config, "{\"missing\": NaN, \"nthread\": %d, \"max_bin\": 256}", nthread);
+    if (rc == PS_OK && XGQuantileDMatrixCreateFromCallback(&f, f.proxy, NULL, feed_reset, feed_next, config, out) != 0)
+        rc = f.rc != PS_OK ? f.rc : ps_xgb_error("creating the quantized training matrix");
+    if (rc == PS_OK && f.rc != PS_OK)
+        rc = f.rc;
+    if (f.proxy)
+        XGDMatrixFree(f.proxy);
+    free(f.x);
+    free(f.y);
+    if (rc != PS_OK && *out) {
+        XGDMatrixFree(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 static int set_param(BoosterHandle b, const char *name, const char *value)
@@ -198,14 +297,18 @@ static double booster_mape(const ps_feature_layout_t *l, BoosterHandle b, int si
 typedef struct {
     const ps_train_params_t *p;
     const ps_feature_layout_t *l;
+    const ps_dataset_t *d; /* lean: the training split is fed by index */
+    const ps_ops_t *ops;
+    const size_t *train_idx; /* rows of the training split */
+    size_t n_train;
     int nthread;
     double done, total; /* progress in boosting rounds */
 } train_ctx_t;
 
 /* Train one regressor at one grid point with early stopping; *out holds the
  * rounds up to the best validation RMSE. */
-static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid, double base_score,
-                     int depth, double eta, BoosterHandle *out)
+static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid, double base_score, int depth,
+                     double eta, BoosterHandle *out)
 {
     *out = NULL;
     BoosterHandle b = NULL, best_b = NULL;
@@ -258,14 +361,6 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
     return PS_OK;
 }
 
-static double mean_f(const float *y, size_t n)
-{
-    double s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += y[i];
-    return n ? s / (double)n : 0;
-}
-
 static int count_rounds(BoosterHandle b)
 {
     int r = 0;
@@ -275,16 +370,20 @@ static int count_rounds(BoosterHandle b)
 }
 
 /* One side: every grid point, keep the lowest validation MAPE. */
-static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *tr, const subset_t *va)
+static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *va)
 {
     DMatrixHandle dtrain = NULL, dvalid = NULL;
     int nf = c->l->n_features;
-    int rc = make_dmatrix(tr->x[side], tr->y[side], tr->n, nf, c->nthread, &dtrain);
+    int rc = make_quantile_dmatrix(c->d, c->ops, side, c->train_idx, c->n_train, c->nthread, &dtrain);
     if (rc == PS_OK)
         rc = make_dmatrix(va->x[side], va->y[side], va->n, nf, c->nthread, &dvalid);
-    /* XGBoost 1.7 does not estimate base_score; the label mean starts the
-     * trees at the average slowdown. */
-    double base = mean_f(tr->y[side], tr->n);
+    /* XGBoost 1.7 does not estimate base_score; the label mean (of the
+     * float labels XGBoost sees) starts the trees at the average slowdown. */
+    const double *yd = side == PS_SIDE_HP ? c->d->y_hp : c->d->y_lp;
+    double base = 0;
+    for (size_t i = 0; i < c->n_train; i++)
+        base += (float)yd[c->train_idx[i]];
+    base = c->n_train ? base / (double)c->n_train : 0;
     double best_mape = INFINITY;
     for (int i = 0; rc == PS_OK && i < c->p->n_depths; i++) {
         for (int j = 0; rc == PS_OK && j < c->p->n_etas; j++) {
@@ -326,13 +425,9 @@ static int check_gpu(const ps_dataset_t *d, const char *gpu)
     return PS_OK;
 }
 
-static int resolve_nthread(int nthread)
-{
-    return nthread > 0 ? nthread : 0;
-}
+static int resolve_nthread(int nthread) { return nthread > 0 ? nthread : 0; }
 
-int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
-                   ps_model_t **out)
+int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params, ps_model_t **out)
 {
     *out = NULL;
     ps_train_params_t p = params ? *params : ps_train_default_params();
@@ -346,13 +441,16 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     rc = ps_features_layout(p.variant, p.window, &l);
     if (rc != PS_OK)
         return rc;
+    /* Lean: no feature matrix of all samples. The training split goes to
+     * XGBoost in chunks (make_quantile_dmatrix); the validation split is
+     * kept (each grid point scores on it), the test split built at the end. */
     ps_dataset_t *d = NULL;
-    rc = ps_dataset_build(&l, ops, cx, p.seed, &d);
+    rc = ps_dataset_build_lean(&l, ops, cx, p.seed, &d);
     if (rc != PS_OK)
         return rc;
     ps_model_t *m = NULL;
-    subset_t tr, va, te;
-    memset(&tr, 0, sizeof tr);
+    subset_t va, te;
+    size_t *train_idx = NULL, n_train = 0;
     memset(&va, 0, sizeof va);
     memset(&te, 0, sizeof te);
     if (d->n == 0) {
@@ -360,30 +458,41 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
         goto done;
     }
     if (d->n_skipped)
-        ps_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out",
-               d->n_skipped, l.window);
+        ps_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out", d->n_skipped,
+               l.window);
     if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
         goto done;
-    if ((rc = subset_make(d, PS_SPLIT_TRAIN, &tr)) != PS_OK || (rc = subset_make(d, PS_SPLIT_VALID, &va)) != PS_OK ||
-        (rc = subset_make(d, PS_SPLIT_TEST, &te)) != PS_OK)
+    if (!(train_idx = ps_malloc(d->n * sizeof *train_idx))) {
+        rc = PS_E_NOMEM;
         goto done;
-    if (tr.n == 0 || va.n == 0) {
-        rc = ps_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)",
-                      d->n_experiments);
+    }
+    for (size_t i = 0; i < d->n; i++)
+        if (d->split[i] == PS_SPLIT_TRAIN)
+            train_idx[n_train++] = i;
+    if ((rc = subset_make(d, ops, PS_SPLIT_VALID, &va)) != PS_OK)
+        goto done;
+    if (n_train == 0 || va.n == 0) {
+        rc = ps_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)", d->n_experiments);
         goto done;
     }
     if ((rc = ps_model_alloc(&l, d->rows[0]->gpu, &m)) != PS_OK)
         goto done;
-    train_ctx_t c = {.p = &p, .l = &l, .nthread = resolve_nthread(p.nthread)};
+    train_ctx_t c = {.p = &p,
+                     .l = &l,
+                     .d = d,
+                     .ops = ops,
+                     .train_idx = train_idx,
+                     .n_train = n_train,
+                     .nthread = resolve_nthread(p.nthread)};
     c.total = 2.0 * p.n_depths * p.n_etas * p.max_rounds;
     for (int side = 0; side < 2 && rc == PS_OK; side++)
-        rc = train_side(&c, m, side, &tr, &va);
-    if (rc != PS_OK)
+        rc = train_side(&c, m, side, &va);
+    if (rc != PS_OK || (rc = subset_make(d, ops, PS_SPLIT_TEST, &te)) != PS_OK)
         goto done;
     for (int side = 0; side < 2; side++)
         m->info.test_mape[side] = te.n ? booster_mape(&l, m->booster[side], side, &te) : NAN;
     m->info.n_samples = d->n;
-    m->info.n_train = tr.n;
+    m->info.n_train = n_train;
     m->info.n_valid = va.n;
     m->info.n_test = te.n;
     m->info.n_experiments = d->n_experiments;
@@ -396,7 +505,7 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     m->info.n_calib = m->calib ? m->calib->n_rows : 0;
     m->info.train_seconds = ps_now() - t0;
 done:
-    subset_free(&tr);
+    free(train_idx);
     subset_free(&va);
     subset_free(&te);
     ps_dataset_free(d);
@@ -456,8 +565,8 @@ static const int adapt_depths[] = {1, 2, 3};
  * latency MAPE on its validation and test splits (held-out experiments of
  * the new data, never an evaluation's test set). Fewer than
  * ADAPT_CHOICE_MIN_EXPERIMENTS experiments: depth 1, the shallowest. */
-static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const ps_train_params_t *p,
-                              int nthread, int side, int *depth)
+static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const ps_train_params_t *p, int nthread,
+                              int side, int *depth)
 {
     *depth = adapt_depths[0];
     if (d->n_experiments < ADAPT_CHOICE_MIN_EXPERIMENTS)
@@ -466,10 +575,10 @@ static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const 
     DMatrixHandle dm = NULL;
     ps_train_params_t quiet = *p;
     quiet.progress = NULL;
-    int rc = subset_make(d, PS_SPLIT_TRAIN, &fit);
-    if (rc == PS_OK && (rc = subset_make(d, PS_SPLIT_VALID, &va)) != PS_OK)
+    int rc = subset_make(d, NULL, PS_SPLIT_TRAIN, &fit);
+    if (rc == PS_OK && (rc = subset_make(d, NULL, PS_SPLIT_VALID, &va)) != PS_OK)
         subset_free(&fit);
-    if (rc == PS_OK && (rc = subset_make(d, PS_SPLIT_TEST, &te)) != PS_OK) {
+    if (rc == PS_OK && (rc = subset_make(d, NULL, PS_SPLIT_TEST, &te)) != PS_OK) {
         subset_free(&fit);
         subset_free(&va);
     }
@@ -498,8 +607,8 @@ static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const 
     return rc;
 }
 
-int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
-                   const ps_train_params_t *params, ps_model_t **out)
+int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                   ps_model_t **out)
 {
     *out = NULL;
     ps_train_params_t p = params ? *params : ps_train_default_params();
@@ -518,11 +627,10 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     memset(&all, 0, sizeof all);
     DMatrixHandle dm[2] = {NULL, NULL};
     if (d->n == 0) {
-        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators",
-                      m->layout.window);
+        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", m->layout.window);
         goto done;
     }
-    if ((rc = check_gpu(d, m->gpu)) != PS_OK || (rc = subset_make(d, -1, &all)) != PS_OK ||
+    if ((rc = check_gpu(d, m->gpu)) != PS_OK || (rc = subset_make(d, ops, -1, &all)) != PS_OK ||
         (rc = ps_model_alloc(&m->layout, m->gpu, &n)) != PS_OK)
         goto done;
     n->info = m->info;

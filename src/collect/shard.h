@@ -1,0 +1,41 @@
+/* Campaigns spread over many GPUs: shards of a plan and the merge of their
+ * databases (see docs/collect.md, "Campaigns over many GPUs").
+ *
+ * A shard K of N runs the tasks i of each plan (TPC counts of a profile,
+ * experiments of a co-execution campaign, in plan order) with i % N == K, so
+ * the N shards are disjoint and together make the plan. A shard's database
+ * pins "shard" = "K/N" and, per plan, the plan's parameters, so that a
+ * resumed shard cannot change either and shards of different plans cannot be
+ * merged. */
+#ifndef PS_COLLECT_SHARD_H
+#define PS_COLLECT_SHARD_H
+
+#include "collect/store.h"
+#include "pairsight.h"
+
+/* "K/N" with 0 <= K < N: 0, or -1 for anything else. */
+int shard_parse(const char *s, int *index, int *count);
+/* Whether task i of a plan belongs to the shard of p (always, unsharded). */
+int shard_mine(const ps_collect_params_t *p, int i);
+/* Pins the shard of p in the store (nothing unsharded); checks K < N. */
+int shard_open(ps_store_t *s, const ps_collect_params_t *p);
+/* Pin a plan's parameters in a sharded store (nothing unsharded). */
+int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
+                      int n);
+int shard_pin_coexec(ps_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan);
+
+typedef struct {
+    long tasks_added;             /* tasks that became done in the destination */
+    long rows_added;              /* op, counter and coexec rows copied */
+    long tasks_total, tasks_done; /* of the destination afterwards */
+} shard_merge_stats_t;
+
+/* Merges the campaign databases src[0..n) into dest (created if absent):
+ * every task and row of each source that dest lacks, in one transaction per
+ * source. Refuses (PS_E_MISMATCH, nothing written from that source) a source
+ * whose GPU, seq_len or plan differs from dest's or whose task of the same
+ * name has another spec. A task done in both keeps dest's rows: merging a
+ * source twice adds nothing. */
+int shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st);
+
+#endif

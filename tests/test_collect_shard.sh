@@ -1,0 +1,113 @@
+#!/bin/sh
+# Campaigns over many GPUs on the fake backend: N shards (--shard K/N) merged
+# with `collect merge` equal the unsharded campaign row for row; a shard
+# killed with SIGKILL resumes; merging a shard twice adds nothing; stores of
+# another plan or device are refused; --devices runs one shard per device and
+# merges them.
+P=${1:?usage: test_collect_shard.sh PAIRSIGHT}
+T=$(mktemp -d /tmp/ps_test_collect_shard.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+CO0="--backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 --runs 3"
+CO="$CO0 --experiments 30"
+PR="--backend fake --batch 2 --tpcs 8,20,46"
+
+"$P" collect --help > "$T/help" || fail "--help exit"
+for f in --shard --devices merge; do grep -q -- "$f" "$T/help" || fail "--help lacks $f"; done
+"$P" collect coexec $CO --db "$T/x.db" --shard 3/3 2> "$T/err"; [ $? -eq 2 ] || fail "--shard 3/3: want exit 2"
+"$P" collect coexec $CO --db "$T/x.db" --shard 1/3 --devices 0,1 2> "$T/err"; [ $? -eq 2 ] || fail "--shard with --devices"
+"$P" collect merge --db "$T/x.db" 2> "$T/err"; [ $? -eq 2 ] || fail "merge without sources: want exit 2"
+"$P" collect merge "$T/none.db" --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merge of a missing file"
+
+# The unsharded campaign.
+"$P" collect profile $PR --model resnet50 --db "$T/full.db" -q > /dev/null || fail profile
+"$P" collect profile $PR --model bert-base --db "$T/full.db" -q > /dev/null || fail profile
+"$P" collect coexec $CO --db "$T/full.db" -q > /dev/null || fail coexec
+"$P" collect export --db "$T/full.db" --ops "$T/f_ops.csv" --coexec "$T/f_co.csv" -q || fail export
+
+# Three shards; shard 1's co-execution part is killed mid-way and resumed.
+for k in 0 1 2; do
+    for m in resnet50 bert-base; do
+        "$P" collect profile $PR --model $m --db "$T/s$k.db" --shard $k/3 -q > /dev/null || fail "profile $k"
+    done
+    [ $k -eq 1 ] && continue
+    "$P" collect coexec $CO --db "$T/s$k.db" --shard $k/3 -q > /dev/null || fail "coexec $k"
+done
+"$P" collect coexec $CO --db "$T/s1.db" --shard 1/3 --fake-delay-us 100000 -q > /dev/null &
+pid=$!
+i=0
+while [ $i -lt 200 ]; do
+    done_=$("$P" collect status --db "$T/s1.db" --json 2>/dev/null | sed -n 's/.*"tasks_done":\([0-9]*\).*/\1/p')
+    [ "${done_:-0}" -ge 3 ] && break
+    sleep 0.05
+    i=$((i + 1))
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+"$P" collect status --db "$T/s1.db" --json > "$T/st" || fail status
+# Shard 1 of 3: TPC count 20 of each profile (2 tasks) and experiments 1, 4, ..., 28 (10).
+grep -q '"tasks":12' "$T/st" || fail "shard 1 plans 12 tasks: $(cat "$T/st")"
+grep -q '"tasks_done":12' "$T/st" && fail "the kill came too late: $(cat "$T/st")"
+# A shard resumes only as itself.
+"$P" collect coexec $CO --db "$T/s1.db" --shard 2/3 -q > /dev/null 2> "$T/err" && fail "resumed as another shard"
+grep -q "shard 1/3, not 2/3" "$T/err" || fail "message: $(cat "$T/err")"
+"$P" collect coexec $CO --db "$T/s1.db" --shard 1/3 -q --json > "$T/st" || fail resume
+grep -q '"tasks_done":12' "$T/st" || fail "resume: $(cat "$T/st")"
+
+"$P" collect merge "$T/s0.db" "$T/s1.db" "$T/s2.db" --db "$T/all.db" --json > "$T/m1" || fail merge
+grep -q '"tasks_done":36' "$T/m1" || fail "merged tasks: $(cat "$T/m1")"
+"$P" collect export --db "$T/all.db" --ops "$T/a_ops.csv" --coexec "$T/a_co.csv" -q || fail "export merged"
+cmp -s "$T/a_ops.csv" "$T/f_ops.csv" || fail "merged ops.csv differs from the unsharded one"
+cmp -s "$T/a_co.csv" "$T/f_co.csv" || fail "merged coexec.csv differs from the unsharded one"
+[ "$(wc -l < "$T/a_co.csv")" -eq 91 ] || fail "coexec rows: $(wc -l < "$T/a_co.csv")"
+
+# Merging a shard again adds nothing.
+cp "$T/all.db" "$T/again.db"
+"$P" collect merge "$T/s1.db" "$T/s1.db" --db "$T/again.db" --json > "$T/m2" || fail "merge again"
+grep -q '"tasks_added":0,"rows_added":0' "$T/m2" || fail "merge again added: $(cat "$T/m2")"
+"$P" collect export --db "$T/again.db" --ops "" --coexec "$T/g_co.csv" -q || fail "export again"
+cmp -s "$T/g_co.csv" "$T/f_co.csv" || fail "merging twice changed coexec.csv"
+
+# Another plan (more experiments) and another device are refused.
+"$P" collect coexec $CO0 --experiments 31 --db "$T/p.db" --shard 0/3 -q > /dev/null || fail "other plan"
+"$P" collect merge "$T/p.db" --db "$T/all.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merged another plan"
+grep -q "not the same campaign" "$T/err" || fail "message: $(cat "$T/err")"
+"$P" collect profile $PR --model resnet50 --seq-len 64 --db "$T/q.db" --shard 0/3 -q > /dev/null || fail "seq 64"
+"$P" collect merge "$T/q.db" --db "$T/all.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merged another seq_len"
+"$P" collect export --db "$T/all.db" --ops "" --coexec "$T/h_co.csv" -q || fail "export after refusals"
+cmp -s "$T/h_co.csv" "$T/f_co.csv" || fail "a refused merge wrote rows"
+
+# One shard per device, run in parallel and merged.
+"$P" collect coexec $CO --db "$T/dev.db" --devices 0,1,2,3 -q > /dev/null || fail "--devices"
+[ -f "$T/dev.db.shard3-of-4" ] || fail "no shard database for device 3"
+"$P" collect export --db "$T/dev.db" --ops "" --coexec "$T/d_co.csv" -q || fail "export --devices"
+cmp -s "$T/d_co.csv" "$T/f_co.csv" || fail "--devices coexec.csv differs from the unsharded one"
+
+# The Slurm array script and the Kubernetes Indexed Job's script, run here
+# as their schedulers would (two tasks, fake backend), merge to the same
+# rows as one unsharded run of the same plan.
+S=scripts/slurm/collect-array.sbatch
+Y=scripts/k8s/collect-job.yaml
+ENV="PAIRSIGHT=$P BACKEND=fake HP=resnet50:2 LP=bert-base:2 EXPERIMENTS=8 RUNS=2"
+for k in 0 1; do
+    env $ENV OUT="$T/slurm" SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=2 bash "$S" > /dev/null 2>&1 ||
+        fail "slurm task $k"
+done
+sed -n '/^            - |$/,/^          resources:/p' "$Y" | sed '1d;$d' > "$T/k8s.sh"
+[ -s "$T/k8s.sh" ] || fail "no script in $Y"
+mkdir -p "$T/k8s"
+for k in 0 1; do
+    env $ENV DATA="$T/k8s" SHARDS=2 JOB_COMPLETION_INDEX=$k sh -e "$T/k8s.sh" > /dev/null 2>&1 || fail "k8s pod $k"
+done
+for m in resnet50 bert-base; do
+    "$P" collect profile --backend fake --model $m --batch 2 --db "$T/one.db" -q > /dev/null || fail "one $m"
+done
+"$P" collect coexec --backend fake --hp resnet50:2 --lp bert-base:2 --experiments 8 --runs 2 --db "$T/one.db" -q \
+    > /dev/null || fail "one coexec"
+"$P" collect export --db "$T/one.db" --ops "$T/o_ops.csv" --coexec "$T/o_co.csv" -q || fail "export one"
+for d in slurm k8s; do
+    "$P" collect merge "$T/$d"/shard-*.db --db "$T/$d.db" -q || fail "merge $d"
+    "$P" collect export --db "$T/$d.db" --ops "$T/${d}_ops.csv" --coexec "$T/${d}_co.csv" -q || fail "export $d"
+    cmp -s "$T/${d}_ops.csv" "$T/o_ops.csv" && cmp -s "$T/${d}_co.csv" "$T/o_co.csv" || fail "$d shards differ"
+done
+echo "test_collect_shard: ok"
