@@ -153,6 +153,7 @@ for _name, _res, _args in [
         ("ps_model_train", _I, (_P, _P, _C.POINTER(_TrainParams), _PP)),
         ("ps_model_adapt", _I, (_P, _P, _P, _C.POINTER(_TrainParams), _PP)),
         ("ps_model_predict_ex", _I, (_P, _P, _C.POINTER(_Query), _Z, _I, _D, _D, _D, _D)),
+        ("ps_model_predict_bound", _I, (_P, _P, _C.POINTER(_Query), _Z, _C.c_double, _D, _D)),
         ("ps_model_save", _I, (_P, _S)), ("ps_model_load", _I, (_S, _PP)), ("ps_model_free", None, (_P,)),
         ("ps_model_explain", _I, (_P, _P, _C.POINTER(_Query), _C.POINTER(_C.POINTER(_Explanation)))),
         ("ps_explanation_free", None, (_C.POINTER(_Explanation),)),
@@ -452,12 +453,15 @@ class Model(_Handle):
         """The names of the feature columns, in order."""
         return list(self.info()["layout"]["columns"])
 
-    def predict(self, ops, queries, compose="overlap", solo=False):
+    def predict(self, ops, queries, compose="overlap", solo=False, coverage=None):
         """Predicted co-execution latencies (ns) of every query, in one C
         call: (hp_ns, lp_ns), or with solo=True (hp_ns, lp_ns, hp_solo_ns,
         lp_solo_ns). compose: "overlap" (time-aligned, the default of
         `pairsight predict`) or "index" (published) for segments longer
-        than the window."""
+        than the window. coverage=C (0.5..0.999) appends the calibrated
+        upper bounds (hp_ns_upper, lp_ns_upper) at coverage C, as
+        `pairsight predict --coverage C` writes them (time-aligned
+        composition; the model must carry its calibration)."""
         if compose not in _COMPOSE:
             raise Error(PS_E_ARG, "compose %r: overlap or index" % (compose,))
         arr, n, keep = _queries(queries)
@@ -468,7 +472,12 @@ class Model(_Handle):
         outs = [(_C.c_double * max(n, 1))() for _ in range(4)]
         _check(_lib.ps_model_predict_ex(self._ptr, ops._ptr, arr, n, _COMPOSE[compose], *outs))
         res = tuple(_out(o)[:n] for o in outs)
-        return res if solo else res[:2]
+        res = res if solo else res[:2]
+        if coverage is not None:
+            up = [(_C.c_double * max(n, 1))() for _ in range(2)]
+            _check(_lib.ps_model_predict_bound(self._ptr, ops._ptr, arr, n, float(coverage), *up))
+            res = res + tuple(_out(o)[:n] for o in up)
+        return res
 
     def features(self, ops, queries):
         """The rows the regressors read for queries of one window per side:

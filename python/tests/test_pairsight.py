@@ -79,6 +79,23 @@ def test_predict_equals_cli_bit_for_bit(campaign, loaded):
     assert isinstance(hp3, np.ndarray) and (hp3 == hp).all() and (lp3 == lp).all()
 
 
+def test_predict_bounds_equal_cli(campaign, loaded):
+    """coverage= gives the calibrated upper bounds of `predict --coverage`."""
+    model, ops = loaded
+    q = campaign / "c" / "coexec.csv"
+    out = campaign / "pb.csv"
+    cli("predict", "--model", campaign / "m.psm", "--ops", campaign / "c" / "ops.csv", "--queries", q,
+        "--coverage", 0.95, "--out", out, "-q")
+    want = read_csv(out)
+    hp, lp, hu, lu = model.predict(ops, q, coverage=0.95)
+    for i, r in enumerate(want):
+        assert hu[i] == float(r["hp_ns_upper"]) and lu[i] == float(r["lp_ns_upper"]), i
+    # An upper bound at 0.95 lies above the point prediction for nearly every query.
+    assert sum(hu[i] >= hp[i] for i in range(len(hp))) > 0.9 * len(hp)
+    with pytest.raises(pairsight.Error):
+        model.predict(ops, q, coverage=1.5)
+
+
 def test_predict_index_composition_and_solo(campaign, loaded):
     model, ops = loaded
     q = dict(hp_model="resnet50", hp_batch=8, hp_start=0, hp_len=40, lp_model="bert-base", lp_batch=8,
