@@ -109,4 +109,13 @@ fi
 expect 0 "$CLI" import --help
 has "$T/out" "--batch B           batch size (default 1; 1..1073741824)"
 
+# A campaign and its long-segment campaign checked together: each coexec row
+# is checked against the ops file that profiled its TPC count.
+expect 0 "$CLI" simulate --pairs resnet50:8/bert-base:8 --experiments 30 --runs 1 --threads 1 --seed 1 --out "$T/ca" -q
+expect 0 "$CLI" simulate --pairs resnet50:8/bert-base:8 --min-len 20 --max-len 30 --splits 30/24 --experiments 5 \
+    --runs 1 --threads 1 --seed 2 --out "$T/cb" -q
+expect 0 "$CLI" check "$T/ca/ops.csv" "$T/ca/coexec.csv" "$T/cb/ops.csv" "$T/cb/coexec.csv"
+expect 1 "$CLI" check "$T/ca/ops.csv" "$T/cb/coexec.csv"
+has "$T/err" "has no standalone profile at 30 TPCs"
+
 finish test_check

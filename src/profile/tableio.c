@@ -464,9 +464,15 @@ static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const ps_c
     const char *model = lp ? r->lp_model : r->hp_model;
     int batch = lp ? r->lp_batch : r->hp_batch, start = lp ? r->lp_start : r->hp_start,
         len = lp ? r->lp_len : r->hp_len, tpcs = lp ? r->lp_tpcs : r->hp_tpcs;
+    /* The profile of the model in one of the ops files, preferring one that
+     * has the row's TPC count (a campaign and its long-segment campaign
+     * profile one model at other counts). */
     const ps_op_group_t *g = NULL;
-    for (int i = 0; i < n_ops && !g; i++)
-        g = ps_ops_find(ops[i], r->gpu, model, batch);
+    for (int i = 0; i < n_ops; i++) {
+        const ps_op_group_t *h = ps_ops_find(ops[i], r->gpu, model, batch);
+        if (h && (!g || (ps_group_tpcs_index(g, tpcs) < 0 && ps_group_tpcs_index(h, tpcs) >= 0)))
+            g = h;
+    }
     if (!g) {
         snprintf(msg, n, "%s_model: no profile of %s batch %d on %s in the ops file", lp ? "lp" : "hp", model,
                  batch, r->gpu);
