@@ -33,7 +33,7 @@ static double target(const float *x)
 
 /* Test-split latency MAPE (%) of log-delta predictions pred[i] for the
  * test rows idx[0..n) of d. */
-static double latency_mape(const ps_dataset_t *d, const size_t *idx, size_t n, const double *pred)
+static double latency_mape(const psi_dataset_t *d, const size_t *idx, size_t n, const double *pred)
 {
     double s = 0;
     for (size_t i = 0; i < n; i++) {
@@ -47,10 +47,10 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
 {
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
-    ps_dataset_t *d = NULL;
-    ps_feature_layout_t l;
+    psi_dataset_t *d = NULL;
+    psi_feature_layout_t l;
     if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0 ||
-        ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l) != 0 || ps_dataset_build(&l, ops, cx, 1, &d) != 0) {
+        psi_features_layout(PS_FEAT_FULL, PS_WINDOW, &l) != 0 || psi_dataset_build(&l, ops, cx, 1, &d) != 0) {
         fprintf(stderr, "%s\n", ps_last_error());
         return 1;
     }
@@ -71,21 +71,21 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
     }
     printf("task: PairSight-MLP HP regressor, %zu train / %zu test rows, %d inputs\n", ntr, nte, f);
     printf("%-34s %7s %10s %14s\n", "trainer", "epochs", "train s", "test HP MAPE %");
-    ps_mlp_params_t p;
-    p = ps_mlp_default_params();
+    psi_mlp_params_t p;
+    p = psi_mlp_default_params();
     p.epochs = epochs;
-    ps_mlp_t *m = NULL;
-    double t0 = ps_now();
-    if (ps_mlp_train(xtr, ntr, f, ytr, 1, &p, &m) != 0)
+    psi_mlp_t *m = NULL;
+    double t0 = psi_now();
+    if (psi_mlp_train(xtr, ntr, f, ytr, 1, &p, &m) != 0)
         return 1;
-    double t = ps_now() - t0;
-    ps_mlp_predict(m, xte, nte, pred);
-    printf("%-34s %7d %10.2f %14.2f\n", "ours: Adam, minibatch 32, ReLU", ps_mlp_epochs_run(m), t,
+    double t = psi_now() - t0;
+    psi_mlp_predict(m, xte, nte, pred);
+    printf("%-34s %7d %10.2f %14.2f\n", "ours: Adam, minibatch 32, ReLU", psi_mlp_epochs_run(m), t,
            latency_mape(d, te, nte, pred));
-    ps_mlp_free(m);
+    psi_mlp_free(m);
 
-    ps_scaler_t s;
-    ps_scaler_fit(&s, xtr, ntr, f);
+    psi_scaler_t s;
+    psi_scaler_fit(&s, xtr, ntr, f);
     double ym = 0, ysd = 0;
     for (size_t i = 0; i < ntr; i++)
         ym += ytr[i] / (double)ntr;
@@ -94,7 +94,7 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
     ysd = sqrt(ysd);
     struct fann_train_data *td = fann_create_train((unsigned)ntr, (unsigned)f, 1);
     for (size_t i = 0; i < ntr; i++) {
-        ps_scaler_row(&s, xtr + i * (size_t)f, td->input[i]);
+        psi_scaler_row(&s, xtr + i * (size_t)f, td->input[i]);
         td->output[i][0] = (fann_type)((ytr[i] - ym) / ysd);
     }
     fann_type *row = malloc((size_t)f * sizeof *row);
@@ -111,12 +111,12 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
         if (runs[k].sgd)
             fann_set_learning_rate(ann, 0.01f);
         fann_randomize_weights(ann, -0.1f, 0.1f);
-        t0 = ps_now();
+        t0 = psi_now();
         for (int e = 0; e < runs[k].epochs; e++)
             fann_train_epoch(ann, td);
-        t = ps_now() - t0;
+        t = psi_now() - t0;
         for (size_t i = 0; i < nte; i++) {
-            ps_scaler_row(&s, xte + i * (size_t)f, row);
+            psi_scaler_row(&s, xte + i * (size_t)f, row);
             pred[i] = ym + ysd * fann_run(ann, row)[0];
         }
         printf("fann: %-28s %7d %10.2f %14.2f\n", runs[k].sgd ? "incremental SGD, tanh" : "rprop (full batch), tanh",
@@ -125,13 +125,13 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
     }
     free(row);
     fann_destroy_train(td);
-    ps_scaler_clear(&s);
+    psi_scaler_clear(&s);
     free(xtr);
     free(ytr);
     free(pred);
     free(te);
     free(xte);
-    ps_dataset_free(d);
+    psi_dataset_free(d);
     ps_coexec_free(cx);
     ps_ops_free(ops);
     return 0;
@@ -146,11 +146,11 @@ int main(int argc, char **argv)
     int n_test = n / 5;
     float *x = malloc((size_t)(n + n_test) * (size_t)d * sizeof *x);
     double *y = malloc((size_t)(n + n_test) * sizeof *y);
-    ps_rng_t r;
-    ps_rng_seed(&r, 42);
+    psi_rng_t r;
+    psi_rng_seed(&r, 42);
     for (int i = 0; i < n + n_test; i++) {
         for (int j = 0; j < d; j++)
-            x[(size_t)i * (size_t)d + (size_t)j] = (float)(2 * ps_rng_uniform(&r) - 1);
+            x[(size_t)i * (size_t)d + (size_t)j] = (float)(2 * psi_rng_uniform(&r) - 1);
         y[i] = target(x + (size_t)i * (size_t)d);
     }
     double mean = 0, var = 0;
@@ -164,29 +164,29 @@ int main(int argc, char **argv)
     printf("task: %d rows, %d inputs, test variance %.5f\n", n, d, var);
     printf("%-34s %7s %10s %12s\n", "trainer", "epochs", "train s", "test MSE/var");
     double *out = malloc((size_t)n_test * sizeof *out);
-    ps_mlp_t *m = NULL;
+    psi_mlp_t *m = NULL;
     for (int rep = 0; rep < 2; rep++) {
-        ps_mlp_params_t p;
-        p = ps_mlp_default_params();
+        psi_mlp_params_t p;
+        p = psi_mlp_default_params();
         p.epochs = rep ? 4 * epochs : epochs;
         p.patience = p.epochs;
-        double t0 = ps_now();
-        if (ps_mlp_train(x, (size_t)n, d, y, 1, &p, &m) != 0) {
+        double t0 = psi_now();
+        if (psi_mlp_train(x, (size_t)n, d, y, 1, &p, &m) != 0) {
             fprintf(stderr, "%s\n", ps_last_error());
             return 1;
         }
-        double t_ours = ps_now() - t0, mse_ours = 0;
-        ps_mlp_predict(m, x + (size_t)n * (size_t)d, (size_t)n_test, out);
+        double t_ours = psi_now() - t0, mse_ours = 0;
+        psi_mlp_predict(m, x + (size_t)n * (size_t)d, (size_t)n_test, out);
         for (int i = 0; i < n_test; i++)
             mse_ours += (out[i] - y[n + i]) * (out[i] - y[n + i]) / n_test;
         printf("%-34s %7d %10.2f %12.4f\n", "ours: Adam, minibatch 32, ReLU", p.epochs, t_ours, mse_ours / var);
-        ps_mlp_free(m);
+        psi_mlp_free(m);
         m = NULL;
     }
 
     /* FANN on the same standardized inputs and targets. */
-    ps_scaler_t s;
-    ps_scaler_fit(&s, x, (size_t)n, d);
+    psi_scaler_t s;
+    psi_scaler_fit(&s, x, (size_t)n, d);
     double ym = 0, ysd = 0;
     for (int i = 0; i < n; i++)
         ym += y[i] / n;
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     ysd = sqrt(ysd);
     struct fann_train_data *td = fann_create_train((unsigned)n, (unsigned)d, 1);
     for (int i = 0; i < n; i++) {
-        ps_scaler_row(&s, x + (size_t)i * (size_t)d, td->input[i]);
+        psi_scaler_row(&s, x + (size_t)i * (size_t)d, td->input[i]);
         td->output[i][0] = (fann_type)((y[i] - ym) / ysd);
     }
     static const struct {
@@ -215,12 +215,12 @@ int main(int argc, char **argv)
             fann_set_learning_rate(ann, 0.01f);
         fann_randomize_weights(ann, -0.1f, 0.1f);
         int ep = epochs / algs[a].epoch_div > 0 ? epochs / algs[a].epoch_div : 1;
-        double t0 = ps_now();
+        double t0 = psi_now();
         for (int e = 0; e < ep; e++)
             fann_train_epoch(ann, td);
-        double t_fann = ps_now() - t0, mse = 0;
+        double t_fann = psi_now() - t0, mse = 0;
         for (int i = 0; i < n_test; i++) {
-            ps_scaler_row(&s, x + (size_t)(n + i) * (size_t)d, row);
+            psi_scaler_row(&s, x + (size_t)(n + i) * (size_t)d, row);
             double o = ym + ysd * fann_run(ann, row)[0];
             mse += (o - y[n + i]) * (o - y[n + i]) / n_test;
         }
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
     }
     free(row);
     fann_destroy_train(td);
-    ps_scaler_clear(&s);
+    psi_scaler_clear(&s);
     free(out);
     free(x);
     free(y);

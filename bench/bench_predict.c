@@ -112,16 +112,16 @@ static void set_threads(BoosterHandle b, int t)
 
 /* Seconds per row of the fastest of reps passes over `total` rows in calls of
  * `batch` rows, by the wall clock and by CPU time. */
-static times_t time_ours(const ps_forest_t *f, const float *x, size_t total, size_t batch, int nf, double *out,
+static times_t time_ours(const psi_forest_t *f, const float *x, size_t total, size_t batch, int nf, double *out,
                          int reps)
 {
     times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
-        double t0 = ps_now(), c0 = cpu_now();
+        double t0 = psi_now(), c0 = cpu_now();
         for (size_t i = 0; i + batch <= total; i += batch)
-            ps_forest_predict(f, x + i * (size_t)nf, batch, (size_t)nf, out + i);
+            psi_forest_predict(f, x + i * (size_t)nf, batch, (size_t)nf, out + i);
         double rows = (double)(total / batch * batch);
-        double dt = (ps_now() - t0) / rows, dc = (cpu_now() - c0) / rows;
+        double dt = (psi_now() - t0) / rows, dc = (cpu_now() - c0) / rows;
         best.wall = dt < best.wall ? dt : best.wall;
         best.cpu = dc < best.cpu ? dc : best.cpu;
     }
@@ -132,7 +132,7 @@ static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t ba
 {
     times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
-        double t0 = ps_now(), c0 = cpu_now();
+        double t0 = psi_now(), c0 = cpu_now();
         for (size_t i = 0; i + batch <= total; i += batch) {
             const float *p = xh_predict(b, x + i * (size_t)nf, batch, nf);
             if (!p)
@@ -140,7 +140,7 @@ static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t ba
             memcpy(out + i, p, batch * sizeof *p);
         }
         double rows = (double)(total / batch * batch);
-        double dt = (ps_now() - t0) / rows, dc = (cpu_now() - c0) / rows;
+        double dt = (psi_now() - t0) / rows, dc = (cpu_now() - c0) / rows;
         best.wall = dt < best.wall ? dt : best.wall;
         best.cpu = dc < best.cpu ? dc : best.cpu;
     }
@@ -154,7 +154,7 @@ static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t ba
 typedef struct {
     const ps_model_t *m;
     const ps_ops_t *ops;
-    ps_forest_t *forest[2];
+    psi_forest_t *forest[2];
     float *xh, *xl;  /* features of the batch, per side */
     double *lh, *ll; /* log delta per side */
     double *oh, *ol; /* ps_model_predict's latencies */
@@ -175,7 +175,7 @@ static int e2e_features(e2e_t *c, const ps_query_t *q, size_t n)
     int rc = 0;
 #pragma omp parallel for schedule(static) if (n >= 256) reduction(| : rc)
     for (long i = 0; i < (long)n; i++)
-        rc |= ps_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf, NULL,
+        rc |= psi_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf, NULL,
                                      NULL);
     return rc;
 }
@@ -184,9 +184,9 @@ static int e2e_xgb(e2e_t *c, const ps_query_t *q, size_t n)
 {
     int rc = e2e_features(c, q, n);
     if (!rc)
-        rc = ps_model_predict_xgb(c->m, PS_SIDE_HP, c->xh, n, 0, c->lh);
+        rc = psi_model_predict_xgb(c->m, PS_SIDE_HP, c->xh, n, 0, c->lh);
     if (!rc)
-        rc = ps_model_predict_xgb(c->m, PS_SIDE_LP, c->xl, n, 0, c->ll);
+        rc = psi_model_predict_xgb(c->m, PS_SIDE_LP, c->xl, n, 0, c->ll);
     return rc;
 }
 
@@ -195,8 +195,8 @@ static int e2e_forest(e2e_t *c, const ps_query_t *q, size_t n)
     int rc = e2e_features(c, q, n);
     size_t nf = (size_t)c->m->layout.n_features;
     if (!rc) {
-        ps_forest_predict(c->forest[0], c->xh, n, nf, c->lh);
-        ps_forest_predict(c->forest[1], c->xl, n, nf, c->ll);
+        psi_forest_predict(c->forest[0], c->xh, n, nf, c->lh);
+        psi_forest_predict(c->forest[1], c->xl, n, nf, c->ll);
     }
     return rc;
 }
@@ -207,12 +207,12 @@ static times_t time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, 
 {
     times_t best = {1e30, 1e30};
     for (int r = 0; r < reps; r++) {
-        double t0 = ps_now(), c0 = cpu_now();
+        double t0 = psi_now(), c0 = cpu_now();
         for (size_t i = 0; i + batch <= total; i += batch)
             if (fn(c, q + i, batch))
                 return (times_t){-1, -1};
         double n = (double)(total / batch * batch);
-        double dt = (ps_now() - t0) / n, dc = (cpu_now() - c0) / n;
+        double dt = (psi_now() - t0) / n, dc = (cpu_now() - c0) / n;
         best.wall = dt < best.wall ? dt : best.wall;
         best.cpu = dc < best.cpu ? dc : best.cpu;
     }
@@ -233,10 +233,10 @@ static int end_to_end(const options_t *o)
     ps_query_t *q = NULL;
     e2e_t c = {0};
     int rc = 1;
-    double t0 = ps_now();
+    double t0 = psi_now();
     if (ps_sim_run(&sp, &ops, &cx))
         goto fail;
-    double t_sim = ps_now() - t0;
+    double t_sim = psi_now() - t0;
     ps_train_params_t tp = ps_train_default_params();
     tp.n_depths = 1;
     tp.depths[0] = 8;
@@ -244,14 +244,14 @@ static int end_to_end(const options_t *o)
     tp.etas[0] = 0.3;
     tp.max_rounds = 300;
     tp.nthread = 2;
-    t0 = ps_now();
+    t0 = psi_now();
     if (ps_model_train(ops, cx, &tp, &m))
         goto fail;
-    double t_train = ps_now() - t0;
+    double t_train = psi_now() - t0;
     ps_model_info_t info;
     ps_model_info(m, &info);
     for (int s = 0; s < 2; s++)
-        if (ps_forest_from_booster(m->booster[s], &c.forest[s]))
+        if (psi_forest_from_booster(m->booster[s], &c.forest[s]))
             goto fail;
     printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), "
            "model trained in %.1f s: %d features, HP %d trees, LP %d trees, depth %d\n",
@@ -269,7 +269,7 @@ static int end_to_end(const options_t *o)
     if (!q || !c.xh || !c.xl || !c.lh || !c.ll || !c.oh || !c.ol)
         goto fail;
     for (size_t i = 0; i < N_QUERIES; i++) {
-        const ps_coexec_row_t *r = &cx->rows[(i * 7919) % cx->n];
+        const psi_coexec_row_t *r = &cx->rows[(i * 7919) % cx->n];
         q[i] = (ps_query_t){r->gpu,      r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->lp_model,
                             r->lp_batch, r->lp_start, r->lp_len,   r->hp_tpcs,  r->lp_tpcs};
     }
@@ -298,7 +298,7 @@ static int end_to_end(const options_t *o)
     /* model/xgb: ps_model_predict end to end against features + XGBoost's
      * predictor on the same boosters; speedup: xgb against our forests. Wall
      * clock, then CPU time (see cpu_now). */
-    printf("kernel: %s; per query (both sides), wall | cpu\n", ps_forest_kernel_name(ps_forest_kernel(c.forest[0])));
+    printf("kernel: %s; per query (both sides), wall | cpu\n", psi_forest_kernel_name(psi_forest_kernel(c.forest[0])));
     printf("%7s %7s %11s %11s %11s %11s %8s %8s | %11s %11s %11s %8s\n", "batch", "threads", "model us/q", "feat us/q",
            "feat+xgb", "feat+ours", "model/x", "speedup", "cpu model", "cpu x", "cpu ours", "speedup");
     for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++)
@@ -327,8 +327,8 @@ static int end_to_end(const options_t *o)
 fail:
     if (rc)
         fprintf(stderr, "bench_predict: end to end: %s\n", ps_last_error());
-    ps_forest_free(c.forest[0]);
-    ps_forest_free(c.forest[1]);
+    psi_forest_free(c.forest[0]);
+    psi_forest_free(c.forest[1]);
     free(c.xh);
     free(c.xl);
     free(c.lh);
@@ -381,7 +381,7 @@ int main(int argc, char **argv)
     make_target(x, (size_t)o.rows, nf, y);
     xh_synth(12, N_TEST, nf, o.missing, xt, NULL);
 
-    double t0 = ps_now();
+    double t0 = psi_now();
     BoosterHandle b = NULL;
     if (o.load ? XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModel(b, o.load)
                : xh_train(x, y, (size_t)o.rows, nf, o.depth, o.trees, 2, &b)) {
@@ -392,22 +392,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
         return 1;
     }
-    double t_train = ps_now() - t0;
-    t0 = ps_now();
-    ps_forest_t *f;
-    if (ps_forest_from_booster(b, &f)) {
+    double t_train = psi_now() - t0;
+    t0 = psi_now();
+    psi_forest_t *f;
+    if (psi_forest_from_booster(b, &f)) {
         fprintf(stderr, "bench_predict: %s\n", ps_last_error());
         return 1;
     }
-    double t_flat = ps_now() - t0;
-    if (ps_forest_n_features(f) > nf) {
-        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n", ps_forest_n_features(f), nf);
+    double t_flat = psi_now() - t0;
+    if (psi_forest_n_features(f) > nf) {
+        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n", psi_forest_n_features(f), nf);
         return 1;
     }
     if (o.load)
-        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load, ps_forest_n_trees(f), nf, 100 * o.missing);
+        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load, psi_forest_n_trees(f), nf, 100 * o.missing);
     else
-        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n", ps_forest_n_trees(f),
+        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n", psi_forest_n_trees(f),
                o.depth, nf, o.rows, 100 * o.missing);
     printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train, 1e3 * t_flat);
 
@@ -417,7 +417,7 @@ int main(int argc, char **argv)
     if (!p)
         return 1;
     memcpy(ref, p, N_TEST * sizeof *ref);
-    ps_forest_predict(f, xt, N_TEST, (size_t)nf, ours);
+    psi_forest_predict(f, xt, N_TEST, (size_t)nf, ours);
     double worst = 0;
     size_t differ = 0;
     for (size_t i = 0; i < N_TEST; i++) {
@@ -432,13 +432,13 @@ int main(int argc, char **argv)
      * forest picks (CPUID, or PAIRSIGHT_FOREST_KERNEL), and the speedup is
      * XGBoost's time over the best's. */
     static const int kernels[] = {PS_FOREST_SCALAR, PS_FOREST_AVX2, PS_FOREST_AVX512};
-    int best = ps_forest_set_kernel(f, PS_FOREST_BEST), have[3];
+    int best = psi_forest_set_kernel(f, PS_FOREST_BEST), have[3];
     printf("kernels:");
     for (int k = 0; k < 3; k++) {
-        have[k] = ps_forest_set_kernel(f, kernels[k]) == kernels[k];
-        printf(" %s %s", ps_forest_kernel_name(kernels[k]), have[k] ? "yes" : "no (CPU lacks it)");
+        have[k] = psi_forest_set_kernel(f, kernels[k]) == kernels[k];
+        printf(" %s %s", psi_forest_kernel_name(kernels[k]), have[k] ? "yes" : "no (CPU lacks it)");
     }
-    printf("; best: %s\n", ps_forest_kernel_name(best));
+    printf("; best: %s\n", psi_forest_kernel_name(best));
     printf("us per row, wall clock | CPU time (see cpu_now); x/K: XGBoost's time over kernel K's\n");
     printf("%7s %7s %9s %9s %9s %9s %7s %7s %7s | %9s %9s %9s %9s %7s %7s %7s\n", "batch", "threads", "scalar", "avx2",
            "avx512", "xgb", "x/scal", "x/avx2", "x/avx512", "scalar", "avx2", "avx512", "xgb", "x/scal", "x/avx2",
@@ -454,7 +454,7 @@ int main(int argc, char **argv)
             times_t us[3] = {{0, 0}, {0, 0}, {0, 0}};
             for (int kk = 0; kk < 3; kk++)
                 if (have[kk]) {
-                    ps_forest_set_kernel(f, kernels[kk]);
+                    psi_forest_set_kernel(f, kernels[kk]);
                     us[kk] = time_ours(f, xt, total, batch, nf, ours, o.reps);
                 }
             printf("%7zu %7d", batch, th);
@@ -478,7 +478,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    ps_forest_free(f);
+    psi_forest_free(f);
     XGBoosterFree(b);
     free(x);
     free(y);

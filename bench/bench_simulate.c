@@ -20,24 +20,24 @@ int main(int argc, char **argv)
     p.experiments = argc > 1 ? atol(argv[1]) : 52000;
     p.threads = argc > 2 ? atoi(argv[2]) : 0;
     p.seed = 42;
-    double t0 = ps_now();
+    double t0 = psi_now();
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
     if (ps_sim_run(&p, &ops, &cx) != 0) {
         fprintf(stderr, "bench_simulate: %s\n", ps_last_error());
         return 1;
     }
-    double t_sim = ps_now() - t0;
-    char dir[] = "/tmp/ps_bench_simXXXXXX", ops_path[64], cx_path[64];
+    double t_sim = psi_now() - t0;
+    char dir[] = "/tmp/psi_bench_simXXXXXX", ops_path[64], cx_path[64];
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
     }
     snprintf(ops_path, sizeof ops_path, "%s/ops.csv", dir);
     snprintf(cx_path, sizeof cx_path, "%s/coexec.csv", dir);
-    double t1 = ps_now();
+    double t1 = psi_now();
     int rc = ps_ops_save(ops, ops_path) || ps_coexec_save(cx, cx_path);
-    double t_save = ps_now() - t1;
+    double t_save = psi_now() - t1;
     if (rc)
         fprintf(stderr, "bench_simulate: %s\n", ps_last_error());
     double samples = (double)ps_coexec_rows(cx);

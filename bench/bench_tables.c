@@ -58,30 +58,30 @@ int main(int argc, char **argv)
 
     /* Wall time, and CPU time of this process (less disturbed by a busy
      * machine). */
-    double t0 = ps_now();
+    double t0 = psi_now();
     clock_t c0 = clock();
     ps_coexec_t *cx = NULL;
     if (ps_coexec_load(path, &cx) != 0) {
         fprintf(stderr, "%s\n", ps_last_error());
         return 1;
     }
-    double t_load = ps_now() - t0;
+    double t_load = psi_now() - t0;
     double c_load = (double)(clock() - c0) / CLOCKS_PER_SEC;
 
-    t0 = ps_now();
+    t0 = psi_now();
     ps_check_result_t r;
     if (ps_table_check(path, &r) != 0) {
         fprintf(stderr, "%s\n", ps_last_error());
         return 1;
     }
-    double t_check = ps_now() - t0;
+    double t_check = psi_now() - t0;
 
-    t0 = ps_now();
+    t0 = psi_now();
     if (ps_coexec_save(cx, out) != 0) {
         fprintf(stderr, "%s\n", ps_last_error());
         return 1;
     }
-    double t_save = ps_now() - t0;
+    double t_save = psi_now() - t0;
 
     printf("coexec.csv: %zu rows, %.1f MB\n", ps_coexec_rows(cx), (double)st.st_size / 1e6);
     printf("ps_coexec_load: %.3f s wall, %.3f s CPU (%.0f MB/s); target < 2 s: %.1fx under\n",

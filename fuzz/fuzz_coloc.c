@@ -15,7 +15,7 @@ static char path[64];
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!path[0])
-        snprintf(path, sizeof path, "/dev/shm/ps_fuzz_coloc.%ld", (long)getpid());
+        snprintf(path, sizeof path, "/dev/shm/psi_fuzz_coloc.%ld", (long)getpid());
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
         abort();

@@ -1,4 +1,4 @@
-/* libFuzzer target: the XGBoost-JSON-to-forest parser (ps_forest_from_json).
+/* libFuzzer target: the XGBoost-JSON-to-forest parser (psi_forest_from_json).
  * A refused model leaves *out NULL with a message; an accepted one predicts
  * finite or NaN values for rows of zeros, ones and missing values without
  * reading outside its nodes (ASan) and reports sane sizes. */
@@ -11,15 +11,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ps_forest_t *f = (ps_forest_t *)1;
-    int rc = ps_forest_from_json((const char *)data, size, &f);
+    psi_forest_t *f = (psi_forest_t *)1;
+    int rc = psi_forest_from_json((const char *)data, size, &f);
     if (rc != PS_OK) {
         if (f != NULL || !ps_last_error()[0])
             abort();
         return 0;
     }
-    int nf = ps_forest_n_features(f);
-    if (nf < 0 || ps_forest_n_trees(f) < 0)
+    int nf = psi_forest_n_features(f);
+    if (nf < 0 || psi_forest_n_trees(f) < 0)
         abort();
     /* Rows as wide as the forest reads, capped so that a huge num_feature
      * with few splits does not make the target slow. */
@@ -33,9 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             x[stride + j] = 1.0f;
             x[2 * stride + j] = NAN;
         }
-        ps_forest_predict(f, x, 3, stride, out);
+        psi_forest_predict(f, x, 3, stride, out);
         free(x);
     }
-    ps_forest_free(f);
+    psi_forest_free(f);
     return 0;
 }

@@ -10,13 +10,13 @@
 
 static void one(const uint8_t *data, size_t size, const ps_import_params_t *p)
 {
-    ps_csv_t *c = NULL;
-    if (ps_csv_open_mem(data, size, "fuzz.csv", &c) != PS_OK)
+    psi_csv_t *c = NULL;
+    if (psi_csv_open_mem(data, size, "fuzz.csv", &c) != PS_OK)
         return;
     ps_ops_t *t = (ps_ops_t *)1;
     ps_import_info_t info;
     int rc = import_ncu_csv(c, p, &t, &info);
-    ps_csv_close(c);
+    psi_csv_close(c);
     if (rc != PS_OK && t != NULL)
         abort();
     if (rc == PS_OK && (t->n == 0 || t->n_groups != 1 || t->groups[0].n_ops != (int)t->n ||

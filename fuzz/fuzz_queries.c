@@ -27,12 +27,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ps_csv_t *c = NULL;
-    if (ps_csv_open_mem(data, size, "fuzz.csv", &c) != PS_OK)
+    psi_csv_t *c = NULL;
+    if (psi_csv_open_mem(data, size, "fuzz.csv", &c) != PS_OK)
         return 0;
     queries_t f;
     int rc = queries_read(c, "A100-SXM4-40GB", &f);
-    ps_csv_close(c);
+    psi_csv_close(c);
     if (rc != PS_OK) {
         if (f.n != 0 || f.q != NULL || strncmp(ps_last_error(), "fuzz.csv", 8) != 0)
             abort();

@@ -13,7 +13,7 @@
 static char path[64];
 
 /* Rows are compared through the schema: text by content, numbers exactly. */
-static int same_rows(const ps_schema_t *s, const void *a, const void *b)
+static int same_rows(const psi_schema_t *s, const void *a, const void *b)
 {
     size_t na, nb;
     const char *ra = s->rows(a, &na), *rb = s->rows(b, &nb);
@@ -49,28 +49,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     if (!path[0])
-        snprintf(path, sizeof path, "/tmp/ps_fuzz_tables.%ld.csv", (long)getpid());
+        snprintf(path, sizeof path, "/tmp/psi_fuzz_tables.%ld.csv", (long)getpid());
     ps_table_kind_t kind = (ps_table_kind_t)(data[0] % 6), got = PS_TABLE_UNKNOWN;
-    ps_csv_t *c = NULL;
-    if (ps_csv_open_mem(data + 1, size - 1, "fuzz.csv", &c) != PS_OK)
+    psi_csv_t *c = NULL;
+    if (psi_csv_open_mem(data + 1, size - 1, "fuzz.csv", &c) != PS_OK)
         return 0;
     void *t = (void *)1;
-    int rc = ps_table_load_csv(c, kind, &got, &t);
-    ps_csv_close(c);
+    int rc = psi_table_load_csv(c, kind, &got, &t);
+    psi_csv_close(c);
     if (rc != PS_OK) {
         if (t != NULL || strncmp(ps_last_error(), "fuzz.csv:", 9) != 0)
             abort();
         return 0;
     }
-    const ps_schema_t *s = ps_schema_get(got);
-    if (ps_table_save_any(s, t, path) != PS_OK)
+    const psi_schema_t *s = psi_schema_get(got);
+    if (psi_table_save_any(s, t, path) != PS_OK)
         abort();
     void *u = NULL;
     ps_table_kind_t got2;
-    if (ps_csv_open(path, &c) != PS_OK)
+    if (psi_csv_open(path, &c) != PS_OK)
         abort();
-    rc = ps_table_load_csv(c, got, &got2, &u);
-    ps_csv_close(c);
+    rc = psi_table_load_csv(c, got, &got2, &u);
+    psi_csv_close(c);
     if (rc != PS_OK || got2 != got || !same_rows(s, t, u))
         abort();
     s->destroy(t);

@@ -32,7 +32,7 @@ static ps_ops_t *make_ops(void)
                 int mem = is_memory(models[m], op);
                 int p = tpcs_list[k];
                 double base = 20000.0 + 3000.0 * ((op * 13 + (int)m * 5) % 11);
-                ps_op_row_t r = {.gpu = GPU,
+                psi_op_row_t r = {.gpu = GPU,
                                  .model = models[m],
                                  .batch = 8,
                                  .op = op,
@@ -52,7 +52,7 @@ static ps_ops_t *make_ops(void)
                     return NULL;
                 }
             }
-    if (ps_ops_index(t) != 0) {
+    if (psi_ops_index(t) != 0) {
         ps_ops_free(t);
         return NULL;
     }
@@ -64,8 +64,8 @@ static ps_ops_t *make_ops(void)
 static double true_latency(const ps_ops_t *ops, const char *model, int start, int len, int tpcs, int side,
                            double noise)
 {
-    const ps_op_group_t *g = ps_ops_find(ops, GPU, model, 8);
-    int k = ps_group_tpcs_index(g, tpcs);
+    const psi_op_group_t *g = psi_ops_find(ops, GPU, model, 8);
+    int k = psi_group_tpcs_index(g, tpcs);
     double s = 0;
     for (int i = start; i < start + len; i++)
         s += truth[side][is_memory(model, i)] * g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
@@ -89,7 +89,7 @@ static ps_coexec_t *make_coexec(const ps_ops_t *ops, int n_exp, int min_len, int
         const int *sp = splits[(s >> 28) % 3];
         for (int run = 0; run < 2; run++) {
             double noise = run ? 0.004 : -0.004;
-            ps_coexec_row_t r = {.experiment = name, .gpu = GPU, .hp_model = hm, .hp_batch = 8, .hp_start = hs,
+            psi_coexec_row_t r = {.experiment = name, .gpu = GPU, .hp_model = hm, .hp_batch = 8, .hp_start = hs,
                                  .hp_len = hl, .lp_model = lm, .lp_batch = 8, .lp_start = ls, .lp_len = ll,
                                  .hp_tpcs = sp[0], .lp_tpcs = sp[1],
                                  .hp_ns = true_latency(ops, hm, hs, hl, sp[0], 0, noise),
@@ -106,7 +106,7 @@ static ps_coexec_t *make_coexec(const ps_ops_t *ops, int n_exp, int min_len, int
 
 static ps_ops_t *ops;
 static ps_coexec_t *cx;
-static ps_dataset_t *ds;
+static psi_dataset_t *ds;
 
 static int setup(void)
 {
@@ -118,9 +118,9 @@ static int setup(void)
         return 0;
     cx = make_coexec(ops, 300, 1, 12, 3);
     CHECK_MSG(cx != NULL, "%s", ps_last_error());
-    ps_feature_layout_t l;
-    CHECK_OK(ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l));
-    CHECK_OK(ps_dataset_build(&l, ops, cx, 1, &ds));
+    psi_feature_layout_t l;
+    CHECK_OK(psi_features_layout(PS_FEAT_FULL, PS_WINDOW, &l));
+    CHECK_OK(psi_dataset_build(&l, ops, cx, 1, &ds));
     return ds != NULL;
 }
 
@@ -133,14 +133,14 @@ static double test_mape(ps_baseline_t *b, double *lp_mape)
             idx[n++] = i;
     double *hp = malloc(n * sizeof *hp), *lp = malloc(n * sizeof *lp);
     double *mh = malloc(n * sizeof *mh), *ml = malloc(n * sizeof *ml);
-    CHECK_OK(ps_baseline_predict_dataset(b, ops, ds, idx, n, hp, lp));
+    CHECK_OK(psi_baseline_predict_dataset(b, ops, ds, idx, n, hp, lp));
     for (size_t i = 0; i < n; i++) {
         mh[i] = ds->hp_ns[idx[i]];
         ml[i] = ds->lp_ns[idx[i]];
     }
-    double m = ps_mape(hp, mh, n);
+    double m = psi_mape(hp, mh, n);
     if (lp_mape)
-        *lp_mape = ps_mape(lp, ml, n);
+        *lp_mape = psi_mape(lp, ml, n);
     free(idx);
     free(hp);
     free(lp);
@@ -157,11 +157,11 @@ static double constant_mape(void)
     for (size_t i = 0; i < ds->n; i++)
         if (ds->split[i] == PS_SPLIT_TRAIN)
             d[k++] = ds->hp_ns[i] / ds->hp_solo_ns[i];
-    double med = ps_median(d, k), s = 0;
+    double med = psi_median(d, k), s = 0;
     size_t n = 0;
     for (size_t i = 0; i < ds->n; i++)
         if (ds->split[i] == PS_SPLIT_TEST) {
-            s += ps_ape(med * ds->hp_solo_ns[i], ds->hp_ns[i]);
+            s += psi_ape(med * ds->hp_solo_ns[i], ds->hp_ns[i]);
             n++;
         }
     free(d);
@@ -173,7 +173,7 @@ static void test_intensity_rule_recovers_factors(void)
     if (!setup())
         return;
     ps_baseline_t *b = NULL;
-    CHECK_OK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE, ops, ds, NULL, NULL, &b));
+    CHECK_OK(psi_baseline_fit(PS_METHOD_INTENSITY_RULE, ops, ds, NULL, NULL, &b));
     if (!b)
         return;
     CHECK(ps_baseline_method(b) == PS_METHOD_INTENSITY_RULE);
@@ -204,7 +204,7 @@ static void test_intensity_rule_fit_recovers_factors(void)
     if (!setup())
         return;
     ps_baseline_t *b = NULL;
-    CHECK_OK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE_FIT, ops, ds, NULL, NULL, &b));
+    CHECK_OK(psi_baseline_fit(PS_METHOD_INTENSITY_RULE_FIT, ops, ds, NULL, NULL, &b));
     if (!b)
         return;
     double lp = 0, hp = test_mape(b, &lp);
@@ -222,18 +222,18 @@ static void test_fixed_cost_and_characterization(void)
     per_op_ns = 1000;
     ps_coexec_t *fc = make_coexec(ops, 300, 1, 12, 5);
     fixed_ns = per_op_ns = 0;
-    ps_feature_layout_t l;
-    ps_dataset_t *d = NULL;
-    CHECK_OK(ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l));
-    CHECK_OK(ps_dataset_build(&l, ops, fc, 1, &d));
+    psi_feature_layout_t l;
+    psi_dataset_t *d = NULL;
+    CHECK_OK(psi_features_layout(PS_FEAT_FULL, PS_WINDOW, &l));
+    CHECK_OK(psi_dataset_build(&l, ops, fc, 1, &d));
     if (!d) {
         ps_coexec_free(fc);
         return;
     }
     ps_baseline_t *rule = NULL, *fit = NULL, *cost = NULL;
-    CHECK_OK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE, ops, d, NULL, NULL, &rule));
-    CHECK_OK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE_FIT, ops, d, NULL, NULL, &fit));
-    CHECK_OK(ps_baseline_fit(PS_METHOD_FIXED_COST, ops, d, NULL, NULL, &cost));
+    CHECK_OK(psi_baseline_fit(PS_METHOD_INTENSITY_RULE, ops, d, NULL, NULL, &rule));
+    CHECK_OK(psi_baseline_fit(PS_METHOD_INTENSITY_RULE_FIT, ops, d, NULL, NULL, &fit));
+    CHECK_OK(psi_baseline_fit(PS_METHOD_FIXED_COST, ops, d, NULL, NULL, &cost));
     /* The median HP slowdown of single compute operators in the training split. */
     double *single = malloc(d->n * sizeof *single);
     size_t ns = 0;
@@ -242,21 +242,21 @@ static void test_fixed_cost_and_characterization(void)
             !is_memory(d->rows[i]->hp_model, d->rows[i]->hp_start))
             single[ns++] = d->hp_ns[i] / d->hp_solo_ns[i];
     CHECK_MSG(ns >= 5, "%zu single compute operators", ns);
-    double med = ps_median(single, ns);
+    double med = psi_median(single, ns);
     free(single);
     int op = 0;
     while (is_memory("alpha", op))
         op++;
     ps_query_t q = {.gpu = GPU, .hp_model = "alpha", .hp_batch = 8, .hp_start = op, .hp_len = 1,
                     .lp_model = "beta", .lp_batch = 8, .lp_start = 0, .lp_len = 4, .hp_tpcs = 20, .lp_tpcs = 20};
-    const ps_op_group_t *g = ps_ops_find(ops, GPU, "alpha", 8);
-    double solo = g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)ps_group_tpcs_index(g, 20)];
+    const psi_op_group_t *g = psi_ops_find(ops, GPU, "alpha", 8);
+    double solo = g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)psi_group_tpcs_index(g, 20)];
     double ph = 0, pl = 0;
     if (rule)
         CHECK_OK(ps_baseline_predict(rule, ops, &q, 1, &ph, &pl));
     CHECK_MSG(fabs(ph / solo - med) < 1e-9, "factor %.6f, single-operator median %.6f", ph / solo, med);
     double h_fit = 0, h_cost = 0, h_rule = 0;
-    ps_dataset_t *keep = ds;
+    psi_dataset_t *keep = ds;
     ds = d; /* test_mape scores the test split of ds */
     if (rule && fit && cost) {
         h_rule = test_mape(rule, NULL);
@@ -271,7 +271,7 @@ static void test_fixed_cost_and_characterization(void)
     ps_baseline_free(rule);
     ps_baseline_free(fit);
     ps_baseline_free(cost);
-    ps_dataset_free(d);
+    psi_dataset_free(d);
     ps_coexec_free(fc);
 }
 
@@ -280,7 +280,7 @@ static void test_complementarity_medians(void)
     if (!setup())
         return;
     ps_baseline_t *b = NULL;
-    CHECK_OK(ps_baseline_fit(PS_METHOD_COMPLEMENTARITY, ops, ds, NULL, NULL, &b));
+    CHECK_OK(psi_baseline_fit(PS_METHOD_COMPLEMENTARITY, ops, ds, NULL, NULL, &b));
     if (!b)
         return;
     double hp = test_mape(b, NULL), c = constant_mape();
@@ -306,7 +306,7 @@ static void test_learned_baselines_beat_constant(void)
     static const ps_method_t learned[] = {PS_METHOD_LINEAR, PS_METHOD_PAIRSIGHT_MLP, PS_METHOD_ABACUS_MLP};
     for (size_t i = 0; i < PS_ARRAY_LEN(learned); i++) {
         ps_baseline_t *b = NULL;
-        CHECK_OK(ps_baseline_fit(learned[i], ops, ds, NULL, &p, &b));
+        CHECK_OK(psi_baseline_fit(learned[i], ops, ds, NULL, &p, &b));
         if (!b)
             continue;
         double lp = 0, hp = test_mape(b, &lp);
@@ -316,7 +316,7 @@ static void test_learned_baselines_beat_constant(void)
          * beat it clearly. */
         double bound = learned[i] == PS_METHOD_ABACUS_MLP ? c : 0.7 * c;
         CHECK_MSG(hp < bound, "%s: %.2f%% vs constant %.2f%%", ps_method_name(learned[i]), hp, c);
-        CHECK(ps_baseline_train_seconds(b) >= 0);
+        CHECK(psi_baseline_train_seconds(b) >= 0);
         ps_baseline_free(b);
     }
 }
@@ -348,14 +348,14 @@ static void test_public_train_and_errors(void)
     ps_baseline_free(NULL);
     /* Fewer than two training samples. */
     unsigned char *none = calloc(ds->n, 1);
-    CHECK(ps_baseline_fit(PS_METHOD_INTENSITY_RULE, ops, ds, none, NULL, &b) == PS_E_INPUT);
+    CHECK(psi_baseline_fit(PS_METHOD_INTENSITY_RULE, ops, ds, none, NULL, &b) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "intensity_rule") != NULL);
     free(none);
 }
 
 static void test_teardown(void)
 {
-    ps_dataset_free(ds);
+    psi_dataset_free(ds);
     ps_coexec_free(cx);
     ps_ops_free(ops);
     ds = NULL;

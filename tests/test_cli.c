@@ -14,7 +14,7 @@ static char out_buf[65536], err_buf[8192];
 
 static int capture(int (*fn)(int, char **), int argc, char **argv)
 {
-    char out_path[] = "/tmp/ps_test_cli_out.XXXXXX", err_path[] = "/tmp/ps_test_cli_err.XXXXXX";
+    char out_path[] = "/tmp/psi_test_cli_out.XXXXXX", err_path[] = "/tmp/psi_test_cli_err.XXXXXX";
     int fo = mkstemp(out_path), fe = mkstemp(err_path);
     fflush(stdout);
     fflush(stderr);

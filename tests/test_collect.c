@@ -27,19 +27,19 @@ static const char *tmp(const char *name)
 
 /* Parameters of a model from its operator list: weights of convolutions and
  * GEMMs, two per normalised channel, and the classifier's bias. */
-static long long cnn_params(const ps_oplist_t *l)
+static long long cnn_params(const psi_oplist_t *l)
 {
     long long n = 1000; /* fc bias */
     for (int i = 0; i < l->n; i++) {
         long long in, w, out;
-        ps_op_tensor_elems(&l->ops[i], &in, &w, &out);
+        psi_op_tensor_elems(&l->ops[i], &in, &w, &out);
         if (l->ops[i].kind == PS_OPK_CONV || l->ops[i].kind == PS_OPK_GEMM || l->ops[i].kind == PS_OPK_NORM)
             n += w;
     }
     return n;
 }
 
-static int count_kind(const ps_oplist_t *l, ps_opkind_t k)
+static int count_kind(const psi_oplist_t *l, psi_opkind_t k)
 {
     int n = 0;
     for (int i = 0; i < l->n; i++)
@@ -52,8 +52,8 @@ static int count_kind(const ps_oplist_t *l, ps_opkind_t k)
  * 3,504,872), which checks every channel count and stride of the lists. */
 static void test_zoo_cnn_shapes(void)
 {
-    ps_oplist_t *l = NULL;
-    CHECK_OK(ps_zoo_build("resnet50", 1, 0, &l));
+    psi_oplist_t *l = NULL;
+    CHECK_OK(psi_zoo_build("resnet50", 1, 0, &l));
     CHECK(l && l->n == 174);
     CHECK(l && count_kind(l, PS_OPK_CONV) == 53);
     CHECK(l && cnn_params(l) == 25557032);
@@ -61,21 +61,21 @@ static void test_zoo_cnn_shapes(void)
     double f = 0;
     for (int i = 0; l && i < l->n; i++)
         if (l->ops[i].kind == PS_OPK_CONV || l->ops[i].kind == PS_OPK_GEMM)
-            f += ps_op_flops(&l->ops[i]);
+            f += psi_op_flops(&l->ops[i]);
     CHECK_MSG(f > 8.0e9 && f < 8.4e9, "resnet50 flops %g", f);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
 
-    CHECK_OK(ps_zoo_build("resnet101", 2, 0, &l));
+    CHECK_OK(psi_zoo_build("resnet101", 2, 0, &l));
     CHECK(l && l->n == 344);
-    ps_oplist_free(l);
-    CHECK_OK(ps_zoo_build("resnet101", 1, 0, &l));
+    psi_oplist_free(l);
+    CHECK_OK(psi_zoo_build("resnet101", 1, 0, &l));
     CHECK(l && cnn_params(l) == 44549160);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
 
-    CHECK_OK(ps_zoo_build("mobilenetv2", 1, 0, &l));
+    CHECK_OK(psi_zoo_build("mobilenetv2", 1, 0, &l));
     CHECK(l && l->n == 151);
     CHECK(l && cnn_params(l) == 3504872);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
 }
 
 /* Transformers: Llama-3.2-1B has 1.236 B parameters of which 128256 x 2048
@@ -83,25 +83,25 @@ static void test_zoo_cnn_shapes(void)
  * but the norms: 973,078,528. */
 static void test_zoo_transformer_shapes(void)
 {
-    ps_oplist_t *l = NULL;
-    CHECK_OK(ps_zoo_build("llama-3.2-1b", 1, 128, &l));
+    psi_oplist_t *l = NULL;
+    CHECK_OK(psi_zoo_build("llama-3.2-1b", 1, 128, &l));
     CHECK(l && l->n == 1 + 16 * 15 + 2);
     long long w = 0;
     for (int i = 0; l && i < l->n; i++)
         if (l->ops[i].kind == PS_OPK_GEMM && strcmp(l->ops[i].name, "lm_head") != 0)
             w += l->ops[i].p[PG_K] * l->ops[i].p[PG_N];
     CHECK_MSG(w == 973078528LL, "llama-1b layer weights %lld", w);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
 
-    CHECK_OK(ps_zoo_build("llama-3.2-3b", 2, 64, &l));
+    CHECK_OK(psi_zoo_build("llama-3.2-3b", 2, 64, &l));
     CHECK(l && l->n == 1 + 28 * 15 + 2 && l->seq_len == 64);
     /* 24 query heads of 128 over 8 KV heads. */
     CHECK(l && l->ops[7].kind == PS_OPK_ATTN && l->ops[7].p[PA_HEADS] == 24 &&
           l->ops[7].p[PA_KV_HEADS] == 8 && l->ops[7].p[PA_HEAD_DIM] == 128);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
 
     /* BERT-base: 12 x (4 x 768^2 + 2 x 768 x 3072) weights in its layers. */
-    CHECK_OK(ps_zoo_build("bert-base", 8, 128, &l));
+    CHECK_OK(psi_zoo_build("bert-base", 8, 128, &l));
     CHECK(l && l->n == 6 + 12 * 16 + 2);
     w = 0;
     for (int i = 0; l && i < l->n; i++)
@@ -110,12 +110,12 @@ static void test_zoo_transformer_shapes(void)
             w += l->ops[i].p[PG_K] * l->ops[i].p[PG_N];
     CHECK(w == 12LL * (4 * 768 * 768 + 2 * 768 * 3072));
     CHECK(l && l->ops[9].p[PG_BATCH] == 8 * 12); /* attention scores bmm */
-    ps_oplist_free(l);
+    psi_oplist_free(l);
 
-    CHECK(ps_zoo_build("gpt-5", 1, 0, &l) == PS_E_ARG && l == NULL);
+    CHECK(psi_zoo_build("gpt-5", 1, 0, &l) == PS_E_ARG && l == NULL);
     CHECK(strstr(ps_last_error(), "gpt-5") != NULL);
-    CHECK(ps_zoo_build("bert-base", 1, 1024, &l) == PS_E_ARG);
-    CHECK(ps_zoo_build("resnet50", 0, 0, &l) == PS_E_ARG);
+    CHECK(psi_zoo_build("bert-base", 1, 1024, &l) == PS_E_ARG);
+    CHECK(psi_zoo_build("resnet50", 0, 0, &l) == PS_E_ARG);
 }
 
 static void write_file(const char *path, const char *text)
@@ -130,13 +130,13 @@ static void write_file(const char *path, const char *text)
 
 static void test_oplist_text_roundtrip(void)
 {
-    ps_oplist_t *l = NULL, *r = NULL;
-    CHECK_OK(ps_zoo_build("mobilenetv2", 4, 0, &l));
+    psi_oplist_t *l = NULL, *r = NULL;
+    CHECK_OK(psi_zoo_build("mobilenetv2", 4, 0, &l));
     FILE *f = fopen(tmp("m.ops"), "w");
-    CHECK(f && ps_oplist_write(l, f) == 0);
+    CHECK(f && psi_oplist_write(l, f) == 0);
     if (f)
         fclose(f);
-    CHECK_OK(ps_oplist_read(tmp("m.ops"), &r));
+    CHECK_OK(psi_oplist_read(tmp("m.ops"), &r));
     CHECK(r && l && r->n == l->n && r->batch == 4 && strcmp(r->model, "mobilenetv2") == 0);
     int same = r && l;
     for (int i = 0; same && i < l->n; i++)
@@ -144,31 +144,31 @@ static void test_oplist_text_roundtrip(void)
                memcmp(l->ops[i].p, r->ops[i].p, sizeof l->ops[i].p) == 0 &&
                strcmp(l->ops[i].name, r->ops[i].name) == 0;
     CHECK(same);
-    ps_oplist_free(l);
-    ps_oplist_free(r);
+    psi_oplist_free(l);
+    psi_oplist_free(r);
 }
 
 static void test_oplist_errors_name_line_and_column(void)
 {
-    ps_oplist_t *l = NULL;
+    psi_oplist_t *l = NULL;
     write_file(tmp("bad1.ops"), "# pairsight oplist 1\ngemm fc m=8 n=1000 k=2048\nconvv c1 n=1\n");
-    CHECK(ps_oplist_read(tmp("bad1.ops"), &l) == PS_E_INPUT && l == NULL);
+    CHECK(psi_oplist_read(tmp("bad1.ops"), &l) == PS_E_INPUT && l == NULL);
     CHECK_MSG(strstr(ps_last_error(), "bad1.ops:3:1: unknown operator kind 'convv'"), "%s",
               ps_last_error());
     write_file(tmp("bad2.ops"), "gemm fc m=8 n=x k=2048\n");
-    CHECK(ps_oplist_read(tmp("bad2.ops"), &l) == PS_E_INPUT);
+    CHECK(psi_oplist_read(tmp("bad2.ops"), &l) == PS_E_INPUT);
     CHECK_MSG(strstr(ps_last_error(), "bad2.ops:1:15: n: not a valid count"), "%s", ps_last_error());
     write_file(tmp("bad3.ops"), "norm n1 variant=group n=1\n");
-    CHECK(ps_oplist_read(tmp("bad3.ops"), &l) == PS_E_INPUT);
+    CHECK(psi_oplist_read(tmp("bad3.ops"), &l) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "no variant 'group'") != NULL);
     write_file(tmp("bad4.ops"), "pool p1 kernel=3\n");
-    CHECK(ps_oplist_read(tmp("bad4.ops"), &l) == PS_E_INPUT);
+    CHECK(psi_oplist_read(tmp("bad4.ops"), &l) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "bad4.ops:1:9: pool has no parameter 'kernel'") != NULL);
     write_file(tmp("bad5.ops"), "# only comments\n");
-    CHECK(ps_oplist_read(tmp("bad5.ops"), &l) == PS_E_INPUT);
-    CHECK(ps_oplist_read(tmp("absent.ops"), &l) == PS_E_IO);
+    CHECK(psi_oplist_read(tmp("bad5.ops"), &l) == PS_E_INPUT);
+    CHECK(psi_oplist_read(tmp("absent.ops"), &l) == PS_E_IO);
     write_file(tmp("bad6.ops"), "gemm m=1\n");
-    CHECK(ps_oplist_read(tmp("bad6.ops"), &l) == PS_E_INPUT);
+    CHECK(psi_oplist_read(tmp("bad6.ops"), &l) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "missing operator name") != NULL);
 }
 
@@ -192,21 +192,21 @@ static void test_plan_tpcs_and_splits(void)
     int v[128];
     int n = ps_collect_valid_tpcs(&h, v, 128);
     CHECK(n == 17 && v[0] == 4 && v[1] == 8 && v[15] == 64 && v[16] == 66);
-    CHECK(ps_plan_check_tpcs(&h, (const int[]){66}, 1) == 0);
-    CHECK(ps_plan_check_tpcs(&h, (const int[]){65}, 1) == PS_E_ARG);
-    CHECK(ps_plan_check_tpcs(&h, (const int[]){4, 16}, 2) == 0);
-    CHECK(ps_plan_check_tpcs(&h, (const int[]){4, 6}, 2) == PS_E_ARG);
+    CHECK(psi_plan_check_tpcs(&h, (const int[]){66}, 1) == 0);
+    CHECK(psi_plan_check_tpcs(&h, (const int[]){65}, 1) == PS_E_ARG);
+    CHECK(psi_plan_check_tpcs(&h, (const int[]){4, 16}, 2) == 0);
+    CHECK(psi_plan_check_tpcs(&h, (const int[]){4, 6}, 2) == PS_E_ARG);
     CHECK(strstr(ps_last_error(), "6 TPCs (12 SMs)") != NULL);
-    CHECK(ps_plan_check_tpcs(&h, (const int[]){70}, 1) == PS_E_ARG);
+    CHECK(psi_plan_check_tpcs(&h, (const int[]){70}, 1) == PS_E_ARG);
     /* Ampere: at least 4 SMs in multiples of 2: every TPC count from 2. */
     ps_collect_device_t a = device(108, 4, 2);
     n = ps_collect_valid_tpcs(&a, v, 128);
     CHECK(n == 53 && v[0] == 2 && v[52] == 54);
     int hp[8], lp[8];
-    n = ps_plan_splits(&a, (const int[]){10, 24, 30, 44}, 4, hp, lp, 8);
+    n = psi_plan_splits(&a, (const int[]){10, 24, 30, 44}, 4, hp, lp, 8);
     /* 10 -> 44, 24 -> 30, 30 -> 24, 44 -> 10 */
     CHECK(n == 4 && hp[0] == 10 && lp[0] == 44 && hp[1] == 24 && lp[1] == 30 && lp[3] == 10);
-    n = ps_plan_splits(&a, (const int[]){30, 40}, 2, hp, lp, 8);
+    n = psi_plan_splits(&a, (const int[]){30, 40}, 2, hp, lp, 8);
     CHECK(n == 0);
 }
 
@@ -221,10 +221,10 @@ static void test_plan_coexec_deterministic(void)
     p.experiments = 200;
     p.tpcs = (const int[]){8, 16, 27, 38, 46};
     p.n_tpcs = 5;
-    ps_experiment_t *e1 = NULL, *e2 = NULL;
+    psi_experiment_t *e1 = NULL, *e2 = NULL;
     int n1 = 0, n2 = 0;
-    CHECK_OK(ps_plan_coexec(&p, &a, 174, 200, &e1, &n1));
-    CHECK_OK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2));
+    CHECK_OK(psi_plan_coexec(&p, &a, 174, 200, &e1, &n1));
+    CHECK_OK(psi_plan_coexec(&p, &a, 174, 200, &e2, &n2));
     CHECK(n1 == 200 && n2 == 200 && e1 && e2 && memcmp(e1, e2, 200 * sizeof *e1) == 0);
     int ok = 1, seen_len1 = 0, seen_len16 = 0;
     for (int i = 0; e1 && i < n1; i++) {
@@ -241,7 +241,7 @@ static void test_plan_coexec_deterministic(void)
     free(e2);
     e2 = NULL;
     p.seed = 2;
-    CHECK_OK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2));
+    CHECK_OK(psi_plan_coexec(&p, &a, 174, 200, &e2, &n2));
     int differ = 0;
     for (int i = 0; e1 && e2 && i < n1; i++)
         differ += e1[i].hp_start != e2[i].hp_start || e1[i].lp_start != e2[i].lp_start;
@@ -250,12 +250,12 @@ static void test_plan_coexec_deterministic(void)
     e2 = NULL;
     p.seg_min = 5;
     p.seg_max = 3;
-    CHECK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2) == PS_E_ARG && e2 == NULL);
+    CHECK(psi_plan_coexec(&p, &a, 174, 200, &e2, &n2) == PS_E_ARG && e2 == NULL);
     p.seg_min = 1;
     p.seg_max = 16;
     p.tpcs = (const int[]){40, 50};
     p.n_tpcs = 2;
-    CHECK(ps_plan_coexec(&p, &a, 174, 200, &e2, &n2) == PS_E_ARG);
+    CHECK(psi_plan_coexec(&p, &a, 174, 200, &e2, &n2) == PS_E_ARG);
     free(e1);
 }
 
@@ -361,8 +361,8 @@ static void test_campaign_killed_and_resumed(void)
     /* Let it get well into the co-executions, then kill it without warning. */
     sqlite3 *db = NULL;
     long rows = 0;
-    double t0 = ps_now();
-    while (ps_now() - t0 < 20) {
+    double t0 = psi_now();
+    while (psi_now() - t0 < 20) {
         if (!db && access(killed, F_OK) == 0)
             sqlite3_open_v2(killed, &db, SQLITE_OPEN_READONLY, NULL);
         if (db) {
@@ -500,13 +500,13 @@ static void test_export_tables(void)
     CHECK_OK(ps_coexec_load(tmp("coexec.csv"), &co));
     CHECK(ops && ps_ops_rows(ops) == 3 * (151 + 243));
     CHECK(co && ps_coexec_rows(co) == 18);
-    const ps_op_group_t *g = ops ? ps_ops_find(ops, "FAKE-GPU", "mobilenetv2", 1) : NULL;
+    const psi_op_group_t *g = ops ? psi_ops_find(ops, "FAKE-GPU", "mobilenetv2", 1) : NULL;
     CHECK(g && g->n_ops == 151 && g->n_tpcs == 3 && g->tpcs[2] == 54);
     /* Counters (fake roofline: dram_bytes = the op's estimated bytes) on the
      * 54-TPC row only, and the intensity they imply on every row. */
     int on_max = 0, elsewhere = 0, classified = 0;
     for (size_t i = 0; ops && i < ops->n; i++) {
-        const ps_op_row_t *r = &ops->rows[i];
+        const psi_op_row_t *r = &ops->rows[i];
         if (strcmp(r->model, "mobilenetv2") != 0)
             continue;
         if (!isnan(r->c.dram_bytes))
@@ -516,16 +516,16 @@ static void test_export_tables(void)
     CHECK_MSG(on_max == 151 && elsewhere == 0, "%d on max, %d elsewhere", on_max, elsewhere);
     CHECK(classified == 3 * 151);
     for (size_t i = 0; co && i < co->n; i++) {
-        const ps_coexec_row_t *r = &co->rows[i];
+        const psi_coexec_row_t *r = &co->rows[i];
         CHECK(r->hp_tpcs + r->lp_tpcs <= 54 && r->lp_tpcs == 20);
         CHECK(r->mechanism && strcmp(r->mechanism, "sim") == 0);
         CHECK(r->hp_ns > 0 && r->lp_ns > 0);
     }
     /* Every coexec segment lies inside its model's profile. */
     if (ops && co && co->n) {
-        const ps_coexec_row_t *r = &co->rows[0];
-        const ps_op_group_t *hg = ps_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
-        CHECK(hg && !isnan(ps_group_segment_ns(hg, r->hp_start, r->hp_len, r->hp_tpcs)));
+        const psi_coexec_row_t *r = &co->rows[0];
+        const psi_op_group_t *hg = psi_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
+        CHECK(hg && !isnan(psi_group_segment_ns(hg, r->hp_start, r->hp_len, r->hp_tpcs)));
     }
     ps_check_result_t cr;
     CHECK_OK(ps_table_check(tmp("coexec.csv"), &cr));
@@ -597,7 +597,7 @@ static void test_counters_from_ncu(void)
     CHECK_OK(ps_ops_load(tmp("ncu_ops.csv"), &ops));
     int ok = ops != NULL;
     for (size_t i = 0; ops && i < ops->n; i++) {
-        const ps_op_row_t *r = &ops->rows[i];
+        const psi_op_row_t *r = &ops->rows[i];
         if (r->tpcs == 30)
             ok &= r->c.dram_bytes == (r->op + 1) * 1e6 &&
                   r->intensity == (r->op % 2 ? PS_INTENSITY_COMPUTE : PS_INTENSITY_MEMORY);
@@ -611,11 +611,11 @@ static void test_counters_from_ncu(void)
 static void test_gpu_column_name(void)
 {
     char b[64];
-    ps_gpu_column_name("NVIDIA A100-SXM4-40GB", b, sizeof b);
+    psi_gpu_column_name("NVIDIA A100-SXM4-40GB", b, sizeof b);
     CHECK(strcmp(b, "A100-SXM4-40GB") == 0);
-    ps_gpu_column_name("NVIDIA H200", b, sizeof b);
+    psi_gpu_column_name("NVIDIA H200", b, sizeof b);
     CHECK(strcmp(b, "H200") == 0);
-    ps_gpu_column_name("Tesla V100 SXM2 32GB", b, sizeof b);
+    psi_gpu_column_name("Tesla V100 SXM2 32GB", b, sizeof b);
     CHECK(strcmp(b, "Tesla-V100-SXM2-32GB") == 0);
 }
 
@@ -637,7 +637,7 @@ static int mapped(const char *needle)
 static void module_beside_exe(void)
 {
     ps_collect_params_t p = ps_collect_default_params();
-    ps_backend_t *b = NULL;
+    psi_backend_t *b = NULL;
     char exe[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 64);
     CHECK(n > 0);
@@ -646,7 +646,7 @@ static void module_beside_exe(void)
     exe[n] = '\0';
     snprintf(strrchr(exe, '/'), 64, "/libpairsight_cuda.so");
     int built = access(exe, F_OK) == 0;
-    int rc = ps_backend_open(&p, &b);
+    int rc = psi_backend_open(&p, &b);
     printf("  module %s: %s\n", built ? "built" : "not built", rc ? ps_last_error() : "GPU opened");
     if (!built) {
         CHECK(rc == PS_E_BACKEND && strstr(ps_last_error(), "no CUDA module"));
@@ -674,12 +674,12 @@ static void test_cuda_module_loaded_on_demand(void)
         CHECK_MSG(mapped(cuda_libs[i]) == 0, "%s loaded before the cuda backend was asked for",
                   cuda_libs[i]);
     ps_collect_params_t p = ps_collect_default_params();
-    ps_backend_t *b = NULL;
+    psi_backend_t *b = NULL;
     /* A module named by the environment that is not there: nothing else is
      * tried, and the message names the path and the variable. */
     const char *nowhere = tmp("nowhere/libpairsight_cuda.so");
     CHECK(setenv("PAIRSIGHT_CUDA_MODULE", nowhere, 1) == 0);
-    CHECK(ps_backend_open(&p, &b) == PS_E_BACKEND && !b);
+    CHECK(psi_backend_open(&p, &b) == PS_E_BACKEND && !b);
     CHECK_MSG(strstr(ps_last_error(), nowhere) && strstr(ps_last_error(), "PAIRSIGHT_CUDA_MODULE"),
               "%s", ps_last_error());
     /* A file that does not load: the loader's reason is in the message. */
@@ -687,7 +687,7 @@ static void test_cuda_module_loaded_on_demand(void)
     FILE *f = fopen(junk, "w");
     CHECK(f && fputs("not an ELF file\n", f) >= 0 && fclose(f) == 0);
     CHECK(setenv("PAIRSIGHT_CUDA_MODULE", junk, 1) == 0);
-    CHECK(ps_backend_open(&p, &b) == PS_E_BACKEND && !b);
+    CHECK(psi_backend_open(&p, &b) == PS_E_BACKEND && !b);
     CHECK_MSG(strstr(ps_last_error(), "cannot load the CUDA module") && strstr(ps_last_error(), junk),
               "%s", ps_last_error());
     CHECK(mapped("libcublas") == 0 && mapped("libcudnn") == 0);
@@ -713,7 +713,7 @@ static void test_cuda_module_loaded_on_demand(void)
 
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ps_test_collectXXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/psi_test_collectXXXXXX");
     if (!mkdtemp(tmpdir))
         abort();
 }

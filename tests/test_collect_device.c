@@ -9,35 +9,35 @@
 
 #include <unistd.h>
 
-static ps_backend_t *be;
+static psi_backend_t *be;
 
-static void add(ps_oplist_t *l, ps_opkind_t kind, int variant, const char *name, const long long *p, int np)
+static void add(psi_oplist_t *l, psi_opkind_t kind, int variant, const char *name, const long long *p, int np)
 {
-    ps_opdesc_t op;
+    psi_opdesc_t op;
     memset(&op, 0, sizeof op);
     op.kind = kind;
     op.variant = variant;
     memcpy(op.p, p, (size_t)np * sizeof *p);
     snprintf(op.name, sizeof op.name, "%s", name);
-    ps_oplist_push(l, &op);
+    psi_oplist_push(l, &op);
 }
 
 #define P(...) ((const long long[]){__VA_ARGS__}), (int)(sizeof((const long long[]){__VA_ARGS__}) / sizeof(long long))
 
 /* One operator of every kind and variant, the first a GEMM large enough
  * that its time scales with the SMs it gets. */
-static ps_oplist_t *every_kind(void)
+static psi_oplist_t *every_kind(void)
 {
-    ps_oplist_t *l = ps_oplist_new("kinds", 1, 128);
+    psi_oplist_t *l = psi_oplist_new("kinds", 1, 128);
     add(l, PS_OPK_GEMM, 0, "gemm.big", P(4096, 4096, 4096, 1));
     add(l, PS_OPK_GEMM, 0, "gemm.batched", P(128, 128, 64, 96));
     add(l, PS_OPK_CONV, 0, "conv.3x3", P(8, 64, 56, 56, 64, 3, 3, 1, 1, 1));
     add(l, PS_OPK_CONV, 0, "conv.dw", P(8, 144, 56, 56, 144, 3, 3, 2, 1, 144));
     for (int v = PS_NORM_BATCH; v <= PS_NORM_RMS; v++)
-        add(l, PS_OPK_NORM, v, ps_opvariant_name(PS_OPK_NORM, v), P(1024, 768, v == PS_NORM_BATCH ? 64 : 1));
+        add(l, PS_OPK_NORM, v, psi_opvariant_name(PS_OPK_NORM, v), P(1024, 768, v == PS_NORM_BATCH ? 64 : 1));
     add(l, PS_OPK_SOFTMAX, 0, "softmax", P(8 * 12 * 128, 128));
     for (int v = PS_ELT_RELU; v <= PS_ELT_ROPE; v++)
-        add(l, PS_OPK_ELTWISE, v, ps_opvariant_name(PS_OPK_ELTWISE, v),
+        add(l, PS_OPK_ELTWISE, v, psi_opvariant_name(PS_OPK_ELTWISE, v),
             P(1 << 22, v == PS_ELT_ADD || v == PS_ELT_MUL || v == PS_ELT_SILU_MUL ? 2 : 1));
     add(l, PS_OPK_POOL, PS_POOL_MAX, "maxpool", P(8, 64, 112, 112, 3, 2));
     add(l, PS_OPK_POOL, PS_POOL_AVG, "avgpool", P(8, 64, 56, 56, 3, 1));
@@ -60,7 +60,7 @@ static void test_device_info(void)
 
 static void test_every_kind_on_green_contexts(void)
 {
-    ps_oplist_t *l = every_kind();
+    psi_oplist_t *l = every_kind();
     int v[512];
     int n = ps_collect_valid_tpcs(&be->dev, v, 512);
     int lo = v[0], hi = v[n - 1];
@@ -82,14 +82,14 @@ static void test_every_kind_on_green_contexts(void)
               small[0], lo, big[0], hi);
     free(small);
     free(big);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
 }
 
 static void test_coexec_and_counters(void)
 {
-    ps_oplist_t *hp = NULL, *lp = NULL;
-    CHECK_OK(ps_zoo_build("resnet50", 8, 0, &hp));
-    CHECK_OK(ps_zoo_build("bert-base", 8, 128, &lp));
+    psi_oplist_t *hp = NULL, *lp = NULL;
+    CHECK_OK(psi_zoo_build("resnet50", 8, 0, &hp));
+    CHECK_OK(psi_zoo_build("bert-base", 8, 128, &lp));
     int v[512];
     int n = ps_collect_valid_tpcs(&be->dev, v, 512);
     int half = v[n / 2 - 1];
@@ -97,13 +97,13 @@ static void test_coexec_and_counters(void)
     for (int i = 0; i < n; i++)
         if (v[i] + half <= be->dev.tpc_count)
             rest = v[i];
-    ps_segment_t hs = {hp, 10, 16, half}, ls = {lp, 40, 16, rest};
+    psi_segment_t hs = {hp, 10, 16, half}, ls = {lp, 40, 16, rest};
     double h[5], w[5], mhz[5];
     CHECK_OK(be->coexec(be, &hs, &ls, 2, 5, h, w, mhz));
     for (int r = 0; r < 5; r++)
         CHECK(h[r] > 0 && w[r] > 0);
     printf("  coexec resnet50[10,26)@%d beside bert-base[40,56)@%d: %.0f / %.0f ns\n", half, rest, h[0], w[0]);
-    ps_counters_t *c = calloc((size_t)hp->n, sizeof *c);
+    psi_counters_t *c = calloc((size_t)hp->n, sizeof *c);
     int rc = be->counters(be, hp, be->dev.tpc_count, c);
     if (rc != 0 && strstr(ps_last_error(), "NVreg_RestrictProfilingToAdminUsers")) {
         printf("  counters skipped: %s\n", ps_last_error());
@@ -116,17 +116,17 @@ static void test_coexec_and_counters(void)
                c[0].l2_bytes, c[0].sm_pct, c[0].mem_pct);
     }
     free(c);
-    ps_oplist_free(hp);
-    ps_oplist_free(lp);
+    psi_oplist_free(hp);
+    psi_oplist_free(lp);
 }
 
 /* The arena on the device: every operator's weights and output distinct,
  * the chain as the model runs it, the clock read. */
 static void test_memory_and_clock(void)
 {
-    ps_oplist_t *l = NULL;
-    ps_memplan_t m;
-    CHECK_OK(ps_zoo_build("resnet50", 8, 0, &l));
+    psi_oplist_t *l = NULL;
+    psi_memplan_t m;
+    CHECK_OK(psi_zoo_build("resnet50", 8, 0, &l));
     CHECK_OK(be->buffers(be, l, &m));
     int chained = 0, dup = 0;
     for (int i = 0; i < l->n; i++) {
@@ -137,14 +137,14 @@ static void test_memory_and_clock(void)
     CHECK_MSG(dup == 0 && chained > l->n / 2, "%d shared buffers, %d chained", dup, chained);
     printf("  resnet50 b8 arena: %.1f MB weights, %.1f MB activations; SM clock %.0f MHz (max %.0f)\n",
            m.weight_bytes * 1e-6, m.activation_bytes * 1e-6, be->dev.sm_clock_mhz, be->dev.sm_clock_max_mhz);
-    ps_memplan_free(&m);
-    ps_oplist_free(l);
+    psi_memplan_free(&m);
+    psi_oplist_free(l);
 }
 
 int main(void)
 {
     ps_collect_params_t p = ps_collect_default_params();
-    int rc = ps_backend_open(&p, &be);
+    int rc = psi_backend_open(&p, &be);
     if (rc == PS_E_BACKEND) {
         printf("skipped: %s\n", ps_last_error());
         /* _exit: nothing ran, and LeakSanitizer's exit scan can crash on the

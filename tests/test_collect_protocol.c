@@ -40,7 +40,7 @@ static ps_collect_params_t fake_params(void)
 
 /* Every block of the plan lies in the arena, no two blocks overlap, and an
  * operator reads its predecessor's output whenever it fits. */
-static void check_plan(const ps_oplist_t *l, const ps_memplan_t *m, uintptr_t base)
+static void check_plan(const psi_oplist_t *l, const psi_memplan_t *m, uintptr_t base)
 {
     typedef struct {
         uintptr_t at;
@@ -49,9 +49,9 @@ static void check_plan(const ps_oplist_t *l, const ps_memplan_t *m, uintptr_t ba
     blk_t *b = calloc(3 * (size_t)l->n, sizeof *b);
     int nb = 0, chained = 0;
     for (int i = 0; i < l->n; i++) {
-        const ps_opbuf_t *o = &m->op[i];
+        const psi_opbuf_t *o = &m->op[i];
         long long in, w, out;
-        ps_op_tensor_elems(&l->ops[i], &in, &w, &out);
+        psi_op_tensor_elems(&l->ops[i], &in, &w, &out);
         CHECK_MSG(o->w_bytes == (size_t)w * 2 && o->out_bytes == (size_t)out * 2, "%s: sizes",
                   l->ops[i].name);
         CHECK(o->out >= base && o->out + o->out_bytes <= base + m->total_bytes);
@@ -84,20 +84,20 @@ static void check_plan(const ps_oplist_t *l, const ps_memplan_t *m, uintptr_t ba
 static void test_distinct_memory_per_operator(void)
 {
     ps_collect_params_t p = fake_params();
-    ps_backend_t *be = NULL;
-    CHECK_OK(ps_backend_open(&p, &be));
+    psi_backend_t *be = NULL;
+    CHECK_OK(psi_backend_open(&p, &be));
     static const char *const models[] = {"resnet50", "bert-base", "mobilenetv2"};
     for (size_t k = 0; k < PS_ARRAY_LEN(models); k++) {
-        ps_oplist_t *l = NULL;
-        ps_memplan_t m;
-        CHECK_OK(ps_zoo_build(models[k], 8, 128, &l));
+        psi_oplist_t *l = NULL;
+        psi_memplan_t m;
+        CHECK_OK(psi_zoo_build(models[k], 8, 128, &l));
         CHECK_OK(be->buffers(be, l, &m));
         CHECK(m.n == l->n && m.total_bytes >= m.weight_bytes + m.activation_bytes);
         check_plan(l, &m, m.op[0].w ? m.op[0].w : m.op[0].in);
         if (k == 0) /* ResNet-50: 25,557,032 parameters less the fc bias (1000), fp16 */
             CHECK_MSG(m.weight_bytes == 2 * (25557032ULL - 1000), "resnet50 weights %zu bytes", m.weight_bytes);
-        ps_memplan_free(&m);
-        ps_oplist_free(l);
+        psi_memplan_free(&m);
+        psi_oplist_free(l);
     }
     be->free(be);
     /* The campaign reports it too. */
@@ -114,16 +114,16 @@ static void test_distinct_memory_per_operator(void)
 static void test_profile_in_model_order(void)
 {
     ps_collect_params_t p = fake_params();
-    ps_backend_t *be = NULL;
-    ps_oplist_t *l = NULL;
-    CHECK_OK(ps_backend_open(&p, &be));
-    CHECK_OK(ps_zoo_build("mobilenetv2", 4, 0, &l));
+    psi_backend_t *be = NULL;
+    psi_oplist_t *l = NULL;
+    CHECK_OK(psi_backend_open(&p, &be));
+    CHECK_OK(psi_zoo_build("mobilenetv2", 4, 0, &l));
     int warmup = 2, runs = 3;
     double *ns = calloc((size_t)l->n * runs, sizeof *ns), mhz[3];
     CHECK_OK(be->profile(be, l, 20, warmup, runs, ns, mhz));
     const int *ops = NULL;
     int n = 0;
-    CHECK_OK(ps_backend_fake_trace(be, &ops, &n));
+    CHECK_OK(psi_backend_fake_trace(be, &ops, &n));
     CHECK_MSG(n == (warmup + runs) * l->n, "%d operators executed, want %d", n, (warmup + runs) * l->n);
     int out_of_order = 0;
     for (int i = 0; i < n; i++)
@@ -132,7 +132,7 @@ static void test_profile_in_model_order(void)
     for (int r = 0; r < runs; r++)
         CHECK(mhz[r] > 1000);
     free(ns);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
     be->free(be);
 }
 
@@ -200,7 +200,7 @@ static void test_clock_recorded_and_off_clock_refused(void)
 }
 
 /* Fix 4: the counters are exactly those FORMATS.md names for ops.csv, in
- * the order of ps_counters_t; without permission the error says how to
+ * the order of psi_counters_t; without permission the error says how to
  * get it; counters on a partition land on that TPC count's rows. */
 static void test_counters_as_formats_names_them(void)
 {
@@ -225,7 +225,7 @@ static void test_counters_as_formats_names_them(void)
             continue;
         const char *eol = strchr(line + 1, '\n');
         char metric[128];
-        snprintf(metric, sizeof metric, "`%s`", ps_counter_metrics[i]);
+        snprintf(metric, sizeof metric, "`%s`", psi_counter_metrics[i]);
         const char *hit = strstr(line, metric);
         /* The stall rows name the long-scoreboard metric once and say
          * "same for" the others: their names follow the same pattern. */
@@ -233,10 +233,10 @@ static void test_counters_as_formats_names_them(void)
             const char *v = i == 3 ? "lg_throttle" : "mio_throttle";
             char want[128];
             snprintf(want, sizeof want, "smsp__warp_issue_stalled_%s_per_warp_active.pct", v);
-            CHECK_MSG(strcmp(ps_counter_metrics[i], want) == 0, "%s", ps_counter_metrics[i]);
+            CHECK_MSG(strcmp(psi_counter_metrics[i], want) == 0, "%s", psi_counter_metrics[i]);
             continue;
         }
-        CHECK_MSG(hit && (!eol || hit < eol), "row %s does not name %s", columns[i], ps_counter_metrics[i]);
+        CHECK_MSG(hit && (!eol || hit < eol), "row %s does not name %s", columns[i], psi_counter_metrics[i]);
     }
     free(doc);
 
@@ -287,8 +287,8 @@ static void test_granularity_mechanism_fixed_cost(void)
     int n = ps_collect_valid_tpcs(&d, v, 128);
     CHECK_MSG(n == 17 && v[0] == 4 && v[1] == 8 && v[15] == 64 && v[16] == 66, "%d counts, first %d, last %d",
               n, v[0], v[n - 1]);
-    CHECK(ps_plan_check_tpcs(&d, (const int[]){6}, 1) == PS_E_ARG);
-    CHECK_OK(ps_plan_check_tpcs(&d, (const int[]){4, 32, 66}, 3));
+    CHECK(psi_plan_check_tpcs(&d, (const int[]){6}, 1) == PS_E_ARG);
+    CHECK_OK(psi_plan_check_tpcs(&d, (const int[]){4, 32, 66}, 3));
 
     ps_collect_params_t p = fake_params();
     ps_campaign_t *c = NULL;
@@ -341,7 +341,7 @@ static void test_mps_share_recorded(void)
 
 static void test_setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ps_test_protocolXXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/psi_test_protocolXXXXXX");
     if (!mkdtemp(tmpdir))
         abort();
 }

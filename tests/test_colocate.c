@@ -54,9 +54,9 @@ static void test_learners(void)
     double q[2] = {4.5, 2};
     CHECK_NEAR(cl_ols_eval(q, 2, mu, sd, beta), 3 + 9 - 2, 1e-6);
     double v[] = {5, 1, 4, 2};
-    CHECK_NEAR(ps_median(v, 4), 3, 0);
+    CHECK_NEAR(psi_median(v, 4), 3, 0);
     uint64_t s1 = 7, s2 = 7;
-    CHECK(ps_splitmix64(&s1) == ps_splitmix64(&s2));
+    CHECK(psi_splitmix64(&s1) == psi_splitmix64(&s2));
 }
 
 static void test_data_and_solo(void)
@@ -114,7 +114,7 @@ static void test_bad_inputs(void)
     tabs_t t;
     CHECK_OK(load(FIX, "colocations3.csv", 0, &t));
     ps_colocations_t *q = ps_colocations_new();
-    ps_colocation_row_t r = {
+    psi_colocation_row_t r = {
         .colocation = "x", .gpu = "TESTGPU", .slot = 1, .workload = "no-such-workload", .share_pct = 100, .tput = 1};
     CHECK_OK(ps_colocations_append(q, &r));
     cl_data_t *d = NULL;
@@ -156,7 +156,7 @@ static void test_bad_inputs(void)
 static void test_models_round_trip(void)
 {
     static const char *files[] = {"colocations3.csv", "colocations4.csv"};
-    char path[] = "/tmp/ps_test_colocXXXXXX";
+    char path[] = "/tmp/psi_test_colocXXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     close(fd);
@@ -223,7 +223,7 @@ static void test_flipped_bytes_refused(void)
 {
     tabs_t t;
     CHECK_OK(load(FIX, "colocations3.csv", 1, &t));
-    const char *path = "/tmp/ps_test_coloc_flip.psc";
+    const char *path = "/tmp/psi_test_coloc_flip.psc";
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         ps_coloc_params_t p = ps_coloc_default_params();
         p.kind = (ps_coloc_kind_t)k;
@@ -242,8 +242,8 @@ static void test_flipped_bytes_refused(void)
         uint64_t st = 100 + (uint64_t)k;
         int refused = 0, by_backend = 0;
         for (int i = 0; i < 1000 && len > 0; i++) {
-            size_t at = (size_t)(ps_splitmix64(&st) % len);
-            unsigned char x = (unsigned char)(1 + ps_splitmix64(&st) % 255);
+            size_t at = (size_t)(psi_splitmix64(&st) % len);
+            unsigned char x = (unsigned char)(1 + psi_splitmix64(&st) % 255);
             buf[at] ^= x;
             m = (ps_coloc_model_t *)1;
             int rc = cl_model_load_mem(path, buf, len, &m);

@@ -119,14 +119,14 @@ static void test_transfer(void)
     ps_workloads_t *w2 = ps_workloads_new();
     ps_colocations_t *c2 = ps_colocations_new();
     for (size_t i = 0; i < t.w->n; i++) {
-        ps_workload_row_t r = t.w->rows[i];
+        psi_workload_row_t r = t.w->rows[i];
         CHECK_OK(ps_workloads_append(w2, &r));
         r.gpu = "SIMGPU2";
         r.exclusive_tput *= 0.5;
         CHECK_OK(ps_workloads_append(w2, &r));
     }
     for (size_t i = 0; i < t.c->n; i++) {
-        ps_colocation_row_t r = t.c->rows[i];
+        psi_colocation_row_t r = t.c->rows[i];
         r.gpu = "SIMGPU2";
         r.tput *= 0.5;
         CHECK_OK(ps_colocations_append(c2, &r));
@@ -203,7 +203,7 @@ static void test_place_solver(void)
         int n = 6 + rep % 2, ng = 3, K = 2 + rep % 2, gt[3] = {0, rep % 2, 0}, a[16], sh[16], exact = 0;
         double wt[16];
         for (int i = 0; i < n; i++)
-            wt[i] = 0.2 + (double)(ps_splitmix64(&st) % 1000) / 1000.0;
+            wt[i] = 0.2 + (double)(psi_splitmix64(&st) % 1000) / 1000.0;
         int ntypes = 1 + rep % 2;
         double bf = brute(wt, n, gt, ng, K, a, 0), obj = 0;
         CHECK_OK(cl_place_solve(n, gt, ng, ntypes, K, 0, 0, toy_val, wt, a, sh, &obj, &exact));
@@ -222,7 +222,7 @@ static void test_place_solver(void)
     int n = 24, ng = 6, gt[6] = {0}, a[24], sh[24], exact = 1;
     double wt[24], obj = 0, alone = 0, sorted[24];
     for (int i = 0; i < n; i++)
-        sorted[i] = wt[i] = 0.2 + (double)(ps_splitmix64(&st) % 1000) / 1000.0;
+        sorted[i] = wt[i] = 0.2 + (double)(psi_splitmix64(&st) % 1000) / 1000.0;
     CHECK_OK(cl_place_solve(n, gt, ng, 1, 4, 1, 0, toy_val, wt, a, sh, &obj, &exact));
     CHECK(exact == 0);
     for (int i = 0; i < n; i++)
@@ -310,7 +310,7 @@ static void test_kace_sparse(void)
     CHECK_OK(ps_workloads_load(KACE "workloads.csv", &t.w));
     CHECK_OK(ps_colocations_load(KACE "colocations.csv", &t.c));
     for (size_t i = 0; t.w && i < t.w->n; i++) {
-        ps_workload_row_t *r = &t.w->rows[i];
+        psi_workload_row_t *r = &t.w->rows[i];
         r->threads = r->registers = r->static_smem = r->sm_tput_pct = r->dram_tput_pct = r->mem_tput_pct = NAN;
         r->sm_busy_pct = r->mem_busy_pct = r->memcap_gb = NAN;
         r->stall_long_scoreboard = r->stall_lg_throttle = r->stall_mio_throttle = NAN;

@@ -8,25 +8,25 @@
 
 static void test_error_message(void)
 {
-    int rc = ps_error(PS_E_INPUT, "ops.csv:%d:%d: %s", 12, 7, "bad number");
+    int rc = psi_error(PS_E_INPUT, "ops.csv:%d:%d: %s", 12, 7, "bad number");
     CHECK(rc == PS_E_INPUT);
     CHECK(strcmp(ps_last_error(), "ops.csv:12:7: bad number") == 0);
-    ps_error_prefix(rc, "train");
+    psi_error_prefix(rc, "train");
     CHECK(strcmp(ps_last_error(), "train: ops.csv:12:7: bad number") == 0);
     CHECK(strcmp(ps_errstr(PS_E_NOMEM), "out of memory") == 0);
 }
 
 static void test_atomic_commit_and_abort(void)
 {
-    char path[] = "/tmp/ps_test_atomicXXXXXX";
+    char path[] = "/tmp/psi_test_atomicXXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     close(fd);
 
-    ps_atomic_t *a = NULL;
-    CHECK_OK(ps_atomic_open(path, &a));
-    fputs("new", ps_atomic_stream(a));
-    CHECK_OK(ps_atomic_commit(a));
+    psi_atomic_t *a = NULL;
+    CHECK_OK(psi_atomic_open(path, &a));
+    fputs("new", psi_atomic_stream(a));
+    CHECK_OK(psi_atomic_commit(a));
     char buf[16] = {0};
     FILE *f = fopen(path, "r");
     CHECK(f && fread(buf, 1, sizeof buf - 1, f) == 3);
@@ -34,9 +34,9 @@ static void test_atomic_commit_and_abort(void)
     CHECK(strcmp(buf, "new") == 0);
 
     /* An aborted write leaves the old file untouched. */
-    CHECK_OK(ps_atomic_open(path, &a));
-    fputs("partial", ps_atomic_stream(a));
-    ps_atomic_abort(a);
+    CHECK_OK(psi_atomic_open(path, &a));
+    fputs("partial", psi_atomic_stream(a));
+    psi_atomic_abort(a);
     f = fopen(path, "r");
     memset(buf, 0, sizeof buf);
     CHECK(f && fread(buf, 1, sizeof buf - 1, f) == 3);
@@ -44,7 +44,7 @@ static void test_atomic_commit_and_abort(void)
     CHECK(strcmp(buf, "new") == 0);
     remove(path);
 
-    CHECK(ps_atomic_open("/nonexistent-dir/x.csv", &a) == PS_E_IO);
+    CHECK(psi_atomic_open("/nonexistent-dir/x.csv", &a) == PS_E_IO);
     CHECK(a == NULL);
     CHECK(strstr(ps_last_error(), "/nonexistent-dir/x.csv") != NULL);
 }
@@ -78,9 +78,9 @@ static void test_bounds(void)
 static void test_c_locale_pinned(void)
 {
     if (!setlocale(LC_ALL, "de_DE.UTF-8")) {
-        if (system("mkdir -p /tmp/ps_test_loc && localedef -i de_DE -f UTF-8 /tmp/ps_test_loc/de_DE.UTF-8 "
+        if (system("mkdir -p /tmp/psi_test_loc && localedef -i de_DE -f UTF-8 /tmp/psi_test_loc/de_DE.UTF-8 "
                    ">/dev/null 2>&1") == 0)
-            setenv("LOCPATH", "/tmp/ps_test_loc", 1);
+            setenv("LOCPATH", "/tmp/psi_test_loc", 1);
         if (!setlocale(LC_ALL, "de_DE.UTF-8")) {
             printf("  no de_DE locale and no localedef: not checked\n");
             return;
@@ -90,9 +90,9 @@ static void test_c_locale_pinned(void)
     snprintf(b, sizeof b, "%.1f", 1.5);
     CHECK(strcmp(b, "1,5") == 0);
     ps_scaling_t *s = ps_scaling_new(), *back = NULL;
-    ps_scaling_row_t r = {"G", "w_batch1-inf", 50, 1.5};
+    psi_scaling_row_t r = {"G", "w_batch1-inf", 50, 1.5};
     CHECK_OK(ps_scaling_append(s, &r));
-    const char *path = "/tmp/ps_test_locale.csv";
+    const char *path = "/tmp/psi_test_locale.csv";
     CHECK_OK(ps_scaling_save(s, path));
     CHECK_OK(ps_scaling_load(path, &back));
     CHECK(back && back->n == 1 && back->rows[0].tput == 1.5);

@@ -59,13 +59,13 @@ static void test_coverage_on_calibration_rows(void)
 {
     if (!MODEL)
         return;
-    ps_feature_layout_t l;
-    ps_dataset_t *d = NULL;
-    CHECK_OK(ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l));
-    CHECK_OK(ps_dataset_build(&l, OPS, CX, 1, &d));
+    psi_feature_layout_t l;
+    psi_dataset_t *d = NULL;
+    CHECK_OK(psi_features_layout(PS_FEAT_FULL, PS_WINDOW, &l));
+    CHECK_OK(psi_dataset_build(&l, OPS, CX, 1, &d));
     if (!d)
         return;
-    const ps_calib_t *cal = ps_model_calib(MODEL);
+    const psi_calib_t *cal = psi_model_calib(MODEL);
     size_t nf = (size_t)l.n_features;
     const double levels[3] = {0.80, 0.90, 0.95};
     for (int k = 0; cal && k < 3; k++) {
@@ -74,9 +74,9 @@ static void test_coverage_on_calibration_rows(void)
             if (d->split[i] != PS_SPLIT_CALIB)
                 continue;
             double ph, pl, oh, ol;
-            ps_model_predict_rows(MODEL, PS_SIDE_HP, d->x_hp + i * nf, 1, &ph);
-            ps_model_predict_rows(MODEL, PS_SIDE_LP, d->x_lp + i * nf, 1, &pl);
-            ps_query_t q = ps_query_of_row(d->rows[i]);
+            psi_model_predict_rows(MODEL, PS_SIDE_HP, d->x_hp + i * nf, 1, &ph);
+            psi_model_predict_rows(MODEL, PS_SIDE_LP, d->x_lp + i * nf, 1, &pl);
+            ps_query_t q = psi_query_of_row(d->rows[i]);
             CHECK_OK(calib_offsets(cal, OPS, &q, 0, levels[k], &oh, &ol));
             n++;
             ch += d->y_hp[i] <= ph + oh;
@@ -87,7 +87,7 @@ static void test_coverage_on_calibration_rows(void)
         CHECK_MSG(ch / n >= levels[k] && ch / n <= hi, "HP %.4f at %.2f", ch / n, levels[k]);
         CHECK_MSG(cl / n >= levels[k] && cl / n <= hi, "LP %.4f at %.2f", cl / n, levels[k]);
     }
-    ps_dataset_free(d);
+    psi_dataset_free(d);
 }
 
 /* Coverage on a campaign of other seeds. Split conformal covers an
@@ -108,12 +108,12 @@ static void test_coverage_held_out_seeds(void)
     ps_query_t *q = malloc(n * sizeof *q);
     double *mh = malloc(n * sizeof *mh), *ml = malloc(n * sizeof *ml);
     for (size_t i = 0; i < n; i++) {
-        q[i] = ps_query_of_row(&cx->rows[i]);
+        q[i] = psi_query_of_row(&cx->rows[i]);
         mh[i] = cx->rows[i].hp_ns;
         ml[i] = cx->rows[i].lp_ns;
     }
     const double levels[2] = {0.90, 0.95};
-    double n_exp = (double)ps_model_calib(MODEL)->n_experiments;
+    double n_exp = (double)psi_model_calib(MODEL)->n_experiments;
     for (int k = 0; k < 2; k++) {
         bound_cov_t c;
         CHECK_OK(bound_coverage(MODEL, ops, q, mh, ml, n, levels[k], &c));
@@ -133,7 +133,7 @@ static void test_coverage_held_out_seeds(void)
     CHECK_OK(ps_model_predict(MODEL, ops, q, m, b, b + m));
     CHECK_OK(ps_model_predict_bound(MODEL, ops, q, m, 0.9, b + 2 * m, b + 3 * m));
     CHECK_OK(ps_model_predict_bound(MODEL, ops, q, m, 0.99, b + 4 * m, b + 5 * m));
-    char path[] = "/tmp/ps_test_decision_XXXXXX";
+    char path[] = "/tmp/psi_test_decision_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     if (fd >= 0)
@@ -193,7 +193,7 @@ static ps_ops_t *hand_ops(void)
     for (int m = 0; m < 2; m++)
         for (int op = 0; op < n_ops[m]; op++)
             for (int k = 0; k < 2; k++) {
-                ps_op_row_t r = {.gpu = GPU,
+                psi_op_row_t r = {.gpu = GPU,
                                  .model = models[m],
                                  .batch = 1,
                                  .op = op,
@@ -205,7 +205,7 @@ static ps_ops_t *hand_ops(void)
                 r.c.stall_mio_throttle = r.c.sm_pct = r.c.mem_pct = NAN;
                 CHECK_OK(ps_ops_append(t, &r));
             }
-    CHECK_OK(ps_ops_index(t));
+    CHECK_OK(psi_ops_index(t));
     return t;
 }
 
@@ -330,7 +330,7 @@ static int random_predict(void *user, const ps_query_t *q, size_t n, double *hp,
 {
     uint64_t seed = *(uint64_t *)user;
     for (size_t i = 0; i < n; i++) {
-        uint64_t h = ps_mix64(seed ^ (uint64_t)q[i].hp_start * 31 ^ (uint64_t)q[i].lp_start * 1009 ^
+        uint64_t h = psi_mix64(seed ^ (uint64_t)q[i].hp_start * 31 ^ (uint64_t)q[i].lp_start * 1009 ^
                               (uint64_t)q[i].lp_len * 7919);
         hp[i] = 150 + (double)(h % 400);
         lp[i] = 40.0 * q[i].lp_len + (double)(h >> 40 & 255);
@@ -344,7 +344,7 @@ static void test_planner_never_exceeds_budget(void)
     int bad = 0, coran = 0;
     for (uint64_t s = 1; s <= 300; s++) {
         int calls = 0;
-        ps_plan_params_t p = hand_params(&calls, 600 + (double)(ps_mix64(s) % 900));
+        ps_plan_params_t p = hand_params(&calls, 600 + (double)(psi_mix64(s) % 900));
         p.predict = random_predict;
         p.predict_user = &s;
         p.lp_start = (int)(s % 100);

@@ -11,12 +11,12 @@ static void test_mape_within_cdf(void)
     double meas[4] = {100, 200, 50, 10};
     double pred[4] = {110, 180, 50, 13};
     /* Errors: 10%, 10%, 0%, 30%. */
-    CHECK_NEAR(ps_mape(pred, meas, 4), 12.5, 1e-12);
-    CHECK_NEAR(ps_within(pred, meas, 4, 0.10), 75.0, 1e-12);
-    CHECK_NEAR(ps_within(pred, meas, 4, 0.05), 25.0, 1e-12);
-    CHECK(isnan(ps_mape(pred, meas, 0)));
+    CHECK_NEAR(psi_mape(pred, meas, 4), 12.5, 1e-12);
+    CHECK_NEAR(psi_within(pred, meas, 4, 0.10), 75.0, 1e-12);
+    CHECK_NEAR(psi_within(pred, meas, 4, 0.05), 25.0, 1e-12);
+    CHECK(isnan(psi_mape(pred, meas, 0)));
     double cdf[4];
-    ps_error_cdf(pred, meas, 4, cdf);
+    psi_error_cdf(pred, meas, 4, cdf);
     CHECK_NEAR(cdf[0], 0, 1e-12);
     CHECK_NEAR(cdf[1], 10, 1e-9);
     CHECK_NEAR(cdf[3], 30, 1e-9);
@@ -35,17 +35,17 @@ static void test_mape_within_cdf(void)
 static void test_pearson_median(void)
 {
     double a[5] = {1, 2, 3, 4, 5}, b[5] = {2, 4, 6, 8, 10}, c[5] = {5, 4, 3, 2, 1};
-    CHECK_NEAR(ps_pearson(a, b, 5), 1.0, 1e-12);
-    CHECK_NEAR(ps_pearson(a, c, 5), -1.0, 1e-12);
+    CHECK_NEAR(psi_pearson(a, b, 5), 1.0, 1e-12);
+    CHECK_NEAR(psi_pearson(a, c, 5), -1.0, 1e-12);
     double d[5] = {1, NAN, 3, NAN, 5}; /* NAN pairs are skipped */
-    CHECK_NEAR(ps_pearson(a, d, 5), 1.0, 1e-12);
+    CHECK_NEAR(psi_pearson(a, d, 5), 1.0, 1e-12);
     double k[3] = {7, 7, 7};
-    CHECK(isnan(ps_pearson(a, k, 3))); /* no variance: undefined */
+    CHECK(isnan(psi_pearson(a, k, 3))); /* no variance: undefined */
     double m[4] = {4, 1, 3, 2};
-    CHECK_NEAR(ps_median(m, 4), 2.5, 1e-12);
+    CHECK_NEAR(psi_median(m, 4), 2.5, 1e-12);
     double o[3] = {9, 1, 5};
-    CHECK_NEAR(ps_median(o, 3), 5, 1e-12);
-    CHECK(isnan(ps_median(o, 0)));
+    CHECK_NEAR(psi_median(o, 3), 5, 1e-12);
+    CHECK(isnan(psi_median(o, 0)));
 }
 
 static void test_scaler(void)
@@ -53,18 +53,18 @@ static void test_scaler(void)
     /* Column 0 spans decades (bytes): log1p; column 1 is a small flag;
      * column 2 is constant: scaled to 0. */
     float x[4 * 3] = {1e3f, 0, 5, 1e6f, 1, 5, 1e9f, 0, 5, 1e4f, 1, 5};
-    ps_scaler_t s;
-    CHECK_OK(ps_scaler_fit(&s, x, 4, 3));
+    psi_scaler_t s;
+    CHECK_OK(psi_scaler_fit(&s, x, 4, 3));
     CHECK(s.log1p[0] == 1);
     CHECK(s.log1p[1] == 0);
     float out[3];
-    ps_scaler_row(&s, x + 3, out);
+    psi_scaler_row(&s, x + 3, out);
     CHECK(fabsf(out[2]) < 1e-6f);
     CHECK(out[1] > 0.9f); /* the flag standardized: (1 - 0.5) / 0.5 */
     float miss[3] = {NAN, NAN, NAN};
-    ps_scaler_row(&s, miss, out);
+    psi_scaler_row(&s, miss, out);
     CHECK(out[0] == 0 && out[1] == 0 && out[2] == 0);
-    ps_scaler_clear(&s);
+    psi_scaler_clear(&s);
 }
 
 /* The trainer must learn a nonlinear function well beyond what the mean
@@ -74,33 +74,33 @@ static void test_mlp_learns(void)
     enum { N = 1500, D = 3 };
     float *x = malloc(N * D * sizeof *x);
     double *y = malloc(2 * N * sizeof *y);
-    ps_rng_t r;
-    ps_rng_seed(&r, 7);
+    psi_rng_t r;
+    psi_rng_seed(&r, 7);
     double var = 0, mean = 0;
     for (int i = 0; i < N; i++) {
         for (int j = 0; j < D; j++)
-            x[i * D + j] = (float)(2 * ps_rng_uniform(&r) - 1);
+            x[i * D + j] = (float)(2 * psi_rng_uniform(&r) - 1);
         y[2 * i] = x[i * D] * x[i * D + 1] + sin(2 * x[i * D + 2]);
         y[2 * i + 1] = -y[2 * i];
         mean += y[2 * i] / N;
     }
     for (int i = 0; i < N; i++)
         var += (y[2 * i] - mean) * (y[2 * i] - mean) / N;
-    ps_mlp_params_t p;
-    p = ps_mlp_default_params();
+    psi_mlp_params_t p;
+    p = psi_mlp_default_params();
     p.hidden[0] = 32;
     p.hidden[1] = 32;
     p.epochs = 80;
     p.batch = 64;
     p.lr = 3e-3;
-    ps_mlp_t *m = NULL;
-    CHECK_OK(ps_mlp_train(x, N, D, y, 2, &p, &m));
+    psi_mlp_t *m = NULL;
+    CHECK_OK(psi_mlp_train(x, N, D, y, 2, &p, &m));
     CHECK(m != NULL);
     if (m) {
-        CHECK(ps_mlp_n_in(m) == D);
-        CHECK(ps_mlp_epochs_run(m) >= 1);
+        CHECK(psi_mlp_n_in(m) == D);
+        CHECK(psi_mlp_epochs_run(m) >= 1);
         double *out = malloc(2 * N * sizeof *out), mse = 0;
-        CHECK_OK(ps_mlp_predict(m, x, N, out));
+        CHECK_OK(psi_mlp_predict(m, x, N, out));
         for (int i = 0; i < N; i++) {
             mse += (out[2 * i] - y[2 * i]) * (out[2 * i] - y[2 * i]) / N;
             CHECK(fabs(out[2 * i] + out[2 * i + 1]) < 0.2);
@@ -108,27 +108,27 @@ static void test_mlp_learns(void)
         CHECK_MSG(mse < 0.05 * var, "mse %g, variance %g", mse, var);
         free(out);
     }
-    ps_mlp_free(m);
+    psi_mlp_free(m);
 
     /* Same seed, same model. */
-    ps_mlp_t *a = NULL, *b = NULL;
+    psi_mlp_t *a = NULL, *b = NULL;
     p.epochs = 3;
-    CHECK_OK(ps_mlp_train(x, 200, D, y, 2, &p, &a));
-    CHECK_OK(ps_mlp_train(x, 200, D, y, 2, &p, &b));
+    CHECK_OK(psi_mlp_train(x, 200, D, y, 2, &p, &a));
+    CHECK_OK(psi_mlp_train(x, 200, D, y, 2, &p, &b));
     double oa[2], ob[2];
-    CHECK_OK(ps_mlp_predict(a, x, 1, oa));
-    CHECK_OK(ps_mlp_predict(b, x, 1, ob));
+    CHECK_OK(psi_mlp_predict(a, x, 1, oa));
+    CHECK_OK(psi_mlp_predict(b, x, 1, ob));
     CHECK(oa[0] == ob[0] && oa[1] == ob[1]);
-    ps_mlp_free(a);
-    ps_mlp_free(b);
+    psi_mlp_free(a);
+    psi_mlp_free(b);
 
     /* Error paths. */
-    ps_mlp_t *e = (ps_mlp_t *)&p;
-    CHECK(ps_mlp_train(x, 1, D, y, 2, &p, &e) == PS_E_ARG);
+    psi_mlp_t *e = (psi_mlp_t *)&p;
+    CHECK(psi_mlp_train(x, 1, D, y, 2, &p, &e) == PS_E_ARG);
     CHECK(e == NULL);
     p.epochs = 0;
-    CHECK(ps_mlp_train(x, N, D, y, 2, &p, &e) == PS_E_ARG);
-    ps_mlp_free(NULL);
+    CHECK(psi_mlp_train(x, N, D, y, 2, &p, &e) == PS_E_ARG);
+    psi_mlp_free(NULL);
     free(x);
     free(y);
 }
@@ -136,15 +136,15 @@ static void test_mlp_learns(void)
 static void test_experiment_list(void)
 {
     int m = 0;
-    CHECK_OK(ps_experiments_parse("accuracy", &m));
+    CHECK_OK(psi_experiments_parse("accuracy", &m));
     CHECK(m == PS_EXP_ACCURACY);
-    CHECK_OK(ps_experiments_parse("ablation,long", &m));
+    CHECK_OK(psi_experiments_parse("ablation,long", &m));
     CHECK(m == (PS_EXP_ABLATION | PS_EXP_LONG));
-    CHECK_OK(ps_experiments_parse("all", &m));
+    CHECK_OK(psi_experiments_parse("all", &m));
     CHECK(m == PS_EXP_ALL);
-    CHECK(ps_experiments_parse("accuracy,bogus", &m) == PS_E_ARG);
+    CHECK(psi_experiments_parse("accuracy,bogus", &m) == PS_E_ARG);
     CHECK(strstr(ps_last_error(), "bogus") != NULL);
-    CHECK(ps_experiments_parse("", &m) == PS_E_ARG);
+    CHECK(psi_experiments_parse("", &m) == PS_E_ARG);
 }
 
 static void test_method_names(void)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *OUT = "/tmp/ps_test_faults.out";
+static const char *OUT = "/tmp/psi_test_faults.out";
 
 /* Nothing at OUT and no "OUT.tmp.<pid>" beside it. */
 static int no_output(void)

@@ -21,7 +21,7 @@ static ps_ops_t *make_ops(void)
         for (int i = 0; i < nops[m]; i++)
             for (int t8 = 4; t8 <= 8; t8 += 4) {
                 snprintf(name, sizeof name, "%s_op%d", models[m], i);
-                ps_op_row_t r = {.gpu = GPU,
+                psi_op_row_t r = {.gpu = GPU,
                                  .model = models[m],
                                  .batch = 4,
                                  .op = i,
@@ -30,7 +30,7 @@ static ps_ops_t *make_ops(void)
                                  .intensity = PS_INTENSITY_NONE};
                 r.duration_ns = (100.0 + 10 * i + m) * 8.0 / t8;
                 double nan = NAN;
-                r.c = (ps_counters_t){nan, nan, nan, nan, nan, nan, nan};
+                r.c = (psi_counters_t){nan, nan, nan, nan, nan, nan, nan};
                 if (t8 == 8) {
                     r.c.dram_bytes = (m == 1 && i == 2) ? NAN : 1000.0 * (i + 1);
                     r.c.stall_long_scoreboard = 10 + i;
@@ -41,7 +41,7 @@ static ps_ops_t *make_ops(void)
                 }
                 CHECK_OK(ps_ops_append(t, &r));
             }
-    CHECK_OK(ps_ops_index(t));
+    CHECK_OK(psi_ops_index(t));
     return t;
 }
 
@@ -63,44 +63,44 @@ static ps_query_t query(int hp_start, int hp_len, int lp_start, int lp_len)
 
 static void test_layout_and_names(void)
 {
-    ps_feature_layout_t l;
-    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
+    psi_feature_layout_t l;
+    CHECK_OK(psi_features_layout(PS_FEAT_FULL, 16, &l));
     CHECK(l.version == PS_FEATURES_LAYOUT_VERSION);
     CHECK(l.n_features == 2 * 16 * 6 + 4);
     char buf[64];
-    CHECK(strcmp(ps_feature_name(&l, 0, buf, sizeof buf), "hp.op0.duration_ns") == 0);
-    CHECK(strcmp(ps_feature_name(&l, 3 * 6 + 1, buf, sizeof buf), "hp.op3.dram_bytes") == 0);
-    CHECK(strcmp(ps_feature_name(&l, 16 * 6 + 5 * 6 + 5, buf, sizeof buf), "lp.op5.present") == 0);
-    CHECK(strcmp(ps_feature_name(&l, l.n_features - 4, buf, sizeof buf), "p_tpcs") == 0);
+    CHECK(strcmp(psi_feature_name(&l, 0, buf, sizeof buf), "hp.op0.duration_ns") == 0);
+    CHECK(strcmp(psi_feature_name(&l, 3 * 6 + 1, buf, sizeof buf), "hp.op3.dram_bytes") == 0);
+    CHECK(strcmp(psi_feature_name(&l, 16 * 6 + 5 * 6 + 5, buf, sizeof buf), "lp.op5.present") == 0);
+    CHECK(strcmp(psi_feature_name(&l, l.n_features - 4, buf, sizeof buf), "p_tpcs") == 0);
     int slot;
-    CHECK(ps_feature_owner(&l, PS_SIDE_HP, 16 * 6 + 7, &slot) == PS_SIDE_LP && slot == 1);
-    CHECK(ps_feature_owner(&l, PS_SIDE_HP, l.n_features - 1, &slot) == -1);
+    CHECK(psi_feature_owner(&l, PS_SIDE_HP, 16 * 6 + 7, &slot) == PS_SIDE_LP && slot == 1);
+    CHECK(psi_feature_owner(&l, PS_SIDE_HP, l.n_features - 1, &slot) == -1);
 
-    CHECK_OK(ps_features_layout(PS_FEAT_NO_CORUNNER, 16, &l));
+    CHECK_OK(psi_features_layout(PS_FEAT_NO_CORUNNER, 16, &l));
     CHECK(l.n_features == 16 * 6 + 4);
-    CHECK(ps_feature_owner(&l, PS_SIDE_LP, 0, &slot) == PS_SIDE_LP && slot == 0);
-    CHECK_OK(ps_features_layout(PS_FEAT_SUMMED, 16, &l));
+    CHECK(psi_feature_owner(&l, PS_SIDE_LP, 0, &slot) == PS_SIDE_LP && slot == 0);
+    CHECK_OK(psi_features_layout(PS_FEAT_SUMMED, 16, &l));
     CHECK(l.n_features == 2 * 6 + 4);
-    CHECK(strcmp(ps_feature_name(&l, 6, buf, sizeof buf), "lp.sum.duration_ns") == 0);
-    CHECK_OK(ps_features_layout(PS_FEAT_DURATIONS, 8, &l));
+    CHECK(strcmp(psi_feature_name(&l, 6, buf, sizeof buf), "lp.sum.duration_ns") == 0);
+    CHECK_OK(psi_features_layout(PS_FEAT_DURATIONS, 8, &l));
     CHECK(l.n_features == 2 * 8 * 2 + 4);
-    CHECK_OK(ps_features_layout(PS_FEAT_UTILIZATION, 16, &l));
+    CHECK_OK(psi_features_layout(PS_FEAT_UTILIZATION, 16, &l));
     CHECK(l.n_features == 2 * 16 * 4 + 4);
-    CHECK(strcmp(ps_feature_name(&l, 1, buf, sizeof buf), "hp.op0.sm_pct") == 0);
+    CHECK(strcmp(psi_feature_name(&l, 1, buf, sizeof buf), "hp.op0.sm_pct") == 0);
 
-    CHECK(ps_features_layout((ps_feature_variant_t)9, 16, &l) == PS_E_ARG);
-    CHECK(ps_features_layout(PS_FEAT_FULL, 0, &l) == PS_E_ARG);
+    CHECK(psi_features_layout((ps_feature_variant_t)9, 16, &l) == PS_E_ARG);
+    CHECK(psi_features_layout(PS_FEAT_FULL, 0, &l) == PS_E_ARG);
 }
 
 static void test_full_vector(void)
 {
     ps_ops_t *ops = make_ops();
-    ps_feature_layout_t l;
-    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
+    psi_feature_layout_t l;
+    CHECK_OK(psi_features_layout(PS_FEAT_FULL, 16, &l));
     float x[200], y[200];
     double hs = 0, ls = 0;
     ps_query_t q = query(2, 3, 1, 4);
-    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, &hs, &ls));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, &hs, &ls));
     /* HP ops 2..4 of "a" at 4 TPCs: (100 + 10 i) * 2. */
     CHECK_NEAR(hs, (120 + 130 + 140) * 2.0, 1e-9);
     /* LP ops 1..4 of "b" at 8 TPCs: 101 + 10 i. */
@@ -118,10 +118,10 @@ static void test_full_vector(void)
     CHECK_NEAR(x[194], hs, 1e-2);
     CHECK_NEAR(x[195], ls, 1e-2);
     /* The LP regressor reads the same vector in the full variant. */
-    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_LP, y, NULL, NULL));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_LP, y, NULL, NULL));
     CHECK(memcmp(x, y, sizeof(float) * (size_t)l.n_features) == 0);
     float a[200], b[200];
-    CHECK_OK(ps_features_build_pair(&l, ops, &q, a, b, NULL, NULL));
+    CHECK_OK(psi_features_build_pair(&l, ops, &q, a, b, NULL, NULL));
     CHECK(memcmp(a, x, sizeof(float) * (size_t)l.n_features) == 0);
     ps_ops_free(ops);
 }
@@ -129,24 +129,24 @@ static void test_full_vector(void)
 static void test_variants(void)
 {
     ps_ops_t *ops = make_ops();
-    ps_feature_layout_t l;
+    psi_feature_layout_t l;
     float h[200], lp[200];
     ps_query_t q = query(0, 2, 0, 2);
-    CHECK_OK(ps_features_layout(PS_FEAT_NO_CORUNNER, 16, &l));
-    CHECK_OK(ps_features_build_pair(&l, ops, &q, h, lp, NULL, NULL));
+    CHECK_OK(psi_features_layout(PS_FEAT_NO_CORUNNER, 16, &l));
+    CHECK_OK(psi_features_build_pair(&l, ops, &q, h, lp, NULL, NULL));
     CHECK_NEAR(h[0], 200, 1e-3);  /* HP regressor: HP tokens */
     CHECK_NEAR(lp[0], 101, 1e-3); /* LP regressor: LP tokens */
 
-    CHECK_OK(ps_features_layout(PS_FEAT_SUMMED, 16, &l));
-    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
+    CHECK_OK(psi_features_layout(PS_FEAT_SUMMED, 16, &l));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
     CHECK_NEAR(h[0], 200 + 220, 1e-3);   /* durations summed */
     CHECK_NEAR(h[1], 1000 + 2000, 1e-3); /* bytes summed */
     /* long scoreboard: duration-weighted mean of 10 and 11 */
     CHECK_NEAR(h[2], (200 * 10 + 220 * 11) / 420.0, 1e-4);
     CHECK_NEAR(h[5], 2, 0); /* presence = operators */
 
-    CHECK_OK(ps_features_layout(PS_FEAT_UTILIZATION, 16, &l));
-    CHECK_OK(ps_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
+    CHECK_OK(psi_features_layout(PS_FEAT_UTILIZATION, 16, &l));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
     CHECK_NEAR(h[1], 50, 0);
     CHECK_NEAR(h[2], 20, 0);
     CHECK_NEAR(h[3], 1, 0);
@@ -156,28 +156,28 @@ static void test_variants(void)
 static void test_errors_name_what_is_missing(void)
 {
     ps_ops_t *ops = make_ops();
-    ps_feature_layout_t l;
-    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
+    psi_feature_layout_t l;
+    CHECK_OK(psi_features_layout(PS_FEAT_FULL, 16, &l));
     float x[200];
     ps_query_t q = query(0, 4, 0, 4);
     q.lp_model = "nosuch";
-    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "nosuch") != NULL);
     q = query(18, 4, 0, 4);
-    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "outside its 20 operators") != NULL);
     q = query(0, 4, 0, 4);
     q.hp_tpcs = 6;
-    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "6 TPCs") != NULL);
     q = query(0, 17, 0, 4);
-    CHECK(ps_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_ARG);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_ARG);
     CHECK(strstr(ps_last_error(), "window") != NULL);
-    ps_feature_layout_t old = l;
+    psi_feature_layout_t old = l;
     old.version = 0;
     q = query(0, 4, 0, 4);
-    CHECK(ps_features_build(&old, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_MISMATCH);
-    CHECK(ps_features_build(&l, ops, &q, 7, x, NULL, NULL) == PS_E_ARG);
+    CHECK(psi_features_build(&old, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_MISMATCH);
+    CHECK(psi_features_build(&l, ops, &q, 7, x, NULL, NULL) == PS_E_ARG);
     ps_ops_free(ops);
 }
 
@@ -190,7 +190,7 @@ static ps_coexec_t *make_coexec(int n_exp, int runs, int reverse, int long_every
         int e = reverse ? n_exp - 1 - k : k;
         snprintf(name, sizeof name, "exp%d", e);
         for (int r = 0; r < runs; r++) {
-            ps_coexec_row_t row = {.experiment = name,
+            psi_coexec_row_t row = {.experiment = name,
                                    .gpu = GPU,
                                    .hp_model = "a",
                                    .hp_batch = 4,
@@ -246,14 +246,14 @@ static void test_dataset(void)
 {
     ps_ops_t *ops = make_ops();
     ps_coexec_t *cx = make_coexec(20, 2, 0, 5);
-    ps_feature_layout_t l;
-    CHECK_OK(ps_features_layout(PS_FEAT_FULL, 16, &l));
-    ps_dataset_t *d = NULL;
-    CHECK_OK(ps_dataset_build(&l, ops, cx, 1, &d));
+    psi_feature_layout_t l;
+    CHECK_OK(psi_features_layout(PS_FEAT_FULL, 16, &l));
+    psi_dataset_t *d = NULL;
+    CHECK_OK(psi_dataset_build(&l, ops, cx, 1, &d));
     CHECK(d && d->n == 32 && d->n_skipped == 8); /* experiments 0, 5, 10, 15 are too long */
     CHECK(d && d->n_experiments == 20);
     if (d && d->n == 32) {
-        double solo = ps_group_segment_ns(ps_ops_find(ops, GPU, "a", 4), d->rows[0]->hp_start, 3, 4);
+        double solo = psi_group_segment_ns(psi_ops_find(ops, GPU, "a", 4), d->rows[0]->hp_start, 3, 4);
         CHECK_NEAR(d->hp_solo_ns[0], solo, 1e-9);
         CHECK_NEAR(d->y_hp[0], log(d->rows[0]->hp_ns / solo), 1e-12);
         for (size_t i = 1; i < d->n; i++)
@@ -262,8 +262,8 @@ static void test_dataset(void)
     }
     /* The lean data set (training's) has every field but the vectors, and
      * builds each sample's vectors again with the same values. */
-    ps_dataset_t *lean = NULL;
-    CHECK_OK(ps_dataset_build_lean(&l, ops, cx, 1, &lean));
+    psi_dataset_t *lean = NULL;
+    CHECK_OK(psi_dataset_build_lean(&l, ops, cx, 1, &lean));
     CHECK(lean && lean->x_hp == NULL && lean->x_lp == NULL);
     if (d && lean && lean->n == d->n) {
         size_t nf = (size_t)l.n_features, bad = 0;
@@ -272,9 +272,9 @@ static void test_dataset(void)
             bad += lean->y_hp[i] != d->y_hp[i] || lean->y_lp[i] != d->y_lp[i] || lean->split[i] != d->split[i] ||
                    lean->rows[i] != d->rows[i];
             for (int side = 0; side < 2; side++) {
-                CHECK_OK(ps_dataset_features(lean, ops, i, side, v));
+                CHECK_OK(psi_dataset_features(lean, ops, i, side, v));
                 bad += memcmp(v, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + i * nf, nf * sizeof *v) != 0;
-                CHECK_OK(ps_dataset_features(d, ops, i, side, v));
+                CHECK_OK(psi_dataset_features(d, ops, i, side, v));
                 bad += memcmp(v, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + i * nf, nf * sizeof *v) != 0;
             }
         }
@@ -283,14 +283,14 @@ static void test_dataset(void)
         free(v);
     } else
         CHECK(lean && d && lean->n == d->n);
-    ps_dataset_free(lean);
-    ps_dataset_free(d);
+    psi_dataset_free(lean);
+    psi_dataset_free(d);
     ps_coexec_free(cx);
 
     /* A row naming a missing profile fails and names the row. */
     cx = make_coexec(3, 1, 0, 0);
     cx->rows[1].lp_model = "gone";
-    CHECK(ps_dataset_build(&l, ops, cx, 1, &d) == PS_E_INPUT);
+    CHECK(psi_dataset_build(&l, ops, cx, 1, &d) == PS_E_INPUT);
     CHECK(d == NULL);
     CHECK(strstr(ps_last_error(), "coexec row 2") != NULL && strstr(ps_last_error(), "gone") != NULL);
     ps_coexec_free(cx);
@@ -303,7 +303,7 @@ static void test_dataset(void)
         cx = make_coexec(3, 1, 0, 0);
         cx->rows[2].hp_start = starts[k];
         cx->rows[2].hp_len = lens[k];
-        CHECK(ps_dataset_build(&l, ops, cx, 1, &d) == PS_E_INPUT);
+        CHECK(psi_dataset_build(&l, ops, cx, 1, &d) == PS_E_INPUT);
         CHECK(d == NULL);
         CHECK(strstr(ps_last_error(), "coexec row 3") && strstr(ps_last_error(), "outside its 20 operators"));
         ps_coexec_free(cx);

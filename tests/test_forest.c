@@ -14,10 +14,10 @@
 #include <omp.h>
 #endif
 
-/* Compares ps_forest_predict with XGBoosterPredictFromDense on n rows; returns
+/* Compares psi_forest_predict with XGBoosterPredictFromDense on n rows; returns
  * the number of rows that differ in any bit and stores the largest difference
  * relative to max(1, largest |prediction|). */
-static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const float *x, size_t n, int nf,
+static size_t compare_with_xgboost(BoosterHandle b, const psi_forest_t *f, const float *x, size_t n, int nf,
                                    double *rel_diff)
 {
     *rel_diff = INFINITY;
@@ -28,7 +28,7 @@ static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const 
         free(ours);
         return n;
     }
-    ps_forest_predict(f, x, n, (size_t)nf, ours);
+    psi_forest_predict(f, x, n, (size_t)nf, ours);
     double scale = 1, worst = 0;
     size_t differ = 0;
     for (size_t i = 0; i < n; i++)
@@ -47,20 +47,20 @@ static size_t compare_with_xgboost(BoosterHandle b, const ps_forest_t *f, const 
 
 /* Trains a booster and flattens it; returns the forest (NULL after a failed
  * check) and the booster in *b, which the caller frees (XGBoosterFree). */
-static ps_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth, int rounds, int nthread,
+static psi_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth, int rounds, int nthread,
                                  BoosterHandle *b)
 {
     *b = NULL;
-    ps_forest_t *f = NULL;
+    psi_forest_t *f = NULL;
     CHECK(xh_train(x, y, n, nf, depth, rounds, nthread, b) == 0);
     if (*b)
-        CHECK_OK(ps_forest_from_booster(*b, &f));
+        CHECK_OK(psi_forest_from_booster(*b, &f));
     return f;
 }
 
-static void release(ps_forest_t *f, BoosterHandle b)
+static void release(psi_forest_t *f, BoosterHandle b)
 {
-    ps_forest_free(f);
+    psi_forest_free(f);
     if (b)
         XGBoosterFree(b);
 }
@@ -82,20 +82,20 @@ static void test_matches_xgboost_across_depths(void)
 
     for (size_t k = 0; k < PS_ARRAY_LEN(depths); k++) {
         BoosterHandle b;
-        ps_forest_t *f = train_forest(x, y, N_TRAIN, NF, depths[k], 40, 1, &b);
+        psi_forest_t *f = train_forest(x, y, N_TRAIN, NF, depths[k], 40, 1, &b);
         if (f) {
-            CHECK(ps_forest_n_trees(f) == 40);
-            CHECK(ps_forest_n_features(f) == NF);
+            CHECK(psi_forest_n_trees(f) == 40);
+            CHECK(psi_forest_n_features(f) == NF);
             /* Every kernel this CPU has (one it lacks runs the scalar one). */
             for (int kern = PS_FOREST_AVX512; kern >= PS_FOREST_SCALAR; kern--) {
-                int on = ps_forest_set_kernel(f, kern);
+                int on = psi_forest_set_kernel(f, kern);
                 double rel = INFINITY;
                 size_t differ = compare_with_xgboost(b, f, xt, N_TEST, NF, &rel);
                 CHECK_MSG(rel <= 1e-5, "depth %d kernel %s: relative difference %g", depths[k],
-                          ps_forest_kernel_name(on), rel);
+                          psi_forest_kernel_name(on), rel);
                 /* We add in XGBoost's order and precision, so not one bit differs. */
                 CHECK_MSG(differ == 0, "depth %d kernel %s: %zu of %d rows differ", depths[k],
-                          ps_forest_kernel_name(on), differ, N_TEST);
+                          psi_forest_kernel_name(on), differ, N_TEST);
             }
         }
         release(f, b);
@@ -125,26 +125,26 @@ static void test_batch_sizes_and_stride(void)
             xs[i * STRIDE + j] = 1e30f; /* would change the result if read as a feature */
     }
     BoosterHandle b;
-    ps_forest_t *f = train_forest(x, y, N, NF, 6, 40, 1, &b);
+    psi_forest_t *f = train_forest(x, y, N, NF, 6, 40, 1, &b);
     const float *ref = f ? xh_predict(b, x, N, NF) : NULL;
     CHECK(!f || ref != NULL);
     for (int kern = PS_FOREST_AVX512; ref && kern >= PS_FOREST_SCALAR; kern--) {
-        int on = ps_forest_set_kernel(f, kern);
-        ps_forest_predict(f, xs, N, STRIDE, full);
+        int on = psi_forest_set_kernel(f, kern);
+        psi_forest_predict(f, xs, N, STRIDE, full);
         size_t bad = 0;
         for (size_t i = 0; i < N; i++)
             bad += (float)full[i] != ref[i];
-        CHECK_MSG(bad == 0, "kernel %s: %zu rows differ with stride %d", ps_forest_kernel_name(on), bad, STRIDE);
+        CHECK_MSG(bad == 0, "kernel %s: %zu rows differ with stride %d", psi_forest_kernel_name(on), bad, STRIDE);
         static const size_t sizes[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 63, 64, 65, 129, 255, 256, 257};
         for (size_t k = 0; k < PS_ARRAY_LEN(sizes); k++) {
             size_t off = 7, m = sizes[k];
-            ps_forest_predict(f, xs + off * STRIDE, m, STRIDE, part);
+            psi_forest_predict(f, xs + off * STRIDE, m, STRIDE, part);
             size_t diff = 0;
             for (size_t i = 0; i < m; i++)
                 diff += part[i] != full[off + i];
-            CHECK_MSG(diff == 0, "kernel %s: batch of %zu: %zu rows differ", ps_forest_kernel_name(on), m, diff);
+            CHECK_MSG(diff == 0, "kernel %s: batch of %zu: %zu rows differ", psi_forest_kernel_name(on), m, diff);
         }
-        ps_forest_predict(f, xs, 0, STRIDE, part); /* no rows: nothing to do */
+        psi_forest_predict(f, xs, 0, STRIDE, part); /* no rows: nothing to do */
     }
     release(f, b);
 done:
@@ -158,7 +158,7 @@ done:
 /* Large batches are split over threads, and several threads may predict at
  * once; the result must not depend on either. */
 typedef struct {
-    const ps_forest_t *f;
+    const psi_forest_t *f;
     const float *x;
     size_t n, stride;
     double *out;
@@ -169,7 +169,7 @@ static void *caller(void *arg)
     caller_t *c = arg;
     for (size_t i = 0, m = 1; i < c->n; i += m, m = m % 100 + 7) {
         size_t k = c->n - i < m ? c->n - i : m;
-        ps_forest_predict(c->f, c->x + i * c->stride, k, c->stride, c->out + i);
+        psi_forest_predict(c->f, c->x + i * c->stride, k, c->stride, c->out + i);
     }
     return NULL;
 }
@@ -184,18 +184,18 @@ static void test_threads_agree(void)
         goto done;
     xh_synth(4, N, NF, 0.1, x, y);
     BoosterHandle b;
-    ps_forest_t *f = train_forest(x, y, N, NF, 5, 20, 2, &b);
+    psi_forest_t *f = train_forest(x, y, N, NF, 5, 20, 2, &b);
     for (int kern = PS_FOREST_AVX512; f && kern >= PS_FOREST_SCALAR; kern--) {
-        ps_forest_set_kernel(f, kern);
+        psi_forest_set_kernel(f, kern);
 #ifdef _OPENMP
         int old = omp_get_max_threads();
         omp_set_num_threads(1);
 #endif
-        ps_forest_predict(f, x, N, NF, a);
+        psi_forest_predict(f, x, N, NF, a);
 #ifdef _OPENMP
         omp_set_num_threads(3);
 #endif
-        ps_forest_predict(f, x, N, NF, c);
+        psi_forest_predict(f, x, N, NF, c);
 #ifdef _OPENMP
         omp_set_num_threads(old);
 #endif
@@ -248,12 +248,12 @@ static char *hand_model(const char *objective, const char *booster, const char *
     return s;
 }
 
-static ps_forest_t *load_hand(const char *objective, const char *booster, const char *extra, const char *lc,
+static psi_forest_t *load_hand(const char *objective, const char *booster, const char *extra, const char *lc,
                               const char *si, int *rc)
 {
     char *s = hand_model(objective, booster, extra, lc, si);
-    ps_forest_t *f = NULL;
-    *rc = s ? ps_forest_from_json(s, strlen(s), &f) : PS_E_NOMEM;
+    psi_forest_t *f = NULL;
+    *rc = s ? psi_forest_from_json(s, strlen(s), &f) : PS_E_NOMEM;
     free(s);
     return f;
 }
@@ -263,12 +263,12 @@ static const char OK_LC[] = "[1, -1, 3, -1, -1]", OK_SI[] = "[1, 0, 0, 0, 0]";
 static void test_split_semantics_on_hand_tree(void)
 {
     int rc;
-    ps_forest_t *f = load_hand("reg:squarederror", "gbtree", "", OK_LC, OK_SI, &rc);
+    psi_forest_t *f = load_hand("reg:squarederror", "gbtree", "", OK_LC, OK_SI, &rc);
     CHECK_MSG(rc == 0, "%s", ps_last_error());
     if (!f)
         return;
-    CHECK(ps_forest_n_trees(f) == 2);
-    CHECK(ps_forest_n_features(f) == 3);
+    CHECK(psi_forest_n_trees(f) == 2);
+    CHECK(psi_forest_n_features(f) == 3);
     const float below = nextafterf(0.5f, 0.0f);
     const float rows[][3] = {
         {0, below, 0},   /* x1 < 0.5: left leaf 1 */
@@ -287,20 +287,20 @@ static void test_split_semantics_on_hand_tree(void)
     double out[NR * REP];
     /* Every kernel, the single-row and the block paths (7 and 35 rows). */
     for (int kern = PS_FOREST_AVX512; kern >= PS_FOREST_SCALAR; kern--) {
-        const char *name = ps_forest_kernel_name(ps_forest_set_kernel(f, kern));
+        const char *name = psi_forest_kernel_name(psi_forest_set_kernel(f, kern));
         for (size_t i = 0; i < NR; i++) {
-            ps_forest_predict(f, rows[i], 1, 3, &out[i]);
+            psi_forest_predict(f, rows[i], 1, 3, &out[i]);
             CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "%s row %zu: %g", name, i, out[i]);
         }
-        ps_forest_predict(f, &rows[0][0], NR, 3, out);
+        psi_forest_predict(f, &rows[0][0], NR, 3, out);
         for (size_t i = 0; i < NR; i++)
             CHECK_MSG(out[i] == 0.5f + (float)want[i] + 0.25f, "%s row %zu: %g", name, i, out[i]);
-        ps_forest_predict(f, &many[0][0], NR * REP, 3, out);
+        psi_forest_predict(f, &many[0][0], NR * REP, 3, out);
         for (size_t i = 0; i < NR * REP; i++)
             CHECK_MSG(out[i] == 0.5f + (float)want[i % NR] + 0.25f, "%s block row %zu: %g", name, i, out[i]);
     }
-    ps_forest_free(f);
-    ps_forest_free(NULL);
+    psi_forest_free(f);
+    psi_forest_free(NULL);
 }
 
 /* The kernel is picked by CPUID, can be forced by name through the
@@ -308,7 +308,7 @@ static void test_split_semantics_on_hand_tree(void)
 static void test_kernel_selection(void)
 {
     int rc;
-    ps_forest_t *f = load_hand("reg:squarederror", "gbtree", "", OK_LC, OK_SI, &rc);
+    psi_forest_t *f = load_hand("reg:squarederror", "gbtree", "", OK_LC, OK_SI, &rc);
     CHECK_MSG(rc == 0, "%s", ps_last_error());
     if (!f)
         return;
@@ -318,35 +318,35 @@ static void test_kernel_selection(void)
 #else
     int avx2 = 0, avx512 = 0;
 #endif
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_AVX2) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_AVX512) == (avx512 ? PS_FOREST_AVX512 : PS_FOREST_SCALAR));
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_SCALAR) == PS_FOREST_SCALAR);
-    CHECK(ps_forest_kernel(f) == PS_FOREST_SCALAR);
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_AVX2) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_AVX512) == (avx512 ? PS_FOREST_AVX512 : PS_FOREST_SCALAR));
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_SCALAR) == PS_FOREST_SCALAR);
+    CHECK(psi_forest_kernel(f) == PS_FOREST_SCALAR);
     const char *old = getenv("PAIRSIGHT_FOREST_KERNEL");
     char *saved = old ? strdup(old) : NULL;
     setenv("PAIRSIGHT_FOREST_KERNEL", "scalar", 1);
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == PS_FOREST_SCALAR);
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == PS_FOREST_SCALAR);
     setenv("PAIRSIGHT_FOREST_KERNEL", "avx2", 1);
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
     unsetenv("PAIRSIGHT_FOREST_KERNEL");
-    CHECK(ps_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
                                                       : avx2 ? PS_FOREST_AVX2
                                                              : PS_FOREST_SCALAR));
-    CHECK(strcmp(ps_forest_kernel_name(PS_FOREST_AVX512), "avx512") == 0);
+    CHECK(strcmp(psi_forest_kernel_name(PS_FOREST_AVX512), "avx512") == 0);
     if (saved)
         setenv("PAIRSIGHT_FOREST_KERNEL", saved, 1);
     free(saved);
-    ps_forest_free(f);
+    psi_forest_free(f);
 }
 
 static void check_refused(const char *what, const char *objective, const char *booster, const char *extra,
                           const char *lc, const char *si, const char *needle)
 {
     int rc;
-    ps_forest_t *f = load_hand(objective, booster, extra, lc, si, &rc);
+    psi_forest_t *f = load_hand(objective, booster, extra, lc, si, &rc);
     CHECK_MSG(rc == PS_E_INPUT && f == NULL, "%s: rc %d", what, rc);
     CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what, ps_last_error(), needle);
-    ps_forest_free(f);
+    psi_forest_free(f);
 }
 
 static void test_refuses_bad_models(void)
@@ -362,11 +362,11 @@ static void test_refuses_bad_models(void)
     check_refused("categorical", sq, "gbtree", ", \"split_type\": [1, 0, 0, 0, 0]", OK_LC, OK_SI, "categorical");
     check_refused("text", sq, "gbtree", "", "[1, \"a\", 3, -1, -1]", OK_SI, "not a number");
 
-    ps_forest_t *f = (ps_forest_t *)1;
-    CHECK(ps_forest_from_json("{\"learner\": ", 12, &f) == PS_E_INPUT && f == NULL);
+    psi_forest_t *f = (psi_forest_t *)1;
+    CHECK(psi_forest_from_json("{\"learner\": ", 12, &f) == PS_E_INPUT && f == NULL);
     CHECK(strstr(ps_last_error(), "not valid JSON") != NULL);
-    CHECK(ps_forest_from_json("{}", 2, &f) == PS_E_INPUT && f == NULL);
-    CHECK(ps_forest_from_booster(NULL, &f) == PS_E_ARG && f == NULL);
+    CHECK(psi_forest_from_json("{}", 2, &f) == PS_E_INPUT && f == NULL);
+    CHECK(psi_forest_from_booster(NULL, &f) == PS_E_ARG && f == NULL);
 }
 
 /* A gblinear booster from XGBoost itself has no trees to flatten. */
@@ -383,8 +383,8 @@ static void test_refuses_gblinear_booster(void)
     CHECK(XGBoosterSetParam(b, "booster", "gblinear") == 0);
     CHECK(XGBoosterSetParam(b, "nthread", "1") == 0);
     CHECK(XGBoosterUpdateOneIter(b, 0, dm) == 0);
-    ps_forest_t *f = NULL;
-    CHECK(ps_forest_from_booster(b, &f) == PS_E_INPUT && f == NULL);
+    psi_forest_t *f = NULL;
+    CHECK(psi_forest_from_booster(b, &f) == PS_E_INPUT && f == NULL);
     CHECK_MSG(strstr(ps_last_error(), "gblinear") != NULL, "%s", ps_last_error());
     XGBoosterFree(b);
     XGDMatrixFree(dm);

@@ -18,7 +18,7 @@ static void test_ncu_auto_units(void)
     CHECK(t && t->n == 3 && t->n_groups == 1);
     if (!t || t->n != 3)
         return;
-    const ps_op_row_t *r = t->rows;
+    const psi_op_row_t *r = t->rows;
     CHECK(strcmp(r[0].name, "volta_sgemm_128x64_nn") == 0);
     CHECK(strncmp(r[1].name, "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail", 90) == 0);
     CHECK(r[0].op == 0 && r[1].op == 1 && r[2].op == 2);
@@ -54,16 +54,16 @@ static void test_ncu_base_units_and_round_trip(void)
     CHECK_NEAR(t->rows[0].c.dram_bytes, 10240000 + 2048, 0);
     CHECK(isnan(t->rows[0].c.l2_bytes));
     CHECK(t->rows[0].name == t->rows[2].name);
-    char path[] = "/tmp/ps_test_importXXXXXX";
+    char path[] = "/tmp/psi_test_importXXXXXX";
     int fd = mkstemp(path);
     close(fd);
     CHECK_OK(ps_ops_save(t, path));
     CHECK_OK(ps_ops_load(path, &u));
     CHECK(u && u->n == 3 && u->rows[1].c.dram_bytes == t->rows[1].c.dram_bytes);
-    const ps_op_group_t *g = u ? ps_ops_find(u, "V100-SXM2-16GB", "bert", 8) : NULL;
+    const psi_op_group_t *g = u ? psi_ops_find(u, "V100-SXM2-16GB", "bert", 8) : NULL;
     CHECK(g && g->n_ops == 3);
     if (g)
-        CHECK_NEAR(ps_group_segment_ns(g, 0, 3, 40), 40123 + 20000 + 41000.5, 1e-9);
+        CHECK_NEAR(psi_group_segment_ns(g, 0, 3, 40), 40123 + 20000 + 41000.5, 1e-9);
     remove(path);
     ps_ops_free(t);
     ps_ops_free(u);
@@ -88,7 +88,7 @@ typedef int (*importer_fn)(const char *, const ps_import_params_t *, ps_ops_t **
 static void expect_refused(importer_fn import, const bad_input_t *bad, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char path[] = "/tmp/ps_test_importXXXXXX";
+        char path[] = "/tmp/psi_test_importXXXXXX";
         temp_with(path, bad[i].text);
         ps_ops_t *t = (ps_ops_t *)1;
         int rc = import(path, &params, &t);
@@ -127,7 +127,7 @@ static void test_ncu_errors(void)
     expect_refused(ps_import_ncu, bad, PS_ARRAY_LEN(bad));
     /* Launches are ordered by ID, not by file order (an ID may carry a
      * thousands separator). */
-    char path[] = "/tmp/ps_test_ncuXXXXXX";
+    char path[] = "/tmp/psi_test_ncuXXXXXX";
     temp_with(path, NCU_HEAD "\"2,000\",\"c\",\"3\",\"\"\n\"0\",\"a\",\"1\",\"\"\n\"1\",\"b\",\"2\",\"\"\n");
     t = NULL;
     CHECK_OK(ps_import_ncu(path, &params, &t));
@@ -136,7 +136,7 @@ static void test_ncu_errors(void)
     ps_ops_free(t);
     remove(path);
     /* On the raw page a row is a launch even when its ID repeats. */
-    memcpy(path, "/tmp/ps_test_ncuXXXXXX", sizeof path);
+    memcpy(path, "/tmp/psi_test_ncuXXXXXX", sizeof path);
     temp_with(path, NCU_HEAD "\"0\",\"a\",\"1\",\"\"\n\"0\",\"b\",\"2\",\"\"\n");
     t = NULL;
     CHECK_OK(ps_import_ncu(path, &params, &t));
@@ -197,7 +197,7 @@ static void test_torch_errors(void)
     };
     expect_refused(ps_import_torch_trace, bad, PS_ARRAY_LEN(bad));
     /* A bare array of events and the old capitalised category work too. */
-    char path[] = "/tmp/ps_test_torchXXXXXX";
+    char path[] = "/tmp/psi_test_torchXXXXXX";
     temp_with(path, "[{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1.5, \"tid\": \"stream 7\"}]");
     t = NULL;
     CHECK_OK(ps_import_torch_trace(path, &params, &t));
@@ -224,7 +224,7 @@ static void test_ncu_details(void)
     CHECK_OK(run("ncu", "tests/data/ncu_details.csv", NULL, params, &t, &info));
     CHECK(t && t->n == 3);
     if (t && t->n == 3) {
-        const ps_op_row_t *r = t->rows;
+        const psi_op_row_t *r = t->rows;
         CHECK(strcmp(r[0].gpu, "A100-SXM4-80GB") == 0 && strcmp(r[0].name, "ampere_sgemm_128x64_tn") == 0);
         CHECK(strncmp(r[2].name, "void cudnn::bn_fw_tr_1C11_kernel_NCHW", 37) == 0);
         CHECK_NEAR(r[0].duration_ns, 134300, 1e-6);  /* Duration 134.30 usecond */
@@ -306,7 +306,7 @@ static void test_ncu_wide_header(void)
         n += (size_t)snprintf(text + n, cap - n, ",\"1\"");
     snprintf(text + n, cap - n, ",\"7\"\n");
     CHECK(strlen(text) > 50000);
-    char path[] = "/tmp/ps_test_wideXXXXXX";
+    char path[] = "/tmp/psi_test_wideXXXXXX";
     temp_with(path, text);
     ps_ops_t *t = NULL;
     CHECK_OK(ps_import_ncu(path, &params, &t));
@@ -418,7 +418,7 @@ static void test_torch_gzip(void)
         fclose(f);
     CHECK(n > 200 && n < sizeof buf);
     for (int k = 0; k < 2; k++) {
-        char path[] = "/tmp/ps_test_gzXXXXXX";
+        char path[] = "/tmp/psi_test_gzXXXXXX";
         int fd = mkstemp(path);
         FILE *g = fdopen(fd, "wb");
         if (k == 1)
@@ -462,7 +462,7 @@ static void test_torch_zero_durations(void)
     CHECK(t && strcmp(t->rows[3].name, "volta_sgemm_128x64_nn") == 0 && t->rows[3].op == 3);
     ps_ops_free(t);
     /* At nanosecond resolution a dur of 0 is half a nanosecond. */
-    char path[] = "/tmp/ps_test_zeroXXXXXX";
+    char path[] = "/tmp/psi_test_zeroXXXXXX";
     temp_with(path, "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 1.234},"
                     " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 0}]");
     CHECK_OK(run("torch-trace", path, "h100", params, &t, &info));
@@ -484,11 +484,11 @@ static void test_gpu_names(void)
         {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},  {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
     };
     for (size_t i = 0; i < PS_ARRAY_LEN(names); i++) {
-        const ps_gpu_t *g = gpu_from_device_name(names[i].device);
+        const psi_gpu_t *g = gpu_from_device_name(names[i].device);
         CHECK_MSG(g && strcmp(g->name, names[i].catalog) == 0, "%s", names[i].device);
     }
     CHECK(!gpu_from_device_name("AMD Instinct MI300X") && !gpu_from_device_name("NVIDIA A100-SXM4-40GB MIG 1g.5gb"));
-    CHECK(ps_gpu_find("b200") && ps_gpu_find("b200")->tpcs == 74 && ps_gpu_find("h100-pcie")->tpcs == 57);
+    CHECK(psi_gpu_find("b200") && psi_gpu_find("b200")->tpcs == 74 && psi_gpu_find("h100-pcie")->tpcs == 57);
     /* --tpcs beyond the named GPU; no GPU anywhere; an unknown one passes. */
     ps_import_params_t p = params;
     p.tpcs = 67;
@@ -527,8 +527,8 @@ static void test_merge(void)
     /* Another TPC count adds rows. */
     CHECK_OK(ps_ops_merge(m1, ncu20, &m2, &added, &filled));
     CHECK(m2 && m2->n == 6 && added == 3 && filled == 0 && m2->n_groups == 1 && m2->groups[0].n_tpcs == 2);
-    const ps_op_group_t *g = m2 ? ps_ops_find(m2, "V100-SXM2-16GB", "bert", 8) : NULL;
-    CHECK(g && ps_group_segment_ns(g, 0, 3, 20) == 250100 + 3910 + 1400);
+    const psi_op_group_t *g = m2 ? psi_ops_find(m2, "V100-SXM2-16GB", "bert", 8) : NULL;
+    CHECK(g && psi_group_segment_ns(g, 0, 3, 20) == 250100 + 3910 + 1400);
     /* Other kernels, or a sequence of another length, are refused. */
     bad = (ps_ops_t *)1;
     CHECK(ps_ops_merge(m2, other, &bad, NULL, NULL) == PS_E_MISMATCH && !bad);
@@ -537,7 +537,7 @@ static void test_merge(void)
     ps_ops_t *shorter = ps_ops_new();
     for (size_t i = 0; shorter && i < 2; i++)
         CHECK_OK(ps_ops_append(shorter, &ncu20->rows[i]));
-    CHECK_OK(ps_ops_index(shorter));
+    CHECK_OK(psi_ops_index(shorter));
     CHECK(ps_ops_merge(m2, shorter, &bad, NULL, NULL) == PS_E_MISMATCH);
     CHECK_MSG(strstr(ps_last_error(), "3 operators there, 2 in the import: the first 2 match"), "%s", ps_last_error());
     /* Another model is simply added. */

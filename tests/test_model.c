@@ -87,7 +87,7 @@ static ps_ops_t *synth_ops(void)
             snprintf(name, sizeof name, "%s_%s%d", model_names[m], mi > 0.5 ? "bn" : "conv", i);
             for (size_t k = 0; k < PS_ARRAY_LEN(tpcs_grid); k++) {
                 int tp = tpcs_grid[k];
-                ps_op_row_t r = {.gpu = GPU, .model = model_names[m], .batch = 8, .op = i, .name = name,
+                psi_op_row_t r = {.gpu = GPU, .model = model_names[m], .batch = 8, .op = i, .name = name,
                                  .tpcs = tp, .intensity = PS_INTENSITY_NONE};
                 r.duration_ns = w * pow((double)GPU_TPCS / tp, 1.0 - 0.7 * mi);
                 r.c.dram_bytes = mi * w * 40.0;
@@ -100,7 +100,7 @@ static ps_ops_t *synth_ops(void)
                 CHECK_OK(ps_ops_append(t, &r));
             }
         }
-    CHECK_OK(ps_ops_index(t));
+    CHECK_OK(psi_ops_index(t));
     return t;
 }
 
@@ -112,9 +112,9 @@ static void rule(const ps_ops_t *ops, const ps_query_t *q, double *th, double *t
     int start[2] = {q->hp_start, q->lp_start}, len[2] = {q->hp_len, q->lp_len}, tp[2] = {q->hp_tpcs, q->lp_tpcs};
     double solo[2], M[2], B[2];
     for (int s = 0; s < 2; s++) {
-        const ps_op_group_t *g = ps_ops_find(ops, GPU, mod[s], 8);
+        const psi_op_group_t *g = psi_ops_find(ops, GPU, mod[s], 8);
         int m = mod[s][0] == 'u' ? UNSEEN : mod[s][1] - '0';
-        int k = ps_group_tpcs_index(g, tp[s]);
+        int k = psi_group_tpcs_index(g, tp[s]);
         double sum = 0, mem = 0, bytes = 0;
         for (int i = start[s]; i < start[s] + len[s]; i++) {
             double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
@@ -159,7 +159,7 @@ static ps_coexec_t *synth_coexec(const ps_ops_t *ops, int n_exp, int hp_lo, int 
         rule(ops, &q, &th, &tl);
         snprintf(name, sizeof name, "%s%d", prefix, e);
         for (int r = 0; r < 2; r++) {
-            ps_coexec_row_t row = {.experiment = name, .gpu = GPU, .hp_model = q.hp_model, .hp_batch = 8,
+            psi_coexec_row_t row = {.experiment = name, .gpu = GPU, .hp_model = q.hp_model, .hp_batch = 8,
                                    .hp_start = q.hp_start, .hp_len = q.hp_len, .lp_model = q.lp_model,
                                    .lp_batch = 8, .lp_start = q.lp_start, .lp_len = q.lp_len,
                                    .hp_tpcs = q.hp_tpcs, .lp_tpcs = q.lp_tpcs,
@@ -192,7 +192,7 @@ static ps_model_t *MODEL;
 static void test_train_beats_median_rule(void)
 {
     ps_train_params_t p = fast_params();
-    double t0 = ps_now();
+    double t0 = psi_now();
     CHECK_OK(ps_model_train(OPS, CX, &p, &MODEL));
     if (!MODEL)
         return;
@@ -211,7 +211,7 @@ static void test_train_beats_median_rule(void)
     model_mape(MODEL, OPS, CX, split, PS_SPLIT_TEST, mm);
     median_rule_mape(OPS, CX, split, base);
     printf("  trained in %.2f s; test MAPE HP %.2f%% LP %.2f%%; median-per-split rule HP %.2f%% LP %.2f%%\n",
-           ps_now() - t0, mm[0], mm[1], base[0], base[1]);
+           psi_now() - t0, mm[0], mm[1], base[0], base[1]);
     CHECK(mm[0] < base[0]);
     CHECK(mm[1] < base[1]);
     /* The metadata's test error is the same quantity. */
@@ -225,7 +225,7 @@ static void test_save_load_bit_identical(void)
 {
     if (!MODEL)
         return;
-    char path[] = "/tmp/ps_test_modelXXXXXX";
+    char path[] = "/tmp/psi_test_modelXXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     close(fd);
@@ -344,7 +344,7 @@ static void test_flipped_bytes_refused(void)
 {
     if (!MODEL)
         return;
-    const char *path = "/tmp/ps_test_flip.psm";
+    const char *path = "/tmp/psi_test_flip.psm";
     CHECK_OK(ps_model_save(MODEL, path));
     size_t len = 0;
     unsigned char *buf = read_bytes(path, &len);
@@ -353,8 +353,8 @@ static void test_flipped_bytes_refused(void)
     uint64_t st = 11;
     int refused = 0, by_xgboost = 0;
     for (int k = 0; k < 1000; k++) {
-        size_t at = (size_t)(ps_splitmix64(&st) % len);
-        unsigned char x = (unsigned char)(1 + ps_splitmix64(&st) % 255);
+        size_t at = (size_t)(psi_splitmix64(&st) % len);
+        unsigned char x = (unsigned char)(1 + psi_splitmix64(&st) % 255);
         buf[at] ^= x;
         ps_model_t *m = (ps_model_t *)1;
         int rc = model_load_mem(path, buf, len, &m);
@@ -395,9 +395,9 @@ static void test_adapt_lowers_unseen_error(void)
     model_mape(MODEL, OPS, held, NULL, -1, before);
     ps_train_params_t p = fast_params();
     ps_model_t *m2 = NULL;
-    double t0 = ps_now();
+    double t0 = psi_now();
     CHECK_OK(ps_model_adapt(MODEL, OPS, adapt, &p, &m2));
-    double secs = ps_now() - t0;
+    double secs = psi_now() - t0;
     if (!m2)
         goto done;
     model_mape(m2, OPS, held, NULL, -1, after);
@@ -446,10 +446,10 @@ static void test_compose_asymmetric(void)
         ll[j] = log(1.2);
     }
     double th, tl;
-    CHECK_OK(ps_compose_windows(PS_COMPOSE_INDEX, 1, 3, lh, ll, wh, wl, &th, &tl));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, 1, 3, lh, ll, wh, wl, &th, &tl));
     CHECK_NEAR(th, 112, 1e-9);      /* index pairing sees one LP window */
     CHECK_NEAR(tl, 3 * 36, 1e-9);
-    CHECK_OK(ps_compose_windows(PS_COMPOSE_OVERLAP, 1, 3, lh, ll, wh, wl, &th, &tl));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, 1, 3, lh, ll, wh, wl, &th, &tl));
     /* Truth: contended for 108 (progress 72), then alone for 28: 136. */
     CHECK_NEAR(th, 136, 1e-5);
     CHECK_NEAR(tl, 108, 1e-5);
@@ -457,8 +457,8 @@ static void test_compose_asymmetric(void)
     /* One window per side: both methods return the pair prediction. */
     double a = log(1.3), b = log(1.1), one[1] = {50}, two[1] = {70};
     double t1, t2, u1, u2;
-    CHECK_OK(ps_compose_windows(PS_COMPOSE_INDEX, 1, 1, &a, &b, one, two, &t1, &t2));
-    CHECK_OK(ps_compose_windows(PS_COMPOSE_OVERLAP, 1, 1, &a, &b, one, two, &u1, &u2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, 1, 1, &a, &b, one, two, &t1, &t2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, 1, 1, &a, &b, one, two, &u1, &u2));
     CHECK_NEAR(t1, 65, 1e-9);
     CHECK(t1 == u1 && t2 == u2);
 
@@ -468,8 +468,8 @@ static void test_compose_asymmetric(void)
         lsym[k] = log(1.25);
         msym[k] = log(1.25);
     }
-    CHECK_OK(ps_compose_windows(PS_COMPOSE_INDEX, 2, 2, lsym, msym, wsym, wsym, &t1, &t2));
-    CHECK_OK(ps_compose_windows(PS_COMPOSE_OVERLAP, 2, 2, lsym, msym, wsym, wsym, &u1, &u2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, 2, 2, lsym, msym, wsym, wsym, &t1, &t2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, 2, 2, lsym, msym, wsym, wsym, &u1, &u2));
     CHECK_NEAR(t1, 100, 1e-9);
     CHECK_NEAR(u1, 100, 1e-5);
     CHECK_NEAR(u2, 100, 1e-5);
@@ -502,8 +502,8 @@ static void test_compose_with_model(void)
     }
     CHECK_NEAR(h, sum_h, 1e-9 * sum_h);
     CHECK_NEAR(l, sum_l, 1e-9 * sum_l);
-    const ps_op_group_t *g = ps_ops_find(OPS, GPU, "m0", 8);
-    CHECK_NEAR(hs, ps_group_segment_ns(g, 0, 40, 12), 1e-6 * hs);
+    const psi_op_group_t *g = psi_ops_find(OPS, GPU, "m0", 8);
+    CHECK_NEAR(hs, psi_group_segment_ns(g, 0, 40, 12), 1e-6 * hs);
     double oh, ol;
     CHECK_OK(ps_model_predict_ex(MODEL, OPS, &q, 1, PS_COMPOSE_OVERLAP, &oh, &ol, NULL, NULL));
     CHECK(oh > 0.5 * hs && oh < 3 * hs && ol > 0.5 * ls && ol < 3 * ls);
@@ -538,15 +538,15 @@ static void test_forest_matches_xgboost(void)
     rng_state = 1234;
     for (int k = 0; k < N; k++) {
         ps_query_t q = random_query((int)(urand() * 5), (int)(urand() * 5), 16);
-        CHECK_OK(ps_features_build_pair(&MODEL->layout, OPS, &q, x + (size_t)k * nf, x + (size_t)(N + k) * nf,
+        CHECK_OK(psi_features_build_pair(&MODEL->layout, OPS, &q, x + (size_t)k * nf, x + (size_t)(N + k) * nf,
                                         NULL, NULL));
     }
     CHECK(MODEL->forest[0] != NULL && MODEL->forest[1] != NULL);
     for (int side = 0; side < 2; side++) {
         double a[N], b[N];
         const float *xs = x + (size_t)side * N * (size_t)nf;
-        ps_model_predict_rows(MODEL, side, xs, N, a);
-        CHECK_OK(ps_model_predict_xgb(MODEL, side, xs, N, 0, b));
+        psi_model_predict_rows(MODEL, side, xs, N, a);
+        CHECK_OK(psi_model_predict_xgb(MODEL, side, xs, N, 0, b));
         double worst = 0;
         for (int k = 0; k < N; k++)
             worst = fmax(worst, fabs(a[k] - b[k]));
@@ -617,7 +617,7 @@ static void test_explain(void)
     /* SHAP is additive: bias + contributions = predicted log delta. */
     double sum[2] = {e->bias[0], e->bias[1]};
     int ops_seen[2][2] = {{0, 0}, {0, 0}};
-    const ps_op_group_t *g = ps_ops_find(OPS, GPU, "m2", 8);
+    const psi_op_group_t *g = psi_ops_find(OPS, GPU, "m2", 8);
     for (size_t i = 0; i < e->n; i++) {
         const ps_contribution_t *c = &e->items[i];
         sum[c->side] += c->contribution;

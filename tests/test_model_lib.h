@@ -17,12 +17,12 @@ static void model_mape_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_coe
                           const unsigned char *split, int which, ps_compose_t method, double out[2])
 {
     ps_query_t *q = malloc((cx->n + 1) * sizeof *q);
-    const ps_coexec_row_t **r = malloc((cx->n + 1) * sizeof *r);
+    const psi_coexec_row_t **r = malloc((cx->n + 1) * sizeof *r);
     size_t n = 0;
     for (size_t i = 0; i < cx->n; i++)
         if (which < 0 || split[i] == which) {
             r[n] = &cx->rows[i];
-            q[n++] = ps_query_of_row(&cx->rows[i]);
+            q[n++] = psi_query_of_row(&cx->rows[i]);
         }
     double *h = malloc((n + 1) * sizeof *h), *l = malloc((n + 1) * sizeof *l);
     double s[2] = {0, 0};
@@ -51,12 +51,12 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double row_solo(const ps_ops_t *ops, const ps_coexec_row_t *r, int side)
+static double row_solo(const ps_ops_t *ops, const psi_coexec_row_t *r, int side)
 {
-    const ps_op_group_t *g = ps_ops_find(ops, r->gpu, side ? r->lp_model : r->hp_model,
+    const psi_op_group_t *g = psi_ops_find(ops, r->gpu, side ? r->lp_model : r->hp_model,
                                          side ? r->lp_batch : r->hp_batch);
-    return side ? ps_group_segment_ns(g, r->lp_start, r->lp_len, r->lp_tpcs)
-                : ps_group_segment_ns(g, r->hp_start, r->hp_len, r->hp_tpcs);
+    return side ? psi_group_segment_ns(g, r->lp_start, r->lp_len, r->lp_tpcs)
+                : psi_group_segment_ns(g, r->hp_start, r->hp_len, r->hp_tpcs);
 }
 
 /* The reference rule of the issue's "Done when": predict, for a test row,
@@ -71,11 +71,11 @@ static void median_rule_mape(const ps_ops_t *ops, const ps_coexec_t *cx, const u
     for (size_t i = 0; i < cx->n; i++) {
         if (split[i] != PS_SPLIT_TEST)
             continue;
-        const ps_coexec_row_t *r = &cx->rows[i];
+        const psi_coexec_row_t *r = &cx->rows[i];
         for (int side = 0; side < 2; side++) {
             size_t k = 0;
             for (size_t j = 0; j < cx->n; j++) {
-                const ps_coexec_row_t *t = &cx->rows[j];
+                const psi_coexec_row_t *t = &cx->rows[j];
                 if (split[j] == PS_SPLIT_TRAIN && t->hp_tpcs == r->hp_tpcs && t->lp_tpcs == r->lp_tpcs)
                     buf[k++] = (side ? t->lp_ns : t->hp_ns) / row_solo(ops, t, side);
             }

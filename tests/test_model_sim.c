@@ -56,7 +56,7 @@ static void test_beats_median_per_split(void)
     if (simulate(NULL, NULL, 1500, 1, 16, 11, &SIX_OPS, &cx) != 0)
         return;
     ps_train_params_t p = fast_params();
-    double t0 = ps_now();
+    double t0 = psi_now();
     CHECK_OK(ps_model_train(SIX_OPS, cx, &p, &SIX));
     if (SIX) {
         unsigned char *split = malloc(cx->n);
@@ -66,7 +66,7 @@ static void test_beats_median_per_split(void)
         median_rule_mape(SIX_OPS, cx, split, base);
         printf("  %zu samples, trained in %.2f s; held-out MAPE HP %.2f%% LP %.2f%%; "
                "median slowdown per split HP %.2f%% LP %.2f%%\n",
-               cx->n, ps_now() - t0, mm[0], mm[1], base[0], base[1]);
+               cx->n, psi_now() - t0, mm[0], mm[1], base[0], base[1]);
         CHECK(mm[0] < base[0]);
         CHECK(mm[1] < base[1]);
         free(split);
@@ -88,9 +88,9 @@ static void adapt_case(const ps_model_t *m, const char *what, const char *models
     ps_train_params_t p = fast_params();
     double before[2], after[2];
     model_mape(m, held_ops, held, NULL, -1, before);
-    double t0 = ps_now();
+    double t0 = psi_now();
     CHECK_OK(ps_model_adapt(m, adapt_ops, adapt, &p, &m2));
-    double secs = ps_now() - t0;
+    double secs = psi_now() - t0;
     if (!m2)
         goto done;
     model_mape(m2, held_ops, held, NULL, -1, after);

@@ -16,12 +16,12 @@ static const char *tmp_path(const char *name)
     return buf;
 }
 
-static ps_op_row_t op_row(const char *model, int op, int tpcs, double ns)
+static psi_op_row_t op_row(const char *model, int op, int tpcs, double ns)
 {
-    ps_op_row_t r = {.gpu = "A100-SXM4-40GB", .model = model, .batch = 8, .op = op,
+    psi_op_row_t r = {.gpu = "A100-SXM4-40GB", .model = model, .batch = 8, .op = op,
                      .name = "gemm", .tpcs = tpcs, .duration_ns = ns,
                      .intensity = PS_INTENSITY_NONE};
-    r.c = (ps_counters_t){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    r.c = (psi_counters_t){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     return r;
 }
 
@@ -32,7 +32,7 @@ static ps_ops_t *make_ops(void)
     for (int op = 0; op < 4; op++) {
         char model[16];
         snprintf(model, sizeof model, "res%s", "net"); /* not a pooled pointer */
-        ps_op_row_t r = op_row(model, op, 54, 1000.0 * (op + 1));
+        psi_op_row_t r = op_row(model, op, 54, 1000.0 * (op + 1));
         r.intensity = op % 2 ? PS_INTENSITY_MEMORY : PS_INTENSITY_COMPUTE;
         r.c.dram_bytes = 1e6 * (op + 1);
         r.c.sm_pct = 50.5;
@@ -41,7 +41,7 @@ static ps_ops_t *make_ops(void)
         CHECK_OK(ps_ops_append(t, &r));
     }
     for (int op = 2; op >= 0; op--) { /* out of order on purpose */
-        ps_op_row_t r = op_row("bert, \"base\"", op, 54, 0.1 + op);
+        psi_op_row_t r = op_row("bert, \"base\"", op, 54, 0.1 + op);
         r.name = "multi\nline";
         CHECK_OK(ps_ops_append(t, &r));
     }
@@ -52,42 +52,42 @@ static void test_ops_index_and_segments(void)
 {
     ps_ops_t *t = make_ops();
     CHECK(ps_ops_rows(t) == 11);
-    CHECK_OK(ps_ops_index(t));
+    CHECK_OK(psi_ops_index(t));
     CHECK(t->n_groups == 2);
     /* Equal strings share one pooled pointer. */
     CHECK(t->rows[0].model == t->rows[1].model);
     CHECK(t->rows[0].gpu == t->rows[10].gpu);
-    const ps_op_group_t *g = ps_ops_find(t, "A100-SXM4-40GB", "resnet", 8);
+    const psi_op_group_t *g = psi_ops_find(t, "A100-SXM4-40GB", "resnet", 8);
     CHECK(g != NULL);
     if (g) {
         CHECK(g->n_ops == 4 && g->n_tpcs == 2);
         CHECK(g->tpcs[0] == 20 && g->tpcs[1] == 54);
-        CHECK(ps_group_tpcs_index(g, 54) == 1);
-        CHECK(ps_group_tpcs_index(g, 30) == -1);
-        CHECK_NEAR(ps_group_segment_ns(g, 1, 2, 54), 2000 + 3000, 1e-9);
-        CHECK_NEAR(ps_group_segment_ns(g, 0, 4, 20), 2500.0 * 10, 1e-9);
-        CHECK(isnan(ps_group_segment_ns(g, 3, 2, 54)));  /* past the end */
-        CHECK(isnan(ps_group_segment_ns(g, 0, 1, 30)));  /* TPC count not measured */
-        CHECK(isnan(ps_group_segment_ns(g, -1, 1, 54)));
+        CHECK(psi_group_tpcs_index(g, 54) == 1);
+        CHECK(psi_group_tpcs_index(g, 30) == -1);
+        CHECK_NEAR(psi_group_segment_ns(g, 1, 2, 54), 2000 + 3000, 1e-9);
+        CHECK_NEAR(psi_group_segment_ns(g, 0, 4, 20), 2500.0 * 10, 1e-9);
+        CHECK(isnan(psi_group_segment_ns(g, 3, 2, 54)));  /* past the end */
+        CHECK(isnan(psi_group_segment_ns(g, 0, 1, 30)));  /* TPC count not measured */
+        CHECK(isnan(psi_group_segment_ns(g, -1, 1, 54)));
         /* Counters and intensity come from the row with the most TPCs. */
         CHECK_NEAR(g->counters[2].dram_bytes, 3e6, 0);
         CHECK(isnan(g->counters[2].l2_bytes));
         CHECK(g->intensity[1] == PS_INTENSITY_MEMORY);
         CHECK(strcmp(g->names[3], "gemm") == 0);
     }
-    CHECK(ps_ops_find(t, "A100-SXM4-40GB", "resnet", 4) == NULL);
-    CHECK(ps_ops_find(t, "H200", "resnet", 8) == NULL);
-    const ps_op_group_t *b = ps_ops_find(t, "A100-SXM4-40GB", "bert, \"base\"", 8);
+    CHECK(psi_ops_find(t, "A100-SXM4-40GB", "resnet", 4) == NULL);
+    CHECK(psi_ops_find(t, "H200", "resnet", 8) == NULL);
+    const psi_op_group_t *b = psi_ops_find(t, "A100-SXM4-40GB", "bert, \"base\"", 8);
     CHECK(b && b->n_ops == 3 && b->n_tpcs == 1);
     /* A missing TPC count for one operator is fine, and sums are NAN there. */
-    ps_op_row_t r = op_row("bert, \"base\"", 0, 20, 5.0);
+    psi_op_row_t r = op_row("bert, \"base\"", 0, 20, 5.0);
     CHECK_OK(ps_ops_append(t, &r));
-    CHECK_OK(ps_ops_index(t));
-    b = ps_ops_find(t, "A100-SXM4-40GB", "bert, \"base\"", 8);
+    CHECK_OK(psi_ops_index(t));
+    b = psi_ops_find(t, "A100-SXM4-40GB", "bert, \"base\"", 8);
     CHECK(b && b->n_tpcs == 2);
     if (b) {
-        CHECK_NEAR(ps_group_segment_ns(b, 0, 1, 20), 5.0, 0);
-        CHECK(isnan(ps_group_segment_ns(b, 0, 2, 20)));
+        CHECK_NEAR(psi_group_segment_ns(b, 0, 1, 20), 5.0, 0);
+        CHECK(isnan(psi_group_segment_ns(b, 0, 2, 20)));
     }
     ps_ops_free(t);
     ps_ops_free(NULL);
@@ -96,9 +96,9 @@ static void test_ops_index_and_segments(void)
 static void test_ops_index_errors(void)
 {
     ps_ops_t *t = make_ops();
-    ps_op_row_t r = op_row("resnet", 2, 20, 7.0);
+    psi_op_row_t r = op_row("resnet", 2, 20, 7.0);
     CHECK_OK(ps_ops_append(t, &r));
-    CHECK(ps_ops_index(t) == PS_E_INPUT);
+    CHECK(psi_ops_index(t) == PS_E_INPUT);
     CHECK_MSG(strstr(ps_last_error(), "row 12") && strstr(ps_last_error(), "duplicate key") &&
                   strstr(ps_last_error(), "first at row 6"),
               "%s", ps_last_error());
@@ -107,7 +107,7 @@ static void test_ops_index_errors(void)
     t = make_ops();
     r = op_row("resnet", 6, 20, 7.0);
     CHECK_OK(ps_ops_append(t, &r));
-    CHECK(ps_ops_index(t) == PS_E_INPUT);
+    CHECK(psi_ops_index(t) == PS_E_INPUT);
     CHECK_MSG(strstr(ps_last_error(), "op 4 is missing"), "%s", ps_last_error());
     ps_ops_free(t);
 
@@ -115,7 +115,7 @@ static void test_ops_index_errors(void)
     t = make_ops();
     r = op_row("resnet", 2000000000, 20, 7.0);
     CHECK_OK(ps_ops_append(t, &r));
-    CHECK(ps_ops_index(t) == PS_E_INPUT);
+    CHECK(psi_ops_index(t) == PS_E_INPUT);
     CHECK_MSG(strstr(ps_last_error(), "op 2000000000: gap") && strstr(ps_last_error(), "op 4 is missing"),
               "%s", ps_last_error());
     ps_ops_free(t);
@@ -129,7 +129,7 @@ static void test_ops_index_errors(void)
         appended += ps_ops_append(t, &r) == 0;
     }
     CHECK(appended == 8193);
-    CHECK(ps_ops_index(t) == PS_E_INPUT);
+    CHECK(psi_ops_index(t) == PS_E_INPUT);
     CHECK_MSG(strstr(ps_last_error(), "ops row 1: tpcs: (gpu, model, batch) = (NoSuchGPU, sparse, 8) "
                                       "has 8193 operators at 8193 TPC counts"),
               "%s", ps_last_error());
@@ -139,7 +139,7 @@ static void test_ops_index_errors(void)
     t = ps_ops_new();
     r = op_row("m", 0, 20, -1.0);
     CHECK_OK(ps_ops_append(t, &r));
-    CHECK(ps_ops_index(t) == PS_E_INPUT);
+    CHECK(psi_ops_index(t) == PS_E_INPUT);
     CHECK_MSG(strstr(ps_last_error(), "duration_ns") && strstr(ps_last_error(), "must be > 0"),
               "%s", ps_last_error());
     ps_ops_free(t);
@@ -159,7 +159,7 @@ static void test_ops_round_trip(void)
     CHECK_OK(ps_ops_load(path, &u));
     CHECK(u && u->n == t->n);
     for (size_t i = 0; u && i < t->n; i++) {
-        const ps_op_row_t *a = &t->rows[i], *b = &u->rows[i];
+        const psi_op_row_t *a = &t->rows[i], *b = &u->rows[i];
         CHECK(strcmp(a->gpu, b->gpu) == 0 && strcmp(a->model, b->model) == 0);
         CHECK(strcmp(a->name, b->name) == 0);
         CHECK(a->batch == b->batch && a->op == b->op && a->tpcs == b->tpcs);
@@ -188,7 +188,7 @@ static void test_coexec_round_trip_and_rules(void)
     for (int i = 0; i < 6; i++) {
         char exp[32];
         snprintf(exp, sizeof exp, "e%d", i / 3);
-        ps_coexec_row_t r = {.experiment = exp, .gpu = "H200", .hp_model = "resnet50",
+        psi_coexec_row_t r = {.experiment = exp, .gpu = "H200", .hp_model = "resnet50",
                              .hp_batch = 8, .hp_start = i / 3, .hp_len = 16,
                              .lp_model = "bert-base", .lp_batch = 4, .lp_start = 0, .lp_len = 8,
                              .hp_tpcs = 30, .lp_tpcs = 36, .hp_ns = 1e5 + i, .lp_ns = 2e5 / 3.0,
@@ -212,7 +212,7 @@ static void test_coexec_round_trip_and_rules(void)
     ps_coexec_free(u);
 
     /* One experiment with two different settings is refused. */
-    ps_coexec_row_t bad = t->rows[0];
+    psi_coexec_row_t bad = t->rows[0];
     bad.lp_tpcs = 20;
     CHECK_OK(ps_coexec_append(t, &bad));
     CHECK_OK(ps_coexec_save(t, path));
@@ -229,7 +229,7 @@ static void test_coexec_round_trip_and_rules(void)
 static void test_workload_tables(void)
 {
     ps_workloads_t *w = ps_workloads_new(), *w2 = NULL;
-    ps_workload_row_t wr = {.gpu = "V100", .workload = "bert_batch8-inf", .exclusive_tput = 55.5,
+    psi_workload_row_t wr = {.gpu = "V100", .workload = "bert_batch8-inf", .exclusive_tput = 55.5,
                             .threads = 1e6, .registers = NAN, .static_smem = NAN,
                             .sm_tput_pct = 50, .dram_tput_pct = NAN, .mem_tput_pct = NAN,
                             .sm_busy_pct = NAN, .mem_busy_pct = NAN, .memcap_gb = 2.5,
@@ -253,7 +253,7 @@ static void test_workload_tables(void)
 
     ps_scaling_t *s = ps_scaling_new(), *s2 = NULL;
     for (int share = 10; share <= 100; share += 45) {
-        ps_scaling_row_t r = {"V100", "bert_batch8-inf", share, share * 0.5};
+        psi_scaling_row_t r = {"V100", "bert_batch8-inf", share, share * 0.5};
         CHECK_OK(ps_scaling_append(s, &r));
     }
     path = tmp_path("scaling.csv");
@@ -267,8 +267,8 @@ static void test_workload_tables(void)
     ps_scaling_free(s);
 
     ps_colocations_t *c = ps_colocations_new(), *c2 = NULL;
-    ps_colocation_row_t cr1 = {"pair1", "V100", 1, "a", 50, 10.0};
-    ps_colocation_row_t cr2 = {"pair1", "V100", 2, "b", 50, NAN};
+    psi_colocation_row_t cr1 = {"pair1", "V100", 1, "a", 50, 10.0};
+    psi_colocation_row_t cr2 = {"pair1", "V100", 2, "b", 50, NAN};
     CHECK_OK(ps_colocations_append(c, &cr1));
     CHECK_OK(ps_colocations_append(c, &cr2));
     path = tmp_path("colocations.csv");
@@ -278,7 +278,7 @@ static void test_workload_tables(void)
     CHECK_OK(ps_table_check(path, &cr));
     CHECK(cr.kind == PS_TABLE_COLOCATIONS && cr.rows == 2 && cr.groups == 1);
     ps_colocations_free(c2);
-    ps_colocation_row_t cr3 = {"pair1", "A100", 3, "c", 50, 1.0};
+    psi_colocation_row_t cr3 = {"pair1", "A100", 3, "c", 50, 1.0};
     CHECK_OK(ps_colocations_append(c, &cr3));
     CHECK_OK(ps_colocations_save(c, path));
     CHECK(ps_colocations_load(path, &c2) == PS_E_INPUT && c2 == NULL);
@@ -292,7 +292,7 @@ static void test_workload_tables(void)
 static void test_load_wrong_kind(void)
 {
     ps_scaling_t *s = ps_scaling_new();
-    ps_scaling_row_t r = {"V100", "w", 50, 1.0};
+    psi_scaling_row_t r = {"V100", "w", 50, 1.0};
     CHECK_OK(ps_scaling_append(s, &r));
     const char *path = tmp_path("s.csv");
     CHECK_OK(ps_scaling_save(s, path));
@@ -307,7 +307,7 @@ static void test_load_wrong_kind(void)
 
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ps_test_profileXXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/psi_test_profileXXXXXX");
     if (!mkdtemp(tmpdir))
         abort();
 }

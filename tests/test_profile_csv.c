@@ -24,7 +24,7 @@ static void make_field(int r, int i, char *buf, size_t n)
 
 static void test_boundaries(void)
 {
-    char path[] = "/tmp/ps_test_csvXXXXXX";
+    char path[] = "/tmp/psi_test_csvXXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "wb");
     const int rows = 6000, cols = 3;
@@ -46,17 +46,17 @@ static void test_boundaries(void)
         lines++;
     }
     fclose(f);
-    ps_csv_t *c = NULL;
-    CHECK_OK(ps_csv_open(path, &c));
+    psi_csv_t *c = NULL;
+    CHECK_OK(psi_csv_open(path, &c));
     int r = 0, bad = 0, rc;
     size_t last_line = 0;
-    while (c && (rc = ps_csv_next(c)) == 1) {
-        if (ps_csv_nfields(c) != cols || ps_csv_line(c) <= last_line)
+    while (c && (rc = psi_csv_next(c)) == 1) {
+        if (psi_csv_nfields(c) != cols || psi_csv_line(c) <= last_line)
             bad++;
-        last_line = ps_csv_line(c);
-        for (int i = 0; i < cols && i < ps_csv_nfields(c); i++) {
+        last_line = psi_csv_line(c);
+        for (int i = 0; i < cols && i < psi_csv_nfields(c); i++) {
             make_field(r, i, field, sizeof field);
-            if (strcmp(ps_csv_field(c, i), field) != 0)
+            if (strcmp(psi_csv_field(c, i), field) != 0)
                 bad++;
         }
         r++;
@@ -64,7 +64,7 @@ static void test_boundaries(void)
     CHECK_MSG(bad == 0, "%d bad records", bad);
     CHECK(r == rows);
     CHECK_MSG(last_line < lines, "last record at line %zu of %zu", last_line, lines);
-    ps_csv_close(c);
+    psi_csv_close(c);
     remove(path);
 }
 
@@ -76,28 +76,28 @@ static void test_prefix_and_comments(void)
                                "==PROF== in the middle\n"
                                "=x,# not a comment now\n"
                                "==,\"q\"\n";
-    ps_csv_t *c = NULL;
-    CHECK_OK(ps_csv_open_mem(text, sizeof text - 1, "mem", &c));
-    ps_csv_skip_prefix(c, "==P");
-    CHECK(ps_csv_next(c) == 1 && strcmp(ps_csv_field(c, 0), "h1") == 0 && ps_csv_line(c) == 3);
-    CHECK(ps_csv_next(c) == 1 && strcmp(ps_csv_field(c, 0), "=x") == 0 && ps_csv_line(c) == 5);
-    CHECK(strcmp(ps_csv_field(c, 1), "# not a comment now") == 0);
+    psi_csv_t *c = NULL;
+    CHECK_OK(psi_csv_open_mem(text, sizeof text - 1, "mem", &c));
+    psi_csv_skip_prefix(c, "==P");
+    CHECK(psi_csv_next(c) == 1 && strcmp(psi_csv_field(c, 0), "h1") == 0 && psi_csv_line(c) == 3);
+    CHECK(psi_csv_next(c) == 1 && strcmp(psi_csv_field(c, 0), "=x") == 0 && psi_csv_line(c) == 5);
+    CHECK(strcmp(psi_csv_field(c, 1), "# not a comment now") == 0);
     /* A partial prefix match is ordinary text. */
-    CHECK(ps_csv_next(c) == 1 && strcmp(ps_csv_field(c, 0), "==") == 0);
-    CHECK(strcmp(ps_csv_field(c, 1), "q") == 0 && ps_csv_field_len(c, 1) == 1);
-    CHECK(ps_csv_next(c) == 0);
-    CHECK(ps_csv_next(c) == 0);
-    ps_csv_close(c);
+    CHECK(psi_csv_next(c) == 1 && strcmp(psi_csv_field(c, 0), "==") == 0);
+    CHECK(strcmp(psi_csv_field(c, 1), "q") == 0 && psi_csv_field_len(c, 1) == 1);
+    CHECK(psi_csv_next(c) == 0);
+    CHECK(psi_csv_next(c) == 0);
+    psi_csv_close(c);
 
     /* Errors name the input, line and field. */
     static const char bad[] = "a,b\n1,\"2\nx\n";
-    CHECK_OK(ps_csv_open_mem(bad, sizeof bad - 1, "mem.csv", &c));
-    CHECK(ps_csv_next(c) == 1);
-    CHECK(ps_csv_next(c) == PS_E_INPUT);
+    CHECK_OK(psi_csv_open_mem(bad, sizeof bad - 1, "mem.csv", &c));
+    CHECK(psi_csv_next(c) == 1);
+    CHECK(psi_csv_next(c) == PS_E_INPUT);
     CHECK_MSG(strcmp(ps_last_error(), "mem.csv:2:2: unterminated quoted field") == 0, "%s",
               ps_last_error());
-    ps_csv_close(c);
-    ps_csv_close(NULL);
+    psi_csv_close(c);
+    psi_csv_close(NULL);
 }
 
 /* The fast path must give bit-for-bit what strtod gives. */
@@ -124,7 +124,7 @@ static void test_parse_double_exact(void)
         buf[k] = '\0';
         double a, b = strtod(buf, NULL);
         const char *why;
-        if (ps_parse_double(buf, &a, &why) != 0 || memcmp(&a, &b, sizeof a) != 0) {
+        if (psi_parse_double(buf, &a, &why) != 0 || memcmp(&a, &b, sizeof a) != 0) {
             if (mismatches++ < 5)
                 fprintf(stderr, "'%s': %.17g vs strtod %.17g\n", buf, a, b);
         }
@@ -132,14 +132,14 @@ static void test_parse_double_exact(void)
     CHECK(mismatches == 0);
     double v;
     const char *why = NULL;
-    CHECK(ps_parse_double("1e3", &v, &why) == 0 && v == 1000);
-    CHECK(ps_parse_double("0.1", &v, &why) == 0 && v == 0.1);
-    CHECK(ps_parse_double("123456789012345678", &v, &why) == 0 && v == 123456789012345678.0);
-    CHECK(ps_parse_double(".", &v, &why) == -1);
-    CHECK(ps_parse_double("1.2.3", &v, &why) == -1);
-    CHECK(ps_parse_double("--1", &v, &why) == -1);
-    CHECK(ps_parse_double("Inf", &v, &why) == -1 && strstr(why, "infinity"));
-    CHECK(ps_parse_double("-nan", &v, &why) == -1 && strstr(why, "NaN"));
+    CHECK(psi_parse_double("1e3", &v, &why) == 0 && v == 1000);
+    CHECK(psi_parse_double("0.1", &v, &why) == 0 && v == 0.1);
+    CHECK(psi_parse_double("123456789012345678", &v, &why) == 0 && v == 123456789012345678.0);
+    CHECK(psi_parse_double(".", &v, &why) == -1);
+    CHECK(psi_parse_double("1.2.3", &v, &why) == -1);
+    CHECK(psi_parse_double("--1", &v, &why) == -1);
+    CHECK(psi_parse_double("Inf", &v, &why) == -1 && strstr(why, "infinity"));
+    CHECK(psi_parse_double("-nan", &v, &why) == -1 && strstr(why, "NaN"));
 }
 
 TH_MAIN(TEST(test_boundaries), TEST(test_prefix_and_comments), TEST(test_parse_double_exact))

@@ -258,7 +258,7 @@ static void test_long_fields(void)
 
 static void test_setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/ps_test_errorsXXXXXX");
+    snprintf(dir, sizeof dir, "/tmp/psi_test_errorsXXXXXX");
     CHECK(mkdtemp(dir) != NULL);
 }
 static void test_teardown(void) { CHECK(rmdir(dir) == 0); }

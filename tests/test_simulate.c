@@ -12,18 +12,18 @@ static const sim_shape_opts_t opts = {.bert_seq = 128, .llama_prompt = 128};
 
 static void test_gpu_catalog(void)
 {
-    const ps_gpu_t *a = ps_gpu_find("a100"), *h = ps_gpu_find("H100"), *h2 = ps_gpu_find("h200");
+    const psi_gpu_t *a = psi_gpu_find("a100"), *h = psi_gpu_find("H100"), *h2 = psi_gpu_find("h200");
     CHECK(a && strcmp(a->name, "A100-SXM4-40GB") == 0 && a->sms == 108 && a->tpcs == 54);
-    CHECK(a == ps_gpu_find("A100-SXM4-40GB"));
+    CHECK(a == psi_gpu_find("A100-SXM4-40GB"));
     CHECK(h && strcmp(h->name, "H100-SXM") == 0 && h->sms == 132 && h->tpcs == 66);
     CHECK(h2 && strcmp(h2->name, "H200") == 0 && h2->dram_gbs == 4800.0 && h2->l2_mb == 60.0);
-    CHECK(ps_gpu_find("v100") && ps_gpu_find("v100")->tpcs == 40);
-    CHECK(ps_gpu_find("V100-SXM2-32GB") != NULL);
-    CHECK(ps_gpu_find("a10") == NULL);
-    CHECK(ps_gpu_find("") == NULL);
-    CHECK(ps_gpu_find(NULL) == NULL);
+    CHECK(psi_gpu_find("v100") && psi_gpu_find("v100")->tpcs == 40);
+    CHECK(psi_gpu_find("V100-SXM2-32GB") != NULL);
+    CHECK(psi_gpu_find("a10") == NULL);
+    CHECK(psi_gpu_find("") == NULL);
+    CHECK(psi_gpu_find(NULL) == NULL);
     size_t n;
-    const ps_gpu_t *all = ps_gpu_list(&n);
+    const psi_gpu_t *all = psi_gpu_list(&n);
     CHECK(n >= 5);
     for (size_t i = 0; i < n; i++) {
         CHECK_MSG(all[i].tpcs * 2 == all[i].sms, "%s", all[i].name);
@@ -103,7 +103,7 @@ static void test_derived_kernels_reproduce_v100(void)
     size_t n;
     const sim_derived_t *d = sim_derived_table(&n);
     CHECK(n == 1703);
-    const ps_gpu_t *g = ps_gpu_find("V100-SXM2-16GB");
+    const psi_gpu_t *g = psi_gpu_find("V100-SXM2-16GB");
     sim_physics_t ph = sim_physics_default();
     int close = 0, far = 0;
     for (size_t i = 0; i < n; i++) {
@@ -122,7 +122,7 @@ static void test_derived_kernels_reproduce_v100(void)
     CHECK_MSG(far == 0, "%d kernels off by more than 5%%", far);
 
     /* Deriving one row again gives the shipped entry. */
-    ps_op_row_t row = {.gpu = "V100-SXM2-16GB", .model = d[1].model, .batch = d[1].batch, .op = 1,
+    psi_op_row_t row = {.gpu = "V100-SXM2-16GB", .model = d[1].model, .batch = d[1].batch, .op = 1,
                        .name = d[1].name, .tpcs = 40, .duration_ns = d[1].v100_ns,
                        .intensity = d[1].cls == 'c' ? PS_INTENSITY_COMPUTE
                                     : d[1].cls == 'm' ? PS_INTENSITY_MEMORY : PS_INTENSITY_UNKNOWN};
@@ -140,7 +140,7 @@ static void test_derived_kernels_reproduce_v100(void)
 
 static void test_standalone_scaling(void)
 {
-    const ps_gpu_t *g = ps_gpu_find("a100");
+    const psi_gpu_t *g = psi_gpu_find("a100");
     sim_physics_t ph = sim_physics_default();
     sim_workload_t w;
     CHECK_OK(sim_workload_build("bert-base", 8, &opts, &w));
@@ -178,7 +178,7 @@ static void test_standalone_scaling(void)
  * identical streams on equal shares finish together, later than alone. */
 static void test_coexec_consistency(void)
 {
-    const ps_gpu_t *g = ps_gpu_find("h100");
+    const psi_gpu_t *g = psi_gpu_find("h100");
     sim_physics_t ph = sim_physics_default();
     sim_workload_t w;
     CHECK_OK(sim_workload_build("resnet101", 8, &opts, &w));
@@ -210,13 +210,13 @@ static void test_coexec_consistency(void)
 
 typedef struct {
     sim_workload_t w[3];
-    const ps_gpu_t *g;
+    const psi_gpu_t *g;
     sim_physics_t ph;
 } obs_t;
 
 static void obs_init(obs_t *o)
 {
-    o->g = ps_gpu_find("a100");
+    o->g = psi_gpu_find("a100");
     o->ph = sim_physics_default();
     CHECK_OK(sim_workload_build("resnet50", 8, &opts, &o->w[0]));
     CHECK_OK(sim_workload_build("bert-base", 8, &opts, &o->w[1]));
@@ -251,7 +251,7 @@ static double op_delta(const obs_t *o, const sim_kernel_t *hk, const sim_kernel_
     return h / s.duration_ns;
 }
 
-static ps_intensity_t class_at(const obs_t *o, const sim_kernel_t *k, int p)
+static psi_intensity_t class_at(const obs_t *o, const sim_kernel_t *k, int p)
 {
     sim_placed_t pk;
     sim_solo_t s;
@@ -273,13 +273,13 @@ static void test_observation_directional(void)
     for (int hw = 0; hw < 3; hw++)
         for (int hk = 0; hk < o.w[hw].n; hk += 3) {
             const sim_kernel_t *h = &o.w[hw].k[hk];
-            ps_intensity_t hc = class_at(&o, h, p);
+            psi_intensity_t hc = class_at(&o, h, p);
             if (hc == PS_INTENSITY_UNKNOWN)
                 continue;
             for (int lw = 0; lw < 3; lw++)
                 for (int lk = 1; lk < o.w[lw].n; lk += 17) {
                     const sim_kernel_t *l = &o.w[lw].k[lk];
-                    ps_intensity_t lc = class_at(&o, l, q);
+                    psi_intensity_t lc = class_at(&o, l, q);
                     double d = op_delta(&o, h, l, p, q);
                     if (hc == PS_INTENSITY_COMPUTE) {
                         c_max = fmax(c_max, d);
@@ -405,7 +405,7 @@ static int rows_equal(const ps_coexec_t *a, const ps_coexec_t *b)
     if (a->n != b->n)
         return 0;
     for (size_t i = 0; i < a->n; i++) {
-        const ps_coexec_row_t *x = &a->rows[i], *y = &b->rows[i];
+        const psi_coexec_row_t *x = &a->rows[i], *y = &b->rows[i];
         if (strcmp(x->experiment, y->experiment) || strcmp(x->hp_model, y->hp_model) || x->hp_start != y->hp_start ||
             x->lp_len != y->lp_len || x->hp_tpcs != y->hp_tpcs || x->hp_ns != y->hp_ns || x->lp_ns != y->lp_ns)
             return 0;
@@ -433,15 +433,15 @@ static void test_campaign_contract_and_determinism(void)
     CHECK(ops->n_groups == 6);
     size_t bad = 0, short_side = 0;
     for (size_t i = 0; i < cx->n; i++) {
-        const ps_coexec_row_t *r = &cx->rows[i];
+        const psi_coexec_row_t *r = &cx->rows[i];
         CHECK(r->mechanism && strcmp(r->mechanism, "sim") == 0);
         CHECK(strcmp(r->gpu, "A100-SXM4-40GB") == 0);
         CHECK(r->hp_tpcs + r->lp_tpcs <= 54 && r->hp_len >= 1 && r->hp_len <= 16 && r->lp_len <= 16);
         CHECK(strcmp(r->experiment, cx->rows[i - i % 3].experiment) == 0);
-        const ps_op_group_t *hg = ps_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
-        const ps_op_group_t *lg = ps_ops_find(ops, r->gpu, r->lp_model, r->lp_batch);
-        double hs = hg ? ps_group_segment_ns(hg, r->hp_start, r->hp_len, r->hp_tpcs) : NAN;
-        double ls = lg ? ps_group_segment_ns(lg, r->lp_start, r->lp_len, r->lp_tpcs) : NAN;
+        const psi_op_group_t *hg = psi_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
+        const psi_op_group_t *lg = psi_ops_find(ops, r->gpu, r->lp_model, r->lp_batch);
+        double hs = hg ? psi_group_segment_ns(hg, r->hp_start, r->hp_len, r->hp_tpcs) : NAN;
+        double ls = lg ? psi_group_segment_ns(lg, r->lp_start, r->lp_len, r->lp_tpcs) : NAN;
         bad += !(hs > 0) || !(ls > 0);
         /* Co-execution never beats standalone by more than the noise. */
         short_side += r->hp_ns < 0.9 * hs || r->lp_ns < 0.9 * ls;
@@ -449,7 +449,7 @@ static void test_campaign_contract_and_determinism(void)
     CHECK_MSG(bad == 0, "%zu rows without standalone profiles", bad);
     CHECK_MSG(short_side == 0, "%zu rows faster than alone", short_side);
     /* Counters are present on the rows with the whole GPU. */
-    const ps_op_group_t *g = ps_ops_find(ops, "A100-SXM4-40GB", "bert-base", 8);
+    const psi_op_group_t *g = psi_ops_find(ops, "A100-SXM4-40GB", "bert-base", 8);
     CHECK(g && g->tpcs[g->n_tpcs - 1] == 54 && g->n_tpcs == 10);
     CHECK(g && !isnan(g->counters[0].dram_bytes) && !isnan(g->counters[0].stall_long_scoreboard));
 
@@ -480,7 +480,7 @@ static void test_campaign_options(void)
     if (cx) {
         CHECK(cx->n == 40);
         for (size_t i = 0; i < cx->n; i++) {
-            const ps_coexec_row_t *r = &cx->rows[i];
+            const psi_coexec_row_t *r = &cx->rows[i];
             CHECK(strcmp(r->gpu, "H200") == 0 && strcmp(r->hp_model, "bert-large") == 0 && r->hp_batch == 2);
             CHECK(r->hp_len >= 24 && r->hp_len <= 96 && r->lp_len >= 24 && r->lp_len <= 96);
             CHECK((r->hp_tpcs == 10 && r->lp_tpcs == 56) || (r->hp_tpcs == 33 && r->lp_tpcs == 33));
@@ -500,7 +500,7 @@ static void test_campaign_options(void)
     CHECK_OK(ps_sim_run(&p, &ops, &cx));
     if (cx) {
         for (size_t i = 0; i < cx->n; i++) {
-            const ps_coexec_row_t *r = &cx->rows[i];
+            const psi_coexec_row_t *r = &cx->rows[i];
             int r50 = strcmp(r->hp_model, "resnet50") == 0;
             CHECK(r50 || strcmp(r->hp_model, "bert-base") == 0);
             CHECK(r->hp_batch == (r50 ? 16 : 8));

@@ -76,7 +76,7 @@ static int parse_tpcs_in(char *buf, int *out, int *n)
 /* A copy of s of its own size: a long list is never cut. */
 static int parse_tpcs(const char *s, int *out, int *n)
 {
-    char *buf = ps_strdup(s);
+    char *buf = psi_strdup(s);
     int rc = buf ? parse_tpcs_in(buf, out, n) : -1;
     free(buf);
     return rc;
@@ -115,7 +115,7 @@ static int parse_jobs_in(char *buf, opts_t *o)
 
 static int parse_jobs(const char *s, opts_t *o)
 {
-    char *buf = ps_strdup(s);
+    char *buf = psi_strdup(s);
     int rc = buf ? parse_jobs_in(buf, o) : -1;
     free(buf);
     return rc;
@@ -437,20 +437,20 @@ static int act_info(opts_t *o)
 
 static int act_ops(opts_t *o)
 {
-    ps_oplist_t *l = NULL;
+    psi_oplist_t *l = NULL;
     int rc;
     if (o->file)
-        rc = ps_oplist_read(o->file, &l);
+        rc = psi_oplist_read(o->file, &l);
     else if (!o->model)
         return cli_fail(CLI_USAGE, CMD, "ops needs --model or --file");
     else
-        rc = ps_zoo_build(o->model, o->batch, o->p.seq_len, &l);
+        rc = psi_zoo_build(o->model, o->batch, o->p.seq_len, &l);
     if (rc)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     double flops = 0, bytes = 0;
     for (int i = 0; i < l->n; i++) {
-        flops += ps_op_flops(&l->ops[i]);
-        bytes += ps_op_bytes(&l->ops[i]);
+        flops += psi_op_flops(&l->ops[i]);
+        bytes += psi_op_bytes(&l->ops[i]);
     }
     if (o->json) {
         cJSON *j = cli_json_new("collect-ops", 1);
@@ -464,8 +464,8 @@ static int act_ops(opts_t *o)
     } else if (o->file)
         printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9, bytes * 1e-9);
     else
-        ps_oplist_write(l, stdout);
-    ps_oplist_free(l);
+        psi_oplist_write(l, stdout);
+    psi_oplist_free(l);
     return CLI_OK;
 }
 
@@ -506,7 +506,7 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         cJSON_AddNumberToObject(j, "clock_max_mhz", s.clock_max_mhz);
         cJSON_AddNumberToObject(j, "clock_refused", (double)s.clock_refused);
         cJSON *m = cJSON_AddArrayToObject(j, "models");
-        if (ps_store_models(ps_campaign_store(c), model_json, m) != 0) {
+        if (psi_store_models(psi_campaign_store(c), model_json, m) != 0) {
             cJSON_Delete(j);
             return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
         }
@@ -521,7 +521,7 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         if (!isnan(s.clock_min_mhz))
             printf("  SM clock: campaign %.0f MHz, runs %.0f-%.0f MHz, %ld runs refused for their clock\n",
                    s.sm_clock_mhz, s.clock_min_mhz, s.clock_max_mhz, s.clock_refused);
-        if (ps_store_models(ps_campaign_store(c), model_text, NULL) != 0)
+        if (psi_store_models(psi_campaign_store(c), model_text, NULL) != 0)
             return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     }
     return CLI_OK;
@@ -537,7 +537,7 @@ static void workload_id(const char *model, int batch, char *out, size_t size)
  * counters unmeasured), added and saved unless it is there already. */
 static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, const char *wid, double tput100)
 {
-    ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
+    psi_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
     double *opt[] = {
         &w.threads,           &w.registers,         &w.static_smem,  &w.sm_tput_pct, &w.dram_tput_pct,
         &w.mem_tput_pct,      &w.sm_busy_pct,       &w.mem_busy_pct, &w.memcap_gb,   &w.stall_long_scoreboard,
@@ -546,7 +546,7 @@ static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, co
         *opt[i] = NAN;
     for (size_t i = 0; i < wl->n; i++)
         if (strcmp(wl->rows[i].gpu, gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
-            return ps_error(PS_E_INPUT, "%s already has %s on %s", o->workloads_path, wid, gpu);
+            return psi_error(PS_E_INPUT, "%s already has %s on %s", o->workloads_path, wid, gpu);
     int rc = ps_workloads_append(wl, &w);
     return rc == 0 ? ps_workloads_save(wl, o->workloads_path) : rc;
 }
@@ -606,7 +606,7 @@ static int act_scaling(opts_t *o)
     int resume = rc == 0 && interrupted_run(o, sc, wl, wid, &have_gpu, &tput100);
     if (resume) {
         snprintf(gpu, sizeof gpu, "%s", have_gpu);
-        ps_log(PS_LOG_WARN,
+        psi_log(PS_LOG_WARN,
                "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
                "writing %s only",
                o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
@@ -622,8 +622,8 @@ static int act_scaling(opts_t *o)
         for (size_t i = 0; rc == 0 && i < sc->n; i++)
             if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
                 sc->rows[i].share_pct == o->shares[k])
-                rc = ps_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
-        ps_scaling_row_t row = {gpu, wid, o->shares[k], t};
+                rc = psi_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
+        psi_scaling_row_t row = {gpu, wid, o->shares[k], t};
         if (rc == 0)
             rc = ps_scaling_append(sc, &row);
         if (rc == 0 && o->shares[k] == 100)
@@ -674,13 +674,13 @@ static int act_colocate(opts_t *o)
         rc = PS_E_NOMEM;
     for (size_t i = 0; rc == 0 && i < t->n; i++)
         if (strcmp(t->rows[i].colocation, cid) == 0)
-            rc = ps_error(PS_E_INPUT, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
+            rc = psi_error(PS_E_INPUT, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
     double tput[MAX_JOBS];
     int sms[MAX_JOBS] = {0};
     if (rc == 0)
         rc = ps_collect_mps_run_sms(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sizeof gpu, sms);
     for (int k = 0; k < o->n_jobs && rc == 0; k++) {
-        ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
+        psi_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
         if (rc == 0 && !o->json)
             printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct, sms[k],
@@ -724,7 +724,7 @@ static int run_campaign(const opts_t *in, int show_status)
     if (ps_campaign_open(o.db, device ? &o.p : NULL, &c) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     const int *tpcs = o.n_tpcs ? o.tpcs : NULL;
-    double t0 = ps_now();
+    double t0 = psi_now();
     if (strcmp(act, "profile") == 0) {
         rc = ps_campaign_profile(c, o.model, o.batch, tpcs, o.n_tpcs, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "counters") == 0 && o.ncu) {
@@ -756,7 +756,7 @@ static int run_campaign(const opts_t *in, int show_status)
         return CLI_BAD_INPUT;
     }
     if (!o.quiet && device)
-        fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, ps_now() - t0);
+        fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, psi_now() - t0);
     if (!o.quiet && !device && o.ncu)
         fprintf(stderr, "pairsight: collect: counters of %s read from %s\n", o.model, o.ncu);
     rc = strcmp(act, "export") == 0 || !show_status ? CLI_OK : print_status(c, &o);
@@ -796,8 +796,8 @@ static int act_merge(opts_t *o)
 static int run_devices(opts_t *o)
 {
     int n = o->n_devices;
-    char(*dbs)[1024] = ps_calloc((size_t)n, sizeof *dbs);
-    pid_t *pid = ps_calloc((size_t)n, sizeof *pid);
+    char(*dbs)[1024] = psi_calloc((size_t)n, sizeof *dbs);
+    pid_t *pid = psi_calloc((size_t)n, sizeof *pid);
     if (!dbs || !pid) {
         free(dbs);
         free(pid);
@@ -839,7 +839,7 @@ static int run_devices(opts_t *o)
     }
     int rc = CLI_BAD_INPUT;
     if (!failed) {
-        const char **src = ps_calloc((size_t)n, sizeof *src);
+        const char **src = psi_calloc((size_t)n, sizeof *src);
         shard_merge_stats_t st;
         for (int k = 0; src && k < n; k++)
             src[k] = dbs[k];

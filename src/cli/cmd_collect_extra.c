@@ -25,16 +25,16 @@
 
 /* The key of an experiment's segment pair and split, without the GPU (the
  * predictors name theirs). */
-static void pair_key(const ps_coexec_row_t *r, char *out, size_t size)
+static void pair_key(const psi_coexec_row_t *r, char *out, size_t size)
 {
     snprintf(out, size, "%s:%d:%d:%d|%s:%d:%d:%d|%d/%d", r->hp_model, r->hp_batch, r->hp_start, r->hp_len,
              r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->hp_tpcs, r->lp_tpcs);
 }
 
 /* The distinct segment pairs of t (first row of each), in order. */
-static int distinct_pairs(const ps_coexec_t *t, ps_coexec_row_t **out, size_t *n_out)
+static int distinct_pairs(const ps_coexec_t *t, psi_coexec_row_t **out, size_t *n_out)
 {
-    ps_coexec_row_t *u = ps_calloc(t->n ? t->n : 1, sizeof *u);
+    psi_coexec_row_t *u = psi_calloc(t->n ? t->n : 1, sizeof *u);
     if (!u)
         return PS_E_NOMEM;
     size_t n = 0;
@@ -78,46 +78,46 @@ static int act_twin(int argc, char **argv)
     int code;
     if (cli_parse(&spec, argc - 1, argv + 1, NULL, &code))
         return code;
-    const ps_gpu_t *g = ps_gpu_find(gpu);
+    const psi_gpu_t *g = psi_gpu_find(gpu);
     if (!g)
         return cli_fail(CLI_USAGE, CMD, "--gpu: unknown GPU '%s' (see pairsight simulate --list)", gpu);
     ps_coexec_t *t = NULL;
-    ps_coexec_row_t *q = NULL;
+    psi_coexec_row_t *q = NULL;
     sim_twin_pred_t *pr = NULL;
     size_t n = 0;
-    ps_atomic_t *at = NULL;
+    psi_atomic_t *at = NULL;
     int rc = ps_coexec_load(queries, &t);
     if (rc == 0)
         rc = distinct_pairs(t, &q, &n);
-    if (rc == 0 && !(pr = ps_calloc(n ? n : 1, sizeof *pr)))
+    if (rc == 0 && !(pr = psi_calloc(n ? n : 1, sizeof *pr)))
         rc = PS_E_NOMEM;
     if (rc == 0)
         rc = sim_twin_predict(gpu, seq_len, q, n, pr);
     if (rc == 0 && out)
-        rc = ps_atomic_open(out, &at);
-    FILE *f = at ? ps_atomic_stream(at) : stdout;
+        rc = psi_atomic_open(out, &at);
+    FILE *f = at ? psi_atomic_stream(at) : stdout;
     if (rc == 0) {
         fprintf(f, "experiment,gpu,hp_model,hp_batch,hp_start,hp_len,lp_model,lp_batch,lp_start,lp_len,"
                    "hp_tpcs,lp_tpcs,hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_solo_ns_pred,"
                    "lp_solo_ns_pred\n");
         for (size_t i = 0; i < n; i++) {
-            const ps_coexec_row_t *r = &q[i];
-            ps_csv_put_field(f, r->experiment);
+            const psi_coexec_row_t *r = &q[i];
+            psi_csv_put_field(f, r->experiment);
             fputc(',', f);
-            ps_csv_put_field(f, g->name);
+            psi_csv_put_field(f, g->name);
             fputc(',', f);
-            ps_csv_put_field(f, r->hp_model);
+            psi_csv_put_field(f, r->hp_model);
             fprintf(f, ",%d,%d,%d,", r->hp_batch, r->hp_start, r->hp_len);
-            ps_csv_put_field(f, r->lp_model);
+            psi_csv_put_field(f, r->lp_model);
             fprintf(f, ",%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r->lp_batch, r->lp_start,
                     r->lp_len, r->hp_tpcs, r->lp_tpcs, pr[i].hp_ns, pr[i].lp_ns, pr[i].hp_ns / pr[i].hp_solo_ns,
                     pr[i].lp_ns / pr[i].lp_solo_ns, pr[i].hp_solo_ns, pr[i].lp_solo_ns);
         }
     }
     if (rc == 0 && at)
-        rc = ps_atomic_commit(at);
+        rc = psi_atomic_commit(at);
     else if (at)
-        ps_atomic_abort(at);
+        psi_atomic_abort(at);
     if (rc == 0 && !quiet)
         fprintf(stderr, "pairsight: collect: twin (%s) predicted %zu segment pairs%s%s\n", g->name, n,
                 out ? " into " : "", out ? out : "");
@@ -148,19 +148,19 @@ static int find_exp(exp_t *e, size_t n, const char *key)
  * of ops (delta = T_share / T_solo, FORMATS.md). */
 static int measured(const ps_ops_t *ops, const ps_coexec_t *cx, exp_t **out, size_t *n_out)
 {
-    exp_t *e = ps_calloc(cx->n ? cx->n : 1, sizeof *e);
+    exp_t *e = psi_calloc(cx->n ? cx->n : 1, sizeof *e);
     if (!e)
         return PS_E_NOMEM;
     size_t n = 0;
     for (size_t i = 0; i < cx->n; i++) {
-        const ps_coexec_row_t *r = &cx->rows[i];
-        const ps_op_group_t *gh = ps_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
-        const ps_op_group_t *gl = ps_ops_find(ops, r->gpu, r->lp_model, r->lp_batch);
-        double sh = gh ? ps_group_segment_ns(gh, r->hp_start, r->hp_len, r->hp_tpcs) : NAN;
-        double sl = gl ? ps_group_segment_ns(gl, r->lp_start, r->lp_len, r->lp_tpcs) : NAN;
+        const psi_coexec_row_t *r = &cx->rows[i];
+        const psi_op_group_t *gh = psi_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
+        const psi_op_group_t *gl = psi_ops_find(ops, r->gpu, r->lp_model, r->lp_batch);
+        double sh = gh ? psi_group_segment_ns(gh, r->hp_start, r->hp_len, r->hp_tpcs) : NAN;
+        double sl = gl ? psi_group_segment_ns(gl, r->lp_start, r->lp_len, r->lp_tpcs) : NAN;
         if (!(sh > 0) || !(sl > 0)) {
             free(e);
-            return ps_error(PS_E_INPUT, "coexec row %zu (%s): no standalone profile of its segments at %d/%d TPCs",
+            return psi_error(PS_E_INPUT, "coexec row %zu (%s): no standalone profile of its segments at %d/%d TPCs",
                             i + 1, r->experiment, r->hp_tpcs, r->lp_tpcs);
         }
         char key[512];
@@ -192,30 +192,30 @@ static int read_pred(const char *path, exp_t *e, size_t n, int p, size_t *matche
                                        "lp_start", "lp_len", "hp_tpcs",  "lp_tpcs", "hp_delta_pred",
                                        "lp_delta_pred"};
     enum { NC = 12 };
-    ps_csv_t *c = NULL;
-    int rc = ps_csv_open(path, &c), at[NC];
+    psi_csv_t *c = NULL;
+    int rc = psi_csv_open(path, &c), at[NC];
     if (rc)
         return rc;
     *matched = 0;
-    int r = ps_csv_next(c);
+    int r = psi_csv_next(c);
     if (r <= 0) {
-        ps_csv_close(c);
-        return r < 0 ? r : ps_error(PS_E_INPUT, "%s: empty", path);
+        psi_csv_close(c);
+        return r < 0 ? r : psi_error(PS_E_INPUT, "%s: empty", path);
     }
     for (int k = 0; k < NC && rc == 0; k++)
-        if ((at[k] = ps_csv_find(c, cols[k])) < 0)
-            rc = ps_error(PS_E_INPUT, "%s: no column %s", path, cols[k]);
-    while (rc == 0 && (r = ps_csv_next(c)) == 1) {
+        if ((at[k] = psi_csv_find(c, cols[k])) < 0)
+            rc = psi_error(PS_E_INPUT, "%s: no column %s", path, cols[k]);
+    while (rc == 0 && (r = psi_csv_next(c)) == 1) {
         const char *f[NC];
         for (int k = 0; k < NC; k++)
-            f[k] = at[k] < ps_csv_nfields(c) ? ps_csv_field(c, at[k]) : "";
+            f[k] = at[k] < psi_csv_nfields(c) ? psi_csv_field(c, at[k]) : "";
         char key[512], *end1, *end2;
         snprintf(key, sizeof key, "%s:%s:%s:%s|%s:%s:%s:%s|%s/%s", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7],
                  f[8], f[9]);
         double h = strtod(f[10], &end1), l = strtod(f[11], &end2);
         if (end1 == f[10] || end2 == f[11] || !(h > 0) || !(l > 0)) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu: hp_delta_pred/lp_delta_pred: not a positive number", path,
-                          ps_csv_line(c));
+            rc = psi_error(PS_E_INPUT, "%s:%zu: hp_delta_pred/lp_delta_pred: not a positive number", path,
+                          psi_csv_line(c));
             break;
         }
         int k = find_exp(e, n, key);
@@ -227,7 +227,7 @@ static int read_pred(const char *path, exp_t *e, size_t n, int p, size_t *matche
     }
     if (rc == 0 && r < 0)
         rc = r;
-    ps_csv_close(c);
+    psi_csv_close(c);
     return rc;
 }
 
@@ -324,7 +324,7 @@ static int act_score(int argc, char **argv)
         rc = read_pred(pred[p], e, n, p, &matched[p]);
     for (int p = 0; p < n_pred && rc == 0; p++)
         if (matched[p] != n)
-            rc = ps_error(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n,
+            rc = psi_error(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n,
                           cx_path);
     if (rc == 0) {
         double mh = 0, ml = 0;
@@ -425,7 +425,7 @@ static int act_fixed_cost(int argc, char **argv)
         return code;
     int n = sp.n, *hp = sp.hp, *lp = sp.lp;
     ps_campaign_t *c = NULL;
-    double *h = ps_calloc((size_t)runs, sizeof *h), *l = ps_calloc((size_t)runs, sizeof *l);
+    double *h = psi_calloc((size_t)runs, sizeof *h), *l = psi_calloc((size_t)runs, sizeof *l);
     int rc = h && l ? ps_campaign_open(":memory:", &p, &c) : PS_E_NOMEM;
     ps_collect_device_t d;
     if (rc == 0)
@@ -443,7 +443,7 @@ static int act_fixed_cost(int argc, char **argv)
         rc = ps_campaign_fixed_cost(c, hp[k], lp[k], runs, h, l);
         if (rc)
             break;
-        double mh = ps_median(h, (size_t)runs), ml = ps_median(l, (size_t)runs);
+        double mh = psi_median(h, (size_t)runs), ml = psi_median(l, (size_t)runs);
         if (j) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "hp_tpcs", hp[k]);

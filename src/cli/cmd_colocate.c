@@ -511,32 +511,32 @@ static int do_predict(const opts_t *o)
         tables_free(&t);
         return cli_fail(CLI_USAGE, CMD, "predict: --as: expected tput or time, got '%s'", o->as);
     }
-    int err = pred ? ps_coloc_model_load(o->model, &m) : ps_error(PS_E_NOMEM, "out of memory");
+    int err = pred ? ps_coloc_model_load(o->model, &m) : psi_error(PS_E_NOMEM, "out of memory");
     if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)))
-        err = ps_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
+        err = psi_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
                        ps_coloc_kind_name(ps_coloc_model_kind(m)));
     if (!err)
         warn_gpu(m, t.c);
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
-    ps_atomic_t *a = NULL;
+    psi_atomic_t *a = NULL;
     FILE *f = stdout;
     if (!err && o->out) {
-        err = ps_atomic_open(o->out, &a);
+        err = psi_atomic_open(o->out, &a);
         if (!err)
-            f = ps_atomic_stream(a);
+            f = psi_atomic_stream(a);
     }
     if (!err) {
         fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s%s\n",
                 ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred",
                 as_time ? ",batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred" : "");
         for (size_t i = 0; i < t.c->n; i++) {
-            const ps_colocation_row_t *r = &t.c->rows[i];
-            ps_csv_put_field(f, r->colocation);
+            const psi_colocation_row_t *r = &t.c->rows[i];
+            psi_csv_put_field(f, r->colocation);
             fputc(',', f);
-            ps_csv_put_field(f, r->gpu);
+            psi_csv_put_field(f, r->gpu);
             fprintf(f, ",%d,", r->slot);
-            ps_csv_put_field(f, r->workload);
+            psi_csv_put_field(f, r->workload);
             fprintf(f, ",%d,", r->share_pct);
             if (!isnan(r->tput))
                 fprintf(f, "%.17g", r->tput);
@@ -551,9 +551,9 @@ static int do_predict(const opts_t *o)
             fputc('\n', f);
         }
         if (a)
-            err = ps_atomic_commit(a);
+            err = psi_atomic_commit(a);
         else if (fflush(stdout) || ferror(stdout))
-            err = ps_error(PS_E_IO, "stdout: write failed");
+            err = psi_error(PS_E_IO, "stdout: write failed");
     }
     ps_coloc_model_free(m);
     free(pred);
@@ -658,7 +658,7 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
     const char *gpu = NULL;
     for (size_t i = 0; i < t->w->n && !gpu; i++)
         if (strcmp(t->w->rows[i].workload, o->target) == 0 &&
-            (!o->gpu || strcmp(ps_gpu_canonical(t->w->rows[i].gpu), ps_gpu_canonical(o->gpu)) == 0))
+            (!o->gpu || strcmp(psi_gpu_canonical(t->w->rows[i].gpu), psi_gpu_canonical(o->gpu)) == 0))
             gpu = t->w->rows[i].gpu;
     if (!gpu) {
         cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
@@ -683,10 +683,10 @@ static int add_candidate(const opts_t *o, const char *gpu, const int *shares, in
      * candidates' ids (and so their co-locations) one. */
     size_t idlen = strlen(o->target) + strlen(tok) + 16;
     char *id = malloc(idlen), *buf = strdup(tok);
-    int err = (!id || !buf) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
+    int err = (!id || !buf) ? psi_error(PS_E_NOMEM, "out of memory") : 0;
     if (!err) {
         snprintf(id, idlen, "select/%s+%s", o->target, tok);
-        ps_colocation_row_t row = {.colocation = id,
+        psi_colocation_row_t row = {.colocation = id,
                                    .gpu = gpu,
                                    .slot = 1,
                                    .workload = o->target,
@@ -696,7 +696,7 @@ static int add_candidate(const opts_t *o, const char *gpu, const int *shares, in
         int slot = 2;
         for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {
             if (slot > 64) {
-                err = ps_error(PS_E_ARG, "--candidates: '%s': more than 63 co-runners", tok);
+                err = psi_error(PS_E_ARG, "--candidates: '%s': more than 63 co-runners", tok);
                 break;
             }
             row.slot = slot;
@@ -774,7 +774,7 @@ static int do_select(const opts_t *o)
     ps_colocations_t *q = ps_colocations_new();
     char *list = strdup(o->candidates);
     cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
-    int nc = 0, err = (!q || !list || !cand) ? ps_error(PS_E_NOMEM, "out of memory") : 0;
+    int nc = 0, err = (!q || !list || !cand) ? psi_error(PS_E_NOMEM, "out of memory") : 0;
     for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ","))
         err = add_candidate(o, gpu, shares, ns, tok, q, &cand[nc++]);
     ps_coloc_model_t *m = NULL;
@@ -782,7 +782,7 @@ static int do_select(const opts_t *o)
     if (!err)
         err = ps_coloc_model_load(o->model, &m);
     if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
-        err = ps_error(PS_E_NOMEM, "out of memory");
+        err = psi_error(PS_E_NOMEM, "out of memory");
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, q, pred);
     if (!err) {

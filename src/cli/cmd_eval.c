@@ -12,19 +12,19 @@
 
 static int write_json(const char *path, const cJSON *o)
 {
-    ps_atomic_t *a = NULL;
-    int rc = ps_atomic_open(path, &a);
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
     if (rc != 0)
         return rc;
-    cli_json_write(o, ps_atomic_stream(a));
-    fputc('\n', ps_atomic_stream(a));
-    return ps_atomic_commit(a);
+    cli_json_write(o, psi_atomic_stream(a));
+    fputc('\n', psi_atomic_stream(a));
+    return psi_atomic_commit(a);
 }
 
 /* The library's results JSON under the CLI's schema field. */
-static cJSON *results_json(const ps_eval_results_t *r)
+static cJSON *results_json(const psi_eval_results_t *r)
 {
-    char *js = ps_eval_json(r);
+    char *js = psi_eval_json(r);
     cJSON *in = js ? cJSON_Parse(js) : NULL, *o = cli_json_new("eval", 1);
     free(js);
     if (!in || !o) {
@@ -36,7 +36,7 @@ static cJSON *results_json(const ps_eval_results_t *r)
     return o;
 }
 
-static int parse_experiments(const char *v, void *dest) { return ps_experiments_parse(v, dest) == 0 ? 0 : -1; }
+static int parse_experiments(const char *v, void *dest) { return psi_experiments_parse(v, dest) == 0 ? 0 : -1; }
 
 static const char *const eval_examples[] = {"pairsight eval --model out/model.psm --ops out/ops.csv --coexec "
                                             "out/coexec.csv --mlp-epochs 5 --json-out out/e.json",
@@ -51,7 +51,7 @@ typedef struct {
     int report_mode, json, quiet, n_ks;
     const char *ops_path, *cx_path, *model_path, *train_path, *long_path, *long_ops_path, *json_out, *report_path;
     uint64_t seed;
-    ps_eval_config_t c;
+    psi_eval_config_t c;
 } eval_args_t;
 
 /* The library's defaults, with "the trainer's" spelled out so that --help
@@ -62,7 +62,7 @@ static void eval_defaults(eval_args_t *a, int report_mode)
     a->cmd = report_mode ? "report" : "eval";
     a->report_mode = report_mode;
     a->n_ks = 3;
-    a->c = ps_eval_default_params();
+    a->c = psi_eval_default_params();
     ps_train_params_t tp = ps_train_default_params();
     a->c.max_rounds = tp.max_rounds;
     a->c.n_depths = tp.n_depths;
@@ -76,7 +76,7 @@ static void eval_defaults(eval_args_t *a, int report_mode)
  * the page in place of --report and prints no JSON. */
 static void eval_table(eval_args_t *a, cli_opt_t *opts)
 {
-    ps_eval_config_t *c = &a->c;
+    psi_eval_config_t *c = &a->c;
     const cli_opt_t all[] = {
         {"--ops", CLI_STR, &a->ops_path, "FILE", "standalone profile, ops.csv", .flags = CLI_REQ | CLI_IN},
         {"--coexec", CLI_STR, &a->cx_path, "FILE",
@@ -206,7 +206,7 @@ static int load_eval_inputs(const eval_args_t *a, eval_inputs_t *in)
 
 /* The results as asked: JSON file, HTML page, then tables, JSON or the
  * page's path on stdout. */
-static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, const ps_eval_results_t *r)
+static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, const psi_eval_results_t *r)
 {
     cJSON *js = NULL;
     int code = CLI_BAD_INPUT;
@@ -215,7 +215,7 @@ static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, con
         goto done;
     }
     if ((a->json_out && write_json(a->json_out, js) != 0) ||
-        (a->report_path && ps_report_write(r, in->ops, in->cx, a->report_path) != 0)) {
+        (a->report_path && psi_report_write(r, in->ops, in->cx, a->report_path) != 0)) {
         cli_fail(CLI_BAD_INPUT, a->cmd, "%s", ps_last_error());
         goto done;
     }
@@ -224,7 +224,7 @@ static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, con
     else if (a->json)
         cli_json_write(js, stdout), putchar('\n');
     else if (!a->report_mode)
-        ps_eval_print(r, stdout);
+        psi_eval_print(r, stdout);
     code = fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
 done:
     cJSON_Delete(js);
@@ -243,14 +243,14 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     if ((code = check_eval_args(&a)) != CLI_OK)
         return code;
     eval_inputs_t in;
-    ps_eval_results_t r;
+    psi_eval_results_t r;
     memset(&r, 0, sizeof r);
     if ((code = load_eval_inputs(&a, &in)) != CLI_OK)
         goto done;
     ps_model_info_t info;
     if (in.model && !cli_given(&spec, "--seed") && ps_model_info(in.model, &info) == 0)
         a.seed = info.seed; /* the model's split, which eval must reproduce */
-    ps_eval_config_t *c = &a.c;
+    psi_eval_config_t *c = &a.c;
     c->seed = a.seed;
     /* The MLP baselines multiply small matrices (minibatches of 32), which
      * run several times faster on one BLAS thread than on many that wait for
@@ -264,11 +264,11 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     c->model = in.model;
     c->progress = cli_progress_cb;
     c->progress_user = &a.quiet;
-    int rc = ps_eval_run(c, &r);
+    int rc = psi_eval_run(c, &r);
     cli_progress_end(a.quiet);
     code = rc != 0 ? cli_fail(CLI_BAD_INPUT, a.cmd, "%s", ps_last_error()) : write_eval_results(&a, &in, &r);
 done:
-    ps_eval_results_clear(&r);
+    psi_eval_results_clear(&r);
     eval_inputs_free(&in);
     return code;
 }

@@ -55,7 +55,7 @@ static int append_to(const char *outp, ps_ops_t **ops, char *note, size_t n)
     size_t added = 0, filled = 0;
     int rc = ps_ops_load(outp, &base);
     if (rc == PS_OK && (rc = ps_ops_merge(base, *ops, &all, &added, &filled)) != PS_OK)
-        ps_error_prefix(rc, cli_user_path(outp));
+        psi_error_prefix(rc, cli_user_path(outp));
     if (rc == PS_OK) {
         snprintf(note, n, "merged into %s: %zu rows added, %zu rows' empty counters filled, %zu rows in all",
                  cli_user_path(outp), added, filled, all->n);

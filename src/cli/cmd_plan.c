@@ -63,7 +63,7 @@ int cmd_plan(int argc, char **argv)
                         p.coverage);
     p.hp_model = hp.name;
     p.hp_batch = hp.batch;
-    char *lp_list = ps_strdup(lp_arg);
+    char *lp_list = psi_strdup(lp_arg);
     if (!lp_list)
         return cli_fail(CLI_BAD_INPUT, "plan", "out of memory");
     if (out) {
@@ -134,14 +134,14 @@ int cmd_plan(int argc, char **argv)
     cJSON_AddNumberToObject(o, "hp_batch", p.hp_batch);
     cJSON_AddStringToObject(o, "lp_model", best_lp.name);
     cJSON_AddNumberToObject(o, "lp_batch", best_lp.batch);
-    ps_atomic_t *a = NULL;
-    if (out && ps_atomic_open(out, &a) != 0) {
+    psi_atomic_t *a = NULL;
+    if (out && psi_atomic_open(out, &a) != 0) {
         cJSON_Delete(o);
         cli_fail(CLI_BAD_INPUT, "plan", "%s", ps_last_error());
         goto done;
     }
-    int bad = cli_json_print(o, a ? ps_atomic_stream(a) : stdout) != 0;
-    if (a ? ps_atomic_commit(a) != 0 || bad : bad || fflush(stdout) != 0) {
+    int bad = cli_json_print(o, a ? psi_atomic_stream(a) : stdout) != 0;
+    if (a ? psi_atomic_commit(a) != 0 || bad : bad || fflush(stdout) != 0) {
         cli_fail(CLI_BAD_INPUT, "plan", "%s", a ? ps_last_error() : "writing standard output failed");
         goto done;
     }

@@ -15,7 +15,7 @@ static void write_predictions(FILE *o, const queries_t *f, const double *hp, con
                               const double *ls, const double *hu, const double *lu)
 {
     for (int c = 0; c < f->ncol; c++) {
-        ps_csv_put_field(o, f->header[c]);
+        psi_csv_put_field(o, f->header[c]);
         fputc(',', o);
     }
     fputs(hu ? "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_ns_upper,lp_ns_upper\n"
@@ -23,7 +23,7 @@ static void write_predictions(FILE *o, const queries_t *f, const double *hp, con
           o);
     for (size_t i = 0; i < f->n; i++) {
         for (int c = 0; c < f->ncol; c++) {
-            ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
+            psi_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
             fputc(',', o);
         }
         fprintf(o, "%.17g,%.17g,%.17g,%.17g", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);
@@ -104,11 +104,11 @@ static int write_output(const predict_args_t *a, const queries_t *f, const doubl
             return cli_fail(CLI_BAD_INPUT, "predict", "writing standard output failed");
         return CLI_OK;
     }
-    ps_atomic_t *at = NULL;
-    if (ps_atomic_open(a->out, &at) != 0)
+    psi_atomic_t *at = NULL;
+    if (psi_atomic_open(a->out, &at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
-    write_predictions(ps_atomic_stream(at), f, hp, lp, hs, ls, hu, lu);
-    if (ps_atomic_commit(at) != 0)
+    write_predictions(psi_atomic_stream(at), f, hp, lp, hs, ls, hu, lu);
+    if (psi_atomic_commit(at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
     return CLI_OK;
 }
@@ -157,14 +157,14 @@ int cmd_predict(int argc, char **argv)
     ps_model_info_t info;
     code = CLI_BAD_INPUT;
     if (ps_model_load(a.model_path, &m) != 0 || ps_ops_load(a.ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        queries_load(a.q_path, info.gpu, &f) != 0 || !(buf = ps_malloc((f.n ? f.n : 1) * 6 * sizeof *buf))) {
+        queries_load(a.q_path, info.gpu, &f) != 0 || !(buf = psi_malloc((f.n ? f.n : 1) * 6 * sizeof *buf))) {
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
-    double t0 = ps_now();
+    double t0 = psi_now();
     if ((code = predict_all(&a, m, ops, &f, buf)) != CLI_OK)
         goto done;
-    double secs = ps_now() - t0;
+    double secs = psi_now() - t0;
     cli_progress(a.quiet, "predicted", (double)f.n, (double)f.n);
     cli_progress_end(a.quiet);
     if ((code = write_output(&a, &f, buf)) == CLI_OK && a.json)

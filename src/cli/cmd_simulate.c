@@ -32,7 +32,7 @@ static int derive(const char *path, const char *gpu)
 static void list(void)
 {
     size_t n;
-    const ps_gpu_t *g = ps_gpu_list(&n);
+    const psi_gpu_t *g = psi_gpu_list(&n);
     printf("GPUs:\n");
     for (size_t i = 0; i < n; i++)
         printf("  %-16s %3d SMs %2d TPCs %6.0f GB/s %4.0f MB L2  (alias %s)\n", g[i].name, g[i].sms, g[i].tpcs,
@@ -137,7 +137,7 @@ static int write_campaign(const char *out, const ps_ops_t *ops, const ps_coexec_
 /* JSON on stdout with --json (data), else a line on stderr unless -q. */
 static void print_summary(const sim_args_t *a, const ps_ops_t *ops, const ps_coexec_t *cx, double t_sim, double t_all)
 {
-    const ps_gpu_t *g = ps_gpu_find(a->p.gpu);
+    const psi_gpu_t *g = psi_gpu_find(a->p.gpu);
     if (a->json) {
         cJSON *o = cli_json_new("simulate", 1);
         cJSON_AddStringToObject(o, "gpu", g->name);
@@ -174,16 +174,16 @@ int cmd_simulate(int argc, char **argv)
         return code;
     a.p.progress = cli_progress_cb;
     a.p.progress_user = &a.quiet;
-    double t0 = ps_now();
+    double t0 = psi_now();
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
     if (ps_sim_run(&a.p, &ops, &cx) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     cli_progress_end(a.quiet);
-    double t_sim = ps_now() - t0;
+    double t_sim = psi_now() - t0;
     int rc = write_campaign(a.out, ops, cx);
     if (rc == 0)
-        print_summary(&a, ops, cx, t_sim, ps_now() - t0);
+        print_summary(&a, ops, cx, t_sim, psi_now() - t0);
     ps_ops_free(ops);
     ps_coexec_free(cx);
     return rc;

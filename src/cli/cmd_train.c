@@ -29,7 +29,7 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
 {
     if (json) {
         /* The model's info as its file records it, under the CLI's schema. */
-        cJSON *o = cli_json_new("train", 1), *info = ps_model_info_json(i);
+        cJSON *o = cli_json_new("train", 1), *info = psi_model_info_json(i);
         if (!o || !info) {
             cJSON_Delete(o);
             cJSON_Delete(info);

@@ -594,7 +594,7 @@ const char *cli_stdin_path(void)
     int fd = make_temp(in_tmp, sizeof in_tmp);
     FILE *t = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!t) {
-        ps_error(PS_E_IO, "cannot create a temporary file for standard input: %s", strerror(errno));
+        psi_error(PS_E_IO, "cannot create a temporary file for standard input: %s", strerror(errno));
         return NULL;
     }
     char buf[65536];
@@ -606,7 +606,7 @@ const char *cli_stdin_path(void)
     if (fclose(t) != 0 || bad) {
         unlink(in_tmp);
         in_tmp[0] = '\0';
-        ps_error(PS_E_IO, "reading standard input failed");
+        psi_error(PS_E_IO, "reading standard input failed");
         return NULL;
     }
     return in_tmp;
@@ -618,7 +618,7 @@ const char *cli_stdout_path(void)
         return out_tmp;
     int fd = make_temp(out_tmp, sizeof out_tmp);
     if (fd < 0) {
-        ps_error(PS_E_IO, "cannot create a temporary file for standard output: %s", strerror(errno));
+        psi_error(PS_E_IO, "cannot create a temporary file for standard output: %s", strerror(errno));
         return NULL;
     }
     close(fd);

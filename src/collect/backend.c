@@ -23,7 +23,7 @@ ps_collect_params_t ps_collect_default_params(void)
     return p;
 }
 
-const char *const ps_counter_metrics[7] = {
+const char *const psi_counter_metrics[7] = {
     "dram__bytes.sum",
     "lts__t_bytes.sum",
     "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
@@ -33,9 +33,9 @@ const char *const ps_counter_metrics[7] = {
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
 };
 
-int ps_counters_permission_error(const char *what)
+int psi_counters_permission_error(const char *what)
 {
-    return ps_error(PS_E_BACKEND,
+    return psi_error(PS_E_BACKEND,
                     "cupti: %s: no permission to read GPU performance counters: run as root, or "
                     "let every user profile by loading the driver with "
                     "NVreg_RestrictProfilingToAdminUsers=0 (e.g. `options nvidia "
@@ -44,22 +44,22 @@ int ps_counters_permission_error(const char *what)
                     what);
 }
 
-int ps_backend_open(const ps_collect_params_t *p, ps_backend_t **out)
+int psi_backend_open(const ps_collect_params_t *p, psi_backend_t **out)
 {
     *out = NULL;
     const char *name = p->backend ? p->backend : "cuda";
     if (p->warmup < 0 || p->profile_runs <= 0 || p->seq_len <= 0)
-        return ps_error(PS_E_ARG, "need warmup >= 0, profile_runs > 0 and seq_len > 0");
+        return psi_error(PS_E_ARG, "need warmup >= 0, profile_runs > 0 and seq_len > 0");
     if (!(p->clock_tol_pct >= 0 && p->clock_tol_pct < 100))
-        return ps_error(PS_E_ARG, "clock tolerance %g%%: need 0 (no check) to 100", p->clock_tol_pct);
+        return psi_error(PS_E_ARG, "clock tolerance %g%%: need 0 (no check) to 100", p->clock_tol_pct);
     if (strcmp(name, "fake") == 0)
-        return ps_backend_fake_open(p, out);
+        return psi_backend_fake_open(p, out);
     if (strcmp(name, "cuda") == 0)
-        return ps_backend_cuda_module_open(p, out);
-    return ps_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
+        return psi_backend_cuda_module_open(p, out);
+    return psi_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
 }
 
-void ps_gpu_column_name(const char *device_name, char *out, size_t size)
+void psi_gpu_column_name(const char *device_name, char *out, size_t size)
 {
     const char *s = device_name;
     if (strncmp(s, "NVIDIA ", 7) == 0)

@@ -17,14 +17,14 @@ extern "C" {
 
 /* Operators [start, start+len) of one list, run on `tpcs` TPCs. */
 typedef struct {
-    const ps_oplist_t *list;
+    const psi_oplist_t *list;
     int start, len;
     int tpcs;
-} ps_segment_t;
+} psi_segment_t;
 
-typedef struct ps_backend ps_backend_t;
+typedef struct psi_backend psi_backend_t;
 
-struct ps_backend {
+struct psi_backend {
     const char *name;      /* "cuda", "fake" */
     const char *mechanism; /* coexec.csv mechanism column: "green-ctx", "sim" */
     ps_collect_device_t dev;
@@ -36,7 +36,7 @@ struct ps_backend {
      * flushed before every run, as before every co-execution run.
      * out_ns[op * runs + r], op-major; clock_mhz[r] the SM clock during run
      * r (NAN where the backend cannot read it). */
-    int (*profile)(ps_backend_t *b, const ps_oplist_t *l, int tpcs, int warmup, int runs,
+    int (*profile)(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs,
                    double *out_ns, double *clock_mhz);
 
     /* Run hp and lp together on disjoint SM partitions, `runs` times after
@@ -44,54 +44,54 @@ struct ps_backend {
      * cache state as profile. A segment of len 0 (list may then be NULL)
      * times an empty side: the fixed cost of a co-execution.
      * clock_mhz[r] as for profile. */
-    int (*coexec)(ps_backend_t *b, const ps_segment_t *hp, const ps_segment_t *lp, int warmup,
+    int (*coexec)(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup,
                   int runs, double *hp_ns, double *lp_ns, double *clock_mhz);
 
-    /* Hardware counters (ps_counter_metrics, FORMATS.md) of every operator
+    /* Hardware counters (psi_counter_metrics, FORMATS.md) of every operator
      * of l on tpcs TPCs (the whole device or one green context), NAN where
      * not measured. NULL when the backend has no counters. */
-    int (*counters)(ps_backend_t *b, const ps_oplist_t *l, int tpcs, ps_counters_t *out);
+    int (*counters)(psi_backend_t *b, const psi_oplist_t *l, int tpcs, psi_counters_t *out);
 
     /* The device buffers of every operator of l as this backend lays them
      * out for a measurement (memplan.h with the arena's address), allocated
-     * if need be. out->op is the caller's (ps_memplan_free). */
-    int (*buffers)(ps_backend_t *b, const ps_oplist_t *l, ps_memplan_t *out);
+     * if need be. out->op is the caller's (psi_memplan_free). */
+    int (*buffers)(psi_backend_t *b, const psi_oplist_t *l, psi_memplan_t *out);
 
     /* Whole iterations of l (every operator in order, then a synchronise)
      * on the whole device as this process sees it (under MPS: its active
      * thread percentage): `warmup` iterations, then ready(user) - which may
      * block - then as many as fit in `seconds`; *iters_per_s gets their rate. */
-    int (*throughput)(ps_backend_t *b, const ps_oplist_t *l, int warmup, double seconds,
+    int (*throughput)(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds,
                       void (*ready)(void *user), void *user, double *iters_per_s);
 
-    void (*free)(ps_backend_t *b);
+    void (*free)(psi_backend_t *b);
 };
 
-/* The CUPTI / Nsight Compute metrics of ps_counters_t, in its order: the
+/* The CUPTI / Nsight Compute metrics of psi_counters_t, in its order: the
  * ops.csv counter columns of FORMATS.md. */
-extern const char *const ps_counter_metrics[7];
+extern const char *const psi_counter_metrics[7];
 
 /* The error for a profiler that lacks permission (CUPTI's
  * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): PS_E_BACKEND, saying how to enable
  * it. what names the failing call. */
-int ps_counters_permission_error(const char *what);
+int psi_counters_permission_error(const char *what);
 
 /* Fake backend only: the operator indices its last profile call executed,
  * in order (warm-up runs included), so that tests can check model order.
  * *ops is the backend's; valid until the next call. */
-int ps_backend_fake_trace(ps_backend_t *b, const int **ops, int *n);
+int psi_backend_fake_trace(psi_backend_t *b, const int **ops, int *n);
 
 /* Open a backend by name ("cuda" or "fake"). "cuda" loads the CUDA module
  * (module.h) on first use and fails with PS_E_BACKEND and a message saying
  * why when the module or a CUDA library is missing, or there is no driver
  * or no device. */
-int ps_backend_open(const ps_collect_params_t *p, ps_backend_t **out);
+int psi_backend_open(const ps_collect_params_t *p, psi_backend_t **out);
 
-int ps_backend_fake_open(const ps_collect_params_t *p, ps_backend_t **out);
+int psi_backend_fake_open(const ps_collect_params_t *p, psi_backend_t **out);
 
 /* The gpu column's name for a device name: "NVIDIA A100-SXM4-40GB" ->
  * "A100-SXM4-40GB" (vendor prefix dropped, spaces become '-'). */
-void ps_gpu_column_name(const char *device_name, char *out, size_t size);
+void psi_gpu_column_name(const char *device_name, char *out, size_t size);
 
 #ifdef __cplusplus
 }

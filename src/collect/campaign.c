@@ -16,22 +16,22 @@
 #include <string.h>
 
 struct ps_campaign {
-    ps_store_t *store;
-    ps_backend_t *be; /* NULL when opened for status and export only */
+    psi_store_t *store;
+    psi_backend_t *be; /* NULL when opened for status and export only */
     ps_collect_params_t p;
     out_lock_t *lock; /* held by a collector (opened with a device) */
 };
 
-ps_store_t *ps_campaign_store(ps_campaign_t *c) { return c->store; }
+psi_store_t *psi_campaign_store(ps_campaign_t *c) { return c->store; }
 
 int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out)
 {
     *out = NULL;
     if (!db_path)
-        return ps_error(PS_E_ARG, "no campaign database given");
+        return psi_error(PS_E_ARG, "no campaign database given");
     if (p && (p->warmup < 0 || p->warmup > 100000 || p->profile_runs < 0 || p->profile_runs > 100000))
-        return ps_error(PS_E_ARG, "warmup %d, runs %d: each must be in 0..100000", p->warmup, p->profile_runs);
-    ps_campaign_t *c = ps_calloc(1, sizeof *c);
+        return psi_error(PS_E_ARG, "warmup %d, runs %d: each must be in 0..100000", p->warmup, p->profile_runs);
+    ps_campaign_t *c = psi_calloc(1, sizeof *c);
     if (!c)
         return PS_E_NOMEM;
     int rc = 0;
@@ -42,16 +42,16 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
     if (rc == 0 && p) {
         c->p = *p;
         c->p.backend = NULL; /* borrowed; not kept past the call */
-        rc = ps_backend_open(p, &c->be);
+        rc = psi_backend_open(p, &c->be);
     }
     if (rc == 0)
-        rc = ps_store_open(db_path, &c->store);
+        rc = psi_store_open(db_path, &c->store);
     if (rc == 0 && c->be) {
         char seq[32];
         snprintf(seq, sizeof seq, "%d", p->seq_len);
-        rc = ps_store_meta_pin(c->store, "gpu", c->be->dev.gpu, "GPU");
+        rc = psi_store_meta_pin(c->store, "gpu", c->be->dev.gpu, "GPU");
         if (rc == 0)
-            rc = ps_store_meta_pin(c->store, "seq_len", seq, "seq_len");
+            rc = psi_store_meta_pin(c->store, "seq_len", seq, "seq_len");
         if (rc == 0)
             rc = shard_open(c->store, p);
     }
@@ -69,7 +69,7 @@ void ps_campaign_free(ps_campaign_t *c)
         return;
     if (c->be)
         c->be->free(c->be);
-    ps_store_close(c->store);
+    psi_store_close(c->store);
     out_lock_release(c->lock);
     free(c);
 }
@@ -77,7 +77,7 @@ void ps_campaign_free(ps_campaign_t *c)
 int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out)
 {
     if (!c->be)
-        return ps_error(PS_E_ARG, "the campaign was opened without a device");
+        return psi_error(PS_E_ARG, "the campaign was opened without a device");
     *out = c->be->dev;
     return 0;
 }
@@ -96,7 +96,7 @@ ps_coexec_plan_t ps_coexec_default_plan(void)
 
 static int need_device(const ps_campaign_t *c)
 {
-    return c->be ? 0 : ps_error(PS_E_ARG, "the campaign was opened without a device");
+    return c->be ? 0 : psi_error(PS_E_ARG, "the campaign was opened without a device");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -112,15 +112,15 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* End the transaction of task key, begun by ps_store_begin: when rc is 0,
+/* End the transaction of task key, begun by psi_store_begin: when rc is 0,
  * mark the task done and commit; otherwise roll back. Returns the outcome. */
 static int end_task(ps_campaign_t *c, const char *key, int rc)
 {
     if (rc == 0)
-        rc = ps_store_task_done(c->store, key);
+        rc = psi_store_task_done(c->store, key);
     if (rc == 0)
-        return ps_store_commit(c->store);
-    ps_store_rollback(c->store);
+        return psi_store_commit(c->store);
+    psi_store_rollback(c->store);
     return rc;
 }
 
@@ -129,14 +129,14 @@ static int campaign_tpcs(const ps_campaign_t *c, const int *tpcs, int n, int **o
 {
     *out = NULL;
     int cap = c->be->dev.sm_count + 1;
-    int *v = ps_calloc((size_t)cap, sizeof *v);
+    int *v = psi_calloc((size_t)cap, sizeof *v);
     if (!v)
         return PS_E_NOMEM;
     if (tpcs) {
-        int rc = ps_plan_check_tpcs(&c->be->dev, tpcs, n);
+        int rc = psi_plan_check_tpcs(&c->be->dev, tpcs, n);
         if (rc || n > cap) {
             free(v);
-            return rc ? rc : ps_error(PS_E_ARG, "too many TPC counts");
+            return rc ? rc : psi_error(PS_E_ARG, "too many TPC counts");
         }
         memcpy(v, tpcs, (size_t)n * sizeof *v);
     } else {
@@ -159,14 +159,14 @@ static int off_clock(const ps_campaign_t *c, double ref, double mhz)
 static int campaign_clock(ps_campaign_t *c, const double *mhz, int runs, double *ref)
 {
     char buf[64];
-    int r = ps_store_meta_get(c->store, "sm_clock_mhz", buf, sizeof buf);
+    int r = psi_store_meta_get(c->store, "sm_clock_mhz", buf, sizeof buf);
     if (r < 0)
         return r;
     if (r == 1) {
         *ref = atof(buf);
         return 0;
     }
-    double *v = ps_malloc((size_t)runs * sizeof *v);
+    double *v = psi_malloc((size_t)runs * sizeof *v);
     if (!v)
         return PS_E_NOMEM;
     int n = 0;
@@ -178,7 +178,7 @@ static int campaign_clock(ps_campaign_t *c, const double *mhz, int runs, double 
     if (n == 0)
         return 0;
     snprintf(buf, sizeof buf, "%.1f", *ref);
-    return ps_store_meta_pin(c->store, "sm_clock_mhz", buf, "SM clock");
+    return psi_store_meta_pin(c->store, "sm_clock_mhz", buf, "SM clock");
 }
 
 /* Check one attempt's clocks. *refused is set when a run is off-clock;
@@ -195,7 +195,7 @@ static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, in
         if (!*refused)
             snprintf(why, why_size, "run %d ran at %.0f MHz, the campaign's SM clock is %.0f MHz", r, mhz[r], ref);
         *refused = 1;
-        rc = ps_store_put_clock(c->store, key, r, mhz[r], 1);
+        rc = psi_store_put_clock(c->store, key, r, mhz[r], 1);
     }
     return rc;
 }
@@ -204,31 +204,31 @@ static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, in
 
 static int clock_refusal(const ps_campaign_t *c, const char *key, const char *why)
 {
-    return ps_error(PS_E_BACKEND,
+    return psi_error(PS_E_BACKEND,
                     "%s: refused %d times for its SM clock (%s; more than %g%% off): lock the "
                     "clocks (nvidia-smi --lock-gpu-clocks=MHZ,MHZ) or give --clock-tol",
                     key, CLOCK_ATTEMPTS, why, c->p.clock_tol_pct);
 }
 
 /* Record the device memory of l as the backend lays it out. */
-static int store_model_memory(ps_campaign_t *c, const ps_oplist_t *l)
+static int store_model_memory(ps_campaign_t *c, const psi_oplist_t *l)
 {
     if (!c->be->buffers)
         return 0;
-    ps_memplan_t m;
+    psi_memplan_t m;
     int rc = c->be->buffers(c->be, l, &m);
     if (rc == 0)
-        rc = ps_store_put_model(c->store, c->be->dev.gpu, l->model, l->batch, (double)m.weight_bytes,
+        rc = psi_store_put_model(c->store, c->be->dev.gpu, l->model, l->batch, (double)m.weight_bytes,
                                 (double)m.activation_bytes);
-    ps_memplan_free(&m);
+    psi_memplan_free(&m);
     return rc;
 }
 
-static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, const char *key)
+static int run_profile_task(ps_campaign_t *c, const psi_oplist_t *l, int tpcs, const char *key)
 {
     int runs = c->p.profile_runs;
-    double *ns = ps_malloc((size_t)l->n * (size_t)runs * sizeof *ns);
-    double *mhz = ps_malloc((size_t)runs * sizeof *mhz);
+    double *ns = psi_malloc((size_t)l->n * (size_t)runs * sizeof *ns);
+    double *mhz = psi_malloc((size_t)runs * sizeof *mhz);
     int rc = ns && mhz ? 0 : PS_E_NOMEM, refused = 1;
     char why[160] = "";
     for (int a = 0; a < CLOCK_ATTEMPTS && rc == 0 && refused; a++) {
@@ -241,17 +241,17 @@ static int run_profile_task(ps_campaign_t *c, const ps_oplist_t *l, int tpcs, co
     if (rc == 0)
         rc = store_model_memory(c, l);
     if (rc == 0)
-        rc = ps_store_begin(c->store);
+        rc = psi_store_begin(c->store);
     if (rc == 0) {
         for (int r = 0; r < runs && rc == 0; r++)
-            rc = ps_store_put_clock(c->store, key, r, mhz[r], 0);
+            rc = psi_store_put_clock(c->store, key, r, mhz[r], 0);
         for (int i = 0; i < l->n && rc == 0; i++) {
             double m = median(ns + (size_t)i * (size_t)runs, runs);
             if (!(m > 0))
-                rc = ps_error(PS_E_BACKEND, "%s op %d (%s) at %d TPCs: non-positive time %g", l->model, i,
+                rc = psi_error(PS_E_BACKEND, "%s op %d (%s) at %d TPCs: non-positive time %g", l->model, i,
                               l->ops[i].name, tpcs, m);
             else
-                rc = ps_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i, l->ops[i].name, tpcs, m);
+                rc = psi_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i, l->ops[i].name, tpcs, m);
         }
         rc = end_task(c, key, rc);
     }
@@ -266,12 +266,12 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
     int rc = need_device(c);
     if (rc)
         return rc;
-    ps_oplist_t *l = NULL;
+    psi_oplist_t *l = NULL;
     int *t = NULL, n = 0;
-    rc = ps_zoo_build(model, batch, c->p.seq_len, &l);
+    rc = psi_zoo_build(model, batch, c->p.seq_len, &l);
     if (rc == 0)
         rc = campaign_tpcs(c, tpcs, n_tpcs, &t, &n);
-    int *done = rc ? NULL : ps_calloc((size_t)n + 1, sizeof *done);
+    int *done = rc ? NULL : psi_calloc((size_t)n + 1, sizeof *done);
     if (rc == 0 && !done)
         rc = PS_E_NOMEM;
     char key[256], spec[64];
@@ -287,7 +287,7 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
         }
         snprintf(key, sizeof key, "profile/%s/b%d/t%d", model, batch, t[i]);
         snprintf(spec, sizeof spec, "ops=%d", l->n);
-        rc = ps_store_task_plan(c->store, key, "profile", spec, &done[i]);
+        rc = psi_store_task_plan(c->store, key, "profile", spec, &done[i]);
         n_done += done[i];
         n_mine++;
     }
@@ -300,23 +300,23 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
             fn("profile", (double)++n_done, (double)n_mine, user);
     }
     if (rc)
-        ps_error_prefix(rc, model);
+        psi_error_prefix(rc, model);
     free(done);
     free(t);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
     return rc;
 }
 
-static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const ps_oplist_t *hl, const ps_oplist_t *ll,
-                           const ps_experiment_t *e, const char *key)
+static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const psi_oplist_t *hl, const psi_oplist_t *ll,
+                           const psi_experiment_t *e, const char *key)
 {
     int runs = plan->runs;
-    double *hp = ps_malloc(3 * (size_t)runs * sizeof *hp);
+    double *hp = psi_malloc(3 * (size_t)runs * sizeof *hp);
     if (!hp)
         return PS_E_NOMEM;
     double *lp = hp + runs, *mhz = lp + runs;
-    ps_segment_t hs = {hl, e->hp_start, e->hp_len, e->hp_tpcs};
-    ps_segment_t ls = {ll, e->lp_start, e->lp_len, e->lp_tpcs};
+    psi_segment_t hs = {hl, e->hp_start, e->hp_len, e->hp_tpcs};
+    psi_segment_t ls = {ll, e->lp_start, e->lp_len, e->lp_tpcs};
     int rc = 0, refused = 1;
     char why[160] = "";
     for (int a = 0; a < CLOCK_ATTEMPTS && rc == 0 && refused; a++) {
@@ -327,11 +327,11 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
     if (rc == 0 && refused)
         rc = clock_refusal(c, key, why);
     if (rc == 0)
-        rc = ps_store_begin(c->store);
+        rc = psi_store_begin(c->store);
     if (rc == 0) {
         for (int r = 0; r < runs && rc == 0; r++)
-            rc = ps_store_put_clock(c->store, key, r, mhz[r], 0);
-        ps_coexec_row_t row = {
+            rc = psi_store_put_clock(c->store, key, r, mhz[r], 0);
+        psi_coexec_row_t row = {
             .experiment = e->name,
             .gpu = c->be->dev.gpu,
             .hp_model = plan->hp_model,
@@ -350,9 +350,9 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
             row.hp_ns = hp[r];
             row.lp_ns = lp[r];
             if (!(hp[r] > 0) || !(lp[r] > 0))
-                rc = ps_error(PS_E_BACKEND, "%s run %d: non-positive time", e->name, r);
+                rc = psi_error(PS_E_BACKEND, "%s run %d: non-positive time", e->name, r);
             else
-                rc = ps_store_put_coexec(c->store, &row, r);
+                rc = psi_store_put_coexec(c->store, &row, r);
         }
         rc = end_task(c, key, rc);
     }
@@ -366,16 +366,16 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
     if (rc)
         return rc;
     if (!plan->hp_model || !plan->lp_model)
-        return ps_error(PS_E_ARG, "a co-execution plan needs an HP and an LP model");
-    ps_oplist_t *hl = NULL, *ll = NULL;
-    ps_experiment_t *e = NULL;
+        return psi_error(PS_E_ARG, "a co-execution plan needs an HP and an LP model");
+    psi_oplist_t *hl = NULL, *ll = NULL;
+    psi_experiment_t *e = NULL;
     int n = 0;
-    rc = ps_zoo_build(plan->hp_model, plan->hp_batch, c->p.seq_len, &hl);
+    rc = psi_zoo_build(plan->hp_model, plan->hp_batch, c->p.seq_len, &hl);
     if (rc == 0)
-        rc = ps_zoo_build(plan->lp_model, plan->lp_batch, c->p.seq_len, &ll);
+        rc = psi_zoo_build(plan->lp_model, plan->lp_batch, c->p.seq_len, &ll);
     if (rc == 0)
-        rc = ps_plan_coexec(plan, &c->be->dev, hl->n, ll->n, &e, &n);
-    int *done = rc ? NULL : ps_calloc((size_t)n, sizeof *done);
+        rc = psi_plan_coexec(plan, &c->be->dev, hl->n, ll->n, &e, &n);
+    int *done = rc ? NULL : psi_calloc((size_t)n, sizeof *done);
     if (rc == 0 && !done)
         rc = PS_E_NOMEM;
     char key[256], spec[160];
@@ -391,7 +391,7 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
         snprintf(key, sizeof key, "coexec/%s", e[i].name);
         snprintf(spec, sizeof spec, "hp=%d+%d@%d lp=%d+%d@%d runs=%d", e[i].hp_start, e[i].hp_len, e[i].hp_tpcs,
                  e[i].lp_start, e[i].lp_len, e[i].lp_tpcs, plan->runs);
-        rc = ps_store_task_plan(c->store, key, "coexec", spec, &done[i]);
+        rc = psi_store_task_plan(c->store, key, "coexec", spec, &done[i]);
         n_done += done[i];
         n_mine++;
     }
@@ -401,29 +401,29 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
         snprintf(key, sizeof key, "coexec/%s", e[i].name);
         rc = run_coexec_task(c, plan, hl, ll, &e[i], key);
         if (rc)
-            ps_error_prefix(rc, e[i].name);
+            psi_error_prefix(rc, e[i].name);
         else if (fn)
             fn("coexec", (double)++n_done, (double)n_mine, user);
     }
     free(done);
     free(e);
-    ps_oplist_free(hl);
-    ps_oplist_free(ll);
+    psi_oplist_free(hl);
+    psi_oplist_free(ll);
     return rc;
 }
 
 /* Store one counter pass of model at batch (one task, one transaction):
  * those of the whole device in the counters table, those of a partition
  * beside them. */
-static int store_counters(ps_campaign_t *c, const char *gpu, const ps_oplist_t *l, int tpcs, int whole, const char *key,
-                          const ps_counters_t *v)
+static int store_counters(ps_campaign_t *c, const char *gpu, const psi_oplist_t *l, int tpcs, int whole, const char *key,
+                          const psi_counters_t *v)
 {
-    int rc = ps_store_begin(c->store);
+    int rc = psi_store_begin(c->store);
     if (rc)
         return rc;
     for (int i = 0; i < l->n && rc == 0; i++)
-        rc = whole ? ps_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i])
-                   : ps_store_put_counters_at(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
+        rc = whole ? psi_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i])
+                   : psi_store_put_counters_at(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
     return end_task(c, key, rc);
 }
 
@@ -433,14 +433,14 @@ int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int 
     if (rc)
         return rc;
     if (!c->be->counters)
-        return ps_error(PS_E_BACKEND, "the %s backend has no counters in this build", c->be->name);
+        return psi_error(PS_E_BACKEND, "the %s backend has no counters in this build", c->be->name);
     int whole = tpcs <= 0 || tpcs == c->be->dev.tpc_count;
     if (whole)
         tpcs = c->be->dev.tpc_count;
-    else if ((rc = ps_plan_check_tpcs(&c->be->dev, &tpcs, 1)) != 0)
+    else if ((rc = psi_plan_check_tpcs(&c->be->dev, &tpcs, 1)) != 0)
         return rc;
-    ps_oplist_t *l = NULL;
-    rc = ps_zoo_build(model, batch, c->p.seq_len, &l);
+    psi_oplist_t *l = NULL;
+    rc = psi_zoo_build(model, batch, c->p.seq_len, &l);
     if (rc)
         return rc;
     char key[256], spec[64];
@@ -450,8 +450,8 @@ int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int 
         snprintf(key, sizeof key, "counters/%s/b%d/t%d", model, batch, tpcs);
     snprintf(spec, sizeof spec, "ops=%d tpcs=%d", l->n, tpcs);
     int done = 0;
-    rc = ps_store_task_plan(c->store, key, "counters", spec, &done);
-    ps_counters_t *v = rc || done ? NULL : ps_calloc((size_t)l->n, sizeof *v);
+    rc = psi_store_task_plan(c->store, key, "counters", spec, &done);
+    psi_counters_t *v = rc || done ? NULL : psi_calloc((size_t)l->n, sizeof *v);
     if (rc == 0 && !done && !v)
         rc = PS_E_NOMEM;
     if (rc == 0 && !done) {
@@ -463,7 +463,7 @@ int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int 
             rc = store_counters(c, c->be->dev.gpu, l, tpcs, whole, key, v);
     }
     free(v);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
     return rc;
 }
 
@@ -478,16 +478,16 @@ int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs,
     if (rc)
         return rc;
     if (runs <= 0)
-        return ps_error(PS_E_ARG, "fixed cost: need runs > 0");
+        return psi_error(PS_E_ARG, "fixed cost: need runs > 0");
     int t[2] = {hp_tpcs, lp_tpcs};
-    rc = ps_plan_check_tpcs(&c->be->dev, t, 2);
+    rc = psi_plan_check_tpcs(&c->be->dev, t, 2);
     if (rc == 0 && hp_tpcs + lp_tpcs > c->be->dev.tpc_count)
-        rc = ps_error(PS_E_ARG, "%d + %d TPCs exceed the %s's %d", hp_tpcs, lp_tpcs, c->be->dev.gpu,
+        rc = psi_error(PS_E_ARG, "%d + %d TPCs exceed the %s's %d", hp_tpcs, lp_tpcs, c->be->dev.gpu,
                       c->be->dev.tpc_count);
-    double *mhz = rc ? NULL : ps_malloc((size_t)runs * sizeof *mhz);
+    double *mhz = rc ? NULL : psi_malloc((size_t)runs * sizeof *mhz);
     if (rc == 0 && !mhz)
         rc = PS_E_NOMEM;
-    ps_segment_t hs = {NULL, 0, 0, hp_tpcs}, ls = {NULL, 0, 0, lp_tpcs};
+    psi_segment_t hs = {NULL, 0, 0, hp_tpcs}, ls = {NULL, 0, 0, lp_tpcs};
     if (rc == 0)
         rc = c->be->coexec(c->be, &hs, &ls, c->p.warmup, runs, out_hp_ns, out_lp_ns, mhz);
     free(mhz);
@@ -501,36 +501,36 @@ int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, dou
     if (rc)
         return rc;
     if (!c->be->buffers)
-        return ps_error(PS_E_BACKEND, "the %s backend does not lay out memory", c->be->name);
-    ps_oplist_t *l = NULL;
-    ps_memplan_t m;
-    rc = ps_zoo_build(model, batch, c->p.seq_len, &l);
+        return psi_error(PS_E_BACKEND, "the %s backend does not lay out memory", c->be->name);
+    psi_oplist_t *l = NULL;
+    psi_memplan_t m;
+    rc = psi_zoo_build(model, batch, c->p.seq_len, &l);
     if (rc == 0)
         rc = c->be->buffers(c->be, l, &m);
     if (rc == 0) {
         *out_weight_bytes = (double)m.weight_bytes;
         *out_activation_bytes = (double)m.activation_bytes;
-        ps_memplan_free(&m);
+        psi_memplan_free(&m);
     }
-    ps_oplist_free(l);
+    psi_oplist_free(l);
     return rc;
 }
 
 int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv)
 {
     char gpu[64], seq[32];
-    int rc = ps_store_meta_get(c->store, "gpu", gpu, sizeof gpu);
+    int rc = psi_store_meta_get(c->store, "gpu", gpu, sizeof gpu);
     if (rc <= 0)
-        return rc < 0 ? rc : ps_error(PS_E_ARG, "the campaign has no GPU yet: profile on it first");
-    int seq_len = ps_store_meta_get(c->store, "seq_len", seq, sizeof seq) == 1 ? atoi(seq) : 0;
-    ps_oplist_t *l = NULL;
+        return rc < 0 ? rc : psi_error(PS_E_ARG, "the campaign has no GPU yet: profile on it first");
+    int seq_len = psi_store_meta_get(c->store, "seq_len", seq, sizeof seq) == 1 ? atoi(seq) : 0;
+    psi_oplist_t *l = NULL;
     ps_ops_t *rep = NULL;
-    rc = ps_zoo_build(model, batch, seq_len, &l);
+    rc = psi_zoo_build(model, batch, seq_len, &l);
     ps_import_params_t ip = {.gpu = gpu, .model = model, .batch = batch, .tpcs = 1, .stream = NULL};
     if (rc == 0)
         rc = ps_import_ncu(ncu_csv, &ip, &rep);
     if (rc == 0 && rep->n != (size_t)l->n)
-        rc = ps_error(PS_E_INPUT,
+        rc = psi_error(PS_E_INPUT,
                       "%s: %zu kernel launches for the %d operators of %s at batch %d (profile one "
                       "inference with one kernel per operator)",
                       ncu_csv, rep->n, l->n, model, batch);
@@ -539,10 +539,10 @@ int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, 
     snprintf(spec, sizeof spec, "ops=%d ncu", l ? l->n : 0);
     int done = 0;
     if (rc == 0)
-        rc = ps_store_task_plan(c->store, key, "counters", spec, &done);
+        rc = psi_store_task_plan(c->store, key, "counters", spec, &done);
     if (rc == 0 && done)
-        rc = ps_error(PS_E_MISMATCH, "the campaign already has counters for %s at batch %d", model, batch);
-    ps_counters_t *v = rc ? NULL : ps_calloc((size_t)l->n, sizeof *v);
+        rc = psi_error(PS_E_MISMATCH, "the campaign already has counters for %s at batch %d", model, batch);
+    psi_counters_t *v = rc ? NULL : psi_calloc((size_t)l->n, sizeof *v);
     if (rc == 0 && !v)
         rc = PS_E_NOMEM;
     for (int i = 0; rc == 0 && i < l->n; i++)
@@ -551,8 +551,8 @@ int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, 
         rc = store_counters(c, gpu, l, 0, 1, key, v);
     free(v);
     ps_ops_free(rep);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
     return rc;
 }
 
-int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out) { return ps_store_status(c->store, out); }
+int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out) { return psi_store_status(c->store, out); }

@@ -9,7 +9,7 @@
 
 #define MAX_CFGS 8
 
-struct ps_conv_plan {
+struct psi_conv_plan {
     cudnnBackendDescriptor_t x, w, y, conv, op, graph, engine, cfg, plan, pack;
 };
 
@@ -17,7 +17,7 @@ struct ps_conv_plan {
     do {                                                                                           \
         cudnnStatus_t s_ = (call);                                                                 \
         if (s_ != CUDNN_STATUS_SUCCESS)                                                            \
-            return ps_error(PS_E_BACKEND, "cudnn graph: %s: %s", what, cudnnGetErrorString(s_));  \
+            return psi_error(PS_E_BACKEND, "cudnn graph: %s: %s", what, cudnnGetErrorString(s_));  \
     } while (0)
 #define SET(d, name, type, n, ptr) DNN(cudnnBackendSetAttribute(d, name, type, n, ptr), #name)
 
@@ -44,11 +44,11 @@ static int tensor(cudnnBackendDescriptor_t *t, int64_t uid, int64_t n, int64_t c
 }
 
 /* The operation graph of one forward convolution. */
-static int build_graph(cudnnHandle_t h, const ps_opdesc_t *op, ps_conv_plan_t *p)
+static int build_graph(cudnnHandle_t h, const psi_opdesc_t *op, psi_conv_plan_t *p)
 {
     const long long *v = op->p;
-    int64_t oh = ps_conv_out(v[PC_H], v[PC_R], v[PC_STRIDE], v[PC_PAD]);
-    int64_t ow = ps_conv_out(v[PC_W], v[PC_S], v[PC_STRIDE], v[PC_PAD]);
+    int64_t oh = psi_conv_out(v[PC_H], v[PC_R], v[PC_STRIDE], v[PC_PAD]);
+    int64_t ow = psi_conv_out(v[PC_W], v[PC_S], v[PC_STRIDE], v[PC_PAD]);
     int rc = tensor(&p->x, 'x', v[PC_N], v[PC_C], v[PC_H], v[PC_W]);
     if (rc == 0)
         rc = tensor(&p->w, 'w', v[PC_K], v[PC_C] / v[PC_GROUPS], v[PC_R], v[PC_S]);
@@ -90,7 +90,7 @@ static int build_graph(cudnnHandle_t h, const ps_opdesc_t *op, ps_conv_plan_t *p
 }
 
 /* A plan from engine `index` of the graph, told to target sm_target SMs. */
-static int try_engine(cudnnHandle_t h, ps_conv_plan_t *p, int64_t index, int32_t sm_target)
+static int try_engine(cudnnHandle_t h, psi_conv_plan_t *p, int64_t index, int32_t sm_target)
 {
     destroy(&p->plan);
     destroy(&p->cfg);
@@ -111,7 +111,7 @@ static int try_engine(cudnnHandle_t h, ps_conv_plan_t *p, int64_t index, int32_t
 }
 
 /* Global indices of the heuristic's engines for sm_target SMs, best first. */
-static int heuristic(ps_conv_plan_t *p, int32_t sm_target, int64_t *index, int *n)
+static int heuristic(psi_conv_plan_t *p, int32_t sm_target, int64_t *index, int *n)
 {
     cudnnBackendDescriptor_t heur = NULL, cfgs[MAX_CFGS] = {NULL};
     const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
@@ -147,19 +147,19 @@ static int heuristic(ps_conv_plan_t *p, int32_t sm_target, int64_t *index, int *
         (void)cudnnBackendDestroyDescriptor(eng);
     }
     if (s != CUDNN_STATUS_SUCCESS)
-        rc = ps_error(PS_E_BACKEND, "cudnn graph: heuristic: %s", cudnnGetErrorString(s));
+        rc = psi_error(PS_E_BACKEND, "cudnn graph: heuristic: %s", cudnnGetErrorString(s));
     for (int i = 0; i < MAX_CFGS; i++)
         destroy(&cfgs[i]);
     destroy(&heur);
     return rc;
 }
 
-int ps_conv_plan_make(cudnnHandle_t h, const ps_opdesc_t *op, int sm_target, ps_conv_plan_t **out,
+int psi_conv_plan_make(cudnnHandle_t h, const psi_opdesc_t *op, int sm_target, psi_conv_plan_t **out,
                       size_t *workspace)
 {
     *out = NULL;
     *workspace = 0;
-    ps_conv_plan_t *p = ps_calloc(1, sizeof *p);
+    psi_conv_plan_t *p = psi_calloc(1, sizeof *p);
     if (!p)
         return PS_E_NOMEM;
     int64_t index[MAX_CFGS];
@@ -167,15 +167,15 @@ int ps_conv_plan_make(cudnnHandle_t h, const ps_opdesc_t *op, int sm_target, ps_
     int rc = build_graph(h, op, p);
     if (rc == 0)
         rc = heuristic(p, (int32_t)sm_target, index, &n);
-    rc = rc ? rc : ps_error(PS_E_BACKEND, "cudnn graph: no engine plans %s", op->name);
+    rc = rc ? rc : psi_error(PS_E_BACKEND, "cudnn graph: no engine plans %s", op->name);
     for (int i = 0; i < n && rc != 0; i++)
         rc = try_engine(h, p, index[i], (int32_t)sm_target);
     int64_t ws = 0, cnt = 0;
     if (rc == 0 && cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                             CUDNN_TYPE_INT64, 1, &cnt, &ws) != CUDNN_STATUS_SUCCESS)
-        rc = ps_error(PS_E_BACKEND, "cudnn graph: workspace size of %s", op->name);
+        rc = psi_error(PS_E_BACKEND, "cudnn graph: workspace size of %s", op->name);
     if (rc) {
-        ps_conv_plan_free(p);
+        psi_conv_plan_free(p);
         return rc;
     }
     *workspace = (size_t)ws;
@@ -183,7 +183,7 @@ int ps_conv_plan_make(cudnnHandle_t h, const ps_opdesc_t *op, int sm_target, ps_
     return 0;
 }
 
-int ps_conv_plan_bind(ps_conv_plan_t *p, void *x, void *w, void *y, void *workspace)
+int psi_conv_plan_bind(psi_conv_plan_t *p, void *x, void *w, void *y, void *workspace)
 {
     destroy(&p->pack);
     void *ptrs[3] = {x, w, y};
@@ -196,13 +196,13 @@ int ps_conv_plan_bind(ps_conv_plan_t *p, void *x, void *w, void *y, void *worksp
     return 0;
 }
 
-int ps_conv_plan_run(cudnnHandle_t h, const ps_conv_plan_t *p)
+int psi_conv_plan_run(cudnnHandle_t h, const psi_conv_plan_t *p)
 {
     DNN(cudnnBackendExecute(h, p->plan, p->pack), "execute");
     return 0;
 }
 
-void ps_conv_plan_free(ps_conv_plan_t *p)
+void psi_conv_plan_free(psi_conv_plan_t *p)
 {
     if (!p)
         return;

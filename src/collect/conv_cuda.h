@@ -11,17 +11,17 @@
 #include <cudnn.h>
 #include <stddef.h>
 
-typedef struct ps_conv_plan ps_conv_plan_t;
+typedef struct psi_conv_plan psi_conv_plan_t;
 
 /* Plan op (a PS_OPK_CONV, NCHW fp16, fp32 accumulation) for sm_target SMs;
  * *workspace gets the bytes it needs. PS_E_BACKEND when no engine of the
  * heuristic's list builds a plan (the caller then uses the legacy API). */
-int ps_conv_plan_make(cudnnHandle_t h, const ps_opdesc_t *op, int sm_target, ps_conv_plan_t **out,
+int psi_conv_plan_make(cudnnHandle_t h, const psi_opdesc_t *op, int sm_target, psi_conv_plan_t **out,
                       size_t *workspace);
 /* Fix the buffers the plan runs on (a variant pack), so that running it
  * costs no host work beyond the launch. */
-int ps_conv_plan_bind(ps_conv_plan_t *p, void *x, void *w, void *y, void *workspace);
-int ps_conv_plan_run(cudnnHandle_t h, const ps_conv_plan_t *p);
-void ps_conv_plan_free(ps_conv_plan_t *p);
+int psi_conv_plan_bind(psi_conv_plan_t *p, void *x, void *w, void *y, void *workspace);
+int psi_conv_plan_run(cudnnHandle_t h, const psi_conv_plan_t *p);
+void psi_conv_plan_free(psi_conv_plan_t *p);
 
 #endif

@@ -27,7 +27,7 @@ template <class T> static T params(size_t size)
 }
 #define PARAMS(T) params<T>(T##_STRUCT_SIZE)
 
-struct ps_cupti {
+struct psi_cupti {
     CUcontext ctx = nullptr;
     std::vector<std::string> names;
     std::vector<const char *> metrics;
@@ -40,11 +40,11 @@ struct ps_cupti {
 static int fail(CUptiResult r, const char *what)
 {
     if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES)
-        return ps_counters_permission_error(what);
+        return psi_counters_permission_error(what);
     const char *s = nullptr;
     if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS)
         s = nullptr;
-    return ps_error(PS_E_BACKEND, "cupti: %s: %s", what, s ? s : "unknown error");
+    return psi_error(PS_E_BACKEND, "cupti: %s: %s", what, s ? s : "unknown error");
 }
 
 #define CUPTI(call, what)                                                                          \
@@ -54,7 +54,7 @@ static int fail(CUptiResult r, const char *what)
             return fail(r_, what);                                                                 \
     } while (0)
 
-static int setup(ps_cupti *p, int device, int max_ranges)
+static int setup(psi_cupti *p, int device, int max_ranges)
 {
     CUpti_Profiler_Initialize_Params init = PARAMS(CUpti_Profiler_Initialize_Params);
     CUPTI(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
@@ -128,13 +128,13 @@ static int setup(ps_cupti *p, int device, int max_ranges)
     return 0;
 }
 
-extern "C" int ps_cupti_open(CUcontext ctx, int device, const char *const *metrics, int n_metrics,
-                             int max_ranges, ps_cupti_t **out)
+extern "C" int psi_cupti_open(CUcontext ctx, int device, const char *const *metrics, int n_metrics,
+                             int max_ranges, psi_cupti_t **out)
 {
     *out = nullptr;
-    ps_cupti *p = new (std::nothrow) ps_cupti;
+    psi_cupti *p = new (std::nothrow) psi_cupti;
     if (!p)
-        return ps_error(PS_E_NOMEM, "out of memory");
+        return psi_error(PS_E_NOMEM, "out of memory");
     p->ctx = ctx;
     for (int i = 0; i < n_metrics; i++)
         p->names.emplace_back(metrics[i]);
@@ -142,14 +142,14 @@ extern "C" int ps_cupti_open(CUcontext ctx, int device, const char *const *metri
         p->metrics.push_back(s.c_str());
     int rc = setup(p, device, max_ranges);
     if (rc) {
-        ps_cupti_close(p);
+        psi_cupti_close(p);
         return rc;
     }
     *out = p;
     return 0;
 }
 
-extern "C" int ps_cupti_pass_begin(ps_cupti_t *p)
+extern "C" int psi_cupti_pass_begin(psi_cupti_t *p)
 {
     CUpti_RangeProfiler_Start_Params st = PARAMS(CUpti_RangeProfiler_Start_Params);
     st.pRangeProfilerObject = p->range;
@@ -158,7 +158,7 @@ extern "C" int ps_cupti_pass_begin(ps_cupti_t *p)
     return 0;
 }
 
-extern "C" int ps_cupti_range_push(ps_cupti_t *p, const char *name)
+extern "C" int psi_cupti_range_push(psi_cupti_t *p, const char *name)
 {
     CUpti_RangeProfiler_PushRange_Params pr = PARAMS(CUpti_RangeProfiler_PushRange_Params);
     pr.pRangeProfilerObject = p->range;
@@ -167,7 +167,7 @@ extern "C" int ps_cupti_range_push(ps_cupti_t *p, const char *name)
     return 0;
 }
 
-extern "C" int ps_cupti_range_pop(ps_cupti_t *p)
+extern "C" int psi_cupti_range_pop(psi_cupti_t *p)
 {
     CUpti_RangeProfiler_PopRange_Params pr = PARAMS(CUpti_RangeProfiler_PopRange_Params);
     pr.pRangeProfilerObject = p->range;
@@ -175,7 +175,7 @@ extern "C" int ps_cupti_range_pop(ps_cupti_t *p)
     return 0;
 }
 
-extern "C" int ps_cupti_pass_end(ps_cupti_t *p, int *all_done)
+extern "C" int psi_cupti_pass_end(psi_cupti_t *p, int *all_done)
 {
     CUpti_RangeProfiler_Stop_Params sp = PARAMS(CUpti_RangeProfiler_Stop_Params);
     sp.pRangeProfilerObject = p->range;
@@ -185,14 +185,14 @@ extern "C" int ps_cupti_pass_end(ps_cupti_t *p, int *all_done)
     return 0;
 }
 
-extern "C" int ps_cupti_results(ps_cupti_t *p, double *values, int cap_ranges, int *n_ranges)
+extern "C" int psi_cupti_results(psi_cupti_t *p, double *values, int cap_ranges, int *n_ranges)
 {
     *n_ranges = 0;
     CUpti_RangeProfiler_DecodeData_Params dd = PARAMS(CUpti_RangeProfiler_DecodeData_Params);
     dd.pRangeProfilerObject = p->range;
     CUPTI(cuptiRangeProfilerDecodeData(&dd), "cuptiRangeProfilerDecodeData");
     if (dd.numOfRangeDropped)
-        return ps_error(PS_E_BACKEND, "cupti: %zu ranges dropped", dd.numOfRangeDropped);
+        return psi_error(PS_E_BACKEND, "cupti: %zu ranges dropped", dd.numOfRangeDropped);
     CUpti_RangeProfiler_GetCounterDataInfo_Params info = PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
     info.pCounterDataImage = p->counter_data.data();
     info.counterDataImageSize = p->counter_data.size();
@@ -213,7 +213,7 @@ extern "C" int ps_cupti_results(ps_cupti_t *p, double *values, int cap_ranges, i
     return 0;
 }
 
-extern "C" void ps_cupti_close(ps_cupti_t *p)
+extern "C" void psi_cupti_close(psi_cupti_t *p)
 {
     if (!p)
         return;

@@ -117,7 +117,7 @@ typedef struct {
 typedef struct {
     char key[128]; /* model/batch/seq_len/n of the list laid out */
     void *base;
-    ps_memplan_t plan;
+    psi_memplan_t plan;
     void *ws;
     size_t ws_bytes;
 } arena_t;
@@ -129,7 +129,7 @@ typedef struct {
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t lt_algo;
     size_t lt_ws;
-    ps_conv_plan_t *graph;
+    psi_conv_plan_t *graph;
     cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
@@ -138,7 +138,7 @@ typedef struct {
 } prep_t;
 
 typedef struct {
-    ps_backend_t base;
+    psi_backend_t base;
     driver_t drv;
     nvml_t nvml;
     int ordinal;
@@ -161,12 +161,12 @@ static int cu_fail(const cuda_t *b, CUresult r, const char *what)
     const char *s = NULL;
     if (b->drv.GetErrorString && b->drv.GetErrorString(r, &s) != CUDA_SUCCESS)
         s = NULL;
-    return ps_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, s ? s : "unknown error", (int)r);
+    return psi_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, s ? s : "unknown error", (int)r);
 }
 
 static int rt_fail(cudaError_t e, const char *what)
 {
-    return ps_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, cudaGetErrorString(e), (int)e);
+    return psi_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, cudaGetErrorString(e), (int)e);
 }
 
 #define CU(call, what)                                                                             \
@@ -185,13 +185,13 @@ static int rt_fail(cudaError_t e, const char *what)
     do {                                                                                           \
         cublasStatus_t s_ = (call);                                                                \
         if (s_ != CUBLAS_STATUS_SUCCESS)                                                           \
-            return ps_error(PS_E_BACKEND, "cublas: %s: %s", what, cublasGetStatusString(s_));     \
+            return psi_error(PS_E_BACKEND, "cublas: %s: %s", what, cublasGetStatusString(s_));     \
     } while (0)
 #define DNN(call, what)                                                                            \
     do {                                                                                           \
         cudnnStatus_t s_ = (call);                                                                 \
         if (s_ != CUDNN_STATUS_SUCCESS)                                                            \
-            return ps_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));        \
+            return psi_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));        \
     } while (0)
 /* rc = call's outcome, named, unless rc already holds an error. */
 #define RT_RC(rc, call, what)                                                                      \
@@ -241,7 +241,7 @@ static int load_driver(driver_t *d)
         if (e != cudaSuccess)
             return rt_fail(e, "cudaGetDriverEntryPointByVersion");
         if (q != cudaDriverEntryPointSuccess || !fn)
-            return ps_error(PS_E_BACKEND,
+            return psi_error(PS_E_BACKEND,
                             "cuda: the driver lacks %s (green contexts need driver 550 / CUDA "
                             "12.4 or newer)",
                             syms[i].name);
@@ -253,7 +253,7 @@ static int load_driver(driver_t *d)
 static int nvml_fail(const nvml_t *n, nvml_ret_t r, const char *what)
 {
     const char *s = n->ErrorString ? n->ErrorString(r) : NULL;
-    return ps_error(PS_E_BACKEND, "nvml: %s: %s (%d)", what, s ? s : "unknown error", r);
+    return psi_error(PS_E_BACKEND, "nvml: %s: %s (%d)", what, s ? s : "unknown error", r);
 }
 
 /* NVML for the device with PCI bus id `bus`. Without libnvidia-ml the
@@ -264,7 +264,7 @@ static int nvml_open(nvml_t *n, const char *bus)
     memset(n, 0, sizeof *n);
     n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!n->lib) {
-        ps_log(PS_LOG_WARN, "nvml: %s: SM clocks will not be recorded", dlerror());
+        psi_log(PS_LOG_WARN, "nvml: %s: SM clocks will not be recorded", dlerror());
         return 0;
     }
     static const struct {
@@ -281,14 +281,14 @@ static int nvml_open(nvml_t *n, const char *bus)
     for (size_t i = 0; i < PS_ARRAY_LEN(syms); i++) {
         void *fn = dlsym(n->lib, syms[i].name);
         if (!fn)
-            return ps_error(PS_E_BACKEND, "nvml: libnvidia-ml.so.1 lacks %s", syms[i].name);
+            return psi_error(PS_E_BACKEND, "nvml: libnvidia-ml.so.1 lacks %s", syms[i].name);
         memcpy((char *)n + syms[i].offset, &fn, sizeof fn);
     }
     /* Without NVML (a container without it, a driver that refuses) clocks
      * are unknown, and said to be; once it answers, every failure counts. */
     nvml_ret_t r = n->Init();
     if (r != 0) {
-        ps_log(PS_LOG_WARN, "nvml: nvmlInit_v2: %s: SM clocks will not be recorded",
+        psi_log(PS_LOG_WARN, "nvml: nvmlInit_v2: %s: SM clocks will not be recorded",
                n->ErrorString ? n->ErrorString(r) : "error");
         n->Shutdown = NULL;
         return 0;
@@ -394,7 +394,7 @@ static int split(cuda_t *b, const CUdevResource *from, unsigned sms, CUdevResour
     unsigned n = 1;
     CU(b->drv.DevSmResourceSplitByCount(group, &n, from, rest, 0, sms), "cuDevSmResourceSplitByCount");
     if (n != 1 || group->sm.smCount != sms)
-        return ps_error(PS_E_BACKEND,
+        return psi_error(PS_E_BACKEND,
                         "cuda: asked for %u SMs, the driver gave %u (minSmPartitionSize %u, "
                         "smCoscheduledAlignment %u; `collect info` lists the valid counts)",
                         sms, n ? group->sm.smCount : 0, from->sm.minSmPartitionSize,
@@ -466,7 +466,7 @@ static void probe_valid_sms(cuda_t *b, ps_collect_device_t *d)
             CUresult r = b->drv.DevSmResourceSplitByCount(&g, &n, &b->sm_all, &rest, 0, s);
             ok = r == CUDA_SUCCESS && n == 1 && g.sm.smCount == s;
             if (r != CUDA_SUCCESS)
-                ps_log(PS_LOG_DEBUG, "cuDevSmResourceSplitByCount(%u SMs): %d", s, (int)r);
+                psi_log(PS_LOG_DEBUG, "cuDevSmResourceSplitByCount(%u SMs): %d", s, (int)r);
         }
         if (ok)
             d->valid_sms_mask[s / 64] |= 1ULL << (s % 64);
@@ -475,7 +475,7 @@ static void probe_valid_sms(cuda_t *b, ps_collect_device_t *d)
 
 /* The arena of list l on side k, laid out (memplan.h), allocated and filled
  * with small values on first use of that list; another list replaces it. */
-static int arena_get(cuda_t *b, int k, const ps_oplist_t *l, arena_t **out)
+static int arena_get(cuda_t *b, int k, const psi_oplist_t *l, arena_t **out)
 {
     arena_t *a = &b->arena[k];
     char key[sizeof a->key];
@@ -485,29 +485,29 @@ static int arena_get(cuda_t *b, int k, const ps_oplist_t *l, arena_t **out)
         return 0;
     if (a->base) {
         RT(cudaFree(a->base), "cudaFree (arena)");
-        ps_memplan_free(&a->plan);
+        psi_memplan_free(&a->plan);
         a->base = NULL;
         a->key[0] = '\0';
     }
-    ps_memplan_t sizes;
-    int rc = ps_memplan_make(l, 0, &sizes);
+    psi_memplan_t sizes;
+    int rc = psi_memplan_make(l, 0, &sizes);
     if (rc)
         return rc;
     /* In the primary context, whose memory every green context shares. */
     RT(cudaSetDevice(b->ordinal), "cudaSetDevice");
     size_t total = sizes.total_bytes;
-    ps_memplan_free(&sizes);
+    psi_memplan_free(&sizes);
     void *base = NULL;
     cudaError_t e = cudaMalloc(&base, total);
     if (e != cudaSuccess)
-        return ps_error(PS_E_BACKEND, "cuda: cudaMalloc of %.3g GB for %s at batch %d: %s", total * 1e-9,
+        return psi_error(PS_E_BACKEND, "cuda: cudaMalloc of %.3g GB for %s at batch %d: %s", total * 1e-9,
                         l->model, l->batch, cudaGetErrorString(e));
-    rc = ps_memplan_make(l, (uintptr_t)base, &a->plan);
-    RT_RC(rc, ps_kernel_fill(base, total / 2, 1u + (unsigned)k, 0), "filling the arena");
+    rc = psi_memplan_make(l, (uintptr_t)base, &a->plan);
+    RT_RC(rc, psi_kernel_fill(base, total / 2, 1u + (unsigned)k, 0), "filling the arena");
     RT_RC(rc, cudaDeviceSynchronize(), "filling the arena");
     if (rc) {
         (void)cudaFree(base);
-        ps_memplan_free(&a->plan);
+        psi_memplan_free(&a->plan);
         return rc;
     }
     a->base = base;
@@ -539,7 +539,7 @@ static void prep_free(prep_t *p, int n)
             (void)cublasLtMatrixLayoutDestroy(p[i].lb);
         if (p[i].lc)
             (void)cublasLtMatrixLayoutDestroy(p[i].lc);
-        ps_conv_plan_free(p[i].graph);
+        psi_conv_plan_free(p[i].graph);
         if (p[i].x)
             (void)cudnnDestroyTensorDescriptor(p[i].x);
         if (p[i].y)
@@ -554,7 +554,7 @@ static void prep_free(prep_t *p, int n)
 
 /* A cuBLASLt matmul for a plain (batch 1) GEMM with the side's SM target;
  * 0 with p->mm NULL when the heuristic has nothing (cuBLAS then runs it). */
-static int prep_gemm(const side_t *s, const ps_opdesc_t *op, prep_t *p)
+static int prep_gemm(const side_t *s, const psi_opdesc_t *op, prep_t *p)
 {
     const long long *v = op->p;
     if (v[PG_BATCH] != 1)
@@ -588,13 +588,13 @@ static int prep_gemm(const side_t *s, const ps_opdesc_t *op, prep_t *p)
     return 0;
 }
 
-static int prep_conv(const side_t *s, const ps_opdesc_t *op, prep_t *p)
+static int prep_conv(const side_t *s, const psi_opdesc_t *op, prep_t *p)
 {
     /* The graph API first, for its SM target; the legacy API where no
      * engine plans the convolution. */
-    if (ps_conv_plan_make(s->dnn, op, (int)s->sms, &p->graph, &p->ws) == 0)
+    if (psi_conv_plan_make(s->dnn, op, (int)s->sms, &p->graph, &p->ws) == 0)
         return 0;
-    ps_log(PS_LOG_DEBUG, "%s: legacy cuDNN API (%s)", op->name, ps_last_error());
+    psi_log(PS_LOG_DEBUG, "%s: legacy cuDNN API (%s)", op->name, ps_last_error());
     const long long *v = op->p;
     int n = (int)v[PC_N], c = (int)v[PC_C], h = (int)v[PC_H], w = (int)v[PC_W], k = (int)v[PC_K];
     int g = (int)v[PC_GROUPS];
@@ -624,7 +624,7 @@ static int prep_conv(const side_t *s, const ps_opdesc_t *op, prep_t *p)
         if (perf[i].status == CUDNN_STATUS_SUCCESS)
             pick = i;
     if (pick < 0)
-        return ps_error(PS_E_BACKEND, "cudnn: no algorithm for %s", op->name);
+        return psi_error(PS_E_BACKEND, "cudnn: no algorithm for %s", op->name);
     p->algo = perf[pick].algo;
     DNN(cudnnGetConvolutionForwardWorkspaceSize(s->dnn, p->x, p->w, p->conv, p->y, p->algo, &p->ws),
         "workspace size");
@@ -633,13 +633,13 @@ static int prep_conv(const side_t *s, const ps_opdesc_t *op, prep_t *p)
 
 /* Library plans for ops [start, start+len) of l on side s, bound to their
  * buffers in arena a. */
-static int prepare(cuda_t *b, const side_t *s, arena_t *a, const ps_oplist_t *l, int start, int len,
+static int prepare(cuda_t *b, const side_t *s, arena_t *a, const psi_oplist_t *l, int start, int len,
                    prep_t **out)
 {
     *out = NULL;
     if (len == 0)
         return 0;
-    prep_t *p = ps_calloc((size_t)len, sizeof *p);
+    prep_t *p = psi_calloc((size_t)len, sizeof *p);
     if (!p)
         return PS_E_NOMEM;
     size_t ws = 0;
@@ -657,9 +657,9 @@ static int prepare(cuda_t *b, const side_t *s, arena_t *a, const ps_oplist_t *l,
     if (rc == 0)
         rc = grow_ws(a, ws + 256);
     for (int i = 0; i < len && rc == 0; i++) {
-        const ps_opbuf_t *o = &a->plan.op[start + i];
+        const psi_opbuf_t *o = &a->plan.op[start + i];
         if (p[i].graph)
-            rc = ps_conv_plan_bind(p[i].graph, (void *)o->in, (void *)o->w, (void *)o->out, a->ws);
+            rc = psi_conv_plan_bind(p[i].graph, (void *)o->in, (void *)o->w, (void *)o->out, a->ws);
     }
     if (rc) {
         prep_free(p, len);
@@ -670,11 +670,11 @@ static int prepare(cuda_t *b, const side_t *s, arena_t *a, const ps_oplist_t *l,
 }
 
 /* Enqueue operator i of the arena's list on side s (its context current). */
-static int enqueue(const side_t *s, const arena_t *a, const ps_opdesc_t *op, int i, const prep_t *p)
+static int enqueue(const side_t *s, const arena_t *a, const psi_opdesc_t *op, int i, const prep_t *p)
 {
     const float one = 1.0f, zero = 0.0f;
     const long long *v = op->p;
-    const ps_opbuf_t *o = &a->plan.op[i];
+    const psi_opbuf_t *o = &a->plan.op[i];
     void *in = (void *)o->in, *w = (void *)o->w, *out = (void *)o->out;
     if (op->kind == PS_OPK_GEMM && p->mm) {
         BLAS(cublasLtMatmul(s->lt, p->mm, &one, w, p->la, in, p->lb, &zero, out, p->lc, out, p->lc,
@@ -693,14 +693,14 @@ static int enqueue(const side_t *s, const arena_t *a, const ps_opdesc_t *op, int
         return 0;
     }
     if (op->kind == PS_OPK_CONV && p->graph)
-        return ps_conv_plan_run(s->dnn, p->graph);
+        return psi_conv_plan_run(s->dnn, p->graph);
     if (op->kind == PS_OPK_CONV) {
         DNN(cudnnConvolutionForward(s->dnn, &one, p->x, in, p->w, w, p->conv, p->algo, a->ws, p->ws, &zero,
                                     p->y, out),
             op->name);
         return 0;
     }
-    cudaError_t e = ps_kernel_launch(op, in, w, out, (cudaStream_t)s->stream);
+    cudaError_t e = psi_kernel_launch(op, in, w, out, (cudaStream_t)s->stream);
     return e == cudaSuccess ? 0 : rt_fail(e, op->name);
 }
 
@@ -737,7 +737,7 @@ static void gate_open(cuda_t *b, unsigned value)
  * ahead. gated = 0 runs in the open (the priming run: first launches may
  * load modules, which must not happen behind a gate). *mhz gets the SM
  * clock read while the run executes. */
-static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const ps_oplist_t *l, const prep_t *prep,
+static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const psi_oplist_t *l, const prep_t *prep,
                      cudaEvent_t *ev, int gated, double *mhz)
 {
     cudaStream_t st = (cudaStream_t)s->stream;
@@ -769,7 +769,7 @@ static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const ps_opli
     return rc;
 }
 
-static int cuda_profile(ps_backend_t *base, const ps_oplist_t *l, int tpcs, int warmup, int runs,
+static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, int warmup, int runs,
                         double *out_ns, double *clock_mhz)
 {
     cuda_t *b = (cuda_t *)base;
@@ -784,7 +784,7 @@ static int cuda_profile(ps_backend_t *base, const ps_oplist_t *l, int tpcs, int 
         rc = prepare(b, s, a, l, 0, l->n, &prep);
     if (rc)
         return rc;
-    cudaEvent_t *ev = ps_calloc(2 * (size_t)l->n, sizeof *ev);
+    cudaEvent_t *ev = psi_calloc(2 * (size_t)l->n, sizeof *ev);
     if (!ev) {
         prep_free(prep, l->n);
         return PS_E_NOMEM;
@@ -818,7 +818,7 @@ static int cuda_profile(ps_backend_t *base, const ps_oplist_t *l, int tpcs, int 
 
 /* Enqueue one side of a co-execution behind the gate, timed by two events
  * (nothing between them for an empty segment). */
-static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const ps_segment_t *seg,
+static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const psi_segment_t *seg,
                         const prep_t *prep, unsigned gate, cudaEvent_t start, cudaEvent_t end)
 {
     CU(b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
@@ -835,18 +835,18 @@ static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const ps_s
     return 0;
 }
 
-static int cuda_coexec(ps_backend_t *base, const ps_segment_t *hp, const ps_segment_t *lp, int warmup,
+static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_segment_t *lp, int warmup,
                        int runs, double *hp_ns, double *lp_ns, double *clock_mhz)
 {
     cuda_t *b = (cuda_t *)base;
     if (hp->len + lp->len > MAX_GATED_OPS)
-        return ps_error(PS_E_ARG, "cuda: segments of %d operators together exceed %d", hp->len + lp->len,
+        return psi_error(PS_E_ARG, "cuda: segments of %d operators together exceed %d", hp->len + lp->len,
                         MAX_GATED_OPS);
     part_t *part = NULL;
     int rc = get_part(b, 2u * (unsigned)hp->tpcs, 2u * (unsigned)lp->tpcs, &part);
     if (rc)
         return rc;
-    const ps_segment_t *seg[2] = {hp, lp};
+    const psi_segment_t *seg[2] = {hp, lp};
     prep_t *prep[2] = {NULL, NULL};
     arena_t *a[2] = {&b->arena[0], &b->arena[1]};
     cudaEvent_t ev[2][2] = {{NULL, NULL}, {NULL, NULL}};
@@ -927,23 +927,23 @@ static int primary_side(cuda_t *b, side_t **out)
 
 /* One pass of the user replay: every operator in its own range, in model
  * order from the same cache state as a timed run. */
-static int counter_pass(cuda_t *b, side_t *s, const arena_t *a, const ps_oplist_t *l, const prep_t *prep,
-                        ps_cupti_t *cp, int *all_done)
+static int counter_pass(cuda_t *b, side_t *s, const arena_t *a, const psi_oplist_t *l, const prep_t *prep,
+                        psi_cupti_t *cp, int *all_done)
 {
     int rc = flush_l2(b, s);
     if (rc == 0)
-        rc = ps_cupti_pass_begin(cp);
+        rc = psi_cupti_pass_begin(cp);
     for (int i = 0; i < l->n && rc == 0; i++) {
-        rc = ps_cupti_range_push(cp, l->ops[i].name);
+        rc = psi_cupti_range_push(cp, l->ops[i].name);
         if (rc == 0)
             rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
         if (rc == 0)
-            rc = ps_cupti_range_pop(cp);
+            rc = psi_cupti_range_pop(cp);
     }
     cudaError_t e = cudaStreamSynchronize((cudaStream_t)s->stream);
     if (e != cudaSuccess && rc == 0)
         rc = rt_fail(e, "cudaStreamSynchronize (counter pass)");
-    int end = ps_cupti_pass_end(cp, all_done);
+    int end = psi_cupti_pass_end(cp, all_done);
     return rc ? rc : end;
 }
 
@@ -951,12 +951,12 @@ static int counter_pass(cuda_t *b, side_t *s, const arena_t *a, const ps_oplist_
 
 /* Counters of every operator on the whole device (the primary context) or
  * on a green context of tpcs TPCs. */
-static int cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs, ps_counters_t *out)
+static int cuda_counters(psi_backend_t *base, const psi_oplist_t *l, int tpcs, psi_counters_t *out)
 {
     cuda_t *b = (cuda_t *)base;
     side_t *s = NULL;
     prep_t *prep = NULL;
-    ps_cupti_t *cp = NULL;
+    psi_cupti_t *cp = NULL;
     arena_t *a = NULL;
     part_t *part = NULL;
     int rc = 0;
@@ -974,28 +974,28 @@ static int cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs, ps_
         rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
     RT_RC(rc, cudaStreamSynchronize((cudaStream_t)s->stream), "cudaStreamSynchronize (warm-up)");
     if (rc == 0)
-        rc = ps_cupti_open(s->ctx, b->ordinal, ps_cuda_counter_metrics(), N_METRICS, l->n, &cp);
+        rc = psi_cupti_open(s->ctx, b->ordinal, psi_cuda_counter_metrics(), N_METRICS, l->n, &cp);
     int all_done = 0, passes = 0;
     while (rc == 0 && !all_done) {
         rc = counter_pass(b, s, a, l, prep, cp, &all_done);
         if (++passes > 256 && !all_done)
-            rc = ps_error(PS_E_BACKEND, "cupti: more than 256 replay passes");
+            rc = psi_error(PS_E_BACKEND, "cupti: more than 256 replay passes");
     }
-    double *v = rc ? NULL : ps_calloc((size_t)l->n * N_METRICS, sizeof *v);
+    double *v = rc ? NULL : psi_calloc((size_t)l->n * N_METRICS, sizeof *v);
     if (rc == 0 && !v)
         rc = PS_E_NOMEM;
     int n_ranges = 0;
     if (rc == 0)
-        rc = ps_cupti_results(cp, v, l->n, &n_ranges);
+        rc = psi_cupti_results(cp, v, l->n, &n_ranges);
     if (rc == 0 && n_ranges != l->n)
-        rc = ps_error(PS_E_BACKEND, "cupti: %d ranges profiled for %d operators", n_ranges, l->n);
+        rc = psi_error(PS_E_BACKEND, "cupti: %d ranges profiled for %d operators", n_ranges, l->n);
     for (int i = 0; i < l->n && rc == 0; i++) {
         const double *m = v + (size_t)i * N_METRICS;
-        ps_counters_t c = {m[0], m[1], m[2], m[3], m[4], m[5], m[6]};
+        psi_counters_t c = {m[0], m[1], m[2], m[3], m[4], m[5], m[6]};
         out[i] = c;
     }
     free(v);
-    ps_cupti_close(cp);
+    psi_cupti_close(cp);
     prep_free(prep, l->n);
     if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
         rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
@@ -1004,7 +1004,7 @@ static int cuda_counters(ps_backend_t *base, const ps_oplist_t *l, int tpcs, ps_
 
 /* Whole iterations of l on the primary context: this process's share of
  * the device, which under MPS is its active thread percentage. */
-static int cuda_throughput(ps_backend_t *base, const ps_oplist_t *l, int warmup, double seconds,
+static int cuda_throughput(psi_backend_t *base, const psi_oplist_t *l, int warmup, double seconds,
                            void (*ready)(void *user), void *user, double *iters_per_s)
 {
     cuda_t *b = (cuda_t *)base;
@@ -1024,14 +1024,14 @@ static int cuda_throughput(ps_backend_t *base, const ps_oplist_t *l, int warmup,
     for (int it = -warmup; rc == 0; it++) {
         if (it == 0) {
             ready(user);
-            t0 = ps_now();
+            t0 = psi_now();
         }
         for (int i = 0; i < l->n && rc == 0; i++)
             rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
         RT_RC(rc, cudaStreamSynchronize(st), "cudaStreamSynchronize (iteration)");
         if (it >= 0) {
             iters++;
-            el = ps_now() - t0;
+            el = psi_now() - t0;
             if (el >= seconds)
                 break;
         }
@@ -1042,16 +1042,16 @@ static int cuda_throughput(ps_backend_t *base, const ps_oplist_t *l, int warmup,
     return rc;
 }
 
-static int cuda_buffers(ps_backend_t *base, const ps_oplist_t *l, ps_memplan_t *out)
+static int cuda_buffers(psi_backend_t *base, const psi_oplist_t *l, psi_memplan_t *out)
 {
     cuda_t *b = (cuda_t *)base;
     arena_t *a = NULL;
     int rc = arena_get(b, 0, l, &a);
-    return rc ? rc : ps_memplan_make(l, (uintptr_t)a->base, out);
+    return rc ? rc : psi_memplan_make(l, (uintptr_t)a->base, out);
 }
 
 /* Cleanup: results discarded on purpose. */
-static void cuda_free(ps_backend_t *base)
+static void cuda_free(psi_backend_t *base)
 {
     cuda_t *b = (cuda_t *)base;
     (void)cudaDeviceSynchronize();
@@ -1075,7 +1075,7 @@ static void cuda_free(ps_backend_t *base)
             (void)cudaFree(b->arena[k].base);
         if (b->arena[k].ws)
             (void)cudaFree(b->arena[k].ws);
-        ps_memplan_free(&b->arena[k].plan);
+        psi_memplan_free(&b->arena[k].plan);
     }
     if (b->flush)
         (void)cudaFree(b->flush);
@@ -1090,12 +1090,12 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
-        return ps_error(PS_E_BACKEND,
+        return psi_error(PS_E_BACKEND,
                         "cuda: no usable GPU (cudaGetDeviceCount: %s): is the NVIDIA driver (CUDA 13 "
                         "or newer) installed and a GPU visible?",
                         cudaGetErrorString(e));
     if (p->device < 0 || p->device >= n)
-        return ps_error(PS_E_ARG, "cuda: no device %d (%d present)", p->device, n);
+        return psi_error(PS_E_ARG, "cuda: no device %d (%d present)", p->device, n);
     b->ordinal = p->device;
     b->flush_l2 = p->flush_l2;
     RT(cudaSetDevice(p->device), "cudaSetDevice");
@@ -1108,7 +1108,7 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     struct cudaDeviceProp prop;
     RT(cudaGetDeviceProperties(&prop, p->device), "cudaGetDeviceProperties");
     ps_collect_device_t *d = &b->base.dev;
-    ps_gpu_column_name(prop.name, d->gpu, sizeof d->gpu);
+    psi_gpu_column_name(prop.name, d->gpu, sizeof d->gpu);
     d->sm_count = (int)b->sm_all.sm.smCount;
     d->tpc_count = d->sm_count / 2;
     d->min_partition_sms = (int)b->sm_all.sm.minSmPartitionSize;
@@ -1127,7 +1127,7 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     else {
         d->exec_sms = d->sm_count;
         if (ar != CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY)
-            ps_log(PS_LOG_WARN, "cuCtxGetExecAffinity: error %d; taking every SM as this process's", (int)ar);
+            psi_log(PS_LOG_WARN, "cuCtxGetExecAffinity: error %d; taking every SM as this process's", (int)ar);
     }
     char bus[32];
     RT(cudaDeviceGetPCIBusId(bus, (int)sizeof bus, p->device), "cudaDeviceGetPCIBusId");
@@ -1152,10 +1152,10 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     return 0;
 }
 
-int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out)
+int psi_backend_cuda_open(const ps_collect_params_t *p, psi_backend_t **out)
 {
     *out = NULL;
-    cuda_t *b = ps_calloc(1, sizeof *b);
+    cuda_t *b = psi_calloc(1, sizeof *b);
     if (!b)
         return PS_E_NOMEM;
     b->base.name = "cuda";

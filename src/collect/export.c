@@ -20,7 +20,7 @@ static const char *col_text(sqlite3_stmt *st, int i)
     return t ? (const char *)t : "";
 }
 
-int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
+int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
 {
     *out = NULL;
     static const char sql[] =
@@ -36,12 +36,12 @@ int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
         " AND t.batch=o.batch AND t.op=o.op AND t.tpcs=o.tpcs"
         " ORDER BY o.gpu, o.model, o.batch, o.op, o.tpcs";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+    if (sqlite3_prepare_v2(psi_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return psi_store_error(s, "prepare");
     ps_ops_t *t = ps_ops_new();
     int rc = t ? 0 : PS_E_NOMEM, r = SQLITE_DONE;
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        ps_op_row_t row;
+        psi_op_row_t row;
         memset(&row, 0, sizeof row);
         row.gpu = col_text(st, 0);
         row.model = col_text(st, 1);
@@ -50,7 +50,7 @@ int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
         row.name = col_text(st, 4);
         row.tpcs = sqlite3_column_int(st, 5);
         row.duration_ns = sqlite3_column_double(st, 6);
-        ps_counters_t c = {col_num(st, 7),  col_num(st, 8),  col_num(st, 9), col_num(st, 10),
+        psi_counters_t c = {col_num(st, 7),  col_num(st, 8),  col_num(st, 9), col_num(st, 10),
                            col_num(st, 11), col_num(st, 12), col_num(st, 13)};
         /* Roofline class from the counters: whichever of compute and memory
          * throughput is closer to its peak (empty when not measured). */
@@ -63,7 +63,7 @@ int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
         } else if (sqlite3_column_int(st, 22)) {
             /* Counters measured on this row's partition (collect counters
              * --tpcs): validated and kept, FORMATS.md. */
-            ps_counters_t t = {col_num(st, 15), col_num(st, 16), col_num(st, 17), col_num(st, 18),
+            psi_counters_t t = {col_num(st, 15), col_num(st, 16), col_num(st, 17), col_num(st, 18),
                                col_num(st, 19), col_num(st, 20), col_num(st, 21)};
             row.c = t;
         } else {
@@ -73,7 +73,7 @@ int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
         rc = ps_ops_append(t, &row);
     }
     if (rc == 0 && r != SQLITE_DONE)
-        rc = ps_store_error(s, "export ops");
+        rc = psi_store_error(s, "export ops");
     sqlite3_finalize(st);
     if (rc) {
         ps_ops_free(t);
@@ -83,7 +83,7 @@ int ps_store_export_ops(ps_store_t *s, ps_ops_t **out)
     return 0;
 }
 
-int ps_store_export_coexec(ps_store_t *s, ps_coexec_t **out)
+int psi_store_export_coexec(psi_store_t *s, ps_coexec_t **out)
 {
     *out = NULL;
     static const char sql[] =
@@ -91,12 +91,12 @@ int ps_store_export_coexec(ps_store_t *s, ps_coexec_t **out)
         " lp_start, lp_len, hp_tpcs, lp_tpcs, hp_ns, lp_ns, mechanism FROM coexec"
         " ORDER BY experiment, run";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+    if (sqlite3_prepare_v2(psi_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return psi_store_error(s, "prepare");
     ps_coexec_t *t = ps_coexec_new();
     int rc = t ? 0 : PS_E_NOMEM, r = SQLITE_DONE;
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        ps_coexec_row_t row = {
+        psi_coexec_row_t row = {
             .experiment = col_text(st, 0),
             .gpu = col_text(st, 1),
             .hp_model = col_text(st, 2),
@@ -116,7 +116,7 @@ int ps_store_export_coexec(ps_store_t *s, ps_coexec_t **out)
         rc = ps_coexec_append(t, &row);
     }
     if (rc == 0 && r != SQLITE_DONE)
-        rc = ps_store_error(s, "export coexec");
+        rc = psi_store_error(s, "export coexec");
     sqlite3_finalize(st);
     if (rc) {
         ps_coexec_free(t);
@@ -131,18 +131,18 @@ int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexe
     int rc = 0;
     if (ops_path) {
         ps_ops_t *t = NULL;
-        rc = ps_store_export_ops(ps_campaign_store(c), &t);
+        rc = psi_store_export_ops(psi_campaign_store(c), &t);
         if (rc == 0 && t->n == 0)
-            rc = ps_error(PS_E_INPUT, "the campaign has no profile rows to export");
+            rc = psi_error(PS_E_INPUT, "the campaign has no profile rows to export");
         if (rc == 0)
             rc = ps_ops_save(t, ops_path);
         ps_ops_free(t);
     }
     if (rc == 0 && coexec_path) {
         ps_coexec_t *t = NULL;
-        rc = ps_store_export_coexec(ps_campaign_store(c), &t);
+        rc = psi_store_export_coexec(psi_campaign_store(c), &t);
         if (rc == 0 && t->n == 0)
-            rc = ps_error(PS_E_INPUT, "the campaign has no co-execution rows to export");
+            rc = psi_error(PS_E_INPUT, "the campaign has no co-execution rows to export");
         if (rc == 0)
             rc = ps_coexec_save(t, coexec_path);
         ps_coexec_free(t);

@@ -32,7 +32,7 @@
 #define FAKE_ARENA_BASE 0x7f0000000000ULL /* made-up device addresses */
 
 typedef struct {
-    ps_backend_t base;
+    psi_backend_t base;
     unsigned delay_us;
     int throttle, no_permission;
     long runs_seen; /* timed runs so far, for fake_throttle */
@@ -52,7 +52,7 @@ static int trace_push(fake_t *f, int op)
 {
     if (f->n_trace == f->cap_trace) {
         int cap = f->cap_trace ? 2 * f->cap_trace : 1024;
-        int *t = ps_realloc(f->trace, (size_t)cap * sizeof *t);
+        int *t = psi_realloc(f->trace, (size_t)cap * sizeof *t);
         if (!t)
             return PS_E_NOMEM;
         f->trace = t;
@@ -62,10 +62,10 @@ static int trace_push(fake_t *f, int op)
     return 0;
 }
 
-int ps_backend_fake_trace(ps_backend_t *b, const int **ops, int *n)
+int psi_backend_fake_trace(psi_backend_t *b, const int **ops, int *n)
 {
     if (strcmp(b->name, "fake") != 0)
-        return ps_error(PS_E_ARG, "only the fake backend keeps a trace");
+        return psi_error(PS_E_ARG, "only the fake backend keeps a trace");
     const fake_t *f = (const fake_t *)b;
     *ops = f->trace;
     *n = f->n_trace;
@@ -109,11 +109,11 @@ static void fake_sleep(const fake_t *f)
 }
 
 /* Roofline time of op on tpcs TPCs, split into its compute and memory parts. */
-static void op_time(const ps_opdesc_t *op, int tpcs, double *t_ns, double *mem_share)
+static void op_time(const psi_opdesc_t *op, int tpcs, double *t_ns, double *mem_share)
 {
-    double tc = ps_op_flops(op) / ((double)tpcs * FAKE_FLOPS_PER_TPC) * 1e9;
+    double tc = psi_op_flops(op) / ((double)tpcs * FAKE_FLOPS_PER_TPC) * 1e9;
     double bw = FAKE_DRAM_BW * ((double)tpcs >= FAKE_BW_SAT_TPCS ? 1.0 : (double)tpcs / FAKE_BW_SAT_TPCS);
-    double tm = ps_op_bytes(op) / bw * 1e9;
+    double tm = psi_op_bytes(op) / bw * 1e9;
     double body = tc > tm ? tc : tm;
     *t_ns = FAKE_LAUNCH_NS + body;
     *mem_share = body > 0 ? tm / body * (body / *t_ns) : 0.0;
@@ -125,7 +125,7 @@ static void op_time(const ps_opdesc_t *op, int tpcs, double *t_ns, double *mem_s
  * trace records it); the time of each is a pure function of the operator,
  * the allocation and the run, so that a resumed campaign writes the same
  * rows as an uninterrupted one. */
-static int fake_profile(ps_backend_t *b, const ps_oplist_t *l, int tpcs, int warmup, int runs,
+static int fake_profile(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs,
                         double *out_ns, double *clock_mhz)
 {
     fake_t *f = (fake_t *)b;
@@ -153,7 +153,7 @@ static int fake_profile(ps_backend_t *b, const ps_oplist_t *l, int tpcs, int war
 
 /* Mean memory share of a segment, weighted by time: the pressure it puts on
  * the shared L2/DRAM path. */
-static void segment_cost(const ps_segment_t *s, double *t_ns, double *pressure, double *mem_time)
+static void segment_cost(const psi_segment_t *s, double *t_ns, double *pressure, double *mem_time)
 {
     double tot = 0, mem = 0;
     for (int i = s->start; s->list && i < s->start + s->len; i++) {
@@ -167,13 +167,13 @@ static void segment_cost(const ps_segment_t *s, double *t_ns, double *pressure, 
     *pressure = tot > 0 ? mem / tot : 0;
 }
 
-static int fake_coexec(ps_backend_t *b, const ps_segment_t *hp, const ps_segment_t *lp, int warmup,
+static int fake_coexec(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup,
                        int runs, double *hp_ns, double *lp_ns, double *clock_mhz)
 {
     (void)warmup;
     fake_t *f = (fake_t *)b;
     if (hp->tpcs + lp->tpcs > b->dev.tpc_count)
-        return ps_error(PS_E_ARG, "fake: %d + %d TPCs exceed the device's %d", hp->tpcs, lp->tpcs,
+        return psi_error(PS_E_ARG, "fake: %d + %d TPCs exceed the device's %d", hp->tpcs, lp->tpcs,
                         b->dev.tpc_count);
     fake_sleep(f);
     double th, ph, mh, tl, pl, ml;
@@ -202,19 +202,19 @@ static int fake_coexec(ps_backend_t *b, const ps_segment_t *hp, const ps_segment
 
 /* Counters of the roofline: DRAM bytes as estimated, L2 traffic twice that,
  * and utilisations from the compute and memory parts of the time. */
-static int fake_counters(ps_backend_t *b, const ps_oplist_t *l, int tpcs, ps_counters_t *out)
+static int fake_counters(psi_backend_t *b, const psi_oplist_t *l, int tpcs, psi_counters_t *out)
 {
     fake_t *f = (fake_t *)b;
     if (f->no_permission)
-        return ps_counters_permission_error("cuptiProfilerHostInitialize");
+        return psi_counters_permission_error("cuptiProfilerHostInitialize");
     fake_sleep(f);
     for (int i = 0; i < l->n; i++) {
-        const ps_opdesc_t *op = &l->ops[i];
+        const psi_opdesc_t *op = &l->ops[i];
         double t, m;
         op_time(op, tpcs, &t, &m);
-        double tc = ps_op_flops(op) / ((double)tpcs * FAKE_FLOPS_PER_TPC) * 1e9;
-        out[i].dram_bytes = ps_op_bytes(op);
-        out[i].l2_bytes = 2.0 * ps_op_bytes(op);
+        double tc = psi_op_flops(op) / ((double)tpcs * FAKE_FLOPS_PER_TPC) * 1e9;
+        out[i].dram_bytes = psi_op_bytes(op);
+        out[i].l2_bytes = 2.0 * psi_op_bytes(op);
         out[i].stall_long_scoreboard = 60.0 * m;
         out[i].stall_lg_throttle = 10.0 * m;
         out[i].stall_mio_throttle = 5.0 * (1.0 - m);
@@ -228,7 +228,7 @@ static int fake_counters(ps_backend_t *b, const ps_oplist_t *l, int tpcs, ps_cou
  * (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, as under MPS): the roofline time of
  * every operator on that share of the TPCs. Nothing runs, so co-located
  * fake jobs do not slow each other down. */
-static int fake_throughput(ps_backend_t *b, const ps_oplist_t *l, int warmup, double seconds,
+static int fake_throughput(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds,
                            void (*ready)(void *user), void *user, double *iters_per_s)
 {
     (void)warmup;
@@ -252,22 +252,22 @@ static int fake_throughput(ps_backend_t *b, const ps_oplist_t *l, int warmup, do
 }
 
 /* The layout the CUDA backend would use, from a made-up base address. */
-static int fake_buffers(ps_backend_t *b, const ps_oplist_t *l, ps_memplan_t *out)
+static int fake_buffers(psi_backend_t *b, const psi_oplist_t *l, psi_memplan_t *out)
 {
     (void)b;
-    return ps_memplan_make(l, (uintptr_t)FAKE_ARENA_BASE, out);
+    return psi_memplan_make(l, (uintptr_t)FAKE_ARENA_BASE, out);
 }
 
-static void fake_free(ps_backend_t *b)
+static void fake_free(psi_backend_t *b)
 {
     fake_t *f = (fake_t *)b;
     free(f->trace);
     free(f);
 }
 
-int ps_backend_fake_open(const ps_collect_params_t *p, ps_backend_t **out)
+int psi_backend_fake_open(const ps_collect_params_t *p, psi_backend_t **out)
 {
-    fake_t *f = ps_calloc(1, sizeof *f);
+    fake_t *f = psi_calloc(1, sizeof *f);
     if (!f)
         return PS_E_NOMEM;
     f->base.name = "fake";

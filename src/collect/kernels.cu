@@ -245,13 +245,13 @@ unsigned grid_for(long long n)
 
 } // namespace
 
-extern "C" cudaError_t ps_kernel_fill(void *buf, size_t elems, unsigned seed, cudaStream_t stream)
+extern "C" cudaError_t psi_kernel_fill(void *buf, size_t elems, unsigned seed, cudaStream_t stream)
 {
     fill_kernel<<<grid_for((long long)elems), kThreads, 0, stream>>>((__half *)buf, (long long)elems, seed);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t ps_kernel_launch(const ps_opdesc_t *op, void *in_, void *w_, void *out_,
+extern "C" cudaError_t psi_kernel_launch(const psi_opdesc_t *op, void *in_, void *w_, void *out_,
                                         cudaStream_t stream)
 {
     const __half *in = (const __half *)in_, *w = (const __half *)w_;
@@ -282,8 +282,8 @@ extern "C" cudaError_t ps_kernel_launch(const ps_opdesc_t *op, void *in_, void *
                 in, out, p[PP_H] * p[PP_W]);
         } else {
             int win = (int)p[PP_WINDOW], stride = (int)p[PP_STRIDE];
-            long long oh = ps_conv_out(p[PP_H], win, stride, win / 2);
-            long long ow = ps_conv_out(p[PP_W], win, stride, win / 2);
+            long long oh = psi_conv_out(p[PP_H], win, stride, win / 2);
+            long long ow = psi_conv_out(p[PP_W], win, stride, win / 2);
             pool_kernel<<<grid_for(p[PP_N] * p[PP_C] * oh * ow), kThreads, 0, stream>>>(
                 in, out, p[PP_N] * p[PP_C], p[PP_H], p[PP_W], oh, ow, win, stride,
                 op->variant == PS_POOL_MAX);

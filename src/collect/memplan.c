@@ -14,18 +14,18 @@ static size_t align_up(size_t v)
 /* Weights first (one block per operator that has any), then activations in
  * model order: an operator's own input (when it cannot read its
  * predecessor's output), then its output. */
-int ps_memplan_make(const ps_oplist_t *l, uintptr_t base, ps_memplan_t *out)
+int psi_memplan_make(const psi_oplist_t *l, uintptr_t base, psi_memplan_t *out)
 {
     memset(out, 0, sizeof *out);
     if (!l || l->n <= 0)
-        return ps_error(PS_E_ARG, "memory plan: an empty operator list");
-    ps_opbuf_t *op = ps_calloc((size_t)l->n, sizeof *op);
+        return psi_error(PS_E_ARG, "memory plan: an empty operator list");
+    psi_opbuf_t *op = psi_calloc((size_t)l->n, sizeof *op);
     if (!op)
         return PS_E_NOMEM;
     size_t at = 0;
     for (int i = 0; i < l->n; i++) {
         long long in, w, o;
-        ps_op_tensor_elems(&l->ops[i], &in, &w, &o);
+        psi_op_tensor_elems(&l->ops[i], &in, &w, &o);
         op[i].in_bytes = (size_t)(in > 0 ? in : 1) * 2;
         op[i].w_bytes = (size_t)(w > 0 ? w : 0) * 2;
         op[i].out_bytes = (size_t)(o > 0 ? o : 1) * 2;
@@ -54,7 +54,7 @@ int ps_memplan_make(const ps_oplist_t *l, uintptr_t base, ps_memplan_t *out)
     return 0;
 }
 
-void ps_memplan_free(ps_memplan_t *m)
+void psi_memplan_free(psi_memplan_t *m)
 {
     if (!m)
         return;

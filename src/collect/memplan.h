@@ -31,20 +31,20 @@ typedef struct {
     uintptr_t in, w, out;
     size_t in_bytes, w_bytes, out_bytes;
     int chained; /* 1 when in is the previous operator's out */
-} ps_opbuf_t;
+} psi_opbuf_t;
 
 typedef struct {
     int n;
-    ps_opbuf_t *op;           /* [n] */
+    psi_opbuf_t *op;           /* [n] */
     size_t weight_bytes;      /* all weight blocks */
     size_t activation_bytes;  /* outputs and own inputs */
     size_t total_bytes;       /* the arena: weights + activations + padding */
-} ps_memplan_t;
+} psi_memplan_t;
 
 /* Lay out l from address base (0: offsets). fp16, 2 bytes an element. On
- * success out->op is owned by the caller (ps_memplan_free). */
-int ps_memplan_make(const ps_oplist_t *l, uintptr_t base, ps_memplan_t *out);
-void ps_memplan_free(ps_memplan_t *m);
+ * success out->op is owned by the caller (psi_memplan_free). */
+int psi_memplan_make(const psi_oplist_t *l, uintptr_t base, psi_memplan_t *out);
+void psi_memplan_free(psi_memplan_t *m);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 #endif
 
 static pthread_mutex_t module_lock = PTHREAD_MUTEX_INITIALIZER;
-static ps_cuda_module_open_fn module_open; /* set once, under module_lock */
+static psi_cuda_module_open_fn module_open; /* set once, under module_lock */
 static char module_path[PATH_MAX];
 
 /* Directory of the running executable, without the trailing '/'. */
@@ -63,10 +63,10 @@ static int load_locked(void)
     if (env && *env) {
         int r = try_load(env, &h, why, sizeof why);
         if (r == 1)
-            return ps_error(PS_E_BACKEND, "cuda: no CUDA module at %s=%s (%s)", PS_CUDA_MODULE_ENV, env,
+            return psi_error(PS_E_BACKEND, "cuda: no CUDA module at %s=%s (%s)", PS_CUDA_MODULE_ENV, env,
                             strerror(ENOENT));
         if (r < 0)
-            return ps_error(PS_E_BACKEND,
+            return psi_error(PS_E_BACKEND,
                             "cuda: cannot load the CUDA module %s: %s (are the CUDA 13 runtime, "
                             "cuBLAS, cuDNN 9 and CUPTI libraries installed and on the library path?)",
                             env, why);
@@ -74,7 +74,7 @@ static int load_locked(void)
     } else {
         char dir[PATH_MAX];
         if (exe_dir(dir, sizeof dir) != 0)
-            return ps_error(PS_E_BACKEND, "cuda: cannot read /proc/self/exe to find %s; %s",
+            return psi_error(PS_E_BACKEND, "cuda: cannot read /proc/self/exe to find %s; %s",
                             PS_CUDA_MODULE_FILE, BUILT_HINT);
         char tried[2][PATH_MAX + 64];
         snprintf(tried[0], sizeof tried[0], "%s/%s", dir, PS_CUDA_MODULE_FILE);
@@ -83,7 +83,7 @@ static int load_locked(void)
         for (int i = 0; i < 2 && r != 0; i++) {
             r = try_load(tried[i], &h, why, sizeof why);
             if (r < 0)
-                return ps_error(PS_E_BACKEND,
+                return psi_error(PS_E_BACKEND,
                                 "cuda: cannot load the CUDA module %s: %s (are the CUDA 13 runtime, "
                                 "cuBLAS, cuDNN 9 and CUPTI libraries installed and on the library "
                                 "path?)",
@@ -92,7 +92,7 @@ static int load_locked(void)
                 snprintf(module_path, sizeof module_path, "%.*s", PATH_MAX - 1, tried[i]);
         }
         if (r != 0)
-            return ps_error(PS_E_BACKEND, "cuda: no CUDA module: %s is neither at %s nor at %s; %s",
+            return psi_error(PS_E_BACKEND, "cuda: no CUDA module: %s is neither at %s nor at %s; %s",
                             PS_CUDA_MODULE_FILE, tried[0], tried[1], BUILT_HINT);
     }
     dlerror();
@@ -101,20 +101,20 @@ static int load_locked(void)
         const char *e = dlerror();
         /* Keep h loaded: unloading a library that may have started CUDA
          * threads is not worth the risk, and the process is about to fail. */
-        return ps_error(PS_E_BACKEND, "cuda: %s is not a pairsight CUDA module: %s", module_path,
+        return psi_error(PS_E_BACKEND, "cuda: %s is not a pairsight CUDA module: %s", module_path,
                         e ? e : "no " PS_CUDA_MODULE_ENTRY);
     }
     /* ISO C forbids casting void * to a function pointer; POSIX guarantees
      * that dlsym's result converts, so copy the bits. */
     memcpy(&module_open, &sym, sizeof module_open);
-    ps_log(PS_LOG_DEBUG, "cuda: loaded %s", module_path);
+    psi_log(PS_LOG_DEBUG, "cuda: loaded %s", module_path);
     return 0;
 }
 
-int ps_backend_cuda_module_open(const ps_collect_params_t *p, ps_backend_t **out)
+int psi_backend_cuda_module_open(const ps_collect_params_t *p, psi_backend_t **out)
 {
     *out = NULL;
-    static const ps_cuda_host_t host = PS_CUDA_HOST_INIT;
+    static const psi_cuda_host_t host = PS_CUDA_HOST_INIT;
     /* Opened under the lock too, so that the module sees one host at a time. */
     pthread_mutex_lock(&module_lock);
     int rc = module_open ? 0 : load_locked();

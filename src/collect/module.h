@@ -31,7 +31,7 @@ extern "C" {
 
 #define PS_CUDA_MODULE_FILE "libpairsight_cuda.so"
 #define PS_CUDA_MODULE_ENV "PAIRSIGHT_CUDA_MODULE"
-#define PS_CUDA_MODULE_ENTRY "ps_cuda_module_open"
+#define PS_CUDA_MODULE_ENTRY "psi_cuda_module_open"
 /* Bump when the table or the structures the module shares with the host
  * change meaning; their sizes are checked as well. */
 #define PS_CUDA_MODULE_ABI 2
@@ -48,43 +48,43 @@ typedef struct {
     void *(*calloc)(size_t n, size_t size);
     double (*now)(void);
     void (*gpu_column_name)(const char *device_name, char *out, size_t size);
-    void (*op_tensor_elems)(const ps_opdesc_t *op, long long *in, long long *weight, long long *out);
+    void (*op_tensor_elems)(const psi_opdesc_t *op, long long *in, long long *weight, long long *out);
     long long (*conv_out)(long long in, long long window, long long stride, long long pad);
-    int (*memplan_make)(const ps_oplist_t *l, uintptr_t base, ps_memplan_t *out);
-    void (*memplan_free)(ps_memplan_t *m);
+    int (*memplan_make)(const psi_oplist_t *l, uintptr_t base, psi_memplan_t *out);
+    void (*memplan_free)(psi_memplan_t *m);
     int (*counters_permission_error)(const char *what);
-    const char *const *counter_metrics; /* ps_counter_metrics */
-} ps_cuda_host_t;
+    const char *const *counter_metrics; /* psi_counter_metrics */
+} psi_cuda_host_t;
 
 #define PS_CUDA_HOST_INIT                                                                          \
     {                                                                                              \
-        .abi = PS_CUDA_MODULE_ABI, .error = ps_error, .size = sizeof(ps_cuda_host_t),              \
-        .sizeof_backend = sizeof(ps_backend_t), .sizeof_params = sizeof(ps_collect_params_t),      \
-        .sizeof_oplist = sizeof(ps_oplist_t), .sizeof_op = sizeof(ps_opdesc_t),                    \
-        .sizeof_counters = sizeof(ps_counters_t), .version = PS_VERSION_STRING,                    \
-        .last_error = ps_last_error, .log = ps_log, .calloc = ps_calloc, .now = ps_now,            \
-        .gpu_column_name = ps_gpu_column_name, .op_tensor_elems = ps_op_tensor_elems,              \
-        .conv_out = ps_conv_out, .memplan_make = ps_memplan_make,                                  \
-        .memplan_free = ps_memplan_free,                                                           \
-        .counters_permission_error = ps_counters_permission_error,                                 \
-        .counter_metrics = ps_counter_metrics,                                                     \
+        .abi = PS_CUDA_MODULE_ABI, .error = psi_error, .size = sizeof(psi_cuda_host_t),              \
+        .sizeof_backend = sizeof(psi_backend_t), .sizeof_params = sizeof(ps_collect_params_t),      \
+        .sizeof_oplist = sizeof(psi_oplist_t), .sizeof_op = sizeof(psi_opdesc_t),                    \
+        .sizeof_counters = sizeof(psi_counters_t), .version = PS_VERSION_STRING,                    \
+        .last_error = ps_last_error, .log = psi_log, .calloc = psi_calloc, .now = psi_now,            \
+        .gpu_column_name = psi_gpu_column_name, .op_tensor_elems = psi_op_tensor_elems,              \
+        .conv_out = psi_conv_out, .memplan_make = psi_memplan_make,                                  \
+        .memplan_free = psi_memplan_free,                                                           \
+        .counters_permission_error = psi_counters_permission_error,                                 \
+        .counter_metrics = psi_counter_metrics,                                                     \
     }
 
 /* The module's one exported function (PS_CUDA_MODULE_ENTRY): check host
  * against the module's own build, then open the CUDA backend. The backend it
  * returns is the module's; the module stays loaded for the process's life. */
-typedef int (*ps_cuda_module_open_fn)(const ps_cuda_host_t *host, const ps_collect_params_t *p,
-                                      ps_backend_t **out);
+typedef int (*psi_cuda_module_open_fn)(const psi_cuda_host_t *host, const ps_collect_params_t *p,
+                                      psi_backend_t **out);
 
 /* Host side: open the "cuda" backend through the module, loading it on the
  * first call. PS_E_BACKEND, with a message naming what is missing (the
  * module, a CUDA library, the driver, a GPU), when it cannot. */
-int ps_backend_cuda_module_open(const ps_collect_params_t *p, ps_backend_t **out);
+int psi_backend_cuda_module_open(const ps_collect_params_t *p, psi_backend_t **out);
 
 /* Module side (device_cuda.c). */
-int ps_backend_cuda_open(const ps_collect_params_t *p, ps_backend_t **out);
-/* Module side (module_cuda.c): the host's ps_counter_metrics. */
-const char *const *ps_cuda_counter_metrics(void);
+int psi_backend_cuda_open(const ps_collect_params_t *p, psi_backend_t **out);
+/* Module side (module_cuda.c): the host's psi_counter_metrics. */
+const char *const *psi_cuda_counter_metrics(void);
 
 #ifdef __cplusplus
 }

@@ -40,14 +40,14 @@ static void child_main(const ps_collect_params_t *p, const ps_mps_job_t *job, do
     char share[16];
     snprintf(share, sizeof share, "%d", job->share_pct);
     setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, 1);
-    ps_backend_t *be = NULL;
-    ps_oplist_t *l = NULL;
+    psi_backend_t *be = NULL;
+    psi_oplist_t *l = NULL;
     double rate = 0;
-    int rc = ps_backend_open(p, &be);
+    int rc = psi_backend_open(p, &be);
     if (rc == 0)
-        rc = ps_zoo_build(job->model, job->batch, p->seq_len, &l);
+        rc = psi_zoo_build(job->model, job->batch, p->seq_len, &l);
     if (rc == 0 && !be->throughput)
-        rc = ps_error(PS_E_BACKEND, "the %s backend cannot run whole models", be->name);
+        rc = psi_error(PS_E_BACKEND, "the %s backend cannot run whole models", be->name);
     if (rc == 0)
         rc = be->throughput(be, l, p->warmup > 0 ? p->warmup : 1, seconds, child_ready, bar, &rate);
     if (!bar->signalled)
@@ -61,7 +61,7 @@ static void child_main(const ps_collect_params_t *p, const ps_mps_job_t *job, do
     size_t len = strlen(msg);
     if (write(out_fd, msg, len) != (ssize_t)len)
         _exit(4);
-    ps_oplist_free(l);
+    psi_oplist_free(l);
     if (be)
         be->free(be);
     _exit(rc == 0 ? 0 : 1);
@@ -75,7 +75,7 @@ static int check_mps(void)
     char path[512];
     snprintf(path, sizeof path, "%s/control", dir && *dir ? dir : "/tmp/nvidia-mps");
     if (access(path, F_OK) != 0)
-        return ps_error(PS_E_BACKEND,
+        return psi_error(PS_E_BACKEND,
                         "MPS is not running (no %s): start it with `nvidia-cuda-mps-control -d`", path);
     return 0;
 }
@@ -95,10 +95,10 @@ int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, i
 static int check_share(const ps_mps_job_t *job, int exec_sms, int sm_count)
 {
     if (exec_sms <= 0 || sm_count <= 0)
-        return ps_error(PS_E_BACKEND, "%s at %d%%: the job reported no SM count", job->model, job->share_pct);
+        return psi_error(PS_E_BACKEND, "%s at %d%%: the job reported no SM count", job->model, job->share_pct);
     double want = sm_count * job->share_pct / 100.0;
     if (job->share_pct < 100 && (exec_sms >= sm_count || fabs(exec_sms - want) > 0.05 * sm_count + 2))
-        ps_log(PS_LOG_WARN,
+        psi_log(PS_LOG_WARN,
                "%s at %d%%: the context reports %d of the %d SMs, not about %.0f: was the MPS active thread "
                "percentage applied?",
                job->model, job->share_pct, exec_sms, sm_count, want);
@@ -109,14 +109,14 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
                            double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms)
 {
     if (n <= 0 || n > 64 || !(seconds > 0 && seconds <= 86400))
-        return ps_error(PS_E_ARG, "need 1..64 jobs and seconds in (0, 86400]");
+        return psi_error(PS_E_ARG, "need 1..64 jobs and seconds in (0, 86400]");
     for (int i = 0; i < n; i++)
         if (!jobs[i].model || jobs[i].batch <= 0 || jobs[i].batch > 65536 || jobs[i].share_pct < 1 ||
             jobs[i].share_pct > 100)
-            return ps_error(PS_E_ARG, "job %d: need a model, batch in 1..65536 and a share in 1..100", i + 1);
+            return psi_error(PS_E_ARG, "job %d: need a model, batch in 1..65536 and a share in 1..100", i + 1);
     const char *name = p->backend ? p->backend : "cuda";
     if (strcmp(name, "fake") != 0 && strcmp(name, "cuda") != 0)
-        return ps_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
+        return psi_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
     if (strcmp(name, "cuda") == 0) {
         int rc = check_mps();
         if (rc)
@@ -124,7 +124,7 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
     }
     int ready[2], go[2];
     if (pipe(ready) != 0 || pipe(go) != 0)
-        return ps_error(PS_E_IO, "pipe: %s", strerror(errno));
+        return psi_error(PS_E_IO, "pipe: %s", strerror(errno));
     pid_t pid[64];
     int out[64];
     int rc = 0, started = 0;
@@ -132,14 +132,14 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
     for (int i = 0; i < n && rc == 0; i++) {
         int res[2];
         if (pipe(res) != 0) {
-            rc = ps_error(PS_E_IO, "pipe: %s", strerror(errno));
+            rc = psi_error(PS_E_IO, "pipe: %s", strerror(errno));
             break;
         }
         pid[i] = fork();
         if (pid[i] < 0) {
             close(res[0]);
             close(res[1]);
-            rc = ps_error(PS_E_IO, "fork: %s", strerror(errno));
+            rc = psi_error(PS_E_IO, "fork: %s", strerror(errno));
             break;
         }
         if (pid[i] == 0) {
@@ -191,9 +191,9 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
             rc = check_share(&jobs[i], (int)exec_sms, (int)sm_count);
         }
         else if (strncmp(msg, "error ", 6) == 0)
-            rc = ps_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);
+            rc = psi_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);
         else
-            rc = ps_error(PS_E_BACKEND, "%s at %d%%: the measuring process died (status %d)",
+            rc = psi_error(PS_E_BACKEND, "%s at %d%%: the measuring process died (status %d)",
                           jobs[i].model, jobs[i].share_pct, status);
     }
     return rc;

@@ -39,7 +39,7 @@ static const kind_info_t kinds[PS_OPK_COUNT] = {
     [PS_OPK_EMBED] = {"embed", {"rows", "dim", "vocab", NULL}, {1, 1, 1}, {NULL}},
 };
 
-int ps_opkind_from_name(const char *s)
+int psi_opkind_from_name(const char *s)
 {
     for (int k = 0; k < PS_OPK_COUNT; k++)
         if (strcmp(kinds[k].name, s) == 0)
@@ -47,7 +47,7 @@ int ps_opkind_from_name(const char *s)
     return -1;
 }
 
-const char *ps_opvariant_name(ps_opkind_t k, int variant)
+const char *psi_opvariant_name(psi_opkind_t k, int variant)
 {
     if (k < 0 || k >= PS_OPK_COUNT || variant < 0)
         return NULL;
@@ -57,9 +57,9 @@ const char *ps_opvariant_name(ps_opkind_t k, int variant)
     return NULL;
 }
 
-ps_oplist_t *ps_oplist_new(const char *model, int batch, int seq_len)
+psi_oplist_t *psi_oplist_new(const char *model, int batch, int seq_len)
 {
-    ps_oplist_t *l = ps_calloc(1, sizeof *l);
+    psi_oplist_t *l = psi_calloc(1, sizeof *l);
     if (!l)
         return NULL;
     snprintf(l->model, sizeof l->model, "%s", model ? model : "");
@@ -68,7 +68,7 @@ ps_oplist_t *ps_oplist_new(const char *model, int batch, int seq_len)
     return l;
 }
 
-void ps_oplist_free(ps_oplist_t *l)
+void psi_oplist_free(psi_oplist_t *l)
 {
     if (!l)
         return;
@@ -76,11 +76,11 @@ void ps_oplist_free(ps_oplist_t *l)
     free(l);
 }
 
-int ps_oplist_push(ps_oplist_t *l, const ps_opdesc_t *op)
+int psi_oplist_push(psi_oplist_t *l, const psi_opdesc_t *op)
 {
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 64;
-        ps_opdesc_t *ops = ps_realloc(l->ops, (size_t)cap * sizeof *ops);
+        psi_opdesc_t *ops = psi_realloc(l->ops, (size_t)cap * sizeof *ops);
         if (!ops)
             return PS_E_NOMEM;
         l->ops = ops;
@@ -90,31 +90,31 @@ int ps_oplist_push(ps_oplist_t *l, const ps_opdesc_t *op)
     return 0;
 }
 
-int ps_oplist_write(const ps_oplist_t *l, FILE *f)
+int psi_oplist_write(const psi_oplist_t *l, FILE *f)
 {
     fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d\n", l->model, l->batch,
             l->seq_len, l->n);
     for (int i = 0; i < l->n; i++) {
-        const ps_opdesc_t *op = &l->ops[i];
+        const psi_opdesc_t *op = &l->ops[i];
         const kind_info_t *ki = &kinds[op->kind];
         fprintf(f, "%s %s", ki->name, op->name);
-        const char *v = ps_opvariant_name(op->kind, op->variant);
+        const char *v = psi_opvariant_name(op->kind, op->variant);
         if (v)
             fprintf(f, " variant=%s", v);
         for (int j = 0; ki->params[j]; j++)
             fprintf(f, " %s=%lld", ki->params[j], op->p[j]);
         fputc('\n', f);
     }
-    return ferror(f) ? ps_error(PS_E_IO, "write failed") : 0;
+    return ferror(f) ? psi_error(PS_E_IO, "write failed") : 0;
 }
 
 /* Parse one `key=value` token of an operator of kind ki into op. */
 static int parse_param(const char *path, int line, int col, const kind_info_t *ki, char *tok,
-                       ps_opdesc_t *op)
+                       psi_opdesc_t *op)
 {
     char *eq = strchr(tok, '=');
     if (!eq)
-        return ps_error(PS_E_INPUT, "%s:%d:%d: expected key=value, got '%s'", path, line, col, tok);
+        return psi_error(PS_E_INPUT, "%s:%d:%d: expected key=value, got '%s'", path, line, col, tok);
     *eq = '\0';
     const char *val = eq + 1;
     if (strcmp(tok, "variant") == 0) {
@@ -123,7 +123,7 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
                 op->variant = i;
                 return 0;
             }
-        return ps_error(PS_E_INPUT, "%s:%d:%d: %s has no variant '%s'", path, line, col, ki->name, val);
+        return psi_error(PS_E_INPUT, "%s:%d:%d: %s has no variant '%s'", path, line, col, ki->name, val);
     }
     for (int j = 0; ki->params[j]; j++) {
         if (strcmp(ki->params[j], tok) != 0)
@@ -133,21 +133,21 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
         long long v = strtoll(val, &end, 10);
         if (errno || end == val || *end || v < 0 || (v == 0 && strcmp(tok, "pad") != 0 &&
                                                       strcmp(tok, "causal") != 0))
-            return ps_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count: '%s'", path, line,
+            return psi_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count: '%s'", path, line,
                             col + (int)(val - tok), tok, val);
         op->p[j] = v;
         return 0;
     }
-    return ps_error(PS_E_INPUT, "%s:%d:%d: %s has no parameter '%s'", path, line, col, ki->name, tok);
+    return psi_error(PS_E_INPUT, "%s:%d:%d: %s has no parameter '%s'", path, line, col, ki->name, tok);
 }
 
-int ps_oplist_read(const char *path, ps_oplist_t **out)
+int psi_oplist_read(const char *path, psi_oplist_t **out)
 {
     *out = NULL;
     FILE *f = fopen(path, "r");
     if (!f)
-        return ps_error(PS_E_IO, "%s: %s", path, strerror(errno));
-    ps_oplist_t *l = ps_oplist_new("", 0, 0);
+        return psi_error(PS_E_IO, "%s: %s", path, strerror(errno));
+    psi_oplist_t *l = psi_oplist_new("", 0, 0);
     int rc = l ? 0 : PS_E_NOMEM;
     char buf[4096];
     int line = 0;
@@ -155,7 +155,7 @@ int ps_oplist_read(const char *path, ps_oplist_t **out)
         line++;
         size_t len = strlen(buf);
         if (len == sizeof buf - 1 && buf[len - 1] != '\n') {
-            rc = ps_error(PS_E_INPUT, "%s:%d:1: line too long", path, line);
+            rc = psi_error(PS_E_INPUT, "%s:%d:1: line too long", path, line);
             break;
         }
         if (buf[0] == '#') {
@@ -169,28 +169,28 @@ int ps_oplist_read(const char *path, ps_oplist_t **out)
             }
             continue;
         }
-        ps_opdesc_t op;
+        psi_opdesc_t op;
         memset(&op, 0, sizeof op);
         char *save = NULL;
         char *tok = strtok_r(buf, " \t\r\n", &save);
         if (!tok)
             continue;
-        int k = ps_opkind_from_name(tok);
+        int k = psi_opkind_from_name(tok);
         if (k < 0) {
-            rc = ps_error(PS_E_INPUT, "%s:%d:%d: unknown operator kind '%s'", path, line,
+            rc = psi_error(PS_E_INPUT, "%s:%d:%d: unknown operator kind '%s'", path, line,
                           (int)(tok - buf) + 1, tok);
             break;
         }
-        op.kind = (ps_opkind_t)k;
+        op.kind = (psi_opkind_t)k;
         memcpy(op.p, kinds[k].defaults, sizeof op.p);
         char *name = strtok_r(NULL, " \t\r\n", &save);
         if (!name || strchr(name, '=')) {
-            rc = ps_error(PS_E_INPUT, "%s:%d:%d: missing operator name", path, line,
+            rc = psi_error(PS_E_INPUT, "%s:%d:%d: missing operator name", path, line,
                           name ? (int)(name - buf) + 1 : (int)strlen(tok) + 1);
             break;
         }
         if (strlen(name) >= PS_OP_NAME_MAX) {
-            rc = ps_error(PS_E_INPUT, "%s:%d:%d: operator name longer than %d bytes", path, line,
+            rc = psi_error(PS_E_INPUT, "%s:%d:%d: operator name longer than %d bytes", path, line,
                           (int)(name - buf) + 1, PS_OP_NAME_MAX - 1);
             break;
         }
@@ -198,28 +198,28 @@ int ps_oplist_read(const char *path, ps_oplist_t **out)
         while (rc == 0 && (tok = strtok_r(NULL, " \t\r\n", &save)))
             rc = parse_param(path, line, (int)(tok - buf) + 1, &kinds[k], tok, &op);
         if (rc == 0)
-            rc = ps_oplist_push(l, &op);
+            rc = psi_oplist_push(l, &op);
     }
     if (rc == 0 && ferror(f))
-        rc = ps_error(PS_E_IO, "%s: read error", path);
+        rc = psi_error(PS_E_IO, "%s: read error", path);
     if (rc == 0 && l->n == 0)
-        rc = ps_error(PS_E_INPUT, "%s: no operators", path);
+        rc = psi_error(PS_E_INPUT, "%s: no operators", path);
     fclose(f);
     if (rc != 0) {
-        ps_oplist_free(l);
+        psi_oplist_free(l);
         return rc;
     }
     *out = l;
     return 0;
 }
 
-long long ps_conv_out(long long in, long long window, long long stride, long long pad)
+long long psi_conv_out(long long in, long long window, long long stride, long long pad)
 {
     long long o = (in + 2 * pad - window) / stride + 1;
     return o > 0 ? o : 1;
 }
 
-void ps_op_tensor_elems(const ps_opdesc_t *op, long long *in, long long *weight, long long *out)
+void psi_op_tensor_elems(const psi_opdesc_t *op, long long *in, long long *weight, long long *out)
 {
     const long long *p = op->p;
     *weight = 0;
@@ -230,8 +230,8 @@ void ps_op_tensor_elems(const ps_opdesc_t *op, long long *in, long long *weight,
         *out = p[PG_BATCH] * p[PG_M] * p[PG_N];
         break;
     case PS_OPK_CONV: {
-        long long oh = ps_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
-        long long ow = ps_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
+        long long oh = psi_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
+        long long ow = psi_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
         *in = p[PC_N] * p[PC_C] * p[PC_H] * p[PC_W];
         *weight = p[PC_K] * (p[PC_C] / p[PC_GROUPS]) * p[PC_R] * p[PC_S];
         *out = p[PC_N] * p[PC_K] * oh * ow;
@@ -250,8 +250,8 @@ void ps_op_tensor_elems(const ps_opdesc_t *op, long long *in, long long *weight,
         break;
     case PS_OPK_POOL: {
         int global = op->variant == PS_POOL_GLOBAL;
-        long long oh = global ? 1 : ps_conv_out(p[PP_H], p[PP_WINDOW], p[PP_STRIDE], p[PP_WINDOW] / 2);
-        long long ow = global ? 1 : ps_conv_out(p[PP_W], p[PP_WINDOW], p[PP_STRIDE], p[PP_WINDOW] / 2);
+        long long oh = global ? 1 : psi_conv_out(p[PP_H], p[PP_WINDOW], p[PP_STRIDE], p[PP_WINDOW] / 2);
+        long long ow = global ? 1 : psi_conv_out(p[PP_W], p[PP_WINDOW], p[PP_STRIDE], p[PP_WINDOW] / 2);
         *in = p[PP_N] * p[PP_C] * p[PP_H] * p[PP_W];
         *out = p[PP_N] * p[PP_C] * oh * ow;
         break;
@@ -272,11 +272,11 @@ void ps_op_tensor_elems(const ps_opdesc_t *op, long long *in, long long *weight,
     }
 }
 
-double ps_op_flops(const ps_opdesc_t *op)
+double psi_op_flops(const psi_opdesc_t *op)
 {
     const long long *p = op->p;
     long long in, w, out;
-    ps_op_tensor_elems(op, &in, &w, &out);
+    psi_op_tensor_elems(op, &in, &w, &out);
     switch (op->kind) {
     case PS_OPK_GEMM:
         return 2.0 * (double)p[PG_BATCH] * (double)p[PG_M] * (double)p[PG_N] * (double)p[PG_K];
@@ -299,10 +299,10 @@ double ps_op_flops(const ps_opdesc_t *op)
     }
 }
 
-double ps_op_bytes(const ps_opdesc_t *op)
+double psi_op_bytes(const psi_opdesc_t *op)
 {
     long long in, w, out;
-    ps_op_tensor_elems(op, &in, &w, &out);
+    psi_op_tensor_elems(op, &in, &w, &out);
     if (op->kind == PS_OPK_EMBED) /* only the gathered rows are read */
         return 2.0 * 2.0 * (double)out + 8.0 * (double)in;
     return 2.0 * ((double)in + (double)w + (double)out);

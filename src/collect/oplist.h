@@ -34,7 +34,7 @@ typedef enum {
     PS_OPK_ATTN,     /* fused scaled-dot-product attention */
     PS_OPK_EMBED,    /* embedding gather */
     PS_OPK_COUNT
-} ps_opkind_t;
+} psi_opkind_t;
 
 /* Variants (the `variant=` key) of the kinds that have them. */
 enum {
@@ -60,48 +60,48 @@ enum { PA_BATCH, PA_HEADS, PA_KV_HEADS, PA_SEQ_Q, PA_SEQ_KV, PA_HEAD_DIM, PA_CAU
 enum { PM_ROWS, PM_DIM, PM_VOCAB };    /* embed */
 
 typedef struct {
-    ps_opkind_t kind;
+    psi_opkind_t kind;
     int variant;
     long long p[PS_OP_MAX_PARAMS];
     char name[PS_OP_NAME_MAX];
-} ps_opdesc_t;
+} psi_opdesc_t;
 
 typedef struct {
     char model[64];
     int batch;
     int seq_len; /* tokens per sequence for transformers, 0 for CNNs */
-    ps_opdesc_t *ops;
+    psi_opdesc_t *ops;
     int n, cap;
-} ps_oplist_t;
+} psi_oplist_t;
 
-ps_oplist_t *ps_oplist_new(const char *model, int batch, int seq_len);
-void ps_oplist_free(ps_oplist_t *l);
-int ps_oplist_push(ps_oplist_t *l, const ps_opdesc_t *op);
+psi_oplist_t *psi_oplist_new(const char *model, int batch, int seq_len);
+void psi_oplist_free(psi_oplist_t *l);
+int psi_oplist_push(psi_oplist_t *l, const psi_opdesc_t *op);
 
 /* The kind of a name (-1 if unknown) and the name of a variant. */
-int ps_opkind_from_name(const char *s);
-const char *ps_opvariant_name(ps_opkind_t k, int variant);
+int psi_opkind_from_name(const char *s);
+const char *psi_opvariant_name(psi_opkind_t k, int variant);
 
 /* The model's operator list, built from the published architecture (zoo.c).
  * seq_len <= 0 takes the model's default (128 tokens). */
-int ps_zoo_build(const char *model, int batch, int seq_len, ps_oplist_t **out);
+int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out);
 
 /* Text form (above). The reader names path:line:column on error. */
-int ps_oplist_write(const ps_oplist_t *l, FILE *f);
-int ps_oplist_read(const char *path, ps_oplist_t **out);
+int psi_oplist_write(const psi_oplist_t *l, FILE *f);
+int psi_oplist_read(const char *path, psi_oplist_t **out);
 
 /* Cost of one operator in floating-point operations and in bytes moved to
  * and from DRAM at fp16 when nothing stays in cache. Used by the fake backend
  * and for buffer sizing; not a measurement. */
-double ps_op_flops(const ps_opdesc_t *op);
-double ps_op_bytes(const ps_opdesc_t *op);
+double psi_op_flops(const psi_opdesc_t *op);
+double psi_op_bytes(const psi_opdesc_t *op);
 
 /* Element counts of an operator's input, weight and output tensors (for
  * buffer sizes; weight is 0 where there is none). */
-void ps_op_tensor_elems(const ps_opdesc_t *op, long long *in, long long *weight, long long *out);
+void psi_op_tensor_elems(const psi_opdesc_t *op, long long *in, long long *weight, long long *out);
 
 /* Output spatial size of a conv or pool along one axis. */
-long long ps_conv_out(long long in, long long window, long long stride, long long pad);
+long long psi_conv_out(long long in, long long window, long long stride, long long pad);
 
 #ifdef __cplusplus
 }

@@ -42,16 +42,16 @@ int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap)
     return n;
 }
 
-int ps_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
+int psi_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
 {
     int align = dev->sm_alignment > 0 ? dev->sm_alignment : 1;
     for (int i = 0; i < n; i++) {
         int sms = 2 * tpcs[i];
         if (tpcs[i] <= 0 || sms > dev->sm_count)
-            return ps_error(PS_E_ARG, "%d TPCs: the %s has %d TPCs", tpcs[i], dev->gpu,
+            return psi_error(PS_E_ARG, "%d TPCs: the %s has %d TPCs", tpcs[i], dev->gpu,
                             dev->tpc_count);
         if (!valid_sms(dev, sms))
-            return ps_error(PS_E_ARG,
+            return psi_error(PS_E_ARG,
                             "%d TPCs (%d SMs): a green context on the %s needs at least %d SMs "
                             "in multiples of %d (`collect info` lists the valid counts)",
                             tpcs[i], sms, dev->gpu, dev->min_partition_sms, align);
@@ -59,7 +59,7 @@ int ps_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
     return 0;
 }
 
-int ps_plan_splits(const ps_collect_device_t *dev, const int *tpcs, int n, int *hp, int *lp, int cap)
+int psi_plan_splits(const ps_collect_device_t *dev, const int *tpcs, int n, int *hp, int *lp, int cap)
 {
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -81,21 +81,21 @@ int ps_plan_splits(const ps_collect_device_t *dev, const int *tpcs, int n, int *
 /* From splitmix64, whose stream depends only on its seed. */
 static int uniform(uint64_t *s, int lo, int hi)
 {
-    return lo + (int)(ps_splitmix64(s) % (uint64_t)(hi - lo + 1));
+    return lo + (int)(psi_splitmix64(s) % (uint64_t)(hi - lo + 1));
 }
 
-int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev, int n_hp, int n_lp,
-                   ps_experiment_t **out, int *n_out)
+int psi_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev, int n_hp, int n_lp,
+                   psi_experiment_t **out, int *n_out)
 {
     *out = NULL;
     *n_out = 0;
     if (plan->experiments <= 0 || plan->runs <= 0 || plan->experiments > 10000000 || plan->runs > 100000)
-        return ps_error(PS_E_ARG, "need experiments in 1..1e7 and runs in 1..1e5");
+        return psi_error(PS_E_ARG, "need experiments in 1..1e7 and runs in 1..1e5");
     if (plan->seg_min <= 0 || plan->seg_max < plan->seg_min)
-        return ps_error(PS_E_ARG, "segment lengths %d..%d: need 1 <= min <= max", plan->seg_min,
+        return psi_error(PS_E_ARG, "segment lengths %d..%d: need 1 <= min <= max", plan->seg_min,
                         plan->seg_max);
     if (n_hp <= 0 || n_lp <= 0)
-        return ps_error(PS_E_ARG, "a model without operators");
+        return psi_error(PS_E_ARG, "a model without operators");
 
     int valid[1024];
     const int *tpcs = plan->tpcs;
@@ -106,19 +106,19 @@ int ps_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev,
             n_tpcs = (int)PS_ARRAY_LEN(valid);
         tpcs = valid;
     } else {
-        int rc = ps_plan_check_tpcs(dev, tpcs, n_tpcs);
+        int rc = psi_plan_check_tpcs(dev, tpcs, n_tpcs);
         if (rc)
             return rc;
     }
     int hp_split[1024], lp_split[1024];
-    int n_split = ps_plan_splits(dev, tpcs, n_tpcs, hp_split, lp_split, (int)PS_ARRAY_LEN(hp_split));
+    int n_split = psi_plan_splits(dev, tpcs, n_tpcs, hp_split, lp_split, (int)PS_ARRAY_LEN(hp_split));
     if (n_split > (int)PS_ARRAY_LEN(hp_split))
         n_split = (int)PS_ARRAY_LEN(hp_split);
     if (n_split == 0)
-        return ps_error(PS_E_ARG, "no two TPC counts of the list fit on the %s's %d TPCs together",
+        return psi_error(PS_E_ARG, "no two TPC counts of the list fit on the %s's %d TPCs together",
                         dev->gpu, dev->tpc_count);
 
-    ps_experiment_t *e = ps_calloc((size_t)plan->experiments, sizeof *e);
+    psi_experiment_t *e = psi_calloc((size_t)plan->experiments, sizeof *e);
     if (!e)
         return PS_E_NOMEM;
     uint64_t s = plan->seed * 0x2545f4914f6cdd1dULL + 0x632be59bd9b4e019ULL;

@@ -30,18 +30,18 @@ int shard_mine(const ps_collect_params_t *p, int i)
     return p->shard_count <= 1 || i % p->shard_count == p->shard_index;
 }
 
-int shard_open(ps_store_t *s, const ps_collect_params_t *p)
+int shard_open(psi_store_t *s, const ps_collect_params_t *p)
 {
     if (p->shard_count <= 0)
         return 0;
     if (p->shard_index < 0 || p->shard_index >= p->shard_count)
-        return ps_error(PS_E_ARG, "shard %d/%d: need 0 <= K < N", p->shard_index, p->shard_count);
+        return psi_error(PS_E_ARG, "shard %d/%d: need 0 <= K < N", p->shard_index, p->shard_count);
     char v[48];
     snprintf(v, sizeof v, "%d/%d", p->shard_index, p->shard_count);
-    return ps_store_meta_pin(s, "shard", v, "shard");
+    return psi_store_meta_pin(s, "shard", v, "shard");
 }
 
-int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs, int n)
+int shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs, int n)
 {
     if (p->shard_count <= 0)
         return 0;
@@ -50,10 +50,10 @@ int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *m
     size_t len = (size_t)snprintf(v, sizeof v, "runs=%d warmup=%d tpcs=", p->profile_runs, p->warmup);
     for (int i = 0; i < n && len < sizeof v; i++)
         len += (size_t)snprintf(v + len, sizeof v - len, "%s%d", i ? "," : "", tpcs[i]);
-    return ps_store_meta_pin(s, key, v, "plan");
+    return psi_store_meta_pin(s, key, v, "plan");
 }
 
-int shard_pin_coexec(ps_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan)
+int shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan)
 {
     if (p->shard_count <= 0)
         return 0;
@@ -66,30 +66,30 @@ int shard_pin_coexec(ps_store_t *s, const ps_collect_params_t *p, const ps_coexe
         snprintf(v + len, sizeof v - len, "all");
     for (int i = 0; plan->tpcs && i < plan->n_tpcs && len < sizeof v; i++)
         len += (size_t)snprintf(v + len, sizeof v - len, "%s%d", i ? "," : "", plan->tpcs[i]);
-    return ps_store_meta_pin(s, key, v, "plan");
+    return psi_store_meta_pin(s, key, v, "plan");
 }
 
 /* ------------------------------------------------------------------------ */
 /* Merge                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static int exec(ps_store_t *s, const char *sql)
+static int exec(psi_store_t *s, const char *sql)
 {
     char *msg = NULL;
-    if (sqlite3_exec(ps_store_db(s), sql, NULL, NULL, &msg) == SQLITE_OK)
+    if (sqlite3_exec(psi_store_db(s), sql, NULL, NULL, &msg) == SQLITE_OK)
         return 0;
-    int rc = ps_error(PS_E_BACKEND, "%s: %s", ps_store_path(s), msg ? msg : "?");
+    int rc = psi_error(PS_E_BACKEND, "%s: %s", psi_store_path(s), msg ? msg : "?");
     sqlite3_free(msg);
     return rc;
 }
 
 /* The first row of a query of up to three text columns, "" when absent;
  * returns 1 found, 0 not, < 0 error. */
-static int first_row(ps_store_t *s, const char *sql, char out[3][256])
+static int first_row(psi_store_t *s, const char *sql, char out[3][256])
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+    if (sqlite3_prepare_v2(psi_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return psi_store_error(s, "prepare");
     int r = sqlite3_step(st), found = r == SQLITE_ROW;
     for (int i = 0; i < 3; i++) {
         const unsigned char *t = found && i < sqlite3_column_count(st) ? sqlite3_column_text(st, i) : NULL;
@@ -97,51 +97,51 @@ static int first_row(ps_store_t *s, const char *sql, char out[3][256])
     }
     sqlite3_finalize(st);
     if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return ps_store_error(s, "query");
+        return psi_store_error(s, "query");
     return found;
 }
 
-static long count(ps_store_t *s, const char *sql)
+static long count(psi_store_t *s, const char *sql)
 {
     char v[3][256];
     return first_row(s, sql, v) == 1 ? atol(v[0]) : -1;
 }
 
-static long rows_of(ps_store_t *s)
+static long rows_of(psi_store_t *s)
 {
     return count(s, "SELECT (SELECT count(*) FROM main.ops) + (SELECT count(*) FROM main.counters) + "
                     "(SELECT count(*) FROM main.coexec)");
 }
 
 /* One source, attached as "src": checked, then copied in one transaction. */
-static int merge_one(ps_store_t *d, const char *path, shard_merge_stats_t *st)
+static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
 {
     char v[3][256];
     int rc = first_row(d, "SELECT value FROM src.meta WHERE key='magic'", v);
     if (rc == 0)
-        return ps_error(PS_E_INPUT, "%s: not a campaign database", path);
+        return psi_error(PS_E_INPUT, "%s: not a campaign database", path);
     if (rc < 0)
-        return ps_error(PS_E_INPUT, "%s: not a campaign database: %s", path, ps_last_error());
+        return psi_error(PS_E_INPUT, "%s: not a campaign database: %s", path, ps_last_error());
     /* Settings (gpu, seq_len, format, plans) must agree; the shard may not. */
     rc = first_row(d,
                    "SELECT a.key, a.value, b.value FROM main.meta a JOIN src.meta b ON a.key = b.key "
                    "WHERE a.value <> b.value AND a.key <> 'shard' LIMIT 1",
                    v);
     if (rc > 0)
-        return ps_error(PS_E_MISMATCH, "%s: %s is '%s' there but '%s' in %s: not the same campaign", path, v[0], v[2],
-                        v[1], ps_store_path(d));
+        return psi_error(PS_E_MISMATCH, "%s: %s is '%s' there but '%s' in %s: not the same campaign", path, v[0], v[2],
+                        v[1], psi_store_path(d));
     if (rc == 0)
         rc = first_row(d,
                        "SELECT a.key, a.spec, b.spec FROM main.tasks a JOIN src.tasks b ON a.key = b.key "
                        "WHERE a.spec <> b.spec OR a.kind <> b.kind LIMIT 1",
                        v);
     if (rc > 0)
-        return ps_error(PS_E_MISMATCH, "%s: task %s is '%s' there but '%s' in %s: another plan", path, v[0], v[2], v[1],
-                        ps_store_path(d));
+        return psi_error(PS_E_MISMATCH, "%s: task %s is '%s' there but '%s' in %s: another plan", path, v[0], v[2], v[1],
+                        psi_store_path(d));
     if (rc < 0)
         return rc;
     long done0 = count(d, "SELECT count(*) FROM main.tasks WHERE done = 1"), rows0 = rows_of(d);
-    rc = ps_store_begin(d);
+    rc = psi_store_begin(d);
     if (rc)
         return rc;
     /* A task's rows exist only with its done mark (store.h), and the primary
@@ -156,10 +156,10 @@ static int merge_one(ps_store_t *d, const char *path, shard_merge_stats_t *st)
     for (size_t i = 0; i < PS_ARRAY_LEN(copy) && rc == 0; i++)
         rc = exec(d, copy[i]);
     if (rc) {
-        ps_store_rollback(d);
+        psi_store_rollback(d);
         return rc;
     }
-    rc = ps_store_commit(d);
+    rc = psi_store_commit(d);
     if (rc == 0) {
         st->tasks_added += count(d, "SELECT count(*) FROM main.tasks WHERE done = 1") - done0;
         st->rows_added += rows_of(d) - rows0;
@@ -172,24 +172,24 @@ int shard_merge(const char *dest, const char *const *src, int n, shard_merge_sta
     memset(st, 0, sizeof *st);
     for (int i = 0; i < n; i++)
         if (access(src[i], R_OK) != 0)
-            return ps_error(PS_E_IO, "%s: cannot read", src[i]);
-    ps_store_t *d = NULL;
-    int rc = ps_store_open(dest, &d);
+            return psi_error(PS_E_IO, "%s: cannot read", src[i]);
+    psi_store_t *d = NULL;
+    int rc = psi_store_open(dest, &d);
     for (int i = 0; i < n && rc == 0; i++) {
         if (strcmp(src[i], dest) == 0) {
-            rc = ps_error(PS_E_ARG, "%s is both a source and the destination", dest);
+            rc = psi_error(PS_E_ARG, "%s is both a source and the destination", dest);
             break;
         }
         sqlite3_stmt *at = NULL;
-        if (sqlite3_prepare_v2(ps_store_db(d), "ATTACH DATABASE ?1 AS src", -1, &at, NULL) != SQLITE_OK) {
-            rc = ps_store_error(d, "attach");
+        if (sqlite3_prepare_v2(psi_store_db(d), "ATTACH DATABASE ?1 AS src", -1, &at, NULL) != SQLITE_OK) {
+            rc = psi_store_error(d, "attach");
             break;
         }
         sqlite3_bind_text(at, 1, src[i], -1, SQLITE_TRANSIENT);
         int r = sqlite3_step(at);
         sqlite3_finalize(at);
         if (r != SQLITE_DONE) {
-            rc = ps_error(PS_E_IO, "%s: cannot open: %s", src[i], sqlite3_errmsg(ps_store_db(d)));
+            rc = psi_error(PS_E_IO, "%s: cannot open: %s", src[i], sqlite3_errmsg(psi_store_db(d)));
             break;
         }
         rc = merge_one(d, src[i], st);
@@ -200,6 +200,6 @@ int shard_merge(const char *dest, const char *const *src, int n, shard_merge_sta
         st->tasks_total = count(d, "SELECT count(*) FROM main.tasks");
         st->tasks_done = count(d, "SELECT count(*) FROM main.tasks WHERE done = 1");
     }
-    ps_store_close(d);
+    psi_store_close(d);
     return rc;
 }

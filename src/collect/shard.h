@@ -18,11 +18,11 @@ int shard_parse(const char *s, int *index, int *count);
 /* Whether task i of a plan belongs to the shard of p (always, unsharded). */
 int shard_mine(const ps_collect_params_t *p, int i);
 /* Pins the shard of p in the store (nothing unsharded); checks K < N. */
-int shard_open(ps_store_t *s, const ps_collect_params_t *p);
+int shard_open(psi_store_t *s, const ps_collect_params_t *p);
 /* Pin a plan's parameters in a sharded store (nothing unsharded). */
-int shard_pin_profile(ps_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
+int shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
                       int n);
-int shard_pin_coexec(ps_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan);
+int shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan);
 
 typedef struct {
     long tasks_added;             /* tasks that became done in the destination */

@@ -10,14 +10,14 @@
 #define STORE_MAGIC "pairsight-campaign"
 #define STORE_VERSION "1"
 
-struct ps_store {
+struct psi_store {
     sqlite3 *db;
     char *path;
 };
 
-sqlite3 *ps_store_db(ps_store_t *s) { return s->db; }
+sqlite3 *psi_store_db(psi_store_t *s) { return s->db; }
 
-const char *ps_store_path(const ps_store_t *s) { return s->path; }
+const char *psi_store_path(const psi_store_t *s) { return s->path; }
 
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
@@ -59,21 +59,21 @@ static const char *sqlite_words(int code)
     }
 }
 
-int ps_store_error(ps_store_t *s, const char *what)
+int psi_store_error(psi_store_t *s, const char *what)
 {
     int code = sqlite3_extended_errcode(s->db);
-    return ps_error((code & 0xff) == SQLITE_NOMEM ? PS_E_NOMEM : PS_E_IO, "%s: %s: %s (SQLite code %d)", s->path, what,
+    return psi_error((code & 0xff) == SQLITE_NOMEM ? PS_E_NOMEM : PS_E_IO, "%s: %s: %s (SQLite code %d)", s->path, what,
                     sqlite_words(code), code);
 }
 
 /* Run one statement with text parameters; the optional callback receives the
  * first column of each row. */
-static int exec_text(ps_store_t *s, const char *sql, const char *const *args, int n_args, char *first,
+static int exec_text(psi_store_t *s, const char *sql, const char *const *args, int n_args, char *first,
                      size_t first_size, int *found)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     for (int i = 0; i < n_args; i++)
         sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_TRANSIENT);
     int rc = 0, r;
@@ -87,12 +87,12 @@ static int exec_text(ps_store_t *s, const char *sql, const char *const *args, in
         }
     }
     if (r != SQLITE_DONE)
-        rc = ps_store_error(s, sql);
+        rc = psi_store_error(s, sql);
     sqlite3_finalize(st);
     return rc;
 }
 
-int ps_store_meta_get(ps_store_t *s, const char *key, char *buf, size_t size)
+int psi_store_meta_get(psi_store_t *s, const char *key, char *buf, size_t size)
 {
     int found;
     const char *args[] = {key};
@@ -100,30 +100,30 @@ int ps_store_meta_get(ps_store_t *s, const char *key, char *buf, size_t size)
     return rc ? rc : found;
 }
 
-int ps_store_meta_pin(ps_store_t *s, const char *key, const char *value, const char *what)
+int psi_store_meta_pin(psi_store_t *s, const char *key, const char *value, const char *what)
 {
     char old[256];
-    int rc = ps_store_meta_get(s, key, old, sizeof old);
+    int rc = psi_store_meta_get(s, key, old, sizeof old);
     if (rc < 0)
         return rc;
     if (rc == 1)
         return strcmp(old, value) == 0
                    ? 0
-                   : ps_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s", s->path, what, old, value);
+                   : psi_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s", s->path, what, old, value);
     const char *args[] = {key, value};
     return exec_text(s, "INSERT INTO meta(key, value) VALUES(?1, ?2)", args, 2, NULL, 0, NULL);
 }
 
-int ps_store_open(const char *path, ps_store_t **out)
+int psi_store_open(const char *path, psi_store_t **out)
 {
     *out = NULL;
-    ps_store_t *s = ps_calloc(1, sizeof *s);
+    psi_store_t *s = psi_calloc(1, sizeof *s);
     if (!s)
         return PS_E_NOMEM;
-    s->path = ps_strdup(path);
+    s->path = psi_strdup(path);
     int rc = s->path ? 0 : PS_E_NOMEM;
     if (rc == 0 && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
-        rc = s->db ? ps_store_error(s, "cannot open") : ps_error(PS_E_NOMEM, "%s: out of memory", path);
+        rc = s->db ? psi_store_error(s, "cannot open") : psi_error(PS_E_NOMEM, "%s: out of memory", path);
     if (rc == 0) {
         /* Another process (a status query, a second collector) may hold the
          * lock for a moment. */
@@ -132,25 +132,25 @@ int ps_store_open(const char *path, ps_store_t **out)
         int e = sqlite3_exec(s->db, schema, NULL, NULL, &msg);
         sqlite3_free(msg);
         if (e == SQLITE_NOTADB || e == SQLITE_CORRUPT || e == SQLITE_ERROR)
-            rc = ps_error(PS_E_INPUT, "%s: not a campaign database", path);
+            rc = psi_error(PS_E_INPUT, "%s: not a campaign database", path);
         else if (e != SQLITE_OK)
-            rc = ps_store_error(s, "opening");
+            rc = psi_store_error(s, "opening");
     }
     if (rc == 0)
-        rc = ps_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
+        rc = psi_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
     if (rc == 0)
-        rc = ps_store_meta_pin(s, "version", STORE_VERSION, "format version");
+        rc = psi_store_meta_pin(s, "version", STORE_VERSION, "format version");
     if (rc == 0)
-        rc = ps_store_runs_init(s);
+        rc = psi_store_runs_init(s);
     if (rc) {
-        ps_store_close(s);
+        psi_store_close(s);
         return rc;
     }
     *out = s;
     return 0;
 }
 
-void ps_store_close(ps_store_t *s)
+void psi_store_close(psi_store_t *s)
 {
     if (!s)
         return;
@@ -159,24 +159,24 @@ void ps_store_close(ps_store_t *s)
     free(s);
 }
 
-int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const char *spec, int *done)
+int psi_store_task_plan(psi_store_t *s, const char *key, const char *kind, const char *spec, int *done)
 {
     sqlite3_stmt *st = NULL;
     *done = 0;
     if (sqlite3_prepare_v2(s->db, "SELECT spec, done FROM tasks WHERE key=?1", -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
     int r = sqlite3_step(st), rc = 0;
     if (r == SQLITE_ROW) {
         const char *old = (const char *)sqlite3_column_text(st, 0);
         if (!old || strcmp(old, spec) != 0)
-            rc = ps_error(PS_E_MISMATCH,
+            rc = psi_error(PS_E_MISMATCH,
                           "%s: task %s was planned as '%s', now '%s' (another campaign with the "
                           "same names: use another seed or database)",
                           s->path, key, old ? old : "", spec);
         *done = sqlite3_column_int(st, 1);
     } else if (r != SQLITE_DONE) {
-        rc = ps_store_error(s, "tasks");
+        rc = psi_store_error(s, "tasks");
     }
     sqlite3_finalize(st);
     if (rc || r == SQLITE_ROW)
@@ -185,24 +185,24 @@ int ps_store_task_plan(ps_store_t *s, const char *key, const char *kind, const c
     return exec_text(s, "INSERT INTO tasks(key, kind, spec) VALUES(?1, ?2, ?3)", args, 3, NULL, 0, NULL);
 }
 
-int ps_store_begin(ps_store_t *s)
+int psi_store_begin(psi_store_t *s)
 {
-    return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : ps_store_error(s, "begin");
+    return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : psi_store_error(s, "begin");
 }
 
-int ps_store_commit(ps_store_t *s)
+int psi_store_commit(psi_store_t *s)
 {
-    return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : ps_store_error(s, "commit");
+    return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : psi_store_error(s, "commit");
 }
 
-void ps_store_rollback(ps_store_t *s) { sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); }
+void psi_store_rollback(psi_store_t *s) { sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); }
 
-int ps_store_task_done(ps_store_t *s, const char *key)
+int psi_store_task_done(psi_store_t *s, const char *key)
 {
     const char *args[] = {key};
     int rc = exec_text(s, "UPDATE tasks SET done=1 WHERE key=?1", args, 1, NULL, 0, NULL);
     if (rc == 0 && sqlite3_changes(s->db) != 1)
-        rc = ps_error(PS_E_BACKEND, "%s: task %s is not planned", s->path, key);
+        rc = psi_error(PS_E_BACKEND, "%s: task %s is not planned", s->path, key);
     return rc;
 }
 
@@ -215,20 +215,20 @@ static void bind_num(sqlite3_stmt *st, int i, double v)
         sqlite3_bind_double(st, i, v);
 }
 
-static int step_once(ps_store_t *s, sqlite3_stmt *st, const char *what)
+static int step_once(psi_store_t *s, sqlite3_stmt *st, const char *what)
 {
     int r = sqlite3_step(st);
-    int rc = r == SQLITE_DONE ? 0 : ps_store_error(s, what);
+    int rc = r == SQLITE_DONE ? 0 : psi_store_error(s, what);
     sqlite3_finalize(st);
     return rc;
 }
 
-void ps_store_bind_num(sqlite3_stmt *st, int i, double v) { bind_num(st, i, v); }
+void psi_store_bind_num(sqlite3_stmt *st, int i, double v) { bind_num(st, i, v); }
 
-int ps_store_step_once(ps_store_t *s, sqlite3_stmt *st, const char *what) { return step_once(s, st, what); }
+int psi_store_step_once(psi_store_t *s, sqlite3_stmt *st, const char *what) { return step_once(s, st, what); }
 
 /* Prepare an insert whose ?1..?4 are gpu, model, batch and op, and bind them. */
-static int prepare_op_row(ps_store_t *s, const char *sql, const char *gpu, const char *model, int batch, int op,
+static int prepare_op_row(psi_store_t *s, const char *sql, const char *gpu, const char *model, int batch, int op,
                           sqlite3_stmt **st)
 {
     if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
@@ -240,7 +240,7 @@ static int prepare_op_row(ps_store_t *s, const char *sql, const char *gpu, const
     return 0;
 }
 
-int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
+int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
                     double duration_ns)
 {
     sqlite3_stmt *st = NULL;
@@ -248,15 +248,15 @@ int ps_store_put_op(ps_store_t *s, const char *gpu, const char *model, int batch
                        "INSERT INTO ops(gpu, model, batch, op, name, tpcs, duration_ns)"
                        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                        gpu, model, batch, op, &st) != 0)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     sqlite3_bind_text(st, 5, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 6, tpcs);
     sqlite3_bind_double(st, 7, duration_ns);
     return step_once(s, st, "insert into ops");
 }
 
-int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                          const ps_counters_t *c)
+int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                          const psi_counters_t *c)
 {
     sqlite3_stmt *st = NULL;
     if (prepare_op_row(s,
@@ -264,7 +264,7 @@ int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int
                        " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
                        " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                        gpu, model, batch, op, &st) != 0)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     sqlite3_bind_int(st, 5, tpcs);
     bind_num(st, 6, c->dram_bytes);
     bind_num(st, 7, c->l2_bytes);
@@ -276,7 +276,7 @@ int ps_store_put_counters(ps_store_t *s, const char *gpu, const char *model, int
     return step_once(s, st, "insert into counters");
 }
 
-int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run)
+int psi_store_put_coexec(psi_store_t *s, const psi_coexec_row_t *row, int run)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db,
@@ -285,7 +285,7 @@ int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run)
                            " lp_ns, mechanism) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
                            " ?12, ?13, ?14, ?15, ?16)",
                            -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, row->experiment, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, run);
     sqlite3_bind_text(st, 3, row->gpu, -1, SQLITE_TRANSIENT);
@@ -308,21 +308,21 @@ int ps_store_put_coexec(ps_store_t *s, const ps_coexec_row_t *row, int run)
     return step_once(s, st, "insert into coexec");
 }
 
-static int count(ps_store_t *s, const char *sql, long *out)
+static int count(psi_store_t *s, const char *sql, long *out)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     int rc = 0;
     if (sqlite3_step(st) == SQLITE_ROW)
         *out = (long)sqlite3_column_int64(st, 0);
     else
-        rc = ps_store_error(s, sql);
+        rc = psi_store_error(s, sql);
     sqlite3_finalize(st);
     return rc;
 }
 
-int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
+int psi_store_status(psi_store_t *s, ps_campaign_status_t *out)
 {
     memset(out, 0, sizeof *out);
     int rc = count(s, "SELECT COUNT(*) FROM tasks", &out->tasks_total);
@@ -335,16 +335,16 @@ int ps_store_status(ps_store_t *s, ps_campaign_status_t *out)
     if (rc == 0)
         rc = count(s, "SELECT COUNT(*) FROM coexec", &out->coexec_rows);
     char buf[64];
-    if (rc == 0 && ps_store_meta_get(s, "gpu", out->gpu, sizeof out->gpu) < 0)
+    if (rc == 0 && psi_store_meta_get(s, "gpu", out->gpu, sizeof out->gpu) < 0)
         rc = PS_E_BACKEND;
     if (rc == 0) {
-        int r = ps_store_meta_get(s, "seq_len", buf, sizeof buf);
+        int r = psi_store_meta_get(s, "seq_len", buf, sizeof buf);
         if (r < 0)
             rc = r;
         else if (r == 1)
             out->seq_len = atoi(buf);
     }
     if (rc == 0)
-        rc = ps_store_clock_status(s, out);
+        rc = psi_store_clock_status(s, out);
     return rc;
 }

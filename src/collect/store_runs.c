@@ -25,71 +25,71 @@ static const char schema[] =
     " l2_bytes REAL, stall_long_scoreboard REAL, stall_lg_throttle REAL, stall_mio_throttle REAL,"
     " sm_pct REAL, mem_pct REAL, PRIMARY KEY(gpu, model, batch, op, tpcs));";
 
-int ps_store_runs_init(ps_store_t *s)
+int psi_store_runs_init(psi_store_t *s)
 {
-    if (sqlite3_exec(ps_store_db(s), schema, NULL, NULL, NULL) == SQLITE_OK)
+    if (sqlite3_exec(psi_store_db(s), schema, NULL, NULL, NULL) == SQLITE_OK)
         return 0;
-    return ps_store_error(s, "not a campaign database");
+    return psi_store_error(s, "not a campaign database");
 }
 
-int ps_store_put_clock(ps_store_t *s, const char *task, int run, double sm_mhz, int refused)
+int psi_store_put_clock(psi_store_t *s, const char *task, int run, double sm_mhz, int refused)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s), "INSERT INTO clocks(task, run, sm_mhz, refused) VALUES(?1, ?2, ?3, ?4)",
+    if (sqlite3_prepare_v2(psi_store_db(s), "INSERT INTO clocks(task, run, sm_mhz, refused) VALUES(?1, ?2, ?3, ?4)",
                            -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, run);
-    ps_store_bind_num(st, 3, sm_mhz);
+    psi_store_bind_num(st, 3, sm_mhz);
     sqlite3_bind_int(st, 4, refused);
-    return ps_store_step_once(s, st, "insert into clocks");
+    return psi_store_step_once(s, st, "insert into clocks");
 }
 
-int ps_store_put_model(ps_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
+int psi_store_put_model(psi_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
                        double activation_bytes)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s),
+    if (sqlite3_prepare_v2(psi_store_db(s),
                            "INSERT OR REPLACE INTO models(gpu, model, batch, weight_bytes, activation_bytes)"
                            " VALUES(?1, ?2, ?3, ?4, ?5)",
                            -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 3, batch);
     sqlite3_bind_double(st, 4, weight_bytes);
     sqlite3_bind_double(st, 5, activation_bytes);
-    return ps_store_step_once(s, st, "insert into models");
+    return psi_store_step_once(s, st, "insert into models");
 }
 
-int ps_store_models(ps_store_t *s, ps_store_model_fn fn, void *user)
+int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s),
+    if (sqlite3_prepare_v2(psi_store_db(s),
                            "SELECT model, batch, weight_bytes, activation_bytes FROM models ORDER BY model, batch",
                            -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         const unsigned char *m = sqlite3_column_text(st, 0);
         fn(m ? (const char *)m : "", sqlite3_column_int(st, 1), sqlite3_column_double(st, 2),
            sqlite3_column_double(st, 3), user);
     }
-    int rc = r == SQLITE_DONE ? 0 : ps_store_error(s, "models");
+    int rc = r == SQLITE_DONE ? 0 : psi_store_error(s, "models");
     sqlite3_finalize(st);
     return rc;
 }
 
-int ps_store_put_counters_at(ps_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                             const ps_counters_t *c)
+int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                             const psi_counters_t *c)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s),
+    if (sqlite3_prepare_v2(psi_store_db(s),
                            "INSERT INTO counters_tpc(gpu, model, batch, op, tpcs, dram_bytes, l2_bytes,"
                            " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
                            " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                            -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 3, batch);
@@ -98,26 +98,26 @@ int ps_store_put_counters_at(ps_store_t *s, const char *gpu, const char *model, 
     const double v[7] = {c->dram_bytes,        c->l2_bytes,  c->stall_long_scoreboard, c->stall_lg_throttle,
                          c->stall_mio_throttle, c->sm_pct, c->mem_pct};
     for (int i = 0; i < 7; i++)
-        ps_store_bind_num(st, 6 + i, v[i]);
-    return ps_store_step_once(s, st, "insert into counters_tpc");
+        psi_store_bind_num(st, 6 + i, v[i]);
+    return psi_store_step_once(s, st, "insert into counters_tpc");
 }
 
 /* The clock figures of ps_campaign_status_t. */
-int ps_store_clock_status(ps_store_t *s, ps_campaign_status_t *out)
+int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out)
 {
     char buf[64];
     out->sm_clock_mhz = out->clock_min_mhz = out->clock_max_mhz = NAN;
-    int r = ps_store_meta_get(s, "sm_clock_mhz", buf, sizeof buf);
+    int r = psi_store_meta_get(s, "sm_clock_mhz", buf, sizeof buf);
     if (r < 0)
         return r;
     if (r == 1)
         out->sm_clock_mhz = atof(buf);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(ps_store_db(s),
+    if (sqlite3_prepare_v2(psi_store_db(s),
                            "SELECT MIN(CASE WHEN refused=0 THEN sm_mhz END), MAX(CASE WHEN refused=0 THEN"
                            " sm_mhz END), SUM(refused) FROM clocks",
                            -1, &st, NULL) != SQLITE_OK)
-        return ps_store_error(s, "prepare");
+        return psi_store_error(s, "prepare");
     int rc = 0;
     if (sqlite3_step(st) == SQLITE_ROW) {
         if (sqlite3_column_type(st, 0) != SQLITE_NULL)
@@ -126,7 +126,7 @@ int ps_store_clock_status(ps_store_t *s, ps_campaign_status_t *out)
             out->clock_max_mhz = sqlite3_column_double(st, 1);
         out->clock_refused = (long)sqlite3_column_int64(st, 2);
     } else {
-        rc = ps_store_error(s, "clocks");
+        rc = psi_store_error(s, "clocks");
     }
     sqlite3_finalize(st);
     return rc;

@@ -25,19 +25,19 @@
 #define DEFAULT_SEQ_LEN 128
 
 typedef struct {
-    ps_oplist_t *l;
+    psi_oplist_t *l;
     int rc;
 } zb_t;
 
-static void push(zb_t *b, ps_opkind_t kind, int variant, const long long *p, int np,
+static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np,
                  const char *fmt, ...) PS_PRINTF(6, 7);
 
-static void push(zb_t *b, ps_opkind_t kind, int variant, const long long *p, int np,
+static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np,
                  const char *fmt, ...)
 {
     if (b->rc)
         return;
-    ps_opdesc_t op;
+    psi_opdesc_t op;
     memset(&op, 0, sizeof op);
     op.kind = kind;
     op.variant = variant;
@@ -46,7 +46,7 @@ static void push(zb_t *b, ps_opkind_t kind, int variant, const long long *p, int
     va_start(ap, fmt);
     vsnprintf(op.name, sizeof op.name, fmt, ap);
     va_end(ap);
-    b->rc = ps_oplist_push(b->l, &op);
+    b->rc = psi_oplist_push(b->l, &op);
 }
 
 #define P(...) ((const long long[]){__VA_ARGS__}), (int)(sizeof((const long long[]){__VA_ARGS__}) / sizeof(long long))
@@ -62,8 +62,8 @@ static void conv(zb_t *b, shape_t *s, const char *name, long long k, long long r
 {
     long long pad = r / 2;
     push(b, PS_OPK_CONV, 0, P(s->n, s->c, s->h, s->w, k, r, r, stride, pad, groups), "%s", name);
-    s->h = ps_conv_out(s->h, r, stride, pad);
-    s->w = ps_conv_out(s->w, r, stride, pad);
+    s->h = psi_conv_out(s->h, r, stride, pad);
+    s->w = psi_conv_out(s->w, r, stride, pad);
     s->c = k;
 }
 
@@ -95,8 +95,8 @@ static void build_resnet(zb_t *b, long long batch, const int blocks[4])
     bn(b, &s, "bn1");
     act(b, &s, PS_ELT_RELU, "relu");
     push(b, PS_OPK_POOL, PS_POOL_MAX, P(s.n, s.c, s.h, s.w, 3, 2), "maxpool");
-    s.h = ps_conv_out(s.h, 3, 2, 1);
-    s.w = ps_conv_out(s.w, 3, 2, 1);
+    s.h = psi_conv_out(s.h, 3, 2, 1);
+    s.w = psi_conv_out(s.w, 3, 2, 1);
     static const long long widths[4] = {64, 128, 256, 512};
     char nm[PS_OP_NAME_MAX];
     for (int layer = 0; layer < 4; layer++) {
@@ -229,22 +229,22 @@ static void build_llama(zb_t *b, long long batch, long long seq, long long hid, 
 static const char *const zoo_names[] = {"resnet50",  "resnet101",    "mobilenetv2",
                                         "bert-base", "llama-3.2-1b", "llama-3.2-3b"};
 
-int ps_zoo_build(const char *model, int batch, int seq_len, ps_oplist_t **out)
+int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out)
 {
     *out = NULL;
     if (!model || batch <= 0 || batch > 65536)
-        return ps_error(PS_E_ARG, "zoo: need a model name and a batch size in 1..65536");
+        return psi_error(PS_E_ARG, "zoo: need a model name and a batch size in 1..65536");
     int known;
-    if (ps_name_index("model", model, zoo_names, (int)PS_ARRAY_LEN(zoo_names), &known) != PS_OK)
-        return ps_error_prefix(PS_E_ARG, "zoo");
+    if (psi_name_index("model", model, zoo_names, (int)PS_ARRAY_LEN(zoo_names), &known) != PS_OK)
+        return psi_error_prefix(PS_E_ARG, "zoo");
     if (seq_len <= 0)
         seq_len = DEFAULT_SEQ_LEN;
     if (seq_len > 131072)
-        return ps_error(PS_E_ARG, "zoo: sequence length %d is more than 131072", seq_len);
+        return psi_error(PS_E_ARG, "zoo: sequence length %d is more than 131072", seq_len);
     int transformer = strcmp(model, "bert-base") == 0 || strncmp(model, "llama-", 6) == 0;
     if (strcmp(model, "bert-base") == 0 && seq_len > 512)
-        return ps_error(PS_E_ARG, "zoo: bert-base takes at most 512 tokens, not %d", seq_len);
-    zb_t b = {ps_oplist_new(model, batch, transformer ? seq_len : 0), 0};
+        return psi_error(PS_E_ARG, "zoo: bert-base takes at most 512 tokens, not %d", seq_len);
+    zb_t b = {psi_oplist_new(model, batch, transformer ? seq_len : 0), 0};
     if (!b.l)
         return PS_E_NOMEM;
     static const int r50[4] = {3, 4, 6, 3}, r101[4] = {3, 4, 23, 3};
@@ -261,7 +261,7 @@ int ps_zoo_build(const char *model, int batch, int seq_len, ps_oplist_t **out)
     else
         build_llama(&b, batch, seq_len, 3072, 28, 24, 8, 128, 8192); /* llama-3.2-3b, the last known */
     if (b.rc) {
-        ps_oplist_free(b.l);
+        psi_oplist_free(b.l);
         return b.rc;
     }
     *out = b.l;

@@ -43,9 +43,9 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
         *out = PS_COLOC_RATIO;
         return 0;
     }
-    int *fold = ps_malloc((size_t)n_train * sizeof *fold + 1), *sub = ps_malloc((size_t)n_train * sizeof *sub + 1);
-    double *pred = ps_malloc((size_t)d->nc * sizeof *pred + 1);
-    char *is_cand = ps_calloc((size_t)d->nc + 1, 1);
+    int *fold = psi_malloc((size_t)n_train * sizeof *fold + 1), *sub = psi_malloc((size_t)n_train * sizeof *sub + 1);
+    double *pred = psi_malloc((size_t)d->nc * sizeof *pred + 1);
+    char *is_cand = psi_calloc((size_t)d->nc + 1, 1);
     int rc = 0;
     if (!fold || !sub || !pred || !is_cand) {
         rc = PS_E_NOMEM;
@@ -53,7 +53,7 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
     }
     for (int i = 0; i < n_train; i++) {
         uint64_t h = (uint64_t)d->c[train[i]].set * 0x9E3779B97F4A7C15ull + p->seed * 0xBF58476D1CE4E5B9ull;
-        fold[i] = (int)(ps_splitmix64(&h) % AUTO_FOLDS);
+        fold[i] = (int)(psi_splitmix64(&h) % AUTO_FOLDS);
     }
     double best_score = -INFINITY, best_mape = INFINITY, cv_score[PS_COLOC_KIND_COUNT], cv_mape[PS_COLOC_KIND_COUNT];
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)

@@ -25,7 +25,7 @@ static int find_workload(const cl_data_t *d, const char *gpu, const char *name)
  * "bert-base-cased-inf" while inference and training stay apart. */
 static char *workload_group(const char *name)
 {
-    char *g = ps_strdup(name);
+    char *g = psi_strdup(name);
     if (!g)
         return NULL;
     char *b = strstr(g, "_batch");
@@ -60,13 +60,13 @@ void cl_data_free(cl_data_t *d)
 
 static int load_workloads(cl_data_t *d, const ps_workloads_t *w)
 {
-    d->w = ps_calloc(w->n ? w->n : 1, sizeof *d->w);
+    d->w = psi_calloc(w->n ? w->n : 1, sizeof *d->w);
     if (!d->w)
         return PS_E_NOMEM;
     for (size_t i = 0; i < w->n; i++) {
-        const ps_workload_row_t *r = &w->rows[i];
+        const psi_workload_row_t *r = &w->rows[i];
         if (find_workload(d, r->gpu, r->workload) >= 0)
-            return ps_error(PS_E_INPUT, "workloads: row %zu: duplicate workload '%s'", i + 1, r->workload);
+            return psi_error(PS_E_INPUT, "workloads: row %zu: duplicate workload '%s'", i + 1, r->workload);
         cl_workload_t *x = &d->w[d->nw++];
         x->name = r->workload;
         x->gpu = r->gpu;
@@ -78,7 +78,7 @@ static int load_workloads(cl_data_t *d, const ps_workloads_t *w)
             r->stall_lg_throttle, r->stall_mio_throttle, r->exclusive_tput};
         memcpy(x->f, v, sizeof v);
         if (!(x->f[CW_EXCL] > 0))
-            return ps_error(PS_E_INPUT, "workloads: '%s': exclusive_tput must be > 0", r->workload);
+            return psi_error(PS_E_INPUT, "workloads: '%s': exclusive_tput must be > 0", r->workload);
     }
     return 0;
 }
@@ -88,16 +88,16 @@ static int load_scaling(cl_data_t *d, const ps_scaling_t *s)
     if (!s)
         return 0;
     for (size_t i = 0; i < s->n; i++) {
-        const ps_scaling_row_t *r = &s->rows[i];
+        const psi_scaling_row_t *r = &s->rows[i];
         int wi = find_workload(d, r->gpu, r->workload);
         if (wi < 0 || !(r->tput > 0))
             continue; /* a curve of a workload nobody uses is harmless */
         cl_workload_t *x = &d->w[wi];
-        int *sh = ps_realloc(x->scal_share, (size_t)(x->n_scal + 1) * sizeof *sh);
+        int *sh = psi_realloc(x->scal_share, (size_t)(x->n_scal + 1) * sizeof *sh);
         if (!sh)
             return PS_E_NOMEM;
         x->scal_share = sh;
-        double *tp = ps_realloc(x->scal_tput, (size_t)(x->n_scal + 1) * sizeof *tp);
+        double *tp = psi_realloc(x->scal_tput, (size_t)(x->n_scal + 1) * sizeof *tp);
         if (!tp)
             return PS_E_NOMEM;
         x->scal_tput = tp;
@@ -128,20 +128,20 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
     const char *what = origin ? "test colocations" : "colocations";
     if (!c)
         return 0;
-    cl_coloc_t *nc = ps_realloc(d->c, (size_t)(d->nc + (int)c->n + 1) * sizeof *nc);
+    cl_coloc_t *nc = psi_realloc(d->c, (size_t)(d->nc + (int)c->n + 1) * sizeof *nc);
     if (!nc)
         return PS_E_NOMEM;
     d->c = nc;
     for (size_t i = 0; i < c->n; i++) {
-        const ps_colocation_row_t *r = &c->rows[i];
+        const psi_colocation_row_t *r = &c->rows[i];
         int wi = find_workload(d, r->gpu, r->workload);
         if (wi < 0)
-            return ps_error(PS_E_INPUT, "%s: row %zu: workload '%s' (gpu %s) is not in workloads.csv", what, i + 1,
+            return psi_error(PS_E_INPUT, "%s: row %zu: workload '%s' (gpu %s) is not in workloads.csv", what, i + 1,
                             r->workload, r->gpu ? r->gpu : "any");
         if (r->share_pct <= 0 || r->share_pct > 100)
-            return ps_error(PS_E_INPUT, "%s: row %zu: share_pct %d outside (0,100]", what, i + 1, r->share_pct);
+            return psi_error(PS_E_INPUT, "%s: row %zu: share_pct %d outside (0,100]", what, i + 1, r->share_pct);
         if (r->tput <= 0)
-            return ps_error(PS_E_INPUT, "%s: row %zu: tput must be > 0 or empty", what, i + 1);
+            return psi_error(PS_E_INPUT, "%s: row %zu: tput must be > 0 or empty", what, i + 1);
         int ci = find_coloc(d, r->colocation, origin);
         if (ci < 0) {
             ci = d->nc++;
@@ -151,18 +151,18 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
         }
         cl_coloc_t *x = &d->c[ci];
         if (x->k == 64)
-            return ps_error(PS_E_INPUT, "%s: '%s': more than 64 workloads", what, x->id);
+            return psi_error(PS_E_INPUT, "%s: '%s': more than 64 workloads", what, x->id);
         size_t k = (size_t)x->k + 1;
-        int *w = ps_realloc(x->w, k * sizeof *w);
+        int *w = psi_realloc(x->w, k * sizeof *w);
         if (w)
             x->w = w;
-        int *sh = ps_realloc(x->share, k * sizeof *sh);
+        int *sh = psi_realloc(x->share, k * sizeof *sh);
         if (sh)
             x->share = sh;
-        double *tp = ps_realloc(x->tput, k * sizeof *tp);
+        double *tp = psi_realloc(x->tput, k * sizeof *tp);
         if (tp)
             x->tput = tp;
-        int *sl = ps_realloc(x->slot, k * sizeof *sl);
+        int *sl = psi_realloc(x->slot, k * sizeof *sl);
         if (sl)
             x->slot = sl;
         if (!w || !sh || !tp || !sl)
@@ -177,7 +177,7 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
             j--;
         }
         if (j > 0 && sl[j - 1] == r->slot)
-            return ps_error(PS_E_INPUT, "%s: row %zu: '%s' has slot %d twice", what, i + 1, x->id, r->slot);
+            return psi_error(PS_E_INPUT, "%s: row %zu: '%s' has slot %d twice", what, i + 1, x->id, r->slot);
         w[j] = wi;
         sh[j] = r->share_pct;
         tp[j] = r->tput > 0 ? r->tput : NAN;
@@ -222,8 +222,8 @@ int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
 {
     *out = NULL;
     if (!w || !c)
-        return ps_error(PS_E_ARG, "colocate: workloads and colocations are required");
-    cl_data_t *d = ps_calloc(1, sizeof *d);
+        return psi_error(PS_E_ARG, "colocate: workloads and colocations are required");
+    cl_data_t *d = psi_calloc(1, sizeof *d);
     if (!d)
         return PS_E_NOMEM;
     int rc = load_workloads(d, w);

@@ -116,7 +116,7 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
 int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
                       double *acc)
 {
-    int *cand = ps_malloc((size_t)d->nc * sizeof *cand + 1), nt = 0;
+    int *cand = psi_malloc((size_t)d->nc * sizeof *cand + 1), nt = 0;
     if (!cand)
         return -1;
     for (int t = 0; t < d->nw; t++) {
@@ -141,7 +141,7 @@ int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *o
     int rc = cl_data_build(w, NULL, c, NULL, &d);
     if (rc)
         return rc;
-    char *all = ps_malloc((size_t)d->nc + 1);
+    char *all = psi_malloc((size_t)d->nc + 1);
     double acc[PS_POL_COUNT] = {0};
     double *pred[PS_COLOC_KIND_COUNT] = {0};
     if (!all) {
@@ -157,7 +157,7 @@ int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *o
     cl_data_free(d);
     if (nt < 0)
         return PS_E_NOMEM;
-    return nt > 0 ? 0 : ps_error(PS_E_INPUT, "colocate: no target has two measured candidates");
+    return nt > 0 ? 0 : psi_error(PS_E_INPUT, "colocate: no target has two measured candidates");
 }
 
 ps_coloc_eval_params_t ps_coloc_eval_default_params(void)
@@ -272,7 +272,7 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
         ps_coloc_model_t *m = NULL;
         if ((rc = cl_model_fit(d, f->train, f->n_train, &mp, &m)))
             break;
-        pred[k] = ps_malloc((size_t)d->nc * sizeof *pred[k] + 1);
+        pred[k] = psi_malloc((size_t)d->nc * sizeof *pred[k] + 1);
         if (!pred[k]) {
             ps_coloc_model_free(m);
             rc = PS_E_NOMEM;
@@ -323,7 +323,7 @@ int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
         perm[i] = i;
     uint64_t st = seed;
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)(ps_splitmix64(&st) % (uint64_t)(i + 1));
+        int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1));
         int t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;
@@ -343,7 +343,7 @@ static int pair_fold(const cl_coloc_t *c, uint64_t seed, int q)
             uint64_t a = (uint64_t)(c->w[i] < c->w[j] ? c->w[i] : c->w[j]);
             uint64_t b = (uint64_t)(c->w[i] < c->w[j] ? c->w[j] : c->w[i]);
             uint64_t h = (a * 1000003u + b) ^ (seed * 0x9E3779B97F4A7C15ull);
-            if ((int)(ps_splitmix64(&h) % PAIR_FOLDS) == q)
+            if ((int)(psi_splitmix64(&h) % PAIR_FOLDS) == q)
                 return 1;
         }
     return 0;
@@ -357,7 +357,7 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
     const char **groups = NULL;
     int *sets = NULL;
     if (p->unseen) {
-        groups = ps_calloc((size_t)d->nw + 1, sizeof *groups);
+        groups = psi_calloc((size_t)d->nw + 1, sizeof *groups);
         if (!groups)
             return PS_E_NOMEM;
         for (int w = 0; w < d->nw; w++) {
@@ -375,7 +375,7 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
     } else if (p->test && p->transfer) {
         nf = 1;
     } else if (p->test) {
-        sets = ps_calloc((size_t)d->n_sets + 1, sizeof *sets);
+        sets = psi_calloc((size_t)d->n_sets + 1, sizeof *sets);
         if (!sets)
             return PS_E_NOMEM;
         for (int i = 0; i < d->nc; i++)
@@ -388,7 +388,7 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
     } else {
         nf = 1;
     }
-    fold_t *f = ps_calloc((size_t)cap + 1, sizeof *f);
+    fold_t *f = psi_calloc((size_t)cap + 1, sizeof *f);
     if (!f) {
         free(groups);
         free(sets);
@@ -396,10 +396,10 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
     }
     int rc = 0;
     for (int q = 0; q < nf && !rc; q++) {
-        f[q].train = ps_malloc((size_t)d->nc * sizeof *f[q].train + 1);
-        f[q].test = ps_calloc((size_t)d->nc + 1, 1);
+        f[q].train = psi_malloc((size_t)d->nc * sizeof *f[q].train + 1);
+        f[q].test = psi_calloc((size_t)d->nc + 1, 1);
         if (p->unseen)
-            f[q].targets = ps_calloc((size_t)d->nw + 1, 1);
+            f[q].targets = psi_calloc((size_t)d->nw + 1, 1);
         if (!f[q].train || !f[q].test || (p->unseen && !f[q].targets)) {
             rc = PS_E_NOMEM;
             break;
@@ -457,7 +457,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
                   const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out)
 {
     if (!p || p->seeds < 1 || (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)))
-        return ps_error(PS_E_ARG, "colocate eval: need seeds >= 1 and 0 < train_frac < 1");
+        return psi_error(PS_E_ARG, "colocate eval: need seeds >= 1 and 0 < train_frac < 1");
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, scaling, c, p->test, &d);
     if (rc)

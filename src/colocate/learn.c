@@ -37,7 +37,7 @@ static int solve(double *a, double *b, int m)
             if (fabs(a[r * m + i]) > fabs(a[p * m + i]))
                 p = r;
         if (fabs(a[p * m + i]) < 1e-300)
-            return ps_error(PS_E_INPUT, "least squares: singular system");
+            return psi_error(PS_E_INPUT, "least squares: singular system");
         if (p != i) {
             for (int c = 0; c < m; c++) {
                 double t = a[i * m + c];
@@ -79,7 +79,7 @@ int cl_ols(const double *x, const double *y, int n, int d, double lambda,
         if (!(sd[j] > 1e-12 * (1 + fabs(mu[j]))))
             sd[j] = 0; /* constant or missing: left out */
     }
-    double *a = ps_calloc((size_t)m * m, sizeof *a), *z = ps_malloc((size_t)m * sizeof *z);
+    double *a = psi_calloc((size_t)m * m, sizeof *a), *z = psi_malloc((size_t)m * sizeof *z);
     if (!a || !z) {
         rc = PS_E_NOMEM;
         goto done;
@@ -117,12 +117,12 @@ double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, c
 
 static int xgb_fail(const char *what)
 {
-    return ps_error(PS_E_BACKEND, "xgboost: %s: %s", what, XGBGetLastError());
+    return psi_error(PS_E_BACKEND, "xgboost: %s: %s", what, XGBGetLastError());
 }
 
 static int make_dmatrix(const double *x, const double *margin, int n, int d, DMatrixHandle *out)
 {
-    float *xf = ps_malloc((size_t)n * d * sizeof *xf + 1);
+    float *xf = psi_malloc((size_t)n * d * sizeof *xf + 1);
     if (!xf)
         return PS_E_NOMEM;
     for (long i = 0; i < (long)n * d; i++)
@@ -130,7 +130,7 @@ static int make_dmatrix(const double *x, const double *margin, int n, int d, DMa
     int rc = XGDMatrixCreateFromMat(xf, (bst_ulong)n, (bst_ulong)d, NAN, out) ? xgb_fail("matrix") : 0;
     free(xf);
     if (!rc && margin) {
-        float *mf = ps_malloc((size_t)n * sizeof *mf + 1);
+        float *mf = psi_malloc((size_t)n * sizeof *mf + 1);
         if (!mf)
             return PS_E_NOMEM;
         for (int i = 0; i < n; i++)
@@ -151,7 +151,7 @@ int cl_xgb_train(const double *x, const double *y, const double *margin, int n, 
     int rc = make_dmatrix(x, margin, n, d, &dm);
     if (rc)
         return rc;
-    float *yf = ps_malloc((size_t)n * sizeof *yf + 1);
+    float *yf = psi_malloc((size_t)n * sizeof *yf + 1);
     if (!yf) {
         XGDMatrixFree(dm);
         return PS_E_NOMEM;

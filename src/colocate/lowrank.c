@@ -58,7 +58,7 @@ static int make_rows(const cl_data_t *d, const int *cidx, int nc, lrow_t **out, 
     int n = 0;
     for (int i = 0; i < nc; i++)
         n += d->c[cidx[i]].k;
-    lrow_t *r = ps_malloc((size_t)n * sizeof *r + 1);
+    lrow_t *r = psi_malloc((size_t)n * sizeof *r + 1);
     if (!r)
         return PS_E_NOMEM;
     n = 0;
@@ -167,8 +167,8 @@ static void fit_core(const cl_data_t *d, lrow_t *rows, int n, double lam, uint64
     memset(q->glob, 0, sizeof q->glob);
     memset(q->p, 0, (size_t)d->nw * LR_NP * sizeof *q->p);
     /* The rows each workload appears in (own or co-runner), by workload. */
-    int *start = ps_calloc((size_t)d->nw + 2, sizeof *start), *idx = ps_malloc((size_t)n * 64 * sizeof *idx + 1);
-    char *seen = ps_calloc((size_t)d->nw + 1, 1);
+    int *start = psi_calloc((size_t)d->nw + 2, sizeof *start), *idx = psi_malloc((size_t)n * 64 * sizeof *idx + 1);
+    char *seen = psi_calloc((size_t)d->nw + 1, 1);
     if (!seen || !start || !idx) {
         free(seen);
         free(start);
@@ -192,7 +192,7 @@ static void fit_core(const cl_data_t *d, lrow_t *rows, int n, double lam, uint64
     for (int w = 0; w < d->nw; w++)
         for (int r = 0; r < 2 * LR_RANK; r++)
             q->p[(size_t)w * LR_NP + 2 + r] =
-                seen[w] ? 0.05 * ((double)(ps_splitmix64(&st) >> 11) / 9007199254740992.0 - 0.5) : 0;
+                seen[w] ? 0.05 * ((double)(psi_splitmix64(&st) >> 11) / 9007199254740992.0 - 0.5) : 0;
     for (int i = 0; i < n; i++)
         rows[i].r = rows[i].y - row_pred(q, &rows[i]);
     for (int sweep = 0; sweep < LR_SWEEPS; sweep++) {
@@ -224,13 +224,13 @@ int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t s
         return rc;
     if (n < 1) {
         free(rows);
-        return ps_error(PS_E_INPUT, "colocate: lowrank: no measured throughput to train on");
+        return psi_error(PS_E_INPUT, "colocate: lowrank: no measured throughput to train on");
     }
     lpar_t q = {
-        {0}, ps_calloc((size_t)d->nw * LR_NP + 1, sizeof(double)), ps_calloc((size_t)d->nw + 1, sizeof(double))};
-    cl_lowrank_t *m = ps_calloc(1, sizeof *m);
-    int *fold = ps_malloc((size_t)n_train * sizeof *fold + 1), *sub = ps_malloc((size_t)n_train * sizeof *sub + 1);
-    tr = ps_malloc((size_t)n * sizeof *tr + 1);
+        {0}, psi_calloc((size_t)d->nw * LR_NP + 1, sizeof(double)), psi_calloc((size_t)d->nw + 1, sizeof(double))};
+    cl_lowrank_t *m = psi_calloc(1, sizeof *m);
+    int *fold = psi_malloc((size_t)n_train * sizeof *fold + 1), *sub = psi_malloc((size_t)n_train * sizeof *sub + 1);
+    tr = psi_malloc((size_t)n * sizeof *tr + 1);
     if (!q.p || !q.z || !m || !fold || !sub || !tr) {
         rc = PS_E_NOMEM;
         goto done;
@@ -251,7 +251,7 @@ int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t s
     m->lambda = 1;
     uint64_t st = seed + 0x51ED;
     for (int i = 0; i < n_train; i++)
-        fold[i] = (int)(ps_splitmix64(&st) % 3);
+        fold[i] = (int)(psi_splitmix64(&st) % 3);
     if (n_train >= 6) {
         for (unsigned l = 0; l < sizeof lams / sizeof lams[0]; l++) {
             double sse = 0;
@@ -285,8 +285,8 @@ int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t s
     memcpy(tr, rows, (size_t)n * sizeof *tr);
     fit_core(d, tr, n, m->lambda, seed, &q);
     memcpy(m->glob, q.glob, sizeof m->glob);
-    m->name = ps_calloc((size_t)d->nw + 1, sizeof *m->name);
-    m->par = ps_calloc((size_t)d->nw * LR_NP + 1, sizeof *m->par);
+    m->name = psi_calloc((size_t)d->nw + 1, sizeof *m->name);
+    m->par = psi_calloc((size_t)d->nw * LR_NP + 1, sizeof *m->par);
     if (!m->name || !m->par) {
         rc = PS_E_NOMEM;
         goto done;
@@ -298,7 +298,7 @@ int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t s
             any |= pw[j] != 0;
         if (!any)
             continue;
-        if (!(m->name[m->n] = ps_strdup(d->w[w].name))) {
+        if (!(m->name[m->n] = psi_strdup(d->w[w].name))) {
             rc = PS_E_NOMEM;
             goto done;
         }
@@ -367,7 +367,7 @@ int cl_lowrank_load(FILE *f, cl_lowrank_t **out)
 {
     *out = NULL;
     int rank = 0, n = 0;
-    cl_lowrank_t *m = ps_calloc(1, sizeof *m);
+    cl_lowrank_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
     if (fscanf(f, " lowrank %d %d %lf %lf %lf %lf %lf %lf", &rank, &n, &m->zmu, &m->lambda, &m->glob[0], &m->glob[1],
@@ -376,8 +376,8 @@ int cl_lowrank_load(FILE *f, cl_lowrank_t **out)
         free(m);
         return -1;
     }
-    m->name = ps_calloc((size_t)n + 1, sizeof *m->name);
-    m->par = ps_calloc((size_t)n * LR_NP + 1, sizeof *m->par);
+    m->name = psi_calloc((size_t)n + 1, sizeof *m->name);
+    m->par = psi_calloc((size_t)n * LR_NP + 1, sizeof *m->par);
     if (!m->name || !m->par) {
         cl_lowrank_free(m);
         return PS_E_NOMEM;
@@ -394,7 +394,7 @@ int cl_lowrank_load(FILE *f, cl_lowrank_t **out)
             return -1;
         }
         buf[strcspn(buf, "\n")] = 0;
-        if (!(m->name[i] = ps_strdup(buf))) {
+        if (!(m->name[i] = psi_strdup(buf))) {
             cl_lowrank_free(m);
             return PS_E_NOMEM;
         }

@@ -25,7 +25,7 @@ const char *ps_coloc_kind_name(ps_coloc_kind_t kind)
 int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out)
 {
     int k;
-    int rc = ps_name_index("predictor", name, kind_names, PS_COLOC_KIND_COUNT, &k);
+    int rc = psi_name_index("predictor", name, kind_names, PS_COLOC_KIND_COUNT, &k);
     if (rc == PS_OK)
         *out = (ps_coloc_kind_t)k;
     return rc;
@@ -103,7 +103,7 @@ static int collect_rows(const cl_data_t *d, const int *train, int n_train, wrow_
     int n = 0;
     for (int i = 0; i < n_train; i++)
         n += d->c[train[i]].k;
-    wrow_t *r = ps_malloc((size_t)n * sizeof *r + 1);
+    wrow_t *r = psi_malloc((size_t)n * sizeof *r + 1);
     if (!r)
         return PS_E_NOMEM;
     n = 0;
@@ -125,16 +125,16 @@ static int collect_rows(const cl_data_t *d, const int *train, int n_train, wrow_
 
 static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n)
 {
-    double *v = ps_malloc((size_t)n * sizeof *v + 1);
-    m->ratio_name = ps_calloc((size_t)d->nw + 1, sizeof *m->ratio_name);
-    m->ratio_med = ps_calloc((size_t)d->nw + 1, sizeof *m->ratio_med);
+    double *v = psi_malloc((size_t)n * sizeof *v + 1);
+    m->ratio_name = psi_calloc((size_t)d->nw + 1, sizeof *m->ratio_name);
+    m->ratio_med = psi_calloc((size_t)d->nw + 1, sizeof *m->ratio_med);
     if (!v || !m->ratio_name || !m->ratio_med) {
         free(v);
         return PS_E_NOMEM;
     }
     for (int i = 0; i < n; i++)
         v[i] = r[i].ratio;
-    m->ratio_global = n ? ps_median(v, (size_t)n) : 1.0;
+    m->ratio_global = n ? psi_median(v, (size_t)n) : 1.0;
     for (int w = 0; w < d->nw; w++) {
         int k = 0;
         for (int i = 0; i < n; i++)
@@ -142,11 +142,11 @@ static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t
                 v[k++] = r[i].ratio;
         if (!k)
             continue;
-        if (!(m->ratio_name[m->n_ratio] = ps_strdup(d->w[w].name))) {
+        if (!(m->ratio_name[m->n_ratio] = psi_strdup(d->w[w].name))) {
             free(v);
             return PS_E_NOMEM;
         }
-        m->ratio_med[m->n_ratio++] = ps_median(v, (size_t)k);
+        m->ratio_med[m->n_ratio++] = psi_median(v, (size_t)k);
     }
     free(v);
     return 0;
@@ -160,7 +160,7 @@ static double loo_ratio(const wrow_t *r, int n, int i, double global, double *bu
     for (int j = 0; j < n; j++)
         if (r[j].w == r[i].w && r[j].c != r[i].c)
             buf[k++] = r[j].ratio;
-    return k ? ps_median(buf, (size_t)k) : global;
+    return k ? psi_median(buf, (size_t)k) : global;
 }
 
 /* ---- fitting ---- */
@@ -168,8 +168,8 @@ static double loo_ratio(const wrow_t *r, int n, int i, double global, double *bu
 static int fit_mps(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n)
 {
     int nf = CL_MPS_NF, rc = 0;
-    double *x = ps_malloc((size_t)n * nf * sizeof *x + 1), *y = ps_malloc((size_t)n * sizeof *y + 1),
-           *mg = ps_malloc((size_t)n * sizeof *mg + 1), *buf = ps_malloc((size_t)n * sizeof *buf + 1);
+    double *x = psi_malloc((size_t)n * nf * sizeof *x + 1), *y = psi_malloc((size_t)n * sizeof *y + 1),
+           *mg = psi_malloc((size_t)n * sizeof *mg + 1), *buf = psi_malloc((size_t)n * sizeof *buf + 1);
     if (!x || !y || !mg || !buf) {
         rc = PS_E_NOMEM;
         goto done;
@@ -280,7 +280,7 @@ static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n,
             fann_destroy(ann);
         if (td)
             fann_destroy_train(td);
-        return ps_error(PS_E_BACKEND, "fann: cannot create the network");
+        return psi_error(PS_E_BACKEND, "fann: cannot create the network");
     }
     fann_set_error_log((struct fann_error *)ann, NULL);
     fann_set_activation_function_hidden(ann, FANN_SIGMOID_SYMMETRIC);
@@ -305,7 +305,7 @@ static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
     size_t cap = 1;
     for (int i = 0; i < d->nw; i++)
         cap += (d->w[i].gpu ? strlen(d->w[i].gpu) : 0) + 1;
-    char *s = ps_calloc(cap, 1);
+    char *s = psi_calloc(cap, 1);
     if (!s)
         return NULL;
     for (int i = 0; i < n_train; i++) {
@@ -336,7 +336,7 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
     /* Sizes bounded so that a typo is a message, not hours or gigabytes. */
     if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 || p->boost_rounds < 0 ||
         p->boost_rounds > 100000)
-        return ps_error(PS_E_ARG,
+        return psi_error(PS_E_ARG,
                         "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
                         "and rounds <= 100000",
                         p->trees, p->mlp_epochs, p->boost_rounds);
@@ -346,7 +346,7 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
         if (rc)
             return rc;
         if (k < 0)
-            return ps_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
+            return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
         ps_coloc_params_t q = *p;
         q.kind = (ps_coloc_kind_t)k;
         if ((rc = cl_model_fit(d, train, n_train, &q, out)))
@@ -354,7 +354,7 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
         (*out)->autosel = 1;
         return 0;
     }
-    ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
+    ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
     m->kind = p->kind;
@@ -372,7 +372,7 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
         if ((rc = collect_rows(d, train, n_train, &r, &n)))
             goto done;
         if (n < 1) {
-            rc = ps_error(PS_E_INPUT, "colocate: no measured throughput to train on");
+            rc = psi_error(PS_E_INPUT, "colocate: no measured throughput to train on");
             goto done;
         }
         if ((rc = fit_ratio_table(m, d, r, n)))
@@ -384,8 +384,8 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
         goto done;
     }
     int nf = m->nf, n = 0;
-    x = ps_malloc((size_t)n_train * nf * sizeof *x + 1);
-    y = ps_malloc((size_t)n_train * sizeof *y + 1);
+    x = psi_malloc((size_t)n_train * nf * sizeof *x + 1);
+    y = psi_malloc((size_t)n_train * sizeof *y + 1);
     if (!x || !y) {
         rc = PS_E_NOMEM;
         goto done;
@@ -401,7 +401,7 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
         n++;
     }
     if (n < 1) {
-        rc = ps_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
+        rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
                       ps_coloc_kind_name(p->kind));
         goto done;
     }
@@ -479,7 +479,7 @@ int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const p
     int rc = cl_data_build(w, scaling, c, NULL, &d);
     if (rc)
         return rc;
-    int *idx = ps_malloc((size_t)d->nc * sizeof *idx + 1);
+    int *idx = psi_malloc((size_t)d->nc * sizeof *idx + 1);
     if (!idx) {
         cl_data_free(d);
         return PS_E_NOMEM;
@@ -503,7 +503,7 @@ int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const p
     double slot[64];
     for (size_t i = 0; i < q->n && !rc; i++) {
         /* Find the row's co-location and slot (ids are unique per table). */
-        const ps_colocation_row_t *r = &q->rows[i];
+        const psi_colocation_row_t *r = &q->rows[i];
         int ci = -1;
         for (int j = 0; j < d->nc && ci < 0; j++)
             if (strcmp(d->c[j].id, r->colocation) == 0)

@@ -102,7 +102,7 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
 {
     FILE *f = open_memstream(out, len);
     if (!f)
-        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+        return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
     fprintf(f, "layout %s\nkind %s\nnf %d\n", CL_LAYOUT, ps_coloc_kind_name(m->kind), m->nf);
     fprintf(f, "params %llu %d %d %d\n", (unsigned long long)m->p.seed, m->p.trees, m->p.mlp_epochs, m->p.boost_rounds);
     put_vec(f, "mu", m->mu, m->nf);
@@ -127,7 +127,7 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
     if (fclose(f) != 0 || bad) {
         free(*out);
         *out = NULL;
-        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+        return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
     }
     return PS_OK;
 }
@@ -136,14 +136,14 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
 static int mlp_text(const ps_coloc_model_t *m, char **out, size_t *len)
 {
     unsigned n = fann_get_total_connections(m->ann);
-    struct fann_connection *c = ps_malloc((size_t)n * sizeof *c + 1);
+    struct fann_connection *c = psi_malloc((size_t)n * sizeof *c + 1);
     if (!c)
         return PS_E_NOMEM;
     fann_get_connection_array(m->ann, c);
     FILE *f = open_memstream(out, len);
     if (!f) {
         free(c);
-        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+        return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
     }
     fprintf(f, "%u\n", n);
     for (unsigned i = 0; i < n; i++)
@@ -153,7 +153,7 @@ static int mlp_text(const ps_coloc_model_t *m, char **out, size_t *len)
     if (fclose(f) != 0 || bad) {
         free(*out);
         *out = NULL;
-        return ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+        return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
     }
     return PS_OK;
 }
@@ -168,23 +168,23 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
     if (rc == PS_OK && m->booster &&
         (XGBoosterSetAttr(m->booster, "pairsight_kind", ps_coloc_kind_name(m->kind)) ||
          XGBoosterSaveModelToBuffer(m->booster, "{\"format\": \"ubj\"}", &blen, &bst)))
-        rc = ps_error(PS_E_BACKEND, "xgboost: save: %s", XGBGetLastError());
+        rc = psi_error(PS_E_BACKEND, "xgboost: save: %s", XGBGetLastError());
     if (rc == PS_OK && !m->booster && m->ann)
         rc = mlp_text(m, &mlp, &mlen);
     if (rc == PS_OK && m->lowrank) {
         FILE *lf = open_memstream(&mlp, &mlen);
         if (!lf || cl_lowrank_save(m->lowrank, lf) || fclose(lf) != 0)
-            rc = ps_error(PS_E_NOMEM, "out of memory writing a co-location model");
+            rc = psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
     }
-    ps_atomic_t *a = NULL;
+    psi_atomic_t *a = NULL;
     if (rc == PS_OK)
-        rc = ps_atomic_open(path, &a);
+        rc = psi_atomic_open(path, &a);
     if (rc != PS_OK) {
         free(params);
         free(mlp);
         return rc;
     }
-    FILE *f = ps_atomic_stream(a);
+    FILE *f = psi_atomic_stream(a);
     fprintf(f, "%s %d\n", CL_MAGIC, CL_FORMAT);
     put_section(f, "params", params, plen);
     if (m->booster)
@@ -199,10 +199,10 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
     free(params);
     free(mlp);
     if (ferror(f)) {
-        ps_atomic_abort(a);
-        return ps_error(PS_E_IO, "%s: write failed", path);
+        psi_atomic_abort(a);
+        return psi_error(PS_E_IO, "%s: write failed", path);
     }
-    return ps_atomic_commit(a);
+    return psi_atomic_commit(a);
 }
 
 static int get_vec(FILE *f, const char *name, double *v, int n)
@@ -218,7 +218,7 @@ static int get_vec(FILE *f, const char *name, double *v, int n)
 
 static int bad(const char *path, const char *what)
 {
-    return ps_error(PS_E_INPUT, "%s: not a valid co-location model (%s)", path, what);
+    return psi_error(PS_E_INPUT, "%s: not a valid co-location model (%s)", path, what);
 }
 
 /* The next line of buf from *at, without its newline, into line[cap];
@@ -253,7 +253,7 @@ static int take_section(const char *path, const unsigned char *buf, size_t n, si
     if (l > n - *at)
         return bad(path, "truncated section");
     if (section_crc(name, l, buf + *at) != crc)
-        return ps_error(PS_E_INPUT, "%s: damaged co-location model: checksum mismatch in section %s", path, name);
+        return psi_error(PS_E_INPUT, "%s: damaged co-location model: checksum mismatch in section %s", path, name);
     *data = buf + *at;
     *len = l;
     *at += l;
@@ -265,7 +265,7 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
 {
     FILE *f = fmemopen((void *)data, len, "r");
     if (!f)
-        return ps_error(PS_E_NOMEM, "%s: out of memory", path);
+        return psi_error(PS_E_NOMEM, "%s: out of memory", path);
     char layout[64], kind[32];
     unsigned long long seed = 0;
     int rc = PS_OK;
@@ -274,13 +274,13 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         goto done;
     }
     if (strcmp(layout, CL_LAYOUT) != 0) {
-        rc = ps_error(PS_E_MISMATCH, "%s: feature layout %s, this build uses %s", path, layout, CL_LAYOUT);
+        rc = psi_error(PS_E_MISMATCH, "%s: feature layout %s, this build uses %s", path, layout, CL_LAYOUT);
         goto done;
     }
     if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
     if (m->nf != cl_model_nf(m->kind)) {
-        rc = ps_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
+        rc = psi_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
         goto done;
     }
     if (fscanf(f, " params %llu %d %d %d", &seed, &m->p.trees, &m->p.mlp_epochs, &m->p.boost_rounds) != 4 ||
@@ -294,8 +294,8 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
     m->p.seed = seed;
     int nr = m->n_ratio;
     m->n_ratio = 0;
-    m->ratio_name = ps_calloc((size_t)nr + 1, sizeof *m->ratio_name);
-    m->ratio_med = ps_calloc((size_t)nr + 1, sizeof *m->ratio_med);
+    m->ratio_name = psi_calloc((size_t)nr + 1, sizeof *m->ratio_name);
+    m->ratio_med = psi_calloc((size_t)nr + 1, sizeof *m->ratio_med);
     if (!m->ratio_name || !m->ratio_med) {
         rc = PS_E_NOMEM;
         goto done;
@@ -306,7 +306,7 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
             rc = bad(path, "ratio table");
             goto done;
         }
-        if (!(m->ratio_name[i] = ps_strdup(name))) {
+        if (!(m->ratio_name[i] = psi_strdup(name))) {
             rc = PS_E_NOMEM;
             goto done;
         }
@@ -317,7 +317,7 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         rc = bad(path, "gpu");
         goto done;
     }
-    if (!(m->gpu = ps_strdup(strcmp(gpu, "-") == 0 ? "" : gpu))) {
+    if (!(m->gpu = psi_strdup(strcmp(gpu, "-") == 0 ? "" : gpu))) {
         rc = PS_E_NOMEM;
         goto done;
     }
@@ -360,7 +360,7 @@ static int parse_mlp(const char *path, const unsigned char *data, size_t len, ps
         rc = bad(path, "network");
         goto done;
     }
-    if (!(c = ps_malloc((size_t)n * sizeof *c + 1))) {
+    if (!(c = psi_malloc((size_t)n * sizeof *c + 1))) {
         rc = PS_E_NOMEM;
         goto done;
     }
@@ -386,10 +386,10 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
     BoosterHandle b = NULL;
     char why[160];
     if (ubj_check(data, len, why, sizeof why) != 0)
-        return ps_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
+        return psi_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
     if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
         XGBoosterSetParam(b, "nthread", "1")) {
-        int rc = ps_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
+        int rc = psi_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
         if (b)
             XGBoosterFree(b);
         return rc;
@@ -398,9 +398,9 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
     const char *v = NULL;
     int ok = 0;
     if (XGBoosterGetAttr(b, "pairsight_kind", &v, &ok) != 0)
-        return ps_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
+        return psi_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
     if (!ok || !v || strcmp(v, ps_coloc_kind_name(m->kind)) != 0)
-        return ps_error(PS_E_INPUT, "%s: the booster is tagged as kind '%s', the model is %s", path,
+        return psi_error(PS_E_INPUT, "%s: the booster is tagged as kind '%s', the model is %s", path,
                         ok && v ? v : "(none)", ps_coloc_kind_name(m->kind));
     return PS_OK;
 }
@@ -421,7 +421,7 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
     if (strcmp(line, again) != 0)
         return bad(path, "damaged first line");
     if (fmt != CL_FORMAT)
-        return ps_error(PS_E_MISMATCH, "%s: model format %d, this build reads %d%s", path, fmt, CL_FORMAT,
+        return psi_error(PS_E_MISMATCH, "%s: model format %d, this build reads %d%s", path, fmt, CL_FORMAT,
                         fmt < CL_FORMAT ? " (retrain it with `pairsight colocate train`)" : "");
     /* Both sections and the end line are checked before either is parsed. */
     const unsigned char *pdata, *bdata;
@@ -442,7 +442,7 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
     int want_mlp = m->kind == PS_COLOC_KACE_MLP, want_lr = m->kind == PS_COLOC_LOWRANK;
     const char *want = forest ? "booster" : want_mlp ? "mlp" : want_lr ? "lowrank" : "none";
     if (strcmp(body, want) != 0)
-        return ps_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path, ps_coloc_kind_name(m->kind),
+        return psi_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path, ps_coloc_kind_name(m->kind),
                         body, want);
     if (forest)
         return load_booster(path, bdata, blen, m);
@@ -457,7 +457,7 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
 {
     *out = NULL;
     if (!path)
-        return ps_error(PS_E_ARG, "ps_coloc_model_load: NULL path");
+        return psi_error(PS_E_ARG, "ps_coloc_model_load: NULL path");
     unsigned char *buf = NULL;
     size_t n = 0;
     int rc = file_read_all(path, &buf, &n);
@@ -471,7 +471,7 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
 int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out)
 {
     *out = NULL;
-    ps_coloc_model_t *m = ps_calloc(1, sizeof *m);
+    ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
     locale_t old = c_numeric_begin();
     int rc = !m ? PS_E_NOMEM : load_mem(path, buf, n, m);
     c_numeric_end(old);

@@ -101,10 +101,10 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
         C *= radix[t];
     }
     size_t ns = (size_t)1 << s->n;
-    double *f = ps_malloc(ns * C * sizeof *f);
-    unsigned *ch = ps_malloc(ns * C * sizeof *ch);
-    signed char *cht = ps_malloc(ns * C);
-    s->memo = ps_malloc(ns * s->ntypes * sizeof *s->memo);
+    double *f = psi_malloc(ns * C * sizeof *f);
+    unsigned *ch = psi_malloc(ns * C * sizeof *ch);
+    signed char *cht = psi_malloc(ns * C);
+    s->memo = psi_malloc(ns * s->ntypes * sizeof *s->memo);
     if (!f || !ch || !cht || !s->memo) {
         free(f);
         free(ch);
@@ -250,7 +250,7 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
                    cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact)
 {
     if (n < 0 || n > 64 || ng < 0 || ntypes < 1 || ntypes > 16 || max_per_gpu < 1)
-        return ps_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
+        return psi_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
     solver_t s = {.n = n,
                   .ng = ng,
                   .ntypes = ntypes,
@@ -272,7 +272,7 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
         if (rc)
             return rc;
     } else {
-        int *a = ps_malloc((size_t)n * sizeof *a + 1), *order = ps_malloc((size_t)n * sizeof *order + 1);
+        int *a = psi_malloc((size_t)n * sizeof *a + 1), *order = psi_malloc((size_t)n * sizeof *order + 1);
         if (!a || !order) {
             free(a);
             free(order);
@@ -284,7 +284,7 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
             for (int i = 0; i < n; i++)
                 order[i] = i;
             for (int i = n - 1; i > 0 && r > 0; i--) {
-                int j = (int)(ps_splitmix64(&st) % (uint64_t)(i + 1)), t = order[i];
+                int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1)), t = order[i];
                 order[i] = order[j];
                 order[j] = t;
             }
@@ -426,7 +426,7 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
     if (!p)
         p = &def;
     if (n_jobs < 1 || n_jobs > 64 || n_gpus < 1 || n_gpus > 64)
-        return ps_error(PS_E_ARG, "place: need 1..64 jobs and 1..64 GPUs");
+        return psi_error(PS_E_ARG, "place: need 1..64 jobs and 1..64 GPUs");
     ps_colocations_t *none = ps_colocations_new();
     cl_data_t *d = NULL;
     int rc = none ? cl_data_build(w, scaling, none, NULL, &d) : PS_E_NOMEM;
@@ -444,18 +444,18 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
                 t = i;
         if (t < 0) {
             if (ntypes == 16)
-                rc = ps_error(PS_E_ARG, "place: more than 16 GPU types");
+                rc = psi_error(PS_E_ARG, "place: more than 16 GPU types");
             else
                 tname[t = ntypes++] = nm;
         }
         gtype[g] = t;
     }
     mctx_t x = {.m = m, .d = d, .ntypes = ntypes, .shares = p->shares, .n_shares = p->n_shares};
-    x.wi = ps_malloc((size_t)n_jobs * (ntypes ? ntypes : 1) * sizeof *x.wi + 1);
-    x.norm = ps_calloc((size_t)n_jobs + 1, sizeof *x.norm);
-    out->gpu = ps_malloc((size_t)n_jobs * sizeof *out->gpu + 1);
-    out->share = ps_malloc((size_t)n_jobs * sizeof *out->share + 1);
-    out->norm_tput = ps_calloc((size_t)n_jobs + 1, sizeof *out->norm_tput);
+    x.wi = psi_malloc((size_t)n_jobs * (ntypes ? ntypes : 1) * sizeof *x.wi + 1);
+    x.norm = psi_calloc((size_t)n_jobs + 1, sizeof *x.norm);
+    out->gpu = psi_malloc((size_t)n_jobs * sizeof *out->gpu + 1);
+    out->share = psi_malloc((size_t)n_jobs * sizeof *out->share + 1);
+    out->norm_tput = psi_calloc((size_t)n_jobs + 1, sizeof *out->norm_tput);
     if (!rc && (!x.wi || !x.norm || !out->gpu || !out->share || !out->norm_tput))
         rc = PS_E_NOMEM;
     for (int j = 0; j < n_jobs && !rc; j++) {
@@ -470,7 +470,7 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
             any |= wi >= 0;
         }
         if (!any)
-            rc = ps_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
+            rc = psi_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
     }
     if (!rc)
         rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
@@ -601,18 +601,18 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
                         const ps_coloc_eval_params_t *ep, int max_per_gpu, ps_coloc_place_case_t *cases, int n_cases)
 {
     if (!ep || ep->seeds < 1 || !(ep->train_frac > 0 && ep->train_frac < 1) || max_per_gpu < 1)
-        return ps_error(PS_E_ARG, "colocate eval --place: need seeds >= 1, 0 < train_frac < 1, K >= 1");
+        return psi_error(PS_E_ARG, "colocate eval --place: need seeds >= 1, 0 < train_frac < 1, K >= 1");
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, scaling, c, NULL, &d);
     if (rc)
         return rc;
     int nc = d->nc;
-    double *meas = ps_malloc((size_t)nc * sizeof *meas + 1);
+    double *meas = psi_malloc((size_t)nc * sizeof *meas + 1);
     double *pred[PS_COLOC_KIND_COUNT] = {0};
-    int *train = ps_malloc((size_t)nc * sizeof *train + 1), *pool = ps_malloc((size_t)d->nw * sizeof *pool + 1);
-    char *in = ps_calloc((size_t)d->nw + 1, 1);
+    int *train = psi_malloc((size_t)nc * sizeof *train + 1), *pool = psi_malloc((size_t)d->nw * sizeof *pool + 1);
+    char *in = psi_calloc((size_t)d->nw + 1, 1);
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        if (!(pred[k] = ps_malloc((size_t)nc * sizeof *pred[k] + 1)))
+        if (!(pred[k] = psi_malloc((size_t)nc * sizeof *pred[k] + 1)))
             rc = PS_E_NOMEM;
     if (!meas || !train || !pool || !in)
         rc = PS_E_NOMEM;
@@ -626,7 +626,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
         if (in[i])
             pool[npool++] = i;
     if (!rc && npool == 0)
-        rc = ps_error(PS_E_INPUT, "eval --place: no co-location has every throughput measured");
+        rc = psi_error(PS_E_INPUT, "eval --place: no co-location has every throughput measured");
     for (int q = 0; q < n_cases; q++) {
         for (int p = 0; p < PS_POL_COUNT; p++)
             cases[q].ratio[p] = cases[q].norm[p] = 0;
@@ -675,7 +675,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
         for (int q = 0; q < n_cases && !rc; q++) {
             int n = cases[q].n_jobs, ng = cases[q].n_gpus;
             if (n < 1 || n > 64 || ng < 1 || ng > 64) {
-                rc = ps_error(PS_E_ARG, "eval --place: a case needs 1..64 jobs and GPUs");
+                rc = psi_error(PS_E_ARG, "eval --place: a case needs 1..64 jobs and GPUs");
                 break;
             }
             /* the job mix: n distinct workloads (with repeats when the
@@ -684,7 +684,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
             uint64_t st = seed * 0xD1B54A32D192ED03ull + (uint64_t)q;
             for (int j = 0; j < n; j++) {
                 int lim = npool - (j < npool ? j : 0);
-                int pick = (int)(ps_splitmix64(&st) % (uint64_t)(lim > 0 ? lim : 1));
+                int pick = (int)(psi_splitmix64(&st) % (uint64_t)(lim > 0 ? lim : 1));
                 if (j < npool) { /* partial Fisher-Yates over the pool */
                     int t = pool[npool - 1 - j];
                     pool[npool - 1 - j] = pool[pick];
@@ -729,7 +729,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
                 for (int j = 0; j < n; j++)
                     order[j] = j, a[j] = -1;
                 for (int j = n - 1; j > 0; j--) {
-                    int i2 = (int)(ps_splitmix64(&st) % (uint64_t)(j + 1)), t = order[j];
+                    int i2 = (int)(psi_splitmix64(&st) % (uint64_t)(j + 1)), t = order[j];
                     order[j] = order[i2];
                     order[i2] = t;
                 }
@@ -747,7 +747,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
                             okg[nok++] = g;
                     }
                     if (nok)
-                        a[j] = okg[ps_splitmix64(&st) % (uint64_t)nok];
+                        a[j] = okg[psi_splitmix64(&st) % (uint64_t)nok];
                 }
                 rs += measured_of(d, job, n, ng, a, meas, meas);
             }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* Fault injection (built with PS_FAULT_INJECTION, tests only): the n-th
- * allocation through ps_malloc/ps_calloc/ps_realloc/ps_strdup from now
+ * allocation through psi_malloc/psi_calloc/psi_realloc/psi_strdup from now
  * fails, and the n-th atomic commit fails as a write error would. */
 #ifdef PS_FAULT_INJECTION
 static _Thread_local long fault_alloc = 0, fault_write = 0;
@@ -54,7 +54,7 @@ const char *ps_errstr(int code)
 
 const char *ps_last_error(void) { return last_error; }
 
-int ps_error(int code, const char *fmt, ...)
+int psi_error(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -63,7 +63,7 @@ int ps_error(int code, const char *fmt, ...)
     return code;
 }
 
-int ps_error_prefix(int code, const char *prefix)
+int psi_error_prefix(int code, const char *prefix)
 {
     char tmp[sizeof last_error];
     size_t n = strlen(prefix);
@@ -97,7 +97,7 @@ void ps_log_set(ps_log_fn fn, void *user)
     log_user = fn ? user : NULL;
 }
 
-void ps_log(ps_log_level_t level, const char *fmt, ...)
+void psi_log(ps_log_level_t level, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -111,7 +111,7 @@ void ps_log(ps_log_level_t level, const char *fmt, ...)
 
 /* Locks this process holds, by path: flock() conflicts between two open
  * files even in one process, so a path locked twice here (the CLI locks
- * --out before training, ps_atomic_open locks it again to save) counts up. */
+ * --out before training, psi_atomic_open locks it again to save) counts up. */
 struct out_lock {
     char *path, *lock_path;
     int fd, refs;
@@ -145,9 +145,9 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
             return PS_OK;
         }
     pthread_mutex_unlock(&held_mu);
-    out_lock_t *l = ps_calloc(1, sizeof *l);
+    out_lock_t *l = psi_calloc(1, sizeof *l);
     size_t n = strlen(path) + 8;
-    if (!l || !(l->path = ps_strdup(path)) || !(l->lock_path = ps_malloc(n))) {
+    if (!l || !(l->path = psi_strdup(path)) || !(l->lock_path = psi_malloc(n))) {
         if (l)
             free(l->path);
         free(l);
@@ -158,7 +158,7 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
     for (;;) {
         l->fd = open(l->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (l->fd < 0) {
-            int rc = ps_error(PS_E_IO, "%s: cannot write (lock file %s): %s", path, l->lock_path, strerror(errno));
+            int rc = psi_error(PS_E_IO, "%s: cannot write (lock file %s): %s", path, l->lock_path, strerror(errno));
             free(l->path);
             free(l->lock_path);
             free(l);
@@ -168,7 +168,7 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
             long pid = lock_owner(l->lock_path);
             if (!wait) {
                 close(l->fd);
-                int rc = ps_error(PS_E_IO, "%s is being written by pid %ld (lock file %s)", path, pid,
+                int rc = psi_error(PS_E_IO, "%s is being written by pid %ld (lock file %s)", path, pid,
                                   l->lock_path);
                 free(l->path);
                 free(l->lock_path);
@@ -176,7 +176,7 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
                 return rc;
             }
             if (!warned++)
-                ps_log(PS_LOG_WARN, "%s is being written by pid %ld: waiting", path, pid);
+                psi_log(PS_LOG_WARN, "%s is being written by pid %ld: waiting", path, pid);
             flock(l->fd, LOCK_EX);
         }
         /* The holder unlinks the lock file before it unlocks it: a file
@@ -224,7 +224,7 @@ void out_lock_release(out_lock_t *l)
 
 /* ---- atomic output files ---- */
 
-struct ps_atomic {
+struct psi_atomic {
     FILE *f;
     char *path;
     char *tmp;
@@ -259,27 +259,27 @@ static void remove_stale_temps(const char *path)
         char full[8192];
         snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
         if (unlink(full) == 0)
-            ps_log(PS_LOG_INFO, "removed %s, left by a writer (pid %ld) that died", full, pid);
+            psi_log(PS_LOG_INFO, "removed %s, left by a writer (pid %ld) that died", full, pid);
     }
     closedir(d);
 }
 
-int ps_atomic_open(const char *path, ps_atomic_t **out)
+int psi_atomic_open(const char *path, psi_atomic_t **out)
 {
     *out = NULL;
-    ps_atomic_t *a = ps_calloc(1, sizeof *a);
+    psi_atomic_t *a = psi_calloc(1, sizeof *a);
     if (!a)
         return PS_E_NOMEM;
     size_t n = strlen(path) + 32;
-    a->path = ps_strdup(path);
-    a->tmp = ps_malloc(n);
+    a->path = psi_strdup(path);
+    a->tmp = psi_malloc(n);
     int rc = a->path && a->tmp ? out_lock_acquire(path, 0, &a->lock) : PS_E_NOMEM;
     if (rc == PS_OK) {
         remove_stale_temps(path);
         snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
         a->f = fopen(a->tmp, "wb");
         if (!a->f)
-            rc = ps_error(PS_E_IO, "%s: cannot write (temporary file %s): open: %s", path, a->tmp, strerror(errno));
+            rc = psi_error(PS_E_IO, "%s: cannot write (temporary file %s): open: %s", path, a->tmp, strerror(errno));
     }
     if (rc != PS_OK) {
         out_lock_release(a->lock);
@@ -292,9 +292,9 @@ int ps_atomic_open(const char *path, ps_atomic_t **out)
     return PS_OK;
 }
 
-FILE *ps_atomic_stream(ps_atomic_t *a) { return a->f; }
+FILE *psi_atomic_stream(psi_atomic_t *a) { return a->f; }
 
-static void atomic_release(ps_atomic_t *a)
+static void atomic_release(psi_atomic_t *a)
 {
     out_lock_release(a->lock);
     free(a->path);
@@ -321,28 +321,28 @@ static int fsync_dir(const char *path)
 
 /* Each failing step is named: write (the stream's buffered writes), flush,
  * fsync, close, rename, and the fsync of the folder after the rename. */
-int ps_atomic_commit(ps_atomic_t *a)
+int psi_atomic_commit(psi_atomic_t *a)
 {
     int rc = PS_OK;
     if (ferror(a->f) || FAIL_WRITE())
-        rc = ps_error(PS_E_IO, "%s: write failed (temporary file %s)", a->path, a->tmp);
+        rc = psi_error(PS_E_IO, "%s: write failed (temporary file %s)", a->path, a->tmp);
     else if (fflush(a->f) != 0)
-        rc = ps_error(PS_E_IO, "%s: flush failed: %s", a->path, strerror(errno));
+        rc = psi_error(PS_E_IO, "%s: flush failed: %s", a->path, strerror(errno));
     else if (fsync(fileno(a->f)) != 0)
-        rc = ps_error(PS_E_IO, "%s: fsync failed: %s", a->path, strerror(errno));
+        rc = psi_error(PS_E_IO, "%s: fsync failed: %s", a->path, strerror(errno));
     if (fclose(a->f) != 0 && rc == PS_OK)
-        rc = ps_error(PS_E_IO, "%s: close failed: %s", a->path, strerror(errno));
+        rc = psi_error(PS_E_IO, "%s: close failed: %s", a->path, strerror(errno));
     if (rc == PS_OK && rename(a->tmp, a->path) != 0)
-        rc = ps_error(PS_E_IO, "%s: rename of %s failed: %s", a->path, a->tmp, strerror(errno));
+        rc = psi_error(PS_E_IO, "%s: rename of %s failed: %s", a->path, a->tmp, strerror(errno));
     if (rc != PS_OK)
         remove(a->tmp);
     else if (fsync_dir(a->path) != 0)
-        rc = ps_error(PS_E_IO, "%s: fsync of its folder after the rename failed: %s", a->path, strerror(errno));
+        rc = psi_error(PS_E_IO, "%s: fsync of its folder after the rename failed: %s", a->path, strerror(errno));
     atomic_release(a);
     return rc;
 }
 
-void ps_atomic_abort(ps_atomic_t *a)
+void psi_atomic_abort(psi_atomic_t *a)
 {
     if (!a)
         return;
@@ -351,41 +351,41 @@ void ps_atomic_abort(ps_atomic_t *a)
     atomic_release(a);
 }
 
-double ps_now(void)
+double psi_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void *ps_malloc(size_t n)
+void *psi_malloc(size_t n)
 {
     void *p = FAIL_ALLOC() ? NULL : malloc(n ? n : 1);
     if (!p)
-        ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
+        psi_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
     return p;
 }
 
-void *ps_calloc(size_t n, size_t size)
+void *psi_calloc(size_t n, size_t size)
 {
     void *p = FAIL_ALLOC() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        ps_error(PS_E_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
+        psi_error(PS_E_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
     return p;
 }
 
-void *ps_realloc(void *p, size_t n)
+void *psi_realloc(void *p, size_t n)
 {
     void *q = FAIL_ALLOC() ? NULL : realloc(p, n ? n : 1);
     if (!q)
-        ps_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
+        psi_error(PS_E_NOMEM, "out of memory (%zu bytes)", n);
     return q;
 }
 
-char *ps_strdup(const char *s)
+char *psi_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = ps_malloc(n);
+    char *d = psi_malloc(n);
     if (d)
         memcpy(d, s, n);
     return d;
@@ -397,7 +397,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double ps_median(double *v, size_t n)
+double psi_median(double *v, size_t n)
 {
     if (n == 0)
         return NAN;
@@ -405,35 +405,35 @@ double ps_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double ps_rng_normal(ps_rng_t *r)
+double psi_rng_normal(psi_rng_t *r)
 {
     /* u1 in (0, 1] so that the log is finite. */
-    double u1 = 1.0 - ps_rng_uniform(r);
-    double u2 = ps_rng_uniform(r);
+    double u1 = 1.0 - psi_rng_uniform(r);
+    double u2 = psi_rng_uniform(r);
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n)
+void psi_rng_shuffle(psi_rng_t *r, size_t *idx, size_t n)
 {
     for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)(ps_rng_next(r) % i);
+        size_t j = (size_t)(psi_rng_next(r) % i);
         size_t t = idx[i - 1];
         idx[i - 1] = idx[j];
         idx[j] = t;
     }
 }
 
-uint64_t ps_experiment_hash(const char *name, uint64_t seed)
+uint64_t psi_experiment_hash(const char *name, uint64_t seed)
 {
     uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
     for (const char *s = name; *s; s++) {
         h ^= (unsigned char)*s;
         h *= 1099511628211ULL;
     }
-    return ps_mix64(h);
+    return psi_mix64(h);
 }
 
-int ps_name_index(const char *what, const char *name, const char *const *names, int n, int *out)
+int psi_name_index(const char *what, const char *name, const char *const *names, int n, int *out)
 {
     for (int k = 0; k < n; k++)
         if (strcmp(name, names[k]) == 0) {
@@ -445,7 +445,7 @@ int ps_name_index(const char *what, const char *name, const char *const *names, 
     known[0] = '\0';
     for (int k = 0; k < n && len < sizeof known; k++)
         len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", k ? ", " : "", names[k]);
-    return ps_error(PS_E_ARG, "unknown %s '%s' (known: %s)", what, name, known);
+    return psi_error(PS_E_ARG, "unknown %s '%s' (known: %s)", what, name, known);
 }
 
 int thread_limit(void)
@@ -459,7 +459,7 @@ int thread_check(const char *what, long n)
 {
     int lim = thread_limit();
     if (n < 0 || n > lim)
-        return ps_error(PS_E_ARG, "%s %ld is outside 0..%d (%d per core, 0 = all cores)", what, n, lim,
+        return psi_error(PS_E_ARG, "%s %ld is outside 0..%d (%d per core, 0 = all cores)", what, n, lim,
                         THREADS_PER_CORE);
     return PS_OK;
 }
@@ -469,14 +469,14 @@ int file_read_all(const char *path, unsigned char **out, size_t *n)
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        return psi_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = ps_malloc(cap);
+    unsigned char *buf = psi_malloc(cap);
     while (buf) {
         len += fread(buf + len, 1, cap - len, f);
         if (len < cap)
             break;
-        unsigned char *nb = ps_realloc(buf, cap * 2);
+        unsigned char *nb = psi_realloc(buf, cap * 2);
         if (!nb) {
             free(buf);
             buf = NULL;
@@ -491,7 +491,7 @@ int file_read_all(const char *path, unsigned char **out, size_t *n)
         return PS_E_NOMEM;
     if (bad) {
         free(buf);
-        return ps_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
+        return psi_error(PS_E_IO, "%s: read error: %s", path, strerror(bad));
     }
     *out = buf;
     *n = len;

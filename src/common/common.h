@@ -16,23 +16,23 @@
 #endif
 
 /* Record a message for ps_last_error() and return code, so that a failing
- * path reads `return ps_error(PS_E_INPUT, "%s:%zu:%d: ...", ...);`. */
-int ps_error(int code, const char *fmt, ...) PS_PRINTF(2, 3);
+ * path reads `return psi_error(PS_E_INPUT, "%s:%zu:%d: ...", ...);`. */
+int psi_error(int code, const char *fmt, ...) PS_PRINTF(2, 3);
 
 /* Prefix the current error message with "prefix: " (used to add context such
  * as the file name when an inner call failed). Returns code. */
-int ps_error_prefix(int code, const char *prefix);
+int psi_error_prefix(int code, const char *prefix);
 
-void ps_log(ps_log_level_t level, const char *fmt, ...) PS_PRINTF(2, 3);
+void psi_log(ps_log_level_t level, const char *fmt, ...) PS_PRINTF(2, 3);
 
-/* Atomic output file: write to "<path>.tmp.<pid>", then ps_atomic_commit
- * flushes, fsyncs and renames it over path; ps_atomic_abort removes it. Either
+/* Atomic output file: write to "<path>.tmp.<pid>", then psi_atomic_commit
+ * flushes, fsyncs and renames it over path; psi_atomic_abort removes it. Either
  * call closes the stream and frees the handle. */
 /* Output locks: an exclusive flock() on "<path>.lock" (removed at release)
  * for as long as a command writes path, so that a second writer is told
  * "PATH is being written by pid N" (PS_E_IO) instead of one of two results
  * being silently lost; with wait, it waits instead. A path this process
- * already holds is counted, not locked again. ps_atomic_open takes the lock
+ * already holds is counted, not locked again. psi_atomic_open takes the lock
  * of its path. */
 typedef struct out_lock out_lock_t;
 int out_lock_acquire(const char *path, int wait, out_lock_t **out);
@@ -41,71 +41,71 @@ void out_lock_release(out_lock_t *l);
 /* Atomic output files also remove stale "<path>.tmp.<pid>" files of dead
  * writers at open, fsync the folder after the rename and name the failing
  * step (write, flush, fsync, close, rename) in their error. */
-typedef struct ps_atomic ps_atomic_t;
-int ps_atomic_open(const char *path, ps_atomic_t **out);
-FILE *ps_atomic_stream(ps_atomic_t *a);
-int ps_atomic_commit(ps_atomic_t *a);
-void ps_atomic_abort(ps_atomic_t *a);
+typedef struct psi_atomic psi_atomic_t;
+int psi_atomic_open(const char *path, psi_atomic_t **out);
+FILE *psi_atomic_stream(psi_atomic_t *a);
+int psi_atomic_commit(psi_atomic_t *a);
+void psi_atomic_abort(psi_atomic_t *a);
 
 /* Monotonic wall clock in seconds, for timings and progress. */
-double ps_now(void);
+double psi_now(void);
 
 /* Allocation that records PS_E_NOMEM on failure (returns NULL). */
-void *ps_malloc(size_t n);
-void *ps_calloc(size_t n, size_t size);
-void *ps_realloc(void *p, size_t n);
-char *ps_strdup(const char *s);
+void *psi_malloc(size_t n);
+void *psi_calloc(size_t n, size_t size);
+void *psi_realloc(void *p, size_t n);
+char *psi_strdup(const char *s);
 
-/* splitmix64 (Steele, Lea and Flood 2014). ps_mix64 is its finalizer, an
- * avalanche of all 64 bits (hash tables, seeded orders); ps_splitmix64
+/* splitmix64 (Steele, Lea and Flood 2014). psi_mix64 is its finalizer, an
+ * avalanche of all 64 bits (hash tables, seeded orders); psi_splitmix64
  * advances *state and returns the next number of its stream, the same on
  * every platform, so that a seed names one campaign, split or init
  * everywhere. */
-static inline uint64_t ps_mix64(uint64_t z)
+static inline uint64_t psi_mix64(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
-static inline uint64_t ps_splitmix64(uint64_t *state) { return ps_mix64(*state += 0x9E3779B97F4A7C15ULL); }
+static inline uint64_t psi_splitmix64(uint64_t *state) { return psi_mix64(*state += 0x9E3779B97F4A7C15ULL); }
 
 /* The one random generator of the library: a splitmix64 stream. The same
  * numbers on every platform, so that a seed names one campaign, split or
- * initialization everywhere. ps_rng_seed scrambles a user seed into the
+ * initialization everywhere. psi_rng_seed scrambles a user seed into the
  * state; code that derives its own state (one stream per experiment) may set
  * .s directly. */
 typedef struct {
     uint64_t s;
-} ps_rng_t;
+} psi_rng_t;
 
-static inline void ps_rng_seed(ps_rng_t *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ULL + 1; }
-static inline uint64_t ps_rng_next(ps_rng_t *r) { return ps_splitmix64(&r->s); }
+static inline void psi_rng_seed(psi_rng_t *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ULL + 1; }
+static inline uint64_t psi_rng_next(psi_rng_t *r) { return psi_splitmix64(&r->s); }
 /* Uniform in [0, 1). */
-static inline double ps_rng_uniform(ps_rng_t *r) { return (double)(ps_rng_next(r) >> 11) * 0x1.0p-53; }
+static inline double psi_rng_uniform(psi_rng_t *r) { return (double)(psi_rng_next(r) >> 11) * 0x1.0p-53; }
 /* Uniform integer in [lo, hi]. */
-static inline int ps_rng_int(ps_rng_t *r, int lo, int hi)
+static inline int psi_rng_int(psi_rng_t *r, int lo, int hi)
 {
-    return lo + (int)(ps_rng_uniform(r) * (double)(hi - lo + 1));
+    return lo + (int)(psi_rng_uniform(r) * (double)(hi - lo + 1));
 }
 /* Standard normal (Box-Muller; two uniforms per number). */
-double ps_rng_normal(ps_rng_t *r);
+double psi_rng_normal(psi_rng_t *r);
 /* Fisher-Yates shuffle of idx[n]. */
-void ps_rng_shuffle(ps_rng_t *r, size_t *idx, size_t n);
+void psi_rng_shuffle(psi_rng_t *r, size_t *idx, size_t n);
 
 /* The one experiment hash: 64 bits of an experiment name mixed with a seed
  * (FNV-1a, then the splitmix64 finalizer so that nearby seeds give
  * unrelated orders). Splits and held-out orders rank experiments by it. */
-uint64_t ps_experiment_hash(const char *name, uint64_t seed);
+uint64_t psi_experiment_hash(const char *name, uint64_t seed);
 
 /* The index of name in names[0..n) into *out: 0, or PS_E_ARG with "unknown
  * <what> '<name>' (known: a, b, c)". */
-int ps_name_index(const char *what, const char *name, const char *const *names, int n, int *out);
+int psi_name_index(const char *what, const char *name, const char *const *names, int n, int *out);
 
 /* Median of v[n] (sorts v); NAN when n is 0. */
-double ps_median(double *v, size_t n);
+double psi_median(double *v, size_t n);
 
 #ifdef PS_FAULT_INJECTION
-/* Tests only: make the nth_alloc-th allocation (ps_malloc and friends) and
+/* Tests only: make the nth_alloc-th allocation (psi_malloc and friends) and
  * the nth_write-th atomic commit of this thread fail; 0 = never. */
 void fault_inject(long nth_alloc, long nth_write);
 #endif

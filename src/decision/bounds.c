@@ -44,10 +44,10 @@ static int bin_key(const ps_ops_t *ops, const ps_query_t *q, int *s, int *m)
 {
     double share = (double)q->hp_tpcs / (double)(q->hp_tpcs + q->lp_tpcs);
     *s = share < 0.35 ? 0 : share < 0.65 ? 1 : 2;
-    const ps_op_group_t *g = ps_ops_find(ops, q->gpu, q->hp_model, q->hp_batch);
-    int k = g ? ps_group_tpcs_index(g, q->hp_tpcs) : -1;
+    const psi_op_group_t *g = psi_ops_find(ops, q->gpu, q->hp_model, q->hp_batch);
+    int k = g ? psi_group_tpcs_index(g, q->hp_tpcs) : -1;
     if (k < 0 || q->hp_start < 0 || q->hp_start + q->hp_len > g->n_ops)
-        return ps_error(PS_E_INPUT, "%s batch %d: no standalone profile at %d TPCs", q->hp_model, q->hp_batch,
+        return psi_error(PS_E_INPUT, "%s batch %d: no standalone profile at %d TPCs", q->hp_model, q->hp_batch,
                         q->hp_tpcs);
     double all = 0, mem = 0;
     for (int op = q->hp_start; op < q->hp_start + q->hp_len; op++) {
@@ -77,7 +77,7 @@ static void bin_fill(calib_bin_t *b, int side, double *r, int n)
     }
 }
 
-int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, ps_calib_t **out)
+int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t *d, psi_calib_t **out)
 {
     *out = NULL;
     size_t n = 0, nf = (size_t)d->layout.n_features;
@@ -86,11 +86,11 @@ int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, p
     if (n == 0)
         return PS_OK;
     int rc = PS_E_NOMEM;
-    ps_calib_t *c = ps_calloc(1, sizeof *c);
-    float *x = ps_malloc(n * nf * sizeof *x);
-    double *pred = ps_malloc(n * sizeof *pred), *res = ps_malloc(2 * n * sizeof *res);
-    double *tmp = ps_malloc(n * sizeof *tmp);
-    int *key = ps_malloc(n * sizeof *key);
+    psi_calib_t *c = psi_calloc(1, sizeof *c);
+    float *x = psi_malloc(n * nf * sizeof *x);
+    double *pred = psi_malloc(n * sizeof *pred), *res = psi_malloc(2 * n * sizeof *res);
+    double *tmp = psi_malloc(n * sizeof *tmp);
+    int *key = psi_malloc(n * sizeof *key);
     if (!c || !x || !pred || !res || !tmp || !key)
         goto done;
     c->min_bin = MIN_BIN;
@@ -100,7 +100,7 @@ int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, p
     for (size_t i = 0; i < d->n; i++) {
         if (d->split[i] != PS_SPLIT_CALIB)
             continue;
-        ps_query_t q = ps_query_of_row(d->rows[i]);
+        ps_query_t q = psi_query_of_row(d->rows[i]);
         int s, mb;
         if ((rc = bin_key(ops, &q, &s, &mb)) != PS_OK)
             goto done;
@@ -115,9 +115,9 @@ int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, p
         j = 0;
         /* A lean data set (training's) keeps no feature vectors: built here. */
         for (size_t i = 0; i < d->n; i++)
-            if (d->split[i] == PS_SPLIT_CALIB && (rc = ps_dataset_features(d, ops, i, side, x + nf * j++)) != PS_OK)
+            if (d->split[i] == PS_SPLIT_CALIB && (rc = psi_dataset_features(d, ops, i, side, x + nf * j++)) != PS_OK)
                 goto done;
-        ps_model_predict_rows(m, side, x, n, pred);
+        psi_model_predict_rows(m, side, x, n, pred);
         j = 0;
         for (size_t i = 0; i < d->n; i++)
             if (d->split[i] == PS_SPLIT_CALIB) {
@@ -157,7 +157,7 @@ done:
     return PS_OK;
 }
 
-static int bin_ok(const ps_calib_t *c, const calib_bin_t *b, int li)
+static int bin_ok(const psi_calib_t *c, const calib_bin_t *b, int li)
 {
     return b->n >= c->min_bin && isfinite(b->q[0][li]) && isfinite(b->q[1][li]);
 }
@@ -167,7 +167,7 @@ static int bin_ok(const ps_calib_t *c, const calib_bin_t *b, int li)
  * sibling kept its own would be under-covered): the split rows are used
  * only when every one of them is large enough, and a split row's cells only
  * when both are; otherwise the coarser bin serves all of them. */
-static const calib_bin_t *pick(const ps_calib_t *c, int s, int mb, int li)
+static const calib_bin_t *pick(const psi_calib_t *c, int s, int mb, int li)
 {
     for (int k = 0; k < CALIB_NSPLIT; k++)
         if (!bin_ok(c, &c->split[k], li))
@@ -178,20 +178,20 @@ static const calib_bin_t *pick(const ps_calib_t *c, int s, int mb, int li)
     return &c->cell[s][mb];
 }
 
-int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
+int calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
                   double *off_hp, double *off_lp)
 {
     (void)gpu_tpcs;
     int li = level_index(coverage);
     if (li < 0)
-        return ps_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
+        return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
     int s, mb;
     int rc = bin_key(ops, w, &s, &mb);
     if (rc != PS_OK)
         return rc;
     const calib_bin_t *b = pick(c, s, mb, li);
     if (!b)
-        return ps_error(PS_E_INPUT, "the calibration's %d samples are too few for coverage %g", c->all.n, coverage);
+        return psi_error(PS_E_INPUT, "the calibration's %d samples are too few for coverage %g", c->all.n, coverage);
     *off_hp = b->q[PS_SIDE_HP][li];
     *off_lp = b->q[PS_SIDE_LP][li];
     return PS_OK;
@@ -214,7 +214,7 @@ static cJSON *bin_json(const calib_bin_t *b, int s, int mb)
     return o;
 }
 
-cJSON *calib_to_json(const ps_calib_t *c)
+cJSON *calib_to_json(const psi_calib_t *c)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -244,12 +244,12 @@ static int json_int(const cJSON *o, const char *k, int lo, int hi, int *out)
     return 0;
 }
 
-int calib_from_json(const cJSON *o, ps_calib_t **out)
+int calib_from_json(const cJSON *o, psi_calib_t **out)
 {
     *out = NULL;
     if (!o)
         return PS_OK;
-    ps_calib_t *c = ps_calloc(1, sizeof *c);
+    psi_calib_t *c = psi_calloc(1, sizeof *c);
     if (!c)
         return PS_E_NOMEM;
     int nrows = 0, nexp = 0;
@@ -294,7 +294,7 @@ int calib_from_json(const cJSON *o, ps_calib_t **out)
     }
     if (bad) {
         free(c);
-        return ps_error(PS_E_INPUT, "model header: malformed calibration section");
+        return psi_error(PS_E_INPUT, "model header: malformed calibration section");
     }
     c->n_rows = (size_t)nrows;
     c->n_experiments = (size_t)nexp;
@@ -308,11 +308,11 @@ int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q
     memset(out, 0, sizeof *out);
     out->level = level;
     out->hp_cover = out->lp_cover = out->hp_width = out->lp_width = NAN;
-    const ps_calib_t *c = m->calib;
+    const psi_calib_t *c = m->calib;
     int li = level_index(level);
     if (n == 0 || !c || li < 0 || !isfinite(c->all.q[0][li]) || !isfinite(c->all.q[1][li]))
         return PS_OK; /* no calibration, or too few samples for the level */
-    double *b = ps_malloc(4 * n * sizeof *b);
+    double *b = psi_malloc(4 * n * sizeof *b);
     if (!b)
         return PS_E_NOMEM;
     int rc = ps_model_predict(m, ops, q, n, b, b + n);

@@ -31,25 +31,25 @@ typedef struct {
 
 /* The calibration of a model: cells, SM-split rows or the pooled bin, the
  * finest partition whose bins all hold at least min_bin samples (bounds.c). */
-typedef struct ps_calib {
+typedef struct psi_calib {
     int min_bin;
     size_t n_rows, n_experiments;
     calib_bin_t all, split[CALIB_NSPLIT], cell[CALIB_NSPLIT][CALIB_NMEM];
-} ps_calib_t;
+} psi_calib_t;
 
 /* Training hook (src/model/train.c): calib_fit
  * computes the quantiles of the finished model on those rows into *out
  * (NULL when there are none). */
-int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const ps_dataset_t *d, ps_calib_t **out);
+int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t *d, psi_calib_t **out);
 
 /* The calibration in the model's JSON header, and back (NULL when absent;
  * a malformed section is an error). */
-cJSON *calib_to_json(const ps_calib_t *c);
-int calib_from_json(const cJSON *o, ps_calib_t **out);
+cJSON *calib_to_json(const psi_calib_t *c);
+int calib_from_json(const cJSON *o, psi_calib_t **out);
 
 /* The bin key of one window query and the upper offsets (log delta) of each
  * side at coverage. Fails when no bin has enough samples for coverage. */
-int calib_offsets(const ps_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
+int calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
                   double *off_hp, double *off_lp);
 
 /* Empirical coverage (% of measurements at or under the bound) and mean
@@ -63,6 +63,6 @@ int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q
                    const double *meas_lp, size_t n, double level, bound_cov_t *out);
 
 /* The model's calibration or NULL (src/model/model.c). */
-const ps_calib_t *ps_model_calib(const ps_model_t *m);
+const psi_calib_t *psi_model_calib(const ps_model_t *m);
 
 #endif

@@ -69,7 +69,7 @@ typedef struct {
     const ps_ops_t *ops;
     const ps_plan_params_t *p;
     const char *gpu;
-    const ps_op_group_t *hg, *lg;
+    const psi_op_group_t *hg, *lg;
     int total, K, S, L, W;
     int *seg_start, *seg_len; /* [K] */
     double *alone;            /* [K] A_k */
@@ -211,34 +211,34 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     pl->p = p;
     pl->gpu = p->gpu ? p->gpu : m ? m->gpu : NULL;
     if (!ops || !p->hp_model || !p->lp_model || !pl->gpu || (!m && !p->predict))
-        return ps_error(PS_E_ARG, "ps_plan: needs ops, both models, and a model or a predictor with a GPU");
+        return psi_error(PS_E_ARG, "ps_plan: needs ops, both models, and a model or a predictor with a GPU");
     if (!(p->budget_ns > 0) || !isfinite(p->budget_ns))
-        return ps_error(PS_E_ARG, "the budget must be a positive number of ns");
+        return psi_error(PS_E_ARG, "the budget must be a positive number of ns");
     if (!p->predict && p->coverage > 0 && !(p->coverage >= 0.5 && p->coverage <= 0.999))
-        return ps_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", p->coverage);
+        return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", p->coverage);
     if (p->lp_lengths < 1 || p->lp_lengths > 8 || p->window < 0 || p->window > 64 || p->lp_start < 0 ||
         !(p->alone_run_ns >= 0))
-        return ps_error(PS_E_ARG, "lp_lengths 1..8, window 0..64, lp_start and alone_run_ns >= 0");
+        return psi_error(PS_E_ARG, "lp_lengths 1..8, window 0..64, lp_start and alone_run_ns >= 0");
     pl->W = p->window ? p->window : m ? m->layout.window : PS_WINDOW;
     pl->L = p->lp_lengths;
-    pl->hg = ps_ops_find(ops, pl->gpu, p->hp_model, p->hp_batch);
-    pl->lg = ps_ops_find(ops, pl->gpu, p->lp_model, p->lp_batch);
+    pl->hg = psi_ops_find(ops, pl->gpu, p->hp_model, p->hp_batch);
+    pl->lg = psi_ops_find(ops, pl->gpu, p->lp_model, p->lp_batch);
     if (!pl->hg || !pl->lg)
-        return ps_error(PS_E_INPUT, "%s batch %d: not in the standalone profile of %s",
+        return psi_error(PS_E_INPUT, "%s batch %d: not in the standalone profile of %s",
                         !pl->hg ? p->hp_model : p->lp_model, !pl->hg ? p->hp_batch : p->lp_batch, pl->gpu);
-    pl->total = ps_model_gpu_tpcs(ops, pl->gpu);
-    int kt_h = ps_group_tpcs_index(pl->hg, pl->total), kt_l = ps_group_tpcs_index(pl->lg, pl->total);
+    pl->total = psi_model_gpu_tpcs(ops, pl->gpu);
+    int kt_h = psi_group_tpcs_index(pl->hg, pl->total), kt_l = psi_group_tpcs_index(pl->lg, pl->total);
     if (pl->total < 2 || kt_h < 0 || kt_l < 0)
-        return ps_error(PS_E_INPUT, "the profile lacks the whole GPU (%d TPCs) for %s or %s", pl->total, p->hp_model,
+        return psi_error(PS_E_INPUT, "the profile lacks the whole GPU (%d TPCs) for %s or %s", pl->total, p->hp_model,
                         p->lp_model);
     int n = pl->hg->n_ops;
     pl->K = (n + pl->W - 1) / pl->W;
-    pl->seg_start = ps_malloc((size_t)pl->K * sizeof(int));
-    pl->seg_len = ps_malloc((size_t)pl->K * sizeof(int));
-    pl->alone = ps_malloc((size_t)pl->K * sizeof(double));
-    pl->rest = ps_malloc((size_t)pl->K * sizeof(double));
-    pl->split = ps_malloc((size_t)pl->hg->n_tpcs * sizeof(int));
-    pl->lp_work = ps_malloc((size_t)pl->lg->n_ops * sizeof(double));
+    pl->seg_start = psi_malloc((size_t)pl->K * sizeof(int));
+    pl->seg_len = psi_malloc((size_t)pl->K * sizeof(int));
+    pl->alone = psi_malloc((size_t)pl->K * sizeof(double));
+    pl->rest = psi_malloc((size_t)pl->K * sizeof(double));
+    pl->split = psi_malloc((size_t)pl->hg->n_tpcs * sizeof(int));
+    pl->lp_work = psi_malloc((size_t)pl->lg->n_ops * sizeof(double));
     if (!pl->seg_start || !pl->seg_len || !pl->alone || !pl->rest || !pl->split || !pl->lp_work)
         return PS_E_NOMEM;
     for (int k = 0; k < pl->K; k++) {
@@ -250,7 +250,7 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
             t += p->alone_op_ns ? p->alone_op_ns[op]
                                 : pl->hg->duration_ns[(size_t)op * (size_t)pl->hg->n_tpcs + (size_t)kt_h];
         if (!(t >= 0))
-            return ps_error(PS_E_INPUT, "%s: no alone latency for operators %d..%d", p->hp_model, a, b - 1);
+            return psi_error(PS_E_INPUT, "%s: no alone latency for operators %d..%d", p->hp_model, a, b - 1);
         pl->alone[k] = t;
     }
     for (int k = pl->K - 1; k >= 0; k--)
@@ -263,13 +263,13 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     /* Splits: HP TPC counts both sides were profiled at (hp + lp = total). */
     for (int i = 0; i < pl->hg->n_tpcs; i++) {
         int t = pl->hg->tpcs[i];
-        if (t >= 1 && t < pl->total && ps_group_tpcs_index(pl->lg, pl->total - t) >= 0 && pl->S < 64)
+        if (t >= 1 && t < pl->total && psi_group_tpcs_index(pl->lg, pl->total - t) >= 0 && pl->S < 64)
             pl->split[pl->S++] = t;
     }
     if (pl->S == 0)
-        return ps_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", p->hp_model, p->lp_model);
+        return psi_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", p->hp_model, p->lp_model);
     size_t nc = (size_t)pl->K * (size_t)pl->S * (size_t)pl->L;
-    pl->cache = ps_malloc(nc * sizeof *pl->cache);
+    pl->cache = psi_malloc(nc * sizeof *pl->cache);
     if (!pl->cache)
         return PS_E_NOMEM;
     for (size_t i = 0; i < nc; i++)
@@ -280,7 +280,7 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
 /* The plan of choices ch: consecutive alone segments merge into one run. */
 static int build(const planner_t *pl, const choice_t *ch, ps_plan_t *out)
 {
-    out->steps = ps_calloc((size_t)pl->K, sizeof *out->steps);
+    out->steps = psi_calloc((size_t)pl->K, sizeof *out->steps);
     if (!out->steps)
         return PS_E_NOMEM;
     size_t n = 0;
@@ -322,18 +322,18 @@ static int build(const planner_t *pl, const choice_t *ch, ps_plan_t *out)
 int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, ps_plan_t **out)
 {
     if (!out || !p)
-        return ps_error(PS_E_ARG, "ps_plan: NULL argument");
+        return psi_error(PS_E_ARG, "ps_plan: NULL argument");
     *out = NULL;
-    double t0 = ps_now();
+    double t0 = psi_now();
     planner_t pl;
     int rc = setup(&pl, m, ops, p);
     choice_t *ch = NULL, *best = NULL;
-    ps_plan_t *plan = ps_calloc(1, sizeof *plan);
+    ps_plan_t *plan = psi_calloc(1, sizeof *plan);
     if (rc == PS_OK && !plan)
         rc = PS_E_NOMEM;
     if (rc == PS_OK) {
-        ch = ps_malloc((size_t)pl.K * sizeof *ch);
-        best = ps_malloc((size_t)pl.K * sizeof *best);
+        ch = psi_malloc((size_t)pl.K * sizeof *ch);
+        best = psi_malloc((size_t)pl.K * sizeof *best);
         if (!ch || !best)
             rc = PS_E_NOMEM;
     }
@@ -393,7 +393,7 @@ int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p,
         plan->lp_work_ns += plan->steps[i].lp_work_ns;
     plan->lp_end = best_end;
     plan->n_predictions = pl.n_pred;
-    plan->seconds = ps_now() - t0;
+    plan->seconds = psi_now() - t0;
 done:
     free(ch);
     free(best);
@@ -409,7 +409,7 @@ done:
 int ps_plan_to_json(const ps_plan_t *p, char **out)
 {
     if (!p || !out)
-        return ps_error(PS_E_ARG, "ps_plan_to_json: NULL argument");
+        return psi_error(PS_E_ARG, "ps_plan_to_json: NULL argument");
     *out = NULL;
     cJSON *o = cJSON_CreateObject();
     if (!o)

@@ -38,7 +38,7 @@ const char *ps_replay_policy_name(int policy)
 int ps_replay_policies_parse(const char *list, unsigned *out_mask)
 {
     if (!list || !out_mask)
-        return ps_error(PS_E_ARG, "ps_replay_policies_parse: NULL argument");
+        return psi_error(PS_E_ARG, "ps_replay_policies_parse: NULL argument");
     unsigned mask = 0;
     if (strcmp(list, "all") == 0) {
         *out_mask = (1u << PS_REPLAY_N) - 1;
@@ -52,7 +52,7 @@ int ps_replay_policies_parse(const char *list, unsigned *out_mask)
             if (strlen(policy_names[i]) == n && strncmp(s, policy_names[i], n) == 0)
                 found = i;
         if (found < 0)
-            return ps_error(PS_E_ARG,
+            return psi_error(PS_E_ARG,
                             "unknown policy '%.*s' (dedicated, static, orion, intensity, pairsight, "
                             "pairsight_bound, oracle, or all)",
                             (int)n, s);
@@ -62,7 +62,7 @@ int ps_replay_policies_parse(const char *list, unsigned *out_mask)
             s++;
     }
     if (!mask)
-        return ps_error(PS_E_ARG, "no policy named");
+        return psi_error(PS_E_ARG, "no policy named");
     *out_mask = mask;
     return PS_OK;
 }
@@ -116,7 +116,7 @@ static double *memo_find(memo_t *m, uint64_t k)
 {
     if (!m->cap)
         return NULL;
-    for (size_t i = ps_mix64(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    for (size_t i = psi_mix64(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         if (m->key[i] == k)
             return &m->v[2 * i];
         if (m->key[i] == 0)
@@ -128,8 +128,8 @@ static int memo_put(memo_t *m, uint64_t k, double hp, double lp)
 {
     if (2 * (m->n + 1) > m->cap) {
         memo_t g = {.cap = m->cap ? 2 * m->cap : 4096};
-        g.key = ps_calloc(g.cap, sizeof *g.key);
-        g.v = ps_malloc(2 * g.cap * sizeof *g.v);
+        g.key = psi_calloc(g.cap, sizeof *g.key);
+        g.v = psi_malloc(2 * g.cap * sizeof *g.v);
         if (!g.key || !g.v) {
             memo_free(&g);
             return PS_E_NOMEM;
@@ -140,7 +140,7 @@ static int memo_put(memo_t *m, uint64_t k, double hp, double lp)
         memo_free(m);
         *m = g;
     }
-    size_t i = ps_mix64(k) & (m->cap - 1);
+    size_t i = psi_mix64(k) & (m->cap - 1);
     while (m->key[i] && m->key[i] != k)
         i = (i + 1) & (m->cap - 1);
     if (!m->key[i])
@@ -154,7 +154,7 @@ static int memo_put(memo_t *m, uint64_t k, double hp, double lp)
 /* ---- the twin ---- */
 
 typedef struct {
-    const ps_gpu_t *g;
+    const psi_gpu_t *g;
     sim_physics_t ph;
     sim_workload_t hw, lw;
     sim_placed_t *hp_placed, *lp_placed; /* [(tpcs) * n + op], tpcs 0..total */
@@ -179,9 +179,9 @@ static void twin_free(twin_t *t)
 static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, const ps_ops_t *ops)
 {
     memset(t, 0, sizeof *t);
-    t->g = ps_gpu_find(gpu);
+    t->g = psi_gpu_find(gpu);
     if (!t->g)
-        return ps_error(PS_E_ARG, "unknown GPU '%s'", gpu);
+        return psi_error(PS_E_ARG, "unknown GPU '%s'", gpu);
     t->ph = sim_physics_default();
     t->total = t->g->tpcs;
     t->noise = p->noise;
@@ -192,18 +192,18 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
         rc = sim_workload_build(p->lp_model, p->lp_batch, &o, &t->lw);
     if (rc != PS_OK)
         return rc;
-    const ps_op_group_t *hg = ps_ops_find(ops, t->g->name, p->hp_model, p->hp_batch);
-    const ps_op_group_t *lg = ps_ops_find(ops, t->g->name, p->lp_model, p->lp_batch);
+    const psi_op_group_t *hg = psi_ops_find(ops, t->g->name, p->hp_model, p->hp_batch);
+    const psi_op_group_t *lg = psi_ops_find(ops, t->g->name, p->lp_model, p->lp_batch);
     if (!hg || !lg || hg->n_ops != t->hw.n || lg->n_ops != t->lw.n)
-        return ps_error(PS_E_INPUT,
+        return psi_error(PS_E_INPUT,
                         "the profile's %s and %s are not the simulator's (replay needs ops.csv "
                         "of `pairsight simulate` on %s)",
                         p->hp_model, p->lp_model, t->g->name);
     size_t nt = (size_t)t->total + 1;
-    t->hp_placed = ps_malloc(nt * (size_t)t->hw.n * sizeof *t->hp_placed);
-    t->lp_placed = ps_malloc(nt * (size_t)t->lw.n * sizeof *t->lp_placed);
-    t->hp_alone = ps_malloc((size_t)t->hw.n * sizeof(double));
-    t->lp_alone = ps_malloc((size_t)t->lw.n * sizeof(double));
+    t->hp_placed = psi_malloc(nt * (size_t)t->hw.n * sizeof *t->hp_placed);
+    t->lp_placed = psi_malloc(nt * (size_t)t->lw.n * sizeof *t->lp_placed);
+    t->hp_alone = psi_malloc((size_t)t->hw.n * sizeof(double));
+    t->lp_alone = psi_malloc((size_t)t->lw.n * sizeof(double));
     if (!t->hp_placed || !t->lp_placed || !t->hp_alone || !t->lp_alone)
         return PS_E_NOMEM;
     for (int tp = 1; tp <= t->total; tp++) {
@@ -244,11 +244,11 @@ static int twin_step(twin_t *t, int a, int len, int th, int b, int l, double *hp
  * campaign (eq. 9): a shared factor and one per side. */
 static void twin_noise(const twin_t *t, long r, uint64_t key, double *nh, double *nl)
 {
-    ps_rng_t g = {.s = ps_mix64(t->seed * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)r + 1) * 0xD1B54A32D192ED03ULL) ^ key};
-    ps_rng_next(&g);
-    double shared = 0.5 * t->noise * ps_rng_normal(&g);
-    *nh = exp(shared + t->noise * ps_rng_normal(&g));
-    *nl = exp(shared + t->noise * ps_rng_normal(&g));
+    psi_rng_t g = {.s = psi_mix64(t->seed * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)r + 1) * 0xD1B54A32D192ED03ULL) ^ key};
+    psi_rng_next(&g);
+    double shared = 0.5 * t->noise * psi_rng_normal(&g);
+    *nh = exp(shared + t->noise * psi_rng_normal(&g));
+    *nl = exp(shared + t->noise * psi_rng_normal(&g));
 }
 
 /* Measured (noisy) latencies of a step of request r. */
@@ -270,7 +270,7 @@ typedef struct {
     const ps_ops_t *ops;
     const ps_replay_params_t *p;
     const char *gpu;
-    const ps_op_group_t *hg, *lg;
+    const psi_op_group_t *hg, *lg;
     ps_baseline_t *intensity;
     memo_t pred[PS_REPLAY_N]; /* per predictor policy */
     int splits[64], n_splits; /* HP TPC counts profiled for both sides */
@@ -322,9 +322,9 @@ static int predict_cb(void *user, const ps_query_t *q, size_t n, double *hp, dou
     return PS_OK;
 }
 
-static double op_ns(const ps_op_group_t *g, int op, int tpcs)
+static double op_ns(const psi_op_group_t *g, int op, int tpcs)
 {
-    int k = ps_group_tpcs_index(g, tpcs);
+    int k = psi_group_tpcs_index(g, tpcs);
     return k < 0 ? NAN : g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)k];
 }
 
@@ -562,7 +562,7 @@ static void arrivals(uint64_t seed, double mean_gap, long n, double *arr)
     uint64_t s = seed * 0xA24BAED4963EE407ULL + 0x9FB21C651E98DF25ULL;
     double t = 0;
     for (long i = 0; i < n; i++) {
-        double u = (double)(ps_splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
+        double u = (double)(psi_splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
         t += -log(1.0 - u) * mean_gap;
         arr[i] = t;
     }
@@ -574,8 +574,8 @@ static void arrivals(uint64_t seed, double mean_gap, long n, double *arr)
 static int orion_tune(replay_t *rp, double slo, int *out_th)
 {
     long n = rp->p->warmup;
-    double *arr = ps_malloc((size_t)n * sizeof *arr), *lat = ps_malloc((size_t)n * sizeof *lat),
-           *tmp = ps_malloc((size_t)n * sizeof *tmp);
+    double *arr = psi_malloc((size_t)n * sizeof *arr), *lat = psi_malloc((size_t)n * sizeof *lat),
+           *tmp = psi_malloc((size_t)n * sizeof *tmp);
     int rc = PS_OK;
     if (!arr || !lat || !tmp) {
         rc = PS_E_NOMEM;
@@ -606,21 +606,21 @@ done:
 static int check_params(const ps_replay_params_t *p)
 {
     if (!p->hp_model || !p->lp_model || p->hp_batch < 1 || p->lp_batch < 1)
-        return ps_error(PS_E_ARG, "replay: both models and batch sizes are required");
+        return psi_error(PS_E_ARG, "replay: both models and batch sizes are required");
     if (p->requests < 10 || p->requests > 1000000)
-        return ps_error(PS_E_ARG, "requests %d outside 10..1000000", p->requests);
+        return psi_error(PS_E_ARG, "requests %d outside 10..1000000", p->requests);
     if (!(p->load > 0 && p->load < 1))
-        return ps_error(PS_E_ARG, "load %g outside (0, 1)", p->load);
+        return psi_error(PS_E_ARG, "load %g outside (0, 1)", p->load);
     if (!(p->slo_factor >= 1 && p->slo_factor <= 100))
-        return ps_error(PS_E_ARG, "slo factor %g outside 1..100", p->slo_factor);
+        return psi_error(PS_E_ARG, "slo factor %g outside 1..100", p->slo_factor);
     if (!(p->coverage >= 0.5 && p->coverage <= 0.999))
-        return ps_error(PS_E_ARG, "coverage %g outside 0.5..0.999", p->coverage);
+        return psi_error(PS_E_ARG, "coverage %g outside 0.5..0.999", p->coverage);
     if (!(p->stretch == 0 || (p->stretch >= 1 && p->stretch <= 100)))
-        return ps_error(PS_E_ARG, "stretch %g: 0 or 1..100", p->stretch);
+        return psi_error(PS_E_ARG, "stretch %g: 0 or 1..100", p->stretch);
     if (p->warmup < 10 || p->warmup > 100000 || !(p->noise >= 0 && p->noise < 1))
-        return ps_error(PS_E_ARG, "warmup 10..100000, noise in [0, 1)");
+        return psi_error(PS_E_ARG, "warmup 10..100000, noise in [0, 1)");
     if (!p->policies || p->policies >= 1u << PS_REPLAY_N)
-        return ps_error(PS_E_ARG, "no valid policy selected");
+        return psi_error(PS_E_ARG, "no valid policy selected");
     return PS_OK;
 }
 
@@ -628,44 +628,44 @@ int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *gpu, con
                   ps_replay_result_t *out)
 {
     if (!ops || !p || !out)
-        return ps_error(PS_E_ARG, "ps_replay_run: NULL argument");
+        return psi_error(PS_E_ARG, "ps_replay_run: NULL argument");
     memset(out, 0, sizeof *out);
     int rc = check_params(p);
     if (rc != PS_OK)
         return rc;
     unsigned need_model = 1u << PS_REPLAY_PAIRSIGHT | 1u << PS_REPLAY_PAIRSIGHT_BOUND;
     if ((p->policies & need_model) && !m)
-        return ps_error(PS_E_ARG, "the pairsight policies need a model");
+        return psi_error(PS_E_ARG, "the pairsight policies need a model");
     if ((p->policies & 1u << PS_REPLAY_INTENSITY) && !p->intensity_train)
-        return ps_error(PS_E_ARG, "the intensity policy needs training co-executions (--coexec)");
+        return psi_error(PS_E_ARG, "the intensity policy needs training co-executions (--coexec)");
     replay_t rp;
     memset(&rp, 0, sizeof rp);
     rp.m = m;
     rp.ops = ops;
     rp.p = p;
-    const ps_gpu_t *g = ps_gpu_find(gpu ? gpu : m ? m->gpu : "");
+    const psi_gpu_t *g = psi_gpu_find(gpu ? gpu : m ? m->gpu : "");
     if (!g)
-        return ps_error(PS_E_ARG, "unknown GPU '%s'", gpu ? gpu : m ? m->gpu : "(none)");
+        return psi_error(PS_E_ARG, "unknown GPU '%s'", gpu ? gpu : m ? m->gpu : "(none)");
     rp.gpu = g->name;
     if (m && strcmp(m->gpu, g->name) != 0)
-        return ps_error(PS_E_MISMATCH, "the model is for '%s', the replay for '%s'", m->gpu, g->name);
+        return psi_error(PS_E_MISMATCH, "the model is for '%s', the replay for '%s'", m->gpu, g->name);
     long n = p->requests;
-    double *arr = ps_malloc((size_t)n * sizeof *arr), *tmp = ps_malloc((size_t)n * sizeof *tmp);
+    double *arr = psi_malloc((size_t)n * sizeof *arr), *tmp = psi_malloc((size_t)n * sizeof *tmp);
     if (!arr || !tmp) {
         rc = PS_E_NOMEM;
         goto done;
     }
     if ((rc = twin_init(&rp.tw, g->name, p, ops)) != PS_OK)
         goto done;
-    rp.hg = ps_ops_find(ops, g->name, p->hp_model, p->hp_batch);
-    rp.lg = ps_ops_find(ops, g->name, p->lp_model, p->lp_batch);
+    rp.hg = psi_ops_find(ops, g->name, p->hp_model, p->hp_batch);
+    rp.lg = psi_ops_find(ops, g->name, p->lp_model, p->lp_batch);
     for (int i = 0; i < rp.hg->n_tpcs && rp.n_splits < 64; i++) {
         int t = rp.hg->tpcs[i];
-        if (t >= 1 && t < rp.tw.total && ps_group_tpcs_index(rp.lg, rp.tw.total - t) >= 0)
+        if (t >= 1 && t < rp.tw.total && psi_group_tpcs_index(rp.lg, rp.tw.total - t) >= 0)
             rp.splits[rp.n_splits++] = t;
     }
     if (rp.n_splits == 0) {
-        rc = ps_error(PS_E_INPUT, "no SM split is profiled for both %s and %s", p->hp_model, p->lp_model);
+        rc = psi_error(PS_E_INPUT, "no SM split is profiled for both %s and %s", p->hp_model, p->lp_model);
         goto done;
     }
     if ((p->policies & 1u << PS_REPLAY_INTENSITY) &&
@@ -682,7 +682,7 @@ int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *gpu, con
         if (pol != PS_REPLAY_DEDICATED && !(p->policies & 1u << pol))
             continue;
         ps_replay_policy_result_t *r = &out->pol[pol];
-        r->latency_ns = ps_malloc((size_t)n * sizeof *r->latency_ns);
+        r->latency_ns = psi_malloc((size_t)n * sizeof *r->latency_ns);
         if (!r->latency_ns) {
             rc = PS_E_NOMEM;
             goto done;

@@ -60,7 +60,7 @@ typedef struct {
 } comp_cell_t;
 
 typedef struct {
-    ps_scaler_t scale;
+    psi_scaler_t scale;
     double *w; /* [scale.n] */
     double b;
     double lambda;
@@ -75,9 +75,9 @@ struct ps_baseline {
     double global_delta[2];
     char **models; /* abacus vocabulary */
     int n_models;
-    ps_mlp_t *mlp[2]; /* abacus: mlp[0] with two outputs; pairsight_mlp: one per side */
+    psi_mlp_t *mlp[2]; /* abacus: mlp[0] with two outputs; pairsight_mlp: one per side */
     ridge_t ridge[2];
-    ps_feature_layout_t layout;
+    psi_feature_layout_t layout;
 };
 
 static const char *const method_names[PS_METHOD_COUNT] = {
@@ -92,7 +92,7 @@ const char *ps_method_name(ps_method_t m)
 int ps_method_from_name(const char *name, ps_method_t *out)
 {
     int k;
-    int rc = ps_name_index("method", name, method_names, PS_METHOD_COUNT, &k);
+    int rc = psi_name_index("method", name, method_names, PS_METHOD_COUNT, &k);
     if (rc == PS_OK)
         *out = (ps_method_t)k;
     return rc;
@@ -104,7 +104,7 @@ ps_baseline_params_t ps_baseline_default_params(void)
 }
 
 ps_method_t ps_baseline_method(const ps_baseline_t *b) { return b->method; }
-double ps_baseline_train_seconds(const ps_baseline_t *b) { return b->train_seconds; }
+double psi_baseline_train_seconds(const ps_baseline_t *b) { return b->train_seconds; }
 
 void ps_baseline_free(ps_baseline_t *b)
 {
@@ -115,8 +115,8 @@ void ps_baseline_free(ps_baseline_t *b)
         free(b->models[i]);
     free(b->models);
     for (int s = 0; s < 2; s++) {
-        ps_mlp_free(b->mlp[s]);
-        ps_scaler_clear(&b->ridge[s].scale);
+        psi_mlp_free(b->mlp[s]);
+        psi_scaler_clear(&b->ridge[s].scale);
         free(b->ridge[s].w);
     }
     free(b);
@@ -124,7 +124,7 @@ void ps_baseline_free(ps_baseline_t *b)
 
 /* ---- per-segment quantities from the standalone profile ---- */
 
-static int cls_of(ps_intensity_t t)
+static int cls_of(psi_intensity_t t)
 {
     return t == PS_INTENSITY_COMPUTE ? CLS_COMPUTE : t == PS_INTENSITY_MEMORY ? CLS_MEMORY : CLS_OTHER;
 }
@@ -138,23 +138,23 @@ static int segment_by_class(const ps_ops_t *ops, const ps_query_t *q, int side, 
     int start = side == PS_SIDE_HP ? q->hp_start : q->lp_start;
     int len = side == PS_SIDE_HP ? q->hp_len : q->lp_len;
     int tpcs = side == PS_SIDE_HP ? q->hp_tpcs : q->lp_tpcs;
-    const ps_op_group_t *g = ps_ops_find(ops, q->gpu, model, batch);
+    const psi_op_group_t *g = psi_ops_find(ops, q->gpu, model, batch);
     char known[512];
     if (!g)
-        return ps_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s (ops has: %s)", model, batch,
-                        q->gpu, ps_ops_groups_text(ops, q->gpu, known, sizeof known));
-    int k = ps_group_tpcs_index(g, tpcs);
+        return psi_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s (ops has: %s)", model, batch,
+                        q->gpu, psi_ops_groups_text(ops, q->gpu, known, sizeof known));
+    int k = psi_group_tpcs_index(g, tpcs);
     if (k < 0)
-        return ps_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
-                        model, batch, tpcs, ps_group_tpcs_text(g, known, sizeof known));
+        return psi_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
+                        model, batch, tpcs, psi_group_tpcs_text(g, known, sizeof known));
     if (!segment_fits(start, len, g->n_ops))
-        return ps_error(PS_E_INPUT, "%s batch %d: segment [%d, %lld) outside its %d operators", model, batch,
+        return psi_error(PS_E_INPUT, "%s batch %d: segment [%d, %lld) outside its %d operators", model, batch,
                         start, (long long)start + len, g->n_ops);
     out[0] = out[1] = out[2] = 0;
     for (int i = start; i < start + len; i++) {
         double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
         if (isnan(d))
-            return ps_error(PS_E_INPUT, "%s batch %d: operator %d not profiled at %d TPCs", model, batch, i,
+            return psi_error(PS_E_INPUT, "%s batch %d: operator %d not profiled at %d TPCs", model, batch, i,
                             tpcs);
         out[cls_of(g->intensity[i])] += d;
     }
@@ -179,7 +179,7 @@ static int spd_solve(double *a, double *b, int d)
     int n = d, nrhs = 1, info = 0;
     dposv_("L", &n, &nrhs, a, &n, b, &n, &info, 1);
     if (info != 0)
-        return ps_error(PS_E_BACKEND, "dposv: system not positive definite (info %d)", info);
+        return psi_error(PS_E_BACKEND, "dposv: system not positive definite (info %d)", info);
     return 0;
 }
 
@@ -206,14 +206,14 @@ static double rule_predict(const double f[N_COLS], const double col[N_COLS])
 /* Minimize sum_i ((sum_c f_c col_ic - y_i) / y_i)^2 over the first n_cols
  * factors: the normal equations of the rows col_i / y_i against 1. A class
  * absent from training keeps f = 1 (the constant and per-operator terms 0). */
-static int fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d, const unsigned char *use,
+static int fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use,
                     int n_cols)
 {
     double ata[2][N_COLS][N_COLS] = {{{0}}}, atb[2][N_COLS] = {{0}};
     for (size_t i = 0; i < d->n; i++) {
         if (use[i] != ROLE_FIT)
             continue;
-        ps_query_t q = ps_query_of_row(d->rows[i]);
+        ps_query_t q = psi_query_of_row(d->rows[i]);
         for (int s = 0; s < 2; s++) {
             double t[N_COLS];
             int rc = rule_columns(ops, &q, s, t);
@@ -256,11 +256,11 @@ static int fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d
  * that side is one operator of that class (the paper's Fig. 1c measures
  * exactly these). A class with fewer than CHAR_MIN_SAMPLES such samples takes
  * the median delta of the segments it dominates; a class never seen keeps 1. */
-static int fit_characterized(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d,
+static int fit_characterized(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d,
                              const unsigned char *use)
 {
     size_t n = d->n ? d->n : 1;
-    double *single = ps_malloc(n * sizeof *single), *dom = ps_malloc(n * sizeof *dom);
+    double *single = psi_malloc(n * sizeof *single), *dom = psi_malloc(n * sizeof *dom);
     int rc = single && dom ? 0 : PS_E_NOMEM;
     for (int s = 0; rc == 0 && s < 2; s++) {
         for (int c = 0; c < N_CLS; c++) {
@@ -268,7 +268,7 @@ static int fit_characterized(ps_baseline_t *b, const ps_ops_t *ops, const ps_dat
             for (size_t i = 0; rc == 0 && i < d->n; i++) {
                 if (use[i] != ROLE_FIT)
                     continue;
-                ps_query_t q = ps_query_of_row(d->rows[i]);
+                ps_query_t q = psi_query_of_row(d->rows[i]);
                 double t[N_CLS];
                 if ((rc = segment_by_class(ops, &q, s, t)) != 0)
                     break;
@@ -279,7 +279,7 @@ static int fit_characterized(ps_baseline_t *b, const ps_ops_t *ops, const ps_dat
                 if ((s == PS_SIDE_HP ? q.hp_len : q.lp_len) == 1)
                     single[ns++] = delta;
             }
-            b->factor[s][c] = ns >= CHAR_MIN_SAMPLES ? ps_median(single, ns) : nd ? ps_median(dom, nd) : 1;
+            b->factor[s][c] = ns >= CHAR_MIN_SAMPLES ? psi_median(single, ns) : nd ? psi_median(dom, nd) : 1;
         }
         b->factor[s][COL_FIXED] = b->factor[s][COL_PER_OP] = 0;
     }
@@ -326,15 +326,15 @@ static int sample_key(const ps_ops_t *ops, const ps_query_t *q, comp_cell_t *key
     return 0;
 }
 
-static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d,
+static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d,
                                const unsigned char *use)
 {
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
         n += use[i] == ROLE_FIT;
-    comp_sample_t *smp = ps_malloc(n * sizeof *smp);
-    double *tmp = ps_malloc(2 * n * sizeof *tmp);
-    b->cells = ps_malloc(n * sizeof *b->cells);
+    comp_sample_t *smp = psi_malloc(n * sizeof *smp);
+    double *tmp = psi_malloc(2 * n * sizeof *tmp);
+    b->cells = psi_malloc(n * sizeof *b->cells);
     int rc = PS_E_NOMEM;
     if (!smp || !tmp || !b->cells)
         goto done;
@@ -342,7 +342,7 @@ static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const ps_d
     for (size_t i = 0; i < d->n; i++) {
         if (use[i] != ROLE_FIT)
             continue;
-        ps_query_t q = ps_query_of_row(d->rows[i]);
+        ps_query_t q = psi_query_of_row(d->rows[i]);
         if ((rc = sample_key(ops, &q, &smp[k].key)) != 0)
             goto done;
         smp[k].d_hp = d->hp_ns[i] / d->hp_solo_ns[i];
@@ -351,8 +351,8 @@ static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const ps_d
         tmp[n + k] = smp[k].d_lp;
         k++;
     }
-    b->global_delta[0] = ps_median(tmp, n);
-    b->global_delta[1] = ps_median(tmp + n, n);
+    b->global_delta[0] = psi_median(tmp, n);
+    b->global_delta[1] = psi_median(tmp + n, n);
     qsort(smp, n, sizeof *smp, cmp_sample);
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -364,8 +364,8 @@ static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const ps_d
         }
         comp_cell_t *c = &b->cells[b->n_cells++];
         *c = smp[i].key;
-        c->delta[0] = ps_median(tmp, j - i);
-        c->delta[1] = ps_median(tmp + n, j - i);
+        c->delta[0] = psi_median(tmp, j - i);
+        c->delta[1] = psi_median(tmp + n, j - i);
         i = j;
     }
     rc = 0;
@@ -416,11 +416,11 @@ static int add_model(ps_baseline_t *b, const char *name)
 {
     if (model_index(b, name) >= 0)
         return 0;
-    char **m = ps_realloc(b->models, (size_t)(b->n_models + 1) * sizeof *m);
+    char **m = psi_realloc(b->models, (size_t)(b->n_models + 1) * sizeof *m);
     if (!m)
         return PS_E_NOMEM;
     b->models = m;
-    if (!(m[b->n_models] = ps_strdup(name)))
+    if (!(m[b->n_models] = psi_strdup(name)))
         return PS_E_NOMEM;
     b->n_models++;
     return 0;
@@ -451,16 +451,16 @@ static void abacus_row(const ps_baseline_t *b, const ps_query_t *q, double hp_so
     r[9] = (float)log(lp_solo);
 }
 
-static void mlp_params_of(const ps_baseline_params_t *p, ps_mlp_params_t *mp)
+static void mlp_params_of(const ps_baseline_params_t *p, psi_mlp_params_t *mp)
 {
-    *mp = ps_mlp_default_params();
+    *mp = psi_mlp_default_params();
     mp->epochs = p->mlp_epochs;
     mp->max_seconds = p->mlp_seconds;
     mp->seed = p->seed;
 }
 
 /* The rows of ROLE_TUNE (0: the learner holds out rows of its own). */
-static size_t n_tune_rows(const ps_dataset_t *d, const unsigned char *role)
+static size_t n_tune_rows(const psi_dataset_t *d, const unsigned char *role)
 {
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
@@ -468,7 +468,7 @@ static size_t n_tune_rows(const ps_dataset_t *d, const unsigned char *role)
     return n;
 }
 
-static int fit_abacus(ps_baseline_t *b, const ps_dataset_t *d, const unsigned char *use,
+static int fit_abacus(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use,
                       const ps_baseline_params_t *p)
 {
     size_t n = 0;
@@ -480,8 +480,8 @@ static int fit_abacus(ps_baseline_t *b, const ps_dataset_t *d, const unsigned ch
                 return rc;
         }
     int din = abacus_n_in(b);
-    float *x = ps_malloc(n * (size_t)din * sizeof *x);
-    double *y = ps_malloc(2 * n * sizeof *y);
+    float *x = psi_malloc(n * (size_t)din * sizeof *x);
+    double *y = psi_malloc(2 * n * sizeof *y);
     rc = PS_E_NOMEM;
     if (x && y) {
         /* Fitting rows first, then the tuning rows: early stopping on them. */
@@ -490,16 +490,16 @@ static int fit_abacus(ps_baseline_t *b, const ps_dataset_t *d, const unsigned ch
             for (size_t i = 0; i < d->n; i++) {
                 if (use[i] != r)
                     continue;
-                ps_query_t q = ps_query_of_row(d->rows[i]);
+                ps_query_t q = psi_query_of_row(d->rows[i]);
                 abacus_row(b, &q, d->hp_solo_ns[i], d->lp_solo_ns[i], x + k * (size_t)din);
                 y[2 * k] = d->y_hp[i];
                 y[2 * k + 1] = d->y_lp[i];
                 k++;
             }
-        ps_mlp_params_t mp;
+        psi_mlp_params_t mp;
         mlp_params_of(p, &mp);
         mp.valid_tail = n_tune_rows(d, use);
-        rc = ps_mlp_train(x, n, din, y, 2, &mp, &b->mlp[0]);
+        rc = psi_mlp_train(x, n, din, y, 2, &mp, &b->mlp[0]);
     }
     free(x);
     free(y);
@@ -510,15 +510,15 @@ static int fit_abacus(ps_baseline_t *b, const ps_dataset_t *d, const unsigned ch
 
 /* Gather the rows of one side's features of the used samples: the fitting
  * rows, then the *n_tune tuning rows. */
-static int gather_side(const ps_dataset_t *d, const unsigned char *use, int side, float **x, double **y,
+static int gather_side(const psi_dataset_t *d, const unsigned char *use, int side, float **x, double **y,
                        size_t *n_out, size_t *n_tune)
 {
     int f = d->layout.n_features;
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
         n += use[i] != 0;
-    *x = ps_malloc(n * (size_t)f * sizeof **x);
-    *y = ps_malloc(n * sizeof **y);
+    *x = psi_malloc(n * (size_t)f * sizeof **x);
+    *y = psi_malloc(n * sizeof **y);
     if (!*x || !*y) {
         free(*x);
         free(*y);
@@ -546,7 +546,7 @@ static int gather_side(const ps_dataset_t *d, const unsigned char *use, int side
  * Cholesky solve from LAPACK (dposv). */
 static int ridge_solve(const double *gram, const double *zty, int f, size_t n, double lambda, double *w)
 {
-    double *a = ps_malloc((size_t)f * (size_t)f * sizeof *a);
+    double *a = psi_malloc((size_t)f * (size_t)f * sizeof *a);
     if (!a)
         return PS_E_NOMEM;
     memcpy(a, gram, (size_t)f * (size_t)f * sizeof *a);
@@ -559,13 +559,13 @@ static int ridge_solve(const double *gram, const double *zty, int f, size_t n, d
 }
 
 /* Z^T Z and Z^T y over rows [lo, hi) of x scaled by s (y already centred). */
-static int ridge_moments(const ps_scaler_t *s, const float *x, const double *y, size_t lo, size_t hi,
+static int ridge_moments(const psi_scaler_t *s, const float *x, const double *y, size_t lo, size_t hi,
                          double *gram, double *zty)
 {
     int f = s->n;
     enum { CHUNK = 512 };
-    float *zf = ps_malloc((size_t)CHUNK * (size_t)f * sizeof *zf);
-    double *z = ps_malloc((size_t)CHUNK * (size_t)f * sizeof *z);
+    float *zf = psi_malloc((size_t)CHUNK * (size_t)f * sizeof *zf);
+    double *z = psi_malloc((size_t)CHUNK * (size_t)f * sizeof *z);
     if (!zf || !z) {
         free(zf);
         free(z);
@@ -576,7 +576,7 @@ static int ridge_moments(const ps_scaler_t *s, const float *x, const double *y, 
     for (size_t off = lo; off < hi; off += CHUNK) {
         size_t B = hi - off < CHUNK ? hi - off : CHUNK;
         for (size_t i = 0; i < B; i++) {
-            ps_scaler_row(s, x + (off + i) * (size_t)f, zf + i * (size_t)f);
+            psi_scaler_row(s, x + (off + i) * (size_t)f, zf + i * (size_t)f);
             for (int j = 0; j < f; j++)
                 z[i * (size_t)f + (size_t)j] = zf[i * (size_t)f + (size_t)j];
         }
@@ -594,7 +594,7 @@ static int ridge_moments(const ps_scaler_t *s, const float *x, const double *y, 
 
 static double ridge_predict_row(const ridge_t *r, const float *x, float *tmp)
 {
-    ps_scaler_row(&r->scale, x, tmp);
+    psi_scaler_row(&r->scale, x, tmp);
     double v = r->b;
     for (int j = 0; j < r->scale.n; j++)
         v += r->w[j] * tmp[j];
@@ -606,7 +606,7 @@ static double ridge_predict_row(const ridge_t *r, const float *x, float *tmp)
  * refit on all rows. */
 static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, size_t n_tune, int f, double lambda)
 {
-    int rc = ps_scaler_fit(&r->scale, x, n, f);
+    int rc = psi_scaler_fit(&r->scale, x, n, f);
     if (rc != 0)
         return rc;
     double ymean = 0;
@@ -615,10 +615,10 @@ static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, size_t n_t
     ymean /= (double)n;
     for (size_t i = 0; i < n; i++)
         y[i] -= ymean;
-    double *gram = ps_malloc((size_t)f * (size_t)f * sizeof *gram);
-    double *zty = ps_malloc((size_t)f * sizeof *zty);
-    float *tmp = ps_malloc((size_t)f * sizeof *tmp);
-    r->w = ps_malloc((size_t)f * sizeof *r->w);
+    double *gram = psi_malloc((size_t)f * (size_t)f * sizeof *gram);
+    double *zty = psi_malloc((size_t)f * sizeof *zty);
+    float *tmp = psi_malloc((size_t)f * sizeof *tmp);
+    r->w = psi_malloc((size_t)f * sizeof *r->w);
     rc = PS_E_NOMEM;
     if (!gram || !zty || !tmp || !r->w)
         goto done;
@@ -656,11 +656,11 @@ done:
     return rc;
 }
 
-static int fit_pairsight_input(ps_baseline_t *b, const ps_dataset_t *d, const unsigned char *use,
+static int fit_pairsight_input(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use,
                                const ps_baseline_params_t *p)
 {
     if (d->layout.variant != PS_FEAT_FULL)
-        return ps_error(PS_E_ARG, "%s needs the full PairSight input", ps_method_name(b->method));
+        return psi_error(PS_E_ARG, "%s needs the full PairSight input", ps_method_name(b->method));
     b->layout = d->layout;
     for (int s = 0; s < 2; s++) {
         float *x;
@@ -672,11 +672,11 @@ static int fit_pairsight_input(ps_baseline_t *b, const ps_dataset_t *d, const un
         if (b->method == PS_METHOD_LINEAR) {
             rc = fit_ridge(&b->ridge[s], x, y, n, n_tune, d->layout.n_features, p->ridge_lambda);
         } else {
-            ps_mlp_params_t mp;
+            psi_mlp_params_t mp;
             mlp_params_of(p, &mp);
             mp.seed = p->seed + (uint64_t)s;
             mp.valid_tail = n_tune;
-            rc = ps_mlp_train(x, n, d->layout.n_features, y, 1, &mp, &b->mlp[s]);
+            rc = psi_mlp_train(x, n, d->layout.n_features, y, 1, &mp, &b->mlp[s]);
         }
         free(x);
         free(y);
@@ -694,14 +694,14 @@ static int fit_pairsight_input(ps_baseline_t *b, const ps_dataset_t *d, const un
  * early stopping does; with a caller's mask, the used rows of the last tenth
  * of its experiments in the data set's seeded order tune. Either way tuning
  * rows are whole experiments, never other runs of a fitted one. */
-static int tuning_roles(const ps_dataset_t *d, const unsigned char *use, unsigned char *role)
+static int tuning_roles(const psi_dataset_t *d, const unsigned char *use, unsigned char *role)
 {
     if (!use) {
         for (size_t i = 0; i < d->n; i++)
             role[i] = d->split[i] == PS_SPLIT_TRAIN ? ROLE_FIT : d->split[i] == PS_SPLIT_VALID ? ROLE_TUNE : 0;
         return 0;
     }
-    unsigned char *seen = ps_calloc(d->n_experiments ? d->n_experiments : 1, 1);
+    unsigned char *seen = psi_calloc(d->n_experiments ? d->n_experiments : 1, 1);
     if (!seen)
         return PS_E_NOMEM;
     size_t k = 0;
@@ -724,18 +724,18 @@ static int tuning_roles(const ps_dataset_t *d, const unsigned char *use, unsigne
     return 0;
 }
 
-int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t *d,
+int psi_baseline_fit(ps_method_t method, const ps_ops_t *ops, const psi_dataset_t *d,
                     const unsigned char *use, const ps_baseline_params_t *p, ps_baseline_t **out)
 {
     *out = NULL;
     if (method <= PS_METHOD_PAIRSIGHT || method >= PS_METHOD_COUNT)
-        return ps_error(PS_E_ARG, "not a baseline: %d", (int)method);
+        return psi_error(PS_E_ARG, "not a baseline: %d", (int)method);
     ps_baseline_params_t defaults;
     if (!p) {
         defaults = ps_baseline_default_params();
         p = &defaults;
     }
-    unsigned char *role = ps_malloc(d->n ? d->n : 1);
+    unsigned char *role = psi_malloc(d->n ? d->n : 1);
     if (!role)
         return PS_E_NOMEM;
     int rc = tuning_roles(d, use, role);
@@ -746,16 +746,16 @@ int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t 
     if (rc != 0)
         goto done;
     if (n < 2) {
-        rc = ps_error(PS_E_INPUT, "%s: need at least 2 training samples, have %zu", ps_method_name(method), n);
+        rc = psi_error(PS_E_INPUT, "%s: need at least 2 training samples, have %zu", ps_method_name(method), n);
         goto done;
     }
-    b = ps_calloc(1, sizeof *b);
+    b = psi_calloc(1, sizeof *b);
     if (!b) {
         rc = PS_E_NOMEM;
         goto done;
     }
     b->method = method;
-    double t0 = ps_now();
+    double t0 = psi_now();
     switch (method) {
     case PS_METHOD_INTENSITY_RULE: rc = fit_characterized(b, ops, d, role); break;
     case PS_METHOD_INTENSITY_RULE_FIT: rc = fit_rule(b, ops, d, role, N_CLS); break;
@@ -764,11 +764,11 @@ int ps_baseline_fit(ps_method_t method, const ps_ops_t *ops, const ps_dataset_t 
     case PS_METHOD_ABACUS_MLP: rc = fit_abacus(b, d, role, p); break;
     default: rc = fit_pairsight_input(b, d, role, p); break;
     }
-    b->train_seconds = ps_now() - t0;
+    b->train_seconds = psi_now() - t0;
 done:
     free(role);
     if (rc != 0) {
-        ps_error_prefix(rc, ps_method_name(method));
+        psi_error_prefix(rc, ps_method_name(method));
         ps_baseline_free(b);
     } else {
         *out = b;
@@ -781,23 +781,23 @@ int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t
 {
     *out = NULL;
     if (!ops || !train)
-        return ps_error(PS_E_ARG, "baseline: no ops or coexec table");
-    ps_feature_layout_t l;
-    int rc = ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l);
+        return psi_error(PS_E_ARG, "baseline: no ops or coexec table");
+    psi_feature_layout_t l;
+    int rc = psi_features_layout(PS_FEAT_FULL, PS_WINDOW, &l);
     if (rc != 0)
         return rc;
-    ps_dataset_t *d = NULL;
-    if ((rc = ps_dataset_build(&l, ops, train, p ? p->seed : 1, &d)) != 0)
+    psi_dataset_t *d = NULL;
+    if ((rc = psi_dataset_build(&l, ops, train, p ? p->seed : 1, &d)) != 0)
         return rc;
-    unsigned char *use = ps_malloc(d->n ? d->n : 1);
+    unsigned char *use = psi_malloc(d->n ? d->n : 1);
     if (!use) {
-        ps_dataset_free(d);
+        psi_dataset_free(d);
         return PS_E_NOMEM;
     }
     memset(use, 1, d->n);
-    rc = ps_baseline_fit(method, ops, d, use, p, out);
+    rc = psi_baseline_fit(method, ops, d, use, p, out);
     free(use);
-    ps_dataset_free(d);
+    psi_dataset_free(d);
     return rc;
 }
 
@@ -807,9 +807,9 @@ int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t
 static int predict_side_x(const ps_baseline_t *b, int side, const float *x, size_t n, double *out)
 {
     if (b->method == PS_METHOD_PAIRSIGHT_MLP)
-        return ps_mlp_predict(b->mlp[side], x, n, out);
+        return psi_mlp_predict(b->mlp[side], x, n, out);
     int f = b->ridge[side].scale.n;
-    float *tmp = ps_malloc((size_t)f * sizeof *tmp);
+    float *tmp = psi_malloc((size_t)f * sizeof *tmp);
     if (!tmp)
         return PS_E_NOMEM;
     for (size_t i = 0; i < n; i++)
@@ -845,14 +845,14 @@ static int predict_abacus(const ps_baseline_t *b, const ps_query_t *q, size_t n,
 {
     int din = abacus_n_in(b);
     enum { CHUNK = 1024 };
-    float *xa = ps_malloc((size_t)CHUNK * (size_t)din * sizeof *xa);
-    double *o = ps_malloc(2 * CHUNK * sizeof *o);
+    float *xa = psi_malloc((size_t)CHUNK * (size_t)din * sizeof *xa);
+    double *o = psi_malloc(2 * CHUNK * sizeof *o);
     int rc = (!xa || !o) ? PS_E_NOMEM : 0;
     for (size_t off = 0; off < n && rc == 0; off += CHUNK) {
         size_t B = n - off < CHUNK ? n - off : CHUNK;
         for (size_t i = 0; i < B; i++)
             abacus_row(b, &q[off + i], hs[off + i], ls[off + i], xa + i * (size_t)din);
-        rc = ps_mlp_predict(b->mlp[0], xa, B, o);
+        rc = psi_mlp_predict(b->mlp[0], xa, B, o);
         for (size_t i = 0; rc == 0 && i < B; i++) {
             hp[off + i] = hs[off + i] * exp(o[2 * i]);
             lp[off + i] = ls[off + i] * exp(o[2 * i + 1]);
@@ -891,7 +891,7 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
                            double *hp, double *lp)
 {
     int rc = 0;
-    double *hs = ps_malloc((n ? n : 1) * sizeof *hs), *ls = ps_malloc((n ? n : 1) * sizeof *ls);
+    double *hs = psi_malloc((n ? n : 1) * sizeof *hs), *ls = psi_malloc((n ? n : 1) * sizeof *ls);
     float *xb = NULL;
     if (!hs || !ls) {
         rc = PS_E_NOMEM;
@@ -901,12 +901,12 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
     if (needs_x && (!x_hp || !x_lp)) {
         /* The PairSight input of both sides, with the standalone latencies. */
         int f = b->layout.n_features;
-        if (!(xb = ps_malloc((n ? n : 1) * 2 * (size_t)f * sizeof *xb))) {
+        if (!(xb = psi_malloc((n ? n : 1) * 2 * (size_t)f * sizeof *xb))) {
             rc = PS_E_NOMEM;
             goto done;
         }
         for (size_t i = 0; i < n; i++)
-            if ((rc = ps_features_build_pair(&b->layout, ops, &q[i], xb + i * (size_t)f, xb + (n + i) * (size_t)f,
+            if ((rc = psi_features_build_pair(&b->layout, ops, &q[i], xb + i * (size_t)f, xb + (n + i) * (size_t)f,
                                              &hs[i], &ls[i])) != 0)
                 goto done;
         x_hp = xb;
@@ -950,23 +950,23 @@ int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_qu
                         double *out_hp_ns, double *out_lp_ns)
 {
     if (!b || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
-        return ps_error(PS_E_ARG, "baseline predict: missing argument");
+        return psi_error(PS_E_ARG, "baseline predict: missing argument");
     return predict_queries(b, ops, q, n, NULL, NULL, NULL, NULL, out_hp_ns, out_lp_ns);
 }
 
-int ps_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const ps_dataset_t *d,
+int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d,
                                 const size_t *idx, size_t n, double *hp, double *lp)
 {
     int f = d->layout.n_features;
     int use_x = d->layout.variant == PS_FEAT_FULL &&
                 (b->method == PS_METHOD_LINEAR || b->method == PS_METHOD_PAIRSIGHT_MLP);
-    ps_query_t *q = ps_malloc((n ? n : 1) * sizeof *q);
-    double *solo = ps_malloc((n ? n : 1) * 2 * sizeof *solo);
-    float *x = use_x ? ps_malloc((n ? n : 1) * 2 * (size_t)f * sizeof *x) : NULL;
+    ps_query_t *q = psi_malloc((n ? n : 1) * sizeof *q);
+    double *solo = psi_malloc((n ? n : 1) * 2 * sizeof *solo);
+    float *x = use_x ? psi_malloc((n ? n : 1) * 2 * (size_t)f * sizeof *x) : NULL;
     int rc = PS_E_NOMEM;
     if (q && solo && (x || !use_x)) {
         for (size_t i = 0; i < n; i++) {
-            q[i] = ps_query_of_row(d->rows[idx[i]]);
+            q[i] = psi_query_of_row(d->rows[idx[i]]);
             solo[i] = d->hp_solo_ns[idx[i]];
             solo[n + i] = d->lp_solo_ns[idx[i]];
             if (use_x) {

@@ -22,7 +22,7 @@ static const char *const ablation_names[PS_ABL_ROWS] = {"full", "no_corunner", "
 static const char *const long_names[PS_LONG_ROWS] = {"pairsight_index", "pairsight_overlap",
                                                      "intensity_rule"};
 
-int ps_experiments_parse(const char *list, int *mask)
+int psi_experiments_parse(const char *list, int *mask)
 {
     static const struct {
         const char *name;
@@ -40,20 +40,20 @@ int ps_experiments_parse(const char *list, int *mask)
                 found = 1;
             }
         if (!found)
-            return ps_error(PS_E_ARG, "unknown experiment '%.*s' (accuracy, ablation, generalization, long, all)",
+            return psi_error(PS_E_ARG, "unknown experiment '%.*s' (accuracy, ablation, generalization, long, all)",
                             (int)len, p);
         p += len;
         if (*p == ',')
             p++;
     }
     if (!*mask)
-        return ps_error(PS_E_ARG, "no experiment selected");
+        return psi_error(PS_E_ARG, "no experiment selected");
     return 0;
 }
 
-ps_eval_config_t ps_eval_default_params(void)
+psi_eval_config_t psi_eval_default_params(void)
 {
-    ps_eval_config_t d, *c = &d;
+    psi_eval_config_t d, *c = &d;
     memset(c, 0, sizeof *c);
     c->experiments = PS_EXP_ACCURACY;
     c->seed = 1;
@@ -64,7 +64,7 @@ ps_eval_config_t ps_eval_default_params(void)
     return d;
 }
 
-static void row_init(ps_eval_row_t *r, const char *name)
+static void row_init(psi_eval_row_t *r, const char *name)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -72,7 +72,7 @@ static void row_init(ps_eval_row_t *r, const char *name)
     r->train_seconds = r->query_us = NAN;
 }
 
-void ps_eval_results_clear(ps_eval_results_t *r)
+void psi_eval_results_clear(psi_eval_results_t *r)
 {
     free(r->meas_hp);
     free(r->meas_lp);
@@ -83,7 +83,7 @@ void ps_eval_results_clear(ps_eval_results_t *r)
     memset(r, 0, sizeof *r);
 }
 
-static void results_init(ps_eval_results_t *r, const ps_eval_config_t *c)
+static void results_init(psi_eval_results_t *r, const psi_eval_config_t *c)
 {
     memset(r, 0, sizeof *r);
     for (int m = 0; m < PS_METHOD_COUNT; m++)
@@ -107,7 +107,7 @@ static void results_init(ps_eval_results_t *r, const ps_eval_config_t *c)
     r->model_train_seconds = NAN;
 }
 
-static void progress(const ps_eval_config_t *c, const char *stage, double done, double total)
+static void progress(const psi_eval_config_t *c, const char *stage, double done, double total)
 {
     if (c->progress)
         c->progress(stage, done, total, c->progress_user);
@@ -155,9 +155,9 @@ static int predict_all(const predictor_t *p, const ps_ops_t *ops, const ps_query
      * fastest of QUERY_REPEATS passes is the figure. */
     double best = INFINITY;
     for (int rep = 0; rc == 0 && rep < QUERY_REPEATS; rep++) {
-        double t0 = ps_now();
+        double t0 = psi_now();
         rc = predict_pass(p, ops, q, n, hp, lp);
-        double t = ps_now() - t0;
+        double t = psi_now() - t0;
         if (t < best)
             best = t;
     }
@@ -184,20 +184,20 @@ static int contains_llama(const char *s)
 static int query_is_llama(const ps_query_t *q) { return contains_llama(q->hp_model) || contains_llama(q->lp_model); }
 
 /* Fill the accuracy fields of row from n predictions. */
-static void score(ps_eval_row_t *row, const ps_query_t *q, const double *hp, const double *lp,
+static void score(psi_eval_row_t *row, const ps_query_t *q, const double *hp, const double *lp,
                   const double *meas_hp, const double *meas_lp, size_t n)
 {
     row->n = n;
     if (n == 0)
         return;
-    row->hp_mape = ps_mape(hp, meas_hp, n);
-    row->lp_mape = ps_mape(lp, meas_lp, n);
-    row->hp_within10 = ps_within(hp, meas_hp, n, 0.10);
+    row->hp_mape = psi_mape(hp, meas_hp, n);
+    row->lp_mape = psi_mape(lp, meas_lp, n);
+    row->hp_within10 = psi_within(hp, meas_hp, n, 0.10);
     double s = 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (query_is_llama(&q[i])) {
-            s += ps_ape(hp[i], meas_hp[i]);
+            s += psi_ape(hp[i], meas_hp[i]);
             k++;
         }
     row->n_llama = k;
@@ -222,9 +222,9 @@ static void testset_free(testset_t *t)
 static int testset_alloc(testset_t *t, size_t n)
 {
     memset(t, 0, sizeof *t);
-    t->q = ps_malloc((n ? n : 1) * sizeof *t->q);
-    t->hp = ps_malloc((n ? n : 1) * sizeof *t->hp);
-    t->lp = ps_malloc((n ? n : 1) * sizeof *t->lp);
+    t->q = psi_malloc((n ? n : 1) * sizeof *t->q);
+    t->hp = psi_malloc((n ? n : 1) * sizeof *t->hp);
+    t->lp = psi_malloc((n ? n : 1) * sizeof *t->lp);
     if (!t->q || !t->hp || !t->lp) {
         testset_free(t);
         return PS_E_NOMEM;
@@ -232,9 +232,9 @@ static int testset_alloc(testset_t *t, size_t n)
     return 0;
 }
 
-static void testset_add(testset_t *t, const ps_coexec_row_t *r)
+static void testset_add(testset_t *t, const psi_coexec_row_t *r)
 {
-    t->q[t->n] = ps_query_of_row(r);
+    t->q[t->n] = psi_query_of_row(r);
     t->hp[t->n] = r->hp_ns;
     t->lp[t->n] = r->lp_ns;
     t->n++;
@@ -242,10 +242,10 @@ static void testset_add(testset_t *t, const ps_coexec_row_t *r)
 
 /* Evaluate predictor p on t into row; keep the predictions when keep_hp is
  * non-NULL (ownership passes to the caller). A failure is returned. */
-static int eval_on(const predictor_t *p, const ps_ops_t *ops, const testset_t *t, ps_eval_row_t *row,
+static int eval_on(const predictor_t *p, const ps_ops_t *ops, const testset_t *t, psi_eval_row_t *row,
                    double **keep_hp, double **keep_lp)
 {
-    double *hp = ps_malloc((t->n ? t->n : 1) * sizeof *hp), *lp = ps_malloc((t->n ? t->n : 1) * sizeof *lp);
+    double *hp = psi_malloc((t->n ? t->n : 1) * sizeof *hp), *lp = psi_malloc((t->n ? t->n : 1) * sizeof *lp);
     if (!hp || !lp) {
         free(hp);
         free(lp);
@@ -287,7 +287,7 @@ static int subset(const ps_coexec_t *cx, const unsigned char *take, ps_coexec_t 
     return 0;
 }
 
-static ps_train_params_t train_params(const ps_eval_config_t *c, ps_feature_variant_t variant)
+static ps_train_params_t train_params(const psi_eval_config_t *c, ps_feature_variant_t variant)
 {
     ps_train_params_t tp = ps_train_default_params();
     tp.variant = variant;
@@ -307,7 +307,7 @@ static ps_train_params_t train_params(const ps_eval_config_t *c, ps_feature_vari
 }
 
 typedef struct {
-    const ps_eval_config_t *c;
+    const psi_eval_config_t *c;
     const char *stage;
 } train_progress_t;
 
@@ -318,7 +318,7 @@ static void forward_progress(const char *stage, double done, double total, void 
     progress(tp->c, tp->stage, done, total);
 }
 
-static int train_model(const ps_eval_config_t *c, const ps_coexec_t *cx, ps_feature_variant_t variant,
+static int train_model(const psi_eval_config_t *c, const ps_coexec_t *cx, ps_feature_variant_t variant,
                        const char *stage, ps_model_t **out, double *seconds)
 {
     ps_train_params_t tp = train_params(c, variant);
@@ -327,23 +327,23 @@ static int train_model(const ps_eval_config_t *c, const ps_coexec_t *cx, ps_feat
         tp.progress = forward_progress;
         tp.progress_user = &up;
     }
-    double t0 = ps_now();
+    double t0 = psi_now();
     int rc = ps_model_train(c->ops, cx, &tp, out);
     if (seconds)
-        *seconds = ps_now() - t0;
+        *seconds = psi_now() - t0;
     if (rc != 0)
-        ps_error_prefix(rc, stage);
+        psi_error_prefix(rc, stage);
     return rc;
 }
 
 /* ---- experiment 1: accuracy and cost (Table I) ---- */
 
 typedef struct {
-    const ps_eval_config_t *c;
-    ps_eval_results_t *r;
+    const psi_eval_config_t *c;
+    psi_eval_results_t *r;
     const ps_coexec_t *train_src; /* what models and baselines train on */
     unsigned char *train_split;   /* [train_src->n] */
-    ps_dataset_t *dtrain;         /* FULL layout, split by seed */
+    psi_dataset_t *dtrain;         /* FULL layout, split by seed */
     testset_t test;
     const ps_model_t *model;
     ps_model_t *own_model;
@@ -353,7 +353,7 @@ typedef struct {
 static void run_free(run_t *u)
 {
     free(u->train_split);
-    ps_dataset_free(u->dtrain);
+    psi_dataset_free(u->dtrain);
     testset_free(&u->test);
     ps_model_free(u->own_model);
     for (int m = 0; m < PS_METHOD_COUNT; m++)
@@ -362,16 +362,16 @@ static void run_free(run_t *u)
 
 static int run_prepare(run_t *u)
 {
-    const ps_eval_config_t *c = u->c;
+    const psi_eval_config_t *c = u->c;
     u->train_src = c->train_cx ? c->train_cx : c->cx;
-    ps_feature_layout_t l;
-    int rc = ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l);
+    psi_feature_layout_t l;
+    int rc = psi_features_layout(PS_FEAT_FULL, PS_WINDOW, &l);
     if (rc != 0)
         return rc;
     progress(c, "features", 0, 1);
-    if ((rc = ps_dataset_build(&l, c->ops, u->train_src, c->seed, &u->dtrain)) != 0)
+    if ((rc = psi_dataset_build(&l, c->ops, u->train_src, c->seed, &u->dtrain)) != 0)
         return rc;
-    u->train_split = ps_malloc(u->train_src->n ? u->train_src->n : 1);
+    u->train_split = psi_malloc(u->train_src->n ? u->train_src->n : 1);
     if (!u->train_split)
         return PS_E_NOMEM;
     if ((rc = ps_coexec_split(u->train_src, c->seed, u->train_split)) != 0)
@@ -382,7 +382,7 @@ static int run_prepare(run_t *u)
     if ((rc = testset_alloc(&u->test, c->cx->n)) != 0)
         return rc;
     for (size_t i = 0; i < c->cx->n; i++) {
-        const ps_coexec_row_t *row = &c->cx->rows[i];
+        const psi_coexec_row_t *row = &c->cx->rows[i];
         if (row->hp_len > PS_WINDOW || row->lp_len > PS_WINDOW)
             continue;
         if (!c->train_cx && u->train_split[i] != PS_SPLIT_TEST)
@@ -390,7 +390,7 @@ static int run_prepare(run_t *u)
         testset_add(&u->test, row);
     }
     if (u->test.n == 0)
-        return ps_error(PS_E_INPUT, "no test co-executions of at most %d operators per side", PS_WINDOW);
+        return psi_error(PS_E_INPUT, "no test co-executions of at most %d operators per side", PS_WINDOW);
     for (size_t i = 0; i < u->dtrain->n; i++)
         u->r->n_train += u->dtrain->split[i] == PS_SPLIT_TRAIN;
     progress(c, "features", 1, 1);
@@ -404,7 +404,7 @@ static int check_model_gpu(const char *model_gpu, const ps_coexec_t *cx, const c
 {
     for (size_t i = 0; cx && i < cx->n; i++)
         if (strcmp(cx->rows[i].gpu, model_gpu) != 0)
-            return ps_error(PS_E_MISMATCH, "the model is for GPU '%s' but %s row %zu (experiment %s) is on '%s'",
+            return psi_error(PS_E_MISMATCH, "the model is for GPU '%s' but %s row %zu (experiment %s) is on '%s'",
                             model_gpu, what, i + 1, cx->rows[i].experiment, cx->rows[i].gpu);
     return 0;
 }
@@ -412,23 +412,23 @@ static int check_model_gpu(const char *model_gpu, const ps_coexec_t *cx, const c
 /* PS_E_MISMATCH unless the model was split from the campaign eval splits,
  * with the same seed: otherwise its training rows would be scored as test
  * rows (a seed of 2 on a model split with 1 scored 0.5% instead of 4.9%). */
-static int check_model_split(const ps_model_info_t *info, const ps_eval_config_t *c, const ps_coexec_t *src)
+static int check_model_split(const ps_model_info_t *info, const psi_eval_config_t *c, const ps_coexec_t *src)
 {
     if (!info->split_fingerprint)
-        return ps_error(PS_E_MISMATCH, "the model does not record the experiment split it was trained on "
+        return psi_error(PS_E_MISMATCH, "the model does not record the experiment split it was trained on "
                                        "(an older model file): retrain it, or evaluate without a model");
     if (info->seed != c->seed)
-        return ps_error(PS_E_MISMATCH,
+        return psi_error(PS_E_MISMATCH,
                         "the model was split with seed %llu but eval splits with seed %llu, so the model would "
                         "be scored on its own training rows: use seed %llu",
                         (unsigned long long)info->seed, (unsigned long long)c->seed,
                         (unsigned long long)info->seed);
     uint64_t f;
-    int rc = ps_coexec_fingerprint(src, info->window, &f);
+    int rc = psi_coexec_fingerprint(src, info->window, &f);
     if (rc != 0)
         return rc;
     if (f != info->split_fingerprint)
-        return ps_error(PS_E_MISMATCH,
+        return psi_error(PS_E_MISMATCH,
                         "the model was trained on another set of experiments than the %s given to eval, so its "
                         "test split is not this one's: evaluate it on the campaign it was trained on",
                         c->train_cx ? "--train table" : "coexec table");
@@ -460,11 +460,11 @@ static int run_baselines(run_t *u)
 {
     for (int m = PS_METHOD_INTENSITY_RULE; m < PS_METHOD_COUNT; m++) {
         progress(u->c, "train baselines", m - 1, PS_METHOD_COUNT - 1);
-        int rc = ps_baseline_fit((ps_method_t)m, u->c->ops, u->dtrain, NULL, &u->c->bp, &u->base[m]);
+        int rc = psi_baseline_fit((ps_method_t)m, u->c->ops, u->dtrain, NULL, &u->c->bp, &u->base[m]);
         if (rc == PS_E_NOMEM)
             return rc;
         if (rc != 0)
-            ps_log(PS_LOG_WARN, "baseline %s not trained: %s", ps_method_name((ps_method_t)m), ps_last_error());
+            psi_log(PS_LOG_WARN, "baseline %s not trained: %s", ps_method_name((ps_method_t)m), ps_last_error());
     }
     progress(u->c, "train baselines", PS_METHOD_COUNT - 1, PS_METHOD_COUNT - 1);
     return 0;
@@ -478,17 +478,17 @@ static int coverage_rows(const ps_model_t *model, const ps_ops_t *ops, const tes
     for (int k = 0; k < PS_COV_LEVELS; k++) {
         int rc = bound_coverage(model, ops, t->q, t->hp, t->lp, t->n, levels[k], &row[k]);
         if (rc != 0)
-            return ps_error_prefix(rc, "bounds");
+            return psi_error_prefix(rc, "bounds");
     }
     return 0;
 }
 
 static int exp_accuracy(run_t *u)
 {
-    ps_eval_results_t *r = u->r;
+    psi_eval_results_t *r = u->r;
     r->n_test = u->test.n;
-    r->meas_hp = ps_malloc(u->test.n * sizeof *r->meas_hp);
-    r->meas_lp = ps_malloc(u->test.n * sizeof *r->meas_lp);
+    r->meas_hp = psi_malloc(u->test.n * sizeof *r->meas_hp);
+    r->meas_lp = psi_malloc(u->test.n * sizeof *r->meas_lp);
     if (!r->meas_hp || !r->meas_lp)
         return PS_E_NOMEM;
     memcpy(r->meas_hp, u->test.hp, u->test.n * sizeof *r->meas_hp);
@@ -503,12 +503,12 @@ static int exp_accuracy(run_t *u)
         int rc = eval_on(&p, u->c->ops, &u->test, &r->table1[m], &r->pred_hp[m], &r->pred_lp[m]);
         if (rc != 0) {
             if (m == PS_METHOD_PAIRSIGHT || rc == PS_E_NOMEM)
-                return ps_error_prefix(rc, "pairsight model");
-            ps_log(PS_LOG_WARN, "%s: %s", ps_method_name((ps_method_t)m), ps_last_error());
+                return psi_error_prefix(rc, "pairsight model");
+            psi_log(PS_LOG_WARN, "%s: %s", ps_method_name((ps_method_t)m), ps_last_error());
             continue;
         }
         r->table1[m].train_seconds =
-            m == PS_METHOD_PAIRSIGHT ? r->model_train_seconds : ps_baseline_train_seconds(u->base[m]);
+            m == PS_METHOD_PAIRSIGHT ? r->model_train_seconds : psi_baseline_train_seconds(u->base[m]);
     }
     progress(u->c, "accuracy", PS_METHOD_COUNT, PS_METHOD_COUNT);
     int rc = coverage_rows(u->model, u->c->ops, &u->test, r->cov[0]);
@@ -522,7 +522,7 @@ static int exp_accuracy(run_t *u)
 
 static int exp_ablation(run_t *u)
 {
-    ps_eval_results_t *r = u->r;
+    psi_eval_results_t *r = u->r;
     predictor_t full = {.model = u->model, .compose = PS_COMPOSE_OVERLAP};
     int rc = eval_on(&full, u->c->ops, &u->test, &r->ablation[0], NULL, NULL);
     if (rc != 0)
@@ -540,7 +540,7 @@ static int exp_ablation(run_t *u)
         r->ablation[a].train_seconds = secs;
         ps_model_free(m);
         if (rc != 0)
-            return ps_error_prefix(rc, stage);
+            return psi_error_prefix(rc, stage);
     }
     r->done |= PS_EXP_ABLATION;
     return 0;
@@ -550,7 +550,7 @@ static int exp_ablation(run_t *u)
 
 /* Held-out group of a row: 0 Llama on either side, 1 batch 16, 2 batch 64 on
  * either side, -1 the classic models at default batch sizes (training). */
-static int gen_group(const ps_coexec_row_t *r)
+static int gen_group(const psi_coexec_row_t *r)
 {
     if (contains_llama(r->hp_model) || contains_llama(r->lp_model))
         return 0;
@@ -579,13 +579,13 @@ static int cmp_exp_key(const void *a, const void *b)
  * the rank of row i's experiment (or -1 outside the group). */
 static int group_ranks(const ps_coexec_t *cx, int g, uint64_t seed, long *rank, size_t *n_exp)
 {
-    exp_key_t *keys = ps_malloc((cx->n ? cx->n : 1) * sizeof *keys);
+    exp_key_t *keys = psi_malloc((cx->n ? cx->n : 1) * sizeof *keys);
     if (!keys)
         return PS_E_NOMEM;
     size_t k = 0;
     for (size_t i = 0; i < cx->n; i++)
         if (gen_group(&cx->rows[i]) == g && cx->rows[i].hp_len <= PS_WINDOW && cx->rows[i].lp_len <= PS_WINDOW)
-            keys[k++] = (exp_key_t){ps_experiment_hash(cx->rows[i].experiment, seed), cx->rows[i].experiment};
+            keys[k++] = (exp_key_t){psi_experiment_hash(cx->rows[i].experiment, seed), cx->rows[i].experiment};
     qsort(keys, k, sizeof *keys, cmp_exp_key);
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
@@ -593,10 +593,10 @@ static int group_ranks(const ps_coexec_t *cx, int g, uint64_t seed, long *rank, 
             keys[u++] = keys[i];
     for (size_t i = 0; i < cx->n; i++) {
         rank[i] = -1;
-        const ps_coexec_row_t *r = &cx->rows[i];
+        const psi_coexec_row_t *r = &cx->rows[i];
         if (gen_group(r) != g || r->hp_len > PS_WINDOW || r->lp_len > PS_WINDOW)
             continue;
-        exp_key_t key = {ps_experiment_hash(r->experiment, seed), r->experiment};
+        exp_key_t key = {psi_experiment_hash(r->experiment, seed), r->experiment};
         exp_key_t *hit = bsearch(&key, keys, u, sizeof *keys, cmp_exp_key);
         rank[i] = hit ? (long)(hit - keys) : -1;
     }
@@ -615,7 +615,7 @@ static void score_methods(run_t *u, const ps_model_t *model, ps_baseline_t *cons
         if (!p.model && !p.base)
             continue;
         if (eval_on(&p, u->c->ops, t, &u->r->gen[m][g], NULL, NULL) != 0)
-            ps_log(PS_LOG_WARN, "generalization %s: %s: %s", gen_group_names[g], ps_method_name((ps_method_t)m),
+            psi_log(PS_LOG_WARN, "generalization %s: %s: %s", gen_group_names[g], ps_method_name((ps_method_t)m),
                    ps_last_error());
     }
 }
@@ -627,7 +627,7 @@ static void score_methods(run_t *u, const ps_model_t *model, ps_baseline_t *cons
 static int adapt_and_score(run_t *u, const ps_model_t *model, const long *rank, long pool, int g, int k,
                            const testset_t *t, unsigned char *take)
 {
-    const ps_eval_config_t *c = u->c;
+    const psi_eval_config_t *c = u->c;
     const ps_coexec_t *cx = u->train_src;
     char stage[64];
     snprintf(stage, sizeof stage, "generalization: adapt %s k=%d", gen_group_names[g], c->ks[k]);
@@ -641,17 +641,17 @@ static int adapt_and_score(run_t *u, const ps_model_t *model, const long *rank, 
     if (rc != 0)
         return rc;
     ps_train_params_t tp = train_params(c, PS_FEAT_FULL);
-    double t0 = ps_now();
+    double t0 = psi_now();
     rc =
-        few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted) : ps_error(PS_E_INPUT, "no experiments to adapt on");
-    double secs = ps_now() - t0;
+        few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted) : psi_error(PS_E_INPUT, "no experiments to adapt on");
+    double secs = psi_now() - t0;
     ps_coexec_free(few);
     if (rc != 0) {
-        ps_log(PS_LOG_WARN, "%s: %s", stage, ps_last_error());
+        psi_log(PS_LOG_WARN, "%s: %s", stage, ps_last_error());
         return 0;
     }
     predictor_t p = {.model = adapted, .compose = PS_COMPOSE_OVERLAP};
-    ps_eval_row_t *row = &u->r->gen[PS_METHOD_COUNT + k][g];
+    psi_eval_row_t *row = &u->r->gen[PS_METHOD_COUNT + k][g];
     rc = eval_on(&p, c->ops, t, row, NULL, NULL);
     row->train_seconds = secs;
     ps_model_free(adapted);
@@ -660,15 +660,15 @@ static int adapt_and_score(run_t *u, const ps_model_t *model, const long *rank, 
 
 static int exp_generalization(run_t *u)
 {
-    const ps_eval_config_t *c = u->c;
-    ps_eval_results_t *r = u->r;
+    const psi_eval_config_t *c = u->c;
+    psi_eval_results_t *r = u->r;
     const ps_coexec_t *cx = u->train_src;
     size_t n = cx->n;
-    unsigned char *take = ps_malloc(n ? n : 1);
-    long *rank = ps_malloc((n ? n : 1) * sizeof *rank);
+    unsigned char *take = psi_malloc(n ? n : 1);
+    long *rank = psi_malloc((n ? n : 1) * sizeof *rank);
     ps_coexec_t *classic = NULL;
     ps_model_t *model = NULL;
-    ps_dataset_t *d = NULL;
+    psi_dataset_t *d = NULL;
     ps_baseline_t *base[PS_METHOD_COUNT] = {0};
     testset_t t = {0};
     int rc = PS_E_NOMEM;
@@ -679,19 +679,19 @@ static int exp_generalization(run_t *u)
     if ((rc = subset(cx, take, &classic)) != 0)
         goto done;
     if (classic->n == 0) {
-        rc = ps_error(PS_E_INPUT, "generalization: no co-executions of the classic models at default batch sizes");
+        rc = psi_error(PS_E_INPUT, "generalization: no co-executions of the classic models at default batch sizes");
         goto done;
     }
     if ((rc = train_model(c, classic, PS_FEAT_FULL, "generalization: train", &model, NULL)) != 0)
         goto done;
-    ps_feature_layout_t l;
-    if ((rc = ps_features_layout(PS_FEAT_FULL, PS_WINDOW, &l)) != 0 ||
-        (rc = ps_dataset_build(&l, c->ops, classic, c->seed, &d)) != 0)
+    psi_feature_layout_t l;
+    if ((rc = psi_features_layout(PS_FEAT_FULL, PS_WINDOW, &l)) != 0 ||
+        (rc = psi_dataset_build(&l, c->ops, classic, c->seed, &d)) != 0)
         goto done;
     for (int m = PS_METHOD_INTENSITY_RULE; m < PS_METHOD_COUNT; m++) {
         progress(c, "generalization: baselines", m - 1, PS_METHOD_COUNT - 1);
-        if (ps_baseline_fit((ps_method_t)m, c->ops, d, NULL, &c->bp, &base[m]) != 0)
-            ps_log(PS_LOG_WARN, "generalization: %s: %s", ps_method_name((ps_method_t)m), ps_last_error());
+        if (psi_baseline_fit((ps_method_t)m, c->ops, d, NULL, &c->bp, &base[m]) != 0)
+            psi_log(PS_LOG_WARN, "generalization: %s: %s", ps_method_name((ps_method_t)m), ps_last_error());
     }
     int kmax = 0;
     for (int k = 0; k < 3; k++)
@@ -725,7 +725,7 @@ done:
     free(rank);
     ps_coexec_free(classic);
     ps_model_free(model);
-    ps_dataset_free(d);
+    psi_dataset_free(d);
     for (int m = 0; m < PS_METHOD_COUNT; m++)
         ps_baseline_free(base[m]);
     testset_free(&t);
@@ -738,7 +738,7 @@ done:
  * latencies at the row's TPCs, known before co-execution; never the measured
  * outcome, which would choose the subset by the answer), so the windows that
  * index pairing puts together do not coincide in time. */
-static int is_asymmetric(const ps_coexec_row_t *r, int window, double hp_solo_ns, double lp_solo_ns)
+static int is_asymmetric(const psi_coexec_row_t *r, int window, double hp_solo_ns, double lp_solo_ns)
 {
     int wh = (r->hp_len + window - 1) / window, wl = (r->lp_len + window - 1) / window;
     if (wh == wl)
@@ -751,11 +751,11 @@ static int is_asymmetric(const ps_coexec_row_t *r, int window, double hp_solo_ns
 static int long_solo(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *lx, double *sol)
 {
     size_t n = lx->n;
-    ps_query_t *q = ps_malloc((n ? n : 1) * sizeof *q);
-    double *tmp = ps_malloc((n ? n : 1) * 4 * sizeof *tmp);
+    ps_query_t *q = psi_malloc((n ? n : 1) * sizeof *q);
+    double *tmp = psi_malloc((n ? n : 1) * 4 * sizeof *tmp);
     int rc = q && tmp ? 0 : PS_E_NOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        q[i] = ps_query_of_row(&lx->rows[i]);
+        q[i] = psi_query_of_row(&lx->rows[i]);
     if (rc == 0)
         rc = ps_model_predict_ex(m, ops, q, n, PS_COMPOSE_INDEX, tmp, tmp + n, tmp + 2 * n, tmp + 3 * n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -771,13 +771,13 @@ static int exp_long(run_t *u)
 {
     const ps_coexec_t *lx = u->c->long_cx;
     const ps_ops_t *lops = u->c->long_ops ? u->c->long_ops : u->c->ops;
-    ps_eval_results_t *r = u->r;
+    psi_eval_results_t *r = u->r;
     ps_model_info_t info;
     int rc = ps_model_info(u->model, &info);
     if (rc != 0)
         return rc;
     testset_t all = {0}, asym = {0};
-    double *sol = ps_malloc((lx->n ? lx->n : 1) * 2 * sizeof *sol);
+    double *sol = psi_malloc((lx->n ? lx->n : 1) * 2 * sizeof *sol);
     if (!sol) {
         rc = PS_E_NOMEM;
         goto done;
@@ -791,7 +791,7 @@ static int exp_long(run_t *u)
             testset_add(&asym, &lx->rows[i]);
     }
     if (!u->base[PS_METHOD_INTENSITY_RULE] &&
-        (rc = ps_baseline_fit(PS_METHOD_INTENSITY_RULE, u->c->ops, u->dtrain, NULL, &u->c->bp,
+        (rc = psi_baseline_fit(PS_METHOD_INTENSITY_RULE, u->c->ops, u->dtrain, NULL, &u->c->bp,
                               &u->base[PS_METHOD_INTENSITY_RULE])) != 0)
         goto done;
     predictor_t p[PS_LONG_ROWS] = {{.model = u->model, .compose = PS_COMPOSE_INDEX},
@@ -811,17 +811,17 @@ done:
     testset_free(&all);
     testset_free(&asym);
     if (rc != 0)
-        ps_error_prefix(rc, "long segments");
+        psi_error_prefix(rc, "long segments");
     return rc;
 }
 
-int ps_eval_run(const ps_eval_config_t *c, ps_eval_results_t *r)
+int psi_eval_run(const psi_eval_config_t *c, psi_eval_results_t *r)
 {
     results_init(r, c);
     if (!c->ops || !c->cx)
-        return ps_error(PS_E_ARG, "eval: no ops or coexec table");
+        return psi_error(PS_E_ARG, "eval: no ops or coexec table");
     if ((c->experiments & PS_EXP_LONG) && !c->long_cx)
-        return ps_error(PS_E_ARG, "eval: the long-segment experiment needs a table of long co-executions");
+        return psi_error(PS_E_ARG, "eval: the long-segment experiment needs a table of long co-executions");
     run_t u = {.c = c, .r = r};
     int rc;
     if ((rc = run_prepare(&u)) != 0 || (rc = run_model(&u)) != 0)

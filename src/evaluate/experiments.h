@@ -31,7 +31,7 @@ enum {
 };
 
 /* Parse "accuracy,ablation,generalization,long" or "all" into a mask. */
-int ps_experiments_parse(const char *list, int *mask);
+int psi_experiments_parse(const char *list, int *mask);
 
 typedef struct {
     const ps_ops_t *ops;
@@ -53,9 +53,9 @@ typedef struct {
     ps_baseline_params_t bp;
     ps_progress_fn progress;
     void *progress_user;
-} ps_eval_config_t;
+} psi_eval_config_t;
 
-ps_eval_config_t ps_eval_default_params(void);
+psi_eval_config_t psi_eval_default_params(void);
 
 /* One row of a result table. NAN where not measured. */
 typedef struct {
@@ -63,7 +63,7 @@ typedef struct {
     size_t n, n_llama;
     double hp_mape, lp_mape, hp_within10, llama_hp_mape;
     double train_seconds, query_us; /* query: per candidate, batches of 1k */
-} ps_eval_row_t;
+} psi_eval_row_t;
 
 #define PS_GEN_GROUPS 3 /* llama, batch16, batch64 */
 #define PS_GEN_ROWS (PS_METHOD_COUNT + 3)
@@ -76,18 +76,18 @@ typedef struct {
     int done; /* PS_EXP_* mask of the experiments that ran */
     /* 1. Table I, one row per method, and the test predictions per method
      *    (NULL where the method failed) for the report's figures. */
-    ps_eval_row_t table1[PS_METHOD_COUNT];
+    psi_eval_row_t table1[PS_METHOD_COUNT];
     size_t n_test;
     double *meas_hp, *meas_lp;
     double *pred_hp[PS_METHOD_COUNT], *pred_lp[PS_METHOD_COUNT];
     /* 2. Fig. 4: full, no co-runner, summed, durations only, utilization. */
-    ps_eval_row_t ablation[PS_ABL_ROWS];
+    psi_eval_row_t ablation[PS_ABL_ROWS];
     /* 3. Table II: rows are the methods then PairSight after k = ks[0..2];
      *    columns the held-out groups. */
-    ps_eval_row_t gen[PS_GEN_ROWS][PS_GEN_GROUPS];
+    psi_eval_row_t gen[PS_GEN_ROWS][PS_GEN_GROUPS];
     int ks[3];
     /* 4. long segments: index, overlap, intensity rule; all and asymmetric. */
-    ps_eval_row_t long_all[PS_LONG_ROWS], long_asym[PS_LONG_ROWS];
+    psi_eval_row_t long_all[PS_LONG_ROWS], long_asym[PS_LONG_ROWS];
     /* Calibrated bounds (docs/planner.md): coverage and width at 0.9, 0.95,
      * 0.99 on the test split, the long segments and the unseen (Llama)
      * models of the generalization experiment; n 0 where not measured. */
@@ -95,23 +95,23 @@ typedef struct {
     /* What the pairsight row was trained on. */
     size_t n_train;
     double model_train_seconds;
-} ps_eval_results_t;
+} psi_eval_results_t;
 
 /* Run the selected experiments. A baseline that fails to train leaves its
- * row NAN with a warning through ps_log; a failure of PairSight or of the
- * inputs fails the call. *r is the caller's; release with ps_eval_results_clear. */
-int ps_eval_run(const ps_eval_config_t *c, ps_eval_results_t *r);
-void ps_eval_results_clear(ps_eval_results_t *r);
+ * row NAN with a warning through psi_log; a failure of PairSight or of the
+ * inputs fails the call. *r is the caller's; release with psi_eval_results_clear. */
+int psi_eval_run(const psi_eval_config_t *c, psi_eval_results_t *r);
+void psi_eval_results_clear(psi_eval_results_t *r);
 
 /* The tables as text, the paper's layout (report.c). */
-void ps_eval_print(const ps_eval_results_t *r, FILE *f);
+void psi_eval_print(const psi_eval_results_t *r, FILE *f);
 /* The results as JSON: {"methods": {...}, "ablation": {...}, ...}. Returns a
  * malloc'd string. */
-char *ps_eval_json(const ps_eval_results_t *r);
+char *psi_eval_json(const psi_eval_results_t *r);
 
 /* The self-contained HTML report (inline SVG) of r and the campaign, written
  * atomically to path. */
-int ps_report_write(const ps_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx,
+int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx,
                     const char *path);
 
 #endif

@@ -6,19 +6,19 @@
 #include <math.h>
 #include <stdlib.h>
 
-double ps_ape(double pred, double meas) { return 100.0 * fabs(pred - meas) / meas; }
+double psi_ape(double pred, double meas) { return 100.0 * fabs(pred - meas) / meas; }
 
-double ps_mape(const double *pred, const double *meas, size_t n)
+double psi_mape(const double *pred, const double *meas, size_t n)
 {
     if (n == 0)
         return NAN;
     double s = 0;
     for (size_t i = 0; i < n; i++)
-        s += ps_ape(pred[i], meas[i]);
+        s += psi_ape(pred[i], meas[i]);
     return s / (double)n;
 }
 
-double ps_within(const double *pred, const double *meas, size_t n, double tol)
+double psi_within(const double *pred, const double *meas, size_t n, double tol)
 {
     if (n == 0)
         return NAN;
@@ -34,14 +34,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void ps_error_cdf(const double *pred, const double *meas, size_t n, double *out)
+void psi_error_cdf(const double *pred, const double *meas, size_t n, double *out)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = ps_ape(pred[i], meas[i]);
+        out[i] = psi_ape(pred[i], meas[i]);
     qsort(out, n, sizeof *out, cmp_double);
 }
 
-double ps_pearson(const double *a, const double *b, size_t n)
+double psi_pearson(const double *a, const double *b, size_t n)
 {
     double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
     size_t k = 0;
@@ -72,13 +72,13 @@ int ps_accuracy(const double *pred_hp_ns, const double *pred_lp_ns, const double
                 const double *lp_ns, size_t n, ps_accuracy_t *out)
 {
     if (!pred_hp_ns || !pred_lp_ns || !hp_ns || !lp_ns || !out || n == 0)
-        return ps_error(PS_E_ARG, "accuracy: no predictions");
+        return psi_error(PS_E_ARG, "accuracy: no predictions");
     for (size_t i = 0; i < n; i++)
         if (!(hp_ns[i] > 0) || !(lp_ns[i] > 0))
-            return ps_error(PS_E_ARG, "accuracy: measurement %zu is not positive", i);
+            return psi_error(PS_E_ARG, "accuracy: measurement %zu is not positive", i);
     out->n = n;
-    out->hp_mape = ps_mape(pred_hp_ns, hp_ns, n);
-    out->lp_mape = ps_mape(pred_lp_ns, lp_ns, n);
-    out->hp_within10 = ps_within(pred_hp_ns, hp_ns, n, 0.10);
+    out->hp_mape = psi_mape(pred_hp_ns, hp_ns, n);
+    out->lp_mape = psi_mape(pred_lp_ns, lp_ns, n);
+    out->hp_within10 = psi_within(pred_hp_ns, hp_ns, n, 0.10);
     return 0;
 }

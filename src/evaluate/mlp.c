@@ -18,19 +18,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ps_mlp {
+struct psi_mlp {
     int n_layers;
     int width[PS_MLP_MAX_LAYERS + 1]; /* width[0] = n_in, width[n_layers] = n_out */
     float *w[PS_MLP_MAX_LAYERS], *b[PS_MLP_MAX_LAYERS];
     int tanh_hidden;
-    ps_scaler_t xs;
+    psi_scaler_t xs;
     double *y_mean, *y_sd;
     int epochs_run;
 };
 
-ps_mlp_params_t ps_mlp_default_params(void)
+psi_mlp_params_t psi_mlp_default_params(void)
 {
-    return (ps_mlp_params_t){.hidden = {64, 64},
+    return (psi_mlp_params_t){.hidden = {64, 64},
                              .epochs = 100,
                              .batch = 32,
                              .lr = 1e-3,
@@ -41,10 +41,10 @@ ps_mlp_params_t ps_mlp_default_params(void)
                              .seed = 1};
 }
 
-int ps_mlp_n_in(const ps_mlp_t *m) { return m->width[0]; }
-int ps_mlp_epochs_run(const ps_mlp_t *m) { return m->epochs_run; }
+int psi_mlp_n_in(const psi_mlp_t *m) { return m->width[0]; }
+int psi_mlp_epochs_run(const psi_mlp_t *m) { return m->epochs_run; }
 
-void ps_mlp_free(ps_mlp_t *m)
+void psi_mlp_free(psi_mlp_t *m)
 {
     if (!m)
         return;
@@ -52,17 +52,17 @@ void ps_mlp_free(ps_mlp_t *m)
         free(m->w[l]);
         free(m->b[l]);
     }
-    ps_scaler_clear(&m->xs);
+    psi_scaler_clear(&m->xs);
     free(m->y_mean);
     free(m->y_sd);
     free(m);
 }
 
-static size_t wsize(const ps_mlp_t *m, int l) { return (size_t)m->width[l + 1] * (size_t)m->width[l]; }
+static size_t wsize(const psi_mlp_t *m, int l) { return (size_t)m->width[l + 1] * (size_t)m->width[l]; }
 
 /* Forward pass of B scaled rows; act[l] holds the activations after layer l
  * (act[0] = the input), each B x width[l]. */
-static void forward(const ps_mlp_t *m, float **act, int B)
+static void forward(const psi_mlp_t *m, float **act, int B)
 {
     for (int l = 0; l < m->n_layers; l++) {
         int in = m->width[l], out = m->width[l + 1];
@@ -87,15 +87,15 @@ typedef struct {
     float *grad[PS_MLP_MAX_LAYERS + 1];
 } scratch_t;
 
-static int scratch_init(scratch_t *s, const ps_mlp_t *m, int cap, int with_grad)
+static int scratch_init(scratch_t *s, const psi_mlp_t *m, int cap, int with_grad)
 {
     memset(s, 0, sizeof *s);
     for (int l = 0; l <= m->n_layers; l++) {
-        s->act[l] = ps_malloc((size_t)cap * (size_t)m->width[l] * sizeof(float));
+        s->act[l] = psi_malloc((size_t)cap * (size_t)m->width[l] * sizeof(float));
         if (!s->act[l])
             return PS_E_NOMEM;
         if (with_grad) {
-            s->grad[l] = ps_malloc((size_t)cap * (size_t)m->width[l] * sizeof(float));
+            s->grad[l] = psi_malloc((size_t)cap * (size_t)m->width[l] * sizeof(float));
             if (!s->grad[l])
                 return PS_E_NOMEM;
         }
@@ -113,7 +113,7 @@ static void scratch_free(scratch_t *s)
 
 /* Mean squared error (standardized units) of rows idx[0..n) of the scaled
  * inputs xs and targets ys. */
-static double eval_mse(const ps_mlp_t *m, scratch_t *s, int cap, const float *xs, const float *ys,
+static double eval_mse(const psi_mlp_t *m, scratch_t *s, int cap, const float *xs, const float *ys,
                        const size_t *idx, size_t n)
 {
     int d = m->width[0], k = m->width[m->n_layers];
@@ -164,7 +164,7 @@ static void trainer_free(trainer_t *t)
 
 /* The layers of m from p, their initial weights (He initialization for ReLU
  * layers, Glorot for tanh) and the trainer's per-layer buffers. */
-static int init_layers(ps_mlp_t *m, int n_in, int n_out, const ps_mlp_params_t *p, ps_rng_t *rng, trainer_t *t)
+static int init_layers(psi_mlp_t *m, int n_in, int n_out, const psi_mlp_params_t *p, psi_rng_t *rng, trainer_t *t)
 {
     m->width[0] = n_in;
     m->tanh_hidden = p->tanh_hidden;
@@ -173,20 +173,20 @@ static int init_layers(ps_mlp_t *m, int n_in, int n_out, const ps_mlp_params_t *
         m->width[++m->n_layers] = p->hidden[h];
     m->width[++m->n_layers] = n_out;
     for (int l = 0; l < m->n_layers; l++) {
-        m->w[l] = ps_malloc(wsize(m, l) * sizeof(float));
-        m->b[l] = ps_calloc((size_t)m->width[l + 1], sizeof(float));
-        t->gw[l] = ps_malloc(wsize(m, l) * sizeof(float));
-        t->gb[l] = ps_malloc((size_t)m->width[l + 1] * sizeof(float));
+        m->w[l] = psi_malloc(wsize(m, l) * sizeof(float));
+        m->b[l] = psi_calloc((size_t)m->width[l + 1], sizeof(float));
+        t->gw[l] = psi_malloc(wsize(m, l) * sizeof(float));
+        t->gb[l] = psi_malloc((size_t)m->width[l + 1] * sizeof(float));
         if (!m->w[l] || !m->b[l] || !t->gw[l] || !t->gb[l])
             return PS_E_NOMEM;
         double a = p->tanh_hidden ? sqrt(6.0 / (m->width[l] + m->width[l + 1])) : sqrt(6.0 / m->width[l]);
         for (size_t k = 0; k < wsize(m, l); k++)
-            m->w[l][k] = (float)((2 * ps_rng_uniform(rng) - 1) * a);
+            m->w[l][k] = (float)((2 * psi_rng_uniform(rng) - 1) * a);
         size_t sz[2] = {wsize(m, l), (size_t)m->width[l + 1]};
         for (int i = 0; i < 2; i++) {
-            t->best[2 * l + i] = ps_malloc(sz[i] * sizeof(float));
-            t->mom[2 * l + i] = ps_calloc(sz[i], sizeof(float));
-            t->vel[2 * l + i] = ps_calloc(sz[i], sizeof(float));
+            t->best[2 * l + i] = psi_malloc(sz[i] * sizeof(float));
+            t->mom[2 * l + i] = psi_calloc(sz[i], sizeof(float));
+            t->vel[2 * l + i] = psi_calloc(sz[i], sizeof(float));
             if (!t->best[2 * l + i] || !t->mom[2 * l + i] || !t->vel[2 * l + i])
                 return PS_E_NOMEM;
         }
@@ -196,20 +196,20 @@ static int init_layers(ps_mlp_t *m, int n_in, int n_out, const ps_mlp_params_t *
 
 /* Inputs and targets standardized once, into t->xs and t->ys; the targets'
  * mean and deviation go into m to undo it at prediction. */
-static int standardize(ps_mlp_t *m, const float *x, size_t n, int n_in, const double *y, int n_out, trainer_t *t)
+static int standardize(psi_mlp_t *m, const float *x, size_t n, int n_in, const double *y, int n_out, trainer_t *t)
 {
-    int rc = ps_scaler_fit(&m->xs, x, n, n_in);
+    int rc = psi_scaler_fit(&m->xs, x, n, n_in);
     if (rc != 0)
         return rc;
-    t->xs = ps_malloc(n * (size_t)n_in * sizeof(float));
-    t->ys = ps_malloc(n * (size_t)n_out * sizeof(float));
-    m->y_mean = ps_calloc((size_t)n_out, sizeof(double));
-    m->y_sd = ps_calloc((size_t)n_out, sizeof(double));
-    t->idx = ps_malloc(n * sizeof *t->idx);
+    t->xs = psi_malloc(n * (size_t)n_in * sizeof(float));
+    t->ys = psi_malloc(n * (size_t)n_out * sizeof(float));
+    m->y_mean = psi_calloc((size_t)n_out, sizeof(double));
+    m->y_sd = psi_calloc((size_t)n_out, sizeof(double));
+    t->idx = psi_malloc(n * sizeof *t->idx);
     if (!t->xs || !t->ys || !m->y_mean || !m->y_sd || !t->idx)
         return PS_E_NOMEM;
     for (size_t i = 0; i < n; i++)
-        ps_scaler_row(&m->xs, x + i * (size_t)n_in, t->xs + i * (size_t)n_in);
+        psi_scaler_row(&m->xs, x + i * (size_t)n_in, t->xs + i * (size_t)n_in);
     for (int j = 0; j < n_out; j++) {
         double sum = 0, sum2 = 0;
         for (size_t i = 0; i < n; i++) {
@@ -228,7 +228,7 @@ static int standardize(ps_mlp_t *m, const float *x, size_t n, int n_in, const do
 
 /* The gradients of the mean squared error of the B rows t->idx[off..) into
  * t->gw and t->gb: forward pass, then backpropagation layer by layer. */
-static void backward(const ps_mlp_t *m, trainer_t *t, size_t off, int B)
+static void backward(const psi_mlp_t *m, trainer_t *t, size_t off, int B)
 {
     int n_in = m->width[0], n_out = m->width[m->n_layers], L = m->n_layers;
     scratch_t *s = &t->s;
@@ -268,7 +268,7 @@ static void backward(const ps_mlp_t *m, trainer_t *t, size_t off, int B)
 
 /* One Adam step (Kingma and Ba 2015) with decoupled weight decay on the
  * weights, not the biases. */
-static void adam_step(ps_mlp_t *m, trainer_t *t, const ps_mlp_params_t *p, long step)
+static void adam_step(psi_mlp_t *m, trainer_t *t, const psi_mlp_params_t *p, long step)
 {
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
     double c1 = 1 - pow(b1, (double)step), c2 = 1 - pow(b2, (double)step);
@@ -290,7 +290,7 @@ static void adam_step(ps_mlp_t *m, trainer_t *t, const ps_mlp_params_t *p, long 
 }
 
 /* Copies the weights between m and t->best (to_best 1: keep m's). */
-static void swap_best(ps_mlp_t *m, trainer_t *t, int to_best)
+static void swap_best(psi_mlp_t *m, trainer_t *t, int to_best)
 {
     for (int l = 0; l < m->n_layers; l++) {
         size_t sz[2] = {wsize(m, l) * sizeof(float), (size_t)m->width[l + 1] * sizeof(float)};
@@ -303,16 +303,16 @@ static void swap_best(ps_mlp_t *m, trainer_t *t, int to_best)
 /* Epochs of minibatch Adam on the rows t->idx[0..n_fit), early-stopped on
  * the mean squared error of the n_valid rows after them (on the training
  * rows when there are none); m ends with the best epoch's weights. */
-static void fit(ps_mlp_t *m, trainer_t *t, const ps_mlp_params_t *p, ps_rng_t *rng, size_t n_fit, size_t n_valid)
+static void fit(psi_mlp_t *m, trainer_t *t, const psi_mlp_params_t *p, psi_rng_t *rng, size_t n_fit, size_t n_valid)
 {
     const size_t *valid = t->idx + n_fit;
     int cap = p->batch;
-    double best_loss = INFINITY, t0 = ps_now();
+    double best_loss = INFINITY, t0 = psi_now();
     long step = 0;
     int since_best = 0;
     swap_best(m, t, 1);
     for (int ep = 0; ep < p->epochs; ep++) {
-        ps_rng_shuffle(rng, t->idx, n_fit);
+        psi_rng_shuffle(rng, t->idx, n_fit);
         for (size_t off = 0; off < n_fit; off += (size_t)cap) {
             int B = (int)(n_fit - off < (size_t)cap ? n_fit - off : (size_t)cap);
             backward(m, t, off, B);
@@ -328,25 +328,25 @@ static void fit(ps_mlp_t *m, trainer_t *t, const ps_mlp_params_t *p, ps_rng_t *r
         } else if (++since_best >= p->patience) {
             break;
         }
-        if (p->max_seconds > 0 && ps_now() - t0 > p->max_seconds)
+        if (p->max_seconds > 0 && psi_now() - t0 > p->max_seconds)
             break;
     }
     swap_best(m, t, 0);
 }
 
-int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out, const ps_mlp_params_t *p,
-                 ps_mlp_t **out)
+int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out, const psi_mlp_params_t *p,
+                 psi_mlp_t **out)
 {
     *out = NULL;
     if (!x || !y || n < 2 || n_in <= 0 || n_out <= 0 || p->batch <= 0 || p->epochs <= 0)
-        return ps_error(PS_E_ARG, "mlp: need at least 2 rows, positive sizes and epochs");
-    ps_mlp_t *m = ps_calloc(1, sizeof *m);
+        return psi_error(PS_E_ARG, "mlp: need at least 2 rows, positive sizes and epochs");
+    psi_mlp_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
     trainer_t t;
     memset(&t, 0, sizeof t);
-    ps_rng_t rng;
-    ps_rng_seed(&rng, p->seed);
+    psi_rng_t rng;
+    psi_rng_seed(&rng, p->seed);
     int rc = init_layers(m, n_in, n_out, p, &rng, &t);
     if (rc == 0)
         rc = standardize(m, x, n, n_in, y, n_out, &t);
@@ -357,7 +357,7 @@ int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
         if (p->valid_tail > 0) {
             n_valid = p->valid_tail; /* the caller's rows, kept in place */
         } else {
-            ps_rng_shuffle(&rng, t.idx, n);
+            psi_rng_shuffle(&rng, t.idx, n);
             n_valid = (size_t)(p->valid_share * (double)n);
         }
         if (n_valid >= n)
@@ -367,13 +367,13 @@ int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
     }
     trainer_free(&t);
     if (rc != 0)
-        ps_mlp_free(m);
+        psi_mlp_free(m);
     else
         *out = m;
     return rc;
 }
 
-int ps_mlp_predict(const ps_mlp_t *m, const float *x, size_t n, double *out)
+int psi_mlp_predict(const psi_mlp_t *m, const float *x, size_t n, double *out)
 {
     enum { CAP = 1024 };
     scratch_t s;
@@ -386,7 +386,7 @@ int ps_mlp_predict(const ps_mlp_t *m, const float *x, size_t n, double *out)
     for (size_t off = 0; off < n; off += CAP) {
         int B = (int)(n - off < CAP ? n - off : CAP);
         for (int i = 0; i < B; i++)
-            ps_scaler_row(&m->xs, x + (off + (size_t)i) * (size_t)d, s.act[0] + (size_t)i * (size_t)d);
+            psi_scaler_row(&m->xs, x + (off + (size_t)i) * (size_t)d, s.act[0] + (size_t)i * (size_t)d);
         forward(m, s.act, B);
         for (int i = 0; i < B; i++)
             for (int j = 0; j < k; j++)

@@ -28,26 +28,26 @@ typedef struct {
     double max_seconds;                /* wall-clock cap on training (0 = none) */
     int tanh_hidden;                   /* 1: tanh hidden units, 0: ReLU */
     uint64_t seed;
-} ps_mlp_params_t;
+} psi_mlp_params_t;
 
 /* Three layers of weights (two hidden layers of 64), ReLU, 100 epochs,
  * batch 32, lr 1e-3, weight decay 1e-3, 10% early-stopping rows, patience 20
  * (the validation loss of small campaigns is noisy: a shorter patience stops
  * before the best epoch; see docs/evaluation.md). */
-ps_mlp_params_t ps_mlp_default_params(void);
+psi_mlp_params_t psi_mlp_default_params(void);
 
-typedef struct ps_mlp ps_mlp_t;
+typedef struct psi_mlp psi_mlp_t;
 
 /* Train on n rows: x row i at x + i * n_in (NAN counts as 0), y row i at
- * y + i * n_out. *out owns its memory; release with ps_mlp_free. */
-int ps_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
-                 const ps_mlp_params_t *p, ps_mlp_t **out);
+ * y + i * n_out. *out owns its memory; release with psi_mlp_free. */
+int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
+                 const psi_mlp_params_t *p, psi_mlp_t **out);
 
 /* Predict n rows into out[n * n_out] (caller-owned). Thread-safe. */
-int ps_mlp_predict(const ps_mlp_t *m, const float *x, size_t n, double *out);
+int psi_mlp_predict(const psi_mlp_t *m, const float *x, size_t n, double *out);
 
-int ps_mlp_n_in(const ps_mlp_t *m);
-int ps_mlp_epochs_run(const ps_mlp_t *m);
-void ps_mlp_free(ps_mlp_t *m);
+int psi_mlp_n_in(const psi_mlp_t *m);
+int psi_mlp_epochs_run(const psi_mlp_t *m);
+void psi_mlp_free(psi_mlp_t *m);
 
 #endif

@@ -29,14 +29,14 @@ static void fnum(FILE *f, double v, int width, int prec)
 
 static const char *const cov_sets[PS_COV_SETS] = {"test", "long", "unseen"};
 
-void ps_eval_print(const ps_eval_results_t *r, FILE *f)
+void psi_eval_print(const psi_eval_results_t *r, FILE *f)
 {
     if (r->done & PS_EXP_ACCURACY) {
         fprintf(f, "Table I: accuracy and cost on %zu test co-executions (MAPE %%)\n", r->n_test);
         fprintf(f, "%-16s %8s %8s %8s %9s %9s %10s\n", "method", "HP", "LP", "HP<=10%", "Llama HP",
                 "train s", "query us");
         for (int m = 0; m < PS_METHOD_COUNT; m++) {
-            const ps_eval_row_t *w = &r->table1[m];
+            const psi_eval_row_t *w = &r->table1[m];
             fprintf(f, "%-16s ", w->name);
             fnum(f, w->hp_mape, 8, 2);
             fnum(f, w->lp_mape, 9, 2);
@@ -122,7 +122,7 @@ static void jnum(cJSON *o, const char *k, double v)
         cJSON_AddNumberToObject(o, k, v);
 }
 
-static cJSON *jrow(const ps_eval_row_t *w)
+static cJSON *jrow(const psi_eval_row_t *w)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -137,7 +137,7 @@ static cJSON *jrow(const ps_eval_row_t *w)
     return o;
 }
 
-char *ps_eval_json(const ps_eval_results_t *r)
+char *psi_eval_json(const psi_eval_results_t *r)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root)
@@ -215,7 +215,7 @@ static void hnum(FILE *f, double v, int prec)
         fprintf(f, "<td>%.*f</td>", prec, v);
 }
 
-static void html_tables(FILE *f, const ps_eval_results_t *r)
+static void html_tables(FILE *f, const psi_eval_results_t *r)
 {
     if (r->done & PS_EXP_ACCURACY) {
         fprintf(f, "<h2>Table I: accuracy and cost</h2><p>%zu test co-executions, %zu training samples. "
@@ -223,7 +223,7 @@ static void html_tables(FILE *f, const ps_eval_results_t *r)
         fputs("<table><tr><th>method</th><th>HP MAPE</th><th>LP MAPE</th><th>HP &le;10%</th>"
               "<th>Llama HP</th><th>train s</th><th>query &micro;s</th></tr>\n", f);
         for (int m = 0; m < PS_METHOD_COUNT; m++) {
-            const ps_eval_row_t *w = &r->table1[m];
+            const psi_eval_row_t *w = &r->table1[m];
             fprintf(f, "<tr><td>%s</td>", w->name);
             hnum(f, w->hp_mape, 2);
             hnum(f, w->lp_mape, 2);
@@ -283,7 +283,7 @@ static void html_tables(FILE *f, const ps_eval_results_t *r)
 
 /* Predicted against measured HP latency, one small panel per method, both
  * axes logarithmic over the measured range; at most 1500 points a panel. */
-static void svg_scatter(FILE *f, const ps_eval_results_t *r)
+static void svg_scatter(FILE *f, const psi_eval_results_t *r)
 {
     size_t n = r->n_test;
     double lo = INFINITY, hi = -INFINITY;
@@ -330,10 +330,10 @@ static void svg_scatter(FILE *f, const ps_eval_results_t *r)
 }
 
 /* Error CDFs of all methods in one plot per side, errors up to 50%. */
-static void svg_cdf(FILE *f, const ps_eval_results_t *r, int side)
+static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
 {
     size_t n = r->n_test;
-    double *e = ps_malloc(n * sizeof *e);
+    double *e = psi_malloc(n * sizeof *e);
     if (!e)
         return;
     const int W = 460, H = 280, P = 44;
@@ -355,7 +355,7 @@ static void svg_cdf(FILE *f, const ps_eval_results_t *r, int side)
         const double *pred = side == PS_SIDE_HP ? r->pred_hp[m] : r->pred_lp[m];
         if (!pred)
             continue;
-        ps_error_cdf(pred, meas, n, e);
+        psi_error_cdf(pred, meas, n, e);
         fprintf(f, "<polyline fill=none stroke='%s' stroke-width=2 points='", palette[m]);
         size_t step = n > 400 ? n / 400 : 1;
         for (size_t i = 0; i < n; i += step) {
@@ -384,10 +384,10 @@ static const char *const qty_names[N_QTY] = {"duration", "dram_bytes", "l2_bytes
 static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len,
                        int tpcs, double q[N_QTY], int *cls)
 {
-    const ps_op_group_t *g = ps_ops_find(ops, gpu, model, batch);
+    const psi_op_group_t *g = psi_ops_find(ops, gpu, model, batch);
     if (!g)
         return -1;
-    int k = ps_group_tpcs_index(g, tpcs);
+    int k = psi_group_tpcs_index(g, tpcs);
     if (k < 0 || !segment_fits(start, len, g->n_ops))
         return -1;
     double t[3] = {0, 0, 0}, wsum[N_QTY] = {0};
@@ -397,7 +397,7 @@ static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, 
         double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
         if (isnan(d))
             return -1;
-        const ps_counters_t *c = &g->counters[i];
+        const psi_counters_t *c = &g->counters[i];
         double v[N_QTY] = {d, c->dram_bytes, c->l2_bytes, c->stall_long_scoreboard, c->stall_lg_throttle,
                            c->stall_mio_throttle, c->sm_pct, c->mem_pct};
         for (int j = 0; j < N_QTY; j++) {
@@ -422,14 +422,14 @@ static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, 
 static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
 {
     size_t n = cx->n, m = 2 * n;
-    double *delta = ps_malloc((m ? m : 1) * sizeof *delta);
-    double *tq = ps_malloc((m ? m : 1) * N_QTY * sizeof *tq), *cq = ps_malloc((m ? m : 1) * N_QTY * sizeof *cq);
-    double *col_t = ps_malloc((m ? m : 1) * sizeof *col_t), *col_c = ps_malloc((m ? m : 1) * sizeof *col_c);
+    double *delta = psi_malloc((m ? m : 1) * sizeof *delta);
+    double *tq = psi_malloc((m ? m : 1) * N_QTY * sizeof *tq), *cq = psi_malloc((m ? m : 1) * N_QTY * sizeof *cq);
+    double *col_t = psi_malloc((m ? m : 1) * sizeof *col_t), *col_c = psi_malloc((m ? m : 1) * sizeof *col_c);
     if (!delta || !tq || !cq || !col_t || !col_c)
         goto done;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const ps_coexec_row_t *r = &cx->rows[i];
+        const psi_coexec_row_t *r = &cx->rows[i];
         double hq[N_QTY], lq[N_QTY];
         int hc, lc;
         if (segment_qty(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) != 0 ||
@@ -451,8 +451,8 @@ static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
             col_t[i] = tq[i * N_QTY + (size_t)j];
             col_c[i] = cq[i * N_QTY + (size_t)j];
         }
-        rt[j] = ps_pearson(col_t, delta, k);
-        rc[j] = ps_pearson(col_c, delta, k);
+        rt[j] = psi_pearson(col_t, delta, k);
+        rc[j] = psi_pearson(col_c, delta, k);
     }
     const int W = 700, H = 260, P = 40, B = W / N_QTY;
     fprintf(f, "<h2>Correlation of each counter with delta (Fig. 2)</h2><p>Pearson r over %zu (target, "
@@ -547,8 +547,8 @@ static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *h
     size_t no = 0;
     char key[96];
     for (size_t i = 0; i < cx->n; i++) {
-        const ps_coexec_row_t *r = &cx->rows[i];
-        const ps_op_group_t *g = ps_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
+        const psi_coexec_row_t *r = &cx->rows[i];
+        const psi_op_group_t *g = psi_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
         double hq[N_QTY], lq[N_QTY];
         int hc, lc;
         if (!g || segment_qty(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) ||
@@ -570,8 +570,8 @@ static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *h
 static int hm_cells(const hm_obs_t *obs, size_t no, const int *hrank, const int *crank, size_t R, size_t C, size_t *cnt,
                     double *cell)
 {
-    double *vals = ps_malloc((no ? no : 1) * sizeof *vals);
-    size_t *start = ps_calloc(R * C + 1, sizeof *start);
+    double *vals = psi_malloc((no ? no : 1) * sizeof *vals);
+    size_t *start = psi_calloc(R * C + 1, sizeof *start);
     if (!vals || !start) {
         free(vals);
         free(start);
@@ -590,7 +590,7 @@ static int hm_cells(const hm_obs_t *obs, size_t no, const int *hrank, const int 
             vals[start[(size_t)rr * C + (size_t)cc]++] = obs[i].delta;
     }
     for (size_t k = 0; k < R * C; k++)
-        cell[k] = ps_median(vals + start[k] - cnt[k], cnt[k]);
+        cell[k] = psi_median(vals + start[k] - cnt[k], cnt[k]);
     free(start);
     free(vals);
     return 0;
@@ -642,9 +642,9 @@ static void hm_draw(FILE *f, const hm_key_t *hk, const hm_key_t *ck, size_t R, s
 static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
 {
     enum { CAP = 4096 };
-    hm_key_t *hk = ps_calloc(CAP, sizeof *hk), *ck = ps_calloc(CAP, sizeof *ck);
-    int *hrank = ps_malloc(CAP * sizeof *hrank), *crank = ps_malloc(CAP * sizeof *crank);
-    hm_obs_t *obs = ps_malloc((cx->n ? cx->n : 1) * sizeof *obs);
+    hm_key_t *hk = psi_calloc(CAP, sizeof *hk), *ck = psi_calloc(CAP, sizeof *ck);
+    int *hrank = psi_malloc(CAP * sizeof *hrank), *crank = psi_malloc(CAP * sizeof *crank);
+    hm_obs_t *obs = psi_malloc((cx->n ? cx->n : 1) * sizeof *obs);
     double *cell = NULL;
     size_t *cnt = NULL, nh = 0, nc = 0;
     if (!hk || !ck || !hrank || !crank || !obs)
@@ -655,8 +655,8 @@ static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
     hm_rank(hk, nh, hrank);
     hm_rank(ck, nc, crank);
     size_t R = nh < HM_ROWS ? nh : HM_ROWS, C = nc < HM_COLS ? nc : HM_COLS;
-    cnt = ps_calloc(R * C, sizeof *cnt);
-    cell = ps_malloc(R * C * sizeof *cell);
+    cnt = psi_calloc(R * C, sizeof *cnt);
+    cell = psi_malloc(R * C * sizeof *cell);
     if (cnt && cell && hm_cells(obs, no, hrank, crank, R, C, cnt, cell) == 0)
         hm_draw(f, hk, ck, R, C, cnt, cell);
 done:
@@ -669,13 +669,13 @@ done:
     free(cell);
 }
 
-int ps_report_write(const ps_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx, const char *path)
+int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx, const char *path)
 {
-    ps_atomic_t *a = NULL;
-    int rc = ps_atomic_open(path, &a);
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
     if (rc != 0)
         return rc;
-    FILE *f = ps_atomic_stream(a);
+    FILE *f = psi_atomic_stream(a);
     fputs("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>PairSight evaluation</title><style>"
           "body{font-family:sans-serif;margin:24px;max-width:1340px}table{border-collapse:collapse;margin:8px 0}"
           "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}td:first-child{text-align:left}"
@@ -695,8 +695,8 @@ int ps_report_write(const ps_eval_results_t *r, const ps_ops_t *ops, const ps_co
     svg_correlation(f, ops, cx);
     fputs("</body></html>\n", f);
     if (ferror(f)) {
-        ps_atomic_abort(a);
-        return ps_error(PS_E_IO, "%s: write failed", path);
+        psi_atomic_abort(a);
+        return psi_error(PS_E_IO, "%s: write failed", path);
     }
-    return ps_atomic_commit(a);
+    return psi_atomic_commit(a);
 }

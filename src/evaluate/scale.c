@@ -10,14 +10,14 @@
  * nanoseconds do, flags, stall percentages and TPC counts do not. */
 #define PS_SCALE_LOG_SPAN 1000.0
 
-int ps_scaler_fit(ps_scaler_t *s, const float *x, size_t n, int d)
+int psi_scaler_fit(psi_scaler_t *s, const float *x, size_t n, int d)
 {
     s->n = d;
-    s->log1p = ps_calloc((size_t)d, 1);
-    s->mean = ps_calloc((size_t)d, sizeof *s->mean);
-    s->inv_sd = ps_calloc((size_t)d, sizeof *s->inv_sd);
+    s->log1p = psi_calloc((size_t)d, 1);
+    s->mean = psi_calloc((size_t)d, sizeof *s->mean);
+    s->inv_sd = psi_calloc((size_t)d, sizeof *s->inv_sd);
     if (!s->log1p || !s->mean || !s->inv_sd) {
-        ps_scaler_clear(s);
+        psi_scaler_clear(s);
         return PS_E_NOMEM;
     }
     for (int j = 0; j < d; j++) {
@@ -53,7 +53,7 @@ int ps_scaler_fit(ps_scaler_t *s, const float *x, size_t n, int d)
     return 0;
 }
 
-void ps_scaler_row(const ps_scaler_t *s, const float *in, float *out)
+void psi_scaler_row(const psi_scaler_t *s, const float *in, float *out)
 {
     for (int j = 0; j < s->n; j++) {
         double v = in[j];
@@ -67,7 +67,7 @@ void ps_scaler_row(const ps_scaler_t *s, const float *in, float *out)
     }
 }
 
-void ps_scaler_clear(ps_scaler_t *s)
+void psi_scaler_clear(psi_scaler_t *s)
 {
     free(s->log1p);
     free(s->mean);

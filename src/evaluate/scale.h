@@ -15,14 +15,14 @@ typedef struct {
     int n;
     unsigned char *log1p; /* [n] 1 when the column is compressed with log1p */
     double *mean, *inv_sd; /* [n] after the optional log1p */
-} ps_scaler_t;
+} psi_scaler_t;
 
 /* Fit on n rows of d columns (row i at x + i * d). 0 or PS_E_NOMEM. */
-int ps_scaler_fit(ps_scaler_t *s, const float *x, size_t n, int d);
+int psi_scaler_fit(psi_scaler_t *s, const float *x, size_t n, int d);
 /* Scale one row of s->n columns from in to out (may alias). */
-void ps_scaler_row(const ps_scaler_t *s, const float *in, float *out);
-void ps_scaler_clear(ps_scaler_t *s);
+void psi_scaler_row(const psi_scaler_t *s, const float *in, float *out);
+void psi_scaler_clear(psi_scaler_t *s);
 
-/* The random generator is ps_rng_t of src/common/common.h. */
+/* The random generator is psi_rng_t of src/common/common.h. */
 
 #endif

@@ -39,12 +39,12 @@ static int assign_experiments(const ps_coexec_t *cx, uint64_t seed, int *exp_id,
                               size_t *n_exp)
 {
     size_t n = cx->n;
-    exp_key_t *keys = ps_malloc((n ? n : 1) * sizeof *keys);
+    exp_key_t *keys = psi_malloc((n ? n : 1) * sizeof *keys);
     if (!keys)
         return PS_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
         keys[i].name = cx->rows[i].experiment ? cx->rows[i].experiment : "";
-        keys[i].h = ps_experiment_hash(keys[i].name, seed);
+        keys[i].h = psi_experiment_hash(keys[i].name, seed);
         keys[i].row = i;
     }
     qsort(keys, n, sizeof *keys, cmp_key);
@@ -82,8 +82,8 @@ static int assign_experiments(const ps_coexec_t *cx, uint64_t seed, int *exp_id,
 int ps_coexec_split(const ps_coexec_t *cx, uint64_t seed, unsigned char *out_split)
 {
     if (!cx || !out_split)
-        return ps_error(PS_E_ARG, "ps_coexec_split: NULL argument");
-    int *ids = ps_malloc((cx->n ? cx->n : 1) * sizeof *ids);
+        return psi_error(PS_E_ARG, "ps_coexec_split: NULL argument");
+    int *ids = psi_malloc((cx->n ? cx->n : 1) * sizeof *ids);
     if (!ids)
         return PS_E_NOMEM;
     size_t ne;
@@ -92,7 +92,7 @@ int ps_coexec_split(const ps_coexec_t *cx, uint64_t seed, unsigned char *out_spl
     return rc;
 }
 
-void ps_dataset_free(ps_dataset_t *d)
+void psi_dataset_free(psi_dataset_t *d)
 {
     if (!d)
         return;
@@ -110,7 +110,7 @@ void ps_dataset_free(ps_dataset_t *d)
     free(d);
 }
 
-ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
+ps_query_t psi_query_of_row(const psi_coexec_row_t *r)
 {
     ps_query_t q = {.gpu = r->gpu,
                     .hp_model = r->hp_model,
@@ -126,34 +126,34 @@ ps_query_t ps_query_of_row(const ps_coexec_row_t *r)
     return q;
 }
 
-/* with_features 0: x_hp and x_lp stay NULL (ps_dataset_build_lean). */
-static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                         int with_features, ps_dataset_t **out)
+/* with_features 0: x_hp and x_lp stay NULL (psi_dataset_build_lean). */
+static int dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                         int with_features, psi_dataset_t **out)
 {
     *out = NULL;
     if (!l || !ops || !cx)
-        return ps_error(PS_E_ARG, "ps_dataset_build: NULL argument");
+        return psi_error(PS_E_ARG, "psi_dataset_build: NULL argument");
     size_t n = cx->n, m = n ? n : 1, nf = (size_t)l->n_features;
     int rc = PS_E_NOMEM;
-    int *all_ids = ps_malloc(m * sizeof *all_ids);
-    unsigned char *all_split = ps_malloc(m);
-    ps_dataset_t *d = ps_calloc(1, sizeof *d);
+    int *all_ids = psi_malloc(m * sizeof *all_ids);
+    unsigned char *all_split = psi_malloc(m);
+    psi_dataset_t *d = psi_calloc(1, sizeof *d);
     if (!all_ids || !all_split || !d)
         goto fail;
     d->layout = *l;
     /* Lean: one scratch row per side, overwritten by every row. */
     size_t rows_x = with_features ? m : 1;
-    d->x_hp = ps_malloc(rows_x * nf * sizeof *d->x_hp);
-    d->x_lp = ps_malloc(rows_x * nf * sizeof *d->x_lp);
-    d->y_hp = ps_malloc(m * sizeof *d->y_hp);
-    d->y_lp = ps_malloc(m * sizeof *d->y_lp);
-    d->hp_solo_ns = ps_malloc(m * sizeof *d->hp_solo_ns);
-    d->lp_solo_ns = ps_malloc(m * sizeof *d->lp_solo_ns);
-    d->hp_ns = ps_malloc(m * sizeof *d->hp_ns);
-    d->lp_ns = ps_malloc(m * sizeof *d->lp_ns);
-    d->experiment = ps_malloc(m * sizeof *d->experiment);
-    d->split = ps_malloc(m);
-    d->rows = ps_malloc(m * sizeof *d->rows);
+    d->x_hp = psi_malloc(rows_x * nf * sizeof *d->x_hp);
+    d->x_lp = psi_malloc(rows_x * nf * sizeof *d->x_lp);
+    d->y_hp = psi_malloc(m * sizeof *d->y_hp);
+    d->y_lp = psi_malloc(m * sizeof *d->y_lp);
+    d->hp_solo_ns = psi_malloc(m * sizeof *d->hp_solo_ns);
+    d->lp_solo_ns = psi_malloc(m * sizeof *d->lp_solo_ns);
+    d->hp_ns = psi_malloc(m * sizeof *d->hp_ns);
+    d->lp_ns = psi_malloc(m * sizeof *d->lp_ns);
+    d->experiment = psi_malloc(m * sizeof *d->experiment);
+    d->split = psi_malloc(m);
+    d->rows = psi_malloc(m * sizeof *d->rows);
     if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns || !d->lp_ns ||
         !d->experiment || !d->split || !d->rows)
         goto fail;
@@ -163,15 +163,15 @@ static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
 
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const ps_coexec_row_t *r = &cx->rows[i];
+        const psi_coexec_row_t *r = &cx->rows[i];
         /* A segment outside its model is an error, long or not. */
         for (int s = 0; s < 2; s++) {
             const char *model = s ? r->lp_model : r->hp_model;
             int batch = s ? r->lp_batch : r->hp_batch, start = s ? r->lp_start : r->hp_start,
                 len = s ? r->lp_len : r->hp_len;
-            const ps_op_group_t *g = ps_ops_find(ops, r->gpu, model, batch);
+            const psi_op_group_t *g = psi_ops_find(ops, r->gpu, model, batch);
             if (g && !segment_fits(start, len, g->n_ops)) {
-                rc = ps_error(PS_E_INPUT,
+                rc = psi_error(PS_E_INPUT,
                               "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
                               "batch %d is outside its %d operators",
                               i + 1, r->experiment ? r->experiment : "?", s ? "lp" : "hp", start,
@@ -183,17 +183,17 @@ static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
             d->n_skipped++;
             continue;
         }
-        ps_query_t q = ps_query_of_row(r);
+        ps_query_t q = psi_query_of_row(r);
         size_t at = with_features ? k * nf : 0;
-        rc = ps_features_build_pair(l, ops, &q, d->x_hp + at, d->x_lp + at, &d->hp_solo_ns[k], &d->lp_solo_ns[k]);
+        rc = psi_features_build_pair(l, ops, &q, d->x_hp + at, d->x_lp + at, &d->hp_solo_ns[k], &d->lp_solo_ns[k]);
         if (rc != PS_OK) {
             char where[64];
             snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1, r->experiment ? r->experiment : "?");
-            ps_error_prefix(rc, where);
+            psi_error_prefix(rc, where);
             goto fail;
         }
         if (!(r->hp_ns > 0) || !(r->lp_ns > 0)) {
-            rc = ps_error(PS_E_INPUT, "coexec row %zu: hp_ns and lp_ns must be > 0", i + 1);
+            rc = psi_error(PS_E_INPUT, "coexec row %zu: hp_ns and lp_ns must be > 0", i + 1);
             goto fail;
         }
         d->hp_ns[k] = r->hp_ns;
@@ -219,29 +219,29 @@ static int dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
 fail:
     free(all_ids);
     free(all_split);
-    ps_dataset_free(d);
+    psi_dataset_free(d);
     return rc;
 }
 
-int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                     ps_dataset_t **out)
+int psi_dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                     psi_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 1, out);
 }
 
-int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                          ps_dataset_t **out)
+int psi_dataset_build_lean(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                          psi_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 0, out);
 }
 
-int ps_dataset_features(const ps_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out)
+int psi_dataset_features(const psi_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out)
 {
     if (d->x_hp) {
         size_t nf = (size_t)d->layout.n_features;
         memcpy(out, (side == PS_SIDE_HP ? d->x_hp : d->x_lp) + k * nf, nf * sizeof *out);
         return PS_OK;
     }
-    ps_query_t q = ps_query_of_row(d->rows[k]);
-    return ps_features_build(&d->layout, ops, &q, side, out, NULL, NULL);
+    ps_query_t q = psi_query_of_row(d->rows[k]);
+    return psi_features_build(&d->layout, ops, &q, side, out, NULL, NULL);
 }

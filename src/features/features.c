@@ -55,12 +55,12 @@ static const int *variant_fields(ps_feature_variant_t v, int *n)
 }
 
 /* Token slots per side and number of sides carrying tokens. */
-static int slots_per_side(const ps_feature_layout_t *l)
+static int slots_per_side(const psi_feature_layout_t *l)
 {
     return l->variant == PS_FEAT_SUMMED ? 1 : l->window;
 }
 
-static int token_sides(const ps_feature_layout_t *l)
+static int token_sides(const psi_feature_layout_t *l)
 {
     return l->variant == PS_FEAT_NO_CORUNNER ? 1 : 2;
 }
@@ -76,19 +76,19 @@ const char *ps_feature_variant_name(ps_feature_variant_t v)
 int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *out)
 {
     int k;
-    int rc = ps_name_index("input variant", name, variant_names, PS_FEAT_COUNT, &k);
+    int rc = psi_name_index("input variant", name, variant_names, PS_FEAT_COUNT, &k);
     if (rc == PS_OK)
         *out = (ps_feature_variant_t)k;
     return rc;
 }
 
-int ps_features_layout(ps_feature_variant_t variant, int window, ps_feature_layout_t *out)
+int psi_features_layout(ps_feature_variant_t variant, int window, psi_feature_layout_t *out)
 {
     memset(out, 0, sizeof *out);
     if (variant < PS_FEAT_FULL || variant > PS_FEAT_UTILIZATION)
-        return ps_error(PS_E_ARG, "unknown feature variant %d", (int)variant);
+        return psi_error(PS_E_ARG, "unknown feature variant %d", (int)variant);
     if (window < 1 || window > 256)
-        return ps_error(PS_E_ARG, "window %d is outside 1..256", window);
+        return psi_error(PS_E_ARG, "window %d is outside 1..256", window);
     out->version = PS_FEATURES_LAYOUT_VERSION;
     out->variant = variant;
     out->window = window;
@@ -98,7 +98,7 @@ int ps_features_layout(ps_feature_variant_t variant, int window, ps_feature_layo
     return PS_OK;
 }
 
-int ps_feature_owner(const ps_feature_layout_t *l, int side, int i, int *slot)
+int psi_feature_owner(const psi_feature_layout_t *l, int side, int i, int *slot)
 {
     int nf;
     variant_fields(l->variant, &nf);
@@ -114,7 +114,7 @@ int ps_feature_owner(const ps_feature_layout_t *l, int side, int i, int *slot)
     return i / per_side;
 }
 
-const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size_t n)
+const char *psi_feature_name(const psi_feature_layout_t *l, int i, char *buf, size_t n)
 {
     int nf;
     const int *fields = variant_fields(l->variant, &nf);
@@ -139,7 +139,7 @@ const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size
 
 /* One resolved segment: its group, its TPC column and its standalone time. */
 typedef struct {
-    const ps_op_group_t *g;
+    const psi_op_group_t *g;
     int start, len, k;
     double solo_ns;
 } segment_t;
@@ -148,33 +148,33 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
                    int batch, int start, int len, int tpcs, int window, segment_t *s)
 {
     if (!gpu || !model)
-        return ps_error(PS_E_ARG, "%s: GPU and model must be named", side);
-    s->g = ps_ops_find(ops, gpu, model, batch);
+        return psi_error(PS_E_ARG, "%s: GPU and model must be named", side);
+    s->g = psi_ops_find(ops, gpu, model, batch);
     char known[512];
     if (!s->g)
-        return ps_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", side,
-                        model, batch, gpu, ps_ops_groups_text(ops, gpu, known, sizeof known));
+        return psi_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", side,
+                        model, batch, gpu, psi_ops_groups_text(ops, gpu, known, sizeof known));
     if (len < 1 || start < 0)
-        return ps_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
+        return psi_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
     if (!segment_fits(start, len, s->g->n_ops))
-        return ps_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
+        return psi_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
                         side, start, (long long)start + len, model, batch, s->g->n_ops);
     if (len > window)
-        return ps_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)",
+        return psi_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)",
                         side, len, window);
     if (tpcs < 1)
-        return ps_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
-    s->k = ps_group_tpcs_index(s->g, tpcs);
+        return psi_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
+    s->k = psi_group_tpcs_index(s->g, tpcs);
     if (s->k < 0)
-        return ps_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
-                        side, model, batch, tpcs, ps_group_tpcs_text(s->g, known, sizeof known));
+        return psi_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
+                        side, model, batch, tpcs, psi_group_tpcs_text(s->g, known, sizeof known));
     s->start = start;
     s->len = len;
     s->solo_ns = 0;
     for (int op = start; op < start + len; op++) {
         double d = s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
         if (!(d > 0))
-            return ps_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", side,
+            return psi_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", side,
                             model, batch, op, s->g->names[op] ? s->g->names[op] : "?", tpcs);
         s->solo_ns += d;
     }
@@ -183,7 +183,7 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
 
 static double field_value(const segment_t *s, int op, int field)
 {
-    const ps_counters_t *c = &s->g->counters[op];
+    const psi_counters_t *c = &s->g->counters[op];
     switch (field) {
     case F_DURATION: return s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
     case F_DRAM: return c->dram_bytes;
@@ -197,7 +197,7 @@ static double field_value(const segment_t *s, int op, int field)
 }
 
 /* Write one side's tokens at out; returns the number of columns written. */
-static int write_tokens(const ps_feature_layout_t *l, const segment_t *s, float *out)
+static int write_tokens(const psi_feature_layout_t *l, const segment_t *s, float *out)
 {
     int nf;
     const int *fields = variant_fields(l->variant, &nf);
@@ -234,11 +234,11 @@ static int write_tokens(const ps_feature_layout_t *l, const segment_t *s, float 
     return l->window * nf;
 }
 
-static int resolve_query(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+static int resolve_query(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
                          segment_t *hp, segment_t *lp)
 {
     if (l->version != PS_FEATURES_LAYOUT_VERSION)
-        return ps_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d",
+        return psi_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d",
                         l->version, PS_FEATURES_LAYOUT_VERSION);
     int rc = resolve(ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs,
                      l->window, hp);
@@ -248,7 +248,7 @@ static int resolve_query(const ps_feature_layout_t *l, const ps_ops_t *ops, cons
     return rc;
 }
 
-static void write_vector(const ps_feature_layout_t *l, const ps_query_t *q, const segment_t *hp,
+static void write_vector(const psi_feature_layout_t *l, const ps_query_t *q, const segment_t *hp,
                          const segment_t *lp, int side, float *out)
 {
     int at = 0;
@@ -264,12 +264,12 @@ static void write_vector(const ps_feature_layout_t *l, const ps_query_t *q, cons
     out[at++] = (float)lp->solo_ns;
 }
 
-int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
                       int side, float *out, double *hp_solo_ns, double *lp_solo_ns)
 {
     segment_t hp, lp;
     if (side != PS_SIDE_HP && side != PS_SIDE_LP)
-        return ps_error(PS_E_ARG, "side %d is neither HP nor LP", side);
+        return psi_error(PS_E_ARG, "side %d is neither HP nor LP", side);
     int rc = resolve_query(l, ops, q, &hp, &lp);
     if (rc != PS_OK)
         return rc;
@@ -281,7 +281,7 @@ int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const p
     return PS_OK;
 }
 
-int ps_features_build_pair(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
                            float *x_hp, float *x_lp, double *hp_solo_ns, double *lp_solo_ns)
 {
     segment_t hp, lp;

@@ -16,7 +16,7 @@
 
 #define PS_WINDOW 16
 
-/* Version of the feature layout below (ps_feature_layout_t.version). Version
+/* Version of the feature layout below (psi_feature_layout_t.version). Version
  * 1: per side `window` token slots, operator position order, each token
  * [duration_ns at the side's TPCs, counters of the variant..., present]; the
  * HP tokens, then the LP tokens (only the regressor's own side in
@@ -35,33 +35,33 @@ typedef struct {
     ps_feature_variant_t variant;
     int window;     /* operator slots per side */
     int n_features; /* length of one vector */
-} ps_feature_layout_t;
+} psi_feature_layout_t;
 
-int ps_features_layout(ps_feature_variant_t variant, int window, ps_feature_layout_t *out);
+int psi_features_layout(ps_feature_variant_t variant, int window, psi_feature_layout_t *out);
 /* A readable name of column i, e.g. "hp.op3.dram_bytes", "lp.present.5",
  * "p_tpcs". Writes into buf and returns it. */
-const char *ps_feature_name(const ps_feature_layout_t *l, int i, char *buf, size_t n);
+const char *psi_feature_name(const psi_feature_layout_t *l, int i, char *buf, size_t n);
 
 /* Features of one query for the regressor of `side` (PS_SIDE_HP or
  * PS_SIDE_LP) into out[l->n_features]. Segments longer than l->window are an
  * error (window composition splits them first). Fails with a message that
  * names what is missing (model, operator, TPC count). The standalone latency
  * of each side is written to *hp_solo_ns and *lp_solo_ns when non-NULL. */
-int ps_features_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, int side, float *out,
+int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, int side, float *out,
                       double *hp_solo_ns, double *lp_solo_ns);
 
 /* The query of one coexec row: its two segments and their TPC counts. */
-ps_query_t ps_query_of_row(const ps_coexec_row_t *r);
+ps_query_t psi_query_of_row(const psi_coexec_row_t *r);
 
 /* Both sides' vectors at once (x_hp, x_lp: l->n_features each; equal for
  * variants that do not depend on the side), sharing the profile look-ups. */
-int ps_features_build_pair(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
+int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
                            float *x_lp, double *hp_solo_ns, double *lp_solo_ns);
 
 /* Whose input column i of the regressor of `side` is: PS_SIDE_HP or
  * PS_SIDE_LP for a token column (with *slot the operator slot, -1 for a
  * summed token), -1 for the global columns (p, q, standalone latencies). */
-int ps_feature_owner(const ps_feature_layout_t *l, int side, int i, int *slot);
+int psi_feature_owner(const psi_feature_layout_t *l, int side, int i, int *slot);
 
 /*
  * A data set of co-execution samples (one per coexec.csv row), with the
@@ -69,7 +69,7 @@ int ps_feature_owner(const ps_feature_layout_t *l, int side, int i, int *slot);
  */
 
 typedef struct {
-    ps_feature_layout_t layout;
+    psi_feature_layout_t layout;
     size_t n;
     float *x_hp, *x_lp;  /* [n * layout.n_features] per side */
     double *y_hp, *y_lp; /* log(measured / standalone) */
@@ -78,31 +78,31 @@ typedef struct {
     int *experiment;       /* dense experiment index, 0..n_experiments-1 */
     size_t n_experiments;
     unsigned char *split;         /* PS_SPLIT_* per sample, by experiment */
-    const ps_coexec_row_t **rows; /* [n] the source rows (borrowed from coexec) */
+    const psi_coexec_row_t **rows; /* [n] the source rows (borrowed from coexec) */
     size_t n_skipped;             /* coexec rows left out: a segment longer than the window */
-} ps_dataset_t;
+} psi_dataset_t;
 
 /* Build a data set; splits are 80/10/10 by experiment, drawn with seed
  * (ps_coexec_split). Rows whose segments exceed the window are left out and
  * counted in n_skipped; a row that names a missing profile is an error that
  * names the row. */
-int ps_dataset_build(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                     ps_dataset_t **out);
-void ps_dataset_free(ps_dataset_t *d);
+int psi_dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                     psi_dataset_t **out);
+void psi_dataset_free(psi_dataset_t *d);
 /* The same without the feature vectors (x_hp and x_lp NULL): every other
- * field as ps_dataset_build fills it, for training that builds the features
+ * field as psi_dataset_build fills it, for training that builds the features
  * again in chunks (src/model/train.c) instead of keeping them all. */
-int ps_dataset_build_lean(const ps_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                          ps_dataset_t **out);
+int psi_dataset_build_lean(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
+                          psi_dataset_t **out);
 /* The feature vector of sample k for side into out[layout.n_features]:
  * copied from x_hp / x_lp, or built again from ops for a lean data set (the
  * same values). Thread-safe. */
-int ps_dataset_features(const ps_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out);
+int psi_dataset_features(const psi_dataset_t *d, const ps_ops_t *ops, size_t k, int side, float *out);
 
 /* A 64-bit fingerprint of the set of experiment names of the rows of cx
  * whose segments fit in window operators (the rows a data set of that window
  * holds): independent of row order and of the number of runs; never 0.
  * Returns 0 or a negative PS_E_*. */
-int ps_coexec_fingerprint(const ps_coexec_t *cx, int window, uint64_t *out);
+int psi_coexec_fingerprint(const ps_coexec_t *cx, int window, uint64_t *out);
 
 #endif

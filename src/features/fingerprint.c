@@ -16,25 +16,25 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int ps_coexec_fingerprint(const ps_coexec_t *cx, int window, uint64_t *out)
+int psi_coexec_fingerprint(const ps_coexec_t *cx, int window, uint64_t *out)
 {
     if (!cx || !out)
-        return ps_error(PS_E_ARG, "ps_coexec_fingerprint: NULL argument");
-    uint64_t *h = ps_malloc((cx->n ? cx->n : 1) * sizeof *h);
+        return psi_error(PS_E_ARG, "psi_coexec_fingerprint: NULL argument");
+    uint64_t *h = psi_malloc((cx->n ? cx->n : 1) * sizeof *h);
     if (!h)
         return PS_E_NOMEM;
     size_t n = 0;
     for (size_t i = 0; i < cx->n; i++) {
-        const ps_coexec_row_t *r = &cx->rows[i];
+        const psi_coexec_row_t *r = &cx->rows[i];
         if (r->hp_len <= window && r->lp_len <= window)
-            h[n++] = ps_experiment_hash(r->experiment ? r->experiment : "", 0);
+            h[n++] = psi_experiment_hash(r->experiment ? r->experiment : "", 0);
     }
     qsort(h, n, sizeof *h, cmp_u64);
     /* The distinct names in hash order: independent of row order and runs. */
-    uint64_t f = ps_mix64(0x70616972736967ULL ^ (uint64_t)window);
+    uint64_t f = psi_mix64(0x70616972736967ULL ^ (uint64_t)window);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || h[i] != h[i - 1])
-            f = ps_mix64(f ^ h[i]);
+            f = psi_mix64(f ^ h[i]);
     free(h);
     *out = f ? f : 1; /* 0 means "not recorded" in a model */
     return PS_OK;

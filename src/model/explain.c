@@ -36,11 +36,11 @@ static int cmp_abs(const void *a, const void *b)
 static size_t fold_side(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int side,
                         const double *phi, ps_contribution_t *items)
 {
-    const ps_feature_layout_t *l = &m->layout;
+    const psi_feature_layout_t *l = &m->layout;
     int W = l->window, n_glob = (int)(sizeof global_names / sizeof global_names[0]);
     int n_items = 2 * W + 2 + n_glob;
-    const ps_op_group_t *g[2] = {ps_ops_find(ops, q->gpu, q->hp_model, q->hp_batch),
-                                 ps_ops_find(ops, q->gpu, q->lp_model, q->lp_batch)};
+    const psi_op_group_t *g[2] = {psi_ops_find(ops, q->gpu, q->hp_model, q->hp_batch),
+                                 psi_ops_find(ops, q->gpu, q->lp_model, q->lp_batch)};
     int start[2] = {q->hp_start, q->lp_start}, len[2] = {q->hp_len, q->lp_len};
     static const char *const rest_names[2][2] = {{"hp (empty slots)", "lp (empty slots)"},
                                                  {"hp (segment, summed)", "lp (segment, summed)"}};
@@ -65,7 +65,7 @@ static size_t fold_side(const ps_model_t *m, const ps_ops_t *ops, const ps_query
     }
     int n_tok_glob = l->n_features - n_glob;
     for (int i = 0; i < l->n_features; i++) {
-        int slot, owner = ps_feature_owner(l, side, i, &slot);
+        int slot, owner = psi_feature_owner(l, side, i, &slot);
         int k;
         if (owner < 0)
             k = 2 * W + 2 + (i - n_tok_glob);
@@ -95,10 +95,10 @@ int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t 
 {
     *out = NULL;
     if (!m || !ops || !q)
-        return ps_error(PS_E_ARG, "ps_model_explain: NULL argument");
-    const ps_feature_layout_t *l = &m->layout;
+        return psi_error(PS_E_ARG, "ps_model_explain: NULL argument");
+    const psi_feature_layout_t *l = &m->layout;
     if (q->hp_len > l->window || q->lp_len > l->window)
-        return ps_error(PS_E_ARG,
+        return psi_error(PS_E_ARG,
                         "explain takes segments of at most %d operators (hp_len %d, lp_len %d); explain "
                         "one window at a time",
                         l->window, q->hp_len, q->lp_len);
@@ -107,20 +107,20 @@ int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t 
     if (rc != PS_OK)
         return rc;
     size_t nf = (size_t)l->n_features;
-    float *x = ps_malloc(2 * nf * sizeof *x);
-    double *phi = ps_malloc(2 * (nf + 1) * sizeof *phi);
+    float *x = psi_malloc(2 * nf * sizeof *x);
+    double *phi = psi_malloc(2 * (nf + 1) * sizeof *phi);
     size_t cap = 2 * (2 * (size_t)l->window + 2 + 4);
-    ps_explanation_t *e = ps_calloc(1, sizeof *e);
-    ps_contribution_t *items = ps_calloc(cap, sizeof *items);
+    ps_explanation_t *e = psi_calloc(1, sizeof *e);
+    ps_contribution_t *items = psi_calloc(cap, sizeof *items);
     if (!x || !phi || !e || !items) {
         rc = PS_E_NOMEM;
         goto fail;
     }
-    if ((rc = ps_features_build_pair(l, ops, q, x, x + nf, NULL, NULL)) != PS_OK)
+    if ((rc = psi_features_build_pair(l, ops, q, x, x + nf, NULL, NULL)) != PS_OK)
         goto fail;
     size_t n = 0;
     for (int side = 0; side < 2; side++) {
-        if ((rc = ps_model_predict_xgb(m, side, x + side * nf, 1, 2, phi + side * (nf + 1))) != PS_OK)
+        if ((rc = psi_model_predict_xgb(m, side, x + side * nf, 1, 2, phi + side * (nf + 1))) != PS_OK)
             goto fail;
         e->bias[side] = phi[side * (nf + 1) + nf];
         n += fold_side(m, ops, q, side, phi + side * (nf + 1), items + n);

@@ -37,7 +37,7 @@ static cJSON *meta_object(const ps_model_t *m)
     cJSON *cols = cJSON_AddArrayToObject(l, "columns");
     for (int c = 0; c < m->layout.n_features; c++) {
         char name[64];
-        cJSON_AddItemToArray(cols, cJSON_CreateString(ps_feature_name(&m->layout, c, name, sizeof name)));
+        cJSON_AddItemToArray(cols, cJSON_CreateString(psi_feature_name(&m->layout, c, name, sizeof name)));
     }
     cJSON_AddStringToObject(l, "missing", "NaN: a counter that no ops.csv row of the operator gives");
     cJSON_AddStringToObject(l, "empty_slot", "all zeros");
@@ -62,7 +62,7 @@ static cJSON *meta_object(const ps_model_t *m)
 
     /* The training summary is the model's info JSON (the one writer of it,
      * model.c) less what meta.json already says above. */
-    cJSON *tr = ps_model_info_json(i);
+    cJSON *tr = psi_model_info_json(i);
     if (!tr) {
         cJSON_Delete(o);
         return NULL;
@@ -78,18 +78,18 @@ static cJSON *meta_object(const ps_model_t *m)
 int ps_model_meta_json(const ps_model_t *m, char **out)
 {
     if (!out)
-        return ps_error(PS_E_ARG, "ps_model_meta_json: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_meta_json: NULL argument");
     *out = NULL;
     if (!m)
-        return ps_error(PS_E_ARG, "ps_model_meta_json: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_meta_json: NULL argument");
     cJSON *o = meta_object(m);
     char *text = o ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     if (!text)
-        return ps_error(PS_E_NOMEM, "out of memory writing the model metadata");
+        return psi_error(PS_E_NOMEM, "out of memory writing the model metadata");
     /* Handed out to be released with ps_free, ending in a newline. */
     size_t n = strlen(text);
-    *out = ps_malloc(n + 2);
+    *out = psi_malloc(n + 2);
     if (*out) {
         memcpy(*out, text, n);
         memcpy(*out + n, "\n", 2);
@@ -105,28 +105,28 @@ static int write_file(const char *dir, const char *name, const void *data, size_
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
-        return ps_error(PS_E_ARG, "%s: path too long", dir);
-    ps_atomic_t *a = NULL;
-    int rc = ps_atomic_open(path, &a);
+        return psi_error(PS_E_ARG, "%s: path too long", dir);
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
     if (rc != PS_OK)
         return rc;
-    if (fwrite(data, 1, len, ps_atomic_stream(a)) != len) {
+    if (fwrite(data, 1, len, psi_atomic_stream(a)) != len) {
         int e = errno;
-        ps_atomic_abort(a);
-        return ps_error(PS_E_IO, "%s: write failed: %s", path, strerror(e));
+        psi_atomic_abort(a);
+        return psi_error(PS_E_IO, "%s: write failed: %s", path, strerror(e));
     }
-    return ps_atomic_commit(a);
+    return psi_atomic_commit(a);
 }
 
 int ps_model_export(const ps_model_t *m, const char *dir)
 {
     if (!m || !dir)
-        return ps_error(PS_E_ARG, "ps_model_export: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_export: NULL argument");
     for (int s = 0; s < 2; s++) {
         bst_ulong len = 0;
         const char *buf = NULL;
         if (XGBoosterSaveModelToBuffer(m->booster[s], "{\"format\": \"ubj\"}", &len, &buf) != 0)
-            return ps_xgb_error("serializing a regressor");
+            return psi_xgb_error("serializing a regressor");
         int rc = write_file(dir, side_files[s], buf, (size_t)len);
         if (rc != PS_OK)
             return rc;
@@ -143,10 +143,10 @@ int ps_model_export(const ps_model_t *m, const char *dir)
 int ps_model_feature_name(const ps_model_t *m, int i, char *buf, size_t size)
 {
     if (!m || !buf || size == 0)
-        return ps_error(PS_E_ARG, "ps_model_feature_name: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_feature_name: NULL argument");
     if (i < 0 || i >= m->layout.n_features)
-        return ps_error(PS_E_ARG, "feature column %d is outside 0..%d", i, m->layout.n_features - 1);
-    ps_feature_name(&m->layout, i, buf, size);
+        return psi_error(PS_E_ARG, "feature column %d is outside 0..%d", i, m->layout.n_features - 1);
+    psi_feature_name(&m->layout, i, buf, size);
     return PS_OK;
 }
 
@@ -154,22 +154,22 @@ int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t
                       float *out_x_lp, double *out_hp_solo_ns, double *out_lp_solo_ns)
 {
     if (!m || !ops || (n && (!q || !out_x_hp || !out_x_lp)))
-        return ps_error(PS_E_ARG, "ps_model_features: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_features: NULL argument");
     size_t nf = (size_t)m->layout.n_features;
     for (size_t k = 0; k < n; k++) {
         char where[48];
         snprintf(where, sizeof where, "query %zu", k);
         int rc = ps_model_check_query(m, ops, &q[k]);
         if (rc == PS_OK && (q[k].hp_len > m->layout.window || q[k].lp_len > m->layout.window))
-            rc = ps_error(PS_E_ARG,
+            rc = psi_error(PS_E_ARG,
                           "segments of %d and %d operators: the feature row of one window "
                           "needs both within the window of %d",
                           q[k].hp_len, q[k].lp_len, m->layout.window);
         double hs = 0, ls = 0;
         if (rc == PS_OK)
-            rc = ps_features_build_pair(&m->layout, ops, &q[k], out_x_hp + k * nf, out_x_lp + k * nf, &hs, &ls);
+            rc = psi_features_build_pair(&m->layout, ops, &q[k], out_x_hp + k * nf, out_x_lp + k * nf, &hs, &ls);
         if (rc != PS_OK)
-            return ps_error_prefix(rc, where);
+            return psi_error_prefix(rc, where);
         if (out_hp_solo_ns)
             out_hp_solo_ns[k] = hs;
         if (out_lp_solo_ns)

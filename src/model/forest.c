@@ -74,13 +74,13 @@ typedef struct {
  * level). */
 #define PERFECT_MAX_DEPTH 12
 
-struct ps_forest {
+struct psi_forest {
     node_t *nodes;
     int32_t *root;  /* [n_trees] index of each tree's root in nodes */
     int32_t *depth; /* [n_trees] longest root-to-leaf path (0 for a lone leaf) */
     int n_trees, n_features;
     float base_score;
-    int kernel; /* the kernel ps_forest_predict runs (PS_FOREST_*) */
+    int kernel; /* the kernel psi_forest_predict runs (PS_FOREST_*) */
     /* The same trees padded to perfect binary trees of depth pdepth (0: not
      * built, a tree is deeper than PERFECT_MAX_DEPTH), for the AVX2 kernels:
      * tree t's internal nodes in level order at pnode + t * (2^pdepth - 1),
@@ -111,7 +111,7 @@ static inline int32_t step(const node_t *nd, const float *x)
 /* n rows (at most BLOCK_ROWS), tree-major: all rows walk one tree in lockstep
  * before the next tree is taken. Inlined with a constant n for full blocks so
  * that the compiler unrolls the lockstep loops. */
-static inline __attribute__((always_inline)) void block_kernel(const ps_forest_t *f, const float *x, size_t n,
+static inline __attribute__((always_inline)) void block_kernel(const psi_forest_t *f, const float *x, size_t n,
                                                                size_t stride, double *out)
 {
     float acc[BLOCK_ROWS];
@@ -133,12 +133,12 @@ static inline __attribute__((always_inline)) void block_kernel(const ps_forest_t
         out[i] = acc[i];
 }
 
-static void predict_full_block(const ps_forest_t *f, const float *x, size_t stride, double *out)
+static void predict_full_block(const psi_forest_t *f, const float *x, size_t stride, double *out)
 {
     block_kernel(f, x, BLOCK_ROWS, stride, out);
 }
 
-static void predict_partial_block(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
+static void predict_partial_block(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
     block_kernel(f, x, n, stride, out);
 }
@@ -146,7 +146,7 @@ static void predict_partial_block(const ps_forest_t *f, const float *x, size_t n
 /* One row, TREE_GROUP trees in lockstep: for a single row the trees are the
  * only independent walks there are. The leaf values are still added in tree
  * order. */
-static double predict_row(const ps_forest_t *f, const float *x)
+static double predict_row(const psi_forest_t *f, const float *x)
 {
     const node_t *nodes = f->nodes;
     float acc = f->base_score;
@@ -175,7 +175,7 @@ static double predict_row(const ps_forest_t *f, const float *x)
 }
 
 /* The leaf tree t sends row x to, walked on the perfect layout. */
-static inline float perfect_leaf(const ps_forest_t *f, int t, const float *x)
+static inline float perfect_leaf(const psi_forest_t *f, int t, const float *x)
 {
     const int I = (1 << f->pdepth) - 1;
     const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
@@ -247,7 +247,7 @@ __attribute__((target("avx2"))) static inline void avx2_nodes(const pnode_t *bas
 
 /* V (1, 2 or 4) vectors of 8 rows (rows = 8 V) of the column-major block xt, all trees. */
 __attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
-avx2_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
+avx2_block_v(const psi_forest_t *f, const float *xt, int V, float *out)
 {
     const int D = f->pdepth, I = (1 << D) - 1, rows = 8 * V, shift = V == 4 ? 5 : V == 2 ? 4 : 3;
     const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
@@ -304,7 +304,7 @@ avx2_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
 
 /* Rows [0, n) of x (row-major, stride), n <= rows, copied column-major into
  * xt (feature j of row r at xt[j * rows + r]); rows past n repeat row 0. */
-static void transpose_block(const ps_forest_t *f, const float *x, size_t n, size_t stride, size_t rows, float *xt)
+static void transpose_block(const psi_forest_t *f, const float *x, size_t n, size_t stride, size_t rows, float *xt)
 {
     size_t nf = (size_t)f->n_features;
     for (size_t r = 0; r < rows; r++) {
@@ -316,7 +316,7 @@ static void transpose_block(const ps_forest_t *f, const float *x, size_t n, size
 
 /* Rows [0, n), n <= AVX2_ROWS, of x (row-major, stride): copied column-major
  * into a block (missing values past n), walked, n results stored. */
-__attribute__((target("avx2"))) static void avx2_block(const ps_forest_t *f, const float *x, size_t n, size_t stride,
+__attribute__((target("avx2"))) static void avx2_block(const psi_forest_t *f, const float *x, size_t n, size_t stride,
                                                        float *xt, double *out)
 {
     int V = n > 16 ? 4 : n > 8 ? 2 : 1; /* AVX2_V is 4 */
@@ -362,7 +362,7 @@ __attribute__((target("avx512f"))) static inline void avx512_nodes(const pnode_t
  * lockstep (G * V independent walks hide each other's gather latency); each
  * tree's leaves are added to acc in tree order. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const __m512i *lane, __m512 *acc)
+avx512_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const __m512i *lane, __m512 *acc)
 {
     const int D = f->pdepth, I = (1 << D) - 1, rows = 16 * V, shift = V == 4 ? 6 : V == 2 ? 5 : 4;
     const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
@@ -407,7 +407,7 @@ avx512_trees(const ps_forest_t *f, const float *xt, int V, int t0, int G, const 
 
 /* V (1 or 2) vectors of 16 rows of the column-major block xt (rows = 16 V). */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-avx512_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
+avx512_block_v(const psi_forest_t *f, const float *xt, int V, float *out)
 {
     __m512i lane[AVX512_V];
     __m512 acc[AVX512_V];
@@ -427,7 +427,7 @@ avx512_block_v(const ps_forest_t *f, const float *xt, int V, float *out)
 
 /* As avx2_block: rows [0, n), n <= AVX512_ROWS, through a column-major
  * block. */
-__attribute__((target("avx512f"))) static void avx512_block(const ps_forest_t *f, const float *x, size_t n,
+__attribute__((target("avx512f"))) static void avx512_block(const psi_forest_t *f, const float *x, size_t n,
                                                             size_t stride, float *xt, double *out)
 {
     int V = n > 32 && AVX512_V == 4 ? 4 : n > 16 && AVX512_V >= 2 ? 2 : 1;
@@ -445,7 +445,7 @@ __attribute__((target("avx512f"))) static void avx512_block(const ps_forest_t *f
 
 /* One row on the perfect layout: one lane per tree, 4 vectors of 16 trees at
  * once; the leaf values are then added one by one in tree order. */
-__attribute__((target("avx512f"))) static double avx512_row(const ps_forest_t *f, const float *x)
+__attribute__((target("avx512f"))) static double avx512_row(const psi_forest_t *f, const float *x)
 {
     const int D = f->pdepth, I = (1 << D) - 1;
     const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
@@ -488,7 +488,7 @@ __attribute__((target("avx512f"))) static double avx512_row(const ps_forest_t *f
 #define AVX2_ROW_V 8
 #endif
 /* One row, one lane per tree, AVX2_ROW_V vectors of 8 trees at once. */
-__attribute__((target("avx2"))) static double avx2_row(const ps_forest_t *f, const float *x)
+__attribute__((target("avx2"))) static double avx2_row(const psi_forest_t *f, const float *x)
 {
     const int D = f->pdepth, I = (1 << D) - 1;
     const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
@@ -563,7 +563,7 @@ __attribute__((target("avx512f"))) static inline __m512 simd_leaf(const float *n
  * the caller checks that SIMD_ROWS * stride fits. */
 #define SIMD_VECS 4
 #define SIMD_ROWS (SIMD_VECS * SIMD_LANES)
-__attribute__((target("avx512f"))) static void simd_block(const ps_forest_t *f, const float *x, size_t stride,
+__attribute__((target("avx512f"))) static void simd_block(const psi_forest_t *f, const float *x, size_t stride,
                                                           double *out)
 {
     const float *nf = (const float *)f->nodes;
@@ -595,7 +595,7 @@ __attribute__((target("avx512f"))) static void simd_block(const ps_forest_t *f, 
 
 /* One row, two vectors of sixteen trees walking at once; the leaf values are
  * then added one by one in tree order. */
-__attribute__((target("avx512f"))) static double simd_row(const ps_forest_t *f, const float *x)
+__attribute__((target("avx512f"))) static double simd_row(const psi_forest_t *f, const float *x)
 {
     const float *nf = (const float *)f->nodes;
     const int32_t *ni = (const int32_t *)f->nodes;
@@ -629,11 +629,11 @@ __attribute__((target("avx512f"))) static double simd_row(const ps_forest_t *f, 
 
 /* The AVX2 or AVX-512 block kernel over rows [0, n) in blocks of AVX2_ROWS. */
 #if HAVE_X86
-static void block_rows(const ps_forest_t *f, int kernel, const float *x, size_t n, size_t stride, double *out)
+static void block_rows(const psi_forest_t *f, int kernel, const float *x, size_t n, size_t stride, double *out)
 {
     size_t nf = (size_t)f->n_features, need = BLOCK_MAX_ROWS * (nf ? nf : 1);
     float stack[BLOCK_MAX_ROWS * 256];
-    float *xt = need <= PS_ARRAY_LEN(stack) ? stack : ps_malloc(need * sizeof *xt);
+    float *xt = need <= PS_ARRAY_LEN(stack) ? stack : psi_malloc(need * sizeof *xt);
     if (!xt) { /* out of memory for the block: the scalar kernel needs none */
         for (size_t i = 0; i < n; i += BLOCK_ROWS)
             predict_partial_block(f, x + i * stride, n - i < BLOCK_ROWS ? n - i : BLOCK_ROWS, stride, out + i);
@@ -652,7 +652,7 @@ static void block_rows(const ps_forest_t *f, int kernel, const float *x, size_t 
 }
 #endif
 
-void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out)
+void psi_forest_predict(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
     int kernel = f->kernel;
 #if HAVE_AVX512
@@ -730,7 +730,7 @@ void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t st
 }
 
 /* Whether this CPU and forest can run kernel k. */
-static int kernel_available(const ps_forest_t *f, int k)
+static int kernel_available(const psi_forest_t *f, int k)
 {
     if (k == PS_FOREST_SCALAR)
         return 1;
@@ -747,7 +747,7 @@ static int kernel_available(const ps_forest_t *f, int k)
 }
 
 /* The fastest kernel available (the order measured by bench_predict). */
-static int best_kernel(const ps_forest_t *f)
+static int best_kernel(const psi_forest_t *f)
 {
     static const int order[] = {PS_FOREST_AVX512, PS_FOREST_AVX2, PS_FOREST_SCALAR};
     for (size_t i = 0; i < PS_ARRAY_LEN(order); i++)
@@ -756,7 +756,7 @@ static int best_kernel(const ps_forest_t *f)
     return PS_FOREST_SCALAR;
 }
 
-const char *ps_forest_kernel_name(int kernel)
+const char *psi_forest_kernel_name(int kernel)
 {
     switch (kernel) {
     case PS_FOREST_SCALAR: return "scalar";
@@ -766,7 +766,7 @@ const char *ps_forest_kernel_name(int kernel)
     }
 }
 
-int ps_forest_set_kernel(ps_forest_t *f, int kernel)
+int psi_forest_set_kernel(psi_forest_t *f, int kernel)
 {
     if (kernel == PS_FOREST_BEST) {
         /* PAIRSIGHT_FOREST_KERNEL=scalar|avx2|avx512 picks one for testing;
@@ -774,7 +774,7 @@ int ps_forest_set_kernel(ps_forest_t *f, int kernel)
         const char *env = getenv("PAIRSIGHT_FOREST_KERNEL");
         kernel = best_kernel(f);
         for (int k = PS_FOREST_SCALAR; env && k <= PS_FOREST_AVX512; k++)
-            if (strcmp(env, ps_forest_kernel_name(k)) == 0 && kernel_available(f, k))
+            if (strcmp(env, psi_forest_kernel_name(k)) == 0 && kernel_available(f, k))
                 kernel = k;
     } else if (!kernel_available(f, kernel)) {
         kernel = best_kernel(f) == PS_FOREST_SCALAR || kernel < PS_FOREST_SCALAR || kernel > PS_FOREST_AVX512
@@ -787,17 +787,17 @@ int ps_forest_set_kernel(ps_forest_t *f, int kernel)
     return kernel;
 }
 
-int ps_forest_kernel(const ps_forest_t *f) { return f->kernel; }
+int psi_forest_kernel(const psi_forest_t *f) { return f->kernel; }
 
-int ps_forest_use_simd(ps_forest_t *f, int on)
+int psi_forest_use_simd(psi_forest_t *f, int on)
 {
-    return ps_forest_set_kernel(f, on ? PS_FOREST_BEST : PS_FOREST_SCALAR) != PS_FOREST_SCALAR;
+    return psi_forest_set_kernel(f, on ? PS_FOREST_BEST : PS_FOREST_SCALAR) != PS_FOREST_SCALAR;
 }
 
-int ps_forest_n_features(const ps_forest_t *f) { return f->n_features; }
-int ps_forest_n_trees(const ps_forest_t *f) { return f->n_trees; }
+int psi_forest_n_features(const psi_forest_t *f) { return f->n_features; }
+int psi_forest_n_trees(const psi_forest_t *f) { return f->n_trees; }
 
-void ps_forest_free(ps_forest_t *f)
+void psi_forest_free(psi_forest_t *f)
 {
     if (!f)
         return;
@@ -831,11 +831,11 @@ static int get_number_string(const cJSON *j, const char *what, double *out)
         return 0;
     }
     if (!cJSON_IsString(j))
-        return ps_error(PS_E_INPUT, "XGBoost model: %s is missing", what);
+        return psi_error(PS_E_INPUT, "XGBoost model: %s is missing", what);
     char *end;
     *out = strtod(j->valuestring, &end);
     if (end == j->valuestring || *end != '\0')
-        return ps_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what, j->valuestring);
+        return psi_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what, j->valuestring);
     return 0;
 }
 
@@ -844,11 +844,11 @@ static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(tree, key);
     if (!cJSON_IsArray(a)) {
-        ps_error(PS_E_INPUT, "XGBoost model: tree %d: field %s is missing", t, key);
+        psi_error(PS_E_INPUT, "XGBoost model: tree %d: field %s is missing", t, key);
         return NULL;
     }
     if (cJSON_GetArraySize(a) != n) {
-        ps_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key, cJSON_GetArraySize(a),
+        psi_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key, cJSON_GetArraySize(a),
                  n);
         return NULL;
     }
@@ -871,16 +871,16 @@ static int tree_fields(const cJSON *tree, int t, tree_json_t *j)
     const cJSON *param = cJSON_GetObjectItemCaseSensitive(tree, "tree_param");
     double v;
     if (get_number_string(cJSON_GetObjectItemCaseSensitive(param, "num_nodes"), "tree_param.num_nodes", &v))
-        return ps_error(PS_E_INPUT,
+        return psi_error(PS_E_INPUT,
                         "XGBoost model: tree %d: tree_param.num_nodes is missing "
                         "or not a number",
                         t);
     if (!(v >= 1 && v <= 1 << 28) || v != floor(v))
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d: bad num_nodes %g", t, v);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d: bad num_nodes %g", t, v);
     int n = j->n = (int)v;
     const cJSON *slv = cJSON_GetObjectItemCaseSensitive(param, "size_leaf_vector");
     if (slv && (get_number_string(slv, "size_leaf_vector", &v) || v > 1))
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d: vector leaves are not supported", t);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d: vector leaves are not supported", t);
     j->lc = tree_array(tree, t, "left_children", n);
     j->rc = tree_array(tree, t, "right_children", n);
     j->si = tree_array(tree, t, "split_indices", n);
@@ -890,21 +890,21 @@ static int tree_fields(const cJSON *tree, int t, tree_json_t *j)
         return PS_E_INPUT;
     j->st = cJSON_GetObjectItemCaseSensitive(tree, "split_type");
     if (j->st && (!cJSON_IsArray(j->st) || cJSON_GetArraySize(j->st) != n))
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d: split_type has the wrong length", t);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d: split_type has the wrong length", t);
     return 0;
 }
 
 /* Room in f->nodes for n more nodes after *n_nodes. */
-static int grow_nodes(ps_forest_t *f, size_t n_nodes, size_t *cap, int n)
+static int grow_nodes(psi_forest_t *f, size_t n_nodes, size_t *cap, int n)
 {
     if (n_nodes + (size_t)n > INT32_MAX)
-        return ps_error(PS_E_INPUT, "XGBoost model: more than 2^31 nodes");
+        return psi_error(PS_E_INPUT, "XGBoost model: more than 2^31 nodes");
     if (n_nodes + (size_t)n <= *cap)
         return 0;
     size_t c = *cap ? *cap : 1024;
     while (c < n_nodes + (size_t)n)
         c *= 2;
-    node_t *p = ps_realloc(f->nodes, c * sizeof *p);
+    node_t *p = psi_realloc(f->nodes, c * sizeof *p);
     if (!p)
         return PS_E_NOMEM;
     f->nodes = p;
@@ -926,19 +926,19 @@ typedef struct {
  * split feature, ec condition or leaf, ed default left, es split type or
  * NULL) into the scratch, checked: one parent each, children after their
  * parent, numeric splits on known features. */
-static int read_node(const ps_forest_t *f, int t, int i, int n, const cJSON *el, const cJSON *er, const cJSON *ei,
+static int read_node(const psi_forest_t *f, int t, int i, int n, const cJSON *el, const cJSON *er, const cJSON *ei,
                      const cJSON *ec, const cJSON *ed, const cJSON *es, tree_scratch_t *s)
 {
     if (!cJSON_IsNumber(el) || !cJSON_IsNumber(er) || !cJSON_IsNumber(ei) || !cJSON_IsNumber(ec) ||
         !(cJSON_IsNumber(ed) || cJSON_IsBool(ed)) || (es && !cJSON_IsNumber(es)))
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a field is not a number", t, i);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a field is not a number", t, i);
     double l = el->valuedouble, r = er->valuedouble;
     node_t *nd = &s->xn[i];
     if (i > 0 && !s->has_parent[i])
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: no parent", t, i);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: no parent", t, i);
     if (l == -1) {
         if (r != -1)
-            return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: one child only", t, i);
+            return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: one child only", t, i);
         nd->threshold = NAN;
         nd->feature = 0;
         nd->left = -1;
@@ -948,15 +948,15 @@ static int read_node(const ps_forest_t *f, int t, int i, int n, const cJSON *el,
         return 0;
     }
     if (!(l > i && l < n && r > i && r < n && l != r) || l != floor(l) || r != floor(r))
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: bad children %g, %g of %d nodes", t, i, l, r, n);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: bad children %g, %g of %d nodes", t, i, l, r, n);
     int il = (int)l, ir = (int)r;
     if (s->has_parent[il] || s->has_parent[ir])
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a child has two parents", t, i);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a child has two parents", t, i);
     if (es && es->valuedouble != 0)
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: categorical splits are not supported", t, i);
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: categorical splits are not supported", t, i);
     double feat = ei->valuedouble;
     if (!(feat >= 0 && feat < f->n_features) || feat != floor(feat))
-        return ps_error(PS_E_INPUT, "XGBoost model: tree %d node %d: split feature %g outside 0..%d", t, i, feat,
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: split feature %g outside 0..%d", t, i, feat,
                         f->n_features - 1);
     s->has_parent[il] = s->has_parent[ir] = 1;
     s->depth[il] = s->depth[ir] = s->depth[i] + 1;
@@ -972,7 +972,7 @@ static int read_node(const ps_forest_t *f, int t, int i, int n, const cJSON *el,
 /* Breadth first: position pos holds XGBoost node order[pos]; a split's
  * children take the next two free positions. Every node is reached once,
  * since each has exactly one parent that precedes it. */
-static void lay_out(ps_forest_t *f, int t, int n, tree_scratch_t *s, size_t *n_nodes)
+static void lay_out(psi_forest_t *f, int t, int n, tree_scratch_t *s, size_t *n_nodes)
 {
     int32_t base = (int32_t)*n_nodes, next = 1;
     s->order[0] = 0;
@@ -993,18 +993,18 @@ static void lay_out(ps_forest_t *f, int t, int n, tree_scratch_t *s, size_t *n_n
     *n_nodes += (size_t)n;
 }
 
-static int load_tree(ps_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, size_t *cap)
+static int load_tree(psi_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, size_t *cap)
 {
     tree_json_t j = {0};
     int rc = tree_fields(tree, t, &j);
     if (rc != 0 || (rc = grow_nodes(f, *n_nodes, cap, j.n)) != 0)
         return rc;
     int n = j.n;
-    tree_scratch_t s = {.xn = ps_malloc((size_t)n * sizeof *s.xn),
-                        .right = ps_malloc((size_t)n * sizeof *s.right),
-                        .depth = ps_calloc((size_t)n, sizeof *s.depth),
-                        .order = ps_malloc((size_t)n * sizeof *s.order),
-                        .has_parent = ps_calloc((size_t)n, 1)};
+    tree_scratch_t s = {.xn = psi_malloc((size_t)n * sizeof *s.xn),
+                        .right = psi_malloc((size_t)n * sizeof *s.right),
+                        .depth = psi_calloc((size_t)n, sizeof *s.depth),
+                        .order = psi_malloc((size_t)n * sizeof *s.order),
+                        .has_parent = psi_calloc((size_t)n, 1)};
     rc = s.xn && s.right && s.depth && s.order && s.has_parent ? 0 : PS_E_NOMEM;
     const cJSON *el = j.lc->child, *er = j.rc->child, *ei = j.si->child, *ec = j.sc->child, *ed = j.dl->child,
                 *es = j.st ? j.st->child : NULL;
@@ -1033,7 +1033,7 @@ static int identity_objective(const char *name)
     return 0;
 }
 
-static int load_model(ps_forest_t *f, const cJSON *root)
+static int load_model(psi_forest_t *f, const cJSON *root)
 {
     static const char *const k_learner[] = {"learner"};
     static const char *const k_obj[] = {"learner", "objective", "name"};
@@ -1041,13 +1041,13 @@ static int load_model(ps_forest_t *f, const cJSON *root)
     static const char *const k_lmp[] = {"learner", "learner_model_param"};
     const cJSON *learner = get_path(root, k_learner, 1);
     if (!cJSON_IsObject(learner))
-        return ps_error(PS_E_INPUT, "XGBoost model: no learner object");
+        return psi_error(PS_E_INPUT, "XGBoost model: no learner object");
 
     const cJSON *obj = get_path(root, k_obj, 3);
     if (!cJSON_IsString(obj))
-        return ps_error(PS_E_INPUT, "XGBoost model: learner.objective.name is missing");
+        return psi_error(PS_E_INPUT, "XGBoost model: learner.objective.name is missing");
     if (!identity_objective(obj->valuestring))
-        return ps_error(PS_E_INPUT,
+        return psi_error(PS_E_INPUT,
                         "XGBoost model: objective %s is not a regression with "
                         "identity link",
                         obj->valuestring);
@@ -1055,7 +1055,7 @@ static int load_model(ps_forest_t *f, const cJSON *root)
     const cJSON *gb = get_path(root, k_gb, 2);
     const cJSON *gbname = cJSON_GetObjectItemCaseSensitive(gb, "name");
     if (!cJSON_IsString(gbname) || strcmp(gbname->valuestring, "gbtree") != 0)
-        return ps_error(PS_E_INPUT, "XGBoost model: booster %s is not gbtree",
+        return psi_error(PS_E_INPUT, "XGBoost model: booster %s is not gbtree",
                         cJSON_IsString(gbname) ? gbname->valuestring : "(missing)");
 
     const cJSON *lmp = get_path(root, k_lmp, 2);
@@ -1067,11 +1067,11 @@ static int load_model(ps_forest_t *f, const cJSON *root)
     if (nc && get_number_string(nc, "num_class", &ncls))
         return PS_E_INPUT;
     if (ncls > 1)
-        return ps_error(PS_E_INPUT, "XGBoost model: %g output groups, expected one", ncls);
+        return psi_error(PS_E_INPUT, "XGBoost model: %g output groups, expected one", ncls);
     if (!(nf >= 0 && nf <= INT32_MAX) || nf != floor(nf))
-        return ps_error(PS_E_INPUT, "XGBoost model: bad num_feature %g", nf);
+        return psi_error(PS_E_INPUT, "XGBoost model: bad num_feature %g", nf);
     if (!isfinite(base))
-        return ps_error(PS_E_INPUT, "XGBoost model: base_score is not finite");
+        return psi_error(PS_E_INPUT, "XGBoost model: base_score is not finite");
     f->n_features = (int)nf;
     f->base_score = (float)base;
 
@@ -1079,20 +1079,20 @@ static int load_model(ps_forest_t *f, const cJSON *root)
     const cJSON *trees = cJSON_GetObjectItemCaseSensitive(model, "trees");
     const cJSON *info = cJSON_GetObjectItemCaseSensitive(model, "tree_info");
     if (!cJSON_IsArray(trees))
-        return ps_error(PS_E_INPUT, "XGBoost model: gradient_booster.model.trees is missing");
+        return psi_error(PS_E_INPUT, "XGBoost model: gradient_booster.model.trees is missing");
     int n_trees = cJSON_GetArraySize(trees);
     if (cJSON_IsArray(info)) {
         if (cJSON_GetArraySize(info) != n_trees)
-            return ps_error(PS_E_INPUT, "XGBoost model: tree_info has %d entries for %d trees",
+            return psi_error(PS_E_INPUT, "XGBoost model: tree_info has %d entries for %d trees",
                             cJSON_GetArraySize(info), n_trees);
         for (const cJSON *e = info->child; e; e = e->next)
             if (!cJSON_IsNumber(e) || e->valuedouble != 0)
-                return ps_error(PS_E_INPUT, "XGBoost model: a tree of output group other than 0");
+                return psi_error(PS_E_INPUT, "XGBoost model: a tree of output group other than 0");
     }
 
     f->n_trees = n_trees;
-    f->root = ps_calloc(n_trees ? (size_t)n_trees : 1, sizeof *f->root);
-    f->depth = ps_calloc(n_trees ? (size_t)n_trees : 1, sizeof *f->depth);
+    f->root = psi_calloc(n_trees ? (size_t)n_trees : 1, sizeof *f->root);
+    f->depth = psi_calloc(n_trees ? (size_t)n_trees : 1, sizeof *f->depth);
     if (!f->root || !f->depth)
         return PS_E_NOMEM;
     size_t n_nodes = 0, cap = 0;
@@ -1108,7 +1108,7 @@ static int load_model(ps_forest_t *f, const cJSON *root)
 /* Fills perfect node k (level d) of tree t from node src of the flattened
  * tree: a split is copied, a leaf above the last level becomes an
  * always-left split over two copies of itself. */
-static void fill_perfect(ps_forest_t *f, int t, int32_t src, int k, int d)
+static void fill_perfect(psi_forest_t *f, int t, int32_t src, int k, int d)
 {
     const int D = f->pdepth, I = (1 << D) - 1;
     const node_t *nd = &f->nodes[src];
@@ -1126,7 +1126,7 @@ static void fill_perfect(ps_forest_t *f, int t, int32_t src, int k, int d)
 
 /* The perfect layout for the AVX2 kernels, where every tree is at most
  * PERFECT_MAX_DEPTH deep and the layout fits 32-bit indices; else none. */
-static int build_perfect(ps_forest_t *f)
+static int build_perfect(psi_forest_t *f)
 {
     int D = 1;
     for (int t = 0; t < f->n_trees; t++)
@@ -1134,8 +1134,8 @@ static int build_perfect(ps_forest_t *f)
     if (D > PERFECT_MAX_DEPTH || (double)f->n_trees * (double)(1 << D) >= (double)INT32_MAX / 2)
         return 0;
     size_t I = ((size_t)1 << D) - 1, nt = f->n_trees ? (size_t)f->n_trees : 1;
-    f->pnode = ps_malloc(nt * I * sizeof *f->pnode);
-    f->pleaf = ps_malloc(nt * (I + 1) * sizeof *f->pleaf);
+    f->pnode = psi_malloc(nt * I * sizeof *f->pnode);
+    f->pleaf = psi_malloc(nt * (I + 1) * sizeof *f->pleaf);
     if (!f->pnode || !f->pleaf)
         return PS_E_NOMEM;
     f->pdepth = D;
@@ -1144,38 +1144,38 @@ static int build_perfect(ps_forest_t *f)
     return 0;
 }
 
-int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out)
+int psi_forest_from_json(const char *json, size_t len, psi_forest_t **out)
 {
     *out = NULL;
     if (!json)
-        return ps_error(PS_E_ARG, "ps_forest_from_json: no model text");
+        return psi_error(PS_E_ARG, "psi_forest_from_json: no model text");
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root)
-        return ps_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld", (long)(end ? end - json : 0));
-    ps_forest_t *f = ps_calloc(1, sizeof *f);
+        return psi_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld", (long)(end ? end - json : 0));
+    psi_forest_t *f = psi_calloc(1, sizeof *f);
     int rc = f ? load_model(f, root) : PS_E_NOMEM;
     cJSON_Delete(root);
     if (!rc)
         rc = build_perfect(f);
     if (rc) {
-        ps_forest_free(f);
+        psi_forest_free(f);
         return rc;
     }
-    ps_forest_set_kernel(f, PS_FOREST_BEST);
+    psi_forest_set_kernel(f, PS_FOREST_BEST);
     *out = f;
     return 0;
 }
 
-int ps_forest_from_booster(void *booster, ps_forest_t **out)
+int psi_forest_from_booster(void *booster, psi_forest_t **out)
 {
     *out = NULL;
     if (!booster)
-        return ps_error(PS_E_ARG, "ps_forest_from_booster: no booster");
+        return psi_error(PS_E_ARG, "psi_forest_from_booster: no booster");
     bst_ulong len = 0;
     const char *buf = NULL;
     if (XGBoosterSaveModelToBuffer((BoosterHandle)booster, "{\"format\": \"json\"}", &len, &buf))
-        return ps_error(PS_E_BACKEND, "XGBoost: %s", XGBGetLastError());
+        return psi_error(PS_E_BACKEND, "XGBoost: %s", XGBGetLastError());
     /* buf is owned by the booster and valid until its next call. */
-    return ps_forest_from_json(buf, (size_t)len, out);
+    return psi_forest_from_json(buf, (size_t)len, out);
 }

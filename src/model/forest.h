@@ -10,12 +10,12 @@
 
 #include <stddef.h>
 
-typedef struct ps_forest ps_forest_t;
+typedef struct psi_forest psi_forest_t;
 
 /* Build from an XGBoost booster handle (a `BoosterHandle`, passed as void *
  * so that this header carries no XGBoost type). The booster must be a gbtree
  * regression model. Uses the booster's JSON model. */
-int ps_forest_from_booster(void *booster, ps_forest_t **out);
+int psi_forest_from_booster(void *booster, psi_forest_t **out);
 
 /* Build from the text of an XGBoost 1.7 JSON model (what
  * XGBoosterSaveModelToBuffer writes with {"format": "json"}, or a model saved
@@ -23,17 +23,17 @@ int ps_forest_from_booster(void *booster, ps_forest_t **out);
  * PS_E_INPUT and a message naming the tree and field for a malformed or
  * unsupported model (gblinear, dart, categorical splits, vector leaves,
  * several output groups, a non-identity objective). */
-int ps_forest_from_json(const char *json, size_t len, ps_forest_t **out);
+int psi_forest_from_json(const char *json, size_t len, psi_forest_t **out);
 
 /* Raw predictions (margin, base_score included; for reg:squarederror this is
  * the prediction) of n rows of x, row i at x + i * stride, each with at least
- * ps_forest_n_features() floats; NAN is a missing value. out[n] is owned by
+ * psi_forest_n_features() floats; NAN is a missing value. out[n] is owned by
  * the caller. Thread-safe for concurrent calls on one forest. */
-void ps_forest_predict(const ps_forest_t *f, const float *x, size_t n, size_t stride, double *out);
+void psi_forest_predict(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out);
 
-int ps_forest_n_features(const ps_forest_t *f);
-int ps_forest_n_trees(const ps_forest_t *f);
-void ps_forest_free(ps_forest_t *f);
+int psi_forest_n_features(const psi_forest_t *f);
+int psi_forest_n_trees(const psi_forest_t *f);
+void psi_forest_free(psi_forest_t *f);
 
 /* The evaluation kernels; all give identical results (XGBoost's, bit for
  * bit). PS_FOREST_BEST: the fastest this CPU has (CPUID at run time), unless
@@ -45,13 +45,13 @@ enum { PS_FOREST_BEST = -1, PS_FOREST_SCALAR = 0, PS_FOREST_AVX2 = 1, PS_FOREST_
  * run (AVX2 needs trees of depth <= 12) gives the scalar kernel. Returns the
  * kernel now used. A new forest starts with PS_FOREST_BEST. Not to be called
  * while another thread predicts with f. */
-int ps_forest_set_kernel(ps_forest_t *f, int kernel);
-int ps_forest_kernel(const ps_forest_t *f);
+int psi_forest_set_kernel(psi_forest_t *f, int kernel);
+int psi_forest_kernel(const psi_forest_t *f);
 /* "scalar", "avx2", "avx512" (static string). */
-const char *ps_forest_kernel_name(int kernel);
+const char *psi_forest_kernel_name(int kernel);
 
 /* Shorthand: on = the best kernel, off = scalar; returns whether a SIMD
- * kernel is now used. Same thread rule as ps_forest_set_kernel. */
-int ps_forest_use_simd(ps_forest_t *f, int on);
+ * kernel is now used. Same thread rule as psi_forest_set_kernel. */
+int psi_forest_use_simd(psi_forest_t *f, int on);
 
 #endif

@@ -49,18 +49,18 @@ static const char *const sec_what[3] = {"metadata", "HP regressor", "LP regresso
 static const char *const side_name[2] = {"hp", "lp"};
 #define BOOSTER_KIND "segment-log-slowdown"
 
-int ps_xgb_error(const char *what)
+int psi_xgb_error(const char *what)
 {
-    return ps_error(PS_E_BACKEND, "XGBoost: %s: %s", what, XGBGetLastError());
+    return psi_error(PS_E_BACKEND, "XGBoost: %s: %s", what, XGBGetLastError());
 }
 
-int ps_model_alloc(const ps_feature_layout_t *l, const char *gpu, ps_model_t **out)
+int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out)
 {
     *out = NULL;
-    ps_model_t *m = ps_calloc(1, sizeof *m);
+    ps_model_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
-    m->gpu = ps_strdup(gpu);
+    m->gpu = psi_strdup(gpu);
     if (!m->gpu) {
         free(m);
         return PS_E_NOMEM;
@@ -85,36 +85,36 @@ void ps_model_free(ps_model_t *m)
     for (int s = 0; s < 2; s++) {
         if (m->booster[s])
             XGBoosterFree(m->booster[s]);
-        ps_forest_free(m->forest[s]);
+        psi_forest_free(m->forest[s]);
     }
     free(m->gpu);
     free(m->calib);
     free(m);
 }
 
-const ps_calib_t *ps_model_calib(const ps_model_t *m)
+const psi_calib_t *psi_model_calib(const ps_model_t *m)
 {
     return m->calib;
 }
 
-int ps_model_finish(ps_model_t *m)
+int psi_model_finish(ps_model_t *m)
 {
     for (int s = 0; s < 2; s++) {
         if (!m->booster[s])
-            return ps_error(PS_E_ARG, "model without a regressor");
-        ps_forest_free(m->forest[s]);
+            return psi_error(PS_E_ARG, "model without a regressor");
+        psi_forest_free(m->forest[s]);
         m->forest[s] = NULL;
-        int rc = ps_forest_from_booster(m->booster[s], &m->forest[s]);
+        int rc = psi_forest_from_booster(m->booster[s], &m->forest[s]);
         if (rc != PS_OK)
             return rc;
-        if (ps_forest_n_features(m->forest[s]) > m->layout.n_features)
-            return ps_error(PS_E_MISMATCH, "a regressor reads %d features, the layout has %d",
-                            ps_forest_n_features(m->forest[s]), m->layout.n_features);
+        if (psi_forest_n_features(m->forest[s]) > m->layout.n_features)
+            return psi_error(PS_E_MISMATCH, "a regressor reads %d features, the layout has %d",
+                            psi_forest_n_features(m->forest[s]), m->layout.n_features);
     }
     return PS_OK;
 }
 
-int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type, double *out)
+int psi_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type, double *out)
 {
     if (n == 0)
         return PS_OK;
@@ -134,7 +134,7 @@ int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n
                  "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
                  "\"strict_shape\": false, \"missing\": NaN, \"cache_id\": 0}");
         if (XGBoosterPredictFromDense(m->booster[side], iface, config, NULL, &shape, &dim, &res) != 0)
-            return ps_xgb_error("predicting");
+            return psi_xgb_error("predicting");
         for (size_t i = 0; i < n; i++)
             out[i] = res[i];
         return PS_OK;
@@ -142,14 +142,14 @@ int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n
     /* Contributions are not offered in place: go through a DMatrix. */
     DMatrixHandle d = NULL;
     if (XGDMatrixCreateFromMat(x, (bst_ulong)n, (bst_ulong)m->layout.n_features, NAN, &d) != 0)
-        return ps_xgb_error("building a prediction matrix");
+        return psi_xgb_error("building a prediction matrix");
     snprintf(config, sizeof config,
              "{\"type\": %d, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
              "\"strict_shape\": false}",
              type);
     int rc = PS_OK;
     if (XGBoosterPredictFromDMatrix(m->booster[side], d, config, &shape, &dim, &res) != 0)
-        rc = ps_xgb_error("predicting contributions");
+        rc = psi_xgb_error("predicting contributions");
     else
         for (size_t i = 0; i < n * per; i++)
             out[i] = res[i];
@@ -157,14 +157,14 @@ int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n
     return rc;
 }
 
-void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)
+void psi_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out)
 {
-    ps_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
+    psi_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
 }
 
 /* MAPE = 100 / n * sum |T_pred - T_meas| / T_meas, T_pred = solo * exp(log
  * delta) (the paper's latency MAPE, Table I). */
-double ps_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,
+double psi_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,
                        const unsigned char *split, int which, size_t n)
 {
     double s = 0;
@@ -179,14 +179,14 @@ double ps_latency_mape(const double *pred_log_delta, const double *solo_ns, cons
     return k ? 100.0 * s / (double)k : NAN;
 }
 
-int ps_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu)
+int psi_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu)
 {
-    const ps_gpu_t *known = ps_gpu_find(gpu);
+    const psi_gpu_t *known = psi_gpu_find(gpu);
     if (known)
         return known->tpcs;
     int best = 0;
     for (size_t i = 0; i < ops->n_groups; i++) {
-        const ps_op_group_t *g = &ops->groups[i];
+        const psi_op_group_t *g = &ops->groups[i];
         if (strcmp(g->gpu, gpu) == 0 && g->n_tpcs > 0 && g->tpcs[g->n_tpcs - 1] > best)
             best = g->tpcs[g->n_tpcs - 1];
     }
@@ -196,7 +196,7 @@ int ps_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu)
 int ps_model_info(const ps_model_t *m, ps_model_info_t *out)
 {
     if (!m || !out)
-        return ps_error(PS_E_ARG, "ps_model_info: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_info: NULL argument");
     *out = m->info;
     return PS_OK;
 }
@@ -225,7 +225,7 @@ static void add_pair(cJSON *o, const char *key, const double v[2])
         cJSON_AddItemToArray(a, isfinite(v[s]) ? cJSON_CreateNumber(v[s]) : cJSON_CreateNull());
 }
 
-cJSON *ps_model_info_json(const ps_model_info_t *i)
+cJSON *psi_model_info_json(const ps_model_info_t *i)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -274,7 +274,7 @@ static char *header_json(const ps_model_t *m)
     i.window = m->layout.window;
     i.n_features = m->layout.n_features;
     i.gpu = m->gpu;
-    cJSON *o = ps_model_info_json(&i);
+    cJSON *o = psi_model_info_json(&i);
     cJSON *r = o ? cJSON_AddObjectToObject(o, "regressors") : NULL;
     for (int s = 0; r && s < 2; s++)
         cJSON_AddStringToObject(r, side_name[s], BOOSTER_KIND);
@@ -316,22 +316,22 @@ static void write_section(FILE *f, int k, const void *data, size_t n)
 static int model_save(const ps_model_t *m, const char *path)
 {
     if (!m || !path)
-        return ps_error(PS_E_ARG, "ps_model_save: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_save: NULL argument");
     /* Tag each booster with its side and kind before it is serialized. */
     for (int s = 0; s < 2; s++)
         if (XGBoosterSetAttr(m->booster[s], "pairsight_side", side_name[s]) != 0 ||
             XGBoosterSetAttr(m->booster[s], "pairsight_kind", BOOSTER_KIND) != 0)
-            return ps_xgb_error("tagging a regressor");
+            return psi_xgb_error("tagging a regressor");
     char *hdr = header_json(m);
     if (!hdr)
-        return ps_error(PS_E_NOMEM, "out of memory writing the model header");
-    ps_atomic_t *a = NULL;
-    int rc = ps_atomic_open(path, &a);
+        return psi_error(PS_E_NOMEM, "out of memory writing the model header");
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
     if (rc != PS_OK) {
         cJSON_free(hdr);
         return rc;
     }
-    FILE *f = ps_atomic_stream(a);
+    FILE *f = psi_atomic_stream(a);
     unsigned char b[8];
     fwrite(file_magic, 1, 8, f);
     put_le(b, PS_MODEL_FORMAT_VERSION, 4);
@@ -344,17 +344,17 @@ static int model_save(const ps_model_t *m, const char *path)
         bst_ulong len = 0;
         const char *buf = NULL;
         if (XGBoosterSaveModelToBuffer(m->booster[s], "{\"format\": \"ubj\"}", &len, &buf) != 0) {
-            rc = ps_xgb_error("serializing a regressor");
+            rc = psi_xgb_error("serializing a regressor");
             break;
         }
         write_section(f, 1 + s, buf, (size_t)len);
     }
     fwrite(end_magic, 1, 8, f);
     if (rc != PS_OK) {
-        ps_atomic_abort(a);
+        psi_atomic_abort(a);
         return rc;
     }
-    return ps_atomic_commit(a);
+    return psi_atomic_commit(a);
 }
 
 static double num(const cJSON *o, const char *key)
@@ -383,25 +383,25 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
     *out = NULL;
     cJSON *o = cJSON_ParseWithLength(text, len);
     if (!o)
-        return ps_error(PS_E_INPUT, "%s: model header is not JSON", path);
+        return psi_error(PS_E_INPUT, "%s: model header is not JSON", path);
     int rc = PS_OK;
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "layout");
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
     double version = num(l, "version"), variant = num(l, "variant"), window = num(l, "window"),
            nf = num(l, "n_features");
-    ps_feature_layout_t want;
+    psi_feature_layout_t want;
     if (!cJSON_IsObject(l) || !cJSON_IsString(gpu) || !isfinite(version) || !isfinite(variant) ||
         !isfinite(window) || !isfinite(nf)) {
-        rc = ps_error(PS_E_INPUT, "%s: model header lacks the feature layout or GPU", path);
+        rc = psi_error(PS_E_INPUT, "%s: model header lacks the feature layout or GPU", path);
     } else if ((int)version != PS_FEATURES_LAYOUT_VERSION) {
-        rc = ps_error(PS_E_MISMATCH, "%s: feature layout version %d, this build reads version %d", path,
+        rc = psi_error(PS_E_MISMATCH, "%s: feature layout version %d, this build reads version %d", path,
                       (int)version, PS_FEATURES_LAYOUT_VERSION);
-    } else if ((rc = ps_features_layout((ps_feature_variant_t)variant, (int)window, &want)) != PS_OK) {
-        ps_error_prefix(rc, path);
+    } else if ((rc = psi_features_layout((ps_feature_variant_t)variant, (int)window, &want)) != PS_OK) {
+        psi_error_prefix(rc, path);
     } else if (want.n_features != (int)nf) {
-        rc = ps_error(PS_E_MISMATCH, "%s: layout of %d features, this build makes %d", path, (int)nf,
+        rc = psi_error(PS_E_MISMATCH, "%s: layout of %d features, this build makes %d", path, (int)nf,
                       want.n_features);
-    } else if ((rc = ps_model_alloc(&want, gpu->valuestring, out)) == PS_OK) {
+    } else if ((rc = psi_model_alloc(&want, gpu->valuestring, out)) == PS_OK) {
         ps_model_info_t *i = &(*out)->info;
         i->n_samples = count(num(o, "n_samples"));
         i->n_train = count(num(o, "n_train"));
@@ -433,7 +433,7 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         i->adapt_depth[0] = (int)count(adapt_depth[0]);
         i->adapt_depth[1] = (int)count(adapt_depth[1]);
         if ((rc = calib_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &(*out)->calib)) != PS_OK)
-            ps_error_prefix(rc, path);
+            psi_error_prefix(rc, path);
         i->n_calib = (*out)->calib ? (*out)->calib->n_rows : 0;
     }
     cJSON_Delete(o);
@@ -448,20 +448,20 @@ static int check_tag(const char *path, BoosterHandle b, int s)
     const char *v = NULL;
     int ok1 = 0, ok2 = 0;
     if (XGBoosterGetAttr(b, "pairsight_side", &v, &ok1) != 0)
-        return ps_xgb_error(path);
+        return psi_xgb_error(path);
     if (ok1 && v)
         snprintf(side, sizeof side, "%s", v);
     if (XGBoosterGetAttr(b, "pairsight_kind", &v, &ok2) != 0)
-        return ps_xgb_error(path);
+        return psi_xgb_error(path);
     if (ok2 && v)
         snprintf(kind, sizeof kind, "%s", v);
     if (!ok1 || !ok2)
-        return ps_error(PS_E_INPUT, "%s: the %s carries no side and kind tag", path, sec_what[1 + s]);
+        return psi_error(PS_E_INPUT, "%s: the %s carries no side and kind tag", path, sec_what[1 + s]);
     if (strcmp(side, side_name[s]) != 0)
-        return ps_error(PS_E_INPUT, "%s: the %s section holds a regressor tagged '%s' (regressors swapped?)",
+        return psi_error(PS_E_INPUT, "%s: the %s section holds a regressor tagged '%s' (regressors swapped?)",
                         path, sec_what[1 + s], side);
     if (strcmp(kind, BOOSTER_KIND) != 0)
-        return ps_error(PS_E_INPUT, "%s: the %s is of kind '%s', not %s", path, sec_what[1 + s], kind,
+        return psi_error(PS_E_INPUT, "%s: the %s is of kind '%s', not %s", path, sec_what[1 + s], kind,
                         BOOSTER_KIND);
     return PS_OK;
 }
@@ -475,7 +475,7 @@ static int check_regressors(const char *path, const char *text, size_t len)
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, side_name[s]);
         if (!cJSON_IsString(k) || strcmp(k->valuestring, BOOSTER_KIND) != 0)
-            rc = ps_error(PS_E_INPUT, "%s: the metadata names no %s regressor of kind %s", path, side_name[s],
+            rc = psi_error(PS_E_INPUT, "%s: the metadata names no %s regressor of kind %s", path, side_name[s],
                           BOOSTER_KIND);
     }
     cJSON_Delete(o);
@@ -486,41 +486,41 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
 {
     *out = NULL;
     if (n < 16 || memcmp(buf, file_magic, 8) != 0)
-        return ps_error(PS_E_INPUT, "%s: not a pairsight model file", path);
+        return psi_error(PS_E_INPUT, "%s: not a pairsight model file", path);
     unsigned version = (unsigned)get_le(buf + 8, 4);
     if (version != PS_MODEL_FORMAT_VERSION)
-        return ps_error(PS_E_MISMATCH, "%s: model format version %u, this build reads version %d%s", path,
+        return psi_error(PS_E_MISMATCH, "%s: model format version %u, this build reads version %d%s", path,
                         version, PS_MODEL_FORMAT_VERSION,
                         version < PS_MODEL_FORMAT_VERSION ? " (retrain it with `pairsight train`)" : "");
     if (get_le(buf + 12, 4) != 3)
-        return ps_error(PS_E_INPUT, "%s: %u sections, a model has 3", path, (unsigned)get_le(buf + 12, 4));
+        return psi_error(PS_E_INPUT, "%s: %u sections, a model has 3", path, (unsigned)get_le(buf + 12, 4));
     /* Every section is located and checked before anything is parsed. */
     const unsigned char *data[3];
     size_t len[3], at = 16;
     for (int k = 0; k < 3; k++) {
         if (n - at < 16)
-            return ps_error(PS_E_INPUT, "%s: truncated model file (in the %s)", path, sec_what[k]);
+            return psi_error(PS_E_INPUT, "%s: truncated model file (in the %s)", path, sec_what[k]);
         if (memcmp(buf + at, sec_tag[k], 4) != 0) {
             for (int j = 0; j < 3; j++)
                 if (memcmp(buf + at, sec_tag[j], 4) == 0)
-                    return ps_error(PS_E_INPUT, "%s: the %s is where the %s belongs (sections out of order)",
+                    return psi_error(PS_E_INPUT, "%s: the %s is where the %s belongs (sections out of order)",
                                     path, sec_what[j], sec_what[k]);
-            return ps_error(PS_E_INPUT, "%s: damaged model file: no %s section at byte %zu", path, sec_what[k],
+            return psi_error(PS_E_INPUT, "%s: damaged model file: no %s section at byte %zu", path, sec_what[k],
                             at);
         }
         uint64_t l = get_le(buf + at + 4, 8);
         if (l > n - at - 16)
-            return ps_error(PS_E_INPUT, "%s: truncated or damaged model file (%s of %llu bytes, %zu left)", path,
+            return psi_error(PS_E_INPUT, "%s: truncated or damaged model file (%s of %llu bytes, %zu left)", path,
                             sec_what[k], (unsigned long long)l, n - at - 16);
         uint32_t want = (uint32_t)get_le(buf + at + 12, 4);
         if (section_crc(sec_tag[k], buf + at + 4, buf + at + 16, (size_t)l) != want)
-            return ps_error(PS_E_INPUT, "%s: damaged model file: checksum mismatch in the %s", path, sec_what[k]);
+            return psi_error(PS_E_INPUT, "%s: damaged model file: checksum mismatch in the %s", path, sec_what[k]);
         data[k] = buf + at + 16;
         len[k] = (size_t)l;
         at += 16 + (size_t)l;
     }
     if (n - at != 8 || memcmp(buf + at, end_magic, 8) != 0)
-        return ps_error(PS_E_INPUT, "%s: truncated or trailing data after the regressors", path);
+        return psi_error(PS_E_INPUT, "%s: truncated or trailing data after the regressors", path);
 
     ps_model_t *m = NULL;
     int rc = check_regressors(path, (const char *)data[0], len[0]);
@@ -529,12 +529,12 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
         char why[160];
         if (ubj_check(data[1 + s], len[1 + s], why, sizeof why) != 0) {
-            rc = ps_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path, sec_what[1 + s], why);
+            rc = psi_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path, sec_what[1 + s], why);
             break;
         }
         if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
             XGBoosterLoadModelFromBuffer(m->booster[s], data[1 + s], (bst_ulong)len[1 + s]) != 0) {
-            rc = ps_xgb_error(path);
+            rc = psi_xgb_error(path);
             break;
         }
         if ((rc = check_tag(path, m->booster[s], s)) != PS_OK)
@@ -544,7 +544,7 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
         m->info.n_trees[s] = rounds;
     }
     if (rc == PS_OK)
-        rc = ps_model_finish(m);
+        rc = psi_model_finish(m);
     if (rc != PS_OK) {
         ps_model_free(m);
         return rc;
@@ -557,7 +557,7 @@ int ps_model_load(const char *path, ps_model_t **out)
 {
     *out = NULL;
     if (!path)
-        return ps_error(PS_E_ARG, "ps_model_load: NULL path");
+        return psi_error(PS_E_ARG, "ps_model_load: NULL path");
     unsigned char *buf = NULL;
     size_t n = 0;
     int rc = file_read_all(path, &buf, &n);

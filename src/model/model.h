@@ -12,57 +12,57 @@
 #define PS_MODEL_FORMAT_VERSION 2
 
 struct ps_model {
-    ps_feature_layout_t layout;
+    psi_feature_layout_t layout;
     char *gpu;
     BoosterHandle booster[2]; /* PS_SIDE_HP, PS_SIDE_LP: regressors on log delta */
-    ps_forest_t *forest[2];   /* flattened copies of the boosters for prediction */
+    psi_forest_t *forest[2];   /* flattened copies of the boosters for prediction */
     ps_model_info_t info;     /* info.gpu points at gpu */
-    struct ps_calib *calib;   /* upper-bound calibration (src/decision), NULL = none */
+    struct psi_calib *calib;   /* upper-bound calibration (src/decision), NULL = none */
 };
 
 /* Record XGBoost's last error as a PS_E_BACKEND message about what. */
-int ps_xgb_error(const char *what);
+int psi_xgb_error(const char *what);
 
 /* Allocate an empty model with layout l for gpu. */
-int ps_model_alloc(const ps_feature_layout_t *l, const char *gpu, ps_model_t **out);
+int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out);
 
 /* Load a model file held in memory (buf[n]); path names it in messages. */
 int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out);
 
 /* Build the flattened forests from the boosters (after train, adapt, load). */
-int ps_model_finish(ps_model_t *m);
+int psi_model_finish(ps_model_t *m);
 
 /* Raw output (log delta) of the regressor of side for n rows of x
  * (stride n_features), through the flattened forest of a finished model.
  * out[n] is the caller's. */
-void ps_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out);
+void psi_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out);
 
 /* Same through XGBoost's own predictor (XGBoosterPredictFromDense): the
  * reference for tests and benchmarks. type 0 = values (out[n]); type 2 =
  * SHAP contributions (out[n * (n_features + 1)], bias last). */
-int ps_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type,
+int psi_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type,
                          double *out);
 
 /* Compose window-pair predictions of one query (see predict.c): lh[i * nl
  * + j], ll[i * nl + j] are the log deltas of HP window i beside LP window j,
  * wh[nh] and wl[nl] the windows' standalone times; the composed latencies go
  * to *t_hp and *t_lp. */
-int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
+int psi_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
                        const double *wh, const double *wl, double *t_hp, double *t_lp);
 
 /* Latency MAPE (%) of log-delta predictions pred against the measured
  * latency, over the rows i with split[i] == which (all rows when which < 0). */
-double ps_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,
+double psi_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,
                        const unsigned char *split, int which, size_t n);
 
 /* The total TPCs of gpu: from the GPU table when it knows the GPU, else the
  * largest allocation profiled for that GPU in ops; 0 when neither knows. */
-int ps_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu);
+int psi_model_gpu_tpcs(const ps_ops_t *ops, const char *gpu);
 
 /* The model's info as JSON, the one writer of it: the model file's header
  * and `pairsight train --json` both print this object (NULL when out of
  * memory; the caller deletes it). */
 struct cJSON;
-struct cJSON *ps_model_info_json(const ps_model_info_t *i);
+struct cJSON *psi_model_info_json(const ps_model_info_t *i);
 
 #endif

@@ -66,7 +66,7 @@ const char *ps_compose_name(ps_compose_t c) { return (int)c >= 0 && c < PS_COMPO
 int ps_compose_from_name(const char *name, ps_compose_t *out)
 {
     int k;
-    int rc = ps_name_index("composition", name, compose_names, PS_COMPOSE_COUNT, &k);
+    int rc = psi_name_index("composition", name, compose_names, PS_COMPOSE_COUNT, &k);
     if (rc == PS_OK)
         *out = (ps_compose_t)k;
     return rc;
@@ -96,7 +96,7 @@ static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
         for (int j = 0; j < nl; j++) {
             window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
             size_t r = (size_t)i * (size_t)nl + (size_t)j;
-            int rc = ps_features_build_pair(&m->layout, ops, &w, xh + r * nf, xl + r * nf, &wh[i], &wl[j]);
+            int rc = psi_features_build_pair(&m->layout, ops, &w, xh + r * nf, xl + r * nf, &wh[i], &wl[j]);
             if (rc != PS_OK)
                 return rc;
         }
@@ -172,8 +172,8 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
         return PS_OK;
     }
     size_t np = (size_t)nh * (size_t)nl;
-    double *kh = ps_malloc(np * sizeof *kh), *kl = ps_malloc(np * sizeof *kl);
-    double *dh = ps_malloc((size_t)nh * sizeof *dh), *dl = ps_malloc((size_t)nl * sizeof *dl);
+    double *kh = psi_malloc(np * sizeof *kh), *kl = psi_malloc(np * sizeof *kl);
+    double *dh = psi_malloc((size_t)nh * sizeof *dh), *dl = psi_malloc((size_t)nl * sizeof *dl);
     if (!kh || !kl || !dh || !dl) {
         free(kh);
         free(kl);
@@ -212,7 +212,7 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
     return PS_OK;
 }
 
-int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
+int psi_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
                        const double *wl, double *t_hp, double *t_lp)
 {
     if (method == PS_COMPOSE_INDEX) {
@@ -225,24 +225,24 @@ int ps_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, co
 /* Checks that need the whole query, before any feature is built. */
 static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int gpu_tpcs)
 {
-    if (!q->gpu || strcmp(ps_gpu_canonical(q->gpu), m->gpu) != 0)
-        return ps_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
+    if (!q->gpu || strcmp(psi_gpu_canonical(q->gpu), m->gpu) != 0)
+        return psi_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
-        return ps_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs, q->lp_tpcs);
+        return psi_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs, q->lp_tpcs);
     if (gpu_tpcs > 0 && q->hp_tpcs + q->lp_tpcs > gpu_tpcs)
-        return ps_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s", q->hp_tpcs,
+        return psi_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s", q->hp_tpcs,
                         q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
     if (q->hp_len < 1 || q->lp_len < 1)
-        return ps_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
+        return psi_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
     /* A segment past its model's end is refused here, before its windows
      * are counted and their rows allocated. */
     for (int s = 0; s < 2; s++) {
         const char *model = s ? q->lp_model : q->hp_model;
         int batch = s ? q->lp_batch : q->hp_batch, start = s ? q->lp_start : q->hp_start,
             len = s ? q->lp_len : q->hp_len;
-        const ps_op_group_t *g = model ? ps_ops_find(ops, q->gpu, model, batch) : NULL;
+        const psi_op_group_t *g = model ? psi_ops_find(ops, q->gpu, model, batch) : NULL;
         if (g && !segment_fits(start, len, g->n_ops))
-            return ps_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
+            return psi_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
                             s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
     }
     return PS_OK;
@@ -251,27 +251,27 @@ static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
 int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q)
 {
     if (!m || !ops || !q)
-        return ps_error(PS_E_ARG, "ps_model_check_query: NULL argument");
-    int rc = check_query(m, ops, q, ps_model_gpu_tpcs(ops, m->gpu));
+        return psi_error(PS_E_ARG, "ps_model_check_query: NULL argument");
+    int rc = check_query(m, ops, q, psi_model_gpu_tpcs(ops, m->gpu));
     if (rc != PS_OK)
         return rc;
     /* Every window pair must resolve; the first window of the other side is
      * enough to check each window of one side. */
     size_t nf = (size_t)m->layout.n_features;
     int W = m->layout.window, nh = n_windows(q->hp_len, W), nl = n_windows(q->lp_len, W);
-    float *x = ps_malloc(2 * nf * sizeof *x);
+    float *x = psi_malloc(2 * nf * sizeof *x);
     if (!x)
         return PS_E_NOMEM;
     ps_query_t w = *q;
     window_range(q->lp_start, q->lp_len, nl, 0, &w.lp_start, &w.lp_len);
     for (int i = 0; i < nh && rc == PS_OK; i++) {
         window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
-        rc = ps_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+        rc = psi_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
     }
     window_range(q->hp_start, q->hp_len, nh, 0, &w.hp_start, &w.hp_len);
     for (int j = 0; j < nl && rc == PS_OK; j++) {
         window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
-        rc = ps_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+        rc = psi_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
     }
     free(x);
     return rc;
@@ -285,8 +285,8 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 {
     size_t nf = (size_t)m->layout.n_features;
     int W = m->layout.window;
-    size_t *row0 = ps_malloc((n + 1) * sizeof *row0);
-    size_t *win0 = ps_malloc((n + 1) * sizeof *win0);
+    size_t *row0 = psi_malloc((n + 1) * sizeof *row0);
+    size_t *win0 = psi_malloc((n + 1) * sizeof *win0);
     if (!row0 || !win0) {
         free(row0);
         free(win0);
@@ -301,9 +301,9 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     /* n >= 1 and every query has a window per side: no size is 0. */
     size_t R = row0[n], NW = win0[n];
     int rc = PS_OK;
-    float *xh = ps_malloc(R * nf * sizeof *xh), *xl = ps_malloc(R * nf * sizeof *xl);
-    double *lh = ps_malloc(R * sizeof *lh), *ll = ps_malloc(R * sizeof *ll);
-    double *wsolo = ps_malloc(NW * sizeof *wsolo);
+    float *xh = psi_malloc(R * nf * sizeof *xh), *xl = psi_malloc(R * nf * sizeof *xl);
+    double *lh = psi_malloc(R * sizeof *lh), *ll = psi_malloc(R * sizeof *ll);
+    double *wsolo = psi_malloc(NW * sizeof *wsolo);
     if (!xh || !xl || !lh || !ll || !wsolo) {
         rc = PS_E_NOMEM;
         goto done;
@@ -317,13 +317,13 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         if (rc != PS_OK) {
             char where[48];
             snprintf(where, sizeof where, "query %zu", first + k);
-            ps_error_prefix(rc, where);
+            psi_error_prefix(rc, where);
             goto done;
         }
         if (row0[k + 1] - row0[k0] >= PREDICT_BLOCK || k + 1 == n) {
             size_t r0 = row0[k0], nr = row0[k + 1] - r0;
-            ps_model_predict_rows(m, PS_SIDE_HP, xh + r0 * nf, nr, lh + r0);
-            ps_model_predict_rows(m, PS_SIDE_LP, xl + r0 * nf, nr, ll + r0);
+            psi_model_predict_rows(m, PS_SIDE_HP, xh + r0 * nf, nr, lh + r0);
+            psi_model_predict_rows(m, PS_SIDE_LP, xl + r0 * nf, nr, ll + r0);
             k0 = k + 1;
         }
     }
@@ -341,7 +341,7 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
                 if (rc != PS_OK) {
                     char where[48];
                     snprintf(where, sizeof where, "query %zu", first + k);
-                    ps_error_prefix(rc, where);
+                    psi_error_prefix(rc, where);
                     goto done;
                 }
                 lh[row0[k] + (size_t)i * nl + j] += a;
@@ -352,9 +352,9 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     for (size_t k = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         const double *wh = wsolo + win0[k], *wl = wh + nh;
-        rc = ps_compose_windows(method, nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
+        rc = psi_compose_windows(method, nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
         if (rc != PS_OK) {
-            rc = ps_error(rc, "out of memory composing windows");
+            rc = psi_error(rc, "out of memory composing windows");
             goto done;
         }
         double a = 0, b = 0;
@@ -403,17 +403,17 @@ static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
                          double *out_hp_solo_ns, double *out_lp_solo_ns)
 {
     if (!m || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
-        return ps_error(PS_E_ARG, "ps_model_predict: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_predict: NULL argument");
     if (method != PS_COMPOSE_INDEX && method != PS_COMPOSE_OVERLAP)
-        return ps_error(PS_E_ARG, "unknown composition method %d", (int)method);
-    int gpu_tpcs = ps_model_gpu_tpcs(ops, m->gpu);
+        return psi_error(PS_E_ARG, "unknown composition method %d", (int)method);
+    int gpu_tpcs = psi_model_gpu_tpcs(ops, m->gpu);
     size_t rows = 0;
     for (size_t k = 0; k < n; k++) {
         int rc = check_query(m, ops, &q[k], gpu_tpcs);
         if (rc != PS_OK) {
             char where[48];
             snprintf(where, sizeof where, "query %zu", k);
-            return ps_error_prefix(rc, where);
+            return psi_error_prefix(rc, where);
         }
         rows += (size_t)n_windows(q[k].hp_len, m->layout.window) * (size_t)n_windows(q[k].lp_len, m->layout.window);
     }
@@ -439,7 +439,7 @@ static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         }
         return PS_OK;
     }
-    int *rcs = ps_calloc(n_slices, sizeof *rcs);
+    int *rcs = psi_calloc(n_slices, sizeof *rcs);
     if (!rcs)
         return PS_E_NOMEM;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -466,12 +466,12 @@ int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_qu
                            double coverage, double *out_hp_upper_ns, double *out_lp_upper_ns)
 {
     if (!m)
-        return ps_error(PS_E_ARG, "ps_model_predict_bound: NULL model");
+        return psi_error(PS_E_ARG, "ps_model_predict_bound: NULL model");
     if (!m->calib)
-        return ps_error(PS_E_ARG, "the model has no calibration (train it again with this version; "
+        return psi_error(PS_E_ARG, "the model has no calibration (train it again with this version; "
                                   "adapted models lose theirs)");
     if (!(coverage >= 0.5 && coverage <= 0.999))
-        return ps_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
+        return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
     return predict_batch(m, ops, q, n, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL,
                          NULL);
 }

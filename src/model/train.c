@@ -50,21 +50,21 @@ ps_train_params_t ps_train_default_params(void)
 static int check_params(const ps_train_params_t *p)
 {
     if (p->max_rounds < 1 || p->early_stopping < 1)
-        return ps_error(PS_E_ARG, "max_rounds and early_stopping must be >= 1");
+        return psi_error(PS_E_ARG, "max_rounds and early_stopping must be >= 1");
     if (p->n_depths < 1 || p->n_depths > 4 || p->n_etas < 1 || p->n_etas > 4)
-        return ps_error(PS_E_ARG, "the depth and learning-rate grids need 1 to 4 values each");
+        return psi_error(PS_E_ARG, "the depth and learning-rate grids need 1 to 4 values each");
     for (int i = 0; i < p->n_depths; i++)
         if (p->depths[i] < 1 || p->depths[i] > 20)
-            return ps_error(PS_E_ARG, "max_depth %d is outside 1..20", p->depths[i]);
+            return psi_error(PS_E_ARG, "max_depth %d is outside 1..20", p->depths[i]);
     for (int i = 0; i < p->n_etas; i++)
         if (!(p->etas[i] > 0 && p->etas[i] <= 1))
-            return ps_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
+            return psi_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
     if (!(p->subsample > 0 && p->subsample <= 1))
-        return ps_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
+        return psi_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
     if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 || p->adapt_depth > 20)
-        return ps_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 0..20");
+        return psi_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 0..20");
     if (p->max_rounds > MAX_ROUNDS || p->early_stopping > MAX_ROUNDS || p->adapt_rounds > MAX_ROUNDS)
-        return ps_error(PS_E_ARG, "max_rounds, early_stopping and adapt_rounds must be <= %d", MAX_ROUNDS);
+        return psi_error(PS_E_ARG, "max_rounds, early_stopping and adapt_rounds must be <= %d", MAX_ROUNDS);
     if (thread_check("nthread", p->nthread) != PS_OK)
         return PS_E_ARG;
     return PS_OK;
@@ -89,9 +89,9 @@ static void subset_free(subset_t *s)
     memset(s, 0, sizeof *s);
 }
 
-/* which < 0 takes every row. Features come from ps_dataset_features (a lean
+/* which < 0 takes every row. Features come from psi_dataset_features (a lean
  * data set builds them again from ops). */
-static int subset_make(const ps_dataset_t *d, const ps_ops_t *ops, int which, subset_t *s)
+static int subset_make(const psi_dataset_t *d, const ps_ops_t *ops, int which, subset_t *s)
 {
     size_t nf = (size_t)d->layout.n_features, n = 0;
     memset(s, 0, sizeof *s);
@@ -99,10 +99,10 @@ static int subset_make(const ps_dataset_t *d, const ps_ops_t *ops, int which, su
         n += which < 0 || d->split[i] == which;
     size_t m = n ? n : 1;
     for (int k = 0; k < 2; k++) {
-        s->x[k] = ps_malloc(m * nf * sizeof(float));
-        s->y[k] = ps_malloc(m * sizeof(float));
-        s->solo[k] = ps_malloc(m * sizeof(double));
-        s->measured[k] = ps_malloc(m * sizeof(double));
+        s->x[k] = psi_malloc(m * nf * sizeof(float));
+        s->y[k] = psi_malloc(m * sizeof(float));
+        s->solo[k] = psi_malloc(m * sizeof(double));
+        s->measured[k] = psi_malloc(m * sizeof(double));
         if (!s->x[k] || !s->y[k] || !s->solo[k] || !s->measured[k]) {
             subset_free(s);
             return PS_E_NOMEM;
@@ -112,9 +112,9 @@ static int subset_make(const ps_dataset_t *d, const ps_ops_t *ops, int which, su
     for (size_t i = 0; i < d->n; i++) {
         if (which >= 0 && d->split[i] != which)
             continue;
-        int rc = ps_dataset_features(d, ops, i, PS_SIDE_HP, s->x[0] + j * nf);
+        int rc = psi_dataset_features(d, ops, i, PS_SIDE_HP, s->x[0] + j * nf);
         if (rc == PS_OK)
-            rc = ps_dataset_features(d, ops, i, PS_SIDE_LP, s->x[1] + j * nf);
+            rc = psi_dataset_features(d, ops, i, PS_SIDE_LP, s->x[1] + j * nf);
         if (rc != PS_OK) {
             subset_free(s);
             return rc;
@@ -135,11 +135,11 @@ static int make_dmatrix(const float *x, const float *y, size_t n, int nf, int nt
 {
     *out = NULL;
     if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)n, (bst_ulong)nf, NAN, out, nthread) != 0)
-        return ps_xgb_error("creating a training matrix");
+        return psi_xgb_error("creating a training matrix");
     if (XGDMatrixSetFloatInfo(*out, "label", y, (bst_ulong)n) != 0) {
         XGDMatrixFree(*out);
         *out = NULL;
-        return ps_xgb_error("setting labels");
+        return psi_xgb_error("setting labels");
     }
     return PS_OK;
 }
@@ -151,7 +151,7 @@ static int make_dmatrix(const float *x, const float *y, size_t n, int nf, int nt
  * of the split. XGBoost walks the iterator more than once (cuts, then
  * quantization); every walk builds the same values. */
 typedef struct {
-    const ps_dataset_t *d;
+    const psi_dataset_t *d;
     const ps_ops_t *ops;
     int side, nthread;
     const size_t *idx; /* the split's rows */
@@ -176,12 +176,12 @@ static int feed_next(DataIterHandle h)
 #endif
     for (long i = 0; i < (long)m; i++) {
         size_t k = f->idx[f->pos + (size_t)i];
-        int r = ps_dataset_features(f->d, f->ops, k, f->side, f->x + (size_t)i * nf);
+        int r = psi_dataset_features(f->d, f->ops, k, f->side, f->x + (size_t)i * nf);
         rc = r < rc ? r : rc;
         f->y[i] = (float)y[k];
     }
     if (rc != PS_OK) {
-        f->rc = ps_error(rc, "building training features");
+        f->rc = psi_error(rc, "building training features");
         return 0;
     }
     char iface[256];
@@ -190,7 +190,7 @@ static int feed_next(DataIterHandle h)
              (unsigned long long)(uintptr_t)f->x, m, nf);
     if (XGProxyDMatrixSetDataDense(f->proxy, iface) != 0 ||
         XGDMatrixSetFloatInfo(f->proxy, "label", f->y, (bst_ulong)m) != 0) {
-        f->rc = ps_xgb_error("passing a chunk of training rows");
+        f->rc = psi_xgb_error("passing a chunk of training rows");
         return 0;
     }
     f->pos += m;
@@ -201,22 +201,22 @@ static void feed_reset(DataIterHandle h) { ((feed_t *)h)->pos = 0; }
 
 /* The quantized training matrix of one side (see feed_t); the chunk buffers
  * are freed before it is returned, ahead of boosting. */
-static int make_quantile_dmatrix(const ps_dataset_t *d, const ps_ops_t *ops, int side, const size_t *idx, size_t n,
+static int make_quantile_dmatrix(const psi_dataset_t *d, const ps_ops_t *ops, int side, const size_t *idx, size_t n,
                                  int nthread, DMatrixHandle *out)
 {
     *out = NULL;
     size_t nf = (size_t)d->layout.n_features;
     feed_t f = {.d = d, .ops = ops, .side = side, .nthread = nthread, .idx = idx, .n = n};
-    f.x = ps_malloc(FEED_ROWS * nf * sizeof *f.x);
-    f.y = ps_malloc(FEED_ROWS * sizeof *f.y);
+    f.x = psi_malloc(FEED_ROWS * nf * sizeof *f.x);
+    f.y = psi_malloc(FEED_ROWS * sizeof *f.y);
     int rc = f.x && f.y ? PS_OK : PS_E_NOMEM;
     if (rc == PS_OK && XGProxyDMatrixCreate(&f.proxy) != 0)
-        rc = ps_xgb_error("creating a data proxy");
+        rc = psi_xgb_error("creating a data proxy");
     char config[128];
     /* XGBoost's JSON reads NaN; max_bin is the booster's default (256). */
     snprintf(config, sizeof config, "{\"missing\": NaN, \"nthread\": %d, \"max_bin\": 256}", nthread);
     if (rc == PS_OK && XGQuantileDMatrixCreateFromCallback(&f, f.proxy, NULL, feed_reset, feed_next, config, out) != 0)
-        rc = f.rc != PS_OK ? f.rc : ps_xgb_error("creating the quantized training matrix");
+        rc = f.rc != PS_OK ? f.rc : psi_xgb_error("creating the quantized training matrix");
     if (rc == PS_OK && f.rc != PS_OK)
         rc = f.rc;
     if (f.proxy)
@@ -235,7 +235,7 @@ static int set_param(BoosterHandle b, const char *name, const char *value)
     if (XGBoosterSetParam(b, name, value) != 0) {
         char what[128];
         snprintf(what, sizeof what, "setting %s=%s", name, value);
-        return ps_xgb_error(what);
+        return psi_xgb_error(what);
     }
     return PS_OK;
 }
@@ -278,26 +278,26 @@ static double eval_value(const char *s)
 
 /* Latency MAPE of a candidate booster on subset s, through XGBoost's
  * predictor (a candidate has no flattened forest); tmp wraps it as a model. */
-static double booster_mape(const ps_feature_layout_t *l, BoosterHandle b, int side, const subset_t *s)
+static double booster_mape(const psi_feature_layout_t *l, BoosterHandle b, int side, const subset_t *s)
 {
     ps_model_t tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.layout = *l;
     tmp.booster[side] = b;
-    double *pred = ps_malloc((s->n ? s->n : 1) * sizeof *pred);
+    double *pred = psi_malloc((s->n ? s->n : 1) * sizeof *pred);
     if (!pred)
         return NAN;
     double mape = NAN;
-    if (ps_model_predict_xgb(&tmp, side, s->x[side], s->n, 0, pred) == PS_OK)
-        mape = ps_latency_mape(pred, s->solo[side], s->measured[side], NULL, -1, s->n);
+    if (psi_model_predict_xgb(&tmp, side, s->x[side], s->n, 0, pred) == PS_OK)
+        mape = psi_latency_mape(pred, s->solo[side], s->measured[side], NULL, -1, s->n);
     free(pred);
     return mape;
 }
 
 typedef struct {
     const ps_train_params_t *p;
-    const ps_feature_layout_t *l;
-    const ps_dataset_t *d; /* lean: the training split is fed by index */
+    const psi_feature_layout_t *l;
+    const psi_dataset_t *d; /* lean: the training split is fed by index */
     const ps_ops_t *ops;
     const size_t *train_idx; /* rows of the training split */
     size_t n_train;
@@ -314,7 +314,7 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
     BoosterHandle b = NULL, best_b = NULL;
     DMatrixHandle cache[2] = {dtrain, dvalid};
     if (XGBoosterCreate(cache, 2, &b) != 0)
-        return ps_xgb_error("creating a booster");
+        return psi_xgb_error("creating a booster");
     int rc = set_common_params(b, c->nthread, depth, eta, c->p->subsample);
     char buf[64];
     snprintf(buf, sizeof buf, "%.17g", base_score);
@@ -326,13 +326,13 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
     int best_iter = -1;
     for (int it = 0; rc == PS_OK && it < c->p->max_rounds; it++) {
         if (XGBoosterUpdateOneIter(b, it, dtrain) != 0) {
-            rc = ps_xgb_error("boosting");
+            rc = psi_xgb_error("boosting");
             break;
         }
         const char *names[1] = {"valid"};
         const char *res = NULL;
         if (XGBoosterEvalOneIter(b, it, &cache[1], names, 1, &res) != 0) {
-            rc = ps_xgb_error("evaluating on the validation split");
+            rc = psi_xgb_error("evaluating on the validation split");
             break;
         }
         double v = eval_value(res);
@@ -348,9 +348,9 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
         }
     }
     if (rc == PS_OK && best_iter < 0)
-        rc = ps_error(PS_E_BACKEND, "training produced no finite validation error");
+        rc = psi_error(PS_E_BACKEND, "training produced no finite validation error");
     if (rc == PS_OK && XGBoosterSlice(b, 0, best_iter + 1, 1, &best_b) != 0)
-        rc = ps_xgb_error("keeping the best rounds");
+        rc = psi_xgb_error("keeping the best rounds");
     XGBoosterFree(b);
     if (rc != PS_OK) {
         if (best_b)
@@ -416,11 +416,11 @@ static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *v
 }
 
 /* All rows must be of one GPU, the model's. */
-static int check_gpu(const ps_dataset_t *d, const char *gpu)
+static int check_gpu(const psi_dataset_t *d, const char *gpu)
 {
     for (size_t i = 0; i < d->n; i++)
         if (strcmp(d->rows[i]->gpu, gpu) != 0)
-            return ps_error(PS_E_INPUT, "coexec rows of GPU '%s' and '%s': a model is for one GPU", gpu,
+            return psi_error(PS_E_INPUT, "coexec rows of GPU '%s' and '%s': a model is for one GPU", gpu,
                             d->rows[i]->gpu);
     return PS_OK;
 }
@@ -432,20 +432,20 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     *out = NULL;
     ps_train_params_t p = params ? *params : ps_train_default_params();
     if (!ops || !cx)
-        return ps_error(PS_E_ARG, "ps_model_train: NULL table");
+        return psi_error(PS_E_ARG, "ps_model_train: NULL table");
     int rc = check_params(&p);
     if (rc != PS_OK)
         return rc;
-    double t0 = ps_now();
-    ps_feature_layout_t l;
-    rc = ps_features_layout(p.variant, p.window, &l);
+    double t0 = psi_now();
+    psi_feature_layout_t l;
+    rc = psi_features_layout(p.variant, p.window, &l);
     if (rc != PS_OK)
         return rc;
     /* Lean: no feature matrix of all samples. The training split goes to
      * XGBoost in chunks (make_quantile_dmatrix); the validation split is
      * kept (each grid point scores on it), the test split built at the end. */
-    ps_dataset_t *d = NULL;
-    rc = ps_dataset_build_lean(&l, ops, cx, p.seed, &d);
+    psi_dataset_t *d = NULL;
+    rc = psi_dataset_build_lean(&l, ops, cx, p.seed, &d);
     if (rc != PS_OK)
         return rc;
     ps_model_t *m = NULL;
@@ -454,15 +454,15 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     memset(&va, 0, sizeof va);
     memset(&te, 0, sizeof te);
     if (d->n == 0) {
-        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", l.window);
+        rc = psi_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", l.window);
         goto done;
     }
     if (d->n_skipped)
-        ps_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out", d->n_skipped,
+        psi_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out", d->n_skipped,
                l.window);
     if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
         goto done;
-    if (!(train_idx = ps_malloc(d->n * sizeof *train_idx))) {
+    if (!(train_idx = psi_malloc(d->n * sizeof *train_idx))) {
         rc = PS_E_NOMEM;
         goto done;
     }
@@ -472,10 +472,10 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     if ((rc = subset_make(d, ops, PS_SPLIT_VALID, &va)) != PS_OK)
         goto done;
     if (n_train == 0 || va.n == 0) {
-        rc = ps_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)", d->n_experiments);
+        rc = psi_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)", d->n_experiments);
         goto done;
     }
-    if ((rc = ps_model_alloc(&l, d->rows[0]->gpu, &m)) != PS_OK)
+    if ((rc = psi_model_alloc(&l, d->rows[0]->gpu, &m)) != PS_OK)
         goto done;
     train_ctx_t c = {.p = &p,
                      .l = &l,
@@ -497,18 +497,18 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     m->info.n_test = te.n;
     m->info.n_experiments = d->n_experiments;
     m->info.seed = p.seed;
-    if ((rc = ps_coexec_fingerprint(cx, l.window, &m->info.split_fingerprint)) != PS_OK)
+    if ((rc = psi_coexec_fingerprint(cx, l.window, &m->info.split_fingerprint)) != PS_OK)
         goto done;
-    rc = ps_model_finish(m);
+    rc = psi_model_finish(m);
     if (rc == PS_OK)
         rc = calib_fit(m, ops, d, &m->calib);
     m->info.n_calib = m->calib ? m->calib->n_rows : 0;
-    m->info.train_seconds = ps_now() - t0;
+    m->info.train_seconds = psi_now() - t0;
 done:
     free(train_idx);
     subset_free(&va);
     subset_free(&te);
-    ps_dataset_free(d);
+    psi_dataset_free(d);
     if (rc != PS_OK) {
         ps_model_free(m);
         return rc;
@@ -524,13 +524,13 @@ static int booster_copy(BoosterHandle src, BoosterHandle *out)
     bst_ulong len = 0;
     const char *buf = NULL;
     if (XGBoosterSaveModelToBuffer(src, "{\"format\": \"ubj\"}", &len, &buf) != 0)
-        return ps_xgb_error("serializing a booster");
+        return psi_xgb_error("serializing a booster");
     if (XGBoosterCreate(NULL, 0, out) != 0)
-        return ps_xgb_error("creating a booster");
+        return psi_xgb_error("creating a booster");
     if (XGBoosterLoadModelFromBuffer(*out, buf, len) != 0) {
         XGBoosterFree(*out);
         *out = NULL;
-        return ps_xgb_error("copying a booster");
+        return psi_xgb_error("copying a booster");
     }
     return PS_OK;
 }
@@ -545,7 +545,7 @@ static int adapt_booster(BoosterHandle base, DMatrixHandle dm, const ps_train_pa
     int start = rc == PS_OK ? count_rounds(*out) : 0;
     for (int it = 0; rc == PS_OK && it < p->adapt_rounds; it++) {
         if (XGBoosterUpdateOneIter(*out, start + it, dm) != 0)
-            rc = ps_xgb_error("continued training");
+            rc = psi_xgb_error("continued training");
         else if (p->progress)
             p->progress("adapting", side * p->adapt_rounds + it + 1, 2.0 * p->adapt_rounds, p->progress_user);
     }
@@ -565,7 +565,7 @@ static const int adapt_depths[] = {1, 2, 3};
  * latency MAPE on its validation and test splits (held-out experiments of
  * the new data, never an evaluation's test set). Fewer than
  * ADAPT_CHOICE_MIN_EXPERIMENTS experiments: depth 1, the shallowest. */
-static int choose_adapt_depth(const ps_model_t *m, const ps_dataset_t *d, const ps_train_params_t *p, int nthread,
+static int choose_adapt_depth(const ps_model_t *m, const psi_dataset_t *d, const ps_train_params_t *p, int nthread,
                               int side, int *depth)
 {
     *depth = adapt_depths[0];
@@ -613,13 +613,13 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     *out = NULL;
     ps_train_params_t p = params ? *params : ps_train_default_params();
     if (!m || !ops || !cx)
-        return ps_error(PS_E_ARG, "ps_model_adapt: NULL argument");
+        return psi_error(PS_E_ARG, "ps_model_adapt: NULL argument");
     int rc = check_params(&p);
     if (rc != PS_OK)
         return rc;
-    double t0 = ps_now();
-    ps_dataset_t *d = NULL;
-    rc = ps_dataset_build(&m->layout, ops, cx, p.seed, &d);
+    double t0 = psi_now();
+    psi_dataset_t *d = NULL;
+    rc = psi_dataset_build(&m->layout, ops, cx, p.seed, &d);
     if (rc != PS_OK)
         return rc;
     ps_model_t *n = NULL;
@@ -627,11 +627,11 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     memset(&all, 0, sizeof all);
     DMatrixHandle dm[2] = {NULL, NULL};
     if (d->n == 0) {
-        rc = ps_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", m->layout.window);
+        rc = psi_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", m->layout.window);
         goto done;
     }
     if ((rc = check_gpu(d, m->gpu)) != PS_OK || (rc = subset_make(d, ops, -1, &all)) != PS_OK ||
-        (rc = ps_model_alloc(&m->layout, m->gpu, &n)) != PS_OK)
+        (rc = psi_model_alloc(&m->layout, m->gpu, &n)) != PS_OK)
         goto done;
     n->info = m->info;
     n->info.gpu = n->gpu;
@@ -653,16 +653,16 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     }
     if (rc != PS_OK)
         goto done;
-    rc = ps_model_finish(n);
+    rc = psi_model_finish(n);
     n->info.n_adapt = m->info.n_adapt + 1;
     n->info.adapt_samples = d->n;
-    n->info.adapt_seconds = ps_now() - t0;
+    n->info.adapt_seconds = psi_now() - t0;
 done:
     for (int side = 0; side < 2; side++)
         if (dm[side])
             XGDMatrixFree(dm[side]);
     subset_free(&all);
-    ps_dataset_free(d);
+    psi_dataset_free(d);
     if (rc != PS_OK) {
         ps_model_free(n);
         return rc;

@@ -11,10 +11,10 @@
 /* Guards against a runaway quoted field eating the whole file. */
 #define CSV_MAX_RECORD ((size_t)1 << 26)
 #define CSV_MAX_FIELDS 100000
-/* The most of a line of plain text that ps_csv_next_line keeps. */
+/* The most of a line of plain text that psi_csv_next_line keeps. */
 #define CSV_MAX_LINE ((size_t)1 << 22)
 
-struct ps_csv {
+struct psi_csv {
     FILE *f;
     unsigned char *filebuf;
     const unsigned char *p; /* current buffer (filebuf, or the caller's data) */
@@ -32,52 +32,52 @@ struct ps_csv {
     int nf, fcap;
 };
 
-int ps_csv_nfields(const ps_csv_t *c) { return c->nf; }
-const char *ps_csv_field(const ps_csv_t *c, int i) { return c->rec + c->off[i]; }
-size_t ps_csv_field_len(const ps_csv_t *c, int i) { return c->flen[i]; }
-size_t ps_csv_field_line(const ps_csv_t *c, int i) { return c->fline[i]; }
+int psi_csv_nfields(const psi_csv_t *c) { return c->nf; }
+const char *psi_csv_field(const psi_csv_t *c, int i) { return c->rec + c->off[i]; }
+size_t psi_csv_field_len(const psi_csv_t *c, int i) { return c->flen[i]; }
+size_t psi_csv_field_line(const psi_csv_t *c, int i) { return c->fline[i]; }
 
-int ps_csv_find(const ps_csv_t *c, const char *name)
+int psi_csv_find(const psi_csv_t *c, const char *name)
 {
     for (int i = 0; i < c->nf; i++)
-        if (strcmp(ps_csv_field(c, i), name) == 0)
+        if (strcmp(psi_csv_field(c, i), name) == 0)
             return i;
     return -1;
 }
-size_t ps_csv_line(const ps_csv_t *c) { return c->nf ? c->fline[0] : c->line; }
-const char *ps_csv_path(const ps_csv_t *c) { return c->path; }
-void ps_csv_skip_prefix(ps_csv_t *c, const char *prefix) { c->skip = prefix; }
-void ps_csv_lf_lines(ps_csv_t *c) { c->lf_lines = 1; }
+size_t psi_csv_line(const psi_csv_t *c) { return c->nf ? c->fline[0] : c->line; }
+const char *psi_csv_path(const psi_csv_t *c) { return c->path; }
+void psi_csv_skip_prefix(psi_csv_t *c, const char *prefix) { c->skip = prefix; }
+void psi_csv_lf_lines(psi_csv_t *c) { c->lf_lines = 1; }
 
-static int csv_alloc(const char *name, ps_csv_t **out)
+static int csv_alloc(const char *name, psi_csv_t **out)
 {
-    ps_csv_t *c = ps_calloc(1, sizeof *c);
+    psi_csv_t *c = psi_calloc(1, sizeof *c);
     if (!c)
         return PS_E_NOMEM;
-    c->path = ps_strdup(name);
+    c->path = psi_strdup(name);
     c->rec_cap = 1024;
-    c->rec = ps_malloc(c->rec_cap);
+    c->rec = psi_malloc(c->rec_cap);
     c->fcap = 64;
-    c->off = ps_malloc(sizeof *c->off * (size_t)c->fcap);
-    c->flen = ps_malloc(sizeof *c->flen * (size_t)c->fcap);
-    c->fline = ps_malloc(sizeof *c->fline * (size_t)c->fcap);
+    c->off = psi_malloc(sizeof *c->off * (size_t)c->fcap);
+    c->flen = psi_malloc(sizeof *c->flen * (size_t)c->fcap);
+    c->fline = psi_malloc(sizeof *c->fline * (size_t)c->fcap);
     c->line = 1;
     if (!c->path || !c->rec || !c->off || !c->flen || !c->fline) {
-        ps_csv_close(c);
+        psi_csv_close(c);
         return PS_E_NOMEM;
     }
     *out = c;
     return PS_OK;
 }
 
-static void skip_bom(ps_csv_t *c)
+static void skip_bom(psi_csv_t *c)
 {
     if (c->len - c->pos >= 3 && c->p[c->pos] == 0xEF && c->p[c->pos + 1] == 0xBB &&
         c->p[c->pos + 2] == 0xBF)
         c->pos += 3;
 }
 
-static int refill(ps_csv_t *c)
+static int refill(psi_csv_t *c)
 {
     if (!c->f || c->eof)
         return 0;
@@ -86,31 +86,31 @@ static int refill(ps_csv_t *c)
     if (c->len == 0) {
         c->eof = 1;
         if (ferror(c->f))
-            return ps_error(PS_E_IO, "%s:%zu: read error: %s", c->path, c->line, strerror(errno));
+            return psi_error(PS_E_IO, "%s:%zu: read error: %s", c->path, c->line, strerror(errno));
         return 0;
     }
     return 1;
 }
 
-int ps_csv_open(const char *path, ps_csv_t **out)
+int psi_csv_open(const char *path, psi_csv_t **out)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    ps_csv_t *c = NULL;
+        return psi_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    psi_csv_t *c = NULL;
     int rc = csv_alloc(path, &c);
-    if (rc == PS_OK && !(c->filebuf = ps_malloc(CSV_BUF)))
+    if (rc == PS_OK && !(c->filebuf = psi_malloc(CSV_BUF)))
         rc = PS_E_NOMEM;
     if (rc != PS_OK) {
         fclose(f);
-        ps_csv_close(c);
+        psi_csv_close(c);
         return rc;
     }
     c->f = f;
     c->p = c->filebuf;
     if ((rc = refill(c)) < 0) {
-        ps_csv_close(c);
+        psi_csv_close(c);
         return rc;
     }
     skip_bom(c);
@@ -118,10 +118,10 @@ int ps_csv_open(const char *path, ps_csv_t **out)
     return PS_OK;
 }
 
-int ps_csv_open_mem(const void *data, size_t len, const char *name, ps_csv_t **out)
+int psi_csv_open_mem(const void *data, size_t len, const char *name, psi_csv_t **out)
 {
     *out = NULL;
-    ps_csv_t *c = NULL;
+    psi_csv_t *c = NULL;
     int rc = csv_alloc(name, &c);
     if (rc != PS_OK)
         return rc;
@@ -133,7 +133,7 @@ int ps_csv_open_mem(const void *data, size_t len, const char *name, ps_csv_t **o
     return PS_OK;
 }
 
-void ps_csv_close(ps_csv_t *c)
+void psi_csv_close(psi_csv_t *c)
 {
     if (!c)
         return;
@@ -149,7 +149,7 @@ void ps_csv_close(ps_csv_t *c)
 }
 
 /* Next byte, or -1 at end of file, or -2 after a read error. */
-static inline int csv_getc(ps_csv_t *c)
+static inline int csv_getc(psi_csv_t *c)
 {
     if (c->pos >= c->len) {
         int rc = refill(c);
@@ -160,7 +160,7 @@ static inline int csv_getc(ps_csv_t *c)
 }
 
 /* Look at the next byte without taking it. */
-static inline int csv_peek(ps_csv_t *c)
+static inline int csv_peek(psi_csv_t *c)
 {
     if (c->pos >= c->len) {
         int rc = refill(c);
@@ -171,13 +171,13 @@ static inline int csv_peek(ps_csv_t *c)
 }
 
 /* Room for n more bytes and a NUL in the record. */
-static int reserve(ps_csv_t *c, size_t n)
+static int reserve(psi_csv_t *c, size_t n)
 {
     while (c->rec_len + n + 1 >= c->rec_cap) {
         if (c->rec_cap >= CSV_MAX_RECORD)
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: record longer than %zu bytes", c->path,
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: record longer than %zu bytes", c->path,
                             c->fline[0], c->nf, (size_t)CSV_MAX_RECORD);
-        char *r = ps_realloc(c->rec, c->rec_cap * 2);
+        char *r = psi_realloc(c->rec, c->rec_cap * 2);
         if (!r)
             return PS_E_NOMEM;
         c->rec = r;
@@ -186,7 +186,7 @@ static int reserve(ps_csv_t *c, size_t n)
     return PS_OK;
 }
 
-static int put_byte(ps_csv_t *c, int ch)
+static int put_byte(psi_csv_t *c, int ch)
 {
     int rc = reserve(c, 1);
     if (rc == PS_OK)
@@ -194,20 +194,20 @@ static int put_byte(ps_csv_t *c, int ch)
     return rc;
 }
 
-static int begin_field(ps_csv_t *c)
+static int begin_field(psi_csv_t *c)
 {
     if (c->nf == c->fcap) {
         if (c->fcap >= CSV_MAX_FIELDS)
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: more than %d fields", c->path, c->line,
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: more than %d fields", c->path, c->line,
                             c->nf, CSV_MAX_FIELDS);
         int cap = c->fcap * 2;
-        size_t *o = ps_realloc(c->off, sizeof *o * (size_t)cap);
+        size_t *o = psi_realloc(c->off, sizeof *o * (size_t)cap);
         if (o)
             c->off = o;
-        size_t *l = o ? ps_realloc(c->flen, sizeof *l * (size_t)cap) : NULL;
+        size_t *l = o ? psi_realloc(c->flen, sizeof *l * (size_t)cap) : NULL;
         if (l)
             c->flen = l;
-        size_t *fl = l ? ps_realloc(c->fline, sizeof *fl * (size_t)cap) : NULL;
+        size_t *fl = l ? psi_realloc(c->fline, sizeof *fl * (size_t)cap) : NULL;
         if (!fl)
             return PS_E_NOMEM;
         c->fline = fl;
@@ -219,7 +219,7 @@ static int begin_field(ps_csv_t *c)
     return PS_OK;
 }
 
-static int end_field(ps_csv_t *c)
+static int end_field(psi_csv_t *c)
 {
     int i = c->nf - 1;
     c->flen[i] = c->rec_len - c->off[i];
@@ -227,7 +227,7 @@ static int end_field(ps_csv_t *c)
 }
 
 /* Skip the rest of a line (a comment or a skipped prefix line). */
-static int skip_line(ps_csv_t *c)
+static int skip_line(psi_csv_t *c)
 {
     for (;;) {
         int ch = csv_getc(c);
@@ -253,7 +253,7 @@ static int skip_line(ps_csv_t *c)
 /* At the start of a line that begins with prefix[0]: consume the matching
  * part of prefix. Returns 1 when the whole prefix matched, else 0 with the
  * matched bytes already stored in the first field. */
-static int match_prefix(ps_csv_t *c, const char *prefix, int *rc)
+static int match_prefix(psi_csv_t *c, const char *prefix, int *rc)
 {
     size_t k = 0;
     while (prefix[k] && csv_peek(c) == (unsigned char)prefix[k]) {
@@ -269,15 +269,15 @@ static int match_prefix(ps_csv_t *c, const char *prefix, int *rc)
     return 0;
 }
 
-static int nul_error(ps_csv_t *c)
+static int nul_error(psi_csv_t *c)
 {
-    return ps_error(PS_E_INPUT, "%s:%zu:%d: NUL byte in the text (is the file UTF-16?)", c->path,
+    return psi_error(PS_E_INPUT, "%s:%zu:%d: NUL byte in the text (is the file UTF-16?)", c->path,
                     c->line, c->nf);
 }
 
 /* Finish an unquoted field whose first bytes may already be stored; stops
  * before the delimiter. */
-static int read_unquoted(ps_csv_t *c)
+static int read_unquoted(psi_csv_t *c)
 {
     for (;;) {
         /* Fast path: copy plain bytes straight from the buffer. */
@@ -303,7 +303,7 @@ static int read_unquoted(ps_csv_t *c)
         if (ch == -1 || ch == ',' || ch == '\n' || ch == '\r')
             return PS_OK;
         if (ch == '"')
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: quote inside an unquoted field", c->path,
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: quote inside an unquoted field", c->path,
                             c->line, c->nf);
         if (ch == '\0')
             return nul_error(c);
@@ -311,7 +311,7 @@ static int read_unquoted(ps_csv_t *c)
     }
 }
 
-static int read_quoted(ps_csv_t *c)
+static int read_quoted(psi_csv_t *c)
 {
     size_t start_line = c->line;
     for (;;) {
@@ -319,7 +319,7 @@ static int read_quoted(ps_csv_t *c)
         if (ch == -2)
             return PS_E_IO;
         if (ch == -1)
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: unterminated quoted field", c->path,
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: unterminated quoted field", c->path,
                             start_line, c->nf);
         if (ch == '"') {
             if (csv_peek(c) == '"') {
@@ -330,7 +330,7 @@ static int read_quoted(ps_csv_t *c)
                     return PS_E_IO;
                 if (nx == -1 || nx == ',' || nx == '\n' || nx == '\r')
                     return PS_OK;
-                return ps_error(PS_E_INPUT, "%s:%zu:%d: unexpected character after closing quote",
+                return psi_error(PS_E_INPUT, "%s:%zu:%d: unexpected character after closing quote",
                                 c->path, c->line, c->nf);
             }
         } else if (ch == '\n') {
@@ -344,7 +344,7 @@ static int read_quoted(ps_csv_t *c)
     }
 }
 
-int ps_csv_next(ps_csv_t *c)
+int psi_csv_next(psi_csv_t *c)
 {
     int rc;
     c->nf = 0;
@@ -413,13 +413,13 @@ int ps_csv_next(ps_csv_t *c)
     }
 }
 
-int ps_csv_peek_byte(ps_csv_t *c)
+int psi_csv_peek_byte(psi_csv_t *c)
 {
     int ch = csv_peek(c);
     return ch == -2 ? PS_E_IO : ch;
 }
 
-int ps_csv_next_line(ps_csv_t *c)
+int psi_csv_next_line(psi_csv_t *c)
 {
     c->nf = 0;
     c->rec_len = 0;
@@ -462,7 +462,7 @@ int ps_csv_next_line(ps_csv_t *c)
     return rc == PS_OK ? 1 : rc;
 }
 
-void ps_csv_put_field(FILE *f, const char *s)
+void psi_csv_put_field(FILE *f, const char *s)
 {
     if (!s)
         return;

@@ -15,49 +15,49 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef struct ps_csv ps_csv_t;
+typedef struct psi_csv psi_csv_t;
 
 /* Open a file (name is used in messages). */
-int ps_csv_open(const char *path, ps_csv_t **out);
+int psi_csv_open(const char *path, psi_csv_t **out);
 /* Tokenize a caller-owned buffer, which must outlive the tokenizer; name is
  * used in messages. */
-int ps_csv_open_mem(const void *data, size_t len, const char *name, ps_csv_t **out);
-void ps_csv_close(ps_csv_t *c);
+int psi_csv_open_mem(const void *data, size_t len, const char *name, psi_csv_t **out);
+void psi_csv_close(psi_csv_t *c);
 
 /* Lines starting with prefix (no ',', '"', CR or LF in it) are skipped
  * wherever a record could start. The string must outlive the tokenizer. */
-void ps_csv_skip_prefix(ps_csv_t *c, const char *prefix);
+void psi_csv_skip_prefix(psi_csv_t *c, const char *prefix);
 
 /* Line numbers count LF (and CRLF) only, as a text editor does: a bare CR
  * (a progress bar's) still ends a record but starts no new line. */
-void ps_csv_lf_lines(ps_csv_t *c);
+void psi_csv_lf_lines(psi_csv_t *c);
 
 /* The next byte (0..255) without taking it, -1 at end of file, or PS_E_IO. */
-int ps_csv_peek_byte(ps_csv_t *c);
+int psi_csv_peek_byte(psi_csv_t *c);
 /* Read the rest of the current line as plain text (no quoting) into field
  * 0; returns 1, 0 at end of file, or a negative PS_E_* code. For files that
  * mix CSV with other text. At most 4 MiB of a line are kept. */
-int ps_csv_next_line(ps_csv_t *c);
+int psi_csv_next_line(psi_csv_t *c);
 
 /* Read the next record: returns 1 with a record, 0 at end of file, or a
  * negative PS_E_* code with ps_last_error() set ("file:line:column: ..."). */
-int ps_csv_next(ps_csv_t *c);
+int psi_csv_next(psi_csv_t *c);
 
-int ps_csv_nfields(const ps_csv_t *c);
+int psi_csv_nfields(const psi_csv_t *c);
 /* Field i (0-based) of the current record, NUL-terminated; valid until the
- * next ps_csv_next. A NUL byte in the text is an error, so none is inside. */
-const char *ps_csv_field(const ps_csv_t *c, int i);
-size_t ps_csv_field_len(const ps_csv_t *c, int i);
+ * next psi_csv_next. A NUL byte in the text is an error, so none is inside. */
+const char *psi_csv_field(const psi_csv_t *c, int i);
+size_t psi_csv_field_len(const psi_csv_t *c, int i);
 /* Index of the first field of the current record equal to name, or -1 (for
  * finding a column in a header). */
-int ps_csv_find(const ps_csv_t *c, const char *name);
+int psi_csv_find(const psi_csv_t *c, const char *name);
 /* Line on which field i starts, and the line of the record's first field. */
-size_t ps_csv_field_line(const ps_csv_t *c, int i);
-size_t ps_csv_line(const ps_csv_t *c);
-const char *ps_csv_path(const ps_csv_t *c);
+size_t psi_csv_field_line(const psi_csv_t *c, int i);
+size_t psi_csv_line(const psi_csv_t *c);
+const char *psi_csv_path(const psi_csv_t *c);
 
 /* Write s as one field, quoted (RFC 4180) only where it holds ',', '"', CR
  * or LF; NULL writes an empty field. */
-void ps_csv_put_field(FILE *f, const char *s);
+void psi_csv_put_field(FILE *f, const char *s);
 
 #endif

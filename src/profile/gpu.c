@@ -42,7 +42,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const ps_gpu_t catalog[] = {
+static const psi_gpu_t catalog[] = {
     {
         .name = "A100-SXM4-40GB",
         .aliases = {"a100", "a100-sxm4", "a100-40gb", NULL},
@@ -165,7 +165,7 @@ static const ps_gpu_t catalog[] = {
     },
 };
 
-const ps_gpu_t *ps_gpu_find(const char *name_or_alias)
+const psi_gpu_t *psi_gpu_find(const char *name_or_alias)
 {
     if (!name_or_alias)
         return NULL;
@@ -179,15 +179,15 @@ const ps_gpu_t *ps_gpu_find(const char *name_or_alias)
     return NULL;
 }
 
-const ps_gpu_t *ps_gpu_list(size_t *n)
+const psi_gpu_t *psi_gpu_list(size_t *n)
 {
     *n = sizeof catalog / sizeof catalog[0];
     return catalog;
 }
 
-const char *ps_gpu_canonical(const char *name)
+const char *psi_gpu_canonical(const char *name)
 {
-    const ps_gpu_t *g = name ? ps_gpu_find(name) : NULL;
+    const psi_gpu_t *g = name ? psi_gpu_find(name) : NULL;
     return g ? g->name : name;
 }
 
@@ -202,7 +202,7 @@ static const struct {
     {"B200", "B200"},               {"H200", "H200"},
 };
 
-const ps_gpu_t *gpu_from_device_name(const char *name)
+const psi_gpu_t *gpu_from_device_name(const char *name)
 {
     if (!name)
         return NULL;
@@ -212,7 +212,7 @@ const ps_gpu_t *gpu_from_device_name(const char *name)
             name += strlen(vendor[v]);
     for (size_t i = 0; i < sizeof device_names / sizeof device_names[0]; i++)
         if (strcasecmp(name, device_names[i].device) == 0)
-            return ps_gpu_find(device_names[i].catalog);
+            return psi_gpu_find(device_names[i].catalog);
     /* Aliases are short names a user types, not device names. */
     for (size_t i = 0; i < sizeof catalog / sizeof catalog[0]; i++)
         if (strcasecmp(catalog[i].name, name) == 0)

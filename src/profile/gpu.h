@@ -2,7 +2,7 @@
  * The GPU catalog: a small table of published figures for each GPU the
  * simulator and the other stages know, looked up by name or alias.
  *
- *     const ps_gpu_t *g = ps_gpu_find("a100");   // or "A100-SXM4-40GB"
+ *     const psi_gpu_t *g = psi_gpu_find("a100");   // or "A100-SXM4-40GB"
  *     if (g) printf("%s has %d TPCs\n", g->name, g->tpcs);
  *
  * Every figure carries its source in a comment in src/profile/gpu.c. The
@@ -28,23 +28,23 @@ typedef struct {
     double dram_gbs;         /* DRAM peak bandwidth, GB/s (1e9 bytes/s) */
     double l2_mb;            /* L2 cache size, MiB as marketed (1 MB = 2^20 bytes here) */
     double l2_gbs;           /* L2 bandwidth, GB/s */
-} ps_gpu_t;
+} psi_gpu_t;
 
 /* The GPU whose name or alias equals name_or_alias (case-insensitive), or
  * NULL. Accepts e.g. "A100-SXM4-40GB", "a100", "h100", "H100-SXM", "h200",
  * "v100". */
-const ps_gpu_t *ps_gpu_find(const char *name_or_alias);
+const psi_gpu_t *psi_gpu_find(const char *name_or_alias);
 /* The catalog name of a GPU named by its name or an alias ("a100" ->
  * "A100-SXM4-40GB"); name itself when the catalog does not know it (a
  * measured GPU outside it, "FAKE-GPU"), NULL for NULL. Every place that
  * compares GPU names compares these, so that an alias works everywhere. */
-const char *ps_gpu_canonical(const char *name);
+const char *psi_gpu_canonical(const char *name);
 
 /* The catalog entry of a name as the driver reports it ("NVIDIA H100 80GB
  * HBM3", "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB"), or NULL. */
-const ps_gpu_t *gpu_from_device_name(const char *name);
+const psi_gpu_t *gpu_from_device_name(const char *name);
 
 /* The catalog as an array: *n receives its length. */
-const ps_gpu_t *ps_gpu_list(size_t *n);
+const psi_gpu_t *psi_gpu_list(size_t *n);
 
 #endif

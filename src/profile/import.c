@@ -15,15 +15,15 @@ ps_import_params_t ps_import_default_params(void)
     return (ps_import_params_t){.batch = 1};
 }
 
-int ps_import_check_params(const ps_import_params_t *p)
+int psi_import_check_params(const ps_import_params_t *p)
 {
     if (!p || (p->gpu && !*p->gpu) || !p->model || !*p->model)
-        return ps_error(PS_E_ARG, "import: the model name is required (and a GPU name, when "
+        return psi_error(PS_E_ARG, "import: the model name is required (and a GPU name, when "
                         "given, must not be empty)");
     if (p->batch <= 0)
-        return ps_error(PS_E_ARG, "import: batch must be > 0 (got %d)", p->batch);
+        return psi_error(PS_E_ARG, "import: batch must be > 0 (got %d)", p->batch);
     if (p->tpcs <= 0)
-        return ps_error(PS_E_ARG, "import: tpcs must be > 0 (got %d)", p->tpcs);
+        return psi_error(PS_E_ARG, "import: tpcs must be > 0 (got %d)", p->tpcs);
     return PS_OK;
 }
 
@@ -82,7 +82,7 @@ int import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm)
         i++;
     if (i == ts->n) {
         void *grown = ts->t;
-        int rc = ps_array_grow(&grown, ts->n, &ts->cap, sizeof *ts->t, 8);
+        int rc = psi_array_grow(&grown, ts->n, &ts->cap, sizeof *ts->t, 8);
         ts->t = grown;
         if (rc != PS_OK)
             return rc;
@@ -149,27 +149,27 @@ int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_imp
                        ps_import_info_t *info)
 {
     *q = *p;
-    const ps_gpu_t *fg = file_gpu && *file_gpu ? gpu_from_device_name(file_gpu) : NULL;
-    const ps_gpu_t *g = NULL;
+    const psi_gpu_t *fg = file_gpu && *file_gpu ? gpu_from_device_name(file_gpu) : NULL;
+    const psi_gpu_t *g = NULL;
     if (p->gpu) {
-        g = ps_gpu_find(p->gpu);
+        g = psi_gpu_find(p->gpu);
         if (!g)
             g = gpu_from_device_name(p->gpu);
         q->gpu = g ? g->name : p->gpu;
         if (fg && g && fg != g)
-            ps_log(PS_LOG_WARN, "import: the file was profiled on %s (%s); the rows name %s as "
+            psi_log(PS_LOG_WARN, "import: the file was profiled on %s (%s); the rows name %s as "
                    "given", file_gpu, fg->name, g->name);
     } else if (file_gpu && *file_gpu) {
         g = fg;
         q->gpu = g ? g->name : file_gpu;
         if (!g)
-            ps_log(PS_LOG_WARN, "import: GPU '%s' is not in the catalog: the rows name it as the "
+            psi_log(PS_LOG_WARN, "import: GPU '%s' is not in the catalog: the rows name it as the "
                    "file does, and no TPC limit is checked", file_gpu);
     } else {
-        return ps_error(PS_E_ARG, "the file names no GPU: give --gpu");
+        return psi_error(PS_E_ARG, "the file names no GPU: give --gpu");
     }
     if (g && p->tpcs > g->tpcs)
-        return ps_error(PS_E_ARG, "--tpcs: %d exceeds the %d TPCs of %s%s%s%s", p->tpcs, g->tpcs,
+        return psi_error(PS_E_ARG, "--tpcs: %d exceeds the %d TPCs of %s%s%s%s", p->tpcs, g->tpcs,
                         g->name, file_gpu && !p->gpu ? " (the file names " : "",
                         file_gpu && !p->gpu ? file_gpu : "", file_gpu && !p->gpu ? ")" : "");
     if (info) {
@@ -179,23 +179,23 @@ int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_imp
     return PS_OK;
 }
 
-int ps_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
-                  double duration_ns, const ps_counters_t *c)
+int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
+                  double duration_ns, const psi_counters_t *c)
 {
-    ps_op_row_t r = {.gpu = p->gpu, .model = p->model, .batch = p->batch, .op = op,
+    psi_op_row_t r = {.gpu = p->gpu, .model = p->model, .batch = p->batch, .op = op,
                      .name = name, .tpcs = p->tpcs, .duration_ns = duration_ns,
                      .intensity = PS_INTENSITY_NONE};
-    r.c = c ? *c : (ps_counters_t){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    r.c = c ? *c : (psi_counters_t){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     return ps_ops_append(t, &r);
 }
 
-int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info)
+int psi_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info)
 {
     int rc = PS_OK;
     if (t->n == 0)
-        rc = ps_error(PS_E_INPUT, "%s: no kernels found: nothing to import", path);
-    else if ((rc = ps_ops_index(t)) != PS_OK)
-        ps_error_prefix(rc, path);
+        rc = psi_error(PS_E_INPUT, "%s: no kernels found: nothing to import", path);
+    else if ((rc = psi_ops_index(t)) != PS_OK)
+        psi_error_prefix(rc, path);
     if (rc != PS_OK) {
         ps_ops_free(t);
         return rc;
@@ -220,7 +220,7 @@ int ps_import_run(const char *format, const char *path, const ps_import_params_t
         return import_ncu_file(path, p, out, info);
     if (format && strcmp(format, "torch-trace") == 0)
         return import_torch_file(path, p, out, info);
-    return ps_error(PS_E_ARG, "import: unknown format '%s' (ncu or torch-trace)",
+    return psi_error(PS_E_ARG, "import: unknown format '%s' (ncu or torch-trace)",
                     format ? format : "");
 }
 
@@ -264,19 +264,19 @@ static int same_kernel(const char *a, const char *b)
 
 /* Row index of each (op, tpcs index) of group g in t: idx[op * g->n_tpcs + k],
  * SIZE_MAX where the op has no row at that count. */
-static int group_rows(const ps_ops_t *t, const ps_op_group_t *g, size_t **out)
+static int group_rows(const ps_ops_t *t, const psi_op_group_t *g, size_t **out)
 {
     size_t n = (size_t)g->n_ops * (size_t)g->n_tpcs;
-    size_t *idx = ps_malloc(sizeof *idx * (n ? n : 1));
+    size_t *idx = psi_malloc(sizeof *idx * (n ? n : 1));
     if (!idx)
         return PS_E_NOMEM;
     for (size_t i = 0; i < n; i++)
         idx[i] = SIZE_MAX;
     for (size_t i = 0; i < t->n; i++) {
-        const ps_op_row_t *r = &t->rows[i];
+        const psi_op_row_t *r = &t->rows[i];
         if (r->batch != g->batch || strcmp(r->gpu, g->gpu) || strcmp(r->model, g->model))
             continue;
-        int k = ps_group_tpcs_index(g, r->tpcs);
+        int k = psi_group_tpcs_index(g, r->tpcs);
         if (k >= 0 && r->op >= 0 && r->op < g->n_ops)
             idx[(size_t)r->op * (size_t)g->n_tpcs + (size_t)k] = i;
     }
@@ -305,8 +305,8 @@ int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, siz
         rc = ps_ops_append(t, &base->rows[i]);
     /* Check every group of `more` against `base` before changing anything. */
     for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++) {
-        const ps_op_group_t *m = &more->groups[gi];
-        const ps_op_group_t *b = ps_ops_find(base, m->gpu, m->model, m->batch);
+        const psi_op_group_t *m = &more->groups[gi];
+        const psi_op_group_t *b = psi_ops_find(base, m->gpu, m->model, m->batch);
         if (!b)
             continue;
         int n = b->n_ops < m->n_ops ? b->n_ops : m->n_ops;
@@ -316,26 +316,26 @@ int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, siz
         if (op == n && b->n_ops == m->n_ops)
             continue;
         if (op < n)
-            rc = ps_error(PS_E_MISMATCH, "%s batch %d on %s: the kernel sequences differ at op %d: "
+            rc = psi_error(PS_E_MISMATCH, "%s batch %d on %s: the kernel sequences differ at op %d: "
                           "'%.60s' there, '%.60s' in the import (%d and %d operators; import the "
                           "same run and stream, or give another --model)", m->model, m->batch,
                           m->gpu, op, b->names[op], m->names[op], b->n_ops, m->n_ops);
         else
-            rc = ps_error(PS_E_MISMATCH, "%s batch %d on %s: %d operators there, %d in the import: "
+            rc = psi_error(PS_E_MISMATCH, "%s batch %d on %s: %d operators there, %d in the import: "
                           "the first %d match (import the same run and stream, or give another "
                           "--model)", m->model, m->batch, m->gpu, b->n_ops, m->n_ops, n);
     }
     for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++) {
-        const ps_op_group_t *m = &more->groups[gi];
-        const ps_op_group_t *b = ps_ops_find(base, m->gpu, m->model, m->batch);
+        const psi_op_group_t *m = &more->groups[gi];
+        const psi_op_group_t *b = psi_ops_find(base, m->gpu, m->model, m->batch);
         size_t *idx = NULL;
         if (b && (rc = group_rows(base, b, &idx)) != PS_OK)
             break;
         for (size_t i = 0; i < more->n && rc == PS_OK; i++) {
-            const ps_op_row_t *r = &more->rows[i];
+            const psi_op_row_t *r = &more->rows[i];
             if (r->batch != m->batch || strcmp(r->gpu, m->gpu) || strcmp(r->model, m->model))
                 continue;
-            int k = b ? ps_group_tpcs_index(b, r->tpcs) : -1;
+            int k = b ? psi_group_tpcs_index(b, r->tpcs) : -1;
             size_t at = k >= 0 ? idx[(size_t)r->op * (size_t)b->n_tpcs + (size_t)k] : SIZE_MAX;
             if (at == SIZE_MAX) {
                 rc = ps_ops_append(t, r);
@@ -344,8 +344,8 @@ int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, siz
             }
             /* The row is there: its values win; empty counters are filled. */
             size_t before = n_counters;
-            ps_counters_t *c = &t->rows[at].c;
-            const ps_counters_t *s = &r->c;
+            psi_counters_t *c = &t->rows[at].c;
+            const psi_counters_t *s = &r->c;
             fill_counter(&c->dram_bytes, s->dram_bytes, &n_counters);
             fill_counter(&c->l2_bytes, s->l2_bytes, &n_counters);
             fill_counter(&c->stall_long_scoreboard, s->stall_long_scoreboard, &n_counters);
@@ -362,7 +362,7 @@ int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, siz
         free(idx);
     }
     if (rc == PS_OK)
-        rc = ps_ops_index(t);
+        rc = psi_ops_index(t);
     if (rc != PS_OK) {
         ps_ops_free(t);
         return rc;

@@ -148,7 +148,7 @@ static int parse_ncu_number(const char *s, double *out, const char **why)
         buf[n++] = s[i];
     }
     buf[n] = '\0';
-    return ps_parse_double(buf, out, why);
+    return psi_parse_double(buf, out, why);
 }
 
 typedef struct {
@@ -176,23 +176,23 @@ typedef struct {
 } header_t;
 
 /* A value of metric m from its cell, scaled; errors name line and column. */
-static int read_value(ps_csv_t *csv, int col, int m, double scale, double *out)
+static int read_value(psi_csv_t *csv, int col, int m, double scale, double *out)
 {
     const char *why = "not a number";
-    const char *cell = ps_csv_field(csv, col);
+    const char *cell = psi_csv_field(csv, col);
     double v;
     if (parse_ncu_number(cell, &v, &why) < 0 || (!isnan(v) && v < 0))
-        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s: '%.40s': %s", ps_csv_path(csv),
-                        ps_csv_field_line(csv, col), col + 1, metric_label[m], cell,
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: '%.40s': %s", psi_csv_path(csv),
+                        psi_csv_field_line(csv, col), col + 1, metric_label[m], cell,
                         !isnan(v) && v < 0 ? "negative" : why);
     v *= scale;
     /* Throughput percentages can overshoot 100 by rounding; FORMATS.md
      * bounds them, so a slight overshoot is cut to 100, a larger one named
-     * here (ps_ops_index would only name the output row). */
+     * here (psi_ops_index would only name the output row). */
     if ((m == M_SM || m == M_MEM) && v > 100) {
         if (v >= 101)
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: %s: %g: a percentage above 100",
-                            ps_csv_path(csv), ps_csv_field_line(csv, col), col + 1,
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: %g: a percentage above 100",
+                            psi_csv_path(csv), psi_csv_field_line(csv, col), col + 1,
                             metric_label[m], v);
         v = 100;
     }
@@ -202,40 +202,40 @@ static int read_value(ps_csv_t *csv, int col, int m, double scale, double *out)
 
 /* The launch ID of the current row (thousands separators allowed, as in
  * any column), or seq when the export has no ID column. */
-static int row_id(ps_csv_t *csv, const header_t *h, size_t seq, long long *id)
+static int row_id(psi_csv_t *csv, const header_t *h, size_t seq, long long *id)
 {
     *id = (long long)seq;
     if (h->id < 0)
         return PS_OK;
-    const char *s = ps_csv_field(csv, h->id), *why = "";
+    const char *s = psi_csv_field(csv, h->id), *why = "";
     double v;
     if (parse_ncu_number(s, &v, &why) != 0 || v != floor(v) || fabs(v) > 9e15)
-        return ps_error(PS_E_INPUT, "%s:%zu:%d: ID: '%.40s': not an integer", ps_csv_path(csv),
-                        ps_csv_line(csv), h->id + 1, s);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: ID: '%.40s': not an integer", psi_csv_path(csv),
+                        psi_csv_line(csv), h->id + 1, s);
     *id = (long long)v;
     return PS_OK;
 }
 
 /* Start a launch from the fixed columns of the current row. */
-static int begin_launch(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, size_t seq,
+static int begin_launch(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, size_t seq,
                         long long id, launch_t *l)
 {
-    *l = (launch_t){.id = id, .seq = seq, .line = ps_csv_line(csv)};
+    *l = (launch_t){.id = id, .seq = seq, .line = psi_csv_line(csv)};
     for (int m = 0; m < M_N; m++)
         l->v[m] = NAN;
-    l->name = ps_strpool_intern(pool, ps_csv_field(csv, h->name));
-    l->pid = ps_strpool_intern(pool, h->pid >= 0 ? ps_csv_field(csv, h->pid) : "");
-    l->dev = ps_strpool_intern(pool, h->dev >= 0 ? ps_csv_field(csv, h->dev) : "");
+    l->name = psi_strpool_intern(pool, psi_csv_field(csv, h->name));
+    l->pid = psi_strpool_intern(pool, h->pid >= 0 ? psi_csv_field(csv, h->pid) : "");
+    l->dev = psi_strpool_intern(pool, h->dev >= 0 ? psi_csv_field(csv, h->dev) : "");
     return l->name && l->pid && l->dev ? PS_OK : PS_E_NOMEM;
 }
 
 /* The metric a details row holds into *m (-1: not one the import takes) and
  * its unit's factor into *scale. An unknown unit of a metric the import
  * takes is an error. */
-static int details_metric(ps_csv_t *csv, const header_t *h, int *m, double *scale)
+static int details_metric(psi_csv_t *csv, const header_t *h, int *m, double *scale)
 {
-    const char *name = ps_csv_field(csv, h->metric);
-    const char *unit = h->unit >= 0 ? ps_csv_field(csv, h->unit) : "";
+    const char *name = psi_csv_field(csv, h->metric);
+    const char *unit = h->unit >= 0 ? psi_csv_field(csv, h->unit) : "";
     int known = 0;
     *m = -1;
     for (size_t i = 0; i < PS_ARRAY_LEN(names); i++) {
@@ -248,21 +248,21 @@ static int details_metric(ps_csv_t *csv, const header_t *h, int *m, double *scal
         }
     }
     if (known)
-        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", ps_csv_path(csv),
-                        ps_csv_line(csv), h->unit + 1, name, unit);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", psi_csv_path(csv),
+                        psi_csv_line(csv), h->unit + 1, name, unit);
     return PS_OK;
 }
 
 /* Fields of a line as a header, into a fresh tokenizer over a copy. */
-static int header_fields(const char *line, const char *path, char **copy, ps_csv_t **hc)
+static int header_fields(const char *line, const char *path, char **copy, psi_csv_t **hc)
 {
     *hc = NULL;
-    *copy = ps_strdup(line);
+    *copy = psi_strdup(line);
     if (!*copy)
         return PS_E_NOMEM;
-    int rc = ps_csv_open_mem(*copy, strlen(*copy), path, hc);
-    if (rc == PS_OK && ps_csv_next(*hc) != 1) {
-        ps_csv_close(*hc);
+    int rc = psi_csv_open_mem(*copy, strlen(*copy), path, hc);
+    if (rc == PS_OK && psi_csv_next(*hc) != 1) {
+        psi_csv_close(*hc);
         *hc = NULL;
     }
     return rc;
@@ -270,42 +270,42 @@ static int header_fields(const char *line, const char *path, char **copy, ps_csv
 
 /* Whether the fields are a header of a page we know; fills *h. A summary
  * export (--print-summary) is refused here: it has no launches. */
-static int parse_header(ps_csv_t *hc, ps_csv_t *csv, size_t line, header_t *h, int *is_header)
+static int parse_header(psi_csv_t *hc, psi_csv_t *csv, size_t line, header_t *h, int *is_header)
 {
     *is_header = 0;
     *h = (header_t){.line = line};
-    h->name = ps_csv_find(hc, "Kernel Name");
+    h->name = psi_csv_find(hc, "Kernel Name");
     if (h->name < 0)
         return PS_OK;
-    h->id = ps_csv_find(hc, "ID");
-    h->pid = ps_csv_find(hc, "Process ID");
-    h->pname = ps_csv_find(hc, "Process Name");
-    h->dev = ps_csv_find(hc, "Device");
-    h->metric = ps_csv_find(hc, "Metric Name");
-    h->unit = ps_csv_find(hc, "Metric Unit");
-    h->value = ps_csv_find(hc, "Metric Value");
-    h->nfields = ps_csv_nfields(hc);
+    h->id = psi_csv_find(hc, "ID");
+    h->pid = psi_csv_find(hc, "Process ID");
+    h->pname = psi_csv_find(hc, "Process Name");
+    h->dev = psi_csv_find(hc, "Device");
+    h->metric = psi_csv_find(hc, "Metric Name");
+    h->unit = psi_csv_find(hc, "Metric Unit");
+    h->value = psi_csv_find(hc, "Metric Value");
+    h->nfields = psi_csv_nfields(hc);
     int raw_metric = 0;
     for (int m = 0; m < M_N; m++) {
         h->col[m] = -1;
         for (size_t i = 0; i < PS_ARRAY_LEN(names) && h->col[m] < 0; i++)
             if (names[i].m == m && !names[i].display)
-                h->col[m] = ps_csv_find(hc, names[i].name);
+                h->col[m] = psi_csv_find(hc, names[i].name);
         raw_metric |= h->col[m] >= 0;
     }
-    if (ps_csv_find(hc, "Invocations") >= 0 && h->id < 0)
-        return ps_error(PS_E_INPUT, "%s:%zu:1: a summary export (ncu --print-summary) has no rows "
-                        "per launch: export without --print-summary", ps_csv_path(csv), line);
+    if (psi_csv_find(hc, "Invocations") >= 0 && h->id < 0)
+        return psi_error(PS_E_INPUT, "%s:%zu:1: a summary export (ncu --print-summary) has no rows "
+                        "per launch: export without --print-summary", psi_csv_path(csv), line);
     h->details = h->metric >= 0 && h->value >= 0;
     if (!h->details && h->id < 0 && !raw_metric)
         return PS_OK;
     *is_header = 1;
     if (h->details && h->id < 0)
-        return ps_error(PS_E_INPUT, "%s:%zu:1: a details export without an \"ID\" column: its "
-                        "rows cannot be told apart by launch", ps_csv_path(csv), line);
+        return psi_error(PS_E_INPUT, "%s:%zu:1: a details export without an \"ID\" column: its "
+                        "rows cannot be told apart by launch", psi_csv_path(csv), line);
     if (!h->details && h->col[M_TIME] < 0)
-        return ps_error(PS_E_INPUT, "%s:%zu:1: missing metric column '%s' (profile with --metrics "
-                        "%s, or export the details page)", ps_csv_path(csv), line,
+        return psi_error(PS_E_INPUT, "%s:%zu:1: missing metric column '%s' (profile with --metrics "
+                        "%s, or export the details page)", psi_csv_path(csv), line,
                         metric_label[M_TIME], metric_label[M_TIME]);
     int cols[] = {h->id, h->name, h->pid, h->dev, h->metric, h->unit, h->value};
     for (size_t i = 0; i < PS_ARRAY_LEN(cols); i++)
@@ -336,30 +336,30 @@ static void note_text_line(const char *line, ncu_said_t *said)
 }
 
 /* Skip text until the header row; *h describes it. */
-static int find_header(ps_csv_t *csv, header_t *h, ncu_said_t *said)
+static int find_header(psi_csv_t *csv, header_t *h, ncu_said_t *said)
 {
-    const char *path = ps_csv_path(csv);
+    const char *path = psi_csv_path(csv);
     int rc;
     for (;;) {
-        int ch = ps_csv_peek_byte(csv);
+        int ch = psi_csv_peek_byte(csv);
         if (ch < 0)
             return ch == -1 ? 0 : ch;
-        if ((rc = ps_csv_next_line(csv)) <= 0)
+        if ((rc = psi_csv_next_line(csv)) <= 0)
             return rc;
-        size_t line = ps_csv_line(csv);
-        const char *text = ps_csv_field(csv, 0);
+        size_t line = psi_csv_line(csv);
+        const char *text = psi_csv_field(csv, 0);
         if (!strstr(text, "Kernel Name")) {
             if (*text)
                 note_text_line(text, said);
             continue;
         }
         char *copy = NULL;
-        ps_csv_t *hc = NULL;
+        psi_csv_t *hc = NULL;
         int is_header = 0;
         rc = header_fields(text, path, &copy, &hc);
         if (rc == PS_OK && hc)
             rc = parse_header(hc, csv, line, h, &is_header);
-        ps_csv_close(hc);
+        psi_csv_close(hc);
         free(copy);
         if (rc != PS_OK)
             return rc;
@@ -374,30 +374,30 @@ static int find_header(ps_csv_t *csv, header_t *h, ncu_said_t *said)
 static int no_header_error(const char *path, const ncu_said_t *said)
 {
     if (said->errors)
-        return ps_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s%s", path,
+        return psi_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s%s", path,
                         said->first_error, said->errors > 1 ? " (and more ==ERROR== lines)" : "");
     if (said->warnings)
-        return ps_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s", path,
+        return psi_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s", path,
                         said->first_warning);
-    return ps_error(PS_E_INPUT, "%s: no Nsight Compute header (a row with \"Kernel Name\"): export "
+    return psi_error(PS_E_INPUT, "%s: no Nsight Compute header (a row with \"Kernel Name\"): export "
                     "with ncu --csv (the details page, or --page raw)", path);
 }
 
 /* Read the rows after the header into launches. */
 /* The units row of the raw page into scale[M_N] (the factor to ns, bytes or
  * percent of each metric column). */
-static int read_units(ps_csv_t *csv, const header_t *h, double *scale)
+static int read_units(psi_csv_t *csv, const header_t *h, double *scale)
 {
     for (int m = 0; m < M_N; m++) {
         if (h->col[m] < 0)
             continue;
-        const char *u = ps_csv_field(csv, h->col[m]);
+        const char *u = psi_csv_field(csv, h->col[m]);
         char kind = 0;
         for (size_t i = 0; i < PS_ARRAY_LEN(names) && !kind; i++)
             if (names[i].m == m)
                 kind = names[i].kind;
         if ((scale[m] = unit_scale(kind, u)) == 0)
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", ps_csv_path(csv), ps_csv_line(csv),
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", psi_csv_path(csv), psi_csv_line(csv),
                             h->col[m] + 1, metric_label[m], u);
     }
     return PS_OK;
@@ -405,7 +405,7 @@ static int read_units(ps_csv_t *csv, const header_t *h, double *scale)
 
 /* The values of the current row into launch l: every metric column of a raw
  * page row, or the one metric m (scaled by sc) of a details page row. */
-static int fill_launch(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, const double *scale, int m, double sc,
+static int fill_launch(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, const double *scale, int m, double sc,
                        launch_t *l)
 {
     int rc = PS_OK;
@@ -414,16 +414,16 @@ static int fill_launch(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, con
             if (h->col[k] < 0)
                 continue;
             if (k == M_GPU) {
-                const char *g = ps_csv_field(csv, h->col[k]);
-                if (*g && !(l->gpu = ps_strpool_intern(pool, g)))
+                const char *g = psi_csv_field(csv, h->col[k]);
+                if (*g && !(l->gpu = psi_strpool_intern(pool, g)))
                     rc = PS_E_NOMEM;
                 continue;
             }
             rc = read_value(csv, h->col[k], k, scale[k], &l->v[k]);
         }
     } else if (m == M_GPU) {
-        const char *g = ps_csv_field(csv, h->value);
-        if (*g && !l->gpu && !(l->gpu = ps_strpool_intern(pool, g)))
+        const char *g = psi_csv_field(csv, h->value);
+        if (*g && !l->gpu && !(l->gpu = psi_strpool_intern(pool, g)))
             rc = PS_E_NOMEM;
     } else if (m >= 0 && isnan(l->v[m])) {
         rc = read_value(csv, h->value, m, sc, &l->v[m]);
@@ -431,10 +431,10 @@ static int fill_launch(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, con
     return rc;
 }
 
-static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_said_t *said,
+static int read_rows(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, ncu_said_t *said,
                      launch_t **out, size_t *n_out)
 {
-    const char *path = ps_csv_path(csv);
+    const char *path = psi_csv_path(csv);
     launch_t *launch = NULL;
     size_t n = 0, cap = 0, seq = 0;
     double scale[M_N];
@@ -442,33 +442,33 @@ static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_s
         scale[m] = 1;
     int first = 1, rc = PS_OK;
     for (;;) {
-        int ch = ps_csv_peek_byte(csv);
+        int ch = psi_csv_peek_byte(csv);
         if (ch < 0) {
             rc = ch == -1 ? PS_OK : ch;
             break;
         }
         /* Text between rows: ncu's own lines, the program's output. */
         if (ch == '=' || ch == '\n' || ch == '\r' || (h->quoted && ch != '"')) {
-            if ((rc = ps_csv_next_line(csv)) < 0)
+            if ((rc = psi_csv_next_line(csv)) < 0)
                 break;
-            if (*ps_csv_field(csv, 0))
-                note_text_line(ps_csv_field(csv, 0), said);
+            if (*psi_csv_field(csv, 0))
+                note_text_line(psi_csv_field(csv, 0), said);
             continue;
         }
-        if ((rc = ps_csv_next(csv)) <= 0)
+        if ((rc = psi_csv_next(csv)) <= 0)
             break;
-        int nf = ps_csv_nfields(csv);
+        int nf = psi_csv_nfields(csv);
         /* Since 2023 a metric row of the details page ends after "Metric
          * Value", before the rule columns. */
         if (nf > h->nfields || nf < h->needed || (!h->details && nf != h->nfields)) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu:1: expected %d fields as in the header, found %d",
-                          path, ps_csv_line(csv), h->nfields, nf);
+            rc = psi_error(PS_E_INPUT, "%s:%zu:1: expected %d fields as in the header, found %d",
+                          path, psi_csv_line(csv), h->nfields, nf);
             break;
         }
-        if (strcmp(ps_csv_field(csv, h->name), "Kernel Name") == 0)
+        if (strcmp(psi_csv_field(csv, h->name), "Kernel Name") == 0)
             continue; /* the header again (several reports in one file) */
         /* The units row of the raw page: the launch columns are empty. */
-        if (!h->details && first && !*ps_csv_field(csv, h->name)) {
+        if (!h->details && first && !*psi_csv_field(csv, h->name)) {
             first = 0;
             if ((rc = read_units(csv, h, scale)) != PS_OK)
                 break;
@@ -478,7 +478,7 @@ static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_s
         int m = -1;
         double sc = 1;
         if (h->details) {
-            if (!*ps_csv_field(csv, h->metric))
+            if (!*psi_csv_field(csv, h->metric))
                 continue; /* a rule row */
             if ((rc = details_metric(csv, h, &m, &sc)) != PS_OK)
                 break;
@@ -489,10 +489,10 @@ static int read_rows(ps_csv_t *csv, const header_t *h, ps_strpool_t *pool, ncu_s
         if ((rc = row_id(csv, h, seq, &id)) != PS_OK)
             break;
         int same = h->details && n && id == launch[n - 1].id &&
-                   strcmp(ps_csv_field(csv, h->name), launch[n - 1].name) == 0;
+                   strcmp(psi_csv_field(csv, h->name), launch[n - 1].name) == 0;
         if (!same) {
             void *grown = launch;
-            rc = ps_array_grow(&grown, n, &cap, sizeof *launch, 256);
+            rc = psi_array_grow(&grown, n, &cap, sizeof *launch, 256);
             launch = grown;
             if (rc != PS_OK || (rc = begin_launch(csv, h, pool, seq, id, &launch[n])) != PS_OK)
                 break;
@@ -523,7 +523,7 @@ static int merge_ids(const char *path, int details, launch_t *l, size_t *n)
     for (size_t i = 0; i < *n; i++) {
         if (w && l[w - 1].id == l[i].id && l[w - 1].pid == l[i].pid) {
             if (l[w - 1].name != l[i].name)
-                return ps_error(PS_E_INPUT, "%s:%zu:1: launch ID %lld: kernel '%.60s' here, "
+                return psi_error(PS_E_INPUT, "%s:%zu:1: launch ID %lld: kernel '%.60s' here, "
                                 "'%.60s' at line %zu", path, l[i].line, l[i].id, l[i].name,
                                 l[w - 1].name, l[w - 1].line);
             for (int m = 0; m < M_N; m++)
@@ -542,11 +542,11 @@ static int merge_ids(const char *path, int details, launch_t *l, size_t *n)
 /* Choose the (process, device) with the most kernel time, or the ones the
  * caller named: (*take_out)[i] says whether launch i is taken. */
 static int choose_group(const char *path, launch_t *l, size_t n, const ps_import_params_t *p,
-                        ps_strpool_t *pool, int **take_out, ps_import_info_t *info)
+                        psi_strpool_t *pool, int **take_out, ps_import_info_t *info)
 {
     import_tallies_t ts = {0};
-    const char **key = ps_malloc(sizeof *key * (n ? n : 1));
-    int *take = ps_calloc(n ? n : 1, sizeof *take);
+    const char **key = psi_malloc(sizeof *key * (n ? n : 1));
+    int *take = psi_calloc(n ? n : 1, sizeof *take);
     int *taken = NULL;
     int rc = key && take ? PS_OK : PS_E_NOMEM;
     for (size_t i = 0; i < n && rc == PS_OK; i++) {
@@ -555,10 +555,10 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
                  *l[i].pid && *l[i].dev ? " " : "", *l[i].dev ? "device " : "", l[i].dev);
         if (!*buf)
             snprintf(buf, sizeof buf, "no process or device column");
-        key[i] = ps_strpool_intern(pool, buf);
+        key[i] = psi_strpool_intern(pool, buf);
         rc = key[i] ? import_tally_add(&ts, key[i], l[i].v[M_TIME], 0) : PS_E_NOMEM;
     }
-    if (rc == PS_OK && !(taken = ps_calloc(ts.n ? ts.n : 1, sizeof *taken)))
+    if (rc == PS_OK && !(taken = psi_calloc(ts.n ? ts.n : 1, sizeof *taken)))
         rc = PS_E_NOMEM;
     size_t best = SIZE_MAX;
     double best_ns = -1;
@@ -579,7 +579,7 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
         char have[256] = "";
         for (size_t g = 0; g < ts.n; g++)
             import_list(have, sizeof have, ts.t[g].key);
-        rc = ps_error(PS_E_INPUT, "%s: no launches of %s%s%s%s%s (the report has %s)", path,
+        rc = psi_error(PS_E_INPUT, "%s: no launches of %s%s%s%s%s (the report has %s)", path,
                       p->process ? "process " : "", p->process ? p->process : "",
                       p->process && p->device ? " " : "", p->device ? "device " : "",
                       p->device ? p->device : "", have);
@@ -604,15 +604,15 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
     return PS_OK;
 }
 
-int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
+int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
                    ps_import_info_t *info)
 {
     *out = NULL;
-    int rc = ps_import_check_params(p);
+    int rc = psi_import_check_params(p);
     if (rc != PS_OK)
         return rc;
-    const char *path = ps_csv_path(csv);
-    ps_csv_lf_lines(csv);
+    const char *path = psi_csv_path(csv);
+    psi_csv_lf_lines(csv);
     header_t h = {0};
     ncu_said_t said = {0};
     if ((rc = find_header(csv, &h, &said)) < 0)
@@ -620,7 +620,7 @@ int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
     if (rc == 0)
         return no_header_error(path, &said);
 
-    ps_strpool_t *pool = ps_strpool_new();
+    psi_strpool_t *pool = psi_strpool_new();
     ps_ops_t *t = ps_ops_new();
     launch_t *launch = NULL;
     int *take = NULL;
@@ -632,7 +632,7 @@ int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
     if ((rc = read_rows(csv, &h, pool, &said, &launch, &n)) != PS_OK)
         goto done;
     if (n == 0 && (said.errors || said.warnings)) {
-        rc = ps_error(PS_E_INPUT, "%s: no kernels found; ncu said: %s", path,
+        rc = psi_error(PS_E_INPUT, "%s: no kernels found; ncu said: %s", path,
                       said.errors ? said.first_error : said.first_warning);
         goto done;
     }
@@ -641,7 +641,7 @@ int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
     for (size_t i = 0; i < n; i++) {
         launch_t *l = &launch[i];
         if (isnan(l->v[M_TIME]) || l->v[M_TIME] <= 0) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s (launch ID %lld, %.60s): the kernel has no "
+            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: %s (launch ID %lld, %.60s): the kernel has no "
                           "positive duration%s", path, l->line,
                           h.details ? h.value + 1 : h.col[M_TIME] + 1, metric_label[M_TIME], l->id,
                           l->name, h.details && isnan(l->v[M_TIME])
@@ -668,9 +668,9 @@ int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
     int op = 0;
     for (size_t i = 0; i < n && rc == PS_OK; i++) {
         const double *v = launch[i].v;
-        ps_counters_t c = {v[M_DRAM], v[M_L2], v[M_LONG_SB], v[M_LG], v[M_MIO], v[M_SM], v[M_MEM]};
+        psi_counters_t c = {v[M_DRAM], v[M_L2], v[M_LONG_SB], v[M_LG], v[M_MIO], v[M_SM], v[M_MEM]};
         if (take[i])
-            rc = ps_import_add(t, &q, op++, launch[i].name, v[M_TIME], &c);
+            rc = psi_import_add(t, &q, op++, launch[i].name, v[M_TIME], &c);
     }
     if (rc != PS_OK)
         goto done;
@@ -679,19 +679,19 @@ int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
         info->text_lines = said.text;
     }
     if (said.errors)
-        ps_log(PS_LOG_WARN, "import: %s: ncu said: %s%s", path, said.first_error,
+        psi_log(PS_LOG_WARN, "import: %s: ncu said: %s%s", path, said.first_error,
                said.errors > 1 ? " (and more ==ERROR== lines)" : "");
-    rc = ps_import_finish(t, path, out, info);
+    rc = psi_import_finish(t, path, out, info);
     t = NULL;
 done:
     ps_ops_free(t);
-    ps_strpool_free(pool);
+    psi_strpool_free(pool);
     free(launch);
     free(take);
     return rc < 0 ? rc : PS_OK;
 }
 
-int ps_import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out)
+int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out)
 {
     return import_ncu_csv(csv, p, out, NULL);
 }
@@ -700,13 +700,13 @@ int import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **ou
                     ps_import_info_t *info)
 {
     *out = NULL;
-    int rc = ps_import_check_params(p);
+    int rc = psi_import_check_params(p);
     if (rc != PS_OK)
         return rc;
-    ps_csv_t *csv = NULL;
-    rc = ps_csv_open(path, &csv);
+    psi_csv_t *csv = NULL;
+    rc = psi_csv_open(path, &csv);
     if (rc == PS_OK)
         rc = import_ncu_csv(csv, p, out, info);
-    ps_csv_close(csv);
+    psi_csv_close(csv);
     return rc;
 }

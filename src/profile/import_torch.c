@@ -97,7 +97,7 @@ static int is_comm(const char *name)
 }
 
 /* Collect the kernel events of the trace into *out (n of them). */
-static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *pool,
+static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t *pool,
                            kernel_t **out, size_t *n_out, int *old_cat)
 {
     kernel_t *k = NULL;
@@ -114,17 +114,17 @@ static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
         if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || !cJSON_IsString(nm) ||
             !*nm->valuestring) {
-            rc = ps_error(PS_E_INPUT, "%s: event %zu: a kernel event needs a name, \"ts\" and "
+            rc = psi_error(PS_E_INPUT, "%s: event %zu: a kernel event needs a name, \"ts\" and "
                           "\"dur\"", name, idx);
             break;
         }
         if (!isfinite(ts->valuedouble) || !isfinite(dur->valuedouble) || dur->valuedouble < 0) {
-            rc = ps_error(PS_E_INPUT, "%s: event %zu (%.60s): dur %g: must be >= 0", name, idx,
+            rc = psi_error(PS_E_INPUT, "%s: event %zu (%.60s): dur %g: must be >= 0", name, idx,
                           nm->valuestring, dur->valuedouble);
             break;
         }
         void *grown = k;
-        if ((rc = ps_array_grow(&grown, n, &cap, sizeof *k, 256)) != PS_OK)
+        if ((rc = psi_array_grow(&grown, n, &cap, sizeof *k, 256)) != PS_OK)
             break;
         k = grown;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
@@ -136,8 +136,8 @@ static int collect_kernels(const cJSON *events, const char *name, ps_strpool_t *
         const char *dev = member_text(d ? d : cJSON_GetObjectItemCaseSensitive(ev, "pid"), db,
                                       sizeof db);
         k[n] = (kernel_t){ts->valuedouble, dur->valuedouble, n, nm->valuestring,
-                          ps_strpool_intern(pool, stream ? stream : "?"),
-                          ps_strpool_intern(pool, dev ? dev : "?"), is_comm(nm->valuestring),
+                          psi_strpool_intern(pool, stream ? stream : "?"),
+                          psi_strpool_intern(pool, dev ? dev : "?"), is_comm(nm->valuestring),
                           dur->valuedouble == 0};
         if (!k[n].stream || !k[n].dev) {
             rc = PS_E_NOMEM;
@@ -223,13 +223,13 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
     if (rc == PS_OK && dev == SIZE_MAX && n) {
         for (size_t d = 0; d < devs.n; d++)
             import_list(have, sizeof have, devs.t[d].key);
-        rc = ps_error(PS_E_INPUT, "%s: no kernels on device %s (devices: %s)", name, p->device,
+        rc = psi_error(PS_E_INPUT, "%s: no kernels on device %s (devices: %s)", name, p->device,
                       have);
     }
     for (size_t i = 0; i < n && rc == PS_OK; i++)
         if (k[i].dev == devs.t[dev].key)
             rc = import_tally_add(&streams, k[i].stream, k[i].dur_us * 1e3, k[i].comm);
-    if (rc == PS_OK && !(taken = ps_calloc(devs.n + streams.n + 1, sizeof *taken)))
+    if (rc == PS_OK && !(taken = psi_calloc(devs.n + streams.n + 1, sizeof *taken)))
         rc = PS_E_NOMEM;
     int all = p->stream && strcmp(p->stream, "all") == 0;
     size_t one = SIZE_MAX;
@@ -241,7 +241,7 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
             if (one == SIZE_MAX) {
                 for (size_t s = 0; s < streams.n; s++)
                     import_list(have, sizeof have, streams.t[s].key);
-                rc = ps_error(PS_E_INPUT, "%s: no kernels on stream %s (streams: %s)", name,
+                rc = psi_error(PS_E_INPUT, "%s: no kernels on stream %s (streams: %s)", name,
                               p->stream, have);
             }
         } else if (!all) {
@@ -300,12 +300,12 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
     if (!root) {
         size_t line, col, off = end && end >= text ? (size_t)(end - text) : 0;
         text_position(text, off > len ? len : off, &line, &col);
-        return ps_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
+        return psi_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
                         gzipped ? " (in the decompressed text)" : "");
     }
     const cJSON *events = cJSON_IsArray(root) ? root
                                               : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
-    ps_strpool_t *pool = ps_strpool_new();
+    psi_strpool_t *pool = psi_strpool_new();
     ps_ops_t *t = ps_ops_new();
     kernel_t *k = NULL;
     int *take = NULL;
@@ -316,7 +316,7 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
         goto done;
     }
     if (!cJSON_IsArray(events)) {
-        rc = ps_error(PS_E_INPUT, "%s: not a Chrome trace: no \"traceEvents\" array", name);
+        rc = psi_error(PS_E_INPUT, "%s: not a Chrome trace: no \"traceEvents\" array", name);
         goto done;
     }
     if ((rc = collect_kernels(events, name, pool, &k, &n, &old_cat)) != PS_OK)
@@ -325,7 +325,7 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
     for (size_t i = 0; i < n; i++)
         if (k[i].dur_us == 0 && !p->drop_zero)
             k[i].dur_us = half_res_us;
-    if (!(take = ps_calloc(n ? n : 1, sizeof *take))) {
+    if (!(take = psi_calloc(n ? n : 1, sizeof *take))) {
         rc = PS_E_NOMEM;
         goto done;
     }
@@ -348,12 +348,12 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
             if (p->drop_zero)
                 continue;
         }
-        rc = ps_import_add(t, &q, op++, k[i].name, k[i].dur_us * 1e3, NULL);
+        rc = psi_import_add(t, &q, op++, k[i].name, k[i].dur_us * 1e3, NULL);
     }
     if (rc != PS_OK)
         goto done;
     if (zero)
-        ps_log(PS_LOG_WARN, "import: %s: %zu kernels have dur 0 (shorter than the trace's time "
+        psi_log(PS_LOG_WARN, "import: %s: %zu kernels have dur 0 (shorter than the trace's time "
                "resolution, %g us): %s", name, zero, half_res_us * 2,
                p->drop_zero ? "dropped (--drop-zero)" : "each kept as half of it (--drop-zero drops them)");
     if (info) {
@@ -372,11 +372,11 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
         info->zero_dur = zero;
         info->zero_dur_ns = p->drop_zero ? 0 : half_res_us * 1e3;
     }
-    rc = ps_import_finish(t, name, out, info);
+    rc = psi_import_finish(t, name, out, info);
     t = NULL;
 done:
     ps_ops_free(t);
-    ps_strpool_free(pool);
+    psi_strpool_free(pool);
     free(k);
     free(take);
     cJSON_Delete(root);
@@ -389,17 +389,17 @@ static int gunzip(const unsigned char *in, size_t n, const char *name, char **ou
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 15 + 16) != Z_OK)
-        return ps_error(PS_E_NOMEM, "%s: gzip: cannot start zlib", name);
+        return psi_error(PS_E_NOMEM, "%s: gzip: cannot start zlib", name);
     size_t cap = n < ((size_t)1 << 20) ? ((size_t)1 << 16) : n * 4, len = 0, used = 0;
-    char *buf = ps_malloc(cap + 1);
+    char *buf = psi_malloc(cap + 1);
     int rc = buf ? PS_OK : PS_E_NOMEM;
     while (rc == PS_OK) {
         if (len == cap) {
             if (cap > SIZE_MAX / 4) {
-                rc = ps_error(PS_E_INPUT, "%s: gzip: decompressed text too large", name);
+                rc = psi_error(PS_E_INPUT, "%s: gzip: decompressed text too large", name);
                 break;
             }
-            char *g = ps_realloc(buf, cap * 2 + 1);
+            char *g = psi_realloc(buf, cap * 2 + 1);
             if (!g) {
                 rc = PS_E_NOMEM;
                 break;
@@ -422,10 +422,10 @@ static int gunzip(const unsigned char *in, size_t n, const char *name, char **ou
                 break;
             inflateReset(&z);
         } else if (zr == Z_BUF_ERROR && used == n && z.avail_out) {
-            rc = ps_error(PS_E_INPUT, "%s: gzip: the file is cut short (%zu bytes decompressed)",
+            rc = psi_error(PS_E_INPUT, "%s: gzip: the file is cut short (%zu bytes decompressed)",
                           name, len);
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            rc = ps_error(PS_E_INPUT, "%s: gzip: %s", name, z.msg ? z.msg : "corrupt data");
+            rc = psi_error(PS_E_INPUT, "%s: gzip: %s", name, z.msg ? z.msg : "corrupt data");
         }
     }
     inflateEnd(&z);
@@ -443,7 +443,7 @@ int import_torch_bytes(const char *data, size_t len, const char *name,
                        const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
-    int rc = ps_import_check_params(p);
+    int rc = psi_import_check_params(p);
     if (rc != PS_OK)
         return rc;
     const unsigned char *u = (const unsigned char *)data;
@@ -459,7 +459,7 @@ int import_torch_bytes(const char *data, size_t len, const char *name,
     return import_torch_text(data, len, name, 0, p, out, info);
 }
 
-int ps_import_torch_json(const char *text, size_t len, const char *name,
+int psi_import_torch_json(const char *text, size_t len, const char *name,
                          const ps_import_params_t *p, ps_ops_t **out)
 {
     return import_torch_bytes(text, len, name, p, out, NULL);
@@ -469,24 +469,24 @@ int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **
                       ps_import_info_t *info)
 {
     *out = NULL;
-    int rc = ps_import_check_params(p);
+    int rc = psi_import_check_params(p);
     if (rc != PS_OK)
         return rc;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ps_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        return psi_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     char *text = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
         void *grown = text;
-        if ((rc = ps_array_grow(&grown, len, &cap, 1, 1 << 16)) != PS_OK)
+        if ((rc = psi_array_grow(&grown, len, &cap, 1, 1 << 16)) != PS_OK)
             break;
         text = grown;
         size_t got = fread(text + len, 1, cap - len, f);
         len += got;
         if (got == 0) {
             if (ferror(f))
-                rc = ps_error(PS_E_IO, "%s: read error: %s", path, strerror(errno));
+                rc = psi_error(PS_E_IO, "%s: read error: %s", path, strerror(errno));
             break;
         }
     }

@@ -18,60 +18,60 @@
 
 /* Interned strings live in arena chunks owned by the pool; equal strings get
  * equal pointers, so rows compare text by pointer. */
-ps_strpool_t *ps_strpool_new(void);
-void ps_strpool_free(ps_strpool_t *p);
+psi_strpool_t *psi_strpool_new(void);
+void psi_strpool_free(psi_strpool_t *p);
 /* The pooled copy of s[0..len) (NUL-terminated), or NULL when out of memory. */
-const char *ps_strpool_intern_n(ps_strpool_t *p, const char *s, size_t len);
-const char *ps_strpool_intern(ps_strpool_t *p, const char *s);
+const char *psi_strpool_intern_n(psi_strpool_t *p, const char *s, size_t len);
+const char *psi_strpool_intern(psi_strpool_t *p, const char *s);
 
 /* Make room for element n of *arr (growing *cap by doubling from first_cap). */
-int ps_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap);
+int psi_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap);
 
 /* ---- hash set of row indices, for key checks ---- */
 
 /* Rows are identified by index; the caller gives each row's hash and an
  * equality test over two indices. The set is sized once for n rows. */
-typedef int (*ps_row_eq_fn)(const void *ctx, size_t a, size_t b);
+typedef int (*psi_row_eq_fn)(const void *ctx, size_t a, size_t b);
 typedef struct {
     size_t *row1;   /* row index + 1; 0 = empty slot */
     uint64_t *hash;
     size_t mask;
-} ps_keyset_t;
+} psi_keyset_t;
 
-int ps_keyset_init(ps_keyset_t *s, size_t n);
-void ps_keyset_free(ps_keyset_t *s);
+int psi_keyset_init(psi_keyset_t *s, size_t n);
+void psi_keyset_free(psi_keyset_t *s);
 /* Insert row; when an equal row is already there return its index, else
  * return SIZE_MAX (row was inserted). */
-size_t ps_keyset_insert(ps_keyset_t *s, size_t row, uint64_t hash, ps_row_eq_fn eq,
+size_t psi_keyset_insert(psi_keyset_t *s, size_t row, uint64_t hash, psi_row_eq_fn eq,
                         const void *ctx);
 
-static inline uint64_t ps_hash_mix(uint64_t h, uint64_t v)
+static inline uint64_t psi_hash_mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h;
 }
-static inline uint64_t ps_hash_ptr(uint64_t h, const void *p)
+static inline uint64_t psi_hash_ptr(uint64_t h, const void *p)
 {
-    return ps_hash_mix(h, (uint64_t)(uintptr_t)p);
+    return psi_hash_mix(h, (uint64_t)(uintptr_t)p);
 }
 /* Final avalanche, so that slot = hash & mask spreads well. */
-static inline uint64_t ps_hash_final(uint64_t z) { return ps_mix64(z); }
+static inline uint64_t psi_hash_final(uint64_t z) { return psi_mix64(z); }
 
 /* ---- schemas ---- */
 
-typedef enum { PS_COL_TEXT, PS_COL_INT, PS_COL_FLOAT, PS_COL_INTENSITY } ps_coltype_t;
+typedef enum { PS_COL_TEXT, PS_COL_INT, PS_COL_FLOAT, PS_COL_INTENSITY } psi_coltype_t;
 
 /* One column of a table: its name, type, whether an empty cell is allowed,
  * the allowed range [lo, hi] (lo excluded when lo_open), and where the value
  * lives in the row struct. */
 typedef struct {
     const char *name;
-    ps_coltype_t type;
+    psi_coltype_t type;
     int optional;
     double lo, hi;
     int lo_open;
     size_t offset;
-} ps_column_t;
+} psi_column_t;
 
 /* The first row that breaks a table-level rule (key, gap, consistency):
  * row and column name, a message, and optionally another row it conflicts
@@ -81,61 +81,61 @@ typedef struct {
     size_t other;
     const char *column;
     char msg[400];
-} ps_rowerr_t;
+} psi_rowerr_t;
 
 /* A table kind: its columns and the operations the generic loader and saver
  * need. Table pointers are passed as void *. */
 typedef struct {
     ps_table_kind_t kind;
     const char *name;
-    const ps_column_t *cols;
+    const psi_column_t *cols;
     size_t ncols;
     size_t row_size;
     void *(*create)(void);
     void (*destroy)(void *t);
     int (*append)(void *t, const void *row);
     /* Checks values and keys; on a violation fills *e and returns PS_E_INPUT. */
-    int (*validate)(void *t, ps_rowerr_t *e);
+    int (*validate)(void *t, psi_rowerr_t *e);
     const void *(*rows)(const void *t, size_t *n);
     size_t (*groups)(const void *t);
-} ps_schema_t;
+} psi_schema_t;
 
-const ps_schema_t *ps_schema_get(ps_table_kind_t kind);
+const psi_schema_t *psi_schema_get(ps_table_kind_t kind);
 
 /* Table-level rules of each table (values, keys, consistency); the first
- * violation goes to *e. ps_ops_index is the ops counterpart. */
-int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e);
+ * violation goes to *e. psi_ops_index is the ops counterpart. */
+int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e);
 /* The first key column in which two coexec rows of one experiment differ
  * (pooled strings compared by pointer), or NULL when they agree. */
-const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b);
-int ps_workloads_validate(ps_workloads_t *t, ps_rowerr_t *e);
-int ps_scaling_validate(ps_scaling_t *t, ps_rowerr_t *e);
-int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e);
+const char *coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b);
+int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e);
+int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e);
+int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e);
 
 /* Check a row's values against the column ranges; fills *e (with e->row
  * unset) and returns PS_E_INPUT on the first violation. */
-int ps_schema_check_row(const ps_schema_t *s, const void *row, ps_rowerr_t *e);
+int psi_schema_check_row(const psi_schema_t *s, const void *row, psi_rowerr_t *e);
 
 /* Reads a whole table from an open tokenizer (positioned before the header).
  * kind PS_TABLE_UNKNOWN detects it from the header. On success *out is the
  * table (of the kind stored in *kind_out); on error nothing is kept. */
-int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out);
-int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path);
+int psi_table_load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out);
+int psi_table_save_any(const psi_schema_t *s, const void *t, const char *path);
 
 /* A decimal number in the C locale into *out; NaN, infinities, hex and
  * spaces are refused with a reason in *why. Returns 0 or -1. */
-int ps_parse_double(const char *s, double *out, const char **why);
+int psi_parse_double(const char *s, double *out, const char **why);
 
 /* ---- importers ---- */
 
 /* Checks model, batch and tpcs (and that a given GPU name is not empty). */
-int ps_import_check_params(const ps_import_params_t *p);
+int psi_import_check_params(const ps_import_params_t *p);
 /* Appends kernel `op` of an import as one ops row (counters may be NULL). */
-int ps_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
-                  double duration_ns, const ps_counters_t *c);
+int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
+                  double duration_ns, const psi_counters_t *c);
 /* Refuses an import without kernels, indexes it and hands it to *out (or
  * frees it on error); counts its operators and time into info (may be NULL). */
-int ps_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info);
+int psi_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info);
 
 /* The GPU the rows name: --gpu as the catalog writes it, else the file's
  * (mapped to the catalog where it knows the name, else as written, with a
@@ -176,13 +176,13 @@ int import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **ou
                     ps_import_info_t *info);
 int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
                       ps_import_info_t *info);
-int import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
+int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
                    ps_import_info_t *info);
 int import_torch_bytes(const char *data, size_t len, const char *name,
                        const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 /* The older names the fuzzers and tests use (info NULL). */
-int ps_import_ncu_csv(ps_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
-int ps_import_torch_json(const char *text, size_t len, const char *name,
+int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
+int psi_import_torch_json(const char *text, size_t len, const char *name,
                          const ps_import_params_t *p, ps_ops_t **out);
 
 #endif

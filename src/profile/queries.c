@@ -40,15 +40,15 @@ void queries_free(queries_t *f)
     memset(f, 0, sizeof *f);
 }
 
-static int parse_int_cell(ps_csv_t *c, int col, int *out)
+static int parse_int_cell(psi_csv_t *c, int col, int *out)
 {
-    const char *s = ps_csv_field(c, col);
+    const char *s = psi_csv_field(c, col);
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || v < -2147483647L || v > 2147483647L)
-        return ps_error(PS_E_INPUT, "%s:%zu:%d: '%s' is not an integer", ps_csv_path(c),
-                        ps_csv_field_line(c, col), col + 1, s);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: '%s' is not an integer", psi_csv_path(c),
+                        psi_csv_field_line(c, col), col + 1, s);
     *out = (int)v;
     return PS_OK;
 }
@@ -58,15 +58,15 @@ static int grow(queries_t *f)
     if (f->n < f->cap)
         return PS_OK;
     size_t cap = f->cap ? 2 * f->cap : 256;
-    char **cells = ps_realloc(f->cells, cap * (size_t)f->ncol * sizeof *cells);
+    char **cells = psi_realloc(f->cells, cap * (size_t)f->ncol * sizeof *cells);
     if (!cells)
         return PS_E_NOMEM;
     f->cells = cells;
-    size_t *line = ps_realloc(f->line, cap * sizeof *line);
+    size_t *line = psi_realloc(f->line, cap * sizeof *line);
     if (!line)
         return PS_E_NOMEM;
     f->line = line;
-    ps_query_t *q = ps_realloc(f->q, cap * sizeof *q);
+    ps_query_t *q = psi_realloc(f->q, cap * sizeof *q);
     if (!q)
         return PS_E_NOMEM;
     f->q = q;
@@ -74,18 +74,18 @@ static int grow(queries_t *f)
     return PS_OK;
 }
 
-int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f)
+int queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
 {
     memset(f, 0, sizeof *f);
-    const char *path = ps_csv_path(c);
+    const char *path = psi_csv_path(c);
     int col[N_KEYS], rc;
-    rc = ps_csv_next(c);
+    rc = psi_csv_next(c);
     if (rc == 0)
-        rc = ps_error(PS_E_INPUT, "%s: empty file, expected a header", path);
+        rc = psi_error(PS_E_INPUT, "%s: empty file, expected a header", path);
     if (rc < 0)
         goto done;
-    f->ncol = ps_csv_nfields(c);
-    f->header = ps_calloc((size_t)f->ncol, sizeof *f->header);
+    f->ncol = psi_csv_nfields(c);
+    f->header = psi_calloc((size_t)f->ncol, sizeof *f->header);
     if (!f->header) {
         rc = PS_E_NOMEM;
         goto done;
@@ -93,7 +93,7 @@ int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f)
     for (int k = 0; k < N_KEYS; k++)
         col[k] = -1;
     for (int i = 0; i < f->ncol; i++) {
-        if (!(f->header[i] = ps_strdup(ps_csv_field(c, i)))) {
+        if (!(f->header[i] = psi_strdup(psi_csv_field(c, i)))) {
             rc = PS_E_NOMEM;
             goto done;
         }
@@ -103,8 +103,8 @@ int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f)
             /* As in the table loaders: a key named twice is an error, not
              * a silent choice of one of the two. */
             if (col[k] >= 0) {
-                rc = ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s' (first at column %d)", path,
-                              ps_csv_field_line(c, i), i + 1, key_names[k], col[k] + 1);
+                rc = psi_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s' (first at column %d)", path,
+                              psi_csv_field_line(c, i), i + 1, key_names[k], col[k] + 1);
                 goto done;
             }
             col[k] = i;
@@ -112,13 +112,13 @@ int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f)
     }
     for (int k = 1; k < N_KEYS; k++)
         if (col[k] < 0) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu: missing column %s", path, ps_csv_line(c), key_names[k]);
+            rc = psi_error(PS_E_INPUT, "%s:%zu: missing column %s", path, psi_csv_line(c), key_names[k]);
             goto done;
         }
-    while ((rc = ps_csv_next(c)) == 1) {
-        if (ps_csv_nfields(c) != f->ncol) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu: %d fields, the header has %d", path, ps_csv_line(c),
-                          ps_csv_nfields(c), f->ncol);
+    while ((rc = psi_csv_next(c)) == 1) {
+        if (psi_csv_nfields(c) != f->ncol) {
+            rc = psi_error(PS_E_INPUT, "%s:%zu: %d fields, the header has %d", path, psi_csv_line(c),
+                          psi_csv_nfields(c), f->ncol);
             goto done;
         }
         if ((rc = grow(f)) != PS_OK)
@@ -128,12 +128,12 @@ int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f)
             cells[i] = NULL;
         f->n++;
         for (int i = 0; i < f->ncol; i++)
-            if (!(cells[i] = ps_strdup(ps_csv_field(c, i)))) {
+            if (!(cells[i] = psi_strdup(psi_csv_field(c, i)))) {
                 rc = PS_E_NOMEM;
                 goto done;
             }
         ps_query_t *q = &f->q[f->n - 1];
-        f->line[f->n - 1] = ps_csv_line(c);
+        f->line[f->n - 1] = psi_csv_line(c);
         q->gpu = col[C_GPU] >= 0 ? cells[col[C_GPU]] : model_gpu;
         q->hp_model = cells[col[C_HP_MODEL]];
         q->lp_model = cells[col[C_LP_MODEL]];
@@ -157,12 +157,12 @@ done:
 int queries_load(const char *path, const char *model_gpu, queries_t *f)
 {
     memset(f, 0, sizeof *f);
-    ps_csv_t *c = NULL;
-    int rc = ps_csv_open(path, &c);
+    psi_csv_t *c = NULL;
+    int rc = psi_csv_open(path, &c);
     if (rc != PS_OK)
         return rc;
     rc = queries_read(c, model_gpu, f);
-    ps_csv_close(c);
+    psi_csv_close(c);
     return rc;
 }
 
@@ -175,7 +175,7 @@ int query_parse_spec(char *buf, ps_query_t *q)
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq)
-            return ps_error(PS_E_ARG, "'%s' is not key=value", tok);
+            return psi_error(PS_E_ARG, "'%s' is not key=value", tok);
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
         int bit = strcmp(k, "gpu") == 0        ? 1 << 10
@@ -186,7 +186,7 @@ int query_parse_spec(char *buf, ps_query_t *q)
             if (strcmp(k, names[i]) == 0)
                 bit = 4 << i;
         if (seen & bit)
-            return ps_error(PS_E_ARG, "%s is given twice", k);
+            return psi_error(PS_E_ARG, "%s is given twice", k);
         seen |= bit;
         if (bit == 1 << 10) {
             q->gpu = v;
@@ -206,15 +206,15 @@ int query_parse_spec(char *buf, ps_query_t *q)
             errno = 0;
             long x = strtol(v, &end, 10);
             if (end == v || *end || errno || x < -1000000000L || x > 1000000000L)
-                return ps_error(PS_E_ARG, "%s: '%s' is not an integer", k, v);
+                return psi_error(PS_E_ARG, "%s: '%s' is not an integer", k, v);
             *dst[i] = (int)x;
             found = 1;
         }
         if (!found)
-            return ps_error(PS_E_ARG, "unknown key '%s'", k);
+            return psi_error(PS_E_ARG, "unknown key '%s'", k);
     }
     if ((seen & ~(1 << 10)) != (1 | 2 | (0xff << 2)))
-        return ps_error(PS_E_ARG, "needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
+        return psi_error(PS_E_ARG, "needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
                         "lp_len, hp_tpcs and lp_tpcs");
     return PS_OK;
 }

@@ -22,7 +22,7 @@ typedef struct {
  * outlive *f), then one query per record. On error nothing is kept, *f is
  * empty and the message names file:line[:column]. The caller frees *f with
  * queries_free. */
-int queries_read(ps_csv_t *c, const char *model_gpu, queries_t *f);
+int queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f);
 /* The same from the file at path. */
 int queries_load(const char *path, const char *model_gpu, queries_t *f);
 void queries_free(queries_t *f);

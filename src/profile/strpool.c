@@ -12,7 +12,7 @@ typedef struct chunk {
     char data[];
 } chunk_t;
 
-struct ps_strpool {
+struct psi_strpool {
     const char **slot; /* open addressing; NULL = empty */
     uint64_t *hash;
     size_t mask, n;
@@ -26,25 +26,25 @@ static uint64_t hash_bytes(const char *s, size_t len)
         h ^= (unsigned char)s[i];
         h *= 0x100000001b3ULL;
     }
-    return ps_hash_final(h);
+    return psi_hash_final(h);
 }
 
-ps_strpool_t *ps_strpool_new(void)
+psi_strpool_t *psi_strpool_new(void)
 {
-    ps_strpool_t *p = ps_calloc(1, sizeof *p);
+    psi_strpool_t *p = psi_calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->mask = 63;
-    p->slot = ps_calloc(p->mask + 1, sizeof *p->slot);
-    p->hash = ps_calloc(p->mask + 1, sizeof *p->hash);
+    p->slot = psi_calloc(p->mask + 1, sizeof *p->slot);
+    p->hash = psi_calloc(p->mask + 1, sizeof *p->hash);
     if (!p->slot || !p->hash) {
-        ps_strpool_free(p);
+        psi_strpool_free(p);
         return NULL;
     }
     return p;
 }
 
-void ps_strpool_free(ps_strpool_t *p)
+void psi_strpool_free(psi_strpool_t *p)
 {
     if (!p)
         return;
@@ -58,11 +58,11 @@ void ps_strpool_free(ps_strpool_t *p)
     free(p);
 }
 
-static int grow(ps_strpool_t *p)
+static int grow(psi_strpool_t *p)
 {
     size_t cap = (p->mask + 1) * 2;
-    const char **slot = ps_calloc(cap, sizeof *slot);
-    uint64_t *hash = ps_calloc(cap, sizeof *hash);
+    const char **slot = psi_calloc(cap, sizeof *slot);
+    uint64_t *hash = psi_calloc(cap, sizeof *hash);
     if (!slot || !hash) {
         free(slot);
         free(hash);
@@ -85,12 +85,12 @@ static int grow(ps_strpool_t *p)
     return PS_OK;
 }
 
-static char *arena_copy(ps_strpool_t *p, const char *s, size_t len)
+static char *arena_copy(psi_strpool_t *p, const char *s, size_t len)
 {
     chunk_t *c = p->chunks;
     if (!c || c->size - c->used < len + 1) {
         size_t size = len + 1 > 16384 ? len + 1 : 16384;
-        c = ps_malloc(sizeof *c + size);
+        c = psi_malloc(sizeof *c + size);
         if (!c)
             return NULL;
         c->used = 0;
@@ -105,7 +105,7 @@ static char *arena_copy(ps_strpool_t *p, const char *s, size_t len)
     return d;
 }
 
-const char *ps_strpool_intern_n(ps_strpool_t *p, const char *s, size_t len)
+const char *psi_strpool_intern_n(psi_strpool_t *p, const char *s, size_t len)
 {
     uint64_t h = hash_bytes(s, len);
     size_t i = h & p->mask;
@@ -124,27 +124,27 @@ const char *ps_strpool_intern_n(ps_strpool_t *p, const char *s, size_t len)
     return d;
 }
 
-const char *ps_strpool_intern(ps_strpool_t *p, const char *s)
+const char *psi_strpool_intern(psi_strpool_t *p, const char *s)
 {
-    return ps_strpool_intern_n(p, s, strlen(s));
+    return psi_strpool_intern_n(p, s, strlen(s));
 }
 
-int ps_keyset_init(ps_keyset_t *s, size_t n)
+int psi_keyset_init(psi_keyset_t *s, size_t n)
 {
     size_t cap = 16;
     while (cap < 2 * n + 2)
         cap *= 2;
     s->mask = cap - 1;
-    s->row1 = ps_calloc(cap, sizeof *s->row1);
-    s->hash = ps_malloc(cap * sizeof *s->hash);
+    s->row1 = psi_calloc(cap, sizeof *s->row1);
+    s->hash = psi_malloc(cap * sizeof *s->hash);
     if (!s->row1 || !s->hash) {
-        ps_keyset_free(s);
+        psi_keyset_free(s);
         return PS_E_NOMEM;
     }
     return PS_OK;
 }
 
-void ps_keyset_free(ps_keyset_t *s)
+void psi_keyset_free(psi_keyset_t *s)
 {
     free(s->row1);
     free(s->hash);
@@ -152,10 +152,10 @@ void ps_keyset_free(ps_keyset_t *s)
     s->hash = NULL;
 }
 
-size_t ps_keyset_insert(ps_keyset_t *s, size_t row, uint64_t hash, ps_row_eq_fn eq,
+size_t psi_keyset_insert(psi_keyset_t *s, size_t row, uint64_t hash, psi_row_eq_fn eq,
                         const void *ctx)
 {
-    hash = ps_hash_final(hash);
+    hash = psi_hash_final(hash);
     size_t i = hash & s->mask;
     while (s->row1[i]) {
         if (s->hash[i] == hash && eq(ctx, s->row1[i] - 1, row))
@@ -167,12 +167,12 @@ size_t ps_keyset_insert(ps_keyset_t *s, size_t row, uint64_t hash, ps_row_eq_fn 
     return SIZE_MAX;
 }
 
-int ps_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap)
+int psi_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap)
 {
     if (n < *cap)
         return PS_OK;
     size_t nc = *cap ? *cap * 2 : first_cap;
-    void *p = ps_realloc(*arr, nc * elem);
+    void *p = psi_realloc(*arr, nc * elem);
     if (!p)
         return PS_E_NOMEM;
     *arr = p;

@@ -18,11 +18,11 @@
 
 /* Any row of any table, so that the loader can fill one on the stack. */
 typedef union {
-    ps_op_row_t op;
-    ps_coexec_row_t cx;
-    ps_workload_row_t wl;
-    ps_scaling_row_t sc;
-    ps_colocation_row_t co;
+    psi_op_row_t op;
+    psi_coexec_row_t cx;
+    psi_workload_row_t wl;
+    psi_scaling_row_t sc;
+    psi_colocation_row_t co;
 } any_row_t;
 
 static const ps_table_kind_t all_kinds[] = {PS_TABLE_OPS, PS_TABLE_COEXEC, PS_TABLE_WORKLOADS,
@@ -90,7 +90,7 @@ static int fast_decimal(const char *s, double *out)
 }
 
 /* A decimal number in the C locale; NaN, infinities and hex are refused. */
-int ps_parse_double(const char *s, double *out, const char **why)
+int psi_parse_double(const char *s, double *out, const char **why)
 {
     if (fast_decimal(s, out))
         return 0;
@@ -125,7 +125,7 @@ int ps_parse_double(const char *s, double *out, const char **why)
     return 0;
 }
 
-static int parse_intensity(const char *s, ps_intensity_t *out)
+static int parse_intensity(const char *s, psi_intensity_t *out)
 {
     if (strcmp(s, "compute") == 0)
         *out = PS_INTENSITY_COMPUTE;
@@ -140,7 +140,7 @@ static int parse_intensity(const char *s, ps_intensity_t *out)
 
 /* Parse cell s of column c into the row; on error write a message (without
  * position) to msg. Text is borrowed from the tokenizer (append interns it). */
-static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg, size_t n)
+static int parse_cell(const psi_column_t *c, const char *s, void *row, char *msg, size_t n)
 {
     void *f = (char *)row + c->offset;
     const char *why = "not a number";
@@ -165,7 +165,7 @@ static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg,
         break;
     }
     case PS_COL_FLOAT:
-        if (ps_parse_double(s, f, &why) == 0)
+        if (psi_parse_double(s, f, &why) == 0)
             return PS_OK;
         break;
     }
@@ -174,7 +174,7 @@ static int parse_cell(const ps_column_t *c, const char *s, void *row, char *msg,
     return PS_E_INPUT;
 }
 
-static void row_defaults(const ps_schema_t *s, void *row)
+static void row_defaults(const psi_schema_t *s, void *row)
 {
     memset(row, 0, s->row_size);
     for (size_t i = 0; i < s->ncols; i++) {
@@ -182,20 +182,20 @@ static void row_defaults(const ps_schema_t *s, void *row)
         if (s->cols[i].type == PS_COL_FLOAT)
             *(double *)f = NAN;
         else if (s->cols[i].type == PS_COL_INTENSITY)
-            *(ps_intensity_t *)f = PS_INTENSITY_NONE;
+            *(psi_intensity_t *)f = PS_INTENSITY_NONE;
     }
 }
 
 /* ---- header ---- */
 
-static int required_present(ps_csv_t *csv, const ps_schema_t *s, const char **missing)
+static int required_present(psi_csv_t *csv, const psi_schema_t *s, const char **missing)
 {
     int k = 0;
     *missing = NULL;
     for (size_t i = 0; i < s->ncols; i++) {
         if (s->cols[i].optional)
             continue;
-        if (ps_csv_find(csv, s->cols[i].name) >= 0)
+        if (psi_csv_find(csv, s->cols[i].name) >= 0)
             k++;
         else if (!*missing)
             *missing = s->cols[i].name;
@@ -205,13 +205,13 @@ static int required_present(ps_csv_t *csv, const ps_schema_t *s, const char **mi
 
 /* The table whose required columns are all in the header; when several
  * are, the one that needs the most (colocations over workload_scaling). */
-static int detect_kind(ps_csv_t *csv, ps_table_kind_t *kind)
+static int detect_kind(psi_csv_t *csv, ps_table_kind_t *kind)
 {
-    const ps_schema_t *best = NULL, *near = NULL;
+    const psi_schema_t *best = NULL, *near = NULL;
     int best_k = -1, near_k = 0;
     const char *near_missing = NULL;
     for (size_t i = 0; i < PS_ARRAY_LEN(all_kinds); i++) {
-        const ps_schema_t *s = ps_schema_get(all_kinds[i]);
+        const psi_schema_t *s = psi_schema_get(all_kinds[i]);
         const char *missing;
         int k = required_present(csv, s, &missing);
         if (!missing && k > best_k) {
@@ -228,36 +228,36 @@ static int detect_kind(ps_csv_t *csv, ps_table_kind_t *kind)
         return PS_OK;
     }
     if (near && near_k >= 2)
-        return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' (the header looks like "
-                        "table %s)", ps_csv_path(csv), ps_csv_line(csv), near_missing, near->name);
-    return ps_error(PS_E_INPUT, "%s:%zu:1: unknown table: the header matches none of ops, coexec, "
-                    "workloads, workload_scaling, colocations", ps_csv_path(csv), ps_csv_line(csv));
+        return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' (the header looks like "
+                        "table %s)", psi_csv_path(csv), psi_csv_line(csv), near_missing, near->name);
+    return psi_error(PS_E_INPUT, "%s:%zu:1: unknown table: the header matches none of ops, coexec, "
+                    "workloads, workload_scaling, colocations", psi_csv_path(csv), psi_csv_line(csv));
 }
 
 /* A required column is absent. When the header is another table's, say so:
  * two files given in each other's place (--ops with a coexec.csv) is the
  * common cause. */
-static int missing_column(ps_csv_t *csv, const ps_schema_t *s, const char *col)
+static int missing_column(psi_csv_t *csv, const psi_schema_t *s, const char *col)
 {
     ps_table_kind_t other;
     if (detect_kind(csv, &other) == PS_OK && other != s->kind)
-        return ps_error(PS_E_INPUT, "%s:%zu:1: this is a %s table, not %s (missing column '%s'): were two files "
-                        "given in each other's place?", ps_csv_path(csv), ps_csv_line(csv), ps_table_name(other),
+        return psi_error(PS_E_INPUT, "%s:%zu:1: this is a %s table, not %s (missing column '%s'): were two files "
+                        "given in each other's place?", psi_csv_path(csv), psi_csv_line(csv), ps_table_name(other),
                         s->name, col);
-    return ps_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s", ps_csv_path(csv),
-                    ps_csv_line(csv), col, s->name);
+    return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s", psi_csv_path(csv),
+                    psi_csv_line(csv), col, s->name);
 }
 
 /* Map the schema's columns to header fields (-1 = absent). A known column
  * named twice is an error; unknown columns, repeated or not, are ignored. */
-static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
+static int map_header(psi_csv_t *csv, const psi_schema_t *s, int *idx)
 {
     for (size_t c = 0; c < s->ncols; c++) {
-        idx[c] = ps_csv_find(csv, s->cols[c].name);
-        for (int i = idx[c] + 1; idx[c] >= 0 && i < ps_csv_nfields(csv); i++)
-            if (strcmp(ps_csv_field(csv, i), s->cols[c].name) == 0)
-                return ps_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", ps_csv_path(csv),
-                                ps_csv_field_line(csv, i), i + 1, s->cols[c].name);
+        idx[c] = psi_csv_find(csv, s->cols[c].name);
+        for (int i = idx[c] + 1; idx[c] >= 0 && i < psi_csv_nfields(csv); i++)
+            if (strcmp(psi_csv_field(csv, i), s->cols[c].name) == 0)
+                return psi_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", psi_csv_path(csv),
+                                psi_csv_field_line(csv, i), i + 1, s->cols[c].name);
         if (idx[c] < 0 && !s->cols[c].optional)
             return missing_column(csv, s, s->cols[c].name);
     }
@@ -267,7 +267,7 @@ static int map_header(ps_csv_t *csv, const ps_schema_t *s, int *idx)
 /* ---- loading ---- */
 
 /* The header field (0-based) of the schema column named name. */
-static int field_of(const ps_schema_t *s, const int *idx, const char *name)
+static int field_of(const psi_schema_t *s, const int *idx, const char *name)
 {
     for (size_t c = 0; c < s->ncols; c++)
         if (strcmp(s->cols[c].name, name) == 0)
@@ -277,65 +277,65 @@ static int field_of(const ps_schema_t *s, const int *idx, const char *name)
 
 /* The current record of csv into row: every cell parsed, then the row's own
  * rules; errors name path:line:column. */
-static int read_row(ps_csv_t *csv, const ps_schema_t *s, const int *idx, any_row_t *row)
+static int read_row(psi_csv_t *csv, const psi_schema_t *s, const int *idx, any_row_t *row)
 {
-    const char *path = ps_csv_path(csv);
+    const char *path = psi_csv_path(csv);
     char msg[300];
     row_defaults(s, row);
     for (size_t c = 0; c < s->ncols; c++) {
         if (idx[c] < 0)
             continue;
-        if (parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), row, msg, sizeof msg) != PS_OK)
-            return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
+        if (parse_cell(&s->cols[c], psi_csv_field(csv, idx[c]), row, msg, sizeof msg) != PS_OK)
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, psi_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
     }
-    ps_rowerr_t e;
-    if (ps_schema_check_row(s, row, &e) != PS_OK) {
+    psi_rowerr_t e;
+    if (psi_schema_check_row(s, row, &e) != PS_OK) {
         int f = field_of(s, idx, e.column);
-        return ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : ps_csv_line(csv), f + 1,
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? psi_csv_field_line(csv, f) : psi_csv_line(csv), f + 1,
                         e.msg);
     }
     return PS_OK;
 }
 
-static int load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     *out = NULL;
-    const char *path = ps_csv_path(csv);
-    int rc = ps_csv_next(csv);
+    const char *path = psi_csv_path(csv);
+    int rc = psi_csv_next(csv);
     if (rc < 0)
         return rc;
     if (rc == 0)
-        return ps_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
+        return psi_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
     if (kind == PS_TABLE_UNKNOWN && (rc = detect_kind(csv, &kind)) != PS_OK)
         return rc;
-    const ps_schema_t *s = ps_schema_get(kind);
+    const psi_schema_t *s = psi_schema_get(kind);
     if (!s)
-        return ps_error(PS_E_ARG, "unknown table kind %d", (int)kind);
+        return psi_error(PS_E_ARG, "unknown table kind %d", (int)kind);
     if (kind_out)
         *kind_out = kind;
     int idx[32];
     if ((rc = map_header(csv, s, idx)) != PS_OK)
         return rc;
-    int nfields = ps_csv_nfields(csv);
-    size_t header_line = ps_csv_line(csv);
+    int nfields = psi_csv_nfields(csv);
+    size_t header_line = psi_csv_line(csv);
 
     void *t = s->create();
     size_t *lines = NULL, n = 0, cap = 0;
     if (!t)
         return PS_E_NOMEM;
     any_row_t row;
-    while ((rc = ps_csv_next(csv)) == 1) {
-        size_t line = ps_csv_line(csv);
-        if (ps_csv_nfields(csv) != nfields) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d",
-                          path, line, ps_csv_nfields(csv) < nfields ? ps_csv_nfields(csv) + 1 : nfields + 1,
-                          nfields, ps_csv_nfields(csv));
+    while ((rc = psi_csv_next(csv)) == 1) {
+        size_t line = psi_csv_line(csv);
+        if (psi_csv_nfields(csv) != nfields) {
+            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d",
+                          path, line, psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1,
+                          nfields, psi_csv_nfields(csv));
             goto fail;
         }
         if ((rc = read_row(csv, s, idx, &row)) != PS_OK)
             goto fail;
         void *p = lines;
-        rc = ps_array_grow(&p, n, &cap, sizeof *lines, 1024);
+        rc = psi_array_grow(&p, n, &cap, sizeof *lines, 1024);
         lines = p;
         if (rc != PS_OK)
             goto fail;
@@ -346,18 +346,18 @@ static int load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_o
     if (rc < 0)
         goto fail;
     if (n == 0) {
-        rc = ps_error(PS_E_INPUT, "%s:%zu:1: header only: no data rows", path, header_line + 1);
+        rc = psi_error(PS_E_INPUT, "%s:%zu:1: header only: no data rows", path, header_line + 1);
         goto fail;
     }
-    ps_rowerr_t e;
+    psi_rowerr_t e;
     if ((rc = s->validate(t, &e)) != PS_OK) {
         if (rc == PS_E_INPUT) {
             int col = field_of(s, idx, e.column);
             if (e.other != SIZE_MAX)
-                ps_error(rc, "%s:%zu:%d: %s (first at line %zu)", path, lines[e.row], col + 1,
+                psi_error(rc, "%s:%zu:%d: %s (first at line %zu)", path, lines[e.row], col + 1,
                          e.msg, lines[e.other]);
             else
-                ps_error(rc, "%s:%zu:%d: %s", path, lines[e.row], col + 1, e.msg);
+                psi_error(rc, "%s:%zu:%d: %s", path, lines[e.row], col + 1, e.msg);
         }
         goto fail;
     }
@@ -373,11 +373,11 @@ fail:
 static int load_path(const char *path, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     *out = NULL;
-    ps_csv_t *csv = NULL;
-    int rc = ps_csv_open(path, &csv);
+    psi_csv_t *csv = NULL;
+    int rc = psi_csv_open(path, &csv);
     if (rc == PS_OK)
-        rc = ps_table_load_csv(csv, kind, kind_out, out);
-    ps_csv_close(csv);
+        rc = psi_table_load_csv(csv, kind, kind_out, out);
+    psi_csv_close(csv);
     return rc;
 }
 
@@ -412,7 +412,7 @@ typedef struct {
 
 static uint64_t pmap_hash(const void *a, const void *b, int c)
 {
-    return ps_hash_final(ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, a), b), (uint64_t)(unsigned)c));
+    return psi_hash_final(psi_hash_mix(psi_hash_ptr(psi_hash_ptr(0, a), b), (uint64_t)(unsigned)c));
 }
 
 /* The index stored under (a, b, c), or, when absent, idx is stored and
@@ -421,7 +421,7 @@ static size_t pmap_get_or_put(pmap_t *m, const void *a, const void *b, int c, si
 {
     if (2 * (m->n + 1) > m->mask + 1) {
         size_t cap = m->mask ? 2 * (m->mask + 1) : 1024;
-        slot_t *ns = ps_malloc(cap * sizeof *ns);
+        slot_t *ns = psi_malloc(cap * sizeof *ns);
         if (!ns) {
             *rc = PS_E_NOMEM;
             return SIZE_MAX;
@@ -451,14 +451,14 @@ static size_t pmap_get_or_put(pmap_t *m, const void *a, const void *b, int c, si
 
 /* The first row of each experiment: its key columns and its line. */
 typedef struct {
-    ps_coexec_row_t key;
+    psi_coexec_row_t key;
     size_t line;
 } first_row_t;
 
 /* One side of row r against ops: its profile exists, the segment lies
  * inside it and the TPC count was profiled. Returns the column at fault
  * and the message in msg, or NULL. */
-static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const ps_coexec_row_t *r, int lp, char *msg,
+static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const psi_coexec_row_t *r, int lp, char *msg,
                                size_t n)
 {
     const char *model = lp ? r->lp_model : r->hp_model;
@@ -467,10 +467,10 @@ static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const ps_c
     /* The profile of the model in one of the ops files, preferring one that
      * has the row's TPC count (a campaign and its long-segment campaign
      * profile one model at other counts). */
-    const ps_op_group_t *g = NULL;
+    const psi_op_group_t *g = NULL;
     for (int i = 0; i < n_ops; i++) {
-        const ps_op_group_t *h = ps_ops_find(ops[i], r->gpu, model, batch);
-        if (h && (!g || (ps_group_tpcs_index(g, tpcs) < 0 && ps_group_tpcs_index(h, tpcs) >= 0)))
+        const psi_op_group_t *h = psi_ops_find(ops[i], r->gpu, model, batch);
+        if (h && (!g || (psi_group_tpcs_index(g, tpcs) < 0 && psi_group_tpcs_index(h, tpcs) >= 0)))
             g = h;
     }
     if (!g) {
@@ -484,7 +484,7 @@ static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const ps_c
                  (long long)start + len, g->n_ops, model, batch);
         return col;
     }
-    if (ps_group_tpcs_index(g, tpcs) < 0) {
+    if (psi_group_tpcs_index(g, tpcs) < 0) {
         snprintf(msg, n, "%s_tpcs: %s batch %d has no standalone profile at %d TPCs", lp ? "lp" : "hp", model,
                  batch, tpcs);
         return lp ? "lp_tpcs" : "hp_tpcs";
@@ -492,45 +492,45 @@ static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const ps_c
     return NULL;
 }
 
-/* Validate coexec rows as ps_table_load_csv and ps_coexec_validate do, but
+/* Validate coexec rows as psi_table_load_csv and psi_coexec_validate do, but
  * holding only the first row of each experiment (for the experiment rule)
  * and the distinct sides (for the count), not every row: a 1 GB file is
  * checked in a fraction of its size. */
-static int check_coexec_stream(ps_csv_t *csv, const ps_schema_t *s, const int *idx, int nfields,
+static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int *idx, int nfields,
                                const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out)
 {
-    const char *path = ps_csv_path(csv);
-    size_t header_line = ps_csv_line(csv);
-    ps_strpool_t *pool = ps_strpool_new();
+    const char *path = psi_csv_path(csv);
+    size_t header_line = psi_csv_line(csv);
+    psi_strpool_t *pool = psi_strpool_new();
     pmap_t exps = {0}, sides = {0};
     first_row_t *first = NULL;
     size_t nfirst = 0, cap = 0, rows = 0;
-    char msg[sizeof(((ps_rowerr_t *)0)->msg)];
+    char msg[sizeof(((psi_rowerr_t *)0)->msg)];
     int rc = pool ? PS_OK : PS_E_NOMEM;
-    while (rc == PS_OK && (rc = ps_csv_next(csv)) == 1) {
+    while (rc == PS_OK && (rc = psi_csv_next(csv)) == 1) {
         rc = PS_OK;
-        size_t line = ps_csv_line(csv);
-        if (ps_csv_nfields(csv) != nfields) {
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", path, line,
-                          ps_csv_nfields(csv) < nfields ? ps_csv_nfields(csv) + 1 : nfields + 1, nfields,
-                          ps_csv_nfields(csv));
+        size_t line = psi_csv_line(csv);
+        if (psi_csv_nfields(csv) != nfields) {
+            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", path, line,
+                          psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1, nfields,
+                          psi_csv_nfields(csv));
             break;
         }
         any_row_t row;
         row_defaults(s, &row);
         for (size_t c = 0; c < s->ncols && rc == PS_OK; c++)
-            if (idx[c] >= 0 && parse_cell(&s->cols[c], ps_csv_field(csv, idx[c]), &row, msg, sizeof msg) != PS_OK)
-                rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, ps_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
+            if (idx[c] >= 0 && parse_cell(&s->cols[c], psi_csv_field(csv, idx[c]), &row, msg, sizeof msg) != PS_OK)
+                rc = psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, psi_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
         if (rc != PS_OK)
             break;
-        ps_rowerr_t e;
+        psi_rowerr_t e;
         const char *col = NULL;
-        ps_coexec_row_t *r = &row.cx;
-        if (ps_schema_check_row(s, &row, &e) != PS_OK) {
+        psi_coexec_row_t *r = &row.cx;
+        if (psi_schema_check_row(s, &row, &e) != PS_OK) {
             col = e.column;
             snprintf(msg, sizeof msg, "%s", e.msg);
         }
-        const ps_gpu_t *g = col ? NULL : ps_gpu_find(r->gpu);
+        const psi_gpu_t *g = col ? NULL : psi_gpu_find(r->gpu);
         if (g && (long)r->hp_tpcs + r->lp_tpcs > g->tpcs) {
             col = "lp_tpcs";
             snprintf(msg, sizeof msg, "lp_tpcs: hp_tpcs + lp_tpcs = %ld exceeds the %d TPCs of %s",
@@ -540,13 +540,13 @@ static int check_coexec_stream(ps_csv_t *csv, const ps_schema_t *s, const int *i
             col = side_vs_ops(ops, n_ops, r, lp, msg, sizeof msg);
         if (col) {
             int f = field_of(s, idx, col);
-            rc = ps_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? ps_csv_field_line(csv, f) : line, f + 1, msg);
+            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? psi_csv_field_line(csv, f) : line, f + 1, msg);
             break;
         }
         /* Pool the key strings; the row's own point into the tokenizer. */
-        if (!(r->experiment = ps_strpool_intern(pool, r->experiment)) || !(r->gpu = ps_strpool_intern(pool, r->gpu)) ||
-            !(r->hp_model = ps_strpool_intern(pool, r->hp_model)) ||
-            !(r->lp_model = ps_strpool_intern(pool, r->lp_model))) {
+        if (!(r->experiment = psi_strpool_intern(pool, r->experiment)) || !(r->gpu = psi_strpool_intern(pool, r->gpu)) ||
+            !(r->hp_model = psi_strpool_intern(pool, r->hp_model)) ||
+            !(r->lp_model = psi_strpool_intern(pool, r->lp_model))) {
             rc = PS_E_NOMEM;
             break;
         }
@@ -556,14 +556,14 @@ static int check_coexec_stream(ps_csv_t *csv, const ps_schema_t *s, const int *i
             break;
         if (k == SIZE_MAX) {
             void *p = first;
-            if ((rc = ps_array_grow(&p, nfirst, &cap, sizeof *first, 1024)) != PS_OK)
+            if ((rc = psi_array_grow(&p, nfirst, &cap, sizeof *first, 1024)) != PS_OK)
                 break;
             first = p;
             first[nfirst].key = *r;
             first[nfirst++].line = line;
         } else if ((col = coexec_key_diff(&first[k].key, r)) != NULL) {
             int f = field_of(s, idx, col);
-            rc = ps_error(PS_E_INPUT,
+            rc = psi_error(PS_E_INPUT,
                           "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
                           "share gpu, models, batches, segments and TPCs) (first at line %zu)",
                           path, line, f + 1, col, r->experiment, first[k].line);
@@ -575,7 +575,7 @@ static int check_coexec_stream(ps_csv_t *csv, const ps_schema_t *s, const int *i
         rows++;
     }
     if (rc == PS_OK && rows == 0)
-        rc = ps_error(PS_E_INPUT, "%s:%zu:1: header only: no data rows", path, header_line + 1);
+        rc = psi_error(PS_E_INPUT, "%s:%zu:1: header only: no data rows", path, header_line + 1);
     if (rc == PS_OK) {
         out->rows = rows;
         out->groups = sides.n;
@@ -583,48 +583,48 @@ static int check_coexec_stream(ps_csv_t *csv, const ps_schema_t *s, const int *i
     free(exps.s);
     free(sides.s);
     free(first);
-    ps_strpool_free(pool);
+    psi_strpool_free(pool);
     return rc;
 }
 
 int ps_table_detect(const char *path, ps_table_kind_t *out)
 {
     *out = PS_TABLE_UNKNOWN;
-    ps_csv_t *csv = NULL;
-    int rc = ps_csv_open(path, &csv);
-    if (rc == PS_OK && (rc = ps_csv_next(csv)) == 0)
-        rc = ps_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
+    psi_csv_t *csv = NULL;
+    int rc = psi_csv_open(path, &csv);
+    if (rc == PS_OK && (rc = psi_csv_next(csv)) == 0)
+        rc = psi_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
     if (rc > 0)
         rc = detect_kind(csv, out);
-    ps_csv_close(csv);
+    psi_csv_close(csv);
     return rc < 0 ? rc : PS_OK;
 }
 
 int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out)
 {
     memset(out, 0, sizeof *out);
-    ps_csv_t *csv = NULL;
-    int rc = ps_csv_open(path, &csv);
+    psi_csv_t *csv = NULL;
+    int rc = psi_csv_open(path, &csv);
     if (rc != PS_OK)
         return rc;
     ps_table_kind_t kind = PS_TABLE_UNKNOWN;
-    if ((rc = ps_csv_next(csv)) <= 0) {
+    if ((rc = psi_csv_next(csv)) <= 0) {
         if (rc == 0)
-            rc = ps_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
+            rc = psi_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
         goto done;
     }
     if ((rc = detect_kind(csv, &kind)) != PS_OK)
         goto done;
     out->kind = kind;
-    const ps_schema_t *s = ps_schema_get(kind);
+    const psi_schema_t *s = psi_schema_get(kind);
     if (kind == PS_TABLE_COEXEC) {
         int idx[32];
         if ((rc = map_header(csv, s, idx)) == PS_OK)
-            rc = check_coexec_stream(csv, s, idx, ps_csv_nfields(csv), ops, n_ops, out);
+            rc = check_coexec_stream(csv, s, idx, psi_csv_nfields(csv), ops, n_ops, out);
         goto done;
     }
     /* The other tables are small: load whole, from the top. */
-    ps_csv_close(csv);
+    psi_csv_close(csv);
     csv = NULL;
     void *t = NULL;
     if ((rc = load_path(path, kind, NULL, &t)) == PS_OK) {
@@ -633,7 +633,7 @@ int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops,
         s->destroy(t);
     }
 done:
-    ps_csv_close(csv);
+    psi_csv_close(csv);
     if (rc != PS_OK)
         out->kind = PS_TABLE_UNKNOWN;
     return rc;
@@ -660,7 +660,7 @@ static void put_double(FILE *f, double v)
 
 /* Whether column c holds a value in any row (optional columns that are empty
  * everywhere are left out of the file). */
-static int column_used(const ps_column_t *c, const char *rows, size_t n, size_t sz)
+static int column_used(const psi_column_t *c, const char *rows, size_t n, size_t sz)
 {
     if (!c->optional)
         return 1;
@@ -668,17 +668,17 @@ static int column_used(const ps_column_t *c, const char *rows, size_t n, size_t 
         const void *f = rows + i * sz + c->offset;
         if ((c->type == PS_COL_TEXT && *(const char *const *)f) ||
             (c->type == PS_COL_FLOAT && !isnan(*(const double *)f)) ||
-            (c->type == PS_COL_INTENSITY && *(const ps_intensity_t *)f != PS_INTENSITY_NONE))
+            (c->type == PS_COL_INTENSITY && *(const psi_intensity_t *)f != PS_INTENSITY_NONE))
             return 1;
     }
     return 0;
 }
 
-static void put_cell(FILE *f, const ps_column_t *c, const void *row)
+static void put_cell(FILE *f, const psi_column_t *c, const void *row)
 {
     const void *v = (const char *)row + c->offset;
     switch (c->type) {
-    case PS_COL_TEXT: ps_csv_put_field(f, *(const char *const *)v); break;
+    case PS_COL_TEXT: psi_csv_put_field(f, *(const char *const *)v); break;
     case PS_COL_INT: fprintf(f, "%d", *(const int *)v); break;
     case PS_COL_FLOAT:
         if (!isnan(*(const double *)v))
@@ -686,7 +686,7 @@ static void put_cell(FILE *f, const ps_column_t *c, const void *row)
         break;
     case PS_COL_INTENSITY: {
         static const char *const names[] = {"unknown", "compute", "memory"};
-        int k = (int)*(const ps_intensity_t *)v;
+        int k = (int)*(const psi_intensity_t *)v;
         if (k >= 0 && k <= 2)
             fputs(names[k], f);
         break;
@@ -694,18 +694,18 @@ static void put_cell(FILE *f, const ps_column_t *c, const void *row)
     }
 }
 
-static int save_any(const ps_schema_t *s, const void *t, const char *path)
+static int save_any(const psi_schema_t *s, const void *t, const char *path)
 {
     if (!t || !path)
-        return ps_error(PS_E_ARG, "save: NULL table or path");
+        return psi_error(PS_E_ARG, "save: NULL table or path");
     size_t n;
     const char *rows = s->rows(t, &n);
     int used[32], first = 1;
-    ps_atomic_t *a = NULL;
-    int rc = ps_atomic_open(path, &a);
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
     if (rc != PS_OK)
         return rc;
-    FILE *f = ps_atomic_stream(a);
+    FILE *f = psi_atomic_stream(a);
     for (size_t c = 0; c < s->ncols; c++) {
         used[c] = column_used(&s->cols[c], rows, n, s->row_size);
         if (used[c]) {
@@ -727,31 +727,31 @@ static int save_any(const ps_schema_t *s, const void *t, const char *path)
         }
         fputc('\n', f);
     }
-    return ps_atomic_commit(a);
+    return psi_atomic_commit(a);
 }
 
 int ps_ops_save(const ps_ops_t *t, const char *path)
 {
-    return ps_table_save_any(ps_schema_get(PS_TABLE_OPS), t, path);
+    return psi_table_save_any(psi_schema_get(PS_TABLE_OPS), t, path);
 }
 int ps_coexec_save(const ps_coexec_t *t, const char *path)
 {
-    return ps_table_save_any(ps_schema_get(PS_TABLE_COEXEC), t, path);
+    return psi_table_save_any(psi_schema_get(PS_TABLE_COEXEC), t, path);
 }
 int ps_workloads_save(const ps_workloads_t *t, const char *path)
 {
-    return ps_table_save_any(ps_schema_get(PS_TABLE_WORKLOADS), t, path);
+    return psi_table_save_any(psi_schema_get(PS_TABLE_WORKLOADS), t, path);
 }
 int ps_scaling_save(const ps_scaling_t *t, const char *path)
 {
-    return ps_table_save_any(ps_schema_get(PS_TABLE_SCALING), t, path);
+    return psi_table_save_any(psi_schema_get(PS_TABLE_SCALING), t, path);
 }
 int ps_colocations_save(const ps_colocations_t *t, const char *path)
 {
-    return ps_table_save_any(ps_schema_get(PS_TABLE_COLOCATIONS), t, path);
+    return psi_table_save_any(psi_schema_get(PS_TABLE_COLOCATIONS), t, path);
 }
 
-int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
+int psi_table_load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     locale_t old = c_numeric_begin();
     int rc = load_csv(csv, kind, kind_out, out);
@@ -759,7 +759,7 @@ int ps_table_load_csv(ps_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind
     return rc;
 }
 
-int ps_table_save_any(const ps_schema_t *s, const void *t, const char *path)
+int psi_table_save_any(const psi_schema_t *s, const void *t, const char *path)
 {
     locale_t old = c_numeric_begin();
     int rc = save_any(s, t, path);

@@ -36,17 +36,17 @@ const char *ps_table_name(ps_table_kind_t kind)
 #define FLT(st, f, lo, hi, open) {#f, PS_COL_FLOAT, 0, lo, hi, open, offsetof(st, f)}
 #define OPT_FLT(st, f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(st, f)}
 #define OPT_FLT_POS(st, f) {#f, PS_COL_FLOAT, 1, 0, INF, 1, offsetof(st, f)}
-#define OPT_CTR(f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(ps_op_row_t, c.f)}
+#define OPT_CTR(f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(psi_op_row_t, c.f)}
 
-static const ps_column_t ops_cols[] = {
-    TEXT(ps_op_row_t, gpu),
-    TEXT(ps_op_row_t, model),
-    INT(ps_op_row_t, batch, 0, INT_MAX, 1),
-    INT(ps_op_row_t, op, 0, INT_MAX, 0),
-    TEXT(ps_op_row_t, name),
-    INT(ps_op_row_t, tpcs, 0, INT_MAX, 1),
-    FLT(ps_op_row_t, duration_ns, 0, INF, 1),
-    {"intensity", PS_COL_INTENSITY, 1, 0, 0, 0, offsetof(ps_op_row_t, intensity)},
+static const psi_column_t ops_cols[] = {
+    TEXT(psi_op_row_t, gpu),
+    TEXT(psi_op_row_t, model),
+    INT(psi_op_row_t, batch, 0, INT_MAX, 1),
+    INT(psi_op_row_t, op, 0, INT_MAX, 0),
+    TEXT(psi_op_row_t, name),
+    INT(psi_op_row_t, tpcs, 0, INT_MAX, 1),
+    FLT(psi_op_row_t, duration_ns, 0, INF, 1),
+    {"intensity", PS_COL_INTENSITY, 1, 0, 0, 0, offsetof(psi_op_row_t, intensity)},
     OPT_CTR(dram_bytes, 0, INF),
     OPT_CTR(l2_bytes, 0, INF),
     OPT_CTR(stall_long_scoreboard, 0, INF),
@@ -56,65 +56,65 @@ static const ps_column_t ops_cols[] = {
     OPT_CTR(mem_pct, 0, 100),
 };
 
-static const ps_column_t coexec_cols[] = {
-    TEXT(ps_coexec_row_t, experiment),
-    TEXT(ps_coexec_row_t, gpu),
-    TEXT(ps_coexec_row_t, hp_model),
-    INT(ps_coexec_row_t, hp_batch, 0, INT_MAX, 1),
-    INT(ps_coexec_row_t, hp_start, 0, INT_MAX, 0),
-    INT(ps_coexec_row_t, hp_len, 0, INT_MAX, 1),
-    TEXT(ps_coexec_row_t, lp_model),
-    INT(ps_coexec_row_t, lp_batch, 0, INT_MAX, 1),
-    INT(ps_coexec_row_t, lp_start, 0, INT_MAX, 0),
-    INT(ps_coexec_row_t, lp_len, 0, INT_MAX, 1),
-    INT(ps_coexec_row_t, hp_tpcs, 0, INT_MAX, 1),
-    INT(ps_coexec_row_t, lp_tpcs, 0, INT_MAX, 1),
-    FLT(ps_coexec_row_t, hp_ns, 0, INF, 1),
-    FLT(ps_coexec_row_t, lp_ns, 0, INF, 1),
-    OPT_TEXT(ps_coexec_row_t, mechanism),
+static const psi_column_t coexec_cols[] = {
+    TEXT(psi_coexec_row_t, experiment),
+    TEXT(psi_coexec_row_t, gpu),
+    TEXT(psi_coexec_row_t, hp_model),
+    INT(psi_coexec_row_t, hp_batch, 0, INT_MAX, 1),
+    INT(psi_coexec_row_t, hp_start, 0, INT_MAX, 0),
+    INT(psi_coexec_row_t, hp_len, 0, INT_MAX, 1),
+    TEXT(psi_coexec_row_t, lp_model),
+    INT(psi_coexec_row_t, lp_batch, 0, INT_MAX, 1),
+    INT(psi_coexec_row_t, lp_start, 0, INT_MAX, 0),
+    INT(psi_coexec_row_t, lp_len, 0, INT_MAX, 1),
+    INT(psi_coexec_row_t, hp_tpcs, 0, INT_MAX, 1),
+    INT(psi_coexec_row_t, lp_tpcs, 0, INT_MAX, 1),
+    FLT(psi_coexec_row_t, hp_ns, 0, INF, 1),
+    FLT(psi_coexec_row_t, lp_ns, 0, INF, 1),
+    OPT_TEXT(psi_coexec_row_t, mechanism),
 };
 
-static const ps_column_t workload_cols[] = {
-    TEXT(ps_workload_row_t, gpu),
-    TEXT(ps_workload_row_t, workload),
-    FLT(ps_workload_row_t, exclusive_tput, 0, INF, 1),
-    OPT_FLT(ps_workload_row_t, threads, 0, INF),
-    OPT_FLT(ps_workload_row_t, registers, 0, INF),
-    OPT_FLT(ps_workload_row_t, static_smem, 0, INF),
-    OPT_FLT(ps_workload_row_t, sm_tput_pct, -INF, INF),
-    OPT_FLT(ps_workload_row_t, dram_tput_pct, -INF, INF),
-    OPT_FLT(ps_workload_row_t, mem_tput_pct, -INF, INF),
-    OPT_FLT(ps_workload_row_t, sm_busy_pct, -INF, INF),
-    OPT_FLT(ps_workload_row_t, mem_busy_pct, -INF, INF),
-    OPT_FLT(ps_workload_row_t, memcap_gb, -INF, INF),
-    OPT_FLT(ps_workload_row_t, stall_long_scoreboard, -INF, INF),
-    OPT_FLT(ps_workload_row_t, stall_lg_throttle, -INF, INF),
-    OPT_FLT(ps_workload_row_t, stall_mio_throttle, -INF, INF),
+static const psi_column_t workload_cols[] = {
+    TEXT(psi_workload_row_t, gpu),
+    TEXT(psi_workload_row_t, workload),
+    FLT(psi_workload_row_t, exclusive_tput, 0, INF, 1),
+    OPT_FLT(psi_workload_row_t, threads, 0, INF),
+    OPT_FLT(psi_workload_row_t, registers, 0, INF),
+    OPT_FLT(psi_workload_row_t, static_smem, 0, INF),
+    OPT_FLT(psi_workload_row_t, sm_tput_pct, -INF, INF),
+    OPT_FLT(psi_workload_row_t, dram_tput_pct, -INF, INF),
+    OPT_FLT(psi_workload_row_t, mem_tput_pct, -INF, INF),
+    OPT_FLT(psi_workload_row_t, sm_busy_pct, -INF, INF),
+    OPT_FLT(psi_workload_row_t, mem_busy_pct, -INF, INF),
+    OPT_FLT(psi_workload_row_t, memcap_gb, -INF, INF),
+    OPT_FLT(psi_workload_row_t, stall_long_scoreboard, -INF, INF),
+    OPT_FLT(psi_workload_row_t, stall_lg_throttle, -INF, INF),
+    OPT_FLT(psi_workload_row_t, stall_mio_throttle, -INF, INF),
 };
 
-static const ps_column_t scaling_cols[] = {
-    TEXT(ps_scaling_row_t, gpu),
-    TEXT(ps_scaling_row_t, workload),
-    INT(ps_scaling_row_t, share_pct, 0, 100, 1),
-    FLT(ps_scaling_row_t, tput, 0, INF, 1),
+static const psi_column_t scaling_cols[] = {
+    TEXT(psi_scaling_row_t, gpu),
+    TEXT(psi_scaling_row_t, workload),
+    INT(psi_scaling_row_t, share_pct, 0, 100, 1),
+    FLT(psi_scaling_row_t, tput, 0, INF, 1),
 };
 
-static const ps_column_t colocation_cols[] = {
-    TEXT(ps_colocation_row_t, colocation),
-    TEXT(ps_colocation_row_t, gpu),
-    INT(ps_colocation_row_t, slot, 1, INT_MAX, 0),
-    TEXT(ps_colocation_row_t, workload),
-    INT(ps_colocation_row_t, share_pct, 0, 100, 1),
-    OPT_FLT_POS(ps_colocation_row_t, tput),
+static const psi_column_t colocation_cols[] = {
+    TEXT(psi_colocation_row_t, colocation),
+    TEXT(psi_colocation_row_t, gpu),
+    INT(psi_colocation_row_t, slot, 1, INT_MAX, 0),
+    TEXT(psi_colocation_row_t, workload),
+    INT(psi_colocation_row_t, share_pct, 0, 100, 1),
+    OPT_FLT_POS(psi_colocation_row_t, tput),
 };
 
-static const char *col_name(const ps_column_t *c) { return c->name; }
+static const char *col_name(const psi_column_t *c) { return c->name; }
 
-int ps_schema_check_row(const ps_schema_t *s, const void *row, ps_rowerr_t *e)
+int psi_schema_check_row(const psi_schema_t *s, const void *row, psi_rowerr_t *e)
 {
     const char *base = row;
     for (size_t i = 0; i < s->ncols; i++) {
-        const ps_column_t *c = &s->cols[i];
+        const psi_column_t *c = &s->cols[i];
         const void *f = base + c->offset;
         double v;
         switch (c->type) {
@@ -125,7 +125,7 @@ int ps_schema_check_row(const ps_schema_t *s, const void *row, ps_rowerr_t *e)
             continue;
         }
         case PS_COL_INTENSITY: {
-            int k = (int)*(const ps_intensity_t *)f;
+            int k = (int)*(const psi_intensity_t *)f;
             if (k < PS_INTENSITY_NONE || k > PS_INTENSITY_MEMORY) {
                 e->column = col_name(c);
                 snprintf(e->msg, sizeof e->msg, "%s: invalid intensity %d", c->name, k);
@@ -168,10 +168,10 @@ int ps_schema_check_row(const ps_schema_t *s, const void *row, ps_rowerr_t *e)
     return PS_OK;
 }
 
-static int check_rows(const ps_schema_t *s, const void *rows, size_t n, ps_rowerr_t *e)
+static int check_rows(const psi_schema_t *s, const void *rows, size_t n, psi_rowerr_t *e)
 {
     for (size_t i = 0; i < n; i++)
-        if (ps_schema_check_row(s, (const char *)rows + i * s->row_size, e) != PS_OK) {
+        if (psi_schema_check_row(s, (const char *)rows + i * s->row_size, e) != PS_OK) {
             e->row = i;
             e->other = SIZE_MAX;
             return PS_E_INPUT;
@@ -189,7 +189,7 @@ typedef struct {
 static int gpu_tpcs(gpu_cache_t *c, const char *gpu)
 {
     if (gpu != c->gpu) {
-        const ps_gpu_t *g = ps_gpu_find(gpu);
+        const psi_gpu_t *g = psi_gpu_find(gpu);
         c->gpu = gpu;
         c->tpcs = g ? g->tpcs : 0;
     }
@@ -201,7 +201,7 @@ static int gpu_tpcs(gpu_cache_t *c, const char *gpu)
 /* ------------------------------------------------------------------------ */
 
 /* Copy row into slot dst, interning its text columns in pool. */
-static int intern_row(const ps_schema_t *s, ps_strpool_t *pool, void *dst, const void *row)
+static int intern_row(const psi_schema_t *s, psi_strpool_t *pool, void *dst, const void *row)
 {
     memcpy(dst, row, s->row_size);
     for (size_t i = 0; i < s->ncols; i++) {
@@ -210,11 +210,11 @@ static int intern_row(const ps_schema_t *s, ps_strpool_t *pool, void *dst, const
         const char **f = (const char **)((char *)dst + s->cols[i].offset);
         if (!*f) {
             if (!s->cols[i].optional)
-                return ps_error(PS_E_ARG, "%s: required text column %s is NULL", s->name,
+                return psi_error(PS_E_ARG, "%s: required text column %s is NULL", s->name,
                                 s->cols[i].name);
             continue;
         }
-        if (!(*f = ps_strpool_intern(pool, *f)))
+        if (!(*f = psi_strpool_intern(pool, *f)))
             return PS_E_NOMEM;
     }
     return PS_OK;
@@ -225,8 +225,8 @@ static int intern_row(const ps_schema_t *s, ps_strpool_t *pool, void *dst, const
 #define TABLE_FUNCS(T, R, prefix, kind, extra_free)                                        \
     T *prefix##_new(void)                                                                 \
     {                                                                                     \
-        T *t = ps_calloc(1, sizeof *t);                                                   \
-        if (t && !(t->pool = ps_strpool_new())) {                                         \
+        T *t = psi_calloc(1, sizeof *t);                                                   \
+        if (t && !(t->pool = psi_strpool_new())) {                                         \
             free(t);                                                                      \
             t = NULL;                                                                     \
         }                                                                                 \
@@ -235,10 +235,10 @@ static int intern_row(const ps_schema_t *s, ps_strpool_t *pool, void *dst, const
     int prefix##_append(T *t, const R *row)                                              \
     {                                                                                     \
         void *rows = t->rows;                                                             \
-        int rc = ps_array_grow(&rows, t->n, &t->cap, sizeof *t->rows, 256);                 \
+        int rc = psi_array_grow(&rows, t->n, &t->cap, sizeof *t->rows, 256);                 \
         t->rows = rows;                                                                   \
         if (rc == PS_OK)                                                                  \
-            rc = intern_row(ps_schema_get(kind), t->pool, &t->rows[t->n], row);           \
+            rc = intern_row(psi_schema_get(kind), t->pool, &t->rows[t->n], row);           \
         if (rc == PS_OK)                                                                  \
             t->n++;                                                                       \
         return rc;                                                                        \
@@ -249,17 +249,17 @@ static int intern_row(const ps_schema_t *s, ps_strpool_t *pool, void *dst, const
             return;                                                                       \
         extra_free;                                                                       \
         free(t->rows);                                                                    \
-        ps_strpool_free(t->pool);                                                         \
+        psi_strpool_free(t->pool);                                                         \
         free(t);                                                                          \
     }
 
 static void free_groups(ps_ops_t *t);
 
-TABLE_FUNCS(ps_ops_t, ps_op_row_t, ps_ops, PS_TABLE_OPS, free_groups(t))
-TABLE_FUNCS(ps_coexec_t, ps_coexec_row_t, ps_coexec, PS_TABLE_COEXEC, (void)0)
-TABLE_FUNCS(ps_workloads_t, ps_workload_row_t, ps_workloads, PS_TABLE_WORKLOADS, (void)0)
-TABLE_FUNCS(ps_scaling_t, ps_scaling_row_t, ps_scaling, PS_TABLE_SCALING, (void)0)
-TABLE_FUNCS(ps_colocations_t, ps_colocation_row_t, ps_colocations, PS_TABLE_COLOCATIONS, (void)0)
+TABLE_FUNCS(ps_ops_t, psi_op_row_t, ps_ops, PS_TABLE_OPS, free_groups(t))
+TABLE_FUNCS(ps_coexec_t, psi_coexec_row_t, ps_coexec, PS_TABLE_COEXEC, (void)0)
+TABLE_FUNCS(ps_workloads_t, psi_workload_row_t, ps_workloads, PS_TABLE_WORKLOADS, (void)0)
+TABLE_FUNCS(ps_scaling_t, psi_scaling_row_t, ps_scaling, PS_TABLE_SCALING, (void)0)
+TABLE_FUNCS(ps_colocations_t, psi_colocation_row_t, ps_colocations, PS_TABLE_COLOCATIONS, (void)0)
 
 size_t ps_ops_rows(const ps_ops_t *t) { return t ? t->n : 0; }
 size_t ps_coexec_rows(const ps_coexec_t *t) { return t ? t->n : 0; }
@@ -270,7 +270,7 @@ size_t ps_colocations_rows(const ps_colocations_t *t) { return t ? t->n : 0; }
 /* ops.csv: keys, operator indices, groups                                   */
 /* ------------------------------------------------------------------------ */
 
-static void free_group(ps_op_group_t *g)
+static void free_group(psi_op_group_t *g)
 {
     free(g->tpcs);
     free(g->duration_ns);
@@ -288,20 +288,20 @@ static void free_groups(ps_ops_t *t)
     t->n_groups = 0;
 }
 
-static uint64_t hash_group(const ps_op_row_t *r)
+static uint64_t hash_group(const psi_op_row_t *r)
 {
-    return ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->model), (uint64_t)r->batch);
+    return psi_hash_mix(psi_hash_ptr(psi_hash_ptr(0, r->gpu), r->model), (uint64_t)r->batch);
 }
 
 static int eq_group(const void *ctx, size_t a, size_t b)
 {
-    const ps_op_row_t *x = (const ps_op_row_t *)ctx + a, *y = (const ps_op_row_t *)ctx + b;
+    const psi_op_row_t *x = (const psi_op_row_t *)ctx + a, *y = (const psi_op_row_t *)ctx + b;
     return x->gpu == y->gpu && x->model == y->model && x->batch == y->batch;
 }
 
 static int eq_op_key(const void *ctx, size_t a, size_t b)
 {
-    const ps_op_row_t *x = (const ps_op_row_t *)ctx + a, *y = (const ps_op_row_t *)ctx + b;
+    const psi_op_row_t *x = (const psi_op_row_t *)ctx + a, *y = (const psi_op_row_t *)ctx + b;
     return eq_group(ctx, a, b) && x->op == y->op && x->tpcs == y->tpcs;
 }
 
@@ -337,29 +337,29 @@ static int scan_add_tpcs(group_scan_t *s, int tpcs)
         if (s->tpcs[i] == tpcs)
             return PS_OK;
     void *p = s->tpcs;
-    int rc = ps_array_grow(&p, s->n_tpcs, &s->cap_tpcs, sizeof *s->tpcs, 8);
+    int rc = psi_array_grow(&p, s->n_tpcs, &s->cap_tpcs, sizeof *s->tpcs, 8);
     s->tpcs = p;
     if (rc == PS_OK)
         s->tpcs[s->n_tpcs++] = tpcs;
     return rc;
 }
 
-static void group_label(const ps_op_row_t *r, char *buf, size_t n)
+static void group_label(const psi_op_row_t *r, char *buf, size_t n)
 {
     snprintf(buf, n, "(gpu, model, batch) = (%s, %s, %d)", r->gpu, r->model, r->batch);
 }
 
 /* Fill group g (its tpcs already sorted) from the rows with group id gi. */
-static int fill_group(ps_ops_t *t, const size_t *gid, size_t gi, ps_op_group_t *g)
+static int fill_group(ps_ops_t *t, const size_t *gid, size_t gi, psi_op_group_t *g)
 {
     size_t nops = (size_t)g->n_ops, nt = (size_t)g->n_tpcs;
-    g->duration_ns = ps_malloc(sizeof *g->duration_ns * nops * nt);
-    g->names = ps_calloc(nops, sizeof *g->names);
-    g->intensity = ps_malloc(sizeof *g->intensity * nops);
-    g->counters = ps_malloc(sizeof *g->counters * nops);
+    g->duration_ns = psi_malloc(sizeof *g->duration_ns * nops * nt);
+    g->names = psi_calloc(nops, sizeof *g->names);
+    g->intensity = psi_malloc(sizeof *g->intensity * nops);
+    g->counters = psi_malloc(sizeof *g->counters * nops);
     /* For each operator and counter (and intensity, slot 7): the TPC count of
      * the row its value came from, so that the row with the most TPCs wins. */
-    int *src = ps_malloc(sizeof *src * nops * 8);
+    int *src = psi_malloc(sizeof *src * nops * 8);
     if (!g->duration_ns || !g->names || !g->intensity || !g->counters || !src) {
         free(src);
         return PS_E_NOMEM;
@@ -377,8 +377,8 @@ static int fill_group(ps_ops_t *t, const size_t *gid, size_t gi, ps_op_group_t *
     for (size_t r = 0; r < t->n; r++) {
         if (gid[r] != gi)
             continue;
-        const ps_op_row_t *row = &t->rows[r];
-        int k = ps_group_tpcs_index(g, row->tpcs);
+        const psi_op_row_t *row = &t->rows[r];
+        int k = psi_group_tpcs_index(g, row->tpcs);
         size_t op = (size_t)row->op;
         g->duration_ns[op * nt + (size_t)k] = row->duration_ns;
         if (!g->names[op])
@@ -404,7 +404,7 @@ static int fill_group(ps_ops_t *t, const size_t *gid, size_t gi, ps_op_group_t *
  * tpcs) unique, and op indices 0..n-1 per (gpu, model, batch) with no gap.
  * Builds t->groups on success. */
 /* Every row's tpcs within its GPU's (when the catalog knows the GPU). */
-static int check_tpcs_bounds(const ps_ops_t *t, ps_rowerr_t *e)
+static int check_tpcs_bounds(const ps_ops_t *t, psi_rowerr_t *e)
 {
     gpu_cache_t cache = {0};
     for (size_t r = 0; r < t->n; r++) {
@@ -422,19 +422,19 @@ static int check_tpcs_bounds(const ps_ops_t *t, ps_rowerr_t *e)
 
 /* The groups of the rows: gid[r] is row r's group, (*scan)[0..*ng) what each
  * holds. Fails on a key (gpu, model, batch, op, tpcs) given twice. */
-static int scan_groups(const ps_ops_t *t, ps_rowerr_t *e, size_t *gid, group_scan_t **scan, size_t *ng)
+static int scan_groups(const ps_ops_t *t, psi_rowerr_t *e, size_t *gid, group_scan_t **scan, size_t *ng)
 {
-    ps_keyset_t gset = {0}, kset = {0};
+    psi_keyset_t gset = {0}, kset = {0};
     size_t cap = 0;
     int rc = PS_OK;
-    if (ps_keyset_init(&gset, t->n) != PS_OK || ps_keyset_init(&kset, t->n) != PS_OK) {
+    if (psi_keyset_init(&gset, t->n) != PS_OK || psi_keyset_init(&kset, t->n) != PS_OK) {
         rc = PS_E_NOMEM;
         goto done;
     }
     for (size_t r = 0; r < t->n; r++) {
-        const ps_op_row_t *row = &t->rows[r];
+        const psi_op_row_t *row = &t->rows[r];
         uint64_t h = hash_group(row);
-        size_t dup = ps_keyset_insert(&kset, r, ps_hash_mix(ps_hash_mix(h, (uint64_t)row->op), (uint64_t)row->tpcs),
+        size_t dup = psi_keyset_insert(&kset, r, psi_hash_mix(psi_hash_mix(h, (uint64_t)row->op), (uint64_t)row->tpcs),
                                       eq_op_key, t->rows);
         if (dup != SIZE_MAX) {
             e->row = r;
@@ -445,10 +445,10 @@ static int scan_groups(const ps_ops_t *t, ps_rowerr_t *e, size_t *gid, group_sca
             rc = PS_E_INPUT;
             goto done;
         }
-        size_t first = ps_keyset_insert(&gset, r, h, eq_group, t->rows);
+        size_t first = psi_keyset_insert(&gset, r, h, eq_group, t->rows);
         if (first == SIZE_MAX) {
             void *p = *scan;
-            rc = ps_array_grow(&p, *ng, &cap, sizeof **scan, 8);
+            rc = psi_array_grow(&p, *ng, &cap, sizeof **scan, 8);
             *scan = p;
             if (rc != PS_OK)
                 goto done;
@@ -465,8 +465,8 @@ static int scan_groups(const ps_ops_t *t, ps_rowerr_t *e, size_t *gid, group_sca
             goto done;
     }
 done:
-    ps_keyset_free(&gset);
-    ps_keyset_free(&kset);
+    psi_keyset_free(&gset);
+    psi_keyset_free(&kset);
     return rc;
 }
 
@@ -474,13 +474,13 @@ done:
  * count, so marking the indices up to that bound finds it without trusting
  * max_op for the size (a stray op 2000000000 must not make a 2 GB bitmap).
  * The first row (in file order) beyond a gap takes the blame. */
-static int find_gaps(const ps_ops_t *t, ps_rowerr_t *e, const size_t *gid, const group_scan_t *scan, size_t ng)
+static int find_gaps(const ps_ops_t *t, psi_rowerr_t *e, const size_t *gid, const group_scan_t *scan, size_t ng)
 {
     size_t total = 0;
     for (size_t g = 0; g < ng; g++)
         total += span(&scan[g]);
-    size_t *base = ps_malloc(sizeof *base * (ng ? ng : 1));
-    unsigned char *seen = ps_calloc(total ? total : 1, 1);
+    size_t *base = psi_malloc(sizeof *base * (ng ? ng : 1));
+    unsigned char *seen = psi_calloc(total ? total : 1, 1);
     int rc = (!base || !seen) ? PS_E_NOMEM : PS_OK;
     for (size_t g = 0, b = 0; rc == PS_OK && g < ng; g++) {
         base[g] = b;
@@ -518,16 +518,16 @@ static int find_gaps(const ps_ops_t *t, ps_rowerr_t *e, const size_t *gid, const
 
 /* t->groups from the scan: each group's TPC counts (sorted, taken from the
  * scan) and its dense matrix, refused when it would be too large. */
-static int build_groups(ps_ops_t *t, ps_rowerr_t *e, const size_t *gid, group_scan_t *scan, size_t ng)
+static int build_groups(ps_ops_t *t, psi_rowerr_t *e, const size_t *gid, group_scan_t *scan, size_t ng)
 {
-    t->groups = ps_calloc(ng ? ng : 1, sizeof *t->groups);
+    t->groups = psi_calloc(ng ? ng : 1, sizeof *t->groups);
     if (!t->groups)
         return PS_E_NOMEM;
     t->n_groups = ng;
     int rc = PS_OK;
     for (size_t g = 0; g < ng && rc == PS_OK; g++) {
-        ps_op_group_t *grp = &t->groups[g];
-        const ps_op_row_t *r0 = &t->rows[scan[g].first_row];
+        psi_op_group_t *grp = &t->groups[g];
+        const psi_op_row_t *r0 = &t->rows[scan[g].first_row];
         grp->gpu = r0->gpu;
         grp->model = r0->model;
         grp->batch = r0->batch;
@@ -556,13 +556,13 @@ static int build_groups(ps_ops_t *t, ps_rowerr_t *e, const size_t *gid, group_sc
     return rc;
 }
 
-static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
+static int ops_validate(ps_ops_t *t, psi_rowerr_t *e)
 {
-    int rc = check_rows(ps_schema_get(PS_TABLE_OPS), t->rows, t->n, e);
+    int rc = check_rows(psi_schema_get(PS_TABLE_OPS), t->rows, t->n, e);
     if (rc != PS_OK || (rc = check_tpcs_bounds(t, e)) != PS_OK)
         return rc;
     free_groups(t);
-    size_t *gid = ps_malloc(sizeof *gid * (t->n ? t->n : 1));
+    size_t *gid = psi_malloc(sizeof *gid * (t->n ? t->n : 1));
     group_scan_t *scan = NULL;
     size_t ng = 0;
     rc = gid ? scan_groups(t, e, gid, &scan, &ng) : PS_E_NOMEM;
@@ -579,29 +579,29 @@ static int ops_validate(ps_ops_t *t, ps_rowerr_t *e)
 
 /* Turn a rule violation into the message of an in-memory check, which names
  * 1-based rows where the loader names lines. */
-static int row_error(int rc, const char *table, const ps_rowerr_t *e)
+static int row_error(int rc, const char *table, const psi_rowerr_t *e)
 {
     if (rc != PS_E_INPUT)
         return rc;
     if (e->other != SIZE_MAX)
-        return ps_error(rc, "%s row %zu: %s (first at row %zu)", table, e->row + 1, e->msg,
+        return psi_error(rc, "%s row %zu: %s (first at row %zu)", table, e->row + 1, e->msg,
                         e->other + 1);
-    return ps_error(rc, "%s row %zu: %s", table, e->row + 1, e->msg);
+    return psi_error(rc, "%s row %zu: %s", table, e->row + 1, e->msg);
 }
 
-int ps_ops_index(ps_ops_t *t)
+int psi_ops_index(ps_ops_t *t)
 {
-    ps_rowerr_t e;
+    psi_rowerr_t e;
     return row_error(ops_validate(t, &e), "ops", &e);
 }
 
-const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch)
+const psi_op_group_t *psi_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch)
 {
     if (!t || !gpu || !model)
         return NULL;
-    gpu = ps_gpu_canonical(gpu);
+    gpu = psi_gpu_canonical(gpu);
     for (size_t i = 0; i < t->n_groups; i++) {
-        const ps_op_group_t *g = &t->groups[i];
+        const psi_op_group_t *g = &t->groups[i];
         if (g->batch == batch && strcmp(g->model, model) == 0 && strcmp(g->gpu, gpu) == 0)
             return g;
     }
@@ -619,7 +619,7 @@ static void append_text(char *buf, size_t n, size_t *len, const char *text)
     *len += (size_t)snprintf(buf + *len, n - *len, "%s", text);
 }
 
-const char *ps_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, size_t n)
+const char *psi_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, size_t n)
 {
     size_t len = 0, shown = 0;
     buf[0] = '\0';
@@ -627,7 +627,7 @@ const char *ps_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, si
     for (size_t i = 0; t && gpu && i < t->n_groups; i++)
         any_of_gpu |= strcmp(t->groups[i].gpu, gpu) == 0;
     for (size_t i = 0; t && i < t->n_groups; i++) {
-        const ps_op_group_t *g = &t->groups[i];
+        const psi_op_group_t *g = &t->groups[i];
         if (any_of_gpu && strcmp(g->gpu, gpu) != 0)
             continue;
         char item[256];
@@ -641,7 +641,7 @@ const char *ps_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, si
     return buf;
 }
 
-const char *ps_group_tpcs_text(const ps_op_group_t *g, char *buf, size_t n)
+const char *psi_group_tpcs_text(const psi_op_group_t *g, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -653,7 +653,7 @@ const char *ps_group_tpcs_text(const ps_op_group_t *g, char *buf, size_t n)
     return buf;
 }
 
-int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs)
+int psi_group_tpcs_index(const psi_op_group_t *g, int tpcs)
 {
     int lo = 0, hi = g->n_tpcs - 1;
     while (lo <= hi) {
@@ -668,9 +668,9 @@ int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs)
     return -1;
 }
 
-double ps_group_segment_ns(const ps_op_group_t *g, int start, int len, int tpcs)
+double psi_group_segment_ns(const psi_op_group_t *g, int start, int len, int tpcs)
 {
-    int k = ps_group_tpcs_index(g, tpcs);
+    int k = psi_group_tpcs_index(g, tpcs);
     if (k < 0 || start < 0 || len < 0 || start > g->n_ops - len)
         return NAN;
     double sum = 0;
@@ -685,7 +685,7 @@ double ps_group_segment_ns(const ps_op_group_t *g, int start, int len, int tpcs)
 
 /* The columns that define a co-execution setting: all rows of one
  * experiment must agree on them. */
-const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b)
+const char *coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b)
 {
     if (a->gpu != b->gpu) return "gpu";
     if (a->hp_model != b->hp_model) return "hp_model";
@@ -703,20 +703,20 @@ const char *coexec_key_diff(const ps_coexec_row_t *a, const ps_coexec_row_t *b)
 
 static int eq_experiment(const void *ctx, size_t a, size_t b)
 {
-    const ps_coexec_row_t *r = ctx;
+    const psi_coexec_row_t *r = ctx;
     return r[a].experiment == r[b].experiment;
 }
 
-int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e)
+int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e)
 {
-    int rc = check_rows(ps_schema_get(PS_TABLE_COEXEC), t->rows, t->n, e);
+    int rc = check_rows(psi_schema_get(PS_TABLE_COEXEC), t->rows, t->n, e);
     if (rc != PS_OK)
         return rc;
     /* FORMATS.md: hp_tpcs + lp_tpcs <= the GPU's TPCs (checked where the
      * catalog knows the GPU). */
     gpu_cache_t cache = {0};
     for (size_t r = 0; r < t->n; r++) {
-        const ps_coexec_row_t *row = &t->rows[r];
+        const psi_coexec_row_t *row = &t->rows[r];
         int max = gpu_tpcs(&cache, row->gpu);
         if (max && (long)row->hp_tpcs + row->lp_tpcs > max) {
             e->row = r;
@@ -727,11 +727,11 @@ int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e)
             return PS_E_INPUT;
         }
     }
-    ps_keyset_t set = {0};
-    if (ps_keyset_init(&set, t->n) != PS_OK)
+    psi_keyset_t set = {0};
+    if (psi_keyset_init(&set, t->n) != PS_OK)
         return PS_E_NOMEM;
     for (size_t r = 0; r < t->n && rc == PS_OK; r++) {
-        size_t first = ps_keyset_insert(&set, r, ps_hash_ptr(0, t->rows[r].experiment),
+        size_t first = psi_keyset_insert(&set, r, psi_hash_ptr(0, t->rows[r].experiment),
                                         eq_experiment, t->rows);
         const char *col = first == SIZE_MAX ? NULL : coexec_key_diff(&t->rows[first], &t->rows[r]);
         if (col) {
@@ -745,22 +745,22 @@ int ps_coexec_validate(ps_coexec_t *t, ps_rowerr_t *e)
             rc = PS_E_INPUT;
         }
     }
-    ps_keyset_free(&set);
+    psi_keyset_free(&set);
     return rc;
 }
 
 /* Duplicate-key check shared by the workload tables: hash and eq come from
  * the caller; the message names the key. */
-static int check_unique(size_t n, uint64_t (*hash)(const void *, size_t), ps_row_eq_fn eq,
+static int check_unique(size_t n, uint64_t (*hash)(const void *, size_t), psi_row_eq_fn eq,
                         const void *rows, const char *column, const char *what,
-                        void (*label)(const void *, size_t, char *, size_t), ps_rowerr_t *e)
+                        void (*label)(const void *, size_t, char *, size_t), psi_rowerr_t *e)
 {
-    ps_keyset_t set = {0};
-    if (ps_keyset_init(&set, n) != PS_OK)
+    psi_keyset_t set = {0};
+    if (psi_keyset_init(&set, n) != PS_OK)
         return PS_E_NOMEM;
     int rc = PS_OK;
     for (size_t r = 0; r < n; r++) {
-        size_t dup = ps_keyset_insert(&set, r, hash(rows, r), eq, rows);
+        size_t dup = psi_keyset_insert(&set, r, hash(rows, r), eq, rows);
         if (dup != SIZE_MAX) {
             char key[300];
             label(rows, r, key, sizeof key);
@@ -772,29 +772,29 @@ static int check_unique(size_t n, uint64_t (*hash)(const void *, size_t), ps_row
             break;
         }
     }
-    ps_keyset_free(&set);
+    psi_keyset_free(&set);
     return rc;
 }
 
 static uint64_t workload_hash(const void *rows, size_t i)
 {
-    const ps_workload_row_t *r = (const ps_workload_row_t *)rows + i;
-    return ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->workload);
+    const psi_workload_row_t *r = (const psi_workload_row_t *)rows + i;
+    return psi_hash_ptr(psi_hash_ptr(0, r->gpu), r->workload);
 }
 static int workload_eq(const void *rows, size_t a, size_t b)
 {
-    const ps_workload_row_t *r = rows;
+    const psi_workload_row_t *r = rows;
     return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload;
 }
 static void workload_label(const void *rows, size_t i, char *buf, size_t n)
 {
-    const ps_workload_row_t *r = (const ps_workload_row_t *)rows + i;
+    const psi_workload_row_t *r = (const psi_workload_row_t *)rows + i;
     snprintf(buf, n, "(%s, %s)", r->gpu, r->workload);
 }
 
-int ps_workloads_validate(ps_workloads_t *t, ps_rowerr_t *e)
+int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e)
 {
-    int rc = check_rows(ps_schema_get(PS_TABLE_WORKLOADS), t->rows, t->n, e);
+    int rc = check_rows(psi_schema_get(PS_TABLE_WORKLOADS), t->rows, t->n, e);
     if (rc == PS_OK)
         rc = check_unique(t->n, workload_hash, workload_eq, t->rows, "workload", "(gpu, workload)",
                           workload_label, e);
@@ -803,24 +803,24 @@ int ps_workloads_validate(ps_workloads_t *t, ps_rowerr_t *e)
 
 static uint64_t scaling_hash(const void *rows, size_t i)
 {
-    const ps_scaling_row_t *r = (const ps_scaling_row_t *)rows + i;
-    return ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->workload), (uint64_t)r->share_pct);
+    const psi_scaling_row_t *r = (const psi_scaling_row_t *)rows + i;
+    return psi_hash_mix(psi_hash_ptr(psi_hash_ptr(0, r->gpu), r->workload), (uint64_t)r->share_pct);
 }
 static int scaling_eq(const void *rows, size_t a, size_t b)
 {
-    const ps_scaling_row_t *r = rows;
+    const psi_scaling_row_t *r = rows;
     return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload &&
            r[a].share_pct == r[b].share_pct;
 }
 static void scaling_label(const void *rows, size_t i, char *buf, size_t n)
 {
-    const ps_scaling_row_t *r = (const ps_scaling_row_t *)rows + i;
+    const psi_scaling_row_t *r = (const psi_scaling_row_t *)rows + i;
     snprintf(buf, n, "(%s, %s, %d)", r->gpu, r->workload, r->share_pct);
 }
 
-int ps_scaling_validate(ps_scaling_t *t, ps_rowerr_t *e)
+int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e)
 {
-    int rc = check_rows(ps_schema_get(PS_TABLE_SCALING), t->rows, t->n, e);
+    int rc = check_rows(psi_schema_get(PS_TABLE_SCALING), t->rows, t->n, e);
     if (rc == PS_OK)
         rc = check_unique(t->n, scaling_hash, scaling_eq, t->rows, "share_pct",
                           "(gpu, workload, share_pct)", scaling_label, e);
@@ -829,38 +829,38 @@ int ps_scaling_validate(ps_scaling_t *t, ps_rowerr_t *e)
 
 static uint64_t colo_hash(const void *rows, size_t i)
 {
-    const ps_colocation_row_t *r = (const ps_colocation_row_t *)rows + i;
-    return ps_hash_mix(ps_hash_ptr(0, r->colocation), (uint64_t)r->slot);
+    const psi_colocation_row_t *r = (const psi_colocation_row_t *)rows + i;
+    return psi_hash_mix(psi_hash_ptr(0, r->colocation), (uint64_t)r->slot);
 }
 static int colo_eq(const void *rows, size_t a, size_t b)
 {
-    const ps_colocation_row_t *r = rows;
+    const psi_colocation_row_t *r = rows;
     return r[a].colocation == r[b].colocation && r[a].slot == r[b].slot;
 }
 static void colo_label(const void *rows, size_t i, char *buf, size_t n)
 {
-    const ps_colocation_row_t *r = (const ps_colocation_row_t *)rows + i;
+    const psi_colocation_row_t *r = (const psi_colocation_row_t *)rows + i;
     snprintf(buf, n, "(%s, %d)", r->colocation, r->slot);
 }
 static int colo_eq_id(const void *rows, size_t a, size_t b)
 {
-    const ps_colocation_row_t *r = rows;
+    const psi_colocation_row_t *r = rows;
     return r[a].colocation == r[b].colocation;
 }
 
-int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
+int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e)
 {
-    int rc = check_rows(ps_schema_get(PS_TABLE_COLOCATIONS), t->rows, t->n, e);
+    int rc = check_rows(psi_schema_get(PS_TABLE_COLOCATIONS), t->rows, t->n, e);
     if (rc == PS_OK)
         rc = check_unique(t->n, colo_hash, colo_eq, t->rows, "slot", "(colocation, slot)",
                           colo_label, e);
     if (rc != PS_OK)
         return rc;
-    ps_keyset_t set = {0};
-    if (ps_keyset_init(&set, t->n) != PS_OK)
+    psi_keyset_t set = {0};
+    if (psi_keyset_init(&set, t->n) != PS_OK)
         return PS_E_NOMEM;
     for (size_t r = 0; r < t->n && rc == PS_OK; r++) {
-        size_t first = ps_keyset_insert(&set, r, ps_hash_ptr(0, t->rows[r].colocation), colo_eq_id,
+        size_t first = psi_keyset_insert(&set, r, psi_hash_ptr(0, t->rows[r].colocation), colo_eq_id,
                                         t->rows);
         if (first != SIZE_MAX && t->rows[first].gpu != t->rows[r].gpu) {
             e->row = r;
@@ -872,7 +872,7 @@ int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
             rc = PS_E_INPUT;
         }
     }
-    ps_keyset_free(&set);
+    psi_keyset_free(&set);
     return rc;
 }
 
@@ -881,17 +881,17 @@ int ps_colocations_validate(ps_colocations_t *t, ps_rowerr_t *e)
 /* ------------------------------------------------------------------------ */
 
 /* Distinct values of a key over n rows, by the caller's hash and eq. */
-static size_t count_distinct(size_t n, uint64_t (*hash)(const void *, size_t), ps_row_eq_fn eq,
+static size_t count_distinct(size_t n, uint64_t (*hash)(const void *, size_t), psi_row_eq_fn eq,
                              const void *ctx)
 {
-    ps_keyset_t set = {0};
-    if (ps_keyset_init(&set, n) != PS_OK)
+    psi_keyset_t set = {0};
+    if (psi_keyset_init(&set, n) != PS_OK)
         return 0;
     size_t k = 0;
     for (size_t r = 0; r < n; r++)
-        if (ps_keyset_insert(&set, r, hash(ctx, r), eq, ctx) == SIZE_MAX)
+        if (psi_keyset_insert(&set, r, hash(ctx, r), eq, ctx) == SIZE_MAX)
             k++;
-    ps_keyset_free(&set);
+    psi_keyset_free(&set);
     return k;
 }
 
@@ -899,7 +899,7 @@ static size_t count_distinct(size_t n, uint64_t (*hash)(const void *, size_t), p
  * the LP side of row i - n. */
 static void coexec_side(const ps_coexec_t *t, size_t i, const char **model, int *batch)
 {
-    const ps_coexec_row_t *r = &t->rows[i % t->n];
+    const psi_coexec_row_t *r = &t->rows[i % t->n];
     *model = i < t->n ? r->hp_model : r->lp_model;
     *batch = i < t->n ? r->hp_batch : r->lp_batch;
 }
@@ -909,7 +909,7 @@ static uint64_t coexec_side_hash(const void *ctx, size_t i)
     const char *m;
     int b;
     coexec_side(t, i, &m, &b);
-    return ps_hash_mix(ps_hash_ptr(ps_hash_ptr(0, t->rows[i % t->n].gpu), m), (uint64_t)b);
+    return psi_hash_mix(psi_hash_ptr(psi_hash_ptr(0, t->rows[i % t->n].gpu), m), (uint64_t)b);
 }
 static int coexec_side_eq(const void *ctx, size_t x, size_t y)
 {
@@ -923,17 +923,17 @@ static int coexec_side_eq(const void *ctx, size_t x, size_t y)
 
 static uint64_t scaling_wl_hash(const void *rows, size_t i)
 {
-    const ps_scaling_row_t *r = (const ps_scaling_row_t *)rows + i;
-    return ps_hash_ptr(ps_hash_ptr(0, r->gpu), r->workload);
+    const psi_scaling_row_t *r = (const psi_scaling_row_t *)rows + i;
+    return psi_hash_ptr(psi_hash_ptr(0, r->gpu), r->workload);
 }
 static int scaling_wl_eq(const void *rows, size_t a, size_t b)
 {
-    const ps_scaling_row_t *r = rows;
+    const psi_scaling_row_t *r = rows;
     return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload;
 }
 static uint64_t colo_id_hash(const void *rows, size_t i)
 {
-    return ps_hash_ptr(0, ((const ps_colocation_row_t *)rows)[i].colocation);
+    return psi_hash_ptr(0, ((const psi_colocation_row_t *)rows)[i].colocation);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -945,7 +945,7 @@ static uint64_t colo_id_hash(const void *rows, size_t i)
     static void *p##_create(void) { return prefix##_new(); }                                \
     static void p##_destroy(void *t) { prefix##_free(t); }                                  \
     static int p##_append(void *t, const void *r) { return prefix##_append(t, r); }         \
-    static int p##_valid(void *t, ps_rowerr_t *e) { return validate_fn(t, e); }             \
+    static int p##_valid(void *t, psi_rowerr_t *e) { return validate_fn(t, e); }             \
     static const void *p##_rows(const void *t, size_t *n)                                   \
     {                                                                                       \
         *n = ((const T *)t)->n;                                                             \
@@ -953,10 +953,10 @@ static uint64_t colo_id_hash(const void *rows, size_t i)
     }
 
 SCHEMA_OPS(ps_ops_t, ops, ps_ops, ops_validate)
-SCHEMA_OPS(ps_coexec_t, cx, ps_coexec, ps_coexec_validate)
-SCHEMA_OPS(ps_workloads_t, wl, ps_workloads, ps_workloads_validate)
-SCHEMA_OPS(ps_scaling_t, sc, ps_scaling, ps_scaling_validate)
-SCHEMA_OPS(ps_colocations_t, co, ps_colocations, ps_colocations_validate)
+SCHEMA_OPS(ps_coexec_t, cx, ps_coexec, psi_coexec_validate)
+SCHEMA_OPS(ps_workloads_t, wl, ps_workloads, psi_workloads_validate)
+SCHEMA_OPS(ps_scaling_t, sc, ps_scaling, psi_scaling_validate)
+SCHEMA_OPS(ps_colocations_t, co, ps_colocations, psi_colocations_validate)
 
 static size_t ops_groups(const void *t) { return ((const ps_ops_t *)t)->n_groups; }
 static size_t cx_groups(const void *t)
@@ -982,15 +982,15 @@ static size_t co_groups(const void *t)
     {kind, name, cols, PS_ARRAY_LEN(cols), sizeof(row_t), p##_create, p##_destroy,        \
      p##_append, p##_valid, p##_rows, p##_groups}
 
-static const ps_schema_t schemas[] = {
-    SCHEMA(PS_TABLE_OPS, "ops", ops_cols, ps_op_row_t, ops),
-    SCHEMA(PS_TABLE_COEXEC, "coexec", coexec_cols, ps_coexec_row_t, cx),
-    SCHEMA(PS_TABLE_WORKLOADS, "workloads", workload_cols, ps_workload_row_t, wl),
-    SCHEMA(PS_TABLE_SCALING, "workload_scaling", scaling_cols, ps_scaling_row_t, sc),
-    SCHEMA(PS_TABLE_COLOCATIONS, "colocations", colocation_cols, ps_colocation_row_t, co),
+static const psi_schema_t schemas[] = {
+    SCHEMA(PS_TABLE_OPS, "ops", ops_cols, psi_op_row_t, ops),
+    SCHEMA(PS_TABLE_COEXEC, "coexec", coexec_cols, psi_coexec_row_t, cx),
+    SCHEMA(PS_TABLE_WORKLOADS, "workloads", workload_cols, psi_workload_row_t, wl),
+    SCHEMA(PS_TABLE_SCALING, "workload_scaling", scaling_cols, psi_scaling_row_t, sc),
+    SCHEMA(PS_TABLE_COLOCATIONS, "colocations", colocation_cols, psi_colocation_row_t, co),
 };
 
-const ps_schema_t *ps_schema_get(ps_table_kind_t kind)
+const psi_schema_t *psi_schema_get(ps_table_kind_t kind)
 {
     for (size_t i = 0; i < PS_ARRAY_LEN(schemas); i++)
         if (schemas[i].kind == kind)

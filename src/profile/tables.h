@@ -15,7 +15,7 @@
 
 #include <math.h>
 
-typedef struct ps_strpool ps_strpool_t;
+typedef struct psi_strpool psi_strpool_t;
 
 /* ---- ops.csv ---- */
 
@@ -24,13 +24,13 @@ typedef enum {
     PS_INTENSITY_UNKNOWN = 0,
     PS_INTENSITY_COMPUTE = 1,
     PS_INTENSITY_MEMORY = 2
-} ps_intensity_t;
+} psi_intensity_t;
 
 typedef struct {
     double dram_bytes, l2_bytes;
     double stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle;
     double sm_pct, mem_pct;
-} ps_counters_t;
+} psi_counters_t;
 
 typedef struct {
     const char *gpu, *model;
@@ -38,13 +38,13 @@ typedef struct {
     const char *name;
     int tpcs;
     double duration_ns;
-    ps_intensity_t intensity;
-    ps_counters_t c; /* NAN where not measured */
-} ps_op_row_t;
+    psi_intensity_t intensity;
+    psi_counters_t c; /* NAN where not measured */
+} psi_op_row_t;
 
 /*
  * One (gpu, model, batch) of ops.csv seen as a dense matrix: what features and
- * the simulator need. Built by ps_ops_index() (the loader calls it).
+ * the simulator need. Built by psi_ops_index() (the loader calls it).
  */
 typedef struct {
     const char *gpu, *model;
@@ -54,38 +54,38 @@ typedef struct {
     int *tpcs;           /* [n_tpcs] ascending TPC counts seen for this group */
     double *duration_ns; /* [op * n_tpcs + k]: at tpcs[k]; NAN if not measured */
     const char **names;  /* [n_ops] */
-    ps_intensity_t *intensity; /* [n_ops] */
-    ps_counters_t *counters;   /* [n_ops]: each counter from the row with the
+    psi_intensity_t *intensity; /* [n_ops] */
+    psi_counters_t *counters;   /* [n_ops]: each counter from the row with the
                                   most TPCs that has it (FORMATS.md) */
-} ps_op_group_t;
+} psi_op_group_t;
 
 struct ps_ops {
-    ps_op_row_t *rows;
+    psi_op_row_t *rows;
     size_t n, cap;
-    ps_strpool_t *pool;
-    ps_op_group_t *groups; /* built by ps_ops_index(), in first-seen order */
+    psi_strpool_t *pool;
+    psi_op_group_t *groups; /* built by psi_ops_index(), in first-seen order */
     size_t n_groups;
 };
 
 /* An empty table, to fill with ps_ops_append (strings are copied). */
 ps_ops_t *ps_ops_new(void);
-int ps_ops_append(ps_ops_t *t, const ps_op_row_t *row);
+int ps_ops_append(ps_ops_t *t, const psi_op_row_t *row);
 /* Validate values (ranges of FORMATS.md, tpcs within a catalogued GPU), keys
  * (no duplicate, no gap in op indices) and build groups. On error the message
  * names the first offending row (1-based data row). Loaders call it. */
-int ps_ops_index(ps_ops_t *t);
-const ps_op_group_t *ps_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch);
+int psi_ops_index(ps_ops_t *t);
+const psi_op_group_t *psi_ops_find(const ps_ops_t *t, const char *gpu, const char *model, int batch);
 /* What a failed lookup can offer instead, for messages that point the way:
  * the (model, batch) groups of gpu in t ("resnet50 batch 8, bert-base batch
  * 8"; every GPU's when none is of gpu) and the TPC counts of g ("5, 11, 27,
  * 54"), into buf[n] (cut with "..." when long). Return buf. */
-const char *ps_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, size_t n);
-const char *ps_group_tpcs_text(const ps_op_group_t *g, char *buf, size_t n);
+const char *psi_ops_groups_text(const ps_ops_t *t, const char *gpu, char *buf, size_t n);
+const char *psi_group_tpcs_text(const psi_op_group_t *g, char *buf, size_t n);
 /* Index of tpcs in g->tpcs, or -1. */
-int ps_group_tpcs_index(const ps_op_group_t *g, int tpcs);
+int psi_group_tpcs_index(const psi_op_group_t *g, int tpcs);
 /* Sum of duration_ns over ops [start, start+len) at tpcs; NAN when any is
  * missing or the range is outside the group. */
-double ps_group_segment_ns(const ps_op_group_t *g, int start, int len, int tpcs);
+double psi_group_segment_ns(const psi_op_group_t *g, int start, int len, int tpcs);
 
 /* ---- coexec.csv ---- */
 
@@ -98,16 +98,16 @@ typedef struct {
     int hp_tpcs, lp_tpcs;
     double hp_ns, lp_ns;
     const char *mechanism; /* NULL when empty */
-} ps_coexec_row_t;
+} psi_coexec_row_t;
 
 struct ps_coexec {
-    ps_coexec_row_t *rows;
+    psi_coexec_row_t *rows;
     size_t n, cap;
-    ps_strpool_t *pool;
+    psi_strpool_t *pool;
 };
 
 ps_coexec_t *ps_coexec_new(void);
-int ps_coexec_append(ps_coexec_t *t, const ps_coexec_row_t *row);
+int ps_coexec_append(ps_coexec_t *t, const psi_coexec_row_t *row);
 
 /* ---- workloads.csv ---- */
 
@@ -118,16 +118,16 @@ typedef struct {
     double sm_tput_pct, dram_tput_pct, mem_tput_pct;
     double sm_busy_pct, mem_busy_pct, memcap_gb;
     double stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle;
-} ps_workload_row_t;
+} psi_workload_row_t;
 
 struct ps_workloads {
-    ps_workload_row_t *rows;
+    psi_workload_row_t *rows;
     size_t n, cap;
-    ps_strpool_t *pool;
+    psi_strpool_t *pool;
 };
 
 ps_workloads_t *ps_workloads_new(void);
-int ps_workloads_append(ps_workloads_t *t, const ps_workload_row_t *row);
+int ps_workloads_append(ps_workloads_t *t, const psi_workload_row_t *row);
 
 /* ---- workload_scaling.csv ---- */
 
@@ -135,16 +135,16 @@ typedef struct {
     const char *gpu, *workload;
     int share_pct;
     double tput;
-} ps_scaling_row_t;
+} psi_scaling_row_t;
 
 struct ps_scaling {
-    ps_scaling_row_t *rows;
+    psi_scaling_row_t *rows;
     size_t n, cap;
-    ps_strpool_t *pool;
+    psi_strpool_t *pool;
 };
 
 ps_scaling_t *ps_scaling_new(void);
-int ps_scaling_append(ps_scaling_t *t, const ps_scaling_row_t *row);
+int ps_scaling_append(ps_scaling_t *t, const psi_scaling_row_t *row);
 
 /* ---- colocations.csv ---- */
 
@@ -154,15 +154,15 @@ typedef struct {
     const char *workload;
     int share_pct;
     double tput; /* NAN when not measured */
-} ps_colocation_row_t;
+} psi_colocation_row_t;
 
 struct ps_colocations {
-    ps_colocation_row_t *rows;
+    psi_colocation_row_t *rows;
     size_t n, cap;
-    ps_strpool_t *pool;
+    psi_strpool_t *pool;
 };
 
 ps_colocations_t *ps_colocations_new(void);
-int ps_colocations_append(ps_colocations_t *t, const ps_colocation_row_t *row);
+int ps_colocations_append(ps_colocations_t *t, const psi_colocation_row_t *row);
 
 #endif

@@ -67,7 +67,7 @@ typedef struct {
 } split_t;
 
 typedef struct {
-    const ps_gpu_t *g;
+    const psi_gpu_t *g;
     sim_physics_t ph;
     wl_key_t *wk;
     int n_wl;
@@ -87,7 +87,7 @@ static int find_or_add_workload(campaign_t *c, const char *model, int batch)
     for (int i = 0; i < c->n_wl; i++)
         if (strcmp(c->wk[i].model, model) == 0 && c->wk[i].batch == batch)
             return i;
-    wl_key_t *w = ps_realloc(c->wk, (size_t)(c->n_wl + 1) * sizeof *w);
+    wl_key_t *w = psi_realloc(c->wk, (size_t)(c->n_wl + 1) * sizeof *w);
     if (!w)
         return -1;
     c->wk = w;
@@ -104,11 +104,11 @@ static int add_pair(campaign_t *c, const char *hp, int hb, const char *lp, int l
     if (rc != PS_OK)
         return rc;
     if (hb <= 0 || lb <= 0)
-        return ps_error(PS_E_ARG, "batch sizes must be positive");
+        return psi_error(PS_E_ARG, "batch sizes must be positive");
     int a = find_or_add_workload(c, hp, hb), b = find_or_add_workload(c, lp, lb);
     if (a < 0 || b < 0)
         return PS_E_NOMEM;
-    pair_t *p = ps_realloc(c->pairs, (size_t)(c->n_pairs + 1) * sizeof *p);
+    pair_t *p = psi_realloc(c->pairs, (size_t)(c->n_pairs + 1) * sizeof *p);
     if (!p)
         return PS_E_NOMEM;
     c->pairs = p;
@@ -153,7 +153,7 @@ static int batch_of(const char *batches, const char *model, int *out)
     const char *s = batches;
     if (isdigit((unsigned char)*s)) {
         if (parse_int(&s, out) != 0 || *s)
-            return ps_error(PS_E_ARG, "batches: '%s' is neither a number nor model:batch,...", batches);
+            return psi_error(PS_E_ARG, "batches: '%s' is neither a number nor model:batch,...", batches);
         return 0;
     }
     while (*s) {
@@ -161,12 +161,12 @@ static int batch_of(const char *batches, const char *model, int *out)
         int b;
         s = token(s, ":,", name, sizeof name);
         if (*s != ':')
-            return ps_error(PS_E_ARG, "batches: expected model:batch in '%s'", batches);
+            return psi_error(PS_E_ARG, "batches: expected model:batch in '%s'", batches);
         s++;
         if (parse_int(&s, &b) != 0 || (*s && *s != ','))
-            return ps_error(PS_E_ARG, "batches: bad batch size for '%s'", name);
+            return psi_error(PS_E_ARG, "batches: bad batch size for '%s'", name);
         if (sim_model_check(name) != PS_OK)
-            return ps_error_prefix(PS_E_ARG, "batches");
+            return psi_error_prefix(PS_E_ARG, "batches");
         if (strcmp(name, model) == 0)
             *out = b;
         if (*s == ',')
@@ -197,19 +197,19 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
             int hb, lb;
             s = token(s, ":/,", hp, sizeof hp);
             if (*s != ':')
-                return ps_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
+                return psi_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
             s++;
             if (parse_int(&s, &hb) != 0)
-                return ps_error(PS_E_ARG, "pairs: bad HP batch in '%s'", p->pairs);
+                return psi_error(PS_E_ARG, "pairs: bad HP batch in '%s'", p->pairs);
             if (*s != '/')
-                return ps_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
+                return psi_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
             s++;
             s = token(s, ":/,", lp, sizeof lp);
             if (*s != ':')
-                return ps_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
+                return psi_error(PS_E_ARG, "pairs: expected hp:batch/lp:batch, got '%s'", p->pairs);
             s++;
             if (parse_int(&s, &lb) != 0 || (*s && *s != ','))
-                return ps_error(PS_E_ARG, "pairs: bad LP batch in '%s'", p->pairs);
+                return psi_error(PS_E_ARG, "pairs: bad LP batch in '%s'", p->pairs);
             int rc = add_pair(c, hp, hb, lp, lb);
             if (rc != 0)
                 return rc;
@@ -225,7 +225,7 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
             char name[64];
             s = token(s, ",", name, sizeof name);
             if (sim_model_check(name) != PS_OK)
-                return ps_error_prefix(PS_E_ARG, "models");
+                return psi_error_prefix(PS_E_ARG, "models");
             if (*s == ',')
                 s++;
         }
@@ -264,16 +264,16 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
             }
     }
     if (c->n_pairs == 0)
-        return ps_error(PS_E_ARG, "no model pairs to simulate");
+        return psi_error(PS_E_ARG, "no model pairs to simulate");
     return 0;
 }
 
 static int add_split(campaign_t *c, int hp, int lp)
 {
     if (hp <= 0 || lp <= 0 || hp + lp > c->g->tpcs)
-        return ps_error(PS_E_ARG, "split %d/%d: both sides need TPCs and hp + lp <= %d on %s", hp, lp,
+        return psi_error(PS_E_ARG, "split %d/%d: both sides need TPCs and hp + lp <= %d on %s", hp, lp,
                         c->g->tpcs, c->g->name);
-    split_t *s = ps_realloc(c->splits, (size_t)(c->n_splits + 1) * sizeof *s);
+    split_t *s = psi_realloc(c->splits, (size_t)(c->n_splits + 1) * sizeof *s);
     if (!s)
         return PS_E_NOMEM;
     c->splits = s;
@@ -304,10 +304,10 @@ static int parse_splits(campaign_t *c, const char *spec)
     while (*s) {
         int hp, lp;
         if (parse_int(&s, &hp) != 0 || *s != '/')
-            return ps_error(PS_E_ARG, "splits: expected hp/lp,... or all, got '%s'", spec);
+            return psi_error(PS_E_ARG, "splits: expected hp/lp,... or all, got '%s'", spec);
         s++;
         if (parse_int(&s, &lp) != 0 || (*s && *s != ','))
-            return ps_error(PS_E_ARG, "splits: expected hp/lp,... or all, got '%s'", spec);
+            return psi_error(PS_E_ARG, "splits: expected hp/lp,... or all, got '%s'", spec);
         if ((rc = add_split(c, hp, lp)) != 0)
             return rc;
         if (*s == ',')
@@ -339,9 +339,9 @@ static void campaign_free(campaign_t *c)
 static int campaign_prepare(campaign_t *c, const ps_sim_params_t *p)
 {
     sim_shape_opts_t o = {.bert_seq = p->bert_seq, .llama_prompt = p->llama_prompt};
-    c->wl = ps_calloc((size_t)c->n_wl, sizeof *c->wl);
-    c->tpc_slot = ps_malloc((size_t)(c->g->tpcs + 1) * sizeof *c->tpc_slot);
-    c->tpcs = ps_malloc((size_t)(c->g->tpcs + 1) * sizeof *c->tpcs);
+    c->wl = psi_calloc((size_t)c->n_wl, sizeof *c->wl);
+    c->tpc_slot = psi_malloc((size_t)(c->g->tpcs + 1) * sizeof *c->tpc_slot);
+    c->tpcs = psi_malloc((size_t)(c->g->tpcs + 1) * sizeof *c->tpcs);
     if (!c->wl || !c->tpc_slot || !c->tpcs)
         return PS_E_NOMEM;
     for (int i = 0; i < c->n_wl; i++) {
@@ -349,7 +349,7 @@ static int campaign_prepare(campaign_t *c, const ps_sim_params_t *p)
         if (rc != 0)
             return rc;
     }
-    char *used = ps_calloc((size_t)c->g->tpcs + 1, 1);
+    char *used = psi_calloc((size_t)c->g->tpcs + 1, 1);
     if (!used)
         return PS_E_NOMEM;
     used[c->g->tpcs] = 1;
@@ -365,14 +365,14 @@ static int campaign_prepare(campaign_t *c, const ps_sim_params_t *p)
     }
     free(used);
     size_t cells = (size_t)c->n_wl * c->n_tpcs;
-    c->placed = ps_calloc(cells, sizeof *c->placed);
+    c->placed = psi_calloc(cells, sizeof *c->placed);
     if (!c->placed)
         return PS_E_NOMEM;
     for (int w = 0; w < c->n_wl; w++)
         for (int t = 0; t < c->n_tpcs; t++) {
             size_t cell = (size_t)w * c->n_tpcs + t;
             int n = c->wl[w].n;
-            c->placed[cell] = ps_malloc((size_t)n * sizeof(sim_placed_t));
+            c->placed[cell] = psi_malloc((size_t)n * sizeof(sim_placed_t));
             if (!c->placed[cell])
                 return PS_E_NOMEM;
             for (int k = 0; k < n; k++)
@@ -391,7 +391,7 @@ static int write_ops(campaign_t *c, ps_ops_t *ops)
                 size_t cell = (size_t)w * c->n_tpcs + t;
                 sim_solo_t s;
                 sim_solo(c->g, &c->ph, &c->placed[cell][k], &s);
-                ps_op_row_t r = {
+                psi_op_row_t r = {
                     .gpu = c->g->name, .model = c->wl[w].model, .batch = c->wl[w].batch, .op = k,
                     .name = c->wl[w].k[k].name, .tpcs = c->tpcs[t], .duration_ns = s.duration_ns,
                     .intensity = s.intensity, .c = s.c,
@@ -425,19 +425,19 @@ static void run_experiment(work_t *w, long i)
 {
     campaign_t *c = w->c;
     const ps_sim_params_t *p = w->p;
-    ps_rng_t rng = {.s = p->seed * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)i + 1) * 0xd1b54a32d192ed03ULL};
-    ps_rng_next(&rng);
+    psi_rng_t rng = {.s = p->seed * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)i + 1) * 0xd1b54a32d192ed03ULL};
+    psi_rng_next(&rng);
     experiment_t *e = &w->ex[i];
     /* Pairs in turn, so every pair gets its share; the rest is drawn. */
     e->pair = (int)(i % c->n_pairs);
-    e->split = ps_rng_int(&rng, 0, c->n_splits - 1);
+    e->split = psi_rng_int(&rng, 0, c->n_splits - 1);
     const sim_workload_t *hw = &c->wl[c->pairs[e->pair].hp], *lw = &c->wl[c->pairs[e->pair].lp];
     int hmax = p->max_len < hw->n ? p->max_len : hw->n, lmax = p->max_len < lw->n ? p->max_len : lw->n;
     int hmin = p->min_len < hmax ? p->min_len : hmax, lmin = p->min_len < lmax ? p->min_len : lmax;
-    e->hp_len = ps_rng_int(&rng, hmin, hmax);
-    e->lp_len = ps_rng_int(&rng, lmin, lmax);
-    e->hp_start = ps_rng_int(&rng, 0, hw->n - e->hp_len);
-    e->lp_start = ps_rng_int(&rng, 0, lw->n - e->lp_len);
+    e->hp_len = psi_rng_int(&rng, hmin, hmax);
+    e->lp_len = psi_rng_int(&rng, lmin, lmax);
+    e->hp_start = psi_rng_int(&rng, 0, hw->n - e->hp_len);
+    e->lp_start = psi_rng_int(&rng, 0, lw->n - e->lp_len);
     const split_t *s = &c->splits[e->split];
     const sim_placed_t *ha = c->placed[(size_t)c->pairs[e->pair].hp * c->n_tpcs + c->tpc_slot[s->hp]];
     const sim_placed_t *la = c->placed[(size_t)c->pairs[e->pair].lp * c->n_tpcs + c->tpc_slot[s->lp]];
@@ -447,9 +447,9 @@ static void run_experiment(work_t *w, long i)
     e->lp_ns = l + c->ph.dispatch_ns;
     /* Eq. 9: per-run noise, a shared factor (clock, host) and one per side. */
     for (int r = 0; r < p->runs; r++) {
-        double shared = 0.5 * p->noise * ps_rng_normal(&rng);
-        w->noise_hp[(size_t)i * p->runs + r] = exp(shared + p->noise * ps_rng_normal(&rng));
-        w->noise_lp[(size_t)i * p->runs + r] = exp(shared + p->noise * ps_rng_normal(&rng));
+        double shared = 0.5 * p->noise * psi_rng_normal(&rng);
+        w->noise_hp[(size_t)i * p->runs + r] = exp(shared + p->noise * psi_rng_normal(&rng));
+        w->noise_lp[(size_t)i * p->runs + r] = exp(shared + p->noise * psi_rng_normal(&rng));
     }
 }
 
@@ -517,7 +517,7 @@ static int write_coexec(campaign_t *c, const ps_sim_params_t *p, work_t *w, ps_c
         snprintf(id, sizeof id, "%s-s%llu-%07ld", c->g->aliases[0] ? c->g->aliases[0] : c->g->name,
                  (unsigned long long)p->seed, i);
         for (int r = 0; r < p->runs; r++) {
-            ps_coexec_row_t row = {
+            psi_coexec_row_t row = {
                 .experiment = id, .gpu = c->g->name,
                 .hp_model = hw->model, .hp_batch = hw->batch, .hp_start = e->hp_start, .hp_len = e->hp_len,
                 .lp_model = lw->model, .lp_batch = lw->batch, .lp_start = e->lp_start, .lp_len = e->lp_len,
@@ -537,21 +537,21 @@ static int write_coexec(campaign_t *c, const ps_sim_params_t *p, work_t *w, ps_c
 static int check_params(const ps_sim_params_t *p)
 {
     if (p->min_len < 1 || p->max_len < p->min_len)
-        return ps_error(PS_E_ARG, "segment lengths: need 1 <= min-len <= max-len (got %d, %d)", p->min_len,
+        return psi_error(PS_E_ARG, "segment lengths: need 1 <= min-len <= max-len (got %d, %d)", p->min_len,
                         p->max_len);
     if (p->experiments < 1 || p->experiments > 100000000L)
-        return ps_error(PS_E_ARG, "experiments: %ld out of range 1..1e8", p->experiments);
+        return psi_error(PS_E_ARG, "experiments: %ld out of range 1..1e8", p->experiments);
     if (p->runs < 1 || p->runs > 10000)
-        return ps_error(PS_E_ARG, "runs: %d out of range 1..10000", p->runs);
+        return psi_error(PS_E_ARG, "runs: %d out of range 1..10000", p->runs);
     /* Every run is a row held in memory (about 120 bytes). */
     if ((double)p->experiments * p->runs > 2e7)
-        return ps_error(PS_E_ARG, "experiments x runs = %.0f rows, more than 2e7", (double)p->experiments * p->runs);
+        return psi_error(PS_E_ARG, "experiments x runs = %.0f rows, more than 2e7", (double)p->experiments * p->runs);
     if (thread_check("threads", p->threads) != PS_OK)
         return PS_E_ARG;
     if (!(p->noise >= 0 && p->noise < 1))
-        return ps_error(PS_E_ARG, "noise: %g out of range [0, 1)", p->noise);
+        return psi_error(PS_E_ARG, "noise: %g out of range [0, 1)", p->noise);
     if (p->bert_seq < 1 || p->bert_seq > 8192 || p->llama_prompt < 1 || p->llama_prompt > 131072)
-        return ps_error(PS_E_ARG, "sequence lengths out of range");
+        return psi_error(PS_E_ARG, "sequence lengths out of range");
     return 0;
 }
 
@@ -566,9 +566,9 @@ int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_c
     int rc = check_params(p);
     if (rc != 0)
         return rc;
-    c.g = ps_gpu_find(p->gpu);
+    c.g = psi_gpu_find(p->gpu);
     if (!c.g)
-        return ps_error(PS_E_ARG, "unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
+        return psi_error(PS_E_ARG, "unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
                         "V100-SXM2-16GB/v100, V100-SXM2-32GB)", p->gpu ? p->gpu : "(null)");
     c.ph = sim_physics_default();
     if ((rc = parse_pairs(&c, p)) != 0 || (rc = parse_splits(&c, p->splits)) != 0 ||
@@ -577,14 +577,14 @@ int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_c
     ops = ps_ops_new();
     cx = ps_coexec_new();
     size_t samples = (size_t)p->experiments * (size_t)p->runs;
-    w.ex = ps_malloc((size_t)p->experiments * sizeof *w.ex);
-    w.noise_hp = ps_malloc(samples * sizeof(double));
-    w.noise_lp = ps_malloc(samples * sizeof(double));
+    w.ex = psi_malloc((size_t)p->experiments * sizeof *w.ex);
+    w.noise_hp = psi_malloc(samples * sizeof(double));
+    w.noise_lp = psi_malloc(samples * sizeof(double));
     if (!ops || !cx || !w.ex || !w.noise_hp || !w.noise_lp) {
         rc = PS_E_NOMEM;
         goto done;
     }
-    if ((rc = write_ops(&c, ops)) != 0 || (rc = ps_ops_index(ops)) != 0 || (rc = run_all(&c, p, &w)) != 0 ||
+    if ((rc = write_ops(&c, ops)) != 0 || (rc = psi_ops_index(ops)) != 0 || (rc = run_all(&c, p, &w)) != 0 ||
         (rc = write_coexec(&c, p, &w, cx)) != 0)
         goto done;
     *out_ops = ops;

@@ -32,9 +32,9 @@ const sim_derived_t *sim_derived_table(size_t *n);
  * (e.g. "V100-SXM2-16GB"). Each kernel's work is the amount that makes the
  * twin's own standalone time on that GPU equal the measured duration.
  */
-int sim_derive_write(const ps_op_row_t *rows, size_t n, const char *gpu, FILE *f);
+int sim_derive_write(const psi_op_row_t *rows, size_t n, const char *gpu, FILE *f);
 
 /* Derive one kernel (exposed for the tests). */
-int sim_derive_kernel(const ps_op_row_t *row, const char *gpu, sim_derived_t *out);
+int sim_derive_kernel(const psi_op_row_t *row, const char *gpu, sim_derived_t *out);
 
 #endif

@@ -47,10 +47,10 @@ static const entry_t table[] = {
     {"B200", {0.88, 8000.0 * 0.88 / 74.0, 500.0 / 2.11, 2500.0 * 1.53 / 2.11}},           /* 95.1 GB/s, 237 ns */
 };
 
-const sim_gpu_physics_t *sim_gpu_physics(const ps_gpu_t *g)
+const sim_gpu_physics_t *sim_gpu_physics(const psi_gpu_t *g)
 {
     /* The physics runs this for every kernel: remember the last GPU. */
-    static _Thread_local const ps_gpu_t *last;
+    static _Thread_local const psi_gpu_t *last;
     static _Thread_local const sim_gpu_physics_t *last_p;
     if (g == last && last_p)
         return last_p;

@@ -25,7 +25,7 @@ sim_physics_t sim_physics_default(void)
 }
 
 /* Peak FLOP rate of one SM in FLOP/ns for the kernel's unit. */
-static double sm_flop_rate(const ps_gpu_t *g, const sim_kernel_t *k)
+static double sm_flop_rate(const psi_gpu_t *g, const sim_kernel_t *k)
 {
     double tflops = g->fp32_tflops;
     if (k->tensor == SIM_FP16)
@@ -40,7 +40,7 @@ static double sm_flop_rate(const ps_gpu_t *g, const sim_kernel_t *k)
  * of C blocks occupies min(n, C) SMs; with b blocks resident per SM a wave
  * holds b*n blocks, and every wave lasts as long as its most loaded SM.
  */
-void sim_place(const ps_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out)
+void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out)
 {
     double n = 2.0 * tpcs;
     double c = k->ctas < 1.0 ? 1.0 : k->ctas;
@@ -59,7 +59,7 @@ void sim_place(const ps_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t 
 }
 
 /* Eq. 5: memory latency as a function of DRAM utilization U. */
-static double latency(const ps_gpu_t *g, const sim_physics_t *ph, double u)
+static double latency(const psi_gpu_t *g, const sim_physics_t *ph, double u)
 {
     if (u > 0.99)
         u = 0.99;
@@ -73,7 +73,7 @@ static double latency(const ps_gpu_t *g, const sim_physics_t *ph, double u)
  * dram bytes. By Little's law an SM that keeps a fixed number of bytes in
  * flight sustains bw_sm * L0 / L bytes/ns.
  */
-static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
+static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
                          double dram, double lat, double gap, sim_state_t *s)
 {
     double bw = pk->sms_active * pk->bw_sm * sim_gpu_physics(g)->mem_latency_ns / lat;
@@ -93,7 +93,7 @@ static void kernel_state(const ps_gpu_t *g, const sim_physics_t *ph, const sim_p
  * the latency agree, L = L0 g(sum_i X_i(L) / B). The right side falls as L
  * grows, so the root is unique; bisection finds it.
  */
-static double solve_latency(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
+static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
                             const double *dram, int n, double gap, sim_state_t *st)
 {
     double bmax = g->dram_gbs * sim_gpu_physics(g)->dram_eff;
@@ -133,7 +133,7 @@ static double clamp01(double x)
  * Standalone duration and the counters of ops.csv, from the same state
  * (docs/simulator.md, "Counters").
  */
-void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out)
+void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out)
 {
     sim_state_t s;
     const sim_placed_t *one = pk;
@@ -170,7 +170,7 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
  * second pass of a normalization) come back within microseconds, before a
  * co-runner can stream the whole cache through.
  */
-static double dram_beside(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double f)
+static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double f)
 {
     double s = g->l2_mb * 1048576.0;
     double hits = pk->k->l2_bytes - pk->k->dram_bytes;
@@ -187,7 +187,7 @@ static double dram_beside(const ps_gpu_t *g, const sim_physics_t *ph, const sim_
  * shared latency solved for both, and the next event is the first kernel to
  * finish. A side whose kernels are all done leaves the other running alone.
  */
-void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
+void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
                 const sim_placed_t *b, int nb, double *a_ns, double *b_ns)
 {
     int ia = 0, ib = 0;

@@ -39,7 +39,7 @@ typedef struct {
 } sim_gpu_physics_t;
 
 /* Those figures for a catalog GPU, or NULL for another one (static). */
-const sim_gpu_physics_t *sim_gpu_physics(const ps_gpu_t *g);
+const sim_gpu_physics_t *sim_gpu_physics(const psi_gpu_t *g);
 
 sim_physics_t sim_physics_default(void);
 
@@ -93,7 +93,7 @@ typedef struct {
     double footprint;    /* bytes it keeps in L2, min(dram_bytes, L2 size) */
 } sim_placed_t;
 
-void sim_place(const ps_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out);
+void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out);
 
 /* The state of a kernel under given memory conditions. */
 typedef struct {
@@ -107,11 +107,11 @@ typedef struct {
 /* Standalone duration and counters of a placed kernel. */
 typedef struct {
     double duration_ns;
-    ps_intensity_t intensity;
-    ps_counters_t c;
+    psi_intensity_t intensity;
+    psi_counters_t c;
 } sim_solo_t;
 
-void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out);
+void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out);
 
 /*
  * Co-execute two segments (kernels a[0..na) on one side, b[0..nb) on the
@@ -119,14 +119,14 @@ void sim_solo(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk
  * time each side finishes, without dispatch cost or noise, in ns. nb may be
  * 0 (the a side runs alone).
  */
-void sim_coexec(const ps_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
+void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
                 const sim_placed_t *b, int nb, double *a_ns, double *b_ns);
 
 /* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
 
 /* One kernel per operator of a collector list (src/collect/oplist.h); the
  * kernels' names point into l, which must outlive out. */
-int sim_workload_from_oplist(const ps_oplist_t *l, sim_workload_t *out);
+int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out);
 
 typedef struct {
     double hp_ns, lp_ns;           /* co-execution, with the dispatch cost (eq. 9), no noise */
@@ -134,10 +134,10 @@ typedef struct {
 } sim_twin_pred_t;
 
 /* The twin's prediction for each of q[0..n) (the key columns of coexec.csv;
- * segments index the collector's lists of ps_zoo_build at seq_len) on gpu
+ * segments index the collector's lists of psi_zoo_build at seq_len) on gpu
  * (a catalog name or alias). out[0..n) is the caller's. */
-int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, size_t n, sim_twin_pred_t *out);
+int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out);
 
-/* Random numbers: ps_rng_t (src/common/common.h), one stream per experiment. */
+/* Random numbers: psi_rng_t (src/common/common.h), one stream per experiment. */
 
 #endif

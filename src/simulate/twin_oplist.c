@@ -6,7 +6,7 @@
  * models with other kernel boundaries and cannot be indexed by the
  * collector's operator numbers.
  *
- * FLOPs and DRAM bytes are ps_op_flops and ps_op_bytes (fp16, compulsory
+ * FLOPs and DRAM bytes are psi_op_flops and psi_op_bytes (fp16, compulsory
  * traffic); thread blocks, residency and L2 traffic follow the conventions
  * of workloads.c: 128x128 tiles for GEMMs and convolutions as implicit
  * GEMMs (docs/simulator.md, "Workloads"), 2048 elements a block for
@@ -50,15 +50,15 @@ static void streaming(sim_kernel_t *k, double elems, double per_sm, double lat, 
     k->l2_bytes = l2_factor * k->dram_bytes;
 }
 
-static void op_kernel(const ps_opdesc_t *op, sim_kernel_t *k)
+static void op_kernel(const psi_opdesc_t *op, sim_kernel_t *k)
 {
     const long long *p = op->p;
     long long in, w, out;
-    ps_op_tensor_elems(op, &in, &w, &out);
+    psi_op_tensor_elems(op, &in, &w, &out);
     memset(k, 0, sizeof *k);
     k->name = op->name;
-    k->flops = ps_op_flops(op);
-    k->dram_bytes = ps_op_bytes(op);
+    k->flops = psi_op_flops(op);
+    k->dram_bytes = psi_op_bytes(op);
     switch (op->kind) {
     case PS_OPK_GEMM:
         tiled(k, (double)p[PG_BATCH], (double)p[PG_M], (double)p[PG_N], (double)p[PG_K],
@@ -69,8 +69,8 @@ static void op_kernel(const ps_opdesc_t *op, sim_kernel_t *k)
             streaming(k, (double)out, 8, 1.0, 1.5);
             k->flop_eff = 0.3;
         } else {
-            double oh = (double)ps_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
-            double ow = (double)ps_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
+            double oh = (double)psi_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
+            double ow = (double)psi_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
             tiled(k, 1.0, (double)p[PC_N] * oh * ow, (double)p[PC_K],
                   (double)(p[PC_C] * p[PC_R] * p[PC_S]), 0.6);
         }
@@ -106,10 +106,10 @@ static void op_kernel(const ps_opdesc_t *op, sim_kernel_t *k)
     }
 }
 
-int sim_workload_from_oplist(const ps_oplist_t *l, sim_workload_t *out)
+int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);
-    sim_kernel_t *k = ps_calloc((size_t)l->n, sizeof *k);
+    sim_kernel_t *k = psi_calloc((size_t)l->n, sizeof *k);
     if (!k)
         return PS_E_NOMEM;
     for (int i = 0; i < l->n; i++)
@@ -123,7 +123,7 @@ int sim_workload_from_oplist(const ps_oplist_t *l, sim_workload_t *out)
 
 /* A model of the twin: its list (the kernels' names point into it). */
 typedef struct {
-    ps_oplist_t *list;
+    psi_oplist_t *list;
     sim_workload_t wl;
 } twin_model_t;
 
@@ -136,13 +136,13 @@ static int twin_model(twin_model_t *cache, int *n, int cap, const char *model, i
             return 0;
         }
     if (*n == cap)
-        return ps_error(PS_E_ARG, "twin: more than %d models", cap);
+        return psi_error(PS_E_ARG, "twin: more than %d models", cap);
     twin_model_t *m = &cache[*n];
-    int rc = ps_zoo_build(model, batch, seq_len, &m->list);
+    int rc = psi_zoo_build(model, batch, seq_len, &m->list);
     if (rc == 0)
         rc = sim_workload_from_oplist(m->list, &m->wl);
     if (rc) {
-        ps_oplist_free(m->list);
+        psi_oplist_free(m->list);
         m->list = NULL;
         return rc;
     }
@@ -153,11 +153,11 @@ static int twin_model(twin_model_t *cache, int *n, int cap, const char *model, i
 
 /* Place ops [start, start+len) of m on tpcs TPCs and sum their standalone
  * times. */
-static int place(const ps_gpu_t *g, const sim_physics_t *ph, const twin_model_t *m, int start, int len, int tpcs,
+static int place(const psi_gpu_t *g, const sim_physics_t *ph, const twin_model_t *m, int start, int len, int tpcs,
                  sim_placed_t *pk, double *solo_ns)
 {
     if (start < 0 || len <= 0 || start + len > m->wl.n)
-        return ps_error(PS_E_ARG, "twin: %s segment [%d, %d) outside its %d operators", m->wl.model, start,
+        return psi_error(PS_E_ARG, "twin: %s segment [%d, %d) outside its %d operators", m->wl.model, start,
                         start + len, m->wl.n);
     *solo_ns = 0;
     for (int i = 0; i < len; i++) {
@@ -171,11 +171,11 @@ static int place(const ps_gpu_t *g, const sim_physics_t *ph, const twin_model_t 
 
 #define TWIN_MODELS 32
 
-int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, size_t n, sim_twin_pred_t *out)
+int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out)
 {
-    const ps_gpu_t *g = ps_gpu_find(gpu);
+    const psi_gpu_t *g = psi_gpu_find(gpu);
     if (!g)
-        return ps_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
+        return psi_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
     sim_physics_t ph = sim_physics_default();
     twin_model_t cache[TWIN_MODELS];
     int n_models = 0, rc = 0;
@@ -184,7 +184,7 @@ int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, siz
     for (size_t i = 0; i < n && rc == 0; i++) {
         twin_model_t *hm = NULL, *lm = NULL;
         if (q[i].hp_tpcs <= 0 || q[i].lp_tpcs <= 0 || q[i].hp_tpcs + q[i].lp_tpcs > g->tpcs)
-            rc = ps_error(PS_E_ARG, "twin: split %d/%d does not fit the %s's %d TPCs", q[i].hp_tpcs,
+            rc = psi_error(PS_E_ARG, "twin: split %d/%d does not fit the %s's %d TPCs", q[i].hp_tpcs,
                           q[i].lp_tpcs, g->name, g->tpcs);
         if (rc == 0)
             rc = twin_model(cache, &n_models, TWIN_MODELS, q[i].hp_model, q[i].hp_batch, seq_len, &hm);
@@ -195,8 +195,8 @@ int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, siz
             free(a);
             free(b);
             cap = need;
-            a = ps_malloc((size_t)cap * sizeof *a);
-            b = ps_malloc((size_t)cap * sizeof *b);
+            a = psi_malloc((size_t)cap * sizeof *a);
+            b = psi_malloc((size_t)cap * sizeof *b);
             if (!a || !b)
                 rc = PS_E_NOMEM;
         }
@@ -216,7 +216,7 @@ int sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, siz
     free(b);
     for (int i = 0; i < n_models; i++) {
         sim_workload_free(&cache[i].wl);
-        ps_oplist_free(cache[i].list);
+        psi_oplist_free(cache[i].list);
     }
     return rc;
 }

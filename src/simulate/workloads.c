@@ -23,7 +23,7 @@ int sim_model_check(const char *model)
     int n = 0, k;
     while (sim_model_names[n])
         n++;
-    return ps_name_index("model", model, sim_model_names, n, &k);
+    return psi_name_index("model", model, sim_model_names, n, &k);
 }
 
 /* ---- Builder: a growing array of kernels ---- */
@@ -40,7 +40,7 @@ static sim_kernel_t *push(builder_t *b)
         return NULL;
     if (b->n == b->cap) {
         int cap = b->cap ? 2 * b->cap : 256;
-        sim_kernel_t *k = ps_realloc(b->k, (size_t)cap * sizeof *k);
+        sim_kernel_t *k = psi_realloc(b->k, (size_t)cap * sizeof *k);
         if (!k) {
             b->failed = 1;
             return NULL;
@@ -278,21 +278,21 @@ static int build_derived(builder_t *b, const char *model, int batch)
          * (volta_sgemm) stay on the CUDA cores. */
         k->tensor = strcmp(d[i].name, "Conv") == 0 ? SIM_TF32 : SIM_FP32;
     }
-    return found ? 0 : ps_error(PS_E_ARG, "no derived kernels for model '%s'", model);
+    return found ? 0 : psi_error(PS_E_ARG, "no derived kernels for model '%s'", model);
 }
 
 int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);
     if (!model)
-        return ps_error(PS_E_ARG, "no model named");
+        return psi_error(PS_E_ARG, "no model named");
     int rc = sim_model_check(model);
     if (rc != PS_OK)
         return rc;
     if (batch <= 0 || batch > 4096)
-        return ps_error(PS_E_ARG, "%s: batch %d out of range 1..4096", model, batch);
+        return psi_error(PS_E_ARG, "%s: batch %d out of range 1..4096", model, batch);
     if (o->bert_seq <= 0 || o->llama_prompt <= 0)
-        return ps_error(PS_E_ARG, "sequence lengths must be positive");
+        return psi_error(PS_E_ARG, "sequence lengths must be positive");
     builder_t b = {0};
     rc = 0;
     if (strcmp(model, "bert-base") == 0)
