@@ -175,8 +175,8 @@ static int e2e_features(e2e_t *c, const ps_query_t *q, size_t n)
     int rc = 0;
 #pragma omp parallel for schedule(static) if (n >= 256) reduction(| : rc)
     for (long i = 0; i < (long)n; i++)
-        rc |= psi_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf, NULL,
-                                     NULL);
+        rc |= psi_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf,
+                                      NULL, NULL);
     return rc;
 }
 
@@ -405,7 +405,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (o.load)
-        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load, psi_forest_n_trees(f), nf, 100 * o.missing);
+        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load, psi_forest_n_trees(f), nf,
+               100 * o.missing);
     else
         printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n", psi_forest_n_trees(f),
                o.depth, nf, o.rows, 100 * o.missing);

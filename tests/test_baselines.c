@@ -33,20 +33,20 @@ static ps_ops_t *make_ops(void)
                 int p = tpcs_list[k];
                 double base = 20000.0 + 3000.0 * ((op * 13 + (int)m * 5) % 11);
                 psi_op_row_t r = {.gpu = GPU,
-                                 .model = models[m],
-                                 .batch = 8,
-                                 .op = op,
-                                 .name = mem ? "bn" : "gemm",
-                                 .tpcs = p,
-                                 .duration_ns = mem ? base / sqrt(p) * 15 : base * 40 / p,
-                                 .intensity = mem ? PS_INTENSITY_MEMORY : PS_INTENSITY_COMPUTE,
-                                 .c = {.dram_bytes = mem ? 8e7 + 1e6 * op : 2e6 + 1e5 * op,
-                                       .l2_bytes = mem ? 1.2e8 : 3e7,
-                                       .stall_long_scoreboard = mem ? 60 : 10,
-                                       .stall_lg_throttle = mem ? 20 : 2,
-                                       .stall_mio_throttle = mem ? 5 : 15,
-                                       .sm_pct = mem ? 20 : 85,
-                                       .mem_pct = mem ? 90 : 25}};
+                                  .model = models[m],
+                                  .batch = 8,
+                                  .op = op,
+                                  .name = mem ? "bn" : "gemm",
+                                  .tpcs = p,
+                                  .duration_ns = mem ? base / sqrt(p) * 15 : base * 40 / p,
+                                  .intensity = mem ? PS_INTENSITY_MEMORY : PS_INTENSITY_COMPUTE,
+                                  .c = {.dram_bytes = mem ? 8e7 + 1e6 * op : 2e6 + 1e5 * op,
+                                        .l2_bytes = mem ? 1.2e8 : 3e7,
+                                        .stall_long_scoreboard = mem ? 60 : 10,
+                                        .stall_lg_throttle = mem ? 20 : 2,
+                                        .stall_mio_throttle = mem ? 5 : 15,
+                                        .sm_pct = mem ? 20 : 85,
+                                        .mem_pct = mem ? 90 : 25}};
                 if (ps_ops_append(t, &r) != 0) {
                     ps_ops_free(t);
                     return NULL;
@@ -89,12 +89,21 @@ static ps_coexec_t *make_coexec(const ps_ops_t *ops, int n_exp, int min_len, int
         const int *sp = splits[(s >> 28) % 3];
         for (int run = 0; run < 2; run++) {
             double noise = run ? 0.004 : -0.004;
-            psi_coexec_row_t r = {.experiment = name, .gpu = GPU, .hp_model = hm, .hp_batch = 8, .hp_start = hs,
-                                 .hp_len = hl, .lp_model = lm, .lp_batch = 8, .lp_start = ls, .lp_len = ll,
-                                 .hp_tpcs = sp[0], .lp_tpcs = sp[1],
-                                 .hp_ns = true_latency(ops, hm, hs, hl, sp[0], 0, noise),
-                                 .lp_ns = true_latency(ops, lm, ls, ll, sp[1], 1, -noise),
-                                 .mechanism = "sim"};
+            psi_coexec_row_t r = {.experiment = name,
+                                  .gpu = GPU,
+                                  .hp_model = hm,
+                                  .hp_batch = 8,
+                                  .hp_start = hs,
+                                  .hp_len = hl,
+                                  .lp_model = lm,
+                                  .lp_batch = 8,
+                                  .lp_start = ls,
+                                  .lp_len = ll,
+                                  .hp_tpcs = sp[0],
+                                  .lp_tpcs = sp[1],
+                                  .hp_ns = true_latency(ops, hm, hs, hl, sp[0], 0, noise),
+                                  .lp_ns = true_latency(ops, lm, ls, ll, sp[1], 1, -noise),
+                                  .mechanism = "sim"};
             if (ps_coexec_append(t, &r) != 0) {
                 ps_coexec_free(t);
                 return NULL;

@@ -194,13 +194,13 @@ static ps_ops_t *hand_ops(void)
         for (int op = 0; op < n_ops[m]; op++)
             for (int k = 0; k < 2; k++) {
                 psi_op_row_t r = {.gpu = GPU,
-                                 .model = models[m],
-                                 .batch = 1,
-                                 .op = op,
-                                 .name = "gemm",
-                                 .tpcs = k ? 54 : 27,
-                                 .duration_ns = k ? ns[m] : 2 * ns[m],
-                                 .intensity = PS_INTENSITY_COMPUTE};
+                                  .model = models[m],
+                                  .batch = 1,
+                                  .op = op,
+                                  .name = "gemm",
+                                  .tpcs = k ? 54 : 27,
+                                  .duration_ns = k ? ns[m] : 2 * ns[m],
+                                  .intensity = PS_INTENSITY_COMPUTE};
                 r.c.dram_bytes = r.c.l2_bytes = r.c.stall_long_scoreboard = r.c.stall_lg_throttle = NAN;
                 r.c.stall_mio_throttle = r.c.sm_pct = r.c.mem_pct = NAN;
                 CHECK_OK(ps_ops_append(t, &r));
@@ -331,7 +331,7 @@ static int random_predict(void *user, const ps_query_t *q, size_t n, double *hp,
     uint64_t seed = *(uint64_t *)user;
     for (size_t i = 0; i < n; i++) {
         uint64_t h = psi_mix64(seed ^ (uint64_t)q[i].hp_start * 31 ^ (uint64_t)q[i].lp_start * 1009 ^
-                              (uint64_t)q[i].lp_len * 7919);
+                               (uint64_t)q[i].lp_len * 7919);
         hp[i] = 150 + (double)(h % 400);
         lp[i] = 40.0 * q[i].lp_len + (double)(h >> 40 & 255);
     }

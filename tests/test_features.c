@@ -22,12 +22,12 @@ static ps_ops_t *make_ops(void)
             for (int t8 = 4; t8 <= 8; t8 += 4) {
                 snprintf(name, sizeof name, "%s_op%d", models[m], i);
                 psi_op_row_t r = {.gpu = GPU,
-                                 .model = models[m],
-                                 .batch = 4,
-                                 .op = i,
-                                 .name = name,
-                                 .tpcs = t8,
-                                 .intensity = PS_INTENSITY_NONE};
+                                  .model = models[m],
+                                  .batch = 4,
+                                  .op = i,
+                                  .name = name,
+                                  .tpcs = t8,
+                                  .intensity = PS_INTENSITY_NONE};
                 r.duration_ns = (100.0 + 10 * i + m) * 8.0 / t8;
                 double nan = NAN;
                 r.c = (psi_counters_t){nan, nan, nan, nan, nan, nan, nan};
@@ -191,19 +191,19 @@ static ps_coexec_t *make_coexec(int n_exp, int runs, int reverse, int long_every
         snprintf(name, sizeof name, "exp%d", e);
         for (int r = 0; r < runs; r++) {
             psi_coexec_row_t row = {.experiment = name,
-                                   .gpu = GPU,
-                                   .hp_model = "a",
-                                   .hp_batch = 4,
-                                   .hp_start = e % 4,
-                                   .hp_len = long_every && e % long_every == 0 ? 17 : 3,
-                                   .lp_model = "b",
-                                   .lp_batch = 4,
-                                   .lp_start = 0,
-                                   .lp_len = 2,
-                                   .hp_tpcs = 4,
-                                   .lp_tpcs = 4,
-                                   .hp_ns = 900 + r,
-                                   .lp_ns = 500 + r};
+                                    .gpu = GPU,
+                                    .hp_model = "a",
+                                    .hp_batch = 4,
+                                    .hp_start = e % 4,
+                                    .hp_len = long_every && e % long_every == 0 ? 17 : 3,
+                                    .lp_model = "b",
+                                    .lp_batch = 4,
+                                    .lp_start = 0,
+                                    .lp_len = 2,
+                                    .hp_tpcs = 4,
+                                    .lp_tpcs = 4,
+                                    .hp_ns = 900 + r,
+                                    .lp_ns = 500 + r};
             CHECK_OK(ps_coexec_append(cx, &row));
         }
     }

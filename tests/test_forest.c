@@ -48,7 +48,7 @@ static size_t compare_with_xgboost(BoosterHandle b, const psi_forest_t *f, const
 /* Trains a booster and flattens it; returns the forest (NULL after a failed
  * check) and the booster in *b, which the caller frees (XGBoosterFree). */
 static psi_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth, int rounds, int nthread,
-                                 BoosterHandle *b)
+                                  BoosterHandle *b)
 {
     *b = NULL;
     psi_forest_t *f = NULL;
@@ -249,7 +249,7 @@ static char *hand_model(const char *objective, const char *booster, const char *
 }
 
 static psi_forest_t *load_hand(const char *objective, const char *booster, const char *extra, const char *lc,
-                              const char *si, int *rc)
+                               const char *si, int *rc)
 {
     char *s = hand_model(objective, booster, extra, lc, si);
     psi_forest_t *f = NULL;
@@ -330,8 +330,8 @@ static void test_kernel_selection(void)
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
     unsetenv("PAIRSIGHT_FOREST_KERNEL");
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
-                                                      : avx2 ? PS_FOREST_AVX2
-                                                             : PS_FOREST_SCALAR));
+                                                       : avx2 ? PS_FOREST_AVX2
+                                                              : PS_FOREST_SCALAR));
     CHECK(strcmp(psi_forest_kernel_name(PS_FOREST_AVX512), "avx512") == 0);
     if (saved)
         setenv("PAIRSIGHT_FOREST_KERNEL", saved, 1);

@@ -87,8 +87,13 @@ static ps_ops_t *synth_ops(void)
             snprintf(name, sizeof name, "%s_%s%d", model_names[m], mi > 0.5 ? "bn" : "conv", i);
             for (size_t k = 0; k < PS_ARRAY_LEN(tpcs_grid); k++) {
                 int tp = tpcs_grid[k];
-                psi_op_row_t r = {.gpu = GPU, .model = model_names[m], .batch = 8, .op = i, .name = name,
-                                 .tpcs = tp, .intensity = PS_INTENSITY_NONE};
+                psi_op_row_t r = {.gpu = GPU,
+                                  .model = model_names[m],
+                                  .batch = 8,
+                                  .op = i,
+                                  .name = name,
+                                  .tpcs = tp,
+                                  .intensity = PS_INTENSITY_NONE};
                 r.duration_ns = w * pow((double)GPU_TPCS / tp, 1.0 - 0.7 * mi);
                 r.c.dram_bytes = mi * w * 40.0;
                 r.c.l2_bytes = NAN;
@@ -159,12 +164,21 @@ static ps_coexec_t *synth_coexec(const ps_ops_t *ops, int n_exp, int hp_lo, int 
         rule(ops, &q, &th, &tl);
         snprintf(name, sizeof name, "%s%d", prefix, e);
         for (int r = 0; r < 2; r++) {
-            psi_coexec_row_t row = {.experiment = name, .gpu = GPU, .hp_model = q.hp_model, .hp_batch = 8,
-                                   .hp_start = q.hp_start, .hp_len = q.hp_len, .lp_model = q.lp_model,
-                                   .lp_batch = 8, .lp_start = q.lp_start, .lp_len = q.lp_len,
-                                   .hp_tpcs = q.hp_tpcs, .lp_tpcs = q.lp_tpcs,
-                                   .hp_ns = th * (1 + 0.01 * (urand() - 0.5)),
-                                   .lp_ns = tl * (1 + 0.01 * (urand() - 0.5)), .mechanism = "sim"};
+            psi_coexec_row_t row = {.experiment = name,
+                                    .gpu = GPU,
+                                    .hp_model = q.hp_model,
+                                    .hp_batch = 8,
+                                    .hp_start = q.hp_start,
+                                    .hp_len = q.hp_len,
+                                    .lp_model = q.lp_model,
+                                    .lp_batch = 8,
+                                    .lp_start = q.lp_start,
+                                    .lp_len = q.lp_len,
+                                    .hp_tpcs = q.hp_tpcs,
+                                    .lp_tpcs = q.lp_tpcs,
+                                    .hp_ns = th * (1 + 0.01 * (urand() - 0.5)),
+                                    .lp_ns = tl * (1 + 0.01 * (urand() - 0.5)),
+                                    .mechanism = "sim"};
             CHECK_OK(ps_coexec_append(cx, &row));
         }
     }
@@ -538,8 +552,8 @@ static void test_forest_matches_xgboost(void)
     rng_state = 1234;
     for (int k = 0; k < N; k++) {
         ps_query_t q = random_query((int)(urand() * 5), (int)(urand() * 5), 16);
-        CHECK_OK(psi_features_build_pair(&MODEL->layout, OPS, &q, x + (size_t)k * nf, x + (size_t)(N + k) * nf,
-                                        NULL, NULL));
+        CHECK_OK(
+            psi_features_build_pair(&MODEL->layout, OPS, &q, x + (size_t)k * nf, x + (size_t)(N + k) * nf, NULL, NULL));
     }
     CHECK(MODEL->forest[0] != NULL && MODEL->forest[1] != NULL);
     for (int side = 0; side < 2; side++) {

@@ -53,8 +53,8 @@ static int cmp_double(const void *a, const void *b)
 
 static double row_solo(const ps_ops_t *ops, const psi_coexec_row_t *r, int side)
 {
-    const psi_op_group_t *g = psi_ops_find(ops, r->gpu, side ? r->lp_model : r->hp_model,
-                                         side ? r->lp_batch : r->hp_batch);
+    const psi_op_group_t *g =
+        psi_ops_find(ops, r->gpu, side ? r->lp_model : r->hp_model, side ? r->lp_batch : r->hp_batch);
     return side ? psi_group_segment_ns(g, r->lp_start, r->lp_len, r->lp_tpcs)
                 : psi_group_segment_ns(g, r->hp_start, r->hp_len, r->hp_tpcs);
 }

@@ -18,9 +18,14 @@ static const char *tmp_path(const char *name)
 
 static psi_op_row_t op_row(const char *model, int op, int tpcs, double ns)
 {
-    psi_op_row_t r = {.gpu = "A100-SXM4-40GB", .model = model, .batch = 8, .op = op,
-                     .name = "gemm", .tpcs = tpcs, .duration_ns = ns,
-                     .intensity = PS_INTENSITY_NONE};
+    psi_op_row_t r = {.gpu = "A100-SXM4-40GB",
+                      .model = model,
+                      .batch = 8,
+                      .op = op,
+                      .name = "gemm",
+                      .tpcs = tpcs,
+                      .duration_ns = ns,
+                      .intensity = PS_INTENSITY_NONE};
     r.c = (psi_counters_t){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     return r;
 }
@@ -66,8 +71,8 @@ static void test_ops_index_and_segments(void)
         CHECK(psi_group_tpcs_index(g, 30) == -1);
         CHECK_NEAR(psi_group_segment_ns(g, 1, 2, 54), 2000 + 3000, 1e-9);
         CHECK_NEAR(psi_group_segment_ns(g, 0, 4, 20), 2500.0 * 10, 1e-9);
-        CHECK(isnan(psi_group_segment_ns(g, 3, 2, 54)));  /* past the end */
-        CHECK(isnan(psi_group_segment_ns(g, 0, 1, 30)));  /* TPC count not measured */
+        CHECK(isnan(psi_group_segment_ns(g, 3, 2, 54))); /* past the end */
+        CHECK(isnan(psi_group_segment_ns(g, 0, 1, 30))); /* TPC count not measured */
         CHECK(isnan(psi_group_segment_ns(g, -1, 1, 54)));
         /* Counters and intensity come from the row with the most TPCs. */
         CHECK_NEAR(g->counters[2].dram_bytes, 3e6, 0);
@@ -188,11 +193,21 @@ static void test_coexec_round_trip_and_rules(void)
     for (int i = 0; i < 6; i++) {
         char exp[32];
         snprintf(exp, sizeof exp, "e%d", i / 3);
-        psi_coexec_row_t r = {.experiment = exp, .gpu = "H200", .hp_model = "resnet50",
-                             .hp_batch = 8, .hp_start = i / 3, .hp_len = 16,
-                             .lp_model = "bert-base", .lp_batch = 4, .lp_start = 0, .lp_len = 8,
-                             .hp_tpcs = 30, .lp_tpcs = 36, .hp_ns = 1e5 + i, .lp_ns = 2e5 / 3.0,
-                             .mechanism = i ? "sim" : NULL};
+        psi_coexec_row_t r = {.experiment = exp,
+                              .gpu = "H200",
+                              .hp_model = "resnet50",
+                              .hp_batch = 8,
+                              .hp_start = i / 3,
+                              .hp_len = 16,
+                              .lp_model = "bert-base",
+                              .lp_batch = 4,
+                              .lp_start = 0,
+                              .lp_len = 8,
+                              .hp_tpcs = 30,
+                              .lp_tpcs = 36,
+                              .hp_ns = 1e5 + i,
+                              .lp_ns = 2e5 / 3.0,
+                              .mechanism = i ? "sim" : NULL};
         CHECK_OK(ps_coexec_append(t, &r));
     }
     const char *path = tmp_path("coexec.csv");
@@ -229,12 +244,21 @@ static void test_coexec_round_trip_and_rules(void)
 static void test_workload_tables(void)
 {
     ps_workloads_t *w = ps_workloads_new(), *w2 = NULL;
-    psi_workload_row_t wr = {.gpu = "V100", .workload = "bert_batch8-inf", .exclusive_tput = 55.5,
-                            .threads = 1e6, .registers = NAN, .static_smem = NAN,
-                            .sm_tput_pct = 50, .dram_tput_pct = NAN, .mem_tput_pct = NAN,
-                            .sm_busy_pct = NAN, .mem_busy_pct = NAN, .memcap_gb = 2.5,
-                            .stall_long_scoreboard = NAN, .stall_lg_throttle = NAN,
-                            .stall_mio_throttle = NAN};
+    psi_workload_row_t wr = {.gpu = "V100",
+                             .workload = "bert_batch8-inf",
+                             .exclusive_tput = 55.5,
+                             .threads = 1e6,
+                             .registers = NAN,
+                             .static_smem = NAN,
+                             .sm_tput_pct = 50,
+                             .dram_tput_pct = NAN,
+                             .mem_tput_pct = NAN,
+                             .sm_busy_pct = NAN,
+                             .mem_busy_pct = NAN,
+                             .memcap_gb = 2.5,
+                             .stall_long_scoreboard = NAN,
+                             .stall_lg_throttle = NAN,
+                             .stall_mio_throttle = NAN};
     CHECK_OK(ps_workloads_append(w, &wr));
     wr.workload = "gpt2_batch1-train";
     wr.threads = NAN;

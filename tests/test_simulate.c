@@ -122,10 +122,16 @@ static void test_derived_kernels_reproduce_v100(void)
     CHECK_MSG(far == 0, "%d kernels off by more than 5%%", far);
 
     /* Deriving one row again gives the shipped entry. */
-    psi_op_row_t row = {.gpu = "V100-SXM2-16GB", .model = d[1].model, .batch = d[1].batch, .op = 1,
-                       .name = d[1].name, .tpcs = 40, .duration_ns = d[1].v100_ns,
-                       .intensity = d[1].cls == 'c' ? PS_INTENSITY_COMPUTE
-                                    : d[1].cls == 'm' ? PS_INTENSITY_MEMORY : PS_INTENSITY_UNKNOWN};
+    psi_op_row_t row = {.gpu = "V100-SXM2-16GB",
+                        .model = d[1].model,
+                        .batch = d[1].batch,
+                        .op = 1,
+                        .name = d[1].name,
+                        .tpcs = 40,
+                        .duration_ns = d[1].v100_ns,
+                        .intensity = d[1].cls == 'c'   ? PS_INTENSITY_COMPUTE
+                                     : d[1].cls == 'm' ? PS_INTENSITY_MEMORY
+                                                       : PS_INTENSITY_UNKNOWN};
     sim_derived_t e;
     CHECK_OK(sim_derive_kernel(&row, "V100-SXM2-16GB", &e));
     CHECK_NEAR(e.dram_bytes / d[1].dram_bytes, 1.0, 1e-6);

@@ -607,9 +607,9 @@ static int act_scaling(opts_t *o)
     if (resume) {
         snprintf(gpu, sizeof gpu, "%s", have_gpu);
         psi_log(PS_LOG_WARN,
-               "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
-               "writing %s only",
-               o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
+                "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
+                "writing %s only",
+                o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
     } else {
         tput100 = NAN;
     }

@@ -161,7 +161,7 @@ static int measured(const ps_ops_t *ops, const ps_coexec_t *cx, exp_t **out, siz
         if (!(sh > 0) || !(sl > 0)) {
             free(e);
             return psi_error(PS_E_INPUT, "coexec row %zu (%s): no standalone profile of its segments at %d/%d TPCs",
-                            i + 1, r->experiment, r->hp_tpcs, r->lp_tpcs);
+                             i + 1, r->experiment, r->hp_tpcs, r->lp_tpcs);
         }
         char key[512];
         pair_key(r, key, sizeof key);
@@ -215,7 +215,7 @@ static int read_pred(const char *path, exp_t *e, size_t n, int p, size_t *matche
         double h = strtod(f[10], &end1), l = strtod(f[11], &end2);
         if (end1 == f[10] || end2 == f[11] || !(h > 0) || !(l > 0)) {
             rc = psi_error(PS_E_INPUT, "%s:%zu: hp_delta_pred/lp_delta_pred: not a positive number", path,
-                          psi_csv_line(c));
+                           psi_csv_line(c));
             break;
         }
         int k = find_exp(e, n, key);
@@ -324,8 +324,8 @@ static int act_score(int argc, char **argv)
         rc = read_pred(pred[p], e, n, p, &matched[p]);
     for (int p = 0; p < n_pred && rc == 0; p++)
         if (matched[p] != n)
-            rc = psi_error(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n,
-                          cx_path);
+            rc =
+                psi_error(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n, cx_path);
     if (rc == 0) {
         double mh = 0, ml = 0;
         for (size_t i = 0; i < n; i++) {

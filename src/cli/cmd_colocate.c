@@ -514,7 +514,7 @@ static int do_predict(const opts_t *o)
     int err = pred ? ps_coloc_model_load(o->model, &m) : psi_error(PS_E_NOMEM, "out of memory");
     if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)))
         err = psi_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
-                       ps_coloc_kind_name(ps_coloc_model_kind(m)));
+                        ps_coloc_kind_name(ps_coloc_model_kind(m)));
     if (!err)
         warn_gpu(m, t.c);
     if (!err)
@@ -687,11 +687,11 @@ static int add_candidate(const opts_t *o, const char *gpu, const int *shares, in
     if (!err) {
         snprintf(id, idlen, "select/%s+%s", o->target, tok);
         psi_colocation_row_t row = {.colocation = id,
-                                   .gpu = gpu,
-                                   .slot = 1,
-                                   .workload = o->target,
-                                   .share_pct = ns > 0 ? shares[0] : 100,
-                                   .tput = NAN};
+                                    .gpu = gpu,
+                                    .slot = 1,
+                                    .workload = o->target,
+                                    .share_pct = ns > 0 ? shares[0] : 100,
+                                    .tput = NAN};
         err = ps_colocations_append(q, &row);
         int slot = 2;
         for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {

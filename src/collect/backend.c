@@ -36,12 +36,12 @@ const char *const psi_counter_metrics[7] = {
 int psi_counters_permission_error(const char *what)
 {
     return psi_error(PS_E_BACKEND,
-                    "cupti: %s: no permission to read GPU performance counters: run as root, or "
-                    "let every user profile by loading the driver with "
-                    "NVreg_RestrictProfilingToAdminUsers=0 (e.g. `options nvidia "
-                    "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/, then reboot); "
-                    "see https://developer.nvidia.com/ERR_NVGPUCTRPERM",
-                    what);
+                     "cupti: %s: no permission to read GPU performance counters: run as root, or "
+                     "let every user profile by loading the driver with "
+                     "NVreg_RestrictProfilingToAdminUsers=0 (e.g. `options nvidia "
+                     "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/, then reboot); "
+                     "see https://developer.nvidia.com/ERR_NVGPUCTRPERM",
+                     what);
 }
 
 int psi_backend_open(const ps_collect_params_t *p, psi_backend_t **out)

@@ -36,16 +36,16 @@ struct psi_backend {
      * flushed before every run, as before every co-execution run.
      * out_ns[op * runs + r], op-major; clock_mhz[r] the SM clock during run
      * r (NAN where the backend cannot read it). */
-    int (*profile)(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs,
-                   double *out_ns, double *clock_mhz);
+    int (*profile)(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs, double *out_ns,
+                   double *clock_mhz);
 
     /* Run hp and lp together on disjoint SM partitions, `runs` times after
      * `warmup` untimed runs; each side timed on its own stream; the same
      * cache state as profile. A segment of len 0 (list may then be NULL)
      * times an empty side: the fixed cost of a co-execution.
      * clock_mhz[r] as for profile. */
-    int (*coexec)(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup,
-                  int runs, double *hp_ns, double *lp_ns, double *clock_mhz);
+    int (*coexec)(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup, int runs,
+                  double *hp_ns, double *lp_ns, double *clock_mhz);
 
     /* Hardware counters (psi_counter_metrics, FORMATS.md) of every operator
      * of l on tpcs TPCs (the whole device or one green context), NAN where
@@ -61,8 +61,8 @@ struct psi_backend {
      * on the whole device as this process sees it (under MPS: its active
      * thread percentage): `warmup` iterations, then ready(user) - which may
      * block - then as many as fit in `seconds`; *iters_per_s gets their rate. */
-    int (*throughput)(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds,
-                      void (*ready)(void *user), void *user, double *iters_per_s);
+    int (*throughput)(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds, void (*ready)(void *user),
+                      void *user, double *iters_per_s);
 
     void (*free)(psi_backend_t *b);
 };

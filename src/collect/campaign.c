@@ -205,9 +205,9 @@ static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, in
 static int clock_refusal(const ps_campaign_t *c, const char *key, const char *why)
 {
     return psi_error(PS_E_BACKEND,
-                    "%s: refused %d times for its SM clock (%s; more than %g%% off): lock the "
-                    "clocks (nvidia-smi --lock-gpu-clocks=MHZ,MHZ) or give --clock-tol",
-                    key, CLOCK_ATTEMPTS, why, c->p.clock_tol_pct);
+                     "%s: refused %d times for its SM clock (%s; more than %g%% off): lock the "
+                     "clocks (nvidia-smi --lock-gpu-clocks=MHZ,MHZ) or give --clock-tol",
+                     key, CLOCK_ATTEMPTS, why, c->p.clock_tol_pct);
 }
 
 /* Record the device memory of l as the backend lays it out. */
@@ -219,7 +219,7 @@ static int store_model_memory(ps_campaign_t *c, const psi_oplist_t *l)
     int rc = c->be->buffers(c->be, l, &m);
     if (rc == 0)
         rc = psi_store_put_model(c->store, c->be->dev.gpu, l->model, l->batch, (double)m.weight_bytes,
-                                (double)m.activation_bytes);
+                                 (double)m.activation_bytes);
     psi_memplan_free(&m);
     return rc;
 }
@@ -249,7 +249,7 @@ static int run_profile_task(ps_campaign_t *c, const psi_oplist_t *l, int tpcs, c
             double m = median(ns + (size_t)i * (size_t)runs, runs);
             if (!(m > 0))
                 rc = psi_error(PS_E_BACKEND, "%s op %d (%s) at %d TPCs: non-positive time %g", l->model, i,
-                              l->ops[i].name, tpcs, m);
+                               l->ops[i].name, tpcs, m);
             else
                 rc = psi_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i, l->ops[i].name, tpcs, m);
         }
@@ -307,8 +307,8 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
     return rc;
 }
 
-static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const psi_oplist_t *hl, const psi_oplist_t *ll,
-                           const psi_experiment_t *e, const char *key)
+static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const psi_oplist_t *hl,
+                           const psi_oplist_t *ll, const psi_experiment_t *e, const char *key)
 {
     int runs = plan->runs;
     double *hp = psi_malloc(3 * (size_t)runs * sizeof *hp);
@@ -415,8 +415,8 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
 /* Store one counter pass of model at batch (one task, one transaction):
  * those of the whole device in the counters table, those of a partition
  * beside them. */
-static int store_counters(ps_campaign_t *c, const char *gpu, const psi_oplist_t *l, int tpcs, int whole, const char *key,
-                          const psi_counters_t *v)
+static int store_counters(ps_campaign_t *c, const char *gpu, const psi_oplist_t *l, int tpcs, int whole,
+                          const char *key, const psi_counters_t *v)
 {
     int rc = psi_store_begin(c->store);
     if (rc)
@@ -483,7 +483,7 @@ int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs,
     rc = psi_plan_check_tpcs(&c->be->dev, t, 2);
     if (rc == 0 && hp_tpcs + lp_tpcs > c->be->dev.tpc_count)
         rc = psi_error(PS_E_ARG, "%d + %d TPCs exceed the %s's %d", hp_tpcs, lp_tpcs, c->be->dev.gpu,
-                      c->be->dev.tpc_count);
+                       c->be->dev.tpc_count);
     double *mhz = rc ? NULL : psi_malloc((size_t)runs * sizeof *mhz);
     if (rc == 0 && !mhz)
         rc = PS_E_NOMEM;
@@ -531,9 +531,9 @@ int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, 
         rc = ps_import_ncu(ncu_csv, &ip, &rep);
     if (rc == 0 && rep->n != (size_t)l->n)
         rc = psi_error(PS_E_INPUT,
-                      "%s: %zu kernel launches for the %d operators of %s at batch %d (profile one "
-                      "inference with one kernel per operator)",
-                      ncu_csv, rep->n, l->n, model, batch);
+                       "%s: %zu kernel launches for the %d operators of %s at batch %d (profile one "
+                       "inference with one kernel per operator)",
+                       ncu_csv, rep->n, l->n, model, batch);
     char key[256], spec[64];
     snprintf(key, sizeof key, "counters/%s/b%d", model, batch);
     snprintf(spec, sizeof spec, "ops=%d ncu", l ? l->n : 0);

@@ -13,11 +13,11 @@ struct psi_conv_plan {
     cudnnBackendDescriptor_t x, w, y, conv, op, graph, engine, cfg, plan, pack;
 };
 
-#define DNN(call, what)                                                                            \
-    do {                                                                                           \
-        cudnnStatus_t s_ = (call);                                                                 \
-        if (s_ != CUDNN_STATUS_SUCCESS)                                                            \
-            return psi_error(PS_E_BACKEND, "cudnn graph: %s: %s", what, cudnnGetErrorString(s_));  \
+#define DNN(call, what)                                                                                                \
+    do {                                                                                                               \
+        cudnnStatus_t s_ = (call);                                                                                     \
+        if (s_ != CUDNN_STATUS_SUCCESS)                                                                                \
+            return psi_error(PS_E_BACKEND, "cudnn graph: %s: %s", what, cudnnGetErrorString(s_));                      \
     } while (0)
 #define SET(d, name, type, n, ptr) DNN(cudnnBackendSetAttribute(d, name, type, n, ptr), #name)
 
@@ -154,8 +154,7 @@ static int heuristic(psi_conv_plan_t *p, int32_t sm_target, int64_t *index, int 
     return rc;
 }
 
-int psi_conv_plan_make(cudnnHandle_t h, const psi_opdesc_t *op, int sm_target, psi_conv_plan_t **out,
-                      size_t *workspace)
+int psi_conv_plan_make(cudnnHandle_t h, const psi_opdesc_t *op, int sm_target, psi_conv_plan_t **out, size_t *workspace)
 {
     *out = NULL;
     *workspace = 0;

@@ -17,7 +17,7 @@ typedef struct psi_conv_plan psi_conv_plan_t;
  * *workspace gets the bytes it needs. PS_E_BACKEND when no engine of the
  * heuristic's list builds a plan (the caller then uses the legacy API). */
 int psi_conv_plan_make(cudnnHandle_t h, const psi_opdesc_t *op, int sm_target, psi_conv_plan_t **out,
-                      size_t *workspace);
+                       size_t *workspace);
 /* Fix the buffers the plan runs on (a variant pack), so that running it
  * costs no host work beyond the launch. */
 int psi_conv_plan_bind(psi_conv_plan_t *p, void *x, void *w, void *y, void *workspace);

@@ -128,8 +128,8 @@ static int setup(psi_cupti *p, int device, int max_ranges)
     return 0;
 }
 
-extern "C" int psi_cupti_open(CUcontext ctx, int device, const char *const *metrics, int n_metrics,
-                             int max_ranges, psi_cupti_t **out)
+extern "C" int psi_cupti_open(CUcontext ctx, int device, const char *const *metrics, int n_metrics, int max_ranges,
+                              psi_cupti_t **out)
 {
     *out = nullptr;
     psi_cupti *p = new (std::nothrow) psi_cupti;

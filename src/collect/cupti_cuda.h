@@ -15,8 +15,8 @@ typedef struct psi_cupti psi_cupti_t;
 
 /* Profile the metrics on context ctx of device `device`, at most max_ranges
  * ranges. *out is released with psi_cupti_close. */
-int psi_cupti_open(CUcontext ctx, int device, const char *const *metrics, int n_metrics,
-                  int max_ranges, psi_cupti_t **out);
+int psi_cupti_open(CUcontext ctx, int device, const char *const *metrics, int n_metrics, int max_ranges,
+                   psi_cupti_t **out);
 int psi_cupti_pass_begin(psi_cupti_t *p);
 int psi_cupti_range_push(psi_cupti_t *p, const char *name);
 int psi_cupti_range_pop(psi_cupti_t *p);

@@ -181,17 +181,17 @@ static int rt_fail(cudaError_t e, const char *what)
         if (e_ != cudaSuccess)                                                                     \
             return rt_fail(e_, what);                                                              \
     } while (0)
-#define BLAS(call, what)                                                                           \
-    do {                                                                                           \
-        cublasStatus_t s_ = (call);                                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                           \
-            return psi_error(PS_E_BACKEND, "cublas: %s: %s", what, cublasGetStatusString(s_));     \
+#define BLAS(call, what)                                                                                               \
+    do {                                                                                                               \
+        cublasStatus_t s_ = (call);                                                                                    \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                               \
+            return psi_error(PS_E_BACKEND, "cublas: %s: %s", what, cublasGetStatusString(s_));                         \
     } while (0)
-#define DNN(call, what)                                                                            \
-    do {                                                                                           \
-        cudnnStatus_t s_ = (call);                                                                 \
-        if (s_ != CUDNN_STATUS_SUCCESS)                                                            \
-            return psi_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));        \
+#define DNN(call, what)                                                                                                \
+    do {                                                                                                               \
+        cudnnStatus_t s_ = (call);                                                                                     \
+        if (s_ != CUDNN_STATUS_SUCCESS)                                                                                \
+            return psi_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));                            \
     } while (0)
 /* rc = call's outcome, named, unless rc already holds an error. */
 #define RT_RC(rc, call, what)                                                                      \
@@ -242,9 +242,9 @@ static int load_driver(driver_t *d)
             return rt_fail(e, "cudaGetDriverEntryPointByVersion");
         if (q != cudaDriverEntryPointSuccess || !fn)
             return psi_error(PS_E_BACKEND,
-                            "cuda: the driver lacks %s (green contexts need driver 550 / CUDA "
-                            "12.4 or newer)",
-                            syms[i].name);
+                             "cuda: the driver lacks %s (green contexts need driver 550 / CUDA "
+                             "12.4 or newer)",
+                             syms[i].name);
         memcpy((char *)d + syms[i].offset, &fn, sizeof fn);
     }
     return 0;
@@ -289,7 +289,7 @@ static int nvml_open(nvml_t *n, const char *bus)
     nvml_ret_t r = n->Init();
     if (r != 0) {
         psi_log(PS_LOG_WARN, "nvml: nvmlInit_v2: %s: SM clocks will not be recorded",
-               n->ErrorString ? n->ErrorString(r) : "error");
+                n->ErrorString ? n->ErrorString(r) : "error");
         n->Shutdown = NULL;
         return 0;
     }
@@ -395,10 +395,9 @@ static int split(cuda_t *b, const CUdevResource *from, unsigned sms, CUdevResour
     CU(b->drv.DevSmResourceSplitByCount(group, &n, from, rest, 0, sms), "cuDevSmResourceSplitByCount");
     if (n != 1 || group->sm.smCount != sms)
         return psi_error(PS_E_BACKEND,
-                        "cuda: asked for %u SMs, the driver gave %u (minSmPartitionSize %u, "
-                        "smCoscheduledAlignment %u; `collect info` lists the valid counts)",
-                        sms, n ? group->sm.smCount : 0, from->sm.minSmPartitionSize,
-                        from->sm.smCoscheduledAlignment);
+                         "cuda: asked for %u SMs, the driver gave %u (minSmPartitionSize %u, "
+                         "smCoscheduledAlignment %u; `collect info` lists the valid counts)",
+                         sms, n ? group->sm.smCount : 0, from->sm.minSmPartitionSize, from->sm.smCoscheduledAlignment);
     return 0;
 }
 
@@ -500,8 +499,8 @@ static int arena_get(cuda_t *b, int k, const psi_oplist_t *l, arena_t **out)
     void *base = NULL;
     cudaError_t e = cudaMalloc(&base, total);
     if (e != cudaSuccess)
-        return psi_error(PS_E_BACKEND, "cuda: cudaMalloc of %.3g GB for %s at batch %d: %s", total * 1e-9,
-                        l->model, l->batch, cudaGetErrorString(e));
+        return psi_error(PS_E_BACKEND, "cuda: cudaMalloc of %.3g GB for %s at batch %d: %s", total * 1e-9, l->model,
+                         l->batch, cudaGetErrorString(e));
     rc = psi_memplan_make(l, (uintptr_t)base, &a->plan);
     RT_RC(rc, psi_kernel_fill(base, total / 2, 1u + (unsigned)k, 0), "filling the arena");
     RT_RC(rc, cudaDeviceSynchronize(), "filling the arena");
@@ -633,8 +632,7 @@ static int prep_conv(const side_t *s, const psi_opdesc_t *op, prep_t *p)
 
 /* Library plans for ops [start, start+len) of l on side s, bound to their
  * buffers in arena a. */
-static int prepare(cuda_t *b, const side_t *s, arena_t *a, const psi_oplist_t *l, int start, int len,
-                   prep_t **out)
+static int prepare(cuda_t *b, const side_t *s, arena_t *a, const psi_oplist_t *l, int start, int len, prep_t **out)
 {
     *out = NULL;
     if (len == 0)
@@ -769,8 +767,8 @@ static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const psi_opl
     return rc;
 }
 
-static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, int warmup, int runs,
-                        double *out_ns, double *clock_mhz)
+static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, int warmup, int runs, double *out_ns,
+                        double *clock_mhz)
 {
     cuda_t *b = (cuda_t *)base;
     part_t *part = NULL;
@@ -818,8 +816,8 @@ static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, in
 
 /* Enqueue one side of a co-execution behind the gate, timed by two events
  * (nothing between them for an empty segment). */
-static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const psi_segment_t *seg,
-                        const prep_t *prep, unsigned gate, cudaEvent_t start, cudaEvent_t end)
+static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const psi_segment_t *seg, const prep_t *prep,
+                        unsigned gate, cudaEvent_t start, cudaEvent_t end)
 {
     CU(b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
     int rc = gate_wait(b, s, gate);
@@ -835,13 +833,13 @@ static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const psi_
     return 0;
 }
 
-static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_segment_t *lp, int warmup,
-                       int runs, double *hp_ns, double *lp_ns, double *clock_mhz)
+static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_segment_t *lp, int warmup, int runs,
+                       double *hp_ns, double *lp_ns, double *clock_mhz)
 {
     cuda_t *b = (cuda_t *)base;
     if (hp->len + lp->len > MAX_GATED_OPS)
         return psi_error(PS_E_ARG, "cuda: segments of %d operators together exceed %d", hp->len + lp->len,
-                        MAX_GATED_OPS);
+                         MAX_GATED_OPS);
     part_t *part = NULL;
     int rc = get_part(b, 2u * (unsigned)hp->tpcs, 2u * (unsigned)lp->tpcs, &part);
     if (rc)
@@ -1091,9 +1089,9 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
         return psi_error(PS_E_BACKEND,
-                        "cuda: no usable GPU (cudaGetDeviceCount: %s): is the NVIDIA driver (CUDA 13 "
-                        "or newer) installed and a GPU visible?",
-                        cudaGetErrorString(e));
+                         "cuda: no usable GPU (cudaGetDeviceCount: %s): is the NVIDIA driver (CUDA 13 "
+                         "or newer) installed and a GPU visible?",
+                         cudaGetErrorString(e));
     if (p->device < 0 || p->device >= n)
         return psi_error(PS_E_ARG, "cuda: no device %d (%d present)", p->device, n);
     b->ordinal = p->device;

@@ -51,7 +51,7 @@ int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
         row.tpcs = sqlite3_column_int(st, 5);
         row.duration_ns = sqlite3_column_double(st, 6);
         psi_counters_t c = {col_num(st, 7),  col_num(st, 8),  col_num(st, 9), col_num(st, 10),
-                           col_num(st, 11), col_num(st, 12), col_num(st, 13)};
+                            col_num(st, 11), col_num(st, 12), col_num(st, 13)};
         /* Roofline class from the counters: whichever of compute and memory
          * throughput is closer to its peak (empty when not measured). */
         row.intensity = isnan(c.sm_pct) || isnan(c.mem_pct) ? PS_INTENSITY_NONE
@@ -64,7 +64,7 @@ int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
             /* Counters measured on this row's partition (collect counters
              * --tpcs): validated and kept, FORMATS.md. */
             psi_counters_t t = {col_num(st, 15), col_num(st, 16), col_num(st, 17), col_num(st, 18),
-                               col_num(st, 19), col_num(st, 20), col_num(st, 21)};
+                                col_num(st, 19), col_num(st, 20), col_num(st, 21)};
             row.c = t;
         } else {
             row.c.dram_bytes = row.c.l2_bytes = row.c.stall_long_scoreboard = NAN;

@@ -125,8 +125,8 @@ static void op_time(const psi_opdesc_t *op, int tpcs, double *t_ns, double *mem_
  * trace records it); the time of each is a pure function of the operator,
  * the allocation and the run, so that a resumed campaign writes the same
  * rows as an uninterrupted one. */
-static int fake_profile(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs,
-                        double *out_ns, double *clock_mhz)
+static int fake_profile(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs, double *out_ns,
+                        double *clock_mhz)
 {
     fake_t *f = (fake_t *)b;
     fake_sleep(f);
@@ -167,14 +167,13 @@ static void segment_cost(const psi_segment_t *s, double *t_ns, double *pressure,
     *pressure = tot > 0 ? mem / tot : 0;
 }
 
-static int fake_coexec(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup,
-                       int runs, double *hp_ns, double *lp_ns, double *clock_mhz)
+static int fake_coexec(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup, int runs,
+                       double *hp_ns, double *lp_ns, double *clock_mhz)
 {
     (void)warmup;
     fake_t *f = (fake_t *)b;
     if (hp->tpcs + lp->tpcs > b->dev.tpc_count)
-        return psi_error(PS_E_ARG, "fake: %d + %d TPCs exceed the device's %d", hp->tpcs, lp->tpcs,
-                        b->dev.tpc_count);
+        return psi_error(PS_E_ARG, "fake: %d + %d TPCs exceed the device's %d", hp->tpcs, lp->tpcs, b->dev.tpc_count);
     fake_sleep(f);
     double th, ph, mh, tl, pl, ml;
     segment_cost(hp, &th, &ph, &mh);

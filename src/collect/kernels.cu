@@ -251,8 +251,7 @@ extern "C" cudaError_t psi_kernel_fill(void *buf, size_t elems, unsigned seed, c
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t psi_kernel_launch(const psi_opdesc_t *op, void *in_, void *w_, void *out_,
-                                        cudaStream_t stream)
+extern "C" cudaError_t psi_kernel_launch(const psi_opdesc_t *op, void *in_, void *w_, void *out_, cudaStream_t stream)
 {
     const __half *in = (const __half *)in_, *w = (const __half *)w_;
     __half *out = (__half *)out_;

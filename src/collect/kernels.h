@@ -15,8 +15,7 @@ extern "C" {
 /* Enqueue op on stream over fp16 buffers sized by psi_op_tensor_elems (in,
  * weight, out). Returns cudaSuccess or the launch error. GEMM and conv are
  * not here (cuBLAS, cuDNN). */
-cudaError_t psi_kernel_launch(const psi_opdesc_t *op, void *in, void *weight, void *out,
-                             cudaStream_t stream);
+cudaError_t psi_kernel_launch(const psi_opdesc_t *op, void *in, void *weight, void *out, cudaStream_t stream);
 
 /* Fill elems fp16 values with small deterministic numbers in [-1, 1), so that
  * no operator runs on zeros, NaNs or denormals. */

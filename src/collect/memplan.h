@@ -35,7 +35,7 @@ typedef struct {
 
 typedef struct {
     int n;
-    psi_opbuf_t *op;           /* [n] */
+    psi_opbuf_t *op;          /* [n] */
     size_t weight_bytes;      /* all weight blocks */
     size_t activation_bytes;  /* outputs and own inputs */
     size_t total_bytes;       /* the arena: weights + activations + padding */

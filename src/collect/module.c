@@ -64,18 +64,18 @@ static int load_locked(void)
         int r = try_load(env, &h, why, sizeof why);
         if (r == 1)
             return psi_error(PS_E_BACKEND, "cuda: no CUDA module at %s=%s (%s)", PS_CUDA_MODULE_ENV, env,
-                            strerror(ENOENT));
+                             strerror(ENOENT));
         if (r < 0)
             return psi_error(PS_E_BACKEND,
-                            "cuda: cannot load the CUDA module %s: %s (are the CUDA 13 runtime, "
-                            "cuBLAS, cuDNN 9 and CUPTI libraries installed and on the library path?)",
-                            env, why);
+                             "cuda: cannot load the CUDA module %s: %s (are the CUDA 13 runtime, "
+                             "cuBLAS, cuDNN 9 and CUPTI libraries installed and on the library path?)",
+                             env, why);
         snprintf(module_path, sizeof module_path, "%s", env);
     } else {
         char dir[PATH_MAX];
         if (exe_dir(dir, sizeof dir) != 0)
-            return psi_error(PS_E_BACKEND, "cuda: cannot read /proc/self/exe to find %s; %s",
-                            PS_CUDA_MODULE_FILE, BUILT_HINT);
+            return psi_error(PS_E_BACKEND, "cuda: cannot read /proc/self/exe to find %s; %s", PS_CUDA_MODULE_FILE,
+                             BUILT_HINT);
         char tried[2][PATH_MAX + 64];
         snprintf(tried[0], sizeof tried[0], "%s/%s", dir, PS_CUDA_MODULE_FILE);
         snprintf(tried[1], sizeof tried[1], "%s/../lib/pairsight/%s", dir, PS_CUDA_MODULE_FILE);
@@ -84,16 +84,16 @@ static int load_locked(void)
             r = try_load(tried[i], &h, why, sizeof why);
             if (r < 0)
                 return psi_error(PS_E_BACKEND,
-                                "cuda: cannot load the CUDA module %s: %s (are the CUDA 13 runtime, "
-                                "cuBLAS, cuDNN 9 and CUPTI libraries installed and on the library "
-                                "path?)",
-                                tried[i], why);
+                                 "cuda: cannot load the CUDA module %s: %s (are the CUDA 13 runtime, "
+                                 "cuBLAS, cuDNN 9 and CUPTI libraries installed and on the library "
+                                 "path?)",
+                                 tried[i], why);
             if (r == 0)
                 snprintf(module_path, sizeof module_path, "%.*s", PATH_MAX - 1, tried[i]);
         }
         if (r != 0)
             return psi_error(PS_E_BACKEND, "cuda: no CUDA module: %s is neither at %s nor at %s; %s",
-                            PS_CUDA_MODULE_FILE, tried[0], tried[1], BUILT_HINT);
+                             PS_CUDA_MODULE_FILE, tried[0], tried[1], BUILT_HINT);
     }
     dlerror();
     void *sym = dlsym(h, PS_CUDA_MODULE_ENTRY);
@@ -102,7 +102,7 @@ static int load_locked(void)
         /* Keep h loaded: unloading a library that may have started CUDA
          * threads is not worth the risk, and the process is about to fail. */
         return psi_error(PS_E_BACKEND, "cuda: %s is not a pairsight CUDA module: %s", module_path,
-                        e ? e : "no " PS_CUDA_MODULE_ENTRY);
+                         e ? e : "no " PS_CUDA_MODULE_ENTRY);
     }
     /* ISO C forbids casting void * to a function pointer; POSIX guarantees
      * that dlsym's result converts, so copy the bits. */

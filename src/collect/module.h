@@ -56,25 +56,22 @@ typedef struct {
     const char *const *counter_metrics; /* psi_counter_metrics */
 } psi_cuda_host_t;
 
-#define PS_CUDA_HOST_INIT                                                                          \
-    {                                                                                              \
-        .abi = PS_CUDA_MODULE_ABI, .error = psi_error, .size = sizeof(psi_cuda_host_t),              \
-        .sizeof_backend = sizeof(psi_backend_t), .sizeof_params = sizeof(ps_collect_params_t),      \
-        .sizeof_oplist = sizeof(psi_oplist_t), .sizeof_op = sizeof(psi_opdesc_t),                    \
-        .sizeof_counters = sizeof(psi_counters_t), .version = PS_VERSION_STRING,                    \
-        .last_error = ps_last_error, .log = psi_log, .calloc = psi_calloc, .now = psi_now,            \
-        .gpu_column_name = psi_gpu_column_name, .op_tensor_elems = psi_op_tensor_elems,              \
-        .conv_out = psi_conv_out, .memplan_make = psi_memplan_make,                                  \
-        .memplan_free = psi_memplan_free,                                                           \
-        .counters_permission_error = psi_counters_permission_error,                                 \
-        .counter_metrics = psi_counter_metrics,                                                     \
+#define PS_CUDA_HOST_INIT                                                                                              \
+    {                                                                                                                  \
+        .abi = PS_CUDA_MODULE_ABI, .error = psi_error, .size = sizeof(psi_cuda_host_t),                                \
+        .sizeof_backend = sizeof(psi_backend_t), .sizeof_params = sizeof(ps_collect_params_t),                         \
+        .sizeof_oplist = sizeof(psi_oplist_t), .sizeof_op = sizeof(psi_opdesc_t),                                      \
+        .sizeof_counters = sizeof(psi_counters_t), .version = PS_VERSION_STRING, .last_error = ps_last_error,          \
+        .log = psi_log, .calloc = psi_calloc, .now = psi_now, .gpu_column_name = psi_gpu_column_name,                  \
+        .op_tensor_elems = psi_op_tensor_elems, .conv_out = psi_conv_out, .memplan_make = psi_memplan_make,            \
+        .memplan_free = psi_memplan_free, .counters_permission_error = psi_counters_permission_error,                  \
+        .counter_metrics = psi_counter_metrics,                                                                        \
     }
 
 /* The module's one exported function (PS_CUDA_MODULE_ENTRY): check host
  * against the module's own build, then open the CUDA backend. The backend it
  * returns is the module's; the module stays loaded for the process's life. */
-typedef int (*psi_cuda_module_open_fn)(const psi_cuda_host_t *host, const ps_collect_params_t *p,
-                                      psi_backend_t **out);
+typedef int (*psi_cuda_module_open_fn)(const psi_cuda_host_t *host, const ps_collect_params_t *p, psi_backend_t **out);
 
 /* Host side: open the "cuda" backend through the module, loading it on the
  * first call. PS_E_BACKEND, with a message naming what is missing (the

@@ -37,15 +37,9 @@ const char *ps_last_error(void)
     return host->last_error();
 }
 
-void *psi_calloc(size_t n, size_t size)
-{
-    return host->calloc(n, size);
-}
+void *psi_calloc(size_t n, size_t size) { return host->calloc(n, size); }
 
-double psi_now(void)
-{
-    return host->now();
-}
+double psi_now(void) { return host->now(); }
 
 void psi_gpu_column_name(const char *device_name, char *out, size_t size)
 {
@@ -67,24 +61,14 @@ int psi_memplan_make(const psi_oplist_t *l, uintptr_t base, psi_memplan_t *out)
     return host->memplan_make(l, base, out);
 }
 
-void psi_memplan_free(psi_memplan_t *m)
-{
-    host->memplan_free(m);
-}
+void psi_memplan_free(psi_memplan_t *m) { host->memplan_free(m); }
 
-int psi_counters_permission_error(const char *what)
-{
-    return host->counters_permission_error(what);
-}
+int psi_counters_permission_error(const char *what) { return host->counters_permission_error(what); }
 
 /* The host's metric names (psi_counter_metrics), once the module is open. */
-const char *const *psi_cuda_counter_metrics(void)
-{
-    return host->counter_metrics;
-}
+const char *const *psi_cuda_counter_metrics(void) { return host->counter_metrics; }
 
-__attribute__((visibility("default"))) int psi_cuda_module_open(const psi_cuda_host_t *h,
-                                                                const ps_collect_params_t *p,
+__attribute__((visibility("default"))) int psi_cuda_module_open(const psi_cuda_host_t *h, const ps_collect_params_t *p,
                                                                 psi_backend_t **out);
 
 int psi_cuda_module_open(const psi_cuda_host_t *h, const ps_collect_params_t *p, psi_backend_t **out)

@@ -75,8 +75,7 @@ static int check_mps(void)
     char path[512];
     snprintf(path, sizeof path, "%s/control", dir && *dir ? dir : "/tmp/nvidia-mps");
     if (access(path, F_OK) != 0)
-        return psi_error(PS_E_BACKEND,
-                        "MPS is not running (no %s): start it with `nvidia-cuda-mps-control -d`", path);
+        return psi_error(PS_E_BACKEND, "MPS is not running (no %s): start it with `nvidia-cuda-mps-control -d`", path);
     return 0;
 }
 
@@ -99,9 +98,9 @@ static int check_share(const ps_mps_job_t *job, int exec_sms, int sm_count)
     double want = sm_count * job->share_pct / 100.0;
     if (job->share_pct < 100 && (exec_sms >= sm_count || fabs(exec_sms - want) > 0.05 * sm_count + 2))
         psi_log(PS_LOG_WARN,
-               "%s at %d%%: the context reports %d of the %d SMs, not about %.0f: was the MPS active thread "
-               "percentage applied?",
-               job->model, job->share_pct, exec_sms, sm_count, want);
+                "%s at %d%%: the context reports %d of the %d SMs, not about %.0f: was the MPS active thread "
+                "percentage applied?",
+                job->model, job->share_pct, exec_sms, sm_count, want);
     return 0;
 }
 
@@ -193,8 +192,8 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
         else if (strncmp(msg, "error ", 6) == 0)
             rc = psi_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);
         else
-            rc = psi_error(PS_E_BACKEND, "%s at %d%%: the measuring process died (status %d)",
-                          jobs[i].model, jobs[i].share_pct, status);
+            rc = psi_error(PS_E_BACKEND, "%s at %d%%: the measuring process died (status %d)", jobs[i].model,
+                           jobs[i].share_pct, status);
     }
     return rc;
 }

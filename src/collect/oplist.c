@@ -109,8 +109,7 @@ int psi_oplist_write(const psi_oplist_t *l, FILE *f)
 }
 
 /* Parse one `key=value` token of an operator of kind ki into op. */
-static int parse_param(const char *path, int line, int col, const kind_info_t *ki, char *tok,
-                       psi_opdesc_t *op)
+static int parse_param(const char *path, int line, int col, const kind_info_t *ki, char *tok, psi_opdesc_t *op)
 {
     char *eq = strchr(tok, '=');
     if (!eq)
@@ -133,8 +132,8 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
         long long v = strtoll(val, &end, 10);
         if (errno || end == val || *end || v < 0 || (v == 0 && strcmp(tok, "pad") != 0 &&
                                                       strcmp(tok, "causal") != 0))
-            return psi_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count: '%s'", path, line,
-                            col + (int)(val - tok), tok, val);
+            return psi_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count: '%s'", path, line, col + (int)(val - tok),
+                             tok, val);
         op->p[j] = v;
         return 0;
     }
@@ -177,8 +176,7 @@ int psi_oplist_read(const char *path, psi_oplist_t **out)
             continue;
         int k = psi_opkind_from_name(tok);
         if (k < 0) {
-            rc = psi_error(PS_E_INPUT, "%s:%d:%d: unknown operator kind '%s'", path, line,
-                          (int)(tok - buf) + 1, tok);
+            rc = psi_error(PS_E_INPUT, "%s:%d:%d: unknown operator kind '%s'", path, line, (int)(tok - buf) + 1, tok);
             break;
         }
         op.kind = (psi_opkind_t)k;
@@ -186,12 +184,12 @@ int psi_oplist_read(const char *path, psi_oplist_t **out)
         char *name = strtok_r(NULL, " \t\r\n", &save);
         if (!name || strchr(name, '=')) {
             rc = psi_error(PS_E_INPUT, "%s:%d:%d: missing operator name", path, line,
-                          name ? (int)(name - buf) + 1 : (int)strlen(tok) + 1);
+                           name ? (int)(name - buf) + 1 : (int)strlen(tok) + 1);
             break;
         }
         if (strlen(name) >= PS_OP_NAME_MAX) {
             rc = psi_error(PS_E_INPUT, "%s:%d:%d: operator name longer than %d bytes", path, line,
-                          (int)(name - buf) + 1, PS_OP_NAME_MAX - 1);
+                           (int)(name - buf) + 1, PS_OP_NAME_MAX - 1);
             break;
         }
         snprintf(op.name, sizeof op.name, "%s", name);

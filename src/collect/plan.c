@@ -48,13 +48,12 @@ int psi_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
     for (int i = 0; i < n; i++) {
         int sms = 2 * tpcs[i];
         if (tpcs[i] <= 0 || sms > dev->sm_count)
-            return psi_error(PS_E_ARG, "%d TPCs: the %s has %d TPCs", tpcs[i], dev->gpu,
-                            dev->tpc_count);
+            return psi_error(PS_E_ARG, "%d TPCs: the %s has %d TPCs", tpcs[i], dev->gpu, dev->tpc_count);
         if (!valid_sms(dev, sms))
             return psi_error(PS_E_ARG,
-                            "%d TPCs (%d SMs): a green context on the %s needs at least %d SMs "
-                            "in multiples of %d (`collect info` lists the valid counts)",
-                            tpcs[i], sms, dev->gpu, dev->min_partition_sms, align);
+                             "%d TPCs (%d SMs): a green context on the %s needs at least %d SMs "
+                             "in multiples of %d (`collect info` lists the valid counts)",
+                             tpcs[i], sms, dev->gpu, dev->min_partition_sms, align);
     }
     return 0;
 }
@@ -79,21 +78,17 @@ int psi_plan_splits(const ps_collect_device_t *dev, const int *tpcs, int n, int 
 }
 
 /* From splitmix64, whose stream depends only on its seed. */
-static int uniform(uint64_t *s, int lo, int hi)
-{
-    return lo + (int)(psi_splitmix64(s) % (uint64_t)(hi - lo + 1));
-}
+static int uniform(uint64_t *s, int lo, int hi) { return lo + (int)(psi_splitmix64(s) % (uint64_t)(hi - lo + 1)); }
 
 int psi_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev, int n_hp, int n_lp,
-                   psi_experiment_t **out, int *n_out)
+                    psi_experiment_t **out, int *n_out)
 {
     *out = NULL;
     *n_out = 0;
     if (plan->experiments <= 0 || plan->runs <= 0 || plan->experiments > 10000000 || plan->runs > 100000)
         return psi_error(PS_E_ARG, "need experiments in 1..1e7 and runs in 1..1e5");
     if (plan->seg_min <= 0 || plan->seg_max < plan->seg_min)
-        return psi_error(PS_E_ARG, "segment lengths %d..%d: need 1 <= min <= max", plan->seg_min,
-                        plan->seg_max);
+        return psi_error(PS_E_ARG, "segment lengths %d..%d: need 1 <= min <= max", plan->seg_min, plan->seg_max);
     if (n_hp <= 0 || n_lp <= 0)
         return psi_error(PS_E_ARG, "a model without operators");
 
@@ -115,8 +110,8 @@ int psi_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev
     if (n_split > (int)PS_ARRAY_LEN(hp_split))
         n_split = (int)PS_ARRAY_LEN(hp_split);
     if (n_split == 0)
-        return psi_error(PS_E_ARG, "no two TPC counts of the list fit on the %s's %d TPCs together",
-                        dev->gpu, dev->tpc_count);
+        return psi_error(PS_E_ARG, "no two TPC counts of the list fit on the %s's %d TPCs together", dev->gpu,
+                         dev->tpc_count);
 
     psi_experiment_t *e = psi_calloc((size_t)plan->experiments, sizeof *e);
     if (!e)

@@ -25,6 +25,6 @@ int psi_plan_splits(const ps_collect_device_t *dev, const int *tpcs, int n, int 
 /* The experiments of plan for models of n_hp and n_lp operators. *out is
  * owned by the caller (free). */
 int psi_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev, int n_hp, int n_lp,
-                   psi_experiment_t **out, int *n_out);
+                    psi_experiment_t **out, int *n_out);
 
 #endif

@@ -41,7 +41,8 @@ int shard_open(psi_store_t *s, const ps_collect_params_t *p)
     return psi_store_meta_pin(s, "shard", v, "shard");
 }
 
-int shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs, int n)
+int shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
+                      int n)
 {
     if (p->shard_count <= 0)
         return 0;
@@ -129,15 +130,15 @@ static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
                    v);
     if (rc > 0)
         return psi_error(PS_E_MISMATCH, "%s: %s is '%s' there but '%s' in %s: not the same campaign", path, v[0], v[2],
-                        v[1], psi_store_path(d));
+                         v[1], psi_store_path(d));
     if (rc == 0)
         rc = first_row(d,
                        "SELECT a.key, a.spec, b.spec FROM main.tasks a JOIN src.tasks b ON a.key = b.key "
                        "WHERE a.spec <> b.spec OR a.kind <> b.kind LIMIT 1",
                        v);
     if (rc > 0)
-        return psi_error(PS_E_MISMATCH, "%s: task %s is '%s' there but '%s' in %s: another plan", path, v[0], v[2], v[1],
-                        psi_store_path(d));
+        return psi_error(PS_E_MISMATCH, "%s: task %s is '%s' there but '%s' in %s: another plan", path, v[0], v[2],
+                         v[1], psi_store_path(d));
     if (rc < 0)
         return rc;
     long done0 = count(d, "SELECT count(*) FROM main.tasks WHERE done = 1"), rows0 = rows_of(d);

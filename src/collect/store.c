@@ -63,7 +63,7 @@ int psi_store_error(psi_store_t *s, const char *what)
 {
     int code = sqlite3_extended_errcode(s->db);
     return psi_error((code & 0xff) == SQLITE_NOMEM ? PS_E_NOMEM : PS_E_IO, "%s: %s: %s (SQLite code %d)", s->path, what,
-                    sqlite_words(code), code);
+                     sqlite_words(code), code);
 }
 
 /* Run one statement with text parameters; the optional callback receives the
@@ -107,9 +107,9 @@ int psi_store_meta_pin(psi_store_t *s, const char *key, const char *value, const
     if (rc < 0)
         return rc;
     if (rc == 1)
-        return strcmp(old, value) == 0
-                   ? 0
-                   : psi_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s", s->path, what, old, value);
+        return strcmp(old, value) == 0 ? 0
+                                       : psi_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s",
+                                                   s->path, what, old, value);
     const char *args[] = {key, value};
     return exec_text(s, "INSERT INTO meta(key, value) VALUES(?1, ?2)", args, 2, NULL, 0, NULL);
 }
@@ -171,9 +171,9 @@ int psi_store_task_plan(psi_store_t *s, const char *key, const char *kind, const
         const char *old = (const char *)sqlite3_column_text(st, 0);
         if (!old || strcmp(old, spec) != 0)
             rc = psi_error(PS_E_MISMATCH,
-                          "%s: task %s was planned as '%s', now '%s' (another campaign with the "
-                          "same names: use another seed or database)",
-                          s->path, key, old ? old : "", spec);
+                           "%s: task %s was planned as '%s', now '%s' (another campaign with the "
+                           "same names: use another seed or database)",
+                           s->path, key, old ? old : "", spec);
         *done = sqlite3_column_int(st, 1);
     } else if (r != SQLITE_DONE) {
         rc = psi_store_error(s, "tasks");
@@ -241,7 +241,7 @@ static int prepare_op_row(psi_store_t *s, const char *sql, const char *gpu, cons
 }
 
 int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
-                    double duration_ns)
+                     double duration_ns)
 {
     sqlite3_stmt *st = NULL;
     if (prepare_op_row(s,
@@ -256,7 +256,7 @@ int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int bat
 }
 
 int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                          const psi_counters_t *c)
+                           const psi_counters_t *c)
 {
     sqlite3_stmt *st = NULL;
     if (prepare_op_row(s,

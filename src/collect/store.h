@@ -41,9 +41,9 @@ void psi_store_rollback(psi_store_t *s);
 int psi_store_task_done(psi_store_t *s, const char *key);
 
 int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
-                    double duration_ns);
+                     double duration_ns);
 int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                          const psi_counters_t *c);
+                           const psi_counters_t *c);
 int psi_store_put_coexec(psi_store_t *s, const psi_coexec_row_t *row, int run);
 
 int psi_store_status(psi_store_t *s, ps_campaign_status_t *out);
@@ -59,14 +59,14 @@ int psi_store_runs_init(psi_store_t *s);
  * outside any task transaction, so that refused runs stay on record. */
 int psi_store_put_clock(psi_store_t *s, const char *task, int run, double sm_mhz, int refused);
 int psi_store_put_model(psi_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
-                       double activation_bytes);
+                        double activation_bytes);
 typedef void (*psi_store_model_fn)(const char *model, int batch, double weight_bytes, double activation_bytes,
-                                  void *user);
+                                   void *user);
 int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user);
 /* Counters measured on a partition of tpcs TPCs (psi_store_put_counters
  * keeps those of the whole device). */
 int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                             const psi_counters_t *c);
+                              const psi_counters_t *c);
 int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out);
 
 /* The store of an open campaign (campaign.c). */

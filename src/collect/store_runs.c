@@ -35,8 +35,8 @@ int psi_store_runs_init(psi_store_t *s)
 int psi_store_put_clock(psi_store_t *s, const char *task, int run, double sm_mhz, int refused)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(psi_store_db(s), "INSERT INTO clocks(task, run, sm_mhz, refused) VALUES(?1, ?2, ?3, ?4)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(psi_store_db(s), "INSERT INTO clocks(task, run, sm_mhz, refused) VALUES(?1, ?2, ?3, ?4)", -1,
+                           &st, NULL) != SQLITE_OK)
         return psi_store_error(s, "prepare");
     sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, run);
@@ -46,7 +46,7 @@ int psi_store_put_clock(psi_store_t *s, const char *task, int run, double sm_mhz
 }
 
 int psi_store_put_model(psi_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
-                       double activation_bytes)
+                        double activation_bytes)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(psi_store_db(s),
@@ -66,8 +66,8 @@ int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(psi_store_db(s),
-                           "SELECT model, batch, weight_bytes, activation_bytes FROM models ORDER BY model, batch",
-                           -1, &st, NULL) != SQLITE_OK)
+                           "SELECT model, batch, weight_bytes, activation_bytes FROM models ORDER BY model, batch", -1,
+                           &st, NULL) != SQLITE_OK)
         return psi_store_error(s, "prepare");
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -81,7 +81,7 @@ int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user)
 }
 
 int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                             const psi_counters_t *c)
+                              const psi_counters_t *c)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(psi_store_db(s),

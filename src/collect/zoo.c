@@ -29,11 +29,10 @@ typedef struct {
     int rc;
 } zb_t;
 
-static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np,
-                 const char *fmt, ...) PS_PRINTF(6, 7);
+static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np, const char *fmt, ...)
+    PS_PRINTF(6, 7);
 
-static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np,
-                 const char *fmt, ...)
+static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np, const char *fmt, ...)
 {
     if (b->rc)
         return;

@@ -137,7 +137,7 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
         int wi = find_workload(d, r->gpu, r->workload);
         if (wi < 0)
             return psi_error(PS_E_INPUT, "%s: row %zu: workload '%s' (gpu %s) is not in workloads.csv", what, i + 1,
-                            r->workload, r->gpu ? r->gpu : "any");
+                             r->workload, r->gpu ? r->gpu : "any");
         if (r->share_pct <= 0 || r->share_pct > 100)
             return psi_error(PS_E_INPUT, "%s: row %zu: share_pct %d outside (0,100]", what, i + 1, r->share_pct);
         if (r->tput <= 0)

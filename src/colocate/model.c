@@ -337,9 +337,9 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
     if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 || p->boost_rounds < 0 ||
         p->boost_rounds > 100000)
         return psi_error(PS_E_ARG,
-                        "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
-                        "and rounds <= 100000",
-                        p->trees, p->mlp_epochs, p->boost_rounds);
+                         "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
+                         "and rounds <= 100000",
+                         p->trees, p->mlp_epochs, p->boost_rounds);
     if (p->kind == PS_COLOC_AUTO) {
         int k = -1;
         int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
@@ -402,7 +402,7 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
     }
     if (n < 1) {
         rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
-                      ps_coloc_kind_name(p->kind));
+                       ps_coloc_kind_name(p->kind));
         goto done;
     }
     if (p->kind == PS_COLOC_KACE_LR)

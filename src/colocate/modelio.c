@@ -401,7 +401,7 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
         return psi_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
     if (!ok || !v || strcmp(v, ps_coloc_kind_name(m->kind)) != 0)
         return psi_error(PS_E_INPUT, "%s: the booster is tagged as kind '%s', the model is %s", path,
-                        ok && v ? v : "(none)", ps_coloc_kind_name(m->kind));
+                         ok && v ? v : "(none)", ps_coloc_kind_name(m->kind));
     return PS_OK;
 }
 
@@ -422,7 +422,7 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
         return bad(path, "damaged first line");
     if (fmt != CL_FORMAT)
         return psi_error(PS_E_MISMATCH, "%s: model format %d, this build reads %d%s", path, fmt, CL_FORMAT,
-                        fmt < CL_FORMAT ? " (retrain it with `pairsight colocate train`)" : "");
+                         fmt < CL_FORMAT ? " (retrain it with `pairsight colocate train`)" : "");
     /* Both sections and the end line are checked before either is parsed. */
     const unsigned char *pdata, *bdata;
     size_t plen, blen;
@@ -443,7 +443,7 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
     const char *want = forest ? "booster" : want_mlp ? "mlp" : want_lr ? "lowrank" : "none";
     if (strcmp(body, want) != 0)
         return psi_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path, ps_coloc_kind_name(m->kind),
-                        body, want);
+                         body, want);
     if (forest)
         return load_booster(path, bdata, blen, m);
     if (want_mlp)

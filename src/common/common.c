@@ -168,8 +168,7 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
             long pid = lock_owner(l->lock_path);
             if (!wait) {
                 close(l->fd);
-                int rc = psi_error(PS_E_IO, "%s is being written by pid %ld (lock file %s)", path, pid,
-                                  l->lock_path);
+                int rc = psi_error(PS_E_IO, "%s is being written by pid %ld (lock file %s)", path, pid, l->lock_path);
                 free(l->path);
                 free(l->lock_path);
                 free(l);
@@ -460,7 +459,7 @@ int thread_check(const char *what, long n)
     int lim = thread_limit();
     if (n < 0 || n > lim)
         return psi_error(PS_E_ARG, "%s %ld is outside 0..%d (%d per core, 0 = all cores)", what, n, lim,
-                        THREADS_PER_CORE);
+                         THREADS_PER_CORE);
     return PS_OK;
 }
 

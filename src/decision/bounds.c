@@ -48,7 +48,7 @@ static int bin_key(const ps_ops_t *ops, const ps_query_t *q, int *s, int *m)
     int k = g ? psi_group_tpcs_index(g, q->hp_tpcs) : -1;
     if (k < 0 || q->hp_start < 0 || q->hp_start + q->hp_len > g->n_ops)
         return psi_error(PS_E_INPUT, "%s batch %d: no standalone profile at %d TPCs", q->hp_model, q->hp_batch,
-                        q->hp_tpcs);
+                         q->hp_tpcs);
     double all = 0, mem = 0;
     for (int op = q->hp_start; op < q->hp_start + q->hp_len; op++) {
         double t = g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)k];

@@ -225,12 +225,12 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     pl->lg = psi_ops_find(ops, pl->gpu, p->lp_model, p->lp_batch);
     if (!pl->hg || !pl->lg)
         return psi_error(PS_E_INPUT, "%s batch %d: not in the standalone profile of %s",
-                        !pl->hg ? p->hp_model : p->lp_model, !pl->hg ? p->hp_batch : p->lp_batch, pl->gpu);
+                         !pl->hg ? p->hp_model : p->lp_model, !pl->hg ? p->hp_batch : p->lp_batch, pl->gpu);
     pl->total = psi_model_gpu_tpcs(ops, pl->gpu);
     int kt_h = psi_group_tpcs_index(pl->hg, pl->total), kt_l = psi_group_tpcs_index(pl->lg, pl->total);
     if (pl->total < 2 || kt_h < 0 || kt_l < 0)
         return psi_error(PS_E_INPUT, "the profile lacks the whole GPU (%d TPCs) for %s or %s", pl->total, p->hp_model,
-                        p->lp_model);
+                         p->lp_model);
     int n = pl->hg->n_ops;
     pl->K = (n + pl->W - 1) / pl->W;
     pl->seg_start = psi_malloc((size_t)pl->K * sizeof(int));
@@ -267,7 +267,8 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
             pl->split[pl->S++] = t;
     }
     if (pl->S == 0)
-        return psi_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", p->hp_model, p->lp_model);
+        return psi_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", p->hp_model,
+                         p->lp_model);
     size_t nc = (size_t)pl->K * (size_t)pl->S * (size_t)pl->L;
     pl->cache = psi_malloc(nc * sizeof *pl->cache);
     if (!pl->cache)

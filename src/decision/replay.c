@@ -53,9 +53,9 @@ int ps_replay_policies_parse(const char *list, unsigned *out_mask)
                 found = i;
         if (found < 0)
             return psi_error(PS_E_ARG,
-                            "unknown policy '%.*s' (dedicated, static, orion, intensity, pairsight, "
-                            "pairsight_bound, oracle, or all)",
-                            (int)n, s);
+                             "unknown policy '%.*s' (dedicated, static, orion, intensity, pairsight, "
+                             "pairsight_bound, oracle, or all)",
+                             (int)n, s);
         mask |= 1u << found;
         s += n;
         if (*s == ',')
@@ -196,9 +196,9 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
     const psi_op_group_t *lg = psi_ops_find(ops, t->g->name, p->lp_model, p->lp_batch);
     if (!hg || !lg || hg->n_ops != t->hw.n || lg->n_ops != t->lw.n)
         return psi_error(PS_E_INPUT,
-                        "the profile's %s and %s are not the simulator's (replay needs ops.csv "
-                        "of `pairsight simulate` on %s)",
-                        p->hp_model, p->lp_model, t->g->name);
+                         "the profile's %s and %s are not the simulator's (replay needs ops.csv "
+                         "of `pairsight simulate` on %s)",
+                         p->hp_model, p->lp_model, t->g->name);
     size_t nt = (size_t)t->total + 1;
     t->hp_placed = psi_malloc(nt * (size_t)t->hw.n * sizeof *t->hp_placed);
     t->lp_placed = psi_malloc(nt * (size_t)t->lw.n * sizeof *t->lp_placed);

@@ -141,21 +141,20 @@ static int segment_by_class(const ps_ops_t *ops, const ps_query_t *q, int side, 
     const psi_op_group_t *g = psi_ops_find(ops, q->gpu, model, batch);
     char known[512];
     if (!g)
-        return psi_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s (ops has: %s)", model, batch,
-                        q->gpu, psi_ops_groups_text(ops, q->gpu, known, sizeof known));
+        return psi_error(PS_E_INPUT, "no standalone profile of %s batch %d on %s (ops has: %s)", model, batch, q->gpu,
+                         psi_ops_groups_text(ops, q->gpu, known, sizeof known));
     int k = psi_group_tpcs_index(g, tpcs);
     if (k < 0)
-        return psi_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
-                        model, batch, tpcs, psi_group_tpcs_text(g, known, sizeof known));
+        return psi_error(PS_E_INPUT, "%s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)", model,
+                         batch, tpcs, psi_group_tpcs_text(g, known, sizeof known));
     if (!segment_fits(start, len, g->n_ops))
-        return psi_error(PS_E_INPUT, "%s batch %d: segment [%d, %lld) outside its %d operators", model, batch,
-                        start, (long long)start + len, g->n_ops);
+        return psi_error(PS_E_INPUT, "%s batch %d: segment [%d, %lld) outside its %d operators", model, batch, start,
+                         (long long)start + len, g->n_ops);
     out[0] = out[1] = out[2] = 0;
     for (int i = start; i < start + len; i++) {
         double d = g->duration_ns[(size_t)i * (size_t)g->n_tpcs + (size_t)k];
         if (isnan(d))
-            return psi_error(PS_E_INPUT, "%s batch %d: operator %d not profiled at %d TPCs", model, batch, i,
-                            tpcs);
+            return psi_error(PS_E_INPUT, "%s batch %d: operator %d not profiled at %d TPCs", model, batch, i, tpcs);
         out[cls_of(g->intensity[i])] += d;
     }
     return 0;
@@ -206,8 +205,7 @@ static double rule_predict(const double f[N_COLS], const double col[N_COLS])
 /* Minimize sum_i ((sum_c f_c col_ic - y_i) / y_i)^2 over the first n_cols
  * factors: the normal equations of the rows col_i / y_i against 1. A class
  * absent from training keeps f = 1 (the constant and per-operator terms 0). */
-static int fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use,
-                    int n_cols)
+static int fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use, int n_cols)
 {
     double ata[2][N_COLS][N_COLS] = {{{0}}}, atb[2][N_COLS] = {{0}};
     for (size_t i = 0; i < d->n; i++) {
@@ -256,8 +254,7 @@ static int fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *
  * that side is one operator of that class (the paper's Fig. 1c measures
  * exactly these). A class with fewer than CHAR_MIN_SAMPLES such samples takes
  * the median delta of the segments it dominates; a class never seen keeps 1. */
-static int fit_characterized(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d,
-                             const unsigned char *use)
+static int fit_characterized(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use)
 {
     size_t n = d->n ? d->n : 1;
     double *single = psi_malloc(n * sizeof *single), *dom = psi_malloc(n * sizeof *dom);
@@ -326,8 +323,7 @@ static int sample_key(const ps_ops_t *ops, const ps_query_t *q, comp_cell_t *key
     return 0;
 }
 
-static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d,
-                               const unsigned char *use)
+static int fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use)
 {
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
@@ -468,8 +464,7 @@ static size_t n_tune_rows(const psi_dataset_t *d, const unsigned char *role)
     return n;
 }
 
-static int fit_abacus(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use,
-                      const ps_baseline_params_t *p)
+static int fit_abacus(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use, const ps_baseline_params_t *p)
 {
     size_t n = 0;
     int rc;
@@ -510,8 +505,8 @@ static int fit_abacus(ps_baseline_t *b, const psi_dataset_t *d, const unsigned c
 
 /* Gather the rows of one side's features of the used samples: the fitting
  * rows, then the *n_tune tuning rows. */
-static int gather_side(const psi_dataset_t *d, const unsigned char *use, int side, float **x, double **y,
-                       size_t *n_out, size_t *n_tune)
+static int gather_side(const psi_dataset_t *d, const unsigned char *use, int side, float **x, double **y, size_t *n_out,
+                       size_t *n_tune)
 {
     int f = d->layout.n_features;
     size_t n = 0;
@@ -559,8 +554,8 @@ static int ridge_solve(const double *gram, const double *zty, int f, size_t n, d
 }
 
 /* Z^T Z and Z^T y over rows [lo, hi) of x scaled by s (y already centred). */
-static int ridge_moments(const psi_scaler_t *s, const float *x, const double *y, size_t lo, size_t hi,
-                         double *gram, double *zty)
+static int ridge_moments(const psi_scaler_t *s, const float *x, const double *y, size_t lo, size_t hi, double *gram,
+                         double *zty)
 {
     int f = s->n;
     enum { CHUNK = 512 };
@@ -724,8 +719,8 @@ static int tuning_roles(const psi_dataset_t *d, const unsigned char *use, unsign
     return 0;
 }
 
-int psi_baseline_fit(ps_method_t method, const ps_ops_t *ops, const psi_dataset_t *d,
-                    const unsigned char *use, const ps_baseline_params_t *p, ps_baseline_t **out)
+int psi_baseline_fit(ps_method_t method, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use,
+                     const ps_baseline_params_t *p, ps_baseline_t **out)
 {
     *out = NULL;
     if (method <= PS_METHOD_PAIRSIGHT || method >= PS_METHOD_COUNT)
@@ -907,7 +902,7 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
         }
         for (size_t i = 0; i < n; i++)
             if ((rc = psi_features_build_pair(&b->layout, ops, &q[i], xb + i * (size_t)f, xb + (n + i) * (size_t)f,
-                                             &hs[i], &ls[i])) != 0)
+                                              &hs[i], &ls[i])) != 0)
                 goto done;
         x_hp = xb;
         x_lp = xb + n * (size_t)f;
@@ -954,8 +949,8 @@ int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_qu
     return predict_queries(b, ops, q, n, NULL, NULL, NULL, NULL, out_hp_ns, out_lp_ns);
 }
 
-int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d,
-                                const size_t *idx, size_t n, double *hp, double *lp)
+int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const size_t *idx,
+                                 size_t n, double *hp, double *lp)
 {
     int f = d->layout.n_features;
     int use_x = d->layout.variant == PS_FEAT_FULL &&

@@ -29,13 +29,13 @@ double psi_pearson(const double *a, const double *b, size_t n);
 /* Train method on the samples i of d with use[i] != 0 (use NULL: the
  * PS_SPLIT_TRAIN samples). d must have the PS_FEAT_FULL layout for the
  * methods on the PairSight input. */
-int psi_baseline_fit(ps_method_t method, const ps_ops_t *ops, const psi_dataset_t *d,
-                    const unsigned char *use, const ps_baseline_params_t *p, ps_baseline_t **out);
+int psi_baseline_fit(ps_method_t method, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use,
+                     const ps_baseline_params_t *p, ps_baseline_t **out);
 
 /* Predict samples idx[0..n) of d into hp[n], lp[n] (ns), using the feature
  * vectors already in d where the method reads them. */
-int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d,
-                                const size_t *idx, size_t n, double *hp, double *lp);
+int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const size_t *idx,
+                                 size_t n, double *hp, double *lp);
 
 /* Seconds spent in training. */
 double psi_baseline_train_seconds(const ps_baseline_t *b);

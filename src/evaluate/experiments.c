@@ -41,7 +41,7 @@ int psi_experiments_parse(const char *list, int *mask)
             }
         if (!found)
             return psi_error(PS_E_ARG, "unknown experiment '%.*s' (accuracy, ablation, generalization, long, all)",
-                            (int)len, p);
+                             (int)len, p);
         p += len;
         if (*p == ',')
             p++;
@@ -184,8 +184,8 @@ static int contains_llama(const char *s)
 static int query_is_llama(const ps_query_t *q) { return contains_llama(q->hp_model) || contains_llama(q->lp_model); }
 
 /* Fill the accuracy fields of row from n predictions. */
-static void score(psi_eval_row_t *row, const ps_query_t *q, const double *hp, const double *lp,
-                  const double *meas_hp, const double *meas_lp, size_t n)
+static void score(psi_eval_row_t *row, const ps_query_t *q, const double *hp, const double *lp, const double *meas_hp,
+                  const double *meas_lp, size_t n)
 {
     row->n = n;
     if (n == 0)
@@ -242,8 +242,8 @@ static void testset_add(testset_t *t, const psi_coexec_row_t *r)
 
 /* Evaluate predictor p on t into row; keep the predictions when keep_hp is
  * non-NULL (ownership passes to the caller). A failure is returned. */
-static int eval_on(const predictor_t *p, const ps_ops_t *ops, const testset_t *t, psi_eval_row_t *row,
-                   double **keep_hp, double **keep_lp)
+static int eval_on(const predictor_t *p, const ps_ops_t *ops, const testset_t *t, psi_eval_row_t *row, double **keep_hp,
+                   double **keep_lp)
 {
     double *hp = psi_malloc((t->n ? t->n : 1) * sizeof *hp), *lp = psi_malloc((t->n ? t->n : 1) * sizeof *lp);
     if (!hp || !lp) {
@@ -343,7 +343,7 @@ typedef struct {
     psi_eval_results_t *r;
     const ps_coexec_t *train_src; /* what models and baselines train on */
     unsigned char *train_split;   /* [train_src->n] */
-    psi_dataset_t *dtrain;         /* FULL layout, split by seed */
+    psi_dataset_t *dtrain;        /* FULL layout, split by seed */
     testset_t test;
     const ps_model_t *model;
     ps_model_t *own_model;
@@ -405,7 +405,7 @@ static int check_model_gpu(const char *model_gpu, const ps_coexec_t *cx, const c
     for (size_t i = 0; cx && i < cx->n; i++)
         if (strcmp(cx->rows[i].gpu, model_gpu) != 0)
             return psi_error(PS_E_MISMATCH, "the model is for GPU '%s' but %s row %zu (experiment %s) is on '%s'",
-                            model_gpu, what, i + 1, cx->rows[i].experiment, cx->rows[i].gpu);
+                             model_gpu, what, i + 1, cx->rows[i].experiment, cx->rows[i].gpu);
     return 0;
 }
 
@@ -416,22 +416,21 @@ static int check_model_split(const ps_model_info_t *info, const psi_eval_config_
 {
     if (!info->split_fingerprint)
         return psi_error(PS_E_MISMATCH, "the model does not record the experiment split it was trained on "
-                                       "(an older model file): retrain it, or evaluate without a model");
+                                        "(an older model file): retrain it, or evaluate without a model");
     if (info->seed != c->seed)
         return psi_error(PS_E_MISMATCH,
-                        "the model was split with seed %llu but eval splits with seed %llu, so the model would "
-                        "be scored on its own training rows: use seed %llu",
-                        (unsigned long long)info->seed, (unsigned long long)c->seed,
-                        (unsigned long long)info->seed);
+                         "the model was split with seed %llu but eval splits with seed %llu, so the model would "
+                         "be scored on its own training rows: use seed %llu",
+                         (unsigned long long)info->seed, (unsigned long long)c->seed, (unsigned long long)info->seed);
     uint64_t f;
     int rc = psi_coexec_fingerprint(src, info->window, &f);
     if (rc != 0)
         return rc;
     if (f != info->split_fingerprint)
         return psi_error(PS_E_MISMATCH,
-                        "the model was trained on another set of experiments than the %s given to eval, so its "
-                        "test split is not this one's: evaluate it on the campaign it was trained on",
-                        c->train_cx ? "--train table" : "coexec table");
+                         "the model was trained on another set of experiments than the %s given to eval, so its "
+                         "test split is not this one's: evaluate it on the campaign it was trained on",
+                         c->train_cx ? "--train table" : "coexec table");
     return 0;
 }
 
@@ -616,7 +615,7 @@ static void score_methods(run_t *u, const ps_model_t *model, ps_baseline_t *cons
             continue;
         if (eval_on(&p, u->c->ops, t, &u->r->gen[m][g], NULL, NULL) != 0)
             psi_log(PS_LOG_WARN, "generalization %s: %s: %s", gen_group_names[g], ps_method_name((ps_method_t)m),
-                   ps_last_error());
+                    ps_last_error());
     }
 }
 
@@ -642,8 +641,8 @@ static int adapt_and_score(run_t *u, const ps_model_t *model, const long *rank, 
         return rc;
     ps_train_params_t tp = train_params(c, PS_FEAT_FULL);
     double t0 = psi_now();
-    rc =
-        few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted) : psi_error(PS_E_INPUT, "no experiments to adapt on");
+    rc = few->n ? ps_model_adapt(model, c->ops, few, &tp, &adapted)
+                : psi_error(PS_E_INPUT, "no experiments to adapt on");
     double secs = psi_now() - t0;
     ps_coexec_free(few);
     if (rc != 0) {
@@ -792,7 +791,7 @@ static int exp_long(run_t *u)
     }
     if (!u->base[PS_METHOD_INTENSITY_RULE] &&
         (rc = psi_baseline_fit(PS_METHOD_INTENSITY_RULE, u->c->ops, u->dtrain, NULL, &u->c->bp,
-                              &u->base[PS_METHOD_INTENSITY_RULE])) != 0)
+                               &u->base[PS_METHOD_INTENSITY_RULE])) != 0)
         goto done;
     predictor_t p[PS_LONG_ROWS] = {{.model = u->model, .compose = PS_COMPOSE_INDEX},
                                    {.model = u->model, .compose = PS_COMPOSE_OVERLAP},

@@ -111,7 +111,6 @@ char *psi_eval_json(const psi_eval_results_t *r);
 
 /* The self-contained HTML report (inline SVG) of r and the campaign, written
  * atomically to path. */
-int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx,
-                    const char *path);
+int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx, const char *path);
 
 #endif

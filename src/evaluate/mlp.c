@@ -31,14 +31,14 @@ struct psi_mlp {
 psi_mlp_params_t psi_mlp_default_params(void)
 {
     return (psi_mlp_params_t){.hidden = {64, 64},
-                             .epochs = 100,
-                             .batch = 32,
-                             .lr = 1e-3,
-                             .weight_decay = 1e-3,
-                             .valid_share = 0.1,
-                             .patience = 20,
-                             .max_seconds = 0,
-                             .seed = 1};
+                              .epochs = 100,
+                              .batch = 32,
+                              .lr = 1e-3,
+                              .weight_decay = 1e-3,
+                              .valid_share = 0.1,
+                              .patience = 20,
+                              .max_seconds = 0,
+                              .seed = 1};
 }
 
 int psi_mlp_n_in(const psi_mlp_t *m) { return m->width[0]; }
@@ -113,8 +113,8 @@ static void scratch_free(scratch_t *s)
 
 /* Mean squared error (standardized units) of rows idx[0..n) of the scaled
  * inputs xs and targets ys. */
-static double eval_mse(const psi_mlp_t *m, scratch_t *s, int cap, const float *xs, const float *ys,
-                       const size_t *idx, size_t n)
+static double eval_mse(const psi_mlp_t *m, scratch_t *s, int cap, const float *xs, const float *ys, const size_t *idx,
+                       size_t n)
 {
     int d = m->width[0], k = m->width[m->n_layers];
     double se = 0;
@@ -335,7 +335,7 @@ static void fit(psi_mlp_t *m, trainer_t *t, const psi_mlp_params_t *p, psi_rng_t
 }
 
 int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out, const psi_mlp_params_t *p,
-                 psi_mlp_t **out)
+                  psi_mlp_t **out)
 {
     *out = NULL;
     if (!x || !y || n < 2 || n_in <= 0 || n_out <= 0 || p->batch <= 0 || p->epochs <= 0)

@@ -40,8 +40,8 @@ typedef struct psi_mlp psi_mlp_t;
 
 /* Train on n rows: x row i at x + i * n_in (NAN counts as 0), y row i at
  * y + i * n_out. *out owns its memory; release with psi_mlp_free. */
-int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out,
-                 const psi_mlp_params_t *p, psi_mlp_t **out);
+int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out, const psi_mlp_params_t *p,
+                  psi_mlp_t **out);
 
 /* Predict n rows into out[n * n_out] (caller-owned). Thread-safe. */
 int psi_mlp_predict(const psi_mlp_t *m, const float *x, size_t n, double *out);

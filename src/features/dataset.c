@@ -172,10 +172,10 @@ static int dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, con
             const psi_op_group_t *g = psi_ops_find(ops, r->gpu, model, batch);
             if (g && !segment_fits(start, len, g->n_ops)) {
                 rc = psi_error(PS_E_INPUT,
-                              "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
-                              "batch %d is outside its %d operators",
-                              i + 1, r->experiment ? r->experiment : "?", s ? "lp" : "hp", start,
-                              (long long)start + len, model, batch, g->n_ops);
+                               "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
+                               "batch %d is outside its %d operators",
+                               i + 1, r->experiment ? r->experiment : "?", s ? "lp" : "hp", start,
+                               (long long)start + len, model, batch, g->n_ops);
                 goto fail;
             }
         }
@@ -224,13 +224,13 @@ fail:
 }
 
 int psi_dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                     psi_dataset_t **out)
+                      psi_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 1, out);
 }
 
 int psi_dataset_build_lean(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                          psi_dataset_t **out)
+                           psi_dataset_t **out)
 {
     return dataset_build(l, ops, cx, seed, 0, out);
 }

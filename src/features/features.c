@@ -55,15 +55,9 @@ static const int *variant_fields(ps_feature_variant_t v, int *n)
 }
 
 /* Token slots per side and number of sides carrying tokens. */
-static int slots_per_side(const psi_feature_layout_t *l)
-{
-    return l->variant == PS_FEAT_SUMMED ? 1 : l->window;
-}
+static int slots_per_side(const psi_feature_layout_t *l) { return l->variant == PS_FEAT_SUMMED ? 1 : l->window; }
 
-static int token_sides(const psi_feature_layout_t *l)
-{
-    return l->variant == PS_FEAT_NO_CORUNNER ? 1 : 2;
-}
+static int token_sides(const psi_feature_layout_t *l) { return l->variant == PS_FEAT_NO_CORUNNER ? 1 : 2; }
 
 static const char *const variant_names[PS_FEAT_COUNT] = {"full", "no-corunner", "summed", "durations",
                                                          "utilization"};
@@ -153,29 +147,29 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
     char known[512];
     if (!s->g)
         return psi_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", side,
-                        model, batch, gpu, psi_ops_groups_text(ops, gpu, known, sizeof known));
+                         model, batch, gpu, psi_ops_groups_text(ops, gpu, known, sizeof known));
     if (len < 1 || start < 0)
         return psi_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
     if (!segment_fits(start, len, s->g->n_ops))
-        return psi_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
-                        side, start, (long long)start + len, model, batch, s->g->n_ops);
+        return psi_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators", side, start,
+                         (long long)start + len, model, batch, s->g->n_ops);
     if (len > window)
-        return psi_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)",
-                        side, len, window);
+        return psi_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)", side, len,
+                         window);
     if (tpcs < 1)
         return psi_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
     s->k = psi_group_tpcs_index(s->g, tpcs);
     if (s->k < 0)
         return psi_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
-                        side, model, batch, tpcs, psi_group_tpcs_text(s->g, known, sizeof known));
+                         side, model, batch, tpcs, psi_group_tpcs_text(s->g, known, sizeof known));
     s->start = start;
     s->len = len;
     s->solo_ns = 0;
     for (int op = start; op < start + len; op++) {
         double d = s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
         if (!(d > 0))
-            return psi_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", side,
-                            model, batch, op, s->g->names[op] ? s->g->names[op] : "?", tpcs);
+            return psi_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", side, model, batch,
+                             op, s->g->names[op] ? s->g->names[op] : "?", tpcs);
         s->solo_ns += d;
     }
     return PS_OK;
@@ -234,12 +228,12 @@ static int write_tokens(const psi_feature_layout_t *l, const segment_t *s, float
     return l->window * nf;
 }
 
-static int resolve_query(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
-                         segment_t *hp, segment_t *lp)
+static int resolve_query(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, segment_t *hp,
+                         segment_t *lp)
 {
     if (l->version != PS_FEATURES_LAYOUT_VERSION)
-        return psi_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d",
-                        l->version, PS_FEATURES_LAYOUT_VERSION);
+        return psi_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d", l->version,
+                         PS_FEATURES_LAYOUT_VERSION);
     int rc = resolve(ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs,
                      l->window, hp);
     if (rc == PS_OK)
@@ -248,8 +242,8 @@ static int resolve_query(const psi_feature_layout_t *l, const ps_ops_t *ops, con
     return rc;
 }
 
-static void write_vector(const psi_feature_layout_t *l, const ps_query_t *q, const segment_t *hp,
-                         const segment_t *lp, int side, float *out)
+static void write_vector(const psi_feature_layout_t *l, const ps_query_t *q, const segment_t *hp, const segment_t *lp,
+                         int side, float *out)
 {
     int at = 0;
     if (l->variant == PS_FEAT_NO_CORUNNER) {
@@ -264,8 +258,8 @@ static void write_vector(const psi_feature_layout_t *l, const ps_query_t *q, con
     out[at++] = (float)lp->solo_ns;
 }
 
-int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
-                      int side, float *out, double *hp_solo_ns, double *lp_solo_ns)
+int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, int side, float *out,
+                       double *hp_solo_ns, double *lp_solo_ns)
 {
     segment_t hp, lp;
     if (side != PS_SIDE_HP && side != PS_SIDE_LP)
@@ -281,8 +275,8 @@ int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const
     return PS_OK;
 }
 
-int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
-                           float *x_hp, float *x_lp, double *hp_solo_ns, double *lp_solo_ns)
+int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
+                            float *x_lp, double *hp_solo_ns, double *lp_solo_ns)
 {
     segment_t hp, lp;
     int rc = resolve_query(l, ops, q, &hp, &lp);

@@ -48,7 +48,7 @@ const char *psi_feature_name(const psi_feature_layout_t *l, int i, char *buf, si
  * names what is missing (model, operator, TPC count). The standalone latency
  * of each side is written to *hp_solo_ns and *lp_solo_ns when non-NULL. */
 int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, int side, float *out,
-                      double *hp_solo_ns, double *lp_solo_ns);
+                       double *hp_solo_ns, double *lp_solo_ns);
 
 /* The query of one coexec row: its two segments and their TPC counts. */
 ps_query_t psi_query_of_row(const psi_coexec_row_t *r);
@@ -56,7 +56,7 @@ ps_query_t psi_query_of_row(const psi_coexec_row_t *r);
 /* Both sides' vectors at once (x_hp, x_lp: l->n_features each; equal for
  * variants that do not depend on the side), sharing the profile look-ups. */
 int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
-                           float *x_lp, double *hp_solo_ns, double *lp_solo_ns);
+                            float *x_lp, double *hp_solo_ns, double *lp_solo_ns);
 
 /* Whose input column i of the regressor of `side` is: PS_SIDE_HP or
  * PS_SIDE_LP for a token column (with *slot the operator slot, -1 for a
@@ -87,13 +87,13 @@ typedef struct {
  * counted in n_skipped; a row that names a missing profile is an error that
  * names the row. */
 int psi_dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                     psi_dataset_t **out);
+                      psi_dataset_t **out);
 void psi_dataset_free(psi_dataset_t *d);
 /* The same without the feature vectors (x_hp and x_lp NULL): every other
  * field as psi_dataset_build fills it, for training that builds the features
  * again in chunks (src/model/train.c) instead of keeping them all. */
 int psi_dataset_build_lean(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
-                          psi_dataset_t **out);
+                           psi_dataset_t **out);
 /* The feature vector of sample k for side into out[layout.n_features]:
  * copied from x_hp / x_lp, or built again from ops for a lean data set (the
  * same values). Thread-safe. */

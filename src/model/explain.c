@@ -40,7 +40,7 @@ static size_t fold_side(const ps_model_t *m, const ps_ops_t *ops, const ps_query
     int W = l->window, n_glob = (int)(sizeof global_names / sizeof global_names[0]);
     int n_items = 2 * W + 2 + n_glob;
     const psi_op_group_t *g[2] = {psi_ops_find(ops, q->gpu, q->hp_model, q->hp_batch),
-                                 psi_ops_find(ops, q->gpu, q->lp_model, q->lp_batch)};
+                                  psi_ops_find(ops, q->gpu, q->lp_model, q->lp_batch)};
     int start[2] = {q->hp_start, q->lp_start}, len[2] = {q->hp_len, q->lp_len};
     static const char *const rest_names[2][2] = {{"hp (empty slots)", "lp (empty slots)"},
                                                  {"hp (segment, summed)", "lp (segment, summed)"}};
@@ -99,9 +99,9 @@ int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t 
     const psi_feature_layout_t *l = &m->layout;
     if (q->hp_len > l->window || q->lp_len > l->window)
         return psi_error(PS_E_ARG,
-                        "explain takes segments of at most %d operators (hp_len %d, lp_len %d); explain "
-                        "one window at a time",
-                        l->window, q->hp_len, q->lp_len);
+                         "explain takes segments of at most %d operators (hp_len %d, lp_len %d); explain "
+                         "one window at a time",
+                         l->window, q->hp_len, q->lp_len);
     double hp_ns, lp_ns, hs, ls;
     int rc = ps_model_predict_ex(m, ops, q, 1, PS_COMPOSE_INDEX, &hp_ns, &lp_ns, &hs, &ls);
     if (rc != PS_OK)

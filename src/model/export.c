@@ -162,9 +162,9 @@ int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t
         int rc = ps_model_check_query(m, ops, &q[k]);
         if (rc == PS_OK && (q[k].hp_len > m->layout.window || q[k].lp_len > m->layout.window))
             rc = psi_error(PS_E_ARG,
-                          "segments of %d and %d operators: the feature row of one window "
-                          "needs both within the window of %d",
-                          q[k].hp_len, q[k].lp_len, m->layout.window);
+                           "segments of %d and %d operators: the feature row of one window "
+                           "needs both within the window of %d",
+                           q[k].hp_len, q[k].lp_len, m->layout.window);
         double hs = 0, ls = 0;
         if (rc == PS_OK)
             rc = psi_features_build_pair(&m->layout, ops, &q[k], out_x_hp + k * nf, out_x_lp + k * nf, &hs, &ls);

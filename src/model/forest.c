@@ -849,7 +849,7 @@ static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
     }
     if (cJSON_GetArraySize(a) != n) {
         psi_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key, cJSON_GetArraySize(a),
-                 n);
+                  n);
         return NULL;
     }
     return a;
@@ -872,9 +872,9 @@ static int tree_fields(const cJSON *tree, int t, tree_json_t *j)
     double v;
     if (get_number_string(cJSON_GetObjectItemCaseSensitive(param, "num_nodes"), "tree_param.num_nodes", &v))
         return psi_error(PS_E_INPUT,
-                        "XGBoost model: tree %d: tree_param.num_nodes is missing "
-                        "or not a number",
-                        t);
+                         "XGBoost model: tree %d: tree_param.num_nodes is missing "
+                         "or not a number",
+                         t);
     if (!(v >= 1 && v <= 1 << 28) || v != floor(v))
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d: bad num_nodes %g", t, v);
     int n = j->n = (int)v;
@@ -957,7 +957,7 @@ static int read_node(const psi_forest_t *f, int t, int i, int n, const cJSON *el
     double feat = ei->valuedouble;
     if (!(feat >= 0 && feat < f->n_features) || feat != floor(feat))
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: split feature %g outside 0..%d", t, i, feat,
-                        f->n_features - 1);
+                         f->n_features - 1);
     s->has_parent[il] = s->has_parent[ir] = 1;
     s->depth[il] = s->depth[ir] = s->depth[i] + 1;
     int left_default = cJSON_IsBool(ed) ? cJSON_IsTrue(ed) : ed->valuedouble != 0;
@@ -1048,15 +1048,15 @@ static int load_model(psi_forest_t *f, const cJSON *root)
         return psi_error(PS_E_INPUT, "XGBoost model: learner.objective.name is missing");
     if (!identity_objective(obj->valuestring))
         return psi_error(PS_E_INPUT,
-                        "XGBoost model: objective %s is not a regression with "
-                        "identity link",
-                        obj->valuestring);
+                         "XGBoost model: objective %s is not a regression with "
+                         "identity link",
+                         obj->valuestring);
 
     const cJSON *gb = get_path(root, k_gb, 2);
     const cJSON *gbname = cJSON_GetObjectItemCaseSensitive(gb, "name");
     if (!cJSON_IsString(gbname) || strcmp(gbname->valuestring, "gbtree") != 0)
         return psi_error(PS_E_INPUT, "XGBoost model: booster %s is not gbtree",
-                        cJSON_IsString(gbname) ? gbname->valuestring : "(missing)");
+                         cJSON_IsString(gbname) ? gbname->valuestring : "(missing)");
 
     const cJSON *lmp = get_path(root, k_lmp, 2);
     double base, nf, ncls = 0;
@@ -1084,7 +1084,7 @@ static int load_model(psi_forest_t *f, const cJSON *root)
     if (cJSON_IsArray(info)) {
         if (cJSON_GetArraySize(info) != n_trees)
             return psi_error(PS_E_INPUT, "XGBoost model: tree_info has %d entries for %d trees",
-                            cJSON_GetArraySize(info), n_trees);
+                             cJSON_GetArraySize(info), n_trees);
         for (const cJSON *e = info->child; e; e = e->next)
             if (!cJSON_IsNumber(e) || e->valuedouble != 0)
                 return psi_error(PS_E_INPUT, "XGBoost model: a tree of output group other than 0");

@@ -49,10 +49,7 @@ static const char *const sec_what[3] = {"metadata", "HP regressor", "LP regresso
 static const char *const side_name[2] = {"hp", "lp"};
 #define BOOSTER_KIND "segment-log-slowdown"
 
-int psi_xgb_error(const char *what)
-{
-    return psi_error(PS_E_BACKEND, "XGBoost: %s: %s", what, XGBGetLastError());
-}
+int psi_xgb_error(const char *what) { return psi_error(PS_E_BACKEND, "XGBoost: %s: %s", what, XGBGetLastError()); }
 
 int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out)
 {
@@ -92,10 +89,7 @@ void ps_model_free(ps_model_t *m)
     free(m);
 }
 
-const psi_calib_t *psi_model_calib(const ps_model_t *m)
-{
-    return m->calib;
-}
+const psi_calib_t *psi_model_calib(const ps_model_t *m) { return m->calib; }
 
 int psi_model_finish(ps_model_t *m)
 {
@@ -109,7 +103,7 @@ int psi_model_finish(ps_model_t *m)
             return rc;
         if (psi_forest_n_features(m->forest[s]) > m->layout.n_features)
             return psi_error(PS_E_MISMATCH, "a regressor reads %d features, the layout has %d",
-                            psi_forest_n_features(m->forest[s]), m->layout.n_features);
+                             psi_forest_n_features(m->forest[s]), m->layout.n_features);
     }
     return PS_OK;
 }
@@ -165,7 +159,7 @@ void psi_model_predict_rows(const ps_model_t *m, int side, const float *x, size_
 /* MAPE = 100 / n * sum |T_pred - T_meas| / T_meas, T_pred = solo * exp(log
  * delta) (the paper's latency MAPE, Table I). */
 double psi_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,
-                       const unsigned char *split, int which, size_t n)
+                        const unsigned char *split, int which, size_t n)
 {
     double s = 0;
     size_t k = 0;
@@ -394,13 +388,12 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         !isfinite(window) || !isfinite(nf)) {
         rc = psi_error(PS_E_INPUT, "%s: model header lacks the feature layout or GPU", path);
     } else if ((int)version != PS_FEATURES_LAYOUT_VERSION) {
-        rc = psi_error(PS_E_MISMATCH, "%s: feature layout version %d, this build reads version %d", path,
-                      (int)version, PS_FEATURES_LAYOUT_VERSION);
+        rc = psi_error(PS_E_MISMATCH, "%s: feature layout version %d, this build reads version %d", path, (int)version,
+                       PS_FEATURES_LAYOUT_VERSION);
     } else if ((rc = psi_features_layout((ps_feature_variant_t)variant, (int)window, &want)) != PS_OK) {
         psi_error_prefix(rc, path);
     } else if (want.n_features != (int)nf) {
-        rc = psi_error(PS_E_MISMATCH, "%s: layout of %d features, this build makes %d", path, (int)nf,
-                      want.n_features);
+        rc = psi_error(PS_E_MISMATCH, "%s: layout of %d features, this build makes %d", path, (int)nf, want.n_features);
     } else if ((rc = psi_model_alloc(&want, gpu->valuestring, out)) == PS_OK) {
         ps_model_info_t *i = &(*out)->info;
         i->n_samples = count(num(o, "n_samples"));
@@ -458,11 +451,10 @@ static int check_tag(const char *path, BoosterHandle b, int s)
     if (!ok1 || !ok2)
         return psi_error(PS_E_INPUT, "%s: the %s carries no side and kind tag", path, sec_what[1 + s]);
     if (strcmp(side, side_name[s]) != 0)
-        return psi_error(PS_E_INPUT, "%s: the %s section holds a regressor tagged '%s' (regressors swapped?)",
-                        path, sec_what[1 + s], side);
+        return psi_error(PS_E_INPUT, "%s: the %s section holds a regressor tagged '%s' (regressors swapped?)", path,
+                         sec_what[1 + s], side);
     if (strcmp(kind, BOOSTER_KIND) != 0)
-        return psi_error(PS_E_INPUT, "%s: the %s is of kind '%s', not %s", path, sec_what[1 + s], kind,
-                        BOOSTER_KIND);
+        return psi_error(PS_E_INPUT, "%s: the %s is of kind '%s', not %s", path, sec_what[1 + s], kind, BOOSTER_KIND);
     return PS_OK;
 }
 
@@ -476,7 +468,7 @@ static int check_regressors(const char *path, const char *text, size_t len)
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, side_name[s]);
         if (!cJSON_IsString(k) || strcmp(k->valuestring, BOOSTER_KIND) != 0)
             rc = psi_error(PS_E_INPUT, "%s: the metadata names no %s regressor of kind %s", path, side_name[s],
-                          BOOSTER_KIND);
+                           BOOSTER_KIND);
     }
     cJSON_Delete(o);
     return rc;
@@ -489,9 +481,9 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
         return psi_error(PS_E_INPUT, "%s: not a pairsight model file", path);
     unsigned version = (unsigned)get_le(buf + 8, 4);
     if (version != PS_MODEL_FORMAT_VERSION)
-        return psi_error(PS_E_MISMATCH, "%s: model format version %u, this build reads version %d%s", path,
-                        version, PS_MODEL_FORMAT_VERSION,
-                        version < PS_MODEL_FORMAT_VERSION ? " (retrain it with `pairsight train`)" : "");
+        return psi_error(PS_E_MISMATCH, "%s: model format version %u, this build reads version %d%s", path, version,
+                         PS_MODEL_FORMAT_VERSION,
+                         version < PS_MODEL_FORMAT_VERSION ? " (retrain it with `pairsight train`)" : "");
     if (get_le(buf + 12, 4) != 3)
         return psi_error(PS_E_INPUT, "%s: %u sections, a model has 3", path, (unsigned)get_le(buf + 12, 4));
     /* Every section is located and checked before anything is parsed. */
@@ -503,15 +495,14 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
         if (memcmp(buf + at, sec_tag[k], 4) != 0) {
             for (int j = 0; j < 3; j++)
                 if (memcmp(buf + at, sec_tag[j], 4) == 0)
-                    return psi_error(PS_E_INPUT, "%s: the %s is where the %s belongs (sections out of order)",
-                                    path, sec_what[j], sec_what[k]);
-            return psi_error(PS_E_INPUT, "%s: damaged model file: no %s section at byte %zu", path, sec_what[k],
-                            at);
+                    return psi_error(PS_E_INPUT, "%s: the %s is where the %s belongs (sections out of order)", path,
+                                     sec_what[j], sec_what[k]);
+            return psi_error(PS_E_INPUT, "%s: damaged model file: no %s section at byte %zu", path, sec_what[k], at);
         }
         uint64_t l = get_le(buf + at + 4, 8);
         if (l > n - at - 16)
             return psi_error(PS_E_INPUT, "%s: truncated or damaged model file (%s of %llu bytes, %zu left)", path,
-                            sec_what[k], (unsigned long long)l, n - at - 16);
+                             sec_what[k], (unsigned long long)l, n - at - 16);
         uint32_t want = (uint32_t)get_le(buf + at + 12, 4);
         if (section_crc(sec_tag[k], buf + at + 4, buf + at + 16, (size_t)l) != want)
             return psi_error(PS_E_INPUT, "%s: damaged model file: checksum mismatch in the %s", path, sec_what[k]);

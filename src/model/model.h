@@ -15,9 +15,9 @@ struct ps_model {
     psi_feature_layout_t layout;
     char *gpu;
     BoosterHandle booster[2]; /* PS_SIDE_HP, PS_SIDE_LP: regressors on log delta */
-    psi_forest_t *forest[2];   /* flattened copies of the boosters for prediction */
+    psi_forest_t *forest[2];  /* flattened copies of the boosters for prediction */
     ps_model_info_t info;     /* info.gpu points at gpu */
-    struct psi_calib *calib;   /* upper-bound calibration (src/decision), NULL = none */
+    struct psi_calib *calib;  /* upper-bound calibration (src/decision), NULL = none */
 };
 
 /* Record XGBoost's last error as a PS_E_BACKEND message about what. */
@@ -40,20 +40,19 @@ void psi_model_predict_rows(const ps_model_t *m, int side, const float *x, size_
 /* Same through XGBoost's own predictor (XGBoosterPredictFromDense): the
  * reference for tests and benchmarks. type 0 = values (out[n]); type 2 =
  * SHAP contributions (out[n * (n_features + 1)], bias last). */
-int psi_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type,
-                         double *out);
+int psi_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type, double *out);
 
 /* Compose window-pair predictions of one query (see predict.c): lh[i * nl
  * + j], ll[i * nl + j] are the log deltas of HP window i beside LP window j,
  * wh[nh] and wl[nl] the windows' standalone times; the composed latencies go
  * to *t_hp and *t_lp. */
-int psi_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll,
-                       const double *wh, const double *wl, double *t_hp, double *t_lp);
+int psi_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
+                        const double *wl, double *t_hp, double *t_lp);
 
 /* Latency MAPE (%) of log-delta predictions pred against the measured
  * latency, over the rows i with split[i] == which (all rows when which < 0). */
 double psi_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,
-                       const unsigned char *split, int which, size_t n);
+                        const unsigned char *split, int which, size_t n);
 
 /* The total TPCs of gpu: from the GPU table when it knows the GPU, else the
  * largest allocation profiled for that GPU in ops; 0 when neither knows. */

@@ -213,7 +213,7 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
 }
 
 int psi_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
-                       const double *wl, double *t_hp, double *t_lp)
+                        const double *wl, double *t_hp, double *t_lp)
 {
     if (method == PS_COMPOSE_INDEX) {
         compose_index(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
@@ -228,10 +228,11 @@ static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
     if (!q->gpu || strcmp(psi_gpu_canonical(q->gpu), m->gpu) != 0)
         return psi_error(PS_E_MISMATCH, "GPU '%s', the model is for '%s'", q->gpu ? q->gpu : "(none)", m->gpu);
     if (q->hp_tpcs < 1 || q->lp_tpcs < 1)
-        return psi_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs, q->lp_tpcs);
+        return psi_error(PS_E_INPUT, "hp_tpcs %d, lp_tpcs %d: each side needs at least one TPC", q->hp_tpcs,
+                         q->lp_tpcs);
     if (gpu_tpcs > 0 && q->hp_tpcs + q->lp_tpcs > gpu_tpcs)
         return psi_error(PS_E_INPUT, "hp_tpcs %d + lp_tpcs %d = %d TPCs, more than the %d TPCs of %s", q->hp_tpcs,
-                        q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
+                         q->lp_tpcs, q->hp_tpcs + q->lp_tpcs, gpu_tpcs, m->gpu);
     if (q->hp_len < 1 || q->lp_len < 1)
         return psi_error(PS_E_INPUT, "hp_len %d, lp_len %d: segments need an operator", q->hp_len, q->lp_len);
     /* A segment past its model's end is refused here, before its windows
@@ -243,7 +244,7 @@ static int check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
         const psi_op_group_t *g = model ? psi_ops_find(ops, q->gpu, model, batch) : NULL;
         if (g && !segment_fits(start, len, g->n_ops))
             return psi_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators",
-                            s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
+                             s ? "lp" : "hp", start, (long long)start + len, model, batch, g->n_ops);
     }
     return PS_OK;
 }
@@ -469,7 +470,7 @@ int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_qu
         return psi_error(PS_E_ARG, "ps_model_predict_bound: NULL model");
     if (!m->calib)
         return psi_error(PS_E_ARG, "the model has no calibration (train it again with this version; "
-                                  "adapted models lose theirs)");
+                                   "adapted models lose theirs)");
     if (!(coverage >= 0.5 && coverage <= 0.999))
         return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
     return predict_batch(m, ops, q, n, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL,

@@ -421,7 +421,7 @@ static int check_gpu(const psi_dataset_t *d, const char *gpu)
     for (size_t i = 0; i < d->n; i++)
         if (strcmp(d->rows[i]->gpu, gpu) != 0)
             return psi_error(PS_E_INPUT, "coexec rows of GPU '%s' and '%s': a model is for one GPU", gpu,
-                            d->rows[i]->gpu);
+                             d->rows[i]->gpu);
     return PS_OK;
 }
 
@@ -459,7 +459,7 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     }
     if (d->n_skipped)
         psi_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out", d->n_skipped,
-               l.window);
+                l.window);
     if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
         goto done;
     if (!(train_idx = psi_malloc(d->n * sizeof *train_idx))) {

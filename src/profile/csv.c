@@ -175,8 +175,8 @@ static int reserve(psi_csv_t *c, size_t n)
 {
     while (c->rec_len + n + 1 >= c->rec_cap) {
         if (c->rec_cap >= CSV_MAX_RECORD)
-            return psi_error(PS_E_INPUT, "%s:%zu:%d: record longer than %zu bytes", c->path,
-                            c->fline[0], c->nf, (size_t)CSV_MAX_RECORD);
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: record longer than %zu bytes", c->path, c->fline[0], c->nf,
+                             (size_t)CSV_MAX_RECORD);
         char *r = psi_realloc(c->rec, c->rec_cap * 2);
         if (!r)
             return PS_E_NOMEM;
@@ -198,8 +198,7 @@ static int begin_field(psi_csv_t *c)
 {
     if (c->nf == c->fcap) {
         if (c->fcap >= CSV_MAX_FIELDS)
-            return psi_error(PS_E_INPUT, "%s:%zu:%d: more than %d fields", c->path, c->line,
-                            c->nf, CSV_MAX_FIELDS);
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: more than %d fields", c->path, c->line, c->nf, CSV_MAX_FIELDS);
         int cap = c->fcap * 2;
         size_t *o = psi_realloc(c->off, sizeof *o * (size_t)cap);
         if (o)
@@ -271,8 +270,7 @@ static int match_prefix(psi_csv_t *c, const char *prefix, int *rc)
 
 static int nul_error(psi_csv_t *c)
 {
-    return psi_error(PS_E_INPUT, "%s:%zu:%d: NUL byte in the text (is the file UTF-16?)", c->path,
-                    c->line, c->nf);
+    return psi_error(PS_E_INPUT, "%s:%zu:%d: NUL byte in the text (is the file UTF-16?)", c->path, c->line, c->nf);
 }
 
 /* Finish an unquoted field whose first bytes may already be stored; stops
@@ -303,8 +301,7 @@ static int read_unquoted(psi_csv_t *c)
         if (ch == -1 || ch == ',' || ch == '\n' || ch == '\r')
             return PS_OK;
         if (ch == '"')
-            return psi_error(PS_E_INPUT, "%s:%zu:%d: quote inside an unquoted field", c->path,
-                            c->line, c->nf);
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: quote inside an unquoted field", c->path, c->line, c->nf);
         if (ch == '\0')
             return nul_error(c);
         /* Otherwise the buffer ran out mid-field and was refilled. */
@@ -319,8 +316,7 @@ static int read_quoted(psi_csv_t *c)
         if (ch == -2)
             return PS_E_IO;
         if (ch == -1)
-            return psi_error(PS_E_INPUT, "%s:%zu:%d: unterminated quoted field", c->path,
-                            start_line, c->nf);
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: unterminated quoted field", c->path, start_line, c->nf);
         if (ch == '"') {
             if (csv_peek(c) == '"') {
                 c->pos++;
@@ -330,8 +326,8 @@ static int read_quoted(psi_csv_t *c)
                     return PS_E_IO;
                 if (nx == -1 || nx == ',' || nx == '\n' || nx == '\r')
                     return PS_OK;
-                return psi_error(PS_E_INPUT, "%s:%zu:%d: unexpected character after closing quote",
-                                c->path, c->line, c->nf);
+                return psi_error(PS_E_INPUT, "%s:%zu:%d: unexpected character after closing quote", c->path, c->line,
+                                 c->nf);
             }
         } else if (ch == '\n') {
             c->line++;

@@ -46,55 +46,60 @@ static const psi_gpu_t catalog[] = {
     {
         .name = "A100-SXM4-40GB",
         .aliases = {"a100", "a100-sxm4", "a100-40gb", NULL},
-        .sms = 108, .tpcs = 54,                   /* [A100] */
-        .clock_ghz = 1.41,                        /* [A100] */
-        .tensor_tflops = 312.0,                   /* [A100] */
-        .tf32_tflops = 156.0,                     /* [A100] */
-        .fp32_tflops = 19.5,                      /* [A100] */
-        .dram_gbs = 1555.0,                       /* [A100] */
-        .l2_mb = 40.0,                            /* [A100] */
-        .l2_gbs = 7219.0,                         /* [L2BW] */
+        .sms = 108,
+        .tpcs = 54,             /* [A100] */
+        .clock_ghz = 1.41,      /* [A100] */
+        .tensor_tflops = 312.0, /* [A100] */
+        .tf32_tflops = 156.0,   /* [A100] */
+        .fp32_tflops = 19.5,    /* [A100] */
+        .dram_gbs = 1555.0,     /* [A100] */
+        .l2_mb = 40.0,          /* [A100] */
+        .l2_gbs = 7219.0,       /* [L2BW] */
     },
     {
         .name = "H100-SXM",
         .aliases = {"h100", "h100-sxm5", "h100-80gb", NULL},
-        .sms = 132, .tpcs = 66,                   /* [H100] */
-        .clock_ghz = 1.98,                        /* [H100] from the FP32 peak */
-        .tensor_tflops = 989.4,                   /* [H100] */
-        .tf32_tflops = 494.7,                     /* [H100] */
-        .fp32_tflops = 67.0,                      /* [H100] */
-        .dram_gbs = 3350.0,                       /* [H100] */
-        .l2_mb = 50.0,                            /* [H100] */
-        .l2_gbs = 8986.0,                         /* [L2BW] */
+        .sms = 132,
+        .tpcs = 66,             /* [H100] */
+        .clock_ghz = 1.98,      /* [H100] from the FP32 peak */
+        .tensor_tflops = 989.4, /* [H100] */
+        .tf32_tflops = 494.7,   /* [H100] */
+        .fp32_tflops = 67.0,    /* [H100] */
+        .dram_gbs = 3350.0,     /* [H100] */
+        .l2_mb = 50.0,          /* [H100] */
+        .l2_gbs = 8986.0,       /* [L2BW] */
     },
     {
         .name = "H200",
         .aliases = {"h200", "h200-sxm", "h200-141gb", NULL},
-        .sms = 132, .tpcs = 66,                   /* [H200] */
-        .clock_ghz = 1.98,                        /* [H200] as H100 SXM */
-        .tensor_tflops = 989.4,                   /* [H200] */
-        .tf32_tflops = 494.7,                     /* [H200] */
-        .fp32_tflops = 67.0,                      /* [H200] */
-        .dram_gbs = 4800.0,                       /* [H200] */
-        .l2_mb = 60.0,                            /* [H200] */
-        .l2_gbs = 8986.0,                         /* [L2BW] */
+        .sms = 132,
+        .tpcs = 66,             /* [H200] */
+        .clock_ghz = 1.98,      /* [H200] as H100 SXM */
+        .tensor_tflops = 989.4, /* [H200] */
+        .tf32_tflops = 494.7,   /* [H200] */
+        .fp32_tflops = 67.0,    /* [H200] */
+        .dram_gbs = 4800.0,     /* [H200] */
+        .l2_mb = 60.0,          /* [H200] */
+        .l2_gbs = 8986.0,       /* [L2BW] */
     },
     {
         .name = "V100-SXM2-16GB",
         .aliases = {"v100", "v100-16gb", "v100-sxm2", NULL},
-        .sms = 80, .tpcs = 40,                    /* [V100] */
-        .clock_ghz = 1.53,                        /* [V100] */
-        .tensor_tflops = 125.0,                   /* [V100] */
-        .tf32_tflops = 0.0,                       /* [V100] Volta has no TF32 */
-        .fp32_tflops = 15.7,                      /* [V100] */
-        .dram_gbs = 900.0,                        /* [V100] */
-        .l2_mb = 6.0,                             /* [V100] */
-        .l2_gbs = 3133.0,                         /* [L2BW] */
+        .sms = 80,
+        .tpcs = 40,             /* [V100] */
+        .clock_ghz = 1.53,      /* [V100] */
+        .tensor_tflops = 125.0, /* [V100] */
+        .tf32_tflops = 0.0,     /* [V100] Volta has no TF32 */
+        .fp32_tflops = 15.7,    /* [V100] */
+        .dram_gbs = 900.0,      /* [V100] */
+        .l2_mb = 6.0,           /* [V100] */
+        .l2_gbs = 3133.0,       /* [L2BW] */
     },
     {
         .name = "V100-SXM2-32GB",
         .aliases = {"v100-32gb", NULL, NULL, NULL},
-        .sms = 80, .tpcs = 40,                    /* [V100] same chip, 32 GB HBM2 */
+        .sms = 80,
+        .tpcs = 40, /* [V100] same chip, 32 GB HBM2 */
         .clock_ghz = 1.53,
         .tensor_tflops = 125.0,
         .tf32_tflops = 0.0,
@@ -106,61 +111,66 @@ static const psi_gpu_t catalog[] = {
     {
         .name = "A100-SXM4-80GB",
         .aliases = {"a100-80gb", "a100-sxm4-80gb", NULL, NULL},
-        .sms = 108, .tpcs = 54,                   /* [A100-80] */
+        .sms = 108,
+        .tpcs = 54, /* [A100-80] */
         .clock_ghz = 1.41,
         .tensor_tflops = 312.0,
         .tf32_tflops = 156.0,
         .fp32_tflops = 19.5,
-        .dram_gbs = 2039.0,                       /* [A100-80] */
+        .dram_gbs = 2039.0, /* [A100-80] */
         .l2_mb = 40.0,
-        .l2_gbs = 7219.0,                         /* [L2BW] same die as A100 */
+        .l2_gbs = 7219.0, /* [L2BW] same die as A100 */
     },
     {
         .name = "A100-PCIE-80GB",
         .aliases = {"a100-pcie-80gb", "a100-pcie", NULL, NULL},
-        .sms = 108, .tpcs = 54,                   /* [A100-80] */
+        .sms = 108,
+        .tpcs = 54, /* [A100-80] */
         .clock_ghz = 1.41,
         .tensor_tflops = 312.0,
         .tf32_tflops = 156.0,
         .fp32_tflops = 19.5,
-        .dram_gbs = 1935.0,                       /* [A100-80] */
+        .dram_gbs = 1935.0, /* [A100-80] */
         .l2_mb = 40.0,
         .l2_gbs = 7219.0,
     },
     {
         .name = "H100-PCIE",
         .aliases = {"h100-pcie", NULL, NULL, NULL},
-        .sms = 114, .tpcs = 57,                   /* [H100V] */
-        .clock_ghz = 1.75,                        /* [H100V] from the FP32 peak */
+        .sms = 114,
+        .tpcs = 57,        /* [H100V] */
+        .clock_ghz = 1.75, /* [H100V] from the FP32 peak */
         .tensor_tflops = 756.0,
         .tf32_tflops = 378.0,
         .fp32_tflops = 51.0,
-        .dram_gbs = 2000.0,                       /* [H100V] */
+        .dram_gbs = 2000.0, /* [H100V] */
         .l2_mb = 50.0,
         .l2_gbs = 8986.0 * (114 * 1.75) / (132 * 1.98), /* [L2EST] */
     },
     {
         .name = "H100-NVL",
         .aliases = {"h100-nvl", NULL, NULL, NULL},
-        .sms = 132, .tpcs = 66,                   /* [H100V] */
-        .clock_ghz = 1.78,                        /* [H100V] from the FP32 peak */
+        .sms = 132,
+        .tpcs = 66,        /* [H100V] */
+        .clock_ghz = 1.78, /* [H100V] from the FP32 peak */
         .tensor_tflops = 835.0,
         .tf32_tflops = 417.5,
         .fp32_tflops = 60.0,
-        .dram_gbs = 3900.0,                       /* [H100V] */
+        .dram_gbs = 3900.0, /* [H100V] */
         .l2_mb = 50.0,
-        .l2_gbs = 8986.0 * 1.78 / 1.98,           /* [L2EST] */
+        .l2_gbs = 8986.0 * 1.78 / 1.98, /* [L2EST] */
     },
     {
         .name = "B200",
         .aliases = {"b200", "b200-sxm", NULL, NULL},
-        .sms = 148, .tpcs = 74,                   /* [B200] */
-        .clock_ghz = 2.11,                        /* [B200] from the FP32 peak */
+        .sms = 148,
+        .tpcs = 74,        /* [B200] */
+        .clock_ghz = 2.11, /* [B200] from the FP32 peak */
         .tensor_tflops = 2250.0,
         .tf32_tflops = 1100.0,
         .fp32_tflops = 80.0,
-        .dram_gbs = 8000.0,                       /* [B200] */
-        .l2_mb = 126.0,                           /* [B200] */
+        .dram_gbs = 8000.0,                             /* [B200] */
+        .l2_mb = 126.0,                                 /* [B200] */
         .l2_gbs = 8986.0 * (148 * 2.11) / (132 * 1.98), /* [L2EST] */
     },
 };

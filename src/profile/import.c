@@ -19,7 +19,7 @@ int psi_import_check_params(const ps_import_params_t *p)
 {
     if (!p || (p->gpu && !*p->gpu) || !p->model || !*p->model)
         return psi_error(PS_E_ARG, "import: the model name is required (and a GPU name, when "
-                        "given, must not be empty)");
+                                   "given, must not be empty)");
     if (p->batch <= 0)
         return psi_error(PS_E_ARG, "import: batch must be > 0 (got %d)", p->batch);
     if (p->tpcs <= 0)
@@ -157,21 +157,25 @@ int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_imp
             g = gpu_from_device_name(p->gpu);
         q->gpu = g ? g->name : p->gpu;
         if (fg && g && fg != g)
-            psi_log(PS_LOG_WARN, "import: the file was profiled on %s (%s); the rows name %s as "
-                   "given", file_gpu, fg->name, g->name);
+            psi_log(PS_LOG_WARN,
+                    "import: the file was profiled on %s (%s); the rows name %s as "
+                    "given",
+                    file_gpu, fg->name, g->name);
     } else if (file_gpu && *file_gpu) {
         g = fg;
         q->gpu = g ? g->name : file_gpu;
         if (!g)
-            psi_log(PS_LOG_WARN, "import: GPU '%s' is not in the catalog: the rows name it as the "
-                   "file does, and no TPC limit is checked", file_gpu);
+            psi_log(PS_LOG_WARN,
+                    "import: GPU '%s' is not in the catalog: the rows name it as the "
+                    "file does, and no TPC limit is checked",
+                    file_gpu);
     } else {
         return psi_error(PS_E_ARG, "the file names no GPU: give --gpu");
     }
     if (g && p->tpcs > g->tpcs)
-        return psi_error(PS_E_ARG, "--tpcs: %d exceeds the %d TPCs of %s%s%s%s", p->tpcs, g->tpcs,
-                        g->name, file_gpu && !p->gpu ? " (the file names " : "",
-                        file_gpu && !p->gpu ? file_gpu : "", file_gpu && !p->gpu ? ")" : "");
+        return psi_error(PS_E_ARG, "--tpcs: %d exceeds the %d TPCs of %s%s%s%s", p->tpcs, g->tpcs, g->name,
+                         file_gpu && !p->gpu ? " (the file names " : "", file_gpu && !p->gpu ? file_gpu : "",
+                         file_gpu && !p->gpu ? ")" : "");
     if (info) {
         snprintf(info->gpu, sizeof info->gpu, "%s", q->gpu);
         snprintf(info->gpu_in_file, sizeof info->gpu_in_file, "%s", file_gpu ? file_gpu : "");
@@ -179,12 +183,17 @@ int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_imp
     return PS_OK;
 }
 
-int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
-                  double duration_ns, const psi_counters_t *c)
+int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name, double duration_ns,
+                   const psi_counters_t *c)
 {
-    psi_op_row_t r = {.gpu = p->gpu, .model = p->model, .batch = p->batch, .op = op,
-                     .name = name, .tpcs = p->tpcs, .duration_ns = duration_ns,
-                     .intensity = PS_INTENSITY_NONE};
+    psi_op_row_t r = {.gpu = p->gpu,
+                      .model = p->model,
+                      .batch = p->batch,
+                      .op = op,
+                      .name = name,
+                      .tpcs = p->tpcs,
+                      .duration_ns = duration_ns,
+                      .intensity = PS_INTENSITY_NONE};
     r.c = c ? *c : (psi_counters_t){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     return ps_ops_append(t, &r);
 }
@@ -220,8 +229,7 @@ int ps_import_run(const char *format, const char *path, const ps_import_params_t
         return import_ncu_file(path, p, out, info);
     if (format && strcmp(format, "torch-trace") == 0)
         return import_torch_file(path, p, out, info);
-    return psi_error(PS_E_ARG, "import: unknown format '%s' (ncu or torch-trace)",
-                    format ? format : "");
+    return psi_error(PS_E_ARG, "import: unknown format '%s' (ncu or torch-trace)", format ? format : "");
 }
 
 int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out)
@@ -316,14 +324,17 @@ int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, siz
         if (op == n && b->n_ops == m->n_ops)
             continue;
         if (op < n)
-            rc = psi_error(PS_E_MISMATCH, "%s batch %d on %s: the kernel sequences differ at op %d: "
-                          "'%.60s' there, '%.60s' in the import (%d and %d operators; import the "
-                          "same run and stream, or give another --model)", m->model, m->batch,
-                          m->gpu, op, b->names[op], m->names[op], b->n_ops, m->n_ops);
+            rc = psi_error(PS_E_MISMATCH,
+                           "%s batch %d on %s: the kernel sequences differ at op %d: "
+                           "'%.60s' there, '%.60s' in the import (%d and %d operators; import the "
+                           "same run and stream, or give another --model)",
+                           m->model, m->batch, m->gpu, op, b->names[op], m->names[op], b->n_ops, m->n_ops);
         else
-            rc = psi_error(PS_E_MISMATCH, "%s batch %d on %s: %d operators there, %d in the import: "
-                          "the first %d match (import the same run and stream, or give another "
-                          "--model)", m->model, m->batch, m->gpu, b->n_ops, m->n_ops, n);
+            rc = psi_error(PS_E_MISMATCH,
+                           "%s batch %d on %s: %d operators there, %d in the import: "
+                           "the first %d match (import the same run and stream, or give another "
+                           "--model)",
+                           m->model, m->batch, m->gpu, b->n_ops, m->n_ops, n);
     }
     for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++) {
         const psi_op_group_t *m = &more->groups[gi];

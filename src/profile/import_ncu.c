@@ -182,18 +182,16 @@ static int read_value(psi_csv_t *csv, int col, int m, double scale, double *out)
     const char *cell = psi_csv_field(csv, col);
     double v;
     if (parse_ncu_number(cell, &v, &why) < 0 || (!isnan(v) && v < 0))
-        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: '%.40s': %s", psi_csv_path(csv),
-                        psi_csv_field_line(csv, col), col + 1, metric_label[m], cell,
-                        !isnan(v) && v < 0 ? "negative" : why);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: '%.40s': %s", psi_csv_path(csv), psi_csv_field_line(csv, col),
+                         col + 1, metric_label[m], cell, !isnan(v) && v < 0 ? "negative" : why);
     v *= scale;
     /* Throughput percentages can overshoot 100 by rounding; FORMATS.md
      * bounds them, so a slight overshoot is cut to 100, a larger one named
      * here (psi_ops_index would only name the output row). */
     if ((m == M_SM || m == M_MEM) && v > 100) {
         if (v >= 101)
-            return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: %g: a percentage above 100",
-                            psi_csv_path(csv), psi_csv_field_line(csv, col), col + 1,
-                            metric_label[m], v);
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: %g: a percentage above 100", psi_csv_path(csv),
+                             psi_csv_field_line(csv, col), col + 1, metric_label[m], v);
         v = 100;
     }
     *out = v;
@@ -210,15 +208,14 @@ static int row_id(psi_csv_t *csv, const header_t *h, size_t seq, long long *id)
     const char *s = psi_csv_field(csv, h->id), *why = "";
     double v;
     if (parse_ncu_number(s, &v, &why) != 0 || v != floor(v) || fabs(v) > 9e15)
-        return psi_error(PS_E_INPUT, "%s:%zu:%d: ID: '%.40s': not an integer", psi_csv_path(csv),
-                        psi_csv_line(csv), h->id + 1, s);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: ID: '%.40s': not an integer", psi_csv_path(csv), psi_csv_line(csv),
+                         h->id + 1, s);
     *id = (long long)v;
     return PS_OK;
 }
 
 /* Start a launch from the fixed columns of the current row. */
-static int begin_launch(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, size_t seq,
-                        long long id, launch_t *l)
+static int begin_launch(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, size_t seq, long long id, launch_t *l)
 {
     *l = (launch_t){.id = id, .seq = seq, .line = psi_csv_line(csv)};
     for (int m = 0; m < M_N; m++)
@@ -248,8 +245,8 @@ static int details_metric(psi_csv_t *csv, const header_t *h, int *m, double *sca
         }
     }
     if (known)
-        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", psi_csv_path(csv),
-                        psi_csv_line(csv), h->unit + 1, name, unit);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", psi_csv_path(csv), psi_csv_line(csv),
+                         h->unit + 1, name, unit);
     return PS_OK;
 }
 
@@ -294,19 +291,24 @@ static int parse_header(psi_csv_t *hc, psi_csv_t *csv, size_t line, header_t *h,
         raw_metric |= h->col[m] >= 0;
     }
     if (psi_csv_find(hc, "Invocations") >= 0 && h->id < 0)
-        return psi_error(PS_E_INPUT, "%s:%zu:1: a summary export (ncu --print-summary) has no rows "
-                        "per launch: export without --print-summary", psi_csv_path(csv), line);
+        return psi_error(PS_E_INPUT,
+                         "%s:%zu:1: a summary export (ncu --print-summary) has no rows "
+                         "per launch: export without --print-summary",
+                         psi_csv_path(csv), line);
     h->details = h->metric >= 0 && h->value >= 0;
     if (!h->details && h->id < 0 && !raw_metric)
         return PS_OK;
     *is_header = 1;
     if (h->details && h->id < 0)
-        return psi_error(PS_E_INPUT, "%s:%zu:1: a details export without an \"ID\" column: its "
-                        "rows cannot be told apart by launch", psi_csv_path(csv), line);
+        return psi_error(PS_E_INPUT,
+                         "%s:%zu:1: a details export without an \"ID\" column: its "
+                         "rows cannot be told apart by launch",
+                         psi_csv_path(csv), line);
     if (!h->details && h->col[M_TIME] < 0)
-        return psi_error(PS_E_INPUT, "%s:%zu:1: missing metric column '%s' (profile with --metrics "
-                        "%s, or export the details page)", psi_csv_path(csv), line,
-                        metric_label[M_TIME], metric_label[M_TIME]);
+        return psi_error(PS_E_INPUT,
+                         "%s:%zu:1: missing metric column '%s' (profile with --metrics "
+                         "%s, or export the details page)",
+                         psi_csv_path(csv), line, metric_label[M_TIME], metric_label[M_TIME]);
     int cols[] = {h->id, h->name, h->pid, h->dev, h->metric, h->unit, h->value};
     for (size_t i = 0; i < PS_ARRAY_LEN(cols); i++)
         if (cols[i] + 1 > h->needed)
@@ -374,13 +376,14 @@ static int find_header(psi_csv_t *csv, header_t *h, ncu_said_t *said)
 static int no_header_error(const char *path, const ncu_said_t *said)
 {
     if (said->errors)
-        return psi_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s%s", path,
-                        said->first_error, said->errors > 1 ? " (and more ==ERROR== lines)" : "");
+        return psi_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s%s", path, said->first_error,
+                         said->errors > 1 ? " (and more ==ERROR== lines)" : "");
     if (said->warnings)
-        return psi_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s", path,
-                        said->first_warning);
-    return psi_error(PS_E_INPUT, "%s: no Nsight Compute header (a row with \"Kernel Name\"): export "
-                    "with ncu --csv (the details page, or --page raw)", path);
+        return psi_error(PS_E_INPUT, "%s: no Nsight Compute table; ncu said: %s", path, said->first_warning);
+    return psi_error(PS_E_INPUT,
+                     "%s: no Nsight Compute header (a row with \"Kernel Name\"): export "
+                     "with ncu --csv (the details page, or --page raw)",
+                     path);
 }
 
 /* Read the rows after the header into launches. */
@@ -398,7 +401,7 @@ static int read_units(psi_csv_t *csv, const header_t *h, double *scale)
                 kind = names[i].kind;
         if ((scale[m] = unit_scale(kind, u)) == 0)
             return psi_error(PS_E_INPUT, "%s:%zu:%d: %s: unknown unit '%.40s'", psi_csv_path(csv), psi_csv_line(csv),
-                            h->col[m] + 1, metric_label[m], u);
+                             h->col[m] + 1, metric_label[m], u);
     }
     return PS_OK;
 }
@@ -431,8 +434,8 @@ static int fill_launch(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, c
     return rc;
 }
 
-static int read_rows(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, ncu_said_t *said,
-                     launch_t **out, size_t *n_out)
+static int read_rows(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, ncu_said_t *said, launch_t **out,
+                     size_t *n_out)
 {
     const char *path = psi_csv_path(csv);
     launch_t *launch = NULL;
@@ -461,8 +464,8 @@ static int read_rows(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, ncu
         /* Since 2023 a metric row of the details page ends after "Metric
          * Value", before the rule columns. */
         if (nf > h->nfields || nf < h->needed || (!h->details && nf != h->nfields)) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu:1: expected %d fields as in the header, found %d",
-                          path, psi_csv_line(csv), h->nfields, nf);
+            rc = psi_error(PS_E_INPUT, "%s:%zu:1: expected %d fields as in the header, found %d", path,
+                           psi_csv_line(csv), h->nfields, nf);
             break;
         }
         if (strcmp(psi_csv_field(csv, h->name), "Kernel Name") == 0)
@@ -488,8 +491,8 @@ static int read_rows(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, ncu
         long long id;
         if ((rc = row_id(csv, h, seq, &id)) != PS_OK)
             break;
-        int same = h->details && n && id == launch[n - 1].id &&
-                   strcmp(psi_csv_field(csv, h->name), launch[n - 1].name) == 0;
+        int same =
+            h->details && n && id == launch[n - 1].id && strcmp(psi_csv_field(csv, h->name), launch[n - 1].name) == 0;
         if (!same) {
             void *grown = launch;
             rc = psi_array_grow(&grown, n, &cap, sizeof *launch, 256);
@@ -523,9 +526,10 @@ static int merge_ids(const char *path, int details, launch_t *l, size_t *n)
     for (size_t i = 0; i < *n; i++) {
         if (w && l[w - 1].id == l[i].id && l[w - 1].pid == l[i].pid) {
             if (l[w - 1].name != l[i].name)
-                return psi_error(PS_E_INPUT, "%s:%zu:1: launch ID %lld: kernel '%.60s' here, "
-                                "'%.60s' at line %zu", path, l[i].line, l[i].id, l[i].name,
-                                l[w - 1].name, l[w - 1].line);
+                return psi_error(PS_E_INPUT,
+                                 "%s:%zu:1: launch ID %lld: kernel '%.60s' here, "
+                                 "'%.60s' at line %zu",
+                                 path, l[i].line, l[i].id, l[i].name, l[w - 1].name, l[w - 1].line);
             for (int m = 0; m < M_N; m++)
                 if (isnan(l[w - 1].v[m]))
                     l[w - 1].v[m] = l[i].v[m];
@@ -541,8 +545,8 @@ static int merge_ids(const char *path, int details, launch_t *l, size_t *n)
 
 /* Choose the (process, device) with the most kernel time, or the ones the
  * caller named: (*take_out)[i] says whether launch i is taken. */
-static int choose_group(const char *path, launch_t *l, size_t n, const ps_import_params_t *p,
-                        psi_strpool_t *pool, int **take_out, ps_import_info_t *info)
+static int choose_group(const char *path, launch_t *l, size_t n, const ps_import_params_t *p, psi_strpool_t *pool,
+                        int **take_out, ps_import_info_t *info)
 {
     import_tallies_t ts = {0};
     const char **key = psi_malloc(sizeof *key * (n ? n : 1));
@@ -580,9 +584,8 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
         for (size_t g = 0; g < ts.n; g++)
             import_list(have, sizeof have, ts.t[g].key);
         rc = psi_error(PS_E_INPUT, "%s: no launches of %s%s%s%s%s (the report has %s)", path,
-                      p->process ? "process " : "", p->process ? p->process : "",
-                      p->process && p->device ? " " : "", p->device ? "device " : "",
-                      p->device ? p->device : "", have);
+                       p->process ? "process " : "", p->process ? p->process : "", p->process && p->device ? " " : "",
+                       p->device ? "device " : "", p->device ? p->device : "", have);
     }
     if (rc == PS_OK && n) {
         taken[best] = 1;
@@ -604,8 +607,7 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
     return PS_OK;
 }
 
-int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
-                   ps_import_info_t *info)
+int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
     int rc = psi_import_check_params(p);
@@ -633,7 +635,7 @@ int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
         goto done;
     if (n == 0 && (said.errors || said.warnings)) {
         rc = psi_error(PS_E_INPUT, "%s: no kernels found; ncu said: %s", path,
-                      said.errors ? said.first_error : said.first_warning);
+                       said.errors ? said.first_error : said.first_warning);
         goto done;
     }
     if ((rc = merge_ids(path, h.details, launch, &n)) != PS_OK)
@@ -641,14 +643,15 @@ int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
     for (size_t i = 0; i < n; i++) {
         launch_t *l = &launch[i];
         if (isnan(l->v[M_TIME]) || l->v[M_TIME] <= 0) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: %s (launch ID %lld, %.60s): the kernel has no "
-                          "positive duration%s", path, l->line,
-                          h.details ? h.value + 1 : h.col[M_TIME] + 1, metric_label[M_TIME], l->id,
-                          l->name, h.details && isnan(l->v[M_TIME])
-                                       ? " (no Duration or gpu__time_duration.sum row: profile "
-                                         "with --section SpeedOfLight or --metrics "
-                                         "gpu__time_duration.sum)"
-                                       : "");
+            rc = psi_error(PS_E_INPUT,
+                           "%s:%zu:%d: %s (launch ID %lld, %.60s): the kernel has no "
+                           "positive duration%s",
+                           path, l->line, h.details ? h.value + 1 : h.col[M_TIME] + 1, metric_label[M_TIME], l->id,
+                           l->name,
+                           h.details && isnan(l->v[M_TIME]) ? " (no Duration or gpu__time_duration.sum row: profile "
+                                                              "with --section SpeedOfLight or --metrics "
+                                                              "gpu__time_duration.sum)"
+                                                            : "");
             goto done;
         }
         if (isnan(l->v[M_DRAM]) && !isnan(l->v[M_DRAM_READ]) && !isnan(l->v[M_DRAM_WRITE]))
@@ -680,7 +683,7 @@ int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
     }
     if (said.errors)
         psi_log(PS_LOG_WARN, "import: %s: ncu said: %s%s", path, said.first_error,
-               said.errors > 1 ? " (and more ==ERROR== lines)" : "");
+                said.errors > 1 ? " (and more ==ERROR== lines)" : "");
     rc = psi_import_finish(t, path, out, info);
     t = NULL;
 done:

@@ -97,8 +97,8 @@ static int is_comm(const char *name)
 }
 
 /* Collect the kernel events of the trace into *out (n of them). */
-static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t *pool,
-                           kernel_t **out, size_t *n_out, int *old_cat)
+static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t *pool, kernel_t **out, size_t *n_out,
+                           int *old_cat)
 {
     kernel_t *k = NULL;
     size_t n = 0, cap = 0, idx = 0;
@@ -114,13 +114,15 @@ static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t 
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
         if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || !cJSON_IsString(nm) ||
             !*nm->valuestring) {
-            rc = psi_error(PS_E_INPUT, "%s: event %zu: a kernel event needs a name, \"ts\" and "
-                          "\"dur\"", name, idx);
+            rc = psi_error(PS_E_INPUT,
+                           "%s: event %zu: a kernel event needs a name, \"ts\" and "
+                           "\"dur\"",
+                           name, idx);
             break;
         }
         if (!isfinite(ts->valuedouble) || !isfinite(dur->valuedouble) || dur->valuedouble < 0) {
-            rc = psi_error(PS_E_INPUT, "%s: event %zu (%.60s): dur %g: must be >= 0", name, idx,
-                          nm->valuestring, dur->valuedouble);
+            rc = psi_error(PS_E_INPUT, "%s: event %zu (%.60s): dur %g: must be >= 0", name, idx, nm->valuestring,
+                           dur->valuedouble);
             break;
         }
         void *grown = k;
@@ -135,9 +137,13 @@ static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t 
                                          sizeof sb);
         const char *dev = member_text(d ? d : cJSON_GetObjectItemCaseSensitive(ev, "pid"), db,
                                       sizeof db);
-        k[n] = (kernel_t){ts->valuedouble, dur->valuedouble, n, nm->valuestring,
+        k[n] = (kernel_t){ts->valuedouble,
+                          dur->valuedouble,
+                          n,
+                          nm->valuestring,
                           psi_strpool_intern(pool, stream ? stream : "?"),
-                          psi_strpool_intern(pool, dev ? dev : "?"), is_comm(nm->valuestring),
+                          psi_strpool_intern(pool, dev ? dev : "?"),
+                          is_comm(nm->valuestring),
                           dur->valuedouble == 0};
         if (!k[n].stream || !k[n].dev) {
             rc = PS_E_NOMEM;
@@ -223,8 +229,7 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
     if (rc == PS_OK && dev == SIZE_MAX && n) {
         for (size_t d = 0; d < devs.n; d++)
             import_list(have, sizeof have, devs.t[d].key);
-        rc = psi_error(PS_E_INPUT, "%s: no kernels on device %s (devices: %s)", name, p->device,
-                      have);
+        rc = psi_error(PS_E_INPUT, "%s: no kernels on device %s (devices: %s)", name, p->device, have);
     }
     for (size_t i = 0; i < n && rc == PS_OK; i++)
         if (k[i].dev == devs.t[dev].key)
@@ -241,8 +246,7 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
             if (one == SIZE_MAX) {
                 for (size_t s = 0; s < streams.n; s++)
                     import_list(have, sizeof have, streams.t[s].key);
-                rc = psi_error(PS_E_INPUT, "%s: no kernels on stream %s (streams: %s)", name,
-                              p->stream, have);
+                rc = psi_error(PS_E_INPUT, "%s: no kernels on stream %s (streams: %s)", name, p->stream, have);
             }
         } else if (!all) {
             one = import_tally_busiest(&streams, 1);
@@ -301,7 +305,7 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
         size_t line, col, off = end && end >= text ? (size_t)(end - text) : 0;
         text_position(text, off > len ? len : off, &line, &col);
         return psi_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
-                        gzipped ? " (in the decompressed text)" : "");
+                         gzipped ? " (in the decompressed text)" : "");
     }
     const cJSON *events = cJSON_IsArray(root) ? root
                                               : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
@@ -353,9 +357,11 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
     if (rc != PS_OK)
         goto done;
     if (zero)
-        psi_log(PS_LOG_WARN, "import: %s: %zu kernels have dur 0 (shorter than the trace's time "
-               "resolution, %g us): %s", name, zero, half_res_us * 2,
-               p->drop_zero ? "dropped (--drop-zero)" : "each kept as half of it (--drop-zero drops them)");
+        psi_log(PS_LOG_WARN,
+                "import: %s: %zu kernels have dur 0 (shorter than the trace's time "
+                "resolution, %g us): %s",
+                name, zero, half_res_us * 2,
+                p->drop_zero ? "dropped (--drop-zero)" : "each kept as half of it (--drop-zero drops them)");
     if (info) {
         const cJSON *sv = cJSON_IsObject(root)
                               ? cJSON_GetObjectItemCaseSensitive(root, "schemaVersion")
@@ -422,8 +428,7 @@ static int gunzip(const unsigned char *in, size_t n, const char *name, char **ou
                 break;
             inflateReset(&z);
         } else if (zr == Z_BUF_ERROR && used == n && z.avail_out) {
-            rc = psi_error(PS_E_INPUT, "%s: gzip: the file is cut short (%zu bytes decompressed)",
-                          name, len);
+            rc = psi_error(PS_E_INPUT, "%s: gzip: the file is cut short (%zu bytes decompressed)", name, len);
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
             rc = psi_error(PS_E_INPUT, "%s: gzip: %s", name, z.msg ? z.msg : "corrupt data");
         }
@@ -459,8 +464,7 @@ int import_torch_bytes(const char *data, size_t len, const char *name,
     return import_torch_text(data, len, name, 0, p, out, info);
 }
 
-int psi_import_torch_json(const char *text, size_t len, const char *name,
-                         const ps_import_params_t *p, ps_ops_t **out)
+int psi_import_torch_json(const char *text, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out)
 {
     return import_torch_bytes(text, len, name, p, out, NULL);
 }

@@ -42,18 +42,14 @@ int psi_keyset_init(psi_keyset_t *s, size_t n);
 void psi_keyset_free(psi_keyset_t *s);
 /* Insert row; when an equal row is already there return its index, else
  * return SIZE_MAX (row was inserted). */
-size_t psi_keyset_insert(psi_keyset_t *s, size_t row, uint64_t hash, psi_row_eq_fn eq,
-                        const void *ctx);
+size_t psi_keyset_insert(psi_keyset_t *s, size_t row, uint64_t hash, psi_row_eq_fn eq, const void *ctx);
 
 static inline uint64_t psi_hash_mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h;
 }
-static inline uint64_t psi_hash_ptr(uint64_t h, const void *p)
-{
-    return psi_hash_mix(h, (uint64_t)(uintptr_t)p);
-}
+static inline uint64_t psi_hash_ptr(uint64_t h, const void *p) { return psi_hash_mix(h, (uint64_t)(uintptr_t)p); }
 /* Final avalanche, so that slot = hash & mask spreads well. */
 static inline uint64_t psi_hash_final(uint64_t z) { return psi_mix64(z); }
 
@@ -131,8 +127,8 @@ int psi_parse_double(const char *s, double *out, const char **why);
 /* Checks model, batch and tpcs (and that a given GPU name is not empty). */
 int psi_import_check_params(const ps_import_params_t *p);
 /* Appends kernel `op` of an import as one ops row (counters may be NULL). */
-int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name,
-                  double duration_ns, const psi_counters_t *c);
+int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name, double duration_ns,
+                   const psi_counters_t *c);
 /* Refuses an import without kernels, indexes it and hands it to *out (or
  * frees it on error); counts its operators and time into info (may be NULL). */
 int psi_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info);
@@ -176,13 +172,11 @@ int import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **ou
                     ps_import_info_t *info);
 int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
                       ps_import_info_t *info);
-int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out,
-                   ps_import_info_t *info);
+int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 int import_torch_bytes(const char *data, size_t len, const char *name,
                        const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 /* The older names the fuzzers and tests use (info NULL). */
 int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
-int psi_import_torch_json(const char *text, size_t len, const char *name,
-                         const ps_import_params_t *p, ps_ops_t **out);
+int psi_import_torch_json(const char *text, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out);
 
 #endif

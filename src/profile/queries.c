@@ -47,8 +47,8 @@ static int parse_int_cell(psi_csv_t *c, int col, int *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || v < -2147483647L || v > 2147483647L)
-        return psi_error(PS_E_INPUT, "%s:%zu:%d: '%s' is not an integer", psi_csv_path(c),
-                        psi_csv_field_line(c, col), col + 1, s);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: '%s' is not an integer", psi_csv_path(c), psi_csv_field_line(c, col),
+                         col + 1, s);
     *out = (int)v;
     return PS_OK;
 }
@@ -104,7 +104,7 @@ int queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
              * a silent choice of one of the two. */
             if (col[k] >= 0) {
                 rc = psi_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s' (first at column %d)", path,
-                              psi_csv_field_line(c, i), i + 1, key_names[k], col[k] + 1);
+                               psi_csv_field_line(c, i), i + 1, key_names[k], col[k] + 1);
                 goto done;
             }
             col[k] = i;
@@ -118,7 +118,7 @@ int queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
     while ((rc = psi_csv_next(c)) == 1) {
         if (psi_csv_nfields(c) != f->ncol) {
             rc = psi_error(PS_E_INPUT, "%s:%zu: %d fields, the header has %d", path, psi_csv_line(c),
-                          psi_csv_nfields(c), f->ncol);
+                           psi_csv_nfields(c), f->ncol);
             goto done;
         }
         if ((rc = grow(f)) != PS_OK)
@@ -215,6 +215,6 @@ int query_parse_spec(char *buf, ps_query_t *q)
     }
     if ((seen & ~(1 << 10)) != (1 | 2 | (0xff << 2)))
         return psi_error(PS_E_ARG, "needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
-                        "lp_len, hp_tpcs and lp_tpcs");
+                                   "lp_len, hp_tpcs and lp_tpcs");
     return PS_OK;
 }

@@ -124,10 +124,7 @@ const char *psi_strpool_intern_n(psi_strpool_t *p, const char *s, size_t len)
     return d;
 }
 
-const char *psi_strpool_intern(psi_strpool_t *p, const char *s)
-{
-    return psi_strpool_intern_n(p, s, strlen(s));
-}
+const char *psi_strpool_intern(psi_strpool_t *p, const char *s) { return psi_strpool_intern_n(p, s, strlen(s)); }
 
 int psi_keyset_init(psi_keyset_t *s, size_t n)
 {
@@ -152,8 +149,7 @@ void psi_keyset_free(psi_keyset_t *s)
     s->hash = NULL;
 }
 
-size_t psi_keyset_insert(psi_keyset_t *s, size_t row, uint64_t hash, psi_row_eq_fn eq,
-                        const void *ctx)
+size_t psi_keyset_insert(psi_keyset_t *s, size_t row, uint64_t hash, psi_row_eq_fn eq, const void *ctx)
 {
     hash = psi_hash_final(hash);
     size_t i = hash & s->mask;

@@ -228,10 +228,14 @@ static int detect_kind(psi_csv_t *csv, ps_table_kind_t *kind)
         return PS_OK;
     }
     if (near && near_k >= 2)
-        return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' (the header looks like "
-                        "table %s)", psi_csv_path(csv), psi_csv_line(csv), near_missing, near->name);
-    return psi_error(PS_E_INPUT, "%s:%zu:1: unknown table: the header matches none of ops, coexec, "
-                    "workloads, workload_scaling, colocations", psi_csv_path(csv), psi_csv_line(csv));
+        return psi_error(PS_E_INPUT,
+                         "%s:%zu:1: missing required column '%s' (the header looks like "
+                         "table %s)",
+                         psi_csv_path(csv), psi_csv_line(csv), near_missing, near->name);
+    return psi_error(PS_E_INPUT,
+                     "%s:%zu:1: unknown table: the header matches none of ops, coexec, "
+                     "workloads, workload_scaling, colocations",
+                     psi_csv_path(csv), psi_csv_line(csv));
 }
 
 /* A required column is absent. When the header is another table's, say so:
@@ -241,11 +245,12 @@ static int missing_column(psi_csv_t *csv, const psi_schema_t *s, const char *col
 {
     ps_table_kind_t other;
     if (detect_kind(csv, &other) == PS_OK && other != s->kind)
-        return psi_error(PS_E_INPUT, "%s:%zu:1: this is a %s table, not %s (missing column '%s'): were two files "
-                        "given in each other's place?", psi_csv_path(csv), psi_csv_line(csv), ps_table_name(other),
-                        s->name, col);
+        return psi_error(PS_E_INPUT,
+                         "%s:%zu:1: this is a %s table, not %s (missing column '%s'): were two files "
+                         "given in each other's place?",
+                         psi_csv_path(csv), psi_csv_line(csv), ps_table_name(other), s->name, col);
     return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s", psi_csv_path(csv),
-                    psi_csv_line(csv), col, s->name);
+                     psi_csv_line(csv), col, s->name);
 }
 
 /* Map the schema's columns to header fields (-1 = absent). A known column
@@ -257,7 +262,7 @@ static int map_header(psi_csv_t *csv, const psi_schema_t *s, int *idx)
         for (int i = idx[c] + 1; idx[c] >= 0 && i < psi_csv_nfields(csv); i++)
             if (strcmp(psi_csv_field(csv, i), s->cols[c].name) == 0)
                 return psi_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", psi_csv_path(csv),
-                                psi_csv_field_line(csv, i), i + 1, s->cols[c].name);
+                                 psi_csv_field_line(csv, i), i + 1, s->cols[c].name);
         if (idx[c] < 0 && !s->cols[c].optional)
             return missing_column(csv, s, s->cols[c].name);
     }
@@ -291,8 +296,8 @@ static int read_row(psi_csv_t *csv, const psi_schema_t *s, const int *idx, any_r
     psi_rowerr_t e;
     if (psi_schema_check_row(s, row, &e) != PS_OK) {
         int f = field_of(s, idx, e.column);
-        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? psi_csv_field_line(csv, f) : psi_csv_line(csv), f + 1,
-                        e.msg);
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? psi_csv_field_line(csv, f) : psi_csv_line(csv),
+                         f + 1, e.msg);
     }
     return PS_OK;
 }
@@ -327,9 +332,9 @@ static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_
     while ((rc = psi_csv_next(csv)) == 1) {
         size_t line = psi_csv_line(csv);
         if (psi_csv_nfields(csv) != nfields) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d",
-                          path, line, psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1,
-                          nfields, psi_csv_nfields(csv));
+            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", path, line,
+                           psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1, nfields,
+                           psi_csv_nfields(csv));
             goto fail;
         }
         if ((rc = read_row(csv, s, idx, &row)) != PS_OK)
@@ -354,8 +359,7 @@ static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_
         if (rc == PS_E_INPUT) {
             int col = field_of(s, idx, e.column);
             if (e.other != SIZE_MAX)
-                psi_error(rc, "%s:%zu:%d: %s (first at line %zu)", path, lines[e.row], col + 1,
-                         e.msg, lines[e.other]);
+                psi_error(rc, "%s:%zu:%d: %s (first at line %zu)", path, lines[e.row], col + 1, e.msg, lines[e.other]);
             else
                 psi_error(rc, "%s:%zu:%d: %s", path, lines[e.row], col + 1, e.msg);
         }
@@ -512,8 +516,8 @@ static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int 
         size_t line = psi_csv_line(csv);
         if (psi_csv_nfields(csv) != nfields) {
             rc = psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", path, line,
-                          psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1, nfields,
-                          psi_csv_nfields(csv));
+                           psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1, nfields,
+                           psi_csv_nfields(csv));
             break;
         }
         any_row_t row;
@@ -544,8 +548,8 @@ static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int 
             break;
         }
         /* Pool the key strings; the row's own point into the tokenizer. */
-        if (!(r->experiment = psi_strpool_intern(pool, r->experiment)) || !(r->gpu = psi_strpool_intern(pool, r->gpu)) ||
-            !(r->hp_model = psi_strpool_intern(pool, r->hp_model)) ||
+        if (!(r->experiment = psi_strpool_intern(pool, r->experiment)) ||
+            !(r->gpu = psi_strpool_intern(pool, r->gpu)) || !(r->hp_model = psi_strpool_intern(pool, r->hp_model)) ||
             !(r->lp_model = psi_strpool_intern(pool, r->lp_model))) {
             rc = PS_E_NOMEM;
             break;
@@ -564,9 +568,9 @@ static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int 
         } else if ((col = coexec_key_diff(&first[k].key, r)) != NULL) {
             int f = field_of(s, idx, col);
             rc = psi_error(PS_E_INPUT,
-                          "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
-                          "share gpu, models, batches, segments and TPCs) (first at line %zu)",
-                          path, line, f + 1, col, r->experiment, first[k].line);
+                           "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
+                           "share gpu, models, batches, segments and TPCs) (first at line %zu)",
+                           path, line, f + 1, col, r->experiment, first[k].line);
             break;
         }
         for (int lp = 0; lp < 2 && rc == PS_OK; lp++)

@@ -36,7 +36,10 @@ const char *ps_table_name(ps_table_kind_t kind)
 #define FLT(st, f, lo, hi, open) {#f, PS_COL_FLOAT, 0, lo, hi, open, offsetof(st, f)}
 #define OPT_FLT(st, f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(st, f)}
 #define OPT_FLT_POS(st, f) {#f, PS_COL_FLOAT, 1, 0, INF, 1, offsetof(st, f)}
-#define OPT_CTR(f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(psi_op_row_t, c.f)}
+#define OPT_CTR(f, lo, hi)                                                                                             \
+    {                                                                                                                  \
+#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(psi_op_row_t, c.f)                                                    \
+    }
 
 static const psi_column_t ops_cols[] = {
     TEXT(psi_op_row_t, gpu),
@@ -100,12 +103,9 @@ static const psi_column_t scaling_cols[] = {
 };
 
 static const psi_column_t colocation_cols[] = {
-    TEXT(psi_colocation_row_t, colocation),
-    TEXT(psi_colocation_row_t, gpu),
-    INT(psi_colocation_row_t, slot, 1, INT_MAX, 0),
-    TEXT(psi_colocation_row_t, workload),
-    INT(psi_colocation_row_t, share_pct, 0, 100, 1),
-    OPT_FLT_POS(psi_colocation_row_t, tput),
+    TEXT(psi_colocation_row_t, colocation),          TEXT(psi_colocation_row_t, gpu),
+    INT(psi_colocation_row_t, slot, 1, INT_MAX, 0),  TEXT(psi_colocation_row_t, workload),
+    INT(psi_colocation_row_t, share_pct, 0, 100, 1), OPT_FLT_POS(psi_colocation_row_t, tput),
 };
 
 static const char *col_name(const psi_column_t *c) { return c->name; }
@@ -210,8 +210,7 @@ static int intern_row(const psi_schema_t *s, psi_strpool_t *pool, void *dst, con
         const char **f = (const char **)((char *)dst + s->cols[i].offset);
         if (!*f) {
             if (!s->cols[i].optional)
-                return psi_error(PS_E_ARG, "%s: required text column %s is NULL", s->name,
-                                s->cols[i].name);
+                return psi_error(PS_E_ARG, "%s: required text column %s is NULL", s->name, s->cols[i].name);
             continue;
         }
         if (!(*f = psi_strpool_intern(pool, *f)))
@@ -222,35 +221,35 @@ static int intern_row(const psi_schema_t *s, psi_strpool_t *pool, void *dst, con
 
 /* Each table has rows, n, cap and pool; these macros give the five the same
  * new/append/free without casting between their struct types. */
-#define TABLE_FUNCS(T, R, prefix, kind, extra_free)                                        \
-    T *prefix##_new(void)                                                                 \
-    {                                                                                     \
-        T *t = psi_calloc(1, sizeof *t);                                                   \
-        if (t && !(t->pool = psi_strpool_new())) {                                         \
-            free(t);                                                                      \
-            t = NULL;                                                                     \
-        }                                                                                 \
-        return t;                                                                         \
-    }                                                                                     \
-    int prefix##_append(T *t, const R *row)                                              \
-    {                                                                                     \
-        void *rows = t->rows;                                                             \
-        int rc = psi_array_grow(&rows, t->n, &t->cap, sizeof *t->rows, 256);                 \
-        t->rows = rows;                                                                   \
-        if (rc == PS_OK)                                                                  \
-            rc = intern_row(psi_schema_get(kind), t->pool, &t->rows[t->n], row);           \
-        if (rc == PS_OK)                                                                  \
-            t->n++;                                                                       \
-        return rc;                                                                        \
-    }                                                                                     \
-    void prefix##_free(T *t)                                                              \
-    {                                                                                     \
-        if (!t)                                                                           \
-            return;                                                                       \
-        extra_free;                                                                       \
-        free(t->rows);                                                                    \
-        psi_strpool_free(t->pool);                                                         \
-        free(t);                                                                          \
+#define TABLE_FUNCS(T, R, prefix, kind, extra_free)                                                                    \
+    T *prefix##_new(void)                                                                                              \
+    {                                                                                                                  \
+        T *t = psi_calloc(1, sizeof *t);                                                                               \
+        if (t && !(t->pool = psi_strpool_new())) {                                                                     \
+            free(t);                                                                                                   \
+            t = NULL;                                                                                                  \
+        }                                                                                                              \
+        return t;                                                                                                      \
+    }                                                                                                                  \
+    int prefix##_append(T *t, const R *row)                                                                            \
+    {                                                                                                                  \
+        void *rows = t->rows;                                                                                          \
+        int rc = psi_array_grow(&rows, t->n, &t->cap, sizeof *t->rows, 256);                                           \
+        t->rows = rows;                                                                                                \
+        if (rc == PS_OK)                                                                                               \
+            rc = intern_row(psi_schema_get(kind), t->pool, &t->rows[t->n], row);                                       \
+        if (rc == PS_OK)                                                                                               \
+            t->n++;                                                                                                    \
+        return rc;                                                                                                     \
+    }                                                                                                                  \
+    void prefix##_free(T *t)                                                                                           \
+    {                                                                                                                  \
+        if (!t)                                                                                                        \
+            return;                                                                                                    \
+        extra_free;                                                                                                    \
+        free(t->rows);                                                                                                 \
+        psi_strpool_free(t->pool);                                                                                     \
+        free(t);                                                                                                       \
     }
 
 static void free_groups(ps_ops_t *t);
@@ -435,7 +434,7 @@ static int scan_groups(const ps_ops_t *t, psi_rowerr_t *e, size_t *gid, group_sc
         const psi_op_row_t *row = &t->rows[r];
         uint64_t h = hash_group(row);
         size_t dup = psi_keyset_insert(&kset, r, psi_hash_mix(psi_hash_mix(h, (uint64_t)row->op), (uint64_t)row->tpcs),
-                                      eq_op_key, t->rows);
+                                       eq_op_key, t->rows);
         if (dup != SIZE_MAX) {
             e->row = r;
             e->other = dup;
@@ -584,8 +583,7 @@ static int row_error(int rc, const char *table, const psi_rowerr_t *e)
     if (rc != PS_E_INPUT)
         return rc;
     if (e->other != SIZE_MAX)
-        return psi_error(rc, "%s row %zu: %s (first at row %zu)", table, e->row + 1, e->msg,
-                        e->other + 1);
+        return psi_error(rc, "%s row %zu: %s (first at row %zu)", table, e->row + 1, e->msg, e->other + 1);
     return psi_error(rc, "%s row %zu: %s", table, e->row + 1, e->msg);
 }
 
@@ -731,8 +729,7 @@ int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e)
     if (psi_keyset_init(&set, t->n) != PS_OK)
         return PS_E_NOMEM;
     for (size_t r = 0; r < t->n && rc == PS_OK; r++) {
-        size_t first = psi_keyset_insert(&set, r, psi_hash_ptr(0, t->rows[r].experiment),
-                                        eq_experiment, t->rows);
+        size_t first = psi_keyset_insert(&set, r, psi_hash_ptr(0, t->rows[r].experiment), eq_experiment, t->rows);
         const char *col = first == SIZE_MAX ? NULL : coexec_key_diff(&t->rows[first], &t->rows[r]);
         if (col) {
             e->row = r;
@@ -751,9 +748,9 @@ int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e)
 
 /* Duplicate-key check shared by the workload tables: hash and eq come from
  * the caller; the message names the key. */
-static int check_unique(size_t n, uint64_t (*hash)(const void *, size_t), psi_row_eq_fn eq,
-                        const void *rows, const char *column, const char *what,
-                        void (*label)(const void *, size_t, char *, size_t), psi_rowerr_t *e)
+static int check_unique(size_t n, uint64_t (*hash)(const void *, size_t), psi_row_eq_fn eq, const void *rows,
+                        const char *column, const char *what, void (*label)(const void *, size_t, char *, size_t),
+                        psi_rowerr_t *e)
 {
     psi_keyset_t set = {0};
     if (psi_keyset_init(&set, n) != PS_OK)
@@ -860,8 +857,7 @@ int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e)
     if (psi_keyset_init(&set, t->n) != PS_OK)
         return PS_E_NOMEM;
     for (size_t r = 0; r < t->n && rc == PS_OK; r++) {
-        size_t first = psi_keyset_insert(&set, r, psi_hash_ptr(0, t->rows[r].colocation), colo_eq_id,
-                                        t->rows);
+        size_t first = psi_keyset_insert(&set, r, psi_hash_ptr(0, t->rows[r].colocation), colo_eq_id, t->rows);
         if (first != SIZE_MAX && t->rows[first].gpu != t->rows[r].gpu) {
             e->row = r;
             e->other = first;
@@ -881,8 +877,7 @@ int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e)
 /* ------------------------------------------------------------------------ */
 
 /* Distinct values of a key over n rows, by the caller's hash and eq. */
-static size_t count_distinct(size_t n, uint64_t (*hash)(const void *, size_t), psi_row_eq_fn eq,
-                             const void *ctx)
+static size_t count_distinct(size_t n, uint64_t (*hash)(const void *, size_t), psi_row_eq_fn eq, const void *ctx)
 {
     psi_keyset_t set = {0};
     if (psi_keyset_init(&set, n) != PS_OK)
@@ -941,15 +936,15 @@ static uint64_t colo_id_hash(const void *rows, size_t i)
 /* ------------------------------------------------------------------------ */
 
 /* The schema's operations for table type T with functions prefix_*. */
-#define SCHEMA_OPS(T, p, prefix, validate_fn)                                               \
-    static void *p##_create(void) { return prefix##_new(); }                                \
-    static void p##_destroy(void *t) { prefix##_free(t); }                                  \
-    static int p##_append(void *t, const void *r) { return prefix##_append(t, r); }         \
-    static int p##_valid(void *t, psi_rowerr_t *e) { return validate_fn(t, e); }             \
-    static const void *p##_rows(const void *t, size_t *n)                                   \
-    {                                                                                       \
-        *n = ((const T *)t)->n;                                                             \
-        return ((const T *)t)->rows;                                                        \
+#define SCHEMA_OPS(T, p, prefix, validate_fn)                                                                          \
+    static void *p##_create(void) { return prefix##_new(); }                                                           \
+    static void p##_destroy(void *t) { prefix##_free(t); }                                                             \
+    static int p##_append(void *t, const void *r) { return prefix##_append(t, r); }                                    \
+    static int p##_valid(void *t, psi_rowerr_t *e) { return validate_fn(t, e); }                                       \
+    static const void *p##_rows(const void *t, size_t *n)                                                              \
+    {                                                                                                                  \
+        *n = ((const T *)t)->n;                                                                                        \
+        return ((const T *)t)->rows;                                                                                   \
     }
 
 SCHEMA_OPS(ps_ops_t, ops, ps_ops, ops_validate)

@@ -271,8 +271,8 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
 static int add_split(campaign_t *c, int hp, int lp)
 {
     if (hp <= 0 || lp <= 0 || hp + lp > c->g->tpcs)
-        return psi_error(PS_E_ARG, "split %d/%d: both sides need TPCs and hp + lp <= %d on %s", hp, lp,
-                        c->g->tpcs, c->g->name);
+        return psi_error(PS_E_ARG, "split %d/%d: both sides need TPCs and hp + lp <= %d on %s", hp, lp, c->g->tpcs,
+                         c->g->name);
     split_t *s = psi_realloc(c->splits, (size_t)(c->n_splits + 1) * sizeof *s);
     if (!s)
         return PS_E_NOMEM;
@@ -392,9 +392,15 @@ static int write_ops(campaign_t *c, ps_ops_t *ops)
                 sim_solo_t s;
                 sim_solo(c->g, &c->ph, &c->placed[cell][k], &s);
                 psi_op_row_t r = {
-                    .gpu = c->g->name, .model = c->wl[w].model, .batch = c->wl[w].batch, .op = k,
-                    .name = c->wl[w].k[k].name, .tpcs = c->tpcs[t], .duration_ns = s.duration_ns,
-                    .intensity = s.intensity, .c = s.c,
+                    .gpu = c->g->name,
+                    .model = c->wl[w].model,
+                    .batch = c->wl[w].batch,
+                    .op = k,
+                    .name = c->wl[w].k[k].name,
+                    .tpcs = c->tpcs[t],
+                    .duration_ns = s.duration_ns,
+                    .intensity = s.intensity,
+                    .c = s.c,
                 };
                 int rc = ps_ops_append(ops, &r);
                 if (rc != 0)
@@ -518,10 +524,18 @@ static int write_coexec(campaign_t *c, const ps_sim_params_t *p, work_t *w, ps_c
                  (unsigned long long)p->seed, i);
         for (int r = 0; r < p->runs; r++) {
             psi_coexec_row_t row = {
-                .experiment = id, .gpu = c->g->name,
-                .hp_model = hw->model, .hp_batch = hw->batch, .hp_start = e->hp_start, .hp_len = e->hp_len,
-                .lp_model = lw->model, .lp_batch = lw->batch, .lp_start = e->lp_start, .lp_len = e->lp_len,
-                .hp_tpcs = c->splits[e->split].hp, .lp_tpcs = c->splits[e->split].lp,
+                .experiment = id,
+                .gpu = c->g->name,
+                .hp_model = hw->model,
+                .hp_batch = hw->batch,
+                .hp_start = e->hp_start,
+                .hp_len = e->hp_len,
+                .lp_model = lw->model,
+                .lp_batch = lw->batch,
+                .lp_start = e->lp_start,
+                .lp_len = e->lp_len,
+                .hp_tpcs = c->splits[e->split].hp,
+                .lp_tpcs = c->splits[e->split].lp,
                 .hp_ns = e->hp_ns * w->noise_hp[(size_t)i * p->runs + r],
                 .lp_ns = e->lp_ns * w->noise_lp[(size_t)i * p->runs + r],
                 .mechanism = "sim",
@@ -538,7 +552,7 @@ static int check_params(const ps_sim_params_t *p)
 {
     if (p->min_len < 1 || p->max_len < p->min_len)
         return psi_error(PS_E_ARG, "segment lengths: need 1 <= min-len <= max-len (got %d, %d)", p->min_len,
-                        p->max_len);
+                         p->max_len);
     if (p->experiments < 1 || p->experiments > 100000000L)
         return psi_error(PS_E_ARG, "experiments: %ld out of range 1..1e8", p->experiments);
     if (p->runs < 1 || p->runs > 10000)
@@ -568,8 +582,10 @@ int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_c
         return rc;
     c.g = psi_gpu_find(p->gpu);
     if (!c.g)
-        return psi_error(PS_E_ARG, "unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
-                        "V100-SXM2-16GB/v100, V100-SXM2-32GB)", p->gpu ? p->gpu : "(null)");
+        return psi_error(PS_E_ARG,
+                         "unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
+                         "V100-SXM2-16GB/v100, V100-SXM2-32GB)",
+                         p->gpu ? p->gpu : "(null)");
     c.ph = sim_physics_default();
     if ((rc = parse_pairs(&c, p)) != 0 || (rc = parse_splits(&c, p->splits)) != 0 ||
         (rc = campaign_prepare(&c, p)) != 0)

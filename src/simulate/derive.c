@@ -112,8 +112,8 @@ int sim_derive_kernel(const psi_op_row_t *row, const char *gpu, sim_derived_t *o
     if (!g)
         return psi_error(PS_E_ARG, "unknown GPU '%s'", gpu);
     if (row->tpcs != g->tpcs)
-        return psi_error(PS_E_INPUT, "%s op %d: profiled on %d TPCs; deriving needs the whole %s (%d TPCs)",
-                        row->model, row->op, row->tpcs, g->name, g->tpcs);
+        return psi_error(PS_E_INPUT, "%s op %d: profiled on %d TPCs; deriving needs the whole %s (%d TPCs)", row->model,
+                         row->op, row->tpcs, g->name, g->tpcs);
     if (!(row->duration_ns > 0))
         return psi_error(PS_E_INPUT, "%s op %d: duration must be positive", row->model, row->op);
     sim_physics_t ph = sim_physics_default();

@@ -73,8 +73,8 @@ static double latency(const psi_gpu_t *g, const sim_physics_t *ph, double u)
  * dram bytes. By Little's law an SM that keeps a fixed number of bytes in
  * flight sustains bw_sm * L0 / L bytes/ns.
  */
-static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
-                         double dram, double lat, double gap, sim_state_t *s)
+static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double dram, double lat,
+                         double gap, sim_state_t *s)
 {
     double bw = pk->sms_active * pk->bw_sm * sim_gpu_physics(g)->mem_latency_ns / lat;
     double tm = dram > 0 ? dram / bw : 0.0;
@@ -187,8 +187,8 @@ static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim
  * shared latency solved for both, and the next event is the first kernel to
  * finish. A side whose kernels are all done leaves the other running alone.
  */
-void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
-                const sim_placed_t *b, int nb, double *a_ns, double *b_ns)
+void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
+                int nb, double *a_ns, double *b_ns)
 {
     int ia = 0, ib = 0;
     double fa = 1.0, fb = 1.0, t = 0.0;

@@ -119,8 +119,8 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
  * time each side finishes, without dispatch cost or noise, in ns. nb may be
  * 0 (the a side runs alone).
  */
-void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
-                const sim_placed_t *b, int nb, double *a_ns, double *b_ns);
+void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
+                int nb, double *a_ns, double *b_ns);
 
 /* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
 

@@ -158,7 +158,7 @@ static int place(const psi_gpu_t *g, const sim_physics_t *ph, const twin_model_t
 {
     if (start < 0 || len <= 0 || start + len > m->wl.n)
         return psi_error(PS_E_ARG, "twin: %s segment [%d, %d) outside its %d operators", m->wl.model, start,
-                        start + len, m->wl.n);
+                         start + len, m->wl.n);
     *solo_ns = 0;
     for (int i = 0; i < len; i++) {
         sim_place(g, &m->wl.k[start + i], tpcs, &pk[i]);
@@ -184,8 +184,8 @@ int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, si
     for (size_t i = 0; i < n && rc == 0; i++) {
         twin_model_t *hm = NULL, *lm = NULL;
         if (q[i].hp_tpcs <= 0 || q[i].lp_tpcs <= 0 || q[i].hp_tpcs + q[i].lp_tpcs > g->tpcs)
-            rc = psi_error(PS_E_ARG, "twin: split %d/%d does not fit the %s's %d TPCs", q[i].hp_tpcs,
-                          q[i].lp_tpcs, g->name, g->tpcs);
+            rc = psi_error(PS_E_ARG, "twin: split %d/%d does not fit the %s's %d TPCs", q[i].hp_tpcs, q[i].lp_tpcs,
+                           g->name, g->tpcs);
         if (rc == 0)
             rc = twin_model(cache, &n_models, TWIN_MODELS, q[i].hp_model, q[i].hp_batch, seq_len, &hm);
         if (rc == 0)
