@@ -711,20 +711,9 @@ static void test_cuda_module_loaded_on_demand(void)
     CHECK(mapped("libcublas") == 0 && mapped("libpairsight_cuda") == 0);
 }
 
-static void setup(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/psi_test_collectXXXXXX");
-    if (!mkdtemp(tmpdir))
-        abort();
-}
+static void setup(void) { th_tmpdir_make(tmpdir, sizeof tmpdir, "ps_test_collect"); }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-}
+static void teardown(void) { th_tmpdir_remove(tmpdir); }
 
 static void test_setup(void) { setup(); }
 static void test_teardown(void) { teardown(); }

@@ -339,20 +339,9 @@ static void test_mps_share_recorded(void)
     CHECK(t[0] > 0 && t[0] < t[1]);
 }
 
-static void test_setup(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/psi_test_protocolXXXXXX");
-    if (!mkdtemp(tmpdir))
-        abort();
-}
+static void test_setup(void) { th_tmpdir_make(tmpdir, sizeof tmpdir, "ps_test_protocol"); }
 
-static void test_teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-}
+static void test_teardown(void) { th_tmpdir_remove(tmpdir); }
 
 TH_MAIN(TEST(test_setup), TEST(test_distinct_memory_per_operator), TEST(test_profile_in_model_order),
         TEST(test_clock_recorded_and_off_clock_refused), TEST(test_counters_as_formats_names_them),

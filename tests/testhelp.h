@@ -50,6 +50,23 @@ static inline void th_skip(const char *why)
         CHECK_MSG(th_rc_ == 0, "%s returned %d: %s", #call, th_rc_, ps_last_error());    \
     } while (0)
 
+/* A fresh folder /tmp/<prefix>XXXXXX into dir[n] (the program aborts when
+ * none can be made), and its removal with everything in it. */
+static inline void th_tmpdir_make(char *dir, size_t n, const char *prefix)
+{
+    snprintf(dir, n, "/tmp/%sXXXXXX", prefix);
+    if (!mkdtemp(dir))
+        abort();
+}
+
+static inline void th_tmpdir_remove(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
 typedef struct {
     const char *name;
     void (*fn)(void);
