@@ -217,9 +217,11 @@ PS_API int ps_table_check(const char *path, ps_check_result_t *out);
  *  have a profile in one of them, its segments lie inside it and its TPC
  *  counts were profiled (path:line:column names the first row that fails).
  *  coexec files are streamed: memory holds the first row of each experiment,
- *  not every row. */
+ *  not every row. @return as ps_table_check. */
 PS_API int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out);
-/** The table kind of path from its header alone (PS_E_INPUT when none). */
+/** The table kind of path from its header alone into *out. @return 0,
+ *  PS_E_IO when path cannot be read, PS_E_INPUT when no table's header
+ *  matches. */
 PS_API int ps_table_detect(const char *path, ps_table_kind_t *out);
 
 /* Load a table. On success *out owns all its memory (release with the
@@ -679,7 +681,7 @@ PS_API int ps_model_export(const ps_model_t *m, const char *dir);
 PS_API int ps_model_meta_json(const ps_model_t *m, char **out);
 
 /** Release memory the library handed out (ps_model_meta_json); NULL is a
- *  no-op. */
+ *  no-op. @return nothing. */
 PS_API void ps_free(void *p);
 
 /** The name of feature column i, e.g. "hp.op3.dram_bytes" or "p_tpcs", into
@@ -869,15 +871,17 @@ PS_API void ps_coloc_model_free(ps_coloc_model_t *m);
 
 /** Throughput of workload (gpu, name) alone at share_pct: interpolated in
  *  scaling (may be NULL: exclusive_tput x share / 100), as every predictor
- *  uses it. NAN when the workload is unknown. Thread-safe. */
+ *  uses it. @return that throughput, NAN when the workload is unknown.
+ *  Thread-safe. */
 PS_API double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling, const char *gpu,
                      const char *name, int share_pct);
 
 /** The GPU(s) the model was trained on (the gpu column of its training
- *  co-locations, comma-joined; "" when unknown). Owned by m. */
+ *  co-locations, comma-joined; "" when unknown). @return that string, owned
+ *  by m. */
 PS_API const char *ps_coloc_model_gpu(const ps_coloc_model_t *m);
-/** For models made with kind PS_COLOC_AUTO: 1 and the chosen kind is
- *  ps_coloc_model_kind(m); 0 otherwise. */
+/** @return 1 for a model made with kind PS_COLOC_AUTO (the kind it chose
+ *  is ps_coloc_model_kind(m)), 0 otherwise. */
 PS_API int ps_coloc_model_auto(const ps_coloc_model_t *m);
 
 /* Selection policies, scored with KACE's metric: the chosen co-location's
@@ -982,6 +986,7 @@ typedef struct {
                           room (K x GPUs), as in Gavel */
 } ps_coloc_place_params_t;
 
+/** @return the defaults documented beside each field of ps_coloc_place_params_t. */
 PS_API ps_coloc_place_params_t ps_coloc_place_default_params(void);
 
 typedef struct {
@@ -996,10 +1001,14 @@ typedef struct {
 /** Place jobs[n_jobs] on n_gpus GPUs whose types (the gpu column of
  *  workloads.csv) are gpu_types[n_gpus] (NULL entries: each job's own
  *  row). On success out holds arrays owned by the caller
- *  (ps_coloc_placement_free). Not thread-safe with the same model. */
+ *  (ps_coloc_placement_free). Not thread-safe with the same model.
+ *  @return 0, PS_E_ARG for bad parameters (job, GPU or type counts),
+ *  PS_E_INPUT for a job that workloads.csv lacks on every GPU type, or
+ *  PS_E_NOMEM. */
 PS_API int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
                    const char *const *jobs, int n_jobs, const char *const *gpu_types, int n_gpus,
                    const ps_coloc_place_params_t *p, ps_coloc_placement_t *out);
+/** Release the arrays of a placement; NULL is a no-op. @return nothing. */
 PS_API void ps_coloc_placement_free(ps_coloc_placement_t *pl);
 
 /* `colocate eval --place`: per case (jobs, GPUs) and job mix (distinct
@@ -1018,7 +1027,9 @@ typedef struct {
 } ps_coloc_place_case_t;
 
 /** cases[n_cases] carry n_jobs and n_gpus on entry; the rest is filled.
- *  ep gives the split (train_frac, seeds = mixes, seed, kinds). */
+ *  ep gives the split (train_frac, seeds = mixes, seed, kinds).
+ *  @return 0 or a negative PS_E_* (PS_E_INPUT when the table holds no
+ *  complete co-location). */
 PS_API int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling,
                         const ps_colocations_t *c, const ps_coloc_eval_params_t *ep,
                         int max_per_gpu, ps_coloc_place_case_t *cases, int n_cases);
@@ -1137,8 +1148,8 @@ typedef enum {
     PS_REPLAY_N
 } ps_replay_policy_t;
 
-/** "dedicated", "static", "orion", "intensity", "pairsight",
- *  "pairsight_bound", "oracle". Static; "?" when out of range. */
+/** @return the policy's name: "dedicated", "static", "orion", "intensity",
+ *  "pairsight", "pairsight_bound", "oracle"; static, "?" when out of range. */
 PS_API const char *ps_replay_policy_name(int policy);
 /** "a,b,..." or "all" to a bit mask of policies.
  *  @return 0, or PS_E_ARG naming the unknown policy. */
@@ -1350,7 +1361,8 @@ PS_API int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
 
 /** The same on one partition of tpcs TPCs (a green context; 0 or the
  *  device's count: the whole device, as ps_campaign_counters). Partition
- *  counters go on the ops.csv rows of that TPC count. */
+ *  counters go on the ops.csv rows of that TPC count. @return as
+ *  ps_campaign_counters. */
 PS_API int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs);
 
 /** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
