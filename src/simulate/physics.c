@@ -7,19 +7,20 @@
 
 #include <math.h>
 
-/* The constants of eq. 1, 5, 7, 8 and 9, calibrated so that the twin
- * reproduces the published observations (docs/simulator.md, "Parameters").
- * The derived kernels (data/orion_kernels.inc) depend on them: change one,
- * re-derive. */
+/* The constants of eq. 1, 5, 7, 8, 9 and 12 (docs/simulator.md,
+ * "Parameters", which gives the source of each). The derived kernels
+ * (data/orion_kernels.inc) depend on them: change one, re-derive. */
 sim_physics_t sim_physics_default(void)
 {
     sim_physics_t ph = {
         .lat_linear = 0.5,
-        .lat_queue = 0.2,
+        .lat_queue = 0.038,
         .overlap = 0.15,
         .l2_share = 0.4,
-        .dispatch_ns = 6000.0,
-        .gap_ns = 1000.0,
+        .dispatch_ns = 1500.0,
+        .gap_ns = 500.0,
+        .counter_noise = 0.03,
+        .duration_noise = 0.01,
     };
     return ph;
 }
@@ -39,6 +40,10 @@ static double sm_flop_rate(const psi_gpu_t *g, const sim_kernel_t *k)
  * Eq. 2 and 3: wave quantization. Blocks spread over the SMs first, so a grid
  * of C blocks occupies min(n, C) SMs; with b blocks resident per SM a wave
  * holds b*n blocks, and every wave lasts as long as its most loaded SM.
+ * Eq. 3b: the bytes an SM keeps in flight follow the warps resident on it
+ * (occupancy) and the independent loads of each warp; a full SM of a
+ * streaming kernel sustains B_sm at the idle latency.
+ * Eq. 4b: the L2 bandwidth its SMs can draw, 64 bytes a clock per SM.
  */
 void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out)
 {
@@ -49,11 +54,17 @@ void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t
     double per_sm = ceil(c / n);
     double b_eff = per_sm < b ? per_sm : b;
     double rate = sm_flop_rate(g, k) * (k->flop_eff > 0 ? k->flop_eff : 1.0);
+    /* Blocks in flight: min(C, b n), each with its share of a full SM's
+     * warps; an SM holds at most one full SM's worth of loads. */
+    double full = k->threads > 0 ? fmin(1.0, b * k->threads / 2048.0) : 1.0;
+    double active = c < n ? c : n;
+    double mlp = fmin(1.0, full * fmin(c, b * n) / (b * active) * (k->ilp > 0 ? k->ilp : 1.0));
     out->k = k;
     out->t_fixed = sim_gpu_physics(g)->kernel_fixed_ns;
     out->t_compute = k->flops > 0 ? waves * b_eff * (k->flops / c) / rate : 0.0;
-    out->sms_active = c < n ? c : n;
-    out->bw_sm = sim_gpu_physics(g)->sm_gbs; /* GB/s = bytes/ns */
+    out->sms_active = active;
+    out->bw_sm = sim_gpu_physics(g)->sm_gbs * mlp; /* GB/s = bytes/ns */
+    out->bw_l2 = out->sms_active * 64.0 * g->clock_ghz;
     double l2 = g->l2_mb * 1048576.0;
     out->footprint = k->dram_bytes < l2 ? k->dram_bytes : l2;
 }
@@ -74,13 +85,17 @@ static double latency(const psi_gpu_t *g, const sim_physics_t *ph, double u)
  * flight sustains bw_sm * L0 / L bytes/ns.
  */
 static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double dram, double lat,
-                         double gap, sim_state_t *s)
+                         double gap, double l2_avail, sim_state_t *s)
 {
     double bw = pk->sms_active * pk->bw_sm * sim_gpu_physics(g)->mem_latency_ns / lat;
     double tm = dram > 0 ? dram / bw : 0.0;
     double tc = pk->t_compute;
+    double tl2 = pk->k->l2_bytes / (pk->bw_l2 * l2_avail);
     double hi = tm > tc ? tm : tc, lo = tm > tc ? tc : tm;
+    if (tl2 > hi)
+        hi = tl2;
     s->t_mem = tm;
+    s->t_l2 = tl2;
     s->t_lat = pk->k->lat_rounds * lat;
     s->t_ns = gap + pk->t_fixed + hi + ph->overlap * lo + s->t_lat;
     s->dram_bytes = dram;
@@ -98,9 +113,17 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
 {
     double bmax = g->dram_gbs * sim_gpu_physics(g)->dram_eff;
     double lo = sim_gpu_physics(g)->mem_latency_ns, hi;
-    double u = 0;
+    double u = 0, l2_demand = 0, l2a = 1.0;
+    /* Eq. 4b: when the running kernels draw more L2 bandwidth than the L2
+     * delivers, each gets that share of what its SMs could draw. */
     for (int i = 0; i < n; i++) {
-        kernel_state(g, ph, pk[i], dram[i], lo, gap, &st[i]);
+        kernel_state(g, ph, pk[i], dram[i], lo, gap, 1.0, &st[i]);
+        l2_demand += pk[i]->k->l2_bytes / (st[i].t_ns - gap);
+    }
+    if (l2_demand > g->l2_gbs)
+        l2a = g->l2_gbs / l2_demand;
+    for (int i = 0; i < n; i++) {
+        kernel_state(g, ph, pk[i], dram[i], lo, gap, l2a, &st[i]);
         u += st[i].dram_rate;
     }
     hi = latency(g, ph, u / bmax);
@@ -110,7 +133,7 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
         double mid = 0.5 * (lo + hi);
         u = 0;
         for (int i = 0; i < n; i++) {
-            kernel_state(g, ph, pk[i], dram[i], mid, gap, &st[i]);
+            kernel_state(g, ph, pk[i], dram[i], mid, gap, l2a, &st[i]);
             u += st[i].dram_rate;
         }
         if (mid < latency(g, ph, u / bmax))
@@ -120,14 +143,11 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
     }
     double l = 0.5 * (lo + hi);
     for (int i = 0; i < n; i++)
-        kernel_state(g, ph, pk[i], dram[i], l, gap, &st[i]);
+        kernel_state(g, ph, pk[i], dram[i], l, gap, l2a, &st[i]);
     return l;
 }
 
-static double clamp01(double x)
-{
-    return x < 0 ? 0 : x > 1 ? 1 : x;
-}
+static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 
 /*
  * Standalone duration and the counters of ops.csv, from the same state
