@@ -36,6 +36,9 @@ static double sm_flop_rate(const psi_gpu_t *g, const sim_kernel_t *k)
     return tflops * 1e3 / g->sms;
 }
 
+static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
+                            const double *dram, int n, double gap, sim_state_t *st);
+
 /*
  * Eq. 2 and 3: wave quantization. Blocks spread over the SMs first, so a grid
  * of C blocks occupies min(n, C) SMs; with b blocks resident per SM a wave
@@ -66,7 +69,15 @@ void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t
     out->bw_sm = sim_gpu_physics(g)->sm_gbs * mlp; /* GB/s = bytes/ns */
     out->bw_l2 = out->sms_active * 64.0 * g->clock_ghz;
     double l2 = g->l2_mb * 1048576.0;
-    out->footprint = k->dram_bytes < l2 ? k->dram_bytes : l2;
+    out->footprint = (k->dram_bytes < l2 ? k->dram_bytes : l2) / waves;
+    /* Eq. 7 needs its DRAM rate alone, under the default physics. */
+    sim_physics_t ph = sim_physics_default();
+    sim_state_t st;
+    const sim_placed_t *one = out;
+    double dram = k->dram_bytes;
+    out->rate_solo = 0;
+    solve_latency(g, &ph, &one, &dram, 1, 0.0, &st);
+    out->rate_solo = st.dram_rate > 0 ? st.dram_rate : 0.0;
 }
 
 /* Eq. 5: memory latency as a function of DRAM utilization U. */
@@ -184,19 +195,26 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
 }
 
 /*
- * Eq. 7: the DRAM bytes of a kernel beside a co-runner whose L2 footprint is
- * f: a share gamma * f / (f + S) of its L2 hits turns into misses. The share
- * saturates below gamma because most hits of DL kernels (GEMM tiles, the
- * second pass of a normalization) come back within microseconds, before a
- * co-runner can stream the whole cache through.
+ * Eq. 7: the DRAM bytes of a kernel beside a co-runner. A shared LRU cache
+ * holds each stream's lines in proportion to the rate at which it inserts
+ * them, its DRAM rate: the target keeps S_t = S r_t / (r_t + r_c) of the L2.
+ * Its hits reuse, within a wave, a set of W bytes; the share 1 - S_t / W of
+ * them that no longer fits turns into misses, at most gamma of the hits
+ * (the rest come back within microseconds, before any eviction).
  */
-static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double f)
+static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
+                          const sim_placed_t *co)
 {
     double s = g->l2_mb * 1048576.0;
     double hits = pk->k->l2_bytes - pk->k->dram_bytes;
-    if (hits <= 0 || f <= 0)
+    double rt = pk->rate_solo, rc = co->rate_solo;
+    if (hits <= 0 || rc <= 0 || pk->footprint <= 0)
         return pk->k->dram_bytes;
-    return pk->k->dram_bytes + ph->l2_share * f / (f + s) * hits;
+    double st = s * rt / (rt + rc);
+    double lost = 1.0 - st / pk->footprint;
+    if (lost <= 0)
+        return pk->k->dram_bytes;
+    return pk->k->dram_bytes + fmin(lost, ph->l2_share) * hits;
 }
 
 /*
@@ -222,12 +240,12 @@ void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t 
         if (ia < na) {
             ra = n;
             run[n] = &a[ia];
-            dram[n++] = ib < nb ? dram_beside(g, ph, &a[ia], b[ib].footprint) : a[ia].k->dram_bytes;
+            dram[n++] = ib < nb ? dram_beside(g, ph, &a[ia], &b[ib]) : a[ia].k->dram_bytes;
         }
         if (ib < nb) {
             rb = n;
             run[n] = &b[ib];
-            dram[n++] = ia < na ? dram_beside(g, ph, &b[ib], a[ia].footprint) : b[ib].k->dram_bytes;
+            dram[n++] = ia < na ? dram_beside(g, ph, &b[ib], &a[ia]) : b[ib].k->dram_bytes;
         }
         solve_latency(g, ph, run, dram, n, ph->gap_ns, st);
         double dt_a = ra >= 0 ? fa * st[ra].t_ns : INFINITY;

@@ -95,7 +95,8 @@ typedef struct {
     double sms_active; /* SMs the grid occupies (eq. 3) */
     double bw_sm;      /* bytes/ns one SM sustains at idle latency: its memory-level parallelism (eq. 3b) */
     double bw_l2;      /* bytes/ns of L2 bandwidth its SMs can draw (eq. 4b) */
-    double footprint;  /* bytes it keeps in L2, min(dram_bytes, L2 size) */
+    double footprint;  /* bytes it reuses from L2 within a wave, min(dram_bytes, L2 size) / waves (eq. 7) */
+    double rate_solo;  /* DRAM bytes/ns it moves alone (eq. 7) */
 } sim_placed_t;
 
 void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out);
