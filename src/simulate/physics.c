@@ -202,8 +202,7 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
  * them that no longer fits turns into misses, at most gamma of the hits
  * (the rest come back within microseconds, before any eviction).
  */
-static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk,
-                          const sim_placed_t *co)
+static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, const sim_placed_t *co)
 {
     double s = g->l2_mb * 1048576.0;
     double hits = pk->k->l2_bytes - pk->k->dram_bytes;
