@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seed=${1:-21}
 out=${2:-/tmp/twin_observe}
 n=${3:-12000}
-ps=build/pairsight
+ps=${PS:-build/pairsight}
 [ -x "$ps" ] || { echo "twin_observe: build first (scripts/test.sh)" >&2; exit 1; }
 mkdir -p "$out/op" "$out/seg"
 py=/usr/bin/python3
