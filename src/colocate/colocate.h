@@ -129,9 +129,10 @@ int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targe
  * the first round(frac x nc) train): fills train, returns their count. */
 int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *train);
 
-/* auto (auto.c): the candidate kind (bit mask) with the best selection
- * figure of out-of-fold predictions over the training co-locations (ties:
- * the lower sum MAPE). -1 in *out when none could be fitted. */
+/* auto (auto.c): of the candidate kinds (bit mask), by 4-fold
+ * cross-validation over the training co-locations, the simplest within one
+ * standard error of the best out-of-fold selection figure and of the lowest
+ * out-of-fold sum MAPE. -1 in *out when none could be fitted. */
 unsigned cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
 int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
                    int *out);
