@@ -268,6 +268,72 @@ static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
     return s;
 }
 
+/* auto: the kind chosen by cross-validation, fitted on all of train. */
+static int fit_auto(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                    ps_coloc_model_t **out)
+{
+    int k = -1;
+    int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
+    if (rc)
+        return rc;
+    if (k < 0)
+        return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
+    ps_coloc_params_t q = *p;
+    q.kind = (ps_coloc_kind_t)k;
+    if ((rc = cl_model_fit(d, train, n_train, &q, out)))
+        return rc;
+    (*out)->autosel = 1;
+    return 0;
+}
+
+/* ratio, mps, lowrank: from the measured slots of the training set. */
+static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    wrow_t *r = NULL;
+    int n = 0, rc = collect_rows(d, train, n_train, &r, &n);
+    if (!rc && n < 1)
+        rc = psi_error(PS_E_INPUT, "colocate: no measured throughput to train on");
+    if (!rc)
+        rc = fit_ratio_table(m, d, r, n);
+    if (!rc && m->kind == PS_COLOC_MPS)
+        rc = psi_mps_fit(m, d, r, n, train, n_train);
+    else if (!rc && m->kind == PS_COLOC_LOWRANK)
+        rc = cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
+    free(r);
+    return rc;
+}
+
+/* KACE's and Xu's kinds: the sum of each complete training co-location. */
+static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    int nf = m->nf, n = 0, rc = 0;
+    double *x = psi_malloc((size_t)n_train * nf * sizeof *x + 1), *y = psi_malloc((size_t)n_train * sizeof *y + 1);
+    if (!x || !y)
+        rc = PS_E_NOMEM;
+    for (int i = 0; i < n_train && !rc; i++) {
+        const cl_coloc_t *c = &d->c[train[i]];
+        if (!c->complete)
+            continue;
+        sum_row(m, d, c, x + (size_t)n * nf);
+        y[n] = 0;
+        for (int s = 0; s < c->k; s++)
+            y[n] += c->tput[s];
+        n++;
+    }
+    if (!rc && n < 1)
+        rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
+                       ps_coloc_kind_name(m->kind));
+    if (!rc && m->kind == PS_COLOC_KACE_LR)
+        rc = cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
+    else if (!rc && m->kind == PS_COLOC_KACE_MLP)
+        rc = fit_mlp(m, x, y, n, nf);
+    else if (!rc)
+        rc = fit_forest(m, x, y, n, nf);
+    free(x);
+    free(y);
+    return rc;
+}
+
 int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out)
 {
     *out = NULL;
@@ -278,81 +344,20 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
                          "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
                          "and rounds <= 100000",
                          p->trees, p->mlp_epochs, p->boost_rounds);
-    if (p->kind == PS_COLOC_AUTO) {
-        int k = -1;
-        int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
-        if (rc)
-            return rc;
-        if (k < 0)
-            return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
-        ps_coloc_params_t q = *p;
-        q.kind = (ps_coloc_kind_t)k;
-        if ((rc = cl_model_fit(d, train, n_train, &q, out)))
-            return rc;
-        (*out)->autosel = 1;
-        return 0;
-    }
+    if (p->kind == PS_COLOC_AUTO)
+        return fit_auto(d, train, n_train, p, out);
     ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
     m->kind = p->kind;
     m->p = *p;
     m->nf = cl_model_nf(p->kind);
-    int rc = 0;
     if (!(m->gpu = train_gpus(d, train, n_train))) {
         free(m);
         return PS_E_NOMEM;
     }
-    wrow_t *r = NULL;
-    double *x = NULL, *y = NULL;
-    if (!ps_coloc_kind_predicts_sum(p->kind)) {
-        int n = 0;
-        if ((rc = collect_rows(d, train, n_train, &r, &n)))
-            goto done;
-        if (n < 1) {
-            rc = psi_error(PS_E_INPUT, "colocate: no measured throughput to train on");
-            goto done;
-        }
-        if ((rc = fit_ratio_table(m, d, r, n)))
-            goto done;
-        if (p->kind == PS_COLOC_MPS)
-            rc = psi_mps_fit(m, d, r, n, train, n_train);
-        else if (p->kind == PS_COLOC_LOWRANK)
-            rc = cl_lowrank_fit(d, train, n_train, p->seed, &m->lowrank);
-        goto done;
-    }
-    int nf = m->nf, n = 0;
-    x = psi_malloc((size_t)n_train * nf * sizeof *x + 1);
-    y = psi_malloc((size_t)n_train * sizeof *y + 1);
-    if (!x || !y) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i < n_train; i++) {
-        const cl_coloc_t *c = &d->c[train[i]];
-        if (!c->complete)
-            continue;
-        sum_row(m, d, c, x + (size_t)n * nf);
-        y[n] = 0;
-        for (int s = 0; s < c->k; s++)
-            y[n] += c->tput[s];
-        n++;
-    }
-    if (n < 1) {
-        rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
-                       ps_coloc_kind_name(p->kind));
-        goto done;
-    }
-    if (p->kind == PS_COLOC_KACE_LR)
-        rc = cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
-    else if (p->kind == PS_COLOC_KACE_MLP)
-        rc = fit_mlp(m, x, y, n, nf);
-    else
-        rc = fit_forest(m, x, y, n, nf);
-done:
-    free(r);
-    free(x);
-    free(y);
+    int rc =
+        ps_coloc_kind_predicts_sum(p->kind) ? fit_sum(m, d, train, n_train) : fit_per_workload(m, d, train, n_train);
     if (rc) {
         ps_coloc_model_free(m);
         return rc;
