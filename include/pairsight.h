@@ -1166,10 +1166,12 @@ typedef struct {
     double coverage;                    /* pairsight_bound's coverage (0.95) */
     uint64_t seed;                      /* arrivals and noise (1) */
     unsigned policies;                  /* bit mask of 1 << PS_REPLAY_* (all) */
-    int warmup;                         /* orion: warm-up requests per binary-search probe (100) */
+    int warmup;                         /* orion and the planners' stretch: warm-up requests per
+                                           probe (1000) */
     double noise;                       /* per-run log-normal sigma, as the simulator's (0.02) */
-    double stretch;                     /* planners: a request's service is budgeted at most
-                             stretch x its dedicated latency; 0 = slo_factor (0) */
+    double stretch;                     /* planners: a request with no queue behind it is budgeted at
+                             most stretch x its dedicated latency; 0 = tuned per planner on
+                             the warm-up stream, as orion's threshold (0) */
     const ps_coexec_t *intensity_train; /* training rows of the intensity rule
                                            (NULL: the intensity policy is skipped) */
 } ps_replay_params_t;
@@ -1187,6 +1189,7 @@ typedef struct {
     double budget_kept;   /* planners: share of requests whose service stayed within
                                 the budget they were planned for (NAN for the others) */
     int orion_tpcs;       /* orion: the SM threshold found, in TPCs */
+    double stretch;       /* planners: the service cap used, x dedicated (1e9: none) */
     double *latency_ns;   /* [requests] per request, arrival order */
 } ps_replay_policy_result_t;
 
