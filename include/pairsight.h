@@ -1062,6 +1062,21 @@ PS_API int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scal
 PS_API int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                                   double coverage, double *out_hp_upper_ns, double *out_lp_upper_ns);
 
+/**
+ * Calibrate the bounds of segments longer than the model's window (composed
+ * from windows) on cx, a campaign of such co-executions disjoint from the
+ * one reported on: per side and coverage level, the split-conformal
+ * quantile of log(measured / window-composed bound at that level) over the
+ * rows longer than the window on a side. ps_model_predict_bound then
+ * multiplies a composed segment's bound by exp of it (levels the rows are
+ * too few for keep the window-composed bound). Stored with the model
+ * (ps_model_save). Not thread-safe on m.
+ * @return 0; PS_E_ARG for a model without calibration; PS_E_INPUT when cx
+ * holds fewer than 20 rows longer than the window or a row the profile
+ * lacks.
+ */
+PS_API int ps_model_calibrate_composed(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx);
+
 /** A predictor for the planner: co-execution latencies (ns) of n candidates
  *  into out_hp_ns[n], out_lp_ns[n]; 0 or a negative PS_E_* code. */
 typedef int (*ps_plan_predict_fn)(void *user, const ps_query_t *q, size_t n, double *out_hp_ns, double *out_lp_ns);

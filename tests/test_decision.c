@@ -180,6 +180,87 @@ static void test_coverage_held_out_seeds(void)
     ps_ops_free(ops);
 }
 
+/* Composed segments: calibrated on one long campaign, the bound covers its
+ * rows exactly (k = ceil((n + 1) c) of n) and a campaign of another seed within
+ * 1.5 points plus two standard errors of the two draws; it survives save and
+ * load; too few long rows are refused. */
+static int simulate_long(uint64_t seed, ps_ops_t **ops, ps_coexec_t **cx)
+{
+    ps_sim_params_t s = ps_sim_default_params();
+    s.gpu = "a100";
+    s.models = CLASSIC;
+    s.experiments = 600;
+    s.runs = 1;
+    s.min_len = 24;
+    s.max_len = 64;
+    s.seed = seed;
+    s.threads = 2;
+    int rc = ps_sim_run(&s, ops, cx);
+    CHECK_MSG(rc == 0, "ps_sim_run: %s", ps_last_error());
+    return rc;
+}
+
+static void long_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, double level,
+                          bound_cov_t *out)
+{
+    ps_query_t *q = psi_malloc(cx->n * sizeof *q);
+    double *h = psi_malloc(2 * cx->n * sizeof *h);
+    for (size_t i = 0; q && h && i < cx->n; i++) {
+        q[i] = psi_query_of_row(&cx->rows[i]);
+        h[i] = cx->rows[i].hp_ns;
+        h[cx->n + i] = cx->rows[i].lp_ns;
+    }
+    CHECK_OK(bound_coverage(m, ops, q, h, h + cx->n, cx->n, level, out));
+    free(q);
+    free(h);
+}
+
+static void test_composed_calibration(void)
+{
+    ps_ops_t *o1 = NULL, *o2 = NULL;
+    ps_coexec_t *c1 = NULL, *c2 = NULL;
+    char path[] = "/tmp/ps_test_composedXXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        close(fd);
+    ps_model_t *m = NULL, *back = NULL;
+    if (!MODEL || simulate_long(21, &o1, &c1) != 0 || simulate_long(22, &o2, &c2) != 0 ||
+        ps_model_save(MODEL, path) != 0 || ps_model_load(path, &m) != 0)
+        goto done;
+    CHECK_OK(ps_model_calibrate_composed(m, o1, c1));
+    CHECK_OK(ps_model_save(m, path));
+    CHECK_OK(ps_model_load(path, &back));
+    const double levels[] = {0.9, 0.95};
+    for (int k = 0; k < 2; k++) {
+        bound_cov_t cal, held, reread;
+        long_coverage(m, o1, c1, levels[k], &cal);
+        long_coverage(m, o2, c2, levels[k], &held);
+        if (back)
+            long_coverage(back, o2, c2, levels[k], &reread);
+        double c = 100 * levels[k], top = 100 * ((double)(cal.n + 1) * levels[k] + 1) / (double)cal.n + 1e-9;
+        CHECK_MSG(cal.hp_cover >= c - 1e-9 && cal.hp_cover <= top && cal.lp_cover >= c - 1e-9 && cal.lp_cover <= top,
+                  "calibration rows at %g: HP %.2f LP %.2f", c, cal.hp_cover, cal.lp_cover);
+        double tol = 1.5 + 2 * 100 * sqrt(2 * levels[k] * (1 - levels[k]) / (double)held.n);
+        printf("  long seed 22, %zu rows: coverage at %g HP %.2f%% LP %.2f%% (tolerance %.2f)\n", held.n, levels[k],
+               held.hp_cover, held.lp_cover, tol);
+        CHECK(fabs(held.hp_cover - c) <= tol && fabs(held.lp_cover - c) <= tol);
+        CHECK(back && reread.hp_cover == held.hp_cover && reread.lp_cover == held.lp_cover);
+    }
+    ps_coexec_t *few = ps_coexec_new();
+    for (size_t i = 0; i < 19; i++)
+        ps_coexec_append(few, &c1->rows[i]);
+    CHECK(ps_model_calibrate_composed(m, o1, few) == PS_E_INPUT);
+    ps_coexec_free(few);
+done:
+    unlink(path);
+    ps_model_free(m);
+    ps_model_free(back);
+    ps_coexec_free(c1);
+    ps_coexec_free(c2);
+    ps_ops_free(o1);
+    ps_ops_free(o2);
+}
+
 /* ---- the planner on hand-made cases ---- */
 
 /* HP "hp" of 6 operators of 100 ns on the whole GPU, LP "lp" of 100
@@ -497,6 +578,7 @@ int main(void)
         {"setup", setup},
         {"test_coverage_on_calibration_rows", test_coverage_on_calibration_rows},
         {"test_coverage_held_out_seeds", test_coverage_held_out_seeds},
+        {"test_composed_calibration", test_composed_calibration},
         {"test_planner_known_optimum", test_planner_known_optimum},
         {"test_planner_never_exceeds_budget", test_planner_never_exceeds_budget},
         {"test_replay_deterministic", test_replay_deterministic},

@@ -358,6 +358,11 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
             rc = psi_error(rc, "out of memory composing windows");
             goto done;
         }
+        double ch, cl; /* composed segments: the conformal step on the composition (bounds.c) */
+        if (coverage > 0 && (nh > 1 || nl > 1) && calib_composed(m->calib, coverage, &ch, &cl)) {
+            oh[k] *= exp(ch);
+            ol[k] *= exp(cl);
+        }
         double a = 0, b = 0;
         for (int i = 0; i < nh; i++)
             a += wh[i];
