@@ -369,7 +369,8 @@ static int rule_lp_len(const replay_t *rp, int pos, int lp_tpcs, double limit_ns
     return l;
 }
 
-/* The dominant intensity (by standalone time at tpcs) of HP [a, a+len). */
+/* The dominant intensity (by standalone time at tpcs) of HP [a, a+len);
+ * unknown when no operator of it is classed. */
 static int hp_profile(const replay_t *rp, int a, int len, int tpcs)
 {
     double c = 0, m = 0;
@@ -380,6 +381,8 @@ static int hp_profile(const replay_t *rp, int a, int len, int tpcs)
         else if (rp->hg->intensity[op] == PS_INTENSITY_MEMORY)
             m += d;
     }
+    if (c == 0 && m == 0)
+        return PS_INTENSITY_UNKNOWN; /* Orion co-runs beside an unprofiled kernel */
     return c >= m ? PS_INTENSITY_COMPUTE : PS_INTENSITY_MEMORY;
 }
 
@@ -595,15 +598,16 @@ static int warmup_init(const replay_t *rp, warmup_t *w)
     return PS_OK;
 }
 
-/* Whether policy (split th) keeps the warm-up's p99 within slo. */
-static int warmup_meets(replay_t *rp, warmup_t *w, int policy, int th, double slo, int *ok)
+/* Whether policy (split th) keeps the warm-up's latency quantile pq within
+ * slo. */
+static int warmup_meets(replay_t *rp, warmup_t *w, int policy, int th, double slo, double pq, int *ok)
 {
     uint64_t seed = rp->tw.seed;
     rp->tw.seed = seed ^ 0x2545F4914F6CDD1DULL;
     stream_t s = {.lat = w->lat};
     int rc = replay_stream(rp, policy, th, w->arr, w->n, slo, &s);
     rp->tw.seed = seed;
-    *ok = rc == PS_OK && percentile(w->lat, w->n, 0.99, w->tmp) <= slo;
+    *ok = rc == PS_OK && percentile(w->lat, w->n, pq, w->tmp) <= slo;
     return rc;
 }
 
@@ -618,7 +622,7 @@ static int orion_tune(replay_t *rp, double slo, int *out_th)
     int lo = -1, hi = rp->n_splits - 1; /* lo meets the budget (-1: no co-location) */
     while (rc == PS_OK && lo < hi) {
         int mid = (lo + hi + 1) / 2, ok;
-        rc = warmup_meets(rp, &w, PS_REPLAY_ORION, rp->splits[rp->n_splits - 1 - mid], slo, &ok);
+        rc = warmup_meets(rp, &w, PS_REPLAY_ORION, rp->splits[rp->n_splits - 1 - mid], slo, 0.99, &ok);
         if (ok)
             lo = mid;
         else
@@ -631,8 +635,10 @@ static int orion_tune(replay_t *rp, double slo, int *out_th)
 
 /* A planner's service cap (x dedicated) for a request with no queue behind
  * it: p->stretch when given, else tuned as Orion's threshold is, on the
- * warm-up stream: the largest of the grid whose warm-up p99 stays within the
- * budget (1: never stretched, when none does). */
+ * warm-up stream: the largest of the grid whose warm-up p99.5 stays within
+ * the budget (1: never stretched, when none does). p99.5, not p99: a knob
+ * tuned to exactly 99% on the warm-up misses 99% on about half of the other
+ * streams, and the goal is >= 99% on them. */
 static int stretch_tune(replay_t *rp, int policy, double slo, double *out)
 {
     static const double grid[] = {1e9, 4, 2, 1.5, 1.2};
@@ -645,7 +651,7 @@ static int stretch_tune(replay_t *rp, int policy, double slo, double *out)
     *out = 1;
     for (size_t i = 0; rc == PS_OK && !ok && i < sizeof grid / sizeof grid[0]; i++) {
         rp->stretch = grid[i];
-        rc = warmup_meets(rp, &w, policy, 0, slo, &ok);
+        rc = warmup_meets(rp, &w, policy, 0, slo, 0.995, &ok);
         if (ok)
             *out = grid[i];
     }
