@@ -23,8 +23,9 @@
  * holds on every state, so every plan fits whenever HP alone does). Exact
  * when the predictions do not depend on the LP position and the guard never
  * binds (then mu = 0 is the unconstrained optimum and the other prices are
- * skipped); otherwise the best feasible plan over the price grid is kept,
- * net of time_value x the HP time its co-runs add.
+ * skipped); otherwise the prices of the grid are tried in ascending order
+ * until two in a row do not improve the net LP work (net of time_value x
+ * the HP time the co-runs add), and the best feasible plan is kept.
  *
  * Cost: at most 2 B 3 S L candidate predictions per price (B = 2K + 1
  * boundaries, S splits, L LP lengths); candidates met again at the same LP
@@ -435,6 +436,7 @@ static int build(const planner_t *pl, const state_t *path, int e, ps_plan_t *out
 static int search(planner_t *pl, ps_plan_t *plan, state_t *best, int *best_end)
 {
     double best_net = 0;
+    int worse = 0;
     *best_end = -1;
     for (int i = 0; plan->feasible && i < N_MU; i++) {
         int e, rc = pass(pl, mu_grid[i], &e);
@@ -444,9 +446,12 @@ static int search(planner_t *pl, ps_plan_t *plan, state_t *best, int *best_end)
         double net = s->gain - pl->p->time_value * (s->cost - plan->alone_ns);
         if (net > best_net + 1e-9 * fabs(best_net)) {
             best_net = net;
+            worse = 0;
             *best_end = e;
             plan->mu = mu_grid[i];
             memcpy(best, pl->st, 2 * (size_t)pl->nb * sizeof *best);
+        } else if (*best_end >= 0 && ++worse == 2) {
+            break; /* two prices past the best: higher ones cut more co-runs */
         }
         if (!pl->guard_hit)
             break; /* the unconstrained optimum of this price; higher prices only cut */
