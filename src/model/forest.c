@@ -95,6 +95,13 @@ struct psi_forest {
      * level of a tree into registers and look nodes up by permutes. */
     float *pthr;
     uint32_t *pfeat;
+    /* The top ROW_TOP_LEVELS levels again, tree-minor for the one-row
+     * kernels: node k of tree t at tthr[k * ntp + t], ntp = n_trees + 16
+     * (the padding repeats the last tree), so that the same node of 8 or 16
+     * consecutive trees is one contiguous load. */
+    float *tthr;
+    uint32_t *tfeat;
+    size_t ntp;
     /* QuickScorer (qs_* below; built where pdepth <= QS_MAX_DEPTH): the real
      * splits of feature j in ascending threshold at [qs_off[j], qs_off[j+1])
      * of qs_thr / qs_tk (tree << 8 | node k of the perfect layout), those
@@ -231,7 +238,7 @@ static inline float perfect_leaf(const psi_forest_t *f, int t, const float *x)
 #define TREE_LOCKSTEP 4 /* trees walked at once by the AVX-512 block kernel (measured: 4 over 2, 8) */
 #endif
 #ifndef AVX2_TOP_LEVELS
-#define AVX2_TOP_LEVELS 3 /* levels walked by contiguous loads (root included) */
+#define AVX2_TOP_LEVELS 2 /* levels walked by contiguous loads (root included; measured: 2 over 1, 3, 4) */
 #endif
 #ifndef AVX512_TOP_LEVELS
 #define AVX512_TOP_LEVELS                                                                                              \
@@ -264,7 +271,7 @@ __attribute__((target("avx2"))) static inline void avx2_nodes(const pnode_t *bas
 }
 
 #ifndef AVX2_PERM_LEVELS
-#define AVX2_PERM_LEVELS 5 /* levels below it look nodes up by permutes */
+#define AVX2_PERM_LEVELS 6 /* levels below it look nodes up by permutes (measured: 6 over 3, 5, 7, 8) */
 #endif
 
 /* tab[j] for the eight lanes of j, 0 <= j < 2^d: one permute per 8 entries,
@@ -528,8 +535,15 @@ __attribute__((target("avx512f"))) static void avx512_block(const psi_forest_t *
         out[i] = res[i];
 }
 
+#ifndef ROW_TOP_LEVELS
+#define ROW_TOP_LEVELS                                                                                                 \
+    1 /* levels of the AVX2 one-row kernel read by contiguous loads (measured: 1 and 3 about equal, 2 slower) */
+#endif
 #ifndef AVX512_ROW_V
 #define AVX512_ROW_V 4
+#endif
+#ifndef AVX512_ROW_TOP
+#define AVX512_ROW_TOP 1 /* the same for AVX-512 (measured: 1 over 3) */
 #endif
 /* Trees [t, t + 16 V) of one row on the perfect layout, one lane per tree;
  * their leaf values go to leaf[16 V] in tree order. */
@@ -547,11 +561,24 @@ avx512_row_group(const psi_forest_t *f, const float *x, int t, int V, float *lea
                                    _mm512_set1_epi32(f->n_trees - 1));
         tb[v] = _mm512_mullo_epi32(tree[v], _mm512_set1_epi32(I));
     }
+    const int top = D < AVX512_ROW_TOP ? D : AVX512_ROW_TOP;
     for (int d = 0; d < D; d++)
         for (int v = 0; v < V; v++) {
             __m512 thr;
             __m512i feat;
-            avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
+            if (d < top) { /* each of the level's nodes for 16 trees by one load, kept where k is */
+                size_t at = ((size_t)1 << d) - 1;
+                thr = _mm512_loadu_ps(f->tthr + at * f->ntp + (size_t)(t + 16 * v));
+                feat = _mm512_loadu_si512(f->tfeat + at * f->ntp + (size_t)(t + 16 * v));
+                for (int j = (1 << d); j < (2 << d) - 1; j++) {
+                    size_t o = (size_t)j * f->ntp + (size_t)(t + 16 * v);
+                    __mmask16 here = _mm512_cmpeq_epi32_mask(k[v], _mm512_set1_epi32(j));
+                    thr = _mm512_mask_loadu_ps(thr, here, f->tthr + o);
+                    feat = _mm512_mask_loadu_epi32(feat, here, f->tfeat + o);
+                }
+            } else {
+                avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
+            }
             __mmask16 r = avx512_right(_mm512_i32gather_ps(_mm512_and_si512(feat, fmask), x, 4), thr, feat);
             __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[v], k[v]), one);
             k[v] = _mm512_mask_add_epi32(k2, r, k2, one);
@@ -598,6 +625,7 @@ avx2_row_group(const psi_forest_t *f, const float *x, int t, int V, float *leaf)
     const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
     const __m256i lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i k[AVX2_ROW_V], tb[AVX2_ROW_V], tree[AVX2_ROW_V];
+    const int top = D < ROW_TOP_LEVELS ? D : ROW_TOP_LEVELS;
     for (int v = 0; v < V; v++) {
         k[v] = _mm256_setzero_si256();
         /* Lanes past the last tree walk the last tree again (not added). */
@@ -607,9 +635,24 @@ avx2_row_group(const psi_forest_t *f, const float *x, int t, int V, float *leaf)
     }
     for (int d = 0; d < D; d++)
         for (int v = 0; v < V; v++) {
-            __m256 thr;
-            __m256i feat;
-            avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
+            __m256 thr = _mm256_setzero_ps(); /* set below; initialized for the compiler's sake */
+            __m256i feat = _mm256_setzero_si256();
+            if (d < top) { /* each of the level's nodes for 8 trees by one load, kept where k is */
+                for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
+                    size_t at = (size_t)j * f->ntp + (size_t)(t + 8 * v);
+                    __m256 c = _mm256_loadu_ps(f->tthr + at), cf = _mm256_loadu_ps((const float *)f->tfeat + at);
+                    if (j == (1 << d) - 1) {
+                        thr = c;
+                        feat = _mm256_castps_si256(cf);
+                        continue;
+                    }
+                    __m256 here = _mm256_castsi256_ps(_mm256_cmpeq_epi32(k[v], _mm256_set1_epi32(j)));
+                    thr = _mm256_blendv_ps(thr, c, here);
+                    feat = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(feat), cf, here));
+                }
+            } else {
+                avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
+            }
             __m256 xv = _mm256_i32gather_ps(x, _mm256_and_si256(feat, fmask), 4);
             k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(xv, thr, feat));
         }
@@ -1058,6 +1101,8 @@ void psi_forest_free(psi_forest_t *f)
     free(f->pleaf);
     free(f->pthr);
     free(f->pfeat);
+    free(f->tthr);
+    free(f->tfeat);
     free(f->qs_thr);
     free(f->qs_tk);
     free(f->qs_mtk);
@@ -1404,6 +1449,19 @@ static int build_perfect(psi_forest_t *f)
     f->pdepth = D;
     for (int t = 0; t < f->n_trees; t++)
         fill_perfect(f, t, f->root[t], 0, 0);
+    /* Tree-minor copy of the top levels (see tthr). */
+    int top = D < ROW_TOP_LEVELS ? D : ROW_TOP_LEVELS;
+    f->ntp = nt + 16;
+    f->tthr = psi_malloc(f->ntp * (((size_t)1 << top) - 1) * sizeof *f->tthr);
+    f->tfeat = psi_malloc(f->ntp * (((size_t)1 << top) - 1) * sizeof *f->tfeat);
+    if (!f->tthr || !f->tfeat)
+        return PS_E_NOMEM;
+    for (size_t k = 0; k < ((size_t)1 << top) - 1; k++)
+        for (size_t t = 0; t < f->ntp; t++) {
+            size_t u = t < nt ? t : nt - 1;
+            f->tthr[k * f->ntp + t] = f->pthr[u * I + k];
+            f->tfeat[k * f->ntp + t] = f->pfeat[u * I + k];
+        }
     return 0;
 }
 
