@@ -227,7 +227,9 @@ static inline float perfect_leaf(const psi_forest_t *f, int t, const float *x)
  * Row kernel (fewer than 8 rows): one lane per tree, 32 trees at once; the
  * leaf values are then added one by one in tree order.
  */
+#ifndef AVX2_V
 #define AVX2_V 4 /* vectors of 8 rows walking together in the block kernel */
+#endif
 #define AVX2_ROWS (8 * AVX2_V)
 #ifndef AVX512_V
 #define AVX512_V 2 /* vectors of 16 rows in the AVX-512 block kernel (1, 2 or 4) */
@@ -301,59 +303,83 @@ __attribute__((target("avx2"))) static inline void avx2_level_nodes(const psi_fo
     avx2_nodes(f->pnode + tb, k, thr, feat);
 }
 
+#ifndef AVX2_LOCKSTEP
+#define AVX2_LOCKSTEP 2 /* trees walked at once by the AVX2 block kernel (measured: 1 and 2 alike) */
+#endif
+
+/* The top levels of tree t for the V vectors of rows of block xt (rows =
+ * 8 V), while they are narrow: each node's feature is a contiguous load,
+ * compared for all rows, kept where a row is at that node. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+avx2_top(const psi_forest_t *f, const float *xt, int V, int t, int top, __m256i *k)
+{
+    const int I = (1 << f->pdepth) - 1, rows = 8 * V;
+    const __m256i one = _mm256_set1_epi32(1);
+    const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
+    for (int v = 0; v < V; v++)
+        k[v] = _mm256_setzero_si256();
+    for (int d = 0; d < top; d++) {
+        __m256i r[AVX2_V];
+        for (int v = 0; v < V; v++)
+            r[v] = _mm256_setzero_si256();
+        for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
+            __m256 thr = _mm256_set1_ps(nb[j].threshold);
+            __m256i feat = _mm256_set1_epi32((int32_t)nb[j].feature), at = _mm256_set1_epi32(j);
+            const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
+            for (int v = 0; v < V; v++)
+                r[v] = _mm256_or_si256(r[v], _mm256_and_si256(_mm256_cmpeq_epi32(k[v], at),
+                                                              avx2_right(_mm256_loadu_ps(c + 8 * v), thr, feat)));
+        }
+        for (int v = 0; v < V; v++)
+            k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), r[v]);
+    }
+}
+
+/* Trees [t0, t0 + G) for the V vectors of rows of block xt, the levels
+ * below the top in lockstep; each tree's leaves are added to acc in tree
+ * order. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+avx2_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const __m256i *lane, __m256 *acc)
+{
+    const int D = f->pdepth, I = (1 << D) - 1, shift = V == 4 ? 5 : V == 2 ? 4 : 3;
+    const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
+    const int top = D < AVX2_TOP_LEVELS ? D : AVX2_TOP_LEVELS;
+    __m256i k[AVX2_LOCKSTEP][AVX2_V];
+    for (int g = 0; g < G; g++)
+        avx2_top(f, xt, V, t0 + g, top, k[g]);
+    for (int d = top; d < D; d++)
+        for (int g = 0; g < G; g++)
+            for (int v = 0; v < V; v++) {
+                __m256 thr;
+                __m256i feat;
+                avx2_level_nodes(f, (size_t)(t0 + g) * (size_t)I, d, k[g][v], &thr, &feat);
+                __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift), lane[v]);
+                __m256 x = _mm256_i32gather_ps(xt, off, 4);
+                k[g][v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[g][v], k[g][v]), one),
+                                           avx2_right(x, thr, feat));
+            }
+    for (int g = 0; g < G; g++) {
+        const float *lb = f->pleaf + (size_t)(t0 + g) * (size_t)(I + 1) - I;
+        for (int v = 0; v < V; v++)
+            acc[v] = _mm256_add_ps(acc[v], _mm256_i32gather_ps(lb, k[g][v], 4));
+    }
+}
+
 /* V (1, 2 or 4) vectors of 8 rows (rows = 8 V) of the column-major block xt, all trees. */
 __attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
 avx2_block_v(const psi_forest_t *f, const float *xt, int V, float *out)
 {
-    const int D = f->pdepth, I = (1 << D) - 1, rows = 8 * V, shift = V == 4 ? 5 : V == 2 ? 4 : 3;
-    const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
     __m256i lane[AVX2_V];
     __m256 acc[AVX2_V];
     for (int v = 0; v < V; v++) {
         lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * v));
         acc[v] = _mm256_set1_ps(f->base_score);
     }
-    for (int t = 0; t < f->n_trees; t++) {
-        const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
-        const float *lb = f->pleaf + (size_t)t * (size_t)(I + 1) - I;
-        __m256i k[AVX2_V];
-        /* The root: one node for all rows, the feature a contiguous load. */
-        __m256 thr0 = _mm256_set1_ps(nb[0].threshold);
-        __m256i feat0 = _mm256_set1_epi32((int32_t)nb[0].feature);
-        const float *col = xt + (size_t)(nb[0].feature & FEATURE_MASK) * (size_t)rows;
-        for (int v = 0; v < V; v++)
-            k[v] = _mm256_sub_epi32(one, avx2_right(_mm256_loadu_ps(col + 8 * v), thr0, feat0));
-        /* The next levels, while they are narrow: each node's feature is a
-         * contiguous load, compared for all rows, kept where a row is at
-         * that node. */
-        int top = D < AVX2_TOP_LEVELS ? D : AVX2_TOP_LEVELS;
-        for (int d = 1; d < top; d++) {
-            __m256i r[AVX2_V];
-            for (int v = 0; v < V; v++)
-                r[v] = _mm256_setzero_si256();
-            for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
-                __m256 thr = _mm256_set1_ps(nb[j].threshold);
-                __m256i feat = _mm256_set1_epi32((int32_t)nb[j].feature), at = _mm256_set1_epi32(j);
-                const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
-                for (int v = 0; v < V; v++)
-                    r[v] = _mm256_or_si256(r[v], _mm256_and_si256(_mm256_cmpeq_epi32(k[v], at),
-                                                                  avx2_right(_mm256_loadu_ps(c + 8 * v), thr, feat)));
-            }
-            for (int v = 0; v < V; v++)
-                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), r[v]);
-        }
-        for (int d = top; d < D; d++)
-            for (int v = 0; v < V; v++) {
-                __m256 thr;
-                __m256i feat;
-                avx2_level_nodes(f, (size_t)t * (size_t)I, d, k[v], &thr, &feat);
-                __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift), lane[v]);
-                __m256 x = _mm256_i32gather_ps(xt, off, 4);
-                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(x, thr, feat));
-            }
-        for (int v = 0; v < V; v++)
-            acc[v] = _mm256_add_ps(acc[v], _mm256_i32gather_ps(lb, k[v], 4));
-    }
+    int t = 0;
+    for (; t + AVX2_LOCKSTEP <= f->n_trees; t += AVX2_LOCKSTEP)
+        avx2_trees(f, xt, V, t, AVX2_LOCKSTEP, lane, acc);
+    for (; t < f->n_trees; t++)
+        avx2_trees(f, xt, V, t, 1, lane, acc);
     for (int v = 0; v < V; v++)
         _mm256_storeu_ps(out + 8 * v, acc[v]);
 }
@@ -375,13 +401,13 @@ static void transpose_block(const psi_forest_t *f, const float *x, size_t n, siz
 __attribute__((target("avx2"))) static void avx2_block(const psi_forest_t *f, const float *x, size_t n, size_t stride,
                                                        float *xt, double *out)
 {
-    int V = n > 16 ? 4 : n > 8 ? 2 : 1; /* AVX2_V is 4 */
+    int V = n > 16 && AVX2_V == 4 ? 4 : n > 8 && AVX2_V >= 2 ? 2 : 1;
     transpose_block(f, x, n, stride, 8 * (size_t)V, xt);
     float res[AVX2_ROWS];
     if (V == 4)
-        avx2_block_v(f, xt, 4, res);
+        avx2_block_v(f, xt, AVX2_V, res);
     else if (V == 2)
-        avx2_block_v(f, xt, 2, res);
+        avx2_block_v(f, xt, AVX2_V >= 2 ? 2 : 1, res);
     else
         avx2_block_v(f, xt, 1, res);
     for (size_t i = 0; i < n; i++)
