@@ -95,6 +95,13 @@ struct psi_forest {
      * level of a tree into registers and look nodes up by permutes. */
     float *pthr;
     uint32_t *pfeat;
+    /* The top ROW_TOP_LEVELS levels again, tree-minor for the one-row
+     * kernels: node k of tree t at tthr[k * ntp + t], ntp = n_trees + 16
+     * (the padding repeats the last tree), so that the same node of 8 or 16
+     * consecutive trees is one contiguous load. */
+    float *tthr;
+    uint32_t *tfeat;
+    size_t ntp;
     /* QuickScorer (qs_* below; built where pdepth <= QS_MAX_DEPTH): the real
      * splits of feature j in ascending threshold at [qs_off[j], qs_off[j+1])
      * of qs_thr / qs_tk (tree << 8 | node k of the perfect layout), those
@@ -220,7 +227,9 @@ static inline float perfect_leaf(const psi_forest_t *f, int t, const float *x)
  * Row kernel (fewer than 8 rows): one lane per tree, 32 trees at once; the
  * leaf values are then added one by one in tree order.
  */
+#ifndef AVX2_V
 #define AVX2_V 4 /* vectors of 8 rows walking together in the block kernel */
+#endif
 #define AVX2_ROWS (8 * AVX2_V)
 #ifndef AVX512_V
 #define AVX512_V 2 /* vectors of 16 rows in the AVX-512 block kernel (1, 2 or 4) */
@@ -231,7 +240,7 @@ static inline float perfect_leaf(const psi_forest_t *f, int t, const float *x)
 #define TREE_LOCKSTEP 4 /* trees walked at once by the AVX-512 block kernel (measured: 4 over 2, 8) */
 #endif
 #ifndef AVX2_TOP_LEVELS
-#define AVX2_TOP_LEVELS 3 /* levels walked by contiguous loads (root included) */
+#define AVX2_TOP_LEVELS 2 /* levels walked by contiguous loads (root included; measured: 2 over 1, 3, 4) */
 #endif
 #ifndef AVX512_TOP_LEVELS
 #define AVX512_TOP_LEVELS                                                                                              \
@@ -264,7 +273,7 @@ __attribute__((target("avx2"))) static inline void avx2_nodes(const pnode_t *bas
 }
 
 #ifndef AVX2_PERM_LEVELS
-#define AVX2_PERM_LEVELS 5 /* levels below it look nodes up by permutes */
+#define AVX2_PERM_LEVELS 6 /* levels below it look nodes up by permutes (measured: 6 over 3, 5, 7, 8) */
 #endif
 
 /* tab[j] for the eight lanes of j, 0 <= j < 2^d: one permute per 8 entries,
@@ -294,59 +303,83 @@ __attribute__((target("avx2"))) static inline void avx2_level_nodes(const psi_fo
     avx2_nodes(f->pnode + tb, k, thr, feat);
 }
 
+#ifndef AVX2_LOCKSTEP
+#define AVX2_LOCKSTEP 2 /* trees walked at once by the AVX2 block kernel (measured: 1 and 2 alike) */
+#endif
+
+/* The top levels of tree t for the V vectors of rows of block xt (rows =
+ * 8 V), while they are narrow: each node's feature is a contiguous load,
+ * compared for all rows, kept where a row is at that node. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+avx2_top(const psi_forest_t *f, const float *xt, int V, int t, int top, __m256i *k)
+{
+    const int I = (1 << f->pdepth) - 1, rows = 8 * V;
+    const __m256i one = _mm256_set1_epi32(1);
+    const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
+    for (int v = 0; v < V; v++)
+        k[v] = _mm256_setzero_si256();
+    for (int d = 0; d < top; d++) {
+        __m256i r[AVX2_V];
+        for (int v = 0; v < V; v++)
+            r[v] = _mm256_setzero_si256();
+        for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
+            __m256 thr = _mm256_set1_ps(nb[j].threshold);
+            __m256i feat = _mm256_set1_epi32((int32_t)nb[j].feature), at = _mm256_set1_epi32(j);
+            const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
+            for (int v = 0; v < V; v++)
+                r[v] = _mm256_or_si256(r[v], _mm256_and_si256(_mm256_cmpeq_epi32(k[v], at),
+                                                              avx2_right(_mm256_loadu_ps(c + 8 * v), thr, feat)));
+        }
+        for (int v = 0; v < V; v++)
+            k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), r[v]);
+    }
+}
+
+/* Trees [t0, t0 + G) for the V vectors of rows of block xt, the levels
+ * below the top in lockstep; each tree's leaves are added to acc in tree
+ * order. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+avx2_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const __m256i *lane, __m256 *acc)
+{
+    const int D = f->pdepth, I = (1 << D) - 1, shift = V == 4 ? 5 : V == 2 ? 4 : 3;
+    const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
+    const int top = D < AVX2_TOP_LEVELS ? D : AVX2_TOP_LEVELS;
+    __m256i k[AVX2_LOCKSTEP][AVX2_V];
+    for (int g = 0; g < G; g++)
+        avx2_top(f, xt, V, t0 + g, top, k[g]);
+    for (int d = top; d < D; d++)
+        for (int g = 0; g < G; g++)
+            for (int v = 0; v < V; v++) {
+                __m256 thr;
+                __m256i feat;
+                avx2_level_nodes(f, (size_t)(t0 + g) * (size_t)I, d, k[g][v], &thr, &feat);
+                __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift), lane[v]);
+                __m256 x = _mm256_i32gather_ps(xt, off, 4);
+                k[g][v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[g][v], k[g][v]), one),
+                                           avx2_right(x, thr, feat));
+            }
+    for (int g = 0; g < G; g++) {
+        const float *lb = f->pleaf + (size_t)(t0 + g) * (size_t)(I + 1) - I;
+        for (int v = 0; v < V; v++)
+            acc[v] = _mm256_add_ps(acc[v], _mm256_i32gather_ps(lb, k[g][v], 4));
+    }
+}
+
 /* V (1, 2 or 4) vectors of 8 rows (rows = 8 V) of the column-major block xt, all trees. */
 __attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
 avx2_block_v(const psi_forest_t *f, const float *xt, int V, float *out)
 {
-    const int D = f->pdepth, I = (1 << D) - 1, rows = 8 * V, shift = V == 4 ? 5 : V == 2 ? 4 : 3;
-    const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
     __m256i lane[AVX2_V];
     __m256 acc[AVX2_V];
     for (int v = 0; v < V; v++) {
         lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * v));
         acc[v] = _mm256_set1_ps(f->base_score);
     }
-    for (int t = 0; t < f->n_trees; t++) {
-        const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
-        const float *lb = f->pleaf + (size_t)t * (size_t)(I + 1) - I;
-        __m256i k[AVX2_V];
-        /* The root: one node for all rows, the feature a contiguous load. */
-        __m256 thr0 = _mm256_set1_ps(nb[0].threshold);
-        __m256i feat0 = _mm256_set1_epi32((int32_t)nb[0].feature);
-        const float *col = xt + (size_t)(nb[0].feature & FEATURE_MASK) * (size_t)rows;
-        for (int v = 0; v < V; v++)
-            k[v] = _mm256_sub_epi32(one, avx2_right(_mm256_loadu_ps(col + 8 * v), thr0, feat0));
-        /* The next levels, while they are narrow: each node's feature is a
-         * contiguous load, compared for all rows, kept where a row is at
-         * that node. */
-        int top = D < AVX2_TOP_LEVELS ? D : AVX2_TOP_LEVELS;
-        for (int d = 1; d < top; d++) {
-            __m256i r[AVX2_V];
-            for (int v = 0; v < V; v++)
-                r[v] = _mm256_setzero_si256();
-            for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
-                __m256 thr = _mm256_set1_ps(nb[j].threshold);
-                __m256i feat = _mm256_set1_epi32((int32_t)nb[j].feature), at = _mm256_set1_epi32(j);
-                const float *c = xt + (size_t)(nb[j].feature & FEATURE_MASK) * (size_t)rows;
-                for (int v = 0; v < V; v++)
-                    r[v] = _mm256_or_si256(r[v], _mm256_and_si256(_mm256_cmpeq_epi32(k[v], at),
-                                                                  avx2_right(_mm256_loadu_ps(c + 8 * v), thr, feat)));
-            }
-            for (int v = 0; v < V; v++)
-                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), r[v]);
-        }
-        for (int d = top; d < D; d++)
-            for (int v = 0; v < V; v++) {
-                __m256 thr;
-                __m256i feat;
-                avx2_level_nodes(f, (size_t)t * (size_t)I, d, k[v], &thr, &feat);
-                __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift), lane[v]);
-                __m256 x = _mm256_i32gather_ps(xt, off, 4);
-                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(x, thr, feat));
-            }
-        for (int v = 0; v < V; v++)
-            acc[v] = _mm256_add_ps(acc[v], _mm256_i32gather_ps(lb, k[v], 4));
-    }
+    int t = 0;
+    for (; t + AVX2_LOCKSTEP <= f->n_trees; t += AVX2_LOCKSTEP)
+        avx2_trees(f, xt, V, t, AVX2_LOCKSTEP, lane, acc);
+    for (; t < f->n_trees; t++)
+        avx2_trees(f, xt, V, t, 1, lane, acc);
     for (int v = 0; v < V; v++)
         _mm256_storeu_ps(out + 8 * v, acc[v]);
 }
@@ -368,13 +401,13 @@ static void transpose_block(const psi_forest_t *f, const float *x, size_t n, siz
 __attribute__((target("avx2"))) static void avx2_block(const psi_forest_t *f, const float *x, size_t n, size_t stride,
                                                        float *xt, double *out)
 {
-    int V = n > 16 ? 4 : n > 8 ? 2 : 1; /* AVX2_V is 4 */
+    int V = n > 16 && AVX2_V == 4 ? 4 : n > 8 && AVX2_V >= 2 ? 2 : 1;
     transpose_block(f, x, n, stride, 8 * (size_t)V, xt);
     float res[AVX2_ROWS];
     if (V == 4)
-        avx2_block_v(f, xt, 4, res);
+        avx2_block_v(f, xt, AVX2_V, res);
     else if (V == 2)
-        avx2_block_v(f, xt, 2, res);
+        avx2_block_v(f, xt, AVX2_V >= 2 ? 2 : 1, res);
     else
         avx2_block_v(f, xt, 1, res);
     for (size_t i = 0; i < n; i++)
@@ -528,8 +561,15 @@ __attribute__((target("avx512f"))) static void avx512_block(const psi_forest_t *
         out[i] = res[i];
 }
 
+#ifndef ROW_TOP_LEVELS
+#define ROW_TOP_LEVELS                                                                                                 \
+    1 /* levels of the AVX2 one-row kernel read by contiguous loads (measured: 1 and 3 about equal, 2 slower) */
+#endif
 #ifndef AVX512_ROW_V
 #define AVX512_ROW_V 4
+#endif
+#ifndef AVX512_ROW_TOP
+#define AVX512_ROW_TOP 1 /* the same for AVX-512 (measured: 1 over 3) */
 #endif
 /* Trees [t, t + 16 V) of one row on the perfect layout, one lane per tree;
  * their leaf values go to leaf[16 V] in tree order. */
@@ -547,11 +587,24 @@ avx512_row_group(const psi_forest_t *f, const float *x, int t, int V, float *lea
                                    _mm512_set1_epi32(f->n_trees - 1));
         tb[v] = _mm512_mullo_epi32(tree[v], _mm512_set1_epi32(I));
     }
+    const int top = D < AVX512_ROW_TOP ? D : AVX512_ROW_TOP;
     for (int d = 0; d < D; d++)
         for (int v = 0; v < V; v++) {
             __m512 thr;
             __m512i feat;
-            avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
+            if (d < top) { /* each of the level's nodes for 16 trees by one load, kept where k is */
+                size_t at = ((size_t)1 << d) - 1;
+                thr = _mm512_loadu_ps(f->tthr + at * f->ntp + (size_t)(t + 16 * v));
+                feat = _mm512_loadu_si512(f->tfeat + at * f->ntp + (size_t)(t + 16 * v));
+                for (int j = (1 << d); j < (2 << d) - 1; j++) {
+                    size_t o = (size_t)j * f->ntp + (size_t)(t + 16 * v);
+                    __mmask16 here = _mm512_cmpeq_epi32_mask(k[v], _mm512_set1_epi32(j));
+                    thr = _mm512_mask_loadu_ps(thr, here, f->tthr + o);
+                    feat = _mm512_mask_loadu_epi32(feat, here, f->tfeat + o);
+                }
+            } else {
+                avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
+            }
             __mmask16 r = avx512_right(_mm512_i32gather_ps(_mm512_and_si512(feat, fmask), x, 4), thr, feat);
             __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[v], k[v]), one);
             k[v] = _mm512_mask_add_epi32(k2, r, k2, one);
@@ -598,6 +651,7 @@ avx2_row_group(const psi_forest_t *f, const float *x, int t, int V, float *leaf)
     const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
     const __m256i lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i k[AVX2_ROW_V], tb[AVX2_ROW_V], tree[AVX2_ROW_V];
+    const int top = D < ROW_TOP_LEVELS ? D : ROW_TOP_LEVELS;
     for (int v = 0; v < V; v++) {
         k[v] = _mm256_setzero_si256();
         /* Lanes past the last tree walk the last tree again (not added). */
@@ -607,9 +661,24 @@ avx2_row_group(const psi_forest_t *f, const float *x, int t, int V, float *leaf)
     }
     for (int d = 0; d < D; d++)
         for (int v = 0; v < V; v++) {
-            __m256 thr;
-            __m256i feat;
-            avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
+            __m256 thr = _mm256_setzero_ps(); /* set below; initialized for the compiler's sake */
+            __m256i feat = _mm256_setzero_si256();
+            if (d < top) { /* each of the level's nodes for 8 trees by one load, kept where k is */
+                for (int j = (1 << d) - 1; j < (2 << d) - 1; j++) {
+                    size_t at = (size_t)j * f->ntp + (size_t)(t + 8 * v);
+                    __m256 c = _mm256_loadu_ps(f->tthr + at), cf = _mm256_loadu_ps((const float *)f->tfeat + at);
+                    if (j == (1 << d) - 1) {
+                        thr = c;
+                        feat = _mm256_castps_si256(cf);
+                        continue;
+                    }
+                    __m256 here = _mm256_castsi256_ps(_mm256_cmpeq_epi32(k[v], _mm256_set1_epi32(j)));
+                    thr = _mm256_blendv_ps(thr, c, here);
+                    feat = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(feat), cf, here));
+                }
+            } else {
+                avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
+            }
             __m256 xv = _mm256_i32gather_ps(x, _mm256_and_si256(feat, fmask), 4);
             k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(xv, thr, feat));
         }
@@ -1058,6 +1127,8 @@ void psi_forest_free(psi_forest_t *f)
     free(f->pleaf);
     free(f->pthr);
     free(f->pfeat);
+    free(f->tthr);
+    free(f->tfeat);
     free(f->qs_thr);
     free(f->qs_tk);
     free(f->qs_mtk);
@@ -1404,6 +1475,19 @@ static int build_perfect(psi_forest_t *f)
     f->pdepth = D;
     for (int t = 0; t < f->n_trees; t++)
         fill_perfect(f, t, f->root[t], 0, 0);
+    /* Tree-minor copy of the top levels (see tthr). */
+    int top = D < ROW_TOP_LEVELS ? D : ROW_TOP_LEVELS;
+    f->ntp = nt + 16;
+    f->tthr = psi_malloc(f->ntp * (((size_t)1 << top) - 1) * sizeof *f->tthr);
+    f->tfeat = psi_malloc(f->ntp * (((size_t)1 << top) - 1) * sizeof *f->tfeat);
+    if (!f->tthr || !f->tfeat)
+        return PS_E_NOMEM;
+    for (size_t k = 0; k < ((size_t)1 << top) - 1; k++)
+        for (size_t t = 0; t < f->ntp; t++) {
+            size_t u = t < nt ? t : nt - 1;
+            f->tthr[k * f->ntp + t] = f->pthr[u * I + k];
+            f->tfeat[k * f->ntp + t] = f->pfeat[u * I + k];
+        }
     return 0;
 }
 
