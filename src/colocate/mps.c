@@ -46,6 +46,11 @@ static int row_fold(const cl_data_t *d, int ci, uint64_t seed)
  * goes to m->lowrank); rows whose fold could not be fitted keep mg. */
 static int oof_margin(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, mps_rows_t *t)
 {
+    int kway = 0;
+    for (int i = 0; i < t->n; i++)
+        kway |= d->c[t->r[i].c].k > 2;
+    if (!kway) /* pairs only: no row uses the lowrank margin, kept for k >= 3 queries */
+        return cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
     int *sub = psi_malloc((size_t)n_train * sizeof *sub + 1), rc = 0;
     if (!sub)
         return PS_E_NOMEM;
