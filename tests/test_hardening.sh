@@ -127,13 +127,29 @@ wait $pid || fail "the first train failed: $(cat "$T/first.out")"
 expect 0 "$CLI" predict --model "$T/two.psm" --ops "$OPS" --queries "$T/q.csv"
 # Two collectors appending to one CSV: the second waits, no row is lost.
 cd "$T"
-"$CLI" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.5 -q >/dev/null 2>"$T/c1" &
+# (PS_TEST_SAVE_PAUSE_MS holds the first in its save, lock taken.)
+PS_TEST_SAVE_PAUSE_MS=150 "$CLI" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 \
+    --seconds 0.5 -q >/dev/null 2>"$T/c1" &
 p1=$!
 wait_for colocations.csv.lock
 "$CLI" collect colocate --backend fake --jobs mobilenetv2:4@30,bert-base:2@70 --seconds 0.01 -q >/dev/null 2>"$T/c2" ||
     fail "second collector: $(cat "$T/c2")"
 wait $p1 || fail "first collector: $(cat "$T/c1")"
 [ "$(awk -F, 'NR > 1' colocations.csv | wc -l)" -eq 4 ] || fail "rows lost: $(cat colocations.csv)"
+grep -q "being written by pid $p1: waiting" "$T/c2" || fail "the second collector did not wait: $(cat "$T/c2")"
+# Two collect scaling runs read-modify-write the same two CSVs: the second
+# waits for the first and adds its rows to the first's.
+PS_TEST_SAVE_PAUSE_MS=150 "$CLI" collect scaling --backend fake --model mobilenetv2 --batch 4 --shares 10,100 \
+    --seconds 0.01 -q >/dev/null 2>"$T/c1" &
+p1=$!
+wait_for workload_scaling.csv.lock
+"$CLI" collect scaling --backend fake --model bert-base --batch 2 --shares 10,50,100 --seconds 0.01 -q \
+    >/dev/null 2>"$T/c2" || fail "second scaling: $(cat "$T/c2")"
+wait $p1 || fail "first scaling: $(cat "$T/c1")"
+grep -q "being written by pid $p1: waiting" "$T/c2" || fail "the second scaling did not wait: $(cat "$T/c2")"
+[ "$(awk -F, 'NR > 1' workload_scaling.csv | wc -l)" -eq 5 ] || fail "scaling rows lost: $(cat workload_scaling.csv)"
+[ "$(awk -F, 'NR > 1' workloads.csv | wc -l)" -eq 2 ] || fail "workload rows lost: $(cat workloads.csv)"
+rm -f workload_scaling.csv workloads.csv
 # Two collectors on one campaign database: the second is told who holds it,
 # in words, not SQLite's ("UNIQUE constraint failed", "database is locked").
 "$CLI" collect profile --backend fake --model resnet50 --batch 2 --tpcs 8,46 --db cdb.db -q >/dev/null || fail profile
