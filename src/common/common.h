@@ -139,6 +139,13 @@ int psi_fault(psi_fault_t kind);
 locale_t c_numeric_begin(void);
 void c_numeric_end(locale_t old);
 
+/* cJSON_ParseWithLength into *out, telling its two failures apart: a text
+ * that is not JSON is PS_E_INPUT ("WHAT is not valid JSON (near byte N)"),
+ * an allocation that failed inside cJSON PS_E_NOMEM (cJSON returns NULL for
+ * both; src/common/json.c checks the text without allocating). */
+struct cJSON;
+int psi_json_parse(const char *text, size_t len, const char *what, struct cJSON **out);
+
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the
  * path and the failing call. */
