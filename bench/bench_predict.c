@@ -1,12 +1,12 @@
 /*
  * Prediction speed of our flattened forest (src/model/forest.c) against
  * XGBoost's in-place dense predictor on the same booster and the same rows,
- * in the same run: time per candidate at batches of 1, 1k and 100k rows on 1
- * and 2 threads, and the ratio. Our time is given with the AVX-512 kernels
- * (where the CPU has them) and with the portable scalar kernels. The booster
- * is trained on synthetic data with the segment model's feature count (2
- * sides x 16 operator slots x 6 token fields + p, q and both standalone
- * latencies = 196).
+ * in the same run: time per row at batches of 1, 1k and 100k rows on 1 and 2
+ * threads for every kernel this CPU can run (traversal: scalar, avx2,
+ * avx512; QuickScorer: qs, qs-avx2), and XGBoost's time over each. The
+ * booster is trained on synthetic data with the segment model's feature
+ * count (2 sides x 16 operator slots x 6 token fields + p, q and both
+ * standalone latencies = 196), or loaded (-l).
  *
  * Usage: bench_predict [options]
  *   -t trees  : boosting rounds (default 300)
@@ -19,13 +19,19 @@
  *   -l file   : load a booster from file instead of training (default: train)
  *   -c exps   : experiments of the simulated A100 campaign for the end-to-end
  *               part, 0 = skip it (default 1000)
+ *   -E rounds : trees per regressor of the end-to-end model (default 400)
  *
- * The end-to-end part trains the segment model (ps_model_train, one depth 8,
- * eta 0.3, up to 300 rounds) on a simulated campaign and times, per query of
- * one window: ps_model_predict as it stands (features, regressors,
- * composition); feature building alone; features + XGBoost's predictor; and
- * features + our forests built from the model's boosters. model/xgb is the
- * ratio of the first to the third.
+ * The end-to-end part trains the segment model (ps_model_train, depth 8,
+ * eta 0.05, exactly -E rounds: early stopping is off) on a simulated
+ * campaign, so that each regressor has the paper's size, and times per
+ * candidate (one window per side, both sides, composition included):
+ * ps_model_predict with each traversal kernel forced on the model's forests;
+ * feature building alone; and features + XGBoost's predictor on the same
+ * boosters.
+ *
+ * Times are CPU time of the process (CLOCK_PROCESS_CPUTIME_ID) unless marked
+ * wall: on a loaded, shared machine the wall clock mostly measures the other
+ * jobs.
  */
 #include "common/common.h"
 #include "model/forest.h"
@@ -60,7 +66,7 @@ typedef struct {
 } times_t;
 
 typedef struct {
-    int trees, depth, rows, features, reps;
+    int trees, depth, rows, features, reps, e2e_rounds;
     long campaign;
     double missing;
     const char *save, *load;
@@ -78,7 +84,8 @@ static void usage(FILE *to)
           "  -s file   : save the trained booster to file (default: not saved)\n"
           "  -l file   : load a booster from file instead of training (default: train)\n"
           "  -c exps   : experiments of the simulated campaign for the end-to-end part,\n"
-          "              0 = skip it (default 1000)\n",
+          "              0 = skip it (default 1000)\n"
+          "  -E rounds : trees per regressor of the end-to-end model (default 400)\n",
           to);
 }
 
@@ -148,13 +155,122 @@ static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t ba
 }
 
 /* ------------------------------------------------------------------------ */
-/* End to end: queries -> features -> regressors                            */
+/* Per row: every kernel against XGBoost                                    */
+/* ------------------------------------------------------------------------ */
+
+static const int kernels[] = {PS_FOREST_SCALAR, PS_FOREST_AVX2, PS_FOREST_AVX512, PS_FOREST_QS, PS_FOREST_QS_AVX2};
+enum { N_KERNELS = PS_ARRAY_LEN(kernels), N_TEST = 100000 };
+static const size_t batches[] = {1, 1000, 100000};
+
+/* The booster, our forest of it, the test rows and the reference. */
+typedef struct {
+    BoosterHandle b;
+    psi_forest_t *f;
+    const float *xt;
+    int nf, reps;
+    double *ours;
+    float *ref;
+} rows_t;
+
+/* Rows timed per cell: enough that every cell takes a measurable time, and
+ * fewer for the QuickScorer kernels, which are 20-50 times slower. */
+static size_t cell_rows(size_t batch, int kernel)
+{
+    size_t total = batch == 1 ? 3000 : N_TEST;
+    if ((kernel == PS_FOREST_QS || kernel == PS_FOREST_QS_AVX2) && batch > 1)
+        total = batch > 10000 ? batch : 10000;
+    return total;
+}
+
+static void print_row_table(const char *title, times_t t[][2][N_KERNELS + 1], const int *have, int cpu)
+{
+    printf("%s, us per row; x/K: XGBoost's time over kernel K's\n%7s %7s", title, "batch", "threads");
+    for (int k = 0; k <= N_KERNELS; k++)
+        printf(" %9s", k < N_KERNELS ? psi_forest_kernel_name(kernels[k]) : "xgb");
+    for (int k = 0; k < N_KERNELS; k++)
+        printf(" %7s%-3s", "x/", psi_forest_kernel_name(kernels[k]));
+    printf("\n");
+    for (size_t bi = 0; bi < PS_ARRAY_LEN(batches); bi++)
+        for (int th = 0; th < 2; th++) {
+            times_t *c = t[bi][th];
+            double x = cpu ? c[N_KERNELS].cpu : c[N_KERNELS].wall;
+            printf("%7zu %7d", batches[bi], th + 1);
+            for (int k = 0; k <= N_KERNELS; k++)
+                if (k == N_KERNELS || have[k])
+                    printf(" %9.3f", 1e6 * (cpu ? c[k].cpu : c[k].wall));
+                else
+                    printf(" %9s", "-");
+            for (int k = 0; k < N_KERNELS; k++)
+                if (have[k])
+                    printf(" %9.1fx", x / (cpu ? c[k].cpu : c[k].wall));
+                else
+                    printf(" %10s", "-");
+            printf("\n");
+        }
+}
+
+/* Times every kernel this CPU can run and XGBoost at each batch and thread
+ * count, then prints the tables by CPU time and by the wall clock. */
+static void row_tables(rows_t *r)
+{
+    times_t t[PS_ARRAY_LEN(batches)][2][N_KERNELS + 1];
+    int best = psi_forest_set_kernel(r->f, PS_FOREST_BEST), have[N_KERNELS];
+    printf("kernels:");
+    for (int k = 0; k < N_KERNELS; k++) {
+        have[k] = psi_forest_set_kernel(r->f, kernels[k]) == kernels[k];
+        printf(" %s %s", psi_forest_kernel_name(kernels[k]), have[k] ? "yes" : "no");
+    }
+    printf("; best (picked by CPUID): %s\n", psi_forest_kernel_name(best));
+    memset(t, 0, sizeof t);
+    for (size_t bi = 0; bi < PS_ARRAY_LEN(batches); bi++)
+        for (int th = 0; th < 2; th++) {
+            size_t batch = batches[bi];
+            set_threads(r->b, th + 1);
+            xh_predict(r->b, r->xt, batch, r->nf); /* warm-up */
+            t[bi][th][N_KERNELS] = time_xgb(r->b, r->xt, cell_rows(batch, -1), batch, r->nf, r->ref, r->reps);
+            for (int k = 0; k < N_KERNELS; k++)
+                if (have[k]) {
+                    psi_forest_set_kernel(r->f, kernels[k]);
+                    t[bi][th][k] = time_ours(r->f, r->xt, cell_rows(batch, kernels[k]), batch, r->nf, r->ours, r->reps);
+                }
+            fprintf(stderr, "bench_predict: batch %zu, %d threads timed\n", batch, th + 1);
+        }
+    print_row_table("CPU time", t, have, 1);
+    printf("\n");
+    print_row_table("wall clock", t, have, 0);
+}
+
+/* Our forest against XGBoost on N_TEST rows: the same numbers, or the
+ * timings mean nothing. Returns the rows that differ in any bit, or -1. */
+static long agreement(rows_t *r)
+{
+    set_threads(r->b, 2);
+    const float *p = xh_predict(r->b, r->xt, N_TEST, r->nf);
+    if (!p)
+        return -1;
+    memcpy(r->ref, p, N_TEST * sizeof *r->ref);
+    long differ = 0;
+    for (int k = 0; k < N_KERNELS; k++) {
+        if (psi_forest_set_kernel(r->f, kernels[k]) != kernels[k])
+            continue;
+        psi_forest_predict(r->f, r->xt, N_TEST, (size_t)r->nf, r->ours);
+        long d = 0;
+        for (size_t i = 0; i < N_TEST; i++)
+            d += (float)r->ours[i] != r->ref[i];
+        printf("agreement on %d rows, kernel %s: %ld rows differ in any bit\n", N_TEST,
+               psi_forest_kernel_name(kernels[k]), d);
+        differ += d;
+    }
+    return differ;
+}
+
+/* ------------------------------------------------------------------------ */
+/* End to end: queries -> features -> regressors -> composition             */
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
     const ps_model_t *m;
     const ps_ops_t *ops;
-    psi_forest_t *forest[2];
     float *xh, *xl;  /* features of the batch, per side */
     double *lh, *ll; /* log delta per side */
     double *oh, *ol; /* ps_model_predict's latencies */
@@ -167,8 +283,8 @@ static int e2e_model(e2e_t *c, const ps_query_t *q, size_t n)
     return ps_model_predict(c->m, c->ops, q, n, c->oh, c->ol);
 }
 
-/* Feature vectors of both sides, on the OpenMP threads for large batches as
- * ps_model_predict does. */
+/* Feature vectors of both sides, built together once per candidate, on the
+ * OpenMP threads for large batches as ps_model_predict does. */
 static int e2e_features(e2e_t *c, const ps_query_t *q, size_t n)
 {
     size_t nf = (size_t)c->m->layout.n_features;
@@ -190,17 +306,6 @@ static int e2e_xgb(e2e_t *c, const ps_query_t *q, size_t n)
     return rc;
 }
 
-static int e2e_forest(e2e_t *c, const ps_query_t *q, size_t n)
-{
-    int rc = e2e_features(c, q, n);
-    size_t nf = (size_t)c->m->layout.n_features;
-    if (!rc) {
-        psi_forest_predict(c->forest[0], c->xh, n, nf, c->lh);
-        psi_forest_predict(c->forest[1], c->xl, n, nf, c->ll);
-    }
-    return rc;
-}
-
 /* Seconds per query, fastest of reps passes over total queries in calls of
  * batch, wall and CPU; negative on error. */
 static times_t time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, size_t batch, int reps)
@@ -219,47 +324,119 @@ static times_t time_e2e(e2e_fn fn, e2e_t *c, const ps_query_t *q, size_t total, 
     return best;
 }
 
-static int end_to_end(const options_t *o)
+enum { N_QUERIES = 100000 };
+
+/* A simulated A100 campaign and the segment model trained on it with
+ * exactly o->e2e_rounds trees per regressor (early stopping off). */
+static int e2e_train(const options_t *o, ps_ops_t **ops, ps_coexec_t **cx, ps_model_t **m)
 {
-    enum { N_QUERIES = 100000 };
     ps_sim_params_t sp = ps_sim_default_params();
     sp.gpu = "a100";
     sp.experiments = o->campaign;
     sp.runs = 2;
     sp.threads = 2;
+    double t0 = psi_now();
+    if (ps_sim_run(&sp, ops, cx))
+        return 1;
+    double t_sim = psi_now() - t0;
+    ps_train_params_t tp = ps_train_default_params();
+    tp.n_depths = 1;
+    tp.depths[0] = 8;
+    tp.n_etas = 1;
+    tp.etas[0] = 0.05;
+    tp.max_rounds = o->e2e_rounds;
+    tp.early_stopping = o->e2e_rounds;
+    tp.nthread = 2;
+    t0 = psi_now();
+    if (ps_model_train(*ops, *cx, &tp, m))
+        return 1;
+    ps_model_info_t info;
+    ps_model_info(*m, &info);
+    printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), model trained in %.1f s: "
+           "%d features, HP %d trees, LP %d trees, depth %d\n",
+           o->campaign, (*cx)->n, t_sim, psi_now() - t0, info.n_features, info.n_trees[0], info.n_trees[1],
+           info.depth[0]);
+    return 0;
+}
+
+/* N_QUERIES candidates: the campaign's co-executions over and over. */
+static ps_query_t *e2e_queries(const ps_coexec_t *cx)
+{
+    ps_query_t *q = malloc(N_QUERIES * sizeof *q);
+    for (size_t i = 0; q && i < N_QUERIES; i++) {
+        const psi_coexec_row_t *r = &cx->rows[(i * 7919) % cx->n];
+        q[i] = (ps_query_t){r->gpu,      r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->lp_model,
+                            r->lp_batch, r->lp_start, r->lp_len,   r->hp_tpcs,  r->lp_tpcs};
+    }
+    return q;
+}
+
+/* ps_model_predict (our forests, each kernel) against XGBoost on the same
+ * boosters: log deltas equal in every bit, latencies equal. */
+static int e2e_agreement(e2e_t *c, ps_model_t *m, const ps_query_t *q)
+{
+    if (e2e_xgb(c, q, N_QUERIES))
+        return 1;
+    size_t differ = 0;
+    for (int k = 0; k < 3; k++) {
+        psi_forest_set_kernel(m->forest[0], kernels[k]);
+        psi_forest_set_kernel(m->forest[1], kernels[k]);
+        size_t nf = (size_t)m->layout.n_features;
+        double *a = malloc(2 * N_QUERIES * sizeof *a);
+        if (!a)
+            return 1;
+        psi_forest_predict(m->forest[0], c->xh, N_QUERIES, nf, a);
+        psi_forest_predict(m->forest[1], c->xl, N_QUERIES, nf, a + N_QUERIES);
+        for (size_t i = 0; i < N_QUERIES; i++)
+            differ += (float)a[i] != (float)c->lh[i] || (float)a[N_QUERIES + i] != (float)c->ll[i];
+        free(a);
+    }
+    printf("agreement on %d candidates x 2 regressors x kernels scalar, avx2, avx512: %zu differ in any bit\n",
+           N_QUERIES, differ);
+    return 0;
+}
+
+/* One line of the end-to-end table: batch, threads. */
+static int e2e_line(e2e_t *c, ps_model_t *m, const ps_query_t *q, size_t batch, int th, int reps)
+{
+    size_t total = batch == 1 ? 2000 : N_QUERIES;
+#ifdef _OPENMP
+    omp_set_num_threads(th);
+#endif
+    char nt[16];
+    snprintf(nt, sizeof nt, "%d", th);
+    for (int s = 0; s < 2; s++)
+        XGBoosterSetParam(m->booster[s], "nthread", nt);
+    times_t feat = time_e2e(e2e_features, c, q, total, batch, reps);
+    times_t xgb = time_e2e(e2e_xgb, c, q, total, batch, reps), model[3];
+    for (int k = 0; k < 3; k++) {
+        psi_forest_set_kernel(m->forest[0], kernels[k]);
+        psi_forest_set_kernel(m->forest[1], kernels[k]);
+        model[k] = time_e2e(e2e_model, c, q, total, batch, reps);
+        if (model[k].cpu < 0)
+            return 1;
+    }
+    if (feat.cpu < 0 || xgb.cpu < 0)
+        return 1;
+    printf("%7zu %7d %9.3f %9.3f %9.3f %9.3f %9.3f %9.1fx %9.1fx %9.1fx | %9.3f %9.3f\n", batch, th, 1e6 * feat.cpu,
+           1e6 * xgb.cpu, 1e6 * model[0].cpu, 1e6 * model[1].cpu, 1e6 * model[2].cpu, xgb.cpu / model[0].cpu,
+           xgb.cpu / model[1].cpu, xgb.cpu / model[2].cpu, 1e6 * model[1].wall, 1e6 * model[2].wall);
+    fflush(stdout);
+    return 0;
+}
+
+static int end_to_end(const options_t *o)
+{
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
     ps_model_t *m = NULL;
     ps_query_t *q = NULL;
     e2e_t c = {0};
     int rc = 1;
-    double t0 = psi_now();
-    if (ps_sim_run(&sp, &ops, &cx))
+    if (e2e_train(o, &ops, &cx, &m))
         goto fail;
-    double t_sim = psi_now() - t0;
-    ps_train_params_t tp = ps_train_default_params();
-    tp.n_depths = 1;
-    tp.depths[0] = 8;
-    tp.n_etas = 1;
-    tp.etas[0] = 0.3;
-    tp.max_rounds = 300;
-    tp.nthread = 2;
-    t0 = psi_now();
-    if (ps_model_train(ops, cx, &tp, &m))
-        goto fail;
-    double t_train = psi_now() - t0;
-    ps_model_info_t info;
-    ps_model_info(m, &info);
-    for (int s = 0; s < 2; s++)
-        if (psi_forest_from_booster(m->booster[s], &c.forest[s]))
-            goto fail;
-    printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), "
-           "model trained in %.1f s: %d features, HP %d trees, LP %d trees, depth %d\n",
-           o->campaign, cx->n, t_sim, t_train, info.n_features, info.n_trees[0], info.n_trees[1], info.depth[0]);
-
-    /* Queries: the campaign's co-executions over and over. */
-    size_t nf = (size_t)info.n_features;
-    q = malloc(N_QUERIES * sizeof *q);
+    size_t nf = (size_t)m->layout.n_features;
+    q = e2e_queries(cx);
     c.xh = malloc(N_QUERIES * nf * sizeof *c.xh);
     c.xl = malloc(N_QUERIES * nf * sizeof *c.xl);
     c.lh = malloc(N_QUERIES * sizeof *c.lh);
@@ -268,67 +445,22 @@ static int end_to_end(const options_t *o)
     c.ol = malloc(N_QUERIES * sizeof *c.ol);
     if (!q || !c.xh || !c.xl || !c.lh || !c.ll || !c.oh || !c.ol)
         goto fail;
-    for (size_t i = 0; i < N_QUERIES; i++) {
-        const psi_coexec_row_t *r = &cx->rows[(i * 7919) % cx->n];
-        q[i] = (ps_query_t){r->gpu,      r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->lp_model,
-                            r->lp_batch, r->lp_start, r->lp_len,   r->hp_tpcs,  r->lp_tpcs};
-    }
     c.m = m;
     c.ops = ops;
-
-    /* Both regressors through both predictors: the same log deltas. */
-    double *ref = malloc(2 * N_QUERIES * sizeof *ref);
-    if (!ref || e2e_xgb(&c, q, N_QUERIES)) {
-        free(ref);
+    if (e2e_agreement(&c, m, q))
         goto fail;
-    }
-    memcpy(ref, c.lh, N_QUERIES * sizeof *ref);
-    memcpy(ref + N_QUERIES, c.ll, N_QUERIES * sizeof *ref);
-    if (e2e_forest(&c, q, N_QUERIES)) {
-        free(ref);
-        goto fail;
-    }
-    size_t differ = 0;
-    for (size_t i = 0; i < N_QUERIES; i++)
-        differ += (float)c.lh[i] != (float)ref[i] || (float)c.ll[i] != (float)ref[N_QUERIES + i];
-    free(ref);
-    printf("agreement on %d queries x 2 regressors: %zu differ in any bit\n", N_QUERIES, differ);
-
-    static const size_t batches[] = {1, 1000, 100000};
-    /* model/xgb: ps_model_predict end to end against features + XGBoost's
-     * predictor on the same boosters; speedup: xgb against our forests. Wall
-     * clock, then CPU time (see cpu_now). */
-    printf("kernel: %s; per query (both sides), wall | cpu\n", psi_forest_kernel_name(psi_forest_kernel(c.forest[0])));
-    printf("%7s %7s %11s %11s %11s %11s %8s %8s | %11s %11s %11s %8s\n", "batch", "threads", "model us/q", "feat us/q",
-           "feat+xgb", "feat+ours", "model/x", "speedup", "cpu model", "cpu x", "cpu ours", "speedup");
+    printf("per candidate (features of both sides, both regressors, composition), us, CPU time unless marked wall;\n"
+           "model K: ps_model_predict with kernel K; x/K: features + XGBoost over model K\n");
+    printf("%7s %7s %9s %9s %9s %9s %9s %10s %10s %10s | %9s %9s\n", "batch", "threads", "features", "feat+xgb",
+           "m scalar", "m avx2", "m avx512", "x/scalar", "x/avx2", "x/avx512", "wall avx2", "wall 512");
     for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++)
-        for (int th = 1; th <= 2; th++) {
-            size_t batch = batches[k], total = batch == 1 ? 2000 : N_QUERIES;
-#ifdef _OPENMP
-            omp_set_num_threads(th);
-#endif
-            char nt[16];
-            snprintf(nt, sizeof nt, "%d", th);
-            for (int s = 0; s < 2; s++)
-                XGBoosterSetParam(m->booster[s], "nthread", nt);
-            times_t t_model = time_e2e(e2e_model, &c, q, total, batch, o->reps);
-            times_t t_feat = time_e2e(e2e_features, &c, q, total, batch, o->reps);
-            times_t t_xgb = time_e2e(e2e_xgb, &c, q, total, batch, o->reps);
-            times_t t_ours = time_e2e(e2e_forest, &c, q, total, batch, o->reps);
-            if (t_model.wall < 0 || t_feat.wall < 0 || t_xgb.wall < 0 || t_ours.wall < 0)
+        for (int th = 1; th <= 2; th++)
+            if (e2e_line(&c, m, q, batches[k], th, o->reps))
                 goto fail;
-            printf("%7zu %7d %11.3f %11.3f %11.3f %11.3f %8.2f %7.1fx | %11.3f %11.3f %11.3f %7.1fx\n", batch, th,
-                   1e6 * t_model.wall, 1e6 * t_feat.wall, 1e6 * t_xgb.wall, 1e6 * t_ours.wall,
-                   t_model.wall / t_xgb.wall, t_xgb.wall / t_ours.wall, 1e6 * t_model.cpu, 1e6 * t_xgb.cpu,
-                   1e6 * t_ours.cpu, t_xgb.cpu / t_ours.cpu);
-            fflush(stdout);
-        }
     rc = 0;
 fail:
     if (rc)
         fprintf(stderr, "bench_predict: end to end: %s\n", ps_last_error());
-    psi_forest_free(c.forest[0]);
-    psi_forest_free(c.forest[1]);
     free(c.xh);
     free(c.xl);
     free(c.lh);
@@ -342,149 +474,101 @@ fail:
     return rc;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------------------ */
+
+static int parse_options(int argc, char **argv, options_t *o)
 {
-    options_t o = {300, 8, 20000, 196, 3, 1000, 0.1, NULL, NULL};
+    *o = (options_t){300, 8, 20000, 196, 3, 400, 1000, 0.1, NULL, NULL};
     int c;
-    while ((c = getopt(argc, argv, "t:d:n:f:r:m:s:l:c:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:d:n:f:r:m:s:l:c:E:h")) != -1) {
         switch (c) {
-        case 't': o.trees = atoi(optarg); break;
-        case 'd': o.depth = atoi(optarg); break;
-        case 'n': o.rows = atoi(optarg); break;
-        case 'f': o.features = atoi(optarg); break;
-        case 'r': o.reps = atoi(optarg); break;
-        case 'm': o.missing = atof(optarg); break;
-        case 's': o.save = optarg; break;
-        case 'l': o.load = optarg; break;
-        case 'c': o.campaign = atol(optarg); break;
-        case 'h': usage(stdout); return 0;
+        case 't': o->trees = atoi(optarg); break;
+        case 'd': o->depth = atoi(optarg); break;
+        case 'n': o->rows = atoi(optarg); break;
+        case 'f': o->features = atoi(optarg); break;
+        case 'r': o->reps = atoi(optarg); break;
+        case 'm': o->missing = atof(optarg); break;
+        case 's': o->save = optarg; break;
+        case 'l': o->load = optarg; break;
+        case 'c': o->campaign = atol(optarg); break;
+        case 'E': o->e2e_rounds = atoi(optarg); break;
+        case 'h': usage(stdout); exit(0);
         default: usage(stderr); return 2;
         }
     }
-    if (o.trees < 1 || o.depth < 1 || o.rows < 10 || o.features < 1 || o.reps < 1 || o.campaign < 0 ||
-        !(o.missing >= 0 && o.missing < 1)) {
+    if (o->trees < 1 || o->depth < 1 || o->rows < 10 || o->features < 1 || o->reps < 1 || o->campaign < 0 ||
+        o->e2e_rounds < 1 || !(o->missing >= 0 && o->missing < 1)) {
         fprintf(stderr, "bench_predict: bad option value\n");
         usage(stderr);
         return 2;
     }
+    return 0;
+}
 
-    enum { N_TEST = 100000 };
-    int nf = o.features;
-    float *x = malloc((size_t)o.rows * nf * sizeof *x), *y = malloc((size_t)o.rows * sizeof *y);
-    float *xt = malloc((size_t)N_TEST * nf * sizeof *xt), *ref = malloc(N_TEST * sizeof *ref);
-    double *ours = malloc(N_TEST * sizeof *ours);
-    if (!x || !y || !xt || !ref || !ours) {
+/* The booster: trained on synthetic rows, or loaded; saved if asked. */
+static int get_booster(const options_t *o, BoosterHandle *b)
+{
+    int nf = o->features;
+    float *x = malloc((size_t)o->rows * nf * sizeof *x), *y = malloc((size_t)o->rows * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
         fprintf(stderr, "bench_predict: out of memory\n");
         return 1;
     }
-    xh_synth(11, (size_t)o.rows, nf, o.missing, x, NULL);
-    make_target(x, (size_t)o.rows, nf, y);
-    xh_synth(12, N_TEST, nf, o.missing, xt, NULL);
+    xh_synth(11, (size_t)o->rows, nf, o->missing, x, NULL);
+    make_target(x, (size_t)o->rows, nf, y);
+    int bad = o->load ? XGBoosterCreate(NULL, 0, b) || XGBoosterLoadModel(*b, o->load)
+                      : xh_train(x, y, (size_t)o->rows, nf, o->depth, o->trees, 2, b);
+    free(x);
+    free(y);
+    if (bad || (o->save && XGBoosterSaveModel(*b, o->save))) {
+        fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
+        return 1;
+    }
+    return 0;
+}
 
+int main(int argc, char **argv)
+{
+    options_t o;
+    if (parse_options(argc, argv, &o))
+        return 2;
+    rows_t r = {.nf = o.features, .reps = o.reps};
+    float *xt = malloc((size_t)N_TEST * o.features * sizeof *xt);
+    r.ref = malloc(N_TEST * sizeof *r.ref);
+    r.ours = malloc(N_TEST * sizeof *r.ours);
+    if (!xt || !r.ref || !r.ours) {
+        fprintf(stderr, "bench_predict: out of memory\n");
+        return 1;
+    }
+    xh_synth(12, N_TEST, o.features, o.missing, xt, NULL);
+    r.xt = xt;
     double t0 = psi_now();
-    BoosterHandle b = NULL;
-    if (o.load ? XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModel(b, o.load)
-               : xh_train(x, y, (size_t)o.rows, nf, o.depth, o.trees, 2, &b)) {
-        fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
+    if (get_booster(&o, &r.b))
         return 1;
-    }
-    if (o.save && XGBoosterSaveModel(b, o.save)) {
-        fprintf(stderr, "bench_predict: %s\n", XGBGetLastError());
-        return 1;
-    }
     double t_train = psi_now() - t0;
     t0 = psi_now();
-    psi_forest_t *f;
-    if (psi_forest_from_booster(b, &f)) {
+    if (psi_forest_from_booster(r.b, &r.f)) {
         fprintf(stderr, "bench_predict: %s\n", ps_last_error());
         return 1;
     }
-    double t_flat = psi_now() - t0;
-    if (psi_forest_n_features(f) > nf) {
-        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n", psi_forest_n_features(f), nf);
+    if (psi_forest_n_features(r.f) > o.features) {
+        fprintf(stderr, "bench_predict: the model has %d features, -f gives %d\n", psi_forest_n_features(r.f),
+                o.features);
         return 1;
     }
-    if (o.load)
-        printf("model: %s, %d trees, %d features, %.0f%% missing\n", o.load, psi_forest_n_trees(f), nf,
-               100 * o.missing);
-    else
-        printf("model: %d trees, max_depth %d, %d features, %d training rows, %.0f%% missing\n", psi_forest_n_trees(f),
-               o.depth, nf, o.rows, 100 * o.missing);
-    printf("%s %.1f s, flattening %.1f ms\n", o.load ? "loading" : "training", t_train, 1e3 * t_flat);
-
-    /* The same numbers, or the timings mean nothing. */
-    set_threads(b, 2);
-    const float *p = xh_predict(b, xt, N_TEST, nf);
-    if (!p)
+    printf("model: %s, %d trees, max_depth %d, %d features, %.0f%% missing; %s %.1f s, flattening %.1f ms\n",
+           o.load ? o.load : "trained here", psi_forest_n_trees(r.f), o.depth, o.features, 100 * o.missing,
+           o.load ? "loading" : "training", t_train, 1e3 * (psi_now() - t0));
+    if (agreement(&r) != 0)
         return 1;
-    memcpy(ref, p, N_TEST * sizeof *ref);
-    psi_forest_predict(f, xt, N_TEST, (size_t)nf, ours);
-    double worst = 0;
-    size_t differ = 0;
-    for (size_t i = 0; i < N_TEST; i++) {
-        double d = fabs(ours[i] - (double)ref[i]);
-        worst = d > worst ? d : worst;
-        differ += (float)ours[i] != ref[i];
-    }
-    printf("agreement on %d rows: max |ours - xgboost| = %.3g, %zu rows differ in any bit\n\n", N_TEST, worst, differ);
-
-    static const size_t batches[] = {1, 1000, 100000};
-    /* Every kernel this CPU can run, each forced; "best" is the one a new
-     * forest picks (CPUID, or PAIRSIGHT_FOREST_KERNEL), and the speedup is
-     * XGBoost's time over the best's. */
-    static const int kernels[] = {PS_FOREST_SCALAR, PS_FOREST_AVX2, PS_FOREST_AVX512};
-    int best = psi_forest_set_kernel(f, PS_FOREST_BEST), have[3];
-    printf("kernels:");
-    for (int k = 0; k < 3; k++) {
-        have[k] = psi_forest_set_kernel(f, kernels[k]) == kernels[k];
-        printf(" %s %s", psi_forest_kernel_name(kernels[k]), have[k] ? "yes" : "no (CPU lacks it)");
-    }
-    printf("; best: %s\n", psi_forest_kernel_name(best));
-    printf("us per row, wall clock | CPU time (see cpu_now); x/K: XGBoost's time over kernel K's\n");
-    printf("%7s %7s %9s %9s %9s %9s %7s %7s %7s | %9s %9s %9s %9s %7s %7s %7s\n", "batch", "threads", "scalar", "avx2",
-           "avx512", "xgb", "x/scal", "x/avx2", "x/avx512", "scalar", "avx2", "avx512", "xgb", "x/scal", "x/avx2",
-           "x/avx512");
-    for (size_t k = 0; k < PS_ARRAY_LEN(batches); k++) {
-        for (int th = 1; th <= 2; th++) {
-            size_t batch = batches[k];
-            /* Enough rows that every cell takes a measurable time. */
-            size_t total = batch == 1 ? 3000 : N_TEST;
-            set_threads(b, th);
-            xh_predict(b, xt, batch, nf); /* warm-up */
-            times_t xg = time_xgb(b, xt, total, batch, nf, ref, o.reps);
-            times_t us[3] = {{0, 0}, {0, 0}, {0, 0}};
-            for (int kk = 0; kk < 3; kk++)
-                if (have[kk]) {
-                    psi_forest_set_kernel(f, kernels[kk]);
-                    us[kk] = time_ours(f, xt, total, batch, nf, ours, o.reps);
-                }
-            printf("%7zu %7d", batch, th);
-            for (int clock = 0; clock < 2; clock++) {
-                double x = 1e6 * (clock ? xg.cpu : xg.wall);
-                for (int kk = 0; kk < 3; kk++)
-                    if (have[kk])
-                        printf(" %9.3f", 1e6 * (clock ? us[kk].cpu : us[kk].wall));
-                    else
-                        printf(" %9s", "-");
-                printf(" %9.3f", x);
-                for (int kk = 0; kk < 3; kk++)
-                    if (have[kk])
-                        printf(" %6.1fx", x / (1e6 * (clock ? us[kk].cpu : us[kk].wall)));
-                    else
-                        printf(" %7s", "-");
-                if (!clock)
-                    printf(" |");
-            }
-            printf("\n");
-            fflush(stdout);
-        }
-    }
-    psi_forest_free(f);
-    XGBoosterFree(b);
-    free(x);
-    free(y);
+    printf("\n");
+    row_tables(&r);
+    psi_forest_free(r.f);
+    XGBoosterFree(r.b);
     free(xt);
-    free(ref);
-    free(ours);
+    free(r.ref);
+    free(r.ours);
     return o.campaign > 0 ? end_to_end(&o) : 0;
 }

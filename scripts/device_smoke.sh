@@ -14,36 +14,17 @@
 #   --limit N       fail when the steps after the build take longer (default 300)
 set -eu
 
-BACKEND=cuda
-CLI=""
-BUILD=1
+NAME=device_smoke
 OUT=build-cuda/smoke
 LIMIT=300
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --backend) BACKEND=$2; shift 2 ;;
-    --cli) CLI=$2; BUILD=0; shift 2 ;;
-    --no-build) BUILD=0; shift ;;
-    --out) OUT=$2; shift 2 ;;
-    --limit) LIMIT=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
-    *) echo "device_smoke: unknown option $1" >&2; exit 2 ;;
-    esac
-done
-
-if [ "$BUILD" = 1 ]; then
-    cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPS_CUDA=ON
-    cmake --build build-cuda -j"$(nproc)"
-    CLI=build-cuda/pairsight
-fi
-[ -n "$CLI" ] || CLI=build-cuda/pairsight
-[ -x "$CLI" ] || { echo "device_smoke: no pairsight at $CLI" >&2; exit 2; }
+. "$(dirname "$0")/device_lib.sh"
+device_options "$@"
+device_build
 
 mkdir -p "$OUT"
 DB="$OUT/smoke.db"
 rm -f "$DB" "$DB-wal" "$DB-shm"
-start=$(date +%s)
-step() { echo "== $* ($(( $(date +%s) - start )) s)"; }
+device_clock
 
 step "device"
 "$CLI" collect info --backend "$BACKEND"
@@ -77,6 +58,4 @@ awk -F, 'NR == FNR { if (FNR > 1) d[$2 "," $3 "," $4 "," $6] = $7; next }
          END { if (n) printf("mean HP slowdown over %d runs: %.3f\n", n, r / n) }' \
     "$OUT/ops.csv" "$OUT/coexec.csv"
 
-elapsed=$(( $(date +%s) - start ))
-echo "device_smoke: done in $elapsed s (limit $LIMIT s)"
-[ "$elapsed" -le "$LIMIT" ] || { echo "device_smoke: over the limit" >&2; exit 1; }
+device_finish

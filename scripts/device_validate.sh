@@ -25,38 +25,14 @@
 #   --quick         a small simulated campaign and one training setting (CI)
 set -eu
 
-BACKEND=cuda
-CLI=""
-BUILD=1
+NAME=device_validate
 OUT=build-cuda/validate
 LIMIT=540
 QUICK=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --backend) BACKEND=$2; shift 2 ;;
-    --cli) CLI=$2; BUILD=0; shift 2 ;;
-    --no-build) BUILD=0; shift ;;
-    --out) OUT=$2; shift 2 ;;
-    --limit) LIMIT=$2; shift 2 ;;
-    --quick) QUICK=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-    *) echo "device_validate: unknown option $1" >&2; exit 2 ;;
-    esac
-done
-
-start=$(date +%s)
-step() { echo "== $* ($(( $(date +%s) - start )) s)"; }
-
-# RelWithDebInfo (-O2 -g), the configuration CI builds with -Werror: at
-# Release's -O3, gcc 12 warns (maybe-uninitialized) in src/model/forest.c.
-if [ "$BUILD" = 1 ]; then
-    step "build with CUDA"
-    cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPS_CUDA=ON > /dev/null
-    cmake --build build-cuda -j"$(nproc)" > /dev/null
-    CLI=build-cuda/pairsight
-fi
-[ -n "$CLI" ] || CLI=build-cuda/pairsight
-[ -x "$CLI" ] || { echo "device_validate: no pairsight at $CLI" >&2; exit 2; }
+. "$(dirname "$0")/device_lib.sh"
+device_options "$@"
+device_clock
+device_build quiet
 
 mkdir -p "$OUT"
 DB="$OUT/campaign.db"
@@ -143,6 +119,4 @@ step "measured vs predicted slowdown"
 echo
 cat "$OUT/fixed_cost.txt"
 
-elapsed=$(( $(date +%s) - start ))
-echo "device_validate: done in $elapsed s (limit $LIMIT s); everything is in $OUT"
-[ "$elapsed" -le "$LIMIT" ] || { echo "device_validate: over the limit" >&2; exit 1; }
+device_finish "; everything is in $OUT"

@@ -305,6 +305,21 @@ static void test_help_defaults(void)
     snprintf(v, sizeof v, "%d", plan.experiments);
     check_default("collect", "--experiments", v);
     check_default("collect", "--backend", kp.backend);
+
+    ps_plan_params_t pl = ps_plan_default_params();
+    CHECK(help_of(cmd_plan, "plan", NULL) == CLI_OK);
+    snprintf(v, sizeof v, "%g", pl.coverage);
+    check_default("plan", "--coverage", v);
+    ps_replay_params_t rp = ps_replay_default_params();
+    CHECK(help_of(cmd_replay, "replay", NULL) == CLI_OK);
+    snprintf(v, sizeof v, "%d", rp.requests);
+    check_default("replay", "--requests", v);
+    snprintf(v, sizeof v, "%g", rp.load);
+    check_default("replay", "--load", v);
+    snprintf(v, sizeof v, "%g", rp.slo_factor);
+    check_default("replay", "--slo-factor", v);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)rp.seed);
+    check_default("replay", "--seed", v);
 }
 
 TH_MAIN(TEST(test_values), TEST(test_usage_errors), TEST(test_nearest), TEST(test_need), TEST(test_json),

@@ -16,14 +16,7 @@
 
 static char tmpdir[64];
 
-static const char *tmp(const char *name)
-{
-    static char buf[8][256];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
+static const char *tmp(const char *name) { return th_path(tmpdir, name); }
 
 /* Parameters of a model from its operator list: weights of convolutions and
  * GEMMs, two per normalised channel, and the classifier's bias. */

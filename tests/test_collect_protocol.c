@@ -20,14 +20,7 @@
 
 static char tmpdir[64];
 
-static const char *tmp(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
+static const char *tmp(const char *name) { return th_path(tmpdir, name); }
 
 static ps_collect_params_t fake_params(void)
 {

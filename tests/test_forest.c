@@ -68,7 +68,7 @@ static void release(psi_forest_t *f, BoosterHandle b)
 static void test_matches_xgboost_across_depths(void)
 {
     enum { NF = 24, N_TRAIN = 3000, N_TEST = 1500 };
-    static const int depths[] = {1, 3, 6, 10, 14};
+    static const int depths[] = {1, 3, 6, 7, 8, 10, 14};
     float *x = malloc((size_t)N_TRAIN * NF * sizeof *x), *y = malloc(N_TRAIN * sizeof *y);
     float *xt = malloc((size_t)N_TEST * NF * sizeof *xt);
     CHECK(x && y && xt);
@@ -86,8 +86,15 @@ static void test_matches_xgboost_across_depths(void)
         if (f) {
             CHECK(psi_forest_n_trees(f) == 40);
             CHECK(psi_forest_n_features(f) == NF);
+            /* QuickScorer takes trees of depth <= 8; its AVX2 form depth 8. */
+            CHECK_MSG((psi_forest_set_kernel(f, PS_FOREST_QS) == PS_FOREST_QS) == (depths[k] <= 8),
+                      "depth %d: QuickScorer %s", depths[k], depths[k] <= 8 ? "missing" : "built");
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (depths[k] == 8 && __builtin_cpu_supports("avx2"))
+                CHECK(psi_forest_set_kernel(f, PS_FOREST_QS_AVX2) == PS_FOREST_QS_AVX2);
+#endif
             /* Every kernel this CPU has (one it lacks runs the scalar one). */
-            for (int kern = PS_FOREST_AVX512; kern >= PS_FOREST_SCALAR; kern--) {
+            for (int kern = PS_FOREST_N_KERNELS - 1; kern >= PS_FOREST_SCALAR; kern--) {
                 int on = psi_forest_set_kernel(f, kern);
                 double rel = INFINITY;
                 size_t differ = compare_with_xgboost(b, f, xt, N_TEST, NF, &rel);
@@ -128,7 +135,7 @@ static void test_batch_sizes_and_stride(void)
     psi_forest_t *f = train_forest(x, y, N, NF, 6, 40, 1, &b);
     const float *ref = f ? xh_predict(b, x, N, NF) : NULL;
     CHECK(!f || ref != NULL);
-    for (int kern = PS_FOREST_AVX512; ref && kern >= PS_FOREST_SCALAR; kern--) {
+    for (int kern = PS_FOREST_N_KERNELS - 1; ref && kern >= PS_FOREST_SCALAR; kern--) {
         int on = psi_forest_set_kernel(f, kern);
         psi_forest_predict(f, xs, N, STRIDE, full);
         size_t bad = 0;
@@ -185,7 +192,7 @@ static void test_threads_agree(void)
     xh_synth(4, N, NF, 0.1, x, y);
     BoosterHandle b;
     psi_forest_t *f = train_forest(x, y, N, NF, 5, 20, 2, &b);
-    for (int kern = PS_FOREST_AVX512; f && kern >= PS_FOREST_SCALAR; kern--) {
+    for (int kern = PS_FOREST_N_KERNELS - 1; f && kern >= PS_FOREST_SCALAR; kern--) {
         psi_forest_set_kernel(f, kern);
 #ifdef _OPENMP
         int old = omp_get_max_threads();
@@ -286,7 +293,7 @@ static void test_split_semantics_on_hand_tree(void)
         memcpy(many[i], rows[i % NR], sizeof many[i]);
     double out[NR * REP];
     /* Every kernel, the single-row and the block paths (7 and 35 rows). */
-    for (int kern = PS_FOREST_AVX512; kern >= PS_FOREST_SCALAR; kern--) {
+    for (int kern = PS_FOREST_N_KERNELS - 1; kern >= PS_FOREST_SCALAR; kern--) {
         const char *name = psi_forest_kernel_name(psi_forest_set_kernel(f, kern));
         for (size_t i = 0; i < NR; i++) {
             psi_forest_predict(f, rows[i], 1, 3, &out[i]);
@@ -328,11 +335,19 @@ static void test_kernel_selection(void)
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == PS_FOREST_SCALAR);
     setenv("PAIRSIGHT_FOREST_KERNEL", "avx2", 1);
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
+    setenv("PAIRSIGHT_FOREST_KERNEL", "qs", 1);
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == PS_FOREST_QS);
+    /* qs-avx2 needs trees of depth 8: this one falls back to the best. */
+    setenv("PAIRSIGHT_FOREST_KERNEL", "qs-avx2", 1);
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) != PS_FOREST_QS_AVX2);
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_QS_AVX2) == PS_FOREST_SCALAR);
+    CHECK(psi_forest_set_kernel(f, 99) == PS_FOREST_SCALAR);
     unsetenv("PAIRSIGHT_FOREST_KERNEL");
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
                                                        : avx2 ? PS_FOREST_AVX2
                                                               : PS_FOREST_SCALAR));
     CHECK(strcmp(psi_forest_kernel_name(PS_FOREST_AVX512), "avx512") == 0);
+    CHECK(strcmp(psi_forest_kernel_name(PS_FOREST_QS_AVX2), "qs-avx2") == 0);
     if (saved)
         setenv("PAIRSIGHT_FOREST_KERNEL", saved, 1);
     free(saved);

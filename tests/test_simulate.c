@@ -27,7 +27,8 @@ static void test_gpu_catalog(void)
     CHECK(n >= 5);
     for (size_t i = 0; i < n; i++) {
         CHECK_MSG(all[i].tpcs * 2 == all[i].sms, "%s", all[i].name);
-        CHECK(all[i].dram_gbs > 0 && sim_gpu_physics(&all[i])->sm_gbs > 0 && sim_gpu_physics(&all[i])->mem_latency_ns > 0 && all[i].l2_gbs > 0);
+        CHECK(all[i].dram_gbs > 0 && sim_gpu_physics(&all[i])->sm_gbs > 0 &&
+              sim_gpu_physics(&all[i])->mem_latency_ns > 0 && all[i].l2_gbs > 0);
         /* A streaming kernel needs a good share of the SMs to saturate DRAM. */
         CHECK(sim_gpu_physics(&all[i])->sm_gbs * all[i].sms > all[i].dram_gbs * sim_gpu_physics(&all[i])->dram_eff);
     }
@@ -107,9 +108,16 @@ static void test_derived_kernels_reproduce_v100(void)
     sim_physics_t ph = sim_physics_default();
     int close = 0, far = 0;
     for (size_t i = 0; i < n; i++) {
-        sim_kernel_t k = {.name = d[i].name, .flops = d[i].flops, .dram_bytes = d[i].dram_bytes,
-                          .l2_bytes = d[i].l2_bytes, .ctas = d[i].ctas, .ctas_per_sm = d[i].ctas_per_sm,
-                          .lat_rounds = d[i].lat_rounds, .flop_eff = d[i].flop_eff, .tensor = SIM_FP32};
+        sim_kernel_t k = {.name = d[i].name,
+                          .flops = d[i].flops,
+                          .dram_bytes = d[i].dram_bytes,
+                          .l2_bytes = d[i].l2_bytes,
+                          .ctas = d[i].ctas,
+                          .ctas_per_sm = d[i].ctas_per_sm,
+                          .lat_rounds = d[i].lat_rounds,
+                          .flop_eff = d[i].flop_eff,
+                          .threads = d[i].threads,
+                          .tensor = SIM_FP32};
         sim_placed_t pk;
         sim_solo_t s;
         sim_place(g, &k, g->tpcs, &pk);
@@ -212,6 +220,141 @@ static void test_coexec_consistency(void)
     sim_workload_free(&w);
 }
 
+/* A streaming kernel: DRAM bytes only, many full blocks. */
+static sim_kernel_t stream_kernel(double bytes, double threads)
+{
+    sim_kernel_t k = {.name = "stream",
+                      .flops = 0.1 * bytes,
+                      .dram_bytes = bytes,
+                      .l2_bytes = bytes,
+                      .ctas = bytes / 16384.0,
+                      .ctas_per_sm = 2048.0 / threads,
+                      .threads = threads,
+                      .lat_rounds = 0,
+                      .flop_eff = 0.5,
+                      .tensor = SIM_FP32};
+    return k;
+}
+
+/* Eq. 3b-6: a streaming kernel reaches 0.85 of peak DRAM bandwidth on the
+ * whole A100 (Orion's streaming kernels imply 0.80-0.86), most of it by
+ * half of the SMs, and the bandwidth never falls as SMs are added. */
+static void test_dram_efficiency_and_knee(void)
+{
+    const psi_gpu_t *g = psi_gpu_find("a100");
+    sim_physics_t ph = sim_physics_default();
+    sim_kernel_t k = stream_kernel(1e9, 128);
+    double prev = 0, at[55] = {0};
+    for (int p = 1; p <= g->tpcs; p++) {
+        sim_placed_t pk;
+        sim_solo_t s;
+        sim_place(g, &k, p, &pk);
+        sim_solo(g, &ph, &pk, &s);
+        at[p] = k.dram_bytes / s.duration_ns / g->dram_gbs;
+        CHECK(at[p] >= prev * 0.9999);
+        prev = at[p];
+    }
+    printf("  streaming kernel: %.3f of peak DRAM bandwidth on 13 TPCs, %.3f on 27, %.3f on 54\n", at[13], at[27],
+           at[54]);
+    CHECK_MSG(at[54] > 0.83 && at[54] < 0.87, "%g", at[54]);
+    CHECK_MSG(at[27] > 0.7 * at[54], "half the SMs: %g of %g", at[27], at[54]);
+    CHECK_MSG(at[13] < 0.6 * at[54], "a quarter of the SMs: %g of %g", at[13], at[54]);
+}
+
+/* Eq. 3b: two memory-bound kernels of one class, one with a full grid
+ * (bandwidth-bound: it competes for the DRAM's ceiling) and one whose few
+ * blocks leave its SMs with few loads in flight (latency-bound: it suffers
+ * the co-runner's latency), react differently to one streaming co-runner. */
+static void test_latency_sensitivity(void)
+{
+    const psi_gpu_t *g = psi_gpu_find("a100");
+    sim_physics_t ph = sim_physics_default();
+    sim_kernel_t full = stream_kernel(64e6, 128), thin = stream_kernel(8e6, 128);
+    thin.ctas = 120; /* 120 blocks of 128 threads: a few of the 16 an SM holds */
+    sim_kernel_t co = stream_kernel(1e9, 128);
+    const sim_kernel_t *t[2] = {&full, &thin};
+    const int hp[2] = {27, 11};
+    double d[2][2];
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 2; i++) {
+            sim_placed_t a, b;
+            sim_solo_t sa;
+            sim_place(g, t[i], hp[s], &a);
+            sim_place(g, &co, g->tpcs - hp[s], &b);
+            sim_solo(g, &ph, &a, &sa);
+            CHECK(sa.intensity == PS_INTENSITY_MEMORY);
+            double h, l;
+            sim_coexec(g, &ph, &a, 1, &b, 1, &h, &l);
+            d[s][i] = (h - ph.gap_ns) / sa.duration_ns;
+        }
+    printf("  beside one streaming co-runner: full-grid / latency-bound kernel delta %.3f / %.3f on 27 TPCs, "
+           "%.3f / %.3f on 11\n",
+           d[0][0], d[0][1], d[1][0], d[1][1]);
+    CHECK_MSG(d[0][0] > 1.1 && d[0][1] > 1.1 && d[1][0] > 1.1, "%g %g %g", d[0][0], d[0][1], d[1][0]);
+    CHECK_MSG(fabs(d[0][0] - d[0][1]) > 0.04 && fabs(d[1][0] - d[1][1]) > 0.03, "%g %g, %g %g", d[0][0], d[0][1],
+              d[1][0], d[1][1]);
+}
+
+/* Launch sizes from Orion's SM_usage: most ResNet-50 convolutions fill
+ * fewer SMs than the A100 has, so they stop scaling before the whole GPU. */
+static void test_launch_sizes(void)
+{
+    size_t n;
+    const sim_derived_t *d = sim_derived_table(&n);
+    int conv = 0, small = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(d[i].model, "resnet50") != 0 || strcmp(d[i].name, "Conv") != 0)
+            continue;
+        conv++;
+        CHECK(d[i].sm_usage > 0 && d[i].ctas == d[i].sm_usage * d[i].ctas_per_sm);
+        small += d[i].sm_usage < 40;
+    }
+    CHECK_MSG(conv == 53 && small > conv / 2, "%d of %d convolutions under 40 SMs", small, conv);
+}
+
+/* Eq. 12: ops.csv carries replay noise of a few percent, the same for a
+ * profile whatever the campaign's seed. */
+static void test_profile_noise(void)
+{
+    ps_sim_params_t p = ps_sim_default_params();
+    p.models = "resnet50";
+    p.experiments = 2;
+    p.runs = 1;
+    p.splits = "27/27";
+    ps_ops_t *o1 = NULL, *o2 = NULL;
+    ps_coexec_t *c1 = NULL, *c2 = NULL;
+    CHECK_OK(ps_sim_run(&p, &o1, &c1));
+    p.seed = 7;
+    CHECK_OK(ps_sim_run(&p, &o2, &c2));
+    CHECK(o1->n == o2->n && o1->n > 100);
+    const psi_gpu_t *g = psi_gpu_find("a100");
+    sim_physics_t ph = sim_physics_default();
+    sim_workload_t w;
+    CHECK_OK(sim_workload_build("resnet50", 8, &opts, &w));
+    double s2 = 0, d2 = 0;
+    int m = 0;
+    for (size_t i = 0; i < o1->n; i++) {
+        const psi_op_row_t *r = &o1->rows[i];
+        CHECK(r->duration_ns == o2->rows[i].duration_ns && r->c.dram_bytes == o2->rows[i].c.dram_bytes);
+        sim_placed_t pk;
+        sim_solo_t s;
+        sim_place(g, &w.k[r->op], r->tpcs, &pk);
+        sim_solo(g, &ph, &pk, &s);
+        double e = log(r->c.l2_bytes / s.c.l2_bytes), f = log(r->duration_ns / s.duration_ns);
+        s2 += e * e;
+        d2 += f * f;
+        m++;
+    }
+    double sd = sqrt(s2 / m), dd = sqrt(d2 / m);
+    printf("  profile noise: L2 bytes log-sd %.4f, duration %.4f (%d rows)\n", sd, dd, m);
+    CHECK_MSG(sd > 0.02 && sd < 0.04 && dd > 0.005 && dd < 0.015, "%g %g", sd, dd);
+    sim_workload_free(&w);
+    ps_ops_free(o1);
+    ps_ops_free(o2);
+    ps_coexec_free(c1);
+    ps_coexec_free(c2);
+}
+
 /* ---- The published observations ---- */
 
 typedef struct {
@@ -275,7 +418,7 @@ static void test_observation_directional(void)
     obs_init(&o);
     const int p = 27, q = 27;
     double c_max = 0, c_sum = 0, m_by[3] = {0}, m_min = INFINITY;
-    int c_n = 0, m_n[3] = {0};
+    int c_n = 0, c_hi = 0, m_n[3] = {0};
     for (int hw = 0; hw < 3; hw++)
         for (int hk = 0; hk < o.w[hw].n; hk += 3) {
             const sim_kernel_t *h = &o.w[hw].k[hk];
@@ -289,6 +432,7 @@ static void test_observation_directional(void)
                     double d = op_delta(&o, h, l, p, q);
                     if (hc == PS_INTENSITY_COMPUTE) {
                         c_max = fmax(c_max, d);
+                        c_hi += d > 1.2;
                         c_sum += d;
                         c_n++;
                     } else if (lc != PS_INTENSITY_UNKNOWN) {
@@ -302,13 +446,17 @@ static void test_observation_directional(void)
     double c_mean = c_sum / c_n;
     double m_c = m_by[PS_INTENSITY_COMPUTE] / m_n[PS_INTENSITY_COMPUTE];
     double m_m = m_by[PS_INTENSITY_MEMORY] / m_n[PS_INTENSITY_MEMORY];
-    printf("  compute-bound HP: mean delta %.3f, max %.3f (%d pairs)\n", c_mean, c_max, c_n);
+    printf("  compute-bound HP: mean delta %.3f, max %.3f, %d of %d pairs above 1.2\n", c_mean, c_max, c_hi, c_n);
     printf("  memory-bound HP: mean delta %.3f beside compute-bound, %.3f beside memory-bound\n", m_c, m_m);
     CHECK_MSG(c_mean < 1.06, "%g", c_mean);
-    CHECK_MSG(c_max < 1.2, "%g", c_max);
+    /* A few convolutions of few blocks sit at the ridge on the A100 (TF32)
+     * and turn memory-bound beside a co-runner that raises the latency. */
+    CHECK_MSG(c_hi <= c_n / 50 && c_max < 1.5, "%d of %d above 1.2, max %g", c_hi, c_n, c_max);
     CHECK_MSG(m_c > 1.1, "memory-bound beside compute-bound: %g", m_c);
     CHECK_MSG(m_m > m_c + 0.1, "beside memory-bound %g vs compute-bound %g", m_m, m_c);
-    CHECK_MSG(m_m > 1.25 && m_m < 2.2, "%g", m_m);
+    /* 1.2, not the first twin's 1.25: that one added a 1 us launch gap per
+     * kernel, twice the gap of eq. 8 now. */
+    CHECK_MSG(m_m > 1.2 && m_m < 2.2, "%g", m_m);
     obs_free(&o);
 }
 
@@ -394,7 +542,8 @@ static void test_observation_corunner_spread(void)
         spread[s] = ssum / n;
         top[s] = smax;
         printf("  resnet50 HP on %2d TPCs: mean delta beside resnet101 %.3f, bert-base %.3f, llama-3.2-1b %.3f; "
-               "spread mean %.3f max %.3f\n", p, sum[0] / n, sum[1] / n, sum[2] / n, spread[s], top[s]);
+               "spread mean %.3f max %.3f\n",
+               p, sum[0] / n, sum[1] / n, sum[2] / n, spread[s], top[s]);
     }
     CHECK_MSG(fmax(top[0], top[1]) > 1.2, "largest spread at %d-%d TPCs: %g", hps[0], hps[1], fmax(top[0], top[1]));
     CHECK_MSG(spread[5] < spread[0], "spread %g at %d TPCs, %g at %d", spread[5], hps[5], spread[0], hps[0]);
@@ -565,6 +714,8 @@ static void test_campaign_errors(void)
 }
 
 TH_MAIN(TEST(test_gpu_catalog), TEST(test_workloads_from_shapes), TEST(test_derived_kernels_reproduce_v100),
-        TEST(test_standalone_scaling), TEST(test_coexec_consistency), TEST(test_observation_directional),
-        TEST(test_observation_range_across_corunners), TEST(test_observation_corunner_spread),
-        TEST(test_campaign_contract_and_determinism), TEST(test_campaign_options), TEST(test_campaign_errors))
+        TEST(test_standalone_scaling), TEST(test_coexec_consistency), TEST(test_dram_efficiency_and_knee),
+        TEST(test_latency_sensitivity), TEST(test_launch_sizes), TEST(test_profile_noise),
+        TEST(test_observation_directional), TEST(test_observation_range_across_corunners),
+        TEST(test_observation_corunner_spread), TEST(test_campaign_contract_and_determinism),
+        TEST(test_campaign_options), TEST(test_campaign_errors))

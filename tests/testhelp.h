@@ -59,6 +59,17 @@ static inline void th_tmpdir_make(char *dir, size_t n, const char *prefix)
         abort();
 }
 
+/* dir/name, in one of 8 buffers used in turn, so that one call can take
+ * several paths. */
+static inline const char *th_path(const char *dir, const char *name)
+{
+    static char buf[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
 static inline void th_tmpdir_remove(const char *dir)
 {
     char cmd[128];

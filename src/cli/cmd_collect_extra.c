@@ -284,6 +284,49 @@ static int fn_pred(const char *v, void *dest)
     return p->n ? 0 : -1;
 }
 
+/* The score table (text, or JSON with json) of the n experiments (of
+ * n_runs runs): no-interference, then each predictor. */
+static void print_score(const exp_t *e, size_t n, size_t n_runs, const preds_t *pr, int json)
+{
+    double mh = 0, ml = 0;
+    for (size_t i = 0; i < n; i++) {
+        mh += e[i].hp_delta / n;
+        ml += e[i].lp_delta / n;
+    }
+    cJSON *j = json ? cli_json_new("collect-score", 1) : NULL, *arr = NULL;
+    if (j) {
+        cJSON_AddNumberToObject(j, "experiments", (double)n);
+        cJSON_AddNumberToObject(j, "runs", (double)n_runs);
+        cJSON_AddNumberToObject(j, "measured_hp_delta", mh);
+        cJSON_AddNumberToObject(j, "measured_lp_delta", ml);
+        arr = cJSON_AddArrayToObject(j, "predictors");
+    } else {
+        printf("%zu experiments, %zu runs; measured delta: HP %.4f, LP %.4f (mean)\n\n"
+               "%-18s %11s %11s %8s %8s\n",
+               n, n_runs, mh, ml, "predictor", "HP MAPE %", "LP MAPE %", "HP r", "LP r");
+    }
+    for (int p = -1; p < pr->n; p++) {
+        double m[2], r[2];
+        int k[2];
+        agreement(e, n, p, 0, &m[0], &r[0], &k[0]);
+        agreement(e, n, p, 1, &m[1], &r[1], &k[1]);
+        const char *name = p < 0 ? "no-interference" : pr->name[p];
+        if (j) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", name);
+            cJSON_AddNumberToObject(o, "hp_mape_pct", m[0]);
+            cJSON_AddNumberToObject(o, "lp_mape_pct", m[1]);
+            cJSON_AddNumberToObject(o, "hp_r", r[0]); /* null where undefined (no-interference) */
+            cJSON_AddNumberToObject(o, "lp_r", r[1]);
+            cJSON_AddItemToArray(arr, o);
+        } else {
+            printf("%-18s %11.2f %11.2f %8.3f %8.3f\n", name, m[0], m[1], r[0], r[1]);
+        }
+    }
+    if (j)
+        cli_json_print(j, stdout);
+}
+
 static int act_score(int argc, char **argv)
 {
     const char *ops_path = NULL, *cx_path = NULL;
@@ -310,7 +353,6 @@ static int act_score(int argc, char **argv)
         return code;
     int n_pred = pr.n;
     const char *const *pred = pr.file;
-    char (*names)[64] = pr.name;
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
     exp_t *e = NULL;
@@ -326,45 +368,8 @@ static int act_score(int argc, char **argv)
         if (matched[p] != n)
             rc =
                 psi_error(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n, cx_path);
-    if (rc == 0) {
-        double mh = 0, ml = 0;
-        for (size_t i = 0; i < n; i++) {
-            mh += e[i].hp_delta / n;
-            ml += e[i].lp_delta / n;
-        }
-        cJSON *j = json ? cli_json_new("collect-score", 1) : NULL, *arr = NULL;
-        if (j) {
-            cJSON_AddNumberToObject(j, "experiments", (double)n);
-            cJSON_AddNumberToObject(j, "runs", (double)cx->n);
-            cJSON_AddNumberToObject(j, "measured_hp_delta", mh);
-            cJSON_AddNumberToObject(j, "measured_lp_delta", ml);
-            arr = cJSON_AddArrayToObject(j, "predictors");
-        } else {
-            printf("%zu experiments, %zu runs; measured delta: HP %.4f, LP %.4f (mean)\n\n"
-                   "%-18s %11s %11s %8s %8s\n",
-                   n, cx->n, mh, ml, "predictor", "HP MAPE %", "LP MAPE %", "HP r", "LP r");
-        }
-        for (int p = -1; p < n_pred; p++) {
-            double m[2], r[2];
-            int k[2];
-            agreement(e, n, p, 0, &m[0], &r[0], &k[0]);
-            agreement(e, n, p, 1, &m[1], &r[1], &k[1]);
-            const char *name = p < 0 ? "no-interference" : names[p];
-            if (j) {
-                cJSON *o = cJSON_CreateObject();
-                cJSON_AddStringToObject(o, "name", name);
-                cJSON_AddNumberToObject(o, "hp_mape_pct", m[0]);
-                cJSON_AddNumberToObject(o, "lp_mape_pct", m[1]);
-                cJSON_AddNumberToObject(o, "hp_r", r[0]); /* null where undefined (no-interference) */
-                cJSON_AddNumberToObject(o, "lp_r", r[1]);
-                cJSON_AddItemToArray(arr, o);
-            } else {
-                printf("%-18s %11.2f %11.2f %8.3f %8.3f\n", name, m[0], m[1], r[0], r[1]);
-            }
-        }
-        if (j)
-            cli_json_print(j, stdout);
-    }
+    if (rc == 0)
+        print_score(e, n, cx->n, &pr, json);
     free(e);
     ps_ops_free(ops);
     ps_coexec_free(cx);

@@ -107,6 +107,24 @@ static void print_json(const char *outp, const ps_import_params_t *p, const ps_i
     cli_json_print(o, stdout);
 }
 
+/* The format and input are given and the flags fit the format: CLI_OK, or
+ * the usage error's exit code. */
+static int check_usage(const char *kind, const char *in, const ps_import_params_t *p)
+{
+    if (!kind || !in)
+        return cli_fail(CLI_USAGE, "import", "give a format (ncu or torch-trace) and an input file");
+    int is_ncu = strcmp(kind, "ncu") == 0;
+    if (!is_ncu && strcmp(kind, "torch-trace") != 0)
+        return cli_fail(CLI_USAGE, "import", "unknown format '%s' (ncu or torch-trace)", kind);
+    if (is_ncu && (p->stream || p->drop_zero))
+        return cli_fail(CLI_USAGE, "import", "%s applies to torch-trace only", p->stream ? "--stream" : "--drop-zero");
+    if (!is_ncu && p->process)
+        return cli_fail(CLI_USAGE, "import", "--process applies to ncu only");
+    if ((p->gpu && !*p->gpu) || !*p->model)
+        return cli_fail(CLI_USAGE, "import", "--gpu and --model must not be empty");
+    return CLI_OK;
+}
+
 int cmd_import(int argc, char **argv)
 {
     ps_import_params_t p = ps_import_default_params();
@@ -157,17 +175,9 @@ int cmd_import(int argc, char **argv)
     in = npos > 1 ? argv[2] : NULL;
     if (in && strcmp(in, "-") == 0 && !(in = cli_stdin_path()))
         return cli_fail(CLI_BAD_INPUT, "import", "%s", ps_last_error());
-    if (!kind || !in)
-        return cli_fail(CLI_USAGE, "import", "give a format (ncu or torch-trace) and an input file");
-    int is_ncu = strcmp(kind, "ncu") == 0;
-    if (!is_ncu && strcmp(kind, "torch-trace") != 0)
-        return cli_fail(CLI_USAGE, "import", "unknown format '%s' (ncu or torch-trace)", kind);
-    if (is_ncu && (p.stream || p.drop_zero))
-        return cli_fail(CLI_USAGE, "import", "%s applies to torch-trace only", p.stream ? "--stream" : "--drop-zero");
-    if (!is_ncu && p.process)
-        return cli_fail(CLI_USAGE, "import", "--process applies to ncu only");
-    if ((p.gpu && !*p.gpu) || !*p.model)
-        return cli_fail(CLI_USAGE, "import", "--gpu and --model must not be empty");
+    int usage = check_usage(kind, in, &p);
+    if (usage != CLI_OK)
+        return usage;
     int out_rc = cli_check_out("import", outp, &in, 1);
     if (out_rc != CLI_OK)
         return out_rc;

@@ -54,6 +54,33 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
                 i->depth[s], i->eta[s], i->n_trees[s], i->valid_mape[s], i->test_mape[s]);
 }
 
+/* Train, then save to out: Ctrl-C stops training (interrupted), and waits
+ * while the model is saved, so that out is either the old file or the new. */
+static int train_and_save(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *p, const char *out,
+                          int quiet, ps_model_t **m)
+{
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = interrupted;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int rc = ps_model_train(ops, cx, p, m);
+    cli_progress_end(quiet);
+    /* The model is written to a temporary file renamed over --out; a signal
+     * in that window waits until the rename is done. */
+    sigset_t block, prev;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &prev);
+    if (rc == 0)
+        rc = ps_model_save(*m, out);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    return rc;
+}
+
 static const char *const examples[] = {
     "pairsight train --ops out/ops.csv --coexec out/coexec.csv --out out/m.psm --depths 6 --etas 0.3 --rounds 50",
     "pairsight train --ops=out/ops.csv --coexec=out/coexec.csv --out=out/m.psm --variant summed --json -q", NULL};
@@ -116,25 +143,7 @@ int cmd_train(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
         goto done;
     }
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = interrupted;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    int rc = ps_model_train(ops, cx, &p, &m);
-    cli_progress_end(quiet);
-    /* The model is written to a temporary file renamed over --out; a signal
-     * in that window waits until the rename is done. */
-    sigset_t block, prev;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &prev);
-    if (rc == 0)
-        rc = ps_model_save(m, out);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigprocmask(SIG_SETMASK, &prev, NULL);
+    int rc = train_and_save(ops, cx, &p, out, quiet, &m);
     if (rc != 0) {
         cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
         goto done;

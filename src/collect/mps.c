@@ -104,8 +104,8 @@ static int check_share(const ps_mps_job_t *job, int exec_sms, int sm_count)
     return 0;
 }
 
-int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
-                           double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms)
+/* The jobs and the backend are ones this file can run. */
+static int check_jobs(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds)
 {
     if (n <= 0 || n > 64 || !(seconds > 0 && seconds <= 86400))
         return psi_error(PS_E_ARG, "need 1..64 jobs and seconds in (0, 86400]");
@@ -116,30 +116,26 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
     const char *name = p->backend ? p->backend : "cuda";
     if (strcmp(name, "fake") != 0 && strcmp(name, "cuda") != 0)
         return psi_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
-    if (strcmp(name, "cuda") == 0) {
-        int rc = check_mps();
-        if (rc)
-            return rc;
-    }
-    int ready[2], go[2];
-    if (pipe(ready) != 0 || pipe(go) != 0)
-        return psi_error(PS_E_IO, "pipe: %s", strerror(errno));
-    pid_t pid[64];
-    int out[64];
-    int rc = 0, started = 0;
+    if (strcmp(name, "cuda") == 0)
+        return check_mps();
+    return 0;
+}
+
+/* Forks one child per job, each with its own result pipe (out[i]); *started
+ * counts the children that run, also when a later fork fails. */
+static int start_jobs(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds, const int ready[2],
+                      const int go[2], pid_t *pid, int *out, int *started)
+{
     fflush(NULL);
-    for (int i = 0; i < n && rc == 0; i++) {
+    for (int i = 0; i < n; i++) {
         int res[2];
-        if (pipe(res) != 0) {
-            rc = psi_error(PS_E_IO, "pipe: %s", strerror(errno));
-            break;
-        }
+        if (pipe(res) != 0)
+            return psi_error(PS_E_IO, "pipe: %s", strerror(errno));
         pid[i] = fork();
         if (pid[i] < 0) {
             close(res[0]);
             close(res[1]);
-            rc = psi_error(PS_E_IO, "fork: %s", strerror(errno));
-            break;
+            return psi_error(PS_E_IO, "fork: %s", strerror(errno));
         }
         if (pid[i] == 0) {
             close(res[0]);
@@ -150,8 +146,61 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
         }
         close(res[1]);
         out[i] = res[0];
-        started++;
+        (*started)++;
     }
+    return 0;
+}
+
+/* Everything a child wrote on fd, up to size - 1 bytes, NUL-terminated. */
+static void read_all(int fd, char *msg, size_t size)
+{
+    size_t got = 0;
+    ssize_t r;
+    while (got < size - 1 && (r = read(fd, msg + got, size - 1 - got)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        got += (size_t)r;
+    }
+    msg[got] = 0;
+}
+
+/* A child's message ("ok RATE EXEC_SMS SM_COUNT GPU" or "error MESSAGE")
+ * into its outputs; status is its exit status, for a child that wrote none. */
+static int take_result(const ps_mps_job_t *job, const char *msg, int status, double *out_tput, char *out_gpu,
+                       size_t gpu_size, int *out_exec_sms)
+{
+    char *end = NULL;
+    if (strncmp(msg, "ok ", 3) == 0) {
+        *out_tput = strtod(msg + 3, &end);
+        long exec_sms = end ? strtol(end, &end, 10) : 0;
+        long sm_count = end ? strtol(end, &end, 10) : 0;
+        if (out_gpu && gpu_size > 0 && end && *end == ' ')
+            snprintf(out_gpu, gpu_size, "%s", end + 1);
+        if (out_exec_sms)
+            *out_exec_sms = (int)exec_sms;
+        return check_share(job, (int)exec_sms, (int)sm_count);
+    }
+    if (strncmp(msg, "error ", 6) == 0)
+        return psi_error(PS_E_BACKEND, "%s at %d%%: %s", job->model, job->share_pct, msg + 6);
+    return psi_error(PS_E_BACKEND, "%s at %d%%: the measuring process died (status %d)", job->model, job->share_pct,
+                     status);
+}
+
+int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
+                           double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms)
+{
+    int rc = check_jobs(p, jobs, n, seconds);
+    if (rc)
+        return rc;
+    int ready[2], go[2];
+    if (pipe(ready) != 0 || pipe(go) != 0)
+        return psi_error(PS_E_IO, "pipe: %s", strerror(errno));
+    pid_t pid[64];
+    int out[64];
+    int started = 0;
+    rc = start_jobs(p, jobs, n, seconds, ready, go, pid, out, &started);
     close(ready[1]);
     close(go[0]);
     /* Start everyone once all are warm (or, on a failure, let them go). */
@@ -163,37 +212,14 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
     close(go[1]);
     close(ready[0]);
     for (int i = 0; i < started; i++) {
-        char msg[512] = {0};
-        size_t got = 0;
-        ssize_t r;
-        while (got < sizeof msg - 1 && (r = read(out[i], msg + got, sizeof msg - 1 - got)) != 0) {
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0)
-                break;
-            got += (size_t)r;
-        }
+        char msg[512];
+        read_all(out[i], msg, sizeof msg);
         close(out[i]);
         int status = 0;
         waitpid(pid[i], &status, 0);
-        if (rc)
-            continue;
-        char *end = NULL;
-        if (strncmp(msg, "ok ", 3) == 0) {
-            out_tput[i] = strtod(msg + 3, &end);
-            long exec_sms = end ? strtol(end, &end, 10) : 0;
-            long sm_count = end ? strtol(end, &end, 10) : 0;
-            if (out_gpu && gpu_size > 0 && end && *end == ' ')
-                snprintf(out_gpu, gpu_size, "%s", end + 1);
-            if (out_exec_sms)
-                out_exec_sms[i] = (int)exec_sms;
-            rc = check_share(&jobs[i], (int)exec_sms, (int)sm_count);
-        }
-        else if (strncmp(msg, "error ", 6) == 0)
-            rc = psi_error(PS_E_BACKEND, "%s at %d%%: %s", jobs[i].model, jobs[i].share_pct, msg + 6);
-        else
-            rc = psi_error(PS_E_BACKEND, "%s at %d%%: the measuring process died (status %d)", jobs[i].model,
-                           jobs[i].share_pct, status);
+        if (rc == 0)
+            rc = take_result(&jobs[i], msg, status, &out_tput[i], out_gpu, gpu_size,
+                             out_exec_sms ? &out_exec_sms[i] : NULL);
     }
     return rc;
 }

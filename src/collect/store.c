@@ -255,15 +255,20 @@ int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int bat
     return step_once(s, st, "insert into ops");
 }
 
-int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                           const psi_counters_t *c)
+/* One operator's counters into table: counters (measured on the whole
+ * device) or counters_tpc (on a partition), which have the same columns. */
+static int put_counters_into(psi_store_t *s, const char *table, const char *gpu, const char *model, int batch, int op,
+                             int tpcs, const psi_counters_t *c)
 {
+    char sql[400], what[64];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s(gpu, model, batch, op, tpcs, dram_bytes, l2_bytes,"
+             " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
+             " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             table);
+    snprintf(what, sizeof what, "insert into %s", table);
     sqlite3_stmt *st = NULL;
-    if (prepare_op_row(s,
-                       "INSERT INTO counters(gpu, model, batch, op, tpcs, dram_bytes, l2_bytes,"
-                       " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
-                       " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                       gpu, model, batch, op, &st) != 0)
+    if (prepare_op_row(s, sql, gpu, model, batch, op, &st) != 0)
         return psi_store_error(s, "prepare");
     sqlite3_bind_int(st, 5, tpcs);
     bind_num(st, 6, c->dram_bytes);
@@ -273,7 +278,19 @@ int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, i
     bind_num(st, 10, c->stall_mio_throttle);
     bind_num(st, 11, c->sm_pct);
     bind_num(st, 12, c->mem_pct);
-    return step_once(s, st, "insert into counters");
+    return step_once(s, st, what);
+}
+
+int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                           const psi_counters_t *c)
+{
+    return put_counters_into(s, "counters", gpu, model, batch, op, tpcs, c);
+}
+
+int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                              const psi_counters_t *c)
+{
+    return put_counters_into(s, "counters_tpc", gpu, model, batch, op, tpcs, c);
 }
 
 int psi_store_put_coexec(psi_store_t *s, const psi_coexec_row_t *row, int run)

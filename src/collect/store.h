@@ -44,6 +44,10 @@ int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int bat
                      double duration_ns);
 int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
                            const psi_counters_t *c);
+/* Counters measured on a partition of tpcs TPCs, in the table counters_tpc
+ * of store_runs.c (psi_store_put_counters keeps those of the whole device). */
+int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
+                              const psi_counters_t *c);
 int psi_store_put_coexec(psi_store_t *s, const psi_coexec_row_t *row, int run);
 
 int psi_store_status(psi_store_t *s, ps_campaign_status_t *out);
@@ -63,10 +67,6 @@ int psi_store_put_model(psi_store_t *s, const char *gpu, const char *model, int 
 typedef void (*psi_store_model_fn)(const char *model, int batch, double weight_bytes, double activation_bytes,
                                    void *user);
 int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user);
-/* Counters measured on a partition of tpcs TPCs (psi_store_put_counters
- * keeps those of the whole device). */
-int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                              const psi_counters_t *c);
 int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out);
 
 /* The store of an open campaign (campaign.c). */

@@ -80,28 +80,6 @@ int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user)
     return rc;
 }
 
-int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                              const psi_counters_t *c)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(psi_store_db(s),
-                           "INSERT INTO counters_tpc(gpu, model, batch, op, tpcs, dram_bytes, l2_bytes,"
-                           " stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle, sm_pct,"
-                           " mem_pct) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return psi_store_error(s, "prepare");
-    sqlite3_bind_text(st, 1, gpu, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 3, batch);
-    sqlite3_bind_int(st, 4, op);
-    sqlite3_bind_int(st, 5, tpcs);
-    const double v[7] = {c->dram_bytes,        c->l2_bytes,  c->stall_long_scoreboard, c->stall_lg_throttle,
-                         c->stall_mio_throttle, c->sm_pct, c->mem_pct};
-    for (int i = 0; i < 7; i++)
-        psi_store_bind_num(st, 6 + i, v[i]);
-    return psi_store_step_once(s, st, "insert into counters_tpc");
-}
-
 /* The clock figures of ps_campaign_status_t. */
 int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out)
 {

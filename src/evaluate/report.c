@@ -29,87 +29,110 @@ static void fnum(FILE *f, double v, int width, int prec)
 
 static const char *const cov_sets[PS_COV_SETS] = {"test", "long", "unseen"};
 
+/* Table I: accuracy and cost per method. */
+static void print_accuracy(const psi_eval_results_t *r, FILE *f)
+{
+    fprintf(f, "Table I: accuracy and cost on %zu test co-executions (MAPE %%)\n", r->n_test);
+    fprintf(f, "%-16s %8s %8s %8s %9s %9s %10s\n", "method", "HP", "LP", "HP<=10%", "Llama HP", "train s", "query us");
+    for (int m = 0; m < PS_METHOD_COUNT; m++) {
+        const psi_eval_row_t *w = &r->table1[m];
+        fprintf(f, "%-16s ", w->name);
+        fnum(f, w->hp_mape, 8, 2);
+        fnum(f, w->lp_mape, 9, 2);
+        fnum(f, w->hp_within10, 9, 1);
+        fnum(f, w->llama_hp_mape, 10, 2);
+        fnum(f, w->train_seconds, 10, 1);
+        fnum(f, w->query_us, 11, 2);
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
+/* Fig. 4: the ablation of the model input. */
+static void print_ablation(const psi_eval_results_t *r, FILE *f)
+{
+    fprintf(f, "Fig. 4: ablation of the PairSight input (MAPE %%)\n");
+    fprintf(f, "%-16s %8s %8s %9s\n", "input", "HP", "LP", "train s");
+    for (int a = 0; a < PS_ABL_ROWS; a++) {
+        fprintf(f, "%-16s ", r->ablation[a].name);
+        fnum(f, r->ablation[a].hp_mape, 8, 2);
+        fnum(f, r->ablation[a].lp_mape, 9, 2);
+        fnum(f, r->ablation[a].train_seconds, 10, 1);
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
+/* Table II: generalization to unseen models and batch sizes. */
+static void print_generalization(const psi_eval_results_t *r, FILE *f)
+{
+    fprintf(f, "Table II: generalization, trained on the classic models at default batch sizes (MAPE %%)\n");
+    fprintf(f, "%-16s", "method");
+    for (int g = 0; g < PS_GEN_GROUPS; g++)
+        fprintf(f, " %8s-HP %8s-LP", gen_groups[g], gen_groups[g]);
+    fputc('\n', f);
+    for (int m = 0; m < PS_GEN_ROWS; m++) {
+        fprintf(f, "%-16s", r->gen[m][0].name);
+        for (int g = 0; g < PS_GEN_GROUPS; g++) {
+            fnum(f, r->gen[m][g].hp_mape, 12, 2);
+            fnum(f, r->gen[m][g].lp_mape, 12, 2);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "%-16s", "test rows");
+    for (int g = 0; g < PS_GEN_GROUPS; g++)
+        fprintf(f, " %11zu %11s", r->gen[0][g].n, "");
+    fprintf(f, "\n\n");
+}
+
+/* Long segments beyond the window. */
+static void print_long(const psi_eval_results_t *r, FILE *f)
+{
+    fprintf(f, "Long segments beyond the window, SM splits absent from training (MAPE %%)\n");
+    fprintf(f, "%-18s %8s %8s %10s %10s\n", "method", "HP", "LP", "asym HP", "asym LP");
+    for (int i = 0; i < PS_LONG_ROWS; i++) {
+        fprintf(f, "%-18s ", r->long_all[i].name);
+        fnum(f, r->long_all[i].hp_mape, 8, 2);
+        fnum(f, r->long_all[i].lp_mape, 9, 2);
+        fnum(f, r->long_asym[i].hp_mape, 11, 2);
+        fnum(f, r->long_asym[i].lp_mape, 11, 2);
+        fputc('\n', f);
+    }
+    fprintf(f, "(%zu co-executions, %zu asymmetric)\n\n", r->long_all[0].n, r->long_asym[0].n);
+}
+
+/* The calibrated upper bounds: coverage and width per set and level. */
+static void print_coverage(const psi_eval_results_t *r, FILE *f)
+{
+    fprintf(f, "Calibrated upper bounds: empirical coverage %% and mean width %% (above the point)\n");
+    fprintf(f, "%-8s %6s %7s %9s %9s %9s %9s\n", "set", "target", "n", "HP cov", "LP cov", "HP width", "LP width");
+    for (int s = 0; s < PS_COV_SETS; s++)
+        for (int k = 0; k < PS_COV_LEVELS; k++) {
+            const bound_cov_t *c = &r->cov[s][k];
+            if (!c->n)
+                continue;
+            fprintf(f, "%-8s %6.2f %7zu ", cov_sets[s], c->level, c->n);
+            fnum(f, c->hp_cover, 9, 2);
+            fnum(f, c->lp_cover, 10, 2);
+            fnum(f, c->hp_width, 10, 2);
+            fnum(f, c->lp_width, 10, 2);
+            fputc('\n', f);
+        }
+    fputc('\n', f);
+}
+
 void psi_eval_print(const psi_eval_results_t *r, FILE *f)
 {
-    if (r->done & PS_EXP_ACCURACY) {
-        fprintf(f, "Table I: accuracy and cost on %zu test co-executions (MAPE %%)\n", r->n_test);
-        fprintf(f, "%-16s %8s %8s %8s %9s %9s %10s\n", "method", "HP", "LP", "HP<=10%", "Llama HP",
-                "train s", "query us");
-        for (int m = 0; m < PS_METHOD_COUNT; m++) {
-            const psi_eval_row_t *w = &r->table1[m];
-            fprintf(f, "%-16s ", w->name);
-            fnum(f, w->hp_mape, 8, 2);
-            fnum(f, w->lp_mape, 9, 2);
-            fnum(f, w->hp_within10, 9, 1);
-            fnum(f, w->llama_hp_mape, 10, 2);
-            fnum(f, w->train_seconds, 10, 1);
-            fnum(f, w->query_us, 11, 2);
-            fputc('\n', f);
-        }
-        fputc('\n', f);
-    }
-    if (r->done & PS_EXP_ABLATION) {
-        fprintf(f, "Fig. 4: ablation of the PairSight input (MAPE %%)\n");
-        fprintf(f, "%-16s %8s %8s %9s\n", "input", "HP", "LP", "train s");
-        for (int a = 0; a < PS_ABL_ROWS; a++) {
-            fprintf(f, "%-16s ", r->ablation[a].name);
-            fnum(f, r->ablation[a].hp_mape, 8, 2);
-            fnum(f, r->ablation[a].lp_mape, 9, 2);
-            fnum(f, r->ablation[a].train_seconds, 10, 1);
-            fputc('\n', f);
-        }
-        fputc('\n', f);
-    }
-    if (r->done & PS_EXP_GENERALIZATION) {
-        fprintf(f, "Table II: generalization, trained on the classic models at default batch sizes (MAPE %%)\n");
-        fprintf(f, "%-16s", "method");
-        for (int g = 0; g < PS_GEN_GROUPS; g++)
-            fprintf(f, " %8s-HP %8s-LP", gen_groups[g], gen_groups[g]);
-        fputc('\n', f);
-        for (int m = 0; m < PS_GEN_ROWS; m++) {
-            fprintf(f, "%-16s", r->gen[m][0].name);
-            for (int g = 0; g < PS_GEN_GROUPS; g++) {
-                fnum(f, r->gen[m][g].hp_mape, 12, 2);
-                fnum(f, r->gen[m][g].lp_mape, 12, 2);
-            }
-            fputc('\n', f);
-        }
-        fprintf(f, "%-16s", "test rows");
-        for (int g = 0; g < PS_GEN_GROUPS; g++)
-            fprintf(f, " %11zu %11s", r->gen[0][g].n, "");
-        fprintf(f, "\n\n");
-    }
-    if (r->done & PS_EXP_LONG) {
-        fprintf(f, "Long segments beyond the window, SM splits absent from training (MAPE %%)\n");
-        fprintf(f, "%-18s %8s %8s %10s %10s\n", "method", "HP", "LP", "asym HP", "asym LP");
-        for (int i = 0; i < PS_LONG_ROWS; i++) {
-            fprintf(f, "%-18s ", r->long_all[i].name);
-            fnum(f, r->long_all[i].hp_mape, 8, 2);
-            fnum(f, r->long_all[i].lp_mape, 9, 2);
-            fnum(f, r->long_asym[i].hp_mape, 11, 2);
-            fnum(f, r->long_asym[i].lp_mape, 11, 2);
-            fputc('\n', f);
-        }
-        fprintf(f, "(%zu co-executions, %zu asymmetric)\n\n", r->long_all[0].n, r->long_asym[0].n);
-    }
-    if (r->cov[0][0].n || r->cov[1][0].n || r->cov[2][0].n) {
-        fprintf(f, "Calibrated upper bounds: empirical coverage %% and mean width %% (above the point)\n");
-        fprintf(f, "%-8s %6s %7s %9s %9s %9s %9s\n", "set", "target", "n", "HP cov", "LP cov", "HP width",
-                "LP width");
-        for (int s = 0; s < PS_COV_SETS; s++)
-            for (int k = 0; k < PS_COV_LEVELS; k++) {
-                const bound_cov_t *c = &r->cov[s][k];
-                if (!c->n)
-                    continue;
-                fprintf(f, "%-8s %6.2f %7zu ", cov_sets[s], c->level, c->n);
-                fnum(f, c->hp_cover, 9, 2);
-                fnum(f, c->lp_cover, 10, 2);
-                fnum(f, c->hp_width, 10, 2);
-                fnum(f, c->lp_width, 10, 2);
-                fputc('\n', f);
-            }
-        fputc('\n', f);
-    }
+    if (r->done & PS_EXP_ACCURACY)
+        print_accuracy(r, f);
+    if (r->done & PS_EXP_ABLATION)
+        print_ablation(r, f);
+    if (r->done & PS_EXP_GENERALIZATION)
+        print_generalization(r, f);
+    if (r->done & PS_EXP_LONG)
+        print_long(r, f);
+    if (r->cov[0][0].n || r->cov[1][0].n || r->cov[2][0].n)
+        print_coverage(r, f);
 }
 
 /* ---- JSON ---- */

@@ -126,6 +126,70 @@ ps_query_t psi_query_of_row(const psi_coexec_row_t *r)
     return q;
 }
 
+/* The per-row arrays of a data set of up to m rows; rows_x rows of features
+ * per side (m, or 1 for a lean set's scratch row). */
+static int dataset_alloc(psi_dataset_t *d, size_t m, size_t rows_x, size_t nf)
+{
+    d->x_hp = psi_malloc(rows_x * nf * sizeof *d->x_hp);
+    d->x_lp = psi_malloc(rows_x * nf * sizeof *d->x_lp);
+    d->y_hp = psi_malloc(m * sizeof *d->y_hp);
+    d->y_lp = psi_malloc(m * sizeof *d->y_lp);
+    d->hp_solo_ns = psi_malloc(m * sizeof *d->hp_solo_ns);
+    d->lp_solo_ns = psi_malloc(m * sizeof *d->lp_solo_ns);
+    d->hp_ns = psi_malloc(m * sizeof *d->hp_ns);
+    d->lp_ns = psi_malloc(m * sizeof *d->lp_ns);
+    d->experiment = psi_malloc(m * sizeof *d->experiment);
+    d->split = psi_malloc(m);
+    d->rows = psi_malloc(m * sizeof *d->rows);
+    if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns || !d->lp_ns ||
+        !d->experiment || !d->split || !d->rows)
+        return PS_E_NOMEM;
+    return PS_OK;
+}
+
+/* A segment outside its model is an error, long or not; i is the row's index. */
+static int check_segments(const ps_ops_t *ops, const psi_coexec_row_t *r, size_t i)
+{
+    for (int s = 0; s < 2; s++) {
+        const char *model = s ? r->lp_model : r->hp_model;
+        int batch = s ? r->lp_batch : r->hp_batch, start = s ? r->lp_start : r->hp_start,
+            len = s ? r->lp_len : r->hp_len;
+        const psi_op_group_t *g = psi_ops_find(ops, r->gpu, model, batch);
+        if (g && !segment_fits(start, len, g->n_ops))
+            return psi_error(PS_E_INPUT,
+                             "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
+                             "batch %d is outside its %d operators",
+                             i + 1, r->experiment ? r->experiment : "?", s ? "lp" : "hp", start, (long long)start + len,
+                             model, batch, g->n_ops);
+    }
+    return PS_OK;
+}
+
+/* Row r (index i of the coexec table) as the data set's row k: its features
+ * (at x_at in x_hp and x_lp), solo and measured times, and targets. */
+static int dataset_set_row(psi_dataset_t *d, const ps_ops_t *ops, const psi_coexec_row_t *r, size_t i, size_t k,
+                           size_t x_at)
+{
+    ps_query_t q = psi_query_of_row(r);
+    int rc = psi_features_build_pair(&d->layout, ops, &q, d->x_hp + x_at, d->x_lp + x_at, &d->hp_solo_ns[k],
+                                     &d->lp_solo_ns[k]);
+    if (rc != PS_OK) {
+        char where[64];
+        snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1, r->experiment ? r->experiment : "?");
+        psi_error_prefix(rc, where);
+        return rc;
+    }
+    if (!(r->hp_ns > 0) || !(r->lp_ns > 0))
+        return psi_error(PS_E_INPUT, "coexec row %zu: hp_ns and lp_ns must be > 0", i + 1);
+    d->hp_ns[k] = r->hp_ns;
+    d->lp_ns[k] = r->lp_ns;
+    /* Target: log delta, delta = T_share / T_solo(p) (PairSight Sec. III). */
+    d->y_hp[k] = log(r->hp_ns / d->hp_solo_ns[k]);
+    d->y_lp[k] = log(r->lp_ns / d->lp_solo_ns[k]);
+    d->rows[k] = r;
+    return PS_OK;
+}
+
 /* with_features 0: x_hp and x_lp stay NULL (psi_dataset_build_lean). */
 static int dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_coexec_t *cx, uint64_t seed,
                          int with_features, psi_dataset_t **out)
@@ -142,20 +206,8 @@ static int dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, con
         goto fail;
     d->layout = *l;
     /* Lean: one scratch row per side, overwritten by every row. */
-    size_t rows_x = with_features ? m : 1;
-    d->x_hp = psi_malloc(rows_x * nf * sizeof *d->x_hp);
-    d->x_lp = psi_malloc(rows_x * nf * sizeof *d->x_lp);
-    d->y_hp = psi_malloc(m * sizeof *d->y_hp);
-    d->y_lp = psi_malloc(m * sizeof *d->y_lp);
-    d->hp_solo_ns = psi_malloc(m * sizeof *d->hp_solo_ns);
-    d->lp_solo_ns = psi_malloc(m * sizeof *d->lp_solo_ns);
-    d->hp_ns = psi_malloc(m * sizeof *d->hp_ns);
-    d->lp_ns = psi_malloc(m * sizeof *d->lp_ns);
-    d->experiment = psi_malloc(m * sizeof *d->experiment);
-    d->split = psi_malloc(m);
-    d->rows = psi_malloc(m * sizeof *d->rows);
-    if (!d->x_hp || !d->x_lp || !d->y_hp || !d->y_lp || !d->hp_solo_ns || !d->lp_solo_ns || !d->hp_ns || !d->lp_ns ||
-        !d->experiment || !d->split || !d->rows)
+    rc = dataset_alloc(d, m, with_features ? m : 1, nf);
+    if (rc != PS_OK)
         goto fail;
     rc = assign_experiments(cx, seed, all_ids, all_split, &d->n_experiments);
     if (rc != PS_OK)
@@ -164,46 +216,18 @@ static int dataset_build(const psi_feature_layout_t *l, const ps_ops_t *ops, con
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const psi_coexec_row_t *r = &cx->rows[i];
-        /* A segment outside its model is an error, long or not. */
-        for (int s = 0; s < 2; s++) {
-            const char *model = s ? r->lp_model : r->hp_model;
-            int batch = s ? r->lp_batch : r->hp_batch, start = s ? r->lp_start : r->hp_start,
-                len = s ? r->lp_len : r->hp_len;
-            const psi_op_group_t *g = psi_ops_find(ops, r->gpu, model, batch);
-            if (g && !segment_fits(start, len, g->n_ops)) {
-                rc = psi_error(PS_E_INPUT,
-                               "coexec row %zu (experiment %s): %s: segment [%d, %lld) of %s "
-                               "batch %d is outside its %d operators",
-                               i + 1, r->experiment ? r->experiment : "?", s ? "lp" : "hp", start,
-                               (long long)start + len, model, batch, g->n_ops);
-                goto fail;
-            }
-        }
+        rc = check_segments(ops, r, i);
+        if (rc != PS_OK)
+            goto fail;
         if (r->hp_len > l->window || r->lp_len > l->window) {
             d->n_skipped++;
             continue;
         }
-        ps_query_t q = psi_query_of_row(r);
-        size_t at = with_features ? k * nf : 0;
-        rc = psi_features_build_pair(l, ops, &q, d->x_hp + at, d->x_lp + at, &d->hp_solo_ns[k], &d->lp_solo_ns[k]);
-        if (rc != PS_OK) {
-            char where[64];
-            snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1, r->experiment ? r->experiment : "?");
-            psi_error_prefix(rc, where);
+        rc = dataset_set_row(d, ops, r, i, k, with_features ? k * nf : 0);
+        if (rc != PS_OK)
             goto fail;
-        }
-        if (!(r->hp_ns > 0) || !(r->lp_ns > 0)) {
-            rc = psi_error(PS_E_INPUT, "coexec row %zu: hp_ns and lp_ns must be > 0", i + 1);
-            goto fail;
-        }
-        d->hp_ns[k] = r->hp_ns;
-        d->lp_ns[k] = r->lp_ns;
-        /* Target: log delta, delta = T_share / T_solo(p) (PairSight Sec. III). */
-        d->y_hp[k] = log(r->hp_ns / d->hp_solo_ns[k]);
-        d->y_lp[k] = log(r->lp_ns / d->lp_solo_ns[k]);
         d->experiment[k] = all_ids[i];
         d->split[k] = all_split[i];
-        d->rows[k] = r;
         k++;
     }
     d->n = k;

@@ -91,7 +91,24 @@ struct psi_forest {
     pnode_t *pnode;
     float *pleaf;
     int pdepth;
+    /* The same splits as two arrays (threshold, feature | MISSING_RIGHT),
+     * same indices, PERM_PAD entries past the end: the block kernels load a
+     * level of a tree into registers and look nodes up by permutes. */
+    float *pthr;
+    uint32_t *pfeat;
+    /* QuickScorer (qs_* below; built where pdepth <= QS_MAX_DEPTH): the real
+     * splits of feature j in ascending threshold at [qs_off[j], qs_off[j+1])
+     * of qs_thr / qs_tk (tree << 8 | node k of the perfect layout), those
+     * that send a missing value right at [qs_moff[j], qs_moff[j+1]) of
+     * qs_mtk; qs_mask[k * qs_words ...]: the leaves that node k leaves
+     * possible when x goes right (its left subtree's leaves cleared). */
+    float *qs_thr;
+    uint32_t *qs_tk, *qs_mtk;
+    int32_t *qs_off, *qs_moff;
+    uint64_t *qs_mask;
+    int qs_words;
 };
+#define PERM_PAD 64
 
 /* One step down: the child that x sends the row to. XGBoost goes left when
  * x < threshold (compared in float) and follows the default direction when x
@@ -212,13 +229,14 @@ static inline float perfect_leaf(const psi_forest_t *f, int t, const float *x)
 #define AVX512_ROWS (16 * AVX512_V)
 #define BLOCK_MAX_ROWS (AVX2_ROWS > AVX512_ROWS ? AVX2_ROWS : AVX512_ROWS)
 #ifndef TREE_LOCKSTEP
-#define TREE_LOCKSTEP 2 /* trees walked at once by the block kernels */
+#define TREE_LOCKSTEP 4 /* trees walked at once by the AVX-512 block kernel (measured: 4 over 2, 8) */
 #endif
 #ifndef AVX2_TOP_LEVELS
 #define AVX2_TOP_LEVELS 3 /* levels walked by contiguous loads (root included) */
 #endif
 #ifndef AVX512_TOP_LEVELS
-#define AVX512_TOP_LEVELS 5 /* the same for AVX-512 (measured best: 5 vs 3 for AVX2) */
+#define AVX512_TOP_LEVELS                                                                                              \
+    1 /* the same for AVX-512: only the root, the levels below look their nodes up by permutes (measured: 1 over 2-5) */
 #endif
 
 /* right (all ones) where x goes right at nodes (thr, feat): x >= thr, or x
@@ -244,6 +262,37 @@ __attribute__((target("avx2"))) static inline void avx2_nodes(const pnode_t *bas
     __m256 hi = _mm256_castsi256_ps(_mm256_i32gather_epi64(b, _mm256_extracti128_si256(p, 1), 8));
     *thr = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
     *feat = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+#ifndef AVX2_PERM_LEVELS
+#define AVX2_PERM_LEVELS 5 /* levels below it look nodes up by permutes */
+#endif
+
+/* tab[j] for the eight lanes of j, 0 <= j < 2^d: one permute per 8 entries,
+ * then a select by the high bits of j. tab holds at least 8 entries. */
+__attribute__((target("avx2"))) static inline __m256 avx2_lookup(const float *tab, int d, __m256i j)
+{
+    __m256 r = _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), j);
+    __m256i hi = _mm256_srli_epi32(j, 3);
+    for (int c = 1; c < 1 << (d > 3 ? d - 3 : 0); c++) {
+        __m256 q = _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 8 * c), j);
+        r = _mm256_blendv_ps(r, q, _mm256_castsi256_ps(_mm256_cmpeq_epi32(hi, _mm256_set1_epi32(c))));
+    }
+    return r;
+}
+
+/* As avx512_level_nodes, eight lanes. */
+__attribute__((target("avx2"))) static inline void avx2_level_nodes(const psi_forest_t *f, size_t tb, int d, __m256i k,
+                                                                    __m256 *thr, __m256i *feat)
+{
+    if (d < AVX2_PERM_LEVELS) {
+        size_t l0 = tb + ((size_t)1 << d) - 1;
+        __m256i j = _mm256_sub_epi32(k, _mm256_set1_epi32((1 << d) - 1));
+        *thr = avx2_lookup(f->pthr + l0, d, j);
+        *feat = _mm256_castps_si256(avx2_lookup((const float *)f->pfeat + l0, d, j));
+        return;
+    }
+    avx2_nodes(f->pnode + tb, k, thr, feat);
 }
 
 /* V (1, 2 or 4) vectors of 8 rows (rows = 8 V) of the column-major block xt, all trees. */
@@ -291,7 +340,7 @@ avx2_block_v(const psi_forest_t *f, const float *xt, int V, float *out)
             for (int v = 0; v < V; v++) {
                 __m256 thr;
                 __m256i feat;
-                avx2_nodes(nb, k[v], &thr, &feat);
+                avx2_level_nodes(f, (size_t)t * (size_t)I, d, k[v], &thr, &feat);
                 __m256i off = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(feat, fmask), shift), lane[v]);
                 __m256 x = _mm256_i32gather_ps(xt, off, 4);
                 k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(x, thr, feat));
@@ -359,6 +408,42 @@ __attribute__((target("avx512f"))) static inline void avx512_nodes(const pnode_t
     *feat = _mm512_castps_si512(_mm512_permutex2var_ps(lo, odd, hi));
 }
 
+#ifndef AVX512_PERM_LEVELS
+#define AVX512_PERM_LEVELS 8 /* levels below it look nodes up by permutes (<= 8: 128 nodes) */
+#endif
+
+/* tab[j] for the sixteen lanes of j, 0 <= j < 2^d (d <= 7), from registers:
+ * one permute of 16 or 32 entries per 32 entries, then a select by the high
+ * bits of j. tab holds at least 16 entries (PERM_PAD). */
+__attribute__((target("avx512f"))) static inline __m512 avx512_lookup(const float *tab, int d, __m512i j)
+{
+    if (d <= 4)
+        return _mm512_permutexvar_ps(j, _mm512_loadu_ps(tab));
+    __m512 r = _mm512_permutex2var_ps(_mm512_loadu_ps(tab), j, _mm512_loadu_ps(tab + 16));
+    __m512i hi = _mm512_srli_epi32(j, 5);
+    for (int c = 1; c < 1 << (d - 5); c++) {
+        __m512 q = _mm512_permutex2var_ps(_mm512_loadu_ps(tab + 32 * c), j, _mm512_loadu_ps(tab + 32 * c + 16));
+        r = _mm512_mask_mov_ps(r, _mm512_cmpeq_epi32_mask(hi, _mm512_set1_epi32(c)), q);
+    }
+    return r;
+}
+
+/* Thresholds and features of nodes k (absolute in the tree at t * I) of
+ * level d: permutes from the split arrays where the level is narrow enough,
+ * else two gathers. */
+__attribute__((target("avx512f"))) static inline void avx512_level_nodes(const psi_forest_t *f, size_t tb, int d,
+                                                                         __m512i k, __m512 *thr, __m512i *feat)
+{
+    if (d < AVX512_PERM_LEVELS) {
+        size_t l0 = tb + ((size_t)1 << d) - 1;
+        __m512i j = _mm512_sub_epi32(k, _mm512_set1_epi32((1 << d) - 1));
+        *thr = avx512_lookup(f->pthr + l0, d, j);
+        *feat = _mm512_castps_si512(avx512_lookup((const float *)f->pfeat + l0, d, j));
+        return;
+    }
+    avx512_nodes(f->pnode + tb, k, thr, feat);
+}
+
 /* Trees [t, t + G) for the V vectors of rows of block xt, walked in
  * lockstep (G * V independent walks hide each other's gather latency); each
  * tree's leaves are added to acc in tree order. */
@@ -393,7 +478,7 @@ avx512_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const
             for (int v = 0; v < V; v++) {
                 __m512 thr;
                 __m512i feat;
-                avx512_nodes(f->pnode + (size_t)(t0 + g) * (size_t)I, k[g][v], &thr, &feat);
+                avx512_level_nodes(f, (size_t)(t0 + g) * (size_t)I, d, k[g][v], &thr, &feat);
                 __m512i off = _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(feat, fmask), shift), lane[v]);
                 __mmask16 r = avx512_right(_mm512_i32gather_ps(off, xt, 4), thr, feat);
                 __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[g][v], k[g][v]), one);
@@ -444,84 +529,116 @@ __attribute__((target("avx512f"))) static void avx512_block(const psi_forest_t *
         out[i] = res[i];
 }
 
-/* One row on the perfect layout: one lane per tree, 4 vectors of 16 trees at
- * once; the leaf values are then added one by one in tree order. */
-__attribute__((target("avx512f"))) static double avx512_row(const psi_forest_t *f, const float *x)
+#ifndef AVX512_ROW_V
+#define AVX512_ROW_V 4
+#endif
+/* Trees [t, t + 16 V) of one row on the perfect layout, one lane per tree;
+ * their leaf values go to leaf[16 V] in tree order. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+avx512_row_group(const psi_forest_t *f, const float *x, int t, int V, float *leaf)
 {
     const int D = f->pdepth, I = (1 << D) - 1;
     const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
     const __m512i lane16 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    float acc = f->base_score, leaf[64];
-    int t = 0;
-    for (; t + 64 <= f->n_trees; t += 64) {
-        __m512i k[4], tree[4];
-        for (int v = 0; v < 4; v++) {
-            k[v] = _mm512_setzero_si512();
-            tree[v] = _mm512_add_epi32(lane16, _mm512_set1_epi32(t + 16 * v));
+    __m512i k[AVX512_ROW_V], tree[AVX512_ROW_V], tb[AVX512_ROW_V];
+    for (int v = 0; v < V; v++) {
+        k[v] = _mm512_setzero_si512();
+        /* Lanes past the last tree walk the last tree again (not added). */
+        tree[v] = _mm512_min_epi32(_mm512_add_epi32(lane16, _mm512_set1_epi32(t + 16 * v)),
+                                   _mm512_set1_epi32(f->n_trees - 1));
+        tb[v] = _mm512_mullo_epi32(tree[v], _mm512_set1_epi32(I));
+    }
+    for (int d = 0; d < D; d++)
+        for (int v = 0; v < V; v++) {
+            __m512 thr;
+            __m512i feat;
+            avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
+            __mmask16 r = avx512_right(_mm512_i32gather_ps(_mm512_and_si512(feat, fmask), x, 4), thr, feat);
+            __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[v], k[v]), one);
+            k[v] = _mm512_mask_add_epi32(k2, r, k2, one);
         }
-        __m512i tb[4];
-        for (int v = 0; v < 4; v++)
-            tb[v] = _mm512_mullo_epi32(tree[v], _mm512_set1_epi32(I));
-        for (int d = 0; d < D; d++)
-            for (int v = 0; v < 4; v++) {
-                __m512 thr;
-                __m512i feat;
-                avx512_nodes(f->pnode, _mm512_add_epi32(tb[v], k[v]), &thr, &feat);
-                __mmask16 r = avx512_right(_mm512_i32gather_ps(_mm512_and_si512(feat, fmask), x, 4), thr, feat);
-                __m512i k2 = _mm512_add_epi32(_mm512_add_epi32(k[v], k[v]), one);
-                k[v] = _mm512_mask_add_epi32(k2, r, k2, one);
-            }
-        /* Leaf of tree u at pleaf + u * (I + 1) + k - I = tb + u + k - I. */
-        for (int v = 0; v < 4; v++) {
-            __m512i li =
-                _mm512_add_epi32(_mm512_add_epi32(tb[v], k[v]), _mm512_sub_epi32(tree[v], _mm512_set1_epi32(I)));
-            _mm512_storeu_ps(leaf + 16 * v, _mm512_i32gather_ps(li, f->pleaf, 4));
-        }
-        for (int g = 0; g < 64; g++)
+    /* Leaf of tree u at pleaf + u * (I + 1) + k - I = tb + u + k - I. */
+    for (int v = 0; v < V; v++) {
+        __m512i li = _mm512_add_epi32(_mm512_add_epi32(tb[v], k[v]), _mm512_sub_epi32(tree[v], _mm512_set1_epi32(I)));
+        _mm512_storeu_ps(leaf + 16 * v, _mm512_i32gather_ps(li, f->pleaf, 4));
+    }
+}
+
+/* One row on the perfect layout: AVX512_ROW_V vectors of 16 trees at once
+ * (the last group as many as it needs); the leaf values are added one by one
+ * in tree order. */
+__attribute__((target("avx512f"))) static double avx512_row(const psi_forest_t *f, const float *x)
+{
+    const int L = 16 * AVX512_ROW_V;
+    float acc = f->base_score, leaf[16 * AVX512_ROW_V];
+    for (int t = 0; t < f->n_trees; t += L) {
+        int m = f->n_trees - t < L ? f->n_trees - t : L, nv = (m + 15) / 16;
+        if (nv == AVX512_ROW_V)
+            avx512_row_group(f, x, t, AVX512_ROW_V, leaf);
+        else if (nv == 1)
+            avx512_row_group(f, x, t, 1, leaf);
+        else if (nv == 2)
+            avx512_row_group(f, x, t, 2, leaf);
+        else
+            avx512_row_group(f, x, t, 3 < AVX512_ROW_V ? 3 : AVX512_ROW_V, leaf);
+        for (int g = 0; g < m; g++)
             acc += leaf[g];
     }
-    for (; t < f->n_trees; t++)
-        acc += perfect_leaf(f, t, x);
     return acc;
 }
 
 #ifndef AVX2_ROW_V
-#define AVX2_ROW_V 8
+#define AVX2_ROW_V 5 /* measured: 4 and 6 slower, 8 spills */
 #endif
-/* One row, one lane per tree, AVX2_ROW_V vectors of 8 trees at once. */
-__attribute__((target("avx2"))) static double avx2_row(const psi_forest_t *f, const float *x)
+/* Trees [t, t + 8 V) of one row, one lane per tree, V <= AVX2_ROW_V; their
+ * leaf values go to leaf[8 V] in tree order. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+avx2_row_group(const psi_forest_t *f, const float *x, int t, int V, float *leaf)
 {
     const int D = f->pdepth, I = (1 << D) - 1;
     const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
     const __m256i lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i k[AVX2_ROW_V], tb[AVX2_ROW_V], tree[AVX2_ROW_V];
+    for (int v = 0; v < V; v++) {
+        k[v] = _mm256_setzero_si256();
+        /* Lanes past the last tree walk the last tree again (not added). */
+        tree[v] =
+            _mm256_min_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)), _mm256_set1_epi32(f->n_trees - 1));
+        tb[v] = _mm256_mullo_epi32(tree[v], _mm256_set1_epi32(I));
+    }
+    for (int d = 0; d < D; d++)
+        for (int v = 0; v < V; v++) {
+            __m256 thr;
+            __m256i feat;
+            avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
+            __m256 xv = _mm256_i32gather_ps(x, _mm256_and_si256(feat, fmask), 4);
+            k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(xv, thr, feat));
+        }
+    /* Leaf of tree t + i at pleaf + (t + i) * (I + 1) + k - I = tb + (t + i) + k - I. */
+    for (int v = 0; v < V; v++) {
+        __m256i li = _mm256_add_epi32(_mm256_add_epi32(tb[v], k[v]), _mm256_sub_epi32(tree[v], _mm256_set1_epi32(I)));
+        _mm256_storeu_ps(leaf + 8 * v, _mm256_i32gather_ps(f->pleaf, li, 4));
+    }
+}
+
+/* One row: AVX2_ROW_V vectors of 8 trees at once (the last group as many
+ * as it needs); the leaf values are added one by one in tree order. */
+__attribute__((target("avx2"))) static double avx2_row(const psi_forest_t *f, const float *x)
+{
+    const int L = 8 * AVX2_ROW_V;
     float acc = f->base_score, leaf[8 * AVX2_ROW_V];
-    int t = 0;
-    for (; t + 8 * AVX2_ROW_V <= f->n_trees; t += 8 * AVX2_ROW_V) {
-        __m256i k[AVX2_ROW_V], tb[AVX2_ROW_V];
-        for (int v = 0; v < AVX2_ROW_V; v++) {
-            k[v] = _mm256_setzero_si256();
-            tb[v] = _mm256_mullo_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)), _mm256_set1_epi32(I));
+    for (int t = 0; t < f->n_trees; t += L) {
+        int m = f->n_trees - t < L ? f->n_trees - t : L, nv = (m + 7) / 8;
+        switch (nv) {
+        case 1: avx2_row_group(f, x, t, 1, leaf); break;
+        case 2: avx2_row_group(f, x, t, 2, leaf); break;
+        case 3: avx2_row_group(f, x, t, 3, leaf); break;
+        case 4: avx2_row_group(f, x, t, 4 < AVX2_ROW_V ? 4 : AVX2_ROW_V, leaf); break;
+        default: avx2_row_group(f, x, t, AVX2_ROW_V, leaf); break;
         }
-        for (int d = 0; d < D; d++)
-            for (int v = 0; v < AVX2_ROW_V; v++) {
-                __m256 thr;
-                __m256i feat;
-                avx2_nodes(f->pnode, _mm256_add_epi32(tb[v], k[v]), &thr, &feat);
-                __m256 xv = _mm256_i32gather_ps(x, _mm256_and_si256(feat, fmask), 4);
-                k[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(k[v], k[v]), one), avx2_right(xv, thr, feat));
-            }
-        /* Leaf of tree t + i at pleaf + (t + i) * (I + 1) + k - I = tb + (t + i) + k - I. */
-        for (int v = 0; v < AVX2_ROW_V; v++) {
-            __m256i li = _mm256_add_epi32(
-                _mm256_add_epi32(tb[v], k[v]),
-                _mm256_sub_epi32(_mm256_add_epi32(lane8, _mm256_set1_epi32(t + 8 * v)), _mm256_set1_epi32(I)));
-            _mm256_storeu_ps(leaf + 8 * v, _mm256_i32gather_ps(f->pleaf, li, 4));
-        }
-        for (int g = 0; g < 8 * AVX2_ROW_V; g++)
+        for (int g = 0; g < m; g++)
             acc += leaf[g];
     }
-    for (; t < f->n_trees; t++)
-        acc += perfect_leaf(f, t, x);
     return acc;
 }
 #endif
@@ -628,6 +745,133 @@ __attribute__((target("avx512f"))) static double simd_row(const psi_forest_t *f,
 }
 #endif
 
+/*
+ * QuickScorer (Lucchese et al., SIGIR'15) on the perfect layout: a tree's
+ * exit leaf is the leftmost leaf that no split sending x right rules out.
+ * Each tree keeps a bitvector of its 2^pdepth leaves (qs_words 64-bit
+ * words), all ones at the start; feature by feature, the splits on it are
+ * visited in ascending threshold while x >= threshold (those send x right;
+ * the first threshold above x ends the feature), and each ANDs its tree's
+ * bitvector with the node's mask, which clears its left subtree. A missing
+ * value visits the feature's splits that send missing values right instead.
+ * No split is tested that sends x left, so the work is the number of splits
+ * x goes right at, about half of all splits, against pdepth steps per tree
+ * for a traversal. The leaves are then added in tree order in float, as
+ * every kernel does.
+ */
+#define QS_MAX_DEPTH 8 /* 256 leaves: 4 words, one AVX2 register */
+
+/* Applies the splits of one row x to the bitvectors v[n_trees * W]. */
+static inline __attribute__((always_inline)) void qs_splits(const psi_forest_t *f, const float *x, int W, uint64_t *v)
+{
+    for (int j = 0; j < f->n_features; j++) {
+        float xj = x[j];
+        if (xj != xj) {
+            for (int32_t e = f->qs_moff[j]; e < f->qs_moff[j + 1]; e++) {
+                uint32_t tk = f->qs_mtk[e];
+                const uint64_t *m = f->qs_mask + (size_t)(tk & 0xff) * (size_t)W;
+                for (int w = 0; w < W; w++)
+                    v[(size_t)(tk >> 8) * (size_t)W + (size_t)w] &= m[w];
+            }
+            continue;
+        }
+        for (int32_t e = f->qs_off[j]; e < f->qs_off[j + 1] && xj >= f->qs_thr[e]; e++) {
+            uint32_t tk = f->qs_tk[e];
+            const uint64_t *m = f->qs_mask + (size_t)(tk & 0xff) * (size_t)W;
+            for (int w = 0; w < W; w++)
+                v[(size_t)(tk >> 8) * (size_t)W + (size_t)w] &= m[w];
+        }
+    }
+}
+
+/* The sum of the exit leaves of bitvectors v, in tree order. */
+static inline double qs_sum(const psi_forest_t *f, int W, const uint64_t *v)
+{
+    const size_t L = (size_t)1 << f->pdepth;
+    float acc = f->base_score;
+    for (int t = 0; t < f->n_trees; t++) {
+        const uint64_t *b = v + (size_t)t * (size_t)W;
+        int w = 0;
+        while (w < W - 1 && b[w] == 0) /* the exit leaf is always possible: some word is not 0 */
+            w++;
+        acc += f->pleaf[(size_t)t * L + (size_t)(64 * w + __builtin_ctzll(b[w]))];
+    }
+    return acc;
+}
+
+/* One row, portable: bitvectors in v (n_trees * qs_words words). */
+static double qs_row(const psi_forest_t *f, const float *x, uint64_t *v)
+{
+    const int W = f->qs_words;
+    size_t nw = (size_t)f->n_trees * (size_t)W;
+    const uint64_t all = f->pdepth >= 6 ? ~0ull : (1ull << (1 << f->pdepth)) - 1;
+    for (size_t i = 0; i < nw; i++)
+        v[i] = all;
+    qs_splits(f, x, W, v);
+    return qs_sum(f, W, v);
+}
+
+#if HAVE_X86
+/* The same with 256-leaf bitvectors held as one AVX2 register each (depth
+ * 8): one load, AND and store per split that sends x right. Other depths
+ * take qs_row. */
+__attribute__((target("avx2"))) static double qs_row_avx2(const psi_forest_t *f, const float *x, uint64_t *v)
+{
+    if (f->qs_words != 4)
+        return qs_row(f, x, v);
+    __m256i *bv = (__m256i *)v;
+    const __m256i *mask = (const __m256i *)f->qs_mask;
+    for (int t = 0; t < f->n_trees; t++)
+        _mm256_storeu_si256(bv + t, _mm256_set1_epi32(-1));
+    for (int j = 0; j < f->n_features; j++) {
+        float xj = x[j];
+        if (xj != xj) {
+            for (int32_t e = f->qs_moff[j]; e < f->qs_moff[j + 1]; e++) {
+                __m256i *b = bv + (f->qs_mtk[e] >> 8);
+                __m256i m = _mm256_loadu_si256(mask + (f->qs_mtk[e] & 0xff));
+                _mm256_storeu_si256(b, _mm256_and_si256(_mm256_loadu_si256(b), m));
+            }
+            continue;
+        }
+        for (int32_t e = f->qs_off[j]; e < f->qs_off[j + 1] && xj >= f->qs_thr[e]; e++) {
+            __m256i *b = bv + (f->qs_tk[e] >> 8);
+            __m256i m = _mm256_loadu_si256(mask + (f->qs_tk[e] & 0xff));
+            _mm256_storeu_si256(b, _mm256_and_si256(_mm256_loadu_si256(b), m));
+        }
+    }
+    return qs_sum(f, 4, v);
+}
+#endif
+
+/* n rows through QuickScorer (kernel PS_FOREST_QS or PS_FOREST_QS_AVX2),
+ * row by row, on the OpenMP threads for large n. */
+static void qs_rows(const psi_forest_t *f, int kernel, const float *x, size_t n, size_t stride, double *out)
+{
+    size_t nw = (size_t)f->n_trees * (size_t)f->qs_words;
+#ifdef _OPENMP
+#pragma omp parallel if (n >= PARALLEL_MIN_ROWS)
+#endif
+    {
+        uint64_t *v = psi_malloc((nw ? nw : 1) * sizeof *v + 32);
+        uint64_t *va = v ? (uint64_t *)(((uintptr_t)v + 31) & ~(uintptr_t)31) : NULL;
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (long i = 0; i < (long)n; i++) {
+            const float *xi = x + (size_t)i * stride;
+#if HAVE_X86
+            if (va && kernel == PS_FOREST_QS_AVX2) {
+                out[i] = qs_row_avx2(f, xi, va);
+                continue;
+            }
+#endif
+            out[i] = va ? qs_row(f, xi, va) : predict_row(f, xi); /* no memory: the node walk needs none */
+        }
+        free(v);
+    }
+    (void)kernel;
+}
+
 /* The AVX2 or AVX-512 block kernel over rows [0, n) in blocks of AVX2_ROWS. */
 #if HAVE_X86
 static void block_rows(const psi_forest_t *f, int kernel, const float *x, size_t n, size_t stride, double *out)
@@ -656,6 +900,10 @@ static void block_rows(const psi_forest_t *f, int kernel, const float *x, size_t
 void psi_forest_predict(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
     int kernel = f->kernel;
+    if (kernel == PS_FOREST_QS || kernel == PS_FOREST_QS_AVX2) {
+        qs_rows(f, kernel, x, n, stride, out);
+        return;
+    }
 #if HAVE_AVX512
     /* 32-bit gather offsets must reach the last row of a block. */
     if (kernel == PS_FOREST_AVX512 && stride >= (size_t)INT32_MAX / SIMD_ROWS)
@@ -735,8 +983,12 @@ static int kernel_available(const psi_forest_t *f, int k)
 {
     if (k == PS_FOREST_SCALAR)
         return 1;
+    if (k == PS_FOREST_QS)
+        return f->qs_words > 0;
 #if HAVE_X86
     __builtin_cpu_init();
+    if (k == PS_FOREST_QS_AVX2)
+        return f->qs_words == 4 && __builtin_cpu_supports("avx2");
     if (k == PS_FOREST_AVX2)
         return f->pdepth > 0 && __builtin_cpu_supports("avx2");
     if (k == PS_FOREST_AVX512)
@@ -763,6 +1015,8 @@ const char *psi_forest_kernel_name(int kernel)
     case PS_FOREST_SCALAR: return "scalar";
     case PS_FOREST_AVX2: return "avx2";
     case PS_FOREST_AVX512: return "avx512";
+    case PS_FOREST_QS: return "qs";
+    case PS_FOREST_QS_AVX2: return "qs-avx2";
     default: return "best";
     }
 }
@@ -770,19 +1024,15 @@ const char *psi_forest_kernel_name(int kernel)
 int psi_forest_set_kernel(psi_forest_t *f, int kernel)
 {
     if (kernel == PS_FOREST_BEST) {
-        /* PAIRSIGHT_FOREST_KERNEL=scalar|avx2|avx512 picks one for testing;
-         * one this CPU lacks falls back to the best. */
+        /* PAIRSIGHT_FOREST_KERNEL=scalar|avx2|avx512|qs|qs-avx2 picks one
+         * for testing; one this CPU or forest lacks falls back to the best. */
         const char *env = getenv("PAIRSIGHT_FOREST_KERNEL");
         kernel = best_kernel(f);
-        for (int k = PS_FOREST_SCALAR; env && k <= PS_FOREST_AVX512; k++)
+        for (int k = PS_FOREST_SCALAR; env && k < PS_FOREST_N_KERNELS; k++)
             if (strcmp(env, psi_forest_kernel_name(k)) == 0 && kernel_available(f, k))
                 kernel = k;
-    } else if (!kernel_available(f, kernel)) {
-        kernel = best_kernel(f) == PS_FOREST_SCALAR || kernel < PS_FOREST_SCALAR || kernel > PS_FOREST_AVX512
-                     ? PS_FOREST_SCALAR
-                     : kernel;
-        if (!kernel_available(f, kernel))
-            kernel = PS_FOREST_SCALAR;
+    } else if (kernel < PS_FOREST_SCALAR || kernel >= PS_FOREST_N_KERNELS || !kernel_available(f, kernel)) {
+        kernel = PS_FOREST_SCALAR;
     }
     f->kernel = kernel;
     return kernel;
@@ -807,6 +1057,14 @@ void psi_forest_free(psi_forest_t *f)
     free(f->depth);
     free(f->pnode);
     free(f->pleaf);
+    free(f->pthr);
+    free(f->pfeat);
+    free(f->qs_thr);
+    free(f->qs_tk);
+    free(f->qs_mtk);
+    free(f->qs_off);
+    free(f->qs_moff);
+    free(f->qs_mask);
     free(f);
 }
 
@@ -1118,9 +1376,12 @@ static void fill_perfect(psi_forest_t *f, int t, int32_t src, int k, int d)
         f->pleaf[(size_t)t * (size_t)(I + 1) + (size_t)(k - I)] = nd->leaf;
         return;
     }
-    pnode_t *p = &f->pnode[(size_t)t * (size_t)I + (size_t)k];
+    size_t at = (size_t)t * (size_t)I + (size_t)k;
+    pnode_t *p = &f->pnode[at];
     p->threshold = leaf ? NAN : nd->threshold;
     p->feature = leaf ? 0 : nd->feature;
+    f->pthr[at] = p->threshold;
+    f->pfeat[at] = p->feature;
     fill_perfect(f, t, leaf ? src : nd->left, 2 * k + 1, d + 1);
     fill_perfect(f, t, leaf ? src : nd->left + 1, 2 * k + 2, d + 1);
 }
@@ -1137,11 +1398,110 @@ static int build_perfect(psi_forest_t *f)
     size_t I = ((size_t)1 << D) - 1, nt = f->n_trees ? (size_t)f->n_trees : 1;
     f->pnode = psi_malloc(nt * I * sizeof *f->pnode);
     f->pleaf = psi_malloc(nt * (I + 1) * sizeof *f->pleaf);
-    if (!f->pnode || !f->pleaf)
+    f->pthr = psi_calloc(nt * I + PERM_PAD, sizeof *f->pthr);
+    f->pfeat = psi_calloc(nt * I + PERM_PAD, sizeof *f->pfeat);
+    if (!f->pnode || !f->pleaf || !f->pthr || !f->pfeat)
         return PS_E_NOMEM;
     f->pdepth = D;
     for (int t = 0; t < f->n_trees; t++)
         fill_perfect(f, t, f->root[t], 0, 0);
+    return 0;
+}
+
+/* A split of the QuickScorer lists before sorting. */
+typedef struct {
+    uint32_t feature, tk;
+    float threshold;
+} qs_split_t;
+
+static int qs_cmp(const void *a, const void *b)
+{
+    const qs_split_t *p = a, *q = b;
+    if (p->feature != q->feature)
+        return p->feature < q->feature ? -1 : 1;
+    if (p->threshold != q->threshold)
+        return p->threshold < q->threshold ? -1 : 1;
+    return p->tk < q->tk ? -1 : p->tk > q->tk;
+}
+
+/* The masks of QuickScorer: node k (level d, j-th of its level) leaves the
+ * leaves outside its left subtree, [j 2^(D-d), j 2^(D-d) + 2^(D-d-1)). */
+static void qs_masks(psi_forest_t *f)
+{
+    const int D = f->pdepth, W = f->qs_words, I = (1 << D) - 1;
+    for (int k = 0; k < I; k++) {
+        int d = 0;
+        while ((2 << d) - 1 <= k)
+            d++;
+        int span = 1 << (D - d), s0 = (k - ((1 << d) - 1)) * span;
+        uint64_t *m = f->qs_mask + (size_t)k * (size_t)W;
+        for (int w = 0; w < W; w++)
+            m[w] = D >= 6 ? ~0ull : (1ull << (1 << D)) - 1;
+        for (int l = s0; l < s0 + span / 2; l++)
+            m[l / 64] &= ~(1ull << (l % 64));
+    }
+}
+
+/* The QuickScorer lists (see qs_splits), where the perfect layout exists
+ * and is at most QS_MAX_DEPTH deep; else none. */
+static int build_qs(psi_forest_t *f)
+{
+    const int D = f->pdepth, I = (1 << D) - 1;
+    if (D == 0 || D > QS_MAX_DEPTH || f->n_trees >= 1 << 24)
+        return 0;
+    size_t n = 0, nm = 0, nt = (size_t)f->n_trees * (size_t)I;
+    for (size_t i = 0; i < nt; i++)
+        if (f->pthr[i] == f->pthr[i]) { /* padding splits have a NaN threshold and are never taken right */
+            n++;
+            nm += (f->pfeat[i] & MISSING_RIGHT) != 0;
+        }
+    qs_split_t *sp = psi_malloc((n ? n : 1) * sizeof *sp);
+    f->qs_words = D >= 6 ? 1 << (D - 6) : 1;
+    f->qs_thr = psi_malloc((n ? n : 1) * sizeof *f->qs_thr);
+    f->qs_tk = psi_malloc((n ? n : 1) * sizeof *f->qs_tk);
+    f->qs_mtk = psi_malloc((nm ? nm : 1) * sizeof *f->qs_mtk);
+    f->qs_off = psi_calloc((size_t)f->n_features + 1, sizeof *f->qs_off);
+    f->qs_moff = psi_calloc((size_t)f->n_features + 1, sizeof *f->qs_moff);
+    f->qs_mask = psi_malloc((size_t)I * (size_t)f->qs_words * sizeof *f->qs_mask);
+    if (!sp || !f->qs_thr || !f->qs_tk || !f->qs_mtk || !f->qs_off || !f->qs_moff || !f->qs_mask) {
+        free(sp);
+        return PS_E_NOMEM;
+    }
+    size_t e = 0;
+    for (size_t i = 0; i < nt; i++)
+        if (f->pthr[i] == f->pthr[i])
+            sp[e++] = (qs_split_t){f->pfeat[i], (uint32_t)(i / (size_t)I) << 8 | (uint32_t)(i % (size_t)I), f->pthr[i]};
+    /* Sorted by feature (the missing bit set sorts after: masked below). */
+    for (size_t i = 0; i < n; i++)
+        sp[i].feature = (sp[i].feature & FEATURE_MASK) << 1 | sp[i].feature >> 31;
+    qsort(sp, n, sizeof *sp, qs_cmp);
+    for (size_t i = 0; i < n; i++) {
+        /* Both lists by feature; within a feature the missing-right splits
+         * sort apart from the others, so they are merged back by threshold. */
+        uint32_t j = sp[i].feature >> 1;
+        f->qs_off[j + 1]++;
+        f->qs_moff[j + 1] += (int32_t)(sp[i].feature & 1);
+    }
+    for (int j = 0; j < f->n_features; j++) {
+        f->qs_off[j + 1] += f->qs_off[j];
+        f->qs_moff[j + 1] += f->qs_moff[j];
+    }
+    /* Each feature's two runs (missing left, missing right) in ascending
+     * threshold, merged into one ascending list; the right run also goes to
+     * the missing list. */
+    for (int j = 0; j < f->n_features; j++) {
+        size_t a = (size_t)f->qs_off[j], nr = (size_t)(f->qs_moff[j + 1] - f->qs_moff[j]);
+        size_t end = (size_t)f->qs_off[j + 1], mid = end - nr, p = a, q = mid, o = a, mo = (size_t)f->qs_moff[j];
+        while (p < mid || q < end) {
+            const qs_split_t *s2 = q >= end || (p < mid && sp[p].threshold <= sp[q].threshold) ? &sp[p++] : &sp[q++];
+            f->qs_thr[o] = s2->threshold;
+            f->qs_tk[o++] = s2->tk;
+        }
+        for (size_t i = mid; i < end; i++)
+            f->qs_mtk[mo++] = sp[i].tk;
+    }
+    free(sp);
+    qs_masks(f);
     return 0;
 }
 
@@ -1159,6 +1519,8 @@ int psi_forest_from_json(const char *json, size_t len, psi_forest_t **out)
     cJSON_Delete(root);
     if (!rc)
         rc = build_perfect(f);
+    if (!rc)
+        rc = build_qs(f);
     if (rc) {
         psi_forest_free(f);
         return rc;

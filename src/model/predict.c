@@ -278,59 +278,89 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     return rc;
 }
 
-/* One slice of queries [0, n), n >= 1, on the calling thread: features,
- * regressors, composition. first is the index of q[0] in the caller's batch. */
-static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                         size_t first, ps_compose_t method, double coverage, double *oh, double *ol, double *sh,
-                         double *sl)
+/* Names query first + k in the message of rc. */
+static int query_error(int rc, size_t k)
+{
+    char where[48];
+    snprintf(where, sizeof where, "query %zu", k);
+    return psi_error_prefix(rc, where);
+}
+
+/* The rows and solo times of one slice: query k's window pairs are rows
+ * [row0[k], row0[k+1]) of xh, xl, lh, ll; its windows' solo times
+ * wsolo[win0[k]...] (HP windows, then LP). */
+typedef struct {
+    size_t *row0, *win0;
+    float *xh, *xl;
+    double *lh, *ll, *wsolo;
+} slice_t;
+
+static void slice_free(slice_t *s)
+{
+    free(s->row0);
+    free(s->win0);
+    free(s->xh);
+    free(s->xl);
+    free(s->lh);
+    free(s->ll);
+    free(s->wsolo);
+}
+
+static int slice_alloc(const ps_model_t *m, const ps_query_t *q, size_t n, slice_t *s)
 {
     size_t nf = (size_t)m->layout.n_features;
     int W = m->layout.window;
-    size_t *row0 = psi_malloc((n + 1) * sizeof *row0);
-    size_t *win0 = psi_malloc((n + 1) * sizeof *win0);
-    if (!row0 || !win0) {
-        free(row0);
-        free(win0);
+    *s = (slice_t){.row0 = psi_malloc((n + 1) * sizeof *s->row0), .win0 = psi_malloc((n + 1) * sizeof *s->win0)};
+    if (!s->row0 || !s->win0)
         return PS_E_NOMEM;
-    }
-    row0[0] = win0[0] = 0;
+    s->row0[0] = s->win0[0] = 0;
     for (size_t k = 0; k < n; k++) {
         size_t nh = (size_t)n_windows(q[k].hp_len, W), nl = (size_t)n_windows(q[k].lp_len, W);
-        row0[k + 1] = row0[k] + nh * nl;
-        win0[k + 1] = win0[k] + nh + nl;
+        s->row0[k + 1] = s->row0[k] + nh * nl;
+        s->win0[k + 1] = s->win0[k] + nh + nl;
     }
     /* n >= 1 and every query has a window per side: no size is 0. */
-    size_t R = row0[n], NW = win0[n];
-    int rc = PS_OK;
-    float *xh = psi_malloc(R * nf * sizeof *xh), *xl = psi_malloc(R * nf * sizeof *xl);
-    double *lh = psi_malloc(R * sizeof *lh), *ll = psi_malloc(R * sizeof *ll);
-    double *wsolo = psi_malloc(NW * sizeof *wsolo);
-    if (!xh || !xl || !lh || !ll || !wsolo) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    /* Features are built a block of about PREDICT_BLOCK rows at a time and
-     * the block is predicted at once, while its rows are still in cache. */
+    size_t R = s->row0[n], NW = s->win0[n];
+    s->xh = psi_malloc(R * nf * sizeof *s->xh);
+    s->xl = psi_malloc(R * nf * sizeof *s->xl);
+    s->lh = psi_malloc(R * sizeof *s->lh);
+    s->ll = psi_malloc(R * sizeof *s->ll);
+    s->wsolo = psi_malloc(NW * sizeof *s->wsolo);
+    return s->xh && s->xl && s->lh && s->ll && s->wsolo ? PS_OK : PS_E_NOMEM;
+}
+
+/* Features of both sides, built once per window pair, a block of about
+ * PREDICT_BLOCK rows at a time; each block goes through both regressors
+ * while its rows are still in cache. */
+static int slice_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, size_t first,
+                         slice_t *s)
+{
+    size_t nf = (size_t)m->layout.n_features;
+    int W = m->layout.window;
     for (size_t k = 0, k0 = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
-        rc = build_pairs(m, ops, &q[k], nh, nl, xh + row0[k] * nf, xl + row0[k] * nf, wsolo + win0[k],
-                         wsolo + win0[k] + nh);
-        if (rc != PS_OK) {
-            char where[48];
-            snprintf(where, sizeof where, "query %zu", first + k);
-            psi_error_prefix(rc, where);
-            goto done;
-        }
-        if (row0[k + 1] - row0[k0] >= PREDICT_BLOCK || k + 1 == n) {
-            size_t r0 = row0[k0], nr = row0[k + 1] - r0;
-            psi_model_predict_rows(m, PS_SIDE_HP, xh + r0 * nf, nr, lh + r0);
-            psi_model_predict_rows(m, PS_SIDE_LP, xl + r0 * nf, nr, ll + r0);
+        size_t r = s->row0[k];
+        int rc = build_pairs(m, ops, &q[k], nh, nl, s->xh + r * nf, s->xl + r * nf, s->wsolo + s->win0[k],
+                             s->wsolo + s->win0[k] + nh);
+        if (rc != PS_OK)
+            return query_error(rc, first + k);
+        if (s->row0[k + 1] - s->row0[k0] >= PREDICT_BLOCK || k + 1 == n) {
+            size_t r0 = s->row0[k0], nr = s->row0[k + 1] - r0;
+            psi_model_predict_rows(m, PS_SIDE_HP, s->xh + r0 * nf, nr, s->lh + r0);
+            psi_model_predict_rows(m, PS_SIDE_LP, s->xl + r0 * nf, nr, s->ll + r0);
             k0 = k + 1;
         }
     }
-    /* Upper bounds: every window pair's log delta moves up by its bin's
-     * conformal quantile before composition (docs/planner.md). */
-    for (size_t k = 0; coverage > 0 && k < n; k++) {
+    return PS_OK;
+}
+
+/* Upper bounds: every window pair's log delta moves up by its bin's
+ * conformal quantile before composition (docs/planner.md). */
+static int slice_bounds(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, size_t first,
+                        double coverage, slice_t *s)
+{
+    int W = m->layout.window;
+    for (size_t k = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         ps_query_t w = q[k];
         for (int i = 0; i < nh; i++) {
@@ -338,26 +368,29 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
             for (int j = 0; j < nl; j++) {
                 window_range(q[k].lp_start, q[k].lp_len, nl, j, &w.lp_start, &w.lp_len);
                 double a, b;
-                rc = calib_offsets(m->calib, ops, &w, 0, coverage, &a, &b);
-                if (rc != PS_OK) {
-                    char where[48];
-                    snprintf(where, sizeof where, "query %zu", first + k);
-                    psi_error_prefix(rc, where);
-                    goto done;
-                }
-                lh[row0[k] + (size_t)i * nl + j] += a;
-                ll[row0[k] + (size_t)i * nl + j] += b;
+                int rc = calib_offsets(m->calib, ops, &w, 0, coverage, &a, &b);
+                if (rc != PS_OK)
+                    return query_error(rc, first + k);
+                s->lh[s->row0[k] + (size_t)i * nl + j] += a;
+                s->ll[s->row0[k] + (size_t)i * nl + j] += b;
             }
         }
     }
+    return PS_OK;
+}
+
+/* Each query's windows composed into its latencies oh, ol, and its solo
+ * times sh, sl (either NULL: not wanted). */
+static int slice_compose(const ps_model_t *m, const ps_query_t *q, size_t n, ps_compose_t method, const slice_t *s,
+                         double *oh, double *ol, double *sh, double *sl)
+{
+    int W = m->layout.window;
     for (size_t k = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
-        const double *wh = wsolo + win0[k], *wl = wh + nh;
-        rc = psi_compose_windows(method, nh, nl, lh + row0[k], ll + row0[k], wh, wl, &oh[k], &ol[k]);
-        if (rc != PS_OK) {
-            rc = psi_error(rc, "out of memory composing windows");
-            goto done;
-        }
+        const double *wh = s->wsolo + s->win0[k], *wl = wh + nh;
+        int rc = psi_compose_windows(method, nh, nl, s->lh + s->row0[k], s->ll + s->row0[k], wh, wl, &oh[k], &ol[k]);
+        if (rc != PS_OK)
+            return psi_error(rc, "out of memory composing windows");
         double a = 0, b = 0;
         for (int i = 0; i < nh; i++)
             a += wh[i];
@@ -368,14 +401,24 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         if (sl)
             sl[k] = b;
     }
-done:
-    free(row0);
-    free(win0);
-    free(xh);
-    free(xl);
-    free(lh);
-    free(ll);
-    free(wsolo);
+    return PS_OK;
+}
+
+/* One slice of queries [0, n), n >= 1, on the calling thread: features,
+ * regressors, bounds (coverage > 0), composition. first is the index of q[0]
+ * in the caller's batch. */
+static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, size_t first,
+                         ps_compose_t method, double coverage, double *oh, double *ol, double *sh, double *sl)
+{
+    slice_t s;
+    int rc = slice_alloc(m, q, n, &s);
+    if (rc == PS_OK)
+        rc = slice_predict(m, ops, q, n, first, &s);
+    if (rc == PS_OK && coverage > 0)
+        rc = slice_bounds(m, ops, q, n, first, coverage, &s);
+    if (rc == PS_OK)
+        rc = slice_compose(m, q, n, method, &s, oh, ol, sh, sl);
+    slice_free(&s);
     return rc;
 }
 
@@ -399,9 +442,9 @@ static int run_slice(const batch_t *b, size_t s)
                          b->oh + at, b->ol + at, b->sh ? b->sh + at : NULL, b->sl ? b->sl + at : NULL);
 }
 
-static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                         ps_compose_t method, double coverage, double *out_hp_ns, double *out_lp_ns,
-                         double *out_hp_solo_ns, double *out_lp_solo_ns)
+static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
+                         double coverage, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
+                         double *out_lp_solo_ns)
 {
     if (!m || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
         return psi_error(PS_E_ARG, "ps_model_predict: NULL argument");
@@ -411,11 +454,8 @@ static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     size_t rows = 0;
     for (size_t k = 0; k < n; k++) {
         int rc = check_query(m, ops, &q[k], gpu_tpcs);
-        if (rc != PS_OK) {
-            char where[48];
-            snprintf(where, sizeof where, "query %zu", k);
-            return psi_error_prefix(rc, where);
-        }
+        if (rc != PS_OK)
+            return query_error(rc, k);
         rows += (size_t)n_windows(q[k].hp_len, m->layout.window) * (size_t)n_windows(q[k].lp_len, m->layout.window);
     }
     /* Slices of at most SLICE queries. From PARALLEL_MIN window pairs, a
@@ -456,15 +496,14 @@ static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     return rc;
 }
 
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                        ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
-                        double *out_lp_solo_ns)
+int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
+                        double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns, double *out_lp_solo_ns)
 {
     return predict_batch(m, ops, q, n, method, 0, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns);
 }
 
-int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                           double coverage, double *out_hp_upper_ns, double *out_lp_upper_ns)
+int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double coverage,
+                           double *out_hp_upper_ns, double *out_lp_upper_ns)
 {
     if (!m)
         return psi_error(PS_E_ARG, "ps_model_predict_bound: NULL model");
@@ -473,12 +512,11 @@ int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_qu
                                    "adapted models lose theirs)");
     if (!(coverage >= 0.5 && coverage <= 0.999))
         return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
-    return predict_batch(m, ops, q, n, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL,
-                         NULL);
+    return predict_batch(m, ops, q, n, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL, NULL);
 }
 
-int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                     double *out_hp_ns, double *out_lp_ns)
+int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                     double *out_lp_ns)
 {
     return ps_model_predict_ex(m, ops, q, n, PS_COMPOSE_OVERLAP, out_hp_ns, out_lp_ns, NULL, NULL);
 }

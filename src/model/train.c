@@ -427,6 +427,55 @@ static int check_gpu(const psi_dataset_t *d, const char *gpu)
 
 static int resolve_nthread(int nthread) { return nthread > 0 ? nthread : 0; }
 
+/* The data set has rows, of one GPU; rows with longer segments than the
+ * window were left out (a warning). */
+static int check_dataset(const psi_dataset_t *d, int window)
+{
+    if (d->n == 0)
+        return psi_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", window);
+    if (d->n_skipped)
+        psi_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out", d->n_skipped,
+                window);
+    return check_gpu(d, d->rows[0]->gpu);
+}
+
+/* The indices of the training split's rows (*n of them). */
+static int training_rows(const psi_dataset_t *d, size_t **out, size_t *n)
+{
+    *n = 0;
+    if (!(*out = psi_malloc(d->n * sizeof **out)))
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->split[i] == PS_SPLIT_TRAIN)
+            (*out)[(*n)++] = i;
+    return PS_OK;
+}
+
+/* After both sides are trained: test MAPE (on te, built here), the split's
+ * counts and fingerprint, then the calibration of the upper bounds. */
+static int finish_model(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const psi_dataset_t *d,
+                        uint64_t seed, size_t n_train, const subset_t *va, subset_t *te)
+{
+    int rc = subset_make(d, ops, PS_SPLIT_TEST, te);
+    if (rc != PS_OK)
+        return rc;
+    for (int side = 0; side < 2; side++)
+        m->info.test_mape[side] = te->n ? booster_mape(&d->layout, m->booster[side], side, te) : NAN;
+    m->info.n_samples = d->n;
+    m->info.n_train = n_train;
+    m->info.n_valid = va->n;
+    m->info.n_test = te->n;
+    m->info.n_experiments = d->n_experiments;
+    m->info.seed = seed;
+    if ((rc = psi_coexec_fingerprint(cx, d->layout.window, &m->info.split_fingerprint)) != PS_OK)
+        return rc;
+    rc = psi_model_finish(m);
+    if (rc == PS_OK)
+        rc = calib_fit(m, ops, d, &m->calib);
+    m->info.n_calib = m->calib ? m->calib->n_rows : 0;
+    return rc;
+}
+
 int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params, ps_model_t **out)
 {
     *out = NULL;
@@ -453,23 +502,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     size_t *train_idx = NULL, n_train = 0;
     memset(&va, 0, sizeof va);
     memset(&te, 0, sizeof te);
-    if (d->n == 0) {
-        rc = psi_error(PS_E_INPUT, "no co-execution rows with segments of at most %d operators", l.window);
-        goto done;
-    }
-    if (d->n_skipped)
-        psi_log(PS_LOG_WARN, "train: %zu coexec rows with segments longer than %d operators left out", d->n_skipped,
-                l.window);
-    if ((rc = check_gpu(d, d->rows[0]->gpu)) != PS_OK)
-        goto done;
-    if (!(train_idx = psi_malloc(d->n * sizeof *train_idx))) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < d->n; i++)
-        if (d->split[i] == PS_SPLIT_TRAIN)
-            train_idx[n_train++] = i;
-    if ((rc = subset_make(d, ops, PS_SPLIT_VALID, &va)) != PS_OK)
+    if ((rc = check_dataset(d, l.window)) != PS_OK || (rc = training_rows(d, &train_idx, &n_train)) != PS_OK ||
+        (rc = subset_make(d, ops, PS_SPLIT_VALID, &va)) != PS_OK)
         goto done;
     if (n_train == 0 || va.n == 0) {
         rc = psi_error(PS_E_INPUT, "%zu experiments: training needs at least 3 (80/10/10 split)", d->n_experiments);
@@ -487,22 +521,8 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     c.total = 2.0 * p.n_depths * p.n_etas * p.max_rounds;
     for (int side = 0; side < 2 && rc == PS_OK; side++)
         rc = train_side(&c, m, side, &va);
-    if (rc != PS_OK || (rc = subset_make(d, ops, PS_SPLIT_TEST, &te)) != PS_OK)
-        goto done;
-    for (int side = 0; side < 2; side++)
-        m->info.test_mape[side] = te.n ? booster_mape(&l, m->booster[side], side, &te) : NAN;
-    m->info.n_samples = d->n;
-    m->info.n_train = n_train;
-    m->info.n_valid = va.n;
-    m->info.n_test = te.n;
-    m->info.n_experiments = d->n_experiments;
-    m->info.seed = p.seed;
-    if ((rc = psi_coexec_fingerprint(cx, l.window, &m->info.split_fingerprint)) != PS_OK)
-        goto done;
-    rc = psi_model_finish(m);
     if (rc == PS_OK)
-        rc = calib_fit(m, ops, d, &m->calib);
-    m->info.n_calib = m->calib ? m->calib->n_rows : 0;
+        rc = finish_model(m, ops, cx, d, p.seed, n_train, &va, &te);
     m->info.train_seconds = psi_now() - t0;
 done:
     free(train_idx);

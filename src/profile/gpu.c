@@ -42,97 +42,64 @@
 #include <string.h>
 #include <strings.h>
 
+/* The figures of one die that every board built on it shares; a board adds
+ * its memory bandwidth (and GH100 boards their L2 size). GV100: [V100]
+ * (Volta has no TF32); GA100: [A100], [A100-80]; GH100 SXM: [H100], [H200],
+ * the clock from the FP32 peak; L2 bandwidth [L2BW]. */
+#define GV100_SXM2                                                                                                     \
+    .sms = 80, .tpcs = 40, .clock_ghz = 1.53, .tensor_tflops = 125.0, .tf32_tflops = 0.0, .fp32_tflops = 15.7,         \
+    .l2_mb = 6.0, .l2_gbs = 3133.0
+#define GA100                                                                                                          \
+    .sms = 108, .tpcs = 54, .clock_ghz = 1.41, .tensor_tflops = 312.0, .tf32_tflops = 156.0, .fp32_tflops = 19.5,      \
+    .l2_mb = 40.0, .l2_gbs = 7219.0
+#define GH100_SXM                                                                                                      \
+    .sms = 132, .tpcs = 66, .clock_ghz = 1.98, .tensor_tflops = 989.4, .tf32_tflops = 494.7, .fp32_tflops = 67.0,      \
+    .l2_gbs = 8986.0
+
 static const psi_gpu_t catalog[] = {
     {
         .name = "A100-SXM4-40GB",
         .aliases = {"a100", "a100-sxm4", "a100-40gb", NULL},
-        .sms = 108,
-        .tpcs = 54,             /* [A100] */
-        .clock_ghz = 1.41,      /* [A100] */
-        .tensor_tflops = 312.0, /* [A100] */
-        .tf32_tflops = 156.0,   /* [A100] */
-        .fp32_tflops = 19.5,    /* [A100] */
-        .dram_gbs = 1555.0,     /* [A100] */
-        .l2_mb = 40.0,          /* [A100] */
-        .l2_gbs = 7219.0,       /* [L2BW] */
+        GA100,
+        .dram_gbs = 1555.0, /* [A100] */
     },
     {
         .name = "H100-SXM",
         .aliases = {"h100", "h100-sxm5", "h100-80gb", NULL},
-        .sms = 132,
-        .tpcs = 66,             /* [H100] */
-        .clock_ghz = 1.98,      /* [H100] from the FP32 peak */
-        .tensor_tflops = 989.4, /* [H100] */
-        .tf32_tflops = 494.7,   /* [H100] */
-        .fp32_tflops = 67.0,    /* [H100] */
-        .dram_gbs = 3350.0,     /* [H100] */
-        .l2_mb = 50.0,          /* [H100] */
-        .l2_gbs = 8986.0,       /* [L2BW] */
+        GH100_SXM,
+        .dram_gbs = 3350.0, /* [H100] */
+        .l2_mb = 50.0,      /* [H100] */
     },
     {
         .name = "H200",
         .aliases = {"h200", "h200-sxm", "h200-141gb", NULL},
-        .sms = 132,
-        .tpcs = 66,             /* [H200] */
-        .clock_ghz = 1.98,      /* [H200] as H100 SXM */
-        .tensor_tflops = 989.4, /* [H200] */
-        .tf32_tflops = 494.7,   /* [H200] */
-        .fp32_tflops = 67.0,    /* [H200] */
-        .dram_gbs = 4800.0,     /* [H200] */
-        .l2_mb = 60.0,          /* [H200] */
-        .l2_gbs = 8986.0,       /* [L2BW] */
+        GH100_SXM,
+        .dram_gbs = 4800.0, /* [H200] */
+        .l2_mb = 60.0,      /* [H200] */
     },
     {
         .name = "V100-SXM2-16GB",
         .aliases = {"v100", "v100-16gb", "v100-sxm2", NULL},
-        .sms = 80,
-        .tpcs = 40,             /* [V100] */
-        .clock_ghz = 1.53,      /* [V100] */
-        .tensor_tflops = 125.0, /* [V100] */
-        .tf32_tflops = 0.0,     /* [V100] Volta has no TF32 */
-        .fp32_tflops = 15.7,    /* [V100] */
-        .dram_gbs = 900.0,      /* [V100] */
-        .l2_mb = 6.0,           /* [V100] */
-        .l2_gbs = 3133.0,       /* [L2BW] */
+        GV100_SXM2,
+        .dram_gbs = 900.0, /* [V100] */
     },
     {
         .name = "V100-SXM2-32GB",
         .aliases = {"v100-32gb", NULL, NULL, NULL},
-        .sms = 80,
-        .tpcs = 40, /* [V100] same chip, 32 GB HBM2 */
-        .clock_ghz = 1.53,
-        .tensor_tflops = 125.0,
-        .tf32_tflops = 0.0,
-        .fp32_tflops = 15.7,
-        .dram_gbs = 900.0,
-        .l2_mb = 6.0,
-        .l2_gbs = 3133.0,
+        GV100_SXM2,
+        .dram_gbs = 900.0, /* [V100] same chip, 32 GB HBM2 */
     },
     {
         .name = "A100-SXM4-80GB",
         .aliases = {"a100-80gb", "a100-sxm4-80gb", NULL, NULL},
-        .sms = 108,
-        .tpcs = 54, /* [A100-80] */
-        .clock_ghz = 1.41,
-        .tensor_tflops = 312.0,
-        .tf32_tflops = 156.0,
-        .fp32_tflops = 19.5,
+        GA100,
         .dram_gbs = 2039.0, /* [A100-80] */
-        .l2_mb = 40.0,
-        .l2_gbs = 7219.0, /* [L2BW] same die as A100 */
     },
     {
         .name = "A100-PCIE-80GB",
         .aliases = {"a100-pcie-80gb", "a100-pcie", NULL, NULL},
-        .sms = 108,
-        .tpcs = 54, /* [A100-80] */
-        .clock_ghz = 1.41,
-        .tensor_tflops = 312.0,
-        .tf32_tflops = 156.0,
-        .fp32_tflops = 19.5,
+        GA100,
         .dram_gbs = 1935.0, /* [A100-80] */
-        .l2_mb = 40.0,
-        .l2_gbs = 7219.0,
     },
     {
         .name = "H100-PCIE",

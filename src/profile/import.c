@@ -300,19 +300,11 @@ static void fill_counter(double *dst, double src, size_t *filled)
     }
 }
 
-int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added,
-                 size_t *filled)
+/* Every group of more that base has too profiles the same kernels: a merge
+ * checks this before changing anything. */
+static int check_sequences(const ps_ops_t *base, const ps_ops_t *more)
 {
-    *out = NULL;
-    size_t n_added = 0, n_filled = 0, n_counters = 0;
-    ps_ops_t *t = ps_ops_new();
-    if (!t)
-        return PS_E_NOMEM;
-    int rc = PS_OK;
-    for (size_t i = 0; i < base->n && rc == PS_OK; i++)
-        rc = ps_ops_append(t, &base->rows[i]);
-    /* Check every group of `more` against `base` before changing anything. */
-    for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++) {
+    for (size_t gi = 0; gi < more->n_groups; gi++) {
         const psi_op_group_t *m = &more->groups[gi];
         const psi_op_group_t *b = psi_ops_find(base, m->gpu, m->model, m->batch);
         if (!b)
@@ -324,54 +316,79 @@ int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, siz
         if (op == n && b->n_ops == m->n_ops)
             continue;
         if (op < n)
-            rc = psi_error(PS_E_MISMATCH,
-                           "%s batch %d on %s: the kernel sequences differ at op %d: "
-                           "'%.60s' there, '%.60s' in the import (%d and %d operators; import the "
-                           "same run and stream, or give another --model)",
-                           m->model, m->batch, m->gpu, op, b->names[op], m->names[op], b->n_ops, m->n_ops);
-        else
-            rc = psi_error(PS_E_MISMATCH,
-                           "%s batch %d on %s: %d operators there, %d in the import: "
-                           "the first %d match (import the same run and stream, or give another "
-                           "--model)",
-                           m->model, m->batch, m->gpu, b->n_ops, m->n_ops, n);
+            return psi_error(PS_E_MISMATCH,
+                             "%s batch %d on %s: the kernel sequences differ at op %d: "
+                             "'%.60s' there, '%.60s' in the import (%d and %d operators; import the "
+                             "same run and stream, or give another --model)",
+                             m->model, m->batch, m->gpu, op, b->names[op], m->names[op], b->n_ops, m->n_ops);
+        return psi_error(PS_E_MISMATCH,
+                         "%s batch %d on %s: %d operators there, %d in the import: "
+                         "the first %d match (import the same run and stream, or give another "
+                         "--model)",
+                         m->model, m->batch, m->gpu, b->n_ops, m->n_ops, n);
     }
-    for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++) {
-        const psi_op_group_t *m = &more->groups[gi];
-        const psi_op_group_t *b = psi_ops_find(base, m->gpu, m->model, m->batch);
-        size_t *idx = NULL;
-        if (b && (rc = group_rows(base, b, &idx)) != PS_OK)
-            break;
-        for (size_t i = 0; i < more->n && rc == PS_OK; i++) {
-            const psi_op_row_t *r = &more->rows[i];
-            if (r->batch != m->batch || strcmp(r->gpu, m->gpu) || strcmp(r->model, m->model))
-                continue;
-            int k = b ? psi_group_tpcs_index(b, r->tpcs) : -1;
-            size_t at = k >= 0 ? idx[(size_t)r->op * (size_t)b->n_tpcs + (size_t)k] : SIZE_MAX;
-            if (at == SIZE_MAX) {
-                rc = ps_ops_append(t, r);
-                n_added++;
-                continue;
-            }
-            /* The row is there: its values win; empty counters are filled. */
-            size_t before = n_counters;
-            psi_counters_t *c = &t->rows[at].c;
-            const psi_counters_t *s = &r->c;
-            fill_counter(&c->dram_bytes, s->dram_bytes, &n_counters);
-            fill_counter(&c->l2_bytes, s->l2_bytes, &n_counters);
-            fill_counter(&c->stall_long_scoreboard, s->stall_long_scoreboard, &n_counters);
-            fill_counter(&c->stall_lg_throttle, s->stall_lg_throttle, &n_counters);
-            fill_counter(&c->stall_mio_throttle, s->stall_mio_throttle, &n_counters);
-            fill_counter(&c->sm_pct, s->sm_pct, &n_counters);
-            fill_counter(&c->mem_pct, s->mem_pct, &n_counters);
-            if (t->rows[at].intensity == PS_INTENSITY_NONE && r->intensity != PS_INTENSITY_NONE) {
-                t->rows[at].intensity = r->intensity;
-                n_counters++;
-            }
-            n_filled += n_counters > before;
+    return PS_OK;
+}
+
+/* The empty counters (and intensity) of dst from src: the number filled. */
+static size_t fill_row(psi_op_row_t *dst, const psi_op_row_t *src)
+{
+    size_t n = 0;
+    psi_counters_t *c = &dst->c;
+    const psi_counters_t *s = &src->c;
+    fill_counter(&c->dram_bytes, s->dram_bytes, &n);
+    fill_counter(&c->l2_bytes, s->l2_bytes, &n);
+    fill_counter(&c->stall_long_scoreboard, s->stall_long_scoreboard, &n);
+    fill_counter(&c->stall_lg_throttle, s->stall_lg_throttle, &n);
+    fill_counter(&c->stall_mio_throttle, s->stall_mio_throttle, &n);
+    fill_counter(&c->sm_pct, s->sm_pct, &n);
+    fill_counter(&c->mem_pct, s->mem_pct, &n);
+    if (dst->intensity == PS_INTENSITY_NONE && src->intensity != PS_INTENSITY_NONE) {
+        dst->intensity = src->intensity;
+        n++;
+    }
+    return n;
+}
+
+/* The rows of group m of more into t (a copy of base): a row base lacks is
+ * added; one it has keeps its values and gets its empty counters filled. */
+static int merge_group(ps_ops_t *t, const ps_ops_t *base, const ps_ops_t *more, const psi_op_group_t *m,
+                       size_t *n_added, size_t *n_filled)
+{
+    const psi_op_group_t *b = psi_ops_find(base, m->gpu, m->model, m->batch);
+    size_t *idx = NULL;
+    int rc = b ? group_rows(base, b, &idx) : PS_OK;
+    for (size_t i = 0; i < more->n && rc == PS_OK; i++) {
+        const psi_op_row_t *r = &more->rows[i];
+        if (r->batch != m->batch || strcmp(r->gpu, m->gpu) || strcmp(r->model, m->model))
+            continue;
+        int k = b ? psi_group_tpcs_index(b, r->tpcs) : -1;
+        size_t at = k >= 0 ? idx[(size_t)r->op * (size_t)b->n_tpcs + (size_t)k] : SIZE_MAX;
+        if (at == SIZE_MAX) {
+            rc = ps_ops_append(t, r);
+            (*n_added)++;
+        } else if (fill_row(&t->rows[at], r) > 0) {
+            (*n_filled)++;
         }
-        free(idx);
     }
+    free(idx);
+    return rc;
+}
+
+int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added, size_t *filled)
+{
+    *out = NULL;
+    size_t n_added = 0, n_filled = 0;
+    ps_ops_t *t = ps_ops_new();
+    if (!t)
+        return PS_E_NOMEM;
+    int rc = PS_OK;
+    for (size_t i = 0; i < base->n && rc == PS_OK; i++)
+        rc = ps_ops_append(t, &base->rows[i]);
+    if (rc == PS_OK)
+        rc = check_sequences(base, more);
+    for (size_t gi = 0; gi < more->n_groups && rc == PS_OK; gi++)
+        rc = merge_group(t, base, more, &more->groups[gi], &n_added, &n_filled);
     if (rc == PS_OK)
         rc = psi_ops_index(t);
     if (rc != PS_OK) {

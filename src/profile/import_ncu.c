@@ -607,6 +607,43 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
     return PS_OK;
 }
 
+/* Every launch has a positive duration; DRAM bytes come from the read and
+ * write bytes, or from the rate, where the report has no total. */
+static int complete_launches(const char *path, const header_t *h, launch_t *launch, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        launch_t *l = &launch[i];
+        if (isnan(l->v[M_TIME]) || l->v[M_TIME] <= 0)
+            return psi_error(PS_E_INPUT,
+                             "%s:%zu:%d: %s (launch ID %lld, %.60s): the kernel has no "
+                             "positive duration%s",
+                             path, l->line, h->details ? h->value + 1 : h->col[M_TIME] + 1, metric_label[M_TIME], l->id,
+                             l->name,
+                             h->details && isnan(l->v[M_TIME]) ? " (no Duration or gpu__time_duration.sum row: "
+                                                                 "profile with --section SpeedOfLight or --metrics "
+                                                                 "gpu__time_duration.sum)"
+                                                               : "");
+        if (isnan(l->v[M_DRAM]) && !isnan(l->v[M_DRAM_READ]) && !isnan(l->v[M_DRAM_WRITE]))
+            l->v[M_DRAM] = l->v[M_DRAM_READ] + l->v[M_DRAM_WRITE];
+        if (isnan(l->v[M_DRAM]) && !isnan(l->v[M_DRAM_RATE]))
+            l->v[M_DRAM] = l->v[M_DRAM_RATE] * l->v[M_TIME] * 1e-9;
+    }
+    return PS_OK;
+}
+
+/* The taken launches, in order, as operators of t with their counters. */
+static int add_launches(ps_ops_t *t, const ps_import_params_t *q, const launch_t *launch, size_t n, const int *take)
+{
+    int op = 0, rc = PS_OK;
+    for (size_t i = 0; i < n && rc == PS_OK; i++) {
+        const double *v = launch[i].v;
+        psi_counters_t c = {v[M_DRAM], v[M_L2], v[M_LONG_SB], v[M_LG], v[M_MIO], v[M_SM], v[M_MEM]};
+        if (take[i])
+            rc = psi_import_add(t, q, op++, launch[i].name, v[M_TIME], &c);
+    }
+    return rc;
+}
+
 int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
@@ -640,25 +677,8 @@ int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, 
     }
     if ((rc = merge_ids(path, h.details, launch, &n)) != PS_OK)
         goto done;
-    for (size_t i = 0; i < n; i++) {
-        launch_t *l = &launch[i];
-        if (isnan(l->v[M_TIME]) || l->v[M_TIME] <= 0) {
-            rc = psi_error(PS_E_INPUT,
-                           "%s:%zu:%d: %s (launch ID %lld, %.60s): the kernel has no "
-                           "positive duration%s",
-                           path, l->line, h.details ? h.value + 1 : h.col[M_TIME] + 1, metric_label[M_TIME], l->id,
-                           l->name,
-                           h.details && isnan(l->v[M_TIME]) ? " (no Duration or gpu__time_duration.sum row: profile "
-                                                              "with --section SpeedOfLight or --metrics "
-                                                              "gpu__time_duration.sum)"
-                                                            : "");
-            goto done;
-        }
-        if (isnan(l->v[M_DRAM]) && !isnan(l->v[M_DRAM_READ]) && !isnan(l->v[M_DRAM_WRITE]))
-            l->v[M_DRAM] = l->v[M_DRAM_READ] + l->v[M_DRAM_WRITE];
-        if (isnan(l->v[M_DRAM]) && !isnan(l->v[M_DRAM_RATE]))
-            l->v[M_DRAM] = l->v[M_DRAM_RATE] * l->v[M_TIME] * 1e-9;
-    }
+    if ((rc = complete_launches(path, &h, launch, n)) != PS_OK)
+        goto done;
     if ((rc = choose_group(path, launch, n, p, pool, &take, info)) != PS_OK)
         goto done;
     const char *file_gpu = NULL;
@@ -668,14 +688,7 @@ int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, 
     ps_import_params_t q;
     if (n && (rc = import_resolve_gpu(p, file_gpu, &q, info)) != PS_OK)
         goto done;
-    int op = 0;
-    for (size_t i = 0; i < n && rc == PS_OK; i++) {
-        const double *v = launch[i].v;
-        psi_counters_t c = {v[M_DRAM], v[M_L2], v[M_LONG_SB], v[M_LG], v[M_MIO], v[M_SM], v[M_MEM]};
-        if (take[i])
-            rc = psi_import_add(t, &q, op++, launch[i].name, v[M_TIME], &c);
-    }
-    if (rc != PS_OK)
+    if ((rc = add_launches(t, &q, launch, n, take)) != PS_OK)
         goto done;
     if (info) {
         snprintf(info->format, sizeof info->format, "ncu %s page", h.details ? "details" : "raw");

@@ -205,32 +205,90 @@ static const char *device_name(const cJSON *root, const char *dev)
     return count == 1 ? only->valuestring : NULL;
 }
 
+/* The tally whose key is want, or with want NULL the one with the most
+ * compute-kernel time (the most time when all are communication); SIZE_MAX
+ * when none has the key. */
+static size_t pick_tally(const import_tallies_t *ts, const char *want)
+{
+    if (want) {
+        for (size_t i = 0; i < ts->n; i++)
+            if (strcmp(ts->t[i].key, want) == 0)
+                return i;
+        return SIZE_MAX;
+    }
+    size_t busiest = import_tally_busiest(ts, 1);
+    return busiest != SIZE_MAX ? busiest : import_tally_busiest(ts, 0);
+}
+
+/* "no kernels on device 3 (devices: 0, 1)", with what "device" or "stream". */
+static int no_kernels_on(const char *name, const char *what, const char *want, const import_tallies_t *ts)
+{
+    char have[200] = "";
+    for (size_t i = 0; i < ts->n; i++)
+        import_list(have, sizeof have, ts->t[i].key);
+    return psi_error(PS_E_INPUT, "%s: no kernels on %s %s (%ss: %s)", name, what, want, what, have);
+}
+
+/* taken[s] for the streams of device dev (stream one, or with all every
+ * stream with compute kernels, or every stream when none has any), then
+ * take[i] for the kernels. */
+static void mark_taken(const kernel_t *k, size_t n, const import_tallies_t *streams, const char *dev, int all,
+                       size_t one, int *taken, int *take)
+{
+    int any = 0;
+    for (size_t s = 0; s < streams->n; s++) {
+        taken[s] = all ? streams->t[s].n > streams->t[s].n_comm : s == one;
+        any |= taken[s];
+    }
+    if (all && !any)
+        for (size_t s = 0; s < streams->n; s++)
+            taken[s] = 1; /* only communication kernels: take them all */
+    for (size_t i = 0; i < n; i++) {
+        take[i] = 0;
+        for (size_t s = 0; s < streams->n && k[i].dev == dev; s++)
+            if (streams->t[s].key == k[i].stream)
+                take[i] = taken[s];
+    }
+}
+
+/* The taken and skipped notes of info; taken has room for the devices
+ * after the streams. */
+static void note_taken(ps_import_info_t *info, const import_tallies_t *devs, size_t dev,
+                       const import_tallies_t *streams, int *taken)
+{
+    char list[160] = "";
+    int count = 0;
+    for (size_t s = 0; s < streams->n; s++)
+        if (taken[s]) {
+            import_list(list, sizeof list, streams->t[s].key);
+            count++;
+        }
+    if (devs->n > 1)
+        snprintf(info->taken, sizeof info->taken, "device %s stream%s %s", devs->t[dev].key, count > 1 ? "s" : "",
+                 list);
+    else
+        snprintf(info->taken, sizeof info->taken, "stream%s %s", count > 1 ? "s" : "", list);
+    import_tally_left(streams, "stream", taken, info);
+    int *dev_taken = taken + streams->n;
+    dev_taken[dev] = 1;
+    import_tally_left(devs, "device", dev_taken, info);
+}
+
 /* Which kernels to take: take[i] for kernel i. Fills the taken and skipped
  * notes of info. */
 static int choose_kernels(const char *name, const kernel_t *k, size_t n,
                           const ps_import_params_t *p, int *take, ps_import_info_t *info,
                           const char **dev_out)
 {
+    if (n == 0)
+        return PS_OK;
     import_tallies_t devs = {0}, streams = {0};
     int *taken = NULL, rc = PS_OK;
-    char have[200] = "";
     for (size_t i = 0; i < n && rc == PS_OK; i++)
         rc = import_tally_add(&devs, k[i].dev, k[i].dur_us * 1e3, k[i].comm);
-    size_t dev = SIZE_MAX;
-    if (p->device) {
-        for (size_t d = 0; d < devs.n && dev == SIZE_MAX; d++)
-            if (strcmp(devs.t[d].key, p->device) == 0)
-                dev = d;
-    } else {
-        dev = import_tally_busiest(&devs, 1);
-        if (dev == SIZE_MAX)
-            dev = import_tally_busiest(&devs, 0);
-    }
-    if (rc == PS_OK && dev == SIZE_MAX && n) {
-        for (size_t d = 0; d < devs.n; d++)
-            import_list(have, sizeof have, devs.t[d].key);
-        rc = psi_error(PS_E_INPUT, "%s: no kernels on device %s (devices: %s)", name, p->device, have);
-    }
+    size_t dev = pick_tally(&devs, p->device);
+    if (rc == PS_OK && dev == SIZE_MAX)
+        rc = no_kernels_on(name, "device", p->device, &devs);
     for (size_t i = 0; i < n && rc == PS_OK; i++)
         if (k[i].dev == devs.t[dev].key)
             rc = import_tally_add(&streams, k[i].stream, k[i].dur_us * 1e3, k[i].comm);
@@ -238,57 +296,16 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
         rc = PS_E_NOMEM;
     int all = p->stream && strcmp(p->stream, "all") == 0;
     size_t one = SIZE_MAX;
-    if (rc == PS_OK && n) {
-        if (p->stream && !all) {
-            for (size_t s = 0; s < streams.n && one == SIZE_MAX; s++)
-                if (strcmp(streams.t[s].key, p->stream) == 0)
-                    one = s;
-            if (one == SIZE_MAX) {
-                for (size_t s = 0; s < streams.n; s++)
-                    import_list(have, sizeof have, streams.t[s].key);
-                rc = psi_error(PS_E_INPUT, "%s: no kernels on stream %s (streams: %s)", name, p->stream, have);
-            }
-        } else if (!all) {
-            one = import_tally_busiest(&streams, 1);
-            if (one == SIZE_MAX)
-                one = import_tally_busiest(&streams, 0);
-        }
+    if (rc == PS_OK && !all) {
+        one = pick_tally(&streams, p->stream);
+        if (one == SIZE_MAX && p->stream)
+            rc = no_kernels_on(name, "stream", p->stream, &streams);
     }
-    if (rc == PS_OK && n) {
-        int any = 0;
-        for (size_t s = 0; s < streams.n; s++) {
-            taken[s] = all ? streams.t[s].n > streams.t[s].n_comm : s == one;
-            any |= taken[s];
-        }
-        if (all && !any)
-            for (size_t s = 0; s < streams.n; s++)
-                taken[s] = 1; /* only communication kernels: take them all */
-        for (size_t i = 0; i < n; i++) {
-            take[i] = 0;
-            for (size_t s = 0; s < streams.n && k[i].dev == devs.t[dev].key; s++)
-                if (streams.t[s].key == k[i].stream)
-                    take[i] = taken[s];
-        }
+    if (rc == PS_OK) {
+        mark_taken(k, n, &streams, devs.t[dev].key, all, one, taken, take);
         *dev_out = devs.t[dev].key;
-        if (info) {
-            char list[160] = "";
-            int count = 0;
-            for (size_t s = 0; s < streams.n; s++)
-                if (taken[s]) {
-                    import_list(list, sizeof list, streams.t[s].key);
-                    count++;
-                }
-            if (devs.n > 1)
-                snprintf(info->taken, sizeof info->taken, "device %s stream%s %s",
-                         devs.t[dev].key, count > 1 ? "s" : "", list);
-            else
-                snprintf(info->taken, sizeof info->taken, "stream%s %s", count > 1 ? "s" : "",
-                         list);
-            import_tally_left(&streams, "stream", taken, info);
-            int *dev_taken = taken + streams.n;
-            dev_taken[dev] = 1;
-            import_tally_left(&devs, "device", dev_taken, info);
-        }
+        if (info)
+            note_taken(info, &devs, dev, &streams, taken);
     }
     free(taken);
     import_tallies_free(&devs);
@@ -296,17 +313,62 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
     return rc;
 }
 
-static int import_torch_text(const char *text, size_t len, const char *name, int gzipped,
-                             const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
+/* The trace's JSON, or an error at the line and column where it stops
+ * being JSON. */
+static int parse_trace(const char *text, size_t len, const char *name, int gzipped, cJSON **out)
 {
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        size_t line, col, off = end && end >= text ? (size_t)(end - text) : 0;
-        text_position(text, off > len ? len : off, &line, &col);
-        return psi_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
-                         gzipped ? " (in the decompressed text)" : "");
+    *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (*out)
+        return PS_OK;
+    size_t line, col, off = end && end >= text ? (size_t)(end - text) : 0;
+    text_position(text, off > len ? len : off, &line, &col);
+    return psi_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
+                     gzipped ? " (in the decompressed text)" : "");
+}
+
+/* The taken kernels, in time order, as operators of t; *zero counts the
+ * taken kernels of dur 0 (dropped with drop_zero). */
+static int add_kernels(ps_ops_t *t, const ps_import_params_t *q, const kernel_t *k, size_t n, const int *take,
+                       int drop_zero, size_t *zero)
+{
+    int op = 0, rc = PS_OK;
+    *zero = 0;
+    for (size_t i = 0; i < n && rc == PS_OK; i++) {
+        if (!take[k[i].seq])
+            continue;
+        if (k[i].zero) {
+            (*zero)++;
+            if (drop_zero)
+                continue;
+        }
+        rc = psi_import_add(t, q, op++, k[i].name, k[i].dur_us * 1e3, NULL);
     }
+    return rc;
+}
+
+/* info->format: "PyTorch trace schemaVersion 1, gzip" and the like. */
+static void describe_trace(ps_import_info_t *info, const cJSON *root, int old_cat, int gzipped)
+{
+    const cJSON *sv = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "schemaVersion") : NULL;
+    char ver[40];
+    if (cJSON_IsNumber(sv))
+        snprintf(ver, sizeof ver, "schemaVersion %g", sv->valuedouble);
+    else if (cJSON_IsString(sv))
+        snprintf(ver, sizeof ver, "schemaVersion %.16s", sv->valuestring);
+    else
+        snprintf(ver, sizeof ver, "no schemaVersion");
+    snprintf(info->format, sizeof info->format, "PyTorch trace %s%s%s", ver,
+             old_cat ? ", cat Kernel (PyTorch 1.8/1.9)" : "", gzipped ? ", gzip" : "");
+}
+
+static int import_torch_text(const char *text, size_t len, const char *name, int gzipped, const ps_import_params_t *p,
+                             ps_ops_t **out, ps_import_info_t *info)
+{
+    cJSON *root;
+    int rc = parse_trace(text, len, name, gzipped, &root);
+    if (rc != PS_OK)
+        return rc;
     const cJSON *events = cJSON_IsArray(root) ? root
                                               : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     psi_strpool_t *pool = psi_strpool_new();
@@ -314,7 +376,7 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
     kernel_t *k = NULL;
     int *take = NULL;
     size_t n = 0;
-    int rc = PS_OK, old_cat = 0;
+    int old_cat = 0;
     if (!pool || !t) {
         rc = PS_E_NOMEM;
         goto done;
@@ -342,19 +404,8 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
     if (n)
         qsort(k, n, sizeof *k, cmp_kernel);
     /* qsort moved the kernels: take[] follows their original order. */
-    int op = 0;
-    size_t zero = 0;
-    for (size_t i = 0; i < n && rc == PS_OK; i++) {
-        if (!take[k[i].seq])
-            continue;
-        if (k[i].zero) {
-            zero++;
-            if (p->drop_zero)
-                continue;
-        }
-        rc = psi_import_add(t, &q, op++, k[i].name, k[i].dur_us * 1e3, NULL);
-    }
-    if (rc != PS_OK)
+    size_t zero;
+    if ((rc = add_kernels(t, &q, k, n, take, p->drop_zero, &zero)) != PS_OK)
         goto done;
     if (zero)
         psi_log(PS_LOG_WARN,
@@ -363,18 +414,7 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
                 name, zero, half_res_us * 2,
                 p->drop_zero ? "dropped (--drop-zero)" : "each kept as half of it (--drop-zero drops them)");
     if (info) {
-        const cJSON *sv = cJSON_IsObject(root)
-                              ? cJSON_GetObjectItemCaseSensitive(root, "schemaVersion")
-                              : NULL;
-        char ver[40];
-        if (cJSON_IsNumber(sv))
-            snprintf(ver, sizeof ver, "schemaVersion %g", sv->valuedouble);
-        else if (cJSON_IsString(sv))
-            snprintf(ver, sizeof ver, "schemaVersion %.16s", sv->valuestring);
-        else
-            snprintf(ver, sizeof ver, "no schemaVersion");
-        snprintf(info->format, sizeof info->format, "PyTorch trace %s%s%s", ver,
-                 old_cat ? ", cat Kernel (PyTorch 1.8/1.9)" : "", gzipped ? ", gzip" : "");
+        describe_trace(info, root, old_cat, gzipped);
         info->zero_dur = zero;
         info->zero_dur_ns = p->drop_zero ? 0 : half_res_us * 1e3;
     }

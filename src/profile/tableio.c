@@ -302,6 +302,17 @@ static int read_row(psi_csv_t *csv, const psi_schema_t *s, const int *idx, any_r
     return PS_OK;
 }
 
+/* The current record, with as many fields as the header's nfields, into
+ * row as read_row does. */
+static int read_record(psi_csv_t *csv, const psi_schema_t *s, const int *idx, int nfields, any_row_t *row)
+{
+    if (psi_csv_nfields(csv) != nfields)
+        return psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", psi_csv_path(csv),
+                         psi_csv_line(csv), psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1,
+                         nfields, psi_csv_nfields(csv));
+    return read_row(csv, s, idx, row);
+}
+
 static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
     *out = NULL;
@@ -331,13 +342,7 @@ static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_
     any_row_t row;
     while ((rc = psi_csv_next(csv)) == 1) {
         size_t line = psi_csv_line(csv);
-        if (psi_csv_nfields(csv) != nfields) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", path, line,
-                           psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1, nfields,
-                           psi_csv_nfields(csv));
-            goto fail;
-        }
-        if ((rc = read_row(csv, s, idx, &row)) != PS_OK)
+        if ((rc = read_record(csv, s, idx, nfields, &row)) != PS_OK)
             goto fail;
         void *p = lines;
         rc = psi_array_grow(&p, n, &cap, sizeof *lines, 1024);
@@ -496,6 +501,70 @@ static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const psi_
     return NULL;
 }
 
+/* The column at fault in a coexec row that passed its own rules (the GPU's
+ * TPCs, then each side against the ops files), with the message in msg;
+ * NULL when the row is sound. */
+static const char *coexec_row_fault(const psi_coexec_row_t *r, const ps_ops_t *const *ops, int n_ops, char *msg,
+                                    size_t n)
+{
+    const psi_gpu_t *g = psi_gpu_find(r->gpu);
+    if (g && (long)r->hp_tpcs + r->lp_tpcs > g->tpcs) {
+        snprintf(msg, n, "lp_tpcs: hp_tpcs + lp_tpcs = %ld exceeds the %d TPCs of %s", (long)r->hp_tpcs + r->lp_tpcs,
+                 g->tpcs, r->gpu);
+        return "lp_tpcs";
+    }
+    const char *col = NULL;
+    for (int lp = 0; n_ops > 0 && !col && lp < 2; lp++)
+        col = side_vs_ops(ops, n_ops, r, lp, msg, n);
+    return col;
+}
+
+/* What the stream keeps: the first row of each experiment and the distinct
+ * sides, with their key strings pooled. */
+typedef struct {
+    psi_strpool_t *pool;
+    pmap_t exps, sides;
+    first_row_t *first;
+    size_t nfirst, cap;
+} coexec_seen_t;
+
+/* Row r (at line) against the first row of its experiment, which it becomes
+ * when it is the first; its sides are counted. */
+static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const psi_schema_t *s, const int *idx,
+                           psi_coexec_row_t *r, size_t line)
+{
+    /* Pool the key strings; the row's own point into the tokenizer. */
+    if (!(r->experiment = psi_strpool_intern(seen->pool, r->experiment)) ||
+        !(r->gpu = psi_strpool_intern(seen->pool, r->gpu)) ||
+        !(r->hp_model = psi_strpool_intern(seen->pool, r->hp_model)) ||
+        !(r->lp_model = psi_strpool_intern(seen->pool, r->lp_model)))
+        return PS_E_NOMEM;
+    r->mechanism = NULL;
+    int rc = PS_OK;
+    size_t k = pmap_get_or_put(&seen->exps, r->experiment, NULL, 0, seen->nfirst, &rc);
+    if (rc != PS_OK)
+        return rc;
+    const char *col;
+    if (k == SIZE_MAX) {
+        void *p = seen->first;
+        if ((rc = psi_array_grow(&p, seen->nfirst, &seen->cap, sizeof *seen->first, 1024)) != PS_OK)
+            return rc;
+        seen->first = p;
+        seen->first[seen->nfirst].key = *r;
+        seen->first[seen->nfirst++].line = line;
+    } else if ((col = coexec_key_diff(&seen->first[k].key, r)) != NULL) {
+        int f = field_of(s, idx, col);
+        return psi_error(PS_E_INPUT,
+                         "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
+                         "share gpu, models, batches, segments and TPCs) (first at line %zu)",
+                         psi_csv_path(csv), line, f + 1, col, r->experiment, seen->first[k].line);
+    }
+    for (int lp = 0; lp < 2 && rc == PS_OK; lp++)
+        pmap_get_or_put(&seen->sides, r->gpu, lp ? r->lp_model : r->hp_model, lp ? r->lp_batch : r->hp_batch,
+                        seen->sides.n, &rc);
+    return rc;
+}
+
 /* Validate coexec rows as psi_table_load_csv and psi_coexec_validate do, but
  * holding only the first row of each experiment (for the experiment rule)
  * and the distinct sides (for the count), not every row: a 1 GB file is
@@ -505,89 +574,35 @@ static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int 
 {
     const char *path = psi_csv_path(csv);
     size_t header_line = psi_csv_line(csv);
-    psi_strpool_t *pool = psi_strpool_new();
-    pmap_t exps = {0}, sides = {0};
-    first_row_t *first = NULL;
-    size_t nfirst = 0, cap = 0, rows = 0;
+    coexec_seen_t seen = {.pool = psi_strpool_new()};
+    size_t rows = 0;
     char msg[sizeof(((psi_rowerr_t *)0)->msg)];
-    int rc = pool ? PS_OK : PS_E_NOMEM;
+    int rc = seen.pool ? PS_OK : PS_E_NOMEM;
     while (rc == PS_OK && (rc = psi_csv_next(csv)) == 1) {
-        rc = PS_OK;
         size_t line = psi_csv_line(csv);
-        if (psi_csv_nfields(csv) != nfields) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", path, line,
-                           psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1, nfields,
-                           psi_csv_nfields(csv));
-            break;
-        }
         any_row_t row;
-        row_defaults(s, &row);
-        for (size_t c = 0; c < s->ncols && rc == PS_OK; c++)
-            if (idx[c] >= 0 && parse_cell(&s->cols[c], psi_csv_field(csv, idx[c]), &row, msg, sizeof msg) != PS_OK)
-                rc = psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, psi_csv_field_line(csv, idx[c]), idx[c] + 1, msg);
-        if (rc != PS_OK)
+        if ((rc = read_record(csv, s, idx, nfields, &row)) != PS_OK)
             break;
-        psi_rowerr_t e;
-        const char *col = NULL;
-        psi_coexec_row_t *r = &row.cx;
-        if (psi_schema_check_row(s, &row, &e) != PS_OK) {
-            col = e.column;
-            snprintf(msg, sizeof msg, "%s", e.msg);
-        }
-        const psi_gpu_t *g = col ? NULL : psi_gpu_find(r->gpu);
-        if (g && (long)r->hp_tpcs + r->lp_tpcs > g->tpcs) {
-            col = "lp_tpcs";
-            snprintf(msg, sizeof msg, "lp_tpcs: hp_tpcs + lp_tpcs = %ld exceeds the %d TPCs of %s",
-                     (long)r->hp_tpcs + r->lp_tpcs, g->tpcs, r->gpu);
-        }
-        for (int lp = 0; n_ops > 0 && !col && lp < 2; lp++)
-            col = side_vs_ops(ops, n_ops, r, lp, msg, sizeof msg);
+        const char *col = coexec_row_fault(&row.cx, ops, n_ops, msg, sizeof msg);
         if (col) {
             int f = field_of(s, idx, col);
             rc = psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? psi_csv_field_line(csv, f) : line, f + 1, msg);
             break;
         }
-        /* Pool the key strings; the row's own point into the tokenizer. */
-        if (!(r->experiment = psi_strpool_intern(pool, r->experiment)) ||
-            !(r->gpu = psi_strpool_intern(pool, r->gpu)) || !(r->hp_model = psi_strpool_intern(pool, r->hp_model)) ||
-            !(r->lp_model = psi_strpool_intern(pool, r->lp_model))) {
-            rc = PS_E_NOMEM;
+        if ((rc = coexec_note_row(&seen, csv, s, idx, &row.cx, line)) != PS_OK)
             break;
-        }
-        r->mechanism = NULL;
-        size_t k = pmap_get_or_put(&exps, r->experiment, NULL, 0, nfirst, &rc);
-        if (rc != PS_OK)
-            break;
-        if (k == SIZE_MAX) {
-            void *p = first;
-            if ((rc = psi_array_grow(&p, nfirst, &cap, sizeof *first, 1024)) != PS_OK)
-                break;
-            first = p;
-            first[nfirst].key = *r;
-            first[nfirst++].line = line;
-        } else if ((col = coexec_key_diff(&first[k].key, r)) != NULL) {
-            int f = field_of(s, idx, col);
-            rc = psi_error(PS_E_INPUT,
-                           "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
-                           "share gpu, models, batches, segments and TPCs) (first at line %zu)",
-                           path, line, f + 1, col, r->experiment, first[k].line);
-            break;
-        }
-        for (int lp = 0; lp < 2 && rc == PS_OK; lp++)
-            pmap_get_or_put(&sides, r->gpu, lp ? r->lp_model : r->hp_model, lp ? r->lp_batch : r->hp_batch, sides.n,
-                            &rc);
         rows++;
     }
     if (rc == PS_OK && rows == 0)
         rc = psi_error(PS_E_INPUT, "%s:%zu:1: header only: no data rows", path, header_line + 1);
     if (rc == PS_OK) {
         out->rows = rows;
-        out->groups = sides.n;
+        out->groups = seen.sides.n;
     }
-    free(exps.s);
-    free(sides.s);
-    free(first);
-    psi_strpool_free(pool);
+    free(seen.exps.s);
+    free(seen.sides.s);
+    free(seen.first);
+    psi_strpool_free(seen.pool);
     return rc;
 }
 

@@ -23,13 +23,13 @@
  * paper; we take every ordered pair of the four classic models (12) and
  * eight pairs that put each Llama beside two classic models on either side. */
 static const char *const default_pairs[][2] = {
-    {"resnet50", "resnet101"},     {"resnet50", "mobilenetv2"},  {"resnet50", "bert-base"},
-    {"resnet101", "resnet50"},     {"resnet101", "mobilenetv2"}, {"resnet101", "bert-base"},
-    {"mobilenetv2", "resnet50"},   {"mobilenetv2", "resnet101"}, {"mobilenetv2", "bert-base"},
-    {"bert-base", "resnet50"},     {"bert-base", "resnet101"},   {"bert-base", "mobilenetv2"},
-    {"llama-3.2-1b", "resnet50"},  {"llama-3.2-1b", "bert-base"}, {"llama-3.2-3b", "resnet101"},
-    {"llama-3.2-3b", "mobilenetv2"}, {"resnet50", "llama-3.2-1b"}, {"bert-base", "llama-3.2-1b"},
-    {"resnet101", "llama-3.2-3b"}, {"mobilenetv2", "llama-3.2-3b"},
+    {"resnet50", "resnet101"},       {"resnet50", "mobilenetv2"},     {"resnet50", "bert-base"},
+    {"resnet101", "resnet50"},       {"resnet101", "mobilenetv2"},    {"resnet101", "bert-base"},
+    {"mobilenetv2", "resnet50"},     {"mobilenetv2", "resnet101"},    {"mobilenetv2", "bert-base"},
+    {"bert-base", "resnet50"},       {"bert-base", "resnet101"},      {"bert-base", "mobilenetv2"},
+    {"llama-3.2-1b", "resnet50"},    {"llama-3.2-1b", "bert-base"},   {"llama-3.2-3b", "resnet101"},
+    {"llama-3.2-3b", "mobilenetv2"}, {"resnet50", "llama-3.2-1b"},    {"bert-base", "llama-3.2-1b"},
+    {"resnet101", "llama-3.2-3b"},   {"mobilenetv2", "llama-3.2-3b"},
 };
 
 #define DEFAULT_BATCH 8
@@ -78,8 +78,8 @@ typedef struct {
     int n_splits;
     int *tpcs; /* ascending TPC counts used */
     int n_tpcs;
-    int *tpc_slot;          /* [g->tpcs + 1]: index into tpcs or -1 */
-    sim_placed_t **placed;  /* [wl * n_tpcs + t][op] */
+    int *tpc_slot;         /* [g->tpcs + 1]: index into tpcs or -1 */
+    sim_placed_t **placed; /* [wl * n_tpcs + t][op] */
 } campaign_t;
 
 static int find_or_add_workload(campaign_t *c, const char *model, int batch)
@@ -256,8 +256,7 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
                 if (i == j && n > 1)
                     continue;
                 int hb, lb, rc;
-                if ((rc = batch_of(p->batches, names[i], &hb)) != 0 ||
-                    (rc = batch_of(p->batches, names[j], &lb)) != 0)
+                if ((rc = batch_of(p->batches, names[i], &hb)) != 0 || (rc = batch_of(p->batches, names[j], &lb)) != 0)
                     return rc;
                 if ((rc = add_pair(c, names[i], hb, names[j], lb)) != 0)
                     return rc;
@@ -381,8 +380,43 @@ static int campaign_prepare(campaign_t *c, const ps_sim_params_t *p)
     return 0;
 }
 
+/* Eq. 12: the replay noise of a profile. Nsight Compute measures each
+ * counter in its own replay of the kernel and the standalone durations are
+ * medians of timed runs, so every value carries a small log-normal error,
+ * fixed for a GPU, model, batch, operator and TPC count (a profile is
+ * measured once, whatever the campaign's seed). */
+static double profile_noise(const char *gpu, const sim_workload_t *w, int op, int tpcs, int column, double sd)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *s = gpu; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    for (const char *s = w->model; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    h ^= ((uint64_t)w->batch << 40) ^ ((uint64_t)op << 16) ^ ((uint64_t)tpcs << 8) ^ (uint64_t)column;
+    psi_rng_t rng = {.s = h * 0x9e3779b97f4a7c15ULL + 1};
+    psi_rng_next(&rng);
+    return exp(sd * psi_rng_normal(&rng));
+}
+
+static void add_profile_noise(const campaign_t *c, const sim_workload_t *w, int k, int tpcs, sim_solo_t *s)
+{
+    double *v[] = {&s->c.dram_bytes,
+                   &s->c.l2_bytes,
+                   &s->c.stall_long_scoreboard,
+                   &s->c.stall_lg_throttle,
+                   &s->c.stall_mio_throttle,
+                   &s->c.sm_pct,
+                   &s->c.mem_pct};
+    s->duration_ns *= profile_noise(c->g->name, w, k, tpcs, 0, c->ph.duration_noise);
+    for (int i = 0; i < (int)PS_ARRAY_LEN(v); i++) {
+        *v[i] *= profile_noise(c->g->name, w, k, tpcs, i + 1, c->ph.counter_noise);
+        if (i >= 2 && *v[i] > 100.0)
+            *v[i] = 100.0;
+    }
+}
+
 /* ops.csv: every operator of every workload at every TPC count used, with
- * the counters of the model at that allocation. */
+ * the counters of the model at that allocation and their replay noise. */
 static int write_ops(campaign_t *c, ps_ops_t *ops)
 {
     for (int w = 0; w < c->n_wl; w++)
@@ -391,6 +425,7 @@ static int write_ops(campaign_t *c, ps_ops_t *ops)
                 size_t cell = (size_t)w * c->n_tpcs + t;
                 sim_solo_t s;
                 sim_solo(c->g, &c->ph, &c->placed[cell][k], &s);
+                add_profile_noise(c, &c->wl[w], k, c->tpcs[t], &s);
                 psi_op_row_t r = {
                     .gpu = c->g->name,
                     .model = c->wl[w].model,

@@ -21,6 +21,26 @@ static const sim_derived_t derived[] = {
 #include "../../data/orion_kernels.inc"
 };
 
+/* Orion's SM_usage of each row of ../shared/data/orion-v100/ops.csv
+ * (tools/orion_sm_usage.py). */
+typedef struct {
+    const char *model;
+    int op;
+    int sm_usage;
+} sm_usage_t;
+
+static const sm_usage_t sm_usage[] = {
+#include "../../data/orion_sm_usage.inc"
+};
+
+static int sm_usage_of(const char *model, int op)
+{
+    for (size_t i = 0; i < sizeof sm_usage / sizeof sm_usage[0]; i++)
+        if (sm_usage[i].op == op && strcmp(sm_usage[i].model, model) == 0)
+            return sm_usage[i].sm_usage;
+    return 0;
+}
+
 const sim_derived_t *sim_derived_table(size_t *n)
 {
     *n = sizeof derived / sizeof derived[0];
@@ -49,9 +69,29 @@ static double weight_share(const char *model)
     return 0.3;
 }
 
+/* The launch configuration of a kernel by its kind: threads per block and
+ * the blocks one V100 SM holds at 2048 threads (the limit Orion's
+ * get_num_blocks.py applies first). From the PyTorch 1.12 and cuDNN
+ * sources of the kernels: elementwise kernels run 128 threads a block
+ * (at::native's num_threads() = 4 warps), max pooling and softmax 1024
+ * (maxThreadsPerBlock), batch and layer normalization and reductions 512,
+ * GEMMs and convolutions 256 with registers for two blocks an SM. */
+static void launch_config(char cls, const char *name, double *threads, double *per_sm)
+{
+    *threads = 256;
+    if (cls != 'c' && strstr(name, "elementwise"))
+        *threads = 128;
+    else if (cls != 'c' && (strstr(name, "pool") || strstr(name, "softmax")))
+        *threads = 1024;
+    else if (cls != 'c' && is_rowwise(name))
+        *threads = 512;
+    *per_sm = cls == 'c' ? 2 : 2048.0 / *threads;
+}
+
 /* The shape of a kernel with D DRAM bytes, by class (docs/simulator.md,
  * table "Derived kernel shapes"). lat is the cap on dependent round trips;
- * ctas > 0 fixes the number of blocks instead of deriving it from the work. */
+ * ctas > 0 fixes the number of blocks instead of deriving it from the work
+ * (Orion's SM_usage times the blocks an SM holds, or a first pass). */
 static void shape(char cls, const char *name, double d, double lat_cap, double ctas, sim_derived_t *k)
 {
     k->dram_bytes = d;
@@ -60,34 +100,31 @@ static void shape(char cls, const char *name, double d, double lat_cap, double c
                  convolution at 14x14 and batch 8 does about 330; the Orion
                  knee is 9.72) and 40 per L2 byte (128x64 tiles: 2*128*64
                  FLOPs per (128+64)*4 bytes of a K step);
-                 two blocks per SM; the blocks (output tiles) grow with the
-                 square root of the work, the rest goes into the K loop, so
-                 that a 1 GFLOP convolution has about 500 blocks */
+                 without SM_usage the blocks (output tiles) grow with the
+                 square root of the work */
         k->flops = 100.0 * d;
         k->l2_bytes = 2.5 * d;
         k->ctas = fmax(1.0, ceil(16.0 * sqrt(k->flops / 1.05e6)));
-        k->ctas_per_sm = 2;
         k->lat_rounds = fmin(1.0, lat_cap);
         k->flop_eff = 0.75;
         break;
-    case 'm': /* streaming kernel, 16 KiB a block, eight per SM */
+    case 'm': /* streaming kernel, without SM_usage 16 KiB a block */
         k->flops = 0.5 * d;
         k->l2_bytes = (is_rowwise(name) ? 1.5 : 1.0) * d;
         k->ctas = fmax(1.0, ceil(d / 16384.0));
-        k->ctas_per_sm = 8;
         k->lat_rounds = fmin(is_rowwise(name) ? 2.0 : 0.5, lat_cap);
         k->flop_eff = 0.5;
         break;
     default: /* neither bound: small, latency-bound kernels (gathers, copies,
-                index kernels), 8 KiB a block, four per SM */
+                index kernels), without SM_usage 8 KiB a block */
         k->flops = 0.25 * d;
         k->l2_bytes = 1.5 * d;
         k->ctas = fmax(1.0, ceil(d / 8192.0));
-        k->ctas_per_sm = 4;
         k->lat_rounds = fmin(4.0, lat_cap);
         k->flop_eff = 0.5;
         break;
     }
+    launch_config(cls, name, &k->threads, &k->ctas_per_sm);
     if (ctas > 0)
         k->ctas = ctas;
 }
@@ -95,9 +132,16 @@ static void shape(char cls, const char *name, double d, double lat_cap, double c
 static double solo_ns(const psi_gpu_t *g, const sim_physics_t *ph, const sim_derived_t *d)
 {
     sim_kernel_t k = {
-        .name = d->name, .flops = d->flops, .dram_bytes = d->dram_bytes, .l2_bytes = d->l2_bytes,
-        .ctas = d->ctas, .ctas_per_sm = d->ctas_per_sm, .lat_rounds = d->lat_rounds,
-        .flop_eff = d->flop_eff, .tensor = 0,
+        .name = d->name,
+        .flops = d->flops,
+        .dram_bytes = d->dram_bytes,
+        .l2_bytes = d->l2_bytes,
+        .ctas = d->ctas,
+        .ctas_per_sm = d->ctas_per_sm,
+        .lat_rounds = d->lat_rounds,
+        .flop_eff = d->flop_eff,
+        .threads = d->threads,
+        .tensor = 0,
     };
     sim_placed_t pk;
     sim_solo_t s;
@@ -128,16 +172,21 @@ int sim_derive_kernel(const psi_op_row_t *row, const char *gpu, sim_derived_t *o
      * latency, so that every kernel keeps some work. */
     double spare = row->duration_ns - sim_gpu_physics(g)->kernel_fixed_ns;
     double lat_cap = spare > 0 ? 0.5 * spare / sim_gpu_physics(g)->mem_latency_ns : 0.0;
+    out->sm_usage = sm_usage_of(row->model, row->op);
     shape(cls, row->name, 1.0, lat_cap, 0, out);
+    /* SM_usage = ceil(grid / blocks an SM holds): the grid, to a block. */
+    double ctas = out->sm_usage > 0 ? out->sm_usage * out->ctas_per_sm : 0;
+    if (ctas > 0)
+        shape(cls, row->name, 1.0, lat_cap, ctas, out);
     if (solo_ns(g, &ph, out) >= row->duration_ns) {
         /* Shorter than an empty kernel: keep the least work. */
         return 0;
     }
-    /* First with the blocks following the work; then, because the wave
-     * quantization makes T jump where the block count crosses a wave, again
-     * with the blocks found held fixed, where T is continuous in D. */
-    double ctas = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    /* Without SM_usage first with the blocks following the work; then,
+     * because the wave quantization makes T jump where the block count
+     * crosses a wave, again with the blocks found held fixed, where T is
+     * continuous in D. With SM_usage the blocks are known. */
+    for (int pass = ctas > 0 ? 1 : 0; pass < 2; pass++) {
         double lo = log(1.0), hi = log(1e13);
         for (int it = 0; it < 100 && hi - lo > 1e-9; it++) {
             double mid = 0.5 * (lo + hi);
@@ -168,13 +217,15 @@ static void put_cstr(FILE *f, const char *s)
 
 int sim_derive_write(const psi_op_row_t *rows, size_t n, const char *gpu, FILE *f)
 {
-    fprintf(f, "/* Generated by `pairsight simulate --derive` from %zu measured kernels on %s.\n"
-               " * Do not edit: regenerate with\n"
-               " *   pairsight simulate --derive ../shared/data/orion-v100/ops.csv > data/orion_kernels.inc\n"
-               " * Columns: model, profiled batch, name, class, measured ns, FLOPs, DRAM bytes,\n"
-               " * weight bytes, L2 bytes, blocks, blocks per SM, unhidden round trips, FLOP efficiency.\n"
-               " * Source data: Orion (Strati et al., EuroSys 2024), MIT licence, see\n"
-               " * docs/simulator.md. */\n",
+    fprintf(f,
+            "/* Generated by `pairsight simulate --derive` from %zu measured kernels on %s.\n"
+            " * Do not edit: regenerate with\n"
+            " *   pairsight simulate --derive ../shared/data/orion-v100/ops.csv > data/orion_kernels.inc\n"
+            " * Columns: model, profiled batch, name, class, measured ns, FLOPs, DRAM bytes,\n"
+            " * weight bytes, L2 bytes, blocks, blocks per SM, unhidden round trips, FLOP efficiency,\n"
+            " * threads per block, Orion's SM_usage (0: unknown).\n"
+            " * Source data: Orion (Strati et al., EuroSys 2024), MIT licence, see\n"
+            " * docs/simulator.md. */\n",
             n, gpu);
     for (size_t i = 0; i < n; i++) {
         sim_derived_t d;
@@ -185,9 +236,9 @@ int sim_derive_write(const psi_op_row_t *rows, size_t n, const char *gpu, FILE *
         put_cstr(f, d.model);
         fprintf(f, ", %d, ", d.batch);
         put_cstr(f, d.name);
-        fprintf(f, ", '%c', %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g},\n", d.cls, d.v100_ns,
-                d.flops, d.dram_bytes, d.weight_bytes, d.l2_bytes, d.ctas, d.ctas_per_sm, d.lat_rounds,
-                d.flop_eff);
+        fprintf(f, ", '%c', %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g, %.9g},\n", d.cls, d.v100_ns,
+                d.flops, d.dram_bytes, d.weight_bytes, d.l2_bytes, d.ctas, d.ctas_per_sm, d.lat_rounds, d.flop_eff,
+                d.threads, d.sm_usage);
     }
     if (ferror(f))
         return psi_error(PS_E_IO, "write failed");

@@ -14,12 +14,14 @@
 
 typedef struct {
     const char *model;
-    int batch;          /* batch size the source profiled */
+    int batch; /* batch size the source profiled */
     const char *name;
-    char cls;           /* 'c' compute, 'm' memory, 'u' unknown: the source's class */
-    double v100_ns;     /* measured V100 duration */
+    char cls;       /* 'c' compute, 'm' memory, 'u' unknown: the source's class */
+    double v100_ns; /* measured V100 duration */
     double flops, dram_bytes, weight_bytes, l2_bytes;
     double ctas, ctas_per_sm, lat_rounds, flop_eff;
+    double threads;  /* threads per block (the launch configuration of its kind) */
+    double sm_usage; /* Orion's SM_usage: SMs its blocks fill in one wave on the V100; 0 unknown */
 } sim_derived_t;
 
 /* The compiled-in table (static storage). */

@@ -7,19 +7,20 @@
 
 #include <math.h>
 
-/* The constants of eq. 1, 5, 7, 8 and 9, calibrated so that the twin
- * reproduces the published observations (docs/simulator.md, "Parameters").
- * The derived kernels (data/orion_kernels.inc) depend on them: change one,
- * re-derive. */
+/* The constants of eq. 1, 5, 7, 8, 9 and 12 (docs/simulator.md,
+ * "Parameters", which gives the source of each). The derived kernels
+ * (data/orion_kernels.inc) depend on them: change one, re-derive. */
 sim_physics_t sim_physics_default(void)
 {
     sim_physics_t ph = {
         .lat_linear = 0.5,
-        .lat_queue = 0.2,
+        .lat_queue = 0.038,
         .overlap = 0.15,
         .l2_share = 0.4,
-        .dispatch_ns = 6000.0,
-        .gap_ns = 1000.0,
+        .dispatch_ns = 1500.0,
+        .gap_ns = 500.0,
+        .counter_noise = 0.03,
+        .duration_noise = 0.01,
     };
     return ph;
 }
@@ -35,10 +36,17 @@ static double sm_flop_rate(const psi_gpu_t *g, const sim_kernel_t *k)
     return tflops * 1e3 / g->sms;
 }
 
+static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
+                            const double *dram, int n, double gap, sim_state_t *st);
+
 /*
  * Eq. 2 and 3: wave quantization. Blocks spread over the SMs first, so a grid
  * of C blocks occupies min(n, C) SMs; with b blocks resident per SM a wave
  * holds b*n blocks, and every wave lasts as long as its most loaded SM.
+ * Eq. 3b: the bytes an SM keeps in flight follow the warps resident on it
+ * (occupancy) and the independent loads of each warp; a full SM of a
+ * streaming kernel sustains B_sm at the idle latency.
+ * Eq. 4b: the L2 bandwidth its SMs can draw, 64 bytes a clock per SM.
  */
 void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out)
 {
@@ -49,13 +57,27 @@ void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t
     double per_sm = ceil(c / n);
     double b_eff = per_sm < b ? per_sm : b;
     double rate = sm_flop_rate(g, k) * (k->flop_eff > 0 ? k->flop_eff : 1.0);
+    /* Blocks in flight: min(C, b n), each with its share of a full SM's
+     * warps; an SM holds at most one full SM's worth of loads. */
+    double full = k->threads > 0 ? fmin(1.0, b * k->threads / 2048.0) : 1.0;
+    double active = c < n ? c : n;
+    double mlp = fmin(1.0, full * fmin(c, b * n) / (b * active) * (k->ilp > 0 ? k->ilp : 1.0));
     out->k = k;
     out->t_fixed = sim_gpu_physics(g)->kernel_fixed_ns;
     out->t_compute = k->flops > 0 ? waves * b_eff * (k->flops / c) / rate : 0.0;
-    out->sms_active = c < n ? c : n;
-    out->bw_sm = sim_gpu_physics(g)->sm_gbs; /* GB/s = bytes/ns */
+    out->sms_active = active;
+    out->bw_sm = sim_gpu_physics(g)->sm_gbs * mlp; /* GB/s = bytes/ns */
+    out->bw_l2 = out->sms_active * 64.0 * g->clock_ghz;
     double l2 = g->l2_mb * 1048576.0;
-    out->footprint = k->dram_bytes < l2 ? k->dram_bytes : l2;
+    out->footprint = (k->dram_bytes < l2 ? k->dram_bytes : l2) / waves;
+    /* Eq. 7 needs its DRAM rate alone, under the default physics. */
+    sim_physics_t ph = sim_physics_default();
+    sim_state_t st;
+    const sim_placed_t *one = out;
+    double dram = k->dram_bytes;
+    out->rate_solo = 0;
+    solve_latency(g, &ph, &one, &dram, 1, 0.0, &st);
+    out->rate_solo = st.dram_rate > 0 ? st.dram_rate : 0.0;
 }
 
 /* Eq. 5: memory latency as a function of DRAM utilization U. */
@@ -74,13 +96,17 @@ static double latency(const psi_gpu_t *g, const sim_physics_t *ph, double u)
  * flight sustains bw_sm * L0 / L bytes/ns.
  */
 static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double dram, double lat,
-                         double gap, sim_state_t *s)
+                         double gap, double l2_avail, sim_state_t *s)
 {
     double bw = pk->sms_active * pk->bw_sm * sim_gpu_physics(g)->mem_latency_ns / lat;
     double tm = dram > 0 ? dram / bw : 0.0;
     double tc = pk->t_compute;
+    double tl2 = pk->k->l2_bytes / (pk->bw_l2 * l2_avail);
     double hi = tm > tc ? tm : tc, lo = tm > tc ? tc : tm;
+    if (tl2 > hi)
+        hi = tl2;
     s->t_mem = tm;
+    s->t_l2 = tl2;
     s->t_lat = pk->k->lat_rounds * lat;
     s->t_ns = gap + pk->t_fixed + hi + ph->overlap * lo + s->t_lat;
     s->dram_bytes = dram;
@@ -98,9 +124,17 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
 {
     double bmax = g->dram_gbs * sim_gpu_physics(g)->dram_eff;
     double lo = sim_gpu_physics(g)->mem_latency_ns, hi;
-    double u = 0;
+    double u = 0, l2_demand = 0, l2a = 1.0;
+    /* Eq. 4b: when the running kernels draw more L2 bandwidth than the L2
+     * delivers, each gets that share of what its SMs could draw. */
     for (int i = 0; i < n; i++) {
-        kernel_state(g, ph, pk[i], dram[i], lo, gap, &st[i]);
+        kernel_state(g, ph, pk[i], dram[i], lo, gap, 1.0, &st[i]);
+        l2_demand += pk[i]->k->l2_bytes / (st[i].t_ns - gap);
+    }
+    if (l2_demand > g->l2_gbs)
+        l2a = g->l2_gbs / l2_demand;
+    for (int i = 0; i < n; i++) {
+        kernel_state(g, ph, pk[i], dram[i], lo, gap, l2a, &st[i]);
         u += st[i].dram_rate;
     }
     hi = latency(g, ph, u / bmax);
@@ -110,7 +144,7 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
         double mid = 0.5 * (lo + hi);
         u = 0;
         for (int i = 0; i < n; i++) {
-            kernel_state(g, ph, pk[i], dram[i], mid, gap, &st[i]);
+            kernel_state(g, ph, pk[i], dram[i], mid, gap, l2a, &st[i]);
             u += st[i].dram_rate;
         }
         if (mid < latency(g, ph, u / bmax))
@@ -120,14 +154,11 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
     }
     double l = 0.5 * (lo + hi);
     for (int i = 0; i < n; i++)
-        kernel_state(g, ph, pk[i], dram[i], l, gap, &st[i]);
+        kernel_state(g, ph, pk[i], dram[i], l, gap, l2a, &st[i]);
     return l;
 }
 
-static double clamp01(double x)
-{
-    return x < 0 ? 0 : x > 1 ? 1 : x;
-}
+static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 
 /*
  * Standalone duration and the counters of ops.csv, from the same state
@@ -164,19 +195,25 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
 }
 
 /*
- * Eq. 7: the DRAM bytes of a kernel beside a co-runner whose L2 footprint is
- * f: a share gamma * f / (f + S) of its L2 hits turns into misses. The share
- * saturates below gamma because most hits of DL kernels (GEMM tiles, the
- * second pass of a normalization) come back within microseconds, before a
- * co-runner can stream the whole cache through.
+ * Eq. 7: the DRAM bytes of a kernel beside a co-runner. A shared LRU cache
+ * holds each stream's lines in proportion to the rate at which it inserts
+ * them, its DRAM rate: the target keeps S_t = S r_t / (r_t + r_c) of the L2.
+ * Its hits reuse, within a wave, a set of W bytes; the share 1 - S_t / W of
+ * them that no longer fits turns into misses, at most gamma of the hits
+ * (the rest come back within microseconds, before any eviction).
  */
-static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double f)
+static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, const sim_placed_t *co)
 {
     double s = g->l2_mb * 1048576.0;
     double hits = pk->k->l2_bytes - pk->k->dram_bytes;
-    if (hits <= 0 || f <= 0)
+    double rt = pk->rate_solo, rc = co->rate_solo;
+    if (hits <= 0 || rc <= 0 || pk->footprint <= 0)
         return pk->k->dram_bytes;
-    return pk->k->dram_bytes + ph->l2_share * f / (f + s) * hits;
+    double st = s * rt / (rt + rc);
+    double lost = 1.0 - st / pk->footprint;
+    if (lost <= 0)
+        return pk->k->dram_bytes;
+    return pk->k->dram_bytes + fmin(lost, ph->l2_share) * hits;
 }
 
 /*
@@ -202,12 +239,12 @@ void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t 
         if (ia < na) {
             ra = n;
             run[n] = &a[ia];
-            dram[n++] = ib < nb ? dram_beside(g, ph, &a[ia], b[ib].footprint) : a[ia].k->dram_bytes;
+            dram[n++] = ib < nb ? dram_beside(g, ph, &a[ia], &b[ib]) : a[ia].k->dram_bytes;
         }
         if (ib < nb) {
             rb = n;
             run[n] = &b[ib];
-            dram[n++] = ia < na ? dram_beside(g, ph, &b[ib], a[ia].footprint) : b[ib].k->dram_bytes;
+            dram[n++] = ia < na ? dram_beside(g, ph, &b[ib], &a[ia]) : b[ib].k->dram_bytes;
         }
         solve_latency(g, ph, run, dram, n, ph->gap_ns, st);
         double dt_a = ra >= 0 ? fa * st[ra].t_ns : INFINITY;

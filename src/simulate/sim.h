@@ -22,17 +22,19 @@
 /* Constants of the physics that are not GPU figures (docs/simulator.md,
  * "Parameters"). Defaults come from sim_physics_default(). */
 typedef struct {
-    double lat_linear;    /* a: latency growth per unit of DRAM utilization (eq. 5) */
-    double lat_queue;     /* kappa: queueing term U/(1-U) of the latency (eq. 5) */
-    double overlap;       /* epsilon: share of the shorter of compute/memory time not hidden (eq. 1) */
-    double l2_share;      /* gamma: most of a target's L2 hits a co-runner's footprint can evict (eq. 7) */
-    double dispatch_ns;   /* fixed cost every co-execution adds to each side (eq. 9) */
-    double gap_ns;        /* launch gap before each kernel of a co-executed stream (eq. 8) */
+    double lat_linear;     /* a: latency growth per unit of DRAM utilization (eq. 5) */
+    double lat_queue;      /* kappa: queueing term U/(1-U) of the latency (eq. 5) */
+    double overlap;        /* epsilon: share of the shorter of compute/memory time not hidden (eq. 1) */
+    double l2_share;       /* gamma: most of a target's L2 hits a co-runner's footprint can evict (eq. 7) */
+    double dispatch_ns;    /* fixed cost every co-execution adds to each side (eq. 9) */
+    double gap_ns;         /* launch gap before each kernel of a co-executed stream (eq. 8) */
+    double counter_noise;  /* log-sd of the replay noise of ops.csv's counters (eq. 12) */
+    double duration_noise; /* log-sd of the noise of ops.csv's standalone durations (eq. 12) */
 } sim_physics_t;
 
 /* The GPU figures only the simulator uses (src/simulate/gpu_physics.c). */
 typedef struct {
-    double dram_eff;        /* share of dram_gbs a streaming kernel achieves */
+    double dram_eff;        /* share of dram_gbs the DRAM can deliver at most (the ceiling of eq. 5) */
     double sm_gbs;          /* achievable DRAM bandwidth of one SM alone, GB/s */
     double mem_latency_ns;  /* idle DRAM load latency */
     double kernel_fixed_ns; /* device time of an empty kernel (launch, ramp-up, drain) */
@@ -49,14 +51,16 @@ enum { SIM_FP32 = 0, SIM_FP16 = 1, SIM_TF32 = 2 };
 
 typedef struct {
     const char *name;
-    double flops;        /* floating-point operations */
-    double dram_bytes;   /* DRAM bytes read + written alone (compulsory misses) */
-    double l2_bytes;     /* L2 traffic, >= dram_bytes */
-    double ctas;         /* thread blocks of the grid */
-    double ctas_per_sm;  /* blocks resident on one SM at a time */
-    double lat_rounds;   /* dependent DRAM round trips the kernel cannot hide */
-    double flop_eff;     /* share of the peak rate reached when compute-bound */
-    int tensor;          /* SIM_FP32, SIM_FP16 or SIM_TF32: the unit its FLOPs run on */
+    double flops;       /* floating-point operations */
+    double dram_bytes;  /* DRAM bytes read + written alone (compulsory misses) */
+    double l2_bytes;    /* L2 traffic, >= dram_bytes */
+    double ctas;        /* thread blocks of the grid */
+    double ctas_per_sm; /* blocks resident on one SM at a time */
+    double lat_rounds;  /* dependent DRAM round trips the kernel cannot hide */
+    double flop_eff;    /* share of the peak rate reached when compute-bound */
+    double threads;     /* threads per block; 0: ctas_per_sm blocks fill an SM (eq. 3b) */
+    double ilp;         /* independent loads in flight per thread, relative to one (eq. 3b); 0 = 1 */
+    int tensor;         /* SIM_FP32, SIM_FP16 or SIM_TF32: the unit its FLOPs run on */
 } sim_kernel_t;
 
 /* A workload: one model at one batch size on the simulated GPU. */
@@ -69,8 +73,8 @@ typedef struct {
 
 /* Options of the workload builders. */
 typedef struct {
-    int bert_seq;      /* BERT-base sequence length */
-    int llama_prompt;  /* Llama prompt length (prefill) = KV length of the decode step */
+    int bert_seq;     /* BERT-base sequence length */
+    int llama_prompt; /* Llama prompt length (prefill) = KV length of the decode step */
 } sim_shape_opts_t;
 
 /* Names of the models the builders know, NULL-terminated. */
@@ -86,22 +90,25 @@ void sim_workload_free(sim_workload_t *w);
  * not depend on the co-runner. */
 typedef struct {
     const sim_kernel_t *k;
-    double t_fixed;      /* fixed device time, ns */
-    double t_compute;    /* wave-quantized compute time, ns (eq. 2) */
-    double sms_active;   /* SMs the grid occupies (eq. 3) */
-    double bw_sm;        /* bytes/ns one SM sustains at idle latency */
-    double footprint;    /* bytes it keeps in L2, min(dram_bytes, L2 size) */
+    double t_fixed;    /* fixed device time, ns */
+    double t_compute;  /* wave-quantized compute time, ns (eq. 2) */
+    double sms_active; /* SMs the grid occupies (eq. 3) */
+    double bw_sm;      /* bytes/ns one SM sustains at idle latency: its memory-level parallelism (eq. 3b) */
+    double bw_l2;      /* bytes/ns of L2 bandwidth its SMs can draw (eq. 4b) */
+    double footprint;  /* bytes it reuses from L2 within a wave, min(dram_bytes, L2 size) / waves (eq. 7) */
+    double rate_solo;  /* DRAM bytes/ns it moves alone (eq. 7) */
 } sim_placed_t;
 
 void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out);
 
 /* The state of a kernel under given memory conditions. */
 typedef struct {
-    double t_ns;          /* duration */
-    double t_mem;         /* memory time (eq. 4) */
-    double t_lat;         /* unhidden latency time */
-    double dram_bytes;    /* DRAM bytes including those the co-runner's L2 footprint adds */
-    double dram_rate;     /* bytes/ns averaged over the duration */
+    double t_ns;       /* duration */
+    double t_mem;      /* memory time (eq. 4) */
+    double t_l2;       /* L2 time (eq. 4b) */
+    double t_lat;      /* unhidden latency time */
+    double dram_bytes; /* DRAM bytes including those the co-runner's L2 footprint adds */
+    double dram_rate;  /* bytes/ns averaged over the duration */
 } sim_state_t;
 
 /* Standalone duration and counters of a placed kernel. */

@@ -14,8 +14,8 @@
 #include <string.h>
 
 const char *const sim_model_names[] = {
-    "resnet50", "resnet101", "mobilenetv2", "bert-base", "llama-3.2-1b", "llama-3.2-3b",
-    "bert-large", "transformer-xl", NULL,
+    "resnet50",     "resnet101",  "mobilenetv2",    "bert-base", "llama-3.2-1b",
+    "llama-3.2-3b", "bert-large", "transformer-xl", NULL,
 };
 
 int sim_model_check(const char *model)
@@ -56,7 +56,7 @@ static sim_kernel_t *push(builder_t *b)
 /* FP16 GEMM C[M,N] = A[M,K] B[K,N] with B the weights (2 bytes an element).
  * Large GEMMs run 128x128 tiles, one resident per SM, reading a K x 128 panel
  * of A and of B from L2 per tile; skinny ones (M < 64, the decode step) run
- * as GEMV-like kernels with 64 output columns per block. */
+ * as GEMV-like kernels with 16 output columns per block. */
 static void gemm(builder_t *b, const char *name, double m, double n, double kk)
 {
     sim_kernel_t *k = push(b);
@@ -75,8 +75,13 @@ static void gemm(builder_t *b, const char *name, double m, double n, double kk)
         double l2 = 2.0 * kk * 256.0 * k->ctas + 2.0 * m * n;
         k->l2_bytes = l2 > dram ? l2 : dram;
     } else {
-        k->ctas = ceil(n / 64.0);
-        k->ctas_per_sm = 4;
+        /* GEMV-like: blocks of 256 threads, 16 output columns each (two a
+         * warp, reading the weight columns with unrolled vector loads, two
+         * in flight a thread), eight resident an SM. */
+        k->ctas = ceil(n / 16.0);
+        k->ctas_per_sm = 8;
+        k->threads = 256;
+        k->ilp = 2;
         k->flop_eff = 0.3;
         k->l2_bytes = 1.1 * dram;
     }
@@ -273,6 +278,7 @@ static int build_derived(builder_t *b, const char *model, int batch)
         k->ctas_per_sm = d[i].ctas_per_sm;
         k->lat_rounds = d[i].lat_rounds;
         k->flop_eff = d[i].flop_eff;
+        k->threads = d[i].threads;
         /* cuDNN convolutions run on TF32 tensor cores by default on GPUs
          * that have them (PyTorch's allow_tf32 for cuDNN); FP32 GEMMs
          * (volta_sgemm) stay on the CUDA cores. */
