@@ -9,7 +9,6 @@
  * half-made handle and leaves no partial output: the old file stays byte
  * for byte, and a campaign database keeps whole tasks only. */
 #include "common/common.h"
-#include "testhelp.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -18,6 +17,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "testhelp.h" /* after sqlite3.h: th_query_long */
 
 /* faults_new.cpp's operator new asks here whether to fail. */
 int fault_new_now(void);
@@ -539,16 +540,6 @@ static int campaign(void)
     return rc;
 }
 
-static long query_long(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    long v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = (long)sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* What a failed campaign left: whole tasks only (each co-execution with
  * both runs and marked done, or absent). 1 when so, or when it left no
  * database or an empty one. */
@@ -558,12 +549,12 @@ static int whole_tasks(void)
     if (access(DB, F_OK) != 0)
         return 1;
     int ok = sqlite3_open_v2(DB, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
-    long tables = ok ? query_long(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='coexec'") : -1;
+    long tables = ok ? th_query_long(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='coexec'") : -1;
     if (ok && tables == 1) {
-        long rows = query_long(db, "SELECT COUNT(*) FROM coexec");
-        long done = query_long(db, "SELECT COUNT(*) FROM tasks WHERE kind='coexec' AND done=1");
-        long odd = query_long(db, "SELECT COUNT(*) FROM (SELECT experiment FROM coexec GROUP BY experiment "
-                                  "HAVING COUNT(*) != 2)");
+        long rows = th_query_long(db, "SELECT COUNT(*) FROM coexec");
+        long done = th_query_long(db, "SELECT COUNT(*) FROM tasks WHERE kind='coexec' AND done=1");
+        long odd = th_query_long(db, "SELECT COUNT(*) FROM (SELECT experiment FROM coexec GROUP BY experiment "
+                                     "HAVING COUNT(*) != 2)");
         ok = rows >= 0 && rows == 2 * done && odd == 0;
     }
     sqlite3_close(db);
