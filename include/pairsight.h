@@ -1062,6 +1062,21 @@ PS_API int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scal
 PS_API int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
                                   double coverage, double *out_hp_upper_ns, double *out_lp_upper_ns);
 
+/**
+ * Calibrate the bounds of segments longer than the model's window (composed
+ * from windows) on cx, a campaign of such co-executions disjoint from the
+ * one reported on: per side and coverage level, the split-conformal
+ * quantile of log(measured / window-composed bound at that level) over the
+ * rows longer than the window on a side. ps_model_predict_bound then
+ * multiplies a composed segment's bound by exp of it (levels the rows are
+ * too few for keep the window-composed bound). Stored with the model
+ * (ps_model_save). Not thread-safe on m.
+ * @return 0; PS_E_ARG for a model without calibration; PS_E_INPUT when cx
+ * holds fewer than 20 rows longer than the window or a row the profile
+ * lacks.
+ */
+PS_API int ps_model_calibrate_composed(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx);
+
 /** A predictor for the planner: co-execution latencies (ns) of n candidates
  *  into out_hp_ns[n], out_lp_ns[n]; 0 or a negative PS_E_* code. */
 typedef int (*ps_plan_predict_fn)(void *user, const ps_query_t *q, size_t n, double *out_hp_ns, double *out_lp_ns);
@@ -1166,10 +1181,12 @@ typedef struct {
     double coverage;                    /* pairsight_bound's coverage (0.95) */
     uint64_t seed;                      /* arrivals and noise (1) */
     unsigned policies;                  /* bit mask of 1 << PS_REPLAY_* (all) */
-    int warmup;                         /* orion: warm-up requests per binary-search probe (100) */
+    int warmup;                         /* orion and the planners' stretch: warm-up requests per
+                                           probe (1000) */
     double noise;                       /* per-run log-normal sigma, as the simulator's (0.02) */
-    double stretch;                     /* planners: a request's service is budgeted at most
-                             stretch x its dedicated latency; 0 = slo_factor (0) */
+    double stretch;                     /* planners: a request with no queue behind it is budgeted at
+                             most stretch x its dedicated latency; 0 = tuned per planner on
+                             the warm-up stream, as orion's threshold (0) */
     const ps_coexec_t *intensity_train; /* training rows of the intensity rule
                                            (NULL: the intensity policy is skipped) */
 } ps_replay_params_t;
@@ -1187,6 +1204,7 @@ typedef struct {
     double budget_kept;   /* planners: share of requests whose service stayed within
                                 the budget they were planned for (NAN for the others) */
     int orion_tpcs;       /* orion: the SM threshold found, in TPCs */
+    double stretch;       /* planners: the service cap used, x dedicated (1e9: none) */
     double *latency_ns;   /* [requests] per request, arrival order */
 } ps_replay_policy_result_t;
 

@@ -123,8 +123,13 @@ def section(runs):
     for r in runs:
         for name, p in r["policies"].items():
             kept = p.get("budget_kept")
+            knob = ""
+            if "orion_lp_tpcs" in p:
+                knob = f' (LP {p["orion_lp_tpcs"]} TPCs)'
+            elif "stretch" in p:
+                knob = " (stretch none)" if p["stretch"] is None else f' (stretch {p["stretch"]:g})'
             rows.append(f'<tr><td>{html.escape(r["hp"])}/{html.escape(r["lp"])}</td><td>{r["load"]}</td>'
-                        f'<td>{name}</td><td>{100 * p["slo_attainment"]:.2f}</td>'
+                        f'<td>{name}{knob}</td><td>{100 * p["slo_attainment"]:.2f}</td>'
                         f'<td>{p["hp_p50_ns"] / 1e3:.0f}</td><td>{p["hp_p99_ns"] / 1e3:.0f}</td>'
                         f'<td>{p["lp_throughput"]:.3f}</td><td>{p["gpu_busy"]:.3f}</td>'
                         f'<td>{"" if kept is None else f"{100 * kept:.1f}"}</td></tr>')

@@ -19,7 +19,7 @@ expect 0 pairsight simulate --gpu a100 --experiments 300 --runs 2 --threads 1 --
 expect 0 pairsight train --ops "$W/out/ops.csv" --coexec "$W/out/coexec.csv" --out "$W/out/model.psm" \
     --threads 1 --depths 4 --etas 0.3 --rounds 40 -q
 expect 0 pairsight simulate --gpu a100 --pairs resnet50:8/bert-base:8 --min-len 24 --max-len 48 --splits 30/24 \
-    --experiments 10 --runs 1 --threads 1 --seed 2 --out "$W/out/long" -q
+    --experiments 30 --runs 1 --threads 1 --seed 2 --out "$W/out/long" -q
 
 # Every command that `pairsight --help` lists, in its order (train before
 # the commands that read its model); colocate as its subcommands, in the

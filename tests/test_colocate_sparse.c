@@ -90,6 +90,26 @@ static void test_sparse_auto(void)
     unload(&t);
 }
 
+/* The mps predictor on 3- and 4-way sets (its lowrank margin, pairwise
+ * encoding and boosting rounds chosen by cross-validation) picks at least
+ * as well as KACE's linear model of the sum. */
+static void test_mps_kway(void)
+{
+    tabs_t t;
+    CHECK_OK(load_sparse(&t));
+    ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+    p.seeds = 3;
+    p.kinds = KIND(PS_COLOC_KACE_LR) | KIND(PS_COLOC_MPS);
+    ps_coloc_eval_result_t r;
+    CHECK_OK(ps_coloc_eval(t.w, NULL, t.c, &p, &r));
+    for (int k = 3; k <= 4; k++) {
+        printf("sparse fixture k=%d: mps %.3f, kace_lr %.3f\n", k, r.policy_k[k][PS_POL_MPS],
+               r.policy_k[k][PS_POL_KACE_LR]);
+        CHECK(r.policy_k[k][PS_POL_MPS] >= r.policy_k[k][PS_POL_KACE_LR]);
+    }
+    unload(&t);
+}
+
 /* Unseen combinations: every co-location holding a held-out pair is held
  * out; the predictors still score, with finite time errors. */
 static void test_unseen_pairs(void)
@@ -326,5 +346,5 @@ static void test_kace_sparse(void)
     unload(&t);
 }
 
-TH_MAIN(TEST(test_sparse_auto), TEST(test_unseen_pairs), TEST(test_transfer), TEST(test_place_solver),
-        TEST(test_place_model), TEST(test_eval_place), TEST(test_kace_sparse))
+TH_MAIN(TEST(test_sparse_auto), TEST(test_mps_kway), TEST(test_unseen_pairs), TEST(test_transfer),
+        TEST(test_place_solver), TEST(test_place_model), TEST(test_eval_place), TEST(test_kace_sparse))

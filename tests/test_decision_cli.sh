@@ -56,6 +56,7 @@ for p in dedicated static orion intensity pairsight pairsight_bound oracle; do
     has "$T/out" "\"$p\":{\"slo_attainment\""
 done
 has "$T/out" '"schema":"pairsight.replay.v1"'
+has "$T/out" '"stretch"'
 [ "$(wc -l <"$T/lat.csv")" -eq $((7 * 40 + 1)) ] || fail "latencies: $(wc -l <"$T/lat.csv") lines"
 expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies orion,nope
 has "$T/err" "--policies"
@@ -63,4 +64,19 @@ expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8
 has "$T/err" "need --model"
 expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies dedicated --load 1
 has "$T/err" "--load"
+
+# calibrate: composed-segment bounds from a long campaign; the model file
+# changes, predict --coverage still works on long queries; errors.
+expect 0 "$CLI" simulate --gpu a100 --models resnet50,bert-base --min-len 20 --max-len 40 --experiments 60 \
+    --runs 1 --threads 1 --seed 6 --out "$T/long" -q
+expect 0 "$CLI" calibrate --model "$T/m.psm" --ops "$T/long/ops.csv" --coexec "$T/long/coexec.csv" --out "$T/mc.psm" -q
+cmp -s "$T/m.psm" "$T/mc.psm" && fail "calibrate wrote the same model"
+printf 'gpu,hp_model,hp_batch,hp_start,hp_len,lp_model,lp_batch,lp_start,lp_len,hp_tpcs,lp_tpcs\n' >"$T/lq.csv"
+printf 'A100-SXM4-40GB,resnet50,8,0,40,bert-base,8,0,40,27,27\n' >>"$T/lq.csv"
+expect 0 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/lq.csv" --coverage 0.9 --out "$T/l1.csv" -q
+expect 0 "$CLI" predict --model "$T/mc.psm" --ops "$T/c/ops.csv" --queries "$T/lq.csv" --coverage 0.9 --out "$T/l2.csv" -q
+cmp -s "$T/l1.csv" "$T/l2.csv" && fail "the composed calibration left a long bound unchanged"
+expect 2 "$CLI" calibrate --model "$T/m.psm" --ops "$T/long/ops.csv" --coexec "$T/long/coexec.csv" --out "$T/m.psm"
+expect 1 "$CLI" calibrate --model "$T/m.psm" --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/mx.psm"
+has "$T/err" "longer than the window"
 finish test_decision_cli

@@ -99,6 +99,7 @@ int cmd_model(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 /* CLI_FN parser of "MODEL:BATCH" into a cli_model_batch_t. */
 typedef struct {
@@ -106,6 +107,13 @@ typedef struct {
     int batch;
 } cli_model_batch_t;
 int cli_parse_model_batch(const char *v, void *dest);
+/* The required --hp MODEL:BATCH option of plan and replay. */
+#define CLI_HP_ACCEPTS "MODEL:BATCH, e.g. resnet50:8"
+#define CLI_OPT_HP(dest, help)                                                                                         \
+    {                                                                                                                  \
+        "--hp", CLI_FN, dest, "MODEL:BATCH", help, .flags = CLI_REQ, .parse = cli_parse_model_batch,                   \
+                                                   .accepts = CLI_HP_ACCEPTS                                           \
+    }
 
 /* eval and report in one: report_mode makes --out required and prints only
  * the path written (src/cli/cmd_eval.c). */

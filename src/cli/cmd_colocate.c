@@ -62,22 +62,23 @@ static const char *const ex_place[] = {
     NULL};
 static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select, ex_place};
 
-/* Builds the option table of subcommand k (0..4) into out (room for 40). */
-static void sub_table(opts_t *o, int k, cli_opt_t *out)
+/* An option and the subcommands (bit mask) that take it. */
+typedef struct {
+    unsigned subs;
+    cli_opt_t opt;
+} sub_opt_t;
+
+static void add_opts(const sub_opt_t *all, size_t n_all, unsigned bit, cli_opt_t *out, int *n)
 {
-    unsigned bit = 1u << k;
-    const struct {
-        unsigned subs;
-        cli_opt_t opt;
-    } all[] = {
-        {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
-        {S_ALL,
-         {"--scaling", CLI_STR, &o->scaling, "FILE",
-          "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
-        {S_EVAL | S_TRAIN,
-         {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv", .flags = CLI_REQ | CLI_IN}},
-        {S_PREDICT,
-         {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict", .flags = CLI_REQ | CLI_IN}},
+    for (size_t i = 0; i < n_all; i++)
+        if (all[i].subs & bit)
+            out[(*n)++] = all[i].opt;
+}
+
+/* The options of eval (and the model sizes that train shares). */
+static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
+{
+    const sub_opt_t all[] = {
         {S_EVAL,
          {"--train-frac", CLI_DBL, &o->train_frac, "F", "share of co-locations used for training", .lo = 0, .hi = 1,
           .flags = CLI_LO_OPEN | CLI_HI_OPEN}},
@@ -115,6 +116,25 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 10000}},
         {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 100000}},
         {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 100000}},
+    };
+    add_opts(all, sizeof all / sizeof all[0], bit, out, n);
+}
+
+/* Builds the option table of subcommand k (0..4) into out (room for 40). */
+static void sub_table(opts_t *o, int k, cli_opt_t *out)
+{
+    unsigned bit = 1u << k;
+    const sub_opt_t head[] = {
+        {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
+        {S_ALL,
+         {"--scaling", CLI_STR, &o->scaling, "FILE",
+          "workload_scaling.csv; without it solo throughput scales linearly with the share"}},
+        {S_EVAL | S_TRAIN,
+         {"--colocations", CLI_STR, &o->colocations, "FILE", "colocations.csv", .flags = CLI_REQ | CLI_IN}},
+        {S_PREDICT,
+         {"--colocations", CLI_STR, &o->colocations, "FILE", "the co-locations to predict", .flags = CLI_REQ | CLI_IN}},
+    };
+    const sub_opt_t tail[] = {
         {S_TRAIN,
          {"--kind", CLI_STR, &o->kind, "K",
           "kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank or auto (chosen by cross-validation on the "
@@ -149,9 +169,9 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         {S_ALL, CLI_OPT_QUIET(&o->quiet)},
     };
     int n = 0;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i].subs & bit)
-            out[n++] = all[i].opt;
+    add_opts(head, sizeof head / sizeof head[0], bit, out, &n);
+    sub_table_eval(o, bit, out, &n);
+    add_opts(tail, sizeof tail / sizeof tail[0], bit, out, &n);
     out[n] = (cli_opt_t){NULL};
 }
 

@@ -54,6 +54,59 @@ static int split_gpus(char *list, const char **types, int cap)
     return n;
 }
 
+/* The placement as JSON on stdout. */
+static void place_json(const ps_coloc_model_t *m, const ps_coloc_placement_t *pl, char *const *names, int nj,
+                       const char *const *types, int ng, int max_per_gpu)
+{
+    cJSON *j = cli_json_new("colocate-place", 1), *gs;
+    cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
+    cJSON_AddNumberToObject(j, "objective", pl->objective);
+    cJSON_AddBoolToObject(j, "exact", pl->exact);
+    cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
+    gs = cJSON_AddArrayToObject(j, "gpus");
+    for (int g = 0; g < ng; g++) {
+        cJSON *e = cJSON_CreateObject(), *js;
+        cJSON_AddItemToArray(gs, e);
+        cJSON_AddNumberToObject(e, "gpu", g);
+        if (types[g])
+            cJSON_AddStringToObject(e, "type", types[g]);
+        else
+            cJSON_AddNullToObject(e, "type");
+        js = cJSON_AddArrayToObject(e, "jobs");
+        for (int k = 0; k < nj; k++)
+            if (pl->gpu[k] == g) {
+                cJSON *x = cJSON_CreateObject();
+                cJSON_AddItemToArray(js, x);
+                cJSON_AddNumberToObject(x, "job", k);
+                cJSON_AddStringToObject(x, "workload", names[k]);
+                cJSON_AddNumberToObject(x, "share_pct", pl->share[k]);
+                cJSON_AddNumberToObject(x, "norm_tput", pl->norm_tput[k]);
+            }
+    }
+    cJSON *wt = cJSON_AddArrayToObject(j, "waiting");
+    for (int k = 0; k < nj; k++)
+        if (pl->gpu[k] < 0)
+            cJSON_AddItemToArray(wt, cJSON_CreateString(names[k]));
+    cli_json_print(j, stdout);
+}
+
+/* The placement as text on stdout. */
+static void place_text(const ps_coloc_placement_t *pl, char *const *names, int nj, const char *const *types, int ng)
+{
+    printf("objective %.4f (sum of predicted normalized throughputs, %s)\n", pl->objective,
+           pl->exact ? "exact" : "heuristic");
+    for (int g = 0; g < ng; g++) {
+        printf("gpu %d%s%s:", g, types[g] ? " " : "", types[g] ? types[g] : "");
+        for (int j = 0; j < nj; j++)
+            if (pl->gpu[j] == g)
+                printf(" %s@%d (%.3f)", names[j], pl->share[j], pl->norm_tput[j]);
+        putchar('\n');
+    }
+    for (int j = 0; j < nj; j++)
+        if (pl->gpu[j] < 0)
+            printf("waiting: %s\n", names[j]);
+}
+
 int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
                        const char *gpus, int max_per_gpu, const char *shares, int allow_wait, int json)
 {
@@ -91,51 +144,10 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     int err = ps_coloc_model_load(model, &m);
     if (!err)
         err = ps_coloc_place(m, w, s, (const char *const *)names, nj, types, ng, &p, &pl);
-    if (!err && json) {
-        cJSON *j = cli_json_new("colocate-place", 1), *gs;
-        cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
-        cJSON_AddNumberToObject(j, "objective", pl.objective);
-        cJSON_AddBoolToObject(j, "exact", pl.exact);
-        cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
-        gs = cJSON_AddArrayToObject(j, "gpus");
-        for (int g = 0; g < ng; g++) {
-            cJSON *e = cJSON_CreateObject(), *js;
-            cJSON_AddItemToArray(gs, e);
-            cJSON_AddNumberToObject(e, "gpu", g);
-            if (types[g])
-                cJSON_AddStringToObject(e, "type", types[g]);
-            else
-                cJSON_AddNullToObject(e, "type");
-            js = cJSON_AddArrayToObject(e, "jobs");
-            for (int k = 0; k < nj; k++)
-                if (pl.gpu[k] == g) {
-                    cJSON *x = cJSON_CreateObject();
-                    cJSON_AddItemToArray(js, x);
-                    cJSON_AddNumberToObject(x, "job", k);
-                    cJSON_AddStringToObject(x, "workload", names[k]);
-                    cJSON_AddNumberToObject(x, "share_pct", pl.share[k]);
-                    cJSON_AddNumberToObject(x, "norm_tput", pl.norm_tput[k]);
-                }
-        }
-        cJSON *wt = cJSON_AddArrayToObject(j, "waiting");
-        for (int k = 0; k < nj; k++)
-            if (pl.gpu[k] < 0)
-                cJSON_AddItemToArray(wt, cJSON_CreateString(names[k]));
-        cli_json_print(j, stdout);
-    } else if (!err) {
-        printf("objective %.4f (sum of predicted normalized throughputs, %s)\n", pl.objective,
-               pl.exact ? "exact" : "heuristic");
-        for (int g = 0; g < ng; g++) {
-            printf("gpu %d%s%s:", g, types[g] ? " " : "", types[g] ? types[g] : "");
-            for (int j = 0; j < nj; j++)
-                if (pl.gpu[j] == g)
-                    printf(" %s@%d (%.3f)", names[j], pl.share[j], pl.norm_tput[j]);
-            putchar('\n');
-        }
-        for (int j = 0; j < nj; j++)
-            if (pl.gpu[j] < 0)
-                printf("waiting: %s\n", names[j]);
-    }
+    if (!err && json)
+        place_json(m, &pl, names, nj, types, ng, max_per_gpu);
+    else if (!err)
+        place_text(&pl, names, nj, types, ng);
     ps_coloc_placement_free(&pl);
     ps_coloc_model_free(m);
     free(jl);

@@ -36,6 +36,10 @@ static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
                q->hp_p50_ns / 1e3, q->hp_p99_ns / 1e3, q->lp_throughput, q->gpu_busy, 100 * q->budget_kept, q->plan_us);
         if (i == PS_REPLAY_ORION)
             printf("  (LP SM threshold %d TPCs)", q->orion_tpcs);
+        else if (i >= PS_REPLAY_INTENSITY && q->stretch >= 1e8)
+            printf("  (stretch none)");
+        else if (i >= PS_REPLAY_INTENSITY)
+            printf("  (stretch %g)", q->stretch);
         putchar('\n');
     }
 }
@@ -69,6 +73,10 @@ static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
             cJSON_AddNumberToObject(e, "budget_kept", q->budget_kept);
         if (i == PS_REPLAY_ORION)
             cJSON_AddNumberToObject(e, "orion_lp_tpcs", q->orion_tpcs);
+        if (i >= PS_REPLAY_INTENSITY && q->stretch < 1e8)
+            cJSON_AddNumberToObject(e, "stretch", q->stretch);
+        else if (i >= PS_REPLAY_INTENSITY)
+            cJSON_AddNullToObject(e, "stretch");
     }
     cli_json_print(o, stdout);
 }
@@ -90,42 +98,46 @@ static const char *const examples[] = {
     "--lp bert-base:8 --load 0.5 --seed 11",
     NULL};
 
-int cmd_replay(int argc, char **argv)
+typedef struct {
+    ps_replay_params_t p;
+    const char *ops_path, *model_path, *cx_path, *gpu, *lat_path;
+    int json, quiet;
+    cli_model_batch_t hp, lp;
+} replay_args_t;
+
+/* Parse the command line into a; 0 to go on, else the exit code in *code. */
+static int parse_args(int argc, char **argv, replay_args_t *a, int *code)
 {
-    ps_replay_params_t p = ps_replay_default_params();
-    const char *ops_path = NULL, *model_path = NULL, *cx_path = NULL, *gpu = NULL, *lat_path = NULL;
-    int json = 0, quiet = 0;
-    cli_model_batch_t hp = {{0}, 0}, lp = {{0}, 0};
     cli_opt_t opts[] = {
-        {"--ops", CLI_STR, &ops_path, "FILE", "standalone operator profile of `pairsight simulate`",
+        {"--ops", CLI_STR, &a->ops_path, "FILE", "standalone operator profile of `pairsight simulate`",
          .flags = CLI_REQ | CLI_IN},
-        {"--hp", CLI_FN, &hp, "MODEL:BATCH", "the HP model; a request is its whole operator sequence",
-         .parse = cli_parse_model_batch, .accepts = "MODEL:BATCH, e.g. resnet50:8", .flags = CLI_REQ},
-        {"--lp", CLI_FN, &lp, "MODEL:BATCH", "the always-backlogged LP model", .parse = cli_parse_model_batch,
+        CLI_OPT_HP(&a->hp, "the HP model; a request is its whole operator sequence"),
+        {"--lp", CLI_FN, &a->lp, "MODEL:BATCH", "the always-backlogged LP model", .parse = cli_parse_model_batch,
          .accepts = "MODEL:BATCH, e.g. bert-base:8", .flags = CLI_REQ},
-        {"--model", CLI_STR, &model_path, "FILE", "calibrated PairSight model (pairsight, pairsight_bound)",
+        {"--model", CLI_STR, &a->model_path, "FILE", "calibrated PairSight model (pairsight, pairsight_bound)",
          .flags = CLI_IN, .def = "none"},
-        {"--coexec", CLI_STR, &cx_path, "FILE", "training co-executions of the intensity rule (intensity)",
+        {"--coexec", CLI_STR, &a->cx_path, "FILE", "training co-executions of the intensity rule (intensity)",
          .flags = CLI_IN, .def = "none"},
-        {"--gpu", CLI_STR, &gpu, "NAME", "GPU of the replay", .def = "the model's, else a100"},
-        {"--requests", CLI_INT, &p.requests, "N", "HP requests per policy", .lo = 10, .hi = 1000000},
-        {"--load", CLI_DBL, &p.load, "RHO", "HP utilization of the dedicated GPU", .lo = 0, .hi = 1,
+        {"--gpu", CLI_STR, &a->gpu, "NAME", "GPU of the replay", .def = "the model's, else a100"},
+        {"--requests", CLI_INT, &a->p.requests, "N", "HP requests per policy", .lo = 10, .hi = 1000000},
+        {"--load", CLI_DBL, &a->p.load, "RHO", "HP utilization of the dedicated GPU", .lo = 0, .hi = 1,
          .flags = CLI_LO_OPEN | CLI_HI_OPEN},
-        {"--slo-factor", CLI_DBL, &p.slo_factor, "F", "budget = F x the dedicated p99 latency", .lo = 1, .hi = 100},
-        {"--coverage", CLI_DBL, &p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5, .hi = 0.999},
-        {"--stretch", CLI_DBL, &p.stretch, "S",
+        {"--slo-factor", CLI_DBL, &a->p.slo_factor, "F", "budget = F x the dedicated p99 latency", .lo = 1, .hi = 100},
+        {"--coverage", CLI_DBL, &a->p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5,
+         .hi = 0.999},
+        {"--stretch", CLI_DBL, &a->p.stretch, "S",
          "planners budget the service of a request with no queue behind it at most S x its dedicated latency", .lo = 1,
-         .hi = 100, .def = "the SLO factor"},
-        {"--policies", CLI_FN, &p.policies, "LIST",
+         .hi = 100, .def = "tuned per planner on the warm-up stream, as orion's threshold"},
+        {"--policies", CLI_FN, &a->p.policies, "LIST",
          "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all", .parse = parse_policies,
          .accepts = "a comma-separated list of policies, or all", .def = "all"},
-        {"--warmup", CLI_INT, &p.warmup, "N", "orion: warm-up requests per binary-search probe", .lo = 10,
-         .hi = 100000},
-        {"--seed", CLI_U64, &p.seed, "N", "arrivals and run noise", .lo = 0, .hi = 2147483647.0},
-        {"--latencies", CLI_STR, &lat_path, "FILE",
+        {"--warmup", CLI_INT, &a->p.warmup, "N",
+         "warm-up requests per probe (orion's threshold, the planners' stretch)", .lo = 10, .hi = 100000},
+        {"--seed", CLI_U64, &a->p.seed, "N", "arrivals and run noise", .lo = 0, .hi = 2147483647.0},
+        {"--latencies", CLI_STR, &a->lat_path, "FILE",
          "every request's latency per policy (CSV: policy,request,latency_ns)", .def = "none"},
-        CLI_OPT_JSON(&json, "print the results as JSON"),
-        CLI_OPT_QUIET(&quiet),
+        CLI_OPT_JSON(&a->json, "print the results as JSON"),
+        CLI_OPT_QUIET(&a->quiet),
         {NULL}};
     cli_spec_t spec = {.cmd = "replay",
                        .synopsis =
@@ -141,46 +153,56 @@ int cmd_replay(int argc, char **argv)
                        .opts = opts,
                        .examples = examples,
                        .max_pos = 0};
-    int code;
-    if (cli_parse(&spec, argc, argv, NULL, &code))
-        return code;
-    p.hp_model = hp.name;
-    p.hp_batch = hp.batch;
-    p.lp_model = lp.name;
-    p.lp_batch = lp.batch;
+    if (cli_parse(&spec, argc, argv, NULL, code))
+        return 1;
+    a->p.hp_model = a->hp.name;
+    a->p.hp_batch = a->hp.batch;
+    a->p.lp_model = a->lp.name;
+    a->p.lp_batch = a->lp.batch;
     unsigned need_model = 1u << PS_REPLAY_PAIRSIGHT | 1u << PS_REPLAY_PAIRSIGHT_BOUND;
-    if (!model_path && (p.policies & need_model))
-        return cli_fail(CLI_USAGE, "replay", "the pairsight policies need --model (or leave them out of --policies)");
-    if (!cx_path && (p.policies & 1u << PS_REPLAY_INTENSITY))
-        return cli_fail(CLI_USAGE, "replay", "the intensity policy needs --coexec (or leave it out of --policies)");
+    if (!a->model_path && (a->p.policies & need_model)) {
+        *code = cli_fail(CLI_USAGE, "replay", "the pairsight policies need --model (or leave them out of --policies)");
+        return 1;
+    }
+    if (!a->cx_path && (a->p.policies & 1u << PS_REPLAY_INTENSITY)) {
+        *code = cli_fail(CLI_USAGE, "replay", "the intensity policy needs --coexec (or leave it out of --policies)");
+        return 1;
+    }
+    return 0;
+}
+
+/* Load, replay and print; the exit code. */
+static int run(replay_args_t *a, ps_ops_t **ops, ps_model_t **m, ps_coexec_t **cx, ps_replay_result_t *r)
+{
+    if (ps_ops_load(a->ops_path, ops) != 0 || (a->model_path && ps_model_load(a->model_path, m) != 0) ||
+        (a->cx_path && ps_coexec_load(a->cx_path, cx) != 0))
+        return cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
+    a->p.intensity_train = *cx;
+    if (!a->quiet)
+        fprintf(stderr, "pairsight: replay: %d requests per policy...\n", a->p.requests);
+    if (ps_replay_run(*m, *ops, a->gpu ? a->gpu : *m ? NULL : "a100", &a->p, r) != 0)
+        return cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
+    if (a->lat_path && write_latencies(a->lat_path, r) != 0)
+        return cli_fail(CLI_BAD_INPUT, "replay", "%s: cannot write", cli_user_path(a->lat_path));
+    if (a->json)
+        print_json(r, &a->p);
+    else
+        print_text(r, &a->p);
+    return CLI_OK;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    replay_args_t a = {.p = ps_replay_default_params()};
+    int code;
+    if (parse_args(argc, argv, &a, &code))
+        return code;
     ps_ops_t *ops = NULL;
     ps_model_t *m = NULL;
     ps_coexec_t *cx = NULL;
     ps_replay_result_t r;
     memset(&r, 0, sizeof r);
-    code = CLI_BAD_INPUT;
-    if (ps_ops_load(ops_path, &ops) != 0 || (model_path && ps_model_load(model_path, &m) != 0) ||
-        (cx_path && ps_coexec_load(cx_path, &cx) != 0)) {
-        cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
-        goto done;
-    }
-    p.intensity_train = cx;
-    if (!quiet)
-        fprintf(stderr, "pairsight: replay: %d requests per policy...\n", p.requests);
-    if (ps_replay_run(m, ops, gpu ? gpu : m ? NULL : "a100", &p, &r) != 0) {
-        cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
-        goto done;
-    }
-    if (lat_path && write_latencies(lat_path, &r) != 0) {
-        cli_fail(CLI_BAD_INPUT, "replay", "%s: cannot write", cli_user_path(lat_path));
-        goto done;
-    }
-    if (json)
-        print_json(&r, &p);
-    else
-        print_text(&r, &p);
-    code = CLI_OK;
-done:
+    code = run(&a, &ops, &m, &cx, &r);
     ps_replay_result_clear(&r);
     ps_coexec_free(cx);
     ps_model_free(m);

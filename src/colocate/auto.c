@@ -3,12 +3,18 @@
  * training co-locations only. The training co-locations are cut into four
  * folds by workload set (every co-location of the same workloads, at any
  * shares, falls in one fold); each candidate kind is fitted on three folds
- * and predicts the fourth, and the out-of-fold predictions are scored with
- * the selection metric over the training co-locations as candidates, per
- * k. Of the kinds whose figure is within AUTO_MARGIN of the best, the one
- * with the lowest out-of-fold MAPE of the throughput sum wins (where no
- * training target has two candidates the MAPE decides alone). Below
- * AUTO_MIN_TRAIN training co-locations auto takes ratio.
+ * and predicts the fourth. The out-of-fold predictions are scored per
+ * target and k with the selection metric over the training co-locations as
+ * candidates (a target's k-way candidates among themselves), and by the
+ * MAPE of the throughput sum.
+ *
+ * The rule is the one-standard-error rule of cross-validation (Breiman et
+ * al. 1984; Hastie, Tibshirani and Friedman, ESL section 7.10), stated
+ * before it was measured: the kinds whose mean selection figure is within
+ * one standard error (of the paired per-target differences) of the best
+ * kind's cannot be told apart by the figure, and of those the one with the
+ * lowest out-of-fold MAPE wins. With fewer than two scored targets the MAPE
+ * decides alone. No constant of the rule was set on a data set.
  */
 #include "colocate/colocate.h"
 
@@ -19,8 +25,6 @@
 #include <string.h>
 
 #define AUTO_FOLDS 4
-#define AUTO_MARGIN 0.02
-#define AUTO_MIN_TRAIN 16 /* 4 folds x 4 co-locations */
 
 unsigned cl_auto_default_kinds(const cl_data_t *d)
 {
@@ -32,121 +36,232 @@ unsigned cl_auto_default_kinds(const cl_data_t *d)
     return k;
 }
 
+typedef struct {
+    const cl_data_t *d;
+    const int *train;
+    int n_train;
+    const ps_coloc_params_t *p;
+    int *fold, *sub;
+    char *is_cand, *tmask;
+    int n_units;   /* (target, k) units: nw x (PS_COLOC_MAXK - 1) */
+    double *score; /* [kind][unit], NAN where not scored */
+    double *pred;  /* [nc] out-of-fold predicted sums of one kind */
+    double *ape;   /* [kind][n_train] out-of-fold APE of the sum, NAN where none */
+    double mape[PS_COLOC_KIND_COUNT];
+} auto_ctx_t;
+
+/* Fit kind k on the training folds but f and predict fold f into pred;
+ * adds to the sum's absolute percentage error. 1: the kind sits out. */
+static int oof_fold(auto_ctx_t *a, int k, int f, double *sape, int *nape)
+{
+    const cl_data_t *d = a->d;
+    int ns = 0, held = 0, complete = 0, rc = 0;
+    for (int i = 0; i < a->n_train; i++) {
+        if (a->fold[i] != f) {
+            a->sub[ns++] = a->train[i];
+            complete += d->c[a->train[i]].complete;
+        } else {
+            held++;
+        }
+    }
+    if (!held || !ns)
+        return 0;
+    if (!complete && ps_coloc_kind_predicts_sum((ps_coloc_kind_t)k))
+        return 1;
+    ps_coloc_params_t mp = *a->p;
+    mp.kind = (ps_coloc_kind_t)k;
+    ps_coloc_model_t *m = NULL;
+    if (cl_model_fit(d, a->sub, ns, &mp, &m))
+        return 1; /* a kind this fold cannot train sits out */
+    double slot[64];
+    for (int i = 0; i < a->n_train && !rc; i++) {
+        int ci = a->train[i];
+        if (a->fold[i] != f)
+            continue;
+        rc = cl_model_predict(m, d, ci, slot, &a->pred[ci]);
+        const cl_coloc_t *c = &d->c[ci];
+        if (!rc && c->complete) {
+            double y = 0;
+            for (int s = 0; s < c->k; s++)
+                y += c->tput[s];
+            a->ape[(size_t)k * a->n_train + i] = fabs(a->pred[ci] - y) / y;
+            *sape += a->ape[(size_t)k * a->n_train + i];
+            (*nape)++;
+        }
+    }
+    ps_coloc_model_free(m);
+    return rc;
+}
+
+/* Kind k's selection figure per (target, k) unit from its out-of-fold
+ * predictions, into a->score. */
+static int score_units(auto_ctx_t *a, int k)
+{
+    const cl_data_t *d = a->d;
+    double *pv[PS_COLOC_KIND_COUNT] = {0};
+    pv[k] = a->pred;
+    memset(a->is_cand, 0, (size_t)d->nc);
+    for (int i = 0; i < a->n_train; i++)
+        a->is_cand[a->train[i]] = !isnan(a->pred[a->train[i]]);
+    for (int t = 0; t < d->nw; t++) {
+        memset(a->tmask, 0, (size_t)d->nw);
+        a->tmask[t] = 1;
+        for (int kk = 2; kk <= PS_COLOC_MAXK; kk++) {
+            double acc[PS_POL_COUNT] = {0};
+            int nt = cl_score_policies(d, a->is_cand, a->tmask, kk, pv, acc);
+            if (nt < 0)
+                return PS_E_NOMEM;
+            a->score[(size_t)k * a->n_units + (size_t)t * (PS_COLOC_MAXK - 1) + (kk - 2)] =
+                nt ? acc[PS_POL_KACE_LR + k] : NAN;
+        }
+    }
+    return 0;
+}
+
+/* Out-of-fold figures of kind k: per-unit scores and the sum MAPE (NAN
+ * when it sat out). */
+static int run_kind(auto_ctx_t *a, int k)
+{
+    int nape = 0, out = 0, rc = 0;
+    double sape = 0;
+    for (int i = 0; i < a->d->nc; i++)
+        a->pred[i] = NAN;
+    for (int f = 0; f < AUTO_FOLDS && !out && !rc; f++) {
+        int r = oof_fold(a, k, f, &sape, &nape);
+        if (r == 1)
+            out = 1;
+        else
+            rc = r;
+    }
+    if (rc || out || !nape)
+        return rc;
+    a->mape[k] = sape / nape;
+    return score_units(a, k);
+}
+
+/* Mean and standard error of x - y over the units both scored. */
+static void paired(const double *x, const double *y, int n, double *mean, double *se, int *cnt)
+{
+    double s = 0, ss = 0;
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i]) && !isnan(y[i])) {
+            double v = x[i] - y[i];
+            s += v;
+            ss += v * v;
+            c++;
+        }
+    *cnt = c;
+    *mean = c ? s / c : 0;
+    *se = c > 1 ? sqrt(fmax(0, (ss - c * *mean * *mean) / (c - 1)) / c) : INFINITY;
+}
+
+/* Mean of kind k's scored units (NAN with fewer than two). */
+static double mean_score(const auto_ctx_t *a, int k)
+{
+    const double *v = a->score + (size_t)k * a->n_units;
+    double s = 0;
+    int n = 0;
+    for (int u = 0; u < a->n_units; u++)
+        if (!isnan(v[u])) {
+            s += v[u];
+            n++;
+        }
+    return n >= 2 ? s / n : NAN;
+}
+
+/* The number of fitted parameters of kind k on d, nominal for the trees
+ * and the network (rounds or trees x leaves, weights): the order of
+ * simplicity that the one-standard-error rule prefers. */
+static double n_params(const auto_ctx_t *a, int k)
+{
+    int nm = 0;
+    for (int j = 0; j < CW_N; j++)
+        nm += a->d->has[j];
+    switch (k) {
+    case PS_COLOC_KACE_LR: return 1 + nm;
+    case PS_COLOC_RATIO: return 1 + a->d->nw;
+    case PS_COLOC_LOWRANK: return 4 + 6.0 * a->d->nw;
+    case PS_COLOC_MPS: return 8.0 * a->p->boost_rounds;
+    case PS_COLOC_KACE_MLP: return 13.0 * 128 + 128 * 64 + 64 * 32 + 32;
+    default: return 64.0 * (a->p->trees > 0 ? a->p->trees : 100); /* forests */
+    }
+}
+
+/* 1 when kind k is within one standard error of kind b on v ([kind][n]
+ * per-unit figures, higher better when up, else lower better). */
+static int near_of(const double *v, int n, int b, int k, int up)
+{
+    double m, se;
+    int c;
+    if (up)
+        paired(v + (size_t)b * n, v + (size_t)k * n, n, &m, &se, &c);
+    else
+        paired(v + (size_t)k * n, v + (size_t)b * n, n, &m, &se, &c);
+    return k == b || c < 2 || m <= se;
+}
+
+/* The one-standard-error rule, twice: the kinds within one standard error
+ * of the best selection figure, of those the ones within one standard
+ * error of the lowest MAPE, and of those the simplest (ties: lower MAPE). */
+static int pick(const auto_ctx_t *a)
+{
+    int bs = -1, bm = -1, out = -1;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        double m = isnan(a->mape[k]) ? NAN : mean_score(a, k);
+        if (!isnan(m) && (bs < 0 || m > mean_score(a, bs)))
+            bs = k;
+    }
+    char near[PS_COLOC_KIND_COUNT] = {0};
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        near[k] = !isnan(a->mape[k]) && (bs < 0 || near_of(a->score, a->n_units, bs, k, 1));
+        if (near[k] && (bm < 0 || a->mape[k] < a->mape[bm]))
+            bm = k;
+    }
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        if (!near[k] || !near_of(a->ape, a->n_train, bm, k, 0))
+            continue;
+        double pk = n_params(a, k), po = out < 0 ? 0 : n_params(a, out);
+        if (out < 0 || pk < po || (pk == po && a->mape[k] < a->mape[out]))
+            out = k;
+    }
+    return out;
+}
+
 int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
                    int *out)
 {
     *out = -1;
-    /* Too few training co-locations for 4 folds to say anything (a fold of
-     * one or two co-locations scores no target): the predictor with the
-     * fewest parameters, ratio. */
-    if (n_train < AUTO_MIN_TRAIN && (kinds & (1u << PS_COLOC_RATIO))) {
-        *out = PS_COLOC_RATIO;
-        return 0;
-    }
-    int *fold = psi_malloc((size_t)n_train * sizeof *fold + 1), *sub = psi_malloc((size_t)n_train * sizeof *sub + 1);
-    double *pred = psi_malloc((size_t)d->nc * sizeof *pred + 1);
-    char *is_cand = psi_calloc((size_t)d->nc + 1, 1);
-    int rc = 0;
-    if (!fold || !sub || !pred || !is_cand) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i < n_train; i++) {
+    auto_ctx_t a = {.d = d, .train = train, .n_train = n_train, .p = p, .n_units = d->nw * (PS_COLOC_MAXK - 1)};
+    a.fold = psi_malloc((size_t)n_train * sizeof *a.fold + 1);
+    a.sub = psi_malloc((size_t)n_train * sizeof *a.sub + 1);
+    a.pred = psi_malloc((size_t)d->nc * sizeof *a.pred + 1);
+    a.score = psi_malloc((size_t)PS_COLOC_KIND_COUNT * a.n_units * sizeof *a.score + 1);
+    a.ape = psi_malloc((size_t)PS_COLOC_KIND_COUNT * n_train * sizeof *a.ape + 1);
+    a.is_cand = psi_calloc((size_t)d->nc + 1, 1);
+    a.tmask = psi_calloc((size_t)d->nw + 1, 1);
+    int rc = !a.fold || !a.sub || !a.pred || !a.score || !a.ape || !a.is_cand || !a.tmask ? PS_E_NOMEM : 0;
+    for (size_t i = 0; !rc && i < (size_t)PS_COLOC_KIND_COUNT * n_train; i++)
+        a.ape[i] = NAN;
+    for (size_t i = 0; !rc && i < (size_t)PS_COLOC_KIND_COUNT * a.n_units; i++)
+        a.score[i] = NAN;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        a.mape[k] = NAN;
+    for (int i = 0; i < n_train && !rc; i++) {
         uint64_t h = (uint64_t)d->c[train[i]].set * 0x9E3779B97F4A7C15ull + p->seed * 0xBF58476D1CE4E5B9ull;
-        fold[i] = (int)(psi_splitmix64(&h) % AUTO_FOLDS);
+        a.fold[i] = (int)(psi_splitmix64(&h) % AUTO_FOLDS);
     }
-    double best_score = -INFINITY, best_mape = INFINITY, cv_score[PS_COLOC_KIND_COUNT], cv_mape[PS_COLOC_KIND_COUNT];
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        cv_score[k] = cv_mape[k] = NAN;
-    double slot[64];
-    for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
-        if (!(kinds & (1u << k)) || k == PS_COLOC_AUTO)
-            continue;
-        int ok = 1;
-        for (int i = 0; i < d->nc; i++)
-            pred[i] = NAN;
-        double sape = 0;
-        int nape = 0;
-        for (int f = 0; f < AUTO_FOLDS && ok; f++) {
-            int ns = 0, held = 0, complete = 0;
-            for (int i = 0; i < n_train; i++) {
-                if (fold[i] != f) {
-                    sub[ns++] = train[i];
-                    complete += d->c[train[i]].complete;
-                } else {
-                    held++;
-                }
-            }
-            if (!held || !ns)
-                continue;
-            if (!complete && ps_coloc_kind_predicts_sum((ps_coloc_kind_t)k)) {
-                ok = 0;
-                break;
-            }
-            ps_coloc_params_t mp = *p;
-            mp.kind = (ps_coloc_kind_t)k;
-            ps_coloc_model_t *m = NULL;
-            if (cl_model_fit(d, sub, ns, &mp, &m)) {
-                ok = 0; /* a kind this fold cannot train sits out */
-                break;
-            }
-            for (int i = 0; i < n_train && !rc; i++) {
-                if (fold[i] != f)
-                    continue;
-                int ci = train[i];
-                rc = cl_model_predict(m, d, ci, slot, &pred[ci]);
-                const cl_coloc_t *c = &d->c[ci];
-                if (!rc && c->complete) {
-                    double y = 0;
-                    for (int s = 0; s < c->k; s++)
-                        y += c->tput[s];
-                    sape += fabs(pred[ci] - y) / y;
-                    nape++;
-                }
-            }
-            ps_coloc_model_free(m);
-        }
-        if (rc || !ok || !nape)
-            continue;
-        memset(is_cand, 0, (size_t)d->nc);
-        for (int i = 0; i < n_train; i++)
-            is_cand[train[i]] = !isnan(pred[train[i]]);
-        /* Scored per k (a target's k-way candidates among themselves), so
-         * that a 4-way set is never compared with a pair. */
-        double *pv[PS_COLOC_KIND_COUNT] = {0}, acc[PS_POL_COUNT] = {0};
-        pv[k] = pred;
-        int nt = 0;
-        for (int kk = 2; kk <= PS_COLOC_MAXK && !rc; kk++) {
-            int t = cl_score_policies(d, is_cand, NULL, kk, pv, acc);
-            if (t < 0)
-                rc = PS_E_NOMEM;
-            nt += t;
-        }
-        if (rc)
-            break;
-        double score = nt > 0 ? acc[PS_POL_KACE_LR + k] / nt : 0, mape = sape / nape;
-        cv_score[k] = nt > 0 ? score : NAN;
-        cv_mape[k] = mape;
-    }
-    /* The most accurate (sum MAPE) of the kinds whose selection figure is
-     * within AUTO_MARGIN of the best: with tens of training targets the
-     * figure alone is noisy, and the error separates close candidates. */
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        if (!isnan(cv_score[k]) && cv_score[k] > best_score)
-            best_score = cv_score[k];
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
-        if (isnan(cv_mape[k]))
-            continue;
-        int near = isinf(best_score) || (!isnan(cv_score[k]) && cv_score[k] >= best_score - AUTO_MARGIN);
-        if (near && cv_mape[k] < best_mape) {
-            best_mape = cv_mape[k];
-            *out = k;
-        }
-    }
-done:
-    free(fold);
-    free(sub);
-    free(pred);
-    free(is_cand);
+    for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++)
+        if ((kinds & (1u << k)) && k != PS_COLOC_AUTO)
+            rc = run_kind(&a, k);
+    if (!rc)
+        *out = pick(&a);
+    free(a.fold);
+    free(a.sub);
+    free(a.pred);
+    free(a.score);
+    free(a.ape);
+    free(a.is_cand);
+    free(a.tmask);
     return rc;
 }

@@ -77,7 +77,8 @@ double cl_solo(const cl_data_t *d, int wi, int share_pct);
 /* Feature vectors. */
 #define CL_SUM_NF 13 /* KACE: combined features of a co-location */
 #define CL_XU_NF 5   /* Xu et al.: system metrics */
-#define CL_MPS_NF 32 /* our per-workload features */
+#define CL_MPS_NF 34 /* our per-workload features: CL_MPS_BASE_NF, then 2 of pairenc.c */
+#define CL_MPS_BASE_NF 32
 void cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
 void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
 double cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot);
@@ -95,6 +96,8 @@ double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, c
 int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
                  int rounds, void **out_booster);
 int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
+/* The same with the first `rounds` boosting rounds only (0: all). */
+int cl_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds, double *out);
 void cl_xgb_free(void *booster);
 
 /* Column means and population standard deviations of x[n*d], NAN cells
@@ -126,9 +129,10 @@ int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targe
  * the first round(frac x nc) train): fills train, returns their count. */
 int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *train);
 
-/* auto (auto.c): the candidate kind (bit mask) with the best selection
- * figure of out-of-fold predictions over the training co-locations (ties:
- * the lower sum MAPE). -1 in *out when none could be fitted. */
+/* auto (auto.c): of the candidate kinds (bit mask), by 4-fold
+ * cross-validation over the training co-locations, the simplest within one
+ * standard error of the best out-of-fold selection figure and of the lowest
+ * out-of-fold sum MAPE. -1 in *out when none could be fitted. */
 unsigned cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
 int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
                    int *out);

@@ -349,108 +349,192 @@ static int pair_fold(const cl_coloc_t *c, uint64_t seed, int q)
     return 0;
 }
 
-/* The folds of one run. Random split: one fold. Unseen: one per model group.
- * Test table: one per workload set of the second table. */
-static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, fold_t **out, int *n_out)
+/* The fold plan of one run: the unseen mode's model groups, the test
+ * mode's workload sets of the second table. */
+typedef struct {
+    int nf, cap;
+    const char **groups;
+    int *sets;
+} fold_plan_t;
+
+static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_plan_t *fp)
 {
-    int nf = 0, cap = 1;
-    const char **groups = NULL;
-    int *sets = NULL;
+    fp->nf = fp->cap = 1;
     if (p->unseen) {
-        groups = psi_calloc((size_t)d->nw + 1, sizeof *groups);
-        if (!groups)
+        if (!(fp->groups = psi_calloc((size_t)d->nw + 1, sizeof *fp->groups)))
             return PS_E_NOMEM;
+        fp->nf = 0;
         for (int w = 0; w < d->nw; w++) {
             int used = 0, seen = 0;
             for (int i = 0; i < d->nc && !used; i++)
                 used = holds(&d->c[i], w);
-            for (int g = 0; g < nf && used && !seen; g++)
-                seen = strcmp(groups[g], d->w[w].group) == 0;
+            for (int g = 0; g < fp->nf && used && !seen; g++)
+                seen = strcmp(fp->groups[g], d->w[w].group) == 0;
             if (used && !seen)
-                groups[nf++] = d->w[w].group;
+                fp->groups[fp->nf++] = d->w[w].group;
         }
-        cap = nf;
+        fp->cap = fp->nf;
     } else if (p->unseen_pairs) {
-        nf = cap = PAIR_FOLDS;
-    } else if (p->test && p->transfer) {
-        nf = 1;
-    } else if (p->test) {
-        sets = psi_calloc((size_t)d->n_sets + 1, sizeof *sets);
-        if (!sets)
+        fp->nf = fp->cap = PAIR_FOLDS;
+    } else if (p->test && !p->transfer) {
+        if (!(fp->sets = psi_calloc((size_t)d->n_sets + 1, sizeof *fp->sets)))
             return PS_E_NOMEM;
+        fp->nf = 0;
         for (int i = 0; i < d->nc; i++)
             if (d->c[i].origin == 1)
-                sets[d->c[i].set] = 1;
+                fp->sets[d->c[i].set] = 1;
         for (int s = 0; s < d->n_sets; s++)
-            if (sets[s])
-                sets[nf++] = s;
-        cap = nf;
-    } else {
-        nf = 1;
+            if (fp->sets[s])
+                fp->sets[fp->nf++] = s;
+        fp->cap = fp->nf;
     }
-    fold_t *f = psi_calloc((size_t)cap + 1, sizeof *f);
-    if (!f) {
-        free(groups);
-        free(sets);
-        return PS_E_NOMEM;
+    return 0;
+}
+
+/* Test flags and training list of fold q (its arrays allocated). */
+static void fill_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, const fold_plan_t *fp, int q,
+                      fold_t *f)
+{
+    if (p->unseen)
+        for (int w = 0; w < d->nw; w++)
+            f->targets[w] = strcmp(d->w[w].group, fp->groups[q]) == 0;
+    if (!p->unseen && !p->unseen_pairs && !p->test) {
+        int *perm = f->train, nt = cl_random_split(d, p->train_frac, seed, perm);
+        for (int i = nt; i < d->nc; i++)
+            f->test[perm[i]] = 1;
+        f->n_train = nt;
+        return;
     }
-    int rc = 0;
-    for (int q = 0; q < nf && !rc; q++) {
+    for (int i = 0; i < d->nc; i++) {
+        const cl_coloc_t *c = &d->c[i];
+        int train;
+        if (p->unseen) {
+            int in = 0;
+            for (int s = 0; s < c->k; s++)
+                in |= f->targets[c->w[s]];
+            f->test[i] = (char)in;
+            train = !in;
+        } else if (p->unseen_pairs) {
+            f->test[i] = (char)pair_fold(c, seed, q);
+            train = !f->test[i];
+        } else if (p->transfer) {
+            f->test[i] = c->origin == 1;
+            train = c->origin == 0;
+        } else {
+            f->test[i] = c->set == fp->sets[q] && c->origin == 1;
+            train = c->set != fp->sets[q] && !(p->test_alone && c->origin == 1);
+        }
+        if (train)
+            f->train[f->n_train++] = i;
+    }
+}
+
+/* The folds of one run. Random split: one fold. Unseen: one per model group.
+ * Test table: one per workload set of the second table. */
+static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, fold_t **out, int *n_out)
+{
+    fold_plan_t fp = {0};
+    int rc = plan_folds(d, p, &fp);
+    fold_t *f = rc ? NULL : psi_calloc((size_t)fp.cap + 1, sizeof *f);
+    if (!f)
+        rc = PS_E_NOMEM;
+    for (int q = 0; q < fp.nf && !rc; q++) {
         f[q].train = psi_malloc((size_t)d->nc * sizeof *f[q].train + 1);
         f[q].test = psi_calloc((size_t)d->nc + 1, 1);
         if (p->unseen)
             f[q].targets = psi_calloc((size_t)d->nw + 1, 1);
-        if (!f[q].train || !f[q].test || (p->unseen && !f[q].targets)) {
+        if (!f[q].train || !f[q].test || (p->unseen && !f[q].targets))
             rc = PS_E_NOMEM;
-            break;
-        }
-        if (p->unseen) {
-            for (int w = 0; w < d->nw; w++)
-                f[q].targets[w] = strcmp(d->w[w].group, groups[q]) == 0;
-            for (int i = 0; i < d->nc; i++) {
-                int in = 0;
-                for (int s = 0; s < d->c[i].k; s++)
-                    in |= f[q].targets[d->c[i].w[s]];
-                f[q].test[i] = (char)in;
-                if (!in)
-                    f[q].train[f[q].n_train++] = i;
-            }
-        } else if (p->unseen_pairs) {
-            for (int i = 0; i < d->nc; i++) {
-                f[q].test[i] = (char)(pair_fold(&d->c[i], seed, q));
-                if (!f[q].test[i])
-                    f[q].train[f[q].n_train++] = i;
-            }
-        } else if (p->test && p->transfer) {
-            for (int i = 0; i < d->nc; i++) {
-                f[q].test[i] = d->c[i].origin == 1;
-                if (d->c[i].origin == 0)
-                    f[q].train[f[q].n_train++] = i;
-            }
-        } else if (p->test) {
-            for (int i = 0; i < d->nc; i++) {
-                if (d->c[i].set == sets[q]) {
-                    f[q].test[i] = d->c[i].origin == 1;
-                } else if (!(p->test_alone && d->c[i].origin == 1)) {
-                    f[q].train[f[q].n_train++] = i;
-                }
-            }
-        } else {
-            int *perm = f[q].train, nt = cl_random_split(d, p->train_frac, seed, perm);
-            for (int i = nt; i < d->nc; i++)
-                f[q].test[perm[i]] = 1;
-            f[q].n_train = nt;
-        }
+        else
+            fill_fold(d, p, seed, &fp, q, &f[q]);
     }
-    free(groups);
-    free(sets);
+    free(fp.groups);
+    free(fp.sets);
     if (rc) {
-        folds_free(f, nf);
+        if (f)
+            folds_free(f, fp.nf);
         return rc;
     }
     *out = f;
-    *n_out = nf;
+    *n_out = fp.nf;
     return 0;
+}
+
+/* Sums over runs of ps_coloc_eval. */
+typedef struct {
+    double r2[PS_COLOC_KIND_COUNT], rmse[PS_COLOC_KIND_COUNT], mape[PS_COLOC_KIND_COUNT], tmape[PS_COLOC_KIND_COUNT];
+    int nerr[PS_COLOC_KIND_COUNT], ntime[PS_COLOC_KIND_COUNT];
+    double psum[PS_POL_COUNT], psq[PS_POL_COUNT];
+    double ksum[PS_COLOC_MAXK + 1][PS_POL_COUNT], ktargets[PS_COLOC_MAXK + 1];
+    int kruns[PS_COLOC_MAXK + 1];
+    int runs, scored; /* runs, and runs with a scored target */
+    double targets;
+} evsum_t;
+
+static void add_run(evsum_t *a, const errsum_t *err, const polsum_t *ps)
+{
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        const errsum_t *e = &err[k];
+        if (e->n < 1)
+            continue;
+        double sst = e->syy - e->sy * e->sy / e->n;
+        a->r2[k] += sst > 0 ? 1 - e->sse / sst : NAN;
+        a->rmse[k] += sqrt(e->sse / e->n);
+        a->mape[k] += 100 * e->sape / e->n;
+        a->nerr[k]++;
+        if (e->ntime > 0) {
+            a->tmape[k] += 100 * e->stape / e->ntime;
+            a->ntime[k]++;
+        }
+    }
+    int nt = ps->nt;
+    for (int q = 0; q < PS_POL_COUNT && nt > 0; q++) {
+        double v = ps->acc[q] / nt;
+        a->psum[q] += v;
+        a->psq[q] += v * v;
+    }
+    for (int kk = 2; kk <= PS_COLOC_MAXK; kk++) {
+        if (ps->nt_k[kk] <= 0)
+            continue;
+        for (int q = 0; q < PS_POL_COUNT; q++)
+            a->ksum[kk][q] += ps->acc_k[kk][q] / ps->nt_k[kk];
+        a->ktargets[kk] += ps->nt_k[kk];
+        a->kruns[kk]++;
+    }
+    a->targets += nt;
+    a->scored += nt > 0;
+    a->runs++;
+}
+
+static void finish_eval(const evsum_t *a, const ps_coloc_eval_params_t *p, unsigned drop, ps_coloc_eval_result_t *out)
+{
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        int n = a->nerr[k];
+        out->r2[k] = n ? a->r2[k] / n : NAN;
+        out->rmse[k] = n ? a->rmse[k] / n : NAN;
+        out->mape[k] = n ? a->mape[k] / n : NAN;
+        out->time_mape[k] = a->ntime[k] ? a->tmape[k] / a->ntime[k] : NAN;
+    }
+    out->dropped = drop;
+    /* A policy is reported when it scored in every run with targets (a sum
+     * predictor without complete co-locations to learn from does not). */
+    int sc = a->scored;
+    for (int q = 0; q < PS_POL_COUNT; q++) {
+        int ran = sc > 0 && (q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KACE_LR))));
+        if (q > PS_POL_BEST_RULE && !(a->nerr[q - PS_POL_KACE_LR] == a->runs))
+            ran = 0;
+        if (drop & (1u << q))
+            ran = 0;
+        double m = ran ? a->psum[q] / sc : NAN;
+        out->policy_mean[q] = m;
+        out->policy_sd[q] = ran ? (sc > 1 ? sqrt(fmax(0, (a->psq[q] - sc * m * m) / (sc - 1))) : 0) : NAN;
+        for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
+            out->policy_k[kk][q] = ran && kk >= 2 && a->kruns[kk] ? a->ksum[kk][q] / a->kruns[kk] : NAN;
+    }
+    for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
+        out->targets_k[kk] = kk >= 2 && a->kruns[kk] ? a->ktargets[kk] / a->kruns[kk] : NAN;
+    out->targets = a->targets / a->runs;
+    out->runs = a->runs;
 }
 
 int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
@@ -464,14 +548,9 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         return rc;
     memset(out, 0, sizeof *out);
     unsigned drop = dropped_policies(d);
-    double r2[PS_COLOC_KIND_COUNT] = {0}, rmse[PS_COLOC_KIND_COUNT] = {0}, mape[PS_COLOC_KIND_COUNT] = {0};
-    double tmape[PS_COLOC_KIND_COUNT] = {0};
-    int nerr[PS_COLOC_KIND_COUNT] = {0}, ntime[PS_COLOC_KIND_COUNT] = {0};
-    double psum[PS_POL_COUNT] = {0}, psq[PS_POL_COUNT] = {0};
-    double ksum[PS_COLOC_MAXK + 1][PS_POL_COUNT] = {{0}}, ktargets[PS_COLOC_MAXK + 1] = {0};
-    int kruns[PS_COLOC_MAXK + 1] = {0};
-    int runs = 0, scored = 0; /* runs, and runs with a scored target */
-    double targets = 0;
+    evsum_t *a = psi_calloc(1, sizeof *a);
+    if (!a)
+        rc = PS_E_NOMEM;
     for (int r = 0; r < p->seeds && !rc; r++) {
         uint64_t seed = p->seed + (uint64_t)r;
         fold_t *f = NULL;
@@ -488,68 +567,12 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
                 p->progress("colocate eval", (double)r * nf + q + 1, (double)p->seeds * nf, p->progress_user);
         }
         folds_free(f, nf);
-        if (rc)
-            break;
-
-        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
-            errsum_t *e = &err[k];
-            if (e->n < 1)
-                continue;
-            double sst = e->syy - e->sy * e->sy / e->n;
-            r2[k] += sst > 0 ? 1 - e->sse / sst : NAN;
-            rmse[k] += sqrt(e->sse / e->n);
-            mape[k] += 100 * e->sape / e->n;
-            nerr[k]++;
-            if (e->ntime > 0) {
-                tmape[k] += 100 * e->stape / e->ntime;
-                ntime[k]++;
-            }
-        }
-        int nt = ps.nt;
-        for (int q = 0; q < PS_POL_COUNT && nt > 0; q++) {
-            double v = ps.acc[q] / nt;
-            psum[q] += v;
-            psq[q] += v * v;
-        }
-        for (int kk = 2; kk <= PS_COLOC_MAXK; kk++) {
-            if (ps.nt_k[kk] <= 0)
-                continue;
-            for (int q = 0; q < PS_POL_COUNT; q++)
-                ksum[kk][q] += ps.acc_k[kk][q] / ps.nt_k[kk];
-            ktargets[kk] += ps.nt_k[kk];
-            kruns[kk]++;
-        }
-        targets += nt;
-        scored += nt > 0;
-        runs++;
+        if (!rc)
+            add_run(a, err, &ps);
     }
     cl_data_free(d);
-    if (rc)
-        return rc;
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
-        out->r2[k] = nerr[k] ? r2[k] / nerr[k] : NAN;
-        out->rmse[k] = nerr[k] ? rmse[k] / nerr[k] : NAN;
-        out->mape[k] = nerr[k] ? mape[k] / nerr[k] : NAN;
-        out->time_mape[k] = ntime[k] ? tmape[k] / ntime[k] : NAN;
-    }
-    out->dropped = drop;
-    /* A policy is reported when it scored in every run with targets (a sum
-     * predictor without complete co-locations to learn from does not). */
-    for (int q = 0; q < PS_POL_COUNT; q++) {
-        int ran = scored > 0 && (q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KACE_LR))));
-        if (q > PS_POL_BEST_RULE && !(nerr[q - PS_POL_KACE_LR] == runs))
-            ran = 0;
-        if (drop & (1u << q))
-            ran = 0;
-        double m = ran ? psum[q] / scored : NAN;
-        out->policy_mean[q] = m;
-        out->policy_sd[q] = ran ? (scored > 1 ? sqrt(fmax(0, (psq[q] - scored * m * m) / (scored - 1))) : 0) : NAN;
-        for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
-            out->policy_k[kk][q] = ran && kk >= 2 && kruns[kk] ? ksum[kk][q] / kruns[kk] : NAN;
-    }
-    for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
-        out->targets_k[kk] = kk >= 2 && kruns[kk] ? ktargets[kk] / kruns[kk] : NAN;
-    out->targets = targets / runs;
-    out->runs = runs;
-    return 0;
+    if (!rc)
+        finish_eval(a, p, drop, out);
+    free(a);
+    return rc;
 }

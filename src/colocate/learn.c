@@ -71,8 +71,7 @@ static int solve(double *a, double *b, int m)
  * penalised. KACE normalizes its features before its linear regression; the
  * fit itself does not depend on it, the conditioning does.
  */
-int cl_ols(const double *x, const double *y, int n, int d, double lambda,
-           double *mu, double *sd, double *beta)
+int cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta)
 {
     int m = d + 1, rc = 0;
     cl_zscore(x, n, d, mu, sd);
@@ -140,8 +139,8 @@ static int make_dmatrix(const double *x, const double *margin, int n, int d, DMa
     return rc;
 }
 
-int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d,
-                 const char *const *kv, int rounds, void **out_booster)
+int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
+                 int rounds, void **out_booster)
 {
     DMatrixHandle dm = NULL;
     BoosterHandle b = NULL;
@@ -182,13 +181,18 @@ done:
 
 int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out)
 {
+    return cl_xgb_predict_limit(booster, x, margin, n, d, 0, out);
+}
+
+int cl_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds, double *out)
+{
     DMatrixHandle dm = NULL;
     int rc = make_dmatrix(x, margin, n, d, &dm);
     if (rc)
         return rc;
     bst_ulong len = 0;
     const float *res = NULL;
-    if (XGBoosterPredict((BoosterHandle)booster, dm, 0, 0, 0, &len, &res) || len != (bst_ulong)n)
+    if (XGBoosterPredict((BoosterHandle)booster, dm, 0, (unsigned)rounds, 0, &len, &res) || len != (bst_ulong)n)
         rc = xgb_fail("predict");
     else
         for (int i = 0; i < n; i++)

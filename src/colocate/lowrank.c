@@ -215,10 +215,87 @@ static void fit_core(const cl_data_t *d, lrow_t *rows, int n, double lam, uint64
     free(idx);
 }
 
+/* The CV error (squared, summed) of lambda lam over 3 folds of train. */
+static int cv_sse(const cl_data_t *d, const int *train, int n_train, const int *fold, int *sub, double lam,
+                  uint64_t seed, lpar_t *q, double *sse)
+{
+    *sse = 0;
+    for (int f = 0; f < 3; f++) {
+        int ns = 0, nt = 0, nte = 0, rc;
+        for (int i = 0; i < n_train; i++)
+            if (fold[i] != f)
+                sub[ns++] = train[i];
+        lrow_t *fr = NULL;
+        if ((rc = make_rows(d, sub, ns, &fr, &nt)))
+            return rc;
+        fit_core(d, fr, nt, lam, seed, q);
+        free(fr);
+        for (int i = 0; i < n_train; i++)
+            if (fold[i] == f)
+                sub[nte++] = train[i];
+        if ((rc = make_rows(d, sub, nte, &fr, &nt)))
+            return rc;
+        for (int i = 0; i < nt; i++) {
+            double e = fr[i].y - row_pred(q, &fr[i]);
+            *sse += e * e;
+        }
+        free(fr);
+    }
+    return 0;
+}
+
+/* lambda by 3-fold cross-validation over the training co-locations (1
+ * with fewer than 6). */
+static int choose_lambda(const cl_data_t *d, const int *train, int n_train, uint64_t seed, lpar_t *q, double *out)
+{
+    static const double lams[] = {0.1, 1, 10};
+    int *fold = psi_malloc((size_t)n_train * sizeof *fold + 1), *sub = psi_malloc((size_t)n_train * sizeof *sub + 1);
+    int rc = fold && sub ? 0 : PS_E_NOMEM;
+    double best = INFINITY;
+    *out = 1;
+    uint64_t st = seed + 0x51ED;
+    for (int i = 0; i < n_train && !rc; i++)
+        fold[i] = (int)(psi_splitmix64(&st) % 3);
+    for (unsigned l = 0; l < sizeof lams / sizeof lams[0] && n_train >= 6 && !rc; l++) {
+        double sse = 0;
+        rc = cv_sse(d, train, n_train, fold, sub, lams[l], seed, q, &sse);
+        if (!rc && sse < best) {
+            best = sse;
+            *out = lams[l];
+        }
+    }
+    free(fold);
+    free(sub);
+    return rc;
+}
+
+/* The per-workload parameters of q that are not all 0, by name, into m. */
+static int keep_params(const cl_data_t *d, const lpar_t *q, cl_lowrank_t *m)
+{
+    memcpy(m->glob, q->glob, sizeof m->glob);
+    m->name = psi_calloc((size_t)d->nw + 1, sizeof *m->name);
+    m->par = psi_calloc((size_t)d->nw * LR_NP + 1, sizeof *m->par);
+    if (!m->name || !m->par)
+        return PS_E_NOMEM;
+    for (int w = 0; w < d->nw; w++) {
+        const double *pw = q->p + (size_t)w * LR_NP;
+        int any = 0;
+        for (int j = 0; j < LR_NP; j++)
+            any |= pw[j] != 0;
+        if (!any)
+            continue;
+        if (!(m->name[m->n] = psi_strdup(d->w[w].name)))
+            return PS_E_NOMEM;
+        memcpy(m->par + (size_t)m->n * LR_NP, pw, LR_NP * sizeof *pw);
+        m->n++;
+    }
+    return 0;
+}
+
 int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t seed, cl_lowrank_t **out)
 {
     *out = NULL;
-    lrow_t *rows = NULL, *tr = NULL;
+    lrow_t *rows = NULL;
     int n = 0, rc = make_rows(d, train, n_train, &rows, &n);
     if (rc)
         return rc;
@@ -229,89 +306,24 @@ int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t s
     lpar_t q = {
         {0}, psi_calloc((size_t)d->nw * LR_NP + 1, sizeof(double)), psi_calloc((size_t)d->nw + 1, sizeof(double))};
     cl_lowrank_t *m = psi_calloc(1, sizeof *m);
-    int *fold = psi_malloc((size_t)n_train * sizeof *fold + 1), *sub = psi_malloc((size_t)n_train * sizeof *sub + 1);
-    tr = psi_malloc((size_t)n * sizeof *tr + 1);
-    if (!q.p || !q.z || !m || !fold || !sub || !tr) {
-        rc = PS_E_NOMEM;
-        goto done;
+    rc = q.p && q.z && m ? 0 : PS_E_NOMEM;
+    if (!rc) {
+        /* z: log exclusive throughput, centred over the trained rows. */
+        double zs = 0;
+        for (int i = 0; i < n; i++)
+            zs += log(d->w[rows[i].w].f[CW_EXCL]);
+        m->zmu = zs / n;
+        for (int w = 0; w < d->nw; w++)
+            q.z[w] = log(d->w[w].f[CW_EXCL]) - m->zmu;
+        rc = choose_lambda(d, train, n_train, seed, &q, &m->lambda);
     }
-    /* z: log exclusive throughput, centred over the trained workloads. */
-    double zs = 0;
-    int zn = 0;
-    for (int i = 0; i < n; i++) {
-        zs += log(d->w[rows[i].w].f[CW_EXCL]);
-        zn++;
+    if (!rc) {
+        fit_core(d, rows, n, m->lambda, seed, &q);
+        rc = keep_params(d, &q, m);
     }
-    m->zmu = zs / zn;
-    for (int w = 0; w < d->nw; w++)
-        q.z[w] = log(d->w[w].f[CW_EXCL]) - m->zmu;
-    /* lambda by 3-fold cross-validation over the training co-locations. */
-    static const double lams[] = {0.1, 1, 10};
-    double best = INFINITY;
-    m->lambda = 1;
-    uint64_t st = seed + 0x51ED;
-    for (int i = 0; i < n_train; i++)
-        fold[i] = (int)(psi_splitmix64(&st) % 3);
-    if (n_train >= 6) {
-        for (unsigned l = 0; l < sizeof lams / sizeof lams[0]; l++) {
-            double sse = 0;
-            for (int f = 0; f < 3; f++) {
-                int ns = 0, nt = 0, nte = 0;
-                for (int i = 0; i < n_train; i++)
-                    if (fold[i] != f)
-                        sub[ns++] = train[i];
-                lrow_t *fr = NULL;
-                if ((rc = make_rows(d, sub, ns, &fr, &nt)))
-                    goto done;
-                fit_core(d, fr, nt, lams[l], seed, &q);
-                free(fr);
-                for (int i = 0; i < n_train; i++)
-                    if (fold[i] == f)
-                        sub[nte++] = train[i];
-                if ((rc = make_rows(d, sub, nte, &fr, &nt)))
-                    goto done;
-                for (int i = 0; i < nt; i++) {
-                    double e = fr[i].y - row_pred(&q, &fr[i]);
-                    sse += e * e;
-                }
-                free(fr);
-            }
-            if (sse < best) {
-                best = sse;
-                m->lambda = lams[l];
-            }
-        }
-    }
-    memcpy(tr, rows, (size_t)n * sizeof *tr);
-    fit_core(d, tr, n, m->lambda, seed, &q);
-    memcpy(m->glob, q.glob, sizeof m->glob);
-    m->name = psi_calloc((size_t)d->nw + 1, sizeof *m->name);
-    m->par = psi_calloc((size_t)d->nw * LR_NP + 1, sizeof *m->par);
-    if (!m->name || !m->par) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    for (int w = 0; w < d->nw; w++) {
-        const double *pw = q.p + (size_t)w * LR_NP;
-        int any = 0;
-        for (int j = 0; j < LR_NP; j++)
-            any |= pw[j] != 0;
-        if (!any)
-            continue;
-        if (!(m->name[m->n] = psi_strdup(d->w[w].name))) {
-            rc = PS_E_NOMEM;
-            goto done;
-        }
-        memcpy(m->par + (size_t)m->n * LR_NP, pw, LR_NP * sizeof *pw);
-        m->n++;
-    }
-done:
     free(rows);
-    free(tr);
     free(q.p);
     free(q.z);
-    free(fold);
-    free(sub);
     if (rc) {
         cl_lowrank_free(m);
         return rc;

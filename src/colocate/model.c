@@ -54,6 +54,8 @@ void ps_coloc_model_free(ps_coloc_model_t *m)
         return;
     cl_xgb_free(m->booster);
     cl_lowrank_free(m->lowrank);
+    free(m->enc_pair);
+    free(m->enc_agg);
     free(m->gpu);
     if (m->ann)
         fann_destroy(m->ann);
@@ -91,12 +93,6 @@ double cl_model_ratio(const ps_coloc_model_t *m, const char *workload)
             return m->ratio_med[i];
     return m->ratio_global;
 }
-
-/* One measured (co-location, slot) of the training set. */
-typedef struct {
-    int c, s, w;
-    double ratio; /* tput / solo(share) */
-} wrow_t;
 
 static int collect_rows(const cl_data_t *d, const int *train, int n_train, wrow_t **out, int *n_out)
 {
@@ -154,7 +150,7 @@ static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t
 
 /* The ratio of row i's workload over the other training co-locations, so
  * that the mps model learns the residual it will meet on unseen data. */
-static double loo_ratio(const wrow_t *r, int n, int i, double global, double *buf)
+double psi_loo_ratio(const wrow_t *r, int n, int i, double global, double *buf)
 {
     int k = 0;
     for (int j = 0; j < n; j++)
@@ -164,64 +160,6 @@ static double loo_ratio(const wrow_t *r, int n, int i, double global, double *bu
 }
 
 /* ---- fitting ---- */
-
-static int fit_mps(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n)
-{
-    int nf = CL_MPS_NF, rc = 0;
-    double *x = psi_malloc((size_t)n * nf * sizeof *x + 1), *y = psi_malloc((size_t)n * sizeof *y + 1),
-           *mg = psi_malloc((size_t)n * sizeof *mg + 1), *buf = psi_malloc((size_t)n * sizeof *buf + 1);
-    if (!x || !y || !mg || !buf) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        cl_mps_features(d, &d->c[r[i].c], r[i].s, x + (size_t)i * nf);
-        mg[i] = log(loo_ratio(r, n, i, m->ratio_global, buf));
-        /* The residual over the margin, per unit of co-runner activity:
-         * log(ratio) = margin + g x f(x) (docs/colocate.md). */
-        double g = cl_mps_corunner_activity(d, &d->c[r[i].c], r[i].s);
-        y[i] = mg[i] + (log(r[i].ratio) - mg[i]) / g;
-    }
-    char seed[32], rounds_eta[32];
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(m->p.seed % 2147483647ull));
-    snprintf(rounds_eta, sizeof rounds_eta, "%g", 0.05);
-    /* Shallow trees with shrinkage: the training sets are small (tens of
-     * rows at 20 %), and depth 3 with eta 0.05 over 400 rounds was the best
-     * of the settings measured in docs/colocate.md on random splits, unseen
-     * models and held-out split pairs together. */
-    const char *kv[] = {"booster",
-                        "gbtree",
-                        "objective",
-                        "reg:squarederror",
-                        "tree_method",
-                        "hist",
-                        "nthread",
-                        "1",
-                        "max_depth",
-                        "3",
-                        "eta",
-                        rounds_eta,
-                        "subsample",
-                        "0.8",
-                        "colsample_bynode",
-                        "0.8",
-                        "min_child_weight",
-                        "2",
-                        "lambda",
-                        "1",
-                        "base_score",
-                        "0",
-                        "seed",
-                        seed,
-                        NULL};
-    rc = cl_xgb_train(x, y, mg, n, nf, kv, m->p.boost_rounds, &m->booster);
-done:
-    free(x);
-    free(y);
-    free(mg);
-    free(buf);
-    return rc;
-}
 
 static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
 {
@@ -330,6 +268,72 @@ static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
     return s;
 }
 
+/* auto: the kind chosen by cross-validation, fitted on all of train. */
+static int fit_auto(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                    ps_coloc_model_t **out)
+{
+    int k = -1;
+    int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
+    if (rc)
+        return rc;
+    if (k < 0)
+        return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
+    ps_coloc_params_t q = *p;
+    q.kind = (ps_coloc_kind_t)k;
+    if ((rc = cl_model_fit(d, train, n_train, &q, out)))
+        return rc;
+    (*out)->autosel = 1;
+    return 0;
+}
+
+/* ratio, mps, lowrank: from the measured slots of the training set. */
+static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    wrow_t *r = NULL;
+    int n = 0, rc = collect_rows(d, train, n_train, &r, &n);
+    if (!rc && n < 1)
+        rc = psi_error(PS_E_INPUT, "colocate: no measured throughput to train on");
+    if (!rc)
+        rc = fit_ratio_table(m, d, r, n);
+    if (!rc && m->kind == PS_COLOC_MPS)
+        rc = psi_mps_fit(m, d, r, n, train, n_train);
+    else if (!rc && m->kind == PS_COLOC_LOWRANK)
+        rc = cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
+    free(r);
+    return rc;
+}
+
+/* KACE's and Xu's kinds: the sum of each complete training co-location. */
+static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    int nf = m->nf, n = 0, rc = 0;
+    double *x = psi_malloc((size_t)n_train * nf * sizeof *x + 1), *y = psi_malloc((size_t)n_train * sizeof *y + 1);
+    if (!x || !y)
+        rc = PS_E_NOMEM;
+    for (int i = 0; i < n_train && !rc; i++) {
+        const cl_coloc_t *c = &d->c[train[i]];
+        if (!c->complete)
+            continue;
+        sum_row(m, d, c, x + (size_t)n * nf);
+        y[n] = 0;
+        for (int s = 0; s < c->k; s++)
+            y[n] += c->tput[s];
+        n++;
+    }
+    if (!rc && n < 1)
+        rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
+                       ps_coloc_kind_name(m->kind));
+    if (!rc && m->kind == PS_COLOC_KACE_LR)
+        rc = cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
+    else if (!rc && m->kind == PS_COLOC_KACE_MLP)
+        rc = fit_mlp(m, x, y, n, nf);
+    else if (!rc)
+        rc = fit_forest(m, x, y, n, nf);
+    free(x);
+    free(y);
+    return rc;
+}
+
 int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out)
 {
     *out = NULL;
@@ -340,81 +344,20 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
                          "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
                          "and rounds <= 100000",
                          p->trees, p->mlp_epochs, p->boost_rounds);
-    if (p->kind == PS_COLOC_AUTO) {
-        int k = -1;
-        int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
-        if (rc)
-            return rc;
-        if (k < 0)
-            return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
-        ps_coloc_params_t q = *p;
-        q.kind = (ps_coloc_kind_t)k;
-        if ((rc = cl_model_fit(d, train, n_train, &q, out)))
-            return rc;
-        (*out)->autosel = 1;
-        return 0;
-    }
+    if (p->kind == PS_COLOC_AUTO)
+        return fit_auto(d, train, n_train, p, out);
     ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
     m->kind = p->kind;
     m->p = *p;
     m->nf = cl_model_nf(p->kind);
-    int rc = 0;
     if (!(m->gpu = train_gpus(d, train, n_train))) {
         free(m);
         return PS_E_NOMEM;
     }
-    wrow_t *r = NULL;
-    double *x = NULL, *y = NULL;
-    if (!ps_coloc_kind_predicts_sum(p->kind)) {
-        int n = 0;
-        if ((rc = collect_rows(d, train, n_train, &r, &n)))
-            goto done;
-        if (n < 1) {
-            rc = psi_error(PS_E_INPUT, "colocate: no measured throughput to train on");
-            goto done;
-        }
-        if ((rc = fit_ratio_table(m, d, r, n)))
-            goto done;
-        if (p->kind == PS_COLOC_MPS)
-            rc = fit_mps(m, d, r, n);
-        else if (p->kind == PS_COLOC_LOWRANK)
-            rc = cl_lowrank_fit(d, train, n_train, p->seed, &m->lowrank);
-        goto done;
-    }
-    int nf = m->nf, n = 0;
-    x = psi_malloc((size_t)n_train * nf * sizeof *x + 1);
-    y = psi_malloc((size_t)n_train * sizeof *y + 1);
-    if (!x || !y) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i < n_train; i++) {
-        const cl_coloc_t *c = &d->c[train[i]];
-        if (!c->complete)
-            continue;
-        sum_row(m, d, c, x + (size_t)n * nf);
-        y[n] = 0;
-        for (int s = 0; s < c->k; s++)
-            y[n] += c->tput[s];
-        n++;
-    }
-    if (n < 1) {
-        rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
-                       ps_coloc_kind_name(p->kind));
-        goto done;
-    }
-    if (p->kind == PS_COLOC_KACE_LR)
-        rc = cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
-    else if (p->kind == PS_COLOC_KACE_MLP)
-        rc = fit_mlp(m, x, y, n, nf);
-    else
-        rc = fit_forest(m, x, y, n, nf);
-done:
-    free(r);
-    free(x);
-    free(y);
+    int rc =
+        ps_coloc_kind_predicts_sum(p->kind) ? fit_sum(m, d, train, n_train) : fit_per_workload(m, d, train, n_train);
     if (rc) {
         ps_coloc_model_free(m);
         return rc;
@@ -452,14 +395,11 @@ int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, doub
         double base = cl_model_ratio(m, d->w[c->w[s]].name);
         double t = solo * base;
         if (m->kind == PS_COLOC_MPS) {
-            double mg = log(base), f = 0;
-            cl_mps_features(d, c, s, x);
-            int rc = cl_xgb_predict(m->booster, x, &mg, 1, CL_MPS_NF, &f);
+            double lr = 0;
+            int rc = psi_mps_predict(m, d, c, s, &lr);
             if (rc)
                 return rc;
-            /* f = mg + residual; the residual, learned per unit of
-             * co-runner activity, shrinks with the co-runners' shares. */
-            t = solo * exp(mg + (f - mg) * cl_mps_corunner_activity(d, c, s));
+            t = solo * exp(lr);
         } else if (m->kind == PS_COLOC_LOWRANK) {
             t = solo * exp(cl_lowrank_predict(m->lowrank, d, c, s));
         }

@@ -18,12 +18,37 @@ struct ps_coloc_model {
     char **ratio_name;
     double *ratio_med;
     double ratio_global;
+    double *enc_pair, *enc_agg; /* mps: pairwise encoding (pairenc.c), sum and count per cell */
     struct cl_lowrank *lowrank; /* lowrank */
     char *gpu;                  /* trained on */
     int autosel;                /* made by auto */
 };
 
 int cl_model_nf(ps_coloc_kind_t kind);
+
+/* One measured (co-location, slot) of the training set. */
+typedef struct {
+    int c, s, w;
+    double ratio; /* tput / solo(share) */
+} wrow_t;
+
+/* The median ratio of row i's workload over the other training
+ * co-locations (global where it has none); buf holds n doubles. */
+double psi_loo_ratio(const wrow_t *r, int n, int i, double global, double *buf);
+
+/* The mps predictor (mps.c): fitted on the rows r[n] of the training
+ * co-locations (the ratio table already in m); log(tput / solo) of slot s. */
+int psi_mps_fit(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n, const int *train, int n_train);
+int psi_mps_predict(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int s, double *out_log_ratio);
+/* The mps predictor's pairwise-interference encoding (pairenc.c): tables
+ * over the ratio table's workloads, from the training co-locations; the two
+ * features of a slot (out[2]), leaving out its workload set for a
+ * training slot. */
+int psi_pairenc_alloc(ps_coloc_model_t *m);
+int psi_pairenc_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train);
+void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, int ci,
+                                int slot, double *out);
+void psi_pairenc_features(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
 double cl_model_ratio(const ps_coloc_model_t *m, const char *workload);
 /* ps_coloc_model_load on a file held in memory; path names it in messages. */
 int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out);

@@ -35,7 +35,7 @@
 #define CL_MAGIC "PAIRSIGHT-COLOC"
 #define CL_FORMAT 2
 /* Changes whenever a feature builder changes meaning. */
-#define CL_LAYOUT "cw13-sum13-xu5-mps32g"
+#define CL_LAYOUT "cw13-sum13-xu5-mps34lr"
 /* The largest model file read (the biggest, mps, is about 0.5 MB). */
 #define CL_MAX_FILE (1u << 30)
 
@@ -98,6 +98,21 @@ static void put_section(FILE *f, const char *name, const void *data, size_t len)
     fwrite(data, 1, len, f);
 }
 
+/* mps only: "mps 1", its pairwise encoding (2 n agg, 2 n^2 pair numbers,
+ * n = the ratio table's size) and its lowrank margin; else "mps 0". */
+static void put_mps_extra(const ps_coloc_model_t *m, FILE *f)
+{
+    int on = m->kind == PS_COLOC_MPS && m->enc_agg && m->lowrank;
+    fprintf(f, "mps %d\n", on);
+    if (!on)
+        return;
+    size_t n = (size_t)m->n_ratio;
+    put_vec(f, "agg", m->enc_agg, (int)(2 * n));
+    for (size_t i = 0; i < n; i++)
+        put_vec(f, "pair", m->enc_pair + 2 * n * i, (int)(2 * n));
+    cl_lowrank_save(m->lowrank, f);
+}
+
 /* The params section's text, in a malloc'ed buffer (open_memstream). */
 static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
 {
@@ -116,6 +131,7 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
         put_name(f, m->ratio_name[i]);
         fputc('\n', f);
     }
+    put_mps_extra(m, f);
     /* The GPU(s) of the training co-locations ("-": unknown) and whether
      * auto chose the kind. */
     fputs("gpu ", f);
@@ -172,7 +188,7 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
         rc = psi_xgb_error("save");
     if (rc == PS_OK && !m->booster && m->ann)
         rc = mlp_text(m, &mlp, &mlen);
-    if (rc == PS_OK && m->lowrank) {
+    if (rc == PS_OK && m->kind == PS_COLOC_LOWRANK) {
         FILE *lf = open_memstream(&mlp, &mlen);
         if (!lf || cl_lowrank_save(m->lowrank, lf) || fclose(lf) != 0)
             rc = psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
@@ -192,7 +208,7 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
         put_section(f, "booster", bst, (size_t)blen);
     else if (m->ann)
         put_section(f, "mlp", mlp, mlen);
-    else if (m->lowrank)
+    else if (m->kind == PS_COLOC_LOWRANK)
         put_section(f, "lowrank", mlp, mlen);
     else
         put_section(f, "none", "", 0);
@@ -261,6 +277,26 @@ static int take_section(const char *path, const unsigned char *buf, size_t n, si
     return PS_OK;
 }
 
+/* put_mps_extra's block. */
+static int get_mps_extra(const char *path, FILE *f, ps_coloc_model_t *m)
+{
+    int on = -1;
+    if (fscanf(f, " mps %d", &on) != 1 || on != (m->kind == PS_COLOC_MPS))
+        return bad(path, "mps block");
+    if (!on)
+        return PS_OK;
+    if (psi_pairenc_alloc(m))
+        return PS_E_NOMEM;
+    int n = m->n_ratio;
+    if (get_vec(f, "agg", m->enc_agg, 2 * n))
+        return bad(path, "mps encoding");
+    for (int i = 0; i < n; i++)
+        if (get_vec(f, "pair", m->enc_pair + (size_t)2 * n * i, 2 * n))
+            return bad(path, "mps encoding");
+    int rc = cl_lowrank_load(f, &m->lowrank);
+    return rc == PS_E_NOMEM ? rc : rc ? bad(path, "mps margin") : PS_OK;
+}
+
 /* The params section (text). */
 static int parse_params(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
 {
@@ -313,6 +349,8 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         }
         m->n_ratio++;
     }
+    if ((rc = get_mps_extra(path, f, m)))
+        goto done;
     char gpu[1024];
     if (fscanf(f, " gpu %1023s auto %d", gpu, &m->autosel) != 2 || unescape_name(gpu) != 0) {
         rc = bad(path, "gpu");

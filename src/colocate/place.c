@@ -417,6 +417,47 @@ static double model_val(void *ctx, int t, const int *jobs, int k, int *shares)
     return best;
 }
 
+/* GPU types: the distinct names of gpu_types (NULL: "any"), gtype[g] the
+ * index of GPU g's. */
+static int gpu_type_index(const char *const *gpu_types, int n_gpus, const char **tname, int *ntypes, int *gtype)
+{
+    for (int g = 0; g < n_gpus; g++) {
+        const char *nm = gpu_types ? gpu_types[g] : NULL;
+        int t = -1;
+        for (int i = 0; i < *ntypes && t < 0; i++)
+            if ((!nm && !tname[i]) || (nm && tname[i] && strcmp(nm, tname[i]) == 0))
+                t = i;
+        if (t < 0) {
+            if (*ntypes == 16)
+                return psi_error(PS_E_ARG, "place: more than 16 GPU types");
+            tname[t = (*ntypes)++] = nm;
+        }
+        gtype[g] = t;
+    }
+    return 0;
+}
+
+/* wi[j * ntypes + t]: job j's workload on GPU type t (-1: none). */
+static int job_workloads(const cl_data_t *d, const char *const *jobs, int n_jobs, const char **tname, int ntypes,
+                         int *wi)
+{
+    for (int j = 0; j < n_jobs; j++) {
+        int any = 0;
+        for (int t = 0; t < ntypes; t++) {
+            int w = -1;
+            for (int i = 0; i < d->nw && w < 0; i++)
+                if (strcmp(d->w[i].name, jobs[j]) == 0 &&
+                    (!tname[t] || (d->w[i].gpu && strcmp(d->w[i].gpu, tname[t]) == 0)))
+                    w = i;
+            wi[j * ntypes + t] = w;
+            any |= w >= 0;
+        }
+        if (!any)
+            return psi_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
+    }
+    return 0;
+}
+
 int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
                    const char *const *jobs, int n_jobs, const char *const *gpu_types, int n_gpus,
                    const ps_coloc_place_params_t *p, ps_coloc_placement_t *out)
@@ -433,23 +474,9 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
     ps_colocations_free(none);
     if (rc)
         return rc;
-    /* GPU types: the distinct names of gpu_types (NULL: "any"). */
     const char *tname[16];
     int ntypes = 0, gtype[64];
-    for (int g = 0; g < n_gpus && !rc; g++) {
-        const char *nm = gpu_types ? gpu_types[g] : NULL;
-        int t = -1;
-        for (int i = 0; i < ntypes && t < 0; i++)
-            if ((!nm && !tname[i]) || (nm && tname[i] && strcmp(nm, tname[i]) == 0))
-                t = i;
-        if (t < 0) {
-            if (ntypes == 16)
-                rc = psi_error(PS_E_ARG, "place: more than 16 GPU types");
-            else
-                tname[t = ntypes++] = nm;
-        }
-        gtype[g] = t;
-    }
+    rc = gpu_type_index(gpu_types, n_gpus, tname, &ntypes, gtype);
     mctx_t x = {.m = m, .d = d, .ntypes = ntypes, .shares = p->shares, .n_shares = p->n_shares};
     x.wi = psi_malloc((size_t)n_jobs * (ntypes ? ntypes : 1) * sizeof *x.wi + 1);
     x.norm = psi_calloc((size_t)n_jobs + 1, sizeof *x.norm);
@@ -458,20 +485,8 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
     out->norm_tput = psi_calloc((size_t)n_jobs + 1, sizeof *out->norm_tput);
     if (!rc && (!x.wi || !x.norm || !out->gpu || !out->share || !out->norm_tput))
         rc = PS_E_NOMEM;
-    for (int j = 0; j < n_jobs && !rc; j++) {
-        int any = 0;
-        for (int t = 0; t < ntypes; t++) {
-            int wi = -1;
-            for (int i = 0; i < d->nw && wi < 0; i++)
-                if (strcmp(d->w[i].name, jobs[j]) == 0 &&
-                    (!tname[t] || (d->w[i].gpu && strcmp(d->w[i].gpu, tname[t]) == 0)))
-                    wi = i;
-            x.wi[j * ntypes + t] = wi;
-            any |= wi >= 0;
-        }
-        if (!any)
-            rc = psi_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
-    }
+    if (!rc)
+        rc = job_workloads(d, jobs, n_jobs, tname, ntypes, x.wi);
     if (!rc)
         rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
                             p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu, out->share,
@@ -597,6 +612,196 @@ static double measured_of(const cl_data_t *d, const int *job, int n, int ng, con
     return v;
 }
 
+/* The state of eval --place over one table. */
+typedef struct {
+    const cl_data_t *d;
+    int max_per_gpu;
+    double *meas;                      /* [nc] measured normalized sums */
+    double *pred[PS_COLOC_KIND_COUNT]; /* [nc] predicted, per kind */
+    int *pool, npool;                  /* workloads in a complete co-location */
+    unsigned ran;                      /* kinds fitted in this seed */
+} eplace_t;
+
+/* Kind m's predicted normalized sum of every complete co-location. */
+static int kind_norms(const ps_coloc_model_t *m, const cl_data_t *d, double *out)
+{
+    double slot[64];
+    int rc = 0;
+    for (int i = 0; i < d->nc && !rc; i++) {
+        out[i] = NAN;
+        if (!d->c[i].complete)
+            continue;
+        double sum = 0, solo = 0, v = 0;
+        rc = cl_model_predict(m, d, i, slot, &sum);
+        const cl_coloc_t *cc = &d->c[i];
+        for (int s = 0; s < cc->k; s++)
+            solo += cl_solo(d, cc->w[s], cc->share[s]);
+        for (int s = 0; s < cc->k; s++) {
+            double ti = ps_coloc_kind_predicts_sum(m->kind) ? sum * cl_solo(d, cc->w[s], cc->share[s]) / solo : slot[s];
+            v += fmax(0, ti) / d->w[cc->w[s]].f[CW_EXCL];
+        }
+        out[i] = v;
+    }
+    return rc;
+}
+
+/* Every kind fitted on the split predicts every complete co-location. */
+static int predict_kinds(eplace_t *e, const ps_coloc_eval_params_t *ep, uint64_t seed, const int *train, int ntr)
+{
+    const cl_data_t *d = e->d;
+    int rc = 0;
+    e->ran = 0;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
+        if (!(ep->kinds & (1u << k)))
+            continue;
+        if (k == PS_COLOC_XU_RF && !d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
+            continue;
+        ps_coloc_params_t mp = ep->model;
+        mp.kind = (ps_coloc_kind_t)k;
+        mp.seed = seed;
+        ps_coloc_model_t *m = NULL;
+        if (cl_model_fit(d, train, ntr, &mp, &m))
+            continue; /* e.g. a sum kind without a complete training co-location */
+        rc = kind_norms(m, d, e->pred[k]);
+        ps_coloc_model_free(m);
+        e->ran |= 1u << k;
+    }
+    return rc;
+}
+
+/* The job mix: n distinct workloads (with repeats when the table has
+ * fewer), drawn from st by a partial Fisher-Yates over the pool. */
+static void draw_mix(eplace_t *e, int n, uint64_t *st, int *job)
+{
+    int np = e->npool, *pool = e->pool;
+    for (int j = 0; j < n; j++) {
+        int lim = np - (j < np ? j : 0);
+        int pick = (int)(psi_splitmix64(st) % (uint64_t)(lim > 0 ? lim : 1));
+        if (j < np) {
+            int t = pool[np - 1 - j];
+            pool[np - 1 - j] = pool[pick];
+            pool[pick] = t;
+            job[j] = pool[np - 1 - j];
+        } else {
+            job[j] = pool[pick];
+        }
+    }
+}
+
+/* One random placement into a: each job in random order to a random GPU
+ * whose group stays measured and within K (waiting when none). */
+static void random_place(const eplace_t *e, ectx_t *xm, int n, int ng, uint64_t *st, int *a)
+{
+    int order[64], sh[64];
+    for (int j = 0; j < n; j++)
+        order[j] = j, a[j] = -1;
+    for (int j = n - 1; j > 0; j--) {
+        int i2 = (int)(psi_splitmix64(st) % (uint64_t)(j + 1)), t = order[j];
+        order[j] = order[i2];
+        order[i2] = t;
+    }
+    for (int oi = 0; oi < n; oi++) {
+        int j = order[oi], okg[64], nok = 0;
+        for (int g = 0; g < ng; g++) {
+            int js[64], k = 0;
+            for (int i = 0; i < n; i++)
+                if (a[i] == g)
+                    js[k++] = i;
+            if (k >= e->max_per_gpu)
+                continue;
+            js[k++] = j;
+            if (table_val(xm, 0, js, k, sh) > -INFINITY)
+                okg[nok++] = g;
+        }
+        if (nok)
+            a[j] = okg[psi_splitmix64(st) % (uint64_t)nok];
+    }
+}
+
+/* Case cs for one seed: the measured optimum, every kind's placement and
+ * 20 random ones, added to cs. */
+static int score_case(eplace_t *e, ps_coloc_place_case_t *cs, uint64_t seed, int q)
+{
+    const cl_data_t *d = e->d;
+    int n = cs->n_jobs, ng = cs->n_gpus, job[64], a[64], sh[64], gt[64] = {0}, exact = 0, pk = -1, rc = 0;
+    if (n < 1 || n > 64 || ng < 1 || ng > 64)
+        return psi_error(PS_E_ARG, "eval --place: a case needs 1..64 jobs and GPUs");
+    uint64_t st = seed * 0xD1B54A32D192ED03ull + (uint64_t)q;
+    draw_mix(e, n, &st, job);
+    ectx_t xm = {d, job, e->meas, &pk};
+    double best = 0;
+    if ((rc = cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
+                             &exact)))
+        return rc;
+    best = measured_of(d, job, n, ng, a, e->meas, e->meas);
+    if (!(best > 0))
+        return 0;
+    cs->mixes++;
+    cs->exact += exact;
+    cs->ratio[PS_POL_ORACLE] += 1;
+    cs->norm[PS_POL_ORACLE] += best;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
+        if (!(e->ran & (1u << k)))
+            continue;
+        ectx_t xp = {d, job, e->pred[k], &pk};
+        double obj = 0;
+        int ex = 0;
+        if ((rc = cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh, &obj,
+                                 &ex)))
+            break;
+        double v = measured_of(d, job, n, ng, a, e->pred[k], e->meas);
+        cs->ratio[PS_POL_KACE_LR + k] += v / best;
+        cs->norm[PS_POL_KACE_LR + k] += v;
+    }
+    double rs = 0;
+    for (int rr = 0; rr < 20; rr++) {
+        random_place(e, &xm, n, ng, &st, a);
+        rs += measured_of(d, job, n, ng, a, e->meas, e->meas);
+    }
+    cs->ratio[PS_POL_RANDOM] += rs / 20 / best;
+    cs->norm[PS_POL_RANDOM] += rs / 20;
+    return rc;
+}
+
+/* Sums to means over the mixes; NAN for policies not run in every seed. */
+static void finish_cases(ps_coloc_place_case_t *cases, int n_cases, unsigned done_kinds)
+{
+    for (int q = 0; q < n_cases; q++)
+        for (int p = 0; p < PS_POL_COUNT; p++) {
+            int on = p == PS_POL_ORACLE || p == PS_POL_RANDOM ||
+                     (p >= PS_POL_KACE_LR && (done_kinds & (1u << (p - PS_POL_KACE_LR))));
+            int m = cases[q].mixes;
+            cases[q].ratio[p] = on && m ? cases[q].ratio[p] / m : NAN;
+            cases[q].norm[p] = on && m ? cases[q].norm[p] / m : NAN;
+        }
+}
+
+/* meas, pool and npool of e. */
+static int eplace_init(eplace_t *e, const cl_data_t *d)
+{
+    int nc = d->nc, rc = 0;
+    e->meas = psi_malloc((size_t)nc * sizeof *e->meas + 1);
+    e->pool = psi_malloc((size_t)d->nw * sizeof *e->pool + 1);
+    char *in = psi_calloc((size_t)d->nw + 1, 1);
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (!(e->pred[k] = psi_malloc((size_t)nc * sizeof *e->pred[k] + 1)))
+            rc = PS_E_NOMEM;
+    if (!e->meas || !e->pool || !in)
+        rc = PS_E_NOMEM;
+    for (int i = 0; i < nc && !rc; i++) {
+        e->meas[i] = d->c[i].complete ? measured_norm(d, &d->c[i]) : NAN;
+        for (int s = 0; s < d->c[i].k && d->c[i].complete; s++)
+            in[d->c[i].w[s]] = 1;
+    }
+    for (int i = 0; i < d->nw && !rc; i++)
+        if (in[i])
+            e->pool[e->npool++] = i;
+    free(in);
+    if (!rc && e->npool == 0)
+        rc = psi_error(PS_E_INPUT, "eval --place: no co-location has every throughput measured");
+    return rc;
+}
+
 int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
                         const ps_coloc_eval_params_t *ep, int max_per_gpu, ps_coloc_place_case_t *cases, int n_cases)
 {
@@ -606,27 +811,11 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     int rc = cl_data_build(w, scaling, c, NULL, &d);
     if (rc)
         return rc;
-    int nc = d->nc;
-    double *meas = psi_malloc((size_t)nc * sizeof *meas + 1);
-    double *pred[PS_COLOC_KIND_COUNT] = {0};
-    int *train = psi_malloc((size_t)nc * sizeof *train + 1), *pool = psi_malloc((size_t)d->nw * sizeof *pool + 1);
-    char *in = psi_calloc((size_t)d->nw + 1, 1);
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        if (!(pred[k] = psi_malloc((size_t)nc * sizeof *pred[k] + 1)))
-            rc = PS_E_NOMEM;
-    if (!meas || !train || !pool || !in)
+    eplace_t e = {.d = d, .max_per_gpu = max_per_gpu};
+    int *train = psi_malloc((size_t)d->nc * sizeof *train + 1);
+    rc = eplace_init(&e, d);
+    if (!rc && !train)
         rc = PS_E_NOMEM;
-    int npool = 0;
-    for (int i = 0; i < nc && !rc; i++) {
-        meas[i] = d->c[i].complete ? measured_norm(d, &d->c[i]) : NAN;
-        for (int s = 0; s < d->c[i].k && d->c[i].complete; s++)
-            in[d->c[i].w[s]] = 1;
-    }
-    for (int i = 0; i < d->nw; i++)
-        if (in[i])
-            pool[npool++] = i;
-    if (!rc && npool == 0)
-        rc = psi_error(PS_E_INPUT, "eval --place: no co-location has every throughput measured");
     for (int q = 0; q < n_cases; q++) {
         for (int p = 0; p < PS_POL_COUNT; p++)
             cases[q].ratio[p] = cases[q].norm[p] = 0;
@@ -636,139 +825,17 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     for (int r = 0; r < ep->seeds && !rc; r++) {
         uint64_t seed = ep->seed + (uint64_t)r;
         int ntr = cl_random_split(d, ep->train_frac, seed, train);
-        /* every kind fitted on the split predicts every complete co-location */
-        unsigned ran = 0;
-        for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
-            if (!(ep->kinds & (1u << k)))
-                continue;
-            if (k == PS_COLOC_XU_RF && !d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
-                continue;
-            ps_coloc_params_t mp = ep->model;
-            mp.kind = (ps_coloc_kind_t)k;
-            mp.seed = seed;
-            ps_coloc_model_t *m = NULL;
-            if (cl_model_fit(d, train, ntr, &mp, &m))
-                continue; /* e.g. a sum kind without a complete training co-location */
-            double slot[64];
-            for (int i = 0; i < nc && !rc; i++) {
-                pred[k][i] = NAN;
-                if (!d->c[i].complete)
-                    continue;
-                double sum = 0, solo = 0, v = 0;
-                rc = cl_model_predict(m, d, i, slot, &sum);
-                const cl_coloc_t *cc = &d->c[i];
-                for (int s = 0; s < cc->k; s++)
-                    solo += cl_solo(d, cc->w[s], cc->share[s]);
-                for (int s = 0; s < cc->k; s++) {
-                    double ti =
-                        ps_coloc_kind_predicts_sum(m->kind) ? sum * cl_solo(d, cc->w[s], cc->share[s]) / solo : slot[s];
-                    v += fmax(0, ti) / d->w[cc->w[s]].f[CW_EXCL];
-                }
-                pred[k][i] = v;
-            }
-            ps_coloc_model_free(m);
-            ran |= 1u << k;
-        }
-        if (r == 0)
-            done_kinds = ran;
-        done_kinds &= ran;
-        for (int q = 0; q < n_cases && !rc; q++) {
-            int n = cases[q].n_jobs, ng = cases[q].n_gpus;
-            if (n < 1 || n > 64 || ng < 1 || ng > 64) {
-                rc = psi_error(PS_E_ARG, "eval --place: a case needs 1..64 jobs and GPUs");
-                break;
-            }
-            /* the job mix: n distinct workloads (with repeats when the
-             * table has fewer), drawn from the seed */
-            int job[64], a[64], sh[64], gt[64] = {0}, exact = 0;
-            uint64_t st = seed * 0xD1B54A32D192ED03ull + (uint64_t)q;
-            for (int j = 0; j < n; j++) {
-                int lim = npool - (j < npool ? j : 0);
-                int pick = (int)(psi_splitmix64(&st) % (uint64_t)(lim > 0 ? lim : 1));
-                if (j < npool) { /* partial Fisher-Yates over the pool */
-                    int t = pool[npool - 1 - j];
-                    pool[npool - 1 - j] = pool[pick];
-                    pool[pick] = t;
-                    job[j] = pool[npool - 1 - j];
-                } else {
-                    job[j] = pool[pick];
-                }
-            }
-            int pk = -1;
-            ectx_t xm = {d, job, meas, &pk};
-            double best = 0;
-            if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
-                                     &exact)))
-                break;
-            best = measured_of(d, job, n, ng, a, meas, meas);
-            if (!(best > 0))
-                continue;
-            ps_coloc_place_case_t *cs = &cases[q];
-            cs->mixes++;
-            cs->exact += exact;
-            cs->ratio[PS_POL_ORACLE] += 1;
-            cs->norm[PS_POL_ORACLE] += best;
-            for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
-                if (!(ran & (1u << k)))
-                    continue;
-                ectx_t xp = {d, job, pred[k], &pk};
-                double obj = 0;
-                int ex = 0;
-                if ((rc = cl_place_solve(n, gt, ng, 1, max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh,
-                                         &obj, &ex)))
-                    break;
-                double v = measured_of(d, job, n, ng, a, pred[k], meas);
-                cs->ratio[PS_POL_KACE_LR + k] += v / best;
-                cs->norm[PS_POL_KACE_LR + k] += v;
-            }
-            /* random: each job in random order to a random GPU whose group
-             * stays measured and within K (waiting when none), 20 times */
-            double rs = 0;
-            for (int rr = 0; rr < 20; rr++) {
-                int order[64];
-                for (int j = 0; j < n; j++)
-                    order[j] = j, a[j] = -1;
-                for (int j = n - 1; j > 0; j--) {
-                    int i2 = (int)(psi_splitmix64(&st) % (uint64_t)(j + 1)), t = order[j];
-                    order[j] = order[i2];
-                    order[i2] = t;
-                }
-                for (int oi = 0; oi < n; oi++) {
-                    int j = order[oi], okg[64], nok = 0;
-                    for (int g = 0; g < ng; g++) {
-                        int js[64], k = 0;
-                        for (int i = 0; i < n; i++)
-                            if (a[i] == g)
-                                js[k++] = i;
-                        if (k >= max_per_gpu)
-                            continue;
-                        js[k++] = j;
-                        if (table_val(&xm, 0, js, k, sh) > -INFINITY)
-                            okg[nok++] = g;
-                    }
-                    if (nok)
-                        a[j] = okg[psi_splitmix64(&st) % (uint64_t)nok];
-                }
-                rs += measured_of(d, job, n, ng, a, meas, meas);
-            }
-            cs->ratio[PS_POL_RANDOM] += rs / 20 / best;
-            cs->norm[PS_POL_RANDOM] += rs / 20;
-        }
+        rc = predict_kinds(&e, ep, seed, train, ntr);
+        done_kinds = r == 0 ? e.ran : done_kinds & e.ran;
+        for (int q = 0; q < n_cases && !rc; q++)
+            rc = score_case(&e, &cases[q], seed, q);
     }
-    for (int q = 0; q < n_cases; q++)
-        for (int p = 0; p < PS_POL_COUNT; p++) {
-            int on = p == PS_POL_ORACLE || p == PS_POL_RANDOM ||
-                     (p >= PS_POL_KACE_LR && (done_kinds & (1u << (p - PS_POL_KACE_LR))));
-            int m = cases[q].mixes;
-            cases[q].ratio[p] = on && m ? cases[q].ratio[p] / m : NAN;
-            cases[q].norm[p] = on && m ? cases[q].norm[p] / m : NAN;
-        }
-    free(meas);
+    finish_cases(cases, n_cases, done_kinds);
+    free(e.meas);
     free(train);
-    free(pool);
-    free(in);
+    free(e.pool);
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        free(pred[k]);
+        free(e.pred[k]);
     cl_data_free(d);
     return rc;
 }

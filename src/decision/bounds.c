@@ -249,6 +249,13 @@ cJSON *calib_to_json(const psi_calib_t *c)
     for (int s = 0; s < CALIB_NSPLIT && ok; s++)
         for (int mb = 0; mb < CALIB_NMEM && ok; mb++)
             ok = add_to(bins, bin_json(&c->cell[s][mb], s, mb));
+    if (ok && c->composed.n > 0) {
+        cJSON *k = bin_json(&c->composed, -1, -1);
+        ok = k && cJSON_AddNumberToObject(k, "window", c->composed_window);
+        ok = ok && cJSON_AddItemToObject(o, "composed", k);
+        if (!ok)
+            cJSON_Delete(k);
+    }
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -262,6 +269,28 @@ static int json_int(const cJSON *o, const char *k, int lo, int hi, int *out)
     if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi)
         return -1;
     *out = (int)v->valuedouble;
+    return 0;
+}
+
+/* The quantile arrays of one bin (n samples) from its JSON; nonzero when
+ * malformed. */
+static int bin_from_json(const cJSON *b, calib_bin_t *dst, int n)
+{
+    dst->n = n;
+    for (int side = 0; side < 2; side++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(b, side == 0 ? "hp" : "lp");
+        if (cJSON_GetArraySize(a) != CALIB_NLEVELS)
+            return 1;
+        for (int i = 0; i < CALIB_NLEVELS; i++) {
+            const cJSON *e = cJSON_GetArrayItem(a, i);
+            if (cJSON_IsNull(e))
+                dst->q[side][i] = INFINITY;
+            else if (cJSON_IsNumber(e) && isfinite(e->valuedouble))
+                dst->q[side][i] = e->valuedouble;
+            else
+                return 1;
+        }
+    }
     return 0;
 }
 
@@ -294,24 +323,14 @@ int calib_from_json(const cJSON *o, psi_calib_t **out)
             bad = 1;
             break;
         }
-        calib_bin_t *dst = s < 0 ? &c->all : mb < 0 ? &c->split[s] : &c->cell[s][mb];
-        dst->n = n;
-        for (int side = 0; side < 2 && !bad; side++) {
-            const cJSON *a = cJSON_GetObjectItemCaseSensitive(b, side == 0 ? "hp" : "lp");
-            if (cJSON_GetArraySize(a) != CALIB_NLEVELS) {
-                bad = 1;
-                break;
-            }
-            for (int i = 0; i < CALIB_NLEVELS; i++) {
-                const cJSON *e = cJSON_GetArrayItem(a, i);
-                if (cJSON_IsNull(e))
-                    dst->q[side][i] = INFINITY;
-                else if (cJSON_IsNumber(e) && isfinite(e->valuedouble))
-                    dst->q[side][i] = e->valuedouble;
-                else
-                    bad = 1;
-            }
-        }
+        bad = bin_from_json(b, s < 0 ? &c->all : mb < 0 ? &c->split[s] : &c->cell[s][mb], n);
+    }
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "composed");
+    if (!bad && k) {
+        int n, w;
+        bad = json_int(k, "n", 1, 1 << 30, &n) || json_int(k, "window", 1, 1 << 20, &w) ||
+              bin_from_json(k, &c->composed, n);
+        c->composed_window = w;
     }
     if (bad) {
         free(c);
@@ -354,5 +373,93 @@ int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q
         out->lp_width = 100 * wl / (double)n;
     }
     free(b);
+    return rc;
+}
+
+int calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp)
+{
+    *off_hp = *off_lp = 0;
+    int li = level_index(coverage);
+    if (!c || c->composed.n == 0 || li < 0 || !isfinite(c->composed.q[0][li]) || !isfinite(c->composed.q[1][li]))
+        return 0;
+    *off_hp = c->composed.q[PS_SIDE_HP][li];
+    *off_lp = c->composed.q[PS_SIDE_LP][li];
+    return 1;
+}
+
+/* Rows of cx longer than the window on a side, as queries and measures. */
+static int composed_rows(const ps_coexec_t *cx, int W, ps_query_t **q, double **meas, int *n)
+{
+    *q = psi_malloc((cx->n ? cx->n : 1) * sizeof **q);
+    *meas = psi_malloc(2 * (cx->n ? cx->n : 1) * sizeof **meas);
+    if (!*q || !*meas)
+        return PS_E_NOMEM;
+    *n = 0;
+    for (size_t i = 0; i < cx->n; i++) {
+        const psi_coexec_row_t *r = &cx->rows[i];
+        if (r->hp_len <= W && r->lp_len <= W)
+            continue;
+        (*q)[*n] = psi_query_of_row(r);
+        (*meas)[2 * *n] = r->hp_ns;
+        (*meas)[2 * *n + 1] = r->lp_ns;
+        (*n)++;
+    }
+    return PS_OK;
+}
+
+/* Quantiles at every level of log(measured / window-composed bound). */
+static int composed_fit(ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas, int n,
+                        calib_bin_t *out)
+{
+    double *b = psi_malloc(4 * (size_t)n * sizeof *b), *r = b + 2 * n;
+    if (!b)
+        return PS_E_NOMEM;
+    int rc = PS_OK;
+    for (int li = 0; li < CALIB_NLEVELS && rc == PS_OK; li++) {
+        rc = ps_model_predict_bound(m, ops, q, (size_t)n, level_at(li), b, b + n);
+        if (rc == PS_E_INPUT && li > 0 && !isfinite(m->calib->all.q[0][li] + m->calib->all.q[1][li])) {
+            /* The windows' calibration is too small for this level and the
+             * higher ones: no composed bound there either. */
+            for (; li < CALIB_NLEVELS; li++)
+                out->q[0][li] = out->q[1][li] = INFINITY;
+            rc = PS_OK;
+            break;
+        }
+        for (int side = 0; side < 2 && rc == PS_OK; side++) {
+            for (int i = 0; i < n; i++)
+                r[i] = log(meas[2 * i + side] / b[side * n + i]);
+            calib_bin_t tmp;
+            bin_fill(&tmp, side, r, n);
+            out->q[side][li] = tmp.q[side][li];
+        }
+    }
+    out->n = n;
+    free(b);
+    return rc;
+}
+
+int ps_model_calibrate_composed(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx)
+{
+    if (!m || !ops || !cx)
+        return psi_error(PS_E_ARG, "ps_model_calibrate_composed: NULL argument");
+    if (!m->calib)
+        return psi_error(PS_E_ARG, "the model has no calibration (train it again with this version)");
+    int W = m->layout.window, n = 0;
+    ps_query_t *q = NULL;
+    double *meas = NULL;
+    int rc = composed_rows(cx, W, &q, &meas, &n);
+    if (rc == PS_OK && n < 20)
+        rc = psi_error(PS_E_INPUT, "%d co-executions longer than the window (%d operators): at least 20 needed", n, W);
+    if (rc == PS_OK) {
+        calib_bin_t fit, old = m->calib->composed;
+        memset(&fit, 0, sizeof fit);
+        m->calib->composed.n = 0; /* the residuals are of the window-composed bound */
+        rc = composed_fit(m, ops, q, meas, n, &fit);
+        m->calib->composed = rc == PS_OK ? fit : old;
+        if (rc == PS_OK)
+            m->calib->composed_window = W;
+    }
+    free(q);
+    free(meas);
     return rc;
 }

@@ -35,6 +35,11 @@ typedef struct psi_calib {
     int min_bin;
     size_t n_rows, n_experiments;
     calib_bin_t all, split[CALIB_NSPLIT], cell[CALIB_NSPLIT][CALIB_NMEM];
+    /* Composed segments (more than one window on a side): quantiles of
+     * log(measured / window-composed bound at the level) on a campaign of
+     * long segments (ps_model_calibrate_composed); n = 0: none. */
+    calib_bin_t composed;
+    int composed_window;
 } psi_calib_t;
 
 /* Training hook (src/model/train.c): calib_fit
@@ -51,6 +56,10 @@ int calib_from_json(const cJSON *o, psi_calib_t **out);
  * side at coverage. Fails when no bin has enough samples for coverage. */
 int calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
                   double *off_hp, double *off_lp);
+
+/* The composed-segment offsets (log) of each side at coverage; 0 when the
+ * calibration has none for that level (the window-composed bound stands). */
+int calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp);
 
 /* Empirical coverage (% of measurements at or under the bound) and mean
  * bound width (% above the point prediction) of each side at level on n

@@ -1,32 +1,34 @@
 /*
  * The SLO-safe co-location planner (docs/planner.md, "Planner").
  *
- * The HP request (every operator of the HP model) is cut into K segments of
- * at most W operators (near-equal lengths, as window composition cuts
- * segments). Segment k either runs alone on the whole GPU, costing A_k (its
+ * The HP request (every operator of the HP model) is cut at boundaries every
+ * u = W/2 operators (W the model window) into segments of 1, 2 or 4 units
+ * (W/2, W or 2W operators; a segment longer than W is predicted by window
+ * composition). A segment either runs alone on the whole GPU, costing A (its
  * operators' alone latencies; a run of consecutive alone segments costs the
  * fixed alone_run_ns once), or beside the next l operators of the LP stream
  * under an HP/LP split, costing t = max(U_hp, U_lp), the budgeted latency of
  * the step (upper bounds, or points); the LP work gained is the standalone
- * whole-GPU time of those l operators.
+ * whole-GPU time of those l operators (l = ceil(h k / L), k = 1..L, for an HP
+ * segment of h operators).
  *
- * The LP position after a step depends on every earlier choice, so the
- * problem is not a knapsack over independent items. The planner is a
- * Lagrangian greedy with a feasibility guard: for a price mu of HP time, it
- * walks the segments in order and takes the option of highest
- *     score = gain - mu (t - A_k)
- * among those that keep the guard
- *     R_k - t >= sum_{j > k} A_j + alone_run_ns,
- * R_k being the budget left. Running alone always keeps it, so by induction
- * every plan of every mu fits the budget whenever the all-alone plan does
- * (the guard's invariant: R_k >= sum_{j >= k} A_j plus alone_run_ns unless
- * an alone run is under way). Among the plans of the mu grid the one with the
- * most LP work is kept, net of time_value x the HP time its co-runs add
- * (time_value 1 when LP would otherwise run alone in that time).
+ * Dynamic programming over the boundaries, for a price mu of HP time: the
+ * state is (boundary i, whether an alone run is under way); its value is the
+ * best sum over the steps so far of
+ *     gain - (time_value + mu) (t - A),
+ * carried with the cost (budget spent) and the LP position of its best path.
+ * A co-run step to boundary j is admitted only under the guard
+ *     C + t + sum_{segments after j} A + alone_run_ns <= budget,
+ * an alone step always (the invariant C + rest(i) [+ alone_run_ns] <= budget
+ * holds on every state, so every plan fits whenever HP alone does). Exact
+ * when the predictions do not depend on the LP position and the guard never
+ * binds (then mu = 0 is the unconstrained optimum and the other prices are
+ * skipped); otherwise the best feasible plan over the price grid is kept,
+ * net of time_value x the HP time its co-runs add.
  *
- * Cost: at most |mu| K S L predictions (S splits, L LP lengths): 7 x 19 x
- * 9 x 4 = 4788 for a 300-operator request; candidates met again at the same
- * LP position (every pass starts from the same one) are predicted once.
+ * Cost: at most 2 B 3 S L candidate predictions per price (B = 2K + 1
+ * boundaries, S splits, L LP lengths); candidates met again at the same LP
+ * position are predicted once.
  */
 #include "decision/decision.h"
 
@@ -39,6 +41,10 @@
 
 static const double mu_grid[] = {0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 8.0};
 #define N_MU ((int)(sizeof mu_grid / sizeof mu_grid[0]))
+
+/* Segment lengths in boundary units. */
+static const int seg_units[] = {1, 2, 4};
+#define N_SEG ((int)(sizeof seg_units / sizeof seg_units[0]))
 
 ps_plan_params_t ps_plan_default_params(void)
 {
@@ -57,12 +63,21 @@ void ps_plan_free(ps_plan_t *p)
     free(p);
 }
 
-/* A candidate's predicted latencies, cached per (segment, split, length) for
- * the LP position it was predicted at. */
+/* A candidate's predicted latencies at the LP position it was predicted at;
+ * two per (boundary, length, split, LP length), one per DP flag. */
 typedef struct {
     int pos; /* -1: empty */
     double hp, lp;
 } slot_t;
+
+/* A DP state: best value, its cost, LP position, LP work and back pointer. */
+typedef struct {
+    int live;
+    double value, cost, gain;
+    int pos;
+    int prev, prev_f, d, s, li, len; /* d < 0: alone step from prev */
+    double hp, lp, t;
+} state_t;
 
 typedef struct {
     const ps_model_t *m;
@@ -70,33 +85,44 @@ typedef struct {
     const ps_plan_params_t *p;
     const char *gpu;
     const psi_op_group_t *hg, *lg;
-    int total, K, S, L, W;
-    int *seg_start, *seg_len; /* [K] */
-    double *alone;            /* [K] A_k */
-    double *rest;             /* [K] sum_{j > k} A_j */
-    int *split;               /* [S] HP TPCs */
-    double *lp_work;          /* [lg->n_ops] standalone whole-GPU ns */
-    slot_t *cache;            /* [K * S * L] */
+    int total, S, L, W, u, nb; /* nb boundaries at min(i u, n) */
+    int *bpos;                 /* [nb] */
+    double *acc;               /* [nb] alone latency of operators before boundary i */
+    int *split;                /* [S] HP TPCs */
+    double *lp_acc;            /* [lg->n_ops + 1] prefix sums of LP standalone whole-GPU ns */
+    slot_t *cache;             /* [nb * N_SEG * S * L * 2] */
+    state_t *st;               /* [nb * 2] */
+    ps_query_t *q;             /* [N_SEG * S * L] */
+    int *qi;
+    double *qh, *ql;
     long n_pred;
+    int guard_hit;
 } planner_t;
 
 static void planner_free(planner_t *pl)
 {
-    free(pl->seg_start);
-    free(pl->seg_len);
-    free(pl->alone);
-    free(pl->rest);
+    free(pl->bpos);
+    free(pl->acc);
     free(pl->split);
-    free(pl->lp_work);
+    free(pl->lp_acc);
     free(pl->cache);
+    free(pl->st);
+    free(pl->q);
+    free(pl->qi);
+    free(pl->qh);
+    free(pl->ql);
 }
 
-static int lp_len_of(const planner_t *pl, int li, int pos)
+static int end_of(const planner_t *pl, int i, int d) { return i + d < pl->nb ? i + d : pl->nb - 1; }
+
+static int lp_len_of(const planner_t *pl, int h, int li, int pos)
 {
-    int l = (pl->W * (li + 1) + pl->L - 1) / pl->L;
+    int l = (h * (li + 1) + pl->L - 1) / pl->L;
     int left = pl->lg->n_ops - pos;
     return l < left ? l : left;
 }
+
+static double lp_gain(const planner_t *pl, int pos, int len) { return pl->lp_acc[pos + len] - pl->lp_acc[pos]; }
 
 static int model_predict(const planner_t *pl, const ps_query_t *q, size_t n, double *hp, double *lp)
 {
@@ -107,99 +133,224 @@ static int model_predict(const planner_t *pl, const ps_query_t *q, size_t n, dou
     return ps_model_predict(pl->m, pl->ops, q, n, hp, lp);
 }
 
-static ps_query_t query(const planner_t *pl, int k, int s, int pos, int len)
+static slot_t *slot(const planner_t *pl, int i, int di, int s, int li, int f)
 {
-    ps_query_t q = {.gpu = pl->gpu,
-                    .hp_model = pl->p->hp_model,
-                    .hp_batch = pl->p->hp_batch,
-                    .hp_start = pl->seg_start[k],
-                    .hp_len = pl->seg_len[k],
-                    .lp_model = pl->p->lp_model,
-                    .lp_batch = pl->p->lp_batch,
-                    .lp_start = pos,
-                    .lp_len = len,
-                    .hp_tpcs = pl->split[s],
-                    .lp_tpcs = pl->total - pl->split[s]};
-    return q;
+    return &pl->cache[((((size_t)i * N_SEG + (size_t)di) * (size_t)pl->S + (size_t)s) * (size_t)pl->L + (size_t)li) *
+                          2 +
+                      (size_t)f];
 }
 
-/* Make sure every candidate of segment k at LP position pos is predicted. */
-static int fill(planner_t *pl, int k, int pos)
+/* The slot holding candidate (i, di, s, li) at LP position pos, or NULL. */
+static const slot_t *cached(const planner_t *pl, int i, int di, int s, int li, int pos)
 {
-    ps_query_t q[64 * 8];
-    int idx[64 * 8], n = 0;
-    for (int s = 0; s < pl->S; s++)
-        for (int li = 0; li < pl->L; li++) {
-            int i = (k * pl->S + s) * pl->L + li;
-            if (pl->cache[i].pos == pos)
-                continue;
-            q[n] = query(pl, k, s, pos, lp_len_of(pl, li, pos));
-            idx[n++] = i;
-        }
+    for (int f = 0; f < 2; f++) {
+        const slot_t *c = slot(pl, i, di, s, li, f);
+        if (c->pos == pos)
+            return c;
+    }
+    return NULL;
+}
+
+/* Make sure every candidate from boundary i at LP position pos is predicted
+ * (into the slots of flag f when new). */
+static int fill(planner_t *pl, int i, int f, int pos)
+{
+    int n = 0;
+    for (int di = 0; di < N_SEG; di++) {
+        int j = end_of(pl, i, seg_units[di]);
+        if (j == i || (di > 0 && j == end_of(pl, i, seg_units[di - 1])))
+            continue;
+        for (int s = 0; s < pl->S; s++)
+            for (int li = 0; li < pl->L; li++) {
+                if (cached(pl, i, di, s, li, pos))
+                    continue;
+                int h = pl->bpos[j] - pl->bpos[i];
+                pl->q[n] = (ps_query_t){.gpu = pl->gpu,
+                                        .hp_model = pl->p->hp_model,
+                                        .hp_batch = pl->p->hp_batch,
+                                        .hp_start = pl->bpos[i],
+                                        .hp_len = h,
+                                        .lp_model = pl->p->lp_model,
+                                        .lp_batch = pl->p->lp_batch,
+                                        .lp_start = pos,
+                                        .lp_len = lp_len_of(pl, h, li, pos),
+                                        .hp_tpcs = pl->split[s],
+                                        .lp_tpcs = pl->total - pl->split[s]};
+                pl->qi[n++] = ((di * pl->S + s) * pl->L + li);
+            }
+    }
     if (n == 0)
         return PS_OK;
-    double hp[64 * 8], lp[64 * 8];
-    int rc = model_predict(pl, q, (size_t)n, hp, lp);
+    int rc = model_predict(pl, pl->q, (size_t)n, pl->qh, pl->ql);
     if (rc != PS_OK)
         return rc;
     pl->n_pred += n;
-    for (int i = 0; i < n; i++) {
-        pl->cache[idx[i]].pos = pos;
-        pl->cache[idx[i]].hp = hp[i];
-        pl->cache[idx[i]].lp = lp[i];
+    for (int k = 0; k < n; k++) {
+        int li = pl->qi[k] % pl->L, s = pl->qi[k] / pl->L % pl->S, di = pl->qi[k] / (pl->L * pl->S);
+        *slot(pl, i, di, s, li, f) = (slot_t){.pos = pos, .hp = pl->qh[k], .lp = pl->ql[k]};
     }
     return PS_OK;
 }
 
-/* One greedy pass at price mu into steps[K] (choice per segment: s = -1
- * alone). Returns the LP work. */
-typedef struct {
-    int s, li, pos, len;
-    double hp, lp, t;
-} choice_t;
-
-static int pass(planner_t *pl, double mu, choice_t *ch, double *work, int *end_pos)
+/* What the plan still needs after boundary j: the alone latency of the rest,
+ * and one alone run's fixed cost unless nothing is left. */
+static double need_after(const planner_t *pl, int j)
 {
-    double R = pl->p->budget_ns, gain = 0;
-    int pos = pl->p->lp_start % pl->lg->n_ops, in_alone_run = 0;
-    for (int k = 0; k < pl->K; k++) {
-        if (pos >= pl->lg->n_ops)
-            pos = 0;
-        int rc = fill(pl, k, pos);
-        if (rc != PS_OK)
-            return rc;
-        double alone_cost = pl->alone[k] + (in_alone_run ? 0 : pl->p->alone_run_ns);
-        choice_t best = {.s = -1, .t = alone_cost};
-        double best_score = 0, keep = pl->rest[k] + pl->p->alone_run_ns;
+    double rest = pl->acc[pl->nb - 1] - pl->acc[j];
+    return j < pl->nb - 1 ? rest + pl->p->alone_run_ns : rest;
+}
+
+static void relax(planner_t *pl, int j, int f, const state_t *c)
+{
+    state_t *t = &pl->st[2 * j + f];
+    if (!t->live || c->value > t->value + 1e-9 * fabs(t->value) ||
+        (fabs(c->value - t->value) <= 1e-9 * fabs(t->value) && c->cost < t->cost))
+        *t = *c;
+}
+
+/* The co-run steps out of state (i, f) at price lambda (time_value + mu). */
+static void corun_steps(planner_t *pl, int i, int f, double lambda)
+{
+    const state_t *from = &pl->st[2 * i + f];
+    for (int di = 0; di < N_SEG; di++) {
+        int j = end_of(pl, i, seg_units[di]);
+        if (j == i || (di > 0 && j == end_of(pl, i, seg_units[di - 1])))
+            continue;
+        double a = pl->acc[j] - pl->acc[i], keep = pl->p->budget_ns - need_after(pl, j);
         for (int s = 0; s < pl->S; s++)
             for (int li = 0; li < pl->L; li++) {
-                const slot_t *c = &pl->cache[(k * pl->S + s) * pl->L + li];
+                const slot_t *c = cached(pl, i, di, s, li, from->pos);
                 double t = c->hp > c->lp ? c->hp : c->lp;
-                if (!(t > 0) || R - t < keep)
+                if (!(t > 0))
                     continue;
-                int len = lp_len_of(pl, li, pos);
-                double g = 0;
-                for (int j = pos; j < pos + len; j++)
-                    g += pl->lp_work[j];
-                double score = g - mu * (t - pl->alone[k]);
-                if (score > best_score) {
-                    best_score = score;
-                    best = (choice_t){.s = s, .li = li, .pos = pos, .len = len, .hp = c->hp, .lp = c->lp, .t = t};
+                if (from->cost + t > keep) {
+                    pl->guard_hit = 1;
+                    continue;
                 }
+                int len = lp_len_of(pl, pl->bpos[j] - pl->bpos[i], li, from->pos);
+                double g = lp_gain(pl, from->pos, len);
+                int np = from->pos + len;
+                state_t n = {.live = 1,
+                             .value = from->value + g - lambda * (t - a),
+                             .cost = from->cost + t,
+                             .gain = from->gain + g,
+                             .pos = np >= pl->lg->n_ops ? 0 : np,
+                             .prev = i,
+                             .prev_f = f,
+                             .d = di,
+                             .s = s,
+                             .li = li,
+                             .len = len,
+                             .hp = c->hp,
+                             .lp = c->lp,
+                             .t = t};
+                relax(pl, j, 0, &n);
             }
-        ch[k] = best;
-        R -= best.t;
-        if (best.s >= 0) {
-            for (int j = pos; j < pos + best.len; j++)
-                gain += pl->lp_work[j];
-            pos += best.len;
-            in_alone_run = 0;
-        } else {
-            in_alone_run = 1;
-        }
     }
-    *work = gain;
-    *end_pos = pos >= pl->lg->n_ops ? 0 : pos;
+}
+
+/* One DP pass at price mu; the best final state into *end (index 2 i + f). */
+static int pass(planner_t *pl, double mu, int *end)
+{
+    double lambda = pl->p->time_value + mu;
+    for (int k = 0; k < 2 * pl->nb; k++)
+        pl->st[k].live = 0;
+    pl->st[0] = (state_t){.live = 1, .pos = pl->p->lp_start % pl->lg->n_ops, .prev = -1};
+    pl->guard_hit = 0;
+    for (int i = 0; i + 1 < pl->nb; i++)
+        for (int f = 0; f < 2; f++) {
+            const state_t *from = &pl->st[2 * i + f];
+            if (!from->live)
+                continue;
+            int rc = fill(pl, i, f, from->pos);
+            if (rc != PS_OK)
+                return rc;
+            corun_steps(pl, i, f, lambda);
+            double ar = f ? 0 : pl->p->alone_run_ns, a = pl->acc[i + 1] - pl->acc[i];
+            state_t n = *from;
+            n.value -= lambda * ar;
+            n.cost += a + ar;
+            n.prev = i;
+            n.prev_f = f;
+            n.d = -1;
+            n.t = a + ar;
+            relax(pl, i + 1, 1, &n);
+        }
+    int last = pl->nb - 1;
+    const state_t *s0 = &pl->st[2 * last], *s1 = &pl->st[2 * last + 1];
+    *end = !s0->live || (s1->live && s1->value > s0->value) ? 2 * last + 1 : 2 * last;
+    return PS_OK;
+}
+
+static int check_params(const planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p)
+{
+    if (!ops || !p->hp_model || !p->lp_model || !pl->gpu || (!m && !p->predict))
+        return psi_error(PS_E_ARG, "ps_plan: needs ops, both models, and a model or a predictor with a GPU");
+    if (!(p->budget_ns > 0) || !isfinite(p->budget_ns))
+        return psi_error(PS_E_ARG, "the budget must be a positive number of ns");
+    if (!p->predict && p->coverage > 0 && !(p->coverage >= 0.5 && p->coverage <= 0.999))
+        return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", p->coverage);
+    if (p->lp_lengths < 1 || p->lp_lengths > 8 || p->window < 0 || p->window > 64 || p->lp_start < 0 ||
+        !(p->alone_run_ns >= 0) || !(p->time_value >= 0))
+        return psi_error(PS_E_ARG, "lp_lengths 1..8, window 0..64, lp_start, alone_run_ns and time_value >= 0");
+    return PS_OK;
+}
+
+/* Boundaries, alone latencies and LP work (setup's second half). */
+static int setup_tables(planner_t *pl, int kt_h, int kt_l)
+{
+    const ps_plan_params_t *p = pl->p;
+    int n = pl->hg->n_ops, nl = pl->lg->n_ops;
+    pl->u = pl->W / 2 > 0 ? pl->W / 2 : 1;
+    pl->nb = (n + pl->u - 1) / pl->u + 1;
+    pl->bpos = psi_malloc((size_t)pl->nb * sizeof(int));
+    pl->acc = psi_malloc((size_t)pl->nb * sizeof(double));
+    pl->lp_acc = psi_malloc((size_t)(nl + 1) * sizeof(double));
+    if (!pl->bpos || !pl->acc || !pl->lp_acc)
+        return PS_E_NOMEM;
+    double t = 0;
+    for (int i = 0, op = 0; i < pl->nb; i++) {
+        pl->bpos[i] = i * pl->u < n ? i * pl->u : n;
+        for (; op < pl->bpos[i]; op++)
+            t += p->alone_op_ns ? p->alone_op_ns[op]
+                                : pl->hg->duration_ns[(size_t)op * (size_t)pl->hg->n_tpcs + (size_t)kt_h];
+        if (!(t >= 0))
+            return psi_error(PS_E_INPUT, "%s: no alone latency for operators before %d", p->hp_model, pl->bpos[i]);
+        pl->acc[i] = t;
+    }
+    pl->lp_acc[0] = 0;
+    for (int j = 0; j < nl; j++) {
+        double w = pl->lg->duration_ns[(size_t)j * (size_t)pl->lg->n_tpcs + (size_t)kt_l];
+        pl->lp_acc[j + 1] = pl->lp_acc[j] + (w >= 0 ? w : 0);
+    }
+    return PS_OK;
+}
+
+/* Splits (HP TPC counts both sides were profiled at) and the work arrays. */
+static int setup_splits(planner_t *pl)
+{
+    pl->split = psi_malloc((size_t)pl->hg->n_tpcs * sizeof(int));
+    if (!pl->split)
+        return PS_E_NOMEM;
+    for (int i = 0; i < pl->hg->n_tpcs; i++) {
+        int t = pl->hg->tpcs[i];
+        if (t >= 1 && t < pl->total && psi_group_tpcs_index(pl->lg, pl->total - t) >= 0 && pl->S < 64)
+            pl->split[pl->S++] = t;
+    }
+    if (pl->S == 0)
+        return psi_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", pl->p->hp_model,
+                         pl->p->lp_model);
+    size_t nq = (size_t)N_SEG * (size_t)pl->S * (size_t)pl->L, nc = (size_t)pl->nb * nq * 2;
+    pl->cache = psi_malloc(nc * sizeof *pl->cache);
+    pl->st = psi_malloc(2 * (size_t)pl->nb * sizeof *pl->st);
+    pl->q = psi_malloc(nq * sizeof *pl->q);
+    pl->qi = psi_malloc(nq * sizeof *pl->qi);
+    pl->qh = psi_malloc(nq * sizeof *pl->qh);
+    pl->ql = psi_malloc(nq * sizeof *pl->ql);
+    if (!pl->cache || !pl->st || !pl->q || !pl->qi || !pl->qh || !pl->ql)
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < nc; i++)
+        pl->cache[i].pos = -1;
     return PS_OK;
 }
 
@@ -210,15 +361,9 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     pl->ops = ops;
     pl->p = p;
     pl->gpu = p->gpu ? p->gpu : m ? m->gpu : NULL;
-    if (!ops || !p->hp_model || !p->lp_model || !pl->gpu || (!m && !p->predict))
-        return psi_error(PS_E_ARG, "ps_plan: needs ops, both models, and a model or a predictor with a GPU");
-    if (!(p->budget_ns > 0) || !isfinite(p->budget_ns))
-        return psi_error(PS_E_ARG, "the budget must be a positive number of ns");
-    if (!p->predict && p->coverage > 0 && !(p->coverage >= 0.5 && p->coverage <= 0.999))
-        return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", p->coverage);
-    if (p->lp_lengths < 1 || p->lp_lengths > 8 || p->window < 0 || p->window > 64 || p->lp_start < 0 ||
-        !(p->alone_run_ns >= 0))
-        return psi_error(PS_E_ARG, "lp_lengths 1..8, window 0..64, lp_start and alone_run_ns >= 0");
+    int rc = check_params(pl, m, ops, p);
+    if (rc != PS_OK)
+        return rc;
     pl->W = p->window ? p->window : m ? m->layout.window : PS_WINDOW;
     pl->L = p->lp_lengths;
     pl->hg = psi_ops_find(ops, pl->gpu, p->hp_model, p->hp_batch);
@@ -231,93 +376,141 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     if (pl->total < 2 || kt_h < 0 || kt_l < 0)
         return psi_error(PS_E_INPUT, "the profile lacks the whole GPU (%d TPCs) for %s or %s", pl->total, p->hp_model,
                          p->lp_model);
-    int n = pl->hg->n_ops;
-    pl->K = (n + pl->W - 1) / pl->W;
-    pl->seg_start = psi_malloc((size_t)pl->K * sizeof(int));
-    pl->seg_len = psi_malloc((size_t)pl->K * sizeof(int));
-    pl->alone = psi_malloc((size_t)pl->K * sizeof(double));
-    pl->rest = psi_malloc((size_t)pl->K * sizeof(double));
-    pl->split = psi_malloc((size_t)pl->hg->n_tpcs * sizeof(int));
-    pl->lp_work = psi_malloc((size_t)pl->lg->n_ops * sizeof(double));
-    if (!pl->seg_start || !pl->seg_len || !pl->alone || !pl->rest || !pl->split || !pl->lp_work)
+    if ((rc = setup_tables(pl, kt_h, kt_l)) != PS_OK)
+        return rc;
+    return setup_splits(pl);
+}
+
+/* The steps of the path ending at state e, in order, into out; consecutive
+ * alone steps merge into one run. */
+static int build(const planner_t *pl, const state_t *path, int e, ps_plan_t *out)
+{
+    int n = 0;
+    for (int k = e; path[k].prev >= 0; k = 2 * path[k].prev + path[k].prev_f)
+        n++;
+    int *order = psi_malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    out->steps = psi_calloc((size_t)(n > 0 ? n : 1), sizeof *out->steps);
+    if (!order || !out->steps) {
+        free(order);
         return PS_E_NOMEM;
-    for (int k = 0; k < pl->K; k++) {
-        int a = (int)((long long)k * n / pl->K), b = (int)((long long)(k + 1) * n / pl->K);
-        pl->seg_start[k] = a;
-        pl->seg_len[k] = b - a;
-        double t = 0;
-        for (int op = a; op < b; op++)
-            t += p->alone_op_ns ? p->alone_op_ns[op]
-                                : pl->hg->duration_ns[(size_t)op * (size_t)pl->hg->n_tpcs + (size_t)kt_h];
-        if (!(t >= 0))
-            return psi_error(PS_E_INPUT, "%s: no alone latency for operators %d..%d", p->hp_model, a, b - 1);
-        pl->alone[k] = t;
     }
-    for (int k = pl->K - 1; k >= 0; k--)
-        pl->rest[k] = k == pl->K - 1 ? 0 : pl->rest[k + 1] + pl->alone[k + 1];
-    for (int j = 0; j < pl->lg->n_ops; j++) {
-        pl->lp_work[j] = pl->lg->duration_ns[(size_t)j * (size_t)pl->lg->n_tpcs + (size_t)kt_l];
-        if (!(pl->lp_work[j] >= 0))
-            pl->lp_work[j] = 0;
+    int k = e;
+    for (int i = n - 1; i >= 0; i--, k = 2 * path[k].prev + path[k].prev_f)
+        order[i] = k;
+    size_t m = 0;
+    for (int i = 0; i < n; i++) {
+        const state_t *c = &path[order[i]];
+        int a = pl->bpos[c->prev], b = pl->bpos[order[i] / 2];
+        ps_plan_step_t *st = &out->steps[m];
+        if (c->d < 0 && m > 0 && out->steps[m - 1].lp_len == 0) {
+            st = &out->steps[m - 1];
+            st->hp_len += b - a;
+            st->hp_ns += c->t;
+        } else if (c->d < 0) {
+            *st = (ps_plan_step_t){.hp_start = a, .hp_len = b - a, .hp_tpcs = pl->total, .hp_ns = c->t};
+            m++;
+        } else {
+            *st = (ps_plan_step_t){.hp_start = a,
+                                   .hp_len = b - a,
+                                   .hp_tpcs = pl->split[c->s],
+                                   .lp_tpcs = pl->total - pl->split[c->s],
+                                   .lp_start = path[2 * c->prev + c->prev_f].pos,
+                                   .lp_len = c->len,
+                                   .hp_bound_ns = c->hp,
+                                   .lp_bound_ns = c->lp,
+                                   .step_ns = c->t,
+                                   .lp_work_ns = lp_gain(pl, path[2 * c->prev + c->prev_f].pos, c->len)};
+            m++;
+        }
+        if (st->lp_len == 0)
+            st->hp_bound_ns = st->step_ns = st->hp_ns;
     }
-    /* Splits: HP TPC counts both sides were profiled at (hp + lp = total). */
-    for (int i = 0; i < pl->hg->n_tpcs; i++) {
-        int t = pl->hg->tpcs[i];
-        if (t >= 1 && t < pl->total && psi_group_tpcs_index(pl->lg, pl->total - t) >= 0 && pl->S < 64)
-            pl->split[pl->S++] = t;
-    }
-    if (pl->S == 0)
-        return psi_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", p->hp_model,
-                         p->lp_model);
-    size_t nc = (size_t)pl->K * (size_t)pl->S * (size_t)pl->L;
-    pl->cache = psi_malloc(nc * sizeof *pl->cache);
-    if (!pl->cache)
-        return PS_E_NOMEM;
-    for (size_t i = 0; i < nc; i++)
-        pl->cache[i].pos = -1;
+    free(order);
+    out->n_steps = m;
     return PS_OK;
 }
 
-/* The plan of choices ch: consecutive alone segments merge into one run. */
-static int build(const planner_t *pl, const choice_t *ch, ps_plan_t *out)
+/* Search the price grid; the best path's states into best (2 nb), its final
+ * state into *best_end (-1: HP alone is best). */
+static int search(planner_t *pl, ps_plan_t *plan, state_t *best, int *best_end)
 {
-    out->steps = psi_calloc((size_t)pl->K, sizeof *out->steps);
-    if (!out->steps)
-        return PS_E_NOMEM;
-    size_t n = 0;
-    for (int k = 0; k < pl->K; k++) {
-        ps_plan_step_t *st;
-        if (ch[k].s < 0 && n > 0 && out->steps[n - 1].lp_len == 0) {
-            st = &out->steps[n - 1];
-            st->hp_len += pl->seg_len[k];
-            st->hp_ns += pl->alone[k];
-        } else {
-            st = &out->steps[n++];
-            st->hp_start = pl->seg_start[k];
-            st->hp_len = pl->seg_len[k];
-            if (ch[k].s < 0) {
-                st->hp_tpcs = pl->total;
-                st->hp_ns = pl->alone[k] + pl->p->alone_run_ns;
-            } else {
-                st->hp_tpcs = pl->split[ch[k].s];
-                st->lp_tpcs = pl->total - st->hp_tpcs;
-                st->lp_start = ch[k].pos;
-                st->lp_len = ch[k].len;
-                st->hp_bound_ns = ch[k].hp;
-                st->lp_bound_ns = ch[k].lp;
-                for (int j = ch[k].pos; j < ch[k].pos + ch[k].len; j++)
-                    st->lp_work_ns += pl->lp_work[j];
-            }
+    double best_net = 0;
+    *best_end = -1;
+    for (int i = 0; plan->feasible && i < N_MU; i++) {
+        int e, rc = pass(pl, mu_grid[i], &e);
+        if (rc != PS_OK)
+            return rc;
+        const state_t *s = &pl->st[e];
+        double net = s->gain - pl->p->time_value * (s->cost - plan->alone_ns);
+        if (net > best_net + 1e-9 * fabs(best_net)) {
+            best_net = net;
+            *best_end = e;
+            plan->mu = mu_grid[i];
+            memcpy(best, pl->st, 2 * (size_t)pl->nb * sizeof *best);
         }
-        if (st->lp_len == 0) {
-            st->hp_bound_ns = st->hp_ns;
-            st->step_ns = st->hp_ns;
-        } else {
-            st->step_ns = st->hp_bound_ns > st->lp_bound_ns ? st->hp_bound_ns : st->lp_bound_ns;
-        }
+        if (!pl->guard_hit)
+            break; /* the unconstrained optimum of this price; higher prices only cut */
     }
-    out->n_steps = n;
     return PS_OK;
+}
+
+/* Point predictions of the co-run steps, for the record (or the budgeted
+ * figures when the plan ran on points or a caller's predictor). */
+static int record_points(const planner_t *pl, ps_plan_t *plan)
+{
+    const ps_plan_params_t *p = pl->p;
+    for (size_t i = 0; i < plan->n_steps; i++) {
+        ps_plan_step_t *st = &plan->steps[i];
+        if (st->lp_len == 0)
+            continue;
+        if (p->predict || p->coverage <= 0) {
+            st->hp_ns = st->hp_bound_ns;
+            st->lp_ns = st->lp_bound_ns;
+            continue;
+        }
+        ps_query_t q = {pl->gpu,     p->hp_model,  p->hp_batch, st->hp_start, st->hp_len, p->lp_model,
+                        p->lp_batch, st->lp_start, st->lp_len,  st->hp_tpcs,  st->lp_tpcs};
+        int rc = ps_model_predict(pl->m, pl->ops, &q, 1, &st->hp_ns, &st->lp_ns);
+        if (rc != PS_OK)
+            return rc;
+    }
+    return PS_OK;
+}
+
+static int plan_with(planner_t *pl, ps_plan_t *plan)
+{
+    const ps_plan_params_t *p = pl->p;
+    plan->budget_ns = p->budget_ns;
+    plan->alone_ns = pl->acc[pl->nb - 1] + p->alone_run_ns;
+    plan->feasible = plan->alone_ns <= p->budget_ns;
+    plan->coverage = p->coverage;
+    state_t *best = psi_malloc(2 * (size_t)pl->nb * sizeof *best);
+    if (!best)
+        return PS_E_NOMEM;
+    int e, rc = search(pl, plan, best, &e);
+    if (rc == PS_OK && e < 0) {
+        /* HP alone in one run. */
+        plan->steps = psi_calloc(1, sizeof *plan->steps);
+        if (!plan->steps)
+            rc = PS_E_NOMEM;
+        else {
+            plan->steps[0] = (ps_plan_step_t){.hp_len = pl->hg->n_ops, .hp_tpcs = pl->total, .hp_ns = plan->alone_ns};
+            plan->steps[0].hp_bound_ns = plan->steps[0].step_ns = plan->alone_ns;
+            plan->n_steps = 1;
+            plan->lp_end = p->lp_start % pl->lg->n_ops;
+        }
+    } else if (rc == PS_OK) {
+        rc = build(pl, best, e, plan);
+        plan->lp_end = best[e].pos;
+    }
+    free(best);
+    if (rc == PS_OK)
+        rc = record_points(pl, plan);
+    for (size_t i = 0; rc == PS_OK && i < plan->n_steps; i++) {
+        plan->planned_ns += plan->steps[i].step_ns;
+        plan->lp_work_ns += plan->steps[i].lp_work_ns;
+    }
+    return rc;
 }
 
 int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, ps_plan_t **out)
@@ -328,81 +521,18 @@ int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p,
     double t0 = psi_now();
     planner_t pl;
     int rc = setup(&pl, m, ops, p);
-    choice_t *ch = NULL, *best = NULL;
-    ps_plan_t *plan = psi_calloc(1, sizeof *plan);
+    ps_plan_t *plan = rc == PS_OK ? psi_calloc(1, sizeof *plan) : NULL;
     if (rc == PS_OK && !plan)
         rc = PS_E_NOMEM;
-    if (rc == PS_OK) {
-        ch = psi_malloc((size_t)pl.K * sizeof *ch);
-        best = psi_malloc((size_t)pl.K * sizeof *best);
-        if (!ch || !best)
-            rc = PS_E_NOMEM;
-    }
-    if (rc != PS_OK)
-        goto done;
-    plan->budget_ns = p->budget_ns;
-    plan->alone_ns = pl.rest[0] + pl.alone[0] + p->alone_run_ns;
-    plan->feasible = plan->alone_ns <= p->budget_ns;
-    plan->coverage = p->coverage;
-    /* The all-alone plan (net gain 0) unless a pass does better. */
-    double best_work = 0;
-    int best_end = p->lp_start % pl.lg->n_ops;
-    for (int k = 0; k < pl.K; k++)
-        best[k] = (choice_t){.s = -1};
-    for (int i = 0; plan->feasible && i < N_MU; i++) {
-        double work;
-        int end;
-        if ((rc = pass(&pl, mu_grid[i], ch, &work, &end)) != PS_OK)
-            goto done;
-        /* Net of the HP time the co-runs add, at time_value. */
-        double planned = 0;
-        for (int k = 0; k < pl.K; k++)
-            planned += ch[k].t;
-        work -= p->time_value * (planned - plan->alone_ns);
-        if (work > best_work + 1e-9 * fabs(best_work)) {
-            best_work = work;
-            best_end = end;
-            plan->mu = mu_grid[i];
-            memcpy(best, ch, (size_t)pl.K * sizeof *ch);
-        }
-    }
-    if ((rc = build(&pl, best, plan)) != PS_OK)
-        goto done;
-    /* Point predictions of the co-run steps, for the record. */
-    if (!p->predict && p->coverage > 0) {
-        for (size_t i = 0; i < plan->n_steps && rc == PS_OK; i++) {
-            ps_plan_step_t *st = &plan->steps[i];
-            if (st->lp_len == 0)
-                continue;
-            ps_query_t q = {pl.gpu,      p->hp_model,  p->hp_batch, st->hp_start, st->hp_len, p->lp_model,
-                            p->lp_batch, st->lp_start, st->lp_len,  st->hp_tpcs,  st->lp_tpcs};
-            rc = ps_model_predict(m, ops, &q, 1, &st->hp_ns, &st->lp_ns);
-        }
-        if (rc != PS_OK)
-            goto done;
-    } else {
-        for (size_t i = 0; i < plan->n_steps; i++)
-            if (plan->steps[i].lp_len > 0) {
-                plan->steps[i].hp_ns = plan->steps[i].hp_bound_ns;
-                plan->steps[i].lp_ns = plan->steps[i].lp_bound_ns;
-            }
-    }
-    for (size_t i = 0; i < plan->n_steps; i++)
-        plan->planned_ns += plan->steps[i].step_ns;
-    plan->lp_work_ns = 0;
-    for (size_t i = 0; i < plan->n_steps; i++)
-        plan->lp_work_ns += plan->steps[i].lp_work_ns;
-    plan->lp_end = best_end;
-    plan->n_predictions = pl.n_pred;
-    plan->seconds = psi_now() - t0;
-done:
-    free(ch);
-    free(best);
+    if (rc == PS_OK)
+        rc = plan_with(&pl, plan);
     planner_free(&pl);
     if (rc != PS_OK) {
         ps_plan_free(plan);
         return rc;
     }
+    plan->n_predictions = pl.n_pred;
+    plan->seconds = psi_now() - t0;
     *out = plan;
     return PS_OK;
 }

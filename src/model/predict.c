@@ -418,6 +418,15 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         rc = slice_bounds(m, ops, q, n, first, coverage, &s);
     if (rc == PS_OK)
         rc = slice_compose(m, q, n, method, &s, oh, ol, sh, sl);
+    /* Composed segments: the conformal step on the composition (bounds.c). */
+    for (size_t k = 0; rc == PS_OK && coverage > 0 && k < n; k++) {
+        double ch, cl;
+        int W = m->layout.window;
+        if ((q[k].hp_len > W || q[k].lp_len > W) && calib_composed(m->calib, coverage, &ch, &cl)) {
+            oh[k] *= exp(ch);
+            ol[k] *= exp(cl);
+        }
+    }
     slice_free(&s);
     return rc;
 }
