@@ -6,13 +6,14 @@
 #include "collect/plan.h"
 #include "collect/store.h"
 #include "common/common.h"
-#include "testhelp.h"
 
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "testhelp.h" /* after sqlite3.h: th_query_long */
 
 static char tmpdir[64];
 
@@ -302,16 +303,6 @@ static int run_campaign(const char *db, unsigned delay_us)
     return rc;
 }
 
-static long query_long(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    long v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = (long)sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* Every row of a table, as one string (for comparing two databases). */
 static char *dump(const char *path, const char *sql)
 {
@@ -360,7 +351,7 @@ static void test_campaign_killed_and_resumed(void)
             sqlite3_open_v2(killed, &db, SQLITE_OPEN_READONLY, NULL);
         if (db) {
             sqlite3_busy_timeout(db, 1000);
-            rows = query_long(db, "SELECT COUNT(*) FROM coexec");
+            rows = th_query_long(db, "SELECT COUNT(*) FROM coexec");
             if (rows >= 15 * runs)
                 break;
         }
@@ -374,14 +365,13 @@ static void test_campaign_killed_and_resumed(void)
 
     /* The dead campaign left whole tasks only, and not all of them. */
     if (db) {
-        rows = query_long(db, "SELECT COUNT(*) FROM coexec");
+        rows = th_query_long(db, "SELECT COUNT(*) FROM coexec");
         CHECK_MSG(rows >= 15 * runs && rows < experiments * runs, "killed at %ld rows", rows);
         CHECK(rows % runs == 0);
-        CHECK(query_long(db, "SELECT COUNT(*) FROM (SELECT experiment FROM coexec GROUP BY "
-                             "experiment HAVING COUNT(*) != 4)") == 0);
-        CHECK(query_long(db, "SELECT COUNT(*) FROM tasks WHERE kind='coexec' AND done=1") ==
-              rows / runs);
-        CHECK(query_long(db, "SELECT COUNT(*) FROM ops") == ops_rows);
+        CHECK(th_query_long(db, "SELECT COUNT(*) FROM (SELECT experiment FROM coexec GROUP BY "
+                                "experiment HAVING COUNT(*) != 4)") == 0);
+        CHECK(th_query_long(db, "SELECT COUNT(*) FROM tasks WHERE kind='coexec' AND done=1") == rows / runs);
+        CHECK(th_query_long(db, "SELECT COUNT(*) FROM ops") == ops_rows);
         sqlite3_close(db);
     }
 

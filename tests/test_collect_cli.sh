@@ -116,6 +116,12 @@ cd "$T"
 "$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 --json \
     > colo.out || fail "colocate"
 grep -q '"colocation":"mobilenetv2_batch4-inf@50+bert-base_batch2-inf@50"' colo.out || fail "$(cat colo.out)"
+# check holds the co-location against workloads.csv: bert-base has no solo
+# profile yet, then it has.
+"$P" check workload_scaling.csv workloads.csv colocations.csv > check2 2>&1 && fail "check without bert-base's profile"
+grep -q "colocations.csv:3:4: workload 'bert-base_batch2-inf' on FAKE-GPU has no row" check2 || fail "$(cat check2)"
+"$P" collect scaling --backend fake --model bert-base --batch 2 --shares 50,100 --seconds 0.01 -q \
+    > scaling.out || fail "scaling: $(cat scaling.out)"
 "$P" check workload_scaling.csv workloads.csv colocations.csv > check2 || fail "check: $(cat check2)"
 grep -q "colocations.csv: colocations, 2 rows" check2 || fail "$(cat check2)"
 "$P" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.01 2> err

@@ -67,6 +67,35 @@ done
 expect 0 "$CLI" check "$T/c/coexec.csv" "$OPS"
 has "$T/out" "coexec.csv: coexec, 80 rows"
 
+# Item 3 for the workload-level tables: check validates colocations and
+# workload_scaling files against the workloads files it is given (each
+# passes alone; colocate train failed later without file:line).
+F=tests/data/colocate
+expect 0 "$CLI" check "$F/workloads.csv" "$F/colocations3.csv" "$F/workload_scaling.csv"
+has "$T/out" "colocations3.csv: colocations, 120 rows, 40 colocations"
+# A co-location naming a workload absent from workloads.csv (line 3).
+sed '3s/,alpha_batch8-inf,/,zeta_batch1-inf,/' "$F/colocations3.csv" >"$T/cl.csv"
+expect 0 "$CLI" check "$T/cl.csv"
+expect 1 "$CLI" check "$F/workloads.csv" "$T/cl.csv"
+has "$T/err" "cl.csv:3:4: workload 'zeta_batch1-inf' on TESTGPU has no row in the workloads file given"
+has "$T/err" "known: alpha_batch2-inf, alpha_batch8-inf, beta_batch4-train, ..."
+# ... or one on another GPU than its solo profile.
+sed '2,4s/,TESTGPU,/,OTHERGPU,/' "$F/colocations3.csv" >"$T/cl.csv"
+expect 1 "$CLI" check "$F/workloads.csv" "$T/cl.csv"
+has "$T/err" "cl.csv:2:4: workload 'alpha_batch2-inf' on OTHERGPU has no row"
+# A scaling curve (a share's solo throughput) of a workload without a solo
+# profile.
+sed '3s/,alpha_batch2-inf,/,delta_batch2-inf,/' "$F/workload_scaling.csv" >"$T/sc.csv"
+expect 0 "$CLI" check "$T/sc.csv"
+expect 1 "$CLI" check "$T/sc.csv" "$F/workloads.csv"
+has "$T/err" "sc.csv:3:2: workload 'delta_batch2-inf' on TESTGPU has no row"
+# Wrong k: a co-location whose slots are not 1..k (slot 3 of 3 renumbered
+# 4), with or without a workloads file.
+sed '4s/,TESTGPU,3,/,TESTGPU,4,/' "$F/colocations3.csv" >"$T/cl.csv"
+expect 1 "$CLI" check "$T/cl.csv"
+has "$T/err" "cl.csv:4:3: co-location 't3/alpha_batch2-inf+alpha_batch8-inf+beta_batch4-train@100/100/100' has slot 4 but 3 rows"
+expect 1 "$CLI" check "$F/workloads.csv" "$T/cl.csv"
+
 # Item 6: thread counts and sizes are bounded: a usage error, not a libgomp
 # crash (--threads 100000) or 2 GB of stacks (--threads 20000).
 for n in 100000 20000; do
@@ -127,13 +156,29 @@ wait $pid || fail "the first train failed: $(cat "$T/first.out")"
 expect 0 "$CLI" predict --model "$T/two.psm" --ops "$OPS" --queries "$T/q.csv"
 # Two collectors appending to one CSV: the second waits, no row is lost.
 cd "$T"
-"$CLI" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 --seconds 0.5 -q >/dev/null 2>"$T/c1" &
+# (PS_TEST_SAVE_PAUSE_MS holds the first in its save, lock taken.)
+PS_TEST_SAVE_PAUSE_MS=150 "$CLI" collect colocate --backend fake --jobs mobilenetv2:4@50,bert-base:2@50 \
+    --seconds 0.5 -q >/dev/null 2>"$T/c1" &
 p1=$!
 wait_for colocations.csv.lock
 "$CLI" collect colocate --backend fake --jobs mobilenetv2:4@30,bert-base:2@70 --seconds 0.01 -q >/dev/null 2>"$T/c2" ||
     fail "second collector: $(cat "$T/c2")"
 wait $p1 || fail "first collector: $(cat "$T/c1")"
 [ "$(awk -F, 'NR > 1' colocations.csv | wc -l)" -eq 4 ] || fail "rows lost: $(cat colocations.csv)"
+grep -q "being written by pid $p1: waiting" "$T/c2" || fail "the second collector did not wait: $(cat "$T/c2")"
+# Two collect scaling runs read-modify-write the same two CSVs: the second
+# waits for the first and adds its rows to the first's.
+PS_TEST_SAVE_PAUSE_MS=150 "$CLI" collect scaling --backend fake --model mobilenetv2 --batch 4 --shares 10,100 \
+    --seconds 0.01 -q >/dev/null 2>"$T/c1" &
+p1=$!
+wait_for workload_scaling.csv.lock
+"$CLI" collect scaling --backend fake --model bert-base --batch 2 --shares 10,50,100 --seconds 0.01 -q \
+    >/dev/null 2>"$T/c2" || fail "second scaling: $(cat "$T/c2")"
+wait $p1 || fail "first scaling: $(cat "$T/c1")"
+grep -q "being written by pid $p1: waiting" "$T/c2" || fail "the second scaling did not wait: $(cat "$T/c2")"
+[ "$(awk -F, 'NR > 1' workload_scaling.csv | wc -l)" -eq 5 ] || fail "scaling rows lost: $(cat workload_scaling.csv)"
+[ "$(awk -F, 'NR > 1' workloads.csv | wc -l)" -eq 2 ] || fail "workload rows lost: $(cat workloads.csv)"
+rm -f workload_scaling.csv workloads.csv
 # Two collectors on one campaign database: the second is told who holds it,
 # in words, not SQLite's ("UNIQUE constraint failed", "database is locked").
 "$CLI" collect profile --backend fake --model resnet50 --batch 2 --tpcs 8,46 --db cdb.db -q >/dev/null || fail profile

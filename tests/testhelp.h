@@ -78,6 +78,19 @@ static inline void th_tmpdir_remove(const char *dir)
         fprintf(stderr, "could not remove %s\n", dir);
 }
 
+#ifdef SQLITE_VERSION /* sqlite3.h included before this header */
+/* The first column of the first row of sql, or -1. */
+static inline long th_query_long(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    long v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+#endif
+
 typedef struct {
     const char *name;
     void (*fn)(void);

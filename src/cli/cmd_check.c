@@ -1,5 +1,6 @@
 /* pairsight check: detect, validate and summarise CSV tables. */
 #include "cli/cli.h"
+#include "profile/tables.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -24,23 +25,24 @@ int cmd_check(int argc, char **argv)
     cli_opt_t opts[] = {CLI_OPT_JSON(&json, "one JSON object per file instead of text"),
                         {"-q", CLI_FLAG, &quiet, NULL, "print nothing for valid files, only errors", .flags = CLI_NODEF},
                         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "check",
-        .synopsis = "[options] FILE...",
-        .about = "Detects which table of FORMATS.md each file holds (ops, coexec, workloads,\n"
-                 "workload_scaling, colocations) from its header, validates it whole and prints\n"
-                 "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
-                 "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
-                 "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
-                 "FILE - reads standard input; files after -- are never options.\n"
-                 "Given ops files, every coexec file is also checked against them: each row's\n"
-                 "models and batches are profiled there, its segments lie inside them and its\n"
-                 "TPC counts were profiled. coexec files are streamed: memory holds one row\n"
-                 "per experiment, not the file.\n",
-        .opts = opts,
-        .examples = examples,
-        .exit_status = "0 all files valid, 1 a file is invalid or unreadable, 2 usage error.",
-        .max_pos = -1};
+    cli_spec_t spec = {.cmd = "check",
+                       .synopsis = "[options] FILE...",
+                       .about = "Detects which table of FORMATS.md each file holds (ops, coexec, workloads,\n"
+                                "workload_scaling, colocations) from its header, validates it whole and prints\n"
+                                "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
+                                "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
+                                "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
+                                "FILE - reads standard input; files after -- are never options.\n"
+                                "Given ops files, every coexec file is also checked against them: each row's\n"
+                                "models and batches are profiled there, its segments lie inside them and its\n"
+                                "TPC counts were profiled. coexec files are streamed: memory holds one row\n"
+                                "per experiment, not the file. Given workloads files, every colocations and\n"
+                                "workload_scaling file is checked against them: each row's workload has its solo\n"
+                                "profile there, on the same GPU. Every co-location's slots are 1..k.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .exit_status = "0 all files valid, 1 a file is invalid or unreadable, 2 usage error.",
+                       .max_pos = -1};
     int code;
     if (cli_parse(&spec, argc, argv, &nfiles, &code))
         return code;
@@ -50,18 +52,27 @@ int cmd_check(int argc, char **argv)
         if (strcmp(argv[i], "-") == 0 && !(argv[i] = (char *)cli_stdin_path()))
             return cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
     /* The ops files first: coexec files are checked against them. */
+    /* ... and the workloads files: co-location and scaling files against them. */
     ps_ops_t **ops = calloc(nfiles > 0 ? (size_t)nfiles + 1 : 1, sizeof *ops);
-    int n_ops = 0, code2 = CLI_OK;
-    if (!ops)
+    ps_workloads_t **wl = calloc(nfiles > 0 ? (size_t)nfiles + 1 : 1, sizeof *wl);
+    int n_ops = 0, n_wl = 0, code2 = CLI_OK;
+    if (!ops || !wl) {
+        free(ops);
+        free(wl);
         return cli_fail(CLI_BAD_INPUT, "check", "out of memory");
+    }
     for (int i = 1; i <= nfiles && code2 == CLI_OK; i++) {
         ps_table_kind_t kind;
         if (ps_table_detect(argv[i], &kind) == 0 && kind == PS_TABLE_OPS && ps_ops_load(argv[i], &ops[n_ops]) == 0)
             n_ops++;
+        if (ps_table_detect(argv[i], &kind) == 0 && kind == PS_TABLE_WORKLOADS &&
+            ps_workloads_load(argv[i], &wl[n_wl]) == 0)
+            n_wl++;
     }
     for (int i = 1; i <= nfiles && code2 == CLI_OK; i++) {
         ps_check_result_t r;
-        if (ps_table_check_with(argv[i], (const ps_ops_t *const *)ops, n_ops, &r) != 0) {
+        if (ps_table_check_with(argv[i], (const ps_ops_t *const *)ops, n_ops, &r) != 0 ||
+            psi_check_with_workloads(argv[i], r.kind, (const ps_workloads_t *const *)wl, n_wl) != 0) {
             code2 = cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
             break;
         }
@@ -82,6 +93,9 @@ int cmd_check(int argc, char **argv)
     }
     for (int i = 0; i < n_ops; i++)
         ps_ops_free(ops[i]);
+    for (int i = 0; i < n_wl; i++)
+        ps_workloads_free(wl[i]);
     free(ops);
+    free(wl);
     return code2;
 }

@@ -3,6 +3,7 @@
 #include "colocate/colocate.h"
 
 #include "common/common.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -114,7 +115,7 @@ double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, c
     return s;
 }
 
-static int xgb_fail(const char *what) { return psi_error(PS_E_BACKEND, "xgboost: %s: %s", what, XGBGetLastError()); }
+static int xgb_fail(const char *what) { return psi_xgb_error(what); }
 
 static int make_dmatrix(const double *x, const double *margin, int n, int d, DMatrixHandle *out)
 {

@@ -20,6 +20,7 @@
 #include "colocate/model_internal.h"
 
 #include "common/common.h"
+#include "model/model.h"
 #include "model/ubj.h"
 
 #include <floatfann.h>
@@ -184,7 +185,7 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
     if (rc == PS_OK && m->booster &&
         (XGBoosterSetAttr(m->booster, "pairsight_kind", ps_coloc_kind_name(m->kind)) ||
          XGBoosterSaveModelToBuffer(m->booster, "{\"format\": \"ubj\"}", &blen, &bst)))
-        rc = psi_error(PS_E_BACKEND, "xgboost: save: %s", XGBGetLastError());
+        rc = psi_xgb_error("save");
     if (rc == PS_OK && !m->booster && m->ann)
         rc = mlp_text(m, &mlp, &mlen);
     if (rc == PS_OK && m->kind == PS_COLOC_LOWRANK) {
@@ -427,7 +428,7 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
         return psi_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
     if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
         XGBoosterSetParam(b, "nthread", "1")) {
-        int rc = psi_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
+        int rc = psi_error_prefix(psi_xgb_error("load"), path);
         if (b)
             XGBoosterFree(b);
         return rc;
@@ -436,7 +437,7 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
     const char *v = NULL;
     int ok = 0;
     if (XGBoosterGetAttr(b, "pairsight_kind", &v, &ok) != 0)
-        return psi_error(PS_E_BACKEND, "%s: xgboost: %s", path, XGBGetLastError());
+        return psi_error_prefix(psi_xgb_error("the booster's kind"), path);
     if (!ok || !v || strcmp(v, ps_coloc_kind_name(m->kind)) != 0)
         return psi_error(PS_E_INPUT, "%s: the booster is tagged as kind '%s', the model is %s", path,
                          ok && v ? v : "(none)", ps_coloc_kind_name(m->kind));

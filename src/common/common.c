@@ -1,3 +1,6 @@
+#ifdef PS_FAULT_INJECTION
+#define _GNU_SOURCE /* fopencookie */
+#endif
 #include "common/common.h"
 
 #include <dirent.h>
@@ -13,25 +16,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Fault injection (built with PS_FAULT_INJECTION, tests only): the n-th
- * allocation through psi_malloc/psi_calloc/psi_realloc/psi_strdup from now
- * fails, and the n-th atomic commit fails as a write error would. */
+/* Fault injection (built with PS_FAULT_INJECTION, tests only): per kind of
+ * event (an allocation, one write of an output stream, its flush, an fsync,
+ * the rename), the n-th event from fault_arm on fails. */
 #ifdef PS_FAULT_INJECTION
-static _Thread_local long fault_alloc = 0, fault_write = 0;
+static _Thread_local long fault_next[PSI_FAULT_KINDS], fault_count[PSI_FAULT_KINDS];
+void fault_arm(psi_fault_t kind, long nth)
+{
+    fault_next[kind] = nth;
+    fault_count[kind] = 0;
+}
+long fault_seen(psi_fault_t kind) { return fault_count[kind]; }
 void fault_inject(long nth_alloc, long nth_write)
 {
-    fault_alloc = nth_alloc;
-    fault_write = nth_write;
+    for (int k = 0; k < PSI_FAULT_KINDS; k++)
+        fault_arm((psi_fault_t)k, 0);
+    fault_arm(PSI_FAULT_ALLOC, nth_alloc);
+    fault_arm(PSI_FAULT_WRITE, nth_write);
 }
-static int fault_now(long *k)
+int psi_fault(psi_fault_t kind)
 {
-    return *k > 0 && --*k == 0;
+    fault_count[kind]++;
+    return fault_next[kind] > 0 && --fault_next[kind] == 0;
 }
-#define FAIL_ALLOC() fault_now(&fault_alloc)
-#define FAIL_WRITE() fault_now(&fault_write)
+#define FAIL_ALLOC() psi_fault(PSI_FAULT_ALLOC)
+#define FAIL(kind) (psi_fault(PSI_FAULT_##kind) ? (errno = EIO, 1) : 0)
 #else
 #define FAIL_ALLOC() 0
-#define FAIL_WRITE() 0
+#define FAIL(kind) 0
 #endif
 
 static _Thread_local char last_error[1024] = "no error";
@@ -225,10 +237,58 @@ void out_lock_release(out_lock_t *l)
 
 struct psi_atomic {
     FILE *f;
+    int fd;
     char *path;
     char *tmp;
     out_lock_t *lock;
+    long pause_ms;
 };
+
+/* Test hook: PS_TEST_SAVE_PAUSE_MS=N makes every save sleep N ms at each of
+ * its steps (temporary file open, before the flush of its last writes,
+ * before the rename, after it), so that a test can kill a writer at each
+ * moment of a save (tests/test_kill_save.sh). */
+static void save_pause(const psi_atomic_t *a)
+{
+    if (a->pause_ms > 0) {
+        struct timespec ts = {a->pause_ms / 1000, (a->pause_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+#ifdef PS_FAULT_INJECTION
+/* Fault builds write through a cookie stream, so that each write can fail
+ * (PSI_FAULT_WRITE); armed, the stream is unbuffered and every fprintf,
+ * fwrite or fputc of a writer is one write. */
+static ssize_t fault_cookie_write(void *c, const char *buf, size_t n)
+{
+    if (FAIL(WRITE)) {
+        errno = EIO;
+        return -1;
+    }
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(*(int *)c, buf + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return done ? (ssize_t)done : -1;
+        done += (size_t)k;
+    }
+    return (ssize_t)done;
+}
+static int fault_cookie_close(void *c) { return close(*(int *)c); }
+static FILE *atomic_stream_open(psi_atomic_t *a)
+{
+    cookie_io_functions_t io = {.write = fault_cookie_write, .close = fault_cookie_close};
+    FILE *f = fopencookie(&a->fd, "wb", io);
+    if (f && fault_next[PSI_FAULT_WRITE] > 0)
+        setvbuf(f, NULL, _IONBF, 0);
+    return f;
+}
+#else
+static FILE *atomic_stream_open(psi_atomic_t *a) { return fdopen(a->fd, "wb"); }
+#endif
 
 /* Remove "<base>.tmp.<pid>" files beside path whose writer is dead: a save
  * killed between its open and its rename leaves one (28 of 40 kills of
@@ -272,13 +332,20 @@ int psi_atomic_open(const char *path, psi_atomic_t **out)
     size_t n = strlen(path) + 32;
     a->path = psi_strdup(path);
     a->tmp = psi_malloc(n);
+    const char *pause = getenv("PS_TEST_SAVE_PAUSE_MS");
+    a->pause_ms = pause ? strtol(pause, NULL, 10) : 0;
     int rc = a->path && a->tmp ? out_lock_acquire(path, 0, &a->lock) : PS_E_NOMEM;
     if (rc == PS_OK) {
         remove_stale_temps(path);
         snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-        a->f = fopen(a->tmp, "wb");
-        if (!a->f)
+        a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (a->fd < 0)
             rc = psi_error(PS_E_IO, "%s: cannot write (temporary file %s): open: %s", path, a->tmp, strerror(errno));
+        else if (!(a->f = atomic_stream_open(a))) {
+            rc = psi_error(PS_E_NOMEM, "%s: out of memory (stream of %s)", path, a->tmp);
+            close(a->fd);
+            remove(a->tmp);
+        }
     }
     if (rc != PS_OK) {
         out_lock_release(a->lock);
@@ -287,6 +354,7 @@ int psi_atomic_open(const char *path, psi_atomic_t **out)
         free(a);
         return rc;
     }
+    save_pause(a);
     *out = a;
     return PS_OK;
 }
@@ -323,19 +391,22 @@ static int fsync_dir(const char *path)
 int psi_atomic_commit(psi_atomic_t *a)
 {
     int rc = PS_OK;
-    if (ferror(a->f) || FAIL_WRITE())
+    save_pause(a);
+    if (ferror(a->f))
         rc = psi_error(PS_E_IO, "%s: write failed (temporary file %s)", a->path, a->tmp);
-    else if (fflush(a->f) != 0)
+    else if (FAIL(FLUSH) || fflush(a->f) != 0)
         rc = psi_error(PS_E_IO, "%s: flush failed: %s", a->path, strerror(errno));
-    else if (fsync(fileno(a->f)) != 0)
+    else if (FAIL(FSYNC) || fsync(a->fd) != 0)
         rc = psi_error(PS_E_IO, "%s: fsync failed: %s", a->path, strerror(errno));
     if (fclose(a->f) != 0 && rc == PS_OK)
         rc = psi_error(PS_E_IO, "%s: close failed: %s", a->path, strerror(errno));
-    if (rc == PS_OK && rename(a->tmp, a->path) != 0)
+    if (rc == PS_OK)
+        save_pause(a);
+    if (rc == PS_OK && (FAIL(RENAME) || rename(a->tmp, a->path) != 0))
         rc = psi_error(PS_E_IO, "%s: rename of %s failed: %s", a->path, a->tmp, strerror(errno));
     if (rc != PS_OK)
         remove(a->tmp);
-    else if (fsync_dir(a->path) != 0)
+    else if (save_pause(a), FAIL(FSYNC) || fsync_dir(a->path) != 0)
         rc = psi_error(PS_E_IO, "%s: fsync of its folder after the rename failed: %s", a->path, strerror(errno));
     atomic_release(a);
     return rc;
@@ -500,10 +571,7 @@ int file_read_all(const char *path, unsigned char **out, size_t *n)
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 
-static void make_c_locale(void)
-{
-    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-}
+static void make_c_locale(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
 
 locale_t c_numeric_begin(void)
 {

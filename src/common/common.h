@@ -105,9 +105,28 @@ int psi_name_index(const char *what, const char *name, const char *const *names,
 double psi_median(double *v, size_t n);
 
 #ifdef PS_FAULT_INJECTION
-/* Tests only: make the nth_alloc-th allocation (psi_malloc and friends) and
- * the nth_write-th atomic commit of this thread fail; 0 = never. */
+/* Tests only: fault_arm(kind, n) makes the n-th event of kind of this thread
+ * from now fail (0 = never): an allocation (psi_malloc and friends, and what
+ * a test routes through psi_fault: cJSON's and SQLite's allocators), one
+ * write to an atomic output stream (each fprintf/fwrite/fputc once armed:
+ * the stream is then unbuffered), its flush, an fsync (the file's, then its
+ * folder's) or the rename. fault_seen counts the events of kind since it was
+ * armed. fault_inject(a, w) arms ALLOC with a and WRITE with w, the rest 0. */
+typedef enum {
+    PSI_FAULT_ALLOC,
+    PSI_FAULT_WRITE,
+    PSI_FAULT_FLUSH,
+    PSI_FAULT_FSYNC,
+    PSI_FAULT_RENAME,
+    PSI_FAULT_NEW, /* C++ operator new (tests/faults_new.cpp) */
+    PSI_FAULT_IO,  /* SQLite's writes and syncs (the test's VFS) */
+    PSI_FAULT_KINDS
+} psi_fault_t;
+void fault_arm(psi_fault_t kind, long nth);
+long fault_seen(psi_fault_t kind);
 void fault_inject(long nth_alloc, long nth_write);
+/* Count an event of kind; 1 when it is the one to fail. */
+int psi_fault(psi_fault_t kind);
 #endif
 
 /* Numbers are read and written in the C locale whatever the process's
@@ -119,6 +138,13 @@ void fault_inject(long nth_alloc, long nth_write);
 #include <locale.h>
 locale_t c_numeric_begin(void);
 void c_numeric_end(locale_t old);
+
+/* cJSON_ParseWithLength into *out, telling its two failures apart: a text
+ * that is not JSON is PS_E_INPUT ("WHAT is not valid JSON (near byte N)"),
+ * an allocation that failed inside cJSON PS_E_NOMEM (cJSON returns NULL for
+ * both; src/common/json.c checks the text without allocating). */
+struct cJSON;
+int psi_json_parse(const char *text, size_t len, const char *what, struct cJSON **out);
 
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the

@@ -200,18 +200,35 @@ int calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w
 /* ---- JSON: {"min_bin", "n_rows", "n_experiments", "levels": [...],
  * "bins": [{"split": s|-1, "mem": m|-1, "n", "hp": [...], "lp": [...]}]} ---- */
 
+/* Both NULL when an allocation inside cJSON failed (a calibration missing a
+ * bin must not be saved as if whole). */
 static cJSON *bin_json(const calib_bin_t *b, int s, int mb)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "split", s);
-    cJSON_AddNumberToObject(o, "mem", mb);
-    cJSON_AddNumberToObject(o, "n", b->n);
-    for (int side = 0; side < 2; side++) {
+    int ok = o && cJSON_AddNumberToObject(o, "split", s) && cJSON_AddNumberToObject(o, "mem", mb) &&
+             cJSON_AddNumberToObject(o, "n", b->n);
+    for (int side = 0; side < 2 && ok; side++) {
         cJSON *a = cJSON_AddArrayToObject(o, side == 0 ? "hp" : "lp");
-        for (int i = 0; i < CALIB_NLEVELS; i++)
-            cJSON_AddItemToArray(a, isfinite(b->q[side][i]) ? cJSON_CreateNumber(b->q[side][i]) : cJSON_CreateNull());
+        ok = a != NULL;
+        for (int i = 0; i < CALIB_NLEVELS && ok; i++) {
+            cJSON *e = isfinite(b->q[side][i]) ? cJSON_CreateNumber(b->q[side][i]) : cJSON_CreateNull();
+            ok = e && cJSON_AddItemToArray(a, e);
+        }
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
     }
     return o;
+}
+
+/* Add item to array a: 0 (item freed) when either is NULL. */
+static int add_to(cJSON *a, cJSON *item)
+{
+    if (a && item && cJSON_AddItemToArray(a, item))
+        return 1;
+    cJSON_Delete(item);
+    return 0;
 }
 
 cJSON *calib_to_json(const psi_calib_t *c)
@@ -219,23 +236,29 @@ cJSON *calib_to_json(const psi_calib_t *c)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddNumberToObject(o, "min_bin", c->min_bin);
-    cJSON_AddNumberToObject(o, "n_rows", (double)c->n_rows);
-    cJSON_AddNumberToObject(o, "n_experiments", (double)c->n_experiments);
-    cJSON *lv = cJSON_AddArrayToObject(o, "levels");
-    for (int i = 0; i < CALIB_NLEVELS; i++)
-        cJSON_AddItemToArray(lv, cJSON_CreateNumber(level_at(i)));
-    cJSON *bins = cJSON_AddArrayToObject(o, "bins");
-    cJSON_AddItemToArray(bins, bin_json(&c->all, -1, -1));
-    for (int s = 0; s < CALIB_NSPLIT; s++)
-        cJSON_AddItemToArray(bins, bin_json(&c->split[s], s, -1));
-    for (int s = 0; s < CALIB_NSPLIT; s++)
-        for (int mb = 0; mb < CALIB_NMEM; mb++)
-            cJSON_AddItemToArray(bins, bin_json(&c->cell[s][mb], s, mb));
-    if (c->composed.n > 0) {
+    int ok = cJSON_AddNumberToObject(o, "min_bin", c->min_bin) &&
+             cJSON_AddNumberToObject(o, "n_rows", (double)c->n_rows) &&
+             cJSON_AddNumberToObject(o, "n_experiments", (double)c->n_experiments);
+    cJSON *lv = ok ? cJSON_AddArrayToObject(o, "levels") : NULL;
+    for (int i = 0; i < CALIB_NLEVELS && ok; i++)
+        ok = add_to(lv, cJSON_CreateNumber(level_at(i)));
+    cJSON *bins = ok ? cJSON_AddArrayToObject(o, "bins") : NULL;
+    ok = ok && add_to(bins, bin_json(&c->all, -1, -1));
+    for (int s = 0; s < CALIB_NSPLIT && ok; s++)
+        ok = add_to(bins, bin_json(&c->split[s], s, -1));
+    for (int s = 0; s < CALIB_NSPLIT && ok; s++)
+        for (int mb = 0; mb < CALIB_NMEM && ok; mb++)
+            ok = add_to(bins, bin_json(&c->cell[s][mb], s, mb));
+    if (ok && c->composed.n > 0) {
         cJSON *k = bin_json(&c->composed, -1, -1);
-        cJSON_AddNumberToObject(k, "window", c->composed_window);
-        cJSON_AddItemToObject(o, "composed", k);
+        ok = k && cJSON_AddNumberToObject(k, "window", c->composed_window);
+        ok = ok && cJSON_AddItemToObject(o, "composed", k);
+        if (!ok)
+            cJSON_Delete(k);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
     }
     return o;
 }

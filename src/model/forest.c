@@ -21,6 +21,7 @@
 #include "model/forest.h"
 
 #include "common/common.h"
+#include "model/model.h"
 
 #include <cjson/cJSON.h>
 #include <xgboost/c_api.h>
@@ -1593,10 +1594,10 @@ int psi_forest_from_json(const char *json, size_t len, psi_forest_t **out)
     *out = NULL;
     if (!json)
         return psi_error(PS_E_ARG, "psi_forest_from_json: no model text");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-    if (!root)
-        return psi_error(PS_E_INPUT, "XGBoost model: not valid JSON near byte %ld", (long)(end ? end - json : 0));
+    cJSON *root = NULL;
+    int prc = psi_json_parse(json, len, "XGBoost model", &root);
+    if (prc != PS_OK)
+        return prc;
     psi_forest_t *f = psi_calloc(1, sizeof *f);
     int rc = f ? load_model(f, root) : PS_E_NOMEM;
     cJSON_Delete(root);
@@ -1621,7 +1622,7 @@ int psi_forest_from_booster(void *booster, psi_forest_t **out)
     bst_ulong len = 0;
     const char *buf = NULL;
     if (XGBoosterSaveModelToBuffer((BoosterHandle)booster, "{\"format\": \"json\"}", &len, &buf))
-        return psi_error(PS_E_BACKEND, "XGBoost: %s", XGBGetLastError());
+        return psi_xgb_error("the model as JSON");
     /* buf is owned by the booster and valid until its next call. */
     return psi_forest_from_json(buf, (size_t)len, out);
 }

@@ -49,7 +49,13 @@ static const char *const sec_what[3] = {"metadata", "HP regressor", "LP regresso
 static const char *const side_name[2] = {"hp", "lp"};
 #define BOOSTER_KIND "segment-log-slowdown"
 
-int psi_xgb_error(const char *what) { return psi_error(PS_E_BACKEND, "XGBoost: %s: %s", what, XGBGetLastError()); }
+/* XGBoost reports a failed C++ allocation as its exception's text. */
+int psi_xgb_error(const char *what)
+{
+    const char *e = XGBGetLastError();
+    int oom = strstr(e, "bad_alloc") || strstr(e, "bad_array_new_length");
+    return psi_error(oom ? PS_E_NOMEM : PS_E_BACKEND, "XGBoost: %s: %s", what, oom ? "out of memory" : e);
+}
 
 int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out)
 {
@@ -212,49 +218,62 @@ static uint64_t get_le(const unsigned char *b, int bytes)
     return v;
 }
 
-static void add_pair(cJSON *o, const char *key, const double v[2])
+/* 0 when an allocation inside cJSON failed (the pair is then absent). */
+static int add_pair(cJSON *o, const char *key, const double v[2])
 {
     cJSON *a = cJSON_AddArrayToObject(o, key);
-    for (int s = 0; s < 2; s++)
-        cJSON_AddItemToArray(a, isfinite(v[s]) ? cJSON_CreateNumber(v[s]) : cJSON_CreateNull());
+    int ok = a != NULL;
+    for (int s = 0; s < 2 && ok; s++) {
+        cJSON *e = isfinite(v[s]) ? cJSON_CreateNumber(v[s]) : cJSON_CreateNull();
+        ok = e && cJSON_AddItemToArray(a, e);
+    }
+    return ok;
 }
 
+/* NULL when an allocation inside cJSON failed: a header missing a field
+ * must not be saved as if whole. */
 cJSON *psi_model_info_json(const ps_model_info_t *i)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
+    int ok = 1;
     cJSON *l = cJSON_AddObjectToObject(o, "layout");
-    cJSON_AddNumberToObject(l, "version", i->layout_version);
-    cJSON_AddNumberToObject(l, "variant", i->variant);
-    cJSON_AddNumberToObject(l, "window", i->window);
-    cJSON_AddNumberToObject(l, "n_features", i->n_features);
-    cJSON_AddStringToObject(o, "gpu", i->gpu);
-    cJSON_AddStringToObject(o, "library_version", PS_VERSION_STRING);
-    cJSON_AddNumberToObject(o, "n_samples", (double)i->n_samples);
-    cJSON_AddNumberToObject(o, "n_train", (double)i->n_train);
-    cJSON_AddNumberToObject(o, "n_valid", (double)i->n_valid);
-    cJSON_AddNumberToObject(o, "n_test", (double)i->n_test);
-    cJSON_AddNumberToObject(o, "n_calib", (double)i->n_calib);
-    cJSON_AddNumberToObject(o, "n_experiments", (double)i->n_experiments);
-    cJSON_AddNumberToObject(o, "seed", (double)i->seed);
+    ok &= l != NULL;
+    ok &= cJSON_AddNumberToObject(l, "version", i->layout_version) != 0;
+    ok &= cJSON_AddNumberToObject(l, "variant", i->variant) != 0;
+    ok &= cJSON_AddNumberToObject(l, "window", i->window) != 0;
+    ok &= cJSON_AddNumberToObject(l, "n_features", i->n_features) != 0;
+    ok &= cJSON_AddStringToObject(o, "gpu", i->gpu) != 0;
+    ok &= cJSON_AddStringToObject(o, "library_version", PS_VERSION_STRING) != 0;
+    ok &= cJSON_AddNumberToObject(o, "n_samples", (double)i->n_samples) != 0;
+    ok &= cJSON_AddNumberToObject(o, "n_train", (double)i->n_train) != 0;
+    ok &= cJSON_AddNumberToObject(o, "n_valid", (double)i->n_valid) != 0;
+    ok &= cJSON_AddNumberToObject(o, "n_test", (double)i->n_test) != 0;
+    ok &= cJSON_AddNumberToObject(o, "n_calib", (double)i->n_calib) != 0;
+    ok &= cJSON_AddNumberToObject(o, "n_experiments", (double)i->n_experiments) != 0;
+    ok &= cJSON_AddNumberToObject(o, "seed", (double)i->seed) != 0;
     if (i->split_fingerprint) {
         /* 64 bits do not survive a JSON number: hex text. */
         char fp[17];
         snprintf(fp, sizeof fp, "%016" PRIx64, i->split_fingerprint);
-        cJSON_AddStringToObject(o, "split_fingerprint", fp);
+        ok &= cJSON_AddStringToObject(o, "split_fingerprint", fp) != 0;
     }
-    cJSON_AddNumberToObject(o, "train_seconds", i->train_seconds);
+    ok &= cJSON_AddNumberToObject(o, "train_seconds", i->train_seconds) != 0;
     double depth[2] = {i->depth[0], i->depth[1]};
-    add_pair(o, "depth", depth);
-    add_pair(o, "eta", i->eta);
-    add_pair(o, "valid_mape", i->valid_mape);
-    add_pair(o, "test_mape", i->test_mape);
-    cJSON_AddNumberToObject(o, "n_adapt", i->n_adapt);
-    cJSON_AddNumberToObject(o, "adapt_samples", (double)i->adapt_samples);
-    cJSON_AddNumberToObject(o, "adapt_seconds", i->adapt_seconds);
+    ok &= add_pair(o, "depth", depth);
+    ok &= add_pair(o, "eta", i->eta);
+    ok &= add_pair(o, "valid_mape", i->valid_mape);
+    ok &= add_pair(o, "test_mape", i->test_mape);
+    ok &= cJSON_AddNumberToObject(o, "n_adapt", i->n_adapt) != 0;
+    ok &= cJSON_AddNumberToObject(o, "adapt_samples", (double)i->adapt_samples) != 0;
+    ok &= cJSON_AddNumberToObject(o, "adapt_seconds", i->adapt_seconds) != 0;
     double adapt_depth[2] = {i->adapt_depth[0], i->adapt_depth[1]};
-    add_pair(o, "adapt_depth", adapt_depth);
+    ok &= add_pair(o, "adapt_depth", adapt_depth);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -270,11 +289,16 @@ static char *header_json(const ps_model_t *m)
     i.gpu = m->gpu;
     cJSON *o = psi_model_info_json(&i);
     cJSON *r = o ? cJSON_AddObjectToObject(o, "regressors") : NULL;
-    for (int s = 0; r && s < 2; s++)
-        cJSON_AddStringToObject(r, side_name[s], BOOSTER_KIND);
-    if (o && m->calib)
-        cJSON_AddItemToObject(o, "calibration", calib_to_json(m->calib));
-    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    int ok = r != NULL;
+    for (int s = 0; ok && s < 2; s++)
+        ok = cJSON_AddStringToObject(r, side_name[s], BOOSTER_KIND) != NULL;
+    if (ok && m->calib) {
+        cJSON *c = calib_to_json(m->calib);
+        ok = c && cJSON_AddItemToObject(o, "calibration", c);
+        if (!ok)
+            cJSON_Delete(c);
+    }
+    char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
 }
@@ -366,26 +390,23 @@ static void pair(const cJSON *o, const char *key, double v[2])
     }
 }
 
-static size_t count(double v)
-{
-    return isfinite(v) && v > 0 ? (size_t)v : 0;
-}
+static size_t count(double v) { return isfinite(v) && v > 0 ? (size_t)v : 0; }
 
 /* Parse the header into a fresh model (boosters not yet loaded). */
 static int parse_header(const char *path, const char *text, size_t len, ps_model_t **out)
 {
     *out = NULL;
-    cJSON *o = cJSON_ParseWithLength(text, len);
-    if (!o)
-        return psi_error(PS_E_INPUT, "%s: model header is not JSON", path);
-    int rc = PS_OK;
+    cJSON *o = NULL;
+    int rc = psi_json_parse(text, len, "model header", &o);
+    if (rc != PS_OK)
+        return psi_error_prefix(rc, path);
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "layout");
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
     double version = num(l, "version"), variant = num(l, "variant"), window = num(l, "window"),
            nf = num(l, "n_features");
     psi_feature_layout_t want;
-    if (!cJSON_IsObject(l) || !cJSON_IsString(gpu) || !isfinite(version) || !isfinite(variant) ||
-        !isfinite(window) || !isfinite(nf)) {
+    if (!cJSON_IsObject(l) || !cJSON_IsString(gpu) || !isfinite(version) || !isfinite(variant) || !isfinite(window) ||
+        !isfinite(nf)) {
         rc = psi_error(PS_E_INPUT, "%s: model header lacks the feature layout or GPU", path);
     } else if ((int)version != PS_FEATURES_LAYOUT_VERSION) {
         rc = psi_error(PS_E_MISMATCH, "%s: feature layout version %d, this build reads version %d", path, (int)version,
@@ -461,9 +482,11 @@ static int check_tag(const char *path, BoosterHandle b, int s)
 /* The metadata must name each booster as ours, for its side. */
 static int check_regressors(const char *path, const char *text, size_t len)
 {
-    cJSON *o = cJSON_ParseWithLength(text, len);
+    cJSON *o = NULL;
+    int rc = psi_json_parse(text, len, "model header", &o);
+    if (rc != PS_OK)
+        return psi_error_prefix(rc, path);
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "regressors");
-    int rc = PS_OK;
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, side_name[s]);
         if (!cJSON_IsString(k) || strcmp(k->valuestring, BOOSTER_KIND) != 0)

@@ -20,7 +20,8 @@ struct ps_model {
     struct psi_calib *calib;  /* upper-bound calibration (src/decision), NULL = none */
 };
 
-/* Record XGBoost's last error as a PS_E_BACKEND message about what. */
+/* Record XGBoost's last error as a PS_E_BACKEND message about what
+ * (PS_E_NOMEM when a C++ allocation inside it failed). */
 int psi_xgb_error(const char *what);
 
 /* Allocate an empty model with layout l for gpu. */

@@ -165,4 +165,12 @@ struct ps_colocations {
 ps_colocations_t *ps_colocations_new(void);
 int ps_colocations_append(ps_colocations_t *t, const psi_colocation_row_t *row);
 
+/* ---- cross-file checks (colocheck.c) ---- */
+
+/* A colocations or workload_scaling file (kind; any other kind passes),
+ * already valid alone, checked against the n_w workloads tables: every
+ * row's (gpu, workload) has a row there (not checked when n_w is 0), and
+ * every co-location's slots are 1..k. PS_E_INPUT names path:line:column. */
+int psi_check_with_workloads(const char *path, ps_table_kind_t kind, const ps_workloads_t *const *w, int n_w);
+
 #endif
