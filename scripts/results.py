@@ -8,11 +8,15 @@ stands between a pair of markers
     <!-- /results:NAME -->
 
 and is written here from docs/results/eval.json, the JSON that
-`pairsight eval --json-out` wrote in scripts/run.sh. The paper's figures
-beside ours are constants of this file, quoted from the paper.
+`pairsight eval --json-out` wrote in scripts/run.sh, and from
+docs/results/replay.json, the `pairsight replay --json` outputs of the same
+run (collected by `results.py --collect-replay`). The paper's figures beside
+ours are constants of this file, quoted from the paper.
 """
 
+import glob
 import json
+import os
 import sys
 
 # The PairSight paper's figures (real A100): Table I, Fig. 4, Table II, long segments.
@@ -101,11 +105,103 @@ def long_segments(e):
                   "paper all", "paper asymmetric"], rows)
 
 
+# KACE's V100 selection (scripts/run.sh's colocate eval on ../shared/data/kace-v100):
+# our label, the policy's name in the JSON, KACE's published figure.
+COLOCATE_ROWS = [
+    ("random", "random", "0.54"),
+    ("MEMCAP", "memcap", "~0.76-0.79"),
+    ("best rule (offline)", "best_rule", "0.84"),
+    ("Xu et al.", "xu_rf", "0.81"),
+    ("KACE (linear regression)", "kace_lr", "0.91"),
+    ("ratio baseline", "ratio", ""),
+    ("lowrank (ours)", "lowrank", ""),
+    ("**mps (ours)**", "mps", ""),
+    ("auto (ours)", "auto", ""),
+]
+
+
+def colocate_kace(e):
+    c = e.get("_colocate_kace")
+    if not c:
+        sys.exit("results: no co-location figures (docs/results/colocate-kace-v100.json): run "
+                 "scripts/run.sh where ../shared/data is present, then scripts/results.sh")
+    rows = []
+    for label, name, paper in COLOCATE_ROWS:
+        v = "%.3f ± %.3f" % (c["policies"][name], c["spread"][name])
+        rows.append([label, "**%s**" % v if label.startswith("**") else v, paper])
+    return "%d seeds, %d%% of the pairs for training, %d targets.\n\n" % (
+        c["runs"], round(100 * c["train_frac"]), c["targets"]) + table(["policy", "ours", "published"], rows)
+
+
+
+def replay_runs(e):
+    runs = e.get("_replay")
+    if not runs:
+        sys.exit("results: no replay figures (docs/results/replay.json): run scripts/run.sh, "
+                 "then scripts/results.sh")
+    return runs
+
+
+def policy_label(name, q):
+    if name == "orion" and "orion_lp_tpcs" in q:
+        return "orion (LP %d TPCs)" % q["orion_lp_tpcs"]
+    if "stretch" in q:
+        s = q["stretch"]
+        return "%s (stretch %s)" % (name, "none" if s is None else "%g" % s)
+    return name
+
+
+def replay_full(e):
+    rows = []
+    for r in replay_runs(e):
+        pair_name = "%s:%d / %s:%d" % (r["hp"], r["hp_batch"], r["lp"], r["lp_batch"])
+        for name, q in r["policies"].items():
+            kept = q.get("budget_kept")
+            rows.append([pair_name, "%g" % r["load"], "%.0f" % (r["slo_ns"] / 1e3), policy_label(name, q),
+                         "%.1f" % (100 * q["slo_attainment"]), "%.0f" % (q["hp_p50_ns"] / 1e3),
+                         "%.0f" % (q["hp_p99_ns"] / 1e3), "%.3f" % q["lp_throughput"], "%.3f" % q["gpu_busy"],
+                         "" if kept is None else "%.1f" % (100 * kept)])
+    return table(["HP / LP", "load", "budget us", "policy", "SLO %", "p50 us", "p99 us", "LP tput", "busy",
+                  "kept %"], rows)
+
+
+def replay_summary(e):
+    rows = []
+    for r in replay_runs(e):
+        q = r["policies"]
+        b, o, x = q["pairsight_bound"], q["orion"], q["oracle"]
+        rows.append(["%s / %s" % (r["hp"], r["lp"]), "%g" % r["load"]] +
+                    ["%.1f" % (100 * q[n]["slo_attainment"]) for n in ("pairsight_bound", "orion", "pairsight",
+                                                                       "oracle")] +
+                    ["%.2fx" % (b["lp_throughput"] / o["lp_throughput"]),
+                     "%.0f%%" % (100 * b["lp_throughput"] / x["lp_throughput"]),
+                     "%.2fx" % (x["lp_throughput"] / o["lp_throughput"])])
+    return table(["HP / LP", "load", "SLO % bound", "SLO % orion", "SLO % pairsight", "SLO % oracle",
+                  "LP tput bound / orion", "bound / oracle", "oracle / orion"], rows)
+
+
+def collect_replay(folder, out):
+    """The replay JSONs of one run.sh (FOLDER/*.json), in one file, ordered by pair and load."""
+    runs = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            runs.append(json.load(f))
+    if not runs:
+        sys.exit("results: %s: no replay JSON" % folder)
+    runs.sort(key=lambda r: (r["hp"], r["lp"], r["load"]))
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(runs, f, indent=1)
+        f.write("\n")
+
+
 BLOCKS = {
     "table1": table1,
     "ablation": ablation,
     "generalization": generalization,
     "long": long_segments,
+    "replay": replay_full,
+    "replay_summary": replay_summary,
+    "colocate_kace": colocate_kace,
 }
 
 
@@ -129,11 +225,22 @@ def render(text, e, path):
 
 
 def main(argv):
+    if argv[:1] == ["--collect-replay"]:
+        collect_replay(argv[1], argv[2])
+        return
     check = "--check" in argv
     args = [a for a in argv if a != "--check"]
     src, docs = args[0], args[1:]
     with open(src, encoding="utf-8") as f:
         e = json.load(f)
+    replay = os.path.join(os.path.dirname(src), "replay.json")
+    if os.path.exists(replay):
+        with open(replay, encoding="utf-8") as f:
+            e["_replay"] = json.load(f)
+    kace = os.path.join(os.path.dirname(src), "colocate-kace-v100.json")
+    if os.path.exists(kace):
+        with open(kace, encoding="utf-8") as f:
+            e["_colocate_kace"] = json.load(f)
     stale = []
     for path in docs:
         with open(path, encoding="utf-8") as f:

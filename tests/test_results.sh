@@ -10,6 +10,13 @@ sed 's/^| \*\*pairsight\*\* | \*\*[0-9.]*\*\*/| **pairsight** | **0.01**/' READM
 cmp -s README.md "$T/README.md" && fail "the README has no Table I row to tamper with"
 expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/README.md"
 has "$T/err" "the tables of $T/README.md differ from docs/results/eval.json"
+# So is a replay ratio or a co-location figure typed over.
+sed 's/| [0-9.]*x | \([0-9]*%\) |/| 9.99x | \1 |/' README.md >"$T/README2.md"
+cmp -s README.md "$T/README2.md" && fail "the README has no replay ratio to tamper with"
+expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/README2.md"
+sed 's/^| \*\*mps (ours)\*\* | \*\*[0-9.]*/| **mps (ours)** | **0.999/' README.md >"$T/README3.md"
+cmp -s README.md "$T/README3.md" && fail "the README has no mps row to tamper with"
+expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/README3.md"
 # A block without its end is an error, not a silent pass.
 printf '<!-- results:table1 -->\nno end\n' >"$T/open.md"
 expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/open.md"
