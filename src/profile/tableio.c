@@ -25,8 +25,8 @@ typedef union {
     psi_colocation_row_t co;
 } any_row_t;
 
-static const ps_table_kind_t all_kinds[] = {PS_TABLE_OPS, PS_TABLE_COEXEC, PS_TABLE_WORKLOADS,
-                                            PS_TABLE_SCALING, PS_TABLE_COLOCATIONS};
+static const ps_table_kind_t all_kinds[] = {PS_TABLE_OPS, PS_TABLE_COEXEC, PS_TABLE_WORKLOADS, PS_TABLE_SCALING,
+                                            PS_TABLE_COLOCATIONS};
 
 /* ---- cells ---- */
 
@@ -59,9 +59,8 @@ static int parse_int(const char *s, int *out)
  * the text needs the general path. */
 static int fast_decimal(const char *s, double *out)
 {
-    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char *p = s;
     int neg = 0, digits = 0, frac = 0, any = 0, point = 0;
     uint64_t m = 0;
@@ -99,8 +98,7 @@ int psi_parse_double(const char *s, double *out, const char **why)
         return -1;
     }
     for (const char *p = s; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '+' || *p == 'e' ||
-              *p == 'E')) {
+        if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '+' || *p == 'e' || *p == 'E')) {
             const char *q = *s == '-' || *s == '+' ? s + 1 : s;
             if (strcasecmp(q, "nan") == 0)
                 *why = "NaN is not allowed";
@@ -390,13 +388,13 @@ static int load_path(const char *path, ps_table_kind_t kind, ps_table_kind_t *ki
     return rc;
 }
 
-#define LOADER(T, fn, kind)                                                               \
-    int fn(const char *path, T **out)                                                     \
-    {                                                                                     \
-        void *t = NULL;                                                                   \
-        int rc = load_path(path, kind, NULL, &t);                                         \
-        *out = t;                                                                         \
-        return rc;                                                                        \
+#define LOADER(T, fn, kind)                                                                                            \
+    int fn(const char *path, T **out)                                                                                  \
+    {                                                                                                                  \
+        void *t = NULL;                                                                                                \
+        int rc = load_path(path, kind, NULL, &t);                                                                      \
+        *out = t;                                                                                                      \
+        return rc;                                                                                                     \
     }
 
 LOADER(ps_ops_t, ps_ops_load, PS_TABLE_OPS)
@@ -458,11 +456,76 @@ static size_t pmap_get_or_put(pmap_t *m, const void *a, const void *b, int c, si
     return SIZE_MAX;
 }
 
-/* The first row of each experiment: its key columns and its line. */
+/* The first row of each experiment, in 24 bytes: a hash of the experiment
+ * name, a hash of the key columns that every row of the experiment shares,
+ * and its line. The row itself is read again from the file only when a
+ * later row's key hash differs, to name the column at fault. */
 typedef struct {
-    psi_coexec_row_t key;
-    size_t line;
+    uint64_t name, key;
+    size_t line; /* 0 = empty slot */
 } first_row_t;
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return psi_hash_final(h);
+}
+
+/* The key columns' hash; gpu and model names are pooled, so their
+ * pointers stand for them. */
+static uint64_t key_hash(const psi_coexec_row_t *r)
+{
+    uint64_t h = psi_hash_ptr(psi_hash_ptr(psi_hash_ptr(0, r->gpu), r->hp_model), r->lp_model);
+    const int v[] = {r->hp_batch, r->hp_start, r->hp_len, r->lp_batch, r->lp_start, r->lp_len, r->hp_tpcs, r->lp_tpcs};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        h = psi_hash_mix(h, (uint64_t)(unsigned)v[i]);
+    return psi_hash_final(h);
+}
+
+/* An open-addressing set of first rows keyed by the name hash, at most
+ * three quarters full; the stream keeps FIRST_SHARDS of them, chosen by the
+ * hash's top byte, so that growing one copies a small part of the whole
+ * (peak memory stays near the live slots, 24 bytes / 0.375..0.75). */
+typedef struct {
+    first_row_t *s;
+    size_t mask, n;
+} first_set_t;
+enum { FIRST_SHARDS = 256 };
+
+/* The first row of the experiment whose name hashes to name, or, when
+ * absent, (name, key, line) is stored and NULL returned; *rc is PS_E_NOMEM
+ * when the set could not grow. */
+static const first_row_t *first_get_or_put(first_set_t *m, uint64_t name, uint64_t key, size_t line, int *rc)
+{
+    if (4 * (m->n + 1) > 3 * (m->mask + 1)) {
+        size_t cap = m->mask ? 2 * (m->mask + 1) : 16;
+        first_row_t *ns = psi_calloc(cap, sizeof *ns);
+        if (!ns) {
+            *rc = PS_E_NOMEM;
+            return NULL;
+        }
+        for (size_t i = 0; m->s && i <= m->mask; i++) {
+            if (!m->s[i].line)
+                continue;
+            size_t j = m->s[i].name & (cap - 1);
+            while (ns[j].line)
+                j = (j + 1) & (cap - 1);
+            ns[j] = m->s[i];
+        }
+        free(m->s);
+        m->s = ns;
+        m->mask = cap - 1;
+    }
+    size_t j = name & m->mask;
+    for (; m->s[j].line; j = (j + 1) & m->mask)
+        if (m->s[j].name == name)
+            return &m->s[j];
+    m->s[j] = (first_row_t){name, key, line};
+    m->n++;
+    return NULL;
+}
 
 /* One side of row r against ops: its profile exists, the segment lies
  * inside it and the TPC count was profiled. Returns the column at fault
@@ -483,8 +546,8 @@ static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const psi_
             g = h;
     }
     if (!g) {
-        snprintf(msg, n, "%s_model: no profile of %s batch %d on %s in the ops file", lp ? "lp" : "hp", model,
-                 batch, r->gpu);
+        snprintf(msg, n, "%s_model: no profile of %s batch %d on %s in the ops file", lp ? "lp" : "hp", model, batch,
+                 r->gpu);
         return lp ? "lp_model" : "hp_model";
     }
     if (!segment_fits(start, len, g->n_ops)) {
@@ -494,8 +557,8 @@ static const char *side_vs_ops(const ps_ops_t *const *ops, int n_ops, const psi_
         return col;
     }
     if (psi_group_tpcs_index(g, tpcs) < 0) {
-        snprintf(msg, n, "%s_tpcs: %s batch %d has no standalone profile at %d TPCs", lp ? "lp" : "hp", model,
-                 batch, tpcs);
+        snprintf(msg, n, "%s_tpcs: %s batch %d has no standalone profile at %d TPCs", lp ? "lp" : "hp", model, batch,
+                 tpcs);
         return lp ? "lp_tpcs" : "hp_tpcs";
     }
     return NULL;
@@ -519,46 +582,77 @@ static const char *coexec_row_fault(const psi_coexec_row_t *r, const ps_ops_t *c
     return col;
 }
 
-/* What the stream keeps: the first row of each experiment and the distinct
- * sides, with their key strings pooled. */
+/* What the stream keeps: the first row of each experiment (as hashes) and
+ * the distinct sides, with their names pooled. */
 typedef struct {
     psi_strpool_t *pool;
-    pmap_t exps, sides;
-    first_row_t *first;
-    size_t nfirst, cap;
+    pmap_t sides;
+    first_set_t exps[FIRST_SHARDS];
 } coexec_seen_t;
+
+/* The row at line of the file at path (the first row of an experiment,
+ * read again to compare its columns), into row; its strings are pooled. */
+static int reread_row(const char *path, const psi_schema_t *s, const int *idx, int nfields, size_t line,
+                      psi_strpool_t *pool, psi_coexec_row_t *row)
+{
+    psi_csv_t *csv = NULL;
+    int rc = psi_csv_open(path, &csv);
+    while (rc >= 0 && (rc = psi_csv_next(csv)) == 1 && psi_csv_line(csv) < line)
+        ;
+    any_row_t r;
+    if (rc == 1 && psi_csv_line(csv) == line && (rc = read_record(csv, s, idx, nfields, &r)) == PS_OK) {
+        *row = r.cx;
+        if (!(row->experiment = psi_strpool_intern(pool, r.cx.experiment)) ||
+            !(row->gpu = psi_strpool_intern(pool, r.cx.gpu)) ||
+            !(row->hp_model = psi_strpool_intern(pool, r.cx.hp_model)) ||
+            !(row->lp_model = psi_strpool_intern(pool, r.cx.lp_model)))
+            rc = PS_E_NOMEM;
+    } else if (rc >= 0) {
+        rc = psi_error(PS_E_IO, "%s: changed while it was checked (line %zu is gone)", path, line);
+    }
+    psi_csv_close(csv);
+    return rc;
+}
+
+/* Row r differs by its key hash from the first row of its experiment, at
+ * line first: read that row again and name the column at fault. Two
+ * experiment names with one hash (about 1 in 10^6 for millions of
+ * experiments) are not an error. */
+static int key_mismatch(psi_csv_t *csv, const psi_schema_t *s, const int *idx, coexec_seen_t *seen,
+                        const psi_coexec_row_t *r, size_t line, size_t first)
+{
+    psi_coexec_row_t f;
+    int rc = reread_row(psi_csv_path(csv), s, idx, psi_csv_nfields(csv), first, seen->pool, &f);
+    if (rc != PS_OK)
+        return rc;
+    const char *col = coexec_key_diff(&f, r);
+    if (strcmp(f.experiment, r->experiment) != 0 || !col)
+        return PS_OK;
+    return psi_error(PS_E_INPUT,
+                     "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
+                     "share gpu, models, batches, segments and TPCs) (first at line %zu)",
+                     psi_csv_path(csv), line, field_of(s, idx, col) + 1, col, r->experiment, first);
+}
 
 /* Row r (at line) against the first row of its experiment, which it becomes
  * when it is the first; its sides are counted. */
 static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const psi_schema_t *s, const int *idx,
                            psi_coexec_row_t *r, size_t line)
 {
-    /* Pool the key strings; the row's own point into the tokenizer. */
-    if (!(r->experiment = psi_strpool_intern(seen->pool, r->experiment)) ||
-        !(r->gpu = psi_strpool_intern(seen->pool, r->gpu)) ||
+    /* Pool the names that the key hash stands for; the experiment's own
+     * name is kept only as a hash. */
+    if (!(r->gpu = psi_strpool_intern(seen->pool, r->gpu)) ||
         !(r->hp_model = psi_strpool_intern(seen->pool, r->hp_model)) ||
         !(r->lp_model = psi_strpool_intern(seen->pool, r->lp_model)))
         return PS_E_NOMEM;
     r->mechanism = NULL;
     int rc = PS_OK;
-    size_t k = pmap_get_or_put(&seen->exps, r->experiment, NULL, 0, seen->nfirst, &rc);
+    uint64_t key = key_hash(r), name = name_hash(r->experiment);
+    const first_row_t *first = first_get_or_put(&seen->exps[name >> 56], name, key, line, &rc);
     if (rc != PS_OK)
         return rc;
-    const char *col;
-    if (k == SIZE_MAX) {
-        void *p = seen->first;
-        if ((rc = psi_array_grow(&p, seen->nfirst, &seen->cap, sizeof *seen->first, 1024)) != PS_OK)
-            return rc;
-        seen->first = p;
-        seen->first[seen->nfirst].key = *r;
-        seen->first[seen->nfirst++].line = line;
-    } else if ((col = coexec_key_diff(&seen->first[k].key, r)) != NULL) {
-        int f = field_of(s, idx, col);
-        return psi_error(PS_E_INPUT,
-                         "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
-                         "share gpu, models, batches, segments and TPCs) (first at line %zu)",
-                         psi_csv_path(csv), line, f + 1, col, r->experiment, seen->first[k].line);
-    }
+    if (first && first->key != key && (rc = key_mismatch(csv, s, idx, seen, r, line, first->line)) != PS_OK)
+        return rc;
     for (int lp = 0; lp < 2 && rc == PS_OK; lp++)
         pmap_get_or_put(&seen->sides, r->gpu, lp ? r->lp_model : r->hp_model, lp ? r->lp_batch : r->hp_batch,
                         seen->sides.n, &rc);
@@ -566,9 +660,9 @@ static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const psi_schema
 }
 
 /* Validate coexec rows as psi_table_load_csv and psi_coexec_validate do, but
- * holding only the first row of each experiment (for the experiment rule)
- * and the distinct sides (for the count), not every row: a 1 GB file is
- * checked in a fraction of its size. */
+ * holding about 48 bytes per experiment (for the experiment rule) and the
+ * distinct sides (for the count), not every row: a 1 GB file is checked in
+ * a fraction of its size. */
 static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int *idx, int nfields,
                                const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out)
 {
@@ -599,9 +693,9 @@ static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int 
         out->rows = rows;
         out->groups = seen.sides.n;
     }
-    free(seen.exps.s);
+    for (int i = 0; i < FIRST_SHARDS; i++)
+        free(seen.exps[i].s);
     free(seen.sides.s);
-    free(seen.first);
     psi_strpool_free(seen.pool);
     return rc;
 }
@@ -658,10 +752,7 @@ done:
     return rc;
 }
 
-int ps_table_check(const char *path, ps_check_result_t *out)
-{
-    return ps_table_check_with(path, NULL, 0, out);
-}
+int ps_table_check(const char *path, ps_check_result_t *out) { return ps_table_check_with(path, NULL, 0, out); }
 
 /* ---- saving ---- */
 
