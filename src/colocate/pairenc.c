@@ -96,7 +96,7 @@ int psi_pairenc_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, i
 {
     if (psi_pairenc_alloc(m))
         return PS_E_NOMEM;
-    int map[64];
+    int map[64] = {0};
     for (int i = 0; i < n_train; i++) {
         coloc_map(m, d, &d->c[train[i]], map);
         enc_apply(m, d, &d->c[train[i]], map, 1.0);
@@ -107,7 +107,7 @@ int psi_pairenc_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, i
 /* Apply every training co-location of ci's workload set with sign. */
 static void apply_set(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, int ci, double sign)
 {
-    int map[64];
+    int map[64] = {0};
     for (int i = 0; i < n_train; i++)
         if (d->c[train[i]].set == d->c[ci].set) {
             coloc_map(m, d, &d->c[train[i]], map);
@@ -118,7 +118,7 @@ static void apply_set(ps_coloc_model_t *m, const cl_data_t *d, const int *train,
 void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, int ci,
                                 int slot, double *out)
 {
-    int map[64];
+    int map[64] = {0};
     apply_set(m, d, train, n_train, ci, -1.0);
     coloc_map(m, d, &d->c[ci], map);
     enc_features(m, &d->c[ci], slot, map, out);
@@ -127,7 +127,7 @@ void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_data_t *d, const i
 
 void psi_pairenc_features(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int slot, double *out)
 {
-    int map[64];
+    int map[64] = {0};
     coloc_map(m, d, c, map);
     enc_features(m, c, slot, map, out);
 }

@@ -327,7 +327,7 @@ int calib_from_json(const cJSON *o, psi_calib_t **out)
     }
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "composed");
     if (!bad && k) {
-        int n, w;
+        int n = 0, w = 0;
         bad = json_int(k, "n", 1, 1 << 30, &n) || json_int(k, "window", 1, 1 << 20, &w) ||
               bin_from_json(k, &c->composed, n);
         c->composed_window = w;

@@ -199,20 +199,6 @@ static double predict_row(const psi_forest_t *f, const float *x)
     return acc;
 }
 
-/* The leaf tree t sends row x to, walked on the perfect layout. */
-static inline float perfect_leaf(const psi_forest_t *f, int t, const float *x)
-{
-    const int I = (1 << f->pdepth) - 1;
-    const pnode_t *nb = f->pnode + (size_t)t * (size_t)I;
-    int k = 0;
-    for (int d = 0; d < f->pdepth; d++) {
-        float v = x[nb[k].feature & FEATURE_MASK];
-        uint32_t right = (uint32_t)(v >= nb[k].threshold) | ((uint32_t)(v != v) & (nb[k].feature >> 31));
-        k = 2 * k + 1 + (int)right;
-    }
-    return f->pleaf[(size_t)t * (size_t)(I + 1) + (size_t)(k - I)];
-}
-
 #if HAVE_X86
 /*
  * AVX2 kernels on the perfect layout, eight walks per vector.
