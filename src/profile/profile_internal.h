@@ -18,6 +18,9 @@
 
 /* Interned strings live in arena chunks owned by the pool; equal strings get
  * equal pointers, so rows compare text by pointer. */
+/* FNV-1a of s[0..len), avalanched: the pool's hash, also used where a
+ * string is kept only as its hash. */
+uint64_t psi_hash_bytes(const char *s, size_t len);
 psi_strpool_t *psi_strpool_new(void);
 void psi_strpool_free(psi_strpool_t *p);
 /* The pooled copy of s[0..len) (NUL-terminated), or NULL when out of memory. */

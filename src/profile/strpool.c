@@ -19,7 +19,7 @@ struct psi_strpool {
     chunk_t *chunks;
 };
 
-static uint64_t hash_bytes(const char *s, size_t len)
+uint64_t psi_hash_bytes(const char *s, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
     for (size_t i = 0; i < len; i++) {
@@ -107,7 +107,7 @@ static char *arena_copy(psi_strpool_t *p, const char *s, size_t len)
 
 const char *psi_strpool_intern_n(psi_strpool_t *p, const char *s, size_t len)
 {
-    uint64_t h = hash_bytes(s, len);
+    uint64_t h = psi_hash_bytes(s, len);
     size_t i = h & p->mask;
     while (p->slot[i]) {
         if (p->hash[i] == h && strncmp(p->slot[i], s, len) == 0 && p->slot[i][len] == '\0')

@@ -465,14 +465,6 @@ typedef struct {
     size_t line; /* 0 = empty slot */
 } first_row_t;
 
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return psi_hash_final(h);
-}
-
 /* The key columns' hash; gpu and model names are pooled, so their
  * pointers stand for them. */
 static uint64_t key_hash(const psi_coexec_row_t *r)
@@ -647,7 +639,7 @@ static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const psi_schema
         return PS_E_NOMEM;
     r->mechanism = NULL;
     int rc = PS_OK;
-    uint64_t key = key_hash(r), name = name_hash(r->experiment);
+    uint64_t key = key_hash(r), name = psi_hash_bytes(r->experiment, strlen(r->experiment));
     const first_row_t *first = first_get_or_put(&seen->exps[name >> 56], name, key, line, &rc);
     if (rc != PS_OK)
         return rc;
