@@ -233,14 +233,12 @@ def main(argv):
     src, docs = args[0], args[1:]
     with open(src, encoding="utf-8") as f:
         e = json.load(f)
-    replay = os.path.join(os.path.dirname(src), "replay.json")
-    if os.path.exists(replay):
-        with open(replay, encoding="utf-8") as f:
-            e["_replay"] = json.load(f)
-    kace = os.path.join(os.path.dirname(src), "colocate-kace-v100.json")
-    if os.path.exists(kace):
-        with open(kace, encoding="utf-8") as f:
-            e["_colocate_kace"] = json.load(f)
+    # The same run's other JSONs, beside the evaluation's (scripts/results.sh).
+    for key, name in (("_replay", "replay.json"), ("_colocate_kace", "colocate-kace-v100.json")):
+        path = os.path.join(os.path.dirname(src), name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                e[key] = json.load(f)
     stale = []
     for path in docs:
         with open(path, encoding="utf-8") as f:
