@@ -1070,10 +1070,11 @@ PS_API int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, cons
  * rows longer than the window on a side. ps_model_predict_bound then
  * multiplies a composed segment's bound by exp of it (levels the rows are
  * too few for keep the window-composed bound). Stored with the model
- * (ps_model_save). Not thread-safe on m.
- * @return 0; PS_E_ARG for a model without calibration; PS_E_INPUT when cx
- * holds fewer than 20 rows longer than the window or a row the profile
- * lacks.
+ * (ps_model_save). ops and cx are only read during the call, not kept.
+ * Not thread-safe on m.
+ * @return 0; PS_E_ARG for a NULL argument or a model without calibration;
+ * PS_E_INPUT when cx holds fewer than 20 rows longer than the window or a
+ * row the profile lacks; PS_E_NOMEM.
  */
 PS_API int ps_model_calibrate_composed(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx);
 
