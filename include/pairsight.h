@@ -1186,8 +1186,14 @@ typedef struct {
                                            probe (1000) */
     double noise;                       /* per-run log-normal sigma, as the simulator's (0.02) */
     double stretch;                     /* planners: a request with no queue behind it is budgeted at
-                             most stretch x its dedicated latency; 0 = tuned per planner on
+                             most stretch x its dedicated latency (1e9: no cap, the planner
+                             plans to the request's deadline); 0 = tuned per planner on
                              the warm-up stream, as orion's threshold (0) */
+    double time_value;                  /* planners: LP work an HP nanosecond is worth (ps_plan_params_t;
+                                           1: LP runs alone while HP is idle; 0: the most LP work
+                                           the budget allows) (1) */
+    double goal_ratio;                  /* the LP-throughput goal over orion's that the ceiling
+                                           fields check (1.5) */
     const ps_coexec_t *intensity_train; /* training rows of the intensity rule
                                            (NULL: the intensity policy is skipped) */
 } ps_replay_params_t;
@@ -1200,6 +1206,8 @@ typedef struct {
     double slo_attainment; /* share of requests within the budget */
     double hp_p50_ns, hp_p99_ns;
     double lp_throughput; /* LP work / wall time; 1 = LP alone on the whole GPU */
+    double lp_idle;       /* the part of lp_throughput earned while HP was idle */
+    double lp_colo;       /* the part earned beside HP (lp_idle + lp_colo = lp_throughput) */
     double gpu_busy;      /* share of wall time the GPU serves an HP request */
     double plan_us;       /* mean planning time per request */
     double budget_kept;   /* planners: share of requests whose service stayed within
@@ -1214,6 +1222,13 @@ typedef struct {
     double dedicated_ns; /* HP request alone, noiseless */
     double slo_ns;       /* the budget */
     ps_replay_policy_result_t pol[PS_REPLAY_N];
+    /* The ceiling of the LP-throughput goal (docs/planner.md, "The
+     * ceiling"), NAN without orion. No policy's LP throughput exceeds 1, so
+     * no policy's ratio over orion's exceeds lp_ceiling = 1 / orion's; a
+     * policy reaches goal_ratio x orion's only with an LP rate beside HP
+     * (lp_colo / gpu_busy) of at least lp_rate_needed = 1 - (1 - goal_ratio
+     * x orion's) / dedicated's gpu_busy (> 1: unreachable). */
+    double lp_ceiling, lp_rate_needed;
 } ps_replay_result_t;
 
 /** Run the replay. m is needed by the pairsight policies. On success *out

@@ -134,12 +134,24 @@ def colocate_kace(e):
 
 
 
-def replay_runs(e):
+def replay_runs(e, fixed=False):
+    """The replays with the planners' stretch tuned on the warm-up (fixed: those run with a fixed
+    --stretch, e.g. none)."""
     runs = e.get("_replay")
     if not runs:
         sys.exit("results: no replay figures (docs/results/replay.json): run scripts/run.sh, "
                  "then scripts/results.sh")
-    return runs
+    return [r for r in runs if (r.get("stretch_fixed") is not None) == fixed]
+
+
+def num(v, form):
+    """A figure, or blank where the run did not report it (replays older than the field)."""
+    return "" if v is None else form % v
+
+
+def colo_rate(q):
+    """The LP rate beside HP: LP work earned while co-located per unit of HP busy time."""
+    return None if q.get("lp_colo") is None or not q["gpu_busy"] else q["lp_colo"] / q["gpu_busy"]
 
 
 def policy_label(name, q):
@@ -159,25 +171,48 @@ def replay_full(e):
             kept = q.get("budget_kept")
             rows.append([pair_name, "%g" % r["load"], "%.0f" % (r["slo_ns"] / 1e3), policy_label(name, q),
                          "%.1f" % (100 * q["slo_attainment"]), "%.0f" % (q["hp_p50_ns"] / 1e3),
-                         "%.0f" % (q["hp_p99_ns"] / 1e3), "%.3f" % q["lp_throughput"], "%.3f" % q["gpu_busy"],
+                         "%.0f" % (q["hp_p99_ns"] / 1e3), "%.3f" % q["lp_throughput"],
+                         num(q.get("lp_idle"), "%.3f"), num(q.get("lp_colo"), "%.3f"), "%.3f" % q["gpu_busy"],
                          "" if kept is None else "%.1f" % (100 * kept)])
-    return table(["HP / LP", "load", "budget us", "policy", "SLO %", "p50 us", "p99 us", "LP tput", "busy",
-                  "kept %"], rows)
+    return table(["HP / LP", "load", "budget us", "policy", "SLO %", "p50 us", "p99 us", "LP tput", "LP idle",
+                  "LP co-run", "busy", "kept %"], rows)
 
 
 def replay_summary(e):
     rows = []
     for r in replay_runs(e):
         q = r["policies"]
-        b, o, x = q["pairsight_bound"], q["orion"], q["oracle"]
+        b, o, x, d = q["pairsight_bound"], q["orion"], q["oracle"], q["dedicated"]
         rows.append(["%s / %s" % (r["hp"], r["lp"]), "%g" % r["load"]] +
                     ["%.1f" % (100 * q[n]["slo_attainment"]) for n in ("pairsight_bound", "orion", "pairsight",
                                                                        "oracle")] +
-                    ["%.2fx" % (b["lp_throughput"] / o["lp_throughput"]),
+                    ["%.3fx" % (b["lp_throughput"] / o["lp_throughput"]),  # 3 places: 1.4975 is not 1.50
                      "%.0f%%" % (100 * b["lp_throughput"] / x["lp_throughput"]),
-                     "%.2fx" % (x["lp_throughput"] / o["lp_throughput"])])
+                     "%.2fx" % (x["lp_throughput"] / o["lp_throughput"]),
+                     "%.2fx" % (b["lp_throughput"] / d["lp_throughput"]),
+                     num(r.get("lp_ceiling"), "%.2fx"), num(r.get("lp_rate_needed"), "%.2f"),
+                     num(colo_rate(x), "%.2f"), num(colo_rate(b), "%.2f")])
     return table(["HP / LP", "load", "SLO % bound", "SLO % orion", "SLO % pairsight", "SLO % oracle",
-                  "LP tput bound / orion", "bound / oracle", "oracle / orion"], rows)
+                  "LP tput bound / orion", "bound / oracle", "oracle / orion", "bound / dedicated", "ceiling",
+                  "rate needed",
+                  "rate oracle", "rate bound"], rows)
+
+
+def replay_fixed(e):
+    """The planners without the warm-up's stretch: points and bounds planned to the same budget."""
+    rows = []
+    for r in replay_runs(e, fixed=True):
+        q = r["policies"]
+        row = ["%s / %s" % (r["hp"], r["lp"]), "%g" % r["load"], str(r["stretch_fixed"]),
+               num(r.get("time_value"), "%g")]
+        for n in ("pairsight", "pairsight_bound"):
+            p = q.get(n)
+            row += ["", "", ""] if p is None else [
+                "%.1f" % (100 * p["slo_attainment"]), num(None if p.get("budget_kept") is None else 100 * p["budget_kept"], "%.1f"),
+                "%.3f" % p["lp_throughput"]]
+        rows.append(row)
+    return table(["HP / LP", "load", "stretch", "time value", "SLO % points", "kept % points", "LP tput points",
+                  "SLO % bound", "kept % bound", "LP tput bound"], rows)
 
 
 def collect_replay(folder, out):
@@ -188,7 +223,7 @@ def collect_replay(folder, out):
             runs.append(json.load(f))
     if not runs:
         sys.exit("results: %s: no replay JSON" % folder)
-    runs.sort(key=lambda r: (r["hp"], r["lp"], r["load"]))
+    runs.sort(key=lambda r: (r.get("stretch_fixed") is not None, r["hp"], r["lp"], r["load"]))
     with open(out, "w", encoding="utf-8") as f:
         json.dump(runs, f, indent=1)
         f.write("\n")
@@ -201,6 +236,7 @@ BLOCKS = {
     "long": long_segments,
     "replay": replay_full,
     "replay_summary": replay_summary,
+    "replay_fixed": replay_fixed,
     "colocate_kace": colocate_kace,
 }
 

@@ -9,6 +9,7 @@
 #include "testhelp.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <unistd.h>
 
 #define GPU "A100-SXM4-40GB"
@@ -500,7 +501,7 @@ static int same_results(const ps_replay_result_t *a, const ps_replay_result_t *b
     for (int p = 0; p < PS_REPLAY_N; p++) {
         const ps_replay_policy_result_t *x = &a->pol[p], *y = &b->pol[p];
         if (x->ran != y->ran || x->slo_attainment != y->slo_attainment || x->lp_throughput != y->lp_throughput ||
-            x->hp_p99_ns != y->hp_p99_ns || x->orion_tpcs != y->orion_tpcs)
+            x->lp_idle != y->lp_idle || x->hp_p99_ns != y->hp_p99_ns || x->orion_tpcs != y->orion_tpcs)
             return 0;
         for (size_t i = 0; x->ran && i < a->requests; i++)
             if (x->latency_ns[i] != y->latency_ns[i])
@@ -537,6 +538,14 @@ static void test_replay_deterministic(void)
         CHECK(r->lp_throughput >= 0 && r->lp_throughput < 2);
         CHECK(r->gpu_busy > 0 && r->gpu_busy <= 1);
         CHECK(r->hp_p50_ns <= r->hp_p99_ns);
+        /* LP throughput splits into the idle and the co-located part; LP
+         * beside HP never runs faster than alone on the whole GPU, so the
+         * co-located part is at most the busy share, and the whole at most 1
+         * (the ceiling's premises, docs/planner.md). */
+        CHECK_NEAR(r->lp_idle + r->lp_colo, r->lp_throughput, 1e-12);
+        CHECK(r->lp_idle >= 0 && r->lp_idle <= 1 - r->gpu_busy + 1e-9);
+        CHECK(r->lp_colo >= 0 && r->lp_colo <= r->gpu_busy + 1e-9);
+        CHECK(r->lp_throughput <= 1 + 1e-9);
         printf("  %-16s SLO %.3f LP %.3f p99 %.0f us\n", ps_replay_policy_name(i), r->slo_attainment, r->lp_throughput,
                r->hp_p99_ns / 1e3);
     }
@@ -546,6 +555,13 @@ static void test_replay_deterministic(void)
     CHECK(a.slo_ns > a.dedicated_ns);
     /* LP alone during idle time gives dedicated about 1 - busy. */
     CHECK_NEAR(a.pol[PS_REPLAY_DEDICATED].lp_throughput, 1 - a.pol[PS_REPLAY_DEDICATED].gpu_busy, 0.02);
+    CHECK(a.pol[PS_REPLAY_DEDICATED].lp_colo == 0);
+    /* The ceiling: 1 / orion's LP throughput; and the rate needed. */
+    CHECK_NEAR(a.lp_ceiling, 1 / a.pol[PS_REPLAY_ORION].lp_throughput, 1e-12);
+    CHECK_NEAR(a.lp_rate_needed,
+               1 - (1 - 1.5 * a.pol[PS_REPLAY_ORION].lp_throughput) / a.pol[PS_REPLAY_DEDICATED].gpu_busy, 1e-12);
+    for (int i = 0; i < PS_REPLAY_N; i++)
+        CHECK(a.pol[i].lp_throughput <= a.lp_ceiling * a.pol[PS_REPLAY_ORION].lp_throughput + 1e-9);
     ps_replay_result_clear(&a);
     ps_replay_result_clear(&b);
     ps_replay_result_clear(&c);
@@ -565,6 +581,33 @@ static void test_replay_deterministic(void)
     CHECK(ps_replay_run(MODEL, OPS, NULL, &p, &a) == PS_E_INPUT);
 }
 
+/* The ceiling's arithmetic on hand-made results (docs/planner.md, "The
+ * ceiling"). */
+static void test_replay_ceiling(void)
+{
+    ps_replay_result_t r;
+    memset(&r, 0, sizeof r);
+    r.pol[PS_REPLAY_DEDICATED] = (ps_replay_policy_result_t){.ran = 1, .lp_throughput = 0.7, .gpu_busy = 0.3};
+    r.pol[PS_REPLAY_ORION] = (ps_replay_policy_result_t){.ran = 1, .lp_throughput = 0.6, .gpu_busy = 0.4};
+    psi_replay_ceiling(&r, 1.5);
+    /* 1.5 x 0.6 = 0.9 needs 1 - 0.1 / 0.3 = 2/3 of LP's speed beside HP. */
+    CHECK_NEAR(r.lp_ceiling, 1 / 0.6, 1e-12);
+    CHECK_NEAR(r.lp_rate_needed, 2.0 / 3, 1e-12);
+    /* orion at 0.7: 1.5 x 0.7 > 1, unreachable (ceiling under the goal,
+     * rate needed over 1). */
+    r.pol[PS_REPLAY_ORION].lp_throughput = 0.7;
+    psi_replay_ceiling(&r, 1.5);
+    CHECK(r.lp_ceiling < 1.5 && r.lp_rate_needed > 1);
+    CHECK_NEAR(r.lp_rate_needed, 1 + 0.05 / 0.3, 1e-12);
+    /* Without orion there is no ceiling; without dedicated no rate. */
+    r.pol[PS_REPLAY_DEDICATED].ran = 0;
+    psi_replay_ceiling(&r, 1.5);
+    CHECK(isfinite(r.lp_ceiling) && isnan(r.lp_rate_needed));
+    r.pol[PS_REPLAY_ORION].ran = 0;
+    psi_replay_ceiling(&r, 1.5);
+    CHECK(isnan(r.lp_ceiling) && isnan(r.lp_rate_needed));
+}
+
 static void teardown(void)
 {
     ps_model_free(MODEL);
@@ -582,6 +625,7 @@ int main(void)
         {"test_planner_known_optimum", test_planner_known_optimum},
         {"test_planner_never_exceeds_budget", test_planner_never_exceeds_budget},
         {"test_replay_deterministic", test_replay_deterministic},
+        {"test_replay_ceiling", test_replay_ceiling},
         {"teardown", teardown},
     };
     return th_run(tests, sizeof tests / sizeof tests[0]);

@@ -57,6 +57,22 @@ for p in dedicated static orion intensity pairsight pairsight_bound oracle; do
 done
 has "$T/out" '"schema":"pairsight.replay.v1"'
 has "$T/out" '"stretch"'
+# The ceiling's fields (docs/planner.md, "The ceiling"): LP throughput split
+# into its idle and co-located parts, the ceiling over orion, the rate
+# needed; the stretch tuned (null) or fixed ("none": no cap).
+has "$T/out" '"lp_idle":'
+has "$T/out" '"lp_colo":'
+has "$T/out" '"lp_ceiling":'
+has "$T/out" '"lp_rate_needed":'
+has "$T/out" '"goal_ratio":1.5'
+has "$T/out" '"time_value":1'
+has "$T/out" '"stretch_fixed":null'
+# shellcheck disable=SC2086
+expect 0 "$CLI" replay $R --seed 9 -q --json --stretch 1e9 --time-value 0 --policies pairsight,pairsight_bound
+has "$T/out" '"stretch_fixed":"none"'
+has "$T/out" '"time_value":0'
+has "$T/out" '"pairsight":{"slo_attainment"'
+has "$T/out" '"lp_ceiling":null'
 [ "$(wc -l <"$T/lat.csv")" -eq $((7 * 40 + 1)) ] || fail "latencies: $(wc -l <"$T/lat.csv") lines"
 expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies orion,nope
 has "$T/err" "--policies"

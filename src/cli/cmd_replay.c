@@ -26,14 +26,15 @@ static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
     printf("replay %s:%d beside %s:%d, %zu requests, load %.2f, seed %llu: dedicated %.1f us, budget %.1f us\n",
            p->hp_model, p->hp_batch, p->lp_model, p->lp_batch, r->requests, p->load, (unsigned long long)p->seed,
            r->dedicated_ns / 1e3, r->slo_ns / 1e3);
-    printf("%-16s %8s %10s %10s %8s %8s %8s %9s\n", "policy", "SLO%", "p50 us", "p99 us", "LP tput", "busy", "kept%",
-           "plan us");
+    printf("%-16s %8s %10s %10s %8s %8s %8s %8s %8s %9s\n", "policy", "SLO%", "p50 us", "p99 us", "LP tput", "LP idle",
+           "LP colo", "busy", "kept%", "plan us");
     for (int i = 0; i < PS_REPLAY_N; i++) {
         const ps_replay_policy_result_t *q = &r->pol[i];
         if (!q->ran)
             continue;
-        printf("%-16s %8.2f %10.1f %10.1f %8.3f %8.3f %8.2f %9.0f", ps_replay_policy_name(i), 100 * q->slo_attainment,
-               q->hp_p50_ns / 1e3, q->hp_p99_ns / 1e3, q->lp_throughput, q->gpu_busy, 100 * q->budget_kept, q->plan_us);
+        printf("%-16s %8.2f %10.1f %10.1f %8.3f %8.3f %8.3f %8.3f %8.2f %9.0f", ps_replay_policy_name(i),
+               100 * q->slo_attainment, q->hp_p50_ns / 1e3, q->hp_p99_ns / 1e3, q->lp_throughput, q->lp_idle,
+               q->lp_colo, q->gpu_busy, 100 * q->budget_kept, q->plan_us);
         if (i == PS_REPLAY_ORION)
             printf("  (LP SM threshold %d TPCs)", q->orion_tpcs);
         else if (i >= PS_REPLAY_INTENSITY && q->stretch >= 1e8)
@@ -42,6 +43,19 @@ static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
             printf("  (stretch %g)", q->stretch);
         putchar('\n');
     }
+    if (isfinite(r->lp_ceiling))
+        printf("ceiling: no policy's LP throughput exceeds %.2fx orion's; %gx orion's needs an LP rate beside HP "
+               "of at least %.3f (docs/planner.md)\n",
+               r->lp_ceiling, p->goal_ratio, r->lp_rate_needed);
+}
+
+/* A number, or null where it is not finite. */
+static void add_num(cJSON *o, const char *name, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, name, v);
+    else
+        cJSON_AddNullToObject(o, name);
 }
 
 static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
@@ -57,6 +71,15 @@ static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
     cJSON_AddNumberToObject(o, "coverage", p->coverage);
     cJSON_AddNumberToObject(o, "dedicated_ns", r->dedicated_ns);
     cJSON_AddNumberToObject(o, "slo_ns", r->slo_ns);
+    /* --stretch: null when tuned per planner on the warm-up, "none" for no cap. */
+    if (p->stretch >= 1e8)
+        cJSON_AddStringToObject(o, "stretch_fixed", "none");
+    else
+        add_num(o, "stretch_fixed", p->stretch > 0 ? p->stretch : NAN);
+    cJSON_AddNumberToObject(o, "time_value", p->time_value);
+    cJSON_AddNumberToObject(o, "goal_ratio", p->goal_ratio);
+    add_num(o, "lp_ceiling", r->lp_ceiling);
+    add_num(o, "lp_rate_needed", r->lp_rate_needed);
     cJSON *pol = cJSON_AddObjectToObject(o, "policies");
     for (int i = 0; i < PS_REPLAY_N; i++) {
         const ps_replay_policy_result_t *q = &r->pol[i];
@@ -67,6 +90,8 @@ static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
         cJSON_AddNumberToObject(e, "hp_p50_ns", q->hp_p50_ns);
         cJSON_AddNumberToObject(e, "hp_p99_ns", q->hp_p99_ns);
         cJSON_AddNumberToObject(e, "lp_throughput", q->lp_throughput);
+        cJSON_AddNumberToObject(e, "lp_idle", q->lp_idle);
+        cJSON_AddNumberToObject(e, "lp_colo", q->lp_colo);
         cJSON_AddNumberToObject(e, "gpu_busy", q->gpu_busy);
         cJSON_AddNumberToObject(e, "plan_us", q->plan_us);
         if (isfinite(q->budget_kept))
@@ -126,8 +151,13 @@ static int parse_args(int argc, char **argv, replay_args_t *a, int *code)
         {"--coverage", CLI_DBL, &a->p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5,
          .hi = 0.999},
         {"--stretch", CLI_DBL, &a->p.stretch, "S",
-         "planners budget the service of a request with no queue behind it at most S x its dedicated latency", .lo = 1,
-         .hi = 100, .def = "tuned per planner on the warm-up stream, as orion's threshold"},
+         "planners budget the service of a request with no queue behind it at most S x its dedicated latency (1e9: no "
+         "cap, plan to the deadline)",
+         .lo = 1, .hi = 1e9, .def = "tuned per planner on the warm-up stream, as orion's threshold"},
+        {"--time-value", CLI_DBL, &a->p.time_value, "V",
+         "planners: LP work an HP nanosecond is worth (1: LP runs alone while HP is idle; 0: the most LP work the "
+         "budget allows)",
+         .lo = 0, .hi = 100},
         {"--policies", CLI_FN, &a->p.policies, "LIST",
          "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all", .parse = parse_policies,
          .accepts = "a comma-separated list of policies, or all", .def = "all"},

@@ -12,7 +12,6 @@
 
 #include <cjson/cJSON.h>
 
-
 /* Coverage levels at which quantiles are stored: 0.50, 0.51, ..., 0.99, then
  * 0.995 and 0.999. A coverage between two levels uses the higher one. */
 #define CALIB_NLEVELS 52
@@ -70,6 +69,11 @@ typedef struct {
 } bound_cov_t;
 int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
                    const double *meas_lp, size_t n, double level, bound_cov_t *out);
+
+/* The ceiling fields of a replay's result (lp_ceiling, lp_rate_needed) from
+ * its orion and dedicated rows, for an LP-throughput goal of goal x orion's
+ * (replay.c; docs/planner.md, "The ceiling"). */
+void psi_replay_ceiling(ps_replay_result_t *r, double goal);
 
 /* The model's calibration or NULL (src/model/model.c). */
 const psi_calib_t *psi_model_calib(const ps_model_t *m);

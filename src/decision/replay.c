@@ -79,6 +79,8 @@ ps_replay_params_t ps_replay_default_params(void)
     p.policies = (1u << PS_REPLAY_N) - 1;
     p.warmup = 1000;
     p.noise = 0.02;
+    p.time_value = 1;
+    p.goal_ratio = 1.5;
     return p;
 }
 
@@ -285,7 +287,8 @@ typedef struct {
     double *lat;
     long n;
     double lp_work, busy, wall, plan_s;
-    long kept; /* planned requests whose service stayed within the planner's budget */
+    double lp_idle; /* the part of lp_work done while HP was idle */
+    long kept;      /* planned requests whose service stayed within the planner's budget */
 } stream_t;
 
 /* Predictor behind the planner, memoized per policy over the replay. */
@@ -457,7 +460,7 @@ static int serve_plan(replay_t *rp, int policy, long r, double budget, lp_state_
     pp.coverage = policy == PS_REPLAY_PAIRSIGHT_BOUND ? rp->p->coverage : 0;
     pp.alone_op_ns = rp->tw.hp_alone;
     pp.alone_run_ns = rp->tw.ph.dispatch_ns;
-    pp.time_value = 1; /* LP runs alone on the whole GPU while HP is idle */
+    pp.time_value = rp->p->time_value; /* 1: LP runs alone on the whole GPU while HP is idle */
     pp.predict = predict_cb;
     pp.predict_user = rp;
     rp->req = r;
@@ -486,13 +489,14 @@ static int serve_plan(replay_t *rp, int policy, long r, double budget, lp_state_
 static int replay_stream(replay_t *rp, int policy, int th, const double *arr, long n, double slo, stream_t *out)
 {
     lp_state_t lps = {0, 0};
-    double t = 0, lp_work = 0, busy = 0, plan_s = 0;
+    double t = 0, lp_work = 0, lp_idle = 0, busy = 0, plan_s = 0;
     for (long i = 0; i < n; i++) {
         double start = arr[i] > t ? arr[i] : t;
         if (start > t) {
             /* LP alone on the whole GPU while HP is idle. */
             double idle = start - t;
             lp_work += idle;
+            lp_idle += idle;
             lps.carry += idle;
             while (lps.carry >= rp->tw.lp_alone[lps.pos]) {
                 lps.carry -= rp->tw.lp_alone[lps.pos];
@@ -533,6 +537,7 @@ static int replay_stream(replay_t *rp, int policy, int th, const double *arr, lo
             return rc;
         if (lp_work > work_before && lost > 0) {
             lp_work -= lost;
+            lp_idle -= lost;
             lps.carry = 0;
         }
         t = start + service;
@@ -540,6 +545,7 @@ static int replay_stream(replay_t *rp, int policy, int th, const double *arr, lo
         out->lat[i] = t - arr[i];
     }
     out->lp_work = lp_work;
+    out->lp_idle = lp_idle;
     out->busy = busy;
     out->wall = t;
     out->plan_s = plan_s;
@@ -671,8 +677,12 @@ static int check_params(const ps_replay_params_t *p)
         return psi_error(PS_E_ARG, "slo factor %g outside 1..100", p->slo_factor);
     if (!(p->coverage >= 0.5 && p->coverage <= 0.999))
         return psi_error(PS_E_ARG, "coverage %g outside 0.5..0.999", p->coverage);
-    if (!(p->stretch == 0 || (p->stretch >= 1 && p->stretch <= 100)))
-        return psi_error(PS_E_ARG, "stretch %g: 0 or 1..100", p->stretch);
+    if (!(p->stretch == 0 || (p->stretch >= 1 && p->stretch <= 1e9)))
+        return psi_error(PS_E_ARG, "stretch %g: 0 or 1..1e9", p->stretch);
+    if (!(p->time_value >= 0 && p->time_value <= 100))
+        return psi_error(PS_E_ARG, "time value %g outside 0..100", p->time_value);
+    if (!(p->goal_ratio > 0 && p->goal_ratio <= 100))
+        return psi_error(PS_E_ARG, "goal ratio %g outside (0, 100]", p->goal_ratio);
     if (p->warmup < 10 || p->warmup > 100000 || !(p->noise >= 0 && p->noise < 1))
         return psi_error(PS_E_ARG, "warmup 10..100000, noise in [0, 1)");
     if (!p->policies || p->policies >= 1u << PS_REPLAY_N)
@@ -768,10 +778,27 @@ static int run_policy(replay_t *rp, int pol, const double *arr, long n, double *
     r->hp_p50_ns = percentile(s.lat, n, 0.50, tmp);
     r->hp_p99_ns = percentile(s.lat, n, 0.99, tmp);
     r->lp_throughput = s.wall > 0 ? s.lp_work / s.wall : 0;
+    r->lp_idle = s.wall > 0 ? s.lp_idle / s.wall : 0;
+    r->lp_colo = r->lp_throughput - r->lp_idle;
     r->gpu_busy = s.wall > 0 ? s.busy / s.wall : 0;
     r->plan_us = 1e6 * s.plan_s / (double)n;
     r->budget_kept = pol >= PS_REPLAY_INTENSITY ? (double)s.kept / (double)n : NAN;
     return PS_OK;
+}
+
+void psi_replay_ceiling(ps_replay_result_t *r, double goal)
+{
+    const ps_replay_policy_result_t *o = &r->pol[PS_REPLAY_ORION], *d = &r->pol[PS_REPLAY_DEDICATED];
+    r->lp_ceiling = r->lp_rate_needed = NAN;
+    if (!o->ran || !(o->lp_throughput > 0))
+        return;
+    /* Every policy: lp_throughput = lp_idle + lp_colo, lp_idle <= 1 - busy,
+     * lp_colo = rate x busy with rate <= 1 (an LP operator beside HP on
+     * part of the GPU is never faster than alone on all of it); and its
+     * busy share is at least dedicated's (HP is never faster than alone). */
+    r->lp_ceiling = 1 / o->lp_throughput;
+    if (d->ran && d->gpu_busy > 0)
+        r->lp_rate_needed = 1 - (1 - goal * o->lp_throughput) / d->gpu_busy;
 }
 
 int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *gpu, const ps_replay_params_t *p,
@@ -800,6 +827,8 @@ int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *gpu, con
         if (pol == PS_REPLAY_DEDICATED || (p->policies & 1u << pol))
             rc = run_policy(&rp, pol, arr, n, &slo, tmp, &out->pol[pol]);
     out->slo_ns = slo;
+    if (rc == PS_OK)
+        psi_replay_ceiling(out, p->goal_ratio);
     if (rc == PS_OK && !(p->policies & 1u << PS_REPLAY_DEDICATED)) {
         free(out->pol[PS_REPLAY_DEDICATED].latency_ns);
         memset(&out->pol[PS_REPLAY_DEDICATED], 0, sizeof out->pol[0]);
