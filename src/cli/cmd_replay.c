@@ -121,6 +121,8 @@ static int write_latencies(const char *path, const ps_replay_result_t *r)
 static const char *const examples[] = {
     "pairsight replay --model out/model.psm --ops out/ops.csv --coexec out/coexec.csv --hp resnet50:8 "
     "--lp bert-base:8 --load 0.5 --seed 11 --requests 200 --warmup 200",
+    "pairsight replay --model out/model.psm --ops out/ops.csv --hp resnet50:8 --lp bert-base:8 --load 0.3 "
+    "--requests 200 --stretch 1e9 --time-value 0 --policies pairsight,pairsight_bound --json",
     NULL};
 
 typedef struct {
