@@ -780,10 +780,46 @@ static void expect_arg_error(ps_sim_params_t p, const char *needle)
     CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "'%s' not in '%s'", needle, ps_last_error());
 }
 
+/* The campaign's launch model (eq. 8c): host-fed by default; the same
+ * experiments gated run faster on every side (the host's launches are gone),
+ * with the same standalone profile. */
+static void test_campaign_launch(void)
+{
+    ps_sim_params_t p = ps_sim_default_params();
+    CHECK(p.launch == PS_SIM_LAUNCH_HOST);
+    p.experiments = 60;
+    p.runs = 1;
+    p.noise = 0;
+    ps_ops_t *oh = NULL, *og = NULL;
+    ps_coexec_t *ch = NULL, *cg = NULL;
+    CHECK_OK(ps_sim_run(&p, &oh, &ch));
+    p.launch = PS_SIM_LAUNCH_GATED;
+    CHECK_OK(ps_sim_run(&p, &og, &cg));
+    if (ch && cg && oh && og) {
+        CHECK(ch->n == cg->n && oh->n_groups == og->n_groups);
+        int slower = 0;
+        for (size_t i = 0; i < ch->n; i++)
+            slower += ch->rows[i].hp_ns > cg->rows[i].hp_ns && ch->rows[i].lp_ns > cg->rows[i].lp_ns;
+        CHECK_MSG(slower == (int)ch->n, "%d of %zu experiments slower host-fed", slower, ch->n);
+        CHECK(oh->n == og->n);
+        int same = 1;
+        for (size_t i = 0; i < oh->n && i < og->n; i++)
+            same &= oh->rows[i].duration_ns == og->rows[i].duration_ns;
+        CHECK_MSG(same, "the standalone profile depends on the launch model");
+    }
+    ps_ops_free(oh);
+    ps_ops_free(og);
+    ps_coexec_free(ch);
+    ps_coexec_free(cg);
+}
+
 static void test_campaign_errors(void)
 {
     ps_sim_params_t p = ps_sim_default_params();
     p.experiments = 5;
+    p.launch = 7;
+    expect_arg_error(p, "launch");
+    p.launch = PS_SIM_LAUNCH_HOST;
     p.gpu = "rtx9090";
     expect_arg_error(p, "rtx9090");
     p = ps_sim_default_params();
@@ -821,4 +857,5 @@ TH_MAIN(TEST(test_gpu_catalog), TEST(test_workloads_from_shapes), TEST(test_deri
         TEST(test_latency_sensitivity), TEST(test_launch_host_bound), TEST(test_launch_gated_unchanged),
         TEST(test_launch_sizes), TEST(test_profile_noise), TEST(test_observation_directional),
         TEST(test_observation_range_across_corunners), TEST(test_observation_corunner_spread),
-        TEST(test_campaign_contract_and_determinism), TEST(test_campaign_options), TEST(test_campaign_errors))
+        TEST(test_campaign_contract_and_determinism), TEST(test_campaign_options), TEST(test_campaign_launch),
+        TEST(test_campaign_errors))
