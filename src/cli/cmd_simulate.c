@@ -53,7 +53,7 @@ static const char *const examples[] = {
     "pairsight simulate --gpu a100 --experiments 200 --runs 2 --seed 3 --out out/small",
     "pairsight simulate --gpu h100 --pairs resnet50:8/bert-base:8 --splits 30/36 --experiments=50 --json --out "
     "out/h100",
-    "pairsight simulate --gpu a100 --launch host --experiments 200 --runs 2 --out out/host",
+    "pairsight simulate --gpu a100 --launch gated --experiments 200 --runs 2 --out out/gated",
     "pairsight simulate --list", NULL};
 
 /* Indexed by ps_sim_launch_t. */
