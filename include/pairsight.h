@@ -968,12 +968,14 @@ typedef struct {
     double policy_k[PS_COLOC_MAXK + 1][PS_POL_COUNT];
     double targets_k[PS_COLOC_MAXK + 1];
     int auto_chosen[PS_COLOC_KIND_COUNT]; /* runs in which auto's pick rule chose a kind */
-    int auto_rule;                        /* the rule of policy auto (model.auto_rule) */
-    double auto_weight[PS_COLOC_KIND_COUNT]; /* mean blend weight of each kind over runs */
-    /* auto under the other rule, in the same runs (NAN when auto not run). */
-    double auto_alt_mean, auto_alt_k[PS_COLOC_MAXK + 1];
     unsigned dropped;                     /* bit mask of policies not run because every
                                              workload lacks their metrics */
+    /* auto's rule (model.auto_rule), each kind's mean blend weight over the
+     * runs, and auto under the other rule in the same runs (NAN when auto
+     * was not run). */
+    int auto_rule;
+    double auto_weight[PS_COLOC_KIND_COUNT];
+    double auto_alt_mean, auto_alt_k[PS_COLOC_MAXK + 1];
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md) into *out.

@@ -23,6 +23,23 @@ check "eval --unseen-pairs reports time MAPE" sh -c "'$CLI' colocate eval $SW $S
 check "train --kind auto says what it chose" sh -c "'$CLI' colocate train $SW $SC --kind auto --out '$T/a.psc' 2>&1 |
     grep -q 'auto chose '"
 check "... and the model file records it and the GPU" sh -c "grep -q '^auto 1' '$T/a.psc' && grep -q '^gpu SIMGPU$' '$T/a.psc'"
+check "eval reports auto's rule, its mean blend weights and the other rule's figure" sh -c "'$CLI' colocate eval \
+    $SW $SC --seeds 1 --predictors ratio,lowrank,auto --json -q > '$T/r.json' &&
+    grep -q '\"auto_rule\":\"blend\"' '$T/r.json' && grep -q '\"auto_weights\":{\"' '$T/r.json' &&
+    grep -q '\"auto_other\":{\"rule\":\"pick\",\"mean\":0\.[0-9]*,\"per_k\":{\"2\":' '$T/r.json' &&
+    '$CLI' colocate eval $SW $SC --seeds 1 --predictors ratio,lowrank,auto --auto-rule pick --json -q |
+    grep -q '\"auto_rule\":\"pick\".*\"auto_other\":{\"rule\":\"blend\"'"
+check "train --kind auto saves the blend: weights, then each blended model" sh -c "'$CLI' colocate train $SW $SC \
+    --kind auto --out '$T/b.psc' 2>&1 | grep -q 'auto chose the blend [a-z_]* 0\.[0-9]*' &&
+    grep -q '^section blend ' '$T/b.psc' && grep -q '^weight 0\.[0-9e-]* lowrank$' '$T/b.psc' &&
+    [ \$(grep -c '^section model ' '$T/b.psc') -ge 2 ] &&
+    '$CLI' colocate predict --model '$T/b.psc' $SW $SC --as time --out '$T/bt.csv' &&
+    awk -F, 'NR>1 && \$NF+0 > 0 {n++} END {exit !(n > 100)}' '$T/bt.csv'"
+check "train --auto-rule pick saves one kind" sh -c "'$CLI' colocate train $SW $SC --kind auto --auto-rule pick \
+    --out '$T/p.psc' 2>&1 | grep -q 'auto chose [a-z_]* (cross' && ! grep -q '^section blend ' '$T/p.psc' &&
+    grep -q '^auto 1' '$T/p.psc'"
+check "--auto-rule other is refused" expect_rc 2 "$CLI" colocate train $SW $SC --kind auto --auto-rule best \
+    --out "$T/x.psc"
 check "train lowrank" "$CLI" colocate train $SW $SC --kind lowrank --out "$T/lr.psc"
 check "predict --as time adds iteration time and slowdown" sh -c "'$CLI' colocate predict --model '$T/lr.psc' $SW \
     $SC --as time --out '$T/t.csv' && head -1 '$T/t.csv' | grep -q ',tput_pred,batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred$' &&

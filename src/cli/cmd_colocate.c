@@ -328,8 +328,8 @@ static void json_auto(cJSON *j, const ps_coloc_eval_result_t *r)
             cJSON_AddNumberToObject(w, ps_coloc_kind_name(k), r->auto_weight[k]);
     }
     cJSON *alt = cJSON_AddObjectToObject(j, "auto_other");
-    cJSON_AddStringToObject(alt, "rule", rule_name(r->auto_rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND
-                                                                                      : PS_COLOC_AUTO_PICK));
+    cJSON_AddStringToObject(alt, "rule",
+                            rule_name(r->auto_rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND : PS_COLOC_AUTO_PICK));
     cJSON_AddNumberToObject(alt, "mean", r->auto_alt_mean);
     cJSON *pk = cJSON_AddObjectToObject(alt, "per_k");
     for (int k = 2; k <= PS_COLOC_MAXK; k++) {

@@ -530,7 +530,7 @@ typedef struct {
     double ksum[PS_COLOC_MAXK + 1][PS_POL_COUNT], ktargets[PS_COLOC_MAXK + 1];
     int kruns[PS_COLOC_MAXK + 1];
     double altsum[PS_COLOC_MAXK + 1]; /* auto under the other rule, as psum and ksum */
-    int runs, scored; /* runs, and runs with a scored target */
+    int runs, scored;                 /* runs, and runs with a scored target */
     double targets;
 } evsum_t;
 

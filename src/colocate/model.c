@@ -38,7 +38,11 @@ int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind)
 
 ps_coloc_params_t ps_coloc_default_params(void)
 {
-    ps_coloc_params_t p = {.kind = PS_COLOC_MPS, .seed = 0, .trees = 100, .mlp_epochs = 400, .boost_rounds = 400,
+    ps_coloc_params_t p = {.kind = PS_COLOC_MPS,
+                           .seed = 0,
+                           .trees = 100,
+                           .mlp_epochs = 400,
+                           .boost_rounds = 400,
                            .auto_rule = PS_COLOC_AUTO_BLEND};
     return p;
 }
