@@ -40,6 +40,18 @@ check "train --auto-rule pick saves one kind" sh -c "'$CLI' colocate train $SW $
     grep -q '^auto 1' '$T/p.psc'"
 check "--auto-rule other is refused" expect_rc 2 "$CLI" colocate train $SW $SC --kind auto --auto-rule best \
     --out "$T/x.psc"
+check "colocate_table.sh: one column per k, auto under both rules and minus the best" sh -c "scripts/colocate_table.sh \
+    --pairsight '$CLI' --out '$T/tab' --tables fixture3,sim-sparse --seeds 1 --predictors ratio,lowrank,auto \
+    > '$T/tab.md' 2>/dev/null && grep -q '^| policy | fixture3 | sim-sparse 2 | sim-sparse 3 | sim-sparse 4 |$' '$T/tab.md' &&
+    grep -q '^| \*\*auto (blend)\*\* | \*\*[01]\.[0-9]*\*\* |' '$T/tab.md' && grep -q '^| auto (pick) - best | [+-]0' '$T/tab.md' &&
+    grep -q '^\* sim-sparse (1 runs): blend weights [a-z]' '$T/tab.md' && [ -s '$T/tab/times.txt' ]"
+printf '%s\n' '{"runs":2,"auto_rule":"blend","policies":{"random":0.5,"kace_lr":0.9,"lowrank":0.95,' \
+    '"auto":0.94},"per_k":{"2":{"policies":{}}},"auto_other":{"rule":"pick","mean":0.96},' \
+    '"auto_weights":{"lowrank":0.7,"kace_lr":0.3},"auto_chosen":{"lowrank":2}}' > "$T/toy.json"
+check "colocate_table.py: auto minus the best predictor, per rule" sh -c "/usr/bin/python3 scripts/colocate_table.py \
+    '$T/toy.json' > '$T/toy.md' && grep -q '^| auto (blend) - best | -0.010 |$' '$T/toy.md' &&
+    grep -q '^| auto (pick) - best | +0.010 |$' '$T/toy.md' &&
+    grep -q '^\* toy (2 runs): blend weights lowrank 0.70, kace_lr 0.30; pick chose lowrank 2$' '$T/toy.md'"
 check "train lowrank" "$CLI" colocate train $SW $SC --kind lowrank --out "$T/lr.psc"
 check "predict --as time adds iteration time and slowdown" sh -c "'$CLI' colocate predict --model '$T/lr.psc' $SW \
     $SC --as time --out '$T/t.csv' && head -1 '$T/t.csv' | grep -q ',tput_pred,batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred$' &&

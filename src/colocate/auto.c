@@ -1,20 +1,24 @@
 /*
- * `auto`: choose a predictor per data set by cross-validation on the
- * training co-locations only. The training co-locations are cut into four
- * folds by workload set (every co-location of the same workloads, at any
- * shares, falls in one fold); each candidate kind is fitted on three folds
- * and predicts the fourth. The out-of-fold predictions are scored per
- * target and k with the selection metric over the training co-locations as
- * candidates (a target's k-way candidates among themselves), and by the
- * MAPE of the throughput sum.
+ * `auto`: a predictor per data set from cross-validation on the training
+ * co-locations only. The training co-locations are cut into four folds by
+ * workload set (every co-location of the same workloads, at any shares,
+ * falls in one fold); each candidate kind is fitted on three folds and
+ * predicts the fourth. From the out-of-fold predictions come both of
+ * auto's rules (docs/colocate.md):
  *
- * The rule is the one-standard-error rule of cross-validation (Breiman et
- * al. 1984; Hastie, Tibshirani and Friedman, ESL section 7.10), stated
- * before it was measured: the kinds whose mean selection figure is within
- * one standard error (of the paired per-target differences) of the best
- * kind's cannot be told apart by the figure, and of those the one with the
- * lowest out-of-fold MAPE wins. With fewer than two scored targets the MAPE
- * decides alone. No constant of the rule was set on a data set.
+ * - blend (the default): the stacked blend's weights (blend.c), from the
+ *   out-of-fold predicted sums of the complete training co-locations;
+ * - pick: the one-standard-error rule of cross-validation (Breiman et al.
+ *   1984; Hastie, Tibshirani and Friedman, ESL section 7.10), applied
+ *   twice: the out-of-fold predictions are scored per target and k with the
+ *   selection metric over the training co-locations as candidates (a
+ *   target's k-way candidates among themselves), and by the MAPE of the
+ *   throughput sum; of the kinds within one standard error of the best on
+ *   the first, those within one standard error of the lowest on the
+ *   second, and of those the simplest.
+ *
+ * Both were stated before they were measured; no constant of either was
+ * set on a data set.
  */
 #include "colocate/colocate.h"
 
