@@ -47,6 +47,8 @@ static const char *const ex_eval[] = {
 static const char *const ex_train[] = {
     "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --kind ratio --out out/c.psc",
+    "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --kind auto --auto-rule blend --trees 10 --rounds 40 --out out/a.psc",
     NULL};
 static const char *const ex_predict[] = {
     "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
