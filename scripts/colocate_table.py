@@ -30,6 +30,24 @@ def fmt(v, sign=False):
     return f"{v:+.3f}" if sign else f"{v:.3f}"
 
 
+def mape_table(paths):
+    """Prediction error in the same runs: MAPE % per predictor (of each
+    workload's throughput, or of the sum for sum kinds) and data set."""
+    evals = []
+    for p in paths:
+        with open(p) as f:
+            evals.append((os.path.splitext(os.path.basename(p))[0], json.load(f).get("predictors", {})))
+    kinds = []
+    for _, pr in evals:
+        kinds += [k for k in pr if k not in kinds]
+    print("| MAPE % (of) | " + " | ".join(n for n, _ in evals) + " |")
+    print("|---" * (len(evals) + 1) + "|")
+    for k in kinds:
+        of = next((pr[k]["of"] for _, pr in evals if k in pr), "")
+        cells = [pr.get(k, {}).get("mape") for _, pr in evals]
+        print(f"| {k} ({of}) | " + " | ".join("-" if v is None else f"{v:.1f}" for v in cells) + " |")
+
+
 def main(paths):
     cols, notes, rule = [], [], None
     for p in paths:
@@ -60,6 +78,8 @@ def main(paths):
                                                    for a, b in zip(alt, best)) + " |")
     print()
     print("\n".join(notes))
+    print()
+    mape_table(paths)
     worst = min((a - b for a, b in zip(auto, best) if a is not None and b), default=float("nan"))
     print(f"\nauto ({rule}) minus the best predictor: worst {worst:+.3f} over {len(cols)} columns")
 
