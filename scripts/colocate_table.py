@@ -13,6 +13,7 @@ import os
 import sys
 
 KINDS = ["kace_lr", "kace_rf", "kace_mlp", "xu_rf", "ratio", "mps", "lowrank"]
+ORDER = ["oracle", "random", "memcap", "sm", "mem", "best_rule"] + KINDS
 
 
 def columns(name, r):
@@ -63,6 +64,7 @@ def main(paths):
     pols = []
     for _, pv, _ in cols:
         pols += [q for q in pv if q not in pols and q != "auto"]
+    pols.sort(key=lambda q: ORDER.index(q) if q in ORDER else len(ORDER))
     print("| policy | " + " | ".join(c[0] for c in cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for q in pols:
