@@ -811,8 +811,9 @@ typedef enum {
     PS_COLOC_MPS,
     PS_COLOC_LOWRANK, /* pairwise interactions over workload identity and
                          solo throughput (for tables without metrics) */
-    PS_COLOC_AUTO,    /* the kind chosen by cross-validation on the
-                         training co-locations (docs/colocate.md) */
+    PS_COLOC_AUTO,    /* the candidates' blend (or one candidate) by
+                         cross-validation on the training co-locations
+                         (docs/colocate.md) */
     PS_COLOC_KIND_COUNT
 } ps_coloc_kind_t;
 
