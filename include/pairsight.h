@@ -818,8 +818,9 @@ typedef enum {
     PS_COLOC_MPS,
     PS_COLOC_LOWRANK, /* pairwise interactions over workload identity and
                          solo throughput (for tables without metrics) */
-    PS_COLOC_AUTO,    /* the kind chosen by cross-validation on the
-                         training co-locations (docs/colocate.md) */
+    PS_COLOC_AUTO,    /* the candidates' blend (or one candidate) by
+                         cross-validation on the training co-locations
+                         (docs/colocate.md) */
     PS_COLOC_KIND_COUNT
 } ps_coloc_kind_t;
 
@@ -839,10 +840,15 @@ typedef struct {
     int trees;        /* random forests: parallel trees (default 100) */
     int mlp_epochs;   /* MLP training epochs (default 400) */
     int boost_rounds; /* mps: boosting rounds (default 400) */
+    int auto_rule;    /* auto: PS_COLOC_AUTO_BLEND (default) or _PICK */
 } ps_coloc_params_t;
 
+/* auto's rule (docs/colocate.md): the stacked blend of the candidates, or
+ * the one candidate the one-standard-error rule picks. */
+enum { PS_COLOC_AUTO_BLEND = 0, PS_COLOC_AUTO_PICK = 1 };
+
 /** @return the defaults: kind mps, seed 0, 100 trees, 400 epochs, 400
- *  rounds. */
+ *  rounds, auto rule blend. */
 PS_API ps_coloc_params_t ps_coloc_default_params(void);
 
 typedef struct ps_coloc_model ps_coloc_model_t;
@@ -887,9 +893,14 @@ PS_API double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling
  *  co-locations, comma-joined; "" when unknown). @return that string, owned
  *  by m. */
 PS_API const char *ps_coloc_model_gpu(const ps_coloc_model_t *m);
-/** @return 1 for a model made with kind PS_COLOC_AUTO (the kind it chose
- *  is ps_coloc_model_kind(m)), 0 otherwise. */
+/** @return 1 for a model made with kind PS_COLOC_AUTO, 0 otherwise. With
+ *  the pick rule ps_coloc_model_kind(m) is the kind it chose; a blend's kind
+ *  is PS_COLOC_AUTO (see ps_coloc_model_blend). */
 PS_API int ps_coloc_model_auto(const ps_coloc_model_t *m);
+/** The blend weights of an auto blend per kind into out_w[PS_COLOC_KIND_COUNT]
+ *  (caller-owned; all 0 for any other model). @return the number of kinds
+ *  blended (0: not a blend). */
+PS_API int ps_coloc_model_blend(const ps_coloc_model_t *m, double *out_w);
 
 /* Selection policies, scored with KACE's metric: the chosen co-location's
  * measured throughput sum / the best one's, per target, averaged over the
@@ -964,9 +975,15 @@ typedef struct {
      * (NAN where no target has two k-way candidates). */
     double policy_k[PS_COLOC_MAXK + 1][PS_POL_COUNT];
     double targets_k[PS_COLOC_MAXK + 1];
-    int auto_chosen[PS_COLOC_KIND_COUNT]; /* runs in which auto chose a kind */
+    int auto_chosen[PS_COLOC_KIND_COUNT]; /* runs in which auto's pick rule chose a kind */
     unsigned dropped;                     /* bit mask of policies not run because every
                                              workload lacks their metrics */
+    /* auto's rule (model.auto_rule), each kind's mean blend weight over the
+     * runs, and auto under the other rule in the same runs (NAN when auto
+     * was not run). */
+    int auto_rule;
+    double auto_weight[PS_COLOC_KIND_COUNT];
+    double auto_alt_mean, auto_alt_k[PS_COLOC_MAXK + 1];
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md) into *out.

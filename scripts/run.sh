@@ -73,15 +73,10 @@ py=/usr/bin/python3
 # Workload-level co-location (docs/colocate.md): every predictor, auto and
 # policy at 20 % training over 20 seeds, per k, on the committed sparse
 # fixture (2-, 3- and 4-way) and, where ../shared/data is present, on KACE's
-# V100 pairs.
+# V100 pairs; scripts/colocate_table.sh writes each eval's JSON and the
+# per-data-set table (scripts/colocate_table.sh --extra DIR runs every table).
 echo "== colocate eval -> $out/colocate/" >&2
 mkdir -p "$out/colocate"
-F=tests/data/colocate
-$ps colocate eval --workloads $F/sparse_workloads.csv --colocations $F/sparse_colocations.csv --json -q \
-    > "$out/colocate/sim-sparse.json"
-K=../shared/data/kace-v100
-if [ -f "$K/colocations.csv" ]; then
-    $ps colocate eval --workloads "$K/workloads.csv" --colocations "$K/colocations.csv" \
-        --scaling "$K/workload_scaling.csv" --json -q > "$out/colocate/kace-v100.json"
-fi
+scripts/colocate_table.sh --out "$out/colocate" --tables sim-sparse,kace-v100 --pairsight "$ps" \
+    > "$out/colocate/table.md"
 echo "== done: $out/model.psm, $out/eval.json, $out/report.html, $out/replay/, $out/colocate/" >&2

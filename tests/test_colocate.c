@@ -59,6 +59,47 @@ static void test_learners(void)
     CHECK(psi_splitmix64(&s1) == psi_splitmix64(&s2));
 }
 
+/* auto's stacking weights: on the simplex; all on an exact predictor
+ * beside a noisy one; near 1/2 each for two with opposite errors (whose
+ * blend beats both); equal when the rows sit in one fold. */
+static void test_stack_weights(void)
+{
+    enum { N = 40 };
+    double a[N * 3], w[3], g = -1;
+    int fold[N];
+    uint64_t st = 7;
+    for (int i = 0; i < N; i++) {
+        double e = 0.2 * ((double)(psi_splitmix64(&st) % 1000) / 1000 - 0.5);
+        a[i * 3 + 0] = 1;         /* exact */
+        a[i * 3 + 1] = 1 + 3 * e; /* noisy */
+        a[i * 3 + 2] = 1.5 + e;   /* biased */
+        fold[i] = i % 4;
+    }
+    CHECK_OK(cl_stack_weights(a, fold, N, 3, 4, w, &g));
+    printf("stack, exact/noisy/biased: %.3f %.3f %.3f (g %g)\n", w[0], w[1], w[2], g);
+    CHECK(w[0] > 0.95 && fabs(w[0] + w[1] + w[2] - 1) < 1e-9 && w[1] >= 0 && w[2] >= 0);
+    CHECK(g < 1);
+    for (int i = 0; i < N; i++) {
+        double e = 0.3 * (i % 2 ? 1 : -1) * (1 + (double)(i % 5) / 5);
+        a[i * 2 + 0] = 1 + e;
+        a[i * 2 + 1] = 1 - 0.9 * e;
+    }
+    CHECK_OK(cl_stack_weights(a, fold, N, 2, 4, w, &g));
+    double l0 = 0, l1 = 0, lb = 0;
+    for (int i = 0; i < N; i++) {
+        double b = w[0] * a[i * 2] + w[1] * a[i * 2 + 1];
+        l0 += (1 - a[i * 2]) * (1 - a[i * 2]);
+        l1 += (1 - a[i * 2 + 1]) * (1 - a[i * 2 + 1]);
+        lb += (1 - b) * (1 - b);
+    }
+    printf("stack, opposite errors: %.3f %.3f; loss %.4f against %.4f, %.4f\n", w[0], w[1], lb, l0, l1);
+    CHECK(fabs(w[0] - 0.4737) < 0.05 && lb < 0.1 * fmin(l0, l1));
+    for (int i = 0; i < N; i++)
+        fold[i] = 2;
+    CHECK_OK(cl_stack_weights(a, fold, N, 2, 4, w, &g));
+    CHECK(w[0] == 0.5 && w[1] == 0.5 && isinf(g));
+}
+
 static void test_data_and_solo(void)
 {
     tabs_t t;
@@ -151,6 +192,20 @@ static void test_bad_inputs(void)
     unload(&t);
 }
 
+/* A blend (when blend) has weights on the simplex, kinds that are not
+ * auto, and the same after a save and load; any other model has none. */
+static void check_blend_saved(const ps_coloc_model_t *m, const ps_coloc_model_t *m2, int blend)
+{
+    double w[PS_COLOC_KIND_COUNT], w2[PS_COLOC_KIND_COUNT], s = 0;
+    int n = ps_coloc_model_blend(m, w), n2 = ps_coloc_model_blend(m2, w2);
+    CHECK(n == n2 && (n > 0) == blend);
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        CHECK(w[k] >= 0 && fabs(w[k] - w2[k]) < 1e-15);
+        s += w[k];
+    }
+    CHECK(blend ? fabs(s - 1) < 1e-9 && w[PS_COLOC_AUTO] == 0 : s == 0);
+}
+
 /* Every kind trains on the fixtures, predicts finite values, and predicts
  * the same after a save and load. */
 static void test_models_round_trip(void)
@@ -164,9 +219,12 @@ static void test_models_round_trip(void)
         tabs_t t;
         CHECK_OK(load(FIX, files[fi], 1, &t));
         double *a = calloc(t.c->n, sizeof *a), *b = calloc(t.c->n, sizeof *b);
-        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        /* k = PS_COLOC_KIND_COUNT: auto under the pick rule. */
+        for (int kk = 0; kk <= PS_COLOC_KIND_COUNT; kk++) {
+            int k = kk < PS_COLOC_KIND_COUNT ? kk : PS_COLOC_AUTO, pick = kk == PS_COLOC_KIND_COUNT;
             ps_coloc_params_t p = ps_coloc_default_params();
             p.kind = (ps_coloc_kind_t)k;
+            p.auto_rule = pick ? PS_COLOC_AUTO_PICK : PS_COLOC_AUTO_BLEND;
             p.trees = 10;
             p.mlp_epochs = 30;
             p.boost_rounds = 40;
@@ -182,10 +240,11 @@ static void test_models_round_trip(void)
             CHECK_OK(ps_coloc_model_save(m, path));
             CHECK_OK(ps_coloc_model_load(path, &m2));
             if (m2) {
-                /* auto saves the kind it chose, and says so. */
+                /* auto saves the kind it picked or its blend, and says so. */
                 CHECK(ps_coloc_model_kind(m2) == (k == PS_COLOC_AUTO ? ps_coloc_model_kind(m) : (ps_coloc_kind_t)k));
                 CHECK(ps_coloc_model_auto(m2) == (k == PS_COLOC_AUTO));
-                CHECK(ps_coloc_model_kind(m2) != PS_COLOC_AUTO);
+                CHECK((ps_coloc_model_kind(m2) == PS_COLOC_AUTO) == (k == PS_COLOC_AUTO && !pick));
+                check_blend_saved(m, m2, k == PS_COLOC_AUTO && !pick);
                 CHECK(strcmp(ps_coloc_model_gpu(m2), "TESTGPU") == 0);
                 CHECK_OK(ps_coloc_predict(m2, t.w, t.s, t.c, b));
                 double worst = 0;
@@ -401,6 +460,6 @@ static void test_kace_splits(void)
     unload(&t);
 }
 
-TH_MAIN(TEST(test_learners), TEST(test_data_and_solo), TEST(test_bad_inputs), TEST(test_models_round_trip),
-        TEST(test_flipped_bytes_refused), TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures),
-        TEST(test_kace_rules), TEST(test_kace_policies), TEST(test_kace_splits))
+TH_MAIN(TEST(test_learners), TEST(test_stack_weights), TEST(test_data_and_solo), TEST(test_bad_inputs),
+        TEST(test_models_round_trip), TEST(test_flipped_bytes_refused), TEST(test_empty_tput_not_scored),
+        TEST(test_eval_fixtures), TEST(test_kace_rules), TEST(test_kace_policies), TEST(test_kace_splits))

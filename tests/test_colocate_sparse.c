@@ -84,6 +84,16 @@ static void test_sparse_auto(void)
         chosen += r.auto_chosen[k];
     CHECK(chosen == p.seeds);
     CHECK(r.auto_chosen[PS_COLOC_XU_RF] == 0); /* dropped, so never a candidate */
+    /* auto is the blend; its mean weights lie on the simplex, over the
+     * candidates that ran, and the pick rule is scored beside it. */
+    double ws = 0;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        ws += r.auto_weight[k];
+    CHECK(r.auto_rule == PS_COLOC_AUTO_BLEND && fabs(ws - 1) < 1e-9);
+    CHECK(r.auto_weight[PS_COLOC_XU_RF] == 0 && r.auto_weight[PS_COLOC_MPS] == 0 && r.auto_weight[PS_COLOC_AUTO] == 0);
+    CHECK(r.auto_alt_mean > 0.5 && r.auto_alt_mean <= 1 && isnan(r.auto_alt_k[5]));
+    for (int k = 2; k <= 4; k++)
+        CHECK(r.auto_alt_k[k] > 0.5 && r.auto_alt_k[k] <= 1);
     check_auto_near_best(&r, p.kinds, "sparse fixture");
     /* Time: |tput / pred - 1|, finite for per-workload kinds only. */
     CHECK(isfinite(r.time_mape[PS_COLOC_LOWRANK]) && isnan(r.time_mape[PS_COLOC_KACE_LR]));

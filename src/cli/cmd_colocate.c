@@ -18,7 +18,7 @@
 
 typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
-        *predictors, *gpu, *transfer, *auto_kinds, *as, *jobs, *gpus, *cases;
+        *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases;
     double train_frac;
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait;
     uint64_t seed;
@@ -47,6 +47,8 @@ static const char *const ex_eval[] = {
 static const char *const ex_train[] = {
     "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --kind ratio --out out/c.psc",
+    "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --kind auto --auto-rule blend --trees 10 --rounds 40 --out out/a.psc",
     NULL};
 static const char *const ex_predict[] = {
     "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
@@ -107,6 +109,11 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
          {"--predictors", CLI_STR, &o->predictors, "LIST",
           "comma list of kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank, auto", .def = "all"}},
         {S_EVAL, {"--auto-kinds", CLI_STR, &o->auto_kinds, "LIST", "candidates of auto", .def = "all but kace_mlp"}},
+        {S_EVAL | S_TRAIN,
+         {"--auto-rule", CLI_STR, &o->auto_rule, "R",
+          "auto's rule: blend (the candidates' stacked blend) or pick (one candidate, one-standard-error rule); "
+          "eval also reports the other",
+          .def = "blend"}},
         {S_EVAL,
          {"--place", CLI_FLAG, &o->place, NULL,
           "score placements over a cluster (see --cases) instead of co-runner choices", .flags = CLI_NODEF}},
@@ -307,6 +314,34 @@ static void json_policies(cJSON *e, const double *v)
             cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v[q]);
 }
 
+static const char *rule_name(int rule) { return rule == PS_COLOC_AUTO_PICK ? "pick" : "blend"; }
+
+/* auto's rule, its pick rule's choices, the mean blend weights and the
+ * other rule's figures. */
+static void json_auto(cJSON *j, const ps_coloc_eval_result_t *r)
+{
+    cJSON_AddStringToObject(j, "auto_rule", rule_name(r->auto_rule));
+    cJSON *ch = cJSON_AddObjectToObject(j, "auto_chosen");
+    cJSON *w = cJSON_AddObjectToObject(j, "auto_weights");
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        if (r->auto_chosen[k])
+            cJSON_AddNumberToObject(ch, ps_coloc_kind_name(k), r->auto_chosen[k]);
+        if (r->auto_weight[k] > 0)
+            cJSON_AddNumberToObject(w, ps_coloc_kind_name(k), r->auto_weight[k]);
+    }
+    cJSON *alt = cJSON_AddObjectToObject(j, "auto_other");
+    cJSON_AddStringToObject(alt, "rule",
+                            rule_name(r->auto_rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND : PS_COLOC_AUTO_PICK));
+    cJSON_AddNumberToObject(alt, "mean", r->auto_alt_mean);
+    cJSON *pk = cJSON_AddObjectToObject(alt, "per_k");
+    for (int k = 2; k <= PS_COLOC_MAXK; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "%d", k);
+        if (!isnan(r->auto_alt_k[k]))
+            cJSON_AddNumberToObject(pk, name, r->auto_alt_k[k]);
+    }
+}
+
 /* The result of colocate eval as JSON on stdout (NaN, where a policy or a
  * predictor was not scored, becomes null). */
 static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
@@ -342,15 +377,32 @@ static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval
         cJSON_AddNumberToObject(e, "targets", r->targets_k[k]);
         json_policies(cJSON_AddObjectToObject(e, "policies"), r->policy_k[k]);
     }
-    cJSON *ch = cJSON_AddObjectToObject(j, "auto_chosen");
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        if (r->auto_chosen[k])
-            cJSON_AddNumberToObject(ch, ps_coloc_kind_name(k), r->auto_chosen[k]);
+    if (kinds & (1u << PS_COLOC_AUTO))
+        json_auto(j, r);
     cJSON *dr = cJSON_AddArrayToObject(j, "dropped");
     for (int q = 0; q < PS_POL_COUNT; q++)
         if (r->dropped & (1u << q))
             cJSON_AddItemToArray(dr, cJSON_CreateString(ps_coloc_policy_name(q)));
     cli_json_print(j, stdout);
+}
+
+static void print_auto_text(const ps_coloc_eval_result_t *r)
+{
+    int any = 0;
+    printf("\nauto's rule: %s", rule_name(r->auto_rule));
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (r->auto_weight[k] > 0)
+            printf("%s%s %.3f", any++ ? ", " : "; mean blend weights: ", ps_coloc_kind_name(k), r->auto_weight[k]);
+    any = 0;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (r->auto_chosen[k])
+            printf("%s%s %d", any++ ? ", " : "\nauto chose: ", ps_coloc_kind_name(k), r->auto_chosen[k]);
+    printf("%s(pick rule)\nauto under the %s rule: %.3f", any ? " " : "\n",
+           rule_name(r->auto_rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND : PS_COLOC_AUTO_PICK), r->auto_alt_mean);
+    for (int k = 2; k <= PS_COLOC_MAXK; k++)
+        if (!isnan(r->auto_alt_k[k]))
+            printf(", %d-way %.3f", k, r->auto_alt_k[k]);
+    putchar('\n');
 }
 
 static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
@@ -387,18 +439,26 @@ static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval
                 printf(" %10.3f", r->policy_k[k][q]);
         putchar('\n');
     }
+    if (kinds & (1u << PS_COLOC_AUTO))
+        print_auto_text(r);
     int any = 0;
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        if (r->auto_chosen[k])
-            printf("%s%s %d", any++ ? ", " : "\nauto chose: ", ps_coloc_kind_name(k), r->auto_chosen[k]);
-    if (any)
-        putchar('\n');
-    any = 0;
     for (int q = 0; q < PS_POL_COUNT; q++)
         if (r->dropped & (1u << q))
             printf("%s%s", any++ ? ", " : "dropped (no workload has their metrics): ", ps_coloc_policy_name(q));
     if (any)
         putchar('\n');
+}
+
+/* --auto-rule into *rule. */
+static int parse_rule(const opts_t *o, int *rule)
+{
+    if (!o->auto_rule || !strcmp(o->auto_rule, "blend"))
+        *rule = PS_COLOC_AUTO_BLEND;
+    else if (!strcmp(o->auto_rule, "pick"))
+        *rule = PS_COLOC_AUTO_PICK;
+    else
+        return cli_fail(CLI_USAGE, CMD, "--auto-rule: bad value '%s': expected blend or pick", o->auto_rule);
+    return CLI_OK;
 }
 
 static int do_eval(const opts_t *o)
@@ -411,6 +471,8 @@ static int do_eval(const opts_t *o)
     if (o->predictors && parse_kinds(o->predictors, &p.kinds))
         return CLI_USAGE;
     if (o->auto_kinds && parse_kinds(o->auto_kinds, &p.auto_kinds))
+        return CLI_USAGE;
+    if (parse_rule(o, &p.model.auto_rule))
         return CLI_USAGE;
     tables_t t;
     int rc = load_tables(o, 1, &t);
@@ -447,6 +509,22 @@ static int do_eval(const opts_t *o)
     return CLI_OK;
 }
 
+/* What train --kind auto chose: the kind, or the blend's weights. */
+static void print_train_choice(const ps_coloc_model_t *m)
+{
+    double w[PS_COLOC_KIND_COUNT];
+    if (!ps_coloc_model_blend(m, w)) {
+        fprintf(stderr, "pairsight: colocate: train: auto chose %s (cross-validation on the training co-locations)\n",
+                ps_coloc_kind_name(ps_coloc_model_kind(m)));
+        return;
+    }
+    fputs("pairsight: colocate: train: auto chose the blend", stderr);
+    for (int k = 0, any = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (w[k] > 0)
+            fprintf(stderr, "%s%s %.3f", any++ ? ", " : " ", ps_coloc_kind_name(k), w[k]);
+    fputs(" (stacked on cross-validation of the training co-locations)\n", stderr);
+}
+
 static int do_train(const opts_t *o)
 {
     ps_coloc_params_t p = ps_coloc_default_params();
@@ -456,6 +534,8 @@ static int do_train(const opts_t *o)
     p.trees = o->trees;
     p.mlp_epochs = o->epochs;
     p.boost_rounds = o->rounds;
+    if (parse_rule(o, &p.auto_rule))
+        return CLI_USAGE;
     const char *in[] = {o->workloads, o->scaling, o->colocations};
     int code = cli_check_out(CMD ": train", o->out, in, 3);
     if (code != CLI_OK)
@@ -469,8 +549,7 @@ static int do_train(const opts_t *o)
     if (!err)
         err = ps_coloc_model_save(m, o->out);
     if (!err && ps_coloc_model_auto(m) && !o->quiet)
-        fprintf(stderr, "pairsight: colocate: train: auto chose %s (cross-validation on the training co-locations)\n",
-                ps_coloc_kind_name(ps_coloc_model_kind(m)));
+        print_train_choice(m);
     ps_coloc_model_free(m);
     tables_free(&t);
     if (err)

@@ -1,20 +1,24 @@
 /*
- * `auto`: choose a predictor per data set by cross-validation on the
- * training co-locations only. The training co-locations are cut into four
- * folds by workload set (every co-location of the same workloads, at any
- * shares, falls in one fold); each candidate kind is fitted on three folds
- * and predicts the fourth. The out-of-fold predictions are scored per
- * target and k with the selection metric over the training co-locations as
- * candidates (a target's k-way candidates among themselves), and by the
- * MAPE of the throughput sum.
+ * `auto`: a predictor per data set from cross-validation on the training
+ * co-locations only. The training co-locations are cut into four folds by
+ * workload set (every co-location of the same workloads, at any shares,
+ * falls in one fold); each candidate kind is fitted on three folds and
+ * predicts the fourth. From the out-of-fold predictions come both of
+ * auto's rules (docs/colocate.md):
  *
- * The rule is the one-standard-error rule of cross-validation (Breiman et
- * al. 1984; Hastie, Tibshirani and Friedman, ESL section 7.10), stated
- * before it was measured: the kinds whose mean selection figure is within
- * one standard error (of the paired per-target differences) of the best
- * kind's cannot be told apart by the figure, and of those the one with the
- * lowest out-of-fold MAPE wins. With fewer than two scored targets the MAPE
- * decides alone. No constant of the rule was set on a data set.
+ * - blend (the default): the stacked blend's weights (blend.c), from the
+ *   out-of-fold predicted sums of the complete training co-locations;
+ * - pick: the one-standard-error rule of cross-validation (Breiman et al.
+ *   1984; Hastie, Tibshirani and Friedman, ESL section 7.10), applied
+ *   twice: the out-of-fold predictions are scored per target and k with the
+ *   selection metric over the training co-locations as candidates (a
+ *   target's k-way candidates among themselves), and by the MAPE of the
+ *   throughput sum; of the kinds within one standard error of the best on
+ *   the first, those within one standard error of the lowest on the
+ *   second, and of those the simplest.
+ *
+ * Both were stated before they were measured; no constant of either was
+ * set on a data set.
  */
 #include "colocate/colocate.h"
 
@@ -45,7 +49,7 @@ typedef struct {
     char *is_cand, *tmask;
     int n_units;   /* (target, k) units: nw x (PS_COLOC_MAXK - 1) */
     double *score; /* [kind][unit], NAN where not scored */
-    double *pred;  /* [nc] out-of-fold predicted sums of one kind */
+    double *pred;  /* [kind][nc] out-of-fold predicted sums */
     double *ape;   /* [kind][n_train] out-of-fold APE of the sum, NAN where none */
     double mape[PS_COLOC_KIND_COUNT];
 } auto_ctx_t;
@@ -78,13 +82,14 @@ static int oof_fold(auto_ctx_t *a, int k, int f, double *sape, int *nape)
         int ci = a->train[i];
         if (a->fold[i] != f)
             continue;
-        rc = cl_model_predict(m, d, ci, slot, &a->pred[ci]);
+        double *pk = a->pred + (size_t)k * d->nc;
+        rc = cl_model_predict(m, d, ci, slot, &pk[ci]);
         const cl_coloc_t *c = &d->c[ci];
         if (!rc && c->complete) {
             double y = 0;
             for (int s = 0; s < c->k; s++)
                 y += c->tput[s];
-            a->ape[(size_t)k * a->n_train + i] = fabs(a->pred[ci] - y) / y;
+            a->ape[(size_t)k * a->n_train + i] = fabs(pk[ci] - y) / y;
             *sape += a->ape[(size_t)k * a->n_train + i];
             (*nape)++;
         }
@@ -99,10 +104,10 @@ static int score_units(auto_ctx_t *a, int k)
 {
     const cl_data_t *d = a->d;
     double *pv[PS_COLOC_KIND_COUNT] = {0};
-    pv[k] = a->pred;
+    pv[k] = a->pred + (size_t)k * d->nc;
     memset(a->is_cand, 0, (size_t)d->nc);
     for (int i = 0; i < a->n_train; i++)
-        a->is_cand[a->train[i]] = !isnan(a->pred[a->train[i]]);
+        a->is_cand[a->train[i]] = !isnan(pv[k][a->train[i]]);
     for (int t = 0; t < d->nw; t++) {
         memset(a->tmask, 0, (size_t)d->nw);
         a->tmask[t] = 1;
@@ -124,8 +129,6 @@ static int run_kind(auto_ctx_t *a, int k)
 {
     int nape = 0, out = 0, rc = 0;
     double sape = 0;
-    for (int i = 0; i < a->d->nc; i++)
-        a->pred[i] = NAN;
     for (int f = 0; f < AUTO_FOLDS && !out && !rc; f++) {
         int r = oof_fold(a, k, f, &sape, &nape);
         if (r == 1)
@@ -228,14 +231,68 @@ static int pick(const auto_ctx_t *a)
     return out;
 }
 
-int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
-                   int *out)
+/* The stacked blend's weights over the kinds that ran (blend.c), from their
+ * out-of-fold sums on the complete training co-locations that every such
+ * kind predicted. */
+static int stack(const auto_ctx_t *a, cl_auto_choice_t *out)
 {
-    *out = -1;
+    const cl_data_t *d = a->d;
+    int kinds[PS_COLOC_KIND_COUNT], K = 0, n = 0, rc;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (!isnan(a->mape[k]))
+            kinds[K++] = k;
+    if (!K)
+        return 0;
+    double *x = psi_malloc((size_t)a->n_train * K * sizeof *x + 1), w[PS_COLOC_KIND_COUNT];
+    int *fold = psi_malloc((size_t)a->n_train * sizeof *fold + 1);
+    if (!x || !fold) {
+        free(x);
+        free(fold);
+        return PS_E_NOMEM;
+    }
+    for (int i = 0; i < a->n_train; i++) {
+        const cl_coloc_t *c = &d->c[a->train[i]];
+        double y = 0;
+        int ok = c->complete;
+        for (int s = 0; s < c->k; s++)
+            y += c->tput[s];
+        for (int j = 0; j < K && ok; j++) {
+            double v = a->pred[(size_t)kinds[j] * d->nc + a->train[i]];
+            ok = isfinite(v) && y > 0;
+            x[(size_t)n * K + j] = v / y;
+        }
+        if (ok)
+            fold[n++] = a->fold[i];
+    }
+    rc = cl_stack_weights(x, fold, n, K, AUTO_FOLDS, w, &out->g);
+    for (int j = 0; j < K && !rc; j++)
+        out->w[kinds[j]] = w[j];
+    free(x);
+    free(fold);
+    return rc;
+}
+
+static void ctx_free(auto_ctx_t *a)
+{
+    free(a->fold);
+    free(a->sub);
+    free(a->pred);
+    free(a->score);
+    free(a->ape);
+    free(a->is_cand);
+    free(a->tmask);
+}
+
+int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
+                   cl_auto_choice_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->pick = -1;
     auto_ctx_t a = {.d = d, .train = train, .n_train = n_train, .p = p, .n_units = d->nw * (PS_COLOC_MAXK - 1)};
+    size_t np = (size_t)PS_COLOC_KIND_COUNT * d->nc;
     a.fold = psi_malloc((size_t)n_train * sizeof *a.fold + 1);
     a.sub = psi_malloc((size_t)n_train * sizeof *a.sub + 1);
-    a.pred = psi_malloc((size_t)d->nc * sizeof *a.pred + 1);
+    a.pred = psi_malloc(np * sizeof *a.pred + 1);
     a.score = psi_malloc((size_t)PS_COLOC_KIND_COUNT * a.n_units * sizeof *a.score + 1);
     a.ape = psi_malloc((size_t)PS_COLOC_KIND_COUNT * n_train * sizeof *a.ape + 1);
     a.is_cand = psi_calloc((size_t)d->nc + 1, 1);
@@ -245,6 +302,8 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
         a.ape[i] = NAN;
     for (size_t i = 0; !rc && i < (size_t)PS_COLOC_KIND_COUNT * a.n_units; i++)
         a.score[i] = NAN;
+    for (size_t i = 0; !rc && i < np; i++)
+        a.pred[i] = NAN;
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         a.mape[k] = NAN;
     for (int i = 0; i < n_train && !rc; i++) {
@@ -254,14 +313,10 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
     for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++)
         if ((kinds & (1u << k)) && k != PS_COLOC_AUTO)
             rc = run_kind(&a, k);
-    if (!rc)
-        *out = pick(&a);
-    free(a.fold);
-    free(a.sub);
-    free(a.pred);
-    free(a.score);
-    free(a.ape);
-    free(a.is_cand);
-    free(a.tmask);
+    if (!rc) {
+        out->pick = pick(&a);
+        rc = stack(&a, out);
+    }
+    ctx_free(&a);
     return rc;
 }

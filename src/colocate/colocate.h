@@ -129,13 +129,27 @@ int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targe
  * the first round(frac x nc) train): fills train, returns their count. */
 int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *train);
 
-/* auto (auto.c): of the candidate kinds (bit mask), by 4-fold
- * cross-validation over the training co-locations, the simplest within one
- * standard error of the best out-of-fold selection figure and of the lowest
- * out-of-fold sum MAPE. -1 in *out when none could be fitted. */
+/* auto (auto.c): 4-fold cross-validation over the training co-locations
+ * of the candidate kinds (bit mask). pick: the simplest within one standard
+ * error of the best out-of-fold selection figure and of the lowest
+ * out-of-fold sum MAPE (-1 when none could be fitted); w: the stacked
+ * blend's weights over the kinds (blend.c), g its shrinkage. */
+typedef struct {
+    int pick;
+    double w[PS_COLOC_KIND_COUNT];
+    double g;
+} cl_auto_choice_t;
 unsigned cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
 int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
-                   int *out);
+                   cl_auto_choice_t *out);
+/* The stacked blend's weights w[K] from the rows a[n x K] (each kind's
+ * out-of-fold prediction over the measured value) in folds fold[n] of
+ * 0..nfolds-1; *g gets the shrinkage chosen (INFINITY: equal weights). */
+int cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g);
+/* auto's model from a choice: the blend (rule PS_COLOC_AUTO_BLEND) or the
+ * picked kind, fitted on train (have as for psi_blend_fit; may be NULL). */
+int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                  const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out);
 
 /* Placement (place.c): jobs[n] are workload indices, gtype[ng] GPU type
  * indices (0..ntypes-1); val(ctx, type, jobs, k, shares_out) the value of

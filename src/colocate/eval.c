@@ -227,22 +227,122 @@ static unsigned dropped_policies(const cl_data_t *d)
     return m;
 }
 
-/* Per-run accumulators of one fold set. */
+/* Per-run accumulators of one fold set; alt[kk] is auto's score under the
+ * other rule (kk = 0: all k), over the same targets. */
 typedef struct {
     double acc[PS_POL_COUNT];
     double acc_k[PS_COLOC_MAXK + 1][PS_POL_COUNT];
     int nt, nt_k[PS_COLOC_MAXK + 1];
+    double alt[PS_COLOC_MAXK + 1];
 } polsum_t;
+
+/* m's predictions of the fold's test co-locations into pred[nc] (NAN
+ * elsewhere), adding its errors to e (of the sum for sum kinds, else of
+ * each workload's throughput and time). */
+static int predict_test(const cl_data_t *d, const fold_t *f, const ps_coloc_model_t *m, errsum_t *e, double *pred)
+{
+    double slot[64];
+    int by_sum = ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)), rc = 0;
+    for (int i = 0; i < d->nc && !rc; i++) {
+        pred[i] = NAN;
+        if (!f->test[i])
+            continue;
+        const cl_coloc_t *c = &d->c[i];
+        if ((rc = cl_model_predict(m, d, i, slot, &pred[i])) || !e)
+            continue;
+        if (by_sum) {
+            if (c->complete)
+                err_add(e, coloc_sum(c), pred[i]);
+            continue;
+        }
+        for (int s = 0; s < c->k; s++)
+            if (!isnan(c->tput[s])) {
+                err_add(e, c->tput[s], slot[s]);
+                err_time(e, c->tput[s], slot[s]);
+            }
+    }
+    return rc;
+}
+
+/* auto on the fold: cross-validation on its training co-locations, the
+ * model of p's rule into pred[nc] (with errors), the other rule's into
+ * alt[nc]; the other kinds' models of this fold are taken from have. */
+static int auto_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, const ps_coloc_params_t *mp, const fold_t *f,
+                     ps_coloc_model_t **have, errsum_t *e, double *pred, double *alt, ps_coloc_eval_result_t *out)
+{
+    unsigned cand = cl_auto_default_kinds(d);
+    if (p->auto_kinds)
+        cand &= p->auto_kinds;
+    cl_auto_choice_t ch;
+    int rc = cl_auto_choose(d, f->train, f->n_train, mp, cand, &ch);
+    if (rc || ch.pick < 0)
+        return rc ? rc : 1;
+    out->auto_chosen[ch.pick]++;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        out->auto_weight[k] += ch.w[k];
+    int rule = mp->auto_rule, other = rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND : PS_COLOC_AUTO_PICK;
+    ps_coloc_model_t *m = NULL, *ma = NULL;
+    /* The other rule first: it must not take the models the first uses. */
+    rc = cl_auto_build(d, f->train, f->n_train, mp, &ch, other, NULL, &ma);
+    if (!rc)
+        rc = predict_test(d, f, ma, NULL, alt);
+    if (!rc)
+        rc = cl_auto_build(d, f->train, f->n_train, mp, &ch, rule, have, &m);
+    if (!rc)
+        rc = predict_test(d, f, m, e, pred);
+    ps_coloc_model_free(m);
+    ps_coloc_model_free(ma);
+    return rc;
+}
+
+/* Fit kind k on the fold and predict its test co-locations into *pred
+ * (allocated), keeping the model in *keep. 1: the kind sits the fold out. */
+static int kind_fold(const cl_data_t *d, const ps_coloc_params_t *mp, const fold_t *f, int complete, errsum_t *e,
+                     double **pred, ps_coloc_model_t **keep)
+{
+    /* Data that measured only the targets' throughputs have no sums to
+     * learn: the sum predictors sit such a fold out. */
+    if (!complete && ps_coloc_kind_predicts_sum(mp->kind))
+        return 1;
+    int rc = cl_model_fit(d, f->train, f->n_train, mp, keep);
+    if (!rc && !(*pred = psi_malloc((size_t)d->nc * sizeof **pred + 1)))
+        rc = PS_E_NOMEM;
+    return rc ? rc : predict_test(d, f, *keep, e, *pred);
+}
+
+/* Score every policy over the fold, and auto's other rule (alt). */
+static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, double *alt, polsum_t *ps)
+{
+    double *pa[PS_COLOC_KIND_COUNT] = {0};
+    pa[PS_COLOC_AUTO] = alt;
+    for (int kk = 0; kk <= PS_COLOC_MAXK; kk++) {
+        if (kk == 1)
+            continue;
+        int nt = cl_score_policies(d, f->test, f->targets, kk, pred, kk ? ps->acc_k[kk] : ps->acc);
+        if (nt < 0)
+            return PS_E_NOMEM;
+        if (kk)
+            ps->nt_k[kk] += nt;
+        else
+            ps->nt += nt;
+        double acc[PS_POL_COUNT] = {0};
+        if (alt && cl_score_policies(d, f->test, f->targets, kk, pa, acc) < 0)
+            return PS_E_NOMEM;
+        ps->alt[kk] += acc[PS_POL_AUTO];
+    }
+    return 0;
+}
 
 /* Fit every requested kind on the fold, predict its test co-locations, and
  * add errors and policy scores. auto (when asked) chooses among its
  * candidates by cross-validation on the fold's training co-locations and is
- * then fitted like the chosen kind; chosen[kind] counts its choices. */
+ * then fitted under its rule, reusing this fold's models of the other
+ * kinds; out gets its choices and weights. */
 static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, const fold_t *f, errsum_t *err,
-                    polsum_t *ps, int *chosen)
+                    polsum_t *ps, ps_coloc_eval_result_t *out)
 {
-    double *pred[PS_COLOC_KIND_COUNT] = {0};
-    double slot[64];
+    double *pred[PS_COLOC_KIND_COUNT] = {0}, *alt = NULL;
+    ps_coloc_model_t *keep[PS_COLOC_KIND_COUNT] = {0};
     int rc = 0, complete = 0;
     unsigned drop = dropped_policies(d);
     for (int i = 0; i < f->n_train; i++)
@@ -253,64 +353,26 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
         ps_coloc_params_t mp = p->model;
         mp.kind = (ps_coloc_kind_t)k;
         mp.seed = seed;
-        if (k == PS_COLOC_AUTO) {
-            unsigned cand = cl_auto_default_kinds(d);
-            if (p->auto_kinds)
-                cand &= p->auto_kinds;
-            int ch = -1;
-            if ((rc = cl_auto_choose(d, f->train, f->n_train, &mp, cand, &ch)))
-                break;
-            if (ch < 0)
-                continue;
-            chosen[ch]++;
-            mp.kind = (ps_coloc_kind_t)ch;
+        if (k != PS_COLOC_AUTO) {
+            rc = kind_fold(d, &mp, f, complete, &err[k], &pred[k], &keep[k]);
+        } else {
+            pred[k] = psi_malloc((size_t)d->nc * sizeof *pred[k] + 1);
+            alt = psi_malloc((size_t)d->nc * sizeof *alt + 1);
+            rc = !pred[k] || !alt ? PS_E_NOMEM : auto_fold(d, p, &mp, f, keep, &err[k], pred[k], alt, out);
         }
-        /* Data that measured only the targets' throughputs have no sums to
-         * learn: the sum predictors sit such a fold out. */
-        if (!complete && ps_coloc_kind_predicts_sum(mp.kind))
-            continue;
-        ps_coloc_model_t *m = NULL;
-        if ((rc = cl_model_fit(d, f->train, f->n_train, &mp, &m)))
-            break;
-        pred[k] = psi_malloc((size_t)d->nc * sizeof *pred[k] + 1);
-        if (!pred[k]) {
-            ps_coloc_model_free(m);
-            rc = PS_E_NOMEM;
-            break;
+        if (rc == 1) { /* sat out */
+            free(pred[k]);
+            pred[k] = NULL;
+            rc = 0;
         }
-        for (int i = 0; i < d->nc && !rc; i++) {
-            pred[k][i] = NAN;
-            if (!f->test[i])
-                continue;
-            const cl_coloc_t *c = &d->c[i];
-            if ((rc = cl_model_predict(m, d, i, slot, &pred[k][i])))
-                break;
-            if (ps_coloc_kind_predicts_sum(mp.kind)) {
-                if (c->complete)
-                    err_add(&err[k], coloc_sum(c), pred[k][i]);
-            } else {
-                for (int s = 0; s < c->k; s++)
-                    if (!isnan(c->tput[s])) {
-                        err_add(&err[k], c->tput[s], slot[s]);
-                        err_time(&err[k], c->tput[s], slot[s]);
-                    }
-            }
-        }
-        ps_coloc_model_free(m);
     }
-    for (int kk = 0; kk <= PS_COLOC_MAXK && !rc; kk++) {
-        if (kk == 1)
-            continue;
-        int nt = cl_score_policies(d, f->test, f->targets, kk, pred, kk ? ps->acc_k[kk] : ps->acc);
-        if (nt < 0)
-            rc = PS_E_NOMEM;
-        else if (kk)
-            ps->nt_k[kk] += nt;
-        else
-            ps->nt += nt;
-    }
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+    if (!rc)
+        rc = score_fold(d, f, pred, pred[PS_COLOC_AUTO] ? alt : NULL, ps);
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         free(pred[k]);
+        ps_coloc_model_free(keep[k]);
+    }
+    free(alt);
     return rc;
 }
 
@@ -467,7 +529,8 @@ typedef struct {
     double psum[PS_POL_COUNT], psq[PS_POL_COUNT];
     double ksum[PS_COLOC_MAXK + 1][PS_POL_COUNT], ktargets[PS_COLOC_MAXK + 1];
     int kruns[PS_COLOC_MAXK + 1];
-    int runs, scored; /* runs, and runs with a scored target */
+    double altsum[PS_COLOC_MAXK + 1]; /* auto under the other rule, as psum and ksum */
+    int runs, scored;                 /* runs, and runs with a scored target */
     double targets;
 } evsum_t;
 
@@ -493,17 +556,34 @@ static void add_run(evsum_t *a, const errsum_t *err, const polsum_t *ps)
         a->psum[q] += v;
         a->psq[q] += v * v;
     }
+    if (nt > 0)
+        a->altsum[0] += ps->alt[0] / nt;
     for (int kk = 2; kk <= PS_COLOC_MAXK; kk++) {
         if (ps->nt_k[kk] <= 0)
             continue;
         for (int q = 0; q < PS_POL_COUNT; q++)
             a->ksum[kk][q] += ps->acc_k[kk][q] / ps->nt_k[kk];
+        a->altsum[kk] += ps->alt[kk] / ps->nt_k[kk];
         a->ktargets[kk] += ps->nt_k[kk];
         a->kruns[kk]++;
     }
     a->targets += nt;
     a->scored += nt > 0;
     a->runs++;
+}
+
+/* auto's rule, mean weights and the other rule's figures. */
+static void finish_auto(const evsum_t *a, const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out)
+{
+    int n = 0, ran = !isnan(out->policy_mean[PS_POL_AUTO]);
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        n += out->auto_chosen[k];
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        out->auto_weight[k] = n ? out->auto_weight[k] / n : 0;
+    out->auto_rule = p->model.auto_rule;
+    out->auto_alt_mean = ran ? a->altsum[0] / a->scored : NAN;
+    for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
+        out->auto_alt_k[kk] = ran && kk >= 2 && a->kruns[kk] ? a->altsum[kk] / a->kruns[kk] : NAN;
 }
 
 static void finish_eval(const evsum_t *a, const ps_coloc_eval_params_t *p, unsigned drop, ps_coloc_eval_result_t *out)
@@ -535,6 +615,7 @@ static void finish_eval(const evsum_t *a, const ps_coloc_eval_params_t *p, unsig
         out->targets_k[kk] = kk >= 2 && a->kruns[kk] ? a->ktargets[kk] / a->kruns[kk] : NAN;
     out->targets = a->targets / a->runs;
     out->runs = a->runs;
+    finish_auto(a, p, out);
 }
 
 int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
@@ -562,7 +643,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         polsum_t ps;
         memset(&ps, 0, sizeof ps);
         for (int q = 0; q < nf && !rc; q++) {
-            rc = run_fold(d, p, seed, &f[q], err, &ps, out->auto_chosen);
+            rc = run_fold(d, p, seed, &f[q], err, &ps, out);
             if (p->progress)
                 p->progress("colocate eval", (double)r * nf + q + 1, (double)p->seeds * nf, p->progress_user);
         }

@@ -38,7 +38,12 @@ int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind)
 
 ps_coloc_params_t ps_coloc_default_params(void)
 {
-    ps_coloc_params_t p = {.kind = PS_COLOC_MPS, .seed = 0, .trees = 100, .mlp_epochs = 400, .boost_rounds = 400};
+    ps_coloc_params_t p = {.kind = PS_COLOC_MPS,
+                           .seed = 0,
+                           .trees = 100,
+                           .mlp_epochs = 400,
+                           .boost_rounds = 400,
+                           .auto_rule = PS_COLOC_AUTO_BLEND};
     return p;
 }
 
@@ -48,10 +53,21 @@ const char *ps_coloc_model_gpu(const ps_coloc_model_t *m) { return m->gpu ? m->g
 
 int ps_coloc_model_auto(const ps_coloc_model_t *m) { return m->autosel; }
 
+int ps_coloc_model_blend(const ps_coloc_model_t *m, double *out_w)
+{
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        out_w[k] = 0;
+    for (int j = 0; j < m->n_blend; j++)
+        out_w[m->blend[j]->kind] += m->blend_w[j];
+    return m->n_blend;
+}
+
 void ps_coloc_model_free(ps_coloc_model_t *m)
 {
     if (!m)
         return;
+    for (int j = 0; j < m->n_blend; j++)
+        ps_coloc_model_free(m->blend[j]);
     cl_xgb_free(m->booster);
     cl_lowrank_free(m->lowrank);
     free(m->enc_pair);
@@ -268,22 +284,58 @@ static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
     return s;
 }
 
-/* auto: the kind chosen by cross-validation, fitted on all of train. */
+/* The picked kind's model: have[kind] when given, else fitted on train. */
+static int build_pick(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, int k,
+                      ps_coloc_model_t **have, ps_coloc_model_t **out)
+{
+    if (k < 0)
+        return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
+    if (have && have[k]) {
+        *out = have[k];
+        have[k] = NULL;
+    } else {
+        ps_coloc_params_t q = *p;
+        q.kind = (ps_coloc_kind_t)k;
+        int rc = cl_model_fit(d, train, n_train, &q, out);
+        if (rc)
+            return rc;
+    }
+    (*out)->autosel = 1;
+    return 0;
+}
+
+int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                  const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out)
+{
+    *out = NULL;
+    if (rule == PS_COLOC_AUTO_PICK)
+        return build_pick(d, train, n_train, p, ch->pick, have, out);
+    ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
+    if (!m)
+        return PS_E_NOMEM;
+    m->kind = PS_COLOC_AUTO;
+    m->p = *p;
+    m->p.kind = PS_COLOC_AUTO;
+    m->autosel = 1;
+    int rc = (m->gpu = train_gpus(d, train, n_train)) ? 0 : PS_E_NOMEM;
+    if (!rc)
+        rc = psi_blend_fit(m, d, train, n_train, p, ch->w, have);
+    if (rc) {
+        ps_coloc_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+/* auto: cross-validation on train, then the blend or the pick (p->auto_rule)
+ * fitted on all of train. */
 static int fit_auto(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
                     ps_coloc_model_t **out)
 {
-    int k = -1;
-    int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &k);
-    if (rc)
-        return rc;
-    if (k < 0)
-        return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
-    ps_coloc_params_t q = *p;
-    q.kind = (ps_coloc_kind_t)k;
-    if ((rc = cl_model_fit(d, train, n_train, &q, out)))
-        return rc;
-    (*out)->autosel = 1;
-    return 0;
+    cl_auto_choice_t ch;
+    int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &ch);
+    return rc ? rc : cl_auto_build(d, train, n_train, p, &ch, p->auto_rule, NULL, out);
 }
 
 /* ratio, mps, lowrank: from the measured slots of the training set. */
@@ -373,6 +425,8 @@ int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, doub
     const cl_coloc_t *c = &d->c[ci];
     double x[CL_MPS_NF];
     *out_sum = 0;
+    if (m->n_blend)
+        return psi_blend_predict(m, d, ci, out_slot, out_sum);
     if (ps_coloc_kind_predicts_sum(m->kind)) {
         for (int s = 0; s < c->k; s++)
             out_slot[s] = NAN;

@@ -22,6 +22,11 @@ struct ps_coloc_model {
     struct cl_lowrank *lowrank; /* lowrank */
     char *gpu;                  /* trained on */
     int autosel;                /* made by auto */
+    /* auto's stacked blend (kind PS_COLOC_AUTO): n_blend fitted kinds and
+     * their weights (blend.c); 0 for every other model. */
+    int n_blend;
+    struct ps_coloc_model *blend[PS_COLOC_KIND_COUNT];
+    double blend_w[PS_COLOC_KIND_COUNT];
 };
 
 int cl_model_nf(ps_coloc_kind_t kind);
@@ -50,6 +55,12 @@ void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_data_t *d, const i
                                 int slot, double *out);
 void psi_pairenc_features(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
 double cl_model_ratio(const ps_coloc_model_t *m, const char *workload);
+/* auto's blend (blend.c): fit the kinds with w[kind] > 0 into m (taking
+ * have[kind] instead where not NULL, which is then set NULL), and predict
+ * each workload's blended throughput. */
+int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                  const double *w, ps_coloc_model_t **have);
+int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
 /* ps_coloc_model_load on a file held in memory; path names it in messages. */
 int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out);
 

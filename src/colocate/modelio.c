@@ -175,7 +175,8 @@ static int mlp_text(const ps_coloc_model_t *m, char **out, size_t *len)
     return PS_OK;
 }
 
-static int coloc_save(const ps_coloc_model_t *m, const char *path)
+/* A single (not blended) model's file into f. */
+static int single_write(const ps_coloc_model_t *m, FILE *f)
 {
     char *params = NULL, *mlp = NULL;
     size_t plen = 0, mlen = 0;
@@ -193,31 +194,79 @@ static int coloc_save(const ps_coloc_model_t *m, const char *path)
         if (!lf || cl_lowrank_save(m->lowrank, lf) || fclose(lf) != 0)
             rc = psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
     }
-    psi_atomic_t *a = NULL;
-    if (rc == PS_OK)
-        rc = psi_atomic_open(path, &a);
-    if (rc != PS_OK) {
-        free(params);
-        free(mlp);
-        return rc;
+    if (rc == PS_OK) {
+        fprintf(f, "%s %d\n", CL_MAGIC, CL_FORMAT);
+        put_section(f, "params", params, plen);
+        if (m->booster)
+            put_section(f, "booster", bst, (size_t)blen);
+        else if (m->ann)
+            put_section(f, "mlp", mlp, mlen);
+        else if (m->kind == PS_COLOC_LOWRANK)
+            put_section(f, "lowrank", mlp, mlen);
+        else
+            put_section(f, "none", "", 0);
+        fputs("end\n", f);
     }
-    FILE *f = psi_atomic_stream(a);
-    fprintf(f, "%s %d\n", CL_MAGIC, CL_FORMAT);
-    put_section(f, "params", params, plen);
-    if (m->booster)
-        put_section(f, "booster", bst, (size_t)blen);
-    else if (m->ann)
-        put_section(f, "mlp", mlp, mlen);
-    else if (m->kind == PS_COLOC_LOWRANK)
-        put_section(f, "lowrank", mlp, mlen);
-    else
-        put_section(f, "none", "", 0);
-    fputs("end\n", f);
     free(params);
     free(mlp);
-    if (ferror(f)) {
+    return rc;
+}
+
+/* auto's blend: a blend section (its weights, the GPU, "auto 1"), then
+ * each blended kind's whole model file as a model section. */
+static int blend_write(const ps_coloc_model_t *m, FILE *f)
+{
+    char *txt = NULL, *sub = NULL;
+    size_t tlen = 0, slen = 0;
+    FILE *t = open_memstream(&txt, &tlen);
+    if (!t)
+        return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
+    fprintf(t, "layout %s\nblend %d\n", CL_LAYOUT, m->n_blend);
+    for (int j = 0; j < m->n_blend; j++)
+        fprintf(t, "weight %.17g %s\n", m->blend_w[j], ps_coloc_kind_name(m->blend[j]->kind));
+    fputs("gpu ", t);
+    if (m->gpu && *m->gpu)
+        put_name(t, m->gpu);
+    else
+        fputc('-', t);
+    fputs("\nauto 1\n", t);
+    if (fclose(t) != 0) {
+        free(txt);
+        return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
+    }
+    fprintf(f, "%s %d\n", CL_MAGIC, CL_FORMAT);
+    put_section(f, "blend", txt, tlen);
+    free(txt);
+    int rc = PS_OK;
+    for (int j = 0; j < m->n_blend && !rc; j++) {
+        FILE *b = open_memstream(&sub, &slen);
+        if (!b)
+            return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
+        rc = single_write(m->blend[j], b);
+        if (fclose(b) != 0 && !rc)
+            rc = psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
+        if (!rc)
+            put_section(f, "model", sub, slen);
+        free(sub);
+        sub = NULL;
+    }
+    fputs("end\n", f);
+    return rc;
+}
+
+static int coloc_save(const ps_coloc_model_t *m, const char *path)
+{
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
+    if (rc != PS_OK)
+        return rc;
+    FILE *f = psi_atomic_stream(a);
+    rc = m->n_blend ? blend_write(m, f) : single_write(m, f);
+    if (rc == PS_OK && ferror(f))
+        rc = psi_error(PS_E_IO, "%s: write failed", path);
+    if (rc != PS_OK) {
         psi_atomic_abort(a);
-        return psi_error(PS_E_IO, "%s: write failed", path);
+        return rc;
     }
     return psi_atomic_commit(a);
 }
@@ -444,6 +493,71 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
     return PS_OK;
 }
 
+/* The blend section's text: n_blend weights and kinds, the GPU. */
+static int parse_blend(const char *path, const unsigned char *data, size_t len, int ns, double *w,
+                       ps_coloc_kind_t *kinds, ps_coloc_model_t *m)
+{
+    FILE *f = fmemopen((void *)data, len, "r");
+    if (!f)
+        return psi_error(PS_E_NOMEM, "%s: out of memory", path);
+    char layout[64], kind[32], gpu[1024];
+    int nb = 0, au = 0, rc = PS_OK;
+    if (fscanf(f, " layout %63s blend %d", layout, &nb) != 2 || nb != ns)
+        rc = bad(path, "blend header");
+    else if (strcmp(layout, CL_LAYOUT) != 0)
+        rc = psi_error(PS_E_MISMATCH, "%s: feature layout %s, this build uses %s", path, layout, CL_LAYOUT);
+    for (int j = 0; j < nb && !rc; j++)
+        if (fscanf(f, " weight %lf %31s", &w[j], kind) != 2 || !(w[j] >= 0 && w[j] <= 1) ||
+            ps_coloc_kind_from_name(kind, &kinds[j]) || kinds[j] == PS_COLOC_AUTO)
+            rc = bad(path, "blend weights");
+    if (!rc && (fscanf(f, " gpu %1023s auto %d", gpu, &au) != 2 || au != 1 || unescape_name(gpu) != 0))
+        rc = bad(path, "gpu");
+    if (!rc && fscanf(f, " %*c") != EOF)
+        rc = bad(path, "trailing parameters");
+    if (!rc && !(m->gpu = psi_strdup(strcmp(gpu, "-") == 0 ? "" : gpu)))
+        rc = PS_E_NOMEM;
+    fclose(f);
+    return rc;
+}
+
+/* auto's blend after its blend section at *at: the model sections and the
+ * end line are checked before anything is parsed; each model section is a
+ * whole single-model file. */
+static int load_blend(const char *path, const unsigned char *buf, size_t n, size_t at, const unsigned char *bdata,
+                      size_t blen, ps_coloc_model_t *m)
+{
+    const unsigned char *sd[PS_COLOC_KIND_COUNT];
+    size_t sl[PS_COLOC_KIND_COUNT];
+    char name[16], line[96];
+    int ns = 0, rc = PS_OK;
+    while (n - at >= 8 && memcmp(buf + at, "section ", 8) == 0 && ns < PS_COLOC_KIND_COUNT - 1) {
+        if ((rc = take_section(path, buf, n, &at, name, &sd[ns], &sl[ns])))
+            return rc;
+        if (strcmp(name, "model") != 0)
+            return bad(path, "a blend holds model sections only");
+        ns++;
+    }
+    if (!ns || take_line(buf, n, &at, line, sizeof line) != 0 || strcmp(line, "end") != 0 || at != n)
+        return bad(path, "no end marker, or data after it");
+    double w[PS_COLOC_KIND_COUNT];
+    ps_coloc_kind_t kinds[PS_COLOC_KIND_COUNT];
+    if ((rc = parse_blend(path, bdata, blen, ns, w, kinds, m)))
+        return rc;
+    m->kind = PS_COLOC_AUTO;
+    m->p = ps_coloc_default_params();
+    m->p.kind = PS_COLOC_AUTO;
+    m->autosel = 1;
+    for (int j = 0; j < ns && !rc; j++) {
+        if ((rc = cl_model_load_mem(path, sd[j], sl[j], &m->blend[j])))
+            break;
+        m->blend_w[j] = w[j];
+        m->n_blend++;
+        if (m->blend[j]->kind != kinds[j] || m->blend[j]->n_blend || m->blend[j]->autosel)
+            rc = bad(path, "a blended model of another kind");
+    }
+    return rc;
+}
+
 static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t *m)
 {
     char line[96], again[96], magic[32] = "", name[16];
@@ -469,6 +583,8 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
     int rc = take_section(path, buf, n, &at, name, &pdata, &plen);
     if (rc)
         return rc;
+    if (strcmp(name, "blend") == 0)
+        return load_blend(path, buf, n, at, pdata, plen, m);
     if (strcmp(name, "params") != 0)
         return bad(path, "no params section");
     if ((rc = take_section(path, buf, n, &at, body, &bdata, &blen)))

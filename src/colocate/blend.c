@@ -1,0 +1,209 @@
+/*
+ * auto's stacked blend (docs/colocate.md, "Sparse tables and auto"): the
+ * weights of a convex combination of the candidates' predictions, learned
+ * from their out-of-fold predictions on the training co-locations only
+ * (stacked regression, Wolpert 1992, Breiman 1996; the super learner of van
+ * der Laan, Polley and Hubbard 2007), shrunk toward equal weights; and the
+ * blend model that predicts with them.
+ *
+ * The weights minimize, over w >= 0 with sum w = 1,
+ *
+ *     mean_c (1 - sum_k w_k p_kc / y_c)^2 + lambda sum_k (w_k - 1/K)^2,
+ *
+ * p_kc kind k's out-of-fold predicted sum of co-location c, y_c its measured
+ * sum (relative errors: sums of 2- and 4-way co-locations share one scale).
+ * lambda = g x trace(G) / K, G the mean of a a^T (a_k = p_kc / y_c), and g
+ * is chosen from {0, 0.001, 0.01, 0.1, 1, equal weights} by cross-validation
+ * over auto's folds (weights fitted on the others' rows, the squared
+ * relative error of the held-out fold's rows; ties to the stronger
+ * shrinkage). With rows in fewer than two folds the weights are equal.
+ */
+#include "colocate/model_internal.h"
+
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STACK_ITERS 4000
+
+static const double stack_grid[] = {0, 0.001, 0.01, 0.1, 1, INFINITY};
+#define STACK_NG ((int)(sizeof stack_grid / sizeof stack_grid[0]))
+
+/* Euclidean projection of v[K] onto the simplex (Duchi et al. 2008). */
+static void simplex_project(double *v, int K)
+{
+    double u[PS_COLOC_KIND_COUNT], css = 0, theta = 0;
+    memcpy(u, v, (size_t)K * sizeof *u);
+    for (int i = 1; i < K; i++) /* insertion sort, descending */
+        for (int j = i; j > 0 && u[j] > u[j - 1]; j--) {
+            double t = u[j];
+            u[j] = u[j - 1];
+            u[j - 1] = t;
+        }
+    for (int i = 0; i < K; i++) {
+        css += u[i];
+        double t = (css - 1) / (i + 1);
+        if (u[i] - t > 0)
+            theta = t;
+    }
+    for (int i = 0; i < K; i++)
+        v[i] = fmax(0, v[i] - theta);
+}
+
+/* G = mean a a^T and b = mean a over the rows with use[row] (NULL: all). */
+static int moments(const double *a, int n, int K, const char *use, double *G, double *b)
+{
+    int m = 0;
+    memset(G, 0, (size_t)K * K * sizeof *G);
+    memset(b, 0, (size_t)K * sizeof *b);
+    for (int i = 0; i < n; i++) {
+        if (use && !use[i])
+            continue;
+        const double *r = a + (size_t)i * K;
+        for (int j = 0; j < K; j++) {
+            b[j] += r[j];
+            for (int l = 0; l < K; l++)
+                G[j * K + l] += r[j] * r[l];
+        }
+        m++;
+    }
+    for (int j = 0; m && j < K * K; j++)
+        G[j] /= m;
+    for (int j = 0; m && j < K; j++)
+        b[j] /= m;
+    return m;
+}
+
+/* The weights for G, b and shrinkage g (INFINITY: equal), by accelerated
+ * projected gradient (FISTA) from equal weights. */
+static void solve_weights(const double *G, const double *b, int K, double g, double *w)
+{
+    for (int j = 0; j < K; j++)
+        w[j] = 1.0 / K;
+    if (isinf(g) || K < 2)
+        return;
+    double tr = 0;
+    for (int j = 0; j < K; j++)
+        tr += G[j * K + j];
+    double lam = g * tr / K, step = 1 / (2 * (tr + lam) + 1e-300), y[PS_COLOC_KIND_COUNT], prev[PS_COLOC_KIND_COUNT];
+    double t = 1;
+    memcpy(y, w, (size_t)K * sizeof *y);
+    for (int it = 0; it < STACK_ITERS; it++) {
+        memcpy(prev, w, (size_t)K * sizeof *prev);
+        for (int j = 0; j < K; j++) {
+            double gr = -2 * b[j] + 2 * lam * (y[j] - 1.0 / K);
+            for (int l = 0; l < K; l++)
+                gr += 2 * G[j * K + l] * y[l];
+            w[j] = y[j] - step * gr;
+        }
+        simplex_project(w, K);
+        double tn = (1 + sqrt(1 + 4 * t * t)) / 2;
+        for (int j = 0; j < K; j++)
+            y[j] = w[j] + (t - 1) / tn * (w[j] - prev[j]);
+        t = tn;
+    }
+}
+
+/* Squared relative error of the rows of fold f under weights w. */
+static double fold_loss(const double *a, const int *fold, int n, int K, int f, const double *w)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        if (fold[i] != f)
+            continue;
+        double e = 1;
+        for (int j = 0; j < K; j++)
+            e -= w[j] * a[(size_t)i * K + j];
+        s += e * e;
+    }
+    return s;
+}
+
+int cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
+{
+    double G[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT], b[PS_COLOC_KIND_COUNT], loss[STACK_NG] = {0};
+    char *use = psi_malloc((size_t)n + 1);
+    if (!use)
+        return PS_E_NOMEM;
+    int folds_with_rows = 0;
+    for (int f = 0; f < nfolds; f++) {
+        int in = 0, out = 0;
+        for (int i = 0; i < n; i++) {
+            use[i] = fold[i] != f;
+            in += fold[i] == f;
+            out += use[i];
+        }
+        if (!in || !out)
+            continue;
+        folds_with_rows++;
+        moments(a, n, K, use, G, b);
+        for (int q = 0; q < STACK_NG; q++) {
+            double wq[PS_COLOC_KIND_COUNT];
+            solve_weights(G, b, K, stack_grid[q], wq);
+            loss[q] += fold_loss(a, fold, n, K, f, wq);
+        }
+    }
+    free(use);
+    int best = STACK_NG - 1; /* equal weights */
+    for (int q = STACK_NG - 2; q >= 0 && folds_with_rows >= 2; q--)
+        if (loss[q] < loss[best])
+            best = q;
+    moments(a, n, K, NULL, G, b);
+    solve_weights(G, b, K, stack_grid[best], w);
+    *g_out = stack_grid[best];
+    return PS_OK;
+}
+
+/* ---- the blend model ---- */
+
+int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                  const double *w, ps_coloc_model_t **have)
+{
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        if (!(w[k] > 0))
+            continue;
+        int j = m->n_blend;
+        m->blend_w[j] = w[k];
+        if (have && have[k]) {
+            m->blend[j] = have[k];
+            have[k] = NULL;
+        } else {
+            ps_coloc_params_t q = *p;
+            q.kind = (ps_coloc_kind_t)k;
+            int rc = cl_model_fit(d, train, n_train, &q, &m->blend[j]);
+            if (rc)
+                return rc;
+        }
+        m->n_blend++;
+    }
+    return m->n_blend ? PS_OK : psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
+}
+
+/* Each workload's blended throughput: sum_k w_k slot_k, where a sum kind's
+ * slot is its predicted sum split in proportion to the slots' solo
+ * throughputs (as placement splits it); *out_sum is their sum. */
+int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    const cl_coloc_t *c = &d->c[ci];
+    double slot[64], solo[64], tsolo = 0, sum = 0;
+    for (int s = 0; s < c->k; s++) {
+        out_slot[s] = 0;
+        solo[s] = cl_solo(d, c->w[s], c->share[s]);
+        tsolo += solo[s];
+    }
+    for (int j = 0; j < m->n_blend; j++) {
+        const ps_coloc_model_t *b = m->blend[j];
+        int rc = cl_model_predict(b, d, ci, slot, &sum);
+        if (rc)
+            return rc;
+        int by_sum = ps_coloc_kind_predicts_sum(b->kind);
+        for (int s = 0; s < c->k; s++)
+            out_slot[s] += m->blend_w[j] * (by_sum ? sum * solo[s] / tsolo : slot[s]);
+    }
+    *out_sum = 0;
+    for (int s = 0; s < c->k; s++)
+        *out_sum += out_slot[s];
+    return PS_OK;
+}
