@@ -354,6 +354,12 @@ PS_API int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **o
  *     ps_coexec_free(cx);
  */
 
+/* Who feeds the simulated streams (docs/simulator.md, eq. 8c): one host
+ * thread that issues both tasks' launches in turn during the run (a
+ * co-location runtime), or launches queued on the GPU behind a gate before
+ * the run (pairsight's collector). */
+typedef enum { PS_SIM_LAUNCH_GATED = 0, PS_SIM_LAUNCH_HOST = 1 } ps_sim_launch_t;
+
 typedef struct {
     const char *gpu;         /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
     const char *pairs;       /* ordered HP/LP pairs "hp:batch/lp:batch,..." (e.g.
@@ -376,6 +382,7 @@ typedef struct {
     int bert_seq;            /* BERT sequence length (128) */
     int llama_prompt;        /* Llama prompt length; the decode step reads its KV cache (128) */
     double noise;            /* sigma of the per-run log-normal noise of each side (0.02) */
+    int launch;              /* ps_sim_launch_t (PS_SIM_LAUNCH_HOST) */
     ps_progress_fn progress; /* experiments done out of total; NULL = none */
     void *progress_user;
 } ps_sim_params_t;

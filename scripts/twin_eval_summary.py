@@ -26,4 +26,6 @@ print("Table II Llama HP: unseen %.2f (%.2fx seen %.2f; target >= 1.5x), k=10 %.
 for grp in ("batch16", "batch64"):
     if grp in j["generalization"]:
         r = j["generalization"][grp]
+        if r["pairsight"]["hp_mape"] is None or r["pairsight_k100"]["hp_mape"] is None:
+            continue  # a campaign without that batch (e.g. a reduced one)
         print("  %s: unseen %.2f, k=100 %.2f" % (grp, r["pairsight"]["hp_mape"], r["pairsight_k100"]["hp_mape"]))

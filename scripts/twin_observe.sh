@@ -6,6 +6,7 @@
 # (out/eval.json). Seeds 11-12 chose the physics; report others.
 # Usage: scripts/twin_observe.sh [SEED] [OUTDIR] [EXPERIMENTS]
 #        (default seed 21, /tmp/twin_observe, 12000 single-operator experiments)
+#        SIMFLAGS="--launch gated" passes flags to both simulate runs.
 set -eu
 cd "$(dirname "$0")/.."
 seed=${1:-21}
@@ -22,8 +23,8 @@ if [ -x build/test_simulate ]; then
 fi
 echo "== single-operator campaign, seed $seed" >&2
 $ps simulate --gpu a100 --min-len 1 --max-len 1 --splits 11/43,27/27,43/11 \
-    --experiments "$n" --runs 3 --seed "$seed" --out "$out/op" -q
+    --experiments "$n" --runs 3 --seed "$seed" ${SIMFLAGS:-} --out "$out/op" -q
 echo "== segment campaign, seed $((seed + 1000))" >&2
-$ps simulate --gpu a100 --experiments 3000 --runs 3 --seed "$((seed + 1000))" --out "$out/seg" -q
+$ps simulate --gpu a100 --experiments 3000 --runs 3 --seed "$((seed + 1000))" ${SIMFLAGS:-} --out "$out/seg" -q
 "$py" scripts/twin_observe.py "$out/op/ops.csv" "$out/op/coexec.csv" "$out/seg/ops.csv" "$out/seg/coexec.csv" \
     --json "$out/observe.json"

@@ -194,6 +194,7 @@ static void test_coexec_consistency(void)
 {
     const psi_gpu_t *g = psi_gpu_find("h100");
     sim_physics_t ph = sim_physics_default();
+    ph.launch = SIM_LAUNCH_GATED; /* the fluid model itself; eq. 8c: test_launch_host_bound */
     sim_workload_t w;
     CHECK_OK(sim_workload_build("resnet101", 8, &opts, &w));
     sim_placed_t a[40];
@@ -269,6 +270,7 @@ static void test_latency_sensitivity(void)
 {
     const psi_gpu_t *g = psi_gpu_find("a100");
     sim_physics_t ph = sim_physics_default();
+    ph.launch = SIM_LAUNCH_GATED; /* the kernels' contention, without the host's first launch */
     sim_kernel_t full = stream_kernel(64e6, 128), thin = stream_kernel(8e6, 128);
     thin.ctas = 120; /* 120 blocks of 128 threads: a few of the 16 an SM holds */
     sim_kernel_t co = stream_kernel(1e9, 128);
@@ -293,6 +295,86 @@ static void test_latency_sensitivity(void)
     CHECK_MSG(d[0][0] > 1.1 && d[0][1] > 1.1 && d[1][0] > 1.1, "%g %g %g", d[0][0], d[0][1], d[1][0]);
     CHECK_MSG(fabs(d[0][0] - d[0][1]) > 0.04 && fabs(d[1][0] - d[1][1]) > 0.03, "%g %g, %g %g", d[0][0], d[0][1],
               d[1][0], d[1][1]);
+}
+
+/* Eq. 8c: with one host thread feeding both streams, a segment of kernels
+ * shorter than a launch is launch-bound: beside a co-runner of as many short
+ * kernels it gets every other launch and takes about twice as long as alone,
+ * whatever the co-runner does to the memory system; with launches queued on
+ * the GPU (gated) the same pair barely slows. Long kernels hide the host:
+ * their segment pays only the wait for its first launch. */
+static void test_launch_host_bound(void)
+{
+    const psi_gpu_t *g = psi_gpu_find("a100");
+    sim_physics_t gated = sim_physics_default(), host = gated;
+    gated.launch = SIM_LAUNCH_GATED;
+    host.launch = SIM_LAUNCH_HOST;
+    sim_kernel_t tiny = stream_kernel(2e5, 128), co_mem = stream_kernel(2e6, 128), co_cmp = co_mem;
+    tiny.ctas = co_mem.ctas = 864; /* 16 blocks on each of 54 SMs */
+    co_cmp = co_mem;
+    co_cmp.flops = 2e8; /* as short, but compute-bound: little DRAM traffic a ns */
+    co_cmp.dram_bytes = co_cmp.l2_bytes = 1e5;
+    sim_placed_t a[16], m[16], c[16];
+    for (int i = 0; i < 16; i++) {
+        sim_place(g, &tiny, 27, &a[i]);
+        sim_place(g, &co_mem, 27, &m[i]);
+        sim_place(g, &co_cmp, 27, &c[i]);
+    }
+    sim_solo_t s;
+    sim_solo(g, &host, &a[0], &s);
+    CHECK_MSG(s.duration_ns < host.host_ns, "a tiny kernel lasts %g ns", s.duration_ns);
+    double alone, beside_m, beside_c, l, g_alone, g_beside;
+    sim_coexec(g, &host, a, 16, NULL, 0, &alone, &l);
+    sim_coexec(g, &host, a, 16, m, 16, &beside_m, &l);
+    sim_coexec(g, &host, a, 16, c, 16, &beside_c, &l);
+    sim_coexec(g, &gated, a, 16, NULL, 0, &g_alone, &l);
+    sim_coexec(g, &gated, a, 16, m, 16, &g_beside, &l);
+    printf("  16 tiny kernels, host-fed: alone %.1f us, beside 16 short memory / compute kernels %.1f / %.1f us; "
+           "gated: %.1f -> %.1f us\n",
+           alone / 1e3, beside_m / 1e3, beside_c / 1e3, g_alone / 1e3, g_beside / 1e3);
+    CHECK_NEAR(alone, 16 * host.host_ns + s.duration_ns + host.gap_ns, 0.02 * alone);
+    CHECK_MSG(beside_m / alone > 1.8 && beside_m / alone < 2.05, "%g", beside_m / alone);
+    CHECK_MSG(fabs(beside_m / beside_c - 1.0) < 0.02, "memory %g against compute %g", beside_m, beside_c);
+    CHECK_MSG(g_beside / g_alone < 1.3, "gated %g", g_beside / g_alone);
+    /* Long kernels: the host runs ahead, and only the first launch's wait
+     * (two items issued before it beside a co-runner) is left. */
+    sim_kernel_t big = stream_kernel(2e8, 128);
+    sim_placed_t bl[4], br[4];
+    for (int i = 0; i < 4; i++) {
+        sim_place(g, &big, 27, &bl[i]);
+        sim_place(g, &big, 27, &br[i]);
+    }
+    double hh, hl, gh, gl;
+    sim_coexec(g, &host, bl, 4, br, 4, &hh, &hl);
+    sim_coexec(g, &gated, bl, 4, br, 4, &gh, &gl);
+    CHECK_MSG(hh - gh > 1.5 * host.host_ns && hh - gh < 2.5 * host.host_ns, "host %g gated %g", hh, gh);
+}
+
+/* Gated launches are the twin v2 model bit for bit: the values below were
+ * printed by the tree before eq. 8c (a ResNet-50 segment on 11 TPCs beside a
+ * BERT-base segment on 43, and alone). */
+static void test_launch_gated_unchanged(void)
+{
+    const psi_gpu_t *g = psi_gpu_find("a100");
+    sim_physics_t ph = sim_physics_default();
+    ph.launch = SIM_LAUNCH_GATED;
+    sim_workload_t r, b;
+    CHECK_OK(sim_workload_build("resnet50", 8, &opts, &r));
+    CHECK_OK(sim_workload_build("bert-base", 8, &opts, &b));
+    sim_placed_t a[16], c[16];
+    for (int i = 0; i < 16; i++) {
+        sim_place(g, &r.k[40 + i], 11, &a[i]);
+        sim_place(g, &b.k[20 + i], 43, &c[i]);
+    }
+    double h, l;
+    sim_coexec(g, &ph, a, 16, c, 16, &h, &l);
+    CHECK_MSG(h == 0x1.7e30e08707b5cp+19 && l == 0x1.12285b80569b7p+18, "%a %a", h, l);
+    sim_coexec(g, &ph, a, 5, c, 12, &h, &l);
+    CHECK_MSG(h == 0x1.026f444db6c2bp+18 && l == 0x1.9bc514441237ep+17, "%a %a", h, l);
+    sim_coexec(g, &ph, a, 16, NULL, 0, &h, &l);
+    CHECK_MSG(h == 0x1.6d28ae7977413p+19 && l == 0.0, "%a %a", h, l);
+    sim_workload_free(&r);
+    sim_workload_free(&b);
 }
 
 /* Launch sizes from Orion's SM_usage: most ResNet-50 convolutions fill
@@ -367,6 +449,12 @@ static void obs_init(obs_t *o)
 {
     o->g = psi_gpu_find("a100");
     o->ph = sim_physics_default();
+    /* Observations 1-3 (Fig. 1a-1c) are about operators' own performance
+     * beside a co-runner, as a repeated operator shows it, with its launches
+     * ahead of it: the kernels' contention alone, so launches are queued
+     * (gated). Fig. 1d times segments as the campaign does, under both
+     * launch models (test_observation_corunner_spread). */
+    o->ph.launch = SIM_LAUNCH_GATED;
     CHECK_OK(sim_workload_build("resnet50", 8, &opts, &o->w[0]));
     CHECK_OK(sim_workload_build("bert-base", 8, &opts, &o->w[1]));
     CHECK_OK(sim_workload_build("llama-3.2-1b", 8, &opts, &o->w[2]));
@@ -509,27 +597,19 @@ static double seg_delta(const obs_t *o, const sim_workload_t *hw, int hs, int hl
     return h / solo;
 }
 
-/* Observation 4 (Fig. 1d): with the HP model and its allocation fixed, the
- * co-runner changes the HP slowdown (ResNet-50 beside ResNet-101 against
- * beside BERT), and the spread narrows as the HP allocation grows. */
-static void test_observation_corunner_spread(void)
+/* Fig. 1d on o's launch model: top[s] and spread[s], the largest and mean
+ * ratio of the largest to the smallest segment delta at hps[s] TPCs. */
+static void corunner_spread(obs_t *o, const sim_workload_t *const *co, const int *hps, double *spread, double *top)
 {
-    obs_t o;
-    obs_init(&o);
-    sim_workload_t r101;
-    CHECK_OK(sim_workload_build("resnet101", 8, &opts, &r101));
-    const sim_workload_t *co[3] = {&r101, &o.w[1], &o.w[2]};
-    const int hps[] = {5, 11, 16, 27, 38, 49};
-    double spread[6], top[6];
     for (int s = 0; s < 6; s++) {
-        int p = hps[s], q = o.g->tpcs - p;
+        int p = hps[s], q = o->g->tpcs - p;
         double sum[3] = {0}, ssum = 0, smax = 0;
         int n = 0;
-        for (int start = 0; start + 16 <= o.w[0].n; start += 8, n++) {
+        for (int start = 0; start + 16 <= o->w[0].n; start += 8, n++) {
             double lo = INFINITY, hi = 0;
             for (int c = 0; c < 3; c++) {
                 int ls = (start * 7) % (co[c]->n - 48);
-                double d = seg_delta(&o, &o.w[0], start, 16, co[c], ls, 48, p, q);
+                double d = seg_delta(o, &o->w[0], start, 16, co[c], ls, 48, p, q);
                 sum[c] += d;
                 lo = fmin(lo, d);
                 hi = fmax(hi, d);
@@ -539,9 +619,34 @@ static void test_observation_corunner_spread(void)
         }
         spread[s] = ssum / n;
         top[s] = smax;
-        printf("  resnet50 HP on %2d TPCs: mean delta beside resnet101 %.3f, bert-base %.3f, llama-3.2-1b %.3f; "
-               "spread mean %.3f max %.3f\n",
-               p, sum[0] / n, sum[1] / n, sum[2] / n, spread[s], top[s]);
+        printf("  resnet50 HP on %2d TPCs (%s): mean delta beside resnet101 %.3f, bert-base %.3f, llama-3.2-1b "
+               "%.3f; spread mean %.3f max %.3f\n",
+               p, o->ph.launch == SIM_LAUNCH_HOST ? "host" : "gated", sum[0] / n, sum[1] / n, sum[2] / n, spread[s],
+               top[s]);
+    }
+}
+
+/* Observation 4 (Fig. 1d): with the HP model and its allocation fixed, the
+ * co-runner changes the HP slowdown (ResNet-50 beside ResNet-101 against
+ * beside BERT), and the spread narrows as the HP allocation grows. The
+ * segments are timed as the campaign times them, under both launch models
+ * (eq. 8c); the bounds hold for the campaign's default. */
+static void test_observation_corunner_spread(void)
+{
+    obs_t o;
+    obs_init(&o);
+    sim_workload_t r101;
+    CHECK_OK(sim_workload_build("resnet101", 8, &opts, &r101));
+    const sim_workload_t *co[3] = {&r101, &o.w[1], &o.w[2]};
+    const int hps[] = {5, 11, 16, 27, 38, 49};
+    double spread[6], top[6], g_spread[6], g_top[6];
+    o.ph.launch = SIM_LAUNCH_GATED;
+    corunner_spread(&o, co, hps, g_spread, g_top);
+    o.ph.launch = SIM_LAUNCH_HOST;
+    corunner_spread(&o, co, hps, spread, top);
+    if (ps_sim_default_params().launch == PS_SIM_LAUNCH_GATED) {
+        memcpy(spread, g_spread, sizeof spread);
+        memcpy(top, g_top, sizeof top);
     }
     CHECK_MSG(fmax(top[0], top[1]) > 1.2, "largest spread at %d-%d TPCs: %g", hps[0], hps[1], fmax(top[0], top[1]));
     CHECK_MSG(spread[5] < spread[0], "spread %g at %d TPCs, %g at %d", spread[5], hps[5], spread[0], hps[0]);
@@ -675,10 +780,46 @@ static void expect_arg_error(ps_sim_params_t p, const char *needle)
     CHECK_MSG(strstr(ps_last_error(), needle) != NULL, "'%s' not in '%s'", needle, ps_last_error());
 }
 
+/* The campaign's launch model (eq. 8c): host-fed by default; the same
+ * experiments gated run faster on every side (the host's launches are gone),
+ * with the same standalone profile. */
+static void test_campaign_launch(void)
+{
+    ps_sim_params_t p = ps_sim_default_params();
+    CHECK(p.launch == PS_SIM_LAUNCH_HOST);
+    p.experiments = 60;
+    p.runs = 1;
+    p.noise = 0;
+    ps_ops_t *oh = NULL, *og = NULL;
+    ps_coexec_t *ch = NULL, *cg = NULL;
+    CHECK_OK(ps_sim_run(&p, &oh, &ch));
+    p.launch = PS_SIM_LAUNCH_GATED;
+    CHECK_OK(ps_sim_run(&p, &og, &cg));
+    if (ch && cg && oh && og) {
+        CHECK(ch->n == cg->n && oh->n_groups == og->n_groups);
+        int slower = 0;
+        for (size_t i = 0; i < ch->n; i++)
+            slower += ch->rows[i].hp_ns > cg->rows[i].hp_ns && ch->rows[i].lp_ns > cg->rows[i].lp_ns;
+        CHECK_MSG(slower == (int)ch->n, "%d of %zu experiments slower host-fed", slower, ch->n);
+        CHECK(oh->n == og->n);
+        int same = 1;
+        for (size_t i = 0; i < oh->n && i < og->n; i++)
+            same &= oh->rows[i].duration_ns == og->rows[i].duration_ns;
+        CHECK_MSG(same, "the standalone profile depends on the launch model");
+    }
+    ps_ops_free(oh);
+    ps_ops_free(og);
+    ps_coexec_free(ch);
+    ps_coexec_free(cg);
+}
+
 static void test_campaign_errors(void)
 {
     ps_sim_params_t p = ps_sim_default_params();
     p.experiments = 5;
+    p.launch = 7;
+    expect_arg_error(p, "launch");
+    p.launch = PS_SIM_LAUNCH_HOST;
     p.gpu = "rtx9090";
     expect_arg_error(p, "rtx9090");
     p = ps_sim_default_params();
@@ -713,7 +854,8 @@ static void test_campaign_errors(void)
 
 TH_MAIN(TEST(test_gpu_catalog), TEST(test_workloads_from_shapes), TEST(test_derived_kernels_reproduce_v100),
         TEST(test_standalone_scaling), TEST(test_coexec_consistency), TEST(test_dram_efficiency_and_knee),
-        TEST(test_latency_sensitivity), TEST(test_launch_sizes), TEST(test_profile_noise),
-        TEST(test_observation_directional), TEST(test_observation_range_across_corunners),
-        TEST(test_observation_corunner_spread), TEST(test_campaign_contract_and_determinism),
-        TEST(test_campaign_options), TEST(test_campaign_errors))
+        TEST(test_latency_sensitivity), TEST(test_launch_host_bound), TEST(test_launch_gated_unchanged),
+        TEST(test_launch_sizes), TEST(test_profile_noise), TEST(test_observation_directional),
+        TEST(test_observation_range_across_corunners), TEST(test_observation_corunner_spread),
+        TEST(test_campaign_contract_and_determinism), TEST(test_campaign_options), TEST(test_campaign_launch),
+        TEST(test_campaign_errors))

@@ -53,7 +53,11 @@ static const char *const examples[] = {
     "pairsight simulate --gpu a100 --experiments 200 --runs 2 --seed 3 --out out/small",
     "pairsight simulate --gpu h100 --pairs resnet50:8/bert-base:8 --splits 30/36 --experiments=50 --json --out "
     "out/h100",
+    "pairsight simulate --gpu a100 --launch gated --experiments 200 --runs 2 --out out/gated",
     "pairsight simulate --list", NULL};
+
+/* Indexed by ps_sim_launch_t. */
+static const char *const launch_names[] = {"gated", "host", NULL};
 
 /* What simulate was asked to do. */
 typedef struct {
@@ -94,6 +98,10 @@ static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
          .lo = 1, .hi = 131072},
         {"--noise", CLI_DBL, &a->p.noise, "S", "sigma of the per-run log-normal noise", .lo = 0, .hi = 1,
          .flags = CLI_HI_OPEN},
+        {"--launch", CLI_ENUM, &a->p.launch, "MODE",
+         "who feeds the streams: gated (launches queued on the GPU before the run, as pairsight collect) or host "
+         "(one host thread issues both tasks' launches in turn, as a co-location runtime)",
+         .choices = launch_names},
         {"--out", CLI_STR, &a->out, "DIR", "output folder, created if missing (required unless --derive or --list)"},
         {"--derive", CLI_STR, &a->derive_path, "OPS_CSV",
          "print the derived kernels of a measured V100 profile as C initializers (data/orion_kernels.inc) and exit",

@@ -212,11 +212,16 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
         for (int k = 0; k < t->lw.n; k++)
             sim_place(t->g, &t->lw.k[k], tp, &t->lp_placed[(size_t)tp * t->lw.n + k]);
     }
+    /* Per operator: device time and launch gap, what an operator adds to a
+     * stream that the host keeps fed (eq. 8c hides the host behind long
+     * kernels), so these are the gated figures under either launch model. */
     double dummy;
+    sim_physics_t op_ph = t->ph;
+    op_ph.launch = SIM_LAUNCH_GATED;
     for (int k = 0; k < t->hw.n; k++)
-        sim_coexec(t->g, &t->ph, &t->hp_placed[(size_t)t->total * t->hw.n + k], 1, NULL, 0, &t->hp_alone[k], &dummy);
+        sim_coexec(t->g, &op_ph, &t->hp_placed[(size_t)t->total * t->hw.n + k], 1, NULL, 0, &t->hp_alone[k], &dummy);
     for (int k = 0; k < t->lw.n; k++)
-        sim_coexec(t->g, &t->ph, &t->lp_placed[(size_t)t->total * t->lw.n + k], 1, NULL, 0, &t->lp_alone[k], &dummy);
+        sim_coexec(t->g, &op_ph, &t->lp_placed[(size_t)t->total * t->lw.n + k], 1, NULL, 0, &t->lp_alone[k], &dummy);
     return PS_OK;
 }
 
@@ -456,7 +461,9 @@ static int serve_plan(replay_t *rp, int policy, long r, double budget, lp_state_
     pp.budget_ns = budget > 1 ? budget : 1;
     pp.coverage = policy == PS_REPLAY_PAIRSIGHT_BOUND ? rp->p->coverage : 0;
     pp.alone_op_ns = rp->tw.hp_alone;
-    pp.alone_run_ns = rp->tw.ph.dispatch_ns;
+    /* An alone step's fixed cost: dispatch, and with host-fed launches the
+     * wait for its first kernel's launch after its start event (eq. 8c). */
+    pp.alone_run_ns = rp->tw.ph.dispatch_ns + (rp->tw.ph.launch == SIM_LAUNCH_HOST ? rp->tw.ph.host_ns : 0.0);
     pp.time_value = 1; /* LP runs alone on the whole GPU while HP is idle */
     pp.predict = predict_cb;
     pp.predict_user = rp;
@@ -716,8 +723,15 @@ static int replay_setup(replay_t *rp, const ps_model_t *m, const ps_ops_t *ops, 
         (rc = ps_baseline_train(PS_METHOD_INTENSITY_RULE, ops, p->intensity_train, NULL, &rp->intensity)) != PS_OK)
         return rc;
     rp->dedicated_ns = rp->tw.ph.dispatch_ns;
-    for (int k = 0; k < rp->tw.hw.n; k++)
-        rp->dedicated_ns += rp->tw.hp_alone[k];
+    if (rp->tw.ph.launch == SIM_LAUNCH_HOST) { /* a dedicated request, fed by the host (eq. 8c) */
+        double h, dummy;
+        sim_coexec(rp->tw.g, &rp->tw.ph, &rp->tw.hp_placed[(size_t)rp->tw.total * rp->tw.hw.n], rp->tw.hw.n, NULL, 0,
+                   &h, &dummy);
+        rp->dedicated_ns += h;
+    } else {
+        for (int k = 0; k < rp->tw.hw.n; k++)
+            rp->dedicated_ns += rp->tw.hp_alone[k];
+    }
     return PS_OK;
 }
 

@@ -47,6 +47,7 @@ ps_sim_params_t ps_sim_default_params(void)
         .bert_seq = 128,
         .llama_prompt = 128,
         .noise = 0.02,
+        .launch = PS_SIM_LAUNCH_HOST,
     };
     return p;
 }
@@ -599,6 +600,8 @@ static int check_params(const ps_sim_params_t *p)
         return PS_E_ARG;
     if (!(p->noise >= 0 && p->noise < 1))
         return psi_error(PS_E_ARG, "noise: %g out of range [0, 1)", p->noise);
+    if (p->launch != PS_SIM_LAUNCH_GATED && p->launch != PS_SIM_LAUNCH_HOST)
+        return psi_error(PS_E_ARG, "launch: %d is neither gated (0) nor host (1)", p->launch);
     if (p->bert_seq < 1 || p->bert_seq > 8192 || p->llama_prompt < 1 || p->llama_prompt > 131072)
         return psi_error(PS_E_ARG, "sequence lengths out of range");
     return 0;
@@ -622,6 +625,7 @@ int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_c
                          "V100-SXM2-16GB/v100, V100-SXM2-32GB)",
                          p->gpu ? p->gpu : "(null)");
     c.ph = sim_physics_default();
+    c.ph.launch = p->launch == PS_SIM_LAUNCH_HOST ? SIM_LAUNCH_HOST : SIM_LAUNCH_GATED;
     if ((rc = parse_pairs(&c, p)) != 0 || (rc = parse_splits(&c, p->splits)) != 0 ||
         (rc = campaign_prepare(&c, p)) != 0)
         goto done;

@@ -21,6 +21,8 @@ sim_physics_t sim_physics_default(void)
         .gap_ns = 500.0,
         .counter_noise = 0.03,
         .duration_noise = 0.01,
+        .launch = SIM_LAUNCH_HOST,
+        .host_ns = 3800.0,
     };
     return ph;
 }
@@ -216,6 +218,92 @@ static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim
     return pk->k->dram_bytes + fmin(lost, ph->l2_share) * hits;
 }
 
+/* One side of eq. 8: its kernels, the one running (i) and the fraction of it
+ * left (f); with host-fed launches (eq. 8c) the host thread's issue order. */
+typedef struct {
+    const sim_placed_t *k;
+    int n, i;
+    double f, end;
+    int first;       /* its items are issued before the other side's of the same rank */
+    int other_items; /* the other side's start event, kernels and end event */
+} side_t;
+
+/*
+ * Eq. 8c: the time the host thread has issued item r of a side (0 the start
+ * event, 1..n its kernels, n + 1 its end event). One thread issues the two
+ * sides' items in turn, the first side first, each taking host_ns; when one
+ * side has issued all its items the other goes on alone.
+ */
+static double host_issue(const sim_physics_t *ph, const side_t *s, int r)
+{
+    int before = s->first ? r : r + 1;
+    int other = before < s->other_items ? before : s->other_items;
+    return (double)(r + 1 + other) * ph->host_ns;
+}
+
+/* When kernel i of side s can start: at once when the launches are queued on
+ * the GPU, else once the host has issued it. */
+static double side_ready(const sim_physics_t *ph, const side_t *s)
+{
+    return ph->launch == SIM_LAUNCH_HOST ? host_issue(ph, s, s->i + 1) : 0.0;
+}
+
+/* Advance side s by dt of a kernel whose state is st; t is the time after dt. */
+static void side_advance(side_t *s, const sim_state_t *st, double dt, double dt_s, double t)
+{
+    if (dt_s <= dt) {
+        s->i++;
+        s->f = 1.0;
+        if (s->i == s->n)
+            s->end = t;
+    } else {
+        s->f -= dt / st->t_ns;
+    }
+}
+
+/* Eq. 8 for sides sd[0..2): the running kernels share the memory system until
+ * the first finishes or a waiting side's launch arrives. */
+static void coexec_sides(const psi_gpu_t *g, const sim_physics_t *ph, side_t *sd)
+{
+    double t = 0.0;
+    while (sd[0].i < sd[0].n || sd[1].i < sd[1].n) {
+        const sim_placed_t *run[2];
+        double dram[2], dts[2] = {INFINITY, INFINITY}, next = INFINITY;
+        sim_state_t st[2];
+        int slot[2] = {-1, -1}, n = 0;
+        for (int s = 0; s < 2; s++) {
+            if (sd[s].i >= sd[s].n)
+                continue;
+            double ready = side_ready(ph, &sd[s]);
+            if (ready > t) {
+                next = ready < next ? ready : next;
+                continue;
+            }
+            slot[s] = n;
+            run[n++] = &sd[s].k[sd[s].i];
+        }
+        for (int s = 0; s < 2; s++)
+            if (slot[s] >= 0)
+                dram[slot[s]] =
+                    slot[1 - s] >= 0 ? dram_beside(g, ph, run[slot[s]], run[slot[1 - s]]) : run[slot[s]]->k->dram_bytes;
+        if (n > 0)
+            solve_latency(g, ph, run, dram, n, ph->gap_ns, st);
+        for (int s = 0; s < 2; s++)
+            if (slot[s] >= 0)
+                dts[s] = sd[s].f * st[slot[s]].t_ns;
+        double dt = dts[0] < dts[1] ? dts[0] : dts[1];
+        if (next - t < dt) { /* a launch arrives first: run up to it exactly */
+            dt = next - t;
+            t = next;
+        } else {
+            t += dt;
+        }
+        for (int s = 0; s < 2; s++)
+            if (slot[s] >= 0)
+                side_advance(&sd[s], &st[slot[s]], dt, dts[s], t);
+    }
+}
+
 /*
  * Eq. 8: the event-driven fluid model. Each side runs its kernels in order,
  * each after a launch gap (the measured latency includes it, the standalone
@@ -223,53 +311,22 @@ static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim
  * at every instant the two running kernels progress at rate 1/T under the
  * shared latency solved for both, and the next event is the first kernel to
  * finish. A side whose kernels are all done leaves the other running alone.
+ * Eq. 8c: with host-fed launches a kernel starts only once the host thread
+ * has issued it, and a side's time runs from its start event to its end
+ * event (which waits for its last kernel and for its own issue).
  */
 void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
                 int nb, double *a_ns, double *b_ns)
 {
-    int ia = 0, ib = 0;
-    double fa = 1.0, fb = 1.0, t = 0.0;
-    *a_ns = 0.0;
-    *b_ns = 0.0;
-    while (ia < na || ib < nb) {
-        const sim_placed_t *run[2];
-        double dram[2];
-        sim_state_t st[2];
-        int n = 0, ra = -1, rb = -1;
-        if (ia < na) {
-            ra = n;
-            run[n] = &a[ia];
-            dram[n++] = ib < nb ? dram_beside(g, ph, &a[ia], &b[ib]) : a[ia].k->dram_bytes;
-        }
-        if (ib < nb) {
-            rb = n;
-            run[n] = &b[ib];
-            dram[n++] = ia < na ? dram_beside(g, ph, &b[ib], &a[ia]) : b[ib].k->dram_bytes;
-        }
-        solve_latency(g, ph, run, dram, n, ph->gap_ns, st);
-        double dt_a = ra >= 0 ? fa * st[ra].t_ns : INFINITY;
-        double dt_b = rb >= 0 ? fb * st[rb].t_ns : INFINITY;
-        double dt = dt_a < dt_b ? dt_a : dt_b;
-        t += dt;
-        if (ra >= 0) {
-            if (dt_a <= dt) {
-                ia++;
-                fa = 1.0;
-                if (ia == na)
-                    *a_ns = t;
-            } else {
-                fa -= dt / st[ra].t_ns;
-            }
-        }
-        if (rb >= 0) {
-            if (dt_b <= dt) {
-                ib++;
-                fb = 1.0;
-                if (ib == nb)
-                    *b_ns = t;
-            } else {
-                fb -= dt / st[rb].t_ns;
-            }
+    side_t sd[2] = {{.k = a, .n = na, .f = 1.0, .first = 1, .other_items = nb > 0 ? nb + 2 : 0},
+                    {.k = b, .n = nb, .f = 1.0, .first = 0, .other_items = na > 0 ? na + 2 : 0}};
+    coexec_sides(g, ph, sd);
+    double *out[2] = {a_ns, b_ns};
+    for (int s = 0; s < 2; s++) {
+        *out[s] = sd[s].n > 0 ? sd[s].end : 0.0;
+        if (ph->launch == SIM_LAUNCH_HOST && sd[s].n > 0) {
+            double end_issue = host_issue(ph, &sd[s], sd[s].n + 1);
+            *out[s] = (sd[s].end > end_issue ? sd[s].end : end_issue) - host_issue(ph, &sd[s], 0);
         }
     }
 }

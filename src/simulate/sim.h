@@ -30,7 +30,15 @@ typedef struct {
     double gap_ns;         /* launch gap before each kernel of a co-executed stream (eq. 8) */
     double counter_noise;  /* log-sd of the replay noise of ops.csv's counters (eq. 12) */
     double duration_noise; /* log-sd of the noise of ops.csv's standalone durations (eq. 12) */
+    int launch;            /* SIM_LAUNCH_GATED or SIM_LAUNCH_HOST: who feeds the streams (eq. 8c) */
+    double host_ns;        /* host time one launch or event record costs the feeding thread (eq. 8c) */
 } sim_physics_t;
+
+/* How the launches reach the GPU (docs/simulator.md, eq. 8c): queued on the
+ * GPU behind a gate before the run (our collector), or issued during the run
+ * by one host thread that feeds both streams in turn (a co-location runtime,
+ * e.g. Orion's scheduler). */
+enum { SIM_LAUNCH_GATED = 0, SIM_LAUNCH_HOST = 1 };
 
 /* The GPU figures only the simulator uses (src/simulate/gpu_physics.c). */
 typedef struct {
@@ -124,7 +132,9 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
  * Co-execute two segments (kernels a[0..na) on one side, b[0..nb) on the
  * other, already placed on their TPCs), both starting at time 0. Writes the
  * time each side finishes, without dispatch cost or noise, in ns. nb may be
- * 0 (the a side runs alone).
+ * 0 (the a side runs alone). With ph->launch == SIM_LAUNCH_HOST one host
+ * thread issues both sides' start events, kernels and end events in turn,
+ * a side first (eq. 8c), and each side's time runs from its start event.
  */
 void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
                 int nb, double *a_ns, double *b_ns);

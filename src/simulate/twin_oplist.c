@@ -177,6 +177,7 @@ int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, si
     if (!g)
         return psi_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
     sim_physics_t ph = sim_physics_default();
+    ph.launch = SIM_LAUNCH_GATED; /* the twin of the collector, which queues every launch behind a gate */
     twin_model_t cache[TWIN_MODELS];
     int n_models = 0, rc = 0;
     sim_placed_t *a = NULL, *b = NULL;
