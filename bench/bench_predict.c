@@ -20,6 +20,9 @@
  *   -c exps   : experiments of the simulated A100 campaign for the end-to-end
  *               part, 0 = skip it (default 1000)
  *   -E rounds : trees per regressor of the end-to-end model (default 400)
+ *   -M file   : the end-to-end model: loaded from file if it exists, else
+ *               trained and saved there (default: trained, not saved)
+ *   -k list   : kernels timed per row, comma-separated names (default: all)
  *
  * The end-to-end part trains the segment model (ps_model_train, depth 8,
  * eta 0.05, exactly -E rounds: early stopping is off) on a simulated
@@ -69,7 +72,7 @@ typedef struct {
     int trees, depth, rows, features, reps, e2e_rounds;
     long campaign;
     double missing;
-    const char *save, *load;
+    const char *save, *load, *e2e_file, *kernel_list;
 } options_t;
 
 static void usage(FILE *to)
@@ -85,7 +88,10 @@ static void usage(FILE *to)
           "  -l file   : load a booster from file instead of training (default: train)\n"
           "  -c exps   : experiments of the simulated campaign for the end-to-end part,\n"
           "              0 = skip it (default 1000)\n"
-          "  -E rounds : trees per regressor of the end-to-end model (default 400)\n",
+          "  -E rounds : trees per regressor of the end-to-end model (default 400)\n"
+          "  -M file   : end-to-end model: loaded from file if it exists, else trained\n"
+          "              and saved there (default: trained, not saved)\n"
+          "  -k list   : kernels timed per row, e.g. avx2,avx512 (default: all)\n",
           to);
 }
 
@@ -170,7 +176,18 @@ typedef struct {
     int nf, reps;
     double *ours;
     float *ref;
+    const char *list; /* kernels to time (-k), NULL: all */
 } rows_t;
+
+/* Whether name is one of the comma-separated names of list (NULL: all). */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0))
+            return 1;
+    return !list;
+}
 
 /* Rows timed per cell: enough that every cell takes a measurable time, and
  * fewer for the QuickScorer kernels, which are 20-50 times slower. */
@@ -217,7 +234,8 @@ static void row_tables(rows_t *r)
     int best = psi_forest_set_kernel(r->f, PS_FOREST_BEST), have[N_KERNELS];
     printf("kernels:");
     for (int k = 0; k < N_KERNELS; k++) {
-        have[k] = psi_forest_set_kernel(r->f, kernels[k]) == kernels[k];
+        have[k] = psi_forest_set_kernel(r->f, kernels[k]) == kernels[k] &&
+                  in_list(r->list, psi_forest_kernel_name(kernels[k]));
         printf(" %s %s", psi_forest_kernel_name(kernels[k]), have[k] ? "yes" : "no");
     }
     printf("; best (picked by CPUID): %s\n", psi_forest_kernel_name(best));
@@ -251,7 +269,8 @@ static long agreement(rows_t *r)
     memcpy(r->ref, p, N_TEST * sizeof *r->ref);
     long differ = 0;
     for (int k = 0; k < N_KERNELS; k++) {
-        if (psi_forest_set_kernel(r->f, kernels[k]) != kernels[k])
+        if (psi_forest_set_kernel(r->f, kernels[k]) != kernels[k] ||
+            !in_list(r->list, psi_forest_kernel_name(kernels[k])))
             continue;
         psi_forest_predict(r->f, r->xt, N_TEST, (size_t)r->nf, r->ours);
         long d = 0;
@@ -348,14 +367,17 @@ static int e2e_train(const options_t *o, ps_ops_t **ops, ps_coexec_t **cx, ps_mo
     tp.early_stopping = o->e2e_rounds;
     tp.nthread = 2;
     t0 = psi_now();
-    if (ps_model_train(*ops, *cx, &tp, m))
+    int loaded = o->e2e_file && access(o->e2e_file, R_OK) == 0;
+    if (loaded ? ps_model_load(o->e2e_file, m) : ps_model_train(*ops, *cx, &tp, m))
+        return 1;
+    if (!loaded && o->e2e_file && ps_model_save(*m, o->e2e_file))
         return 1;
     ps_model_info_t info;
     ps_model_info(*m, &info);
-    printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), model trained in %.1f s: "
+    printf("\nend to end: simulated A100 campaign of %ld experiments (%zu rows, %.1f s), model %s %s in %.1f s: "
            "%d features, HP %d trees, LP %d trees, depth %d\n",
-           o->campaign, (*cx)->n, t_sim, psi_now() - t0, info.n_features, info.n_trees[0], info.n_trees[1],
-           info.depth[0]);
+           o->campaign, (*cx)->n, t_sim, loaded ? "loaded from" : "trained", loaded ? o->e2e_file : "here",
+           psi_now() - t0, info.n_features, info.n_trees[0], info.n_trees[1], info.depth[0]);
     return 0;
 }
 
@@ -478,9 +500,9 @@ fail:
 
 static int parse_options(int argc, char **argv, options_t *o)
 {
-    *o = (options_t){300, 8, 20000, 196, 3, 400, 1000, 0.1, NULL, NULL};
+    *o = (options_t){300, 8, 20000, 196, 3, 400, 1000, 0.1, NULL, NULL, NULL, NULL};
     int c;
-    while ((c = getopt(argc, argv, "t:d:n:f:r:m:s:l:c:E:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:d:n:f:r:m:s:l:c:E:M:k:h")) != -1) {
         switch (c) {
         case 't': o->trees = atoi(optarg); break;
         case 'd': o->depth = atoi(optarg); break;
@@ -492,6 +514,8 @@ static int parse_options(int argc, char **argv, options_t *o)
         case 'l': o->load = optarg; break;
         case 'c': o->campaign = atol(optarg); break;
         case 'E': o->e2e_rounds = atoi(optarg); break;
+        case 'M': o->e2e_file = optarg; break;
+        case 'k': o->kernel_list = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return 2;
         }
@@ -534,7 +558,7 @@ int main(int argc, char **argv)
     options_t o;
     if (parse_options(argc, argv, &o))
         return 2;
-    rows_t r = {.nf = o.features, .reps = o.reps};
+    rows_t r = {.nf = o.features, .reps = o.reps, .list = o.kernel_list};
     float *xt = malloc((size_t)N_TEST * o.features * sizeof *xt);
     r.ref = malloc(N_TEST * sizeof *r.ref);
     r.ours = malloc(N_TEST * sizeof *r.ours);

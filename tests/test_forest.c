@@ -162,6 +162,44 @@ done:
     free(part);
 }
 
+/* The block kernels walk tiles of row blocks through blocks of trees and
+ * keep each row's sum in float between tree blocks: any tile shape (tree
+ * blocks not a multiple of the lockstep, a partial last tile, one tree per
+ * block) gives XGBoost's result in every bit, at depths 3 and 8. */
+static void test_tiles_match_xgboost(void)
+{
+    enum { NF = 20, N = 700 };
+    static const int depths[] = {3, 8};
+    static const struct {
+        size_t blocks;
+        int trees;
+    } shapes[] = {{1, 1}, {1, 4}, {3, 5}, {2, 8}, {7, 13}, {64, 40}, {0, 0}};
+    float *x = malloc((size_t)N * NF * sizeof *x), *y = malloc(N * sizeof *y);
+    CHECK(x && y);
+    for (size_t d = 0; x && y && d < PS_ARRAY_LEN(depths); d++) {
+        xh_synth(5, N, NF, 0.1, x, y);
+        BoosterHandle b;
+        psi_forest_t *f = train_forest(x, y, N, NF, depths[d], 41, 1, &b);
+        for (int kern = PS_FOREST_AVX2; f && kern <= PS_FOREST_AVX512; kern++) {
+            if (psi_forest_set_kernel(f, kern) != kern)
+                continue;
+            for (size_t k = 0; k < PS_ARRAY_LEN(shapes); k++) {
+                psi_forest_set_tiles(f, shapes[k].blocks, shapes[k].trees);
+                double rel = INFINITY;
+                size_t differ = compare_with_xgboost(b, f, x, N, NF, &rel);
+                CHECK_MSG(differ == 0, "depth %d kernel %s tiles %zu x %d: %zu rows differ", depths[d],
+                          psi_forest_kernel_name(kern), shapes[k].blocks, shapes[k].trees, differ);
+                differ = compare_with_xgboost(b, f, x + 3 * NF, 45, NF, &rel); /* a partial block */
+                CHECK_MSG(differ == 0, "depth %d kernel %s tiles %zu x %d, 45 rows: %zu differ", depths[d],
+                          psi_forest_kernel_name(kern), shapes[k].blocks, shapes[k].trees, differ);
+            }
+        }
+        release(f, b);
+    }
+    free(x);
+    free(y);
+}
+
 /* Large batches are split over threads, and several threads may predict at
  * once; the result must not depend on either. */
 typedef struct {
@@ -406,5 +444,5 @@ static void test_refuses_gblinear_booster(void)
 }
 
 TH_MAIN(TEST(test_split_semantics_on_hand_tree), TEST(test_refuses_bad_models),
-        TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride), TEST(test_threads_agree),
-        TEST(test_refuses_gblinear_booster), TEST(test_kernel_selection))
+        TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride), TEST(test_tiles_match_xgboost),
+        TEST(test_threads_agree), TEST(test_refuses_gblinear_booster), TEST(test_kernel_selection))

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -114,6 +115,9 @@ struct psi_forest {
     int32_t *qs_off, *qs_moff;
     uint64_t *qs_mask;
     int qs_words;
+    size_t l2;          /* bytes of L2 cache per core, for the tiles */
+    size_t tile_blocks; /* psi_forest_set_tiles (0: by the rule) */
+    int tile_trees;
 };
 #define PERM_PAD 64
 
@@ -352,23 +356,50 @@ avx2_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const _
     }
 }
 
-/* V (1, 2 or 4) vectors of 8 rows (rows = 8 V) of the column-major block xt, all trees. */
+#ifndef TREE_PREFETCH
+#define TREE_PREFETCH 0 /* prefetch the next trees' deep levels and leaves into L1 */
+#endif
+
+/* Asks for the lines of trees [t0, t1) that gathers read (the levels below
+ * the permute lookups and the leaves), so that they come from L2 while the
+ * current trees are walked. */
+static inline void prefetch_trees(const psi_forest_t *f, int t0, int t1)
+{
+    const size_t I = ((size_t)1 << f->pdepth) - 1, first = I / 4; /* the last two levels */
+    for (int t = t0; t < t1; t++) {
+        const char *n = (const char *)(f->pnode + (size_t)t * I + first),
+                   *e = (const char *)(f->pnode + (size_t)(t + 1) * I);
+        for (; n < e; n += 64)
+            __builtin_prefetch(n);
+        const char *l = (const char *)(f->pleaf + (size_t)t * (I + 1));
+        for (size_t b = 0; b < (I + 1) * sizeof(float); b += 64)
+            __builtin_prefetch(l + b);
+    }
+}
+
+/* V (1, 2 or 4) vectors of 8 rows (rows = 8 V) of the column-major block
+ * xt, trees [t0, t1): each row's sum is read from acc and written back (in
+ * float, so that a row walked tree block by tree block adds exactly as one
+ * walked through all trees at once). */
 __attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
-avx2_block_v(const psi_forest_t *f, const float *xt, int V, float *out)
+avx2_block_v(const psi_forest_t *f, const float *xt, int V, int t0, int t1, float *acc_io)
 {
     __m256i lane[AVX2_V];
     __m256 acc[AVX2_V];
     for (int v = 0; v < V; v++) {
         lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * v));
-        acc[v] = _mm256_set1_ps(f->base_score);
+        acc[v] = _mm256_loadu_ps(acc_io + 8 * v);
     }
-    int t = 0;
-    for (; t + AVX2_LOCKSTEP <= f->n_trees; t += AVX2_LOCKSTEP)
+    int t = t0;
+    for (; t + AVX2_LOCKSTEP <= t1; t += AVX2_LOCKSTEP) {
+        if (TREE_PREFETCH && t + AVX2_LOCKSTEP < t1)
+            prefetch_trees(f, t + AVX2_LOCKSTEP, t + 2 * AVX2_LOCKSTEP < t1 ? t + 2 * AVX2_LOCKSTEP : t1);
         avx2_trees(f, xt, V, t, AVX2_LOCKSTEP, lane, acc);
-    for (; t < f->n_trees; t++)
+    }
+    for (; t < t1; t++)
         avx2_trees(f, xt, V, t, 1, lane, acc);
     for (int v = 0; v < V; v++)
-        _mm256_storeu_ps(out + 8 * v, acc[v]);
+        _mm256_storeu_ps(acc_io + 8 * v, acc[v]);
 }
 
 /* Rows [0, n) of x (row-major, stride), n <= rows, copied column-major into
@@ -383,22 +414,20 @@ static void transpose_block(const psi_forest_t *f, const float *x, size_t n, siz
     }
 }
 
-/* Rows [0, n), n <= AVX2_ROWS, of x (row-major, stride): copied column-major
- * into a block (missing values past n), walked, n results stored. */
-__attribute__((target("avx2"))) static void avx2_block(const psi_forest_t *f, const float *x, size_t n, size_t stride,
-                                                       float *xt, double *out)
+/* The vectors of 8 rows a block of n rows (n <= AVX2_ROWS) walks with. */
+static int avx2_vectors(size_t n) { return n > 16 && AVX2_V == 4 ? 4 : n > 8 && AVX2_V >= 2 ? 2 : 1; }
+
+/* Trees [t0, t1) over the block xt of n rows (column-major, 8 V rows). */
+__attribute__((target("avx2"))) static void avx2_block(const psi_forest_t *f, const float *xt, size_t n, int t0, int t1,
+                                                       float *acc)
 {
-    int V = n > 16 && AVX2_V == 4 ? 4 : n > 8 && AVX2_V >= 2 ? 2 : 1;
-    transpose_block(f, x, n, stride, 8 * (size_t)V, xt);
-    float res[AVX2_ROWS];
+    int V = avx2_vectors(n);
     if (V == 4)
-        avx2_block_v(f, xt, AVX2_V, res);
+        avx2_block_v(f, xt, AVX2_V, t0, t1, acc);
     else if (V == 2)
-        avx2_block_v(f, xt, AVX2_V >= 2 ? 2 : 1, res);
+        avx2_block_v(f, xt, AVX2_V >= 2 ? 2 : 1, t0, t1, acc);
     else
-        avx2_block_v(f, xt, 1, res);
-    for (size_t i = 0; i < n; i++)
-        out[i] = res[i];
+        avx2_block_v(f, xt, 1, t0, t1, acc);
 }
 
 /*
@@ -510,42 +539,43 @@ avx512_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const
     }
 }
 
-/* V (1 or 2) vectors of 16 rows of the column-major block xt (rows = 16 V). */
+/* As avx2_block_v: V (1 or 2) vectors of 16 rows of the column-major block
+ * xt (rows = 16 V), trees [t0, t1), sums read from and written to acc. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-avx512_block_v(const psi_forest_t *f, const float *xt, int V, float *out)
+avx512_block_v(const psi_forest_t *f, const float *xt, int V, int t0, int t1, float *acc_io)
 {
     __m512i lane[AVX512_V];
     __m512 acc[AVX512_V];
     for (int v = 0; v < V; v++) {
         lane[v] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                    _mm512_set1_epi32(16 * v));
-        acc[v] = _mm512_set1_ps(f->base_score);
+        acc[v] = _mm512_loadu_ps(acc_io + 16 * v);
     }
-    int t = 0;
-    for (; t + TREE_LOCKSTEP <= f->n_trees; t += TREE_LOCKSTEP)
+    int t = t0;
+    for (; t + TREE_LOCKSTEP <= t1; t += TREE_LOCKSTEP) {
+        if (TREE_PREFETCH && t + TREE_LOCKSTEP < t1)
+            prefetch_trees(f, t + TREE_LOCKSTEP, t + 2 * TREE_LOCKSTEP < t1 ? t + 2 * TREE_LOCKSTEP : t1);
         avx512_trees(f, xt, V, t, TREE_LOCKSTEP, lane, acc);
-    for (; t < f->n_trees; t++)
+    }
+    for (; t < t1; t++)
         avx512_trees(f, xt, V, t, 1, lane, acc);
     for (int v = 0; v < V; v++)
-        _mm512_storeu_ps(out + 16 * v, acc[v]);
+        _mm512_storeu_ps(acc_io + 16 * v, acc[v]);
 }
 
-/* As avx2_block: rows [0, n), n <= AVX512_ROWS, through a column-major
- * block. */
-__attribute__((target("avx512f"))) static void avx512_block(const psi_forest_t *f, const float *x, size_t n,
-                                                            size_t stride, float *xt, double *out)
+static int avx512_vectors(size_t n) { return n > 32 && AVX512_V == 4 ? 4 : n > 16 && AVX512_V >= 2 ? 2 : 1; }
+
+/* As avx2_block, sixteen rows per vector. */
+__attribute__((target("avx512f"))) static void avx512_block(const psi_forest_t *f, const float *xt, size_t n, int t0,
+                                                            int t1, float *acc)
 {
-    int V = n > 32 && AVX512_V == 4 ? 4 : n > 16 && AVX512_V >= 2 ? 2 : 1;
-    float res[AVX512_ROWS];
-    transpose_block(f, x, n, stride, 16 * (size_t)V, xt);
+    int V = avx512_vectors(n);
     if (V == 4)
-        avx512_block_v(f, xt, AVX512_V, res);
+        avx512_block_v(f, xt, AVX512_V, t0, t1, acc);
     else if (V == 2)
-        avx512_block_v(f, xt, AVX512_V >= 2 ? 2 : 1, res);
+        avx512_block_v(f, xt, AVX512_V >= 2 ? 2 : 1, t0, t1, acc);
     else
-        avx512_block_v(f, xt, 1, res);
-    for (size_t i = 0; i < n; i++)
-        out[i] = res[i];
+        avx512_block_v(f, xt, 1, t0, t1, acc);
 }
 
 #ifndef ROW_TOP_LEVELS
@@ -927,25 +957,98 @@ static void qs_rows(const psi_forest_t *f, int kernel, const float *x, size_t n,
     (void)kernel;
 }
 
-/* The AVX2 or AVX-512 block kernel over rows [0, n) in blocks of AVX2_ROWS. */
+/*
+ * Tiles (docs/prediction.md, "Tiles"): a tile of row blocks walks a block of
+ * trees, then the next block of trees, so that both stay in the L2 cache
+ * while they meet: the tile's column-major rows take at most 1/TILE_L2_SHARE
+ * of L2, and so do the tree block's nodes and leaves. Each row's sum is kept
+ * in float between tree blocks, so the trees are still added in model order.
+ * TILE_L2_SHARE 0: no tiling (one row block walks every tree).
+ */
+#ifndef TILE_L2_SHARE
+#define TILE_L2_SHARE 4
+#endif
+#define TILE_MAX_BLOCKS 64
+
+/* Bytes of this CPU's L2 cache per core (1 MiB where the C library cannot
+ * tell); read once, when the forest is built. */
+static size_t l2_bytes(void)
+{
+    long v = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    return v > 0 ? (size_t)v : (size_t)1 << 20;
+}
+
 #if HAVE_X86
+
+/* Row blocks per tile and trees per tree block for f (rows per block). */
+static void tile_shape(const psi_forest_t *f, size_t rows, size_t *blocks, int *trees)
+{
+    *blocks = 1;
+    *trees = f->n_trees;
+    if (f->tile_blocks > 0) {
+        *blocks = f->tile_blocks < TILE_MAX_BLOCKS ? f->tile_blocks : TILE_MAX_BLOCKS;
+        *trees = f->tile_trees < f->n_trees ? f->tile_trees : f->n_trees;
+        return;
+    }
+    if (TILE_L2_SHARE <= 0)
+        return;
+    size_t share = f->l2 / (TILE_L2_SHARE > 0 ? TILE_L2_SHARE : 1);
+    size_t I = ((size_t)1 << f->pdepth) - 1,
+           per_tree = I * (sizeof(pnode_t) + 2 * sizeof(float)) + (I + 1) * sizeof(float);
+    size_t per_block = rows * (size_t)(f->n_features ? f->n_features : 1) * sizeof(float);
+    size_t b = share / per_block, t = share / per_tree / TREE_LOCKSTEP * TREE_LOCKSTEP;
+    *blocks = b < 1 ? 1 : b > TILE_MAX_BLOCKS ? TILE_MAX_BLOCKS : b;
+    *trees = t < TREE_LOCKSTEP ? TREE_LOCKSTEP : t < (size_t)f->n_trees ? (int)t : f->n_trees;
+}
+
+/* Rows [0, n) of x, n <= blocks * rows: copied into column-major blocks of
+ * rows, walked tree block by tree block, n results stored. */
+static void tile_rows(const psi_forest_t *f, int kernel, const float *x, size_t n, size_t stride, size_t rows,
+                      int trees, float *xt, float *acc, double *out)
+{
+    size_t nf = (size_t)f->n_features, nb = (n + rows - 1) / rows;
+    for (size_t b = 0; b < nb; b++) {
+        size_t m = n - b * rows < rows ? n - b * rows : rows;
+        size_t used = kernel == PS_FOREST_AVX512 ? 16 * (size_t)avx512_vectors(m) : 8 * (size_t)avx2_vectors(m);
+        transpose_block(f, x + b * rows * stride, m, stride, used, xt + b * rows * nf);
+    }
+    for (size_t i = 0; i < nb * rows; i++)
+        acc[i] = f->base_score;
+    for (int t0 = 0; t0 < f->n_trees; t0 += trees) {
+        int t1 = f->n_trees - t0 < trees ? f->n_trees : t0 + trees;
+        for (size_t b = 0; b < nb; b++) {
+            size_t m = n - b * rows < rows ? n - b * rows : rows;
+            if (kernel == PS_FOREST_AVX512)
+                avx512_block(f, xt + b * rows * nf, m, t0, t1, acc + b * rows);
+            else
+                avx2_block(f, xt + b * rows * nf, m, t0, t1, acc + b * rows);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = acc[i];
+}
+
+/* The AVX2 or AVX-512 block kernel over rows [0, n), tile by tile. */
 static void block_rows(const psi_forest_t *f, int kernel, const float *x, size_t n, size_t stride, double *out)
 {
-    size_t nf = (size_t)f->n_features, need = BLOCK_MAX_ROWS * (nf ? nf : 1);
-    float stack[BLOCK_MAX_ROWS * 256];
+    size_t rows = kernel == PS_FOREST_AVX512 ? AVX512_ROWS : AVX2_ROWS, blocks;
+    int trees;
+    tile_shape(f, rows, &blocks, &trees);
+    size_t nb = (n + rows - 1) / rows < blocks ? (n + rows - 1) / rows : blocks;
+    size_t nf = (size_t)f->n_features, need = nb * rows * (nf ? nf : 1);
+    float stack[BLOCK_MAX_ROWS * 256], acc[TILE_MAX_BLOCKS * BLOCK_MAX_ROWS];
     float *xt = need <= PS_ARRAY_LEN(stack) ? stack : psi_malloc(need * sizeof *xt);
     if (!xt) { /* out of memory for the block: the scalar kernel needs none */
         for (size_t i = 0; i < n; i += BLOCK_ROWS)
             predict_partial_block(f, x + i * stride, n - i < BLOCK_ROWS ? n - i : BLOCK_ROWS, stride, out + i);
         return;
     }
-    size_t rows = kernel == PS_FOREST_AVX512 ? AVX512_ROWS : AVX2_ROWS;
-    for (size_t i = 0; i < n; i += rows) {
-        size_t m = n - i < rows ? n - i : rows;
-        if (kernel == PS_FOREST_AVX512)
-            avx512_block(f, x + i * stride, m, stride, xt, out + i);
-        else
-            avx2_block(f, x + i * stride, m, stride, xt, out + i);
+    for (size_t i = 0; i < n; i += nb * rows) {
+        size_t m = n - i < nb * rows ? n - i : nb * rows;
+        tile_rows(f, kernel, x + i * stride, m, stride, rows, trees, xt, acc, out + i);
     }
     if (xt != stack)
         free(xt);
@@ -1094,6 +1197,12 @@ int psi_forest_set_kernel(psi_forest_t *f, int kernel)
 }
 
 int psi_forest_kernel(const psi_forest_t *f) { return f->kernel; }
+
+void psi_forest_set_tiles(psi_forest_t *f, size_t blocks, int trees)
+{
+    f->tile_blocks = trees > 0 ? blocks : 0;
+    f->tile_trees = trees > 0 ? trees : 0;
+}
 
 int psi_forest_use_simd(psi_forest_t *f, int on)
 {
@@ -1460,6 +1569,7 @@ static int build_perfect(psi_forest_t *f)
     if (!f->pnode || !f->pleaf || !f->pthr || !f->pfeat)
         return PS_E_NOMEM;
     f->pdepth = D;
+    f->l2 = l2_bytes();
     for (int t = 0; t < f->n_trees; t++)
         fill_perfect(f, t, f->root[t], 0, 0);
     /* Tree-minor copy of the top levels (see tthr). */

@@ -63,6 +63,12 @@ int psi_forest_kernel(const psi_forest_t *f);
 /* "scalar", "avx2", "avx512", "qs", "qs-avx2" (static string). */
 const char *psi_forest_kernel_name(int kernel);
 
+/* For tests and measurements: the AVX2 and AVX-512 block kernels walk tiles
+ * of `blocks` blocks of 32 rows through blocks of `trees` trees (blocks = 0
+ * or trees <= 0: the sizes from the L2 rule, docs/prediction.md "Tiles").
+ * Same thread rule as psi_forest_set_kernel. */
+void psi_forest_set_tiles(psi_forest_t *f, size_t blocks, int trees);
+
 /* Shorthand: on = the best kernel, off = scalar; returns whether a SIMD
  * kernel is now used. Same thread rule as psi_forest_set_kernel. */
 int psi_forest_use_simd(psi_forest_t *f, int on);

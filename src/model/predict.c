@@ -287,8 +287,10 @@ static int query_error(int rc, size_t k)
 }
 
 /* The rows and solo times of one slice: query k's window pairs are rows
- * [row0[k], row0[k+1]) of xh, xl, lh, ll; its windows' solo times
- * wsolo[win0[k]...] (HP windows, then LP). */
+ * [row0[k], row0[k+1]) of lh, ll; its windows' solo times
+ * wsolo[win0[k]...] (HP windows, then LP). xh, xl: the features of one
+ * block of rows (slice_predict), reused block after block so that they stay
+ * in cache. */
 typedef struct {
     size_t *row0, *win0;
     float *xh, *xl;
@@ -319,10 +321,14 @@ static int slice_alloc(const ps_model_t *m, const ps_query_t *q, size_t n, slice
         s->row0[k + 1] = s->row0[k] + nh * nl;
         s->win0[k + 1] = s->win0[k] + nh + nl;
     }
-    /* n >= 1 and every query has a window per side: no size is 0. */
-    size_t R = s->row0[n], NW = s->win0[n];
-    s->xh = psi_malloc(R * nf * sizeof *s->xh);
-    s->xl = psi_malloc(R * nf * sizeof *s->xl);
+    /* n >= 1 and every query has a window per side: no size is 0. A block
+     * ends with the query that brings it to PREDICT_BLOCK rows or more. */
+    size_t R = s->row0[n], NW = s->win0[n], most = 0;
+    for (size_t k = 0; k < n; k++)
+        most = s->row0[k + 1] - s->row0[k] > most ? s->row0[k + 1] - s->row0[k] : most;
+    size_t B = PREDICT_BLOCK - 1 + most < R ? PREDICT_BLOCK - 1 + most : R;
+    s->xh = psi_malloc(B * nf * sizeof *s->xh);
+    s->xl = psi_malloc(B * nf * sizeof *s->xl);
     s->lh = psi_malloc(R * sizeof *s->lh);
     s->ll = psi_malloc(R * sizeof *s->ll);
     s->wsolo = psi_malloc(NW * sizeof *s->wsolo);
@@ -339,15 +345,15 @@ static int slice_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     int W = m->layout.window;
     for (size_t k = 0, k0 = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
-        size_t r = s->row0[k];
+        size_t r = s->row0[k] - s->row0[k0];
         int rc = build_pairs(m, ops, &q[k], nh, nl, s->xh + r * nf, s->xl + r * nf, s->wsolo + s->win0[k],
                              s->wsolo + s->win0[k] + nh);
         if (rc != PS_OK)
             return query_error(rc, first + k);
         if (s->row0[k + 1] - s->row0[k0] >= PREDICT_BLOCK || k + 1 == n) {
             size_t r0 = s->row0[k0], nr = s->row0[k + 1] - r0;
-            psi_model_predict_rows(m, PS_SIDE_HP, s->xh + r0 * nf, nr, s->lh + r0);
-            psi_model_predict_rows(m, PS_SIDE_LP, s->xl + r0 * nf, nr, s->ll + r0);
+            psi_model_predict_rows(m, PS_SIDE_HP, s->xh, nr, s->lh + r0);
+            psi_model_predict_rows(m, PS_SIDE_LP, s->xl, nr, s->ll + r0);
             k0 = k + 1;
         }
     }
