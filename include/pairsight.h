@@ -1102,6 +1102,24 @@ PS_API int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, cons
  */
 PS_API int ps_model_calibrate_composed(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx);
 
+/**
+ * Calibrate the bounds of window-sized segments again on cx, a campaign of
+ * its own (another seed, disjoint from training and from any reported set):
+ * every row of cx within the window on both sides becomes a calibration row,
+ * and the split-conformal quantiles of the residual of log delta (pooled,
+ * per SM-split range, per cell, as at training) replace the model's. A
+ * larger calibration set than training's held-out share makes the quantiles
+ * steadier. The composed-segment calibration is dropped with the old bins
+ * (its offsets were residuals of them): call ps_model_calibrate_composed
+ * after this one. ops and cx are only read during the call, not kept.
+ * Not thread-safe on m.
+ * @return 0; PS_E_ARG for a NULL argument; PS_E_INPUT when cx is the
+ * campaign the model was trained on (same fingerprint), holds fewer than
+ * PS_CALIB_MIN_EXPERIMENTS experiments within the window, or a row the
+ * profile lacks; PS_E_NOMEM.
+ */
+PS_API int ps_model_calibrate_windows(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx);
+
 /** A predictor for the planner: co-execution latencies (ns) of n candidates
  *  into out_hp_ns[n], out_lp_ns[n]; 0 or a negative PS_E_* code. */
 typedef int (*ps_plan_predict_fn)(void *user, const ps_query_t *q, size_t n, double *out_hp_ns, double *out_lp_ns);

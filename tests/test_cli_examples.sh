@@ -9,7 +9,7 @@ CLI=${1:?usage: test_cli_examples.sh PAIRSIGHT}
 case $CLI in /*) ;; *) CLI=$PWD/$CLI ;; esac
 . tests/clitest.sh
 W=$T/w
-mkdir -p "$W/out/long" "$T/bin"
+mkdir -p "$W/out/long" "$W/out/calib" "$T/bin"
 ln -s "$PWD/tests" "$W/tests"
 ln -s "$CLI" "$T/bin/pairsight"
 PATH=$T/bin:$PATH
@@ -20,6 +20,7 @@ expect 0 pairsight train --ops "$W/out/ops.csv" --coexec "$W/out/coexec.csv" --o
     --threads 1 --depths 4 --etas 0.3 --rounds 40 -q
 expect 0 pairsight simulate --gpu a100 --pairs resnet50:8/bert-base:8 --min-len 24 --max-len 48 --splits 30/24 \
     --experiments 30 --runs 1 --threads 1 --seed 2 --out "$W/out/long" -q
+expect 0 pairsight simulate --gpu a100 --experiments 60 --runs 1 --threads 1 --seed 7 --out "$W/out/calib" -q
 
 # Every command that `pairsight --help` lists, in its order (train before
 # the commands that read its model); colocate as its subcommands, in the

@@ -382,6 +382,56 @@ static void check_hand_plan(const ps_plan_t *plan, double budget)
     CHECK_MSG(ok && at == 6 && plan->lp_end == lp, "a malformed plan at budget %g", budget);
 }
 
+/* Window bounds calibrated again on a campaign of their own: every row of it
+ * is a calibration row, so on that campaign the pooled coverage is exact
+ * (as on training's calibration split), a held-out seed is within the
+ * tolerance, the composed calibration is dropped, and the training campaign
+ * itself is refused. */
+static void test_window_recalibration(void)
+{
+    ps_ops_t *o1 = NULL, *o2 = NULL;
+    ps_coexec_t *c1 = NULL, *c2 = NULL;
+    char path[] = "/tmp/ps_test_recalXXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        close(fd);
+    ps_model_t *m = NULL;
+    if (!MODEL || simulate(800, 2, 31, &o1, &c1) != 0 || simulate(800, 2, 32, &o2, &c2) != 0 ||
+        ps_model_save(MODEL, path) != 0 || ps_model_load(path, &m) != 0)
+        goto done;
+    CHECK(ps_model_calibrate_windows(m, OPS, CX) == PS_E_INPUT);
+    CHECK(ps_model_calibrate_windows(m, NULL, c1) == PS_E_ARG);
+    CHECK_OK(ps_model_calibrate_windows(m, o1, c1));
+    ps_model_info_t info;
+    CHECK_OK(ps_model_info(m, &info));
+    CHECK(info.n_calib == c1->n);
+    CHECK(psi_model_calib(m)->composed.n == 0);
+    size_t n = c2->n;
+    ps_query_t *q = malloc(n * sizeof *q);
+    double *mh = malloc(2 * n * sizeof *mh), *ml = mh + n;
+    for (size_t i = 0; i < n; i++) {
+        q[i] = psi_query_of_row(&c2->rows[i]);
+        mh[i] = c2->rows[i].hp_ns;
+        ml[i] = c2->rows[i].lp_ns;
+    }
+    bound_cov_t c;
+    double tol = 1.5 + 2 * 100 * sqrt(0.9 * 0.1 / 800.0);
+    CHECK_OK(bound_coverage(m, o2, q, mh, ml, n, 0.9, &c));
+    printf("  recalibrated on seed 31 (%zu rows), held-out seed 32: coverage at 0.90 HP %.2f%% LP %.2f%% "
+           "(tolerance %.2f)\n", info.n_calib, c.hp_cover, c.lp_cover, tol);
+    CHECK_NEAR(c.hp_cover, 90.0, tol);
+    CHECK_NEAR(c.lp_cover, 90.0, tol);
+    free(q);
+    free(mh);
+done:
+    unlink(path);
+    ps_model_free(m);
+    ps_coexec_free(c1);
+    ps_coexec_free(c2);
+    ps_ops_free(o1);
+    ps_ops_free(o2);
+}
+
 static void test_planner_known_optimum(void)
 {
     ps_ops_t *ops = hand_ops();
@@ -622,6 +672,7 @@ int main(void)
         {"test_coverage_on_calibration_rows", test_coverage_on_calibration_rows},
         {"test_coverage_held_out_seeds", test_coverage_held_out_seeds},
         {"test_composed_calibration", test_composed_calibration},
+        {"test_window_recalibration", test_window_recalibration},
         {"test_planner_known_optimum", test_planner_known_optimum},
         {"test_planner_never_exceeds_budget", test_planner_never_exceeds_budget},
         {"test_replay_deterministic", test_replay_deterministic},

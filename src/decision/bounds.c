@@ -463,3 +463,44 @@ int ps_model_calibrate_composed(ps_model_t *m, const ps_ops_t *ops, const ps_coe
     free(meas);
     return rc;
 }
+
+/* Every row of d becomes a calibration row: cx is a campaign of its own. */
+static void mark_all_calib(psi_dataset_t *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        d->split[i] = PS_SPLIT_CALIB;
+}
+
+int ps_model_calibrate_windows(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx)
+{
+    if (!m || !ops || !cx)
+        return psi_error(PS_E_ARG, "ps_model_calibrate_windows: NULL argument");
+    uint64_t fp = 0;
+    int rc = psi_coexec_fingerprint(cx, m->layout.window, &fp);
+    if (rc != PS_OK)
+        return rc;
+    if (m->info.split_fingerprint && fp == m->info.split_fingerprint)
+        return psi_error(PS_E_INPUT, "this is the campaign the model was trained on: calibrate on a campaign "
+                                     "disjoint from training (another seed)");
+    psi_dataset_t *d = NULL;
+    if ((rc = psi_dataset_build_lean(&m->layout, ops, cx, m->info.seed, &d)) != PS_OK)
+        return rc;
+    if (d->n_experiments < PS_CALIB_MIN_EXPERIMENTS) {
+        rc = psi_error(PS_E_INPUT, "%zu experiments within the window (%d operators): at least %d needed",
+                       d->n_experiments, m->layout.window, PS_CALIB_MIN_EXPERIMENTS);
+        psi_dataset_free(d);
+        return rc;
+    }
+    mark_all_calib(d);
+    psi_calib_t *c = NULL;
+    rc = calib_fit(m, ops, d, &c);
+    psi_dataset_free(d);
+    if (rc != PS_OK)
+        return rc;
+    /* The composed offsets were residuals of the old window bounds: they no
+     * longer hold (ps_model_calibrate_composed again on a long campaign). */
+    free(m->calib);
+    m->calib = c;
+    m->info.n_calib = c->n_rows;
+    return PS_OK;
+}
