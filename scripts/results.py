@@ -229,6 +229,36 @@ def collect_replay(folder, out):
         f.write("\n")
 
 
+def collect_coverage(folder, out):
+    """The coverage of each held-out eval JSON (FOLDER/NAME.json), in one file keyed by NAME."""
+    sets = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            sets[os.path.splitext(os.path.basename(path))[0]] = json.load(f)["coverage"]
+    if not sets:
+        sys.exit("results: %s: no held-out eval JSON" % folder)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(sets, f, indent=1)
+        f.write("\n")
+
+
+def coverage(e):
+    held = e.get("_coverage", {})
+    sets = [("test split", e["coverage"].get("test")),
+            ("held-out seed 5", held.get("h5", {}).get("test")),
+            ("held-out seed 6", held.get("h6", {}).get("test")),
+            ("long (seed 2), with the composed step", e["coverage"].get("long")),
+            ("long (seed 4), with the composed step", held.get("long4", {}).get("long")),
+            ("unseen models (Llama pairs)", e["coverage"].get("unseen"))]
+    rows = []
+    for name, c in sets:
+        for level in sorted(c or {}):
+            q = c[level]
+            rows.append([name, level, str(q["n"]), "%.2f" % q["hp_coverage"], "%.2f" % q["lp_coverage"],
+                         "%.2f" % q["hp_width"], "%.2f" % q["lp_width"]])
+    return table(["set", "target", "n", "HP coverage %", "LP coverage %", "HP width %", "LP width %"], rows)
+
+
 BLOCKS = {
     "table1": table1,
     "ablation": ablation,
@@ -238,6 +268,7 @@ BLOCKS = {
     "replay_summary": replay_summary,
     "replay_fixed": replay_fixed,
     "colocate_kace": colocate_kace,
+    "coverage": coverage,
 }
 
 
@@ -264,13 +295,17 @@ def main(argv):
     if argv[:1] == ["--collect-replay"]:
         collect_replay(argv[1], argv[2])
         return
+    if argv[:1] == ["--collect-coverage"]:
+        collect_coverage(argv[1], argv[2])
+        return
     check = "--check" in argv
     args = [a for a in argv if a != "--check"]
     src, docs = args[0], args[1:]
     with open(src, encoding="utf-8") as f:
         e = json.load(f)
     # The same run's other JSONs, beside the evaluation's (scripts/results.sh).
-    for key, name in (("_replay", "replay.json"), ("_colocate_kace", "colocate-kace-v100.json")):
+    for key, name in (("_replay", "replay.json"), ("_colocate_kace", "colocate-kace-v100.json"),
+                      ("_coverage", "coverage.json")):
         path = os.path.join(os.path.dirname(src), name)
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:

@@ -24,6 +24,10 @@ mkdir -p docs/results
 if [ -d "$(dirname "$src")/replay" ]; then
     "$py" scripts/results.py --collect-replay "$(dirname "$src")/replay" docs/results/replay.json
 fi
+# The bounds' coverage on held-out campaigns (scripts/coverage_heldout.sh).
+if [ -d "$(dirname "$src")/heldout" ]; then
+    "$py" scripts/results.py --collect-coverage "$(dirname "$src")/heldout" docs/results/coverage.json
+fi
 # KACE's V100 co-location figures, where the run had ../shared/data.
 if [ -f "$(dirname "$src")/colocate/kace-v100.json" ]; then
     cp "$(dirname "$src")/colocate/kace-v100.json" docs/results/colocate-kace-v100.json

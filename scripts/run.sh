@@ -11,7 +11,7 @@ out=${1:-out}
 echo "== build" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)" >/dev/null
-mkdir -p "$out/long" "$out/long-calib"
+mkdir -p "$out/long" "$out/long-calib" "$out/calib"
 ps=build/pairsight
 
 # The 20 ordered HP/LP pairs of the published evaluation, at batch 8.
@@ -33,19 +33,29 @@ $ps simulate --gpu a100 --pairs "$P" --min-len 24 --max-len 96 --splits 8/46,19/
 # reported.
 $ps simulate --gpu a100 --pairs "$P" --min-len 24 --max-len 96 --splits 8/46,19/35,30/24,41/13 \
     --experiments 2000 --runs 1 --seed 3 --out "$out/long-calib"
+# A campaign of its own (seed 7) calibrates the bounds of window-sized
+# segments again, on more experiments than training's calibration split.
+$ps simulate --gpu a100 --pairs "$P" --experiments 2000 --runs 5 --seed 7 --out "$out/calib"
 $ps check "$out/ops.csv" "$out/coexec.csv" "$out/long/ops.csv" "$out/long/coexec.csv"
 
 echo "== train" >&2
 $ps train --ops "$out/ops.csv" --coexec "$out/coexec.csv" --out "$out/model.psm" \
     --depths 6,8 --etas 0.3 --rounds 300
-$ps calibrate --model "$out/model.psm" --ops "$out/long-calib/ops.csv" --coexec "$out/long-calib/coexec.csv" \
+$ps calibrate --what windows --model "$out/model.psm" --ops "$out/calib/ops.csv" --coexec "$out/calib/coexec.csv" \
+    --out "$out/model.win.psm"
+$ps calibrate --model "$out/model.win.psm" --ops "$out/long-calib/ops.csv" --coexec "$out/long-calib/coexec.csv" \
     --out "$out/model.cal.psm"
 mv "$out/model.cal.psm" "$out/model.psm"
+rm -f "$out/model.win.psm"
 
 echo "== evaluate against every baseline" >&2
 $ps eval --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
     --long "$out/long/coexec.csv" --long-ops "$out/long/ops.csv" --experiments all \
     --depths 6,8 --etas 0.3 --rounds 300 --json-out "$out/eval.json" --report "$out/report.html"
+
+# The bounds' coverage on campaigns the model never saw (docs/planner.md).
+echo "== coverage on held-out seeds -> $out/heldout/" >&2
+scripts/coverage_heldout.sh "$out"
 
 # Decisions, not only predictions (docs/planner.md): every policy on three
 # HP/LP pairs at three loads (0.8 added after the first two were seen, see

@@ -17,6 +17,10 @@ expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/
 sed 's/^| \*\*mps (ours)\*\* | \*\*[0-9.]*/| **mps (ours)** | **0.999/' README.md >"$T/README3.md"
 cmp -s README.md "$T/README3.md" && fail "the README has no mps row to tamper with"
 expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/README3.md"
+# And a coverage figure of a held-out seed (docs/results/coverage.json).
+sed 's/^| held-out seed 5 | 0.90 | \([0-9]*\) | [0-9.]*/| held-out seed 5 | 0.90 | \1 | 90.00/' docs/planner.md >"$T/planner.md"
+cmp -s docs/planner.md "$T/planner.md" && fail "planner.md has no held-out coverage row to tamper with"
+expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/planner.md"
 # A block without its end is an error, not a silent pass.
 printf '<!-- results:table1 -->\nno end\n' >"$T/open.md"
 expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/open.md"
