@@ -418,7 +418,8 @@ static void test_window_recalibration(void)
     double tol = 1.5 + 2 * 100 * sqrt(0.9 * 0.1 / 800.0);
     CHECK_OK(bound_coverage(m, o2, q, mh, ml, n, 0.9, &c));
     printf("  recalibrated on seed 31 (%zu rows), held-out seed 32: coverage at 0.90 HP %.2f%% LP %.2f%% "
-           "(tolerance %.2f)\n", info.n_calib, c.hp_cover, c.lp_cover, tol);
+           "(tolerance %.2f)\n",
+           info.n_calib, c.hp_cover, c.lp_cover, tol);
     CHECK_NEAR(c.hp_cover, 90.0, tol);
     CHECK_NEAR(c.lp_cover, 90.0, tol);
     free(q);
