@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 #define GPU "A100-SXM4-40GB"
@@ -401,6 +402,23 @@ static void test_window_recalibration(void)
         goto done;
     CHECK(ps_model_calibrate_windows(m, OPS, CX) == PS_E_INPUT);
     CHECK(ps_model_calibrate_windows(m, NULL, c1) == PS_E_ARG);
+    /* Every run of 19 experiments: too few. */
+    const char *names[19];
+    int k = 0;
+    for (size_t i = 0; i < c1->n && k < 19; i++) {
+        int seen = 0;
+        for (int j = 0; j < k; j++)
+            seen |= strcmp(names[j], c1->rows[i].experiment) == 0;
+        if (!seen)
+            names[k++] = c1->rows[i].experiment;
+    }
+    ps_coexec_t *few = ps_coexec_new();
+    for (size_t i = 0; i < c1->n; i++)
+        for (int j = 0; j < k; j++)
+            if (strcmp(names[j], c1->rows[i].experiment) == 0)
+                ps_coexec_append(few, &c1->rows[i]);
+    CHECK(ps_model_calibrate_windows(m, o1, few) == PS_E_INPUT);
+    ps_coexec_free(few);
     CHECK_OK(ps_model_calibrate_windows(m, o1, c1));
     ps_model_info_t info;
     CHECK_OK(ps_model_info(m, &info));

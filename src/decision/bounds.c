@@ -485,18 +485,18 @@ int ps_model_calibrate_windows(ps_model_t *m, const ps_ops_t *ops, const ps_coex
     psi_dataset_t *d = NULL;
     if ((rc = psi_dataset_build_lean(&m->layout, ops, cx, m->info.seed, &d)) != PS_OK)
         return rc;
-    if (d->n_experiments < PS_CALIB_MIN_EXPERIMENTS) {
-        rc = psi_error(PS_E_INPUT, "%zu experiments within the window (%d operators): at least %d needed",
-                       d->n_experiments, m->layout.window, PS_CALIB_MIN_EXPERIMENTS);
-        psi_dataset_free(d);
-        return rc;
-    }
     mark_all_calib(d);
     psi_calib_t *c = NULL;
     rc = calib_fit(m, ops, d, &c);
     psi_dataset_free(d);
     if (rc != PS_OK)
         return rc;
+    if (!c || c->n_experiments < PS_CALIB_MIN_EXPERIMENTS) {
+        rc = psi_error(PS_E_INPUT, "%zu experiments within the window (%d operators): at least %d needed",
+                       c ? c->n_experiments : 0, m->layout.window, PS_CALIB_MIN_EXPERIMENTS);
+        free(c);
+        return rc;
+    }
     /* The composed offsets were residuals of the old window bounds: they no
      * longer hold (ps_model_calibrate_composed again on a long campaign). */
     free(m->calib);
