@@ -269,7 +269,7 @@ static void coexec_sides(const psi_gpu_t *g, const sim_physics_t *ph, side_t *sd
     while (sd[0].i < sd[0].n || sd[1].i < sd[1].n) {
         const sim_placed_t *run[2];
         double dram[2], dts[2] = {INFINITY, INFINITY}, next = INFINITY;
-        sim_state_t st[2];
+        sim_state_t st[2] = {{0}};
         int slot[2] = {-1, -1}, n = 0;
         for (int s = 0; s < 2; s++) {
             if (sd[s].i >= sd[s].n)
