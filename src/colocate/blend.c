@@ -183,24 +183,20 @@ int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int
 
 /* Each workload's blended throughput: sum_k w_k slot_k, where a sum kind's
  * slot is its predicted sum split in proportion to the slots' solo
- * throughputs (as placement splits it); *out_sum is their sum. */
+ * throughputs (cl_model_slots, as placement splits it); *out_sum is their
+ * sum. */
 int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
     const cl_coloc_t *c = &d->c[ci];
-    double slot[64], solo[64], tsolo = 0, sum = 0;
-    for (int s = 0; s < c->k; s++) {
+    double slot[64];
+    for (int s = 0; s < c->k; s++)
         out_slot[s] = 0;
-        solo[s] = cl_solo(d, c->w[s], c->share[s]);
-        tsolo += solo[s];
-    }
     for (int j = 0; j < m->n_blend; j++) {
-        const ps_coloc_model_t *b = m->blend[j];
-        int rc = cl_model_predict(b, d, ci, slot, &sum);
+        int rc = cl_model_slots(m->blend[j], d, ci, slot);
         if (rc)
             return rc;
-        int by_sum = ps_coloc_kind_predicts_sum(b->kind);
         for (int s = 0; s < c->k; s++)
-            out_slot[s] += m->blend_w[j] * (by_sum ? sum * solo[s] / tsolo : slot[s]);
+            out_slot[s] += m->blend_w[j] * slot[s];
     }
     *out_sum = 0;
     for (int s = 0; s < c->k; s++)

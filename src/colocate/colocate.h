@@ -108,6 +108,10 @@ void cl_zscore(const double *x, int n, int d, double *mu, double *sd);
 int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out);
 /* Predict co-location ci: out_slot[k] (NAN for sum kinds) and *out_sum. */
 int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
+/* Each workload's predicted throughput in co-location ci into out_slot[k]:
+ * its slot, or for a sum kind the predicted sum split in proportion to the
+ * workloads' solo throughputs at their shares. */
+int cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot);
 
 /* The low-rank pairwise-interaction predictor (lowrank.c). */
 typedef struct cl_lowrank cl_lowrank_t;

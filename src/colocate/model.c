@@ -463,6 +463,21 @@ int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, doub
     return 0;
 }
 
+int cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
+{
+    double sum = 0;
+    int rc = cl_model_predict(m, d, ci, out_slot, &sum);
+    if (rc || !ps_coloc_kind_predicts_sum(m->kind))
+        return rc;
+    const cl_coloc_t *c = &d->c[ci];
+    double solo = 0;
+    for (int s = 0; s < c->k; s++)
+        solo += cl_solo(d, c->w[s], c->share[s]);
+    for (int s = 0; s < c->k; s++)
+        out_slot[s] = sum * cl_solo(d, c->w[s], c->share[s]) / solo;
+    return 0;
+}
+
 /* ---- public calls ---- */
 
 int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,

@@ -355,7 +355,7 @@ typedef struct {
 static double model_group(mctx_t *x, int t, const int *jobs, int k, const int *sh, double *each)
 {
     int w[64], share[64];
-    double tput[64], slot[64], sum = 0;
+    double tput[64], slot[64];
     int slots[64];
     for (int i = 0; i < k; i++) {
         w[i] = x->wi[jobs[i] * x->ntypes + t];
@@ -373,17 +373,14 @@ static double model_group(mctx_t *x, int t, const int *jobs, int k, const int *s
     cl_data_t d2 = *x->d;
     d2.c = &c;
     d2.nc = 1;
-    int rc = cl_model_predict(x->m, &d2, 0, slot, &sum);
+    int rc = cl_model_slots(x->m, &d2, 0, slot);
     if (rc) {
         x->rc = rc;
         return -INFINITY;
     }
-    double v = 0, solo = 0;
-    for (int i = 0; i < k; i++)
-        solo += cl_solo(x->d, w[i], share[i]);
+    double v = 0;
     for (int i = 0; i < k; i++) {
-        double ti = ps_coloc_kind_predicts_sum(x->m->kind) ? sum * cl_solo(x->d, w[i], share[i]) / solo : slot[i];
-        each[i] = fmax(0, ti) / x->d->w[w[i]].f[CW_EXCL];
+        each[i] = fmax(0, slot[i]) / x->d->w[w[i]].f[CW_EXCL];
         v += each[i];
     }
     return v;
@@ -631,15 +628,11 @@ static int kind_norms(const ps_coloc_model_t *m, const cl_data_t *d, double *out
         out[i] = NAN;
         if (!d->c[i].complete)
             continue;
-        double sum = 0, solo = 0, v = 0;
-        rc = cl_model_predict(m, d, i, slot, &sum);
+        double v = 0;
+        rc = cl_model_slots(m, d, i, slot);
         const cl_coloc_t *cc = &d->c[i];
         for (int s = 0; s < cc->k; s++)
-            solo += cl_solo(d, cc->w[s], cc->share[s]);
-        for (int s = 0; s < cc->k; s++) {
-            double ti = ps_coloc_kind_predicts_sum(m->kind) ? sum * cl_solo(d, cc->w[s], cc->share[s]) / solo : slot[s];
-            v += fmax(0, ti) / d->w[cc->w[s]].f[CW_EXCL];
-        }
+            v += fmax(0, slot[s]) / d->w[cc->w[s]].f[CW_EXCL];
         out[i] = v;
     }
     return rc;
