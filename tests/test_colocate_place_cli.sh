@@ -40,6 +40,8 @@ check "train --kind auto saves the blend: weights, then each blended model" sh -
 check "train --auto-rule pick saves one kind" sh -c "'$CLI' colocate train $SW $SC --kind auto --auto-rule pick \
     --out '$T/p.psc' 2>&1 | grep -q 'auto chose [a-z_]* (cross' && ! grep -q '^section blend ' '$T/p.psc' &&
     grep -q '^auto 1' '$T/p.psc'"
+check "train --auto-rule within saves a blend" sh -c "'$CLI' colocate train $SW $SC --kind auto --auto-rule within \
+    --out '$T/w.psc' 2>&1 | grep -q 'auto chose the blend [a-z_]* 0\.[0-9]*' && grep -q '^section blend ' '$T/w.psc'"
 check "--auto-rule other is refused" expect_rc 2 "$CLI" colocate train $SW $SC --kind auto --auto-rule best \
     --out "$T/x.psc"
 check "colocate_table.sh: one column per k, auto under both rules and minus the best" sh -c "scripts/colocate_table.sh \
