@@ -151,6 +151,48 @@ static void test_stack_within(void)
     CHECK(w[0] == wb[0] && w[1] == wb[1] && g == gb);
 }
 
+/* Training co-locations that all fall in one of auto's folds (here the two
+ * shares of one workload set) leave no kind an out-of-fold figure: the
+ * rules' fallbacks still give a predictor (equal weights over the kinds
+ * that fit, the simplest for pick), where auto had none before. */
+static void test_auto_one_fold(void)
+{
+    tabs_t t;
+    CHECK_OK(load(FIX, "colocations4.csv", 1, &t));
+    cl_data_t *d = NULL;
+    CHECK_OK(cl_data_build(t.w, t.s, t.c, NULL, &d));
+    int train[2] = {-1, -1};
+    for (int i = 0; d && i < d->nc && train[0] < 0; i++)
+        for (int j = i + 1; j < d->nc && train[0] < 0; j++)
+            if (d->c[i].set == d->c[j].set) {
+                train[0] = i;
+                train[1] = j;
+            }
+    CHECK(train[0] >= 0);
+    ps_coloc_params_t p = ps_coloc_default_params();
+    p.trees = 10;
+    p.boost_rounds = 40;
+    cl_auto_choice_t ch;
+    CHECK_OK(cl_auto_choose(d, train, 2, &p, cl_auto_default_kinds(d), &ch));
+    int n = 0;
+    double w = 0, sum = 0;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (ch.w_within[k] > 0) {
+            CHECK(w == 0 || ch.w_within[k] == w);
+            CHECK(ch.w[k] == ch.w_within[k]);
+            w = ch.w_within[k];
+            sum += w;
+            n++;
+        }
+    printf("auto on one fold: pick %s, %d kinds at %.3f\n", ch.pick >= 0 ? ps_coloc_kind_name(ch.pick) : "none", n, w);
+    CHECK(ch.pick >= 0 && n >= 2 && fabs(sum - 1) < 1e-12 && isinf(ch.g) && isinf(ch.g_within));
+    ps_coloc_model_t *m = NULL;
+    CHECK_OK(cl_auto_build(d, train, 2, &p, &ch, PS_COLOC_AUTO_WITHIN, NULL, &m));
+    ps_coloc_model_free(m);
+    cl_data_free(d);
+    unload(&t);
+}
+
 static void test_data_and_solo(void)
 {
     tabs_t t;
@@ -514,7 +556,7 @@ static void test_kace_splits(void)
     unload(&t);
 }
 
-TH_MAIN(TEST(test_learners), TEST(test_stack_weights), TEST(test_stack_within), TEST(test_data_and_solo),
-        TEST(test_bad_inputs), TEST(test_models_round_trip), TEST(test_flipped_bytes_refused),
+TH_MAIN(TEST(test_learners), TEST(test_stack_weights), TEST(test_stack_within), TEST(test_auto_one_fold),
+        TEST(test_data_and_solo), TEST(test_bad_inputs), TEST(test_models_round_trip), TEST(test_flipped_bytes_refused),
         TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures), TEST(test_kace_rules), TEST(test_kace_policies),
         TEST(test_kace_splits))

@@ -300,6 +300,28 @@ static int stack(const auto_ctx_t *a, cl_auto_choice_t *out)
     return rc;
 }
 
+/* When no kind has out-of-fold figures (every training co-location in one
+ * fold, so no fold has both training and held-out rows), the rules'
+ * fallbacks apply as documented: the blend's weights are equal, the pick
+ * is the simplest, over the candidates that can be fitted on all the
+ * training co-locations (marked with an infinite MAPE, no rows). */
+static void no_folds(auto_ctx_t *a, unsigned kinds)
+{
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (!isnan(a->mape[k]))
+            return;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        if (!(kinds & (1u << k)) || k == PS_COLOC_AUTO)
+            continue;
+        ps_coloc_params_t mp = *a->p;
+        mp.kind = (ps_coloc_kind_t)k;
+        ps_coloc_model_t *m = NULL;
+        if (!cl_model_fit(a->d, a->train, a->n_train, &mp, &m))
+            a->mape[k] = INFINITY;
+        ps_coloc_model_free(m);
+    }
+}
+
 static void ctx_free(auto_ctx_t *a)
 {
     free(a->fold);
@@ -341,6 +363,8 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
     for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++)
         if ((kinds & (1u << k)) && k != PS_COLOC_AUTO)
             rc = run_kind(&a, k);
+    if (!rc)
+        no_folds(&a, kinds);
     if (!rc) {
         out->pick = pick(&a);
         rc = stack(&a, out);
