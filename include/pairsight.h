@@ -840,7 +840,7 @@ typedef struct {
     int trees;        /* random forests: parallel trees (default 100) */
     int mlp_epochs;   /* MLP training epochs (default 400) */
     int boost_rounds; /* mps: boosting rounds (default 400) */
-    int auto_rule;    /* auto: PS_COLOC_AUTO_BLEND (default), _WITHIN or _PICK */
+    int auto_rule;    /* auto: PS_COLOC_AUTO_WITHIN (default), _BLEND or _PICK */
 } ps_coloc_params_t;
 
 /* auto's rule (docs/colocate.md): the stacked blend of the candidates
@@ -850,7 +850,7 @@ typedef struct {
 enum { PS_COLOC_AUTO_BLEND = 0, PS_COLOC_AUTO_PICK = 1, PS_COLOC_AUTO_WITHIN = 2, PS_COLOC_AUTO_RULES = 3 };
 
 /** @return the defaults: kind mps, seed 0, 100 trees, 400 epochs, 400
- *  rounds, auto rule blend. */
+ *  rounds, auto rule within. */
 PS_API ps_coloc_params_t ps_coloc_default_params(void);
 
 typedef struct ps_coloc_model ps_coloc_model_t;

@@ -114,7 +114,7 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
           "auto's rule: blend (the candidates' stacked blend, fitted to the sums), within (the same, fitted to "
           "the sums and their differences within each target's candidates) or pick (one candidate, "
           "one-standard-error rule); eval also reports the others",
-          .def = "blend"}},
+          .def = "within"}},
         {S_EVAL,
          {"--place", CLI_FLAG, &o->place, NULL,
           "score placements over a cluster (see --cases) instead of co-runner choices", .flags = CLI_NODEF}},

@@ -43,7 +43,7 @@ ps_coloc_params_t ps_coloc_default_params(void)
                            .trees = 100,
                            .mlp_epochs = 400,
                            .boost_rounds = 400,
-                           .auto_rule = PS_COLOC_AUTO_BLEND};
+                           .auto_rule = PS_COLOC_AUTO_WITHIN};
     return p;
 }
 
