@@ -9,6 +9,7 @@
 #   EXPERIMENTS  campaign sizes in experiments (default 5200 52000 520000)
 # Prints one line per size: samples, peak RSS (KB), CPU s, wall, test MAPE.
 set -eu
+case ${1:-} in -h | --help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${PAIRSIGHT:-$root/build/pairsight}
 out=${1:-out/scale}
