@@ -840,15 +840,17 @@ typedef struct {
     int trees;        /* random forests: parallel trees (default 100) */
     int mlp_epochs;   /* MLP training epochs (default 400) */
     int boost_rounds; /* mps: boosting rounds (default 400) */
-    int auto_rule;    /* auto: PS_COLOC_AUTO_BLEND (default) or _PICK */
+    int auto_rule;    /* auto: PS_COLOC_AUTO_WITHIN (default), _BLEND or _PICK */
 } ps_coloc_params_t;
 
-/* auto's rule (docs/colocate.md): the stacked blend of the candidates, or
- * the one candidate the one-standard-error rule picks. */
-enum { PS_COLOC_AUTO_BLEND = 0, PS_COLOC_AUTO_PICK = 1 };
+/* auto's rule (docs/colocate.md): the stacked blend of the candidates
+ * fitted to the sums (blend) or to the sums and their within-target
+ * differences (within), or the one candidate the one-standard-error rule
+ * picks. */
+enum { PS_COLOC_AUTO_BLEND = 0, PS_COLOC_AUTO_PICK = 1, PS_COLOC_AUTO_WITHIN = 2, PS_COLOC_AUTO_RULES = 3 };
 
 /** @return the defaults: kind mps, seed 0, 100 trees, 400 epochs, 400
- *  rounds, auto rule blend. */
+ *  rounds, auto rule within. */
 PS_API ps_coloc_params_t ps_coloc_default_params(void);
 
 typedef struct ps_coloc_model ps_coloc_model_t;
@@ -978,12 +980,14 @@ typedef struct {
     int auto_chosen[PS_COLOC_KIND_COUNT]; /* runs in which auto's pick rule chose a kind */
     unsigned dropped;                     /* bit mask of policies not run because every
                                              workload lacks their metrics */
-    /* auto's rule (model.auto_rule), each kind's mean blend weight over the
-     * runs, and auto under the other rule in the same runs (NAN when auto
-     * was not run). */
+    /* auto's rule (model.auto_rule), each kind's mean weight over the runs
+     * under each rule (pick: the share of runs that chose it), and auto
+     * under each rule in the same runs, the rule's own included (NAN when
+     * auto was not run). auto_weight is rule_weight[auto_rule]. */
     int auto_rule;
     double auto_weight[PS_COLOC_KIND_COUNT];
-    double auto_alt_mean, auto_alt_k[PS_COLOC_MAXK + 1];
+    double rule_weight[PS_COLOC_AUTO_RULES][PS_COLOC_KIND_COUNT];
+    double rule_mean[PS_COLOC_AUTO_RULES], rule_k[PS_COLOC_AUTO_RULES][PS_COLOC_MAXK + 1];
 } ps_coloc_eval_result_t;
 
 /** Train and score every predictor and policy (docs/colocate.md) into *out.

@@ -100,6 +100,99 @@ static void test_stack_weights(void)
     CHECK(w[0] == 0.5 && w[1] == 0.5 && isinf(g));
 }
 
+/* The within rule's loss adds each sum's deviation from its group's mean.
+ * Kind 0 is off by a shift per group (its order within every group
+ * exact), kind 1 right on average with noise inside the groups: the
+ * within rule weights kind 0 more than the blend rule does, at the
+ * minimizer of its loss computed here in closed form (two kinds: w0 =
+ * sum (r - v)(u - v) / sum (u - v)^2 over the loss's terms); without
+ * groups it is the blend rule. */
+static void test_stack_within(void)
+{
+    enum { N = 48, G = 12 };
+    double a[N * 2], y[N], w[2], wb[2], g = -1, gb = -1, num = 0, den = 0;
+    int fold[N], grp[N], none[N];
+    for (int i = 0; i < N; i++) {
+        int q = i / (N / G);
+        y[i] = 10 + i % 4;
+        double p0 = y[i] + 2.5 * (q % 3 - 1), p1 = y[i] * (1 + 0.08 * ((i * 7) % 5 - 2));
+        a[i * 2] = p0 / y[i];
+        a[i * 2 + 1] = p1 / y[i];
+        fold[i] = q % 4;
+        grp[i] = q;
+        none[i] = -1;
+        num += (1 - a[i * 2 + 1]) * (a[i * 2] - a[i * 2 + 1]); /* the sums' terms */
+        den += (a[i * 2] - a[i * 2 + 1]) * (a[i * 2] - a[i * 2 + 1]);
+    }
+    for (int q = 0; q < G; q++) { /* the within terms: centred in each group */
+        double my = 0, m0 = 0, m1 = 0;
+        int n = N / G;
+        for (int i = q * n; i < (q + 1) * n; i++) {
+            my += y[i] / n;
+            m0 += a[i * 2] * y[i] / n;
+            m1 += a[i * 2 + 1] * y[i] / n;
+        }
+        for (int i = q * n; i < (q + 1) * n; i++) {
+            double r = (y[i] - my) / my, u = (a[i * 2] * y[i] - m0) / my, v = (a[i * 2 + 1] * y[i] - m1) / my;
+            num += (r - v) * (u - v);
+            den += (u - v) * (u - v);
+        }
+    }
+    double w0 = num / den;
+    cl_stack_rows_t r = {.a = a, .y = y, .grp = grp, .gm = 1, .ng = G};
+    CHECK_OK(cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
+    CHECK_OK(cl_stack_weights(a, fold, N, 2, 4, wb, &gb));
+    printf("stack within: %.3f %.3f (g %g; closed form at g 0: %.3f); blend %.3f %.3f (g %g)\n", w[0], w[1], g, w0,
+           wb[0], wb[1], gb);
+    CHECK(fabs(w[0] + w[1] - 1) < 1e-9 && w[0] > wb[0] + 0.1);
+    CHECK(g == 0 && fabs(w[0] - w0) < 1e-3);
+    r.grp = none;
+    CHECK_OK(cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
+    CHECK(w[0] == wb[0] && w[1] == wb[1] && g == gb);
+}
+
+/* Training co-locations that all fall in one of auto's folds (here the two
+ * shares of one workload set) leave no kind an out-of-fold figure: the
+ * rules' fallbacks still give a predictor (equal weights over the kinds
+ * that fit, the simplest for pick), where auto had none before. */
+static void test_auto_one_fold(void)
+{
+    tabs_t t;
+    CHECK_OK(load(FIX, "colocations4.csv", 1, &t));
+    cl_data_t *d = NULL;
+    CHECK_OK(cl_data_build(t.w, t.s, t.c, NULL, &d));
+    int train[2] = {-1, -1};
+    for (int i = 0; d && i < d->nc && train[0] < 0; i++)
+        for (int j = i + 1; j < d->nc && train[0] < 0; j++)
+            if (d->c[i].set == d->c[j].set) {
+                train[0] = i;
+                train[1] = j;
+            }
+    CHECK(train[0] >= 0);
+    ps_coloc_params_t p = ps_coloc_default_params();
+    p.trees = 10;
+    p.boost_rounds = 40;
+    cl_auto_choice_t ch;
+    CHECK_OK(cl_auto_choose(d, train, 2, &p, cl_auto_default_kinds(d), &ch));
+    int n = 0;
+    double w = 0, sum = 0;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (ch.w_within[k] > 0) {
+            CHECK(w == 0 || ch.w_within[k] == w);
+            CHECK(ch.w[k] == ch.w_within[k]);
+            w = ch.w_within[k];
+            sum += w;
+            n++;
+        }
+    printf("auto on one fold: pick %s, %d kinds at %.3f\n", ch.pick >= 0 ? ps_coloc_kind_name(ch.pick) : "none", n, w);
+    CHECK(ch.pick >= 0 && n >= 2 && fabs(sum - 1) < 1e-12 && isinf(ch.g) && isinf(ch.g_within));
+    ps_coloc_model_t *m = NULL;
+    CHECK_OK(cl_auto_build(d, train, 2, &p, &ch, PS_COLOC_AUTO_WITHIN, NULL, &m));
+    ps_coloc_model_free(m);
+    cl_data_free(d);
+    unload(&t);
+}
+
 static void test_data_and_solo(void)
 {
     tabs_t t;
@@ -219,12 +312,15 @@ static void test_models_round_trip(void)
         tabs_t t;
         CHECK_OK(load(FIX, files[fi], 1, &t));
         double *a = calloc(t.c->n, sizeof *a), *b = calloc(t.c->n, sizeof *b);
-        /* k = PS_COLOC_KIND_COUNT: auto under the pick rule. */
-        for (int kk = 0; kk <= PS_COLOC_KIND_COUNT; kk++) {
+        /* kk = PS_COLOC_KIND_COUNT: auto under the pick rule, + 1: under
+         * the within rule (a blend too). */
+        for (int kk = 0; kk <= PS_COLOC_KIND_COUNT + 1; kk++) {
             int k = kk < PS_COLOC_KIND_COUNT ? kk : PS_COLOC_AUTO, pick = kk == PS_COLOC_KIND_COUNT;
             ps_coloc_params_t p = ps_coloc_default_params();
             p.kind = (ps_coloc_kind_t)k;
-            p.auto_rule = pick ? PS_COLOC_AUTO_PICK : PS_COLOC_AUTO_BLEND;
+            p.auto_rule = pick                       ? PS_COLOC_AUTO_PICK
+                          : kk > PS_COLOC_KIND_COUNT ? PS_COLOC_AUTO_WITHIN
+                                                     : PS_COLOC_AUTO_BLEND;
             p.trees = 10;
             p.mlp_epochs = 30;
             p.boost_rounds = 40;
@@ -460,6 +556,7 @@ static void test_kace_splits(void)
     unload(&t);
 }
 
-TH_MAIN(TEST(test_learners), TEST(test_stack_weights), TEST(test_data_and_solo), TEST(test_bad_inputs),
-        TEST(test_models_round_trip), TEST(test_flipped_bytes_refused), TEST(test_empty_tput_not_scored),
-        TEST(test_eval_fixtures), TEST(test_kace_rules), TEST(test_kace_policies), TEST(test_kace_splits))
+TH_MAIN(TEST(test_learners), TEST(test_stack_weights), TEST(test_stack_within), TEST(test_auto_one_fold),
+        TEST(test_data_and_solo), TEST(test_bad_inputs), TEST(test_models_round_trip), TEST(test_flipped_bytes_refused),
+        TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures), TEST(test_kace_rules), TEST(test_kace_policies),
+        TEST(test_kace_splits))

@@ -23,12 +23,14 @@ check "eval --unseen-pairs reports time MAPE" sh -c "'$CLI' colocate eval $SW $S
 check "train --kind auto says what it chose" sh -c "'$CLI' colocate train $SW $SC --kind auto --out '$T/a.psc' 2>&1 |
     grep -q 'auto chose '"
 check "... and the model file records it and the GPU" sh -c "grep -q '^auto 1' '$T/a.psc' && grep -q '^gpu SIMGPU$' '$T/a.psc'"
-check "eval reports auto's rule, its mean blend weights and the other rule's figure" sh -c "'$CLI' colocate eval \
+check "eval reports auto's rule, its mean weights and every rule's figure" sh -c "'$CLI' colocate eval \
     $SW $SC --seeds 1 --predictors ratio,lowrank,auto --json -q > '$T/r.json' &&
-    grep -q '\"auto_rule\":\"blend\"' '$T/r.json' && grep -q '\"auto_weights\":{\"' '$T/r.json' &&
-    grep -q '\"auto_other\":{\"rule\":\"pick\",\"mean\":0\.[0-9]*,\"per_k\":{\"2\":' '$T/r.json' &&
-    '$CLI' colocate eval $SW $SC --seeds 1 --predictors ratio,lowrank,auto --auto-rule pick --json -q |
-    grep -q '\"auto_rule\":\"pick\".*\"auto_other\":{\"rule\":\"blend\"'"
+    grep -q '\"auto_rule\":\"within\"' '$T/r.json' && grep -q '\"auto_weights\":{\"' '$T/r.json' &&
+    grep -q '\"auto_rules\":{\"blend\":{\"mean\":0\.[0-9]*,\"per_k\":{\"2\":' '$T/r.json' &&
+    grep -q '\"pick\":{\"mean\":0\.[0-9]*,\"per_k\":{\"2\":[^}]*},\"weights\":{\"' '$T/r.json' &&
+    grep -q '\"within\":{\"mean\":0\.[0-9]*,' '$T/r.json' &&
+    '$CLI' colocate eval $SW $SC --seeds 1 --predictors ratio,lowrank,auto --auto-rule blend --json -q |
+    grep -q '\"auto_rule\":\"blend\"'"
 check "train --kind auto saves the blend: weights, then each blended model" sh -c "'$CLI' colocate train $SW $SC \
     --kind auto --out '$T/b.psc' 2>&1 | grep -q 'auto chose the blend [a-z_]* 0\.[0-9]*' &&
     grep -q '^section blend ' '$T/b.psc' && grep -q '^weight 0\.[0-9e-]* lowrank$' '$T/b.psc' &&
@@ -38,19 +40,25 @@ check "train --kind auto saves the blend: weights, then each blended model" sh -
 check "train --auto-rule pick saves one kind" sh -c "'$CLI' colocate train $SW $SC --kind auto --auto-rule pick \
     --out '$T/p.psc' 2>&1 | grep -q 'auto chose [a-z_]* (cross' && ! grep -q '^section blend ' '$T/p.psc' &&
     grep -q '^auto 1' '$T/p.psc'"
+check "train --auto-rule blend saves a blend" sh -c "'$CLI' colocate train $SW $SC --kind auto --auto-rule blend \
+    --out '$T/w.psc' 2>&1 | grep -q 'auto chose the blend [a-z_]* 0\.[0-9]*' && grep -q '^section blend ' '$T/w.psc'"
 check "--auto-rule other is refused" expect_rc 2 "$CLI" colocate train $SW $SC --kind auto --auto-rule best \
     --out "$T/x.psc"
 check "colocate_table.sh: one column per k, auto under both rules and minus the best" sh -c "scripts/colocate_table.sh \
     --pairsight '$CLI' --out '$T/tab' --tables fixture3,sim-sparse --seeds 1 --predictors ratio,lowrank,auto \
     > '$T/tab.md' 2>/dev/null && grep -q '^| policy | fixture3 | sim-sparse 2 | sim-sparse 3 | sim-sparse 4 |$' '$T/tab.md' &&
-    grep -q '^| \*\*auto (blend)\*\* | \*\*[01]\.[0-9]*\*\* |' '$T/tab.md' && grep -q '^| auto (pick) - best | [+-]0' '$T/tab.md' &&
-    grep -q '^\* sim-sparse (1 runs): blend weights [a-z]' '$T/tab.md' && [ -s '$T/tab/times.txt' ]"
+    grep -q '^| \*\*auto (within)\*\* | \*\*[01]\.[0-9]*\*\* |' '$T/tab.md' && grep -q '^| auto (pick) - best | [+-]0' '$T/tab.md' &&
+    grep -q '^| auto (blend) - best | [+-]0' '$T/tab.md' &&
+    grep -q '^\* sim-sparse (1 runs): blend weights [a-z].*; within weights [a-z]' '$T/tab.md' &&
+    grep -q '^auto (within) minus the best predictor: worst [+-]0\.[0-9]*; within 0.01 on [0-4] of 4 columns$' '$T/tab.md' &&
+    [ -s '$T/tab/times.txt' ]"
 printf '%s\n' '{"runs":2,"auto_rule":"blend","policies":{"random":0.5,"kace_lr":0.9,"lowrank":0.95,' \
     '"auto":0.94},"per_k":{"2":{"policies":{}}},"auto_other":{"rule":"pick","mean":0.96},' \
     '"auto_weights":{"lowrank":0.7,"kace_lr":0.3},"auto_chosen":{"lowrank":2}}' > "$T/toy.json"
 check "colocate_table.py: auto minus the best predictor, per rule" sh -c "/usr/bin/python3 scripts/colocate_table.py \
     '$T/toy.json' > '$T/toy.md' && grep -q '^| auto (blend) - best | -0.010 |$' '$T/toy.md' &&
     grep -q '^| auto (pick) - best | +0.010 |$' '$T/toy.md' &&
+    grep -q '^auto (blend) minus the best predictor: worst -0.010; within 0.01 on 1 of 1 columns$' '$T/toy.md' &&
     grep -q '^\* toy (2 runs): blend weights lowrank 0.70, kace_lr 0.30; pick chose lowrank 2$' '$T/toy.md'"
 check "train lowrank" "$CLI" colocate train $SW $SC --kind lowrank --out "$T/lr.psc"
 check "predict --as time adds iteration time and slowdown" sh -c "'$CLI' colocate predict --model '$T/lr.psc' $SW \

@@ -86,14 +86,20 @@ static void test_sparse_auto(void)
     CHECK(r.auto_chosen[PS_COLOC_XU_RF] == 0); /* dropped, so never a candidate */
     /* auto is the blend; its mean weights lie on the simplex, over the
      * candidates that ran, and the pick rule is scored beside it. */
-    double ws = 0;
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        ws += r.auto_weight[k];
-    CHECK(r.auto_rule == PS_COLOC_AUTO_BLEND && fabs(ws - 1) < 1e-9);
-    CHECK(r.auto_weight[PS_COLOC_XU_RF] == 0 && r.auto_weight[PS_COLOC_MPS] == 0 && r.auto_weight[PS_COLOC_AUTO] == 0);
-    CHECK(r.auto_alt_mean > 0.5 && r.auto_alt_mean <= 1 && isnan(r.auto_alt_k[5]));
-    for (int k = 2; k <= 4; k++)
-        CHECK(r.auto_alt_k[k] > 0.5 && r.auto_alt_k[k] <= 1);
+    CHECK(r.auto_rule == ps_coloc_default_params().auto_rule);
+    for (int q = 0; q < PS_COLOC_AUTO_RULES; q++) {
+        double ws = 0;
+        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+            ws += r.rule_weight[q][k];
+        CHECK_MSG(fabs(ws - 1) < 1e-9, "rule %d: weights sum to %g", q, ws);
+        CHECK(r.rule_weight[q][PS_COLOC_XU_RF] == 0 && r.rule_weight[q][PS_COLOC_MPS] == 0 &&
+              r.rule_weight[q][PS_COLOC_AUTO] == 0);
+        CHECK(r.rule_mean[q] > 0.5 && r.rule_mean[q] <= 1 && isnan(r.rule_k[q][5]));
+        for (int k = 2; k <= 4; k++)
+            CHECK(r.rule_k[q][k] > 0.5 && r.rule_k[q][k] <= 1);
+    }
+    CHECK(memcmp(r.auto_weight, r.rule_weight[r.auto_rule], sizeof r.auto_weight) == 0);
+    CHECK(r.rule_mean[r.auto_rule] == r.policy_mean[PS_POL_AUTO]);
     check_auto_near_best(&r, p.kinds, "sparse fixture");
     /* Time: |tput / pred - 1|, finite for per-workload kinds only. */
     CHECK(isfinite(r.time_mape[PS_COLOC_LOWRANK]) && isnan(r.time_mape[PS_COLOC_KACE_LR]));

@@ -111,9 +111,10 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
         {S_EVAL, {"--auto-kinds", CLI_STR, &o->auto_kinds, "LIST", "candidates of auto", .def = "all but kace_mlp"}},
         {S_EVAL | S_TRAIN,
          {"--auto-rule", CLI_STR, &o->auto_rule, "R",
-          "auto's rule: blend (the candidates' stacked blend) or pick (one candidate, one-standard-error rule); "
-          "eval also reports the other",
-          .def = "blend"}},
+          "auto's rule: blend (the candidates' stacked blend, fitted to the sums), within (the same, fitted to "
+          "the sums and their differences within each target's candidates) or pick (one candidate, "
+          "one-standard-error rule); eval also reports the others",
+          .def = "within"}},
         {S_EVAL,
          {"--place", CLI_FLAG, &o->place, NULL,
           "score placements over a cluster (see --cases) instead of co-runner choices", .flags = CLI_NODEF}},
@@ -314,10 +315,15 @@ static void json_policies(cJSON *e, const double *v)
             cJSON_AddNumberToObject(e, ps_coloc_policy_name(q), v[q]);
 }
 
-static const char *rule_name(int rule) { return rule == PS_COLOC_AUTO_PICK ? "pick" : "blend"; }
+/* --auto-rule's names, by PS_COLOC_AUTO_* */
+static const char *rule_name(int rule)
+{
+    static const char *const names[PS_COLOC_AUTO_RULES] = {"blend", "pick", "within"};
+    return (unsigned)rule < PS_COLOC_AUTO_RULES ? names[rule] : "unknown";
+}
 
-/* auto's rule, its pick rule's choices, the mean blend weights and the
- * other rule's figures. */
+/* auto's rule, its pick rule's choices, the mean weights and each rule's
+ * figures in the same runs. */
 static void json_auto(cJSON *j, const ps_coloc_eval_result_t *r)
 {
     cJSON_AddStringToObject(j, "auto_rule", rule_name(r->auto_rule));
@@ -329,16 +335,20 @@ static void json_auto(cJSON *j, const ps_coloc_eval_result_t *r)
         if (r->auto_weight[k] > 0)
             cJSON_AddNumberToObject(w, ps_coloc_kind_name(k), r->auto_weight[k]);
     }
-    cJSON *alt = cJSON_AddObjectToObject(j, "auto_other");
-    cJSON_AddStringToObject(alt, "rule",
-                            rule_name(r->auto_rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND : PS_COLOC_AUTO_PICK));
-    cJSON_AddNumberToObject(alt, "mean", r->auto_alt_mean);
-    cJSON *pk = cJSON_AddObjectToObject(alt, "per_k");
-    for (int k = 2; k <= PS_COLOC_MAXK; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "%d", k);
-        if (!isnan(r->auto_alt_k[k]))
-            cJSON_AddNumberToObject(pk, name, r->auto_alt_k[k]);
+    cJSON *rules = cJSON_AddObjectToObject(j, "auto_rules");
+    for (int q = 0; q < PS_COLOC_AUTO_RULES; q++) {
+        cJSON *e = cJSON_AddObjectToObject(rules, rule_name(q));
+        cJSON_AddNumberToObject(e, "mean", r->rule_mean[q]);
+        cJSON *pk = cJSON_AddObjectToObject(e, "per_k"), *wq = cJSON_AddObjectToObject(e, "weights");
+        for (int k = 2; k <= PS_COLOC_MAXK; k++) {
+            char name[8];
+            snprintf(name, sizeof name, "%d", k);
+            if (!isnan(r->rule_k[q][k]))
+                cJSON_AddNumberToObject(pk, name, r->rule_k[q][k]);
+        }
+        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+            if (r->rule_weight[q][k] > 0)
+                cJSON_AddNumberToObject(wq, ps_coloc_kind_name(k), r->rule_weight[q][k]);
     }
 }
 
@@ -392,17 +402,21 @@ static void print_auto_text(const ps_coloc_eval_result_t *r)
     printf("\nauto's rule: %s", rule_name(r->auto_rule));
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (r->auto_weight[k] > 0)
-            printf("%s%s %.3f", any++ ? ", " : "; mean blend weights: ", ps_coloc_kind_name(k), r->auto_weight[k]);
+            printf("%s%s %.3f", any++ ? ", " : "; mean weights: ", ps_coloc_kind_name(k), r->auto_weight[k]);
     any = 0;
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (r->auto_chosen[k])
             printf("%s%s %d", any++ ? ", " : "\nauto chose: ", ps_coloc_kind_name(k), r->auto_chosen[k]);
-    printf("%s(pick rule)\nauto under the %s rule: %.3f", any ? " " : "\n",
-           rule_name(r->auto_rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND : PS_COLOC_AUTO_PICK), r->auto_alt_mean);
-    for (int k = 2; k <= PS_COLOC_MAXK; k++)
-        if (!isnan(r->auto_alt_k[k]))
-            printf(", %d-way %.3f", k, r->auto_alt_k[k]);
-    putchar('\n');
+    printf("%s(pick rule)\n", any ? " " : "\n");
+    for (int q = 0; q < PS_COLOC_AUTO_RULES; q++) {
+        if (q == r->auto_rule)
+            continue;
+        printf("auto under the %s rule: %.3f", rule_name(q), r->rule_mean[q]);
+        for (int k = 2; k <= PS_COLOC_MAXK; k++)
+            if (!isnan(r->rule_k[q][k]))
+                printf(", %d-way %.3f", k, r->rule_k[q][k]);
+        putchar('\n');
+    }
 }
 
 static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
@@ -452,13 +466,14 @@ static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval
 /* --auto-rule into *rule. */
 static int parse_rule(const opts_t *o, int *rule)
 {
-    if (!o->auto_rule || !strcmp(o->auto_rule, "blend"))
-        *rule = PS_COLOC_AUTO_BLEND;
-    else if (!strcmp(o->auto_rule, "pick"))
-        *rule = PS_COLOC_AUTO_PICK;
-    else
-        return cli_fail(CLI_USAGE, CMD, "--auto-rule: bad value '%s': expected blend or pick", o->auto_rule);
-    return CLI_OK;
+    if (!o->auto_rule)
+        return CLI_OK; /* the default of ps_coloc_default_params */
+    for (int r = 0; r < PS_COLOC_AUTO_RULES; r++)
+        if (!strcmp(o->auto_rule, rule_name(r))) {
+            *rule = r;
+            return CLI_OK;
+        }
+    return cli_fail(CLI_USAGE, CMD, "--auto-rule: bad value '%s': expected blend, within or pick", o->auto_rule);
 }
 
 static int do_eval(const opts_t *o)

@@ -6,8 +6,11 @@
  * predicts the fourth. From the out-of-fold predictions come both of
  * auto's rules (docs/colocate.md):
  *
- * - blend (the default): the stacked blend's weights (blend.c), from the
- *   out-of-fold predicted sums of the complete training co-locations;
+ * - blend: the stacked blend's weights (blend.c), from the out-of-fold
+ *   predicted sums of the complete training co-locations;
+ * - within: the same blend with the loss on the sums plus the loss on each
+ *   sum's difference from the mean of its target's other training
+ *   candidates (what the selection figure depends on);
  * - pick: the one-standard-error rule of cross-validation (Breiman et al.
  *   1984; Hastie, Tibshirani and Friedman, ESL section 7.10), applied
  *   twice: the out-of-fold predictions are scored per target and k with the
@@ -231,45 +234,92 @@ static int pick(const auto_ctx_t *a)
     return out;
 }
 
-/* The stacked blend's weights over the kinds that ran (blend.c), from their
- * out-of-fold sums on the complete training co-locations that every such
- * kind predicted. */
+/* The rows of the stacked blends: over the complete training co-locations
+ * that every kind that ran predicted, x[n x K] (predicted sum over the
+ * measured one), y[n], fold[n] and grp[n x PS_COLOC_MAXK] (the (target, k)
+ * groups each is a candidate of). Returns n. */
+static int stack_rows(const auto_ctx_t *a, const int *kinds, int K, double *x, double *y, int *fold, int *grp)
+{
+    const cl_data_t *d = a->d;
+    int n = 0;
+    for (int i = 0; i < a->n_train; i++) {
+        const cl_coloc_t *c = &d->c[a->train[i]];
+        double s = 0;
+        int ok = c->complete;
+        for (int j = 0; j < c->k; j++)
+            s += c->tput[j];
+        for (int j = 0; j < K && ok; j++) {
+            double v = a->pred[(size_t)kinds[j] * d->nc + a->train[i]];
+            ok = isfinite(v) && s > 0;
+            x[(size_t)n * K + j] = v / s;
+        }
+        if (!ok)
+            continue;
+        for (int j = 0; j < PS_COLOC_MAXK; j++) { /* each distinct workload once */
+            int dup = j >= c->k || c->k > PS_COLOC_MAXK;
+            for (int l = 0; l < j && !dup; l++)
+                dup = c->w[l] == c->w[j];
+            grp[(size_t)n * PS_COLOC_MAXK + j] = dup ? -1 : c->w[j] * (PS_COLOC_MAXK + 1) + c->k;
+        }
+        y[n] = s;
+        fold[n++] = a->fold[i];
+    }
+    return n;
+}
+
+/* The stacked blends' weights over the kinds that ran (blend.c): the blend
+ * rule's (the sums' loss) and the within rule's (plus the within-target
+ * differences), from their out-of-fold sums. */
 static int stack(const auto_ctx_t *a, cl_auto_choice_t *out)
 {
     const cl_data_t *d = a->d;
-    int kinds[PS_COLOC_KIND_COUNT], K = 0, n = 0, rc;
+    int kinds[PS_COLOC_KIND_COUNT], K = 0, rc = PS_E_NOMEM;
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (!isnan(a->mape[k]))
             kinds[K++] = k;
     if (!K)
         return 0;
-    double *x = psi_malloc((size_t)a->n_train * K * sizeof *x + 1), w[PS_COLOC_KIND_COUNT];
-    int *fold = psi_malloc((size_t)a->n_train * sizeof *fold + 1);
-    if (!x || !fold) {
-        free(x);
-        free(fold);
-        return PS_E_NOMEM;
+    size_t n0 = (size_t)a->n_train;
+    double *x = psi_malloc(n0 * K * sizeof *x + 1), *y = psi_malloc(n0 * sizeof *y + 1), w[PS_COLOC_KIND_COUNT];
+    int *fold = psi_malloc(n0 * sizeof *fold + 1), *grp = psi_malloc(n0 * PS_COLOC_MAXK * sizeof *grp + 1);
+    if (x && y && fold && grp) {
+        int n = stack_rows(a, kinds, K, x, y, fold, grp);
+        cl_stack_rows_t r = {.a = x, .y = y, .grp = grp, .gm = PS_COLOC_MAXK, .ng = d->nw * (PS_COLOC_MAXK + 1)};
+        rc = cl_stack_weights(x, fold, n, K, AUTO_FOLDS, w, &out->g);
+        for (int j = 0; j < K && !rc; j++)
+            out->w[kinds[j]] = w[j];
+        if (!rc)
+            rc = cl_stack_weights_rows(&r, fold, n, K, AUTO_FOLDS, w, &out->g_within);
+        for (int j = 0; j < K && !rc; j++)
+            out->w_within[kinds[j]] = w[j];
     }
-    for (int i = 0; i < a->n_train; i++) {
-        const cl_coloc_t *c = &d->c[a->train[i]];
-        double y = 0;
-        int ok = c->complete;
-        for (int s = 0; s < c->k; s++)
-            y += c->tput[s];
-        for (int j = 0; j < K && ok; j++) {
-            double v = a->pred[(size_t)kinds[j] * d->nc + a->train[i]];
-            ok = isfinite(v) && y > 0;
-            x[(size_t)n * K + j] = v / y;
-        }
-        if (ok)
-            fold[n++] = a->fold[i];
-    }
-    rc = cl_stack_weights(x, fold, n, K, AUTO_FOLDS, w, &out->g);
-    for (int j = 0; j < K && !rc; j++)
-        out->w[kinds[j]] = w[j];
     free(x);
+    free(y);
     free(fold);
+    free(grp);
     return rc;
+}
+
+/* When no kind has out-of-fold figures (every training co-location in one
+ * fold, so no fold has both training and held-out rows), the rules'
+ * fallbacks apply as documented: the blend's weights are equal, the pick
+ * is the simplest, over the candidates that can be fitted on all the
+ * training co-locations (marked with an infinite MAPE, no rows). */
+static void no_folds(auto_ctx_t *a, unsigned kinds)
+{
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        if (!isnan(a->mape[k]))
+            return;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        if (!(kinds & (1u << k)) || k == PS_COLOC_AUTO)
+            continue;
+        ps_coloc_params_t mp = *a->p;
+        mp.kind = (ps_coloc_kind_t)k;
+        ps_coloc_model_t *m = NULL;
+        if (!cl_model_fit(a->d, a->train, a->n_train, &mp, &m))
+            a->mape[k] = INFINITY;
+        ps_coloc_model_free(m);
+    }
 }
 
 static void ctx_free(auto_ctx_t *a)
@@ -313,6 +363,8 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
     for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++)
         if ((kinds & (1u << k)) && k != PS_COLOC_AUTO)
             rc = run_kind(&a, k);
+    if (!rc)
+        no_folds(&a, kinds);
     if (!rc) {
         out->pick = pick(&a);
         rc = stack(&a, out);

@@ -121,39 +121,134 @@ static double fold_loss(const double *a, const int *fold, int n, int K, int f, c
     return s;
 }
 
-int cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
+/* The within-target part of the within rule over the rows with use[i]
+ * (NULL: all), added to A[K x K], B[K] and *C (sums, not means): for each
+ * (target, k) group with at least two such rows, the means of y and of each
+ * kind's predicted sum p = a y over them; each row of the group adds x x^T,
+ * t x and t^2, x = (p - mean p) / mean y, t = (y - mean y) / mean y. sc
+ * holds ng x (K + 2) doubles. */
+static void within_moments(const cl_stack_rows_t *r, int n, int K, const char *use, double *A, double *B, double *C,
+                           double *sc)
 {
-    double G[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT], b[PS_COLOC_KIND_COUNT], loss[STACK_NG] = {0};
-    char *use = psi_malloc((size_t)n + 1);
-    if (!use)
+    int w = K + 2;
+    memset(sc, 0, (size_t)r->ng * w * sizeof *sc);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            if (use && !use[i])
+                continue;
+            const double *ai = r->a + (size_t)i * K;
+            for (int m = 0; m < r->gm; m++) {
+                int gi = r->grp[(size_t)i * r->gm + m];
+                if (gi < 0)
+                    continue;
+                double *g = sc + (size_t)gi * w;
+                if (pass == 0) { /* count, sum y, sum p_k */
+                    g[0]++;
+                    g[1] += r->y[i];
+                    for (int k = 0; k < K; k++)
+                        g[2 + k] += ai[k] * r->y[i];
+                    continue;
+                }
+                if (g[0] < 2)
+                    continue;
+                double my = g[1] / g[0], x[PS_COLOC_KIND_COUNT], t = (r->y[i] - my) / my;
+                for (int k = 0; k < K; k++)
+                    x[k] = (ai[k] * r->y[i] - g[2 + k] / g[0]) / my;
+                *C += t * t;
+                for (int j = 0; j < K; j++) {
+                    B[j] += t * x[j];
+                    for (int l = 0; l < K; l++)
+                        A[j * K + l] += x[j] * x[l];
+                }
+            }
+        }
+}
+
+/* The loss's moments over the rows with use[i] (NULL: all), as means over
+ * those rows: G, b as moments() (the sums' relative errors), plus, with
+ * r->grp, the within-target part; *c the constant term. Returns the rows. */
+static int all_moments(const cl_stack_rows_t *r, int n, int K, const char *use, double *G, double *b, double *c,
+                       double *sc)
+{
+    int m = moments(r->a, n, K, use, G, b);
+    *c = m ? 1 : 0;
+    if (!r->grp || !m)
+        return m;
+    double A[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT] = {0}, B[PS_COLOC_KIND_COUNT] = {0}, C = 0;
+    within_moments(r, n, K, use, A, B, &C, sc);
+    for (int j = 0; j < K * K; j++)
+        G[j] += A[j] / m;
+    for (int j = 0; j < K; j++)
+        b[j] += B[j] / m;
+    *c += C / m;
+    return m;
+}
+
+/* The held-out loss of fold f under weights w: the sums' squared relative
+ * errors (as the blend rule has always summed them), plus with r->grp the
+ * within-target part over the groups among fold f's rows. */
+static double heldout_loss(const cl_stack_rows_t *r, const int *fold, int n, int K, int f, const double *w,
+                           const char *in_f, double *sc)
+{
+    double s = fold_loss(r->a, fold, n, K, f, w);
+    if (!r->grp)
+        return s;
+    double A[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT] = {0}, B[PS_COLOC_KIND_COUNT] = {0}, C = 0;
+    within_moments(r, n, K, in_f, A, B, &C, sc);
+    s += C;
+    for (int j = 0; j < K; j++) {
+        s -= 2 * w[j] * B[j];
+        for (int l = 0; l < K; l++)
+            s += w[j] * A[j * K + l] * w[l];
+    }
+    return s;
+}
+
+int cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
+{
+    double G[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT], b[PS_COLOC_KIND_COUNT], c, loss[STACK_NG] = {0};
+    char *use = psi_malloc(2 * (size_t)n + 1), *in_f = use + n;
+    double *sc = r->grp ? psi_malloc((size_t)r->ng * (K + 2) * sizeof *sc + 1) : NULL;
+    if (!use || (r->grp && !sc)) {
+        free(use);
+        free(sc);
         return PS_E_NOMEM;
+    }
     int folds_with_rows = 0;
     for (int f = 0; f < nfolds; f++) {
         int in = 0, out = 0;
         for (int i = 0; i < n; i++) {
             use[i] = fold[i] != f;
+            in_f[i] = !use[i];
             in += fold[i] == f;
             out += use[i];
         }
         if (!in || !out)
             continue;
         folds_with_rows++;
-        moments(a, n, K, use, G, b);
+        all_moments(r, n, K, use, G, b, &c, sc);
         for (int q = 0; q < STACK_NG; q++) {
             double wq[PS_COLOC_KIND_COUNT];
             solve_weights(G, b, K, stack_grid[q], wq);
-            loss[q] += fold_loss(a, fold, n, K, f, wq);
+            loss[q] += heldout_loss(r, fold, n, K, f, wq, in_f, sc);
         }
     }
-    free(use);
     int best = STACK_NG - 1; /* equal weights */
     for (int q = STACK_NG - 2; q >= 0 && folds_with_rows >= 2; q--)
         if (loss[q] < loss[best])
             best = q;
-    moments(a, n, K, NULL, G, b);
+    all_moments(r, n, K, NULL, G, b, &c, sc);
+    free(use);
+    free(sc);
     solve_weights(G, b, K, stack_grid[best], w);
     *g_out = stack_grid[best];
     return PS_OK;
+}
+
+int cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
+{
+    cl_stack_rows_t r = {.a = a};
+    return cl_stack_weights_rows(&r, fold, n, K, nfolds, w, g_out);
 }
 
 /* ---- the blend model ---- */

@@ -142,6 +142,8 @@ typedef struct {
     int pick;
     double w[PS_COLOC_KIND_COUNT];
     double g;
+    double w_within[PS_COLOC_KIND_COUNT]; /* the within rule's weights */
+    double g_within;
 } cl_auto_choice_t;
 unsigned cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
 int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
@@ -150,6 +152,17 @@ int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_c
  * out-of-fold prediction over the measured value) in folds fold[n] of
  * 0..nfolds-1; *g gets the shrinkage chosen (INFINITY: equal weights). */
 int cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g);
+/* The rows of the within rule's blend: a[n x K] as above, y[n] the measured
+ * sums, grp[n x gm] the (target, k) groups, 0..ng-1, that each row is a
+ * candidate of (-1: none); grp NULL: the blend rule's loss. */
+typedef struct {
+    const double *a, *y;
+    const int *grp;
+    int gm, ng;
+} cl_stack_rows_t;
+/* As cl_stack_weights, with the loss of r (the within-target part added
+ * when r->grp is set). */
+int cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w, double *g);
 /* auto's model from a choice: the blend (rule PS_COLOC_AUTO_BLEND) or the
  * picked kind, fitted on train (have as for psi_blend_fit; may be NULL). */
 int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,

@@ -227,13 +227,13 @@ static unsigned dropped_policies(const cl_data_t *d)
     return m;
 }
 
-/* Per-run accumulators of one fold set; alt[kk] is auto's score under the
- * other rule (kk = 0: all k), over the same targets. */
+/* Per-run accumulators of one fold set; alt[r][kk] is auto's score under
+ * rule r (kk = 0: all k), over the same targets. */
 typedef struct {
     double acc[PS_POL_COUNT];
     double acc_k[PS_COLOC_MAXK + 1][PS_POL_COUNT];
     int nt, nt_k[PS_COLOC_MAXK + 1];
-    double alt[PS_COLOC_MAXK + 1];
+    double alt[PS_COLOC_AUTO_RULES][PS_COLOC_MAXK + 1];
 } polsum_t;
 
 /* m's predictions of the fold's test co-locations into pred[nc] (NAN
@@ -264,11 +264,42 @@ static int predict_test(const cl_data_t *d, const fold_t *f, const ps_coloc_mode
     return rc;
 }
 
+/* The test sums of auto under rule r (not p's own) into alt[nc]: from the
+ * fold's predictions of the kinds it uses (all[kind]) where they all ran,
+ * else from its model refitted on the fold. */
+static int rule_sums(const cl_data_t *d, const ps_coloc_params_t *mp, const fold_t *f, const cl_auto_choice_t *ch,
+                     int r, double *const *all, double *alt)
+{
+    double one[PS_COLOC_KIND_COUNT] = {0};
+    const double *w = r == PS_COLOC_AUTO_WITHIN ? ch->w_within : r == PS_COLOC_AUTO_BLEND ? ch->w : one;
+    int have_all = 1;
+    one[ch->pick] = 1;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+        have_all &= !(w[k] > 0) || all[k] != NULL;
+    if (!have_all) {
+        ps_coloc_model_t *m = NULL;
+        int rc = cl_auto_build(d, f->train, f->n_train, mp, ch, r, NULL, &m);
+        if (!rc)
+            rc = predict_test(d, f, m, NULL, alt);
+        ps_coloc_model_free(m);
+        return rc;
+    }
+    for (int i = 0; i < d->nc; i++) {
+        alt[i] = f->test[i] ? 0 : NAN;
+        for (int k = 0; k < PS_COLOC_KIND_COUNT && f->test[i]; k++)
+            if (w[k] > 0)
+                alt[i] += w[k] * all[k][i];
+    }
+    return 0;
+}
+
 /* auto on the fold: cross-validation on its training co-locations, the
- * model of p's rule into pred[nc] (with errors), the other rule's into
- * alt[nc]; the other kinds' models of this fold are taken from have. */
+ * model of p's rule into pred[nc] (with errors), every rule's test sums
+ * into alt[rule][nc] (p's own: pred); the other kinds' models of this fold
+ * are taken from have, their test sums are all[kind]. */
 static int auto_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, const ps_coloc_params_t *mp, const fold_t *f,
-                     ps_coloc_model_t **have, errsum_t *e, double *pred, double *alt, ps_coloc_eval_result_t *out)
+                     ps_coloc_model_t **have, double *const *all, errsum_t *e, double *pred, double **alt,
+                     ps_coloc_eval_result_t *out)
 {
     unsigned cand = cl_auto_default_kinds(d);
     if (p->auto_kinds)
@@ -278,20 +309,23 @@ static int auto_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, const 
     if (rc || ch.pick < 0)
         return rc ? rc : 1;
     out->auto_chosen[ch.pick]++;
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        out->auto_weight[k] += ch.w[k];
-    int rule = mp->auto_rule, other = rule == PS_COLOC_AUTO_PICK ? PS_COLOC_AUTO_BLEND : PS_COLOC_AUTO_PICK;
-    ps_coloc_model_t *m = NULL, *ma = NULL;
-    /* The other rule first: it must not take the models the first uses. */
-    rc = cl_auto_build(d, f->train, f->n_train, mp, &ch, other, NULL, &ma);
-    if (!rc)
-        rc = predict_test(d, f, ma, NULL, alt);
+    out->rule_weight[PS_COLOC_AUTO_PICK][ch.pick]++;
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        out->rule_weight[PS_COLOC_AUTO_BLEND][k] += ch.w[k];
+        out->rule_weight[PS_COLOC_AUTO_WITHIN][k] += ch.w_within[k];
+    }
+    int rule = mp->auto_rule;
+    for (int r = 0; r < PS_COLOC_AUTO_RULES && !rc; r++)
+        if (r != rule)
+            rc = rule_sums(d, mp, f, &ch, r, all, alt[r]);
+    ps_coloc_model_t *m = NULL;
     if (!rc)
         rc = cl_auto_build(d, f->train, f->n_train, mp, &ch, rule, have, &m);
     if (!rc)
         rc = predict_test(d, f, m, e, pred);
+    if (!rc)
+        memcpy(alt[rule], pred, (size_t)d->nc * sizeof *pred);
     ps_coloc_model_free(m);
-    ps_coloc_model_free(ma);
     return rc;
 }
 
@@ -310,11 +344,11 @@ static int kind_fold(const cl_data_t *d, const ps_coloc_params_t *mp, const fold
     return rc ? rc : predict_test(d, f, *keep, e, *pred);
 }
 
-/* Score every policy over the fold, and auto's other rule (alt). */
-static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, double *alt, polsum_t *ps)
+/* Score every policy over the fold, and auto under each rule (alt[rule],
+ * NULL when auto did not run). */
+static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, double *const *alt, polsum_t *ps)
 {
     double *pa[PS_COLOC_KIND_COUNT] = {0};
-    pa[PS_COLOC_AUTO] = alt;
     for (int kk = 0; kk <= PS_COLOC_MAXK; kk++) {
         if (kk == 1)
             continue;
@@ -325,10 +359,13 @@ static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, 
             ps->nt_k[kk] += nt;
         else
             ps->nt += nt;
-        double acc[PS_POL_COUNT] = {0};
-        if (alt && cl_score_policies(d, f->test, f->targets, kk, pa, acc) < 0)
-            return PS_E_NOMEM;
-        ps->alt[kk] += acc[PS_POL_AUTO];
+        for (int r = 0; alt && r < PS_COLOC_AUTO_RULES; r++) {
+            double acc[PS_POL_COUNT] = {0};
+            pa[PS_COLOC_AUTO] = alt[r];
+            if (cl_score_policies(d, f->test, f->targets, kk, pa, acc) < 0)
+                return PS_E_NOMEM;
+            ps->alt[r][kk] += acc[PS_POL_AUTO];
+        }
     }
     return 0;
 }
@@ -341,7 +378,7 @@ static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, 
 static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, const fold_t *f, errsum_t *err,
                     polsum_t *ps, ps_coloc_eval_result_t *out)
 {
-    double *pred[PS_COLOC_KIND_COUNT] = {0}, *alt = NULL;
+    double *pred[PS_COLOC_KIND_COUNT] = {0}, *alt[PS_COLOC_AUTO_RULES] = {0};
     ps_coloc_model_t *keep[PS_COLOC_KIND_COUNT] = {0};
     int rc = 0, complete = 0;
     unsigned drop = dropped_policies(d);
@@ -357,8 +394,9 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
             rc = kind_fold(d, &mp, f, complete, &err[k], &pred[k], &keep[k]);
         } else {
             pred[k] = psi_malloc((size_t)d->nc * sizeof *pred[k] + 1);
-            alt = psi_malloc((size_t)d->nc * sizeof *alt + 1);
-            rc = !pred[k] || !alt ? PS_E_NOMEM : auto_fold(d, p, &mp, f, keep, &err[k], pred[k], alt, out);
+            for (int r = 0; r < PS_COLOC_AUTO_RULES && pred[k]; r++)
+                rc |= !(alt[r] = psi_malloc((size_t)d->nc * sizeof *alt[r] + 1));
+            rc = !pred[k] || rc ? PS_E_NOMEM : auto_fold(d, p, &mp, f, keep, pred, &err[k], pred[k], alt, out);
         }
         if (rc == 1) { /* sat out */
             free(pred[k]);
@@ -372,7 +410,8 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
         free(pred[k]);
         ps_coloc_model_free(keep[k]);
     }
-    free(alt);
+    for (int r = 0; r < PS_COLOC_AUTO_RULES; r++)
+        free(alt[r]);
     return rc;
 }
 
@@ -529,8 +568,8 @@ typedef struct {
     double psum[PS_POL_COUNT], psq[PS_POL_COUNT];
     double ksum[PS_COLOC_MAXK + 1][PS_POL_COUNT], ktargets[PS_COLOC_MAXK + 1];
     int kruns[PS_COLOC_MAXK + 1];
-    double altsum[PS_COLOC_MAXK + 1]; /* auto under the other rule, as psum and ksum */
-    int runs, scored;                 /* runs, and runs with a scored target */
+    double altsum[PS_COLOC_AUTO_RULES][PS_COLOC_MAXK + 1]; /* auto under each rule, as psum and ksum */
+    int runs, scored;                                      /* runs, and runs with a scored target */
     double targets;
 } evsum_t;
 
@@ -556,14 +595,15 @@ static void add_run(evsum_t *a, const errsum_t *err, const polsum_t *ps)
         a->psum[q] += v;
         a->psq[q] += v * v;
     }
-    if (nt > 0)
-        a->altsum[0] += ps->alt[0] / nt;
+    for (int r = 0; r < PS_COLOC_AUTO_RULES && nt > 0; r++)
+        a->altsum[r][0] += ps->alt[r][0] / nt;
     for (int kk = 2; kk <= PS_COLOC_MAXK; kk++) {
         if (ps->nt_k[kk] <= 0)
             continue;
         for (int q = 0; q < PS_POL_COUNT; q++)
             a->ksum[kk][q] += ps->acc_k[kk][q] / ps->nt_k[kk];
-        a->altsum[kk] += ps->alt[kk] / ps->nt_k[kk];
+        for (int r = 0; r < PS_COLOC_AUTO_RULES; r++)
+            a->altsum[r][kk] += ps->alt[r][kk] / ps->nt_k[kk];
         a->ktargets[kk] += ps->nt_k[kk];
         a->kruns[kk]++;
     }
@@ -578,12 +618,15 @@ static void finish_auto(const evsum_t *a, const ps_coloc_eval_params_t *p, ps_co
     int n = 0, ran = !isnan(out->policy_mean[PS_POL_AUTO]);
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         n += out->auto_chosen[k];
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
-        out->auto_weight[k] = n ? out->auto_weight[k] / n : 0;
     out->auto_rule = p->model.auto_rule;
-    out->auto_alt_mean = ran ? a->altsum[0] / a->scored : NAN;
-    for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
-        out->auto_alt_k[kk] = ran && kk >= 2 && a->kruns[kk] ? a->altsum[kk] / a->kruns[kk] : NAN;
+    for (int r = 0; r < PS_COLOC_AUTO_RULES; r++) {
+        for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
+            out->rule_weight[r][k] = n ? out->rule_weight[r][k] / n : 0;
+        out->rule_mean[r] = ran ? a->altsum[r][0] / a->scored : NAN;
+        for (int kk = 0; kk <= PS_COLOC_MAXK; kk++)
+            out->rule_k[r][kk] = ran && kk >= 2 && a->kruns[kk] ? a->altsum[r][kk] / a->kruns[kk] : NAN;
+    }
+    memcpy(out->auto_weight, out->rule_weight[out->auto_rule], sizeof out->auto_weight);
 }
 
 static void finish_eval(const evsum_t *a, const ps_coloc_eval_params_t *p, unsigned drop, ps_coloc_eval_result_t *out)
@@ -621,8 +664,10 @@ static void finish_eval(const evsum_t *a, const ps_coloc_eval_params_t *p, unsig
 int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
                   const ps_coloc_eval_params_t *p, ps_coloc_eval_result_t *out)
 {
-    if (!p || p->seeds < 1 || (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)))
-        return psi_error(PS_E_ARG, "colocate eval: need seeds >= 1 and 0 < train_frac < 1");
+    if (!p || p->seeds < 1 ||
+        (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)) ||
+        (unsigned)p->model.auto_rule >= PS_COLOC_AUTO_RULES)
+        return psi_error(PS_E_ARG, "colocate eval: need seeds >= 1, 0 < train_frac < 1 and a known auto rule");
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, scaling, c, p->test, &d);
     if (rc)

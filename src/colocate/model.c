@@ -43,7 +43,7 @@ ps_coloc_params_t ps_coloc_default_params(void)
                            .trees = 100,
                            .mlp_epochs = 400,
                            .boost_rounds = 400,
-                           .auto_rule = PS_COLOC_AUTO_BLEND};
+                           .auto_rule = PS_COLOC_AUTO_WITHIN};
     return p;
 }
 
@@ -319,7 +319,7 @@ int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_co
     m->autosel = 1;
     int rc = (m->gpu = train_gpus(d, train, n_train)) ? 0 : PS_E_NOMEM;
     if (!rc)
-        rc = psi_blend_fit(m, d, train, n_train, p, ch->w, have);
+        rc = psi_blend_fit(m, d, train, n_train, p, rule == PS_COLOC_AUTO_WITHIN ? ch->w_within : ch->w, have);
     if (rc) {
         ps_coloc_model_free(m);
         return rc;
@@ -391,11 +391,11 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
     *out = NULL;
     /* Sizes bounded so that a typo is a message, not hours or gigabytes. */
     if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 || p->boost_rounds < 0 ||
-        p->boost_rounds > 100000)
+        p->boost_rounds > 100000 || (unsigned)p->auto_rule >= PS_COLOC_AUTO_RULES)
         return psi_error(PS_E_ARG,
-                         "colocate: trees %d, epochs %d, rounds %d: need trees <= 10000, epochs "
-                         "and rounds <= 100000",
-                         p->trees, p->mlp_epochs, p->boost_rounds);
+                         "colocate: trees %d, epochs %d, rounds %d, auto rule %d: need trees <= 10000, "
+                         "epochs and rounds <= 100000, a known rule",
+                         p->trees, p->mlp_epochs, p->boost_rounds, p->auto_rule);
     if (p->kind == PS_COLOC_AUTO)
         return fit_auto(d, train, n_train, p, out);
     ps_coloc_model_t *m = psi_calloc(1, sizeof *m);

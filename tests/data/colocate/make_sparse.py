@@ -5,9 +5,15 @@ cluster scheduler's throughput matrix, every 2-way pair (copies included),
 60 3-way and 40 4-way sets. Hidden per-workload demands on three resources
 and a sensitivity make the throughputs; none of them is in the tables. Test
 data from a made-up law with deterministic noise, not measurements."""
-import itertools, math, random, zlib
+import itertools, math, os, random, sys, zlib
 
-rng = random.Random(17)
+# usage: make_sparse.py [SEED [DIR]]: another seed draws other workloads and
+# sets (scripts/colocate_table.sh's sim-sparse-sN tables); default 17, here.
+SEED = int(sys.argv[1]) if len(sys.argv) > 1 else 17
+if len(sys.argv) > 2:
+    os.makedirs(sys.argv[2], exist_ok=True)
+    os.chdir(sys.argv[2])
+rng = random.Random(SEED)
 W = []
 for i in range(16):
     model = ["res", "lm", "rec", "tfm"][i % 4]
