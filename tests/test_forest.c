@@ -45,6 +45,21 @@ static size_t compare_with_xgboost(BoosterHandle b, const psi_forest_t *f, const
     return differ;
 }
 
+/* Rows [0, n) predicted one call per row (the one-row kernels) against
+ * XGBoost on all n at once: the rows that differ in any bit. */
+static size_t rows_one_by_one(BoosterHandle b, const psi_forest_t *f, const float *x, size_t n, int nf)
+{
+    const float *ref = xh_predict(b, x, n, nf);
+    CHECK(ref != NULL);
+    size_t differ = ref ? 0 : n;
+    for (size_t i = 0; ref && i < n; i++) {
+        double one;
+        psi_forest_predict(f, x + i * (size_t)nf, 1, (size_t)nf, &one);
+        differ += (float)one != ref[i];
+    }
+    return differ;
+}
+
 /* Trains a booster and flattens it; returns the forest (NULL after a failed
  * check) and the booster in *b, which the caller frees (XGBoosterFree). */
 static psi_forest_t *train_forest(const float *x, const float *y, size_t n, int nf, int depth, int rounds, int nthread,
@@ -103,6 +118,9 @@ static void test_matches_xgboost_across_depths(void)
                 /* We add in XGBoost's order and precision, so not one bit differs. */
                 CHECK_MSG(differ == 0, "depth %d kernel %s: %zu of %d rows differ", depths[k],
                           psi_forest_kernel_name(on), differ, N_TEST);
+                differ = rows_one_by_one(b, f, xt, 400, NF); /* cut points and missing values included */
+                CHECK_MSG(differ == 0, "depth %d kernel %s: %zu of 400 rows differ one by one", depths[k],
+                          psi_forest_kernel_name(on), differ);
             }
         }
         release(f, b);
@@ -179,10 +197,15 @@ static void test_tiles_match_xgboost(void)
     for (size_t d = 0; x && y && d < PS_ARRAY_LEN(depths); d++) {
         xh_synth(5, N, NF, 0.1, x, y);
         BoosterHandle b;
-        psi_forest_t *f = train_forest(x, y, N, NF, depths[d], 41, 1, &b);
+        /* 137 trees: the one-row kernels walk several groups (each group's
+         * leaves added during the next one's walk) and a partial last one. */
+        psi_forest_t *f = train_forest(x, y, N, NF, depths[d], 137, 1, &b);
         for (int kern = PS_FOREST_AVX2; f && kern <= PS_FOREST_AVX512; kern++) {
             if (psi_forest_set_kernel(f, kern) != kern)
                 continue;
+            size_t one = rows_one_by_one(b, f, x, 200, NF);
+            CHECK_MSG(one == 0, "depth %d kernel %s: %zu of 200 rows differ one by one", depths[d],
+                      psi_forest_kernel_name(kern), one);
             for (size_t k = 0; k < PS_ARRAY_LEN(shapes); k++) {
                 psi_forest_set_tiles(f, shapes[k].blocks, shapes[k].trees);
                 double rel = INFINITY;
