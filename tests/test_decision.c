@@ -34,6 +34,18 @@ static int simulate(long experiments, int runs, uint64_t seed, ps_ops_t **ops, p
     return rc;
 }
 
+/* m written to a fresh temporary file and read back into *out: path is a
+ * mkstemp template, which names the file afterwards (the caller unlinks
+ * it). Returns 0, or -1 where a step failed. */
+static int file_copy(const ps_model_t *m, char *path, ps_model_t **out)
+{
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return m && ps_model_save(m, path) == 0 && ps_model_load(path, out) == 0 ? 0 : -1;
+}
+
 static void setup(void)
 {
     if (simulate(3000, 3, 1, &OPS, &CX) != 0)
@@ -136,13 +148,8 @@ static void test_coverage_held_out_seeds(void)
     CHECK_OK(ps_model_predict_bound(MODEL, ops, q, m, 0.9, b + 2 * m, b + 3 * m));
     CHECK_OK(ps_model_predict_bound(MODEL, ops, q, m, 0.99, b + 4 * m, b + 5 * m));
     char path[] = "/tmp/psi_test_decision_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd >= 0)
-        close(fd);
     ps_model_t *loaded = NULL;
-    CHECK_OK(ps_model_save(MODEL, path));
-    CHECK_OK(ps_model_load(path, &loaded));
+    CHECK_OK(file_copy(MODEL, path, &loaded));
     if (loaded)
         CHECK_OK(ps_model_predict_bound(loaded, ops, q, m, 0.9, b + 6 * m, b + 7 * m));
     int above = 1, grows = 1, same = loaded != NULL;
@@ -223,12 +230,9 @@ static void test_composed_calibration(void)
     ps_ops_t *o1 = NULL, *o2 = NULL;
     ps_coexec_t *c1 = NULL, *c2 = NULL;
     char path[] = "/tmp/ps_test_composedXXXXXX";
-    int fd = mkstemp(path);
-    if (fd >= 0)
-        close(fd);
     ps_model_t *m = NULL, *back = NULL;
     if (!MODEL || simulate_long(21, &o1, &c1) != 0 || simulate_long(22, &o2, &c2) != 0 ||
-        ps_model_save(MODEL, path) != 0 || ps_model_load(path, &m) != 0)
+        file_copy(MODEL, path, &m) != 0)
         goto done;
     CHECK_OK(ps_model_calibrate_composed(m, o1, c1));
     CHECK_OK(ps_model_save(m, path));
@@ -394,12 +398,9 @@ static void test_window_recalibration(void)
     ps_ops_t *o1 = NULL, *o2 = NULL;
     ps_coexec_t *c1 = NULL, *c2 = NULL;
     char path[] = "/tmp/ps_test_recalXXXXXX";
-    int fd = mkstemp(path);
-    if (fd >= 0)
-        close(fd);
     ps_model_t *m = NULL;
     if (!MODEL || simulate(800, 2, 31, &o1, &c1) != 0 || simulate(800, 2, 32, &o2, &c2) != 0 ||
-        ps_model_save(MODEL, path) != 0 || ps_model_load(path, &m) != 0)
+        file_copy(MODEL, path, &m) != 0)
         goto done;
     CHECK(ps_model_calibrate_windows(m, OPS, CX) == PS_E_INPUT);
     CHECK(ps_model_calibrate_windows(m, NULL, c1) == PS_E_ARG);
