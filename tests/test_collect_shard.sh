@@ -77,6 +77,49 @@ grep -q "not the same campaign" "$T/err" || fail "message: $(cat "$T/err")"
 "$P" collect export --db "$T/all.db" --ops "" --coexec "$T/h_co.csv" -q || fail "export after refusals"
 cmp -s "$T/h_co.csv" "$T/f_co.csv" || fail "a refused merge wrote rows"
 
+# A shard resumes only as itself: not without --shard (that would run the
+# whole plan into it), and a database of the whole plan does not become a shard.
+"$P" collect coexec $CO --db "$T/s0.db" -q > /dev/null 2> "$T/err" && fail "shard resumed without --shard"
+grep -q "holds shard 0/3 of a campaign: resume it with --shard 0/3" "$T/err" || fail "message: $(cat "$T/err")"
+"$P" collect coexec $CO --db "$T/full.db" --shard 0/3 -q > /dev/null 2> "$T/err" && fail "whole plan resumed as a shard"
+grep -q "made without --shard" "$T/err" || fail "message: $(cat "$T/err")"
+
+# Bad sources stop the merge before anything is written: dest itself (by
+# another name too), a missing, empty, truncated, non-SQLite or foreign file.
+cp "$T/s0.db" "$T/d0.db"
+"$P" collect merge "$T/s1.db" "$T/./d0.db" --db "$T/d0.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merged into an input"
+grep -q "is both a source and the destination" "$T/err" || fail "message: $(cat "$T/err")"
+ln -s "$T/d0.db" "$T/link.db"
+"$P" collect merge "$T/link.db" --db "$T/d0.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merged a link to dest"
+grep -q "is both a source and the destination" "$T/err" || fail "message: $(cat "$T/err")"
+: > "$T/empty.db"
+echo "not sqlite" > "$T/text.db"
+head -c 5000 "$T/s2.db" > "$T/trunc.db"
+/usr/bin/python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" \
+    "$T/other.sqlite" 2> /dev/null || cp "$T/text.db" "$T/other.sqlite"
+cp "$T/other.sqlite" "$T/other0.sqlite"
+for bad in none.db empty.db text.db trunc.db other.sqlite; do
+    "$P" collect merge "$T/s1.db" "$T/$bad" --db "$T/new.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merged $bad"
+    grep -q "$bad" "$T/err" || fail "message for $bad: $(cat "$T/err")"
+    grep -q "engine failed\|database:  " "$T/err" && fail "garbled message for $bad: $(cat "$T/err")"
+    [ -e "$T/new.db" ] && fail "a failed merge left $T/new.db ($bad)"
+    "$P" collect merge "$T/s1.db" "$T/$bad" --db "$T/d0.db" 2> /dev/null && fail "merged $bad into d0"
+done
+"$P" collect export --db "$T/d0.db" --ops "" --coexec "$T/d0_co.csv" -q || fail "export d0"
+"$P" collect export --db "$T/s0.db" --ops "" --coexec "$T/s0_co.csv" -q || fail "export s0"
+cmp -s "$T/d0_co.csv" "$T/s0_co.csv" || fail "a refused merge wrote rows into d0"
+# A destination of another program is not taken over.
+"$P" collect merge "$T/s1.db" --db "$T/other.sqlite" 2> "$T/err"; [ $? -eq 1 ] || fail "merged into a foreign database"
+grep -q "not a campaign database" "$T/err" || fail "message: $(cat "$T/err")"
+cmp -s "$T/other.sqlite" "$T/other0.sqlite" || fail "the foreign database was changed"
+# A shard not merged is told, in text and JSON.
+"$P" collect merge "$T/s0.db" "$T/s2.db" --db "$T/part.db" --json > "$T/m3" 2> "$T/err" || fail "partial merge"
+grep -q '"shards_missing":1' "$T/m3" || fail "partial merge JSON: $(cat "$T/m3")"
+grep -q "lacks 1 shard of the campaign (1/3)" "$T/err" || fail "no missing-shard warning: $(cat "$T/err")"
+"$P" collect merge "$T/s1.db" --db "$T/part.db" --json > "$T/m3" 2> "$T/err" || fail "last shard"
+grep -q '"shards_missing":0' "$T/m3" || fail "complete merge JSON: $(cat "$T/m3")"
+[ -s "$T/err" ] && fail "complete merge warns: $(cat "$T/err")"
+
 # One shard per device, run in parallel and merged.
 "$P" collect coexec $CO --db "$T/dev.db" --devices 0,1,2,3 -q > /dev/null || fail "--devices"
 [ -f "$T/dev.db.shard3-of-4" ] || fail "no shard database for device 3"

@@ -782,10 +782,16 @@ static int act_merge(opts_t *o)
         cJSON_AddNumberToObject(j, "rows_added", (double)st.rows_added);
         cJSON_AddNumberToObject(j, "tasks", (double)st.tasks_total);
         cJSON_AddNumberToObject(j, "tasks_done", (double)st.tasks_done);
+        cJSON_AddNumberToObject(j, "shards_missing", (double)st.n_missing);
         cli_json_print(j, stdout);
     } else if (!o->quiet)
         printf("%s: merged %d databases: %ld tasks and %ld rows added; %ld of %ld tasks done\n", o->db, o->n_pos,
                st.tasks_added, st.rows_added, st.tasks_done, st.tasks_total);
+    /* The tasks of a shard not merged are not in the database at all, so
+     * "all tasks done" alone would not tell that the campaign is partial. */
+    if (st.n_missing)
+        fprintf(stderr, "pairsight: collect: warning: %s lacks %ld shard%s of the campaign (%s): merge %s too\n", o->db,
+                st.n_missing, st.n_missing > 1 ? "s" : "", st.missing, st.n_missing > 1 ? "them" : "it");
     return CLI_OK;
 }
 
