@@ -120,6 +120,16 @@ grep -q "lacks 1 shard of the campaign (1/3)" "$T/err" || fail "no missing-shard
 grep -q '"shards_missing":0' "$T/m3" || fail "complete merge JSON: $(cat "$T/m3")"
 [ -s "$T/err" ] && fail "complete merge warns: $(cat "$T/err")"
 
+# status and export of a mistyped --db fail and create nothing; an export
+# that fails for want of rows writes neither file.
+"$P" collect status --db "$T/typo.db" 2> "$T/err" && fail "status of a missing database"
+grep -q "typo.db: no such campaign database" "$T/err" || fail "message: $(cat "$T/err")"
+[ -e "$T/typo.db" ] && fail "status created $T/typo.db"
+"$P" collect profile $PR --model resnet50 --db "$T/po.db" -q > /dev/null || fail "profile only"
+"$P" collect export --db "$T/po.db" --ops "$T/po_ops.csv" --coexec "$T/po_co.csv" 2> "$T/err" && fail "export without coexec"
+grep -q "po.db: the campaign has no co-execution rows" "$T/err" || fail "message: $(cat "$T/err")"
+[ -e "$T/po_ops.csv" ] && fail "a failed export wrote ops.csv"
+
 # One shard per device, run in parallel and merged.
 "$P" collect coexec $CO --db "$T/dev.db" --devices 0,1,2,3 -q > /dev/null || fail "--devices"
 [ -f "$T/dev.db.shard3-of-4" ] || fail "no shard database for device 3"

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -720,6 +721,10 @@ static int run_campaign(const opts_t *in, int show_status)
     if (strcmp(act, "coexec") == 0 && (!o.hp_model[0] || !o.lp_model[0]))
         return cli_fail(CLI_USAGE, CMD, "coexec needs --hp MODEL:BATCH and --lp MODEL:BATCH");
 
+    /* status and export read a campaign: a mistyped --db is not an empty one. */
+    struct stat st;
+    if (!device && stat(o.db, &st) != 0)
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s: no such campaign database (%s)", o.db, strerror(errno));
     ps_campaign_t *c = NULL;
     if (ps_campaign_open(o.db, device ? &o.p : NULL, &c) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
