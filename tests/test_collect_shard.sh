@@ -17,6 +17,15 @@ for f in --shard --devices merge; do grep -q -- "$f" "$T/help" || fail "--help l
 "$P" collect coexec $CO --db "$T/x.db" --shard 3/3 2> "$T/err"; [ $? -eq 2 ] || fail "--shard 3/3: want exit 2"
 "$P" collect coexec $CO --db "$T/x.db" --shard 1/3 --devices 0,1 2> "$T/err"; [ $? -eq 2 ] || fail "--shard with --devices"
 "$P" collect merge --db "$T/x.db" 2> "$T/err"; [ $? -eq 2 ] || fail "merge without sources: want exit 2"
+# --shard and --devices where they would be ignored, and a trailing comma.
+"$P" collect merge "$T/none.db" --db "$T/x.db" --devices 0,1 2> "$T/err"; [ $? -eq 2 ] || fail "merge --devices"
+"$P" collect status --db "$T/x.db" --shard 0/3 2> "$T/err"; [ $? -eq 2 ] || fail "status --shard"
+grep -q "shard goes with profile, coexec or counters, not status" "$T/err" || fail "message: $(cat "$T/err")"
+"$P" collect coexec $CO --db "$T/x.db" --devices 0, 2> "$T/err"; [ $? -eq 2 ] || fail "--devices 0,"
+for s in 0 3 a/b 1/0 -1/3 4/3 1/3x; do
+    "$P" collect coexec $CO --db "$T/x.db" --shard "$s" 2> "$T/err"; [ $? -eq 2 ] || fail "--shard $s: want exit 2"
+    grep -q "expected K/N with 0 <= K < N" "$T/err" || fail "--shard $s message: $(cat "$T/err")"
+done
 "$P" collect merge "$T/none.db" --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merge of a missing file"
 
 # The unsharded campaign.

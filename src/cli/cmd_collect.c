@@ -184,7 +184,7 @@ static int fn_devices(const char *v, void *dest)
     for (const char *q = v; *q;) {
         char *end;
         long d = strtol(q, &end, 10);
-        if (end == q || d < 0 || d > 1024 || o->n_devices == MAX_DEVICES || (*end && *end != ','))
+        if (end == q || d < 0 || d > 1024 || o->n_devices == MAX_DEVICES || (*end && (*end != ',' || !end[1])))
             return -1;
         for (int i = 0; i < o->n_devices; i++)
             if (o->devices[i] == d)
@@ -304,7 +304,7 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          .def = "the whole plan", .parse = fn_shard, .accepts = "K/N with 0 <= K < N, e.g. 3/8"},
         {"--devices", CLI_FN, o, "LIST",
          "profile, coexec: one shard per CUDA device, run in parallel into --db.shardK-of-N, then merged into --db",
-         .def = "--device only", .parse = fn_devices, .accepts = "device ordinals like 0,1,2,3"},
+         .def = "--device only", .parse = fn_devices, .accepts = "distinct device ordinals like 0,1,2,3"},
         {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
          .hi = 1e9},
         {"--fake-throttle", CLI_INT, &o->p.fake_throttle, "N",
@@ -362,6 +362,16 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
     if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
         return 1;
     o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
+    /* Elsewhere they would be ignored: a merge or status is of one --db. */
+    int plans = strcmp(o->action, "profile") == 0 || strcmp(o->action, "coexec") == 0;
+    if (cli_given(&spec, "--shard") && !plans && strcmp(o->action, "counters") != 0) {
+        *code = cli_fail(CLI_USAGE, CMD, "--shard goes with profile, coexec or counters, not %s", o->action);
+        return 1;
+    }
+    if (cli_given(&spec, "--devices") && !plans) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec, not %s", o->action);
+        return 1;
+    }
     if (o->n_devices && cli_given(&spec, "--shard")) {
         *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
         return 1;
