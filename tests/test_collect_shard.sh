@@ -152,9 +152,14 @@ S=scripts/slurm/collect-array.sbatch
 Y=scripts/k8s/collect-job.yaml
 ENV="PAIRSIGHT=$P BACKEND=fake HP=resnet50:2 LP=bert-base:2 EXPERIMENTS=8 RUNS=2"
 for k in 0 1; do
-    env $ENV OUT="$T/slurm" SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=2 bash "$S" > /dev/null 2>&1 ||
-        fail "slurm task $k"
+    # An array numbered from 1 (--array=1-2): task IDs 1 and 2 are shards 0 and 1.
+    env $ENV OUT="$T/slurm" SLURM_ARRAY_TASK_ID=$((k + 1)) SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=2 \
+        bash "$S" > /dev/null 2>&1 || fail "slurm task $k"
 done
+env $ENV OUT="$T/slurm2" SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_STEP=2 SLURM_ARRAY_TASK_COUNT=2 bash "$S" \
+    > /dev/null 2> "$T/err" && fail "slurm array with step 2"
+grep -q "submit it with step 1" "$T/err" || fail "message: $(cat "$T/err")"
+grep -q '^#SBATCH --output=[^/]*$' "$S" || fail "#SBATCH --output names a folder Slurm would not create"
 sed -n '/^            - |$/,/^          resources:/p' "$Y" | sed '1d;$d' > "$T/k8s.sh"
 [ -s "$T/k8s.sh" ] || fail "no script in $Y"
 mkdir -p "$T/k8s"
