@@ -145,6 +145,25 @@ grep -q "po.db: the campaign has no co-execution rows" "$T/err" || fail "message
 "$P" collect export --db "$T/dev.db" --ops "" --coexec "$T/d_co.csv" -q || fail "export --devices"
 cmp -s "$T/d_co.csv" "$T/f_co.csv" || fail "--devices coexec.csv differs from the unsharded one"
 
+# A shard of --devices killed with SIGKILL: the command fails naming it and
+# how it ended, and the same command again resumes it and merges.
+"$P" collect coexec $CO --db "$T/dk.db" --devices 0,1 --fake-delay-us 100000 -q > /dev/null 2> "$T/err" &
+pid=$!
+i=0
+while [ $i -lt 200 ]; do
+    done_=$("$P" collect status --db "$T/dk.db.shard0-of-2" --json 2>/dev/null | sed -n 's/.*"tasks_done":\([0-9]*\).*/\1/p')
+    [ "${done_:-0}" -ge 2 ] && break
+    sleep 0.05
+    i=$((i + 1))
+done
+kill -9 "$(pgrep -P $pid | head -n 1)" 2>/dev/null
+wait $pid && fail "--devices with a shard killed: exit 0"
+grep -q "on device [01] failed (killed by signal 9" "$T/err" || fail "message: $(cat "$T/err")"
+[ -e "$T/dk.db" ] && fail "--devices merged with a shard missing"
+"$P" collect coexec $CO --db "$T/dk.db" --devices 0,1 -q > /dev/null || fail "--devices resumed"
+"$P" collect export --db "$T/dk.db" --ops "" --coexec "$T/dk_co.csv" -q || fail "export --devices resumed"
+cmp -s "$T/dk_co.csv" "$T/f_co.csv" || fail "resumed --devices coexec.csv differs from the unsharded one"
+
 # The Slurm array script and the Kubernetes Indexed Job's script, run here
 # as their schedulers would (two tasks, fake backend), merge to the same
 # rows as one unsharded run of the same plan.

@@ -850,10 +850,15 @@ static int run_devices(opts_t *o)
         int status = 0;
         if (waitpid(pid[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             failed = 1;
+            char how[48] = "lost";
+            if (WIFSIGNALED(status))
+                snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
+            else if (WIFEXITED(status))
+                snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
             fprintf(stderr,
-                    "pairsight: collect: shard %d/%d on device %d failed (%s); run the same command "
+                    "pairsight: collect: shard %d/%d on device %d failed (%s; %s); run the same command "
                     "again to resume it\n",
-                    k, o->n_devices, o->devices[k], dbs[k]);
+                    k, o->n_devices, o->devices[k], how, dbs[k]);
         } else if (!o->quiet)
             fprintf(stderr, "pairsight: collect: shard %d/%d on device %d done (%s)\n", k, o->n_devices, o->devices[k],
                     dbs[k]);
