@@ -117,6 +117,14 @@ done
 "$P" collect export --db "$T/d0.db" --ops "" --coexec "$T/d0_co.csv" -q || fail "export d0"
 "$P" collect export --db "$T/s0.db" --ops "" --coexec "$T/s0_co.csv" -q || fail "export s0"
 cmp -s "$T/d0_co.csv" "$T/s0_co.csv" || fail "a refused merge wrote rows into d0"
+# Two sources of different plans, into a database that has neither plan:
+# refused before the first is copied.
+"$P" collect profile $PR --model resnet50 --db "$T/pr.db" -q > /dev/null || fail "profile into pr.db"
+"$P" collect status --db "$T/pr.db" > "$T/pr0" || fail "status pr.db"
+"$P" collect merge "$T/s0.db" "$T/p.db" --db "$T/pr.db" 2> "$T/err"; [ $? -eq 1 ] || fail "merged two plans"
+grep -q "p.db: plan/coexec/.* in $T/s0.db: not the same campaign" "$T/err" || fail "message: $(cat "$T/err")"
+"$P" collect status --db "$T/pr.db" > "$T/pr1" || fail "status pr.db"
+cmp -s "$T/pr0" "$T/pr1" || fail "a refused merge of two plans wrote: $(cat "$T/pr1")"
 # A destination of another program is not taken over.
 "$P" collect merge "$T/s1.db" --db "$T/other.sqlite" 2> "$T/err"; [ $? -eq 1 ] || fail "merged into a foreign database"
 grep -q "not a campaign database" "$T/err" || fail "message: $(cat "$T/err")"

@@ -28,13 +28,13 @@ static int exec(psi_store_t *s, const char *sql)
 
 /* The first row of a query of up to three text columns, "" when absent;
  * returns 1 found, 0 not, < 0 error. */
-static int first_row(psi_store_t *s, const char *sql, char out[3][256])
+static int first_row(psi_store_t *s, const char *sql, char out[4][256])
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(psi_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return psi_store_error(s, "prepare");
     int r = sqlite3_step(st), found = r == SQLITE_ROW;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         const unsigned char *t = found && i < sqlite3_column_count(st) ? sqlite3_column_text(st, i) : NULL;
         snprintf(out[i], 256, "%s", t ? (const char *)t : "");
     }
@@ -46,7 +46,7 @@ static int first_row(psi_store_t *s, const char *sql, char out[3][256])
 
 static long count(psi_store_t *s, const char *sql)
 {
-    char v[3][256];
+    char v[4][256];
     return first_row(s, sql, v) == 1 ? atol(v[0]) : -1;
 }
 
@@ -142,7 +142,7 @@ int shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coex
  * have the same spec. 0, or the error. */
 static int check_source(psi_store_t *d, const char *path)
 {
-    char v[3][256];
+    char v[4][256];
     int rc = first_row(d, "SELECT value FROM src.meta WHERE key='magic'", v);
     if (rc == 0 || (rc == 1 && strcmp(v[0], "pairsight-campaign") != 0))
         return psi_error(PS_E_INPUT, "%s: not a campaign database (no pairsight magic in its meta table)", path);
@@ -203,7 +203,35 @@ static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
     return rc;
 }
 
-/* Attach src as "src", run merge_one (merge) or check_source, detach. */
+/* The settings of the sources checked so far, in the temporary table
+ * temp.seen: a source that disagrees with an earlier one is refused before
+ * either is copied (0, or PS_E_MISMATCH naming both). */
+static int check_across(psi_store_t *d, const char *path)
+{
+    char v[4][256];
+    int rc = exec(d, "CREATE TEMP TABLE IF NOT EXISTS seen(key TEXT PRIMARY KEY, value TEXT, path TEXT)");
+    if (rc == 0)
+        rc = first_row(d,
+                       "SELECT s.key, b.value, s.value, s.path FROM temp.seen s JOIN src.meta b ON s.key = b.key "
+                       "WHERE s.value <> b.value AND b.key <> 'shard' LIMIT 1",
+                       v);
+    if (rc > 0)
+        return psi_error(PS_E_MISMATCH, "%s: %s is '%s' there but '%s' in %s: not the same campaign", path, v[0], v[1],
+                         v[2], v[3]);
+    sqlite3_stmt *st = NULL;
+    if (rc == 0 && sqlite3_prepare_v2(psi_store_db(d),
+                                      "INSERT OR IGNORE INTO temp.seen SELECT key, value, ?1 FROM src.meta "
+                                      "WHERE key <> 'shard'",
+                                      -1, &st, NULL) != SQLITE_OK)
+        return psi_store_error(d, "prepare");
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+        rc = psi_store_step_once(d, st, "check");
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* Attach src as "src", run merge_one (merge) or the checks, detach. */
 static int with_source(psi_store_t *d, const char *src, int merge, shard_merge_stats_t *st)
 {
     sqlite3_stmt *at = NULL;
@@ -216,6 +244,8 @@ static int with_source(psi_store_t *d, const char *src, int merge, shard_merge_s
         return psi_error(PS_E_INPUT, "%s: cannot open it as a campaign database: %s", src,
                          sqlite3_errmsg(psi_store_db(d)));
     int rc = merge ? merge_one(d, src, st) : check_source(d, src);
+    if (rc == 0 && !merge)
+        rc = check_across(d, src);
     int drc = exec(d, "DETACH DATABASE src");
     return rc ? rc : drc;
 }
@@ -257,7 +287,7 @@ static void missing_shards(psi_store_t *d, shard_merge_stats_t *st)
     while (sqlite3_step(q) == SQLITE_ROW) {
         int n = sqlite3_column_int(q, 0);
         for (int k = 0; k < n; k++) {
-            char key[64], v[3][256];
+            char key[64], v[4][256];
             snprintf(key, sizeof key, "%d/%d", k, n);
             char sqlk[256];
             snprintf(sqlk, sizeof sqlk,
