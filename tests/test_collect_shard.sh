@@ -14,6 +14,8 @@ PR="--backend fake --batch 2 --tpcs 8,20,46"
 
 "$P" collect --help > "$T/help" || fail "--help exit"
 for f in --shard --devices merge; do grep -q -- "$f" "$T/help" || fail "--help lacks $f"; done
+"$P" collect merge --help > "$T/help" || fail "merge --help exit"
+grep -q "usage: pairsight collect merge A.db B.db ... --db ALL.db" "$T/help" || fail "merge --help: $(head -n 2 "$T/help")"
 "$P" collect coexec $CO --db "$T/x.db" --shard 3/3 2> "$T/err"; [ $? -eq 2 ] || fail "--shard 3/3: want exit 2"
 "$P" collect coexec $CO --db "$T/x.db" --shard 1/3 --devices 0,1 2> "$T/err"; [ $? -eq 2 ] || fail "--shard with --devices"
 "$P" collect merge --db "$T/x.db" 2> "$T/err"; [ $? -eq 2 ] || fail "merge without sources: want exit 2"

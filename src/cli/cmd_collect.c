@@ -211,7 +211,8 @@ static const char *const action_about[] = {
     "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)",
     "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)",
     "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)",
-    "merge the campaign databases given as arguments (shards) into --db"};
+    ("merge the campaign databases given as arguments (shards) into --db (created if absent): each task once, "
+     "a source of another GPU or plan refused with nothing written, a shard left out warned of")};
 
 static const char *const examples[] = {
     "pairsight collect ops --model resnet50 --batch 8",
@@ -340,7 +341,9 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
             len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i], action_about[i]);
     cli_spec_t spec = {.cmd = CMD,
                        .sub = k >= 0 ? actions[k] : NULL,
-                       .synopsis = k >= 0 ? "[options]" : "ACTION [options]",
+                       .synopsis = k < 0                              ? "ACTION [options]"
+                                   : strcmp(actions[k], "merge") == 0 ? "A.db B.db ... --db ALL.db [options]"
+                                                                      : "[options]",
                        .about = about,
                        .opts = opts,
                        .examples = examples,
