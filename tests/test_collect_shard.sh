@@ -138,6 +138,10 @@ grep -q "lacks 1 shard of the campaign (1/3)" "$T/err" || fail "no missing-shard
 "$P" collect merge "$T/s1.db" --db "$T/part.db" --json > "$T/m3" 2> "$T/err" || fail "last shard"
 grep -q '"shards_missing":0' "$T/m3" || fail "complete merge JSON: $(cat "$T/m3")"
 [ -s "$T/err" ] && fail "complete merge warns: $(cat "$T/err")"
+# Shards of 3 and of 4 of one plan: those of 3 make it whole, no warning.
+"$P" collect coexec $CO --db "$T/t0.db" --shard 0/4 -q > /dev/null || fail "shard 0/4"
+"$P" collect merge "$T/s0.db" "$T/s1.db" "$T/s2.db" "$T/t0.db" --db "$T/mixed.db" -q 2> "$T/err" || fail "mixed N"
+[ -s "$T/err" ] && fail "shards of 3 and 4 warned: $(cat "$T/err")"
 
 # status and export of a mistyped --db fail and create nothing; an export
 # that fails for want of rows writes neither file.

@@ -271,37 +271,47 @@ static int check_paths(const char *dest, const char *const *src, int n)
     return 0;
 }
 
-/* "; missing K/N, ..." for the shards of each count N recorded in d (its
- * own and those merged) that are not there; "" when none is missing. */
+/* "K/N, ..." for the shards of each count N recorded in d (its own and
+ * those merged) that are not there; none when the shards of some N are all
+ * there (shards of 3 and of 4 of one plan, merged: those of 3 make it). */
 static void missing_shards(psi_store_t *d, shard_merge_stats_t *st)
 {
     sqlite3_stmt *q = NULL;
     st->missing[0] = '\0';
     st->n_missing = 0;
     const char *sql = "WITH s(v) AS (SELECT substr(key, 14) FROM main.meta WHERE key LIKE 'merged/shard/%' "
-                      "UNION SELECT value FROM main.meta WHERE key = 'shard') "
-                      "SELECT DISTINCT CAST(substr(v, instr(v, '/') + 1) AS INTEGER) FROM s";
+                      "UNION SELECT value FROM main.meta WHERE key = 'shard'), "
+                      "p(k, n) AS (SELECT CAST(substr(v, 1, instr(v, '/') - 1) AS INTEGER), "
+                      "CAST(substr(v, instr(v, '/') + 1) AS INTEGER) FROM s) "
+                      "SELECT n, count(DISTINCT k) FROM p GROUP BY n ORDER BY n";
     if (sqlite3_prepare_v2(psi_store_db(d), sql, -1, &q, NULL) != SQLITE_OK)
         return;
     size_t len = 0;
+    int complete = 0;
     while (sqlite3_step(q) == SQLITE_ROW) {
-        int n = sqlite3_column_int(q, 0);
-        for (int k = 0; k < n; k++) {
-            char key[64], v[4][256];
-            snprintf(key, sizeof key, "%d/%d", k, n);
-            char sqlk[256];
+        long n = sqlite3_column_int64(q, 0), have = sqlite3_column_int64(q, 1);
+        complete |= have >= n;
+        st->n_missing += have < n ? n - have : 0;
+        /* The first few missing by name: at most 16 + have lookups. */
+        for (long k = 0, named = 0; k < n && named < 16 && have < n; k++) {
+            char key[64], sqlk[256], v[4][256];
+            snprintf(key, sizeof key, "%ld/%ld", k, n);
             snprintf(sqlk, sizeof sqlk,
-                     "SELECT 1 FROM main.meta WHERE (key = 'merged/shard/%s') OR (key = 'shard' AND value = '%s')", key,
+                     "SELECT 1 FROM main.meta WHERE key = 'merged/shard/%s' OR (key = 'shard' AND value = '%s')", key,
                      key);
             if (first_row(d, sqlk, v) != 0)
                 continue;
-            if (st->n_missing++ < 16 && len < sizeof st->missing)
+            named++;
+            if (len < sizeof st->missing)
                 len += (size_t)snprintf(st->missing + len, sizeof st->missing - len, "%s%s", len ? ", " : "", key);
         }
     }
     sqlite3_finalize(q);
-    if (st->n_missing > 16 && len < sizeof st->missing)
-        snprintf(st->missing + len, sizeof st->missing - len, ", ... (%ld in all)", st->n_missing);
+    if (complete) {
+        st->n_missing = 0;
+        st->missing[0] = '\0';
+    } else if (st->n_missing > 16 && len < sizeof st->missing)
+        snprintf(st->missing + len, sizeof st->missing - len, ", ...");
 }
 
 int shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st)
