@@ -8,6 +8,16 @@ P=${1:?usage: test_collect_shard.sh PAIRSIGHT}
 T=$(mktemp -d /tmp/ps_test_collect_shard.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# Wait (10 s at most) until database $1 has $2 tasks done.
+wait_done() {
+    i=0
+    while [ $i -lt 200 ]; do
+        done_=$("$P" collect status --db "$1" --json 2>/dev/null | sed -n 's/.*"tasks_done":\([0-9]*\).*/\1/p')
+        [ "${done_:-0}" -ge "$2" ] && break
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
 CO0="--backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 --runs 3"
 CO="$CO0 --experiments 30"
 PR="--backend fake --batch 2 --tpcs 8,20,46"
@@ -46,13 +56,7 @@ for k in 0 1 2; do
 done
 "$P" collect coexec $CO --db "$T/s1.db" --shard 1/3 --fake-delay-us 100000 -q > /dev/null &
 pid=$!
-i=0
-while [ $i -lt 200 ]; do
-    done_=$("$P" collect status --db "$T/s1.db" --json 2>/dev/null | sed -n 's/.*"tasks_done":\([0-9]*\).*/\1/p')
-    [ "${done_:-0}" -ge 3 ] && break
-    sleep 0.05
-    i=$((i + 1))
-done
+wait_done "$T/s1.db" 3
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 "$P" collect status --db "$T/s1.db" --json > "$T/st" || fail status
@@ -163,13 +167,7 @@ cmp -s "$T/d_co.csv" "$T/f_co.csv" || fail "--devices coexec.csv differs from th
 # how it ended, and the same command again resumes it and merges.
 "$P" collect coexec $CO --db "$T/dk.db" --devices 0,1 --fake-delay-us 100000 -q > /dev/null 2> "$T/err" &
 pid=$!
-i=0
-while [ $i -lt 200 ]; do
-    done_=$("$P" collect status --db "$T/dk.db.shard0-of-2" --json 2>/dev/null | sed -n 's/.*"tasks_done":\([0-9]*\).*/\1/p')
-    [ "${done_:-0}" -ge 2 ] && break
-    sleep 0.05
-    i=$((i + 1))
-done
+wait_done "$T/dk.db.shard0-of-2" 2
 kill -9 "$(pgrep -P $pid | head -n 1)" 2>/dev/null
 wait $pid && fail "--devices with a shard killed: exit 0"
 grep -q "on device [01] failed (killed by signal 9" "$T/err" || fail "message: $(cat "$T/err")"
