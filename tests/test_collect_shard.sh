@@ -142,6 +142,15 @@ grep -q "lacks 1 shard of the campaign (1/3)" "$T/err" || fail "no missing-shard
 "$P" collect merge "$T/s1.db" --db "$T/part.db" --json > "$T/m3" 2> "$T/err" || fail "last shard"
 grep -q '"shards_missing":0' "$T/m3" || fail "complete merge JSON: $(cat "$T/m3")"
 [ -s "$T/err" ] && fail "complete merge warns: $(cat "$T/err")"
+# collect status says which shard a database is, and which shards a merged
+# one lacks (text and JSON).
+"$P" collect status --db "$T/s1.db" > "$T/st1" || fail "status s1"
+grep -q "shard 1/3 of a campaign" "$T/st1" || fail "status of a shard: $(cat "$T/st1")"
+"$P" collect merge "$T/s0.db" --db "$T/half.db" -q 2> /dev/null || fail "merge one shard"
+"$P" collect status --db "$T/half.db" > "$T/st1" || fail "status half"
+grep -q "merged shards: 2 missing (1/3, 2/3)" "$T/st1" || fail "status of a partial merge: $(cat "$T/st1")"
+"$P" collect status --db "$T/half.db" --json > "$T/st1" || fail "status half --json"
+grep -q '"shard":null,"shards_missing":2' "$T/st1" || fail "status --json of a partial merge: $(cat "$T/st1")"
 # Shards of 3 and of 4 of one plan: those of 3 make it whole, no warning.
 "$P" collect coexec $CO --db "$T/t0.db" --shard 0/4 -q > /dev/null || fail "shard 0/4"
 "$P" collect merge "$T/s0.db" "$T/s1.db" "$T/s2.db" "$T/t0.db" --db "$T/mixed.db" -q 2> "$T/err" || fail "mixed N"

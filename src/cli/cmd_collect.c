@@ -505,6 +505,15 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     ps_campaign_status_t s;
     if (ps_campaign_status(c, &s) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    /* A shard's database plans only its tasks, and merged shards only
+     * theirs: which shard it is, or which are missing, tells the rest. */
+    char shard[64] = "";
+    shard_merge_stats_t ms;
+    if (psi_store_meta_get(psi_campaign_store(c), "shard", shard, sizeof shard) < 0)
+        shard[0] = '\0';
+    shard_missing(psi_campaign_store(c), &ms);
+    if (shard[0])
+        ms.n_missing = 0; /* a shard's own database: its line says so */
     if (o->json) {
         cJSON *j = cli_json_new("collect-status", 1);
         cJSON_AddStringToObject(j, "db", o->db);
@@ -519,6 +528,11 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         cJSON_AddNumberToObject(j, "clock_min_mhz", s.clock_min_mhz);
         cJSON_AddNumberToObject(j, "clock_max_mhz", s.clock_max_mhz);
         cJSON_AddNumberToObject(j, "clock_refused", (double)s.clock_refused);
+        if (shard[0])
+            cJSON_AddStringToObject(j, "shard", shard);
+        else
+            cJSON_AddNullToObject(j, "shard");
+        cJSON_AddNumberToObject(j, "shards_missing", (double)ms.n_missing);
         cJSON *m = cJSON_AddArrayToObject(j, "models");
         if (psi_store_models(psi_campaign_store(c), model_json, m) != 0) {
             cJSON_Delete(j);
@@ -532,6 +546,10 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
          * the one line. */
         if (strcmp(o->action, "status") != 0)
             return CLI_OK;
+        if (shard[0])
+            printf("  shard %s of a campaign: only its tasks are planned here\n", shard);
+        if (ms.n_missing)
+            printf("  merged shards: %ld missing (%s)\n", ms.n_missing, ms.missing);
         if (!isnan(s.clock_min_mhz))
             printf("  SM clock: campaign %.0f MHz, runs %.0f-%.0f MHz, %ld runs refused for their clock\n",
                    s.sm_clock_mhz, s.clock_min_mhz, s.clock_max_mhz, s.clock_refused);

@@ -274,7 +274,7 @@ static int check_paths(const char *dest, const char *const *src, int n)
 /* "K/N, ..." for the shards of each count N recorded in d (its own and
  * those merged) that are not there; none when the shards of some N are all
  * there (shards of 3 and of 4 of one plan, merged: those of 3 make it). */
-static void missing_shards(psi_store_t *d, shard_merge_stats_t *st)
+void shard_missing(psi_store_t *d, shard_merge_stats_t *st)
 {
     sqlite3_stmt *q = NULL;
     st->missing[0] = '\0';
@@ -342,7 +342,7 @@ int shard_merge(const char *dest, const char *const *src, int n, shard_merge_sta
     if (rc == 0) {
         st->tasks_total = count(d, "SELECT count(*) FROM main.tasks");
         st->tasks_done = count(d, "SELECT count(*) FROM main.tasks WHERE done = 1");
-        missing_shards(d, st);
+        shard_missing(d, st);
     }
     psi_store_close(d);
     /* A database this merge created and could not fill is not left behind. */

@@ -42,5 +42,7 @@ typedef struct {
  * dest's rows: merging a source twice adds nothing. The shards merged are
  * recorded in dest, and st->missing names those of their N not merged yet. */
 int shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st);
+/* st->n_missing and st->missing of the shards recorded in s (collect status). */
+void shard_missing(psi_store_t *s, shard_merge_stats_t *st);
 
 #endif
