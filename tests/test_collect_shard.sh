@@ -135,6 +135,15 @@ cmp -s "$T/pr0" "$T/pr1" || fail "a refused merge of two plans wrote: $(cat "$T/
 "$P" collect merge "$T/s1.db" --db "$T/other.sqlite" 2> "$T/err"; [ $? -eq 1 ] || fail "merged into a foreign database"
 grep -q "not a campaign database" "$T/err" || fail "message: $(cat "$T/err")"
 cmp -s "$T/other.sqlite" "$T/other0.sqlite" || fail "the foreign database was changed"
+# A meta table with rows but no magic is another program's; an empty one is
+# ours, left by a collector killed before its first write, and resumes.
+if /usr/bin/python3 -c "import sqlite3" 2> /dev/null; then
+    /usr/bin/python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)'); c.execute(\"insert into meta values('owner','another program')\"); c.commit()" "$T/meta.sqlite"
+    "$P" collect merge "$T/s1.db" --db "$T/meta.sqlite" 2> "$T/err"; [ $? -eq 1 ] || fail "merged into a foreign meta table"
+    grep -q "no pairsight magic" "$T/err" || fail "message: $(cat "$T/err")"
+    /usr/bin/python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)'); c.commit()" "$T/killed.db"
+    "$P" collect coexec $CO --db "$T/killed.db" --shard 0/3 -q > /dev/null || fail "resume of a database killed at its creation"
+fi
 # A shard not merged is told, in text and JSON.
 "$P" collect merge "$T/s0.db" "$T/s2.db" --db "$T/part.db" --json > "$T/m3" 2> "$T/err" || fail "partial merge"
 grep -q '"shards_missing":1' "$T/m3" || fail "partial merge JSON: $(cat "$T/m3")"

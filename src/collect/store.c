@@ -172,12 +172,19 @@ int psi_store_open(const char *path, psi_store_t **out)
         else if (e != SQLITE_OK)
             rc = psi_store_error(s, "opening");
     }
+    /* A meta table with rows but no magic is another program's; an empty
+     * one is ours, left by a process killed between the schema and the
+     * first pin (the next open finishes it). */
     if (rc == 0 && !s->fresh) {
         char magic[64];
         int found = psi_store_meta_get(s, "magic", magic, sizeof magic);
-        if (found == 0)
-            rc = psi_error(PS_E_INPUT, "%s: not a campaign database: its meta table has no pairsight magic", path);
-        else if (found < 0)
+        if (found == 0) {
+            char any[8];
+            int rows = 0;
+            rc = exec_text(s, "SELECT 1 FROM meta LIMIT 1", NULL, 0, any, sizeof any, &rows);
+            if (rc == 0 && rows)
+                rc = psi_error(PS_E_INPUT, "%s: not a campaign database: its meta table has no pairsight magic", path);
+        } else if (found < 0)
             rc = found;
     }
     if (rc == 0)
