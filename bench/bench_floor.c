@@ -25,6 +25,7 @@
  * two regressors for one row. On a shared machine, run it several times and
  * read the fastest: a floor is the least the loads can cost.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,26 +236,66 @@ static double time_floor(const floor_t *b, int k, int what, int reps, float *sin
     return 1e9 * best / ((double)passes * rows * b->trees);
 }
 
+static void usage(FILE *to)
+{
+    fputs("Usage: bench_floor [-t trees] [-r reps]\n"
+          "The gather floor of a depth-8 traversal: the loads any row-parallel walk must\n"
+          "make, timed alone, in ns per row per tree and us per candidate (two regressors),\n"
+          "CPU time, fastest of the repetitions, for AVX2 and AVX-512 where the CPU has them.\n\n"
+          "options:\n"
+          "  -t trees : trees per regressor, 1..100000 (default 400)\n"
+          "  -r reps  : repetitions, the fastest is kept, 1..1000 (default 10)\n"
+          "  -h       : this help\n\n"
+          "examples:\n"
+          "  bench_floor              # 400 trees, 10 repetitions\n"
+          "  bench_floor -t 400 -r 5\n",
+          to);
+}
+
+/* An integer option in lo..hi, or a message naming it: 0, or -1. */
+static int int_opt(int c, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "bench_floor: -%c: bad value '%s': expected an integer in %ld..%ld (see -h)\n", c, v, lo, hi);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int trees = 400, reps = 10, c;
-    while ((c = getopt(argc, argv, "t:r:h")) != -1) {
+    int trees = 400, reps = 10, c, bad = 0;
+    opterr = 0;
+    while (!bad && (c = getopt(argc, argv, ":t:r:h")) != -1) {
         if (c == 't')
-            trees = atoi(optarg);
+            bad = int_opt(c, optarg, 1, 100000, &trees);
         else if (c == 'r')
-            reps = atoi(optarg);
-        else {
-            fputs("Usage: bench_floor [-t trees] [-r reps]   (defaults 400, 10)\n"
-                  "  the gather floor of a depth-8 traversal, ns per row per tree and us per candidate\n"
-                  "  example: bench_floor -t 400 -r 5\n",
-                  c == 'h' ? stdout : stderr);
-            return c == 'h' ? 0 : 2;
+            bad = int_opt(c, optarg, 1, 1000, &reps);
+        else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            if (c == ':')
+                fprintf(stderr, "bench_floor: -%c needs a value (see -h)\n", optopt);
+            else
+                fprintf(stderr, "bench_floor: unknown option -%c (see -h)\n", optopt);
+            bad = -1;
         }
     }
-    floor_t b;
-    if (trees < 1 || reps < 1 || floor_init(&b, trees)) {
-        fputs("bench_floor: bad option value or out of memory\n", stderr);
+    if (!bad && optind < argc) {
+        fprintf(stderr, "bench_floor: unexpected argument '%s' (options only, see -h)\n", argv[optind]);
+        bad = -1;
+    }
+    if (bad)
         return 2;
+    floor_t b;
+    if (floor_init(&b, trees)) {
+        fputs("bench_floor: out of memory\n", stderr);
+        return 1;
     }
     b.passes = 2000000 / trees > 0 ? 2000000 / trees : 1; /* 64M row-trees per timing */
     __builtin_cpu_init();

@@ -42,6 +42,7 @@
 
 #include "../tests/xgbhelp.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,21 +79,68 @@ typedef struct {
 static void usage(FILE *to)
 {
     fputs("Usage: bench_predict [options]\n"
-          "  -t trees  : boosting rounds (default 300)\n"
-          "  -d depth  : max_depth (default 8)\n"
-          "  -n rows   : training rows (default 20000)\n"
-          "  -f feats  : features (default 196)\n"
-          "  -r reps   : repetitions per cell, the fastest is kept (default 3)\n"
-          "  -m frac   : fraction of missing (NaN) features (default 0.1)\n"
+          "Times our forest traversal kernels against XGBoost's predictor on the same\n"
+          "booster and rows, in one run (batches 1, 1k, 100k at 1 and 2 threads, the\n"
+          "ratio printed beside each), then a segment model end to end per candidate.\n"
+          "Run it from a Release build on an otherwise idle machine.\n\n"
+          "options:\n"
+          "  -t trees  : boosting rounds, 1..100000 (default 300)\n"
+          "  -d depth  : max_depth, 1..20 (default 8)\n"
+          "  -n rows   : training rows, 10..100000000 (default 20000)\n"
+          "  -f feats  : features, 1..100000 (default 196)\n"
+          "  -r reps   : repetitions per cell, the fastest is kept, 1..1000 (default 3)\n"
+          "  -m frac   : fraction of missing (NaN) features, in [0, 1) (default 0.1)\n"
           "  -s file   : save the trained booster to file (default: not saved)\n"
           "  -l file   : load a booster from file instead of training (default: train)\n"
           "  -c exps   : experiments of the simulated campaign for the end-to-end part,\n"
-          "              0 = skip it (default 1000)\n"
-          "  -E rounds : trees per regressor of the end-to-end model (default 400)\n"
+          "              0 = skip it, 0..100000000 (default 1000)\n"
+          "  -E rounds : trees per regressor of the end-to-end model, 1..100000 (default 400)\n"
           "  -M file   : end-to-end model: loaded from file if it exists, else trained\n"
           "              and saved there (default: trained, not saved)\n"
-          "  -k list   : kernels timed per row, e.g. avx2,avx512 (default: all)\n",
+          "  -k list   : kernels timed per row, comma-separated, of scalar, avx2, avx512,\n"
+          "              qs, qs-avx2 (default: all this CPU runs)\n"
+          "  -h        : this help\n\n"
+          "examples:\n"
+          "  bench_predict -t 400 -d 8 -r 3          # the issue's 400-tree depth-8 regressor\n"
+          "  bench_predict -t 50 -r 1 -c 0 -k scalar,avx2   # a quick look, no end-to-end part\n"
+          "  bench_predict -c 1000 -M /tmp/e2e.psm   # end to end, the model kept for the next run\n",
           to);
+}
+
+/* An integer option in lo..hi, or a message naming it: 0, or -1. */
+static int int_opt(int c, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "bench_predict: -%c: bad value '%s': expected an integer in %ld..%ld (see -h)\n", c, v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Each name of a -k list is a kernel's: 0, or -1 with a message. */
+static int check_kernels(const char *list)
+{
+    static const char *const names[] = {"scalar", "avx2", "avx512", "qs", "qs-avx2"};
+    for (const char *p = list; p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        int ok = 0;
+        for (size_t i = 0; i < PS_ARRAY_LEN(names); i++)
+            ok |= strlen(names[i]) == n && strncmp(p, names[i], n) == 0;
+        if (!ok) {
+            fprintf(stderr,
+                    "bench_predict: -k: unknown kernel '%.*s' in '%s': expected names of scalar, avx2, "
+                    "avx512, qs, qs-avx2\n",
+                    (int)n, p, list);
+            return -1;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
 }
 
 /* A target that depends on many features, so that the trees split on many of
@@ -501,32 +549,45 @@ fail:
 static int parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){300, 8, 20000, 196, 3, 400, 1000, 0.1, NULL, NULL, NULL, NULL};
-    int c;
-    while ((c = getopt(argc, argv, "t:d:n:f:r:m:s:l:c:E:M:k:h")) != -1) {
+    int c, bad = 0;
+    long v = 0;
+    opterr = 0;
+    while (!bad && (c = getopt(argc, argv, ":t:d:n:f:r:m:s:l:c:E:M:k:h")) != -1) {
         switch (c) {
-        case 't': o->trees = atoi(optarg); break;
-        case 'd': o->depth = atoi(optarg); break;
-        case 'n': o->rows = atoi(optarg); break;
-        case 'f': o->features = atoi(optarg); break;
-        case 'r': o->reps = atoi(optarg); break;
-        case 'm': o->missing = atof(optarg); break;
+        case 't': bad = int_opt(c, optarg, 1, 100000, &v), o->trees = (int)v; break;
+        case 'd': bad = int_opt(c, optarg, 1, 20, &v), o->depth = (int)v; break;
+        case 'n': bad = int_opt(c, optarg, 10, 100000000, &v), o->rows = (int)v; break;
+        case 'f': bad = int_opt(c, optarg, 1, 100000, &v), o->features = (int)v; break;
+        case 'r': bad = int_opt(c, optarg, 1, 1000, &v), o->reps = (int)v; break;
+        case 'c': bad = int_opt(c, optarg, 0, 100000000, &v), o->campaign = v; break;
+        case 'E': bad = int_opt(c, optarg, 1, 100000, &v), o->e2e_rounds = (int)v; break;
+        case 'm': {
+            char *end;
+            o->missing = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->missing >= 0 && o->missing < 1)) {
+                fprintf(stderr, "bench_predict: -m: bad value '%s': expected a fraction in [0, 1) (see -h)\n", optarg);
+                bad = -1;
+            }
+            break;
+        }
         case 's': o->save = optarg; break;
         case 'l': o->load = optarg; break;
-        case 'c': o->campaign = atol(optarg); break;
-        case 'E': o->e2e_rounds = atoi(optarg); break;
         case 'M': o->e2e_file = optarg; break;
-        case 'k': o->kernel_list = optarg; break;
+        case 'k': o->kernel_list = optarg, bad = check_kernels(optarg); break;
         case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return 2;
+        case ':': fprintf(stderr, "bench_predict: -%c needs a value (see -h)\n", optopt), bad = -1; break;
+        default: fprintf(stderr, "bench_predict: unknown option -%c (see -h)\n", optopt), bad = -1; break;
         }
     }
-    if (o->trees < 1 || o->depth < 1 || o->rows < 10 || o->features < 1 || o->reps < 1 || o->campaign < 0 ||
-        o->e2e_rounds < 1 || !(o->missing >= 0 && o->missing < 1)) {
-        fprintf(stderr, "bench_predict: bad option value\n");
-        usage(stderr);
-        return 2;
+    if (!bad && optind < argc) {
+        fprintf(stderr, "bench_predict: unexpected argument '%s' (options only, see -h)\n", argv[optind]);
+        bad = -1;
     }
-    return 0;
+    if (!bad && o->load && access(o->load, R_OK) != 0) {
+        fprintf(stderr, "bench_predict: -l %s: cannot read: %s\n", o->load, strerror(errno));
+        bad = -1;
+    }
+    return bad ? 2 : 0;
 }
 
 /* The booster: trained on synthetic rows, or loaded; saved if asked. */

@@ -1374,7 +1374,10 @@ PS_API ps_collect_params_t ps_collect_default_params(void);
  * work. On success *out is owned by the caller (ps_campaign_free).
  * @return 0, PS_E_IO (the database), PS_E_BACKEND (no device, no CUDA
  * module: the message says which), PS_E_MISMATCH (a database made on another
- * GPU or with another seq_len) or PS_E_ARG.
+ * GPU, with another seq_len, as another shard, as a shard when p asks for
+ * the whole plan, or of the whole plan when p asks for a shard), PS_E_INPUT
+ * (the file is not a campaign database: not SQLite, damaged, or another
+ * program's SQLite database) or PS_E_ARG.
  */
 PS_API int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,7 +184,7 @@ static int fn_devices(const char *v, void *dest)
     for (const char *q = v; *q;) {
         char *end;
         long d = strtol(q, &end, 10);
-        if (end == q || d < 0 || d > 1024 || o->n_devices == MAX_DEVICES || (*end && *end != ','))
+        if (end == q || d < 0 || d > 1024 || o->n_devices == MAX_DEVICES || (*end && (*end != ',' || !end[1])))
             return -1;
         for (int i = 0; i < o->n_devices; i++)
             if (o->devices[i] == d)
@@ -210,7 +211,8 @@ static const char *const action_about[] = {
     "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)",
     "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)",
     "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)",
-    "merge the campaign databases given as arguments (shards) into --db"};
+    ("merge the campaign databases given as arguments (shards) into --db (created if absent): each task once, "
+     "a source of another GPU or plan refused with nothing written, a shard left out warned of")};
 
 static const char *const examples[] = {
     "pairsight collect ops --model resnet50 --batch 8",
@@ -303,7 +305,7 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          .def = "the whole plan", .parse = fn_shard, .accepts = "K/N with 0 <= K < N, e.g. 3/8"},
         {"--devices", CLI_FN, o, "LIST",
          "profile, coexec: one shard per CUDA device, run in parallel into --db.shardK-of-N, then merged into --db",
-         .def = "--device only", .parse = fn_devices, .accepts = "device ordinals like 0,1,2,3"},
+         .def = "--device only", .parse = fn_devices, .accepts = "distinct device ordinals like 0,1,2,3"},
         {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
          .hi = 1e9},
         {"--fake-throttle", CLI_INT, &o->p.fake_throttle, "N",
@@ -339,7 +341,9 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
             len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i], action_about[i]);
     cli_spec_t spec = {.cmd = CMD,
                        .sub = k >= 0 ? actions[k] : NULL,
-                       .synopsis = k >= 0 ? "[options]" : "ACTION [options]",
+                       .synopsis = k < 0                              ? "ACTION [options]"
+                                   : strcmp(actions[k], "merge") == 0 ? "A.db B.db ... --db ALL.db [options]"
+                                                                      : "[options]",
                        .about = about,
                        .opts = opts,
                        .examples = examples,
@@ -361,6 +365,16 @@ static int parse_args(int argc, char **argv, opts_t *o, int *code)
     if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
         return 1;
     o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
+    /* Elsewhere they would be ignored: a merge or status is of one --db. */
+    int plans = strcmp(o->action, "profile") == 0 || strcmp(o->action, "coexec") == 0;
+    if (cli_given(&spec, "--shard") && !plans && strcmp(o->action, "counters") != 0) {
+        *code = cli_fail(CLI_USAGE, CMD, "--shard goes with profile, coexec or counters, not %s", o->action);
+        return 1;
+    }
+    if (cli_given(&spec, "--devices") && !plans) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec, not %s", o->action);
+        return 1;
+    }
     if (o->n_devices && cli_given(&spec, "--shard")) {
         *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
         return 1;
@@ -491,6 +505,15 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     ps_campaign_status_t s;
     if (ps_campaign_status(c, &s) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    /* A shard's database plans only its tasks, and merged shards only
+     * theirs: which shard it is, or which are missing, tells the rest. */
+    char shard[64] = "";
+    shard_merge_stats_t ms;
+    if (psi_store_meta_get(psi_campaign_store(c), "shard", shard, sizeof shard) < 0)
+        shard[0] = '\0';
+    shard_missing(psi_campaign_store(c), &ms);
+    if (shard[0])
+        ms.n_missing = 0; /* a shard's own database: its line says so */
     if (o->json) {
         cJSON *j = cli_json_new("collect-status", 1);
         cJSON_AddStringToObject(j, "db", o->db);
@@ -505,6 +528,11 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         cJSON_AddNumberToObject(j, "clock_min_mhz", s.clock_min_mhz);
         cJSON_AddNumberToObject(j, "clock_max_mhz", s.clock_max_mhz);
         cJSON_AddNumberToObject(j, "clock_refused", (double)s.clock_refused);
+        if (shard[0])
+            cJSON_AddStringToObject(j, "shard", shard);
+        else
+            cJSON_AddNullToObject(j, "shard");
+        cJSON_AddNumberToObject(j, "shards_missing", (double)ms.n_missing);
         cJSON *m = cJSON_AddArrayToObject(j, "models");
         if (psi_store_models(psi_campaign_store(c), model_json, m) != 0) {
             cJSON_Delete(j);
@@ -518,6 +546,10 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
          * the one line. */
         if (strcmp(o->action, "status") != 0)
             return CLI_OK;
+        if (shard[0])
+            printf("  shard %s of a campaign: only its tasks are planned here\n", shard);
+        if (ms.n_missing)
+            printf("  merged shards: %ld missing (%s)\n", ms.n_missing, ms.missing);
         if (!isnan(s.clock_min_mhz))
             printf("  SM clock: campaign %.0f MHz, runs %.0f-%.0f MHz, %ld runs refused for their clock\n",
                    s.sm_clock_mhz, s.clock_min_mhz, s.clock_max_mhz, s.clock_refused);
@@ -720,6 +752,10 @@ static int run_campaign(const opts_t *in, int show_status)
     if (strcmp(act, "coexec") == 0 && (!o.hp_model[0] || !o.lp_model[0]))
         return cli_fail(CLI_USAGE, CMD, "coexec needs --hp MODEL:BATCH and --lp MODEL:BATCH");
 
+    /* status and export read a campaign: a mistyped --db is not an empty one. */
+    struct stat st;
+    if (!device && stat(o.db, &st) != 0)
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s: no such campaign database (%s)", o.db, strerror(errno));
     ps_campaign_t *c = NULL;
     if (ps_campaign_open(o.db, device ? &o.p : NULL, &c) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
@@ -782,10 +818,16 @@ static int act_merge(opts_t *o)
         cJSON_AddNumberToObject(j, "rows_added", (double)st.rows_added);
         cJSON_AddNumberToObject(j, "tasks", (double)st.tasks_total);
         cJSON_AddNumberToObject(j, "tasks_done", (double)st.tasks_done);
+        cJSON_AddNumberToObject(j, "shards_missing", (double)st.n_missing);
         cli_json_print(j, stdout);
     } else if (!o->quiet)
         printf("%s: merged %d databases: %ld tasks and %ld rows added; %ld of %ld tasks done\n", o->db, o->n_pos,
                st.tasks_added, st.rows_added, st.tasks_done, st.tasks_total);
+    /* The tasks of a shard not merged are not in the database at all, so
+     * "all tasks done" alone would not tell that the campaign is partial. */
+    if (st.n_missing)
+        fprintf(stderr, "pairsight: collect: warning: %s lacks %ld shard%s of the campaign (%s): merge %s too\n", o->db,
+                st.n_missing, st.n_missing > 1 ? "s" : "", st.missing, st.n_missing > 1 ? "them" : "it");
     return CLI_OK;
 }
 
@@ -829,10 +871,15 @@ static int run_devices(opts_t *o)
         int status = 0;
         if (waitpid(pid[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             failed = 1;
+            char how[48] = "lost";
+            if (WIFSIGNALED(status))
+                snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
+            else if (WIFEXITED(status))
+                snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
             fprintf(stderr,
-                    "pairsight: collect: shard %d/%d on device %d failed (%s); run the same command "
+                    "pairsight: collect: shard %d/%d on device %d failed (%s; %s); run the same command "
                     "again to resume it\n",
-                    k, o->n_devices, o->devices[k], dbs[k]);
+                    k, o->n_devices, o->devices[k], how, dbs[k]);
         } else if (!o->quiet)
             fprintf(stderr, "pairsight: collect: shard %d/%d on device %d done (%s)\n", k, o->n_devices, o->devices[k],
                     dbs[k]);

@@ -12,15 +12,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ctrl-C (or SIGTERM) while training: nothing was written yet, the old
- * --out stands; say so and stop (exit 130, as a shell reports SIGINT). */
+/* --out's lock file (cli_check_out), removed by interrupted. */
+static char lock_path[4096];
+
+/* Ctrl-C (or SIGTERM) while reading or training: nothing was written yet,
+ * the old --out stands; say so, remove the lock file that atexit would have
+ * (the lock's holder unlinks it, then the exit unlocks it) and stop with
+ * 128 + the signal, as a shell reports it (130 SIGINT, 143 SIGTERM). Only
+ * async-signal-safe calls. */
 static void interrupted(int sig)
 {
-    static const char msg[] = "\npairsight: train: interrupted; --out left as it was\n";
-    (void)sig;
-    ssize_t w = write(2, msg, sizeof msg - 1);
+    static const char msg_int[] = "\npairsight: train: interrupted (SIGINT); --out left as it was\n";
+    static const char msg_term[] = "\npairsight: train: interrupted (SIGTERM); --out left as it was\n";
+    ssize_t w = sig == SIGTERM ? write(2, msg_term, sizeof msg_term - 1) : write(2, msg_int, sizeof msg_int - 1);
     (void)w;
-    _exit(130);
+    if (lock_path[0])
+        unlink(lock_path);
+    _exit(128 + sig);
+}
+
+static void catch_interrupts(const char *out, struct sigaction *old_int, struct sigaction *old_term)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = interrupted;
+    if ((size_t)snprintf(lock_path, sizeof lock_path, "%s.lock", out) >= sizeof lock_path)
+        lock_path[0] = '\0';
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
 }
 
 /* The summary: JSON on stdout with --json (data), else text on stderr
@@ -54,16 +73,12 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
                 i->depth[s], i->eta[s], i->n_trees[s], i->valid_mape[s], i->test_mape[s]);
 }
 
-/* Train, then save to out: Ctrl-C stops training (interrupted), and waits
- * while the model is saved, so that out is either the old file or the new. */
+/* Train, then save to out: Ctrl-C stops training (interrupted, caught since
+ * the inputs were read), and waits while the model is saved, so that out is
+ * either the old file or the new. */
 static int train_and_save(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *p, const char *out,
-                          int quiet, ps_model_t **m)
+                          int quiet, ps_model_t **m, const struct sigaction *old_int, const struct sigaction *old_term)
 {
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = interrupted;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
     int rc = ps_model_train(ops, cx, p, m);
     cli_progress_end(quiet);
     /* The model is written to a temporary file renamed over --out; a signal
@@ -75,8 +90,8 @@ static int train_and_save(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_t
     sigprocmask(SIG_BLOCK, &block, &prev);
     if (rc == 0)
         rc = ps_model_save(*m, out);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGINT, old_int, NULL);
+    sigaction(SIGTERM, old_term, NULL);
     sigprocmask(SIG_SETMASK, &prev, NULL);
     return rc;
 }
@@ -139,11 +154,15 @@ int cmd_train(int argc, char **argv)
     ps_coexec_t *cx = NULL;
     ps_model_t *m = NULL;
     code = CLI_BAD_INPUT;
+    struct sigaction old_int, old_term;
+    catch_interrupts(out, &old_int, &old_term);
     if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
         cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
         goto done;
     }
-    int rc = train_and_save(ops, cx, &p, out, quiet, &m);
+    int rc = train_and_save(ops, cx, &p, out, quiet, &m, &old_int, &old_term);
     if (rc != 0) {
         cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
         goto done;

@@ -23,18 +23,17 @@ static const char *col_text(sqlite3_stmt *st, int i)
 int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
 {
     *out = NULL;
-    static const char sql[] =
-        "SELECT o.gpu, o.model, o.batch, o.op, o.name, o.tpcs, o.duration_ns,"
-        " c.dram_bytes, c.l2_bytes, c.stall_long_scoreboard, c.stall_lg_throttle,"
-        " c.stall_mio_throttle, c.sm_pct, c.mem_pct,"
-        " o.tpcs = (SELECT MAX(tpcs) FROM ops m WHERE m.gpu=o.gpu AND m.model=o.model"
-        "           AND m.batch=o.batch AND m.op=o.op),"
-        " t.dram_bytes, t.l2_bytes, t.stall_long_scoreboard, t.stall_lg_throttle,"
-        " t.stall_mio_throttle, t.sm_pct, t.mem_pct, t.tpcs IS NOT NULL"
-        " FROM ops o LEFT JOIN counters c ON c.gpu=o.gpu AND c.model=o.model AND c.batch=o.batch"
-        " AND c.op=o.op LEFT JOIN counters_tpc t ON t.gpu=o.gpu AND t.model=o.model"
-        " AND t.batch=o.batch AND t.op=o.op AND t.tpcs=o.tpcs"
-        " ORDER BY o.gpu, o.model, o.batch, o.op, o.tpcs";
+    static const char sql[] = "SELECT o.gpu, o.model, o.batch, o.op, o.name, o.tpcs, o.duration_ns,"
+                              " c.dram_bytes, c.l2_bytes, c.stall_long_scoreboard, c.stall_lg_throttle,"
+                              " c.stall_mio_throttle, c.sm_pct, c.mem_pct,"
+                              " o.tpcs = (SELECT MAX(tpcs) FROM ops m WHERE m.gpu=o.gpu AND m.model=o.model"
+                              "           AND m.batch=o.batch AND m.op=o.op),"
+                              " t.dram_bytes, t.l2_bytes, t.stall_long_scoreboard, t.stall_lg_throttle,"
+                              " t.stall_mio_throttle, t.sm_pct, t.mem_pct, t.tpcs IS NOT NULL"
+                              " FROM ops o LEFT JOIN counters c ON c.gpu=o.gpu AND c.model=o.model AND c.batch=o.batch"
+                              " AND c.op=o.op LEFT JOIN counters_tpc t ON t.gpu=o.gpu AND t.model=o.model"
+                              " AND t.batch=o.batch AND t.op=o.op AND t.tpcs=o.tpcs"
+                              " ORDER BY o.gpu, o.model, o.batch, o.op, o.tpcs";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(psi_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return psi_store_error(s, "prepare");
@@ -55,7 +54,7 @@ int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
         /* Roofline class from the counters: whichever of compute and memory
          * throughput is closer to its peak (empty when not measured). */
         row.intensity = isnan(c.sm_pct) || isnan(c.mem_pct) ? PS_INTENSITY_NONE
-                        : c.sm_pct >= c.mem_pct            ? PS_INTENSITY_COMPUTE
+                        : c.sm_pct >= c.mem_pct             ? PS_INTENSITY_COMPUTE
                                                             : PS_INTENSITY_MEMORY;
         int at_max = sqlite3_column_int(st, 14);
         if (at_max) {
@@ -86,10 +85,9 @@ int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
 int psi_store_export_coexec(psi_store_t *s, ps_coexec_t **out)
 {
     *out = NULL;
-    static const char sql[] =
-        "SELECT experiment, gpu, hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch,"
-        " lp_start, lp_len, hp_tpcs, lp_tpcs, hp_ns, lp_ns, mechanism FROM coexec"
-        " ORDER BY experiment, run";
+    static const char sql[] = "SELECT experiment, gpu, hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch,"
+                              " lp_start, lp_len, hp_tpcs, lp_tpcs, hp_ns, lp_ns, mechanism FROM coexec"
+                              " ORDER BY experiment, run";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(psi_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return psi_store_error(s, "prepare");
@@ -126,26 +124,27 @@ int psi_store_export_coexec(psi_store_t *s, ps_coexec_t **out)
     return 0;
 }
 
+/* Both tables are read and checked before either file is written, so an
+ * export that fails leaves no half of its output. */
 int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path)
 {
-    int rc = 0;
-    if (ops_path) {
-        ps_ops_t *t = NULL;
-        rc = psi_store_export_ops(psi_campaign_store(c), &t);
-        if (rc == 0 && t->n == 0)
-            rc = psi_error(PS_E_INPUT, "the campaign has no profile rows to export");
-        if (rc == 0)
-            rc = ps_ops_save(t, ops_path);
-        ps_ops_free(t);
-    }
-    if (rc == 0 && coexec_path) {
-        ps_coexec_t *t = NULL;
-        rc = psi_store_export_coexec(psi_campaign_store(c), &t);
-        if (rc == 0 && t->n == 0)
-            rc = psi_error(PS_E_INPUT, "the campaign has no co-execution rows to export");
-        if (rc == 0)
-            rc = ps_coexec_save(t, coexec_path);
-        ps_coexec_free(t);
-    }
+    psi_store_t *s = psi_campaign_store(c);
+    ps_ops_t *ops = NULL;
+    ps_coexec_t *cx = NULL;
+    int rc = ops_path ? psi_store_export_ops(s, &ops) : 0;
+    if (rc == 0 && ops && ops->n == 0)
+        rc = psi_error(PS_E_INPUT, "%s: the campaign has no profile rows to export (run collect profile first)",
+                       psi_store_path(s));
+    if (rc == 0 && coexec_path)
+        rc = psi_store_export_coexec(s, &cx);
+    if (rc == 0 && cx && cx->n == 0)
+        rc = psi_error(PS_E_INPUT, "%s: the campaign has no co-execution rows to export (run collect coexec first)",
+                       psi_store_path(s));
+    if (rc == 0 && ops)
+        rc = ps_ops_save(ops, ops_path);
+    if (rc == 0 && cx)
+        rc = ps_coexec_save(cx, coexec_path);
+    ps_ops_free(ops);
+    ps_coexec_free(cx);
     return rc;
 }

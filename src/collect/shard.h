@@ -14,7 +14,7 @@
 #include "pairsight.h"
 
 /* "K/N" with 0 <= K < N: 0, or -1 for anything else. */
-int shard_parse(const char *s, int *index, int *count);
+int shard_parse(const char *s, int *index, int *n_shards);
 /* Whether task i of a plan belongs to the shard of p (always, unsharded). */
 int shard_mine(const ps_collect_params_t *p, int i);
 /* Pins the shard of p in the store (nothing unsharded); checks K < N. */
@@ -28,14 +28,21 @@ typedef struct {
     long tasks_added;             /* tasks that became done in the destination */
     long rows_added;              /* op, counter and coexec rows copied */
     long tasks_total, tasks_done; /* of the destination afterwards */
+    long n_missing;               /* shards K/N of a count N it holds that are not merged */
+    char missing[512];            /* the first of them, "1/4, 3/4" ("" none) */
 } shard_merge_stats_t;
 
 /* Merges the campaign databases src[0..n) into dest (created if absent):
  * every task and row of each source that dest lacks, in one transaction per
- * source. Refuses (PS_E_MISMATCH, nothing written from that source) a source
- * whose GPU, seq_len or plan differs from dest's or whose task of the same
- * name has another spec. A task done in both keeps dest's rows: merging a
- * source twice adds nothing. */
+ * source. Refuses (PS_E_MISMATCH) a source whose GPU, seq_len or plan differs
+ * from dest's or whose task of the same name has another spec; every source
+ * is checked against dest before any is copied, so such a source, a missing
+ * or damaged one, or dest itself among the sources stops the merge with
+ * nothing written (a dest it created is removed). A task done in both keeps
+ * dest's rows: merging a source twice adds nothing. The shards merged are
+ * recorded in dest, and st->missing names those of their N not merged yet. */
 int shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st);
+/* st->n_missing and st->missing of the shards recorded in s (collect status). */
+void shard_missing(psi_store_t *s, shard_merge_stats_t *st);
 
 #endif

@@ -13,6 +13,7 @@
 struct psi_store {
     sqlite3 *db;
     char *path;
+    int fresh; /* no table yet when opened: a new database */
 };
 
 sqlite3 *psi_store_db(psi_store_t *s) { return s->db; }
@@ -114,6 +115,38 @@ int psi_store_meta_pin(psi_store_t *s, const char *key, const char *value, const
     return exec_text(s, "INSERT INTO meta(key, value) VALUES(?1, ?2)", args, 2, NULL, 0, NULL);
 }
 
+static int not_a_db(psi_store_t *s)
+{
+    int code = sqlite3_errcode(s->db);
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+        return psi_error(PS_E_INPUT, "%s: not a campaign database (not an SQLite file, or a damaged one)", s->path);
+    return psi_store_error(s, "cannot read");
+}
+
+/* An SQLite database of another program (tables, but no campaign meta) is
+ * refused before the schema is added to it: 0, or PS_E_INPUT. */
+static int foreign_check(psi_store_t *s)
+{
+    sqlite3_stmt *st = NULL;
+    const char *q = "SELECT (SELECT count(*) FROM sqlite_master),"
+                    " (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta')";
+    if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
+        return not_a_db(s);
+    int r = sqlite3_step(st), objects = 0, meta = 0;
+    if (r == SQLITE_ROW) {
+        objects = sqlite3_column_int(st, 0);
+        meta = sqlite3_column_int(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_ROW)
+        return not_a_db(s);
+    if (objects > 0 && !meta)
+        return psi_error(PS_E_INPUT, "%s: not a campaign database: an SQLite database without pairsight's tables",
+                         s->path);
+    s->fresh = objects == 0;
+    return 0;
+}
+
 int psi_store_open(const char *path, psi_store_t **out)
 {
     *out = NULL;
@@ -128,6 +161,9 @@ int psi_store_open(const char *path, psi_store_t **out)
         /* Another process (a status query, a second collector) may hold the
          * lock for a moment. */
         sqlite3_busy_timeout(s->db, 10000);
+        rc = foreign_check(s);
+    }
+    if (rc == 0) {
         char *msg = NULL;
         int e = sqlite3_exec(s->db, schema, NULL, NULL, &msg);
         sqlite3_free(msg);
@@ -135,6 +171,21 @@ int psi_store_open(const char *path, psi_store_t **out)
             rc = psi_error(PS_E_INPUT, "%s: not a campaign database", path);
         else if (e != SQLITE_OK)
             rc = psi_store_error(s, "opening");
+    }
+    /* A meta table with rows but no magic is another program's; an empty
+     * one is ours, left by a process killed between the schema and the
+     * first pin (the next open finishes it). */
+    if (rc == 0 && !s->fresh) {
+        char magic[64];
+        int found = psi_store_meta_get(s, "magic", magic, sizeof magic);
+        if (found == 0) {
+            char any[8];
+            int rows = 0;
+            rc = exec_text(s, "SELECT 1 FROM meta LIMIT 1", NULL, 0, any, sizeof any, &rows);
+            if (rc == 0 && rows)
+                rc = psi_error(PS_E_INPUT, "%s: not a campaign database: its meta table has no pairsight magic", path);
+        } else if (found < 0)
+            rc = found;
     }
     if (rc == 0)
         rc = psi_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
