@@ -271,13 +271,24 @@ static void tables_free(tables_t *t)
     ps_colocations_free(t->t);
 }
 
+/* A colocations file against the workloads, as `pairsight check` does it
+ * (FILE:LINE:COLUMN of a workload without a row, of slots other than 1..k);
+ * standard input cannot be read twice: the loader's checks name the row. */
+static int check_coloc_file(const char *path, const ps_workloads_t *w)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return 0;
+    return psi_check_with_workloads(path, PS_TABLE_COLOCATIONS, &w, 1);
+}
+
 static int load_tables(const opts_t *o, int need_c, tables_t *t)
 {
     memset(t, 0, sizeof *t);
     (void)need_c; /* the option tables make them required */
+    const char *test = o->test ? o->test : o->transfer;
     if (ps_workloads_load(o->workloads, &t->w) || (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
-        (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
-        ((o->test || o->transfer) && ps_colocations_load(o->test ? o->test : o->transfer, &t->t))) {
+        (o->colocations && ps_colocations_load(o->colocations, &t->c)) || (test && ps_colocations_load(test, &t->t)) ||
+        check_coloc_file(o->colocations, t->w) || check_coloc_file(test, t->w)) {
         tables_free(t);
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     }
