@@ -37,4 +37,37 @@ expect 1 sh -c "'$CLI' colocate predict --model '$T/lr.psc' $SW --colocations - 
 has "$T/err" "has slot 3"
 expect 1 sh -c "'$CLI' colocate predict --model '$T/lr.psc' $SW --colocations - < '$T/one.csv'"
 has "$T/err" "has 1 workload"
+
+# place: the library's "place:" is not said twice.
+J="--jobs res_batch8-train,lm_batch8-train,rec_batch16-train"
+expect 1 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs nosuch --gpus 1
+has "$T/err" "pairsight: colocate: place: job 'nosuch'"
+# A GPU type that workloads.csv lacks is named, with the types it has.
+expect 1 "$CLI" colocate place --model "$T/lr.psc" $SW $J --gpus 2:simgpu
+has "$T/err" "--gpus: GPU type 'simgpu' has no row in workloads.csv (it has SIMGPU)"
+# Untyped GPUs with workloads on several GPUs: which one is meant is asked,
+# not guessed (the first row's GPU was taken).
+sed 's/^SIMGPU,/OTHERGPU,/' $F/sparse_workloads.csv > "$T/w2.csv"
+(cat $F/sparse_workloads.csv; tail -n +2 "$T/w2.csv") > "$T/w12.csv"
+expect 1 "$CLI" colocate place --model "$T/lr.psc" --workloads "$T/w12.csv" $J --gpus 2
+has "$T/err" "job 'res_batch8-train' has rows on several GPUs in workloads.csv (SIMGPU, OTHERGPU): give --gpus N:TYPE"
+expect 0 "$CLI" colocate place --model "$T/lr.psc" --workloads "$T/w12.csv" $J --gpus 2:SIMGPU
+# A GPU type the model was not trained on: placed, with the warning predict gives.
+expect 0 "$CLI" colocate place --model "$T/lr.psc" --workloads "$T/w12.csv" $J --gpus 1:SIMGPU,1:OTHERGPU
+has "$T/err" "warning: model trained on GPU SIMGPU, placing on OTHERGPU"
+expect 0 "$CLI" colocate place --model "$T/lr.psc" --workloads "$T/w2.csv" $J --gpus 2 --json
+has "$T/err" "placing on OTHERGPU"
+expect 0 "$CLI" colocate place --model "$T/lr.psc" $SW $J --gpus 2
+grep -q warning "$T/err" && fail "place on the model's own GPU warns: $(cat "$T/err")"
+# --jobs and --gpus errors say which flag and what is wrong.
+expect 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs "res_batch8-train*0" --gpus 1
+has "$T/err" "--jobs: 'res_batch8-train*0'"
+expect 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs "res_batch8-train*65" --gpus 1
+has "$T/err" "--jobs:"
+expect 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs "a,,b" --gpus 1
+has "$T/err" "--jobs: empty job name"
+expect 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train --gpus "2:"
+has "$T/err" "--gpus: '2:'"
+expect 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train --gpus 65
+has "$T/err" "--gpus:"
 finish test_colocate_input_cli

@@ -591,24 +591,28 @@ static double workload_batch(const char *name)
     return v > 0 ? (double)v : 1;
 }
 
+int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu)
+{
+    const char *mg = ps_coloc_model_gpu(m);
+    if (!*mg || !gpu || !*gpu)
+        return 1;
+    size_t l = strlen(gpu);
+    for (const char *p = mg; *p;) {
+        size_t pl = strcspn(p, ",");
+        if (pl == l && strncmp(p, gpu, l) == 0)
+            return 1;
+        p += pl + (p[pl] == ',');
+    }
+    return 0;
+}
+
 /* Warn once when the queries' GPU is not one the model was trained on. */
 static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
 {
     const char *mg = ps_coloc_model_gpu(m);
-    if (!*mg)
-        return;
     for (size_t i = 0; i < q->n; i++) {
         const char *g = q->rows[i].gpu;
-        if (!g || !*g)
-            continue;
-        size_t l = strlen(g);
-        int found = 0;
-        for (const char *p = mg; *p && !found;) {
-            size_t pl = strcspn(p, ",");
-            found = pl == l && strncmp(p, g, l) == 0;
-            p += pl + (p[pl] == ',');
-        }
-        if (!found) {
+        if (!cli_coloc_model_knows_gpu(m, g)) {
             fprintf(stderr,
                     "pairsight: colocate: warning: model trained on GPU %s, predicting for %s "
                     "(across GPUs the error grows; docs/colocate.md)\n",

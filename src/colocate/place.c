@@ -434,6 +434,35 @@ static int gpu_type_index(const char *const *gpu_types, int n_gpus, const char *
     return 0;
 }
 
+static int same_gpu(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+/* A GPU of no type named takes the jobs' own rows: refused where that does
+ * not say which GPU (a job with rows on several, or jobs on different
+ * ones), rather than taking the first row's. */
+static int untyped_rows(const cl_data_t *d, const char *const *jobs, int n_jobs, int t, int ntypes, const int *wi)
+{
+    int first = -1;
+    for (int j = 0; j < n_jobs; j++) {
+        int w = wi[j * ntypes + t];
+        if (w < 0)
+            continue;
+        for (int i = w + 1; i < d->nw; i++)
+            if (strcmp(d->w[i].name, jobs[j]) == 0 && !same_gpu(d->w[i].gpu, d->w[w].gpu))
+                return psi_error(PS_E_INPUT,
+                                 "place: job '%s' has rows on several GPUs in workloads.csv (%s, %s): give "
+                                 "--gpus N:TYPE",
+                                 jobs[j], d->w[w].gpu ? d->w[w].gpu : "-", d->w[i].gpu ? d->w[i].gpu : "-");
+        if (first < 0)
+            first = j;
+        else if (!same_gpu(d->w[w].gpu, d->w[wi[first * ntypes + t]].gpu))
+            return psi_error(PS_E_INPUT,
+                             "place: jobs '%s' (on %s) and '%s' (on %s) are on different GPUs in workloads.csv: "
+                             "give --gpus N:TYPE",
+                             jobs[first], d->w[wi[first * ntypes + t]].gpu, jobs[j], d->w[w].gpu);
+    }
+    return 0;
+}
+
 /* wi[j * ntypes + t]: job j's workload on GPU type t (-1: none). */
 static int job_workloads(const cl_data_t *d, const char *const *jobs, int n_jobs, const char **tname, int ntypes,
                          int *wi)
@@ -452,6 +481,9 @@ static int job_workloads(const cl_data_t *d, const char *const *jobs, int n_jobs
         if (!any)
             return psi_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
     }
+    for (int t = 0; t < ntypes; t++)
+        if (!tname[t] && untyped_rows(d, jobs, n_jobs, t, ntypes, wi))
+            return PS_E_INPUT;
     return 0;
 }
 
