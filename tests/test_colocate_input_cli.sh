@@ -70,4 +70,13 @@ expect 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train -
 has "$T/err" "--gpus: '2:'"
 expect 2 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train --gpus 65
 has "$T/err" "--gpus:"
+# eval --place scores random splits: a mode it would not apply is refused,
+# and --cases without --place is not silently dropped.
+for mode in --unseen --unseen-pairs "--transfer $F/sparse_colocations.csv" "--test $F/sparse_colocations.csv"; do
+    # shellcheck disable=SC2086
+    expect 2 "$CLI" colocate eval $SW $SC --place $mode --seeds 1 --predictors ratio -q
+    has "$T/err" "--place scores random splits"
+done
+expect 2 "$CLI" colocate eval $SW $SC --cases 4x2 --seeds 1 --predictors ratio -q
+has "$T/err" "--cases needs --place"
 finish test_colocate_input_cli

@@ -493,6 +493,12 @@ static int do_eval(const opts_t *o)
         return cli_fail(CLI_USAGE, CMD, "eval: --unseen, --unseen-pairs, --test and --transfer exclude each other");
     if (o->test_alone && !o->test)
         return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
+    if (o->place && (o->unseen || o->unseen_pairs || o->test || o->transfer))
+        return cli_fail(CLI_USAGE, CMD,
+                        "eval: --place scores random splits (--train-frac, --seeds); --unseen, --unseen-pairs, "
+                        "--test and --transfer do not apply to it");
+    if (o->cases && !o->place)
+        return cli_fail(CLI_USAGE, CMD, "eval: --cases needs --place");
     ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
     if (o->predictors && parse_kinds(o->predictors, &p.kinds))
         return CLI_USAGE;
