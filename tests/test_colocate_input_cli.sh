@@ -79,4 +79,11 @@ for mode in --unseen --unseen-pairs "--transfer $F/sparse_colocations.csv" "--te
 done
 expect 2 "$CLI" colocate eval $SW $SC --cases 4x2 --seeds 1 --predictors ratio -q
 has "$T/err" "--cases needs --place"
+# eval --place on 3-way sets with K = 2: no group can be measured, so every
+# job runs alone and every policy scores 1; said, not left to be guessed.
+W3="--workloads $F/workloads.csv --colocations $F/colocations3.csv"
+expect 0 "$CLI" colocate eval $W3 --place --cases 4x2 --seeds 1 --predictors ratio
+has "$T/err" "warning: no measured co-location of at most 2 workloads (--max-per-gpu): every job runs alone"
+expect 0 "$CLI" colocate eval $W3 --place --cases 4x2 --seeds 1 --predictors ratio --max-per-gpu 3
+grep -q warning "$T/err" && fail "eval --place warns with K = 3 on 3-way sets: $(cat "$T/err")"
 finish test_colocate_input_cli

@@ -226,6 +226,20 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     return CLI_OK;
 }
 
+/* Whether some co-location of c holds at most k workloads (its slots are
+ * 1..k', so none of its rows has a slot above k). */
+static int has_group_of(const ps_colocations_t *c, int k)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        int small = 1;
+        for (size_t j = 0; j < c->n && small; j++)
+            small = c->rows[j].slot <= k || strcmp(c->rows[j].colocation, c->rows[i].colocation) != 0;
+        if (small)
+            return 1;
+    }
+    return 0;
+}
+
 int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
                             const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c)
 {
@@ -246,6 +260,11 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
         cs[n].n_gpus = (int)b;
         n++;
     }
+    if (!has_group_of(c, max_per_gpu))
+        fprintf(stderr,
+                "pairsight: colocate: warning: no measured co-location of at most %d workloads (--max-per-gpu): "
+                "every job runs alone and every policy scores 1\n",
+                max_per_gpu);
     if (ps_coloc_eval_place(w, s, c, p, max_per_gpu, cs, n))
         return cli_fail(CLI_BAD_INPUT, CMD, "eval --place: %s", ps_last_error());
     if (json) {
