@@ -43,6 +43,10 @@ static const char *const sub_about[] = {
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
+    "pairsight colocate eval --workloads tests/data/colocate/sparse_workloads.csv --colocations "
+    "tests/data/colocate/sparse_colocations.csv --unseen-pairs --seeds 1 --predictors ratio,lowrank,auto",
+    "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --place --cases 4x2,6x3 --max-per-gpu 3 --seeds 2 --predictors ratio,mps",
     NULL};
 static const char *const ex_train[] = {
     "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
@@ -53,6 +57,8 @@ static const char *const ex_train[] = {
 static const char *const ex_predict[] = {
     "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--colocations tests/data/colocate/colocations3.csv --out -",
+    "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--colocations tests/data/colocate/colocations4.csv --as time --out out/t.csv",
     NULL};
 static const char *const ex_select[] = {
     "pairsight colocate select --model out/c.psc --workloads tests/data/colocate/workloads.csv --target "
@@ -61,6 +67,9 @@ static const char *const ex_select[] = {
 static const char *const ex_place[] = {
     "pairsight colocate place --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--jobs alpha_batch2-inf*2,beta_batch4-train,gamma_batch1-inf --gpus 2 --json",
+    "pairsight colocate place --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--jobs alpha_batch2-inf,alpha_batch8-inf,beta_batch4-train,gamma_batch1-inf,gamma_batch4-inf "
+    "--gpus 1:TESTGPU,1:TESTGPU --max-per-gpu 3 --shares 100,50",
     NULL};
 static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select, ex_place};
 
@@ -101,7 +110,7 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
           .flags = CLI_NODEF}},
         {S_EVAL,
          {"--unseen-pairs", CLI_FLAG, &o->unseen_pairs, NULL,
-          "5 folds of workload pairs: every co-location holding a held-out pair is held out", .flags = CLI_NODEF}},
+          "5 folds of workload pairs: every co-location holding a held-out pair is held out"}},
         {S_EVAL,
          {"--transfer", CLI_STR, &o->transfer, "FILE",
           "train on --colocations, score on FILE (another GPU's co-locations; --workloads holds both GPUs)"}},
@@ -117,7 +126,7 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
           .def = "within"}},
         {S_EVAL,
          {"--place", CLI_FLAG, &o->place, NULL,
-          "score placements over a cluster (see --cases) instead of co-runner choices", .flags = CLI_NODEF}},
+          "score placements over a cluster (see --cases) instead of co-runner choices, on random splits"}},
         {S_EVAL,
          {"--cases", CLI_STR, &o->cases, "LIST", "with --place: JOBSxGPUS cases", .def = "4x2,8x4,16x8,24x8,32x16"}},
         {S_EVAL | S_PLACE, {"--max-per-gpu", CLI_INT, &o->max_per_gpu, "K", "most jobs on one GPU", .lo = 1, .hi = 8}},
