@@ -86,4 +86,13 @@ expect 0 "$CLI" colocate eval $W3 --place --cases 4x2 --seeds 1 --predictors rat
 has "$T/err" "warning: no measured co-location of at most 2 workloads (--max-per-gpu): every job runs alone"
 expect 0 "$CLI" colocate eval $W3 --place --cases 4x2 --seeds 1 --predictors ratio --max-per-gpu 3
 grep -q warning "$T/err" && fail "eval --place warns with K = 3 on 3-way sets: $(cat "$T/err")"
+# select: a target with rows on several GPUs asks for --gpu (the first
+# row's was taken), and a GPU the model was not trained on warns.
+C2="--candidates lm_batch8-train,rec_batch16-train"
+expect 1 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train $C2
+has "$T/err" "select: target 'res_batch8-train' has rows on several GPUs in $T/w12.csv (SIMGPU, OTHERGPU): give --gpu"
+expect 0 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train $C2 --gpu SIMGPU
+grep -q warning "$T/err" && fail "select on the model's GPU warns: $(cat "$T/err")"
+expect 0 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train $C2 --gpu OTHERGPU
+has "$T/err" "warning: model trained on GPU SIMGPU, predicting for OTHERGPU"
 finish test_colocate_input_cli

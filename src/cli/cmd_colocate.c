@@ -809,6 +809,12 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
                  o->gpu ? o->gpu : "", o->workloads);
         return NULL;
     }
+    for (size_t i = 0; i < t->w->n && !o->gpu; i++) /* which GPU is asked, not guessed */
+        if (strcmp(t->w->rows[i].workload, o->target) == 0 && strcmp(t->w->rows[i].gpu, gpu) != 0) {
+            cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s' has rows on several GPUs in %s (%s, %s): give --gpu",
+                     o->target, o->workloads, gpu, t->w->rows[i].gpu);
+            return NULL;
+        }
     char missing[512];
     if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
         cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
@@ -927,6 +933,8 @@ static int do_select(const opts_t *o)
         err = ps_coloc_model_load(o->model, &m);
     if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
         err = psi_error(PS_E_NOMEM, "out of memory");
+    if (!err)
+        warn_gpu(m, q);
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, q, pred);
     if (!err) {
