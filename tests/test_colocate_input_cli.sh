@@ -6,6 +6,8 @@
 CLI=${1:?usage: test_colocate_input_cli.sh PAIRSIGHT}
 F=tests/data/colocate
 . tests/clitest.sh
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 SW="--workloads $F/sparse_workloads.csv"
 SC="--colocations $F/sparse_colocations.csv"
 expect 0 "$CLI" colocate train $SW $SC --kind lowrank --out "$T/lr.psc"
@@ -95,4 +97,40 @@ expect 0 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --t
 grep -q warning "$T/err" && fail "select on the model's GPU warns: $(cat "$T/err")"
 expect 0 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train $C2 --gpu OTHERGPU
 has "$T/err" "warning: model trained on GPU SIMGPU, predicting for OTHERGPU"
+# A model records the k of its training co-locations (ks) and warns on
+# others, in predict, select and place; a model file without ks (written
+# before it was recorded) loads and warns about nothing.
+W3="--workloads $F/workloads.csv --colocations $F/colocations3.csv"
+expect 0 "$CLI" colocate train $W3 --kind ratio --out "$T/r3.psc"
+has "$T/r3.psc" "ks 3"
+expect 0 "$CLI" colocate predict --model "$T/r3.psc" --workloads $F/workloads.csv --colocations $F/colocations4.csv
+has "$T/err" "warning: model trained on co-locations of k = 3 workloads, predicting k = 4"
+expect 0 "$CLI" colocate predict --model "$T/r3.psc" $W3
+grep -q warning "$T/err" && fail "predict on the trained k warns: $(cat "$T/err")"
+expect 0 "$CLI" colocate select --model "$T/r3.psc" --workloads $F/workloads.csv --target alpha_batch2-inf \
+    --candidates beta_batch4-train
+has "$T/err" "predicting k = 2"
+expect 0 "$CLI" colocate place --model "$T/r3.psc" --workloads $F/workloads.csv --jobs alpha_batch2-inf*4 --gpus 2
+has "$T/err" "placing groups of k = 2"
+expect 0 "$CLI" colocate train $SW $SC --kind auto --out "$T/a.psc" -q
+has "$T/a.psc" "ks 2,3,4"
+"$PY" - "$T/r3.psc" "$T/old.psc" <<'EOF'
+import re, sys, zlib
+src = open(sys.argv[1], "rb").read()
+out, at = [src[:src.index(b"\n") + 1]], src.index(b"\n") + 1
+while not src.startswith(b"end", at):
+    m = re.match(rb"section (\S+) (\d+) [0-9a-f]{8}\n", src[at:])
+    name, n = m.group(1), int(m.group(2))
+    data = src[at + m.end():at + m.end() + n]
+    if name == b"params":
+        data = re.sub(rb"\nks [0-9,]+\n", b"\n", data)
+    head = b"%s %d" % (name, len(data))
+    out.append(b"section %s %08x\n" % (head, zlib.crc32(data, zlib.crc32(head))) + data)
+    at += m.end() + n
+out.append(src[at:])
+open(sys.argv[2], "wb").write(b"".join(out))
+EOF
+grep -q "^ks" "$T/old.psc" && fail "the older model file still has ks"
+expect 0 "$CLI" colocate predict --model "$T/old.psc" --workloads $F/workloads.csv --colocations $F/colocations4.csv
+grep -q warning "$T/err" && fail "a model without ks warns: $(cat "$T/err")"
 finish test_colocate_input_cli

@@ -621,6 +621,61 @@ int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu)
     return 0;
 }
 
+/* "2", "2,3": the k of bit mask ks into buf. */
+static const char *ks_list(unsigned ks, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int k = 0; k < 32 && len + 1 < cap; k++)
+        if (ks >> k & 1) {
+            int n = snprintf(buf + len, cap - len, "%s%d", len ? "," : "", k);
+            len = n < 0 ? cap : len + (size_t)n;
+        }
+    return buf;
+}
+
+void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing)
+{
+    unsigned have = ps_coloc_model_ks(m), other = ks & ~have;
+    if (!have || !other)
+        return;
+    char a[128], b[128];
+    fprintf(stderr,
+            "pairsight: colocate: warning: model trained on co-locations of k = %s workloads, %s k = %s "
+            "(other k than trained on: the error grows; docs/colocate.md)\n",
+            ks_list(have, a, sizeof a), doing, ks_list(other, b, sizeof b));
+}
+
+typedef struct {
+    const char *id;
+    int slot;
+} idslot_t;
+
+static int cmp_idslot(const void *a, const void *b)
+{
+    const idslot_t *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* Warn once when a query co-location's k is not one the model was trained
+ * on (k = its highest slot: slots are 1..k). */
+static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    idslot_t *v = malloc((q->n + 1) * sizeof *v);
+    if (!v)
+        return;
+    for (size_t i = 0; i < q->n; i++)
+        v[i] = (idslot_t){q->rows[i].colocation, q->rows[i].slot};
+    qsort(v, q->n, sizeof *v, cmp_idslot);
+    unsigned ks = 0;
+    for (size_t i = 0; i < q->n; i++)
+        if (i + 1 == q->n || strcmp(v[i].id, v[i + 1].id) != 0)
+            ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
+    free(v);
+    cli_coloc_warn_ks(m, ks, "predicting");
+}
+
 /* Warn once when the queries' GPU is not one the model was trained on. */
 static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
 {
@@ -659,8 +714,10 @@ static int do_predict(const opts_t *o)
     if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)))
         err = psi_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
                         ps_coloc_kind_name(ps_coloc_model_kind(m)));
-    if (!err)
+    if (!err) {
         warn_gpu(m, t.c);
+        warn_k(m, t.c);
+    }
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
     psi_atomic_t *a = NULL;
@@ -933,8 +990,10 @@ static int do_select(const opts_t *o)
         err = ps_coloc_model_load(o->model, &m);
     if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
         err = psi_error(PS_E_NOMEM, "out of memory");
-    if (!err)
+    if (!err) {
         warn_gpu(m, q);
+        warn_k(m, q);
+    }
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, q, pred);
     if (!err) {

@@ -209,8 +209,17 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     int err = ps_coloc_model_load(model, &m);
     if (!err)
         err = ps_coloc_place(m, w, s, (const char *const *)names, nj, types, ng, &p, &pl);
-    if (!err)
+    if (!err) {
         warn_types(m, w, names, nj, types, ng);
+        unsigned ks = 0; /* the sizes of the groups placed together */
+        for (int g = 0; g < ng; g++) {
+            int k = 0;
+            for (int j = 0; j < nj; j++)
+                k += pl.gpu[j] == g;
+            ks |= k >= 2 ? 1u << (k < 31 ? k : 31) : 0;
+        }
+        cli_coloc_warn_ks(m, ks, "placing groups of");
+    }
     if (!err && json)
         place_json(m, &pl, names, nj, types, ng, max_per_gpu);
     else if (!err)
