@@ -133,4 +133,11 @@ EOF
 grep -q "^ks" "$T/old.psc" && fail "the older model file still has ks"
 expect 0 "$CLI" colocate predict --model "$T/old.psc" --workloads $F/workloads.csv --colocations $F/colocations4.csv
 grep -q warning "$T/err" && fail "a model without ks warns: $(cat "$T/err")"
+# train --out - wrote a file named - (predict --out - is standard output).
+case $CLI in /*) ABS=$CLI ;; *) ABS=$PWD/$CLI ;; esac
+(cd "$T" && "$ABS" colocate train --workloads "$OLDPWD/$F/workloads.csv" --colocations "$OLDPWD/$F/colocations3.csv" \
+    --kind ratio --out - -q >/dev/null 2>"$T/err"; echo $? >"$T/rc")
+[ "$(cat "$T/rc")" = 2 ] || fail "train --out -: exit $(cat "$T/rc"), expected 2"
+has "$T/err" "train: --out: a model is written to a file"
+[ -e "$T/-" ] && fail "train --out - made a file named -"
 finish test_colocate_input_cli

@@ -578,6 +578,8 @@ static int do_train(const opts_t *o)
     if (parse_rule(o, &p.auto_rule))
         return CLI_USAGE;
     const char *in[] = {o->workloads, o->scaling, o->colocations};
+    if (strcmp(o->out, "-") == 0) /* it wrote a file named - */
+        return cli_fail(CLI_USAGE, CMD, "train: --out: a model is written to a file, give its path (not -)");
     int code = cli_check_out(CMD ": train", o->out, in, 3);
     if (code != CLI_OK)
         return code;
