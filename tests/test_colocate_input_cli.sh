@@ -140,4 +140,10 @@ case $CLI in /*) ABS=$CLI ;; *) ABS=$PWD/$CLI ;; esac
 [ "$(cat "$T/rc")" = 2 ] || fail "train --out -: exit $(cat "$T/rc"), expected 2"
 has "$T/err" "train: --out: a model is written to a file"
 [ -e "$T/-" ] && fail "train --out - made a file named -"
+# place --shares are a co-located job's (help, docs): a job alone runs at
+# 100, its normalized throughput 1 (it ran at the lowest share given).
+expect 0 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train,lm_batch8-train --gpus 2 \
+    --shares 50 --json
+has "$T/out" '"share_pct":100,"norm_tput":1}'
+grep -q '"share_pct":50' "$T/out" && fail "place put a job alone at 50: $(cat "$T/out")"
 finish test_colocate_input_cli

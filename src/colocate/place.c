@@ -390,8 +390,9 @@ static double model_val(void *ctx, int t, const int *jobs, int k, int *shares)
 {
     mctx_t *x = ctx;
     static const int hundred = 100;
-    const int *al = x->n_shares ? x->shares : &hundred;
-    int na = x->n_shares ? x->n_shares : 1, sh[64], idx[64] = {0};
+    /* the allowed shares are a co-located job's: a job alone has the GPU */
+    const int *al = x->n_shares && k > 1 ? x->shares : &hundred;
+    int na = x->n_shares && k > 1 ? x->n_shares : 1, sh[64], idx[64] = {0};
     double best = -INFINITY, each[64];
     /* every assignment of allowed shares (at most 4096 tried) */
     for (int tries = 0; tries < 4096; tries++) {
