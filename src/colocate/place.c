@@ -33,6 +33,14 @@ typedef struct {
     cl_group_value_fn val;
     void *ctx;
     double *memo; /* [2^n * ntypes] for the DP, NAN = not computed */
+    /* the heuristic's group values by (jobs, type): an open-addressing
+     * table of cap entries (a power of 2), used of them taken */
+    struct gv {
+        uint64_t jobs;
+        int type; /* -1: empty */
+        double v;
+    } * gv;
+    size_t gv_cap, gv_used;
 } solver_t;
 
 static double group_val(solver_t *s, int t, unsigned mask)
@@ -170,18 +178,62 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
     return 0;
 }
 
-/* Value of GPU g's group under assignment a (0 when empty). */
+/* The slot of (jobs, t) in the table: its entry, or the empty one where it
+ * goes. */
+static struct gv *gv_slot(const solver_t *s, uint64_t jobs, int t)
+{
+    uint64_t h = (jobs ^ (uint64_t)t * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    for (size_t i = (size_t)(h >> 17) & (s->gv_cap - 1);; i = (i + 1) & (s->gv_cap - 1))
+        if (s->gv[i].type < 0 || (s->gv[i].jobs == jobs && s->gv[i].type == t))
+            return &s->gv[i];
+}
+
+/* Keeps v as the value of (jobs, t), growing the table at half full (the
+ * value is only not kept when memory runs out). */
+static void gv_put(solver_t *s, uint64_t jobs, int t, double v)
+{
+    if (2 * (s->gv_used + 1) > s->gv_cap) {
+        size_t cap = s->gv_cap ? 2 * s->gv_cap : 4096;
+        struct gv *old = s->gv, *nt = psi_malloc(cap * sizeof *nt);
+        if (!nt)
+            return;
+        for (size_t i = 0; i < cap; i++)
+            nt[i].type = -1;
+        size_t oc = s->gv_cap;
+        s->gv = nt;
+        s->gv_cap = cap;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i].type >= 0)
+                *gv_slot(s, old[i].jobs, old[i].type) = old[i];
+        free(old);
+    }
+    struct gv *e = gv_slot(s, jobs, t);
+    s->gv_used += e->type < 0;
+    *e = (struct gv){jobs, t, v};
+}
+
+/* Value of GPU g's group under assignment a (0 when empty); each group's
+ * value is computed once (the local search asks for the same groups again
+ * and again, and a model's value is a prediction). */
 static double gpu_val(solver_t *s, const int *a, int g, int extra, int without)
 {
     int jobs[64] = {0}, k = 0, sh[64];
+    uint64_t mask = 0;
     for (int i = 0; i < s->n; i++)
-        if ((a[i] == g && i != without) || i == extra)
+        if ((a[i] == g && i != without) || i == extra) {
             jobs[k++] = i;
+            mask |= 1ull << i;
+        }
     if (!k)
         return 0;
     if (k > s->K)
         return -INFINITY;
-    return s->val(s->ctx, s->gtype[g], jobs, k, sh);
+    struct gv *e = s->gv_cap ? gv_slot(s, mask, s->gtype[g]) : NULL;
+    if (e && e->type >= 0)
+        return e->v;
+    double v = s->val(s->ctx, s->gtype[g], jobs, k, sh);
+    gv_put(s, mask, s->gtype[g], v);
+    return v;
 }
 
 static double total(solver_t *s, const int *a)
@@ -297,6 +349,7 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
         }
         free(a);
         free(order);
+        free(s.gv);
     }
     /* The objective without the waiting penalty. */
     for (int i = 0; i < n; i++)
