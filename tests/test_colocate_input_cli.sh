@@ -43,7 +43,9 @@ has "$T/err" "has 1 workload"
 # place: the library's "place:" is not said twice.
 J="--jobs res_batch8-train,lm_batch8-train,rec_batch16-train"
 expect 1 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs nosuch --gpus 1
-has "$T/err" "pairsight: colocate: place: job 'nosuch'"
+has "$T/err" "pairsight: colocate: place: --jobs: 'nosuch' has no row in $F/sparse_workloads.csv"
+expect 1 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train,nosuch --gpus 1:SIMGPU
+has "$T/err" "place: --jobs: 'nosuch' has no row in $F/sparse_workloads.csv on the GPU types of --gpus"
 # A GPU type that workloads.csv lacks is named, with the types it has.
 expect 1 "$CLI" colocate place --model "$T/lr.psc" $SW $J --gpus 2:simgpu
 has "$T/err" "--gpus: GPU type 'simgpu' has no row in workloads.csv (it has SIMGPU)"

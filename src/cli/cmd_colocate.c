@@ -1032,7 +1032,8 @@ int cmd_colocate(int argc, char **argv)
     tables_t t;
     if ((rc = load_tables(&o, 0, &t)))
         return rc;
-    rc = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait, o.json);
+    rc = cmd_colocate_place(o.model, o.workloads, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait,
+                            o.json);
     tables_free(&t);
     return rc;
 }

@@ -93,6 +93,27 @@ static int check_types(const ps_workloads_t *w, const char *const *types, int ng
     return CLI_OK;
 }
 
+/* Every job has a row in workloads.csv on one of the GPU types (any GPU
+ * for an untyped one); CLI_BAD_INPUT naming the job and the file otherwise. */
+static int check_jobs(const char *wpath, const ps_workloads_t *w, char *const *names, int nj, const char *const *types,
+                      int ng)
+{
+    int typed = 0;
+    for (int g = 0; g < ng; g++)
+        typed |= types[g] != NULL;
+    for (int j = 0; j < nj; j++) {
+        int found = 0;
+        for (size_t i = 0; i < w->n && !found; i++)
+            for (int g = 0; g < ng && !found; g++)
+                found =
+                    strcmp(w->rows[i].workload, names[j]) == 0 && (!types[g] || strcmp(w->rows[i].gpu, types[g]) == 0);
+        if (!found)
+            return cli_fail(CLI_BAD_INPUT, CMD, "place: --jobs: '%s' has no row in %s%s", names[j], wpath,
+                            typed ? " on the GPU types of --gpus" : "");
+    }
+    return CLI_OK;
+}
+
 /* Warns once per GPU type of the placement the model was not trained on
  * (an untyped GPU: the jobs' own rows' GPU). */
 static void warn_types(const ps_coloc_model_t *m, const ps_workloads_t *w, char *const *names, int nj,
@@ -172,8 +193,9 @@ static void place_text(const ps_coloc_placement_t *pl, char *const *names, int n
             printf("waiting: %s\n", names[j]);
 }
 
-int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
-                       const char *gpus, int max_per_gpu, const char *shares, int allow_wait, int json)
+int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
+                       const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
+                       int json)
 {
     if (!model || !jobs || !gpus)
         return cli_fail(CLI_USAGE, CMD, "place: --model, --jobs and --gpus are required");
@@ -194,6 +216,8 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     if (nj > 0)
         ng = gl ? split_gpus(gl, gpus, types, 64) : -1;
     int code = nj < 1 || ng < 1 ? CLI_USAGE : check_types(w, types, ng);
+    if (code == CLI_OK)
+        code = check_jobs(wpath, w, names, nj, types, ng);
     if (code != CLI_OK) {
         free(jl);
         free(gl);
