@@ -895,6 +895,10 @@ PS_API double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling
  *  co-locations, comma-joined; "" when unknown). @return that string, owned
  *  by m. */
 PS_API const char *ps_coloc_model_gpu(const ps_coloc_model_t *m);
+/** The sizes of the model's training co-locations: bit k is set when it was
+ *  trained on k-way sets (bit 31: 31 workloads or more). @return that mask,
+ *  0 when unknown (a model file written before it was recorded). */
+PS_API unsigned ps_coloc_model_ks(const ps_coloc_model_t *m);
 /** @return 1 for a model made with kind PS_COLOC_AUTO, 0 otherwise. With
  *  the pick rule ps_coloc_model_kind(m) is the kind it chose; a blend's kind
  *  is PS_COLOC_AUTO (see ps_coloc_model_blend). */

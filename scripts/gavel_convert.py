@@ -110,7 +110,7 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the file's GPU types and exit")
     a = ap.parse_args()
     try:
-        with open(a.throughputs) as f:
+        with open(a.throughputs, encoding="utf-8-sig") as f:
             d = json.load(f)
     except OSError as e:
         fail(f"{a.throughputs}: {e.strerror}")
@@ -125,22 +125,26 @@ def main():
     missing = [g for g in gpus if g not in d]
     if missing:
         fail(f"{a.throughputs} has no GPU {', '.join(missing)} (it has {', '.join(sorted(d))})")
-    os.makedirs(a.outdir, exist_ok=True)
+    if a.outdir == "-":
+        fail("outdir: the tables are two files, give a folder ('-' is for --list only)")
     wl, co = os.path.join(a.outdir, "workloads.csv"), os.path.join(a.outdir, "colocations.csv")
     try:  # written aside and renamed, so that a failure leaves no half table
+        os.makedirs(a.outdir, exist_ok=True)
         with open(wl + ".tmp", "w") as fw, open(co + ".tmp", "w") as fc:
             fw.write("gpu,workload,exclusive_tput\n")
             fc.write("colocation,gpu,slot,workload,share_pct,tput\n")
             for g in gpus:
                 n, p = convert_gpu(g, d[g], fw, fc)
                 print(f"{g}: {n} workloads, {p} pairs", file=sys.stderr)
-    except BaseException:
+        os.replace(wl + ".tmp", wl)
+        os.replace(co + ".tmp", co)
+    except BaseException as e:
         for t in (wl + ".tmp", co + ".tmp"):
             if os.path.exists(t):
                 os.remove(t)
+        if isinstance(e, OSError):
+            fail(f"{a.outdir}: cannot write: {e.strerror}")
         raise
-    os.replace(wl + ".tmp", wl)
-    os.replace(co + ".tmp", co)
 
 
 main()

@@ -53,13 +53,34 @@ def tput(v):
     return "" if v is None or not (v > 0) else repr(float(v))
 
 
+def skip_comments(f):
+    """The lines of f from its header on (comment lines before it left out)."""
+    header = False
+    for line in f:
+        if header or not line.startswith("#"):
+            header = True
+            yield line
+
+
 def write(out, name, rows, known):
     d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "colocations.csv")
+    try:
+        os.makedirs(d, exist_ok=True)
+        n, skipped = write_rows(path + ".tmp", rows, known)
+        os.replace(path + ".tmp", path)
+    except OSError as e:
+        if os.path.exists(path + ".tmp"):
+            os.remove(path + ".tmp")
+        fail(f"{d}: cannot write: {e.strerror}")
+    print(f"{name}: {n} co-locations ({skipped} rows with an unknown workload skipped)", file=sys.stderr)
+
+
+def write_rows(path, rows, known):
+    """Writes the co-locations of rows whose workloads are all known."""
     n = skipped = 0
     seen = set()
-    path = os.path.join(d, "colocations.csv")
-    with open(path + ".tmp", "w") as f:
+    with open(path, "w") as f:
         f.write("colocation,gpu,slot,workload,share_pct,tput\n")
         for ws, ts in rows:
             if any(w not in known for w in ws):
@@ -72,8 +93,7 @@ def write(out, name, rows, known):
             for s, (w, t) in enumerate(zip(ws, ts), 1):
                 f.write(f"{cid},V100-SXM2-32GB,{s},{w},100,{tput(t)}\n")
             n += 1
-    os.replace(path + ".tmp", path)
-    print(f"{name}: {n} co-locations ({skipped} rows with an unknown workload skipped)", file=sys.stderr)
+    return n, skipped
 
 
 def comb3(repo):
@@ -114,8 +134,9 @@ def main():
     ap.add_argument("outdir", help="directory for kace-comb3/ and kace-comb4/ (created)")
     a = ap.parse_args()
     try:
-        with open(a.workloads) as f:
-            rd = csv.DictReader(f)
+        with open(a.workloads, encoding="utf-8-sig", newline="") as f:
+            # FORMATS.md: lines starting with # before the header are comments
+            rd = csv.DictReader(skip_comments(f))
             if "workload" not in (rd.fieldnames or []):
                 fail(f"{a.workloads}: no column workload")
             known = {r["workload"] for r in rd}

@@ -262,6 +262,16 @@ static void test_bad_inputs(void)
     CHECK_OK(ps_colocations_append(q, &r)); /* slot 1 twice */
     CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "slot 1 twice") != NULL);
+    /* A workload alone is no co-location (a row lost), nor are slots 1, 3. */
+    ps_colocations_free(q);
+    q = ps_colocations_new();
+    CHECK_OK(ps_colocations_append(q, &r));
+    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
+    CHECK(strstr(ps_last_error(), "row 1: co-location 'x' has 1 workload") != NULL);
+    r.slot = 3;
+    CHECK_OK(ps_colocations_append(q, &r));
+    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
+    CHECK(strstr(ps_last_error(), "has slot 3 but 2 rows") != NULL);
     /* A sum model needs a co-location with every throughput measured. */
     ps_coloc_params_t p = ps_coloc_default_params();
     p.kind = PS_COLOC_KACE_LR;
@@ -269,6 +279,9 @@ static void test_bad_inputs(void)
     ps_colocations_free(q);
     q = ps_colocations_new();
     r.tput = NAN;
+    r.slot = 1;
+    CHECK_OK(ps_colocations_append(q, &r));
+    r.slot = 2;
     CHECK_OK(ps_colocations_append(q, &r));
     CHECK(ps_coloc_train(t.w, NULL, q, &p, &m) == PS_E_INPUT && m == NULL);
     CHECK(strstr(ps_last_error(), "measured") != NULL);

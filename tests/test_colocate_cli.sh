@@ -54,7 +54,7 @@ check "missing file: 1" expect_rc 1 "$CLI" colocate eval $W --colocations "$T/no
 check "message names the command" sh -c "grep -q '^pairsight: colocate: ' '$T/err'"
 printf 'colocation,gpu,slot,workload,share_pct,tput\nx,V100,1,nosuch,50,1.0\n' > "$T/bad_test.csv"
 check "bad --test file: 1" expect_rc 1 "$CLI" colocate eval $W --colocations $F/colocations3.csv --test "$T/bad_test.csv"
-check "message names the test table and row" grep -q "test colocations: row 1: workload 'nosuch'" "$T/err"
+check "message names the test file, line and column" grep -q "bad_test.csv:2:4: workload 'nosuch' on V100 has no row" "$T/err"
 check "unknown target: 1" expect_rc 1 "$CLI" colocate select --model "$T/m.psc" $W --target nope --candidates alpha_batch2-inf
 check "garbage model: 1" sh -c "echo junk > '$T/bad.psc'; '$CLI' colocate predict --model '$T/bad.psc' $W \
     --colocations $F/colocations3.csv >/dev/null 2>&1; [ \$? = 1 ]"

@@ -205,6 +205,33 @@ static double toy_val(void *ctx, int type, const int *jobs, int k, int *shares)
     return v;
 }
 
+/* toy_val, counting the calls that ask for a group asked for before. */
+typedef struct {
+    const double *wt;
+    uint64_t *seen;
+    size_t n, cap;
+    int repeats;
+} counting_t;
+
+static double counting_val(void *ctx, int t, const int *jobs, int k, int *shares)
+{
+    counting_t *c = ctx;
+    uint64_t key = (uint64_t)t << 60;
+    for (int i = 0; i < k; i++)
+        key |= 1ull << jobs[i];
+    for (size_t i = 0; i < c->n; i++)
+        c->repeats += c->seen[i] == key;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 1024;
+        uint64_t *g = realloc(c->seen, c->cap * sizeof *g);
+        if (!g)
+            abort();
+        c->seen = g;
+    }
+    c->seen[c->n++] = key;
+    return toy_val((void *)c->wt, t, jobs, k, shares);
+}
+
 static double brute(const double *wt, int n, const int *gt, int ng, int K, int *a, int j)
 {
     if (j == n) {
@@ -271,6 +298,14 @@ static void test_place_solver(void)
     for (int i = 0; i < ng; i++)
         alone += sorted[i];
     CHECK(obj >= alone);
+    /* The heuristic values each group once (a model's value is a
+     * prediction; the local search asks for the same groups again). */
+    counting_t cv = {.wt = wt};
+    double obj2 = 0;
+    CHECK_OK(cl_place_solve(n, gt, ng, 1, 4, 1, 0, counting_val, &cv, a, sh, &obj2, &exact));
+    CHECK_NEAR(obj2, obj, 1e-12);
+    CHECK(cv.n > 0 && cv.repeats <= ng); /* only the final shares ask again */
+    free(cv.seen);
 }
 
 /* Placement with a model: 8 jobs on 4 GPUs, K = 2, every job placed, the

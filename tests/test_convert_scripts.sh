@@ -54,6 +54,19 @@ has "$T/err" "p100: 2 workloads, 3 pairs"
 has "$T/o/colocations.csv" "gavel-p100/cyclegan-train+resnet-50_batch16-train@100/100,p100,2,resnet-50_batch16-train,100,6.0"
 grep -q "batch128" "$T/o/workloads.csv" "$T/o/colocations.csv" && fail "a job that does not run alone was kept"
 
+# An output folder that cannot be made, or '-' (for --list only): a message,
+# exit 1, no traceback; a JSON file with a UTF-8 BOM is read.
+expect 1 "$PY" $G "$T/sim.json" /proc/none/x v100
+has "$T/err" "gavel_convert.py: /proc/none/x: cannot write"
+grep -q Traceback "$T/err" && fail "gavel_convert.py: a traceback for an unwritable folder"
+expect 1 "$PY" $G "$T/sim.json" - v100
+has "$T/err" "'-' is for --list only"
+[ -e ./- ] && fail "gavel_convert.py made a folder named -"
+printf '\357\273\277' > "$T/bom.json"
+cat "$T/oracle.json" >> "$T/bom.json"
+expect 0 "$PY" $G "$T/bom.json" "$T/ob"
+cmp -s "$T/o/colocations.csv" "$T/ob/colocations.csv" || fail "a JSON file with a BOM converts differently"
+
 # Bad input: a clear message, exit 1, no table left behind.
 expect 1 "$PY" $G "$T/none.json" "$T/x"
 has "$T/err" "No such file or directory"
@@ -99,6 +112,14 @@ if command -v git >/dev/null 2>&1; then
     has "$T/err" "cannot read output/shared_throughput/"
     expect 1 "$PY" $K "$R" "$T/none.csv" "$T/k3"
     has "$T/err" "No such file or directory"
+    expect 1 "$PY" $K "$R" "$T/wl.csv" /proc/none/x
+    has "$T/err" "kace_comb_convert.py: /proc/none/x/kace-comb3: cannot write"
+    grep -q Traceback "$T/err" && fail "kace_comb_convert.py: a traceback for an unwritable folder"
+    # workloads.csv as FORMATS.md allows it: comment lines, a BOM, CRLF.
+    { printf '\357\273\277# KACE workloads\r\n'; sed 's/$/\r/' "$T/wl.csv"; } > "$T/wl2.csv"
+    expect 0 "$PY" $K "$R" "$T/wl2.csv" "$T/k4"
+    cmp -s "$T/k/kace-comb3/colocations.csv" "$T/k4/kace-comb3/colocations.csv" ||
+        fail "a workloads.csv with a comment, a BOM and CRLF converts differently"
 else
     echo "git absent: the KACE converter's part skipped"
 fi

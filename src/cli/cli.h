@@ -119,9 +119,16 @@ int cli_parse_model_batch(const char *v, void *dest);
  * the path written (src/cli/cmd_eval.c). */
 int cli_eval_main(int argc, char **argv, int report_mode);
 
+/* 1 when the co-location model was trained on gpu (or records none), 0 when
+ * not: predict and place warn then (cmd_colocate.c). */
+int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu);
+/* Warns when ks (bit k: k-way co-locations) holds a k the model was not
+ * trained on; doing says what with them ("predicting", "placing groups of"). */
+void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing);
 /* colocate place and eval --place (cmd_colocate_place.c). */
-int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
-                       const char *gpus, int max_per_gpu, const char *shares, int allow_wait, int json);
+int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
+                       const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
+                       int json);
 int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
                             const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c);
 

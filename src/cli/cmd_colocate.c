@@ -43,6 +43,10 @@ static const char *const sub_about[] = {
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
+    "pairsight colocate eval --workloads tests/data/colocate/sparse_workloads.csv --colocations "
+    "tests/data/colocate/sparse_colocations.csv --unseen-pairs --seeds 1 --predictors ratio,lowrank,auto",
+    "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
+    "tests/data/colocate/colocations3.csv --place --cases 4x2,6x3 --max-per-gpu 3 --seeds 2 --predictors ratio,mps",
     NULL};
 static const char *const ex_train[] = {
     "pairsight colocate train --workloads tests/data/colocate/workloads.csv --colocations "
@@ -53,6 +57,8 @@ static const char *const ex_train[] = {
 static const char *const ex_predict[] = {
     "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--colocations tests/data/colocate/colocations3.csv --out -",
+    "pairsight colocate predict --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--colocations tests/data/colocate/colocations4.csv --as time --out out/t.csv",
     NULL};
 static const char *const ex_select[] = {
     "pairsight colocate select --model out/c.psc --workloads tests/data/colocate/workloads.csv --target "
@@ -61,6 +67,9 @@ static const char *const ex_select[] = {
 static const char *const ex_place[] = {
     "pairsight colocate place --model out/c.psc --workloads tests/data/colocate/workloads.csv "
     "--jobs alpha_batch2-inf*2,beta_batch4-train,gamma_batch1-inf --gpus 2 --json",
+    "pairsight colocate place --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--jobs alpha_batch2-inf,alpha_batch8-inf,beta_batch4-train,gamma_batch1-inf,gamma_batch4-inf "
+    "--gpus 1:TESTGPU,1:TESTGPU --max-per-gpu 3 --shares 100,50",
     NULL};
 static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select, ex_place};
 
@@ -101,7 +110,7 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
           .flags = CLI_NODEF}},
         {S_EVAL,
          {"--unseen-pairs", CLI_FLAG, &o->unseen_pairs, NULL,
-          "5 folds of workload pairs: every co-location holding a held-out pair is held out", .flags = CLI_NODEF}},
+          "5 folds of workload pairs: every co-location holding a held-out pair is held out"}},
         {S_EVAL,
          {"--transfer", CLI_STR, &o->transfer, "FILE",
           "train on --colocations, score on FILE (another GPU's co-locations; --workloads holds both GPUs)"}},
@@ -117,7 +126,7 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
           .def = "within"}},
         {S_EVAL,
          {"--place", CLI_FLAG, &o->place, NULL,
-          "score placements over a cluster (see --cases) instead of co-runner choices", .flags = CLI_NODEF}},
+          "score placements over a cluster (see --cases) instead of co-runner choices, on random splits"}},
         {S_EVAL,
          {"--cases", CLI_STR, &o->cases, "LIST", "with --place: JOBSxGPUS cases", .def = "4x2,8x4,16x8,24x8,32x16"}},
         {S_EVAL | S_PLACE, {"--max-per-gpu", CLI_INT, &o->max_per_gpu, "K", "most jobs on one GPU", .lo = 1, .hi = 8}},
@@ -271,13 +280,24 @@ static void tables_free(tables_t *t)
     ps_colocations_free(t->t);
 }
 
+/* A colocations file against the workloads, as `pairsight check` does it
+ * (FILE:LINE:COLUMN of a workload without a row, of slots other than 1..k);
+ * standard input cannot be read twice: the loader's checks name the row. */
+static int check_coloc_file(const char *path, const ps_workloads_t *w)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return 0;
+    return psi_check_with_workloads(path, PS_TABLE_COLOCATIONS, &w, 1);
+}
+
 static int load_tables(const opts_t *o, int need_c, tables_t *t)
 {
     memset(t, 0, sizeof *t);
     (void)need_c; /* the option tables make them required */
+    const char *test = o->test ? o->test : o->transfer;
     if (ps_workloads_load(o->workloads, &t->w) || (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
-        (o->colocations && ps_colocations_load(o->colocations, &t->c)) ||
-        ((o->test || o->transfer) && ps_colocations_load(o->test ? o->test : o->transfer, &t->t))) {
+        (o->colocations && ps_colocations_load(o->colocations, &t->c)) || (test && ps_colocations_load(test, &t->t)) ||
+        check_coloc_file(o->colocations, t->w) || check_coloc_file(test, t->w)) {
         tables_free(t);
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     }
@@ -482,6 +502,12 @@ static int do_eval(const opts_t *o)
         return cli_fail(CLI_USAGE, CMD, "eval: --unseen, --unseen-pairs, --test and --transfer exclude each other");
     if (o->test_alone && !o->test)
         return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
+    if (o->place && (o->unseen || o->unseen_pairs || o->test || o->transfer))
+        return cli_fail(CLI_USAGE, CMD,
+                        "eval: --place scores random splits (--train-frac, --seeds); --unseen, --unseen-pairs, "
+                        "--test and --transfer do not apply to it");
+    if (o->cases && !o->place)
+        return cli_fail(CLI_USAGE, CMD, "eval: --cases needs --place");
     ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
     if (o->predictors && parse_kinds(o->predictors, &p.kinds))
         return CLI_USAGE;
@@ -552,6 +578,8 @@ static int do_train(const opts_t *o)
     if (parse_rule(o, &p.auto_rule))
         return CLI_USAGE;
     const char *in[] = {o->workloads, o->scaling, o->colocations};
+    if (strcmp(o->out, "-") == 0) /* it wrote a file named - */
+        return cli_fail(CLI_USAGE, CMD, "train: --out: a model is written to a file, give its path (not -)");
     int code = cli_check_out(CMD ": train", o->out, in, 3);
     if (code != CLI_OK)
         return code;
@@ -580,24 +608,83 @@ static double workload_batch(const char *name)
     return v > 0 ? (double)v : 1;
 }
 
+int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu)
+{
+    const char *mg = ps_coloc_model_gpu(m);
+    if (!*mg || !gpu || !*gpu)
+        return 1;
+    size_t l = strlen(gpu);
+    for (const char *p = mg; *p;) {
+        size_t pl = strcspn(p, ",");
+        if (pl == l && strncmp(p, gpu, l) == 0)
+            return 1;
+        p += pl + (p[pl] == ',');
+    }
+    return 0;
+}
+
+/* "2", "2,3": the k of bit mask ks into buf. */
+static const char *ks_list(unsigned ks, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int k = 0; k < 32 && len + 1 < cap; k++)
+        if (ks >> k & 1) {
+            int n = snprintf(buf + len, cap - len, "%s%d", len ? "," : "", k);
+            len = n < 0 ? cap : len + (size_t)n;
+        }
+    return buf;
+}
+
+void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing)
+{
+    unsigned have = ps_coloc_model_ks(m), other = ks & ~have;
+    if (!have || !other)
+        return;
+    char a[128], b[128];
+    fprintf(stderr,
+            "pairsight: colocate: warning: model trained on co-locations of k = %s workloads, %s k = %s "
+            "(other k than trained on: the error grows; docs/colocate.md)\n",
+            ks_list(have, a, sizeof a), doing, ks_list(other, b, sizeof b));
+}
+
+typedef struct {
+    const char *id;
+    int slot;
+} idslot_t;
+
+static int cmp_idslot(const void *a, const void *b)
+{
+    const idslot_t *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* Warn once when a query co-location's k is not one the model was trained
+ * on (k = its highest slot: slots are 1..k). */
+static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    idslot_t *v = malloc((q->n + 1) * sizeof *v);
+    if (!v)
+        return;
+    for (size_t i = 0; i < q->n; i++)
+        v[i] = (idslot_t){q->rows[i].colocation, q->rows[i].slot};
+    qsort(v, q->n, sizeof *v, cmp_idslot);
+    unsigned ks = 0;
+    for (size_t i = 0; i < q->n; i++)
+        if (i + 1 == q->n || strcmp(v[i].id, v[i + 1].id) != 0)
+            ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
+    free(v);
+    cli_coloc_warn_ks(m, ks, "predicting");
+}
+
 /* Warn once when the queries' GPU is not one the model was trained on. */
 static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
 {
     const char *mg = ps_coloc_model_gpu(m);
-    if (!*mg)
-        return;
     for (size_t i = 0; i < q->n; i++) {
         const char *g = q->rows[i].gpu;
-        if (!g || !*g)
-            continue;
-        size_t l = strlen(g);
-        int found = 0;
-        for (const char *p = mg; *p && !found;) {
-            size_t pl = strcspn(p, ",");
-            found = pl == l && strncmp(p, g, l) == 0;
-            p += pl + (p[pl] == ',');
-        }
-        if (!found) {
+        if (!cli_coloc_model_knows_gpu(m, g)) {
             fprintf(stderr,
                     "pairsight: colocate: warning: model trained on GPU %s, predicting for %s "
                     "(across GPUs the error grows; docs/colocate.md)\n",
@@ -629,8 +716,10 @@ static int do_predict(const opts_t *o)
     if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)))
         err = psi_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
                         ps_coloc_kind_name(ps_coloc_model_kind(m)));
-    if (!err)
+    if (!err) {
         warn_gpu(m, t.c);
+        warn_k(m, t.c);
+    }
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
     psi_atomic_t *a = NULL;
@@ -779,6 +868,12 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
                  o->gpu ? o->gpu : "", o->workloads);
         return NULL;
     }
+    for (size_t i = 0; i < t->w->n && !o->gpu; i++) /* which GPU is asked, not guessed */
+        if (strcmp(t->w->rows[i].workload, o->target) == 0 && strcmp(t->w->rows[i].gpu, gpu) != 0) {
+            cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s' has rows on several GPUs in %s (%s, %s): give --gpu",
+                     o->target, o->workloads, gpu, t->w->rows[i].gpu);
+            return NULL;
+        }
     char missing[512];
     if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
         cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
@@ -897,6 +992,10 @@ static int do_select(const opts_t *o)
         err = ps_coloc_model_load(o->model, &m);
     if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
         err = psi_error(PS_E_NOMEM, "out of memory");
+    if (!err) {
+        warn_gpu(m, q);
+        warn_k(m, q);
+    }
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, q, pred);
     if (!err) {
@@ -933,7 +1032,8 @@ int cmd_colocate(int argc, char **argv)
     tables_t t;
     if ((rc = load_tables(&o, 0, &t)))
         return rc;
-    rc = cmd_colocate_place(o.model, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait, o.json);
+    rc = cmd_colocate_place(o.model, o.workloads, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait,
+                            o.json);
     tables_free(&t);
     return rc;
 }

@@ -2,6 +2,7 @@
  * over a cluster from a co-location model (docs/colocate.md). */
 #include "cli/cli.h"
 #include "common/common.h"
+#include "profile/tables.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -11,47 +12,132 @@
 
 #define CMD "colocate"
 
-/* "a,b*3,c" into names[] (b repeated); returns the count or -1. */
-static int split_jobs(char *list, char **names, int cap)
+/* "a,b*3,c" into names[] (b repeated); returns the count, or -1 after a
+ * usage message that says what is wrong. */
+static int split_jobs(char *list, const char *given, char **names, int cap)
 {
     int n = 0;
+    size_t len = strlen(list);
+    if (!len || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))
+        return -cli_fail(CLI_USAGE, CMD, "place: --jobs: empty job name in '%s' (expected a,b*3,c)", given);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         char *star = strrchr(tok, '*');
         long rep = 1;
         if (star) {
             *star = 0;
-            if (cli_parse_long(star + 1, 1, 64, &rep))
-                return -1;
+            if (cli_parse_long(star + 1, 1, cap, &rep))
+                return -cli_fail(CLI_USAGE, CMD, "place: --jobs: '%s*%s': the repeat count must be 1..%d", tok,
+                                 star + 1, cap);
         }
         if (!*tok)
-            return -1;
+            return -cli_fail(CLI_USAGE, CMD, "place: --jobs: empty job name in '%s' (expected a,b*3,c)", given);
         for (long r = 0; r < rep; r++) {
             if (n == cap)
-                return -1;
+                return -cli_fail(CLI_USAGE, CMD, "place: --jobs: more than %d jobs in '%s'", cap, given);
             names[n++] = tok;
         }
     }
     return n;
 }
 
-/* "8" or "4:v100,4:p100" into types[] (NULL: the jobs' own rows). */
-static int split_gpus(char *list, const char **types, int cap)
+/* "8" or "4:v100,4:p100" into types[] (NULL: the jobs' own rows); returns
+ * the count, or -1 after a usage message. */
+static int split_gpus(char *list, const char *given, const char **types, int cap)
 {
     int n = 0;
+    if (!*list)
+        return -cli_fail(CLI_USAGE, CMD, "place: --gpus: expected N or N:TYPE,..., got ''");
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         char *colon = strchr(tok, ':');
         if (colon)
             *colon = 0;
         long c;
-        if (cli_parse_long(tok, 1, 64, &c) || (colon && !colon[1]))
-            return -1;
+        if (cli_parse_long(tok, 1, cap, &c) || (colon && !colon[1]))
+            return -cli_fail(CLI_USAGE, CMD,
+                             "place: --gpus: '%s%s%s': expected N (1..%d) or N:TYPE (TYPE: the gpu column of "
+                             "workloads.csv)",
+                             tok, colon ? ":" : "", colon ? colon + 1 : "", cap);
         for (long i = 0; i < c; i++) {
             if (n == cap)
-                return -1;
+                return -cli_fail(CLI_USAGE, CMD, "place: --gpus: more than %d GPUs in '%s'", cap, given);
             types[n++] = colon ? colon + 1 : NULL;
         }
     }
     return n;
+}
+
+/* Every GPU type named has rows in workloads.csv; CLI_BAD_INPUT naming the
+ * type and the ones there otherwise. */
+static int check_types(const ps_workloads_t *w, const char *const *types, int ng)
+{
+    for (int g = 0; g < ng; g++) {
+        int found = !types[g];
+        for (size_t i = 0; i < w->n && !found; i++)
+            found = strcmp(w->rows[i].gpu, types[g]) == 0;
+        if (found)
+            continue;
+        char have[256] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < w->n && len + 1 < sizeof have; i++) {
+            int seen = 0;
+            for (size_t k = 0; k < i && !seen; k++)
+                seen = strcmp(w->rows[k].gpu, w->rows[i].gpu) == 0;
+            if (!seen) {
+                int m = snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "", w->rows[i].gpu);
+                len = m < 0 ? sizeof have : len + (size_t)m;
+            }
+        }
+        return cli_fail(CLI_BAD_INPUT, CMD, "place: --gpus: GPU type '%s' has no row in workloads.csv (it has %s)",
+                        types[g], have);
+    }
+    return CLI_OK;
+}
+
+/* Every job has a row in workloads.csv on one of the GPU types (any GPU
+ * for an untyped one); CLI_BAD_INPUT naming the job and the file otherwise. */
+static int check_jobs(const char *wpath, const ps_workloads_t *w, char *const *names, int nj, const char *const *types,
+                      int ng)
+{
+    int typed = 0;
+    for (int g = 0; g < ng; g++)
+        typed |= types[g] != NULL;
+    for (int j = 0; j < nj; j++) {
+        int found = 0;
+        for (size_t i = 0; i < w->n && !found; i++)
+            for (int g = 0; g < ng && !found; g++)
+                found =
+                    strcmp(w->rows[i].workload, names[j]) == 0 && (!types[g] || strcmp(w->rows[i].gpu, types[g]) == 0);
+        if (!found)
+            return cli_fail(CLI_BAD_INPUT, CMD, "place: --jobs: '%s' has no row in %s%s", names[j], wpath,
+                            typed ? " on the GPU types of --gpus" : "");
+    }
+    return CLI_OK;
+}
+
+/* Warns once per GPU type of the placement the model was not trained on
+ * (an untyped GPU: the jobs' own rows' GPU). */
+static void warn_types(const ps_coloc_model_t *m, const ps_workloads_t *w, char *const *names, int nj,
+                       const char *const *types, int ng)
+{
+    const char *warned[64];
+    int nw = 0;
+    for (int g = 0; g < ng; g++) {
+        const char *t = types[g];
+        for (size_t i = 0; i < w->n && !t; i++)
+            for (int j = 0; j < nj && !t; j++)
+                if (strcmp(w->rows[i].workload, names[j]) == 0)
+                    t = w->rows[i].gpu;
+        int seen = 0;
+        for (int k = 0; k < nw && !seen; k++)
+            seen = t && strcmp(warned[k], t) == 0;
+        if (!t || seen || cli_coloc_model_knows_gpu(m, t))
+            continue;
+        warned[nw++] = t;
+        fprintf(stderr,
+                "pairsight: colocate: warning: model trained on GPU %s, placing on %s "
+                "(across GPUs the error grows; docs/colocate.md)\n",
+                ps_coloc_model_gpu(m), t);
+    }
 }
 
 /* The placement as JSON on stdout. */
@@ -107,8 +193,9 @@ static void place_text(const ps_coloc_placement_t *pl, char *const *names, int n
             printf("waiting: %s\n", names[j]);
 }
 
-int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scaling_t *s, const char *jobs,
-                       const char *gpus, int max_per_gpu, const char *shares, int allow_wait, int json)
+int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
+                       const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
+                       int json)
 {
     if (!model || !jobs || !gpus)
         return cli_fail(CLI_USAGE, CMD, "place: --model, --jobs and --gpus are required");
@@ -125,14 +212,16 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
         for (int i = 0; i < na; i++)
             allowed[i] = (int)v[i];
     }
-    int nj = jl ? split_jobs(jl, names, 64) : -1, ng = gl ? split_gpus(gl, types, 64) : -1;
-    if (nj < 1 || ng < 1) {
+    int nj = jl ? split_jobs(jl, jobs, names, 64) : -1, ng = -1;
+    if (nj > 0)
+        ng = gl ? split_gpus(gl, gpus, types, 64) : -1;
+    int code = nj < 1 || ng < 1 ? CLI_USAGE : check_types(w, types, ng);
+    if (code == CLI_OK)
+        code = check_jobs(wpath, w, names, nj, types, ng);
+    if (code != CLI_OK) {
         free(jl);
         free(gl);
-        return cli_fail(CLI_USAGE, CMD,
-                        "place: --jobs a,b*3 (1..64 jobs) and --gpus N[:TYPE],... (1..64 GPUs), got "
-                        "'%s' and '%s'",
-                        jobs, gpus);
+        return code;
     }
     ps_coloc_model_t *m = NULL;
     ps_coloc_placement_t pl = {0};
@@ -144,6 +233,17 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     int err = ps_coloc_model_load(model, &m);
     if (!err)
         err = ps_coloc_place(m, w, s, (const char *const *)names, nj, types, ng, &p, &pl);
+    if (!err) {
+        warn_types(m, w, names, nj, types, ng);
+        unsigned ks = 0; /* the sizes of the groups placed together */
+        for (int g = 0; g < ng; g++) {
+            int k = 0;
+            for (int j = 0; j < nj; j++)
+                k += pl.gpu[j] == g;
+            ks |= k >= 2 ? 1u << (k < 31 ? k : 31) : 0;
+        }
+        cli_coloc_warn_ks(m, ks, "placing groups of");
+    }
     if (!err && json)
         place_json(m, &pl, names, nj, types, ng, max_per_gpu);
     else if (!err)
@@ -152,9 +252,25 @@ int cmd_colocate_place(const char *model, const ps_workloads_t *w, const ps_scal
     ps_coloc_model_free(m);
     free(jl);
     free(gl);
-    if (err)
-        return cli_fail(CLI_BAD_INPUT, CMD, "place: %s", ps_last_error());
+    if (err) {
+        const char *msg = ps_last_error(); /* the library's own "place: " once */
+        return cli_fail(CLI_BAD_INPUT, CMD, "place: %s", strncmp(msg, "place: ", 7) ? msg : msg + 7);
+    }
     return CLI_OK;
+}
+
+/* Whether some co-location of c holds at most k workloads (its slots are
+ * 1..k', so none of its rows has a slot above k). */
+static int has_group_of(const ps_colocations_t *c, int k)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        int small = 1;
+        for (size_t j = 0; j < c->n && small; j++)
+            small = c->rows[j].slot <= k || strcmp(c->rows[j].colocation, c->rows[i].colocation) != 0;
+        if (small)
+            return 1;
+    }
+    return 0;
 }
 
 int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
@@ -177,6 +293,11 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
         cs[n].n_gpus = (int)b;
         n++;
     }
+    if (!has_group_of(c, max_per_gpu))
+        fprintf(stderr,
+                "pairsight: colocate: warning: no measured co-location of at most %d workloads (--max-per-gpu): "
+                "every job runs alone and every policy scores 1\n",
+                max_per_gpu);
     if (ps_coloc_eval_place(w, s, c, p, max_per_gpu, cs, n))
         return cli_fail(CLI_BAD_INPUT, CMD, "eval --place: %s", ps_last_error());
     if (json) {

@@ -186,6 +186,35 @@ static int load_colocations(cl_data_t *d, const ps_colocations_t *c, int origin)
     return 0;
 }
 
+/* Every co-location of the table (origin) holds k >= 2 workloads in slots
+ * 1..k (colocations.csv; `pairsight check` asks the same): one left alone
+ * by a lost row is not a co-location, and a slot gap is a lost row too. */
+static int check_slots(const cl_data_t *d, const ps_colocations_t *c, int origin)
+{
+    const char *what = origin ? "test colocations" : "colocations";
+    for (int i = 0; c && i < d->nc; i++) {
+        const cl_coloc_t *x = &d->c[i];
+        int s = 0;
+        while (s < x->k && x->slot[s] == s + 1)
+            s++;
+        if (x->origin != origin || (x->k >= 2 && s == x->k))
+            continue;
+        size_t row = 0;
+        while (row + 1 < c->n && strcmp(c->rows[row].colocation, x->id) != 0)
+            row++;
+        if (x->k < 2)
+            return psi_error(PS_E_INPUT,
+                             "%s: row %zu: co-location '%s' has 1 workload: a co-location holds k >= 2 "
+                             "(slots 1..k; a row lost?)",
+                             what, row + 1, x->id);
+        return psi_error(PS_E_INPUT,
+                         "%s: row %zu: co-location '%s' has slot %d but %d rows: its k workloads take "
+                         "slots 1..k",
+                         what, row + 1, x->id, x->slot[x->k - 1], x->k);
+    }
+    return 0;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -233,6 +262,10 @@ int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         rc = load_colocations(d, c, 0);
     if (!rc)
         rc = load_colocations(d, c2, 1);
+    if (!rc)
+        rc = check_slots(d, c, 0);
+    if (!rc)
+        rc = check_slots(d, c2, 1);
     if (rc) {
         cl_data_free(d);
         return rc;

@@ -51,6 +51,8 @@ ps_coloc_kind_t ps_coloc_model_kind(const ps_coloc_model_t *m) { return m->kind;
 
 const char *ps_coloc_model_gpu(const ps_coloc_model_t *m) { return m->gpu ? m->gpu : ""; }
 
+unsigned ps_coloc_model_ks(const ps_coloc_model_t *m) { return m->ks; }
+
 int ps_coloc_model_auto(const ps_coloc_model_t *m) { return m->autosel; }
 
 int ps_coloc_model_blend(const ps_coloc_model_t *m, double *out_w)
@@ -284,6 +286,15 @@ static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
     return s;
 }
 
+/* Bit k for each k of the training co-locations (bit 31: 31 or more). */
+static unsigned train_ks(const cl_data_t *d, const int *train, int n_train)
+{
+    unsigned ks = 0;
+    for (int i = 0; i < n_train; i++)
+        ks |= 1u << (d->c[train[i]].k < 31 ? d->c[train[i]].k : 31);
+    return ks;
+}
+
 /* The picked kind's model: have[kind] when given, else fitted on train. */
 static int build_pick(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, int k,
                       ps_coloc_model_t **have, ps_coloc_model_t **out)
@@ -317,6 +328,7 @@ int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_co
     m->p = *p;
     m->p.kind = PS_COLOC_AUTO;
     m->autosel = 1;
+    m->ks = train_ks(d, train, n_train);
     int rc = (m->gpu = train_gpus(d, train, n_train)) ? 0 : PS_E_NOMEM;
     if (!rc)
         rc = psi_blend_fit(m, d, train, n_train, p, rule == PS_COLOC_AUTO_WITHIN ? ch->w_within : ch->w, have);
@@ -404,6 +416,7 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
     m->kind = p->kind;
     m->p = *p;
     m->nf = cl_model_nf(p->kind);
+    m->ks = train_ks(d, train, n_train);
     if (!(m->gpu = train_gpus(d, train, n_train))) {
         free(m);
         return PS_E_NOMEM;

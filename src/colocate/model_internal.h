@@ -21,6 +21,7 @@ struct ps_coloc_model {
     double *enc_pair, *enc_agg; /* mps: pairwise encoding (pairenc.c), sum and count per cell */
     struct cl_lowrank *lowrank; /* lowrank */
     char *gpu;                  /* trained on */
+    unsigned ks;                /* bit k: a k-way training set (bit 31: 31 or more); 0: unknown */
     int autosel;                /* made by auto */
     /* auto's stacked blend (kind PS_COLOC_AUTO): n_blend fitted kinds and
      * their weights (blend.c); 0 for every other model. */

@@ -113,6 +113,39 @@ static void put_mps_extra(const ps_coloc_model_t *m, FILE *f)
     cl_lowrank_save(m->lowrank, f);
 }
 
+static int bad(const char *path, const char *what);
+
+/* "ks 2,3": the sizes k of the training co-locations (bit k of ks; bit 31:
+ * 31 or more). Absent when unknown, as in files written before it. */
+static void put_ks(FILE *f, unsigned ks)
+{
+    if (!ks)
+        return;
+    fputs("ks", f);
+    for (int k = 0, n = 0; k < 32; k++)
+        if (ks >> k & 1)
+            fprintf(f, "%c%d", n++ ? ',' : ' ', k);
+    fputc('\n', f);
+}
+
+/* The optional ks line after "auto N" into *ks (0 when absent). */
+static int get_ks(const char *path, FILE *f, unsigned *ks)
+{
+    char list[160];
+    *ks = 0;
+    if (fscanf(f, " ks %159s", list) != 1)
+        return 0;
+    for (char *p = list; *p;) {
+        char *e;
+        long k = strtol(p, &e, 10);
+        if (e == p || k < 1 || k > 31 || (*e && *e != ','))
+            return bad(path, "ks");
+        *ks |= 1u << k;
+        p = *e ? e + 1 : e;
+    }
+    return *ks ? 0 : bad(path, "ks");
+}
+
 /* The params section's text, in a malloc'ed buffer (open_memstream). */
 static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
 {
@@ -140,6 +173,7 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
     else
         fputc('-', f);
     fprintf(f, "\nauto %d\n", m->autosel);
+    put_ks(f, m->ks);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         free(*out);
@@ -230,6 +264,7 @@ static int blend_write(const ps_coloc_model_t *m, FILE *f)
     else
         fputc('-', t);
     fputs("\nauto 1\n", t);
+    put_ks(t, m->ks);
     if (fclose(t) != 0) {
         free(txt);
         return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
@@ -409,6 +444,8 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         rc = PS_E_NOMEM;
         goto done;
     }
+    if ((rc = get_ks(path, f, &m->ks)))
+        goto done;
     if (fscanf(f, " %*c") != EOF)
         rc = bad(path, "trailing parameters");
 done:
@@ -512,6 +549,8 @@ static int parse_blend(const char *path, const unsigned char *data, size_t len, 
             rc = bad(path, "blend weights");
     if (!rc && (fscanf(f, " gpu %1023s auto %d", gpu, &au) != 2 || au != 1 || unescape_name(gpu) != 0))
         rc = bad(path, "gpu");
+    if (!rc)
+        rc = get_ks(path, f, &m->ks);
     if (!rc && fscanf(f, " %*c") != EOF)
         rc = bad(path, "trailing parameters");
     if (!rc && !(m->gpu = psi_strdup(strcmp(gpu, "-") == 0 ? "" : gpu)))

@@ -33,6 +33,14 @@ typedef struct {
     cl_group_value_fn val;
     void *ctx;
     double *memo; /* [2^n * ntypes] for the DP, NAN = not computed */
+    /* the heuristic's group values by (jobs, type): an open-addressing
+     * table of cap entries (a power of 2), used of them taken */
+    struct gv {
+        uint64_t jobs;
+        int type; /* -1: empty */
+        double v;
+    } * gv;
+    size_t gv_cap, gv_used;
 } solver_t;
 
 static double group_val(solver_t *s, int t, unsigned mask)
@@ -170,18 +178,62 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
     return 0;
 }
 
-/* Value of GPU g's group under assignment a (0 when empty). */
+/* The slot of (jobs, t) in the table: its entry, or the empty one where it
+ * goes. */
+static struct gv *gv_slot(const solver_t *s, uint64_t jobs, int t)
+{
+    uint64_t h = (jobs ^ (uint64_t)t * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    for (size_t i = (size_t)(h >> 17) & (s->gv_cap - 1);; i = (i + 1) & (s->gv_cap - 1))
+        if (s->gv[i].type < 0 || (s->gv[i].jobs == jobs && s->gv[i].type == t))
+            return &s->gv[i];
+}
+
+/* Keeps v as the value of (jobs, t), growing the table at half full (the
+ * value is only not kept when memory runs out). */
+static void gv_put(solver_t *s, uint64_t jobs, int t, double v)
+{
+    if (2 * (s->gv_used + 1) > s->gv_cap) {
+        size_t cap = s->gv_cap ? 2 * s->gv_cap : 4096;
+        struct gv *old = s->gv, *nt = psi_malloc(cap * sizeof *nt);
+        if (!nt)
+            return;
+        for (size_t i = 0; i < cap; i++)
+            nt[i].type = -1;
+        size_t oc = s->gv_cap;
+        s->gv = nt;
+        s->gv_cap = cap;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i].type >= 0)
+                *gv_slot(s, old[i].jobs, old[i].type) = old[i];
+        free(old);
+    }
+    struct gv *e = gv_slot(s, jobs, t);
+    s->gv_used += e->type < 0;
+    *e = (struct gv){jobs, t, v};
+}
+
+/* Value of GPU g's group under assignment a (0 when empty); each group's
+ * value is computed once (the local search asks for the same groups again
+ * and again, and a model's value is a prediction). */
 static double gpu_val(solver_t *s, const int *a, int g, int extra, int without)
 {
     int jobs[64] = {0}, k = 0, sh[64];
+    uint64_t mask = 0;
     for (int i = 0; i < s->n; i++)
-        if ((a[i] == g && i != without) || i == extra)
+        if ((a[i] == g && i != without) || i == extra) {
             jobs[k++] = i;
+            mask |= 1ull << i;
+        }
     if (!k)
         return 0;
     if (k > s->K)
         return -INFINITY;
-    return s->val(s->ctx, s->gtype[g], jobs, k, sh);
+    struct gv *e = s->gv_cap ? gv_slot(s, mask, s->gtype[g]) : NULL;
+    if (e && e->type >= 0)
+        return e->v;
+    double v = s->val(s->ctx, s->gtype[g], jobs, k, sh);
+    gv_put(s, mask, s->gtype[g], v);
+    return v;
 }
 
 static double total(solver_t *s, const int *a)
@@ -297,6 +349,7 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
         }
         free(a);
         free(order);
+        free(s.gv);
     }
     /* The objective without the waiting penalty. */
     for (int i = 0; i < n; i++)
@@ -390,8 +443,9 @@ static double model_val(void *ctx, int t, const int *jobs, int k, int *shares)
 {
     mctx_t *x = ctx;
     static const int hundred = 100;
-    const int *al = x->n_shares ? x->shares : &hundred;
-    int na = x->n_shares ? x->n_shares : 1, sh[64], idx[64] = {0};
+    /* the allowed shares are a co-located job's: a job alone has the GPU */
+    const int *al = x->n_shares && k > 1 ? x->shares : &hundred;
+    int na = x->n_shares && k > 1 ? x->n_shares : 1, sh[64], idx[64] = {0};
     double best = -INFINITY, each[64];
     /* every assignment of allowed shares (at most 4096 tried) */
     for (int tries = 0; tries < 4096; tries++) {
@@ -434,6 +488,35 @@ static int gpu_type_index(const char *const *gpu_types, int n_gpus, const char *
     return 0;
 }
 
+static int same_gpu(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+/* A GPU of no type named takes the jobs' own rows: refused where that does
+ * not say which GPU (a job with rows on several, or jobs on different
+ * ones), rather than taking the first row's. */
+static int untyped_rows(const cl_data_t *d, const char *const *jobs, int n_jobs, int t, int ntypes, const int *wi)
+{
+    int first = -1;
+    for (int j = 0; j < n_jobs; j++) {
+        int w = wi[j * ntypes + t];
+        if (w < 0)
+            continue;
+        for (int i = w + 1; i < d->nw; i++)
+            if (strcmp(d->w[i].name, jobs[j]) == 0 && !same_gpu(d->w[i].gpu, d->w[w].gpu))
+                return psi_error(PS_E_INPUT,
+                                 "place: job '%s' has rows on several GPUs in workloads.csv (%s, %s): give "
+                                 "--gpus N:TYPE",
+                                 jobs[j], d->w[w].gpu ? d->w[w].gpu : "-", d->w[i].gpu ? d->w[i].gpu : "-");
+        if (first < 0)
+            first = j;
+        else if (!same_gpu(d->w[w].gpu, d->w[wi[first * ntypes + t]].gpu))
+            return psi_error(PS_E_INPUT,
+                             "place: jobs '%s' (on %s) and '%s' (on %s) are on different GPUs in workloads.csv: "
+                             "give --gpus N:TYPE",
+                             jobs[first], d->w[wi[first * ntypes + t]].gpu, jobs[j], d->w[w].gpu);
+    }
+    return 0;
+}
+
 /* wi[j * ntypes + t]: job j's workload on GPU type t (-1: none). */
 static int job_workloads(const cl_data_t *d, const char *const *jobs, int n_jobs, const char **tname, int ntypes,
                          int *wi)
@@ -452,6 +535,9 @@ static int job_workloads(const cl_data_t *d, const char *const *jobs, int n_jobs
         if (!any)
             return psi_error(PS_E_INPUT, "place: job '%s' is not in workloads.csv on any of the GPU types", jobs[j]);
     }
+    for (int t = 0; t < ntypes; t++)
+        if (!tname[t] && untyped_rows(d, jobs, n_jobs, t, ntypes, wi))
+            return PS_E_INPUT;
     return 0;
 }
 

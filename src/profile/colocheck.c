@@ -74,12 +74,18 @@ static coloc_t *coloc_find(coloc_t **c, size_t *n, size_t *cap, const char *id)
     return e;
 }
 
-/* Every co-location has slots 1..k: as many rows as its highest slot (the
- * single-file check already refused a slot given twice). */
+/* Every co-location has slots 1..k, k >= 2: as many rows as its highest
+ * slot (the single-file check already refused a slot given twice), and more
+ * than one (a workload alone is no co-location; a row was lost). */
 static int check_slots(const char *path, const coloc_t *c, size_t n, int col)
 {
     for (size_t j = 0; j < n; j++)
-        if (c[j].max_slot != c[j].rows)
+        if (c[j].rows == 1 && c[j].max_slot == 1)
+            return psi_error(PS_E_INPUT,
+                             "%s:%zu:%d: co-location '%s' has 1 workload: a co-location holds k >= 2 "
+                             "(slots 1..k; a row lost?)",
+                             path, c[j].max_line, col, c[j].id);
+        else if (c[j].max_slot != c[j].rows)
             return psi_error(PS_E_INPUT,
                              "%s:%zu:%d: co-location '%s' has slot %d but %d rows: its k workloads take slots 1..k",
                              path, c[j].max_line, col, c[j].id, c[j].max_slot, c[j].rows);
