@@ -34,6 +34,8 @@ grep -q "usage: pairsight collect merge A.db B.db ... --db ALL.db" "$T/help" || 
 "$P" collect status --db "$T/x.db" --shard 0/3 2> "$T/err"; [ $? -eq 2 ] || fail "status --shard"
 grep -q "shard goes with profile, coexec or counters, not status" "$T/err" || fail "message: $(cat "$T/err")"
 "$P" collect coexec $CO --db "$T/x.db" --devices 0, 2> "$T/err"; [ $? -eq 2 ] || fail "--devices 0,"
+"$P" collect coexec $CO --db "$T/nodir/x.db" --devices 0,1 2> "$T/err"; [ $? -eq 1 ] || fail "--devices into no folder"
+[ "$(wc -l < "$T/err")" -eq 1 ] && grep -q "folder '.*nodir' does not exist" "$T/err" || fail "message: $(cat "$T/err")"
 for s in 0 3 a/b 1/0 -1/3 4/3 1/3x; do
     "$P" collect coexec $CO --db "$T/x.db" --shard "$s" 2> "$T/err"; [ $? -eq 2 ] || fail "--shard $s: want exit 2"
     grep -q "expected K/N with 0 <= K < N" "$T/err" || fail "--shard $s message: $(cat "$T/err")"

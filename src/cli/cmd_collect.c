@@ -837,6 +837,11 @@ static int act_merge(opts_t *o)
  * command again finishes it, and merging again adds only what is new. */
 static int run_devices(opts_t *o)
 {
+    /* A --db that cannot be written is one message, not one per shard
+     * telling to run the command again. */
+    int ok = cli_check_out(CMD, o->db, NULL, 0);
+    if (ok != CLI_OK)
+        return ok;
     int n = o->n_devices;
     char(*dbs)[1024] = psi_calloc((size_t)n, sizeof *dbs);
     pid_t *pid = psi_calloc((size_t)n, sizeof *pid);
