@@ -183,6 +183,30 @@ grep -q "po.db: the campaign has no co-execution rows" "$T/err" || fail "message
 "$P" collect export --db "$T/dev.db" --ops "" --coexec "$T/d_co.csv" -q || fail "export --devices"
 cmp -s "$T/d_co.csv" "$T/f_co.csv" || fail "--devices coexec.csv differs from the unsharded one"
 
+# Counters on partitions, device memory and the runs' clocks are merged
+# too: ops.csv with its *_tpc counters and the status equal the unsharded.
+for d in cfull c0 c1; do
+    sh=""
+    [ $d != cfull ] && sh="--shard ${d#c}/2"
+    # shellcheck disable=SC2086
+    "$P" collect profile $PR --model resnet50 --db "$T/$d.db" $sh -q > /dev/null || fail "profile $d"
+    # shellcheck disable=SC2086
+    "$P" collect counters --backend fake --model resnet50 --batch 2 --tpcs 8,20 --db "$T/$d.db" $sh -q > /dev/null ||
+        fail "counters $d"
+done
+"$P" collect merge "$T/c0.db" "$T/c1.db" --db "$T/call.db" -q || fail "merge counters"
+"$P" collect export --db "$T/cfull.db" --ops "$T/cf_ops.csv" --coexec "" -q || fail "export cfull"
+"$P" collect export --db "$T/call.db" --ops "$T/ca_ops.csv" --coexec "" -q || fail "export call"
+cmp -s "$T/cf_ops.csv" "$T/ca_ops.csv" || fail "merged ops.csv lacks the partition counters"
+"$P" collect status --db "$T/cfull.db" | sed 1d > "$T/cf_st"
+"$P" collect status --db "$T/call.db" | sed 1d > "$T/ca_st"
+cmp -s "$T/cf_st" "$T/ca_st" || fail "merged status differs: $(cat "$T/ca_st")"
+"$P" collect merge "$T/c0.db" "$T/c1.db" --db "$T/call.db" --json > "$T/m4" || fail "merge counters again"
+grep -q '"tasks_added":0,"rows_added":0' "$T/m4" || fail "merge counters again added: $(cat "$T/m4")"
+"$P" collect status --db "$T/call.db" --json | sed 's/"db":"[^"]*"//' > "$T/ca_st"
+"$P" collect status --db "$T/cfull.db" --json | sed 's/"db":"[^"]*"//' > "$T/cf_st"
+cmp -s "$T/cf_st" "$T/ca_st" || fail "status after merging twice: $(cat "$T/ca_st") vs $(cat "$T/cf_st")"
+
 # A shard of --devices killed with SIGKILL: the command fails naming it and
 # how it ended, and the same command again resumes it and merges.
 "$P" collect coexec $CO --db "$T/dk.db" --devices 0,1 --fake-delay-us 100000 -q > /dev/null 2> "$T/err" &

@@ -53,7 +53,7 @@ static long count(psi_store_t *s, const char *sql)
 static long rows_of(psi_store_t *s)
 {
     return count(s, "SELECT (SELECT count(*) FROM main.ops) + (SELECT count(*) FROM main.counters) + "
-                    "(SELECT count(*) FROM main.coexec)");
+                    "(SELECT count(*) FROM main.counters_tpc) + (SELECT count(*) FROM main.coexec)");
 }
 
 int shard_parse(const char *s, int *index, int *n_shards)
@@ -188,6 +188,12 @@ static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
         "INSERT OR IGNORE INTO main.ops SELECT * FROM src.ops",
         "INSERT OR IGNORE INTO main.counters SELECT * FROM src.counters",
         "INSERT OR IGNORE INTO main.coexec SELECT * FROM src.coexec",
+        /* Counters on partitions (ops.csv's *_tpc columns), device memory
+         * of each model, and the clock of each timed run: the clocks of a
+         * task come from one database, so a second merge adds none. */
+        "INSERT OR IGNORE INTO main.counters_tpc SELECT * FROM src.counters_tpc",
+        "INSERT OR IGNORE INTO main.models SELECT * FROM src.models",
+        "INSERT INTO main.clocks SELECT * FROM src.clocks WHERE task NOT IN (SELECT task FROM main.clocks)",
         "UPDATE main.tasks SET done = 1 WHERE done = 0 AND key IN (SELECT key FROM src.tasks WHERE done = 1)"};
     for (size_t i = 0; i < PS_ARRAY_LEN(copy) && rc == 0; i++)
         rc = exec(d, copy[i]);
