@@ -148,4 +148,17 @@ expect 0 "$CLI" colocate place --model "$T/lr.psc" $SW --jobs res_batch8-train,l
     --shares 50 --json
 has "$T/out" '"share_pct":100,"norm_tput":1}'
 grep -q '"share_pct":50' "$T/out" && fail "place put a job alone at 50: $(cat "$T/out")"
+# A pipe or FIFO is read once, by the loader (the file check reads only
+# regular files twice): a FIFO works as a file does, and a bad one is still
+# refused with its row.
+mkfifo "$T/fifo.csv"
+cat $F/sparse_colocations.csv > "$T/fifo.csv" &
+expect 0 timeout 60 "$CLI" colocate predict --model "$T/lr.psc" $SW --colocations "$T/fifo.csv" --out "$T/fifo.out"
+wait
+"$CLI" colocate predict --model "$T/lr.psc" $SW $SC --out "$T/file.out" 2>/dev/null
+cmp -s "$T/fifo.out" "$T/file.out" || fail "predict from a FIFO differs from the same file"
+cat "$T/one.csv" > "$T/fifo.csv" &
+expect 1 timeout 60 "$CLI" colocate predict --model "$T/lr.psc" $SW --colocations "$T/fifo.csv"
+wait
+has "$T/err" "has 1 workload"
 finish test_colocate_input_cli

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CMD "colocate"
 
@@ -281,11 +282,14 @@ static void tables_free(tables_t *t)
 }
 
 /* A colocations file against the workloads, as `pairsight check` does it
- * (FILE:LINE:COLUMN of a workload without a row, of slots other than 1..k);
- * standard input cannot be read twice: the loader's checks name the row. */
+ * (FILE:LINE:COLUMN of a workload without a row, of slots other than 1..k).
+ * Only a regular file can be read twice: standard input, a pipe or a FIFO
+ * (`<(...)`, /dev/stdin) was consumed by the loader, whose checks name the
+ * row. */
 static int check_coloc_file(const char *path, const ps_workloads_t *w)
 {
-    if (!path || strcmp(path, "-") == 0)
+    struct stat st;
+    if (!path || strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
     return psi_check_with_workloads(path, PS_TABLE_COLOCATIONS, &w, 1);
 }
