@@ -141,8 +141,12 @@ cmp -s "$T/other.sqlite" "$T/other0.sqlite" || fail "the foreign database was ch
 # ours, left by a collector killed before its first write, and resumes.
 if /usr/bin/python3 -c "import sqlite3" 2> /dev/null; then
     /usr/bin/python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)'); c.execute(\"insert into meta values('owner','another program')\"); c.commit()" "$T/meta.sqlite"
+    cp "$T/meta.sqlite" "$T/meta0.sqlite"
     "$P" collect merge "$T/s1.db" --db "$T/meta.sqlite" 2> "$T/err"; [ $? -eq 1 ] || fail "merged into a foreign meta table"
     grep -q "no pairsight magic" "$T/err" || fail "message: $(cat "$T/err")"
+    "$P" collect status --db "$T/meta.sqlite" 2> "$T/err"; [ $? -eq 1 ] || fail "status took a foreign meta table"
+    grep -q "no pairsight magic" "$T/err" || fail "message: $(cat "$T/err")"
+    cmp -s "$T/meta.sqlite" "$T/meta0.sqlite" || fail "the foreign database with a meta table was changed"
     /usr/bin/python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)'); c.commit()" "$T/killed.db"
     "$P" collect coexec $CO --db "$T/killed.db" --shard 0/3 -q > /dev/null || fail "resume of a database killed at its creation"
 fi

@@ -163,18 +163,10 @@ int psi_store_open(const char *path, psi_store_t **out)
         sqlite3_busy_timeout(s->db, 10000);
         rc = foreign_check(s);
     }
-    if (rc == 0) {
-        char *msg = NULL;
-        int e = sqlite3_exec(s->db, schema, NULL, NULL, &msg);
-        sqlite3_free(msg);
-        if (e == SQLITE_NOTADB || e == SQLITE_CORRUPT || e == SQLITE_ERROR)
-            rc = psi_error(PS_E_INPUT, "%s: not a campaign database", path);
-        else if (e != SQLITE_OK)
-            rc = psi_store_error(s, "opening");
-    }
-    /* A meta table with rows but no magic is another program's; an empty
-     * one is ours, left by a process killed between the schema and the
-     * first pin (the next open finishes it). */
+    /* A meta table with rows but no magic is another program's, refused
+     * before the schema touches it; an empty one is ours, left by a process
+     * killed between the schema and the first pin (the next open finishes
+     * it). */
     if (rc == 0 && !s->fresh) {
         char magic[64];
         int found = psi_store_meta_get(s, "magic", magic, sizeof magic);
@@ -186,6 +178,15 @@ int psi_store_open(const char *path, psi_store_t **out)
                 rc = psi_error(PS_E_INPUT, "%s: not a campaign database: its meta table has no pairsight magic", path);
         } else if (found < 0)
             rc = found;
+    }
+    if (rc == 0) {
+        char *msg = NULL;
+        int e = sqlite3_exec(s->db, schema, NULL, NULL, &msg);
+        sqlite3_free(msg);
+        if (e == SQLITE_NOTADB || e == SQLITE_CORRUPT || e == SQLITE_ERROR)
+            rc = psi_error(PS_E_INPUT, "%s: not a campaign database", path);
+        else if (e != SQLITE_OK)
+            rc = psi_store_error(s, "opening");
     }
     if (rc == 0)
         rc = psi_store_meta_pin(s, "magic", STORE_MAGIC, "magic");
