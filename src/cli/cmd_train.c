@@ -90,6 +90,15 @@ static int train_and_save(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_t
     sigprocmask(SIG_BLOCK, &block, &prev);
     if (rc == 0)
         rc = ps_model_save(*m, out);
+    /* A signal held while the model was written: say what --out holds and
+     * stop as the signal asked (exit's handlers remove the lock file). */
+    sigset_t pend;
+    if (sigpending(&pend) == 0 && (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1)) {
+        int sig = sigismember(&pend, SIGTERM) == 1 ? SIGTERM : SIGINT;
+        fprintf(stderr, "\npairsight: train: interrupted (%s) while --out was written; %s\n",
+                sig == SIGTERM ? "SIGTERM" : "SIGINT", rc == 0 ? "--out holds the new model" : "--out left as it was");
+        exit(128 + sig);
+    }
     sigaction(SIGINT, old_int, NULL);
     sigaction(SIGTERM, old_term, NULL);
     sigprocmask(SIG_SETMASK, &prev, NULL);
