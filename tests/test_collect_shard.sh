@@ -211,6 +211,33 @@ grep -q '"tasks_added":0,"rows_added":0' "$T/m4" || fail "merge counters again a
 "$P" collect status --db "$T/cfull.db" --json | sed 's/"db":"[^"]*"//' > "$T/cf_st"
 cmp -s "$T/cf_st" "$T/ca_st" || fail "status after merging twice: $(cat "$T/ca_st") vs $(cat "$T/cf_st")"
 
+# A shard merged before it finished: its unfinished task had only a
+# refused run's clock (committed before the task is done), and the next
+# merge of the finished shard brings that task's clocks whole.
+if /usr/bin/python3 -c "import sqlite3" 2> /dev/null; then
+    cp "$T/c0.db" "$T/c0part.db"
+    /usr/bin/python3 -c "
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+t = c.execute('SELECT task FROM clocks ORDER BY task LIMIT 1').fetchone()[0]
+c.execute('UPDATE tasks SET done = 0 WHERE key = ?', (t,))
+c.execute('DELETE FROM clocks WHERE task = ?', (t,))
+c.execute('INSERT INTO clocks VALUES (?, 0, 900.0, 1)', (t,))
+for tab, col in (('ops', 'task'), ('counters', 'task'), ('counters_tpc', 'task'), ('coexec', 'task')):
+    cols = [r[1] for r in c.execute('PRAGMA table_info(%s)' % tab)]
+    if col in cols:
+        c.execute('DELETE FROM %s WHERE %s = ?' % (tab, col), (t,))
+c.commit()" "$T/c0part.db" || fail "making a partial shard"
+    "$P" collect merge "$T/c0part.db" --db "$T/cpart.db" -q 2> /dev/null || fail "merge of the partial shard"
+    "$P" collect merge "$T/c0.db" "$T/c1.db" --db "$T/cpart.db" -q || fail "merge of the finished shards"
+    q="SELECT task, run, sm_mhz, refused FROM clocks ORDER BY task, run"
+    /usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchall())" \
+        "$T/cpart.db" "$q" > "$T/cp_clk"
+    /usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchall())" \
+        "$T/call.db" "$q" > "$T/ca_clk"
+    cmp -s "$T/cp_clk" "$T/ca_clk" || fail "clocks after merging a partial shard: $(cat "$T/cp_clk")"
+fi
+
 # A shard of --devices killed with SIGKILL: the command fails naming it and
 # how it ended, and the same command again resumes it and merges.
 "$P" collect coexec $CO --db "$T/dk.db" --devices 0,1 --fake-delay-us 100000 -q > /dev/null 2> "$T/err" &

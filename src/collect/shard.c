@@ -190,9 +190,14 @@ static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
         "INSERT OR IGNORE INTO main.coexec SELECT * FROM src.coexec",
         /* Counters on partitions (ops.csv's *_tpc columns), device memory
          * of each model, and the clock of each timed run: the clocks of a
-         * task come from one database, so a second merge adds none. */
+         * task come from one database, so a second merge adds none. A task
+         * not done here takes the source's clocks whole: its refused runs
+         * are committed before it is done (campaign.c), so a merge of an
+         * unfinished shard may have copied some of them already. */
         "INSERT OR IGNORE INTO main.counters_tpc SELECT * FROM src.counters_tpc",
         "INSERT OR IGNORE INTO main.models SELECT * FROM src.models",
+        "DELETE FROM main.clocks WHERE task IN (SELECT task FROM src.clocks) AND"
+        " task IN (SELECT key FROM main.tasks WHERE done = 0)",
         "INSERT INTO main.clocks SELECT * FROM src.clocks WHERE task NOT IN (SELECT task FROM main.clocks)",
         "UPDATE main.tasks SET done = 1 WHERE done = 0 AND key IN (SELECT key FROM src.tasks WHERE done = 1)"};
     for (size_t i = 0; i < PS_ARRAY_LEN(copy) && rc == 0; i++)
