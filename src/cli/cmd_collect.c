@@ -301,7 +301,8 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {"--no-flush", CLI_FLAG, &o->no_flush, NULL,
          "do not flush the L2 before every timed run (standalone and co-execution alike)", .flags = CLI_NODEF},
         {"--shard", CLI_FN, o, "K/N",
-         "profile, coexec: run only the K-th (0-based) of N disjoint parts of the plan (task i with i % N == K)",
+         "profile, coexec: run only the K-th (0-based) of N disjoint parts of the plan (task i with i % N == K); "
+         "counters: name the shard whose database --db is (its work is not split)",
          .def = "the whole plan", .parse = fn_shard, .accepts = "K/N with 0 <= K < N, e.g. 3/8"},
         {"--devices", CLI_FN, o, "LIST",
          "profile, coexec: one shard per CUDA device, run in parallel into --db.shardK-of-N, then merged into --db",
