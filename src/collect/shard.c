@@ -196,8 +196,8 @@ static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
          * unfinished shard may have copied some of them already. */
         "INSERT OR IGNORE INTO main.counters_tpc SELECT * FROM src.counters_tpc",
         "INSERT OR IGNORE INTO main.models SELECT * FROM src.models",
-        "DELETE FROM main.clocks WHERE task IN (SELECT task FROM src.clocks) AND"
-        " task IN (SELECT key FROM main.tasks WHERE done = 0)",
+        ("DELETE FROM main.clocks WHERE task IN (SELECT task FROM src.clocks)"
+         " AND task IN (SELECT key FROM main.tasks WHERE done = 0)"), /* one statement in two lines */
         "INSERT INTO main.clocks SELECT * FROM src.clocks WHERE task NOT IN (SELECT task FROM main.clocks)",
         "UPDATE main.tasks SET done = 1 WHERE done = 0 AND key IN (SELECT key FROM src.tasks WHERE done = 1)"};
     for (size_t i = 0; i < PS_ARRAY_LEN(copy) && rc == 0; i++)
