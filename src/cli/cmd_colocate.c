@@ -664,22 +664,29 @@ static int cmp_idslot(const void *a, const void *b)
     return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
 }
 
-/* Warn once when a query co-location's k is not one the model was trained
- * on (k = its highest slot: slots are 1..k). */
-static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
+int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks)
 {
+    *ks = 0;
     idslot_t *v = malloc((q->n + 1) * sizeof *v);
     if (!v)
-        return;
+        return -1;
     for (size_t i = 0; i < q->n; i++)
         v[i] = (idslot_t){q->rows[i].colocation, q->rows[i].slot};
     qsort(v, q->n, sizeof *v, cmp_idslot);
-    unsigned ks = 0;
     for (size_t i = 0; i < q->n; i++)
         if (i + 1 == q->n || strcmp(v[i].id, v[i + 1].id) != 0)
-            ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
+            *ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
     free(v);
-    cli_coloc_warn_ks(m, ks, "predicting");
+    return 0;
+}
+
+/* Warn once when a query co-location's k is not one the model was trained
+ * on. */
+static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    unsigned ks;
+    if (cli_coloc_ks(q, &ks) == 0)
+        cli_coloc_warn_ks(m, ks, "predicting");
 }
 
 /* Warn once when the queries' GPU is not one the model was trained on. */

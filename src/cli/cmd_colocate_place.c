@@ -259,20 +259,6 @@ int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_
     return CLI_OK;
 }
 
-/* Whether some co-location of c holds at most k workloads (its slots are
- * 1..k', so none of its rows has a slot above k). */
-static int has_group_of(const ps_colocations_t *c, int k)
-{
-    for (size_t i = 0; i < c->n; i++) {
-        int small = 1;
-        for (size_t j = 0; j < c->n && small; j++)
-            small = c->rows[j].slot <= k || strcmp(c->rows[j].colocation, c->rows[i].colocation) != 0;
-        if (small)
-            return 1;
-    }
-    return 0;
-}
-
 int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
                             const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c)
 {
@@ -293,7 +279,8 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
         cs[n].n_gpus = (int)b;
         n++;
     }
-    if (!has_group_of(c, max_per_gpu))
+    unsigned ks; /* some co-location of at most K workloads: a bit <= K */
+    if (cli_coloc_ks(c, &ks) == 0 && !(ks & ((2u << max_per_gpu) - 1)))
         fprintf(stderr,
                 "pairsight: colocate: warning: no measured co-location of at most %d workloads (--max-per-gpu): "
                 "every job runs alone and every policy scores 1\n",
