@@ -481,6 +481,8 @@ def main():
         token_tls()
         extender()
         s = Server("--threads", "2")
+        code, r = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b"]})
+        check(code == 503 and r["error"]["code"] == "no_model", "score without --coloc: %d %s" % (code, r))
         load_test(s)
         reload_under_load(s)
         s.stop()
