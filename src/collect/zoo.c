@@ -15,7 +15,7 @@
  *                        dim 128, FFN 8192 (fused SDPA attention, prefill of
  *                        seq_len tokens, logits of the last token)
  */
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include "common/common.h"
 

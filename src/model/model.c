@@ -28,7 +28,7 @@
 #include "model/ubj.h"
 
 #include "common/common.h"
-#include "decision/decision.h"
+#include "model/calib.h"
 #include "profile/gpu.h"
 
 #include <cjson/cJSON.h>

@@ -14,7 +14,7 @@
  */
 #include "simulate/sim.h"
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "common/common.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Operator lists: construction, text form and cost estimates. */
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include "common/common.h"
 

@@ -13,8 +13,8 @@
  * Every kind has a fixed set of integer parameters (below); a missing one
  * takes its default, an unknown one is an error naming file:line:column.
  */
-#ifndef PS_COLLECT_OPLIST_H
-#define PS_COLLECT_OPLIST_H
+#ifndef PS_PROFILE_OPLIST_H
+#define PS_PROFILE_OPLIST_H
 
 #include "pairsight.h"
 

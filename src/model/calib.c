@@ -11,7 +11,7 @@
  * 1/(n+1) without ties). k > n has no finite bound: the bin is then too
  * small for c and a coarser bin is used.
  */
-#include "decision/decision.h"
+#include "model/calib.h"
 
 #include "common/common.h"
 #include "model/model.h"
