@@ -42,6 +42,13 @@ typedef struct psi_calib {
     int composed_window;
 } psi_calib_t;
 
+/* The stored level of index i (0.50 .. 0.999), the index of the lowest
+ * stored level >= c (-1 outside), and the bin key of a window query (SM
+ * split range s, memory-bound HP segment mb) (calib.c). */
+double psi_calib_level_at(int i);
+int psi_calib_level_index(double c);
+int psi_calib_bin_key(const ps_ops_t *ops, const ps_query_t *q, int *s, int *mb);
+
 /* Training hook (src/model/train.c): calib_fit
  * computes the quantiles of the finished model on those rows into *out
  * (NULL when there are none). */
