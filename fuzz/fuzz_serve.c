@@ -32,8 +32,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static const char *const paths[] = {"/v1/predict", "/v1/plan",    "/v1/colocate/score", "/k8s/filter",
-                                    "/k8s/prioritize", "/v1/models", "/healthz",         "/metrics"};
+static const char *const paths[] = {"/v1/predict",     "/v1/plan",   "/v1/colocate/score", "/k8s/filter",
+                                    "/k8s/prioritize", "/v1/models", "/healthz",           "/metrics"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
