@@ -1370,7 +1370,7 @@ PS_API int ps_coloc_train_json(const ps_workloads_t *w, const ps_scaling_t *scal
 PS_API int ps_plan_json(const ps_model_t *m, const ps_ops_t *ops, const char *config, char **out);
 /** ps_replay_run with JSON parameters ("replay"; gpu defaults to the
  *  model's; intensity_train may be NULL, which drops the intensity policy).
- *  *out (caller-owned, ps_free): schema "pairsight.replay.v1", requests,
+ *  *out (caller-owned, ps_free): schema "pairsight.replay_result.v1", requests,
  *  dedicated_ns, slo_ns, lp_ceiling, lp_rate_needed and, per policy run,
  *  the fields of ps_replay_policy_result_t but the latencies. */
 PS_API int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *intensity_train,

@@ -247,7 +247,7 @@ class Model(Handle):
                intensity_train: Optional[Coexec] = None, **params: Any) -> Dict[str, Any]:
         """Replay an HP request stream beside an always-backlogged LP task on
         the simulator's physics, per policy, as `pairsight replay`: a dict
-        (schema "pairsight.replay.v1") with each policy's SLO attainment,
+        (schema "pairsight.replay_result.v1") with each policy's SLO attainment,
         latencies and LP throughput. params: the keys of
         default_params("replay") (requests, load, seed, policies="a,b" or
         "all", ...); the intensity policy needs intensity_train."""

@@ -503,7 +503,7 @@ static void add_finite(cJSON *o, const char *name, double v)
 static cJSON *replay_result_json(const ps_replay_result_t *r)
 {
     cJSON *o = cJSON_CreateObject(), *pol = cJSON_AddObjectToObject(o, "policies");
-    cJSON_AddStringToObject(o, "schema", "pairsight.replay.v1");
+    cJSON_AddStringToObject(o, "schema", "pairsight.replay_result.v1");
     cJSON_AddNumberToObject(o, "requests", (double)r->requests);
     add_finite(o, "dedicated_ns", r->dedicated_ns);
     add_finite(o, "slo_ns", r->slo_ns);
