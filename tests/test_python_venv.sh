@@ -16,8 +16,7 @@ B=$(cd "$(dirname "$CLI")" && pwd)
 SRC=$(pwd)
 PY=/usr/bin/python3
 [ "${PS_SANITIZED:-0}" = 1 ] && { echo "skip: the sanitized library needs LD_PRELOAD; test_python covers it"; exit 77; }
-"$PY" -m venv "$T/probe" >/dev/null 2>&1 || { echo "skip: $PY -m venv failed (scripts/setup.sh installs python3-venv)"; exit 77; }
-rm -rf "$T/probe"
+"$PY" -c 'import ensurepip, venv' 2>/dev/null || { echo "skip: no venv module (scripts/setup.sh installs python3-venv)"; exit 77; }
 
 # pip builds in place: a copy of the checkout keeps build/ and egg-info out
 # of the source tree (the tracked files of python/, as a clone has them).
