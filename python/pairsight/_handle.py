@@ -83,6 +83,47 @@ class Handle:
         return cls(h.value)
 
 
+class FileBacked(Handle):
+    """An object read from and written to a file (a table, a model)."""
+    _load_fn = _save_fn = ""
+
+    @classmethod
+    def load(cls, path: "_lib.PathLike"):
+        """Load and validate the file; Error names path:line:column (for a
+        model, PS_E_MISMATCH for another format or layout)."""
+        return cls._load_with(getattr(_lib._lib, cls._load_fn), path)
+
+    def save(self, path: "_lib.PathLike") -> None:
+        """Write the file atomically."""
+        with use("save", (self, type(self), "self", False)) as (m,):
+            _lib.check(getattr(_lib._lib, self._save_fn)(m, _lib.path_arg(path)))
+
+
+class SavedModel(FileBacked):
+    """A model: a file, and the file's bytes (to_bytes, from_bytes),
+    through which it pickles."""
+    _load_mem_fn = _save_mem_fn = ""
+
+    @classmethod
+    def from_bytes(cls, data: bytes):
+        """A model from the bytes of its file (to_bytes, or the file read whole)."""
+        import ctypes
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError("from_bytes: bytes expected, not %s" % type(data).__name__)
+        data = bytes(data)
+        h = ctypes.c_void_p()
+        _lib.check(getattr(_lib._lib, cls._load_mem_fn)(data, len(data), ctypes.byref(h)))
+        return cls(h.value)
+
+    def to_bytes(self) -> bytes:
+        """The bytes of the model's file, as save() would write them."""
+        with use("to_bytes", (self, type(self), "self", False)) as (m,):
+            return _lib.take_bytes(getattr(_lib._lib, self._save_mem_fn), m)
+
+    def __reduce__(self):
+        return (type(self).from_bytes, (self.to_bytes(),))
+
+
 @contextlib.contextmanager
 def use(call: str, *args: Tuple[Any, type, str, bool]) -> Iterator[List[Optional[int]]]:
     """Hold handles for one C call: args are (value, expected class, argument

@@ -7,7 +7,7 @@ import json as _json
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _lib
-from ._handle import Handle, use
+from ._handle import SavedModel, use
 from .tables import Colocations, Scaling, Workloads
 
 Candidate = Union[str, Sequence[str]]
@@ -31,34 +31,15 @@ def _target_gpu(keys: List[Tuple[str, str]], target: str, gpu: Optional[str]) ->
     return gpus[0]
 
 
-class ColocModel(Handle):
+class ColocModel(SavedModel):
     """A workload-level co-location predictor: kind one of COLOC_KINDS
     (kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank, auto). The C
     library lets one thread use a model at a time: calls on one ColocModel
     from several threads wait for each other. Models pickle."""
     _free_name = "ps_coloc_model_free"
     _serial = True
-
-    @classmethod
-    def load(cls, path: _lib.PathLike) -> "ColocModel":
-        return cls._load_with(_lib._lib.ps_coloc_model_load, path)
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> "ColocModel":
-        """A model from the bytes of its file (to_bytes)."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError("from_bytes: bytes expected, not %s" % type(data).__name__)
-        data = bytes(data)
-        h = _C.c_void_p()
-        _lib.check(_lib._lib.ps_coloc_model_load_mem(data, len(data), _C.byref(h)))
-        return cls(h.value)
-
-    def to_bytes(self) -> bytes:
-        with use("to_bytes", (self, ColocModel, "self", False)) as (m,):
-            return _lib.take_bytes(_lib._lib.ps_coloc_model_save_mem, m)
-
-    def __reduce__(self):
-        return (ColocModel.from_bytes, (self.to_bytes(),))
+    _load_fn, _save_fn = "ps_coloc_model_load", "ps_coloc_model_save"
+    _load_mem_fn, _save_mem_fn = "ps_coloc_model_load_mem", "ps_coloc_model_save_mem"
 
     @classmethod
     def train(cls, workloads: Workloads, colocations: Colocations, scaling: Optional[Scaling] = None,
@@ -90,10 +71,6 @@ class ColocModel(Handle):
         """True when the kind predicts a co-location's throughput sum."""
         with use("predicts_sum", (self, ColocModel, "self", False)) as (m,):
             return bool(_lib._lib.ps_coloc_kind_predicts_sum(_lib._lib.ps_coloc_model_kind(m)))
-
-    def save(self, path: _lib.PathLike) -> None:
-        with use("save", (self, ColocModel, "self", False)) as (m,):
-            _lib.check(_lib._lib.ps_coloc_model_save(m, _lib.path_arg(path)))
 
     def predict(self, workloads: Workloads, colocations: Any, scaling: Optional[Scaling] = None):
         """Per row of colocations (a Colocations table, or rows for

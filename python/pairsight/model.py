@@ -7,7 +7,7 @@ import json as _json
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _lib
-from ._handle import Handle, use
+from ._handle import SavedModel, use
 from .queries import Batch, batch
 from .tables import Coexec, Ops
 
@@ -67,35 +67,14 @@ class Prediction:
                                 index=index if index is not None else getattr(self, "_index", None))
 
 
-class Model(Handle):
+class Model(SavedModel):
     """The PairSight segment model: two XGBoost regressors of log slowdown
     (docs/model.md). A model is read-only once trained or loaded; predict,
     features and explain may run from several threads at once, and close()
     waits for them. Models pickle (through their file's bytes)."""
     _free_name = "ps_model_free"
-
-    @classmethod
-    def load(cls, path: _lib.PathLike) -> "Model":
-        """Load a .psm file; Error(PS_E_MISMATCH) for another format or layout."""
-        return cls._load_with(_lib._lib.ps_model_load, path)
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> "Model":
-        """A model from the bytes of its file (to_bytes, or a .psm read whole)."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError("from_bytes: bytes expected, not %s" % type(data).__name__)
-        data = bytes(data)
-        h = _C.c_void_p()
-        _lib.check(_lib._lib.ps_model_load_mem(data, len(data), _C.byref(h)))
-        return cls(h.value)
-
-    def to_bytes(self) -> bytes:
-        """The bytes of the model's file, as save() would write them."""
-        with use("to_bytes", (self, Model, "self", False)) as (m,):
-            return _lib.take_bytes(_lib._lib.ps_model_save_mem, m)
-
-    def __reduce__(self):
-        return (Model.from_bytes, (self.to_bytes(),))
+    _load_fn, _save_fn = "ps_model_load", "ps_model_save"
+    _load_mem_fn, _save_mem_fn = "ps_model_load_mem", "ps_model_save_mem"
 
     @classmethod
     def train(cls, ops: Ops, coexec: Coexec, **params: Any) -> "Model":
@@ -121,11 +100,6 @@ class Model(Handle):
                  (coexec, Coexec, "coexec", False)) as (m, o, c):
             _lib.check(_lib._lib.ps_model_adapt_json(m, o, c, cfg, _C.byref(h)))
         return Model(h.value)
-
-    def save(self, path: _lib.PathLike) -> None:
-        """Write atomically as a .psm file."""
-        with use("save", (self, Model, "self", False)) as (m,):
-            _lib.check(_lib._lib.ps_model_save(m, _lib.path_arg(path)))
 
     def export(self, directory: _lib.PathLike) -> None:
         """Write directory/hp.ubj, lp.ubj (XGBoost UBJSON) and meta.json."""

@@ -8,7 +8,7 @@ import re as _re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _lib
-from ._handle import Handle, use
+from ._handle import FileBacked, use
 
 
 def _cell(v: Any, what: str) -> Optional[bytes]:
@@ -55,18 +55,11 @@ def _own_words(err: _lib.Error, source: str, labels: Sequence[str], columns: Seq
     return _lib.ArgumentError(msg, err.code) if err.code == _lib.PS_E_ARG else _lib.Error(err.code, msg)
 
 
-class Table(Handle):
+class Table(FileBacked):
     """A loaded table (read-only; any number of threads may read it)."""
     _kind = ""
-    _load_fn = ""
-    _save_fn = ""
     _rows_fn = ""
     _finish_fn = ""
-
-    @classmethod
-    def load(cls, path: _lib.PathLike):
-        """Load and validate the file; Error names path:line:column."""
-        return cls._load_with(getattr(_lib._lib, cls._load_fn), path)
 
     @classmethod
     def from_rows(cls, rows: Any, columns: Optional[Sequence[str]] = None, source: Optional[str] = None):
@@ -110,11 +103,6 @@ class Table(Handle):
             return cls(h.value)
         finally:
             _lib._lib.ps_table_builder_free(b)
-
-    def save(self, path: _lib.PathLike) -> None:
-        """Write atomically as the table's CSV file."""
-        with use("save", (self, type(self), "self", False)) as (p,):
-            _lib.check(getattr(_lib._lib, self._save_fn)(p, _lib.path_arg(path)))
 
     def __len__(self) -> int:
         if not self._rows_fn:
