@@ -96,7 +96,26 @@ def test_structured_arrays_and_dataframes(mo):
     arr = np.array([tuple(Q.values()), tuple(dict(Q, hp_tpcs=27, lp_tpcs=27).values())], dtype=dt)
     got = model.predict(ops, arr)
     assert (got.hp_ns == want.hp_ns).all() and (got.lp_ns == want.lp_ns).all()
+    # Anything shaped as a DataFrame (to_dict("records"), columns, index) is
+    # read as one, so this runs where pandas is absent too.
+    class Frame:
+        def __init__(self, rows, index):
+            self.rows, self.index, self.columns = rows, index, list(rows[0])
+
+        def to_dict(self, orient):
+            assert orient == "records"
+            return self.rows
+
+    p = model.predict(ops, Frame([Q, dict(Q, hp_tpcs=27, lp_tpcs=27)], ["a", "b"]))
+    assert (p.hp_ns == want.hp_ns).all() and list(p._index) == ["a", "b"]
+    with pytest.raises(pairsight.Error, match="^row 'b'"):
+        model.predict(ops, Frame([Q, dict(Q, lp_model="nosuch")], ["a", "b"]))
+
+
+def test_pandas_dataframes(mo):
     pd = pytest.importorskip("pandas")
+    model, ops = mo
+    want = model.predict(ops, [Q, dict(Q, hp_tpcs=27, lp_tpcs=27)])
     df = pd.DataFrame([Q, dict(Q, hp_tpcs=27, lp_tpcs=27)], index=["a", "b"])
     p = model.predict(ops, df)
     assert (p.hp_ns == want.hp_ns).all()
