@@ -884,6 +884,18 @@ PS_API int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
 /** Release a co-location model; NULL is a no-op. @return nothing. */
 PS_API void ps_coloc_model_free(ps_coloc_model_t *m);
 
+/** Predict one co-location without a table: workloads[k] (k in 1..64) on
+ *  gpu at shares[k] percent (NULL: 100 each). out_tput[k] (caller-owned)
+ *  receives each workload's own predicted throughput (NAN for kinds that
+ *  predict the sum) and *out_sum the predicted throughput sum; the figures
+ *  are ps_coloc_predict's on a table of this one co-location (as `colocate
+ *  select` ranks). Thread safety as ps_coloc_predict.
+ *  @return 0, PS_E_ARG (k, a share outside 1..100, NULL), PS_E_INPUT (a
+ *  workload absent from w on gpu) or PS_E_BACKEND. */
+PS_API int ps_coloc_predict_set(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                                const char *gpu, const char *const *workloads, const int *shares, int k,
+                                double *out_tput, double *out_sum);
+
 /** Throughput of workload (gpu, name) alone at share_pct: interpolated in
  *  scaling (may be NULL: exclusive_tput x share / 100), as every predictor
  *  uses it. @return that throughput, NAN when the workload is unknown.

@@ -28,7 +28,7 @@
 #include "model/ubj.h"
 
 #include "common/common.h"
-#include "decision/decision.h"
+#include "model/calib.h"
 #include "profile/gpu.h"
 
 #include <cjson/cJSON.h>
@@ -48,14 +48,6 @@ static const char *const sec_what[3] = {"metadata", "HP regressor", "LP regresso
 /* The booster attributes that tag each regressor. */
 static const char *const side_name[2] = {"hp", "lp"};
 #define BOOSTER_KIND "segment-log-slowdown"
-
-/* XGBoost reports a failed C++ allocation as its exception's text. */
-int psi_xgb_error(const char *what)
-{
-    const char *e = XGBGetLastError();
-    int oom = strstr(e, "bad_alloc") || strstr(e, "bad_array_new_length");
-    return psi_error(oom ? PS_E_NOMEM : PS_E_BACKEND, "XGBoost: %s: %s", what, oom ? "out of memory" : e);
-}
 
 int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out)
 {
