@@ -9,7 +9,7 @@ The order, declared here and nowhere else (folders on one line are one stage
 and may not reach each other):
 
     common -> profile -> features -> model -> simulate | collect | colocate
-           -> evaluate -> decision -> cli | serve
+           -> evaluate -> decision -> cli | serve | bind
 
 serve may include only the public headers (include/pairsight*.h).
 
@@ -43,7 +43,7 @@ STAGES = [
     ["simulate", "collect", "colocate"],
     ["evaluate"],
     ["decision"],
-    ["cli", "serve"],
+    ["cli", "serve", "bind"],
 ]
 PUBLIC_ONLY = {"serve"}  # front ends that may use include/ alone
 LEVEL = {f: i for i, stage in enumerate(STAGES) for f in stage}
