@@ -5,8 +5,9 @@
  * shared protocol: mps and auto trained on colocations.csv plus a random
  * half of colocations_splits.csv, throughput MAPE of the other half, at
  * seeds 5, 6 and 7, against the figures recorded in
- * tests/data/colocate/kace_splits_guard.txt. */
+ * tests/data/colocate/kace_splits_guard.txt (see test_kace_splits_guard). */
 #include "colocate/colocate.h"
+#include "colocate/model_internal.h"
 #include "common/common.h"
 #include "testhelp.h"
 
@@ -189,6 +190,66 @@ static void test_splits_args(void)
     unload(&t);
 }
 
+/* The sparse fixture's rows, all of them or (pairs) its 2-way ones only. */
+static ps_colocations_t *sparse_rows(const ps_colocations_t *all, int pairs)
+{
+    ps_colocations_t *out = ps_colocations_new();
+    for (size_t i = 0; out && i < all->n; i++) {
+        int k = 0;
+        for (size_t j = 0; j < all->n; j++)
+            k += strcmp(all->rows[j].colocation, all->rows[i].colocation) == 0;
+        if ((!pairs || k == 2) && ps_colocations_append(out, &all->rows[i])) {
+            ps_colocations_free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* mps trained on pairs only is the 2-way model of 32 features, without the
+ * pairwise encoding (every training pair's encoding would leave out the
+ * pair itself: no pair information to learn from); with 3- and 4-way sets
+ * it keeps the 34. The 32-feature model saves, loads and predicts the
+ * same, for pairs and for a 3-way query. */
+static void test_mps_pairs_only(void)
+{
+    ps_workloads_t *w = NULL;
+    ps_colocations_t *all = NULL, *pairs = NULL, *kway = NULL;
+    CHECK_OK(ps_workloads_load(FIX "sparse_workloads.csv", &w));
+    CHECK_OK(ps_colocations_load(FIX "sparse_colocations.csv", &all));
+    CHECK((pairs = sparse_rows(all, 1)) != NULL && (kway = sparse_rows(all, 0)) != NULL);
+    ps_coloc_params_t p = ps_coloc_default_params();
+    p.kind = PS_COLOC_MPS;
+    p.boost_rounds = 40;
+    ps_coloc_model_t *m2 = NULL, *mk = NULL, *back = NULL;
+    CHECK_OK(ps_coloc_train(w, NULL, pairs, &p, &m2));
+    CHECK_OK(ps_coloc_train(w, NULL, kway, &p, &mk));
+    CHECK(m2 && m2->nf == CL_MPS_BASE_NF);
+    CHECK(mk && mk->nf == CL_MPS_NF);
+    char dir[64];
+    th_tmpdir_make(dir, sizeof dir, "ps_splits_");
+    CHECK_OK(ps_coloc_model_save(m2, th_path(dir, "m2.psc")));
+    CHECK_OK(ps_coloc_model_load(th_path(dir, "m2.psc"), &back));
+    size_t n = kway ? kway->n : 0;
+    double *a = psi_calloc(n + 1, sizeof *a), *b = psi_calloc(n + 1, sizeof *b);
+    if (a && b && back) {
+        CHECK_OK(ps_coloc_predict(m2, w, NULL, kway, a));
+        CHECK_OK(ps_coloc_predict(back, w, NULL, kway, b));
+        for (size_t i = 0; i < n; i++)
+            CHECK_MSG(a[i] == b[i] && isfinite(a[i]) && a[i] > 0, "row %zu: %.17g vs %.17g", i, a[i], b[i]);
+    }
+    free(a);
+    free(b);
+    th_tmpdir_remove(dir);
+    ps_coloc_model_free(m2);
+    ps_coloc_model_free(mk);
+    ps_coloc_model_free(back);
+    ps_colocations_free(all);
+    ps_colocations_free(pairs);
+    ps_colocations_free(kway);
+    ps_workloads_free(w);
+}
+
 /* The recorded figures: lines "KIND SEED MAPE" ('#' starts a comment) into
  * rec[kind][i] for seeds 5, 6, 7. Returns the lines read, -1 on error. */
 static int read_guard(double rec[PS_COLOC_KIND_COUNT][GUARD_SEEDS])
@@ -216,9 +277,23 @@ static int read_guard(double rec[PS_COLOC_KIND_COUNT][GUARD_SEEDS])
     return n;
 }
 
+/* The spread of the recorded figures v[GUARD_SEEDS]: their standard
+ * deviation over the seeds (n - 1), as eval's spread. */
+static double spread(const double *v)
+{
+    double m = 0, ss = 0;
+    for (int s = 0; s < GUARD_SEEDS; s++)
+        m += v[s] / GUARD_SEEDS;
+    for (int s = 0; s < GUARD_SEEDS; s++)
+        ss += (v[s] - m) * (v[s] - m);
+    return sqrt(ss / (GUARD_SEEDS - 1));
+}
+
 /* The shared protocol's MAPE of mps and auto at seeds 5-7, against the
- * recorded figures: the mean over the seeds may not exceed the recorded
- * mean by more than the recorded spread (largest less smallest seed). */
+ * recorded figures: at no seed may a kind be worse than its recorded
+ * figure by more than the spread of its recorded figures over the seeds
+ * (mps: 960030b's 6.55 and 6.25 % at seeds 5 and 6 fail it, against 5.65
+ * and 5.46 % recorded, spread 0.76). */
 static void test_kace_splits_guard(void)
 {
     if (access(KACE "colocations_splits.csv", R_OK) != 0) {
@@ -234,31 +309,25 @@ static void test_kace_splits_guard(void)
     CHECK_OK(ps_colocations_load(KACE "colocations.csv", &t.c));
     CHECK_OK(ps_colocations_load(KACE "colocations_splits.csv", &t.splits));
     ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
+    p.seeds = 1;
     p.test = t.splits;
     p.unseen_splits = 1;
     p.kinds = 1u << PS_COLOC_MPS | 1u << PS_COLOC_AUTO;
     const ps_coloc_kind_t kinds[] = {PS_COLOC_MPS, PS_COLOC_AUTO};
-    double now[2] = {0, 0};
     for (int s = 0; s < GUARD_SEEDS; s++) {
         ps_coloc_eval_result_t r;
-        p.seeds = 1;
         p.seed = 5 + (uint64_t)s;
         CHECK_OK(ps_coloc_eval(t.w, t.s, t.c, &p, &r));
         for (int k = 0; k < 2; k++) {
-            printf("kace-v100 unseen splits seed %d: %s MAPE %.4f%% (recorded %.4f%%)\n", 5 + s,
-                   ps_coloc_kind_name(kinds[k]), r.mape[kinds[k]], rec[kinds[k]][s]);
-            now[k] += r.mape[kinds[k]] / GUARD_SEEDS;
+            const char *name = ps_coloc_kind_name(kinds[k]);
+            double v = r.mape[kinds[k]], want = rec[kinds[k]][s], tol = spread(rec[kinds[k]]);
+            printf("kace-v100 unseen splits seed %d: %s MAPE %.4f%% (recorded %.4f%%, spread %.4f)\n", 5 + s, name, v,
+                   want, tol);
+            CHECK_MSG(v <= want + tol, "seed %d: %s MAPE %.4f%%, recorded %.4f%% + spread %.4f", 5 + s, name, v, want,
+                      tol);
         }
-    }
-    for (int k = 0; k < 2; k++) {
-        const double *v = rec[kinds[k]];
-        double mean = (v[0] + v[1] + v[2]) / 3;
-        double spread = fmax(v[0], fmax(v[1], v[2])) - fmin(v[0], fmin(v[1], v[2]));
-        printf("%s: mean %.4f%%, recorded %.4f%% + spread %.4f\n", ps_coloc_kind_name(kinds[k]), now[k], mean, spread);
-        CHECK_MSG(now[k] <= mean + spread, "%s: MAPE %.4f%% over seeds 5-7, recorded %.4f%% + spread %.4f",
-                  ps_coloc_kind_name(kinds[k]), now[k], mean, spread);
     }
     unload(&t);
 }
 
-TH_MAIN(TEST(test_splits_fixture), TEST(test_splits_args), TEST(test_kace_splits_guard))
+TH_MAIN(TEST(test_splits_fixture), TEST(test_splits_args), TEST(test_mps_pairs_only), TEST(test_kace_splits_guard))
