@@ -400,7 +400,7 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
     }
     if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
-    if (m->nf != cl_model_nf(m->kind)) {
+    if (m->nf != cl_model_nf(m->kind) && !(m->kind == PS_COLOC_MPS && m->nf == CL_MPS_BASE_NF)) {
         rc = psi_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
         goto done;
     }
