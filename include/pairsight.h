@@ -281,6 +281,8 @@ typedef struct {
     const char *device;  /* NULL = the device with the most kernel time, else its index */
     int drop_zero;       /* torch-trace: drop kernels whose dur is 0 instead of keeping them
                             at half the trace's time resolution */
+    int force_gpu;       /* 1: gpu wins over another GPU that the file names; 0: that is
+                            PS_E_INPUT (a B200 profile written as an A100's) */
 } ps_import_params_t;
 
 /** @return the defaults: batch 1, every other field NULL or 0. */
@@ -519,7 +521,7 @@ PS_API int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_t
  * per regressor fitted at params->adapt_eta on every row of cx (a few
  * experiments of an unseen model or batch size). m is unchanged. On success
  * *out is owned by the caller.
- * @return as ps_model_train; PS_E_MISMATCH when cx is of another GPU.
+ * @return as ps_model_train; PS_E_INPUT when cx is of another GPU than m.
  */
 PS_API int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
                           const ps_train_params_t *params, ps_model_t **out);
@@ -748,7 +750,9 @@ typedef struct ps_baseline ps_baseline_t;
 typedef struct {
     uint64_t seed;       /* MLP initialization and shuffles (1) */
     int mlp_epochs;      /* at most this many epochs per MLP (100) */
-    double mlp_seconds;  /* wall-clock cap per MLP, 0 = none (120) */
+    double mlp_seconds;  /* wall-clock cap per MLP, 0 = none (0: a cap makes the
+                            result depend on the machine's load, so that two
+                            runs of the same seed differ) */
     double ridge_lambda; /* ridge penalty on standardized inputs; < 0 = chosen
                             on held-out rows (-1) */
 } ps_baseline_params_t;

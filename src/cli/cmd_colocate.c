@@ -805,6 +805,20 @@ static int check_select_args(const opts_t *o, int *shares, int *ns)
     return CLI_OK;
 }
 
+/* "; did you mean 'alpha_batch2-inf'?" for a workload name not in w, or "". */
+static const char *near_workload(const ps_workloads_t *w, const char *name, char *buf, size_t n)
+{
+    const char **names = psi_malloc((w->n ? w->n : 1) * sizeof *names);
+    const char *near = NULL;
+    for (size_t i = 0; names && i < w->n; i++)
+        names[i] = w->rows[i].workload;
+    if (names)
+        near = cli_nearest(name, names, w->n);
+    snprintf(buf, n, "%s%s%s", near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    free(names);
+    return buf;
+}
+
 /* The gpu of the target in workloads.csv (on --gpu when given), with every
  * candidate there too; NULL after a message. */
 static const char *select_gpu(const opts_t *o, const tables_t *t)
@@ -814,9 +828,10 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
         if (strcmp(t->w->rows[i].workload, o->target) == 0 &&
             (!o->gpu || strcmp(psi_gpu_canonical(t->w->rows[i].gpu), psi_gpu_canonical(o->gpu)) == 0))
             gpu = t->w->rows[i].gpu;
+    char near[300];
     if (!gpu) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
-                 o->gpu ? o->gpu : "", o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s%s", o->target, o->gpu ? " on gpu " : "",
+                 o->gpu ? o->gpu : "", o->workloads, near_workload(t->w, o->target, near, sizeof near));
         return NULL;
     }
     for (size_t i = 0; i < t->w->n && !o->gpu; i++) /* which GPU is asked, not guessed */
@@ -827,7 +842,8 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
         }
     char missing[512];
     if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s%s", missing, gpu, o->workloads,
+                 near_workload(t->w, missing, near, sizeof near));
         return NULL;
     }
     return gpu;
