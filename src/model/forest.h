@@ -40,16 +40,10 @@ void psi_forest_free(psi_forest_t *f);
  * PS_FOREST_BEST: the fastest this CPU has (CPUID at run time), unless the
  * environment variable PAIRSIGHT_FOREST_KERNEL names another (scalar, avx2,
  * avx512) that it and the forest can run. */
-enum {
-    PS_FOREST_BEST = -1,
-    PS_FOREST_SCALAR = 0,
-    PS_FOREST_AVX2 = 1,
-    PS_FOREST_AVX512 = 2,
-    PS_FOREST_N_KERNELS = 3
-};
+enum { PS_FOREST_BEST = -1, PS_FOREST_SCALAR = 0, PS_FOREST_AVX2 = 1, PS_FOREST_AVX512 = 2, PS_FOREST_N_KERNELS = 3 };
 
 /* Selects the kernel (PS_FOREST_*) for f; one the CPU or the forest cannot
- * run (AVX2 needs trees of depth <= 12, QS depth <= 8, QS_AVX2 depth 8)
+ * run (AVX2 needs trees of depth <= 12)
  * gives the scalar kernel. Returns the
  * kernel now used. A new forest starts with PS_FOREST_BEST. Not to be called
  * while another thread predicts with f. */
