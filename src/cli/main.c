@@ -44,9 +44,11 @@ static void print_help(FILE *f)
           "       pairsight help COMMAND [SUBCOMMAND] | pairsight COMMAND [SUBCOMMAND] --help\n"
           "       pairsight --version\n"
           "\n"
-          "The data's way: profile (simulate, collect, import, check) -> model (train,\n"
-          "adapt) -> prediction (predict, explain) -> decision (colocate), measured\n"
-          "by eval and report.\n"
+          "The data's way, one folder of src/ per stage: profile (check, import;\n"
+          "simulate in src/simulate, collect in src/collect) -> features (features) ->\n"
+          "model (train, adapt, model) -> prediction (predict, explain) -> decision\n"
+          "(src/decision: plan, replay, calibrate), measured by eval and report\n"
+          "(src/evaluate). Workload-level co-location (colocate) is src/colocate.\n"
           "\n"
           "commands:\n",
           f);

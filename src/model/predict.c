@@ -35,7 +35,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
-#include "decision/decision.h"
+#include "model/calib.h"
 #include "profile/gpu.h"
 
 #include <math.h>
