@@ -620,74 +620,6 @@ static double workload_batch(const char *name)
     return v > 0 ? (double)v : 1;
 }
 
-int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu)
-{
-    const char *mg = ps_coloc_model_gpu(m);
-    if (!*mg || !gpu || !*gpu)
-        return 1;
-    size_t l = strlen(gpu);
-    for (const char *p = mg; *p;) {
-        size_t pl = strcspn(p, ",");
-        if (pl == l && strncmp(p, gpu, l) == 0)
-            return 1;
-        p += pl + (p[pl] == ',');
-    }
-    return 0;
-}
-
-/* "2", "2,3": the k of bit mask ks into buf. */
-static const char *ks_list(unsigned ks, char *buf, size_t cap)
-{
-    size_t len = 0;
-    buf[0] = 0;
-    for (int k = 0; k < 32 && len + 1 < cap; k++)
-        if (ks >> k & 1) {
-            int n = snprintf(buf + len, cap - len, "%s%d", len ? "," : "", k);
-            len = n < 0 ? cap : len + (size_t)n;
-        }
-    return buf;
-}
-
-void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing)
-{
-    unsigned have = ps_coloc_model_ks(m), other = ks & ~have;
-    if (!have || !other)
-        return;
-    char a[128], b[128];
-    fprintf(stderr,
-            "pairsight: colocate: warning: model trained on co-locations of k = %s workloads, %s k = %s "
-            "(other k than trained on: the error grows; docs/colocate.md)\n",
-            ks_list(have, a, sizeof a), doing, ks_list(other, b, sizeof b));
-}
-
-typedef struct {
-    const char *id;
-    int slot;
-} idslot_t;
-
-static int cmp_idslot(const void *a, const void *b)
-{
-    const idslot_t *x = a, *y = b;
-    int c = strcmp(x->id, y->id);
-    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
-}
-
-int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks)
-{
-    *ks = 0;
-    idslot_t *v = malloc((q->n + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < q->n; i++)
-        v[i] = (idslot_t){q->rows[i].colocation, q->rows[i].slot};
-    qsort(v, q->n, sizeof *v, cmp_idslot);
-    for (size_t i = 0; i < q->n; i++)
-        if (i + 1 == q->n || strcmp(v[i].id, v[i + 1].id) != 0)
-            *ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
-    free(v);
-    return 0;
-}
-
 /* Warn once when a query co-location's k is not one the model was trained
  * on. */
 static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
@@ -873,6 +805,20 @@ static int check_select_args(const opts_t *o, int *shares, int *ns)
     return CLI_OK;
 }
 
+/* "; did you mean 'alpha_batch2-inf'?" for a workload name not in w, or "". */
+static const char *near_workload(const ps_workloads_t *w, const char *name, char *buf, size_t n)
+{
+    const char **names = psi_malloc((w->n ? w->n : 1) * sizeof *names);
+    const char *near = NULL;
+    for (size_t i = 0; names && i < w->n; i++)
+        names[i] = w->rows[i].workload;
+    if (names)
+        near = cli_nearest(name, names, w->n);
+    snprintf(buf, n, "%s%s%s", near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    free(names);
+    return buf;
+}
+
 /* The gpu of the target in workloads.csv (on --gpu when given), with every
  * candidate there too; NULL after a message. */
 static const char *select_gpu(const opts_t *o, const tables_t *t)
@@ -882,9 +828,10 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
         if (strcmp(t->w->rows[i].workload, o->target) == 0 &&
             (!o->gpu || strcmp(psi_gpu_canonical(t->w->rows[i].gpu), psi_gpu_canonical(o->gpu)) == 0))
             gpu = t->w->rows[i].gpu;
+    char near[300];
     if (!gpu) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
-                 o->gpu ? o->gpu : "", o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s%s", o->target, o->gpu ? " on gpu " : "",
+                 o->gpu ? o->gpu : "", o->workloads, near_workload(t->w, o->target, near, sizeof near));
         return NULL;
     }
     for (size_t i = 0; i < t->w->n && !o->gpu; i++) /* which GPU is asked, not guessed */
@@ -895,7 +842,8 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
         }
     char missing[512];
     if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s%s", missing, gpu, o->workloads,
+                 near_workload(t->w, missing, near, sizeof near));
         return NULL;
     }
     return gpu;
