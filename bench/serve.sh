@@ -29,7 +29,7 @@ for name in ("one", "thousand"):
         'wrk.headers["Content-Type"] = "application/json"\n' % (t, name))
 open(t + "/paced.lua", "w").write(open(t + "/one.lua").read() + "function delay() return 1 end\n")
 PY
-"$B/bench_serve" "$MODEL" "$OPS" "$T/q.csv" | tee "$T/inproc.txt"
+"$B/bench_serve" "$MODEL" "$OPS" "$T/q.csv" "$T/one.json" "$T/thousand.json" | tee "$T/inproc.txt"
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 for threads in 1 2; do
     "$B/pairsight" serve --model "$MODEL" --ops "$OPS" --listen 127.0.0.1:$port --threads $threads -q \

@@ -9,9 +9,10 @@ The order, declared here and nowhere else (folders on one line are one stage
 and may not reach each other):
 
     common -> profile -> features -> model -> simulate | collect | colocate
-           -> evaluate -> decision -> cli | serve | bind
+           -> evaluate -> decision -> bind -> serve -> cli
 
-serve may include only the public headers (include/pairsight*.h).
+serve, a front end like the CLI, may include only the public headers
+(include/pairsight*.h); the CLI's `serve` command calls into it.
 
 Two checks:
   includes  every #include "folder/x.h" of src/ against the order: a header of
@@ -43,7 +44,9 @@ STAGES = [
     ["simulate", "collect", "colocate"],
     ["evaluate"],
     ["decision"],
-    ["cli", "serve", "bind"],
+    ["bind"],
+    ["serve"],
+    ["cli"],
 ]
 PUBLIC_ONLY = {"serve"}  # front ends that may use include/ alone
 LEVEL = {f: i for i, stage in enumerate(STAGES) for f in stage}

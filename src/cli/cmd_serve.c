@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Examples end with --check (load, bind, exit), so that they run as
+ * written (tests/test_cli_examples.sh); without it serve runs until stopped. */
 static const char *const examples[] = {
-    "pairsight serve --model out/model.psm --ops out/ops.csv",
-    "pairsight serve --model out/model.psm --ops out/ops.csv --coloc C.psc --workloads W.csv --listen 0.0.0.0:8470 "
-    "--token-file /etc/pairsight/token --tls-cert tls.crt --tls-key tls.key",
+    "pairsight serve --model out/model.psm --ops out/ops.csv --check",
+    "pairsight serve --model out/model.psm --ops out/ops.csv --listen 127.0.0.1:0 --threads 4 --max-body 1048576 "
+    "--check",
     NULL};
 
 int cmd_serve(int argc, char **argv)
@@ -42,21 +44,24 @@ int cmd_serve(int argc, char **argv)
         {"--timeout", CLI_INT, &p.timeout_s, "S", "close a connection idle for S seconds", .lo = 1, .hi = 3600},
         {"--max-connections", CLI_INT, &p.max_conns, "N", "connections at once (more are refused)", .lo = 1,
          .hi = 65536},
+        {"--check", CLI_FLAG, &p.check, NULL,
+         "load the files, bind the address, say what would be served, and exit (0 when all is well)"},
         CLI_OPT_QUIET(&p.quiet),
         {NULL}};
-    cli_spec_t spec = {.cmd = "serve",
-                       .synopsis = "--model FILE --ops FILE [--coloc FILE --workloads FILE [--scaling FILE]] [options]",
-                       .about = "Serve predictions over HTTP/1.1 with JSON bodies, for cluster schedulers:\n"
-                                "POST /v1/predict, /v1/plan, /v1/colocate/score, /v1/reload, /k8s/filter and\n"
-                                "/k8s/prioritize (a Kubernetes scheduler extender); GET /v1/models, /healthz,\n"
-                                "/readyz and /metrics (Prometheus). SIGHUP or POST /v1/reload loads the files\n"
-                                "anew; requests in flight finish on the old model, and a broken file leaves\n"
-                                "the old one serving. -q drops the per-request log line. docs/serve.md.\n",
-                       .opts = opts,
-                       .examples = examples,
-                       .exit_status =
-                           "0 stopped by SIGINT or SIGTERM, 1 could not start (files, address, TLS), 2 usage error.",
-                       .max_pos = 0};
+    cli_spec_t spec = {
+        .cmd = "serve",
+        .synopsis = "--model FILE --ops FILE [--coloc FILE --workloads FILE [--scaling FILE]] [options]",
+        .about = "Serve predictions over HTTP/1.1 with JSON bodies, for cluster schedulers:\n"
+                 "POST /v1/predict, /v1/plan, /v1/colocate/score, /v1/reload, /k8s/filter and\n"
+                 "/k8s/prioritize (a Kubernetes scheduler extender); GET /v1/models, /healthz,\n"
+                 "/readyz and /metrics (Prometheus). SIGHUP or POST /v1/reload loads the files\n"
+                 "anew; requests in flight finish on the old model, and a broken file leaves\n"
+                 "the old one serving. -q drops the per-request log line. docs/serve.md.\n",
+        .opts = opts,
+        .examples = examples,
+        .exit_status = "0 stopped by SIGINT or SIGTERM (with --check: started), 1 could not start (files, address,\n"
+                       "TLS), 2 usage error.",
+        .max_pos = 0};
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;

@@ -266,7 +266,8 @@ static int run(http_t *h, const struct sockaddr_in *addr, const sigset_t *set)
     inet_ntop(AF_INET, &addr->sin_addr, host, sizeof host);
     serve_log(h->s, "listening on %s://%s:%u (%d threads, model %s)", cert ? "https" : "http", host,
               di ? (unsigned)di->port : (unsigned)ntohs(addr->sin_port), p->threads, h->s->cur->fp_model);
-    signal_loop(h, set);
+    if (!p->check)
+        signal_loop(h, set);
     MHD_stop_daemon(d);
     free(cert);
     free(key);

@@ -31,10 +31,29 @@ static _Thread_local struct {
     size_t cap;
 } tl;
 
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+/* The arrays go with their thread (a server thread that stops leaves no
+ * unreachable memory behind). */
+static void tl_free(void *unused)
+{
+    (void)unused;
+    free(tl.q);
+    free(tl.out);
+    tl.q = NULL;
+    tl.out = NULL;
+    tl.cap = 0;
+}
+
+static void tl_key_init(void) { pthread_key_create(&tl_key, tl_free); }
+
 static int reserve(size_t n)
 {
     if (n <= tl.cap)
         return 0;
+    pthread_once(&tl_once, tl_key_init);
+    pthread_setspecific(tl_key, &tl);
     size_t cap = tl.cap ? tl.cap : 64;
     while (cap < n)
         cap *= 2;

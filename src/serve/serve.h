@@ -36,6 +36,7 @@ typedef struct {
     int timeout_s;                                          /* idle connection timeout (10) */
     int max_conns;                                          /* connections at once (256) */
     int quiet;                                              /* no request log */
+    int check;                                              /* start, report, stop */
 } serve_params_t;
 
 serve_params_t serve_default_params(void);

@@ -236,8 +236,28 @@ int serve_route(const char *path)
     return EP_OTHER;
 }
 
-/* This thread's tokenizer, reused across requests. */
+/* This thread's tokenizer, reused across requests, and freed with its
+ * thread. */
 static _Thread_local sj_doc_t tl_doc;
+static pthread_key_t doc_key;
+static pthread_once_t doc_once = PTHREAD_ONCE_INIT;
+
+static void doc_free(void *unused)
+{
+    (void)unused;
+    sj_free(&tl_doc);
+}
+
+static void doc_key_init(void) { pthread_key_create(&doc_key, doc_free); }
+
+static sj_doc_t *thread_doc(void)
+{
+    if (!tl_doc.cap) {
+        pthread_once(&doc_once, doc_key_init);
+        pthread_setspecific(doc_key, &tl_doc);
+    }
+    return &tl_doc;
+}
 
 static int dispatch(serve_t *s, const route_t *rt, serve_req_t *q, serve_reply_t *r)
 {
@@ -271,7 +291,7 @@ int serve_handle(serve_t *s, const char *method, const char *path, char *body, s
         return serve_error(r, 404, "not_found", "no endpoint %s (see docs/serve.md)", path);
     if (strcmp(rt->method, method) != 0)
         return serve_error(r, 405, "method_not_allowed", "%s takes %s, not %s", path, rt->method, method);
-    serve_req_t q = {s, &s->p, current(s), s->metrics, &tl_doc, body, body_len};
+    serve_req_t q = {s, &s->p, current(s), s->metrics, thread_doc(), body, body_len};
     int status = dispatch(s, rt, &q, r);
     if (r->body.oom)
         status = serve_error(r, 500, "out_of_memory", "out of memory");
