@@ -519,7 +519,8 @@ PS_API int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_t
  * per regressor fitted at params->adapt_eta on every row of cx (a few
  * experiments of an unseen model or batch size). m is unchanged. On success
  * *out is owned by the caller.
- * @return as ps_model_train; PS_E_MISMATCH when cx is of another GPU.
+ * @return as ps_model_train; PS_E_INPUT also when a row of cx is of another
+ * GPU than m (the message names both).
  */
 PS_API int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
                           const ps_train_params_t *params, ps_model_t **out);
