@@ -9,7 +9,7 @@ The order, declared here and nowhere else (folders on one line are one stage
 and may not reach each other):
 
     common -> profile -> features -> model -> simulate | collect | colocate
-           -> evaluate -> decision -> serve -> cli
+           -> evaluate -> decision -> bind -> serve -> cli
 
 serve, a front end like the CLI, may include only the public headers
 (include/pairsight*.h); the CLI's `serve` command calls into it.
@@ -44,6 +44,7 @@ STAGES = [
     ["simulate", "collect", "colocate"],
     ["evaluate"],
     ["decision"],
+    ["bind"],
     ["serve"],
     ["cli"],
 ]

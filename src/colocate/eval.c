@@ -266,6 +266,18 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
     return rc;
 }
 
+/* Fisher-Yates shuffle of a[n] from a splitmix64 stream seeded by seed. */
+static void shuffle(int *a, int n, uint64_t seed)
+{
+    uint64_t st = seed;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1));
+        int t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
 /* Fisher-Yates shuffle, then the first round(frac * n) train; perm[nc]
  * holds the whole permutation (the rest are the test co-locations). */
 int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
@@ -273,13 +285,7 @@ int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
     int n = d->nc;
     for (int i = 0; i < n; i++)
         perm[i] = i;
-    uint64_t st = seed;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1));
-        int t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    shuffle(perm, n, seed);
     int nt = (int)floor(frac * n + 0.5);
     return nt < 1 ? 1 : nt > n - 1 ? n - 1 : nt;
 }
@@ -328,7 +334,7 @@ static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_
         fp->cap = fp->nf;
     } else if (p->unseen_pairs) {
         fp->nf = fp->cap = PAIR_FOLDS;
-    } else if (p->test && !p->transfer) {
+    } else if (p->test && !p->transfer && !p->unseen_splits) {
         if (!(fp->sets = psi_calloc((size_t)d->n_sets + 1, sizeof *fp->sets)))
             return PS_E_NOMEM;
         fp->nf = 0;
@@ -340,6 +346,30 @@ static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_
                 fp->sets[fp->nf++] = s;
         fp->cap = fp->nf;
     }
+    return 0;
+}
+
+/* The unseen-splits fold of seed: every co-location of the first table
+ * trains; the second table's (the share splits) are shuffled as
+ * cl_random_split shuffles, in their order, and the first half (rounded)
+ * train, the rest are scored. The training list stays in table order, so
+ * that `colocate train` on the two files' rows in that order fits the same
+ * model. */
+static int fill_splits_fold(const cl_data_t *d, uint64_t seed, fold_t *f)
+{
+    int n = 0, *sp = psi_malloc((size_t)d->nc * sizeof *sp + 1);
+    if (!sp)
+        return PS_E_NOMEM;
+    for (int i = 0; i < d->nc; i++)
+        if (d->c[i].origin == 1)
+            sp[n++] = i;
+    shuffle(sp, n, seed);
+    for (int i = (int)floor(0.5 * n + 0.5); i < n; i++)
+        f->test[sp[i]] = 1;
+    for (int i = 0; i < d->nc; i++)
+        if (!f->test[i])
+            f->train[f->n_train++] = i;
+    free(sp);
     return 0;
 }
 
@@ -382,7 +412,8 @@ static void fill_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
 }
 
 /* The folds of one run. Random split: one fold. Unseen: one per model group.
- * Test table: one per workload set of the second table. */
+ * Test table: one per workload set of the second table. Unseen splits: one
+ * (half of the second table held out). */
 static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, fold_t **out, int *n_out)
 {
     fold_plan_t fp = {0};
@@ -397,6 +428,8 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
             f[q].targets = psi_calloc((size_t)d->nw + 1, 1);
         if (!f[q].train || !f[q].test || (p->unseen && !f[q].targets))
             rc = PS_E_NOMEM;
+        else if (p->unseen_splits)
+            rc = fill_splits_fold(d, seed, &f[q]);
         else
             fill_fold(d, p, seed, &fp, q, &f[q]);
     }
@@ -519,6 +552,8 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)) ||
         (unsigned)p->model.auto_rule >= PS_COLOC_AUTO_RULES)
         return psi_error(PS_E_ARG, "colocate eval: need seeds >= 1, 0 < train_frac < 1 and a known auto rule");
+    if (p->unseen_splits && (!p->test || p->transfer || p->test_alone || p->unseen || p->unseen_pairs))
+        return psi_error(PS_E_ARG, "colocate eval: unseen_splits needs test (the share splits) and no other mode");
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, scaling, c, p->test, &d);
     if (rc)

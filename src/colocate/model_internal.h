@@ -9,7 +9,7 @@ struct fann;
 struct ps_coloc_model {
     ps_coloc_kind_t kind;
     ps_coloc_params_t p;
-    int nf;
+    int nf; /* features (mps: CL_MPS_BASE_NF when trained on pairs only) */
     double mu[CL_MPS_NF], sd[CL_MPS_NF], beta[CL_MPS_NF + 1]; /* LR and MLP scaling */
     double ymu, ysd;                                          /* MLP target scaling */
     void *booster;                                            /* forests, mps */

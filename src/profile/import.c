@@ -157,11 +157,15 @@ int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_imp
         if (!g)
             g = gpu_from_device_name(p->gpu);
         q->gpu = g ? g->name : p->gpu;
-        if (fg && g && fg != g)
-            psi_log(PS_LOG_WARN,
-                    "import: the file was profiled on %s (%s); the rows name %s as "
-                    "given",
-                    file_gpu, fg->name, g->name);
+        /* A file of a GPU outside the catalog (B200) is not one of the catalog's. */
+        int differ = file_gpu && *file_gpu && (fg || g) && fg != g;
+        if (differ && !p->force_gpu)
+            return psi_error(PS_E_INPUT,
+                             "the file was profiled on %s, not on %s: give the file's GPU, or force %s "
+                             "(--force-gpu)",
+                             file_gpu, q->gpu, q->gpu);
+        if (differ)
+            psi_log(PS_LOG_WARN, "import: the file was profiled on %s; the rows name %s as forced", file_gpu, q->gpu);
     } else if (file_gpu && *file_gpu) {
         g = fg;
         q->gpu = g ? g->name : file_gpu;
