@@ -5,6 +5,7 @@
 # internal header, a backward call and a cross-file cycle in object files
 # each fail with a line naming the file. Usage: test_stages.sh PAIRSIGHT
 set -u
+# shellcheck disable=SC2034 # the harness passes the CLI; this test needs only python3 and cc
 CLI=${1:?usage: test_stages.sh PAIRSIGHT}
 . tests/clitest.sh
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
