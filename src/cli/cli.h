@@ -137,7 +137,7 @@ void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing
 /* colocate place and eval --place (cmd_colocate_place.c). */
 int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
                        const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
-                       int json);
+                       int json, double time_limit, int quiet);
 int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
                             const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c);
 
