@@ -304,7 +304,7 @@ static cJSON *to_json(ubj_t *u, int t)
     return v;
 }
 
-int ubj_to_cjson(const unsigned char *buf, size_t n, cJSON **out, char *why, size_t why_n)
+int psi_ubj_to_cjson(const unsigned char *buf, size_t n, cJSON **out, char *why, size_t why_n)
 {
     ubj_t u = {buf, buf + n, why, why_n};
     *out = to_json(&u, -1);

@@ -17,6 +17,6 @@ struct cJSON;
  * caller: cJSON_Delete). Integers and floats become numbers, 'H' numbers
  * strings; a key or string holding a NUL byte is refused. 0, or -1 with the
  * reason in why[why_n] (out of memory included). */
-int ubj_to_cjson(const unsigned char *buf, size_t n, struct cJSON **out, char *why, size_t why_n);
+int psi_ubj_to_cjson(const unsigned char *buf, size_t n, struct cJSON **out, char *why, size_t why_n);
 
 #endif

@@ -200,7 +200,7 @@ int psi_xgb_check(const unsigned char *buf, size_t n, int n_features, char *why,
     if (ubj_check(buf, n, why, why_n) != 0)
         return -1;
     cJSON *root = NULL;
-    if (ubj_to_cjson(buf, n, &root, why, why_n) != 0)
+    if (psi_ubj_to_cjson(buf, n, &root, why, why_n) != 0)
         return -1;
     check_t c = {why, why_n, n_features};
     int rc = check_model(&c, root);
