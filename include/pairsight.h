@@ -1036,6 +1036,14 @@ typedef struct {
     int allow_wait;    /* 1: a job may wait when that raises the sum;
                           0 (default): every job runs while the GPUs have
                           room (K x GPUs), as in Gavel */
+    double time_limit_s;     /* search budget in seconds (default 5; 0: none):
+                                the exact search gets half of it, the
+                                heuristic the rest; past it the best placement
+                                found is returned with stopped set (the first
+                                greedy placement always completes) */
+    ps_progress_fn progress; /* seconds spent out of time_limit_s, four
+                                times a second; NULL = none */
+    void *progress_user;
 } ps_coloc_place_params_t;
 
 /** @return the defaults documented beside each field of ps_coloc_place_params_t. */
@@ -1048,6 +1056,8 @@ typedef struct {
     double *norm_tput; /* [n_jobs] predicted tput / exclusive tput */
     double objective;  /* their sum */
     int exact;         /* 1: proven optimal for the predictions */
+    int stopped;       /* 1: the time limit ended the search; the best
+                          placement found */
 } ps_coloc_placement_t;
 
 /** Place jobs[n_jobs] on n_gpus GPUs whose types (the gpu column of

@@ -28,6 +28,11 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
 
 /* s as a whole base-10 integer in lo..hi into *out: 0, or -1 (out untouched)
  * when s is empty, has other text, or is out of range. */
+/* A training or evaluation error about a coexec row, which names the
+ * row's index only ("coexec row 29 (experiment ...)"), gets the
+ * FILE:LINE:COLUMN at which `check` finds a fault of cx_path against ops;
+ * any other error is left as it is. */
+void cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 
 /* cli_parse_long into an int. */
@@ -133,7 +138,7 @@ void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing
 /* colocate place and eval --place (cmd_colocate_place.c). */
 int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
                        const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
-                       int json);
+                       int json, double time_limit, int quiet);
 int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
                             const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c);
 

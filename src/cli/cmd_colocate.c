@@ -20,7 +20,7 @@
 typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
         *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases, *splits;
-    double train_frac;
+    double train_frac, time_limit;
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait;
     uint64_t seed;
 } opts_t;
@@ -177,6 +177,9 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
           .flags = CLI_NODEF}},
         {S_PLACE,
          {"--shares", CLI_STR, &o->shares, "LIST", "allowed MPS shares of a co-located job (up to 4)", .def = "100"}},
+        {S_PLACE,
+         {"--time-limit", CLI_DBL, &o->time_limit, "S",
+          "search budget in seconds: past it the best placement found, said so (0: none)", .lo = 0, .hi = 86400}},
         {S_PREDICT | S_SELECT | S_PLACE,
          {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`", .flags = CLI_REQ | CLI_IN}},
         {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
@@ -222,6 +225,7 @@ static void defaults(opts_t *o)
     o->epochs = def.model.mlp_epochs;
     o->rounds = def.model.boost_rounds;
     o->max_per_gpu = ps_coloc_place_default_params().max_per_gpu;
+    o->time_limit = ps_coloc_place_default_params().time_limit_s;
 }
 
 /* `pairsight colocate --help`: every subcommand's usage. */
@@ -1000,7 +1004,7 @@ int cmd_colocate(int argc, char **argv)
     if ((rc = load_tables(&o, 0, &t)))
         return rc;
     rc = cmd_colocate_place(o.model, o.workloads, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait,
-                            o.json);
+                            o.json, o.time_limit, o.quiet);
     tables_free(&t);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "common/common.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,10 +25,21 @@ static int in_range(const cli_opt_t *o, double x)
     return 1;
 }
 
+/* Whether s is written as a plain decimal number: strtod and strtoll skip
+ * leading white space, and strtod reads hexadecimal ("0x10" was 16) and
+ * "inf"; an option value is none of these. */
+int cli_plain_decimal(const char *s)
+{
+    return (isdigit((unsigned char)*s) || ((*s == '-' || *s == '+' || *s == '.') && s[1])) &&
+           !strpbrk(s, "xXpPiInN \t\n\v\f\r");
+}
+
 static int parse_whole(const char *s, long long *out)
 {
     char *end;
     errno = 0;
+    if (!cli_plain_decimal(s))
+        return -1;
     long long v = strtoll(s, &end, 10);
     if (end == s || *end || errno)
         return -1;
@@ -39,6 +51,8 @@ int cli_parse_number(const char *s, double *out)
 {
     char *end;
     errno = 0;
+    if (!cli_plain_decimal(s))
+        return -1;
     double v = strtod(s, &end);
     if (end == s || *end || errno == ERANGE || isnan(v))
         return -1;
@@ -50,7 +64,7 @@ static int parse_u64(const cli_opt_t *o, const char *s)
 {
     char *end;
     errno = 0;
-    if (!*s || *s == '-' || *s == '+')
+    if (!*s || *s == '-' || *s == '+' || !cli_plain_decimal(s))
         return -1;
     unsigned long long v = strtoull(s, &end, 10);
     if (*end || errno || (double)v < o->lo || (o->hi != 0 && (double)v > o->hi))

@@ -179,7 +179,16 @@ int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_co
  * wait_penalty (0: free). assign[n] gets GPU or -1, share[n] the share,
  * *objective the sum of the group values. */
 typedef double (*cl_group_value_fn)(void *ctx, int type, const int *jobs, int k, int *shares);
+/* The search's budget (NULL: none): time_limit_s (0: none), progress;
+ * stopped is set when the limit ended the search. */
+typedef struct {
+    double time_limit_s;
+    ps_progress_fn progress;
+    void *user;
+    int stopped;
+} cl_place_budget_t;
 int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
-                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact);
+                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
+                   cl_place_budget_t *budget);
 
 #endif

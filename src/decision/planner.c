@@ -303,6 +303,11 @@ static int setup_tables(planner_t *pl, int kt_h, int kt_l)
 {
     const ps_plan_params_t *p = pl->p;
     int n = pl->hg->n_ops, nl = pl->lg->n_ops;
+    /* The LP stream stands at one of its operators; a start past the last
+     * was taken modulo the count, a silent wrap round the model. */
+    if (p->lp_start >= nl)
+        return psi_error(PS_E_ARG, "lp_start %d is outside %s's %d operators (0..%d)", p->lp_start, p->lp_model, nl,
+                         nl - 1);
     pl->u = pl->W / 2 > 0 ? pl->W / 2 : 1;
     pl->nb = (n + pl->u - 1) / pl->u + 1;
     pl->bpos = psi_malloc((size_t)pl->nb * sizeof(int));

@@ -25,7 +25,7 @@
  * temporary name and renamed over the target.
  */
 #include "model/model.h"
-#include "model/ubj.h"
+#include "model/xgbcheck.h"
 
 #include "common/common.h"
 #include "model/calib.h"
@@ -521,7 +521,7 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
             return psi_error(PS_E_INPUT, "%s: truncated or damaged model file (%s of %llu bytes, %zu left)", path,
                              sec_what[k], (unsigned long long)l, n - at - 16);
         uint32_t want = (uint32_t)get_le(buf + at + 12, 4);
-        if (section_crc(sec_tag[k], buf + at + 4, buf + at + 16, (size_t)l) != want)
+        if (!PSI_CHECKSUM_OK(section_crc(sec_tag[k], buf + at + 4, buf + at + 16, (size_t)l), want))
             return psi_error(PS_E_INPUT, "%s: damaged model file: checksum mismatch in the %s", path, sec_what[k]);
         data[k] = buf + at + 16;
         len[k] = (size_t)l;
@@ -536,7 +536,7 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
         rc = parse_header(path, (const char *)data[0], len[0], &m);
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
         char why[160];
-        if (ubj_check(data[1 + s], len[1 + s], why, sizeof why) != 0) {
+        if (psi_xgb_check(data[1 + s], len[1 + s], m->layout.n_features, why, sizeof why) != 0) {
             rc = psi_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path, sec_what[1 + s], why);
             break;
         }

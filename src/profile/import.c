@@ -191,6 +191,11 @@ int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_imp
 int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name, double duration_ns,
                    const psi_counters_t *c)
 {
+    if (!(duration_ns <= PSI_MAX_OP_NS))
+        return psi_error(PS_E_INPUT,
+                         "kernel %d (%.60s): duration %g ns is over one hour (%.0f ns), longer than any "
+                         "kernel of a profiled step",
+                         op, name, duration_ns, PSI_MAX_OP_NS);
     psi_op_row_t r = {.gpu = p->gpu,
                       .model = p->model,
                       .batch = p->batch,
