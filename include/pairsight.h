@@ -972,15 +972,16 @@ typedef struct {
                                      holds one of a fifth of the workload pairs */
     int transfer;                 /* with test: one fold, train on c, test on test
                                      (another GPU's table; docs/colocate.md) */
-    int unseen_splits;            /* with test (a table of share splits): per seed,
-                                     train on c plus a random half of test's
-                                     co-locations, score the other half */
     unsigned kinds;               /* bit mask of kinds to run (default: all) */
     unsigned auto_kinds;          /* candidates of auto (default 0: all but kace_mlp
                                      and auto) */
     ps_coloc_params_t model;      /* model parameters (kind ignored) */
     ps_progress_fn progress;      /* runs done out of total; NULL = none */
     void *progress_user;
+    int unseen_splits; /* with test (a table of share splits): per seed, train
+                          on c plus a random half of test's co-locations, score
+                          the other half (last, so that the fields before it
+                          keep their offsets) */
 } ps_coloc_eval_params_t;
 
 /** @return the defaults documented beside each field. */

@@ -1,8 +1,7 @@
-""
-    "pairsight serve on loopback, driven by urllib and raw sockets (tests/test_serve.sh).
+"""pairsight serve on loopback, driven by urllib and raw sockets (tests/test_serve.sh).
 
-    Each part prints one line;
-a failure is counted and the run goes on.The servers get free loopback ports found here; everything they write goes to a
+Each part prints one line; a failure is counted and the run goes on. The
+servers get free loopback ports found here; everything they write goes to a
 temporary folder removed at exit.
 """
 import csv, http.client, json, os, shutil, signal, socket, ssl, subprocess, sys, tempfile, threading, time
@@ -101,10 +100,9 @@ def setup():
     run("colocate", "train", "--workloads", SD + "/workloads.csv", "--colocations", SD + "/colocations.csv",
         "--kind", "ratio", "--out", COLOC)
     rows = list(csv.DictReader(open(T + "/c/coexec.csv")))[:60]
-#a segment longer than the window too, composed from windows
+    # a segment longer than the window too, composed from windows
     rows.append(dict(rows[0], hp_start="0", hp_len="40", lp_start="0", lp_len="33"))
-    QUERIES = [{
-k: (int(r[k]) if k in INTS else r[k]) for k in KEYS} for r in rows]
+    QUERIES = [{k: (int(r[k]) if k in INTS else r[k]) for k in KEYS} for r in rows]
     with open(T + "/q.csv", "w") as f:
         f.write(",".join(KEYS) + "\n")
         for q in QUERIES:
@@ -216,80 +214,82 @@ def malformed(s):
     ]
     for method, path, body, want, text in cases:
         code, data = s.req(method, path, body)
-try : msg
-    = json.loads(data)["error"]["message"] except(ValueError, KeyError, TypeError)
-        : msg =
-        "(not an error JSON: %r)" %
-        data[:200] check(code == want and text in msg,
-                         "%s %s %r: %d %s (expected %d, '%s')" % (method, path, str(body) [:60], code, msg, want, text))
-                       check(s.req("GET", "/healthz")[0] == 200, "server not serving after %s" % text)
-                           chunked_too_big(s) slow_client(s)
-                               print("malformed requests: %d cases + chunked + slow client: ok" % len(cases))
+        try:
+            msg = json.loads(data)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            msg = "(not an error JSON: %r)" % data[:200]
+        check(code == want and text in msg, "%s %s %r: %d %s (expected %d, '%s')" %
+              (method, path, str(body)[:60], code, msg, want, text))
+        check(s.req("GET", "/healthz")[0] == 200, "server not serving after %s" % text)
+    chunked_too_big(s)
+    slow_client(s)
+    print("malformed requests: %d cases + chunked + slow client: ok" % len(cases))
 
-                                   def
-                                   pod(workload, floor = None, lower = False)
-        : ann = {"pairsight.io/workload" : workload} if floor is not None
-        : ann["pairsight.io/min-throughput"] = floor p = {
-            "metadata" : {"name" : "p1", "namespace" : "default", "annotations" : ann},
-            "spec" : {"containers" : []}
-        } return
-    {
-        "pod" if lower else "Pod" : p, "NodeNames" : ["n1"]
-    }
 
-def chunked_too_big(s)
-    : c = http.client.HTTPConnection("127.0.0.1", s.port, timeout = 10) c.putrequest("POST", "/v1/predict") c
-              .putheader("Transfer-Encoding", "chunked") c.endheaders()
-try:
-        for
-            _ in range(20)
-                : c.send(b "1000\r\n" + b " " * 4096 + b "\r\n") c.send(b "0\r\n\r\n") r =
-                c.getresponse() check(r.status == 413, "chunked body over the limit: %d" % r.status) except OSError as e
-                : #the server may close as soon as it answered
-                  print("chunked: connection closed early (%s)" % e) c.close()
-                      check(s.req("GET", "/healthz")[0] == 200, "not serving after a chunked body over the limit")
+def pod(workload, floor=None, lower=False):
+    ann = {"pairsight.io/workload": workload}
+    if floor is not None:
+        ann["pairsight.io/min-throughput"] = floor
+    p = {"metadata": {"name": "p1", "namespace": "default", "annotations": ann}, "spec": {"containers": []}}
+    return {"pod" if lower else "Pod": p, "NodeNames": ["n1"]}
 
-                          def slow_client(s)
-                : k = socket.create_connection(("127.0.0.1", s.port)) k.sendall(
-                    b "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{") t0 =
-                    time.time() k.settimeout(10)
-            try : data
-                = k.recv(100) except OSError : data =
-                    b
-                    "" check(data == b "" and time.time() - t0 < 8, "slow client not closed after --timeout: %r" % data)
-                        k.close() check(s.req("GET", "/healthz")[0] == 200, "not serving after a slow client")
 
-                            def
-                            token_tls()
-                    : tok =
-                        T + "/token" open(tok, "w").write("s3cret-token\n") s =
-                            Server("--token-file", tok) check(s.req("GET", "/v1/models")[0] == 401, "no token: not 401")
-                                check(s.req("GET", "/v1/models", token = "wrong")[0] == 401, "wrong token: not 401")
-                                    check(s.req("GET", "/v1/models", token = "s3cret-token")[0] == 200,
-                                          "right token: not 200")
-                                        check(s.req("GET", "/healthz")[0] == 200, "healthz needs no token")
-                                            check(s.req("POST", "/v1/reload", b "")[0] == 401,
-                                                  "reload without the token: not 401")
-                                                s.stop() if not shutil.which("openssl")
-                    : print("TLS: skipped: openssl is absent (scripts/setup.sh installs it)") return crt,
-                                               key = T + "/tls.crt",
-                                               T + "/tls.key" subprocess.run(
-                                                       [
-                                                           "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                                                           "-subj", "/CN=localhost", "-days", "1", "-addext",
-                                                           "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out",
-                                                           crt
-                                                       ],
-                                                       check = True, capture_output = True) ctx =
-                                                   ssl.create_default_context(cafile = crt) s =
-                                                       Server("--tls-cert", crt, "--tls-key", key, "--token-file", tok,
-                                                              scheme = "https", ctx = ctx, token = "s3cret-token") code,
-                                               m = s.json("GET", "/v1/models")
-                                                       check(code == 200 and m["schema"] == "pairsight.models.v1",
-                                                             "TLS + token: %d" % code)
-                                                           check(s.req("GET", "/v1/models", token = "nope")[0] == 401,
-                                                                 "TLS, wrong token: not 401")
-                try : urllib.request.urlopen("http://127.0.0.1:%d/healthz" % s.port, timeout=5)
+def chunked_too_big(s):
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+    c.putrequest("POST", "/v1/predict")
+    c.putheader("Transfer-Encoding", "chunked")
+    c.endheaders()
+    try:
+        for _ in range(20):
+            c.send(b"1000\r\n" + b" " * 4096 + b"\r\n")
+        c.send(b"0\r\n\r\n")
+        r = c.getresponse()
+        check(r.status == 413, "chunked body over the limit: %d" % r.status)
+    except OSError as e:  # the server may close as soon as it answered
+        print("chunked: connection closed early (%s)" % e)
+    c.close()
+    check(s.req("GET", "/healthz")[0] == 200, "not serving after a chunked body over the limit")
+
+
+def slow_client(s):
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(b"POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    t0 = time.time()
+    k.settimeout(10)
+    try:
+        data = k.recv(100)
+    except OSError:
+        data = b""
+    check(data == b"" and time.time() - t0 < 8, "slow client not closed after --timeout: %r" % data)
+    k.close()
+    check(s.req("GET", "/healthz")[0] == 200, "not serving after a slow client")
+
+
+def token_tls():
+    tok = T + "/token"
+    open(tok, "w").write("s3cret-token\n")
+    s = Server("--token-file", tok)
+    check(s.req("GET", "/v1/models")[0] == 401, "no token: not 401")
+    check(s.req("GET", "/v1/models", token="wrong")[0] == 401, "wrong token: not 401")
+    check(s.req("GET", "/v1/models", token="s3cret-token")[0] == 200, "right token: not 200")
+    check(s.req("GET", "/healthz")[0] == 200, "healthz needs no token")
+    check(s.req("POST", "/v1/reload", b"")[0] == 401, "reload without the token: not 401")
+    s.stop()
+    if not shutil.which("openssl"):
+        print("TLS: skipped: openssl is absent (scripts/setup.sh installs it)")
+        return
+    crt, key = T + "/tls.crt", T + "/tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-days",
+                    "1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", crt],
+                   check=True, capture_output=True)
+    ctx = ssl.create_default_context(cafile=crt)
+    s = Server("--tls-cert", crt, "--tls-key", key, "--token-file", tok, scheme="https", ctx=ctx,
+               token="s3cret-token")
+    code, m = s.json("GET", "/v1/models")
+    check(code == 200 and m["schema"] == "pairsight.models.v1", "TLS + token: %d" % code)
+    check(s.req("GET", "/v1/models", token="nope")[0] == 401, "TLS, wrong token: not 401")
+    try:
+        urllib.request.urlopen("http://127.0.0.1:%d/healthz" % s.port, timeout=5)
         fail("plain HTTP answered on the TLS port")
     except (OSError, urllib.error.URLError, http.client.HTTPException):
         pass
@@ -330,22 +330,26 @@ def reload_under_load(s):
     shutil.copy(T + "/m1.psm", MODEL + ".tmp")
     os.replace(MODEL + ".tmp", MODEL)
     s.p.send_signal(signal.SIGHUP)
-    time.sleep(0.5)
+    for _ in range(200):  # the reload runs on the server's main thread, beside the load
+        code, m = s.json("GET", "/v1/models")
+        if m["model"]["file"]["fingerprint"] == fnv(T + "/m1.psm"):
+            break
+        time.sleep(0.1)
     stop.set()
     for t in threads:
         t.join()
     check(not errors, "requests failed during reloads: %s" % errors[:3])
-    code, m = s.json("GET", "/v1/models")
-    check(m["model"]["file"]["fingerprint"] == fnv(T + "/m1.psm"), "SIGHUP did not reload")
+    check(m["model"]["file"]["fingerprint"] == fnv(T + "/m1.psm"), "SIGHUP did not reload within 20 s")
     text = s.req("GET", "/metrics")[1].decode()
     check('pairsight_reloads_total{result="error"} 1' in text and "pairsight_reload_failed 0" in text,
           "reload metrics")
     check("reload failed" in open(s.log.name).read(), "the failed reload is not in the log")
     print("reload under load: %d requests, 0 failed, 2 reloads + 1 broken: ok" % done[0])
 
-#The 3 - node cluster of docs / serve.md's fixtures, with the ratio model of
-#tests / data / serve : a, b and c keep 0.8, 0.6 and 0.9 of their exclusive
-#throughput beside anyone(their median co - located / solo ratios).
+
+# The 3-node cluster of docs/serve.md's fixtures, with the ratio model of
+# tests/data/serve: a, b and c keep 0.8, 0.6 and 0.9 of their exclusive
+# throughput beside anyone (their median co-located / solo ratios).
 GPUS = {
     "n1": {"type": "TESTGPU", "gpus": [["b"]]},
     "n2": {"type": "TESTGPU", "gpus": [[{"workload": "c", "min_throughput": 0.95}], []]},
@@ -355,20 +359,15 @@ GPUS = {
 
 def node(name, lower=False):
     md = "metadata" if lower else "Metadata"
-    return
-                    {
-                    md : {
-                        "name" : name, "annotations": { "pairsight.io/gpus" : json.dumps(GPUS[name]) }
-                    }
-                        , "status": {}
-                    }
+    return {md: {"name": name, "annotations": {"pairsight.io/gpus": json.dumps(GPUS[name])}}, "status": {}}
+
 
 def extender():
     nodes_file = T + "/nodes.json"
     json.dump(GPUS, open(nodes_file, "w"))
     s = Server("--coloc", COLOC, "--workloads", SD + "/workloads.csv", "--nodes", nodes_file)
-#floor 0.7 : n1 takes a beside b(0.8 + 0.6 = 1.4); n2's first GPU would put c under 0.95, its empty
-#second GPU takes a alone(1.0); n3 would put b under 0.7.
+    # floor 0.7: n1 takes a beside b (0.8 + 0.6 = 1.4); n2's first GPU would put c under 0.95, its empty
+    # second GPU takes a alone (1.0); n3 would put b under 0.7.
     for lower in (False, True):
         P = (lambda k: k.lower()) if lower else (lambda k: k)
         args = {P("Pod"): pod("a", "0.7")["Pod"], P("Nodes"): {"items": [node(n, lower) for n in GPUS]}}
@@ -409,7 +408,8 @@ def prometheus(s):
     url = "http://127.0.0.1:%d/api/v1/query?query=pairsight_requests_total" % pport
     got = None
     for _ in range(100):
-try : res = json.load(urllib.request.urlopen(url, timeout=2))["data"]["result"]
+        try:
+            res = json.load(urllib.request.urlopen(url, timeout=2))["data"]["result"]
             if res:
                 got = res
                 break
@@ -486,8 +486,8 @@ def main():
         s = Server("--threads", "2")
         code, r = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b"]})
         check(code == 503 and r["error"]["code"] == "no_model", "score without --coloc: %d %s" % (code, r))
-#AddressSanitizer keeps freed blocks in quarantine(256 MiB by default) : RSS then grows with
-#what is freed, not with what leaks, and LeakSanitizer checks leaks at exit instead.
+        # AddressSanitizer keeps freed blocks in quarantine (256 MiB by default): RSS then grows with
+        # what is freed, not with what leaks, and LeakSanitizer checks leaks at exit instead.
         asan = b"libasan" in subprocess.run(["ldd", CLI], capture_output=True).stdout
         load_test(s, bound_kb=(300 << 10) if asan else 16384)
         reload_under_load(s)

@@ -140,7 +140,8 @@ static void test_params_json(void)
     CHECK_OK(ps_coloc_predict(m, w, NULL, c, a));
     CHECK_OK(ps_coloc_predict(back, w, NULL, c, b));
     CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0);
-    CHECK(ps_coloc_model_load_mem(img, len - 1, &back) == PS_E_INPUT && back == NULL);
+    ps_coloc_model_t *cut = NULL;
+    CHECK(ps_coloc_model_load_mem(img, len - 1, &cut) == PS_E_INPUT && cut == NULL);
     CHECK_MSG(strstr(ps_last_error(), "co-location model in memory"), "%s", ps_last_error());
 
     /* Placement through JSON. */

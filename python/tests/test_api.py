@@ -278,3 +278,34 @@ def test_close_while_other_threads_predict(camp):
             t.join()
         assert not errors, errors
         assert ok[0] > 0
+
+
+def test_coloc_model_serves_one_thread_at_a_time(co):
+    """The C library lets one thread use a co-location model at a time: calls
+    from several threads wait for each other, and close() waits for them."""
+    w, s, c = co
+    m = pairsight.ColocModel.train(w, c, s, kind="kace_rf", trees=5)
+    want = list(m.predict(w, c, s))
+    done, errors, ok = threading.Event(), [], [0]
+
+    def work():
+        while not done.is_set():
+            try:
+                got = list(m.predict(w, c, s))
+                if got != want:
+                    errors.append("differs")
+                ok[0] += 1
+            except pairsight.Error as e:
+                if "used after close" not in e.message:
+                    errors.append(e)
+                return
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.1)
+    m.close()
+    done.set()
+    for t in threads:
+        t.join()
+    assert not errors and ok[0] > 0

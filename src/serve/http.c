@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* One request on a connection, from its headers to its reply. */
 typedef struct {
@@ -228,18 +229,44 @@ static struct MHD_Daemon *start(http_t *h, const struct sockaddr_in *addr, char 
                             on_completed, h, MHD_OPTION_ARRAY, cert ? tls : none, MHD_OPTION_END);
 }
 
+/* Signals reach the main loop through a pipe: the handler may run on any
+ * thread (a sanitizer's own threads do not share the mask that keeps them
+ * off the server's threads), and writing one byte is all it does. */
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    unsigned char c = (unsigned char)sig;
+    ssize_t n = write(sig_pipe[1], &c, 1);
+    (void)n;
+}
+
+static int catch_signals(void)
+{
+    if (pipe(sig_pipe) != 0)
+        return -1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGHUP, &sa, NULL) || sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ? -1 : 0;
+}
+
 /* Wait for signals: SIGHUP reloads, SIGINT and SIGTERM stop. */
 static void signal_loop(http_t *h, const sigset_t *set)
 {
+    pthread_sigmask(SIG_UNBLOCK, set, NULL); /* this thread takes them */
     for (;;) {
-        int sig = 0;
-        if (sigwait(set, &sig) != 0)
+        unsigned char sig = 0;
+        ssize_t n = read(sig_pipe[0], &sig, 1);
+        if (n < 0 && errno == EINTR)
             continue;
-        if (sig != SIGHUP)
+        if (n != 1 || sig != SIGHUP)
             break;
         char err[1024];
         if (serve_reload(h->s, err, sizeof err) == 0)
-            serve_log(h->s, "SIGHUP: reloaded: model %s", h->s->cur->fp_model);
+            serve_log(h->s, "SIGHUP: reloaded");
         else
             serve_log(h->s, "SIGHUP: reload failed, the old model keeps serving: %s", err);
     }
@@ -286,8 +313,9 @@ int serve_main(const serve_params_t *p)
         fprintf(stderr, "pairsight: serve: this libmicrohttpd was built without TLS\n");
         return 1;
     }
-    /* The signals are taken by sigwait on this thread: block them before
-     * the server's threads start, so that they inherit the mask. */
+    /* The signals go to this thread's loop: blocked before the server's
+     * threads start, so that they inherit the mask, and unblocked here
+     * once they run. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGHUP);
@@ -295,6 +323,10 @@ int serve_main(const serve_params_t *p)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    if (catch_signals() != 0) {
+        fprintf(stderr, "pairsight: serve: cannot catch signals: %s\n", strerror(errno));
+        return 1;
+    }
     char err[1024];
     http_t h = {0};
     if (serve_init(p, &h.s, err, sizeof err) != 0) {

@@ -256,17 +256,34 @@ static int eval_nodes(serve_req_t *q, serve_reply_t *r, const pod_t *pod, node_e
     return 0;
 }
 
-/* The request: a copy of the body keeps the nodes' raw text for the reply
- * (the tokenizer unescapes strings in place). */
-static int read_args(serve_req_t *q, serve_reply_t *r, char **raw, pod_t *pod, node_eval_t **ne, int *n, int *by_name)
+/* One extender request read and every node evaluated: a copy of the body
+ * keeps the nodes' raw text for the filter's reply (the tokenizer unescapes
+ * strings in place). */
+typedef struct {
+    char *raw;
+    pod_t pod;
+    node_eval_t *ne;
+    int n, by_name;
+} k8s_args_t;
+
+static int read_args(serve_req_t *q, serve_reply_t *r, k8s_args_t *a)
 {
-    *raw = malloc(q->body_len + 1);
-    if (!*raw)
+    memset(a, 0, sizeof *a);
+    a->raw = malloc(q->body_len + 1);
+    if (!a->raw)
         return serve_error(r, 500, "out_of_memory", "out of memory");
-    memcpy(*raw, q->body, q->body_len + 1);
-    if (serve_parse_body(q, r) || read_pod(q, r, pod) || eval_nodes(q, r, pod, ne, n, by_name))
+    memcpy(a->raw, q->body, q->body_len + 1);
+    if (serve_parse_body(q, r) || read_pod(q, r, &a->pod) || eval_nodes(q, r, &a->pod, &a->ne, &a->n, &a->by_name))
         return r->status;
+    r->body.len = 0;
     return 0;
+}
+
+static int args_done(k8s_args_t *a, serve_reply_t *r)
+{
+    free(a->ne);
+    free(a->raw);
+    return r->status;
 }
 
 static void failed_map(sb_t *b, const char *key, const node_eval_t *ne, int n, int unres)
@@ -286,60 +303,48 @@ static void failed_map(sb_t *b, const char *key, const node_eval_t *ne, int n, i
 
 int serve_k8s_filter(serve_req_t *q, serve_reply_t *r)
 {
-    char *raw = NULL;
-    pod_t pod;
-    node_eval_t *ne = NULL;
-    int n = 0, by_name = 0;
-    if (read_args(q, r, &raw, &pod, &ne, &n, &by_name) == 0) {
-        sb_t *b = &r->body;
-        b->len = 0;
-        sb_puts(b, by_name ? "{\"Nodes\":null,\"NodeNames\":[" : "{\"Nodes\":{\"items\":[");
-        for (int i = 0, first = 1; i < n; i++)
-            if (ne[i].ok) {
-                if (!first)
-                    sb_putn(b, ",", 1);
-                if (by_name)
-                    sb_str(b, ne[i].name);
-                else
-                    sb_putn(b, raw + q->doc->tok[ne[i].item].start,
-                            (size_t)(q->doc->tok[ne[i].item].end - q->doc->tok[ne[i].item].start));
-                first = 0;
-            }
-        sb_puts(b, by_name ? "]" : "]},\"NodeNames\":null");
-        failed_map(b, "FailedNodes", ne, n, 0);
-        failed_map(b, "FailedAndUnresolvableNodes", ne, n, 1);
-        sb_puts(b, ",\"Error\":\"\"}\n");
-        r->status = 200;
-    }
-    free(ne);
-    free(raw);
-    return r->status;
+    k8s_args_t a;
+    if (read_args(q, r, &a) != 0)
+        return args_done(&a, r);
+    sb_t *b = &r->body;
+    sb_puts(b, a.by_name ? "{\"Nodes\":null,\"NodeNames\":[" : "{\"Nodes\":{\"items\":[");
+    for (int i = 0, first = 1; i < a.n; i++)
+        if (a.ne[i].ok) {
+            const sj_tok_t *t = a.by_name ? NULL : &q->doc->tok[a.ne[i].item];
+            if (!first)
+                sb_putn(b, ",", 1);
+            if (t)
+                sb_putn(b, a.raw + t->start, (size_t)(t->end - t->start));
+            else
+                sb_str(b, a.ne[i].name);
+            first = 0;
+        }
+    sb_puts(b, a.by_name ? "]" : "]},\"NodeNames\":null");
+    failed_map(b, "FailedNodes", a.ne, a.n, 0);
+    failed_map(b, "FailedAndUnresolvableNodes", a.ne, a.n, 1);
+    sb_puts(b, ",\"Error\":\"\"}\n");
+    r->status = 200;
+    return args_done(&a, r);
 }
 
 int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r)
 {
-    char *raw = NULL;
-    pod_t pod;
-    node_eval_t *ne = NULL;
-    int n = 0, by_name = 0;
-    if (read_args(q, r, &raw, &pod, &ne, &n, &by_name) == 0) {
-        double top = 0;
-        for (int i = 0; i < n; i++)
-            if (ne[i].ok && ne[i].best > top)
-                top = ne[i].best;
-        sb_t *b = &r->body;
-        b->len = 0;
-        sb_putn(b, "[", 1);
-        for (int i = 0; i < n; i++) {
-            long score = ne[i].ok && top > 0 ? lround(10 * ne[i].best / top) : 0;
-            sb_puts(b, i ? ",{\"Host\":" : "{\"Host\":");
-            sb_str(b, ne[i].name);
-            sb_printf(b, ",\"Score\":%ld}", score);
-        }
-        sb_puts(b, "]\n");
-        r->status = 200;
+    k8s_args_t a;
+    if (read_args(q, r, &a) != 0)
+        return args_done(&a, r);
+    double top = 0;
+    for (int i = 0; i < a.n; i++)
+        if (a.ne[i].ok && a.ne[i].best > top)
+            top = a.ne[i].best;
+    sb_t *b = &r->body;
+    sb_putn(b, "[", 1);
+    for (int i = 0; i < a.n; i++) {
+        long score = a.ne[i].ok && top > 0 ? lround(10 * a.ne[i].best / top) : 0;
+        sb_puts(b, i ? ",{\"Host\":" : "{\"Host\":");
+        sb_str(b, a.ne[i].name);
+        sb_printf(b, ",\"Score\":%ld}", score);
     }
-    free(ne);
-    free(raw);
-    return r->status;
+    sb_puts(b, "]\n");
+    r->status = 200;
+    return args_done(&a, r);
 }
