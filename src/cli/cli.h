@@ -126,11 +126,14 @@ int cli_parse_model_batch(const char *v, void *dest);
 int cli_eval_main(int argc, char **argv, int report_mode);
 
 /* 1 when the co-location model was trained on gpu (or records none), 0 when
- * not: predict and place warn then (cmd_colocate.c). */
+ * not: predict and place warn then (coloc_sizes.c). */
 int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu);
+/* The batch size in a workload id ("bert_batch8-train" -> 8), else 1
+ * (coloc_sizes.c). */
+double cli_coloc_workload_batch(const char *name);
 /* The sizes of q's co-locations into *ks (bit k: a k-way co-location; k is
  * its highest slot, slots being 1..k; bit 31: 31 or more); 0, or -1 out of
- * memory (cmd_colocate.c). */
+ * memory (coloc_sizes.c). */
 int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks);
 /* Warns when ks (bit k: k-way co-locations) holds a k the model was not
  * trained on; doing says what with them ("predicting", "placing groups of"). */

@@ -616,14 +616,6 @@ static int do_train(const opts_t *o)
     return CLI_OK;
 }
 
-/* The batch size in a workload id ("bert_batch8-train" -> 8), else 1. */
-static double workload_batch(const char *name)
-{
-    const char *b = strstr(name, "_batch");
-    long v = b ? strtol(b + 6, NULL, 10) : 0;
-    return v > 0 ? (double)v : 1;
-}
-
 /* Warn once when a query co-location's k is not one the model was trained
  * on. */
 static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
@@ -702,7 +694,7 @@ static int do_predict(const opts_t *o)
             if (as_time) {
                 /* Iteration time = batch / throughput (batch from the id's
                  * _batch<n>, 1 without one); alone = at its share alone. */
-                double b = workload_batch(r->workload);
+                double b = cli_coloc_workload_batch(r->workload);
                 double alone = ps_coloc_solo(t.w, t.s, r->gpu, r->workload, r->share_pct);
                 fprintf(f, ",%g,%.9g,%.9g,%.9g", b, b / pred[i], b / alone, alone / pred[i]);
             }

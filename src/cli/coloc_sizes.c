@@ -75,3 +75,10 @@ int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks)
     free(v);
     return 0;
 }
+
+double cli_coloc_workload_batch(const char *name)
+{
+    const char *b = strstr(name, "_batch");
+    long v = b ? strtol(b + 6, NULL, 10) : 0;
+    return v > 0 ? (double)v : 1;
+}
