@@ -25,6 +25,7 @@ static const cli_command_t commands[] = {
     {"replay", cmd_replay, "replay an HP request stream under each co-location policy"},
     {"calibrate", cmd_calibrate, "calibrate the bounds on a campaign of their own (window-sized or composed)"},
     {"collect", cmd_collect, "measure profiles and co-executions on a real GPU"},
+    {"serve", cmd_serve, "serve predictions over HTTP to schedulers (Kubernetes extender, Prometheus metrics)"},
 };
 
 static const cli_command_t *find_command(const char *name)

@@ -36,6 +36,7 @@
 #include "common/common.h"
 #include "model/model.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

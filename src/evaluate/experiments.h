@@ -17,7 +17,7 @@
 #ifndef PS_EVALUATE_EXPERIMENTS_H
 #define PS_EVALUATE_EXPERIMENTS_H
 
-#include "decision/decision.h"
+#include "model/calib.h"
 #include "evaluate/evaluate.h"
 
 #include <stdio.h>
