@@ -48,7 +48,8 @@ static void print_help(FILE *f)
           "simulate in src/simulate, collect in src/collect) -> features (features) ->\n"
           "model (train, adapt, model) -> prediction (predict, explain) -> decision\n"
           "(src/decision: plan, replay, calibrate), measured by eval and report\n"
-          "(src/evaluate). Workload-level co-location (colocate) is src/colocate.\n"
+          "(src/evaluate). Workload-level co-location (colocate) is src/colocate, the\n"
+          "HTTP server (serve) src/serve, parameters as JSON for bindings src/bind.\n"
           "\n"
           "commands:\n",
           f);
