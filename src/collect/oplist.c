@@ -103,6 +103,8 @@ int psi_oplist_write(const psi_oplist_t *l, FILE *f)
             fprintf(f, " variant=%s", v);
         for (int j = 0; ki->params[j]; j++)
             fprintf(f, " %s=%lld", ki->params[j], op->p[j]);
+        if (op->params > 0)
+            fprintf(f, " params=%lld", op->params);
         fputc('\n', f);
     }
     return ferror(f) ? psi_error(PS_E_IO, "write failed") : 0;
@@ -123,6 +125,16 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
                 return 0;
             }
         return psi_error(PS_E_INPUT, "%s:%d:%d: %s has no variant '%s'", path, line, col, ki->name, val);
+    }
+    if (strcmp(tok, "params") == 0) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(val, &end, 10);
+        if (errno || end == val || *end || v < 0)
+            return psi_error(PS_E_INPUT, "%s:%d:%d: params: not a valid count: '%s'", path, line,
+                             col + (int)(val - tok), val);
+        op->params = v;
+        return 0;
     }
     for (int j = 0; ki->params[j]; j++) {
         if (strcmp(ki->params[j], tok) != 0)
