@@ -97,7 +97,8 @@ class OpList:
 
     def text(self):
         out = ["# pairsight oplist 1",
-               "# model=%s batch=%d seq_len=%d ops=%d" % (self.model, self.batch, self.seq_len, len(self.ops)),
+               "# model=%s batch=%d seq_len=%d ops=%d%s" % (self.model, self.batch, self.seq_len, len(self.ops),
+                                                           " dtype=fp32" if self.dtype == "fp32" else ""),
                "# captured by pairsight.capture: dtype=%s params=%d" % (self.dtype, self.params())]
         for kind, name, kv in self.ops:
             keys = " ".join("%s=%s" % (k, v) for k, v in kv.items() if not (k == "params" and v == 0))

@@ -73,6 +73,7 @@ typedef struct {
     char model[64];
     int batch;
     int seq_len; /* tokens per sequence for transformers, 0 for CNNs */
+    int fp32;    /* header `dtype=fp32`: the model runs in FP32 (the twin's kernels; the collector replays FP16) */
     psi_opdesc_t *ops;
     int n, cap;
 } psi_oplist_t;

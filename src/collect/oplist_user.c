@@ -112,6 +112,7 @@ int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out)
     psi_oplist_t *l = psi_oplist_new(u->model, u->batch, u->seq_len);
     if (!l)
         return PS_E_NOMEM;
+    l->fp32 = u->fp32;
     for (int i = 0; i < u->n; i++)
         if (psi_oplist_push(l, &u->ops[i]) != 0) {
             psi_oplist_free(l);
