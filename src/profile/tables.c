@@ -57,6 +57,7 @@ static const psi_column_t ops_cols[] = {
     OPT_CTR(stall_mio_throttle, 0, INF),
     OPT_CTR(sm_pct, 0, 100),
     OPT_CTR(mem_pct, 0, 100),
+    OPT_TEXT(psi_op_row_t, source),
 };
 
 static const psi_column_t coexec_cols[] = {

@@ -40,6 +40,7 @@ typedef struct {
     double duration_ns;
     psi_intensity_t intensity;
     psi_counters_t c; /* NAN where not measured */
+    const char *source; /* NULL: measured; "twin-ratio": estimated (FORMATS.md) */
 } psi_op_row_t;
 
 /*
