@@ -68,6 +68,9 @@ struct ps_ops {
     size_t n_groups;
 };
 
+/* Rows whose duration was estimated, not measured (a source, FORMATS.md). */
+size_t psi_ops_estimated(const ps_ops_t *t);
+
 /* An empty table, to fill with ps_ops_append (strings are copied). */
 ps_ops_t *ps_ops_new(void);
 int ps_ops_append(ps_ops_t *t, const psi_op_row_t *row);

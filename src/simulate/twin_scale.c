@@ -36,7 +36,7 @@ static const kclass_t kclasses[] = {
     {PS_OPK_POOL, {"pool", NULL}},
     {PS_OPK_EMBED, {"embedding", "indexselect", "index_select", NULL}},
     {PS_OPK_ATTN, {"flash", "fmha", "attention", "sdpa", NULL}},
-    {PS_OPK_CONV, {"conv", "winograd", "fprop", NULL}},
+    {PS_OPK_CONV, {"conv", "winograd", "fprop", "cudnn", NULL}}, /* after cuDNN's helpers and norms */
     {PS_OPK_GEMM, {"gemm", "gemv", "cublas", "cutlass", NULL}},
     {KC_REDUCE, {"reduce", NULL}},
     {PS_OPK_ELTWISE, {"elementwise", "copy", "fill", "catarray", "relu", "gelu", "silu", "tanh", NULL}},
