@@ -103,6 +103,8 @@ int import_ops_csv(const char *in, const ps_import_params_t *p, ps_ops_t **ops, 
     ps_ops_free(all);
     if (rc == 0 && t->n == 0)
         rc = psi_error(PS_E_INPUT, "%s: no measured rows of %s batch %d at %d TPCs", in, p->model, p->batch, p->tpcs);
+    if (rc == 0)
+        rc = psi_ops_index(t);
     snprintf(info->format, sizeof info->format, "ops.csv");
     if (rc != 0) {
         ps_ops_free(t);

@@ -260,6 +260,8 @@ int psi_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int tra
     if (rc == 0)
         rc = emit(t, l, base, traced, at, n_at, ratio);
     if (rc == 0)
+        rc = psi_ops_index(t); /* validated and grouped, as an importer's table */
+    if (rc == 0)
         *out = t;
     else
         ps_ops_free(t);
