@@ -133,7 +133,8 @@ int cmd_import(int argc, char **argv)
     int json = 0, quiet = 0, append = 0, npos = 0;
     import_twin_t tw = {0};
     cli_opt_t opts[] = {
-        {"--gpu", CLI_STR, &p.gpu, "G", "GPU name written to every row; an alias (a100) or a driver's name becomes the catalog's name",
+        {"--gpu", CLI_STR, &p.gpu, "G",
+         "GPU name written to every row; an alias (a100) or a driver's name becomes the catalog's name",
          .def = "the GPU the file names: ncu's device__attribute_display_name, the trace's deviceProperties"},
         {"--model", CLI_STR, &p.model, "M", "model name", .flags = CLI_REQ},
         {"--batch", CLI_INT, &p.batch, "B", "batch size", .lo = 1, .hi = 1 << 30},
@@ -152,37 +153,27 @@ int cmd_import(int argc, char **argv)
          .def = "the one with the most kernel time"},
         {"--drop-zero", CLI_FLAG, &p.drop_zero, NULL, "torch-trace: drop kernels with dur 0",
          .def = "off: keep each as half the trace's time resolution"},
-        {"--oplist", CLI_STR, &tw.oplist, "FILE",
-         "the model's operator list (python -m pairsight.capture): kernels are aligned with its operators, one row "
-         "per operator named as in the list (with --tpcs-from)",
-         .flags = CLI_IN, .def = "none: one row per kernel"},
-        {"--tpcs-from", CLI_STR, &tw.from, "twin",
-         "write every --at count: the measured durations at --tpcs, elsewhere measured x the twin's ratio for the "
-         "operator, marked source=twin-ratio (docs/profile.md)",
-         .def = "none: --tpcs only"},
-        {"--at", CLI_STR, &tw.at, "LIST", "with --tpcs-from: TPC counts to write, e.g. 8,16,20-30",
-         .def = "every count from 1 to the GPU's"},
+        IMPORT_TWIN_OPTS(&tw),
         CLI_OPT_JSON(&json, "print the result as JSON on stdout"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "import",
-        .synopsis = "ncu REPORT.csv --model M --tpcs N --out ops.csv [options]\n"
-                    "torch-trace TRACE.json[.gz] --model M --tpcs N --out ops.csv [options]\n"
-                    "ops OPS.csv --model M --batch B --tpcs N --oplist L --tpcs-from twin --out ops.csv",
-        .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
-                 "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
-                 "TRACE.json may be - for standard input).\n"
-                 "  ncu          an Nsight Compute CSV export (ncu --csv, either page)\n"
-                 "  torch-trace  a PyTorch profiler Chrome trace (export_chrome_trace or\n"
-                 "               tensorboard_trace_handler), plain or gzip\n"
-                 "  ops          the measured rows of M at N TPCs of an ops.csv\n"
-                 "With --oplist L --tpcs-from twin, the other TPC counts come from one trace.\n",
-        .opts = opts,
-        .examples = examples,
-        .notes = notes,
-        .exit_status = "0 written, 1 bad or empty input (nothing is written), 2 usage error.",
-        .max_pos = 2};
+    cli_spec_t spec = {.cmd = "import",
+                       .synopsis = "ncu REPORT.csv --model M --tpcs N --out ops.csv [options]\n"
+                                   "torch-trace TRACE.json[.gz] --model M --tpcs N --out ops.csv [options]\n"
+                                   "ops OPS.csv --model M --batch B --tpcs N --oplist L --tpcs-from twin --out ops.csv",
+                       .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
+                                "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
+                                "TRACE.json may be - for standard input).\n"
+                                "  ncu          an Nsight Compute CSV export (ncu --csv, either page)\n"
+                                "  torch-trace  a PyTorch profiler Chrome trace (export_chrome_trace or\n"
+                                "               tensorboard_trace_handler), plain or gzip\n"
+                                "  ops          the measured rows of M at N TPCs of an ops.csv\n"
+                                "With --oplist L --tpcs-from twin, the other TPC counts come from one trace.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .notes = notes,
+                       .exit_status = "0 written, 1 bad or empty input (nothing is written), 2 usage error.",
+                       .max_pos = 2};
     int code;
     if (cli_parse(&spec, argc, argv, &npos, &code))
         return code;
@@ -200,13 +191,9 @@ int cmd_import(int argc, char **argv)
     ps_ops_t *ops = NULL;
     ps_import_info_t info;
     char merge[256] = "";
-    if ((tw.oplist != NULL) != (tw.from != NULL) || (tw.at && !tw.from))
-        return cli_fail(CLI_USAGE, "import", "--oplist and --tpcs-from go together (--at with them)");
-    int rc = strcmp(kind, "ops") == 0 ? import_ops_csv(in, &p, &ops, &info) : ps_import_run(kind, in, &p, &ops, &info);
-    if (rc == PS_OK && tw.from && (rc = import_twin_apply(&tw, &p, info.gpu, &ops)) != CLI_OK) {
-        ps_ops_free(ops);
+    int rc = import_twin_run(kind, in, &p, &tw, &ops, &info);
+    if (rc > 0) /* a CLI exit code, already reported */
         return rc;
-    }
     if (rc == PS_OK && append)
         rc = append_to(outp, &ops, merge, sizeof merge);
     if (rc == PS_OK)

@@ -53,8 +53,9 @@ static int counts(const char *gpu, const char *list, int traced, int *at, int *n
         return CLI_OK;
     }
     if (parse_counts(list, g->tpcs, at, n) != 0)
-        return cli_fail(CLI_USAGE, "import", "--at: bad value '%s': expected TPC counts or ranges A-B in 1..%d (the %s)",
-                        list, g->tpcs, g->name);
+        return cli_fail(CLI_USAGE, "import",
+                        "--at: bad value '%s': expected TPC counts or ranges A-B in 1..%d (the %s)", list, g->tpcs,
+                        g->name);
     int has = 0;
     for (int i = 0; i < *n; i++)
         has |= at[i] == traced;
@@ -112,4 +113,17 @@ int import_ops_csv(const char *in, const ps_import_params_t *p, ps_ops_t **ops, 
     }
     *ops = t;
     return 0;
+}
+
+int import_twin_run(const char *kind, const char *in, ps_import_params_t *p, const import_twin_t *tw, ps_ops_t **ops,
+                    ps_import_info_t *info)
+{
+    if ((tw->oplist != NULL) != (tw->from != NULL) || (tw->at && !tw->from))
+        return cli_fail(CLI_USAGE, "import", "--oplist and --tpcs-from go together (--at with them)");
+    int rc = strcmp(kind, "ops") == 0 ? import_ops_csv(in, p, ops, info) : ps_import_run(kind, in, p, ops, info);
+    if (rc == PS_OK && tw->from && (rc = import_twin_apply(tw, p, info->gpu, ops)) != CLI_OK) {
+        ps_ops_free(*ops);
+        *ops = NULL;
+    }
+    return rc;
 }

@@ -92,8 +92,8 @@ int psi_oplist_push(psi_oplist_t *l, const psi_opdesc_t *op)
 
 int psi_oplist_write(const psi_oplist_t *l, FILE *f)
 {
-    fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d%s\n", l->model, l->batch,
-            l->seq_len, l->n, l->fp32 ? " dtype=fp32" : "");
+    fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d%s\n", l->model, l->batch, l->seq_len, l->n,
+            l->fp32 ? " dtype=fp32" : "");
     for (int i = 0; i < l->n; i++) {
         const psi_opdesc_t *op = &l->ops[i];
         const kind_info_t *ki = &kinds[op->kind];

@@ -44,8 +44,9 @@ static int register_one(const char *s, size_t n)
 {
     const char *eq = memchr(s, '=', n);
     if (!eq || !valid_name(s, (size_t)(eq - s)) || eq + 1 == s + n)
-        return psi_error(PS_E_ARG, "oplist: expected NAME=FILE with a name of 1..31 letters, digits, '-', '_' or "
-                                   "'.', got '%.*s'",
+        return psi_error(PS_E_ARG,
+                         "oplist: expected NAME=FILE with a name of 1..31 letters, digits, '-', '_' or "
+                         "'.', got '%.*s'",
                          (int)n, s);
     char name[32], path[4096];
     snprintf(name, sizeof name, "%.*s", (int)(eq - s), s);
@@ -61,8 +62,7 @@ static int register_one(const char *s, size_t n)
         return rc;
     if (l->batch <= 0) {
         psi_oplist_free(l);
-        return psi_error(PS_E_INPUT, "%s: no '# model=... batch=B seq_len=S' header: the batch size is unknown",
-                         path);
+        return psi_error(PS_E_INPUT, "%s: no '# model=... batch=B seq_len=S' header: the batch size is unknown", path);
     }
     snprintf(l->model, sizeof l->model, "%s", name);
     for (int i = 0; i < n_lists; i++)
@@ -106,8 +106,9 @@ int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out)
 {
     *out = NULL;
     if (batch != u->batch)
-        return psi_error(PS_E_ARG, "%s: its operator list was captured at batch %d, not %d (capture it again with "
-                                   "--batch %d)",
+        return psi_error(PS_E_ARG,
+                         "%s: its operator list was captured at batch %d, not %d (capture it again with "
+                         "--batch %d)",
                          u->model, u->batch, batch, batch);
     psi_oplist_t *l = psi_oplist_new(u->model, u->batch, u->seq_len);
     if (!l)

@@ -29,8 +29,8 @@ typedef struct {
 } kclass_t;
 
 static const kclass_t kclasses[] = {
-    {KC_HELPER, {"nchwtonhwc", "nhwctonchw", "computeoffsets", "splitkreduce", "op_generic_tensor",
-                 "scalepackedtensor", NULL}},
+    {KC_HELPER,
+     {"nchwtonhwc", "nhwctonchw", "computeoffsets", "splitkreduce", "op_generic_tensor", "scalepackedtensor", NULL}},
     {PS_OPK_SOFTMAX, {"softmax", NULL}},
     {PS_OPK_NORM, {"norm", "bn_fw", NULL}},
     {PS_OPK_POOL, {"pool", NULL}},
@@ -85,17 +85,16 @@ static int fits(psi_opkind_t k, int c)
 /* Kernels [*j, ...) of one operator: helpers or an elementwise kernel before
  * the main one of a conv or GEMM (PyTorch's addmm copies the bias first
  * where cuBLAS has no bias epilogue), the main kernel, helpers after it. */
-static int align_op(const psi_opdesc_t *op, int i, const int *cls, const char *const *names, int nk, int *j,
-                    int *first)
+static int align_op(const psi_opdesc_t *op, int i, const int *cls, const char *const *names, int nk, int *j, int *first)
 {
     int tiled = op->kind == PS_OPK_CONV || op->kind == PS_OPK_GEMM;
     *first = *j;
-    while (*j < nk && tiled && !fits(op->kind, cls[*j]) &&
-           (cls[*j] == KC_HELPER || cls[*j] == PS_OPK_ELTWISE) && *j + 1 < nk)
+    while (*j < nk && tiled && !fits(op->kind, cls[*j]) && (cls[*j] == KC_HELPER || cls[*j] == PS_OPK_ELTWISE) &&
+           *j + 1 < nk)
         (*j)++;
     if (*j >= nk)
-        return psi_error(PS_E_MISMATCH, "align: the trace's %d kernels end at operator %d '%s' (%s)", nk, i,
-                         op->name, class_name(op->kind));
+        return psi_error(PS_E_MISMATCH, "align: the trace's %d kernels end at operator %d '%s' (%s)", nk, i, op->name,
+                         class_name(op->kind));
     if (!fits(op->kind, cls[*j]))
         return psi_error(PS_E_MISMATCH,
                          "align: kernel %d '%.80s' (%s) does not fit operator %d '%s' (%s); kernels and operators "
