@@ -85,7 +85,7 @@ int cmd_check(int argc, char **argv)
             cJSON_AddStringToObject(o, "table", ps_table_name(r.kind));
             cJSON_AddNumberToObject(o, "rows", (double)r.rows);
             cJSON_AddNumberToObject(o, "groups", (double)r.groups);
-            if (r.kind == PS_TABLE_OPS)
+            if (est) /* only then: the object is unchanged for measured tables */
                 cJSON_AddNumberToObject(o, "estimated_rows", (double)est);
             cli_json_print(o, stdout);
         } else {
