@@ -138,7 +138,8 @@ def run(a, cuda=None, model_inputs=None, spawn=subprocess.run, log=sys.stderr):
             r = spawn(_child_cmd(a, n), env=dict(os.environ, **env))
             if getattr(r, "returncode", 0) != 0:
                 raise RuntimeError("the profiling child at %d TPCs (%s) failed" % (n, env))
-        _import(a.cli, trace, a, n, oplist, ops_csv)
+        if not a.no_import:
+            _import(a.cli, trace, a, n, oplist, ops_csv)
         log.write("profile_tpcs: %s batch %d at %d TPCs (%s): %s\n" % (
             a.name, a.batch, n, "%d SMs" % sms if a.method == "green" else
             "MPS %s%%" % env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], trace))
@@ -180,6 +181,8 @@ def main(argv=None, cuda=None, model_inputs=None, spawn=subprocess.run):
     p.add_argument("--drop-zero", action="store_true", help="passed to import (default off)")
     p.add_argument("--cli", default=os.environ.get("PAIRSIGHT_CLI") or shutil.which("pairsight") or "pairsight",
                    help="the pairsight program (default $PAIRSIGHT_CLI, else on PATH)")
+    p.add_argument("--no-import", action="store_true",
+                   help="write the traces only, to import elsewhere (a GPU machine without pairsight; default off)")
     p.add_argument("--out", required=True, help="output folder (required)")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
