@@ -82,14 +82,18 @@ static int fits(psi_opkind_t k, int c)
     return 0;
 }
 
-/* Kernels [*j, ...) of one operator: helpers or an elementwise kernel before
- * the main one of a conv or GEMM (PyTorch's addmm copies the bias first
- * where cuBLAS has no bias epilogue), the main kernel, helpers after it. */
-static int align_op(const psi_opdesc_t *op, int i, const int *cls, const char *const *names, int nk, int *j, int *first)
+/* Kernels [*j, ...) of one operator: helpers or elementwise kernels before
+ * the main one of a conv, GEMM or norm (PyTorch's addmm copies the bias first
+ * where cuBLAS has no bias epilogue; PyTorch 2's batch norm in inference
+ * copies and computes 1/sqrt(var) first), the main kernel, helpers after a
+ * conv's or GEMM's. */
+static int align_op(const psi_opdesc_t *op, int next_is_norm, int i, const int *cls, const char *const *names, int nk,
+                    int *j, int *first)
 {
     int tiled = op->kind == PS_OPK_CONV || op->kind == PS_OPK_GEMM;
+    int pre = tiled || op->kind == PS_OPK_NORM; /* PyTorch 2's inference batch norm: a copy, 1/sqrt(var), then it */
     *first = *j;
-    while (*j < nk && tiled && !fits(op->kind, cls[*j]) && (cls[*j] == KC_HELPER || cls[*j] == PS_OPK_ELTWISE) &&
+    while (*j < nk && pre && !fits(op->kind, cls[*j]) && (cls[*j] == KC_HELPER || cls[*j] == PS_OPK_ELTWISE) &&
            *j + 1 < nk)
         (*j)++;
     if (*j >= nk)
@@ -102,6 +106,9 @@ static int align_op(const psi_opdesc_t *op, int i, const int *cls, const char *c
                          *j, names[*j], class_name(cls[*j]), i, op->name, class_name(op->kind));
     (*j)++;
     while (*j < nk && tiled && cls[*j] == KC_HELPER)
+        (*j)++;
+    /* a norm in several kernels (statistics, then the transform), unless the next operator is a norm too */
+    while (*j < nk && op->kind == PS_OPK_NORM && cls[*j] == PS_OPK_NORM && !next_is_norm)
         (*j)++;
     return 0;
 }
@@ -116,7 +123,8 @@ int psi_twin_align(const psi_oplist_t *l, const char *const *names, int nk, int 
     int j = 0, rc = 0;
     for (int i = 0; i < l->n && rc == 0; i++) {
         int first;
-        rc = align_op(&l->ops[i], i, cls, names, nk, &j, &first);
+        int next_norm = i + 1 < l->n && l->ops[i + 1].kind == PS_OPK_NORM;
+        rc = align_op(&l->ops[i], next_norm, i, cls, names, nk, &j, &first);
         for (int k = first; rc == 0 && k < j; k++)
             kernel_op[k] = i;
     }
