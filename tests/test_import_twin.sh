@@ -56,7 +56,7 @@ expect 0 "$CLI" simulate --gpu a100 --models resnet50 --splits 27/27 --experimen
 expect 0 "$CLI" import ops "$T/c/ops.csv" --model resnet50 --batch 8 --tpcs 54 --oplist "$T/r50.oplist" \
     --tpcs-from twin --at 27 --out "$T/e.csv"
 expect 0 "$CLI" check "$T/e.csv"
-has "$T/out" "348 rows, 1 models; 174 rows estimated"
+has "$T/out" "348 rows, 1 (model, batch) groups; 174 rows estimated"
 # Its estimate at 27 TPCs against the campaign's own 27-TPC rows, whole model.
 awk -F, '$6==27 {s+=$7} END {print s}' "$T/e.csv" >"$T/est"
 awk -F, 'NR>1 && $6==27 && $2=="resnet50" {s+=$7} END {print s}' "$T/c/ops.csv" >"$T/meas"

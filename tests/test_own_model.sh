@@ -22,7 +22,7 @@ O="vgg16=$T/vgg16.oplist,resnet152=$T/resnet152.oplist"
 expect 0 "$CLI" simulate --gpu a100 --oplist "$O" --pairs vgg16:4/resnet152:4,resnet152:4/vgg16:4 \
     --experiments 200 --runs 3 --out "$T/camp" -q
 expect 0 "$CLI" check "$T/camp/ops.csv" "$T/camp/coexec.csv"
-has "$T/out" "2 models"
+has "$T/out" "2 (model, batch) groups"
 expect 0 "$CLI" train --ops "$T/camp/ops.csv" --coexec "$T/camp/coexec.csv" --out "$T/m.psm" --rounds 60 -q
 printf 'hp_model,hp_batch,hp_start,hp_len,lp_model,lp_batch,lp_start,lp_len,hp_tpcs,lp_tpcs\n' >"$T/q.csv"
 printf 'vgg16,4,0,16,resnet152,4,40,16,38,16\n' >>"$T/q.csv"
@@ -48,7 +48,7 @@ expect 0 "$CLI" collect coexec --backend fake --db "$D" --oplist "$O" --hp vgg16
     --experiments 3 --runs 2 -q
 expect 0 "$CLI" collect export --db "$D" --ops "$T/fops.csv" --coexec "$T/fcx.csv"
 expect 0 "$CLI" check "$T/fops.csv"
-has "$T/out" "2 models"
+has "$T/out" "2 (model, batch) groups"
 grep -c '^FAKE-GPU,vgg16,4,' "$T/fops.csv" >"$T/n"
 has "$T/n" "74"
 expect 1 "$CLI" collect profile --backend fake --db "$D" --oplist "$O" --batch 8 -q

@@ -13,7 +13,7 @@ One forward pass (on the meta device where every op has a meta kernel, so
 nothing is computed and nothing is allocated; on the CPU otherwise) under a
 TorchDispatchMode records every aten op below autograd, in execution order.
 Each op that launches a GPU kernel becomes one line of the collector's text
-form (src/collect/oplist.h): `# pairsight oplist 1`, then `kind name key=value`.
+form (src/profile/oplist.h): `# pairsight oplist 1`, then `kind name key=value`.
 
 Mapping (docs/own-model.md lists it in full):
   conv     aten.convolution (its bias argument is folded in: cuDNN's conv +

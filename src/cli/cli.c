@@ -27,7 +27,7 @@ int cli_parse_long(const char *s, long lo, long hi, long *out)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi)
+    if (end == s || *end || errno || v < lo || v > hi || !cli_plain_decimal(s))
         return -1;
     *out = v;
     return 0;
@@ -46,9 +46,11 @@ int cli_parse_list(const char *s, double lo, double hi, int integer, double *v, 
 {
     *n = 0;
     while (*s) {
-        char *end;
+        char *end, item[64];
+        snprintf(item, sizeof item, "%.*s", (int)strcspn(s, ","), s);
         double x = strtod(s, &end);
-        if (end == s || !(x >= lo && x <= hi) || (integer && x != (double)(long)x) || *n == 4)
+        if (end == s || !cli_plain_decimal(item) || !(x >= lo && x <= hi) || (integer && x != (double)(long)x) ||
+            *n == 4)
             return -1;
         v[(*n)++] = x;
         s = end;
@@ -58,6 +60,23 @@ int cli_parse_list(const char *s, double lo, double hi, int integer, double *v, 
             return -1;
     }
     return *n > 0 ? 0 : -1;
+}
+
+void cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops)
+{
+    char orig[1024];
+    snprintf(orig, sizeof orig, "%s", ps_last_error());
+    if (!cx_path || !ops || strncmp(orig, "coexec row ", 11) != 0)
+        return;
+    const ps_ops_t *list[1] = {ops};
+    ps_check_result_t r;
+    size_t n = strlen(cx_path), line = 0;
+    int col = 0, k = 0;
+    if (ps_table_check_with(cx_path, list, 1, &r) != 0 && strncmp(ps_last_error(), cx_path, n) == 0 &&
+        sscanf(ps_last_error() + n, ":%zu:%d:%n", &line, &col, &k) == 2 && k > 0)
+        psi_error(PS_E_INPUT, "%s:%zu:%d: %s", cx_path, line, col, orig);
+    else
+        psi_error(PS_E_INPUT, "%s", orig);
 }
 
 static int is_one_of(const char *a, const char *const *list)

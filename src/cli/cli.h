@@ -28,6 +28,11 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
 
 /* s as a whole base-10 integer in lo..hi into *out: 0, or -1 (out untouched)
  * when s is empty, has other text, or is out of range. */
+/* A training or evaluation error about a coexec row, which names the
+ * row's index only ("coexec row 29 (experiment ...)"), gets the
+ * FILE:LINE:COLUMN at which `check` finds a fault of cx_path against ops;
+ * any other error is left as it is. */
+void cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 
 /* cli_parse_long into an int. */
@@ -100,6 +105,7 @@ int cmd_features(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* CLI_FN parser of "MODEL:BATCH" into a cli_model_batch_t. */
 typedef struct {
@@ -120,11 +126,14 @@ int cli_parse_model_batch(const char *v, void *dest);
 int cli_eval_main(int argc, char **argv, int report_mode);
 
 /* 1 when the co-location model was trained on gpu (or records none), 0 when
- * not: predict and place warn then (cmd_colocate.c). */
+ * not: predict and place warn then (coloc_sizes.c). */
 int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu);
+/* The batch size in a workload id ("bert_batch8-train" -> 8), else 1
+ * (coloc_sizes.c). */
+double cli_coloc_workload_batch(const char *name);
 /* The sizes of q's co-locations into *ks (bit k: a k-way co-location; k is
  * its highest slot, slots being 1..k; bit 31: 31 or more); 0, or -1 out of
- * memory (cmd_colocate.c). */
+ * memory (coloc_sizes.c). */
 int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks);
 /* Warns when ks (bit k: k-way co-locations) holds a k the model was not
  * trained on; doing says what with them ("predicting", "placing groups of"). */
@@ -132,7 +141,7 @@ void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing
 /* colocate place and eval --place (cmd_colocate_place.c). */
 int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
                        const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
-                       int json);
+                       int json, double time_limit, int quiet);
 int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
                             const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c);
 

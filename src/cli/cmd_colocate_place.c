@@ -148,6 +148,7 @@ static void place_json(const ps_coloc_model_t *m, const ps_coloc_placement_t *pl
     cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
     cJSON_AddNumberToObject(j, "objective", pl->objective);
     cJSON_AddBoolToObject(j, "exact", pl->exact);
+    cJSON_AddBoolToObject(j, "stopped_by_time_limit", pl->stopped);
     cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
     gs = cJSON_AddArrayToObject(j, "gpus");
     for (int g = 0; g < ng; g++) {
@@ -180,7 +181,9 @@ static void place_json(const ps_coloc_model_t *m, const ps_coloc_placement_t *pl
 static void place_text(const ps_coloc_placement_t *pl, char *const *names, int nj, const char *const *types, int ng)
 {
     printf("objective %.4f (sum of predicted normalized throughputs, %s)\n", pl->objective,
-           pl->exact ? "exact" : "heuristic");
+           pl->exact     ? "exact"
+           : pl->stopped ? "heuristic, stopped by the time limit"
+                         : "heuristic");
     for (int g = 0; g < ng; g++) {
         printf("gpu %d%s%s:", g, types[g] ? " " : "", types[g] ? types[g] : "");
         for (int j = 0; j < nj; j++)
@@ -195,7 +198,7 @@ static void place_text(const ps_coloc_placement_t *pl, char *const *names, int n
 
 int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
                        const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
-                       int json)
+                       int json, double time_limit, int quiet)
 {
     if (!model || !jobs || !gpus)
         return cli_fail(CLI_USAGE, CMD, "place: --model, --jobs and --gpus are required");
@@ -230,9 +233,18 @@ int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_
     p.allow_wait = allow_wait;
     p.shares = na ? allowed : NULL;
     p.n_shares = na;
+    p.time_limit_s = time_limit;
+    p.progress = cli_progress_cb;
+    p.progress_user = &quiet;
     int err = ps_coloc_model_load(model, &m);
     if (!err)
         err = ps_coloc_place(m, w, s, (const char *const *)names, nj, types, ng, &p, &pl);
+    cli_progress_end(quiet);
+    if (!err && pl.stopped)
+        fprintf(stderr,
+                "pairsight: colocate: place: the time limit (--time-limit %g s) ended the search: the best "
+                "placement found, not proven optimal\n",
+                time_limit);
     if (!err) {
         warn_types(m, w, names, nj, types, ng);
         unsigned ks = 0; /* the sizes of the groups placed together */

@@ -154,6 +154,8 @@ int cmd_import(int argc, char **argv)
         {"--drop-zero", CLI_FLAG, &p.drop_zero, NULL, "torch-trace: drop kernels with dur 0",
          .def = "off: keep each as half the trace's time resolution"},
         IMPORT_TWIN_OPTS(&tw),
+        {"--force-gpu", CLI_FLAG, &p.force_gpu, NULL, "write --gpu even where the file names another GPU",
+         .def = "off: that is an error"},
         CLI_OPT_JSON(&json, "print the result as JSON on stdout"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};

@@ -4,7 +4,7 @@
  * count, e.g. by collect profile --tpcs N). */
 #include "cli/cli.h"
 #include "cli/cmd_import_twin.h"
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "common/common.h"
 #include "profile/gpu.h"
 #include "profile/profile_internal.h"

@@ -21,7 +21,7 @@
 
 #include "common/common.h"
 #include "model/model.h"
-#include "model/ubj.h"
+#include "model/xgbcheck.h"
 
 #include <floatfann.h>
 #include <errno.h>
@@ -353,7 +353,7 @@ static int take_section(const char *path, const unsigned char *buf, size_t n, si
         return bad(path, "damaged section line");
     if (l > n - *at)
         return bad(path, "truncated section");
-    if (section_crc(name, l, buf + *at) != crc)
+    if (!PSI_CHECKSUM_OK(section_crc(name, l, buf + *at), crc))
         return psi_error(PS_E_INPUT, "%s: damaged co-location model: checksum mismatch in section %s", path, name);
     *data = buf + *at;
     *len = l;
@@ -389,7 +389,10 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
         return psi_error(PS_E_NOMEM, "%s: out of memory", path);
     char layout[64], kind[32];
     unsigned long long seed = 0;
-    int rc = PS_OK;
+    /* The ratio table's size is read into nr, never into m->n_ratio: a
+     * half-read "ratio N" line left n_ratio set with no table, which
+     * ps_coloc_model_free then walked. m->n_ratio counts names read. */
+    int rc = PS_OK, nr = 0;
     if (fscanf(f, " layout %63s kind %31s nf %d", layout, kind, &m->nf) != 3) {
         rc = bad(path, "header");
         goto done;
@@ -400,21 +403,19 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
     }
     if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
-    if (m->nf != cl_model_nf(m->kind)) {
+    if (m->nf != cl_model_nf(m->kind) && !(m->kind == PS_COLOC_MPS && m->nf == CL_MPS_BASE_NF)) {
         rc = psi_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
         goto done;
     }
     if (fscanf(f, " params %llu %d %d %d", &seed, &m->p.trees, &m->p.mlp_epochs, &m->p.boost_rounds) != 4 ||
         get_vec(f, "mu", m->mu, m->nf) || get_vec(f, "sd", m->sd, m->nf) || get_vec(f, "beta", m->beta, m->nf + 1) ||
-        fscanf(f, " y %lf %lf", &m->ymu, &m->ysd) != 2 ||
-        fscanf(f, " ratio %d %lf", &m->n_ratio, &m->ratio_global) != 2 || m->n_ratio < 0 || (size_t)m->n_ratio > len) {
+        fscanf(f, " y %lf %lf", &m->ymu, &m->ysd) != 2 || fscanf(f, " ratio %d %lf", &nr, &m->ratio_global) != 2 ||
+        nr < 0 || (size_t)nr > len) {
         rc = bad(path, "parameters");
         goto done;
     }
     m->p.kind = m->kind;
     m->p.seed = seed;
-    int nr = m->n_ratio;
-    m->n_ratio = 0;
     m->ratio_name = psi_calloc((size_t)nr + 1, sizeof *m->ratio_name);
     m->ratio_med = psi_calloc((size_t)nr + 1, sizeof *m->ratio_med);
     if (!m->ratio_name || !m->ratio_med) {
@@ -510,7 +511,7 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
 {
     BoosterHandle b = NULL;
     char why[160];
-    if (ubj_check(data, len, why, sizeof why) != 0)
+    if (psi_xgb_check(data, len, m->nf, why, sizeof why) != 0)
         return psi_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
     if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
         XGBoosterSetParam(b, "nthread", "1")) {
@@ -683,4 +684,27 @@ int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
     int rc = coloc_save(m, path);
     c_numeric_end(old);
     return rc;
+}
+
+static int write_coloc(const void *p, FILE *f)
+{
+    const ps_coloc_model_t *m = p;
+    return m->n_blend ? blend_write(m, f) : single_write(m, f);
+}
+
+int ps_coloc_model_save_mem(const ps_coloc_model_t *m, unsigned char **out, size_t *out_len)
+{
+    return psi_write_mem(write_coloc, m, "ps_coloc_model_save_mem", out, out_len);
+}
+
+int ps_coloc_model_load_mem(const unsigned char *buf, size_t len, ps_coloc_model_t **out)
+{
+    if (!out)
+        return psi_error(PS_E_ARG, "ps_coloc_model_load_mem: NULL out");
+    *out = NULL;
+    if (!buf)
+        return psi_error(PS_E_ARG, "ps_coloc_model_load_mem: NULL buffer");
+    if (len > CL_MAX_FILE)
+        return bad("co-location model in memory", "larger than 1 GB");
+    return cl_model_load_mem("co-location model in memory", buf, len, out);
 }

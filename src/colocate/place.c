@@ -11,6 +11,14 @@
  * (each job to the GPU with the largest gain), then local search (move one
  * job, or swap two, while the objective rises), from 4 job orders; the best
  * is kept. docs/colocate.md.
+ *
+ * Cost: the unit is a group's value, one prediction per choice of shares
+ * (3^k for k jobs and 3 shares: 81 at K = 4, about 2 ms each for mps on
+ * one core), kept per GPU type and workloads so that jobs of one workload
+ * share them. A time budget (ps_coloc_place_params_t.time_limit_s, 5 s by
+ * default) gives the exact search half of it and the heuristic the rest;
+ * past it the best placement found is returned, marked stopped. The
+ * greedy placement that starts the heuristic always completes.
  */
 #include "colocate/colocate.h"
 #include "colocate/model_internal.h"
@@ -25,6 +33,8 @@
 /* Every job runs when the GPUs have room: a waiting job costs this much
  * (more than any group can be worth), unless waiting is allowed. */
 #define PLACE_WAIT_PENALTY 1e6
+/* Groups of up to MV_K jobs have their model values kept (model_val). */
+#define MV_K 8
 
 typedef struct {
     int n, ng, ntypes, K;
@@ -41,7 +51,27 @@ typedef struct {
         double v;
     } * gv;
     size_t gv_cap, gv_used;
+    /* the budget (NULL: none): deadlines of the exact search and of the
+     * whole search (0: none), the next progress report */
+    cl_place_budget_t *b;
+    double start, dp_deadline, deadline, next_report;
+    const char *stage;
 } solver_t;
+
+/* Whether the search is past deadline d (0: none); reports the seconds
+ * spent four times a second. Called between group evaluations, the unit of
+ * the search's cost (a model's value is a prediction per share choice). */
+static int past(solver_t *s, double d)
+{
+    if (!s->b)
+        return 0;
+    double now = psi_now();
+    if (s->b->progress && now >= s->next_report) {
+        s->b->progress(s->stage, now - s->start, s->b->time_limit_s, s->b->user);
+        s->next_report = now + 0.25;
+    }
+    return d > 0 && now > d;
+}
 
 static double group_val(solver_t *s, int t, unsigned mask)
 {
@@ -100,6 +130,15 @@ static void enum_groups(dpctx_t *x, unsigned T, unsigned rest, int left)
     }
 }
 
+static void dp_free(solver_t *s, double *f, unsigned *ch, signed char *cht)
+{
+    free(f);
+    free(ch);
+    free(cht);
+    free(s->memo);
+    s->memo = NULL;
+}
+
 static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, int *group_type)
 {
     int radix[16], stride[16], C = 1;
@@ -113,14 +152,8 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
     unsigned *ch = psi_malloc(ns * C * sizeof *ch);
     signed char *cht = psi_malloc(ns * C);
     s->memo = psi_malloc(ns * s->ntypes * sizeof *s->memo);
-    if (!f || !ch || !cht || !s->memo) {
-        free(f);
-        free(ch);
-        free(cht);
-        free(s->memo);
-        s->memo = NULL;
-        return PS_E_NOMEM;
-    }
+    if (!f || !ch || !cht || !s->memo)
+        return dp_free(s, f, ch, cht), PS_E_NOMEM;
     for (size_t i = 0; i < ns * s->ntypes; i++)
         s->memo[i] = NAN;
     for (int c = 0; c < C; c++) {
@@ -130,6 +163,8 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
     dpctx_t x = {.s = s, .f = f, .C = C, .radix = radix, .stride = stride};
     for (size_t S = 1; S < ns; S++) {
         unsigned lo = (unsigned)(S & -S);
+        if ((S & 15) == 0 && past(s, s->dp_deadline)) /* out of time: the heuristic takes over */
+            return dp_free(s, f, ch, cht), 1;
         for (int c = 0; c < C; c++) {
             x.S = (unsigned)S;
             x.c = c;
@@ -170,11 +205,7 @@ static int solve_exact(solver_t *s, const int *count, int *assign, double *obj, 
         S &= ~T;
         c -= stride[t];
     }
-    free(f);
-    free(ch);
-    free(cht);
-    free(s->memo);
-    s->memo = NULL;
+    dp_free(s, f, ch, cht);
     return 0;
 }
 
@@ -252,6 +283,7 @@ static void local_search(solver_t *s, int *a, const int *order)
         a[i] = -1;
     for (int oi = 0; oi < s->n; oi++) {
         int j = order[oi], best_g = -1;
+        past(s, 0); /* progress only: the greedy placement always completes */
         double best = 1e-12 - s->wait;
         for (int g = 0; g < s->ng; g++) {
             double gain = gpu_val(s, a, g, j, -1) - gpu_val(s, a, g, -1, -1);
@@ -262,9 +294,9 @@ static void local_search(solver_t *s, int *a, const int *order)
         }
         a[j] = best_g;
     }
-    for (int pass = 0; pass < 100; pass++) {
+    for (int pass = 0; pass < 100 && !past(s, s->deadline); pass++) {
         int improved = 0;
-        for (int j = 0; j < s->n; j++) {
+        for (int j = 0; j < s->n && !past(s, s->deadline); j++) {
             int from = a[j];
             double lose = from >= 0 ? gpu_val(s, a, from, -1, j) - gpu_val(s, a, from, -1, -1) : s->wait;
             for (int g = -1; g < s->ng; g++) {
@@ -278,7 +310,7 @@ static void local_search(solver_t *s, int *a, const int *order)
                 }
             }
         }
-        for (int i = 0; i < s->n; i++)
+        for (int i = 0; i < s->n && !past(s, s->deadline); i++)
             for (int j = i + 1; j < s->n; j++) {
                 if (a[i] == a[j])
                     continue;
@@ -298,8 +330,51 @@ static void local_search(solver_t *s, int *a, const int *order)
     }
 }
 
+/* Greedy + local search from 4 job orders (the first the given one), the
+ * best kept in assign; later orders are skipped past the deadline. */
+static int solve_heuristic(solver_t *s, uint64_t seed, int *assign, double *objective)
+{
+    int n = s->n;
+    int *a = psi_malloc((size_t)n * sizeof *a + 1), *order = psi_malloc((size_t)n * sizeof *order + 1);
+    if (!a || !order) {
+        free(a);
+        free(order);
+        return PS_E_NOMEM;
+    }
+    uint64_t st = seed;
+    *objective = -INFINITY;
+    s->stage = "placement: local search (s of the time limit)";
+    for (int r = 0; r < 4; r++) {
+        if (r > 0 && past(s, s->deadline)) {
+            s->b->stopped = 1;
+            break;
+        }
+        for (int i = 0; i < n; i++)
+            order[i] = i;
+        for (int i = n - 1; i > 0 && r > 0; i--) {
+            int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1)), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        local_search(s, a, order);
+        double v = total(s, a);
+        if (v > *objective) {
+            *objective = v;
+            memcpy(assign, a, (size_t)n * sizeof *a);
+        }
+    }
+    if (past(s, s->deadline))
+        s->b->stopped = 1;
+    free(a);
+    free(order);
+    free(s->gv);
+    s->gv = NULL;
+    return 0;
+}
+
 int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
-                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact)
+                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
+                   cl_place_budget_t *budget)
 {
     if (n < 0 || n > 64 || ng < 0 || ntypes < 1 || ntypes > 16 || max_per_gpu < 1)
         return psi_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
@@ -310,7 +385,17 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
                   .wait = wait_penalty,
                   .gtype = gtype,
                   .val = val,
-                  .ctx = ctx};
+                  .ctx = ctx,
+                  .b = budget,
+                  .start = psi_now(),
+                  .stage = "placement: exact search (s of the time limit)"};
+    if (budget) {
+        double lim = budget->time_limit_s > 0 ? budget->time_limit_s : 0;
+        s.dp_deadline = lim > 0 ? s.start + lim / 2 : 0;
+        s.deadline = lim > 0 ? s.start + lim : 0;
+        s.next_report = s.start;
+        budget->stopped = 0;
+    }
     int count[16] = {0};
     for (int g = 0; g < ng; g++)
         count[gtype[g]]++;
@@ -319,38 +404,14 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
         states *= count[t] + 1;
     int rc = 0, gt[64];
     *exact = n <= 20 && states <= EXACT_STATES;
-    if (*exact) {
-        rc = solve_exact(&s, count, assign, objective, gt);
-        if (rc)
-            return rc;
-    } else {
-        int *a = psi_malloc((size_t)n * sizeof *a + 1), *order = psi_malloc((size_t)n * sizeof *order + 1);
-        if (!a || !order) {
-            free(a);
-            free(order);
-            return PS_E_NOMEM;
-        }
-        uint64_t st = seed;
-        *objective = -INFINITY;
-        for (int r = 0; r < 4; r++) {
-            for (int i = 0; i < n; i++)
-                order[i] = i;
-            for (int i = n - 1; i > 0 && r > 0; i--) {
-                int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1)), t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
-            local_search(&s, a, order);
-            double v = total(&s, a);
-            if (v > *objective) {
-                *objective = v;
-                memcpy(assign, a, (size_t)n * sizeof *a);
-            }
-        }
-        free(a);
-        free(order);
-        free(s.gv);
+    if (*exact && (rc = solve_exact(&s, count, assign, objective, gt)) == 1) {
+        *exact = 0; /* the exact search ran out of its half of the time */
+        budget->stopped = 1;
     }
+    if (rc < 0)
+        return rc;
+    if (!*exact && (rc = solve_heuristic(&s, seed, assign, objective)) != 0)
+        return rc;
     /* The objective without the waiting penalty. */
     for (int i = 0; i < n; i++)
         *objective += assign[i] < 0 ? wait_penalty : 0;
@@ -377,7 +438,7 @@ int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu,
 
 ps_coloc_place_params_t ps_coloc_place_default_params(void)
 {
-    ps_coloc_place_params_t p = {.max_per_gpu = 2, .shares = NULL, .n_shares = 0, .seed = 0};
+    ps_coloc_place_params_t p = {.max_per_gpu = 2, .shares = NULL, .n_shares = 0, .seed = 0, .time_limit_s = 5};
     return p;
 }
 
@@ -400,6 +461,14 @@ typedef struct {
     int n_shares;
     double *norm; /* [n_jobs] last group's per-job values (scratch) */
     int rc;
+    /* model_val's results by (type, the group's workloads in job order):
+     * jobs of one workload give equal groups, and a group's value costs a
+     * prediction per share choice (81 for K = 4 and 3 shares) */
+    struct mv {
+        int t, k, w[MV_K], sh[MV_K];
+        double v, each[MV_K];
+    } * mv;
+    size_t mv_cap, mv_used;
 } mctx_t;
 
 /* Normalized throughputs of jobs[k] on type t at shares sh: per-slot
@@ -439,9 +508,67 @@ static double model_group(mctx_t *x, int t, const int *jobs, int k, const int *s
     return v;
 }
 
+/* The slot of group (t, w[k]) in x->mv: its entry, or the empty one
+ * (k = 0) where it goes; the table is grown at half full. */
+static struct mv *mv_slot(mctx_t *x, int t, const int *w, int k)
+{
+    if (2 * (x->mv_used + 1) > x->mv_cap) {
+        size_t cap = x->mv_cap ? 2 * x->mv_cap : 1024, oc = x->mv_cap;
+        struct mv *old = x->mv, *nt = psi_calloc(cap, sizeof *nt);
+        if (!nt)
+            return NULL;
+        x->mv = nt;
+        x->mv_cap = cap;
+        x->mv_used = 0;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i].k) {
+                *mv_slot(x, old[i].t, old[i].w, old[i].k) = old[i];
+                x->mv_used++;
+            }
+        free(old);
+    }
+    uint64_t h = (uint64_t)t * 0x9E3779B97F4A7C15ull + (uint64_t)k;
+    for (int i = 0; i < k; i++)
+        h = (h ^ (uint64_t)w[i]) * 0xBF58476D1CE4E5B9ull;
+    for (size_t i = (size_t)(h >> 17) & (x->mv_cap - 1);; i = (i + 1) & (x->mv_cap - 1)) {
+        struct mv *e = &x->mv[i];
+        if (!e->k || (e->t == t && e->k == k && memcmp(e->w, w, (size_t)k * sizeof *w) == 0))
+            return e;
+    }
+}
+
+static double model_val_search(mctx_t *x, int t, const int *jobs, int k, int *shares);
+
 static double model_val(void *ctx, int t, const int *jobs, int k, int *shares)
 {
     mctx_t *x = ctx;
+    int w[MV_K];
+    struct mv *e = NULL;
+    for (int i = 0; i < k && k <= MV_K; i++)
+        w[i] = x->wi[jobs[i] * x->ntypes + t];
+    if (k <= MV_K && (e = mv_slot(x, t, w, k)) && e->k) {
+        for (int i = 0; i < k; i++) {
+            shares[i] = e->sh[i];
+            x->norm[jobs[i]] = e->each[i];
+        }
+        return e->v;
+    }
+    double v = model_val_search(x, t, jobs, k, shares);
+    if (e && !x->rc && v > -INFINITY) {
+        *e = (struct mv){.t = t, .k = k, .v = v};
+        memcpy(e->w, w, (size_t)k * sizeof *w);
+        for (int i = 0; i < k; i++) {
+            e->sh[i] = shares[i];
+            e->each[i] = x->norm[jobs[i]];
+        }
+        x->mv_used++;
+    }
+    return v;
+}
+
+/* A group's best value over every assignment of the allowed shares. */
+static double model_val_search(mctx_t *x, int t, const int *jobs, int k, int *shares)
+{
     static const int hundred = 100;
     /* the allowed shares are a co-located job's: a job alone has the GPU */
     const int *al = x->n_shares && k > 1 ? x->shares : &hundred;
@@ -570,10 +697,12 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
         rc = PS_E_NOMEM;
     if (!rc)
         rc = job_workloads(d, jobs, n_jobs, tname, ntypes, x.wi);
+    cl_place_budget_t budget = {p->time_limit_s, p->progress, p->progress_user, 0};
     if (!rc)
         rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
                             p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu, out->share,
-                            &out->objective, &out->exact);
+                            &out->objective, &out->exact, &budget);
+    out->stopped = budget.stopped;
     if (!rc)
         rc = x.rc;
     if (!rc) {
@@ -594,6 +723,7 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
     }
     free(x.wi);
     free(x.norm);
+    free(x.mv);
     cl_data_free(d);
     if (rc)
         ps_coloc_placement_free(out);
@@ -810,7 +940,7 @@ static int score_case(eplace_t *e, ps_coloc_place_case_t *cs, uint64_t seed, int
     ectx_t xm = {d, job, e->meas, &pk};
     double best = 0;
     if ((rc = cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
-                             &exact)))
+                             &exact, NULL)))
         return rc;
     best = measured_of(d, job, n, ng, a, e->meas, e->meas);
     if (!(best > 0))
@@ -826,7 +956,7 @@ static int score_case(eplace_t *e, ps_coloc_place_case_t *cs, uint64_t seed, int
         double obj = 0;
         int ex = 0;
         if ((rc = cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh, &obj,
-                                 &ex)))
+                                 &ex, NULL)))
             break;
         double v = measured_of(d, job, n, ng, a, e->pred[k], e->meas);
         cs->ratio[PS_POL_KACE_LR + k] += v / best;

@@ -132,17 +132,59 @@ struct out_lock {
 static struct out_lock *held;
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The pid written in a lock file, or 0. */
-static long lock_owner(const char *lock_path)
+/* The pid written in the lock file open at fd, or 0. */
+static long lock_owner(int fd)
 {
     char buf[32] = "";
-    int fd = open(lock_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
     buf[n > 0 ? n : 0] = '\0';
     return strtol(buf, NULL, 10);
+}
+
+/* The pid of the writer holding the lock file at fd. A writer that has just
+ * taken the lock writes its pid a moment later (a second train started
+ * with the first read an empty file, "pid 0"), so an empty file is read
+ * again for up to a second. 0: no pid came (a holder that is not pairsight,
+ * or one that finished and unlinked the file). */
+static long lock_owner_wait(int fd)
+{
+    for (int k = 0; k < 40; k++) {
+        long pid = lock_owner(fd);
+        struct stat st;
+        if (pid > 0 || (fstat(fd, &st) == 0 && st.st_nlink == 0))
+            return pid;
+        struct timespec ts = {0, 25 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* Opens (creating it) the lock file without following a symbolic link: a
+ * link planted at OUT.lock had its target truncated and overwritten with a
+ * pid (as SQLite opens its journals, O_NOFOLLOW). A plain file with several
+ * names (a hard link to another file) is refused for the same reason. */
+static int open_lock_file(const char *path, const char *lock_path, int *fd)
+{
+    *fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (*fd < 0 && errno == ELOOP)
+        return psi_error(PS_E_IO, "%s: cannot write: its lock file %s is a symbolic link (remove it)", path, lock_path);
+    if (*fd < 0)
+        return psi_error(PS_E_IO, "%s: cannot write (lock file %s): %s", path, lock_path, strerror(errno));
+    struct stat st;
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+        close(*fd);
+        *fd = -1;
+        return psi_error(PS_E_IO, "%s: cannot write: its lock file %s is not a plain file of one name (remove it)",
+                         path, lock_path);
+    }
+    return PS_OK;
+}
+
+static void lock_free(out_lock_t *l)
+{
+    free(l->path);
+    free(l->lock_path);
+    free(l);
 }
 
 int out_lock_acquire(const char *path, int wait, out_lock_t **out)
@@ -168,22 +210,25 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
     snprintf(l->lock_path, n, "%s.lock", path);
     int warned = 0;
     for (;;) {
-        l->fd = open(l->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (l->fd < 0) {
-            int rc = psi_error(PS_E_IO, "%s: cannot write (lock file %s): %s", path, l->lock_path, strerror(errno));
-            free(l->path);
-            free(l->lock_path);
-            free(l);
+        int rc = open_lock_file(path, l->lock_path, &l->fd);
+        if (rc != PS_OK) {
+            lock_free(l);
             return rc;
         }
         if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
-            long pid = lock_owner(l->lock_path);
+            long pid = lock_owner_wait(l->fd);
+            struct stat st;
+            if (pid == 0 && fstat(l->fd, &st) == 0 && st.st_nlink == 0) {
+                close(l->fd); /* the writer finished meanwhile: try again */
+                continue;
+            }
             if (!wait) {
                 close(l->fd);
-                int rc = psi_error(PS_E_IO, "%s is being written by pid %ld (lock file %s)", path, pid, l->lock_path);
-                free(l->path);
-                free(l->lock_path);
-                free(l);
+                rc = pid > 0
+                         ? psi_error(PS_E_IO, "%s is being written by pid %ld (lock file %s)", path, pid, l->lock_path)
+                         : psi_error(PS_E_IO, "%s is being written by another process (lock file %s holds no pid)",
+                                     path, l->lock_path);
+                lock_free(l);
                 return rc;
             }
             if (!warned++)
@@ -193,13 +238,14 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
         /* The holder unlinks the lock file before it unlocks it: a file
          * locked after that is no longer the lock, so try again. */
         struct stat a, b;
-        if (fstat(l->fd, &a) == 0 && stat(l->lock_path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        if (fstat(l->fd, &a) == 0 && lstat(l->lock_path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
             break;
         close(l->fd);
     }
     char pid[32];
     int k = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(l->fd, 0) != 0 || pwrite(l->fd, pid, (size_t)k, 0) != k) {
+    /* Written before the truncation, so that a reader never sees it empty. */
+    if (pwrite(l->fd, pid, (size_t)k, 0) != k || ftruncate(l->fd, k) != 0) {
         /* The pid is only for the message of a second writer. */
     }
     l->refs = 1;
@@ -228,9 +274,7 @@ void out_lock_release(out_lock_t *l)
         return;
     unlink(l->lock_path);
     close(l->fd);
-    free(l->path);
-    free(l->lock_path);
-    free(l);
+    lock_free(l);
 }
 
 /* ---- atomic output files ---- */
@@ -242,6 +286,8 @@ struct psi_atomic {
     char *tmp;
     out_lock_t *lock;
     long pause_ms;
+    dev_t dev; /* the temporary file's, checked before the rename */
+    ino_t ino;
 };
 
 /* Test hook: PS_TEST_SAVE_PAUSE_MS=N makes every save sleep N ms at each of
@@ -311,6 +357,8 @@ static void remove_stale_temps(const char *path)
             continue;
         char *end;
         long pid = strtol(e->d_name + bl + 5, &end, 10);
+        if (*end == '.' && end[1]) /* "<base>.tmp.<pid>.<k>", open_temp's retries */
+            strtol(end + 1, &end, 10);
         if (*end || pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno != ESRCH))
             continue;
         if (kill((pid_t)pid, 0) == 0)
@@ -323,13 +371,40 @@ static void remove_stale_temps(const char *path)
     closedir(d);
 }
 
+/* Creates the temporary file "<path>.tmp.<pid>" (then ".<pid>.1", ".2", ...
+ * while a name is taken) with O_EXCL and O_NOFOLLOW: a symbolic link
+ * planted at the name had the model written through it to its target, and
+ * the rename then made the output itself a link (Redis and SQLite create
+ * their temporary files the same way). */
+static int open_temp(psi_atomic_t *a, size_t n)
+{
+    for (int k = 0; k < 100; k++) {
+        if (k == 0)
+            snprintf(a->tmp, n, "%s.tmp.%ld", a->path, (long)getpid());
+        else
+            snprintf(a->tmp, n, "%s.tmp.%ld.%d", a->path, (long)getpid(), k);
+        a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        struct stat st;
+        if (a->fd >= 0 && fstat(a->fd, &st) == 0) {
+            a->dev = st.st_dev;
+            a->ino = st.st_ino;
+            return PS_OK;
+        }
+        if (a->fd >= 0)
+            close(a->fd);
+        else if (errno != EEXIST)
+            break;
+    }
+    return psi_error(PS_E_IO, "%s: cannot write (temporary file %s): open: %s", a->path, a->tmp, strerror(errno));
+}
+
 int psi_atomic_open(const char *path, psi_atomic_t **out)
 {
     *out = NULL;
     psi_atomic_t *a = psi_calloc(1, sizeof *a);
     if (!a)
         return PS_E_NOMEM;
-    size_t n = strlen(path) + 32;
+    size_t n = strlen(path) + 40;
     a->path = psi_strdup(path);
     a->tmp = psi_malloc(n);
     const char *pause = getenv("PS_TEST_SAVE_PAUSE_MS");
@@ -337,11 +412,8 @@ int psi_atomic_open(const char *path, psi_atomic_t **out)
     int rc = a->path && a->tmp ? out_lock_acquire(path, 0, &a->lock) : PS_E_NOMEM;
     if (rc == PS_OK) {
         remove_stale_temps(path);
-        snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-        a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (a->fd < 0)
-            rc = psi_error(PS_E_IO, "%s: cannot write (temporary file %s): open: %s", path, a->tmp, strerror(errno));
-        else if (!(a->f = atomic_stream_open(a))) {
+        rc = open_temp(a, n);
+        if (rc == PS_OK && !(a->f = atomic_stream_open(a))) {
             rc = psi_error(PS_E_NOMEM, "%s: out of memory (stream of %s)", path, a->tmp);
             close(a->fd);
             remove(a->tmp);
@@ -357,6 +429,15 @@ int psi_atomic_open(const char *path, psi_atomic_t **out)
     save_pause(a);
     *out = a;
     return PS_OK;
+}
+
+/* Whether the temporary name still holds the file open_temp created: the
+ * rename moves a name, not a file, and one swapped for a link meanwhile
+ * would make the output a link. */
+static int temp_is_ours(const psi_atomic_t *a)
+{
+    struct stat st;
+    return lstat(a->tmp, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == a->dev && st.st_ino == a->ino;
 }
 
 FILE *psi_atomic_stream(psi_atomic_t *a) { return a->f; }
@@ -402,7 +483,9 @@ int psi_atomic_commit(psi_atomic_t *a)
         rc = psi_error(PS_E_IO, "%s: close failed: %s", a->path, strerror(errno));
     if (rc == PS_OK)
         save_pause(a);
-    if (rc == PS_OK && (FAIL(RENAME) || rename(a->tmp, a->path) != 0))
+    if (rc == PS_OK && !temp_is_ours(a))
+        rc = psi_error(PS_E_IO, "%s: the temporary file %s was replaced during the save: not renamed", a->path, a->tmp);
+    else if (rc == PS_OK && (FAIL(RENAME) || rename(a->tmp, a->path) != 0))
         rc = psi_error(PS_E_IO, "%s: rename of %s failed: %s", a->path, a->tmp, strerror(errno));
     if (rc != PS_OK)
         remove(a->tmp);

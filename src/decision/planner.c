@@ -36,6 +36,7 @@
 #include "common/common.h"
 #include "model/model.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,11 @@ static int setup_tables(planner_t *pl, int kt_h, int kt_l)
 {
     const ps_plan_params_t *p = pl->p;
     int n = pl->hg->n_ops, nl = pl->lg->n_ops;
+    /* The LP stream stands at one of its operators; a start past the last
+     * was taken modulo the count, a silent wrap round the model. */
+    if (p->lp_start >= nl)
+        return psi_error(PS_E_ARG, "lp_start %d is outside %s's %d operators (0..%d)", p->lp_start, p->lp_model, nl,
+                         nl - 1);
     pl->u = pl->W / 2 > 0 ? pl->W / 2 : 1;
     pl->nb = (n + pl->u - 1) / pl->u + 1;
     pl->bpos = psi_malloc((size_t)pl->nb * sizeof(int));
@@ -369,9 +375,11 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     pl->L = p->lp_lengths;
     pl->hg = psi_ops_find(ops, pl->gpu, p->hp_model, p->hp_batch);
     pl->lg = psi_ops_find(ops, pl->gpu, p->lp_model, p->lp_batch);
+    char known[512];
     if (!pl->hg || !pl->lg)
-        return psi_error(PS_E_INPUT, "%s batch %d: not in the standalone profile of %s",
-                         !pl->hg ? p->hp_model : p->lp_model, !pl->hg ? p->hp_batch : p->lp_batch, pl->gpu);
+        return psi_error(PS_E_INPUT, "%s batch %d: not in the standalone profile of %s (ops has: %s)",
+                         !pl->hg ? p->hp_model : p->lp_model, !pl->hg ? p->hp_batch : p->lp_batch, pl->gpu,
+                         psi_ops_groups_text(ops, pl->gpu, known, sizeof known));
     pl->total = psi_model_gpu_tpcs(ops, pl->gpu);
     int kt_h = psi_group_tpcs_index(pl->hg, pl->total), kt_l = psi_group_tpcs_index(pl->lg, pl->total);
     if (pl->total < 2 || kt_h < 0 || kt_l < 0)

@@ -3,8 +3,10 @@
  * $type and #count of "optimized" containers; integers big-endian. */
 #include "model/ubj.h"
 
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -160,4 +162,151 @@ int ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n)
         return -1;
     }
     return 0;
+}
+
+/* ---- conversion to cJSON (of a buffer ubj_check passed) ---- */
+
+/* The number of type t at u->p (k bytes, big-endian; k <= left(u)). */
+static double number_at(ubj_t *u, unsigned char t, int k)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < k; i++)
+        v = v << 8 | u->p[i];
+    u->p += k;
+    switch (t) {
+    case 'i': return (double)(int8_t)v;
+    case 'I': return (double)(int16_t)v;
+    case 'l': return (double)(int32_t)v;
+    case 'L': return (double)(int64_t)v;
+    case 'd': {
+        uint32_t b = (uint32_t)v;
+        float f;
+        memcpy(&f, &b, sizeof f);
+        return (double)f;
+    }
+    case 'D': {
+        double d;
+        memcpy(&d, &v, sizeof d);
+        return d;
+    }
+    default: return (double)v; /* U, C */
+    }
+}
+
+/* A string of len bytes at u->p as a NUL-terminated copy; NULL when it
+ * holds a NUL byte or memory runs out. */
+static char *string_at(ubj_t *u, uint64_t len)
+{
+    if (len > left(u) || memchr(u->p, '\0', (size_t)len)) {
+        fail(u, "a string holds a NUL byte");
+        return NULL;
+    }
+    char *s = malloc((size_t)len + 1);
+    if (!s) {
+        fail(u, "out of memory");
+        return NULL;
+    }
+    memcpy(s, u->p, (size_t)len);
+    s[len] = '\0';
+    u->p += len;
+    return s;
+}
+
+static cJSON *to_json(ubj_t *u, int t);
+
+/* A container after its opening marker, as a cJSON array or object. */
+static cJSON *container_json(ubj_t *u, unsigned char close)
+{
+    int type = -1, counted = 0;
+    uint64_t count = 0;
+    cJSON *c = close == '}' ? cJSON_CreateObject() : cJSON_CreateArray();
+    if (!c)
+        return fail(u, "out of memory"), NULL;
+    if (left(u) >= 2 && *u->p == '$') {
+        type = u->p[1];
+        u->p += 2;
+    }
+    if (left(u) >= 1 && *u->p == '#') {
+        u->p++;
+        if (read_length(u, &count))
+            goto bad;
+        counted = 1;
+    }
+    for (uint64_t i = 0; counted ? i < count : 1; i++) {
+        if (!counted) {
+            if (left(u) < 1)
+                goto bad;
+            if (*u->p == close) {
+                u->p++;
+                return c;
+            }
+            if (*u->p == 'N') {
+                u->p++;
+                continue;
+            }
+        }
+        char *key = NULL;
+        uint64_t kl;
+        if (close == '}' && (read_length(u, &kl) || !(key = string_at(u, kl))))
+            goto bad;
+        cJSON *v = to_json(u, type);
+        if (!v) {
+            free(key);
+            goto bad;
+        }
+        if (key) {
+            cJSON_AddItemToObject(c, key, v);
+            free(key);
+        } else {
+            cJSON_AddItemToArray(c, v);
+        }
+    }
+    return c;
+bad:
+    cJSON_Delete(c);
+    return NULL;
+}
+
+static cJSON *to_json(ubj_t *u, int t)
+{
+    if (t < 0) {
+        if (left(u) < 1)
+            return fail(u, "truncated value"), NULL;
+        t = *u->p++;
+    }
+    int k = fixed_size((unsigned char)t);
+    cJSON *v = NULL;
+    uint64_t len;
+    char *s;
+    if (k >= 0 && (size_t)k > left(u))
+        return fail(u, "truncated number"), NULL;
+    switch (t) {
+    case 'Z': v = cJSON_CreateNull(); break;
+    case 'N': v = cJSON_CreateNull(); break;
+    case 'T': v = cJSON_CreateTrue(); break;
+    case 'F': v = cJSON_CreateFalse(); break;
+    case 'S':
+    case 'H':
+        if (read_length(u, &len) || !(s = string_at(u, len)))
+            return NULL;
+        v = cJSON_CreateString(s);
+        free(s);
+        break;
+    case '[': return container_json(u, ']');
+    case '{': return container_json(u, '}');
+    default:
+        if (k < 0)
+            return fail(u, "unknown marker"), NULL;
+        v = cJSON_CreateNumber(number_at(u, (unsigned char)t, k));
+    }
+    if (!v)
+        fail(u, "out of memory");
+    return v;
+}
+
+int psi_ubj_to_cjson(const unsigned char *buf, size_t n, cJSON **out, char *why, size_t why_n)
+{
+    ubj_t u = {buf, buf + n, why, why_n};
+    *out = to_json(&u, -1);
+    return *out ? 0 : -1;
 }

@@ -12,4 +12,11 @@
  * trusted the counts (a crafted count asked for 0x290a1f0910630001 bytes). */
 int ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n);
 
+struct cJSON;
+/* buf[n], which ubj_check has passed, as a cJSON tree (*out, owned by the
+ * caller: cJSON_Delete). Integers and floats become numbers, 'H' numbers
+ * strings; a key or string holding a NUL byte is refused. 0, or -1 with the
+ * reason in why[why_n] (out of memory included). */
+int psi_ubj_to_cjson(const unsigned char *buf, size_t n, struct cJSON **out, char *why, size_t why_n);
+
 #endif

@@ -120,9 +120,12 @@ static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t 
                            name, idx);
             break;
         }
-        if (!isfinite(ts->valuedouble) || !isfinite(dur->valuedouble) || dur->valuedouble < 0) {
-            rc = psi_error(PS_E_INPUT, "%s: event %zu (%.60s): dur %g: must be >= 0", name, idx, nm->valuestring,
-                           dur->valuedouble);
+        if (!isfinite(ts->valuedouble) || !isfinite(dur->valuedouble) || dur->valuedouble < 0 ||
+            dur->valuedouble * 1e3 > PSI_MAX_OP_NS) {
+            rc = psi_error(PS_E_INPUT,
+                           "%s: event %zu (%.60s): dur %g us: must be in 0..%.0f (one hour: no kernel "
+                           "of a profiled step runs longer)",
+                           name, idx, nm->valuestring, dur->valuedouble, PSI_MAX_OP_NS / 1e3);
             break;
         }
         void *grown = k;
@@ -319,8 +322,18 @@ static int parse_trace(const char *text, size_t len, const char *name, int gzipp
 {
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (*out)
+    if (*out) {
+        size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len, rest = off;
+        while (rest < len && (text[rest] == ' ' || text[rest] == '\n' || text[rest] == '\r' || text[rest] == '\t'))
+            rest++;
+        if (rest < len) {
+            size_t line, col;
+            text_position(text, rest, &line, &col);
+            psi_log(PS_LOG_WARN, "%s:%zu:%zu: %zu bytes after the trace's JSON ignored%s", name, line, col, len - rest,
+                    gzipped ? " (in the decompressed text: a second gzip member?)" : "");
+        }
         return PS_OK;
+    }
     size_t line, col, off = end && end >= text ? (size_t)(end - text) : 0;
     text_position(text, off > len ? len : off, &line, &col);
     return psi_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
@@ -464,6 +477,8 @@ static int gunzip(const unsigned char *in, size_t n, const char *name, char **ou
         len += avail_out - z.avail_out;
         if (zr == Z_STREAM_END) {
             /* Another member may follow (concatenated gzip files). */
+            if (used < n && in[used] != 0x1f)
+                psi_log(PS_LOG_WARN, "%s: %zu bytes after the gzip data ignored", name, n - used);
             if (used == n || in[used] != 0x1f)
                 break;
             inflateReset(&z);

@@ -182,4 +182,13 @@ int import_torch_bytes(const char *data, size_t len, const char *name,
 int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
 int psi_import_torch_json(const char *text, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out);
 
+/* The longest operator a profile may hold: one hour (3.6e12 ns). A profile
+ * records one run of a model, seconds long, and no single GPU kernel of a
+ * training or inference step runs for hours; beyond this a duration is a
+ * damaged or hostile file (a torch trace's dur of 2^64 us was written as
+ * 1.8e22 ns). The bound also keeps every duration exact in a double's 53
+ * bits (3.6e12 < 2^53) and an int64 of ns far from overflow when summed over
+ * millions of operators. */
+#define PSI_MAX_OP_NS 3.6e12
+
 #endif

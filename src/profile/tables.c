@@ -48,7 +48,7 @@ static const psi_column_t ops_cols[] = {
     INT(psi_op_row_t, op, 0, INT_MAX, 0),
     TEXT(psi_op_row_t, name),
     INT(psi_op_row_t, tpcs, 0, INT_MAX, 1),
-    FLT(psi_op_row_t, duration_ns, 0, INF, 1),
+    FLT(psi_op_row_t, duration_ns, 0, PSI_MAX_OP_NS, 1),
     {"intensity", PS_COL_INTENSITY, 1, 0, 0, 0, offsetof(psi_op_row_t, intensity)},
     OPT_CTR(dram_bytes, 0, INF),
     OPT_CTR(l2_bytes, 0, INF),
@@ -152,12 +152,12 @@ int psi_schema_check_row(const psi_schema_t *s, const void *row, psi_rowerr_t *e
             snprintf(lo, sizeof lo, "%g", c->lo);
             snprintf(hi, sizeof hi, "%g", c->hi);
             e->column = col_name(c);
-            if (c->hi >= INT_MAX)
-                snprintf(e->msg, sizeof e->msg, "%s: %.17g: must be %s %s", c->name, v,
-                         c->lo_open ? ">" : ">=", lo);
+            if (c->hi >= INT_MAX && c->hi != PSI_MAX_OP_NS)
+                snprintf(e->msg, sizeof e->msg, "%s: %.17g: must be %s %s", c->name, v, c->lo_open ? ">" : ">=", lo);
             else
-                snprintf(e->msg, sizeof e->msg, "%s: %.17g: must be in %s%s, %s]", c->name, v,
-                         c->lo_open ? "(" : "[", lo, hi);
+                snprintf(e->msg, sizeof e->msg, "%s: %.17g: must be in %s%s, %s]%s", c->name, v, c->lo_open ? "(" : "[",
+                         lo, hi,
+                         c->hi == PSI_MAX_OP_NS ? " (one hour: no operator of a profiled step runs longer)" : "");
             return PS_E_INPUT;
         }
         continue;

@@ -15,7 +15,7 @@
 #include "pairsight.h"
 #include "profile/gpu.h"
 #include "profile/tables.h"
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include <stdint.h>
 
@@ -141,7 +141,7 @@ void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t 
 
 /* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
 
-/* One kernel per operator of a collector list (src/collect/oplist.h); the
+/* One kernel per operator of a collector list (src/profile/oplist.h); the
  * kernels' names point into l, which must outlive out. */
 int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out);
 

@@ -10,7 +10,7 @@
  */
 #include "simulate/sim.h"
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "common/common.h"
 
 #include <ctype.h>

@@ -8,7 +8,7 @@
  * Registration is for the start of a program: it is not thread safe against
  * runs that look names up. The lists stay until ps_oplist_clear.
  */
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include "common/common.h"
 

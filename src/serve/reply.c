@@ -1,0 +1,42 @@
+/* The error reply, the opening of a reply and the parse of a request body,
+ * which every endpoint file uses (serve.h); apart from server.c so that the
+ * endpoints and the server that routes to them call one way. */
+#include "serve/serve_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int serve_error(serve_reply_t *r, int status, const char *code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->body.len = 0;
+    sb_puts(&r->body, "{\"schema\":\"pairsight.error.v1\",\"error\":{\"code\":");
+    sb_str(&r->body, code);
+    sb_puts(&r->body, ",\"message\":");
+    sb_str(&r->body, msg);
+    sb_puts(&r->body, "}}\n");
+    return r->status = status;
+}
+
+void serve_reply_open(serve_reply_t *r, const char *schema)
+{
+    r->body.len = 0;
+    sb_printf(&r->body, "{\"schema\":\"pairsight.%s.v1\",", schema);
+}
+
+int serve_parse_body(serve_req_t *q, serve_reply_t *r)
+{
+    q->doc->max_depth = q->p->max_depth;
+    if (q->body_len == 0)
+        return serve_error(r, 400, "bad_json", "empty body: expected a JSON object");
+    if (sj_parse(q->doc, q->body, q->body_len) != 0)
+        return serve_error(r, 400, "bad_json", "the body is not valid JSON: %s", q->doc->err);
+    if (q->doc->tok[0].type != SJ_OBJECT)
+        return serve_error(r, 400, "bad_json", "the body is %s, expected a JSON object",
+                           sj_type_name(q->doc->tok[0].type));
+    return 0;
+}
