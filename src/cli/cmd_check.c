@@ -69,13 +69,14 @@ int cmd_check(int argc, char **argv)
             ps_workloads_load(argv[i], &wl[n_wl]) == 0)
             n_wl++;
     }
-    for (int i = 1; i <= nfiles && code2 == CLI_OK; i++) {
+    for (int i = 1, oi = 0; i <= nfiles && code2 == CLI_OK; i++) {
         ps_check_result_t r;
         if (ps_table_check_with(argv[i], (const ps_ops_t *const *)ops, n_ops, &r) != 0 ||
             psi_check_with_workloads(argv[i], r.kind, (const ps_workloads_t *const *)wl, n_wl) != 0) {
             code2 = cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
             break;
         }
+        size_t est = r.kind == PS_TABLE_OPS && oi < n_ops ? psi_ops_estimated(ops[oi++]) : 0;
         if (quiet)
             continue;
         if (json) {
@@ -84,10 +85,15 @@ int cmd_check(int argc, char **argv)
             cJSON_AddStringToObject(o, "table", ps_table_name(r.kind));
             cJSON_AddNumberToObject(o, "rows", (double)r.rows);
             cJSON_AddNumberToObject(o, "groups", (double)r.groups);
+            if (est) /* only then: the object is unchanged for measured tables */
+                cJSON_AddNumberToObject(o, "estimated_rows", (double)est);
             cli_json_print(o, stdout);
         } else {
-            printf("%s: %s, %zu rows, %zu %s\n", cli_user_path(argv[i]), ps_table_name(r.kind), r.rows, r.groups,
+            printf("%s: %s, %zu rows, %zu %s", cli_user_path(argv[i]), ps_table_name(r.kind), r.rows, r.groups,
                    group_word(r.kind));
+            if (est)
+                printf("; %zu rows estimated, not measured (source column; docs/profile.md)", est);
+            putchar('\n');
         }
         fflush(stdout);
     }
