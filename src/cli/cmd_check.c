@@ -1,5 +1,6 @@
 /* pairsight check: detect, validate and summarise CSV tables. */
 #include "cli/cli.h"
+#include "profile/overlap.h"
 #include "profile/tables.h"
 
 #include <cjson/cJSON.h>
@@ -28,7 +29,7 @@ int cmd_check(int argc, char **argv)
     cli_spec_t spec = {.cmd = "check",
                        .synopsis = "[options] FILE...",
                        .about = "Detects which table of FORMATS.md each file holds (ops, coexec, workloads,\n"
-                                "workload_scaling, colocations) from its header, validates it whole and prints\n"
+                                "workload_scaling, colocations, overlap) from its header, validates it whole and prints\n"
                                 "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
                                 "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
                                 "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
@@ -71,6 +72,10 @@ int cmd_check(int argc, char **argv)
     }
     for (int i = 1; i <= nfiles && code2 == CLI_OK; i++) {
         ps_check_result_t r;
+        if (psi_overlap_detect(argv[i]) == 1) { /* overlap.csv has its own reader (cmd_overlap.c) */
+            code2 = cli_check_overlap(argv[i], json, quiet);
+            continue;
+        }
         if (ps_table_check_with(argv[i], (const ps_ops_t *const *)ops, n_ops, &r) != 0 ||
             psi_check_with_workloads(argv[i], r.kind, (const ps_workloads_t *const *)wl, n_wl) != 0) {
             code2 = cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
