@@ -74,4 +74,21 @@ assert d['pairsight']['mape'] < d['max_solo']['mape'], d
 "$PS" overlap eval --overlap "$T/o.csv" --protocols random,nope 2> "$T/err" && fail "accepted protocol nope"
 grep -q "unknown protocol 'nope'" "$T/err" || fail "message: $(cat "$T/err")"
 "$PS" overlap eval --help | grep -q -- "--protocols LIST" || fail "help"
+
+# train and predict; operator lists named by module path add FLOPs per range.
+"$PS" overlap train --overlap "$T/o.csv" --out "$T/m.model" --rounds 40 -q || fail train
+head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 1$" || fail "model magic"
+"$PS" overlap predict --model "$T/m.model" --overlap "$T/o.csv" > "$T/p.csv" 2> "$T/err" || fail predict
+grep -q "^experiment,predicted_us,median_us$" "$T/p.csv" || fail "predict header"
+[ "$(wc -l < "$T/p.csv")" -eq 601 ] || fail "predict rows"
+grep -q "MAPE" "$T/err" || fail "predict summary"
+echo "garbage" > "$T/bad.model"
+"$PS" overlap predict --model "$T/bad.model" --overlap "$T/o.csv" 2> "$T/err" && fail "accepted a bad model"
+grep -q "bad.model:1:1: not a pairsight overlap model" "$T/err" || fail "message: $(cat "$T/err")"
+mkdir "$T/ops"
+printf '# pairsight oplist 1\n# model=resnet50 batch=4 seq_len=0 ops=4\nconv conv1 n=4 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3\nconv layer1.0.conv1 n=4 c=64 h=56 w=56 k=64\ngemm fc m=4 n=1000 k=2048\neltwise elsewhere.relu elems=10\n' > "$T/ops/r50.txt"
+"$PS" overlap train --overlap "$T/o.csv" --oplists "$T/ops" --out "$T/m2.model" --rounds 20 -q || fail "train --oplists"
+"$PS" overlap predict --model "$T/m2.model" --overlap "$T/o.csv" > /dev/null 2> "$T/err" && fail "predict without the oplists"
+grep -q "trained with --oplists" "$T/err" || fail "message: $(cat "$T/err")"
+"$PS" overlap predict --model "$T/m2.model" --overlap "$T/o.csv" --oplists "$T/ops" > /dev/null 2>&1 || fail "predict --oplists"
 echo "ok"

@@ -4,6 +4,7 @@
 #include "evaluate/overlap.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,15 +164,132 @@ int cli_check_overlap(const char *path, int json, int quiet)
     return CLI_OK;
 }
 
+static int do_train(int argc, char **argv)
+{
+    psi_ov_params_t p = psi_ov_default_params();
+    const char *path = NULL, *outp = NULL;
+    int quiet = 0;
+    cli_opt_t opts[] = {
+        {"--overlap", CLI_STR, &path, "FILE", "overlap.csv to learn from", .flags = CLI_REQ | CLI_IN},
+        {"--out", CLI_STR, &outp, "MODEL", "model file to write, atomically", .flags = CLI_REQ},
+        {"--oplists", CLI_STR, &p.oplists, "DIR", "captured operator lists (FLOPs, bytes, kernels per range)",
+         .def = "none"},
+        {"--rounds", CLI_INT, &p.rounds, "N", "XGBoost rounds", .lo = 1, .hi = 100000},
+        {"--depth", CLI_INT, &p.depth, "N", "XGBoost tree depth", .lo = 1, .hi = 20},
+        {"--eta", CLI_DBL, &p.eta, "X", "XGBoost learning rate", .lo = 0, .hi = 1, .flags = CLI_LO_OPEN},
+        {"--ridge", CLI_DBL, &p.ridge, "X", "solo table: ridge weight per experiment toward the uniform prior",
+         .lo = 0, .hi = 1e6},
+        {"--threads", CLI_INT, &p.threads, "N", "XGBoost threads", .lo = 1, .hi = 1024},
+        {"--seed", CLI_U64, &p.seed, "N", "XGBoost's seed"},
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    static const char *const ex[] = {"pairsight overlap train --overlap overlap.csv --out overlap.model", NULL};
+    cli_spec_t spec = {.cmd = "overlap",
+                       .sub = "train",
+                       .synopsis = "--overlap FILE --out MODEL [options]",
+                       .about = "Fits the solo range times on FILE's single-active experiments and the\n"
+                                "makespan predictor on every experiment whose solo times are known.\n",
+                       .opts = opts,
+                       .examples = ex,
+                       .max_pos = 0};
+    int code;
+    if (cli_parse(&spec, argc, argv, NULL, &code))
+        return code;
+    if ((code = cli_check_out("overlap train", outp, &path, 1)) != CLI_OK)
+        return code;
+    psi_overlap_t *t = NULL;
+    psi_ov_model_t *m = NULL;
+    int rc = psi_overlap_load(path, &t);
+    if (rc == PS_OK)
+        rc = psi_ov_train(t, &p, &m);
+    if (rc == PS_OK)
+        rc = psi_ov_model_save(m, outp);
+    if (rc == PS_OK && !quiet)
+        fprintf(stderr, "%s: overlap predictor on %zu experiments, %zu solo keys\n", cli_user_path(outp), t->n,
+                psi_ov_model_solo_keys(m));
+    psi_ov_model_free(m);
+    psi_overlap_free(t);
+    return rc == PS_OK ? CLI_OK : cli_fail(CLI_BAD_INPUT, "overlap train", "%s", ps_last_error());
+}
+
+/* experiment,predicted_us,median_us rows; MAPE over the known on stderr. */
+static void print_predictions(FILE *f, const psi_overlap_t *t, const double *pred, int quiet)
+{
+    double err = 0;
+    size_t n = 0;
+    fprintf(f, "experiment,predicted_us,median_us\n");
+    for (size_t i = 0; i < t->n; i++) {
+        fprintf(f, "%s,", t->exps[i].id);
+        if (isfinite(pred[i])) {
+            fprintf(f, "%.1f", pred[i]);
+            err += fabs(pred[i] - t->exps[i].median_us) / t->exps[i].median_us;
+            n++;
+        }
+        fprintf(f, ",%.17g\n", t->exps[i].median_us);
+    }
+    if (!quiet)
+        fprintf(stderr, "overlap predict: %zu of %zu experiments predicted, MAPE %.2f%% against median_us\n", n, t->n,
+                n ? 100.0 * err / (double)n : NAN);
+}
+
+static int do_predict(int argc, char **argv)
+{
+    const char *path = NULL, *model = NULL, *oplists = NULL;
+    int quiet = 0;
+    cli_opt_t opts[] = {
+        {"--model", CLI_STR, &model, "MODEL", "a model of pairsight overlap train", .flags = CLI_REQ},
+        {"--overlap", CLI_STR, &path, "FILE", "overlap.csv whose experiments to predict", .flags = CLI_REQ | CLI_IN},
+        {"--oplists", CLI_STR, &oplists, "DIR", "operator lists, when the model was trained with them",
+         .def = "none"},
+        CLI_OPT_QUIET(&quiet),
+        {NULL}};
+    static const char *const ex[] = {
+        "pairsight overlap predict --model overlap.model --overlap overlap.csv > predicted.csv", NULL};
+    cli_spec_t spec = {.cmd = "overlap",
+                       .sub = "predict",
+                       .synopsis = "--model MODEL --overlap FILE [options]",
+                       .about = "Predicts the makespan of every experiment of FILE; prints\n"
+                                "experiment,predicted_us,median_us (predicted_us empty where a slot's solo\n"
+                                "time is unknown to the model) and the MAPE on stderr.\n",
+                       .opts = opts,
+                       .examples = ex,
+                       .max_pos = 0};
+    int code;
+    if (cli_parse(&spec, argc, argv, NULL, &code))
+        return code;
+    psi_overlap_t *t = NULL;
+    psi_ov_model_t *m = NULL;
+    double *pred = NULL;
+    int rc = psi_ov_model_load(model, &m);
+    if (rc == PS_OK)
+        rc = psi_overlap_load(path, &t);
+    if (rc == PS_OK && !(pred = malloc(t->n * sizeof *pred + 1)))
+        rc = PS_E_NOMEM;
+    if (rc == PS_OK)
+        rc = psi_ov_predict(m, t, oplists, pred);
+    if (rc == PS_OK)
+        print_predictions(stdout, t, pred, quiet);
+    free(pred);
+    psi_ov_model_free(m);
+    psi_overlap_free(t);
+    return rc == PS_OK ? CLI_OK : cli_fail(CLI_BAD_INPUT, "overlap predict", "%s", ps_last_error());
+}
+
 int cmd_overlap(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        printf("usage: pairsight overlap eval --overlap FILE [options]\n"
-               "       pairsight overlap train|predict (not yet: see docs/overlap.md)\n"
-               "See pairsight overlap eval --help.\n");
+        printf("usage: pairsight overlap train --overlap FILE --out MODEL [options]\n"
+               "       pairsight overlap predict --model MODEL --overlap FILE [options]\n"
+               "       pairsight overlap eval --overlap FILE [options]\n"
+               "Makespans of k co-running operator-group ranges (overlap.csv, docs/overlap.md).\n"
+               "See pairsight overlap SUBCOMMAND --help.\n");
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     if (strcmp(argv[1], "eval") == 0)
         return do_eval(argc - 1, argv + 1);
-    return cli_fail(CLI_USAGE, "overlap", "unknown subcommand '%s' (eval)", argv[1]);
+    if (strcmp(argv[1], "train") == 0)
+        return do_train(argc - 1, argv + 1);
+    if (strcmp(argv[1], "predict") == 0)
+        return do_predict(argc - 1, argv + 1);
+    return cli_fail(CLI_USAGE, "overlap", "unknown subcommand '%s' (train, predict, eval)", argv[1]);
 }

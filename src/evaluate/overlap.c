@@ -16,6 +16,7 @@
  * FLOPs, bytes and kernels.
  */
 #include "evaluate/overlap.h"
+#include "evaluate/overlap_internal.h"
 
 #include "colocate/colocate.h"
 #include "common/common.h"
@@ -32,24 +33,13 @@ const char *const psi_ov_protocol_names[PSI_OVP_N] = {"random", "leave-pair", "k
 
 psi_ov_params_t psi_ov_default_params(void)
 {
-    return (psi_ov_params_t){.rounds = 300, .depth = 6, .eta = 0.05, .mlp_epochs = 100, .ridge = 0.05,
+    return (psi_ov_params_t){.rounds = 300, .depth = 6, .eta = 0.05, .mlp_epochs = 30, .ridge = 0.05,
                              .threads = 2, .seed = 1, .oplists = NULL};
 }
 
 /* ---- the solo table ---- */
 
-typedef struct {
-    const char *setting, *model; /* interned in the overlap table */
-    int batch, seq_len, groups;
-    double *beta; /* [groups + 1]: c, t_0 .. t_{G-1} */
-} solo_key_t;
-
-typedef struct {
-    solo_key_t *k;
-    size_t n, cap;
-} solo_t;
-
-static void solo_free(solo_t *s)
+void psi_ov_solo_free(solo_t *s)
 {
     for (size_t i = 0; i < s->n; i++)
         free(s->k[i].beta);
@@ -57,11 +47,12 @@ static void solo_free(solo_t *s)
     memset(s, 0, sizeof *s);
 }
 
-static solo_key_t *solo_find(const solo_t *s, const char *setting, const psi_ov_slot_t *x)
+solo_key_t *psi_ov_solo_find(const solo_t *s, const char *setting, const psi_ov_slot_t *x)
 {
     for (size_t i = 0; i < s->n; i++) {
         solo_key_t *k = &s->k[i];
-        if (k->model == x->model && k->setting == setting && k->batch == x->batch && k->seq_len == x->seq_len)
+        if (k->batch == x->batch && k->seq_len == x->seq_len && (k->model == x->model || strcmp(k->model, x->model) == 0) &&
+            (k->setting == setting || strcmp(k->setting, setting) == 0))
             return k;
     }
     return NULL;
@@ -126,7 +117,7 @@ static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, sol
     for (size_t i = 0; i < n; i++) {
         const psi_ov_exp_t *e = &t->exps[idx[i]];
         int s = single_slot(e);
-        if (s < 0 || solo_find(&(solo_t){k, 1, 1}, e->setting, &e->slot[s]) != k)
+        if (s < 0 || psi_ov_solo_find(&(solo_t){k, 1, 1}, e->setting, &e->slot[s]) != k)
             continue;
         const psi_ov_slot_t *x = &e->slot[s];
         u += e->median_us / (x->op_end - x->op_start + 1);
@@ -154,13 +145,13 @@ static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, sol
 
 /* The solo table of every (setting, model, batch, seq_len) that has a
  * single-active experiment among idx[n]. */
-static int solo_fit(const psi_overlap_t *t, const size_t *idx, size_t n, double ridge, solo_t *out)
+int psi_ov_solo_fit(const psi_overlap_t *t, const size_t *idx, size_t n, double ridge, solo_t *out)
 {
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < n; i++) {
         const psi_ov_exp_t *e = &t->exps[idx[i]];
         int s = single_slot(e);
-        if (s < 0 || solo_find(out, e->setting, &e->slot[s]))
+        if (s < 0 || psi_ov_solo_find(out, e->setting, &e->slot[s]))
             continue;
         if (out->n == out->cap) {
             size_t nc = out->cap ? 2 * out->cap : 64;
@@ -186,7 +177,7 @@ static double solo_of(const solo_t *s, const char *setting, const psi_ov_slot_t 
 {
     if (x->op_end <= x->op_start)
         return 0;
-    const solo_key_t *k = solo_find(s, setting, x);
+    const solo_key_t *k = psi_ov_solo_find(s, setting, x);
     if (!k || x->op_end > k->groups)
         return NAN;
     double v = k->beta[0];
@@ -197,7 +188,6 @@ static double solo_of(const solo_t *s, const char *setting, const psi_ov_slot_t 
 
 /* ---- features ---- */
 
-#define NF_PS 22
 #define NF_AB (7 * 5)
 
 typedef struct {
@@ -212,7 +202,7 @@ static int by_time_desc(const void *a, const void *b)
 }
 
 /* PairSight's row of experiment e; *max_solo and *sum_solo as side outputs. */
-static void ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, double *f, double *mx,
+void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, double *f, double *mx,
                         double *sum)
 {
     slot_t_t v[PSI_OV_MAX_K];
@@ -279,13 +269,9 @@ typedef struct {
 static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, const double *xte,
                            size_t nte, int d, double *out)
 {
-    char depth[16], eta[32], threads[16], seed[32];
-    snprintf(depth, sizeof depth, "%d", c->p->depth);
-    snprintf(eta, sizeof eta, "%g", c->p->eta);
-    snprintf(threads, sizeof threads, "%d", c->p->threads);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->p->seed);
-    const char *const kv[] = {"max_depth", depth, "eta", eta, "nthread", threads, "seed", seed,
-                              "objective", "reg:squarederror", "subsample", "0.8", "verbosity", "0", NULL};
+    char bufs[4][32];
+    const char *kv[15];
+    psi_ov_xgb_params(c->p, bufs, kv);
     void *b = NULL;
     int rc = cl_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
     if (rc == PS_OK)
@@ -356,7 +342,7 @@ static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t 
         ab_features(e, ab->xab + i * NF_AB);
         ab->yab[i] = e->median_us / 1000.0;
         double mx, sum;
-        ps_features(e, s, c->ops, r->xps + r->n * NF_PS, &mx, &sum);
+        psi_ov_ps_features(e, s, c->ops, r->xps + r->n * NF_PS, &mx, &sum);
         if (train && !(mx > 0))
             continue;
         r->mx[r->n] = mx;
@@ -374,7 +360,7 @@ static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, 
 {
     solo_t s;
     rows_t a = {0}, aa = {0}, b = {0}, bb = {0};
-    int rc = solo_fit(c->t, so, nso, c->p->ridge, &s);
+    int rc = psi_ov_solo_fit(c->t, so, nso, c->p->ridge, &s);
     if (rc == PS_OK)
         rc = rows_make(c, &s, tr, ntr, 1, &a, &aa);
     if (rc == PS_OK)
@@ -397,7 +383,7 @@ static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, 
     rows_free(&aa);
     rows_free(&b);
     rows_free(&bb);
-    solo_free(&s);
+    psi_ov_solo_free(&s);
     return rc;
 }
 

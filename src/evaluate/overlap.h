@@ -41,4 +41,24 @@ typedef struct {
 /* Score every method under protocol p on t. */
 int psi_ov_eval(const psi_overlap_t *t, int p, const psi_ov_params_t *prm, psi_ov_result_t *out);
 
+
+/* ---- a trained predictor (`pairsight overlap train|predict`) ---- */
+
+typedef struct psi_ov_model psi_ov_model_t;
+
+/* Fit the solo table on t's single-active experiments and the predictor on
+ * every experiment whose solo times are known. *out owns its memory. */
+int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_t **out);
+
+/* Predicted makespans out[t->n] (caller-owned), NAN where a slot's solo time
+ * is unknown to the model. oplists: as given to train (NULL for none). */
+int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *oplists, double *out);
+
+/* Atomic write; the file starts "pairsight-overlap-model 1" and is refused
+ * by the loader otherwise. */
+int psi_ov_model_save(const psi_ov_model_t *m, const char *path);
+int psi_ov_model_load(const char *path, psi_ov_model_t **out);
+size_t psi_ov_model_solo_keys(const psi_ov_model_t *m);
+void psi_ov_model_free(psi_ov_model_t *m);
+
 #endif
