@@ -10,17 +10,16 @@ static const char *const examples[] = {
     "pairsight import abacus ~/src/Abacus --out overlap.csv",
     "pairsight import abacus /work/.mirror/Raphael-Hao+Abacus/repo --rev 4c33e2e --out overlap.csv", NULL};
 
-static const char notes[] =
-    "REPO: a clone (its work tree is read when it holds data/profile/A100 and no\n"
-    "  --rev is given) or any git repository, bare mirrors included, read with\n"
-    "  `git ls-tree` and `git cat-file` (git must be on PATH). The artefact has no\n"
-    "  licence: it is read where it lies, nothing of it is copied into pairsight.\n"
-    "Read: data/profile/A100/{2in7,3in4,4in4} (setting dedicated, k = 2, 3, 4)\n"
-    "  and data/profile/mig/2in4 (mig-2g.10gb), mig/4in4 (mig-4g.20gb). A file\n"
-    "  whose content is absent (a blob a mirror lacks, a Git LFS pointer) is\n"
-    "  skipped and named in the summary. The GPU is written A100-40GB (the\n"
-    "  artefact does not say SXM4 or PCIe). Groups are Abacus's module groups,\n"
-    "  named by index; docs/overlap.md lists their module paths.\n";
+static const char notes[] = "REPO: a clone (its work tree is read when it holds data/profile/A100 and no\n"
+                            "  --rev is given) or any git repository, bare mirrors included, read with\n"
+                            "  `git ls-tree` and `git cat-file` (git must be on PATH). The artefact has no\n"
+                            "  licence: it is read where it lies, nothing of it is copied into pairsight.\n"
+                            "Read: data/profile/A100/{2in7,3in4,4in4} (setting dedicated, k = 2, 3, 4)\n"
+                            "  and data/profile/mig/2in4 (mig-2g.10gb), mig/4in4 (mig-4g.20gb). A file\n"
+                            "  whose content is absent (a blob a mirror lacks, a Git LFS pointer) is\n"
+                            "  skipped and named in the summary. The GPU is written A100-40GB (the\n"
+                            "  artefact does not say SXM4 or PCIe). Groups are Abacus's module groups,\n"
+                            "  named by index; docs/overlap.md lists their module paths.\n";
 
 static void print_json(const char *outp, const char *repo, const psi_abacus_info_t *info)
 {

@@ -12,18 +12,17 @@ static const char *const examples[] = {
     "pairsight import abacus ~/src/Abacus --out overlap.csv && pairsight overlap eval --overlap overlap.csv",
     "pairsight overlap eval --overlap overlap.csv --protocols random,leave-pair --json", NULL};
 
-static const char notes[] =
-    "Protocols (docs/overlap.md):\n"
-    "  random       Abacus's: a random 80/20 split of the 2-way dedicated experiments\n"
-    "  leave-pair   each 2-way dedicated combination held out in turn (pooled, and the worst)\n"
-    "  k-way        train on 2-way dedicated, score the 3- and 4-way dedicated\n"
-    "  leave-model  each model held out in turn; its single-active runs fit its solo times\n"
-    "  mig          train on 2-way dedicated, score 2-way in mig-2g.10gb; the MIG\n"
-    "               single-active runs fit the solo times there\n"
-    "Methods: pairsight (XGBoost on solo range times and how the co-runners\n"
-    "  compare), abacus_mlp and abacus_xgb (Abacus's features: model counts and\n"
-    "  start, end, batch, seq_len per model), max_solo, sum_solo. MAPE of the\n"
-    "  median time, in percent. Progress per held-out group with -v.\n";
+static const char notes[] = "Protocols (docs/overlap.md):\n"
+                            "  random       Abacus's: a random 80/20 split of the 2-way dedicated experiments\n"
+                            "  leave-pair   each 2-way dedicated combination held out in turn (pooled, and the worst)\n"
+                            "  k-way        train on 2-way dedicated, score the 3- and 4-way dedicated\n"
+                            "  leave-model  each model held out in turn; its single-active runs fit its solo times\n"
+                            "  mig          train on 2-way dedicated, score 2-way in mig-2g.10gb; the MIG\n"
+                            "               single-active runs fit the solo times there\n"
+                            "Methods: pairsight (XGBoost on solo range times and how the co-runners\n"
+                            "  compare), abacus_mlp and abacus_xgb (Abacus's features: model counts and\n"
+                            "  start, end, batch, seq_len per model), max_solo, sum_solo. MAPE of the\n"
+                            "  median time, in percent. Progress per held-out group with -v.\n";
 
 /* Parse "random,leave-pair" into want[]. */
 static int parse_protocols(const char *list, int *want)
@@ -95,8 +94,8 @@ static int do_eval(int argc, char **argv)
         {"--depth", CLI_INT, &p.depth, "N", "XGBoost tree depth", .lo = 1, .hi = 20},
         {"--eta", CLI_DBL, &p.eta, "X", "XGBoost learning rate", .lo = 0, .hi = 1, .flags = CLI_LO_OPEN},
         {"--mlp-epochs", CLI_INT, &p.mlp_epochs, "N", "Abacus MLP epochs (0 skips it)", .lo = 0, .hi = 100000},
-        {"--ridge", CLI_DBL, &p.ridge, "X", "solo table: ridge weight per experiment toward the uniform prior",
-         .lo = 0, .hi = 1e6},
+        {"--ridge", CLI_DBL, &p.ridge, "X", "solo table: ridge weight per experiment toward the uniform prior", .lo = 0,
+         .hi = 1e6},
         {"--threads", CLI_INT, &p.threads, "N", "XGBoost threads", .lo = 1, .hi = 1024},
         {"--seed", CLI_U64, &p.seed, "N", "seed of the random split and of the MLP"},
         {"-v", CLI_FLAG, &verbose, NULL, "one line per held-out group on stderr", .flags = CLI_NODEF},
@@ -177,8 +176,8 @@ static int do_train(int argc, char **argv)
         {"--rounds", CLI_INT, &p.rounds, "N", "XGBoost rounds", .lo = 1, .hi = 100000},
         {"--depth", CLI_INT, &p.depth, "N", "XGBoost tree depth", .lo = 1, .hi = 20},
         {"--eta", CLI_DBL, &p.eta, "X", "XGBoost learning rate", .lo = 0, .hi = 1, .flags = CLI_LO_OPEN},
-        {"--ridge", CLI_DBL, &p.ridge, "X", "solo table: ridge weight per experiment toward the uniform prior",
-         .lo = 0, .hi = 1e6},
+        {"--ridge", CLI_DBL, &p.ridge, "X", "solo table: ridge weight per experiment toward the uniform prior", .lo = 0,
+         .hi = 1e6},
         {"--threads", CLI_INT, &p.threads, "N", "XGBoost threads", .lo = 1, .hi = 1024},
         {"--seed", CLI_U64, &p.seed, "N", "XGBoost's seed"},
         CLI_OPT_QUIET(&quiet),
@@ -239,8 +238,7 @@ static int do_predict(int argc, char **argv)
     cli_opt_t opts[] = {
         {"--model", CLI_STR, &model, "MODEL", "a model of pairsight overlap train", .flags = CLI_REQ},
         {"--overlap", CLI_STR, &path, "FILE", "overlap.csv whose experiments to predict", .flags = CLI_REQ | CLI_IN},
-        {"--oplists", CLI_STR, &oplists, "DIR", "operator lists, when the model was trained with them",
-         .def = "none"},
+        {"--oplists", CLI_STR, &oplists, "DIR", "operator lists, when the model was trained with them", .def = "none"},
         CLI_OPT_QUIET(&quiet),
         {NULL}};
     static const char *const ex[] = {

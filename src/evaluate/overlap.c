@@ -33,8 +33,14 @@ const char *const psi_ov_protocol_names[PSI_OVP_N] = {"random", "leave-pair", "k
 
 psi_ov_params_t psi_ov_default_params(void)
 {
-    return (psi_ov_params_t){.rounds = 300, .depth = 6, .eta = 0.05, .mlp_epochs = 30, .ridge = 0.05,
-                             .threads = 2, .seed = 1, .oplists = NULL};
+    return (psi_ov_params_t){.rounds = 300,
+                             .depth = 6,
+                             .eta = 0.05,
+                             .mlp_epochs = 30,
+                             .ridge = 0.05,
+                             .threads = 2,
+                             .seed = 1,
+                             .oplists = NULL};
 }
 
 /* ---- the solo table ---- */
@@ -51,7 +57,8 @@ solo_key_t *psi_ov_solo_find(const solo_t *s, const char *setting, const psi_ov_
 {
     for (size_t i = 0; i < s->n; i++) {
         solo_key_t *k = &s->k[i];
-        if (k->batch == x->batch && k->seq_len == x->seq_len && (k->model == x->model || strcmp(k->model, x->model) == 0) &&
+        if (k->batch == x->batch && k->seq_len == x->seq_len &&
+            (k->model == x->model || strcmp(k->model, x->model) == 0) &&
             (k->setting == setting || strcmp(k->setting, setting) == 0))
             return k;
     }

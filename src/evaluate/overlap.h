@@ -19,13 +19,13 @@ extern const char *const psi_ov_method_names[PSI_OVM_N];
 extern const char *const psi_ov_protocol_names[PSI_OVP_N];
 
 typedef struct {
-    int rounds;         /* XGBoost rounds of both XGBoost predictors */
-    int depth;          /* their tree depth */
-    double eta;         /* their learning rate */
-    int mlp_epochs;     /* Abacus MLP: passes */
-    double ridge;       /* solo table: ridge weight per experiment toward the uniform prior */
-    int threads;        /* XGBoost threads */
-    uint64_t seed;      /* the random split and the MLP's initialisation */
+    int rounds;          /* XGBoost rounds of both XGBoost predictors */
+    int depth;           /* their tree depth */
+    double eta;          /* their learning rate */
+    int mlp_epochs;      /* Abacus MLP: passes */
+    double ridge;        /* solo table: ridge weight per experiment toward the uniform prior */
+    int threads;         /* XGBoost threads */
+    uint64_t seed;       /* the random split and the MLP's initialisation */
     const char *oplists; /* folder of operator lists (FLOPs, bytes, kernels per range), or NULL */
 } psi_ov_params_t;
 
@@ -40,7 +40,6 @@ typedef struct {
 
 /* Score every method under protocol p on t. */
 int psi_ov_eval(const psi_overlap_t *t, int p, const psi_ov_params_t *prm, psi_ov_result_t *out);
-
 
 /* ---- a trained predictor (`pairsight overlap train|predict`) ---- */
 

@@ -69,8 +69,9 @@ const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32],
     snprintf(bufs[1], 32, "%g", p->eta);
     snprintf(bufs[2], 32, "%d", p->threads);
     snprintf(bufs[3], 32, "%llu", (unsigned long long)p->seed);
-    const char *const v[] = {"max_depth", bufs[0], "eta", bufs[1], "nthread", bufs[2], "seed", bufs[3],
-                             "objective", "reg:squarederror", "subsample", "0.8", "verbosity", "0", NULL};
+    const char *const v[] = {"max_depth", bufs[0], "eta",       bufs[1],     "nthread",
+                             bufs[2],     "seed",  bufs[3],     "objective", "reg:squarederror",
+                             "subsample", "0.8",   "verbosity", "0",         NULL};
     memcpy(kv, v, sizeof v);
     return kv;
 }
@@ -120,8 +121,8 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
 int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *oplists, double *out)
 {
     if (m->oplists != (oplists != NULL))
-        return psi_error(PS_E_ARG, "the model was trained %s --oplists; give it %s",
-                         m->oplists ? "with" : "without", m->oplists ? "too" : "none");
+        return psi_error(PS_E_ARG, "the model was trained %s --oplists; give it %s", m->oplists ? "with" : "without",
+                         m->oplists ? "too" : "none");
     psi_ov_ops_t *ops = NULL;
     double *x = psi_malloc(t->n * NF_PS * sizeof *x + 1), *mx = psi_malloc(t->n * sizeof *mx + 1);
     int rc = x && mx ? PS_OK : PS_E_NOMEM;
@@ -170,8 +171,8 @@ int psi_ov_model_save(const psi_ov_model_t *m, const char *path)
 static int read_key(FILE *f, const char *path, int line, solo_key_t *k, char **names)
 {
     char setting[128], model[128];
-    if (fscanf(f, "%127s %127s %d %d %d", setting, model, &k->batch, &k->seq_len, &k->groups) != 5 ||
-        k->groups < 1 || k->groups > 1 << 20)
+    if (fscanf(f, "%127s %127s %d %d %d", setting, model, &k->batch, &k->seq_len, &k->groups) != 5 || k->groups < 1 ||
+        k->groups > 1 << 20)
         return psi_error(PS_E_INPUT, "%s:%d:1: not a solo-table line", path, line);
     names[0] = psi_strdup(setting);
     names[1] = psi_strdup(model);
@@ -210,7 +211,8 @@ static int read_body(FILE *f, const char *path, psi_ov_model_t *m)
     char *buf = psi_malloc((size_t)len);
     if (!buf)
         return PS_E_NOMEM;
-    int rc = fread(buf, 1, (size_t)len, f) == (size_t)len ? PS_OK : psi_error(PS_E_INPUT, "%s: booster cut short", path);
+    int rc =
+        fread(buf, 1, (size_t)len, f) == (size_t)len ? PS_OK : psi_error(PS_E_INPUT, "%s: booster cut short", path);
     BoosterHandle b = NULL;
     if (rc == PS_OK && (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)len)))
         rc = psi_xgb_error("load");

@@ -100,8 +100,17 @@ static int inception_paths(int g, char *buf, size_t n)
 {
     static const char *const groups[] = {"Conv2d_1a_3x3 Conv2d_2a_3x3 Conv2d_2b_3x3 maxpool1",
                                          "Conv2d_3b_1x1 Conv2d_4a_3x3 maxpool2",
-                                         "Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_6a", "Mixed_6b", "Mixed_6c",
-                                         "Mixed_6d", "Mixed_6e", "Mixed_7a", "Mixed_7b", "Mixed_7c",
+                                         "Mixed_5b",
+                                         "Mixed_5c",
+                                         "Mixed_5d",
+                                         "Mixed_6a",
+                                         "Mixed_6b",
+                                         "Mixed_6c",
+                                         "Mixed_6d",
+                                         "Mixed_6e",
+                                         "Mixed_7a",
+                                         "Mixed_7b",
+                                         "Mixed_7c",
                                          "avgpool dropout fc"};
     if (g < 0 || g >= 14)
         return 0;
@@ -335,8 +344,10 @@ static int read_file(const src_t *s, const char *path, char **out, size_t *len)
 static const struct {
     const char *dir, *setting;
     int k;
-} dirs[] = {{"data/profile/A100/2in7", "dedicated", 2},   {"data/profile/A100/3in4", "dedicated", 3},
-            {"data/profile/A100/4in4", "dedicated", 4},   {"data/profile/mig/2in4", "mig-2g.10gb", 2},
+} dirs[] = {{"data/profile/A100/2in7", "dedicated", 2},
+            {"data/profile/A100/3in4", "dedicated", 3},
+            {"data/profile/A100/4in4", "dedicated", 4},
+            {"data/profile/mig/2in4", "mig-2g.10gb", 2},
             {"data/profile/mig/4in4", "mig-4g.20gb", 4}};
 
 static int bad(psi_csv_t *c, int col, const char *why, const char *v)
@@ -435,10 +446,9 @@ static int parse_file(const char *buf, size_t len, const char *name, const char 
         if (r <= 0)
             rc = r;
         else if (psi_csv_nfields(c) > 1 || psi_csv_field_len(c, 0) > 0)
-            rc = psi_csv_nfields(c) != 5 * k + 3
-                     ? psi_error(PS_E_INPUT, "%s:%zu:1: %d fields, the header has %d", name, psi_csv_line(c),
-                                 psi_csv_nfields(c), 5 * k + 3)
-                     : parse_row(c, k, setting, stem, t);
+            rc = psi_csv_nfields(c) != 5 * k + 3 ? psi_error(PS_E_INPUT, "%s:%zu:1: %d fields, the header has %d", name,
+                                                             psi_csv_line(c), psi_csv_nfields(c), 5 * k + 3)
+                                                 : parse_row(c, k, setting, stem, t);
         more = r > 0 && rc == PS_OK;
     }
     psi_csv_close(c);

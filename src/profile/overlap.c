@@ -9,12 +9,27 @@
 #include <string.h>
 #include <strings.h>
 
-
-const char *const psi_overlap_columns[] = {"experiment", "gpu",      "setting", "mechanism", "k",
-                                           "slot",       "model",    "batch",   "seq_len",   "op_start",
-                                           "op_end",     "model_ops", "median_us", "mean_us", "std_us", NULL};
-enum { C_EXP, C_GPU, C_SET, C_MECH, C_K, C_SLOT, C_MODEL, C_BATCH, C_SEQ, C_START, C_END, C_OPS, C_MED, C_MEAN,
-       C_STD, C_N };
+const char *const psi_overlap_columns[] = {"experiment", "gpu",     "setting", "mechanism", "k",      "slot",
+                                           "model",      "batch",   "seq_len", "op_start",  "op_end", "model_ops",
+                                           "median_us",  "mean_us", "std_us",  NULL};
+enum {
+    C_EXP,
+    C_GPU,
+    C_SET,
+    C_MECH,
+    C_K,
+    C_SLOT,
+    C_MODEL,
+    C_BATCH,
+    C_SEQ,
+    C_START,
+    C_END,
+    C_OPS,
+    C_MED,
+    C_MEAN,
+    C_STD,
+    C_N
+};
 
 psi_overlap_t *psi_overlap_new(void)
 {
@@ -198,9 +213,14 @@ static int same(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 
 static int check_shared(reader_t *r, const psi_ov_exp_t *e, const psi_ov_exp_t *x)
 {
-    int c = e->gpu != x->gpu ? C_GPU : e->setting != x->setting ? C_SET : e->mechanism != x->mechanism ? C_MECH
-            : e->k != x->k ? C_K : !same(e->median_us, x->median_us) ? C_MED : !same(e->mean_us, x->mean_us) ? C_MEAN
-            : !same(e->std_us, x->std_us) ? C_STD : -1;
+    int c = e->gpu != x->gpu                    ? C_GPU
+            : e->setting != x->setting          ? C_SET
+            : e->mechanism != x->mechanism      ? C_MECH
+            : e->k != x->k                      ? C_K
+            : !same(e->median_us, x->median_us) ? C_MED
+            : !same(e->mean_us, x->mean_us)     ? C_MEAN
+            : !same(e->std_us, x->std_us)       ? C_STD
+                                                : -1;
     if (c < 0)
         return PS_OK;
     char why[160];

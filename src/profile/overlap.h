@@ -33,7 +33,7 @@ typedef struct {
 typedef struct {
     const char *id, *gpu, *setting, *mechanism; /* interned */
     int k;
-    psi_ov_slot_t slot[PSI_OV_MAX_K]; /* slot[s - 1] for slots 1..k */
+    psi_ov_slot_t slot[PSI_OV_MAX_K];  /* slot[s - 1] for slots 1..k */
     double median_us, mean_us, std_us; /* mean and std NAN where not given */
     size_t line;                       /* line of its first row, for messages */
 } psi_ov_exp_t;
