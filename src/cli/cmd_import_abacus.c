@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const examples[] = {
-    "pairsight import abacus ~/src/Abacus --out overlap.csv",
-    "pairsight import abacus /work/.mirror/Raphael-Hao+Abacus/repo --rev 4c33e2e --out overlap.csv", NULL};
+/* Each runs where a clone of github Raphael-Hao/Abacus is in ~/src/Abacus. */
+static const char *const examples[] = {"pairsight import abacus ~/src/Abacus --out overlap.csv",
+                                       "pairsight import abacus ~/src/Abacus --rev 4c33e2e --out overlap.csv", NULL};
 
 static const char notes[] = "REPO: a clone (its work tree is read when it holds data/profile/A100 and no\n"
                             "  --rev is given) or any git repository, bare mirrors included, read with\n"

@@ -9,8 +9,9 @@
 #include <string.h>
 
 static const char *const examples[] = {
-    "pairsight import abacus ~/src/Abacus --out overlap.csv && pairsight overlap eval --overlap overlap.csv",
-    "pairsight overlap eval --overlap overlap.csv --protocols random,leave-pair --json", NULL};
+    "pairsight overlap eval --overlap tests/data/overlap_small.csv --protocols random,leave-pair --rounds 20 "
+    "--mlp-epochs 2 --json",
+    NULL};
 
 static const char notes[] = "Protocols (docs/overlap.md):\n"
                             "  random       Abacus's: a random 80/20 split of the 2-way dedicated experiments\n"
@@ -182,7 +183,8 @@ static int do_train(int argc, char **argv)
         {"--seed", CLI_U64, &p.seed, "N", "XGBoost's seed"},
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    static const char *const ex[] = {"pairsight overlap train --overlap overlap.csv --out overlap.model", NULL};
+    static const char *const ex[] = {
+        "pairsight overlap train --overlap tests/data/overlap_small.csv --out out/overlap.model --rounds 20", NULL};
     cli_spec_t spec = {.cmd = "overlap",
                        .sub = "train",
                        .synopsis = "--overlap FILE --out MODEL [options]",
@@ -242,7 +244,9 @@ static int do_predict(int argc, char **argv)
         CLI_OPT_QUIET(&quiet),
         {NULL}};
     static const char *const ex[] = {
-        "pairsight overlap predict --model overlap.model --overlap overlap.csv > predicted.csv", NULL};
+        "pairsight overlap train --overlap tests/data/overlap_small.csv --out out/overlap.model --rounds 20 -q && "
+        "pairsight overlap predict --model out/overlap.model --overlap tests/data/overlap_small.csv > out/predicted.csv",
+        NULL};
     cli_spec_t spec = {.cmd = "overlap",
                        .sub = "predict",
                        .synopsis = "--model MODEL --overlap FILE [options]",
@@ -280,7 +284,12 @@ int cmd_overlap(int argc, char **argv)
                "       pairsight overlap predict --model MODEL --overlap FILE [options]\n"
                "       pairsight overlap eval --overlap FILE [options]\n"
                "Makespans of k co-running operator-group ranges (overlap.csv, docs/overlap.md).\n"
-               "See pairsight overlap SUBCOMMAND --help.\n");
+               "See pairsight overlap SUBCOMMAND --help.\n\n"
+               "examples (from the source folder; tests/data/overlap_small.csv is made-up):\n"
+               "  pairsight overlap train --overlap tests/data/overlap_small.csv --out out/overlap.model --rounds 20 -q\n"
+               "  pairsight overlap predict --model out/overlap.model --overlap tests/data/overlap_small.csv -q\n"
+               "  pairsight overlap eval --overlap tests/data/overlap_small.csv --protocols random,k-way --rounds 20 "
+               "--mlp-epochs 2\n\n");
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     if (strcmp(argv[1], "eval") == 0)
