@@ -245,7 +245,8 @@ static int do_predict(int argc, char **argv)
         {NULL}};
     static const char *const ex[] = {
         "pairsight overlap train --overlap tests/data/overlap_small.csv --out out/overlap.model --rounds 20 -q && "
-        "pairsight overlap predict --model out/overlap.model --overlap tests/data/overlap_small.csv > out/predicted.csv",
+        "pairsight overlap predict --model out/overlap.model --overlap tests/data/overlap_small.csv > "
+        "out/predicted.csv",
         NULL};
     cli_spec_t spec = {.cmd = "overlap",
                        .sub = "predict",
@@ -280,16 +281,17 @@ static int do_predict(int argc, char **argv)
 int cmd_overlap(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        printf("usage: pairsight overlap train --overlap FILE --out MODEL [options]\n"
-               "       pairsight overlap predict --model MODEL --overlap FILE [options]\n"
-               "       pairsight overlap eval --overlap FILE [options]\n"
-               "Makespans of k co-running operator-group ranges (overlap.csv, docs/overlap.md).\n"
-               "See pairsight overlap SUBCOMMAND --help.\n\n"
-               "examples (from the source folder; tests/data/overlap_small.csv is made-up):\n"
-               "  pairsight overlap train --overlap tests/data/overlap_small.csv --out out/overlap.model --rounds 20 -q\n"
-               "  pairsight overlap predict --model out/overlap.model --overlap tests/data/overlap_small.csv -q\n"
-               "  pairsight overlap eval --overlap tests/data/overlap_small.csv --protocols random,k-way --rounds 20 "
-               "--mlp-epochs 2\n\n");
+        printf(
+            "usage: pairsight overlap train --overlap FILE --out MODEL [options]\n"
+            "       pairsight overlap predict --model MODEL --overlap FILE [options]\n"
+            "       pairsight overlap eval --overlap FILE [options]\n"
+            "Makespans of k co-running operator-group ranges (overlap.csv, docs/overlap.md).\n"
+            "See pairsight overlap SUBCOMMAND --help.\n\n"
+            "examples (from the source folder; tests/data/overlap_small.csv is made-up):\n"
+            "  pairsight overlap train --overlap tests/data/overlap_small.csv --out out/overlap.model --rounds 20 -q\n"
+            "  pairsight overlap predict --model out/overlap.model --overlap tests/data/overlap_small.csv -q\n"
+            "  pairsight overlap eval --overlap tests/data/overlap_small.csv --protocols random,k-way --rounds 20 "
+            "--mlp-epochs 2\n\n");
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     if (strcmp(argv[1], "eval") == 0)
