@@ -3,7 +3,7 @@
  * XGBoost's in-place dense predictor on the same booster and the same rows,
  * in the same run: time per row at batches of 1, 1k and 100k rows on 1 and 2
  * threads for every kernel this CPU can run (traversal: scalar, avx2,
- * avx512; QuickScorer: qs, qs-avx2), and XGBoost's time over each. The
+ * avx512), and XGBoost's time over each. The
  * booster is trained on synthetic data with the segment model's feature
  * count (2 sides x 16 operator slots x 6 token fields + p, q and both
  * standalone latencies = 196), or loaded (-l).
@@ -97,8 +97,8 @@ static void usage(FILE *to)
           "  -E rounds : trees per regressor of the end-to-end model, 1..100000 (default 400)\n"
           "  -M file   : end-to-end model: loaded from file if it exists, else trained\n"
           "              and saved there (default: trained, not saved)\n"
-          "  -k list   : kernels timed per row, comma-separated, of scalar, avx2, avx512,\n"
-          "              qs, qs-avx2 (default: all this CPU runs)\n"
+          "  -k list   : kernels timed per row, comma-separated, of scalar, avx2, avx512\n"
+          "              (default: all this CPU runs)\n"
           "  -h        : this help\n\n"
           "examples:\n"
           "  bench_predict -t 400 -d 8 -r 3          # the issue's 400-tree depth-8 regressor\n"
@@ -124,7 +124,7 @@ static int int_opt(int c, const char *v, long lo, long hi, long *out)
 /* Each name of a -k list is a kernel's: 0, or -1 with a message. */
 static int check_kernels(const char *list)
 {
-    static const char *const names[] = {"scalar", "avx2", "avx512", "qs", "qs-avx2"};
+    static const char *const names[] = {"scalar", "avx2", "avx512"};
     for (const char *p = list; p;) {
         const char *e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
@@ -134,7 +134,7 @@ static int check_kernels(const char *list)
         if (!ok) {
             fprintf(stderr,
                     "bench_predict: -k: unknown kernel '%.*s' in '%s': expected names of scalar, avx2, "
-                    "avx512, qs, qs-avx2\n",
+                    "avx512\n",
                     (int)n, p, list);
             return -1;
         }
@@ -212,7 +212,7 @@ static times_t time_xgb(BoosterHandle b, const float *x, size_t total, size_t ba
 /* Per row: every kernel against XGBoost                                    */
 /* ------------------------------------------------------------------------ */
 
-static const int kernels[] = {PS_FOREST_SCALAR, PS_FOREST_AVX2, PS_FOREST_AVX512, PS_FOREST_QS, PS_FOREST_QS_AVX2};
+static const int kernels[] = {PS_FOREST_SCALAR, PS_FOREST_AVX2, PS_FOREST_AVX512};
 enum { N_KERNELS = PS_ARRAY_LEN(kernels), N_TEST = 100000 };
 static const size_t batches[] = {1, 1000, 100000};
 
@@ -237,14 +237,11 @@ static int in_list(const char *list, const char *name)
     return !list;
 }
 
-/* Rows timed per cell: enough that every cell takes a measurable time, and
- * fewer for the QuickScorer kernels, which are 20-50 times slower. */
+/* Rows timed per cell: enough that every cell takes a measurable time. */
 static size_t cell_rows(size_t batch, int kernel)
 {
-    size_t total = batch == 1 ? 3000 : N_TEST;
-    if ((kernel == PS_FOREST_QS || kernel == PS_FOREST_QS_AVX2) && batch > 1)
-        total = batch > 10000 ? batch : 10000;
-    return total;
+    (void)kernel;
+    return batch == 1 ? 3000 : N_TEST;
 }
 
 static void print_row_table(const char *title, times_t t[][2][N_KERNELS + 1], const int *have, int cpu)

@@ -7,12 +7,12 @@
 # fuzz/corpus-<target>/ (ignored by git); crashes land in build-fuzz/artifacts/.
 # Exit status 1 when any target found a crash.
 # usage: fuzz/run.sh SECONDS [TARGET...]
-#   targets: csv tables ncu torch forest psm coloc queries explain
+#   targets: csv tables ncu torch forest psm coloc queries explain serve
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
-all="csv tables ncu torch forest psm coloc queries explain"
+all="csv tables ncu torch forest psm coloc queries explain serve"
 targets=${*:-$all}
 cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz/run.sh: $cc not found (apt-get install clang)" >&2; exit 2; }
@@ -62,6 +62,7 @@ EOF
     touch "$seeds/done"
 fi
 export PS_FUZZ_MODEL=$seeds/psm/model.psm PS_FUZZ_OPS=$seeds/camp/ops.csv
+export PS_FUZZ_COLOC=$seeds/coloc/ratio.psc PS_FUZZ_WORKLOADS=tests/data/colocate/workloads.csv
 
 status=0
 for t in $targets; do
@@ -78,6 +79,7 @@ for t in $targets; do
         coloc) cp "$seeds"/coloc/* "$corpus"/; maxlen=200000 ;;
         queries) cp "$seeds"/queries/* "$corpus"/ ;;
         explain) cp "$seeds"/explain/* "$corpus"/ ;;
+        serve) cp tests/data/serve/fuzz_*.bin "$corpus"/ ;;
     esac
     echo "== fuzz_$t for ${secs}s"
     if ! ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" -max_len=$maxlen -timeout=10 \

@@ -281,6 +281,8 @@ typedef struct {
     const char *device;  /* NULL = the device with the most kernel time, else its index */
     int drop_zero;       /* torch-trace: drop kernels whose dur is 0 instead of keeping them
                             at half the trace's time resolution */
+    int force_gpu;       /* 1: gpu wins over another GPU that the file names; 0: that is
+                            PS_E_INPUT (a B200 profile written as an A100's) */
 } ps_import_params_t;
 
 /** @return the defaults: batch 1, every other field NULL or 0. */
@@ -519,7 +521,7 @@ PS_API int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_t
  * per regressor fitted at params->adapt_eta on every row of cx (a few
  * experiments of an unseen model or batch size). m is unchanged. On success
  * *out is owned by the caller.
- * @return as ps_model_train; PS_E_MISMATCH when cx is of another GPU.
+ * @return as ps_model_train; PS_E_INPUT when cx is of another GPU than m.
  */
 PS_API int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
                           const ps_train_params_t *params, ps_model_t **out);
@@ -748,7 +750,9 @@ typedef struct ps_baseline ps_baseline_t;
 typedef struct {
     uint64_t seed;       /* MLP initialization and shuffles (1) */
     int mlp_epochs;      /* at most this many epochs per MLP (100) */
-    double mlp_seconds;  /* wall-clock cap per MLP, 0 = none (120) */
+    double mlp_seconds;  /* wall-clock cap per MLP, 0 = none (0: a cap makes the
+                            result depend on the machine's load, so that two
+                            runs of the same seed differ) */
     double ridge_lambda; /* ridge penalty on standardized inputs; < 0 = chosen
                             on held-out rows (-1) */
 } ps_baseline_params_t;
@@ -884,6 +888,18 @@ PS_API int ps_coloc_model_load(const char *path, ps_coloc_model_t **out);
 /** Release a co-location model; NULL is a no-op. @return nothing. */
 PS_API void ps_coloc_model_free(ps_coloc_model_t *m);
 
+/** Predict one co-location without a table: workloads[k] (k in 1..64) on
+ *  gpu at shares[k] percent (NULL: 100 each). out_tput[k] (caller-owned)
+ *  receives each workload's own predicted throughput (NAN for kinds that
+ *  predict the sum) and *out_sum the predicted throughput sum; the figures
+ *  are ps_coloc_predict's on a table of this one co-location (as `colocate
+ *  select` ranks). Thread safety as ps_coloc_predict.
+ *  @return 0, PS_E_ARG (k, a share outside 1..100, NULL), PS_E_INPUT (a
+ *  workload absent from w on gpu) or PS_E_BACKEND. */
+PS_API int ps_coloc_predict_set(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                                const char *gpu, const char *const *workloads, const int *shares, int k,
+                                double *out_tput, double *out_sum);
+
 /** Throughput of workload (gpu, name) alone at share_pct: interpolated in
  *  scaling (may be NULL: exclusive_tput x share / 100), as every predictor
  *  uses it. @return that throughput, NAN when the workload is unknown.
@@ -962,6 +978,10 @@ typedef struct {
     ps_coloc_params_t model;      /* model parameters (kind ignored) */
     ps_progress_fn progress;      /* runs done out of total; NULL = none */
     void *progress_user;
+    int unseen_splits; /* with test (a table of share splits): per seed, train
+                          on c plus a random half of test's co-locations, score
+                          the other half (last, so that the fields before it
+                          keep their offsets) */
 } ps_coloc_eval_params_t;
 
 /** @return the defaults documented beside each field. */
@@ -1291,6 +1311,116 @@ PS_API int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *g
                          ps_replay_result_t *out);
 /** Release the latencies of r and zero it; NULL is a no-op. @return nothing. */
 PS_API void ps_replay_result_clear(ps_replay_result_t *r);
+
+/* ======================================================================== */
+/* Bindings: tables built in memory, parameters as JSON, models as bytes     */
+/* (src/profile/builder.c, src/bind/config.c, docs/python.md)                */
+/* ======================================================================== */
+/*
+ * Contract: what a language binding needs so that it writes no temporary
+ * file and mirrors no C struct but the query (whose layout it reads from
+ * ps_query_layout_json). JSON texts and byte images the library hands out
+ * are owned by the caller (ps_free). Thread safety: as the calls they wrap.
+ */
+
+/** A table being built in memory, row by row, then read by the same loader
+ *  and checks as a file (ps_ops_load and the others). */
+typedef struct ps_table_builder ps_table_builder_t;
+
+/** Start a table of kind whose rows have the n_columns (1 to 32) named
+ *  columns[] (any order; optional columns may be left out, as in a file's
+ *  header). source names the table in error messages (NULL: the kind's
+ *  name) as a file's path would: "source:LINE:COLUMN", line 1 being the
+ *  header and line k + 1 the k-th row appended. On success *out is owned by
+ *  the caller (ps_table_builder_free).
+ *  @return 0, PS_E_ARG (unknown kind, no or unnamed columns) or PS_E_NOMEM. */
+PS_API int ps_table_builder_create(ps_table_kind_t kind, const char *source, const char *const *columns, int n_columns,
+                                   ps_table_builder_t **out);
+/** Append one row: values[n_columns] as text, in the columns' order (NULL or
+ *  "" is an empty cell; any text is kept, commas and quotes included). Cells
+ *  are checked when the table is finished. @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_table_builder_append(ps_table_builder_t *b, const char *const *values);
+/** @return the rows appended so far (0 for NULL). */
+PS_API size_t ps_table_builder_rows(const ps_table_builder_t *b);
+/* Validate the rows appended so far as the loader of the kind validates a
+ * file and hand out the table (owned by the caller; *out NULL on error). The
+ * builder is unchanged: more rows may follow and be finished again.
+ * @return 0, PS_E_ARG (NULL, or a builder of another kind), PS_E_INPUT
+ * ("source:LINE:COLUMN: ...") or PS_E_NOMEM. */
+PS_API int ps_table_builder_finish_ops(ps_table_builder_t *b, ps_ops_t **out);
+PS_API int ps_table_builder_finish_coexec(ps_table_builder_t *b, ps_coexec_t **out);
+PS_API int ps_table_builder_finish_workloads(ps_table_builder_t *b, ps_workloads_t **out);
+PS_API int ps_table_builder_finish_scaling(ps_table_builder_t *b, ps_scaling_t **out);
+PS_API int ps_table_builder_finish_colocations(ps_table_builder_t *b, ps_colocations_t **out);
+/** Release a builder; NULL is a no-op. @return nothing. */
+PS_API void ps_table_builder_free(ps_table_builder_t *b);
+
+/** The key of row i of w: its gpu and workload columns (borrowed from w).
+ *  @return 0, or PS_E_ARG for i past the last row. */
+PS_API int ps_workloads_key(const ps_workloads_t *w, size_t i, const char **out_gpu, const char **out_workload);
+
+/**
+ * The default parameters of one call as a JSON object, every key that the
+ * matching _json call accepts with its default: which is "train"
+ * (ps_train_params_t; variant by name), "coloc" (ps_coloc_params_t; kind and
+ * auto_rule by name), "plan" (ps_plan_params_t), "replay"
+ * (ps_replay_params_t and the gpu of ps_replay_run; policies as a list of
+ * names) or "place" (ps_coloc_place_params_t, jobs and gpus). Progress
+ * callbacks and borrowed tables are not parameters here.
+ * @return 0 with *out owned by the caller (ps_free), PS_E_ARG for another
+ * name, or PS_E_NOMEM.
+ */
+PS_API int ps_params_json(const char *which, char **out);
+/* The calls below take their parameters as a JSON object (NULL or "" = the
+ * defaults) over the defaults: an unknown key, a value of the wrong type or
+ * an integer outside the C type's range is PS_E_ARG naming the key (and, for
+ * an unknown key, listing the known ones). Integers above 2^53 (seeds) may
+ * be given as decimal strings. Otherwise each returns what the call it wraps
+ * returns. */
+/** ps_model_train with JSON parameters ("train"). */
+PS_API int ps_model_train_json(const ps_ops_t *ops, const ps_coexec_t *cx, const char *config, ps_model_t **out);
+/** ps_model_adapt with JSON parameters ("train"). */
+PS_API int ps_model_adapt_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const char *config,
+                               ps_model_t **out);
+/** ps_coloc_train with JSON parameters ("coloc"). */
+PS_API int ps_coloc_train_json(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                               const char *config, ps_coloc_model_t **out);
+/** ps_plan with JSON parameters ("plan"); *out is the plan as
+ *  ps_plan_to_json writes it (caller-owned, ps_free). */
+PS_API int ps_plan_json(const ps_model_t *m, const ps_ops_t *ops, const char *config, char **out);
+/** ps_replay_run with JSON parameters ("replay"; gpu defaults to the
+ *  model's; intensity_train may be NULL, which drops the intensity policy).
+ *  *out (caller-owned, ps_free): schema "pairsight.replay_result.v1", requests,
+ *  dedicated_ns, slo_ns, lp_ceiling, lp_rate_needed and, per policy run,
+ *  the fields of ps_replay_policy_result_t but the latencies. */
+PS_API int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *intensity_train,
+                          const char *config, char **out);
+/** ps_coloc_place with JSON parameters ("place"; jobs, a list of workload
+ *  names, and gpus, a list of GPU types or nulls, are required). *out
+ *  (caller-owned, ps_free): schema "pairsight.place.v1", objective, exact
+ *  and per job {job, gpu (index or null: waits), share, norm_tput}. */
+PS_API int ps_coloc_place_json(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                               const char *config, char **out);
+/** An explanation as JSON (schema "pairsight.explanation.v1": hp_ns, lp_ns,
+ *  hp_solo_ns, lp_solo_ns, bias {hp, lp}, items [{side, owner, op, name,
+ *  contribution}]) into *out (caller-owned, ps_free).
+ *  @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_explanation_json(const ps_explanation_t *e, char **out);
+/** The layout of ps_query_t as the compiler laid it out (schema
+ *  "pairsight.layout.v1": size, fields [{name, type, offset}] in order),
+ *  for bindings that fill arrays of queries, into *out (ps_free).
+ *  @return 0 or PS_E_NOMEM. */
+PS_API int ps_query_layout_json(char **out);
+
+/* A model as the bytes of its file, and back (pickling, caches, a database
+ * column). The image is the file ps_model_save / ps_coloc_model_save would
+ * write; the loaders check it as the file loaders do and name it "model in
+ * memory" in their messages. *out of the savers is owned by the caller
+ * (ps_free). @return as the file calls, PS_E_NOMEM in place of PS_E_IO. */
+PS_API int ps_model_save_mem(const ps_model_t *m, unsigned char **out, size_t *out_len);
+PS_API int ps_model_load_mem(const unsigned char *buf, size_t len, ps_model_t **out);
+PS_API int ps_coloc_model_save_mem(const ps_coloc_model_t *m, unsigned char **out, size_t *out_len);
+PS_API int ps_coloc_model_load_mem(const unsigned char *buf, size_t len, ps_coloc_model_t **out);
 
 /* ======================================================================== */
 /* Collector (src/collect)                                                   */

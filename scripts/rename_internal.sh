@@ -4,11 +4,16 @@
 # include/pairsight.h) from the internals at a glance, as SQLite does with
 # sqlite3_ and sqlite3Xxx. Every identifier that starts with ps_ in the C
 # sources and is not declared in include/pairsight.h is renamed, in src/,
-# tests/, bench/ and fuzz/ alike.
-#   scripts/rename_internal.sh --list   print the names it would rename
-#   scripts/rename_internal.sh          rename them in the working tree
+# tests/, bench/ and fuzz/ alike. Then every symbol that the built
+# libpairsight.a exports without the ps_ or psi_ prefix (calib_fit, cl_*,
+# queries_load, shard_open, sim_*, ...; nm of BUILD/libpairsight.a, default
+# build/) gains psi_ in front, in those files and in docs/*.md, so that no
+# internal can collide with a user's symbol (tests/test_symbols.sh checks it).
+#   scripts/rename_internal.sh --list [BUILD]   print the names it would rename
+#   scripts/rename_internal.sh [BUILD]          rename them in the working tree
 # Run it once, on a tree where no other branch is in flight (every line that
-# names an internal changes), then build and run scripts/test.sh.
+# names an internal changes), after a build of that tree, then build again and
+# run scripts/test.sh.
 set -eu
 cd "$(dirname "$0")/.."
 files=$(git ls-files 'src/*.c' 'src/*.h' 'src/*.cpp' 'src/*.cu' 'tests/*.c' 'tests/*.h' 'bench/*.c' 'fuzz/*.c')
@@ -21,12 +26,33 @@ pasted=$(grep -ohE '##_[A-Za-z0-9_]+' $files | sed 's/^##_//' | sort -u)
 keep=$(for p in $public; do for s in $pasted; do echo "${p}_$s"; done; done)
 # shellcheck disable=SC2086
 names=$(grep -ohE '\bps_[A-Za-z0-9_]+' $files | sort -u | grep -vxF "$public" | grep -vxF "$keep" || true)
+list=0
 if [ "${1:-}" = "--list" ]; then
-    printf '%s\n' "$names"
+    list=1
+    shift
+fi
+build=${1:-build}
+lib=$build/libpairsight.a
+[ -f "$lib" ] || { echo "rename_internal.sh: no $lib: build first (or name the build folder)" >&2; exit 2; }
+# The library's exported symbols without ps_ or psi_ (nm -g: global; defined).
+bare=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 { print $3 }' | grep -v '^psi\?_' |
+    sort -u || true)
+if [ "$list" = 1 ]; then
+    [ -z "$names" ] || printf '%s\n' "$names"
+    [ -z "$bare" ] || printf '%s\n' "$bare"
     exit 0
 fi
-[ -n "$names" ] || { echo "rename_internal.sh: no internal ps_ names left"; exit 0; }
-script=$(printf '%s\n' "$names" | sed 's/^ps_\(.*\)$/s\/\\bps_\1\\b\/psi_\1\/g/')
-# shellcheck disable=SC2086
-printf '%s\n' "$script" | sed -i -f - $files
-echo "rename_internal.sh: renamed $(printf '%s\n' "$names" | wc -l) names in $(echo $files | wc -w) files" >&2
+if [ -n "$names" ]; then
+    script=$(printf '%s\n' "$names" | sed 's/^ps_\(.*\)$/s\/\\bps_\1\\b\/psi_\1\/g/')
+    # shellcheck disable=SC2086
+    printf '%s\n' "$script" | sed -i -f - $files
+    echo "rename_internal.sh: renamed $(printf '%s\n' "$names" | wc -l) ps_ names in $(echo $files | wc -w) files" >&2
+fi
+if [ -n "$bare" ]; then
+    docs=$(git ls-files 'docs/*.md')
+    script=$(printf '%s\n' "$bare" | sed 's/^\(.*\)$/s\/\\b\1\\b\/psi_\1\/g/')
+    # shellcheck disable=SC2086
+    printf '%s\n' "$script" | sed -i -f - $files $docs
+    echo "rename_internal.sh: gave psi_ to $(printf '%s\n' "$bare" | wc -l) exported names" >&2
+fi
+[ -n "$names$bare" ] || echo "rename_internal.sh: no internal names left to rename"

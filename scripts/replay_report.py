@@ -12,6 +12,7 @@ import csv
 import glob
 import html
 import json
+import math
 import os
 import sys
 
@@ -25,6 +26,36 @@ COLORS = {
     "oracle": "#d62728",
 }
 W, H, PAD = 520, 360, 48
+LOAD_SHAPES = ("circle", "square", "triangle", "diamond")
+
+
+def nice_ticks(lo, hi, most=6):
+    """Ticks at round numbers in [lo, hi]: steps of 1, 2, 2.5 or 5 times a
+    power of ten, as matplotlib's default locator (src/evaluate/report_axes.c)."""
+    if not hi > lo:
+        return [lo]
+    raw = (hi - lo) / (most - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next((k * mag for k in (1, 2, 2.5, 5) if k * mag >= raw * (1 - 1e-9)), 10 * mag)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    while first + len(ticks) * step <= hi + step * 1e-9 and len(ticks) < 16:
+        ticks.append(round(first + len(ticks) * step, 10))
+    return ticks
+
+
+def marker(shape, x, y, color, tip, size=4.5):
+    """One point: circle, square, triangle or diamond, with a tooltip."""
+    t = f"<title>{tip}</title>"
+    if shape == "circle":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{size}" fill="{color}">{t}</circle>'
+    if shape == "square":
+        return f'<rect x="{x - size:.1f}" y="{y - size:.1f}" width="{2 * size}" height="{2 * size}" fill="{color}">{t}</rect>'
+    if shape == "triangle":
+        pts = f"{x:.1f},{y - size * 1.2:.1f} {x - size * 1.1:.1f},{y + size:.1f} {x + size * 1.1:.1f},{y + size:.1f}"
+    else:
+        pts = f"{x:.1f},{y - size * 1.3:.1f} {x + size:.1f},{y:.1f} {x:.1f},{y + size * 1.3:.1f} {x - size:.1f},{y:.1f}"
+    return f'<polygon points="{pts}" fill="{color}" stroke="#000" stroke-width="0.5">{t}</polygon>'
 
 
 def load(folder):
@@ -47,13 +78,14 @@ def load(folder):
 
 def axis(x0, x1, y0, y1, xlabel, ylabel):
     out = [f'<rect x="{PAD}" y="10" width="{W - PAD - 10}" height="{H - PAD - 10}" fill="none" stroke="#999"/>']
-    for k in range(6):
-        fx = x0 + (x1 - x0) * k / 5
-        fy = y0 + (y1 - y0) * k / 5
-        px = PAD + (W - PAD - 10) * k / 5
-        py = H - PAD - (H - PAD - 10) * k / 5
-        out.append(f'<text x="{px:.1f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{fx:.2f}</text>')
-        out.append(f'<text x="{PAD - 4}" y="{py + 4:.1f}" font-size="11" text-anchor="end">{fy:.2f}</text>')
+    for fx in nice_ticks(x0, x1):
+        px = scale(fx, x0, x1, PAD, W - 10)
+        out.append(f'<line x1="{px:.1f}" y1="10" x2="{px:.1f}" y2="{H - PAD}" stroke="#eee"/>')
+        out.append(f'<text x="{px:.1f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{fx:g}</text>')
+    for fy in nice_ticks(y0, y1):
+        py = scale(fy, y0, y1, H - PAD, 10)
+        out.append(f'<line x1="{PAD}" y1="{py:.1f}" x2="{W - 10}" y2="{py:.1f}" stroke="#eee"/>')
+        out.append(f'<text x="{PAD - 4}" y="{py + 4:.1f}" font-size="11" text-anchor="end">{fy:g}</text>')
     out.append(f'<text x="{(W + PAD) / 2}" y="{H - 10}" font-size="12" text-anchor="middle">{xlabel}</text>')
     out.append(f'<text x="12" y="{H / 2}" font-size="12" transform="rotate(-90 12 {H / 2})" '
                f'text-anchor="middle">{ylabel}</text>')
@@ -64,35 +96,47 @@ def scale(v, a, b, lo, hi):
     return lo + (hi - lo) * (v - a) / (b - a if b > a else 1)
 
 
+def scatter_panel(runs, x0, x1, y0, loads):
+    """SLO attainment against LP throughput for one HP/LP pair: colour is
+    the policy, the marker's shape the load."""
+    first = runs[0]
+    out = [f'<svg width="{W + 150}" height="{H + 18}" xmlns="http://www.w3.org/2000/svg">',
+           f'<text x="{PAD}" y="{H + 14}" font-size="13">HP {html.escape(first["hp"])} / '
+           f'LP {html.escape(first["lp"])}</text>']
+    out += axis(x0, x1, y0, 1.0, "LP throughput (1 = LP alone on the whole GPU)", "SLO attainment")
+    for r in runs:
+        shape = LOAD_SHAPES[loads.index(r["load"]) % len(LOAD_SHAPES)]
+        for name, p in r["policies"].items():
+            x, y = p["lp_throughput"], p["slo_attainment"]
+            tip = html.escape(f'{name} {r["hp"]}/{r["lp"]} load {r["load"]}: SLO {y:.3f}, LP {x:.3f}')
+            out.append(marker(shape, scale(x, x0, x1, PAD, W - 10), scale(max(y, y0), y0, 1.0, H - PAD, 10),
+                              COLORS.get(name, "#000"), tip))
+    for i, (name, c) in enumerate(COLORS.items()):
+        out.append(f'<rect x="{W + 8}" y="{16 + 18 * i}" width="10" height="10" fill="{c}"/>'
+                   f'<text x="{W + 24}" y="{25 + 18 * i}" font-size="12">{name}</text>')
+    for i, load in enumerate(loads):
+        y = 25 + 18 * (len(COLORS) + 1 + i)
+        out.append(marker(LOAD_SHAPES[i % len(LOAD_SHAPES)], W + 13, y - 4, "#777", f"load {load}"))
+        out.append(f'<text x="{W + 24}" y="{y}" font-size="11">load {load:g}</text>')
+    out.append(f'<text x="{W + 8}" y="{25 + 18 * (len(COLORS) + 2 + len(loads))}" font-size="11">'
+               f'below {y0:g}: on the axis</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def scatter(runs):
-    pts = [(p["lp_throughput"], p["slo_attainment"], name, r)
-           for r in runs for name, p in r["policies"].items()]
+    """One panel per HP/LP pair, on shared axes."""
+    pts = [(p["lp_throughput"], p["slo_attainment"]) for r in runs for p in r["policies"].values()]
     xs = [p[0] for p in pts]
     ys = [p[1] for p in pts]
     x0, x1 = min(xs) - 0.02, max(xs) + 0.02
     # The budget-keeping policies sit near 1; lower points go on the axis.
-    y0, y1 = max(0.9, min(0.98, min(ys))), 1.0
-    out = [f'<svg width="{W + 150}" height="{H}" xmlns="http://www.w3.org/2000/svg">']
-    out += axis(x0, x1, y0, y1, "LP throughput (1 = LP alone on the whole GPU)", "SLO attainment")
-    for x, y, name, r in pts:
-        px = scale(x, x0, x1, PAD, W - 10)
-        py = scale(max(y, y0), y0, y1, H - PAD, 10)
-        shape = "circle" if r["load"] < 0.45 else "rect"
-        tip = html.escape(f'{name} {r["hp"]}/{r["lp"]} load {r["load"]}: SLO {y:.3f}, LP {x:.3f}')
-        if shape == "circle":
-            out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{COLORS.get(name, "#000")}">'
-                       f'<title>{tip}</title></circle>')
-        else:
-            out.append(f'<rect x="{px - 4:.1f}" y="{py - 4:.1f}" width="8" height="8" '
-                       f'fill="{COLORS.get(name, "#000")}"><title>{tip}</title></rect>')
-    for i, (name, c) in enumerate(COLORS.items()):
-        out.append(f'<rect x="{W + 8}" y="{16 + 18 * i}" width="10" height="10" fill="{c}"/>'
-                   f'<text x="{W + 24}" y="{25 + 18 * i}" font-size="12">{name}</text>')
-    out.append(f'<text x="{W + 8}" y="{25 + 18 * 8}" font-size="11">circle: lower load</text>')
-    out.append(f'<text x="{W + 8}" y="{25 + 18 * 9}" font-size="11">square: higher load</text>')
-    out.append(f'<text x="{W + 8}" y="{25 + 18 * 10}" font-size="11">below {y0:.2f}: on the axis</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+    y0 = max(0.9, min(0.98, min(ys)))
+    loads = sorted({r["load"] for r in runs})
+    pairs = {}
+    for r in runs:
+        pairs.setdefault((r["hp"], r["lp"]), []).append(r)
+    return '<div class="grid">' + "\n".join(scatter_panel(v, x0, x1, y0, loads) for v in pairs.values()) + "</div>"
 
 
 def cdf(run):
@@ -120,6 +164,16 @@ def cdf(run):
     return "\n".join(out)
 
 
+CAMPAIGN = {}
+
+
+def campaign_note():
+    """', A100-SXM4-40GB, model trained on seed 1' from the campaign.json above the replay folder."""
+    if not CAMPAIGN:
+        return ""
+    return f': {html.escape(str(CAMPAIGN.get("gpu", "")))}, model trained on the twin campaign of seed {CAMPAIGN.get("seed", "?")}'
+
+
 def section(runs):
     rows = []
     for r in runs:
@@ -140,7 +194,8 @@ def section(runs):
         '<h2 id="replay">Replay: decisions on the twin</h2>',
         "<p>An HP request stream (Poisson arrivals) beside an always-backlogged LP task, every step timed by "
         "the simulator's co-execution physics; budget = 1.2 x the dedicated p99. "
-        "Measured on today's twin (docs/planner.md).</p>",
+        f"Simulated on today's twin, not measured on a GPU{campaign_note()} (docs/planner.md). "
+        "One panel per HP/LP pair; colour: the policy, shape: the load.</p>",
         scatter(runs),
         f'<p>Per-request latency CDF, {html.escape(first["hp"])}/{html.escape(first["lp"])} at load '
         f'{first["load"]} (dashed: the budget).</p>',
@@ -156,6 +211,10 @@ def section(runs):
 def main():
     folder, report = sys.argv[1], sys.argv[2]
     runs = load(folder)
+    meta = os.path.join(folder, os.pardir, "campaign.json")
+    if os.path.exists(meta):
+        with open(meta) as f:
+            CAMPAIGN.update(json.load(f))
     if not runs:
         sys.exit(f"replay_report: no replay JSON in {folder}")
     sec = section(runs)

@@ -4,11 +4,20 @@
 # baseline (Table I, the ablation, generalization and long segments), print
 # the tables and write the report. Installs missing packages and builds first.
 # Usage: scripts/run.sh [OUTDIR]   (default: out/)
+# Takes about 25 minutes on a 2-core machine (README, "Two commands"); each
+# stage prints "== [k/7] NAME (elapsed M:SS, about M:SS left)".
 set -eu
 cd "$(dirname "$0")/.."
+. scripts/run_lib.sh
 scripts/setup.sh
 out=${1:-out}
-echo "== build" >&2
+# The expected seconds of each stage on the 2-core machine, for the ETA.
+progress_init "build:90 simulate:70 train:330 evaluate:560 coverage:190 replay:230 colocate:60"
+if [ ! -d ../shared/data ]; then
+    echo "run.sh: ../shared/data is absent: the co-location table on KACE's measured V100 pairs is skipped" \
+        "(the simulated tables and the committed fixture still run; docs/colocate.md says where the data comes from)" >&2
+fi
+stage build
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)" >/dev/null
 mkdir -p "$out/long" "$out/long-calib" "$out/calib"
@@ -23,9 +32,9 @@ P="$P,resnet50:8/llama-3.2-1b:8,bert-base:8/llama-3.2-1b:8,resnet101:8/llama-3.2
 # Classic pairs at unseen batch sizes, for the generalization experiment.
 G="resnet50:16/bert-base:16,mobilenetv2:16/resnet101:16,resnet101:64/resnet50:64,bert-base:64/mobilenetv2:64"
 
-echo "== simulate: A100 campaign -> $out/" >&2
+stage simulate "A100 campaign -> $out/"
 $ps simulate --gpu a100 --pairs "$P,$G" --experiments 3000 --runs 5 --seed 1 --out "$out"
-echo "== simulate: long segments (24-96 operators) under SM splits absent from training -> $out/long/" >&2
+echo "   long segments (24-96 operators) under SM splits absent from training -> $out/long/" >&2
 $ps simulate --gpu a100 --pairs "$P" --min-len 24 --max-len 96 --splits 8/46,19/35,30/24,41/13 \
     --experiments 400 --runs 1 --seed 2 --out "$out/long"
 # A second long campaign (another seed) calibrates the bounds of composed
@@ -38,7 +47,7 @@ $ps simulate --gpu a100 --pairs "$P" --min-len 24 --max-len 96 --splits 8/46,19/
 $ps simulate --gpu a100 --pairs "$P" --experiments 2000 --runs 5 --seed 7 --out "$out/calib"
 $ps check "$out/ops.csv" "$out/coexec.csv" "$out/long/ops.csv" "$out/long/coexec.csv"
 
-echo "== train" >&2
+stage train
 $ps train --ops "$out/ops.csv" --coexec "$out/coexec.csv" --out "$out/model.psm" \
     --depths 6,8 --etas 0.3 --rounds 300
 $ps calibrate --what windows --model "$out/model.psm" --ops "$out/calib/ops.csv" --coexec "$out/calib/coexec.csv" \
@@ -48,13 +57,13 @@ $ps calibrate --model "$out/model.win.psm" --ops "$out/long-calib/ops.csv" --coe
 mv "$out/model.cal.psm" "$out/model.psm"
 rm -f "$out/model.win.psm"
 
-echo "== evaluate against every baseline" >&2
+stage evaluate "against every baseline"
 $ps eval --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
     --long "$out/long/coexec.csv" --long-ops "$out/long/ops.csv" --experiments all \
     --depths 6,8 --etas 0.3 --rounds 300 --json-out "$out/eval.json" --report "$out/report.html"
 
 # The bounds' coverage on campaigns the model never saw (docs/planner.md).
-echo "== coverage on held-out seeds -> $out/heldout/" >&2
+stage coverage "on held-out seeds -> $out/heldout/"
 scripts/coverage_heldout.sh "$out"
 
 # Decisions, not only predictions (docs/planner.md): every policy on three
@@ -64,16 +73,17 @@ scripts/coverage_heldout.sh "$out"
 # Each pair and load runs a second time with the planners' stretch fixed at
 # none and the objective of the most LP work (--time-value 0): no warm-up
 # tuning, points and bounds plan to exactly the same deadline.
-echo "== replay: 3 HP/LP pairs x 3 loads, every policy; the planners without stretch -> $out/replay/" >&2
+stage replay "3 HP/LP pairs x 3 loads, every policy; the planners without stretch -> $out/replay/"
 mkdir -p "$out/replay"
 for pair in resnet50:8/bert-base:8 resnet101:8/mobilenetv2:8 bert-base:8/resnet50:8; do
     for load in 0.3 0.6 0.8; do
         name="$(echo "$pair" | tr ':/' '_-')-load$load"
         set -- --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
             --hp "${pair%/*}" --lp "${pair#*/}" --requests 1000 --load "$load" --seed 101 -q --json
-        $ps replay "$@" --latencies "$out/replay/$name.csv" > "$out/replay/$name.json"
-        $ps replay "$@" --stretch 1e9 --time-value 0 --policies pairsight,pairsight_bound \
-            > "$out/replay/$name-nostretch.json"
+        # Written whole or not at all: a stopped run leaves no empty JSON.
+        atomic_out "$out/replay/$name.json" $ps replay "$@" --latencies "$out/replay/$name.csv"
+        atomic_out "$out/replay/$name-nostretch.json" $ps replay "$@" --stretch 1e9 --time-value 0 \
+            --policies pairsight,pairsight_bound
     done
 done
 py=/usr/bin/python3
@@ -85,7 +95,7 @@ py=/usr/bin/python3
 # fixture (2-, 3- and 4-way) and, where ../shared/data is present, on KACE's
 # V100 pairs; scripts/colocate_table.sh writes each eval's JSON and the
 # per-data-set table (scripts/colocate_table.sh --extra DIR runs every table).
-echo "== colocate eval -> $out/colocate/" >&2
+stage colocate "eval -> $out/colocate/"
 mkdir -p "$out/colocate"
 scripts/colocate_table.sh --out "$out/colocate" --tables sim-sparse,kace-v100 --pairsight "$ps" \
     > "$out/colocate/table.md"
@@ -96,4 +106,5 @@ if [ -d "${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}" ]; then
     mkdir -p "$out/overlap"
     scripts/overlap_table.sh --out "$out/overlap" --pairsight "$ps" > "$out/overlap/table.md"
 fi
+progress_done
 echo "== done: $out/model.psm, $out/eval.json, $out/report.html, $out/replay/, $out/colocate/" >&2

@@ -8,11 +8,11 @@ CLI=${1:?usage: test_check.sh PAIRSIGHT}
 
 d=tests/data
 expect 0 "$CLI" check $d/coexec_small.csv $d/bom_scaling.csv
-has "$T/out" "$d/coexec_small.csv: coexec, 3 rows, 2 models"
+has "$T/out" "$d/coexec_small.csv: coexec, 3 rows, 2 (model, batch) groups"
 has "$T/out" "$d/bom_scaling.csv: workload_scaling, 2 rows, 1 workloads"
 [ "$(wc -l <"$T/out")" -eq 2 ] || fail "want one line per file"
 expect 0 "$CLI" check $d/ops_small.csv
-has "$T/out" "$d/ops_small.csv: ops, 6 rows, 2 models"
+has "$T/out" "$d/ops_small.csv: ops, 6 rows, 2 (model, batch) groups"
 # Together, the coexec file is checked against the ops file: bert-base was
 # profiled at 54 TPCs only.
 expect 1 "$CLI" check $d/coexec_small.csv $d/ops_small.csv
@@ -49,7 +49,7 @@ has "$T/out" "usage: pairsight check"
 expect 0 "$CLI" import ncu $d/ncu_raw.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 40 --out "$T/ops.csv"
 has "$T/err" "3 operators of bert batch 8 on V100-SXM2-16GB at 40 TPCs"
 expect 0 "$CLI" check "$T/ops.csv"
-has "$T/out" "ops, 3 rows, 1 models"
+has "$T/out" "ops, 3 rows, 1 (model, batch) groups"
 expect 0 "$CLI" import torch-trace $d/torch_trace.json --gpu A100 --model resnet50 --tpcs 54 --out "$T/t.csv" --json
 has "$T/out" '"ops":3,"batch":1,"tpcs":54'
 expect 0 "$CLI" import torch-trace $d/torch_trace.json --gpu A100 --model resnet50 --tpcs 54 --stream 20 --out "$T/t20.csv" -q
@@ -62,7 +62,7 @@ has "$T/out" "ops, 1 rows"
 expect 0 "$CLI" import ncu $d/ncu_raw_20tpcs.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$T/ops.csv" --append
 has "$T/err" "merged into $T/ops.csv: 3 rows added, 0 rows' empty counters filled, 6 rows in all"
 expect 0 "$CLI" check "$T/ops.csv"
-has "$T/out" "ops, 6 rows, 1 models"
+has "$T/out" "ops, 6 rows, 1 (model, batch) groups"
 cp "$T/ops.csv" "$T/keep.csv"
 expect 1 "$CLI" import ncu $d/ncu_raw_base.csv --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$T/ops.csv" --append
 has "$T/err" "pairsight: import: $T/ops.csv: bert batch 8 on V100-SXM2-16GB: the kernel sequences differ at op 0: 'volta_sgemm_128x64_nn' there, 'gemm_kernel' in the import"

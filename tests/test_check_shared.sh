@@ -8,7 +8,7 @@ shared=../shared/data
 [ -d "$shared" ] || { echo "skip: $shared not present"; exit 77; }
 . tests/clitest.sh
 expect 0 "$CLI" check "$shared"/*/*.csv
-has "$T/out" "orion-v100/ops.csv: ops, 1703 rows, 5 models"
+has "$T/out" "orion-v100/ops.csv: ops, 1703 rows, 5 (model, batch) groups"
 has "$T/out" "kace-v100/colocations_splits.csv: colocations, 436 rows"
 has "$T/out" "kace-v100/workloads.csv: workloads, 44 rows"
 

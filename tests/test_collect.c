@@ -2,7 +2,7 @@
  * and a campaign killed with SIGKILL mid-way that resumes with no lost or
  * duplicated row (fake backend: a deterministic simulated GPU). */
 #include "collect/backend.h"
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "collect/plan.h"
 #include "collect/store.h"
 #include "common/common.h"

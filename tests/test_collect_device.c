@@ -3,7 +3,7 @@
  * a small campaign exports. Exits 77 (skipped) where the build has no CUDA
  * module, a CUDA library is missing, or there is no GPU. */
 #include "collect/backend.h"
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "common/common.h"
 #include "testhelp.h"
 

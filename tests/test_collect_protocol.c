@@ -6,7 +6,7 @@
  * mechanism column and the fixed cost of a co-execution. */
 #include "collect/backend.h"
 #include "collect/memplan.h"
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "collect/plan.h"
 #include "collect/store.h"
 #include "common/common.h"

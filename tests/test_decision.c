@@ -5,6 +5,7 @@
  */
 #include "common/common.h"
 #include "decision/decision.h"
+#include "model/calib.h"
 #include "model/model.h"
 #include "testhelp.h"
 

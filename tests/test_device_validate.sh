@@ -11,7 +11,7 @@ sh scripts/device_validate.sh --backend fake --cli "$P" --out "$T" --quick > "$T
 fail() { cat "$T/log"; echo "FAIL: $1"; exit 1; }
 grep -q "^TPC counts: 7,14,27,40,47$" "$T/log" || fail "TPC choice"
 grep -q "^splits: 7/47,14/40,27/27,40/14,47/7$" "$T/log" || fail "splits"
-grep -q "coexec.csv: coexec, 1000 rows, 2 models" "$T/log" || fail "100 x 10 rows"
+grep -q "coexec.csv: coexec, 1000 rows, 2 (model, batch) groups" "$T/log" || fail "100 x 10 rows"
 grep -q "1755 op rows, 351 counter rows, 1000 coexec rows" "$T/log" || fail "status"
 grep -q "^100 experiments, 1000 runs; measured delta: HP 1\.[0-9]*, LP 1\.[0-9]*" "$T/log" || fail "table head"
 for p in no-interference twin-h200 pairsight-sim-h200; do

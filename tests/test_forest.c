@@ -101,13 +101,6 @@ static void test_matches_xgboost_across_depths(void)
         if (f) {
             CHECK(psi_forest_n_trees(f) == 40);
             CHECK(psi_forest_n_features(f) == NF);
-            /* QuickScorer takes trees of depth <= 8; its AVX2 form depth 8. */
-            CHECK_MSG((psi_forest_set_kernel(f, PS_FOREST_QS) == PS_FOREST_QS) == (depths[k] <= 8),
-                      "depth %d: QuickScorer %s", depths[k], depths[k] <= 8 ? "missing" : "built");
-#if defined(__x86_64__) && defined(__GNUC__)
-            if (depths[k] == 8 && __builtin_cpu_supports("avx2"))
-                CHECK(psi_forest_set_kernel(f, PS_FOREST_QS_AVX2) == PS_FOREST_QS_AVX2);
-#endif
             /* Every kernel this CPU has (one it lacks runs the scalar one). */
             for (int kern = PS_FOREST_N_KERNELS - 1; kern >= PS_FOREST_SCALAR; kern--) {
                 int on = psi_forest_set_kernel(f, kern);
@@ -396,19 +389,19 @@ static void test_kernel_selection(void)
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == PS_FOREST_SCALAR);
     setenv("PAIRSIGHT_FOREST_KERNEL", "avx2", 1);
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx2 ? PS_FOREST_AVX2 : PS_FOREST_SCALAR));
+    /* A name no kernel has (QuickScorer's, removed) falls back to the best. */
     setenv("PAIRSIGHT_FOREST_KERNEL", "qs", 1);
-    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == PS_FOREST_QS);
-    /* qs-avx2 needs trees of depth 8: this one falls back to the best. */
-    setenv("PAIRSIGHT_FOREST_KERNEL", "qs-avx2", 1);
-    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) != PS_FOREST_QS_AVX2);
-    CHECK(psi_forest_set_kernel(f, PS_FOREST_QS_AVX2) == PS_FOREST_SCALAR);
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
+                                                       : avx2 ? PS_FOREST_AVX2
+                                                              : PS_FOREST_SCALAR));
+    CHECK(psi_forest_set_kernel(f, PS_FOREST_N_KERNELS) == PS_FOREST_SCALAR);
     CHECK(psi_forest_set_kernel(f, 99) == PS_FOREST_SCALAR);
     unsetenv("PAIRSIGHT_FOREST_KERNEL");
     CHECK(psi_forest_set_kernel(f, PS_FOREST_BEST) == (avx512 ? PS_FOREST_AVX512
                                                        : avx2 ? PS_FOREST_AVX2
                                                               : PS_FOREST_SCALAR));
     CHECK(strcmp(psi_forest_kernel_name(PS_FOREST_AVX512), "avx512") == 0);
-    CHECK(strcmp(psi_forest_kernel_name(PS_FOREST_QS_AVX2), "qs-avx2") == 0);
+    CHECK(strcmp(psi_forest_kernel_name(PS_FOREST_N_KERNELS), "best") == 0);
     if (saved)
         setenv("PAIRSIGHT_FOREST_KERNEL", saved, 1);
     free(saved);

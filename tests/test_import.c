@@ -156,7 +156,9 @@ static void test_ncu_errors(void)
 static void test_torch_trace(void)
 {
     ps_ops_t *t = NULL;
-    CHECK_OK(ps_import_torch_trace("tests/data/torch_trace.json", &params, &t));
+    ps_import_params_t p = params;
+    p.gpu = NULL; /* the A100 the trace names */
+    CHECK_OK(ps_import_torch_trace("tests/data/torch_trace.json", &p, &t));
     CHECK(t && t->n == 3);
     if (t && t->n == 3) {
         /* Stream 7 (54.75 us of kernels) beats stream 20 (30 us); by ts. */
@@ -169,7 +171,6 @@ static void test_torch_trace(void)
         CHECK(isnan(t->rows[0].c.dram_bytes));
     }
     ps_ops_free(t);
-    ps_import_params_t p = params;
     p.stream = "20";
     t = NULL;
     CHECK_OK(ps_import_torch_trace("tests/data/torch_trace.json", &p, &t));
@@ -503,8 +504,19 @@ static void test_gpu_names(void)
     CHECK_OK(run("torch-trace", "tests/data/torch_mi300x.json", NULL, p, &t, &info));
     CHECK(t && strcmp(t->rows[0].gpu, "AMD Instinct MI300X") == 0 && strcmp(info.gpu, "AMD Instinct MI300X") == 0);
     ps_ops_free(t);
-    /* --gpu wins over the file (with a warning). */
-    CHECK_OK(run("torch-trace", "tests/data/torch_ddp.json", "a100", params, &t, &info));
+    /* A GPU other than the file's (an H100 trace as an A100's) is refused
+     * unless forced; forced, --gpu wins (with a warning). A file of a GPU
+     * outside the catalog (B200) is not one of the catalog's either. */
+    p = params;
+    t = (ps_ops_t *)1;
+    CHECK(run("torch-trace", "tests/data/torch_ddp.json", "a100", p, &t, &info) == PS_E_INPUT && !t);
+    CHECK_MSG(strstr(ps_last_error(), "profiled on NVIDIA H100 80GB HBM3, not on A100-SXM4-40GB"), "%s",
+              ps_last_error());
+    p.tpcs = 40;
+    t = (ps_ops_t *)1;
+    CHECK(run("torch-trace", "tests/data/torch_mi300x.json", "a100", p, &t, &info) == PS_E_INPUT && !t);
+    p.force_gpu = 1;
+    CHECK_OK(run("torch-trace", "tests/data/torch_ddp.json", "a100", p, &t, &info));
     CHECK(t && strcmp(t->rows[0].gpu, "A100-SXM4-40GB") == 0);
     ps_ops_free(t);
 }

@@ -83,10 +83,20 @@ has "$T/err" "3 rows added, 0 rows' empty counters filled, 6 rows in all"
 has "$T/m.csv" "V100-SXM2-16GB,bert,8,0,volta_sgemm_128x64_nn,40,131500,12580000"
 cp "$T/m.csv" "$T/keep.csv"
 expect 1 "$CLI" import torch-trace $d/torch_ddp.json --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$T/m.csv" --append
+has "$T/err" "the file was profiled on NVIDIA H100 80GB HBM3, not on V100-SXM2-16GB"
+# A B200 profile (a GPU outside the catalog) written as an A100's: an error
+# unless forced.
+expect 1 "$CLI" import torch-trace $d/torch_b200.json --gpu a100 --model m --tpcs 40 --out "$T/b200.csv"
+has "$T/err" "the file was profiled on NVIDIA B200, not on A100-SXM4-40GB: give the file's GPU, or force"
+[ ! -e "$T/b200.csv" ] || fail "a refused import wrote its --out"
+expect 0 "$CLI" import torch-trace $d/torch_b200.json --gpu a100 --force-gpu --model m --tpcs 40 --out "$T/b200.csv"
+has "$T/err" "profiled on NVIDIA B200; the rows name A100-SXM4-40GB as forced"
+expect 0 "$CLI" import torch-trace $d/torch_b200.json --model m --tpcs 40 --out "$T/b200.csv"
+expect 1 "$CLI" import torch-trace $d/torch_ddp.json --gpu V100-SXM2-16GB --force-gpu --model bert --batch 8 --tpcs 20 --out "$T/m.csv" --append
 has "$T/err" "the kernel sequences differ at op 0"
 cmp -s "$T/m.csv" "$T/keep.csv" || fail "a refused --append changed the file"
 expect 0 "$CLI" check "$T/m.csv"
-has "$T/out" "ops, 6 rows, 1 models"
+has "$T/out" "ops, 6 rows, 1 (model, batch) groups"
 
 # The help documents pages, streams, gzip and zero durations, with examples.
 expect 0 "$CLI" import --help

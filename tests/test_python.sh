@@ -1,7 +1,9 @@
 #!/bin/sh
 # The Python package (python/pairsight, ctypes over libpairsight.so.0) with
 # Debian's python3: its pytest suite against the build tree's library and
-# CLI, then `pip install ./python` offline into a folder, imported with the
+# CLI (under scripts/test.sh --sanitize the ASan build, with the threaded
+# close-while-predicting stress test run longer), then `pip install ./python`
+# (Python files alone) offline into a folder, imported with the
 # library found through PAIRSIGHT_LIBRARY, next to the package, and on the
 # system path. Exit 77 when python3, numpy or pytest is missing.
 # Usage: sh tests/test_python.sh PAIRSIGHT (the CLI in its build folder)
@@ -19,16 +21,19 @@ if [ "${PS_SANITIZED:-0}" = 1 ]; then
     LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
     export LD_PRELOAD
     export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1"
+    export PAIRSIGHT_STRESS_ROUNDS=20
 fi
 
 PYTHONPATH=python PAIRSIGHT_LIBRARY=$LIB PAIRSIGHT_CLI=$CLI "$PY" -m pytest -q -p no:cacheprovider python/tests >"$T/pytest" 2>&1 ||
     fail "pytest: $(tail -30 "$T/pytest")"
 tail -1 "$T/pytest"
 
-# pip install, offline, nothing compiled; the source tree is copied first so
-# that pip's build folders stay out of it.
+# pip install of the Python files alone (PAIRSIGHT_NO_BUNDLE=1; the bundled
+# install is tests/test_python_venv.sh), offline, nothing compiled; the
+# source tree is copied first so that pip's build folders stay out of it.
 cp -r python "$T/src"
-rm -rf "$T/src/build" "$T/src/"*.egg-info
+rm -rf "$T/src/build" "$T/src/"*.egg-info "$T/src/pairsight/"libpairsight.so*
+export PAIRSIGHT_NO_BUNDLE=1
 expect 0 "$PY" -m pip install --no-index --no-deps --disable-pip-version-check -q --target "$T/site" "$T/src"
 [ -f "$T/site/pairsight/__init__.py" ] || fail "pip installed no pairsight/__init__.py"
 find "$T/site" -name '*.so*' | grep -q . && fail "pip installed a compiled file"

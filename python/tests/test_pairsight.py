@@ -190,8 +190,12 @@ def test_errors_carry_code_and_message(loaded, tmp_path):
     assert e.value.code == pairsight.PS_E_ARG
     with pytest.raises(pairsight.Error):
         model.predict(ops, [dict(q, hp_batch="eight")])
-    with pytest.raises(pairsight.Error):
+    with pytest.raises(TypeError):
         pairsight.Model.train(ops, None, bogus=1)
+    with pytest.raises(pairsight.ArgumentError) as e:
+        pairsight.Model.train(ops, pairsight.Coexec.load(os.path.join(ROOT, "tests", "data", "coexec_small.csv")),
+                              bogus=1)
+    assert "unknown key 'bogus'" in e.value.message and "adapt_depth" in e.value.message
 
 
 def test_lists_without_numpy(loaded, monkeypatch):
@@ -199,9 +203,9 @@ def test_lists_without_numpy(loaded, monkeypatch):
     q = dict(hp_model="resnet50", hp_batch=8, hp_start=0, hp_len=16, lp_model="bert-base", lp_batch=8,
              lp_start=40, lp_len=16, hp_tpcs=32, lp_tpcs=22)
     want = model.predict(ops, [q])
-    monkeypatch.setattr(pairsight, "_np", None)
+    monkeypatch.setattr(pairsight._lib, "_np", None)
     hp, lp = model.predict(ops, [q, q])
-    assert isinstance(hp, list) and hp == [want[0][0]] * 2
+    assert isinstance(hp, list) and hp == [want.hp_ns[0]] * 2
     x_hp, _, hs, _ = model.features(ops, [q])
     assert isinstance(x_hp, list) and len(x_hp[0]) == len(model.feature_names)
 
@@ -231,22 +235,35 @@ def test_colocate_train_predict_select(tmp_path):
         assert g[1] == pytest.approx(r["tput_sum"], rel=1e-5)
 
 
-def test_structs_match_the_header(tmp_path):
-    """The ctypes mirrors of the public structs have the C layout: sizes and
-    every field's offset, from a program compiled against pairsight.h."""
+def test_no_struct_mirrors_and_the_query_layout_is_the_headers(tmp_path):
+    """The package mirrors no C struct by hand: the only ctypes Structure is
+    ps_query_t, built at import from the C library's own offsetof table;
+    its fields are the header's, in order, and a program compiled against
+    pairsight.h gives the same offsets and size."""
     import ctypes
+    import re
     import shutil
+    import pkgutil
+    import importlib
+    for m in pkgutil.iter_modules(pairsight.__path__):
+        if m.name in ("capture", "profile_tpcs"):
+            continue  # torch tools of their own, no C structs
+        mod = importlib.import_module("pairsight." + m.name)
+        for v in vars(mod).values():
+            if isinstance(v, type) and issubclass(v, ctypes.Structure):
+                assert v is pairsight._lib.Query, (m.name, v)
+    header = open(os.path.join(ROOT, "include", "pairsight.h")).read()
+    body = re.search(r"typedef struct \{([^}]*)\} ps_query_t;", header).group(1)
+    names = re.findall(r"(\w+)\s*[,;]", re.sub(r"/\*.*?\*/", "", body, flags=re.S))
+    assert tuple(names) == pairsight.QUERY_FIELDS
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         pytest.skip("no C compiler to read the header's layout")
-    mirrors = {"ps_query_t": pairsight._Query, "ps_train_params_t": pairsight._TrainParams,
-               "ps_contribution_t": pairsight._Contribution, "ps_explanation_t": pairsight._Explanation,
-               "ps_coloc_params_t": pairsight._ColocParams}
-    lines = ["#include <pairsight.h>", "#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
-    for c, py in mirrors.items():
-        lines.append('printf("%s %%zu\\n", sizeof(%s));' % (c, c))
-        for f, _ in py._fields_:
-            lines.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (c, f, c, f))
+    q = pairsight._lib.Query
+    lines = ["#include <pairsight.h>", "#include <stddef.h>", "#include <stdio.h>", "int main(void) {",
+             'printf("size %zu\\n", sizeof(ps_query_t));']
+    for f, _ in q._fields_:
+        lines.append('printf("%s %%zu\\n", offsetof(ps_query_t, %s));' % (f, f))
     lines.append("return 0; }")
     src = tmp_path / "layout.c"
     src.write_text("\n".join(lines) + "\n")
@@ -254,7 +271,6 @@ def test_structs_match_the_header(tmp_path):
                    check=True)
     got = dict(l.split() for l in subprocess.run([str(tmp_path / "layout")], check=True, capture_output=True,
                                                  text=True).stdout.splitlines())
-    for c, py in mirrors.items():
-        assert int(got[c]) == ctypes.sizeof(py), c
-        for f, _ in py._fields_:
-            assert int(got[c + "." + f]) == getattr(py, f).offset, c + "." + f
+    assert int(got["size"]) == ctypes.sizeof(q)
+    for f, _ in q._fields_:
+        assert int(got[f]) == getattr(q, f).offset, f

@@ -104,6 +104,7 @@ int cmd_features(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* CLI_FN parser of "MODEL:BATCH" into a cli_model_batch_t. */
 typedef struct {

@@ -11,7 +11,7 @@ static const char *group_word(ps_table_kind_t kind)
 {
     switch (kind) {
     case PS_TABLE_OPS:
-    case PS_TABLE_COEXEC: return "models";
+    case PS_TABLE_COEXEC: return "(model, batch) groups";
     case PS_TABLE_COLOCATIONS: return "colocations";
     default: return "workloads";
     }

@@ -3,7 +3,7 @@
  * campaign database, and export ops.csv and coexec.csv. */
 #include "cli/cli.h"
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "collect/shard.h"
 #include "collect/store.h"
 #include "common/common.h"

@@ -19,7 +19,7 @@
 
 typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
-        *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases;
+        *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases, *splits;
     double train_frac;
     int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait;
     uint64_t seed;
@@ -112,6 +112,10 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
         {S_EVAL,
          {"--unseen-pairs", CLI_FLAG, &o->unseen_pairs, NULL,
           "5 folds of workload pairs: every co-location holding a held-out pair is held out"}},
+        {S_EVAL,
+         {"--unseen-splits", CLI_STR, &o->splits, "FILE",
+          "FILE holds share splits: per seed, train on --colocations plus a random half of FILE's "
+          "co-locations, score the other half"}},
         {S_EVAL,
          {"--transfer", CLI_STR, &o->transfer, "FILE",
           "train on --colocations, score on FILE (another GPU's co-locations; --workloads holds both GPUs)"}},
@@ -298,7 +302,7 @@ static int load_tables(const opts_t *o, int need_c, tables_t *t)
 {
     memset(t, 0, sizeof *t);
     (void)need_c; /* the option tables make them required */
-    const char *test = o->test ? o->test : o->transfer;
+    const char *test = o->test ? o->test : o->transfer ? o->transfer : o->splits;
     if (ps_workloads_load(o->workloads, &t->w) || (o->scaling && ps_scaling_load(o->scaling, &t->s)) ||
         (o->colocations && ps_colocations_load(o->colocations, &t->c)) || (test && ps_colocations_load(test, &t->t)) ||
         check_coloc_file(o->colocations, t->w) || check_coloc_file(test, t->w)) {
@@ -327,6 +331,7 @@ static const char *eval_mode(const opts_t *o)
 {
     return o->unseen         ? "unseen"
            : o->unseen_pairs ? "unseen_pairs"
+           : o->splits       ? "unseen_splits"
            : o->transfer     ? "transfer"
            : o->test         ? "test"
                              : "split";
@@ -447,11 +452,12 @@ static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval
 {
     const char *m = eval_mode(o);
     printf("%d runs, %.1f targets per run (%s)\n", r->runs, r->targets,
-           !strcmp(m, "unseen")         ? "unseen models"
-           : !strcmp(m, "unseen_pairs") ? "held-out workload pairs"
-           : !strcmp(m, "transfer")     ? "trained on one table, scored on another"
-           : !strcmp(m, "test")         ? "held-out workload sets"
-                                        : "random splits");
+           !strcmp(m, "unseen")          ? "unseen models"
+           : !strcmp(m, "unseen_pairs")  ? "held-out workload pairs"
+           : !strcmp(m, "unseen_splits") ? "held-out half of the share splits"
+           : !strcmp(m, "transfer")      ? "trained on one table, scored on another"
+           : !strcmp(m, "test")          ? "held-out workload sets"
+                                         : "random splits");
     printf("%-10s %-9s %8s %10s %8s %9s\n", "predictor", "of", "R2", "RMSE", "MAPE%", "timeMAPE%");
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         if (kinds & (1u << k))
@@ -502,14 +508,15 @@ static int parse_rule(const opts_t *o, int *rule)
 
 static int do_eval(const opts_t *o)
 {
-    if (!!o->unseen + !!o->unseen_pairs + !!o->test + !!o->transfer > 1)
-        return cli_fail(CLI_USAGE, CMD, "eval: --unseen, --unseen-pairs, --test and --transfer exclude each other");
+    if (!!o->unseen + !!o->unseen_pairs + !!o->test + !!o->transfer + !!o->splits > 1)
+        return cli_fail(CLI_USAGE, CMD,
+                        "eval: --unseen, --unseen-pairs, --unseen-splits, --test and --transfer exclude each other");
     if (o->test_alone && !o->test)
         return cli_fail(CLI_USAGE, CMD, "eval: --test-alone needs --test FILE");
-    if (o->place && (o->unseen || o->unseen_pairs || o->test || o->transfer))
+    if (o->place && (o->unseen || o->unseen_pairs || o->test || o->transfer || o->splits))
         return cli_fail(CLI_USAGE, CMD,
                         "eval: --place scores random splits (--train-frac, --seeds); --unseen, --unseen-pairs, "
-                        "--test and --transfer do not apply to it");
+                        "--unseen-splits, --test and --transfer do not apply to it");
     if (o->cases && !o->place)
         return cli_fail(CLI_USAGE, CMD, "eval: --cases needs --place");
     ps_coloc_eval_params_t p = ps_coloc_eval_default_params();
@@ -530,6 +537,7 @@ static int do_eval(const opts_t *o)
     p.unseen_pairs = o->unseen_pairs;
     p.test = t.t;
     p.transfer = o->transfer != NULL;
+    p.unseen_splits = o->splits != NULL;
     p.test_alone = o->test_alone;
     p.model.trees = o->trees;
     p.model.mlp_epochs = o->epochs;
@@ -610,74 +618,6 @@ static double workload_batch(const char *name)
     const char *b = strstr(name, "_batch");
     long v = b ? strtol(b + 6, NULL, 10) : 0;
     return v > 0 ? (double)v : 1;
-}
-
-int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu)
-{
-    const char *mg = ps_coloc_model_gpu(m);
-    if (!*mg || !gpu || !*gpu)
-        return 1;
-    size_t l = strlen(gpu);
-    for (const char *p = mg; *p;) {
-        size_t pl = strcspn(p, ",");
-        if (pl == l && strncmp(p, gpu, l) == 0)
-            return 1;
-        p += pl + (p[pl] == ',');
-    }
-    return 0;
-}
-
-/* "2", "2,3": the k of bit mask ks into buf. */
-static const char *ks_list(unsigned ks, char *buf, size_t cap)
-{
-    size_t len = 0;
-    buf[0] = 0;
-    for (int k = 0; k < 32 && len + 1 < cap; k++)
-        if (ks >> k & 1) {
-            int n = snprintf(buf + len, cap - len, "%s%d", len ? "," : "", k);
-            len = n < 0 ? cap : len + (size_t)n;
-        }
-    return buf;
-}
-
-void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing)
-{
-    unsigned have = ps_coloc_model_ks(m), other = ks & ~have;
-    if (!have || !other)
-        return;
-    char a[128], b[128];
-    fprintf(stderr,
-            "pairsight: colocate: warning: model trained on co-locations of k = %s workloads, %s k = %s "
-            "(other k than trained on: the error grows; docs/colocate.md)\n",
-            ks_list(have, a, sizeof a), doing, ks_list(other, b, sizeof b));
-}
-
-typedef struct {
-    const char *id;
-    int slot;
-} idslot_t;
-
-static int cmp_idslot(const void *a, const void *b)
-{
-    const idslot_t *x = a, *y = b;
-    int c = strcmp(x->id, y->id);
-    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
-}
-
-int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks)
-{
-    *ks = 0;
-    idslot_t *v = malloc((q->n + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < q->n; i++)
-        v[i] = (idslot_t){q->rows[i].colocation, q->rows[i].slot};
-    qsort(v, q->n, sizeof *v, cmp_idslot);
-    for (size_t i = 0; i < q->n; i++)
-        if (i + 1 == q->n || strcmp(v[i].id, v[i + 1].id) != 0)
-            *ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
-    free(v);
-    return 0;
 }
 
 /* Warn once when a query co-location's k is not one the model was trained
@@ -865,6 +805,20 @@ static int check_select_args(const opts_t *o, int *shares, int *ns)
     return CLI_OK;
 }
 
+/* "; did you mean 'alpha_batch2-inf'?" for a workload name not in w, or "". */
+static const char *near_workload(const ps_workloads_t *w, const char *name, char *buf, size_t n)
+{
+    const char **names = psi_malloc((w->n ? w->n : 1) * sizeof *names);
+    const char *near = NULL;
+    for (size_t i = 0; names && i < w->n; i++)
+        names[i] = w->rows[i].workload;
+    if (names)
+        near = cli_nearest(name, names, w->n);
+    snprintf(buf, n, "%s%s%s", near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    free(names);
+    return buf;
+}
+
 /* The gpu of the target in workloads.csv (on --gpu when given), with every
  * candidate there too; NULL after a message. */
 static const char *select_gpu(const opts_t *o, const tables_t *t)
@@ -874,9 +828,10 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
         if (strcmp(t->w->rows[i].workload, o->target) == 0 &&
             (!o->gpu || strcmp(psi_gpu_canonical(t->w->rows[i].gpu), psi_gpu_canonical(o->gpu)) == 0))
             gpu = t->w->rows[i].gpu;
+    char near[300];
     if (!gpu) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s", o->target, o->gpu ? " on gpu " : "",
-                 o->gpu ? o->gpu : "", o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s%s", o->target, o->gpu ? " on gpu " : "",
+                 o->gpu ? o->gpu : "", o->workloads, near_workload(t->w, o->target, near, sizeof near));
         return NULL;
     }
     for (size_t i = 0; i < t->w->n && !o->gpu; i++) /* which GPU is asked, not guessed */
@@ -887,7 +842,8 @@ static const char *select_gpu(const opts_t *o, const tables_t *t)
         }
     char missing[512];
     if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s", missing, gpu, o->workloads);
+        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s%s", missing, gpu, o->workloads,
+                 near_workload(t->w, missing, near, sizeof near));
         return NULL;
     }
     return gpu;

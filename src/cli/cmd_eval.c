@@ -204,6 +204,15 @@ static int load_eval_inputs(const eval_args_t *a, eval_inputs_t *in)
     return CLI_OK;
 }
 
+/* The HTML page, naming the campaign that campaign.json beside coexec.csv
+ * describes. */
+static int write_report(const eval_args_t *a, const eval_inputs_t *in, const psi_eval_results_t *r)
+{
+    psi_report_meta_t m;
+    psi_report_meta_read(a->cx_path, in->cx, &m);
+    return psi_report_write(r, in->ops, in->cx, &m, a->report_path);
+}
+
 /* The results as asked: JSON file, HTML page, then tables, JSON or the
  * page's path on stdout. */
 static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, const psi_eval_results_t *r)
@@ -214,8 +223,7 @@ static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, con
         cli_fail(CLI_BAD_INPUT, a->cmd, "out of memory");
         goto done;
     }
-    if ((a->json_out && write_json(a->json_out, js) != 0) ||
-        (a->report_path && psi_report_write(r, in->ops, in->cx, a->report_path) != 0)) {
+    if ((a->json_out && write_json(a->json_out, js) != 0) || (a->report_path && write_report(a, in, r) != 0)) {
         cli_fail(CLI_BAD_INPUT, a->cmd, "%s", ps_last_error());
         goto done;
     }

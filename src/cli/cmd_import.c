@@ -133,7 +133,8 @@ int cmd_import(int argc, char **argv)
     const char *kind = NULL, *in = NULL, *outp = NULL;
     int json = 0, quiet = 0, append = 0, npos = 0;
     cli_opt_t opts[] = {
-        {"--gpu", CLI_STR, &p.gpu, "G", "GPU name written to every row; an alias (a100) or a driver's name becomes the catalog's name",
+        {"--gpu", CLI_STR, &p.gpu, "G",
+         "GPU name written to every row; an alias (a100) or a driver's name becomes the catalog's name",
          .def = "the GPU the file names: ncu's device__attribute_display_name, the trace's deviceProperties"},
         {"--model", CLI_STR, &p.model, "M", "model name", .flags = CLI_REQ},
         {"--batch", CLI_INT, &p.batch, "B", "batch size", .lo = 1, .hi = 1 << 30},
@@ -152,6 +153,8 @@ int cmd_import(int argc, char **argv)
          .def = "the one with the most kernel time"},
         {"--drop-zero", CLI_FLAG, &p.drop_zero, NULL, "torch-trace: drop kernels with dur 0",
          .def = "off: keep each as half the trace's time resolution"},
+        {"--force-gpu", CLI_FLAG, &p.force_gpu, NULL, "write --gpu even where the file names another GPU",
+         .def = "off: that is an error"},
         CLI_OPT_JSON(&json, "print the result as JSON on stdout"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};

@@ -142,6 +142,35 @@ static int write_campaign(const char *out, const ps_ops_t *ops, const ps_coexec_
     return rc;
 }
 
+/* DIR/campaign.json: where the tables came from (the twin), on which GPU,
+ * with which seed and size, so that a report names them (docs/FORMATS.md). */
+static int write_provenance(const sim_args_t *a, const ps_ops_t *ops, const ps_coexec_t *cx)
+{
+    const psi_gpu_t *g = psi_gpu_find(a->p.gpu);
+    cJSON *o = cli_json_new("campaign", 1);
+    if (!o)
+        return cli_fail(CLI_BAD_INPUT, CMD, "out of memory");
+    cJSON_AddStringToObject(o, "source", "twin");
+    cJSON_AddStringToObject(o, "gpu", g ? g->name : a->p.gpu);
+    cJSON_AddNumberToObject(o, "seed", (double)a->p.seed);
+    cJSON_AddNumberToObject(o, "experiments", (double)a->p.experiments);
+    cJSON_AddNumberToObject(o, "runs", a->p.runs);
+    cJSON_AddNumberToObject(o, "ops_rows", (double)ps_ops_rows(ops));
+    cJSON_AddNumberToObject(o, "coexec_rows", (double)ps_coexec_rows(cx));
+    cJSON_AddStringToObject(o, "pairsight", ps_version());
+    char path[4096];
+    snprintf(path, sizeof path, "%s/campaign.json", a->out);
+    psi_atomic_t *w = NULL;
+    int rc = psi_atomic_open(path, &w);
+    if (rc == 0) {
+        cli_json_write(o, psi_atomic_stream(w));
+        fputc('\n', psi_atomic_stream(w));
+        rc = psi_atomic_commit(w);
+    }
+    cJSON_Delete(o);
+    return rc == 0 ? CLI_OK : cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+}
+
 /* JSON on stdout with --json (data), else a line on stderr unless -q. */
 static void print_summary(const sim_args_t *a, const ps_ops_t *ops, const ps_coexec_t *cx, double t_sim, double t_all)
 {
@@ -177,6 +206,11 @@ int cmd_simulate(int argc, char **argv)
         return derive(a.derive_path, a.derive_gpu);
     if (!a.out)
         return cli_fail(CLI_USAGE, CMD, "--out DIR is required (see pairsight simulate --help)");
+    if (a.p.gpu && !psi_gpu_find(a.p.gpu))
+        return cli_fail(CLI_USAGE, CMD,
+                        "--gpu: unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
+                        "V100-SXM2-16GB/v100, V100-SXM2-32GB; pairsight simulate --list)",
+                        a.p.gpu);
     /* A long campaign must not end in "cannot create": check --out first. */
     if ((code = cli_check_out_dir(CMD, a.out)) != CLI_OK)
         return code;
@@ -190,6 +224,8 @@ int cmd_simulate(int argc, char **argv)
     cli_progress_end(a.quiet);
     double t_sim = psi_now() - t0;
     int rc = write_campaign(a.out, ops, cx);
+    if (rc == 0)
+        rc = write_provenance(&a, ops, cx);
     if (rc == 0)
         print_summary(&a, ops, cx, t_sim, psi_now() - t0);
     ps_ops_free(ops);

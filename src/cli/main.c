@@ -26,6 +26,7 @@ static const cli_command_t commands[] = {
     {"overlap", cmd_overlap, "learn and score makespans of overlapped operator groups (Abacus's data)"},
     {"calibrate", cmd_calibrate, "calibrate the bounds on a campaign of their own (window-sized or composed)"},
     {"collect", cmd_collect, "measure profiles and co-executions on a real GPU"},
+    {"serve", cmd_serve, "serve predictions over HTTP to schedulers (Kubernetes extender, Prometheus metrics)"},
 };
 
 static const cli_command_t *find_command(const char *name)
@@ -44,9 +45,11 @@ static void print_help(FILE *f)
           "       pairsight help COMMAND [SUBCOMMAND] | pairsight COMMAND [SUBCOMMAND] --help\n"
           "       pairsight --version\n"
           "\n"
-          "The data's way: profile (simulate, collect, import, check) -> model (train,\n"
-          "adapt) -> prediction (predict, explain) -> decision (colocate), measured\n"
-          "by eval and report.\n"
+          "The data's way, one folder of src/ per stage: profile (check, import;\n"
+          "simulate in src/simulate, collect in src/collect) -> features (features) ->\n"
+          "model (train, adapt, model) -> prediction (predict, explain) -> decision\n"
+          "(src/decision: plan, replay, calibrate), measured by eval and report\n"
+          "(src/evaluate). Workload-level co-location (colocate) is src/colocate.\n"
           "\n"
           "commands:\n",
           f);

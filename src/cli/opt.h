@@ -177,4 +177,13 @@ void cli_json_move(struct cJSON *to, struct cJSON *from);
 /* The same writer for a single value (used by cli_json_print). */
 void cli_json_write(const struct cJSON *v, FILE *f);
 
+/* Shared by the parser (opt.c) and the usage text (usage.c): whether o takes
+ * a list, its range ("1..100", "(0, 1]") and what it accepts, in words. */
+int cli_opt_is_list(const cli_opt_t *o);
+void cli_opt_range_text(const cli_opt_t *o, char *buf, size_t n);
+void cli_opt_accepts_text(const cli_opt_t *o, char *buf, size_t n);
+
+/* A whole finite number (strtod, no trailing text, not NaN): 0, else -1. */
+int cli_parse_number(const char *s, double *out);
+
 #endif

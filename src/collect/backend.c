@@ -1,6 +1,7 @@
-/* Choosing a backend, and the defaults of the collector's parameters. */
+/* The defaults of the collector's parameters and what every backend shares:
+ * the counter metrics and the message of refused counters (choosing a
+ * backend is backend_open.c). */
 #include "collect/backend.h"
-#include "collect/module.h"
 
 #include "common/common.h"
 
@@ -42,21 +43,6 @@ int psi_counters_permission_error(const char *what)
                      "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/, then reboot); "
                      "see https://developer.nvidia.com/ERR_NVGPUCTRPERM",
                      what);
-}
-
-int psi_backend_open(const ps_collect_params_t *p, psi_backend_t **out)
-{
-    *out = NULL;
-    const char *name = p->backend ? p->backend : "cuda";
-    if (p->warmup < 0 || p->profile_runs <= 0 || p->seq_len <= 0)
-        return psi_error(PS_E_ARG, "need warmup >= 0, profile_runs > 0 and seq_len > 0");
-    if (!(p->clock_tol_pct >= 0 && p->clock_tol_pct < 100))
-        return psi_error(PS_E_ARG, "clock tolerance %g%%: need 0 (no check) to 100", p->clock_tol_pct);
-    if (strcmp(name, "fake") == 0)
-        return psi_backend_fake_open(p, out);
-    if (strcmp(name, "cuda") == 0)
-        return psi_backend_cuda_module_open(p, out);
-    return psi_error(PS_E_ARG, "unknown backend '%s' (cuda or fake)", name);
 }
 
 void psi_gpu_column_name(const char *device_name, char *out, size_t size)

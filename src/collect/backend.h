@@ -8,7 +8,7 @@
 #define PS_COLLECT_BACKEND_H
 
 #include "collect/memplan.h"
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "profile/tables.h"
 
 #ifdef __cplusplus

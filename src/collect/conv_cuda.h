@@ -6,7 +6,7 @@
 #ifndef PS_COLLECT_CONV_CUDA_H
 #define PS_COLLECT_CONV_CUDA_H
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include <cudnn.h>
 #include <stddef.h>

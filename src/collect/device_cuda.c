@@ -37,6 +37,7 @@
 #include "collect/backend.h"
 #include "collect/conv_cuda.h"
 #include "collect/cupti_cuda.h"
+#include "collect/device_cuda.h"
 #include "collect/kernels.h"
 #include "collect/module.h"
 
@@ -56,13 +57,12 @@
 #define MAX_PARTS 64
 #define MAX_GATED_OPS 512 /* launches both sides of a co-execution may queue behind the gate */
 #define CHUNK_OPS 64      /* operators of a standalone run enqueued behind one gate */
-#define LT_WORKSPACE (32u << 20) /* cuBLASLt workspace, bytes */
 
 typedef struct {
     CUresult (*DeviceGet)(CUdevice *, int);
     CUresult (*DeviceGetDevResource)(CUdevice, CUdevResource *, CUdevResourceType);
-    CUresult (*DevSmResourceSplitByCount)(CUdevResource *, unsigned int *, const CUdevResource *,
-                                          CUdevResource *, unsigned int, unsigned int);
+    CUresult (*DevSmResourceSplitByCount)(CUdevResource *, unsigned int *, const CUdevResource *, CUdevResource *,
+                                          unsigned int, unsigned int);
     CUresult (*DevResourceGenerateDesc)(CUdevResourceDesc *, CUdevResource *, unsigned int);
     CUresult (*GreenCtxCreate)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int);
     CUresult (*GreenCtxDestroy)(CUgreenCtx);
@@ -76,33 +76,6 @@ typedef struct {
     CUresult (*StreamDestroy)(CUstream);
     CUresult (*GetErrorString)(CUresult, const char **);
 } driver_t;
-
-/* NVML, from the driver's libnvidia-ml.so.1 at run time (the toolkit ships
- * no nvml.h here; these are the stable C signatures of nvml.h). */
-typedef int nvml_ret_t; /* nvmlReturn_t: 0 is NVML_SUCCESS */
-typedef struct nvml_device *nvml_device_t;
-#define NVML_CLOCK_SM 1 /* nvmlClockType_t */
-typedef struct {
-    void *lib;
-    nvml_device_t dev;
-    nvml_ret_t (*Init)(void);
-    nvml_ret_t (*Shutdown)(void);
-    nvml_ret_t (*DeviceGetHandleByPciBusId)(const char *, nvml_device_t *);
-    nvml_ret_t (*DeviceGetClockInfo)(nvml_device_t, int, unsigned *);
-    nvml_ret_t (*DeviceGetMaxClockInfo)(nvml_device_t, int, unsigned *);
-    const char *(*ErrorString)(nvml_ret_t);
-} nvml_t;
-
-/* One side: a green context, its stream and its library handles. */
-typedef struct {
-    unsigned sms;
-    CUgreenCtx green;
-    CUcontext ctx;
-    CUstream stream;
-    cublasHandle_t blas;
-    cublasLtHandle_t lt;
-    cudnnHandle_t dnn;
-} side_t;
 
 /* A partition of the device: one side (profile) or two (co-execution);
  * rest is the green context of the remainder the second side came from. */
@@ -122,21 +95,6 @@ typedef struct {
     size_t ws_bytes;
 } arena_t;
 
-/* Per-operator state prepared before timing: a cuBLASLt matmul (plain
- * GEMMs), a cuDNN graph plan or, where that fails, legacy descriptors. */
-typedef struct {
-    cublasLtMatmulDesc_t mm;
-    cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulAlgo_t lt_algo;
-    size_t lt_ws;
-    psi_conv_plan_t *graph;
-    cudnnTensorDescriptor_t x, y;
-    cudnnFilterDescriptor_t w;
-    cudnnConvolutionDescriptor_t conv;
-    cudnnConvolutionFwdAlgo_t algo;
-    size_t ws;
-} prep_t;
-
 typedef struct {
     psi_backend_t base;
     driver_t drv;
@@ -148,7 +106,7 @@ typedef struct {
     int n_parts;
     side_t primary; /* the whole device, for the counters (no green context) */
     arena_t arena[2];
-    void *flush;      /* L2 flush buffer */
+    void *flush; /* L2 flush buffer */
     size_t flush_bytes;
     int flush_l2;
     volatile unsigned *gate; /* mapped host memory */
@@ -169,17 +127,17 @@ static int rt_fail(cudaError_t e, const char *what)
     return psi_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, cudaGetErrorString(e), (int)e);
 }
 
-#define CU(call, what)                                                                             \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS)                                                                    \
-            return cu_fail(b, r_, what);                                                           \
+#define CU(call, what)                                                                                                 \
+    do {                                                                                                               \
+        CUresult r_ = (call);                                                                                          \
+        if (r_ != CUDA_SUCCESS)                                                                                        \
+            return cu_fail(b, r_, what);                                                                               \
     } while (0)
-#define RT(call, what)                                                                             \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess)                                                                     \
-            return rt_fail(e_, what);                                                              \
+#define RT(call, what)                                                                                                 \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess)                                                                                         \
+            return rt_fail(e_, what);                                                                                  \
     } while (0)
 #define BLAS(call, what)                                                                                               \
     do {                                                                                                               \
@@ -194,21 +152,21 @@ static int rt_fail(cudaError_t e, const char *what)
             return psi_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));                            \
     } while (0)
 /* rc = call's outcome, named, unless rc already holds an error. */
-#define RT_RC(rc, call, what)                                                                      \
-    do {                                                                                           \
-        if ((rc) == 0) {                                                                           \
-            cudaError_t e_ = (call);                                                               \
-            if (e_ != cudaSuccess)                                                                 \
-                (rc) = rt_fail(e_, what);                                                          \
-        }                                                                                          \
+#define RT_RC(rc, call, what)                                                                                          \
+    do {                                                                                                               \
+        if ((rc) == 0) {                                                                                               \
+            cudaError_t e_ = (call);                                                                                   \
+            if (e_ != cudaSuccess)                                                                                     \
+                (rc) = rt_fail(e_, what);                                                                              \
+        }                                                                                                              \
     } while (0)
-#define CU_RC(rc, call, what)                                                                      \
-    do {                                                                                           \
-        if ((rc) == 0) {                                                                           \
-            CUresult r_ = (call);                                                                  \
-            if (r_ != CUDA_SUCCESS)                                                                \
-                (rc) = cu_fail(b, r_, what);                                                       \
-        }                                                                                          \
+#define CU_RC(rc, call, what)                                                                                          \
+    do {                                                                                                               \
+        if ((rc) == 0) {                                                                                               \
+            CUresult r_ = (call);                                                                                      \
+            if (r_ != CUDA_SUCCESS)                                                                                    \
+                (rc) = cu_fail(b, r_, what);                                                                           \
+        }                                                                                                              \
     } while (0)
 
 static int load_driver(driver_t *d)
@@ -236,8 +194,7 @@ static int load_driver(driver_t *d)
     for (size_t i = 0; i < PS_ARRAY_LEN(syms); i++) {
         void *fn = NULL;
         enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        cudaError_t e = cudaGetDriverEntryPointByVersion(syms[i].name, &fn, CUDART_VERSION,
-                                                         cudaEnableDefault, &q);
+        cudaError_t e = cudaGetDriverEntryPointByVersion(syms[i].name, &fn, CUDART_VERSION, cudaEnableDefault, &q);
         if (e != cudaSuccess)
             return rt_fail(e, "cudaGetDriverEntryPointByVersion");
         if (q != cudaDriverEntryPointSuccess || !fn)
@@ -248,79 +205,6 @@ static int load_driver(driver_t *d)
         memcpy((char *)d + syms[i].offset, &fn, sizeof fn);
     }
     return 0;
-}
-
-static int nvml_fail(const nvml_t *n, nvml_ret_t r, const char *what)
-{
-    const char *s = n->ErrorString ? n->ErrorString(r) : NULL;
-    return psi_error(PS_E_BACKEND, "nvml: %s: %s (%d)", what, s ? s : "unknown error", r);
-}
-
-/* NVML for the device with PCI bus id `bus`. Without libnvidia-ml the
- * clocks are unknown (NAN) and a warning says so; any other NVML failure
- * is an error. */
-static int nvml_open(nvml_t *n, const char *bus)
-{
-    memset(n, 0, sizeof *n);
-    n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!n->lib) {
-        psi_log(PS_LOG_WARN, "nvml: %s: SM clocks will not be recorded", dlerror());
-        return 0;
-    }
-    static const struct {
-        const char *name;
-        size_t offset;
-    } syms[] = {
-        {"nvmlInit_v2", offsetof(nvml_t, Init)},
-        {"nvmlShutdown", offsetof(nvml_t, Shutdown)},
-        {"nvmlDeviceGetHandleByPciBusId_v2", offsetof(nvml_t, DeviceGetHandleByPciBusId)},
-        {"nvmlDeviceGetClockInfo", offsetof(nvml_t, DeviceGetClockInfo)},
-        {"nvmlDeviceGetMaxClockInfo", offsetof(nvml_t, DeviceGetMaxClockInfo)},
-        {"nvmlErrorString", offsetof(nvml_t, ErrorString)},
-    };
-    for (size_t i = 0; i < PS_ARRAY_LEN(syms); i++) {
-        void *fn = dlsym(n->lib, syms[i].name);
-        if (!fn)
-            return psi_error(PS_E_BACKEND, "nvml: libnvidia-ml.so.1 lacks %s", syms[i].name);
-        memcpy((char *)n + syms[i].offset, &fn, sizeof fn);
-    }
-    /* Without NVML (a container without it, a driver that refuses) clocks
-     * are unknown, and said to be; once it answers, every failure counts. */
-    nvml_ret_t r = n->Init();
-    if (r != 0) {
-        psi_log(PS_LOG_WARN, "nvml: nvmlInit_v2: %s: SM clocks will not be recorded",
-                n->ErrorString ? n->ErrorString(r) : "error");
-        n->Shutdown = NULL;
-        return 0;
-    }
-    r = n->DeviceGetHandleByPciBusId(bus, &n->dev);
-    if (r != 0)
-        return nvml_fail(n, r, "nvmlDeviceGetHandleByPciBusId_v2");
-    return 0;
-}
-
-/* The SM clock now, MHz; NAN without NVML. */
-static int nvml_sm_clock(const nvml_t *n, int max, double *mhz)
-{
-    *mhz = NAN;
-    if (!n->dev)
-        return 0;
-    unsigned v = 0;
-    nvml_ret_t r = max ? n->DeviceGetMaxClockInfo(n->dev, NVML_CLOCK_SM, &v)
-                       : n->DeviceGetClockInfo(n->dev, NVML_CLOCK_SM, &v);
-    if (r != 0)
-        return nvml_fail(n, r, max ? "nvmlDeviceGetMaxClockInfo" : "nvmlDeviceGetClockInfo");
-    *mhz = (double)v;
-    return 0;
-}
-
-static void nvml_close(nvml_t *n)
-{
-    if (n->Shutdown)
-        (void)n->Shutdown();
-    if (n->lib)
-        (void)dlclose(n->lib);
-    memset(n, 0, sizeof *n);
 }
 
 /* Cleanup: every result is discarded on purpose, the first error having
@@ -363,8 +247,7 @@ static int side_create(cuda_t *b, CUdevResource *res, side_t *s)
     CU(b->drv.DevResourceGenerateDesc(&desc, res, 1), "cuDevResourceGenerateDesc");
     CU(b->drv.GreenCtxCreate(&s->green, desc, b->dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
     CU(b->drv.CtxFromGreenCtx(&s->ctx, s->green), "cuCtxFromGreenCtx");
-    CU(b->drv.GreenCtxStreamCreate(&s->stream, s->green, CU_STREAM_NON_BLOCKING, 0),
-       "cuGreenCtxStreamCreate");
+    CU(b->drv.GreenCtxStreamCreate(&s->stream, s->green, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
     return side_handles(b, s);
 }
 
@@ -388,8 +271,7 @@ static int side_handles(cuda_t *b, side_t *s)
 /* Split `sms` SMs off `from` (a resource of the device or of a green
  * context); the driver rounds to its granularity, and a rounded group
  * would measure another allocation than the one asked for. */
-static int split(cuda_t *b, const CUdevResource *from, unsigned sms, CUdevResource *group,
-                 CUdevResource *rest)
+static int split(cuda_t *b, const CUdevResource *from, unsigned sms, CUdevResource *group, CUdevResource *rest)
 {
     unsigned n = 1;
     CU(b->drv.DevSmResourceSplitByCount(group, &n, from, rest, 0, sms), "cuDevSmResourceSplitByCount");
@@ -527,109 +409,6 @@ static int grow_ws(arena_t *a, size_t need)
     return 0;
 }
 
-static void prep_free(prep_t *p, int n)
-{
-    for (int i = 0; p && i < n; i++) {
-        if (p[i].mm)
-            (void)cublasLtMatmulDescDestroy(p[i].mm);
-        if (p[i].la)
-            (void)cublasLtMatrixLayoutDestroy(p[i].la);
-        if (p[i].lb)
-            (void)cublasLtMatrixLayoutDestroy(p[i].lb);
-        if (p[i].lc)
-            (void)cublasLtMatrixLayoutDestroy(p[i].lc);
-        psi_conv_plan_free(p[i].graph);
-        if (p[i].x)
-            (void)cudnnDestroyTensorDescriptor(p[i].x);
-        if (p[i].y)
-            (void)cudnnDestroyTensorDescriptor(p[i].y);
-        if (p[i].w)
-            (void)cudnnDestroyFilterDescriptor(p[i].w);
-        if (p[i].conv)
-            (void)cudnnDestroyConvolutionDescriptor(p[i].conv);
-    }
-    free(p);
-}
-
-/* A cuBLASLt matmul for a plain (batch 1) GEMM with the side's SM target;
- * 0 with p->mm NULL when the heuristic has nothing (cuBLAS then runs it). */
-static int prep_gemm(const side_t *s, const psi_opdesc_t *op, prep_t *p)
-{
-    const long long *v = op->p;
-    if (v[PG_BATCH] != 1)
-        return 0;
-    uint64_t n = (uint64_t)v[PG_N], m = (uint64_t)v[PG_M], k = (uint64_t)v[PG_K];
-    int32_t sms = (int32_t)s->sms;
-    uint64_t ws = LT_WORKSPACE;
-    BLAS(cublasLtMatmulDescCreate(&p->mm, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc");
-    BLAS(cublasLtMatmulDescSetAttribute(p->mm, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms),
-         "SM count target");
-    /* Row-major C[m,n] = A[m,k] B[k,n] as column-major C^T = B^T A^T. */
-    BLAS(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_16F, n, k, (int64_t)n), "layout");
-    BLAS(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_16F, k, m, (int64_t)k), "layout");
-    BLAS(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_16F, n, m, (int64_t)n), "layout");
-    cublasLtMatmulPreference_t pref = NULL;
-    BLAS(cublasLtMatmulPreferenceCreate(&pref), "preference");
-    cublasLtMatmulHeuristicResult_t res;
-    int got = 0;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                             &ws, sizeof ws);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulAlgoGetHeuristic(s->lt, p->mm, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &got);
-    (void)cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS || got == 0) {
-        (void)cublasLtMatmulDescDestroy(p->mm);
-        p->mm = NULL;
-        return 0;
-    }
-    p->lt_algo = res.algo;
-    p->lt_ws = res.workspaceSize;
-    return 0;
-}
-
-static int prep_conv(const side_t *s, const psi_opdesc_t *op, prep_t *p)
-{
-    /* The graph API first, for its SM target; the legacy API where no
-     * engine plans the convolution. */
-    if (psi_conv_plan_make(s->dnn, op, (int)s->sms, &p->graph, &p->ws) == 0)
-        return 0;
-    psi_log(PS_LOG_DEBUG, "%s: legacy cuDNN API (%s)", op->name, ps_last_error());
-    const long long *v = op->p;
-    int n = (int)v[PC_N], c = (int)v[PC_C], h = (int)v[PC_H], w = (int)v[PC_W], k = (int)v[PC_K];
-    int g = (int)v[PC_GROUPS];
-    DNN(cudnnCreateTensorDescriptor(&p->x), "tensor descriptor");
-    DNN(cudnnCreateTensorDescriptor(&p->y), "tensor descriptor");
-    DNN(cudnnCreateFilterDescriptor(&p->w), "filter descriptor");
-    DNN(cudnnCreateConvolutionDescriptor(&p->conv), "convolution descriptor");
-    DNN(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, n, c, h, w), "x");
-    DNN(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, k, c / g, (int)v[PC_R],
-                                   (int)v[PC_S]),
-        "w");
-    DNN(cudnnSetConvolution2dDescriptor(p->conv, (int)v[PC_PAD], (int)v[PC_PAD], (int)v[PC_STRIDE],
-                                        (int)v[PC_STRIDE], 1, 1, CUDNN_CROSS_CORRELATION,
-                                        CUDNN_DATA_FLOAT),
-        "conv");
-    DNN(cudnnSetConvolutionGroupCount(p->conv, g), "groups");
-    DNN(cudnnSetConvolutionMathType(p->conv, CUDNN_TENSOR_OP_MATH), "math type");
-    int on, oc, oh, ow;
-    DNN(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &on, &oc, &oh, &ow), "output dim");
-    DNN(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, on, oc, oh, ow), "y");
-    cudnnConvolutionFwdAlgoPerf_t perf[8];
-    int got = 0;
-    DNN(cudnnGetConvolutionForwardAlgorithm_v7(s->dnn, p->x, p->w, p->conv, p->y, 8, &got, perf),
-        "algorithm heuristic");
-    int pick = -1;
-    for (int i = 0; i < got && pick < 0; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS)
-            pick = i;
-    if (pick < 0)
-        return psi_error(PS_E_BACKEND, "cudnn: no algorithm for %s", op->name);
-    p->algo = perf[pick].algo;
-    DNN(cudnnGetConvolutionForwardWorkspaceSize(s->dnn, p->x, p->w, p->conv, p->y, p->algo, &p->ws),
-        "workspace size");
-    return 0;
-}
-
 /* Library plans for ops [start, start+len) of l on side s, bound to their
  * buffers in arena a. */
 static int prepare(cuda_t *b, const side_t *s, arena_t *a, const psi_oplist_t *l, int start, int len, prep_t **out)
@@ -645,9 +424,9 @@ static int prepare(cuda_t *b, const side_t *s, arena_t *a, const psi_oplist_t *l
     CU_RC(rc, b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
     for (int i = 0; i < len && rc == 0; i++) {
         if (l->ops[start + i].kind == PS_OPK_CONV)
-            rc = prep_conv(s, &l->ops[start + i], &p[i]);
+            rc = psi_cuda_prep_conv(s, &l->ops[start + i], &p[i]);
         else if (l->ops[start + i].kind == PS_OPK_GEMM)
-            rc = prep_gemm(s, &l->ops[start + i], &p[i]);
+            rc = psi_cuda_prep_gemm(s, &l->ops[start + i], &p[i]);
         ws = p[i].ws > ws ? p[i].ws : ws;
         ws = p[i].lt_ws > ws ? p[i].lt_ws : ws;
     }
@@ -660,7 +439,7 @@ static int prepare(cuda_t *b, const side_t *s, arena_t *a, const psi_oplist_t *l
             rc = psi_conv_plan_bind(p[i].graph, (void *)o->in, (void *)o->w, (void *)o->out, a->ws);
     }
     if (rc) {
-        prep_free(p, len);
+        psi_cuda_prep_free(p, len);
         return rc;
     }
     *out = p;
@@ -675,8 +454,8 @@ static int enqueue(const side_t *s, const arena_t *a, const psi_opdesc_t *op, in
     const psi_opbuf_t *o = &a->plan.op[i];
     void *in = (void *)o->in, *w = (void *)o->w, *out = (void *)o->out;
     if (op->kind == PS_OPK_GEMM && p->mm) {
-        BLAS(cublasLtMatmul(s->lt, p->mm, &one, w, p->la, in, p->lb, &zero, out, p->lc, out, p->lc,
-                            &p->lt_algo, a->ws, p->lt_ws, (cudaStream_t)s->stream),
+        BLAS(cublasLtMatmul(s->lt, p->mm, &one, w, p->la, in, p->lb, &zero, out, p->lc, out, p->lc, &p->lt_algo, a->ws,
+                            p->lt_ws, (cudaStream_t)s->stream),
              op->name);
         return 0;
     }
@@ -684,17 +463,15 @@ static int enqueue(const side_t *s, const arena_t *a, const psi_opdesc_t *op, in
         /* Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T. */
         int m = (int)v[PG_M], n = (int)v[PG_N], k = (int)v[PG_K];
         BLAS(cublasGemmStridedBatchedEx(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16F, n,
-                                        (long long)k * n, in, CUDA_R_16F, k, (long long)m * k, &zero, out,
-                                        CUDA_R_16F, n, (long long)m * n, (int)v[PG_BATCH],
-                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                                        (long long)k * n, in, CUDA_R_16F, k, (long long)m * k, &zero, out, CUDA_R_16F,
+                                        n, (long long)m * n, (int)v[PG_BATCH], CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
              op->name);
         return 0;
     }
     if (op->kind == PS_OPK_CONV && p->graph)
         return psi_conv_plan_run(s->dnn, p->graph);
     if (op->kind == PS_OPK_CONV) {
-        DNN(cudnnConvolutionForward(s->dnn, &one, p->x, in, p->w, w, p->conv, p->algo, a->ws, p->ws, &zero,
-                                    p->y, out),
+        DNN(cudnnConvolutionForward(s->dnn, &one, p->x, in, p->w, w, p->conv, p->algo, a->ws, p->ws, &zero, p->y, out),
             op->name);
         return 0;
     }
@@ -722,10 +499,7 @@ static int gate_wait(cuda_t *b, const side_t *s, unsigned value)
     return 0;
 }
 
-static void gate_open(cuda_t *b, unsigned value)
-{
-    __atomic_store_n(b->gate, value, __ATOMIC_SEQ_CST);
-}
+static void gate_open(cuda_t *b, unsigned value) { __atomic_store_n(b->gate, value, __ATOMIC_SEQ_CST); }
 
 /* One run of the whole list on side s, in model order, every operator
  * between ev[2i] and ev[2i+1]. Chunks of CHUNK_OPS operators wait behind
@@ -760,7 +534,7 @@ static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const psi_opl
         b->gate_seq = g0 + (unsigned)chunks - 1;
     }
     if (rc == 0)
-        rc = nvml_sm_clock(&b->nvml, 0, mhz);
+        rc = psi_nvml_sm_clock(&b->nvml, 0, mhz);
     cudaError_t e = cudaStreamSynchronize(st);
     if (rc == 0 && e != cudaSuccess)
         rc = rt_fail(e, "cudaStreamSynchronize (standalone run)");
@@ -784,7 +558,7 @@ static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, in
         return rc;
     cudaEvent_t *ev = psi_calloc(2 * (size_t)l->n, sizeof *ev);
     if (!ev) {
-        prep_free(prep, l->n);
+        psi_cuda_prep_free(prep, l->n);
         return PS_E_NOMEM;
     }
     CU_RC(rc, b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
@@ -808,7 +582,7 @@ static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, in
         if (ev[i])
             (void)cudaEventDestroy(ev[i]);
     free(ev);
-    prep_free(prep, l->n);
+    psi_cuda_prep_free(prep, l->n);
     if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
         rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
     return rc;
@@ -862,8 +636,7 @@ static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_s
     for (int k = 0; k < 2 && rc == 0; k++) {
         CU_RC(rc, b->drv.CtxSetCurrent(part->side[k].ctx), "cuCtxSetCurrent");
         for (int i = 0; i < seg[k]->len && rc == 0; i++)
-            rc = enqueue(&part->side[k], a[k], &seg[k]->list->ops[seg[k]->start + i], seg[k]->start + i,
-                         &prep[k][i]);
+            rc = enqueue(&part->side[k], a[k], &seg[k]->list->ops[seg[k]->start + i], seg[k]->start + i, &prep[k][i]);
         RT_RC(rc, cudaStreamSynchronize((cudaStream_t)part->side[k].stream), "cudaStreamSynchronize (warm-up)");
     }
     for (int r = -warmup; r < runs && rc == 0; r++) {
@@ -876,7 +649,7 @@ static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_s
         gate_open(b, gate);
         double mhz = NAN;
         if (rc == 0)
-            rc = nvml_sm_clock(&b->nvml, 0, &mhz);
+            rc = psi_nvml_sm_clock(&b->nvml, 0, &mhz);
         for (int k = 0; k < 2; k++) {
             cudaError_t e = cudaStreamSynchronize((cudaStream_t)part->side[k].stream);
             if (rc == 0 && e != cudaSuccess)
@@ -895,7 +668,7 @@ static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_s
         for (int j = 0; j < 2; j++)
             if (ev[k][j])
                 (void)cudaEventDestroy(ev[k][j]);
-        prep_free(prep[k], seg[k]->len);
+        psi_cuda_prep_free(prep[k], seg[k]->len);
     }
     if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
         rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
@@ -994,7 +767,7 @@ static int cuda_counters(psi_backend_t *base, const psi_oplist_t *l, int tpcs, p
     }
     free(v);
     psi_cupti_close(cp);
-    prep_free(prep, l->n);
+    psi_cuda_prep_free(prep, l->n);
     if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
         rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
     return rc;
@@ -1034,7 +807,7 @@ static int cuda_throughput(psi_backend_t *base, const psi_oplist_t *l, int warmu
                 break;
         }
     }
-    prep_free(prep, l->n);
+    psi_cuda_prep_free(prep, l->n);
     if (rc == 0)
         *iters_per_s = (double)iters / el;
     return rc;
@@ -1079,7 +852,7 @@ static void cuda_free(psi_backend_t *base)
         (void)cudaFree(b->flush);
     if (b->gate)
         (void)cudaFreeHost((void *)b->gate);
-    nvml_close(&b->nvml);
+    psi_nvml_close(&b->nvml);
     free(b);
 }
 
@@ -1129,11 +902,11 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
     }
     char bus[32];
     RT(cudaDeviceGetPCIBusId(bus, (int)sizeof bus, p->device), "cudaDeviceGetPCIBusId");
-    rc = nvml_open(&b->nvml, bus);
+    rc = psi_nvml_open(&b->nvml, bus);
     if (rc == 0)
-        rc = nvml_sm_clock(&b->nvml, 0, &d->sm_clock_mhz);
+        rc = psi_nvml_sm_clock(&b->nvml, 0, &d->sm_clock_mhz);
     if (rc == 0)
-        rc = nvml_sm_clock(&b->nvml, 1, &d->sm_clock_max_mhz);
+        rc = psi_nvml_sm_clock(&b->nvml, 1, &d->sm_clock_max_mhz);
     if (rc)
         return rc;
     int l2 = 0;

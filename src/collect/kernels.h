@@ -4,7 +4,7 @@
 #ifndef PS_COLLECT_KERNELS_H
 #define PS_COLLECT_KERNELS_H
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include <cuda_runtime_api.h>
 

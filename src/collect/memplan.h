@@ -14,7 +14,7 @@
 #ifndef PS_COLLECT_MEMPLAN_H
 #define PS_COLLECT_MEMPLAN_H
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include <stddef.h>
 #include <stdint.h>

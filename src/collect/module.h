@@ -82,6 +82,9 @@ int psi_backend_cuda_module_open(const ps_collect_params_t *p, psi_backend_t **o
 int psi_backend_cuda_open(const ps_collect_params_t *p, psi_backend_t **out);
 /* Module side (module_cuda.c): the host's psi_counter_metrics. */
 const char *const *psi_cuda_counter_metrics(void);
+/* Module side (module_cuda.c): the host every forwarder calls, set by the
+ * entry point (module_entry_cuda.c) once it has checked it. */
+void psi_cuda_host_set(const psi_cuda_host_t *h);
 
 #ifdef __cplusplus
 }

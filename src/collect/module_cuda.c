@@ -1,8 +1,8 @@
-/* Module side of libpairsight_cuda.so (module.h): its one exported function,
- * and the host helpers the CUDA sources call, forwarded to the host that
- * loaded the module. Everything here but PS_CUDA_MODULE_ENTRY is hidden
- * (the module is compiled with -fvisibility=hidden), so these definitions
- * never interpose on the host's. */
+/* Module side of libpairsight_cuda.so (module.h): the host helpers the CUDA
+ * sources call, forwarded to the host that loaded the module (its one
+ * exported function is module_entry_cuda.c). Everything here is hidden (the
+ * module is compiled with -fvisibility=hidden), so these definitions never
+ * interpose on the host's. */
 #include "collect/module.h"
 
 #include <stdarg.h>
@@ -68,25 +68,5 @@ int psi_counters_permission_error(const char *what) { return host->counters_perm
 /* The host's metric names (psi_counter_metrics), once the module is open. */
 const char *const *psi_cuda_counter_metrics(void) { return host->counter_metrics; }
 
-__attribute__((visibility("default"))) int psi_cuda_module_open(const psi_cuda_host_t *h, const ps_collect_params_t *p,
-                                                                psi_backend_t **out);
-
-int psi_cuda_module_open(const psi_cuda_host_t *h, const ps_collect_params_t *p, psi_backend_t **out)
-{
-    *out = NULL;
-    if (h->abi != PS_CUDA_MODULE_ABI)
-        return h->error(PS_E_BACKEND,
-                        "cuda: the CUDA module was built for module ABI %d, this pairsight has %d: "
-                        "use the libpairsight_cuda.so built with this pairsight",
-                        PS_CUDA_MODULE_ABI, h->abi);
-    if (h->size != sizeof *h || h->sizeof_backend != sizeof(psi_backend_t) ||
-        h->sizeof_params != sizeof(ps_collect_params_t) || h->sizeof_oplist != sizeof(psi_oplist_t) ||
-        h->sizeof_op != sizeof(psi_opdesc_t) || h->sizeof_counters != sizeof(psi_counters_t) ||
-        strcmp(h->version, PS_VERSION_STRING) != 0)
-        return h->error(PS_E_BACKEND,
-                        "cuda: the CUDA module (pairsight %s) does not match this pairsight (%s): "
-                        "use the libpairsight_cuda.so built with it",
-                        PS_VERSION_STRING, h->version);
-    host = h;
-    return psi_backend_cuda_open(p, out);
-}
+/* Set by the entry point (module_entry_cuda.c) once the host is checked. */
+void psi_cuda_host_set(const psi_cuda_host_t *h) { host = h; }

@@ -57,8 +57,8 @@ int psi_store_status(psi_store_t *s, ps_campaign_status_t *out);
 void psi_store_bind_num(sqlite3_stmt *st, int i, double v);
 int psi_store_step_once(psi_store_t *s, sqlite3_stmt *st, const char *what);
 
-/* store_runs.c: how measurements were taken. psi_store_open calls init. */
-int psi_store_runs_init(psi_store_t *s);
+/* store_runs.c: how measurements were taken (psi_store_open makes its
+ * tables). */
 /* One timed run's SM clock (NAN unknown), refused or kept; written at once,
  * outside any task transaction, so that refused runs stay on record. */
 int psi_store_put_clock(psi_store_t *s, const char *task, int run, double sm_mhz, int refused);

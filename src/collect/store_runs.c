@@ -2,8 +2,9 @@
  * The campaign database's record of how each measurement was taken, beside
  * the rows of store.c: the SM clock of every timed run (refused ones too),
  * the device memory of every model laid out, and counters measured on a
- * partition rather than the whole device. Tables are added with CREATE
- * TABLE IF NOT EXISTS, so a database of an earlier version gains them.
+ * partition rather than the whole device. Their tables are made by
+ * psi_store_open (store.c) with CREATE TABLE IF NOT EXISTS, so a database
+ * of an earlier version gains them.
  */
 #include "collect/store.h"
 
@@ -13,24 +14,6 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS clocks(task TEXT NOT NULL, run INTEGER NOT NULL,"
-    " sm_mhz REAL, refused INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS models(gpu TEXT NOT NULL, model TEXT NOT NULL,"
-    " batch INTEGER NOT NULL, weight_bytes REAL NOT NULL, activation_bytes REAL NOT NULL,"
-    " PRIMARY KEY(gpu, model, batch));"
-    "CREATE TABLE IF NOT EXISTS counters_tpc(gpu TEXT NOT NULL, model TEXT NOT NULL,"
-    " batch INTEGER NOT NULL, op INTEGER NOT NULL, tpcs INTEGER NOT NULL, dram_bytes REAL,"
-    " l2_bytes REAL, stall_long_scoreboard REAL, stall_lg_throttle REAL, stall_mio_throttle REAL,"
-    " sm_pct REAL, mem_pct REAL, PRIMARY KEY(gpu, model, batch, op, tpcs));";
-
-int psi_store_runs_init(psi_store_t *s)
-{
-    if (sqlite3_exec(psi_store_db(s), schema, NULL, NULL, NULL) == SQLITE_OK)
-        return 0;
-    return psi_store_error(s, "not a campaign database");
-}
 
 int psi_store_put_clock(psi_store_t *s, const char *task, int run, double sm_mhz, int refused)
 {
@@ -107,5 +90,48 @@ int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out)
         rc = psi_store_error(s, "clocks");
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* The status of the whole campaign: task and row counts (store.c's tables)
+ * and the clocks of psi_store_clock_status. */
+static int count(psi_store_t *s, const char *sql, long *out)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(psi_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return psi_store_error(s, "prepare");
+    int rc = 0;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *out = (long)sqlite3_column_int64(st, 0);
+    else
+        rc = psi_store_error(s, sql);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int psi_store_status(psi_store_t *s, ps_campaign_status_t *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = count(s, "SELECT COUNT(*) FROM tasks", &out->tasks_total);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM tasks WHERE done=1", &out->tasks_done);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM ops", &out->op_rows);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM counters", &out->counter_rows);
+    if (rc == 0)
+        rc = count(s, "SELECT COUNT(*) FROM coexec", &out->coexec_rows);
+    char buf[64];
+    if (rc == 0 && psi_store_meta_get(s, "gpu", out->gpu, sizeof out->gpu) < 0)
+        rc = PS_E_BACKEND;
+    if (rc == 0) {
+        int r = psi_store_meta_get(s, "seq_len", buf, sizeof buf);
+        if (r < 0)
+            rc = r;
+        else if (r == 1)
+            out->seq_len = atoi(buf);
+    }
+    if (rc == 0)
+        rc = psi_store_clock_status(s, out);
     return rc;
 }

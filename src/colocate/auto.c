@@ -24,6 +24,7 @@
  * set on a data set.
  */
 #include "colocate/colocate.h"
+#include "colocate/model_internal.h"
 
 #include "common/common.h"
 
@@ -78,7 +79,7 @@ static int oof_fold(auto_ctx_t *a, int k, int f, double *sape, int *nape)
     ps_coloc_params_t mp = *a->p;
     mp.kind = (ps_coloc_kind_t)k;
     ps_coloc_model_t *m = NULL;
-    if (cl_model_fit(d, a->sub, ns, &mp, &m))
+    if (cl_model_fit_base(d, a->sub, ns, &mp, &m))
         return 1; /* a kind this fold cannot train sits out */
     double slot[64];
     for (int i = 0; i < a->n_train && !rc; i++) {
@@ -86,7 +87,7 @@ static int oof_fold(auto_ctx_t *a, int k, int f, double *sape, int *nape)
         if (a->fold[i] != f)
             continue;
         double *pk = a->pred + (size_t)k * d->nc;
-        rc = cl_model_predict(m, d, ci, slot, &pk[ci]);
+        rc = cl_model_predict_base(m, d, ci, slot, &pk[ci]);
         const cl_coloc_t *c = &d->c[ci];
         if (!rc && c->complete) {
             double y = 0;
@@ -316,7 +317,7 @@ static void no_folds(auto_ctx_t *a, unsigned kinds)
         ps_coloc_params_t mp = *a->p;
         mp.kind = (ps_coloc_kind_t)k;
         ps_coloc_model_t *m = NULL;
-        if (!cl_model_fit(a->d, a->train, a->n_train, &mp, &m))
+        if (!cl_model_fit_base(a->d, a->train, a->n_train, &mp, &m))
             a->mape[k] = INFINITY;
         ps_coloc_model_free(m);
     }

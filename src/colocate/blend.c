@@ -267,7 +267,7 @@ int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int
         } else {
             ps_coloc_params_t q = *p;
             q.kind = (ps_coloc_kind_t)k;
-            int rc = cl_model_fit(d, train, n_train, &q, &m->blend[j]);
+            int rc = cl_model_fit_base(d, train, n_train, &q, &m->blend[j]);
             if (rc)
                 return rc;
         }
@@ -287,7 +287,7 @@ int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, dou
     for (int s = 0; s < c->k; s++)
         out_slot[s] = 0;
     for (int j = 0; j < m->n_blend; j++) {
-        int rc = cl_model_slots(m->blend[j], d, ci, slot);
+        int rc = cl_model_slots_base(m->blend[j], d, ci, slot);
         if (rc)
             return rc;
         for (int s = 0; s < c->k; s++)

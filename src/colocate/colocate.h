@@ -104,7 +104,7 @@ void cl_xgb_free(void *booster);
  * left out. */
 void cl_zscore(const double *x, int n, int d, double *mu, double *sd);
 
-/* Model internals (model.c). */
+/* Model internals (fit.c; one base kind: model.c). */
 int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out);
 /* Predict co-location ci: out_slot[k] (NAN for sum kinds) and *out_sum. */
 int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
@@ -122,7 +122,12 @@ void cl_lowrank_free(cl_lowrank_t *m);
 int cl_lowrank_save(const cl_lowrank_t *m, FILE *f);
 int cl_lowrank_load(FILE *f, cl_lowrank_t **out);
 
-/* Policy scores (eval.c): every target's score over the complete
+/* The sum of c's measured throughputs; whether c holds workload w
+ * (score.c). */
+double cl_coloc_sum(const cl_coloc_t *c);
+int cl_coloc_holds(const cl_coloc_t *c, int w);
+
+/* Policy scores (score.c): every target's score over the complete
  * co-locations flagged in is_cand (of k workloads when kk > 0), targets
  * NULL = all; pred[kind] NULL for kinds not run. Adds to acc[PS_POL_COUNT] and
  * returns the number of targets (-1: out of memory). */

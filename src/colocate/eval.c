@@ -1,15 +1,7 @@
 /*
- * Selection policies and the evaluation of `pairsight colocate eval`.
- *
- * KACE's metric (Han et al., SoCC'24, section 4): for a target workload and
- * its candidate co-locations, a policy's score is
- *
- *     score = T(picked) / max_c T(c),   T(c) = sum of c's measured throughputs,
- *
- * averaged over the targets that have at least two candidates. Random is the
- * mean of T(c) / max T over the candidates. Rule policies look only at the
- * co-runners (the co-location's workloads less one occurrence of the target);
- * ties go to the candidate listed first.
+ * The evaluation of `pairsight colocate eval` (colocate.h): folds, every
+ * kind and auto fitted per fold, errors and the policies' scores (score.c)
+ * summed over seeds.
  */
 #include "colocate/colocate.h"
 
@@ -18,147 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const policy_names[PS_POL_COUNT] = {"oracle",    "random",  "memcap",  "sm",       "mem",
-                                                       "best_rule", "kace_lr", "kace_rf", "kace_mlp", "xu_rf",
-                                                       "ratio",     "mps",     "lowrank", "auto"};
-
-const char *ps_coloc_policy_name(ps_coloc_policy_t p)
-{
-    return (unsigned)p < PS_POL_COUNT ? policy_names[p] : "unknown";
-}
-
-static double coloc_sum(const cl_coloc_t *c)
-{
-    double s = 0;
-    for (int i = 0; i < c->k; i++)
-        s += c->tput[i];
-    return s;
-}
-
-static int holds(const cl_coloc_t *c, int w)
-{
-    for (int i = 0; i < c->k; i++)
-        if (c->w[i] == w)
-            return 1;
-    return 0;
-}
-
-/* A rule's value of candidate c for target t: total memcap, mean SM busy or
- * mean memory busy of the co-runners. NAN when a co-runner lacks it. */
-static double rule_value(const cl_data_t *d, const cl_coloc_t *c, int t, int metric, int mean)
-{
-    double s = 0;
-    int n = 0, skipped = 0;
-    for (int i = 0; i < c->k; i++) {
-        if (c->w[i] == t && !skipped) {
-            skipped = 1;
-            continue;
-        }
-        s += d->w[c->w[i]].f[metric];
-        n++;
-    }
-    return n ? (mean ? s / n : s) : NAN;
-}
-
-/* Index into cand of the best value (lowest when sign = +1, highest when -1),
- * first one on ties, NAN values last. */
-static int argbest(const double *v, int n, int sign)
-{
-    int b = -1;
-    for (int i = 0; i < n; i++)
-        if (!isnan(v[i]) && (b < 0 || sign * v[i] < sign * v[b]))
-            b = i;
-    return b < 0 ? 0 : b;
-}
-
-/*
- * Score every policy for target t over candidates cand[n] (indices of
- * complete co-locations). pred[k] is NULL for a kind not run, else the
- * predicted sums indexed by co-location. Adds each policy's score to acc.
- */
-static void score_target(const cl_data_t *d, int t, const int *cand, int n, double *const *pred, double *acc)
-{
-    double best = -INFINITY, mean = 0, v[n > 0 ? n : 1];
-    for (int i = 0; i < n; i++) {
-        double s = coloc_sum(&d->c[cand[i]]);
-        best = s > best ? s : best;
-        mean += s / n;
-    }
-    acc[PS_POL_ORACLE] += 1.0;
-    acc[PS_POL_RANDOM] += mean / best;
-    static const struct {
-        int pol, metric, mean, sign;
-    } rules[] = {{PS_POL_MEMCAP, CW_MEMCAP, 0, +1}, {PS_POL_SM, CW_SM_BUSY, 1, -1}, {PS_POL_MEM, CW_MEM_BUSY, 1, +1}};
-    double best_rule = 0;
-    for (unsigned r = 0; r < 3; r++) {
-        if (!d->has[rules[r].metric])
-            continue; /* dropped: no workload has the metric */
-        for (int i = 0; i < n; i++)
-            v[i] = rule_value(d, &d->c[cand[i]], t, rules[r].metric, rules[r].mean);
-        double s = coloc_sum(&d->c[cand[argbest(v, n, rules[r].sign)]]) / best;
-        acc[rules[r].pol] += s;
-        best_rule = s > best_rule ? s : best_rule;
-    }
-    acc[PS_POL_BEST_RULE] += best_rule;
-    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
-        if (!pred[k])
-            continue;
-        for (int i = 0; i < n; i++)
-            v[i] = pred[k][cand[i]];
-        acc[PS_POL_KACE_LR + k] += coloc_sum(&d->c[cand[argbest(v, n, -1)]]) / best;
-    }
-}
-
-/* Score the targets of mask_targets (NULL = every workload) over the
- * complete co-locations flagged in is_cand (k-way only when kk > 0).
- * Returns the number of targets. */
-int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
-                      double *acc)
-{
-    int *cand = psi_malloc((size_t)d->nc * sizeof *cand + 1), nt = 0;
-    if (!cand)
-        return -1;
-    for (int t = 0; t < d->nw; t++) {
-        if (targets && !targets[t])
-            continue;
-        int n = 0;
-        for (int i = 0; i < d->nc; i++)
-            if (is_cand[i] && d->c[i].complete && holds(&d->c[i], t) && (kk <= 0 || d->c[i].k == kk))
-                cand[n++] = i;
-        if (n < 2)
-            continue;
-        score_target(d, t, cand, n, pred, acc);
-        nt++;
-    }
-    free(cand);
-    return nt;
-}
-
-int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets)
-{
-    cl_data_t *d = NULL;
-    int rc = cl_data_build(w, NULL, c, NULL, &d);
-    if (rc)
-        return rc;
-    char *all = psi_malloc((size_t)d->nc + 1);
-    double acc[PS_POL_COUNT] = {0};
-    double *pred[PS_COLOC_KIND_COUNT] = {0};
-    if (!all) {
-        cl_data_free(d);
-        return PS_E_NOMEM;
-    }
-    memset(all, 1, (size_t)d->nc);
-    int nt = cl_score_policies(d, all, NULL, 0, pred, acc);
-    for (int p = 0; p < PS_POL_COUNT; p++)
-        out_score[p] = p <= PS_POL_BEST_RULE && nt > 0 ? acc[p] / nt : NAN;
-    *out_targets = nt;
-    free(all);
-    cl_data_free(d);
-    if (nt < 0)
-        return PS_E_NOMEM;
-    return nt > 0 ? 0 : psi_error(PS_E_INPUT, "colocate: no target has two measured candidates");
-}
 
 ps_coloc_eval_params_t ps_coloc_eval_default_params(void)
 {
@@ -252,7 +103,7 @@ static int predict_test(const cl_data_t *d, const fold_t *f, const ps_coloc_mode
             continue;
         if (by_sum) {
             if (c->complete)
-                err_add(e, coloc_sum(c), pred[i]);
+                err_add(e, cl_coloc_sum(c), pred[i]);
             continue;
         }
         for (int s = 0; s < c->k; s++)
@@ -415,6 +266,18 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
     return rc;
 }
 
+/* Fisher-Yates shuffle of a[n] from a splitmix64 stream seeded by seed. */
+static void shuffle(int *a, int n, uint64_t seed)
+{
+    uint64_t st = seed;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1));
+        int t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
 /* Fisher-Yates shuffle, then the first round(frac * n) train; perm[nc]
  * holds the whole permutation (the rest are the test co-locations). */
 int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
@@ -422,13 +285,7 @@ int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
     int n = d->nc;
     for (int i = 0; i < n; i++)
         perm[i] = i;
-    uint64_t st = seed;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(psi_splitmix64(&st) % (uint64_t)(i + 1));
-        int t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    shuffle(perm, n, seed);
     int nt = (int)floor(frac * n + 0.5);
     return nt < 1 ? 1 : nt > n - 1 ? n - 1 : nt;
 }
@@ -468,7 +325,7 @@ static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_
         for (int w = 0; w < d->nw; w++) {
             int used = 0, seen = 0;
             for (int i = 0; i < d->nc && !used; i++)
-                used = holds(&d->c[i], w);
+                used = cl_coloc_holds(&d->c[i], w);
             for (int g = 0; g < fp->nf && used && !seen; g++)
                 seen = strcmp(fp->groups[g], d->w[w].group) == 0;
             if (used && !seen)
@@ -477,7 +334,7 @@ static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_
         fp->cap = fp->nf;
     } else if (p->unseen_pairs) {
         fp->nf = fp->cap = PAIR_FOLDS;
-    } else if (p->test && !p->transfer) {
+    } else if (p->test && !p->transfer && !p->unseen_splits) {
         if (!(fp->sets = psi_calloc((size_t)d->n_sets + 1, sizeof *fp->sets)))
             return PS_E_NOMEM;
         fp->nf = 0;
@@ -489,6 +346,30 @@ static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_
                 fp->sets[fp->nf++] = s;
         fp->cap = fp->nf;
     }
+    return 0;
+}
+
+/* The unseen-splits fold of seed: every co-location of the first table
+ * trains; the second table's (the share splits) are shuffled as
+ * cl_random_split shuffles, in their order, and the first half (rounded)
+ * train, the rest are scored. The training list stays in table order, so
+ * that `colocate train` on the two files' rows in that order fits the same
+ * model. */
+static int fill_splits_fold(const cl_data_t *d, uint64_t seed, fold_t *f)
+{
+    int n = 0, *sp = psi_malloc((size_t)d->nc * sizeof *sp + 1);
+    if (!sp)
+        return PS_E_NOMEM;
+    for (int i = 0; i < d->nc; i++)
+        if (d->c[i].origin == 1)
+            sp[n++] = i;
+    shuffle(sp, n, seed);
+    for (int i = (int)floor(0.5 * n + 0.5); i < n; i++)
+        f->test[sp[i]] = 1;
+    for (int i = 0; i < d->nc; i++)
+        if (!f->test[i])
+            f->train[f->n_train++] = i;
+    free(sp);
     return 0;
 }
 
@@ -531,7 +412,8 @@ static void fill_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
 }
 
 /* The folds of one run. Random split: one fold. Unseen: one per model group.
- * Test table: one per workload set of the second table. */
+ * Test table: one per workload set of the second table. Unseen splits: one
+ * (half of the second table held out). */
 static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, fold_t **out, int *n_out)
 {
     fold_plan_t fp = {0};
@@ -546,6 +428,8 @@ static int make_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
             f[q].targets = psi_calloc((size_t)d->nw + 1, 1);
         if (!f[q].train || !f[q].test || (p->unseen && !f[q].targets))
             rc = PS_E_NOMEM;
+        else if (p->unseen_splits)
+            rc = fill_splits_fold(d, seed, &f[q]);
         else
             fill_fold(d, p, seed, &fp, q, &f[q]);
     }
@@ -668,6 +552,8 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         (!p->unseen && !p->unseen_pairs && !p->test && !(p->train_frac > 0 && p->train_frac < 1)) ||
         (unsigned)p->model.auto_rule >= PS_COLOC_AUTO_RULES)
         return psi_error(PS_E_ARG, "colocate eval: need seeds >= 1, 0 < train_frac < 1 and a known auto rule");
+    if (p->unseen_splits && (!p->test || p->transfer || p->test_alone || p->unseen || p->unseen_pairs))
+        return psi_error(PS_E_ARG, "colocate eval: unseen_splits needs test (the share splits) and no other mode");
     cl_data_t *d = NULL;
     int rc = cl_data_build(w, scaling, c, p->test, &d);
     if (rc)

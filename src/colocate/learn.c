@@ -115,8 +115,6 @@ double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, c
     return s;
 }
 
-static int xgb_fail(const char *what) { return psi_xgb_error(what); }
-
 static int make_dmatrix(const double *x, const double *margin, int n, int d, DMatrixHandle *out)
 {
     float *xf = psi_malloc((size_t)n * d * sizeof *xf + 1);
@@ -124,7 +122,7 @@ static int make_dmatrix(const double *x, const double *margin, int n, int d, DMa
         return PS_E_NOMEM;
     for (long i = 0; i < (long)n * d; i++)
         xf[i] = (float)x[i];
-    int rc = XGDMatrixCreateFromMat(xf, (bst_ulong)n, (bst_ulong)d, NAN, out) ? xgb_fail("matrix") : 0;
+    int rc = XGDMatrixCreateFromMat(xf, (bst_ulong)n, (bst_ulong)d, NAN, out) ? psi_xgb_error("matrix") : 0;
     free(xf);
     if (!rc && margin) {
         float *mf = psi_malloc((size_t)n * sizeof *mf + 1);
@@ -133,7 +131,7 @@ static int make_dmatrix(const double *x, const double *margin, int n, int d, DMa
         for (int i = 0; i < n; i++)
             mf[i] = (float)margin[i];
         if (XGDMatrixSetFloatInfo(*out, "base_margin", mf, (bst_ulong)n))
-            rc = xgb_fail("base_margin");
+            rc = psi_xgb_error("base_margin");
         free(mf);
     }
     return rc;
@@ -156,17 +154,17 @@ int cl_xgb_train(const double *x, const double *y, const double *margin, int n, 
     for (int i = 0; i < n; i++)
         yf[i] = (float)y[i];
     if (XGDMatrixSetFloatInfo(dm, "label", yf, (bst_ulong)n) || XGBoosterCreate(&dm, 1, &b)) {
-        rc = xgb_fail("create");
+        rc = psi_xgb_error("create");
         goto done;
     }
     for (int i = 0; kv[i]; i += 2)
         if (XGBoosterSetParam(b, kv[i], kv[i + 1])) {
-            rc = xgb_fail(kv[i]);
+            rc = psi_xgb_error(kv[i]);
             goto done;
         }
     for (int it = 0; it < rounds; it++)
         if (XGBoosterUpdateOneIter(b, it, dm)) {
-            rc = xgb_fail("train");
+            rc = psi_xgb_error("train");
             goto done;
         }
     *out_booster = b;
@@ -193,7 +191,7 @@ int cl_xgb_predict_limit(void *booster, const double *x, const double *margin, i
     bst_ulong len = 0;
     const float *res = NULL;
     if (XGBoosterPredict((BoosterHandle)booster, dm, 0, (unsigned)rounds, 0, &len, &res) || len != (bst_ulong)n)
-        rc = xgb_fail("predict");
+        rc = psi_xgb_error("predict");
     else
         for (int i = 0; i < n; i++)
             out[i] = res[i];

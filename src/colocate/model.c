@@ -1,6 +1,8 @@
 /*
- * The co-location predictors: fitting on a subset of a data set, prediction,
- * and the public train/predict calls. docs/colocate.md gives the equations.
+ * One co-location predictor of a base kind (kace_*, xu_rf, ratio, mps,
+ * lowrank): fitting on a subset of a data set and prediction. auto, the
+ * blend and the public train/predict calls are fit.c. docs/colocate.md gives
+ * the equations.
  */
 #include "colocate/colocate.h"
 
@@ -104,14 +106,6 @@ static void sum_row(const ps_coloc_model_t *m, const cl_data_t *d, const cl_colo
 
 /* ---- the ratio table: each workload's median co-located / solo ratio ---- */
 
-double cl_model_ratio(const ps_coloc_model_t *m, const char *workload)
-{
-    for (int i = 0; i < m->n_ratio; i++)
-        if (strcmp(m->ratio_name[i], workload) == 0)
-            return m->ratio_med[i];
-    return m->ratio_global;
-}
-
 static int collect_rows(const cl_data_t *d, const int *train, int n_train, wrow_t **out, int *n_out)
 {
     int n = 0;
@@ -166,16 +160,6 @@ static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t
     return 0;
 }
 
-/* The ratio of row i's workload over the other training co-locations, so
- * that the mps model learns the residual it will meet on unseen data. */
-double psi_loo_ratio(const wrow_t *r, int n, int i, double global, double *buf)
-{
-    int k = 0;
-    for (int j = 0; j < n; j++)
-        if (r[j].w == r[i].w && r[j].c != r[i].c)
-            buf[k++] = r[j].ratio;
-    return k ? psi_median(buf, (size_t)k) : global;
-}
 
 /* ---- fitting ---- */
 
@@ -256,7 +240,7 @@ static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n,
 }
 
 /* The distinct gpu values of the training co-locations' workloads. */
-static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
+char *cl_train_gpus(const cl_data_t *d, const int *train, int n_train)
 {
     size_t cap = 1;
     for (int i = 0; i < d->nw; i++)
@@ -287,7 +271,7 @@ static char *train_gpus(const cl_data_t *d, const int *train, int n_train)
 }
 
 /* Bit k for each k of the training co-locations (bit 31: 31 or more). */
-static unsigned train_ks(const cl_data_t *d, const int *train, int n_train)
+unsigned cl_train_ks(const cl_data_t *d, const int *train, int n_train)
 {
     unsigned ks = 0;
     for (int i = 0; i < n_train; i++)
@@ -295,60 +279,8 @@ static unsigned train_ks(const cl_data_t *d, const int *train, int n_train)
     return ks;
 }
 
-/* The picked kind's model: have[kind] when given, else fitted on train. */
-static int build_pick(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, int k,
-                      ps_coloc_model_t **have, ps_coloc_model_t **out)
-{
-    if (k < 0)
-        return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
-    if (have && have[k]) {
-        *out = have[k];
-        have[k] = NULL;
-    } else {
-        ps_coloc_params_t q = *p;
-        q.kind = (ps_coloc_kind_t)k;
-        int rc = cl_model_fit(d, train, n_train, &q, out);
-        if (rc)
-            return rc;
-    }
-    (*out)->autosel = 1;
-    return 0;
-}
 
-int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                  const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out)
-{
-    *out = NULL;
-    if (rule == PS_COLOC_AUTO_PICK)
-        return build_pick(d, train, n_train, p, ch->pick, have, out);
-    ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
-    if (!m)
-        return PS_E_NOMEM;
-    m->kind = PS_COLOC_AUTO;
-    m->p = *p;
-    m->p.kind = PS_COLOC_AUTO;
-    m->autosel = 1;
-    m->ks = train_ks(d, train, n_train);
-    int rc = (m->gpu = train_gpus(d, train, n_train)) ? 0 : PS_E_NOMEM;
-    if (!rc)
-        rc = psi_blend_fit(m, d, train, n_train, p, rule == PS_COLOC_AUTO_WITHIN ? ch->w_within : ch->w, have);
-    if (rc) {
-        ps_coloc_model_free(m);
-        return rc;
-    }
-    *out = m;
-    return 0;
-}
 
-/* auto: cross-validation on train, then the blend or the pick (p->auto_rule)
- * fitted on all of train. */
-static int fit_auto(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                    ps_coloc_model_t **out)
-{
-    cl_auto_choice_t ch;
-    int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &ch);
-    return rc ? rc : cl_auto_build(d, train, n_train, p, &ch, p->auto_rule, NULL, out);
-}
 
 /* ratio, mps, lowrank: from the measured slots of the training set. */
 static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
@@ -398,26 +330,20 @@ static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, in
     return rc;
 }
 
-int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out)
+/* One predictor of a base kind (not auto) on train; cl_model_fit checks
+ * the parameters first. */
+int cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                      ps_coloc_model_t **out)
 {
     *out = NULL;
-    /* Sizes bounded so that a typo is a message, not hours or gigabytes. */
-    if (p->trees < 0 || p->trees > 10000 || p->mlp_epochs < 0 || p->mlp_epochs > 100000 || p->boost_rounds < 0 ||
-        p->boost_rounds > 100000 || (unsigned)p->auto_rule >= PS_COLOC_AUTO_RULES)
-        return psi_error(PS_E_ARG,
-                         "colocate: trees %d, epochs %d, rounds %d, auto rule %d: need trees <= 10000, "
-                         "epochs and rounds <= 100000, a known rule",
-                         p->trees, p->mlp_epochs, p->boost_rounds, p->auto_rule);
-    if (p->kind == PS_COLOC_AUTO)
-        return fit_auto(d, train, n_train, p, out);
     ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
     m->kind = p->kind;
     m->p = *p;
     m->nf = cl_model_nf(p->kind);
-    m->ks = train_ks(d, train, n_train);
-    if (!(m->gpu = train_gpus(d, train, n_train))) {
+    m->ks = cl_train_ks(d, train, n_train);
+    if (!(m->gpu = cl_train_gpus(d, train, n_train))) {
         free(m);
         return PS_E_NOMEM;
     }
@@ -433,13 +359,11 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
 
 /* ---- prediction ---- */
 
-int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
     const cl_coloc_t *c = &d->c[ci];
     double x[CL_MPS_NF];
     *out_sum = 0;
-    if (m->n_blend)
-        return psi_blend_predict(m, d, ci, out_slot, out_sum);
     if (ps_coloc_kind_predicts_sum(m->kind)) {
         for (int s = 0; s < c->k; s++)
             out_slot[s] = NAN;
@@ -476,10 +400,10 @@ int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, doub
     return 0;
 }
 
-int cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
+int cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
 {
     double sum = 0;
-    int rc = cl_model_predict(m, d, ci, out_slot, &sum);
+    int rc = cl_model_predict_base(m, d, ci, out_slot, &sum);
     if (rc || !ps_coloc_kind_predicts_sum(m->kind))
         return rc;
     const cl_coloc_t *c = &d->c[ci];
@@ -489,54 +413,4 @@ int cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double
     for (int s = 0; s < c->k; s++)
         out_slot[s] = sum * cl_solo(d, c->w[s], c->share[s]) / solo;
     return 0;
-}
-
-/* ---- public calls ---- */
-
-int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
-                   const ps_coloc_params_t *p, ps_coloc_model_t **out)
-{
-    *out = NULL;
-    cl_data_t *d = NULL;
-    int rc = cl_data_build(w, scaling, c, NULL, &d);
-    if (rc)
-        return rc;
-    int *idx = psi_malloc((size_t)d->nc * sizeof *idx + 1);
-    if (!idx) {
-        cl_data_free(d);
-        return PS_E_NOMEM;
-    }
-    for (int i = 0; i < d->nc; i++)
-        idx[i] = i;
-    ps_coloc_params_t def = ps_coloc_default_params();
-    rc = cl_model_fit(d, idx, d->nc, p ? p : &def, out);
-    free(idx);
-    cl_data_free(d);
-    return rc;
-}
-
-int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
-                     const ps_colocations_t *q, double *out_tput)
-{
-    cl_data_t *d = NULL;
-    int rc = cl_data_build(w, scaling, q, NULL, &d);
-    if (rc)
-        return rc;
-    double slot[64];
-    for (size_t i = 0; i < q->n && !rc; i++) {
-        /* Find the row's co-location and slot (ids are unique per table). */
-        const psi_colocation_row_t *r = &q->rows[i];
-        int ci = -1;
-        for (int j = 0; j < d->nc && ci < 0; j++)
-            if (strcmp(d->c[j].id, r->colocation) == 0)
-                ci = j;
-        int s = 0;
-        while (s < d->c[ci].k && d->c[ci].slot[s] != r->slot)
-            s++;
-        double sum = 0;
-        rc = cl_model_predict(m, d, ci, slot, &sum);
-        out_tput[i] = ps_coloc_kind_predicts_sum(m->kind) ? sum : slot[s];
-    }
-    cl_data_free(d);
-    return rc;
 }

@@ -9,7 +9,7 @@ struct fann;
 struct ps_coloc_model {
     ps_coloc_kind_t kind;
     ps_coloc_params_t p;
-    int nf;
+    int nf; /* features (mps: CL_MPS_BASE_NF when trained on pairs only) */
     double mu[CL_MPS_NF], sd[CL_MPS_NF], beta[CL_MPS_NF + 1]; /* LR and MLP scaling */
     double ymu, ysd;                                          /* MLP target scaling */
     void *booster;                                            /* forests, mps */
@@ -31,6 +31,17 @@ struct ps_coloc_model {
 };
 
 int cl_model_nf(ps_coloc_kind_t kind);
+
+/* One predictor of a base kind (model.c): what cl_model_fit, cl_model_predict
+ * and cl_model_slots (fit.c) do for every kind but auto and the blend, which
+ * are made of these. */
+int cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                      ps_coloc_model_t **out);
+int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
+int cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot);
+/* The GPUs ("A100,H100") and the mask of co-location sizes k of train. */
+char *cl_train_gpus(const cl_data_t *d, const int *train, int n_train);
+unsigned cl_train_ks(const cl_data_t *d, const int *train, int n_train);
 
 /* One measured (co-location, slot) of the training set. */
 typedef struct {

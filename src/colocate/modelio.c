@@ -400,7 +400,7 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
     }
     if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
-    if (m->nf != cl_model_nf(m->kind)) {
+    if (m->nf != cl_model_nf(m->kind) && !(m->kind == PS_COLOC_MPS && m->nf == CL_MPS_BASE_NF)) {
         rc = psi_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
         goto done;
     }
@@ -683,4 +683,27 @@ int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
     int rc = coloc_save(m, path);
     c_numeric_end(old);
     return rc;
+}
+
+static int write_coloc(const void *p, FILE *f)
+{
+    const ps_coloc_model_t *m = p;
+    return m->n_blend ? blend_write(m, f) : single_write(m, f);
+}
+
+int ps_coloc_model_save_mem(const ps_coloc_model_t *m, unsigned char **out, size_t *out_len)
+{
+    return psi_write_mem(write_coloc, m, "ps_coloc_model_save_mem", out, out_len);
+}
+
+int ps_coloc_model_load_mem(const unsigned char *buf, size_t len, ps_coloc_model_t **out)
+{
+    if (!out)
+        return psi_error(PS_E_ARG, "ps_coloc_model_load_mem: NULL out");
+    *out = NULL;
+    if (!buf)
+        return psi_error(PS_E_ARG, "ps_coloc_model_load_mem: NULL buffer");
+    if (len > CL_MAX_FILE)
+        return bad("co-location model in memory", "larger than 1 GB");
+    return cl_model_load_mem("co-location model in memory", buf, len, out);
 }

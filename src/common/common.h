@@ -151,6 +151,13 @@ int psi_json_parse(const char *text, size_t len, const char *what, struct cJSON 
  * path and the failing call. */
 int file_read_all(const char *path, unsigned char **out, size_t *n);
 
+/* What write puts on a stream, into a malloc'ed buffer *out[*out_len] (the
+ * caller frees it) instead of a file; what names the call in messages.
+ * PS_E_ARG for a NULL obj, PS_E_NOMEM, or write's own code. */
+#include <stdio.h>
+int psi_write_mem(int (*write)(const void *obj, FILE *f), const void *obj, const char *what, unsigned char **out,
+                  size_t *out_len);
+
 /* Thread counts: more than THREADS_PER_CORE threads per online core (and at
  * least THREADS_MIN_LIMIT) is refused as a usage error; 100000 threads
  * crashed libgomp and 20000 took 2 GB of stacks. thread_check returns

@@ -1,81 +1,16 @@
 /*
  * Internals of the decision stage (src/decision, docs/planner.md): the
- * calibration of upper bounds that training stores in a model, the planner
- * and the replay.
+ * planner and the replay. The calibration of upper bounds they read is the
+ * model's (src/model/calib.h).
  */
 #ifndef PS_DECISION_H
 #define PS_DECISION_H
 
-#include "features/features.h"
 #include "pairsight.h"
-#include "profile/tables.h"
-
-#include <cjson/cJSON.h>
-
-/* Coverage levels at which quantiles are stored: 0.50, 0.51, ..., 0.99, then
- * 0.995 and 0.999. A coverage between two levels uses the higher one. */
-#define CALIB_NLEVELS 52
-
-/* Mondrian bins: HP share of the SM split (three ranges) x memory-bound share
- * of the HP segment's standalone time (two ranges). */
-#define CALIB_NSPLIT 3
-#define CALIB_NMEM 2
-
-/* One bin: n residuals of log delta per side; q[side][level] the
- * conformal quantile (+INFINITY where n is too small for the level). */
-typedef struct {
-    int n;
-    double q[2][CALIB_NLEVELS];
-} calib_bin_t;
-
-/* The calibration of a model: cells, SM-split rows or the pooled bin, the
- * finest partition whose bins all hold at least min_bin samples (bounds.c). */
-typedef struct psi_calib {
-    int min_bin;
-    size_t n_rows, n_experiments;
-    calib_bin_t all, split[CALIB_NSPLIT], cell[CALIB_NSPLIT][CALIB_NMEM];
-    /* Composed segments (more than one window on a side): quantiles of
-     * log(measured / window-composed bound at the level) on a campaign of
-     * long segments (ps_model_calibrate_composed); n = 0: none. */
-    calib_bin_t composed;
-    int composed_window;
-} psi_calib_t;
-
-/* Training hook (src/model/train.c): calib_fit
- * computes the quantiles of the finished model on those rows into *out
- * (NULL when there are none). */
-int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t *d, psi_calib_t **out);
-
-/* The calibration in the model's JSON header, and back (NULL when absent;
- * a malformed section is an error). */
-cJSON *calib_to_json(const psi_calib_t *c);
-int calib_from_json(const cJSON *o, psi_calib_t **out);
-
-/* The bin key of one window query and the upper offsets (log delta) of each
- * side at coverage. Fails when no bin has enough samples for coverage. */
-int calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
-                  double *off_hp, double *off_lp);
-
-/* The composed-segment offsets (log) of each side at coverage; 0 when the
- * calibration has none for that level (the window-composed bound stands). */
-int calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp);
-
-/* Empirical coverage (% of measurements at or under the bound) and mean
- * bound width (% above the point prediction) of each side at level on n
- * queries; NAN when the model has no calibration. */
-typedef struct {
-    size_t n;
-    double level, hp_cover, lp_cover, hp_width, lp_width;
-} bound_cov_t;
-int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
-                   const double *meas_lp, size_t n, double level, bound_cov_t *out);
 
 /* The ceiling fields of a replay's result (lp_ceiling, lp_rate_needed) from
  * its orion and dedicated rows, for an LP-throughput goal of goal x orion's
  * (replay.c; docs/planner.md, "The ceiling"). */
 void psi_replay_ceiling(ps_replay_result_t *r, double goal);
-
-/* The model's calibration or NULL (src/model/model.c). */
-const psi_calib_t *psi_model_calib(const ps_model_t *m);
 
 #endif

@@ -36,6 +36,7 @@
 #include "common/common.h"
 #include "model/model.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,9 +370,11 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     pl->L = p->lp_lengths;
     pl->hg = psi_ops_find(ops, pl->gpu, p->hp_model, p->hp_batch);
     pl->lg = psi_ops_find(ops, pl->gpu, p->lp_model, p->lp_batch);
+    char known[512];
     if (!pl->hg || !pl->lg)
-        return psi_error(PS_E_INPUT, "%s batch %d: not in the standalone profile of %s",
-                         !pl->hg ? p->hp_model : p->lp_model, !pl->hg ? p->hp_batch : p->lp_batch, pl->gpu);
+        return psi_error(PS_E_INPUT, "%s batch %d: not in the standalone profile of %s (ops has: %s)",
+                         !pl->hg ? p->hp_model : p->lp_model, !pl->hg ? p->hp_batch : p->lp_batch, pl->gpu,
+                         psi_ops_groups_text(ops, pl->gpu, known, sizeof known));
     pl->total = psi_model_gpu_tpcs(ops, pl->gpu);
     int kt_h = psi_group_tpcs_index(pl->hg, pl->total), kt_l = psi_group_tpcs_index(pl->lg, pl->total);
     if (pl->total < 2 || kt_h < 0 || kt_l < 0)

@@ -19,7 +19,6 @@
 #include "decision/decision.h"
 
 #include "common/common.h"
-#include "evaluate/evaluate.h"
 #include "model/model.h"
 #include "simulate/sim.h"
 

@@ -100,7 +100,7 @@ int ps_method_from_name(const char *name, ps_method_t *out)
 
 ps_baseline_params_t ps_baseline_default_params(void)
 {
-    return (ps_baseline_params_t){.seed = 1, .mlp_epochs = 100, .mlp_seconds = 120, .ridge_lambda = -1};
+    return (ps_baseline_params_t){.seed = 1, .mlp_epochs = 100, .mlp_seconds = 0, .ridge_lambda = -1};
 }
 
 ps_method_t ps_baseline_method(const ps_baseline_t *b) { return b->method; }

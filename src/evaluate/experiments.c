@@ -76,6 +76,7 @@ void psi_eval_results_clear(psi_eval_results_t *r)
 {
     free(r->meas_hp);
     free(r->meas_lp);
+    free(r->test_q);
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         free(r->pred_hp[m]);
         free(r->pred_lp[m]);
@@ -492,6 +493,9 @@ static int exp_accuracy(run_t *u)
         return PS_E_NOMEM;
     memcpy(r->meas_hp, u->test.hp, u->test.n * sizeof *r->meas_hp);
     memcpy(r->meas_lp, u->test.lp, u->test.n * sizeof *r->meas_lp);
+    if (!(r->test_q = psi_malloc((u->test.n ? u->test.n : 1) * sizeof *r->test_q)))
+        return PS_E_NOMEM;
+    memcpy(r->test_q, u->test.q, u->test.n * sizeof *r->test_q);
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         progress(u->c, "accuracy", m, PS_METHOD_COUNT);
         predictor_t p = {.model = m == PS_METHOD_PAIRSIGHT ? u->model : NULL,

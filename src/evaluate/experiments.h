@@ -17,7 +17,7 @@
 #ifndef PS_EVALUATE_EXPERIMENTS_H
 #define PS_EVALUATE_EXPERIMENTS_H
 
-#include "decision/decision.h"
+#include "model/calib.h"
 #include "evaluate/evaluate.h"
 
 #include <stdio.h>
@@ -80,6 +80,7 @@ typedef struct {
     size_t n_test;
     double *meas_hp, *meas_lp;
     double *pred_hp[PS_METHOD_COUNT], *pred_lp[PS_METHOD_COUNT];
+    ps_query_t *test_q; /* the test rows' keys (strings borrowed from the campaign) */
     /* 2. Fig. 4: full, no co-runner, summed, durations only, utilization. */
     psi_eval_row_t ablation[PS_ABL_ROWS];
     /* 3. Table II: rows are the methods then PairSight after k = ks[0..2];
@@ -109,8 +110,23 @@ void psi_eval_print(const psi_eval_results_t *r, FILE *f);
  * malloc'd string. */
 char *psi_eval_json(const psi_eval_results_t *r);
 
+/* Where a report's data came from, named in its header and under every
+ * figure: read from campaign.json beside coexec.csv (written by simulate),
+ * else the GPU of the rows and an unknown source. */
+typedef struct {
+    char gpu[64];
+    char source[160];         /* "the twin (simulated, no GPU measured)", ... */
+    char brief[200];          /* "A100-SXM4-40GB, twin, seed 1, 15000 co-executions" */
+    char seed[32];            /* "1", or "unknown" */
+    const char *latency_word; /* "simulated" or "measured" */
+} psi_report_meta_t;
+
+/* m from coexec_path's campaign.json and the rows of cx. */
+void psi_report_meta_read(const char *coexec_path, const ps_coexec_t *cx, psi_report_meta_t *m);
+
 /* The self-contained HTML report (inline SVG) of r and the campaign, written
- * atomically to path. */
-int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx, const char *path);
+ * atomically to path. m NULL: what cx's rows tell. */
+int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx,
+                     const psi_report_meta_t *m, const char *path);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "common/common.h"
 #include "evaluate/experiments.h"
+#include "evaluate/report.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -304,9 +305,28 @@ static void html_tables(FILE *f, const psi_eval_results_t *r)
     }
 }
 
-/* Predicted against measured HP latency, one small panel per method, both
- * axes logarithmic over the measured range; at most 1500 points a panel. */
-static void svg_scatter(FILE *f, const psi_eval_results_t *r)
+/* The log axes of a scatter panel of side S at offset P: ticks and grid
+ * lines at the decades (and 2 and 5 times them over a short range). */
+static void scatter_axes(FILE *f, double llo, double lhi, int S, int P)
+{
+    double t[32];
+    char lab[32];
+    int nt = psi_log_ticks(pow(10, llo), pow(10, lhi), t, 32);
+    for (int k = 0; k < nt; k++) {
+        double u = (log10(t[k]) - llo) / (lhi - llo);
+        psi_time_label(lab, sizeof lab, t[k]);
+        fprintf(f,
+                "<line x1='%.1f' y1=0 x2='%.1f' y2=%d stroke='#e4e4e4'/><line x1=%d y1='%.1f' x2=%d y2='%.1f' "
+                "stroke='#e4e4e4'/>",
+                P + u * S, P + u * S, S, P, (1 - u) * S, P + S, (1 - u) * S);
+        fprintf(f, "<text x='%.1f' y=%d font-size=9 text-anchor=middle>%s</text>", P + u * S, S + 12, lab);
+        fprintf(f, "<text x=%d y='%.1f' font-size=9 text-anchor=end>%s</text>", P - 3, (1 - u) * S + 3, lab);
+    }
+}
+
+/* Predicted against observed HP latency, one small panel per method, both
+ * axes logarithmic over the observed range; at most 1500 points a panel. */
+static void svg_scatter(FILE *f, const psi_eval_results_t *r, const psi_report_meta_t *meta)
 {
     size_t n = r->n_test;
     double lo = INFINITY, hi = -INFINITY;
@@ -320,13 +340,17 @@ static void svg_scatter(FILE *f, const psi_eval_results_t *r)
         return;
     double llo = log10(lo) - 0.05, lhi = log10(hi) + 0.05;
     size_t step = n > 1500 ? n / 1500 + 1 : 1;
-    const int S = 260, P = 36;
-    fputs("<h2>Predicted against measured HP latency</h2><div class=grid>\n", f);
+    const int S = 260, P = 52;
+    fprintf(f,
+            "<h2>Predicted against %s HP latency</h2><p>One panel per method, HP MAPE in brackets; "
+            "both axes logarithmic, the dashed line is a perfect prediction.</p><div class=grid>\n",
+            meta->latency_word);
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         if (!r->pred_hp[m])
             continue;
-        fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'>", S + P, S + P, S + P, S + P);
+        fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'>", S + P + 4, S + 34, S + P + 4, S + 34);
         fprintf(f, "<rect x=%d y=0 width=%d height=%d fill='#fafafa' stroke='#999'/>", P, S, S);
+        scatter_axes(f, llo, lhi, S, P);
         fprintf(f, "<line x1=%d y1=%d x2=%d y2=0 stroke='#888' stroke-dasharray='4 3'/>", P, S, P + S);
         for (size_t i = 0; i < n; i += step) {
             double x = (log10(r->meas_hp[i]) - llo) / (lhi - llo);
@@ -341,15 +365,15 @@ static void svg_scatter(FILE *f, const psi_eval_results_t *r)
         }
         fprintf(f, "<text x=%d y=14 font-size=13>%s (%.1f%%)</text>", P + 6, r->table1[m].name,
                 r->table1[m].hp_mape);
-        fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=middle>measured (ns, log)</text>", P + S / 2,
-                S + 16);
-        fprintf(f, "<text x=%d y=%d font-size=10>%.3g</text><text x=%d y=%d font-size=10 "
-                   "text-anchor=end>%.3g</text>",
-                P, S + 30, pow(10, llo), P + S, S + 30, pow(10, lhi));
-        fprintf(f, "<text x=12 y=%d font-size=11 text-anchor=middle transform='rotate(-90 12 %d)'>predicted"
-                   "</text></svg>\n", S / 2, S / 2);
+        fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=middle>%s HP latency (log)</text>", P + S / 2, S + 28,
+                meta->latency_word);
+        fprintf(f,
+                "<text x=10 y=%d font-size=11 text-anchor=middle transform='rotate(-90 10 %d)'>predicted HP "
+                "latency (log)</text></svg>\n",
+                S / 2, S / 2);
     }
     fputs("</div>\n", f);
+    psi_report_caption(f, meta, "test split");
 }
 
 /* Error CDFs of all methods in one plot per side, errors up to 50%. */
@@ -373,6 +397,10 @@ static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
     }
     fprintf(f, "<text x=%d y=%d font-size=12 text-anchor=middle>absolute percentage error</text>", P + W / 2,
             H + 52);
+    fprintf(f,
+            "<text x=11 y=%d font-size=12 text-anchor=middle transform='rotate(-90 11 %d)'>fraction of test "
+            "co-executions</text>",
+            20 + H / 2, 20 + H / 2);
     int legend = 0;
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         const double *pred = side == PS_SIDE_HP ? r->pred_hp[m] : r->pred_lp[m];
@@ -400,12 +428,12 @@ static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
 /* Per-segment quantities at its TPCs: 0 duration, 1 DRAM bytes, 2 L2 bytes
  * (sums), 3-5 the three stall shares, 6 sm_pct, 7 mem_pct (duration-weighted
  * means); and the dominant intensity class. */
-#define N_QTY 8
+#define N_QTY PSI_REPORT_QTY
 static const char *const qty_names[N_QTY] = {"duration", "dram_bytes", "l2_bytes", "stall_long_scoreboard",
                                              "stall_lg_throttle", "stall_mio_throttle", "sm_pct", "mem_pct"};
 
-static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len,
-                       int tpcs, double q[N_QTY], int *cls)
+int psi_report_segment(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len, int tpcs,
+                       double q[N_QTY], int *cls)
 {
     const psi_op_group_t *g = psi_ops_find(ops, gpu, model, batch);
     if (!g)
@@ -442,7 +470,7 @@ static int segment_qty(const ps_ops_t *ops, const char *gpu, const char *model, 
     return 0;
 }
 
-static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
+static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx, const psi_report_meta_t *meta)
 {
     size_t n = cx->n, m = 2 * n;
     double *delta = psi_malloc((m ? m : 1) * sizeof *delta);
@@ -455,8 +483,9 @@ static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
         const psi_coexec_row_t *r = &cx->rows[i];
         double hq[N_QTY], lq[N_QTY];
         int hc, lc;
-        if (segment_qty(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) != 0 ||
-            segment_qty(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc) != 0)
+        if (psi_report_segment(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) !=
+                0 ||
+            psi_report_segment(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc) != 0)
             continue;
         /* Each co-execution gives two (target, co-runner) pairs. */
         delta[k] = r->hp_ns / hq[0];
@@ -477,15 +506,22 @@ static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
         rt[j] = psi_pearson(col_t, delta, k);
         rc[j] = psi_pearson(col_c, delta, k);
     }
-    const int W = 700, H = 260, P = 40, B = W / N_QTY;
+    const int W = 700, H = 260, P = 56, B = W / N_QTY;
     fprintf(f, "<h2>Correlation of each counter with delta (Fig. 2)</h2><p>Pearson r over %zu (target, "
                "co-runner) pairs; segment sums for durations and bytes, duration-weighted means for "
                "percentages.</p>\n", k);
     fprintf(f, "<svg width=%d height=%d><line x1=%d y1=%d x2=%d y2=%d stroke='#444'/>", W + P + 140, H + 120, P,
             10 + H / 2, P + W, 10 + H / 2);
     for (int t = -2; t <= 2; t++)
-        fprintf(f, "<text x=%d y=%.1f font-size=11 text-anchor=end>%.1f</text>", P - 4,
-                14 + H / 2.0 - t * H / 4.0, t / 2.0);
+        fprintf(f,
+                "<line x1=%d y1='%.1f' x2=%d y2='%.1f' stroke='#e4e4e4'/><text x=%d y=%.1f font-size=11 "
+                "text-anchor=end>%g</text>",
+                P, 10 + H / 2.0 - t * H / 4.0, P + W, 10 + H / 2.0 - t * H / 4.0, P - 4, 14 + H / 2.0 - t * H / 4.0,
+                t / 2.0);
+    fprintf(f,
+            "<text x=12 y=%d font-size=12 text-anchor=middle transform='rotate(-90 12 %d)'>Pearson r with "
+            "the target's slowdown</text>",
+            10 + H / 2, 10 + H / 2);
     for (int j = 0; j < N_QTY; j++) {
         double v[2] = {rt[j], rc[j]};
         for (int s = 0; s < 2; s++) {
@@ -503,6 +539,7 @@ static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
                "<rect x=%d y=40 width=14 height=10 fill='#1f77b4'/><text x=%d y=49 font-size=12>co-runner</text>",
             P + W + 10, P + W + 30, P + W + 10, P + W + 30);
     fputs("</svg>\n", f);
+    psi_report_caption(f, meta, "every co-execution of the campaign");
 done:
     free(delta);
     free(tq);
@@ -517,7 +554,7 @@ done:
 #define HM_ROWS 24
 #define HM_COLS 16
 typedef struct {
-    char key[96];
+    char key[160];
     size_t count;
     int cls, id, rank;
 } hm_key_t;
@@ -564,21 +601,38 @@ static const char hm_cls_tag[3] = {'C', 'M', '?'};
 /* The heat map's observations: one (HP segment key, co-runner key, delta)
  * per row of cx whose segments ops profiles; keys go into hk and ck (at most
  * cap each). Returns the number of observations in obs. */
+/* A kernel's name as a row label: "void at::native::vectorized_elementwise_kernel<4, ...>(...)"
+ * becomes "vectorized_elementwise_kernel" (no return type, namespaces or
+ * arguments), at most 40 characters. */
+static void short_kernel(const char *name, char *out, size_t n)
+{
+    if (strncmp(name, "void ", 5) == 0)
+        name += 5;
+    size_t end = strcspn(name, "<(");
+    const char *start = name;
+    for (const char *p = name; p + 1 < name + end; p++)
+        if (p[0] == ':' && p[1] == ':')
+            start = p + 2;
+    size_t len = (size_t)(name + end - start);
+    snprintf(out, n, "%.*s", (int)(len > 40 ? 40 : len), start);
+}
+
 static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *hk, size_t *nh, hm_key_t *ck, size_t *nc,
                          size_t cap, hm_obs_t *obs)
 {
     size_t no = 0;
-    char key[96];
+    char key[160], op[48];
     for (size_t i = 0; i < cx->n; i++) {
         const psi_coexec_row_t *r = &cx->rows[i];
         const psi_op_group_t *g = psi_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
         double hq[N_QTY], lq[N_QTY];
         int hc, lc;
-        if (!g || segment_qty(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) ||
-            segment_qty(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc))
+        if (!g ||
+            psi_report_segment(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) ||
+            psi_report_segment(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc))
             continue;
-        snprintf(key, sizeof key, "%s/%d:%.24s%s", r->hp_model, r->hp_batch, g->names[r->hp_start],
-                 r->hp_len > 1 ? "+" : "");
+        short_kernel(g->names[r->hp_start], op, sizeof op);
+        snprintf(key, sizeof key, "%.60s/%d:%s%s", r->hp_model, r->hp_batch, op, r->hp_len > 1 ? "+" : "");
         int h = hm_find(hk, nh, cap, key, hc);
         snprintf(key, sizeof key, "%s (%c)", r->lp_model, hm_cls_tag[lc]);
         int c = hm_find(ck, nc, cap, key, lc);
@@ -619,18 +673,38 @@ static int hm_cells(const hm_obs_t *obs, size_t no, const int *hrank, const int 
     return 0;
 }
 
+/* The colour scale beside the heat map: slowdown 1 (white) to 2 and
+ * beyond (dark red), ticks every 0.25. */
+static void hm_scale(FILE *f, int x, int y)
+{
+    const int H = 200, N = 40;
+    for (int k = 0; k < N; k++) {
+        double t = 1 - (k + 0.5) / N;
+        fprintf(f, "<rect x=%d y='%.1f' width=16 height='%.2f' fill='rgb(255,%d,%d)'/>", x, y + k * (double)H / N,
+                (double)H / N + 0.3, (int)(255 * (1 - 0.85 * t)), (int)(255 * (1 - t)));
+    }
+    fprintf(f, "<rect x=%d y=%d width=16 height=%d fill='none' stroke='#999'/>", x, y, H);
+    for (int k = 0; k <= 4; k++)
+        fprintf(f, "<text x=%d y='%.1f' font-size=11>%s%.2f</text>", x + 20, y + H * (1 - k / 4.0) + 4,
+                k == 4 ? "&ge;" : "", 1 + k * 0.25);
+    fprintf(f, "<text x=%d y=%d font-size=11>slowdown</text>", x - 4, y - 8);
+}
+
 /* The R x C cells as SVG: white at delta 1 to dark red at delta 2 and
  * beyond, grey where nothing was measured. */
 static void hm_draw(FILE *f, const hm_key_t *hk, const hm_key_t *ck, size_t R, size_t C, const size_t *cnt,
                     const double *cell)
 {
-    const int CW = 44, CH = 18, LX = 300, TY = 130;
-    fputs("<h2>HP slowdown against co-runners (Fig. 1c)</h2><p>Median delta of the most frequent HP "
-          "segments (model/batch:first operator, + when longer than one operator; C compute, M memory) beside "
-          "each co-runner model and its segment's dominant intensity, over all SM splits; grey: not measured."
-          "</p>\n",
+    const int CW = 44, CH = 18, LX = 420, TY = 130;
+    fputs("<h2>HP slowdown against co-runners (Fig. 1c)</h2><p>Median slowdown (latency beside the co-runner "
+          "over the segment alone at the same TPCs) of the most frequent HP segments (rows: model/batch:first "
+          "operator, + when longer than one operator) beside each co-runner model (columns), over all SM splits. "
+          "The letter in brackets is the dominant intensity class of the segment, the class that holds most of "
+          "its standalone time: (C) compute-bound, (M) memory-bound, (?) unknown, where the profile gives no "
+          "class for most of that time. Grey: no co-execution of that cell in the campaign.</p>\n",
           f);
-    fprintf(f, "<svg width=%zu height=%zu>", LX + C * CW + 120, TY + R * CH + 40);
+    fprintf(f, "<svg width=%zu height=%zu>", LX + C * CW + 160, TY + R * CH + 40);
+    hm_scale(f, (int)(LX + C * CW + 24), TY);
     for (size_t cc = 0; cc < C; cc++) {
         fprintf(f, "<text x=%zu y=%d font-size=11 transform='rotate(-50 %zu %d)'>", LX + cc * CW + CW / 2, TY - 6,
                 LX + cc * CW + CW / 2, TY - 6);
@@ -662,7 +736,7 @@ static void hm_draw(FILE *f, const hm_key_t *hk, const hm_key_t *ck, size_t R, s
     fputs("</svg>\n", f);
 }
 
-static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
+static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx, const psi_report_meta_t *meta)
 {
     enum { CAP = 4096 };
     hm_key_t *hk = psi_calloc(CAP, sizeof *hk), *ck = psi_calloc(CAP, sizeof *ck);
@@ -682,6 +756,8 @@ static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx)
     cell = psi_malloc(R * C * sizeof *cell);
     if (cnt && cell && hm_cells(obs, no, hrank, crank, R, C, cnt, cell) == 0)
         hm_draw(f, hk, ck, R, C, cnt, cell);
+    if (cnt && cell)
+        psi_report_caption(f, meta, "every co-execution of the campaign");
 done:
     free(hk);
     free(ck);
@@ -692,8 +768,34 @@ done:
     free(cell);
 }
 
-int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx, const char *path)
+/* The first screen: which GPU, where the data came from, its seed and size. */
+static void html_header(FILE *f, const psi_eval_results_t *r, const ps_coexec_t *cx, const psi_report_meta_t *m)
 {
+    fputs("<h1>PairSight evaluation on ", f);
+    html_escape(f, m->gpu);
+    fputs("</h1>\n<table class=meta><tr><th>GPU</th><td>", f);
+    html_escape(f, m->gpu);
+    fputs("</td></tr><tr><th>data</th><td>", f);
+    html_escape(f, m->source);
+    fprintf(f, "</td></tr><tr><th>campaign</th><td>seed %s, %zu co-executions", m->seed, cx->n);
+    if (r->n_test)
+        fprintf(f, "; %zu training samples, %zu test co-executions", r->n_train, r->n_test);
+    fprintf(f, "</td></tr><tr><th>pairsight</th><td>%s</td></tr></table>\n", ps_version());
+    if (strcmp(m->latency_word, "simulated") == 0)
+        fputs("<p class=warn>Every latency in this report is simulated by the twin, not measured on a GPU: "
+              "\"simulated\" marks them in each figure.</p>\n",
+              f);
+}
+
+int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_coexec_t *cx,
+                     const psi_report_meta_t *meta, const char *path)
+{
+    psi_report_meta_t own;
+    const psi_report_meta_t *m = meta;
+    if (!m) {
+        psi_report_meta_read(NULL, cx, &own);
+        m = &own;
+    }
     psi_atomic_t *a = NULL;
     int rc = psi_atomic_open(path, &a);
     if (rc != 0)
@@ -703,19 +805,26 @@ int psi_report_write(const psi_eval_results_t *r, const ps_ops_t *ops, const ps_
           "body{font-family:sans-serif;margin:24px;max-width:1340px}table{border-collapse:collapse;margin:8px 0}"
           "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}td:first-child{text-align:left}"
           ".grid{display:flex;flex-wrap:wrap;gap:12px}h2{margin-top:28px}"
-          "</style></head><body>\n<h1>PairSight evaluation</h1>\n",
+          "table.meta th,table.meta td{text-align:left}table.meta "
+          "th{background:#f3f3f3}p.src{color:#555;font-size:13px;margin:2px 0 12px}"
+          "p.warn{background:#fff4d6;border:1px solid #e0c060;padding:6px 10px;display:inline-block}"
+          "</style></head><body>\n",
           f);
-    fprintf(f, "<p>pairsight %s. %zu co-executions in the campaign.</p>\n", ps_version(), cx->n);
+    html_header(f, r, cx, m);
     html_tables(f, r);
     if ((r->done & PS_EXP_ACCURACY) && r->n_test > 0) {
-        svg_scatter(f, r);
-        fputs("<h2>Error CDFs</h2><div class=grid>\n", f);
+        svg_scatter(f, r, m);
+        fputs("<h2>Error CDFs</h2><p>The share of test co-executions whose absolute percentage error is at most x, "
+              "per method.</p><div class=grid>\n",
+              f);
         svg_cdf(f, r, PS_SIDE_HP);
         svg_cdf(f, r, PS_SIDE_LP);
         fputs("</div>\n", f);
+        psi_report_caption(f, m, "test split");
+        psi_report_split_figs(f, r, ops, m);
     }
-    svg_heatmap(f, ops, cx);
-    svg_correlation(f, ops, cx);
+    svg_heatmap(f, ops, cx, m);
+    svg_correlation(f, ops, cx, m);
     fputs("</body></html>\n", f);
     if (ferror(f)) {
         psi_atomic_abort(a);

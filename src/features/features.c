@@ -13,29 +13,16 @@
 #include "common/common.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Token fields of each variant, in column order; the presence flag is last. */
-enum {
-    F_DURATION,
-    F_DRAM,
-    F_LONG_SB,
-    F_LG,
-    F_MIO,
-    F_SM_PCT,
-    F_MEM_PCT,
-    F_PRESENT
-};
+enum { F_DURATION, F_DRAM, F_LONG_SB, F_LG, F_MIO, F_SM_PCT, F_MEM_PCT, F_PRESENT };
 
 static const char *const field_names[] = {
-    [F_DURATION] = "duration_ns",
-    [F_DRAM] = "dram_bytes",
-    [F_LONG_SB] = "stall_long_scoreboard",
-    [F_LG] = "stall_lg_throttle",
-    [F_MIO] = "stall_mio_throttle",
-    [F_SM_PCT] = "sm_pct",
-    [F_MEM_PCT] = "mem_pct",
-    [F_PRESENT] = "present",
+    [F_DURATION] = "duration_ns", [F_DRAM] = "dram_bytes",        [F_LONG_SB] = "stall_long_scoreboard",
+    [F_LG] = "stall_lg_throttle", [F_MIO] = "stall_mio_throttle", [F_SM_PCT] = "sm_pct",
+    [F_MEM_PCT] = "mem_pct",      [F_PRESENT] = "present",
 };
 
 static const int fields_full[] = {F_DURATION, F_DRAM, F_LONG_SB, F_LG, F_MIO, F_PRESENT};
@@ -59,8 +46,7 @@ static int slots_per_side(const psi_feature_layout_t *l) { return l->variant == 
 
 static int token_sides(const psi_feature_layout_t *l) { return l->variant == PS_FEAT_NO_CORUNNER ? 1 : 2; }
 
-static const char *const variant_names[PS_FEAT_COUNT] = {"full", "no-corunner", "summed", "durations",
-                                                         "utilization"};
+static const char *const variant_names[PS_FEAT_COUNT] = {"full", "no-corunner", "summed", "durations", "utilization"};
 
 const char *ps_feature_variant_name(ps_feature_variant_t v)
 {
@@ -138,8 +124,10 @@ typedef struct {
     double solo_ns;
 } segment_t;
 
-static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const char *model,
-                   int batch, int start, int len, int tpcs, int window, segment_t *s)
+/* The operators of one segment: its group, with the checks that do not
+ * depend on the TPC count. */
+static int resolve_group(const ps_ops_t *ops, const char *gpu, const char *side, const char *model, int batch,
+                         int start, int len, int window, segment_t *s)
 {
     if (!gpu || !model)
         return psi_error(PS_E_ARG, "%s: GPU and model must be named", side);
@@ -156,16 +144,23 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
     if (len > window)
         return psi_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)", side, len,
                          window);
+    s->start = start;
+    s->len = len;
+    return PS_OK;
+}
+
+/* The TPC column of a resolved segment and its standalone time there. */
+static int resolve_tpcs(const char *side, const char *model, int batch, int tpcs, segment_t *s)
+{
+    char known[512];
     if (tpcs < 1)
         return psi_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
     s->k = psi_group_tpcs_index(s->g, tpcs);
     if (s->k < 0)
         return psi_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
                          side, model, batch, tpcs, psi_group_tpcs_text(s->g, known, sizeof known));
-    s->start = start;
-    s->len = len;
     s->solo_ns = 0;
-    for (int op = start; op < start + len; op++) {
+    for (int op = s->start; op < s->start + s->len; op++) {
         double d = s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
         if (!(d > 0))
             return psi_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", side, model, batch,
@@ -173,6 +168,13 @@ static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const
         s->solo_ns += d;
     }
     return PS_OK;
+}
+
+static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const char *model, int batch, int start,
+                   int len, int tpcs, int window, segment_t *s)
+{
+    int rc = resolve_group(ops, gpu, side, model, batch, start, len, window, s);
+    return rc == PS_OK ? resolve_tpcs(side, model, batch, tpcs, s) : rc;
 }
 
 static double field_value(const segment_t *s, int op, int field)
@@ -234,11 +236,9 @@ static int resolve_query(const psi_feature_layout_t *l, const ps_ops_t *ops, con
     if (l->version != PS_FEATURES_LAYOUT_VERSION)
         return psi_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d", l->version,
                          PS_FEATURES_LAYOUT_VERSION);
-    int rc = resolve(ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs,
-                     l->window, hp);
+    int rc = resolve(ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs, l->window, hp);
     if (rc == PS_OK)
-        rc = resolve(ops, q->gpu, "lp", q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs,
-                     l->window, lp);
+        rc = resolve(ops, q->gpu, "lp", q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs, l->window, lp);
     return rc;
 }
 
@@ -291,5 +291,113 @@ int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, 
         *hp_solo_ns = hp.solo_ns;
     if (lp_solo_ns)
         *lp_solo_ns = lp.solo_ns;
+    return PS_OK;
+}
+
+/* ---- the memo of psi_features_build_pair_memo ---- */
+
+typedef struct {
+    int valid; /* seg and the side's tokens hold the key below */
+    const char *gpu, *model;
+    int batch, start, len, tpcs;
+    segment_t seg;
+} side_memo_t;
+
+struct psi_features_memo {
+    side_memo_t side[2];
+    float *tok[2]; /* each side's tokens */
+    int ntok;      /* columns per side */
+};
+
+psi_features_memo_t *psi_features_memo_new(const psi_feature_layout_t *l)
+{
+    int nf;
+    variant_fields(l->variant, &nf);
+    psi_features_memo_t *m = psi_calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->ntok = slots_per_side(l) * nf;
+    m->tok[0] = psi_malloc(2 * (size_t)m->ntok * sizeof *m->tok[0]);
+    if (!m->tok[0]) {
+        free(m);
+        return NULL;
+    }
+    m->tok[1] = m->tok[0] + m->ntok;
+    return m;
+}
+
+void psi_features_memo_free(psi_features_memo_t *m)
+{
+    if (!m)
+        return;
+    free(m->tok[0]);
+    free(m);
+}
+
+static int same_str(const char *a, const char *b) { return a && b && (a == b || strcmp(a, b) == 0); }
+
+/* One side of q through its memo: kept when the key is the one before;
+ * the profile look-up kept when only the TPC count changed. */
+static int memo_side(const psi_feature_layout_t *l, const ps_ops_t *ops, const char *gpu, const char *who,
+                     const char *model, int batch, int start, int len, int tpcs, side_memo_t *c, float *tok)
+{
+    int same_seg = c->valid && c->batch == batch && c->start == start && c->len == len && same_str(c->gpu, gpu) &&
+                   same_str(c->model, model);
+    if (same_seg && c->tpcs == tpcs)
+        return PS_OK;
+    c->valid = 0;
+    int rc = same_seg ? PS_OK : resolve_group(ops, gpu, who, model, batch, start, len, l->window, &c->seg);
+    if (rc == PS_OK)
+        rc = resolve_tpcs(who, model, batch, tpcs, &c->seg);
+    if (rc != PS_OK)
+        return rc;
+    write_tokens(l, &c->seg, tok);
+    *c = (side_memo_t){1, gpu, model, batch, start, len, tpcs, c->seg};
+    return PS_OK;
+}
+
+/* write_vector from the memo's tokens. */
+static void write_vector_memo(const psi_feature_layout_t *l, const ps_query_t *q, const psi_features_memo_t *m,
+                              int side, float *out)
+{
+    size_t at = 0, n = (size_t)m->ntok;
+    if (l->variant == PS_FEAT_NO_CORUNNER) {
+        memcpy(out, m->tok[side], n * sizeof *out);
+        at = n;
+    } else {
+        memcpy(out, m->tok[0], 2 * n * sizeof *out); /* tok[1] follows tok[0] */
+        at = 2 * n;
+    }
+    out[at++] = (float)q->hp_tpcs;
+    out[at++] = (float)q->lp_tpcs;
+    out[at++] = (float)m->side[0].seg.solo_ns;
+    out[at++] = (float)m->side[1].seg.solo_ns;
+}
+
+int psi_features_build_pair_memo(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+                                 psi_features_memo_t *memo, float *x_hp, float *x_lp, double *hp_solo_ns,
+                                 double *lp_solo_ns)
+{
+    if (!memo)
+        return psi_features_build_pair(l, ops, q, x_hp, x_lp, hp_solo_ns, lp_solo_ns);
+    if (l->version != PS_FEATURES_LAYOUT_VERSION)
+        return psi_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d", l->version,
+                         PS_FEATURES_LAYOUT_VERSION);
+    int rc = memo_side(l, ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs,
+                       &memo->side[0], memo->tok[0]);
+    if (rc == PS_OK)
+        rc = memo_side(l, ops, q->gpu, "lp", q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs,
+                       &memo->side[1], memo->tok[1]);
+    if (rc != PS_OK)
+        return rc;
+    write_vector_memo(l, q, memo, PS_SIDE_HP, x_hp);
+    if (l->variant == PS_FEAT_NO_CORUNNER)
+        write_vector_memo(l, q, memo, PS_SIDE_LP, x_lp);
+    else
+        memcpy(x_lp, x_hp, (size_t)l->n_features * sizeof *x_lp);
+    if (hp_solo_ns)
+        *hp_solo_ns = memo->side[0].seg.solo_ns;
+    if (lp_solo_ns)
+        *lp_solo_ns = memo->side[1].seg.solo_ns;
     return PS_OK;
 }

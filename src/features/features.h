@@ -53,6 +53,24 @@ int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const
 /* The query of one coexec row: its two segments and their TPC counts. */
 ps_query_t psi_query_of_row(const psi_coexec_row_t *r);
 
+/* The last segment each side of psi_features_build_pair_memo resolved, and
+ * its tokens, so that consecutive queries of a batch that share a side copy
+ * them instead of resolving and writing them again: the planner asks for
+ * every SM split x LP segment of one HP segment at once, so its HP side
+ * repeats across the LP lengths (same split: the tokens are copied) and
+ * across the splits (same operators: the profile look-up and the counters
+ * are kept, the durations at the new TPC count read again). Owned by one
+ * thread; psi_features_memo_new / _free. */
+typedef struct psi_features_memo psi_features_memo_t;
+psi_features_memo_t *psi_features_memo_new(const psi_feature_layout_t *l);
+void psi_features_memo_free(psi_features_memo_t *m);
+
+/* psi_features_build_pair through memo (NULL: as psi_features_build_pair);
+ * the vectors are the same bit for bit. */
+int psi_features_build_pair_memo(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
+                                 psi_features_memo_t *memo, float *x_hp, float *x_lp, double *hp_solo_ns,
+                                 double *lp_solo_ns);
+
 /* Both sides' vectors at once (x_hp, x_lp: l->n_features each; equal for
  * variants that do not depend on the side), sharing the profile look-ups. */
 int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
@@ -77,9 +95,9 @@ typedef struct {
     double *hp_ns, *lp_ns; /* measured */
     int *experiment;       /* dense experiment index, 0..n_experiments-1 */
     size_t n_experiments;
-    unsigned char *split;         /* PS_SPLIT_* per sample, by experiment */
+    unsigned char *split;          /* PS_SPLIT_* per sample, by experiment */
     const psi_coexec_row_t **rows; /* [n] the source rows (borrowed from coexec) */
-    size_t n_skipped;             /* coexec rows left out: a segment longer than the window */
+    size_t n_skipped;              /* coexec rows left out: a segment longer than the window */
 } psi_dataset_t;
 
 /* Build a data set; splits are 80/10/10 by experiment, drawn with seed

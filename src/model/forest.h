@@ -37,30 +37,19 @@ void psi_forest_free(psi_forest_t *f);
 
 /* The evaluation kernels; all give identical results (XGBoost's, bit for
  * bit). Traversal: SCALAR (node walk), AVX2 and AVX512 (perfect layout).
- * QuickScorer (bitvectors of leaves, trees of depth <= 8): QS (portable
- * 64-bit words) and QS_AVX2 (one register per depth-8 tree); never picked
- * as best (slower here, see docs/prediction.md), only by name.
  * PS_FOREST_BEST: the fastest this CPU has (CPUID at run time), unless the
  * environment variable PAIRSIGHT_FOREST_KERNEL names another (scalar, avx2,
- * avx512, qs, qs-avx2) that it and the forest can run. */
-enum {
-    PS_FOREST_BEST = -1,
-    PS_FOREST_SCALAR = 0,
-    PS_FOREST_AVX2 = 1,
-    PS_FOREST_AVX512 = 2,
-    PS_FOREST_QS = 3,
-    PS_FOREST_QS_AVX2 = 4,
-    PS_FOREST_N_KERNELS = 5
-};
+ * avx512) that it and the forest can run. */
+enum { PS_FOREST_BEST = -1, PS_FOREST_SCALAR = 0, PS_FOREST_AVX2 = 1, PS_FOREST_AVX512 = 2, PS_FOREST_N_KERNELS = 3 };
 
 /* Selects the kernel (PS_FOREST_*) for f; one the CPU or the forest cannot
- * run (AVX2 needs trees of depth <= 12, QS depth <= 8, QS_AVX2 depth 8)
+ * run (AVX2 needs trees of depth <= 12)
  * gives the scalar kernel. Returns the
  * kernel now used. A new forest starts with PS_FOREST_BEST. Not to be called
  * while another thread predicts with f. */
 int psi_forest_set_kernel(psi_forest_t *f, int kernel);
 int psi_forest_kernel(const psi_forest_t *f);
-/* "scalar", "avx2", "avx512", "qs", "qs-avx2" (static string). */
+/* "scalar", "avx2", "avx512" (static string). */
 const char *psi_forest_kernel_name(int kernel);
 
 /* For tests and measurements: the AVX2 and AVX-512 block kernels walk tiles

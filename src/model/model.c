@@ -28,7 +28,7 @@
 #include "model/ubj.h"
 
 #include "common/common.h"
-#include "decision/decision.h"
+#include "model/calib.h"
 #include "profile/gpu.h"
 
 #include <cjson/cJSON.h>
@@ -48,14 +48,6 @@ static const char *const sec_what[3] = {"metadata", "HP regressor", "LP regresso
 /* The booster attributes that tag each regressor. */
 static const char *const side_name[2] = {"hp", "lp"};
 #define BOOSTER_KIND "segment-log-slowdown"
-
-/* XGBoost reports a failed C++ allocation as its exception's text. */
-int psi_xgb_error(const char *what)
-{
-    const char *e = XGBGetLastError();
-    int oom = strstr(e, "bad_alloc") || strstr(e, "bad_array_new_length");
-    return psi_error(oom ? PS_E_NOMEM : PS_E_BACKEND, "XGBoost: %s: %s", what, oom ? "out of memory" : e);
-}
 
 int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out)
 {
@@ -331,10 +323,9 @@ static void write_section(FILE *f, int k, const void *data, size_t n)
     fwrite(data, 1, n, f);
 }
 
-static int model_save(const ps_model_t *m, const char *path)
+/* The model file's bytes onto f: magic, version, the three sections, end. */
+static int model_write(const ps_model_t *m, FILE *f)
 {
-    if (!m || !path)
-        return psi_error(PS_E_ARG, "ps_model_save: NULL argument");
     /* Tag each booster with its side and kind before it is serialized. */
     for (int s = 0; s < 2; s++)
         if (XGBoosterSetAttr(m->booster[s], "pairsight_side", side_name[s]) != 0 ||
@@ -343,13 +334,6 @@ static int model_save(const ps_model_t *m, const char *path)
     char *hdr = header_json(m);
     if (!hdr)
         return psi_error(PS_E_NOMEM, "out of memory writing the model header");
-    psi_atomic_t *a = NULL;
-    int rc = psi_atomic_open(path, &a);
-    if (rc != PS_OK) {
-        cJSON_free(hdr);
-        return rc;
-    }
-    FILE *f = psi_atomic_stream(a);
     unsigned char b[8];
     fwrite(file_magic, 1, 8, f);
     put_le(b, PS_MODEL_FORMAT_VERSION, 4);
@@ -358,16 +342,26 @@ static int model_save(const ps_model_t *m, const char *path)
     fwrite(b, 1, 4, f);
     write_section(f, 0, hdr, strlen(hdr));
     cJSON_free(hdr);
-    for (int s = 0; s < 2 && rc == PS_OK; s++) {
+    for (int s = 0; s < 2; s++) {
         bst_ulong len = 0;
         const char *buf = NULL;
-        if (XGBoosterSaveModelToBuffer(m->booster[s], "{\"format\": \"ubj\"}", &len, &buf) != 0) {
-            rc = psi_xgb_error("serializing a regressor");
-            break;
-        }
+        if (XGBoosterSaveModelToBuffer(m->booster[s], "{\"format\": \"ubj\"}", &len, &buf) != 0)
+            return psi_xgb_error("serializing a regressor");
         write_section(f, 1 + s, buf, (size_t)len);
     }
     fwrite(end_magic, 1, 8, f);
+    return PS_OK;
+}
+
+static int model_save(const ps_model_t *m, const char *path)
+{
+    if (!m || !path)
+        return psi_error(PS_E_ARG, "ps_model_save: NULL argument");
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
+    if (rc != PS_OK)
+        return rc;
+    rc = model_write(m, psi_atomic_stream(a));
     if (rc != PS_OK) {
         psi_atomic_abort(a);
         return rc;
@@ -596,4 +590,21 @@ int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_mode
     int rc = load_mem(path, buf, n, out);
     c_numeric_end(old);
     return rc;
+}
+
+static int write_model(const void *m, FILE *f) { return model_write(m, f); }
+
+int ps_model_save_mem(const ps_model_t *m, unsigned char **out, size_t *out_len)
+{
+    return psi_write_mem(write_model, m, "ps_model_save_mem", out, out_len);
+}
+
+int ps_model_load_mem(const unsigned char *buf, size_t len, ps_model_t **out)
+{
+    if (!out)
+        return psi_error(PS_E_ARG, "ps_model_load_mem: NULL out");
+    *out = NULL;
+    if (!buf)
+        return psi_error(PS_E_ARG, "ps_model_load_mem: NULL buffer");
+    return model_load_mem("model in memory", buf, len, out);
 }

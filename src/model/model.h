@@ -17,7 +17,7 @@ struct ps_model {
     BoosterHandle booster[2]; /* PS_SIDE_HP, PS_SIDE_LP: regressors on log delta */
     psi_forest_t *forest[2];  /* flattened copies of the boosters for prediction */
     ps_model_info_t info;     /* info.gpu points at gpu */
-    struct psi_calib *calib;  /* upper-bound calibration (src/decision), NULL = none */
+    struct psi_calib *calib;  /* upper-bound calibration (src/model/calib.c), NULL = none */
 };
 
 /* Record XGBoost's last error as a PS_E_BACKEND message about what

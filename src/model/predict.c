@@ -35,7 +35,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
-#include "decision/decision.h"
+#include "model/calib.h"
 #include "profile/gpu.h"
 
 #include <math.h>
@@ -86,8 +86,8 @@ static void window_range(int start, int len, int n, int k, int *ws, int *wl)
 
 /* Build the features of every window pair of query q into rows starting at
  * x + row0 * nf. Solo times of the windows go to wh[nh], wl[nl]. */
-static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl, float *xh,
-                       float *xl, double *wh, double *wl)
+static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl,
+                       psi_features_memo_t *memo, float *xh, float *xl, double *wh, double *wl)
 {
     size_t nf = (size_t)m->layout.n_features;
     ps_query_t w = *q;
@@ -96,7 +96,7 @@ static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_
         for (int j = 0; j < nl; j++) {
             window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
             size_t r = (size_t)i * (size_t)nl + (size_t)j;
-            int rc = psi_features_build_pair(&m->layout, ops, &w, xh + r * nf, xl + r * nf, &wh[i], &wl[j]);
+            int rc = psi_features_build_pair_memo(&m->layout, ops, &w, memo, xh + r * nf, xl + r * nf, &wh[i], &wl[j]);
             if (rc != PS_OK)
                 return rc;
         }
@@ -295,6 +295,7 @@ typedef struct {
     size_t *row0, *win0;
     float *xh, *xl;
     double *lh, *ll, *wsolo;
+    psi_features_memo_t *memo; /* consecutive queries sharing a side share its features */
 } slice_t;
 
 static void slice_free(slice_t *s)
@@ -306,6 +307,7 @@ static void slice_free(slice_t *s)
     free(s->lh);
     free(s->ll);
     free(s->wsolo);
+    psi_features_memo_free(s->memo);
 }
 
 static int slice_alloc(const ps_model_t *m, const ps_query_t *q, size_t n, slice_t *s)
@@ -332,7 +334,8 @@ static int slice_alloc(const ps_model_t *m, const ps_query_t *q, size_t n, slice
     s->lh = psi_malloc(R * sizeof *s->lh);
     s->ll = psi_malloc(R * sizeof *s->ll);
     s->wsolo = psi_malloc(NW * sizeof *s->wsolo);
-    return s->xh && s->xl && s->lh && s->ll && s->wsolo ? PS_OK : PS_E_NOMEM;
+    s->memo = psi_features_memo_new(&m->layout);
+    return s->xh && s->xl && s->lh && s->ll && s->wsolo && s->memo ? PS_OK : PS_E_NOMEM;
 }
 
 /* Features of both sides, built once per window pair, a block of about
@@ -346,7 +349,7 @@ static int slice_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     for (size_t k = 0, k0 = 0; k < n; k++) {
         int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
         size_t r = s->row0[k] - s->row0[k0];
-        int rc = build_pairs(m, ops, &q[k], nh, nl, s->xh + r * nf, s->xl + r * nf, s->wsolo + s->win0[k],
+        int rc = build_pairs(m, ops, &q[k], nh, nl, s->memo, s->xh + r * nf, s->xl + r * nf, s->wsolo + s->win0[k],
                              s->wsolo + s->win0[k] + nh);
         if (rc != PS_OK)
             return query_error(rc, first + k);

@@ -6,7 +6,7 @@
 #include "model/model.h"
 
 #include "common/common.h"
-#include "decision/decision.h"
+#include "model/calib.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,7 +1,8 @@
 /* What the two importers (Nsight Compute CSV, PyTorch trace) share: their
  * parameters, the GPU the rows name, the tallies behind "what was taken and
  * what was left", the rows they make, how an import ends, and the merge of
- * several imports of one model. */
+ * several imports of one model. The entry points that pick an importer are
+ * import_run.c. */
 #include "common/common.h"
 #include "profile/gpu.h"
 #include "profile/profile_internal.h"
@@ -156,11 +157,15 @@ int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_imp
         if (!g)
             g = gpu_from_device_name(p->gpu);
         q->gpu = g ? g->name : p->gpu;
-        if (fg && g && fg != g)
-            psi_log(PS_LOG_WARN,
-                    "import: the file was profiled on %s (%s); the rows name %s as "
-                    "given",
-                    file_gpu, fg->name, g->name);
+        /* A file of a GPU outside the catalog (B200) is not one of the catalog's. */
+        int differ = file_gpu && *file_gpu && (fg || g) && fg != g;
+        if (differ && !p->force_gpu)
+            return psi_error(PS_E_INPUT,
+                             "the file was profiled on %s, not on %s: give the file's GPU, or force %s "
+                             "(--force-gpu)",
+                             file_gpu, q->gpu, q->gpu);
+        if (differ)
+            psi_log(PS_LOG_WARN, "import: the file was profiled on %s; the rows name %s as forced", file_gpu, q->gpu);
     } else if (file_gpu && *file_gpu) {
         g = fg;
         q->gpu = g ? g->name : file_gpu;
@@ -217,29 +222,6 @@ int psi_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_i
     }
     *out = t;
     return PS_OK;
-}
-
-int ps_import_run(const char *format, const char *path, const ps_import_params_t *p,
-                  ps_ops_t **out, ps_import_info_t *info)
-{
-    *out = NULL;
-    if (info)
-        memset(info, 0, sizeof *info);
-    if (format && strcmp(format, "ncu") == 0)
-        return import_ncu_file(path, p, out, info);
-    if (format && strcmp(format, "torch-trace") == 0)
-        return import_torch_file(path, p, out, info);
-    return psi_error(PS_E_ARG, "import: unknown format '%s' (ncu or torch-trace)", format ? format : "");
-}
-
-int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out)
-{
-    return import_ncu_file(report_csv, p, out, NULL);
-}
-
-int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out)
-{
-    return import_torch_file(trace_json, p, out, NULL);
 }
 
 /* The part of a kernel name that Nsight Compute and a PyTorch trace write

@@ -15,7 +15,7 @@
 #include "pairsight.h"
 #include "profile/gpu.h"
 #include "profile/tables.h"
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include <stdint.h>
 

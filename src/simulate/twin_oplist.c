@@ -1,6 +1,6 @@
 /*
  * The twin of a collector operator list: one simulator kernel per operator
- * of src/collect/zoo.c's lists (the lists the collector replays), so that
+ * of src/profile/zoo.c's lists (the lists the collector replays), so that
  * the twin predicts the very segments and splits a collector campaign
  * measured. The simulator's own workloads (workloads.c) describe the same
  * models with other kernel boundaries and cannot be indexed by the
@@ -14,7 +14,7 @@
  */
 #include "simulate/sim.h"
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "common/common.h"
 
 #include <math.h>

@@ -13,8 +13,8 @@
  * Every kind has a fixed set of integer parameters (below); a missing one
  * takes its default, an unknown one is an error naming file:line:column.
  */
-#ifndef PS_COLLECT_OPLIST_H
-#define PS_COLLECT_OPLIST_H
+#ifndef PS_PROFILE_OPLIST_H
+#define PS_PROFILE_OPLIST_H
 
 #include "pairsight.h"
 
@@ -38,11 +38,21 @@ typedef enum {
 
 /* Variants (the `variant=` key) of the kinds that have them. */
 enum {
-    PS_NORM_BATCH = 0, PS_NORM_LAYER, PS_NORM_RMS,
+    PS_NORM_BATCH = 0,
+    PS_NORM_LAYER,
+    PS_NORM_RMS,
 };
 enum {
-    PS_ELT_RELU = 0, PS_ELT_RELU6, PS_ELT_GELU, PS_ELT_SILU, PS_ELT_TANH,
-    PS_ELT_SCALE, PS_ELT_ADD, PS_ELT_MUL, PS_ELT_SILU_MUL, PS_ELT_ROPE,
+    PS_ELT_RELU = 0,
+    PS_ELT_RELU6,
+    PS_ELT_GELU,
+    PS_ELT_SILU,
+    PS_ELT_TANH,
+    PS_ELT_SCALE,
+    PS_ELT_ADD,
+    PS_ELT_MUL,
+    PS_ELT_SILU_MUL,
+    PS_ELT_ROPE,
 };
 enum { PS_POOL_MAX = 0, PS_POOL_AVG, PS_POOL_GLOBAL };
 
@@ -52,12 +62,12 @@ enum { PS_POOL_MAX = 0, PS_POOL_AVG, PS_POOL_GLOBAL };
 /* Parameter slots of each kind, in this order (the names of the text form). */
 enum { PG_M, PG_N, PG_K, PG_BATCH };
 enum { PC_N, PC_C, PC_H, PC_W, PC_K, PC_R, PC_S, PC_STRIDE, PC_PAD, PC_GROUPS };
-enum { PN_N, PN_C, PN_HW };            /* norm: n rows of c features x hw */
-enum { PS_ROWS, PS_COLS };             /* softmax */
-enum { PE_ELEMS, PE_INPUTS };          /* eltwise */
+enum { PN_N, PN_C, PN_HW };   /* norm: n rows of c features x hw */
+enum { PS_ROWS, PS_COLS };    /* softmax */
+enum { PE_ELEMS, PE_INPUTS }; /* eltwise */
 enum { PP_N, PP_C, PP_H, PP_W, PP_WINDOW, PP_STRIDE };
 enum { PA_BATCH, PA_HEADS, PA_KV_HEADS, PA_SEQ_Q, PA_SEQ_KV, PA_HEAD_DIM, PA_CAUSAL };
-enum { PM_ROWS, PM_DIM, PM_VOCAB };    /* embed */
+enum { PM_ROWS, PM_DIM, PM_VOCAB }; /* embed */
 
 typedef struct {
     psi_opkind_t kind;

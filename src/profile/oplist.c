@@ -1,5 +1,5 @@
 /* Operator lists: construction, text form and cost estimates. */
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include "common/common.h"
 
@@ -12,7 +12,7 @@ typedef struct {
     const char *name;
     const char *params[PS_OP_MAX_PARAMS + 1]; /* NULL-terminated */
     long long defaults[PS_OP_MAX_PARAMS];
-    const char *variants[12];                 /* NULL-terminated; empty = none */
+    const char *variants[12]; /* NULL-terminated; empty = none */
 } kind_info_t;
 
 static const kind_info_t kinds[PS_OPK_COUNT] = {
@@ -26,8 +26,7 @@ static const kind_info_t kinds[PS_OPK_COUNT] = {
     [PS_OPK_ELTWISE] = {"eltwise",
                         {"elems", "inputs", NULL},
                         {1, 1},
-                        {"relu", "relu6", "gelu", "silu", "tanh", "scale", "add", "mul", "silu_mul",
-                         "rope", NULL}},
+                        {"relu", "relu6", "gelu", "silu", "tanh", "scale", "add", "mul", "silu_mul", "rope", NULL}},
     [PS_OPK_POOL] = {"pool",
                      {"n", "c", "h", "w", "window", "stride", NULL},
                      {1, 1, 1, 1, 1, 1},
@@ -92,8 +91,7 @@ int psi_oplist_push(psi_oplist_t *l, const psi_opdesc_t *op)
 
 int psi_oplist_write(const psi_oplist_t *l, FILE *f)
 {
-    fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d\n", l->model, l->batch,
-            l->seq_len, l->n);
+    fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d\n", l->model, l->batch, l->seq_len, l->n);
     for (int i = 0; i < l->n; i++) {
         const psi_opdesc_t *op = &l->ops[i];
         const kind_info_t *ki = &kinds[op->kind];
@@ -130,8 +128,7 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
         char *end;
         errno = 0;
         long long v = strtoll(val, &end, 10);
-        if (errno || end == val || *end || v < 0 || (v == 0 && strcmp(tok, "pad") != 0 &&
-                                                      strcmp(tok, "causal") != 0))
+        if (errno || end == val || *end || v < 0 || (v == 0 && strcmp(tok, "pad") != 0 && strcmp(tok, "causal") != 0))
             return psi_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count: '%s'", path, line, col + (int)(val - tok),
                              tok, val);
         op->p[j] = v;
@@ -239,9 +236,7 @@ void psi_op_tensor_elems(const psi_opdesc_t *op, long long *in, long long *weigh
         *in = *out = p[PN_N] * p[PN_C] * p[PN_HW];
         *weight = 2 * p[PN_C];
         break;
-    case PS_OPK_SOFTMAX:
-        *in = *out = p[PS_ROWS] * p[PS_COLS];
-        break;
+    case PS_OPK_SOFTMAX: *in = *out = p[PS_ROWS] * p[PS_COLS]; break;
     case PS_OPK_ELTWISE:
         *in = p[PE_ELEMS] * p[PE_INPUTS];
         *out = p[PE_ELEMS];
@@ -265,8 +260,7 @@ void psi_op_tensor_elems(const psi_opdesc_t *op, long long *in, long long *weigh
         *weight = p[PM_VOCAB] * p[PM_DIM];
         *out = p[PM_ROWS] * p[PM_DIM];
         break;
-    default:
-        *in = *out = 0;
+    default: *in = *out = 0;
     }
 }
 
@@ -276,15 +270,11 @@ double psi_op_flops(const psi_opdesc_t *op)
     long long in, w, out;
     psi_op_tensor_elems(op, &in, &w, &out);
     switch (op->kind) {
-    case PS_OPK_GEMM:
-        return 2.0 * (double)p[PG_BATCH] * (double)p[PG_M] * (double)p[PG_N] * (double)p[PG_K];
-    case PS_OPK_CONV:
-        return 2.0 * (double)out * (double)(p[PC_C] / p[PC_GROUPS]) * (double)(p[PC_R] * p[PC_S]);
+    case PS_OPK_GEMM: return 2.0 * (double)p[PG_BATCH] * (double)p[PG_M] * (double)p[PG_N] * (double)p[PG_K];
+    case PS_OPK_CONV: return 2.0 * (double)out * (double)(p[PC_C] / p[PC_GROUPS]) * (double)(p[PC_R] * p[PC_S]);
     case PS_OPK_NORM:
-    case PS_OPK_SOFTMAX:
-        return 5.0 * (double)out;
-    case PS_OPK_ELTWISE:
-        return (op->variant == PS_ELT_GELU || op->variant == PS_ELT_ROPE ? 8.0 : 1.0) * (double)out;
+    case PS_OPK_SOFTMAX: return 5.0 * (double)out;
+    case PS_OPK_ELTWISE: return (op->variant == PS_ELT_GELU || op->variant == PS_ELT_ROPE ? 8.0 : 1.0) * (double)out;
     case PS_OPK_POOL:
         return (op->variant == PS_POOL_GLOBAL ? 1.0 : (double)(p[PP_WINDOW] * p[PP_WINDOW])) *
                (double)(op->variant == PS_POOL_GLOBAL ? in : out);
@@ -292,8 +282,7 @@ double psi_op_flops(const psi_opdesc_t *op)
         double pairs = (double)p[PA_SEQ_Q] * (double)p[PA_SEQ_KV] * (p[PA_CAUSAL] ? 0.5 : 1.0);
         return 4.0 * (double)p[PA_BATCH] * (double)p[PA_HEADS] * pairs * (double)p[PA_HEAD_DIM];
     }
-    default:
-        return 0.0;
+    default: return 0.0;
     }
 }
 

@@ -15,7 +15,7 @@
  *                        dim 128, FFN 8192 (fused SDPA attention, prefill of
  *                        seq_len tokens, logits of the last token)
  */
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 
 #include "common/common.h"
 
@@ -56,8 +56,7 @@ typedef struct {
     long long n, c, h, w;
 } shape_t;
 
-static void conv(zb_t *b, shape_t *s, const char *name, long long k, long long r, long long stride,
-                 long long groups)
+static void conv(zb_t *b, shape_t *s, const char *name, long long k, long long r, long long stride, long long groups)
 {
     long long pad = r / 2;
     push(b, PS_OPK_CONV, 0, P(s->n, s->c, s->h, s->w, k, r, r, stride, pad, groups), "%s", name);
@@ -126,8 +125,8 @@ static void build_resnet(zb_t *b, long long batch, const int blocks[4])
 
 static void build_mobilenetv2(zb_t *b, long long batch)
 {
-    static const int cfg[7][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2},  {6, 64, 4, 2},
-                                  {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+    static const int cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                  {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     shape_t s = {batch, 3, 224, 224};
     conv(b, &s, "features.0.conv", 32, 3, 2, 1);
     bn(b, &s, "features.0.bn");
@@ -195,8 +194,8 @@ static void build_bert(zb_t *b, long long batch, long long seq)
     push(b, PS_OPK_ELTWISE, PS_ELT_TANH, P(batch * hid, 1), "pooler.tanh");
 }
 
-static void build_llama(zb_t *b, long long batch, long long seq, long long hid, long long layers,
-                        long long heads, long long kv_heads, long long hd, long long ffn)
+static void build_llama(zb_t *b, long long batch, long long seq, long long hid, long long layers, long long heads,
+                        long long kv_heads, long long hd, long long ffn)
 {
     const long long vocab = 128256;
     long long t = batch * seq;

@@ -1,0 +1,89 @@
+/*
+ * Prediction throughput of the planner (ps_plan): candidates predicted per
+ * second of planning, for `pairsight plan`'s request of every HP model
+ * beside every LP model of an ops.csv pair. The planner asks, per HP segment
+ * boundary, for every segment length x SM split x LP length at once, so the
+ * HP side of its queries repeats across the LP lengths: the figure is what
+ * reusing each HP segment's features across those candidates buys (compare
+ * builds before and after it). CPU time of the process (the load of other
+ * jobs on a shared machine inflates it less than the wall clock), the
+ * fastest of reps runs, on one OpenMP thread.
+ *
+ * Usage: bench_plan MODEL OPS HP:BATCH LP:BATCH [reps (default 5)]
+ * Prints the plan's figures too, so that two builds can be checked to plan
+ * the same (a hash of the plan JSON without its timing).
+ */
+#include "common/common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int model_batch(const char *s, char *name, int *batch)
+{
+    const char *c = strrchr(s, ':');
+    if (!c || c - s > 63)
+        return -1;
+    memcpy(name, s, (size_t)(c - s));
+    name[c - s] = 0;
+    *batch = atoi(c + 1);
+    return *batch > 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    ps_model_t *m = NULL;
+    ps_ops_t *ops = NULL;
+    char hp[64], lp[64];
+    ps_plan_params_t p = ps_plan_default_params();
+    if (argc < 5 || model_batch(argv[3], hp, &p.hp_batch) || model_batch(argv[4], lp, &p.lp_batch)) {
+        fprintf(stderr, "usage: bench_plan MODEL OPS HP:BATCH LP:BATCH [reps]\n");
+        return 2;
+    }
+    int reps = argc > 5 ? atoi(argv[5]) : 5;
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+    if (ps_model_load(argv[1], &m) || ps_ops_load(argv[2], &ops)) {
+        fprintf(stderr, "bench_plan: %s\n", ps_last_error());
+        return 1;
+    }
+    p.hp_model = hp;
+    p.lp_model = lp;
+    p.budget_ns = 1e18;
+    double best = 0;
+    long n = 0;
+    for (int r = 0; r < reps; r++) {
+        ps_plan_t *pl = NULL;
+        double t0 = cpu_now();
+        if (ps_plan(m, ops, &p, &pl) != PS_OK) {
+            fprintf(stderr, "bench_plan: %s\n", ps_last_error());
+            return 1;
+        }
+        double t = cpu_now() - t0, rate = (double)pl->n_predictions / t;
+        n = pl->n_predictions;
+        if (r == 0)
+            printf("plan: %zu steps, planned %.17g ns, LP work %.17g ns\n", pl->n_steps, pl->planned_ns,
+                   pl->lp_work_ns);
+        best = rate > best ? rate : best;
+        ps_plan_free(pl);
+    }
+    printf("plan %s:%d beside %s:%d coverage %.2f: %ld predictions, best %.0f predictions/s (%.2f ms)\n", hp,
+           p.hp_batch, lp, p.lp_batch, p.coverage, n, best, 1e3 * (double)n / best);
+    ps_model_free(m);
+    ps_ops_free(ops);
+    return 0;
+}

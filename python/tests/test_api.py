@@ -1,0 +1,311 @@
+"""The package as issues 25, 29 and 30 asked for it: the result object,
+queries from numpy and pandas, in-memory tables and select, pickling,
+plan/replay/place against the CLI, defaults that are C's, and misuse at the
+boundary (wrong types, integers out of C's range, NUL in strings, close()
+while other threads predict). Run by tests/test_python.sh."""
+import builtins
+import json
+import os
+import pickle
+import subprocess
+import threading
+import time
+
+import pytest
+
+import pairsight
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.environ.get("PAIRSIGHT_CLI", os.path.join(ROOT, "build", "pairsight"))
+COLOC = os.path.join(ROOT, "tests", "data", "colocate")
+Q = dict(hp_model="resnet50", hp_batch=8, hp_start=0, hp_len=16, lp_model="bert-base", lp_batch=8, lp_start=40,
+         lp_len=16, hp_tpcs=32, lp_tpcs=22)
+
+
+def cli(*args):
+    return subprocess.run([CLI] + [str(a) for a in args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def camp(tmp_path_factory):
+    d = tmp_path_factory.mktemp("api")
+    cli("simulate", "--gpu", "a100", "--experiments", 300, "--runs", 1, "--threads", 1, "--seed", 11, "--out",
+        d / "c", "-q")
+    cli("train", "--ops", d / "c" / "ops.csv", "--coexec", d / "c" / "coexec.csv", "--out", d / "m.psm",
+        "--threads", 1, "--depths", 6, "--etas", 0.3, "--rounds", 60, "-q")
+    return d
+
+
+@pytest.fixture(scope="module")
+def mo(camp):
+    return pairsight.Model.load(camp / "m.psm"), pairsight.Ops.load(camp / "c" / "ops.csv")
+
+
+@pytest.fixture(scope="module")
+def co():
+    w = pairsight.Workloads.load(os.path.join(COLOC, "workloads.csv"))
+    s = pairsight.Scaling.load(os.path.join(COLOC, "workload_scaling.csv"))
+    c = pairsight.Colocations.load(os.path.join(COLOC, "colocations3.csv"))
+    return w, s, c
+
+
+def test_version_check_at_import(monkeypatch):
+    assert pairsight.__version__ == pairsight.version()
+    monkeypatch.setattr(pairsight._lib, "__version__", "9.9.0")
+    with pytest.raises(ImportError, match="version 0.1.0, this package is 9.9.0"):
+        pairsight._lib._check_version()
+
+
+def test_enum_names_come_from_c():
+    assert pairsight.COLOC_KINDS[:2] == ("kace_lr", "kace_rf") and "auto" in pairsight.COLOC_KINDS
+    assert pairsight.COMPOSE_NAMES == ("index", "overlap")
+    assert "pairsight_bound" in pairsight.REPLAY_POLICIES
+
+
+def test_adapt_depth_default_is_cs(mo, camp):
+    """Python's adapt_depth default is the C library's (0: chosen per side)."""
+    assert pairsight.default_params("train")["adapt_depth"] == 0
+    assert "adapt_depth=0" in pairsight.Model.adapt.__doc__
+    model, ops = mo
+    cx = pairsight.Coexec.load(camp / "c" / "coexec.csv")
+    a = model.adapt(ops, cx, adapt_rounds=3, nthread=1)
+    b = model.adapt(ops, cx, adapt_rounds=3, nthread=1, adapt_depth=0)
+    assert list(a.predict(ops, [Q]).hp_ns) == list(b.predict(ops, [Q]).hp_ns)
+    # Depth chosen per side from 1, 2, 3 (the old Python default forced 1).
+    assert a.info()["training"]["adapt_depth"] == b.info()["training"]["adapt_depth"]
+
+
+def test_prediction_object(mo):
+    model, ops = mo
+    p = model.predict(ops, [Q, Q], solo=True, coverage=0.9)
+    assert p.columns == ["hp_ns", "lp_ns", "hp_solo_ns", "lp_solo_ns", "hp_ns_upper", "lp_ns_upper"]
+    assert p.n == 2 and p["hp_ns"][0] == p.hp_ns[1] and p.hp_ns_upper[0] >= p.hp_ns[0] * 0.9
+    d = p.to_dict()
+    assert set(d) == set(p.columns) and len(d["lp_ns"]) == 2
+    hp, lp = model.predict(ops, [Q])  # the older tuple-style unpacking still works
+    assert hp[0] == p.hp_ns[0]
+    with pytest.raises(AttributeError, match="no column"):
+        p.bogus
+
+
+def test_structured_arrays_and_dataframes(mo):
+    np = pytest.importorskip("numpy")
+    model, ops = mo
+    want = model.predict(ops, [Q, dict(Q, hp_tpcs=27, lp_tpcs=27)])
+    dt = [(k, "U32" if isinstance(v, str) else "i8") for k, v in Q.items()]
+    arr = np.array([tuple(Q.values()), tuple(dict(Q, hp_tpcs=27, lp_tpcs=27).values())], dtype=dt)
+    got = model.predict(ops, arr)
+    assert (got.hp_ns == want.hp_ns).all() and (got.lp_ns == want.lp_ns).all()
+    # Anything shaped as a DataFrame (to_dict("records"), columns, index) is
+    # read as one, so this runs where pandas is absent too.
+    class Frame:
+        def __init__(self, rows, index):
+            self.rows, self.index, self.columns = rows, index, list(rows[0])
+
+        def to_dict(self, orient):
+            assert orient == "records"
+            return self.rows
+
+    p = model.predict(ops, Frame([Q, dict(Q, hp_tpcs=27, lp_tpcs=27)], ["a", "b"]))
+    assert (p.hp_ns == want.hp_ns).all() and list(p._index) == ["a", "b"]
+    with pytest.raises(pairsight.Error, match="^row 'b'"):
+        model.predict(ops, Frame([Q, dict(Q, lp_model="nosuch")], ["a", "b"]))
+
+
+def test_pandas_dataframes(mo):
+    pd = pytest.importorskip("pandas")
+    model, ops = mo
+    want = model.predict(ops, [Q, dict(Q, hp_tpcs=27, lp_tpcs=27)])
+    df = pd.DataFrame([Q, dict(Q, hp_tpcs=27, lp_tpcs=27)], index=["a", "b"])
+    p = model.predict(ops, df)
+    assert (p.hp_ns == want.hp_ns).all()
+    out = p.to_pandas()
+    assert list(out.index) == ["a", "b"] and list(out.columns) == ["hp_ns", "lp_ns"]
+    with pytest.raises(pairsight.Error, match="row 'b'"):
+        model.predict(ops, pd.DataFrame([Q, dict(Q, lp_model="nosuch")], index=["a", "b"]))
+
+
+def test_errors_name_the_callers_rows(mo, tmp_path):
+    model, ops = mo
+    with pytest.raises(pairsight.Error) as e:
+        model.predict(ops, [Q, Q, dict(Q, lp_model="nosuch")])
+    assert e.value.message.startswith("query 2") and "nosuch" in e.value.message
+    f = tmp_path / "q.csv"
+    f.write_text(",".join(Q) + "\n" + ",".join(map(str, Q.values())) + "\n" +
+                 ",".join(map(str, dict(Q, hp_model="nosuch").values())) + "\n")
+    with pytest.raises(pairsight.Error) as e:
+        model.predict(ops, f)
+    assert e.value.message.startswith("%s:3" % f)
+    rows = [dict(colocation="x", gpu="TESTGPU", slot=1, workload="alpha_batch2-inf", share_pct=100, tput=1.0),
+            dict(colocation="x", gpu="TESTGPU", slot=2, workload="alpha_batch8-inf", share_pct=100, tput="fast")]
+    with pytest.raises(pairsight.Error) as e:
+        pairsight.Colocations.from_rows(rows, source="my co-locations")
+    assert e.value.message.startswith("my co-locations, row 1, column tput:"), e.value.message
+
+
+def test_tables_from_rows_in_memory(co, monkeypatch):
+    w, s, c = co
+    rows = [dict(colocation="x", gpu="TESTGPU", slot=1, workload="alpha_batch2-inf", share_pct=100),
+            dict(colocation="x", gpu="TESTGPU", slot=2, workload="beta_batch4-train", share_pct=100)]
+
+    def no_files(*a, **k):
+        raise AssertionError("a file was opened: %r" % (a,))
+
+    monkeypatch.setattr(builtins, "open", no_files)
+    t = pairsight.Colocations.from_rows(rows)
+    assert len(t) == 2
+
+
+def test_select_in_memory_infers_gpu_and_names_candidates(co, tmp_path, monkeypatch):
+    w, s, c = co
+    m = pairsight.ColocModel.train(w, c, s, kind="mps", boost_rounds=30)
+    names = [k for g, k in w.keys()]
+    target, cands = names[0], [names[1], names[2:4]]
+    with_gpu = m.select(w, target, cands, gpu="TESTGPU", shares=[40, 30, 30], scaling=s)
+    import tempfile
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", None)  # the old select's scratch folder
+    monkeypatch.setattr(builtins, "open", None)
+    inferred = m.select(w, target, cands, shares=[40, 30, 30], scaling=s)
+    monkeypatch.undo()
+    assert [x[1] for x in inferred] == [x[1] for x in with_gpu]
+    with pytest.raises(pairsight.Error) as e:
+        m.select(w, target, [names[1], [names[2], "nosuch"]])
+    assert "candidate 1" in e.value.message and "nosuch" in e.value.message and "row" not in e.value.message
+    with pytest.raises(pairsight.Error, match="target 'nosuch'"):
+        m.select(w, "nosuch", cands)
+
+
+def test_pickle_models(mo, co):
+    model, ops = mo
+    back = pickle.loads(pickle.dumps(model))
+    assert list(back.predict(ops, [Q]).hp_ns) == list(model.predict(ops, [Q]).hp_ns)
+    w, s, c = co
+    cm = pairsight.ColocModel.train(w, c, s, kind="kace_rf", trees=5)
+    cb = pickle.loads(pickle.dumps(cm))
+    assert list(cb.predict(w, c, s)) == list(cm.predict(w, c, s)) and cb.kind == "kace_rf"
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(ops)
+    with pytest.raises(pairsight.Error, match="model in memory"):
+        pairsight.Model.from_bytes(model.to_bytes()[:-3])
+
+
+def test_plan_replay_equal_cli(mo, camp):
+    model, ops = mo
+    want = json.loads(cli("plan", "--model", camp / "m.psm", "--ops", camp / "c" / "ops.csv", "--hp", "resnet50:8",
+                          "--lp", "bert-base:8", "--slo-ns", 2e7, "--coverage", 0, "-q"))
+    got = model.plan(ops, "resnet50", 8, "bert-base", 8, budget_ns=2e7, coverage=0)
+    assert got["planned_ns"] == want["planned_ns"] and got["lp_work_ns"] == want["lp_work_ns"]
+    want = json.loads(cli("replay", "--model", camp / "m.psm", "--ops", camp / "c" / "ops.csv", "--hp", "resnet50:8",
+                          "--lp", "bert-base:8", "--requests", 20, "--warmup", 20, "--policies",
+                          "dedicated,orion,pairsight", "--json", "-q"))
+    got = model.replay(ops, "resnet50", 8, "bert-base", 8, requests=20, warmup=20,
+                       policies="dedicated,orion,pairsight")
+    assert set(got["policies"]) == {"dedicated", "orion", "pairsight"}
+    for k in got["policies"]:
+        for f in ("slo_attainment", "hp_p99_ns", "lp_throughput"):
+            assert got["policies"][k][f] == pytest.approx(want["policies"][k][f], rel=1e-12), (k, f)
+    with pytest.raises(pairsight.ArgumentError, match="unknown key 'bogus'"):
+        model.replay(ops, "resnet50", 8, "bert-base", 8, bogus=1)
+
+
+def test_place_equals_cli(co, tmp_path):
+    w, s, c = co
+    m = pairsight.ColocModel.train(w, c, s, kind="mps", boost_rounds=50)
+    m.save(tmp_path / "m.psc")
+    jobs = ["alpha_batch2-inf", "alpha_batch2-inf", "beta_batch4-train", "gamma_batch1-inf"]
+    want = json.loads(cli("colocate", "place", "--model", tmp_path / "m.psc", "--workloads",
+                          os.path.join(COLOC, "workloads.csv"), "--scaling",
+                          os.path.join(COLOC, "workload_scaling.csv"), "--jobs", ",".join(jobs), "--gpus", 2,
+                          "--json", "-q"))
+    got = m.place(w, jobs, 2, scaling=s)
+    assert got["objective"] == pytest.approx(want["objective"], rel=1e-12) and got["exact"] == want["exact"]
+    assert [j["job"] for j in got["jobs"]] == jobs
+
+
+def test_misuse_at_the_boundary(mo, camp):
+    model, ops = mo
+    cx = pairsight.Coexec.load(camp / "c" / "coexec.csv")
+    with pytest.raises(TypeError, match="ops must be a pairsight.Ops, not Coexec"):
+        model.predict(cx, [Q])
+    with pytest.raises(TypeError):
+        pairsight.Model.train(cx, ops)
+    for bad in (2 ** 32 + 23, -2 ** 31 - 1, 2 ** 63):
+        with pytest.raises(ValueError, match="outside the C range"):
+            model.predict(ops, [dict(Q, hp_start=bad)])
+    with pytest.raises(ValueError, match="NUL"):
+        model.predict(ops, [dict(Q, hp_model="resnet50\0junk")])
+    with pytest.raises(ValueError, match="NUL"):
+        pairsight.Ops.load("ops\0.csv")
+    with pytest.raises(ValueError):
+        pairsight.Model.train(ops, cx, max_rounds=2 ** 32 + 23)
+    with pytest.raises(ValueError, match="NUL"):
+        pairsight.Colocations.from_rows([dict(colocation="x\0y", gpu="g", slot=1, workload="w", share_pct=100)])
+    m2 = pairsight.Model.load(camp / "m.psm")
+    m2.close()
+    with pytest.raises(pairsight.Error, match="used after close"):
+        m2.predict(ops, [Q])
+    m2.close()  # twice is fine
+
+
+def test_close_while_other_threads_predict(camp):
+    """close() on a model while threads are inside predict waits for them;
+    calls after it fail cleanly. Under ASan (scripts/test.sh --sanitize) a
+    use-after-free here aborts the process."""
+    ops = pairsight.Ops.load(camp / "c" / "ops.csv")
+    queries = [dict(Q, hp_tpcs=t, lp_tpcs=54 - t) for t in (16, 22, 27, 32, 38)] * 40
+    for _ in range(int(os.environ.get("PAIRSIGHT_STRESS_ROUNDS", "5"))):
+        model = pairsight.Model.load(camp / "m.psm")
+        done, errors, ok = threading.Event(), [], [0]
+
+        def work():
+            while not done.is_set():
+                try:
+                    p = model.predict(ops, queries)
+                    assert len(p.hp_ns) == len(queries)
+                    ok[0] += 1
+                except pairsight.Error as e:
+                    if "used after close" not in e.message:
+                        errors.append(e)
+                    return
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.05)
+        model.close()
+        done.set()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert ok[0] > 0
+
+
+def test_coloc_model_serves_one_thread_at_a_time(co):
+    """The C library lets one thread use a co-location model at a time: calls
+    from several threads wait for each other, and close() waits for them."""
+    w, s, c = co
+    m = pairsight.ColocModel.train(w, c, s, kind="kace_rf", trees=5)
+    want = list(m.predict(w, c, s))
+    done, errors, ok = threading.Event(), [], [0]
+
+    def work():
+        while not done.is_set():
+            try:
+                got = list(m.predict(w, c, s))
+                if got != want:
+                    errors.append("differs")
+                ok[0] += 1
+            except pairsight.Error as e:
+                if "used after close" not in e.message:
+                    errors.append(e)
+                return
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.1)
+    m.close()
+    done.set()
+    for t in threads:
+        t.join()
+    assert not errors and ok[0] > 0

@@ -1,0 +1,77 @@
+/* What `colocate predict`, `select` and `eval --place` tell the user about
+ * a model and a table of co-locations (cli.h): the GPUs the model knows and
+ * the sizes k of the co-locations, against those it was trained on. */
+#include "cli/cli.h"
+#include "profile/tables.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu)
+{
+    const char *mg = ps_coloc_model_gpu(m);
+    if (!*mg || !gpu || !*gpu)
+        return 1;
+    size_t l = strlen(gpu);
+    for (const char *p = mg; *p;) {
+        size_t pl = strcspn(p, ",");
+        if (pl == l && strncmp(p, gpu, l) == 0)
+            return 1;
+        p += pl + (p[pl] == ',');
+    }
+    return 0;
+}
+
+/* "2", "2,3": the k of bit mask ks into buf. */
+static const char *ks_list(unsigned ks, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int k = 0; k < 32 && len + 1 < cap; k++)
+        if (ks >> k & 1) {
+            int n = snprintf(buf + len, cap - len, "%s%d", len ? "," : "", k);
+            len = n < 0 ? cap : len + (size_t)n;
+        }
+    return buf;
+}
+
+void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing)
+{
+    unsigned have = ps_coloc_model_ks(m), other = ks & ~have;
+    if (!have || !other)
+        return;
+    char a[128], b[128];
+    fprintf(stderr,
+            "pairsight: colocate: warning: model trained on co-locations of k = %s workloads, %s k = %s "
+            "(other k than trained on: the error grows; docs/colocate.md)\n",
+            ks_list(have, a, sizeof a), doing, ks_list(other, b, sizeof b));
+}
+
+typedef struct {
+    const char *id;
+    int slot;
+} idslot_t;
+
+static int cmp_idslot(const void *a, const void *b)
+{
+    const idslot_t *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks)
+{
+    *ks = 0;
+    idslot_t *v = malloc((q->n + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < q->n; i++)
+        v[i] = (idslot_t){q->rows[i].colocation, q->rows[i].slot};
+    qsort(v, q->n, sizeof *v, cmp_idslot);
+    for (size_t i = 0; i < q->n; i++)
+        if (i + 1 == q->n || strcmp(v[i].id, v[i + 1].id) != 0)
+            *ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
+    free(v);
+    return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * Pieces of the HTML report (report.c) shared by its figure files: where
+ * the data came from, axis ticks at round numbers, a grouped bar chart, and
+ * the per-segment quantities of the campaign figures.
+ */
+#ifndef PS_EVALUATE_REPORT_H
+#define PS_EVALUATE_REPORT_H
+
+#include "evaluate/experiments.h"
+
+#include <stdio.h>
+
+/* Ticks at round numbers inside [lo, hi], at most max_ticks of them (and
+ * never more than 16), the way matplotlib's default locator picks them: a
+ * step of 1, 2, 2.5 or 5 times a power of ten. Returns the count. */
+int psi_nice_ticks(double lo, double hi, int max_ticks, double *ticks);
+
+/* Ticks of a logarithmic axis over [lo, hi] (lo > 0): the powers of ten,
+ * and 2 and 5 times them where fewer than three decades fit. At most cap;
+ * returns the count. */
+int psi_log_ticks(double lo, double hi, double *ticks, int cap);
+
+/* A tick's label: "%g" without a trailing "e+0x" for values up to 1e6. */
+void psi_tick_label(char *buf, size_t n, double v);
+
+/* A duration in nanoseconds as "500 ns", "20 µs", "1.5 ms". */
+void psi_time_label(char *buf, size_t n, double ns);
+
+/* A grouped bar chart: ngroups groups along x, nseries bars each, values
+ * v[g * nseries + s] (NAN: no bar); bars rise from y0. */
+typedef struct {
+    const char *ylabel, *xlabel;
+    int ngroups, nseries;
+    const char *const *glabels, *const *snames, *const *colors;
+    const double *v;
+    double y0;
+} psi_bars_t;
+void psi_svg_bars(FILE *f, const psi_bars_t *b);
+
+/* The caption line that names the data under every figure. */
+void psi_report_caption(FILE *f, const psi_report_meta_t *m, const char *what);
+
+/* Per-segment quantities at its TPCs (report.c): 0 duration, 1 DRAM bytes,
+ * 2 L2 bytes (sums), 3-5 the three stall shares, 6 sm_pct, 7 mem_pct
+ * (duration-weighted means); *cls the dominant intensity class (0 compute,
+ * 1 memory, 2 unknown). -1 where ops does not profile the segment. */
+#define PSI_REPORT_QTY 8
+int psi_report_segment(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len, int tpcs,
+                       double q[PSI_REPORT_QTY], int *cls);
+
+/* The figures by SM split and operator class (report_split.c): PairSight's
+ * error per split and per class, and the slowdown against the split,
+ * observed and predicted side by side. */
+void psi_report_split_figs(FILE *f, const psi_eval_results_t *r, const ps_ops_t *ops, const psi_report_meta_t *m);
+
+#endif

@@ -1,0 +1,237 @@
+/* POST /v1/colocate/score: a target workload and candidate co-runner sets,
+ * each predicted as `colocate select` predicts it (ps_coloc_predict_set),
+ * with each workload's throughput normalized to its exclusive throughput
+ * and the model's k check. */
+#include "serve/serve_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int serve_coloc_set(serve_models_t *m, const char *gpu, const char *const *names, const int *shares, int k,
+                    double *tput, double *norm, double *sum, double *norm_sum)
+{
+    pthread_mutex_lock(&m->coloc_lock);
+    int rc = ps_coloc_predict_set(m->coloc, m->w, m->scaling, gpu, names, shares, k, tput, sum);
+    pthread_mutex_unlock(&m->coloc_lock);
+    if (rc != PS_OK)
+        return -1;
+    double excl_sum = 0;
+    *norm_sum = 0;
+    for (int i = 0; i < k; i++) {
+        double excl = ps_coloc_solo(m->w, m->scaling, gpu, names[i], 100);
+        excl_sum += excl;
+        norm[i] = tput[i] / excl;
+        *norm_sum += norm[i];
+    }
+    if (ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m->coloc))) {
+        *norm_sum = *sum / (excl_sum / k); /* the sum over the mean exclusive throughput */
+        for (int i = 0; i < k; i++)
+            norm[i] = *norm_sum / k;
+    }
+    return 0;
+}
+
+void serve_ks_json(sb_t *b, unsigned ks)
+{
+    sb_putn(b, "[", 1);
+    for (int k = 0, first = 1; k < 32; k++)
+        if (ks >> k & 1) {
+            sb_printf(b, "%s%d", first ? "" : ",", k);
+            first = 0;
+        }
+    sb_putn(b, "]", 1);
+}
+
+#define MAXK 64
+
+typedef struct {
+    const char *names[MAXK];
+    int shares[MAXK], k;
+    double tput[MAXK], norm[MAXK], sum, norm_sum;
+} cand_t;
+
+/* Shares array token t into c->shares (the CLI's --shares: the last one
+ * repeats for the slots beyond it). */
+static int read_shares(serve_req_t *q, serve_reply_t *r, int t, int *shares, int *ns, const char *where)
+{
+    sj_doc_t *d = q->doc;
+    if (d->tok[t].type != SJ_ARRAY || d->tok[t].size < 1 || d->tok[t].size > MAXK)
+        return serve_error(r, 400, "bad_field", "%s.shares: expected 1..%d integers in 1..100", where, MAXK);
+    *ns = d->tok[t].size;
+    for (int i = 0, e = t + 1; i < *ns; i++, e = d->tok[e].next)
+        if (sj_int(d, e, 1, 100, &shares[i]) != 0)
+            return serve_error(r, 400, "bad_field", "%s.shares[%d]: expected an integer in 1..100", where, i);
+    return 0;
+}
+
+/* Candidate token t ("a+b", or {"workloads": [...], "shares": [...]}) into c,
+ * the target first. */
+static int read_candidate(serve_req_t *q, serve_reply_t *r, int t, int i, const char *target, const int *dshares,
+                          int dns, cand_t *c)
+{
+    sj_doc_t *d = q->doc;
+    char where[32];
+    snprintf(where, sizeof where, "candidates[%d]", i);
+    c->names[0] = target;
+    c->k = 1;
+    int shares[MAXK], ns = dns;
+    memcpy(shares, dshares, sizeof shares);
+    if (d->tok[t].type == SJ_STRING) {
+        char *save = NULL;
+        for (char *w = strtok_r((char *)sj_str(d, t), "+", &save); w; w = strtok_r(NULL, "+", &save)) {
+            if (c->k == MAXK)
+                return serve_error(r, 400, "bad_field", "%s: more than %d co-runners", where, MAXK - 1);
+            c->names[c->k++] = w;
+        }
+    } else if (d->tok[t].type == SJ_OBJECT) {
+        int ws = sj_get(d, t, "workloads", 0), sh = sj_get(d, t, "shares", 0);
+        if (ws < 0 || d->tok[ws].type != SJ_ARRAY || d->tok[ws].size < 1 || d->tok[ws].size >= MAXK)
+            return serve_error(r, 400, "bad_field", "%s.workloads: expected 1..%d workload names", where, MAXK - 1);
+        for (int j = 0, e = ws + 1; j < d->tok[ws].size; j++, e = d->tok[e].next) {
+            if (d->tok[e].type != SJ_STRING)
+                return serve_error(r, 400, "bad_field", "%s.workloads[%d]: expected a string", where, j);
+            c->names[c->k++] = sj_str(d, e);
+        }
+        if (sh >= 0 && read_shares(q, r, sh, shares, &ns, where))
+            return r->status;
+    } else {
+        return serve_error(r, 400, "bad_field", "%s: expected \"a+b\" or an object, got %s", where,
+                           sj_type_name(d->tok[t].type));
+    }
+    if (c->k == 1)
+        return serve_error(r, 400, "bad_field", "%s: no co-runner", where);
+    if (ns > c->k)
+        return serve_error(r, 400, "bad_field", "%s: %d shares for %d workloads (the target and its co-runners)", where,
+                           ns, c->k);
+    for (int s = 0; s < c->k; s++)
+        c->shares[s] = ns > s ? shares[s] : (ns > 0 ? shares[ns - 1] : 100);
+    return 0;
+}
+
+/* The GPU the target is scored on: the request's, else the first of the
+ * model's GPUs that workloads.csv has the target on. */
+static int target_gpu(serve_req_t *q, serve_reply_t *r, const char *target, char *gpu, size_t size)
+{
+    sj_doc_t *d = q->doc;
+    serve_models_t *m = q->models;
+    int t = sj_get(d, 0, "gpu", 0);
+    if (t >= 0) {
+        if (d->tok[t].type != SJ_STRING)
+            return serve_error(r, 400, "bad_field", "gpu: expected a string");
+        snprintf(gpu, size, "%s", sj_str(d, t));
+        if (isnan(ps_coloc_solo(m->w, m->scaling, gpu, target, 100)))
+            return serve_error(r, 400, "unknown_workload", "target '%s' on gpu %s is not in %s", target, gpu,
+                               q->p->workloads_path);
+        return 0;
+    }
+    const char *list = ps_coloc_model_gpu(m->coloc);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        snprintf(gpu, size, "%.*s", (int)n, p);
+        if (!isnan(ps_coloc_solo(m->w, m->scaling, gpu, target, 100)))
+            return 0;
+        p += n + (p[n] == ',');
+    }
+    return serve_error(r, 400, "unknown_workload", "target '%s' is not in %s on the model's GPU (%s): give gpu", target,
+                       q->p->workloads_path, list);
+}
+
+static void cand_json(sb_t *b, const cand_t *c, unsigned ks)
+{
+    sb_puts(b, "{\"workloads\":[");
+    for (int s = 0; s < c->k; s++) {
+        if (s)
+            sb_putn(b, ",", 1);
+        sb_str(b, c->names[s]);
+    }
+    sb_puts(b, "],\"shares\":[");
+    for (int s = 0; s < c->k; s++)
+        sb_printf(b, "%s%d", s ? "," : "", c->shares[s]);
+    sb_printf(b, "],\"k\":%d,\"tput\":[", c->k);
+    for (int s = 0; s < c->k; s++) {
+        if (s)
+            sb_putn(b, ",", 1);
+        sb_num(b, c->tput[s]);
+    }
+    sb_puts(b, "],\"norm_tput\":[");
+    for (int s = 0; s < c->k; s++) {
+        if (s)
+            sb_putn(b, ",", 1);
+        sb_num(b, c->norm[s]);
+    }
+    sb_puts(b, "],\"tput_sum\":");
+    sb_num(b, c->sum);
+    sb_puts(b, ",\"norm_sum\":");
+    sb_num(b, c->norm_sum);
+    sb_printf(b, ",\"k_trained\":%s}", !ks || (ks >> (c->k < 31 ? c->k : 31) & 1) ? "true" : "false");
+}
+
+static void score_reply(serve_req_t *q, serve_reply_t *r, const char *target, const char *gpu, const cand_t *c, int nc)
+{
+    unsigned ks = ps_coloc_model_ks(q->models->coloc);
+    serve_reply_open(r, "colocate_score");
+    sb_t *b = &r->body;
+    sb_puts(b, "\"target\":");
+    sb_str(b, target);
+    sb_puts(b, ",\"gpu\":");
+    sb_str(b, gpu);
+    sb_puts(b, ",\"model\":");
+    sb_str(b, ps_coloc_kind_name(ps_coloc_model_kind(q->models->coloc)));
+    sb_printf(b, ",\"fingerprint\":\"%s\",\"trained_k\":", q->models->fp_coloc);
+    serve_ks_json(b, ks);
+    sb_puts(b, ",\"candidates\":[");
+    for (int i = 0; i < nc; i++) {
+        if (i)
+            sb_putn(b, ",", 1);
+        cand_json(b, &c[i], ks);
+    }
+    sb_puts(b, "],\"ranking\":[");
+    /* decreasing tput_sum, as colocate select ranks; not finite last */
+    int used[256] = {0};
+    for (int n = 0; n < nc; n++) {
+        int best = -1;
+        for (int i = 0; i < nc; i++)
+            if (!used[i] && (best < 0 || (isfinite(c[i].sum) && (!isfinite(c[best].sum) || c[i].sum > c[best].sum))))
+                best = i;
+        used[best] = 1;
+        sb_printf(b, "%s%d", n ? "," : "", best);
+    }
+    sb_puts(b, "]}\n");
+    r->status = 200;
+}
+
+int serve_coloc_score(serve_req_t *q, serve_reply_t *r)
+{
+    if (serve_parse_body(q, r))
+        return r->status;
+    sj_doc_t *d = q->doc;
+    int tt = sj_get(d, 0, "target", 0), ct = sj_get(d, 0, "candidates", 0), st = sj_get(d, 0, "shares", 0);
+    if (tt < 0 || d->tok[tt].type != SJ_STRING)
+        return serve_error(r, 400, "missing_field", "target: expected a workload name (a row of workloads.csv)");
+    if (ct < 0 || d->tok[ct].type != SJ_ARRAY || d->tok[ct].size < 1 || d->tok[ct].size > 256)
+        return serve_error(r, 400, "missing_field", "candidates: expected an array of 1..256 candidates");
+    const char *target = sj_str(d, tt);
+    int dshares[MAXK] = {0}, dns = 0;
+    char gpu[128];
+    if ((st >= 0 && read_shares(q, r, st, dshares, &dns, "request")) || target_gpu(q, r, target, gpu, sizeof gpu))
+        return r->status;
+    int nc = d->tok[ct].size;
+    cand_t *c = calloc((size_t)nc, sizeof *c);
+    if (!c)
+        return serve_error(r, 500, "out_of_memory", "out of memory");
+    for (int i = 0, t = ct + 1; i < nc; i++, t = d->tok[t].next) {
+        if (read_candidate(q, r, t, i, target, dshares, dns, &c[i]))
+            break;
+        if (serve_coloc_set(q->models, gpu, c[i].names, c[i].shares, c[i].k, c[i].tput, c[i].norm, &c[i].sum,
+                            &c[i].norm_sum) != 0) {
+            serve_error(r, 400, "unknown_workload", "candidates[%d]: %s", i, ps_last_error());
+            break;
+        }
+    }
+    if (!r->status)
+        score_reply(q, r, target, gpu, c, nc);
+    free(c);
+    return r->status;
+}

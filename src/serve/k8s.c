@@ -1,0 +1,350 @@
+/*
+ * The Kubernetes scheduler extender (kube-scheduler's extender protocol,
+ * k8s.io/kube-scheduler/extender/v1): POST /k8s/filter takes ExtenderArgs
+ * {Pod, Nodes | NodeNames} and answers ExtenderFilterResult {Nodes,
+ * NodeNames, FailedNodes, FailedAndUnresolvableNodes, Error}; POST
+ * /k8s/prioritize answers a HostPriorityList [{Host, Score}], scores 0..10.
+ * The Go structs have no JSON tags, so their keys are the Go field names;
+ * they are written as such and read in any case, as Go's decoder reads
+ * them (the Pod and Node objects inside have Kubernetes' lower-case tags,
+ * read in any case too).
+ *
+ * The pod names its workload (a row of workloads.csv) in the annotation
+ * pairsight.io/workload and may set a floor on its normalized throughput in
+ * pairsight.io/min-throughput. A node carries its GPUs in pairsight.io/gpus:
+ * {"type": GPU, "gpus": [[resident, ...], ...]}, a resident being a
+ * workload name or {"workload": name, "min_throughput": floor}. A GPU can
+ * take the pod when, with the pod added, no one on it (the pod included)
+ * falls under its floor; an empty GPU always can (the pod runs alone,
+ * normalized throughput 1). A node passes the filter when one of its GPUs
+ * can take the pod; its score is the best such GPU's predicted total
+ * normalized throughput, scaled so that the best node gets 10.
+ */
+#include "serve/serve_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXK 64
+
+typedef struct {
+    const char *workload;
+    double floor;
+} pod_t;
+
+/* What one node gives the pod: ok (a GPU takes it), best total, why not. */
+typedef struct {
+    const char *name;
+    int item;      /* its token in Nodes.items, -1 for NodeNames */
+    int ok, unres; /* passes; fails for a reason preemption cannot change */
+    double best;   /* best feasible GPU's total normalized throughput */
+    char why[512];
+} node_eval_t;
+
+/* ---- the --nodes file ---- */
+
+int serve_nodes_load(const char *path, serve_models_t *m, char *err, size_t errsize)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = f ? malloc(4u << 20) : NULL;
+    size_t n = text ? fread(text, 1, (4u << 20) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    sj_doc_t d = {.max_depth = 16};
+    int rc = -1;
+    if (!text)
+        snprintf(err, errsize, "--nodes %s: cannot read", path);
+    else if (sj_parse(&d, text, n) != 0 || d.tok[0].type != SJ_OBJECT)
+        snprintf(err, errsize, "--nodes %s: expected a JSON object of node name -> pairsight.io/gpus (%s)", path,
+                 d.err[0] ? d.err : "not an object");
+    else if (!(m->node_names = calloc((size_t)d.tok[0].size + 1, sizeof(char *))) ||
+             !(m->node_gpus = calloc((size_t)d.tok[0].size + 1, sizeof(char *))))
+        snprintf(err, errsize, "out of memory");
+    else
+        rc = 0;
+    for (int i = 0, k = 1; rc == 0 && i < d.tok[0].size; i++, k = d.tok[k + 1].next) {
+        const sj_tok_t *v = &d.tok[k + 1];
+        int is_str = v->type == SJ_STRING;
+        const char *s = is_str ? sj_str(&d, k + 1) : text + v->start;
+        size_t len = is_str ? strlen(s) : (size_t)(v->end - v->start);
+        m->node_names[i] = strdup(sj_str(&d, k));
+        m->node_gpus[i] = strndup(s, len);
+        m->n_nodes++;
+        if (!m->node_names[i] || !m->node_gpus[i]) {
+            snprintf(err, errsize, "out of memory");
+            rc = -1;
+        }
+    }
+    sj_free(&d);
+    free(text);
+    return rc;
+}
+
+/* ---- reading the request ---- */
+
+/* The annotations object of a Pod or Node object t, or -1. */
+static int annotations(sj_doc_t *d, int t)
+{
+    int md = sj_get(d, t, "metadata", 1);
+    return sj_get(d, md, "annotations", 1);
+}
+
+static int read_pod(serve_req_t *q, serve_reply_t *r, pod_t *pod)
+{
+    sj_doc_t *d = q->doc;
+    int p = sj_get(d, 0, "Pod", 1);
+    if (p < 0 || d->tok[p].type != SJ_OBJECT)
+        return serve_error(r, 400, "missing_field", "Pod: expected the pod object (ExtenderArgs.Pod)");
+    int a = annotations(d, p);
+    int w = sj_get(d, a, "pairsight.io/workload", 0);
+    if (w < 0 || d->tok[w].type != SJ_STRING || !*sj_str(d, w))
+        return serve_error(r, 400, "missing_annotation",
+                           "Pod: missing annotation pairsight.io/workload (a workload of workloads.csv)");
+    pod->workload = sj_str(d, w);
+    pod->floor = 0;
+    int fl = sj_get(d, a, "pairsight.io/min-throughput", 0);
+    if (fl >= 0) {
+        char *end = NULL;
+        const char *s = d->tok[fl].type == SJ_STRING ? sj_str(d, fl) : "";
+        pod->floor = strtod(s, &end);
+        if (!*s || *end || !(pod->floor >= 0 && pod->floor <= 1))
+            return serve_error(r, 400, "bad_annotation",
+                               "Pod: annotation pairsight.io/min-throughput: bad value '%s': expected a number in 0..1",
+                               s);
+    }
+    return 0;
+}
+
+/* ---- one node ---- */
+
+/* The residents of GPU array token g into names (after slot 0, the pod's)
+ * and their floors; -1 with why when malformed. */
+static int residents(sj_doc_t *d, int g, const char **names, double *floors, int *k, char *why, size_t wsize)
+{
+    if (d->tok[g].type != SJ_ARRAY || d->tok[g].size >= MAXK) {
+        snprintf(why, wsize, "pairsight.io/gpus: a GPU is not an array of at most %d residents", MAXK - 1);
+        return -1;
+    }
+    *k = 1;
+    for (int i = 0, e = g + 1; i < d->tok[g].size; i++, e = d->tok[e].next) {
+        int wt = d->tok[e].type == SJ_OBJECT ? sj_get(d, e, "workload", 1) : e;
+        int ft = d->tok[e].type == SJ_OBJECT ? sj_get(d, e, "min_throughput", 1) : -1;
+        floors[*k] = 0;
+        if (wt < 0 || d->tok[wt].type != SJ_STRING || (ft >= 0 && sj_num(d, ft, &floors[*k]) != 0)) {
+            snprintf(why, wsize, "pairsight.io/gpus: a resident is not a name or {\"workload\", \"min_throughput\"}");
+            return -1;
+        }
+        names[(*k)++] = sj_str(d, wt);
+    }
+    return 0;
+}
+
+/* GPU g of a node of type gpu: feasible or not, its total, why not. */
+static int eval_gpu(serve_req_t *q, sj_doc_t *d, int g, const char *gpu, const pod_t *pod, int gi, double *total,
+                    node_eval_t *ne)
+{
+    const char *names[MAXK];
+    double floors[MAXK], tput[MAXK], norm[MAXK], sum, nsum;
+    int k;
+    if (residents(d, g, names, floors, &k, ne->why, sizeof ne->why) != 0)
+        return ne->unres = 1, -1;
+    names[0] = pod->workload;
+    floors[0] = pod->floor;
+    if (k == 1) {
+        *total = 1; /* alone */
+        return 1;
+    }
+    if (serve_coloc_set(q->models, gpu, names, NULL, k, tput, norm, &sum, &nsum) != 0) {
+        snprintf(ne->why, sizeof ne->why, "gpu %d: %s", gi, ps_last_error());
+        return ne->unres = 1, -1;
+    }
+    for (int i = 0; i < k; i++)
+        if (!(norm[i] >= floors[i])) {
+            size_t l = strlen(ne->why);
+            snprintf(ne->why + l, sizeof ne->why - l,
+                     "%sgpu %d: %s %s would get %.3g of its exclusive throughput, "
+                     "under its floor %.3g",
+                     l ? "; " : "", gi, i ? "resident" : "pod", names[i], norm[i], floors[i]);
+            return 0;
+        }
+    *total = nsum;
+    return 1;
+}
+
+/* Node annotation text (NUL-terminated, writable) for the pod. */
+static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t *ne)
+{
+    sj_doc_t d = {.max_depth = 8};
+    if (!gpus) {
+        snprintf(ne->why, sizeof ne->why, "node %s has no pairsight.io/gpus annotation", ne->name);
+        ne->unres = 1;
+        return;
+    }
+    int ty = -1, gs = -1;
+    if (sj_parse(&d, gpus, strlen(gpus)) == 0 && d.tok[0].type == SJ_OBJECT) {
+        ty = sj_get(&d, 0, "type", 1);
+        gs = sj_get(&d, 0, "gpus", 1);
+    }
+    if (ty < 0 || d.tok[ty].type != SJ_STRING || gs < 0 || d.tok[gs].type != SJ_ARRAY) {
+        snprintf(ne->why, sizeof ne->why,
+                 "pairsight.io/gpus: expected {\"type\": GPU, \"gpus\": [[resident, ...], ...]}");
+        ne->unres = 1;
+    } else if (isnan(ps_coloc_solo(q->models->w, q->models->scaling, sj_str(&d, ty), pod->workload, 100))) {
+        snprintf(ne->why, sizeof ne->why, "workload '%s' has no row on GPU type %s in %s", pod->workload,
+                 sj_str(&d, ty), q->p->workloads_path);
+        ne->unres = 1;
+    } else {
+        const char *type = sj_str(&d, ty);
+        for (int i = 0, g = gs + 1; i < d.tok[gs].size && !ne->unres; i++, g = d.tok[g].next) {
+            double total = 0;
+            if (eval_gpu(q, &d, g, type, pod, i, &total, ne) == 1 && (!ne->ok || total > ne->best)) {
+                ne->ok = 1;
+                ne->best = total;
+            }
+        }
+        if (!ne->ok && !ne->unres && !ne->why[0])
+            snprintf(ne->why, sizeof ne->why, "node %s has no GPU", ne->name);
+    }
+    if (ne->ok)
+        ne->why[0] = 0;
+    sj_free(&d);
+}
+
+static char *node_gpus_from_file(const serve_models_t *m, const char *name)
+{
+    for (int i = 0; i < m->n_nodes; i++)
+        if (strcmp(m->node_names[i], name) == 0)
+            return strdup(m->node_gpus[i]);
+    return NULL;
+}
+
+/* Every candidate node of the request evaluated into *out[*n]. */
+static int eval_nodes(serve_req_t *q, serve_reply_t *r, const pod_t *pod, node_eval_t **out, int *n, int *by_name)
+{
+    sj_doc_t *d = q->doc;
+    int nodes = sj_get(d, 0, "Nodes", 1), names = sj_get(d, 0, "NodeNames", 1);
+    if (nodes >= 0 && d->tok[nodes].type == SJ_NULL)
+        nodes = -1;
+    if (names >= 0 && d->tok[names].type == SJ_NULL)
+        names = -1;
+    int items = nodes >= 0 ? sj_get(d, nodes, "items", 1) : -1;
+    *by_name = nodes < 0;
+    int list = *by_name ? names : items;
+    if (list < 0 || d->tok[list].type != SJ_ARRAY)
+        return serve_error(r, 400, "missing_field",
+                           "expected Nodes (a NodeList with items) or NodeNames (an array of names)");
+    *n = d->tok[list].size;
+    node_eval_t *ne = *out = calloc((size_t)*n + 1, sizeof *ne);
+    if (!ne)
+        return serve_error(r, 500, "out_of_memory", "out of memory");
+    for (int i = 0, t = list + 1; i < *n; i++, t = d->tok[t].next) {
+        int nm = *by_name ? t : sj_get(d, sj_get(d, t, "metadata", 1), "name", 1);
+        if (nm < 0 || d->tok[nm].type != SJ_STRING)
+            return serve_error(r, 400, "bad_field", "%s[%d]: expected a node name",
+                               *by_name ? "NodeNames" : "Nodes.items", i);
+        ne[i].item = *by_name ? -1 : t;
+        ne[i].name = sj_str(d, nm);
+        int ga = *by_name ? -1 : sj_get(d, annotations(d, t), "pairsight.io/gpus", 0);
+        char *gpus = *by_name                                  ? node_gpus_from_file(q->models, ne[i].name)
+                     : ga >= 0 && d->tok[ga].type == SJ_STRING ? strdup(sj_str(d, ga))
+                                                               : NULL;
+        eval_node(q, gpus, pod, &ne[i]);
+        free(gpus);
+    }
+    return 0;
+}
+
+/* One extender request read and every node evaluated: a copy of the body
+ * keeps the nodes' raw text for the filter's reply (the tokenizer unescapes
+ * strings in place). */
+typedef struct {
+    char *raw;
+    pod_t pod;
+    node_eval_t *ne;
+    int n, by_name;
+} k8s_args_t;
+
+static int read_args(serve_req_t *q, serve_reply_t *r, k8s_args_t *a)
+{
+    memset(a, 0, sizeof *a);
+    a->raw = malloc(q->body_len + 1);
+    if (!a->raw)
+        return serve_error(r, 500, "out_of_memory", "out of memory");
+    memcpy(a->raw, q->body, q->body_len + 1);
+    if (serve_parse_body(q, r) || read_pod(q, r, &a->pod) || eval_nodes(q, r, &a->pod, &a->ne, &a->n, &a->by_name))
+        return r->status;
+    r->body.len = 0;
+    return 0;
+}
+
+static int args_done(k8s_args_t *a, serve_reply_t *r)
+{
+    free(a->ne);
+    free(a->raw);
+    return r->status;
+}
+
+static void failed_map(sb_t *b, const char *key, const node_eval_t *ne, int n, int unres)
+{
+    sb_printf(b, ",\"%s\":{", key);
+    for (int i = 0, first = 1; i < n; i++)
+        if (!ne[i].ok && ne[i].unres == unres) {
+            if (!first)
+                sb_putn(b, ",", 1);
+            sb_str(b, ne[i].name);
+            sb_putn(b, ":", 1);
+            sb_str(b, ne[i].why);
+            first = 0;
+        }
+    sb_putn(b, "}", 1);
+}
+
+int serve_k8s_filter(serve_req_t *q, serve_reply_t *r)
+{
+    k8s_args_t a;
+    if (read_args(q, r, &a) != 0)
+        return args_done(&a, r);
+    sb_t *b = &r->body;
+    sb_puts(b, a.by_name ? "{\"Nodes\":null,\"NodeNames\":[" : "{\"Nodes\":{\"items\":[");
+    for (int i = 0, first = 1; i < a.n; i++)
+        if (a.ne[i].ok) {
+            const sj_tok_t *t = a.by_name ? NULL : &q->doc->tok[a.ne[i].item];
+            if (!first)
+                sb_putn(b, ",", 1);
+            if (t)
+                sb_putn(b, a.raw + t->start, (size_t)(t->end - t->start));
+            else
+                sb_str(b, a.ne[i].name);
+            first = 0;
+        }
+    sb_puts(b, a.by_name ? "]" : "]},\"NodeNames\":null");
+    failed_map(b, "FailedNodes", a.ne, a.n, 0);
+    failed_map(b, "FailedAndUnresolvableNodes", a.ne, a.n, 1);
+    sb_puts(b, ",\"Error\":\"\"}\n");
+    r->status = 200;
+    return args_done(&a, r);
+}
+
+int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r)
+{
+    k8s_args_t a;
+    if (read_args(q, r, &a) != 0)
+        return args_done(&a, r);
+    double top = 0;
+    for (int i = 0; i < a.n; i++)
+        if (a.ne[i].ok && a.ne[i].best > top)
+            top = a.ne[i].best;
+    sb_t *b = &r->body;
+    sb_putn(b, "[", 1);
+    for (int i = 0; i < a.n; i++) {
+        long score = a.ne[i].ok && top > 0 ? lround(10 * a.ne[i].best / top) : 0;
+        sb_puts(b, i ? ",{\"Host\":" : "{\"Host\":");
+        sb_str(b, a.ne[i].name);
+        sb_printf(b, ",\"Score\":%ld}", score);
+    }
+    sb_puts(b, "]\n");
+    r->status = 200;
+    return args_done(&a, r);
+}

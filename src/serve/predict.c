@@ -1,0 +1,266 @@
+/* POST /v1/predict: the figures of `pairsight predict` for a batch of
+ * queries sent as JSON (docs/serve.md). The queries are read straight from
+ * the tokens into a per-thread array; strings point into the body. */
+#include "serve/serve.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The key columns of coexec.csv, as ps_query_t holds them. */
+typedef struct {
+    const char *name;
+    int is_str;
+    size_t off;
+} qfield_t;
+
+#define QF(f, s)                                                                                                       \
+    {                                                                                                                  \
+#f, s, offsetof(ps_query_t, f)                                                                                 \
+    }
+static const qfield_t qfields[] = {QF(gpu, 1),    QF(hp_model, 1), QF(hp_batch, 0), QF(hp_start, 0),
+                                   QF(hp_len, 0), QF(lp_model, 1), QF(lp_batch, 0), QF(lp_start, 0),
+                                   QF(lp_len, 0), QF(hp_tpcs, 0),  QF(lp_tpcs, 0)};
+#define N_QF (int)(sizeof qfields / sizeof qfields[0])
+
+/* This thread's query and output arrays, grown as needed and kept: a
+ * steady stream of requests allocates nothing here. */
+static _Thread_local struct {
+    ps_query_t *q;
+    double *out;
+    size_t cap;
+} tl;
+
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+/* The arrays go with their thread (a server thread that stops leaves no
+ * unreachable memory behind). */
+static void tl_free(void *unused)
+{
+    (void)unused;
+    free(tl.q);
+    free(tl.out);
+    tl.q = NULL;
+    tl.out = NULL;
+    tl.cap = 0;
+}
+
+static void tl_key_init(void) { pthread_key_create(&tl_key, tl_free); }
+
+static int reserve(size_t n)
+{
+    if (n <= tl.cap)
+        return 0;
+    pthread_once(&tl_once, tl_key_init);
+    pthread_setspecific(tl_key, &tl);
+    size_t cap = tl.cap ? tl.cap : 64;
+    while (cap < n)
+        cap *= 2;
+    ps_query_t *q = realloc(tl.q, cap * sizeof *q);
+    if (q)
+        tl.q = q;
+    double *o = q ? realloc(tl.out, cap * 6 * sizeof *o) : NULL;
+    if (!o)
+        return -1;
+    tl.out = o;
+    tl.cap = cap;
+    return 0;
+}
+
+static int field_index(const char *name)
+{
+    for (int f = 0; f < N_QF; f++)
+        if (strcmp(qfields[f].name, name) == 0)
+            return f;
+    return -1;
+}
+
+/* Token t into field f of query i; a 400 naming both when it does not fit. */
+static int set_field(serve_req_t *q, serve_reply_t *r, size_t i, int f, int t, const char *where)
+{
+    sj_doc_t *d = q->doc;
+    char *dst = (char *)&tl.q[i] + qfields[f].off;
+    if (qfields[f].is_str) {
+        if (d->tok[t].type != SJ_STRING)
+            return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected a string, got %s", where, i, qfields[f].name,
+                               sj_type_name(d->tok[t].type));
+        *(const char **)dst = sj_str(d, t);
+        return 0;
+    }
+    if (sj_int(d, t, -2147483647L, 2147483647L, (int *)dst) != 0) {
+        if (d->tok[t].type == SJ_NUMBER)
+            return serve_error(r, 400, "bad_field", "%s[%zu].%s: '%.*s' is not an integer", where, i, qfields[f].name,
+                               d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start);
+        return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected an integer, got %s", where, i, qfields[f].name,
+                           sj_type_name(d->tok[t].type));
+    }
+    return 0;
+}
+
+/* After the fields are set: every key column but gpu is required. */
+static int check_missing(serve_reply_t *r, size_t i, unsigned seen, const char *gpu)
+{
+    if (!(seen & 1u))
+        tl.q[i].gpu = gpu;
+    for (int f = 1; f < N_QF; f++)
+        if (!(seen & 1u << f))
+            return serve_error(r, 400, "missing_field", "queries[%zu]: missing %s", i, qfields[f].name);
+    return 0;
+}
+
+/* "queries": [{...}, ...] */
+static int read_rows(serve_req_t *q, serve_reply_t *r, int arr, const char *gpu)
+{
+    sj_doc_t *d = q->doc;
+    size_t n = (size_t)d->tok[arr].size;
+    int t = arr + 1;
+    for (size_t i = 0; i < n; i++, t = d->tok[t].next) {
+        if (d->tok[t].type != SJ_OBJECT)
+            return serve_error(r, 400, "bad_field", "queries[%zu]: expected an object, got %s", i,
+                               sj_type_name(d->tok[t].type));
+        unsigned seen = 0;
+        int k = t + 1;
+        for (int m = 0; m < d->tok[t].size; m++, k = d->tok[k + 1].next) {
+            int f = field_index(sj_str(d, k));
+            if (f < 0)
+                continue; /* other columns are allowed, as in the CLI's queries file */
+            if (seen & 1u << f)
+                return serve_error(r, 400, "bad_field", "queries[%zu].%s: given twice", i, qfields[f].name);
+            seen |= 1u << f;
+            if (set_field(q, r, i, f, k + 1, "queries"))
+                return r->status;
+        }
+        if (check_missing(r, i, seen, gpu))
+            return r->status;
+    }
+    return 0;
+}
+
+/* "queries": {"hp_model": [...], ...}: one array per column, all as long. */
+static int read_columns(serve_req_t *q, serve_reply_t *r, int obj, size_t n, const char *gpu)
+{
+    sj_doc_t *d = q->doc;
+    unsigned seen = 0;
+    for (int f = 0; f < N_QF; f++) {
+        int a = sj_get(d, obj, qfields[f].name, 0);
+        if (a < 0)
+            continue;
+        if (d->tok[a].type != SJ_ARRAY || (size_t)d->tok[a].size != n)
+            return serve_error(r, 400, "bad_field", "queries.%s: expected an array of %zu values (as the first column)",
+                               qfields[f].name, n);
+        seen |= 1u << f;
+        int t = a + 1;
+        for (size_t i = 0; i < n; i++, t = d->tok[t].next)
+            if (set_field(q, r, i, f, t, qfields[f].name))
+                return r->status;
+    }
+    for (int f = 1; f < N_QF; f++)
+        if (!(seen & 1u << f))
+            return serve_error(r, 400, "missing_field", "queries: missing column %s", qfields[f].name);
+    for (size_t i = 0; i < n && !(seen & 1u); i++)
+        tl.q[i].gpu = gpu;
+    return 0;
+}
+
+/* The queries of the request into tl.q; their count in *n. */
+static int read_queries(serve_req_t *q, serve_reply_t *r, size_t *n)
+{
+    sj_doc_t *d = q->doc;
+    int t = sj_get(d, 0, "queries", 0);
+    if (t < 0)
+        return serve_error(r, 400, "missing_field", "missing queries");
+    int type = d->tok[t].type;
+    if (type != SJ_ARRAY && type != SJ_OBJECT)
+        return serve_error(r, 400, "bad_field", "queries: expected an array of objects or an object of arrays, got %s",
+                           sj_type_name(type));
+    *n = type == SJ_ARRAY ? (size_t)d->tok[t].size : 0;
+    if (type == SJ_OBJECT && d->tok[t].size > 0)
+        *n = d->tok[t + 2].type == SJ_ARRAY ? (size_t)d->tok[t + 2].size : 0;
+    if (*n == 0)
+        return serve_error(r, 400, "bad_field", "queries: no query given");
+    if (*n > (size_t)q->p->max_queries)
+        return serve_error(r, 413, "too_many_queries", "queries: %zu queries, at most %d per request", *n,
+                           q->p->max_queries);
+    if (reserve(*n) != 0)
+        return serve_error(r, 500, "out_of_memory", "out of memory");
+    const char *gpu = q->models->info.gpu;
+    return type == SJ_ARRAY ? read_rows(q, r, t, gpu) : read_columns(q, r, t, *n, gpu);
+}
+
+/* compose and coverage, as the CLI's --compose and --coverage. */
+static int read_options(serve_req_t *q, serve_reply_t *r, ps_compose_t *compose, double *coverage)
+{
+    sj_doc_t *d = q->doc;
+    *compose = PS_COMPOSE_OVERLAP;
+    *coverage = 0;
+    int t = sj_get(d, 0, "compose", 0);
+    if (t >= 0 && (d->tok[t].type != SJ_STRING || ps_compose_from_name(sj_str(d, t), compose) != PS_OK))
+        return serve_error(r, 400, "bad_field", "compose: expected \"overlap\" or \"index\"");
+    t = sj_get(d, 0, "coverage", 0);
+    if (t >= 0 && d->tok[t].type != SJ_NULL &&
+        (sj_num(d, t, coverage) != 0 || !(*coverage >= 0.5 && *coverage <= 0.999)))
+        return serve_error(r, 400, "bad_field", "coverage: bad value '%.*s': expected a number in 0.5..0.999",
+                           d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start);
+    return 0;
+}
+
+/* Predicts; a 400 naming the first query that cannot be predicted. */
+static int predict(serve_req_t *q, serve_reply_t *r, size_t n, ps_compose_t compose, double coverage)
+{
+    const serve_models_t *m = q->models;
+    double *o = tl.out;
+    if (ps_model_predict_ex(m->model, m->ops, tl.q, n, compose, o, o + n, o + 2 * n, o + 3 * n) != PS_OK) {
+        for (size_t i = 0; i < n; i++)
+            if (ps_model_check_query(m->model, m->ops, &tl.q[i]) != PS_OK)
+                return serve_error(r, 400, "bad_query", "queries[%zu]: %s", i, ps_last_error());
+        return serve_error(r, 400, "bad_query", "%s", ps_last_error());
+    }
+    if (coverage > 0 && ps_model_predict_bound(m->model, m->ops, tl.q, n, coverage, o + 4 * n, o + 5 * n) != PS_OK)
+        return serve_error(r, 400, "bad_field", "coverage: %s", ps_last_error());
+    for (size_t i = 0; i < n; i++) {
+        o[2 * n + i] = o[i] / o[2 * n + i]; /* the deltas, as `pairsight predict` divides */
+        o[3 * n + i] = o[n + i] / o[3 * n + i];
+    }
+    return 0;
+}
+
+static void put_column(sb_t *b, const char *name, const double *v, size_t n)
+{
+    sb_printf(b, "%s\"%s\":[", b->s[b->len - 1] == '{' ? "" : ",", name);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            sb_putn(b, ",", 1);
+        sb_num(b, v[i]);
+    }
+    sb_putn(b, "]", 1);
+}
+
+int serve_predict(serve_req_t *q, serve_reply_t *r)
+{
+    size_t n = 0;
+    ps_compose_t compose;
+    double coverage;
+    if (serve_parse_body(q, r) || read_options(q, r, &compose, &coverage) || read_queries(q, r, &n) ||
+        predict(q, r, n, compose, coverage))
+        return r->status;
+    const double *o = tl.out;
+    serve_metrics_predictions(q->metrics, n, o + 2 * n, o + 3 * n);
+    serve_reply_open(r, "predict");
+    sb_t *b = &r->body;
+    sb_printf(b, "\"n\":%zu,\"compose\":\"%s\",\"fingerprint\":\"%s\"", n, ps_compose_name(compose),
+              q->models->fp_model);
+    if (coverage > 0)
+        sb_printf(b, ",\"coverage\":%.17g", coverage);
+    sb_puts(b, ",\"predictions\":{");
+    put_column(b, "hp_ns_pred", o, n);
+    put_column(b, "lp_ns_pred", o + n, n);
+    put_column(b, "hp_delta_pred", o + 2 * n, n);
+    put_column(b, "lp_delta_pred", o + 3 * n, n);
+    if (coverage > 0) {
+        put_column(b, "hp_ns_upper", o + 4 * n, n);
+        put_column(b, "lp_ns_upper", o + 5 * n, n);
+    }
+    sb_puts(b, "}}\n");
+    return r->status = 200;
+}

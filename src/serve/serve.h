@@ -1,0 +1,157 @@
+/*
+ * `pairsight serve`: pairsight as an HTTP/1.1 service with JSON bodies, for
+ * cluster schedulers (a Kubernetes scheduler extender among them) and
+ * Prometheus. Built on libmicrohttpd (its thread pool; GnuTLS for TLS) and
+ * the public API of include/pairsight.h only, as any other front end would
+ * be. docs/serve.md is the user's guide.
+ *
+ * The pieces: sjson (the request tokenizer and reply buffer), models (the
+ * loaded files, shared by reference count so that a reload never pulls a
+ * model from under a request), metrics (Prometheus text), the handlers of
+ * each endpoint (predict.c, plan.c, coloc.c, k8s.c) and server.c (routing,
+ * limits, auth, TLS, signals).
+ */
+#ifndef PS_SERVE_H
+#define PS_SERVE_H
+
+#include "pairsight.h"
+#include "serve/sjson.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+/* What `pairsight serve` was asked to do; serve_default_params() fills the
+ * defaults that --help prints. */
+typedef struct {
+    const char *model_path, *ops_path;                      /* segment model and its ops.csv (required) */
+    const char *coloc_path, *workloads_path, *scaling_path; /* co-location model (optional) */
+    const char *nodes_path;                                 /* node name -> pairsight.io/gpus, for NodeNames */
+    const char *listen;                                     /* HOST:PORT (127.0.0.1:8470) */
+    int threads;                                            /* server threads (2) */
+    const char *token_file;                                 /* bearer token (none) */
+    const char *tls_cert, *tls_key;                         /* PEM files (none: plain HTTP) */
+    size_t max_body;                                        /* bytes (8 MiB) */
+    int max_queries;                                        /* per request (100000) */
+    int max_depth;                                          /* JSON nesting (32) */
+    int timeout_s;                                          /* idle connection timeout (10) */
+    int max_conns;                                          /* connections at once (256) */
+    int quiet;                                              /* no request log */
+    int check;                                              /* start, report, stop */
+} serve_params_t;
+
+serve_params_t serve_default_params(void);
+
+/* One loaded set of files. Requests hold a reference while they run; a
+ * reload puts a new set in place and the old one is freed when its last
+ * request ends. */
+typedef struct {
+    ps_model_t *model;
+    ps_ops_t *ops;
+    ps_model_info_t info;
+    ps_coloc_model_t *coloc; /* NULL when serve was started without one */
+    ps_workloads_t *w;
+    ps_scaling_t *scaling;
+    pthread_mutex_t coloc_lock; /* a co-location model is used by one thread at a time */
+    char fp_model[24], fp_ops[24], fp_coloc[24], fp_workloads[24], fp_scaling[24];
+    char **node_names, **node_gpus; /* --nodes: each node's pairsight.io/gpus JSON text */
+    int n_nodes;
+    double loaded_at; /* unix seconds */
+    int refs;         /* atomic */
+} serve_models_t;
+
+/* Load the files of p into a new set (one reference, the caller's).
+ * Returns 0, or -1 with the error message in err[errsize]. */
+int serve_models_load(const serve_params_t *p, serve_models_t **out, char *err, size_t errsize);
+/* The --nodes file (a JSON object: node name -> its pairsight.io/gpus
+ * value, an object or its JSON text) into m. 0, or -1 with err. */
+int serve_nodes_load(const char *path, serve_models_t *m, char *err, size_t errsize);
+void serve_models_ref(serve_models_t *m);
+void serve_models_unref(serve_models_t *m);
+
+/* ---- metrics ---- */
+enum {
+    EP_PREDICT,
+    EP_PLAN,
+    EP_COLOC,
+    EP_MODELS,
+    EP_RELOAD,
+    EP_HEALTHZ,
+    EP_READYZ,
+    EP_METRICS,
+    EP_K8S_FILTER,
+    EP_K8S_PRIORITIZE,
+    EP_OTHER,
+    EP_COUNT
+};
+const char *serve_endpoint_name(int ep);
+
+typedef struct serve_metrics serve_metrics_t;
+serve_metrics_t *serve_metrics_new(void);
+void serve_metrics_free(serve_metrics_t *m);
+/* One request of endpoint ep answered with status code after seconds. */
+void serve_metrics_request(serve_metrics_t *m, int ep, int code, double seconds);
+/* n predictions with their slowdowns (co-located / standalone) per side. */
+void serve_metrics_predictions(serve_metrics_t *m, size_t n, const double *hp_delta, const double *lp_delta);
+void serve_metrics_reload(serve_metrics_t *m, int ok);
+/* The Prometheus text exposition (format 0.0.4) into b. */
+void serve_metrics_text(serve_metrics_t *m, const serve_models_t *cur, int inflight, sb_t *b);
+
+/* ---- the server ---- */
+typedef struct serve serve_t;
+
+/* A reply: status, JSON body (sb), and for errors a code word. */
+typedef struct {
+    int status;
+    sb_t body;
+    const char *content_type; /* NULL: application/json */
+} serve_reply_t;
+
+/* The context a handler runs in. */
+typedef struct {
+    serve_t *srv;
+    const serve_params_t *p;
+    serve_models_t *models; /* referenced for the request; NULL when none loaded */
+    serve_metrics_t *metrics;
+    sj_doc_t *doc; /* this thread's tokenizer */
+    char *body;    /* the request body, NUL-terminated, writable */
+    size_t body_len;
+} serve_req_t;
+
+/* Set r to the error reply {"schema", "error": {"code", "message"}}.
+ * Returns status, for `return serve_error(r, 400, "bad_field", ...)`. */
+int serve_error(serve_reply_t *r, int status, const char *code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Parse the request body into q->doc; a 400 reply when it is not JSON, is
+ * nested too deep, or is not an object. Returns 0 or the status. */
+int serve_parse_body(serve_req_t *q, serve_reply_t *r);
+/* The reply's opening: {"schema":"pairsight.NAME.v1", */
+void serve_reply_open(serve_reply_t *r, const char *schema);
+
+/* The handlers: each fills r and returns its status. */
+int serve_predict(serve_req_t *q, serve_reply_t *r);
+int serve_plan(serve_req_t *q, serve_reply_t *r);
+int serve_coloc_score(serve_req_t *q, serve_reply_t *r);
+int serve_k8s_filter(serve_req_t *q, serve_reply_t *r);
+int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r);
+int serve_models_reply(serve_req_t *q, serve_reply_t *r);
+
+/* One request as the HTTP layer gives it (method, path, body); the whole
+ * handler path without sockets, for the fuzz target and tests. models may
+ * be NULL (503 for the endpoints that need them). */
+int serve_handle(serve_t *srv, const char *method, const char *path, char *body, size_t body_len, serve_reply_t *r);
+
+/* A server without sockets on the files of p (for the fuzz target): loads
+ * them; 0 or -1 with err. */
+int serve_init(const serve_params_t *p, serve_t **out, char *err, size_t errsize);
+void serve_free(serve_t *s);
+/* Reload the files; 0, or -1 with err (the old set keeps serving). */
+int serve_reload(serve_t *s, char *err, size_t errsize);
+
+/* Run until SIGINT or SIGTERM: listen, serve, reload on SIGHUP. Returns
+ * the exit code of `pairsight serve` (0, 1 for a failure to start). */
+int serve_main(const serve_params_t *p);
+
+#endif

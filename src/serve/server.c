@@ -1,0 +1,311 @@
+/* The request path of `pairsight serve` without sockets: routing, errors,
+ * the loaded set and its reload, /v1/models and the health endpoints
+ * (http.c puts it on libmicrohttpd). */
+#include "serve/serve_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+serve_params_t serve_default_params(void)
+{
+    serve_params_t p;
+    memset(&p, 0, sizeof p);
+    p.listen = "127.0.0.1:8470";
+    p.threads = 2;
+    p.max_body = 8u << 20;
+    p.max_queries = 100000;
+    p.max_depth = 32;
+    p.timeout_s = 10;
+    p.max_conns = 256;
+    return p;
+}
+
+int serve_error(serve_reply_t *r, int status, const char *code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->body.len = 0;
+    sb_puts(&r->body, "{\"schema\":\"pairsight.error.v1\",\"error\":{\"code\":");
+    sb_str(&r->body, code);
+    sb_puts(&r->body, ",\"message\":");
+    sb_str(&r->body, msg);
+    sb_puts(&r->body, "}}\n");
+    return r->status = status;
+}
+
+void serve_reply_open(serve_reply_t *r, const char *schema)
+{
+    r->body.len = 0;
+    sb_printf(&r->body, "{\"schema\":\"pairsight.%s.v1\",", schema);
+}
+
+int serve_parse_body(serve_req_t *q, serve_reply_t *r)
+{
+    q->doc->max_depth = q->p->max_depth;
+    if (q->body_len == 0)
+        return serve_error(r, 400, "bad_json", "empty body: expected a JSON object");
+    if (sj_parse(q->doc, q->body, q->body_len) != 0)
+        return serve_error(r, 400, "bad_json", "the body is not valid JSON: %s", q->doc->err);
+    if (q->doc->tok[0].type != SJ_OBJECT)
+        return serve_error(r, 400, "bad_json", "the body is %s, expected a JSON object",
+                           sj_type_name(q->doc->tok[0].type));
+    return 0;
+}
+
+/* The set requests start on now, referenced; NULL when none is loaded. */
+static serve_models_t *current(serve_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    serve_models_t *m = s->cur;
+    if (m)
+        serve_models_ref(m);
+    pthread_mutex_unlock(&s->lock);
+    return m;
+}
+
+int serve_reload(serve_t *s, char *err, size_t errsize)
+{
+    serve_models_t *m = NULL;
+    if (serve_models_load(&s->p, &m, err, errsize) != 0) {
+        serve_metrics_reload(s->metrics, 0);
+        pthread_mutex_lock(&s->lock);
+        snprintf(s->last_error, sizeof s->last_error, "%s", err);
+        pthread_mutex_unlock(&s->lock);
+        return -1;
+    }
+    pthread_mutex_lock(&s->lock);
+    serve_models_t *old = s->cur;
+    s->cur = m;
+    s->last_error[0] = 0;
+    pthread_mutex_unlock(&s->lock);
+    serve_models_unref(old); /* freed when its last request ends */
+    serve_metrics_reload(s->metrics, 1);
+    return 0;
+}
+
+int serve_init(const serve_params_t *p, serve_t **out, char *err, size_t errsize)
+{
+    *out = NULL;
+    serve_t *s = calloc(1, sizeof *s);
+    if (!s || !(s->metrics = serve_metrics_new())) {
+        free(s);
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    s->p = *p;
+    pthread_mutex_init(&s->lock, NULL);
+    if (serve_models_load(p, &s->cur, err, errsize) != 0) {
+        serve_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void serve_free(serve_t *s)
+{
+    if (!s)
+        return;
+    serve_models_unref(s->cur);
+    serve_metrics_free(s->metrics);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static void file_json(sb_t *b, const char *key, const char *path, const char *fp)
+{
+    sb_printf(b, "\"%s\":{\"path\":", key);
+    sb_str(b, path ? path : "");
+    sb_printf(b, ",\"fingerprint\":\"%s\"}", fp);
+}
+
+static void coloc_json(const serve_t *s, const serve_models_t *m, sb_t *b)
+{
+    if (!m->coloc) {
+        sb_puts(b, ",\"colocate\":null");
+        return;
+    }
+    sb_puts(b, ",\"colocate\":{");
+    file_json(b, "model", s->p.coloc_path, m->fp_coloc);
+    sb_puts(b, ",\"kind\":");
+    sb_str(b, ps_coloc_kind_name(ps_coloc_model_kind(m->coloc)));
+    sb_puts(b, ",\"gpu\":");
+    sb_str(b, ps_coloc_model_gpu(m->coloc));
+    sb_puts(b, ",\"k\":[");
+    unsigned ks = ps_coloc_model_ks(m->coloc);
+    for (int k = 0, first = 1; k < 32; k++)
+        if (ks >> k & 1)
+            sb_printf(b, "%s%d", first ? "" : ",", k), first = 0;
+    sb_printf(b, "],\"workload_rows\":%zu,", ps_workloads_rows(m->w));
+    file_json(b, "workloads", s->p.workloads_path, m->fp_workloads);
+    if (s->p.scaling_path) {
+        sb_puts(b, ",");
+        file_json(b, "scaling", s->p.scaling_path, m->fp_scaling);
+    }
+    sb_puts(b, "}");
+}
+
+int serve_models_reply(serve_req_t *q, serve_reply_t *r)
+{
+    const serve_models_t *m = q->models;
+    const ps_model_info_t *i = &m->info;
+    serve_reply_open(r, "models");
+    sb_t *b = &r->body;
+    sb_puts(b, "\"model\":{");
+    file_json(b, "file", q->p->model_path, m->fp_model);
+    sb_puts(b, ",\"gpu\":");
+    sb_str(b, i->gpu);
+    sb_printf(b,
+              ",\"window\":%d,\"n_features\":%d,\"n_samples\":%zu,\"n_train\":%zu,\"n_valid\":%zu,\"n_test\":%zu,"
+              "\"n_calib\":%zu,\"trees\":[%d,%d],\"n_adapt\":%d,",
+              i->window, i->n_features, i->n_samples, i->n_train, i->n_valid, i->n_test, i->n_calib, i->n_trees[0],
+              i->n_trees[1], i->n_adapt);
+    file_json(b, "ops", q->p->ops_path, m->fp_ops);
+    sb_printf(b, ",\"ops_rows\":%zu}", ps_ops_rows(m->ops));
+    coloc_json(q->srv, m, b);
+    sb_printf(b, ",\"loaded_at\":%.0f,\"version\":\"%s\"}\n", m->loaded_at, ps_version());
+    return r->status = 200;
+}
+
+static int reload_reply(serve_req_t *q, serve_reply_t *r)
+{
+    char err[1024];
+    if (serve_reload(q->srv, err, sizeof err) != 0) {
+        serve_log(q->srv, "reload failed, the old model keeps serving: %s", err);
+        return serve_error(r, 500, "reload_failed", "reload failed, the old model keeps serving: %s", err);
+    }
+    serve_models_t *m = current(q->srv);
+    serve_log(q->srv, "reloaded: model %s", m->fp_model);
+    serve_reply_open(r, "reload");
+    sb_printf(&r->body, "\"reloaded\":true,\"fingerprint\":\"%s\"}\n", m->fp_model);
+    serve_models_unref(m);
+    return r->status = 200;
+}
+
+static int health_reply(serve_req_t *q, serve_reply_t *r, int ready)
+{
+    if (ready && !q->models)
+        return serve_error(r, 503, "no_model", "no model is loaded");
+    serve_reply_open(r, "health");
+    sb_puts(&r->body, "\"status\":\"ok\"}\n");
+    return r->status = 200;
+}
+
+static int metrics_reply(serve_req_t *q, serve_reply_t *r)
+{
+    r->body.len = 0;
+    serve_metrics_text(q->metrics, q->models, __atomic_load_n(&q->srv->inflight, __ATOMIC_RELAXED), &r->body);
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r->status = 200;
+}
+
+/* The routes: path, method, endpoint, what it needs (1 the segment model,
+ * 2 the co-location model too), handler (NULL: special). */
+typedef struct {
+    const char *path, *method;
+    int ep, needs;
+    int (*fn)(serve_req_t *, serve_reply_t *);
+} route_t;
+
+static const route_t routes[] = {
+    {"/v1/predict", "POST", EP_PREDICT, 1, serve_predict},
+    {"/v1/plan", "POST", EP_PLAN, 1, serve_plan},
+    {"/v1/colocate/score", "POST", EP_COLOC, 2, serve_coloc_score},
+    {"/v1/models", "GET", EP_MODELS, 1, serve_models_reply},
+    {"/v1/reload", "POST", EP_RELOAD, 0, reload_reply},
+    {"/healthz", "GET", EP_HEALTHZ, 0, NULL},
+    {"/readyz", "GET", EP_READYZ, 0, NULL},
+    {"/metrics", "GET", EP_METRICS, 0, metrics_reply},
+    {"/k8s/filter", "POST", EP_K8S_FILTER, 2, serve_k8s_filter},
+    {"/k8s/prioritize", "POST", EP_K8S_PRIORITIZE, 2, serve_k8s_prioritize},
+};
+
+int serve_route(const char *path)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (strcmp(routes[i].path, path) == 0)
+            return routes[i].ep;
+    return EP_OTHER;
+}
+
+/* This thread's tokenizer, reused across requests, and freed with its
+ * thread. */
+static _Thread_local sj_doc_t tl_doc;
+static pthread_key_t doc_key;
+static pthread_once_t doc_once = PTHREAD_ONCE_INIT;
+
+static void doc_free(void *unused)
+{
+    (void)unused;
+    sj_free(&tl_doc);
+}
+
+static void doc_key_init(void) { pthread_key_create(&doc_key, doc_free); }
+
+static sj_doc_t *thread_doc(void)
+{
+    if (!tl_doc.cap) {
+        pthread_once(&doc_once, doc_key_init);
+        pthread_setspecific(doc_key, &tl_doc);
+    }
+    return &tl_doc;
+}
+
+static int dispatch(serve_t *s, const route_t *rt, serve_req_t *q, serve_reply_t *r)
+{
+    if (rt->needs && !q->models)
+        return serve_error(r, 503, "no_model", "no model is loaded");
+    if (rt->needs == 2 && !q->models->coloc)
+        return serve_error(r, 503, "no_model",
+                           "no co-location model is loaded (start serve with --coloc and --workloads)");
+    if (rt->ep == EP_HEALTHZ || rt->ep == EP_READYZ)
+        return health_reply(q, r, rt->ep == EP_READYZ);
+    (void)s;
+    return rt->fn(q, r);
+}
+
+int serve_handle(serve_t *s, const char *method, const char *path, char *body, size_t body_len, serve_reply_t *r)
+{
+#ifdef _OPENMP
+    static _Thread_local int omp_set;
+    if (!omp_set) { /* concurrency comes from the server's threads; one OpenMP thread per request */
+        omp_set_num_threads(1);
+        omp_set = 1;
+    }
+#endif
+    r->status = 0;
+    r->content_type = NULL;
+    const route_t *rt = NULL;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !rt; i++)
+        if (strcmp(routes[i].path, path) == 0)
+            rt = &routes[i];
+    if (!rt)
+        return serve_error(r, 404, "not_found", "no endpoint %s (see docs/serve.md)", path);
+    if (strcmp(rt->method, method) != 0)
+        return serve_error(r, 405, "method_not_allowed", "%s takes %s, not %s", path, rt->method, method);
+    serve_req_t q = {s, &s->p, current(s), s->metrics, thread_doc(), body, body_len};
+    int status = dispatch(s, rt, &q, r);
+    if (r->body.oom)
+        status = serve_error(r, 500, "out_of_memory", "out of memory");
+    serve_models_unref(q.models);
+    return status;
+}
+
+void serve_log(serve_t *s, const char *fmt, ...)
+{
+    (void)s;
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "pairsight: serve: %s\n", msg);
+}

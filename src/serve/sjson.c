@@ -1,0 +1,446 @@
+/* The tokenizer and text buffer of src/serve/sjson.h. */
+#include "serve/sjson.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct {
+    sj_doc_t *d;
+    const char *p, *b, *end;
+} scan_t;
+
+static int s_value(scan_t *s, int depth);
+
+static int fail(scan_t *s, const char *why)
+{
+    if (!s->d->err[0])
+        snprintf(s->d->err, sizeof s->d->err, "%s near byte %ld", why, (long)(s->p - s->b));
+    return -1;
+}
+
+static int push(scan_t *s, int type, const char *start)
+{
+    sj_doc_t *d = s->d;
+    if (d->n == d->cap) {
+        if (d->cap >= (1 << 28))
+            return fail(s, "too many values");
+        int cap = d->cap ? 2 * d->cap : 256;
+        sj_tok_t *t = realloc(d->tok, (size_t)cap * sizeof *t);
+        if (!t) {
+            snprintf(d->err, sizeof d->err, "out of memory");
+            return -1;
+        }
+        d->tok = t;
+        d->cap = cap;
+    }
+    d->tok[d->n] = (sj_tok_t){(unsigned char)type, 0, (int)(start - s->b), (int)(start - s->b), 0, d->n + 1};
+    return d->n++;
+}
+
+static void s_space(scan_t *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static int hex4(const char *p, const char *end, unsigned *u)
+{
+    *u = 0;
+    for (int i = 0; i < 4; i++) {
+        if (p + i >= end)
+            return 0;
+        char c = p[i];
+        int v = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (v < 0)
+            return 0;
+        *u = *u * 16 + (unsigned)v;
+    }
+    return 1;
+}
+
+/* One escape after the backslash at s->p; 0 when malformed. */
+static int s_escape(scan_t *s)
+{
+    char c = *s->p++;
+    if (c != 'u')
+        return c && strchr("\"\\/bfnrt", c) != NULL;
+    unsigned u, lo;
+    if (!hex4(s->p, s->end, &u) || (u >= 0xDC00 && u <= 0xDFFF))
+        return 0;
+    s->p += 4;
+    if (u < 0xD800 || u > 0xDBFF)
+        return 1;
+    if (s->end - s->p < 6 || s->p[0] != '\\' || s->p[1] != 'u' || !hex4(s->p + 2, s->end, &lo) || lo < 0xDC00 ||
+        lo > 0xDFFF)
+        return 0;
+    s->p += 6;
+    return 1;
+}
+
+static int s_string(scan_t *s)
+{
+    int t = push(s, SJ_STRING, s->p + 1);
+    if (t < 0)
+        return -1;
+    for (s->p++; s->p < s->end;) {
+        unsigned char c = (unsigned char)*s->p++;
+        if (c == '"') {
+            s->d->tok[t].end = (int)(s->p - 1 - s->b);
+            return 0;
+        }
+        if (c < 0x20)
+            return fail(s, "control character in a string");
+        if (c == '\\') {
+            s->d->tok[t].escaped = 1;
+            if (s->p >= s->end || !s_escape(s))
+                return fail(s, "bad escape");
+        }
+    }
+    return fail(s, "unterminated string");
+}
+
+static int digits(scan_t *s)
+{
+    const char *b = s->p;
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+        s->p++;
+    return s->p > b;
+}
+
+static int s_number(scan_t *s)
+{
+    const char *b = s->p;
+    if (s->p < s->end && *s->p == '-')
+        s->p++;
+    if (s->p < s->end && *s->p == '0')
+        s->p++;
+    else if (!digits(s))
+        return fail(s, "not a JSON value");
+    if (s->p < s->end && *s->p == '.' && (s->p++, !digits(s)))
+        return fail(s, "bad number");
+    if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+        s->p++;
+        if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+            s->p++;
+        if (!digits(s))
+            return fail(s, "bad number");
+    }
+    if (s->p - b > 64)
+        return fail(s, "number longer than 64 characters");
+    int t = push(s, SJ_NUMBER, b);
+    if (t < 0)
+        return -1;
+    s->d->tok[t].end = (int)(s->p - s->b);
+    return 0;
+}
+
+static int s_lit(scan_t *s, const char *w, int type)
+{
+    size_t n = strlen(w);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
+        return fail(s, "not a JSON value");
+    int t = push(s, type, s->p);
+    s->p += n;
+    if (t >= 0)
+        s->d->tok[t].end = (int)(s->p - s->b);
+    return t < 0 ? -1 : 0;
+}
+
+/* The members or elements of container t, after its opening. */
+static int s_items(scan_t *s, int t, int depth, char close)
+{
+    s_space(s);
+    if (s->p < s->end && *s->p == close)
+        return s->p++, 0;
+    for (;;) {
+        if (close == '}') {
+            s_space(s);
+            if (s->p >= s->end || *s->p != '"' || s_string(s) != 0)
+                return fail(s, "expected a member name");
+            s_space(s);
+            if (s->p >= s->end || *s->p++ != ':')
+                return fail(s, "expected ':'");
+        }
+        if (s_value(s, depth + 1) != 0)
+            return -1;
+        s->d->tok[t].size++;
+        s_space(s);
+        if (s->p >= s->end)
+            return fail(s, "unterminated container");
+        char c = *s->p++;
+        if (c == close)
+            return 0;
+        if (c != ',')
+            return fail(s, "expected ',' or a close");
+    }
+}
+
+static int s_value(scan_t *s, int depth)
+{
+    s_space(s);
+    if (s->p >= s->end)
+        return fail(s, "unexpected end");
+    char c = *s->p;
+    if (c == '[' || c == '{') {
+        if (depth >= s->d->max_depth) {
+            snprintf(s->d->err, sizeof s->d->err, "nested deeper than %d", s->d->max_depth);
+            return -1;
+        }
+        int t = push(s, c == '[' ? SJ_ARRAY : SJ_OBJECT, s->p);
+        if (t < 0)
+            return -1;
+        s->p++;
+        if (s_items(s, t, depth, c == '[' ? ']' : '}') != 0)
+            return -1;
+        s->d->tok[t].end = (int)(s->p - s->b);
+        s->d->tok[t].next = s->d->n;
+        return 0;
+    }
+    switch (c) {
+    case '"': return s_string(s);
+    case 't': return s_lit(s, "true", SJ_TRUE);
+    case 'f': return s_lit(s, "false", SJ_FALSE);
+    case 'n': return s_lit(s, "null", SJ_NULL);
+    default: return s_number(s);
+    }
+}
+
+int sj_parse(sj_doc_t *d, char *text, size_t len)
+{
+    d->text = text;
+    d->len = len;
+    d->n = 0;
+    d->err[0] = 0;
+    if (d->max_depth <= 0)
+        d->max_depth = 64;
+    if (len > (size_t)1 << 30) {
+        snprintf(d->err, sizeof d->err, "body longer than 1 GiB");
+        return -1;
+    }
+    scan_t s = {d, text, text, text + len};
+    if (s_value(&s, 0) != 0)
+        return -1;
+    s_space(&s);
+    if (s.p != s.end)
+        return fail(&s, "text after the JSON value");
+    return 0;
+}
+
+void sj_free(sj_doc_t *d)
+{
+    free(d->tok);
+    d->tok = NULL;
+    d->n = d->cap = 0;
+}
+
+int sj_child(const sj_doc_t *d, int t) { return t >= 0 && t < d->n && d->tok[t].size > 0 ? t + 1 : -1; }
+
+int sj_next_item(const sj_doc_t *d, int t, int is_key)
+{
+    int after = is_key ? d->tok[t + 1].next : d->tok[t].next;
+    /* the parent's end is where the siblings stop */
+    return after;
+}
+
+int sj_get(sj_doc_t *d, int obj, const char *key, int nocase)
+{
+    if (obj < 0 || obj >= d->n || d->tok[obj].type != SJ_OBJECT)
+        return -1;
+    int k = obj + 1;
+    for (int i = 0; i < d->tok[obj].size; i++) {
+        const char *name = sj_str(d, k);
+        if (nocase ? strcasecmp(name, key) == 0 : strcmp(name, key) == 0)
+            return k + 1;
+        k = d->tok[k + 1].next;
+    }
+    return -1;
+}
+
+/* Appends code point u as UTF-8 at *w. */
+static void put_utf8(char **w, unsigned u)
+{
+    char *o = *w;
+    if (u < 0x80) {
+        *o++ = (char)u;
+    } else if (u < 0x800) {
+        *o++ = (char)(0xC0 | u >> 6);
+        *o++ = (char)(0x80 | (u & 0x3F));
+    } else if (u < 0x10000) {
+        *o++ = (char)(0xE0 | u >> 12);
+        *o++ = (char)(0x80 | (u >> 6 & 0x3F));
+        *o++ = (char)(0x80 | (u & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | u >> 18);
+        *o++ = (char)(0x80 | (u >> 12 & 0x3F));
+        *o++ = (char)(0x80 | (u >> 6 & 0x3F));
+        *o++ = (char)(0x80 | (u & 0x3F));
+    }
+    *w = o;
+}
+
+/* Unescapes r..end into w (never longer than the escaped text); the
+ * tokenizer checked every escape. \u0000 becomes U+FFFD: a C string cannot
+ * hold a NUL. */
+static char *unescape(char *w, const char *r, const char *end)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    while (r < end) {
+        if (*r != '\\') {
+            *w++ = *r++;
+            continue;
+        }
+        r++;
+        if (*r != 'u') {
+            *w++ = to[strchr(from, *r++) - from];
+            continue;
+        }
+        unsigned u, lo;
+        hex4(r + 1, end, &u);
+        r += 5;
+        if (u >= 0xD800 && u <= 0xDBFF) {
+            hex4(r + 2, end, &lo);
+            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            r += 6;
+        }
+        put_utf8(&w, u ? u : 0xFFFD);
+    }
+    return w;
+}
+
+const char *sj_str(sj_doc_t *d, int t)
+{
+    sj_tok_t *k = &d->tok[t];
+    char *b = d->text + k->start;
+    if (k->escaped) {
+        char *w = unescape(b, b, d->text + k->end);
+        k->end = (int)(w - d->text);
+        k->escaped = 0;
+    }
+    d->text[k->end] = '\0';
+    return b;
+}
+
+int sj_num(const sj_doc_t *d, int t, double *out)
+{
+    if (t < 0 || d->tok[t].type != SJ_NUMBER)
+        return -1;
+    char buf[72];
+    int n = d->tok[t].end - d->tok[t].start;
+    memcpy(buf, d->text + d->tok[t].start, (size_t)n);
+    buf[n] = 0;
+    double v = strtod(buf, NULL);
+    if (!isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int sj_int(const sj_doc_t *d, int t, long lo, long hi, int *out)
+{
+    if (t < 0 || d->tok[t].type != SJ_NUMBER)
+        return -1;
+    char buf[72], *e;
+    int n = d->tok[t].end - d->tok[t].start;
+    memcpy(buf, d->text + d->tok[t].start, (size_t)n);
+    buf[n] = 0;
+    errno = 0;
+    long v = strtol(buf, &e, 10);
+    if (*e || errno || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+const char *sj_type_name(int type)
+{
+    static const char *const names[] = {"null", "false", "true", "a number", "a string", "an array", "an object"};
+    return type >= 0 && type <= SJ_OBJECT ? names[type] : "?";
+}
+
+void sb_putn(sb_t *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+void sb_puts(sb_t *b, const char *s) { sb_putn(b, s, strlen(s)); }
+
+void sb_printf(sb_t *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        sb_putn(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_putn(b, big, (size_t)n);
+    free(big);
+}
+
+void sb_str(sb_t *b, const char *s)
+{
+    sb_putn(b, "\"", 1);
+    for (const char *p = s; *p; p++) {
+        const char *run = p;
+        while (*p && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+            p++;
+        sb_putn(b, run, (size_t)(p - run));
+        if (!*p)
+            break;
+        if (*p == '"' || *p == '\\')
+            sb_printf(b, "\\%c", *p);
+        else
+            sb_printf(b, "\\u%04x", (unsigned char)*p);
+    }
+    sb_putn(b, "\"", 1);
+}
+
+void sb_num(sb_t *b, double v)
+{
+    if (isfinite(v))
+        sb_printf(b, "%.17g", v);
+    else
+        sb_puts(b, "null");
+}
+
+void sb_free(sb_t *b)
+{
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,234 @@
+/*
+ * The documented error codes of the API (include/pairsight.h), one table row
+ * per call and case: each row makes the case its @return names and checks
+ * the code the call gives, so that a header comment cannot drift from the
+ * code again (ps_model_adapt's said PS_E_MISMATCH for another GPU where the
+ * code gives PS_E_INPUT). A row whose call must fail leaves no output.
+ */
+#include "pairsight.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOFILE "/nonexistent/pairsight/none.csv"
+#define NOTTABLE "README.md" /* a file that is no table and no model */
+
+static ps_ops_t *OPS;
+static ps_coexec_t *CX;
+static ps_model_t *MODEL;
+
+static int table_check_io(void)
+{
+    ps_check_result_t r;
+    return ps_table_check(NOFILE, &r);
+}
+static int table_detect_io(void)
+{
+    ps_table_kind_t k;
+    return ps_table_detect(NOFILE, &k);
+}
+static int table_detect_input(void)
+{
+    ps_table_kind_t k;
+    return ps_table_detect(NOTTABLE, &k);
+}
+static int ops_load_io(void)
+{
+    ps_ops_t *t = (ps_ops_t *)1;
+    int rc = ps_ops_load(NOFILE, &t);
+    return t ? 999 : rc;
+}
+static int ops_load_input(void)
+{
+    ps_ops_t *t = (ps_ops_t *)1;
+    int rc = ps_ops_load("tests/data/coexec_small.csv", &t); /* another table */
+    return t ? 999 : rc;
+}
+static int ops_save_io(void) { return ps_ops_save(OPS, "/nonexistent/pairsight/ops.csv"); }
+static int import_run_arg(void)
+{
+    ps_import_params_t p = ps_import_default_params();
+    ps_ops_t *t = (ps_ops_t *)1;
+    int rc = ps_import_run("no-such-format", "tests/data/ncu_raw.csv", &p, &t, NULL);
+    return t ? 999 : rc;
+}
+static int sim_run_arg(void)
+{
+    ps_sim_params_t p = ps_sim_default_params();
+    p.gpu = "no-such-gpu";
+    ps_ops_t *o = (ps_ops_t *)1;
+    ps_coexec_t *c = (ps_coexec_t *)1;
+    int rc = ps_sim_run(&p, &o, &c);
+    return o || c ? 999 : rc;
+}
+static int variant_arg(void)
+{
+    ps_feature_variant_t v;
+    return ps_feature_variant_from_name("no-such-variant", &v);
+}
+static int split_arg(void) { return ps_coexec_split(NULL, 1, NULL); }
+static int model_load_io(void)
+{
+    ps_model_t *m = (ps_model_t *)1;
+    int rc = ps_model_load(NOFILE, &m);
+    return m ? 999 : rc;
+}
+static int model_load_input(void)
+{
+    ps_model_t *m = (ps_model_t *)1;
+    int rc = ps_model_load(NOTTABLE, &m);
+    return m ? 999 : rc;
+}
+static int model_info_arg(void)
+{
+    ps_model_info_t i;
+    return ps_model_info(NULL, &i);
+}
+static int compose_arg(void)
+{
+    ps_compose_t c;
+    return ps_compose_from_name("no-such-composition", &c);
+}
+static int method_arg(void)
+{
+    ps_method_t m;
+    return ps_method_from_name("no-such-method", &m);
+}
+static int accuracy_arg(void)
+{
+    double v = 1;
+    ps_accuracy_t a;
+    return ps_accuracy(&v, &v, &v, &v, 0, &a);
+}
+static int coloc_kind_arg(void)
+{
+    ps_coloc_kind_t k;
+    return ps_coloc_kind_from_name("no-such-kind", &k);
+}
+static int coloc_load_io(void)
+{
+    ps_coloc_model_t *m = (ps_coloc_model_t *)1;
+    int rc = ps_coloc_model_load(NOFILE, &m);
+    return m ? 999 : rc;
+}
+static int coloc_load_input(void)
+{
+    ps_coloc_model_t *m = (ps_coloc_model_t *)1;
+    int rc = ps_coloc_model_load(NOTTABLE, &m);
+    return m ? 999 : rc;
+}
+static int policies_arg(void)
+{
+    unsigned mask;
+    return ps_replay_policies_parse("no-such-policy", &mask);
+}
+static int plan_json_arg(void)
+{
+    char *s = NULL;
+    return ps_plan_to_json(NULL, &s);
+}
+static int model_save_io(void) { return ps_model_save(MODEL, "/nonexistent/pairsight/model.psm"); }
+/* The fixed comment: rows of another GPU than the model's. */
+static int adapt_other_gpu(void)
+{
+    ps_sim_params_t p = ps_sim_default_params();
+    p.gpu = "h100";
+    p.pairs = "resnet50:8/bert-base:8";
+    p.experiments = 6;
+    p.runs = 1;
+    p.threads = 1;
+    ps_ops_t *o = NULL;
+    ps_coexec_t *c = NULL;
+    if (ps_sim_run(&p, &o, &c) != PS_OK)
+        return 998;
+    ps_train_params_t tp = ps_train_default_params();
+    tp.nthread = 1;
+    ps_model_t *out = (ps_model_t *)1;
+    int rc = ps_model_adapt(MODEL, o, c, &tp, &out);
+    ps_ops_free(o);
+    ps_coexec_free(c);
+    return out ? 999 : rc;
+}
+
+static void quiet(ps_log_level_t level, const char *msg, void *user)
+{
+    (void)level;
+    (void)msg;
+    (void)user;
+}
+
+typedef struct {
+    const char *call, *when;
+    int (*run)(void);
+    int want;
+} row_t;
+
+static const row_t rows[] = {
+    {"ps_table_check", "path cannot be read", table_check_io, PS_E_IO},
+    {"ps_table_detect", "path cannot be read", table_detect_io, PS_E_IO},
+    {"ps_table_detect", "no table's header", table_detect_input, PS_E_INPUT},
+    {"ps_ops_load", "path cannot be read", ops_load_io, PS_E_IO},
+    {"ps_ops_load", "another table", ops_load_input, PS_E_INPUT},
+    {"ps_ops_save", "folder missing", ops_save_io, PS_E_IO},
+    {"ps_import_run", "unknown format", import_run_arg, PS_E_ARG},
+    {"ps_sim_run", "unknown GPU", sim_run_arg, PS_E_ARG},
+    {"ps_feature_variant_from_name", "unknown name", variant_arg, PS_E_ARG},
+    {"ps_coexec_split", "NULL argument", split_arg, PS_E_ARG},
+    {"ps_model_load", "path cannot be read", model_load_io, PS_E_IO},
+    {"ps_model_load", "not a model file", model_load_input, PS_E_INPUT},
+    {"ps_model_info", "NULL argument", model_info_arg, PS_E_ARG},
+    {"ps_compose_from_name", "unknown name", compose_arg, PS_E_ARG},
+    {"ps_method_from_name", "unknown name", method_arg, PS_E_ARG},
+    {"ps_accuracy", "n is 0", accuracy_arg, PS_E_ARG},
+    {"ps_coloc_kind_from_name", "unknown name", coloc_kind_arg, PS_E_ARG},
+    {"ps_coloc_model_load", "path cannot be read", coloc_load_io, PS_E_IO},
+    {"ps_coloc_model_load", "not a model file", coloc_load_input, PS_E_INPUT},
+    {"ps_replay_policies_parse", "unknown policy", policies_arg, PS_E_ARG},
+    {"ps_plan_to_json", "NULL argument", plan_json_arg, PS_E_ARG},
+    {"ps_model_save", "folder missing", model_save_io, PS_E_IO},
+    {"ps_model_adapt", "rows of another GPU", adapt_other_gpu, PS_E_INPUT},
+};
+
+static int setup(void)
+{
+    ps_sim_params_t p = ps_sim_default_params();
+    p.gpu = "a100";
+    p.pairs = "resnet50:8/bert-base:8";
+    p.experiments = 30;
+    p.runs = 1;
+    p.threads = 1;
+    if (ps_sim_run(&p, &OPS, &CX) != PS_OK)
+        return -1;
+    ps_train_params_t tp = ps_train_default_params();
+    tp.nthread = 1;
+    tp.max_rounds = 5;
+    tp.n_depths = 1;
+    tp.depths[0] = 3;
+    tp.n_etas = 1;
+    tp.etas[0] = 0.3;
+    return ps_model_train(OPS, CX, &tp, &MODEL);
+}
+
+int main(void)
+{
+    ps_log_set(quiet, NULL);
+    if (setup() != PS_OK) {
+        fprintf(stderr, "test_api_errors: setup: %s\n", ps_last_error());
+        return 1;
+    }
+    int fails = 0, n = (int)(sizeof rows / sizeof rows[0]);
+    for (int i = 0; i < n; i++) {
+        int got = rows[i].run();
+        if (got != rows[i].want) {
+            fprintf(stderr, "FAIL: %s (%s): got %d (%s), documented %d (%s); last error: %s\n", rows[i].call,
+                    rows[i].when, got, ps_errstr(got), rows[i].want, ps_errstr(rows[i].want), ps_last_error());
+            fails++;
+        }
+    }
+    ps_model_free(MODEL);
+    ps_ops_free(OPS);
+    ps_coexec_free(CX);
+    printf("test_api_errors: %d rows, %d failures\n", n, fails);
+    return fails ? 1 : 0;
+}
