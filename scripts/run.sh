@@ -99,5 +99,12 @@ stage colocate "eval -> $out/colocate/"
 mkdir -p "$out/colocate"
 scripts/colocate_table.sh --out "$out/colocate" --tables sim-sparse,kace-v100 --pairsight "$ps" \
     > "$out/colocate/table.md"
+# Abacus's real A100 co-runs (docs/overlap.md), only where a clone or mirror
+# of its artefact is present (PS_ABACUS_REPO or the fetched mirror).
+if [ -d "${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}" ]; then
+    echo "== overlap eval on Abacus's A100 co-runs -> $out/overlap/" >&2
+    mkdir -p "$out/overlap"
+    scripts/overlap_table.sh --out "$out/overlap" --pairsight "$ps" > "$out/overlap/table.md"
+fi
 progress_done
 echo "== done: $out/model.psm, $out/eval.json, $out/report.html, $out/replay/, $out/colocate/" >&2

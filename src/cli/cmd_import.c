@@ -128,6 +128,8 @@ static int check_usage(const char *kind, const char *in, const ps_import_params_
 
 int cmd_import(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "abacus") == 0)
+        return cmd_import_abacus(argc - 1, argv + 1);
     ps_import_params_t p = ps_import_default_params();
     const char *kind = NULL, *in = NULL, *outp = NULL;
     int json = 0, quiet = 0, append = 0, npos = 0;
