@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "common/common.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -111,6 +112,15 @@ int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *
         return cli_bad_option(cmd, a, value_flags);
     *val = argv[++*i];
     return CLI_OK;
+}
+
+/* Whether s is written as a plain decimal number: strtod and strtoll skip
+ * leading white space, and strtod reads hexadecimal ("0x10" was 16) and
+ * "inf"; an option value is none of these. */
+int cli_plain_decimal(const char *s)
+{
+    return (isdigit((unsigned char)*s) || ((*s == '-' || *s == '+' || *s == '.') && s[1])) &&
+           !strpbrk(s, "xXpPiInN \t\n\v\f\r");
 }
 
 /* The folder part of path ("." when it has none) into buf, or -1 when it

@@ -18,6 +18,10 @@ typedef struct {
     const char *summary;              /* one line for `pairsight --help` */
 } cli_command_t;
 
+/* Whether s is a plain decimal number: no leading white space, no
+ * hexadecimal, inf or nan (which strtod and strtol accept). */
+int cli_plain_decimal(const char *s);
+
 /* "pairsight: <cmd>: <message>" on stderr. Returns code, for
  * `return cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());`. */
 int cli_fail(int code, const char *cmd, const char *fmt, ...)

@@ -25,15 +25,6 @@ static int in_range(const cli_opt_t *o, double x)
     return 1;
 }
 
-/* Whether s is written as a plain decimal number: strtod and strtoll skip
- * leading white space, and strtod reads hexadecimal ("0x10" was 16) and
- * "inf"; an option value is none of these. */
-int cli_plain_decimal(const char *s)
-{
-    return (isdigit((unsigned char)*s) || ((*s == '-' || *s == '+' || *s == '.') && s[1])) &&
-           !strpbrk(s, "xXpPiInN \t\n\v\f\r");
-}
-
 static int parse_whole(const char *s, long long *out)
 {
     char *end;

@@ -174,10 +174,6 @@ int cli_json_print(struct cJSON *o, FILE *f);
  * deletes from. */
 void cli_json_move(struct cJSON *to, struct cJSON *from);
 
-/* Whether s is a plain decimal number: no leading white space, no
- * hexadecimal, inf or nan (which strtod and strtol accept). */
-int cli_plain_decimal(const char *s);
-
 /* The same writer for a single value (used by cli_json_print). */
 void cli_json_write(const struct cJSON *v, FILE *f);
 

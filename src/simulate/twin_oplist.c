@@ -124,6 +124,15 @@ static void to_fp32(const psi_opdesc_t *op, sim_kernel_t *k)
         k->tensor = op->kind == PS_OPK_CONV ? SIM_TF32 : SIM_FP32;
 }
 
+void sim_workload_free(sim_workload_t *w)
+{
+    if (!w)
+        return;
+    free(w->k);
+    w->k = NULL;
+    w->n = 0;
+}
+
 int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);

@@ -330,12 +330,3 @@ int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, 
     out->k = b.k;
     return 0;
 }
-
-void sim_workload_free(sim_workload_t *w)
-{
-    if (!w)
-        return;
-    free(w->k);
-    w->k = NULL;
-    w->n = 0;
-}
