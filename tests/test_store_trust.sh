@@ -44,6 +44,8 @@ cmp -s "$T/m1.csv" "$T/full.csv" || fail "a reordered coexec table merged with c
 cp "$T/s1.db" "$T/s1d.db"
 sql "$T/s1d.db" "DELETE FROM coexec WHERE experiment IN (SELECT DISTINCT experiment FROM coexec ORDER BY 1 LIMIT 9)" \
     "DELETE FROM coexec WHERE run = 0 AND experiment = (SELECT max(experiment) FROM coexec)"
+"$P" collect status --db "$T/s1d.db" > "$T/st" || fail "status s1d"
+grep -q "0 of 10 tasks done" "$T/st" || fail "status counts done marks without rows: $(cat "$T/st")"
 "$P" collect merge "$T/s0.db" "$T/s1d.db" "$T/s2.db" --db "$T/m2.db" --json > "$T/m2" 2> "$T/err" ||
     fail "merge of done marks without rows: $(cat "$T/err")"
 grep -q '"tasks":30,"tasks_done":20,"shards_missing":0,"tasks_short":10' "$T/m2" || fail "merge JSON: $(cat "$T/m2")"

@@ -208,19 +208,6 @@ static int check_source(psi_store_t *d, const char *path)
 #define CLOCK_COLS "task, run, sm_mhz, refused"
 #define COPY(table, cols) "INSERT OR IGNORE INTO main." table "(" cols ") SELECT " cols " FROM src." table
 
-/* The tasks of main with fewer rows than their spec promises (ops=N
- * operators, runs=N runs): a done mark without its rows is not done. The
- * rows of each task are found by the key they make (campaign.c). */
-#define SHORT_TASKS                                                                                                    \
-    "WITH have(key, n) AS ("                                                                                           \
-    "SELECT 'profile/' || model || '/b' || batch || '/t' || tpcs, count(*) FROM main.ops GROUP BY 1 "                  \
-    "UNION ALL SELECT 'counters/' || model || '/b' || batch, count(*) FROM main.counters GROUP BY 1 "                  \
-    "UNION ALL SELECT 'counters/' || model || '/b' || batch || '/t' || tpcs, count(*) FROM main.counters_tpc "         \
-    "GROUP BY 1 UNION ALL SELECT 'coexec/' || experiment, count(*) FROM main.coexec GROUP BY 1) "                      \
-    "SELECT t.key FROM main.tasks t LEFT JOIN have h ON h.key = t.key WHERE coalesce(h.n, 0) < CASE t.kind "           \
-    "WHEN 'coexec' THEN CAST(substr(t.spec, instr(t.spec, 'runs=') + 5) AS INTEGER) "                                  \
-    "ELSE CAST(substr(t.spec, instr(t.spec, 'ops=') + 4) AS INTEGER) END"
-
 /* The tasks the source marks done whose rows are not all there stay not
  * done (counted and the first named in st), and the rows they have are
  * dropped, so that collect runs them again whole. 0, or the error. */
@@ -285,7 +272,7 @@ static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
         "(SELECT task FROM main.clocks)",
         /* A task is done where the source says so and its rows are here. */
         "UPDATE main.tasks SET done = 1 WHERE done = 0 AND key IN (SELECT key FROM src.tasks WHERE done = 1)"
-        " AND key NOT IN (" SHORT_TASKS ")"};
+        " AND key NOT IN (" PSI_STORE_SHORT_TASKS ")"};
     for (size_t i = 0; i < PS_ARRAY_LEN(copy) && rc == 0; i++)
         rc = exec(d, copy[i]);
     if (rc == 0)
