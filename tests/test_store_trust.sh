@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086 # $CO is a list of options
 # `collect merge` and `collect export` do not trust the store (issue 30,
 # item 4): columns are copied by name, a task marked done without its rows
 # is not done, export validates every cell as `check` does, and a source
