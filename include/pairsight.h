@@ -393,6 +393,18 @@ typedef struct {
 PS_API ps_sim_params_t ps_sim_default_params(void);
 
 /**
+ * Register operator lists of users' models ("NAME=FILE[,NAME=FILE...]", the
+ * text form of `pairsight collect ops`, e.g. from python -m pairsight.capture)
+ * under model names that the simulator, the twin, replay and the collector
+ * then take like a built-in model's, at the batch in the list's header. Not
+ * thread safe: call it before any run. ps_oplist_clear drops them all.
+ * @return 0, PS_E_ARG (a bad spec, or a built-in model's name), PS_E_IO or
+ * PS_E_INPUT (the file, with its line and column).
+ */
+PS_API int ps_oplist_register(const char *spec);
+PS_API void ps_oplist_clear(void);
+
+/**
  * Simulate a campaign. On success *out_ops holds every operator of every
  * model the campaign uses at every TPC count it uses plus the whole GPU
  * (standalone durations and counters), *out_coexec one row per run; the

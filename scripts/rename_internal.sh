@@ -50,7 +50,15 @@ if [ -n "$names" ]; then
 fi
 if [ -n "$bare" ]; then
     docs=$(git ls-files 'docs/*.md')
-    script=$(printf '%s\n' "$bare" | sed 's/^\(.*\)$/s\/\\b\1\\b\/psi_\1\/g/')
+    # A name whose psi_ form is taken already (import_ncu_csv, the worker
+    # behind psi_import_ncu_csv) becomes psi_NAME_impl instead.
+    # shellcheck disable=SC2086
+    taken=$(grep -ohE '\bpsi_[A-Za-z0-9_]+' $files | sort -u)
+    script=$(printf '%s\n' "$bare" | while IFS= read -r b; do
+        to=psi_$b
+        printf '%s\n' "$taken" | grep -qxF "$to" && to=${to}_impl
+        printf 's/\\b%s\\b/%s/g\n' "$b" "$to"
+    done)
     # shellcheck disable=SC2086
     printf '%s\n' "$script" | sed -i -f - $files $docs
     echo "rename_internal.sh: gave psi_ to $(printf '%s\n' "$bare" | wc -l) exported names" >&2

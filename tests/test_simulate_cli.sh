@@ -59,7 +59,7 @@ fi
 "$CLI" simulate --experiments 5 2>/dev/null
 [ $? -eq 2 ] && ok "missing --out exits 2" || bad "missing --out"
 "$CLI" simulate --gpu tpu --experiments 5 --out "$TMP/x" 2>"$TMP/err.txt"
-[ $? -eq 1 ] && grep -q "unknown GPU 'tpu'" "$TMP/err.txt" && ok "unknown GPU exits 1" || bad "unknown GPU"
+[ $? -eq 2 ] && grep -q "unknown GPU 'tpu'" "$TMP/err.txt" && ok "unknown GPU is a usage error (exit 2)" || bad "unknown GPU"
 "$CLI" simulate --splits 60/10 --experiments 5 --out "$TMP/x" 2>/dev/null
 [ $? -eq 1 ] && ok "impossible split exits 1" || bad "impossible split"
 "$CLI" simulate --derive "$TMP/none.csv" >/dev/null 2>&1

@@ -91,6 +91,10 @@ void cli_fix_message(char *msg);
 /* The subcommands. Each lives in src/cli/cmd_<name>.c. */
 int cmd_check(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_import_abacus(int argc, char **argv);
+int cmd_overlap(int argc, char **argv);
+/* pairsight check of one overlap.csv (cmd_overlap.c): validate, print its line. */
+int cli_check_overlap(const char *path, int json, int quiet);
 int cmd_simulate(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

@@ -1,5 +1,6 @@
 /* pairsight check: detect, validate and summarise CSV tables. */
 #include "cli/cli.h"
+#include "profile/overlap.h"
 #include "profile/tables.h"
 
 #include <cjson/cJSON.h>
@@ -27,18 +28,19 @@ int cmd_check(int argc, char **argv)
                         {NULL}};
     cli_spec_t spec = {.cmd = "check",
                        .synopsis = "[options] FILE...",
-                       .about = "Detects which table of FORMATS.md each file holds (ops, coexec, workloads,\n"
-                                "workload_scaling, colocations) from its header, validates it whole and prints\n"
-                                "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
-                                "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
-                                "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
-                                "FILE - reads standard input; files after -- are never options.\n"
-                                "Given ops files, every coexec file is also checked against them: each row's\n"
-                                "models and batches are profiled there, its segments lie inside them and its\n"
-                                "TPC counts were profiled. coexec files are streamed: memory holds one row\n"
-                                "per experiment, not the file. Given workloads files, every colocations and\n"
-                                "workload_scaling file is checked against them: each row's workload has its solo\n"
-                                "profile there, on the same GPU. Every co-location's slots are 1..k.\n",
+                       .about =
+                           "Detects which table of FORMATS.md each file holds (ops, coexec, workloads,\n"
+                           "workload_scaling, colocations, overlap) from its header, validates it whole and prints\n"
+                           "one line per file: the table, its rows and its groups ((gpu, model, batch)\n"
+                           "for ops and coexec, workloads or co-locations for the others). Stops at the\n"
+                           "first error with FILE:LINE:COLUMN: message (COLUMN = 1-based field number).\n"
+                           "FILE - reads standard input; files after -- are never options.\n"
+                           "Given ops files, every coexec file is also checked against them: each row's\n"
+                           "models and batches are profiled there, its segments lie inside them and its\n"
+                           "TPC counts were profiled. coexec files are streamed: memory holds one row\n"
+                           "per experiment, not the file. Given workloads files, every colocations and\n"
+                           "workload_scaling file is checked against them: each row's workload has its solo\n"
+                           "profile there, on the same GPU. Every co-location's slots are 1..k.\n",
                        .opts = opts,
                        .examples = examples,
                        .exit_status = "0 all files valid, 1 a file is invalid or unreadable, 2 usage error.",
@@ -69,13 +71,18 @@ int cmd_check(int argc, char **argv)
             ps_workloads_load(argv[i], &wl[n_wl]) == 0)
             n_wl++;
     }
-    for (int i = 1; i <= nfiles && code2 == CLI_OK; i++) {
+    for (int i = 1, oi = 0; i <= nfiles && code2 == CLI_OK; i++) {
         ps_check_result_t r;
+        if (psi_overlap_detect(argv[i]) == 1) { /* overlap.csv has its own reader (cmd_overlap.c) */
+            code2 = cli_check_overlap(argv[i], json, quiet);
+            continue;
+        }
         if (ps_table_check_with(argv[i], (const ps_ops_t *const *)ops, n_ops, &r) != 0 ||
             psi_check_with_workloads(argv[i], r.kind, (const ps_workloads_t *const *)wl, n_wl) != 0) {
             code2 = cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
             break;
         }
+        size_t est = r.kind == PS_TABLE_OPS && oi < n_ops ? psi_ops_estimated(ops[oi++]) : 0;
         if (quiet)
             continue;
         if (json) {
@@ -84,10 +91,15 @@ int cmd_check(int argc, char **argv)
             cJSON_AddStringToObject(o, "table", ps_table_name(r.kind));
             cJSON_AddNumberToObject(o, "rows", (double)r.rows);
             cJSON_AddNumberToObject(o, "groups", (double)r.groups);
+            if (est) /* only then: the object is unchanged for measured tables */
+                cJSON_AddNumberToObject(o, "estimated_rows", (double)est);
             cli_json_print(o, stdout);
         } else {
-            printf("%s: %s, %zu rows, %zu %s\n", cli_user_path(argv[i]), ps_table_name(r.kind), r.rows, r.groups,
+            printf("%s: %s, %zu rows, %zu %s", cli_user_path(argv[i]), ps_table_name(r.kind), r.rows, r.groups,
                    group_word(r.kind));
+            if (est)
+                printf("; %zu rows estimated, not measured (source column; docs/profile.md)", est);
+            putchar('\n');
         }
         fflush(stdout);
     }

@@ -26,7 +26,7 @@
 
 typedef struct {
     const char *action, *db, *model, *ops_path, *coexec_path, *file;
-    const char *scaling_path, *workloads_path, *colocations_path, *id, *ncu;
+    const char *scaling_path, *workloads_path, *colocations_path, *id, *ncu, *oplist;
     double seconds;
     int n_shares, n_jobs;
     int shares[MAX_TPCS];
@@ -246,7 +246,7 @@ static void defaults(opts_t *o)
     o->seconds = 5;
     for (int v = 10; v <= 100; v += 10)
         o->shares[o->n_shares++] = v;
-    o->batch = 8;
+    o->batch = 0; /* 8, or a registered list's own batch (use_oplists) */
     o->p = ps_collect_default_params();
     o->plan = ps_coexec_default_plan();
 }
@@ -261,7 +261,12 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {"--model", CLI_STR, &o->model, "NAME",
          "resnet50, resnet101, mobilenetv2, bert-base, llama-3.2-1b, llama-3.2-3b (ops, profile, counters, "
          "scaling; required there)"},
-        {"--batch", CLI_INT, &o->batch, "N", "batch size", .lo = 1, .hi = 1 << 20},
+        {"--batch", CLI_INT, &o->batch, "N", "batch size", .def = "8, or an --oplist model's own", .lo = 1,
+         .hi = 1 << 20},
+        {"--oplist", CLI_STR, &o->oplist, "NAME=FILE,...",
+         "operator lists of your own models (python -m pairsight.capture), replayed under NAME by every action; "
+         "--model defaults to the first",
+         .def = "none"},
         {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1, .hi = 1 << 20},
         {"--tpcs", CLI_FN, o, "LIST", "TPC counts, e.g. 8,16,32 or 4-52:4", .def = "every count the GPU can partition",
          .parse = fn_tpcs, .accepts = "TPC counts like 8,16,32 or 4-52:4 (at most 512)"},
@@ -915,6 +920,24 @@ static int run_devices(opts_t *o)
     return rc;
 }
 
+/* --oplist: register the lists; --model defaults to the first, --batch to
+ * the list's own. */
+static int use_oplists(opts_t *o)
+{
+    if (o->oplist) {
+        if (ps_oplist_register(o->oplist) != 0)
+            return cli_fail(CLI_BAD_INPUT, CMD, "--oplist: %s", ps_last_error());
+        static char first[32];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(o->oplist, "="), o->oplist);
+        if (!o->model && strcmp(o->action, "coexec") != 0)
+            o->model = first;
+    }
+    const psi_oplist_t *u = psi_oplist_user(o->model);
+    if (o->batch == 0)
+        o->batch = u ? u->batch : 8;
+    return CLI_OK;
+}
+
 int cmd_collect(int argc, char **argv)
 {
     int extra = cmd_collect_extra(argc, argv);
@@ -923,6 +946,8 @@ int cmd_collect(int argc, char **argv)
     opts_t o;
     int rc;
     if (parse_args(argc, argv, &o, &rc))
+        return rc;
+    if ((rc = use_oplists(&o)) != CLI_OK)
         return rc;
     const char *act = o.action;
     if (strcmp(act, "ops") == 0)

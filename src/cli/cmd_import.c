@@ -1,5 +1,6 @@
 /* pairsight import: Nsight Compute CSV or PyTorch trace to ops.csv. */
 #include "cli/cli.h"
+#include "cli/cmd_import_twin.h"
 #include "common/common.h"
 #include "profile/profile_internal.h"
 
@@ -114,8 +115,8 @@ static int check_usage(const char *kind, const char *in, const ps_import_params_
     if (!kind || !in)
         return cli_fail(CLI_USAGE, "import", "give a format (ncu or torch-trace) and an input file");
     int is_ncu = strcmp(kind, "ncu") == 0;
-    if (!is_ncu && strcmp(kind, "torch-trace") != 0)
-        return cli_fail(CLI_USAGE, "import", "unknown format '%s' (ncu or torch-trace)", kind);
+    if (!is_ncu && strcmp(kind, "torch-trace") != 0 && strcmp(kind, "ops") != 0)
+        return cli_fail(CLI_USAGE, "import", "unknown format '%s' (ncu, torch-trace or ops)", kind);
     if (is_ncu && (p->stream || p->drop_zero))
         return cli_fail(CLI_USAGE, "import", "%s applies to torch-trace only", p->stream ? "--stream" : "--drop-zero");
     if (!is_ncu && p->process)
@@ -127,9 +128,12 @@ static int check_usage(const char *kind, const char *in, const ps_import_params_
 
 int cmd_import(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "abacus") == 0)
+        return cmd_import_abacus(argc - 1, argv + 1);
     ps_import_params_t p = ps_import_default_params();
     const char *kind = NULL, *in = NULL, *outp = NULL;
     int json = 0, quiet = 0, append = 0, npos = 0;
+    import_twin_t tw = {0};
     cli_opt_t opts[] = {
         {"--gpu", CLI_STR, &p.gpu, "G",
          "GPU name written to every row; an alias (a100) or a driver's name becomes the catalog's name",
@@ -151,26 +155,29 @@ int cmd_import(int argc, char **argv)
          .def = "the one with the most kernel time"},
         {"--drop-zero", CLI_FLAG, &p.drop_zero, NULL, "torch-trace: drop kernels with dur 0",
          .def = "off: keep each as half the trace's time resolution"},
+        IMPORT_TWIN_OPTS(&tw),
         {"--force-gpu", CLI_FLAG, &p.force_gpu, NULL, "write --gpu even where the file names another GPU",
          .def = "off: that is an error"},
         CLI_OPT_JSON(&json, "print the result as JSON on stdout"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
-    cli_spec_t spec = {
-        .cmd = "import",
-        .synopsis = "ncu REPORT.csv --model M --tpcs N --out ops.csv [options]\n"
-                    "torch-trace TRACE.json[.gz] --model M --tpcs N --out ops.csv [options]",
-        .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
-                 "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
-                 "TRACE.json may be - for standard input).\n"
-                 "  ncu          an Nsight Compute CSV export (ncu --csv, either page)\n"
-                 "  torch-trace  a PyTorch profiler Chrome trace (export_chrome_trace or\n"
-                 "               tensorboard_trace_handler), plain or gzip\n",
-        .opts = opts,
-        .examples = examples,
-        .notes = notes,
-        .exit_status = "0 written, 1 bad or empty input (nothing is written), 2 usage error.",
-        .max_pos = 2};
+    cli_spec_t spec = {.cmd = "import",
+                       .synopsis = "ncu REPORT.csv --model M --tpcs N --out ops.csv [options]\n"
+                                   "torch-trace TRACE.json[.gz] --model M --tpcs N --out ops.csv [options]\n"
+                                   "ops OPS.csv --model M --batch B --tpcs N --oplist L --tpcs-from twin --out ops.csv",
+                       .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
+                                "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
+                                "TRACE.json may be - for standard input).\n"
+                                "  ncu          an Nsight Compute CSV export (ncu --csv, either page)\n"
+                                "  torch-trace  a PyTorch profiler Chrome trace (export_chrome_trace or\n"
+                                "               tensorboard_trace_handler), plain or gzip\n"
+                                "  ops          the measured rows of M at N TPCs of an ops.csv\n"
+                                "With --oplist L --tpcs-from twin, the other TPC counts come from one trace.\n",
+                       .opts = opts,
+                       .examples = examples,
+                       .notes = notes,
+                       .exit_status = "0 written, 1 bad or empty input (nothing is written), 2 usage error.",
+                       .max_pos = 2};
     int code;
     if (cli_parse(&spec, argc, argv, &npos, &code))
         return code;
@@ -188,7 +195,9 @@ int cmd_import(int argc, char **argv)
     ps_ops_t *ops = NULL;
     ps_import_info_t info;
     char merge[256] = "";
-    int rc = ps_import_run(kind, in, &p, &ops, &info);
+    int rc = import_twin_run(kind, in, &p, &tw, &ops, &info);
+    if (rc > 0) /* a CLI exit code, already reported */
+        return rc;
     if (rc == PS_OK && append)
         rc = append_to(outp, &ops, merge, sizeof merge);
     if (rc == PS_OK)

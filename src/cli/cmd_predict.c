@@ -4,6 +4,7 @@
 #include "common/common.h"
 #include "profile/csv.h"
 #include "profile/queries.h"
+#include "profile/tables.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -161,6 +162,12 @@ int cmd_predict(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
+    size_t est = psi_ops_estimated(ops);
+    if (est && !a.quiet)
+        fprintf(stderr,
+                "pairsight: predict: note: %zu of %s's rows are estimated, not measured (source=twin-ratio): the "
+                "standalone latencies at those TPC counts carry the estimate's error (docs/profile.md)\n",
+                est, cli_user_path(a.ops_path));
     double t0 = psi_now();
     if ((code = predict_all(&a, m, ops, &f, buf)) != CLI_OK)
         goto done;

@@ -127,7 +127,7 @@ static const char *const examples[] = {
 
 typedef struct {
     ps_replay_params_t p;
-    const char *ops_path, *model_path, *cx_path, *gpu, *lat_path;
+    const char *ops_path, *model_path, *cx_path, *gpu, *lat_path, *oplist;
     int json, quiet;
     cli_model_batch_t hp, lp;
 } replay_args_t;
@@ -146,6 +146,9 @@ static int parse_args(int argc, char **argv, replay_args_t *a, int *code)
         {"--coexec", CLI_STR, &a->cx_path, "FILE", "training co-executions of the intensity rule (intensity)",
          .flags = CLI_IN, .def = "none"},
         {"--gpu", CLI_STR, &a->gpu, "NAME", "GPU of the replay", .def = "the model's, else a100"},
+        {"--oplist", CLI_STR, &a->oplist, "NAME=FILE,...",
+         "operator lists of your own models (as given to simulate --oplist): the replay's physics runs their kernels",
+         .def = "none"},
         {"--requests", CLI_INT, &a->p.requests, "N", "HP requests per policy", .lo = 10, .hi = 1000000},
         {"--load", CLI_DBL, &a->p.load, "RHO", "HP utilization of the dedicated GPU", .lo = 0, .hi = 1,
          .flags = CLI_LO_OPEN | CLI_HI_OPEN},
@@ -187,6 +190,10 @@ static int parse_args(int argc, char **argv, replay_args_t *a, int *code)
                        .max_pos = 0};
     if (cli_parse(&spec, argc, argv, NULL, code))
         return 1;
+    if (a->oplist && ps_oplist_register(a->oplist) != 0) {
+        *code = cli_fail(CLI_BAD_INPUT, "replay", "--oplist: %s", ps_last_error());
+        return 1;
+    }
     a->p.hp_model = a->hp.name;
     a->p.hp_batch = a->hp.batch;
     a->p.lp_model = a->lp.name;

@@ -62,7 +62,7 @@ static const char *const launch_names[] = {"gated", "host", NULL};
 /* What simulate was asked to do. */
 typedef struct {
     ps_sim_params_t p;
-    const char *out, *derive_path, *derive_gpu;
+    const char *out, *derive_path, *derive_gpu, *oplist;
     int quiet, json, do_list;
 } sim_args_t;
 
@@ -107,6 +107,9 @@ static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
          "print the derived kernels of a measured V100 profile as C initializers (data/orion_kernels.inc) and exit",
          .flags = CLI_IN},
         {"--derive-gpu", CLI_STR, &a->derive_gpu, "NAME", "GPU of the profile given to --derive"},
+        {"--oplist", CLI_STR, &a->oplist, "NAME=FILE,...",
+         "operator lists of your own models (python -m pairsight.capture), simulated under NAME at the batch they "
+         "were captured at; name them in --pairs or --models"},
         {"--list", CLI_FLAG, &a->do_list, NULL, "list the models and GPUs and exit"},
         CLI_OPT_JSON(&a->json, "print a JSON summary on stdout (default: a line on stderr)"),
         CLI_OPT_QUIET(&a->quiet),
@@ -204,6 +207,8 @@ int cmd_simulate(int argc, char **argv)
     }
     if (a.derive_path)
         return derive(a.derive_path, a.derive_gpu);
+    if (a.oplist && ps_oplist_register(a.oplist) != 0)
+        return cli_fail(CLI_BAD_INPUT, CMD, "--oplist: %s", ps_last_error());
     if (!a.out)
         return cli_fail(CLI_USAGE, CMD, "--out DIR is required (see pairsight simulate --help)");
     if (a.p.gpu && !psi_gpu_find(a.p.gpu))

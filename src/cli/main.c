@@ -23,6 +23,7 @@ static const cli_command_t commands[] = {
     {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval"},
     {"plan", cmd_plan, "plan one HP request beside an LP task within a latency budget"},
     {"replay", cmd_replay, "replay an HP request stream under each co-location policy"},
+    {"overlap", cmd_overlap, "learn and score makespans of overlapped operator groups (Abacus's data)"},
     {"calibrate", cmd_calibrate, "calibrate the bounds on a campaign of their own (window-sized or composed)"},
     {"collect", cmd_collect, "measure profiles and co-executions on a real GPU"},
     {"serve", cmd_serve, "serve predictions over HTTP to schedulers (Kubernetes extender, Prometheus metrics)"},
@@ -48,7 +49,8 @@ static void print_help(FILE *f)
           "simulate in src/simulate, collect in src/collect) -> features (features) ->\n"
           "model (train, adapt, model) -> prediction (predict, explain) -> decision\n"
           "(src/decision: plan, replay, calibrate), measured by eval and report\n"
-          "(src/evaluate). Workload-level co-location (colocate) is src/colocate.\n"
+          "(src/evaluate). Workload-level co-location (colocate) is src/colocate, the\n"
+          "HTTP server (serve) src/serve, parameters as JSON for bindings src/bind.\n"
           "\n"
           "commands:\n",
           f);

@@ -348,7 +348,7 @@ static void svg_scatter(FILE *f, const psi_eval_results_t *r, const psi_report_m
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         if (!r->pred_hp[m])
             continue;
-        fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'>", S + P + 4, S + 34, S + P + 4, S + 34);
+        fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'>", S + P + 16, S + 34, S + P + 16, S + 34);
         fprintf(f, "<rect x=%d y=0 width=%d height=%d fill='#fafafa' stroke='#999'/>", P, S, S);
         scatter_axes(f, llo, lhi, S, P);
         fprintf(f, "<line x1=%d y1=%d x2=%d y2=0 stroke='#888' stroke-dasharray='4 3'/>", P, S, P + S);

@@ -91,7 +91,8 @@ int psi_oplist_push(psi_oplist_t *l, const psi_opdesc_t *op)
 
 int psi_oplist_write(const psi_oplist_t *l, FILE *f)
 {
-    fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d\n", l->model, l->batch, l->seq_len, l->n);
+    fprintf(f, "# pairsight oplist 1\n# model=%s batch=%d seq_len=%d ops=%d%s\n", l->model, l->batch, l->seq_len, l->n,
+            l->fp32 ? " dtype=fp32" : "");
     for (int i = 0; i < l->n; i++) {
         const psi_opdesc_t *op = &l->ops[i];
         const kind_info_t *ki = &kinds[op->kind];
@@ -101,6 +102,8 @@ int psi_oplist_write(const psi_oplist_t *l, FILE *f)
             fprintf(f, " variant=%s", v);
         for (int j = 0; ki->params[j]; j++)
             fprintf(f, " %s=%lld", ki->params[j], op->p[j]);
+        if (op->params > 0)
+            fprintf(f, " params=%lld", op->params);
         fputc('\n', f);
     }
     return ferror(f) ? psi_error(PS_E_IO, "write failed") : 0;
@@ -121,6 +124,16 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
                 return 0;
             }
         return psi_error(PS_E_INPUT, "%s:%d:%d: %s has no variant '%s'", path, line, col, ki->name, val);
+    }
+    if (strcmp(tok, "params") == 0) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(val, &end, 10);
+        if (errno || end == val || *end || v < 0)
+            return psi_error(PS_E_INPUT, "%s:%d:%d: params: not a valid count: '%s'", path, line,
+                             col + (int)(val - tok), val);
+        op->params = v;
+        return 0;
     }
     for (int j = 0; ki->params[j]; j++) {
         if (strcmp(ki->params[j], tok) != 0)
@@ -162,6 +175,7 @@ int psi_oplist_read(const char *path, psi_oplist_t **out)
                 snprintf(l->model, sizeof l->model, "%s", m);
                 l->batch = b;
                 l->seq_len = s;
+                l->fp32 = strstr(buf, " dtype=fp32") != NULL;
             }
             continue;
         }

@@ -12,6 +12,8 @@
  *
  * Every kind has a fixed set of integer parameters (below); a missing one
  * takes its default, an unknown one is an error naming file:line:column.
+ * Any kind may also carry `params=N`, the learned parameters the operator
+ * reads (written by python -m pairsight.capture; not used for its cost).
  */
 #ifndef PS_PROFILE_OPLIST_H
 #define PS_PROFILE_OPLIST_H
@@ -74,12 +76,14 @@ typedef struct {
     int variant;
     long long p[PS_OP_MAX_PARAMS];
     char name[PS_OP_NAME_MAX];
+    long long params; /* learned parameters it reads (`params=`, optional; 0 = none or unknown) */
 } psi_opdesc_t;
 
 typedef struct {
     char model[64];
     int batch;
     int seq_len; /* tokens per sequence for transformers, 0 for CNNs */
+    int fp32;    /* header `dtype=fp32`: the model runs in FP32 (the twin's kernels; the collector replays FP16) */
     psi_opdesc_t *ops;
     int n, cap;
 } psi_oplist_t;
@@ -95,6 +99,11 @@ const char *psi_opvariant_name(psi_opkind_t k, int variant);
 /* The model's operator list, built from the published architecture (zoo.c).
  * seq_len <= 0 takes the model's default (128 tokens). */
 int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out);
+
+/* Users' lists registered under a model name (oplist_user.c): the list of
+ * name, or NULL; a copy of it for a batch (which must be the list's). */
+const psi_oplist_t *psi_oplist_user(const char *name);
+int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out);
 
 /* Text form (above). The reader names path:line:column on error. */
 int psi_oplist_write(const psi_oplist_t *l, FILE *f);

@@ -57,6 +57,7 @@ static const psi_column_t ops_cols[] = {
     OPT_CTR(stall_mio_throttle, 0, INF),
     OPT_CTR(sm_pct, 0, 100),
     OPT_CTR(mem_pct, 0, 100),
+    OPT_TEXT(psi_op_row_t, source),
 };
 
 static const psi_column_t coexec_cols[] = {
@@ -253,6 +254,14 @@ static int intern_row(const psi_schema_t *s, psi_strpool_t *pool, void *dst, con
     }
 
 static void free_groups(ps_ops_t *t);
+
+size_t psi_ops_estimated(const ps_ops_t *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; t && i < t->n; i++)
+        n += t->rows[i].source != NULL;
+    return n;
+}
 
 TABLE_FUNCS(ps_ops_t, psi_op_row_t, ps_ops, PS_TABLE_OPS, free_groups(t))
 TABLE_FUNCS(ps_coexec_t, psi_coexec_row_t, ps_coexec, PS_TABLE_COEXEC, (void)0)

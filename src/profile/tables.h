@@ -40,6 +40,7 @@ typedef struct {
     double duration_ns;
     psi_intensity_t intensity;
     psi_counters_t c; /* NAN where not measured */
+    const char *source; /* NULL: measured; "twin-ratio": estimated (FORMATS.md) */
 } psi_op_row_t;
 
 /*
@@ -66,6 +67,9 @@ struct ps_ops {
     psi_op_group_t *groups; /* built by psi_ops_index(), in first-seen order */
     size_t n_groups;
 };
+
+/* Rows whose duration was estimated, not measured (a source, FORMATS.md). */
+size_t psi_ops_estimated(const ps_ops_t *t);
 
 /* An empty table, to fill with ps_ops_append (strings are copied). */
 ps_ops_t *ps_ops_new(void);

@@ -230,6 +230,9 @@ static const char *const zoo_names[] = {"resnet50",  "resnet101",    "mobilenetv
 int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out)
 {
     *out = NULL;
+    const psi_oplist_t *user = psi_oplist_user(model);
+    if (user)
+        return psi_oplist_user_copy(user, batch, out);
     if (!model || batch <= 0 || batch > 65536)
         return psi_error(PS_E_ARG, "zoo: need a model name and a batch size in 1..65536");
     int known;

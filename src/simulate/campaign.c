@@ -148,7 +148,8 @@ static const char *token(const char *s, const char *stop, char *buf, size_t n)
 /* The batch of a model under the --batches option. */
 static int batch_of(const char *batches, const char *model, int *out)
 {
-    *out = DEFAULT_BATCH;
+    const psi_oplist_t *user = psi_oplist_user(model);
+    *out = user ? user->batch : DEFAULT_BATCH; /* a captured list: its batch */
     if (!batches || !*batches)
         return 0;
     const char *s = batches;

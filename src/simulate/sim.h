@@ -141,7 +141,7 @@ void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t 
 
 /* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
 
-/* One kernel per operator of a collector list (src/collect/oplist.h); the
+/* One kernel per operator of a collector list (src/profile/oplist.h); the
  * kernels' names point into l, which must outlive out. */
 int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out);
 
@@ -154,6 +154,25 @@ typedef struct {
  * segments index the collector's lists of psi_zoo_build at seq_len) on gpu
  * (a catalog name or alias). out[0..n) is the caller's. */
 int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out);
+
+/* ---- One trace, other TPC counts from the twin (twin_scale.c) ---- */
+
+/* The class of a kernel name: a psi_opkind_t, or a helper, reduction or
+ * unknown class above PS_OPK_COUNT. */
+int psi_kernel_class(const char *name);
+/* Align nk kernels (names, in launch order) with l's operators: kernel_op[k]
+ * is kernel k's operator. PS_E_MISMATCH names the first kernel that fits no
+ * operator (or the first left over). */
+int psi_twin_align(const psi_oplist_t *l, const char *const *names, int nk, int *kernel_op);
+/* ratio[i * n_at + a]: the twin's standalone time of operator i at at[a]
+ * TPCs over its time at traced TPCs, on gpu. */
+int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, const int *at, int n_at, double *ratio);
+
+/* ops.csv of (model, batch) at every count of at[0..n_at): its rows at
+ * traced TPCs in `in` (kernels, launch order) aligned with l's operators,
+ * measured there and measured x twin ratio elsewhere (source "twin-ratio"). */
+int psi_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int traced, const psi_oplist_t *l,
+                       const int *at, int n_at, ps_ops_t **out);
 
 /* Random numbers: psi_rng_t (src/common/common.h), one stream per experiment. */
 

@@ -10,7 +10,12 @@
  * traffic); thread blocks, residency and L2 traffic follow the conventions
  * of workloads.c: 128x128 tiles for GEMMs and convolutions as implicit
  * GEMMs (docs/simulator.md, "Workloads"), 2048 elements a block for
- * elementwise kernels, a block a row for row-wise ones.
+ * elementwise kernels, a block a row for row-wise ones. Batch norm in
+ * inference is an elementwise affine map per channel (cuDNN's and PyTorch's
+ * inference kernels spread it over every element), not a row-wise kernel.
+ * A list whose header says dtype=fp32 moves 4 bytes an element, its
+ * convolutions run TF32 (cuDNN's default; FP32 where the GPU has no TF32) and
+ * its GEMMs and attention FP32 (PyTorch's default since 1.12).
  */
 #include "simulate/sim.h"
 
@@ -77,6 +82,10 @@ static void op_kernel(const psi_opdesc_t *op, sim_kernel_t *k)
         break;
     case PS_OPK_NORM:
     case PS_OPK_SOFTMAX: {
+        if (op->kind == PS_OPK_NORM && op->variant == PS_NORM_BATCH) { /* layer and RMS norms are row-wise */
+            streaming(k, (double)out, 8, 0.5, 1.0);
+            break;
+        }
         double rows = op->kind == PS_OPK_SOFTMAX ? (double)p[PS_ROWS] : (double)p[PN_N];
         k->ctas = fmax(1.0, rows);
         k->ctas_per_sm = 8;
@@ -106,14 +115,26 @@ static void op_kernel(const psi_opdesc_t *op, sim_kernel_t *k)
     }
 }
 
+/* An FP32 model's kernel: twice the bytes, FP32 units (TF32 for convolutions). */
+static void to_fp32(const psi_opdesc_t *op, sim_kernel_t *k)
+{
+    k->dram_bytes *= 2.0;
+    k->l2_bytes *= 2.0;
+    if (k->tensor == SIM_FP16)
+        k->tensor = op->kind == PS_OPK_CONV ? SIM_TF32 : SIM_FP32;
+}
+
 int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);
     sim_kernel_t *k = psi_calloc((size_t)l->n, sizeof *k);
     if (!k)
         return PS_E_NOMEM;
-    for (int i = 0; i < l->n; i++)
+    for (int i = 0; i < l->n; i++) {
         op_kernel(&l->ops[i], &k[i]);
+        if (l->fp32)
+            to_fp32(&l->ops[i], &k[i]);
+    }
     snprintf(out->model, sizeof out->model, "%.31s", l->model);
     out->batch = l->batch;
     out->n = l->n;

@@ -20,6 +20,8 @@ const char *const sim_model_names[] = {
 
 int sim_model_check(const char *model)
 {
+    if (psi_oplist_user(model))
+        return PS_OK;
     int n = 0, k;
     while (sim_model_names[n])
         n++;
@@ -292,6 +294,13 @@ int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, 
     memset(out, 0, sizeof *out);
     if (!model)
         return psi_error(PS_E_ARG, "no model named");
+    const psi_oplist_t *user = psi_oplist_user(model);
+    if (user) { /* a captured list: the twin's kernels of its operators (twin_oplist.c) */
+        if (batch != user->batch)
+            return psi_error(PS_E_ARG, "%s: its operator list was captured at batch %d, not %d", model, user->batch,
+                             batch);
+        return sim_workload_from_oplist(user, out);
+    }
     int rc = sim_model_check(model);
     if (rc != PS_OK)
         return rc;

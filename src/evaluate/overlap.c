@@ -1,0 +1,630 @@
+/*
+ * The makespan of k co-running operator-group ranges: predictors and
+ * protocols (issue 28; docs/overlap.md).
+ *
+ * What carries over to a new pair or a new model is what each range costs
+ * alone and how the co-runners compare, not the model's name. Each slot's
+ * solo range time comes from a table fitted on the single-active
+ * experiments (one slot runs a range, the others run nothing) of the
+ * training data: for each (setting, model, batch, seq_len)
+ *     t(range [s, e)) = c + sum_{g in [s, e)} t_g,
+ * least squares with a ridge pull toward the uniform prior c = t_g = u,
+ * u = mean over its experiments of time / (e - s + 1).
+ * The predictor (XGBoost) learns makespan / max(solo) from the sorted solo
+ * times, their ratios, the number of active slots, the ranges' shares of
+ * their models, batch and sequence length, and (with --oplists) the ranges'
+ * FLOPs, bytes and kernels.
+ */
+#include "evaluate/overlap.h"
+#include "evaluate/overlap_internal.h"
+
+#include "colocate/colocate.h"
+#include "common/common.h"
+#include "evaluate/mlp.h"
+#include "evaluate/overlap_ops.h"
+#include "profile/abacus.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const psi_ov_method_names[PSI_OVM_N] = {"pairsight", "abacus_mlp", "abacus_xgb", "max_solo", "sum_solo"};
+const char *const psi_ov_protocol_names[PSI_OVP_N] = {"random", "leave-pair", "k-way", "leave-model", "mig"};
+
+psi_ov_params_t psi_ov_default_params(void)
+{
+    return (psi_ov_params_t){.rounds = 300,
+                             .depth = 6,
+                             .eta = 0.05,
+                             .mlp_epochs = 30,
+                             .ridge = 0.05,
+                             .threads = 2,
+                             .seed = 1,
+                             .oplists = NULL};
+}
+
+/* ---- the solo table ---- */
+
+void psi_ov_solo_free(solo_t *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->k[i].beta);
+    free(s->k);
+    memset(s, 0, sizeof *s);
+}
+
+solo_key_t *psi_ov_solo_find(const solo_t *s, const char *setting, const psi_ov_slot_t *x)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        solo_key_t *k = &s->k[i];
+        if (k->batch == x->batch && k->seq_len == x->seq_len &&
+            (k->model == x->model || strcmp(k->model, x->model) == 0) &&
+            (k->setting == setting || strcmp(k->setting, setting) == 0))
+            return k;
+    }
+    return NULL;
+}
+
+/* The one active slot of a single-active experiment, or -1. */
+static int single_slot(const psi_ov_exp_t *e)
+{
+    int a = -1;
+    for (int s = 0; s < e->k; s++)
+        if (e->slot[s].op_end > e->slot[s].op_start) {
+            if (a >= 0)
+                return -1;
+            a = s;
+        }
+    return a;
+}
+
+/* Gaussian elimination with partial pivoting on a[m x m] x = b. */
+static void gauss(double *a, double *b, int m)
+{
+    for (int i = 0; i < m; i++) {
+        int p = i;
+        for (int r = i + 1; r < m; r++)
+            if (fabs(a[r * m + i]) > fabs(a[p * m + i]))
+                p = r;
+        for (int c = 0; c < m && p != i; c++) {
+            double t = a[i * m + c];
+            a[i * m + c] = a[p * m + c];
+            a[p * m + c] = t;
+        }
+        double t = b[i];
+        b[i] = b[p];
+        b[p] = t;
+        for (int r = i + 1; r < m; r++) {
+            double f = a[i * m + i] != 0 ? a[r * m + i] / a[i * m + i] : 0;
+            for (int c = i; c < m; c++)
+                a[r * m + c] -= f * a[i * m + c];
+            b[r] -= f * b[i];
+        }
+    }
+    for (int i = m - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int c = i + 1; c < m; c++)
+            s -= a[i * m + c] * b[c];
+        b[i] = a[i * m + i] != 0 ? s / a[i * m + i] : 0;
+    }
+}
+
+/* Fit key k on the single-active experiments of t in idx[n] that run it. */
+static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, solo_key_t *k, double ridge)
+{
+    int m = k->groups + 1;
+    double *a = psi_calloc((size_t)m * m, sizeof *a), *b = psi_calloc((size_t)m, sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return PS_E_NOMEM;
+    }
+    double u = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < n; i++) {
+        const psi_ov_exp_t *e = &t->exps[idx[i]];
+        int s = single_slot(e);
+        if (s < 0 || psi_ov_solo_find(&(solo_t){k, 1, 1}, e->setting, &e->slot[s]) != k)
+            continue;
+        const psi_ov_slot_t *x = &e->slot[s];
+        u += e->median_us / (x->op_end - x->op_start + 1);
+        cnt++;
+        for (int r = 0; r < m; r++) {
+            int in_r = r == 0 || (r - 1 >= x->op_start && r - 1 < x->op_end);
+            if (!in_r)
+                continue;
+            b[r] += e->median_us;
+            for (int c = 0; c < m; c++)
+                a[r * m + c] += c == 0 || (c - 1 >= x->op_start && c - 1 < x->op_end);
+        }
+    }
+    u = cnt ? u / (double)cnt : 0;
+    double lam = ridge * (double)(cnt ? cnt : 1);
+    for (int r = 0; r < m; r++) {
+        a[r * m + r] += lam;
+        b[r] += lam * u;
+    }
+    gauss(a, b, m);
+    free(a);
+    k->beta = b;
+    return PS_OK;
+}
+
+/* The solo table of every (setting, model, batch, seq_len) that has a
+ * single-active experiment among idx[n]. */
+int psi_ov_solo_fit(const psi_overlap_t *t, const size_t *idx, size_t n, double ridge, solo_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        const psi_ov_exp_t *e = &t->exps[idx[i]];
+        int s = single_slot(e);
+        if (s < 0 || psi_ov_solo_find(out, e->setting, &e->slot[s]))
+            continue;
+        if (out->n == out->cap) {
+            size_t nc = out->cap ? 2 * out->cap : 64;
+            solo_key_t *k = psi_realloc(out->k, nc * sizeof *k);
+            if (!k)
+                return PS_E_NOMEM;
+            out->k = k;
+            out->cap = nc;
+        }
+        const psi_ov_slot_t *x = &e->slot[s];
+        out->k[out->n++] = (solo_key_t){e->setting, x->model, x->batch, x->seq_len, x->model_ops, NULL};
+    }
+    for (size_t j = 0; j < out->n; j++) {
+        int rc = solo_fit_key(t, idx, n, &out->k[j], ridge);
+        if (rc)
+            return rc;
+    }
+    return PS_OK;
+}
+
+/* Solo time of one slot's range: 0 for an empty range, NAN when unknown. */
+static double solo_of(const solo_t *s, const char *setting, const psi_ov_slot_t *x)
+{
+    if (x->op_end <= x->op_start)
+        return 0;
+    const solo_key_t *k = psi_ov_solo_find(s, setting, x);
+    if (!k || x->op_end > k->groups)
+        return NAN;
+    double v = k->beta[0];
+    for (int g = x->op_start; g < x->op_end; g++)
+        v += k->beta[1 + g];
+    return v;
+}
+
+/* ---- features ---- */
+
+#define NF_AB (7 * 5)
+
+typedef struct {
+    double t;
+    int s;
+} slot_t_t;
+
+static int by_time_desc(const void *a, const void *b)
+{
+    double x = ((const slot_t_t *)a)->t, y = ((const slot_t_t *)b)->t;
+    return x < y ? 1 : x > y ? -1 : ((const slot_t_t *)a)->s - ((const slot_t_t *)b)->s;
+}
+
+/* PairSight's row of experiment e; *max_solo and *sum_solo as side outputs. */
+void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, double *f, double *mx,
+                        double *sum)
+{
+    slot_t_t v[PSI_OV_MAX_K];
+    double tot = 0;
+    for (int i = 0; i < e->k; i++) {
+        v[i] = (slot_t_t){solo_of(s, e->setting, &e->slot[i]), i};
+        tot += v[i].t;
+    }
+    qsort(v, (size_t)e->k, sizeof *v, by_time_desc); /* NAN sorts last: tot is NAN then */
+    for (int j = 0; j < NF_PS; j++)
+        f[j] = NAN;
+    *mx = isnan(tot) ? NAN : v[0].t;
+    *sum = tot;
+    for (int j = 0; j < 4; j++)
+        f[j] = j < e->k ? v[j].t : 0;
+    f[4] = tot;
+    f[5] = v[0].t > 0 ? (tot - v[0].t) / v[0].t : NAN;
+    f[6] = v[0].t > 0 && e->k > 1 ? v[1].t / v[0].t : NAN;
+    f[7] = psi_ov_active(e);
+    for (int j = 0; j < 2 && j < e->k; j++) {
+        const psi_ov_slot_t *x = &e->slot[v[j].s];
+        f[8 + j] = (double)(x->op_end - x->op_start) / x->model_ops;
+        f[10 + j] = x->batch;
+        f[12 + j] = x->seq_len;
+        double fl, by, kn;
+        if (ops && psi_ov_ops_range(ops, x, &fl, &by, &kn) == 0) {
+            f[14 + j] = fl;
+            f[16 + j] = by;
+            f[18 + j] = kn;
+            f[20 + j] = v[j].t > 0 ? fl / v[j].t : NAN;
+        }
+    }
+}
+
+/* Abacus's features (dataloader.py get_feature_latency): a count per model,
+ * then start, end, batch and seq_len per model in Abacus's model order. Laid
+ * out here for all seven models (zeros where absent), which holds the same
+ * information as its layout (which keeps only the k present models) and
+ * takes any k. */
+static void ab_features(const psi_ov_exp_t *e, double *f)
+{
+    static const char *const order[7] = {"resnet50", "resnet101", "resnet152", "inception_v3",
+                                         "vgg16",    "vgg19",     "bert"};
+    memset(f, 0, NF_AB * sizeof *f);
+    for (int i = 0; i < e->k; i++)
+        for (int m = 0; m < 7; m++)
+            if (strcmp(e->slot[i].model, order[m]) == 0) {
+                f[m] += 1;
+                f[7 + 4 * m] = e->slot[i].op_start;
+                f[8 + 4 * m] = e->slot[i].op_end;
+                f[9 + 4 * m] = e->slot[i].batch;
+                f[10 + 4 * m] = e->slot[i].seq_len;
+            }
+}
+
+/* ---- one fold: train on tr, fit solo times on so, predict te ---- */
+
+typedef struct {
+    const psi_overlap_t *t;
+    const psi_ov_params_t *p;
+    const psi_ov_ops_t *ops;
+} ctx_t;
+
+static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, const double *xte,
+                           size_t nte, int d, double *out)
+{
+    char bufs[4][32];
+    const char *kv[15];
+    psi_ov_xgb_params(c->p, bufs, kv);
+    void *b = NULL;
+    int rc = cl_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
+    if (rc == PS_OK)
+        rc = cl_xgb_predict(b, xte, NULL, (int)nte, d, out);
+    cl_xgb_free(b);
+    return rc;
+}
+
+/* Abacus's MLP (mlp.py MLPregression: three hidden layers of 32, ReLU, MSE
+ * on milliseconds), trained here by the project's trainer (Adam, inputs and
+ * target standardised, early stopping) rather than SGD with a cosine rate. */
+static int mlp_fit_predict(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, const double *xte,
+                           size_t nte, double *out)
+{
+    psi_mlp_params_t mp = psi_mlp_default_params();
+    mp.hidden[0] = mp.hidden[1] = mp.hidden[2] = 32;
+    mp.epochs = c->p->mlp_epochs;
+    mp.batch = 128;
+    mp.weight_decay = 0;
+    mp.seed = c->p->seed;
+    float *ftr = psi_malloc(ntr * NF_AB * sizeof *ftr + 1), *fte = psi_malloc(nte * NF_AB * sizeof *fte + 1);
+    psi_mlp_t *m = NULL;
+    int rc = ftr && fte ? PS_OK : PS_E_NOMEM;
+    for (size_t i = 0; rc == PS_OK && i < ntr * NF_AB; i++)
+        ftr[i] = (float)xtr[i];
+    for (size_t i = 0; rc == PS_OK && i < nte * NF_AB; i++)
+        fte[i] = (float)xte[i];
+    if (rc == PS_OK)
+        rc = psi_mlp_train(ftr, ntr, NF_AB, ytr, 1, &mp, &m);
+    if (rc == PS_OK)
+        rc = psi_mlp_predict(m, fte, nte, out);
+    psi_mlp_free(m);
+    free(ftr);
+    free(fte);
+    return rc;
+}
+
+typedef struct {
+    double *xps, *yps, *xab, *yab, *mx, *sum;
+    size_t n;
+} rows_t;
+
+static void rows_free(rows_t *r)
+{
+    free(r->xps);
+    free(r->yps);
+    free(r->xab);
+    free(r->yab);
+    free(r->mx);
+    free(r->sum);
+}
+
+/* Feature rows of idx[n]; with train set, rows whose solo time is unknown
+ * are dropped from PairSight's rows (r->n counts those kept). */
+static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t n, int train, rows_t *r, rows_t *ab)
+{
+    memset(r, 0, sizeof *r);
+    r->xps = psi_malloc(n * NF_PS * sizeof(double) + 1);
+    r->yps = psi_malloc(n * sizeof(double) + 1);
+    r->mx = psi_malloc(n * sizeof(double) + 1);
+    r->sum = psi_malloc(n * sizeof(double) + 1);
+    ab->xab = psi_malloc(n * NF_AB * sizeof(double) + 1);
+    ab->yab = psi_malloc(n * sizeof(double) + 1);
+    if (!r->xps || !r->yps || !r->mx || !r->sum || !ab->xab || !ab->yab)
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const psi_ov_exp_t *e = &c->t->exps[idx[i]];
+        ab_features(e, ab->xab + i * NF_AB);
+        ab->yab[i] = e->median_us / 1000.0;
+        double mx, sum;
+        psi_ov_ps_features(e, s, c->ops, r->xps + r->n * NF_PS, &mx, &sum);
+        if (train && !(mx > 0))
+            continue;
+        r->mx[r->n] = mx;
+        r->sum[r->n] = sum;
+        r->yps[r->n] = e->median_us / mx;
+        r->n++;
+    }
+    ab->n = n;
+    return PS_OK;
+}
+
+/* Predictions pred[m * nte + i] of every method for te[nte]. */
+static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, size_t nso, const size_t *te,
+                size_t nte, double *pred)
+{
+    solo_t s;
+    rows_t a = {0}, aa = {0}, b = {0}, bb = {0};
+    int rc = psi_ov_solo_fit(c->t, so, nso, c->p->ridge, &s);
+    if (rc == PS_OK)
+        rc = rows_make(c, &s, tr, ntr, 1, &a, &aa);
+    if (rc == PS_OK)
+        rc = rows_make(c, &s, te, nte, 0, &b, &bb);
+    double *ps = pred + PSI_OVM_PAIRSIGHT * nte;
+    if (rc == PS_OK)
+        rc = xgb_fit_predict(c, a.xps, a.yps, a.n, b.xps, nte, NF_PS, ps);
+    if (rc == PS_OK)
+        rc = xgb_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, NF_AB, pred + PSI_OVM_ABACUS_XGB * nte);
+    if (rc == PS_OK && c->p->mlp_epochs > 0)
+        rc = mlp_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, pred + PSI_OVM_ABACUS_MLP * nte);
+    for (size_t i = 0; rc == PS_OK && i < nte; i++) {
+        ps[i] *= b.mx[i];
+        pred[PSI_OVM_ABACUS_XGB * nte + i] *= 1000.0;
+        pred[PSI_OVM_ABACUS_MLP * nte + i] = c->p->mlp_epochs > 0 ? pred[PSI_OVM_ABACUS_MLP * nte + i] * 1000.0 : NAN;
+        pred[PSI_OVM_MAX_SOLO * nte + i] = b.mx[i];
+        pred[PSI_OVM_SUM_SOLO * nte + i] = b.sum[i];
+    }
+    rows_free(&a);
+    rows_free(&aa);
+    rows_free(&b);
+    rows_free(&bb);
+    psi_ov_solo_free(&s);
+    return rc;
+}
+
+/* ---- protocols ---- */
+
+static int is_ded(const psi_ov_exp_t *e, int k) { return strcmp(e->setting, "dedicated") == 0 && e->k == k; }
+
+static int has_model(const psi_ov_exp_t *e, const char *m)
+{
+    for (int s = 0; s < e->k; s++)
+        if (e->slot[s].model == m)
+            return 1;
+    return 0;
+}
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* "bert_resnet101": the experiment's models, sorted, joined by '_'. */
+static void combo(const psi_ov_exp_t *e, char *buf, size_t n)
+{
+    const char *m[PSI_OV_MAX_K];
+    for (int s = 0; s < e->k; s++)
+        m[s] = e->slot[s].model;
+    qsort(m, (size_t)e->k, sizeof *m, cmp_cstr);
+    buf[0] = '\0';
+    for (int s = 0; s < e->k; s++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", s ? "_" : "", m[s]);
+}
+
+typedef struct {
+    double err[PSI_OVM_N];
+    size_t n[PSI_OVM_N];
+} acc_t;
+
+static void acc_add(acc_t *a, const double *pred, size_t nte, size_t i, double y)
+{
+    for (int m = 0; m < PSI_OVM_N; m++) {
+        double p = pred[m * nte + i];
+        if (isfinite(p)) {
+            a->err[m] += fabs(p - y) / y;
+            a->n[m]++;
+        }
+    }
+}
+
+/* Run one fold and add its errors to the pooled *all and, for the worst
+ * group, compare its own MAPE with out->worst. */
+static int fold_score(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, size_t nso, const size_t *te,
+                      size_t nte, const char *group, acc_t *all, psi_ov_result_t *out)
+{
+    if (nte == 0 || ntr == 0)
+        return PS_OK;
+    double *pred = psi_malloc(PSI_OVM_N * nte * sizeof *pred);
+    if (!pred)
+        return PS_E_NOMEM;
+    int rc = fold(c, tr, ntr, so, nso, te, nte, pred);
+    acc_t mine = {{0}, {0}};
+    for (size_t i = 0; rc == PS_OK && i < nte; i++) {
+        double y = c->t->exps[te[i]].median_us;
+        acc_add(all, pred, nte, i, y);
+        acc_add(&mine, pred, nte, i, y);
+    }
+    for (int m = 0; rc == PS_OK && group && m < PSI_OVM_N; m++) {
+        double mape = mine.n[m] ? 100.0 * mine.err[m] / (double)mine.n[m] : NAN;
+        if (mine.n[m] && !(mape <= out->worst[m])) {
+            out->worst[m] = mape;
+            snprintf(out->worst_name[m], sizeof out->worst_name[m], "%s", group);
+        }
+    }
+    free(pred);
+    if (group)
+        psi_log(PS_LOG_INFO, "overlap: held out %s (%zu experiments): pairsight %.2f%%, max_solo %.2f%%", group, nte,
+                mine.n[0] ? 100.0 * mine.err[0] / (double)mine.n[0] : NAN,
+                mine.n[3] ? 100.0 * mine.err[3] / (double)mine.n[3] : NAN);
+    return rc;
+}
+
+typedef struct {
+    size_t *tr, *so, *te;
+    size_t ntr, nso, nte;
+} split_t;
+
+static int split_init(split_t *s, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->tr = psi_malloc(n * sizeof(size_t) + 1);
+    s->so = psi_malloc(n * sizeof(size_t) + 1);
+    s->te = psi_malloc(n * sizeof(size_t) + 1);
+    return s->tr && s->so && s->te ? PS_OK : PS_E_NOMEM;
+}
+
+static void split_free(split_t *s)
+{
+    free(s->tr);
+    free(s->so);
+    free(s->te);
+}
+
+/* random: Abacus's protocol, a random 80/20 split of the 2-way dedicated
+ * experiments (dataloader.py random_split), every test row scored. */
+static int proto_random(const ctx_t *c, split_t *s, acc_t *all, psi_ov_result_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->t->n; i++)
+        if (is_ded(&c->t->exps[i], 2))
+            s->so[n++] = i;
+    psi_rng_t r;
+    psi_rng_seed(&r, c->p->seed);
+    psi_rng_shuffle(&r, s->so, n);
+    size_t ntr = (size_t)(0.8 * (double)n);
+    memcpy(s->tr, s->so, ntr * sizeof *s->tr);
+    memcpy(s->te, s->so + ntr, (n - ntr) * sizeof *s->te);
+    return fold_score(c, s->tr, ntr, s->tr, ntr, s->te, n - ntr, NULL, all, out);
+}
+
+/* The distinct combinations of the k-way dedicated experiments. */
+static int combos(const psi_overlap_t *t, char (*names)[96], int max)
+{
+    int n = 0;
+    char buf[96];
+    for (size_t i = 0; i < t->n; i++) {
+        if (!is_ded(&t->exps[i], 2))
+            continue;
+        combo(&t->exps[i], buf, sizeof buf);
+        int j = 0;
+        while (j < n && strcmp(names[j], buf) != 0)
+            j++;
+        if (j == n && n < max)
+            snprintf(names[n++], sizeof names[0], "%s", buf);
+    }
+    return n;
+}
+
+/* leave-pair: each 2-way dedicated combination held out in turn. */
+static int proto_leave_pair(const ctx_t *c, split_t *s, acc_t *all, psi_ov_result_t *out)
+{
+    char names[64][96], buf[96];
+    int np = combos(c->t, names, 64), rc = PS_OK;
+    for (int p = 0; p < np && rc == PS_OK; p++) {
+        s->ntr = s->nte = 0;
+        for (size_t i = 0; i < c->t->n; i++) {
+            if (!is_ded(&c->t->exps[i], 2))
+                continue;
+            combo(&c->t->exps[i], buf, sizeof buf);
+            if (strcmp(buf, names[p]) == 0)
+                s->te[s->nte++] = i;
+            else
+                s->tr[s->ntr++] = i;
+        }
+        rc = fold_score(c, s->tr, s->ntr, s->tr, s->ntr, s->te, s->nte, names[p], all, out);
+    }
+    return rc;
+}
+
+/* leave-model: each model held out in turn; its single-active runs (its
+ * solo profile) may fit the solo table and are not scored. */
+static int proto_leave_model(const ctx_t *c, split_t *s, acc_t *all, psi_ov_result_t *out)
+{
+    const char *models[32];
+    int nm = 0, rc = PS_OK;
+    for (size_t i = 0; i < c->t->n; i++)
+        for (int k = 0; k < c->t->exps[i].k && is_ded(&c->t->exps[i], 2); k++) {
+            int j = 0;
+            while (j < nm && models[j] != c->t->exps[i].slot[k].model)
+                j++;
+            if (j == nm && nm < 32)
+                models[nm++] = c->t->exps[i].slot[k].model;
+        }
+    for (int m = 0; m < nm && rc == PS_OK; m++) {
+        s->ntr = s->nso = s->nte = 0;
+        for (size_t i = 0; i < c->t->n; i++) {
+            const psi_ov_exp_t *e = &c->t->exps[i];
+            if (!is_ded(e, 2))
+                continue;
+            int single = single_slot(e);
+            if (!has_model(e, models[m]))
+                s->tr[s->ntr++] = s->so[s->nso++] = i;
+            else if (single >= 0 && e->slot[single].model == models[m])
+                s->so[s->nso++] = i;
+            else
+                s->te[s->nte++] = i;
+        }
+        rc = fold_score(c, s->tr, s->ntr, s->so, s->nso, s->te, s->nte, models[m], all, out);
+    }
+    return rc;
+}
+
+/* k-way (train on 2-way, score 3- and 4-way dedicated) and mig (train on
+ * 2-way dedicated, score 2-way in a MIG 2g.10gb whose single-active runs
+ * fit the solo table). */
+static int proto_transfer(const ctx_t *c, int mig, split_t *s, acc_t *all, psi_ov_result_t *out)
+{
+    s->ntr = s->nso = s->nte = 0;
+    for (size_t i = 0; i < c->t->n; i++) {
+        const psi_ov_exp_t *e = &c->t->exps[i];
+        if (is_ded(e, 2))
+            s->tr[s->ntr++] = s->so[s->nso++] = i;
+        else if (!mig && strcmp(e->setting, "dedicated") == 0)
+            s->te[s->nte++] = i;
+        else if (mig && strcmp(e->setting, "mig-2g.10gb") == 0 && e->k == 2 && single_slot(e) >= 0)
+            s->so[s->nso++] = i;
+        else if (mig && strcmp(e->setting, "mig-2g.10gb") == 0 && e->k == 2)
+            s->te[s->nte++] = i;
+    }
+    return fold_score(c, s->tr, s->ntr, s->so, s->nso, s->te, s->nte, NULL, all, out);
+}
+
+int psi_ov_eval(const psi_overlap_t *t, int p, const psi_ov_params_t *prm, psi_ov_result_t *out)
+{
+    for (int m = 0; m < PSI_OVM_N; m++) {
+        out->mape[m] = out->worst[m] = NAN;
+        out->n[m] = 0;
+        out->worst_name[m][0] = '\0';
+    }
+    psi_ov_ops_t *ops = NULL;
+    int rc = prm->oplists ? psi_ov_ops_load(prm->oplists, &ops) : PS_OK;
+    ctx_t c = {t, prm, ops};
+    split_t s = {NULL, NULL, NULL, 0, 0, 0};
+    acc_t all = {{0}, {0}};
+    if (rc == PS_OK)
+        rc = split_init(&s, t->n);
+    if (rc == PS_OK) {
+        switch (p) {
+        case PSI_OVP_RANDOM: rc = proto_random(&c, &s, &all, out); break;
+        case PSI_OVP_LEAVE_PAIR: rc = proto_leave_pair(&c, &s, &all, out); break;
+        case PSI_OVP_LEAVE_MODEL: rc = proto_leave_model(&c, &s, &all, out); break;
+        default: rc = proto_transfer(&c, p == PSI_OVP_MIG, &s, &all, out); break;
+        }
+    }
+    for (int m = 0; rc == PS_OK && m < PSI_OVM_N; m++) {
+        out->n[m] = all.n[m];
+        out->mape[m] = all.n[m] ? 100.0 * all.err[m] / (double)all.n[m] : NAN;
+    }
+    split_free(&s);
+    psi_ov_ops_free(ops);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * Predicting the makespan of k co-running operator-group ranges (overlap.csv)
+ * and scoring the predictors under the protocols of issue 28
+ * (docs/overlap.md): the new predictor (XGBoost on what each range costs
+ * alone and how the co-runners compare), Abacus's own features with an MLP
+ * and with XGBoost, and the baselines max(solo) and sum(solo).
+ */
+#ifndef PS_EVALUATE_OVERLAP_H
+#define PS_EVALUATE_OVERLAP_H
+
+#include "profile/overlap.h"
+
+#include <stdint.h>
+
+enum { PSI_OVM_PAIRSIGHT, PSI_OVM_ABACUS_MLP, PSI_OVM_ABACUS_XGB, PSI_OVM_MAX_SOLO, PSI_OVM_SUM_SOLO, PSI_OVM_N };
+enum { PSI_OVP_RANDOM, PSI_OVP_LEAVE_PAIR, PSI_OVP_KWAY, PSI_OVP_LEAVE_MODEL, PSI_OVP_MIG, PSI_OVP_N };
+
+extern const char *const psi_ov_method_names[PSI_OVM_N];
+extern const char *const psi_ov_protocol_names[PSI_OVP_N];
+
+typedef struct {
+    int rounds;          /* XGBoost rounds of both XGBoost predictors */
+    int depth;           /* their tree depth */
+    double eta;          /* their learning rate */
+    int mlp_epochs;      /* Abacus MLP: passes */
+    double ridge;        /* solo table: ridge weight per experiment toward the uniform prior */
+    int threads;         /* XGBoost threads */
+    uint64_t seed;       /* the random split and the MLP's initialisation */
+    const char *oplists; /* folder of operator lists (FLOPs, bytes, kernels per range), or NULL */
+} psi_ov_params_t;
+
+psi_ov_params_t psi_ov_default_params(void);
+
+typedef struct {
+    double mape[PSI_OVM_N];  /* percent; NAN where the method cannot predict the protocol */
+    size_t n[PSI_OVM_N];     /* experiments scored */
+    double worst[PSI_OVM_N]; /* leave-pair, leave-model: worst held-out combination's MAPE */
+    char worst_name[PSI_OVM_N][96];
+} psi_ov_result_t;
+
+/* Score every method under protocol p on t. */
+int psi_ov_eval(const psi_overlap_t *t, int p, const psi_ov_params_t *prm, psi_ov_result_t *out);
+
+/* ---- a trained predictor (`pairsight overlap train|predict`) ---- */
+
+typedef struct psi_ov_model psi_ov_model_t;
+
+/* Fit the solo table on t's single-active experiments and the predictor on
+ * every experiment whose solo times are known. *out owns its memory. */
+int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_t **out);
+
+/* Predicted makespans out[t->n] (caller-owned), NAN where a slot's solo time
+ * is unknown to the model. oplists: as given to train (NULL for none). */
+int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *oplists, double *out);
+
+/* Atomic write; the file starts "pairsight-overlap-model 1" and is refused
+ * by the loader otherwise. */
+int psi_ov_model_save(const psi_ov_model_t *m, const char *path);
+int psi_ov_model_load(const char *path, psi_ov_model_t **out);
+size_t psi_ov_model_solo_keys(const psi_ov_model_t *m);
+void psi_ov_model_free(psi_ov_model_t *m);
+
+#endif

@@ -1,0 +1,37 @@
+/* Shared between overlap.c (features, protocols) and overlap_model.c (a
+ * saved predictor): the solo table and PairSight's feature row. */
+#ifndef PS_EVALUATE_OVERLAP_INTERNAL_H
+#define PS_EVALUATE_OVERLAP_INTERNAL_H
+
+#include "evaluate/overlap.h"
+#include "evaluate/overlap_ops.h"
+
+#define NF_PS 22
+
+typedef struct {
+    const char *setting, *model; /* interned in a table's pool */
+    int batch, seq_len, groups;
+    double *beta; /* [groups + 1]: c, t_0 .. t_{G-1} */
+} solo_key_t;
+
+typedef struct {
+    solo_key_t *k;
+    size_t n, cap;
+} solo_t;
+
+/* The table of every (setting, model, batch, seq_len) with a single-active
+ * experiment among idx[n]; release with psi_ov_solo_free. */
+int psi_ov_solo_fit(const psi_overlap_t *t, const size_t *idx, size_t n, double ridge, solo_t *out);
+void psi_ov_solo_free(solo_t *s);
+/* Key of slot x in setting (compared by string content), or NULL. */
+solo_key_t *psi_ov_solo_find(const solo_t *s, const char *setting, const psi_ov_slot_t *x);
+
+/* PairSight's row f[NF_PS] of e; *max_solo, *sum_solo as side outputs. */
+void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, double *f, double *max_solo,
+                        double *sum_solo);
+
+/* The XGBoost parameters of p as key/value pairs in kv (NULL-ended), their
+ * values written into bufs; returns kv. */
+const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[15]);
+
+#endif

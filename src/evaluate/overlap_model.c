@@ -1,0 +1,241 @@
+/*
+ * A trained overlap predictor: the solo table and the XGBoost booster of
+ * makespan / max(solo), saved as one text file
+ *
+ *     pairsight-overlap-model 1
+ *     features 22 oplists 0|1
+ *     solo N
+ *     SETTING MODEL BATCH SEQ_LEN GROUPS c t_0 .. t_{G-1}     (N lines)
+ *     booster BYTES
+ *     <BYTES of XGBoost's UBJSON model>
+ */
+#include "evaluate/overlap.h"
+#include "evaluate/overlap_internal.h"
+
+#include "colocate/colocate.h"
+#include "common/common.h"
+#include "model/model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xgboost/c_api.h>
+
+#define MAGIC "pairsight-overlap-model 1"
+
+struct psi_ov_model {
+    solo_t solo;
+    char **names; /* owned copies of the solo keys' strings */
+    size_t n_names;
+    int oplists;
+    void *booster;
+};
+
+void psi_ov_model_free(psi_ov_model_t *m)
+{
+    if (!m)
+        return;
+    psi_ov_solo_free(&m->solo);
+    for (size_t i = 0; i < m->n_names; i++)
+        free(m->names[i]);
+    free(m->names);
+    cl_xgb_free(m->booster);
+    free(m);
+}
+
+size_t psi_ov_model_solo_keys(const psi_ov_model_t *m) { return m->solo.n; }
+
+/* Own copies of the solo keys' strings, so the model outlives the table. */
+static int own_names(psi_ov_model_t *m)
+{
+    if (!(m->names = psi_calloc(2 * m->solo.n + 1, sizeof *m->names)))
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < m->solo.n; i++) {
+        char *s = psi_strdup(m->solo.k[i].setting), *d = psi_strdup(m->solo.k[i].model);
+        m->names[m->n_names++] = s;
+        m->names[m->n_names++] = d;
+        if (!s || !d)
+            return PS_E_NOMEM;
+        m->solo.k[i].setting = s;
+        m->solo.k[i].model = d;
+    }
+    return PS_OK;
+}
+
+const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[15])
+{
+    snprintf(bufs[0], 32, "%d", p->depth);
+    snprintf(bufs[1], 32, "%g", p->eta);
+    snprintf(bufs[2], 32, "%d", p->threads);
+    snprintf(bufs[3], 32, "%llu", (unsigned long long)p->seed);
+    const char *const v[] = {"max_depth", bufs[0], "eta",       bufs[1],     "nthread",
+                             bufs[2],     "seed",  bufs[3],     "objective", "reg:squarederror",
+                             "subsample", "0.8",   "verbosity", "0",         NULL};
+    memcpy(kv, v, sizeof v);
+    return kv;
+}
+
+int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_t **out)
+{
+    *out = NULL;
+    psi_ov_model_t *m = psi_calloc(1, sizeof *m);
+    size_t *idx = psi_malloc(t->n * sizeof *idx + 1);
+    double *x = psi_malloc(t->n * NF_PS * sizeof *x + 1), *y = psi_malloc(t->n * sizeof *y + 1);
+    psi_ov_ops_t *ops = NULL;
+    int rc = m && idx && x && y ? PS_OK : PS_E_NOMEM;
+    if (rc == PS_OK && p->oplists)
+        rc = psi_ov_ops_load(p->oplists, &ops);
+    for (size_t i = 0; rc == PS_OK && i < t->n; i++)
+        idx[i] = i;
+    if (rc == PS_OK)
+        rc = psi_ov_solo_fit(t, idx, t->n, p->ridge, &m->solo);
+    size_t n = 0;
+    for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
+        double mx, sum;
+        psi_ov_ps_features(&t->exps[i], &m->solo, ops, x + n * NF_PS, &mx, &sum);
+        if (mx > 0)
+            y[n++] = t->exps[i].median_us / mx;
+    }
+    if (rc == PS_OK && n == 0)
+        rc = psi_error(PS_E_INPUT, "overlap train: no experiment has known solo times (no single-active runs)");
+    char bufs[4][32];
+    const char *kv[15];
+    if (rc == PS_OK)
+        rc = cl_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
+    if (rc == PS_OK)
+        rc = own_names(m);
+    m->oplists = p->oplists != NULL;
+    psi_ov_ops_free(ops);
+    free(idx);
+    free(x);
+    free(y);
+    if (rc != PS_OK) {
+        psi_ov_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return PS_OK;
+}
+
+int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *oplists, double *out)
+{
+    if (m->oplists != (oplists != NULL))
+        return psi_error(PS_E_ARG, "the model was trained %s --oplists; give it %s", m->oplists ? "with" : "without",
+                         m->oplists ? "too" : "none");
+    psi_ov_ops_t *ops = NULL;
+    double *x = psi_malloc(t->n * NF_PS * sizeof *x + 1), *mx = psi_malloc(t->n * sizeof *mx + 1);
+    int rc = x && mx ? PS_OK : PS_E_NOMEM;
+    if (rc == PS_OK && oplists)
+        rc = psi_ov_ops_load(oplists, &ops);
+    for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
+        double sum;
+        psi_ov_ps_features(&t->exps[i], &m->solo, ops, x + i * NF_PS, &mx[i], &sum);
+    }
+    if (rc == PS_OK)
+        rc = cl_xgb_predict(m->booster, x, NULL, (int)t->n, NF_PS, out);
+    for (size_t i = 0; rc == PS_OK && i < t->n; i++)
+        out[i] = mx[i] > 0 ? out[i] * mx[i] : NAN;
+    psi_ov_ops_free(ops);
+    free(x);
+    free(mx);
+    return rc;
+}
+
+int psi_ov_model_save(const psi_ov_model_t *m, const char *path)
+{
+    bst_ulong len = 0;
+    const char *buf = NULL;
+    if (XGBoosterSaveModelToBuffer((BoosterHandle)m->booster, "{\"format\": \"ubj\"}", &len, &buf))
+        return psi_xgb_error("save");
+    psi_atomic_t *a = NULL;
+    int rc = psi_atomic_open(path, &a);
+    if (rc)
+        return rc;
+    FILE *f = psi_atomic_stream(a);
+    locale_t loc = c_numeric_begin();
+    fprintf(f, "%s\nfeatures %d oplists %d\nsolo %zu\n", MAGIC, NF_PS, m->oplists, m->solo.n);
+    for (size_t i = 0; i < m->solo.n; i++) {
+        const solo_key_t *k = &m->solo.k[i];
+        fprintf(f, "%s %s %d %d %d", k->setting, k->model, k->batch, k->seq_len, k->groups);
+        for (int g = 0; g <= k->groups; g++)
+            fprintf(f, " %.17g", k->beta[g]);
+        fputc('\n', f);
+    }
+    fprintf(f, "booster %llu\n", (unsigned long long)len);
+    fwrite(buf, 1, (size_t)len, f);
+    c_numeric_end(loc);
+    return psi_atomic_commit(a);
+}
+
+static int read_key(FILE *f, const char *path, int line, solo_key_t *k, char **names)
+{
+    char setting[128], model[128];
+    if (fscanf(f, "%127s %127s %d %d %d", setting, model, &k->batch, &k->seq_len, &k->groups) != 5 || k->groups < 1 ||
+        k->groups > 1 << 20)
+        return psi_error(PS_E_INPUT, "%s:%d:1: not a solo-table line", path, line);
+    names[0] = psi_strdup(setting);
+    names[1] = psi_strdup(model);
+    k->beta = psi_malloc(((size_t)k->groups + 1) * sizeof *k->beta);
+    if (!names[0] || !names[1] || !k->beta)
+        return PS_E_NOMEM;
+    k->setting = names[0];
+    k->model = names[1];
+    for (int g = 0; g <= k->groups; g++)
+        if (fscanf(f, "%lg", &k->beta[g]) != 1)
+            return psi_error(PS_E_INPUT, "%s:%d: solo table: %d numbers expected", path, line, k->groups + 1);
+    return PS_OK;
+}
+
+static int read_body(FILE *f, const char *path, psi_ov_model_t *m)
+{
+    char magic[64] = "";
+    int nf = 0;
+    size_t n = 0;
+    if (!fgets(magic, sizeof magic, f) || strncmp(magic, MAGIC, strlen(MAGIC)) != 0)
+        return psi_error(PS_E_INPUT, "%s:1:1: not a pairsight overlap model (no '%s')", path, MAGIC);
+    if (fscanf(f, " features %d oplists %d solo %zu", &nf, &m->oplists, &n) != 3 || nf != NF_PS || n > 1u << 20)
+        return psi_error(PS_E_INPUT, "%s:2:1: feature layout %d, this build reads %d", path, nf, NF_PS);
+    m->solo.k = psi_calloc(n + 1, sizeof *m->solo.k);
+    m->names = psi_calloc(2 * n + 1, sizeof *m->names);
+    if (!m->solo.k || !m->names)
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < n; i++, m->solo.n++, m->n_names += 2) {
+        int rc = read_key(f, path, 4 + (int)i, &m->solo.k[i], m->names + 2 * i);
+        if (rc)
+            return rc;
+    }
+    unsigned long long len = 0;
+    if (fscanf(f, " booster %llu", &len) != 1 || fgetc(f) != '\n' || len == 0 || len > 1ull << 32)
+        return psi_error(PS_E_INPUT, "%s: no booster after the solo table", path);
+    char *buf = psi_malloc((size_t)len);
+    if (!buf)
+        return PS_E_NOMEM;
+    int rc =
+        fread(buf, 1, (size_t)len, f) == (size_t)len ? PS_OK : psi_error(PS_E_INPUT, "%s: booster cut short", path);
+    BoosterHandle b = NULL;
+    if (rc == PS_OK && (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)len)))
+        rc = psi_xgb_error("load");
+    m->booster = b;
+    free(buf);
+    return rc;
+}
+
+int psi_ov_model_load(const char *path, psi_ov_model_t **out)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return psi_error(PS_E_IO, "%s: %s", path, strerror(errno));
+    psi_ov_model_t *m = psi_calloc(1, sizeof *m);
+    locale_t loc = c_numeric_begin();
+    int rc = m ? read_body(f, path, m) : PS_E_NOMEM;
+    c_numeric_end(loc);
+    fclose(f);
+    if (rc != PS_OK) {
+        psi_ov_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return PS_OK;
+}

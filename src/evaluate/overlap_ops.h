@@ -1,0 +1,27 @@
+/*
+ * FLOPs, bytes and kernels of operator-group ranges, from captured operator
+ * lists (`# pairsight oplist 1`, src/collect/oplist.h) whose operator names
+ * are module paths (`layer3.4.conv2`): group g of a model holds the
+ * operators under the module paths psi_abacus_group_paths gives.
+ */
+#ifndef PS_EVALUATE_OVERLAP_OPS_H
+#define PS_EVALUATE_OVERLAP_OPS_H
+
+#include "profile/overlap.h"
+
+typedef struct psi_ov_ops psi_ov_ops_t;
+
+/* Read every operator list in dir (each names its model, batch and seq_len
+ * in its header comment). An error names the file, line and column. */
+int psi_ov_ops_load(const char *dir, psi_ov_ops_t **out);
+void psi_ov_ops_free(psi_ov_ops_t *o);
+
+/* Sums over the slot's range; -1 when no list of its (model, batch,
+ * seq_len) was given. */
+int psi_ov_ops_range(const psi_ov_ops_t *o, const psi_ov_slot_t *x, double *flops, double *bytes, double *kernels);
+
+/* Lists read, and operators that fell in no group (a capture whose paths
+ * differ from the module paths of docs/overlap.md). */
+int psi_ov_ops_count(const psi_ov_ops_t *o, long *unmatched);
+
+#endif

@@ -1,0 +1,94 @@
+#!/bin/sh
+# pairsight import abacus / check / overlap eval on a tiny Abacus-like git
+# repository built here (tests/abacus_fixture.sh): work tree, bare mirror,
+# --rev, the default commit, row errors with FILE:LINE:COLUMN.
+PS=${1:-build/pairsight}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+command -v git >/dev/null 2>&1 || { echo "skip: git not on PATH"; exit 77; }
+. tests/abacus_fixture.sh
+make_abacus "$T/ab" || fail "fixture"
+git clone -q --bare "$T/ab" "$T/mirror.git" || fail "bare clone"
+OLD=$(git -C "$T/ab" rev-parse HEAD~1)
+
+# The bare mirror at the default commit: the newest that holds the profiles.
+"$PS" import abacus "$T/mirror.git" --out "$T/o.csv" 2> "$T/err" || { cat "$T/err"; fail "import mirror"; }
+grep -q "600 experiments from 5 files" "$T/err" || { cat "$T/err"; fail "summary: $(cat "$T/err")"; }
+grep -q "$OLD" "$T/err" || fail "default rev is not the commit before the deletion"
+"$PS" check "$T/o.csv" > "$T/chk" || fail "check rejects the import"
+grep -q "overlap, 1260 rows, 600 experiments" "$T/chk" || fail "check line: $(cat "$T/chk")"
+head -1 "$T/o.csv" | grep -q "^experiment,gpu,setting,mechanism,k,slot,model,batch,seq_len,op_start,op_end,model_ops,median_us,mean_us,std_us$" || fail header
+grep -q "^A100/2in7/resnet50_bert:2,A100-40GB,dedicated,mps,2,1,resnet50," "$T/o.csv" || fail "first row"
+grep -q ",mig-2g.10gb,mps,2," "$T/o.csv" || fail "mig rows"
+
+# --rev, and the work tree of the older commit: the same table.
+"$PS" import abacus "$T/mirror.git" --rev "$OLD" --out "$T/r.csv" -q || fail "import --rev"
+cmp -s "$T/o.csv" "$T/r.csv" || fail "--rev differs from the default"
+git -C "$T/ab" checkout -q "$OLD" || fail checkout
+"$PS" import abacus "$T/ab" --out "$T/w.csv" --json > "$T/j" || fail "import work tree"
+cmp -s "$T/o.csv" "$T/w.csv" || fail "work tree differs from the mirror"
+grep -q '"rev":"worktree"' "$T/j" || grep -q '"rev": "worktree"' "$T/j" || fail "json: $(cat "$T/j")"
+
+# A commit without the profiles; a bad row names the file, line and column.
+"$PS" import abacus "$T/mirror.git" --rev HEAD --out "$T/x.csv" 2> "$T/err" && fail "HEAD has no profiles"
+grep -q "no profile" "$T/err" || fail "message: $(cat "$T/err")"
+sed -i '4s/^resnet50,[0-9]*,/resnet50,99,/' "$T/ab/data/profile/A100/2in7/resnet50_vgg16.csv"
+"$PS" import abacus "$T/ab" --out "$T/x.csv" 2> "$T/err" && fail "accepted start 99"
+grep -q "resnet50_vgg16.csv:4:2: not an integer in 0..18" "$T/err" || fail "message: $(cat "$T/err")"
+[ -e "$T/x.csv" ] && fail "wrote output on error"
+sed -i '4s/^resnet50,99,/resnet60,1,/' "$T/ab/data/profile/A100/2in7/resnet50_vgg16.csv"
+"$PS" import abacus "$T/ab" --out "$T/x.csv" 2> "$T/err" && fail "accepted resnet60"
+grep -q "resnet50_vgg16.csv:4:1: not one of Abacus's seven models" "$T/err" || fail "message: $(cat "$T/err")"
+
+# check: broken overlap tables.
+sed '3d' "$T/o.csv" > "$T/b1.csv"
+"$PS" check "$T/b1.csv" 2> "$T/err" && fail "accepted a missing slot"
+grep -q "b1.csv:2:6: experiment 'A100/2in7/resnet50_bert:2' has k=2 but not a row for each slot" "$T/err" || fail "message: $(cat "$T/err")"
+sed '3s/,mps,2,2,/,mps,2,1,/' "$T/o.csv" > "$T/b2.csv"
+"$PS" check "$T/b2.csv" 2> "$T/err" && fail "accepted a slot twice"
+grep -q "b2.csv:3:6: slot: given twice" "$T/err" || fail "message: $(cat "$T/err")"
+sed '3s/,A100-40GB,/,Z99,/' "$T/o.csv" > "$T/b3.csv"
+"$PS" check "$T/b3.csv" 2> "$T/err" && fail "accepted an unknown GPU"
+grep -q "b3.csv:3:2: gpu: not a GPU of the catalog" "$T/err" || fail "message: $(cat "$T/err")"
+awk -F, 'NR == 2 { $11 = 30 } { print }' OFS=, "$T/o.csv" > "$T/b4.csv"
+"$PS" check "$T/b4.csv" 2> "$T/err" && fail "accepted op_end past model_ops"
+grep -q "b4.csv:2:11: op_end" "$T/err" || fail "message: $(cat "$T/err")"
+sed '3s/,mps,2,2,\(.*\),[0-9.]*,\([0-9.]*\),\([0-9.]*\)$/,mps,2,2,\1,1.5,\2,\3/' "$T/o.csv" > "$T/b5.csv"
+"$PS" check "$T/b5.csv" 2> "$T/err" && fail "accepted two medians"
+grep -q "b5.csv:3:13: median_us: differs from the value on line 2" "$T/err" || fail "message: $(cat "$T/err")"
+
+# overlap eval: every protocol and method in the JSON; the predictor learns
+# the fixture's law better than max(solo) on held-out pairs.
+"$PS" overlap eval --overlap "$T/o.csv" --rounds 60 --mlp-epochs 5 --json > "$T/e.json" || fail "eval"
+for p in random leave-pair k-way leave-model mig; do
+    for m in pairsight abacus_mlp abacus_xgb max_solo sum_solo; do
+        /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/e.json')); assert d['schema'] and '$m' in d['protocols']['$p'], '$p $m'" || fail "json lacks $p $m"
+    done
+done
+/usr/bin/python3 -c "
+import json; d = json.load(open('$T/e.json'))['protocols']['leave-pair']
+assert d['pairsight']['n'] == 480, d['pairsight']
+assert d['pairsight']['mape'] < d['max_solo']['mape'], d
+" || fail "leave-pair: $(cat "$T/e.json")"
+"$PS" overlap eval --overlap "$T/o.csv" --protocols random,nope 2> "$T/err" && fail "accepted protocol nope"
+grep -q "unknown protocol 'nope'" "$T/err" || fail "message: $(cat "$T/err")"
+"$PS" overlap eval --help | grep -q -- "--protocols LIST" || fail "help"
+
+# train and predict; operator lists named by module path add FLOPs per range.
+"$PS" overlap train --overlap "$T/o.csv" --out "$T/m.model" --rounds 40 -q || fail train
+head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 1$" || fail "model magic"
+"$PS" overlap predict --model "$T/m.model" --overlap "$T/o.csv" > "$T/p.csv" 2> "$T/err" || fail predict
+grep -q "^experiment,predicted_us,median_us$" "$T/p.csv" || fail "predict header"
+[ "$(wc -l < "$T/p.csv")" -eq 601 ] || fail "predict rows"
+grep -q "MAPE" "$T/err" || fail "predict summary"
+echo "garbage" > "$T/bad.model"
+"$PS" overlap predict --model "$T/bad.model" --overlap "$T/o.csv" 2> "$T/err" && fail "accepted a bad model"
+grep -q "bad.model:1:1: not a pairsight overlap model" "$T/err" || fail "message: $(cat "$T/err")"
+mkdir "$T/ops"
+printf '# pairsight oplist 1\n# model=resnet50 batch=4 seq_len=0 ops=4\nconv conv1 n=4 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3\nconv layer1.0.conv1 n=4 c=64 h=56 w=56 k=64\ngemm fc m=4 n=1000 k=2048\neltwise elsewhere.relu elems=10\n' > "$T/ops/r50.txt"
+"$PS" overlap train --overlap "$T/o.csv" --oplists "$T/ops" --out "$T/m2.model" --rounds 20 -q || fail "train --oplists"
+"$PS" overlap predict --model "$T/m2.model" --overlap "$T/o.csv" > /dev/null 2> "$T/err" && fail "predict without the oplists"
+grep -q "trained with --oplists" "$T/err" || fail "message: $(cat "$T/err")"
+"$PS" overlap predict --model "$T/m2.model" --overlap "$T/o.csv" --oplists "$T/ops" > /dev/null 2>&1 || fail "predict --oplists"
+echo "ok"
