@@ -825,12 +825,18 @@ static int act_merge(opts_t *o)
         cJSON_AddNumberToObject(j, "tasks", (double)st.tasks_total);
         cJSON_AddNumberToObject(j, "tasks_done", (double)st.tasks_done);
         cJSON_AddNumberToObject(j, "shards_missing", (double)st.n_missing);
+        cJSON_AddNumberToObject(j, "tasks_short", (double)st.tasks_short);
         cli_json_print(j, stdout);
     } else if (!o->quiet)
         printf("%s: merged %d databases: %ld tasks and %ld rows added; %ld of %ld tasks done\n", o->db, o->n_pos,
                st.tasks_added, st.rows_added, st.tasks_done, st.tasks_total);
     /* The tasks of a shard not merged are not in the database at all, so
      * "all tasks done" alone would not tell that the campaign is partial. */
+    if (st.tasks_short)
+        fprintf(stderr,
+                "pairsight: collect: warning: %ld task%s marked done in a source lack%s their rows (first %s): "
+                "left not done in %s; run its collect command again to measure them\n",
+                st.tasks_short, st.tasks_short > 1 ? "s" : "", st.tasks_short > 1 ? "" : "s", st.short_first, o->db);
     if (st.n_missing)
         fprintf(stderr, "pairsight: collect: warning: %s lacks %ld shard%s of the campaign (%s): merge %s too\n", o->db,
                 st.n_missing, st.n_missing > 1 ? "s" : "", st.missing, st.n_missing > 1 ? "them" : "it");

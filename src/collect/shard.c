@@ -137,6 +137,33 @@ int shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coex
 /* Merge                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A source's identity: the GPU in its meta table, which its rows name too.
+ * Without it, its rows could join another GPU's campaign. 0, or the error. */
+static int check_identity(psi_store_t *d, const char *path)
+{
+    char v[4][256], w[4][256];
+    int rc = first_row(d, "SELECT value FROM src.meta WHERE key = 'gpu' AND value <> ''", v);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return psi_error(PS_E_INPUT,
+                         "%s: the campaign database has no gpu in its meta table: without its identity it "
+                         "cannot be merged",
+                         path);
+    static const char *const tables[] = {"ops", "counters", "counters_tpc", "coexec", "models"};
+    for (size_t i = 0; i < PS_ARRAY_LEN(tables) && rc >= 0; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT gpu FROM src.%s WHERE gpu IS NOT (SELECT value FROM src.meta WHERE key = 'gpu') LIMIT 1",
+                 tables[i]);
+        rc = first_row(d, sql, w);
+        if (rc == 1)
+            return psi_error(PS_E_MISMATCH, "%s: table %s holds rows of gpu '%s' in a campaign of gpu '%s'", path,
+                             tables[i], w[0], v[0]);
+    }
+    return rc < 0 ? rc : 0;
+}
+
 /* Whether the source attached as "src" may be merged into d: a campaign
  * database of the same GPU, seq_len and plans, whose tasks of the same name
  * have the same spec. 0, or the error. */
@@ -148,6 +175,9 @@ static int check_source(psi_store_t *d, const char *path)
         return psi_error(PS_E_INPUT, "%s: not a campaign database (no pairsight magic in its meta table)", path);
     if (rc < 0)
         return psi_error(PS_E_INPUT, "%s: not a campaign database (it has no meta table)", path);
+    rc = check_identity(d, path);
+    if (rc)
+        return rc;
     /* Settings (gpu, seq_len, format, plans) must agree; the shard may not. */
     rc = first_row(d,
                    "SELECT a.key, a.value, b.value FROM main.meta a JOIN src.meta b ON a.key = b.key "
@@ -167,6 +197,46 @@ static int check_source(psi_store_t *d, const char *path)
     return rc < 0 ? rc : 0;
 }
 
+#define OPS_COLS "gpu, model, batch, op, name, tpcs, duration_ns"
+#define CTR_COLS                                                                                                       \
+    "gpu, model, batch, op, tpcs, dram_bytes, l2_bytes, stall_long_scoreboard, stall_lg_throttle, "                    \
+    "stall_mio_throttle, sm_pct, mem_pct"
+#define COEXEC_COLS                                                                                                    \
+    "experiment, run, gpu, hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, lp_len, hp_tpcs, "      \
+    "lp_tpcs, hp_ns, lp_ns, mechanism"
+#define MODEL_COLS "gpu, model, batch, weight_bytes, activation_bytes"
+#define CLOCK_COLS "task, run, sm_mhz, refused"
+#define COPY(table, cols) "INSERT OR IGNORE INTO main." table "(" cols ") SELECT " cols " FROM src." table
+
+/* The tasks the source marks done whose rows are not all there stay not
+ * done (counted and the first named in st), and the rows they have are
+ * dropped, so that collect runs them again whole. 0, or the error. */
+static int drop_short(psi_store_t *d, shard_merge_stats_t *st)
+{
+    char v[4][256];
+    int rc = first_row(d,
+                       "SELECT count(*), coalesce(min(key), '') FROM src.tasks WHERE done = 1 AND key IN "
+                       "(SELECT key FROM main.tasks WHERE done = 0)",
+                       v);
+    if (rc < 0)
+        return rc;
+    if (atol(v[0]) > 0) {
+        st->tasks_short += atol(v[0]);
+        if (!st->short_first[0])
+            snprintf(st->short_first, sizeof st->short_first, "%s", v[1]);
+    }
+#define NOT_DONE " IN (SELECT key FROM main.tasks WHERE done = 0)"
+    static const char *const drop[] = {
+        "DELETE FROM main.ops WHERE 'profile/' || model || '/b' || batch || '/t' || tpcs" NOT_DONE,
+        "DELETE FROM main.counters WHERE 'counters/' || model || '/b' || batch" NOT_DONE,
+        "DELETE FROM main.counters_tpc WHERE 'counters/' || model || '/b' || batch || '/t' || tpcs" NOT_DONE,
+        "DELETE FROM main.coexec WHERE 'coexec/' || experiment" NOT_DONE};
+#undef NOT_DONE
+    for (size_t i = 0; i < PS_ARRAY_LEN(drop) && rc >= 0; i++)
+        rc = exec(d, drop[i]);
+    return rc < 0 ? rc : 0;
+}
+
 /* One source, attached as "src": checked, then copied in one transaction. */
 static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
 {
@@ -182,26 +252,31 @@ static int merge_one(psi_store_t *d, const char *path, shard_merge_stats_t *st)
      * shards merged are recorded (merged/shard/K/N), so that a missing one
      * is told. */
     static const char *const copy[] = {
-        "INSERT OR IGNORE INTO main.meta SELECT key, value FROM src.meta WHERE key <> 'shard'",
-        "INSERT OR IGNORE INTO main.meta SELECT 'merged/shard/' || value, 'merged' FROM src.meta WHERE key = 'shard'",
+        "INSERT OR IGNORE INTO main.meta(key, value) SELECT key, value FROM src.meta WHERE key <> 'shard'",
+        "INSERT OR IGNORE INTO main.meta(key, value) SELECT 'merged/shard/' || value, 'merged' FROM src.meta "
+        "WHERE key = 'shard'",
         "INSERT OR IGNORE INTO main.tasks(key, kind, spec, done) SELECT key, kind, spec, 0 FROM src.tasks",
-        "INSERT OR IGNORE INTO main.ops SELECT * FROM src.ops",
-        "INSERT OR IGNORE INTO main.counters SELECT * FROM src.counters",
-        "INSERT OR IGNORE INTO main.coexec SELECT * FROM src.coexec",
+        /* Columns by name in every copy: a source whose table has the same
+         * columns in another order is copied column to column. */
+        COPY("ops", OPS_COLS), COPY("counters", CTR_COLS), COPY("coexec", COEXEC_COLS),
         /* Counters on partitions (ops.csv's *_tpc columns), device memory
          * of each model, and the clock of each timed run: the clocks of a
          * task come from one database, so a second merge adds none. A task
          * not done here takes the source's clocks whole: its refused runs
          * are committed before it is done (campaign.c), so a merge of an
          * unfinished shard may have copied some of them already. */
-        "INSERT OR IGNORE INTO main.counters_tpc SELECT * FROM src.counters_tpc",
-        "INSERT OR IGNORE INTO main.models SELECT * FROM src.models",
+        COPY("counters_tpc", CTR_COLS), COPY("models", MODEL_COLS),
         ("DELETE FROM main.clocks WHERE task IN (SELECT task FROM src.clocks)"
          " AND task IN (SELECT key FROM main.tasks WHERE done = 0)"), /* one statement in two lines */
-        "INSERT INTO main.clocks SELECT * FROM src.clocks WHERE task NOT IN (SELECT task FROM main.clocks)",
-        "UPDATE main.tasks SET done = 1 WHERE done = 0 AND key IN (SELECT key FROM src.tasks WHERE done = 1)"};
+        "INSERT INTO main.clocks(" CLOCK_COLS ") SELECT " CLOCK_COLS " FROM src.clocks WHERE task NOT IN "
+        "(SELECT task FROM main.clocks)",
+        /* A task is done where the source says so and its rows are here. */
+        "UPDATE main.tasks SET done = 1 WHERE done = 0 AND key IN (SELECT key FROM src.tasks WHERE done = 1)"
+        " AND key NOT IN (" PSI_STORE_SHORT_TASKS ")"};
     for (size_t i = 0; i < PS_ARRAY_LEN(copy) && rc == 0; i++)
         rc = exec(d, copy[i]);
+    if (rc == 0)
+        rc = drop_short(d, st);
     if (rc) {
         psi_store_rollback(d);
         return rc;

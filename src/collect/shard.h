@@ -30,6 +30,8 @@ typedef struct {
     long tasks_total, tasks_done; /* of the destination afterwards */
     long n_missing;               /* shards K/N of a count N it holds that are not merged */
     char missing[512];            /* the first of them, "1/4, 3/4" ("" none) */
+    long tasks_short;             /* marked done in a source without all their rows */
+    char short_first[256];        /* the first of them ("" none) */
 } shard_merge_stats_t;
 
 /* Merges the campaign databases src[0..n) into dest (created if absent):

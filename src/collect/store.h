@@ -77,4 +77,17 @@ psi_store_t *psi_campaign_store(ps_campaign_t *c);
 int psi_store_export_ops(psi_store_t *s, ps_ops_t **out);
 int psi_store_export_coexec(psi_store_t *s, ps_coexec_t **out);
 
+/* The tasks of main with fewer rows than their spec promises (ops=N
+ * operators, runs=N runs): a done mark without its rows is not done. The
+ * rows of each task are found by the key they make (campaign.c). */
+#define PSI_STORE_SHORT_TASKS                                                                                          \
+    "WITH have(key, n) AS ("                                                                                           \
+    "SELECT 'profile/' || model || '/b' || batch || '/t' || tpcs, count(*) FROM main.ops GROUP BY 1 "                  \
+    "UNION ALL SELECT 'counters/' || model || '/b' || batch, count(*) FROM main.counters GROUP BY 1 "                  \
+    "UNION ALL SELECT 'counters/' || model || '/b' || batch || '/t' || tpcs, count(*) FROM main.counters_tpc "         \
+    "GROUP BY 1 UNION ALL SELECT 'coexec/' || experiment, count(*) FROM main.coexec GROUP BY 1) "                      \
+    "SELECT t.key FROM main.tasks t LEFT JOIN have h ON h.key = t.key WHERE coalesce(h.n, 0) < CASE t.kind "           \
+    "WHEN 'coexec' THEN CAST(substr(t.spec, instr(t.spec, 'runs=') + 5) AS INTEGER) "                                  \
+    "ELSE CAST(substr(t.spec, instr(t.spec, 'ops=') + 4) AS INTEGER) END"
+
 #endif

@@ -114,7 +114,10 @@ int psi_store_status(psi_store_t *s, ps_campaign_status_t *out)
     memset(out, 0, sizeof *out);
     int rc = count(s, "SELECT COUNT(*) FROM tasks", &out->tasks_total);
     if (rc == 0)
-        rc = count(s, "SELECT COUNT(*) FROM tasks WHERE done=1", &out->tasks_done);
+        /* A done mark without its rows (a damaged or hand-edited store) is not
+         * counted as done. */
+        rc = count(s, "SELECT COUNT(*) FROM tasks WHERE done=1 AND key NOT IN (" PSI_STORE_SHORT_TASKS ")",
+                   &out->tasks_done);
     if (rc == 0)
         rc = count(s, "SELECT COUNT(*) FROM ops", &out->op_rows);
     if (rc == 0)
