@@ -1,7 +1,7 @@
 /* Operator lists per range for the overlap predictor (overlap_ops.h). */
 #include "evaluate/overlap_ops.h"
 
-#include "collect/oplist.h"
+#include "profile/oplist.h"
 #include "common/common.h"
 #include "profile/abacus.h"
 
