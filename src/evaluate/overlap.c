@@ -208,6 +208,21 @@ static int by_time_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : ((const slot_t_t *)a)->s - ((const slot_t_t *)b)->s;
 }
 
+/* The XGBoost settings of the overlap predictor, as the key-value list
+ * that cl_xgb_train takes; kv and bufs are the caller's. */
+const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[15])
+{
+    snprintf(bufs[0], 32, "%d", p->depth);
+    snprintf(bufs[1], 32, "%g", p->eta);
+    snprintf(bufs[2], 32, "%d", p->threads);
+    snprintf(bufs[3], 32, "%llu", (unsigned long long)p->seed);
+    const char *const v[] = {"max_depth", bufs[0], "eta",       bufs[1],     "nthread",
+                             bufs[2],     "seed",  bufs[3],     "objective", "reg:squarederror",
+                             "subsample", "0.8",   "verbosity", "0",         NULL};
+    memcpy(kv, v, sizeof v);
+    return kv;
+}
+
 /* PairSight's row of experiment e; *max_solo and *sum_solo as side outputs. */
 void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, double *f, double *mx,
                         double *sum)

@@ -63,19 +63,6 @@ static int own_names(psi_ov_model_t *m)
     return PS_OK;
 }
 
-const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[15])
-{
-    snprintf(bufs[0], 32, "%d", p->depth);
-    snprintf(bufs[1], 32, "%g", p->eta);
-    snprintf(bufs[2], 32, "%d", p->threads);
-    snprintf(bufs[3], 32, "%llu", (unsigned long long)p->seed);
-    const char *const v[] = {"max_depth", bufs[0], "eta",       bufs[1],     "nthread",
-                             bufs[2],     "seed",  bufs[3],     "objective", "reg:squarederror",
-                             "subsample", "0.8",   "verbosity", "0",         NULL};
-    memcpy(kv, v, sizeof v);
-    return kv;
-}
-
 int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_t **out)
 {
     *out = NULL;
