@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     ps_model_info_t info;
     queries_t f;
     if (ps_model_load(argv[1], &m) || ps_ops_load(argv[2], &ops) || ps_model_info(m, &info) ||
-        queries_load(argv[3], info.gpu, &f)) {
+        psi_queries_load(argv[3], info.gpu, &f)) {
         fprintf(stderr, "bench_serve: %s\n", ps_last_error());
         return 1;
     }
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
     if (argc == 6)
         handler_rates(argv[1], argv[2], m, ops, &f, argv + 4, buf);
     free(buf);
-    queries_free(&f);
+    psi_queries_free(&f);
     ps_ops_free(ops);
     ps_model_free(m);
     return 0;

@@ -1,5 +1,5 @@
 /* libFuzzer target: the queries reader of `pairsight predict`
- * (queries_read), and, where PS_FUZZ_MODEL and PS_FUZZ_OPS name a model and
+ * (psi_queries_read), and, where PS_FUZZ_MODEL and PS_FUZZ_OPS name a model and
  * its ops.csv, the prediction of every query it accepts. A refused file
  * leaves nothing and names file:line; an accepted one gives queries whose
  * strings are set; prediction either succeeds or refuses with a message. */
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (psi_csv_open_mem(data, size, "fuzz.csv", &c) != PS_OK)
         return 0;
     queries_t f;
-    int rc = queries_read(c, "A100-SXM4-40GB", &f);
+    int rc = psi_queries_read(c, "A100-SXM4-40GB", &f);
     psi_csv_close(c);
     if (rc != PS_OK) {
         if (f.n != 0 || f.q != NULL || strncmp(ps_last_error(), "fuzz.csv", 8) != 0)
@@ -48,6 +48,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc != PS_OK && !ps_last_error()[0])
             abort();
     }
-    queries_free(&f);
+    psi_queries_free(&f);
     return 0;
 }

@@ -14,7 +14,7 @@
 static size_t one(const char *data, size_t size, const ps_import_params_t *p)
 {
     ps_ops_t *t = (ps_ops_t *)1;
-    int rc = import_torch_bytes(data, size, "fuzz.json", p, &t, NULL);
+    int rc = psi_import_torch_bytes(data, size, "fuzz.json", p, &t, NULL);
     if (rc != PS_OK && t != NULL)
         abort();
     if (rc == PS_OK && (t->n == 0 || t->n_groups != 1 || t->groups[0].n_ops != (int)t->n))

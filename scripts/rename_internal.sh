@@ -37,6 +37,10 @@ lib=$build/libpairsight.a
 # The library's exported symbols without ps_ or psi_ (nm -g: global; defined).
 bare=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 { print $3 }' | grep -v '^psi\?_' |
     sort -u || true)
+# Only ps_ names that the library exports are renamed: the others are words
+# in strings and comments (temporary-file prefixes, "ps_table_builder_*").
+exported=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u)
+names=$(printf '%s\n' "$names" | grep -xF "$exported" || true)
 if [ "$list" = 1 ]; then
     [ -z "$names" ] || printf '%s\n' "$names"
     [ -z "$bare" ] || printf '%s\n' "$bare"

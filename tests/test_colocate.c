@@ -50,9 +50,9 @@ static void test_learners(void)
         x[2 * i + 1] = (i * 7) % 5;
         y[i] = 3 + 2 * x[2 * i] - x[2 * i + 1];
     }
-    CHECK_OK(cl_ols(x, y, 10, 2, 1e-10, mu, sd, beta));
+    CHECK_OK(psi_cl_ols(x, y, 10, 2, 1e-10, mu, sd, beta));
     double q[2] = {4.5, 2};
-    CHECK_NEAR(cl_ols_eval(q, 2, mu, sd, beta), 3 + 9 - 2, 1e-6);
+    CHECK_NEAR(psi_cl_ols_eval(q, 2, mu, sd, beta), 3 + 9 - 2, 1e-6);
     double v[] = {5, 1, 4, 2};
     CHECK_NEAR(psi_median(v, 4), 3, 0);
     uint64_t s1 = 7, s2 = 7;
@@ -75,7 +75,7 @@ static void test_stack_weights(void)
         a[i * 3 + 2] = 1.5 + e;   /* biased */
         fold[i] = i % 4;
     }
-    CHECK_OK(cl_stack_weights(a, fold, N, 3, 4, w, &g));
+    CHECK_OK(psi_cl_stack_weights(a, fold, N, 3, 4, w, &g));
     printf("stack, exact/noisy/biased: %.3f %.3f %.3f (g %g)\n", w[0], w[1], w[2], g);
     CHECK(w[0] > 0.95 && fabs(w[0] + w[1] + w[2] - 1) < 1e-9 && w[1] >= 0 && w[2] >= 0);
     CHECK(g < 1);
@@ -84,7 +84,7 @@ static void test_stack_weights(void)
         a[i * 2 + 0] = 1 + e;
         a[i * 2 + 1] = 1 - 0.9 * e;
     }
-    CHECK_OK(cl_stack_weights(a, fold, N, 2, 4, w, &g));
+    CHECK_OK(psi_cl_stack_weights(a, fold, N, 2, 4, w, &g));
     double l0 = 0, l1 = 0, lb = 0;
     for (int i = 0; i < N; i++) {
         double b = w[0] * a[i * 2] + w[1] * a[i * 2 + 1];
@@ -96,7 +96,7 @@ static void test_stack_weights(void)
     CHECK(fabs(w[0] - 0.4737) < 0.05 && lb < 0.1 * fmin(l0, l1));
     for (int i = 0; i < N; i++)
         fold[i] = 2;
-    CHECK_OK(cl_stack_weights(a, fold, N, 2, 4, w, &g));
+    CHECK_OK(psi_cl_stack_weights(a, fold, N, 2, 4, w, &g));
     CHECK(w[0] == 0.5 && w[1] == 0.5 && isinf(g));
 }
 
@@ -140,14 +140,14 @@ static void test_stack_within(void)
     }
     double w0 = num / den;
     cl_stack_rows_t r = {.a = a, .y = y, .grp = grp, .gm = 1, .ng = G};
-    CHECK_OK(cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
-    CHECK_OK(cl_stack_weights(a, fold, N, 2, 4, wb, &gb));
+    CHECK_OK(psi_cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
+    CHECK_OK(psi_cl_stack_weights(a, fold, N, 2, 4, wb, &gb));
     printf("stack within: %.3f %.3f (g %g; closed form at g 0: %.3f); blend %.3f %.3f (g %g)\n", w[0], w[1], g, w0,
            wb[0], wb[1], gb);
     CHECK(fabs(w[0] + w[1] - 1) < 1e-9 && w[0] > wb[0] + 0.1);
     CHECK(g == 0 && fabs(w[0] - w0) < 1e-3);
     r.grp = none;
-    CHECK_OK(cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
+    CHECK_OK(psi_cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
     CHECK(w[0] == wb[0] && w[1] == wb[1] && g == gb);
 }
 
@@ -160,7 +160,7 @@ static void test_auto_one_fold(void)
     tabs_t t;
     CHECK_OK(load(FIX, "colocations4.csv", 1, &t));
     cl_data_t *d = NULL;
-    CHECK_OK(cl_data_build(t.w, t.s, t.c, NULL, &d));
+    CHECK_OK(psi_cl_data_build(t.w, t.s, t.c, NULL, &d));
     int train[2] = {-1, -1};
     for (int i = 0; d && i < d->nc && train[0] < 0; i++)
         for (int j = i + 1; j < d->nc && train[0] < 0; j++)
@@ -173,7 +173,7 @@ static void test_auto_one_fold(void)
     p.trees = 10;
     p.boost_rounds = 40;
     cl_auto_choice_t ch;
-    CHECK_OK(cl_auto_choose(d, train, 2, &p, cl_auto_default_kinds(d), &ch));
+    CHECK_OK(psi_cl_auto_choose(d, train, 2, &p, psi_cl_auto_default_kinds(d), &ch));
     int n = 0;
     double w = 0, sum = 0;
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
@@ -187,9 +187,9 @@ static void test_auto_one_fold(void)
     printf("auto on one fold: pick %s, %d kinds at %.3f\n", ch.pick >= 0 ? ps_coloc_kind_name(ch.pick) : "none", n, w);
     CHECK(ch.pick >= 0 && n >= 2 && fabs(sum - 1) < 1e-12 && isinf(ch.g) && isinf(ch.g_within));
     ps_coloc_model_t *m = NULL;
-    CHECK_OK(cl_auto_build(d, train, 2, &p, &ch, PS_COLOC_AUTO_WITHIN, NULL, &m));
+    CHECK_OK(psi_cl_auto_build(d, train, 2, &p, &ch, PS_COLOC_AUTO_WITHIN, NULL, &m));
     ps_coloc_model_free(m);
-    cl_data_free(d);
+    psi_cl_data_free(d);
     unload(&t);
 }
 
@@ -198,7 +198,7 @@ static void test_data_and_solo(void)
     tabs_t t;
     CHECK_OK(load(FIX, "colocations3.csv", 1, &t));
     cl_data_t *d = NULL;
-    CHECK_OK(cl_data_build(t.w, t.s, t.c, NULL, &d));
+    CHECK_OK(psi_cl_data_build(t.w, t.s, t.c, NULL, &d));
     CHECK(d && d->nw == 6 && d->nc == 40);
     int complete = 0;
     for (int i = 0; d && i < d->nc; i++) {
@@ -208,14 +208,14 @@ static void test_data_and_solo(void)
     CHECK(complete == 39); /* the row with an empty tput */
     /* Interpolation between the 50 and 60 % points, proportional below 10 %. */
     const cl_workload_t *a = &d->w[0];
-    CHECK_NEAR(cl_solo(d, 0, 55), 0.5 * (a->scal_tput[4] + a->scal_tput[5]), 1e-9);
-    CHECK_NEAR(cl_solo(d, 0, 5), 0.5 * a->scal_tput[0], 1e-9);
+    CHECK_NEAR(psi_cl_solo(d, 0, 55), 0.5 * (a->scal_tput[4] + a->scal_tput[5]), 1e-9);
+    CHECK_NEAR(psi_cl_solo(d, 0, 5), 0.5 * a->scal_tput[0], 1e-9);
     CHECK(strcmp(d->w[0].group, "alpha-inf") == 0);
     /* Missing kernel metrics stay NAN in the features, not zero. */
     double f[CL_MPS_NF];
     for (int i = 0; d && i < d->nc; i++)
         if (strcmp(d->w[d->c[i].w[0]].name, "gamma_batch1-inf") == 0) {
-            cl_mps_features(d, &d->c[i], 0, f);
+            psi_cl_mps_features(d, &d->c[i], 0, f);
             CHECK(isnan(f[4]) && !isnan(f[10]));
             break;
         }
@@ -225,21 +225,21 @@ static void test_data_and_solo(void)
         cl_coloc_t c = d->c[0]; /* shares its share array with d, freed below */
         CHECK(c.k == 3);
         c.share[0] = c.share[1] = c.share[2] = 100;
-        CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), 1.0, 1e-12);
+        CHECK_NEAR(psi_cl_mps_corunner_activity(d, &c, 0), 1.0, 1e-12);
         c.share[1] = 30;
         c.share[2] = 55;
-        double want =
-            0.5 * (cl_solo(d, c.w[1], 30) / cl_solo(d, c.w[1], 100) + cl_solo(d, c.w[2], 55) / cl_solo(d, c.w[2], 100));
-        CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), want, 1e-12);
+        double want = 0.5 * (psi_cl_solo(d, c.w[1], 30) / psi_cl_solo(d, c.w[1], 100) +
+                             psi_cl_solo(d, c.w[2], 55) / psi_cl_solo(d, c.w[2], 100));
+        CHECK_NEAR(psi_cl_mps_corunner_activity(d, &c, 0), want, 1e-12);
         CHECK(want < 1.0);
         c.k = 1; /* alone: no co-runner, no scaling of the residual */
-        CHECK_NEAR(cl_mps_corunner_activity(d, &c, 0), 1.0, 1e-12);
+        CHECK_NEAR(psi_cl_mps_corunner_activity(d, &c, 0), 1.0, 1e-12);
     }
-    cl_data_free(d);
+    psi_cl_data_free(d);
     /* Without scaling, solo throughput scales with the share. */
-    CHECK_OK(cl_data_build(t.w, NULL, t.c, NULL, &d));
-    CHECK_NEAR(cl_solo(d, 1, 50), 150.0, 1e-9);
-    cl_data_free(d);
+    CHECK_OK(psi_cl_data_build(t.w, NULL, t.c, NULL, &d));
+    CHECK_NEAR(psi_cl_solo(d, 1, 50), 150.0, 1e-9);
+    psi_cl_data_free(d);
     unload(&t);
 }
 
@@ -252,7 +252,7 @@ static void test_bad_inputs(void)
         .colocation = "x", .gpu = "TESTGPU", .slot = 1, .workload = "no-such-workload", .share_pct = 100, .tput = 1};
     CHECK_OK(ps_colocations_append(q, &r));
     cl_data_t *d = NULL;
-    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
+    CHECK(psi_cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
     CHECK(strstr(ps_last_error(), "no-such-workload") != NULL);
     ps_colocations_free(q);
 
@@ -260,17 +260,17 @@ static void test_bad_inputs(void)
     r.workload = "alpha_batch2-inf";
     CHECK_OK(ps_colocations_append(q, &r));
     CHECK_OK(ps_colocations_append(q, &r)); /* slot 1 twice */
-    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT);
+    CHECK(psi_cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "slot 1 twice") != NULL);
     /* A workload alone is no co-location (a row lost), nor are slots 1, 3. */
     ps_colocations_free(q);
     q = ps_colocations_new();
     CHECK_OK(ps_colocations_append(q, &r));
-    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
+    CHECK(psi_cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
     CHECK(strstr(ps_last_error(), "row 1: co-location 'x' has 1 workload") != NULL);
     r.slot = 3;
     CHECK_OK(ps_colocations_append(q, &r));
-    CHECK(cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
+    CHECK(psi_cl_data_build(t.w, NULL, q, NULL, &d) == PS_E_INPUT && d == NULL);
     CHECK(strstr(ps_last_error(), "has slot 3 but 2 rows") != NULL);
     /* A sum model needs a co-location with every throughput measured. */
     ps_coloc_params_t p = ps_coloc_default_params();
@@ -414,7 +414,7 @@ static void test_flipped_bytes_refused(void)
             unsigned char x = (unsigned char)(1 + psi_splitmix64(&st) % 255);
             buf[at] ^= x;
             m = (ps_coloc_model_t *)1;
-            int rc = cl_model_load_mem(path, buf, len, &m);
+            int rc = psi_cl_model_load_mem(path, buf, len, &m);
             buf[at] ^= x;
             if (rc != PS_OK && m == NULL && strstr(ps_last_error(), path))
                 refused++;
@@ -429,7 +429,7 @@ static void test_flipped_bytes_refused(void)
                by_backend);
         CHECK(refused == 1000 && by_backend == 0);
         m = NULL;
-        CHECK_OK(cl_model_load_mem(path, buf, len, &m)); /* the unflipped bytes still load */
+        CHECK_OK(psi_cl_model_load_mem(path, buf, len, &m)); /* the unflipped bytes still load */
         ps_coloc_model_free(m);
         free(buf);
     }

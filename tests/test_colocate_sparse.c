@@ -269,7 +269,7 @@ static void test_place_solver(void)
             wt[i] = 0.2 + (double)(psi_splitmix64(&st) % 1000) / 1000.0;
         int ntypes = 1 + rep % 2;
         double bf = brute(wt, n, gt, ng, K, a, 0), obj = 0;
-        CHECK_OK(cl_place_solve(n, gt, ng, ntypes, K, 0, 0, toy_val, wt, a, sh, &obj, &exact, NULL));
+        CHECK_OK(psi_cl_place_solve(n, gt, ng, ntypes, K, 0, 0, toy_val, wt, a, sh, &obj, &exact, NULL));
         CHECK(exact == 1);
         CHECK_NEAR(obj, bf, 1e-9);
         int per[3] = {0};
@@ -286,7 +286,7 @@ static void test_place_solver(void)
     double wt[24], obj = 0, alone = 0, sorted[24];
     for (int i = 0; i < n; i++)
         sorted[i] = wt[i] = 0.2 + (double)(psi_splitmix64(&st) % 1000) / 1000.0;
-    CHECK_OK(cl_place_solve(n, gt, ng, 1, 4, 1, 0, toy_val, wt, a, sh, &obj, &exact, NULL));
+    CHECK_OK(psi_cl_place_solve(n, gt, ng, 1, 4, 1, 0, toy_val, wt, a, sh, &obj, &exact, NULL));
     CHECK(exact == 0);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
@@ -302,7 +302,7 @@ static void test_place_solver(void)
      * prediction; the local search asks for the same groups again). */
     counting_t cv = {.wt = wt};
     double obj2 = 0;
-    CHECK_OK(cl_place_solve(n, gt, ng, 1, 4, 1, 0, counting_val, &cv, a, sh, &obj2, &exact, NULL));
+    CHECK_OK(psi_cl_place_solve(n, gt, ng, 1, 4, 1, 0, counting_val, &cv, a, sh, &obj2, &exact, NULL));
     CHECK_NEAR(obj2, obj, 1e-12);
     CHECK(cv.n > 0 && cv.repeats <= ng); /* only the final shares ask again */
     free(cv.seen);

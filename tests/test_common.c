@@ -56,11 +56,11 @@ static void test_bounds(void)
     CHECK(!segment_fits(2147483647, 8, 175) && !segment_fits(23, 2147483647, 175));
     CHECK(!segment_fits(2147483647, 2147483647, 2147483647) && segment_fits(0, 2147483647, 2147483647));
     CHECK(!segment_fits(-1, 2, 5) && !segment_fits(0, 0, 5) && !segment_fits(0, -3, 5));
-    int lim = thread_limit();
+    int lim = psi_thread_limit();
     CHECK(lim >= THREADS_MIN_LIMIT);
-    CHECK(thread_check("t", 0) == PS_OK && thread_check("t", lim) == PS_OK);
-    CHECK(thread_check("t", lim + 1L) == PS_E_ARG && strstr(ps_last_error(), "t ") == ps_last_error());
-    CHECK(thread_check("t", 100000) == PS_E_ARG && thread_check("t", -1) == PS_E_ARG);
+    CHECK(psi_thread_check("t", 0) == PS_OK && psi_thread_check("t", lim) == PS_OK);
+    CHECK(psi_thread_check("t", lim + 1L) == PS_E_ARG && strstr(ps_last_error(), "t ") == ps_last_error());
+    CHECK(psi_thread_check("t", 100000) == PS_E_ARG && psi_thread_check("t", -1) == PS_E_ARG);
     ps_train_params_t p = ps_train_default_params();
     p.nthread = 100000;
     ps_model_t *m = NULL;

@@ -237,7 +237,7 @@ static unsigned char *slurp(const char *path, size_t *n)
 {
     unsigned char *b = NULL;
     *n = 0;
-    return file_read_all(path, &b, n) == 0 ? b : NULL;
+    return psi_file_read_all(path, &b, n) == 0 ? b : NULL;
 }
 
 typedef int (*save_fn)(const void *obj, const char *path);

@@ -485,10 +485,11 @@ static void test_gpu_names(void)
         {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},  {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
     };
     for (size_t i = 0; i < PS_ARRAY_LEN(names); i++) {
-        const psi_gpu_t *g = gpu_from_device_name(names[i].device);
+        const psi_gpu_t *g = psi_gpu_from_device_name(names[i].device);
         CHECK_MSG(g && strcmp(g->name, names[i].catalog) == 0, "%s", names[i].device);
     }
-    CHECK(!gpu_from_device_name("AMD Instinct MI300X") && !gpu_from_device_name("NVIDIA A100-SXM4-40GB MIG 1g.5gb"));
+    CHECK(!psi_gpu_from_device_name("AMD Instinct MI300X") &&
+          !psi_gpu_from_device_name("NVIDIA A100-SXM4-40GB MIG 1g.5gb"));
     CHECK(psi_gpu_find("b200") && psi_gpu_find("b200")->tpcs == 74 && psi_gpu_find("h100-pcie")->tpcs == 57);
     /* --tpcs beyond the named GPU; no GPU anywhere; an unknown one passes. */
     ps_import_params_t p = params;

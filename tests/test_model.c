@@ -371,7 +371,7 @@ static void test_flipped_bytes_refused(void)
         unsigned char x = (unsigned char)(1 + psi_splitmix64(&st) % 255);
         buf[at] ^= x;
         ps_model_t *m = (ps_model_t *)1;
-        int rc = model_load_mem(path, buf, len, &m);
+        int rc = psi_model_load_mem(path, buf, len, &m);
         buf[at] ^= x;
         if (rc != PS_OK && m == NULL && strstr(ps_last_error(), path))
             refused++;
@@ -385,7 +385,7 @@ static void test_flipped_bytes_refused(void)
     printf("  %d of 1000 flips refused, %d by XGBoost\n", refused, by_xgboost);
     CHECK(refused == 1000 && by_xgboost == 0);
     ps_model_t *m = NULL;
-    CHECK_OK(model_load_mem(path, buf, len, &m)); /* the unflipped bytes still load */
+    CHECK_OK(psi_model_load_mem(path, buf, len, &m)); /* the unflipped bytes still load */
     ps_model_free(m);
     free(buf);
     remove(path);

@@ -27,10 +27,11 @@ static void test_gpu_catalog(void)
     CHECK(n >= 5);
     for (size_t i = 0; i < n; i++) {
         CHECK_MSG(all[i].tpcs * 2 == all[i].sms, "%s", all[i].name);
-        CHECK(all[i].dram_gbs > 0 && sim_gpu_physics(&all[i])->sm_gbs > 0 &&
-              sim_gpu_physics(&all[i])->mem_latency_ns > 0 && all[i].l2_gbs > 0);
+        CHECK(all[i].dram_gbs > 0 && psi_sim_gpu_physics(&all[i])->sm_gbs > 0 &&
+              psi_sim_gpu_physics(&all[i])->mem_latency_ns > 0 && all[i].l2_gbs > 0);
         /* A streaming kernel needs a good share of the SMs to saturate DRAM. */
-        CHECK(sim_gpu_physics(&all[i])->sm_gbs * all[i].sms > all[i].dram_gbs * sim_gpu_physics(&all[i])->dram_eff);
+        CHECK(psi_sim_gpu_physics(&all[i])->sm_gbs * all[i].sms >
+              all[i].dram_gbs * psi_sim_gpu_physics(&all[i])->dram_eff);
     }
 }
 
@@ -48,53 +49,53 @@ static double weight_bytes_of_gemms(const sim_workload_t *w, int from, int to)
 
 static void test_workloads_from_shapes(void)
 {
-    for (int i = 0; sim_model_names[i]; i++) {
+    for (int i = 0; psi_sim_model_names[i]; i++) {
         sim_workload_t w;
-        CHECK_OK(sim_workload_build(sim_model_names[i], 8, &opts, &w));
-        CHECK_MSG(w.n > 50, "%s has %d kernels", sim_model_names[i], w.n);
+        CHECK_OK(psi_sim_workload_build(psi_sim_model_names[i], 8, &opts, &w));
+        CHECK_MSG(w.n > 50, "%s has %d kernels", psi_sim_model_names[i], w.n);
         for (int k = 0; k < w.n; k++)
             CHECK(w.k[k].dram_bytes > 0 && w.k[k].l2_bytes >= w.k[k].dram_bytes * 0.999 && w.k[k].ctas >= 1);
-        sim_workload_free(&w);
+        psi_sim_workload_free(&w);
     }
     /* Llama-3.2-1B: the decode step (one token a sequence, batch 1) does
      * 2 FLOPs per parameter in its linear layers: 1.24e9 parameters with
      * the tied embedding as the LM head. */
     sim_workload_t l1, l3;
-    CHECK_OK(sim_workload_build("llama-3.2-1b", 1, &opts, &l1));
-    CHECK_OK(sim_workload_build("llama-3.2-3b", 1, &opts, &l3));
+    CHECK_OK(psi_sim_workload_build("llama-3.2-1b", 1, &opts, &l1));
+    CHECK_OK(psi_sim_workload_build("llama-3.2-3b", 1, &opts, &l3));
     int half1 = l1.n / 2, half3 = l3.n / 2;
     CHECK_MSG(fabs(weight_bytes_of_gemms(&l1, half1, l1.n) / 2.0 / 1.236e9 - 1.0) < 0.03, "%g",
               weight_bytes_of_gemms(&l1, half1, l1.n) / 2.0);
     CHECK_MSG(fabs(weight_bytes_of_gemms(&l3, half3, l3.n) / 2.0 / 3.213e9 - 1.0) < 0.03, "%g",
               weight_bytes_of_gemms(&l3, half3, l3.n) / 2.0);
     CHECK(strcmp(l1.k[0].name, "embedding") == 0 && strcmp(l1.k[half1].name, "embedding_decode") == 0);
-    sim_workload_free(&l1);
-    sim_workload_free(&l3);
+    psi_sim_workload_free(&l1);
+    psi_sim_workload_free(&l3);
 
     /* Batch: FLOPs and activations scale with it, weights do not. */
     sim_workload_t b8, b16, r4, r8;
-    CHECK_OK(sim_workload_build("bert-base", 8, &opts, &b8));
-    CHECK_OK(sim_workload_build("bert-base", 16, &opts, &b16));
+    CHECK_OK(psi_sim_workload_build("bert-base", 8, &opts, &b8));
+    CHECK_OK(psi_sim_workload_build("bert-base", 16, &opts, &b16));
     CHECK(b8.n == b16.n);
     int qkv = 3;
     CHECK(strcmp(b8.k[qkv].name, "linear_qkv") == 0);
     CHECK_NEAR(b16.k[qkv].flops / b8.k[qkv].flops, 2.0, 1e-9);
     double w = 2.0 * 768 * 3 * 768;
     CHECK_NEAR((b16.k[qkv].dram_bytes - w) / (b8.k[qkv].dram_bytes - w), 2.0, 1e-9);
-    CHECK_OK(sim_workload_build("resnet50", 4, &opts, &r4));
-    CHECK_OK(sim_workload_build("resnet50", 8, &opts, &r8));
+    CHECK_OK(psi_sim_workload_build("resnet50", 4, &opts, &r4));
+    CHECK_OK(psi_sim_workload_build("resnet50", 8, &opts, &r8));
     CHECK(r4.n == 175 && r8.n == 175);
     CHECK_NEAR(r8.k[0].flops / r4.k[0].flops, 2.0, 1e-9);
     CHECK(r8.k[0].dram_bytes < 2.0 * r4.k[0].dram_bytes && r8.k[0].dram_bytes > r4.k[0].dram_bytes);
-    sim_workload_free(&b8);
-    sim_workload_free(&b16);
-    sim_workload_free(&r4);
-    sim_workload_free(&r8);
+    psi_sim_workload_free(&b8);
+    psi_sim_workload_free(&b16);
+    psi_sim_workload_free(&r4);
+    psi_sim_workload_free(&r8);
 
     sim_workload_t x;
-    CHECK(sim_workload_build("gpt-9", 8, &opts, &x) == PS_E_ARG);
+    CHECK(psi_sim_workload_build("gpt-9", 8, &opts, &x) == PS_E_ARG);
     CHECK(strstr(ps_last_error(), "gpt-9") != NULL);
-    CHECK(sim_workload_build("resnet50", 0, &opts, &x) == PS_E_ARG);
+    CHECK(psi_sim_workload_build("resnet50", 0, &opts, &x) == PS_E_ARG);
 }
 
 /* The derived kernels re-timed on the source GPU give back the measured
@@ -102,10 +103,10 @@ static void test_workloads_from_shapes(void)
 static void test_derived_kernels_reproduce_v100(void)
 {
     size_t n;
-    const sim_derived_t *d = sim_derived_table(&n);
+    const sim_derived_t *d = psi_sim_derived_table(&n);
     CHECK(n == 1703);
     const psi_gpu_t *g = psi_gpu_find("V100-SXM2-16GB");
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     int close = 0, far = 0;
     for (size_t i = 0; i < n; i++) {
         sim_kernel_t k = {.name = d[i].name,
@@ -120,8 +121,8 @@ static void test_derived_kernels_reproduce_v100(void)
                           .tensor = SIM_FP32};
         sim_placed_t pk;
         sim_solo_t s;
-        sim_place(g, &k, g->tpcs, &pk);
-        sim_solo(g, &ph, &pk, &s);
+        psi_sim_place(g, &k, g->tpcs, &pk);
+        psi_sim_solo(g, &ph, &pk, &s);
         double err = fabs(s.duration_ns / d[i].v100_ns - 1.0);
         close += err < 0.02;
         far += err > 0.05;
@@ -141,32 +142,32 @@ static void test_derived_kernels_reproduce_v100(void)
                                      : d[1].cls == 'm' ? PS_INTENSITY_MEMORY
                                                        : PS_INTENSITY_UNKNOWN};
     sim_derived_t e;
-    CHECK_OK(sim_derive_kernel(&row, "V100-SXM2-16GB", &e));
+    CHECK_OK(psi_sim_derive_kernel(&row, "V100-SXM2-16GB", &e));
     CHECK_NEAR(e.dram_bytes / d[1].dram_bytes, 1.0, 1e-6);
     row.duration_ns = -1;
-    CHECK(sim_derive_kernel(&row, "V100-SXM2-16GB", &e) == PS_E_INPUT);
-    CHECK(sim_derive_kernel(&row, "nope", &e) == PS_E_ARG);
+    CHECK(psi_sim_derive_kernel(&row, "V100-SXM2-16GB", &e) == PS_E_INPUT);
+    CHECK(psi_sim_derive_kernel(&row, "nope", &e) == PS_E_ARG);
     row.duration_ns = 1e4;
     row.tpcs = 20;
-    CHECK(sim_derive_kernel(&row, "V100-SXM2-16GB", &e) == PS_E_INPUT);
+    CHECK(psi_sim_derive_kernel(&row, "V100-SXM2-16GB", &e) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "whole") != NULL);
 }
 
 static void test_standalone_scaling(void)
 {
     const psi_gpu_t *g = psi_gpu_find("a100");
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     sim_workload_t w;
-    CHECK_OK(sim_workload_build("bert-base", 8, &opts, &w));
+    CHECK_OK(psi_sim_workload_build("bert-base", 8, &opts, &w));
     int up = 0;
     for (int k = 0; k < w.n; k++) {
         double prev = INFINITY;
         for (int p = 1; p <= g->tpcs; p++) {
             sim_placed_t pk;
             sim_solo_t s;
-            sim_place(g, &w.k[k], p, &pk);
-            sim_solo(g, &ph, &pk, &s);
-            CHECK(s.duration_ns > sim_gpu_physics(g)->kernel_fixed_ns);
+            psi_sim_place(g, &w.k[k], p, &pk);
+            psi_sim_solo(g, &ph, &pk, &s);
+            CHECK(s.duration_ns > psi_sim_gpu_physics(g)->kernel_fixed_ns);
             CHECK(s.c.sm_pct >= 0 && s.c.sm_pct <= 100 && s.c.mem_pct >= 0 && s.c.mem_pct <= 100);
             up += s.duration_ns > prev * 1.0001;
             prev = s.duration_ns;
@@ -178,13 +179,13 @@ static void test_standalone_scaling(void)
     CHECK(strcmp(w.k[ffn].name, "linear_ffn1") == 0);
     sim_placed_t a, b;
     sim_solo_t sa, sb;
-    sim_place(g, &w.k[ffn], 10, &a);
-    sim_place(g, &w.k[ffn], 20, &b);
-    sim_solo(g, &ph, &a, &sa);
-    sim_solo(g, &ph, &b, &sb);
+    psi_sim_place(g, &w.k[ffn], 10, &a);
+    psi_sim_place(g, &w.k[ffn], 20, &b);
+    psi_sim_solo(g, &ph, &a, &sa);
+    psi_sim_solo(g, &ph, &b, &sb);
     CHECK(sa.intensity == PS_INTENSITY_COMPUTE);
     CHECK_MSG(sa.duration_ns / sb.duration_ns > 1.7, "%g", sa.duration_ns / sb.duration_ns);
-    sim_workload_free(&w);
+    psi_sim_workload_free(&w);
 }
 
 /* The fluid model agrees with the standalone model: a stream alone takes
@@ -193,32 +194,32 @@ static void test_standalone_scaling(void)
 static void test_coexec_consistency(void)
 {
     const psi_gpu_t *g = psi_gpu_find("h100");
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     ph.launch = SIM_LAUNCH_GATED; /* the fluid model itself; eq. 8c: test_launch_host_bound */
     sim_workload_t w;
-    CHECK_OK(sim_workload_build("resnet101", 8, &opts, &w));
+    CHECK_OK(psi_sim_workload_build("resnet101", 8, &opts, &w));
     sim_placed_t a[40];
     double solo = 0;
     for (int i = 0; i < 40; i++) {
         sim_solo_t s;
-        sim_place(g, &w.k[100 + i], 33, &a[i]);
-        sim_solo(g, &ph, &a[i], &s);
+        psi_sim_place(g, &w.k[100 + i], 33, &a[i]);
+        psi_sim_solo(g, &ph, &a[i], &s);
         solo += s.duration_ns + ph.gap_ns;
     }
     double h, l;
-    sim_coexec(g, &ph, a, 40, NULL, 0, &h, &l);
+    psi_sim_coexec(g, &ph, a, 40, NULL, 0, &h, &l);
     CHECK_NEAR(h / solo, 1.0, 1e-3);
     CHECK(l == 0.0);
-    sim_coexec(g, &ph, a, 40, a, 40, &h, &l);
+    psi_sim_coexec(g, &ph, a, 40, a, 40, &h, &l);
     CHECK_NEAR(h / l, 1.0, 1e-12);
     CHECK(h > 1.05 * solo);
     /* A longer co-runner: the first side's latency is unchanged when the
      * second only adds work after it has finished. */
-    sim_coexec(g, &ph, a, 20, a, 40, &h, &l);
+    psi_sim_coexec(g, &ph, a, 20, a, 40, &h, &l);
     double h2, l2;
-    sim_coexec(g, &ph, a, 20, a, 30, &h2, &l2);
+    psi_sim_coexec(g, &ph, a, 20, a, 30, &h2, &l2);
     CHECK(h2 == h && l2 < l);
-    sim_workload_free(&w);
+    psi_sim_workload_free(&w);
 }
 
 /* A streaming kernel: DRAM bytes only, many full blocks. */
@@ -243,14 +244,14 @@ static sim_kernel_t stream_kernel(double bytes, double threads)
 static void test_dram_efficiency_and_knee(void)
 {
     const psi_gpu_t *g = psi_gpu_find("a100");
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     sim_kernel_t k = stream_kernel(1e9, 128);
     double prev = 0, at[55] = {0};
     for (int p = 1; p <= g->tpcs; p++) {
         sim_placed_t pk;
         sim_solo_t s;
-        sim_place(g, &k, p, &pk);
-        sim_solo(g, &ph, &pk, &s);
+        psi_sim_place(g, &k, p, &pk);
+        psi_sim_solo(g, &ph, &pk, &s);
         at[p] = k.dram_bytes / s.duration_ns / g->dram_gbs;
         CHECK(at[p] >= prev * 0.9999);
         prev = at[p];
@@ -269,7 +270,7 @@ static void test_dram_efficiency_and_knee(void)
 static void test_latency_sensitivity(void)
 {
     const psi_gpu_t *g = psi_gpu_find("a100");
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     ph.launch = SIM_LAUNCH_GATED; /* the kernels' contention, without the host's first launch */
     sim_kernel_t full = stream_kernel(64e6, 128), thin = stream_kernel(8e6, 128);
     thin.ctas = 120; /* 120 blocks of 128 threads: a few of the 16 an SM holds */
@@ -281,12 +282,12 @@ static void test_latency_sensitivity(void)
         for (int i = 0; i < 2; i++) {
             sim_placed_t a, b;
             sim_solo_t sa;
-            sim_place(g, t[i], hp[s], &a);
-            sim_place(g, &co, g->tpcs - hp[s], &b);
-            sim_solo(g, &ph, &a, &sa);
+            psi_sim_place(g, t[i], hp[s], &a);
+            psi_sim_place(g, &co, g->tpcs - hp[s], &b);
+            psi_sim_solo(g, &ph, &a, &sa);
             CHECK(sa.intensity == PS_INTENSITY_MEMORY);
             double h, l;
-            sim_coexec(g, &ph, &a, 1, &b, 1, &h, &l);
+            psi_sim_coexec(g, &ph, &a, 1, &b, 1, &h, &l);
             d[s][i] = (h - ph.gap_ns) / sa.duration_ns;
         }
     printf("  beside one streaming co-runner: full-grid / latency-bound kernel delta %.3f / %.3f on 27 TPCs, "
@@ -306,7 +307,7 @@ static void test_latency_sensitivity(void)
 static void test_launch_host_bound(void)
 {
     const psi_gpu_t *g = psi_gpu_find("a100");
-    sim_physics_t gated = sim_physics_default(), host = gated;
+    sim_physics_t gated = psi_sim_physics_default(), host = gated;
     gated.launch = SIM_LAUNCH_GATED;
     host.launch = SIM_LAUNCH_HOST;
     sim_kernel_t tiny = stream_kernel(2e5, 128), co_mem = stream_kernel(2e6, 128), co_cmp = co_mem;
@@ -316,19 +317,19 @@ static void test_launch_host_bound(void)
     co_cmp.dram_bytes = co_cmp.l2_bytes = 1e5;
     sim_placed_t a[16], m[16], c[16];
     for (int i = 0; i < 16; i++) {
-        sim_place(g, &tiny, 27, &a[i]);
-        sim_place(g, &co_mem, 27, &m[i]);
-        sim_place(g, &co_cmp, 27, &c[i]);
+        psi_sim_place(g, &tiny, 27, &a[i]);
+        psi_sim_place(g, &co_mem, 27, &m[i]);
+        psi_sim_place(g, &co_cmp, 27, &c[i]);
     }
     sim_solo_t s;
-    sim_solo(g, &host, &a[0], &s);
+    psi_sim_solo(g, &host, &a[0], &s);
     CHECK_MSG(s.duration_ns < host.host_ns, "a tiny kernel lasts %g ns", s.duration_ns);
     double alone, beside_m, beside_c, l, g_alone, g_beside;
-    sim_coexec(g, &host, a, 16, NULL, 0, &alone, &l);
-    sim_coexec(g, &host, a, 16, m, 16, &beside_m, &l);
-    sim_coexec(g, &host, a, 16, c, 16, &beside_c, &l);
-    sim_coexec(g, &gated, a, 16, NULL, 0, &g_alone, &l);
-    sim_coexec(g, &gated, a, 16, m, 16, &g_beside, &l);
+    psi_sim_coexec(g, &host, a, 16, NULL, 0, &alone, &l);
+    psi_sim_coexec(g, &host, a, 16, m, 16, &beside_m, &l);
+    psi_sim_coexec(g, &host, a, 16, c, 16, &beside_c, &l);
+    psi_sim_coexec(g, &gated, a, 16, NULL, 0, &g_alone, &l);
+    psi_sim_coexec(g, &gated, a, 16, m, 16, &g_beside, &l);
     printf("  16 tiny kernels, host-fed: alone %.1f us, beside 16 short memory / compute kernels %.1f / %.1f us; "
            "gated: %.1f -> %.1f us\n",
            alone / 1e3, beside_m / 1e3, beside_c / 1e3, g_alone / 1e3, g_beside / 1e3);
@@ -341,12 +342,12 @@ static void test_launch_host_bound(void)
     sim_kernel_t big = stream_kernel(2e8, 128);
     sim_placed_t bl[4], br[4];
     for (int i = 0; i < 4; i++) {
-        sim_place(g, &big, 27, &bl[i]);
-        sim_place(g, &big, 27, &br[i]);
+        psi_sim_place(g, &big, 27, &bl[i]);
+        psi_sim_place(g, &big, 27, &br[i]);
     }
     double hh, hl, gh, gl;
-    sim_coexec(g, &host, bl, 4, br, 4, &hh, &hl);
-    sim_coexec(g, &gated, bl, 4, br, 4, &gh, &gl);
+    psi_sim_coexec(g, &host, bl, 4, br, 4, &hh, &hl);
+    psi_sim_coexec(g, &gated, bl, 4, br, 4, &gh, &gl);
     CHECK_MSG(hh - gh > 1.5 * host.host_ns && hh - gh < 2.5 * host.host_ns, "host %g gated %g", hh, gh);
 }
 
@@ -356,25 +357,25 @@ static void test_launch_host_bound(void)
 static void test_launch_gated_unchanged(void)
 {
     const psi_gpu_t *g = psi_gpu_find("a100");
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     ph.launch = SIM_LAUNCH_GATED;
     sim_workload_t r, b;
-    CHECK_OK(sim_workload_build("resnet50", 8, &opts, &r));
-    CHECK_OK(sim_workload_build("bert-base", 8, &opts, &b));
+    CHECK_OK(psi_sim_workload_build("resnet50", 8, &opts, &r));
+    CHECK_OK(psi_sim_workload_build("bert-base", 8, &opts, &b));
     sim_placed_t a[16], c[16];
     for (int i = 0; i < 16; i++) {
-        sim_place(g, &r.k[40 + i], 11, &a[i]);
-        sim_place(g, &b.k[20 + i], 43, &c[i]);
+        psi_sim_place(g, &r.k[40 + i], 11, &a[i]);
+        psi_sim_place(g, &b.k[20 + i], 43, &c[i]);
     }
     double h, l;
-    sim_coexec(g, &ph, a, 16, c, 16, &h, &l);
+    psi_sim_coexec(g, &ph, a, 16, c, 16, &h, &l);
     CHECK_MSG(h == 0x1.7e30e08707b5cp+19 && l == 0x1.12285b80569b7p+18, "%a %a", h, l);
-    sim_coexec(g, &ph, a, 5, c, 12, &h, &l);
+    psi_sim_coexec(g, &ph, a, 5, c, 12, &h, &l);
     CHECK_MSG(h == 0x1.026f444db6c2bp+18 && l == 0x1.9bc514441237ep+17, "%a %a", h, l);
-    sim_coexec(g, &ph, a, 16, NULL, 0, &h, &l);
+    psi_sim_coexec(g, &ph, a, 16, NULL, 0, &h, &l);
     CHECK_MSG(h == 0x1.6d28ae7977413p+19 && l == 0.0, "%a %a", h, l);
-    sim_workload_free(&r);
-    sim_workload_free(&b);
+    psi_sim_workload_free(&r);
+    psi_sim_workload_free(&b);
 }
 
 /* Launch sizes from Orion's SM_usage: most ResNet-50 convolutions fill
@@ -382,7 +383,7 @@ static void test_launch_gated_unchanged(void)
 static void test_launch_sizes(void)
 {
     size_t n;
-    const sim_derived_t *d = sim_derived_table(&n);
+    const sim_derived_t *d = psi_sim_derived_table(&n);
     int conv = 0, small = 0;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(d[i].model, "resnet50") != 0 || strcmp(d[i].name, "Conv") != 0)
@@ -410,9 +411,9 @@ static void test_profile_noise(void)
     CHECK_OK(ps_sim_run(&p, &o2, &c2));
     CHECK(o1->n == o2->n && o1->n > 100);
     const psi_gpu_t *g = psi_gpu_find("a100");
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     sim_workload_t w;
-    CHECK_OK(sim_workload_build("resnet50", 8, &opts, &w));
+    CHECK_OK(psi_sim_workload_build("resnet50", 8, &opts, &w));
     double s2 = 0, d2 = 0;
     int m = 0;
     for (size_t i = 0; i < o1->n; i++) {
@@ -420,8 +421,8 @@ static void test_profile_noise(void)
         CHECK(r->duration_ns == o2->rows[i].duration_ns && r->c.dram_bytes == o2->rows[i].c.dram_bytes);
         sim_placed_t pk;
         sim_solo_t s;
-        sim_place(g, &w.k[r->op], r->tpcs, &pk);
-        sim_solo(g, &ph, &pk, &s);
+        psi_sim_place(g, &w.k[r->op], r->tpcs, &pk);
+        psi_sim_solo(g, &ph, &pk, &s);
         double e = log(r->c.l2_bytes / s.c.l2_bytes), f = log(r->duration_ns / s.duration_ns);
         s2 += e * e;
         d2 += f * f;
@@ -430,7 +431,7 @@ static void test_profile_noise(void)
     double sd = sqrt(s2 / m), dd = sqrt(d2 / m);
     printf("  profile noise: L2 bytes log-sd %.4f, duration %.4f (%d rows)\n", sd, dd, m);
     CHECK_MSG(sd > 0.02 && sd < 0.04 && dd > 0.005 && dd < 0.015, "%g %g", sd, dd);
-    sim_workload_free(&w);
+    psi_sim_workload_free(&w);
     ps_ops_free(o1);
     ps_ops_free(o2);
     ps_coexec_free(c1);
@@ -448,22 +449,22 @@ typedef struct {
 static void obs_init(obs_t *o)
 {
     o->g = psi_gpu_find("a100");
-    o->ph = sim_physics_default();
+    o->ph = psi_sim_physics_default();
     /* Observations 1-3 (Fig. 1a-1c) are about operators' own performance
      * beside a co-runner, as a repeated operator shows it, with its launches
      * ahead of it: the kernels' contention alone, so launches are queued
      * (gated). Fig. 1d times segments as the campaign does, under both
      * launch models (test_observation_corunner_spread). */
     o->ph.launch = SIM_LAUNCH_GATED;
-    CHECK_OK(sim_workload_build("resnet50", 8, &opts, &o->w[0]));
-    CHECK_OK(sim_workload_build("bert-base", 8, &opts, &o->w[1]));
-    CHECK_OK(sim_workload_build("llama-3.2-1b", 8, &opts, &o->w[2]));
+    CHECK_OK(psi_sim_workload_build("resnet50", 8, &opts, &o->w[0]));
+    CHECK_OK(psi_sim_workload_build("bert-base", 8, &opts, &o->w[1]));
+    CHECK_OK(psi_sim_workload_build("llama-3.2-1b", 8, &opts, &o->w[2]));
 }
 
 static void obs_free(obs_t *o)
 {
     for (int i = 0; i < 3; i++)
-        sim_workload_free(&o->w[i]);
+        psi_sim_workload_free(&o->w[i]);
 }
 
 /* Slowdown of kernel hk on p TPCs beside kernel lk repeated on q TPCs, so
@@ -472,19 +473,19 @@ static double op_delta(const obs_t *o, const sim_kernel_t *hk, const sim_kernel_
 {
     sim_placed_t a, b[64];
     sim_solo_t s;
-    sim_place(o->g, hk, p, &a);
-    sim_solo(o->g, &o->ph, &a, &s);
+    psi_sim_place(o->g, hk, p, &a);
+    psi_sim_solo(o->g, &o->ph, &a, &s);
     sim_placed_t one;
     sim_solo_t ls;
-    sim_place(o->g, lk, q, &one);
-    sim_solo(o->g, &o->ph, &one, &ls);
+    psi_sim_place(o->g, lk, q, &one);
+    psi_sim_solo(o->g, &o->ph, &one, &ls);
     int reps = (int)ceil(4.0 * s.duration_ns / ls.duration_ns);
     if (reps > 64)
         reps = 64;
     for (int i = 0; i < reps; i++)
         b[i] = one;
     double h, l;
-    sim_coexec(o->g, &o->ph, &a, 1, b, reps, &h, &l);
+    psi_sim_coexec(o->g, &o->ph, &a, 1, b, reps, &h, &l);
     return h / s.duration_ns;
 }
 
@@ -492,8 +493,8 @@ static psi_intensity_t class_at(const obs_t *o, const sim_kernel_t *k, int p)
 {
     sim_placed_t pk;
     sim_solo_t s;
-    sim_place(o->g, k, p, &pk);
-    sim_solo(o->g, &o->ph, &pk, &s);
+    psi_sim_place(o->g, k, p, &pk);
+    psi_sim_solo(o->g, &o->ph, &pk, &s);
     return s.intensity;
 }
 
@@ -586,14 +587,14 @@ static double seg_delta(const obs_t *o, const sim_workload_t *hw, int hs, int hl
     double solo = 0;
     for (int i = 0; i < hl; i++) {
         sim_solo_t s;
-        sim_place(o->g, &hw->k[hs + i], p, &a[i]);
-        sim_solo(o->g, &o->ph, &a[i], &s);
+        psi_sim_place(o->g, &hw->k[hs + i], p, &a[i]);
+        psi_sim_solo(o->g, &o->ph, &a[i], &s);
         solo += s.duration_ns;
     }
     for (int i = 0; i < ll; i++)
-        sim_place(o->g, &lw->k[ls + i], q, &b[i]);
+        psi_sim_place(o->g, &lw->k[ls + i], q, &b[i]);
     double h, l;
-    sim_coexec(o->g, &o->ph, a, hl, b, ll, &h, &l);
+    psi_sim_coexec(o->g, &o->ph, a, hl, b, ll, &h, &l);
     return h / solo;
 }
 
@@ -636,7 +637,7 @@ static void test_observation_corunner_spread(void)
     obs_t o;
     obs_init(&o);
     sim_workload_t r101;
-    CHECK_OK(sim_workload_build("resnet101", 8, &opts, &r101));
+    CHECK_OK(psi_sim_workload_build("resnet101", 8, &opts, &r101));
     const sim_workload_t *co[3] = {&r101, &o.w[1], &o.w[2]};
     const int hps[] = {5, 11, 16, 27, 38, 49};
     double spread[6], top[6], g_spread[6], g_top[6];
@@ -652,7 +653,7 @@ static void test_observation_corunner_spread(void)
     CHECK_MSG(spread[5] < spread[0], "spread %g at %d TPCs, %g at %d", spread[5], hps[5], spread[0], hps[0]);
     CHECK_MSG(spread[4] < spread[1], "spread %g at %d TPCs, %g at %d", spread[4], hps[4], spread[1], hps[1]);
     CHECK_MSG(top[5] < fmin(top[0], top[1]), "largest spread %g at %d TPCs, %g at %d", top[5], hps[5], top[0], hps[0]);
-    sim_workload_free(&r101);
+    psi_sim_workload_free(&r101);
     obs_free(&o);
 }
 

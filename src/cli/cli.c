@@ -171,7 +171,7 @@ static int n_out_locks;
 static void release_out_locks(void)
 {
     while (n_out_locks > 0)
-        out_lock_release(out_locks[--n_out_locks]);
+        psi_out_lock_release(out_locks[--n_out_locks]);
 }
 
 int cli_lock_output(const char *cmd, const char *path, int wait)
@@ -180,7 +180,7 @@ int cli_lock_output(const char *cmd, const char *path, int wait)
         return CLI_OK;
     if (n_out_locks == 0)
         atexit(release_out_locks);
-    if (out_lock_acquire(path, wait, &out_locks[n_out_locks]) != 0)
+    if (psi_out_lock_acquire(path, wait, &out_locks[n_out_locks]) != 0)
         return cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
     n_out_locks++;
     return CLI_OK;

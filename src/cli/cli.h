@@ -79,7 +79,7 @@ int cli_wants_help(int argc, char **argv);
  * unwritable folder; CLI_OK when path can be written. Use it before
  * training or evaluating so that a typo in --out costs nothing. */
 int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n);
-/* Lock path for writing until the process exits (out_lock_acquire; with
+/* Lock path for writing until the process exits (psi_out_lock_acquire; with
  * wait, wait for another writer, else fail naming it). cli_check_out takes
  * it without waiting. */
 int cli_lock_output(const char *cmd, const char *path, int wait);

@@ -174,7 +174,7 @@ static int fn_jobs(const char *v, void *dest) { return parse_jobs(v, dest); }
 static int fn_shard(const char *v, void *dest)
 {
     opts_t *o = dest;
-    return shard_parse(v, &o->p.shard_index, &o->p.shard_count);
+    return psi_shard_parse(v, &o->p.shard_index, &o->p.shard_count);
 }
 
 static int fn_devices(const char *v, void *dest)
@@ -517,7 +517,7 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     shard_merge_stats_t ms;
     if (psi_store_meta_get(psi_campaign_store(c), "shard", shard, sizeof shard) < 0)
         shard[0] = '\0';
-    shard_missing(psi_campaign_store(c), &ms);
+    psi_shard_missing(psi_campaign_store(c), &ms);
     if (shard[0])
         ms.n_missing = 0; /* a shard's own database: its line says so */
     if (o->json) {
@@ -814,7 +814,7 @@ static int act_merge(opts_t *o)
     if (o->n_pos < 1)
         return cli_fail(CLI_USAGE, CMD, "merge needs the databases to merge: collect merge A.db B.db ... --db ALL.db");
     shard_merge_stats_t st;
-    if (shard_merge(o->db, (const char *const *)o->pos, o->n_pos, &st) != 0)
+    if (psi_shard_merge(o->db, (const char *const *)o->pos, o->n_pos, &st) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     if (o->json) {
         cJSON *j = cli_json_new("collect-merge", 1);
@@ -907,7 +907,7 @@ static int run_devices(opts_t *o)
         shard_merge_stats_t st;
         for (int k = 0; src && k < n; k++)
             src[k] = dbs[k];
-        if (src && shard_merge(o->db, src, n, &st) == 0) {
+        if (src && psi_shard_merge(o->db, src, n, &st) == 0) {
             opts_t s = *o;
             s.action = "status";
             rc = run_campaign(&s, 1);

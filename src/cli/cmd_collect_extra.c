@@ -92,7 +92,7 @@ static int act_twin(int argc, char **argv)
     if (rc == 0 && !(pr = psi_calloc(n ? n : 1, sizeof *pr)))
         rc = PS_E_NOMEM;
     if (rc == 0)
-        rc = sim_twin_predict(gpu, seq_len, q, n, pr);
+        rc = psi_sim_twin_predict(gpu, seq_len, q, n, pr);
     if (rc == 0 && out)
         rc = psi_atomic_open(out, &at);
     FILE *f = at ? psi_atomic_stream(at) : stdout;

@@ -138,7 +138,7 @@ int cmd_features(int argc, char **argv)
     code = CLI_BAD_INPUT;
     ps_model_info_t info;
     if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        queries_load(q_path, info.gpu, &f) != 0) {
+        psi_queries_load(q_path, info.gpu, &f) != 0) {
         cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
         goto done;
     }
@@ -157,7 +157,7 @@ int cmd_features(int argc, char **argv)
 done:
     free(x);
     free(solo);
-    queries_free(&f);
+    psi_queries_free(&f);
     ps_ops_free(ops);
     ps_model_free(m);
     return code;

@@ -73,7 +73,7 @@ static void print_summary(const char *in, const char *outp, const ps_import_para
 {
     char t[32];
     fprintf(stderr, "%s: %zu operators of %s batch %d on %s at %d TPCs, %s, from %s (%s)", cli_user_path(outp),
-            info->ops, p->model, p->batch, info->gpu, p->tpcs, import_fmt_ns(info->total_ns, t, sizeof t),
+            info->ops, p->model, p->batch, info->gpu, p->tpcs, psi_import_fmt_ns(info->total_ns, t, sizeof t),
             cli_user_path(in), info->format);
     if (*info->gpu_in_file && strcmp(info->gpu_in_file, info->gpu) != 0)
         fprintf(stderr, "; the file names the GPU %s", info->gpu_in_file);

@@ -158,7 +158,7 @@ int cmd_predict(int argc, char **argv)
     ps_model_info_t info;
     code = CLI_BAD_INPUT;
     if (ps_model_load(a.model_path, &m) != 0 || ps_ops_load(a.ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        queries_load(a.q_path, info.gpu, &f) != 0 || !(buf = psi_malloc((f.n ? f.n : 1) * 6 * sizeof *buf))) {
+        psi_queries_load(a.q_path, info.gpu, &f) != 0 || !(buf = psi_malloc((f.n ? f.n : 1) * 6 * sizeof *buf))) {
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
@@ -178,7 +178,7 @@ int cmd_predict(int argc, char **argv)
         print_summary(&a, f.n, secs);
 done:
     free(buf);
-    queries_free(&f);
+    psi_queries_free(&f);
     ps_ops_free(ops);
     ps_model_free(m);
     return code;

@@ -22,7 +22,7 @@ static int derive(const char *path, const char *gpu)
     ps_ops_t *ops = NULL;
     if (ps_ops_load(path, &ops) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    int rc = sim_derive_write(ops->rows, ops->n, gpu, stdout);
+    int rc = psi_sim_derive_write(ops->rows, ops->n, gpu, stdout);
     ps_ops_free(ops);
     if (rc != 0 || fflush(stdout) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "derive: %s", ps_last_error());
@@ -38,8 +38,8 @@ static void list(void)
         printf("  %-16s %3d SMs %2d TPCs %6.0f GB/s %4.0f MB L2  (alias %s)\n", g[i].name, g[i].sms, g[i].tpcs,
                g[i].dram_gbs, g[i].l2_mb, g[i].aliases[0] ? g[i].aliases[0] : "-");
     printf("models:\n");
-    for (int i = 0; sim_model_names[i]; i++)
-        printf("  %s\n", sim_model_names[i]);
+    for (int i = 0; psi_sim_model_names[i]; i++)
+        printf("  %s\n", psi_sim_model_names[i]);
 }
 
 static int make_dir(const char *dir)
@@ -92,7 +92,7 @@ static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
         {"--runs", CLI_INT, &a->p.runs, "R", "runs per experiment", .lo = 1, .hi = 10000},
         {"--seed", CLI_U64, &a->p.seed, "S", "random seed", .lo = 0, .hi = 0},
         {"--threads", CLI_INT, &a->p.threads, "T", "worker threads, 0 = all cores", .lo = 0,
-         .hi = thread_limit() < 256 ? thread_limit() : 256},
+         .hi = psi_thread_limit() < 256 ? psi_thread_limit() : 256},
         {"--bert-seq", CLI_INT, &a->p.bert_seq, "N", "BERT sequence length", .lo = 1, .hi = 8192},
         {"--llama-prompt", CLI_INT, &a->p.llama_prompt, "N", "Llama prompt length, also the decode step's KV length",
          .lo = 1, .hi = 131072},

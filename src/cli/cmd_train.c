@@ -127,7 +127,7 @@ int cmd_train(int argc, char **argv)
         {"--variant", CLI_ENUM, &variant, "NAME", "model input", .choices = variant_names},
         {"--window", CLI_INT, &p.window, "N", "operator slots per side", .lo = 1, .hi = 256},
         {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = thread_limit()},
+        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = psi_thread_limit()},
         {"--rounds", CLI_INT, &p.max_rounds, "N", "most trees per regressor", .lo = 1, .hi = 100000},
         {"--early-stop", CLI_INT, &p.early_stopping, "N", "rounds without validation gain before stopping", .lo = 1,
          .hi = 100000},

@@ -38,7 +38,7 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
     /* One collector per database: a second one is told who holds it
      * (SQLite's own locking let both run and fail with raw SQLite text). */
     if (p)
-        rc = out_lock_acquire(db_path, 0, &c->lock);
+        rc = psi_out_lock_acquire(db_path, 0, &c->lock);
     if (rc == 0 && p) {
         c->p = *p;
         c->p.backend = NULL; /* borrowed; not kept past the call */
@@ -53,7 +53,7 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
         if (rc == 0)
             rc = psi_store_meta_pin(c->store, "seq_len", seq, "seq_len");
         if (rc == 0)
-            rc = shard_open(c->store, p);
+            rc = psi_shard_open(c->store, p);
     }
     if (rc) {
         ps_campaign_free(c);
@@ -70,7 +70,7 @@ void ps_campaign_free(ps_campaign_t *c)
     if (c->be)
         c->be->free(c->be);
     psi_store_close(c->store);
-    out_lock_release(c->lock);
+    psi_out_lock_release(c->lock);
     free(c);
 }
 
@@ -278,10 +278,10 @@ int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const in
     long n_done = 0;
     /* Plan every task first, so that status shows the whole campaign. */
     if (rc == 0)
-        rc = shard_pin_profile(c->store, &c->p, model, batch, t, n);
+        rc = psi_shard_pin_profile(c->store, &c->p, model, batch, t, n);
     long n_mine = 0;
     for (int i = 0; i < n && rc == 0; i++) {
-        if (!shard_mine(&c->p, i)) {
+        if (!psi_shard_mine(&c->p, i)) {
             done[i] = -1;
             continue;
         }
@@ -381,10 +381,10 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
     char key[256], spec[160];
     long n_done = 0;
     if (rc == 0)
-        rc = shard_pin_coexec(c->store, &c->p, plan);
+        rc = psi_shard_pin_coexec(c->store, &c->p, plan);
     long n_mine = 0;
     for (int i = 0; i < n && rc == 0; i++) {
-        if (!shard_mine(&c->p, i)) {
+        if (!psi_shard_mine(&c->p, i)) {
             done[i] = -1;
             continue;
         }

@@ -56,7 +56,7 @@ static long rows_of(psi_store_t *s)
                     "(SELECT count(*) FROM main.counters_tpc) + (SELECT count(*) FROM main.coexec)");
 }
 
-int shard_parse(const char *s, int *index, int *n_shards)
+int psi_shard_parse(const char *s, int *index, int *n_shards)
 {
     char *end;
     long k = strtol(s, &end, 10);
@@ -71,12 +71,12 @@ int shard_parse(const char *s, int *index, int *n_shards)
     return 0;
 }
 
-int shard_mine(const ps_collect_params_t *p, int i)
+int psi_shard_mine(const ps_collect_params_t *p, int i)
 {
     return p->shard_count <= 1 || i % p->shard_count == p->shard_index;
 }
 
-int shard_open(psi_store_t *s, const ps_collect_params_t *p)
+int psi_shard_open(psi_store_t *s, const ps_collect_params_t *p)
 {
     char old[64];
     int had = psi_store_meta_get(s, "shard", old, sizeof old);
@@ -104,8 +104,8 @@ int shard_open(psi_store_t *s, const ps_collect_params_t *p)
     return psi_store_meta_pin(s, "shard", v, "shard");
 }
 
-int shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
-                      int n)
+int psi_shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
+                          int n)
 {
     if (p->shard_count <= 0)
         return 0;
@@ -117,7 +117,7 @@ int shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *
     return psi_store_meta_pin(s, key, v, "plan");
 }
 
-int shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan)
+int psi_shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan)
 {
     if (p->shard_count <= 0)
         return 0;
@@ -360,7 +360,7 @@ static int check_paths(const char *dest, const char *const *src, int n)
 /* "K/N, ..." for the shards of each count N recorded in d (its own and
  * those merged) that are not there; none when the shards of some N are all
  * there (shards of 3 and of 4 of one plan, merged: those of 3 make it). */
-void shard_missing(psi_store_t *d, shard_merge_stats_t *st)
+void psi_shard_missing(psi_store_t *d, shard_merge_stats_t *st)
 {
     sqlite3_stmt *q = NULL;
     st->missing[0] = '\0';
@@ -400,7 +400,7 @@ void shard_missing(psi_store_t *d, shard_merge_stats_t *st)
         snprintf(st->missing + len, sizeof st->missing - len, ", ...");
 }
 
-int shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st)
+int psi_shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st)
 {
     memset(st, 0, sizeof *st);
     int rc = check_paths(dest, src, n);
@@ -409,7 +409,7 @@ int shard_merge(const char *dest, const char *const *src, int n, shard_merge_sta
     struct stat ds;
     int created = stat(dest, &ds) != 0;
     out_lock_t *lock = NULL;
-    rc = out_lock_acquire(dest, 0, &lock);
+    rc = psi_out_lock_acquire(dest, 0, &lock);
     psi_store_t *d = NULL;
     if (rc == 0)
         rc = psi_store_open(dest, &d);
@@ -428,7 +428,7 @@ int shard_merge(const char *dest, const char *const *src, int n, shard_merge_sta
     if (rc == 0) {
         st->tasks_total = count(d, "SELECT count(*) FROM main.tasks");
         st->tasks_done = count(d, "SELECT count(*) FROM main.tasks WHERE done = 1");
-        shard_missing(d, st);
+        psi_shard_missing(d, st);
     }
     psi_store_close(d);
     /* A database this merge created and could not fill is not left behind. */
@@ -440,6 +440,6 @@ int shard_merge(const char *dest, const char *const *src, int n, shard_merge_sta
             unlink(f);
         }
     }
-    out_lock_release(lock);
+    psi_out_lock_release(lock);
     return rc;
 }

@@ -14,15 +14,15 @@
 #include "pairsight.h"
 
 /* "K/N" with 0 <= K < N: 0, or -1 for anything else. */
-int shard_parse(const char *s, int *index, int *n_shards);
+int psi_shard_parse(const char *s, int *index, int *n_shards);
 /* Whether task i of a plan belongs to the shard of p (always, unsharded). */
-int shard_mine(const ps_collect_params_t *p, int i);
+int psi_shard_mine(const ps_collect_params_t *p, int i);
 /* Pins the shard of p in the store (nothing unsharded); checks K < N. */
-int shard_open(psi_store_t *s, const ps_collect_params_t *p);
+int psi_shard_open(psi_store_t *s, const ps_collect_params_t *p);
 /* Pin a plan's parameters in a sharded store (nothing unsharded). */
-int shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
-                      int n);
-int shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan);
+int psi_shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const char *model, int batch, const int *tpcs,
+                          int n);
+int psi_shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan);
 
 typedef struct {
     long tasks_added;             /* tasks that became done in the destination */
@@ -43,8 +43,8 @@ typedef struct {
  * nothing written (a dest it created is removed). A task done in both keeps
  * dest's rows: merging a source twice adds nothing. The shards merged are
  * recorded in dest, and st->missing names those of their N not merged yet. */
-int shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st);
+int psi_shard_merge(const char *dest, const char *const *src, int n, shard_merge_stats_t *st);
 /* st->n_missing and st->missing of the shards recorded in s (collect status). */
-void shard_missing(psi_store_t *s, shard_merge_stats_t *st);
+void psi_shard_missing(psi_store_t *s, shard_merge_stats_t *st);
 
 #endif

@@ -34,7 +34,7 @@
 
 #define AUTO_FOLDS 4
 
-unsigned cl_auto_default_kinds(const cl_data_t *d)
+unsigned psi_cl_auto_default_kinds(const cl_data_t *d)
 {
     unsigned k = (1u << PS_COLOC_KIND_COUNT) - 1;
     k &= ~(1u << PS_COLOC_AUTO);
@@ -79,7 +79,7 @@ static int oof_fold(auto_ctx_t *a, int k, int f, double *sape, int *nape)
     ps_coloc_params_t mp = *a->p;
     mp.kind = (ps_coloc_kind_t)k;
     ps_coloc_model_t *m = NULL;
-    if (cl_model_fit_base(d, a->sub, ns, &mp, &m))
+    if (psi_cl_model_fit_base(d, a->sub, ns, &mp, &m))
         return 1; /* a kind this fold cannot train sits out */
     double slot[64];
     for (int i = 0; i < a->n_train && !rc; i++) {
@@ -87,7 +87,7 @@ static int oof_fold(auto_ctx_t *a, int k, int f, double *sape, int *nape)
         if (a->fold[i] != f)
             continue;
         double *pk = a->pred + (size_t)k * d->nc;
-        rc = cl_model_predict_base(m, d, ci, slot, &pk[ci]);
+        rc = psi_cl_model_predict_base(m, d, ci, slot, &pk[ci]);
         const cl_coloc_t *c = &d->c[ci];
         if (!rc && c->complete) {
             double y = 0;
@@ -117,7 +117,7 @@ static int score_units(auto_ctx_t *a, int k)
         a->tmask[t] = 1;
         for (int kk = 2; kk <= PS_COLOC_MAXK; kk++) {
             double acc[PS_POL_COUNT] = {0};
-            int nt = cl_score_policies(d, a->is_cand, a->tmask, kk, pv, acc);
+            int nt = psi_cl_score_policies(d, a->is_cand, a->tmask, kk, pv, acc);
             if (nt < 0)
                 return PS_E_NOMEM;
             a->score[(size_t)k * a->n_units + (size_t)t * (PS_COLOC_MAXK - 1) + (kk - 2)] =
@@ -286,11 +286,11 @@ static int stack(const auto_ctx_t *a, cl_auto_choice_t *out)
     if (x && y && fold && grp) {
         int n = stack_rows(a, kinds, K, x, y, fold, grp);
         cl_stack_rows_t r = {.a = x, .y = y, .grp = grp, .gm = PS_COLOC_MAXK, .ng = d->nw * (PS_COLOC_MAXK + 1)};
-        rc = cl_stack_weights(x, fold, n, K, AUTO_FOLDS, w, &out->g);
+        rc = psi_cl_stack_weights(x, fold, n, K, AUTO_FOLDS, w, &out->g);
         for (int j = 0; j < K && !rc; j++)
             out->w[kinds[j]] = w[j];
         if (!rc)
-            rc = cl_stack_weights_rows(&r, fold, n, K, AUTO_FOLDS, w, &out->g_within);
+            rc = psi_cl_stack_weights_rows(&r, fold, n, K, AUTO_FOLDS, w, &out->g_within);
         for (int j = 0; j < K && !rc; j++)
             out->w_within[kinds[j]] = w[j];
     }
@@ -317,7 +317,7 @@ static void no_folds(auto_ctx_t *a, unsigned kinds)
         ps_coloc_params_t mp = *a->p;
         mp.kind = (ps_coloc_kind_t)k;
         ps_coloc_model_t *m = NULL;
-        if (!cl_model_fit_base(a->d, a->train, a->n_train, &mp, &m))
+        if (!psi_cl_model_fit_base(a->d, a->train, a->n_train, &mp, &m))
             a->mape[k] = INFINITY;
         ps_coloc_model_free(m);
     }
@@ -334,8 +334,8 @@ static void ctx_free(auto_ctx_t *a)
     free(a->tmask);
 }
 
-int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
-                   cl_auto_choice_t *out)
+int psi_cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
+                       cl_auto_choice_t *out)
 {
     memset(out, 0, sizeof *out);
     out->pick = -1;

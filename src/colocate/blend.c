@@ -204,7 +204,8 @@ static double heldout_loss(const cl_stack_rows_t *r, const int *fold, int n, int
     return s;
 }
 
-int cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
+int psi_cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w,
+                              double *g_out)
 {
     double G[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT], b[PS_COLOC_KIND_COUNT], c, loss[STACK_NG] = {0};
     char *use = psi_malloc(2 * (size_t)n + 1), *in_f = use + n;
@@ -245,10 +246,10 @@ int cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int 
     return PS_OK;
 }
 
-int cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
+int psi_cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
 {
     cl_stack_rows_t r = {.a = a};
-    return cl_stack_weights_rows(&r, fold, n, K, nfolds, w, g_out);
+    return psi_cl_stack_weights_rows(&r, fold, n, K, nfolds, w, g_out);
 }
 
 /* ---- the blend model ---- */
@@ -267,7 +268,7 @@ int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int
         } else {
             ps_coloc_params_t q = *p;
             q.kind = (ps_coloc_kind_t)k;
-            int rc = cl_model_fit_base(d, train, n_train, &q, &m->blend[j]);
+            int rc = psi_cl_model_fit_base(d, train, n_train, &q, &m->blend[j]);
             if (rc)
                 return rc;
         }
@@ -278,7 +279,7 @@ int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int
 
 /* Each workload's blended throughput: sum_k w_k slot_k, where a sum kind's
  * slot is its predicted sum split in proportion to the slots' solo
- * throughputs (cl_model_slots, as placement splits it); *out_sum is their
+ * throughputs (psi_cl_model_slots, as placement splits it); *out_sum is their
  * sum. */
 int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
@@ -287,7 +288,7 @@ int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, dou
     for (int s = 0; s < c->k; s++)
         out_slot[s] = 0;
     for (int j = 0; j < m->n_blend; j++) {
-        int rc = cl_model_slots_base(m->blend[j], d, ci, slot);
+        int rc = psi_cl_model_slots_base(m->blend[j], d, ci, slot);
         if (rc)
             return rc;
         for (int s = 0; s < c->k; s++)

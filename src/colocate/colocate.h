@@ -65,78 +65,80 @@ typedef struct {
 /* Build from the tables (scaling and c2 may be NULL). Every workload of a
  * co-location must be in w. Co-location rows are grouped by id; slots are
  * sorted. */
-int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
-                  const ps_colocations_t *c2, cl_data_t **out);
-void cl_data_free(cl_data_t *d);
+int psi_cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                      const ps_colocations_t *c2, cl_data_t **out);
+void psi_cl_data_free(cl_data_t *d);
 
 /* Throughput of workload wi alone at share_pct: linear interpolation in
  * workload_scaling.csv, proportional below its smallest share, its largest
  * share's value above it; without scaling rows exclusive_tput x share / 100. */
-double cl_solo(const cl_data_t *d, int wi, int share_pct);
+double psi_cl_solo(const cl_data_t *d, int wi, int share_pct);
 
 /* Feature vectors. */
 #define CL_SUM_NF 13 /* KACE: combined features of a co-location */
 #define CL_XU_NF 5   /* Xu et al.: system metrics */
 #define CL_MPS_NF 34 /* our per-workload features: CL_MPS_BASE_NF, then 2 of pairenc.c */
 #define CL_MPS_BASE_NF 32
-void cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
-void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
-double cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot);
-void cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
+void psi_cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
+void psi_cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out);
+double psi_cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot);
+void psi_cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
 
 /* Learners. */
 /* Ordinary least squares on z-scored columns (NAN cells take the column
  * mean, constant columns get weight 0) with ridge lambda on the weights.
  * mu, sd: [d]; beta: [d + 1], beta[0] = intercept. */
-int cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta);
-double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta);
+int psi_cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta);
+double psi_cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta);
 
 /* XGBoost: train on x[n*d] (NAN = missing) with the given "key", "value"
  * pairs (NULL-terminated), optional base_margin[n]. */
-int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
-                 int rounds, void **out_booster);
-int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
+int psi_cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
+                     int rounds, void **out_booster);
+int psi_cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
 /* The same with the first `rounds` boosting rounds only (0: all). */
-int cl_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds, double *out);
-void cl_xgb_free(void *booster);
+int psi_cl_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds,
+                             double *out);
+void psi_cl_xgb_free(void *booster);
 
 /* Column means and population standard deviations of x[n*d], NAN cells
  * left out. */
-void cl_zscore(const double *x, int n, int d, double *mu, double *sd);
+void psi_cl_zscore(const double *x, int n, int d, double *mu, double *sd);
 
 /* Model internals (fit.c; one base kind: model.c). */
-int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out);
+int psi_cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                     ps_coloc_model_t **out);
 /* Predict co-location ci: out_slot[k] (NAN for sum kinds) and *out_sum. */
-int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
+int psi_cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
 /* Each workload's predicted throughput in co-location ci into out_slot[k]:
  * its slot, or for a sum kind the predicted sum split in proportion to the
  * workloads' solo throughputs at their shares. */
-int cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot);
+int psi_cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot);
 
 /* The low-rank pairwise-interaction predictor (lowrank.c). */
 typedef struct cl_lowrank cl_lowrank_t;
-int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t seed, cl_lowrank_t **out);
+int psi_cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t seed, cl_lowrank_t **out);
 /* log(tput / solo) of slot s of co-location c. */
-double cl_lowrank_predict(const cl_lowrank_t *m, const cl_data_t *d, const cl_coloc_t *c, int s);
-void cl_lowrank_free(cl_lowrank_t *m);
-int cl_lowrank_save(const cl_lowrank_t *m, FILE *f);
-int cl_lowrank_load(FILE *f, cl_lowrank_t **out);
+double psi_cl_lowrank_predict(const cl_lowrank_t *m, const cl_data_t *d, const cl_coloc_t *c, int s);
+void psi_cl_lowrank_free(cl_lowrank_t *m);
+int psi_cl_lowrank_save(const cl_lowrank_t *m, FILE *f);
+int psi_cl_lowrank_load(FILE *f, cl_lowrank_t **out);
 
 /* The sum of c's measured throughputs; whether c holds workload w
  * (score.c). */
-double cl_coloc_sum(const cl_coloc_t *c);
-int cl_coloc_holds(const cl_coloc_t *c, int w);
+double psi_cl_coloc_sum(const cl_coloc_t *c);
+int psi_cl_coloc_holds(const cl_coloc_t *c, int w);
 
 /* Policy scores (score.c): every target's score over the complete
  * co-locations flagged in is_cand (of k workloads when kk > 0), targets
  * NULL = all; pred[kind] NULL for kinds not run. Adds to acc[PS_POL_COUNT] and
  * returns the number of targets (-1: out of memory). */
-int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
-                      double *acc);
+int psi_cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
+                          double *acc);
 
 /* The random split of eval (seed shuffles the co-locations with splitmix64,
  * the first round(frac x nc) train): fills train, returns their count. */
-int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *train);
+int psi_cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *train);
 
 /* auto (auto.c): 4-fold cross-validation over the training co-locations
  * of the candidate kinds (bit mask). pick: the simplest within one standard
@@ -150,13 +152,13 @@ typedef struct {
     double w_within[PS_COLOC_KIND_COUNT]; /* the within rule's weights */
     double g_within;
 } cl_auto_choice_t;
-unsigned cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
-int cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
-                   cl_auto_choice_t *out);
+unsigned psi_cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
+int psi_cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
+                       cl_auto_choice_t *out);
 /* The stacked blend's weights w[K] from the rows a[n x K] (each kind's
  * out-of-fold prediction over the measured value) in folds fold[n] of
  * 0..nfolds-1; *g gets the shrinkage chosen (INFINITY: equal weights). */
-int cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g);
+int psi_cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g);
 /* The rows of the within rule's blend: a[n x K] as above, y[n] the measured
  * sums, grp[n x gm] the (target, k) groups, 0..ng-1, that each row is a
  * candidate of (-1: none); grp NULL: the blend rule's loss. */
@@ -165,13 +167,14 @@ typedef struct {
     const int *grp;
     int gm, ng;
 } cl_stack_rows_t;
-/* As cl_stack_weights, with the loss of r (the within-target part added
+/* As psi_cl_stack_weights, with the loss of r (the within-target part added
  * when r->grp is set). */
-int cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w, double *g);
+int psi_cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w,
+                              double *g);
 /* auto's model from a choice: the blend (rule PS_COLOC_AUTO_BLEND) or the
  * picked kind, fitted on train (have as for psi_blend_fit; may be NULL). */
-int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                  const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out);
+int psi_cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                      const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out);
 
 /* Placement (place.c): jobs[n] are workload indices, gtype[ng] GPU type
  * indices (0..ntypes-1); val(ctx, type, jobs, k, shares_out) the value of
@@ -187,8 +190,8 @@ typedef struct {
     void *user;
     int stopped;
 } cl_place_budget_t;
-int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
-                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
-                   cl_place_budget_t *budget);
+int psi_cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
+                       cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
+                       cl_place_budget_t *budget);
 
 #endif

@@ -38,7 +38,7 @@ static char *workload_group(const char *name)
     return g;
 }
 
-void cl_data_free(cl_data_t *d)
+void psi_cl_data_free(cl_data_t *d)
 {
     if (!d)
         return;
@@ -246,8 +246,8 @@ static void number_sets(cl_data_t *d)
     }
 }
 
-int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
-                  const ps_colocations_t *c2, cl_data_t **out)
+int psi_cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps_colocations_t *c,
+                      const ps_colocations_t *c2, cl_data_t **out)
 {
     *out = NULL;
     if (!w || !c)
@@ -267,7 +267,7 @@ int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
     if (!rc)
         rc = check_slots(d, c2, 1);
     if (rc) {
-        cl_data_free(d);
+        psi_cl_data_free(d);
         return rc;
     }
     for (int i = 0; i < d->nc; i++) {
@@ -285,7 +285,7 @@ int cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
     return 0;
 }
 
-double cl_solo(const cl_data_t *d, int wi, int share)
+double psi_cl_solo(const cl_data_t *d, int wi, int share)
 {
     const cl_workload_t *x = &d->w[wi];
     if (x->n_scal == 0)
@@ -306,12 +306,12 @@ double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling, const
     ps_colocations_t *none = ps_colocations_new();
     cl_data_t *d = NULL;
     double v = NAN;
-    if (none && cl_data_build(w, scaling, none, NULL, &d) == 0) {
+    if (none && psi_cl_data_build(w, scaling, none, NULL, &d) == 0) {
         int wi = find_workload(d, gpu, name);
         if (wi >= 0)
-            v = cl_solo(d, wi, share_pct);
+            v = psi_cl_solo(d, wi, share_pct);
     }
-    cl_data_free(d);
+    psi_cl_data_free(d);
     ps_colocations_free(none);
     return v;
 }

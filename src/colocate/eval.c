@@ -99,11 +99,11 @@ static int predict_test(const cl_data_t *d, const fold_t *f, const ps_coloc_mode
         if (!f->test[i])
             continue;
         const cl_coloc_t *c = &d->c[i];
-        if ((rc = cl_model_predict(m, d, i, slot, &pred[i])) || !e)
+        if ((rc = psi_cl_model_predict(m, d, i, slot, &pred[i])) || !e)
             continue;
         if (by_sum) {
             if (c->complete)
-                err_add(e, cl_coloc_sum(c), pred[i]);
+                err_add(e, psi_cl_coloc_sum(c), pred[i]);
             continue;
         }
         for (int s = 0; s < c->k; s++)
@@ -129,7 +129,7 @@ static int rule_sums(const cl_data_t *d, const ps_coloc_params_t *mp, const fold
         have_all &= !(w[k] > 0) || all[k] != NULL;
     if (!have_all) {
         ps_coloc_model_t *m = NULL;
-        int rc = cl_auto_build(d, f->train, f->n_train, mp, ch, r, NULL, &m);
+        int rc = psi_cl_auto_build(d, f->train, f->n_train, mp, ch, r, NULL, &m);
         if (!rc)
             rc = predict_test(d, f, m, NULL, alt);
         ps_coloc_model_free(m);
@@ -152,11 +152,11 @@ static int auto_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, const 
                      ps_coloc_model_t **have, double *const *all, errsum_t *e, double *pred, double **alt,
                      ps_coloc_eval_result_t *out)
 {
-    unsigned cand = cl_auto_default_kinds(d);
+    unsigned cand = psi_cl_auto_default_kinds(d);
     if (p->auto_kinds)
         cand &= p->auto_kinds;
     cl_auto_choice_t ch;
-    int rc = cl_auto_choose(d, f->train, f->n_train, mp, cand, &ch);
+    int rc = psi_cl_auto_choose(d, f->train, f->n_train, mp, cand, &ch);
     if (rc || ch.pick < 0)
         return rc ? rc : 1;
     out->auto_chosen[ch.pick]++;
@@ -171,7 +171,7 @@ static int auto_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, const 
             rc = rule_sums(d, mp, f, &ch, r, all, alt[r]);
     ps_coloc_model_t *m = NULL;
     if (!rc)
-        rc = cl_auto_build(d, f->train, f->n_train, mp, &ch, rule, have, &m);
+        rc = psi_cl_auto_build(d, f->train, f->n_train, mp, &ch, rule, have, &m);
     if (!rc)
         rc = predict_test(d, f, m, e, pred);
     if (!rc)
@@ -189,7 +189,7 @@ static int kind_fold(const cl_data_t *d, const ps_coloc_params_t *mp, const fold
      * learn: the sum predictors sit such a fold out. */
     if (!complete && ps_coloc_kind_predicts_sum(mp->kind))
         return 1;
-    int rc = cl_model_fit(d, f->train, f->n_train, mp, keep);
+    int rc = psi_cl_model_fit(d, f->train, f->n_train, mp, keep);
     if (!rc && !(*pred = psi_malloc((size_t)d->nc * sizeof **pred + 1)))
         rc = PS_E_NOMEM;
     return rc ? rc : predict_test(d, f, *keep, e, *pred);
@@ -203,7 +203,7 @@ static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, 
     for (int kk = 0; kk <= PS_COLOC_MAXK; kk++) {
         if (kk == 1)
             continue;
-        int nt = cl_score_policies(d, f->test, f->targets, kk, pred, kk ? ps->acc_k[kk] : ps->acc);
+        int nt = psi_cl_score_policies(d, f->test, f->targets, kk, pred, kk ? ps->acc_k[kk] : ps->acc);
         if (nt < 0)
             return PS_E_NOMEM;
         if (kk)
@@ -213,7 +213,7 @@ static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, 
         for (int r = 0; alt && r < PS_COLOC_AUTO_RULES; r++) {
             double acc[PS_POL_COUNT] = {0};
             pa[PS_COLOC_AUTO] = alt[r];
-            if (cl_score_policies(d, f->test, f->targets, kk, pa, acc) < 0)
+            if (psi_cl_score_policies(d, f->test, f->targets, kk, pa, acc) < 0)
                 return PS_E_NOMEM;
             ps->alt[r][kk] += acc[PS_POL_AUTO];
         }
@@ -280,7 +280,7 @@ static void shuffle(int *a, int n, uint64_t seed)
 
 /* Fisher-Yates shuffle, then the first round(frac * n) train; perm[nc]
  * holds the whole permutation (the rest are the test co-locations). */
-int cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
+int psi_cl_random_split(const cl_data_t *d, double frac, uint64_t seed, int *perm)
 {
     int n = d->nc;
     for (int i = 0; i < n; i++)
@@ -325,7 +325,7 @@ static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_
         for (int w = 0; w < d->nw; w++) {
             int used = 0, seen = 0;
             for (int i = 0; i < d->nc && !used; i++)
-                used = cl_coloc_holds(&d->c[i], w);
+                used = psi_cl_coloc_holds(&d->c[i], w);
             for (int g = 0; g < fp->nf && used && !seen; g++)
                 seen = strcmp(fp->groups[g], d->w[w].group) == 0;
             if (used && !seen)
@@ -351,7 +351,7 @@ static int plan_folds(const cl_data_t *d, const ps_coloc_eval_params_t *p, fold_
 
 /* The unseen-splits fold of seed: every co-location of the first table
  * trains; the second table's (the share splits) are shuffled as
- * cl_random_split shuffles, in their order, and the first half (rounded)
+ * psi_cl_random_split shuffles, in their order, and the first half (rounded)
  * train, the rest are scored. The training list stays in table order, so
  * that `colocate train` on the two files' rows in that order fits the same
  * model. */
@@ -381,7 +381,7 @@ static void fill_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint6
         for (int w = 0; w < d->nw; w++)
             f->targets[w] = strcmp(d->w[w].group, fp->groups[q]) == 0;
     if (!p->unseen && !p->unseen_pairs && !p->test) {
-        int *perm = f->train, nt = cl_random_split(d, p->train_frac, seed, perm);
+        int *perm = f->train, nt = psi_cl_random_split(d, p->train_frac, seed, perm);
         for (int i = nt; i < d->nc; i++)
             f->test[perm[i]] = 1;
         f->n_train = nt;
@@ -555,7 +555,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
     if (p->unseen_splits && (!p->test || p->transfer || p->test_alone || p->unseen || p->unseen_pairs))
         return psi_error(PS_E_ARG, "colocate eval: unseen_splits needs test (the share splits) and no other mode");
     cl_data_t *d = NULL;
-    int rc = cl_data_build(w, scaling, c, p->test, &d);
+    int rc = psi_cl_data_build(w, scaling, c, p->test, &d);
     if (rc)
         return rc;
     memset(out, 0, sizeof *out);
@@ -582,7 +582,7 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         if (!rc)
             add_run(a, err, &ps);
     }
-    cl_data_free(d);
+    psi_cl_data_free(d);
     if (!rc)
         finish_eval(a, p, drop, out);
     free(a);

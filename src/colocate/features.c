@@ -21,7 +21,7 @@ static double nanmean_add(double *sum, int *n, double v)
  * percentages: SM/DRAM/memory throughput, SM and memory busy, and the warp
  * stall shares where measured. A sum with a missing member is missing.
  */
-void cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out)
+void psi_cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out)
 {
     static const int sums[] = {CW_THREADS, CW_REGISTERS, CW_STATIC_SMEM, CW_MEMCAP, CW_EXCL};
     static const int means[] = {CW_SM_TPUT, CW_DRAM_TPUT, CW_MEM_TPUT, CW_SM_BUSY,
@@ -44,7 +44,7 @@ void cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out)
 
 /* Xu et al.: system metrics only (nvidia-smi busy rates and the memory
  * footprint), combined like KACE's, plus the busiest member's rates. */
-void cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out)
+void psi_cl_xu_features(const cl_data_t *d, const cl_coloc_t *c, double *out)
 {
     double sm = 0, mem = 0, cap = 0, smax = -INFINITY, mmax = -INFINITY;
     int nsm = 0, nmem = 0;
@@ -74,13 +74,13 @@ static double lg(double v) { return isnan(v) ? NAN : log1p(v); }
  * from their own scaling curves (1 at 100 % shares, 1 without co-runner).
  * The mps predictor scales its learned residual by it (docs/colocate.md).
  */
-double cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot)
+double psi_cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slot)
 {
     double g = 0;
     int n = 0;
     for (int j = 0; j < c->k; j++)
         if (j != slot) {
-            g += cl_solo(d, c->w[j], c->share[j]) / cl_solo(d, c->w[j], 100);
+            g += psi_cl_solo(d, c->w[j], c->share[j]) / psi_cl_solo(d, c->w[j], 100);
             n++;
         }
     return n ? g / n : 1;
@@ -94,11 +94,11 @@ double cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int slo
  * The co-runner part is a sum or mean over the k-1 others, so one model
  * serves any k; missing metrics stay NAN for the trees to route.
  */
-void cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out)
+void psi_cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out)
 {
     const cl_workload_t *me = &d->w[c->w[slot]];
     const double *f = me->f;
-    double solo = cl_solo(d, c->w[slot], c->share[slot]);
+    double solo = psi_cl_solo(d, c->w[slot], c->share[slot]);
     int o = 0;
     out[o++] = c->share[slot] / 100.0;
     out[o++] = log(solo);
@@ -130,7 +130,7 @@ void cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *
         smw += s * (isnan(o2->f[CW_SM_BUSY]) ? 0 : o2->f[CW_SM_BUSY]) / 100.0;
         memw += s * (isnan(o2->f[CW_MEM_BUSY]) ? 0 : o2->f[CW_MEM_BUSY]) / 100.0;
         cap += isnan(o2->f[CW_MEMCAP]) ? 0 : o2->f[CW_MEMCAP];
-        rel += cl_solo(d, c->w[j], c->share[j]) / o2->f[CW_EXCL];
+        rel += psi_cl_solo(d, c->w[j], c->share[j]) / o2->f[CW_EXCL];
         lex += log(o2->f[CW_EXCL]);
         double v[6] = {o2->f[CW_SM_TPUT], o2->f[CW_DRAM_TPUT], o2->f[CW_MEM_TPUT],
                        lg(o2->f[CW_THREADS]), lg(o2->f[CW_REGISTERS]), o2->f[CW_STALL_LS]};

@@ -25,7 +25,7 @@ static int build_pick(const cl_data_t *d, const int *train, int n_train, const p
     } else {
         ps_coloc_params_t q = *p;
         q.kind = (ps_coloc_kind_t)k;
-        int rc = cl_model_fit(d, train, n_train, &q, out);
+        int rc = psi_cl_model_fit(d, train, n_train, &q, out);
         if (rc)
             return rc;
     }
@@ -33,8 +33,8 @@ static int build_pick(const cl_data_t *d, const int *train, int n_train, const p
     return 0;
 }
 
-int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                  const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out)
+int psi_cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                      const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out)
 {
     *out = NULL;
     if (rule == PS_COLOC_AUTO_PICK)
@@ -46,8 +46,8 @@ int cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_co
     m->p = *p;
     m->p.kind = PS_COLOC_AUTO;
     m->autosel = 1;
-    m->ks = cl_train_ks(d, train, n_train);
-    int rc = (m->gpu = cl_train_gpus(d, train, n_train)) ? 0 : PS_E_NOMEM;
+    m->ks = psi_cl_train_ks(d, train, n_train);
+    int rc = (m->gpu = psi_cl_train_gpus(d, train, n_train)) ? 0 : PS_E_NOMEM;
     if (!rc)
         rc = psi_blend_fit(m, d, train, n_train, p, rule == PS_COLOC_AUTO_WITHIN ? ch->w_within : ch->w, have);
     if (rc) {
@@ -64,11 +64,12 @@ static int fit_auto(const cl_data_t *d, const int *train, int n_train, const ps_
                     ps_coloc_model_t **out)
 {
     cl_auto_choice_t ch;
-    int rc = cl_auto_choose(d, train, n_train, p, cl_auto_default_kinds(d), &ch);
-    return rc ? rc : cl_auto_build(d, train, n_train, p, &ch, p->auto_rule, NULL, out);
+    int rc = psi_cl_auto_choose(d, train, n_train, p, psi_cl_auto_default_kinds(d), &ch);
+    return rc ? rc : psi_cl_auto_build(d, train, n_train, p, &ch, p->auto_rule, NULL, out);
 }
 
-int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, ps_coloc_model_t **out)
+int psi_cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                     ps_coloc_model_t **out)
 {
     *out = NULL;
     /* Sizes bounded so that a typo is a message, not hours or gigabytes. */
@@ -80,26 +81,26 @@ int cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_col
                          p->trees, p->mlp_epochs, p->boost_rounds, p->auto_rule);
     if (p->kind == PS_COLOC_AUTO)
         return fit_auto(d, train, n_train, p, out);
-    return cl_model_fit_base(d, train, n_train, p, out);
+    return psi_cl_model_fit_base(d, train, n_train, p, out);
 }
 
 /* ---- prediction ---- */
 
-int cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+int psi_cl_model_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
     if (m->n_blend) {
         *out_sum = 0;
         return psi_blend_predict(m, d, ci, out_slot, out_sum);
     }
-    return cl_model_predict_base(m, d, ci, out_slot, out_sum);
+    return psi_cl_model_predict_base(m, d, ci, out_slot, out_sum);
 }
 
-int cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
+int psi_cl_model_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
 {
     double sum = 0;
     if (m->n_blend)
         return psi_blend_predict(m, d, ci, out_slot, &sum);
-    return cl_model_slots_base(m, d, ci, out_slot);
+    return psi_cl_model_slots_base(m, d, ci, out_slot);
 }
 
 /* ---- public calls ---- */
@@ -109,20 +110,20 @@ int ps_coloc_train(const ps_workloads_t *w, const ps_scaling_t *scaling, const p
 {
     *out = NULL;
     cl_data_t *d = NULL;
-    int rc = cl_data_build(w, scaling, c, NULL, &d);
+    int rc = psi_cl_data_build(w, scaling, c, NULL, &d);
     if (rc)
         return rc;
     int *idx = psi_malloc((size_t)d->nc * sizeof *idx + 1);
     if (!idx) {
-        cl_data_free(d);
+        psi_cl_data_free(d);
         return PS_E_NOMEM;
     }
     for (int i = 0; i < d->nc; i++)
         idx[i] = i;
     ps_coloc_params_t def = ps_coloc_default_params();
-    rc = cl_model_fit(d, idx, d->nc, p ? p : &def, out);
+    rc = psi_cl_model_fit(d, idx, d->nc, p ? p : &def, out);
     free(idx);
-    cl_data_free(d);
+    psi_cl_data_free(d);
     return rc;
 }
 
@@ -130,7 +131,7 @@ int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const p
                      const ps_colocations_t *q, double *out_tput)
 {
     cl_data_t *d = NULL;
-    int rc = cl_data_build(w, scaling, q, NULL, &d);
+    int rc = psi_cl_data_build(w, scaling, q, NULL, &d);
     if (rc)
         return rc;
     double slot[64];
@@ -145,9 +146,9 @@ int ps_coloc_predict(const ps_coloc_model_t *m, const ps_workloads_t *w, const p
         while (s < d->c[ci].k && d->c[ci].slot[s] != r->slot)
             s++;
         double sum = 0;
-        rc = cl_model_predict(m, d, ci, slot, &sum);
+        rc = psi_cl_model_predict(m, d, ci, slot, &sum);
         out_tput[i] = ps_coloc_kind_predicts_sum(m->kind) ? sum : slot[s];
     }
-    cl_data_free(d);
+    psi_cl_data_free(d);
     return rc;
 }

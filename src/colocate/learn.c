@@ -10,7 +10,7 @@
 #include <string.h>
 #include <xgboost/c_api.h>
 
-void cl_zscore(const double *x, int n, int d, double *mu, double *sd)
+void psi_cl_zscore(const double *x, int n, int d, double *mu, double *sd)
 {
     for (int j = 0; j < d; j++) {
         double s = 0, s2 = 0;
@@ -71,10 +71,10 @@ static int solve(double *a, double *b, int m)
  * penalised. KACE normalizes its features before its linear regression; the
  * fit itself does not depend on it, the conditioning does.
  */
-int cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta)
+int psi_cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta)
 {
     int m = d + 1, rc = 0;
-    cl_zscore(x, n, d, mu, sd);
+    psi_cl_zscore(x, n, d, mu, sd);
     for (int j = 0; j < d; j++) {
         if (!(sd[j] > 1e-12 * (1 + fabs(mu[j]))))
             sd[j] = 0; /* constant or missing: left out */
@@ -106,7 +106,7 @@ done:
     return rc;
 }
 
-double cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta)
+double psi_cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta)
 {
     double s = beta[0];
     for (int j = 0; j < d; j++)
@@ -137,8 +137,8 @@ static int make_dmatrix(const double *x, const double *margin, int n, int d, DMa
     return rc;
 }
 
-int cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
-                 int rounds, void **out_booster)
+int psi_cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
+                     int rounds, void **out_booster)
 {
     DMatrixHandle dm = NULL;
     BoosterHandle b = NULL;
@@ -177,12 +177,13 @@ done:
     return rc;
 }
 
-int cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out)
+int psi_cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out)
 {
-    return cl_xgb_predict_limit(booster, x, margin, n, d, 0, out);
+    return psi_cl_xgb_predict_limit(booster, x, margin, n, d, 0, out);
 }
 
-int cl_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds, double *out)
+int psi_cl_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds,
+                             double *out)
 {
     DMatrixHandle dm = NULL;
     int rc = make_dmatrix(x, margin, n, d, &dm);
@@ -199,7 +200,7 @@ int cl_xgb_predict_limit(void *booster, const double *x, const double *margin, i
     return rc;
 }
 
-void cl_xgb_free(void *booster)
+void psi_cl_xgb_free(void *booster)
 {
     if (booster)
         XGBoosterFree((BoosterHandle)booster);

@@ -34,7 +34,7 @@ struct cl_lowrank {
     double zmu, lambda;
 };
 
-void cl_lowrank_free(cl_lowrank_t *m)
+void psi_cl_lowrank_free(cl_lowrank_t *m)
 {
     if (!m)
         return;
@@ -69,12 +69,12 @@ static int make_rows(const cl_data_t *d, const int *cidx, int nc, lrow_t **out, 
                 continue;
             lrow_t *x = &r[n++];
             x->w = c->w[s];
-            x->y = log(c->tput[s] / cl_solo(d, c->w[s], c->share[s]));
+            x->y = log(c->tput[s] / psi_cl_solo(d, c->w[s], c->share[s]));
             x->nco = 0;
             for (int j = 0; j < c->k && x->nco < 63; j++)
                 if (j != s) {
                     x->co[x->nco] = c->w[j];
-                    x->g[x->nco++] = cl_solo(d, c->w[j], c->share[j]) / cl_solo(d, c->w[j], 100);
+                    x->g[x->nco++] = psi_cl_solo(d, c->w[j], c->share[j]) / psi_cl_solo(d, c->w[j], 100);
                 }
         }
     }
@@ -292,7 +292,7 @@ static int keep_params(const cl_data_t *d, const lpar_t *q, cl_lowrank_t *m)
     return 0;
 }
 
-int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t seed, cl_lowrank_t **out)
+int psi_cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t seed, cl_lowrank_t **out)
 {
     *out = NULL;
     lrow_t *rows = NULL;
@@ -325,7 +325,7 @@ int cl_lowrank_fit(const cl_data_t *d, const int *train, int n_train, uint64_t s
     free(q.p);
     free(q.z);
     if (rc) {
-        cl_lowrank_free(m);
+        psi_cl_lowrank_free(m);
         return rc;
     }
     *out = m;
@@ -341,7 +341,7 @@ static const double *find(const cl_lowrank_t *m, const char *name)
     return zero;
 }
 
-double cl_lowrank_predict(const cl_lowrank_t *m, const cl_data_t *d, const cl_coloc_t *c, int s)
+double psi_cl_lowrank_predict(const cl_lowrank_t *m, const cl_data_t *d, const cl_coloc_t *c, int s)
 {
     const cl_workload_t *me = &d->w[c->w[s]];
     const double *pw = find(m, me->name);
@@ -354,14 +354,14 @@ double cl_lowrank_predict(const cl_lowrank_t *m, const cl_data_t *d, const cl_co
         double t = m->glob[2] + m->glob[3] * (log(o->f[CW_EXCL]) - m->zmu) + pj[1];
         for (int r = 0; r < LR_RANK; r++)
             t += pw[2 + r] * pj[2 + LR_RANK + r];
-        v += cl_solo(d, c->w[j], c->share[j]) / cl_solo(d, c->w[j], 100) * t;
+        v += psi_cl_solo(d, c->w[j], c->share[j]) / psi_cl_solo(d, c->w[j], 100) * t;
     }
     return v;
 }
 
 /* Text: "lowrank R n zmu lambda g0 g1 g2 g3", then n lines of LR_NP numbers
  * and the name (the rest of the line, so names may hold spaces). */
-int cl_lowrank_save(const cl_lowrank_t *m, FILE *f)
+int psi_cl_lowrank_save(const cl_lowrank_t *m, FILE *f)
 {
     fprintf(f, "lowrank %d %d %.17g %.17g", LR_RANK, m->n, m->zmu, m->lambda);
     for (int g = 0; g < 4; g++)
@@ -375,7 +375,7 @@ int cl_lowrank_save(const cl_lowrank_t *m, FILE *f)
     return ferror(f) ? PS_E_IO : 0;
 }
 
-int cl_lowrank_load(FILE *f, cl_lowrank_t **out)
+int psi_cl_lowrank_load(FILE *f, cl_lowrank_t **out)
 {
     *out = NULL;
     int rank = 0, n = 0;
@@ -391,23 +391,23 @@ int cl_lowrank_load(FILE *f, cl_lowrank_t **out)
     m->name = psi_calloc((size_t)n + 1, sizeof *m->name);
     m->par = psi_calloc((size_t)n * LR_NP + 1, sizeof *m->par);
     if (!m->name || !m->par) {
-        cl_lowrank_free(m);
+        psi_cl_lowrank_free(m);
         return PS_E_NOMEM;
     }
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < LR_NP; j++)
             if (fscanf(f, "%lf", &m->par[(size_t)i * LR_NP + j]) != 1) {
-                cl_lowrank_free(m);
+                psi_cl_lowrank_free(m);
                 return -1;
             }
         char buf[4096];
         if (fgetc(f) != ' ' || !fgets(buf, sizeof buf, f)) {
-            cl_lowrank_free(m);
+            psi_cl_lowrank_free(m);
             return -1;
         }
         buf[strcspn(buf, "\n")] = 0;
         if (!(m->name[i] = psi_strdup(buf))) {
-            cl_lowrank_free(m);
+            psi_cl_lowrank_free(m);
             return PS_E_NOMEM;
         }
         m->n++;

@@ -72,8 +72,8 @@ void ps_coloc_model_free(ps_coloc_model_t *m)
         return;
     for (int j = 0; j < m->n_blend; j++)
         ps_coloc_model_free(m->blend[j]);
-    cl_xgb_free(m->booster);
-    cl_lowrank_free(m->lowrank);
+    psi_cl_xgb_free(m->booster);
+    psi_cl_lowrank_free(m->lowrank);
     free(m->enc_pair);
     free(m->enc_agg);
     free(m->gpu);
@@ -86,7 +86,7 @@ void ps_coloc_model_free(ps_coloc_model_t *m)
     free(m);
 }
 
-int cl_model_nf(ps_coloc_kind_t kind)
+int psi_cl_model_nf(ps_coloc_kind_t kind)
 {
     switch (kind) {
     case PS_COLOC_XU_RF: return CL_XU_NF;
@@ -99,9 +99,9 @@ int cl_model_nf(ps_coloc_kind_t kind)
 static void sum_row(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, double *x)
 {
     if (m->kind == PS_COLOC_XU_RF)
-        cl_xu_features(d, c, x);
+        psi_cl_xu_features(d, c, x);
     else
-        cl_sum_features(d, c, x);
+        psi_cl_sum_features(d, c, x);
 }
 
 /* ---- the ratio table: each workload's median co-located / solo ratio ---- */
@@ -122,7 +122,7 @@ static int collect_rows(const cl_data_t *d, const int *train, int n_train, wrow_
                 r[n].c = train[i];
                 r[n].s = s;
                 r[n].w = c->w[s];
-                r[n].ratio = c->tput[s] / cl_solo(d, c->w[s], c->share[s]);
+                r[n].ratio = c->tput[s] / psi_cl_solo(d, c->w[s], c->share[s]);
                 n++;
             }
     }
@@ -199,7 +199,7 @@ static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int
                         "seed",
                         seed,
                         NULL};
-    return cl_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
+    return psi_cl_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
 }
 
 static float zval(double v, double mu, double sd) { return (sd > 0 && !isnan(v)) ? (float)((v - mu) / sd) : 0.0f; }
@@ -209,8 +209,8 @@ static float zval(double v, double mu, double sd) { return (sd > 0 && !isnan(v))
  * so that a seed gives one network. */
 static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
 {
-    cl_zscore(x, n, nf, m->mu, m->sd);
-    cl_zscore(y, n, 1, &m->ymu, &m->ysd);
+    psi_cl_zscore(x, n, nf, m->mu, m->sd);
+    psi_cl_zscore(y, n, 1, &m->ymu, &m->ysd);
     if (!(m->ysd > 0))
         m->ysd = 1;
     struct fann *ann = fann_create_standard(5, (unsigned)nf, 128u, 64u, 32u, 1u);
@@ -240,7 +240,7 @@ static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n,
 }
 
 /* The distinct gpu values of the training co-locations' workloads. */
-char *cl_train_gpus(const cl_data_t *d, const int *train, int n_train)
+char *psi_cl_train_gpus(const cl_data_t *d, const int *train, int n_train)
 {
     size_t cap = 1;
     for (int i = 0; i < d->nw; i++)
@@ -271,7 +271,7 @@ char *cl_train_gpus(const cl_data_t *d, const int *train, int n_train)
 }
 
 /* Bit k for each k of the training co-locations (bit 31: 31 or more). */
-unsigned cl_train_ks(const cl_data_t *d, const int *train, int n_train)
+unsigned psi_cl_train_ks(const cl_data_t *d, const int *train, int n_train)
 {
     unsigned ks = 0;
     for (int i = 0; i < n_train; i++)
@@ -294,7 +294,7 @@ static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *
     if (!rc && m->kind == PS_COLOC_MPS)
         rc = psi_mps_fit(m, d, r, n, train, n_train);
     else if (!rc && m->kind == PS_COLOC_LOWRANK)
-        rc = cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
+        rc = psi_cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
     free(r);
     return rc;
 }
@@ -320,7 +320,7 @@ static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, in
         rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
                        ps_coloc_kind_name(m->kind));
     if (!rc && m->kind == PS_COLOC_KACE_LR)
-        rc = cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
+        rc = psi_cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
     else if (!rc && m->kind == PS_COLOC_KACE_MLP)
         rc = fit_mlp(m, x, y, n, nf);
     else if (!rc)
@@ -330,10 +330,10 @@ static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, in
     return rc;
 }
 
-/* One predictor of a base kind (not auto) on train; cl_model_fit checks
+/* One predictor of a base kind (not auto) on train; psi_cl_model_fit checks
  * the parameters first. */
-int cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                      ps_coloc_model_t **out)
+int psi_cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                          ps_coloc_model_t **out)
 {
     *out = NULL;
     ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
@@ -341,9 +341,9 @@ int cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const p
         return PS_E_NOMEM;
     m->kind = p->kind;
     m->p = *p;
-    m->nf = cl_model_nf(p->kind);
-    m->ks = cl_train_ks(d, train, n_train);
-    if (!(m->gpu = cl_train_gpus(d, train, n_train))) {
+    m->nf = psi_cl_model_nf(p->kind);
+    m->ks = psi_cl_train_ks(d, train, n_train);
+    if (!(m->gpu = psi_cl_train_gpus(d, train, n_train))) {
         free(m);
         return PS_E_NOMEM;
     }
@@ -359,7 +359,7 @@ int cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const p
 
 /* ---- prediction ---- */
 
-int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+int psi_cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
     const cl_coloc_t *c = &d->c[ci];
     double x[CL_MPS_NF];
@@ -369,7 +369,7 @@ int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci,
             out_slot[s] = NAN;
         sum_row(m, d, c, x);
         if (m->kind == PS_COLOC_KACE_LR) {
-            *out_sum = cl_ols_eval(x, m->nf, m->mu, m->sd, m->beta);
+            *out_sum = psi_cl_ols_eval(x, m->nf, m->mu, m->sd, m->beta);
         } else if (m->kind == PS_COLOC_KACE_MLP) {
             fann_type in[CL_MPS_NF];
             for (int j = 0; j < m->nf; j++)
@@ -377,13 +377,13 @@ int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci,
             fann_type *o = fann_run(m->ann, in);
             *out_sum = m->ymu + m->ysd * o[0];
         } else {
-            return cl_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
+            return psi_cl_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
         }
         return 0;
     }
     for (int s = 0; s < c->k; s++) {
-        double solo = cl_solo(d, c->w[s], c->share[s]);
-        double base = cl_model_ratio(m, d->w[c->w[s]].name);
+        double solo = psi_cl_solo(d, c->w[s], c->share[s]);
+        double base = psi_cl_model_ratio(m, d->w[c->w[s]].name);
         double t = solo * base;
         if (m->kind == PS_COLOC_MPS) {
             double lr = 0;
@@ -392,7 +392,7 @@ int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci,
                 return rc;
             t = solo * exp(lr);
         } else if (m->kind == PS_COLOC_LOWRANK) {
-            t = solo * exp(cl_lowrank_predict(m->lowrank, d, c, s));
+            t = solo * exp(psi_cl_lowrank_predict(m->lowrank, d, c, s));
         }
         out_slot[s] = t;
         *out_sum += t;
@@ -400,17 +400,17 @@ int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci,
     return 0;
 }
 
-int cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
+int psi_cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
 {
     double sum = 0;
-    int rc = cl_model_predict_base(m, d, ci, out_slot, &sum);
+    int rc = psi_cl_model_predict_base(m, d, ci, out_slot, &sum);
     if (rc || !ps_coloc_kind_predicts_sum(m->kind))
         return rc;
     const cl_coloc_t *c = &d->c[ci];
     double solo = 0;
     for (int s = 0; s < c->k; s++)
-        solo += cl_solo(d, c->w[s], c->share[s]);
+        solo += psi_cl_solo(d, c->w[s], c->share[s]);
     for (int s = 0; s < c->k; s++)
-        out_slot[s] = sum * cl_solo(d, c->w[s], c->share[s]) / solo;
+        out_slot[s] = sum * psi_cl_solo(d, c->w[s], c->share[s]) / solo;
     return 0;
 }

@@ -30,18 +30,18 @@ struct ps_coloc_model {
     double blend_w[PS_COLOC_KIND_COUNT];
 };
 
-int cl_model_nf(ps_coloc_kind_t kind);
+int psi_cl_model_nf(ps_coloc_kind_t kind);
 
-/* One predictor of a base kind (model.c): what cl_model_fit, cl_model_predict
- * and cl_model_slots (fit.c) do for every kind but auto and the blend, which
+/* One predictor of a base kind (model.c): what psi_cl_model_fit, psi_cl_model_predict
+ * and psi_cl_model_slots (fit.c) do for every kind but auto and the blend, which
  * are made of these. */
-int cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                      ps_coloc_model_t **out);
-int cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
-int cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot);
+int psi_cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
+                          ps_coloc_model_t **out);
+int psi_cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
+int psi_cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot);
 /* The GPUs ("A100,H100") and the mask of co-location sizes k of train. */
-char *cl_train_gpus(const cl_data_t *d, const int *train, int n_train);
-unsigned cl_train_ks(const cl_data_t *d, const int *train, int n_train);
+char *psi_cl_train_gpus(const cl_data_t *d, const int *train, int n_train);
+unsigned psi_cl_train_ks(const cl_data_t *d, const int *train, int n_train);
 
 /* One measured (co-location, slot) of the training set. */
 typedef struct {
@@ -66,7 +66,7 @@ int psi_pairenc_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, i
 void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, int ci,
                                 int slot, double *out);
 void psi_pairenc_features(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
-double cl_model_ratio(const ps_coloc_model_t *m, const char *workload);
+double psi_cl_model_ratio(const ps_coloc_model_t *m, const char *workload);
 /* auto's blend (blend.c): fit the kinds with w[kind] > 0 into m (taking
  * have[kind] instead where not NULL, which is then set NULL), and predict
  * each workload's blended throughput. */
@@ -74,6 +74,6 @@ int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int
                   const double *w, ps_coloc_model_t **have);
 int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
 /* ps_coloc_model_load on a file held in memory; path names it in messages. */
-int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out);
+int psi_cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out);
 
 #endif

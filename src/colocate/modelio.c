@@ -14,7 +14,7 @@
  * crashed version 1's reader, which is refused by version. Names in the
  * ratio table are percent-escaped (space, %, control bytes), so that a
  * workload name with a space round-trips. Numbers are written with %.17g
- * and read in the C locale, pinned per thread (c_numeric_begin), whatever
+ * and read in the C locale, pinned per thread (psi_c_numeric_begin), whatever
  * the process's locale; the file is replaced atomically.
  */
 #include "colocate/model_internal.h"
@@ -110,7 +110,7 @@ static void put_mps_extra(const ps_coloc_model_t *m, FILE *f)
     put_vec(f, "agg", m->enc_agg, (int)(2 * n));
     for (size_t i = 0; i < n; i++)
         put_vec(f, "pair", m->enc_pair + 2 * n * i, (int)(2 * n));
-    cl_lowrank_save(m->lowrank, f);
+    psi_cl_lowrank_save(m->lowrank, f);
 }
 
 static int bad(const char *path, const char *what);
@@ -225,7 +225,7 @@ static int single_write(const ps_coloc_model_t *m, FILE *f)
         rc = mlp_text(m, &mlp, &mlen);
     if (rc == PS_OK && m->kind == PS_COLOC_LOWRANK) {
         FILE *lf = open_memstream(&mlp, &mlen);
-        if (!lf || cl_lowrank_save(m->lowrank, lf) || fclose(lf) != 0)
+        if (!lf || psi_cl_lowrank_save(m->lowrank, lf) || fclose(lf) != 0)
             rc = psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
     }
     if (rc == PS_OK) {
@@ -377,7 +377,7 @@ static int get_mps_extra(const char *path, FILE *f, ps_coloc_model_t *m)
     for (int i = 0; i < n; i++)
         if (get_vec(f, "pair", m->enc_pair + (size_t)2 * n * i, 2 * n))
             return bad(path, "mps encoding");
-    int rc = cl_lowrank_load(f, &m->lowrank);
+    int rc = psi_cl_lowrank_load(f, &m->lowrank);
     return rc == PS_E_NOMEM ? rc : rc ? bad(path, "mps margin") : PS_OK;
 }
 
@@ -403,8 +403,8 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
     }
     if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
-    if (m->nf != cl_model_nf(m->kind) && !(m->kind == PS_COLOC_MPS && m->nf == CL_MPS_BASE_NF)) {
-        rc = psi_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, cl_model_nf(m->kind));
+    if (m->nf != psi_cl_model_nf(m->kind) && !(m->kind == PS_COLOC_MPS && m->nf == CL_MPS_BASE_NF)) {
+        rc = psi_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, psi_cl_model_nf(m->kind));
         goto done;
     }
     if (fscanf(f, " params %llu %d %d %d", &seed, &m->p.trees, &m->p.mlp_epochs, &m->p.boost_rounds) != 4 ||
@@ -460,7 +460,7 @@ static int parse_lowrank(const char *path, const unsigned char *data, size_t len
     FILE *f = len ? fmemopen((void *)data, len, "r") : NULL;
     if (!f)
         return bad(path, "lowrank parameters");
-    int rc = cl_lowrank_load(f, &m->lowrank);
+    int rc = psi_cl_lowrank_load(f, &m->lowrank);
     if (rc == 0 && fscanf(f, " %*c") != EOF)
         rc = -1;
     fclose(f);
@@ -588,7 +588,7 @@ static int load_blend(const char *path, const unsigned char *buf, size_t n, size
     m->p.kind = PS_COLOC_AUTO;
     m->autosel = 1;
     for (int j = 0; j < ns && !rc; j++) {
-        if ((rc = cl_model_load_mem(path, sd[j], sl[j], &m->blend[j])))
+        if ((rc = psi_cl_model_load_mem(path, sd[j], sl[j], &m->blend[j])))
             break;
         m->blend_w[j] = w[j];
         m->n_blend++;
@@ -655,21 +655,21 @@ int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
         return psi_error(PS_E_ARG, "ps_coloc_model_load: NULL path");
     unsigned char *buf = NULL;
     size_t n = 0;
-    int rc = file_read_all(path, &buf, &n);
+    int rc = psi_file_read_all(path, &buf, &n);
     if (rc)
         return rc;
-    rc = n > CL_MAX_FILE ? bad(path, "larger than 1 GB") : cl_model_load_mem(path, buf, n, out);
+    rc = n > CL_MAX_FILE ? bad(path, "larger than 1 GB") : psi_cl_model_load_mem(path, buf, n, out);
     free(buf);
     return rc;
 }
 
-int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out)
+int psi_cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out)
 {
     *out = NULL;
     ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
-    locale_t old = c_numeric_begin();
+    locale_t old = psi_c_numeric_begin();
     int rc = !m ? PS_E_NOMEM : load_mem(path, buf, n, m);
-    c_numeric_end(old);
+    psi_c_numeric_end(old);
     if (rc) {
         ps_coloc_model_free(m);
         return rc;
@@ -680,9 +680,9 @@ int cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_c
 
 int ps_coloc_model_save(const ps_coloc_model_t *m, const char *path)
 {
-    locale_t old = c_numeric_begin();
+    locale_t old = psi_c_numeric_begin();
     int rc = coloc_save(m, path);
-    c_numeric_end(old);
+    psi_c_numeric_end(old);
     return rc;
 }
 
@@ -706,5 +706,5 @@ int ps_coloc_model_load_mem(const unsigned char *buf, size_t len, ps_coloc_model
         return psi_error(PS_E_ARG, "ps_coloc_model_load_mem: NULL buffer");
     if (len > CL_MAX_FILE)
         return bad("co-location model in memory", "larger than 1 GB");
-    return cl_model_load_mem("co-location model in memory", buf, len, out);
+    return psi_cl_model_load_mem("co-location model in memory", buf, len, out);
 }

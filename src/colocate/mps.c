@@ -10,13 +10,13 @@
  * co-locations); where lowrank cannot be fitted on a fold, the workload's
  * median ratio over its other training co-locations. g is the co-runners'
  * activity at their shares; f is a boosted tree ensemble on the 34 features
- * (cl_mps_features and the pairwise encoding of pairenc.c), trained on
+ * (psi_cl_mps_features and the pairwise encoding of pairenc.c), trained on
  * (log(tput / solo) - M) / g. The number of boosting rounds is chosen from
  * 25, 50, 100, ... up to --rounds by cross-validation over the same folds
  * (squared error of log(tput / solo), the fitted objective; ties: fewer).
  *
  * Trained on pairs only, the model is the 2-way one of before the encoding
- * (issue 31): the 32 features of cl_mps_features, without the encoding's
+ * (issue 31): the 32 features of psi_cl_mps_features, without the encoding's
  * two. A training pair's encoding leaves out its workload set, which for a
  * pair is every co-location of the pair, so pair(w, j) is agg(j) on every
  * training row and the trees cannot learn what it says; on a pair measured
@@ -66,7 +66,7 @@ static int row_fold(const cl_data_t *d, int ci, uint64_t seed)
 static int oof_margin(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, mps_rows_t *t)
 {
     if (!kway_rows(d, t->r, t->n)) /* pairs only: no row uses the lowrank margin, kept for k >= 3 queries */
-        return cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
+        return psi_cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
     int *sub = psi_malloc((size_t)n_train * sizeof *sub + 1), rc = 0;
     if (!sub)
         return PS_E_NOMEM;
@@ -78,17 +78,17 @@ static int oof_margin(ps_coloc_model_t *m, const cl_data_t *d, const int *train,
         cl_lowrank_t *lr = NULL;
         if (ns == 0 || ns == n_train)
             continue;
-        if ((rc = cl_lowrank_fit(d, sub, ns, m->p.seed, &lr))) {
+        if ((rc = psi_cl_lowrank_fit(d, sub, ns, m->p.seed, &lr))) {
             rc = rc == PS_E_NOMEM ? rc : 0; /* too little to fit: the median ratio stays */
             continue;
         }
         for (int i = 0; i < t->n; i++)
             if (t->fold[i] == f)
-                t->mg_lowrank[i] = cl_lowrank_predict(lr, d, &d->c[t->r[i].c], t->r[i].s);
-        cl_lowrank_free(lr);
+                t->mg_lowrank[i] = psi_cl_lowrank_predict(lr, d, &d->c[t->r[i].c], t->r[i].s);
+        psi_cl_lowrank_free(lr);
     }
     free(sub);
-    return rc ? rc : cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
+    return rc ? rc : psi_cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
 }
 
 /* XGBoost's parameters of f: shallow trees with shrinkage, as measured in
@@ -158,17 +158,17 @@ static int cv_errors(const ps_coloc_model_t *m, const mps_rows_t *t, const int *
             break;
         }
         void *b = NULL;
-        if ((rc = cl_xgb_train(x, y, mg, ntr, t->nf, kv, checks[nch - 1], &b)))
+        if ((rc = psi_cl_xgb_train(x, y, mg, ntr, t->nf, kv, checks[nch - 1], &b)))
             break;
         int nte = take(t, fo, 1, x, y, mg, idx);
         for (int c = 0; c < nch && !rc; c++) {
-            rc = cl_xgb_predict_limit(b, x, mg, nte, t->nf, checks[c], f);
+            rc = psi_cl_xgb_predict_limit(b, x, mg, nte, t->nf, checks[c], f);
             for (int i = 0; i < nte && !rc; i++) {
                 double e = mg[i] + (f[i] - mg[i]) * t->gs[idx[i]] - t->lr[idx[i]];
                 err[c] += e * e;
             }
         }
-        cl_xgb_free(b);
+        psi_cl_xgb_free(b);
     }
     free(x);
     free(y);
@@ -218,11 +218,11 @@ static int fill_rows(ps_coloc_model_t *m, const cl_data_t *d, const int *train, 
     for (int i = 0; i < t->n; i++) {
         const wrow_t *r = &t->r[i];
         double *xi = t->x + (size_t)i * t->nf;
-        cl_mps_features(d, &d->c[r->c], r->s, xi);
+        psi_cl_mps_features(d, &d->c[r->c], r->s, xi);
         if (t->nf == CL_MPS_NF)
             psi_pairenc_train_features(m, d, train, n_train, r->c, r->s, xi + CL_MPS_BASE_NF);
         t->mg_ratio[i] = t->mg_lowrank[i] = log(psi_loo_ratio(t->r, t->n, i, m->ratio_global, buf));
-        t->g[i] = cl_mps_corunner_activity(d, &d->c[r->c], r->s);
+        t->g[i] = psi_cl_mps_corunner_activity(d, &d->c[r->c], r->s);
         t->lr[i] = log(r->ratio);
         t->fold[i] = row_fold(d, r->c, m->p.seed);
     }
@@ -258,7 +258,7 @@ int psi_mps_fit(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n,
         char seed[32];
         const char *kv[32];
         mps_kv(m, seed, sizeof seed, kv);
-        rc = cl_xgb_train(t.x, t.y, t.mg, n, t.nf, kv, rounds, &m->booster);
+        rc = psi_cl_xgb_train(t.x, t.y, t.mg, n, t.nf, kv, rounds, &m->booster);
     }
     for (int i = 0; i < nv; i++)
         free(*v[i]);
@@ -271,13 +271,13 @@ int psi_mps_predict(const ps_coloc_model_t *m, const cl_data_t *d, const cl_colo
 {
     double x[CL_MPS_NF], f = 0;
     int lowrank = c->k > 2;
-    double mg = lowrank ? cl_lowrank_predict(m->lowrank, d, c, s) : log(cl_model_ratio(m, d->w[c->w[s]].name));
-    cl_mps_features(d, c, s, x);
+    double mg = lowrank ? psi_cl_lowrank_predict(m->lowrank, d, c, s) : log(psi_cl_model_ratio(m, d->w[c->w[s]].name));
+    psi_cl_mps_features(d, c, s, x);
     if (m->nf == CL_MPS_NF)
         psi_pairenc_features(m, d, c, s, x + CL_MPS_BASE_NF);
-    int rc = cl_xgb_predict(m->booster, x, &mg, 1, m->nf, &f);
+    int rc = psi_cl_xgb_predict(m->booster, x, &mg, 1, m->nf, &f);
     /* f = M + residual; the residual, learned per unit of co-runner
      * activity, shrinks with the co-runners' shares. */
-    *out_log_ratio = mg + (f - mg) * (lowrank ? 1 : cl_mps_corunner_activity(d, c, s));
+    *out_log_ratio = mg + (f - mg) * (lowrank ? 1 : psi_cl_mps_corunner_activity(d, c, s));
     return rc;
 }

@@ -59,8 +59,8 @@ static void enc_apply(ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t 
         int w = map[s];
         if (isnan(c->tput[s]) || w < 0)
             continue;
-        double g = cl_mps_corunner_activity(d, c, s);
-        double u = (log(c->tput[s] / cl_solo(d, c->w[s], c->share[s])) - log(m->ratio_med[w])) / (g * (c->k - 1));
+        double g = psi_cl_mps_corunner_activity(d, c, s);
+        double u = (log(c->tput[s] / psi_cl_solo(d, c->w[s], c->share[s])) - log(m->ratio_med[w])) / (g * (c->k - 1));
         for (int j = 0; j < c->k; j++) {
             int o = map[j];
             if (j == s || o < 0)

@@ -372,9 +372,9 @@ static int solve_heuristic(solver_t *s, uint64_t seed, int *assign, double *obje
     return 0;
 }
 
-int cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
-                   cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
-                   cl_place_budget_t *budget)
+int psi_cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
+                       cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
+                       cl_place_budget_t *budget)
 {
     if (n < 0 || n > 64 || ng < 0 || ntypes < 1 || ntypes > 16 || max_per_gpu < 1)
         return psi_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
@@ -488,14 +488,14 @@ static double model_group(mctx_t *x, int t, const int *jobs, int k, const int *s
         slots[i] = i + 1;
     }
     if (k == 1) {
-        each[0] = cl_solo(x->d, w[0], sh[0]) / x->d->w[w[0]].f[CW_EXCL];
+        each[0] = psi_cl_solo(x->d, w[0], sh[0]) / x->d->w[w[0]].f[CW_EXCL];
         return each[0];
     }
     cl_coloc_t c = {.id = "place", .k = k, .w = w, .share = share, .tput = tput, .slot = slots};
     cl_data_t d2 = *x->d;
     d2.c = &c;
     d2.nc = 1;
-    int rc = cl_model_slots(x->m, &d2, 0, slot);
+    int rc = psi_cl_model_slots(x->m, &d2, 0, slot);
     if (rc) {
         x->rc = rc;
         return -INFINITY;
@@ -680,7 +680,7 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
         return psi_error(PS_E_ARG, "place: need 1..64 jobs and 1..64 GPUs");
     ps_colocations_t *none = ps_colocations_new();
     cl_data_t *d = NULL;
-    int rc = none ? cl_data_build(w, scaling, none, NULL, &d) : PS_E_NOMEM;
+    int rc = none ? psi_cl_data_build(w, scaling, none, NULL, &d) : PS_E_NOMEM;
     ps_colocations_free(none);
     if (rc)
         return rc;
@@ -699,9 +699,9 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
         rc = job_workloads(d, jobs, n_jobs, tname, ntypes, x.wi);
     cl_place_budget_t budget = {p->time_limit_s, p->progress, p->progress_user, 0};
     if (!rc)
-        rc = cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
-                            p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu, out->share,
-                            &out->objective, &out->exact, &budget);
+        rc = psi_cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
+                                p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu, out->share,
+                                &out->objective, &out->exact, &budget);
     out->stopped = budget.stopped;
     if (!rc)
         rc = x.rc;
@@ -724,7 +724,7 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
     free(x.wi);
     free(x.norm);
     free(x.mv);
-    cl_data_free(d);
+    psi_cl_data_free(d);
     if (rc)
         ps_coloc_placement_free(out);
     return rc;
@@ -767,7 +767,7 @@ static double table_val(void *ctx, int t, const int *jobs, int k, int *shares)
     if (k == 1) {
         shares[0] = 100;
         *x->pick = -1;
-        return cl_solo(x->d, w[0], 100) / x->d->w[w[0]].f[CW_EXCL];
+        return psi_cl_solo(x->d, w[0], 100) / x->d->w[w[0]].f[CW_EXCL];
     }
     double best = -INFINITY;
     int bi = -1;
@@ -845,7 +845,7 @@ static int kind_norms(const ps_coloc_model_t *m, const cl_data_t *d, double *out
         if (!d->c[i].complete)
             continue;
         double v = 0;
-        rc = cl_model_slots(m, d, i, slot);
+        rc = psi_cl_model_slots(m, d, i, slot);
         const cl_coloc_t *cc = &d->c[i];
         for (int s = 0; s < cc->k; s++)
             v += fmax(0, slot[s]) / d->w[cc->w[s]].f[CW_EXCL];
@@ -869,7 +869,7 @@ static int predict_kinds(eplace_t *e, const ps_coloc_eval_params_t *ep, uint64_t
         mp.kind = (ps_coloc_kind_t)k;
         mp.seed = seed;
         ps_coloc_model_t *m = NULL;
-        if (cl_model_fit(d, train, ntr, &mp, &m))
+        if (psi_cl_model_fit(d, train, ntr, &mp, &m))
             continue; /* e.g. a sum kind without a complete training co-location */
         rc = kind_norms(m, d, e->pred[k]);
         ps_coloc_model_free(m);
@@ -939,8 +939,8 @@ static int score_case(eplace_t *e, ps_coloc_place_case_t *cs, uint64_t seed, int
     draw_mix(e, n, &st, job);
     ectx_t xm = {d, job, e->meas, &pk};
     double best = 0;
-    if ((rc = cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
-                             &exact, NULL)))
+    if ((rc = psi_cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
+                                 &exact, NULL)))
         return rc;
     best = measured_of(d, job, n, ng, a, e->meas, e->meas);
     if (!(best > 0))
@@ -955,8 +955,8 @@ static int score_case(eplace_t *e, ps_coloc_place_case_t *cs, uint64_t seed, int
         ectx_t xp = {d, job, e->pred[k], &pk};
         double obj = 0;
         int ex = 0;
-        if ((rc = cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh, &obj,
-                                 &ex, NULL)))
+        if ((rc = psi_cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh,
+                                     &obj, &ex, NULL)))
             break;
         double v = measured_of(d, job, n, ng, a, e->pred[k], e->meas);
         cs->ratio[PS_POL_KACE_LR + k] += v / best;
@@ -1017,7 +1017,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     if (!ep || ep->seeds < 1 || !(ep->train_frac > 0 && ep->train_frac < 1) || max_per_gpu < 1)
         return psi_error(PS_E_ARG, "colocate eval --place: need seeds >= 1, 0 < train_frac < 1, K >= 1");
     cl_data_t *d = NULL;
-    int rc = cl_data_build(w, scaling, c, NULL, &d);
+    int rc = psi_cl_data_build(w, scaling, c, NULL, &d);
     if (rc)
         return rc;
     eplace_t e = {.d = d, .max_per_gpu = max_per_gpu};
@@ -1033,7 +1033,7 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     unsigned done_kinds = 0;
     for (int r = 0; r < ep->seeds && !rc; r++) {
         uint64_t seed = ep->seed + (uint64_t)r;
-        int ntr = cl_random_split(d, ep->train_frac, seed, train);
+        int ntr = psi_cl_random_split(d, ep->train_frac, seed, train);
         rc = predict_kinds(&e, ep, seed, train, ntr);
         done_kinds = r == 0 ? e.ran : done_kinds & e.ran;
         for (int q = 0; q < n_cases && !rc; q++)
@@ -1045,6 +1045,6 @@ int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scaling, co
     free(e.pool);
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++)
         free(e.pred[k]);
-    cl_data_free(d);
+    psi_cl_data_free(d);
     return rc;
 }

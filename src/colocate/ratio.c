@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-double cl_model_ratio(const ps_coloc_model_t *m, const char *workload)
+double psi_cl_model_ratio(const ps_coloc_model_t *m, const char *workload)
 {
     for (int i = 0; i < m->n_ratio; i++)
         if (strcmp(m->ratio_name[i], workload) == 0)

@@ -29,7 +29,7 @@ const char *ps_coloc_policy_name(ps_coloc_policy_t p)
     return (unsigned)p < PS_POL_COUNT ? policy_names[p] : "unknown";
 }
 
-double cl_coloc_sum(const cl_coloc_t *c)
+double psi_cl_coloc_sum(const cl_coloc_t *c)
 {
     double s = 0;
     for (int i = 0; i < c->k; i++)
@@ -37,7 +37,7 @@ double cl_coloc_sum(const cl_coloc_t *c)
     return s;
 }
 
-int cl_coloc_holds(const cl_coloc_t *c, int w)
+int psi_cl_coloc_holds(const cl_coloc_t *c, int w)
 {
     for (int i = 0; i < c->k; i++)
         if (c->w[i] == w)
@@ -82,7 +82,7 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
 {
     double best = -INFINITY, mean = 0, v[n > 0 ? n : 1];
     for (int i = 0; i < n; i++) {
-        double s = cl_coloc_sum(&d->c[cand[i]]);
+        double s = psi_cl_coloc_sum(&d->c[cand[i]]);
         best = s > best ? s : best;
         mean += s / n;
     }
@@ -97,7 +97,7 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
             continue; /* dropped: no workload has the metric */
         for (int i = 0; i < n; i++)
             v[i] = rule_value(d, &d->c[cand[i]], t, rules[r].metric, rules[r].mean);
-        double s = cl_coloc_sum(&d->c[cand[argbest(v, n, rules[r].sign)]]) / best;
+        double s = psi_cl_coloc_sum(&d->c[cand[argbest(v, n, rules[r].sign)]]) / best;
         acc[rules[r].pol] += s;
         best_rule = s > best_rule ? s : best_rule;
     }
@@ -107,15 +107,15 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
             continue;
         for (int i = 0; i < n; i++)
             v[i] = pred[k][cand[i]];
-        acc[PS_POL_KACE_LR + k] += cl_coloc_sum(&d->c[cand[argbest(v, n, -1)]]) / best;
+        acc[PS_POL_KACE_LR + k] += psi_cl_coloc_sum(&d->c[cand[argbest(v, n, -1)]]) / best;
     }
 }
 
 /* Score the targets of mask_targets (NULL = every workload) over the
  * complete co-locations flagged in is_cand (k-way only when kk > 0).
  * Returns the number of targets. */
-int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
-                      double *acc)
+int psi_cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targets, int kk, double *const *pred,
+                          double *acc)
 {
     int *cand = psi_malloc((size_t)d->nc * sizeof *cand + 1), nt = 0;
     if (!cand)
@@ -125,7 +125,7 @@ int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targe
             continue;
         int n = 0;
         for (int i = 0; i < d->nc; i++)
-            if (is_cand[i] && d->c[i].complete && cl_coloc_holds(&d->c[i], t) && (kk <= 0 || d->c[i].k == kk))
+            if (is_cand[i] && d->c[i].complete && psi_cl_coloc_holds(&d->c[i], t) && (kk <= 0 || d->c[i].k == kk))
                 cand[n++] = i;
         if (n < 2)
             continue;
@@ -139,23 +139,23 @@ int cl_score_policies(const cl_data_t *d, const char *is_cand, const char *targe
 int ps_coloc_rules(const ps_workloads_t *w, const ps_colocations_t *c, double *out_score, int *out_targets)
 {
     cl_data_t *d = NULL;
-    int rc = cl_data_build(w, NULL, c, NULL, &d);
+    int rc = psi_cl_data_build(w, NULL, c, NULL, &d);
     if (rc)
         return rc;
     char *all = psi_malloc((size_t)d->nc + 1);
     double acc[PS_POL_COUNT] = {0};
     double *pred[PS_COLOC_KIND_COUNT] = {0};
     if (!all) {
-        cl_data_free(d);
+        psi_cl_data_free(d);
         return PS_E_NOMEM;
     }
     memset(all, 1, (size_t)d->nc);
-    int nt = cl_score_policies(d, all, NULL, 0, pred, acc);
+    int nt = psi_cl_score_policies(d, all, NULL, 0, pred, acc);
     for (int p = 0; p < PS_POL_COUNT; p++)
         out_score[p] = p <= PS_POL_BEST_RULE && nt > 0 ? acc[p] / nt : NAN;
     *out_targets = nt;
     free(all);
-    cl_data_free(d);
+    psi_cl_data_free(d);
     if (nt < 0)
         return PS_E_NOMEM;
     return nt > 0 ? 0 : psi_error(PS_E_INPUT, "colocate: no target has two measured candidates");

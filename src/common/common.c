@@ -187,7 +187,7 @@ static void lock_free(out_lock_t *l)
     free(l);
 }
 
-int out_lock_acquire(const char *path, int wait, out_lock_t **out)
+int psi_out_lock_acquire(const char *path, int wait, out_lock_t **out)
 {
     *out = NULL;
     pthread_mutex_lock(&held_mu);
@@ -257,7 +257,7 @@ int out_lock_acquire(const char *path, int wait, out_lock_t **out)
     return PS_OK;
 }
 
-void out_lock_release(out_lock_t *l)
+void psi_out_lock_release(out_lock_t *l)
 {
     if (!l)
         return;
@@ -409,7 +409,7 @@ int psi_atomic_open(const char *path, psi_atomic_t **out)
     a->tmp = psi_malloc(n);
     const char *pause = getenv("PS_TEST_SAVE_PAUSE_MS");
     a->pause_ms = pause ? strtol(pause, NULL, 10) : 0;
-    int rc = a->path && a->tmp ? out_lock_acquire(path, 0, &a->lock) : PS_E_NOMEM;
+    int rc = a->path && a->tmp ? psi_out_lock_acquire(path, 0, &a->lock) : PS_E_NOMEM;
     if (rc == PS_OK) {
         remove_stale_temps(path);
         rc = open_temp(a, n);
@@ -420,7 +420,7 @@ int psi_atomic_open(const char *path, psi_atomic_t **out)
         }
     }
     if (rc != PS_OK) {
-        out_lock_release(a->lock);
+        psi_out_lock_release(a->lock);
         free(a->path);
         free(a->tmp);
         free(a);
@@ -444,7 +444,7 @@ FILE *psi_atomic_stream(psi_atomic_t *a) { return a->f; }
 
 static void atomic_release(psi_atomic_t *a)
 {
-    out_lock_release(a->lock);
+    psi_out_lock_release(a->lock);
     free(a->path);
     free(a->tmp);
     free(a);
@@ -601,23 +601,23 @@ int psi_name_index(const char *what, const char *name, const char *const *names,
     return psi_error(PS_E_ARG, "unknown %s '%s' (known: %s)", what, name, known);
 }
 
-int thread_limit(void)
+int psi_thread_limit(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     long lim = (cores > 0 ? cores : 1) * THREADS_PER_CORE;
     return lim < THREADS_MIN_LIMIT ? THREADS_MIN_LIMIT : lim > 65536 ? 65536 : (int)lim;
 }
 
-int thread_check(const char *what, long n)
+int psi_thread_check(const char *what, long n)
 {
-    int lim = thread_limit();
+    int lim = psi_thread_limit();
     if (n < 0 || n > lim)
         return psi_error(PS_E_ARG, "%s %ld is outside 0..%d (%d per core, 0 = all cores)", what, n, lim,
                          THREADS_PER_CORE);
     return PS_OK;
 }
 
-int file_read_all(const char *path, unsigned char **out, size_t *n)
+int psi_file_read_all(const char *path, unsigned char **out, size_t *n)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
@@ -656,13 +656,13 @@ static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 
 static void make_c_locale(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
 
-locale_t c_numeric_begin(void)
+locale_t psi_c_numeric_begin(void)
 {
     pthread_once(&c_locale_once, make_c_locale);
     return c_locale ? uselocale(c_locale) : (locale_t)0;
 }
 
-void c_numeric_end(locale_t old)
+void psi_c_numeric_end(locale_t old)
 {
     if (old)
         uselocale(old);

@@ -35,8 +35,8 @@ void psi_log(ps_log_level_t level, const char *fmt, ...) PS_PRINTF(2, 3);
  * already holds is counted, not locked again. psi_atomic_open takes the lock
  * of its path. */
 typedef struct out_lock out_lock_t;
-int out_lock_acquire(const char *path, int wait, out_lock_t **out);
-void out_lock_release(out_lock_t *l);
+int psi_out_lock_acquire(const char *path, int wait, out_lock_t **out);
+void psi_out_lock_release(out_lock_t *l);
 
 /* Atomic output files also remove stale "<path>.tmp.<pid>" files of dead
  * writers at open, fsync the folder after the rename and name the failing
@@ -131,13 +131,13 @@ int psi_fault(psi_fault_t kind);
 
 /* Numbers are read and written in the C locale whatever the process's
  * locale (an application embedding the library may set another; "%g" and
- * strtod follow LC_NUMERIC): c_numeric_begin switches the calling thread to
+ * strtod follow LC_NUMERIC): psi_c_numeric_begin switches the calling thread to
  * the C locale with uselocale (thread-safe, unlike setlocale) and returns
- * the thread's previous locale, which c_numeric_end restores. Every reader
+ * the thread's previous locale, which psi_c_numeric_end restores. Every reader
  * and writer of a file calls them around its work. */
 #include <locale.h>
-locale_t c_numeric_begin(void);
-void c_numeric_end(locale_t old);
+locale_t psi_c_numeric_begin(void);
+void psi_c_numeric_end(locale_t old);
 
 /* cJSON_ParseWithLength into *out, telling its two failures apart: a text
  * that is not JSON is PS_E_INPUT ("WHAT is not valid JSON (near byte N)"),
@@ -149,7 +149,7 @@ int psi_json_parse(const char *text, size_t len, const char *what, struct cJSON 
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the
  * path and the failing call. */
-int file_read_all(const char *path, unsigned char **out, size_t *n);
+int psi_file_read_all(const char *path, unsigned char **out, size_t *n);
 
 /* What write puts on a stream, into a malloc'ed buffer *out[*out_len] (the
  * caller frees it) instead of a file; what names the call in messages.
@@ -160,12 +160,12 @@ int psi_write_mem(int (*write)(const void *obj, FILE *f), const void *obj, const
 
 /* Thread counts: more than THREADS_PER_CORE threads per online core (and at
  * least THREADS_MIN_LIMIT) is refused as a usage error; 100000 threads
- * crashed libgomp and 20000 took 2 GB of stacks. thread_check returns
- * PS_E_ARG naming `what` when n is negative or above thread_limit(). */
+ * crashed libgomp and 20000 took 2 GB of stacks. psi_thread_check returns
+ * PS_E_ARG naming `what` when n is negative or above psi_thread_limit(). */
 #define THREADS_PER_CORE 4
 #define THREADS_MIN_LIMIT 16
-int thread_limit(void);
-int thread_check(const char *what, long n);
+int psi_thread_limit(void);
+int psi_thread_check(const char *what, long n);
 
 /* Whether operators [start, start + len) are a non-empty segment of a model
  * of n operators. Written without start + len, which overflows for a start

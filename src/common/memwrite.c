@@ -22,9 +22,9 @@ int psi_write_mem(int (*write)(const void *obj, FILE *f), const void *obj, const
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return psi_error(PS_E_NOMEM, "%s: out of memory", what);
-    locale_t old = c_numeric_begin();
+    locale_t old = psi_c_numeric_begin();
     int rc = write(obj, f);
-    c_numeric_end(old);
+    psi_c_numeric_end(old);
     if (rc == PS_OK && ferror(f))
         rc = psi_error(PS_E_NOMEM, "%s: out of memory", what);
     if (fclose(f) != 0 && rc == PS_OK)

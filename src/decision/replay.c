@@ -3,7 +3,7 @@
  * request stream (Poisson arrivals at utilization `load` of the dedicated
  * GPU, served in order) runs beside an always-backlogged LP task; every
  * step a policy decides is timed by the simulator's co-execution physics
- * (sim_coexec plus the dispatch cost and the per-run log-normal noise of a
+ * (psi_sim_coexec plus the dispatch cost and the per-run log-normal noise of a
  * simulated campaign), the ground truth here. Predictors never see it; only
  * the oracle does.
  *
@@ -168,8 +168,8 @@ typedef struct {
 
 static void twin_free(twin_t *t)
 {
-    sim_workload_free(&t->hw);
-    sim_workload_free(&t->lw);
+    psi_sim_workload_free(&t->hw);
+    psi_sim_workload_free(&t->lw);
     free(t->hp_placed);
     free(t->lp_placed);
     free(t->hp_alone);
@@ -183,14 +183,14 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
     t->g = psi_gpu_find(gpu);
     if (!t->g)
         return psi_error(PS_E_ARG, "unknown GPU '%s'", gpu);
-    t->ph = sim_physics_default();
+    t->ph = psi_sim_physics_default();
     t->total = t->g->tpcs;
     t->noise = p->noise;
     t->seed = p->seed;
     sim_shape_opts_t o = {.bert_seq = 128, .llama_prompt = 128};
-    int rc = sim_workload_build(p->hp_model, p->hp_batch, &o, &t->hw);
+    int rc = psi_sim_workload_build(p->hp_model, p->hp_batch, &o, &t->hw);
     if (rc == PS_OK)
-        rc = sim_workload_build(p->lp_model, p->lp_batch, &o, &t->lw);
+        rc = psi_sim_workload_build(p->lp_model, p->lp_batch, &o, &t->lw);
     if (rc != PS_OK)
         return rc;
     const psi_op_group_t *hg = psi_ops_find(ops, t->g->name, p->hp_model, p->hp_batch);
@@ -209,9 +209,9 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
         return PS_E_NOMEM;
     for (int tp = 1; tp <= t->total; tp++) {
         for (int k = 0; k < t->hw.n; k++)
-            sim_place(t->g, &t->hw.k[k], tp, &t->hp_placed[(size_t)tp * t->hw.n + k]);
+            psi_sim_place(t->g, &t->hw.k[k], tp, &t->hp_placed[(size_t)tp * t->hw.n + k]);
         for (int k = 0; k < t->lw.n; k++)
-            sim_place(t->g, &t->lw.k[k], tp, &t->lp_placed[(size_t)tp * t->lw.n + k]);
+            psi_sim_place(t->g, &t->lw.k[k], tp, &t->lp_placed[(size_t)tp * t->lw.n + k]);
     }
     /* Per operator: device time and launch gap, what an operator adds to a
      * stream that the host keeps fed (eq. 8c hides the host behind long
@@ -220,9 +220,11 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
     sim_physics_t op_ph = t->ph;
     op_ph.launch = SIM_LAUNCH_GATED;
     for (int k = 0; k < t->hw.n; k++)
-        sim_coexec(t->g, &op_ph, &t->hp_placed[(size_t)t->total * t->hw.n + k], 1, NULL, 0, &t->hp_alone[k], &dummy);
+        psi_sim_coexec(t->g, &op_ph, &t->hp_placed[(size_t)t->total * t->hw.n + k], 1, NULL, 0, &t->hp_alone[k],
+                       &dummy);
     for (int k = 0; k < t->lw.n; k++)
-        sim_coexec(t->g, &op_ph, &t->lp_placed[(size_t)t->total * t->lw.n + k], 1, NULL, 0, &t->lp_alone[k], &dummy);
+        psi_sim_coexec(t->g, &op_ph, &t->lp_placed[(size_t)t->total * t->lw.n + k], 1, NULL, 0, &t->lp_alone[k],
+                       &dummy);
     return PS_OK;
 }
 
@@ -238,8 +240,8 @@ static int twin_step(twin_t *t, int a, int len, int th, int b, int l, double *hp
         return PS_OK;
     }
     double h, x = 0;
-    sim_coexec(t->g, &t->ph, &t->hp_placed[(size_t)th * t->hw.n + a], len,
-               l ? &t->lp_placed[(size_t)(t->total - th) * t->lw.n + b] : NULL, l, &h, &x);
+    psi_sim_coexec(t->g, &t->ph, &t->hp_placed[(size_t)th * t->hw.n + a], len,
+                   l ? &t->lp_placed[(size_t)(t->total - th) * t->lw.n + b] : NULL, l, &h, &x);
     *hp = h + t->ph.dispatch_ns;
     *lp = l ? x + t->ph.dispatch_ns : 0;
     return memo_put(&t->truth, k, *hp, *lp);
@@ -734,8 +736,8 @@ static int replay_setup(replay_t *rp, const ps_model_t *m, const ps_ops_t *ops, 
     rp->dedicated_ns = rp->tw.ph.dispatch_ns;
     if (rp->tw.ph.launch == SIM_LAUNCH_HOST) { /* a dedicated request, fed by the host (eq. 8c) */
         double h, dummy;
-        sim_coexec(rp->tw.g, &rp->tw.ph, &rp->tw.hp_placed[(size_t)rp->tw.total * rp->tw.hw.n], rp->tw.hw.n, NULL, 0,
-                   &h, &dummy);
+        psi_sim_coexec(rp->tw.g, &rp->tw.ph, &rp->tw.hp_placed[(size_t)rp->tw.total * rp->tw.hw.n], rp->tw.hw.n, NULL,
+                       0, &h, &dummy);
         rp->dedicated_ns += h;
     } else {
         for (int k = 0; k < rp->tw.hw.n; k++)

@@ -209,7 +209,7 @@ static int by_time_desc(const void *a, const void *b)
 }
 
 /* The XGBoost settings of the overlap predictor, as the key-value list
- * that cl_xgb_train takes; kv and bufs are the caller's. */
+ * that psi_cl_xgb_train takes; kv and bufs are the caller's. */
 const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[15])
 {
     snprintf(bufs[0], 32, "%d", p->depth);
@@ -295,10 +295,10 @@ static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr,
     const char *kv[15];
     psi_ov_xgb_params(c->p, bufs, kv);
     void *b = NULL;
-    int rc = cl_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
+    int rc = psi_cl_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
     if (rc == PS_OK)
-        rc = cl_xgb_predict(b, xte, NULL, (int)nte, d, out);
-    cl_xgb_free(b);
+        rc = psi_cl_xgb_predict(b, xte, NULL, (int)nte, d, out);
+    psi_cl_xgb_free(b);
     return rc;
 }
 

@@ -40,7 +40,7 @@ void psi_ov_model_free(psi_ov_model_t *m)
     for (size_t i = 0; i < m->n_names; i++)
         free(m->names[i]);
     free(m->names);
-    cl_xgb_free(m->booster);
+    psi_cl_xgb_free(m->booster);
     free(m);
 }
 
@@ -89,7 +89,7 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
     char bufs[4][32];
     const char *kv[15];
     if (rc == PS_OK)
-        rc = cl_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
+        rc = psi_cl_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
     if (rc == PS_OK)
         rc = own_names(m);
     m->oplists = p->oplists != NULL;
@@ -120,7 +120,7 @@ int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *
         psi_ov_ps_features(&t->exps[i], &m->solo, ops, x + i * NF_PS, &mx[i], &sum);
     }
     if (rc == PS_OK)
-        rc = cl_xgb_predict(m->booster, x, NULL, (int)t->n, NF_PS, out);
+        rc = psi_cl_xgb_predict(m->booster, x, NULL, (int)t->n, NF_PS, out);
     for (size_t i = 0; rc == PS_OK && i < t->n; i++)
         out[i] = mx[i] > 0 ? out[i] * mx[i] : NAN;
     psi_ov_ops_free(ops);
@@ -140,7 +140,7 @@ int psi_ov_model_save(const psi_ov_model_t *m, const char *path)
     if (rc)
         return rc;
     FILE *f = psi_atomic_stream(a);
-    locale_t loc = c_numeric_begin();
+    locale_t loc = psi_c_numeric_begin();
     fprintf(f, "%s\nfeatures %d oplists %d\nsolo %zu\n", MAGIC, NF_PS, m->oplists, m->solo.n);
     for (size_t i = 0; i < m->solo.n; i++) {
         const solo_key_t *k = &m->solo.k[i];
@@ -151,7 +151,7 @@ int psi_ov_model_save(const psi_ov_model_t *m, const char *path)
     }
     fprintf(f, "booster %llu\n", (unsigned long long)len);
     fwrite(buf, 1, (size_t)len, f);
-    c_numeric_end(loc);
+    psi_c_numeric_end(loc);
     return psi_atomic_commit(a);
 }
 
@@ -215,9 +215,9 @@ int psi_ov_model_load(const char *path, psi_ov_model_t **out)
     if (!f)
         return psi_error(PS_E_IO, "%s: %s", path, strerror(errno));
     psi_ov_model_t *m = psi_calloc(1, sizeof *m);
-    locale_t loc = c_numeric_begin();
+    locale_t loc = psi_c_numeric_begin();
     int rc = m ? read_body(f, path, m) : PS_E_NOMEM;
-    c_numeric_end(loc);
+    psi_c_numeric_end(loc);
     fclose(f);
     if (rc != PS_OK) {
         psi_ov_model_free(m);

@@ -177,8 +177,8 @@ void psi_report_meta_read(const char *coexec_path, const ps_coexec_t *cx, psi_re
              coexec_path ? coexec_path : "");
     unsigned char *text = NULL;
     size_t len = 0;
-    cJSON *o =
-        coexec_path && file_read_all(path, &text, &len) == 0 ? cJSON_ParseWithLength((const char *)text, len) : NULL;
+    cJSON *o = coexec_path && psi_file_read_all(path, &text, &len) == 0 ? cJSON_ParseWithLength((const char *)text, len)
+                                                                        : NULL;
     free(text);
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu"), *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
     if (o) {

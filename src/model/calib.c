@@ -12,7 +12,7 @@
  * small for c and a coarser bin is used.
  *
  * This file holds the table, its JSON and its lookups; fitting it is
- * calib_fit.c.
+ * psi_calib_fit.c.
  */
 #include "model/calib.h"
 
@@ -82,8 +82,8 @@ static const calib_bin_t *pick(const psi_calib_t *c, int s, int mb, int li)
     return &c->cell[s][mb];
 }
 
-int calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
-                  double *off_hp, double *off_lp)
+int psi_calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
+                      double *off_hp, double *off_lp)
 {
     (void)gpu_tpcs;
     int li = psi_calib_level_index(coverage);
@@ -135,7 +135,7 @@ static int add_to(cJSON *a, cJSON *item)
     return 0;
 }
 
-cJSON *calib_to_json(const psi_calib_t *c)
+cJSON *psi_calib_to_json(const psi_calib_t *c)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -198,7 +198,7 @@ static int bin_from_json(const cJSON *b, calib_bin_t *dst, int n)
     return 0;
 }
 
-int calib_from_json(const cJSON *o, psi_calib_t **out)
+int psi_calib_from_json(const cJSON *o, psi_calib_t **out)
 {
     *out = NULL;
     if (!o)
@@ -245,7 +245,7 @@ int calib_from_json(const cJSON *o, psi_calib_t **out)
     *out = c;
     return PS_OK;
 }
-int calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp)
+int psi_calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp)
 {
     *off_hp = *off_lp = 0;
     int li = psi_calib_level_index(coverage);

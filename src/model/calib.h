@@ -49,24 +49,24 @@ double psi_calib_level_at(int i);
 int psi_calib_level_index(double c);
 int psi_calib_bin_key(const ps_ops_t *ops, const ps_query_t *q, int *s, int *mb);
 
-/* Training hook (src/model/train.c): calib_fit
+/* Training hook (src/model/train.c): psi_calib_fit
  * computes the quantiles of the finished model on those rows into *out
  * (NULL when there are none). */
-int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t *d, psi_calib_t **out);
+int psi_calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t *d, psi_calib_t **out);
 
 /* The calibration in the model's JSON header, and back (NULL when absent;
  * a malformed section is an error). */
-cJSON *calib_to_json(const psi_calib_t *c);
-int calib_from_json(const cJSON *o, psi_calib_t **out);
+cJSON *psi_calib_to_json(const psi_calib_t *c);
+int psi_calib_from_json(const cJSON *o, psi_calib_t **out);
 
 /* The bin key of one window query and the upper offsets (log delta) of each
  * side at coverage. Fails when no bin has enough samples for coverage. */
-int calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
-                  double *off_hp, double *off_lp);
+int psi_calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
+                      double *off_hp, double *off_lp);
 
 /* The composed-segment offsets (log) of each side at coverage; 0 when the
  * calibration has none for that level (the window-composed bound stands). */
-int calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp);
+int psi_calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp);
 
 /* Empirical coverage (% of measurements at or under the bound) and mean
  * bound width (% above the point prediction) of each side at level on n
@@ -75,8 +75,8 @@ typedef struct {
     size_t n;
     double level, hp_cover, lp_cover, hp_width, lp_width;
 } bound_cov_t;
-int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
-                   const double *meas_lp, size_t n, double level, bound_cov_t *out);
+int psi_bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
+                       const double *meas_lp, size_t n, double level, bound_cov_t *out);
 
 /* The model's calibration or NULL (src/model/model.c). */
 const psi_calib_t *psi_model_calib(const ps_model_t *m);

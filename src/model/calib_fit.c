@@ -32,7 +32,7 @@ static void bin_fill(calib_bin_t *b, int side, double *r, int n)
     }
 }
 
-int calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t *d, psi_calib_t **out)
+int psi_calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t *d, psi_calib_t **out)
 {
     *out = NULL;
     size_t n = 0, nf = (size_t)d->layout.n_features;
@@ -112,8 +112,8 @@ done:
     return PS_OK;
 }
 
-int bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
-                   const double *meas_lp, size_t n, double level, bound_cov_t *out)
+int psi_bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
+                       const double *meas_lp, size_t n, double level, bound_cov_t *out)
 {
     memset(out, 0, sizeof *out);
     out->level = level;
@@ -246,7 +246,7 @@ int ps_model_calibrate_windows(ps_model_t *m, const ps_ops_t *ops, const ps_coex
         return rc;
     mark_all_calib(d);
     psi_calib_t *c = NULL;
-    rc = calib_fit(m, ops, d, &c);
+    rc = psi_calib_fit(m, ops, d, &c);
     psi_dataset_free(d);
     if (rc != PS_OK)
         return rc;

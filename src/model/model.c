@@ -285,7 +285,7 @@ static char *header_json(const ps_model_t *m)
     for (int s = 0; ok && s < 2; s++)
         ok = cJSON_AddStringToObject(r, side_name[s], BOOSTER_KIND) != NULL;
     if (ok && m->calib) {
-        cJSON *c = calib_to_json(m->calib);
+        cJSON *c = psi_calib_to_json(m->calib);
         ok = c && cJSON_AddItemToObject(o, "calibration", c);
         if (!ok)
             cJSON_Delete(c);
@@ -440,7 +440,7 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         pair(o, "adapt_depth", adapt_depth);
         i->adapt_depth[0] = (int)count(adapt_depth[0]);
         i->adapt_depth[1] = (int)count(adapt_depth[1]);
-        if ((rc = calib_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &(*out)->calib)) != PS_OK)
+        if ((rc = psi_calib_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &(*out)->calib)) != PS_OK)
             psi_error_prefix(rc, path);
         i->n_calib = (*out)->calib ? (*out)->calib->n_rows : 0;
     }
@@ -568,27 +568,27 @@ int ps_model_load(const char *path, ps_model_t **out)
         return psi_error(PS_E_ARG, "ps_model_load: NULL path");
     unsigned char *buf = NULL;
     size_t n = 0;
-    int rc = file_read_all(path, &buf, &n);
+    int rc = psi_file_read_all(path, &buf, &n);
     if (rc != PS_OK)
         return rc;
-    rc = model_load_mem(path, buf, n, out);
+    rc = psi_model_load_mem(path, buf, n, out);
     free(buf);
     return rc;
 }
 
 int ps_model_save(const ps_model_t *m, const char *path)
 {
-    locale_t old = c_numeric_begin();
+    locale_t old = psi_c_numeric_begin();
     int rc = model_save(m, path);
-    c_numeric_end(old);
+    psi_c_numeric_end(old);
     return rc;
 }
 
-int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
+int psi_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out)
 {
-    locale_t old = c_numeric_begin();
+    locale_t old = psi_c_numeric_begin();
     int rc = load_mem(path, buf, n, out);
-    c_numeric_end(old);
+    psi_c_numeric_end(old);
     return rc;
 }
 
@@ -606,5 +606,5 @@ int ps_model_load_mem(const unsigned char *buf, size_t len, ps_model_t **out)
     *out = NULL;
     if (!buf)
         return psi_error(PS_E_ARG, "ps_model_load_mem: NULL buffer");
-    return model_load_mem("model in memory", buf, len, out);
+    return psi_model_load_mem("model in memory", buf, len, out);
 }

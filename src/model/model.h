@@ -28,7 +28,7 @@ int psi_xgb_error(const char *what);
 int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out);
 
 /* Load a model file held in memory (buf[n]); path names it in messages. */
-int model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out);
+int psi_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out);
 
 /* Build the flattened forests from the boosters (after train, adapt, load). */
 int psi_model_finish(ps_model_t *m);

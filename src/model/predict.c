@@ -377,7 +377,7 @@ static int slice_bounds(const ps_model_t *m, const ps_ops_t *ops, const ps_query
             for (int j = 0; j < nl; j++) {
                 window_range(q[k].lp_start, q[k].lp_len, nl, j, &w.lp_start, &w.lp_len);
                 double a, b;
-                int rc = calib_offsets(m->calib, ops, &w, 0, coverage, &a, &b);
+                int rc = psi_calib_offsets(m->calib, ops, &w, 0, coverage, &a, &b);
                 if (rc != PS_OK)
                     return query_error(rc, first + k);
                 s->lh[s->row0[k] + (size_t)i * nl + j] += a;
@@ -431,7 +431,7 @@ static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     for (size_t k = 0; rc == PS_OK && coverage > 0 && k < n; k++) {
         double ch, cl;
         int W = m->layout.window;
-        if ((q[k].hp_len > W || q[k].lp_len > W) && calib_composed(m->calib, coverage, &ch, &cl)) {
+        if ((q[k].hp_len > W || q[k].lp_len > W) && psi_calib_composed(m->calib, coverage, &ch, &cl)) {
             oh[k] *= exp(ch);
             ol[k] *= exp(cl);
         }

@@ -65,7 +65,7 @@ static int check_params(const ps_train_params_t *p)
         return psi_error(PS_E_ARG, "adapt_rounds must be >= 1, adapt_eta in (0, 1], adapt_depth in 0..20");
     if (p->max_rounds > MAX_ROUNDS || p->early_stopping > MAX_ROUNDS || p->adapt_rounds > MAX_ROUNDS)
         return psi_error(PS_E_ARG, "max_rounds, early_stopping and adapt_rounds must be <= %d", MAX_ROUNDS);
-    if (thread_check("nthread", p->nthread) != PS_OK)
+    if (psi_thread_check("nthread", p->nthread) != PS_OK)
         return PS_E_ARG;
     return PS_OK;
 }
@@ -471,7 +471,7 @@ static int finish_model(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *c
         return rc;
     rc = psi_model_finish(m);
     if (rc == PS_OK)
-        rc = calib_fit(m, ops, d, &m->calib);
+        rc = psi_calib_fit(m, ops, d, &m->calib);
     m->info.n_calib = m->calib ? m->calib->n_rows : 0;
     return rc;
 }

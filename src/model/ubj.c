@@ -148,7 +148,7 @@ static int value(ubj_t *u, int t, int depth)
     }
 }
 
-int ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n)
+int psi_ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n)
 {
     ubj_t u = {buf, buf + n, why, why_n};
     if (value(&u, -1, 0) != 0) {
@@ -164,7 +164,7 @@ int ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n)
     return 0;
 }
 
-/* ---- conversion to cJSON (of a buffer ubj_check passed) ---- */
+/* ---- conversion to cJSON (of a buffer psi_ubj_check passed) ---- */
 
 /* The number of type t at u->p (k bytes, big-endian; k <= left(u)). */
 static double number_at(ubj_t *u, unsigned char t, int k)

@@ -10,10 +10,10 @@
  * that follow it; -1 otherwise, with the reason in why[why_n]. A file that
  * passes cannot make a reader allocate more than it holds: XGBoost's reader
  * trusted the counts (a crafted count asked for 0x290a1f0910630001 bytes). */
-int ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n);
+int psi_ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n);
 
 struct cJSON;
-/* buf[n], which ubj_check has passed, as a cJSON tree (*out, owned by the
+/* buf[n], which psi_ubj_check has passed, as a cJSON tree (*out, owned by the
  * caller: cJSON_Delete). Integers and floats become numbers, 'H' numbers
  * strings; a key or string holding a NUL byte is refused. 0, or -1 with the
  * reason in why[why_n] (out of memory included). */

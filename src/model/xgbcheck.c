@@ -197,7 +197,7 @@ static int check_model(check_t *c, const cJSON *root)
 
 int psi_xgb_check(const unsigned char *buf, size_t n, int n_features, char *why, size_t why_n)
 {
-    if (ubj_check(buf, n, why, why_n) != 0)
+    if (psi_ubj_check(buf, n, why, why_n) != 0)
         return -1;
     cJSON *root = NULL;
     if (psi_ubj_to_cjson(buf, n, &root, why, why_n) != 0)

@@ -143,7 +143,7 @@ int psi_check_with_workloads(const char *path, ps_table_kind_t kind, const ps_wo
     int rc = psi_csv_open(path, &csv);
     if (rc != PS_OK)
         return rc;
-    locale_t loc = c_numeric_begin();
+    locale_t loc = psi_c_numeric_begin();
     cols_t k = {0, 0, 0, 0};
     coloc_t *c = NULL;
     size_t n = 0, cap = 0;
@@ -162,7 +162,7 @@ int psi_check_with_workloads(const char *path, ps_table_kind_t kind, const ps_wo
     for (size_t j = 0; j < n; j++)
         free(c[j].id);
     free(c);
-    c_numeric_end(loc);
+    psi_c_numeric_end(loc);
     psi_csv_close(csv);
     return rc;
 }

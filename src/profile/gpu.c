@@ -179,7 +179,7 @@ static const struct {
     {"B200", "B200"},               {"H200", "H200"},
 };
 
-const psi_gpu_t *gpu_from_device_name(const char *name)
+const psi_gpu_t *psi_gpu_from_device_name(const char *name)
 {
     if (!name)
         return NULL;

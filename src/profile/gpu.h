@@ -42,7 +42,7 @@ const char *psi_gpu_canonical(const char *name);
 
 /* The catalog entry of a name as the driver reports it ("NVIDIA H100 80GB
  * HBM3", "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB"), or NULL. */
-const psi_gpu_t *gpu_from_device_name(const char *name);
+const psi_gpu_t *psi_gpu_from_device_name(const char *name);
 
 /* The catalog as an array: *n receives its length. */
 const psi_gpu_t *psi_gpu_list(size_t *n);

@@ -42,7 +42,7 @@ PS_PRINTF(4, 0) static void note_v(char *buf, size_t n, const char *sep, const c
     vsnprintf(buf + used, n - used, fmt, ap);
 }
 
-void import_note(char *buf, size_t n, const char *fmt, ...)
+void psi_import_note(char *buf, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -58,12 +58,9 @@ PS_PRINTF(4, 5) static void note_sep(char *buf, size_t n, const char *sep, const
     va_end(ap);
 }
 
-void import_list(char *buf, size_t n, const char *item)
-{
-    note_sep(buf, n, ", ", "%s", item);
-}
+void psi_import_list(char *buf, size_t n, const char *item) { note_sep(buf, n, ", ", "%s", item); }
 
-const char *import_fmt_ns(double ns, char *buf, size_t n)
+const char *psi_import_fmt_ns(double ns, char *buf, size_t n)
 {
     if (ns >= 1e9)
         snprintf(buf, n, "%.3g s", ns / 1e9);
@@ -76,7 +73,7 @@ const char *import_fmt_ns(double ns, char *buf, size_t n)
     return buf;
 }
 
-int import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm)
+int psi_import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm)
 {
     size_t i = 0;
     while (i < ts->n && ts->t[i].key != key)
@@ -99,7 +96,7 @@ int import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm)
     return PS_OK;
 }
 
-size_t import_tally_busiest(const import_tallies_t *ts, int compute_only)
+size_t psi_import_tally_busiest(const import_tallies_t *ts, int compute_only)
 {
     size_t best = SIZE_MAX;
     double best_ns = -1;
@@ -114,8 +111,7 @@ size_t import_tally_busiest(const import_tallies_t *ts, int compute_only)
     return best;
 }
 
-void import_tally_left(const import_tallies_t *ts, const char *what, const int *taken,
-                       ps_import_info_t *info)
+void psi_import_tally_left(const import_tallies_t *ts, const char *what, const int *taken, ps_import_info_t *info)
 {
     if (!info)
         return;
@@ -129,33 +125,32 @@ void import_tally_left(const import_tallies_t *ts, const char *what, const int *
         }
         char t[32];
         const import_tally_t *x = &ts->t[i];
-        import_note(info->skipped, sizeof info->skipped, "%s%s%s: %zu kernels, %s%s",
-                    what ? what : "", what ? " " : "", x->key,
-                    x->n, import_fmt_ns(x->ns, t, sizeof t),
-                    x->n_comm == x->n ? " (communication)" : "");
+        psi_import_note(info->skipped, sizeof info->skipped, "%s%s%s: %zu kernels, %s%s", what ? what : "",
+                        what ? " " : "", x->key, x->n, psi_import_fmt_ns(x->ns, t, sizeof t),
+                        x->n_comm == x->n ? " (communication)" : "");
         shown++;
     }
     if (hidden)
-        import_note(info->skipped, sizeof info->skipped, "%zu more", hidden);
+        psi_import_note(info->skipped, sizeof info->skipped, "%zu more", hidden);
 }
 
-void import_tallies_free(import_tallies_t *ts)
+void psi_import_tallies_free(import_tallies_t *ts)
 {
     free(ts->t);
     ts->t = NULL;
     ts->n = ts->cap = 0;
 }
 
-int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_import_params_t *q,
-                       ps_import_info_t *info)
+int psi_import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_import_params_t *q,
+                           ps_import_info_t *info)
 {
     *q = *p;
-    const psi_gpu_t *fg = file_gpu && *file_gpu ? gpu_from_device_name(file_gpu) : NULL;
+    const psi_gpu_t *fg = file_gpu && *file_gpu ? psi_gpu_from_device_name(file_gpu) : NULL;
     const psi_gpu_t *g = NULL;
     if (p->gpu) {
         g = psi_gpu_find(p->gpu);
         if (!g)
-            g = gpu_from_device_name(p->gpu);
+            g = psi_gpu_from_device_name(p->gpu);
         q->gpu = g ? g->name : p->gpu;
         /* A file of a GPU outside the catalog (B200) is not one of the catalog's. */
         int differ = file_gpu && *file_gpu && (fg || g) && fg != g;

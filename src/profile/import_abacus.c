@@ -521,10 +521,10 @@ int psi_abacus_import(const char *repo, const char *rev, psi_overlap_t **out, ps
     psi_overlap_t *t = psi_overlap_new();
     if (!t)
         return PS_E_NOMEM;
-    locale_t loc = c_numeric_begin();
+    locale_t loc = psi_c_numeric_begin();
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0] && rc == PS_OK; d++)
         rc = import_dir(&s, (int)d, t, info);
-    c_numeric_end(loc);
+    psi_c_numeric_end(loc);
     if (rc == PS_OK && t->n == 0)
         rc = psi_error(PS_E_INPUT, "%s@%s: no profile under data/profile/A100 or data/profile/mig", repo, info->rev);
     if (rc != PS_OK) {

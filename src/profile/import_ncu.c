@@ -560,7 +560,7 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
         if (!*buf)
             snprintf(buf, sizeof buf, "no process or device column");
         key[i] = psi_strpool_intern(pool, buf);
-        rc = key[i] ? import_tally_add(&ts, key[i], l[i].v[M_TIME], 0) : PS_E_NOMEM;
+        rc = key[i] ? psi_import_tally_add(&ts, key[i], l[i].v[M_TIME], 0) : PS_E_NOMEM;
     }
     if (rc == PS_OK && !(taken = psi_calloc(ts.n ? ts.n : 1, sizeof *taken)))
         rc = PS_E_NOMEM;
@@ -582,7 +582,7 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
     if (rc == PS_OK && best == SIZE_MAX && n) {
         char have[256] = "";
         for (size_t g = 0; g < ts.n; g++)
-            import_list(have, sizeof have, ts.t[g].key);
+            psi_import_list(have, sizeof have, ts.t[g].key);
         rc = psi_error(PS_E_INPUT, "%s: no launches of %s%s%s%s%s (the report has %s)", path,
                        p->process ? "process " : "", p->process ? p->process : "", p->process && p->device ? " " : "",
                        p->device ? "device " : "", p->device ? p->device : "", have);
@@ -593,12 +593,12 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
             take[i] = key[i] == ts.t[best].key;
         if (info && ts.n > 1) {
             snprintf(info->taken, sizeof info->taken, "%s", ts.t[best].key);
-            import_tally_left(&ts, NULL, taken, info);
+            psi_import_tally_left(&ts, NULL, taken, info);
         }
     }
     free(key);
     free(taken);
-    import_tallies_free(&ts);
+    psi_import_tallies_free(&ts);
     if (rc != PS_OK) {
         free(take);
         return rc;
@@ -644,7 +644,7 @@ static int add_launches(ps_ops_t *t, const ps_import_params_t *q, const launch_t
     return rc;
 }
 
-int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
+int psi_import_ncu_csv_impl(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
     int rc = psi_import_check_params(p);
@@ -686,7 +686,7 @@ int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, 
         if (take[i])
             file_gpu = launch[i].gpu;
     ps_import_params_t q;
-    if (n && (rc = import_resolve_gpu(p, file_gpu, &q, info)) != PS_OK)
+    if (n && (rc = psi_import_resolve_gpu(p, file_gpu, &q, info)) != PS_OK)
         goto done;
     if ((rc = add_launches(t, &q, launch, n, take)) != PS_OK)
         goto done;
@@ -709,11 +709,10 @@ done:
 
 int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out)
 {
-    return import_ncu_csv(csv, p, out, NULL);
+    return psi_import_ncu_csv_impl(csv, p, out, NULL);
 }
 
-int import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
-                    ps_import_info_t *info)
+int psi_import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
     int rc = psi_import_check_params(p);
@@ -722,7 +721,7 @@ int import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **ou
     psi_csv_t *csv = NULL;
     rc = psi_csv_open(path, &csv);
     if (rc == PS_OK)
-        rc = import_ncu_csv(csv, p, out, info);
+        rc = psi_import_ncu_csv_impl(csv, p, out, info);
     psi_csv_close(csv);
     return rc;
 }

@@ -12,18 +12,18 @@ int ps_import_run(const char *format, const char *path, const ps_import_params_t
     if (info)
         memset(info, 0, sizeof *info);
     if (format && strcmp(format, "ncu") == 0)
-        return import_ncu_file(path, p, out, info);
+        return psi_import_ncu_file(path, p, out, info);
     if (format && strcmp(format, "torch-trace") == 0)
-        return import_torch_file(path, p, out, info);
+        return psi_import_torch_file(path, p, out, info);
     return psi_error(PS_E_ARG, "import: unknown format '%s' (ncu or torch-trace)", format ? format : "");
 }
 
 int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out)
 {
-    return import_ncu_file(report_csv, p, out, NULL);
+    return psi_import_ncu_file(report_csv, p, out, NULL);
 }
 
 int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out)
 {
-    return import_torch_file(trace_json, p, out, NULL);
+    return psi_import_torch_file(trace_json, p, out, NULL);
 }

@@ -219,8 +219,8 @@ static size_t pick_tally(const import_tallies_t *ts, const char *want)
                 return i;
         return SIZE_MAX;
     }
-    size_t busiest = import_tally_busiest(ts, 1);
-    return busiest != SIZE_MAX ? busiest : import_tally_busiest(ts, 0);
+    size_t busiest = psi_import_tally_busiest(ts, 1);
+    return busiest != SIZE_MAX ? busiest : psi_import_tally_busiest(ts, 0);
 }
 
 /* "no kernels on device 3 (devices: 0, 1)", with what "device" or "stream". */
@@ -228,7 +228,7 @@ static int no_kernels_on(const char *name, const char *what, const char *want, c
 {
     char have[200] = "";
     for (size_t i = 0; i < ts->n; i++)
-        import_list(have, sizeof have, ts->t[i].key);
+        psi_import_list(have, sizeof have, ts->t[i].key);
     return psi_error(PS_E_INPUT, "%s: no kernels on %s %s (%ss: %s)", name, what, want, what, have);
 }
 
@@ -263,7 +263,7 @@ static void note_taken(ps_import_info_t *info, const import_tallies_t *devs, siz
     int count = 0;
     for (size_t s = 0; s < streams->n; s++)
         if (taken[s]) {
-            import_list(list, sizeof list, streams->t[s].key);
+            psi_import_list(list, sizeof list, streams->t[s].key);
             count++;
         }
     if (devs->n > 1)
@@ -271,10 +271,10 @@ static void note_taken(ps_import_info_t *info, const import_tallies_t *devs, siz
                  list);
     else
         snprintf(info->taken, sizeof info->taken, "stream%s %s", count > 1 ? "s" : "", list);
-    import_tally_left(streams, "stream", taken, info);
+    psi_import_tally_left(streams, "stream", taken, info);
     int *dev_taken = taken + streams->n;
     dev_taken[dev] = 1;
-    import_tally_left(devs, "device", dev_taken, info);
+    psi_import_tally_left(devs, "device", dev_taken, info);
 }
 
 /* Which kernels to take: take[i] for kernel i. Fills the taken and skipped
@@ -288,13 +288,13 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
     import_tallies_t devs = {0}, streams = {0};
     int *taken = NULL, rc = PS_OK;
     for (size_t i = 0; i < n && rc == PS_OK; i++)
-        rc = import_tally_add(&devs, k[i].dev, k[i].dur_us * 1e3, k[i].comm);
+        rc = psi_import_tally_add(&devs, k[i].dev, k[i].dur_us * 1e3, k[i].comm);
     size_t dev = pick_tally(&devs, p->device);
     if (rc == PS_OK && dev == SIZE_MAX)
         rc = no_kernels_on(name, "device", p->device, &devs);
     for (size_t i = 0; i < n && rc == PS_OK; i++)
         if (k[i].dev == devs.t[dev].key)
-            rc = import_tally_add(&streams, k[i].stream, k[i].dur_us * 1e3, k[i].comm);
+            rc = psi_import_tally_add(&streams, k[i].stream, k[i].dur_us * 1e3, k[i].comm);
     if (rc == PS_OK && !(taken = psi_calloc(devs.n + streams.n + 1, sizeof *taken)))
         rc = PS_E_NOMEM;
     int all = p->stream && strcmp(p->stream, "all") == 0;
@@ -311,8 +311,8 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
             note_taken(info, &devs, dev, &streams, taken);
     }
     free(taken);
-    import_tallies_free(&devs);
-    import_tallies_free(&streams);
+    psi_import_tallies_free(&devs);
+    psi_import_tallies_free(&streams);
     return rc;
 }
 
@@ -412,7 +412,7 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
     if (n && (rc = choose_kernels(name, k, n, p, take, info, &dev)) != PS_OK)
         goto done;
     ps_import_params_t q = *p;
-    if (n && (rc = import_resolve_gpu(p, device_name(root, dev), &q, info)) != PS_OK)
+    if (n && (rc = psi_import_resolve_gpu(p, device_name(root, dev), &q, info)) != PS_OK)
         goto done;
     if (n)
         qsort(k, n, sizeof *k, cmp_kernel);
@@ -499,8 +499,8 @@ static int gunzip(const unsigned char *in, size_t n, const char *name, char **ou
     return PS_OK;
 }
 
-int import_torch_bytes(const char *data, size_t len, const char *name,
-                       const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
+int psi_import_torch_bytes(const char *data, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out,
+                           ps_import_info_t *info)
 {
     *out = NULL;
     int rc = psi_import_check_params(p);
@@ -521,11 +521,10 @@ int import_torch_bytes(const char *data, size_t len, const char *name,
 
 int psi_import_torch_json(const char *text, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out)
 {
-    return import_torch_bytes(text, len, name, p, out, NULL);
+    return psi_import_torch_bytes(text, len, name, p, out, NULL);
 }
 
-int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
-                      ps_import_info_t *info)
+int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
     int rc = psi_import_check_params(p);
@@ -551,7 +550,7 @@ int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **
     }
     fclose(f);
     if (rc == PS_OK)
-        rc = import_torch_bytes(text, len, path, p, out, info);
+        rc = psi_import_torch_bytes(text, len, path, p, out, info);
     free(text);
     return rc;
 }

@@ -296,7 +296,7 @@ int psi_overlap_load(const char *path, psi_overlap_t **out)
     int rc = psi_csv_open(path, &r.csv);
     if (rc)
         return rc;
-    locale_t loc = c_numeric_begin();
+    locale_t loc = psi_c_numeric_begin();
     r.t = psi_overlap_new();
     rc = r.t ? psi_csv_next(r.csv) : PS_E_NOMEM;
     rc = rc > 0 ? find_columns(&r) : rc < 0 ? rc : psi_error(PS_E_INPUT, "%s:1:1: empty file", path);
@@ -312,7 +312,7 @@ int psi_overlap_load(const char *path, psi_overlap_t **out)
         rc = psi_error(PS_E_INPUT, "%s: no experiments", path);
     if (rc == PS_OK)
         rc = check_complete(&r);
-    c_numeric_end(loc);
+    psi_c_numeric_end(loc);
     psi_csv_close(r.csv);
     free(r.slot_of);
     free(r.seen);
@@ -365,8 +365,8 @@ int psi_overlap_save(const psi_overlap_t *t, const char *path)
     int rc = psi_atomic_open(path, &a);
     if (rc)
         return rc;
-    locale_t loc = c_numeric_begin();
+    locale_t loc = psi_c_numeric_begin();
     write_rows(psi_atomic_stream(a), t);
-    c_numeric_end(loc);
+    psi_c_numeric_end(loc);
     return psi_atomic_commit(a);
 }

@@ -106,7 +106,7 @@ const psi_schema_t *psi_schema_get(ps_table_kind_t kind);
 int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e);
 /* The first key column in which two coexec rows of one experiment differ
  * (pooled strings compared by pointer), or NULL when they agree. */
-const char *coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b);
+const char *psi_coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b);
 int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e);
 int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e);
 int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e);
@@ -140,8 +140,8 @@ int psi_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_i
  * (mapped to the catalog where it knows the name, else as written, with a
  * warning). Refuses tpcs beyond the GPU's TPCs (PS_E_ARG). *q is p with the
  * GPU set (file_gpu must outlive it). */
-int import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_import_params_t *q,
-                       ps_import_info_t *info);
+int psi_import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps_import_params_t *q,
+                           ps_import_info_t *info);
 
 /* Kernels and time per process, device or stream (keys are pooled, so
  * compared by pointer), for choosing one and saying what was left. */
@@ -154,30 +154,27 @@ typedef struct {
     import_tally_t *t;
     size_t n, cap;
 } import_tallies_t;
-int import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm);
+int psi_import_tally_add(import_tallies_t *ts, const char *key, double ns, int comm);
 /* The tally with the most time (of compute kernels only, when asked; first
  * seen wins a tie), or SIZE_MAX when none has any. */
-size_t import_tally_busiest(const import_tallies_t *ts, int compute_only);
+size_t psi_import_tally_busiest(const import_tallies_t *ts, int compute_only);
 /* Appends "what KEY: N kernels, T" to info->skipped for each tally not taken. */
-void import_tally_left(const import_tallies_t *ts, const char *what, const int *taken,
-                       ps_import_info_t *info);
-void import_tallies_free(import_tallies_t *ts);
+void psi_import_tally_left(const import_tallies_t *ts, const char *what, const int *taken, ps_import_info_t *info);
+void psi_import_tallies_free(import_tallies_t *ts);
 /* Appends to a "; "-separated note in buf[n] (cut to fit). */
-void import_note(char *buf, size_t n, const char *fmt, ...) PS_PRINTF(3, 4);
+void psi_import_note(char *buf, size_t n, const char *fmt, ...) PS_PRINTF(3, 4);
 /* Appends item to a ", "-separated list in buf[n]. */
-void import_list(char *buf, size_t n, const char *item);
+void psi_import_list(char *buf, size_t n, const char *item);
 /* A duration as "12.3 us", "4.56 ms". */
-const char *import_fmt_ns(double ns, char *buf, size_t n);
+const char *psi_import_fmt_ns(double ns, char *buf, size_t n);
 
 /* The importers over a file, an open tokenizer and JSON (or gzip) bytes in
  * memory (the fuzzers call the last two); info may be NULL. */
-int import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
-                    ps_import_info_t *info);
-int import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out,
-                      ps_import_info_t *info);
-int import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
-int import_torch_bytes(const char *data, size_t len, const char *name,
-                       const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+int psi_import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+int psi_import_ncu_csv_impl(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+int psi_import_torch_bytes(const char *data, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out,
+                           ps_import_info_t *info);
 /* The older names the fuzzers and tests use (info NULL). */
 int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
 int psi_import_torch_json(const char *text, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out);

@@ -27,7 +27,7 @@ static const char *const key_names[N_KEYS] = {"gpu",      "hp_model", "hp_batch"
                                               "hp_len",   "lp_model", "lp_batch", "lp_start",
                                               "lp_len",   "hp_tpcs",  "lp_tpcs"};
 
-void queries_free(queries_t *f)
+void psi_queries_free(queries_t *f)
 {
     for (int c = 0; f->header && c < f->ncol; c++)
         free(f->header[c]);
@@ -74,7 +74,7 @@ static int grow(queries_t *f)
     return PS_OK;
 }
 
-int queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
+int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
 {
     memset(f, 0, sizeof *f);
     const char *path = psi_csv_path(c);
@@ -148,25 +148,25 @@ int queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
     }
 done:
     if (rc < 0) {
-        queries_free(f);
+        psi_queries_free(f);
         return rc;
     }
     return PS_OK;
 }
 
-int queries_load(const char *path, const char *model_gpu, queries_t *f)
+int psi_queries_load(const char *path, const char *model_gpu, queries_t *f)
 {
     memset(f, 0, sizeof *f);
     psi_csv_t *c = NULL;
     int rc = psi_csv_open(path, &c);
     if (rc != PS_OK)
         return rc;
-    rc = queries_read(c, model_gpu, f);
+    rc = psi_queries_read(c, model_gpu, f);
     psi_csv_close(c);
     return rc;
 }
 
-int query_parse_spec(char *buf, ps_query_t *q)
+int psi_query_parse_spec(char *buf, ps_query_t *q)
 {
     static const char *const names[] = {"hp_batch", "hp_start", "hp_len", "lp_batch",
                                         "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};

@@ -21,16 +21,16 @@ typedef struct {
  * once (gpu may be left out: then every query is on model_gpu, which must
  * outlive *f), then one query per record. On error nothing is kept, *f is
  * empty and the message names file:line[:column]. The caller frees *f with
- * queries_free. */
-int queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f);
+ * psi_queries_free. */
+int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f);
 /* The same from the file at path. */
-int queries_load(const char *path, const char *model_gpu, queries_t *f);
-void queries_free(queries_t *f);
+int psi_queries_load(const char *path, const char *model_gpu, queries_t *f);
+void psi_queries_free(queries_t *f);
 
 /* Parse a query written as key=value pairs joined by commas (`explain
  * --query`): every key of a queries row but gpu is required, each once at
  * most. Strings of *q point into buf, which the parse cuts up. Returns
  * PS_E_ARG with a message naming the pair on error. */
-int query_parse_spec(char *buf, ps_query_t *q);
+int psi_query_parse_spec(char *buf, ps_query_t *q);
 
 #endif

@@ -617,7 +617,7 @@ static int key_mismatch(psi_csv_t *csv, const psi_schema_t *s, const int *idx, c
     int rc = reread_row(psi_csv_path(csv), s, idx, psi_csv_nfields(csv), first, seen->pool, &f);
     if (rc != PS_OK)
         return rc;
-    const char *col = coexec_key_diff(&f, r);
+    const char *col = psi_coexec_key_diff(&f, r);
     if (strcmp(f.experiment, r->experiment) != 0 || !col)
         return PS_OK;
     return psi_error(PS_E_INPUT,
@@ -855,16 +855,16 @@ int ps_colocations_save(const ps_colocations_t *t, const char *path)
 
 int psi_table_load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
 {
-    locale_t old = c_numeric_begin();
+    locale_t old = psi_c_numeric_begin();
     int rc = load_csv(csv, kind, kind_out, out);
-    c_numeric_end(old);
+    psi_c_numeric_end(old);
     return rc;
 }
 
 int psi_table_save_any(const psi_schema_t *s, const void *t, const char *path)
 {
-    locale_t old = c_numeric_begin();
+    locale_t old = psi_c_numeric_begin();
     int rc = save_any(s, t, path);
-    c_numeric_end(old);
+    psi_c_numeric_end(old);
     return rc;
 }

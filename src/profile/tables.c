@@ -692,7 +692,7 @@ double psi_group_segment_ns(const psi_op_group_t *g, int start, int len, int tpc
 
 /* The columns that define a co-execution setting: all rows of one
  * experiment must agree on them. */
-const char *coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b)
+const char *psi_coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b)
 {
     if (a->gpu != b->gpu) return "gpu";
     if (a->hp_model != b->hp_model) return "hp_model";
@@ -739,7 +739,7 @@ int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e)
         return PS_E_NOMEM;
     for (size_t r = 0; r < t->n && rc == PS_OK; r++) {
         size_t first = psi_keyset_insert(&set, r, psi_hash_ptr(0, t->rows[r].experiment), eq_experiment, t->rows);
-        const char *col = first == SIZE_MAX ? NULL : coexec_key_diff(&t->rows[first], &t->rows[r]);
+        const char *col = first == SIZE_MAX ? NULL : psi_coexec_key_diff(&t->rows[first], &t->rows[r]);
         if (col) {
             e->row = r;
             e->other = first;

@@ -99,9 +99,9 @@ static int find_or_add_workload(campaign_t *c, const char *model, int batch)
 
 static int add_pair(campaign_t *c, const char *hp, int hb, const char *lp, int lb)
 {
-    int rc = sim_model_check(hp);
+    int rc = psi_sim_model_check(hp);
     if (rc == PS_OK)
-        rc = sim_model_check(lp);
+        rc = psi_sim_model_check(lp);
     if (rc != PS_OK)
         return rc;
     if (hb <= 0 || lb <= 0)
@@ -167,7 +167,7 @@ static int batch_of(const char *batches, const char *model, int *out)
         s++;
         if (parse_int(&s, &b) != 0 || (*s && *s != ','))
             return psi_error(PS_E_ARG, "batches: bad batch size for '%s'", name);
-        if (sim_model_check(name) != PS_OK)
+        if (psi_sim_model_check(name) != PS_OK)
             return psi_error_prefix(PS_E_ARG, "batches");
         if (strcmp(name, model) == 0)
             *out = b;
@@ -226,7 +226,7 @@ static int parse_pairs(campaign_t *c, const ps_sim_params_t *p)
         for (const char *s = models; *s;) {
             char name[64];
             s = token(s, ",", name, sizeof name);
-            if (sim_model_check(name) != PS_OK)
+            if (psi_sim_model_check(name) != PS_OK)
                 return psi_error_prefix(PS_E_ARG, "models");
             if (*s == ',')
                 s++;
@@ -326,7 +326,7 @@ static void campaign_free(campaign_t *c)
     free(c->placed);
     if (c->wl)
         for (int i = 0; i < c->n_wl; i++)
-            sim_workload_free(&c->wl[i]);
+            psi_sim_workload_free(&c->wl[i]);
     free(c->wl);
     free(c->wk);
     free(c->pairs);
@@ -346,7 +346,7 @@ static int campaign_prepare(campaign_t *c, const ps_sim_params_t *p)
     if (!c->wl || !c->tpc_slot || !c->tpcs)
         return PS_E_NOMEM;
     for (int i = 0; i < c->n_wl; i++) {
-        int rc = sim_workload_build(c->wk[i].model, c->wk[i].batch, &o, &c->wl[i]);
+        int rc = psi_sim_workload_build(c->wk[i].model, c->wk[i].batch, &o, &c->wl[i]);
         if (rc != 0)
             return rc;
     }
@@ -377,7 +377,7 @@ static int campaign_prepare(campaign_t *c, const ps_sim_params_t *p)
             if (!c->placed[cell])
                 return PS_E_NOMEM;
             for (int k = 0; k < n; k++)
-                sim_place(c->g, &c->wl[w].k[k], c->tpcs[t], &c->placed[cell][k]);
+                psi_sim_place(c->g, &c->wl[w].k[k], c->tpcs[t], &c->placed[cell][k]);
         }
     return 0;
 }
@@ -426,7 +426,7 @@ static int write_ops(campaign_t *c, ps_ops_t *ops)
             for (int t = 0; t < c->n_tpcs; t++) {
                 size_t cell = (size_t)w * c->n_tpcs + t;
                 sim_solo_t s;
-                sim_solo(c->g, &c->ph, &c->placed[cell][k], &s);
+                psi_sim_solo(c->g, &c->ph, &c->placed[cell][k], &s);
                 add_profile_noise(c, &c->wl[w], k, c->tpcs[t], &s);
                 psi_op_row_t r = {
                     .gpu = c->g->name,
@@ -485,7 +485,7 @@ static void run_experiment(work_t *w, long i)
     const sim_placed_t *ha = c->placed[(size_t)c->pairs[e->pair].hp * c->n_tpcs + c->tpc_slot[s->hp]];
     const sim_placed_t *la = c->placed[(size_t)c->pairs[e->pair].lp * c->n_tpcs + c->tpc_slot[s->lp]];
     double h, l;
-    sim_coexec(c->g, &c->ph, ha + e->hp_start, e->hp_len, la + e->lp_start, e->lp_len, &h, &l);
+    psi_sim_coexec(c->g, &c->ph, ha + e->hp_start, e->hp_len, la + e->lp_start, e->lp_len, &h, &l);
     e->hp_ns = h + c->ph.dispatch_ns;
     e->lp_ns = l + c->ph.dispatch_ns;
     /* Eq. 9: per-run noise, a shared factor (clock, host) and one per side. */
@@ -597,7 +597,7 @@ static int check_params(const ps_sim_params_t *p)
     /* Every run is a row held in memory (about 120 bytes). */
     if ((double)p->experiments * p->runs > 2e7)
         return psi_error(PS_E_ARG, "experiments x runs = %.0f rows, more than 2e7", (double)p->experiments * p->runs);
-    if (thread_check("threads", p->threads) != PS_OK)
+    if (psi_thread_check("threads", p->threads) != PS_OK)
         return PS_E_ARG;
     if (!(p->noise >= 0 && p->noise < 1))
         return psi_error(PS_E_ARG, "noise: %g out of range [0, 1)", p->noise);
@@ -625,7 +625,7 @@ int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_c
                          "unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
                          "V100-SXM2-16GB/v100, V100-SXM2-32GB)",
                          p->gpu ? p->gpu : "(null)");
-    c.ph = sim_physics_default();
+    c.ph = psi_sim_physics_default();
     c.ph.launch = p->launch == PS_SIM_LAUNCH_HOST ? SIM_LAUNCH_HOST : SIM_LAUNCH_GATED;
     if ((rc = parse_pairs(&c, p)) != 0 || (rc = parse_splits(&c, p->splits)) != 0 ||
         (rc = campaign_prepare(&c, p)) != 0)

@@ -25,7 +25,7 @@ typedef struct {
 } sim_derived_t;
 
 /* The compiled-in table (static storage). */
-const sim_derived_t *sim_derived_table(size_t *n);
+const sim_derived_t *psi_sim_derived_table(size_t *n);
 
 /*
  * Derive the kernels of the rows of a measured profile (one GPU, one TPC
@@ -34,9 +34,9 @@ const sim_derived_t *sim_derived_table(size_t *n);
  * (e.g. "V100-SXM2-16GB"). Each kernel's work is the amount that makes the
  * twin's own standalone time on that GPU equal the measured duration.
  */
-int sim_derive_write(const psi_op_row_t *rows, size_t n, const char *gpu, FILE *f);
+int psi_sim_derive_write(const psi_op_row_t *rows, size_t n, const char *gpu, FILE *f);
 
 /* Derive one kernel (exposed for the tests). */
-int sim_derive_kernel(const psi_op_row_t *row, const char *gpu, sim_derived_t *out);
+int psi_sim_derive_kernel(const psi_op_row_t *row, const char *gpu, sim_derived_t *out);
 
 #endif

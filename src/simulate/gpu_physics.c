@@ -50,7 +50,7 @@ static const entry_t table[] = {
     {"B200", {0.90, 8000.0 * 0.90 / 74.0, 500.0 / 2.11, 2500.0 * 1.53 / 2.11}},           /* 97.3 GB/s, 237 ns */
 };
 
-const sim_gpu_physics_t *sim_gpu_physics(const psi_gpu_t *g)
+const sim_gpu_physics_t *psi_sim_gpu_physics(const psi_gpu_t *g)
 {
     /* The physics runs this for every kernel: remember the last GPU. */
     static _Thread_local const psi_gpu_t *last;

@@ -10,7 +10,7 @@
 /* The constants of eq. 1, 5, 7, 8, 9 and 12 (docs/simulator.md,
  * "Parameters", which gives the source of each). The derived kernels
  * (data/orion_kernels.inc) depend on them: change one, re-derive. */
-sim_physics_t sim_physics_default(void)
+sim_physics_t psi_sim_physics_default(void)
 {
     sim_physics_t ph = {
         .lat_linear = 0.5,
@@ -50,7 +50,7 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
  * streaming kernel sustains B_sm at the idle latency.
  * Eq. 4b: the L2 bandwidth its SMs can draw, 64 bytes a clock per SM.
  */
-void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out)
+void psi_sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out)
 {
     double n = 2.0 * tpcs;
     double c = k->ctas < 1.0 ? 1.0 : k->ctas;
@@ -65,15 +65,15 @@ void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t
     double active = c < n ? c : n;
     double mlp = fmin(1.0, full * fmin(c, b * n) / (b * active) * (k->ilp > 0 ? k->ilp : 1.0));
     out->k = k;
-    out->t_fixed = sim_gpu_physics(g)->kernel_fixed_ns;
+    out->t_fixed = psi_sim_gpu_physics(g)->kernel_fixed_ns;
     out->t_compute = k->flops > 0 ? waves * b_eff * (k->flops / c) / rate : 0.0;
     out->sms_active = active;
-    out->bw_sm = sim_gpu_physics(g)->sm_gbs * mlp; /* GB/s = bytes/ns */
+    out->bw_sm = psi_sim_gpu_physics(g)->sm_gbs * mlp; /* GB/s = bytes/ns */
     out->bw_l2 = out->sms_active * 64.0 * g->clock_ghz;
     double l2 = g->l2_mb * 1048576.0;
     out->footprint = (k->dram_bytes < l2 ? k->dram_bytes : l2) / waves;
     /* Eq. 7 needs its DRAM rate alone, under the default physics. */
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     sim_state_t st;
     const sim_placed_t *one = out;
     double dram = k->dram_bytes;
@@ -89,7 +89,7 @@ static double latency(const psi_gpu_t *g, const sim_physics_t *ph, double u)
         u = 0.99;
     if (u < 0)
         u = 0;
-    return sim_gpu_physics(g)->mem_latency_ns * (1.0 + ph->lat_linear * u + ph->lat_queue * u / (1.0 - u));
+    return psi_sim_gpu_physics(g)->mem_latency_ns * (1.0 + ph->lat_linear * u + ph->lat_queue * u / (1.0 - u));
 }
 
 /*
@@ -100,7 +100,7 @@ static double latency(const psi_gpu_t *g, const sim_physics_t *ph, double u)
 static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double dram, double lat,
                          double gap, double l2_avail, sim_state_t *s)
 {
-    double bw = pk->sms_active * pk->bw_sm * sim_gpu_physics(g)->mem_latency_ns / lat;
+    double bw = pk->sms_active * pk->bw_sm * psi_sim_gpu_physics(g)->mem_latency_ns / lat;
     double tm = dram > 0 ? dram / bw : 0.0;
     double tc = pk->t_compute;
     double tl2 = pk->k->l2_bytes / (pk->bw_l2 * l2_avail);
@@ -124,8 +124,8 @@ static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_
 static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
                             const double *dram, int n, double gap, sim_state_t *st)
 {
-    double bmax = g->dram_gbs * sim_gpu_physics(g)->dram_eff;
-    double lo = sim_gpu_physics(g)->mem_latency_ns, hi;
+    double bmax = g->dram_gbs * psi_sim_gpu_physics(g)->dram_eff;
+    double lo = psi_sim_gpu_physics(g)->mem_latency_ns, hi;
     double u = 0, l2_demand = 0, l2a = 1.0;
     /* Eq. 4b: when the running kernels draw more L2 bandwidth than the L2
      * delivers, each gets that share of what its SMs could draw. */
@@ -166,7 +166,7 @@ static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
  * Standalone duration and the counters of ops.csv, from the same state
  * (docs/simulator.md, "Counters").
  */
-void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out)
+void psi_sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out)
 {
     sim_state_t s;
     const sim_placed_t *one = pk;
@@ -174,7 +174,7 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
     double lat = solve_latency(g, ph, &one, &dram, 1, 0.0, &s);
     double t = s.t_ns, tc = pk->t_compute, tm = s.t_mem;
     double busy = tc > tm ? tc : tm;
-    double u = s.dram_rate / (g->dram_gbs * sim_gpu_physics(g)->dram_eff);
+    double u = s.dram_rate / (g->dram_gbs * psi_sim_gpu_physics(g)->dram_eff);
 
     out->duration_ns = t;
     if (pk->t_fixed + s.t_lat > busy)
@@ -189,11 +189,11 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
     out->c.dram_bytes = pk->k->dram_bytes;
     out->c.l2_bytes = pk->k->l2_bytes;
     out->c.stall_long_scoreboard = 100.0 * clamp01(0.7 * mem_wait + 0.9 * lat_wait);
-    out->c.stall_lg_throttle = 100.0 * clamp01(0.35 * mem_wait * u * (lat / sim_gpu_physics(g)->mem_latency_ns));
+    out->c.stall_lg_throttle = 100.0 * clamp01(0.35 * mem_wait * u * (lat / psi_sim_gpu_physics(g)->mem_latency_ns));
     out->c.stall_mio_throttle = 100.0 * clamp01((pk->k->tensor != SIM_FP32 ? 0.18 : 0.08) * tc / t + 0.02 * mem_wait);
     out->c.sm_pct = 100.0 * clamp01(0.9 * tc / t + 0.25 * tm / t);
     double l2u = (pk->k->l2_bytes / t) / g->l2_gbs;
-    out->c.mem_pct = 100.0 * clamp01(u > l2u ? u * sim_gpu_physics(g)->dram_eff : l2u);
+    out->c.mem_pct = 100.0 * clamp01(u > l2u ? u * psi_sim_gpu_physics(g)->dram_eff : l2u);
 }
 
 /*
@@ -315,8 +315,8 @@ static void coexec_sides(const psi_gpu_t *g, const sim_physics_t *ph, side_t *sd
  * has issued it, and a side's time runs from its start event to its end
  * event (which waits for its last kernel and for its own issue).
  */
-void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
-                int nb, double *a_ns, double *b_ns)
+void psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
+                    int nb, double *a_ns, double *b_ns)
 {
     side_t sd[2] = {{.k = a, .n = na, .f = 1.0, .first = 1, .other_items = nb > 0 ? nb + 2 : 0},
                     {.k = b, .n = nb, .f = 1.0, .first = 0, .other_items = na > 0 ? na + 2 : 0}};

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 /* Constants of the physics that are not GPU figures (docs/simulator.md,
- * "Parameters"). Defaults come from sim_physics_default(). */
+ * "Parameters"). Defaults come from psi_sim_physics_default(). */
 typedef struct {
     double lat_linear;     /* a: latency growth per unit of DRAM utilization (eq. 5) */
     double lat_queue;      /* kappa: queueing term U/(1-U) of the latency (eq. 5) */
@@ -49,9 +49,9 @@ typedef struct {
 } sim_gpu_physics_t;
 
 /* Those figures for a catalog GPU, or NULL for another one (static). */
-const sim_gpu_physics_t *sim_gpu_physics(const psi_gpu_t *g);
+const sim_gpu_physics_t *psi_sim_gpu_physics(const psi_gpu_t *g);
 
-sim_physics_t sim_physics_default(void);
+sim_physics_t psi_sim_physics_default(void);
 
 /* The unit a kernel's FLOPs run on. TF32 (convolutions under cuDNN's default
  * allow_tf32) falls back to FP32 on GPUs without TF32 tensor cores. */
@@ -86,11 +86,11 @@ typedef struct {
 } sim_shape_opts_t;
 
 /* Names of the models the builders know, NULL-terminated. */
-extern const char *const sim_model_names[];
-int sim_model_check(const char *model);
+extern const char *const psi_sim_model_names[];
+int psi_sim_model_check(const char *model);
 /* Build a workload. Fails with PS_E_ARG for an unknown model or a batch <= 0. */
-int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out);
-void sim_workload_free(sim_workload_t *w);
+int psi_sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out);
+void psi_sim_workload_free(sim_workload_t *w);
 
 /* ---- Timing model ---- */
 
@@ -107,7 +107,7 @@ typedef struct {
     double rate_solo;  /* DRAM bytes/ns it moves alone (eq. 7) */
 } sim_placed_t;
 
-void sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out);
+void psi_sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_placed_t *out);
 
 /* The state of a kernel under given memory conditions. */
 typedef struct {
@@ -126,7 +126,7 @@ typedef struct {
     psi_counters_t c;
 } sim_solo_t;
 
-void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out);
+void psi_sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out);
 
 /*
  * Co-execute two segments (kernels a[0..na) on one side, b[0..nb) on the
@@ -136,14 +136,14 @@ void sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *p
  * thread issues both sides' start events, kernels and end events in turn,
  * a side first (eq. 8c), and each side's time runs from its start event.
  */
-void sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
-                int nb, double *a_ns, double *b_ns);
+void psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
+                    int nb, double *a_ns, double *b_ns);
 
 /* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
 
 /* One kernel per operator of a collector list (src/profile/oplist.h); the
  * kernels' names point into l, which must outlive out. */
-int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out);
+int psi_sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out);
 
 typedef struct {
     double hp_ns, lp_ns;           /* co-execution, with the dispatch cost (eq. 9), no noise */
@@ -153,7 +153,7 @@ typedef struct {
 /* The twin's prediction for each of q[0..n) (the key columns of coexec.csv;
  * segments index the collector's lists of psi_zoo_build at seq_len) on gpu
  * (a catalog name or alias). out[0..n) is the caller's. */
-int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out);
+int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out);
 
 /* ---- One trace, other TPC counts from the twin (twin_scale.c) ---- */
 

@@ -124,7 +124,7 @@ static void to_fp32(const psi_opdesc_t *op, sim_kernel_t *k)
         k->tensor = op->kind == PS_OPK_CONV ? SIM_TF32 : SIM_FP32;
 }
 
-void sim_workload_free(sim_workload_t *w)
+void psi_sim_workload_free(sim_workload_t *w)
 {
     if (!w)
         return;
@@ -133,7 +133,7 @@ void sim_workload_free(sim_workload_t *w)
     w->n = 0;
 }
 
-int sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out)
+int psi_sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);
     sim_kernel_t *k = psi_calloc((size_t)l->n, sizeof *k);
@@ -170,7 +170,7 @@ static int twin_model(twin_model_t *cache, int *n, int cap, const char *model, i
     twin_model_t *m = &cache[*n];
     int rc = psi_zoo_build(model, batch, seq_len, &m->list);
     if (rc == 0)
-        rc = sim_workload_from_oplist(m->list, &m->wl);
+        rc = psi_sim_workload_from_oplist(m->list, &m->wl);
     if (rc) {
         psi_oplist_free(m->list);
         m->list = NULL;
@@ -191,9 +191,9 @@ static int place(const psi_gpu_t *g, const sim_physics_t *ph, const twin_model_t
                          start + len, m->wl.n);
     *solo_ns = 0;
     for (int i = 0; i < len; i++) {
-        sim_place(g, &m->wl.k[start + i], tpcs, &pk[i]);
+        psi_sim_place(g, &m->wl.k[start + i], tpcs, &pk[i]);
         sim_solo_t s;
-        sim_solo(g, ph, &pk[i], &s);
+        psi_sim_solo(g, ph, &pk[i], &s);
         *solo_ns += s.duration_ns;
     }
     return 0;
@@ -201,12 +201,12 @@ static int place(const psi_gpu_t *g, const sim_physics_t *ph, const twin_model_t
 
 #define TWIN_MODELS 32
 
-int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out)
+int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out)
 {
     const psi_gpu_t *g = psi_gpu_find(gpu);
     if (!g)
         return psi_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     ph.launch = SIM_LAUNCH_GATED; /* the twin of the collector, which queues every launch behind a gate */
     twin_model_t cache[TWIN_MODELS];
     int n_models = 0, rc = 0;
@@ -238,7 +238,7 @@ int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, si
             rc = place(g, &ph, lm, q[i].lp_start, q[i].lp_len, q[i].lp_tpcs, b, &o->lp_solo_ns);
         if (rc == 0) {
             double h = 0, l = 0;
-            sim_coexec(g, &ph, a, q[i].hp_len, b, q[i].lp_len, &h, &l);
+            psi_sim_coexec(g, &ph, a, q[i].hp_len, b, q[i].lp_len, &h, &l);
             o->hp_ns = h + ph.dispatch_ns; /* eq. 9, without the per-run noise */
             o->lp_ns = l + ph.dispatch_ns;
         }
@@ -246,7 +246,7 @@ int sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, si
     free(a);
     free(b);
     for (int i = 0; i < n_models; i++) {
-        sim_workload_free(&cache[i].wl);
+        psi_sim_workload_free(&cache[i].wl);
         psi_oplist_free(cache[i].list);
     }
     return rc;

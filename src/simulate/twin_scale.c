@@ -146,23 +146,23 @@ int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, const int
         if (at[a] < 1 || at[a] > g->tpcs)
             return psi_error(PS_E_ARG, "twin: %d TPCs outside the %s's 1..%d", at[a], g->name, g->tpcs);
     sim_workload_t wl;
-    int rc = sim_workload_from_oplist(l, &wl);
+    int rc = psi_sim_workload_from_oplist(l, &wl);
     if (rc != 0)
         return rc;
-    sim_physics_t ph = sim_physics_default();
+    sim_physics_t ph = psi_sim_physics_default();
     for (int i = 0; i < l->n; i++) {
         sim_placed_t pk;
         sim_solo_t s;
-        sim_place(g, &wl.k[i], traced, &pk);
-        sim_solo(g, &ph, &pk, &s);
+        psi_sim_place(g, &wl.k[i], traced, &pk);
+        psi_sim_solo(g, &ph, &pk, &s);
         double base = s.duration_ns;
         for (int a = 0; a < n_at; a++) {
-            sim_place(g, &wl.k[i], at[a], &pk);
-            sim_solo(g, &ph, &pk, &s);
+            psi_sim_place(g, &wl.k[i], at[a], &pk);
+            psi_sim_solo(g, &ph, &pk, &s);
             ratio[(size_t)i * n_at + a] = s.duration_ns / base;
         }
     }
-    sim_workload_free(&wl);
+    psi_sim_workload_free(&wl);
     return 0;
 }
 

@@ -13,19 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sim_model_names[] = {
+const char *const psi_sim_model_names[] = {
     "resnet50",     "resnet101",  "mobilenetv2",    "bert-base", "llama-3.2-1b",
     "llama-3.2-3b", "bert-large", "transformer-xl", NULL,
 };
 
-int sim_model_check(const char *model)
+int psi_sim_model_check(const char *model)
 {
     if (psi_oplist_user(model))
         return PS_OK;
     int n = 0, k;
-    while (sim_model_names[n])
+    while (psi_sim_model_names[n])
         n++;
-    return psi_name_index("model", model, sim_model_names, n, &k);
+    return psi_name_index("model", model, psi_sim_model_names, n, &k);
 }
 
 /* ---- Builder: a growing array of kernels ---- */
@@ -261,7 +261,7 @@ static void build_llama(builder_t *b, int batch, int prompt, int layers, double 
 static int build_derived(builder_t *b, const char *model, int batch)
 {
     size_t n;
-    const sim_derived_t *d = sim_derived_table(&n);
+    const sim_derived_t *d = psi_sim_derived_table(&n);
     int found = 0;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(d[i].model, model) != 0)
@@ -289,7 +289,7 @@ static int build_derived(builder_t *b, const char *model, int batch)
     return found ? 0 : psi_error(PS_E_ARG, "no derived kernels for model '%s'", model);
 }
 
-int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out)
+int psi_sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);
     if (!model)
@@ -299,9 +299,9 @@ int sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, 
         if (batch != user->batch)
             return psi_error(PS_E_ARG, "%s: its operator list was captured at batch %d, not %d", model, user->batch,
                              batch);
-        return sim_workload_from_oplist(user, out);
+        return psi_sim_workload_from_oplist(user, out);
     }
-    int rc = sim_model_check(model);
+    int rc = psi_sim_model_check(model);
     if (rc != PS_OK)
         return rc;
     if (batch <= 0 || batch > 4096)
