@@ -45,14 +45,30 @@ Modules: tables (Ops, Coexec, Workloads, Scaling, Colocations), model
 plan, replay; Prediction), coloc (ColocModel: train, predict, select, place),
 queries (QUERY_FIELDS).
 """
-from ._lib import (COLOC_KINDS, COMPOSE_NAMES, PS_E_ARG, PS_E_BACKEND, PS_E_INPUT, PS_E_IO, PS_E_MISMATCH,
-                   PS_E_NOMEM, REPLAY_POLICIES, VARIANT_NAMES, ArgumentError, Error, default_params, library_path,
-                   version)
 from ._version import __version__
-from .coloc import ColocModel
-from .model import Model, Prediction
-from .queries import QUERY_FIELDS
-from .tables import Coexec, Colocations, Ops, Scaling, Workloads
+
+try:
+    from ._lib import (COLOC_KINDS, COMPOSE_NAMES, PS_E_ARG, PS_E_BACKEND, PS_E_INPUT, PS_E_IO, PS_E_MISMATCH,
+                       PS_E_NOMEM, REPLAY_POLICIES, VARIANT_NAMES, ArgumentError, Error, default_params, library_path,
+                       version)
+    from .coloc import ColocModel
+    from .model import Model, Prediction
+    from .queries import QUERY_FIELDS
+    from .tables import Coexec, Colocations, Ops, Scaling, Workloads
+except ImportError as _e:
+    # Without the C library, the parts that need no library still import
+    # (python -m pairsight.capture, pairsight.profile_tpcs); any name of the
+    # C API then raises the loader's error. A library of the wrong version
+    # is still refused here, at import.
+    if type(_e).__name__ != "LibraryNotFound":
+        raise
+    _missing = _e
+
+    def __getattr__(name: str):
+        if name in __all__ and name != "__version__":
+            raise _missing
+        raise AttributeError("module 'pairsight' has no attribute %r" % name)
+
 
 __all__ = ["Error", "ArgumentError", "version", "library_path", "default_params", "Ops", "Coexec", "Model",
            "Prediction", "Workloads", "Scaling", "Colocations", "ColocModel", "QUERY_FIELDS", "COLOC_KINDS",

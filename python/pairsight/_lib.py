@@ -64,12 +64,17 @@ def _find_library() -> str:
     return _cutil.find_library("pairsight") or LIBRARY_NAME
 
 
+class LibraryNotFound(ImportError):
+    """The C library could not be loaded (as opposed to a library of the
+    wrong version, which is refused at import)."""
+
+
 _lib: Any = None
 _path = _find_library()
 try:
     _lib = _C.CDLL(_path)
 except OSError as e:
-    raise ImportError("pairsight: cannot load the C library %r (%s); install the package with `pip install "
+    raise LibraryNotFound("pairsight: cannot load the C library %r (%s); install the package with `pip install "
                       "./python` (which builds it), or set PAIRSIGHT_LIBRARY to the path of %s"
                       % (_path, e, LIBRARY_NAME)) from None
 

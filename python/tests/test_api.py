@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import subprocess
+import sys
 import threading
 import time
 
@@ -54,6 +55,18 @@ def test_version_check_at_import(monkeypatch):
     monkeypatch.setattr(pairsight._lib, "__version__", "9.9.0")
     with pytest.raises(ImportError, match="version 0.1.0, this package is 9.9.0"):
         pairsight._lib._check_version()
+
+
+def test_capture_imports_without_the_library():
+    """python -m pairsight.capture needs no C library: without one the
+    package imports, and a C-API name raises the loader's ImportError."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(pairsight.__file__)))
+    env = dict(os.environ, PAIRSIGHT_LIBRARY="/nonexistent/libpairsight.so.0", PYTHONPATH=pkg)
+    code = ("import pairsight.capture, pairsight\n"
+            "try:\n    pairsight.Model\nexcept ImportError as e:\n    print('refused', 'cannot load' in str(e))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "refused True"
 
 
 def test_enum_names_come_from_c():
