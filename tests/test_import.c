@@ -192,7 +192,7 @@ static void test_torch_errors(void)
     const bad_input_t bad[] = {
         {"{\"traceEvents\": [\n  {\"ph\": \"X\",, }\n]}", ":2:15: not valid JSON"}, /* where cJSON stops */
         {"{\"events\": []}", ": not a Chrome trace"},
-        {"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -1}]", ": event 1 (k): dur -1: must be >= 0"},
+        {"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -1}]", ": event 1 (k): dur -1 us: must be in 0..3600000000"},
         {"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]", ": event 1: a kernel event needs"},
         {"", ":1:1: not valid JSON"},
     };

@@ -37,8 +37,8 @@ static const err_case_t cases[] = {
     {"inf", PS_TABLE_OPS, OPS_H OPS_R0 "V100,resnet,4,1,BN,40,-Infinity,memory\n", ":3:7: ", "infinity is not allowed"},
     {"overflowing float", PS_TABLE_OPS, OPS_H "V100,resnet,4,0,BN,40,1e999,memory\n", ":2:7: ", "out of range"},
     {"negative duration", PS_TABLE_OPS, OPS_H OPS_R0 "V100,resnet,4,1,BN,40,-3,memory\n",
-     ":3:7: ", "duration_ns: -3: must be > 0"},
-    {"zero duration", PS_TABLE_OPS, OPS_H "V100,resnet,4,0,BN,40,0,memory\n", ":2:7: ", "must be > 0"},
+     ":3:7: ", "duration_ns: -3: must be in (0, 3.6e+12]"},
+    {"zero duration", PS_TABLE_OPS, OPS_H "V100,resnet,4,0,BN,40,0,memory\n", ":2:7: ", "must be in (0, 3.6e+12]"},
     {"gap in op indices", PS_TABLE_OPS, OPS_H OPS_R0 "V100,resnet,4,2,BN,40,3,memory\n", ":3:4: ", "op 1 is missing"},
     {"ops not starting at 0", PS_TABLE_OPS, OPS_H OPS_R1, ":2:4: ", "op 0 is missing"},
     {"duplicate key", PS_TABLE_OPS, OPS_H OPS_R0 OPS_R1 "V100,resnet,4,0,Conv,40,90,compute\n",
@@ -56,7 +56,7 @@ static const err_case_t cases[] = {
     {"CRLF with an error", PS_TABLE_OPS,
      "gpu,model,batch,op,name,tpcs,duration_ns,intensity\r\n"
      "V100,resnet,4,0,Conv,40,100,compute\r\nV100,resnet,4,1,BN,40,-1,memory\r\n",
-     ":3:7: ", "must be > 0"},
+     ":3:7: ", "must be in (0, 3.6e+12]"},
     /* More of the text. */
     {"comments and blank lines", PS_TABLE_OPS, "# made by hand\n#\n\n" OPS_H OPS_R0 "\n" OPS_R1, NULL, NULL},
     {"quoted fields", PS_TABLE_OPS,
