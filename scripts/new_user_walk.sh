@@ -60,7 +60,11 @@ scripts_dir=$root/scripts
 say "first screen shows GPU $gpu and the data's source; whole page $h pixels ($work/report.png)"
 
 # 3. The Python package (its engineer's script; absent until it lands).
-if [ -x "$scripts_dir/new_user_walk_python.sh" ]; then
+# PS_WALK_NO_PYTHON=1 leaves it out (the test suite's test_python_venv does
+# the same venv install; running it twice cost 80 CPU seconds).
+if [ "${PS_WALK_NO_PYTHON:-0}" = 1 ]; then
+    say "Python: left out (PS_WALK_NO_PYTHON=1)"
+elif [ -x "$scripts_dir/new_user_walk_python.sh" ]; then
     say "Python: scripts/new_user_walk_python.sh"
     "$scripts_dir/new_user_walk_python.sh" "$work"
 fi

@@ -5,4 +5,5 @@
 set -eu
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-scripts/new_user_walk.sh "$T/walk"
+# The Python step is test_python_venv.sh (the same venv install).
+PS_WALK_NO_PYTHON=1 scripts/new_user_walk.sh "$T/walk"
