@@ -511,7 +511,10 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
 {
     BoosterHandle b = NULL;
     char why[160];
-    if (psi_xgb_check(data, len, m->nf, why, sizeof why) != 0)
+    int bad = psi_xgb_check(data, len, m->nf, why, sizeof why);
+    if (bad == PS_E_NOMEM)
+        return psi_error(PS_E_NOMEM, "%s: out of memory", path);
+    if (bad != 0)
         return psi_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
     if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
         XGBoosterSetParam(b, "nthread", "1")) {

@@ -3,6 +3,8 @@
  * $type and #count of "optimized" containers; integers big-endian. */
 #include "model/ubj.h"
 
+#include "pairsight.h"
+
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,11 +15,13 @@ typedef struct {
     const unsigned char *p, *end;
     char *why;
     size_t why_n;
+    int nomem; /* the failure was an allocation's */
 } ubj_t;
 
 static int fail(ubj_t *u, const char *what)
 {
     snprintf(u->why, u->why_n, "%s", what);
+    u->nomem = strcmp(what, "out of memory") == 0;
     return -1;
 }
 
@@ -150,7 +154,7 @@ static int value(ubj_t *u, int t, int depth)
 
 int psi_ubj_check(const unsigned char *buf, size_t n, char *why, size_t why_n)
 {
-    ubj_t u = {buf, buf + n, why, why_n};
+    ubj_t u = {buf, buf + n, why, why_n, 0};
     if (value(&u, -1, 0) != 0) {
         char tmp[128];
         snprintf(tmp, sizeof tmp, "%s", why);
@@ -254,11 +258,12 @@ static cJSON *container_json(ubj_t *u, unsigned char close)
             free(key);
             goto bad;
         }
-        if (key) {
-            cJSON_AddItemToObject(c, key, v);
-            free(key);
-        } else {
-            cJSON_AddItemToArray(c, v);
+        int added = key ? cJSON_AddItemToObject(c, key, v) : cJSON_AddItemToArray(c, v);
+        free(key);
+        if (!added) {
+            cJSON_Delete(v);
+            fail(u, "out of memory");
+            goto bad;
         }
     }
     return c;
@@ -306,7 +311,7 @@ static cJSON *to_json(ubj_t *u, int t)
 
 int psi_ubj_to_cjson(const unsigned char *buf, size_t n, cJSON **out, char *why, size_t why_n)
 {
-    ubj_t u = {buf, buf + n, why, why_n};
+    ubj_t u = {buf, buf + n, why, why_n, 0};
     *out = to_json(&u, -1);
-    return *out ? 0 : -1;
+    return *out ? 0 : u.nomem ? PS_E_NOMEM : -1;
 }

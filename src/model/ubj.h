@@ -16,7 +16,7 @@ struct cJSON;
 /* buf[n], which psi_ubj_check has passed, as a cJSON tree (*out, owned by the
  * caller: cJSON_Delete). Integers and floats become numbers, 'H' numbers
  * strings; a key or string holding a NUL byte is refused. 0, or -1 with the
- * reason in why[why_n] (out of memory included). */
+ * reason in why[why_n]; PS_E_NOMEM (why says so) when an allocation failed. */
 int psi_ubj_to_cjson(const unsigned char *buf, size_t n, struct cJSON **out, char *why, size_t why_n);
 
 #endif

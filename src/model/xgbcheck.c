@@ -7,6 +7,7 @@
  * pairsight's trainers write is accepted. */
 #include "model/xgbcheck.h"
 #include "model/ubj.h"
+#include "pairsight.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -131,7 +132,7 @@ static int check_tree(check_t *c, const cJSON *tree, int t)
     double *buf = malloc((size_t)n * N_ARRAYS * sizeof *buf), *a[N_ARRAYS];
     unsigned char *reached = calloc((size_t)n, 1);
     if (!buf || !reached)
-        rc = bad(c, "out of memory");
+        rc = (bad(c, "out of memory"), PS_E_NOMEM);
     for (int k = 0; k < N_ARRAYS && !rc; k++)
         rc = read_array(c, tree, t, k, n, a[k] = buf + (size_t)k * n);
     if (!rc)
@@ -188,11 +189,10 @@ static int check_model(check_t *c, const cJSON *root)
     for (const cJSON *e = info->child; e; e = e->next)
         if (!cJSON_IsNumber(e) || e->valuedouble != 0)
             return bad(c, "a tree of an output other than the first");
-    int t = 0;
-    for (const cJSON *tree = trees->child; tree; tree = tree->next, t++)
-        if (check_tree(c, tree, t))
-            return -1;
-    return 0;
+    int t = 0, rc = 0;
+    for (const cJSON *tree = trees->child; tree && !rc; tree = tree->next, t++)
+        rc = check_tree(c, tree, t);
+    return rc;
 }
 
 int psi_xgb_check(const unsigned char *buf, size_t n, int n_features, char *why, size_t why_n)
@@ -200,10 +200,11 @@ int psi_xgb_check(const unsigned char *buf, size_t n, int n_features, char *why,
     if (psi_ubj_check(buf, n, why, why_n) != 0)
         return -1;
     cJSON *root = NULL;
-    if (psi_ubj_to_cjson(buf, n, &root, why, why_n) != 0)
-        return -1;
+    int rc = psi_ubj_to_cjson(buf, n, &root, why, why_n);
+    if (rc != 0)
+        return rc;
     check_t c = {why, why_n, n_features};
-    int rc = check_model(&c, root);
+    rc = check_model(&c, root);
     cJSON_Delete(root);
     return rc;
 }

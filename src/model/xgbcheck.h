@@ -13,7 +13,8 @@
  * parent each (so no cycle, and every node reached but XGBoost's deleted
  * ones), parents matching, split features below n_features, numeric splits
  * only, finite thresholds and leaf values, tree ids in order. -1 otherwise,
- * with the reason (naming the tree and node) in why[why_n]. */
+ * with the reason (naming the tree and node) in why[why_n]; PS_E_NOMEM when
+ * an allocation failed. */
 int psi_xgb_check(const unsigned char *buf, size_t n, int n_features, char *why, size_t why_n);
 
 #endif
