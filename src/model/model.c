@@ -538,9 +538,9 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
         char why[160];
         int bad = psi_xgb_check(data[1 + s], len[1 + s], m->layout.n_features, why, sizeof why);
         if (bad != 0) {
-            rc = bad == PS_E_NOMEM ? psi_error(PS_E_NOMEM, "%s: out of memory", path)
-                                   : psi_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path,
-                                               sec_what[1 + s], why);
+            rc = bad == PS_E_NOMEM
+                     ? psi_error(PS_E_NOMEM, "%s: out of memory", path)
+                     : psi_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path, sec_what[1 + s], why);
             break;
         }
         if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
