@@ -230,7 +230,7 @@ static int no_output(void) { return access(OUT, F_OK) != 0 && no_temp(); }
 
 static int failed_well(int rc) { return (rc == PS_E_NOMEM || rc == PS_E_IO) && ps_last_error()[0] != '\0'; }
 
-static void disarm(void) { fault_inject(0, 0); }
+static void disarm(void) { psi_fault_inject(0, 0); }
 
 /* The bytes of path (NULL when it cannot be read); *n their count. */
 static unsigned char *slurp(const char *path, size_t *n)
@@ -262,9 +262,9 @@ static int is_old(const unsigned char *old, size_t n)
 static void save_once(const char *what, save_fn save, const void *obj, const unsigned char *old, size_t n,
                       psi_fault_t kind, long nth, const char *step)
 {
-    fault_arm(kind, nth);
+    psi_fault_arm(kind, nth);
     if (kind == PSI_FAULT_WRITE || nth == LONG_MAX)
-        fault_arm(PSI_FAULT_WRITE, kind == PSI_FAULT_WRITE ? nth : LONG_MAX); /* unbuffered */
+        psi_fault_arm(PSI_FAULT_WRITE, kind == PSI_FAULT_WRITE ? nth : LONG_MAX); /* unbuffered */
     int rc = save(obj, OUT);
     disarm();
     if (rc == PS_OK)
@@ -298,12 +298,12 @@ static void save_faults(const char *what, save_fn save, const void *obj)
     if (!old)
         return;
     long total[PSI_FAULT_KINDS];
-    fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
-    fault_arm(PSI_FAULT_NEW, LONG_MAX);
-    fault_arm(PSI_FAULT_WRITE, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_NEW, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_WRITE, LONG_MAX);
     CHECK_OK(save(obj, OUT));
     for (int k = 0; k < PSI_FAULT_KINDS; k++)
-        total[k] = fault_seen((psi_fault_t)k);
+        total[k] = psi_fault_seen((psi_fault_t)k);
     disarm();
     CHECK(is_old(old, n));
     long tries = 0;
@@ -318,7 +318,7 @@ static void save_faults(const char *what, save_fn save, const void *obj)
     save_once(what, save, obj, old, n, PSI_FAULT_FLUSH, 1, "flush failed");
     save_once(what, save, obj, old, n, PSI_FAULT_FSYNC, 1, "fsync failed");
     save_once(what, save, obj, old, n, PSI_FAULT_RENAME, 1, "rename");
-    fault_arm(PSI_FAULT_FSYNC, 2);
+    psi_fault_arm(PSI_FAULT_FSYNC, 2);
     int rc = save(obj, OUT);
     disarm();
     CHECK_MSG(rc == PS_E_IO && strstr(ps_last_error(), "folder") && is_old(old, n) && no_temp(), "%s: folder fsync",
@@ -341,7 +341,7 @@ static void load_once(void *ctx, long nth)
 {
     load_ctx_t *c = ctx;
     void *obj = (void *)1;
-    fault_arm(c->kind, nth);
+    psi_fault_arm(c->kind, nth);
     int rc = c->load(c->path, &obj);
     disarm();
     if (rc == PS_OK)
@@ -355,10 +355,10 @@ static void load_once(void *ctx, long nth)
 static void load_faults(const char *what, load_fn load, free_fn release, const char *path)
 {
     void *obj = NULL;
-    fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
-    fault_arm(PSI_FAULT_NEW, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_NEW, LONG_MAX);
     CHECK_OK(load(path, &obj));
-    long total[2] = {fault_seen(PSI_FAULT_ALLOC), fault_seen(PSI_FAULT_NEW)}, tries = 0;
+    long total[2] = {psi_fault_seen(PSI_FAULT_ALLOC), psi_fault_seen(PSI_FAULT_NEW)}, tries = 0;
     disarm();
     release(obj);
     load_ctx_t c = {what, load, release, path, PSI_FAULT_ALLOC};
@@ -387,7 +387,7 @@ static void test_table_load_and_save(void)
     CHECK_OK(ps_ops_load("tests/data/ops_small.csv", &t));
     /* A save to a new path that fails leaves nothing. */
     remove(OUT);
-    fault_inject(0, 1);
+    psi_fault_inject(0, 1);
     CHECK(t && ps_ops_save(t, OUT) == PS_E_IO && strstr(ps_last_error(), "write failed") && no_output());
     disarm();
     if (t)
@@ -405,7 +405,7 @@ static void train_once(void *ctx, long nth)
 {
     train_ctx_t *c = ctx;
     ps_model_t *m = (ps_model_t *)1;
-    fault_arm(c->kind, nth);
+    psi_fault_arm(c->kind, nth);
     int rc = ps_model_train(c->ops, c->cx, c->p, &m);
     disarm();
     if (rc == PS_OK)
@@ -431,11 +431,11 @@ static void test_model_train_save_load(void)
     p.n_etas = 1;
     ps_model_t *m = NULL;
     long total[2];
-    fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
-    fault_arm(PSI_FAULT_NEW, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_NEW, LONG_MAX);
     CHECK_OK(ps_model_train(ops, cx, &p, &m));
-    total[0] = fault_seen(PSI_FAULT_ALLOC);
-    total[1] = fault_seen(PSI_FAULT_NEW);
+    total[0] = psi_fault_seen(PSI_FAULT_ALLOC);
+    total[1] = psi_fault_seen(PSI_FAULT_NEW);
     disarm();
     ps_model_free(m);
     train_ctx_t c = {ops, cx, &p, PSI_FAULT_ALLOC};
@@ -565,7 +565,7 @@ static void store_sweep(psi_fault_t kind, long total, long *tries)
 {
     for (long k = 1; k <= total; k = sweep_next(k, total), (*tries)++) {
         remove_db();
-        fault_arm(kind, k);
+        psi_fault_arm(kind, k);
         int rc = campaign();
         disarm();
         CHECK_MSG(rc == PS_OK || failed_well(rc), "campaign, event %d #%ld: rc %d: %s", kind, k, rc, ps_last_error());
@@ -583,10 +583,10 @@ static void store_sweep(psi_fault_t kind, long total, long *tries)
 static void test_collect_store(void)
 {
     remove_db();
-    fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
-    fault_arm(PSI_FAULT_IO, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_ALLOC, LONG_MAX);
+    psi_fault_arm(PSI_FAULT_IO, LONG_MAX);
     CHECK_OK(campaign());
-    long allocs = fault_seen(PSI_FAULT_ALLOC), ios = fault_seen(PSI_FAULT_IO), tries = 0;
+    long allocs = psi_fault_seen(PSI_FAULT_ALLOC), ios = psi_fault_seen(PSI_FAULT_IO), tries = 0;
     disarm();
     CHECK(allocs > 100 && ios > 10);
     store_sweep(PSI_FAULT_ALLOC, allocs, &tries);

@@ -8,6 +8,8 @@ set -u
 CLI=${1:?usage: test_place_budget.sh PAIRSIGHT}
 case $CLI in /*) ;; *) CLI=$PWD/$CLI ;; esac
 . tests/clitest.sh
+bound=8
+[ "${PS_SANITIZED:-0}" = 1 ] && bound=40
 F=tests/data/colocate
 WL="--workloads $F/workloads.csv --scaling $F/workload_scaling.csv"
 jobs() { # $1 jobs, cycling over the six workloads
@@ -30,7 +32,9 @@ for k in kace_lr kace_rf kace_mlp xu_rf ratio mps lowrank; do
     expect 0 "$CLI" colocate place --model "$T/$k.psc" $WL --jobs "$J64" --gpus 16 --max-per-gpu 4 \
         --shares 100,50,25 --time-limit 1 --json -q
     took=$(($(date +%s) - start))
-    [ $took -le 8 ] || fail "$k: 64 jobs on 16 GPUs took $took s with --time-limit 1"
+    # The first greedy placement always completes: up to a few seconds past
+    # the limit here, about 5x that in the sanitized Debug build.
+    [ $took -le "$bound" ] || fail "$k: 64 jobs on 16 GPUs took $took s with --time-limit 1 (bound $bound s)"
     has "$T/out" '"exact":false'
     grep -q '"stopped_by_time_limit":true' "$T/out" && has "$T/err" "the time limit (--time-limit 1 s) ended the search"
 done

@@ -18,21 +18,21 @@
 
 /* Fault injection (built with PS_FAULT_INJECTION, tests only): per kind of
  * event (an allocation, one write of an output stream, its flush, an fsync,
- * the rename), the n-th event from fault_arm on fails. */
+ * the rename), the n-th event from psi_fault_arm on fails. */
 #ifdef PS_FAULT_INJECTION
 static _Thread_local long fault_next[PSI_FAULT_KINDS], fault_count[PSI_FAULT_KINDS];
-void fault_arm(psi_fault_t kind, long nth)
+void psi_fault_arm(psi_fault_t kind, long nth)
 {
     fault_next[kind] = nth;
     fault_count[kind] = 0;
 }
-long fault_seen(psi_fault_t kind) { return fault_count[kind]; }
-void fault_inject(long nth_alloc, long nth_write)
+long psi_fault_seen(psi_fault_t kind) { return fault_count[kind]; }
+void psi_fault_inject(long nth_alloc, long nth_write)
 {
     for (int k = 0; k < PSI_FAULT_KINDS; k++)
-        fault_arm((psi_fault_t)k, 0);
-    fault_arm(PSI_FAULT_ALLOC, nth_alloc);
-    fault_arm(PSI_FAULT_WRITE, nth_write);
+        psi_fault_arm((psi_fault_t)k, 0);
+    psi_fault_arm(PSI_FAULT_ALLOC, nth_alloc);
+    psi_fault_arm(PSI_FAULT_WRITE, nth_write);
 }
 int psi_fault(psi_fault_t kind)
 {

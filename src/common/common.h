@@ -105,13 +105,13 @@ int psi_name_index(const char *what, const char *name, const char *const *names,
 double psi_median(double *v, size_t n);
 
 #ifdef PS_FAULT_INJECTION
-/* Tests only: fault_arm(kind, n) makes the n-th event of kind of this thread
+/* Tests only: psi_fault_arm(kind, n) makes the n-th event of kind of this thread
  * from now fail (0 = never): an allocation (psi_malloc and friends, and what
  * a test routes through psi_fault: cJSON's and SQLite's allocators), one
  * write to an atomic output stream (each fprintf/fwrite/fputc once armed:
  * the stream is then unbuffered), its flush, an fsync (the file's, then its
- * folder's) or the rename. fault_seen counts the events of kind since it was
- * armed. fault_inject(a, w) arms ALLOC with a and WRITE with w, the rest 0. */
+ * folder's) or the rename. psi_fault_seen counts the events of kind since it was
+ * armed. psi_fault_inject(a, w) arms ALLOC with a and WRITE with w, the rest 0. */
 typedef enum {
     PSI_FAULT_ALLOC,
     PSI_FAULT_WRITE,
@@ -122,9 +122,9 @@ typedef enum {
     PSI_FAULT_IO,  /* SQLite's writes and syncs (the test's VFS) */
     PSI_FAULT_KINDS
 } psi_fault_t;
-void fault_arm(psi_fault_t kind, long nth);
-long fault_seen(psi_fault_t kind);
-void fault_inject(long nth_alloc, long nth_write);
+void psi_fault_arm(psi_fault_t kind, long nth);
+long psi_fault_seen(psi_fault_t kind);
+void psi_fault_inject(long nth_alloc, long nth_write);
 /* Count an event of kind; 1 when it is the one to fail. */
 int psi_fault(psi_fault_t kind);
 #endif
