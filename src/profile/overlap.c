@@ -242,7 +242,7 @@ static int read_slot(reader_t *r, psi_ov_slot_t *s)
 
 static int read_record(reader_t *r)
 {
-    const char *id;
+    const char *id = NULL;
     psi_ov_exp_t x;
     psi_ov_slot_t s;
     size_t i;
