@@ -36,8 +36,10 @@ int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campa
         return PS_E_NOMEM;
     int rc = 0;
     /* One collector per database: a second one is told who holds it
-     * (SQLite's own locking let both run and fail with raw SQLite text). */
-    if (p)
+     * (SQLite's own locking let both run and fail with raw SQLite text).
+     * An in-memory database is the process's own: no lock file (two
+     * processes in one folder each took ":memory:.lock" and one refused). */
+    if (p && strcmp(db_path, ":memory:") != 0)
         rc = psi_out_lock_acquire(db_path, 0, &c->lock);
     if (rc == 0 && p) {
         c->p = *p;
