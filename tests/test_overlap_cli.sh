@@ -77,7 +77,7 @@ grep -q "unknown protocol 'nope'" "$T/err" || fail "message: $(cat "$T/err")"
 
 # train and predict; operator lists named by module path add FLOPs per range.
 "$PS" overlap train --overlap "$T/o.csv" --out "$T/m.model" --rounds 40 -q || fail train
-head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 1$" || fail "model magic"
+head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 2$" || fail "model magic"
 "$PS" overlap predict --model "$T/m.model" --overlap "$T/o.csv" > "$T/p.csv" 2> "$T/err" || fail predict
 grep -q "^experiment,predicted_us,median_us$" "$T/p.csv" || fail "predict header"
 [ "$(wc -l < "$T/p.csv")" -eq 601 ] || fail "predict rows"

@@ -43,6 +43,15 @@ static int parse_protocols(const char *list, int *want)
     return CLI_OK;
 }
 
+static int parse_features(const char *v, void *dest) { return psi_ov_features_parse(v, dest); }
+
+#define OPT_FEATURES(dest)                                                                                             \
+    {                                                                                                                  \
+        "--features", CLI_FN, (dest), "LIST", "pairsight's feature groups (docs/overlap.md)",                          \
+            .def = PSI_OV_FEATURES_DEFAULT, .parse = parse_features,                                                   \
+            .accepts = "times, ratios, active, share, batch, ops, grain, comma-separated"                              \
+    }
+
 static void print_text(int p, const psi_ov_result_t *r)
 {
     printf("%s\n  %-11s %8s %7s", psi_ov_protocol_names[p], "method", "MAPE %", "n");
@@ -99,6 +108,9 @@ static int do_eval(int argc, char **argv)
          .hi = 1e6},
         {"--threads", CLI_INT, &p.threads, "N", "XGBoost threads", .lo = 1, .hi = 1024},
         {"--seed", CLI_U64, &p.seed, "N", "seed of the random split and of the MLP"},
+        OPT_FEATURES(&p.features),
+        {"--pairsight-only", CLI_FLAG, &p.pairsight_only, NULL, "skip abacus_mlp and abacus_xgb (a sweep)",
+         .flags = CLI_NODEF},
         {"-v", CLI_FLAG, &verbose, NULL, "one line per held-out group on stderr", .flags = CLI_NODEF},
         CLI_OPT_JSON(&json, "print {\"schema\", \"protocols\": {P: {METHOD: {\"mape\", \"n\"}}}}"),
         {NULL}};
@@ -181,6 +193,7 @@ static int do_train(int argc, char **argv)
          .hi = 1e6},
         {"--threads", CLI_INT, &p.threads, "N", "XGBoost threads", .lo = 1, .hi = 1024},
         {"--seed", CLI_U64, &p.seed, "N", "XGBoost's seed"},
+        OPT_FEATURES(&p.features),
         CLI_OPT_QUIET(&quiet),
         {NULL}};
     static const char *const ex[] = {

@@ -31,8 +31,32 @@
 const char *const psi_ov_method_names[PSI_OVM_N] = {"pairsight", "abacus_mlp", "abacus_xgb", "max_solo", "sum_solo"};
 const char *const psi_ov_protocol_names[PSI_OVP_N] = {"random", "leave-pair", "k-way", "leave-model", "mig"};
 
+const char *const psi_ov_feature_names[PSI_OVF_N] = {"times", "ratios", "active", "share", "batch", "ops", "grain"};
+
+/* Columns [lo, hi) of each feature group in pairsight's row. */
+static const int feature_cols[PSI_OVF_N][2] = {{0, 5}, {5, 7}, {7, 8}, {8, 10}, {10, 14}, {14, 22}, {22, 24}};
+
+int psi_ov_features_parse(const char *list, unsigned *mask)
+{
+    char buf[256];
+    unsigned m = 0;
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (k < PSI_OVF_N && strcmp(psi_ov_feature_names[k], p) != 0)
+            k++;
+        if (k == PSI_OVF_N)
+            return -1;
+        m |= 1u << k;
+    }
+    *mask = m;
+    return 0;
+}
+
 psi_ov_params_t psi_ov_default_params(void)
 {
+    unsigned features = 0;
+    psi_ov_features_parse(PSI_OV_FEATURES_DEFAULT, &features);
     return (psi_ov_params_t){.rounds = 300,
                              .depth = 6,
                              .eta = 0.05,
@@ -40,7 +64,9 @@ psi_ov_params_t psi_ov_default_params(void)
                              .ridge = 0.05,
                              .threads = 2,
                              .seed = 1,
-                             .oplists = NULL};
+                             .oplists = NULL,
+                             .features = features,
+                             .pairsight_only = 0};
 }
 
 /* ---- the solo table ---- */
@@ -210,22 +236,22 @@ static int by_time_desc(const void *a, const void *b)
 
 /* The XGBoost settings of the overlap predictor, as the key-value list
  * that psi_cl_xgb_train takes; kv and bufs are the caller's. */
-const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[15])
+const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[PSI_OV_XGB_KV])
 {
     snprintf(bufs[0], 32, "%d", p->depth);
     snprintf(bufs[1], 32, "%g", p->eta);
     snprintf(bufs[2], 32, "%d", p->threads);
     snprintf(bufs[3], 32, "%llu", (unsigned long long)p->seed);
-    const char *const v[] = {"max_depth", bufs[0], "eta",       bufs[1],     "nthread",
-                             bufs[2],     "seed",  bufs[3],     "objective", "reg:squarederror",
-                             "subsample", "0.8",   "verbosity", "0",         NULL};
+    const char *const v[] = {
+        "max_depth",        bufs[0],     "eta", bufs[1],     "nthread", bufs[2],       "seed", bufs[3], "objective",
+        "reg:squarederror", "subsample", "0.8", "verbosity", "0",       "tree_method", "hist", NULL};
     memcpy(kv, v, sizeof v);
     return kv;
 }
 
 /* PairSight's row of experiment e; *max_solo and *sum_solo as side outputs. */
-void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, double *f, double *mx,
-                        double *sum)
+void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, unsigned mask, double *f,
+                        double *mx, double *sum)
 {
     slot_t_t v[PSI_OV_MAX_K];
     double tot = 0;
@@ -249,6 +275,7 @@ void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops
         f[8 + j] = (double)(x->op_end - x->op_start) / x->model_ops;
         f[10 + j] = x->batch;
         f[12 + j] = x->seq_len;
+        f[22 + j] = v[j].t / (x->op_end - x->op_start);
         double fl, by, kn;
         if (ops && psi_ov_ops_range(ops, x, &fl, &by, &kn) == 0) {
             f[14 + j] = fl;
@@ -257,6 +284,9 @@ void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops
             f[20 + j] = v[j].t > 0 ? fl / v[j].t : NAN;
         }
     }
+    for (int g = 0; g < PSI_OVF_N; g++)
+        for (int j = feature_cols[g][0]; j < feature_cols[g][1] && !(mask >> g & 1u); j++)
+            f[j] = NAN;
 }
 
 /* Abacus's features (dataloader.py get_feature_latency): a count per model,
@@ -292,7 +322,7 @@ static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr,
                            size_t nte, int d, double *out)
 {
     char bufs[4][32];
-    const char *kv[15];
+    const char *kv[PSI_OV_XGB_KV];
     psi_ov_xgb_params(c->p, bufs, kv);
     void *b = NULL;
     int rc = psi_cl_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
@@ -364,7 +394,7 @@ static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t 
         ab_features(e, ab->xab + i * NF_AB);
         ab->yab[i] = e->median_us / 1000.0;
         double mx, sum;
-        psi_ov_ps_features(e, s, c->ops, r->xps + r->n * NF_PS, &mx, &sum);
+        psi_ov_ps_features(e, s, c->ops, c->p->features, r->xps + r->n * NF_PS, &mx, &sum);
         if (train && !(mx > 0))
             continue;
         r->mx[r->n] = mx;
@@ -390,14 +420,16 @@ static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, 
     double *ps = pred + PSI_OVM_PAIRSIGHT * nte;
     if (rc == PS_OK)
         rc = xgb_fit_predict(c, a.xps, a.yps, a.n, b.xps, nte, NF_PS, ps);
-    if (rc == PS_OK)
+    int ab = !c->p->pairsight_only;
+    if (rc == PS_OK && ab)
         rc = xgb_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, NF_AB, pred + PSI_OVM_ABACUS_XGB * nte);
-    if (rc == PS_OK && c->p->mlp_epochs > 0)
+    if (rc == PS_OK && ab && c->p->mlp_epochs > 0)
         rc = mlp_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, pred + PSI_OVM_ABACUS_MLP * nte);
     for (size_t i = 0; rc == PS_OK && i < nte; i++) {
         ps[i] *= b.mx[i];
-        pred[PSI_OVM_ABACUS_XGB * nte + i] *= 1000.0;
-        pred[PSI_OVM_ABACUS_MLP * nte + i] = c->p->mlp_epochs > 0 ? pred[PSI_OVM_ABACUS_MLP * nte + i] * 1000.0 : NAN;
+        pred[PSI_OVM_ABACUS_XGB * nte + i] = ab ? pred[PSI_OVM_ABACUS_XGB * nte + i] * 1000.0 : NAN;
+        pred[PSI_OVM_ABACUS_MLP * nte + i] =
+            ab && c->p->mlp_epochs > 0 ? pred[PSI_OVM_ABACUS_MLP * nte + i] * 1000.0 : NAN;
         pred[PSI_OVM_MAX_SOLO * nte + i] = b.mx[i];
         pred[PSI_OVM_SUM_SOLO * nte + i] = b.sum[i];
     }

@@ -27,7 +27,19 @@ typedef struct {
     int threads;         /* XGBoost threads */
     uint64_t seed;       /* the random split and the MLP's initialisation */
     const char *oplists; /* folder of operator lists (FLOPs, bytes, kernels per range), or NULL */
+    unsigned features;   /* pairsight's feature groups: bit i = psi_ov_feature_names[i] */
+    int pairsight_only;  /* eval: skip abacus_mlp and abacus_xgb (a sweep's speed) */
 } psi_ov_params_t;
+
+/* pairsight's feature groups (docs/overlap.md), and the default chosen by
+ * the leave-pair sweep of docs/overlap.md. */
+enum { PSI_OVF_N = 7 };
+extern const char *const psi_ov_feature_names[PSI_OVF_N];
+#define PSI_OV_FEATURES_DEFAULT "times,ratios,active,share,batch,ops"
+
+/* "times,ratios" into a mask of psi_ov_feature_names; 0 or -1 (an unknown
+ * name; *mask untouched). */
+int psi_ov_features_parse(const char *list, unsigned *mask);
 
 psi_ov_params_t psi_ov_default_params(void);
 

@@ -6,7 +6,7 @@
 #include "evaluate/overlap.h"
 #include "evaluate/overlap_ops.h"
 
-#define NF_PS 22
+#define NF_PS 24
 
 typedef struct {
     const char *setting, *model; /* interned in a table's pool */
@@ -26,12 +26,14 @@ void psi_ov_solo_free(solo_t *s);
 /* Key of slot x in setting (compared by string content), or NULL. */
 solo_key_t *psi_ov_solo_find(const solo_t *s, const char *setting, const psi_ov_slot_t *x);
 
-/* PairSight's row f[NF_PS] of e; *max_solo, *sum_solo as side outputs. */
-void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, double *f, double *max_solo,
-                        double *sum_solo);
+/* PairSight's row f[NF_PS] of e, the groups outside mask missing (NAN);
+ * *max_solo, *sum_solo as side outputs. */
+void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, unsigned mask, double *f,
+                        double *max_solo, double *sum_solo);
 
 /* The XGBoost parameters of p as key/value pairs in kv (NULL-ended), their
  * values written into bufs; returns kv. */
-const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[15]);
+#define PSI_OV_XGB_KV 17
+const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[PSI_OV_XGB_KV]);
 
 #endif

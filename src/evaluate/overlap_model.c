@@ -2,8 +2,8 @@
  * A trained overlap predictor: the solo table and the XGBoost booster of
  * makespan / max(solo), saved as one text file
  *
- *     pairsight-overlap-model 1
- *     features 22 oplists 0|1
+ *     pairsight-overlap-model 2
+ *     features 24 oplists 0|1 groups MASK      (MASK: psi_ov_feature_names bits)
  *     solo N
  *     SETTING MODEL BATCH SEQ_LEN GROUPS c t_0 .. t_{G-1}     (N lines)
  *     booster BYTES
@@ -22,13 +22,14 @@
 #include <string.h>
 #include <xgboost/c_api.h>
 
-#define MAGIC "pairsight-overlap-model 1"
+#define MAGIC "pairsight-overlap-model 2"
 
 struct psi_ov_model {
     solo_t solo;
     char **names; /* owned copies of the solo keys' strings */
     size_t n_names;
     int oplists;
+    unsigned features; /* psi_ov_params_t.features it was trained with */
     void *booster;
 };
 
@@ -80,19 +81,20 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
     size_t n = 0;
     for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
         double mx, sum;
-        psi_ov_ps_features(&t->exps[i], &m->solo, ops, x + n * NF_PS, &mx, &sum);
+        psi_ov_ps_features(&t->exps[i], &m->solo, ops, p->features, x + n * NF_PS, &mx, &sum);
         if (mx > 0)
             y[n++] = t->exps[i].median_us / mx;
     }
     if (rc == PS_OK && n == 0)
         rc = psi_error(PS_E_INPUT, "overlap train: no experiment has known solo times (no single-active runs)");
     char bufs[4][32];
-    const char *kv[15];
+    const char *kv[PSI_OV_XGB_KV];
     if (rc == PS_OK)
         rc = psi_cl_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
     if (rc == PS_OK)
         rc = own_names(m);
     m->oplists = p->oplists != NULL;
+    m->features = p->features;
     psi_ov_ops_free(ops);
     free(idx);
     free(x);
@@ -117,7 +119,7 @@ int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *
         rc = psi_ov_ops_load(oplists, &ops);
     for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
         double sum;
-        psi_ov_ps_features(&t->exps[i], &m->solo, ops, x + i * NF_PS, &mx[i], &sum);
+        psi_ov_ps_features(&t->exps[i], &m->solo, ops, m->features, x + i * NF_PS, &mx[i], &sum);
     }
     if (rc == PS_OK)
         rc = psi_cl_xgb_predict(m->booster, x, NULL, (int)t->n, NF_PS, out);
@@ -141,7 +143,7 @@ int psi_ov_model_save(const psi_ov_model_t *m, const char *path)
         return rc;
     FILE *f = psi_atomic_stream(a);
     locale_t loc = psi_c_numeric_begin();
-    fprintf(f, "%s\nfeatures %d oplists %d\nsolo %zu\n", MAGIC, NF_PS, m->oplists, m->solo.n);
+    fprintf(f, "%s\nfeatures %d oplists %d groups %u\nsolo %zu\n", MAGIC, NF_PS, m->oplists, m->features, m->solo.n);
     for (size_t i = 0; i < m->solo.n; i++) {
         const solo_key_t *k = &m->solo.k[i];
         fprintf(f, "%s %s %d %d %d", k->setting, k->model, k->batch, k->seq_len, k->groups);
@@ -181,7 +183,8 @@ static int read_body(FILE *f, const char *path, psi_ov_model_t *m)
     size_t n = 0;
     if (!fgets(magic, sizeof magic, f) || strncmp(magic, MAGIC, strlen(MAGIC)) != 0)
         return psi_error(PS_E_INPUT, "%s:1:1: not a pairsight overlap model (no '%s')", path, MAGIC);
-    if (fscanf(f, " features %d oplists %d solo %zu", &nf, &m->oplists, &n) != 3 || nf != NF_PS || n > 1u << 20)
+    if (fscanf(f, " features %d oplists %d groups %u solo %zu", &nf, &m->oplists, &m->features, &n) != 4 ||
+        nf != NF_PS || n > 1u << 20)
         return psi_error(PS_E_INPUT, "%s:2:1: feature layout %d, this build reads %d", path, nf, NF_PS);
     m->solo.k = psi_calloc(n + 1, sizeof *m->solo.k);
     m->names = psi_calloc(2 * n + 1, sizeof *m->names);
