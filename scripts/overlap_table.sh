@@ -4,43 +4,54 @@
 # and print the markdown tables of docs/overlap.md beside Abacus's published
 # figures. With --doc, rewrites the block between the overlap-tables markers
 # of docs/overlap.md instead of printing.
-# Usage: scripts/overlap_table.sh [--repo DIR] [--rev COMMIT] [--out DIR] [--pairsight BIN] [--doc]
+# The operator lists (--oplists, FLOPs, bytes and kernels per range): --oplists DIR,
+# else captured into OUT/oplists by scripts/abacus_oplists.py where /usr/bin/python3
+# has torch and torchvision, else none (the tables say which).
+# Usage: scripts/overlap_table.sh [--repo DIR] [--rev COMMIT] [--out DIR] [--pairsight BIN] [--oplists DIR] [--doc]
 #        scripts/overlap_table.sh --from FILE.json... [--doc]   (tables of eval JSONs already run,
 #        one per protocol or all in one: `pairsight overlap eval --json`)
 # The repository: --repo, else $PS_ABACUS_REPO, else the fetched mirror.
 set -e
 repo=${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}
-rev=4c33e2e out=out/overlap ps=build/pairsight doc= from=
+rev=4c33e2e out=out/overlap ps=build/pairsight doc= from= ops=
 while [ $# -gt 0 ]; do
     case $1 in
     --repo) repo=$2; shift 2 ;;
     --rev) rev=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --pairsight) ps=$2; shift 2 ;;
+    --oplists) ops=$2; shift 2 ;;
     --doc) doc=1; shift ;;
     --from) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do from="$from $1"; shift; done ;;
-    *) echo "usage: $0 [--repo DIR] [--rev COMMIT] [--out DIR] [--pairsight BIN] [--doc]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--repo DIR] [--rev COMMIT] [--out DIR] [--pairsight BIN] [--oplists DIR] [--doc]" >&2; exit 2 ;;
     esac
 done
 if [ -z "$from" ]; then
     [ -d "$repo" ] || { echo "overlap_table: no Abacus repository at $repo (set PS_ABACUS_REPO)" >&2; exit 1; }
     mkdir -p "$out"
     "$ps" import abacus "$repo" --rev "$rev" --out "$out/overlap.csv"
-    "$ps" overlap eval --overlap "$out/overlap.csv" --json -v > "$out/eval.json"
+    if [ -z "$ops" ] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+        /usr/bin/python3 scripts/abacus_oplists.py "$out/oplists" && ops=$out/oplists
+    fi
+    "$ps" overlap eval --overlap "$out/overlap.csv" ${ops:+--oplists "$ops"} --json -v > "$out/eval.json"
     from=$out/eval.json
 fi
 table=$(/usr/bin/python3 - "$rev" $from <<'PY'
 import json, sys
-d = {}
+d, ops = {}, set()
 for f in sys.argv[2:]:
-    d.update(json.load(open(f))["protocols"])
+    j = json.load(open(f))
+    d.update(j["protocols"])
+    ops.add(j.get("oplists", False))
 goal = {"random": "<= 3.5", "leave-pair": "<= 3.5 pooled, <= 6 worst pair", "k-way": "<= 3.5",
         "leave-model": "<= 4", "mig": "<= 5"}
 published = {"random": "5.95 (MLP), 30.6 (LR), 29.2 (SVM)"}
 methods = ["pairsight", "abacus_mlp", "abacus_xgb", "max_solo", "sum_solo"]
 def cell(r):
     return "n/a" if r["mape"] is None else "%.2f" % r["mape"]
-print("MAPE (%%) of the median time; Abacus artefact at %s; `scripts/overlap_table.sh --doc`.\n" % sys.argv[1])
+how = {frozenset([True]): "with", frozenset([False]): "without"}.get(frozenset(ops), "partly with")
+print("MAPE (%%) of the median time; Abacus artefact at %s; pairsight %s operator lists (`--oplists`); "
+      "`scripts/overlap_table.sh --doc`.\n" % (sys.argv[1], how))
 print("| protocol | n | " + " | ".join(methods) + " | Abacus published | goal |")
 print("|---|---|" + "---|" * len(methods) + "---|---|")
 for p, r in d.items():

@@ -3,7 +3,8 @@
 # github Raphael-Hao/Abacus): PS_ABACUS_REPO, else the fetched mirror under
 # /work/.mirror. Skips (77) where neither is present. Checks the counts of
 # the profiles at the newest commit that holds them and at 4c33e2e, and that
-# the predictor beats max(solo) on Abacus's own split (a short run).
+# the predictor beats max(solo) on Abacus's own split and on leave-one-pair-out
+# (short runs, pairsight only: under a minute).
 PS=${1:-build/pairsight}
 REPO=${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}
 [ -d "$REPO" ] || { echo "skip: no Abacus repository (set PS_ABACUS_REPO to a clone or mirror)"; exit 77; }
@@ -22,11 +23,15 @@ n2=$(grep -c ",dedicated,mps,2,1," "$T/o.csv")
 [ "$n2" -eq 37596 ] || fail "2-way dedicated experiments: $n2, want 37596"
 nm=$(grep -c ",mig-2g.10gb,mps,2,1," "$T/o.csv")
 [ "$nm" -eq 6611 ] || fail "mig 2g.10gb experiments: $nm, want 6611"
-"$PS" overlap eval --overlap "$T/o.csv" --protocols random --rounds 100 --mlp-epochs 0 --json > "$T/e.json" || fail eval
+"$PS" overlap eval --overlap "$T/o.csv" --protocols random,leave-pair --rounds 100 --pairsight-only --threads 1 \
+    --json > "$T/e.json" || fail eval
 cat "$T/e.json"
 /usr/bin/python3 -c "
-import json; d = json.load(open('$T/e.json'))['protocols']['random']
-assert d['pairsight']['n'] == 7520, d
-assert d['pairsight']['mape'] < d['max_solo']['mape'] < d['sum_solo']['mape'], d
-" || fail "random split"
+import json; d = json.load(open('$T/e.json'))['protocols']
+r, p = d['random'], d['leave-pair']
+assert r['pairsight']['n'] == 7520, r
+assert r['pairsight']['mape'] < r['max_solo']['mape'] < r['sum_solo']['mape'], r
+assert p['pairsight']['n'] == 37596 and p['pairsight']['mape'] < p['max_solo']['mape'], p
+assert p['pairsight']['worst_mape'] < p['max_solo']['worst_mape'], p
+" || fail "random split or leave-pair"
 echo ok

@@ -134,6 +134,8 @@ static int do_eval(int argc, char **argv)
     if (psi_overlap_load(path, &t) != 0)
         return cli_fail(CLI_BAD_INPUT, "overlap eval", "%s", ps_last_error());
     cJSON *o = json ? cli_json_new("overlap_eval", 1) : NULL, *ps = o ? cJSON_AddObjectToObject(o, "protocols") : NULL;
+    if (o)
+        cJSON_AddBoolToObject(o, "oplists", p.oplists != NULL);
     int rc = PS_OK;
     for (int k = 0; k < PSI_OVP_N && rc == PS_OK; k++) {
         psi_ov_result_t r;
