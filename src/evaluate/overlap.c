@@ -57,11 +57,11 @@ psi_ov_params_t psi_ov_default_params(void)
 {
     unsigned features = 0;
     psi_ov_features_parse(PSI_OV_FEATURES_DEFAULT, &features);
-    return (psi_ov_params_t){.rounds = 300,
-                             .depth = 6,
+    return (psi_ov_params_t){.rounds = 600,
+                             .depth = 8,
                              .eta = 0.05,
                              .mlp_epochs = 30,
-                             .ridge = 0.05,
+                             .ridge = 0.01,
                              .threads = 2,
                              .seed = 1,
                              .oplists = NULL,

@@ -35,7 +35,7 @@ typedef struct {
  * the leave-pair sweep of docs/overlap.md. */
 enum { PSI_OVF_N = 7 };
 extern const char *const psi_ov_feature_names[PSI_OVF_N];
-#define PSI_OV_FEATURES_DEFAULT "times,ratios,active,share,batch,ops"
+#define PSI_OV_FEATURES_DEFAULT "times,ratios,active,share,batch,ops,grain"
 
 /* "times,ratios" into a mask of psi_ov_feature_names; 0 or -1 (an unknown
  * name; *mask untouched). */
