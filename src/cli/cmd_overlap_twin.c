@@ -106,9 +106,7 @@ static int run_twin(twin_args_t *a, psi_ovt_t *tw, const psi_overlap_t *t, cJSON
         return rc;
     if (!a->quiet)
         fprintf(stderr, "overlap twin: calibrated on the 2-way experiments: MAPE %.2f%% there\n", fit_mape);
-    psi_ovt_params_t all = a->p;
-    all.every = 1;
-    if ((rc = psi_ovt_score(tw, t, &all, &fit, &s)) != PS_OK)
+    if ((rc = psi_ovt_score(tw, t, &a->p, &fit, &s)) != PS_OK)
         return rc;
     if (o)
         cJSON_AddItemToObject(o, "after", score_json(&s));
@@ -137,7 +135,8 @@ int cmd_overlap_twin(int argc, char **argv)
         {"--oplists", CLI_STR, &a.oplists, "DIR", "captured operator lists of the models", .flags = CLI_REQ},
         {"--gpu", CLI_STR, &a.gpu, "NAME", "the twin's GPU (A100-40GB is the catalog's a100)"},
         {"--setting", CLI_STR, &a.p.setting, "NAME", "experiments of this setting"},
-        {"--every", CLI_INT, &a.p.every, "N", "score and calibrate on every Nth experiment of each file", .lo = 1,
+        {"--every", CLI_INT, &a.p.every, "N", "score every Nth experiment of each file", .lo = 1, .hi = 1000000},
+        {"--fit-every", CLI_INT, &a.p.fit_every, "N", "calibrate on every Nth 2-way experiment of each file", .lo = 1,
          .hi = 1000000},
         {"--launch-us", CLI_DBL, &a.launch_us, "X", "host time per kernel launch of a process", .lo = 0, .hi = 1e6},
         {"--start-us", CLI_DBL, &a.start_us, "X", "fixed time of a measured run", .lo = 0, .hi = 1e7},

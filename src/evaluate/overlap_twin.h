@@ -42,6 +42,7 @@ int psi_ovt_predict(psi_ovt_t *tw, const psi_ov_exp_t *e, const sim_mps_params_t
 typedef struct {
     const char *setting;  /* experiments of this setting ("dedicated") */
     int every;            /* score every Nth experiment of each file (1: all) */
+    int fit_every;        /* calibrate on every Nth 2-way experiment of each file */
     int calibrate;        /* fit launch_ns, sm_pack, stagger_ns and start_ns on the 2-way experiments, then score */
     int fit_flops;        /* calibrate flop_scale too (the kernels' device speed, not launch or sharing) */
     sim_mps_params_t mps; /* the twin's parameters before calibration */
@@ -77,7 +78,7 @@ int psi_ovt_score(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_params_t 
                   psi_ovt_score_t *out);
 
 /* Fit launch_ns and sm_pack on a grid and start_ns exactly (weighted median)
- * on the 2-way experiments of p->setting (every p->every-th), from p->mps;
+ * on the 2-way experiments of p->setting (every p->fit_every-th), from p->mps;
  * writes the fitted parameters and their 2-way MAPE. */
 int psi_ovt_calibrate(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_params_t *p, sim_mps_params_t *out,
                       double *mape);

@@ -17,7 +17,8 @@
 
 psi_ovt_params_t psi_ovt_default_params(void)
 {
-    psi_ovt_params_t p = {.setting = "dedicated", .every = 1, .calibrate = 0, .mps = psi_sim_mps_default()};
+    psi_ovt_params_t p = {
+        .setting = "dedicated", .every = 1, .fit_every = 10, .calibrate = 0, .mps = psi_sim_mps_default()};
     return p;
 }
 
@@ -307,7 +308,7 @@ int psi_ovt_calibrate(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_param
     size_t *idx = NULL, n = 0;
     double *pred = NULL, *real = NULL;
     resid_t *tmp = NULL;
-    int rc = select_exps(t, p->setting, p->every, 2, &idx, &n);
+    int rc = select_exps(t, p->setting, p->fit_every, 2, &idx, &n);
     if (rc == PS_OK && (!(pred = psi_malloc((n + 1) * sizeof *pred)) || !(real = psi_malloc((n + 1) * sizeof *real)) ||
                         !(tmp = psi_malloc((n + 1) * sizeof *tmp))))
         rc = PS_E_NOMEM;
