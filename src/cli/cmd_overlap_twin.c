@@ -181,6 +181,11 @@ int cmd_overlap_twin(int argc, char **argv)
         fprintf(stderr, "overlap twin: %d operator lists (%ld operators in no group), %zu experiments\n",
                 psi_ovt_lists(tw, &unmatched), unmatched, t->n);
     cJSON *o = a.json && rc == PS_OK ? cli_json_new("overlap_twin", 1) : NULL;
+    if (o) {
+        cJSON_AddStringToObject(o, "setting", a.p.setting);
+        cJSON_AddNumberToObject(o, "every", a.p.every);
+        cJSON_AddNumberToObject(o, "fit_every", a.p.fit_every);
+    }
     if (rc == PS_OK)
         rc = run_twin(&a, tw, t, o);
     psi_ovt_free(tw);

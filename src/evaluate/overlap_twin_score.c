@@ -294,9 +294,9 @@ static int try_params(psi_ovt_t *tw, const psi_overlap_t *t, const size_t *idx, 
     return PS_OK;
 }
 
-static const double launch_grid_us[] = {2, 3.8, 6, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 70, 80};
+static const double launch_grid_us[] = {2, 3.8, 6, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 70, 80, 100};
 static const double pack_grid[] = {0, 0.25, 0.5, 1, 2, 4, 1e9};
-static const double stagger_grid_us[] = {0, 10, 25, 50, 100, 200, 400};
+static const double stagger_grid_us[] = {0, 25, 50, 100, 200, 400, 800, 1600, 3200};
 static const double flop_grid[] = {1, 0.5, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05};
 
 /* Coordinate descent over the grids of launch, sm_pack, stagger (and
