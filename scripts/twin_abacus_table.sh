@@ -48,7 +48,7 @@ runs = [("defaults", cal["before"]), ("launch + sharing", cal["after"]), ("+ FLO
 def f(v, fmt="%.1f"):
     return "n/a" if v is None else fmt % v
 def params(p):
-    return ("launch %.1f us, start %.0f us, stagger %.0f us, sm_pack %g, flop_scale %g" %
+    return ("launch %.1f us, start %.1f us, stagger %.0f us, sm_pack %g, flop_scale %g" %
             (p["launch_us"], p["start_us"], p["stagger_us"], p["sm_pack"], p["flop_scale"]))
 print("MAPE (%) of the median time over the dedicated experiments with two or more active processes;")
 every = cal.get("fit_every", int(sys.argv[3]))
