@@ -18,7 +18,7 @@
 psi_ovt_params_t psi_ovt_default_params(void)
 {
     psi_ovt_params_t p = {
-        .setting = "dedicated", .every = 1, .fit_every = 10, .calibrate = 0, .mps = psi_sim_mps_default()};
+        .setting = "dedicated", .every = 1, .fit_every = 40, .calibrate = 0, .mps = psi_sim_mps_default()};
     return p;
 }
 
