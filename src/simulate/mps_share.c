@@ -89,7 +89,7 @@ static void sm_shares(const psi_gpu_t *g, const sim_mps_params_t *p, const sim_k
         d[j] = c < g->sms ? c : (double)g->sms;
         tot += d[j];
     }
-    double cap = g->sms * (1.0 + p->sm_pack), sc = tot > cap ? cap / tot : 1.0;
+    double cap = g->sms * (1.0 + p->sm_pack), sc = n > 1 && tot > cap ? cap / tot : 1.0;
     for (int j = 0; j < n; j++) {
         long t = lround(d[j] * sc / 2.0);
         tpcs[j] = t < 1 ? 1 : t > g->tpcs ? g->tpcs : (int)t;
