@@ -5,7 +5,7 @@
 # figures. With --doc, rewrites the block between the overlap-tables markers
 # of docs/overlap.md instead of printing.
 # The operator lists (--oplists, FLOPs, bytes and kernels per range): --oplists DIR,
-# else captured into OUT/oplists by scripts/abacus_oplists.py where /usr/bin/python3
+# else captured into OUT/oplists by tools/abacus_oplists.py where /usr/bin/python3
 # has torch and torchvision, else none (the tables say which).
 # Usage: scripts/overlap_table.sh [--repo DIR] [--rev COMMIT] [--out DIR] [--pairsight BIN] [--oplists DIR] [--doc]
 #        scripts/overlap_table.sh --from FILE.json... [--doc]   (tables of eval JSONs already run,
@@ -31,7 +31,7 @@ if [ -z "$from" ]; then
     mkdir -p "$out"
     "$ps" import abacus "$repo" --rev "$rev" --out "$out/overlap.csv"
     if [ -z "$ops" ] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
-        /usr/bin/python3 scripts/abacus_oplists.py "$out/oplists" && ops=$out/oplists
+        PAIRSIGHT_LIBRARY=/nonexistent /usr/bin/python3 tools/abacus_oplists.py --out "$out/oplists" && ops=$out/oplists
     fi
     "$ps" overlap eval --overlap "$out/overlap.csv" ${ops:+--oplists "$ops"} --json -v > "$out/eval.json"
     from=$out/eval.json
@@ -49,6 +49,8 @@ published = {"random": "5.95 (MLP), 30.6 (LR), 29.2 (SVM)"}
 methods = ["pairsight", "abacus_mlp", "abacus_xgb", "max_solo", "sum_solo"]
 def cell(r):
     return "n/a" if r["mape"] is None else "%.2f" % r["mape"]
+order = ["random", "leave-pair", "k-way", "leave-model", "mig"]
+d = dict(sorted(d.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 how = {frozenset([True]): "with", frozenset([False]): "without"}.get(frozenset(ops), "partly with")
 print("MAPE (%%) of the median time; Abacus artefact at %s; pairsight %s operator lists (`--oplists`); "
       "`scripts/overlap_table.sh --doc`.\n" % (sys.argv[1], how))
