@@ -7,6 +7,7 @@
 #include "colocate/colocate.h"
 
 #include "common/common.h"
+#include "model/xgb.h"
 
 #include <floatfann.h>
 
@@ -72,7 +73,7 @@ void ps_coloc_model_free(ps_coloc_model_t *m)
         return;
     for (int j = 0; j < m->n_blend; j++)
         ps_coloc_model_free(m->blend[j]);
-    psi_cl_xgb_free(m->booster);
+    psi_xgb_free(m->booster);
     psi_cl_lowrank_free(m->lowrank);
     free(m->enc_pair);
     free(m->enc_agg);
@@ -160,7 +161,6 @@ static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t
     return 0;
 }
 
-
 /* ---- fitting ---- */
 
 static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
@@ -199,7 +199,7 @@ static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int
                         "seed",
                         seed,
                         NULL};
-    return psi_cl_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
+    return psi_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
 }
 
 static float zval(double v, double mu, double sd) { return (sd > 0 && !isnan(v)) ? (float)((v - mu) / sd) : 0.0f; }
@@ -278,9 +278,6 @@ unsigned psi_cl_train_ks(const cl_data_t *d, const int *train, int n_train)
         ks |= 1u << (d->c[train[i]].k < 31 ? d->c[train[i]].k : 31);
     return ks;
 }
-
-
-
 
 /* ratio, mps, lowrank: from the measured slots of the training set. */
 static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
@@ -377,7 +374,7 @@ int psi_cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int
             fann_type *o = fann_run(m->ann, in);
             *out_sum = m->ymu + m->ysd * o[0];
         } else {
-            return psi_cl_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
+            return psi_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
         }
         return 0;
     }

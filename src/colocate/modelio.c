@@ -21,7 +21,6 @@
 
 #include "common/common.h"
 #include "model/model.h"
-#include "model/xgbcheck.h"
 
 #include <floatfann.h>
 #include <errno.h>
@@ -510,18 +509,12 @@ done:
 static int load_booster(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
 {
     BoosterHandle b = NULL;
-    char why[160];
-    int bad = psi_xgb_check(data, len, m->nf, why, sizeof why);
-    if (bad == PS_E_NOMEM)
-        return psi_error(PS_E_NOMEM, "%s: out of memory", path);
-    if (bad != 0)
-        return psi_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
-    if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
-        XGBoosterSetParam(b, "nthread", "1")) {
-        int rc = psi_error_prefix(psi_xgb_error("load"), path);
-        if (b)
-            XGBoosterFree(b);
+    int rc = psi_xgb_load(path, "booster", data, len, m->nf, &b);
+    if (rc != PS_OK)
         return rc;
+    if ((rc = psi_xgb_set_param(b, "nthread", "1")) != PS_OK) {
+        XGBoosterFree(b);
+        return psi_error_prefix(rc, path);
     }
     m->booster = b;
     const char *v = NULL;
