@@ -14,8 +14,8 @@
  * by the latency MAPE on the test split.
  */
 #include "common/common.h"
-#include "evaluate/mlp.h"
-#include "evaluate/scale.h"
+#include "model/mlp.h"
+#include "model/scale.h"
 #include "features/features.h"
 
 #include <fann.h>

@@ -2,8 +2,8 @@
 #include "common/common.h"
 #include "evaluate/evaluate.h"
 #include "evaluate/experiments.h"
-#include "evaluate/mlp.h"
-#include "evaluate/scale.h"
+#include "model/mlp.h"
+#include "model/scale.h"
 #include "testhelp.h"
 
 static void test_mape_within_cdf(void)

@@ -21,7 +21,7 @@
 #include "colocate/colocate.h"
 #include "common/common.h"
 #include "common/linalg.h"
-#include "evaluate/mlp.h"
+#include "model/mlp.h"
 #include "evaluate/overlap_ops.h"
 #include "model/xgb.h"
 #include "profile/abacus.h"

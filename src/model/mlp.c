@@ -8,10 +8,10 @@
  *   dZ_{l-1} = dA_{l-1} * [Z_{l-1} > 0],
  * and Adam (Kingma and Ba, 2015) with decoupled weight decay updates them.
  */
-#include "evaluate/mlp.h"
+#include "model/mlp.h"
 
 #include "common/common.h"
-#include "evaluate/scale.h"
+#include "model/scale.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -6,8 +6,8 @@
  *
  * Inputs and targets are standardized inside: callers pass raw rows.
  */
-#ifndef PS_EVALUATE_MLP_H
-#define PS_EVALUATE_MLP_H
+#ifndef PS_MODEL_MLP_H
+#define PS_MODEL_MLP_H
 
 #include <stdint.h>
 #include <stddef.h>

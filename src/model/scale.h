@@ -5,8 +5,8 @@
  * standard deviation of the training rows. Missing values (NAN) become 0 after
  * standardization, i.e. the training mean.
  */
-#ifndef PS_EVALUATE_SCALE_H
-#define PS_EVALUATE_SCALE_H
+#ifndef PS_MODEL_SCALE_H
+#define PS_MODEL_SCALE_H
 
 #include <stddef.h>
 #include <stdint.h>
