@@ -13,7 +13,7 @@
 
 typedef struct {
     int n;
-    unsigned char *log1p; /* [n] 1 when the column is compressed with log1p */
+    unsigned char *log1p;  /* [n] 1 when the column is compressed with log1p */
     double *mean, *inv_sd; /* [n] after the optional log1p */
 } psi_scaler_t;
 
