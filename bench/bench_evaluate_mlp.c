@@ -1,10 +1,10 @@
 /*
- * Which MLP trainer the baselines use: FANN (libfann, float) against our own
- * minibatch-Adam trainer on OpenBLAS (src/evaluate/mlp.c), on one quick task
- * shaped like the baselines' (log-delta-like target, a few hundred inputs of
- * which a few matter, nonlinear interactions). Both see the same standardized
- * inputs, the same two hidden layers of 64 and the same epochs; the figure is
- * the test MSE relative to the target variance and the training time.
+ * Our minibatch-Adam MLP trainer on OpenBLAS (src/model/mlp.c) on one quick
+ * task shaped like the baselines' (log-delta-like target, a few hundred
+ * inputs of which a few matter, nonlinear interactions): the test MSE
+ * relative to the target variance and the training time. Until issue 25 it
+ * also ran FANN (libfann) on the same inputs; its figures are kept in
+ * docs/evaluation.md.
  *
  * usage: bench_evaluate_mlp [rows] [inputs] [epochs]   (default 20000 200 30)
  *        bench_evaluate_mlp --campaign OPS COEXEC [epochs]      (default 100)
@@ -14,11 +14,9 @@
  * by the latency MAPE on the test split.
  */
 #include "common/common.h"
-#include "evaluate/mlp.h"
-#include "evaluate/scale.h"
+#include "model/mlp.h"
 #include "features/features.h"
 
-#include <fann.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,48 +82,6 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
            latency_mape(d, te, nte, pred));
     psi_mlp_free(m);
 
-    psi_scaler_t s;
-    psi_scaler_fit(&s, xtr, ntr, f);
-    double ym = 0, ysd = 0;
-    for (size_t i = 0; i < ntr; i++)
-        ym += ytr[i] / (double)ntr;
-    for (size_t i = 0; i < ntr; i++)
-        ysd += (ytr[i] - ym) * (ytr[i] - ym) / (double)ntr;
-    ysd = sqrt(ysd);
-    struct fann_train_data *td = fann_create_train((unsigned)ntr, (unsigned)f, 1);
-    for (size_t i = 0; i < ntr; i++) {
-        psi_scaler_row(&s, xtr + i * (size_t)f, td->input[i]);
-        td->output[i][0] = (fann_type)((ytr[i] - ym) / ysd);
-    }
-    fann_type *row = malloc((size_t)f * sizeof *row);
-    /* FANN has no early stopping: its epoch count is the budget, shown at
-     * two values for the per-sample trainer. */
-    static const struct {
-        int sgd, epochs;
-    } runs[] = {{0, 30}, {1, 10}, {1, 30}};
-    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
-        struct fann *ann = fann_create_standard(4, (unsigned)f, 64u, 64u, 1u);
-        fann_set_activation_function_hidden(ann, FANN_SIGMOID_SYMMETRIC);
-        fann_set_activation_function_output(ann, FANN_LINEAR);
-        fann_set_training_algorithm(ann, runs[k].sgd ? FANN_TRAIN_INCREMENTAL : FANN_TRAIN_RPROP);
-        if (runs[k].sgd)
-            fann_set_learning_rate(ann, 0.01f);
-        fann_randomize_weights(ann, -0.1f, 0.1f);
-        t0 = psi_now();
-        for (int e = 0; e < runs[k].epochs; e++)
-            fann_train_epoch(ann, td);
-        t = psi_now() - t0;
-        for (size_t i = 0; i < nte; i++) {
-            psi_scaler_row(&s, xte + i * (size_t)f, row);
-            pred[i] = ym + ysd * fann_run(ann, row)[0];
-        }
-        printf("fann: %-28s %7d %10.2f %14.2f\n", runs[k].sgd ? "incremental SGD, tanh" : "rprop (full batch), tanh",
-               runs[k].epochs, t, latency_mape(d, te, nte, pred));
-        fann_destroy(ann);
-    }
-    free(row);
-    fann_destroy_train(td);
-    psi_scaler_clear(&s);
     free(xtr);
     free(ytr);
     free(pred);
@@ -184,52 +140,6 @@ int main(int argc, char **argv)
         m = NULL;
     }
 
-    /* FANN on the same standardized inputs and targets. */
-    psi_scaler_t s;
-    psi_scaler_fit(&s, x, (size_t)n, d);
-    double ym = 0, ysd = 0;
-    for (int i = 0; i < n; i++)
-        ym += y[i] / n;
-    for (int i = 0; i < n; i++)
-        ysd += (y[i] - ym) * (y[i] - ym) / n;
-    ysd = sqrt(ysd);
-    struct fann_train_data *td = fann_create_train((unsigned)n, (unsigned)d, 1);
-    for (int i = 0; i < n; i++) {
-        psi_scaler_row(&s, x + (size_t)i * (size_t)d, td->input[i]);
-        td->output[i][0] = (fann_type)((y[i] - ym) / ysd);
-    }
-    static const struct {
-        enum fann_train_enum alg;
-        const char *name;
-        int epoch_div;
-    } algs[] = {{FANN_TRAIN_RPROP, "rprop (full batch), tanh", 1},
-                {FANN_TRAIN_INCREMENTAL, "incremental SGD, tanh", 1},
-                {FANN_TRAIN_INCREMENTAL, "incremental SGD, tanh", 6}};
-    fann_type *row = malloc((size_t)d * sizeof *row);
-    for (size_t a = 0; a < sizeof algs / sizeof algs[0]; a++) {
-        struct fann *ann = fann_create_standard(4, (unsigned)d, 64u, 64u, 1u);
-        fann_set_activation_function_hidden(ann, FANN_SIGMOID_SYMMETRIC);
-        fann_set_activation_function_output(ann, FANN_LINEAR);
-        fann_set_training_algorithm(ann, algs[a].alg);
-        if (algs[a].alg == FANN_TRAIN_INCREMENTAL)
-            fann_set_learning_rate(ann, 0.01f);
-        fann_randomize_weights(ann, -0.1f, 0.1f);
-        int ep = epochs / algs[a].epoch_div > 0 ? epochs / algs[a].epoch_div : 1;
-        double t0 = psi_now();
-        for (int e = 0; e < ep; e++)
-            fann_train_epoch(ann, td);
-        double t_fann = psi_now() - t0, mse = 0;
-        for (int i = 0; i < n_test; i++) {
-            psi_scaler_row(&s, x + (size_t)(n + i) * (size_t)d, row);
-            double o = ym + ysd * fann_run(ann, row)[0];
-            mse += (o - y[n + i]) * (o - y[n + i]) / n_test;
-        }
-        printf("fann: %-28s %7d %10.2f %12.4f\n", algs[a].name, ep, t_fann, mse / var);
-        fann_destroy(ann);
-    }
-    free(row);
-    fann_destroy_train(td);
-    psi_scaler_clear(&s);
     free(out);
     free(x);
     free(y);

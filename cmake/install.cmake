@@ -20,7 +20,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/pairsight.h DESTINATION include)
 
 # pkg-config: the shared library needs nothing more at link time; a static
 # link (pkg-config --static) takes the private dependencies.
-set(PS_PC_REQUIRES_PRIVATE "xgboost sqlite3 libcjson openblas fann zlib")
+set(PS_PC_REQUIRES_PRIVATE "xgboost sqlite3 libcjson openblas zlib")
 set(PS_PC_LIBS_PRIVATE "-lpthread -lm")
 if(CMAKE_DL_LIBS)
   string(APPEND PS_PC_LIBS_PRIVATE " -l${CMAKE_DL_LIBS}")

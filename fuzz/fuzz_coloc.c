@@ -1,7 +1,7 @@
 /* libFuzzer target: the co-location model loader (ps_coloc_model_load) on
  * arbitrary bytes. A refused file leaves *out NULL with a message; an
  * accepted one has a kind. Nothing may crash, whatever reaches XGBoost or
- * FANN (the section checksums keep flipped bytes from them). */
+ * the MLP reader (the section checksums keep flipped bytes from them). */
 #include "common/common.h"
 
 #include <stdint.h>

@@ -386,7 +386,7 @@ static void test_models_round_trip(void)
 /* 1,000 random single-byte flips of a saved model of each kind: every one
  * is refused with a message by the container's checks (first line,
  * section lines, lengths, checksums, end line), so that no flipped byte
- * reaches XGBoost or FANN (54 of 314 flips crashed format 1's reader). */
+ * reaches XGBoost or the MLP reader (54 of 314 flips crashed format 1's reader). */
 static void test_flipped_bytes_refused(void)
 {
     tabs_t t;

@@ -2,8 +2,8 @@
 #include "common/common.h"
 #include "evaluate/evaluate.h"
 #include "evaluate/experiments.h"
-#include "evaluate/mlp.h"
-#include "evaluate/scale.h"
+#include "model/mlp.h"
+#include "model/scale.h"
 #include "testhelp.h"
 
 static void test_mape_within_cdf(void)
@@ -133,6 +133,59 @@ static void test_mlp_learns(void)
     free(y);
 }
 
+/* A saved network (psi_mlp_save, the mlp section of a co-location model)
+ * loads to the same predictions, bit for bit; text that is not a network,
+ * or is cut short, is refused. */
+static void test_mlp_save_load(void)
+{
+    enum { N = 120, D = 4 };
+    float x[N * D];
+    double y[N];
+    psi_rng_t r;
+    psi_rng_seed(&r, 11);
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < D; j++)
+            x[i * D + j] = (float)(j == 1 ? 1e4 * psi_rng_uniform(&r) : 2 * psi_rng_uniform(&r) - 1);
+        y[i] = 3 * x[i * D] - x[i * D + 2] + 1e-4 * x[i * D + 1];
+    }
+    psi_mlp_params_t p = psi_mlp_default_params();
+    p.hidden[0] = 16;
+    p.hidden[1] = 8;
+    p.hidden[2] = 4;
+    p.tanh_hidden = 1;
+    p.epochs = 5;
+    psi_mlp_t *m = NULL, *m2 = NULL;
+    CHECK_OK(psi_mlp_train(x, N, D, y, 1, &p, &m));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f && psi_mlp_save(m, f) == 0);
+    fclose(f);
+    f = fmemopen(text, len, "r");
+    CHECK_OK(psi_mlp_load(f, &m2));
+    fclose(f);
+    CHECK(m2 && psi_mlp_n_in(m2) == D && psi_mlp_n_out(m2) == 1);
+    double a[N], b[N];
+    CHECK_OK(psi_mlp_predict(m, x, N, a));
+    if (m2) {
+        CHECK_OK(psi_mlp_predict(m2, x, N, b));
+        CHECK(memcmp(a, b, sizeof a) == 0);
+    }
+    psi_mlp_free(m2);
+    static const char *bad[] = {"", "mlp 9 1 4 1", "mlp 1 2 4 1", "mlp 1 0 4 0", "mlp 2 1 4 3 1\n0 0 0 0\n1 2"};
+    for (size_t k = 0; k < PS_ARRAY_LEN(bad); k++) {
+        f = fmemopen((void *)bad[k], strlen(bad[k]) + 1, "r");
+        m2 = (psi_mlp_t *)&p;
+        CHECK(psi_mlp_load(f, &m2) == -1 && m2 == NULL);
+        fclose(f);
+    }
+    f = fmemopen(text, len / 2, "r"); /* cut short */
+    CHECK(psi_mlp_load(f, &m2) == -1);
+    fclose(f);
+    free(text);
+    psi_mlp_free(m);
+}
+
 static void test_experiment_list(void)
 {
     int m = 0;
@@ -161,4 +214,4 @@ static void test_method_names(void)
 }
 
 TH_MAIN(TEST(test_mape_within_cdf), TEST(test_pearson_median), TEST(test_scaler), TEST(test_mlp_learns),
-        TEST(test_experiment_list), TEST(test_method_names))
+        TEST(test_mlp_save_load), TEST(test_experiment_list), TEST(test_method_names))

@@ -460,7 +460,7 @@ static void test_model_train_save_load(void)
 }
 
 /* Co-location models of the kinds with their own back end: mps (XGBoost),
- * kace_mlp (FANN), kace_rf (our forest), ratio (a table). */
+ * kace_mlp (model/mlp.c), kace_rf (our forest), ratio (a table). */
 static void test_coloc_model_save_load(void)
 {
     const char *dir = "tests/data/colocate";

@@ -42,7 +42,7 @@ expect 1 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/ba
 grep -q "bad.csv:4:4: 'x' is not an integer" "$T/err" || fail "bad integer not located: $(cat "$T/err")"
 cut -d, -f1-10 "$T/q.csv" >"$T/bad.csv"
 expect 1 "$CLI" predict --model "$T/m.psm" --ops "$T/c/ops.csv" --queries "$T/bad.csv"
-grep -q "missing column lp_tpcs" "$T/err" || fail "missing column not named: $(cat "$T/err")"
+grep -q "missing required column 'lp_tpcs'" "$T/err" || fail "missing column not named: $(cat "$T/err")"
 echo "not a model" >"$T/junk.psm"
 expect 1 "$CLI" predict --model "$T/junk.psm" --ops "$T/c/ops.csv" --queries "$T/q.csv"
 grep -q "pairsight: predict: .*junk.psm: not a pairsight model" "$T/err" || fail "junk model: $(cat "$T/err")"

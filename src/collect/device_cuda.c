@@ -139,18 +139,6 @@ static int rt_fail(cudaError_t e, const char *what)
         if (e_ != cudaSuccess)                                                                                         \
             return rt_fail(e_, what);                                                                                  \
     } while (0)
-#define BLAS(call, what)                                                                                               \
-    do {                                                                                                               \
-        cublasStatus_t s_ = (call);                                                                                    \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                               \
-            return psi_error(PS_E_BACKEND, "cublas: %s: %s", what, cublasGetStatusString(s_));                         \
-    } while (0)
-#define DNN(call, what)                                                                                                \
-    do {                                                                                                               \
-        cudnnStatus_t s_ = (call);                                                                                     \
-        if (s_ != CUDNN_STATUS_SUCCESS)                                                                                \
-            return psi_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));                            \
-    } while (0)
 /* rc = call's outcome, named, unless rc already holds an error. */
 #define RT_RC(rc, call, what)                                                                                          \
     do {                                                                                                               \

@@ -14,6 +14,20 @@
 
 #define LT_WORKSPACE (32u << 20) /* cuBLASLt workspace, bytes */
 
+/* Return a named PS_E_BACKEND error when a cuBLAS or cuDNN call fails. */
+#define BLAS(call, what)                                                                                               \
+    do {                                                                                                               \
+        cublasStatus_t s_ = (call);                                                                                    \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                               \
+            return psi_error(PS_E_BACKEND, "cublas: %s: %s", what, cublasGetStatusString(s_));                         \
+    } while (0)
+#define DNN(call, what)                                                                                                \
+    do {                                                                                                               \
+        cudnnStatus_t s_ = (call);                                                                                     \
+        if (s_ != CUDNN_STATUS_SUCCESS)                                                                                \
+            return psi_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));                            \
+    } while (0)
+
 /* NVML, from the driver's libnvidia-ml.so.1 at run time (the toolkit ships
  * no nvml.h here; these are the stable C signatures of nvml.h). */
 typedef int nvml_ret_t; /* nvmlReturn_t: 0 is NVML_SUCCESS */

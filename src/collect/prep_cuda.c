@@ -7,18 +7,6 @@
 
 #include <stdlib.h>
 
-#define BLAS(call, what)                                                                                               \
-    do {                                                                                                               \
-        cublasStatus_t s_ = (call);                                                                                    \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                               \
-            return psi_error(PS_E_BACKEND, "cublas: %s: %s", what, cublasGetStatusString(s_));                         \
-    } while (0)
-#define DNN(call, what)                                                                                                \
-    do {                                                                                                               \
-        cudnnStatus_t s_ = (call);                                                                                     \
-        if (s_ != CUDNN_STATUS_SUCCESS)                                                                                \
-            return psi_error(PS_E_BACKEND, "cudnn: %s: %s", what, cudnnGetErrorString(s_));                            \
-    } while (0)
 void psi_cuda_prep_free(prep_t *p, int n)
 {
     for (int i = 0; p && i < n; i++) {

@@ -91,16 +91,6 @@ void psi_cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, doub
 int psi_cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta);
 double psi_cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta);
 
-/* XGBoost: train on x[n*d] (NAN = missing) with the given "key", "value"
- * pairs (NULL-terminated), optional base_margin[n]. */
-int psi_cl_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
-                     int rounds, void **out_booster);
-int psi_cl_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
-/* The same with the first `rounds` boosting rounds only (0: all). */
-int psi_cl_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds,
-                             double *out);
-void psi_cl_xgb_free(void *booster);
-
 /* Column means and population standard deviations of x[n*d], NAN cells
  * left out. */
 void psi_cl_zscore(const double *x, int n, int d, double *mu, double *sd);

@@ -4,7 +4,7 @@
 
 #include "colocate/colocate.h"
 
-struct fann;
+struct psi_mlp;
 
 struct ps_coloc_model {
     ps_coloc_kind_t kind;
@@ -13,7 +13,7 @@ struct ps_coloc_model {
     double mu[CL_MPS_NF], sd[CL_MPS_NF], beta[CL_MPS_NF + 1]; /* LR and MLP scaling */
     double ymu, ysd;                                          /* MLP target scaling */
     void *booster;                                            /* forests, mps */
-    struct fann *ann;                                         /* MLP */
+    struct psi_mlp *mlp;                                      /* MLP (model/mlp.c) */
     int n_ratio;                                              /* ratio table (ratio, mps) */
     char **ratio_name;
     double *ratio_med;

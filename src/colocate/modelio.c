@@ -1,17 +1,18 @@
 /*
- * Saved co-location models, format CL_FORMAT (2). Text lines, then sections:
- *   PAIRSIGHT-COLOC 2
+ * Saved co-location models, format CL_FORMAT (3). Text lines, then sections:
+ *   PAIRSIGHT-COLOC 3
  *   section params LEN CRC     then LEN bytes: feature layout, kind,
  *                              parameters, scaling vectors, the ratio table
  *   section BODY LEN CRC       BODY is booster (XGBoost UBJSON, tagged with
  *                              the model kind as an XGBoost attribute), mlp
- *                              (the MLP's weights as text), lowrank (its
+ *                              (the MLP as text, model/mlp.c), lowrank (its
  *                              parameters as text) or none
  *   end
  * CRC is the CRC-32 (zlib, 8 hex digits) of "NAME LEN" and the section's
  * bytes. Every line and section is checked (exact text, length, checksum)
- * before any byte is parsed or handed to XGBoost or FANN: single-byte flips
- * crashed version 1's reader, which is refused by version. Names in the
+ * before any byte is parsed or handed to XGBoost: single-byte flips crashed
+ * version 1's reader, which is refused by version; version 2 held a FANN
+ * network in its mlp section, version 3 the project's own MLP. Names in the
  * ratio table are percent-escaped (space, %, control bytes), so that a
  * workload name with a space round-trips. Numbers are written with %.17g
  * and read in the C locale, pinned per thread (psi_c_numeric_begin), whatever
@@ -20,10 +21,9 @@
 #include "colocate/model_internal.h"
 
 #include "common/common.h"
+#include "model/mlp.h"
 #include "model/model.h"
-#include "model/xgbcheck.h"
 
-#include <floatfann.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,7 +33,7 @@
 #include <zlib.h>
 
 #define CL_MAGIC "PAIRSIGHT-COLOC"
-#define CL_FORMAT 2
+#define CL_FORMAT 3
 /* Changes whenever a feature builder changes meaning. */
 #define CL_LAYOUT "cw13-sum13-xu5-mps34lr"
 /* The largest model file read (the biggest, mps, is about 0.5 MB). */
@@ -183,24 +183,13 @@ static int params_text(const ps_coloc_model_t *m, char **out, size_t *len)
     return PS_OK;
 }
 
-/* The MLP's weights as text. */
+/* The MLP as text (psi_mlp_save). */
 static int mlp_text(const ps_coloc_model_t *m, char **out, size_t *len)
 {
-    unsigned n = fann_get_total_connections(m->ann);
-    struct fann_connection *c = psi_malloc((size_t)n * sizeof *c + 1);
-    if (!c)
-        return PS_E_NOMEM;
-    fann_get_connection_array(m->ann, c);
     FILE *f = open_memstream(out, len);
-    if (!f) {
-        free(c);
+    if (!f)
         return psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
-    }
-    fprintf(f, "%u\n", n);
-    for (unsigned i = 0; i < n; i++)
-        fprintf(f, "%.9g\n", (double)c[i].weight);
-    free(c);
-    int bad = ferror(f);
+    int bad = psi_mlp_save(m->mlp, f) != 0 || ferror(f);
     if (fclose(f) != 0 || bad) {
         free(*out);
         *out = NULL;
@@ -221,7 +210,7 @@ static int single_write(const ps_coloc_model_t *m, FILE *f)
         (XGBoosterSetAttr(m->booster, "pairsight_kind", ps_coloc_kind_name(m->kind)) ||
          XGBoosterSaveModelToBuffer(m->booster, "{\"format\": \"ubj\"}", &blen, &bst)))
         rc = psi_xgb_error("save");
-    if (rc == PS_OK && !m->booster && m->ann)
+    if (rc == PS_OK && !m->booster && m->mlp)
         rc = mlp_text(m, &mlp, &mlen);
     if (rc == PS_OK && m->kind == PS_COLOC_LOWRANK) {
         FILE *lf = open_memstream(&mlp, &mlen);
@@ -233,7 +222,7 @@ static int single_write(const ps_coloc_model_t *m, FILE *f)
         put_section(f, "params", params, plen);
         if (m->booster)
             put_section(f, "booster", bst, (size_t)blen);
-        else if (m->ann)
+        else if (m->mlp)
             put_section(f, "mlp", mlp, mlen);
         else if (m->kind == PS_COLOC_LOWRANK)
             put_section(f, "lowrank", mlp, mlen);
@@ -467,61 +456,28 @@ static int parse_lowrank(const char *path, const unsigned char *data, size_t len
     return rc == PS_E_NOMEM ? rc : rc ? bad(path, "lowrank parameters") : PS_OK;
 }
 
-/* The mlp section: the weight count, then every weight. */
+/* The mlp section (psi_mlp_load): a network over the model's nf inputs. */
 static int parse_mlp(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
 {
-    m->ann = fann_create_standard(5, (unsigned)m->nf, 128u, 64u, 32u, 1u);
-    if (!m->ann)
-        return PS_E_NOMEM;
-    fann_set_error_log((struct fann_error *)m->ann, NULL);
-    fann_set_activation_function_hidden(m->ann, FANN_SIGMOID_SYMMETRIC);
-    fann_set_activation_function_output(m->ann, FANN_LINEAR);
     FILE *f = len ? fmemopen((void *)data, len, "r") : NULL;
     if (!f)
         return bad(path, "network");
-    unsigned n = 0;
-    int rc = PS_OK;
-    struct fann_connection *c = NULL;
-    if (fscanf(f, "%u", &n) != 1 || n != fann_get_total_connections(m->ann)) {
-        rc = bad(path, "network");
-        goto done;
-    }
-    if (!(c = psi_malloc((size_t)n * sizeof *c + 1))) {
-        rc = PS_E_NOMEM;
-        goto done;
-    }
-    fann_get_connection_array(m->ann, c);
-    for (unsigned i = 0; i < n && !rc; i++) {
-        double v;
-        if (fscanf(f, "%lf", &v) != 1 || !isfinite(v))
-            rc = bad(path, "network weights");
-        c[i].weight = (fann_type)v;
-    }
-    if (!rc && fscanf(f, " %*c") != EOF)
-        rc = bad(path, "trailing network weights");
-    if (!rc)
-        fann_set_weight_array(m->ann, c, n);
-done:
-    free(c);
+    int rc = psi_mlp_load(f, &m->mlp);
+    if (rc == 0 && (psi_mlp_n_in(m->mlp) != m->nf || psi_mlp_n_out(m->mlp) != 1 || fscanf(f, " %*c") != EOF))
+        rc = -1;
     fclose(f);
-    return rc;
+    return rc == PS_E_NOMEM ? rc : rc ? bad(path, "network") : PS_OK;
 }
 
 static int load_booster(const char *path, const unsigned char *data, size_t len, ps_coloc_model_t *m)
 {
     BoosterHandle b = NULL;
-    char why[160];
-    int bad = psi_xgb_check(data, len, m->nf, why, sizeof why);
-    if (bad == PS_E_NOMEM)
-        return psi_error(PS_E_NOMEM, "%s: out of memory", path);
-    if (bad != 0)
-        return psi_error(PS_E_INPUT, "%s: the booster is not a valid XGBoost model: %s", path, why);
-    if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, data, (bst_ulong)len) ||
-        XGBoosterSetParam(b, "nthread", "1")) {
-        int rc = psi_error_prefix(psi_xgb_error("load"), path);
-        if (b)
-            XGBoosterFree(b);
+    int rc = psi_xgb_load(path, "booster", data, len, m->nf, &b);
+    if (rc != PS_OK)
         return rc;
+    if ((rc = psi_xgb_set_param(b, "nthread", "1")) != PS_OK) {
+        XGBoosterFree(b);
+        return psi_error_prefix(rc, path);
     }
     m->booster = b;
     const char *v = NULL;

@@ -20,8 +20,10 @@
 
 #include "colocate/colocate.h"
 #include "common/common.h"
-#include "evaluate/mlp.h"
+#include "common/linalg.h"
+#include "model/mlp.h"
 #include "evaluate/overlap_ops.h"
+#include "model/xgb.h"
 #include "profile/abacus.h"
 
 #include <math.h>
@@ -104,37 +106,6 @@ static int single_slot(const psi_ov_exp_t *e)
     return a;
 }
 
-/* Gaussian elimination with partial pivoting on a[m x m] x = b. */
-static void gauss(double *a, double *b, int m)
-{
-    for (int i = 0; i < m; i++) {
-        int p = i;
-        for (int r = i + 1; r < m; r++)
-            if (fabs(a[r * m + i]) > fabs(a[p * m + i]))
-                p = r;
-        for (int c = 0; c < m && p != i; c++) {
-            double t = a[i * m + c];
-            a[i * m + c] = a[p * m + c];
-            a[p * m + c] = t;
-        }
-        double t = b[i];
-        b[i] = b[p];
-        b[p] = t;
-        for (int r = i + 1; r < m; r++) {
-            double f = a[i * m + i] != 0 ? a[r * m + i] / a[i * m + i] : 0;
-            for (int c = i; c < m; c++)
-                a[r * m + c] -= f * a[i * m + c];
-            b[r] -= f * b[i];
-        }
-    }
-    for (int i = m - 1; i >= 0; i--) {
-        double s = b[i];
-        for (int c = i + 1; c < m; c++)
-            s -= a[i * m + c] * b[c];
-        b[i] = a[i * m + i] != 0 ? s / a[i * m + i] : 0;
-    }
-}
-
 /* Fit key k on the single-active experiments of t in idx[n] that run it. */
 static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, solo_key_t *k, double ridge)
 {
@@ -170,8 +141,14 @@ static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, sol
         a[r * m + r] += lam;
         b[r] += lam * u;
     }
-    gauss(a, b, m);
+    /* A group no experiment covers leaves the system singular at ridge 0:
+     * its weight is then 0 (the minimum-norm solution). */
+    int rc = psi_solve_sym(a, b, m, 1, "solo table");
     free(a);
+    if (rc != PS_OK) {
+        free(b);
+        return rc;
+    }
     k->beta = b;
     return PS_OK;
 }
@@ -235,7 +212,7 @@ static int by_time_desc(const void *a, const void *b)
 }
 
 /* The XGBoost settings of the overlap predictor, as the key-value list
- * that psi_cl_xgb_train takes; kv and bufs are the caller's. */
+ * that psi_xgb_train takes; kv and bufs are the caller's. */
 const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[PSI_OV_XGB_KV])
 {
     snprintf(bufs[0], 32, "%d", p->depth);
@@ -325,10 +302,10 @@ static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr,
     const char *kv[PSI_OV_XGB_KV];
     psi_ov_xgb_params(c->p, bufs, kv);
     void *b = NULL;
-    int rc = psi_cl_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
+    int rc = psi_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
     if (rc == PS_OK)
-        rc = psi_cl_xgb_predict(b, xte, NULL, (int)nte, d, out);
-    psi_cl_xgb_free(b);
+        rc = psi_xgb_predict(b, xte, NULL, (int)nte, d, out);
+    psi_xgb_free(b);
     return rc;
 }
 

@@ -41,7 +41,7 @@ void psi_ov_model_free(psi_ov_model_t *m)
     for (size_t i = 0; i < m->n_names; i++)
         free(m->names[i]);
     free(m->names);
-    psi_cl_xgb_free(m->booster);
+    psi_xgb_free(m->booster);
     free(m);
 }
 
@@ -90,7 +90,7 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
     char bufs[4][32];
     const char *kv[PSI_OV_XGB_KV];
     if (rc == PS_OK)
-        rc = psi_cl_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
+        rc = psi_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
     if (rc == PS_OK)
         rc = own_names(m);
     m->oplists = p->oplists != NULL;
@@ -122,7 +122,7 @@ int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *
         psi_ov_ps_features(&t->exps[i], &m->solo, ops, m->features, x + i * NF_PS, &mx[i], &sum);
     }
     if (rc == PS_OK)
-        rc = psi_cl_xgb_predict(m->booster, x, NULL, (int)t->n, NF_PS, out);
+        rc = psi_xgb_predict(m->booster, x, NULL, (int)t->n, NF_PS, out);
     for (size_t i = 0; rc == PS_OK && i < t->n; i++)
         out[i] = mx[i] > 0 ? out[i] * mx[i] : NAN;
     psi_ov_ops_free(ops);

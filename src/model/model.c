@@ -25,7 +25,6 @@
  * temporary name and renamed over the target.
  */
 #include "model/model.h"
-#include "model/xgbcheck.h"
 
 #include "common/common.h"
 #include "model/calib.h"
@@ -535,20 +534,8 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
     if (rc == PS_OK)
         rc = parse_header(path, (const char *)data[0], len[0], &m);
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
-        char why[160];
-        int bad = psi_xgb_check(data[1 + s], len[1 + s], m->layout.n_features, why, sizeof why);
-        if (bad != 0) {
-            rc = bad == PS_E_NOMEM
-                     ? psi_error(PS_E_NOMEM, "%s: out of memory", path)
-                     : psi_error(PS_E_INPUT, "%s: the %s is not a valid XGBoost model: %s", path, sec_what[1 + s], why);
-            break;
-        }
-        if (XGBoosterCreate(NULL, 0, &m->booster[s]) != 0 ||
-            XGBoosterLoadModelFromBuffer(m->booster[s], data[1 + s], (bst_ulong)len[1 + s]) != 0) {
-            rc = psi_xgb_error(path);
-            break;
-        }
-        if ((rc = check_tag(path, m->booster[s], s)) != PS_OK)
+        rc = psi_xgb_load(path, sec_what[1 + s], data[1 + s], len[1 + s], m->layout.n_features, &m->booster[s]);
+        if (rc != PS_OK || (rc = check_tag(path, m->booster[s], s)) != PS_OK)
             break;
         int rounds = 0;
         XGBoosterBoostedRounds(m->booster[s], &rounds);

@@ -6,6 +6,8 @@
 #include "features/features.h"
 #include "model/forest.h"
 
+#include "model/xgb.h"
+
 #include <xgboost/c_api.h>
 
 /* Version of the model file written by ps_model_save. */
@@ -19,10 +21,6 @@ struct ps_model {
     ps_model_info_t info;     /* info.gpu points at gpu */
     struct psi_calib *calib;  /* upper-bound calibration (src/model/calib.c), NULL = none */
 };
-
-/* Record XGBoost's last error as a PS_E_BACKEND message about what
- * (PS_E_NOMEM when a C++ allocation inside it failed). */
-int psi_xgb_error(const char *what);
 
 /* Allocate an empty model with layout l for gpu. */
 int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t **out);

@@ -131,19 +131,6 @@ static int subset_make(const psi_dataset_t *d, const ps_ops_t *ops, int which, s
     return PS_OK;
 }
 
-static int make_dmatrix(const float *x, const float *y, size_t n, int nf, int nthread, DMatrixHandle *out)
-{
-    *out = NULL;
-    if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)n, (bst_ulong)nf, NAN, out, nthread) != 0)
-        return psi_xgb_error("creating a training matrix");
-    if (XGDMatrixSetFloatInfo(*out, "label", y, (bst_ulong)n) != 0) {
-        XGDMatrixFree(*out);
-        *out = NULL;
-        return psi_xgb_error("setting labels");
-    }
-    return PS_OK;
-}
-
 /* The training split of one side, handed to XGBoost through its data
  * iterator (XGQuantileDMatrixCreateFromCallback): features are built in
  * float32, FEED_ROWS rows at a time, into one chunk buffer, so that the
@@ -230,42 +217,32 @@ static int make_quantile_dmatrix(const psi_dataset_t *d, const ps_ops_t *ops, in
     return rc;
 }
 
-static int set_param(BoosterHandle b, const char *name, const char *value)
-{
-    if (XGBoosterSetParam(b, name, value) != 0) {
-        char what[128];
-        snprintf(what, sizeof what, "setting %s=%s", name, value);
-        return psi_xgb_error(what);
-    }
-    return PS_OK;
-}
-
 /* The learner parameters every booster of ours needs set, also after a load
  * (a loaded model forgets tree_method and nthread). */
 static int set_common_params(BoosterHandle b, int nthread, int depth, double eta, double subsample)
 {
     char buf[64];
-    int rc = set_param(b, "validate_parameters", "1");
+    int rc = psi_xgb_set_param(b, "validate_parameters", "1");
     if (rc == PS_OK)
-        rc = set_param(b, "objective", "reg:squarederror");
+        rc = psi_xgb_set_param(b, "objective", "reg:squarederror");
     if (rc == PS_OK)
-        rc = set_param(b, "tree_method", "hist");
+        rc = psi_xgb_set_param(b, "tree_method", "hist");
     snprintf(buf, sizeof buf, "%d", nthread);
     if (rc == PS_OK)
-        rc = set_param(b, "nthread", buf);
+        rc = psi_xgb_set_param(b, "nthread", buf);
     snprintf(buf, sizeof buf, "%d", depth);
     if (rc == PS_OK)
-        rc = set_param(b, "max_depth", buf);
+        rc = psi_xgb_set_param(b, "max_depth", buf);
     snprintf(buf, sizeof buf, "%.17g", eta);
     if (rc == PS_OK)
-        rc = set_param(b, "eta", buf);
+        rc = psi_xgb_set_param(b, "eta", buf);
     snprintf(buf, sizeof buf, "%.17g", subsample);
     if (rc == PS_OK)
-        rc = set_param(b, "subsample", buf);
+        rc = psi_xgb_set_param(b, "subsample", buf);
     if (rc == PS_OK)
-        rc = set_param(b, "seed", "0");
+        rc = psi_xgb_set_param(b, "seed", "0");
     if (rc == PS_OK)
-        rc = set_param(b, "verbosity", "0");
+        rc = psi_xgb_set_param(b, "verbosity", "0");
     return rc;
 }
 
@@ -319,9 +296,9 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
     char buf[64];
     snprintf(buf, sizeof buf, "%.17g", base_score);
     if (rc == PS_OK)
-        rc = set_param(b, "base_score", buf);
+        rc = psi_xgb_set_param(b, "base_score", buf);
     if (rc == PS_OK)
-        rc = set_param(b, "eval_metric", "rmse");
+        rc = psi_xgb_set_param(b, "eval_metric", "rmse");
     double best = INFINITY;
     int best_iter = -1;
     for (int it = 0; rc == PS_OK && it < c->p->max_rounds; it++) {
@@ -376,7 +353,7 @@ static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *v
     int nf = c->l->n_features;
     int rc = make_quantile_dmatrix(c->d, c->ops, side, c->train_idx, c->n_train, c->nthread, &dtrain);
     if (rc == PS_OK)
-        rc = make_dmatrix(va->x[side], va->y[side], va->n, nf, c->nthread, &dvalid);
+        rc = psi_xgb_matrix(va->x[side], va->y[side], NULL, va->n, nf, c->nthread, &dvalid);
     /* XGBoost 1.7 does not estimate base_score; the label mean (of the
      * float labels XGBoost sees) starts the trees at the average slowdown. */
     const double *yd = side == PS_SIDE_HP ? c->d->y_hp : c->d->y_lp;
@@ -604,7 +581,7 @@ static int choose_adapt_depth(const ps_model_t *m, const psi_dataset_t *d, const
     }
     if (rc != PS_OK)
         return rc;
-    rc = make_dmatrix(fit.x[side], fit.y[side], fit.n, m->layout.n_features, nthread, &dm);
+    rc = psi_xgb_matrix(fit.x[side], fit.y[side], NULL, fit.n, m->layout.n_features, nthread, &dm);
     double best = INFINITY;
     for (size_t k = 0; rc == PS_OK && k < PS_ARRAY_LEN(adapt_depths); k++) {
         BoosterHandle b = NULL;
@@ -663,7 +640,7 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
         int depth = p.adapt_depth;
         if (depth == 0 && (rc = choose_adapt_depth(m, d, &p, nthread, side, &depth)) != PS_OK)
             break;
-        rc = make_dmatrix(all.x[side], all.y[side], all.n, m->layout.n_features, nthread, &dm[side]);
+        rc = psi_xgb_matrix(all.x[side], all.y[side], NULL, all.n, m->layout.n_features, nthread, &dm[side]);
         if (rc == PS_OK)
             rc = adapt_booster(m->booster[side], dm[side], &p, depth, nthread, side, &n->booster[side]);
         if (rc == PS_OK) {

@@ -45,6 +45,27 @@ int psi_csv_find(const psi_csv_t *c, const char *name)
     return -1;
 }
 size_t psi_csv_line(const psi_csv_t *c) { return c->nf ? c->fline[0] : c->line; }
+
+int psi_csv_match_header(const psi_csv_t *c, const char *const *names, const int *optional, size_t n, int *idx,
+                         int *missing)
+{
+    *missing = -1;
+    for (size_t k = 0; k < n; k++) {
+        idx[k] = psi_csv_find(c, names[k]);
+        for (int i = idx[k] + 1; idx[k] >= 0 && i < c->nf; i++)
+            if (strcmp(psi_csv_field(c, i), names[k]) == 0)
+                return psi_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s' (first at column %d)", c->path,
+                                 psi_csv_field_line(c, i), i + 1, names[k], idx[k] + 1);
+        if (idx[k] < 0 && *missing < 0 && !(optional && optional[k]))
+            *missing = (int)k;
+    }
+    return PS_OK;
+}
+
+int psi_csv_missing(const psi_csv_t *c, const char *name, const char *what)
+{
+    return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of %s", c->path, psi_csv_line(c), name, what);
+}
 const char *psi_csv_path(const psi_csv_t *c) { return c->path; }
 void psi_csv_skip_prefix(psi_csv_t *c, const char *prefix) { c->skip = prefix; }
 void psi_csv_lf_lines(psi_csv_t *c) { c->lf_lines = 1; }
@@ -72,8 +93,7 @@ static int csv_alloc(const char *name, psi_csv_t **out)
 
 static void skip_bom(psi_csv_t *c)
 {
-    if (c->len - c->pos >= 3 && c->p[c->pos] == 0xEF && c->p[c->pos + 1] == 0xBB &&
-        c->p[c->pos + 2] == 0xBF)
+    if (c->len - c->pos >= 3 && c->p[c->pos] == 0xEF && c->p[c->pos + 1] == 0xBB && c->p[c->pos + 2] == 0xBF)
         c->pos += 3;
 }
 

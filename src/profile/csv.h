@@ -53,6 +53,21 @@ size_t psi_csv_field_len(const psi_csv_t *c, int i);
 int psi_csv_find(const psi_csv_t *c, const char *name);
 /* Line on which field i starts, and the line of the record's first field. */
 size_t psi_csv_field_line(const psi_csv_t *c, int i);
+
+/* The one header matcher of the CSV readers (tables, queries): the current
+ * record (the header) against a column schema of n names. idx[k] is the
+ * field (0-based) named names[k], -1 when absent; fields of other names are
+ * ignored. A schema column named twice is PS_E_INPUT
+ * "FILE:LINE:COL: duplicate column 'X' (first at column N)". *missing is the
+ * first absent k whose optional[k] is 0 (optional NULL: none optional), -1
+ * when none; what an absent column means is the caller's to say (see
+ * psi_csv_missing). */
+int psi_csv_match_header(const psi_csv_t *c, const char *const *names, const int *optional, size_t n, int *idx,
+                         int *missing);
+
+/* PS_E_INPUT "FILE:LINE:1: missing required column 'NAME' of WHAT", LINE
+ * the header's. */
+int psi_csv_missing(const psi_csv_t *c, const char *name, const char *what);
 size_t psi_csv_line(const psi_csv_t *c);
 const char *psi_csv_path(const psi_csv_t *c);
 

@@ -23,9 +23,8 @@ enum {
     N_KEYS
 };
 
-static const char *const key_names[N_KEYS] = {"gpu",      "hp_model", "hp_batch", "hp_start",
-                                              "hp_len",   "lp_model", "lp_batch", "lp_start",
-                                              "lp_len",   "hp_tpcs",  "lp_tpcs"};
+static const char *const key_names[N_KEYS] = {"gpu",      "hp_model", "hp_batch", "hp_start", "hp_len", "lp_model",
+                                              "lp_batch", "lp_start", "lp_len",   "hp_tpcs",  "lp_tpcs"};
 
 void psi_queries_free(queries_t *f)
 {
@@ -81,7 +80,7 @@ int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
     int col[N_KEYS], rc;
     rc = psi_csv_next(c);
     if (rc == 0)
-        rc = psi_error(PS_E_INPUT, "%s: empty file, expected a header", path);
+        rc = psi_error(PS_E_INPUT, "%s:1:1: empty file: no header", path);
     if (rc < 0)
         goto done;
     f->ncol = psi_csv_nfields(c);
@@ -90,34 +89,22 @@ int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
         rc = PS_E_NOMEM;
         goto done;
     }
-    for (int k = 0; k < N_KEYS; k++)
-        col[k] = -1;
-    for (int i = 0; i < f->ncol; i++) {
+    for (int i = 0; i < f->ncol; i++)
         if (!(f->header[i] = psi_strdup(psi_csv_field(c, i)))) {
             rc = PS_E_NOMEM;
             goto done;
         }
-        for (int k = 0; k < N_KEYS; k++) {
-            if (strcmp(f->header[i], key_names[k]) != 0)
-                continue;
-            /* As in the table loaders: a key named twice is an error, not
-             * a silent choice of one of the two. */
-            if (col[k] >= 0) {
-                rc = psi_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s' (first at column %d)", path,
-                               psi_csv_field_line(c, i), i + 1, key_names[k], col[k] + 1);
-                goto done;
-            }
-            col[k] = i;
-        }
-    }
-    for (int k = 1; k < N_KEYS; k++)
-        if (col[k] < 0) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu: missing column %s", path, psi_csv_line(c), key_names[k]);
-            goto done;
-        }
+    /* gpu may be left out (the model's GPU); every other key is required. */
+    static const int optional[N_KEYS] = {[C_GPU] = 1};
+    int missing;
+    rc = psi_csv_match_header(c, key_names, optional, N_KEYS, col, &missing);
+    if (rc == PS_OK && missing >= 0)
+        rc = psi_csv_missing(c, key_names[missing], "a queries file");
+    if (rc != PS_OK)
+        goto done;
     while ((rc = psi_csv_next(c)) == 1) {
         if (psi_csv_nfields(c) != f->ncol) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu: %d fields, the header has %d", path, psi_csv_line(c),
+            rc = psi_error(PS_E_INPUT, "%s:%zu:1: %d fields, the header has %d", path, psi_csv_line(c),
                            psi_csv_nfields(c), f->ncol);
             goto done;
         }
@@ -137,8 +124,8 @@ int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
         q->gpu = col[C_GPU] >= 0 ? cells[col[C_GPU]] : model_gpu;
         q->hp_model = cells[col[C_HP_MODEL]];
         q->lp_model = cells[col[C_LP_MODEL]];
-        int *ints[] = {&q->hp_batch, &q->hp_start, &q->hp_len, NULL, &q->lp_batch, &q->lp_start,
-                       &q->lp_len, &q->hp_tpcs, &q->lp_tpcs};
+        int *ints[] = {&q->hp_batch, &q->hp_start, &q->hp_len,  NULL,       &q->lp_batch,
+                       &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
         for (int k = C_HP_BATCH; k < N_KEYS; k++) {
             if (k == C_LP_MODEL)
                 continue;
@@ -168,7 +155,7 @@ int psi_queries_load(const char *path, const char *model_gpu, queries_t *f)
 
 int psi_query_parse_spec(char *buf, ps_query_t *q)
 {
-    static const char *const names[] = {"hp_batch", "hp_start", "hp_len", "lp_batch",
+    static const char *const names[] = {"hp_batch", "hp_start", "hp_len",  "lp_batch",
                                         "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
     int seen = 0;
     char *save = NULL;
@@ -178,10 +165,7 @@ int psi_query_parse_spec(char *buf, ps_query_t *q)
             return psi_error(PS_E_ARG, "'%s' is not key=value", tok);
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
-        int bit = strcmp(k, "gpu") == 0        ? 1 << 10
-                  : strcmp(k, "hp_model") == 0 ? 1
-                  : strcmp(k, "lp_model") == 0 ? 2
-                                               : 0;
+        int bit = strcmp(k, "gpu") == 0 ? 1 << 10 : strcmp(k, "hp_model") == 0 ? 1 : strcmp(k, "lp_model") == 0 ? 2 : 0;
         for (int i = 0; i < 8 && !bit; i++)
             if (strcmp(k, names[i]) == 0)
                 bit = 4 << i;
@@ -196,7 +180,7 @@ int psi_query_parse_spec(char *buf, ps_query_t *q)
             *(bit == 1 ? &q->hp_model : &q->lp_model) = v;
             continue;
         }
-        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len, &q->lp_batch,
+        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len,  &q->lp_batch,
                       &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
         int found = 0;
         for (int i = 0; i < 8; i++) {

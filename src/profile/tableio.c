@@ -186,6 +186,9 @@ static void row_defaults(const psi_schema_t *s, void *row)
 
 /* ---- header ---- */
 
+/* Columns of the widest table schema, with room to spare. */
+#define MAX_COLS 32
+
 static int required_present(psi_csv_t *csv, const psi_schema_t *s, const char **missing)
 {
     int k = 0;
@@ -247,24 +250,27 @@ static int missing_column(psi_csv_t *csv, const psi_schema_t *s, const char *col
                          "%s:%zu:1: this is a %s table, not %s (missing column '%s'): were two files "
                          "given in each other's place?",
                          psi_csv_path(csv), psi_csv_line(csv), ps_table_name(other), s->name, col);
-    return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of table %s", psi_csv_path(csv),
-                     psi_csv_line(csv), col, s->name);
+    char what[64];
+    snprintf(what, sizeof what, "table %s", s->name);
+    return psi_csv_missing(csv, col, what);
 }
 
-/* Map the schema's columns to header fields (-1 = absent). A known column
- * named twice is an error; unknown columns, repeated or not, are ignored. */
+/* Map the schema's columns to header fields (-1 = absent) through the one
+ * header matcher (psi_csv_match_header). */
 static int map_header(psi_csv_t *csv, const psi_schema_t *s, int *idx)
 {
+    const char *names[MAX_COLS];
+    int optional[MAX_COLS], missing;
+    if (s->ncols > MAX_COLS)
+        return psi_error(PS_E_ARG, "table %s: %zu columns, at most %d", s->name, s->ncols, MAX_COLS);
     for (size_t c = 0; c < s->ncols; c++) {
-        idx[c] = psi_csv_find(csv, s->cols[c].name);
-        for (int i = idx[c] + 1; idx[c] >= 0 && i < psi_csv_nfields(csv); i++)
-            if (strcmp(psi_csv_field(csv, i), s->cols[c].name) == 0)
-                return psi_error(PS_E_INPUT, "%s:%zu:%d: duplicate column '%s'", psi_csv_path(csv),
-                                 psi_csv_field_line(csv, i), i + 1, s->cols[c].name);
-        if (idx[c] < 0 && !s->cols[c].optional)
-            return missing_column(csv, s, s->cols[c].name);
+        names[c] = s->cols[c].name;
+        optional[c] = s->cols[c].optional;
     }
-    return PS_OK;
+    int rc = psi_csv_match_header(csv, names, optional, s->ncols, idx, &missing);
+    if (rc == PS_OK && missing >= 0)
+        rc = missing_column(csv, s, names[missing]);
+    return rc;
 }
 
 /* ---- loading ---- */
@@ -327,7 +333,7 @@ static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_
         return psi_error(PS_E_ARG, "unknown table kind %d", (int)kind);
     if (kind_out)
         *kind_out = kind;
-    int idx[32];
+    int idx[MAX_COLS];
     if ((rc = map_header(csv, s, idx)) != PS_OK)
         return rc;
     int nfields = psi_csv_nfields(csv);
@@ -723,7 +729,7 @@ int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops,
     out->kind = kind;
     const psi_schema_t *s = psi_schema_get(kind);
     if (kind == PS_TABLE_COEXEC) {
-        int idx[32];
+        int idx[MAX_COLS];
         if ((rc = map_header(csv, s, idx)) == PS_OK)
             rc = check_coexec_stream(csv, s, idx, psi_csv_nfields(csv), ops, n_ops, out);
         goto done;

@@ -8,10 +8,10 @@
  *   dZ_{l-1} = dA_{l-1} * [Z_{l-1} > 0],
  * and Adam (Kingma and Ba, 2015) with decoupled weight decay updates them.
  */
-#include "evaluate/mlp.h"
+#include "model/mlp.h"
 
 #include "common/common.h"
-#include "evaluate/scale.h"
+#include "model/scale.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -42,6 +42,7 @@ psi_mlp_params_t psi_mlp_default_params(void)
 }
 
 int psi_mlp_n_in(const psi_mlp_t *m) { return m->width[0]; }
+int psi_mlp_n_out(const psi_mlp_t *m) { return m->width[m->n_layers]; }
 int psi_mlp_epochs_run(const psi_mlp_t *m) { return m->epochs_run; }
 
 void psi_mlp_free(psi_mlp_t *m)
@@ -69,8 +70,7 @@ static void forward(const psi_mlp_t *m, float **act, int B)
         float *z = act[l + 1];
         for (int i = 0; i < B; i++)
             memcpy(z + (size_t)i * (size_t)out, m->b[l], (size_t)out * sizeof *z);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, act[l], in, m->w[l], in,
-                    1.0f, z, out);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, act[l], in, m->w[l], in, 1.0f, z, out);
         if (l + 1 < m->n_layers && m->tanh_hidden)
             for (size_t k = 0; k < (size_t)B * (size_t)out; k++)
                 z[k] = tanhf(z[k]);
@@ -121,8 +121,7 @@ static double eval_mse(const psi_mlp_t *m, scratch_t *s, int cap, const float *x
     for (size_t off = 0; off < n; off += (size_t)cap) {
         int B = (int)(n - off < (size_t)cap ? n - off : (size_t)cap);
         for (int i = 0; i < B; i++)
-            memcpy(s->act[0] + (size_t)i * (size_t)d, xs + idx[off + (size_t)i] * (size_t)d,
-                   (size_t)d * sizeof(float));
+            memcpy(s->act[0] + (size_t)i * (size_t)d, xs + idx[off + (size_t)i] * (size_t)d, (size_t)d * sizeof(float));
         forward(m, s->act, B);
         const float *o = s->act[m->n_layers];
         for (int i = 0; i < B; i++)
@@ -395,4 +394,124 @@ int psi_mlp_predict(const psi_mlp_t *m, const float *x, size_t n, double *out)
     }
     scratch_free(&s);
     return 0;
+}
+
+/* ---- saving and loading ---- */
+
+static void put_floats(FILE *f, const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, i ? " %.9g" : "%.9g", (double)v[i]);
+    fputc('\n', f);
+}
+
+static void put_doubles(FILE *f, const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, i ? " %.17g" : "%.17g", v[i]);
+    fputc('\n', f);
+}
+
+int psi_mlp_save(const psi_mlp_t *m, FILE *f)
+{
+    int n_out = m->width[m->n_layers];
+    fprintf(f, "mlp %d %d", m->n_layers, m->tanh_hidden);
+    for (int l = 0; l <= m->n_layers; l++)
+        fprintf(f, " %d", m->width[l]);
+    fputc('\n', f);
+    for (int j = 0; j < m->xs.n; j++)
+        fprintf(f, j ? " %d" : "%d", m->xs.log1p[j]);
+    fputc('\n', f);
+    put_doubles(f, m->xs.mean, (size_t)m->xs.n);
+    put_doubles(f, m->xs.inv_sd, (size_t)m->xs.n);
+    put_doubles(f, m->y_mean, (size_t)n_out);
+    put_doubles(f, m->y_sd, (size_t)n_out);
+    for (int l = 0; l < m->n_layers; l++) {
+        put_floats(f, m->w[l], wsize(m, l));
+        put_floats(f, m->b[l], (size_t)m->width[l + 1]);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+static int get_floats(FILE *f, float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x;
+        if (fscanf(f, "%lf", &x) != 1 || !isfinite(x))
+            return -1;
+        v[i] = (float)x;
+    }
+    return 0;
+}
+
+static int get_doubles(FILE *f, double *v, size_t n, int positive)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fscanf(f, "%lf", &v[i]) != 1 || !isfinite(v[i]) || (positive && !(v[i] > 0)))
+            return -1;
+    return 0;
+}
+
+/* The layer widths and activation line; each width in 1..4096. */
+static int get_shape(FILE *f, psi_mlp_t *m)
+{
+    int n = 0, act = 0, w[PS_MLP_MAX_LAYERS + 1];
+    if (fscanf(f, " mlp %d %d", &n, &act) != 2 || n < 1 || n > PS_MLP_MAX_LAYERS || (act != 0 && act != 1))
+        return -1;
+    for (int l = 0; l <= n; l++)
+        if (fscanf(f, "%d", &w[l]) != 1 || w[l] < 1 || w[l] > 4096)
+            return -1;
+    m->n_layers = n; /* set only now: psi_mlp_free walks n_layers */
+    m->tanh_hidden = act;
+    memcpy(m->width, w, (size_t)(n + 1) * sizeof *w);
+    return 0;
+}
+
+/* Every array of m (its shape read) allocated. */
+static int alloc_arrays(psi_mlp_t *m)
+{
+    int d = m->width[0], k = m->width[m->n_layers];
+    m->xs.n = d;
+    m->xs.log1p = psi_calloc((size_t)d, 1);
+    m->xs.mean = psi_calloc((size_t)d, sizeof *m->xs.mean);
+    m->xs.inv_sd = psi_calloc((size_t)d, sizeof *m->xs.inv_sd);
+    m->y_mean = psi_calloc((size_t)k, sizeof *m->y_mean);
+    m->y_sd = psi_calloc((size_t)k, sizeof *m->y_sd);
+    int ok = m->xs.log1p && m->xs.mean && m->xs.inv_sd && m->y_mean && m->y_sd;
+    for (int l = 0; ok && l < m->n_layers; l++)
+        ok = (m->w[l] = psi_malloc(wsize(m, l) * sizeof(float))) &&
+             (m->b[l] = psi_malloc((size_t)m->width[l + 1] * sizeof(float)));
+    return ok ? PS_OK : PS_E_NOMEM;
+}
+
+int psi_mlp_load(FILE *f, psi_mlp_t **out)
+{
+    *out = NULL;
+    psi_mlp_t *m = psi_calloc(1, sizeof *m);
+    if (!m)
+        return PS_E_NOMEM;
+    int rc = get_shape(f, m);
+    if (rc == 0)
+        rc = alloc_arrays(m);
+    for (int j = 0; rc == 0 && j < m->xs.n; j++) {
+        int v;
+        if (fscanf(f, "%d", &v) != 1 || (v != 0 && v != 1))
+            rc = -1;
+        else
+            m->xs.log1p[j] = (unsigned char)v;
+    }
+    int k = m->width[m->n_layers];
+    if (rc == 0 &&
+        (get_doubles(f, m->xs.mean, (size_t)m->xs.n, 0) || get_doubles(f, m->xs.inv_sd, (size_t)m->xs.n, 0) ||
+         get_doubles(f, m->y_mean, (size_t)k, 0) || get_doubles(f, m->y_sd, (size_t)k, 1)))
+        rc = -1;
+    for (int l = 0; rc == 0 && l < m->n_layers; l++)
+        if (get_floats(f, m->w[l], wsize(m, l)) || get_floats(f, m->b[l], (size_t)m->width[l + 1]))
+            rc = -1;
+    if (rc != 0) {
+        psi_mlp_free(m);
+        return rc;
+    }
+    *out = m;
+    return PS_OK;
 }

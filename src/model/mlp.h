@@ -1,16 +1,18 @@
 /*
  * A small multilayer perceptron with its own trainer on OpenBLAS (minibatch
  * Adam, mean squared error, early stopping on a held-out share of the
- * training rows). Used by the Abacus-style and PairSight-MLP baselines.
- * docs/evaluation.md says why this trainer and not FANN.
+ * training rows). Used by the Abacus-style and PairSight-MLP baselines and
+ * by the KACE MLP of src/colocate. docs/evaluation.md says why this trainer
+ * and not FANN.
  *
  * Inputs and targets are standardized inside: callers pass raw rows.
  */
-#ifndef PS_EVALUATE_MLP_H
-#define PS_EVALUATE_MLP_H
+#ifndef PS_MODEL_MLP_H
+#define PS_MODEL_MLP_H
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define PS_MLP_MAX_LAYERS 4
 
@@ -47,7 +49,17 @@ int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out
 int psi_mlp_predict(const psi_mlp_t *m, const float *x, size_t n, double *out);
 
 int psi_mlp_n_in(const psi_mlp_t *m);
+int psi_mlp_n_out(const psi_mlp_t *m);
 int psi_mlp_epochs_run(const psi_mlp_t *m);
 void psi_mlp_free(psi_mlp_t *m);
+
+/* The network as text (its layer widths, activation, scaling and every
+ * weight; floats with %.9g and doubles with %.17g, so that a load gives the
+ * same predictions): 0, or -1 when f failed. */
+int psi_mlp_save(const psi_mlp_t *m, FILE *f);
+
+/* A network written by psi_mlp_save, read from f: PS_OK, PS_E_NOMEM, or -1
+ * for text that is not such a network (the caller names the file). */
+int psi_mlp_load(FILE *f, psi_mlp_t **out);
 
 #endif

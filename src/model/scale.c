@@ -1,4 +1,4 @@
-#include "evaluate/scale.h"
+#include "model/scale.h"
 
 #include "common/common.h"
 

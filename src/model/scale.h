@@ -5,15 +5,15 @@
  * standard deviation of the training rows. Missing values (NAN) become 0 after
  * standardization, i.e. the training mean.
  */
-#ifndef PS_EVALUATE_SCALE_H
-#define PS_EVALUATE_SCALE_H
+#ifndef PS_MODEL_SCALE_H
+#define PS_MODEL_SCALE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
     int n;
-    unsigned char *log1p; /* [n] 1 when the column is compressed with log1p */
+    unsigned char *log1p;  /* [n] 1 when the column is compressed with log1p */
     double *mean, *inv_sd; /* [n] after the optional log1p */
 } psi_scaler_t;
 
