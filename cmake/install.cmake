@@ -1,5 +1,5 @@
 # What `cmake --install build --prefix P` puts in place (README "Install"):
-#   P/bin/pairsight, P/include/pairsight.h,
+#   P/bin/pairsight, P/include/pairsight.h (+ pairsight_core.h, _collect, _eval, _colocate),
 #   P/lib/libpairsight.so.0 (+ the .so link) and P/lib/libpairsight.a,
 #   P/lib/pkgconfig/pairsight.pc, P/lib/cmake/pairsight/ (pairsight::pairsight),
 #   P/share/man/man1/pairsight.1 and P/share/bash-completion/completions/pairsight
@@ -15,7 +15,9 @@ install(TARGETS pairsight_shared pairsight EXPORT pairsightTargets
   LIBRARY DESTINATION lib ARCHIVE DESTINATION lib RUNTIME DESTINATION bin
   INCLUDES DESTINATION include)
 install(TARGETS pairsight_cli RUNTIME DESTINATION bin)
-install(FILES ${PROJECT_SOURCE_DIR}/include/pairsight.h DESTINATION include)
+# pairsight.h is the umbrella of the headers of each audience (docs/ARCHITECTURE.md).
+file(GLOB PS_PUBLIC_HEADERS ${PROJECT_SOURCE_DIR}/include/pairsight*.h)
+install(FILES ${PS_PUBLIC_HEADERS} DESTINATION include)
 
 # pkg-config: the shared library needs nothing more at link time; a static
 # link (pkg-config --static) takes the private dependencies.
