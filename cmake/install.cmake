@@ -15,9 +15,11 @@ install(TARGETS pairsight_shared pairsight EXPORT pairsightTargets
   LIBRARY DESTINATION lib ARCHIVE DESTINATION lib RUNTIME DESTINATION bin
   INCLUDES DESTINATION include)
 install(TARGETS pairsight_cli RUNTIME DESTINATION bin)
-# pairsight.h is the umbrella of the headers of each audience (docs/ARCHITECTURE.md).
-file(GLOB PS_PUBLIC_HEADERS ${PROJECT_SOURCE_DIR}/include/pairsight*.h)
-install(FILES ${PS_PUBLIC_HEADERS} DESTINATION include)
+# pairsight.h is the umbrella of the headers of each audience (docs/ARCHITECTURE.md);
+# pairsight_serve.h is the server's, which is not installed.
+foreach(h pairsight pairsight_core pairsight_collect pairsight_eval pairsight_colocate)
+  install(FILES ${PROJECT_SOURCE_DIR}/include/${h}.h DESTINATION include)
+endforeach()
 
 # pkg-config: the shared library needs nothing more at link time; a static
 # link (pkg-config --static) takes the private dependencies.

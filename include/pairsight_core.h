@@ -42,6 +42,11 @@ extern "C" {
 /** @return the library's version string, e.g. "0.1.0" (static storage). */
 PS_API const char *ps_version(void);
 
+/** @return the most threads a call of the library accepts (4 per online
+ *  core, at least 16, at most 65536); a thread count above it is PS_E_ARG,
+ *  and a command-line tool states it as the bound of its --threads. */
+PS_API int ps_thread_limit(void);
+
 /**
  * Progress of long work (simulation, training, evaluation, co-location
  * evaluation, collection campaigns): stage is a short constant string naming
@@ -367,6 +372,14 @@ typedef struct {
     int lp_batch, lp_start, lp_len;
     int hp_tpcs, lp_tpcs;
 } ps_query_t;
+
+/** One query written as key=value pairs joined by commas, as `pairsight
+ *  explain --query` takes it ("hp_model=resnet50,hp_batch=8,..."): every
+ *  field but gpu is required, each once at most. buf is cut up in place and
+ *  the strings of *out point into it. @return 0, or PS_E_ARG naming the
+ *  pair at fault (an unknown or repeated key, a bad number, a missing key)
+ *  or for a NULL argument. */
+PS_API int ps_query_parse(char *buf, ps_query_t *out);
 
 /** How window predictions are composed for segments longer than the window. */
 typedef enum {
@@ -701,6 +714,11 @@ PS_API int ps_plan_json(const ps_model_t *m, const ps_ops_t *ops, const char *co
  *  contribution}]) into *out (caller-owned, ps_free).
  *  @return 0, PS_E_ARG or PS_E_NOMEM. */
 PS_API int ps_explanation_json(const ps_explanation_t *e, char **out);
+/** A model's info as the model file records it, as one JSON object (layout
+ *  {version, variant, window, n_features}, gpu, library_version, the sample
+ *  counts, the chosen hyper-parameters, ...) into *out (caller-owned,
+ *  ps_free). @return 0, PS_E_ARG for a NULL argument, or PS_E_NOMEM. */
+PS_API int ps_model_info_json(const ps_model_info_t *info, char **out);
 /** The layout of ps_query_t as the compiler laid it out (schema
  *  "pairsight.layout.v1": size, fields [{name, type, offset}] in order),
  *  for bindings that fill arrays of queries, into *out (ps_free).

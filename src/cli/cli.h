@@ -160,6 +160,10 @@ typedef struct {
     int json;
 } cli_select_t;
 int cmd_colocate_select(const cli_select_t *o);
+/* Row i of workloads.csv: its gpu and workload columns (ps_workloads_key;
+ * "" past the end). */
+const char *cli_workload_gpu(const ps_workloads_t *w, size_t i);
+const char *cli_workload_name(const ps_workloads_t *w, size_t i);
 /* colocate place and eval --place (cmd_colocate_place.c). */
 int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
                        const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,

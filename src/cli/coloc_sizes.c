@@ -113,3 +113,15 @@ void cli_coloc_warn_queries(const ps_coloc_model_t *m, const ps_colocations_t *q
     warn_gpu(m, q);
     warn_k(m, q);
 }
+
+const char *cli_workload_gpu(const ps_workloads_t *w, size_t i)
+{
+    const char *gpu = "", *name = "";
+    return ps_workloads_key(w, i, &gpu, &name) == PS_OK ? gpu : "";
+}
+
+const char *cli_workload_name(const ps_workloads_t *w, size_t i)
+{
+    const char *gpu = "", *name = "";
+    return ps_workloads_key(w, i, &gpu, &name) == PS_OK ? name : "";
+}

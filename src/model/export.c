@@ -75,6 +75,19 @@ static cJSON *meta_object(const ps_model_t *m)
     return o;
 }
 
+int ps_model_info_json(const ps_model_info_t *info, char **out)
+{
+    if (!out)
+        return psi_error(PS_E_ARG, "ps_model_info_json: NULL argument");
+    *out = NULL;
+    if (!info)
+        return psi_error(PS_E_ARG, "ps_model_info_json: NULL argument");
+    cJSON *o = psi_model_info_json(info);
+    *out = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing the model info");
+}
+
 int ps_model_meta_json(const ps_model_t *m, char **out)
 {
     if (!out)
