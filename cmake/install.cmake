@@ -1,7 +1,8 @@
 # What `cmake --install build --prefix P` puts in place (README "Install"):
 #   P/bin/pairsight, P/include/pairsight.h (+ pairsight_core.h, _collect, _eval, _colocate),
 #   P/lib/libpairsight.so.0 (+ the .so link) and P/lib/libpairsight.a,
-#   P/lib/pkgconfig/pairsight.pc, P/lib/cmake/pairsight/ (pairsight::pairsight),
+#   P/lib/pkgconfig/pairsight.pc (+ pairsight-libdir.pc, and for --static the
+#   link P/lib/pairsight/static/libpairsight.a), P/lib/cmake/pairsight/ (pairsight::pairsight),
 #   P/share/man/man1/pairsight.1 and P/share/bash-completion/completions/pairsight
 #   (both generated from the CLI's own help texts by cmake/gen_docs.sh),
 #   and P/lib/pairsight/libpairsight_cuda.so where the CUDA module is built.
@@ -34,7 +35,14 @@ if(OpenMP_C_FOUND)
   set(PS_FIND_OPENMP "find_dependency(OpenMP)")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/pairsight.pc.in ${PROJECT_BINARY_DIR}/pairsight.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/pairsight.pc DESTINATION lib/pkgconfig)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/pairsight-libdir.pc.in ${PROJECT_BINARY_DIR}/pairsight-libdir.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/pairsight.pc ${PROJECT_BINARY_DIR}/pairsight-libdir.pc
+  DESTINATION lib/pkgconfig)
+# P/lib/pairsight/static/libpairsight.a -> ../../libpairsight.a: a folder
+# with no libpairsight.so, which pkg-config --static puts first.
+install(CODE "set(d \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/pairsight/static\")
+  file(MAKE_DIRECTORY \"\${d}\")
+  file(CREATE_LINK ../../libpairsight.a \"\${d}/libpairsight.a\" SYMBOLIC)")
 
 install(EXPORT pairsightTargets NAMESPACE pairsight:: DESTINATION lib/cmake/pairsight)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/pairsightConfig.cmake.in

@@ -19,7 +19,8 @@ SAN=""
 expect 0 cmake --install "$B" --prefix "$P"
 for f in bin/pairsight include/pairsight.h include/pairsight_core.h include/pairsight_collect.h \
     include/pairsight_eval.h include/pairsight_colocate.h lib/libpairsight.a lib/libpairsight.so lib/libpairsight.so.0 \
-    lib/pkgconfig/pairsight.pc lib/cmake/pairsight/pairsightConfig.cmake \
+    lib/pkgconfig/pairsight.pc lib/pkgconfig/pairsight-libdir.pc lib/pairsight/static/libpairsight.a \
+    lib/cmake/pairsight/pairsightConfig.cmake \
     lib/cmake/pairsight/pairsightConfigVersion.cmake share/man/man1/pairsight.1 \
     share/bash-completion/completions/pairsight; do
     [ -e "$P/$f" ] || fail "install did not write $f"
@@ -86,6 +87,15 @@ run_examples "$T/pc_shared" pkgconfig
 expect 0 env PKG_CONFIG_PATH="$P/lib/pkgconfig" CFLAGS="-O2 -Wall $SAN" LDFLAGS="$SAN" make -s -C "$T/pc_static" -f "$SRC/examples/c/Makefile" VPATH="$SRC/examples/c" STATIC=1
 readelf -d "$T/pc_static/predict_one" | grep -q 'libpairsight' && fail "static build still needs libpairsight.so"
 run_examples "$T/pc_static" pkgconfig-static
+# The README's one-line link with --static and nothing else: no
+# libpairsight.so.0 needed at run time (it once linked the shared library).
+mkdir -p "$T/pc_one"
+# shellcheck disable=SC2046
+expect 0 cc -std=c11 $SAN "$SRC/examples/c/predict_one.c" \
+    $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --static --libs pairsight) -o "$T/pc_one/predict_one"
+readelf -d "$T/pc_one/predict_one" | grep -q 'libpairsight' && fail "pkg-config --static links libpairsight.so"
+cp "$T/pc_static/rank_candidates" "$T/pc_one/"
+run_examples "$T/pc_one" pkgconfig-oneline
 # 3. find_package(pairsight) against the prefix.
 expect 0 cmake -S examples/c -B "$T/fp" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN"

@@ -97,6 +97,8 @@ int cmd_check(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_import_abacus(int argc, char **argv);
 int cmd_overlap(int argc, char **argv);
+/* pairsight overlap twin (cmd_overlap_twin.c). */
+int cmd_overlap_twin(int argc, char **argv);
 /* pairsight check of one overlap.csv (cmd_overlap.c): validate, print its line. */
 int cli_check_overlap(const char *path, int json, int quiet);
 int cmd_simulate(int argc, char **argv);

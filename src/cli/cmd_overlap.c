@@ -285,6 +285,7 @@ int cmd_overlap(int argc, char **argv)
             "usage: pairsight overlap train --overlap FILE --out MODEL [options]\n"
             "       pairsight overlap predict --model MODEL --overlap FILE [options]\n"
             "       pairsight overlap eval --overlap FILE [options]\n"
+            "       pairsight overlap twin --overlap FILE --oplists DIR [options]\n"
             "Makespans of k co-running operator-group ranges (overlap.csv, docs/overlap.md).\n"
             "See pairsight overlap SUBCOMMAND --help.\n\n"
             "examples (from the source folder; tests/data/overlap_small.csv is made-up):\n"
@@ -300,5 +301,7 @@ int cmd_overlap(int argc, char **argv)
         return do_train(argc - 1, argv + 1);
     if (strcmp(argv[1], "predict") == 0)
         return do_predict(argc - 1, argv + 1);
+    if (strcmp(argv[1], "twin") == 0) /* cmd_overlap_twin.c */
+        return cmd_overlap_twin(argc - 1, argv + 1);
     return cli_fail(CLI_USAGE, "overlap", "unknown subcommand '%s' (train, predict, eval)", argv[1]);
 }

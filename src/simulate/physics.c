@@ -218,6 +218,21 @@ static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim
     return pk->k->dram_bytes + fmin(lost, ph->l2_share) * hits;
 }
 
+/* Eq. 5-6 and 7 for the k-process MPS model (mps_share.c): the shared
+ * latency of n running kernels, and a kernel's DRAM bytes beside co-runners
+ * that insert lines at co_rate bytes/ns in all. */
+double psi_sim_share_solve(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
+                           const double *dram, int n, double gap, sim_state_t *st)
+{
+    return solve_latency(g, ph, pk, dram, n, gap, st);
+}
+
+double psi_sim_dram_beside_rate(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double co_rate)
+{
+    sim_placed_t co = {.rate_solo = co_rate};
+    return dram_beside(g, ph, pk, &co);
+}
+
 /* One side of eq. 8: its kernels, the one running (i) and the fraction of it
  * left (f); with host-fed launches (eq. 8c) the host thread's issue order. */
 typedef struct {
