@@ -56,14 +56,6 @@ typedef struct {
     int (*main)(int argc, char **argv);
 } action_t;
 
-static void table(opts_t *o, cli_opt_t *t, size_t cap);
-static int act_info(opts_t *o);
-static int act_ops(opts_t *o);
-static int act_campaign(opts_t *o);
-static int act_scaling(opts_t *o);
-static int act_colocate(opts_t *o);
-static int act_merge(opts_t *o);
-
 /* "8,16,32" or "4-52:4" or a mix: "2,4-16:4". */
 /* Into out, from buf, which strtok_r cuts up. */
 static int parse_tpcs_in(char *buf, int *out, int *n)
@@ -237,37 +229,6 @@ static const char *const notes = "Without a GPU (or in a build without CUDA) the
                                  "device actions: from $PAIRSIGHT_CUDA_MODULE if set, else beside this\n"
                                  "program, else from ../lib/pairsight/ beside it.\n";
 
-/* The actions, in the order --help lists them. */
-static const action_t actions[] = {
-    {"info", "the GPU and the TPC counts its green contexts allow", "[options]", examples, table, act_info, NULL},
-    {"ops", "print a model's operator list (or check one with --file)", "[options]", examples, table, act_ops, NULL},
-    {"profile", "standalone profile of --model at every --tpcs count", "[options]", examples, table, act_campaign,
-     NULL},
-    {"counters",
-     "hardware counters of --model's operators (CUPTI range profiler, or from an Nsight Compute CSV with --ncu)",
-     "[options]", examples, table, act_campaign, NULL},
-    {"coexec", "co-execution campaign of --hp beside --lp", "[options]", examples, table, act_campaign, NULL},
-    {"status", "tasks and rows in the campaign database", "[options]", examples, table, act_campaign, NULL},
-    {"export", "write ops.csv and coexec.csv from the campaign database", "[options]", examples, table, act_campaign,
-     NULL},
-    {"scaling",
-     "--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
-     "workloads.csv)",
-     "[options]", examples, table, act_scaling, NULL},
-    {"colocate", "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
-     "[options]", examples, table, act_colocate, NULL},
-    {"twin", "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)", NULL, NULL,
-     NULL, NULL, cmd_collect_twin},
-    {"score", "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)", NULL, NULL,
-     NULL, NULL, cmd_collect_score},
-    {"fixed-cost", "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)", NULL, NULL,
-     NULL, NULL, cmd_collect_fixed_cost},
-    {"merge",
-     "merge the campaign databases given as arguments (shards) into --db (created if absent): each task once, "
-     "a source of another GPU or plan refused with nothing written, a shard left out warned of",
-     "A.db B.db ... --db ALL.db [options]", examples, table, act_merge, NULL},
-};
-
 static void defaults(opts_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -357,80 +318,6 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {NULL}};
     size_t n = sizeof all / sizeof all[0];
     memcpy(t, all, (n < cap ? n : cap) * sizeof *t);
-}
-
-/* The row of action name; NULL when there is none. */
-static const action_t *find_action(const char *name)
-{
-    for (size_t i = 0; name && i < PS_ARRAY_LEN(actions); i++)
-        if (strcmp(name, actions[i].name) == 0)
-            return &actions[i];
-    return NULL;
-}
-
-/* The options of action a (NULL: `collect --help`, which lists them all). */
-static int parse_args(int argc, char **argv, const action_t *a, opts_t *o, int *code)
-{
-    static cli_opt_t opts[48];
-    defaults(o);
-    (a ? a->options : table)(o, opts, 48);
-    char about[2048];
-    size_t len = (size_t)snprintf(about, sizeof about,
-                                  "Measure on an NVIDIA GPU: standalone operator profiles at each TPC count\n"
-                                  "(SMs split with CUDA green contexts) and co-executions of HP and LP segments.\n"
-                                  "Results go to a SQLite campaign database one task at a time; run the same\n"
-                                  "command again after a crash or kill and it resumes where it stopped.\n\n"
-                                  "actions:\n");
-    for (size_t i = 0; i < PS_ARRAY_LEN(actions) && len < sizeof about; i++)
-        if (!a || a == &actions[i])
-            len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i].name, actions[i].about);
-    cli_spec_t spec = {.cmd = CMD,
-                       .sub = a ? a->name : NULL,
-                       .synopsis = a ? a->synopsis : "ACTION [options]",
-                       .about = about,
-                       .opts = opts,
-                       .examples = a ? a->examples : examples,
-                       .notes = notes,
-                       .max_pos = a && a->run == act_merge ? -1 : 0};
-    if (argc < 2 || (!a && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
-        if (argc >= 2)
-            cli_usage(&spec, stdout);
-        *code = argc < 2 ? cli_fail(CLI_USAGE, CMD, "no action given (see pairsight collect --help)") : CLI_OK;
-        return 1;
-    }
-    o->action = argv[1];
-    if (!a) {
-        const char *names[PS_ARRAY_LEN(actions)];
-        for (size_t i = 0; i < PS_ARRAY_LEN(actions); i++)
-            names[i] = actions[i].name;
-        const char *near = cli_nearest(o->action, names, PS_ARRAY_LEN(actions));
-        *code = cli_fail(CLI_USAGE, CMD, "unknown action '%s'%s%s%s (see pairsight collect --help)", o->action,
-                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-        return 1;
-    }
-    if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
-        return 1;
-    o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
-    /* Elsewhere they would be ignored: a merge or status is of one --db. */
-    int plans = strcmp(o->action, "profile") == 0 || strcmp(o->action, "coexec") == 0;
-    if (cli_given(&spec, "--shard") && !plans && strcmp(o->action, "counters") != 0) {
-        *code = cli_fail(CLI_USAGE, CMD, "--shard goes with profile, coexec or counters, not %s", o->action);
-        return 1;
-    }
-    if (cli_given(&spec, "--devices") && !plans) {
-        *code = cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec, not %s", o->action);
-        return 1;
-    }
-    if (o->n_devices && cli_given(&spec, "--shard")) {
-        *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
-        return 1;
-    }
-    if (o->runs) {
-        o->p.profile_runs = o->runs;
-        o->plan.runs = o->runs;
-    }
-    o->p.flush_l2 = !o->no_flush;
-    return 0;
 }
 
 static int act_info(opts_t *o)
@@ -989,6 +876,111 @@ static int act_campaign(opts_t *o)
         return run_devices(o);
     }
     return run_campaign(o, 1);
+}
+
+/* The actions, in the order --help lists them. */
+static const action_t actions[] = {
+    {"info", "the GPU and the TPC counts its green contexts allow", "[options]", examples, table, act_info, NULL},
+    {"ops", "print a model's operator list (or check one with --file)", "[options]", examples, table, act_ops, NULL},
+    {"profile", "standalone profile of --model at every --tpcs count", "[options]", examples, table, act_campaign,
+     NULL},
+    {"counters",
+     "hardware counters of --model's operators (CUPTI range profiler, or from an Nsight Compute CSV with --ncu)",
+     "[options]", examples, table, act_campaign, NULL},
+    {"coexec", "co-execution campaign of --hp beside --lp", "[options]", examples, table, act_campaign, NULL},
+    {"status", "tasks and rows in the campaign database", "[options]", examples, table, act_campaign, NULL},
+    {"export", "write ops.csv and coexec.csv from the campaign database", "[options]", examples, table, act_campaign,
+     NULL},
+    {"scaling",
+     "--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
+     "workloads.csv)",
+     "[options]", examples, table, act_scaling, NULL},
+    {"colocate", "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
+     "[options]", examples, table, act_colocate, NULL},
+    {"twin", "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)", NULL, NULL,
+     NULL, NULL, cmd_collect_twin},
+    {"score", "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)", NULL, NULL,
+     NULL, NULL, cmd_collect_score},
+    {"fixed-cost", "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)", NULL, NULL,
+     NULL, NULL, cmd_collect_fixed_cost},
+    {"merge",
+     "merge the campaign databases given as arguments (shards) into --db (created if absent): each task once, "
+     "a source of another GPU or plan refused with nothing written, a shard left out warned of",
+     "A.db B.db ... --db ALL.db [options]", examples, table, act_merge, NULL},
+};
+
+/* The row of action name; NULL when there is none. */
+static const action_t *find_action(const char *name)
+{
+    for (size_t i = 0; name && i < PS_ARRAY_LEN(actions); i++)
+        if (strcmp(name, actions[i].name) == 0)
+            return &actions[i];
+    return NULL;
+}
+
+/* The options of action a (NULL: `collect --help`, which lists them all). */
+static int parse_args(int argc, char **argv, const action_t *a, opts_t *o, int *code)
+{
+    static cli_opt_t opts[48];
+    defaults(o);
+    (a ? a->options : table)(o, opts, 48);
+    char about[2048];
+    size_t len = (size_t)snprintf(about, sizeof about,
+                                  "Measure on an NVIDIA GPU: standalone operator profiles at each TPC count\n"
+                                  "(SMs split with CUDA green contexts) and co-executions of HP and LP segments.\n"
+                                  "Results go to a SQLite campaign database one task at a time; run the same\n"
+                                  "command again after a crash or kill and it resumes where it stopped.\n\n"
+                                  "actions:\n");
+    for (size_t i = 0; i < PS_ARRAY_LEN(actions) && len < sizeof about; i++)
+        if (!a || a == &actions[i])
+            len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i].name, actions[i].about);
+    cli_spec_t spec = {.cmd = CMD,
+                       .sub = a ? a->name : NULL,
+                       .synopsis = a ? a->synopsis : "ACTION [options]",
+                       .about = about,
+                       .opts = opts,
+                       .examples = a ? a->examples : examples,
+                       .notes = notes,
+                       .max_pos = a && a->run == act_merge ? -1 : 0};
+    if (argc < 2 || (!a && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
+        if (argc >= 2)
+            cli_usage(&spec, stdout);
+        *code = argc < 2 ? cli_fail(CLI_USAGE, CMD, "no action given (see pairsight collect --help)") : CLI_OK;
+        return 1;
+    }
+    o->action = argv[1];
+    if (!a) {
+        const char *names[PS_ARRAY_LEN(actions)];
+        for (size_t i = 0; i < PS_ARRAY_LEN(actions); i++)
+            names[i] = actions[i].name;
+        const char *near = cli_nearest(o->action, names, PS_ARRAY_LEN(actions));
+        *code = cli_fail(CLI_USAGE, CMD, "unknown action '%s'%s%s%s (see pairsight collect --help)", o->action,
+                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        return 1;
+    }
+    if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
+        return 1;
+    o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
+    /* Elsewhere they would be ignored: a merge or status is of one --db. */
+    int plans = strcmp(o->action, "profile") == 0 || strcmp(o->action, "coexec") == 0;
+    if (cli_given(&spec, "--shard") && !plans && strcmp(o->action, "counters") != 0) {
+        *code = cli_fail(CLI_USAGE, CMD, "--shard goes with profile, coexec or counters, not %s", o->action);
+        return 1;
+    }
+    if (cli_given(&spec, "--devices") && !plans) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec, not %s", o->action);
+        return 1;
+    }
+    if (o->n_devices && cli_given(&spec, "--shard")) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
+        return 1;
+    }
+    if (o->runs) {
+        o->p.profile_runs = o->runs;
+        o->plan.runs = o->runs;
+    }
+    o->p.flush_l2 = !o->no_flush;
+    return 0;
 }
 
 int cmd_collect(int argc, char **argv)
