@@ -108,7 +108,7 @@ static double cpu_rate(serve_t *srv, const char *body, size_t len, const ps_mode
 static void handler_rates(const char *model, const char *ops_path, const ps_model_t *m, const ps_ops_t *ops,
                           const queries_t *f, char **bodies, double *buf)
 {
-    serve_params_t p = serve_default_params();
+    serve_params_t p = ps_serve_default_params();
     p.model_path = model;
     p.ops_path = ops_path;
     serve_t *srv = NULL;

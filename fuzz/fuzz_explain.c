@@ -1,5 +1,5 @@
 /* libFuzzer target: `pairsight explain --query SPEC` without the printing:
- * the spec parser (psi_query_parse_spec), then, where PS_FUZZ_MODEL and
+ * the spec parser (ps_query_parse), then, where PS_FUZZ_MODEL and
  * PS_FUZZ_OPS name a model and its ops.csv, the query check and the SHAP
  * explanation of every spec it accepts. Each step succeeds or refuses with
  * a message; an explanation's items name their side and operator sanely. */
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     spec[size] = '\0';
     ps_query_t q;
     memset(&q, 0, sizeof q);
-    int rc = psi_query_parse_spec(spec, &q);
+    int rc = ps_query_parse(spec, &q);
     if (rc != PS_OK) {
         if (rc != PS_E_ARG || !ps_last_error()[0])
             abort();

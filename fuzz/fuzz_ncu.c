@@ -15,7 +15,7 @@ static void one(const uint8_t *data, size_t size, const ps_import_params_t *p)
         return;
     ps_ops_t *t = (ps_ops_t *)1;
     ps_import_info_t info;
-    int rc = psi_import_ncu_csv_impl(c, p, &t, &info);
+    int rc = psi_import_ncu_csv(c, p, &t, &info);
     psi_csv_close(c);
     if (rc != PS_OK && t != NULL)
         abort();

@@ -43,8 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     if (model && f.n > 0 && f.n <= 64) {
         double out[4 * 64];
-        rc = ps_model_predict_ex(model, ops, f.q, f.n, PS_COMPOSE_OVERLAP, out, out + 64, out + 128,
-                                 out + 192);
+        rc = ps_model_predict_compose(model, ops, f.q, f.n, PS_COMPOSE_OVERLAP, out, out + 64, out + 128, out + 192);
         if (rc != PS_OK && !ps_last_error()[0])
             abort();
     }

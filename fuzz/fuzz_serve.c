@@ -18,7 +18,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    serve_params_t p = serve_default_params();
+    serve_params_t p = ps_serve_default_params();
     p.model_path = getenv("PS_FUZZ_MODEL");
     p.ops_path = getenv("PS_FUZZ_OPS");
     p.coloc_path = getenv("PS_FUZZ_COLOC");

@@ -17,7 +17,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 files=$(git ls-files 'src/*.c' 'src/*.h' 'src/*.cpp' 'src/*.cu' 'tests/*.c' 'tests/*.h' 'bench/*.c' 'fuzz/*.c')
-public=$(grep -oE '\bps_[A-Za-z0-9_]+' include/pairsight.h | sort -u)
+public=$(cat include/pairsight*.h | grep -oE '\bps_[A-Za-z0-9_]+' | sort -u)
 # shellcheck disable=SC2086
 # Names a macro makes by pasting (prefix##_new with prefix ps_ops) keep their
 # spelling: the pasted part is not a name sed can see.
@@ -54,8 +54,7 @@ if [ -n "$names" ]; then
 fi
 if [ -n "$bare" ]; then
     docs=$(git ls-files 'docs/*.md')
-    # A name whose psi_ form is taken already (import_ncu_csv, the worker
-    # behind psi_import_ncu_csv) becomes psi_NAME_impl instead.
+    # A name whose psi_ form is taken already becomes psi_NAME_impl instead.
     # shellcheck disable=SC2086
     taken=$(grep -ohE '\bpsi_[A-Za-z0-9_]+' $files | sort -u)
     script=$(printf '%s\n' "$bare" | while IFS= read -r b; do

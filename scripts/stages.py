@@ -11,9 +11,11 @@ and may not reach each other):
     common -> profile -> features -> model -> simulate | collect | colocate
            -> evaluate -> decision -> bind -> serve -> cli
 
-serve, a front end like the CLI, may include only the public headers
-(include/pairsight*.h) and call only the API (ps_*) of the library; the
-CLI's `serve` command calls into it.
+serve and cli, the front ends, may include only the public headers
+(include/pairsight*.h) and their own, and call only the API (ps_*) of the
+library; the CLI's `serve` command calls serve through
+include/pairsight_serve.h. The files of PENDING (cli files not yet moved
+onto the public headers) are held to the stage order alone until they are.
 
 Two checks:
   includes  every #include "folder/x.h" of src/ against the order: a header of
@@ -49,7 +51,18 @@ STAGES = [
     ["serve"],
     ["cli"],
 ]
-PUBLIC_ONLY = {"serve"}  # front ends that may use include/ alone
+PUBLIC_ONLY = {"serve", "cli"}  # front ends that may use include/ alone
+# Files of the front ends that still reach internal headers (issue 25); each
+# leaves this list when it uses the public headers alone, and the list only
+# shrinks.
+PENDING = {
+    "src/cli/cli.c", "src/cli/cmd_check.c", "src/cli/cmd_collect.c",
+    "src/cli/cmd_collect_extra.c", "src/cli/cmd_colocate.c",
+    "src/cli/cmd_colocate_select.c", "src/cli/cmd_eval.c", "src/cli/cmd_features.c",
+    "src/cli/cmd_import_abacus.c", "src/cli/cmd_import_twin.c", "src/cli/cmd_overlap.c", "src/cli/cmd_overlap_twin.c",
+    "src/cli/cmd_plan.c", "src/cli/cmd_predict.c", "src/cli/cmd_simulate.c",
+    "src/cli/coloc_sizes.c", "src/cli/stdio.c",
+}
 LEVEL = {f: i for i, stage in enumerate(STAGES) for f in stage}
 EXTS = (".c", ".h", ".cpp", ".cu", ".inc")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -66,11 +79,16 @@ def src_files(root):
                 yield folder, os.path.join("src", folder, name)
 
 
-def allowed(frm, to):
-    """Whether folder frm may include or call folder to."""
+def public_only(frm, rel):
+    """Whether file rel of folder frm may use the public headers alone."""
+    return frm in PUBLIC_ONLY and rel not in PENDING
+
+
+def allowed(frm, to, rel=None):
+    """Whether folder frm (file rel) may include or call folder to."""
     if frm == to:
         return True
-    if frm in PUBLIC_ONLY or frm not in LEVEL or to not in LEVEL:
+    if public_only(frm, rel) or frm not in LEVEL or to not in LEVEL:
         return False
     return LEVEL[to] < LEVEL[frm]
 
@@ -100,13 +118,13 @@ def check_includes(root, counts):
                 if to != folder:
                     counts[(folder, to)] = counts.get((folder, to), [0, 0])
                     counts[(folder, to)][0] += 1
-                if not allowed(folder, to):
-                    bad.append(f"{rel}:{n}: {line.strip()} ({why(folder, to)})")
+                if not allowed(folder, to, rel):
+                    bad.append(f"{rel}:{n}: {line.strip()} ({why(folder, to, rel)})")
     return bad
 
 
-def why(frm, to):
-    if frm in PUBLIC_ONLY:
+def why(frm, to, rel=None):
+    if public_only(frm, rel):
         return f"{frm} uses the public headers only"
     if to not in LEVEL:
         return f"src/{to} is in no stage of scripts/stages.py"
@@ -171,11 +189,11 @@ def graph(objs, defs, uses):
     return edges
 
 
-def allowed_call(fa, fb, sym):
-    """A public-only front end (serve) may call the API (ps_*) of any stage."""
+def allowed_call(fa, fb, sym, rel=None):
+    """A public-only front end (serve, cli) may call the API (ps_*) of any stage."""
     if fa in PUBLIC_ONLY and sym.startswith("ps_"):
         return True
-    return allowed(fa, fb)
+    return allowed(fa, fb, rel)
 
 
 def components(edges):
@@ -227,9 +245,9 @@ def check_objects(root, build, counts):
             if fa != fb:
                 counts[(fa, fb)] = counts.get((fa, fb), [0, 0])
                 counts[(fa, fb)][1] += 1
-            bad = [s for s in syms if not allowed_call(fa, fb, s)]
+            bad = [s for s in syms if not allowed_call(fa, fb, s, a)]
             if bad:
-                back.append(f"{a} calls {b} ({', '.join(bad[:3])}; {why(fa, fb)})")
+                back.append(f"{a} calls {b} ({', '.join(bad[:3])}; {why(fa, fb, a)})")
     cycles = []
     for comp in components(edges):
         inner = {a: {b: syms[0] for b, syms in edges[a].items() if b in comp} for a in comp}

@@ -151,6 +151,19 @@ static int adapt_other_gpu(void)
     return out ? 999 : rc;
 }
 
+static int query_parse_arg(void)
+{
+    char buf[] = "hp_model=resnet50,hp_batch=eight";
+    ps_query_t q;
+    return ps_query_parse(buf, &q);
+}
+static int model_info_json_arg(void)
+{
+    char *out = (char *)1;
+    int rc = ps_model_info_json(NULL, &out);
+    return out ? 999 : rc;
+}
+
 static void quiet(ps_log_level_t level, const char *msg, void *user)
 {
     (void)level;
@@ -188,6 +201,8 @@ static const row_t rows[] = {
     {"ps_plan_to_json", "NULL argument", plan_json_arg, PS_E_ARG},
     {"ps_model_save", "folder missing", model_save_io, PS_E_IO},
     {"ps_model_adapt", "rows of another GPU", adapt_other_gpu, PS_E_INPUT},
+    {"ps_query_parse", "a bad number", query_parse_arg, PS_E_ARG},
+    {"ps_model_info_json", "NULL argument", model_info_json_arg, PS_E_ARG},
 };
 
 static int setup(void)

@@ -628,9 +628,9 @@ static void test_replay_deterministic(void)
                1 - (1 - 1.5 * a.pol[PS_REPLAY_ORION].lp_throughput) / a.pol[PS_REPLAY_DEDICATED].gpu_busy, 1e-12);
     for (int i = 0; i < PS_REPLAY_N; i++)
         CHECK(a.pol[i].lp_throughput <= a.lp_ceiling * a.pol[PS_REPLAY_ORION].lp_throughput + 1e-9);
-    ps_replay_result_clear(&a);
-    ps_replay_result_clear(&b);
-    ps_replay_result_clear(&c);
+    ps_replay_result_free(&a);
+    ps_replay_result_free(&b);
+    ps_replay_result_free(&c);
     /* Parameter and input errors. */
     unsigned mask = 0;
     CHECK_OK(ps_replay_policies_parse("orion,oracle", &mask));

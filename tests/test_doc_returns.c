@@ -1,5 +1,5 @@
 /*
- * What the documents say about return codes holds: include/pairsight.h's
+ * What the documents say about return codes holds: the public headers'
  * @return of ps_model_adapt names the code a model gets for co-executions of
  * another GPU, and the call returns exactly that (the header said
  * PS_E_MISMATCH; the code has always returned PS_E_INPUT).
@@ -12,12 +12,18 @@
 /* The doc comment right above the declaration of fn in the header. */
 static char *doc_of(const char *fn)
 {
-    FILE *f = fopen("include/pairsight.h", "rb");
-    if (!f)
-        return NULL;
+    /* The declarations live in the umbrella's headers, one per audience. */
+    static const char *const headers[] = {"include/pairsight_core.h", "include/pairsight_collect.h",
+                                          "include/pairsight_eval.h", "include/pairsight_colocate.h"};
     static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
+    size_t n = 0;
+    for (size_t h = 0; h < sizeof headers / sizeof *headers; h++) {
+        FILE *f = fopen(headers[h], "rb");
+        if (!f)
+            return NULL;
+        n += fread(text + n, 1, sizeof text - 1 - n, f);
+        fclose(f);
+    }
     text[n] = 0;
     char decl[128];
     snprintf(decl, sizeof decl, "PS_API int %s(", fn);

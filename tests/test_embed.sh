@@ -17,8 +17,10 @@ SAN=""
 [ "${PS_SANITIZED:-0}" = 1 ] && SAN="-fsanitize=address,undefined"
 
 expect 0 cmake --install "$B" --prefix "$P"
-for f in bin/pairsight include/pairsight.h lib/libpairsight.a lib/libpairsight.so lib/libpairsight.so.0 \
-    lib/pkgconfig/pairsight.pc lib/pkgconfig/pairsight-libdir.pc lib/pairsight/static/libpairsight.a lib/cmake/pairsight/pairsightConfig.cmake \
+for f in bin/pairsight include/pairsight.h include/pairsight_core.h include/pairsight_collect.h \
+    include/pairsight_eval.h include/pairsight_colocate.h lib/libpairsight.a lib/libpairsight.so lib/libpairsight.so.0 \
+    lib/pkgconfig/pairsight.pc lib/pkgconfig/pairsight-libdir.pc lib/pairsight/static/libpairsight.a \
+    lib/cmake/pairsight/pairsightConfig.cmake \
     lib/cmake/pairsight/pairsightConfigVersion.cmake share/man/man1/pairsight.1 \
     share/bash-completion/completions/pairsight; do
     [ -e "$P/$f" ] || fail "install did not write $f"
@@ -36,12 +38,12 @@ nm -D --defined-only "$P/lib/libpairsight.so" | awk '$2 ~ /^[TDBRVW]$/ { print $
 # aside), so that a declaration without PS_API is caught too.
 python3 -c '
 import re, sys
-s = re.sub(r"/\*.*?\*/", "", open(sys.argv[1]).read(), flags=re.S)
+s = re.sub(r"/\*.*?\*/", "", "".join(open(f).read() for f in sys.argv[1:]), flags=re.S)
 names = set(re.findall(r"\b(ps_[a-z0-9_]+)\s*\(", s)) - set(re.findall(r"\(\s*\*\s*(ps_[a-z0-9_]+)\)", s))
-print("\n".join(sorted(names)))' include/pairsight.h >"$T/declared" || fail "cannot list the header's functions"
+print("\n".join(sorted(names)))' "$P"/include/pairsight*.h >"$T/declared" || fail "cannot list the header's functions"
 grep -v '^ps_' "$T/exported" >"$T/extra" && fail "exports beyond ps_*: $(head -5 "$T/extra" | tr '\n' ' ')"
 cmp -s "$T/exported" "$T/declared" || fail "exported != declared: $(diff "$T/declared" "$T/exported" | head -5 | tr '\n' ' ')"
-echo "exported symbols: $(wc -l <"$T/exported") (all ps_*, every function of pairsight.h)"
+echo "exported symbols: $(wc -l <"$T/exported") (all ps_*, every function of the pairsight*.h headers)"
 
 # The man page renders and names every command; the completion parses.
 if command -v man >/dev/null; then

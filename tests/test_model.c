@@ -254,8 +254,8 @@ static void test_save_load_bit_identical(void)
     for (int k = 0; k < N; k++)
         q[k] = random_query((int)(urand() * 4), (int)(urand() * 4), 48);
     double a[4][N], b[4][N];
-    CHECK_OK(ps_model_predict_ex(MODEL, OPS, q, N, PS_COMPOSE_OVERLAP, a[0], a[1], a[2], a[3]));
-    CHECK_OK(ps_model_predict_ex(back, OPS, q, N, PS_COMPOSE_OVERLAP, b[0], b[1], b[2], b[3]));
+    CHECK_OK(ps_model_predict_compose(MODEL, OPS, q, N, PS_COMPOSE_OVERLAP, a[0], a[1], a[2], a[3]));
+    CHECK_OK(ps_model_predict_compose(back, OPS, q, N, PS_COMPOSE_OVERLAP, b[0], b[1], b[2], b[3]));
     CHECK(memcmp(a, b, sizeof a) == 0);
     ps_model_info_t i, j;
     ps_model_info(MODEL, &i);
@@ -498,7 +498,7 @@ static void test_compose_with_model(void)
     ps_query_t q = {.gpu = GPU, .hp_model = "m0", .hp_batch = 8, .hp_start = 0, .hp_len = 40,
                     .lp_model = "m1", .lp_batch = 8, .lp_start = 4, .lp_len = 20, .hp_tpcs = 12, .lp_tpcs = 12};
     double h, l, hs, ls;
-    CHECK_OK(ps_model_predict_ex(MODEL, OPS, &q, 1, PS_COMPOSE_INDEX, &h, &l, &hs, &ls));
+    CHECK_OK(ps_model_predict_compose(MODEL, OPS, &q, 1, PS_COMPOSE_INDEX, &h, &l, &hs, &ls));
     /* HP: 3 windows [0,13) [13,26) [26,40); LP: 2 windows [4,14) [14,24). */
     int hs_[3] = {0, 13, 26}, hl_[3] = {13, 13, 14}, ls_[2] = {4, 14}, ll_[2] = {10, 10};
     double sum_h = 0, sum_l = 0;
@@ -519,7 +519,7 @@ static void test_compose_with_model(void)
     const psi_op_group_t *g = psi_ops_find(OPS, GPU, "m0", 8);
     CHECK_NEAR(hs, psi_group_segment_ns(g, 0, 40, 12), 1e-6 * hs);
     double oh, ol;
-    CHECK_OK(ps_model_predict_ex(MODEL, OPS, &q, 1, PS_COMPOSE_OVERLAP, &oh, &ol, NULL, NULL));
+    CHECK_OK(ps_model_predict_compose(MODEL, OPS, &q, 1, PS_COMPOSE_OVERLAP, &oh, &ol, NULL, NULL));
     CHECK(oh > 0.5 * hs && oh < 3 * hs && ol > 0.5 * ls && ol < 3 * ls);
 
     /* A batch larger than one chunk gives the same answers as one by one. */
@@ -598,7 +598,7 @@ static void test_predict_errors(void)
     q[1] = ok;
     q[1].gpu = "A100";
     CHECK(ps_model_predict(MODEL, OPS, q, 2, h, l) == PS_E_MISMATCH);
-    CHECK(ps_model_predict_ex(MODEL, OPS, q, 1, (ps_compose_t)5, h, l, NULL, NULL) == PS_E_ARG);
+    CHECK(ps_model_predict_compose(MODEL, OPS, q, 1, (ps_compose_t)5, h, l, NULL, NULL) == PS_E_ARG);
     CHECK_OK(ps_model_predict(MODEL, OPS, q, 0, h, l));
 
     /* A batch split over threads still names the failing query. */

@@ -26,7 +26,7 @@ static void model_mape_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_coe
         }
     double *h = malloc((n + 1) * sizeof *h), *l = malloc((n + 1) * sizeof *l);
     double s[2] = {0, 0};
-    CHECK_OK(ps_model_predict_ex(m, ops, q, n, method, h, l, NULL, NULL));
+    CHECK_OK(ps_model_predict_compose(m, ops, q, n, method, h, l, NULL, NULL));
     for (size_t i = 0; i < n; i++) {
         s[0] += fabs(h[i] - r[i]->hp_ns) / r[i]->hp_ns;
         s[1] += fabs(l[i] - r[i]->lp_ns) / r[i]->lp_ns;

@@ -1,8 +1,8 @@
 #!/bin/sh
 # scripts/stages.py, the guard of the stage order (docs/ARCHITECTURE.md): the
 # tree's sources pass; a planted backward include, a file of one stage that
-# includes a sibling stage, a public-only front end (serve) that includes an
-# internal header, a backward call and a cross-file cycle in object files
+# includes a sibling stage, a public-only front end (serve, cli) that
+# includes an internal header, a backward call and a cross-file cycle in object files
 # each fail with a line naming the file. Usage: test_stages.sh PAIRSIGHT
 set -u
 # shellcheck disable=SC2034 # the harness passes the CLI; this test needs only python3 and cc
@@ -31,6 +31,14 @@ plant src/serve/serve.c '#include "profile/tables.h"'
 expect 1 python3 $S --root "$T/tree" --no-objects
 has "$T/out" 'serve uses the public headers only'
 plant src/serve/serve.c '#include "pairsight.h"'
+expect 0 python3 $S --root "$T/tree" --no-objects
+# The CLI too: a converted command that reaches an internal header fails
+# (files still in PENDING are held to the stage order alone).
+plant src/cli/cmd_model.c '#include "profile/tables.h"'
+expect 1 python3 $S --root "$T/tree" --no-objects
+has "$T/out" 'backward include: src/cli/cmd_model.c:'
+has "$T/out" 'cli uses the public headers only'
+plant src/cli/cmd_model.c '#include "pairsight_eval.h"'
 expect 0 python3 $S --root "$T/tree" --no-objects
 
 # Objects: profile/a.c and profile/b.c call each other; profile/c.c calls

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
                     .hp_tpcs = hp_tpcs,
                     .lp_tpcs = lp_tpcs};
     double hp_ns, lp_ns, hp_solo, lp_solo;
-    if (ps_model_predict_ex(model, ops, &q, 1, PS_COMPOSE_OVERLAP, &hp_ns, &lp_ns, &hp_solo, &lp_solo) != 0) {
+    if (ps_model_predict_compose(model, ops, &q, 1, PS_COMPOSE_OVERLAP, &hp_ns, &lp_ns, &hp_solo, &lp_solo) != 0) {
         fprintf(stderr, "predict_one: %s\n", ps_last_error());
         goto done;
     }

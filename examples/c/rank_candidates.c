@@ -82,7 +82,7 @@ int main(int argc, char **argv)
                             .lp_tpcs = lp_tpcs};
     }
     double *hp = out, *lp = out + n, *hs = out + 2 * n, *ls = out + 3 * n;
-    if (ps_model_predict_ex(model, ops, q, (size_t)n, PS_COMPOSE_OVERLAP, hp, lp, hs, ls) != 0) {
+    if (ps_model_predict_compose(model, ops, q, (size_t)n, PS_COMPOSE_OVERLAP, hp, lp, hs, ls) != 0) {
         fprintf(stderr, "rank_candidates: %s\n", ps_last_error());
         goto done;
     }

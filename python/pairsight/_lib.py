@@ -151,7 +151,7 @@ _SIGNATURES = [
     ("ps_table_builder_finish_colocations", _I, (_P, _PP)), ("ps_table_builder_free", None, (_P,)),
     ("ps_params_json", _I, (_S, _CHARPP)),
     ("ps_model_train_json", _I, (_P, _P, _S, _PP)), ("ps_model_adapt_json", _I, (_P, _P, _P, _S, _PP)),
-    ("ps_model_predict_ex", _I, (_P, _P, _Q, _Z, _I, _D, _D, _D, _D)),
+    ("ps_model_predict_compose", _I, (_P, _P, _Q, _Z, _I, _D, _D, _D, _D)),
     ("ps_model_predict_bound", _I, (_P, _P, _Q, _Z, _C.c_double, _D, _D)),
     ("ps_model_save", _I, (_P, _S)), ("ps_model_load", _I, (_S, _PP)), ("ps_model_free", None, (_P,)),
     ("ps_model_save_mem", _I, (_P, _BYTESP, _ZP)), ("ps_model_load_mem", _I, (_C.c_char_p, _Z, _PP)),

@@ -144,7 +144,7 @@ class Model(SavedModel):
         up = [(_C.c_double * max(n, 1))() for _ in range(2)]
         with use("predict", (self, Model, "self", False), (ops, Ops, "ops", False)) as (m, o):
             try:
-                _lib.check(_lib._lib.ps_model_predict_ex(m, o, b.arr, n, method, *outs))
+                _lib.check(_lib._lib.ps_model_predict_compose(m, o, b.arr, n, method, *outs))
                 if coverage is not None:
                     cov = float(coverage)
                     _lib.check(_lib._lib.ps_model_predict_bound(m, o, b.arr, n, cov, *up))

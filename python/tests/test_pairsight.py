@@ -252,7 +252,7 @@ def test_no_struct_mirrors_and_the_query_layout_is_the_headers(tmp_path):
         for v in vars(mod).values():
             if isinstance(v, type) and issubclass(v, ctypes.Structure):
                 assert v is pairsight._lib.Query, (m.name, v)
-    header = open(os.path.join(ROOT, "include", "pairsight.h")).read()
+    header = open(os.path.join(ROOT, "include", "pairsight_core.h")).read()
     body = re.search(r"typedef struct \{([^}]*)\} ps_query_t;", header).group(1)
     names = re.findall(r"(\w+)\s*[,;]", re.sub(r"/\*.*?\*/", "", body, flags=re.S))
     assert tuple(names) == pairsight.QUERY_FIELDS

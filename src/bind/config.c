@@ -554,7 +554,7 @@ int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
         rc = ps_replay_run(m, ops, c.gpu, &c.p, &r);
     if (rc == PS_OK)
         rc = to_text(replay_result_json(&r), out);
-    ps_replay_result_clear(&r);
+    ps_replay_result_free(&r);
     cJSON_Delete(doc);
     return rc;
 }

@@ -110,6 +110,11 @@ int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+/* The collect actions that parse options of their own (cmd_collect_extra.c),
+ * rows of the action table of cmd_collect.c. */
+int cmd_collect_twin(int argc, char **argv);
+int cmd_collect_score(int argc, char **argv);
+int cmd_collect_fixed_cost(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
@@ -148,6 +153,19 @@ int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks);
 /* Warns when ks (bit k: k-way co-locations) holds a k the model was not
  * trained on; doing says what with them ("predicting", "placing groups of"). */
 void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing);
+/* Warns when the queries q hold a GPU or a k the model was not trained on
+ * (colocate predict and select). */
+void cli_coloc_warn_queries(const ps_coloc_model_t *m, const ps_colocations_t *q);
+/* colocate select (cmd_colocate_select.c): its options, as parsed. */
+typedef struct {
+    const char *model, *workloads, *scaling, *target, *gpu, *candidates, *shares;
+    int json;
+} cli_select_t;
+int cmd_colocate_select(const cli_select_t *o);
+/* Row i of workloads.csv: its gpu and workload columns (ps_workloads_key;
+ * "" past the end). */
+const char *cli_workload_gpu(const ps_workloads_t *w, size_t i);
+const char *cli_workload_name(const ps_workloads_t *w, size_t i);
 /* colocate place and eval --place (cmd_colocate_place.c). */
 int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
                        const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,

@@ -42,6 +42,20 @@ typedef struct {
     char hp_model[64], lp_model[64];
 } opts_t;
 
+/* An action of `pairsight collect`: one row, as the top-level commands are
+ * rows of main.c. Most actions share one option table (options, parsed by
+ * parse_args) and run on the parsed options; twin, score and fixed-cost
+ * parse options of their own (main, cmd_collect_extra.c). */
+typedef struct {
+    const char *name;
+    const char *about;    /* its line under "actions:" */
+    const char *synopsis; /* after "pairsight collect NAME" */
+    const char *const *examples;
+    void (*options)(opts_t *o, cli_opt_t *t, size_t cap);
+    int (*run)(opts_t *o);
+    int (*main)(int argc, char **argv);
+} action_t;
+
 /* "8,16,32" or "4-52:4" or a mix: "2,4-16:4". */
 /* Into out, from buf, which strtok_r cuts up. */
 static int parse_tpcs_in(char *buf, int *out, int *n)
@@ -195,25 +209,6 @@ static int fn_devices(const char *v, void *dest)
     return o->n_devices > 0 ? 0 : -1;
 }
 
-static const char *const actions[] = {"info",    "ops",      "profile", "counters", "coexec",     "status", "export",
-                                      "scaling", "colocate", "twin",    "score",    "fixed-cost", "merge"};
-static const char *const action_about[] = {
-    "the GPU and the TPC counts its green contexts allow",
-    "print a model's operator list (or check one with --file)",
-    "standalone profile of --model at every --tpcs count",
-    "hardware counters of --model's operators (CUPTI range profiler, or from an Nsight Compute CSV with --ncu)",
-    "co-execution campaign of --hp beside --lp",
-    "tasks and rows in the campaign database",
-    "write ops.csv and coexec.csv from the campaign database",
-    ("--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
-     "workloads.csv)"),
-    "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
-    "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)",
-    "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)",
-    "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)",
-    ("merge the campaign databases given as arguments (shards) into --db (created if absent): each task once, "
-     "a source of another GPU or plan refused with nothing written, a shard left out warned of")};
-
 static const char *const examples[] = {
     "pairsight collect ops --model resnet50 --batch 8",
     "pairsight collect profile --backend fake --db out/fake.db --model resnet50 --tpcs 27,54 -q",
@@ -323,74 +318,6 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {NULL}};
     size_t n = sizeof all / sizeof all[0];
     memcpy(t, all, (n < cap ? n : cap) * sizeof *t);
-}
-
-static int parse_args(int argc, char **argv, opts_t *o, int *code)
-{
-    static cli_opt_t opts[48];
-    defaults(o);
-    table(o, opts, 48);
-    char about[2048];
-    size_t len = (size_t)snprintf(about, sizeof about,
-                                  "Measure on an NVIDIA GPU: standalone operator profiles at each TPC count\n"
-                                  "(SMs split with CUDA green contexts) and co-executions of HP and LP segments.\n"
-                                  "Results go to a SQLite campaign database one task at a time; run the same\n"
-                                  "command again after a crash or kill and it resumes where it stopped.\n\n"
-                                  "actions:\n");
-    int k = -1;
-    if (argc >= 2)
-        for (int i = 0; i < (int)PS_ARRAY_LEN(actions); i++)
-            if (strcmp(argv[1], actions[i]) == 0)
-                k = i;
-    for (int i = 0; i < (int)PS_ARRAY_LEN(actions) && len < sizeof about; i++)
-        if (k < 0 || k == i)
-            len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i], action_about[i]);
-    cli_spec_t spec = {.cmd = CMD,
-                       .sub = k >= 0 ? actions[k] : NULL,
-                       .synopsis = k < 0                              ? "ACTION [options]"
-                                   : strcmp(actions[k], "merge") == 0 ? "A.db B.db ... --db ALL.db [options]"
-                                                                      : "[options]",
-                       .about = about,
-                       .opts = opts,
-                       .examples = examples,
-                       .notes = notes,
-                       .max_pos = k >= 0 && strcmp(actions[k], "merge") == 0 ? -1 : 0};
-    if (argc < 2 || (k < 0 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
-        if (argc >= 2)
-            cli_usage(&spec, stdout);
-        *code = argc < 2 ? cli_fail(CLI_USAGE, CMD, "no action given (see pairsight collect --help)") : CLI_OK;
-        return 1;
-    }
-    o->action = argv[1];
-    if (k < 0) {
-        const char *near = cli_nearest(o->action, actions, PS_ARRAY_LEN(actions));
-        *code = cli_fail(CLI_USAGE, CMD, "unknown action '%s'%s%s%s (see pairsight collect --help)", o->action,
-                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-        return 1;
-    }
-    if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
-        return 1;
-    o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
-    /* Elsewhere they would be ignored: a merge or status is of one --db. */
-    int plans = strcmp(o->action, "profile") == 0 || strcmp(o->action, "coexec") == 0;
-    if (cli_given(&spec, "--shard") && !plans && strcmp(o->action, "counters") != 0) {
-        *code = cli_fail(CLI_USAGE, CMD, "--shard goes with profile, coexec or counters, not %s", o->action);
-        return 1;
-    }
-    if (cli_given(&spec, "--devices") && !plans) {
-        *code = cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec, not %s", o->action);
-        return 1;
-    }
-    if (o->n_devices && cli_given(&spec, "--shard")) {
-        *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
-        return 1;
-    }
-    if (o->runs) {
-        o->p.profile_runs = o->runs;
-        o->plan.runs = o->runs;
-    }
-    o->p.flush_l2 = !o->no_flush;
-    return 0;
 }
 
 static int act_info(opts_t *o)
@@ -739,9 +666,6 @@ static int act_colocate(opts_t *o)
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
 }
 
-/* twin, score and fixed-cost (cmd_collect_extra.c); -1 for another action. */
-int cmd_collect_extra(int argc, char **argv);
-
 /* The profile, counters, coexec, status and export actions on o->db; a
  * shard run by --devices prints no status (show_status 0). */
 static int run_campaign(const opts_t *in, int show_status)
@@ -938,35 +862,137 @@ static int use_oplists(opts_t *o)
     return CLI_OK;
 }
 
+/* profile, counters, coexec, status and export: on o->db, or one shard per
+ * device with --devices. */
+static int act_campaign(opts_t *o)
+{
+    const char *act = o->action;
+    if (o->n_devices) {
+        if (strcmp(act, "profile") != 0 && strcmp(act, "coexec") != 0)
+            return cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec");
+        if ((strcmp(act, "profile") == 0 && !o->model) ||
+            (strcmp(act, "coexec") == 0 && (!o->hp_model[0] || !o->lp_model[0])))
+            return run_campaign(o, 1); /* its usage message */
+        return run_devices(o);
+    }
+    return run_campaign(o, 1);
+}
+
+/* The actions, in the order --help lists them. */
+static const action_t actions[] = {
+    {"info", "the GPU and the TPC counts its green contexts allow", "[options]", examples, table, act_info, NULL},
+    {"ops", "print a model's operator list (or check one with --file)", "[options]", examples, table, act_ops, NULL},
+    {"profile", "standalone profile of --model at every --tpcs count", "[options]", examples, table, act_campaign,
+     NULL},
+    {"counters",
+     "hardware counters of --model's operators (CUPTI range profiler, or from an Nsight Compute CSV with --ncu)",
+     "[options]", examples, table, act_campaign, NULL},
+    {"coexec", "co-execution campaign of --hp beside --lp", "[options]", examples, table, act_campaign, NULL},
+    {"status", "tasks and rows in the campaign database", "[options]", examples, table, act_campaign, NULL},
+    {"export", "write ops.csv and coexec.csv from the campaign database", "[options]", examples, table, act_campaign,
+     NULL},
+    {"scaling",
+     "--model's throughput alone at each MPS --shares percentage (adds to workload_scaling.csv and, at 100%, "
+     "workloads.csv)",
+     "[options]", examples, table, act_scaling, NULL},
+    {"colocate", "--jobs run together under MPS, each at its share (adds one co-location to colocations.csv)",
+     "[options]", examples, table, act_colocate, NULL},
+    {"twin", "the twin's predictions for a coexec.csv's segment pairs (pairsight collect twin --help)", NULL, NULL,
+     NULL, NULL, cmd_collect_twin},
+    {"score", "measured against predicted slowdown: MAPE and correlation (pairsight collect score --help)", NULL, NULL,
+     NULL, NULL, cmd_collect_score},
+    {"fixed-cost", "the fixed cost of a co-execution, empty segments (pairsight collect fixed-cost --help)", NULL, NULL,
+     NULL, NULL, cmd_collect_fixed_cost},
+    {"merge",
+     "merge the campaign databases given as arguments (shards) into --db (created if absent): each task once, "
+     "a source of another GPU or plan refused with nothing written, a shard left out warned of",
+     "A.db B.db ... --db ALL.db [options]", examples, table, act_merge, NULL},
+};
+
+/* The row of action name; NULL when there is none. */
+static const action_t *find_action(const char *name)
+{
+    for (size_t i = 0; name && i < PS_ARRAY_LEN(actions); i++)
+        if (strcmp(name, actions[i].name) == 0)
+            return &actions[i];
+    return NULL;
+}
+
+/* The options of action a (NULL: `collect --help`, which lists them all). */
+static int parse_args(int argc, char **argv, const action_t *a, opts_t *o, int *code)
+{
+    static cli_opt_t opts[48];
+    defaults(o);
+    (a ? a->options : table)(o, opts, 48);
+    char about[2048];
+    size_t len = (size_t)snprintf(about, sizeof about,
+                                  "Measure on an NVIDIA GPU: standalone operator profiles at each TPC count\n"
+                                  "(SMs split with CUDA green contexts) and co-executions of HP and LP segments.\n"
+                                  "Results go to a SQLite campaign database one task at a time; run the same\n"
+                                  "command again after a crash or kill and it resumes where it stopped.\n\n"
+                                  "actions:\n");
+    for (size_t i = 0; i < PS_ARRAY_LEN(actions) && len < sizeof about; i++)
+        if (!a || a == &actions[i])
+            len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i].name, actions[i].about);
+    cli_spec_t spec = {.cmd = CMD,
+                       .sub = a ? a->name : NULL,
+                       .synopsis = a ? a->synopsis : "ACTION [options]",
+                       .about = about,
+                       .opts = opts,
+                       .examples = a ? a->examples : examples,
+                       .notes = notes,
+                       .max_pos = a && a->run == act_merge ? -1 : 0};
+    if (argc < 2 || (!a && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
+        if (argc >= 2)
+            cli_usage(&spec, stdout);
+        *code = argc < 2 ? cli_fail(CLI_USAGE, CMD, "no action given (see pairsight collect --help)") : CLI_OK;
+        return 1;
+    }
+    o->action = argv[1];
+    if (!a) {
+        const char *names[PS_ARRAY_LEN(actions)];
+        for (size_t i = 0; i < PS_ARRAY_LEN(actions); i++)
+            names[i] = actions[i].name;
+        const char *near = cli_nearest(o->action, names, PS_ARRAY_LEN(actions));
+        *code = cli_fail(CLI_USAGE, CMD, "unknown action '%s'%s%s%s (see pairsight collect --help)", o->action,
+                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        return 1;
+    }
+    if (cli_parse(&spec, argc - 1, argv + 1, &o->n_pos, code))
+        return 1;
+    o->pos = argv + 2; /* cli_parse moved them to argv[1 + 1 ..] */
+    /* Elsewhere they would be ignored: a merge or status is of one --db. */
+    int plans = strcmp(o->action, "profile") == 0 || strcmp(o->action, "coexec") == 0;
+    if (cli_given(&spec, "--shard") && !plans && strcmp(o->action, "counters") != 0) {
+        *code = cli_fail(CLI_USAGE, CMD, "--shard goes with profile, coexec or counters, not %s", o->action);
+        return 1;
+    }
+    if (cli_given(&spec, "--devices") && !plans) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec, not %s", o->action);
+        return 1;
+    }
+    if (o->n_devices && cli_given(&spec, "--shard")) {
+        *code = cli_fail(CLI_USAGE, CMD, "--devices and --shard: give one (--devices makes the shards)");
+        return 1;
+    }
+    if (o->runs) {
+        o->p.profile_runs = o->runs;
+        o->plan.runs = o->runs;
+    }
+    o->p.flush_l2 = !o->no_flush;
+    return 0;
+}
+
 int cmd_collect(int argc, char **argv)
 {
-    int extra = cmd_collect_extra(argc, argv);
-    if (extra >= 0)
-        return extra;
+    const action_t *a = find_action(argc >= 2 ? argv[1] : NULL);
+    if (a && a->main)
+        return a->main(argc, argv);
     opts_t o;
     int rc;
-    if (parse_args(argc, argv, &o, &rc))
+    if (parse_args(argc, argv, a, &o, &rc))
         return rc;
     if ((rc = use_oplists(&o)) != CLI_OK)
         return rc;
-    const char *act = o.action;
-    if (strcmp(act, "ops") == 0)
-        return act_ops(&o);
-    if (strcmp(act, "info") == 0)
-        return act_info(&o);
-    if (strcmp(act, "scaling") == 0)
-        return act_scaling(&o);
-    if (strcmp(act, "colocate") == 0)
-        return act_colocate(&o);
-    if (strcmp(act, "merge") == 0)
-        return act_merge(&o);
-    if (o.n_devices) {
-        if (strcmp(act, "profile") != 0 && strcmp(act, "coexec") != 0)
-            return cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec");
-        if ((strcmp(act, "profile") == 0 && !o.model) ||
-            (strcmp(act, "coexec") == 0 && (!o.hp_model[0] || !o.lp_model[0])))
-            return run_campaign(&o, 1); /* its usage message */
-        return run_devices(&o);
-    }
-    return run_campaign(&o, 1);
+    return a->run(&o);
 }

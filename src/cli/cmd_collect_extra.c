@@ -55,7 +55,7 @@ static int distinct_pairs(const ps_coexec_t *t, psi_coexec_row_t **out, size_t *
     return 0;
 }
 
-static int act_twin(int argc, char **argv)
+int cmd_collect_twin(int argc, char **argv)
 {
     const char *queries = NULL, *gpu = "h200", *out = NULL;
     int seq_len = 128, quiet = 0;
@@ -327,7 +327,7 @@ static void print_score(const exp_t *e, size_t n, size_t n_runs, const preds_t *
         cli_json_print(j, stdout);
 }
 
-static int act_score(int argc, char **argv)
+int cmd_collect_score(int argc, char **argv)
 {
     const char *ops_path = NULL, *cx_path = NULL;
     preds_t pr = {.n = 0};
@@ -403,7 +403,7 @@ static int fn_splits(const char *v, void *dest)
     return sp->n ? 0 : -1;
 }
 
-static int act_fixed_cost(int argc, char **argv)
+int cmd_collect_fixed_cost(int argc, char **argv)
 {
     ps_collect_params_t p = ps_collect_default_params();
     splits_t sp = {.n = 0};
@@ -468,16 +468,4 @@ static int act_fixed_cost(int argc, char **argv)
     free(l);
     ps_campaign_free(c);
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
-}
-
-int cmd_collect_extra(int argc, char **argv)
-{
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-    } acts[] = {{"twin", act_twin}, {"score", act_score}, {"fixed-cost", act_fixed_cost}};
-    for (size_t i = 0; argc >= 2 && i < PS_ARRAY_LEN(acts); i++)
-        if (strcmp(argv[1], acts[i].name) == 0)
-            return acts[i].fn(argc, argv);
-    return -1;
 }

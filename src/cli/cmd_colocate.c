@@ -27,20 +27,6 @@ typedef struct {
 
 enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_PLACE = 16, S_ALL = 31, N_SUBS = 5 };
 
-static const char *const sub_names[] = {"eval", "train", "predict", "select", "place"};
-static const char *const sub_synopsis[] = {"--workloads W --colocations C [options]",
-                                           "--workloads W --colocations C --out M [options]",
-                                           "--model M --workloads W --colocations Q [options]",
-                                           "--model M --workloads W --target T --candidates a,b,c [options]",
-                                           "--model M --workloads W --jobs a,b*3 --gpus N[:TYPE],... [options]"};
-static const char *const sub_about[] = {
-    "Train and score every predictor and policy on the measured co-locations.\n",
-    "Fit one predictor on every measured co-location and save it.\n",
-    "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
-    "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
-    "Rank candidate co-runners of a target by predicted throughput sum.\n",
-    "Assign jobs to GPUs, alone or up to K per GPU, maximizing the sum of predicted\n"
-    "normalized throughputs (exact for small cases, else a heuristic).\n"};
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
     "tests/data/colocate/colocations3.csv --seeds 2 --predictors ratio,kace_lr",
@@ -72,7 +58,39 @@ static const char *const ex_place[] = {
     "--jobs alpha_batch2-inf,alpha_batch8-inf,beta_batch4-train,gamma_batch1-inf,gamma_batch4-inf "
     "--gpus 1:TESTGPU,1:TESTGPU --max-per-gpu 3 --shares 100,50",
     NULL};
-static const char *const *const sub_examples[] = {ex_eval, ex_train, ex_predict, ex_select, ex_place};
+
+/* A subcommand: one row, as the top-level commands are rows of main.c. */
+typedef struct {
+    const char *name;
+    const char *about;
+    const char *synopsis; /* after "pairsight colocate NAME" */
+    const char *const *examples;
+    unsigned options; /* its bit (S_*) in the option tables below */
+    int (*run)(const opts_t *o);
+} sub_t;
+
+static int do_eval(const opts_t *o);
+static int do_train(const opts_t *o);
+static int do_predict(const opts_t *o);
+static int do_select(const opts_t *o);
+static int do_place(const opts_t *o);
+
+static const sub_t subs[N_SUBS] = {
+    {"eval", "Train and score every predictor and policy on the measured co-locations.\n",
+     "--workloads W --colocations C [options]", ex_eval, S_EVAL, do_eval},
+    {"train", "Fit one predictor on every measured co-location and save it.\n",
+     "--workloads W --colocations C --out M [options]", ex_train, S_TRAIN, do_train},
+    {"predict",
+     "Add predictions to a colocations.csv (its tput may be empty): the column is\n"
+     "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
+     "--model M --workloads W --colocations Q [options]", ex_predict, S_PREDICT, do_predict},
+    {"select", "Rank candidate co-runners of a target by predicted throughput sum.\n",
+     "--model M --workloads W --target T --candidates a,b,c [options]", ex_select, S_SELECT, do_select},
+    {"place",
+     "Assign jobs to GPUs, alone or up to K per GPU, maximizing the sum of predicted\n"
+     "normalized throughputs (exact for small cases, else a heuristic).\n",
+     "--model M --workloads W --jobs a,b*3 --gpus N[:TYPE],... [options]", ex_place, S_PLACE, do_place},
+};
 
 /* An option and the subcommands (bit mask) that take it. */
 typedef struct {
@@ -145,7 +163,7 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
 /* Builds the option table of subcommand k (0..4) into out (room for 40). */
 static void sub_table(opts_t *o, int k, cli_opt_t *out)
 {
-    unsigned bit = 1u << k;
+    unsigned bit = subs[k].options;
     const sub_opt_t head[] = {
         {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
         {S_ALL,
@@ -204,11 +222,11 @@ static void sub_spec(opts_t *o, int k, cli_opt_t *table, cli_spec_t *spec)
 {
     sub_table(o, k, table);
     *spec = (cli_spec_t){.cmd = CMD,
-                         .sub = sub_names[k],
-                         .synopsis = sub_synopsis[k],
-                         .about = sub_about[k],
+                         .sub = subs[k].name,
+                         .synopsis = subs[k].synopsis,
+                         .about = subs[k].about,
                          .opts = table,
-                         .examples = sub_examples[k],
+                         .examples = subs[k].examples,
                          .notes = k == 0 ? "See docs/colocate.md for the predictors and policies.\n" : NULL,
                          .max_pos = 0};
 }
@@ -247,7 +265,9 @@ static void overview(FILE *f)
     }
 }
 
-static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_spec_t *spec, int *code)
+/* The subcommand of argv[1] parsed into o; returns 1 with *code when there is
+ * nothing to run (help, a usage error), else 0 with *k its row. */
+static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_spec_t *spec, int *code, int *k)
 {
     defaults(o);
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -262,16 +282,19 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
         return 1;
     }
     o->sub = argv[1];
-    int k = 0;
-    while (k < N_SUBS && strcmp(o->sub, sub_names[k]) != 0)
-        k++;
-    if (k == N_SUBS) {
-        const char *near = cli_nearest(o->sub, sub_names, N_SUBS);
+    const char *names[N_SUBS];
+    for (int i = 0; i < N_SUBS; i++)
+        names[i] = subs[i].name;
+    *k = 0;
+    while (*k < N_SUBS && strcmp(o->sub, names[*k]) != 0)
+        ++*k;
+    if (*k == N_SUBS) {
+        const char *near = cli_nearest(o->sub, names, N_SUBS);
         *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select, place)", o->sub,
                          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return 1;
     }
-    sub_spec(o, k, table, spec);
+    sub_spec(o, *k, table, spec);
     return cli_parse(spec, argc - 1, argv + 1, NULL, code);
 }
 
@@ -616,31 +639,6 @@ static int do_train(const opts_t *o)
     return CLI_OK;
 }
 
-/* Warn once when a query co-location's k is not one the model was trained
- * on. */
-static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
-{
-    unsigned ks;
-    if (cli_coloc_ks(q, &ks) == 0)
-        cli_coloc_warn_ks(m, ks, "predicting");
-}
-
-/* Warn once when the queries' GPU is not one the model was trained on. */
-static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
-{
-    const char *mg = ps_coloc_model_gpu(m);
-    for (size_t i = 0; i < q->n; i++) {
-        const char *g = q->rows[i].gpu;
-        if (!cli_coloc_model_knows_gpu(m, g)) {
-            fprintf(stderr,
-                    "pairsight: colocate: warning: model trained on GPU %s, predicting for %s "
-                    "(across GPUs the error grows; docs/colocate.md)\n",
-                    mg, g);
-            return;
-        }
-    }
-}
-
 static int do_predict(const opts_t *o)
 {
     const char *in[] = {o->model, o->workloads, o->scaling, o->colocations};
@@ -664,8 +662,7 @@ static int do_predict(const opts_t *o)
         err = psi_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
                         ps_coloc_kind_name(ps_coloc_model_kind(m)));
     if (!err) {
-        warn_gpu(m, t.c);
-        warn_k(m, t.c);
+        cli_coloc_warn_queries(m, t.c);
     }
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
@@ -713,267 +710,29 @@ static int do_predict(const opts_t *o)
     return CLI_OK;
 }
 
-typedef struct {
-    char *name;
-    double sum;
-    double tput[64];
-    int k;
-} cand_t;
-
-static int cmp_cand(const void *a, const void *b)
-{
-    /* Decreasing sum; a candidate without a finite prediction ranks last
-     * (NaN compared false both ways and could rank first). */
-    double x = ((const cand_t *)a)->sum, y = ((const cand_t *)b)->sum;
-    if (!isfinite(x) || !isfinite(y))
-        return isfinite(y) - isfinite(x);
-    return (x < y) - (x > y);
-}
-
-/* The most workloads of one candidate in a list like "a,b+c" (here 2), or
- * -1 when the list is empty or has an empty name ("a,,b", "a+", ","). */
-static int check_candidates(const char *list)
-{
-    int most = 0, k = 0;
-    const char *prev = list;
-    for (const char *s = list;; s++) {
-        if (*s == ',' || *s == '+' || !*s) {
-            if (s == prev)
-                return -1;
-            k++;
-            if (*s != '+') {
-                most = k > most ? k : most;
-                k = 0;
-            }
-            prev = s + 1;
-        }
-        if (!*s)
-            return most;
-    }
-}
-
-/* Copies into buf the first workload named in the candidate list that
- * workloads.csv lacks on gpu and returns 1, or returns 0 when all are there. */
-static int first_unknown(const char *list, const char *gpu, const ps_workloads_t *w, char *buf, size_t bufsize)
-{
-    size_t n = strlen(list);
-    for (size_t i = 0; i < n;) {
-        size_t len = strcspn(list + i, ",+");
-        int found = 0;
-        for (size_t j = 0; j < w->n && !found; j++)
-            found = strlen(w->rows[j].workload) == len && strncmp(w->rows[j].workload, list + i, len) == 0 &&
-                    strcmp(w->rows[j].gpu, gpu) == 0;
-        if (!found) {
-            snprintf(buf, bufsize, "%.*s", (int)len, list + i);
-            return 1;
-        }
-        i += len + 1;
-    }
-    return 0;
-}
-
-/* --shares A/B/.. into shares[64] and *ns, then the checks of --candidates
- * against them. */
-static int check_select_args(const opts_t *o, int *shares, int *ns)
-{
-    *ns = 0;
-    for (const char *s = o->shares ? o->shares : ""; *s;) {
-        if (*ns == 64)
-            return cli_fail(CLI_USAGE, CMD, "select: --shares: more than 64 shares");
-        char *e;
-        long v = strtol(s, &e, 10);
-        if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
-            return cli_fail(CLI_USAGE, CMD, "select: --shares: expected A/B/.. in 1..100, got '%s'", o->shares);
-        shares[(*ns)++] = (int)v;
-        s = *e ? e + 1 : e;
-    }
-    int most = check_candidates(o->candidates);
-    if (most < 0)
-        return cli_fail(CLI_USAGE, CMD, "select: --candidates: expected a,b or a+b,c with no empty name, got '%s'",
-                        o->candidates);
-    if (most > 63)
-        return cli_fail(CLI_USAGE, CMD, "select: --candidates: a candidate with %d co-runners, at most 63", most);
-    if (*ns > most + 1)
-        return cli_fail(CLI_USAGE, CMD,
-                        "select: --shares: %d shares for at most %d workloads (the target and %d "
-                        "co-runner%s)",
-                        *ns, most + 1, most, most == 1 ? "" : "s");
-    return CLI_OK;
-}
-
-/* "; did you mean 'alpha_batch2-inf'?" for a workload name not in w, or "". */
-static const char *near_workload(const ps_workloads_t *w, const char *name, char *buf, size_t n)
-{
-    const char **names = psi_malloc((w->n ? w->n : 1) * sizeof *names);
-    const char *near = NULL;
-    for (size_t i = 0; names && i < w->n; i++)
-        names[i] = w->rows[i].workload;
-    if (names)
-        near = cli_nearest(name, names, w->n);
-    snprintf(buf, n, "%s%s%s", near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-    free(names);
-    return buf;
-}
-
-/* The gpu of the target in workloads.csv (on --gpu when given), with every
- * candidate there too; NULL after a message. */
-static const char *select_gpu(const opts_t *o, const tables_t *t)
-{
-    const char *gpu = NULL;
-    for (size_t i = 0; i < t->w->n && !gpu; i++)
-        if (strcmp(t->w->rows[i].workload, o->target) == 0 &&
-            (!o->gpu || strcmp(psi_gpu_canonical(t->w->rows[i].gpu), psi_gpu_canonical(o->gpu)) == 0))
-            gpu = t->w->rows[i].gpu;
-    char near[300];
-    if (!gpu) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s%s", o->target, o->gpu ? " on gpu " : "",
-                 o->gpu ? o->gpu : "", o->workloads, near_workload(t->w, o->target, near, sizeof near));
-        return NULL;
-    }
-    for (size_t i = 0; i < t->w->n && !o->gpu; i++) /* which GPU is asked, not guessed */
-        if (strcmp(t->w->rows[i].workload, o->target) == 0 && strcmp(t->w->rows[i].gpu, gpu) != 0) {
-            cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s' has rows on several GPUs in %s (%s, %s): give --gpu",
-                     o->target, o->workloads, gpu, t->w->rows[i].gpu);
-            return NULL;
-        }
-    char missing[512];
-    if (first_unknown(o->candidates, gpu, t->w, missing, sizeof missing)) {
-        cli_fail(CLI_BAD_INPUT, CMD, "select: candidate '%s' (gpu %s) is not in %s%s", missing, gpu, o->workloads,
-                 near_workload(t->w, missing, near, sizeof near));
-        return NULL;
-    }
-    return gpu;
-}
-
-/* One query co-location of candidate tok (cut from list) in q: the target in
- * slot 1, then its workloads ("a+b" co-locates several), at their shares. */
-static int add_candidate(const opts_t *o, const char *gpu, const int *shares, int ns, char *tok, ps_colocations_t *q,
-                         cand_t *c)
-{
-    c->name = tok;
-    /* Sized to the names: a fixed buffer would cut a long list and make two
-     * candidates' ids (and so their co-locations) one. */
-    size_t idlen = strlen(o->target) + strlen(tok) + 16;
-    char *id = malloc(idlen), *buf = strdup(tok);
-    int err = (!id || !buf) ? psi_error(PS_E_NOMEM, "out of memory") : 0;
-    if (!err) {
-        snprintf(id, idlen, "select/%s+%s", o->target, tok);
-        psi_colocation_row_t row = {.colocation = id,
-                                    .gpu = gpu,
-                                    .slot = 1,
-                                    .workload = o->target,
-                                    .share_pct = ns > 0 ? shares[0] : 100,
-                                    .tput = NAN};
-        err = ps_colocations_append(q, &row);
-        int slot = 2;
-        for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {
-            if (slot > 64) {
-                err = psi_error(PS_E_ARG, "--candidates: '%s': more than 63 co-runners", tok);
-                break;
-            }
-            row.slot = slot;
-            row.workload = w;
-            row.share_pct = ns >= slot ? shares[slot - 1] : (ns > 0 ? shares[ns - 1] : 100);
-            err = ps_colocations_append(q, &row);
-            slot++;
-        }
-        c->k = slot - 1;
-    }
-    free(id);
-    free(buf);
-    return err;
-}
-
-/* Each candidate's predicted throughputs and sum from pred (q's rows in
- * candidate order), then the ranking: decreasing sum. */
-static void rank_candidates(const ps_coloc_model_t *m, const double *pred, cand_t *cand, int nc)
-{
-    int sum_kind = ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m));
-    size_t row = 0;
-    for (int i = 0; i < nc; i++) {
-        cand[i].sum = sum_kind ? pred[row] : 0;
-        for (int s = 0; s < cand[i].k; s++, row++) {
-            cand[i].tput[s] = sum_kind ? NAN : pred[row];
-            if (!sum_kind)
-                cand[i].sum += pred[row];
-        }
-    }
-    qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
-}
-
-static void print_ranking(const opts_t *o, const ps_coloc_model_t *m, const cand_t *cand, int nc)
-{
-    if (!o->json) {
-        printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
-        for (int i = 0; i < nc; i++) {
-            printf("%-4d %-48s %12.4g ", i + 1, cand[i].name, cand[i].sum);
-            for (int s = 0; s < cand[i].k; s++)
-                printf(" %.4g", cand[i].tput[s]);
-            putchar('\n');
-        }
-        return;
-    }
-    cJSON *j = cli_json_new("colocate-select", 1);
-    cJSON_AddStringToObject(j, "target", o->target);
-    cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
-    cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
-    for (int i = 0; i < nc; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "candidate", cand[i].name);
-        cJSON_AddNumberToObject(e, "tput_sum", cand[i].sum);
-        if (!isfinite(cand[i].sum))
-            cJSON_AddStringToObject(e, "reason", "the model predicts no finite throughput");
-        cJSON *tp = cJSON_AddArrayToObject(e, "tput");
-        for (int s = 0; s < cand[i].k; s++)
-            cJSON_AddItemToArray(tp, cJSON_CreateNumber(cand[i].tput[s]));
-        cJSON_AddItemToArray(rank, e);
-    }
-    cli_json_print(j, stdout);
-}
-
 static int do_select(const opts_t *o)
 {
-    int shares[64], ns = 0;
-    int rc = check_select_args(o, shares, &ns);
+    cli_select_t a = {.model = o->model,
+                      .workloads = o->workloads,
+                      .scaling = o->scaling,
+                      .target = o->target,
+                      .gpu = o->gpu,
+                      .candidates = o->candidates,
+                      .shares = o->shares,
+                      .json = o->json};
+    return cmd_colocate_select(&a);
+}
+
+static int do_place(const opts_t *o)
+{
     tables_t t;
-    if (rc || (rc = load_tables(o, 0, &t)))
+    int rc = load_tables(o, 0, &t);
+    if (rc)
         return rc;
-    const char *gpu = select_gpu(o, &t);
-    if (!gpu) {
-        tables_free(&t);
-        return CLI_BAD_INPUT;
-    }
-    ps_colocations_t *q = ps_colocations_new();
-    char *list = strdup(o->candidates);
-    cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
-    int nc = 0, err = (!q || !list || !cand) ? psi_error(PS_E_NOMEM, "out of memory") : 0;
-    for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ","))
-        err = add_candidate(o, gpu, shares, ns, tok, q, &cand[nc++]);
-    ps_coloc_model_t *m = NULL;
-    double *pred = NULL;
-    if (!err)
-        err = ps_coloc_model_load(o->model, &m);
-    if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
-        err = psi_error(PS_E_NOMEM, "out of memory");
-    if (!err) {
-        warn_gpu(m, q);
-        warn_k(m, q);
-    }
-    if (!err)
-        err = ps_coloc_predict(m, t.w, t.s, q, pred);
-    if (!err) {
-        rank_candidates(m, pred, cand, nc);
-        print_ranking(o, m, cand, nc);
-    }
-    ps_coloc_model_free(m);
-    ps_colocations_free(q);
-    free(pred);
-    free(list);
-    free(cand);
+    rc = cmd_colocate_place(o->model, o->workloads, t.w, t.s, o->jobs, o->gpus, o->max_per_gpu, o->shares,
+                            o->allow_wait, o->json, o->time_limit, o->quiet);
     tables_free(&t);
-    if (err)
-        return cli_fail(CLI_BAD_INPUT, CMD, "select: %s", ps_last_error());
-    return CLI_OK;
+    return rc;
 }
 
 int cmd_colocate(int argc, char **argv)
@@ -981,22 +740,8 @@ int cmd_colocate(int argc, char **argv)
     opts_t o;
     cli_opt_t table[40];
     cli_spec_t spec;
-    int rc;
-    if (parse_opts(argc, argv, &o, table, &spec, &rc))
+    int rc, k;
+    if (parse_opts(argc, argv, &o, table, &spec, &rc, &k))
         return rc;
-    if (strcmp(o.sub, "eval") == 0)
-        return do_eval(&o);
-    if (strcmp(o.sub, "train") == 0)
-        return do_train(&o);
-    if (strcmp(o.sub, "predict") == 0)
-        return do_predict(&o);
-    if (strcmp(o.sub, "select") == 0)
-        return do_select(&o);
-    tables_t t;
-    if ((rc = load_tables(&o, 0, &t)))
-        return rc;
-    rc = cmd_colocate_place(o.model, o.workloads, t.w, t.s, o.jobs, o.gpus, o.max_per_gpu, o.shares, o.allow_wait,
-                            o.json, o.time_limit, o.quiet);
-    tables_free(&t);
-    return rc;
+    return subs[k].run(&o);
 }

@@ -1,8 +1,6 @@
 /* pairsight colocate place, and colocate eval --place: placement of jobs
  * over a cluster from a co-location model (docs/colocate.md). */
 #include "cli/cli.h"
-#include "common/common.h"
-#include "profile/tables.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -72,18 +70,18 @@ static int check_types(const ps_workloads_t *w, const char *const *types, int ng
 {
     for (int g = 0; g < ng; g++) {
         int found = !types[g];
-        for (size_t i = 0; i < w->n && !found; i++)
-            found = strcmp(w->rows[i].gpu, types[g]) == 0;
+        for (size_t i = 0; i < ps_workloads_rows(w) && !found; i++)
+            found = strcmp(cli_workload_gpu(w, i), types[g]) == 0;
         if (found)
             continue;
         char have[256] = "";
         size_t len = 0;
-        for (size_t i = 0; i < w->n && len + 1 < sizeof have; i++) {
+        for (size_t i = 0; i < ps_workloads_rows(w) && len + 1 < sizeof have; i++) {
             int seen = 0;
             for (size_t k = 0; k < i && !seen; k++)
-                seen = strcmp(w->rows[k].gpu, w->rows[i].gpu) == 0;
+                seen = strcmp(cli_workload_gpu(w, k), cli_workload_gpu(w, i)) == 0;
             if (!seen) {
-                int m = snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "", w->rows[i].gpu);
+                int m = snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "", cli_workload_gpu(w, i));
                 len = m < 0 ? sizeof have : len + (size_t)m;
             }
         }
@@ -103,10 +101,10 @@ static int check_jobs(const char *wpath, const ps_workloads_t *w, char *const *n
         typed |= types[g] != NULL;
     for (int j = 0; j < nj; j++) {
         int found = 0;
-        for (size_t i = 0; i < w->n && !found; i++)
+        for (size_t i = 0; i < ps_workloads_rows(w) && !found; i++)
             for (int g = 0; g < ng && !found; g++)
-                found =
-                    strcmp(w->rows[i].workload, names[j]) == 0 && (!types[g] || strcmp(w->rows[i].gpu, types[g]) == 0);
+                found = strcmp(cli_workload_name(w, i), names[j]) == 0 &&
+                        (!types[g] || strcmp(cli_workload_gpu(w, i), types[g]) == 0);
         if (!found)
             return cli_fail(CLI_BAD_INPUT, CMD, "place: --jobs: '%s' has no row in %s%s", names[j], wpath,
                             typed ? " on the GPU types of --gpus" : "");
@@ -123,10 +121,10 @@ static void warn_types(const ps_coloc_model_t *m, const ps_workloads_t *w, char 
     int nw = 0;
     for (int g = 0; g < ng; g++) {
         const char *t = types[g];
-        for (size_t i = 0; i < w->n && !t; i++)
+        for (size_t i = 0; i < ps_workloads_rows(w) && !t; i++)
             for (int j = 0; j < nj && !t; j++)
-                if (strcmp(w->rows[i].workload, names[j]) == 0)
-                    t = w->rows[i].gpu;
+                if (strcmp(cli_workload_name(w, i), names[j]) == 0)
+                    t = cli_workload_gpu(w, i);
         int seen = 0;
         for (int k = 0; k < nw && !seen; k++)
             seen = t && strcmp(warned[k], t) == 0;

@@ -101,7 +101,7 @@ static void eval_table(eval_args_t *a, cli_opt_t *opts)
         {"--seed", CLI_U64, &a->seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0,
          .def = "the model's, else 1"},
         {"--threads", CLI_INT, &c->nthread, "N", "XGBoost threads when training here, 0 = all", .lo = 0,
-         .hi = psi_thread_limit()},
+         .hi = ps_thread_limit()},
         {"--rounds", CLI_INT, &c->max_rounds, "N", "most trees per regressor when training here", .lo = 1,
          .hi = 100000},
         {"--depths", CLI_INTS, c->depths, "LIST", "max_depth grid when training here", .lo = 1, .hi = 20,

@@ -1,8 +1,6 @@
 /* pairsight explain: which operators of both segments drive one prediction. */
 #include "cli/cli.h"
 
-#include "profile/queries.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -98,8 +96,7 @@ int cmd_explain(int argc, char **argv)
         return cli_fail(CLI_BAD_INPUT, "explain", "out of memory");
     ps_query_t q;
     memset(&q, 0, sizeof q);
-    code = psi_query_parse_spec(buf, &q) == PS_OK ? CLI_OK
-                                                  : cli_fail(CLI_USAGE, "explain", "--query: %s", ps_last_error());
+    code = ps_query_parse(buf, &q) == PS_OK ? CLI_OK : cli_fail(CLI_USAGE, "explain", "--query: %s", ps_last_error());
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
     ps_explanation_t *e = NULL;

@@ -1,8 +1,6 @@
 /* pairsight import: Nsight Compute CSV or PyTorch trace to ops.csv. */
 #include "cli/cli.h"
 #include "cli/cmd_import_twin.h"
-#include "common/common.h"
-#include "profile/profile_internal.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -45,7 +43,9 @@ static const char notes[] =
     "  what was taken and skipped.\n";
 
 /* Merge the import into the existing out file (--append); the merged table
- * replaces *ops. Nothing is written on a mismatch. */
+ * replaces *ops. Nothing is written on a mismatch, which is reported here
+ * (the file's name first) and returns its exit code; a file that cannot be
+ * read returns its PS_E_* code. */
 static int append_to(const char *outp, ps_ops_t **ops, char *note, size_t n)
 {
     FILE *exists = fopen(outp, "r");
@@ -55,16 +55,34 @@ static int append_to(const char *outp, ps_ops_t **ops, char *note, size_t n)
     ps_ops_t *base = NULL, *all = NULL;
     size_t added = 0, filled = 0;
     int rc = ps_ops_load(outp, &base);
-    if (rc == PS_OK && (rc = ps_ops_merge(base, *ops, &all, &added, &filled)) != PS_OK)
-        psi_error_prefix(rc, cli_user_path(outp));
+    if (rc == PS_OK && (rc = ps_ops_merge(base, *ops, &all, &added, &filled)) != PS_OK) {
+        ps_ops_free(base);
+        return cli_fail(rc == PS_E_ARG ? CLI_USAGE : CLI_BAD_INPUT, "import", "%s: %s", cli_user_path(outp),
+                        ps_last_error());
+    }
     if (rc == PS_OK) {
         snprintf(note, n, "merged into %s: %zu rows added, %zu rows' empty counters filled, %zu rows in all",
-                 cli_user_path(outp), added, filled, all->n);
+                 cli_user_path(outp), added, filled, ps_ops_rows(all));
         ps_ops_free(*ops);
         *ops = all;
     }
     ps_ops_free(base);
     return rc;
+}
+
+/* ns as "1.23 ms": three significant digits in the largest unit it reaches
+ * (ns below 1 us, and for NaN). */
+static const char *fmt_ns(double ns, char *buf, size_t n)
+{
+    static const struct {
+        double scale;
+        const char *unit;
+    } units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+    size_t u = 0;
+    while (u + 1 < sizeof units / sizeof units[0] && !(ns >= units[u].scale))
+        u++;
+    snprintf(buf, n, "%.3g %s", ns / units[u].scale, units[u].unit);
+    return buf;
 }
 
 /* The one summary line on stderr. */
@@ -73,8 +91,8 @@ static void print_summary(const char *in, const char *outp, const ps_import_para
 {
     char t[32];
     fprintf(stderr, "%s: %zu operators of %s batch %d on %s at %d TPCs, %s, from %s (%s)", cli_user_path(outp),
-            info->ops, p->model, p->batch, info->gpu, p->tpcs, psi_import_fmt_ns(info->total_ns, t, sizeof t),
-            cli_user_path(in), info->format);
+            info->ops, p->model, p->batch, info->gpu, p->tpcs, fmt_ns(info->total_ns, t, sizeof t), cli_user_path(in),
+            info->format);
     if (*info->gpu_in_file && strcmp(info->gpu_in_file, info->gpu) != 0)
         fprintf(stderr, "; the file names the GPU %s", info->gpu_in_file);
     if (*info->taken)
@@ -198,8 +216,10 @@ int cmd_import(int argc, char **argv)
     int rc = import_twin_run(kind, in, &p, &tw, &ops, &info);
     if (rc > 0) /* a CLI exit code, already reported */
         return rc;
-    if (rc == PS_OK && append)
-        rc = append_to(outp, &ops, merge, sizeof merge);
+    if (rc == PS_OK && append && (rc = append_to(outp, &ops, merge, sizeof merge)) > 0) {
+        ps_ops_free(ops);
+        return rc;
+    }
     if (rc == PS_OK)
         rc = ps_ops_save(ops, outp);
     size_t rows = ps_ops_rows(ops);

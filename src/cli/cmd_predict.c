@@ -121,7 +121,7 @@ static int predict_all(const predict_args_t *a, const ps_model_t *m, const ps_op
                        double *buf)
 {
     double *hp = buf, *lp = buf + f->n, *hs = buf + 2 * f->n, *ls = buf + 3 * f->n;
-    if (ps_model_predict_ex(m, ops, f->q, f->n, (ps_compose_t)a->compose, hp, lp, hs, ls) == 0) {
+    if (ps_model_predict_compose(m, ops, f->q, f->n, (ps_compose_t)a->compose, hp, lp, hs, ls) == 0) {
         if (a->coverage > 0 && ps_model_predict_bound(m, ops, f->q, f->n, a->coverage, buf + 4 * f->n, buf + 5 * f->n))
             return cli_fail(CLI_BAD_INPUT, "predict", "--coverage: %s", ps_last_error());
         return CLI_OK;

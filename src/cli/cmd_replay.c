@@ -242,7 +242,7 @@ int cmd_replay(int argc, char **argv)
     ps_replay_result_t r;
     memset(&r, 0, sizeof r);
     code = run(&a, &ops, &m, &cx, &r);
-    ps_replay_result_clear(&r);
+    ps_replay_result_free(&r);
     ps_coexec_free(cx);
     ps_model_free(m);
     ps_ops_free(ops);

@@ -2,7 +2,7 @@
  * (src/serve, docs/serve.md). */
 #include "cli/cli.h"
 
-#include "serve/serve.h"
+#include "pairsight_serve.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +17,7 @@ static const char *const examples[] = {
 
 int cmd_serve(int argc, char **argv)
 {
-    serve_params_t p = serve_default_params();
+    ps_serve_params_t p = ps_serve_default_params();
     long max_body = (long)p.max_body;
     cli_opt_t opts[] = {
         {"--model", CLI_STR, &p.model_path, "FILE", "trained segment model", .flags = CLI_REQ},
@@ -72,5 +72,5 @@ int cmd_serve(int argc, char **argv)
         return cli_fail(CLI_USAGE, "serve", "--scaling needs --coloc");
     if (!p.tls_cert != !p.tls_key)
         return cli_fail(CLI_USAGE, "serve", "--tls-cert and --tls-key go together");
-    return serve_main(&p);
+    return ps_serve_run(&p);
 }

@@ -92,7 +92,7 @@ static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
         {"--runs", CLI_INT, &a->p.runs, "R", "runs per experiment", .lo = 1, .hi = 10000},
         {"--seed", CLI_U64, &a->p.seed, "S", "random seed", .lo = 0, .hi = 0},
         {"--threads", CLI_INT, &a->p.threads, "T", "worker threads, 0 = all cores", .lo = 0,
-         .hi = psi_thread_limit() < 256 ? psi_thread_limit() : 256},
+         .hi = ps_thread_limit() < 256 ? ps_thread_limit() : 256},
         {"--bert-seq", CLI_INT, &a->p.bert_seq, "N", "BERT sequence length", .lo = 1, .hi = 8192},
         {"--llama-prompt", CLI_INT, &a->p.llama_prompt, "N", "Llama prompt length, also the decode step's KV length",
          .lo = 1, .hi = 131072},

@@ -1,7 +1,5 @@
 /* pairsight train: fit the PairSight segment model on a profiling campaign. */
 #include "cli/cli.h"
-#include "model/model.h"
-#include "common/common.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -48,7 +46,9 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
 {
     if (json) {
         /* The model's info as its file records it, under the CLI's schema. */
-        cJSON *o = cli_json_new("train", 1), *info = psi_model_info_json(i);
+        char *text = NULL;
+        cJSON *o = cli_json_new("train", 1), *info = ps_model_info_json(i, &text) == PS_OK ? cJSON_Parse(text) : NULL;
+        ps_free(text);
         if (!o || !info) {
             cJSON_Delete(o);
             cJSON_Delete(info);
@@ -127,7 +127,7 @@ int cmd_train(int argc, char **argv)
         {"--variant", CLI_ENUM, &variant, "NAME", "model input", .choices = variant_names},
         {"--window", CLI_INT, &p.window, "N", "operator slots per side", .lo = 1, .hi = 256},
         {"--seed", CLI_U64, &seed, "N", "experiment split seed", .lo = 0, .hi = 4294967295.0},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = psi_thread_limit()},
+        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = all cores", .lo = 0, .hi = ps_thread_limit()},
         {"--rounds", CLI_INT, &p.max_rounds, "N", "most trees per regressor", .lo = 1, .hi = 100000},
         {"--early-stop", CLI_INT, &p.early_stopping, "N", "rounds without validation gain before stopping", .lo = 1,
          .hi = 100000},

@@ -82,3 +82,46 @@ double cli_coloc_workload_batch(const char *name)
     long v = b ? strtol(b + 6, NULL, 10) : 0;
     return v > 0 ? (double)v : 1;
 }
+
+/* Warn once when a query co-location's k is not one the model was trained
+ * on. */
+static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    unsigned ks;
+    if (cli_coloc_ks(q, &ks) == 0)
+        cli_coloc_warn_ks(m, ks, "predicting");
+}
+
+/* Warn once when the queries' GPU is not one the model was trained on. */
+static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    const char *mg = ps_coloc_model_gpu(m);
+    for (size_t i = 0; i < q->n; i++) {
+        const char *g = q->rows[i].gpu;
+        if (!cli_coloc_model_knows_gpu(m, g)) {
+            fprintf(stderr,
+                    "pairsight: colocate: warning: model trained on GPU %s, predicting for %s "
+                    "(across GPUs the error grows; docs/colocate.md)\n",
+                    mg, g);
+            return;
+        }
+    }
+}
+
+void cli_coloc_warn_queries(const ps_coloc_model_t *m, const ps_colocations_t *q)
+{
+    warn_gpu(m, q);
+    warn_k(m, q);
+}
+
+const char *cli_workload_gpu(const ps_workloads_t *w, size_t i)
+{
+    const char *gpu = "", *name = "";
+    return ps_workloads_key(w, i, &gpu, &name) == PS_OK ? gpu : "";
+}
+
+const char *cli_workload_name(const ps_workloads_t *w, size_t i)
+{
+    const char *gpu = "", *name = "";
+    return ps_workloads_key(w, i, &gpu, &name) == PS_OK ? name : "";
+}

@@ -4,7 +4,6 @@
 #include "cli/opt.h"
 
 #include "cli/cli.h"
-#include "common/common.h"
 
 #include <ctype.h>
 #include <errno.h>

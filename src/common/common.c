@@ -50,6 +50,8 @@ static _Thread_local char last_error[1024] = "no error";
 
 const char *ps_version(void) { return PS_VERSION_STRING; }
 
+int ps_thread_limit(void) { return psi_thread_limit(); }
+
 const char *ps_errstr(int code)
 {
     switch (code) {

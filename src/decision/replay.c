@@ -29,9 +29,9 @@
 static const char *const policy_names[PS_REPLAY_N] = {"dedicated", "static",          "orion", "intensity",
                                                       "pairsight", "pairsight_bound", "oracle"};
 
-const char *ps_replay_policy_name(int policy)
+const char *ps_replay_policy_name(ps_replay_policy_t policy)
 {
-    return policy >= 0 && policy < PS_REPLAY_N ? policy_names[policy] : "?";
+    return (int)policy >= 0 && policy < PS_REPLAY_N ? policy_names[policy] : "?";
 }
 
 int ps_replay_policies_parse(const char *list, unsigned *out_mask)
@@ -83,7 +83,7 @@ ps_replay_params_t ps_replay_default_params(void)
     return p;
 }
 
-void ps_replay_result_clear(ps_replay_result_t *r)
+void ps_replay_result_free(ps_replay_result_t *r)
 {
     if (!r)
         return;
@@ -855,6 +855,6 @@ int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *gpu, con
         memo_free(&rp.pred[i]);
     ps_baseline_free(rp.intensity);
     if (rc != PS_OK)
-        ps_replay_result_clear(out);
+        ps_replay_result_free(out);
     return rc;
 }

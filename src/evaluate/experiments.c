@@ -128,8 +128,9 @@ static int predict_pass(const predictor_t *p, const ps_ops_t *ops, const ps_quer
 {
     for (size_t off = 0; off < n; off += QUERY_BATCH) {
         size_t b = n - off < QUERY_BATCH ? n - off : QUERY_BATCH;
-        int rc = p->model ? ps_model_predict_ex(p->model, ops, q + off, b, p->compose, hp + off, lp + off, NULL, NULL)
-                          : ps_baseline_predict(p->base, ops, q + off, b, hp + off, lp + off);
+        int rc = p->model
+                     ? ps_model_predict_compose(p->model, ops, q + off, b, p->compose, hp + off, lp + off, NULL, NULL)
+                     : ps_baseline_predict(p->base, ops, q + off, b, hp + off, lp + off);
         if (rc != 0)
             return rc;
     }
@@ -760,7 +761,7 @@ static int long_solo(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t
     for (size_t i = 0; rc == 0 && i < n; i++)
         q[i] = psi_query_of_row(&lx->rows[i]);
     if (rc == 0)
-        rc = ps_model_predict_ex(m, ops, q, n, PS_COMPOSE_INDEX, tmp, tmp + n, tmp + 2 * n, tmp + 3 * n);
+        rc = ps_model_predict_compose(m, ops, q, n, PS_COMPOSE_INDEX, tmp, tmp + n, tmp + 2 * n, tmp + 3 * n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         sol[2 * i] = tmp[2 * n + i];
         sol[2 * i + 1] = tmp[3 * n + i];

@@ -103,7 +103,7 @@ int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t 
                          "one window at a time",
                          l->window, q->hp_len, q->lp_len);
     double hp_ns, lp_ns, hs, ls;
-    int rc = ps_model_predict_ex(m, ops, q, 1, PS_COMPOSE_INDEX, &hp_ns, &lp_ns, &hs, &ls);
+    int rc = ps_model_predict_compose(m, ops, q, 1, PS_COMPOSE_INDEX, &hp_ns, &lp_ns, &hs, &ls);
     if (rc != PS_OK)
         return rc;
     size_t nf = (size_t)l->n_features;

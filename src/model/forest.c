@@ -286,11 +286,6 @@ void psi_forest_set_tiles(psi_forest_t *f, size_t blocks, int trees)
     f->tile_trees = trees > 0 ? trees : 0;
 }
 
-int psi_forest_use_simd(psi_forest_t *f, int on)
-{
-    return psi_forest_set_kernel(f, on ? PS_FOREST_BEST : PS_FOREST_SCALAR) != PS_FOREST_SCALAR;
-}
-
 int psi_forest_n_features(const psi_forest_t *f) { return f->n_features; }
 int psi_forest_n_trees(const psi_forest_t *f) { return f->n_trees; }
 

@@ -58,8 +58,4 @@ const char *psi_forest_kernel_name(int kernel);
  * Same thread rule as psi_forest_set_kernel. */
 void psi_forest_set_tiles(psi_forest_t *f, size_t blocks, int trees);
 
-/* Shorthand: on = the best kernel, off = scalar; returns whether a SIMD
- * kernel is now used. Same thread rule as psi_forest_set_kernel. */
-int psi_forest_use_simd(psi_forest_t *f, int on);
-
 #endif

@@ -514,8 +514,9 @@ static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     return rc;
 }
 
-int ps_model_predict_ex(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
-                        double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns, double *out_lp_solo_ns)
+int ps_model_predict_compose(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                             ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
+                             double *out_lp_solo_ns)
 {
     return predict_batch(m, ops, q, n, method, 0, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns);
 }
@@ -536,5 +537,5 @@ int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_qu
 int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
                      double *out_lp_ns)
 {
-    return ps_model_predict_ex(m, ops, q, n, PS_COMPOSE_OVERLAP, out_hp_ns, out_lp_ns, NULL, NULL);
+    return ps_model_predict_compose(m, ops, q, n, PS_COMPOSE_OVERLAP, out_hp_ns, out_lp_ns, NULL, NULL);
 }

@@ -644,7 +644,7 @@ static int add_launches(ps_ops_t *t, const ps_import_params_t *q, const launch_t
     return rc;
 }
 
-int psi_import_ncu_csv_impl(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
+int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
     int rc = psi_import_check_params(p);
@@ -707,11 +707,6 @@ done:
     return rc < 0 ? rc : PS_OK;
 }
 
-int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out)
-{
-    return psi_import_ncu_csv_impl(csv, p, out, NULL);
-}
-
 int psi_import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
@@ -721,7 +716,7 @@ int psi_import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t 
     psi_csv_t *csv = NULL;
     rc = psi_csv_open(path, &csv);
     if (rc == PS_OK)
-        rc = psi_import_ncu_csv_impl(csv, p, out, info);
+        rc = psi_import_ncu_csv(csv, p, out, info);
     psi_csv_close(csv);
     return rc;
 }

@@ -519,11 +519,6 @@ int psi_import_torch_bytes(const char *data, size_t len, const char *name, const
     return import_torch_text(data, len, name, 0, p, out, info);
 }
 
-int psi_import_torch_json(const char *text, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out)
-{
-    return psi_import_torch_bytes(text, len, name, p, out, NULL);
-}
-
 int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;

@@ -172,12 +172,9 @@ const char *psi_import_fmt_ns(double ns, char *buf, size_t n);
  * memory (the fuzzers call the last two); info may be NULL. */
 int psi_import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
-int psi_import_ncu_csv_impl(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 int psi_import_torch_bytes(const char *data, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out,
                            ps_import_info_t *info);
-/* The older names the fuzzers and tests use (info NULL). */
-int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out);
-int psi_import_torch_json(const char *text, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out);
 
 /* The longest operator a profile may hold: one hour (3.6e12 ns). A profile
  * records one run of a model, seconds long, and no single GPU kernel of a

@@ -153,8 +153,10 @@ int psi_queries_load(const char *path, const char *model_gpu, queries_t *f)
     return rc;
 }
 
-int psi_query_parse_spec(char *buf, ps_query_t *q)
+int ps_query_parse(char *buf, ps_query_t *q)
 {
+    if (!buf || !q)
+        return psi_error(PS_E_ARG, "ps_query_parse: NULL argument");
     static const char *const names[] = {"hp_batch", "hp_start", "hp_len",  "lp_batch",
                                         "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
     int seen = 0;

@@ -27,10 +27,6 @@ int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f);
 int psi_queries_load(const char *path, const char *model_gpu, queries_t *f);
 void psi_queries_free(queries_t *f);
 
-/* Parse a query written as key=value pairs joined by commas (`explain
- * --query`): every key of a queries row but gpu is required, each once at
- * most. Strings of *q point into buf, which the parse cuts up. Returns
- * PS_E_ARG with a message naming the pair on error. */
-int psi_query_parse_spec(char *buf, ps_query_t *q);
+/* A query written as key=value pairs: ps_query_parse (include/pairsight_core.h). */
 
 #endif

@@ -302,7 +302,7 @@ static int run(http_t *h, const struct sockaddr_in *addr, const sigset_t *set)
     return 0;
 }
 
-int serve_main(const serve_params_t *p)
+int ps_serve_run(const ps_serve_params_t *p)
 {
     struct sockaddr_in addr;
     if (parse_listen(p->listen, &addr) != 0) {

@@ -210,7 +210,7 @@ static int predict(serve_req_t *q, serve_reply_t *r, size_t n, ps_compose_t comp
 {
     const serve_models_t *m = q->models;
     double *o = tl.out;
-    if (ps_model_predict_ex(m->model, m->ops, tl.q, n, compose, o, o + n, o + 2 * n, o + 3 * n) != PS_OK) {
+    if (ps_model_predict_compose(m->model, m->ops, tl.q, n, compose, o, o + n, o + 2 * n, o + 3 * n) != PS_OK) {
         for (size_t i = 0; i < n; i++)
             if (ps_model_check_query(m->model, m->ops, &tl.q[i]) != PS_OK)
                 return serve_error(r, 400, "bad_query", "queries[%zu]: %s", i, ps_last_error());

@@ -15,31 +15,14 @@
 #define PS_SERVE_H
 
 #include "pairsight.h"
+#include "pairsight_serve.h"
 #include "serve/sjson.h"
 
 #include <pthread.h>
 #include <stddef.h>
 
-/* What `pairsight serve` was asked to do; serve_default_params() fills the
- * defaults that --help prints. */
-typedef struct {
-    const char *model_path, *ops_path;                      /* segment model and its ops.csv (required) */
-    const char *coloc_path, *workloads_path, *scaling_path; /* co-location model (optional) */
-    const char *nodes_path;                                 /* node name -> pairsight.io/gpus, for NodeNames */
-    const char *listen;                                     /* HOST:PORT (127.0.0.1:8470) */
-    int threads;                                            /* server threads (2) */
-    const char *token_file;                                 /* bearer token (none) */
-    const char *tls_cert, *tls_key;                         /* PEM files (none: plain HTTP) */
-    size_t max_body;                                        /* bytes (8 MiB) */
-    int max_queries;                                        /* per request (100000) */
-    int max_depth;                                          /* JSON nesting (32) */
-    int timeout_s;                                          /* idle connection timeout (10) */
-    int max_conns;                                          /* connections at once (256) */
-    int quiet;                                              /* no request log */
-    int check;                                              /* start, report, stop */
-} serve_params_t;
-
-serve_params_t serve_default_params(void);
+/* What `pairsight serve` was asked to do (include/pairsight_serve.h). */
+typedef ps_serve_params_t serve_params_t;
 
 /* One loaded set of files. Requests hold a reference while they run; a
  * reload puts a new set in place and the old one is freed when its last
@@ -150,8 +133,6 @@ void serve_free(serve_t *s);
 /* Reload the files; 0, or -1 with err (the old set keeps serving). */
 int serve_reload(serve_t *s, char *err, size_t errsize);
 
-/* Run until SIGINT or SIGTERM: listen, serve, reload on SIGHUP. Returns
- * the exit code of `pairsight serve` (0, 1 for a failure to start). */
-int serve_main(const serve_params_t *p);
+/* ps_serve_run (include/pairsight_serve.h) runs the server: http.c. */
 
 #endif

@@ -11,7 +11,7 @@
 #include <omp.h>
 #endif
 
-serve_params_t serve_default_params(void)
+ps_serve_params_t ps_serve_default_params(void)
 {
     serve_params_t p;
     memset(&p, 0, sizeof p);

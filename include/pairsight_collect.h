@@ -1,0 +1,416 @@
+/*
+ * pairsight_collect.h - making the tables: importers of Nsight Compute and
+ * PyTorch traces, the simulator (a GPU twin) and the collector that measures
+ * on a real GPU. Included by pairsight.h; needs pairsight_core.h.
+ */
+#ifndef PAIRSIGHT_COLLECT_H
+#define PAIRSIGHT_COLLECT_H
+
+#include "pairsight_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================== */
+/* Import (src/profile)                                                      */
+/* ======================================================================== */
+/*
+ * Contract: an importer turns the profile of one model run alone into an
+ * ops.csv table, one operator per kernel launch in launch order, all at
+ * p->tpcs TPCs (docs/profile.md). It refuses a file without kernels. The
+ * result is a new table owned by the caller; p's strings are copied.
+ * Nsight Compute CSV: the raw page (one row per launch) or the details page
+ * (one row per metric, pivoted by launch ID); PyTorch/Kineto Chrome traces,
+ * plain or gzip. Initialize the parameters with ps_import_default_params()
+ * or designated initializers: fields may be added at the end.
+ * Thread safety: importers share no state; calls may run concurrently.
+ */
+
+typedef struct {
+    const char *gpu;     /* gpu column: a catalog name, alias or any name; NULL = the one the file names */
+    const char *model;   /* model column */
+    int batch;           /* batch column (>= 1) */
+    int tpcs;            /* TPCs the profile ran on (>= 1) */
+    const char *stream;  /* torch-trace: NULL = the busiest stream of compute kernels,
+                            "all" = every compute stream merged by time, else one stream */
+    const char *process; /* ncu: NULL = the process with the most kernel time, else its PID */
+    const char *device;  /* NULL = the device with the most kernel time, else its index */
+    int drop_zero;       /* torch-trace: drop kernels whose dur is 0 instead of keeping them
+                            at half the trace's time resolution */
+    int force_gpu;       /* 1: gpu wins over another GPU that the file names; 0: that is
+                            PS_E_INPUT (a B200 profile written as an A100's) */
+} ps_import_params_t;
+
+/** @return the defaults: batch 1, every other field NULL or 0. */
+PS_API ps_import_params_t ps_import_default_params(void);
+
+/** What an import read, took and left: filled by ps_import_run (caller-owned,
+ *  plain text, NUL-terminated; cut to fit). */
+typedef struct {
+    char format[96];      /* e.g. "ncu details page", "PyTorch trace schemaVersion 1, gzip" */
+    char gpu[96];         /* GPU written to the rows */
+    char gpu_in_file[96]; /* as the file names it; "" when it names none */
+    size_t ops;           /* operators written */
+    double total_ns;      /* their summed duration */
+    size_t zero_dur;      /* trace kernels with dur 0 (kept or dropped, see drop_zero) */
+    double zero_dur_ns;   /* the duration each kept one was given */
+    size_t text_lines;    /* ncu: lines of other text ignored (program output, ==PROF==) */
+    char taken[192];      /* the process, device and stream(s) taken */
+    char skipped[512];    /* what was left: kernels and time per process, device, stream */
+} ps_import_info_t;
+
+/** Import one file. format is "ncu" or "torch-trace". On success *out is
+ *  the caller's (ps_ops_free) and *info (may be NULL) says what was read.
+ *  @return 0, PS_E_ARG for bad parameters (tpcs beyond the GPU's TPCs, no
+ *  GPU named anywhere), PS_E_INPUT for a bad file (path:line:col in the
+ *  message), PS_E_IO, PS_E_NOMEM. Warnings (an unknown GPU, kernels with dur
+ *  0, ncu's ==ERROR== lines) go to the log callback. */
+PS_API int ps_import_run(const char *format, const char *path, const ps_import_params_t *p, ps_ops_t **out,
+                         ps_import_info_t *info);
+/** ps_import_run("ncu", ...) without the summary.
+ *  @return as ps_import_run. */
+PS_API int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps_ops_t **out);
+/** ps_import_run("torch-trace", ...) without the summary.
+ *  @return as ps_import_run. */
+PS_API int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+
+/** Merge the rows of `more` into a copy of `base`: one ops table for one
+ *  model from several imports (several TPC counts, a trace plus counters).
+ *  A (gpu, model, batch) group in both must hold the same kernel sequence
+ *  (same count, same kernel at each op, names compared without template
+ *  arguments and parameters), else PS_E_MISMATCH names the first difference.
+ *  A row at a TPC count new to the group is added; a row whose key is
+ *  already there keeps its values and only fills its empty counters.
+ *  *added and *filled (may be NULL) count both kinds. *out is the caller's
+ *  (ps_ops_free); base and more (indexed, as loaders and importers return
+ *  them) are only read. @return 0, PS_E_MISMATCH or
+ *  PS_E_NOMEM. */
+PS_API int ps_ops_merge(const ps_ops_t *base, const ps_ops_t *more, ps_ops_t **out, size_t *added, size_t *filled);
+
+/* ======================================================================== */
+/* Simulate (src/simulate)                                                   */
+/* ======================================================================== */
+/*
+ * Contract: the simulator stands in for a measurement campaign on a GPU: it
+ * writes the per-operator profiles (ops.csv) and the co-execution
+ * measurements (coexec.csv, mechanism "sim") that a real campaign writes,
+ * from a physical model of the shared L2 and DRAM path (docs/simulator.md).
+ * The result is the same for a seed whatever the thread count. String
+ * parameters are borrowed for the duration of the call.
+ * Thread safety: ps_sim_run shares no state; calls may run concurrently.
+ *
+ *     ps_sim_params_t p = ps_sim_default_params();
+ *     p.gpu = "a100";
+ *     p.experiments = 1000;
+ *     ps_ops_t *ops = NULL;
+ *     ps_coexec_t *cx = NULL;
+ *     if (ps_sim_run(&p, &ops, &cx) == PS_OK) {
+ *         ps_ops_save(ops, "ops.csv");
+ *         ps_coexec_save(cx, "coexec.csv");
+ *     }
+ *     ps_ops_free(ops);
+ *     ps_coexec_free(cx);
+ */
+
+/* Who feeds the simulated streams (docs/simulator.md, eq. 8c): one host
+ * thread that issues both tasks' launches in turn during the run (a
+ * co-location runtime), or launches queued on the GPU behind a gate before
+ * the run (pairsight's collector). */
+typedef enum { PS_SIM_LAUNCH_GATED = 0, PS_SIM_LAUNCH_HOST = 1 } ps_sim_launch_t;
+
+typedef struct {
+    const char *gpu;         /* catalog name or alias: "A100-SXM4-40GB", "a100", "h100", "h200", "v100" */
+    const char *pairs;       /* ordered HP/LP pairs "hp:batch/lp:batch,..." (e.g.
+                                "resnet50:8/bert-base:8"); NULL = derived from models */
+    const char *models;      /* comma-separated models; with pairs NULL: the default
+                                20 pairs restricted to these models, or, when none
+                                remains, every ordered pair of them; NULL = the six
+                                models of the published evaluation */
+    const char *batches;     /* batch sizes where pairs do not give them: "16" for
+                                every model, or "resnet50:16,bert-base:32"; NULL =
+                                the default batch of each model (8) */
+    const char *splits;      /* SM splits "hp/lp,...", e.g. "10/44,20/34", or "all"
+                                (every hp/lp with hp + lp = the GPU's TPCs); NULL =
+                                hp = round(k * TPCs / 10), k = 1..9 */
+    int min_len, max_len;    /* operators per segment, both sides (1, PS_WINDOW) */
+    long experiments;        /* co-execution settings (1000) */
+    int runs;                /* runs per experiment (14) */
+    uint64_t seed;           /* (1) */
+    int threads;             /* worker threads, 0 = the machine's cores (0) */
+    int bert_seq;            /* BERT sequence length (128) */
+    int llama_prompt;        /* Llama prompt length; the decode step reads its KV cache (128) */
+    double noise;            /* sigma of the per-run log-normal noise of each side (0.02) */
+    int launch;              /* ps_sim_launch_t (PS_SIM_LAUNCH_HOST) */
+    ps_progress_fn progress; /* experiments done out of total; NULL = none */
+    void *progress_user;
+} ps_sim_params_t;
+
+/** @return the defaults documented beside each field. */
+PS_API ps_sim_params_t ps_sim_default_params(void);
+
+/**
+ * Register operator lists of users' models ("NAME=FILE[,NAME=FILE...]", the
+ * text form of `pairsight collect ops`, e.g. from python -m pairsight.capture)
+ * under model names that the simulator, the twin, replay and the collector
+ * then take like a built-in model's, at the batch in the list's header. Not
+ * thread safe: call it before any run. ps_oplist_clear drops them all.
+ * @return 0, PS_E_ARG (a bad spec, or a built-in model's name), PS_E_IO or
+ * PS_E_INPUT (the file, with its line and column).
+ */
+PS_API int ps_oplist_register(const char *spec);
+PS_API void ps_oplist_clear(void);
+
+/**
+ * Simulate a campaign. On success *out_ops holds every operator of every
+ * model the campaign uses at every TPC count it uses plus the whole GPU
+ * (standalone durations and counters), *out_coexec one row per run; the
+ * caller owns both (ps_ops_free, ps_coexec_free). On error both are NULL.
+ * @return 0, PS_E_ARG (the message says which parameter is wrong: an unknown
+ * GPU lists the known ones) or PS_E_NOMEM.
+ */
+PS_API int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_coexec);
+
+/* ======================================================================== */
+/* Collector (src/collect)                                                   */
+/* ======================================================================== */
+/*
+ * Contract: the collector measures ops.csv and coexec.csv on a real NVIDIA
+ * GPU: it replays each model's operators (cuBLAS, cuDNN and kernels of our
+ * own), splits the SMs with CUDA green contexts and keeps every result in a
+ * SQLite campaign database, committed one task at a time, so that a
+ * campaign that is killed resumes where it stopped when the same call is
+ * made again. The "fake" backend is a deterministic simulated GPU for tests;
+ * the CUDA backend is a module loaded at run time (docs/collector.md).
+ * Thread safety: a campaign (its database connection and device) is used by
+ * one thread at a time; separate campaigns may run in separate threads.
+ *
+ *     ps_collect_params_t p = ps_collect_default_params();
+ *     ps_campaign_t *c = NULL;
+ *     if (ps_campaign_open("campaign.db", &p, &c) != PS_OK) ... ps_last_error()
+ *     ps_campaign_profile(c, "resnet50", 8, NULL, 0, NULL, NULL);
+ *     ps_campaign_profile(c, "bert-base", 8, NULL, 0, NULL, NULL);
+ *     ps_coexec_plan_t plan = ps_coexec_default_plan();
+ *     plan.hp_model = "resnet50"; plan.hp_batch = 8;
+ *     plan.lp_model = "bert-base"; plan.lp_batch = 8;
+ *     ps_campaign_coexec(c, &plan, NULL, NULL);
+ *     ps_campaign_export(c, "ops.csv", "coexec.csv");
+ *     ps_campaign_free(c);
+ */
+
+typedef struct ps_campaign ps_campaign_t;
+
+/** What the backend reports about its device. */
+typedef struct {
+    char gpu[PS_GPU_NAME_MAX]; /* the gpu column, e.g. "A100-SXM4-40GB" */
+    int sm_count;              /* SMs of the whole device */
+    int tpc_count;             /* sm_count / 2 */
+    int min_partition_sms;     /* green contexts: minSmPartitionSize */
+    int sm_alignment;          /* green contexts: smCoscheduledAlignment */
+    int cc_major, cc_minor;
+    /* What the driver gives: bit s of valid_sms_mask set when a green
+     * context of s SMs can be carved (probed with
+     * cuDevSmResourceSplitByCount); all zero where not probed (the fake
+     * backend): min_partition_sms and sm_alignment decide. */
+    unsigned long long valid_sms_mask[4];
+    const char *mechanism;   /* how SMs are split: "green-ctx", "sim" (static) */
+    double sm_clock_mhz;     /* SM clock when opened (NVML), NAN if unknown */
+    double sm_clock_max_mhz; /* its maximum (NVML), NAN if unknown */
+    int exec_sms;            /* SMs this process's context may use (under
+                                MPS: its active thread percentage) */
+} ps_collect_device_t;
+
+typedef struct {
+    const char *backend;    /* "cuda" (the GPU) or "fake" (a deterministic
+                               simulated GPU for tests); default "cuda" */
+    int device;             /* CUDA device ordinal; default 0 */
+    int warmup;             /* untimed launches before timing; default 3 */
+    int profile_runs;       /* timed runs per operator, the median is kept;
+                               default 10 */
+    int seq_len;            /* tokens per sequence of transformer models;
+                               default 128 (fixed per campaign database) */
+    unsigned fake_delay_us; /* fake backend: sleep per measurement (tests
+                               kill a campaign mid-way); default 0 */
+    int flush_l2;           /* flush the L2 before every timed run, standalone
+                               and co-execution alike; default 1 */
+    double clock_tol_pct;   /* a run whose SM clock differs from the
+                               campaign's by more is refused and its task
+                               measured again (twice at most); 0 = no check;
+                               default 3 */
+    int fake_throttle;      /* fake backend: report a clock 20% low on run
+                               N > 0 and every later run, or on run -N only;
+                               default 0 (never) */
+    int fake_no_permission; /* fake backend: counters fail as without
+                               profiling permission; default 0 */
+    int shard_index;        /* run only tasks i with i % shard_count ==
+                               shard_index of each campaign plan (0-based); */
+    int shard_count;        /* 0 = the whole plan (default); pinned in the
+                               database, merged with pairsight collect merge */
+} ps_collect_params_t;
+
+/** @return the defaults above. */
+PS_API ps_collect_params_t ps_collect_default_params(void);
+
+/**
+ * Open the campaign database at db_path (created if absent) and, unless p is
+ * NULL, the device backend that p names. With p NULL only status and export
+ * work. On success *out is owned by the caller (ps_campaign_free).
+ * @return 0, PS_E_IO (the database), PS_E_BACKEND (no device, no CUDA
+ * module: the message says which), PS_E_MISMATCH (a database made on another
+ * GPU, with another seq_len, as another shard, as a shard when p asks for
+ * the whole plan, or of the whole plan when p asks for a shard), PS_E_INPUT
+ * (the file is not a campaign database: not SQLite, damaged, or another
+ * program's SQLite database) or PS_E_ARG.
+ */
+PS_API int ps_campaign_open(const char *db_path, const ps_collect_params_t *p, ps_campaign_t **out);
+
+/** Close the database and the device; NULL is a no-op. @return nothing. */
+PS_API void ps_campaign_free(ps_campaign_t *c);
+
+/** The device of an opened backend into *out. @return 0, or PS_E_ARG when
+ *  the campaign was opened without one. */
+PS_API int ps_campaign_device(const ps_campaign_t *c, ps_collect_device_t *out);
+
+/** The TPC counts the device can give one side: 2*tpcs SMs, at least
+ *  min_partition_sms and a multiple of sm_alignment (ascending). Writes at
+ *  most cap values to out.
+ *  @return how many counts there are (may exceed cap). */
+PS_API int ps_collect_valid_tpcs(const ps_collect_device_t *dev, int *out, int cap);
+
+/**
+ * Standalone profile: the device time of every operator of model at batch on
+ * each of tpcs[0..n_tpcs) TPCs (NULL: every valid count), median of
+ * profile_runs after warmup. One task (one transaction) per TPC count; tasks
+ * already in the database are skipped. fn (may be NULL) gets tasks done out
+ * of planned after each task.
+ * @return 0, PS_E_ARG (an unknown model lists the known ones; a TPC count
+ * the device cannot partition lists the valid ones), PS_E_BACKEND or PS_E_IO.
+ */
+PS_API int ps_campaign_profile(ps_campaign_t *c, const char *model, int batch, const int *tpcs, int n_tpcs,
+                               ps_progress_fn fn, void *user);
+
+/** A co-execution campaign: `experiments` random segment pairs and SM
+ *  splits, each run `runs` times. Strings are borrowed for the call. */
+typedef struct {
+    const char *hp_model;
+    int hp_batch;
+    const char *lp_model;
+    int lp_batch;
+    int experiments; /* default 100 */
+    int runs;        /* rows per experiment (R); default 30 */
+    int seg_min;     /* segment length in operators, drawn uniformly from */
+    int seg_max;     /* [seg_min, seg_max]; default 1..PS_WINDOW */
+    const int *tpcs; /* HP allocations to draw from (LP gets the largest
+                        of them that fits beside); NULL = every valid count */
+    int n_tpcs;
+    uint64_t seed; /* default 1; part of each experiment's name */
+} ps_coexec_plan_t;
+
+/** @return the defaults above (models NULL: the caller sets them). */
+PS_API ps_coexec_plan_t ps_coexec_default_plan(void);
+
+/**
+ * Run the co-execution campaign of plan: one task (one transaction with its
+ * `runs` rows) per experiment; experiments already done are skipped, so the
+ * same call after a crash or kill finishes the campaign with no lost or
+ * duplicated row. fn (may be NULL) gets tasks done out of planned.
+ * @return 0, PS_E_ARG, PS_E_MISMATCH (the plan's experiment names clash
+ * with different experiments in the database), PS_E_BACKEND or PS_E_IO.
+ */
+PS_API int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progress_fn fn, void *user);
+
+/** Hardware counters of every operator (CUPTI range profiler) at the
+ *  largest TPC count, for the ops.csv counter columns.
+ *  @return 0, PS_E_BACKEND (also where the backend has no counters) or
+ *  PS_E_IO. */
+PS_API int ps_campaign_counters(ps_campaign_t *c, const char *model, int batch);
+
+/** The same on one partition of tpcs TPCs (a green context; 0 or the
+ *  device's count: the whole device, as ps_campaign_counters). Partition
+ *  counters go on the ops.csv rows of that TPC count. @return as
+ *  ps_campaign_counters. */
+PS_API int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int tpcs);
+
+/** The same counters from an Nsight Compute CSV (`ncu --csv --page raw
+ *  --metrics ...` of a run of model at batch, one kernel per operator, as
+ *  ps_import_ncu reads it) instead of CUPTI: the report must hold exactly
+ *  one launch per operator of the model's list. Works without a device; the
+ *  database must already know its GPU.
+ *  @return 0, PS_E_INPUT (the report does not fit the model), PS_E_IO. */
+PS_API int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, const char *ncu_csv);
+
+typedef struct {
+    long tasks_total, tasks_done;
+    long op_rows, counter_rows, coexec_rows;
+    int seq_len;
+    char gpu[PS_GPU_NAME_MAX];           /* empty until a backend has opened the database */
+    double sm_clock_mhz;                 /* the campaign's SM clock (NAN before the
+                                      first measurement or when unknown) */
+    double clock_min_mhz, clock_max_mhz; /* over every stored run (NAN: none) */
+    long clock_refused;                  /* runs refused for their clock */
+} ps_campaign_status_t;
+
+/** Tasks and rows of the database into *out. @return 0 or PS_E_IO. */
+PS_API int ps_campaign_status(ps_campaign_t *c, ps_campaign_status_t *out);
+
+/* Workload-level mode: whole models under an MPS active-thread percentage,
+ * for workloads.csv, workload_scaling.csv and colocations.csv. Each job runs
+ * in a process of its own (the percentage is fixed when a process creates
+ * its CUDA context); with the cuda backend the MPS daemon must be running. */
+typedef struct {
+    const char *model; /* borrowed for the call */
+    int batch;
+    int share_pct; /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
+} ps_mps_job_t;
+
+/**
+ * Run jobs[0..n) together, each in its own process at its share: warm-up
+ * iterations, then all start at once and run whole inference iterations for
+ * `seconds`. out_tput[i] gets job i's throughput in items (batch x
+ * iterations) per second, and out_gpu (may be NULL; gpu_size bytes, at most
+ * PS_GPU_NAME_MAX needed) the gpu column name. p names the backend as for
+ * ps_campaign_open.
+ * @return 0, PS_E_ARG (n < 1, a bad share or an unknown model), or
+ * PS_E_BACKEND (no MPS daemon, a job that failed: the message says which).
+ */
+PS_API int ps_collect_mps_run(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
+                              double *out_tput, char *out_gpu, size_t gpu_size);
+
+/** The same, recording the active thread percentage each job ran at as the
+ *  driver applied it: out_exec_sms[i] (may be NULL) gets the SMs job i's
+ *  context was given (cuCtxGetExecAffinity); a share below 100% that left
+ *  a job every SM, or a count far from its share, is logged as a warning.
+ *  @return as ps_collect_mps_run. */
+PS_API int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds,
+                                  double *out_tput, char *out_gpu, size_t gpu_size, int *out_exec_sms);
+
+/**
+ * The fixed cost of a co-execution on this device: `runs` co-executions of
+ * two empty segments (nothing between each side's events) on hp_tpcs and
+ * lp_tpcs TPCs, after warmup. out_hp_ns and out_lp_ns ([runs], caller's)
+ * get each side's time. Not stored in the database. Not thread-safe on one
+ * campaign.
+ * @return 0, PS_E_ARG (a split the device cannot give), PS_E_BACKEND.
+ */
+PS_API int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs, double *out_hp_ns,
+                                  double *out_lp_ns);
+
+/** Device memory of model at batch as the collector lays it out (every
+ *  operator its own weights and output, memplan): bytes of weights and of
+ *  activations. Needs a device (the backend's layout; the cuda backend
+ *  allocates it).
+ *  @return 0, PS_E_ARG (no device, an unknown model), PS_E_BACKEND. */
+PS_API int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int batch, double *out_weight_bytes,
+                                    double *out_activation_bytes);
+
+/** Write the database's measurements as ops.csv and coexec.csv (atomically;
+ *  either path may be NULL to skip that table). Counters go on the row of
+ *  each operator with the most TPCs (docs/FORMATS.md).
+ *  @return 0, PS_E_INPUT (nothing measured yet) or PS_E_IO. */
+PS_API int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAIRSIGHT_COLLECT_H */

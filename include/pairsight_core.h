@@ -1,0 +1,740 @@
+/*
+ * pairsight_core.h - the core of the pairsight API: errors, the tables, the
+ * features, the segment model, prediction, calibrated bounds, the planner
+ * and what language bindings need. The overview, the conventions and a
+ * worked example open include/pairsight.h, the umbrella header that
+ * includes this one and the headers of the other audiences
+ * (pairsight_collect.h, pairsight_eval.h, pairsight_colocate.h).
+ */
+#ifndef PAIRSIGHT_CORE_H
+#define PAIRSIGHT_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* PS_API marks the functions that the shared library exports; it is built
+ * with hidden visibility, so nothing else (internal helpers, XGBoost's
+ * symbols) is visible to a program that links it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PS_API __attribute__((visibility("default")))
+#else
+#define PS_API
+#endif
+
+#define PS_VERSION_MAJOR 0
+#define PS_VERSION_MINOR 1
+#define PS_VERSION_PATCH 0
+#define PS_VERSION_STRING "0.1.0"
+
+/** Operator slots per side of the segment model's input window (the default
+ *  of ps_train_params_t.window, and the most operators per side that the
+ *  PairSight-input baselines and ps_model_explain accept). */
+#define PS_WINDOW 16
+
+/** Size of the GPU name buffers the API fills (terminator included), e.g.
+ *  ps_collect_device_t.gpu. GPU names are the gpu column of the tables. */
+#define PS_GPU_NAME_MAX 64
+
+/** @return the library's version string, e.g. "0.1.0" (static storage). */
+PS_API const char *ps_version(void);
+
+/** @return the most threads a call of the library accepts (4 per online
+ *  core, at least 16, at most 65536); a thread count above it is PS_E_ARG,
+ *  and a command-line tool states it as the bound of its --threads. */
+PS_API int ps_thread_limit(void);
+
+/**
+ * Progress of long work (simulation, training, evaluation, co-location
+ * evaluation, collection campaigns): stage is a short constant string naming
+ * the step ("simulate", "HP depth 6 eta 0.3", ...), done and total count its
+ * units (total 0 when unknown). Called on the thread that made the call.
+ */
+typedef void (*ps_progress_fn)(const char *stage, double done, double total, void *user);
+
+/* ======================================================================== */
+/* Errors and logging (src/common)                                           */
+/* ======================================================================== */
+/*
+ * Contract: a failing call returns one of the codes below and records a
+ * message for the calling thread; the message names the file, line and
+ * column for input errors, the failing call and path for I/O errors, and
+ * carries XGBoost's, CUDA's or SQLite's own message for theirs. Messages of
+ * other threads are never mixed in. The log callback receives warnings (a
+ * skipped row, a baseline that failed to train) that do not fail the call.
+ */
+
+enum {
+    PS_OK = 0,
+    PS_E_INPUT = -1,   /* malformed or inconsistent input data */
+    PS_E_IO = -2,      /* a file could not be read or written */
+    PS_E_NOMEM = -3,   /* out of memory */
+    PS_E_ARG = -4,     /* invalid argument from the caller */
+    PS_E_BACKEND = -5, /* XGBoost, CUDA, SQLite or another library failed */
+    PS_E_MISMATCH = -6 /* artefact built for another layout, GPU or version */
+};
+
+/** @return a short constant description of a PS_E_* code ("unknown error"
+ *  for another value). */
+PS_API const char *ps_errstr(int code);
+
+/**
+ * @return the message of the last failed call on this thread, e.g.
+ * "ops.csv:12:7: duration_ns: not a number"; "no error" before any failure.
+ * Valid until the next failing call on the same thread; never NULL.
+ */
+PS_API const char *ps_last_error(void);
+
+typedef enum { PS_LOG_DEBUG, PS_LOG_INFO, PS_LOG_WARN, PS_LOG_ERROR } ps_log_level_t;
+typedef void (*ps_log_fn)(ps_log_level_t level, const char *msg, void *user);
+
+/** Route library messages to fn (NULL restores the default: warnings and
+ *  errors to stderr). Set it before starting threads that call the library:
+ *  it is not synchronized with concurrent logging. @return nothing. */
+PS_API void ps_log_set(ps_log_fn fn, void *user);
+
+/* ======================================================================== */
+/* Tables (src/profile)                                                      */
+/* ======================================================================== */
+/*
+ * Contract: the five tables of docs/FORMATS.md. A loader validates the whole
+ * file (header, types, keys, gaps) before it returns, so that a table handle
+ * always holds a valid table; an error names path:line:column. Saves are
+ * atomic (temp file, fsync, rename): a crash never leaves half a file.
+ * Thread safety: a loaded table is read-only and may be read from any number
+ * of threads at once; the functions that change a table are internal.
+ */
+
+/** Which table a CSV file holds, detected from its header. */
+typedef enum {
+    PS_TABLE_UNKNOWN = 0,
+    PS_TABLE_OPS,
+    PS_TABLE_COEXEC,
+    PS_TABLE_WORKLOADS,
+    PS_TABLE_SCALING,
+    PS_TABLE_COLOCATIONS,
+    PS_TABLE_COUNT
+} ps_table_kind_t;
+
+/** @return the name of a table kind: "ops", "coexec", "workloads",
+ *  "workload_scaling", "colocations" ("unknown" otherwise); static. */
+PS_API const char *ps_table_name(ps_table_kind_t kind);
+
+typedef struct ps_ops ps_ops_t;                 /* ops.csv */
+typedef struct ps_coexec ps_coexec_t;           /* coexec.csv */
+typedef struct ps_workloads ps_workloads_t;     /* workloads.csv */
+typedef struct ps_scaling ps_scaling_t;         /* workload_scaling.csv */
+typedef struct ps_colocations ps_colocations_t; /* colocations.csv */
+
+/** Summary of a validated file, for `pairsight check`. */
+typedef struct {
+    ps_table_kind_t kind;
+    size_t rows;
+    size_t groups; /* (gpu, model, batch) for ops and coexec, workloads or
+                      co-locations for the others */
+} ps_check_result_t;
+
+/** Detect the table in path and validate it whole into *out.
+ *  @return 0, PS_E_IO when path cannot be read, PS_E_INPUT (path:line:column
+ *  in the message) when it is not a valid table. */
+PS_API int ps_table_check(const char *path, ps_check_result_t *out);
+/** The same, and a coexec file is also checked against the n_ops ops
+ *  tables (borrowed; none when n_ops is 0): every row's models and batches
+ *  have a profile in one of them, its segments lie inside it and its TPC
+ *  counts were profiled (path:line:column names the first row that fails).
+ *  coexec files are streamed: memory holds the first row of each experiment,
+ *  not every row. @return as ps_table_check. */
+PS_API int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out);
+/** The table kind of path from its header alone into *out. @return 0,
+ *  PS_E_IO when path cannot be read, PS_E_INPUT when no table's header
+ *  matches. */
+PS_API int ps_table_detect(const char *path, ps_table_kind_t *out);
+
+/* Load a table. On success *out owns all its memory (release with the
+ * matching _free); on error *out is NULL.
+ * @return 0, PS_E_IO, PS_E_INPUT (the message names path:line:column and,
+ * when the file holds another table, which one), or PS_E_NOMEM. */
+PS_API int ps_ops_load(const char *path, ps_ops_t **out);
+PS_API int ps_coexec_load(const char *path, ps_coexec_t **out);
+PS_API int ps_workloads_load(const char *path, ps_workloads_t **out);
+PS_API int ps_scaling_load(const char *path, ps_scaling_t **out);
+PS_API int ps_colocations_load(const char *path, ps_colocations_t **out);
+
+/* Save atomically (temp file, fsync, rename); t is unchanged.
+ * @return 0 or PS_E_IO (the message names the failing call and path). */
+PS_API int ps_ops_save(const ps_ops_t *t, const char *path);
+PS_API int ps_coexec_save(const ps_coexec_t *t, const char *path);
+PS_API int ps_workloads_save(const ps_workloads_t *t, const char *path);
+PS_API int ps_scaling_save(const ps_scaling_t *t, const char *path);
+PS_API int ps_colocations_save(const ps_colocations_t *t, const char *path);
+
+/* Release a table; NULL is a no-op. @return nothing. */
+PS_API void ps_ops_free(ps_ops_t *t);
+PS_API void ps_coexec_free(ps_coexec_t *t);
+PS_API void ps_workloads_free(ps_workloads_t *t);
+PS_API void ps_scaling_free(ps_scaling_t *t);
+PS_API void ps_colocations_free(ps_colocations_t *t);
+
+/** @return the number of rows of a loaded table (0 for NULL). */
+PS_API size_t ps_ops_rows(const ps_ops_t *t);
+PS_API size_t ps_coexec_rows(const ps_coexec_t *t);
+PS_API size_t ps_workloads_rows(const ps_workloads_t *t);
+PS_API size_t ps_colocations_rows(const ps_colocations_t *t);
+
+/* ======================================================================== */
+/* Features (src/features)                                                   */
+/* ======================================================================== */
+/*
+ * Contract: a pair of segments becomes a fixed-layout vector: one token per
+ * operator slot of each side (PS_WINDOW slots by default), the SM split and
+ * both standalone latencies. The variant and the layout version are stored
+ * with every model, which refuses inputs of another layout. The split of a
+ * campaign into train, validation and test is by experiment, never by run.
+ * Thread safety: these functions share no state.
+ */
+
+/** Input variants: the full PairSight input and the ablations of the paper's
+ *  Fig. 4. The variant is part of the feature layout stored with a model. */
+typedef enum {
+    PS_FEAT_FULL = 0,        /* tokens of both sides, counters, p, q, standalone latencies */
+    PS_FEAT_NO_CORUNNER = 1, /* the co-runner's tokens left out */
+    PS_FEAT_SUMMED = 2,      /* each side's tokens summed into one */
+    PS_FEAT_DURATIONS = 3,   /* durations (and presence) only, no counters */
+    PS_FEAT_UTILIZATION = 4, /* sm_pct and mem_pct in place of DRAM and stall counters */
+    PS_FEAT_COUNT = 5
+} ps_feature_variant_t;
+
+/** @return the variant's name: "full", "no-corunner", "summed", "durations",
+ *  "utilization" ("?" for an invalid value); static. */
+PS_API const char *ps_feature_variant_name(ps_feature_variant_t v);
+/** The variant of a name into *out. @return 0, or PS_E_ARG (the message
+ *  lists the names) when name is none of them. */
+PS_API int ps_feature_variant_from_name(const char *name, ps_feature_variant_t *out);
+
+/** The two sides of a co-execution, also the index of per-side arrays. */
+enum { PS_SIDE_HP = 0, PS_SIDE_LP = 1 };
+
+/** The split of a coexec.csv row, by experiment, never by run: 80% train,
+ *  10% validation, 10% test; with PS_CALIB_MIN_EXPERIMENTS experiments or
+ *  more, the last eighth of the training experiments (10% of all) is the
+ *  calibration split of the upper bounds, so that 70% train. */
+enum { PS_SPLIT_TRAIN = 0, PS_SPLIT_VALID = 1, PS_SPLIT_TEST = 2, PS_SPLIT_CALIB = 3 };
+#define PS_CALIB_MIN_EXPERIMENTS 20
+
+/**
+ * Assign every row of cx to a split (out_split[ps_coexec_rows(cx)], owned by
+ * the caller). All runs of one experiment share a split. The split of an
+ * experiment depends only on its name, seed and the set of experiment names
+ * in cx (experiments are ranked by a seeded hash of their name; the first 80%
+ * train, the next 10% validate, the rest test), never on row order. This is
+ * the split ps_model_train uses with the same seed.
+ * @return 0, PS_E_ARG for a NULL argument, or PS_E_NOMEM.
+ */
+PS_API int ps_coexec_split(const ps_coexec_t *cx, uint64_t seed, unsigned char *out_split);
+
+/* ======================================================================== */
+/* Model (src/model)                                                         */
+/* ======================================================================== */
+/*
+ * Contract: the segment model. Two XGBoost regressors, one per side, predict
+ * log(delta) of a pair of segments of at most `window` operators each,
+ * delta = co-executed latency / standalone latency. Every call that takes
+ * ops reads the standalone profile of the segments from it; ops and cx are
+ * borrowed for the call only. A model file carries a magic, a format
+ * version, the feature layout, the GPU and the window, and is refused
+ * (PS_E_MISMATCH) when any of them does not match.
+ * Thread safety: a trained or loaded model is read-only; prediction,
+ * explanation and ps_model_info may run concurrently on one model.
+ * Training uses params->nthread XGBoost threads.
+ */
+
+typedef struct ps_model ps_model_t;
+
+/** Training and adaptation parameters; start from ps_train_default_params(). */
+typedef struct {
+    ps_feature_variant_t variant; /* input variant (default PS_FEAT_FULL) */
+    int window;                   /* operator slots per side (default PS_WINDOW) */
+    uint64_t seed;                /* experiment split seed (default 1) */
+    int nthread;                  /* XGBoost threads; 0 = all cores (default 0) */
+    int max_rounds;               /* most trees per regressor (default 400) */
+    int early_stopping;           /* stop after this many rounds without a better
+                                     validation RMSE on log delta (default 20) */
+    int n_depths;                 /* grid of max_depth, chosen on validation MAPE */
+    int depths[4];                /* (default {6, 8}) */
+    int n_etas;                   /* grid of learning rates */
+    double etas[4];               /* (default {0.1, 0.3}) */
+    double subsample;             /* row subsample per tree (default 1.0) */
+    /* Adaptation (ps_model_adapt): trees added per regressor and their
+     * learning rate; all rows given to adapt are used for training. */
+    int adapt_rounds;        /* (default 30) */
+    double adapt_eta;        /* (default 0.05) */
+    int adapt_depth;         /* max_depth of the added trees, or 0 (default):
+                                per side, the one of 1, 2, 3 with the lowest
+                                MAPE on held-out experiments of the new rows
+                                (their validation and test splits by seed),
+                                1 with fewer than 5 experiments */
+    ps_progress_fn progress; /* NULL = none */
+    void *progress_user;
+} ps_train_params_t;
+
+/** @return the default parameters described in ps_train_params_t. */
+PS_API ps_train_params_t ps_train_default_params(void);
+
+/**
+ * Train a model on the rows of cx (segments of at most params->window
+ * operators; longer rows are skipped with a warning), split by experiment
+ * (ps_coexec_split with params->seed: PS_SPLIT_*). For each side, every grid
+ * point trains with early stopping on the validation split and the one with
+ * the lowest validation latency MAPE is kept. All rows of cx must be of one
+ * GPU. params NULL = defaults. On success *out is owned by the caller
+ * (ps_model_free); on error *out is NULL.
+ * @return 0, PS_E_ARG (bad parameters), PS_E_INPUT (cx and ops do not fit:
+ * the message names the row and what is missing), PS_E_BACKEND (XGBoost's
+ * message) or PS_E_NOMEM.
+ */
+PS_API int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params,
+                          ps_model_t **out);
+
+/**
+ * Continued training: a new model equal to m plus params->adapt_rounds trees
+ * per regressor fitted at params->adapt_eta on every row of cx (a few
+ * experiments of an unseen model or batch size). m is unchanged. On success
+ * *out is owned by the caller.
+ * @return as ps_model_train; PS_E_INPUT when cx is of another GPU than m.
+ */
+PS_API int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx,
+                          const ps_train_params_t *params, ps_model_t **out);
+
+/** Save atomically: magic, format version, feature layout, GPU, window,
+ *  training metadata and both regressors in one file.
+ *  @return 0, PS_E_IO or PS_E_BACKEND. */
+PS_API int ps_model_save(const ps_model_t *m, const char *path);
+/** Load a model file into *out (owned by the caller).
+ *  @return 0, PS_E_IO, PS_E_INPUT (not a model file), PS_E_MISMATCH (another
+ *  format or feature layout version) or PS_E_NOMEM. */
+PS_API int ps_model_load(const char *path, ps_model_t **out);
+/** Release a model; NULL is a no-op. @return nothing. */
+PS_API void ps_model_free(ps_model_t *m);
+
+/** What a model is and how it was trained. Strings point into the model and
+ *  live as long as it. */
+typedef struct {
+    int format_version; /* of the model file */
+    int layout_version; /* of the feature layout */
+    ps_feature_variant_t variant;
+    int window, n_features;
+    const char *gpu;
+    size_t n_samples;                /* co-execution rows used */
+    size_t n_train, n_valid, n_test; /* rows per split */
+    size_t n_experiments;
+    uint64_t seed;              /* experiment split seed */
+    uint64_t split_fingerprint; /* of the training campaign's experiment set;
+                                   0 when the file does not record it */
+    double train_seconds;
+    int depth[2];         /* chosen max_depth per side (PS_SIDE order: HP, LP) */
+    double eta[2];        /* chosen learning rate per side */
+    int n_trees[2];       /* trees per side (adaptation included) */
+    double valid_mape[2]; /* validation latency MAPE (%) per side */
+    double test_mape[2];  /* held-out test latency MAPE (%) per side */
+    int n_adapt;          /* continued-training passes applied */
+    size_t adapt_samples; /* rows used by the last one */
+    int adapt_depth[2];   /* depth of its trees per side (0: none) */
+    double adapt_seconds; /* time of the last one */
+    size_t n_calib;       /* rows of the calibration split of the bounds (0: none) */
+} ps_model_info_t;
+
+/** What m is, into *out. @return 0, or PS_E_ARG for a NULL argument. */
+PS_API int ps_model_info(const ps_model_t *m, ps_model_info_t *out);
+
+/* ======================================================================== */
+/* Prediction (src/model)                                                    */
+/* ======================================================================== */
+/*
+ * Contract: a query names one candidate co-execution by the key columns of
+ * coexec.csv. Segments longer than the model's window are divided into
+ * windows whose predictions are composed (ps_compose_t). Outputs go into
+ * the caller's arrays; on failure the message names the query index and
+ * what is missing, and the outputs are unspecified.
+ * Thread safety: as for models; a batch uses the OpenMP threads of the
+ * calling thread (omp_set_num_threads / OMP_NUM_THREADS).
+ */
+
+/** One candidate co-execution: the key columns of coexec.csv. Strings are
+ *  borrowed for the duration of the call. */
+typedef struct {
+    const char *gpu;
+    const char *hp_model;
+    int hp_batch, hp_start, hp_len;
+    const char *lp_model;
+    int lp_batch, lp_start, lp_len;
+    int hp_tpcs, lp_tpcs;
+} ps_query_t;
+
+/** One query written as key=value pairs joined by commas, as `pairsight
+ *  explain --query` takes it ("hp_model=resnet50,hp_batch=8,..."): every
+ *  field but gpu is required, each once at most. buf is cut up in place and
+ *  the strings of *out point into it. @return 0, or PS_E_ARG naming the
+ *  pair at fault (an unknown or repeated key, a bad number, a missing key)
+ *  or for a NULL argument. */
+PS_API int ps_query_parse(char *buf, ps_query_t *out);
+
+/** How window predictions are composed for segments longer than the window. */
+typedef enum {
+    /* Published composition (PairSight Eq. 4): window i of one side is
+     * paired with window i of the other (a side with more windows pairs its
+     * extra windows with the other side's last window); a side's latency is
+     * the sum of its windows' predictions. */
+    PS_COMPOSE_INDEX = 0,
+    /* Time-aligned: build both sides' predicted timelines, give each window
+     * the overlap-weighted slowdown of the co-runner windows that overlap it
+     * (a window's part that outlasts the co-runner runs at its standalone
+     * speed), rebuild the timelines and iterate until they settle. */
+    PS_COMPOSE_OVERLAP = 1,
+    PS_COMPOSE_COUNT = 2
+} ps_compose_t;
+
+/** @return "index" or "overlap" ("?" for an invalid value); static. */
+PS_API const char *ps_compose_name(ps_compose_t c);
+/** The composition of a name into *out. @return 0, or PS_E_ARG. */
+PS_API int ps_compose_from_name(const char *name, ps_compose_t *out);
+
+/**
+ * Predict the co-execution latency (ns) of n queries into the caller's
+ * arrays out_hp_ns[n] and out_lp_ns[n], composing windows with
+ * PS_COMPOSE_OVERLAP.
+ * @return 0, or PS_E_INPUT when a query names a GPU other than the model's,
+ * an operator, model or batch absent from ops (the message lists the models
+ * ops holds), a TPC count without a standalone duration (the message lists
+ * the TPC counts ops has), or more TPCs than the GPU has.
+ */
+PS_API int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,
+                            double *out_lp_ns);
+
+/**
+ * As ps_model_predict with a choice of composition, and optionally each
+ * side's standalone latency at its TPCs (out_hp_solo_ns, out_lp_solo_ns may
+ * be NULL; delta = out_hp_ns / out_hp_solo_ns). @return as ps_model_predict.
+ */
+PS_API int ps_model_predict_compose(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                                    ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
+                                    double *out_lp_solo_ns);
+
+/**
+ * Check one query as ps_model_predict would, without predicting.
+ * @return 0 when it can be predicted, else the error code with a message
+ * that names what is missing (no "query N" prefix; callers add their own).
+ */
+PS_API int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q);
+
+/** One operator's (or input's) part in a prediction, in log delta. */
+typedef struct {
+    int side;            /* regressor: PS_SIDE_HP (0) or PS_SIDE_LP (1) */
+    int owner;           /* whose input: 0 = HP segment, 1 = LP segment, -1 = neither (p, q, ...) */
+    int op;              /* operator index in ops.csv, or -1 */
+    const char *name;    /* operator name (borrowed from ops) or input name (static) */
+    double contribution; /* SHAP value summed over the operator's token, in log delta */
+} ps_contribution_t;
+
+/** A prediction taken apart. Owned by the caller: ps_explanation_free. */
+typedef struct {
+    double hp_ns, lp_ns; /* predicted latency */
+    double hp_solo_ns, lp_solo_ns;
+    double bias[2]; /* expected log delta per side (SHAP bias) */
+    size_t n;       /* items, HP regressor first, each side sorted by
+                       decreasing |contribution| */
+    ps_contribution_t *items;
+} ps_explanation_t;
+
+/** Explain one query whose segments fit in one window: XGBoost SHAP
+ *  contributions folded back to the named operators of both segments, into
+ *  *out (owned by the caller). Operator names are borrowed from ops, which
+ *  must outlive *out.
+ *  @return as ps_model_predict; PS_E_ARG for a segment longer than the
+ *  window; PS_E_BACKEND (XGBoost's message). */
+PS_API int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, ps_explanation_t **out);
+/** Release an explanation; NULL is a no-op. @return nothing. */
+PS_API void ps_explanation_free(ps_explanation_t *e);
+
+/* The model outside pairsight (docs/model.md "Export"): its regressors for
+ * XGBoost itself, its metadata, and the exact rows the regressors read. */
+
+/**
+ * Write dir/hp.ubj and dir/lp.ubj, the two regressors as XGBoost UBJSON
+ * (loadable by XGBoost's Booster(model_file=...); their raw output, the
+ * margin, is log delta), and dir/meta.json (ps_model_meta_json). dir must
+ * exist; each file is written atomically. Thread-safe on one model.
+ * @return 0, PS_E_IO naming the file, or PS_E_BACKEND.
+ */
+PS_API int ps_model_export(const ps_model_t *m, const char *dir);
+
+/**
+ * The model's metadata as JSON text (schema "pairsight.model_meta.v1"):
+ * GPU, feature layout with the name of every column, target transform,
+ * booster files, training summary.
+ * @return 0 with *out a NUL-terminated string owned by the caller
+ * (ps_free), or PS_E_NOMEM with *out NULL.
+ */
+PS_API int ps_model_meta_json(const ps_model_t *m, char **out);
+
+/** Release memory the library handed out (ps_model_meta_json); NULL is a
+ *  no-op. @return nothing. */
+PS_API void ps_free(void *p);
+
+/** The name of feature column i, e.g. "hp.op3.dram_bytes" or "p_tpcs", into
+ *  buf[size] (64 bytes always suffice). @return 0, or PS_E_ARG for i outside
+ *  0..n_features-1. */
+PS_API int ps_model_feature_name(const ps_model_t *m, int i, char *buf, size_t size);
+
+/**
+ * The rows the two regressors read for n queries whose segments fit in one
+ * window each: out_x_hp[n * n_features] and out_x_lp[n * n_features]
+ * (caller-owned; NAN is a missing counter) and each side's standalone
+ * latency (out_hp_solo_ns[n], out_lp_solo_ns[n]; either may be NULL). For
+ * these queries ps_model_predict returns solo * exp(margin), margin the
+ * regressor's raw output on its row. Thread-safe on one model.
+ * @return 0; PS_E_ARG (naming the query) for a longer segment, or what
+ * ps_model_predict returns for a query it cannot predict.
+ */
+PS_API int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, float *out_x_hp,
+                             float *out_x_lp, double *out_hp_solo_ns, double *out_lp_solo_ns);
+
+/* ======================================================================== */
+/* Decision: bounds and planner (src/decision; the replay: pairsight_eval.h) */
+/* ======================================================================== */
+/*
+ * Contract: calibrated upper bounds on a model's predictions, a planner that
+ * turns them into co-location plans within an HP latency budget, and a
+ * replay that measures the plans on the simulator's physics
+ * (docs/planner.md). Thread safety: ps_model_predict_bound as
+ * ps_model_predict; ps_plan and ps_replay_run keep no state between calls
+ * and may run concurrently on distinct outputs.
+ */
+
+/**
+ * Upper bounds on the co-execution latency (ns) of n queries at a coverage
+ * in [0.5, 0.999]: each window pair's predicted log delta plus the split-
+ * conformal quantile of its Mondrian bin (SM split range x HP
+ * memory-boundedness), stored in the model at training from a calibration
+ * split of experiments disjoint from train, validation and test; windows are
+ * then composed as ps_model_predict does. Outputs are caller-owned [n].
+ * PS_E_ARG when the model has no calibration (models of older versions,
+ * adapted models). Thread safety as ps_model_predict.
+ * @return as ps_model_predict; PS_E_ARG for a coverage outside [0.5, 0.999]
+ * or a model without calibration; PS_E_INPUT when the calibration holds too
+ * few samples for the coverage.
+ */
+PS_API int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n,
+                                  double coverage, double *out_hp_upper_ns, double *out_lp_upper_ns);
+
+/**
+ * Calibrate the bounds of segments longer than the model's window (composed
+ * from windows) on cx, a campaign of such co-executions disjoint from the
+ * one reported on: per side and coverage level, the split-conformal
+ * quantile of log(measured / window-composed bound at that level) over the
+ * rows longer than the window on a side. ps_model_predict_bound then
+ * multiplies a composed segment's bound by exp of it (levels the rows are
+ * too few for keep the window-composed bound). Stored with the model
+ * (ps_model_save). ops and cx are only read during the call, not kept.
+ * Not thread-safe on m.
+ * @return 0; PS_E_ARG for a NULL argument or a model without calibration;
+ * PS_E_INPUT when cx holds fewer than 20 rows longer than the window or a
+ * row the profile lacks; PS_E_NOMEM.
+ */
+PS_API int ps_model_calibrate_composed(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx);
+
+/**
+ * Calibrate the bounds of window-sized segments again on cx, a campaign of
+ * its own (another seed, disjoint from training and from any reported set):
+ * every row of cx within the window on both sides becomes a calibration row,
+ * and the split-conformal quantiles of the residual of log delta (pooled,
+ * per SM-split range, per cell, as at training) replace the model's. A
+ * larger calibration set than training's held-out share makes the quantiles
+ * steadier. The composed-segment calibration is dropped with the old bins
+ * (its offsets were residuals of them): call ps_model_calibrate_composed
+ * after this one. ops and cx are only read during the call, not kept.
+ * Not thread-safe on m.
+ * @return 0; PS_E_ARG for a NULL argument; PS_E_INPUT when cx is the
+ * campaign the model was trained on (same fingerprint), holds fewer than
+ * PS_CALIB_MIN_EXPERIMENTS experiments within the window, or a row the
+ * profile lacks; PS_E_NOMEM.
+ */
+PS_API int ps_model_calibrate_windows(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx);
+
+/** A predictor for the planner: co-execution latencies (ns) of n candidates
+ *  into out_hp_ns[n], out_lp_ns[n]; 0 or a negative PS_E_* code. */
+typedef int (*ps_plan_predict_fn)(void *user, const ps_query_t *q, size_t n, double *out_hp_ns, double *out_lp_ns);
+
+typedef struct {
+    const char *gpu;      /* NULL = the model's */
+    const char *hp_model; /* the HP request: every operator of this model */
+    int hp_batch;
+    const char *lp_model; /* the always-backlogged LP task */
+    int lp_batch;
+    int lp_start;               /* LP operator the LP stream stands at (0) */
+    double budget_ns;           /* latency budget of the whole HP request (required) */
+    double coverage;            /* > 0: plan on upper bounds at this coverage; 0:
+                                on point predictions (0.95) */
+    int window;                 /* operators per HP segment, 0 = the model's window (0) */
+    const double *alone_op_ns;  /* [HP operators] each HP operator's latency alone on the
+                                whole GPU; NULL = its standalone duration in ops (NULL) */
+    double alone_run_ns;        /* fixed cost of each run of HP alone (0) */
+    double time_value;          /* LP work an HP nanosecond is otherwise worth: 1 when LP runs
+                                alone on the whole GPU whenever HP is idle, so a co-run
+                                must gain more LP work than the HP time it adds; 0 =
+                                maximize LP work alone (0) */
+    int lp_lengths;             /* LP segment lengths tried per split: window*k/lp_lengths,
+                                k = 1..lp_lengths (4) */
+    ps_plan_predict_fn predict; /* NULL = the model (point or bound); else this
+                                predictor, and coverage only labels the plan */
+    void *predict_user;
+} ps_plan_params_t;
+
+/** The defaults in brackets above. @return them by value. */
+PS_API ps_plan_params_t ps_plan_default_params(void);
+
+/** One step of a plan: an HP segment and what runs beside it. */
+typedef struct {
+    int hp_start, hp_len, hp_tpcs;
+    int lp_start, lp_len, lp_tpcs;   /* lp_len 0: HP alone on the whole GPU */
+    double hp_ns, lp_ns;             /* point predictions (alone: the alone estimate) */
+    double hp_bound_ns, lp_bound_ns; /* what was budgeted (bounds, or the points) */
+    double step_ns;                  /* max(hp_bound_ns, lp_bound_ns) */
+    double lp_work_ns;               /* standalone whole-GPU time of the LP operators run */
+} ps_plan_step_t;
+
+typedef struct {
+    size_t n_steps;
+    ps_plan_step_t *steps;
+    double budget_ns, planned_ns, alone_ns; /* budget, sum of step_ns, HP alone */
+    double lp_work_ns;                      /* LP work of the plan */
+    int feasible;                           /* 0: HP alone already exceeds the budget (plan = alone) */
+    int lp_end;                             /* LP operator after the plan */
+    double coverage, mu;                    /* coverage planned at (0: points); chosen price of time */
+    long n_predictions;                     /* candidates predicted */
+    double seconds;                         /* planning time */
+} ps_plan_t;
+
+/**
+ * Plan one HP request beside the LP task (docs/planner.md): the HP model's
+ * operators are cut into segments of at most window operators; each runs
+ * alone or beside an LP segment under an SM split, chosen to maximize LP
+ * work subject to the sum of the steps' budgeted latencies (upper bounds at
+ * coverage, or points) staying within budget_ns. m may be NULL when
+ * p->predict and p->gpu are given. On success *out is the caller's
+ * (ps_plan_free). Thread-safe on distinct outputs.
+ * @return 0; PS_E_ARG for missing or out-of-range parameters; PS_E_INPUT
+ * when ops lacks a model, the whole GPU or a split profiled for both sides;
+ * the predictor's code when it fails.
+ */
+PS_API int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, ps_plan_t **out);
+/** The plan as one JSON object (schema "pairsight.plan.v1"); *out is
+ *  malloc'd, the caller frees it. @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_plan_to_json(const ps_plan_t *p, char **out);
+/** Release a plan; NULL is a no-op. @return nothing. */
+PS_API void ps_plan_free(ps_plan_t *p);
+
+/* ======================================================================== */
+/* Bindings: tables built in memory, parameters as JSON, models as bytes     */
+/* (src/profile/builder.c, src/bind/config.c, docs/python.md)                */
+/* ======================================================================== */
+/*
+ * Contract: what a language binding needs so that it writes no temporary
+ * file and mirrors no C struct but the query (whose layout it reads from
+ * ps_query_layout_json). JSON texts and byte images the library hands out
+ * are owned by the caller (ps_free). Thread safety: as the calls they wrap.
+ */
+
+/** A table being built in memory, row by row, then read by the same loader
+ *  and checks as a file (ps_ops_load and the others). */
+typedef struct ps_table_builder ps_table_builder_t;
+
+/** Start a table of kind whose rows have the n_columns (1 to 32) named
+ *  columns[] (any order; optional columns may be left out, as in a file's
+ *  header). source names the table in error messages (NULL: the kind's
+ *  name) as a file's path would: "source:LINE:COLUMN", line 1 being the
+ *  header and line k + 1 the k-th row appended. On success *out is owned by
+ *  the caller (ps_table_builder_free).
+ *  @return 0, PS_E_ARG (unknown kind, no or unnamed columns) or PS_E_NOMEM. */
+PS_API int ps_table_builder_create(ps_table_kind_t kind, const char *source, const char *const *columns, int n_columns,
+                                   ps_table_builder_t **out);
+/** Append one row: values[n_columns] as text, in the columns' order (NULL or
+ *  "" is an empty cell; any text is kept, commas and quotes included). Cells
+ *  are checked when the table is finished. @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_table_builder_append(ps_table_builder_t *b, const char *const *values);
+/** @return the rows appended so far (0 for NULL). */
+PS_API size_t ps_table_builder_rows(const ps_table_builder_t *b);
+/* Validate the rows appended so far as the loader of the kind validates a
+ * file and hand out the table (owned by the caller; *out NULL on error). The
+ * builder is unchanged: more rows may follow and be finished again.
+ * @return 0, PS_E_ARG (NULL, or a builder of another kind), PS_E_INPUT
+ * ("source:LINE:COLUMN: ...") or PS_E_NOMEM. */
+PS_API int ps_table_builder_finish_ops(ps_table_builder_t *b, ps_ops_t **out);
+PS_API int ps_table_builder_finish_coexec(ps_table_builder_t *b, ps_coexec_t **out);
+PS_API int ps_table_builder_finish_workloads(ps_table_builder_t *b, ps_workloads_t **out);
+PS_API int ps_table_builder_finish_scaling(ps_table_builder_t *b, ps_scaling_t **out);
+PS_API int ps_table_builder_finish_colocations(ps_table_builder_t *b, ps_colocations_t **out);
+/** Release a builder; NULL is a no-op. @return nothing. */
+PS_API void ps_table_builder_free(ps_table_builder_t *b);
+
+/** The key of row i of w: its gpu and workload columns (borrowed from w).
+ *  @return 0, or PS_E_ARG for i past the last row. */
+PS_API int ps_workloads_key(const ps_workloads_t *w, size_t i, const char **out_gpu, const char **out_workload);
+
+/**
+ * The default parameters of one call as a JSON object, every key that the
+ * matching _json call accepts with its default: which is "train"
+ * (ps_train_params_t; variant by name), "coloc" (ps_coloc_params_t; kind and
+ * auto_rule by name), "plan" (ps_plan_params_t), "replay"
+ * (ps_replay_params_t and the gpu of ps_replay_run; policies as a list of
+ * names) or "place" (ps_coloc_place_params_t, jobs and gpus). Progress
+ * callbacks and borrowed tables are not parameters here.
+ * @return 0 with *out owned by the caller (ps_free), PS_E_ARG for another
+ * name, or PS_E_NOMEM.
+ */
+PS_API int ps_params_json(const char *which, char **out);
+/* The calls below take their parameters as a JSON object (NULL or "" = the
+ * defaults) over the defaults: an unknown key, a value of the wrong type or
+ * an integer outside the C type's range is PS_E_ARG naming the key (and, for
+ * an unknown key, listing the known ones). Integers above 2^53 (seeds) may
+ * be given as decimal strings. Otherwise each returns what the call it wraps
+ * returns. */
+/** ps_model_train with JSON parameters ("train"). */
+PS_API int ps_model_train_json(const ps_ops_t *ops, const ps_coexec_t *cx, const char *config, ps_model_t **out);
+/** ps_model_adapt with JSON parameters ("train"). */
+PS_API int ps_model_adapt_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const char *config,
+                               ps_model_t **out);
+/** ps_plan with JSON parameters ("plan"); *out is the plan as
+ *  ps_plan_to_json writes it (caller-owned, ps_free). */
+PS_API int ps_plan_json(const ps_model_t *m, const ps_ops_t *ops, const char *config, char **out);
+/** An explanation as JSON (schema "pairsight.explanation.v1": hp_ns, lp_ns,
+ *  hp_solo_ns, lp_solo_ns, bias {hp, lp}, items [{side, owner, op, name,
+ *  contribution}]) into *out (caller-owned, ps_free).
+ *  @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_explanation_json(const ps_explanation_t *e, char **out);
+/** A model's info as the model file records it, as one JSON object (layout
+ *  {version, variant, window, n_features}, gpu, library_version, the sample
+ *  counts, the chosen hyper-parameters, ...) into *out (caller-owned,
+ *  ps_free). @return 0, PS_E_ARG for a NULL argument, or PS_E_NOMEM. */
+PS_API int ps_model_info_json(const ps_model_info_t *info, char **out);
+/** The layout of ps_query_t as the compiler laid it out (schema
+ *  "pairsight.layout.v1": size, fields [{name, type, offset}] in order),
+ *  for bindings that fill arrays of queries, into *out (ps_free).
+ *  @return 0 or PS_E_NOMEM. */
+PS_API int ps_query_layout_json(char **out);
+
+/* A model as the bytes of its file, and back (pickling, caches, a database
+ * column). The image is the file ps_model_save / ps_coloc_model_save would
+ * write; the loaders check it as the file loaders do and name it "model in
+ * memory" in their messages. *out of the savers is owned by the caller
+ * (ps_free). @return as the file calls, PS_E_NOMEM in place of PS_E_IO. */
+PS_API int ps_model_save_mem(const ps_model_t *m, unsigned char **out, size_t *out_len);
+PS_API int ps_model_load_mem(const unsigned char *buf, size_t len, ps_model_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAIRSIGHT_CORE_H */
