@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,6 +96,32 @@ typedef void (*ps_log_fn)(ps_log_level_t level, const char *msg, void *user);
  *  errors to stderr). Set it before starting threads that call the library:
  *  it is not synchronized with concurrent logging. @return nothing. */
 PS_API void ps_log_set(ps_log_fn fn, void *user);
+
+/** An output file written atomically, as the library writes its own files:
+ *  the text goes to a temporary file beside path, ps_outfile_commit flushes,
+ *  fsyncs and renames it over path (a crash never leaves half a file), and
+ *  ps_outfile_abort removes it; either call closes the stream and frees the
+ *  handle. While it is open, another writer of path (in any process) is
+ *  refused with "PATH is being written by pid N". Symbolic links planted at
+ *  the lock or temporary names are refused, never followed.
+ *  @return ps_outfile_open: 0, PS_E_ARG (NULL), PS_E_IO (cannot create,
+ *  locked by another writer) or PS_E_NOMEM; ps_outfile_commit: 0 or PS_E_IO
+ *  naming the failed step (write, flush, fsync, close, rename). */
+typedef struct ps_outfile ps_outfile_t;
+PS_API int ps_outfile_open(const char *path, ps_outfile_t **out);
+/** @return the stream to write to, owned by f. */
+PS_API FILE *ps_outfile_stream(ps_outfile_t *f);
+PS_API int ps_outfile_commit(ps_outfile_t *f);
+/** Removes the temporary file; NULL is a no-op. @return nothing. */
+PS_API void ps_outfile_abort(ps_outfile_t *f);
+
+/** Writes s to f as one CSV field (RFC 4180: quoted, with quotes doubled,
+ *  when it holds a comma, a quote or a line break), as the tables' savers
+ *  do; NULL writes nothing. @return nothing. */
+PS_API void ps_csv_put_field(FILE *f, const char *s);
+
+/** @return a monotonic wall clock in seconds, for timings and progress. */
+PS_API double ps_now(void);
 
 /* ======================================================================== */
 /* Tables (src/profile)                                                      */

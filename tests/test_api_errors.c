@@ -164,6 +164,19 @@ static int model_info_json_arg(void)
     return out ? 999 : rc;
 }
 
+static int outfile_open_io(void)
+{
+    ps_outfile_t *f = (ps_outfile_t *)1;
+    int rc = ps_outfile_open("/nonexistent/pairsight/out.csv", &f);
+    return f ? 999 : rc;
+}
+static int outfile_open_arg(void)
+{
+    ps_outfile_t *f = (ps_outfile_t *)1;
+    int rc = ps_outfile_open(NULL, &f);
+    return f ? 999 : rc;
+}
+
 static void quiet(ps_log_level_t level, const char *msg, void *user)
 {
     (void)level;
@@ -203,6 +216,8 @@ static const row_t rows[] = {
     {"ps_model_adapt", "rows of another GPU", adapt_other_gpu, PS_E_INPUT},
     {"ps_query_parse", "a bad number", query_parse_arg, PS_E_ARG},
     {"ps_model_info_json", "NULL argument", model_info_json_arg, PS_E_ARG},
+    {"ps_outfile_open", "folder missing", outfile_open_io, PS_E_IO},
+    {"ps_outfile_open", "NULL argument", outfile_open_arg, PS_E_ARG},
 };
 
 static int setup(void)

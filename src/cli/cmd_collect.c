@@ -690,7 +690,7 @@ static int run_campaign(const opts_t *in, int show_status)
     if (ps_campaign_open(o.db, device ? &o.p : NULL, &c) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     const int *tpcs = o.n_tpcs ? o.tpcs : NULL;
-    double t0 = psi_now();
+    double t0 = ps_now();
     if (strcmp(act, "profile") == 0) {
         rc = ps_campaign_profile(c, o.model, o.batch, tpcs, o.n_tpcs, cli_progress_cb, &o.quiet);
     } else if (strcmp(act, "counters") == 0 && o.ncu) {
@@ -722,7 +722,7 @@ static int run_campaign(const opts_t *in, int show_status)
         return CLI_BAD_INPUT;
     }
     if (!o.quiet && device)
-        fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, psi_now() - t0);
+        fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, ps_now() - t0);
     if (!o.quiet && !device && o.ncu)
         fprintf(stderr, "pairsight: collect: counters of %s read from %s\n", o.model, o.ncu);
     rc = strcmp(act, "export") == 0 || !show_status ? CLI_OK : print_status(c, &o);

@@ -85,7 +85,7 @@ int cmd_collect_twin(int argc, char **argv)
     psi_coexec_row_t *q = NULL;
     sim_twin_pred_t *pr = NULL;
     size_t n = 0;
-    psi_atomic_t *at = NULL;
+    ps_outfile_t *at = NULL;
     int rc = ps_coexec_load(queries, &t);
     if (rc == 0)
         rc = distinct_pairs(t, &q, &n);
@@ -94,30 +94,30 @@ int cmd_collect_twin(int argc, char **argv)
     if (rc == 0)
         rc = psi_sim_twin_predict(gpu, seq_len, q, n, pr);
     if (rc == 0 && out)
-        rc = psi_atomic_open(out, &at);
-    FILE *f = at ? psi_atomic_stream(at) : stdout;
+        rc = ps_outfile_open(out, &at);
+    FILE *f = at ? ps_outfile_stream(at) : stdout;
     if (rc == 0) {
         fprintf(f, "experiment,gpu,hp_model,hp_batch,hp_start,hp_len,lp_model,lp_batch,lp_start,lp_len,"
                    "hp_tpcs,lp_tpcs,hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_solo_ns_pred,"
                    "lp_solo_ns_pred\n");
         for (size_t i = 0; i < n; i++) {
             const psi_coexec_row_t *r = &q[i];
-            psi_csv_put_field(f, r->experiment);
+            ps_csv_put_field(f, r->experiment);
             fputc(',', f);
-            psi_csv_put_field(f, g->name);
+            ps_csv_put_field(f, g->name);
             fputc(',', f);
-            psi_csv_put_field(f, r->hp_model);
+            ps_csv_put_field(f, r->hp_model);
             fprintf(f, ",%d,%d,%d,", r->hp_batch, r->hp_start, r->hp_len);
-            psi_csv_put_field(f, r->lp_model);
+            ps_csv_put_field(f, r->lp_model);
             fprintf(f, ",%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r->lp_batch, r->lp_start,
                     r->lp_len, r->hp_tpcs, r->lp_tpcs, pr[i].hp_ns, pr[i].lp_ns, pr[i].hp_ns / pr[i].hp_solo_ns,
                     pr[i].lp_ns / pr[i].lp_solo_ns, pr[i].hp_solo_ns, pr[i].lp_solo_ns);
         }
     }
     if (rc == 0 && at)
-        rc = psi_atomic_commit(at);
+        rc = ps_outfile_commit(at);
     else if (at)
-        psi_atomic_abort(at);
+        ps_outfile_abort(at);
     if (rc == 0 && !quiet)
         fprintf(stderr, "pairsight: collect: twin (%s) predicted %zu segment pairs%s%s\n", g->name, n,
                 out ? " into " : "", out ? out : "");

@@ -666,12 +666,12 @@ static int do_predict(const opts_t *o)
     }
     if (!err)
         err = ps_coloc_predict(m, t.w, t.s, t.c, pred);
-    psi_atomic_t *a = NULL;
+    ps_outfile_t *a = NULL;
     FILE *f = stdout;
     if (!err && o->out) {
-        err = psi_atomic_open(o->out, &a);
+        err = ps_outfile_open(o->out, &a);
         if (!err)
-            f = psi_atomic_stream(a);
+            f = ps_outfile_stream(a);
     }
     if (!err) {
         fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s%s\n",
@@ -679,11 +679,11 @@ static int do_predict(const opts_t *o)
                 as_time ? ",batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred" : "");
         for (size_t i = 0; i < t.c->n; i++) {
             const psi_colocation_row_t *r = &t.c->rows[i];
-            psi_csv_put_field(f, r->colocation);
+            ps_csv_put_field(f, r->colocation);
             fputc(',', f);
-            psi_csv_put_field(f, r->gpu);
+            ps_csv_put_field(f, r->gpu);
             fprintf(f, ",%d,", r->slot);
-            psi_csv_put_field(f, r->workload);
+            ps_csv_put_field(f, r->workload);
             fprintf(f, ",%d,", r->share_pct);
             if (!isnan(r->tput))
                 fprintf(f, "%.17g", r->tput);
@@ -698,7 +698,7 @@ static int do_predict(const opts_t *o)
             fputc('\n', f);
         }
         if (a)
-            err = psi_atomic_commit(a);
+            err = ps_outfile_commit(a);
         else if (fflush(stdout) || ferror(stdout))
             err = psi_error(PS_E_IO, "stdout: write failed");
     }

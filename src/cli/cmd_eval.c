@@ -12,13 +12,13 @@
 
 static int write_json(const char *path, const cJSON *o)
 {
-    psi_atomic_t *a = NULL;
-    int rc = psi_atomic_open(path, &a);
+    ps_outfile_t *a = NULL;
+    int rc = ps_outfile_open(path, &a);
     if (rc != 0)
         return rc;
-    cli_json_write(o, psi_atomic_stream(a));
-    fputc('\n', psi_atomic_stream(a));
-    return psi_atomic_commit(a);
+    cli_json_write(o, ps_outfile_stream(a));
+    fputc('\n', ps_outfile_stream(a));
+    return ps_outfile_commit(a);
 }
 
 /* The library's results JSON under the CLI's schema field. */

@@ -25,7 +25,7 @@ static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two
     ps_model_info(m, &info);
     size_t nf = (size_t)info.n_features;
     for (int c = 0; c < f->ncol; c++) {
-        psi_csv_put_field(o, f->header[c]);
+        ps_csv_put_field(o, f->header[c]);
         fputc(',', o);
     }
     fputs("hp_solo_ns,lp_solo_ns", o);
@@ -38,7 +38,7 @@ static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two
     fputc('\n', o);
     for (size_t i = 0; i < f->n; i++) {
         for (int c = 0; c < f->ncol; c++) {
-            psi_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
+            ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
             fputc(',', o);
         }
         fprintf(o, "%.17g,%.17g", hs[i], ls[i]);
@@ -81,11 +81,11 @@ static int write_output(const char *out, const ps_model_t *m, const queries_t *f
         write_rows(stdout, m, f, two, x, x + lp_off, solo, solo + n);
         return CLI_OK;
     }
-    psi_atomic_t *a = NULL;
-    if (psi_atomic_open(out, &a) != 0)
+    ps_outfile_t *a = NULL;
+    if (ps_outfile_open(out, &a) != 0)
         return cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
-    write_rows(psi_atomic_stream(a), m, f, two, x, x + lp_off, solo, solo + n);
-    if (psi_atomic_commit(a) != 0)
+    write_rows(ps_outfile_stream(a), m, f, two, x, x + lp_off, solo, solo + n);
+    if (ps_outfile_commit(a) != 0)
         return cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
     return CLI_OK;
 }

@@ -136,13 +136,13 @@ static int write_plan(const plan_args_t *a, const ps_plan_t *best, const cli_mod
     cJSON_AddNumberToObject(o, "hp_batch", a->p.hp_batch);
     cJSON_AddStringToObject(o, "lp_model", lp->name);
     cJSON_AddNumberToObject(o, "lp_batch", lp->batch);
-    psi_atomic_t *at = NULL;
-    if (a->out && psi_atomic_open(a->out, &at) != 0) {
+    ps_outfile_t *at = NULL;
+    if (a->out && ps_outfile_open(a->out, &at) != 0) {
         cJSON_Delete(o);
         return cli_fail(CLI_BAD_INPUT, "plan", "%s", ps_last_error());
     }
-    int bad = cli_json_print(o, at ? psi_atomic_stream(at) : stdout) != 0;
-    if (at ? psi_atomic_commit(at) != 0 || bad : bad || fflush(stdout) != 0)
+    int bad = cli_json_print(o, at ? ps_outfile_stream(at) : stdout) != 0;
+    if (at ? ps_outfile_commit(at) != 0 || bad : bad || fflush(stdout) != 0)
         return cli_fail(CLI_BAD_INPUT, "plan", "%s", at ? ps_last_error() : "writing standard output failed");
     return CLI_OK;
 }

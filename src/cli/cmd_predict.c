@@ -16,7 +16,7 @@ static void write_predictions(FILE *o, const queries_t *f, const double *hp, con
                               const double *ls, const double *hu, const double *lu)
 {
     for (int c = 0; c < f->ncol; c++) {
-        psi_csv_put_field(o, f->header[c]);
+        ps_csv_put_field(o, f->header[c]);
         fputc(',', o);
     }
     fputs(hu ? "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_ns_upper,lp_ns_upper\n"
@@ -24,7 +24,7 @@ static void write_predictions(FILE *o, const queries_t *f, const double *hp, con
           o);
     for (size_t i = 0; i < f->n; i++) {
         for (int c = 0; c < f->ncol; c++) {
-            psi_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
+            ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
             fputc(',', o);
         }
         fprintf(o, "%.17g,%.17g,%.17g,%.17g", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);
@@ -105,11 +105,11 @@ static int write_output(const predict_args_t *a, const queries_t *f, const doubl
             return cli_fail(CLI_BAD_INPUT, "predict", "writing standard output failed");
         return CLI_OK;
     }
-    psi_atomic_t *at = NULL;
-    if (psi_atomic_open(a->out, &at) != 0)
+    ps_outfile_t *at = NULL;
+    if (ps_outfile_open(a->out, &at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
-    write_predictions(psi_atomic_stream(at), f, hp, lp, hs, ls, hu, lu);
-    if (psi_atomic_commit(at) != 0)
+    write_predictions(ps_outfile_stream(at), f, hp, lp, hs, ls, hu, lu);
+    if (ps_outfile_commit(at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
     return CLI_OK;
 }
@@ -168,10 +168,10 @@ int cmd_predict(int argc, char **argv)
                 "pairsight: predict: note: %zu of %s's rows are estimated, not measured (source=twin-ratio): the "
                 "standalone latencies at those TPC counts carry the estimate's error (docs/profile.md)\n",
                 est, cli_user_path(a.ops_path));
-    double t0 = psi_now();
+    double t0 = ps_now();
     if ((code = predict_all(&a, m, ops, &f, buf)) != CLI_OK)
         goto done;
-    double secs = psi_now() - t0;
+    double secs = ps_now() - t0;
     cli_progress(a.quiet, "predicted", (double)f.n, (double)f.n);
     cli_progress_end(a.quiet);
     if ((code = write_output(&a, &f, buf)) == CLI_OK && a.json)

@@ -163,12 +163,12 @@ static int write_provenance(const sim_args_t *a, const ps_ops_t *ops, const ps_c
     cJSON_AddStringToObject(o, "pairsight", ps_version());
     char path[4096];
     snprintf(path, sizeof path, "%s/campaign.json", a->out);
-    psi_atomic_t *w = NULL;
-    int rc = psi_atomic_open(path, &w);
+    ps_outfile_t *w = NULL;
+    int rc = ps_outfile_open(path, &w);
     if (rc == 0) {
-        cli_json_write(o, psi_atomic_stream(w));
-        fputc('\n', psi_atomic_stream(w));
-        rc = psi_atomic_commit(w);
+        cli_json_write(o, ps_outfile_stream(w));
+        fputc('\n', ps_outfile_stream(w));
+        rc = ps_outfile_commit(w);
     }
     cJSON_Delete(o);
     return rc == 0 ? CLI_OK : cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
@@ -221,18 +221,18 @@ int cmd_simulate(int argc, char **argv)
         return code;
     a.p.progress = cli_progress_cb;
     a.p.progress_user = &a.quiet;
-    double t0 = psi_now();
+    double t0 = ps_now();
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
     if (ps_sim_run(&a.p, &ops, &cx) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     cli_progress_end(a.quiet);
-    double t_sim = psi_now() - t0;
+    double t_sim = ps_now() - t0;
     int rc = write_campaign(a.out, ops, cx);
     if (rc == 0)
         rc = write_provenance(&a, ops, cx);
     if (rc == 0)
-        print_summary(&a, ops, cx, t_sim, psi_now() - t0);
+        print_summary(&a, ops, cx, t_sim, ps_now() - t0);
     ps_ops_free(ops);
     ps_coexec_free(cx);
     return rc;

@@ -52,6 +52,26 @@ const char *ps_version(void) { return PS_VERSION_STRING; }
 
 int ps_thread_limit(void) { return psi_thread_limit(); }
 
+int ps_outfile_open(const char *path, ps_outfile_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!path || !out)
+        return psi_error(PS_E_ARG, "ps_outfile_open: NULL argument");
+    return psi_atomic_open(path, out);
+}
+
+FILE *ps_outfile_stream(ps_outfile_t *f) { return f ? psi_atomic_stream(f) : NULL; }
+
+int ps_outfile_commit(ps_outfile_t *f)
+{
+    return f ? psi_atomic_commit(f) : psi_error(PS_E_ARG, "ps_outfile_commit: NULL file");
+}
+
+void ps_outfile_abort(ps_outfile_t *f) { psi_atomic_abort(f); }
+
+double ps_now(void) { return psi_now(); }
+
 const char *ps_errstr(int code)
 {
     switch (code) {
@@ -281,7 +301,7 @@ void psi_out_lock_release(out_lock_t *l)
 
 /* ---- atomic output files ---- */
 
-struct psi_atomic {
+struct ps_outfile {
     FILE *f;
     int fd;
     char *path;

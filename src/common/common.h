@@ -41,7 +41,7 @@ void psi_out_lock_release(out_lock_t *l);
 /* Atomic output files also remove stale "<path>.tmp.<pid>" files of dead
  * writers at open, fsync the folder after the rename and name the failing
  * step (write, flush, fsync, close, rename) in their error. */
-typedef struct psi_atomic psi_atomic_t;
+typedef struct ps_outfile psi_atomic_t; /* ps_outfile_t of the public API */
 int psi_atomic_open(const char *path, psi_atomic_t **out);
 FILE *psi_atomic_stream(psi_atomic_t *a);
 int psi_atomic_commit(psi_atomic_t *a);

@@ -494,3 +494,5 @@ void psi_csv_put_field(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+void ps_csv_put_field(FILE *f, const char *s) { psi_csv_put_field(f, s); }
