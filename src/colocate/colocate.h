@@ -172,6 +172,10 @@ int psi_cl_auto_build(const cl_data_t *d, const int *train, int n_train, const p
  * wait_penalty (0: free). assign[n] gets GPU or -1, share[n] the share,
  * *objective the sum of the group values. */
 typedef double (*cl_group_value_fn)(void *ctx, int type, const int *jobs, int k, int *shares);
+/* Every job runs when the GPUs have room: a waiting job costs this much
+ * (more than any group can be worth), unless waiting is allowed. */
+#define PLACE_WAIT_PENALTY 1e6
+
 /* The search's budget (NULL: none): time_limit_s (0: none), progress;
  * stopped is set when the limit ended the search. */
 typedef struct {

@@ -111,6 +111,15 @@ int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e);
 int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e);
 int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e);
 
+/* Group counts of `pairsight check` (tables_groups.c): distinct (gpu, model,
+ * batch) sides of a coexec table, workloads of a scaling table, co-locations
+ * of a colocations table (0 when a count cannot be made). psi_colo_eq_id: two
+ * colocation rows of one co-location, for psi_keyset_insert. */
+size_t psi_coexec_groups(const void *t);
+size_t psi_scaling_groups(const void *t);
+size_t psi_colocations_groups(const void *t);
+int psi_colo_eq_id(const void *rows, size_t a, size_t b);
+
 /* Check a row's values against the column ranges; fills *e (with e->row
  * unset) and returns PS_E_INPUT on the first violation. */
 int psi_schema_check_row(const psi_schema_t *s, const void *row, psi_rowerr_t *e);
