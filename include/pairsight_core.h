@@ -115,6 +115,20 @@ PS_API int ps_outfile_commit(ps_outfile_t *f);
 /** Removes the temporary file; NULL is a no-op. @return nothing. */
 PS_API void ps_outfile_abort(ps_outfile_t *f);
 
+/** An output lock: an exclusive lock on "<path>.lock" for as long as a
+ *  command writes path, so that a second writer (in any process) is told
+ *  "PATH is being written by pid N" instead of one of two results being
+ *  silently lost; with wait nonzero it waits for the other writer instead.
+ *  ps_outfile_open takes the same lock, and a path this process already
+ *  holds is counted, not locked again. The lock file is removed at the last
+ *  release; a symbolic link planted at its name is refused.
+ *  @return 0, PS_E_ARG (NULL), PS_E_IO (held by another writer, or the lock
+ *  file cannot be made) or PS_E_NOMEM. */
+typedef struct ps_outlock ps_outlock_t;
+PS_API int ps_outlock_acquire(const char *path, int wait, ps_outlock_t **out);
+/** Releases one hold of the lock; NULL is a no-op. @return nothing. */
+PS_API void ps_outlock_release(ps_outlock_t *l);
+
 /** Writes s to f as one CSV field (RFC 4180: quoted, with quotes doubled,
  *  when it holds a comma, a quote or a line break), as the tables' savers
  *  do; NULL writes nothing. @return nothing. */
@@ -179,6 +193,25 @@ PS_API int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int
  *  PS_E_IO when path cannot be read, PS_E_INPUT when no table's header
  *  matches. */
 PS_API int ps_table_detect(const char *path, ps_table_kind_t *out);
+/** A colocations or workload_scaling file of the given kind (as
+ *  ps_table_check found it; any other kind passes), valid alone, checked
+ *  against the n_w workloads tables (borrowed): every row's (gpu, workload)
+ *  has a row in one of them (not checked when n_w is 0) and every
+ *  co-location's slots are 1..k. @return 0, PS_E_ARG (NULL path, or NULL w
+ *  with n_w > 0), PS_E_IO, or PS_E_INPUT naming path:line:column. */
+PS_API int ps_table_check_workloads(const char *path, ps_table_kind_t kind, const ps_workloads_t *const *w, int n_w);
+/** @return 1 when path's first record is an overlap.csv header (the table
+ *  of co-running operator groups, FORMATS.md), 0 when not, PS_E_ARG (NULL)
+ *  or PS_E_IO when path cannot be read. */
+PS_API int ps_table_is_overlap(const char *path);
+/** @return how many of t's rows are estimated, not measured (a source
+ *  column such as twin-ratio, from import --tpcs-from twin); 0 for NULL. */
+PS_API size_t ps_ops_estimated(const ps_ops_t *t);
+/** @return the catalog name of a GPU named by its name or an alias ("a100"
+ *  -> "A100-SXM4-40GB"), name itself when the catalog does not know it (a
+ *  measured GPU outside it), NULL for NULL. Compare GPU names by these, so
+ *  that an alias works everywhere. */
+PS_API const char *ps_gpu_canonical(const char *name);
 
 /* Load a table. On success *out owns all its memory (release with the
  * matching _free); on error *out is NULL.
@@ -210,6 +243,32 @@ PS_API size_t ps_ops_rows(const ps_ops_t *t);
 PS_API size_t ps_coexec_rows(const ps_coexec_t *t);
 PS_API size_t ps_workloads_rows(const ps_workloads_t *t);
 PS_API size_t ps_colocations_rows(const ps_colocations_t *t);
+
+/** One row of colocations.csv (FORMATS.md), plain data: a workload in slot
+ *  slot of co-location colocation on gpu at share_pct % of the GPU, with
+ *  its measured throughput tput (NAN when not measured). */
+typedef struct {
+    const char *colocation, *gpu;
+    int slot;
+    const char *workload;
+    int share_pct;
+    double tput;
+} ps_colocation_row_t;
+/** @return row i of t, borrowed from t (its strings too), or NULL for NULL
+ *  t or i past the last row. */
+PS_API const ps_colocation_row_t *ps_colocations_row(const ps_colocations_t *t, size_t i);
+/** An empty colocations table, to fill row by row in memory (queries for
+ *  ps_coloc_predict); release with ps_colocations_free. @return it, or NULL
+ *  when out of memory. */
+PS_API ps_colocations_t *ps_colocations_new(void);
+/** Appends a copy of *row (its strings copied) to t, unchecked: a
+ *  co-location's rows must be appended together, slot 1 first.
+ *  @return 0, PS_E_ARG (NULL) or PS_E_NOMEM. */
+PS_API int ps_colocations_append(ps_colocations_t *t, const ps_colocation_row_t *row);
+/** The sizes k of t's co-locations (their numbers of slots) as a bit mask
+ *  into *out: bit k set when one has k slots (k >= 31 sets bit 31).
+ *  @return 0, PS_E_ARG (NULL) or PS_E_NOMEM. */
+PS_API int ps_colocations_ks(const ps_colocations_t *t, unsigned *out);
 
 /* ======================================================================== */
 /* Features (src/features)                                                   */
@@ -407,6 +466,32 @@ typedef struct {
  *  pair at fault (an unknown or repeated key, a bad number, a missing key)
  *  or for a NULL argument. */
 PS_API int ps_query_parse(char *buf, ps_query_t *out);
+
+/** A queries file (FORMATS.md, `pairsight predict --queries`): a header
+ *  naming every key column of coexec.csv once, in any order, with other
+ *  columns kept as they are (to echo beside the predictions), then one
+ *  query per record. gpu may be left out: then every query is on
+ *  default_gpu (copied; the model's GPU, from ps_model_info). On error
+ *  *out is NULL and the message names file:line[:column].
+ *  @return 0, PS_E_ARG (NULL), PS_E_IO, PS_E_INPUT or PS_E_NOMEM. */
+typedef struct ps_queries ps_queries_t;
+PS_API int ps_queries_load(const char *path, const char *default_gpu, ps_queries_t **out);
+/** NULL is a no-op. @return nothing. */
+PS_API void ps_queries_free(ps_queries_t *q);
+/** @return the number of queries (0 for NULL). */
+PS_API size_t ps_queries_count(const ps_queries_t *q);
+/** @return the queries, an array of ps_queries_count, owned by q (their
+ *  strings too); NULL for NULL or an empty file. */
+PS_API const ps_query_t *ps_queries_array(const ps_queries_t *q);
+/** @return the file's line of query i (the header is line 1; a quoted
+ *  field may span lines), 0 for i out of range. */
+PS_API size_t ps_queries_line(const ps_queries_t *q, size_t i);
+/** @return the number of the file's columns (0 for NULL). */
+PS_API int ps_queries_ncols(const ps_queries_t *q);
+/** @return the name of column c, or the text of query i in column c, owned
+ *  by q; NULL out of range. */
+PS_API const char *ps_queries_header(const ps_queries_t *q, int c);
+PS_API const char *ps_queries_cell(const ps_queries_t *q, size_t i, int c);
 
 /** How window predictions are composed for segments longer than the window. */
 typedef enum {

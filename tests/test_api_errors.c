@@ -157,6 +157,47 @@ static int query_parse_arg(void)
     ps_query_t q;
     return ps_query_parse(buf, &q);
 }
+static int outlock_acquire_arg(void)
+{
+    ps_outlock_t *l = (ps_outlock_t *)1;
+    int rc = ps_outlock_acquire(NULL, 0, &l);
+    return l ? 999 : rc;
+}
+static int outlock_acquire_io(void)
+{
+    ps_outlock_t *l = (ps_outlock_t *)1;
+    int rc = ps_outlock_acquire("/nonexistent/pairsight/out.csv", 0, &l);
+    return l ? 999 : rc;
+}
+static int check_workloads_arg(void) { return ps_table_check_workloads(NULL, PS_TABLE_COLOCATIONS, NULL, 0); }
+static int check_workloads_io(void) { return ps_table_check_workloads(NOFILE, PS_TABLE_COLOCATIONS, NULL, 0); }
+static int is_overlap_arg(void) { return ps_table_is_overlap(NULL); }
+static int is_overlap_io(void) { return ps_table_is_overlap(NOFILE); }
+static int colocations_append_arg(void) { return ps_colocations_append(NULL, NULL); }
+static int colocations_ks_arg(void)
+{
+    unsigned ks = 7;
+    int rc = ps_colocations_ks(NULL, &ks);
+    return ks ? 999 : rc;
+}
+static int queries_load_arg(void)
+{
+    ps_queries_t *q = (ps_queries_t *)1;
+    int rc = ps_queries_load(NULL, "A100-SXM4-40GB", &q);
+    return q ? 999 : rc;
+}
+static int queries_load_io(void)
+{
+    ps_queries_t *q = (ps_queries_t *)1;
+    int rc = ps_queries_load(NOFILE, "A100-SXM4-40GB", &q);
+    return q ? 999 : rc;
+}
+static int queries_load_input(void)
+{
+    ps_queries_t *q = (ps_queries_t *)1;
+    int rc = ps_queries_load(NOTTABLE, "A100-SXM4-40GB", &q);
+    return q ? 999 : rc;
+}
 static int model_info_json_arg(void)
 {
     char *out = (char *)1;
@@ -216,6 +257,17 @@ static const row_t rows[] = {
     {"ps_model_adapt", "rows of another GPU", adapt_other_gpu, PS_E_INPUT},
     {"ps_query_parse", "a bad number", query_parse_arg, PS_E_ARG},
     {"ps_model_info_json", "NULL argument", model_info_json_arg, PS_E_ARG},
+    {"ps_outlock_acquire", "NULL argument", outlock_acquire_arg, PS_E_ARG},
+    {"ps_outlock_acquire", "folder missing", outlock_acquire_io, PS_E_IO},
+    {"ps_table_check_workloads", "NULL path", check_workloads_arg, PS_E_ARG},
+    {"ps_table_check_workloads", "path cannot be read", check_workloads_io, PS_E_IO},
+    {"ps_table_is_overlap", "NULL path", is_overlap_arg, PS_E_ARG},
+    {"ps_table_is_overlap", "path cannot be read", is_overlap_io, PS_E_IO},
+    {"ps_colocations_append", "NULL argument", colocations_append_arg, PS_E_ARG},
+    {"ps_colocations_ks", "NULL argument", colocations_ks_arg, PS_E_ARG},
+    {"ps_queries_load", "NULL argument", queries_load_arg, PS_E_ARG},
+    {"ps_queries_load", "path cannot be read", queries_load_io, PS_E_IO},
+    {"ps_queries_load", "not a queries file", queries_load_input, PS_E_INPUT},
     {"ps_outfile_open", "folder missing", outfile_open_io, PS_E_IO},
     {"ps_outfile_open", "NULL argument", outfile_open_arg, PS_E_ARG},
 };

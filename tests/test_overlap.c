@@ -64,7 +64,7 @@ static void test_round_trip(void)
     const char *path = th_path(dir, "o.csv");
     CHECK_OK(psi_overlap_save(t, path));
     CHECK_OK(psi_overlap_load(path, &back));
-    CHECK(psi_overlap_detect(path) == 1);
+    CHECK(ps_table_is_overlap(path) == 1);
     CHECK(back && back->n == 1 && strcmp(back->exps[0].id, "x,1") == 0 && back->exps[0].k == 2);
     CHECK(back && back->exps[0].slot[1].seq_len == 16 && back->exps[0].median_us == 1234.5);
     CHECK(back && isnan(back->exps[0].std_us) && psi_ov_active(&back->exps[0]) == 1);

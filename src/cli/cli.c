@@ -1,7 +1,6 @@
 /* The helpers of src/cli/cli.h: messages, number parsing and the checks of
  * output paths made before any long work. */
 #include "cli/cli.h"
-#include "common/common.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -63,21 +62,22 @@ int cli_parse_list(const char *s, double lo, double hi, int integer, double *v, 
     return *n > 0 ? 0 : -1;
 }
 
-void cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops)
+const char *cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops)
 {
+    static char msg[1200];
     char orig[1024];
     snprintf(orig, sizeof orig, "%s", ps_last_error());
+    snprintf(msg, sizeof msg, "%s", orig);
     if (!cx_path || !ops || strncmp(orig, "coexec row ", 11) != 0)
-        return;
+        return msg;
     const ps_ops_t *list[1] = {ops};
     ps_check_result_t r;
     size_t n = strlen(cx_path), line = 0;
     int col = 0, k = 0;
     if (ps_table_check_with(cx_path, list, 1, &r) != 0 && strncmp(ps_last_error(), cx_path, n) == 0 &&
         sscanf(ps_last_error() + n, ":%zu:%d:%n", &line, &col, &k) == 2 && k > 0)
-        psi_error(PS_E_INPUT, "%s:%zu:%d: %s", cx_path, line, col, orig);
-    else
-        psi_error(PS_E_INPUT, "%s", orig);
+        snprintf(msg, sizeof msg, "%s:%zu:%d: %s", cx_path, line, col, orig);
+    return msg;
 }
 
 static int is_one_of(const char *a, const char *const *list)
@@ -165,22 +165,22 @@ static int check_parent(const char *cmd, const char *path, const char *what)
 }
 
 /* Output locks held until the process exits (cli_check_out). */
-static out_lock_t *out_locks[16];
+static ps_outlock_t *out_locks[16];
 static int n_out_locks;
 
 static void release_out_locks(void)
 {
     while (n_out_locks > 0)
-        psi_out_lock_release(out_locks[--n_out_locks]);
+        ps_outlock_release(out_locks[--n_out_locks]);
 }
 
 int cli_lock_output(const char *cmd, const char *path, int wait)
 {
-    if (n_out_locks == (int)PS_ARRAY_LEN(out_locks))
+    if (n_out_locks == (int)(sizeof out_locks / sizeof out_locks[0]))
         return CLI_OK;
     if (n_out_locks == 0)
         atexit(release_out_locks);
-    if (psi_out_lock_acquire(path, wait, &out_locks[n_out_locks]) != 0)
+    if (ps_outlock_acquire(path, wait, &out_locks[n_out_locks]) != 0)
         return cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
     n_out_locks++;
     return CLI_OK;

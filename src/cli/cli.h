@@ -35,8 +35,9 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
 /* A training or evaluation error about a coexec row, which names the
  * row's index only ("coexec row 29 (experiment ...)"), gets the
  * FILE:LINE:COLUMN at which `check` finds a fault of cx_path against ops;
- * any other error is left as it is. */
-void cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops);
+ * any other error is left as it is. @return the message to print (the
+ * library's last error, located where it can be), valid until the next call. */
+const char *cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 
 /* cli_parse_long into an int. */
@@ -79,7 +80,7 @@ int cli_wants_help(int argc, char **argv);
  * unwritable folder; CLI_OK when path can be written. Use it before
  * training or evaluating so that a typo in --out costs nothing. */
 int cli_check_out(const char *cmd, const char *path, const char *const *inputs, int n);
-/* Lock path for writing until the process exits (psi_out_lock_acquire; with
+/* Lock path for writing until the process exits (ps_outlock_acquire; with
  * wait, wait for another writer, else fail naming it). cli_check_out takes
  * it without waiting. */
 int cli_lock_output(const char *cmd, const char *path, int wait);
@@ -146,10 +147,6 @@ int cli_coloc_model_knows_gpu(const ps_coloc_model_t *m, const char *gpu);
 /* The batch size in a workload id ("bert_batch8-train" -> 8), else 1
  * (coloc_sizes.c). */
 double cli_coloc_workload_batch(const char *name);
-/* The sizes of q's co-locations into *ks (bit k: a k-way co-location; k is
- * its highest slot, slots being 1..k; bit 31: 31 or more); 0, or -1 out of
- * memory (coloc_sizes.c). */
-int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks);
 /* Warns when ks (bit k: k-way co-locations) holds a k the model was not
  * trained on; doing says what with them ("predicting", "placing groups of"). */
 void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing);

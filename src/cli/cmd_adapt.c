@@ -91,8 +91,7 @@ int cmd_adapt(int argc, char **argv)
     int rc = ps_model_adapt(m, ops, cx, &p, &n);
     cli_progress_end(quiet);
     if (rc != 0 || ps_model_save(n, out) != 0) {
-        cli_locate_coexec_error(cx_path, ops);
-        cli_fail(CLI_BAD_INPUT, "adapt", "%s", ps_last_error());
+        cli_fail(CLI_BAD_INPUT, "adapt", "%s", cli_locate_coexec_error(cx_path, ops));
         goto done;
     }
     print_summary(n, &p, out, json, quiet);

@@ -1,7 +1,5 @@
 /* pairsight check: detect, validate and summarise CSV tables. */
 #include "cli/cli.h"
-#include "profile/overlap.h"
-#include "profile/tables.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -52,7 +50,7 @@ int cmd_check(int argc, char **argv)
         return cli_fail(CLI_USAGE, "check", "no FILE given (see pairsight check --help)");
     for (int i = 1; i <= nfiles; i++)
         if (strcmp(argv[i], "-") == 0 && !(argv[i] = (char *)cli_stdin_path()))
-            return cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
+            return cli_fail(CLI_BAD_INPUT, "check", "%s", cli_io_error());
     /* The ops files first: coexec files are checked against them. */
     /* ... and the workloads files: co-location and scaling files against them. */
     ps_ops_t **ops = calloc(nfiles > 0 ? (size_t)nfiles + 1 : 1, sizeof *ops);
@@ -73,16 +71,16 @@ int cmd_check(int argc, char **argv)
     }
     for (int i = 1, oi = 0; i <= nfiles && code2 == CLI_OK; i++) {
         ps_check_result_t r;
-        if (psi_overlap_detect(argv[i]) == 1) { /* overlap.csv has its own reader (cmd_overlap.c) */
+        if (ps_table_is_overlap(argv[i]) == 1) { /* overlap.csv has its own reader (cmd_overlap.c) */
             code2 = cli_check_overlap(argv[i], json, quiet);
             continue;
         }
         if (ps_table_check_with(argv[i], (const ps_ops_t *const *)ops, n_ops, &r) != 0 ||
-            psi_check_with_workloads(argv[i], r.kind, (const ps_workloads_t *const *)wl, n_wl) != 0) {
+            ps_table_check_workloads(argv[i], r.kind, (const ps_workloads_t *const *)wl, n_wl) != 0) {
             code2 = cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
             break;
         }
-        size_t est = r.kind == PS_TABLE_OPS && oi < n_ops ? psi_ops_estimated(ops[oi++]) : 0;
+        size_t est = r.kind == PS_TABLE_OPS && oi < n_ops ? ps_ops_estimated(ops[oi++]) : 0;
         if (quiet)
             continue;
         if (json) {

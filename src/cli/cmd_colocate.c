@@ -2,10 +2,6 @@
  * baseline, our MPS interference predictor, lowrank and auto) - eval, train,
  * predict, select, place (cmd_colocate_place.c). See docs/colocate.md. */
 #include "cli/cli.h"
-#include "common/common.h"
-#include "profile/csv.h"
-#include "profile/gpu.h"
-#include "profile/tables.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -322,7 +318,7 @@ static int check_coloc_file(const char *path, const ps_workloads_t *w)
     struct stat st;
     if (!path || strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
-    return psi_check_with_workloads(path, PS_TABLE_COLOCATIONS, &w, 1);
+    return ps_table_check_workloads(path, PS_TABLE_COLOCATIONS, &w, 1);
 }
 
 static int load_tables(const opts_t *o, int need_c, tables_t *t)
@@ -650,17 +646,22 @@ static int do_predict(const opts_t *o)
     if (rc)
         return rc;
     ps_coloc_model_t *m = NULL;
-    double *pred = calloc(t.c->n + 1, sizeof *pred);
+    double *pred = calloc(ps_colocations_rows(t.c) + 1, sizeof *pred);
     int as_time = o->as && strcmp(o->as, "time") == 0;
     if (o->as && !as_time && strcmp(o->as, "tput") != 0) {
         free(pred);
         tables_free(&t);
         return cli_fail(CLI_USAGE, CMD, "predict: --as: expected tput or time, got '%s'", o->as);
     }
-    int err = pred ? ps_coloc_model_load(o->model, &m) : psi_error(PS_E_NOMEM, "out of memory");
-    if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)))
-        err = psi_error(PS_E_ARG, "--as time needs a model of each workload's throughput, not %s (a sum)",
-                        ps_coloc_kind_name(ps_coloc_model_kind(m)));
+    char msg[256] = ""; /* the command's own error, else the library's */
+    int err = pred ? ps_coloc_model_load(o->model, &m) : PS_E_NOMEM;
+    if (!pred)
+        snprintf(msg, sizeof msg, "out of memory");
+    if (!err && as_time && ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m))) {
+        err = PS_E_ARG;
+        snprintf(msg, sizeof msg, "--as time needs a model of each workload's throughput, not %s (a sum)",
+                 ps_coloc_kind_name(ps_coloc_model_kind(m)));
+    }
     if (!err) {
         cli_coloc_warn_queries(m, t.c);
     }
@@ -677,8 +678,8 @@ static int do_predict(const opts_t *o)
         fprintf(f, "colocation,gpu,slot,workload,share_pct,tput,%s%s\n",
                 ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m)) ? "tput_sum_pred" : "tput_pred",
                 as_time ? ",batch,iter_time_s_pred,alone_iter_time_s,slowdown_pred" : "");
-        for (size_t i = 0; i < t.c->n; i++) {
-            const psi_colocation_row_t *r = &t.c->rows[i];
+        for (size_t i = 0; i < ps_colocations_rows(t.c); i++) {
+            const ps_colocation_row_t *r = ps_colocations_row(t.c, i);
             ps_csv_put_field(f, r->colocation);
             fputc(',', f);
             ps_csv_put_field(f, r->gpu);
@@ -699,14 +700,16 @@ static int do_predict(const opts_t *o)
         }
         if (a)
             err = ps_outfile_commit(a);
-        else if (fflush(stdout) || ferror(stdout))
-            err = psi_error(PS_E_IO, "stdout: write failed");
+        else if (fflush(stdout) || ferror(stdout)) {
+            err = PS_E_IO;
+            snprintf(msg, sizeof msg, "stdout: write failed");
+        }
     }
     ps_coloc_model_free(m);
     free(pred);
     tables_free(&t);
     if (err)
-        return cli_fail(CLI_BAD_INPUT, CMD, "predict: %s", ps_last_error());
+        return cli_fail(CLI_BAD_INPUT, CMD, "predict: %s", *msg ? msg : ps_last_error());
     return CLI_OK;
 }
 

@@ -290,7 +290,7 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
         n++;
     }
     unsigned ks; /* some co-location of at most K workloads: a bit <= K */
-    if (cli_coloc_ks(c, &ks) == 0 && !(ks & ((2u << max_per_gpu) - 1)))
+    if (ps_colocations_ks(c, &ks) == PS_OK && !(ks & ((2u << max_per_gpu) - 1)))
         fprintf(stderr,
                 "pairsight: colocate: warning: no measured co-location of at most %d workloads (--max-per-gpu): "
                 "every job runs alone and every policy scores 1\n",

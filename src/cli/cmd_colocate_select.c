@@ -2,9 +2,6 @@
  * predicted throughput sum (docs/colocate.md). cmd_colocate.c parses the
  * options (a row of its subcommand table) and calls cmd_colocate_select. */
 #include "cli/cli.h"
-#include "common/common.h"
-#include "profile/gpu.h"
-#include "profile/tables.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -13,6 +10,15 @@
 #include <string.h>
 
 #define CMD "colocate"
+
+/* The command's own error message, else "" and the library's last error. */
+static char own_error[256];
+
+static int own_fail(int code, const char *msg)
+{
+    snprintf(own_error, sizeof own_error, "%s", msg);
+    return code;
+}
 
 typedef struct {
     char *name;
@@ -61,9 +67,11 @@ static int first_unknown(const char *list, const char *gpu, const ps_workloads_t
     for (size_t i = 0; i < n;) {
         size_t len = strcspn(list + i, ",+");
         int found = 0;
-        for (size_t j = 0; j < w->n && !found; j++)
-            found = strlen(w->rows[j].workload) == len && strncmp(w->rows[j].workload, list + i, len) == 0 &&
-                    strcmp(w->rows[j].gpu, gpu) == 0;
+        for (size_t j = 0; j < ps_workloads_rows(w) && !found; j++) {
+            const char *wg = "", *wn = "";
+            ps_workloads_key(w, j, &wg, &wn);
+            found = strlen(wn) == len && strncmp(wn, list + i, len) == 0 && strcmp(wg, gpu) == 0;
+        }
         if (!found) {
             snprintf(buf, bufsize, "%.*s", (int)len, list + i);
             return 1;
@@ -105,12 +113,13 @@ static int check_select_args(const cli_select_t *o, int *shares, int *ns)
 /* "; did you mean 'alpha_batch2-inf'?" for a workload name not in w, or "". */
 static const char *near_workload(const ps_workloads_t *w, const char *name, char *buf, size_t n)
 {
-    const char **names = psi_malloc((w->n ? w->n : 1) * sizeof *names);
+    size_t nw = ps_workloads_rows(w);
+    const char **names = malloc((nw ? nw : 1) * sizeof *names);
     const char *near = NULL;
-    for (size_t i = 0; names && i < w->n; i++)
-        names[i] = w->rows[i].workload;
+    for (size_t i = 0; names && i < nw; i++)
+        ps_workloads_key(w, i, NULL, &names[i]);
     if (names)
-        near = cli_nearest(name, names, w->n);
+        near = cli_nearest(name, names, nw);
     snprintf(buf, n, "%s%s%s", near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
     free(names);
     return buf;
@@ -120,21 +129,22 @@ static const char *near_workload(const ps_workloads_t *w, const char *name, char
  * candidate there too; NULL after a message. */
 static const char *select_gpu(const cli_select_t *o, const ps_workloads_t *w)
 {
-    const char *gpu = NULL;
-    for (size_t i = 0; i < w->n && !gpu; i++)
-        if (strcmp(w->rows[i].workload, o->target) == 0 &&
-            (!o->gpu || strcmp(psi_gpu_canonical(w->rows[i].gpu), psi_gpu_canonical(o->gpu)) == 0))
-            gpu = w->rows[i].gpu;
+    const char *gpu = NULL, *wg = "", *wn = "";
+    size_t nw = ps_workloads_rows(w);
+    for (size_t i = 0; i < nw && !gpu; i++)
+        if (ps_workloads_key(w, i, &wg, &wn) == PS_OK && strcmp(wn, o->target) == 0 &&
+            (!o->gpu || strcmp(ps_gpu_canonical(wg), ps_gpu_canonical(o->gpu)) == 0))
+            gpu = wg;
     char near[300];
     if (!gpu) {
         cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s'%s%s is not in %s%s", o->target, o->gpu ? " on gpu " : "",
                  o->gpu ? o->gpu : "", o->workloads, near_workload(w, o->target, near, sizeof near));
         return NULL;
     }
-    for (size_t i = 0; i < w->n && !o->gpu; i++) /* which GPU is asked, not guessed */
-        if (strcmp(w->rows[i].workload, o->target) == 0 && strcmp(w->rows[i].gpu, gpu) != 0) {
+    for (size_t i = 0; i < nw && !o->gpu; i++) /* which GPU is asked, not guessed */
+        if (ps_workloads_key(w, i, &wg, &wn) == PS_OK && strcmp(wn, o->target) == 0 && strcmp(wg, gpu) != 0) {
             cli_fail(CLI_BAD_INPUT, CMD, "select: target '%s' has rows on several GPUs in %s (%s, %s): give --gpu",
-                     o->target, o->workloads, gpu, w->rows[i].gpu);
+                     o->target, o->workloads, gpu, wg);
             return NULL;
         }
     char missing[512];
@@ -156,20 +166,22 @@ static int add_candidate(const cli_select_t *o, const char *gpu, const int *shar
      * candidates' ids (and so their co-locations) one. */
     size_t idlen = strlen(o->target) + strlen(tok) + 16;
     char *id = malloc(idlen), *buf = strdup(tok);
-    int err = (!id || !buf) ? psi_error(PS_E_NOMEM, "out of memory") : 0;
+    int err = (!id || !buf) ? own_fail(PS_E_NOMEM, "out of memory") : 0;
     if (!err) {
         snprintf(id, idlen, "select/%s+%s", o->target, tok);
-        psi_colocation_row_t row = {.colocation = id,
-                                    .gpu = gpu,
-                                    .slot = 1,
-                                    .workload = o->target,
-                                    .share_pct = ns > 0 ? shares[0] : 100,
-                                    .tput = NAN};
+        ps_colocation_row_t row = {.colocation = id,
+                                   .gpu = gpu,
+                                   .slot = 1,
+                                   .workload = o->target,
+                                   .share_pct = ns > 0 ? shares[0] : 100,
+                                   .tput = NAN};
         err = ps_colocations_append(q, &row);
         int slot = 2;
         for (char *save = NULL, *w = strtok_r(buf, "+", &save); w && !err; w = strtok_r(NULL, "+", &save)) {
             if (slot > 64) {
-                err = psi_error(PS_E_ARG, "--candidates: '%s': more than 63 co-runners", tok);
+                char m[200];
+                snprintf(m, sizeof m, "--candidates: '%s': more than 63 co-runners", tok);
+                err = own_fail(PS_E_ARG, m);
                 break;
             }
             row.slot = slot;
@@ -253,15 +265,15 @@ int cmd_colocate_select(const cli_select_t *o)
     ps_colocations_t *q = ps_colocations_new();
     char *list = strdup(o->candidates);
     cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
-    int nc = 0, err = (!q || !list || !cand) ? psi_error(PS_E_NOMEM, "out of memory") : 0;
+    int nc = 0, err = (!q || !list || !cand) ? own_fail(PS_E_NOMEM, "out of memory") : 0;
     for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ","))
         err = add_candidate(o, gpu, shares, ns, tok, q, &cand[nc++]);
     ps_coloc_model_t *m = NULL;
     double *pred = NULL;
     if (!err)
         err = ps_coloc_model_load(o->model, &m);
-    if (!err && !(pred = calloc(q->n + 1, sizeof *pred)))
-        err = psi_error(PS_E_NOMEM, "out of memory");
+    if (!err && !(pred = calloc(ps_colocations_rows(q) + 1, sizeof *pred)))
+        err = own_fail(PS_E_NOMEM, "out of memory");
     if (!err)
         cli_coloc_warn_queries(m, q);
     if (!err)
@@ -278,6 +290,6 @@ int cmd_colocate_select(const cli_select_t *o)
     ps_workloads_free(w);
     ps_scaling_free(sc);
     if (err)
-        return cli_fail(CLI_BAD_INPUT, CMD, "select: %s", ps_last_error());
+        return cli_fail(CLI_BAD_INPUT, CMD, "select: %s", *own_error ? own_error : ps_last_error());
     return CLI_OK;
 }

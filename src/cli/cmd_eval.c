@@ -274,9 +274,8 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     c->progress_user = &a.quiet;
     int rc = psi_eval_run(c, &r);
     cli_progress_end(a.quiet);
-    if (rc != 0)
-        cli_locate_coexec_error(a.cx_path, in.ops);
-    code = rc != 0 ? cli_fail(CLI_BAD_INPUT, a.cmd, "%s", ps_last_error()) : write_eval_results(&a, &in, &r);
+    code = rc != 0 ? cli_fail(CLI_BAD_INPUT, a.cmd, "%s", cli_locate_coexec_error(a.cx_path, in.ops))
+                   : write_eval_results(&a, &in, &r);
 done:
     psi_eval_results_clear(&r);
     eval_inputs_free(&in);

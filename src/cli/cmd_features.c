@@ -2,10 +2,6 @@
  * of one window, so that the exported boosters can be checked outside. */
 #include "cli/cli.h"
 
-#include "common/common.h"
-#include "profile/csv.h"
-#include "profile/queries.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +14,14 @@ static void put_float(FILE *o, float v)
         fprintf(o, ",%.9g", (double)v);
 }
 
-static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two, const float *xh, const float *xl,
+static void write_rows(FILE *o, const ps_model_t *m, const ps_queries_t *f, int two, const float *xh, const float *xl,
                        const double *hs, const double *ls)
 {
     ps_model_info_t info;
     ps_model_info(m, &info);
     size_t nf = (size_t)info.n_features;
-    for (int c = 0; c < f->ncol; c++) {
-        ps_csv_put_field(o, f->header[c]);
+    for (int c = 0; c < ps_queries_ncols(f); c++) {
+        ps_csv_put_field(o, ps_queries_header(f, c));
         fputc(',', o);
     }
     fputs("hp_solo_ns,lp_solo_ns", o);
@@ -36,9 +32,9 @@ static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two
             fprintf(o, ",%s%s", two ? (side == 0 ? "hp:" : "lp:") : "", name);
         }
     fputc('\n', o);
-    for (size_t i = 0; i < f->n; i++) {
-        for (int c = 0; c < f->ncol; c++) {
-            ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
+    for (size_t i = 0; i < ps_queries_count(f); i++) {
+        for (int c = 0; c < ps_queries_ncols(f); c++) {
+            ps_csv_put_field(o, ps_queries_cell(f, i, c));
             fputc(',', o);
         }
         fprintf(o, "%.17g,%.17g", hs[i], ls[i]);
@@ -51,22 +47,22 @@ static void write_rows(FILE *o, const ps_model_t *m, const queries_t *f, int two
 }
 
 /* Every query's feature rows (HP at x, LP at x + n * nf) and standalone
- * latencies (HP at solo, LP at solo + n), n = max(f->n, 1). Checked one by
- * one so that the message names the line, not the library's batch index. */
-static int build_rows(const ps_model_t *m, const ps_ops_t *ops, const ps_model_info_t *info, const queries_t *f,
+ * latencies (HP at solo, LP at solo + n), n = max(queries, 1). Checked one
+ * by one so that the message names the line, not the library's batch index. */
+static int build_rows(const ps_model_t *m, const ps_ops_t *ops, const ps_model_info_t *info, const ps_queries_t *f,
                       const char *q_path, float *x, double *solo)
 {
-    size_t n = f->n ? f->n : 1, nf = (size_t)info->n_features;
-    for (size_t i = 0; i < f->n; i++) {
-        const ps_query_t *q = &f->q[i];
+    size_t nq = ps_queries_count(f), n = nq ? nq : 1, nf = (size_t)info->n_features;
+    for (size_t i = 0; i < nq; i++) {
+        const ps_query_t *q = &ps_queries_array(f)[i];
         if (q->hp_len > info->window || q->lp_len > info->window)
             return cli_fail(CLI_BAD_INPUT, "features",
                             "%s:%zu: segments of %d and %d operators: a feature row is "
                             "one window, at most %d operators per side (pairsight predict composes longer ones)",
-                            cli_user_path(q_path), f->line[i], q->hp_len, q->lp_len, info->window);
+                            cli_user_path(q_path), ps_queries_line(f, i), q->hp_len, q->lp_len, info->window);
         if (ps_model_check_query(m, ops, q) != 0 ||
             ps_model_features(m, ops, q, 1, x + i * nf, x + (n + i) * nf, solo + i, solo + n + i) != 0)
-            return cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: %s", cli_user_path(q_path), f->line[i],
+            return cli_fail(CLI_BAD_INPUT, "features", "%s:%zu: %s", cli_user_path(q_path), ps_queries_line(f, i),
                             ps_last_error());
     }
     return CLI_OK;
@@ -74,7 +70,7 @@ static int build_rows(const ps_model_t *m, const ps_ops_t *ops, const ps_model_i
 
 /* The rows to out (atomically) or, for NULL, to standard output; lp_off and
  * n locate the LP rows and latencies as build_rows placed them. */
-static int write_output(const char *out, const ps_model_t *m, const queries_t *f, int two, const float *x,
+static int write_output(const char *out, const ps_model_t *m, const ps_queries_t *f, int two, const float *x,
                         const double *solo, size_t lp_off, size_t n)
 {
     if (!out) {
@@ -131,33 +127,32 @@ int cmd_features(int argc, char **argv)
     }
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
-    queries_t f;
-    memset(&f, 0, sizeof f);
+    ps_queries_t *f = NULL;
     float *x = NULL;
     double *solo = NULL;
     code = CLI_BAD_INPUT;
     ps_model_info_t info;
     if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        psi_queries_load(q_path, info.gpu, &f) != 0) {
+        ps_queries_load(q_path, info.gpu, &f) != 0) {
         cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
         goto done;
     }
-    size_t n = f.n ? f.n : 1, nf = (size_t)info.n_features;
-    x = psi_malloc(2 * n * nf * sizeof *x);
-    solo = psi_malloc(2 * n * sizeof *solo);
+    size_t n = ps_queries_count(f) ? ps_queries_count(f) : 1, nf = (size_t)info.n_features;
+    x = malloc(2 * n * nf * sizeof *x);
+    solo = malloc(2 * n * sizeof *solo);
     if (!x || !solo) {
-        cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
+        cli_fail(CLI_BAD_INPUT, "features", "out of memory");
         goto done;
     }
-    if (build_rows(m, ops, &info, &f, q_path, x, solo) != CLI_OK)
+    if (build_rows(m, ops, &info, f, q_path, x, solo) != CLI_OK)
         goto done;
-    if (write_output(out, m, &f, info.variant == PS_FEAT_NO_CORUNNER, x, solo, n * nf, n) != CLI_OK)
+    if (write_output(out, m, f, info.variant == PS_FEAT_NO_CORUNNER, x, solo, n * nf, n) != CLI_OK)
         goto done;
     code = CLI_OK;
 done:
     free(x);
     free(solo);
-    psi_queries_free(&f);
+    ps_queries_free(f);
     ps_ops_free(ops);
     ps_model_free(m);
     return code;

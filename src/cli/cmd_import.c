@@ -202,7 +202,7 @@ int cmd_import(int argc, char **argv)
     kind = npos > 0 ? argv[1] : NULL;
     in = npos > 1 ? argv[2] : NULL;
     if (in && strcmp(in, "-") == 0 && !(in = cli_stdin_path()))
-        return cli_fail(CLI_BAD_INPUT, "import", "%s", ps_last_error());
+        return cli_fail(CLI_BAD_INPUT, "import", "%s", cli_io_error());
     int usage = check_usage(kind, in, &p);
     if (usage != CLI_OK)
         return usage;

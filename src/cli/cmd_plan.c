@@ -1,8 +1,6 @@
 /* pairsight plan: one HP request planned beside an LP task within a budget. */
 #include "cli/cli.h"
 
-#include "common/common.h"
-
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +90,7 @@ static int plan_one(const ps_model_t *m, const ps_ops_t *ops, plan_args_t *a, ps
 static int plan_best(const ps_model_t *m, const ps_ops_t *ops, plan_args_t *a, ps_plan_t **best,
                      cli_model_batch_t *best_lp)
 {
-    char *lp_list = psi_strdup(a->lp_arg);
+    char *lp_list = strdup(a->lp_arg);
     if (!lp_list)
         return cli_fail(CLI_BAD_INPUT, "plan", "out of memory");
     int code = CLI_OK;

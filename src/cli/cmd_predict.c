@@ -1,30 +1,25 @@
 /* pairsight predict: co-execution latencies of candidate segment pairs. */
 #include "cli/cli.h"
 
-#include "common/common.h"
-#include "profile/csv.h"
-#include "profile/queries.h"
-#include "profile/tables.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void write_predictions(FILE *o, const queries_t *f, const double *hp, const double *lp, const double *hs,
+static void write_predictions(FILE *o, const ps_queries_t *f, const double *hp, const double *lp, const double *hs,
                               const double *ls, const double *hu, const double *lu)
 {
-    for (int c = 0; c < f->ncol; c++) {
-        ps_csv_put_field(o, f->header[c]);
+    for (int c = 0; c < ps_queries_ncols(f); c++) {
+        ps_csv_put_field(o, ps_queries_header(f, c));
         fputc(',', o);
     }
     fputs(hu ? "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_ns_upper,lp_ns_upper\n"
              : "hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred\n",
           o);
-    for (size_t i = 0; i < f->n; i++) {
-        for (int c = 0; c < f->ncol; c++) {
-            ps_csv_put_field(o, f->cells[i * (size_t)f->ncol + (size_t)c]);
+    for (size_t i = 0; i < ps_queries_count(f); i++) {
+        for (int c = 0; c < ps_queries_ncols(f); c++) {
+            ps_csv_put_field(o, ps_queries_cell(f, i, c));
             fputc(',', o);
         }
         fprintf(o, "%.17g,%.17g,%.17g,%.17g", hp[i], lp[i], hp[i] / hs[i], lp[i] / ls[i]);
@@ -95,10 +90,11 @@ static int parse_predict_args(int argc, char **argv, predict_args_t *a, int *cod
 }
 
 /* The predictions to a->out (atomically) or to standard output. */
-static int write_output(const predict_args_t *a, const queries_t *f, const double *buf)
+static int write_output(const predict_args_t *a, const ps_queries_t *f, const double *buf)
 {
-    const double *hp = buf, *lp = buf + f->n, *hs = buf + 2 * f->n, *ls = buf + 3 * f->n;
-    const double *hu = a->coverage > 0 ? buf + 4 * f->n : NULL, *lu = a->coverage > 0 ? buf + 5 * f->n : NULL;
+    size_t n = ps_queries_count(f);
+    const double *hp = buf, *lp = buf + n, *hs = buf + 2 * n, *ls = buf + 3 * n;
+    const double *hu = a->coverage > 0 ? buf + 4 * n : NULL, *lu = a->coverage > 0 ? buf + 5 * n : NULL;
     if (!a->out) {
         write_predictions(stdout, f, hp, lp, hs, ls, hu, lu);
         if (fflush(stdout) != 0 || ferror(stdout))
@@ -115,20 +111,22 @@ static int write_output(const predict_args_t *a, const queries_t *f, const doubl
 }
 
 /* Predicts every query into buf (hp, lp, hp solo, lp solo, and with
- * --coverage the hp and lp bounds: 6 x f->n); a failure names the line of
+ * --coverage the hp and lp bounds: 6 x n queries); a failure names the line of
  * the first query that cannot be predicted. */
-static int predict_all(const predict_args_t *a, const ps_model_t *m, const ps_ops_t *ops, const queries_t *f,
+static int predict_all(const predict_args_t *a, const ps_model_t *m, const ps_ops_t *ops, const ps_queries_t *f,
                        double *buf)
 {
-    double *hp = buf, *lp = buf + f->n, *hs = buf + 2 * f->n, *ls = buf + 3 * f->n;
-    if (ps_model_predict_compose(m, ops, f->q, f->n, (ps_compose_t)a->compose, hp, lp, hs, ls) == 0) {
-        if (a->coverage > 0 && ps_model_predict_bound(m, ops, f->q, f->n, a->coverage, buf + 4 * f->n, buf + 5 * f->n))
+    size_t n = ps_queries_count(f);
+    const ps_query_t *q = ps_queries_array(f);
+    double *hp = buf, *lp = buf + n, *hs = buf + 2 * n, *ls = buf + 3 * n;
+    if (ps_model_predict_compose(m, ops, q, n, (ps_compose_t)a->compose, hp, lp, hs, ls) == 0) {
+        if (a->coverage > 0 && ps_model_predict_bound(m, ops, q, n, a->coverage, buf + 4 * n, buf + 5 * n))
             return cli_fail(CLI_BAD_INPUT, "predict", "--coverage: %s", ps_last_error());
         return CLI_OK;
     }
-    for (size_t i = 0; i < f->n; i++)
-        if (ps_model_check_query(m, ops, &f->q[i]) != 0)
-            return cli_fail(CLI_BAD_INPUT, "predict", "%s:%zu: %s", cli_user_path(a->q_path), f->line[i],
+    for (size_t i = 0; i < n; i++)
+        if (ps_model_check_query(m, ops, &q[i]) != 0)
+            return cli_fail(CLI_BAD_INPUT, "predict", "%s:%zu: %s", cli_user_path(a->q_path), ps_queries_line(f, i),
                             ps_last_error());
     return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
 }
@@ -152,33 +150,37 @@ int cmd_predict(int argc, char **argv)
         return code;
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
-    queries_t f;
-    memset(&f, 0, sizeof f);
+    ps_queries_t *f = NULL;
     double *buf = NULL;
     ps_model_info_t info;
     code = CLI_BAD_INPUT;
     if (ps_model_load(a.model_path, &m) != 0 || ps_ops_load(a.ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
-        psi_queries_load(a.q_path, info.gpu, &f) != 0 || !(buf = psi_malloc((f.n ? f.n : 1) * 6 * sizeof *buf))) {
+        ps_queries_load(a.q_path, info.gpu, &f) != 0) {
         cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
         goto done;
     }
-    size_t est = psi_ops_estimated(ops);
+    size_t n = ps_queries_count(f);
+    if (!(buf = malloc((n ? n : 1) * 6 * sizeof *buf))) {
+        cli_fail(CLI_BAD_INPUT, "predict", "out of memory");
+        goto done;
+    }
+    size_t est = ps_ops_estimated(ops);
     if (est && !a.quiet)
         fprintf(stderr,
                 "pairsight: predict: note: %zu of %s's rows are estimated, not measured (source=twin-ratio): the "
                 "standalone latencies at those TPC counts carry the estimate's error (docs/profile.md)\n",
                 est, cli_user_path(a.ops_path));
     double t0 = ps_now();
-    if ((code = predict_all(&a, m, ops, &f, buf)) != CLI_OK)
+    if ((code = predict_all(&a, m, ops, f, buf)) != CLI_OK)
         goto done;
     double secs = ps_now() - t0;
-    cli_progress(a.quiet, "predicted", (double)f.n, (double)f.n);
+    cli_progress(a.quiet, "predicted", (double)n, (double)n);
     cli_progress_end(a.quiet);
-    if ((code = write_output(&a, &f, buf)) == CLI_OK && a.json)
-        print_summary(&a, f.n, secs);
+    if ((code = write_output(&a, f, buf)) == CLI_OK && a.json)
+        print_summary(&a, n, secs);
 done:
     free(buf);
-    psi_queries_free(&f);
+    ps_queries_free(f);
     ps_ops_free(ops);
     ps_model_free(m);
     return code;

@@ -173,8 +173,7 @@ int cmd_train(int argc, char **argv)
     }
     int rc = train_and_save(ops, cx, &p, out, quiet, &m, &old_int, &old_term);
     if (rc != 0) {
-        cli_locate_coexec_error(cx_path, ops);
-        cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
+        cli_fail(CLI_BAD_INPUT, "train", "%s", cli_locate_coexec_error(cx_path, ops));
         goto done;
     }
     ps_model_info_t info;

@@ -2,7 +2,6 @@
  * a model and a table of co-locations (cli.h): the GPUs the model knows and
  * the sizes k of the co-locations, against those it was trained on. */
 #include "cli/cli.h"
-#include "profile/tables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,34 +47,6 @@ void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing
             ks_list(have, a, sizeof a), doing, ks_list(other, b, sizeof b));
 }
 
-typedef struct {
-    const char *id;
-    int slot;
-} idslot_t;
-
-static int cmp_idslot(const void *a, const void *b)
-{
-    const idslot_t *x = a, *y = b;
-    int c = strcmp(x->id, y->id);
-    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
-}
-
-int cli_coloc_ks(const ps_colocations_t *q, unsigned *ks)
-{
-    *ks = 0;
-    idslot_t *v = malloc((q->n + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < q->n; i++)
-        v[i] = (idslot_t){q->rows[i].colocation, q->rows[i].slot};
-    qsort(v, q->n, sizeof *v, cmp_idslot);
-    for (size_t i = 0; i < q->n; i++)
-        if (i + 1 == q->n || strcmp(v[i].id, v[i + 1].id) != 0)
-            *ks |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
-    free(v);
-    return 0;
-}
-
 double cli_coloc_workload_batch(const char *name)
 {
     const char *b = strstr(name, "_batch");
@@ -88,7 +59,7 @@ double cli_coloc_workload_batch(const char *name)
 static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
 {
     unsigned ks;
-    if (cli_coloc_ks(q, &ks) == 0)
+    if (ps_colocations_ks(q, &ks) == PS_OK)
         cli_coloc_warn_ks(m, ks, "predicting");
 }
 
@@ -96,8 +67,8 @@ static void warn_k(const ps_coloc_model_t *m, const ps_colocations_t *q)
 static void warn_gpu(const ps_coloc_model_t *m, const ps_colocations_t *q)
 {
     const char *mg = ps_coloc_model_gpu(m);
-    for (size_t i = 0; i < q->n; i++) {
-        const char *g = q->rows[i].gpu;
+    for (size_t i = 0; i < ps_colocations_rows(q); i++) {
+        const char *g = ps_colocations_row(q, i)->gpu;
         if (!cli_coloc_model_knows_gpu(m, g)) {
             fprintf(stderr,
                     "pairsight: colocate: warning: model trained on GPU %s, predicting for %s "

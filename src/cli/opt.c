@@ -347,7 +347,7 @@ static int resolve_stdio(cli_spec_t *spec)
             return cli_fail(CLI_USAGE, spec->cmd, "%s: only one %s can be '-'", o->name, in ? "input" : "output");
         const char *p = in ? cli_stdin_path() : cli_stdout_path();
         if (!p)
-            return cli_fail(CLI_BAD_INPUT, spec->cmd, "%s: %s", o->name, ps_last_error());
+            return cli_fail(CLI_BAD_INPUT, spec->cmd, "%s: %s", o->name, cli_io_error());
         *(const char **)o->dest = p;
     }
     return CLI_OK;

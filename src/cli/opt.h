@@ -132,11 +132,12 @@ const char *cli_nearest(const char *s, const char *const *names, size_t n);
 
 /* Standard input and output given as "-". cli_stdin_path copies stdin into
  * a temporary file once and returns its path (NULL on failure, message in
- * ps_last_error); cli_stdout_path returns a temporary path whose content
+ * cli_io_error); cli_stdout_path returns a temporary path whose content
  * cli_io_finish copies to stdout when rc is CLI_OK. cli_io_finish removes the
  * temporary files and returns rc (or CLI_BAD_INPUT when the copy failed). */
 const char *cli_stdin_path(void);
 const char *cli_stdout_path(void);
+const char *cli_io_error(void);
 int cli_io_finish(int rc);
 
 /* The user's name for a path that may be one of the temporary files above

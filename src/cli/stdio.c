@@ -3,7 +3,6 @@
 #include "cli/opt.h"
 
 #include "cli/cli.h"
-#include "common/common.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +26,10 @@ static int make_temp(char *buf, size_t n)
     return fd;
 }
 
+static char io_error[256];
+
+const char *cli_io_error(void) { return io_error; }
+
 const char *cli_stdin_path(void)
 {
     if (in_tmp[0])
@@ -34,7 +37,7 @@ const char *cli_stdin_path(void)
     int fd = make_temp(in_tmp, sizeof in_tmp);
     FILE *t = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!t) {
-        psi_error(PS_E_IO, "cannot create a temporary file for standard input: %s", strerror(errno));
+        snprintf(io_error, sizeof io_error, "cannot create a temporary file for standard input: %s", strerror(errno));
         return NULL;
     }
     char buf[65536];
@@ -46,7 +49,7 @@ const char *cli_stdin_path(void)
     if (fclose(t) != 0 || bad) {
         unlink(in_tmp);
         in_tmp[0] = '\0';
-        psi_error(PS_E_IO, "reading standard input failed");
+        snprintf(io_error, sizeof io_error, "reading standard input failed");
         return NULL;
     }
     return in_tmp;
@@ -58,7 +61,7 @@ const char *cli_stdout_path(void)
         return out_tmp;
     int fd = make_temp(out_tmp, sizeof out_tmp);
     if (fd < 0) {
-        psi_error(PS_E_IO, "cannot create a temporary file for standard output: %s", strerror(errno));
+        snprintf(io_error, sizeof io_error, "cannot create a temporary file for standard output: %s", strerror(errno));
         return NULL;
     }
     close(fd);

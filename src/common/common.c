@@ -70,6 +70,17 @@ int ps_outfile_commit(ps_outfile_t *f)
 
 void ps_outfile_abort(ps_outfile_t *f) { psi_atomic_abort(f); }
 
+int ps_outlock_acquire(const char *path, int wait, ps_outlock_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!path || !out)
+        return psi_error(PS_E_ARG, "ps_outlock_acquire: NULL argument");
+    return psi_out_lock_acquire(path, wait, out);
+}
+
+void ps_outlock_release(ps_outlock_t *l) { psi_out_lock_release(l); }
+
 double ps_now(void) { return psi_now(); }
 
 const char *ps_errstr(int code)
@@ -146,12 +157,12 @@ void psi_log(ps_log_level_t level, const char *fmt, ...)
 /* Locks this process holds, by path: flock() conflicts between two open
  * files even in one process, so a path locked twice here (the CLI locks
  * --out before training, psi_atomic_open locks it again to save) counts up. */
-struct out_lock {
+struct ps_outlock {
     char *path, *lock_path;
     int fd, refs;
-    struct out_lock *next;
+    struct ps_outlock *next;
 };
-static struct out_lock *held;
+static struct ps_outlock *held;
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The pid written in the lock file open at fd, or 0. */

@@ -34,7 +34,7 @@ void psi_log(ps_log_level_t level, const char *fmt, ...) PS_PRINTF(2, 3);
  * being silently lost; with wait, it waits instead. A path this process
  * already holds is counted, not locked again. psi_atomic_open takes the lock
  * of its path. */
-typedef struct out_lock out_lock_t;
+typedef struct ps_outlock out_lock_t; /* ps_outlock_t of the public API */
 int psi_out_lock_acquire(const char *path, int wait, out_lock_t **out);
 void psi_out_lock_release(out_lock_t *l);
 

@@ -135,8 +135,10 @@ static int check_record(psi_csv_t *csv, ps_table_kind_t kind, const cols_t *k, c
     return PS_OK;
 }
 
-int psi_check_with_workloads(const char *path, ps_table_kind_t kind, const ps_workloads_t *const *w, int n_w)
+int ps_table_check_workloads(const char *path, ps_table_kind_t kind, const ps_workloads_t *const *w, int n_w)
 {
+    if (!path || (n_w > 0 && !w))
+        return psi_error(PS_E_ARG, "ps_table_check_workloads: NULL argument");
     if (kind != PS_TABLE_COLOCATIONS && (kind != PS_TABLE_SCALING || n_w == 0))
         return PS_OK;
     psi_csv_t *csv = NULL;

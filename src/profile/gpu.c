@@ -168,6 +168,8 @@ const char *psi_gpu_canonical(const char *name)
     return g ? g->name : name;
 }
 
+const char *ps_gpu_canonical(const char *name) { return psi_gpu_canonical(name); }
+
 /* Names that drivers report (cudaDeviceProp.name, nvidia-smi, Nsight
  * Compute's device__attribute_display_name, a trace's deviceProperties) and
  * that are not a catalog name once "NVIDIA " or "Tesla " is taken off. */

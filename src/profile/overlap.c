@@ -276,8 +276,10 @@ static int check_complete(reader_t *r)
     return PS_OK;
 }
 
-int psi_overlap_detect(const char *path)
+int ps_table_is_overlap(const char *path)
 {
+    if (!path)
+        return psi_error(PS_E_ARG, "ps_table_is_overlap: NULL path");
     psi_csv_t *csv = NULL;
     int rc = psi_csv_open(path, &csv);
     if (rc)

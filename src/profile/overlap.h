@@ -49,9 +49,7 @@ typedef struct {
 /* The header's columns, in order (mean_us and std_us optional). */
 extern const char *const psi_overlap_columns[];
 
-/* Whether path's first record is an overlap.csv header (1), not (0), or a
- * negative PS_E_* when it cannot be read. */
-int psi_overlap_detect(const char *path);
+/* ps_table_is_overlap (public): whether a file is an overlap.csv. */
 
 /* Read and check path; *out owns everything (psi_overlap_free). */
 int psi_overlap_load(const char *path, psi_overlap_t **out);

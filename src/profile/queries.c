@@ -153,6 +153,53 @@ int psi_queries_load(const char *path, const char *model_gpu, queries_t *f)
     return rc;
 }
 
+int ps_queries_load(const char *path, const char *default_gpu, ps_queries_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!path || !default_gpu || !out)
+        return psi_error(PS_E_ARG, "ps_queries_load: NULL argument");
+    ps_queries_t *q = psi_calloc(1, sizeof *q);
+    if (!q || !(q->gpu = psi_strdup(default_gpu))) {
+        free(q);
+        return PS_E_NOMEM;
+    }
+    char *gpu = q->gpu;
+    int rc = psi_queries_load(path, gpu, q);
+    q->gpu = gpu; /* psi_queries_load cleared the struct */
+    if (rc != PS_OK) {
+        ps_queries_free(q);
+        return rc;
+    }
+    *out = q;
+    return PS_OK;
+}
+
+void ps_queries_free(ps_queries_t *q)
+{
+    if (!q)
+        return;
+    char *gpu = q->gpu;
+    psi_queries_free(q);
+    free(gpu);
+    free(q);
+}
+
+size_t ps_queries_count(const ps_queries_t *q) { return q ? q->n : 0; }
+
+const ps_query_t *ps_queries_array(const ps_queries_t *q) { return q && q->n ? q->q : NULL; }
+
+size_t ps_queries_line(const ps_queries_t *q, size_t i) { return q && i < q->n ? q->line[i] : 0; }
+
+int ps_queries_ncols(const ps_queries_t *q) { return q ? q->ncol : 0; }
+
+const char *ps_queries_header(const ps_queries_t *q, int c) { return q && c >= 0 && c < q->ncol ? q->header[c] : NULL; }
+
+const char *ps_queries_cell(const ps_queries_t *q, size_t i, int c)
+{
+    return q && i < q->n && c >= 0 && c < q->ncol ? q->cells[i * (size_t)q->ncol + (size_t)c] : NULL;
+}
+
 int ps_query_parse(char *buf, ps_query_t *q)
 {
     if (!buf || !q)

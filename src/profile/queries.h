@@ -7,14 +7,16 @@
 
 #include <stddef.h>
 
-/* The query file held in memory: every cell (to echo) and the queries. */
-typedef struct {
+/* The query file held in memory: every cell (to echo) and the queries;
+ * ps_queries_t of the public API (gpu: its copy of the default GPU). */
+typedef struct ps_queries {
     int ncol;
     char **header; /* [ncol] */
     char **cells;  /* [n * ncol] */
     size_t *line;  /* [n] line of each record */
     ps_query_t *q; /* [n], strings point into cells or the model's GPU */
     size_t n, cap;
+    char *gpu;
 } queries_t;
 
 /* Read a queries file from c: a header naming every key column of coexec.csv

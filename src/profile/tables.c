@@ -234,6 +234,8 @@ static int intern_row(const psi_schema_t *s, psi_strpool_t *pool, void *dst, con
     }                                                                                                                  \
     int prefix##_append(T *t, const R *row)                                                                            \
     {                                                                                                                  \
+        if (!t || !row)                                                                                                \
+            return psi_error(PS_E_ARG, #prefix "_append: NULL argument");                                              \
         void *rows = t->rows;                                                                                          \
         int rc = psi_array_grow(&rows, t->n, &t->cap, sizeof *t->rows, 256);                                           \
         t->rows = rows;                                                                                                \
@@ -255,7 +257,7 @@ static int intern_row(const psi_schema_t *s, psi_strpool_t *pool, void *dst, con
 
 static void free_groups(ps_ops_t *t);
 
-size_t psi_ops_estimated(const ps_ops_t *t)
+size_t ps_ops_estimated(const ps_ops_t *t)
 {
     size_t n = 0;
     for (size_t i = 0; t && i < t->n; i++)
@@ -273,6 +275,11 @@ size_t ps_ops_rows(const ps_ops_t *t) { return t ? t->n : 0; }
 size_t ps_coexec_rows(const ps_coexec_t *t) { return t ? t->n : 0; }
 size_t ps_workloads_rows(const ps_workloads_t *t) { return t ? t->n : 0; }
 size_t ps_colocations_rows(const ps_colocations_t *t) { return t ? t->n : 0; }
+
+const ps_colocation_row_t *ps_colocations_row(const ps_colocations_t *t, size_t i)
+{
+    return t && i < t->n ? &t->rows[i] : NULL;
+}
 
 /* ------------------------------------------------------------------------ */
 /* ops.csv: keys, operator indices, groups                                   */

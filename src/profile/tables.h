@@ -69,7 +69,6 @@ struct ps_ops {
 };
 
 /* Rows whose duration was estimated, not measured (a source, FORMATS.md). */
-size_t psi_ops_estimated(const ps_ops_t *t);
 
 /* An empty table, to fill with ps_ops_append (strings are copied). */
 ps_ops_t *ps_ops_new(void);
@@ -152,13 +151,7 @@ int ps_scaling_append(ps_scaling_t *t, const psi_scaling_row_t *row);
 
 /* ---- colocations.csv ---- */
 
-typedef struct {
-    const char *colocation, *gpu;
-    int slot;
-    const char *workload;
-    int share_pct;
-    double tput; /* NAN when not measured */
-} psi_colocation_row_t;
+typedef ps_colocation_row_t psi_colocation_row_t; /* public: pairsight_core.h */
 
 struct ps_colocations {
     psi_colocation_row_t *rows;
@@ -166,15 +159,8 @@ struct ps_colocations {
     psi_strpool_t *pool;
 };
 
-ps_colocations_t *ps_colocations_new(void);
-int ps_colocations_append(ps_colocations_t *t, const psi_colocation_row_t *row);
+/* ps_colocations_new, ps_colocations_append: public (pairsight_core.h). */
 
-/* ---- cross-file checks (colocheck.c) ---- */
-
-/* A colocations or workload_scaling file (kind; any other kind passes),
- * already valid alone, checked against the n_w workloads tables: every
- * row's (gpu, workload) has a row there (not checked when n_w is 0), and
- * every co-location's slots are 1..k. PS_E_INPUT names path:line:column. */
-int psi_check_with_workloads(const char *path, ps_table_kind_t kind, const ps_workloads_t *const *w, int n_w);
+/* ---- cross-file checks (colocheck.c): ps_table_check_workloads (public) ---- */
 
 #endif

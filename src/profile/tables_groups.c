@@ -1,12 +1,15 @@
 /*
  * The group counts that `pairsight check` prints for each table: distinct
  * (gpu, model, batch) sides of coexec.csv, workloads of workload_scaling.csv,
- * co-locations of colocations.csv.
+ * co-locations of colocations.csv; and the sizes k of a colocations table's
+ * co-locations (ps_colocations_ks).
  */
 #include "common/common.h"
 #include "profile/profile_internal.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 int psi_colo_eq_id(const void *rows, size_t a, size_t b)
 {
@@ -86,4 +89,36 @@ size_t psi_colocations_groups(const void *t)
 {
     const ps_colocations_t *c = t;
     return count_distinct(c->n, colo_id_hash, psi_colo_eq_id, c->rows);
+}
+
+typedef struct {
+    const char *id;
+    int slot;
+} idslot_t;
+
+static int cmp_idslot(const void *a, const void *b)
+{
+    const idslot_t *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+int ps_colocations_ks(const ps_colocations_t *t, unsigned *out)
+{
+    if (out)
+        *out = 0;
+    if (!t || !out)
+        return psi_error(PS_E_ARG, "ps_colocations_ks: NULL argument");
+    idslot_t *v = psi_malloc((t->n + 1) * sizeof *v);
+    if (!v)
+        return PS_E_NOMEM;
+    for (size_t i = 0; i < t->n; i++)
+        v[i] = (idslot_t){t->rows[i].colocation, t->rows[i].slot};
+    qsort(v, t->n, sizeof *v, cmp_idslot);
+    /* A co-location's last slot in order is its size k. */
+    for (size_t i = 0; i < t->n; i++)
+        if (i + 1 == t->n || strcmp(v[i].id, v[i + 1].id) != 0)
+            *out |= 1u << (v[i].slot < 31 ? v[i].slot : 31);
+    free(v);
+    return PS_OK;
 }
