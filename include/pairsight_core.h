@@ -134,6 +134,20 @@ PS_API void ps_outlock_release(ps_outlock_t *l);
  *  do; NULL writes nothing. @return nothing. */
 PS_API void ps_csv_put_field(FILE *f, const char *s);
 
+/** The text of a JSON number as every JSON text of pairsight writes it:
+ *  an integer below 2^53 without a point, any other finite double in the
+ *  shortest of 15, 16 or 17 significant digits that reads back as the same
+ *  double, and null for NaN and infinities. buf needs 32 bytes.
+ *  @return 0, or PS_E_ARG for a NULL or short buffer. */
+PS_API int ps_json_number(double v, char *buf, size_t n);
+/** Writes a cJSON tree (a `cJSON *` of <cjson/cJSON.h>, the parser the
+ *  library links) to f as compact JSON, as the library writes its own:
+ *  numbers by ps_json_number, strings escaped with any invalid UTF-8 byte
+ *  as U+FFFD. For front ends that build their replies with cJSON.
+ *  @return 0, PS_E_ARG (NULL f) or PS_E_IO when f reports an error. */
+struct cJSON;
+PS_API int ps_json_write(const struct cJSON *v, FILE *f);
+
 /** @return a monotonic wall clock in seconds, for timings and progress. */
 PS_API double ps_now(void);
 

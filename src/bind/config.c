@@ -161,7 +161,7 @@ static int apply(const spec_t *s, const char *text, void *p, cJSON **doc)
 
 static int to_text(cJSON *o, char **out)
 {
-    *out = o ? cJSON_PrintUnformatted(o) : NULL;
+    *out = o ? psi_json_print(o, 0) : NULL;
     cJSON_Delete(o);
     return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
 }

@@ -145,6 +145,11 @@ void psi_c_numeric_end(locale_t old);
  * both; src/common/json.c checks the text without allocating). */
 struct cJSON;
 int psi_json_parse(const char *text, size_t len, const char *what, struct cJSON **out);
+/* v as JSON text (malloc'ed; NULL after PS_E_NOMEM), compact or, with
+ * pretty, one member or element per line indented by two spaces: the one
+ * writer of the library's JSON (numbers by ps_json_number, strings as
+ * ps_json_write writes them). */
+char *psi_json_print(const struct cJSON *v, int pretty);
 
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the

@@ -1,7 +1,10 @@
-/* cJSON's parse, with its two failures told apart (see common.h). */
+/* The library's JSON: cJSON's parse with its two failures told apart, and
+ * the one writer of every JSON text pairsight prints (see common.h). */
 #include "common/common.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A parser of RFC 8259 JSON that allocates nothing, at least as strict as
@@ -161,4 +164,136 @@ int psi_json_parse(const char *text, size_t len, const char *what, cJSON **out)
         return psi_error(PS_E_NOMEM, "%s: out of memory parsing its JSON", what);
     return psi_error(PS_E_INPUT, "%s is not valid JSON (near byte %ld)", what,
                      (long)(end && end >= text ? end - text : 0));
+}
+
+/* ---- writing ---- */
+
+int ps_json_number(double v, char *buf, size_t n)
+{
+    if (!buf || n < 32)
+        return psi_error(PS_E_ARG, "ps_json_number: a buffer of at least 32 bytes is needed");
+    if (!isfinite(v)) {
+        snprintf(buf, n, "null");
+    } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(buf, n, "%.0f", v);
+    } else {
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(buf, n, "%.*g", prec, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+    }
+    return PS_OK;
+}
+
+/* The length of the valid UTF-8 sequence at s, or 0 when it is not one. */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (n == 0 || (n == 2 && s[0] < 0xc2) || (n == 4 && s[0] > 0xf4))
+        return 0;
+    for (int k = 1; k < n; k++)
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+    if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
+        return 0; /* overlong, or a UTF-16 surrogate */
+    if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
+        return 0;
+    return n;
+}
+
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        int n = utf8_len(p);
+        if (n == 0) {
+            fputs("\\ufffd", f);
+            p++;
+        } else if (*p == '"' || *p == '\\') {
+            fprintf(f, "\\%c", *p++);
+        } else if (*p == '\n') {
+            fputs("\\n", f), p++;
+        } else if (*p == '\t') {
+            fputs("\\t", f), p++;
+        } else if (*p < 0x20) {
+            fprintf(f, "\\u%04x", *p++);
+        } else {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+        }
+    }
+    fputc('"', f);
+}
+
+static void indent(FILE *f, int pretty, int depth)
+{
+    if (!pretty)
+        return;
+    fputc('\n', f);
+    for (int i = 0; i < depth; i++)
+        fputs("  ", f);
+}
+
+static void put_value(FILE *f, const cJSON *v, int pretty, int depth)
+{
+    char num[40];
+    if (!v || cJSON_IsNull(v) || cJSON_IsInvalid(v)) {
+        fputs("null", f);
+    } else if (cJSON_IsBool(v)) {
+        fputs(cJSON_IsTrue(v) ? "true" : "false", f);
+    } else if (cJSON_IsNumber(v)) {
+        ps_json_number(v->valuedouble, num, sizeof num);
+        fputs(num, f);
+    } else if (cJSON_IsString(v)) {
+        put_string(f, v->valuestring);
+    } else if (cJSON_IsRaw(v)) {
+        fputs(v->valuestring, f);
+    } else {
+        int obj = cJSON_IsObject(v);
+        fputc(obj ? '{' : '[', f);
+        for (const cJSON *c = v->child; c; c = c->next) {
+            if (c != v->child)
+                fputc(',', f);
+            indent(f, pretty, depth + 1);
+            if (obj) {
+                put_string(f, c->string);
+                fputs(pretty ? ": " : ":", f);
+            }
+            put_value(f, c, pretty, depth + 1);
+        }
+        if (v->child)
+            indent(f, pretty, depth);
+        fputc(obj ? '}' : ']', f);
+    }
+}
+
+int ps_json_write(const struct cJSON *v, FILE *f)
+{
+    if (!f)
+        return psi_error(PS_E_ARG, "ps_json_write: NULL stream");
+    put_value(f, v, 0, 0);
+    return ferror(f) ? psi_error(PS_E_IO, "writing JSON failed") : PS_OK;
+}
+
+char *psi_json_print(const cJSON *v, int pretty)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f) {
+        psi_error(PS_E_NOMEM, "out of memory writing JSON");
+        return NULL;
+    }
+    put_value(f, v, pretty, 0);
+    if (pretty)
+        fputc('\n', f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(text);
+        psi_error(PS_E_NOMEM, "out of memory writing JSON");
+        return NULL;
+    }
+    return text;
 }

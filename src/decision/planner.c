@@ -587,7 +587,7 @@ int ps_plan_to_json(const ps_plan_t *p, char **out)
         cJSON_AddNumberToObject(e, "lp_work_ns", s->lp_work_ns);
         cJSON_AddItemToArray(a, e);
     }
-    char *s = cJSON_Print(o);
+    char *s = psi_json_print(o, 0);
     cJSON_Delete(o);
     if (!s)
         return PS_E_NOMEM;

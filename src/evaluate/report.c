@@ -211,7 +211,7 @@ char *psi_eval_json(const psi_eval_results_t *r)
             jnum(e, "lp_width", r->cov[k][j].lp_width);
         }
     }
-    char *out = cJSON_PrintUnformatted(root);
+    char *out = psi_json_print(root, 0);
     cJSON_Delete(root);
     return out;
 }

@@ -76,32 +76,6 @@ static cJSON *meta_object(const ps_model_t *m)
     return o;
 }
 
-/* Every finite number of o written with 17 significant digits, so that the
- * text reads back as the very doubles (cJSON's own printer keeps 15 digits
- * when they read back within an epsilon). 0, or -1 when out of memory. */
-static int exact_numbers(cJSON *o)
-{
-    cJSON *next = NULL;
-    for (cJSON *c = o->child; c; c = next) {
-        next = c->next;
-        if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-            if (exact_numbers(c) != 0)
-                return -1;
-        } else if (cJSON_IsNumber(c) && isfinite(c->valuedouble)) {
-            char buf[40];
-            snprintf(buf, sizeof buf, "%.17g", c->valuedouble);
-            cJSON *raw = cJSON_CreateRaw(buf);
-            int ok = raw && (cJSON_IsObject(o) ? cJSON_ReplaceItemInObjectCaseSensitive(o, c->string, raw)
-                                               : cJSON_ReplaceItemViaPointer(o, c, raw));
-            if (!ok) {
-                cJSON_Delete(raw);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
 int ps_model_info_json(const ps_model_info_t *info, char **out)
 {
     if (!out)
@@ -110,7 +84,7 @@ int ps_model_info_json(const ps_model_info_t *info, char **out)
     if (!info)
         return psi_error(PS_E_ARG, "ps_model_info_json: NULL argument");
     cJSON *o = psi_model_info_json(info);
-    *out = o && exact_numbers(o) == 0 ? cJSON_PrintUnformatted(o) : NULL;
+    *out = o ? psi_json_print(o, 0) : NULL;
     cJSON_Delete(o);
     return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing the model info");
 }
@@ -123,19 +97,9 @@ int ps_model_meta_json(const ps_model_t *m, char **out)
     if (!m)
         return psi_error(PS_E_ARG, "ps_model_meta_json: NULL argument");
     cJSON *o = meta_object(m);
-    char *text = o ? cJSON_Print(o) : NULL;
+    *out = o ? psi_json_print(o, 1) : NULL; /* ending in a newline, released with ps_free */
     cJSON_Delete(o);
-    if (!text)
-        return psi_error(PS_E_NOMEM, "out of memory writing the model metadata");
-    /* Handed out to be released with ps_free, ending in a newline. */
-    size_t n = strlen(text);
-    *out = psi_malloc(n + 2);
-    if (*out) {
-        memcpy(*out, text, n);
-        memcpy(*out + n, "\n", 2);
-    }
-    cJSON_free(text);
-    return *out ? PS_OK : PS_E_NOMEM;
+    return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing the model metadata");
 }
 
 void ps_free(void *p) { free(p); }

@@ -289,7 +289,7 @@ static char *header_json(const ps_model_t *m)
         if (!ok)
             cJSON_Delete(c);
     }
-    char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
+    char *s = ok ? psi_json_print(o, 0) : NULL;
     cJSON_Delete(o);
     return s;
 }
@@ -340,7 +340,7 @@ static int model_write(const ps_model_t *m, FILE *f)
     put_le(b, 3, 4);
     fwrite(b, 1, 4, f);
     write_section(f, 0, hdr, strlen(hdr));
-    cJSON_free(hdr);
+    free(hdr);
     for (int s = 0; s < 2; s++) {
         bst_ulong len = 0;
         const char *buf = NULL;

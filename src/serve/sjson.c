@@ -1,6 +1,8 @@
 /* The tokenizer and text buffer of src/serve/sjson.h. */
 #include "serve/sjson.h"
 
+#include "pairsight.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -433,10 +435,9 @@ void sb_str(sb_t *b, const char *s)
 
 void sb_num(sb_t *b, double v)
 {
-    if (isfinite(v))
-        sb_printf(b, "%.17g", v);
-    else
-        sb_puts(b, "null");
+    char num[40];
+    ps_json_number(v, num, sizeof num);
+    sb_puts(b, num);
 }
 
 void sb_free(sb_t *b)
