@@ -59,7 +59,7 @@ PENDING = {
     "src/cli/cli.c", "src/cli/cmd_check.c", "src/cli/cmd_collect.c",
     "src/cli/cmd_collect_extra.c", "src/cli/cmd_colocate.c",
     "src/cli/cmd_colocate_select.c", "src/cli/cmd_eval.c", "src/cli/cmd_features.c",
-    "src/cli/cmd_import_abacus.c", "src/cli/cmd_import_twin.c", "src/cli/cmd_overlap.c", "src/cli/cmd_overlap_twin.c",
+    "src/cli/cmd_import_twin.c",
     "src/cli/cmd_plan.c", "src/cli/cmd_predict.c", "src/cli/cmd_simulate.c",
     "src/cli/coloc_sizes.c", "src/cli/stdio.c",
 }
