@@ -1,5 +1,5 @@
 # What `cmake --install build --prefix P` puts in place (README "Install"):
-#   P/bin/pairsight, P/include/pairsight.h (+ pairsight_core.h, _collect, _eval, _colocate),
+#   P/bin/pairsight, P/include/pairsight.h (+ pairsight_core.h, _collect, _eval, _colocate, _overlap),
 #   P/lib/libpairsight.so.0 (+ the .so link) and P/lib/libpairsight.a,
 #   P/lib/pkgconfig/pairsight.pc (+ pairsight-libdir.pc, and for --static the
 #   link P/lib/pairsight/static/libpairsight.a), P/lib/cmake/pairsight/ (pairsight::pairsight),
@@ -18,7 +18,7 @@ install(TARGETS pairsight_shared pairsight EXPORT pairsightTargets
 install(TARGETS pairsight_cli RUNTIME DESTINATION bin)
 # pairsight.h is the umbrella of the headers of each audience (docs/ARCHITECTURE.md);
 # pairsight_serve.h is the server's, which is not installed.
-foreach(h pairsight pairsight_core pairsight_collect pairsight_eval pairsight_colocate)
+foreach(h pairsight pairsight_core pairsight_collect pairsight_eval pairsight_colocate pairsight_overlap)
   install(FILES ${PROJECT_SOURCE_DIR}/include/${h}.h DESTINATION include)
 endforeach()
 

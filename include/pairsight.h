@@ -21,6 +21,9 @@
  *                              explanations
  *   evaluation  src/evaluate   [eval] the baselines and the published experiments
  *   co-location src/colocate   [colocate] workload-level co-location under MPS
+ *   overlap     src/profile,   [overlap] overlap.csv (co-runs of k operator-group
+ *               src/evaluate   ranges), its import from Abacus, the makespan
+ *                              predictors and the twin scored against them
  *   decision    src/decision   [core] calibrated upper bounds, the co-location
  *                              planner; [eval] replay of request streams on
  *                              the twin
@@ -95,5 +98,6 @@
 #include "pairsight_collect.h"  /* importers, simulator, collector */
 #include "pairsight_eval.h"     /* baselines, accuracy, replay */
 #include "pairsight_colocate.h" /* workload-level co-location */
+#include "pairsight_overlap.h"  /* overlap.csv, the overlap predictor, its twin, import abacus */
 
 #endif /* PAIRSIGHT_H */

@@ -57,8 +57,7 @@ PUBLIC_ONLY = {"serve", "cli"}  # front ends that may use include/ alone
 # shrinks.
 PENDING = {
     "src/cli/cmd_collect.c", "src/cli/cmd_collect_extra.c", "src/cli/cmd_eval.c",
-    "src/cli/cmd_import_abacus.c", "src/cli/cmd_import_twin.c", "src/cli/cmd_overlap.c",
-    "src/cli/cmd_overlap_twin.c", "src/cli/cmd_simulate.c",
+    "src/cli/cmd_import_twin.c", "src/cli/cmd_simulate.c",
 }
 LEVEL = {f: i for i, stage in enumerate(STAGES) for f in stage}
 EXTS = (".c", ".h", ".cpp", ".cu", ".inc")

@@ -231,6 +231,130 @@ typedef struct {
     int want;
 } row_t;
 
+/* ---- pairsight_overlap.h: overlap.csv, import abacus, the overlap predictor and its twin ---- */
+
+#define OVERLAP "tests/data/overlap_small.csv"
+static ps_overlap_t *OV;
+
+static int overlap_load_io(void)
+{
+    ps_overlap_t *t = (ps_overlap_t *)1;
+    int rc = ps_overlap_load(NOFILE, &t);
+    return t ? 999 : rc;
+}
+static int overlap_load_input(void)
+{
+    ps_overlap_t *t = (ps_overlap_t *)1;
+    int rc = ps_overlap_load(NOTTABLE, &t);
+    return t ? 999 : rc;
+}
+static int overlap_load_arg(void)
+{
+    ps_overlap_t *t = (ps_overlap_t *)1;
+    int rc = ps_overlap_load(NULL, &t);
+    return t ? 999 : rc;
+}
+static int overlap_save_io(void) { return ps_overlap_save(OV, "/nonexistent/pairsight/overlap.csv"); }
+static int overlap_save_arg(void) { return ps_overlap_save(NULL, "/nonexistent/pairsight/overlap.csv"); }
+static int overlap_experiment_arg(void)
+{
+    ps_ov_experiment_t e;
+    return ps_overlap_experiment(OV, ps_overlap_count(OV), &e);
+}
+static int abacus_import_arg(void)
+{
+    ps_overlap_t *t = (ps_overlap_t *)1;
+    int rc = ps_abacus_import(NOFILE, NULL, &t, NULL);
+    return t ? 999 : rc;
+}
+static int abacus_import_not_repo(void)
+{
+    ps_overlap_t *t = (ps_overlap_t *)1;
+    ps_abacus_info_t info;
+    int rc = ps_abacus_import(NOFILE, NULL, &t, &info);
+    return t ? 999 : rc;
+}
+static int ov_protocol_arg(void)
+{
+    ps_ov_protocol_t p;
+    return ps_ov_protocol_from_name("leave-one", &p);
+}
+static int ov_features_arg(void)
+{
+    unsigned m = 0;
+    return ps_ov_features_parse("times,colour", &m);
+}
+static int ov_eval_arg(void)
+{
+    ps_ov_params_t p = ps_ov_default_params();
+    ps_ov_result_t r;
+    return ps_ov_eval(OV, PS_OVP_COUNT, &p, &r);
+}
+static int ov_eval_io(void)
+{
+    ps_ov_params_t p = ps_ov_default_params();
+    p.oplists = "/nonexistent/pairsight/oplists";
+    ps_ov_result_t r;
+    return ps_ov_eval(OV, PS_OVP_RANDOM, &p, &r);
+}
+static int ov_train_io(void)
+{
+    ps_ov_params_t p = ps_ov_default_params();
+    p.oplists = "/nonexistent/pairsight/oplists";
+    ps_ov_model_t *m = (ps_ov_model_t *)1;
+    int rc = ps_ov_train(OV, &p, &m);
+    return m ? 999 : rc;
+}
+static int ov_train_arg(void)
+{
+    ps_ov_model_t *m = (ps_ov_model_t *)1;
+    int rc = ps_ov_train(OV, NULL, &m);
+    return m ? 999 : rc;
+}
+static int ov_predict_arg(void)
+{
+    double out[1];
+    return ps_ov_predict(NULL, OV, NULL, out);
+}
+static int ov_save_arg(void) { return ps_ov_model_save(NULL, "/nonexistent/pairsight/overlap.model"); }
+static int ov_model_load_io(void)
+{
+    ps_ov_model_t *m = (ps_ov_model_t *)1;
+    int rc = ps_ov_model_load(NOFILE, &m);
+    return m ? 999 : rc;
+}
+static int ov_model_load_input(void)
+{
+    ps_ov_model_t *m = (ps_ov_model_t *)1;
+    int rc = ps_ov_model_load(NOTTABLE, &m);
+    return m ? 999 : rc;
+}
+static int ovt_load_arg(void)
+{
+    ps_ovt_t *tw = (ps_ovt_t *)1;
+    int rc = ps_ovt_load("tests/data/overlap_twin_oplists", "no-such-gpu", &tw);
+    return tw ? 999 : rc;
+}
+static int ovt_load_io(void)
+{
+    ps_ovt_t *tw = (ps_ovt_t *)1;
+    int rc = ps_ovt_load("/nonexistent/pairsight/oplists", "a100", &tw);
+    return tw ? 999 : rc;
+}
+static int ovt_score_arg(void)
+{
+    ps_ovt_params_t p = ps_ovt_default_params();
+    ps_ovt_score_t s;
+    return ps_ovt_score(NULL, OV, &p, &p.mps, &s);
+}
+static int ovt_calibrate_arg(void)
+{
+    ps_ovt_params_t p = ps_ovt_default_params();
+    ps_mps_params_t fit;
+    double mape;
+    return ps_ovt_calibrate(NULL, OV, &p, &fit, &mape);
+}
+
 static const row_t rows[] = {
     {"ps_table_check", "path cannot be read", table_check_io, PS_E_IO},
     {"ps_table_detect", "path cannot be read", table_detect_io, PS_E_IO},
@@ -270,6 +394,28 @@ static const row_t rows[] = {
     {"ps_queries_load", "not a queries file", queries_load_input, PS_E_INPUT},
     {"ps_outfile_open", "folder missing", outfile_open_io, PS_E_IO},
     {"ps_outfile_open", "NULL argument", outfile_open_arg, PS_E_ARG},
+    {"ps_overlap_load", "path cannot be read", overlap_load_io, PS_E_IO},
+    {"ps_overlap_load", "another table", overlap_load_input, PS_E_INPUT},
+    {"ps_overlap_load", "NULL path", overlap_load_arg, PS_E_ARG},
+    {"ps_overlap_save", "folder missing", overlap_save_io, PS_E_IO},
+    {"ps_overlap_save", "NULL table", overlap_save_arg, PS_E_ARG},
+    {"ps_overlap_experiment", "index out of range", overlap_experiment_arg, PS_E_ARG},
+    {"ps_abacus_import", "NULL info", abacus_import_arg, PS_E_ARG},
+    {"ps_abacus_import", "not a repository", abacus_import_not_repo, PS_E_IO},
+    {"ps_ov_protocol_from_name", "unknown name", ov_protocol_arg, PS_E_ARG},
+    {"ps_ov_features_parse", "unknown group", ov_features_arg, PS_E_ARG},
+    {"ps_ov_eval", "invalid protocol", ov_eval_arg, PS_E_ARG},
+    {"ps_ov_eval", "oplists cannot be read", ov_eval_io, PS_E_IO},
+    {"ps_ov_train", "oplists cannot be read", ov_train_io, PS_E_IO},
+    {"ps_ov_train", "NULL params", ov_train_arg, PS_E_ARG},
+    {"ps_ov_predict", "NULL model", ov_predict_arg, PS_E_ARG},
+    {"ps_ov_model_save", "NULL model", ov_save_arg, PS_E_ARG},
+    {"ps_ov_model_load", "path cannot be read", ov_model_load_io, PS_E_IO},
+    {"ps_ov_model_load", "not a model file", ov_model_load_input, PS_E_INPUT},
+    {"ps_ovt_load", "unknown GPU", ovt_load_arg, PS_E_ARG},
+    {"ps_ovt_load", "folder cannot be read", ovt_load_io, PS_E_IO},
+    {"ps_ovt_score", "NULL twin", ovt_score_arg, PS_E_ARG},
+    {"ps_ovt_calibrate", "NULL twin", ovt_calibrate_arg, PS_E_ARG},
 };
 
 static int setup(void)
@@ -289,7 +435,9 @@ static int setup(void)
     tp.depths[0] = 3;
     tp.n_etas = 1;
     tp.etas[0] = 0.3;
-    return ps_model_train(OPS, CX, &tp, &MODEL);
+    if (ps_model_train(OPS, CX, &tp, &MODEL) != PS_OK)
+        return -1;
+    return ps_overlap_load(OVERLAP, &OV);
 }
 
 int main(void)
@@ -308,6 +456,7 @@ int main(void)
             fails++;
         }
     }
+    ps_overlap_free(OV);
     ps_model_free(MODEL);
     ps_ops_free(OPS);
     ps_coexec_free(CX);

@@ -14,7 +14,8 @@ static char *doc_of(const char *fn)
 {
     /* The declarations live in the umbrella's headers, one per audience. */
     static const char *const headers[] = {"include/pairsight_core.h", "include/pairsight_collect.h",
-                                          "include/pairsight_eval.h", "include/pairsight_colocate.h"};
+                                          "include/pairsight_eval.h", "include/pairsight_colocate.h",
+                                          "include/pairsight_overlap.h"};
     static char text[1 << 20];
     size_t n = 0;
     for (size_t h = 0; h < sizeof headers / sizeof *headers; h++) {

@@ -18,7 +18,7 @@ SAN=""
 
 expect 0 cmake --install "$B" --prefix "$P"
 for f in bin/pairsight include/pairsight.h include/pairsight_core.h include/pairsight_collect.h \
-    include/pairsight_eval.h include/pairsight_colocate.h lib/libpairsight.a lib/libpairsight.so lib/libpairsight.so.0 \
+    include/pairsight_eval.h include/pairsight_colocate.h include/pairsight_overlap.h lib/libpairsight.a lib/libpairsight.so lib/libpairsight.so.0 \
     lib/pkgconfig/pairsight.pc lib/pkgconfig/pairsight-libdir.pc lib/pairsight/static/libpairsight.a \
     lib/cmake/pairsight/pairsightConfig.cmake \
     lib/cmake/pairsight/pairsightConfigVersion.cmake share/man/man1/pairsight.1 \

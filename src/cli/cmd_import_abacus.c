@@ -1,6 +1,6 @@
 /* pairsight import abacus: the Abacus artefact's co-runs into overlap.csv. */
 #include "cli/cli.h"
-#include "profile/abacus.h"
+#include "pairsight_overlap.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@ static const char notes[] = "REPO: a clone (its work tree is read when it holds 
                             "  artefact does not say SXM4 or PCIe). Groups are Abacus's module groups,\n"
                             "  named by index; docs/overlap.md lists their module paths.\n";
 
-static void print_json(const char *outp, const char *repo, const psi_abacus_info_t *info)
+static void print_json(const char *outp, const char *repo, const ps_abacus_info_t *info)
 {
     cJSON *o = cli_json_new("import", 1);
     cJSON_AddStringToObject(o, "out", cli_user_path(outp));
@@ -65,12 +65,12 @@ int cmd_import_abacus(int argc, char **argv)
     int out_rc = cli_check_out("import abacus", outp, NULL, 0);
     if (out_rc != CLI_OK)
         return out_rc;
-    psi_overlap_t *t = NULL;
-    psi_abacus_info_t info;
-    int rc = psi_abacus_import(repo, rev, &t, &info);
+    ps_overlap_t *t = NULL;
+    ps_abacus_info_t info;
+    int rc = ps_abacus_import(repo, rev, &t, &info);
     if (rc == PS_OK)
-        rc = psi_overlap_save(t, outp);
-    psi_overlap_free(t);
+        rc = ps_overlap_save(t, outp);
+    ps_overlap_free(t);
     if (rc != PS_OK)
         return cli_fail(CLI_BAD_INPUT, "import abacus", "%s", ps_last_error());
     if (!quiet)

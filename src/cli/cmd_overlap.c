@@ -1,7 +1,7 @@
 /* pairsight overlap eval: the makespan predictors of overlapped operator
  * groups under the protocols of docs/overlap.md. */
 #include "cli/cli.h"
-#include "evaluate/overlap.h"
+#include "pairsight_overlap.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -30,12 +30,10 @@ static int parse_protocols(const char *list, int *want)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
-    memset(want, 0, PSI_OVP_N * sizeof *want);
+    memset(want, 0, PS_OVP_COUNT * sizeof *want);
     for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < PSI_OVP_N && strcmp(psi_ov_protocol_names[k], p) != 0)
-            k++;
-        if (k == PSI_OVP_N)
+        ps_ov_protocol_t k;
+        if (ps_ov_protocol_from_name(p, &k) != PS_OK)
             return cli_fail(CLI_USAGE, "overlap eval",
                             "unknown protocol '%s' (random, leave-pair, k-way, leave-model, mig)", p);
         want[k] = 1;
@@ -43,39 +41,39 @@ static int parse_protocols(const char *list, int *want)
     return CLI_OK;
 }
 
-static int parse_features(const char *v, void *dest) { return psi_ov_features_parse(v, dest); }
+static int parse_features(const char *v, void *dest) { return ps_ov_features_parse(v, dest) == PS_OK ? 0 : -1; }
 
 #define OPT_FEATURES(dest)                                                                                             \
     {                                                                                                                  \
         "--features", CLI_FN, (dest), "LIST", "pairsight's feature groups (docs/overlap.md)",                          \
-            .def = PSI_OV_FEATURES_DEFAULT, .parse = parse_features,                                                   \
+            .def = PS_OV_FEATURES_DEFAULT, .parse = parse_features,                                                    \
             .accepts = "times, ratios, active, share, batch, ops, grain, comma-separated"                              \
     }
 
-static void print_text(int p, const psi_ov_result_t *r)
+static void print_text(ps_ov_protocol_t p, const ps_ov_result_t *r)
 {
-    printf("%s\n  %-11s %8s %7s", psi_ov_protocol_names[p], "method", "MAPE %", "n");
-    int worst = p == PSI_OVP_LEAVE_PAIR || p == PSI_OVP_LEAVE_MODEL;
+    printf("%s\n  %-11s %8s %7s", ps_ov_protocol_name(p), "method", "MAPE %", "n");
+    int worst = p == PS_OVP_LEAVE_PAIR || p == PS_OVP_LEAVE_MODEL;
     printf(worst ? "  worst held-out group\n" : "\n");
-    for (int m = 0; m < PSI_OVM_N; m++) {
-        printf("  %-11s %8.2f %7zu", psi_ov_method_names[m], r->mape[m], r->n[m]);
+    for (int m = 0; m < PS_OVM_COUNT; m++) {
+        printf("  %-11s %8.2f %7zu", ps_ov_method_name((ps_ov_method_t)m), r->mape[m], r->n[m]);
         if (worst && r->n[m])
             printf("  %.2f (%s)", r->worst[m], r->worst_name[m]);
         putchar('\n');
     }
 }
 
-static cJSON *result_json(int p, const psi_ov_result_t *r)
+static cJSON *result_json(ps_ov_protocol_t p, const ps_ov_result_t *r)
 {
     cJSON *o = cJSON_CreateObject();
-    for (int m = 0; o && m < PSI_OVM_N; m++) {
-        cJSON *x = cJSON_AddObjectToObject(o, psi_ov_method_names[m]);
+    for (int m = 0; o && m < PS_OVM_COUNT; m++) {
+        cJSON *x = cJSON_AddObjectToObject(o, ps_ov_method_name((ps_ov_method_t)m));
         if (r->n[m])
             cJSON_AddNumberToObject(x, "mape", r->mape[m]);
         else
             cJSON_AddNullToObject(x, "mape");
         cJSON_AddNumberToObject(x, "n", (double)r->n[m]);
-        if ((p == PSI_OVP_LEAVE_PAIR || p == PSI_OVP_LEAVE_MODEL) && r->n[m]) {
+        if ((p == PS_OVP_LEAVE_PAIR || p == PS_OVP_LEAVE_MODEL) && r->n[m]) {
             cJSON_AddNumberToObject(x, "worst_mape", r->worst[m]);
             cJSON_AddStringToObject(x, "worst", r->worst_name[m]);
         }
@@ -92,7 +90,7 @@ static void log_all(ps_log_level_t level, const char *msg, void *user)
 
 static int do_eval(int argc, char **argv)
 {
-    psi_ov_params_t p = psi_ov_default_params();
+    ps_ov_params_t p = ps_ov_default_params();
     const char *path = NULL, *protocols = "random,leave-pair,k-way,leave-model,mig";
     int json = 0, verbose = 0;
     cli_opt_t opts[] = {
@@ -123,31 +121,31 @@ static int do_eval(int argc, char **argv)
                        .examples = examples,
                        .notes = notes,
                        .max_pos = 0};
-    int code, want[PSI_OVP_N];
+    int code, want[PS_OVP_COUNT];
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
     if ((code = parse_protocols(protocols, want)) != CLI_OK)
         return code;
     if (verbose)
         ps_log_set(log_all, NULL);
-    psi_overlap_t *t = NULL;
-    if (psi_overlap_load(path, &t) != 0)
+    ps_overlap_t *t = NULL;
+    if (ps_overlap_load(path, &t) != 0)
         return cli_fail(CLI_BAD_INPUT, "overlap eval", "%s", ps_last_error());
     cJSON *o = json ? cli_json_new("overlap_eval", 1) : NULL, *ps = o ? cJSON_AddObjectToObject(o, "protocols") : NULL;
     if (o)
         cJSON_AddBoolToObject(o, "oplists", p.oplists != NULL);
     int rc = PS_OK;
-    for (int k = 0; k < PSI_OVP_N && rc == PS_OK; k++) {
-        psi_ov_result_t r;
-        if (!want[k] || (rc = psi_ov_eval(t, k, &p, &r)) != PS_OK)
+    for (int k = 0; k < PS_OVP_COUNT && rc == PS_OK; k++) {
+        ps_ov_result_t r;
+        if (!want[k] || (rc = ps_ov_eval(t, (ps_ov_protocol_t)k, &p, &r)) != PS_OK)
             continue;
         if (ps)
-            cJSON_AddItemToObject(ps, psi_ov_protocol_names[k], result_json(k, &r));
+            cJSON_AddItemToObject(ps, ps_ov_protocol_name((ps_ov_protocol_t)k), result_json((ps_ov_protocol_t)k, &r));
         else if (!json)
-            print_text(k, &r);
+            print_text((ps_ov_protocol_t)k, &r);
         fflush(stdout);
     }
-    psi_overlap_free(t);
+    ps_overlap_free(t);
     if (rc != PS_OK) {
         cJSON_Delete(o);
         return cli_fail(CLI_BAD_INPUT, "overlap eval", "%s", ps_last_error());
@@ -159,28 +157,26 @@ static int do_eval(int argc, char **argv)
 
 int cli_check_overlap(const char *path, int json, int quiet)
 {
-    psi_overlap_t *t = NULL;
-    if (psi_overlap_load(path, &t) != 0)
+    ps_overlap_t *t = NULL;
+    if (ps_overlap_load(path, &t) != 0)
         return cli_fail(CLI_BAD_INPUT, "check", "%s", ps_last_error());
-    size_t rows = 0;
-    for (size_t i = 0; i < t->n; i++)
-        rows += (size_t)t->exps[i].k;
+    size_t rows = ps_overlap_rows(t), n = ps_overlap_count(t);
     if (json && !quiet) {
         cJSON *o = cli_json_new("check", 1);
         cJSON_AddStringToObject(o, "file", cli_user_path(path));
         cJSON_AddStringToObject(o, "table", "overlap");
         cJSON_AddNumberToObject(o, "rows", (double)rows);
-        cJSON_AddNumberToObject(o, "groups", (double)t->n);
+        cJSON_AddNumberToObject(o, "groups", (double)n);
         cli_json_print(o, stdout);
     } else if (!quiet)
-        printf("%s: overlap, %zu rows, %zu experiments\n", cli_user_path(path), rows, t->n);
-    psi_overlap_free(t);
+        printf("%s: overlap, %zu rows, %zu experiments\n", cli_user_path(path), rows, n);
+    ps_overlap_free(t);
     return CLI_OK;
 }
 
 static int do_train(int argc, char **argv)
 {
-    psi_ov_params_t p = psi_ov_default_params();
+    ps_ov_params_t p = ps_ov_default_params();
     const char *path = NULL, *outp = NULL;
     int quiet = 0;
     cli_opt_t opts[] = {
@@ -213,38 +209,40 @@ static int do_train(int argc, char **argv)
         return code;
     if ((code = cli_check_out("overlap train", outp, &path, 1)) != CLI_OK)
         return code;
-    psi_overlap_t *t = NULL;
-    psi_ov_model_t *m = NULL;
-    int rc = psi_overlap_load(path, &t);
+    ps_overlap_t *t = NULL;
+    ps_ov_model_t *m = NULL;
+    int rc = ps_overlap_load(path, &t);
     if (rc == PS_OK)
-        rc = psi_ov_train(t, &p, &m);
+        rc = ps_ov_train(t, &p, &m);
     if (rc == PS_OK)
-        rc = psi_ov_model_save(m, outp);
+        rc = ps_ov_model_save(m, outp);
     if (rc == PS_OK && !quiet)
-        fprintf(stderr, "%s: overlap predictor on %zu experiments, %zu solo keys\n", cli_user_path(outp), t->n,
-                psi_ov_model_solo_keys(m));
-    psi_ov_model_free(m);
-    psi_overlap_free(t);
+        fprintf(stderr, "%s: overlap predictor on %zu experiments, %zu solo keys\n", cli_user_path(outp),
+                ps_overlap_count(t), ps_ov_model_solo_keys(m));
+    ps_ov_model_free(m);
+    ps_overlap_free(t);
     return rc == PS_OK ? CLI_OK : cli_fail(CLI_BAD_INPUT, "overlap train", "%s", ps_last_error());
 }
 
 /* experiment,predicted_us,median_us rows; MAPE over the known on stderr. */
-static void print_predictions(FILE *f, const psi_overlap_t *t, const double *pred, int quiet)
+static void print_predictions(FILE *f, const ps_overlap_t *t, const double *pred, int quiet)
 {
     double err = 0;
-    size_t n = 0;
+    size_t n = 0, count = ps_overlap_count(t);
     fprintf(f, "experiment,predicted_us,median_us\n");
-    for (size_t i = 0; i < t->n; i++) {
-        fprintf(f, "%s,", t->exps[i].id);
+    for (size_t i = 0; i < count; i++) {
+        ps_ov_experiment_t e;
+        ps_overlap_experiment(t, i, &e);
+        fprintf(f, "%s,", e.id);
         if (isfinite(pred[i])) {
             fprintf(f, "%.1f", pred[i]);
-            err += fabs(pred[i] - t->exps[i].median_us) / t->exps[i].median_us;
+            err += fabs(pred[i] - e.median_us) / e.median_us;
             n++;
         }
-        fprintf(f, ",%.17g\n", t->exps[i].median_us);
+        fprintf(f, ",%.17g\n", e.median_us);
     }
     if (!quiet)
-        fprintf(stderr, "overlap predict: %zu of %zu experiments predicted, MAPE %.2f%% against median_us\n", n, t->n,
+        fprintf(stderr, "overlap predict: %zu of %zu experiments predicted, MAPE %.2f%% against median_us\n", n, count,
                 n ? 100.0 * err / (double)n : NAN);
 }
 
@@ -275,21 +273,21 @@ static int do_predict(int argc, char **argv)
     int code;
     if (cli_parse(&spec, argc, argv, NULL, &code))
         return code;
-    psi_overlap_t *t = NULL;
-    psi_ov_model_t *m = NULL;
+    ps_overlap_t *t = NULL;
+    ps_ov_model_t *m = NULL;
     double *pred = NULL;
-    int rc = psi_ov_model_load(model, &m);
+    int rc = ps_ov_model_load(model, &m);
     if (rc == PS_OK)
-        rc = psi_overlap_load(path, &t);
-    if (rc == PS_OK && !(pred = malloc(t->n * sizeof *pred + 1)))
+        rc = ps_overlap_load(path, &t);
+    if (rc == PS_OK && !(pred = malloc(ps_overlap_count(t) * sizeof *pred + 1)))
         rc = PS_E_NOMEM;
     if (rc == PS_OK)
-        rc = psi_ov_predict(m, t, oplists, pred);
+        rc = ps_ov_predict(m, t, oplists, pred);
     if (rc == PS_OK)
         print_predictions(stdout, t, pred, quiet);
     free(pred);
-    psi_ov_model_free(m);
-    psi_overlap_free(t);
+    ps_ov_model_free(m);
+    ps_overlap_free(t);
     return rc == PS_OK ? CLI_OK : cli_fail(CLI_BAD_INPUT, "overlap predict", "%s", ps_last_error());
 }
 

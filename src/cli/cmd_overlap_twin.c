@@ -2,7 +2,7 @@
  * co-runs), before and after calibrating its launch and sharing parameters
  * on the 2-way experiments (docs/simulator.md, "The twin against Abacus"). */
 #include "cli/cli.h"
-#include "evaluate/overlap_twin.h"
+#include "pairsight_overlap.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -26,7 +26,7 @@ static const char notes[] =
     "--calibrate fits --launch-us, --sm-pack and --stagger-us on grids and --start-us exactly on the\n"
     "  2-way experiments only, then scores every k once with the fitted values.\n";
 
-static cJSON *params_json(const sim_mps_params_t *m)
+static cJSON *params_json(const ps_mps_params_t *m)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "launch_us", m->launch_ns / 1e3);
@@ -45,13 +45,13 @@ static void add_num(cJSON *o, const char *k, double v)
         cJSON_AddNullToObject(o, k);
 }
 
-static cJSON *score_json(const psi_ovt_score_t *s)
+static cJSON *score_json(const ps_ovt_score_t *s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "params", params_json(&s->mps));
     cJSON *by_k = cJSON_AddObjectToObject(o, "by_k"), *by_f = cJSON_AddObjectToObject(o, "by_file");
     for (int i = 0; i < s->n; i++) {
-        const psi_ovt_line_t *l = &s->line[i];
+        const ps_ovt_line_t *l = &s->line[i];
         cJSON *x = cJSON_AddObjectToObject(l->k ? by_f : by_k, l->k ? l->name : l->name + 2);
         if (l->k)
             cJSON_AddNumberToObject(x, "k", l->k);
@@ -66,15 +66,15 @@ static cJSON *score_json(const psi_ovt_score_t *s)
     return o;
 }
 
-static void print_score(const char *title, const psi_ovt_score_t *s)
+static void print_score(const char *title, const ps_ovt_score_t *s)
 {
-    const sim_mps_params_t *m = &s->mps;
+    const ps_mps_params_t *m = &s->mps;
     printf("%s: launch %.2f us, start %.1f us, stagger %.1f us, sm_pack %g, flop_scale %g\n", title, m->launch_ns / 1e3,
            m->start_ns / 1e3, m->stagger_ns / 1e3, m->sm_pack, m->flop_scale);
     printf("%-36s %6s %8s %8s %10s %10s %6s %8s\n", "line", "n", "mape%", "bias%", "real_alpha", "twin_alpha", "n_solo",
            "solo%");
     for (int i = 0; i < s->n; i++) {
-        const psi_ovt_line_t *l = &s->line[i];
+        const ps_ovt_line_t *l = &s->line[i];
         printf("%-36s %6zu %8.2f %8.2f %10.3f %10.3f %6zu %8.2f\n", l->name, l->n, l->mape, l->bias, l->real_alpha,
                l->twin_alpha, l->n_solo, l->solo_mape);
     }
@@ -84,35 +84,35 @@ typedef struct {
     const char *path, *oplists, *gpu;
     int json, quiet;
     double launch_us, start_us, stagger_us;
-    psi_ovt_params_t p;
+    ps_ovt_params_t p;
 } twin_args_t;
 
-static int run_twin(twin_args_t *a, psi_ovt_t *tw, const psi_overlap_t *t, cJSON *o)
+static int run_twin(twin_args_t *a, ps_ovt_t *tw, const ps_overlap_t *t, cJSON *o)
 {
-    psi_ovt_score_t s;
-    int rc = psi_ovt_score(tw, t, &a->p, &a->p.mps, &s);
+    ps_ovt_score_t s;
+    int rc = ps_ovt_score(tw, t, &a->p, &a->p.mps, &s);
     if (rc != PS_OK)
         return rc;
     if (o)
         cJSON_AddItemToObject(o, "before", score_json(&s));
     else
         print_score(a->p.calibrate ? "before calibration" : "twin", &s);
-    psi_ovt_score_free(&s);
+    ps_ovt_score_free(&s);
     if (!a->p.calibrate)
         return PS_OK;
-    sim_mps_params_t fit;
+    ps_mps_params_t fit;
     double fit_mape;
-    if ((rc = psi_ovt_calibrate(tw, t, &a->p, &fit, &fit_mape)) != PS_OK)
+    if ((rc = ps_ovt_calibrate(tw, t, &a->p, &fit, &fit_mape)) != PS_OK)
         return rc;
     if (!a->quiet)
         fprintf(stderr, "overlap twin: calibrated on the 2-way experiments: MAPE %.2f%% there\n", fit_mape);
-    if ((rc = psi_ovt_score(tw, t, &a->p, &fit, &s)) != PS_OK)
+    if ((rc = ps_ovt_score(tw, t, &a->p, &fit, &s)) != PS_OK)
         return rc;
     if (o)
         cJSON_AddItemToObject(o, "after", score_json(&s));
     else
         print_score("after calibration on 2-way", &s);
-    psi_ovt_score_free(&s);
+    ps_ovt_score_free(&s);
     return PS_OK;
 }
 
@@ -125,7 +125,7 @@ static void log_stderr(ps_log_level_t level, const char *msg, void *user)
 
 int cmd_overlap_twin(int argc, char **argv)
 {
-    twin_args_t a = {.gpu = "a100", .p = psi_ovt_default_params()};
+    twin_args_t a = {.gpu = "a100", .p = ps_ovt_default_params()};
     a.launch_us = a.p.mps.launch_ns / 1e3;
     a.start_us = a.p.mps.start_ns / 1e3;
     a.stagger_us = a.p.mps.stagger_ns / 1e3;
@@ -171,15 +171,15 @@ int cmd_overlap_twin(int argc, char **argv)
     a.p.mps.launch_ns = a.launch_us * 1e3;
     a.p.mps.start_ns = a.start_us * 1e3;
     a.p.mps.stagger_ns = a.stagger_us * 1e3;
-    psi_overlap_t *t = NULL;
-    psi_ovt_t *tw = NULL;
-    int rc = psi_overlap_load(a.path, &t);
+    ps_overlap_t *t = NULL;
+    ps_ovt_t *tw = NULL;
+    int rc = ps_overlap_load(a.path, &t);
     if (rc == PS_OK)
-        rc = psi_ovt_load(a.oplists, a.gpu, &tw);
+        rc = ps_ovt_load(a.oplists, a.gpu, &tw);
     long unmatched = 0;
     if (rc == PS_OK && !a.quiet)
         fprintf(stderr, "overlap twin: %d operator lists (%ld operators in no group), %zu experiments\n",
-                psi_ovt_lists(tw, &unmatched), unmatched, t->n);
+                ps_ovt_lists(tw, &unmatched), unmatched, ps_overlap_count(t));
     cJSON *o = a.json && rc == PS_OK ? cli_json_new("overlap_twin", 1) : NULL;
     if (o) {
         cJSON_AddStringToObject(o, "setting", a.p.setting);
@@ -188,8 +188,8 @@ int cmd_overlap_twin(int argc, char **argv)
     }
     if (rc == PS_OK)
         rc = run_twin(&a, tw, t, o);
-    psi_ovt_free(tw);
-    psi_overlap_free(t);
+    ps_ovt_free(tw);
+    ps_overlap_free(t);
     if (rc != PS_OK) {
         cJSON_Delete(o);
         return cli_fail(CLI_BAD_INPUT, "overlap twin", "%s", ps_last_error());

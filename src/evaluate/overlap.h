@@ -8,34 +8,41 @@
 #ifndef PS_EVALUATE_OVERLAP_H
 #define PS_EVALUATE_OVERLAP_H
 
+#include "pairsight.h"
 #include "profile/overlap.h"
 
 #include <stdint.h>
 
-enum { PSI_OVM_PAIRSIGHT, PSI_OVM_ABACUS_MLP, PSI_OVM_ABACUS_XGB, PSI_OVM_MAX_SOLO, PSI_OVM_SUM_SOLO, PSI_OVM_N };
-enum { PSI_OVP_RANDOM, PSI_OVP_LEAVE_PAIR, PSI_OVP_KWAY, PSI_OVP_LEAVE_MODEL, PSI_OVP_MIG, PSI_OVP_N };
+/* The methods and protocols of include/pairsight_overlap.h. */
+enum {
+    PSI_OVM_PAIRSIGHT = PS_OVM_PAIRSIGHT,
+    PSI_OVM_ABACUS_MLP = PS_OVM_ABACUS_MLP,
+    PSI_OVM_ABACUS_XGB = PS_OVM_ABACUS_XGB,
+    PSI_OVM_MAX_SOLO = PS_OVM_MAX_SOLO,
+    PSI_OVM_SUM_SOLO = PS_OVM_SUM_SOLO,
+    PSI_OVM_N = PS_OVM_COUNT
+};
+enum {
+    PSI_OVP_RANDOM = PS_OVP_RANDOM,
+    PSI_OVP_LEAVE_PAIR = PS_OVP_LEAVE_PAIR,
+    PSI_OVP_KWAY = PS_OVP_KWAY,
+    PSI_OVP_LEAVE_MODEL = PS_OVP_LEAVE_MODEL,
+    PSI_OVP_MIG = PS_OVP_MIG,
+    PSI_OVP_N = PS_OVP_COUNT
+};
 
 extern const char *const psi_ov_method_names[PSI_OVM_N];
 extern const char *const psi_ov_protocol_names[PSI_OVP_N];
 
-typedef struct {
-    int rounds;          /* XGBoost rounds of both XGBoost predictors */
-    int depth;           /* their tree depth */
-    double eta;          /* their learning rate */
-    int mlp_epochs;      /* Abacus MLP: passes */
-    double ridge;        /* solo table: ridge weight per experiment toward the uniform prior */
-    int threads;         /* XGBoost threads */
-    uint64_t seed;       /* the random split and the MLP's initialisation */
-    const char *oplists; /* folder of operator lists (FLOPs, bytes, kernels per range), or NULL */
-    unsigned features;   /* pairsight's feature groups: bit i = psi_ov_feature_names[i] */
-    int pairsight_only;  /* eval: skip abacus_mlp and abacus_xgb (a sweep's speed) */
-} psi_ov_params_t;
+/* The parameters (features: bit i = psi_ov_feature_names[i]); the public
+ * struct of include/pairsight_overlap.h. */
+typedef ps_ov_params_t psi_ov_params_t;
 
 /* pairsight's feature groups (docs/overlap.md), and the default chosen by
  * the leave-pair sweep of docs/overlap.md. */
 enum { PSI_OVF_N = 7 };
 extern const char *const psi_ov_feature_names[PSI_OVF_N];
-#define PSI_OV_FEATURES_DEFAULT "times,ratios,active,share,batch,ops,grain"
+#define PSI_OV_FEATURES_DEFAULT PS_OV_FEATURES_DEFAULT
 
 /* "times,ratios" into a mask of psi_ov_feature_names; 0 or -1 (an unknown
  * name; *mask untouched). */
@@ -43,19 +50,15 @@ int psi_ov_features_parse(const char *list, unsigned *mask);
 
 psi_ov_params_t psi_ov_default_params(void);
 
-typedef struct {
-    double mape[PSI_OVM_N];  /* percent; NAN where the method cannot predict the protocol */
-    size_t n[PSI_OVM_N];     /* experiments scored */
-    double worst[PSI_OVM_N]; /* leave-pair, leave-model: worst held-out combination's MAPE */
-    char worst_name[PSI_OVM_N][96];
-} psi_ov_result_t;
+/* The scores of one protocol (include/pairsight_overlap.h). */
+typedef ps_ov_result_t psi_ov_result_t;
 
 /* Score every method under protocol p on t. */
 int psi_ov_eval(const psi_overlap_t *t, int p, const psi_ov_params_t *prm, psi_ov_result_t *out);
 
 /* ---- a trained predictor (`pairsight overlap train|predict`) ---- */
 
-typedef struct psi_ov_model psi_ov_model_t;
+typedef struct ps_ov_model psi_ov_model_t; /* the public ps_ov_model_t */
 
 /* Fit the solo table on t's single-active experiments and the predictor on
  * every experiment whose solo times are known. *out owns its memory. */

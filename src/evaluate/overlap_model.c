@@ -24,7 +24,7 @@
 
 #define MAGIC "pairsight-overlap-model 2"
 
-struct psi_ov_model {
+struct ps_ov_model {
     solo_t solo;
     char **names; /* owned copies of the solo keys' strings */
     size_t n_names;

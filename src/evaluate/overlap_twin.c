@@ -23,7 +23,7 @@ typedef struct {
     double *eff; /* [wl.n]: the kernels' own flop_eff */
 } ovt_entry_t;
 
-struct psi_ovt {
+struct ps_ovt {
     const psi_gpu_t *g;
     sim_physics_t ph;
     ovt_entry_t *e;

@@ -18,7 +18,7 @@
 #include "profile/overlap.h"
 #include "simulate/mps.h"
 
-typedef struct psi_ovt psi_ovt_t;
+typedef struct ps_ovt psi_ovt_t; /* the public ps_ovt_t */
 
 /* Read every operator list of dir (`# pairsight oplist 1`, model, batch and
  * seq_len in its header; lists of models Abacus did not run are ignored) and
@@ -39,36 +39,16 @@ int psi_ovt_predict(psi_ovt_t *tw, const psi_ov_exp_t *e, const sim_mps_params_t
 
 /* ---- scoring and calibration ---- */
 
-typedef struct {
-    const char *setting;  /* experiments of this setting ("dedicated") */
-    int every;            /* score every Nth experiment of each file (1: all) */
-    int fit_every;        /* calibrate on every Nth 2-way experiment of each file */
-    int calibrate;        /* fit launch_ns, sm_pack, stagger_ns and start_ns on the 2-way experiments, then score */
-    int fit_flops;        /* calibrate flop_scale too (the kernels' device speed, not launch or sharing) */
-    sim_mps_params_t mps; /* the twin's parameters before calibration */
-} psi_ovt_params_t;
+/* The setting, sampling and calibration (include/pairsight_overlap.h;
+ * fit_flops: the kernels' device speed, not launch or sharing). */
+typedef ps_ovt_params_t psi_ovt_params_t;
 
 psi_ovt_params_t psi_ovt_default_params(void);
 
 /* One line of a score: every experiment of a k, or of one file (a pair or a
  * triple, "resnet50_vgg16"). */
-typedef struct {
-    char name[96];
-    int k;             /* processes of the file (2, 3, 4); 0 for a line by k */
-    size_t n;          /* experiments scored (two or more active slots) */
-    double mape;       /* percent */
-    double bias;       /* mean of (twin - real) / real, percent */
-    double real_alpha; /* median of (real - max) / (sum - max), solos fitted from the real single-active runs */
-    double twin_alpha; /* the same for the twin, with its own solo times */
-    size_t n_solo;     /* single-active experiments of the line */
-    double solo_mape;  /* the twin's MAPE on them: its error alone */
-} psi_ovt_line_t;
-
-typedef struct {
-    psi_ovt_line_t *line; /* by k first (k ascending), then by file */
-    int n, n_k;
-    sim_mps_params_t mps; /* the parameters scored */
-} psi_ovt_score_t;
+typedef ps_ovt_line_t psi_ovt_line_t; /* include/pairsight_overlap.h */
+typedef ps_ovt_score_t psi_ovt_score_t;
 
 void psi_ovt_score_free(psi_ovt_score_t *s);
 

@@ -7,16 +7,13 @@
 #ifndef PS_PROFILE_ABACUS_H
 #define PS_PROFILE_ABACUS_H
 
+#include "pairsight.h"
 #include "profile/overlap.h"
 
 #include <stddef.h>
 
-typedef struct {
-    char rev[48];       /* the commit read, or "worktree" */
-    int files;          /* profile files read */
-    size_t experiments; /* rows of the artefact taken */
-    char skipped[512];  /* files that could not be read (absent blobs, LFS pointers) */
-} psi_abacus_info_t;
+/* What the import read: the public struct of include/pairsight_overlap.h. */
+typedef ps_abacus_info_t psi_abacus_info_t;
 
 /*
  * Read the profiles of data/profile/{A100,mig}/ from repo: a work tree (when

@@ -40,7 +40,8 @@ typedef struct {
 
 typedef struct psi_strpool psi_strpool_t;
 
-typedef struct {
+/* The public ps_overlap_t (include/pairsight_overlap.h) is this struct. */
+typedef struct ps_overlap {
     psi_ov_exp_t *exps; /* in first-seen order */
     size_t n, cap;
     psi_strpool_t *pool;

@@ -15,16 +15,13 @@
 
 #include "simulate/sim.h"
 
-/* Launch and sharing parameters (docs/simulator.md, eq. 13-15). */
-typedef struct {
-    double launch_ns;  /* host time one process spends per kernel launch (eq. 13) */
-    double start_ns;   /* fixed time of one measured run: sends, synchronize, barrier (eq. 15) */
-    double stagger_ns; /* delay of process p's first launch: p x stagger (the parent sends in turn, eq. 13) */
-    double sm_pack;    /* SMs hold co-running grids up to S (1 + sm_pack) SMs of demand before they share (eq. 14);
-                          > -1, negative: co-running costs capacity; a kernel alone is never scaled */
-    double flop_scale; /* share of the twin's compute rate the kernels reach (eq. 16); the caller applies it to
-                          the kernels' flop_eff (overlap_twin.c), psi_sim_mps_run does not read it */
-} sim_mps_params_t;
+/* Launch and sharing parameters (docs/simulator.md, eq. 13-15): the public
+ * ps_mps_params_t of include/pairsight_overlap.h. launch_ns: eq. 13;
+ * start_ns: eq. 15; stagger_ns: the parent sends in turn (eq. 13); sm_pack:
+ * eq. 14, a kernel alone is never scaled; flop_scale: eq. 16, the caller
+ * applies it to the kernels' flop_eff (overlap_twin.c), psi_sim_mps_run does
+ * not read it. */
+typedef ps_mps_params_t sim_mps_params_t;
 
 /* The uncalibrated twin's values: the host-fed twin's 3.8 us a launch, its
  * 1.5 us dispatch cost, no stagger, strict sharing of the SMs. */
