@@ -409,6 +409,112 @@ PS_API int ps_campaign_model_memory(ps_campaign_t *c, const char *model, int bat
  *  @return 0, PS_E_INPUT (nothing measured yet) or PS_E_IO. */
 PS_API int ps_campaign_export(ps_campaign_t *c, const char *ops_path, const char *coexec_path);
 
+/* ======================================================================== */
+/* Collector front end (issue 25: cmd_collect): operator lists, a campaign's  */
+/* metadata and models, shards and their merge                                */
+/* ======================================================================== */
+
+/* An operator list: the GPU work the collector replays for one (model,
+ * batch), one operator a line in its text form (`pairsight collect ops`,
+ * docs/collector.md). Opaque; read it with the calls below. */
+typedef struct ps_oplist ps_oplist_t;
+
+/** What an operator list is of (plain data). */
+typedef struct {
+    char model[64];
+    int batch;
+    int seq_len; /* tokens per sequence of transformers, 0 for CNNs */
+    int n_ops;   /* operators, in launch order */
+} ps_oplist_info_t;
+
+/** The operator list of a built-in model, or of a list registered with
+ *  ps_oplist_register (at its own batch only), at batch; seq_len <= 0 takes
+ *  the model's default (128 tokens). On success *out is the caller's
+ *  (ps_oplist_free); on error it is NULL.
+ *  @return 0, PS_E_ARG (an unknown model lists the known ones; a bad batch
+ *  or seq_len; a registered list's other batch) or PS_E_NOMEM. */
+PS_API int ps_oplist_build(const char *model, int batch, int seq_len, ps_oplist_t **out);
+
+/** Read an operator list in its text form. On success *out is the caller's
+ *  (ps_oplist_free); on error it is NULL.
+ *  @return 0, PS_E_IO (path cannot be read), PS_E_INPUT (path:line:column
+ *  in the message) or PS_E_NOMEM. */
+PS_API int ps_oplist_read(const char *path, ps_oplist_t **out);
+
+/** Write l in its text form to f (not closed).
+ *  @return 0, PS_E_IO (a write failed) or PS_E_ARG (NULL). */
+PS_API int ps_oplist_write(const ps_oplist_t *l, FILE *f);
+
+/** Release a list; NULL is a no-op. @return nothing. */
+PS_API void ps_oplist_free(ps_oplist_t *l);
+
+/** What l is of into *out. @return 0, or PS_E_ARG for a NULL argument. */
+PS_API int ps_oplist_info(const ps_oplist_t *l, ps_oplist_info_t *out);
+
+/** The cost of operator i of l (0-based): floating-point operations into
+ *  *out_flops and bytes moved to and from DRAM at fp16 when nothing stays in
+ *  cache into *out_bytes (either may be NULL). A model of the work, not a
+ *  measurement. @return 0, or PS_E_ARG for i past the last operator or a
+ *  NULL list. */
+PS_API int ps_oplist_op_cost(const ps_oplist_t *l, int i, double *out_flops, double *out_bytes);
+
+/** Whether name is a list registered with ps_oplist_register.
+ *  @return 1 with its batch in *out_batch (may be NULL), or 0 (also for
+ *  NULL). */
+PS_API int ps_oplist_registered(const char *name, int *out_batch);
+
+/** A value of the campaign database's metadata (e.g. "shard": "K/N" in a
+ *  shard's database, "gpu", "seq_len") into buf (size bytes, cut to fit).
+ *  @return 1 when the key is there, 0 when not (buf unchanged), PS_E_ARG
+ *  (NULL), PS_E_IO (SQLite failed reading it) or PS_E_NOMEM. */
+PS_API int ps_campaign_meta_get(ps_campaign_t *c, const char *key, char *buf, size_t size);
+
+/** One model the campaign laid out on its device: its device memory
+ *  (ps_campaign_model_memory) as stored when it was measured. */
+typedef void (*ps_campaign_model_fn)(const char *model, int batch, double weight_bytes, double activation_bytes,
+                                     void *user);
+
+/** Call fn for each model of the campaign database, by model then batch.
+ *  @return 0, PS_E_ARG (NULL), PS_E_IO (SQLite failed) or PS_E_NOMEM. */
+PS_API int ps_campaign_models(ps_campaign_t *c, ps_campaign_model_fn fn, void *user);
+
+/** "K/N" (0 <= K < N) into *index and *count, as
+ *  ps_collect_params_t's shard_index and shard_count.
+ *  @return 0, or PS_E_ARG for anything else. */
+PS_API int ps_collect_shard_parse(const char *s, int *index, int *count);
+
+/** What a merge did (plain data; filled by ps_collect_merge, missing and
+ *  n_missing also by ps_campaign_shards_missing). */
+typedef struct {
+    long tasks_added;             /* tasks that became done in the destination */
+    long rows_added;              /* op, counter and coexec rows copied */
+    long tasks_total, tasks_done; /* of the destination afterwards */
+    long n_missing;               /* shards K/N of a count N it holds that are not merged */
+    char missing[512];            /* the first of them, "1/4, 3/4" ("" none) */
+    long tasks_short;             /* marked done in a source without all their rows */
+    char short_first[256];        /* the first of them ("" none) */
+} ps_collect_merge_stats_t;
+
+/**
+ * Merge the campaign databases src[0..n) (shards, or databases of one
+ * campaign) into dest, created if absent: every task and row of each source
+ * that dest lacks, one transaction per source; a task done in both keeps
+ * dest's rows, so merging a source twice adds nothing. Every source is
+ * checked before any is copied: a refused one stops the merge with nothing
+ * written (a dest it created is removed). *st (caller's) says what was done.
+ * @return 0, PS_E_MISMATCH (a source of another GPU, seq_len or plan),
+ * PS_E_INPUT (a source that is not a campaign database), PS_E_IO (a source
+ * that cannot be read, dest that cannot be written or is locked by another
+ * writer), PS_E_ARG (dest among the sources, n < 1, NULL), PS_E_BACKEND
+ * (SQLite failed copying) or PS_E_NOMEM.
+ */
+PS_API int ps_collect_merge(const char *dest, const char *const *src, int n, ps_collect_merge_stats_t *st);
+
+/** The shards of a campaign that a merged database lacks: st->n_missing
+ *  and st->missing (the other fields are set to 0 and ""); a database of
+ *  no shard lacks none. @return 0, or PS_E_ARG for a NULL argument. */
+PS_API int ps_campaign_shards_missing(ps_campaign_t *c, ps_collect_merge_stats_t *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -859,6 +859,44 @@ PS_API int ps_query_layout_json(char **out);
 PS_API int ps_model_save_mem(const ps_model_t *m, unsigned char **out, size_t *out_len);
 PS_API int ps_model_load_mem(const unsigned char *buf, size_t len, ps_model_t **out);
 
+/* ======================================================================== */
+/* Tables row by row (issue 25: the collector's front end, cmd_collect)      */
+/* ======================================================================== */
+/* Plain rows of workloads.csv and workload_scaling.csv (FORMATS.md), as
+ * ps_colocation_row_t is of colocations.csv. The strings of a row given to
+ * an _append call are copied; those of a row read back are borrowed from
+ * the table. NAN is an empty cell. */
+typedef struct {
+    const char *gpu, *workload;
+    double exclusive_tput;
+    double threads, registers, static_smem;
+    double sm_tput_pct, dram_tput_pct, mem_tput_pct;
+    double sm_busy_pct, mem_busy_pct, memcap_gb;
+    double stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle;
+} ps_workload_row_t;
+
+typedef struct {
+    const char *gpu, *workload;
+    int share_pct;
+    double tput;
+} ps_scaling_row_t;
+
+/** An empty table, to fill row by row and save; release with the matching
+ *  _free. @return it, or NULL when out of memory. */
+PS_API ps_workloads_t *ps_workloads_new(void);
+PS_API ps_scaling_t *ps_scaling_new(void);
+
+/** Appends a copy of *row (its strings copied) to t, unchecked until the
+ *  table is saved or checked. @return 0, PS_E_ARG (NULL) or PS_E_NOMEM. */
+PS_API int ps_workloads_append(ps_workloads_t *t, const ps_workload_row_t *row);
+PS_API int ps_scaling_append(ps_scaling_t *t, const ps_scaling_row_t *row);
+
+/** @return the number of rows of a workload_scaling table (0 for NULL). */
+PS_API size_t ps_scaling_rows(const ps_scaling_t *t);
+/** @return row i of t, borrowed from t (its strings too), or NULL for NULL
+ *  t or i past the last row. */
+PS_API const ps_scaling_row_t *ps_scaling_row(const ps_scaling_t *t, size_t i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOFILE "/nonexistent/pairsight/none.csv"
 #define NOTTABLE "README.md" /* a file that is no table and no model */
@@ -218,6 +219,85 @@ static int outfile_open_arg(void)
     return f ? 999 : rc;
 }
 
+/* Collector front end (cmd_collect) and tables row by row. */
+static int oplist_build_arg(void)
+{
+    ps_oplist_t *l = (ps_oplist_t *)1;
+    int rc = ps_oplist_build("no-such-model", 8, 0, &l);
+    return l ? 999 : rc;
+}
+static int oplist_read_io(void)
+{
+    ps_oplist_t *l = (ps_oplist_t *)1;
+    int rc = ps_oplist_read(NOFILE, &l);
+    return l ? 999 : rc;
+}
+static int oplist_read_input(void)
+{
+    ps_oplist_t *l = (ps_oplist_t *)1;
+    int rc = ps_oplist_read(NOTTABLE, &l);
+    return l ? 999 : rc;
+}
+static int oplist_write_arg(void) { return ps_oplist_write(NULL, stdout); }
+static int oplist_info_arg(void)
+{
+    ps_oplist_info_t info;
+    return ps_oplist_info(NULL, &info);
+}
+static int oplist_op_cost_arg(void)
+{
+    ps_oplist_t *l = NULL;
+    int rc = ps_oplist_build("resnet50", 8, 0, &l);
+    if (rc == 0) {
+        ps_oplist_info_t info;
+        double f = 0, b = 0;
+        rc = ps_oplist_info(l, &info) == 0 && ps_oplist_op_cost(l, 0, &f, &b) == 0 && f > 0 && b > 0
+                 ? ps_oplist_op_cost(l, info.n_ops, &f, &b)
+                 : 999;
+    }
+    ps_oplist_free(l);
+    return rc;
+}
+static int campaign_meta_get_arg(void)
+{
+    char buf[8];
+    return ps_campaign_meta_get(NULL, "shard", buf, sizeof buf);
+}
+static int campaign_models_arg(void) { return ps_campaign_models(NULL, NULL, NULL); }
+static int shard_parse_arg(void)
+{
+    int k = 0, n = 0;
+    return ps_collect_shard_parse("3/2", &k, &n);
+}
+static char MERGE_DEST[64];
+static int merge_arg(void)
+{
+    ps_collect_merge_stats_t st;
+    const char *src[] = {NOFILE};
+    return ps_collect_merge(MERGE_DEST, src, 0, &st);
+}
+static int merge_io(void)
+{
+    ps_collect_merge_stats_t st;
+    const char *src[] = {NOFILE};
+    return ps_collect_merge(MERGE_DEST, src, 1, &st);
+}
+static int merge_input(void)
+{
+    ps_collect_merge_stats_t st;
+    const char *src[] = {NOTTABLE};
+    int rc = ps_collect_merge(MERGE_DEST, src, 1, &st);
+    FILE *f = fopen(MERGE_DEST, "r"); /* a dest it created is removed */
+    if (f)
+        fclose(f);
+    return f ? 999 : rc;
+}
+static int shards_missing_arg(void)
+{
+    ps_collect_merge_stats_t st;
+    return ps_campaign_shards_missing(NULL, &st);
+}
+
 static void quiet(ps_log_level_t level, const char *msg, void *user)
 {
     (void)level;
@@ -416,6 +496,19 @@ static const row_t rows[] = {
     {"ps_ovt_load", "folder cannot be read", ovt_load_io, PS_E_IO},
     {"ps_ovt_score", "NULL twin", ovt_score_arg, PS_E_ARG},
     {"ps_ovt_calibrate", "NULL twin", ovt_calibrate_arg, PS_E_ARG},
+    {"ps_oplist_build", "unknown model", oplist_build_arg, PS_E_ARG},
+    {"ps_oplist_read", "path cannot be read", oplist_read_io, PS_E_IO},
+    {"ps_oplist_read", "not an operator list", oplist_read_input, PS_E_INPUT},
+    {"ps_oplist_write", "NULL list", oplist_write_arg, PS_E_ARG},
+    {"ps_oplist_info", "NULL list", oplist_info_arg, PS_E_ARG},
+    {"ps_oplist_op_cost", "past the last operator", oplist_op_cost_arg, PS_E_ARG},
+    {"ps_campaign_meta_get", "NULL campaign", campaign_meta_get_arg, PS_E_ARG},
+    {"ps_campaign_models", "NULL campaign", campaign_models_arg, PS_E_ARG},
+    {"ps_collect_shard_parse", "K >= N", shard_parse_arg, PS_E_ARG},
+    {"ps_collect_merge", "no sources", merge_arg, PS_E_ARG},
+    {"ps_collect_merge", "a source cannot be read", merge_io, PS_E_IO},
+    {"ps_collect_merge", "a source not a campaign", merge_input, PS_E_INPUT},
+    {"ps_campaign_shards_missing", "NULL campaign", shards_missing_arg, PS_E_ARG},
 };
 
 static int setup(void)
@@ -443,6 +536,7 @@ static int setup(void)
 int main(void)
 {
     ps_log_set(quiet, NULL);
+    snprintf(MERGE_DEST, sizeof MERGE_DEST, "/tmp/pairsight_api_errors_%ld.db", (long)getpid());
     if (setup() != PS_OK) {
         fprintf(stderr, "test_api_errors: setup: %s\n", ps_last_error());
         return 1;

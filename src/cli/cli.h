@@ -116,6 +116,11 @@ int cmd_collect(int argc, char **argv);
 int cmd_collect_twin(int argc, char **argv);
 int cmd_collect_score(int argc, char **argv);
 int cmd_collect_fixed_cost(int argc, char **argv);
+/* collect info (the device of p's backend; model's device memory at batch
+ * when model is given) and collect ops (model's operator list at batch and
+ * seq_len, or a summary of the list in file) (cmd_collect_info.c). */
+int cli_collect_info(const ps_collect_params_t *p, const char *model, int batch, int json);
+int cli_collect_ops(const char *file, const char *model, int batch, int seq_len, int json);
 int cmd_model(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_plan(int argc, char **argv);

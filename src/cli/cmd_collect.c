@@ -3,12 +3,6 @@
  * campaign database, and export ops.csv and coexec.csv. */
 #include "cli/cli.h"
 
-#include "profile/oplist.h"
-#include "collect/shard.h"
-#include "collect/store.h"
-#include "common/common.h"
-#include "profile/tables.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -23,6 +17,7 @@
 #define MAX_TPCS 512
 #define MAX_JOBS 16
 #define MAX_DEVICES 64
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 typedef struct {
     const char *action, *db, *model, *ops_path, *coexec_path, *file;
@@ -91,7 +86,7 @@ static int parse_tpcs_in(char *buf, int *out, int *n)
 /* A copy of s of its own size: a long list is never cut. */
 static int parse_tpcs(const char *s, int *out, int *n)
 {
-    char *buf = psi_strdup(s);
+    char *buf = strdup(s);
     int rc = buf ? parse_tpcs_in(buf, out, n) : -1;
     free(buf);
     return rc;
@@ -130,7 +125,7 @@ static int parse_jobs_in(char *buf, opts_t *o)
 
 static int parse_jobs(const char *s, opts_t *o)
 {
-    char *buf = psi_strdup(s);
+    char *buf = strdup(s);
     int rc = buf ? parse_jobs_in(buf, o) : -1;
     free(buf);
     return rc;
@@ -188,7 +183,7 @@ static int fn_jobs(const char *v, void *dest) { return parse_jobs(v, dest); }
 static int fn_shard(const char *v, void *dest)
 {
     opts_t *o = dest;
-    return psi_shard_parse(v, &o->p.shard_index, &o->p.shard_count);
+    return ps_collect_shard_parse(v, &o->p.shard_index, &o->p.shard_count);
 }
 
 static int fn_devices(const char *v, void *dest)
@@ -320,101 +315,9 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
     memcpy(t, all, (n < cap ? n : cap) * sizeof *t);
 }
 
-static int act_info(opts_t *o)
-{
-    ps_campaign_t *c = NULL;
-    ps_collect_device_t d;
-    /* An in-memory database: info touches no file. */
-    if (ps_campaign_open(":memory:", &o->p, &c) != 0)
-        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    ps_campaign_device(c, &d);
-    int valid[MAX_TPCS];
-    int n = ps_collect_valid_tpcs(&d, valid, MAX_TPCS);
-    double wb = 0, ab = 0;
-    if (o->model && ps_campaign_model_memory(c, o->model, o->batch, &wb, &ab) != 0) {
-        ps_campaign_free(c);
-        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    }
-    if (o->json) {
-        cJSON *j = cli_json_new("collect-info", 1);
-        char cc[32];
-        snprintf(cc, sizeof cc, "%d.%d", d.cc_major, d.cc_minor);
-        cJSON_AddStringToObject(j, "gpu", d.gpu);
-        cJSON_AddNumberToObject(j, "sm_count", d.sm_count);
-        cJSON_AddNumberToObject(j, "tpc_count", d.tpc_count);
-        cJSON_AddNumberToObject(j, "min_partition_sms", d.min_partition_sms);
-        cJSON_AddNumberToObject(j, "sm_alignment", d.sm_alignment);
-        cJSON_AddStringToObject(j, "compute_capability", cc);
-        cJSON *v = cJSON_AddArrayToObject(j, "valid_tpcs");
-        for (int i = 0; i < n && i < MAX_TPCS; i++)
-            cJSON_AddItemToArray(v, cJSON_CreateNumber(valid[i]));
-        cJSON_AddStringToObject(j, "mechanism", d.mechanism ? d.mechanism : "");
-        cJSON_AddNumberToObject(j, "sm_clock_mhz", d.sm_clock_mhz);
-        cJSON_AddNumberToObject(j, "sm_clock_max_mhz", d.sm_clock_max_mhz);
-        cJSON_AddNumberToObject(j, "exec_sms", d.exec_sms);
-        if (o->model) {
-            cJSON_AddNumberToObject(j, "weight_bytes", wb);
-            cJSON_AddNumberToObject(j, "activation_bytes", ab);
-        }
-        cli_json_print(j, stdout);
-    } else {
-        printf("gpu                %s (compute capability %d.%d)\n", d.gpu, d.cc_major, d.cc_minor);
-        printf("SMs                %d (%d TPCs)\n", d.sm_count, d.tpc_count);
-        printf("green contexts     at least %d SMs, in multiples of %d\n", d.min_partition_sms, d.sm_alignment);
-        printf("valid TPC counts  ");
-        for (int i = 0; i < n && i < MAX_TPCS; i++)
-            printf(" %d", valid[i]);
-        printf("\n");
-        printf("SM split by        %s\n", d.mechanism ? d.mechanism : "?");
-        if (isnan(d.sm_clock_mhz))
-            printf("SM clock           unknown (no NVML)\n");
-        else
-            printf("SM clock           %.0f MHz now, %.0f MHz at most\n", d.sm_clock_mhz, d.sm_clock_max_mhz);
-        if (d.exec_sms != d.sm_count)
-            printf("this process       may use %d of the %d SMs (MPS active thread percentage)\n", d.exec_sms,
-                   d.sm_count);
-        if (o->model)
-            printf("device memory      %s at batch %d: %.1f MB of weights, %.1f MB of activations (every\n"
-                   "                   operator its own weights and output)\n",
-                   o->model, o->batch, wb * 1e-6, ab * 1e-6);
-    }
-    ps_campaign_free(c);
-    return CLI_OK;
-}
+static int act_info(opts_t *o) { return cli_collect_info(&o->p, o->model, o->batch, o->json); }
 
-static int act_ops(opts_t *o)
-{
-    psi_oplist_t *l = NULL;
-    int rc;
-    if (o->file)
-        rc = psi_oplist_read(o->file, &l);
-    else if (!o->model)
-        return cli_fail(CLI_USAGE, CMD, "ops needs --model or --file");
-    else
-        rc = psi_zoo_build(o->model, o->batch, o->p.seq_len, &l);
-    if (rc)
-        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    double flops = 0, bytes = 0;
-    for (int i = 0; i < l->n; i++) {
-        flops += psi_op_flops(&l->ops[i]);
-        bytes += psi_op_bytes(&l->ops[i]);
-    }
-    if (o->json) {
-        cJSON *j = cli_json_new("collect-ops", 1);
-        cJSON_AddStringToObject(j, "model", l->model);
-        cJSON_AddNumberToObject(j, "batch", l->batch);
-        cJSON_AddNumberToObject(j, "seq_len", l->seq_len);
-        cJSON_AddNumberToObject(j, "ops", l->n);
-        cJSON_AddNumberToObject(j, "gflops", flops * 1e-9);
-        cJSON_AddNumberToObject(j, "gbytes", bytes * 1e-9);
-        cli_json_print(j, stdout);
-    } else if (o->file)
-        printf("%s: %d operators, %.4g GFLOP, %.4g GB at fp16\n", o->file, l->n, flops * 1e-9, bytes * 1e-9);
-    else
-        psi_oplist_write(l, stdout);
-    psi_oplist_free(l);
-    return CLI_OK;
-}
+static int act_ops(opts_t *o) { return cli_collect_ops(o->file, o->model, o->batch, o->p.seq_len, o->json); }
 
 static void model_text(const char *model, int batch, double w, double a, void *user)
 {
@@ -441,10 +344,10 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     /* A shard's database plans only its tasks, and merged shards only
      * theirs: which shard it is, or which are missing, tells the rest. */
     char shard[64] = "";
-    shard_merge_stats_t ms;
-    if (psi_store_meta_get(psi_campaign_store(c), "shard", shard, sizeof shard) < 0)
+    ps_collect_merge_stats_t ms;
+    if (ps_campaign_meta_get(c, "shard", shard, sizeof shard) < 0)
         shard[0] = '\0';
-    psi_shard_missing(psi_campaign_store(c), &ms);
+    ps_campaign_shards_missing(c, &ms);
     if (shard[0])
         ms.n_missing = 0; /* a shard's own database: its line says so */
     if (o->json) {
@@ -467,7 +370,7 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
             cJSON_AddNullToObject(j, "shard");
         cJSON_AddNumberToObject(j, "shards_missing", (double)ms.n_missing);
         cJSON *m = cJSON_AddArrayToObject(j, "models");
-        if (psi_store_models(psi_campaign_store(c), model_json, m) != 0) {
+        if (ps_campaign_models(c, model_json, m) != 0) {
             cJSON_Delete(j);
             return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
         }
@@ -486,7 +389,7 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
         if (!isnan(s.clock_min_mhz))
             printf("  SM clock: campaign %.0f MHz, runs %.0f-%.0f MHz, %ld runs refused for their clock\n",
                    s.sm_clock_mhz, s.clock_min_mhz, s.clock_max_mhz, s.clock_refused);
-        if (psi_store_models(psi_campaign_store(c), model_text, NULL) != 0)
+        if (ps_campaign_models(c, model_text, NULL) != 0)
             return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     }
     return CLI_OK;
@@ -499,19 +402,26 @@ static void workload_id(const char *model, int batch, char *out, size_t size)
 }
 
 /* The workload's row of workloads.csv (its throughput alone at 100%; the
- * counters unmeasured), added and saved unless it is there already. */
-static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, const char *wid, double tput100)
+ * counters unmeasured), added and saved unless it is there already (then
+ * PS_E_INPUT with the message in err, err_size bytes). */
+static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, const char *wid, double tput100,
+                        char *err, size_t err_size)
 {
-    psi_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
+    ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
     double *opt[] = {
         &w.threads,           &w.registers,         &w.static_smem,  &w.sm_tput_pct, &w.dram_tput_pct,
         &w.mem_tput_pct,      &w.sm_busy_pct,       &w.mem_busy_pct, &w.memcap_gb,   &w.stall_long_scoreboard,
         &w.stall_lg_throttle, &w.stall_mio_throttle};
-    for (size_t i = 0; i < PS_ARRAY_LEN(opt); i++)
+    for (size_t i = 0; i < LEN(opt); i++)
         *opt[i] = NAN;
-    for (size_t i = 0; i < wl->n; i++)
-        if (strcmp(wl->rows[i].gpu, gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
-            return psi_error(PS_E_INPUT, "%s already has %s on %s", o->workloads_path, wid, gpu);
+    for (size_t i = 0; i < ps_workloads_rows(wl); i++) {
+        const char *g = NULL, *wk = NULL;
+        ps_workloads_key(wl, i, &g, &wk);
+        if (strcmp(g, gpu) == 0 && strcmp(wk, wid) == 0) {
+            snprintf(err, err_size, "%s already has %s on %s", o->workloads_path, wid, gpu);
+            return PS_E_INPUT;
+        }
+    }
     int rc = ps_workloads_append(wl, &w);
     return rc == 0 ? ps_workloads_save(wl, o->workloads_path) : rc;
 }
@@ -525,20 +435,24 @@ static int interrupted_run(const opts_t *o, const ps_scaling_t *sc, const ps_wor
 {
     int have = 0;
     for (int k = 0; k < o->n_shares; k++)
-        for (size_t i = 0; i < sc->n; i++)
-            if (strcmp(sc->rows[i].workload, wid) == 0 && sc->rows[i].share_pct == o->shares[k] &&
-                (!*gpu || strcmp(*gpu, sc->rows[i].gpu) == 0)) {
-                *gpu = sc->rows[i].gpu;
+        for (size_t i = 0; i < ps_scaling_rows(sc); i++) {
+            const ps_scaling_row_t *r = ps_scaling_row(sc, i);
+            if (strcmp(r->workload, wid) == 0 && r->share_pct == o->shares[k] && (!*gpu || strcmp(*gpu, r->gpu) == 0)) {
+                *gpu = r->gpu;
                 have++;
                 if (o->shares[k] == 100)
-                    *tput100 = sc->rows[i].tput;
+                    *tput100 = r->tput;
                 break;
             }
+        }
     if (have != o->n_shares || isnan(*tput100))
         return 0;
-    for (size_t i = 0; i < wl->n; i++)
-        if (strcmp(wl->rows[i].gpu, *gpu) == 0 && strcmp(wl->rows[i].workload, wid) == 0)
+    for (size_t i = 0; i < ps_workloads_rows(wl); i++) {
+        const char *g = NULL, *wk = NULL;
+        ps_workloads_key(wl, i, &g, &wk);
+        if (strcmp(g, *gpu) == 0 && strcmp(wk, wid) == 0)
             return 0;
+    }
     return 1;
 }
 
@@ -548,7 +462,7 @@ static int act_scaling(opts_t *o)
         return cli_fail(CLI_USAGE, CMD, "scaling needs --model");
     ps_scaling_t *sc = NULL;
     ps_workloads_t *wl = NULL;
-    char gpu[PS_GPU_NAME_MAX] = "", wid[96];
+    char gpu[PS_GPU_NAME_MAX] = "", wid[96], err[1024] = ""; /* err: a message of ours, else ps_last_error */
     workload_id(o->model, o->batch, wid, sizeof wid);
     /* Read-modify-write of two CSVs: a second collector waits for the first,
      * then adds to what it wrote (rows were lost when both ran at once). */
@@ -571,10 +485,12 @@ static int act_scaling(opts_t *o)
     int resume = rc == 0 && interrupted_run(o, sc, wl, wid, &have_gpu, &tput100);
     if (resume) {
         snprintf(gpu, sizeof gpu, "%s", have_gpu);
-        psi_log(PS_LOG_WARN,
-                "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
-                "writing %s only",
-                o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
+        char msg[1024]; /* as the library's log line was: cut at 1,023 bytes */
+        snprintf(msg, sizeof msg,
+                 "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
+                 "writing %s only",
+                 o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
+        fprintf(stderr, "pairsight: warning: %s\n", msg);
     } else {
         tput100 = NAN;
     }
@@ -584,11 +500,14 @@ static int act_scaling(opts_t *o)
         int sms = 0;
         cli_progress(o->quiet, "scaling", k, o->n_shares);
         rc = ps_collect_mps_run_sms(&o->p, &job, 1, o->seconds, &t, gpu, sizeof gpu, &sms);
-        for (size_t i = 0; rc == 0 && i < sc->n; i++)
-            if (strcmp(sc->rows[i].gpu, gpu) == 0 && strcmp(sc->rows[i].workload, wid) == 0 &&
-                sc->rows[i].share_pct == o->shares[k])
-                rc = psi_error(PS_E_INPUT, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
-        psi_scaling_row_t row = {gpu, wid, o->shares[k], t};
+        for (size_t i = 0; rc == 0 && i < ps_scaling_rows(sc); i++) {
+            const ps_scaling_row_t *r = ps_scaling_row(sc, i);
+            if (strcmp(r->gpu, gpu) == 0 && strcmp(r->workload, wid) == 0 && r->share_pct == o->shares[k]) {
+                snprintf(err, sizeof err, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
+                rc = PS_E_INPUT;
+            }
+        }
+        ps_scaling_row_t row = {gpu, wid, o->shares[k], t};
         if (rc == 0)
             rc = ps_scaling_append(sc, &row);
         if (rc == 0 && o->shares[k] == 100)
@@ -600,7 +519,7 @@ static int act_scaling(opts_t *o)
     if (rc == 0 && !resume)
         rc = ps_scaling_save(sc, o->scaling_path);
     if (rc == 0 && !isnan(tput100))
-        rc = add_workload(o, wl, gpu, wid, tput100);
+        rc = add_workload(o, wl, gpu, wid, tput100, err, sizeof err);
     if (rc == 0 && o->json) {
         cJSON *j = cli_json_new("collect-scaling", 1);
         cJSON_AddStringToObject(j, "gpu", gpu);
@@ -610,7 +529,7 @@ static int act_scaling(opts_t *o)
     }
     ps_scaling_free(sc);
     ps_workloads_free(wl);
-    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", err[0] ? err : ps_last_error()) : CLI_OK;
 }
 
 static int act_colocate(opts_t *o)
@@ -633,19 +552,23 @@ static int act_colocate(opts_t *o)
         return CLI_BAD_INPUT;
     ps_colocations_t *t = NULL;
     int rc = 0;
+    char err[1024] = ""; /* a message of ours, else ps_last_error */
     if (access(o->colocations_path, F_OK) == 0)
         rc = ps_colocations_load(o->colocations_path, &t);
     else if (!(t = ps_colocations_new()))
         rc = PS_E_NOMEM;
-    for (size_t i = 0; rc == 0 && i < t->n; i++)
-        if (strcmp(t->rows[i].colocation, cid) == 0)
-            rc = psi_error(PS_E_INPUT, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
+    for (size_t i = 0; rc == 0 && i < ps_colocations_rows(t); i++) {
+        if (strcmp(ps_colocations_row(t, i)->colocation, cid) == 0) {
+            snprintf(err, sizeof err, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
+            rc = PS_E_INPUT;
+        }
+    }
     double tput[MAX_JOBS];
     int sms[MAX_JOBS] = {0};
     if (rc == 0)
         rc = ps_collect_mps_run_sms(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sizeof gpu, sms);
     for (int k = 0; k < o->n_jobs && rc == 0; k++) {
-        psi_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
+        ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
         rc = ps_colocations_append(t, &row);
         if (rc == 0 && !o->json)
             printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct, sms[k],
@@ -663,7 +586,7 @@ static int act_colocate(opts_t *o)
         cli_json_print(j, stdout);
     }
     ps_colocations_free(t);
-    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", err[0] ? err : ps_last_error()) : CLI_OK;
 }
 
 /* The profile, counters, coexec, status and export actions on o->db; a
@@ -737,8 +660,8 @@ static int act_merge(opts_t *o)
 {
     if (o->n_pos < 1)
         return cli_fail(CLI_USAGE, CMD, "merge needs the databases to merge: collect merge A.db B.db ... --db ALL.db");
-    shard_merge_stats_t st;
-    if (psi_shard_merge(o->db, (const char *const *)o->pos, o->n_pos, &st) != 0)
+    ps_collect_merge_stats_t st;
+    if (ps_collect_merge(o->db, (const char *const *)o->pos, o->n_pos, &st) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
     if (o->json) {
         cJSON *j = cli_json_new("collect-merge", 1);
@@ -779,8 +702,8 @@ static int run_devices(opts_t *o)
     if (ok != CLI_OK)
         return ok;
     int n = o->n_devices;
-    char(*dbs)[1024] = psi_calloc((size_t)n, sizeof *dbs);
-    pid_t *pid = psi_calloc((size_t)n, sizeof *pid);
+    char(*dbs)[1024] = calloc(n > 0 ? (size_t)n : 1, sizeof *dbs);
+    pid_t *pid = calloc(n > 0 ? (size_t)n : 1, sizeof *pid);
     if (!dbs || !pid) {
         free(dbs);
         free(pid);
@@ -827,11 +750,11 @@ static int run_devices(opts_t *o)
     }
     int rc = CLI_BAD_INPUT;
     if (!failed) {
-        const char **src = psi_calloc((size_t)n, sizeof *src);
-        shard_merge_stats_t st;
+        const char **src = calloc(n > 0 ? (size_t)n : 1, sizeof *src);
+        ps_collect_merge_stats_t st;
         for (int k = 0; src && k < n; k++)
             src[k] = dbs[k];
-        if (src && psi_shard_merge(o->db, src, n, &st) == 0) {
+        if (src && ps_collect_merge(o->db, src, n, &st) == 0) {
             opts_t s = *o;
             s.action = "status";
             rc = run_campaign(&s, 1);
@@ -856,9 +779,9 @@ static int use_oplists(opts_t *o)
         if (!o->model && strcmp(o->action, "coexec") != 0)
             o->model = first;
     }
-    const psi_oplist_t *u = psi_oplist_user(o->model);
+    int own = 8;
     if (o->batch == 0)
-        o->batch = u ? u->batch : 8;
+        o->batch = ps_oplist_registered(o->model, &own) ? own : 8;
     return CLI_OK;
 }
 
@@ -912,7 +835,7 @@ static const action_t actions[] = {
 /* The row of action name; NULL when there is none. */
 static const action_t *find_action(const char *name)
 {
-    for (size_t i = 0; name && i < PS_ARRAY_LEN(actions); i++)
+    for (size_t i = 0; name && i < LEN(actions); i++)
         if (strcmp(name, actions[i].name) == 0)
             return &actions[i];
     return NULL;
@@ -931,7 +854,7 @@ static int parse_args(int argc, char **argv, const action_t *a, opts_t *o, int *
                                   "Results go to a SQLite campaign database one task at a time; run the same\n"
                                   "command again after a crash or kill and it resumes where it stopped.\n\n"
                                   "actions:\n");
-    for (size_t i = 0; i < PS_ARRAY_LEN(actions) && len < sizeof about; i++)
+    for (size_t i = 0; i < LEN(actions) && len < sizeof about; i++)
         if (!a || a == &actions[i])
             len += (size_t)snprintf(about + len, sizeof about - len, "  %-10s %s\n", actions[i].name, actions[i].about);
     cli_spec_t spec = {.cmd = CMD,
@@ -950,10 +873,10 @@ static int parse_args(int argc, char **argv, const action_t *a, opts_t *o, int *
     }
     o->action = argv[1];
     if (!a) {
-        const char *names[PS_ARRAY_LEN(actions)];
-        for (size_t i = 0; i < PS_ARRAY_LEN(actions); i++)
+        const char *names[LEN(actions)];
+        for (size_t i = 0; i < LEN(actions); i++)
             names[i] = actions[i].name;
-        const char *near = cli_nearest(o->action, names, PS_ARRAY_LEN(actions));
+        const char *near = cli_nearest(o->action, names, LEN(actions));
         *code = cli_fail(CLI_USAGE, CMD, "unknown action '%s'%s%s%s (see pairsight collect --help)", o->action,
                          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return 1;

@@ -24,15 +24,8 @@ int psi_shard_pin_profile(psi_store_t *s, const ps_collect_params_t *p, const ch
                           int n);
 int psi_shard_pin_coexec(psi_store_t *s, const ps_collect_params_t *p, const ps_coexec_plan_t *plan);
 
-typedef struct {
-    long tasks_added;             /* tasks that became done in the destination */
-    long rows_added;              /* op, counter and coexec rows copied */
-    long tasks_total, tasks_done; /* of the destination afterwards */
-    long n_missing;               /* shards K/N of a count N it holds that are not merged */
-    char missing[512];            /* the first of them, "1/4, 3/4" ("" none) */
-    long tasks_short;             /* marked done in a source without all their rows */
-    char short_first[256];        /* the first of them ("" none) */
-} shard_merge_stats_t;
+/* What a merge did: public as ps_collect_merge_stats_t (pairsight_collect.h). */
+typedef ps_collect_merge_stats_t shard_merge_stats_t;
 
 /* Merges the campaign databases src[0..n) into dest (created if absent):
  * every task and row of each source that dest lacks, in one transaction per

@@ -64,8 +64,7 @@ int psi_store_step_once(psi_store_t *s, sqlite3_stmt *st, const char *what);
 int psi_store_put_clock(psi_store_t *s, const char *task, int run, double sm_mhz, int refused);
 int psi_store_put_model(psi_store_t *s, const char *gpu, const char *model, int batch, double weight_bytes,
                         double activation_bytes);
-typedef void (*psi_store_model_fn)(const char *model, int batch, double weight_bytes, double activation_bytes,
-                                   void *user);
+typedef ps_campaign_model_fn psi_store_model_fn; /* public (pairsight_collect.h) */
 int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user);
 int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out);
 

@@ -79,7 +79,8 @@ typedef struct {
     long long params; /* learned parameters it reads (`params=`, optional; 0 = none or unknown) */
 } psi_opdesc_t;
 
-typedef struct {
+/* struct ps_oplist: ps_oplist_t of the public API (pairsight_collect.h). */
+typedef struct ps_oplist {
     char model[64];
     int batch;
     int seq_len; /* tokens per sequence for transformers, 0 for CNNs */

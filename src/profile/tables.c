@@ -275,11 +275,14 @@ size_t ps_ops_rows(const ps_ops_t *t) { return t ? t->n : 0; }
 size_t ps_coexec_rows(const ps_coexec_t *t) { return t ? t->n : 0; }
 size_t ps_workloads_rows(const ps_workloads_t *t) { return t ? t->n : 0; }
 size_t ps_colocations_rows(const ps_colocations_t *t) { return t ? t->n : 0; }
+size_t ps_scaling_rows(const ps_scaling_t *t) { return t ? t->n : 0; }
 
 const ps_colocation_row_t *ps_colocations_row(const ps_colocations_t *t, size_t i)
 {
     return t && i < t->n ? &t->rows[i] : NULL;
 }
+
+const ps_scaling_row_t *ps_scaling_row(const ps_scaling_t *t, size_t i) { return t && i < t->n ? &t->rows[i] : NULL; }
 
 /* ------------------------------------------------------------------------ */
 /* ops.csv: keys, operator indices, groups                                   */

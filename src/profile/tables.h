@@ -114,14 +114,7 @@ int ps_coexec_append(ps_coexec_t *t, const psi_coexec_row_t *row);
 
 /* ---- workloads.csv ---- */
 
-typedef struct {
-    const char *gpu, *workload;
-    double exclusive_tput;
-    double threads, registers, static_smem;
-    double sm_tput_pct, dram_tput_pct, mem_tput_pct;
-    double sm_busy_pct, mem_busy_pct, memcap_gb;
-    double stall_long_scoreboard, stall_lg_throttle, stall_mio_throttle;
-} psi_workload_row_t;
+typedef ps_workload_row_t psi_workload_row_t; /* public (pairsight_core.h) */
 
 struct ps_workloads {
     psi_workload_row_t *rows;
@@ -129,16 +122,11 @@ struct ps_workloads {
     psi_strpool_t *pool;
 };
 
-ps_workloads_t *ps_workloads_new(void);
-int ps_workloads_append(ps_workloads_t *t, const psi_workload_row_t *row);
+/* _new and _append: pairsight_core.h */
 
 /* ---- workload_scaling.csv ---- */
 
-typedef struct {
-    const char *gpu, *workload;
-    int share_pct;
-    double tput;
-} psi_scaling_row_t;
+typedef ps_scaling_row_t psi_scaling_row_t; /* public (pairsight_core.h) */
 
 struct ps_scaling {
     psi_scaling_row_t *rows;
@@ -146,8 +134,7 @@ struct ps_scaling {
     psi_strpool_t *pool;
 };
 
-ps_scaling_t *ps_scaling_new(void);
-int ps_scaling_append(ps_scaling_t *t, const psi_scaling_row_t *row);
+/* _new and _append: pairsight_core.h */
 
 /* ---- colocations.csv ---- */
 
