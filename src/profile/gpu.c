@@ -38,6 +38,7 @@
  *         A100 7219, H100 8986 GB/s); H200 taken equal to H100 (same die).
  */
 #include "profile/gpu.h"
+#include "pairsight.h"
 
 #include <string.h>
 #include <strings.h>
