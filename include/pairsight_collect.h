@@ -515,6 +515,53 @@ PS_API int ps_collect_merge(const char *dest, const char *const *src, int n, ps_
  *  no shard lacks none. @return 0, or PS_E_ARG for a NULL argument. */
 PS_API int ps_campaign_shards_missing(ps_campaign_t *c, ps_collect_merge_stats_t *st);
 
+/* ======================================================================== */
+/* Operator lists, the twin's calls and the ops format (src/profile,         */
+/* src/simulate): cli simulate, import --tpcs-from twin, collect twin        */
+/* ======================================================================== */
+
+/** @return the name of built-in model i of the simulator (0, 1, ... in the
+ *  order of `pairsight simulate --list`), or NULL past the last one; static. */
+PS_API const char *ps_sim_model_name(size_t i);
+
+/** Derive the kernels of the rows of a measured profile (one GPU, one TPC
+ *  count: the whole GPU) and write them to f as the initializer lines of
+ *  data/orion_kernels.inc (`pairsight simulate --derive`). gpu names the GPU
+ *  of the rows in the catalog (e.g. "V100-SXM2-16GB").
+ *  @return 0, PS_E_ARG (a NULL argument, a GPU outside the catalog), PS_E_INPUT
+ *  (a row the twin cannot fit) or PS_E_IO (writing f failed). */
+PS_API int ps_sim_derive_write(const ps_ops_t *ops, const char *gpu, FILE *f);
+
+/* The twin's prediction for one segment pair and split. */
+typedef struct {
+    double hp_ns, lp_ns;           /* co-execution, with the dispatch cost (eq. 9), no noise */
+    double hp_solo_ns, lp_solo_ns; /* standalone sums at each side's TPCs */
+} ps_twin_pred_t;
+
+/** The twin's prediction for each of q[0..n) (the key columns of coexec.csv
+ *  rows; segments index the collector's operator lists at seq_len tokens)
+ *  on gpu (a catalog name or alias) into the caller's out[0..n).
+ *  @return 0, PS_E_ARG (NULL argument, unknown GPU or model, seq_len < 1, a
+ *  segment outside its model) or PS_E_NOMEM. */
+PS_API int ps_sim_twin_predict(const char *gpu, int seq_len, const ps_coexec_row_t *q, size_t n, ps_twin_pred_t *out);
+
+/** One trace of model at batch, measured at traced TPCs (one row per
+ *  kernel, in launch order), into ops with one row per operator of l at
+ *  each of at[0..n_at) TPC counts: measured durations at traced, elsewhere
+ *  measured x the twin's ratio for the operator, marked source=twin-ratio
+ *  (docs/profile.md). *out is a new table (ps_ops_free).
+ *  @return 0, PS_E_ARG (a NULL argument, n_at < 1), PS_E_MISMATCH (a kernel
+ *  that fits no operator of l), PS_E_INPUT or PS_E_NOMEM. */
+PS_API int ps_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int traced, const ps_oplist_t *l,
+                             const int *at, int n_at, ps_ops_t **out);
+
+/** The `ops` import format: the measured rows (no source) of p->model at
+ *  p->batch and p->tpcs TPCs of the ops.csv at path, as a new table *out
+ *  (ps_ops_free); *info receives the counts, the GPU and format "ops.csv".
+ *  @return 0, PS_E_ARG (NULL argument), PS_E_INPUT (an unreadable table,
+ *  or no such rows), PS_E_NOMEM. */
+PS_API int ps_import_ops(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -897,6 +897,82 @@ PS_API size_t ps_scaling_rows(const ps_scaling_t *t);
  *  t or i past the last row. */
 PS_API const ps_scaling_row_t *ps_scaling_row(const ps_scaling_t *t, size_t i);
 
+/* ======================================================================== */
+/* GPU catalog, table rows and CSV reading (src/profile): cli simulate,      */
+/* import and collect                                                        */
+/* ======================================================================== */
+
+/* A GPU of the catalog the simulator and the other stages know (published
+ * figures; `pairsight simulate --list`). The strings are static. */
+typedef struct {
+    const char *name;     /* as written in ops.csv/coexec.csv, e.g. "A100-SXM4-40GB" */
+    const char *alias;    /* the first lower-case short name ("a100"), NULL if none */
+    int sms;              /* streaming multiprocessors enabled on the product */
+    int tpcs;             /* texture processing clusters = sms / 2: the unit of an SM split */
+    double clock_ghz;     /* boost clock */
+    double tensor_tflops; /* dense FP16/BF16 tensor-core peak */
+    double fp32_tflops;   /* FP32 CUDA-core peak */
+    double dram_gbs;      /* DRAM peak bandwidth, GB/s */
+    double l2_mb;         /* L2 cache size, MiB */
+} ps_gpu_info_t;
+
+/** The GPU whose name or alias equals name_or_alias (case-insensitive:
+ *  "A100-SXM4-40GB", "a100", "h100", ...) into *out.
+ *  @return 0, or PS_E_ARG for a NULL argument or a GPU the catalog does not
+ *  know. */
+PS_API int ps_gpu_find(const char *name_or_alias, ps_gpu_info_t *out);
+/** @return the number of GPUs in the catalog. */
+PS_API size_t ps_gpu_count(void);
+/** GPU i (0 <= i < ps_gpu_count(), catalog order) into *out.
+ *  @return 0, or PS_E_ARG when i is out of range or out is NULL. */
+PS_API int ps_gpu_at(size_t i, ps_gpu_info_t *out);
+
+/* One row of coexec.csv (FORMATS.md). The strings belong to the table the
+ * row was read from and live as long as it. */
+typedef struct {
+    const char *experiment, *gpu;
+    const char *hp_model;
+    int hp_batch, hp_start, hp_len;
+    const char *lp_model;
+    int lp_batch, lp_start, lp_len;
+    int hp_tpcs, lp_tpcs;
+    double hp_ns, lp_ns;
+    const char *mechanism; /* NULL when empty */
+} ps_coexec_row_t;
+
+/** Row i (0-based) of t into *out. @return 0, or PS_E_ARG for a NULL
+ *  argument or i >= ps_coexec_rows(t). */
+PS_API int ps_coexec_row(const ps_coexec_t *t, size_t i, ps_coexec_row_t *out);
+
+/** The standalone time of operators [start, start + len) of (gpu, model,
+ *  batch) at tpcs TPCs, the sum of their duration_ns in ops, into *out_ns.
+ *  @return 0, PS_E_ARG for a NULL argument, or PS_E_INPUT when ops lacks
+ *  the group, the count or one of the operators (*out_ns is NAN then). */
+PS_API int ps_ops_segment_ns(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len,
+                             int tpcs, double *out_ns);
+
+/* Reading any CSV file (RFC 4180) record by record. */
+typedef struct ps_csv ps_csv_t;
+/** Open path for reading into *out (ps_csv_close).
+ *  @return 0, PS_E_ARG (NULL argument), PS_E_IO (cannot open, message names
+ *  the file) or PS_E_NOMEM. */
+PS_API int ps_csv_open(const char *path, ps_csv_t **out);
+/** Read the next record. @return 1 with a record, 0 at the end of the file,
+ *  or PS_E_INPUT (malformed quoting, with file and line) or PS_E_IO. */
+PS_API int ps_csv_next(ps_csv_t *c);
+/** @return the number of fields of the current record. */
+PS_API int ps_csv_nfields(const ps_csv_t *c);
+/** @return field i (0-based) of the current record, NUL-terminated, valid
+ *  until the next ps_csv_next; "" when i is out of range. */
+PS_API const char *ps_csv_field(const ps_csv_t *c, int i);
+/** @return the index of the first field of the current record equal to
+ *  name (a header's column), or -1. */
+PS_API int ps_csv_find(const ps_csv_t *c, const char *name);
+/** @return the line (1-based) on which the current record starts. */
+PS_API size_t ps_csv_line(const ps_csv_t *c);
+/** Close the file; NULL is a no-op. @return nothing. */
+PS_API void ps_csv_close(ps_csv_t *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -198,6 +198,76 @@ PS_API void ps_replay_result_free(ps_replay_result_t *r);
 PS_API int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *intensity_train,
                           const char *config, char **out);
 
+/* ======================================================================== */
+/* Experiments and report (src/evaluate): `pairsight eval` and `report`      */
+/* ======================================================================== */
+/* The paper's four experiments on one profiling campaign (docs/evaluation):
+ * accuracy and cost of PairSight and every baseline, the ablation, the
+ * generalization to unseen models and batches, and the long segments; their
+ * tables, JSON and the self-contained HTML report. */
+
+enum { PS_EXP_ACCURACY = 1, PS_EXP_ABLATION = 2, PS_EXP_GENERALIZATION = 4, PS_EXP_LONG = 8, PS_EXP_ALL = 15 };
+
+/** "accuracy,ablation,generalization,long" or "all" into *out_mask (PS_EXP_*
+ *  bits). @return 0, or PS_E_ARG naming the unknown experiment. */
+PS_API int ps_experiments_parse(const char *list, int *out_mask);
+
+/* What ps_eval_run evaluates; the tables are borrowed for the call. */
+typedef struct {
+    const ps_ops_t *ops;
+    const ps_coexec_t *cx;       /* the campaign, split 70/10/10/10 by experiment */
+    const ps_coexec_t *train_cx; /* NULL: train on cx's train split and test on its
+                                    test split; else train on train_cx's train
+                                    split and test on every row of cx */
+    const ps_coexec_t *long_cx;  /* long-segment co-executions (experiment 4) */
+    const ps_ops_t *long_ops;    /* their standalone profile (NULL: ops) */
+    const ps_model_t *model;     /* NULL: trained here on the training data */
+    int experiments;             /* PS_EXP_* mask (PS_EXP_ACCURACY) */
+    uint64_t seed;               /* split seed (the model's when it is given) (1) */
+    int nthread;                 /* XGBoost threads (0 = all) */
+    int max_rounds;              /* trees per regressor when training here (0 = default) */
+    int n_depths, depths[4];     /* max_depth grid when training here (0: the trainer's) */
+    int n_etas;                  /* learning-rate grid when training here (0: the trainer's) */
+    double etas[4];
+    int ks[3];               /* continued-training sizes (10, 50, 100) */
+    ps_baseline_params_t bp; /* the baselines' (ps_baseline_default_params) */
+    ps_progress_fn progress; /* NULL: none */
+    void *progress_user;
+} ps_eval_params_t;
+
+/** @return the defaults documented beside each field. */
+PS_API ps_eval_params_t ps_eval_default_params(void);
+
+/* The results of one evaluation (opaque). */
+typedef struct ps_eval ps_eval_t;
+
+/** Run the experiments of p->experiments. A baseline that fails to train
+ *  leaves its row NAN with a warning through the log; a failure of PairSight
+ *  or of the inputs fails the call. *out owns its memory (ps_eval_free) and
+ *  borrows the campaign's strings: free it before p->cx.
+ *  @return 0, PS_E_ARG (p, p->ops or p->cx NULL, bad parameters), PS_E_INPUT
+ *  (tables that do not fit), PS_E_NOMEM; *out is NULL on failure. */
+PS_API int ps_eval_run(const ps_eval_params_t *p, ps_eval_t **out);
+
+/** The results as JSON ({"methods": {...}, "ablation": {...}, ...}) into
+ *  *out (caller-owned, ps_free). @return 0, PS_E_ARG (NULL e) or PS_E_NOMEM. */
+PS_API int ps_eval_json(const ps_eval_t *e, char **out);
+
+/** Print the results' tables as text, the paper's layout, to f.
+ *  @return 0, or PS_E_ARG for NULL e or f. */
+PS_API int ps_eval_print(const ps_eval_t *e, FILE *f);
+
+/** Write the self-contained HTML report (inline SVG) of e to path,
+ *  atomically. ops and cx are the tables e ran on; the page names the
+ *  campaign that campaign.json beside coexec_path describes (coexec_path
+ *  NULL, or no such file: what cx's rows tell).
+ *  @return 0, PS_E_ARG (NULL e, ops, cx or path), PS_E_IO or PS_E_NOMEM. */
+PS_API int ps_eval_report_write(const ps_eval_t *e, const ps_ops_t *ops, const ps_coexec_t *cx, const char *coexec_path,
+                                const char *path);
+
+/** Release the results; NULL is a no-op. @return nothing. */
+PS_API void ps_eval_free(ps_eval_t *e);
+
 #ifdef __cplusplus
 }
 #endif

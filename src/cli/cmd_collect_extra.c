@@ -8,12 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "common/common.h"
-#include "profile/csv.h"
-#include "profile/tables.h"
-#include "simulate/sim.h"
-
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,26 +17,62 @@
 #define MAX_PREDS 8
 #define MAX_SPLITS 64
 
+/* The message of the failure the commands found themselves (empty: the
+ * library's, ps_last_error). */
+static char err_msg[1024];
+
+static int fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* calloc(n ? n : 1, size), or NULL with the message of an exhausted heap. */
+static void *alloc_zero(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        fail(PS_E_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
+    return p;
+}
+
+/* The exit of a command: CLI_OK, or its failure reported. */
+static int finish(int rc)
+{
+    int code = rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", err_msg[0] ? err_msg : ps_last_error()) : CLI_OK;
+    err_msg[0] = '\0';
+    return code;
+}
+
 /* ---- collect twin ---- */
 
 /* The key of an experiment's segment pair and split, without the GPU (the
  * predictors name theirs). */
-static void pair_key(const psi_coexec_row_t *r, char *out, size_t size)
+static void pair_key(const ps_coexec_row_t *r, char *out, size_t size)
 {
     snprintf(out, size, "%s:%d:%d:%d|%s:%d:%d:%d|%d/%d", r->hp_model, r->hp_batch, r->hp_start, r->hp_len,
              r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->hp_tpcs, r->lp_tpcs);
 }
 
 /* The distinct segment pairs of t (first row of each), in order. */
-static int distinct_pairs(const ps_coexec_t *t, psi_coexec_row_t **out, size_t *n_out)
+static int distinct_pairs(const ps_coexec_t *t, ps_coexec_row_t **out, size_t *n_out)
 {
-    psi_coexec_row_t *u = psi_calloc(t->n ? t->n : 1, sizeof *u);
+    size_t rows = ps_coexec_rows(t);
+    ps_coexec_row_t *u = alloc_zero(rows ? rows : 1, sizeof *u), row;
     if (!u)
         return PS_E_NOMEM;
     size_t n = 0;
     char a[512], b[512];
-    for (size_t i = 0; i < t->n; i++) {
-        pair_key(&t->rows[i], a, sizeof a);
+    for (size_t i = 0; i < rows && ps_coexec_row(t, i, &row) == 0; i++) {
+        pair_key(&row, a, sizeof a);
         int seen = 0;
         /* Runs of one experiment are adjacent; look back a little first. */
         for (size_t j = n; j-- > 0 && !seen;) {
@@ -48,7 +80,7 @@ static int distinct_pairs(const ps_coexec_t *t, psi_coexec_row_t **out, size_t *
             seen = strcmp(a, b) == 0;
         }
         if (!seen)
-            u[n++] = t->rows[i];
+            u[n++] = row;
     }
     *out = u;
     *n_out = n;
@@ -78,21 +110,21 @@ int cmd_collect_twin(int argc, char **argv)
     int code;
     if (cli_parse(&spec, argc - 1, argv + 1, NULL, &code))
         return code;
-    const psi_gpu_t *g = psi_gpu_find(gpu);
-    if (!g)
+    ps_gpu_info_t gi, *g = &gi;
+    if (ps_gpu_find(gpu, g) != 0)
         return cli_fail(CLI_USAGE, CMD, "--gpu: unknown GPU '%s' (see pairsight simulate --list)", gpu);
     ps_coexec_t *t = NULL;
-    psi_coexec_row_t *q = NULL;
-    sim_twin_pred_t *pr = NULL;
+    ps_coexec_row_t *q = NULL;
+    ps_twin_pred_t *pr = NULL;
     size_t n = 0;
     ps_outfile_t *at = NULL;
     int rc = ps_coexec_load(queries, &t);
     if (rc == 0)
         rc = distinct_pairs(t, &q, &n);
-    if (rc == 0 && !(pr = psi_calloc(n ? n : 1, sizeof *pr)))
+    if (rc == 0 && !(pr = alloc_zero(n ? n : 1, sizeof *pr)))
         rc = PS_E_NOMEM;
     if (rc == 0)
-        rc = psi_sim_twin_predict(gpu, seq_len, q, n, pr);
+        rc = ps_sim_twin_predict(gpu, seq_len, q, n, pr);
     if (rc == 0 && out)
         rc = ps_outfile_open(out, &at);
     FILE *f = at ? ps_outfile_stream(at) : stdout;
@@ -101,7 +133,7 @@ int cmd_collect_twin(int argc, char **argv)
                    "hp_tpcs,lp_tpcs,hp_ns_pred,lp_ns_pred,hp_delta_pred,lp_delta_pred,hp_solo_ns_pred,"
                    "lp_solo_ns_pred\n");
         for (size_t i = 0; i < n; i++) {
-            const psi_coexec_row_t *r = &q[i];
+            const ps_coexec_row_t *r = &q[i];
             ps_csv_put_field(f, r->experiment);
             fputc(',', f);
             ps_csv_put_field(f, g->name);
@@ -124,7 +156,7 @@ int cmd_collect_twin(int argc, char **argv)
     free(pr);
     free(q);
     ps_coexec_free(t);
-    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+    return finish(rc);
 }
 
 /* ---- collect score ---- */
@@ -148,20 +180,20 @@ static int find_exp(exp_t *e, size_t n, const char *key)
  * of ops (delta = T_share / T_solo, FORMATS.md). */
 static int measured(const ps_ops_t *ops, const ps_coexec_t *cx, exp_t **out, size_t *n_out)
 {
-    exp_t *e = psi_calloc(cx->n ? cx->n : 1, sizeof *e);
+    size_t rows = ps_coexec_rows(cx);
+    exp_t *e = alloc_zero(rows ? rows : 1, sizeof *e);
     if (!e)
         return PS_E_NOMEM;
     size_t n = 0;
-    for (size_t i = 0; i < cx->n; i++) {
-        const psi_coexec_row_t *r = &cx->rows[i];
-        const psi_op_group_t *gh = psi_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
-        const psi_op_group_t *gl = psi_ops_find(ops, r->gpu, r->lp_model, r->lp_batch);
-        double sh = gh ? psi_group_segment_ns(gh, r->hp_start, r->hp_len, r->hp_tpcs) : NAN;
-        double sl = gl ? psi_group_segment_ns(gl, r->lp_start, r->lp_len, r->lp_tpcs) : NAN;
+    ps_coexec_row_t row, *r = &row;
+    for (size_t i = 0; i < rows && ps_coexec_row(cx, i, r) == 0; i++) {
+        double sh = NAN, sl = NAN;
+        ps_ops_segment_ns(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, &sh);
+        ps_ops_segment_ns(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, &sl);
         if (!(sh > 0) || !(sl > 0)) {
             free(e);
-            return psi_error(PS_E_INPUT, "coexec row %zu (%s): no standalone profile of its segments at %d/%d TPCs",
-                             i + 1, r->experiment, r->hp_tpcs, r->lp_tpcs);
+            return fail(PS_E_INPUT, "coexec row %zu (%s): no standalone profile of its segments at %d/%d TPCs", i + 1,
+                        r->experiment, r->hp_tpcs, r->lp_tpcs);
         }
         char key[512];
         pair_key(r, key, sizeof key);
@@ -192,30 +224,29 @@ static int read_pred(const char *path, exp_t *e, size_t n, int p, size_t *matche
                                        "lp_start", "lp_len", "hp_tpcs",  "lp_tpcs", "hp_delta_pred",
                                        "lp_delta_pred"};
     enum { NC = 12 };
-    psi_csv_t *c = NULL;
-    int rc = psi_csv_open(path, &c), at[NC];
+    ps_csv_t *c = NULL;
+    int rc = ps_csv_open(path, &c), at[NC];
     if (rc)
         return rc;
     *matched = 0;
-    int r = psi_csv_next(c);
+    int r = ps_csv_next(c);
     if (r <= 0) {
-        psi_csv_close(c);
-        return r < 0 ? r : psi_error(PS_E_INPUT, "%s: empty", path);
+        ps_csv_close(c);
+        return r < 0 ? r : fail(PS_E_INPUT, "%s: empty", path);
     }
     for (int k = 0; k < NC && rc == 0; k++)
-        if ((at[k] = psi_csv_find(c, cols[k])) < 0)
-            rc = psi_error(PS_E_INPUT, "%s: no column %s", path, cols[k]);
-    while (rc == 0 && (r = psi_csv_next(c)) == 1) {
+        if ((at[k] = ps_csv_find(c, cols[k])) < 0)
+            rc = fail(PS_E_INPUT, "%s: no column %s", path, cols[k]);
+    while (rc == 0 && (r = ps_csv_next(c)) == 1) {
         const char *f[NC];
         for (int k = 0; k < NC; k++)
-            f[k] = at[k] < psi_csv_nfields(c) ? psi_csv_field(c, at[k]) : "";
+            f[k] = at[k] < ps_csv_nfields(c) ? ps_csv_field(c, at[k]) : "";
         char key[512], *end1, *end2;
         snprintf(key, sizeof key, "%s:%s:%s:%s|%s:%s:%s:%s|%s/%s", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7],
                  f[8], f[9]);
         double h = strtod(f[10], &end1), l = strtod(f[11], &end2);
         if (end1 == f[10] || end2 == f[11] || !(h > 0) || !(l > 0)) {
-            rc = psi_error(PS_E_INPUT, "%s:%zu: hp_delta_pred/lp_delta_pred: not a positive number", path,
-                           psi_csv_line(c));
+            rc = fail(PS_E_INPUT, "%s:%zu: hp_delta_pred/lp_delta_pred: not a positive number", path, ps_csv_line(c));
             break;
         }
         int k = find_exp(e, n, key);
@@ -227,7 +258,7 @@ static int read_pred(const char *path, exp_t *e, size_t n, int p, size_t *matche
     }
     if (rc == 0 && r < 0)
         rc = r;
-    psi_csv_close(c);
+    ps_csv_close(c);
     return rc;
 }
 
@@ -366,14 +397,13 @@ int cmd_collect_score(int argc, char **argv)
         rc = read_pred(pred[p], e, n, p, &matched[p]);
     for (int p = 0; p < n_pred && rc == 0; p++)
         if (matched[p] != n)
-            rc =
-                psi_error(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n, cx_path);
+            rc = fail(PS_E_INPUT, "%s: predicts %zu of the %zu experiments of %s", pred[p], matched[p], n, cx_path);
     if (rc == 0)
-        print_score(e, n, cx->n, &pr, json);
+        print_score(e, n, ps_coexec_rows(cx), &pr, json);
     free(e);
     ps_ops_free(ops);
     ps_coexec_free(cx);
-    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+    return finish(rc);
 }
 
 /* ---- collect fixed-cost ---- */
@@ -381,6 +411,21 @@ int cmd_collect_score(int argc, char **argv)
 typedef struct {
     int hp[MAX_SPLITS], lp[MAX_SPLITS], n;
 } splits_t;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorted in place), NAN for none. */
+static double median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 /* "20/34,27/27" */
 static int fn_splits(const char *v, void *dest)
@@ -430,7 +475,7 @@ int cmd_collect_fixed_cost(int argc, char **argv)
         return code;
     int n = sp.n, *hp = sp.hp, *lp = sp.lp;
     ps_campaign_t *c = NULL;
-    double *h = psi_calloc((size_t)runs, sizeof *h), *l = psi_calloc((size_t)runs, sizeof *l);
+    double *h = alloc_zero((size_t)runs, sizeof *h), *l = h ? alloc_zero((size_t)runs, sizeof *l) : NULL;
     int rc = h && l ? ps_campaign_open(":memory:", &p, &c) : PS_E_NOMEM;
     ps_collect_device_t d;
     if (rc == 0)
@@ -448,7 +493,7 @@ int cmd_collect_fixed_cost(int argc, char **argv)
         rc = ps_campaign_fixed_cost(c, hp[k], lp[k], runs, h, l);
         if (rc)
             break;
-        double mh = psi_median(h, (size_t)runs), ml = psi_median(l, (size_t)runs);
+        double mh = median(h, (size_t)runs), ml = median(l, (size_t)runs);
         if (j) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "hp_tpcs", hp[k]);
@@ -467,5 +512,5 @@ int cmd_collect_fixed_cost(int argc, char **argv)
     free(h);
     free(l);
     ps_campaign_free(c);
-    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+    return finish(rc);
 }

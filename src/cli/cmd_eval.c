@@ -2,8 +2,6 @@
  * experiments on one campaign; `pairsight report` (cmd_report.c) runs the
  * same through cli_eval_main and writes the HTML page. */
 #include "cli/cli.h"
-#include "common/common.h"
-#include "evaluate/experiments.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>
@@ -22,11 +20,11 @@ static int write_json(const char *path, const cJSON *o)
 }
 
 /* The library's results JSON under the CLI's schema field. */
-static cJSON *results_json(const psi_eval_results_t *r)
+static cJSON *results_json(const ps_eval_t *r)
 {
-    char *js = psi_eval_json(r);
-    cJSON *in = js ? cJSON_Parse(js) : NULL, *o = cli_json_new("eval", 1);
-    free(js);
+    char *js = NULL;
+    cJSON *in = ps_eval_json(r, &js) == 0 ? cJSON_Parse(js) : NULL, *o = cli_json_new("eval", 1);
+    ps_free(js);
     if (!in || !o) {
         cJSON_Delete(in);
         cJSON_Delete(o);
@@ -36,7 +34,7 @@ static cJSON *results_json(const psi_eval_results_t *r)
     return o;
 }
 
-static int parse_experiments(const char *v, void *dest) { return psi_experiments_parse(v, dest) == 0 ? 0 : -1; }
+static int parse_experiments(const char *v, void *dest) { return ps_experiments_parse(v, dest) == 0 ? 0 : -1; }
 
 static const char *const eval_examples[] = {"pairsight eval --model out/model.psm --ops out/ops.csv --coexec "
                                             "out/coexec.csv --mlp-epochs 5 --json-out out/e.json",
@@ -51,7 +49,7 @@ typedef struct {
     int report_mode, json, quiet, n_ks;
     const char *ops_path, *cx_path, *model_path, *train_path, *long_path, *long_ops_path, *json_out, *report_path;
     uint64_t seed;
-    psi_eval_config_t c;
+    ps_eval_params_t c;
 } eval_args_t;
 
 /* The library's defaults, with "the trainer's" spelled out so that --help
@@ -62,7 +60,7 @@ static void eval_defaults(eval_args_t *a, int report_mode)
     a->cmd = report_mode ? "report" : "eval";
     a->report_mode = report_mode;
     a->n_ks = 3;
-    a->c = psi_eval_default_params();
+    a->c = ps_eval_default_params();
     ps_train_params_t tp = ps_train_default_params();
     a->c.max_rounds = tp.max_rounds;
     a->c.n_depths = tp.n_depths;
@@ -76,7 +74,7 @@ static void eval_defaults(eval_args_t *a, int report_mode)
  * the page in place of --report and prints no JSON. */
 static void eval_table(eval_args_t *a, cli_opt_t *opts)
 {
-    psi_eval_config_t *c = &a->c;
+    ps_eval_params_t *c = &a->c;
     const cli_opt_t all[] = {
         {"--ops", CLI_STR, &a->ops_path, "FILE", "standalone profile, ops.csv", .flags = CLI_REQ | CLI_IN},
         {"--coexec", CLI_STR, &a->cx_path, "FILE",
@@ -118,7 +116,7 @@ static void eval_table(eval_args_t *a, cli_opt_t *opts)
         CLI_OPT_QUIET(&a->quiet),
     };
     int n = 0;
-    for (size_t i = 0; i < PS_ARRAY_LEN(all); i++) {
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         const char *name = all[i].name;
         if (a->report_mode && (strcmp(name, "--json") == 0 || strcmp(name, "--json-out") == 0))
             continue;
@@ -206,16 +204,14 @@ static int load_eval_inputs(const eval_args_t *a, eval_inputs_t *in)
 
 /* The HTML page, naming the campaign that campaign.json beside coexec.csv
  * describes. */
-static int write_report(const eval_args_t *a, const eval_inputs_t *in, const psi_eval_results_t *r)
+static int write_report(const eval_args_t *a, const eval_inputs_t *in, const ps_eval_t *r)
 {
-    psi_report_meta_t m;
-    psi_report_meta_read(a->cx_path, in->cx, &m);
-    return psi_report_write(r, in->ops, in->cx, &m, a->report_path);
+    return ps_eval_report_write(r, in->ops, in->cx, a->cx_path, a->report_path);
 }
 
 /* The results as asked: JSON file, HTML page, then tables, JSON or the
  * page's path on stdout. */
-static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, const psi_eval_results_t *r)
+static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, const ps_eval_t *r)
 {
     cJSON *js = NULL;
     int code = CLI_BAD_INPUT;
@@ -232,7 +228,7 @@ static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, con
     else if (a->json)
         cli_json_write(js, stdout), putchar('\n');
     else if (!a->report_mode)
-        psi_eval_print(r, stdout);
+        ps_eval_print(r, stdout);
     code = fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
 done:
     cJSON_Delete(js);
@@ -251,14 +247,13 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     if ((code = check_eval_args(&a)) != CLI_OK)
         return code;
     eval_inputs_t in;
-    psi_eval_results_t r;
-    memset(&r, 0, sizeof r);
+    ps_eval_t *r = NULL;
     if ((code = load_eval_inputs(&a, &in)) != CLI_OK)
         goto done;
     ps_model_info_t info;
     if (in.model && !cli_given(&spec, "--seed") && ps_model_info(in.model, &info) == 0)
         a.seed = info.seed; /* the model's split, which eval must reproduce */
-    psi_eval_config_t *c = &a.c;
+    ps_eval_params_t *c = &a.c;
     c->seed = a.seed;
     /* The MLP baselines multiply small matrices (minibatches of 32), which
      * run several times faster on one BLAS thread than on many that wait for
@@ -272,12 +267,12 @@ int cli_eval_main(int argc, char **argv, int report_mode)
     c->model = in.model;
     c->progress = cli_progress_cb;
     c->progress_user = &a.quiet;
-    int rc = psi_eval_run(c, &r);
+    int rc = ps_eval_run(c, &r);
     cli_progress_end(a.quiet);
     code = rc != 0 ? cli_fail(CLI_BAD_INPUT, a.cmd, "%s", cli_locate_coexec_error(a.cx_path, in.ops))
-                   : write_eval_results(&a, &in, &r);
+                   : write_eval_results(&a, &in, r);
 done:
-    psi_eval_results_clear(&r);
+    ps_eval_free(r);
     eval_inputs_free(&in);
     return code;
 }

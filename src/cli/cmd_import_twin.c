@@ -4,11 +4,6 @@
  * count, e.g. by collect profile --tpcs N). */
 #include "cli/cli.h"
 #include "cli/cmd_import_twin.h"
-#include "profile/oplist.h"
-#include "common/common.h"
-#include "profile/gpu.h"
-#include "profile/profile_internal.h"
-#include "simulate/sim.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +38,8 @@ static int parse_counts(const char *s, int max, int *at, int *n)
 /* The TPC counts to write: LIST, or every count 1..the GPU's. */
 static int counts(const char *gpu, const char *list, int traced, int *at, int *n)
 {
-    const psi_gpu_t *g = psi_gpu_find(gpu);
-    if (!g)
+    ps_gpu_info_t gi, *g = &gi;
+    if (!gpu || ps_gpu_find(gpu, g) != 0)
         return cli_fail(CLI_BAD_INPUT, "import", "--tpcs-from twin: the GPU '%s' is not in the catalog", gpu);
     *n = 0;
     if (!list) {
@@ -68,15 +63,15 @@ int import_twin_apply(const import_twin_t *o, const ps_import_params_t *p, const
 {
     if (strcmp(o->from, "twin") != 0)
         return cli_fail(CLI_USAGE, "import", "--tpcs-from: unknown source '%s' (twin)", o->from);
-    psi_oplist_t *l = NULL;
-    if (psi_oplist_read(o->oplist, &l) != 0)
+    ps_oplist_t *l = NULL;
+    if (ps_oplist_read(o->oplist, &l) != 0)
         return cli_fail(CLI_BAD_INPUT, "import", "--oplist: %s", ps_last_error());
     int at[IMPORT_TWIN_MAX], n = 0;
     int rc = counts(gpu, o->at, p->tpcs, at, &n);
     ps_ops_t *out = NULL;
-    if (rc == CLI_OK && psi_ops_twin_scale(*ops, p->model, p->batch, p->tpcs, l, at, n, &out) != 0)
+    if (rc == CLI_OK && ps_ops_twin_scale(*ops, p->model, p->batch, p->tpcs, l, at, n, &out) != 0)
         rc = cli_fail(CLI_BAD_INPUT, "import", "%s: %s", cli_user_path(o->oplist), ps_last_error());
-    psi_oplist_free(l);
+    ps_oplist_free(l);
     if (rc == CLI_OK) {
         ps_ops_free(*ops);
         *ops = out;
@@ -84,43 +79,12 @@ int import_twin_apply(const import_twin_t *o, const ps_import_params_t *p, const
     return rc;
 }
 
-int import_ops_csv(const char *in, const ps_import_params_t *p, ps_ops_t **ops, ps_import_info_t *info)
-{
-    memset(info, 0, sizeof *info);
-    ps_ops_t *all = NULL;
-    if (ps_ops_load(in, &all) != 0)
-        return PS_E_INPUT;
-    ps_ops_t *t = ps_ops_new();
-    int rc = t ? 0 : PS_E_NOMEM;
-    for (size_t i = 0; rc == 0 && i < all->n; i++) {
-        const psi_op_row_t *r = &all->rows[i];
-        if (strcmp(r->model, p->model) != 0 || r->batch != p->batch || r->tpcs != p->tpcs || r->source)
-            continue;
-        rc = ps_ops_append(t, r);
-        info->ops++;
-        info->total_ns += r->duration_ns;
-        snprintf(info->gpu, sizeof info->gpu, "%s", r->gpu);
-    }
-    ps_ops_free(all);
-    if (rc == 0 && t->n == 0)
-        rc = psi_error(PS_E_INPUT, "%s: no measured rows of %s batch %d at %d TPCs", in, p->model, p->batch, p->tpcs);
-    if (rc == 0)
-        rc = psi_ops_index(t);
-    snprintf(info->format, sizeof info->format, "ops.csv");
-    if (rc != 0) {
-        ps_ops_free(t);
-        return rc;
-    }
-    *ops = t;
-    return 0;
-}
-
 int import_twin_run(const char *kind, const char *in, ps_import_params_t *p, const import_twin_t *tw, ps_ops_t **ops,
                     ps_import_info_t *info)
 {
     if ((tw->oplist != NULL) != (tw->from != NULL) || (tw->at && !tw->from))
         return cli_fail(CLI_USAGE, "import", "--oplist and --tpcs-from go together (--at with them)");
-    int rc = strcmp(kind, "ops") == 0 ? import_ops_csv(in, p, ops, info) : ps_import_run(kind, in, p, ops, info);
+    int rc = strcmp(kind, "ops") == 0 ? ps_import_ops(in, p, ops, info) : ps_import_run(kind, in, p, ops, info);
     if (rc == PS_OK && tw->from && (rc = import_twin_apply(tw, p, info->gpu, ops)) != CLI_OK) {
         ps_ops_free(*ops);
         *ops = NULL;

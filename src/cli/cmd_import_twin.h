@@ -42,7 +42,4 @@ int import_twin_run(const char *kind, const char *in, ps_import_params_t *p, con
  * count of o->at (default: 1..the GPU's). CLI_OK or the exit code. */
 int import_twin_apply(const import_twin_t *o, const ps_import_params_t *p, const char *gpu, ps_ops_t **ops);
 
-/* The `ops` format: measured rows of p->model, p->batch at p->tpcs of an ops.csv. */
-int import_ops_csv(const char *in, const ps_import_params_t *p, ps_ops_t **ops, ps_import_info_t *info);
-
 #endif

@@ -2,11 +2,6 @@
  * coexec.csv), or derive the classic models' kernels from a measured
  * profile (--derive). */
 #include "cli/cli.h"
-#include "common/common.h"
-#include "profile/gpu.h"
-#include "profile/tables.h"
-#include "simulate/derive.h"
-#include "simulate/sim.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -22,7 +17,7 @@ static int derive(const char *path, const char *gpu)
     ps_ops_t *ops = NULL;
     if (ps_ops_load(path, &ops) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    int rc = psi_sim_derive_write(ops->rows, ops->n, gpu, stdout);
+    int rc = ps_sim_derive_write(ops, gpu, stdout);
     ps_ops_free(ops);
     if (rc != 0 || fflush(stdout) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "derive: %s", ps_last_error());
@@ -31,15 +26,14 @@ static int derive(const char *path, const char *gpu)
 
 static void list(void)
 {
-    size_t n;
-    const psi_gpu_t *g = psi_gpu_list(&n);
+    ps_gpu_info_t g;
     printf("GPUs:\n");
-    for (size_t i = 0; i < n; i++)
-        printf("  %-16s %3d SMs %2d TPCs %6.0f GB/s %4.0f MB L2  (alias %s)\n", g[i].name, g[i].sms, g[i].tpcs,
-               g[i].dram_gbs, g[i].l2_mb, g[i].aliases[0] ? g[i].aliases[0] : "-");
+    for (size_t i = 0; ps_gpu_at(i, &g) == 0; i++)
+        printf("  %-16s %3d SMs %2d TPCs %6.0f GB/s %4.0f MB L2  (alias %s)\n", g.name, g.sms, g.tpcs, g.dram_gbs,
+               g.l2_mb, g.alias ? g.alias : "-");
     printf("models:\n");
-    for (int i = 0; psi_sim_model_names[i]; i++)
-        printf("  %s\n", psi_sim_model_names[i]);
+    for (size_t i = 0; ps_sim_model_name(i); i++)
+        printf("  %s\n", ps_sim_model_name(i));
 }
 
 static int make_dir(const char *dir)
@@ -149,12 +143,13 @@ static int write_campaign(const char *out, const ps_ops_t *ops, const ps_coexec_
  * with which seed and size, so that a report names them (docs/FORMATS.md). */
 static int write_provenance(const sim_args_t *a, const ps_ops_t *ops, const ps_coexec_t *cx)
 {
-    const psi_gpu_t *g = psi_gpu_find(a->p.gpu);
+    ps_gpu_info_t g;
+    int known = ps_gpu_find(a->p.gpu, &g) == 0;
     cJSON *o = cli_json_new("campaign", 1);
     if (!o)
         return cli_fail(CLI_BAD_INPUT, CMD, "out of memory");
     cJSON_AddStringToObject(o, "source", "twin");
-    cJSON_AddStringToObject(o, "gpu", g ? g->name : a->p.gpu);
+    cJSON_AddStringToObject(o, "gpu", known ? g.name : a->p.gpu);
     cJSON_AddNumberToObject(o, "seed", (double)a->p.seed);
     cJSON_AddNumberToObject(o, "experiments", (double)a->p.experiments);
     cJSON_AddNumberToObject(o, "runs", a->p.runs);
@@ -177,10 +172,11 @@ static int write_provenance(const sim_args_t *a, const ps_ops_t *ops, const ps_c
 /* JSON on stdout with --json (data), else a line on stderr unless -q. */
 static void print_summary(const sim_args_t *a, const ps_ops_t *ops, const ps_coexec_t *cx, double t_sim, double t_all)
 {
-    const psi_gpu_t *g = psi_gpu_find(a->p.gpu);
+    ps_gpu_info_t g = {.name = a->p.gpu};
+    ps_gpu_find(a->p.gpu, &g);
     if (a->json) {
         cJSON *o = cli_json_new("simulate", 1);
-        cJSON_AddStringToObject(o, "gpu", g->name);
+        cJSON_AddStringToObject(o, "gpu", g.name);
         cJSON_AddNumberToObject(o, "experiments", (double)a->p.experiments);
         cJSON_AddNumberToObject(o, "runs", a->p.runs);
         cJSON_AddNumberToObject(o, "ops_rows", (double)ps_ops_rows(ops));
@@ -190,7 +186,7 @@ static void print_summary(const sim_args_t *a, const ps_ops_t *ops, const ps_coe
         cJSON_AddStringToObject(o, "out", a->out);
         cli_json_print(o, stdout);
     } else if (!a->quiet) {
-        fprintf(stderr, "simulate: %s: %zu operator rows, %zu co-execution rows in %s (%.1f s)\n", g->name,
+        fprintf(stderr, "simulate: %s: %zu operator rows, %zu co-execution rows in %s (%.1f s)\n", g.name,
                 ps_ops_rows(ops), ps_coexec_rows(cx), a->out, t_all);
     }
 }
@@ -211,7 +207,8 @@ int cmd_simulate(int argc, char **argv)
         return cli_fail(CLI_BAD_INPUT, CMD, "--oplist: %s", ps_last_error());
     if (!a.out)
         return cli_fail(CLI_USAGE, CMD, "--out DIR is required (see pairsight simulate --help)");
-    if (a.p.gpu && !psi_gpu_find(a.p.gpu))
+    ps_gpu_info_t g;
+    if (a.p.gpu && ps_gpu_find(a.p.gpu, &g) != 0)
         return cli_fail(CLI_USAGE, CMD,
                         "--gpu: unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
                         "V100-SXM2-16GB/v100, V100-SXM2-32GB; pairsight simulate --list)",

@@ -22,38 +22,11 @@
 
 #include <stdio.h>
 
-enum {
-    PS_EXP_ACCURACY = 1,
-    PS_EXP_ABLATION = 2,
-    PS_EXP_GENERALIZATION = 4,
-    PS_EXP_LONG = 8,
-    PS_EXP_ALL = 15
-};
-
 /* Parse "accuracy,ablation,generalization,long" or "all" into a mask. */
 int psi_experiments_parse(const char *list, int *mask);
 
-typedef struct {
-    const ps_ops_t *ops;
-    const ps_coexec_t *cx;       /* the campaign: split 70/10/10/10 by experiment (train, calibration, validation, test) */
-    const ps_coexec_t *train_cx; /* NULL: train on cx's train split and test on its
-                                    test split; else train on train_cx's train
-                                    split and test on every row of cx */
-    const ps_coexec_t *long_cx;  /* long-segment co-executions (experiment 4) */
-    const ps_ops_t *long_ops;    /* their standalone profile (NULL: ops) */
-    const ps_model_t *model;     /* NULL: trained here on the training data */
-    int experiments;             /* PS_EXP_* mask */
-    uint64_t seed;               /* split seed (the model's when it is given) */
-    int nthread;                 /* XGBoost threads (0 = all) */
-    int max_rounds;              /* trees per regressor when training here (0 = default) */
-    int n_depths, depths[4];     /* max_depth grid when training here (0: the trainer's) */
-    int n_etas;                  /* learning-rate grid when training here (0: the trainer's) */
-    double etas[4];
-    int ks[3];                   /* continued-training sizes (default 10, 50, 100) */
-    ps_baseline_params_t bp;
-    ps_progress_fn progress;
-    void *progress_user;
-} psi_eval_config_t;
+/* The public ps_eval_params_t (pairsight_eval.h) under its internal name. */
+typedef ps_eval_params_t psi_eval_config_t;
 
 psi_eval_config_t psi_eval_default_params(void);
 

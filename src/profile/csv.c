@@ -14,7 +14,7 @@
 /* The most of a line of plain text that psi_csv_next_line keeps. */
 #define CSV_MAX_LINE ((size_t)1 << 22)
 
-struct psi_csv {
+struct ps_csv {
     FILE *f;
     unsigned char *filebuf;
     const unsigned char *p; /* current buffer (filebuf, or the caller's data) */
@@ -496,3 +496,20 @@ void psi_csv_put_field(FILE *f, const char *s)
 }
 
 void ps_csv_put_field(FILE *f, const char *s) { psi_csv_put_field(f, s); }
+
+/* The reader of pairsight_core.h (ps_csv_t is psi_csv_t). */
+int ps_csv_open(const char *path, ps_csv_t **out)
+{
+    if (!path || !out)
+        return psi_error(PS_E_ARG, "ps_csv_open: NULL argument");
+    return psi_csv_open(path, out);
+}
+int ps_csv_next(ps_csv_t *c) { return c ? psi_csv_next(c) : psi_error(PS_E_ARG, "ps_csv_next: NULL reader"); }
+int ps_csv_nfields(const ps_csv_t *c) { return c ? psi_csv_nfields(c) : 0; }
+const char *ps_csv_field(const ps_csv_t *c, int i)
+{
+    return c && i >= 0 && i < psi_csv_nfields(c) ? psi_csv_field(c, i) : "";
+}
+int ps_csv_find(const ps_csv_t *c, const char *name) { return c && name ? psi_csv_find(c, name) : -1; }
+size_t ps_csv_line(const ps_csv_t *c) { return c ? psi_csv_line(c) : 0; }
+void ps_csv_close(ps_csv_t *c) { psi_csv_close(c); }

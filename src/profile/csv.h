@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef struct psi_csv psi_csv_t;
+typedef struct ps_csv psi_csv_t; /* ps_csv_t of pairsight_core.h */
 
 /* Open a file (name is used in messages). */
 int psi_csv_open(const char *path, psi_csv_t **out);

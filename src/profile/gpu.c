@@ -37,6 +37,7 @@
  *         architectures", doi:10.1016/j.ultsonch.2023.106546 (V100 3133,
  *         A100 7219, H100 8986 GB/s); H200 taken equal to H100 (same die).
  */
+#include "common/common.h"
 #include "profile/gpu.h"
 #include "pairsight.h"
 
@@ -198,4 +199,39 @@ const psi_gpu_t *psi_gpu_from_device_name(const char *name)
         if (strcasecmp(catalog[i].name, name) == 0)
             return &catalog[i];
     return NULL;
+}
+
+/* The catalog through pairsight_core.h. */
+static void gpu_info(const psi_gpu_t *g, ps_gpu_info_t *out)
+{
+    *out = (ps_gpu_info_t){.name = g->name,
+                           .alias = g->aliases[0],
+                           .sms = g->sms,
+                           .tpcs = g->tpcs,
+                           .clock_ghz = g->clock_ghz,
+                           .tensor_tflops = g->tensor_tflops,
+                           .fp32_tflops = g->fp32_tflops,
+                           .dram_gbs = g->dram_gbs,
+                           .l2_mb = g->l2_mb};
+}
+
+int ps_gpu_find(const char *name_or_alias, ps_gpu_info_t *out)
+{
+    if (!name_or_alias || !out)
+        return psi_error(PS_E_ARG, "ps_gpu_find: NULL argument");
+    const psi_gpu_t *g = psi_gpu_find(name_or_alias);
+    if (!g)
+        return psi_error(PS_E_ARG, "unknown GPU '%s'", name_or_alias);
+    gpu_info(g, out);
+    return 0;
+}
+
+size_t ps_gpu_count(void) { return sizeof catalog / sizeof catalog[0]; }
+
+int ps_gpu_at(size_t i, ps_gpu_info_t *out)
+{
+    if (!out || i >= ps_gpu_count())
+        return psi_error(PS_E_ARG, "ps_gpu_at: no GPU %zu in the catalog", i);
+    gpu_info(&catalog[i], out);
+    return 0;
 }

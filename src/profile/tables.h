@@ -92,16 +92,8 @@ double psi_group_segment_ns(const psi_op_group_t *g, int start, int len, int tpc
 
 /* ---- coexec.csv ---- */
 
-typedef struct {
-    const char *experiment, *gpu;
-    const char *hp_model;
-    int hp_batch, hp_start, hp_len;
-    const char *lp_model;
-    int lp_batch, lp_start, lp_len;
-    int hp_tpcs, lp_tpcs;
-    double hp_ns, lp_ns;
-    const char *mechanism; /* NULL when empty */
-} psi_coexec_row_t;
+/* The public ps_coexec_row_t (pairsight_core.h) under its internal name. */
+typedef ps_coexec_row_t psi_coexec_row_t;
 
 struct ps_coexec {
     psi_coexec_row_t *rows;

@@ -145,10 +145,8 @@ void psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_place
  * kernels' names point into l, which must outlive out. */
 int psi_sim_workload_from_oplist(const psi_oplist_t *l, sim_workload_t *out);
 
-typedef struct {
-    double hp_ns, lp_ns;           /* co-execution, with the dispatch cost (eq. 9), no noise */
-    double hp_solo_ns, lp_solo_ns; /* standalone sums at each side's TPCs */
-} sim_twin_pred_t;
+/* The public ps_twin_pred_t (pairsight_collect.h) under its internal name. */
+typedef ps_twin_pred_t sim_twin_pred_t;
 
 /* The twin's prediction for each of q[0..n) (the key columns of coexec.csv;
  * segments index the collector's lists of psi_zoo_build at seq_len) on gpu
