@@ -298,6 +298,100 @@ static int shards_missing_arg(void)
     return ps_campaign_shards_missing(NULL, &st);
 }
 
+/* cli eval, simulate, import twin, collect twin/score (issue 25, c25ev) */
+static int experiments_parse_arg(void)
+{
+    int m;
+    return ps_experiments_parse("accuracy,nope", &m);
+}
+static int eval_run_arg(void)
+{
+    ps_eval_params_t p = ps_eval_default_params(); /* no tables */
+    ps_eval_t *e = (ps_eval_t *)1;
+    int rc = ps_eval_run(&p, &e);
+    return e ? 999 : rc;
+}
+static int eval_json_arg(void)
+{
+    char *js = NULL;
+    return ps_eval_json(NULL, &js);
+}
+static int eval_print_arg(void) { return ps_eval_print(NULL, stdout); }
+static int eval_report_arg(void) { return ps_eval_report_write(NULL, OPS, CX, NULL, "/nonexistent/r.html"); }
+static int gpu_find_arg(void)
+{
+    ps_gpu_info_t g;
+    return ps_gpu_find("no-such-gpu", &g);
+}
+static int gpu_at_arg(void)
+{
+    ps_gpu_info_t g;
+    return ps_gpu_at(ps_gpu_count(), &g);
+}
+static int coexec_row_arg(void)
+{
+    ps_coexec_row_t r;
+    return ps_coexec_row(CX, ps_coexec_rows(CX), &r);
+}
+static int segment_ns_input(void)
+{
+    double ns = 0;
+    int rc = ps_ops_segment_ns(OPS, "A100-SXM4-40GB", "no-such-model", 8, 0, 1, 54, &ns);
+    return ns == ns ? 999 : rc; /* NAN on failure */
+}
+static int segment_ns_arg(void) { return ps_ops_segment_ns(OPS, NULL, "resnet50", 8, 0, 1, 54, NULL); }
+static int csv_open_io(void)
+{
+    ps_csv_t *c = NULL;
+    int rc = ps_csv_open(NOFILE, &c);
+    ps_csv_close(c);
+    return c ? 999 : rc;
+}
+static int csv_open_arg(void)
+{
+    ps_csv_t *c = NULL;
+    return ps_csv_open(NULL, &c);
+}
+static int derive_arg(void)
+{
+    FILE *f = fopen("/dev/null", "w");
+    int rc = f ? ps_sim_derive_write(OPS, "no-such-gpu", f) : 999;
+    if (f)
+        fclose(f);
+    return rc;
+}
+static int derive_input(void)
+{
+    FILE *f = fopen("/dev/null", "w");
+    int rc = f ? ps_sim_derive_write(OPS, "a100", f) : 999; /* rows at fewer TPCs than the GPU's */
+    if (f)
+        fclose(f);
+    return rc;
+}
+static int twin_predict_arg(void)
+{
+    ps_twin_pred_t out[1];
+    return ps_sim_twin_predict("no-such-gpu", 128, NULL, 0, out);
+}
+static int twin_scale_arg(void)
+{
+    ps_ops_t *t = (ps_ops_t *)1;
+    int at[1] = {1};
+    int rc = ps_ops_twin_scale(OPS, "resnet50", 8, 54, NULL, at, 1, &t);
+    return t ? 999 : rc;
+}
+static int import_ops_input(void)
+{
+    ps_import_params_t p = ps_import_default_params();
+    p.model = "no-such-model";
+    p.batch = 8;
+    p.tpcs = 54;
+    ps_import_info_t info;
+    ps_ops_t *t = NULL;
+    int rc = ps_import_ops("tests/data/ops_small.csv", &p, &t, &info);
+    return t ? 999 : rc;
+}
+
 static void quiet(ps_log_level_t level, const char *msg, void *user)
 {
     (void)level;
@@ -509,6 +603,24 @@ static const row_t rows[] = {
     {"ps_collect_merge", "a source cannot be read", merge_io, PS_E_IO},
     {"ps_collect_merge", "a source not a campaign", merge_input, PS_E_INPUT},
     {"ps_campaign_shards_missing", "NULL campaign", shards_missing_arg, PS_E_ARG},
+    /* cli eval, simulate, import twin, collect twin/score (issue 25, c25ev) */
+    {"ps_experiments_parse", "unknown experiment", experiments_parse_arg, PS_E_ARG},
+    {"ps_eval_run", "no tables", eval_run_arg, PS_E_ARG},
+    {"ps_eval_json", "NULL argument", eval_json_arg, PS_E_ARG},
+    {"ps_eval_print", "NULL argument", eval_print_arg, PS_E_ARG},
+    {"ps_eval_report_write", "NULL argument", eval_report_arg, PS_E_ARG},
+    {"ps_gpu_find", "unknown GPU", gpu_find_arg, PS_E_ARG},
+    {"ps_gpu_at", "out of range", gpu_at_arg, PS_E_ARG},
+    {"ps_coexec_row", "out of range", coexec_row_arg, PS_E_ARG},
+    {"ps_ops_segment_ns", "no such group", segment_ns_input, PS_E_INPUT},
+    {"ps_ops_segment_ns", "NULL argument", segment_ns_arg, PS_E_ARG},
+    {"ps_csv_open", "path cannot be read", csv_open_io, PS_E_IO},
+    {"ps_csv_open", "NULL argument", csv_open_arg, PS_E_ARG},
+    {"ps_sim_derive_write", "unknown GPU", derive_arg, PS_E_ARG},
+    {"ps_sim_derive_write", "rows not of the whole GPU", derive_input, PS_E_INPUT},
+    {"ps_sim_twin_predict", "unknown GPU", twin_predict_arg, PS_E_ARG},
+    {"ps_ops_twin_scale", "NULL list", twin_scale_arg, PS_E_ARG},
+    {"ps_import_ops", "no such rows", import_ops_input, PS_E_INPUT},
 };
 
 static int setup(void)
