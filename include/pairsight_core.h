@@ -135,9 +135,9 @@ PS_API void ps_outlock_release(ps_outlock_t *l);
 PS_API void ps_csv_put_field(FILE *f, const char *s);
 
 /** The text of a JSON number as every JSON text of pairsight writes it:
- *  an integer below 2^53 without a point, any other finite double in the
- *  shortest of 15, 16 or 17 significant digits that reads back as the same
- *  double, and null for NaN and infinities. buf needs 32 bytes.
+ *  an integer below 2^53 without a point, any other finite double with 17
+ *  significant digits (which read back as the same double), and null for
+ *  NaN and infinities. buf needs 32 bytes.
  *  @return 0, or PS_E_ARG for a NULL or short buffer. */
 PS_API int ps_json_number(double v, char *buf, size_t n);
 /** Writes a cJSON tree (a `cJSON *` of <cjson/cJSON.h>, the parser the

@@ -197,7 +197,7 @@ static void test_json(void)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = '\0';
     fclose(f);
-    CHECK_MSG(strcmp(buf, "{\"schema\":\"pairsight.toy.v2\",\"third\":0.3333333333333333,\"n\":400,"
+    CHECK_MSG(strcmp(buf, "{\"schema\":\"pairsight.toy.v2\",\"third\":0.33333333333333331,\"n\":400,"
                           "\"nan\":null,\"inf\":null,\"s\":\"a\\\"b\\\\c\\n\\u0001\\ufffd\xc3\xa9\"}\n") == 0,
               "%s", buf);
 }

@@ -177,11 +177,12 @@ int ps_json_number(double v, char *buf, size_t n)
     } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
         snprintf(buf, n, "%.0f", v);
     } else {
-        for (int prec = 15; prec <= 17; prec++) {
-            snprintf(buf, n, "%.*g", prec, v);
-            if (strtod(buf, NULL) == v)
-                break;
-        }
+        /* 17 significant digits always read back as the same double. The
+         * shortest of 15-17 digits that does would read better (0.3 for
+         * 0.29999999999999999), but costs 2.8x the time here (800 against
+         * 289 ns a number, glibc's printf and strtod), and a 1,000-query
+         * reply of `serve` writes 4,000 of them. */
+        snprintf(buf, n, "%.17g", v);
     }
     return PS_OK;
 }
