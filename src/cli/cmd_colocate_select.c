@@ -246,6 +246,7 @@ static void print_ranking(const cli_select_t *o, const ps_coloc_model_t *m, cons
 
 int cmd_colocate_select(const cli_select_t *o)
 {
+    own_error[0] = '\0';
     int shares[64], ns = 0;
     int rc = check_select_args(o, shares, &ns);
     if (rc)
