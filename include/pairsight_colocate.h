@@ -315,6 +315,95 @@ PS_API int ps_coloc_eval_place(const ps_workloads_t *w, const ps_scaling_t *scal
                                const ps_coloc_eval_params_t *ep, int max_per_gpu, ps_coloc_place_case_t *cases,
                                int n_cases);
 
+/* Shares (`colocate shares`, POST /v1/colocate/shares; docs/colocate.md):
+ * each workload's MPS active-thread percentage for a set of workloads on
+ * one GPU, chosen by the model's predictions. Every candidate split (a grid
+ * of step..100 per workload whose sum is at most max_total, or the given
+ * candidates) is predicted; the chosen one maximises the objective over the
+ * workloads' normalised throughputs (predicted tput / exclusive_tput) among
+ * the candidates that meet every floor and latency SLO. */
+#define PS_SHARES_MAXK 8       /* workloads in a set */
+#define PS_SHARES_MAXCAND 4096 /* candidates given or on the grid */
+
+typedef enum { PS_SHARES_SUM = 0, PS_SHARES_MIN, PS_SHARES_WEIGHTED } ps_shares_objective_t;
+
+typedef struct {
+    int step;                                          /* grid step in percent (10): shares step, 2 step, .. <= 100 */
+    int max_total;                                     /* most the shares may sum to (100: no two clients'
+                      thread limits overlap, the range the split data
+                      measure; up to 100 x k lets them overlap) */
+    ps_shares_objective_t objective;                   /* sum (default), min or weighted */
+    double weight[PS_SHARES_MAXK];                     /* weighted: per workload (1) */
+    double floor[PS_SHARES_MAXK];                      /* normalised-throughput floors (NAN: none) */
+    double slo_ms[PS_SHARES_MAXK];                     /* latency SLOs, batch / tput in ms (NAN: none) */
+    int n_candidates;                                  /* 0: the grid */
+    int candidates[PS_SHARES_MAXCAND][PS_SHARES_MAXK]; /* shares per candidate, set order */
+} ps_coloc_shares_params_t;
+
+/** @return the defaults: step 10, max_total 100, objective sum, weights 1,
+ *  no floors or SLOs, the grid. */
+PS_API ps_coloc_shares_params_t ps_coloc_shares_default_params(void);
+
+/* One split and its predictions (set order). */
+typedef struct {
+    int share[PS_SHARES_MAXK];
+    double tput[PS_SHARES_MAXK];       /* predicted throughput (a sum kind's
+                                          sum split by solo throughput) */
+    double norm[PS_SHARES_MAXK];       /* tput / exclusive_tput */
+    double latency_ms[PS_SHARES_MAXK]; /* batch / tput x 1000 (batch from
+                                          the id's _batch<n>, else 1) */
+    double objective;
+    int feasible; /* meets every floor and SLO */
+} ps_coloc_split_t;
+
+typedef struct {
+    int k, feasible;          /* feasible: some candidate meets every constraint */
+    ps_coloc_split_t best;    /* the choice (when feasible) */
+    ps_coloc_split_t uniform; /* 100 / k each (floored to whole percent) */
+    ps_coloc_split_t full;    /* 100 each */
+    int n_candidates, n_feasible;
+    /* infeasible: the workload whose floor (constraint "floor") or SLO
+     * ("slo") no candidate meets, with the best value any candidate
+     * reaches; -1 with constraint "jointly" when each can be met alone */
+    int failing;
+    const char *constraint;
+    double failing_best;
+    int slo_min_share[PS_SHARES_MAXK]; /* smallest share meeting the SLO (0: none or no SLO) */
+    int k_trained;                     /* the model was trained on k-way sets (or does not say) */
+} ps_coloc_shares_t;
+
+/** Choose the shares of workloads[k] (k in 2..PS_SHARES_MAXK, distinct
+ *  names) on gpu. An infeasible request is not an error: out->feasible is 0
+ *  and failing/constraint say why. Thread safety as ps_coloc_predict.
+ *  @return 0, PS_E_ARG (k, a duplicate name, a candidate outside 1..100 or
+ *  above max_total, a bad step), PS_E_INPUT (a workload absent from w on
+ *  gpu), PS_E_BACKEND or PS_E_NOMEM. */
+PS_API int ps_coloc_shares(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                           const char *gpu, const char *const *workloads, int k, const ps_coloc_shares_params_t *p,
+                           ps_coloc_shares_t *out);
+
+/** ps_coloc_shares with a JSON request, as `colocate shares` and POST
+ *  /v1/colocate/shares take it: {"set": "A,B" or ["A","B"], "gpu"
+ *  (optional: the model's GPU, else the workloads' row), "candidates":
+ *  "10/90,30/70" or [[10,90],..], "step", "max_total", "objective": "sum",
+ *  "min" or "weighted:A=2,B=1", "floor": "A=0.8" or {"A":0.8}, "slo":
+ *  "A=50" or {"A":50} (ms)}. *out (caller-owned, ps_free) is the reply,
+ *  schema "pairsight.shares.v1" (docs/colocate.md), also when infeasible
+ *  ("feasible": false, "failing": {...}, "shares": null).
+ *  @return 0, PS_E_ARG (the message names the field), PS_E_INPUT,
+ *  PS_E_BACKEND or PS_E_NOMEM. */
+PS_API int ps_coloc_shares_json(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                                const char *request, char **out);
+
+/** What a cluster applies, from a "pairsight.shares.v1" reply: format "dra"
+ *  (a resource.k8s.io/v1 ResourceClaimTemplate whose opaque config is the
+ *  NVIDIA DRA driver's GpuConfig with sharing.strategy MPS, and a Pod with
+ *  one container per workload carrying CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+ *  where the shares differ), "env" (the env lines alone) or "yaml" (the
+ *  reply as YAML). *out caller-owned (ps_free). @return 0, PS_E_ARG (an
+ *  unknown format) or PS_E_INPUT (not a feasible shares reply). */
+PS_API int ps_coloc_shares_emit(const char *reply, const char *format, char **out);
+
 /* Bindings (see pairsight_core.h): co-location models with JSON parameters
  * and as bytes (as ps_model_save_mem / ps_model_load_mem). */
 /** ps_coloc_train with JSON parameters ("coloc"). */

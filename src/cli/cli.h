@@ -164,6 +164,13 @@ typedef struct {
     int json;
 } cli_select_t;
 int cmd_colocate_select(const cli_select_t *o);
+/* colocate shares (cmd_colocate_shares.c): the request built from the
+ * flags, ps_coloc_shares_json, its reply printed or emitted. */
+typedef struct {
+    const char *model, *workloads, *scaling, *set, *gpu, *candidates, *objective, *floor, *slo, *emit;
+    int step, max_total, json;
+} cli_shares_t;
+int cmd_colocate_shares(const cli_shares_t *o);
 /* Row i of workloads.csv: its gpu and workload columns (ps_workloads_key;
  * "" past the end). */
 const char *cli_workload_gpu(const ps_workloads_t *w, size_t i);

@@ -15,13 +15,15 @@
 
 typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
-        *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases, *splits;
+        *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases, *splits, *set, *objective,
+        *floor, *slo, *emit;
     double train_frac, time_limit;
-    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait;
+    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait,
+        step, max_total;
     uint64_t seed;
 } opts_t;
 
-enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_PLACE = 16, S_ALL = 31, N_SUBS = 5 };
+enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_PLACE = 16, S_SHARES = 32, S_ALL = 63, N_SUBS = 6 };
 
 static const char *const ex_eval[] = {
     "pairsight colocate eval --workloads tests/data/colocate/workloads.csv --colocations "
@@ -54,6 +56,14 @@ static const char *const ex_place[] = {
     "--jobs alpha_batch2-inf,alpha_batch8-inf,beta_batch4-train,gamma_batch1-inf,gamma_batch4-inf "
     "--gpus 1:TESTGPU,1:TESTGPU --max-per-gpu 3 --shares 100,50",
     NULL};
+static const char *const ex_shares[] = {
+    "pairsight colocate shares --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--set alpha_batch2-inf,beta_batch4-train",
+    "pairsight colocate shares --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--set alpha_batch2-inf,beta_batch4-train --objective min --floor alpha_batch2-inf=0.3 --emit dra",
+    "pairsight colocate shares --model out/c.psc --workloads tests/data/colocate/workloads.csv "
+    "--set alpha_batch2-inf,beta_batch4-train --candidates 30/70,50/50,70/30 --json",
+    NULL};
 
 /* A subcommand: one row, as the top-level commands are rows of main.c. */
 typedef struct {
@@ -70,6 +80,7 @@ static int do_train(const opts_t *o);
 static int do_predict(const opts_t *o);
 static int do_select(const opts_t *o);
 static int do_place(const opts_t *o);
+static int do_shares(const opts_t *o);
 
 static const sub_t subs[N_SUBS] = {
     {"eval", "Train and score every predictor and policy on the measured co-locations.\n",
@@ -86,6 +97,13 @@ static const sub_t subs[N_SUBS] = {
      "Assign jobs to GPUs, alone or up to K per GPU, maximizing the sum of predicted\n"
      "normalized throughputs (exact for small cases, else a heuristic).\n",
      "--model M --workloads W --jobs a,b*3 --gpus N[:TYPE],... [options]", ex_place, S_PLACE, do_place},
+    {"shares",
+     "Choose each workload's MPS active-thread percentage for a set on one GPU: the\n"
+     "split that maximises the objective over predicted normalised throughputs\n"
+     "(tput / exclusive_tput) and meets the floors and SLOs, beside the uniform\n"
+     "split and 100 each; --emit writes what a cluster applies. Exit 1 when no\n"
+     "candidate meets the floors (the message names the one that fails).\n",
+     "--model M --workloads W --set A,B[,..] [options]", ex_shares, S_SHARES, do_shares},
 };
 
 /* An option and the subcommands (bit mask) that take it. */
@@ -194,7 +212,7 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         {S_PLACE,
          {"--time-limit", CLI_DBL, &o->time_limit, "S",
           "search budget in seconds: past it the best placement found, said so (0: none)", .lo = 0, .hi = 86400}},
-        {S_PREDICT | S_SELECT | S_PLACE,
+        {S_PREDICT | S_SELECT | S_PLACE | S_SHARES,
          {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`", .flags = CLI_REQ | CLI_IN}},
         {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
         {S_SELECT,
@@ -203,7 +221,27 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
         {S_SELECT,
          {"--shares", CLI_STR, &o->shares, "A/B[/..]", "MPS shares of target and co-runners", .def = "100/100..."}},
         {S_SELECT, {"--gpu", CLI_STR, &o->gpu, "NAME", "gpu column of the query", .def = "the workload's"}},
-        {S_EVAL | S_SELECT | S_PLACE,
+        {S_SHARES, {"--set", CLI_STR, &o->set, "A,B[,..]", "the workloads sharing one GPU (2..8)", .flags = CLI_REQ}},
+        {S_SHARES,
+         {"--candidates", CLI_STR, &o->candidates, "LIST", "splits to choose from, e.g. 10/90,30/70 (set order)",
+          .def = "the grid of --step"}},
+        {S_SHARES, {"--step", CLI_INT, &o->step, "P", "grid step in percent", .lo = 1, .hi = 100}},
+        {S_SHARES,
+         {"--max-total", CLI_INT, &o->max_total, "P",
+          "most the shares may sum to: 100 keeps the clients' thread limits from overlapping (what split data "
+          "measure); up to 100 x k lets them overlap",
+          .lo = 2, .hi = 800}},
+        {S_SHARES,
+         {"--objective", CLI_STR, &o->objective, "O",
+          "sum, min (the worst-off workload) or weighted:A=2,B=1 of normalised throughputs", .def = "sum"}},
+        {S_SHARES, {"--floor", CLI_STR, &o->floor, "A=0.8,..", "normalised-throughput floors"}},
+        {S_SHARES, {"--slo", CLI_STR, &o->slo, "A=MS,..", "latency SLOs in ms (batch / predicted tput)"}},
+        {S_SHARES, {"--gpu", CLI_STR, &o->gpu, "NAME", "gpu column of the set", .def = "the model's"}},
+        {S_SHARES,
+         {"--emit", CLI_STR, &o->emit, "F",
+          "dra (a DRA ResourceClaimTemplate with the NVIDIA driver's MPS GpuConfig and a Pod), env (the env "
+          "lines) or yaml"}},
+        {S_EVAL | S_SELECT | S_PLACE | S_SHARES,
          {"--json", CLI_FLAG, &o->json, NULL, "print the result as JSON", .flags = CLI_NODEF}},
         {S_ALL, CLI_OPT_QUIET(&o->quiet)},
     };
@@ -240,6 +278,8 @@ static void defaults(opts_t *o)
     o->rounds = def.model.boost_rounds;
     o->max_per_gpu = ps_coloc_place_default_params().max_per_gpu;
     o->time_limit = ps_coloc_place_default_params().time_limit_s;
+    o->step = ps_coloc_shares_default_params().step;
+    o->max_total = ps_coloc_shares_default_params().max_total;
 }
 
 /* `pairsight colocate --help`: every subcommand's usage. */
@@ -247,7 +287,7 @@ static void overview(FILE *f)
 {
     fputs("pairsight colocate: predict the throughput of workloads co-located on one GPU\n"
           "under MPS and choose co-runners (docs/colocate.md). Subcommands eval, train,\n"
-          "predict, select, place; `pairsight help colocate SUB` shows one.\n\n",
+          "predict, select, place, shares; `pairsight help colocate SUB` shows one.\n\n",
           f);
     for (int k = 0; k < N_SUBS; k++) {
         opts_t o;
@@ -269,7 +309,7 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         if (argc < 2)
             *code = cli_fail(CLI_USAGE, CMD,
-                             "missing subcommand: eval, train, predict, select or place (see "
+                             "missing subcommand: eval, train, predict, select, place or shares (see "
                              "pairsight colocate --help)");
         else {
             overview(stdout);
@@ -286,8 +326,8 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
         ++*k;
     if (*k == N_SUBS) {
         const char *near = cli_nearest(o->sub, names, N_SUBS);
-        *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select, place)", o->sub,
-                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select, place, shares)",
+                         o->sub, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return 1;
     }
     sub_spec(o, *k, table, spec);
@@ -736,6 +776,24 @@ static int do_place(const opts_t *o)
                             o->allow_wait, o->json, o->time_limit, o->quiet);
     tables_free(&t);
     return rc;
+}
+
+static int do_shares(const opts_t *o)
+{
+    cli_shares_t a = {.model = o->model,
+                      .workloads = o->workloads,
+                      .scaling = o->scaling,
+                      .set = o->set,
+                      .gpu = o->gpu,
+                      .candidates = o->candidates,
+                      .objective = o->objective,
+                      .floor = o->floor,
+                      .slo = o->slo,
+                      .emit = o->emit,
+                      .step = o->step,
+                      .max_total = o->max_total,
+                      .json = o->json};
+    return cmd_colocate_shares(&a);
 }
 
 int cmd_colocate(int argc, char **argv)
