@@ -138,9 +138,23 @@ def happy(s):
                          "a", "--candidates", "b,c+b", "--json"))
     code, sc = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b", {"workloads": ["c", "b"]}]})
     check(code == 200, "colocate score: %s" % sc)
-    ranked = [sc["candidates"][i] for i in sc["ranking"]]
-    check([c["tput_sum"] for c in ranked] == [r["tput_sum"] for r in sel["ranking"]] and
-          [c["tput"] for c in ranked] == [r["tput"] for r in sel["ranking"]], "colocate score differs from select")
+    byname = {"+".join(c["workloads"][1:]): c for c in sc["candidates"]}
+    check(all(byname[r["candidate"]]["tput_sum"] == r["tput_sum"] and byname[r["candidate"]]["tput"] == r["tput"]
+              for r in sel["ranking"]), "colocate score differs from select")
+    # Ranked by normalised throughput, an untrained k after the trained
+    # ones: the pair first although the 3-way set's raw sum is larger.
+    check(sc["ranked_by"] == "norm_sum" and sc["ranking"] == [0, 1] and
+          sc["candidates"][1]["tput_sum"] > sc["candidates"][0]["tput_sum"], "colocate score ranking: %s" % sc)
+    code, sc2 = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b", "c"]})
+    n2 = [c["norm_sum"] for c in sc2["candidates"]]
+    check(code == 200 and sc2["ranking"] == sorted(range(2), key=lambda i: -n2[i]), "score by norm_sum: %s" % sc2)
+    shares_args = ["--set", "a,b", "--floor", "a=0.1", "--json"]
+    cli_sh = json.loads(run("colocate", "shares", "--model", COLOC, "--workloads", SD + "/workloads.csv",
+                            *shares_args))
+    code, sh = s.json("POST", "/v1/colocate/shares", {"set": ["a", "b"], "floor": {"a": 0.1}})
+    check(code == 200 and sh == cli_sh and sh["schema"] == "pairsight.shares.v1", "shares differs from the CLI: %s" % sh)
+    code, sh = s.json("POST", "/v1/colocate/shares", {"set": "a,b", "floor": "b=50"})
+    check(code == 200 and sh["feasible"] is False and sh["failing"]["workload"] == "b", "shares infeasible: %s" % sh)
     check(sc["candidates"][0]["norm_tput"] == [0.8, 0.6] and sc["candidates"][1]["k_trained"] is False,
           "colocate score normalization or k check: %s" % sc["candidates"])
     code, m = s.json("GET", "/v1/models")
@@ -205,6 +219,16 @@ def malformed(s):
         ("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b+nope"]}, 400, "candidates[0]: workload 'nope'"),
         ("POST", "/v1/colocate/score", {"target": "a", "candidates": [{"workloads": ["b"], "shares": [150]}]}, 400,
          "candidates[0].shares[0]"),
+        ("POST", "/v1/colocate/shares", {"set": ["a", "zz"]}, 400, "workload 'zz'"),
+        ("POST", "/v1/colocate/shares", {"set": []}, 400, "a set needs 2"),
+        ("POST", "/v1/colocate/shares", {"set": 5}, 400, "set: expected"),
+        ("POST", "/v1/colocate/shares", {}, 400, "set: expected"),
+        ("POST", "/v1/colocate/shares", {"set": "a,b", "candidates": [[60, 60]]}, 400, "sums to 120"),
+        ("POST", "/v1/colocate/shares", {"set": "a,b", "candidates": "30/70/10"}, 400, "3 shares for 2"),
+        ("POST", "/v1/colocate/shares", {"set": "a,b", "floor": {"c": 1}}, 400, "'c' is not in the set"),
+        ("POST", "/v1/colocate/shares", {"set": "a,b", "step": 0}, 400, "step: expected an integer"),
+        ("POST", "/v1/colocate/shares", {"set": "a,b", "shares": 5}, 400, "unknown field 'shares'"),
+        ("POST", "/v1/colocate/shares", b'[1]', 400, "expected a JSON object"),
         ("POST", "/k8s/filter", {"Pod": {"metadata": {}}, "NodeNames": ["n1"]}, 400, "pairsight.io/workload"),
         ("POST", "/k8s/filter", pod("a", "abc"), 400, "min-throughput: bad value 'abc'"),
         ("POST", "/k8s/prioritize", pod("a", "1.5"), 400, "min-throughput: bad value '1.5'"),

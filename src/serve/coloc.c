@@ -138,6 +138,8 @@ static int target_gpu(serve_req_t *q, serve_reply_t *r, const char *target, char
                        q->p->workloads_path, list);
 }
 
+static int k_trained(const cand_t *c, unsigned ks) { return !ks || (ks >> (c->k < 31 ? c->k : 31) & 1); }
+
 static void cand_json(sb_t *b, const cand_t *c, unsigned ks)
 {
     sb_puts(b, "{\"workloads\":[");
@@ -165,7 +167,17 @@ static void cand_json(sb_t *b, const cand_t *c, unsigned ks)
     sb_num(b, c->sum);
     sb_puts(b, ",\"norm_sum\":");
     sb_num(b, c->norm_sum);
-    sb_printf(b, ",\"k_trained\":%s}", !ks || (ks >> (c->k < 31 ? c->k : 31) & 1) ? "true" : "false");
+    sb_printf(b, ",\"k_trained\":%s}", k_trained(c, ks) ? "true" : "false");
+}
+
+/* Whether candidate x ranks before y: trained k first, then a finite
+ * larger norm_sum. */
+static int rank_before(const cand_t *x, const cand_t *y, unsigned ks)
+{
+    int tx = k_trained(x, ks), ty = k_trained(y, ks);
+    if (tx != ty)
+        return tx > ty;
+    return isfinite(x->norm_sum) && (!isfinite(y->norm_sum) || x->norm_sum > y->norm_sum);
 }
 
 static void score_reply(serve_req_t *q, serve_reply_t *r, const char *target, const char *gpu, const cand_t *c, int nc)
@@ -187,13 +199,17 @@ static void score_reply(serve_req_t *q, serve_reply_t *r, const char *target, co
             sb_putn(b, ",", 1);
         cand_json(b, &c[i], ks);
     }
-    sb_puts(b, "],\"ranking\":[");
-    /* decreasing tput_sum, as colocate select ranks; not finite last */
+    sb_puts(b, "],\"ranked_by\":\"norm_sum\",\"ranking\":[");
+    /* Decreasing norm_sum (normalised throughputs summed: raw throughputs
+     * of different workloads do not add up to one scale), the candidates
+     * of a k the model was trained on before the others (an untrained k
+     * extrapolates, and a 3-way sum is not comparable with a pair's); not
+     * finite last. */
     int used[256] = {0};
     for (int n = 0; n < nc; n++) {
         int best = -1;
         for (int i = 0; i < nc; i++)
-            if (!used[i] && (best < 0 || (isfinite(c[i].sum) && (!isfinite(c[best].sum) || c[i].sum > c[best].sum))))
+            if (!used[i] && (best < 0 || rank_before(&c[i], &c[best], ks)))
                 best = i;
         used[best] = 1;
         sb_printf(b, "%s%d", n ? "," : "", best);
@@ -234,4 +250,36 @@ int serve_coloc_score(serve_req_t *q, serve_reply_t *r)
         score_reply(q, r, target, gpu, c, nc);
     free(c);
     return r->status;
+}
+
+/* POST /v1/colocate/shares: `colocate shares`'s request and reply
+ * (ps_coloc_shares_json, pairsight.shares.v1). The body is checked by the
+ * service's own parser first (size, depth, a JSON object), then given
+ * whole to the library; an infeasible request is a 200 with "feasible":
+ * false and "failing" (the CLI exits 1 on it). */
+int serve_coloc_shares(serve_req_t *q, serve_reply_t *r)
+{
+    char *text = q->body_len ? strndup(q->body, q->body_len) : NULL;
+    if (q->body_len && !text)
+        return serve_error(r, 500, "out_of_memory", "out of memory");
+    if (serve_parse_body(q, r)) {
+        free(text);
+        return r->status;
+    }
+    char *reply = NULL;
+    pthread_mutex_lock(&q->models->coloc_lock);
+    int rc = ps_coloc_shares_json(q->models->coloc, q->models->w, q->models->scaling, text, &reply);
+    pthread_mutex_unlock(&q->models->coloc_lock);
+    free(text);
+    if (rc == PS_E_ARG)
+        return serve_error(r, 400, "bad_field", "%s", ps_last_error());
+    if (rc == PS_E_INPUT)
+        return serve_error(r, 400, "unknown_workload", "%s", ps_last_error());
+    if (rc != PS_OK)
+        return serve_error(r, 500, "internal", "%s", ps_last_error());
+    r->body.len = 0;
+    sb_puts(&r->body, reply);
+    sb_putn(&r->body, "\n", 1);
+    ps_free(reply);
+    return r->status = 200;
 }

@@ -9,8 +9,8 @@
 #include <string.h>
 
 static const char *const ep_names[EP_COUNT] = {
-    "/v1/predict", "/v1/plan", "/v1/colocate/score", "/v1/models",      "/v1/reload", "/healthz",
-    "/readyz",     "/metrics", "/k8s/filter",        "/k8s/prioritize", "other"};
+    "/v1/predict", "/v1/plan", "/v1/colocate/score", "/v1/models",      "/v1/reload",          "/healthz",
+    "/readyz",     "/metrics", "/k8s/filter",        "/k8s/prioritize", "/v1/colocate/shares", "other"};
 
 const char *serve_endpoint_name(int ep) { return ep >= 0 && ep < EP_COUNT ? ep_names[ep] : "other"; }
 

@@ -63,6 +63,7 @@ enum {
     EP_METRICS,
     EP_K8S_FILTER,
     EP_K8S_PRIORITIZE,
+    EP_COLOC_SHARES,
     EP_OTHER,
     EP_COUNT
 };
@@ -117,6 +118,7 @@ void serve_reply_open(serve_reply_t *r, const char *schema);
 int serve_predict(serve_req_t *q, serve_reply_t *r);
 int serve_plan(serve_req_t *q, serve_reply_t *r);
 int serve_coloc_score(serve_req_t *q, serve_reply_t *r);
+int serve_coloc_shares(serve_req_t *q, serve_reply_t *r);
 int serve_k8s_filter(serve_req_t *q, serve_reply_t *r);
 int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r);
 int serve_models_reply(serve_req_t *q, serve_reply_t *r);

@@ -191,6 +191,7 @@ static const route_t routes[] = {
     {"/metrics", "GET", EP_METRICS, 0, metrics_reply},
     {"/k8s/filter", "POST", EP_K8S_FILTER, 2, serve_k8s_filter},
     {"/k8s/prioritize", "POST", EP_K8S_PRIORITIZE, 2, serve_k8s_prioritize},
+    {"/v1/colocate/shares", "POST", EP_COLOC_SHARES, 2, serve_coloc_shares},
 };
 
 int serve_route(const char *path)
