@@ -166,6 +166,51 @@ static void test_oplist_errors_name_line_and_column(void)
     CHECK(strstr(ps_last_error(), "missing operator name") != NULL);
 }
 
+/* Issue 41 item 10: every size product checked in 64 bits against 2^40
+ * elements at FILE:LINE:COLUMN, the header's batch and ops= checked, one
+ * header per list. Each case was accepted (or overflowed) before. */
+static void test_oplist_bounds_and_header(void)
+{
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        /* 2^21 * 2^21 * 2^21: 2^63 wraps to a negative product */
+        {"gemm g m=2097152 n=2097152 k=2097152\n", "o.ops:1:1: gemm g: its input batch*m*k passes 2^40"},
+        {"eltwise e elems=4000000000000 inputs=1\n", "o.ops:1:17: elems: not a valid count in 1..2^40"},
+        {"conv c n=65536 c=65536 h=65536 w=65536\n", "o.ops:1:1: conv c: its input n*c*h*w passes 2^40"},
+        {"conv c n=1 c=3 h=8 w=8 k=4 groups=2\n", "o.ops:1:1: conv c: groups=2 does not divide c=3"},
+        {"conv c n=1 c=1 h=1 w=1 k=1 r=1 s=1 pad=900000000000 stride=1\nnorm n\n",
+         "conv c: its output n*k*out_h*out_w passes 2^40"},
+        {"attn a batch=1048576 heads=1048576 seq_q=1048576\n", "o.ops:1:1: attn a: its query"},
+        {"  embed t vocab=1099511627776 dim=2\n", "o.ops:1:3: embed t: its table vocab*dim passes 2^40"},
+        {"pool p n=1099511627776 c=2\n", "pool p: its input n*c*h*w passes 2^40"},
+        {"softmax s rows=-1\n", "o.ops:1:16: rows: not a valid count"},
+        {"# model=m batch=99999999999 seq_len=0\ngemm g\n", "o.ops:1:17: batch: not a count in 1..1073741824"},
+        {"# model=m batch=0 seq_len=0\ngemm g\n", "batch: not a count in 1.."},
+        {"# model=m batch=8 seq_len=0 ops=3\ngemm g\ngemm h\n", "o.ops:1: the header says ops=3, the list has 2"},
+        {"# model=m batch=8 seq_len=0 ops=1\ngemm g\n# model=x batch=64 seq_len=0\n",
+         "o.ops:3:3: a second header (the list's is on line 1)"},
+        {"# model=m batch=8\ngemm g\n", "o.ops:1:1: the header needs model=, batch= and seq_len="},
+    };
+    for (size_t i = 0; i < PS_ARRAY_LEN(bad); i++) {
+        psi_oplist_t *l = NULL;
+        write_file(tmp("o.ops"), bad[i].text);
+        int rc = psi_oplist_read(tmp("o.ops"), &l);
+        CHECK_MSG(rc == PS_E_INPUT && l == NULL && strstr(ps_last_error(), bad[i].want), "case %zu: rc %d: %s", i, rc,
+                  ps_last_error());
+        psi_oplist_free(l);
+    }
+    /* At the bound, and an ordinary comment after the header, still read. */
+    psi_oplist_t *l = NULL;
+    write_file(tmp("o.ops"), "# pairsight oplist 1\n# model=m batch=1073741824 seq_len=0 ops=2 extra=1\n"
+                             "# captured by hand: dtype=fp16\neltwise e elems=1099511627776 inputs=1\n"
+                             "gemm g m=1048576 n=1 k=1048576\n");
+    CHECK_OK(psi_oplist_read(tmp("o.ops"), &l));
+    CHECK(l && l->n == 2 && l->batch == 1 << 30 && strcmp(l->model, "m") == 0);
+    CHECK(l && psi_op_bytes(&l->ops[0]) == 2.0 * 2.0 * 1099511627776.0);
+    psi_oplist_free(l);
+}
+
 static ps_collect_device_t device(int sms, int min, int align)
 {
     ps_collect_device_t d;
@@ -703,8 +748,7 @@ static void test_teardown(void) { teardown(); }
 
 TH_MAIN(TEST(test_setup), TEST(test_zoo_cnn_shapes), TEST(test_zoo_transformer_shapes),
         TEST(test_oplist_text_roundtrip), TEST(test_oplist_errors_name_line_and_column),
-        TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
+        TEST(test_oplist_bounds_and_header), TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
         TEST(test_gpu_column_name), TEST(test_campaign_refuses_mismatches), TEST(test_export_tables),
-        TEST(test_mps_jobs), TEST(test_counters_from_ncu),
-        TEST(test_campaign_killed_and_resumed), TEST(test_cuda_module_loaded_on_demand),
-        TEST(test_teardown))
+        TEST(test_mps_jobs), TEST(test_counters_from_ncu), TEST(test_campaign_killed_and_resumed),
+        TEST(test_cuda_module_loaded_on_demand), TEST(test_teardown))

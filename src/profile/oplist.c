@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +110,25 @@ int psi_oplist_write(const psi_oplist_t *l, FILE *f)
     return ferror(f) ? psi_error(PS_E_IO, "write failed") : 0;
 }
 
+/* The largest count an operator's parameter or tensor may reach: 2^40
+ * elements, 2 TiB at fp16, more than any GPU's memory (an H200 has 141 GB).
+ * Every product the cost formulas form is checked against it when a list is
+ * read, so that no size arithmetic below overflows 64 bits. */
+#define OP_MAX_ELEMS (1LL << 40)
+#define OP_MAX_BATCH (1 << 30) /* the CLI's bound on --batch */
+
+/* A count in 0..max from text, or -1 for anything else (a sign, a suffix,
+ * a value past max or past 64 bits). */
+static long long parse_count(const char *val, long long max)
+{
+    if (!isdigit((unsigned char)*val))
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(val, &end, 10);
+    return errno || *end || v > max ? -1 : v;
+}
+
 /* Parse one `key=value` token of an operator of kind ki into op. */
 static int parse_param(const char *path, int line, int col, const kind_info_t *ki, char *tok, psi_opdesc_t *op)
 {
@@ -117,6 +137,7 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
         return psi_error(PS_E_INPUT, "%s:%d:%d: expected key=value, got '%s'", path, line, col, tok);
     *eq = '\0';
     const char *val = eq + 1;
+    int vcol = col + (int)(val - tok);
     if (strcmp(tok, "variant") == 0) {
         for (int i = 0; ki->variants[i]; i++)
             if (strcmp(ki->variants[i], val) == 0) {
@@ -126,28 +147,172 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
         return psi_error(PS_E_INPUT, "%s:%d:%d: %s has no variant '%s'", path, line, col, ki->name, val);
     }
     if (strcmp(tok, "params") == 0) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(val, &end, 10);
-        if (errno || end == val || *end || v < 0)
-            return psi_error(PS_E_INPUT, "%s:%d:%d: params: not a valid count: '%s'", path, line,
-                             col + (int)(val - tok), val);
+        long long v = parse_count(val, OP_MAX_ELEMS);
+        if (v < 0)
+            return psi_error(PS_E_INPUT, "%s:%d:%d: params: not a valid count in 0..2^40: '%s'", path, line, vcol, val);
         op->params = v;
         return 0;
     }
     for (int j = 0; ki->params[j]; j++) {
         if (strcmp(ki->params[j], tok) != 0)
             continue;
-        char *end;
-        errno = 0;
-        long long v = strtoll(val, &end, 10);
-        if (errno || end == val || *end || v < 0 || (v == 0 && strcmp(tok, "pad") != 0 && strcmp(tok, "causal") != 0))
-            return psi_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count: '%s'", path, line, col + (int)(val - tok),
-                             tok, val);
+        long long v = parse_count(val, OP_MAX_ELEMS);
+        if (v < 0 || (v == 0 && strcmp(tok, "pad") != 0 && strcmp(tok, "causal") != 0))
+            return psi_error(PS_E_INPUT, "%s:%d:%d: %s: not a valid count in 1..2^40: '%s'", path, line, vcol, tok,
+                             val);
         op->p[j] = v;
         return 0;
     }
     return psi_error(PS_E_INPUT, "%s:%d:%d: %s has no parameter '%s'", path, line, col, ki->name, tok);
+}
+
+/* Whether the tensor a*b*c*d (factors in 0..3*2^40) stays within
+ * OP_MAX_ELEMS, checked at each step in 64 bits; else an error at the
+ * operator's line and column naming the tensor. */
+static int tensor_fits(const char *path, int line, int col, const psi_opdesc_t *op, const char *what, long long a,
+                       long long b, long long c, long long d)
+{
+    const long long f[4] = {a, b, c, d};
+    long long v = 1;
+    for (int i = 0; i < 4; i++)
+        if (__builtin_mul_overflow(v, f[i], &v) || v > OP_MAX_ELEMS)
+            return psi_error(PS_E_INPUT,
+                             "%s:%d:%d: %s %s: its %s passes 2^40 elements (2 TiB at fp16: more than any GPU holds)",
+                             path, line, col, kinds[op->kind].name, op->name, what);
+    return 0;
+}
+
+/* The operator's tensors within OP_MAX_ELEMS (so that the cost formulas
+ * below cannot overflow) and its parameters consistent with each other;
+ * else an error at the operator's line and column. */
+static int check_op(const char *path, int line, int col, const psi_opdesc_t *op)
+{
+    const long long *p = op->p;
+    switch (op->kind) {
+    case PS_OPK_GEMM:
+        return tensor_fits(path, line, col, op, "input batch*m*k", p[PG_BATCH], p[PG_M], p[PG_K], 1) ||
+                       tensor_fits(path, line, col, op, "weight batch*k*n", p[PG_BATCH], p[PG_K], p[PG_N], 1) ||
+                       tensor_fits(path, line, col, op, "output batch*m*n", p[PG_BATCH], p[PG_M], p[PG_N], 1)
+                   ? PS_E_INPUT
+                   : 0;
+    case PS_OPK_CONV: {
+        if (p[PC_C] % p[PC_GROUPS] != 0)
+            return psi_error(PS_E_INPUT, "%s:%d:%d: conv %s: groups=%lld does not divide c=%lld", path, line, col,
+                             op->name, p[PC_GROUPS], p[PC_C]);
+        long long oh = psi_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
+        long long ow = psi_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
+        return tensor_fits(path, line, col, op, "input n*c*h*w", p[PC_N], p[PC_C], p[PC_H], p[PC_W]) ||
+                       tensor_fits(path, line, col, op, "weight k*(c/groups)*r*s", p[PC_K], p[PC_C] / p[PC_GROUPS],
+                                   p[PC_R], p[PC_S]) ||
+                       tensor_fits(path, line, col, op, "output n*k*out_h*out_w", p[PC_N], p[PC_K], oh, ow)
+                   ? PS_E_INPUT
+                   : 0;
+    }
+    case PS_OPK_NORM:
+        return tensor_fits(path, line, col, op, "input n*c*hw", p[PN_N], p[PN_C], p[PN_HW], 1) ? PS_E_INPUT : 0;
+    case PS_OPK_SOFTMAX:
+        return tensor_fits(path, line, col, op, "input rows*cols", p[PS_ROWS], p[PS_COLS], 1, 1) ? PS_E_INPUT : 0;
+    case PS_OPK_ELTWISE:
+        return tensor_fits(path, line, col, op, "inputs elems*inputs", p[PE_ELEMS], p[PE_INPUTS], 1, 1) ? PS_E_INPUT
+                                                                                                        : 0;
+    case PS_OPK_POOL:
+        return tensor_fits(path, line, col, op, "input n*c*h*w", p[PP_N], p[PP_C], p[PP_H], p[PP_W]) ? PS_E_INPUT : 0;
+    case PS_OPK_ATTN:
+        return tensor_fits(path, line, col, op, "query batch*heads*seq_q*head_dim", p[PA_BATCH], p[PA_HEADS],
+                           p[PA_SEQ_Q], p[PA_HEAD_DIM]) ||
+                       tensor_fits(path, line, col, op, "keys and values 2*batch*kv_heads*seq_kv*head_dim",
+                                   2 * p[PA_BATCH], p[PA_KV_HEADS], p[PA_SEQ_KV], p[PA_HEAD_DIM])
+                   ? PS_E_INPUT
+                   : 0;
+    case PS_OPK_EMBED:
+        return tensor_fits(path, line, col, op, "table vocab*dim", p[PM_VOCAB], p[PM_DIM], 1, 1) ||
+                       tensor_fits(path, line, col, op, "output rows*dim", p[PM_ROWS], p[PM_DIM], 1, 1)
+                   ? PS_E_INPUT
+                   : 0;
+    default: return 0;
+    }
+}
+
+/* The header comment `# model=M batch=B seq_len=S [ops=N] [dtype=fp32]`
+ * (python -m pairsight.capture and psi_oplist_write) into l and *ops (-1
+ * where it does not say). A list has one header: a second is an error, so
+ * that a later comment cannot rename the model or change its batch. Keys it
+ * does not know are left for later versions. */
+static int parse_header(const char *path, int line, char *buf, psi_oplist_t *l, int *header_line, long long *ops)
+{
+    char *save = NULL;
+    char *tok = strtok_r(buf + 1, " \t\r\n", &save);
+    if (!tok || strncmp(tok, "model=", 6) != 0)
+        return 0; /* an ordinary comment */
+    if (*header_line)
+        return psi_error(PS_E_INPUT, "%s:%d:%d: a second header (the list's is on line %d): a list has one", path, line,
+                         (int)(tok - buf) + 1, *header_line);
+    *header_line = line;
+    int have = 0;
+    for (; tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
+        int col = (int)(tok - buf) + 1;
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (strcmp(tok, "model") == 0) {
+            if (!*val || strlen(val) >= sizeof l->model)
+                return psi_error(PS_E_INPUT, "%s:%d:%d: model: a name of 1..%zu bytes", path, line, col,
+                                 sizeof l->model - 1);
+            snprintf(l->model, sizeof l->model, "%s", val);
+            have |= 1;
+        } else if (strcmp(tok, "batch") == 0 || strcmp(tok, "seq_len") == 0 || strcmp(tok, "ops") == 0) {
+            int is_batch = tok[0] == 'b', is_ops = tok[0] == 'o';
+            long long max = is_ops ? INT_MAX : OP_MAX_BATCH, v = parse_count(val, max);
+            if (v < (is_batch ? 1 : 0))
+                return psi_error(PS_E_INPUT, "%s:%d:%d: %s: not a count in %d..%lld: '%s'", path, line,
+                                 col + (int)(val - tok), tok, is_batch, max, val);
+            if (is_ops)
+                *ops = v;
+            else if (is_batch)
+                l->batch = (int)v;
+            else
+                l->seq_len = (int)v;
+            have |= is_ops ? 0 : is_batch ? 2 : 4;
+        } else if (strcmp(tok, "dtype") == 0) {
+            l->fp32 = strcmp(val, "fp32") == 0;
+        }
+    }
+    if (have != 7)
+        return psi_error(PS_E_INPUT, "%s:%d:1: the header needs model=, batch= and seq_len=", path, line);
+    return 0;
+}
+
+/* One operator line into l: kind, name, then key=value parameters. */
+static int parse_op(const char *path, int line, char *buf, psi_oplist_t *l)
+{
+    psi_opdesc_t op;
+    memset(&op, 0, sizeof op);
+    char *save = NULL;
+    char *tok = strtok_r(buf, " \t\r\n", &save);
+    if (!tok)
+        return 0;
+    int col = (int)(tok - buf) + 1;
+    int k = psi_opkind_from_name(tok);
+    if (k < 0)
+        return psi_error(PS_E_INPUT, "%s:%d:%d: unknown operator kind '%s'", path, line, col, tok);
+    op.kind = (psi_opkind_t)k;
+    memcpy(op.p, kinds[k].defaults, sizeof op.p);
+    char *name = strtok_r(NULL, " \t\r\n", &save);
+    if (!name || strchr(name, '='))
+        return psi_error(PS_E_INPUT, "%s:%d:%d: missing operator name", path, line,
+                         name ? (int)(name - buf) + 1 : (int)strlen(tok) + 1);
+    if (strlen(name) >= PS_OP_NAME_MAX)
+        return psi_error(PS_E_INPUT, "%s:%d:%d: operator name longer than %d bytes", path, line, (int)(name - buf) + 1,
+                         PS_OP_NAME_MAX - 1);
+    snprintf(op.name, sizeof op.name, "%s", name);
+    int rc = 0;
+    while (rc == 0 && (tok = strtok_r(NULL, " \t\r\n", &save)))
+        rc = parse_param(path, line, (int)(tok - buf) + 1, &kinds[k], tok, &op);
+    if (rc == 0)
+        rc = check_op(path, line, col, &op);
+    return rc == 0 ? psi_oplist_push(l, &op) : rc;
 }
 
 int psi_oplist_read(const char *path, psi_oplist_t **out)
@@ -159,60 +324,29 @@ int psi_oplist_read(const char *path, psi_oplist_t **out)
     psi_oplist_t *l = psi_oplist_new("", 0, 0);
     int rc = l ? 0 : PS_E_NOMEM;
     char buf[4096];
-    int line = 0;
+    int line = 0, header_line = 0;
+    long long ops = -1;
     while (rc == 0 && fgets(buf, sizeof buf, f)) {
+        if (line == INT_MAX) {
+            rc = psi_error(PS_E_INPUT, "%s: more than %d lines", path, INT_MAX);
+            break;
+        }
         line++;
         size_t len = strlen(buf);
-        if (len == sizeof buf - 1 && buf[len - 1] != '\n') {
+        if (len == sizeof buf - 1 && buf[len - 1] != '\n')
             rc = psi_error(PS_E_INPUT, "%s:%d:1: line too long", path, line);
-            break;
-        }
-        if (buf[0] == '#') {
-            /* The header comment carries model, batch and seq_len. */
-            char m[64];
-            int b, s;
-            if (sscanf(buf, "# model=%63s batch=%d seq_len=%d", m, &b, &s) == 3) {
-                snprintf(l->model, sizeof l->model, "%s", m);
-                l->batch = b;
-                l->seq_len = s;
-                l->fp32 = strstr(buf, " dtype=fp32") != NULL;
-            }
-            continue;
-        }
-        psi_opdesc_t op;
-        memset(&op, 0, sizeof op);
-        char *save = NULL;
-        char *tok = strtok_r(buf, " \t\r\n", &save);
-        if (!tok)
-            continue;
-        int k = psi_opkind_from_name(tok);
-        if (k < 0) {
-            rc = psi_error(PS_E_INPUT, "%s:%d:%d: unknown operator kind '%s'", path, line, (int)(tok - buf) + 1, tok);
-            break;
-        }
-        op.kind = (psi_opkind_t)k;
-        memcpy(op.p, kinds[k].defaults, sizeof op.p);
-        char *name = strtok_r(NULL, " \t\r\n", &save);
-        if (!name || strchr(name, '=')) {
-            rc = psi_error(PS_E_INPUT, "%s:%d:%d: missing operator name", path, line,
-                           name ? (int)(name - buf) + 1 : (int)strlen(tok) + 1);
-            break;
-        }
-        if (strlen(name) >= PS_OP_NAME_MAX) {
-            rc = psi_error(PS_E_INPUT, "%s:%d:%d: operator name longer than %d bytes", path, line,
-                           (int)(name - buf) + 1, PS_OP_NAME_MAX - 1);
-            break;
-        }
-        snprintf(op.name, sizeof op.name, "%s", name);
-        while (rc == 0 && (tok = strtok_r(NULL, " \t\r\n", &save)))
-            rc = parse_param(path, line, (int)(tok - buf) + 1, &kinds[k], tok, &op);
-        if (rc == 0)
-            rc = psi_oplist_push(l, &op);
+        else if (buf[0] == '#')
+            rc = parse_header(path, line, buf, l, &header_line, &ops);
+        else
+            rc = parse_op(path, line, buf, l);
     }
     if (rc == 0 && ferror(f))
         rc = psi_error(PS_E_IO, "%s: read error", path);
     if (rc == 0 && l->n == 0)
         rc = psi_error(PS_E_INPUT, "%s: no operators", path);
+    if (rc == 0 && ops >= 0 && ops != l->n)
+        rc = psi_error(PS_E_INPUT, "%s:%d: the header says ops=%lld, the list has %d operators%s", path, header_line,
+                       ops, l->n, ops > l->n ? " (cut short?)" : "");
     fclose(f);
     if (rc != 0) {
         psi_oplist_free(l);
@@ -285,12 +419,12 @@ double psi_op_flops(const psi_opdesc_t *op)
     psi_op_tensor_elems(op, &in, &w, &out);
     switch (op->kind) {
     case PS_OPK_GEMM: return 2.0 * (double)p[PG_BATCH] * (double)p[PG_M] * (double)p[PG_N] * (double)p[PG_K];
-    case PS_OPK_CONV: return 2.0 * (double)out * (double)(p[PC_C] / p[PC_GROUPS]) * (double)(p[PC_R] * p[PC_S]);
+    case PS_OPK_CONV: return 2.0 * (double)out * (double)(p[PC_C] / p[PC_GROUPS]) * (double)p[PC_R] * (double)p[PC_S];
     case PS_OPK_NORM:
     case PS_OPK_SOFTMAX: return 5.0 * (double)out;
     case PS_OPK_ELTWISE: return (op->variant == PS_ELT_GELU || op->variant == PS_ELT_ROPE ? 8.0 : 1.0) * (double)out;
     case PS_OPK_POOL:
-        return (op->variant == PS_POOL_GLOBAL ? 1.0 : (double)(p[PP_WINDOW] * p[PP_WINDOW])) *
+        return (op->variant == PS_POOL_GLOBAL ? 1.0 : (double)p[PP_WINDOW] * (double)p[PP_WINDOW]) *
                (double)(op->variant == PS_POOL_GLOBAL ? in : out);
     case PS_OPK_ATTN: {
         double pairs = (double)p[PA_SEQ_Q] * (double)p[PA_SEQ_KV] * (p[PA_CAUSAL] ? 0.5 : 1.0);
