@@ -35,10 +35,16 @@ typedef struct {
     int max_conns;                                          /* connections at once (256) */
     int quiet;                                              /* no request log */
     int check;                                              /* start, report, stop */
+    int request_timeout_s;                                  /* a whole request, headers to reply (30) */
+    int max_conns_per_ip;                                   /* connections at once from one address (64) */
+    long max_work;                                          /* extender predictions per request (5000) */
+    int allow_reload;                                       /* POST /v1/reload without a token file */
+    const char *allow_hosts;                                /* more Host names, comma-separated (none) */
 } ps_serve_params_t;
 
 /** @return the defaults (listen 127.0.0.1:8470, 2 threads, 8 MiB bodies,
- *  100000 queries, depth 32, 10 s timeout, 256 connections). */
+ *  100000 queries, depth 32, 10 s idle and 30 s request timeouts, 256
+ *  connections, 64 per address, 5000 extender predictions per request). */
 ps_serve_params_t ps_serve_default_params(void);
 
 /**

@@ -9,12 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Thread_local int serve_thread_index;
+
 int serve_coloc_set(serve_models_t *m, const char *gpu, const char *const *names, const int *shares, int k,
                     double *tput, double *norm, double *sum, double *norm_sum)
 {
-    pthread_mutex_lock(&m->coloc_lock);
-    int rc = ps_coloc_predict_set(m->coloc, m->w, m->scaling, gpu, names, shares, k, tput, sum);
-    pthread_mutex_unlock(&m->coloc_lock);
+    /* this thread's copy of the model: threads do not wait for each other */
+    int c = m->n_coloc > 1 ? serve_thread_index % m->n_coloc : 0;
+    pthread_mutex_t *lock = c ? &m->coloc_clone[c].lock : &m->coloc_lock;
+    pthread_mutex_lock(lock);
+    int rc = ps_coloc_predict_set(c ? m->coloc_clone[c].model : m->coloc, m->w, m->scaling, gpu, names, shares, k, tput,
+                                  sum);
+    pthread_mutex_unlock(lock);
     if (rc != PS_OK)
         return -1;
     double excl_sum = 0;

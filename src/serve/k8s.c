@@ -99,11 +99,14 @@ static int read_pod(serve_req_t *q, serve_reply_t *r, pod_t *pod)
         return serve_error(r, 400, "missing_field", "Pod: expected the pod object (ExtenderArgs.Pod)");
     int a = annotations(d, p);
     int w = sj_get(d, a, "pairsight.io/workload", 0);
-    if (w < 0 || d->tok[w].type != SJ_STRING || !*sj_str(d, w))
-        return serve_error(r, 400, "missing_annotation",
-                           "Pod: missing annotation pairsight.io/workload (a workload of workloads.csv)");
-    pod->workload = sj_str(d, w);
+    pod->workload = NULL; /* not pairsight's pod: every node passes, with the same score */
     pod->floor = 0;
+    if (w < 0)
+        return 0;
+    if (d->tok[w].type != SJ_STRING || !*sj_str(d, w))
+        return serve_error(r, 400, "bad_annotation",
+                           "Pod: annotation pairsight.io/workload: expected a workload name (a row of workloads.csv)");
+    pod->workload = sj_str(d, w);
     int fl = sj_get(d, a, "pairsight.io/min-throughput", 0);
     if (fl >= 0) {
         char *end = NULL;
@@ -136,6 +139,10 @@ static int residents(sj_doc_t *d, int g, const char **names, double *floors, int
             snprintf(why, wsize, "pairsight.io/gpus: a resident is not a name or {\"workload\", \"min_throughput\"}");
             return -1;
         }
+        if (!(floors[*k] >= 0 && floors[*k] <= 1)) {
+            snprintf(why, wsize, "pairsight.io/gpus: a resident's min_throughput %g is not in 0..1", floors[*k]);
+            return -1;
+        }
         names[(*k)++] = sj_str(d, wt);
     }
     return 0;
@@ -156,6 +163,22 @@ static int eval_gpu(serve_req_t *q, sj_doc_t *d, int g, const char *gpu, const p
         *total = 1; /* alone */
         return 1;
     }
+    unsigned ks = ps_coloc_model_ks(q->models->coloc);
+    if (ks && (k >= 32 || !(ks >> k & 1))) {
+        size_t l = strlen(ne->why);
+        snprintf(ne->why + l, sizeof ne->why - l,
+                 "%sgpu %d: the co-location model was not trained on %d workloads at once (trained on k = ",
+                 l ? "; " : "", gi, k);
+        for (int j = 0, first = 1; j < 32; j++)
+            if (ks >> j & 1) {
+                l = strlen(ne->why);
+                snprintf(ne->why + l, sizeof ne->why - l, "%s%d", first ? "" : ",", j);
+                first = 0;
+            }
+        l = strlen(ne->why);
+        snprintf(ne->why + l, sizeof ne->why - l, ")");
+        return 0;
+    }
     if (serve_coloc_set(q->models, gpu, names, NULL, k, tput, norm, &sum, &nsum) != 0) {
         snprintf(ne->why, sizeof ne->why, "gpu %d: %s", gi, ps_last_error());
         return ne->unres = 1, -1;
@@ -173,8 +196,10 @@ static int eval_gpu(serve_req_t *q, sj_doc_t *d, int g, const char *gpu, const p
     return 1;
 }
 
-/* Node annotation text (NUL-terminated, writable) for the pod. */
-static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t *ne)
+/* Node annotation text (NUL-terminated, writable) for the pod; each GPU
+ * costs 1 + its residents of *budget, and the node stops (with *budget
+ * negative) when the budget is spent. */
+static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t *ne, long *budget)
 {
     sj_doc_t d = {.max_depth = 8};
     if (!gpus) {
@@ -199,6 +224,8 @@ static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t 
         const char *type = sj_str(&d, ty);
         for (int i = 0, g = gs + 1; i < d.tok[gs].size && !ne->unres; i++, g = d.tok[g].next) {
             double total = 0;
+            if ((*budget -= 1 + (d.tok[g].type == SJ_ARRAY ? d.tok[g].size : 0)) < 0)
+                break;
             if (eval_gpu(q, &d, g, type, pod, i, &total, ne) == 1 && (!ne->ok || total > ne->best)) {
                 ne->ok = 1;
                 ne->best = total;
@@ -220,6 +247,43 @@ static char *node_gpus_from_file(const serve_models_t *m, const char *name)
     return NULL;
 }
 
+/* What node token t costs: 1 + residents per GPU of its annotation (of
+ * the --nodes file for NodeNames), counted before anything is predicted. */
+static long node_work(serve_req_t *q, int t, int by_name)
+{
+    sj_doc_t *d = q->doc;
+    const char *text = NULL;
+    if (by_name) {
+        const char *name = d->tok[t].type == SJ_STRING ? sj_str(d, t) : "";
+        for (int i = 0; i < q->models->n_nodes && !text; i++)
+            if (strcmp(q->models->node_names[i], name) == 0)
+                text = q->models->node_gpus[i];
+    } else {
+        int ga = sj_get(d, annotations(d, t), "pairsight.io/gpus", 0);
+        text = ga >= 0 && d->tok[ga].type == SJ_STRING ? sj_str(d, ga) : NULL;
+    }
+    if (!text)
+        return 1;
+    char *copy = strdup(text);
+    sj_doc_t g = {.max_depth = 8};
+    long work = 1;
+    int gs = copy && sj_parse(&g, copy, strlen(copy)) == 0 ? sj_get(&g, 0, "gpus", 1) : -1;
+    if (gs >= 0 && g.tok[gs].type == SJ_ARRAY)
+        for (int i = 0, e = gs + 1; i < g.tok[gs].size; i++, e = g.tok[e].next)
+            work += 1 + (g.tok[e].type == SJ_ARRAY ? g.tok[e].size : 0);
+    sj_free(&g);
+    free(copy);
+    return work;
+}
+
+static int work_error(serve_reply_t *r, long max)
+{
+    return serve_error(r, 413, "too_much_work",
+                       "the request asks for more than %ld co-location predictions (nodes x GPUs x (residents + 1); "
+                       "--max-work): send fewer nodes",
+                       max);
+}
+
 /* Every candidate node of the request evaluated into *out[*n]. */
 static int eval_nodes(serve_req_t *q, serve_reply_t *r, const pod_t *pod, node_eval_t **out, int *n, int *by_name)
 {
@@ -236,6 +300,11 @@ static int eval_nodes(serve_req_t *q, serve_reply_t *r, const pod_t *pod, node_e
         return serve_error(r, 400, "missing_field",
                            "expected Nodes (a NodeList with items) or NodeNames (an array of names)");
     *n = d->tok[list].size;
+    long budget = q->p->max_work > 0 ? q->p->max_work : 5000, work = 0;
+    for (int i = 0, t = list + 1; i < *n && work <= budget && pod->workload; i++, t = d->tok[t].next)
+        work += node_work(q, t, *by_name);
+    if (work > budget || *n > budget)
+        return work_error(r, budget);
     node_eval_t *ne = *out = calloc((size_t)*n + 1, sizeof *ne);
     if (!ne)
         return serve_error(r, 500, "out_of_memory", "out of memory");
@@ -246,12 +315,18 @@ static int eval_nodes(serve_req_t *q, serve_reply_t *r, const pod_t *pod, node_e
                                *by_name ? "NodeNames" : "Nodes.items", i);
         ne[i].item = *by_name ? -1 : t;
         ne[i].name = sj_str(d, nm);
+        if (!pod->workload) { /* not pairsight's pod */
+            ne[i].ok = 1;
+            continue;
+        }
         int ga = *by_name ? -1 : sj_get(d, annotations(d, t), "pairsight.io/gpus", 0);
         char *gpus = *by_name                                  ? node_gpus_from_file(q->models, ne[i].name)
                      : ga >= 0 && d->tok[ga].type == SJ_STRING ? strdup(sj_str(d, ga))
                                                                : NULL;
-        eval_node(q, gpus, pod, &ne[i]);
+        eval_node(q, gpus, pod, &ne[i], &budget);
         free(gpus);
+        if (budget < 0)
+            return work_error(r, q->p->max_work > 0 ? q->p->max_work : 5000);
     }
     return 0;
 }

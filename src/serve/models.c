@@ -1,38 +1,151 @@
 /* The files `pairsight serve` answers from, loaded as one set and shared by
- * reference count (serve.h). */
+ * reference count (serve.h).
+ *
+ * Each file is read once, by serve_read_file: regular files only (a FIFO,
+ * a device or /dev/zero behind a link is refused at open, which does not
+ * block), at most SERVE_MAX_FILE bytes, within a deadline, and given up as
+ * soon as SIGINT or SIGTERM asks the server to stop. The fingerprint is
+ * taken from the bytes that were read and the models are built from the
+ * same bytes, so a set's fingerprints always name the files it answers
+ * from. The tables are read by the library through the descriptor that was
+ * opened and checked (/proc/self/fd/N: the same file, even when it has been
+ * renamed over since). */
 #include "serve/serve.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-/* FNV-1a 64 of a file's bytes as 16 hex digits into out[24]: the
- * fingerprint /v1/models and pairsight_model_info report, so that a client
- * can tell which file answered. Returns 0, or -1 when it cannot be read. */
-static int file_fingerprint(const char *path, char *out, char *err, size_t errsize)
+volatile sig_atomic_t serve_stop_requested;
+
+static double mono(void)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errsize, "%s: cannot open", path);
-        return -1;
-    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void serve_fingerprint(const unsigned char *buf, size_t n, char out[24])
+{
     uint64_t h = 1469598103934665603ULL;
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 1099511628211ULL;
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        snprintf(err, errsize, "%s: read error", path);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ buf[i]) * 1099511628211ULL;
+    snprintf(out, 24, "%016llx", (unsigned long long)h);
+}
+
+/* Opens path for reading: a regular file of at most max bytes. Returns the
+ * descriptor and its size, or -1 with err. */
+static int open_regular(const char *path, size_t max, size_t *size, char *err, size_t errsize)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    snprintf(out, 24, "%016llx", (unsigned long long)h);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errsize, "%s: not a regular file (a model or table is read from a regular file only)", path);
+        close(fd);
+        return -1;
+    }
+    if ((uint64_t)st.st_size > (uint64_t)max) {
+        snprintf(err, errsize, "%s: %lld bytes, over the limit of %zu bytes for a served file", path,
+                 (long long)st.st_size, max);
+        close(fd);
+        return -1;
+    }
+    *size = (size_t)st.st_size;
+    return fd;
+}
+
+int serve_read_fd(const char *path, size_t max, double deadline_s, int *fd_out, unsigned char **buf_out,
+                  size_t *len_out, char *err, size_t errsize)
+{
+    *buf_out = NULL;
+    size_t size = 0;
+    int fd = open_regular(path, max, &size, err, errsize);
+    if (fd < 0)
+        return -1;
+    unsigned char *buf = malloc(size + 1);
+    size_t n = 0;
+    double t_end = mono() + deadline_s;
+    const char *why = buf ? NULL : "out of memory";
+    while (!why && n < size) {
+        size_t want = size - n < (1u << 20) ? size - n : (1u << 20);
+        ssize_t got = pread(fd, buf + n, want, (off_t)n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            why = got < 0 ? strerror(errno) : "the file shrank while it was read (replace files by rename)";
+        else
+            n += (size_t)got;
+        if (!why && serve_stop_requested)
+            why = "the server is stopping";
+        else if (!why && mono() > t_end)
+            why = "read deadline passed";
+    }
+    if (why) {
+        snprintf(err, errsize, "%s: cannot read: %s", path, why);
+        free(buf);
+        close(fd);
+        return -1;
+    }
+    buf[n] = 0;
+    *buf_out = buf;
+    *len_out = n;
+    if (fd_out)
+        *fd_out = fd;
+    else
+        close(fd);
     return 0;
 }
+
+/* The library's message with "model in memory" or /proc/self/fd/N put back
+ * to the file's path. */
+static void lib_error(const char *path, const char *alias, char *err, size_t errsize)
+{
+    const char *e = ps_last_error();
+    const char *at = alias ? strstr(e, alias) : NULL;
+    if (at)
+        snprintf(err, errsize, "%.*s%s%s", (int)(at - e), e, path, at + strlen(alias));
+    else
+        snprintf(err, errsize, "%s", e);
+}
+
+/* A table file: read and fingerprinted here, loaded by the library from
+ * the same open file. */
+typedef int (*table_load_fn)(const char *path, void **out);
+
+static int load_table(const char *path, table_load_fn load, void **out, char *fp, char *err, size_t errsize)
+{
+    int fd = -1;
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    if (serve_read_fd(path, SERVE_MAX_FILE, SERVE_READ_DEADLINE_S, &fd, &buf, &n, err, errsize) != 0)
+        return -1;
+    serve_fingerprint(buf, n, fp);
+    free(buf);
+    char alias[64];
+    snprintf(alias, sizeof alias, "/proc/self/fd/%d", fd);
+    int direct = access(alias, R_OK) != 0; /* no /proc: the path itself */
+    int rc = load(direct ? path : alias, out);
+    close(fd);
+    if (rc != PS_OK) {
+        lib_error(path, direct ? NULL : alias, err, errsize);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_ops(const char *path, void **out) { return ps_ops_load(path, (ps_ops_t **)out); }
+static int load_workloads(const char *path, void **out) { return ps_workloads_load(path, (ps_workloads_t **)out); }
+static int load_scaling(const char *path, void **out) { return ps_scaling_load(path, (ps_scaling_t **)out); }
 
 static void models_free(serve_models_t *m)
 {
@@ -41,6 +154,11 @@ static void models_free(serve_models_t *m)
     ps_model_free(m->model);
     ps_ops_free(m->ops);
     ps_coloc_model_free(m->coloc);
+    for (int i = 1; i < m->n_coloc; i++) {
+        ps_coloc_model_free(m->coloc_clone[i].model);
+        pthread_mutex_destroy(&m->coloc_clone[i].lock);
+    }
+    free(m->coloc_clone);
     ps_workloads_free(m->w);
     ps_scaling_free(m->scaling);
     for (int i = 0; i < m->n_nodes; i++) {
@@ -53,19 +171,65 @@ static void models_free(serve_models_t *m)
     free(m);
 }
 
+/* A file's bytes (serve_read_fd) and their fingerprint. */
+static unsigned char *read_fingerprinted(const char *path, size_t *n, char fp[24], char *err, size_t errsize)
+{
+    unsigned char *buf = NULL;
+    if (serve_read_fd(path, SERVE_MAX_FILE, SERVE_READ_DEADLINE_S, NULL, &buf, n, err, errsize) != 0)
+        return NULL;
+    serve_fingerprint(buf, *n, fp);
+    return buf;
+}
+
+/* The co-location model from its bytes, one copy per server thread (a
+ * co-location model is used by one thread at a time): requests on
+ * different threads predict without waiting for each other. */
+static int load_coloc_model(const serve_params_t *p, serve_models_t *m, char *err, size_t errsize)
+{
+    size_t n = 0;
+    unsigned char *buf = read_fingerprinted(p->coloc_path, &n, m->fp_coloc, err, errsize);
+    if (!buf)
+        return -1;
+    int copies = p->threads > 1 ? p->threads : 1;
+    m->coloc_clone = calloc((size_t)copies, sizeof *m->coloc_clone);
+    int rc = m->coloc_clone ? ps_coloc_model_load_mem(buf, n, &m->coloc) : PS_E_NOMEM;
+    m->n_coloc = rc == PS_OK ? 1 : 0;
+    for (int i = 1; i < copies && rc == PS_OK; i++, m->n_coloc++) {
+        rc = ps_coloc_model_load_mem(buf, n, &m->coloc_clone[i].model);
+        pthread_mutex_init(&m->coloc_clone[i].lock, NULL);
+    }
+    free(buf);
+    if (rc != PS_OK) {
+        lib_error(p->coloc_path, "model in memory", err, errsize);
+        return -1;
+    }
+    return 0;
+}
+
 /* The co-location files of p into m (none when p has no --coloc). */
 static int load_coloc(const serve_params_t *p, serve_models_t *m, char *err, size_t errsize)
 {
     if (!p->coloc_path)
         return 0;
-    if (file_fingerprint(p->coloc_path, m->fp_coloc, err, errsize) ||
-        file_fingerprint(p->workloads_path, m->fp_workloads, err, errsize) ||
-        (p->scaling_path && file_fingerprint(p->scaling_path, m->fp_scaling, err, errsize)))
+    if (load_coloc_model(p, m, err, errsize) ||
+        load_table(p->workloads_path, load_workloads, (void **)&m->w, m->fp_workloads, err, errsize) ||
+        (p->scaling_path &&
+         load_table(p->scaling_path, load_scaling, (void **)&m->scaling, m->fp_scaling, err, errsize)))
         return -1;
-    if (ps_coloc_model_load(p->coloc_path, &m->coloc) != PS_OK ||
-        ps_workloads_load(p->workloads_path, &m->w) != PS_OK ||
-        (p->scaling_path && ps_scaling_load(p->scaling_path, &m->scaling) != PS_OK)) {
-        snprintf(err, errsize, "%s", ps_last_error());
+    return 0;
+}
+
+/* The segment model from its bytes, fingerprinted from the same bytes. */
+static int load_model(const serve_params_t *p, serve_models_t *m, char *err, size_t errsize)
+{
+    size_t n = 0;
+    unsigned char *buf = read_fingerprinted(p->model_path, &n, m->fp_model, err, errsize);
+    if (!buf)
+        return -1;
+    int rc = ps_model_load_mem(buf, n, &m->model);
+    free(buf);
+    if (rc != PS_OK || ps_model_info(m->model, &m->info) != PS_OK) {
+        lib_error(p->model_path, "model in memory", err, errsize);
         return -1;
     }
     return 0;
@@ -82,15 +246,9 @@ int serve_models_load(const serve_params_t *p, serve_models_t **out, char *err, 
     pthread_mutex_init(&m->coloc_lock, NULL);
     m->refs = 1;
     m->loaded_at = (double)time(NULL);
-    int bad = file_fingerprint(p->model_path, m->fp_model, err, errsize) ||
-              file_fingerprint(p->ops_path, m->fp_ops, err, errsize);
-    if (!bad && (ps_model_load(p->model_path, &m->model) != PS_OK || ps_ops_load(p->ops_path, &m->ops) != PS_OK ||
-                 ps_model_info(m->model, &m->info) != PS_OK)) {
-        snprintf(err, errsize, "%s", ps_last_error());
-        bad = 1;
-    }
-    if (bad || load_coloc(p, m, err, errsize) != 0 ||
-        (p->nodes_path && serve_nodes_load(p->nodes_path, m, err, errsize) != 0)) {
+    if (load_model(p, m, err, errsize) ||
+        load_table(p->ops_path, load_ops, (void **)&m->ops, m->fp_ops, err, errsize) ||
+        load_coloc(p, m, err, errsize) || (p->nodes_path && serve_nodes_load(p->nodes_path, m, err, errsize) != 0)) {
         models_free(m);
         return -1;
     }

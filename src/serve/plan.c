@@ -54,8 +54,11 @@ static int read_lp(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
         return serve_error(r, 400, "missing_field", "missing lp: LP candidates [\"MODEL:BATCH\", ...]");
     if (d->tok[t].type == SJ_STRING) { /* "A:8,B:8", as the CLI's --lp */
         char *save = NULL;
-        for (char *s = strtok_r((char *)sj_str(d, t), ",", &save); s && a->n_lp < 64; s = strtok_r(NULL, ",", &save))
+        for (char *s = strtok_r((char *)sj_str(d, t), ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+            if (a->n_lp == 64)
+                return serve_error(r, 400, "bad_field", "lp: more than 64 LP tasks");
             a->lp[a->n_lp++] = s;
+        }
         return a->n_lp ? 0 : serve_error(r, 400, "bad_field", "lp: no LP task given");
     }
     if (d->tok[t].type != SJ_ARRAY || d->tok[t].size < 1 || d->tok[t].size > 64)
@@ -85,6 +88,9 @@ static int read_plan(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
         num_member(q, r, "alone_run_ns", 0, 1e12, &a->p.alone_run_ns) ||
         num_member(q, r, "time_value", 0, 100, &a->p.time_value))
         return r->status;
+    if (lp_start != (double)(int)lp_start)
+        return serve_error(r, 400, "bad_field", "lp_start: bad value '%g': expected an integer (a kernel index)",
+                           lp_start);
     a->p.lp_start = (int)lp_start;
     if ((a->slo_ns > 0) == (a->slo_factor > 0))
         return serve_error(r, 400, "bad_field", "give one of slo_ns and slo_factor");

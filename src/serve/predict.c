@@ -46,6 +46,12 @@ static void tl_free(void *unused)
     tl.cap = 0;
 }
 
+void serve_trim_thread(void)
+{
+    if (tl.cap > SERVE_KEEP_QUERIES)
+        tl_free(NULL);
+}
+
 static void tl_key_init(void) { pthread_key_create(&tl_key, tl_free); }
 
 static int reserve(size_t n)
@@ -142,6 +148,14 @@ static int read_columns(serve_req_t *q, serve_reply_t *r, int obj, size_t n, con
 {
     sj_doc_t *d = q->doc;
     unsigned seen = 0;
+    for (int i = 0, k = obj + 1; i < d->tok[obj].size; i++, k = d->tok[k + 1].next) {
+        int f = field_index(sj_str(d, k));
+        if (f >= 0 && seen & 1u << f)
+            return serve_error(r, 400, "bad_field", "queries.%s: given twice", qfields[f].name);
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    seen = 0;
     for (int f = 0; f < N_QF; f++) {
         int a = sj_get(d, obj, qfields[f].name, 0);
         if (a < 0)

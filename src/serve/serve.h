@@ -19,6 +19,7 @@
 #include "serve/sjson.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 
 /* What `pairsight serve` was asked to do (include/pairsight_serve.h). */
@@ -35,12 +36,38 @@ typedef struct {
     ps_workloads_t *w;
     ps_scaling_t *scaling;
     pthread_mutex_t coloc_lock; /* a co-location model is used by one thread at a time */
+    struct {                    /* copies 1..n_coloc-1 of coloc, one per server thread (0 is coloc) */
+        ps_coloc_model_t *model;
+        pthread_mutex_t lock;
+    } * coloc_clone;
+    int n_coloc;
     char fp_model[24], fp_ops[24], fp_coloc[24], fp_workloads[24], fp_scaling[24];
     char **node_names, **node_gpus; /* --nodes: each node's pairsight.io/gpus JSON text */
     int n_nodes;
     double loaded_at; /* unix seconds */
     int refs;         /* atomic */
 } serve_models_t;
+
+/* The largest file a set is loaded from, and the time its reading may
+ * take: larger files and slower reads fail the load (docs/serve.md). */
+#define SERVE_MAX_FILE ((size_t)256 << 20)
+#define SERVE_READ_DEADLINE_S 30.0
+
+/* The index of the server thread answering on this thread (0 elsewhere):
+ * which copy of the co-location model it predicts with. */
+extern _Thread_local int serve_thread_index;
+
+/* Set by SIGINT and SIGTERM: reads in progress give up. */
+extern volatile sig_atomic_t serve_stop_requested;
+
+/* A regular file of at most max bytes, read whole within deadline_s
+ * seconds into *buf (NUL-terminated, the caller frees), *len bytes; its
+ * open descriptor in *fd when fd is not NULL (the caller closes). Never
+ * blocks on a FIFO or device. 0, or -1 with err. */
+int serve_read_fd(const char *path, size_t max, double deadline_s, int *fd, unsigned char **buf, size_t *len, char *err,
+                  size_t errsize);
+/* FNV-1a 64 of buf[n] as 16 hex digits. */
+void serve_fingerprint(const unsigned char *buf, size_t n, char out[24]);
 
 /* Load the files of p into a new set (one reference, the caller's).
  * Returns 0, or -1 with the error message in err[errsize]. */
@@ -123,6 +150,14 @@ int serve_k8s_filter(serve_req_t *q, serve_reply_t *r);
 int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r);
 int serve_models_reply(serve_req_t *q, serve_reply_t *r);
 
+/* What a server thread keeps between requests: the tokens and query
+ * arrays of requests up to this size; a larger request's are freed after
+ * it (one 8 MiB request would otherwise hold ~80 MB per thread). */
+#define SERVE_KEEP_TOKENS (1 << 16)
+#define SERVE_KEEP_QUERIES (1 << 13)
+/* Free this thread's query arrays when over SERVE_KEEP_QUERIES. */
+void serve_trim_thread(void);
+
 /* One request as the HTTP layer gives it (method, path, body); the whole
  * handler path without sockets, for the fuzz target and tests. models may
  * be NULL (503 for the endpoints that need them). */
@@ -132,8 +167,10 @@ int serve_handle(serve_t *srv, const char *method, const char *path, char *body,
  * them; 0 or -1 with err. */
 int serve_init(const serve_params_t *p, serve_t **out, char *err, size_t errsize);
 void serve_free(serve_t *s);
-/* Reload the files; 0, or -1 with err (the old set keeps serving). */
-int serve_reload(serve_t *s, char *err, size_t errsize);
+/* Reload the files, one reload at a time (a reload that starts later
+ * installs later); 0 with the installed model's fingerprint in fp (when not
+ * NULL), or -1 with err (the old set keeps serving). */
+int serve_reload(serve_t *s, char fp[24], char *err, size_t errsize);
 
 /* ps_serve_run (include/pairsight_serve.h) runs the server: http.c. */
 

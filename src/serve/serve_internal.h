@@ -6,8 +6,9 @@
 
 struct serve {
     serve_params_t p;
-    pthread_mutex_t lock; /* guards cur and last_error */
-    serve_models_t *cur;  /* the set new requests start on (one reference) */
+    pthread_mutex_t lock;        /* guards cur and last_error */
+    pthread_mutex_t reload_lock; /* one reload at a time */
+    serve_models_t *cur;         /* the set new requests start on (one reference) */
     serve_metrics_t *metrics;
     int inflight; /* atomic */
     char last_error[1024];

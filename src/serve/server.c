@@ -22,6 +22,9 @@ ps_serve_params_t ps_serve_default_params(void)
     p.max_depth = 32;
     p.timeout_s = 10;
     p.max_conns = 256;
+    p.request_timeout_s = 30;
+    p.max_conns_per_ip = 64;
+    p.max_work = 5000;
     return p;
 }
 
@@ -36,23 +39,28 @@ static serve_models_t *current(serve_t *s)
     return m;
 }
 
-int serve_reload(serve_t *s, char *err, size_t errsize)
+int serve_reload(serve_t *s, char fp[24], char *err, size_t errsize)
 {
     serve_models_t *m = NULL;
+    pthread_mutex_lock(&s->reload_lock);
     if (serve_models_load(&s->p, &m, err, errsize) != 0) {
         serve_metrics_reload(s->metrics, 0);
         pthread_mutex_lock(&s->lock);
         snprintf(s->last_error, sizeof s->last_error, "%s", err);
         pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->reload_lock);
         return -1;
     }
+    if (fp)
+        memcpy(fp, m->fp_model, 24);
     pthread_mutex_lock(&s->lock);
     serve_models_t *old = s->cur;
     s->cur = m;
     s->last_error[0] = 0;
     pthread_mutex_unlock(&s->lock);
-    serve_models_unref(old); /* freed when its last request ends */
     serve_metrics_reload(s->metrics, 1);
+    pthread_mutex_unlock(&s->reload_lock);
+    serve_models_unref(old); /* freed when its last request ends */
     return 0;
 }
 
@@ -67,6 +75,7 @@ int serve_init(const serve_params_t *p, serve_t **out, char *err, size_t errsize
     }
     s->p = *p;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->reload_lock, NULL);
     if (serve_models_load(p, &s->cur, err, errsize) != 0) {
         serve_free(s);
         return -1;
@@ -82,6 +91,7 @@ void serve_free(serve_t *s)
     serve_models_unref(s->cur);
     serve_metrics_free(s->metrics);
     pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->reload_lock);
     free(s);
 }
 
@@ -142,16 +152,17 @@ int serve_models_reply(serve_req_t *q, serve_reply_t *r)
 
 static int reload_reply(serve_req_t *q, serve_reply_t *r)
 {
-    char err[1024];
-    if (serve_reload(q->srv, err, sizeof err) != 0) {
+    char err[1024], fp[24];
+    if (!q->p->token_file && !q->p->allow_reload)
+        return serve_error(r, 403, "reload_disabled",
+                           "POST /v1/reload needs --token-file (or --allow-reload); SIGHUP reloads too");
+    if (serve_reload(q->srv, fp, err, sizeof err) != 0) {
         serve_log(q->srv, "reload failed, the old model keeps serving: %s", err);
         return serve_error(r, 500, "reload_failed", "reload failed, the old model keeps serving: %s", err);
     }
-    serve_models_t *m = current(q->srv);
-    serve_log(q->srv, "reloaded: model %s", m->fp_model);
+    serve_log(q->srv, "reloaded: model %s", fp);
     serve_reply_open(r, "reload");
-    sb_printf(&r->body, "\"reloaded\":true,\"fingerprint\":\"%s\"}\n", m->fp_model);
-    serve_models_unref(m);
+    sb_printf(&r->body, "\"reloaded\":true,\"fingerprint\":\"%s\"}\n", fp);
     return r->status = 200;
 }
 
@@ -262,16 +273,28 @@ int serve_handle(serve_t *s, const char *method, const char *path, char *body, s
     if (r->body.oom)
         status = serve_error(r, 500, "out_of_memory", "out of memory");
     serve_models_unref(q.models);
+    if (tl_doc.cap > SERVE_KEEP_TOKENS) /* a large request's tokens are not kept for the thread's life */
+        sj_free(&tl_doc);
+    serve_trim_thread();
     return status;
 }
 
 void serve_log(serve_t *s, const char *fmt, ...)
 {
     (void)s;
-    char msg[1200];
+    char msg[1200], out[4 * sizeof msg];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "pairsight: serve: %s\n", msg);
+    /* control bytes as \xNN: what a client sent cannot forge a line or
+     * write terminal escapes */
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || *p == '\\')
+            w += (size_t)snprintf(out + w, sizeof out - w, "\\x%02x", *p);
+        else
+            out[w++] = (char)*p;
+    out[w] = 0;
+    fprintf(stderr, "pairsight: serve: %s\n", out);
 }

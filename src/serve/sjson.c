@@ -87,6 +87,25 @@ static int s_escape(scan_t *s)
     return 1;
 }
 
+/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, at most U+10FFFF), 0 when it is not one. */
+static int utf8_len(const unsigned char *p, size_t avail)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    int n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if ((size_t)n > avail)
+        return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
+        (c == 0xF4 && p[1] > 0x8F))
+        return 0;
+    return n;
+}
+
 static int s_string(scan_t *s)
 {
     int t = push(s, SJ_STRING, s->p + 1);
@@ -100,6 +119,12 @@ static int s_string(scan_t *s)
         }
         if (c < 0x20)
             return fail(s, "control character in a string");
+        if (c >= 0x80) {
+            int n = utf8_len((const unsigned char *)s->p - 1, (size_t)(s->end - s->p + 1));
+            if (!n)
+                return fail(s, "invalid UTF-8 in a string");
+            s->p += n - 1;
+        }
         if (c == '\\') {
             s->d->tok[t].escaped = 1;
             if (s->p >= s->end || !s_escape(s))
@@ -256,14 +281,14 @@ int sj_get(sj_doc_t *d, int obj, const char *key, int nocase)
 {
     if (obj < 0 || obj >= d->n || d->tok[obj].type != SJ_OBJECT)
         return -1;
-    int k = obj + 1;
-    for (int i = 0; i < d->tok[obj].size; i++) {
+    int k = obj + 1, found = -1;
+    for (int i = 0; i < d->tok[obj].size; i++) { /* the last of duplicate keys, as Go's decoder */
         const char *name = sj_str(d, k);
         if (nocase ? strcasecmp(name, key) == 0 : strcmp(name, key) == 0)
-            return k + 1;
+            found = k + 1;
         k = d->tok[k + 1].next;
     }
-    return -1;
+    return found;
 }
 
 /* Appends code point u as UTF-8 at *w. */
@@ -418,17 +443,21 @@ void sb_printf(sb_t *b, const char *fmt, ...)
 void sb_str(sb_t *b, const char *s)
 {
     sb_putn(b, "\"", 1);
-    for (const char *p = s; *p; p++) {
-        const char *run = p;
-        while (*p && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-            p++;
-        sb_putn(b, run, (size_t)(p - run));
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        const unsigned char *run = p;
+        int n;
+        while (*p && *p != '"' && *p != '\\' && *p >= 0x20 && (n = utf8_len(p, 4)) > 0)
+            p += n;
+        sb_putn(b, (const char *)run, (size_t)(p - run));
         if (!*p)
             break;
         if (*p == '"' || *p == '\\')
             sb_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            sb_printf(b, "\\u%04x", *p);
         else
-            sb_printf(b, "\\u%04x", (unsigned char)*p);
+            sb_puts(b, "\\ufffd"); /* a byte that is not UTF-8: the replacement character */
+        p++;
     }
     sb_putn(b, "\"", 1);
 }

@@ -45,7 +45,8 @@ int sj_parse(sj_doc_t *d, char *text, size_t len);
 void sj_free(sj_doc_t *d);
 
 /* The value of member key of object token obj (key compared ignoring ASCII
- * case when nocase), or -1. */
+ * case when nocase; of duplicate keys the last, as Go's encoding/json and
+ * so kube-scheduler read them), or -1. */
 int sj_get(sj_doc_t *d, int obj, const char *key, int nocase);
 /* The first child of array or object token t (an object's first key), or
  * -1 when empty; then sj_next. */
@@ -78,7 +79,8 @@ void sb_printf(sb_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* s as a JSON string, quotes included. */
+/* s as a JSON string, quotes included; bytes that are not UTF-8 become
+ * U+FFFD, so that the reply is JSON whatever s holds. */
 void sb_str(sb_t *b, const char *s);
 /* A double as JSON: %.17g (shortest exact), null when not finite. */
 void sb_num(sb_t *b, double v);
