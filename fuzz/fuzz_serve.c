@@ -4,7 +4,9 @@
  * PS_FUZZ_MODEL and PS_FUZZ_OPS (and PS_FUZZ_COLOC, PS_FUZZ_WORKLOADS for
  * the co-location endpoints and the extender) the handlers run on those
  * files; without them only the tokenizer runs. Every reply must be a
- * status in 200..599 with a JSON body whose text our tokenizer accepts. */
+ * status in 200..599 with a JSON body whose text our tokenizer accepts
+ * (strictly: it refuses bytes that are not UTF-8, so a reply that echoes
+ * them unreplaced fails). */
 #include "serve/serve.h"
 
 #include <stdint.h>

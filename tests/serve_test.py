@@ -53,6 +53,8 @@ class Server:
     def req(self, method, path, body=None, headers=None, token=None):
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
         h = dict(headers or {})
+        if method == "POST":
+            h.setdefault("Content-Type", "application/json")
         tok = token if token is not None else self.token
         if tok:
             h["Authorization"] = "Bearer " + tok
@@ -229,7 +231,8 @@ def malformed(s):
         ("POST", "/v1/colocate/shares", {"set": "a,b", "step": 0}, 400, "step: expected an integer"),
         ("POST", "/v1/colocate/shares", {"set": "a,b", "shares": 5}, 400, "unknown field 'shares'"),
         ("POST", "/v1/colocate/shares", b'[1]', 400, "expected a JSON object"),
-        ("POST", "/k8s/filter", {"Pod": {"metadata": {}}, "NodeNames": ["n1"]}, 400, "pairsight.io/workload"),
+        ("POST", "/k8s/filter", {"Pod": {"metadata": {"annotations": {"pairsight.io/workload": 5}}},
+                                 "NodeNames": ["n1"]}, 400, "pairsight.io/workload"),
         ("POST", "/k8s/filter", pod("a", "abc"), 400, "min-throughput: bad value 'abc'"),
         ("POST", "/k8s/prioritize", pod("a", "1.5"), 400, "min-throughput: bad value '1.5'"),
         ("POST", "/k8s/filter", {"Pod": {"metadata": {"annotations": {"pairsight.io/workload": "a"}}}}, 400,
@@ -262,6 +265,7 @@ def chunked_too_big(s):
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
     c.putrequest("POST", "/v1/predict")
     c.putheader("Transfer-Encoding", "chunked")
+    c.putheader("Content-Type", "application/json")
     c.endheaders()
     try:
         for _ in range(20):
@@ -277,7 +281,8 @@ def chunked_too_big(s):
 
 def slow_client(s):
     k = socket.create_connection(("127.0.0.1", s.port))
-    k.sendall(b"POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    k.sendall(b"POST /v1/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 100\r\n\r\n{")
     t0 = time.time()
     k.settimeout(10)
     try:
@@ -329,7 +334,7 @@ def reload_under_load(s):
     def client():
         c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
         while not stop.is_set():
-            c.request("POST", "/v1/predict", body)
+            c.request("POST", "/v1/predict", body, {"Content-Type": "application/json"})
             r = c.getresponse()
             data = r.read()
             if r.status != 200:
@@ -464,7 +469,8 @@ def load_test(s, total=10000, threads=4, bound_kb=16384):
         c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
         for i in range(n):
             malformed = (i * 7 + seed) % 10 == 0
-            c.request("POST", "/v1/predict", bad[i % len(bad)] if malformed else good)
+            c.request("POST", "/v1/predict", bad[i % len(bad)] if malformed else good,
+                      {"Content-Type": "application/json"})
             r = c.getresponse()
             data = r.read()
             ok = r.status == 400 if malformed else r.status == 200 and json.loads(data) == ref
@@ -507,7 +513,7 @@ def main():
         s.stop()
         token_tls()
         extender()
-        s = Server("--threads", "2")
+        s = Server("--threads", "2", "--allow-reload")
         code, r = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b"]})
         check(code == 503 and r["error"]["code"] == "no_model", "score without --coloc: %d %s" % (code, r))
         # AddressSanitizer keeps freed blocks in quarantine (256 MiB by default): RSS then grows with
