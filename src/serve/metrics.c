@@ -15,7 +15,7 @@ static const char *const ep_names[EP_COUNT] = {
 const char *serve_endpoint_name(int ep) { return ep >= 0 && ep < EP_COUNT ? ep_names[ep] : "other"; }
 
 /* Status codes counted separately; any other counts as its own bucket. */
-static const int codes[] = {200, 400, 401, 404, 405, 408, 413, 415, 500, 503};
+static const int codes[] = {200, 400, 401, 403, 404, 405, 408, 413, 415, 421, 500, 503};
 #define N_CODES (int)(sizeof codes / sizeof codes[0])
 
 static const double dur_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
