@@ -222,7 +222,8 @@ PS_API int ps_table_is_overlap(const char *path);
  *  column such as twin-ratio, from import --tpcs-from twin); 0 for NULL. */
 PS_API size_t ps_ops_estimated(const ps_ops_t *t);
 /** @return the catalog name of a GPU named by its name or an alias ("a100"
- *  -> "A100-SXM4-40GB"), name itself when the catalog does not know it (a
+ *  -> "A100-SXM4-40GB") or the name its driver reports ("NVIDIA H100 80GB
+ *  HBM3" -> "H100-SXM"), name itself when the catalog does not know it (a
  *  measured GPU outside it), NULL for NULL. Compare GPU names by these, so
  *  that an alias works everywhere. */
 PS_API const char *ps_gpu_canonical(const char *name);
@@ -926,6 +927,11 @@ PS_API size_t ps_gpu_count(void);
 /** GPU i (0 <= i < ps_gpu_count(), catalog order) into *out.
  *  @return 0, or PS_E_ARG when i is out of range or out is NULL. */
 PS_API int ps_gpu_at(size_t i, ps_gpu_info_t *out);
+/** The catalog's GPUs for a message, "A100-SXM4-40GB (a100), H100-SXM
+ *  (h100), ..." in catalog order, into buf (cut to size and terminated when
+ *  size > 0), so that no message keeps its own list.
+ *  @return the length of the whole list, as snprintf. */
+PS_API size_t ps_gpu_names(char *buf, size_t size);
 
 /* One row of coexec.csv (FORMATS.md). The strings belong to the table the
  * row was read from and live as long as it. */

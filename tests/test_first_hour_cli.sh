@@ -10,7 +10,7 @@ CLI=${1:?usage: test_first_hour_cli.sh PAIRSIGHT}
 
 # --gpu a10: exit 2 with the known GPUs, as every usage error.
 expect 2 "$CLI" simulate --gpu a10 --experiments 10 --out "$T/x" -q
-has "$T/err" "pairsight: simulate: --gpu: unknown GPU 'a10' (known: A100-SXM4-40GB/a100"
+has "$T/err" "pairsight: simulate: --gpu: unknown GPU 'a10' (known: A100-SXM4-40GB (a100), H100-SXM (h100)"
 [ ! -e "$T/x" ] || fail "a usage error created --out"
 
 expect 0 "$CLI" simulate --gpu a100 --models resnet50,resnet101,bert-base --experiments 120 --runs 2 --threads 1 \

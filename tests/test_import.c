@@ -506,8 +506,8 @@ static void test_gpu_names(void)
     CHECK(t && strcmp(t->rows[0].gpu, "AMD Instinct MI300X") == 0 && strcmp(info.gpu, "AMD Instinct MI300X") == 0);
     ps_ops_free(t);
     /* A GPU other than the file's (an H100 trace as an A100's) is refused
-     * unless forced; forced, --gpu wins (with a warning). A file of a GPU
-     * outside the catalog (B200) is not one of the catalog's either. */
+     * unless forced; forced, --gpu wins (with a warning). A B200 file is
+     * not an A100's either. */
     p = params;
     t = (ps_ops_t *)1;
     CHECK(run("torch-trace", "tests/data/torch_ddp.json", "a100", p, &t, &info) == PS_E_INPUT && !t);

@@ -84,7 +84,7 @@ has "$T/m.csv" "V100-SXM2-16GB,bert,8,0,volta_sgemm_128x64_nn,40,131500,12580000
 cp "$T/m.csv" "$T/keep.csv"
 expect 1 "$CLI" import torch-trace $d/torch_ddp.json --gpu V100-SXM2-16GB --model bert --batch 8 --tpcs 20 --out "$T/m.csv" --append
 has "$T/err" "the file was profiled on NVIDIA H100 80GB HBM3, not on V100-SXM2-16GB"
-# A B200 profile (a GPU outside the catalog) written as an A100's: an error
+# A B200 profile (another row of the catalog) written as an A100's: an error
 # unless forced.
 expect 1 "$CLI" import torch-trace $d/torch_b200.json --gpu a100 --model m --tpcs 40 --out "$T/b200.csv"
 has "$T/err" "the file was profiled on NVIDIA B200, not on A100-SXM4-40GB: give the file's GPU, or force"

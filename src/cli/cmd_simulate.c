@@ -63,11 +63,13 @@ typedef struct {
 static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
 {
     memset(a, 0, sizeof *a);
+    char gpu_help[1024];
+    snprintf(gpu_help, sizeof gpu_help, "GPU: ");
+    ps_gpu_names(gpu_help + 5, sizeof gpu_help - 5);
     a->p = ps_sim_default_params();
     a->derive_gpu = "V100-SXM2-16GB";
     cli_opt_t opts[] = {
-        {"--gpu", CLI_STR, &a->p.gpu, "NAME",
-         "GPU: A100-SXM4-40GB (a100), H100-SXM (h100), H200 (h200), V100-SXM2-16GB (v100), V100-SXM2-32GB"},
+        {"--gpu", CLI_STR, &a->p.gpu, "NAME", gpu_help},
         {"--models", CLI_STR, &a->p.models, "LIST",
          "comma-separated models: the default pairs among them, or every ordered pair of them when no default "
          "pair remains",
@@ -208,11 +210,12 @@ int cmd_simulate(int argc, char **argv)
     if (!a.out)
         return cli_fail(CLI_USAGE, CMD, "--out DIR is required (see pairsight simulate --help)");
     ps_gpu_info_t g;
-    if (a.p.gpu && ps_gpu_find(a.p.gpu, &g) != 0)
-        return cli_fail(CLI_USAGE, CMD,
-                        "--gpu: unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
-                        "V100-SXM2-16GB/v100, V100-SXM2-32GB; pairsight simulate --list)",
-                        a.p.gpu);
+    if (a.p.gpu && ps_gpu_find(a.p.gpu, &g) != 0) {
+        char known[1024];
+        ps_gpu_names(known, sizeof known);
+        return cli_fail(CLI_USAGE, CMD, "--gpu: unknown GPU '%s' (known: %s; pairsight simulate --list)", a.p.gpu,
+                        known);
+    }
     /* A long campaign must not end in "cannot create": check --out first. */
     if ((code = cli_check_out_dir(CMD, a.out)) != CLI_OK)
         return code;

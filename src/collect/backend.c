@@ -4,7 +4,9 @@
 #include "collect/backend.h"
 
 #include "common/common.h"
+#include "profile/gpu.h"
 
+#include <stdio.h>
 #include <string.h>
 
 ps_collect_params_t ps_collect_default_params(void)
@@ -47,11 +49,28 @@ int psi_counters_permission_error(const char *what)
 
 void psi_gpu_column_name(const char *device_name, char *out, size_t size)
 {
+    const char *known = psi_gpu_canonical(device_name);
+    if (known != device_name) {
+        snprintf(out, size, "%s", known);
+        return;
+    }
     const char *s = device_name;
-    if (strncmp(s, "NVIDIA ", 7) == 0)
-        s += 7;
+    static const char *const vendor[] = {"NVIDIA ", "Tesla "};
+    for (size_t v = 0; v < PS_ARRAY_LEN(vendor); v++)
+        if (strncmp(s, vendor[v], strlen(vendor[v])) == 0)
+            s += strlen(vendor[v]);
     size_t n = 0;
     for (; *s && n + 1 < size; s++)
         out[n++] = (*s == ' ' || *s == ',') ? '-' : *s;
     out[n] = '\0';
+    /* "Tesla V100 SXM2 32GB": a catalog name once cleaned. */
+    const char *cleaned = psi_gpu_canonical(out);
+    if (cleaned != out) {
+        snprintf(out, size, "%s", cleaned);
+        return;
+    }
+    psi_log(PS_LOG_WARN,
+            "GPU '%s' is not in the catalog: collected as '%s'; the twin, `simulate` and the presets do not know it "
+            "(add it to src/profile/gpu.c, docs/ARCHITECTURE.md)",
+            device_name, out);
 }

@@ -89,8 +89,12 @@ int psi_backend_open(const ps_collect_params_t *p, psi_backend_t **out);
 
 int psi_backend_fake_open(const ps_collect_params_t *p, psi_backend_t **out);
 
-/* The gpu column's name for a device name: "NVIDIA A100-SXM4-40GB" ->
- * "A100-SXM4-40GB" (vendor prefix dropped, spaces become '-'). */
+/* The gpu column's name for a device name, as the driver reports it: the
+ * catalog's name where the catalog knows the device (psi_gpu_canonical:
+ * "NVIDIA H100 80GB HBM3" -> "H100-SXM", "Tesla V100-SXM2-16GB" ->
+ * "V100-SXM2-16GB"), else the name cleaned ("NVIDIA " and "Tesla " dropped,
+ * spaces and commas become '-') with a warning that the twin and the
+ * presets do not know it. */
 void psi_gpu_column_name(const char *device_name, char *out, size_t size);
 
 #ifdef __cplusplus

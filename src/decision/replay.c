@@ -180,9 +180,9 @@ static void twin_free(twin_t *t)
 static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, const ps_ops_t *ops)
 {
     memset(t, 0, sizeof *t);
-    t->g = psi_gpu_find(gpu);
+    t->g = psi_sim_gpu_find(gpu);
     if (!t->g)
-        return psi_error(PS_E_ARG, "unknown GPU '%s'", gpu);
+        return PS_E_ARG;
     t->ph = psi_sim_physics_default();
     t->total = t->g->tpcs;
     t->noise = p->noise;
@@ -712,9 +712,9 @@ static int replay_setup(replay_t *rp, const ps_model_t *m, const ps_ops_t *ops, 
         return psi_error(PS_E_ARG, "the pairsight policies need a model");
     if ((p->policies & 1u << PS_REPLAY_INTENSITY) && !p->intensity_train)
         return psi_error(PS_E_ARG, "the intensity policy needs training co-executions (--coexec)");
-    const psi_gpu_t *g = psi_gpu_find(gpu ? gpu : m ? m->gpu : "");
+    const psi_gpu_t *g = psi_sim_gpu_find(gpu ? gpu : m ? m->gpu : NULL);
     if (!g)
-        return psi_error(PS_E_ARG, "unknown GPU '%s'", gpu ? gpu : m ? m->gpu : "(none)");
+        return PS_E_ARG;
     rp->gpu = g->name;
     if (m && strcmp(m->gpu, g->name) != 0)
         return psi_error(PS_E_MISMATCH, "the model is for '%s', the replay for '%s'", m->gpu, g->name);

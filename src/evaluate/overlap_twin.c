@@ -134,9 +134,9 @@ static int add_entry(psi_ovt_t *tw, psi_oplist_t *l, const char *path)
 int psi_ovt_load(const char *dir, const char *gpu, psi_ovt_t **out)
 {
     *out = NULL;
-    const psi_gpu_t *g = psi_gpu_find(gpu);
+    const psi_gpu_t *g = psi_sim_gpu_find(gpu);
     if (!g)
-        return psi_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
+        return psi_error_prefix(PS_E_ARG, "twin");
     DIR *d = opendir(dir);
     if (!d)
         return psi_error(PS_E_IO, "%s: %s", dir, strerror(errno));

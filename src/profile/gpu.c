@@ -76,8 +76,9 @@ static const psi_gpu_t catalog[] = {
         .name = "H200",
         .aliases = {"h200", "h200-sxm", "h200-141gb", NULL},
         GH100_SXM,
-        .dram_gbs = 4800.0, /* [H200] */
-        .l2_mb = 60.0,      /* [H200] */
+        .dram_gbs = 4800.0,    /* [H200] */
+        .l2_mb = 60.0,         /* [H200] */
+        .sm_dram_gbs = 3350.0, /* H100's SMs and latency, so H100's per-SM figure ([SMBW], gpu_physics.c) */
     },
     {
         .name = "V100-SXM2-16GB",
@@ -167,8 +168,29 @@ const psi_gpu_t *psi_gpu_list(size_t *n)
 const char *psi_gpu_canonical(const char *name)
 {
     const psi_gpu_t *g = name ? psi_gpu_find(name) : NULL;
+    if (!g && name)
+        g = psi_gpu_from_device_name(name);
     return g ? g->name : name;
 }
+
+size_t psi_gpu_names(char *buf, size_t size)
+{
+    size_t len = 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof catalog / sizeof catalog[0]; i++) {
+        const psi_gpu_t *g = &catalog[i];
+        char one[96];
+        int n = g->aliases[0] ? snprintf(one, sizeof one, "%s%s (%s)", i ? ", " : "", g->name, g->aliases[0])
+                              : snprintf(one, sizeof one, "%s%s", i ? ", " : "", g->name);
+        if (len < size)
+            snprintf(buf + len, size - len, "%s", one);
+        len += (size_t)n;
+    }
+    return len;
+}
+
+size_t ps_gpu_names(char *buf, size_t size) { return psi_gpu_names(buf, size); }
 
 const char *ps_gpu_canonical(const char *name) { return psi_gpu_canonical(name); }
 
@@ -220,8 +242,11 @@ int ps_gpu_find(const char *name_or_alias, ps_gpu_info_t *out)
     if (!name_or_alias || !out)
         return psi_error(PS_E_ARG, "ps_gpu_find: NULL argument");
     const psi_gpu_t *g = psi_gpu_find(name_or_alias);
-    if (!g)
-        return psi_error(PS_E_ARG, "unknown GPU '%s'", name_or_alias);
+    if (!g) {
+        char known[1024];
+        psi_gpu_names(known, sizeof known);
+        return psi_error(PS_E_ARG, "unknown GPU '%s' (known: %s)", name_or_alias, known);
+    }
     gpu_info(g, out);
     return 0;
 }

@@ -152,7 +152,7 @@ int psi_import_resolve_gpu(const ps_import_params_t *p, const char *file_gpu, ps
         if (!g)
             g = psi_gpu_from_device_name(p->gpu);
         q->gpu = g ? g->name : p->gpu;
-        /* A file of a GPU outside the catalog (B200) is not one of the catalog's. */
+        /* A file of a GPU outside the catalog is not one of the catalog's. */
         int differ = file_gpu && *file_gpu && (fg || g) && fg != g;
         if (differ && !p->force_gpu)
             return psi_error(PS_E_INPUT,

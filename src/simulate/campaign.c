@@ -619,12 +619,9 @@ int ps_sim_run(const ps_sim_params_t *p, ps_ops_t **out_ops, ps_coexec_t **out_c
     int rc = check_params(p);
     if (rc != 0)
         return rc;
-    c.g = psi_gpu_find(p->gpu);
+    c.g = psi_sim_gpu_find(p->gpu);
     if (!c.g)
-        return psi_error(PS_E_ARG,
-                         "unknown GPU '%s' (known: A100-SXM4-40GB/a100, H100-SXM/h100, H200/h200, "
-                         "V100-SXM2-16GB/v100, V100-SXM2-32GB)",
-                         p->gpu ? p->gpu : "(null)");
+        return PS_E_ARG;
     c.ph = psi_sim_physics_default();
     c.ph.launch = p->launch == PS_SIM_LAUNCH_HOST ? SIM_LAUNCH_HOST : SIM_LAUNCH_GATED;
     if ((rc = parse_pairs(&c, p)) != 0 || (rc = parse_splits(&c, p->splits)) != 0 ||

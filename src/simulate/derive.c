@@ -152,9 +152,9 @@ static double solo_ns(const psi_gpu_t *g, const sim_physics_t *ph, const sim_der
 
 int psi_sim_derive_kernel(const psi_op_row_t *row, const char *gpu, sim_derived_t *out)
 {
-    const psi_gpu_t *g = psi_gpu_find(gpu);
+    const psi_gpu_t *g = psi_sim_gpu_find(gpu);
     if (!g)
-        return psi_error(PS_E_ARG, "unknown GPU '%s'", gpu);
+        return PS_E_ARG;
     if (row->tpcs != g->tpcs)
         return psi_error(PS_E_INPUT, "%s op %d: profiled on %d TPCs; deriving needs the whole %s (%d TPCs)", row->model,
                          row->op, row->tpcs, g->name, g->tpcs);

@@ -48,8 +48,17 @@ typedef struct {
     double kernel_fixed_ns; /* device time of an empty kernel (launch, ramp-up, drain) */
 } sim_gpu_physics_t;
 
-/* Those figures for a catalog GPU, or NULL for another one (static). */
+/* Those figures, derived from a catalog row (its clock, TPCs and DRAM
+ * bandwidth); PS_E_ARG with a message naming what the row lacks. */
+int psi_sim_gpu_physics_derive(const psi_gpu_t *g, sim_gpu_physics_t *out);
+/* The same for the physics' inner loops, or NULL where the row lacks them:
+ * every entry point of the simulator checks a GPU with
+ * psi_sim_gpu_physics_derive first (static, per thread). */
 const sim_gpu_physics_t *psi_sim_gpu_physics(const psi_gpu_t *g);
+/* The catalog GPU of a name or alias that the simulator can run: NULL with
+ * PS_E_ARG set (the message lists the catalog, or names what the row lacks)
+ * for any other. The simulator's entry points take their GPU from here. */
+const psi_gpu_t *psi_sim_gpu_find(const char *name);
 
 sim_physics_t psi_sim_physics_default(void);
 

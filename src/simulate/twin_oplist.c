@@ -203,9 +203,9 @@ static int place(const psi_gpu_t *g, const sim_physics_t *ph, const twin_model_t
 
 int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out)
 {
-    const psi_gpu_t *g = psi_gpu_find(gpu);
+    const psi_gpu_t *g = psi_sim_gpu_find(gpu);
     if (!g)
-        return psi_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
+        return psi_error_prefix(PS_E_ARG, "twin");
     sim_physics_t ph = psi_sim_physics_default();
     ph.launch = SIM_LAUNCH_GATED; /* the twin of the collector, which queues every launch behind a gate */
     twin_model_t cache[TWIN_MODELS];

@@ -137,9 +137,9 @@ int psi_twin_align(const psi_oplist_t *l, const char *const *names, int nk, int 
 
 int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, const int *at, int n_at, double *ratio)
 {
-    const psi_gpu_t *g = psi_gpu_find(gpu);
+    const psi_gpu_t *g = psi_sim_gpu_find(gpu);
     if (!g)
-        return psi_error(PS_E_ARG, "twin: unknown GPU '%s'", gpu);
+        return psi_error_prefix(PS_E_ARG, "twin");
     if (traced < 1 || traced > g->tpcs)
         return psi_error(PS_E_ARG, "twin: %d TPCs outside the %s's 1..%d", traced, g->name, g->tpcs);
     for (int a = 0; a < n_at; a++)
