@@ -213,6 +213,11 @@ typedef struct {
      * cuDevSmResourceSplitByCount); all zero where not probed (the fake
      * backend): min_partition_sms and sm_alignment decide. */
     unsigned long long valid_sms_mask[4];
+    /* What the driver grants a green context asked for 2t SMs: granted_sms[t]
+     * SMs (fewer where it rounds, as PyTorch #195378's 114 for 120 on an
+     * L40S; 0 where it refuses), for 1 <= t < 128; all zero where not probed.
+     * A campaign asked for such a count measures at the granted one. */
+    short granted_sms[128];
     const char *mechanism;   /* how SMs are split: "green-ctx", "sim" (static) */
     double sm_clock_mhz;     /* SM clock when opened (NVML), NAN if unknown */
     double sm_clock_max_mhz; /* its maximum (NVML), NAN if unknown */
@@ -246,6 +251,10 @@ typedef struct {
                                shard_index of each campaign plan (0-based); */
     int shard_count;        /* 0 = the whole plan (default); pinned in the
                                database, merged with pairsight collect merge */
+    int fake_grant_sms;     /* fake backend: a green context gets the SMs
+                               asked for rounded down to a multiple of this,
+                               as a driver that grants fewer than asked
+                               (granted_sms); default 0 (exactly) */
 } ps_collect_params_t;
 
 /** @return the defaults above. */

@@ -308,6 +308,10 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          "fake backend: report an SM clock 20% low from timed run N on (N < 0: on run -N only)", .lo = -1e9, .hi = 1e9},
         {"--fake-no-permission", CLI_FLAG, &o->p.fake_no_permission, NULL,
          "fake backend: counters fail as without profiling permission", .flags = CLI_NODEF},
+        {"--fake-grant", CLI_INT, &o->p.fake_grant_sms, "SMS",
+         "fake backend: grant a green context the SMs asked for rounded down to a multiple of SMS, as a driver "
+         "that grants fewer than asked (`collect info` lists the grants)",
+         .lo = 0, .hi = 64},
         CLI_OPT_JSON(&o->json, "print the result as JSON on stdout (default: text)"),
         CLI_OPT_QUIET(&o->quiet),
         {NULL}};

@@ -10,6 +10,36 @@
 #define CMD "collect"
 #define MAX_TPCS 512
 
+/* What the driver grants each green context asked for (granted_sms; none
+ * where the backend did not probe): every probed count in JSON, as
+ * {"tpcs", "asked_sms", "granted_sms"} (0 granted: refused). */
+static void json_grants(cJSON *j, const ps_collect_device_t *d)
+{
+    cJSON *a = cJSON_AddArrayToObject(j, "green_contexts");
+    for (int t = 1; t < (int)(sizeof d->granted_sms / sizeof d->granted_sms[0]); t++) {
+        if (!d->granted_sms[t])
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "tpcs", t);
+        cJSON_AddNumberToObject(o, "asked_sms", 2 * t);
+        cJSON_AddNumberToObject(o, "granted_sms", d->granted_sms[t]);
+        cJSON_AddItemToArray(a, o);
+    }
+}
+
+/* The same as text: the counts granted in part, as "asked->granted". */
+static void print_grants(const ps_collect_device_t *d)
+{
+    int n = 0;
+    for (int t = 1; t < (int)(sizeof d->granted_sms / sizeof d->granted_sms[0]); t++) {
+        int g = d->granted_sms[t];
+        if (g > 0 && g < 2 * t && 2 * t <= d->sm_count)
+            printf("%s %d->%d", n++ ? "," : "granted SMs        fewer than asked (asked->granted):", 2 * t, g);
+    }
+    if (n)
+        printf("\n                   (a campaign asked for those measures on the granted SMs)\n");
+}
+
 int cli_collect_info(const ps_collect_params_t *p, const char *model, int batch, int json)
 {
     ps_campaign_t *c = NULL;
@@ -42,6 +72,7 @@ int cli_collect_info(const ps_collect_params_t *p, const char *model, int batch,
         cJSON_AddNumberToObject(j, "sm_clock_mhz", d.sm_clock_mhz);
         cJSON_AddNumberToObject(j, "sm_clock_max_mhz", d.sm_clock_max_mhz);
         cJSON_AddNumberToObject(j, "exec_sms", d.exec_sms);
+        json_grants(j, &d);
         if (model) {
             cJSON_AddNumberToObject(j, "weight_bytes", wb);
             cJSON_AddNumberToObject(j, "activation_bytes", ab);
@@ -55,6 +86,7 @@ int cli_collect_info(const ps_collect_params_t *p, const char *model, int batch,
         for (int i = 0; i < n && i < MAX_TPCS; i++)
             printf(" %d", valid[i]);
         printf("\n");
+        print_grants(&d);
         printf("SM split by        %s\n", d.mechanism ? d.mechanism : "?");
         if (isnan(d.sm_clock_mhz))
             printf("SM clock           unknown (no NVML)\n");

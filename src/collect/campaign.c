@@ -135,12 +135,16 @@ static int campaign_tpcs(const ps_campaign_t *c, const int *tpcs, int n, int **o
     if (!v)
         return PS_E_NOMEM;
     if (tpcs) {
-        int rc = psi_plan_check_tpcs(&c->be->dev, tpcs, n);
-        if (rc || n > cap) {
+        if (n > cap) {
             free(v);
-            return rc ? rc : psi_error(PS_E_ARG, "too many TPC counts");
+            return psi_error(PS_E_ARG, "too many TPC counts");
         }
         memcpy(v, tpcs, (size_t)n * sizeof *v);
+        int rc = psi_plan_grant_tpcs(&c->be->dev, v, n);
+        if (rc) {
+            free(v);
+            return rc;
+        }
     } else {
         n = ps_collect_valid_tpcs(&c->be->dev, v, cap);
     }
@@ -439,7 +443,7 @@ int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int 
     int whole = tpcs <= 0 || tpcs == c->be->dev.tpc_count;
     if (whole)
         tpcs = c->be->dev.tpc_count;
-    else if ((rc = psi_plan_check_tpcs(&c->be->dev, &tpcs, 1)) != 0)
+    else if ((rc = psi_plan_grant_tpcs(&c->be->dev, &tpcs, 1)) != 0)
         return rc;
     psi_oplist_t *l = NULL;
     rc = psi_zoo_build(model, batch, c->p.seq_len, &l);
@@ -482,7 +486,9 @@ int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs,
     if (runs <= 0)
         return psi_error(PS_E_ARG, "fixed cost: need runs > 0");
     int t[2] = {hp_tpcs, lp_tpcs};
-    rc = psi_plan_check_tpcs(&c->be->dev, t, 2);
+    rc = psi_plan_grant_tpcs(&c->be->dev, t, 2);
+    hp_tpcs = t[0];
+    lp_tpcs = t[1];
     if (rc == 0 && hp_tpcs + lp_tpcs > c->be->dev.tpc_count)
         rc = psi_error(PS_E_ARG, "%d + %d TPCs exceed the %s's %d", hp_tpcs, lp_tpcs, c->be->dev.gpu,
                        c->be->dev.tpc_count);

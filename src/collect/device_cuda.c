@@ -321,23 +321,25 @@ static int get_part(cuda_t *b, unsigned sms_a, unsigned sms_b, part_t **out)
 }
 
 /* The group sizes the driver gives one side, probed: a split of s SMs that
- * comes back with exactly s SMs. Nothing is created. */
+ * comes back with exactly s SMs is valid; what it gives for every s is
+ * granted_sms[s / 2] (`collect info`). Nothing is created. */
 static void probe_valid_sms(cuda_t *b, ps_collect_device_t *d)
 {
     memset(d->valid_sms_mask, 0, sizeof d->valid_sms_mask);
+    memset(d->granted_sms, 0, sizeof d->granted_sms);
     unsigned all = b->sm_all.sm.smCount;
     for (unsigned s = 2; s <= all && s < 256; s += 2) {
         CUdevResource g, rest;
-        unsigned n = 1;
-        int ok = s / 2 == all / 2;
-        if (!ok) {
+        unsigned n = 1, got = s;
+        if (s / 2 != all / 2) {
             /* A size the driver refuses is simply not valid. */
             CUresult r = b->drv.DevSmResourceSplitByCount(&g, &n, &b->sm_all, &rest, 0, s);
-            ok = r == CUDA_SUCCESS && n == 1 && g.sm.smCount == s;
+            got = r == CUDA_SUCCESS && n == 1 ? g.sm.smCount : 0;
             if (r != CUDA_SUCCESS)
                 psi_log(PS_LOG_DEBUG, "cuDevSmResourceSplitByCount(%u SMs): %d", s, (int)r);
         }
-        if (ok)
+        d->granted_sms[s / 2] = (short)got;
+        if (got == s)
             d->valid_sms_mask[s / 64] |= 1ULL << (s % 64);
     }
 }

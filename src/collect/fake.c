@@ -264,6 +264,23 @@ static void fake_free(psi_backend_t *b)
     free(f);
 }
 
+/* A driver that rounds a green context down to a multiple of `step` SMs
+ * (step > 0): what it grants for every count, probed as the CUDA backend
+ * probes. The whole device is always granted whole. */
+static void fake_grants(ps_collect_device_t *d, int step)
+{
+    if (step <= 0)
+        return;
+    for (int t = 1; t <= FAKE_TPCS && t < (int)PS_ARRAY_LEN(d->granted_sms); t++) {
+        int got = t == FAKE_TPCS ? 2 * t : 2 * t / step * step;
+        if (got < d->min_partition_sms)
+            got = 0;
+        d->granted_sms[t] = (short)got;
+        if (got == 2 * t)
+            d->valid_sms_mask[got / 64] |= 1ULL << (got % 64);
+    }
+}
+
 int psi_backend_fake_open(const ps_collect_params_t *p, psi_backend_t **out)
 {
     fake_t *f = psi_calloc(1, sizeof *f);
@@ -286,6 +303,7 @@ int psi_backend_fake_open(const ps_collect_params_t *p, psi_backend_t **out)
     const char *share = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
     int pct = share ? atoi(share) : 100;
     f->base.dev.exec_sms = pct >= 1 && pct <= 100 ? (int)(2 * FAKE_TPCS * pct / 100.0 + 0.5) : 2 * FAKE_TPCS;
+    fake_grants(&f->base.dev, p->fake_grant_sms);
     f->base.profile = fake_profile;
     f->base.coexec = fake_coexec;
     f->base.counters = fake_counters;

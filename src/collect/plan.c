@@ -58,6 +58,23 @@ int psi_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n)
     return 0;
 }
 
+int psi_plan_grant_tpcs(const ps_collect_device_t *dev, int *tpcs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int t = tpcs[i];
+        if (t <= 0 || t >= (int)PS_ARRAY_LEN(dev->granted_sms) || valid_sms(dev, 2 * t))
+            continue;
+        int g = dev->granted_sms[t];
+        if (g > 0 && g < 2 * t && valid_sms(dev, g)) {
+            psi_log(PS_LOG_WARN,
+                    "%d TPCs: the driver grants a green context %d SMs for the %d asked; measuring on %d TPCs", t, g,
+                    2 * t, g / 2);
+            tpcs[i] = g / 2;
+        }
+    }
+    return psi_plan_check_tpcs(dev, tpcs, n);
+}
+
 int psi_plan_splits(const ps_collect_device_t *dev, const int *tpcs, int n, int *hp, int *lp, int cap)
 {
     int k = 0;
@@ -93,15 +110,17 @@ int psi_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev
         return psi_error(PS_E_ARG, "a model without operators");
 
     int valid[1024];
-    const int *tpcs = plan->tpcs;
+    const int *tpcs = valid;
     int n_tpcs = plan->n_tpcs;
-    if (!tpcs) {
+    if (!plan->tpcs) {
         n_tpcs = ps_collect_valid_tpcs(dev, valid, (int)PS_ARRAY_LEN(valid));
         if (n_tpcs > (int)PS_ARRAY_LEN(valid))
             n_tpcs = (int)PS_ARRAY_LEN(valid);
-        tpcs = valid;
     } else {
-        int rc = psi_plan_check_tpcs(dev, tpcs, n_tpcs);
+        if (n_tpcs < 0 || n_tpcs > (int)PS_ARRAY_LEN(valid))
+            return psi_error(PS_E_ARG, "%d TPC counts: at most %zu", n_tpcs, PS_ARRAY_LEN(valid));
+        memcpy(valid, plan->tpcs, (size_t)n_tpcs * sizeof *valid);
+        int rc = psi_plan_grant_tpcs(dev, valid, n_tpcs);
         if (rc)
             return rc;
     }
@@ -129,8 +148,8 @@ int psi_plan_coexec(const ps_coexec_plan_t *plan, const ps_collect_device_t *dev
         int k = uniform(&s, 0, n_split - 1);
         e[i].hp_tpcs = hp_split[k];
         e[i].lp_tpcs = lp_split[k];
-        snprintf(e[i].name, sizeof e[i].name, "%s.b%d+%s.b%d.s%llu.e%05d", plan->hp_model,
-                 plan->hp_batch, plan->lp_model, plan->lp_batch, (unsigned long long)plan->seed, i);
+        snprintf(e[i].name, sizeof e[i].name, "%s.b%d+%s.b%d.s%llu.e%05d", plan->hp_model, plan->hp_batch,
+                 plan->lp_model, plan->lp_batch, (unsigned long long)plan->seed, i);
     }
     *out = e;
     *n_out = plan->experiments;

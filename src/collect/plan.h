@@ -16,6 +16,11 @@ typedef struct {
  * ps_collect_valid_tpcs); the message names the first that is not. */
 int psi_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n);
 
+/* Each of tpcs[0..n) that the driver grants only in part (granted_sms of
+ * dev) replaced, with a warning, by the TPCs it grants, so that rows name
+ * the SMs a green context actually got; then psi_plan_check_tpcs. */
+int psi_plan_grant_tpcs(const ps_collect_device_t *dev, int *tpcs, int n);
+
 /* The SM splits of a TPC list: for each count h of the list, the HP side
  * gets h and the LP side the largest count l of the list with h + l <= the
  * device's TPCs; counts with no such l are left out. Writes up to cap pairs
