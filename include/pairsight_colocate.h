@@ -372,10 +372,10 @@ typedef struct {
     int k_trained;                     /* the model was trained on k-way sets (or does not say) */
 } ps_coloc_shares_t;
 
-/** Choose the shares of workloads[k] (k in 2..PS_SHARES_MAXK, distinct
- *  names) on gpu. An infeasible request is not an error: out->feasible is 0
+/** Choose the shares of workloads[k] (k in 2..PS_SHARES_MAXK; a name may
+ *  repeat: replicas of one service) on gpu. An infeasible request is not an error: out->feasible is 0
  *  and failing/constraint say why. Thread safety as ps_coloc_predict.
- *  @return 0, PS_E_ARG (k, a duplicate name, a candidate outside 1..100 or
+ *  @return 0, PS_E_ARG (k, a candidate outside 1..100 or
  *  above max_total, a bad step), PS_E_INPUT (a workload absent from w on
  *  gpu), PS_E_BACKEND or PS_E_NOMEM. */
 PS_API int ps_coloc_shares(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
@@ -387,7 +387,9 @@ PS_API int ps_coloc_shares(const ps_coloc_model_t *m, const ps_workloads_t *w, c
  *  (optional: the model's GPU, else the workloads' row), "candidates":
  *  "10/90,30/70" or [[10,90],..], "step", "max_total", "objective": "sum",
  *  "min" or "weighted:A=2,B=1", "floor": "A=0.8" or {"A":0.8}, "slo":
- *  "A=50" or {"A":50} (ms)}. *out (caller-owned, ps_free) is the reply,
+ *  "A=50" or {"A":50} (ms)}. A name that repeats in the set is "A#2" from
+ *  its second place on, in the request's maps and the reply (plain "A" in
+ *  a map means every A). *out (caller-owned, ps_free) is the reply,
  *  schema "pairsight.shares.v1" (docs/colocate.md), also when infeasible
  *  ("feasible": false, "failing": {...}, "shares": null).
  *  @return 0, PS_E_ARG (the message names the field), PS_E_INPUT,

@@ -95,8 +95,12 @@ expect 2 "$CLI" colocate shares $M --set $A
 has "$T/err" "a set needs 2"
 expect 2 "$CLI" colocate shares $M --set $A,,$B
 has "$T/err" "empty workload name"
-expect 2 "$CLI" colocate shares $M --set $A,$A
-has "$T/err" "twice"
+# Two replicas of one workload: the second is A#2 in maps and the reply.
+expect 0 "$CLI" colocate shares $M --set $A,$A --floor "$A#2=0.1" --json
+$PY -c "import json; r=json.load(open('$T/out')); assert list(r['shares']) == ['$A', '$A#2'], r
+assert r['floor'] == {'$A#2': 0.1}, r" || fail "replicas"
+expect 0 "$CLI" colocate shares $M --set $A,$A --candidates 30/70 --emit dra
+has "$T/out" "name: alpha-batch2-inf-2"
 expect 2 "$CLI" colocate shares $M --set $A,$B --candidates 60/60
 has "$T/err" "sums to 120, above max_total 100"
 expect 2 "$CLI" colocate shares $M --set $A,$B --candidates 30/70/10

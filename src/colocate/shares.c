@@ -87,9 +87,6 @@ static int check_params(const ps_coloc_shares_params_t *p, const char *const *na
     for (int i = 0; i < k; i++) {
         if (!names[i] || !*names[i])
             return psi_error(PS_E_ARG, "shares: workload %d of the set: empty name", i + 1);
-        for (int j = 0; j < i; j++)
-            if (strcmp(names[i], names[j]) == 0)
-                return psi_error(PS_E_ARG, "shares: '%s' is twice in the set (each workload once)", names[i]);
     }
     if (p->step < 1 || p->step > 100)
         return psi_error(PS_E_ARG, "shares: step %d outside 1..100", p->step);

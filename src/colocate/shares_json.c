@@ -16,7 +16,8 @@
 
 typedef struct {
     const char *names[PS_SHARES_MAXK];
-    char *buf; /* the names of a "set" string, cut in place */
+    char keys[PS_SHARES_MAXK][176]; /* names in maps and the reply: the second A is "A#2" */
+    char *buf;                      /* the names of a "set" string, cut in place */
     int k;
     char gpu[128];
     ps_coloc_shares_params_t p;
@@ -56,12 +57,33 @@ static int read_set(cJSON *v, req_t *r)
     return PS_OK;
 }
 
-static int name_index(const req_t *r, const char *field, const char *name, size_t len)
+static int same(const char *s, const char *name, size_t len) { return strlen(s) == len && !strncmp(s, name, len); }
+
+/* Sets dst[i] = x for the places of name in the set: its key ("A#2"), or
+ * every place of a plain name. */
+static int set_named(const req_t *r, const char *field, const char *name, size_t len, double x, double *dst)
 {
+    int n = 0;
     for (int i = 0; i < r->k; i++)
-        if (strlen(r->names[i]) == len && strncmp(r->names[i], name, len) == 0)
-            return i;
-    return psi_error(PS_E_ARG, "%s: '%.*s' is not in the set", field, (int)len, name);
+        if (same(r->keys[i], name, len) || same(r->names[i], name, len)) {
+            dst[i] = x;
+            n++;
+        }
+    return n ? PS_OK : psi_error(PS_E_ARG, "%s: '%.*s' is not in the set", field, (int)len, name);
+}
+
+/* keys[i]: the name, with "#n" from its n-th place on. */
+static void make_keys(req_t *r)
+{
+    for (int i = 0; i < r->k; i++) {
+        int n = 1;
+        for (int j = 0; j < i; j++)
+            n += strcmp(r->names[i], r->names[j]) == 0;
+        if (n > 1)
+            snprintf(r->keys[i], sizeof r->keys[i], "%.150s#%d", r->names[i], n);
+        else
+            snprintf(r->keys[i], sizeof r->keys[i], "%s", r->names[i]);
+    }
 }
 
 /* "A=0.8,B=0.5" or {"A":0.8,"B":0.5} into dst[set order]. */
@@ -69,12 +91,11 @@ static int read_map(const req_t *r, const char *field, cJSON *v, double *dst)
 {
     if (cJSON_IsObject(v)) {
         for (cJSON *e = v->child; e; e = e->next) {
-            int i = name_index(r, field, e->string, strlen(e->string));
-            if (i < 0)
-                return i;
             if (!cJSON_IsNumber(e))
                 return psi_error(PS_E_ARG, "%s.%s: expected a number", field, e->string);
-            dst[i] = e->valuedouble;
+            int rc = set_named(r, field, e->string, strlen(e->string), e->valuedouble, dst);
+            if (rc)
+                return rc;
         }
         return PS_OK;
     }
@@ -87,10 +108,9 @@ static int read_map(const req_t *r, const char *field, cJSON *v, double *dst)
         double x = eq ? strtod(eq + 1, &end) : NAN;
         if (!eq || end == eq + 1 || end != s + len || !isfinite(x))
             return psi_error(PS_E_ARG, "%s: expected NAME=NUMBER, got '%.*s'", field, (int)len, s);
-        int i = name_index(r, field, s, (size_t)(eq - s));
-        if (i < 0)
-            return i;
-        dst[i] = x;
+        int rc = set_named(r, field, s, (size_t)(eq - s), x, dst);
+        if (rc)
+            return rc;
         s += len + (s[len] == ',');
     }
     return PS_OK;
@@ -208,6 +228,8 @@ static int read_request(const ps_coloc_model_t *m, const ps_workloads_t *w, cJSO
     }
     cJSON *v;
     int rc = read_set(cJSON_GetObjectItemCaseSensitive(doc, "set"), r);
+    if (!rc)
+        make_keys(r);
     if (!rc && (v = cJSON_GetObjectItemCaseSensitive(doc, "gpu")) && !cJSON_IsNull(v)) {
         if (!cJSON_IsString(v))
             return psi_error(PS_E_ARG, "gpu: expected a string");
@@ -242,8 +264,8 @@ static cJSON *split_json(const req_t *r, const ps_coloc_split_t *s)
     cJSON *o = cJSON_CreateObject(), *sh = cJSON_AddObjectToObject(o, "shares"),
           *nt = cJSON_AddObjectToObject(o, "norm_tput");
     for (int i = 0; i < r->k; i++) {
-        cJSON_AddNumberToObject(sh, r->names[i], s->share[i]);
-        add_num(nt, r->names[i], s->norm[i]);
+        cJSON_AddNumberToObject(sh, r->keys[i], s->share[i]);
+        add_num(nt, r->keys[i], s->norm[i]);
     }
     add_num(o, "objective_value", s->objective);
     cJSON_AddBoolToObject(o, "feasible", s->feasible);
@@ -257,7 +279,7 @@ static void add_map(cJSON *o, const char *name, const req_t *r, const double *v)
         if (!isnan(v[i])) {
             if (!m)
                 m = cJSON_AddObjectToObject(o, name);
-            cJSON_AddNumberToObject(m, r->names[i], v[i]);
+            cJSON_AddNumberToObject(m, r->keys[i], v[i]);
         }
 }
 
@@ -271,7 +293,7 @@ static cJSON *reply_json(const ps_coloc_model_t *m, const ps_workloads_t *w, con
     cJSON_AddStringToObject(o, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
     cJSON *set = cJSON_AddArrayToObject(o, "workloads");
     for (int i = 0; i < r->k; i++)
-        cJSON_AddItemToArray(set, cJSON_CreateString(r->names[i]));
+        cJSON_AddItemToArray(set, cJSON_CreateString(r->keys[i]));
     cJSON_AddStringToObject(o, "objective", objective_names[r->p.objective]);
     if (r->p.objective == PS_SHARES_WEIGHTED)
         add_map(o, "weights", r, r->p.weight);
@@ -289,8 +311,8 @@ static cJSON *reply_json(const ps_coloc_model_t *m, const ps_workloads_t *w, con
     if (s->feasible) {
         cJSON *sh = cJSON_AddObjectToObject(o, "shares"), *pr = cJSON_AddObjectToObject(o, "predicted");
         for (int i = 0; i < r->k; i++) {
-            cJSON_AddNumberToObject(sh, r->names[i], s->best.share[i]);
-            cJSON *e = cJSON_AddObjectToObject(pr, r->names[i]);
+            cJSON_AddNumberToObject(sh, r->keys[i], s->best.share[i]);
+            cJSON *e = cJSON_AddObjectToObject(pr, r->keys[i]);
             add_num(e, "tput", s->best.tput[i]);
             add_num(e, "norm_tput", s->best.norm[i]);
             add_num(e, "latency_ms", s->best.latency_ms[i]);
@@ -309,7 +331,7 @@ static cJSON *reply_json(const ps_coloc_model_t *m, const ps_workloads_t *w, con
         cJSON_AddNullToObject(o, "shares");
         cJSON *f = cJSON_AddObjectToObject(o, "failing");
         if (s->failing >= 0) {
-            cJSON_AddStringToObject(f, "workload", r->names[s->failing]);
+            cJSON_AddStringToObject(f, "workload", r->keys[s->failing]);
             add_num(f, "wanted", strcmp(s->constraint, "slo") == 0 ? r->p.slo_ms[s->failing] : r->p.floor[s->failing]);
         } else
             cJSON_AddNullToObject(f, "workload");
@@ -327,9 +349,9 @@ static cJSON *reply_json(const ps_coloc_model_t *m, const ps_workloads_t *w, con
         for (int i = 0; i < r->k; i++)
             if (!isnan(r->p.slo_ms[i])) {
                 if (s->slo_min_share[i])
-                    cJSON_AddNumberToObject(ms, r->names[i], s->slo_min_share[i]);
+                    cJSON_AddNumberToObject(ms, r->keys[i], s->slo_min_share[i]);
                 else
-                    cJSON_AddNullToObject(ms, r->names[i]);
+                    cJSON_AddNullToObject(ms, r->keys[i]);
             }
     }
     return o;
