@@ -273,9 +273,12 @@ int serve_coloc_shares(serve_req_t *q, serve_reply_t *r)
         return r->status;
     }
     char *reply = NULL;
-    pthread_mutex_lock(&q->models->coloc_lock);
-    int rc = ps_coloc_shares_json(q->models->coloc, q->models->w, q->models->scaling, text, &reply);
-    pthread_mutex_unlock(&q->models->coloc_lock);
+    serve_models_t *m = q->models;
+    int c = m->n_coloc > 1 ? serve_thread_index % m->n_coloc : 0; /* this thread's copy, as serve_coloc_set */
+    pthread_mutex_t *lock = c ? &m->coloc_clone[c].lock : &m->coloc_lock;
+    pthread_mutex_lock(lock);
+    int rc = ps_coloc_shares_json(c ? m->coloc_clone[c].model : m->coloc, m->w, m->scaling, text, &reply);
+    pthread_mutex_unlock(lock);
     free(text);
     if (rc == PS_E_ARG)
         return serve_error(r, 400, "bad_field", "%s", ps_last_error());
