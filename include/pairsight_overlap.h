@@ -211,7 +211,11 @@ typedef struct ps_ov_model ps_ov_model_t;
  *  PS_E_NOMEM or PS_E_BACKEND. */
 PS_API int ps_ov_train(const ps_overlap_t *t, const ps_ov_params_t *p, ps_ov_model_t **out);
 
-/** Predicts the makespan of every experiment of t.
+/** Predicts the makespan of every experiment of t. An experiment with more
+ *  active processes than any training experiment had is composed from
+ *  pairs: the longest solo range time T_L plus, over each other active
+ *  process j, (the prediction of L with j alone - T_L) (docs/overlap.md);
+ *  with two active processes that is the 2-way prediction itself.
  *  @param m the predictor.
  *  @param t the experiments.
  *  @param oplists the operator lists given to train, or NULL for none.
@@ -222,7 +226,7 @@ PS_API int ps_ov_train(const ps_overlap_t *t, const ps_ov_params_t *p, ps_ov_mod
  *  PS_E_NOMEM or PS_E_BACKEND. */
 PS_API int ps_ov_predict(const ps_ov_model_t *m, const ps_overlap_t *t, const char *oplists, double *out);
 
-/** Writes m atomically; the file starts "pairsight-overlap-model 1".
+/** Writes m atomically; the file starts "pairsight-overlap-model 3".
  *  @param m the predictor.
  *  @param path the file to write.
  *  @return 0, PS_E_ARG (NULL), PS_E_IO, PS_E_NOMEM or PS_E_BACKEND. */

@@ -1,5 +1,9 @@
-/* Abacus's groups as module paths, and the overlap.csv reader and writer. */
+/* Abacus's groups as module paths, the overlap.csv reader and writer, and
+ * the composition of k co-runners from pairs. */
 #include "pairsight.h"
+#include "common/common.h"
+#include "evaluate/overlap_internal.h"
+#include "model/xgb.h"
 #include "profile/abacus.h"
 #include "profile/overlap.h"
 
@@ -43,18 +47,25 @@ static void test_group_paths(void)
     CHECK(!psi_abacus_in_path("fc2", "fc"));
 }
 
+/* An experiment of k slots in the dedicated A100, its slots to fill. */
+static psi_ov_exp_t exp_new(const char *id, int k)
+{
+    psi_ov_exp_t e;
+    memset(&e, 0, sizeof e);
+    e.id = id;
+    e.gpu = "A100-40GB";
+    e.setting = "dedicated";
+    e.mechanism = "mps";
+    e.k = k;
+    return e;
+}
+
 static void test_round_trip(void)
 {
     static char dir[64];
     th_tmpdir_make(dir, sizeof dir, "overlap");
     psi_overlap_t *t = psi_overlap_new(), *back = NULL;
-    psi_ov_exp_t e;
-    memset(&e, 0, sizeof e);
-    e.id = "x,1";
-    e.gpu = "A100-40GB";
-    e.setting = "dedicated";
-    e.mechanism = "mps";
-    e.k = 2;
+    psi_ov_exp_t e = exp_new("x,1", 2);
     e.slot[0] = (psi_ov_slot_t){"resnet50", 4, 0, 0, 18, 18};
     e.slot[1] = (psi_ov_slot_t){"bert", 8, 16, 3, 3, 12};
     e.median_us = 1234.5;
@@ -73,4 +84,103 @@ static void test_round_trip(void)
     th_tmpdir_remove(dir);
 }
 
-TH_MAIN(TEST(test_group_paths), TEST(test_round_trip))
+/* A made-up 2-way law, makespan = max + 0.3 (sum - max) + 5 us, over three
+ * models whose group g costs 10 + g us alone; every eighth experiment
+ * single-active (the solo table's runs). */
+static psi_overlap_t *law_table(void)
+{
+    static const char *const models[3] = {"a", "b", "c"};
+    static const int groups[3] = {10, 8, 6};
+    psi_overlap_t *t = psi_overlap_new();
+    psi_rng_t r;
+    psi_rng_seed(&r, 7);
+    for (int i = 0; i < 600; i++) {
+        psi_ov_exp_t e = exp_new("law", 2);
+        int m0 = i % 3, m1 = (i / 3) % 3;
+        double t_s[2] = {0, 0};
+        for (int s = 0; s < 2; s++) {
+            int m = s ? m1 : m0, g = groups[m];
+            int a = (int)(psi_rng_uniform(&r) * g), b = a + 1 + (int)(psi_rng_uniform(&r) * (g - a));
+            b = b > g ? g : b;
+            if (s == 1 && i % 8 == 0)
+                b = a;
+            e.slot[s] = (psi_ov_slot_t){models[m], 4, 0, a, b, g};
+            for (int x = a; x < b; x++)
+                t_s[s] += 10 + x;
+        }
+        double mx = fmax(t_s[0], t_s[1]);
+        e.median_us = mx + 0.3 * (t_s[0] + t_s[1] - mx) + 5;
+        e.mean_us = e.std_us = NAN;
+        CHECK_OK(psi_overlap_add(t, &e));
+    }
+    return t;
+}
+
+/* Composition: with two active slots it is the 2-way model exactly (kmax 1
+ * forces it onto every 2-active row), and a 4-process co-run is predicted
+ * as T_L + sum (P_j - T_L) of its pairs with the longest. */
+static void test_compose(void)
+{
+    psi_overlap_t *t = law_table();
+    size_t n = t->n, *idx = malloc(n * sizeof *idx);
+    double *x = malloc(n * NF_PS * sizeof *x), *y = malloc(n * sizeof *y), mx, sum;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    solo_t s;
+    CHECK_OK(psi_ov_solo_fit(t, idx, n, 0.01, &s));
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        psi_ov_ps_features(&t->exps[i], &s, NULL, 0x1f, x + nr * NF_PS, &mx, &sum);
+        if (mx > 0)
+            y[nr++] = t->exps[i].median_us / mx;
+    }
+    const char *kv[] = {"max_depth", "3", "eta", "0.3", "nthread", "1", "tree_method", "hist", NULL};
+    psi_ov_pred_ctx_t c = {&s, NULL, 0x1f, 2, NULL};
+    CHECK_OK(psi_xgb_train(x, y, NULL, (int)nr, NF_PS, kv, 30, &c.booster));
+    double *direct = malloc(n * sizeof *direct), *comp = malloc(n * sizeof *comp);
+    CHECK_OK(psi_ov_ps_predict(&c, t, NULL, n, direct));
+    c.kmax = 1;
+    CHECK_OK(psi_ov_ps_predict(&c, t, NULL, n, comp));
+    size_t two = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK_MSG(direct[i] == comp[i], "row %zu: composed %.17g, direct %.17g", i, comp[i], direct[i]);
+        two += psi_ov_active(&t->exps[i]) == 2;
+    }
+    CHECK(two > 400);
+
+    /* A 4-process co-run: a[0,10) b[0,8) c[0,6) a[2,5), and its pairs. */
+    psi_overlap_t *q = psi_overlap_new();
+    psi_ov_exp_t e = exp_new("four", 4);
+    e.slot[0] = (psi_ov_slot_t){"b", 4, 0, 0, 8, 8};
+    e.slot[1] = (psi_ov_slot_t){"a", 4, 0, 0, 10, 10};
+    e.slot[2] = (psi_ov_slot_t){"c", 4, 0, 0, 6, 6};
+    e.slot[3] = (psi_ov_slot_t){"a", 4, 0, 2, 5, 10};
+    e.median_us = e.mean_us = e.std_us = 1;
+    CHECK_OK(psi_overlap_add(q, &e));
+    psi_ov_exp_t p = e;
+    p.k = 2;
+    int others[3] = {0, 2, 3};
+    for (int j = 0; j < 3; j++) {
+        p.slot[0] = others[j] == 0 ? e.slot[0] : e.slot[1];
+        p.slot[1] = others[j] == 0 ? e.slot[1] : e.slot[others[j]];
+        CHECK_OK(psi_overlap_add(q, &p));
+    }
+    double pr[4];
+    c.kmax = 2;
+    CHECK_OK(psi_ov_ps_predict(&c, q, NULL, 4, pr));
+    double tl = psi_ov_solo_of(&s, "dedicated", &e.slot[1]);
+    double want = tl + (pr[1] - tl) + (pr[2] - tl) + (pr[3] - tl);
+    CHECK_MSG(isfinite(pr[0]) && fabs(pr[0] - want) < 1e-9 * want, "4-way %.6f, want %.6f", pr[0], want);
+    CHECK_MSG(pr[0] > pr[1] && pr[0] > pr[2], "4-way %.1f below a pair (%.1f, %.1f)", pr[0], pr[1], pr[2]);
+    psi_overlap_free(q);
+    psi_xgb_free(c.booster);
+    psi_ov_solo_free(&s);
+    psi_overlap_free(t);
+    free(idx);
+    free(x);
+    free(y);
+    free(direct);
+    free(comp);
+}
+
+TH_MAIN(TEST(test_group_paths), TEST(test_round_trip), TEST(test_compose))

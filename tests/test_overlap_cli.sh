@@ -77,11 +77,18 @@ grep -q "unknown protocol 'nope'" "$T/err" || fail "message: $(cat "$T/err")"
 
 # train and predict; operator lists named by module path add FLOPs per range.
 "$PS" overlap train --overlap "$T/o.csv" --out "$T/m.model" --rounds 40 -q || fail train
-head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 2$" || fail "model magic"
+head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 3$" || fail "model magic"
 "$PS" overlap predict --model "$T/m.model" --overlap "$T/o.csv" > "$T/p.csv" 2> "$T/err" || fail predict
 grep -q "^experiment,predicted_us,median_us$" "$T/p.csv" || fail "predict header"
 [ "$(wc -l < "$T/p.csv")" -eq 601 ] || fail "predict rows"
 grep -q "MAPE" "$T/err" || fail "predict summary"
+# A model of 2-way co-runs predicts every 3-way one (composed from pairs).
+awk -F, 'NR == 1 || ($3 == "dedicated" && $5 == 2)' "$T/o.csv" > "$T/two.csv"
+awk -F, 'NR == 1 || $5 == 3' "$T/o.csv" > "$T/three.csv"
+"$PS" overlap train --overlap "$T/two.csv" --out "$T/m3.model" --rounds 40 -q || fail "train 2-way"
+grep -q "kmax 2" "$T/m3.model" || fail "kmax of a 2-way model"
+"$PS" overlap predict --model "$T/m3.model" --overlap "$T/three.csv" > /dev/null 2> "$T/err" || fail "predict 3-way"
+grep -q "60 of 60 experiments predicted" "$T/err" || fail "3-way: $(cat "$T/err")"
 echo "garbage" > "$T/bad.model"
 "$PS" overlap predict --model "$T/bad.model" --overlap "$T/o.csv" 2> "$T/err" && fail "accepted a bad model"
 grep -q "bad.model:1:1: not a pairsight overlap model" "$T/err" || fail "message: $(cat "$T/err")"

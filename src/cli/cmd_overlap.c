@@ -17,6 +17,7 @@ static const char notes[] = "Protocols (docs/overlap.md):\n"
                             "  random       Abacus's: a random 80/20 split of the 2-way dedicated experiments\n"
                             "  leave-pair   each 2-way dedicated combination held out in turn (pooled, and the worst)\n"
                             "  k-way        train on 2-way dedicated, score the 3- and 4-way dedicated\n"
+                            "               (pairsight composes them from its pair predictions)\n"
                             "  leave-model  each model held out in turn; its single-active runs fit its solo times\n"
                             "  mig          train on 2-way dedicated, score 2-way in mig-2g.10gb; the MIG\n"
                             "               single-active runs fit the solo times there\n"
@@ -266,7 +267,9 @@ static int do_predict(int argc, char **argv)
                        .synopsis = "--model MODEL --overlap FILE [options]",
                        .about = "Predicts the makespan of every experiment of FILE; prints\n"
                                 "experiment,predicted_us,median_us (predicted_us empty where a slot's solo\n"
-                                "time is unknown to the model) and the MAPE on stderr.\n",
+                                "time is unknown to the model) and the MAPE on stderr. A co-run of more\n"
+                                "active processes than the model was trained on is composed from pairs:\n"
+                                "longest solo + sum over the others of (pair with the longest - longest solo).\n",
                        .opts = opts,
                        .examples = ex,
                        .max_pos = 0};

@@ -20,7 +20,6 @@
 
 #include "colocate/colocate.h"
 #include "common/common.h"
-#include "common/linalg.h"
 #include "model/mlp.h"
 #include "evaluate/overlap_ops.h"
 #include "model/xgb.h"
@@ -32,28 +31,6 @@
 
 const char *const psi_ov_method_names[PSI_OVM_N] = {"pairsight", "abacus_mlp", "abacus_xgb", "max_solo", "sum_solo"};
 const char *const psi_ov_protocol_names[PSI_OVP_N] = {"random", "leave-pair", "k-way", "leave-model", "mig"};
-
-const char *const psi_ov_feature_names[PSI_OVF_N] = {"times", "ratios", "active", "share", "batch", "ops", "grain"};
-
-/* Columns [lo, hi) of each feature group in pairsight's row. */
-static const int feature_cols[PSI_OVF_N][2] = {{0, 5}, {5, 7}, {7, 8}, {8, 10}, {10, 14}, {14, 22}, {22, 24}};
-
-int psi_ov_features_parse(const char *list, unsigned *mask)
-{
-    char buf[256];
-    unsigned m = 0;
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < PSI_OVF_N && strcmp(psi_ov_feature_names[k], p) != 0)
-            k++;
-        if (k == PSI_OVF_N)
-            return -1;
-        m |= 1u << k;
-    }
-    *mask = m;
-    return 0;
-}
 
 psi_ov_params_t psi_ov_default_params(void)
 {
@@ -71,145 +48,9 @@ psi_ov_params_t psi_ov_default_params(void)
                              .pairsight_only = 0};
 }
 
-/* ---- the solo table ---- */
-
-void psi_ov_solo_free(solo_t *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->k[i].beta);
-    free(s->k);
-    memset(s, 0, sizeof *s);
-}
-
-solo_key_t *psi_ov_solo_find(const solo_t *s, const char *setting, const psi_ov_slot_t *x)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        solo_key_t *k = &s->k[i];
-        if (k->batch == x->batch && k->seq_len == x->seq_len &&
-            (k->model == x->model || strcmp(k->model, x->model) == 0) &&
-            (k->setting == setting || strcmp(k->setting, setting) == 0))
-            return k;
-    }
-    return NULL;
-}
-
-/* The one active slot of a single-active experiment, or -1. */
-static int single_slot(const psi_ov_exp_t *e)
-{
-    int a = -1;
-    for (int s = 0; s < e->k; s++)
-        if (e->slot[s].op_end > e->slot[s].op_start) {
-            if (a >= 0)
-                return -1;
-            a = s;
-        }
-    return a;
-}
-
-/* Fit key k on the single-active experiments of t in idx[n] that run it. */
-static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, solo_key_t *k, double ridge)
-{
-    int m = k->groups + 1;
-    double *a = psi_calloc((size_t)m * m, sizeof *a), *b = psi_calloc((size_t)m, sizeof *b);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return PS_E_NOMEM;
-    }
-    double u = 0;
-    size_t cnt = 0;
-    for (size_t i = 0; i < n; i++) {
-        const psi_ov_exp_t *e = &t->exps[idx[i]];
-        int s = single_slot(e);
-        if (s < 0 || psi_ov_solo_find(&(solo_t){k, 1, 1}, e->setting, &e->slot[s]) != k)
-            continue;
-        const psi_ov_slot_t *x = &e->slot[s];
-        u += e->median_us / (x->op_end - x->op_start + 1);
-        cnt++;
-        for (int r = 0; r < m; r++) {
-            int in_r = r == 0 || (r - 1 >= x->op_start && r - 1 < x->op_end);
-            if (!in_r)
-                continue;
-            b[r] += e->median_us;
-            for (int c = 0; c < m; c++)
-                a[r * m + c] += c == 0 || (c - 1 >= x->op_start && c - 1 < x->op_end);
-        }
-    }
-    u = cnt ? u / (double)cnt : 0;
-    double lam = ridge * (double)(cnt ? cnt : 1);
-    for (int r = 0; r < m; r++) {
-        a[r * m + r] += lam;
-        b[r] += lam * u;
-    }
-    /* A group no experiment covers leaves the system singular at ridge 0:
-     * its weight is then 0 (the minimum-norm solution). */
-    int rc = psi_solve_sym(a, b, m, 1, "solo table");
-    free(a);
-    if (rc != PS_OK) {
-        free(b);
-        return rc;
-    }
-    k->beta = b;
-    return PS_OK;
-}
-
-/* The solo table of every (setting, model, batch, seq_len) that has a
- * single-active experiment among idx[n]. */
-int psi_ov_solo_fit(const psi_overlap_t *t, const size_t *idx, size_t n, double ridge, solo_t *out)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < n; i++) {
-        const psi_ov_exp_t *e = &t->exps[idx[i]];
-        int s = single_slot(e);
-        if (s < 0 || psi_ov_solo_find(out, e->setting, &e->slot[s]))
-            continue;
-        if (out->n == out->cap) {
-            size_t nc = out->cap ? 2 * out->cap : 64;
-            solo_key_t *k = psi_realloc(out->k, nc * sizeof *k);
-            if (!k)
-                return PS_E_NOMEM;
-            out->k = k;
-            out->cap = nc;
-        }
-        const psi_ov_slot_t *x = &e->slot[s];
-        out->k[out->n++] = (solo_key_t){e->setting, x->model, x->batch, x->seq_len, x->model_ops, NULL};
-    }
-    for (size_t j = 0; j < out->n; j++) {
-        int rc = solo_fit_key(t, idx, n, &out->k[j], ridge);
-        if (rc)
-            return rc;
-    }
-    return PS_OK;
-}
-
-/* Solo time of one slot's range: 0 for an empty range, NAN when unknown. */
-static double solo_of(const solo_t *s, const char *setting, const psi_ov_slot_t *x)
-{
-    if (x->op_end <= x->op_start)
-        return 0;
-    const solo_key_t *k = psi_ov_solo_find(s, setting, x);
-    if (!k || x->op_end > k->groups)
-        return NAN;
-    double v = k->beta[0];
-    for (int g = x->op_start; g < x->op_end; g++)
-        v += k->beta[1 + g];
-    return v;
-}
-
 /* ---- features ---- */
 
 #define NF_AB (7 * 5)
-
-typedef struct {
-    double t;
-    int s;
-} slot_t_t;
-
-static int by_time_desc(const void *a, const void *b)
-{
-    double x = ((const slot_t_t *)a)->t, y = ((const slot_t_t *)b)->t;
-    return x < y ? 1 : x > y ? -1 : ((const slot_t_t *)a)->s - ((const slot_t_t *)b)->s;
-}
 
 /* The XGBoost settings of the overlap predictor, as the key-value list
  * that psi_xgb_train takes; kv and bufs are the caller's. */
@@ -224,46 +65,6 @@ const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32],
         "reg:squarederror", "subsample", "0.8", "verbosity", "0",       "tree_method", "hist", NULL};
     memcpy(kv, v, sizeof v);
     return kv;
-}
-
-/* PairSight's row of experiment e; *max_solo and *sum_solo as side outputs. */
-void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, unsigned mask, double *f,
-                        double *mx, double *sum)
-{
-    slot_t_t v[PSI_OV_MAX_K];
-    double tot = 0;
-    for (int i = 0; i < e->k; i++) {
-        v[i] = (slot_t_t){solo_of(s, e->setting, &e->slot[i]), i};
-        tot += v[i].t;
-    }
-    qsort(v, (size_t)e->k, sizeof *v, by_time_desc); /* NAN sorts last: tot is NAN then */
-    for (int j = 0; j < NF_PS; j++)
-        f[j] = NAN;
-    *mx = isnan(tot) ? NAN : v[0].t;
-    *sum = tot;
-    for (int j = 0; j < 4; j++)
-        f[j] = j < e->k ? v[j].t : 0;
-    f[4] = tot;
-    f[5] = v[0].t > 0 ? (tot - v[0].t) / v[0].t : NAN;
-    f[6] = v[0].t > 0 && e->k > 1 ? v[1].t / v[0].t : NAN;
-    f[7] = psi_ov_active(e);
-    for (int j = 0; j < 2 && j < e->k; j++) {
-        const psi_ov_slot_t *x = &e->slot[v[j].s];
-        f[8 + j] = (double)(x->op_end - x->op_start) / x->model_ops;
-        f[10 + j] = x->batch;
-        f[12 + j] = x->seq_len;
-        f[22 + j] = v[j].t / (x->op_end - x->op_start);
-        double fl, by, kn;
-        if (ops && psi_ov_ops_range(ops, x, &fl, &by, &kn) == 0) {
-            f[14 + j] = fl;
-            f[16 + j] = by;
-            f[18 + j] = kn;
-            f[20 + j] = v[j].t > 0 ? fl / v[j].t : NAN;
-        }
-    }
-    for (int g = 0; g < PSI_OVF_N; g++)
-        for (int j = feature_cols[g][0]; j < feature_cols[g][1] && !(mask >> g & 1u); j++)
-            f[j] = NAN;
 }
 
 /* Abacus's features (dataloader.py get_feature_latency): a count per model,
@@ -295,14 +96,19 @@ typedef struct {
     const psi_ov_ops_t *ops;
 } ctx_t;
 
-static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, const double *xte,
-                           size_t nte, int d, double *out)
+static int xgb_fit(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, int d, void **b)
 {
     char bufs[4][32];
     const char *kv[PSI_OV_XGB_KV];
     psi_ov_xgb_params(c->p, bufs, kv);
+    return psi_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, b);
+}
+
+static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, const double *xte,
+                           size_t nte, int d, double *out)
+{
     void *b = NULL;
-    int rc = psi_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, &b);
+    int rc = xgb_fit(c, xtr, ytr, ntr, d, &b);
     if (rc == PS_OK)
         rc = psi_xgb_predict(b, xte, NULL, (int)nte, d, out);
     psi_xgb_free(b);
@@ -341,6 +147,7 @@ static int mlp_fit_predict(const ctx_t *c, const double *xtr, const double *ytr,
 typedef struct {
     double *xps, *yps, *xab, *yab, *mx, *sum;
     size_t n;
+    int kmax; /* training rows: the most active slots */
 } rows_t;
 
 static void rows_free(rows_t *r)
@@ -378,6 +185,8 @@ static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t 
         r->sum[r->n] = sum;
         r->yps[r->n] = e->median_us / mx;
         r->n++;
+        if (psi_ov_active(e) > r->kmax)
+            r->kmax = psi_ov_active(e);
     }
     ab->n = n;
     return PS_OK;
@@ -395,15 +204,19 @@ static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, 
     if (rc == PS_OK)
         rc = rows_make(c, &s, te, nte, 0, &b, &bb);
     double *ps = pred + PSI_OVM_PAIRSIGHT * nte;
+    psi_ov_pred_ctx_t pc = {&s, c->ops, c->p->features, 0, NULL};
     if (rc == PS_OK)
-        rc = xgb_fit_predict(c, a.xps, a.yps, a.n, b.xps, nte, NF_PS, ps);
+        rc = xgb_fit(c, a.xps, a.yps, a.n, NF_PS, &pc.booster);
+    pc.kmax = a.kmax;
+    if (rc == PS_OK)
+        rc = psi_ov_ps_predict(&pc, c->t, te, nte, ps);
+    psi_xgb_free(pc.booster);
     int ab = !c->p->pairsight_only;
     if (rc == PS_OK && ab)
         rc = xgb_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, NF_AB, pred + PSI_OVM_ABACUS_XGB * nte);
     if (rc == PS_OK && ab && c->p->mlp_epochs > 0)
         rc = mlp_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, pred + PSI_OVM_ABACUS_MLP * nte);
     for (size_t i = 0; rc == PS_OK && i < nte; i++) {
-        ps[i] *= b.mx[i];
         pred[PSI_OVM_ABACUS_XGB * nte + i] = ab ? pred[PSI_OVM_ABACUS_XGB * nte + i] * 1000.0 : NAN;
         pred[PSI_OVM_ABACUS_MLP * nte + i] =
             ab && c->p->mlp_epochs > 0 ? pred[PSI_OVM_ABACUS_MLP * nte + i] * 1000.0 : NAN;
@@ -589,7 +402,7 @@ static int proto_leave_model(const ctx_t *c, split_t *s, acc_t *all, psi_ov_resu
             const psi_ov_exp_t *e = &c->t->exps[i];
             if (!is_ded(e, 2))
                 continue;
-            int single = single_slot(e);
+            int single = psi_ov_single_slot(e);
             if (!has_model(e, models[m]))
                 s->tr[s->ntr++] = s->so[s->nso++] = i;
             else if (single >= 0 && e->slot[single].model == models[m])
@@ -614,7 +427,7 @@ static int proto_transfer(const ctx_t *c, int mig, split_t *s, acc_t *all, psi_o
             s->tr[s->ntr++] = s->so[s->nso++] = i;
         else if (!mig && strcmp(e->setting, "dedicated") == 0)
             s->te[s->nte++] = i;
-        else if (mig && strcmp(e->setting, "mig-2g.10gb") == 0 && e->k == 2 && single_slot(e) >= 0)
+        else if (mig && strcmp(e->setting, "mig-2g.10gb") == 0 && e->k == 2 && psi_ov_single_slot(e) >= 0)
             s->so[s->nso++] = i;
         else if (mig && strcmp(e->setting, "mig-2g.10gb") == 0 && e->k == 2)
             s->te[s->nte++] = i;

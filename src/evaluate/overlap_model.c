@@ -2,8 +2,10 @@
  * A trained overlap predictor: the solo table and the XGBoost booster of
  * makespan / max(solo), saved as one text file
  *
- *     pairsight-overlap-model 2
- *     features 24 oplists 0|1 groups MASK      (MASK: psi_ov_feature_names bits)
+ *     pairsight-overlap-model 3
+ *     features 24 oplists 0|1 groups MASK kmax K
+ *         (MASK: psi_ov_feature_names bits; K: the most active slots of a
+ *         training row, beyond which pairs are composed, overlap_compose.c)
  *     solo N
  *     SETTING MODEL BATCH SEQ_LEN GROUPS c t_0 .. t_{G-1}     (N lines)
  *     booster BYTES
@@ -22,7 +24,8 @@
 #include <string.h>
 #include <xgboost/c_api.h>
 
-#define MAGIC "pairsight-overlap-model 2"
+#define MAGIC "pairsight-overlap-model "
+#define VERSION 3 /* version 2 (no kmax) is read as never composing, its predictions unchanged */
 
 struct ps_ov_model {
     solo_t solo;
@@ -30,6 +33,7 @@ struct ps_ov_model {
     size_t n_names;
     int oplists;
     unsigned features; /* psi_ov_params_t.features it was trained with */
+    int kmax;
     void *booster;
 };
 
@@ -82,8 +86,10 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
     for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
         double mx, sum;
         psi_ov_ps_features(&t->exps[i], &m->solo, ops, p->features, x + n * NF_PS, &mx, &sum);
-        if (mx > 0)
+        if (mx > 0) {
             y[n++] = t->exps[i].median_us / mx;
+            m->kmax = psi_ov_active(&t->exps[i]) > m->kmax ? psi_ov_active(&t->exps[i]) : m->kmax;
+        }
     }
     if (rc == PS_OK && n == 0)
         rc = psi_error(PS_E_INPUT, "overlap train: no experiment has known solo times (no single-active runs)");
@@ -113,21 +119,11 @@ int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *
         return psi_error(PS_E_ARG, "the model was trained %s --oplists; give it %s", m->oplists ? "with" : "without",
                          m->oplists ? "too" : "none");
     psi_ov_ops_t *ops = NULL;
-    double *x = psi_malloc(t->n * NF_PS * sizeof *x + 1), *mx = psi_malloc(t->n * sizeof *mx + 1);
-    int rc = x && mx ? PS_OK : PS_E_NOMEM;
-    if (rc == PS_OK && oplists)
-        rc = psi_ov_ops_load(oplists, &ops);
-    for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
-        double sum;
-        psi_ov_ps_features(&t->exps[i], &m->solo, ops, m->features, x + i * NF_PS, &mx[i], &sum);
-    }
+    int rc = oplists ? psi_ov_ops_load(oplists, &ops) : PS_OK;
+    psi_ov_pred_ctx_t c = {&m->solo, ops, m->features, m->kmax, m->booster};
     if (rc == PS_OK)
-        rc = psi_xgb_predict(m->booster, x, NULL, (int)t->n, NF_PS, out);
-    for (size_t i = 0; rc == PS_OK && i < t->n; i++)
-        out[i] = mx[i] > 0 ? out[i] * mx[i] : NAN;
+        rc = psi_ov_ps_predict(&c, t, NULL, t->n, out);
     psi_ov_ops_free(ops);
-    free(x);
-    free(mx);
     return rc;
 }
 
@@ -143,7 +139,8 @@ int psi_ov_model_save(const psi_ov_model_t *m, const char *path)
         return rc;
     FILE *f = psi_atomic_stream(a);
     locale_t loc = psi_c_numeric_begin();
-    fprintf(f, "%s\nfeatures %d oplists %d groups %u\nsolo %zu\n", MAGIC, NF_PS, m->oplists, m->features, m->solo.n);
+    fprintf(f, "%s%d\nfeatures %d oplists %d groups %u kmax %d\nsolo %zu\n", MAGIC, VERSION, NF_PS, m->oplists,
+            m->features, m->kmax, m->solo.n);
     for (size_t i = 0; i < m->solo.n; i++) {
         const solo_key_t *k = &m->solo.k[i];
         fprintf(f, "%s %s %d %d %d", k->setting, k->model, k->batch, k->seq_len, k->groups);
@@ -179,13 +176,21 @@ static int read_key(FILE *f, const char *path, int line, solo_key_t *k, char **n
 static int read_body(FILE *f, const char *path, psi_ov_model_t *m)
 {
     char magic[64] = "";
-    int nf = 0;
+    int nf = 0, version = 0;
     size_t n = 0;
-    if (!fgets(magic, sizeof magic, f) || strncmp(magic, MAGIC, strlen(MAGIC)) != 0)
-        return psi_error(PS_E_INPUT, "%s:1:1: not a pairsight overlap model (no '%s')", path, MAGIC);
-    if (fscanf(f, " features %d oplists %d groups %u solo %zu", &nf, &m->oplists, &m->features, &n) != 4 ||
-        nf != NF_PS || n > 1u << 20)
+    if (!fgets(magic, sizeof magic, f) || sscanf(magic, MAGIC "%d", &version) != 1 ||
+        strncmp(magic, MAGIC, strlen(MAGIC)) != 0)
+        return psi_error(PS_E_INPUT, "%s:1:1: not a pairsight overlap model (no '%s%d')", path, MAGIC, VERSION);
+    if (version < 2 || version > VERSION)
+        return psi_error(PS_E_INPUT, "%s:1:1: overlap model version %d, this build reads 2 to %d", path, version,
+                         VERSION);
+    if (fscanf(f, " features %d oplists %d groups %u", &nf, &m->oplists, &m->features) != 3 || nf != NF_PS)
         return psi_error(PS_E_INPUT, "%s:2:1: feature layout %d, this build reads %d", path, nf, NF_PS);
+    m->kmax = PSI_OV_MAX_K;
+    if ((version >= 3 && fscanf(f, " kmax %d", &m->kmax) != 1) || m->kmax < 1 || m->kmax > PSI_OV_MAX_K)
+        return psi_error(PS_E_INPUT, "%s:2:1: no kmax in 1..%d", path, PSI_OV_MAX_K);
+    if (fscanf(f, " solo %zu", &n) != 1 || n > 1u << 20)
+        return psi_error(PS_E_INPUT, "%s:3:1: no 'solo N'", path);
     m->solo.k = psi_calloc(n + 1, sizeof *m->solo.k);
     m->names = psi_calloc(2 * n + 1, sizeof *m->names);
     if (!m->solo.k || !m->names)
