@@ -120,6 +120,10 @@ class Unmapped(CaptureError):
                          (sum(counts.values()), "\n".join(lines)))
 
 
+class _RecorderFault(RuntimeError):
+    """A fault of the capture itself (a bug to report), raised with its traceback."""
+
+
 def _bump(d, key, n=1):
     d[key] = d.get(key, 0) + n
 
@@ -585,14 +589,19 @@ def capture(model, inputs, name="model", batch=None, seq_len=0, dtype="fp16", un
             if _short(func) in _SCALAR_READS and any(t.device.type == "meta" for t in _tensors(args)):
                 raise rec.scalar_read(func)
             out = func(*args, **kwargs)
-            rec.record(func, args, kwargs, out)
+            try:
+                rec.record(func, args, kwargs, out)
+            except CaptureError:
+                raise
+            except Exception as e:  # a fault of the recorder, not of the model: keep its traceback
+                raise _RecorderFault("recording %s in %s: %r" % (func, rec.path(), e)) from e
             return out
 
     handles = _hooks(model, rec)
     try:
         with torch.no_grad(), Mode():
             model(*inputs)
-    except CaptureError:
+    except (CaptureError, _RecorderFault):
         raise
     except Exception as e:
         where = rec.path() or "the model's forward"
