@@ -19,7 +19,8 @@ Ops are mapped by rule, not by a list of names (docs/own-model.md has the
 rules and the table of every torchvision model). torch 1.13 has no
 torch.Tag.pointwise, so the rules read the op's schema and its shapes:
   dropped  an op whose schema says its output aliases an input (views,
-           permutes, expand, split, detach: no kernel), allocations, eval
+           permutes, expand, split, detach: no kernel) or tagged
+           inplace_view (as_strided_), _unsafe_view, allocations, eval
            dropout, and the device-to-host read of .item() on the CPU
   folded   an op whose tensor inputs are all constants (factories such as
            zeros, full, arange, tril of them, and the model's buffers):
@@ -80,7 +81,7 @@ _NO_KERNEL = {
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "dropout", "feature_dropout",
     "alpha_dropout", "lift_fresh", "lift", "resolve_conj", "resolve_neg", "_assert_async", "sym_size",
     "sym_stride", "sym_numel", "is_same_size", "size", "stride", "_local_scalar_dense", "is_nonzero",
-    "_has_compatible_shallow_copy_type", "set_", "record_stream", "_reshape_alias", "contiguous",
+    "_has_compatible_shallow_copy_type", "set_", "record_stream", "_reshape_alias", "contiguous", "_unsafe_view",
 }
 # Ops whose output does not depend on their inputs' values: constants.
 _FACTORY = {"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "arange", "new_zeros",
@@ -210,7 +211,12 @@ def _tensors(args):
 
 
 def _is_view(func):
-    """The schema says the output aliases an input without writing it: no kernel."""
+    """The schema says the output aliases an input without writing it, or the op is tagged inplace_view
+    (as_strided_, squeeze_: a change of metadata): no kernel."""
+    import torch
+    tag = getattr(getattr(torch, "Tag", None), "inplace_view", None)
+    if tag is not None and tag in getattr(func, "tags", ()):
+        return True
     try:
         rets = func._schema.returns
     except AttributeError:
@@ -815,8 +821,13 @@ def _summary(l, name, a):
             "%s x%d" % kv for kv in sorted(l.unmapped.items())))
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage block: the message says what to change
+        self.exit(2, "%s: error: %s (--help: usage)\n" % (self.prog, message))
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m pairsight.capture",
         description="Capture a PyTorch model's operators as a pairsight operator list (one forward pass). "
                     "Ops map by rule (docs/own-model.md): views are dropped, constant masks folded, "
