@@ -1,6 +1,6 @@
 #!/bin/sh
-# Device validation of the collector and of the predictors, for one H200
-# (or any NVIDIA GPU with green contexts), in one command that writes
+# Device validation of the collector and of the predictors, for one H100 or
+# H200 (or any NVIDIA GPU with green contexts), in one command that writes
 # everything under one folder:
 #
 #   1. build with PS_CUDA (build-cuda/), `collect info`
@@ -10,8 +10,9 @@
 #      fixed cost of a co-execution (empty segments) on each split
 #   4. export ops.csv and coexec.csv and `check` them
 #   5. score on these measurements (a) the twin's predictions for the same
-#      segment pairs and splits (`collect twin --gpu h200`) and (b) a
-#      PairSight model trained on a simulated H200 campaign; print the
+#      segment pairs and splits (`collect twin --gpu GPU`) and (b) a
+#      PairSight model trained on a simulated campaign of GPU (the measured
+#      GPU where the catalog knows it, else the H200); print the
 #      table of measured vs predicted slowdown (MAPE per side, correlation)
 #      and the measured fixed co-execution cost.
 #
@@ -81,41 +82,45 @@ step "export and check"
 "$CLI" check "$OUT/ops.csv" "$OUT/coexec.csv"
 "$CLI" collect status --db "$DB" | tee "$OUT/status.txt"
 
-# The predictors are for the simulator's H200; scoring reads the measured
-# tables under that name (a fake or differently named GPU is relabelled in
-# copies; the measured files stay as written).
+# The predictors are for the simulator's model of the measured GPU where the
+# catalog knows it (collect names it as the catalog does: H100-SXM, H200,
+# ...), else of the H200; scoring reads the measured tables under that name
+# (a fake or unknown GPU is relabelled in copies; the measured files stay
+# as written).
 GPU=$(sed -n 's/.*"gpu": *"\([^"]*\)".*/\1/p' "$OUT/info.json")
-if [ "$GPU" = H200 ]; then
-    cp "$OUT/ops.csv" "$OUT/ops_h200.csv"
-    cp "$OUT/coexec.csv" "$OUT/coexec_h200.csv"
+SIMGPU=H200
+"$CLI" simulate --list | awk '/^  / { print $1 }' | grep -qxF "$GPU" && SIMGPU=$GPU
+sim=$(echo "$SIMGPU" | tr 'A-Z' 'a-z')
+if [ "$GPU" = "$SIMGPU" ]; then
+    cp "$OUT/ops.csv" "$OUT/ops_sim.csv"
+    cp "$OUT/coexec.csv" "$OUT/coexec_sim.csv"
 else
-    echo "scoring reads $GPU's measurements as H200's"
-    sed "s/^$GPU,/H200,/" "$OUT/ops.csv" > "$OUT/ops_h200.csv"
-    sed "s/,$GPU,/,H200,/" "$OUT/coexec.csv" > "$OUT/coexec_h200.csv"
+    echo "scoring reads $GPU's measurements as $SIMGPU's"
+    sed "s/^$GPU,/$SIMGPU,/" "$OUT/ops.csv" > "$OUT/ops_sim.csv"
+    sed "s/,$GPU,/,$SIMGPU,/" "$OUT/coexec.csv" > "$OUT/coexec_sim.csv"
 fi
 
-step "(a) the twin's predictions (collect twin --gpu h200)"
-"$CLI" collect twin --queries "$OUT/coexec_h200.csv" --gpu h200 --out "$OUT/twin.csv"
+step "(a) the twin's predictions (collect twin --gpu $sim)"
+"$CLI" collect twin --queries "$OUT/coexec_sim.csv" --gpu "$sim" --out "$OUT/twin.csv"
 
 if [ "$QUICK" = 1 ]; then
     SIM="--experiments 300"; TRAIN="--depths 6 --etas 0.3 --rounds 60"
 else
     SIM="--experiments 2000"; TRAIN=""
 fi
-step "(b) PairSight trained on a simulated H200 campaign"
+step "(b) PairSight trained on a simulated $SIMGPU campaign"
 rm -rf "$OUT/sim"
-"$CLI" simulate --gpu h200 $SIM --seed 18 --out "$OUT/sim" -q
+"$CLI" simulate --gpu "$sim" $SIM --seed 18 --out "$OUT/sim" -q
 # shellcheck disable=SC2086
-"$CLI" train --ops "$OUT/sim/ops.csv" --coexec "$OUT/sim/coexec.csv" --out "$OUT/h200_sim.psm" $TRAIN -q
+"$CLI" train --ops "$OUT/sim/ops.csv" --coexec "$OUT/sim/coexec.csv" --out "$OUT/sim.psm" $TRAIN -q
 cut -d, -f1-12 "$OUT/twin.csv" > "$OUT/queries.csv"
-"$CLI" predict --model "$OUT/h200_sim.psm" --ops "$OUT/ops_h200.csv" --queries "$OUT/queries.csv" \
+"$CLI" predict --model "$OUT/sim.psm" --ops "$OUT/ops_sim.csv" --queries "$OUT/queries.csv" \
     --out "$OUT/pairsight.csv" -q
 
 step "measured vs predicted slowdown"
-"$CLI" collect score --ops "$OUT/ops_h200.csv" --coexec "$OUT/coexec_h200.csv" \
-    --pred "twin-h200=$OUT/twin.csv,pairsight-sim-h200=$OUT/pairsight.csv" | tee "$OUT/table.txt"
-"$CLI" collect score --ops "$OUT/ops_h200.csv" --coexec "$OUT/coexec_h200.csv" \
-    --pred "twin-h200=$OUT/twin.csv,pairsight-sim-h200=$OUT/pairsight.csv" --json > "$OUT/table.json"
+PRED="twin-$sim=$OUT/twin.csv,pairsight-sim-$sim=$OUT/pairsight.csv"
+"$CLI" collect score --ops "$OUT/ops_sim.csv" --coexec "$OUT/coexec_sim.csv" --pred "$PRED" | tee "$OUT/table.txt"
+"$CLI" collect score --ops "$OUT/ops_sim.csv" --coexec "$OUT/coexec_sim.csv" --pred "$PRED" --json > "$OUT/table.json"
 echo
 cat "$OUT/fixed_cost.txt"
 

@@ -5,7 +5,7 @@
 set -eu
 
 pkgs="cmake make gcc clang clang-format python3 libclang-rt-dev pkg-config libxgboost-dev libsqlite3-dev \
-libcjson-dev libopenblas-dev zlib1g-dev man-db \
+libcjson-dev libopenblas-dev libblas3 liblapack3 binutils zlib1g-dev man-db \
 python3-pip python3-setuptools python3-venv python3-numpy python3-pytest python3-xgboost \
 python3-torch python3-torchvision libmicrohttpd-dev libgnutls28-dev openssl prometheus"
 if [ "${1:-}" = "--with-browser" ]; then
