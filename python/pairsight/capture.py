@@ -275,6 +275,13 @@ def _gemm(op, args):
     return "gemm", dict(m=a.shape[0], n=b.shape[1], k=a.shape[1], batch=1)
 
 
+def _tagged_pointwise(func):
+    """torch.Tag.pointwise where torch has it (2.0 on; torch 1.13 has no such tag: the shape rule decides)."""
+    import torch
+    tag = getattr(getattr(torch, "Tag", None), "pointwise", None)
+    return tag is not None and tag in getattr(func, "tags", ())
+
+
 def _eltwise(op, func, args, outs):
     tens = [t for t in _tensors(args)]
     out = outs[0]
@@ -284,7 +291,8 @@ def _eltwise(op, func, args, outs):
         raise KeyError(op)
     if op in _GATHERS:  # only the gathered elements are read
         return "eltwise", dict(variant="scale", elems=elems, inputs=1)
-    if tens and elems < max(_numel(t.shape) for t in tens):  # a reduction: bytes read + written
+    if tens and elems < max(_numel(t.shape) for t in tens) and not _tagged_pointwise(func):
+        # a reduction: bytes read + written
         return "eltwise", dict(variant="scale", elems=max(1, (nin + elems + 1) // 2), inputs=1)
     if op == "hardtanh" and (args[1] if len(args) > 1 else -1.0) == 0 and (args[2] if len(args) > 2 else 1.0) == 6:
         return "eltwise", dict(variant="relu6", elems=elems, inputs=1)
