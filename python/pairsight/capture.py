@@ -865,7 +865,8 @@ def main(argv=None):
     shapes = _check_args(p, a)
     try:
         kw = parse_kwargs(a.kwargs)
-        fn = _factory(a.model)
+        with _stdout_to_stderr():  # what the module prints as it is imported
+            fn = _factory(a.model)
     except ValueError as e:
         p.error(str(e))
     name = a.name or a.model.partition(":")[2].split(".")[-1]

@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+print("importing capture_models")  # a module that prints as it is imported
+
 
 class Printing(nn.Module):
     """Prints while it is built and at every pass: none of it may reach an oplist written to stdout."""
