@@ -238,6 +238,7 @@ def main():
                     "capture-sweep markers)")
     ap.add_argument("--check-doc", help="fail when this markdown file's table differs from the sweep's")
     ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--write", metavar="DIR", help="write each list to DIR/NAME.oplist")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     fails, rows, newly = [], [], {}
@@ -258,6 +259,8 @@ def main():
         finally:
             for h in hs:
                 h.remove()
+        if a.write:
+            l.write(os.path.join(a.write, name + ".oplist"))
         got = captured_flops(l)
         err = abs(got - acc[0]) / max(acc[0], 1)
         kinds, dropped, folded, fused = summarise(l)
