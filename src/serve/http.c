@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,6 +220,15 @@ static enum MHD_Result first_call(http_t *h, struct MHD_Connection *c, const cha
     return refuse(h, c, cn, &refused);
 }
 
+/* Below the HTTP threads, as the compute threads. */
+static void lower_priority(void)
+{
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0)
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice + 5 < 19 ? nice + 5 : 19);
+}
+
 /* The compute threads: each takes a request off the queue, answers it and
  * resumes its connection. */
 static void *worker(void *arg)
@@ -225,6 +236,9 @@ static void *worker(void *arg)
     http_t *h = arg;
     static int next_index;
     serve_thread_index = __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
+    /* below the HTTP threads: on a busy machine they get the CPU first, and
+     * the probes keep answering (Linux: the nice value is per thread) */
+    lower_priority();
     for (;;) {
         pthread_mutex_lock(&h->qlock);
         while (!h->head && !h->stopping)
@@ -252,10 +266,14 @@ static void *worker(void *arg)
 /* Hand a request to the compute threads; its connection waits. */
 static enum MHD_Result enqueue(http_t *h, conn_t *cn)
 {
+    pthread_mutex_lock(&h->qlock);
+    if (h->stopping) { /* the compute threads are gone or going: no one would resume it */
+        pthread_mutex_unlock(&h->qlock);
+        return send_error(h, cn->c, cn, 503, "stopping", "the server is stopping");
+    }
     if (cn->sock)
         __atomic_store_n(&cn->sock->busy, 1, __ATOMIC_RELAXED);
     MHD_suspend_connection(cn->c);
-    pthread_mutex_lock(&h->qlock);
     cn->next = NULL;
     if (h->tail)
         h->tail->next = cn;
@@ -564,6 +582,7 @@ typedef struct {
 static void *reloader(void *arg)
 {
     reloader_t *rl = arg;
+    lower_priority();
     pthread_mutex_lock(&rl->lock);
     for (;;) {
         while (!rl->pending && !rl->stop)
