@@ -576,6 +576,19 @@ def input_hint(model):
     return ""
 
 
+def _forward_hint(model):
+    """The forward's tensor arguments, for a count of inputs that does not fit."""
+    import inspect
+    try:
+        ps = [p for p in inspect.signature(model.forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return ""
+    need = [p.name for p in ps if p.default is p.empty]
+    return "%s.forward(%s) takes %d input(s) without a default: one --input shape each, comma-separated" % (
+        type(model).__name__, ", ".join(p.name for p in ps), len(need))
+
+
 def capture(model, inputs, name="model", batch=None, seq_len=0, dtype="fp16", unmapped_as_eltwise=False,
             device="meta"):
     """Run model(*inputs) once and return its OpList.
@@ -621,6 +634,8 @@ def capture(model, inputs, name="model", batch=None, seq_len=0, dtype="fp16", un
         where = rec.path() or "the model's forward"
         msg = (str(e).strip().splitlines() or [""])[0]
         hint = input_hint(model)
+        if isinstance(e, TypeError) and "argument" in msg and where == "the model's forward":
+            hint = _forward_hint(model)
         if isinstance(e, NotImplementedError) and "Meta" in str(e):
             hint = "an op with no meta kernel: rerun with --device cpu"
         raise CaptureError("the pass failed in %s on inputs %s: %s: %s%s" % (

@@ -39,6 +39,21 @@ class Empty(nn.Module):
         return x.view(x.shape[0], -1)
 
 
+class TwoInputs(nn.Module):
+    """Takes two inputs (a query and a memory)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, memory):
+        return self.fc(x) + memory
+
+
+def two_inputs():
+    return TwoInputs()
+
+
 def printing():
     return Printing()
 
