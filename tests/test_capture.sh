@@ -65,6 +65,12 @@ has "$T/e.oplist" "keep"
 # Sizes: a batch past int, an input too large to allocate on the CPU.
 expect 2 cap torchvision.models:resnet18 --input 3x224x224 --batch 2147483648 --out "$T/x"
 has "$T/err" "--batch"
+expect 2 cap torchvision.models:resnet18 --input 3x224x224 --batch 1073741825 --out "$T/x"
+has "$T/err" "2^30"
+# Within the input bound, a tensor past the reader's 2^40 elements: refused, nothing written.
+expect 1 cap torchvision.models:resnet18 --input 3x224x224 --batch 4194304 --out "$T/x"
+has "$T/err" "past 2^40"
+one_line "a tensor past 2^40 elements"
 expect 2 cap torchvision.models:resnet18 --input 3x100000x10000 --device cpu --out "$T/x"
 has "$T/err" "--device meta"
 one_line "a 3e9-element input on the CPU"

@@ -103,7 +103,8 @@ _ADDS = {"add", "sub", "rsub", "where", "masked_fill", "lerp", "maximum", "minim
 _NAME_RE = re.compile(r"^[!-~]{1,63}$")  # printable ASCII, no space: one token of the header and of each line
 _NAME_MAX = 63
 _CPU_MAX_ELEMS = 1 << 28  # a --device cpu pass allocates its inputs: 1 GiB of fp32 at most
-_META_MAX_ELEMS = 1 << 48
+_MAX_ELEMS = 1 << 40  # the C reader's bound on any tensor of an operator (src/profile/oplist.c)
+_MAX_BATCH = 1 << 30  # and on the header's batch and seq_len
 
 
 class CaptureError(Exception):
@@ -589,6 +590,41 @@ def _forward_hint(model):
         type(model).__name__, ", ".join(p.name for p in ps), len(need))
 
 
+def _tensor_elems(kind, kv):
+    """(what, elements) of each tensor of an operator, as src/profile/oplist.c counts them."""
+    g = lambda k, d=1: int(kv.get(k, d))
+    if kind == "gemm":
+        return [("input", g("batch") * g("m") * g("k")), ("weight", g("batch") * g("k") * g("n")),
+                ("output", g("batch") * g("m") * g("n"))]
+    if kind == "conv":
+        return [("input", g("n") * g("c") * g("h") * g("w")), ("weight", g("k") * g("c") * g("r") * g("s")),
+                ("output", g("n") * g("k") * max(1, (g("h") + 2 * g("pad", 0) - g("r")) // g("stride") + 1) *
+                 max(1, (g("w") + 2 * g("pad", 0) - g("s")) // g("stride") + 1))]
+    if kind == "norm":
+        return [("input", g("n") * g("c") * g("hw"))]
+    if kind == "softmax":
+        return [("input", g("rows") * g("cols"))]
+    if kind == "eltwise":
+        return [("input", g("elems") * g("inputs"))]
+    if kind == "pool":
+        return [("input", g("n") * g("c") * g("h") * g("w"))]
+    if kind == "attn":
+        return [("query", g("batch") * g("heads") * g("seq_q") * g("head_dim")),
+                ("keys and values", 2 * g("batch") * g("kv_heads") * g("seq_kv") * g("head_dim"))]
+    if kind == "embed":
+        return [("output", g("rows") * g("dim")), ("table", g("vocab") * g("dim"))]
+    return []
+
+
+def _check_sizes(l):
+    """Every tensor within the C reader's 2^40 elements: a list it would refuse is not written."""
+    for kind, name, kv in l.ops:
+        for what, n in _tensor_elems(kind, kv):
+            if n > _MAX_ELEMS:
+                raise CaptureError("%s %s: its %s has %d elements, past 2^40 (2 TiB at fp16: more than any GPU "
+                                   "holds); a smaller --batch or --input" % (kind, name, what, n))
+
+
 def capture(model, inputs, name="model", batch=None, seq_len=0, dtype="fp16", unmapped_as_eltwise=False,
             device="meta"):
     """Run model(*inputs) once and return its OpList.
@@ -649,6 +685,7 @@ def capture(model, inputs, name="model", batch=None, seq_len=0, dtype="fp16", un
     if not l.ops:
         raise CaptureError("%s launches no kernel on inputs %s: an empty operator list is no model" % (
             name, ", ".join("x".join(str(d) for d in x.shape) for x in inputs)))
+    _check_sizes(l)
     l.params_uncalled = total - l.params()
     l.not_run = rec.not_run() if l.params_uncalled else []
     return l
@@ -790,8 +827,10 @@ def _stdout_to_stderr():
 
 def _check_args(p, a):
     """Refusals before anything runs; returns the input shapes."""
-    if not 0 < a.batch < 2 ** 31:
-        p.error("--batch: expected 1 to %d, got %d" % (2 ** 31 - 1, a.batch))
+    if not 0 < a.batch <= _MAX_BATCH:
+        p.error("--batch: expected 1 to 2^30 (%d), got %d" % (_MAX_BATCH, a.batch))
+    if a.seq_len is not None and not 0 <= a.seq_len <= _MAX_BATCH:
+        p.error("--seq-len: expected 0 to 2^30 (%d), got %d" % (_MAX_BATCH, a.seq_len))
     if a.name is not None and not _NAME_RE.match(a.name):
         p.error("--name: %r: 1 to %d printable characters without spaces or control characters (it is one "
                 "token of the list's header)" % (a.name, _NAME_MAX))
@@ -800,7 +839,7 @@ def _check_args(p, a):
     except ValueError as e:
         p.error(str(e))
     elems = sum(_numel(dims) for dims, _ in shapes) * a.batch
-    limit = _CPU_MAX_ELEMS if a.device == "cpu" else _META_MAX_ELEMS
+    limit = _CPU_MAX_ELEMS if a.device == "cpu" else _MAX_ELEMS
     if elems > limit:
         p.error("--input x --batch: %d input elements; --device %s takes at most %d%s" % (
             elems, a.device, limit, " (it allocates them): the default --device meta allocates nothing"
@@ -861,12 +900,12 @@ def main(argv=None):
     p.add_argument("model", metavar="MODULE:FACTORY", help="a callable that returns the nn.Module")
     p.add_argument("--input", required=True, help="one shape per model input, without the batch "
                    "dimension: 3x224x224 or 128:int64 for token ids (required)")
-    p.add_argument("--batch", type=int, default=1, help="batch size, 1 to 2^31-1 (default 1)")
+    p.add_argument("--batch", type=int, default=1, help="batch size, 1 to 2^30 (default 1)")
     p.add_argument("--dtype", choices=sorted(_DTYPES), default="fp16", help="float inputs' type (default fp16)")
     p.add_argument("--name", default=None, help="model name in the list, printable without spaces, at most 63 "
                    "characters (default: the factory's name)")
     p.add_argument("--seq-len", type=int, default=None,
-                   help="tokens per sequence (default: last dim of the first int64 input, else 0)")
+                   help="tokens per sequence, 0 to 2^30 (default: last dim of the first int64 input, else 0)")
     p.add_argument("--kwargs", default="", help="factory keyword arguments, k=v,... (Python literals; default none)")
     p.add_argument("--device", choices=("meta", "cpu"), default="meta",
                    help="where the pass runs (default meta: nothing allocated; cpu allocates the inputs, at most "
