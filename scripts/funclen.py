@@ -2,7 +2,7 @@
 """Function lengths of the library and CLI: the house rule is that a function
 stays under 80 lines and is never over 100 (README.md, "Using it").
 
-Usage: scripts/funclen.py [--warn N] [--max M] [PATH...]
+Usage: scripts/funclen.py [--warn N] [--max M] [--params P] [PATH...]
 
 PATHs are C, C++ or CUDA files or folders (default: src/, the library and the
 CLI; tests/, bench/ and fuzz/ are exempt). Prints every function longer than
@@ -14,6 +14,10 @@ A function's length is counted from the line of its opening brace to the line
 of its closing brace, both included; .clang-format puts a function's braces
 on lines of their own at column 0, which is what is matched here (a brace at
 column 0 that opens an initializer, "= {", is not a function).
+
+--params P lists instead every function that takes more than P parameters,
+most first, as "PARAMS FILE:LINE NAME", then a count (issue 40 counts those
+over 6); it always exits 0.
 """
 import os
 import re
@@ -25,8 +29,29 @@ HEAD = re.compile(r"^[A-Za-z_].*\(")
 NOT_FUNC = re.compile(r"^(static\s+)?(const\s+)?(struct|enum|union)\b.*=|=\s*$")
 
 
-def functions(path):
-    """(length, line of its name, name) of each function in path."""
+def n_params(text):
+    """Top-level parameters in the text after a function's name."""
+    depth, n, seen = 0, 0, ""
+    for ch in text[text.index("(") :]:
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        elif ch == "," and depth == 1:
+            n += 1
+            continue
+        if depth >= 1:
+            seen += ch
+    return 0 if not seen.strip() or seen.strip() == "void" and n == 0 else n + 1
+
+
+def functions(path, params=False):
+    """(length, line of its name, name) of each function in path (with
+    params, the number of parameters in place of the length)."""
     with open(path, encoding="utf-8", errors="replace") as f:
         lines = f.read().split("\n")
     start = None
@@ -42,7 +67,8 @@ def functions(path):
             head = lines[j] if j >= 0 else ""
             m = NAME.search(head)
             if m and not NOT_FUNC.search(head):
-                yield i - first + 1, j + 1, m.group(1)
+                size = n_params(" ".join(lines[j:first])[m.start() :]) if params else i - first + 1
+                yield size, j + 1, m.group(1)
 
 
 def files(paths):
@@ -57,16 +83,33 @@ def files(paths):
             yield p
 
 
+def list_params(paths, most):
+    found, total = [], 0
+    for f in files(paths):
+        for n, line, name in functions(f, params=True):
+            total += 1
+            if n > most:
+                found.append((n, f, line, name))
+    found.sort(key=lambda r: (-r[0], r[1], r[2]))
+    for n, f, line, name in found:
+        print(f"{n:4d} {f}:{line} {name}")
+    print(f"funclen: {len(found)} of {total} functions take more than {most} parameters")
+    return 0
+
+
 def main(argv):
-    warn, limit, paths = 80, 100, []
+    warn, limit, params, paths = 80, 100, None, []
     it = iter(argv)
     for a in it:
-        if a in ("--warn", "--max"):
+        if a in ("--warn", "--max", "--params"):
             v = next(it, "")
             if not v.isdigit():
-                print(f"funclen: {a} needs a number of lines", file=sys.stderr)
+                print(f"funclen: {a} needs a number", file=sys.stderr)
                 return 2
-            warn, limit = (int(v), limit) if a == "--warn" else (warn, int(v))
+            if a == "--params":
+                params = int(v)
+            else:
+                warn, limit = (int(v), limit) if a == "--warn" else (warn, int(v))
         elif a in ("-h", "--help"):
             print(__doc__.strip())
             return 0
@@ -78,6 +121,8 @@ def main(argv):
     if not paths:
         paths = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")]
         paths = [os.path.relpath(paths[0])]
+    if params is not None:
+        return list_params(paths, params)
     found = []
     for f in files(paths):
         if not os.path.isfile(f):
