@@ -71,12 +71,8 @@ static double plan_request(const ps_model_t *m, const ps_ops_t *ops, ps_plan_par
 {
     double t0 = thread_now();
     ps_plan_t *pl = NULL;
-    p.budget_ns = 1e18;
-    if (ps_plan(m, ops, &p, &pl) != PS_OK)
-        return -1;
-    p.budget_ns = 1.3 * pl->alone_ns;
-    ps_plan_free(pl);
-    pl = NULL;
+    p.budget_ns = 0;
+    p.slo_factor = 1.3;
     if (ps_plan(m, ops, &p, &pl) != PS_OK)
         return -1;
     double t = thread_now() - t0;

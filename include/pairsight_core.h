@@ -717,6 +717,10 @@ typedef struct {
     ps_plan_predict_fn predict; /* NULL = the model (point or bound); else this
                                 predictor, and coverage only labels the plan */
     void *predict_user;
+    double slo_factor;   /* > 0: the budget is slo_factor x the HP request alone
+                                (alone_ns), in 1..100, and budget_ns stays 0 (0) */
+    double time_limit_s; /* planning stops with PS_E_INPUT past this many
+                                seconds (0: no limit) (0) */
 } ps_plan_params_t;
 
 /** The defaults in brackets above. @return them by value. */
@@ -742,6 +746,9 @@ typedef struct {
     double coverage, mu;                    /* coverage planned at (0: points); chosen price of time */
     long n_predictions;                     /* candidates predicted */
     double seconds;                         /* planning time */
+    char hp_model[64], lp_model[64];        /* the request and the LP task planned beside it */
+    int hp_batch, lp_batch;
+    long n_predictions_all; /* ps_plan_best: over every LP candidate (else n_predictions) */
 } ps_plan_t;
 
 /**
@@ -749,14 +756,37 @@ typedef struct {
  * operators are cut into segments of at most window operators; each runs
  * alone or beside an LP segment under an SM split, chosen to maximize LP
  * work subject to the sum of the steps' budgeted latencies (upper bounds at
- * coverage, or points) staying within budget_ns. m may be NULL when
+ * coverage, or points) staying within budget_ns (or slo_factor x alone).
+ * With the model, a side's budgeted latency is at least its standalone time
+ * on its share, and candidates that this floor rules out are not predicted. m may be NULL when
  * p->predict and p->gpu are given. On success *out is the caller's
  * (ps_plan_free). Thread-safe on distinct outputs.
  * @return 0; PS_E_ARG for missing or out-of-range parameters; PS_E_INPUT
- * when ops lacks a model, the whole GPU or a split profiled for both sides;
- * the predictor's code when it fails.
+ * when ops lacks a model, the whole GPU or a split profiled for both sides,
+ * or past time_limit_s; the predictor's code when it fails.
  */
 PS_API int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, ps_plan_t **out);
+/** The most LP candidates ps_plan_best takes. */
+#define PS_PLAN_MAX_LP 64
+
+/**
+ * Plan the request beside each of n_lp LP candidates ("MODEL:BATCH" texts;
+ * p->lp_model and p->lp_batch are not read) and keep the plan with the most
+ * LP work, the first on a tie (what `pairsight plan --lp A:8,B:8` and POST
+ * /v1/plan write). p->time_limit_s bounds the whole call. On success *out
+ * is the caller's (ps_plan_free); its lp_model and lp_batch name the task
+ * chosen. @return 0; PS_E_ARG for a NULL argument, no candidate, more than
+ * PS_PLAN_MAX_LP, or a text that is not MODEL:BATCH; else as ps_plan.
+ */
+PS_API int ps_plan_best(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, const char *const *lp,
+                        size_t n_lp, ps_plan_t **out);
+
+/** "MODEL:BATCH" (e.g. "resnet50:8": the name before the last ':', 1..63
+ *  bytes; the batch a whole number in 1..1000000) into name[64] and *batch,
+ *  the one reading of this form for the CLI, the service and the library.
+ *  @return 0, or PS_E_ARG with a message naming the text. */
+PS_API int ps_model_batch_parse(const char *text, char *name, int *batch);
+
 /** The plan as one JSON object (schema "pairsight.plan.v1"); *out is
  *  malloc'd, the caller frees it. @return 0, PS_E_ARG or PS_E_NOMEM. */
 PS_API int ps_plan_to_json(const ps_plan_t *p, char **out);

@@ -576,6 +576,114 @@ static int same_results(const ps_replay_result_t *a, const ps_replay_result_t *b
     return 1;
 }
 
+/* The model's bounds, each side floored at its standalone time on its share
+ * (what the planner budgets on the model path), through the predictor hook:
+ * every candidate predicted, nothing skipped by the floor. */
+static int floored_bound(void *user, const ps_query_t *q, size_t n, double *hp, double *lp)
+{
+    long *calls = user;
+    *calls += (long)n;
+    int rc = ps_model_predict_bound(MODEL, OPS, q, n, 0.95, hp, lp);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        double a, b;
+        rc = ps_ops_segment_ns(OPS, q[i].gpu, q[i].hp_model, q[i].hp_batch, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs,
+                               &a);
+        if (rc == 0)
+            rc = ps_ops_segment_ns(OPS, q[i].gpu, q[i].lp_model, q[i].lp_batch, q[i].lp_start, q[i].lp_len,
+                                   q[i].lp_tpcs, &b);
+        hp[i] = hp[i] > a ? hp[i] : a;
+        lp[i] = lp[i] > b ? lp[i] : b;
+    }
+    return rc;
+}
+
+/* Skipping the candidates the floor rules out plans exactly as predicting
+ * them all, with fewer predictions; slo_factor plans as its budget in ns;
+ * ps_plan_best keeps the candidate with the most LP work. */
+static void test_planner_floor_skips(void)
+{
+    if (!MODEL)
+        return;
+    ps_plan_params_t p = ps_plan_default_params();
+    p.hp_model = "resnet50";
+    p.hp_batch = 8;
+    p.lp_model = "bert-base";
+    p.lp_batch = 8;
+    p.slo_factor = 1.3;
+    long calls = 0, fewer = 0;
+    for (int start = 0; start < 150; start += 50) {
+        p.lp_start = start;
+        ps_plan_params_t q = p;
+        q.predict = floored_bound;
+        q.predict_user = &calls;
+        q.gpu = "A100-SXM4-40GB";
+        ps_plan_t *a = NULL, *b = NULL, *c = NULL;
+        CHECK_OK(ps_plan(MODEL, OPS, &p, &a));
+        CHECK_OK(ps_plan(MODEL, OPS, &q, &b));
+        q = p;
+        q.slo_factor = 0;
+        q.budget_ns = a ? 1.3 * a->alone_ns : 1;
+        CHECK_OK(ps_plan(MODEL, OPS, &q, &c));
+        if (a && b && c) {
+            CHECK_MSG(a->n_steps == b->n_steps && a->lp_work_ns == b->lp_work_ns &&
+                          fabs(a->planned_ns - b->planned_ns) <= 1e-9 * a->planned_ns && a->budget_ns == c->budget_ns &&
+                          a->lp_work_ns == c->lp_work_ns && a->lp_work_ns > 0,
+                      "LP start %d: %zu/%zu steps, LP work %g/%g/%g", start, a->n_steps, b->n_steps, a->lp_work_ns,
+                      b->lp_work_ns, c->lp_work_ns);
+            for (size_t i = 0; i < a->n_steps && a->n_steps == b->n_steps; i++) {
+                const ps_plan_step_t *x = &a->steps[i], *y = &b->steps[i];
+                CHECK(x->hp_start == y->hp_start && x->hp_len == y->hp_len && x->hp_tpcs == y->hp_tpcs &&
+                      x->lp_start == y->lp_start && x->lp_len == y->lp_len && x->lp_work_ns == y->lp_work_ns);
+                CHECK(fabs(x->step_ns - y->step_ns) <= 1e-9 * x->step_ns);
+            }
+            fewer += a->n_predictions < b->n_predictions;
+        }
+        ps_plan_free(a);
+        ps_plan_free(b);
+        ps_plan_free(c);
+    }
+    CHECK(fewer == 3 && calls > 0);
+    /* The best of several LP candidates, named in the plan. */
+    const char *lp[] = {"mobilenetv2:8", "bert-base:8"};
+    ps_plan_t *best = NULL, *one = NULL;
+    CHECK_OK(ps_plan_best(MODEL, OPS, &p, lp, 2, &best));
+    p.lp_model = "mobilenetv2";
+    CHECK_OK(ps_plan(MODEL, OPS, &p, &one));
+    if (best && one) {
+        CHECK(best->lp_work_ns >= one->lp_work_ns && best->n_predictions_all > best->n_predictions);
+        CHECK(strcmp(best->lp_model, best->lp_work_ns > one->lp_work_ns ? "bert-base" : "mobilenetv2") == 0);
+    }
+    ps_plan_free(best);
+    ps_plan_free(one);
+    const char *bad[] = {"mobilenetv2:8", "bert-base"};
+    CHECK(ps_plan_best(MODEL, OPS, &p, bad, 2, &best) == PS_E_ARG && !best);
+    CHECK(strstr(ps_last_error(), "'bert-base' is not MODEL:BATCH"));
+    CHECK(ps_plan_best(MODEL, OPS, &p, lp, 0, &best) == PS_E_ARG);
+    p.time_limit_s = 1e-9;
+    CHECK(ps_plan_best(MODEL, OPS, &p, lp, 2, &best) == PS_E_INPUT && !best);
+    CHECK(strstr(ps_last_error(), "time limit"));
+    p.time_limit_s = 0;
+    p.budget_ns = 1e6; /* with slo_factor: refused */
+    CHECK(ps_plan(MODEL, OPS, &p, &best) == PS_E_ARG);
+}
+
+/* The one MODEL:BATCH reader. */
+static void test_model_batch_parse(void)
+{
+    char name[64];
+    int b = 0;
+    CHECK(ps_model_batch_parse("resnet50:8", name, &b) == 0 && strcmp(name, "resnet50") == 0 && b == 8);
+    CHECK(ps_model_batch_parse("a:b:16", name, &b) == 0 && strcmp(name, "a:b") == 0 && b == 16);
+    CHECK(ps_model_batch_parse("m:1000000", name, &b) == 0 && b == 1000000);
+    const char *bad[] = {"resnet50", ":8", "m:", "m:0", "m:1000001", "m: 8", "m:8x", "m:-1", "m:99999999999999999999"};
+    for (size_t i = 0; i < PS_ARRAY_LEN(bad); i++)
+        CHECK_MSG(ps_model_batch_parse(bad[i], name, &b) == PS_E_ARG, "'%s' accepted", bad[i]);
+    char longname[80];
+    memset(longname, 'x', 64);
+    strcpy(longname + 64, ":8");
+    CHECK(ps_model_batch_parse(longname, name, &b) == PS_E_ARG);
+}
+
 static void test_replay_deterministic(void)
 {
     if (!MODEL)
@@ -691,6 +799,8 @@ int main(void)
         {"test_window_recalibration", test_window_recalibration},
         {"test_planner_known_optimum", test_planner_known_optimum},
         {"test_planner_never_exceeds_budget", test_planner_never_exceeds_budget},
+        {"test_planner_floor_skips", test_planner_floor_skips},
+        {"test_model_batch_parse", test_model_batch_parse},
         {"test_replay_deterministic", test_replay_deterministic},
         {"test_replay_ceiling", test_replay_ceiling},
         {"teardown", teardown},

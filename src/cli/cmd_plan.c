@@ -72,56 +72,40 @@ static int parse_args(int argc, char **argv, plan_args_t *a, int *code)
     return 0;
 }
 
-/* Plan beside one LP task; with --slo-factor a first plan with a huge
- * budget gives the alone estimate (it does not depend on the LP task). */
-static int plan_one(const ps_model_t *m, const ps_ops_t *ops, plan_args_t *a, ps_plan_t **out)
-{
-    a->p.budget_ns = a->slo_ns > 0 ? a->slo_ns : 1e18;
-    int rc = ps_plan(m, ops, &a->p, out);
-    if (rc != 0 || a->slo_factor <= 0)
-        return rc;
-    a->p.budget_ns = a->slo_factor * (*out)->alone_ns;
-    ps_plan_free(*out);
-    *out = NULL;
-    return ps_plan(m, ops, &a->p, out);
-}
-
-/* The plan with the most LP work over the LP candidates; the exit code. */
-static int plan_best(const ps_model_t *m, const ps_ops_t *ops, plan_args_t *a, ps_plan_t **best,
-                     cli_model_batch_t *best_lp)
+/* The plan with the most LP work over the LP candidates (ps_plan_best); the
+ * exit code. */
+static int plan_best(const ps_model_t *m, const ps_ops_t *ops, plan_args_t *a, ps_plan_t **best)
 {
     char *lp_list = strdup(a->lp_arg);
+    const char *lp[PS_PLAN_MAX_LP];
+    size_t n = 0;
     if (!lp_list)
         return cli_fail(CLI_BAD_INPUT, "plan", "out of memory");
     int code = CLI_OK;
-    cli_model_batch_t lp = {{0}, 0};
     for (char *s = strtok(lp_list, ","); s && code == CLI_OK; s = strtok(NULL, ",")) {
-        if (cli_parse_model_batch(s, &lp) != 0) {
+        cli_model_batch_t mb;
+        if (cli_parse_model_batch(s, &mb) != 0)
             code = cli_fail(CLI_USAGE, "plan", "--lp: bad value '%s': expected MODEL:BATCH[,...]", s);
-            break;
-        }
-        a->p.lp_model = lp.name;
-        a->p.lp_batch = lp.batch;
-        ps_plan_t *pl = NULL;
-        if (plan_one(m, ops, a, &pl) != 0) {
+        else if (n == PS_PLAN_MAX_LP)
+            code = cli_fail(CLI_USAGE, "plan", "--lp: more than %d LP candidates", PS_PLAN_MAX_LP);
+        else
+            lp[n++] = s;
+    }
+    if (code == CLI_OK && n == 0)
+        code = cli_fail(CLI_USAGE, "plan", "--lp: no LP task given");
+    if (code == CLI_OK) {
+        a->p.budget_ns = a->slo_ns;
+        a->p.slo_factor = a->slo_factor;
+        if (ps_plan_best(m, ops, &a->p, lp, n, best) != 0)
             code = cli_fail(CLI_BAD_INPUT, "plan", "%s", ps_last_error());
-        } else if (!*best || pl->lp_work_ns > (*best)->lp_work_ns) {
-            ps_plan_free(*best);
-            *best = pl;
-            *best_lp = lp;
-        } else {
-            ps_plan_free(pl);
-        }
     }
     free(lp_list);
-    if (code == CLI_OK && !*best)
-        code = cli_fail(CLI_USAGE, "plan", "--lp: no LP task given");
     return code;
 }
 
-/* The plan JSON, with the HP model and the chosen LP task beside it, to
- * --out or stdout; the exit code. */
-static int write_plan(const plan_args_t *a, const ps_plan_t *best, const cli_model_batch_t *lp)
+/* The plan JSON (with the HP model and the chosen LP task) to --out or
+ * stdout; the exit code. */
+static int write_plan(const plan_args_t *a, const ps_plan_t *best)
 {
     char *json = NULL;
     if (ps_plan_to_json(best, &json) != 0)
@@ -130,10 +114,6 @@ static int write_plan(const plan_args_t *a, const ps_plan_t *best, const cli_mod
     free(json);
     if (!o)
         return cli_fail(CLI_BAD_INPUT, "plan", "out of memory");
-    cJSON_AddStringToObject(o, "hp_model", a->p.hp_model);
-    cJSON_AddNumberToObject(o, "hp_batch", a->p.hp_batch);
-    cJSON_AddStringToObject(o, "lp_model", lp->name);
-    cJSON_AddNumberToObject(o, "lp_batch", lp->batch);
     ps_outfile_t *at = NULL;
     if (a->out && ps_outfile_open(a->out, &at) != 0) {
         cJSON_Delete(o);
@@ -160,11 +140,10 @@ int cmd_plan(int argc, char **argv)
     ps_ops_t *ops = NULL;
     ps_model_t *m = NULL;
     ps_plan_t *best = NULL;
-    cli_model_batch_t best_lp = {{0}, 0};
     if (ps_ops_load(a.ops_path, &ops) != 0 || ps_model_load(a.model_path, &m) != 0)
         code = cli_fail(CLI_BAD_INPUT, "plan", "%s", ps_last_error());
-    else if ((code = plan_best(m, ops, &a, &best, &best_lp)) == CLI_OK)
-        code = write_plan(&a, best, &best_lp);
+    else if ((code = plan_best(m, ops, &a, &best)) == CLI_OK)
+        code = write_plan(&a, best);
     if (code == CLI_OK && !a.quiet)
         fprintf(stderr,
                 "pairsight: plan: %zu steps, planned %.1f of %.1f us, LP work %.1f us, %ld predictions, %.1f ms\n",

@@ -11,12 +11,7 @@
 int cli_parse_model_batch(const char *v, void *dest)
 {
     cli_model_batch_t *mb = dest;
-    const char *c = strrchr(v, ':');
-    if (!c || c == v || (size_t)(c - v) >= sizeof mb->name)
-        return -1;
-    memcpy(mb->name, v, (size_t)(c - v));
-    mb->name[c - v] = 0;
-    return cli_parse_int(c + 1, 1, 1000000, &mb->batch);
+    return ps_model_batch_parse(v, mb->name, &mb->batch) == 0 ? 0 : -1;
 }
 
 static int parse_policies(const char *v, void *dest) { return ps_replay_policies_parse(v, dest) == 0 ? 0 : -1; }

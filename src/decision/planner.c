@@ -38,6 +38,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,8 @@ typedef struct {
     double *acc;               /* [nb] alone latency of operators before boundary i */
     int *split;                /* [S] HP TPCs */
     double *lp_acc;            /* [lg->n_ops + 1] prefix sums of LP standalone whole-GPU ns */
+    double *hp_solo;           /* [S * nb] HP standalone ns before boundary i on split s (floor) */
+    double *lp_solo;           /* [S * (lg->n_ops + 1)] LP standalone prefix sums on split s's LP side */
     slot_t *cache;             /* [nb * N_SEG * S * L * 2] */
     state_t *st;               /* [nb * 2] */
     ps_query_t *q;             /* [N_SEG * S * L] */
@@ -99,6 +102,11 @@ typedef struct {
     double *qh, *ql;
     long n_pred;
     int guard_hit;
+    int floor;       /* 1: a step's budgeted latencies are at least each side's standalone time on its
+                        share, so a candidate whose floor already misses the guard or the state's
+                        value is never predicted (the model path; a caller's predictor is taken as is) */
+    double deadline; /* psi_now() past which planning stops (0: none) */
+    double budget;   /* budget_ns, or slo_factor x the alone estimate */
 } planner_t;
 
 static void planner_free(planner_t *pl)
@@ -107,6 +115,8 @@ static void planner_free(planner_t *pl)
     free(pl->acc);
     free(pl->split);
     free(pl->lp_acc);
+    free(pl->hp_solo);
+    free(pl->lp_solo);
     free(pl->cache);
     free(pl->st);
     free(pl->q);
@@ -125,6 +135,46 @@ static int lp_len_of(const planner_t *pl, int h, int li, int pos)
 }
 
 static double lp_gain(const planner_t *pl, int pos, int len) { return pl->lp_acc[pos + len] - pl->lp_acc[pos]; }
+
+/* What the plan still needs after boundary j: the alone latency of the rest,
+ * and one alone run's fixed cost unless nothing is left. */
+static double need_after(const planner_t *pl, int j)
+{
+    double rest = pl->acc[pl->nb - 1] - pl->acc[j];
+    return j < pl->nb - 1 ? rest + pl->p->alone_run_ns : rest;
+}
+
+/* The standalone times of a co-run step's sides on their shares: HP
+ * boundaries i..j on split s, LP operators [pos, pos + len) beside it. */
+static double hp_floor(const planner_t *pl, int s, int i, int j)
+{
+    const double *a = pl->hp_solo + (size_t)s * (size_t)pl->nb;
+    return a[j] - a[i];
+}
+
+static double lp_floor(const planner_t *pl, int s, int pos, int len)
+{
+    const double *a = pl->lp_solo + (size_t)s * (size_t)(pl->lg->n_ops + 1);
+    return a[pos + len] - a[pos];
+}
+
+/* Whether candidate (i -> j, split s, LP length len) out of state from can
+ * be skipped before it is predicted: its floor misses the guard (*guard set)
+ * or cannot beat the value state (j, 0) already holds. */
+static int skip_by_floor(const planner_t *pl, const state_t *from, int i, int j, int s, int len, double lambda,
+                         int *guard)
+{
+    if (!pl->floor)
+        return 0;
+    double lo_h = hp_floor(pl, s, i, j), lo_l = lp_floor(pl, s, from->pos, len), lo = lo_h > lo_l ? lo_h : lo_l;
+    if (from->cost + lo > pl->budget - need_after(pl, j)) {
+        *guard = 1;
+        return 1;
+    }
+    const state_t *t = &pl->st[2 * j];
+    double best = from->value + lp_gain(pl, from->pos, len) - lambda * (lo - (pl->acc[j] - pl->acc[i]));
+    return t->live && best < t->value - 1e-9 * fabs(t->value) - 1e-9;
+}
 
 static int model_predict(const planner_t *pl, const ps_query_t *q, size_t n, double *hp, double *lp)
 {
@@ -153,20 +203,22 @@ static const slot_t *cached(const planner_t *pl, int i, int di, int s, int li, i
     return NULL;
 }
 
-/* Make sure every candidate from boundary i at LP position pos is predicted
- * (into the slots of flag f when new). */
-static int fill(planner_t *pl, int i, int f, int pos)
+/* Make sure every candidate out of state (i, f) at price lambda is predicted
+ * (into the slots of flag f when new), but those its floor rules out. */
+static int fill(planner_t *pl, int i, int f, double lambda)
 {
-    int n = 0;
+    const state_t *from = &pl->st[2 * i + f];
+    int n = 0, pos = from->pos, guard = 0;
     for (int di = 0; di < N_SEG; di++) {
         int j = end_of(pl, i, seg_units[di]);
         if (j == i || (di > 0 && j == end_of(pl, i, seg_units[di - 1])))
             continue;
         for (int s = 0; s < pl->S; s++)
             for (int li = 0; li < pl->L; li++) {
-                if (cached(pl, i, di, s, li, pos))
-                    continue;
                 int h = pl->bpos[j] - pl->bpos[i];
+                if (cached(pl, i, di, s, li, pos) ||
+                    skip_by_floor(pl, from, i, j, s, lp_len_of(pl, h, li, pos), lambda, &guard))
+                    continue;
                 pl->q[n] = (ps_query_t){.gpu = pl->gpu,
                                         .hp_model = pl->p->hp_model,
                                         .hp_batch = pl->p->hp_batch,
@@ -194,14 +246,6 @@ static int fill(planner_t *pl, int i, int f, int pos)
     return PS_OK;
 }
 
-/* What the plan still needs after boundary j: the alone latency of the rest,
- * and one alone run's fixed cost unless nothing is left. */
-static double need_after(const planner_t *pl, int j)
-{
-    double rest = pl->acc[pl->nb - 1] - pl->acc[j];
-    return j < pl->nb - 1 ? rest + pl->p->alone_run_ns : rest;
-}
-
 static void relax(planner_t *pl, int j, int f, const state_t *c)
 {
     state_t *t = &pl->st[2 * j + f];
@@ -218,18 +262,28 @@ static void corun_steps(planner_t *pl, int i, int f, double lambda)
         int j = end_of(pl, i, seg_units[di]);
         if (j == i || (di > 0 && j == end_of(pl, i, seg_units[di - 1])))
             continue;
-        double a = pl->acc[j] - pl->acc[i], keep = pl->p->budget_ns - need_after(pl, j);
+        double a = pl->acc[j] - pl->acc[i], keep = pl->budget - need_after(pl, j);
         for (int s = 0; s < pl->S; s++)
             for (int li = 0; li < pl->L; li++) {
+                int len = lp_len_of(pl, pl->bpos[j] - pl->bpos[i], li, from->pos);
+                if (skip_by_floor(pl, from, i, j, s, len, lambda, &pl->guard_hit))
+                    continue;
                 const slot_t *c = cached(pl, i, di, s, li, from->pos);
-                double t = c->hp > c->lp ? c->hp : c->lp;
+                if (!c)
+                    continue; /* ruled out by its floor when the boundary was filled */
+                double hp = c->hp, lp = c->lp;
+                if (pl->floor) {
+                    double lo_h = hp_floor(pl, s, i, j), lo_l = lp_floor(pl, s, from->pos, len);
+                    hp = hp > lo_h ? hp : lo_h;
+                    lp = lp > lo_l ? lp : lo_l;
+                }
+                double t = hp > lp ? hp : lp;
                 if (!(t > 0))
                     continue;
                 if (from->cost + t > keep) {
                     pl->guard_hit = 1;
                     continue;
                 }
-                int len = lp_len_of(pl, pl->bpos[j] - pl->bpos[i], li, from->pos);
                 double g = lp_gain(pl, from->pos, len);
                 int np = from->pos + len;
                 state_t n = {.live = 1,
@@ -243,8 +297,8 @@ static void corun_steps(planner_t *pl, int i, int f, double lambda)
                              .s = s,
                              .li = li,
                              .len = len,
-                             .hp = c->hp,
-                             .lp = c->lp,
+                             .hp = hp,
+                             .lp = lp,
                              .t = t};
                 relax(pl, j, 0, &n);
             }
@@ -264,7 +318,10 @@ static int pass(planner_t *pl, double mu, int *end)
             const state_t *from = &pl->st[2 * i + f];
             if (!from->live)
                 continue;
-            int rc = fill(pl, i, f, from->pos);
+            if (pl->deadline > 0 && psi_now() > pl->deadline)
+                return psi_error(PS_E_INPUT, "planning stopped at its time limit of %g s (time_limit_s)",
+                                 pl->p->time_limit_s);
+            int rc = fill(pl, i, f, lambda);
             if (rc != PS_OK)
                 return rc;
             corun_steps(pl, i, f, lambda);
@@ -288,8 +345,11 @@ static int check_params(const planner_t *pl, const ps_model_t *m, const ps_ops_t
 {
     if (!ops || !p->hp_model || !p->lp_model || !pl->gpu || (!m && !p->predict))
         return psi_error(PS_E_ARG, "ps_plan: needs ops, both models, and a model or a predictor with a GPU");
-    if (!(p->budget_ns > 0) || !isfinite(p->budget_ns))
-        return psi_error(PS_E_ARG, "the budget must be a positive number of ns");
+    if (p->slo_factor > 0 ? !(p->slo_factor >= 1 && p->slo_factor <= 100) || p->budget_ns != 0
+                          : !(p->budget_ns > 0) || !isfinite(p->budget_ns))
+        return psi_error(PS_E_ARG, "give the budget in ns (a positive number) or slo_factor in 1..100, not both");
+    if (!(p->time_limit_s >= 0) || !isfinite(p->time_limit_s))
+        return psi_error(PS_E_ARG, "time_limit_s must be 0 (none) or a number of seconds");
     if (!p->predict && p->coverage > 0 && !(p->coverage >= 0.5 && p->coverage <= 0.999))
         return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", p->coverage);
     if (p->lp_lengths < 1 || p->lp_lengths > 8 || p->window < 0 || p->window > 64 || p->lp_start < 0 ||
@@ -333,6 +393,36 @@ static int setup_tables(planner_t *pl, int kt_h, int kt_l)
     return PS_OK;
 }
 
+/* Each side's standalone prefix sums on every split's share: the floors of
+ * a co-run step (a side co-running on its share is no faster than alone on
+ * it). Without a duration on a share, its floor is 0. */
+static int setup_floors(planner_t *pl)
+{
+    int nl = pl->lg->n_ops;
+    pl->hp_solo = psi_malloc((size_t)pl->S * (size_t)pl->nb * sizeof(double));
+    pl->lp_solo = psi_malloc((size_t)pl->S * (size_t)(nl + 1) * sizeof(double));
+    if (!pl->hp_solo || !pl->lp_solo)
+        return PS_E_NOMEM;
+    for (int s = 0; s < pl->S; s++) {
+        int kh = psi_group_tpcs_index(pl->hg, pl->split[s]),
+            kl = psi_group_tpcs_index(pl->lg, pl->total - pl->split[s]);
+        double *h = pl->hp_solo + (size_t)s * (size_t)pl->nb, *l = pl->lp_solo + (size_t)s * (size_t)(nl + 1), t = 0;
+        for (int i = 0, op = 0; i < pl->nb; i++) {
+            for (; op < pl->bpos[i]; op++) {
+                double d = pl->hg->duration_ns[(size_t)op * (size_t)pl->hg->n_tpcs + (size_t)kh];
+                t += d > 0 ? d : 0;
+            }
+            h[i] = t;
+        }
+        l[0] = 0;
+        for (int j = 0; j < nl; j++) {
+            double d = pl->lg->duration_ns[(size_t)j * (size_t)pl->lg->n_tpcs + (size_t)kl];
+            l[j + 1] = l[j] + (d > 0 ? d : 0);
+        }
+    }
+    return PS_OK;
+}
+
 /* Splits (HP TPC counts both sides were profiled at) and the work arrays. */
 static int setup_splits(planner_t *pl)
 {
@@ -347,6 +437,9 @@ static int setup_splits(planner_t *pl)
     if (pl->S == 0)
         return psi_error(PS_E_INPUT, "no SM split has a standalone profile of both %s and %s", pl->p->hp_model,
                          pl->p->lp_model);
+    int rc = setup_floors(pl);
+    if (rc != PS_OK)
+        return rc;
     size_t nq = (size_t)N_SEG * (size_t)pl->S * (size_t)pl->L, nc = (size_t)pl->nb * nq * 2;
     pl->cache = psi_malloc(nc * sizeof *pl->cache);
     pl->st = psi_malloc(2 * (size_t)pl->nb * sizeof *pl->st);
@@ -372,6 +465,8 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
     if (rc != PS_OK)
         return rc;
     pl->W = p->window ? p->window : m ? m->layout.window : PS_WINDOW;
+    pl->floor = !p->predict;
+    pl->deadline = p->time_limit_s > 0 ? psi_now() + p->time_limit_s : 0;
     pl->L = p->lp_lengths;
     pl->hg = psi_ops_find(ops, pl->gpu, p->hp_model, p->hp_batch);
     pl->lg = psi_ops_find(ops, pl->gpu, p->lp_model, p->lp_batch);
@@ -447,7 +542,7 @@ static int search(planner_t *pl, ps_plan_t *plan, state_t *best, int *best_end)
     int worse = 0;
     *best_end = -1;
     for (int i = 0; plan->feasible && i < N_MU; i++) {
-        int e, rc = pass(pl, mu_grid[i], &e);
+        int e = 0, rc = pass(pl, mu_grid[i], &e);
         if (rc != PS_OK)
             return rc;
         const state_t *s = &pl->st[e];
@@ -493,9 +588,9 @@ static int record_points(const planner_t *pl, ps_plan_t *plan)
 static int plan_with(planner_t *pl, ps_plan_t *plan)
 {
     const ps_plan_params_t *p = pl->p;
-    plan->budget_ns = p->budget_ns;
     plan->alone_ns = pl->acc[pl->nb - 1] + p->alone_run_ns;
-    plan->feasible = plan->alone_ns <= p->budget_ns;
+    plan->budget_ns = pl->budget = p->slo_factor > 0 ? p->slo_factor * plan->alone_ns : p->budget_ns;
+    plan->feasible = plan->alone_ns <= pl->budget;
     plan->coverage = p->coverage;
     state_t *best = psi_malloc(2 * (size_t)pl->nb * sizeof *best);
     if (!best)
@@ -544,9 +639,66 @@ int ps_plan(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p,
         ps_plan_free(plan);
         return rc;
     }
-    plan->n_predictions = pl.n_pred;
+    plan->n_predictions = plan->n_predictions_all = pl.n_pred;
     plan->seconds = psi_now() - t0;
+    snprintf(plan->hp_model, sizeof plan->hp_model, "%s", p->hp_model);
+    snprintf(plan->lp_model, sizeof plan->lp_model, "%s", p->lp_model);
+    plan->hp_batch = p->hp_batch;
+    plan->lp_batch = p->lp_batch;
     *out = plan;
+    return PS_OK;
+}
+
+int ps_model_batch_parse(const char *text, char *name, int *batch)
+{
+    if (!text || !name || !batch)
+        return psi_error(PS_E_ARG, "ps_model_batch_parse: NULL argument");
+    const char *c = strrchr(text, ':'), *d = c ? c + 1 + (c[1] == '+') : NULL;
+    long b = 0;
+    for (const char *e = d; e && *e >= '0' && *e <= '9' && b <= 1000000; e++)
+        b = 10 * b + (*e - '0');
+    if (!c || c == text || c - text > 63 || !*d || d[strspn(d, "0123456789")] || b < 1 || b > 1000000)
+        return psi_error(PS_E_ARG, "'%s' is not MODEL:BATCH (a name of 1..63 bytes, a batch in 1..1000000)", text);
+    memcpy(name, text, (size_t)(c - text));
+    name[c - text] = 0;
+    *batch = (int)b;
+    return PS_OK;
+}
+
+int ps_plan_best(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_t *p, const char *const *lp,
+                 size_t n_lp, ps_plan_t **out)
+{
+    if (!out || !p || (n_lp && !lp))
+        return psi_error(PS_E_ARG, "ps_plan_best: NULL argument");
+    *out = NULL;
+    if (n_lp < 1 || n_lp > PS_PLAN_MAX_LP)
+        return psi_error(PS_E_ARG, "%zu LP candidates: plan beside 1..%d at a time", n_lp, PS_PLAN_MAX_LP);
+    double t0 = psi_now();
+    long n_pred = 0;
+    ps_plan_params_t q = *p;
+    char name[64];
+    for (size_t i = 0; i < n_lp; i++) {
+        int rc = ps_model_batch_parse(lp[i], name, &q.lp_batch);
+        ps_plan_t *pl = NULL;
+        q.lp_model = name;
+        if (rc == PS_OK && p->time_limit_s > 0 && !((q.time_limit_s = p->time_limit_s - (psi_now() - t0)) > 0))
+            rc = psi_error(PS_E_INPUT, "planning stopped at its time limit of %g s (time_limit_s)", p->time_limit_s);
+        if (rc == PS_OK)
+            rc = ps_plan(m, ops, &q, &pl);
+        if (rc != PS_OK) {
+            ps_plan_free(*out);
+            *out = NULL;
+            return rc;
+        }
+        n_pred += pl->n_predictions;
+        if (!*out || pl->lp_work_ns > (*out)->lp_work_ns) {
+            ps_plan_free(*out);
+            *out = pl;
+        } else {
+            ps_plan_free(pl);
+        }
+    }
+    (*out)->n_predictions_all = n_pred;
     return PS_OK;
 }
 
@@ -586,6 +738,12 @@ int ps_plan_to_json(const ps_plan_t *p, char **out)
         cJSON_AddNumberToObject(e, "step_ns", s->step_ns);
         cJSON_AddNumberToObject(e, "lp_work_ns", s->lp_work_ns);
         cJSON_AddItemToArray(a, e);
+    }
+    if (p->hp_model[0]) {
+        cJSON_AddStringToObject(o, "hp_model", p->hp_model);
+        cJSON_AddNumberToObject(o, "hp_batch", p->hp_batch);
+        cJSON_AddStringToObject(o, "lp_model", p->lp_model);
+        cJSON_AddNumberToObject(o, "lp_batch", p->lp_batch);
     }
     char *s = psi_json_print(o, 0);
     cJSON_Delete(o);
