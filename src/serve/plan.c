@@ -39,8 +39,7 @@ static int add_lp(serve_reply_t *r, plan_req_t *a, const char *s)
     char name[64];
     int batch;
     if (a->n_lp == PS_PLAN_MAX_LP)
-        return serve_error(r, 400, "bad_field", "lp: more than %d LP tasks (the limit of one request)",
-                           PS_PLAN_MAX_LP);
+        return serve_error(r, 400, "bad_field", "lp: more than %d LP tasks (the limit of one request)", PS_PLAN_MAX_LP);
     if (ps_model_batch_parse(s, name, &batch) != 0)
         return serve_error(r, 400, "bad_field", "lp: bad value '%s': expected MODEL:BATCH[,...]", s);
     a->lp[a->n_lp++] = s;
