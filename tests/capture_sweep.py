@@ -271,8 +271,12 @@ def main():
         if err > 0.01:
             fails.append("%s: conv+gemm %.6g GFLOP captured, %.6g analytic (%.2f%%)" % (name, got / 1e9,
                                                                                       acc[0] / 1e9, 100 * err))
-        for k, v in l.mapped.items():
-            newly[k] = newly.get(k, 0) + v
+        for what, counts in (("mapped", l.mapped), ("dropped", l.dropped), ("folded", l.folded)):
+            for k, v in counts.items():
+                e = newly.setdefault((what, k), [0, set(), set()])
+                e[0] += v
+                e[1].add(name)
+                e[2] |= l.became.get(k, set()) if what == "mapped" else {what}
         rows.append((name, len(l.ops), l.params(), l.params_uncalled, ", ".join(l.not_run), kinds, dropped, folded,
                      fused, got, err))
         print("%-20s %5d ops %11d params%s  %-60s dropped %4d folded %3d fused %3d  %8.3f GFLOP (%.3f%%) %.1fs" % (
@@ -281,7 +285,7 @@ def main():
             time.time() - t1), flush=True)
     print("%d models in %.1f s" % (len(rows), time.time() - t0))
     if a.doc or a.check_doc:
-        fails += doc_table(a.doc or a.check_doc, rows, check=bool(a.check_doc), full=not only)
+        fails += doc_table(a.doc or a.check_doc, rows, newly, check=bool(a.check_doc), full=not only)
     for f in fails:
         print("FAIL:", f)
     return 1 if fails else 0
@@ -291,7 +295,7 @@ BEGIN = "<!-- capture-sweep table: python3 tests/capture_sweep.py --doc docs/own
 END = "<!-- capture-sweep table end -->"
 
 
-def doc_table(path, rows, check, full):
+def doc_table(path, rows, ops, check, full):
     """Rewrite (or, with check, compare) the table between BEGIN and END in path; a list of failures."""
     if not full:
         return ["--doc and --check-doc take the whole sweep (no --only)"]
@@ -300,7 +304,7 @@ def doc_table(path, rows, check, full):
         return ["%s: no capture-sweep markers" % path]
     head, rest = text.split(BEGIN, 1)
     old, tail = rest.split(END, 1)
-    new = "\n" + table(rows)
+    new = "\n" + table(rows) + "\n" + ops_table(ops)
     if check:
         return [] if old == new else ["%s: the table differs from the sweep's (rerun python3 tests/capture_sweep.py "
                                       "--doc %s)" % (path, path)]
@@ -308,6 +312,17 @@ def doc_table(path, rows, check, full):
         f.write(head + BEGIN + new + END + tail)
     os.replace(path + ".tmp", path)
     return []
+
+
+def ops_table(ops):
+    """Every aten op the sweep met: what it became, how often, in how many models."""
+    out = ["Every aten op the sweep met (calls over all 83 models):", "",
+           "| aten op | became | calls | models (first) |", "|---|---|---:|---|"]
+    order = {"mapped": 0, "folded": 1, "dropped": 2}
+    for (what, op), (n, models, kinds) in sorted(ops.items(), key=lambda kv: (order[kv[0][0]], -kv[1][0], kv[0][1])):
+        short = op if what != "mapped" else op[len("aten."):] if op.startswith("aten.") else op
+        out.append("| `%s` | %s | %d | %d (%s) |" % (short, ", ".join(sorted(kinds)), n, len(models), sorted(models)[0]))
+    return "\n".join(out) + "\n"
 
 
 def table(rows):

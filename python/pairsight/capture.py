@@ -145,6 +145,7 @@ class OpList:
         self.dropped = {}
         self.folded = {}
         self.fused = {}
+        self.became = {}  # aten op -> the kind(s) it became
         self.params_uncalled = 0
         self.not_run = []
 
@@ -505,6 +506,7 @@ class _Recorder:
             self.l.ops[self.last[0]][2]["params"] += params
             return
         _bump(self.l.mapped, str(func))
+        self.l.became.setdefault(str(func), set()).add(kind)
         self.note_fused(op, args)
         leaf = self.stack and not list(self.module().children())
         base = self.path() if leaf and self.path() else ".".join(x for x in (self.path(), op) if x)
