@@ -214,9 +214,9 @@ typedef struct {
      * backend): min_partition_sms and sm_alignment decide. */
     unsigned long long valid_sms_mask[4];
     /* What the driver grants a green context asked for 2t SMs: granted_sms[t]
-     * SMs (fewer where it rounds, as PyTorch #195378's 114 for 120 on an
-     * L40S; 0 where it refuses), for 1 <= t < 128; all zero where not probed.
-     * A campaign asked for such a count measures at the granted one. */
+     * SMs (another count where it rounds, as PyTorch #195378's 114 for 120
+     * on an L40S; 0 where it refuses), for 1 <= t < 128; all zero where not
+     * probed. A campaign asked for such a count measures at the granted one. */
     short granted_sms[128];
     const char *mechanism;   /* how SMs are split: "green-ctx", "sim" (static) */
     double sm_clock_mhz;     /* SM clock when opened (NVML), NAN if unknown */

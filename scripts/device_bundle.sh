@@ -49,9 +49,10 @@ cd "$ROOT"
 if [ "$NO_BUILD" = 0 ]; then
     cuda=ON
     [ "$HOST_ONLY" = 1 ] && cuda=OFF
-    nice cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPS_CUDA=$cuda >/dev/null ||
+    # RelWithDebInfo, as device_validate.sh builds build-cuda/ (stripped here).
+    nice cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPS_CUDA=$cuda >/dev/null ||
         die "cmake failed (PS_CUDA=$cuda: the CUDA toolkit, /usr/local/cuda/bin/nvcc, is needed for the module)"
-    targets="--target pairsight_cli --target pairsight"
+    targets="--target pairsight_cli --target pairsight_shared"
     [ "$cuda" = ON ] && targets="$targets --target pairsight_cuda"
     # shellcheck disable=SC2086
     nice cmake --build "$BUILD" -j"$(nproc)" $targets >/dev/null || die "the build failed (cmake --build $BUILD)"
@@ -164,7 +165,8 @@ cat > "$OUT/run" <<'WRAP'
 # or any command (a script, python) with it first on PATH. CUDA's libraries
 # come from the machine: $PS_CUDA_LIBS (a colon-separated list of folders),
 # else PyTorch's nvidia wheels (site-packages/nvidia/*/lib of the python3
-# on PATH), else the toolkit (/usr/local/cuda/lib64).
+# on PATH: nvidia/cu13/lib holds CUDA 13's, nvidia/cudnn/lib cuDNN), then
+# the toolkit (/usr/local/cuda/lib64).
 #   DIR/run collect info           DIR/run sh scripts/device_validate.sh --no-build
 #   DIR/run python3 -m pairsight.profile_tpcs ...
 B=$(cd "$(dirname "$0")" && pwd)
@@ -177,7 +179,8 @@ try:
 except Exception:
     import site
     roots = [os.path.join(p, "nvidia") for p in site.getsitepackages() + [site.getusersitepackages()]]
-print(":".join(sorted(d for r in roots for d in glob.glob(os.path.join(r, "*", "lib")))))' 2>/dev/null || true)
+print(":".join(sorted(d for r in roots for l in ("lib", "lib64") for d in glob.glob(os.path.join(r, "*", l)))))' \
+        2>/dev/null || true)
 fi
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/extras/CUPTI/lib64; do
     [ -d "$d" ] && cuda=${cuda:+$cuda:}$d

@@ -13,7 +13,7 @@ has "$T/out" '"tpcs":8,"asked_sms":16,"granted_sms":16}'
 has "$T/out" '"tpcs":54,"asked_sms":108,"granted_sms":108}'
 has "$T/out" '"valid_tpcs":[4,8,12,'
 expect 0 "$CLI" collect info --backend fake --fake-grant 8
-has "$T/out" "granted SMs        fewer than asked (asked->granted): 10->8, 12->8, 14->8, 18->16, 20->16"
+has "$T/out" "granted SMs        other than asked (asked->granted): 10->8, 12->8, 14->8, 18->16, 20->16"
 # Without a grant model nothing is probed: no grants listed.
 expect 0 "$CLI" collect info --backend fake --json
 has "$T/out" '"green_contexts":[]'

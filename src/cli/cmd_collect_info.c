@@ -27,14 +27,14 @@ static void json_grants(cJSON *j, const ps_collect_device_t *d)
     }
 }
 
-/* The same as text: the counts granted in part, as "asked->granted". */
+/* The same as text: the counts granted as another, as "asked->granted". */
 static void print_grants(const ps_collect_device_t *d)
 {
     int n = 0;
     for (int t = 1; t < (int)(sizeof d->granted_sms / sizeof d->granted_sms[0]); t++) {
         int g = d->granted_sms[t];
-        if (g > 0 && g < 2 * t && 2 * t <= d->sm_count)
-            printf("%s %d->%d", n++ ? "," : "granted SMs        fewer than asked (asked->granted):", 2 * t, g);
+        if (g > 0 && g != 2 * t && 2 * t <= d->sm_count)
+            printf("%s %d->%d", n++ ? "," : "granted SMs        other than asked (asked->granted):", 2 * t, g);
     }
     if (n)
         printf("\n                   (a campaign asked for those measures on the granted SMs)\n");

@@ -65,7 +65,7 @@ int psi_plan_grant_tpcs(const ps_collect_device_t *dev, int *tpcs, int n)
         if (t <= 0 || t >= (int)PS_ARRAY_LEN(dev->granted_sms) || valid_sms(dev, 2 * t))
             continue;
         int g = dev->granted_sms[t];
-        if (g > 0 && g < 2 * t && valid_sms(dev, g)) {
+        if (g > 0 && g != 2 * t && valid_sms(dev, g)) {
             psi_log(PS_LOG_WARN,
                     "%d TPCs: the driver grants a green context %d SMs for the %d asked; measuring on %d TPCs", t, g,
                     2 * t, g / 2);

@@ -16,9 +16,10 @@ typedef struct {
  * ps_collect_valid_tpcs); the message names the first that is not. */
 int psi_plan_check_tpcs(const ps_collect_device_t *dev, const int *tpcs, int n);
 
-/* Each of tpcs[0..n) that the driver grants only in part (granted_sms of
- * dev) replaced, with a warning, by the TPCs it grants, so that rows name
- * the SMs a green context actually got; then psi_plan_check_tpcs. */
+/* Each of tpcs[0..n) that the driver grants as another count (granted_sms
+ * of dev: fewer SMs, or more where it rounds up) replaced, with a warning,
+ * by the TPCs it grants, so that rows name the SMs a green context
+ * actually got; then psi_plan_check_tpcs. */
 int psi_plan_grant_tpcs(const ps_collect_device_t *dev, int *tpcs, int n);
 
 /* The SM splits of a TPC list: for each count h of the list, the HP side
