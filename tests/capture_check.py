@@ -204,6 +204,19 @@ try:
 except C.Unmapped as e:
     if e.counts != {"aten.convolution.default": 1}:
         fails.append("conv3d: unmapped counts %s" % e.counts)
+# On the CPU under no_grad, nn.MultiheadAttention takes its fused fast path: refused, saying so; the
+# default meta device runs the unfused ops.
+mha = nn.MultiheadAttention(16, 2, batch_first=True).eval()
+try:
+    C.capture(mha, [torch.zeros(1, 4, 16)] * 3, device="cpu")
+    fails.append("the CPU fast path of nn.MultiheadAttention was not refused")
+except C.Unmapped as e:
+    if "--device meta" not in str(e):
+        fails.append("the fast path's refusal does not name --device meta: %s" % e)
+# (query, key and value become three meta tensors: three in-projections, q k^T, attn v, out_proj)
+l = C.capture(mha, [torch.zeros(1, 4, 16)] * 3)
+if [k for k, _, _ in l.ops].count("gemm") != 6 or l.params() != sum(p.numel() for p in mha.parameters()):
+    fails.append("nn.MultiheadAttention on meta: %s" % l.ops)
 l = C.capture(Odd(), [torch.empty(2, 4)], unmapped_as_eltwise=True)
 if [k for k, _, _ in l.ops] != ["eltwise"] * 4:
     fails.append("--unmapped-as-eltwise gave %s" % l.ops)

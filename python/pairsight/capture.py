@@ -117,9 +117,13 @@ class Unmapped(CaptureError):
     def __init__(self, counts):
         self.counts = dict(counts)
         lines = ["  %-40s %d" % (k, v) for k, v in sorted(self.counts.items(), key=lambda kv: -kv[1])]
+        fast = any(k.startswith(("aten._native_multi_head_attention", "aten._transformer_encoder_layer_fwd",
+                                 "aten._native_decoder")) for k in self.counts)
         super().__init__("%d op(s) launch a kernel that fits no operator kind (rerun with --unmapped-as-eltwise "
-                         "to count each as an eltwise of its output, or map them):\n%s" %
-                         (sum(counts.values()), "\n".join(lines)))
+                         "to count each as an eltwise of its output, or map them%s):\n%s" %
+                         (sum(counts.values()), "; the fused CPU fast path of nn.MultiheadAttention or "
+                          "nn.TransformerEncoderLayer: the default --device meta runs their unfused ops" if fast else "",
+                          "\n".join(lines)))
 
 
 class _RecorderFault(RuntimeError):
