@@ -748,7 +748,10 @@ typedef struct {
     double seconds;                         /* planning time */
     char hp_model[64], lp_model[64];        /* the request and the LP task planned beside it */
     int hp_batch, lp_batch;
-    long n_predictions_all; /* ps_plan_best: over every LP candidate (else n_predictions) */
+    long n_predictions_all;      /* ps_plan_best: over every LP candidate (else n_predictions) */
+    int total_tpcs, sms_per_tpc; /* the GPU's TPCs and SMs per TPC (the
+                                               catalog's, else 2): a split of t TPCs
+                                               is t x sms_per_tpc SMs */
 } ps_plan_t;
 
 /**

@@ -33,6 +33,22 @@ p = json.load(open(sys.argv[1]))
 assert p["feasible"] and p["planned_ns"] <= p["budget_ns"]
 assert abs(sum(s["step_ns"] for s in p["segments"]) - p["planned_ns"]) < 1e-3 * p["planned_ns"]
 assert sum(s["hp_len"] for s in p["segments"]) == 175
+# The split in SMs (issue 39): green-context counts per step, one MPS static partition.
+sp = p["sm_split"]
+assert sp["total_tpcs"] > 0 and sp["total_sms"] == sp["total_tpcs"] * sp["sms_per_tpc"], sp
+for s in p["segments"]:
+    assert s["hp_sms"] == s["hp_tpcs"] * sp["sms_per_tpc"] and s["lp_sms"] == s["lp_tpcs"] * sp["sms_per_tpc"], s
+co = [s for s in p["segments"] if s["lp_len"] > 0]
+m = sp["mps_static_partition"]
+if not co:
+    assert m is None, m
+else:
+    assert m["client_env"] == "CUDA_MPS_SM_PARTITION" and m["hp_sms"] + m["lp_sms"] == sp["total_sms"], m
+    work = {}
+    for s in co:
+        work[s["hp_sms"]] = work.get(s["hp_sms"], 0) + s["lp_work_ns"]
+    assert work[m["hp_sms"]] == max(work.values()), (m, work)
+    assert abs(m["lp_work_share"] - work[m["hp_sms"]] / sum(work.values())) < 1e-9, m
 EOF
 expect 2 "$CLI" plan --model "$T/m.psm" --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8
 has "$T/err" "give one of --slo-ns and --slo-factor"

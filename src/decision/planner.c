@@ -35,6 +35,7 @@
 
 #include "common/common.h"
 #include "model/model.h"
+#include "profile/gpu.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -592,6 +593,9 @@ static int plan_with(planner_t *pl, ps_plan_t *plan)
     plan->budget_ns = pl->budget = p->slo_factor > 0 ? p->slo_factor * plan->alone_ns : p->budget_ns;
     plan->feasible = plan->alone_ns <= pl->budget;
     plan->coverage = p->coverage;
+    plan->total_tpcs = pl->total;
+    const psi_gpu_t *g = psi_gpu_find(pl->gpu);
+    plan->sms_per_tpc = g && g->tpcs > 0 && g->sms % g->tpcs == 0 ? g->sms / g->tpcs : 2;
     state_t *best = psi_malloc(2 * (size_t)pl->nb * sizeof *best);
     if (!best)
         return PS_E_NOMEM;
@@ -702,6 +706,43 @@ int ps_plan_best(const ps_model_t *m, const ps_ops_t *ops, const ps_plan_params_
     return PS_OK;
 }
 
+/* The plan's SM splits as a runtime applies them (docs/planner.md):
+ * per segment, green-context SM counts (hp_sms, lp_sms: a green context is
+ * made from an SM count, cuDevSmResourceSplitByCount); and one split for a
+ * CUDA MPS static SM partition (nvidia-cuda-mps-control -S, CUDA 13.1+;
+ * a client picks its partition with CUDA_MPS_SM_PARTITION), which holds for
+ * a process's lifetime, so it is the split of the co-run steps that carry
+ * the most LP work (null when HP always runs alone). */
+static void add_sm_split(cJSON *o, const ps_plan_t *p)
+{
+    cJSON *s = cJSON_AddObjectToObject(o, "sm_split");
+    int per = p->sms_per_tpc > 0 ? p->sms_per_tpc : 2;
+    cJSON_AddNumberToObject(s, "total_tpcs", p->total_tpcs);
+    cJSON_AddNumberToObject(s, "total_sms", p->total_tpcs * per);
+    cJSON_AddNumberToObject(s, "sms_per_tpc", per);
+    double work[256] = {0}, total = 0;
+    int best = -1;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const ps_plan_step_t *st = &p->steps[i];
+        if (st->lp_len > 0 && st->hp_tpcs >= 0 && st->hp_tpcs < 256) {
+            work[st->hp_tpcs] += st->lp_work_ns;
+            total += st->lp_work_ns;
+            if (best < 0 || work[st->hp_tpcs] > work[best])
+                best = st->hp_tpcs;
+        }
+    }
+    if (best < 0) {
+        cJSON_AddNullToObject(s, "mps_static_partition");
+        return;
+    }
+    cJSON *m = cJSON_AddObjectToObject(s, "mps_static_partition");
+    cJSON_AddStringToObject(m, "control", "nvidia-cuda-mps-control -S (--static-partitioning), CUDA 13.1+");
+    cJSON_AddStringToObject(m, "client_env", "CUDA_MPS_SM_PARTITION");
+    cJSON_AddNumberToObject(m, "hp_sms", best * per);
+    cJSON_AddNumberToObject(m, "lp_sms", (p->total_tpcs - best) * per);
+    cJSON_AddNumberToObject(m, "lp_work_share", total > 0 ? work[best] / total : 0);
+}
+
 int ps_plan_to_json(const ps_plan_t *p, char **out)
 {
     if (!p || !out)
@@ -721,6 +762,7 @@ int ps_plan_to_json(const ps_plan_t *p, char **out)
     cJSON_AddNumberToObject(o, "mu", p->mu);
     cJSON_AddNumberToObject(o, "predictions", (double)p->n_predictions);
     cJSON_AddNumberToObject(o, "plan_seconds", p->seconds);
+    add_sm_split(o, p);
     cJSON *a = cJSON_AddArrayToObject(o, "segments");
     for (size_t i = 0; a && i < p->n_steps; i++) {
         const ps_plan_step_t *s = &p->steps[i];
@@ -731,6 +773,8 @@ int ps_plan_to_json(const ps_plan_t *p, char **out)
         cJSON_AddNumberToObject(e, "lp_start", s->lp_start);
         cJSON_AddNumberToObject(e, "lp_len", s->lp_len);
         cJSON_AddNumberToObject(e, "lp_tpcs", s->lp_tpcs);
+        cJSON_AddNumberToObject(e, "hp_sms", s->hp_tpcs * (p->sms_per_tpc > 0 ? p->sms_per_tpc : 2));
+        cJSON_AddNumberToObject(e, "lp_sms", s->lp_tpcs * (p->sms_per_tpc > 0 ? p->sms_per_tpc : 2));
         cJSON_AddNumberToObject(e, "hp_ns_pred", s->hp_ns);
         cJSON_AddNumberToObject(e, "lp_ns_pred", s->lp_ns);
         cJSON_AddNumberToObject(e, "hp_ns_upper", s->hp_bound_ns);
