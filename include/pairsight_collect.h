@@ -22,7 +22,9 @@ extern "C" {
  * result is a new table owned by the caller; p's strings are copied.
  * Nsight Compute CSV: the raw page (one row per launch) or the details page
  * (one row per metric, pivoted by launch ID); PyTorch/Kineto Chrome traces,
- * plain or gzip. Initialize the parameters with ps_import_default_params()
+ * plain or gzip; Nsight Systems SQLite exports (nsys export --type sqlite:
+ * one row per kernel of a pass, its median over the passes the report
+ * holds, found from NVTX ranges or the kernel-name period). Initialize the parameters with ps_import_default_params()
  * or designated initializers: fields may be added at the end.
  * Thread safety: importers share no state; calls may run concurrently.
  */
@@ -32,9 +34,9 @@ typedef struct {
     const char *model;   /* model column */
     int batch;           /* batch column (>= 1) */
     int tpcs;            /* TPCs the profile ran on (>= 1) */
-    const char *stream;  /* torch-trace: NULL = the busiest stream of compute kernels,
+    const char *stream;  /* torch-trace, nsys: NULL = the busiest stream of compute kernels,
                             "all" = every compute stream merged by time, else one stream */
-    const char *process; /* ncu: NULL = the process with the most kernel time, else its PID */
+    const char *process; /* ncu, nsys: NULL = the process with the most kernel time, else its PID */
     const char *device;  /* NULL = the device with the most kernel time, else its index */
     int drop_zero;       /* torch-trace: drop kernels whose dur is 0 instead of keeping them
                             at half the trace's time resolution */
@@ -60,7 +62,7 @@ typedef struct {
     char skipped[512];    /* what was left: kernels and time per process, device, stream */
 } ps_import_info_t;
 
-/** Import one file. format is "ncu" or "torch-trace". On success *out is
+/** Import one file. format is "ncu", "torch-trace" or "nsys". On success *out is
  *  the caller's (ps_ops_free) and *info (may be NULL) says what was read.
  *  @return 0, PS_E_ARG for bad parameters (tpcs beyond the GPU's TPCs, no
  *  GPU named anywhere), PS_E_INPUT for a bad file (path:line:col in the
@@ -74,6 +76,11 @@ PS_API int ps_import_ncu(const char *report_csv, const ps_import_params_t *p, ps
 /** ps_import_run("torch-trace", ...) without the summary.
  *  @return as ps_import_run. */
 PS_API int ps_import_torch_trace(const char *trace_json, const ps_import_params_t *p, ps_ops_t **out);
+/** ps_import_run("nsys", ...) without the summary: an Nsight Systems SQLite
+ *  export; a report without a CUPTI_ACTIVITY_KIND_KERNEL table, or a row
+ *  that is not a kernel (messages name the table and the row), is
+ *  PS_E_INPUT. @return as ps_import_run. */
+PS_API int ps_import_nsys(const char *report_sqlite, const ps_import_params_t *p, ps_ops_t **out);
 
 /** Merge the rows of `more` into a copy of `base`: one ops table for one
  *  model from several imports (several TPC counts, a trace plus counters).

@@ -33,7 +33,7 @@ has "$T/err" "2 operators of m batch 1 on H100-SXM at 66 TPCs"
 expect 1 "$CLI" import ncu $d/ncu_multi_process.csv --process 1 --model m --tpcs 66 --out "$T/e.csv"
 has "$T/err" "no launches of process 1 (the report has process 4242 device 0, process 4243 device 1, process 4242 device 1)"
 expect 2 "$CLI" import torch-trace $d/torch_ddp.json --process 1 --model m --tpcs 66 --out "$T/e.csv"
-has "$T/err" "--process applies to ncu only"
+has "$T/err" "--process applies to ncu and nsys only"
 
 # 6. Streams: compute, not NCCL; --stream all.
 expect 0 "$CLI" import torch-trace $d/torch_ddp.json --model bert --tpcs 66 --out "$T/f.csv"
@@ -44,7 +44,7 @@ has "$T/err" "took streams 7, 22; skipped: stream 20: 2 kernels, 1.35 ms (commun
 expect 1 "$CLI" import torch-trace $d/torch_ddp.json --stream 3 --model bert --tpcs 66 --out "$T/f.csv"
 has "$T/err" "no kernels on stream 3 (streams: 7, 22, 20)"
 expect 2 "$CLI" import ncu $d/ncu_raw.csv --stream all --gpu v100 --model bert --tpcs 40 --out "$T/f.csv"
-has "$T/err" "--stream applies to torch-trace only"
+has "$T/err" "--stream applies to torch-trace and nsys only"
 
 # 7. gzip.
 expect 0 "$CLI" import torch-trace $d/torch_ddp.json.gz --model bert --tpcs 66 --out "$T/g.csv" --json

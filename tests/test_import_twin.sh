@@ -42,9 +42,17 @@ head -4 "$T/l.oplist" | sed "s/ ops=3/ ops=2/" >"$T/short.oplist"
 expect 1 "$CLI" import torch-trace tests/data/torch_pt18.json --drop-zero --gpu v100 --model tiny --tpcs 40 \
     --oplist "$T/short.oplist" --tpcs-from twin --out "$T/x.csv"
 has "$T/err" "kernels left after the list's 2 operators"
-expect 2 "$CLI" import torch-trace tests/data/torch_pt18.json --gpu v100 --model tiny --tpcs 40 --oplist "$T/l.oplist" \
+# --oplist alone: one row per operator at --tpcs (issue 37 item 5), a misfit refused.
+expect 0 "$CLI" import torch-trace tests/data/torch_pt18.json --drop-zero --gpu v100 --model tiny --tpcs 40 \
+    --oplist "$T/l.oplist" --out "$T/x.csv"
+[ "$(grep -c ',tiny,1,' "$T/x.csv")" = 3 ] || fail "expected one row per operator: $(cat "$T/x.csv")"
+has "$T/x.csv" ",conv1,40,"
+expect 1 "$CLI" import torch-trace tests/data/torch_pt18.json --drop-zero --gpu v100 --model tiny --tpcs 40 \
+    --oplist "$T/bad.oplist" --out "$T/x.csv"
+has "$T/err" "do not align with the list's operators (an engine that fuses across operators"
+expect 2 "$CLI" import torch-trace tests/data/torch_pt18.json --gpu v100 --model tiny --tpcs 40 --tpcs-from twin \
     --out "$T/x.csv"
-has "$T/err" "--oplist and --tpcs-from go together"
+has "$T/err" "--tpcs-from needs --oplist"
 expect 2 "$CLI" import torch-trace tests/data/torch_pt18.json --drop-zero --gpu v100 --model tiny --tpcs 40 \
     --oplist "$T/l.oplist" --tpcs-from twin --at 0,99 --out "$T/x.csv"
 has "$T/err" "--at: bad value"

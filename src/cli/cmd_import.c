@@ -1,4 +1,4 @@
-/* pairsight import: Nsight Compute CSV or PyTorch trace to ops.csv. */
+/* pairsight import: Nsight Compute CSV, PyTorch trace or Nsight Systems SQLite export to ops.csv. */
 #include "cli/cli.h"
 #include "cli/cmd_import_twin.h"
 
@@ -10,11 +10,16 @@
 static const char *const examples[] = {
     "pairsight import ncu tests/data/ncu_details.csv --model resnet50 --tpcs 54 --out out/imported.csv",
     "pairsight import ncu tests/data/ncu_raw.csv --gpu v100 --model bert --batch 8 --tpcs 40 --out out/bert.csv",
-    "pairsight import ncu tests/data/ncu_raw_20tpcs.csv --gpu v100 --model bert --batch 8 --tpcs 20 --out out/bert.csv --append",
+    "pairsight import ncu tests/data/ncu_raw_20tpcs.csv --gpu v100 --model bert --batch 8 --tpcs 20 --out out/bert.csv "
+    "--append",
     "pairsight import ncu tests/data/ncu_multi_process.csv --process 4243 --model m --tpcs 66 --out out/p4243.csv",
     "pairsight import torch-trace tests/data/torch_ddp.json.gz --model bert --tpcs 66 --out out/trace.csv",
     "pairsight import torch-trace tests/data/torch_ddp.json --stream all --model bert --tpcs 66 --out out/trace.csv",
-    "pairsight import torch-trace tests/data/torch_pt18.json --drop-zero --gpu v100 --model resnet50 --tpcs 40 --out out/pt18.csv",
+    "pairsight import torch-trace tests/data/torch_pt18.json --drop-zero --gpu v100 --model resnet50 --tpcs 40 --out "
+    "out/pt18.csv",
+    "pairsight import nsys tests/data/nsys_tiny.sqlite --model tiny --batch 8 --tpcs 54 --out out/nsys.csv",
+    "pairsight import nsys tests/data/nsys_tiny.sqlite --model tiny --batch 8 --tpcs 54 --oplist "
+    "tests/data/nsys_tiny.oplist --out out/nsys_ops.csv",
     NULL};
 
 static const char notes[] =
@@ -39,6 +44,16 @@ static const char notes[] =
     "  microseconds, so kernels shorter than 1 us have dur 0. Each is kept as half\n"
     "  the trace's resolution (0.5 us there) and counted in a warning, or dropped\n"
     "  with --drop-zero.\n"
+    "Passes (nsys): nsys profile --trace=cuda,nvtx python infer.py, then nsys\n"
+    "  export --type sqlite REPORT.nsys-rep. The report holds several passes of\n"
+    "  the model (run it ten times); each kernel of a pass becomes one row, its\n"
+    "  median duration over the passes. The passes are the ranges of the NVTX\n"
+    "  name that repeats and holds the most kernel launches (torch.cuda.nvtx.range\n"
+    "  around each pass), else the period of the kernel-name sequence (kernels\n"
+    "  before the repeated tail are warm-up). Passes of another kernel sequence\n"
+    "  are left out. One process (--process PID), one device and one stream\n"
+    "  (--stream S, or all) are taken: by default the busiest. The GPU is\n"
+    "  TARGET_INFO_GPU's name, through the catalog. Tables read: docs/profile.md.\n"
     "One summary line on stderr: what was read, operators written, their time,\n"
     "  what was taken and skipped.\n";
 
@@ -131,14 +146,16 @@ static void print_json(const char *outp, const ps_import_params_t *p, const ps_i
 static int check_usage(const char *kind, const char *in, const ps_import_params_t *p)
 {
     if (!kind || !in)
-        return cli_fail(CLI_USAGE, "import", "give a format (ncu or torch-trace) and an input file");
-    int is_ncu = strcmp(kind, "ncu") == 0;
-    if (!is_ncu && strcmp(kind, "torch-trace") != 0 && strcmp(kind, "ops") != 0)
-        return cli_fail(CLI_USAGE, "import", "unknown format '%s' (ncu, torch-trace or ops)", kind);
-    if (is_ncu && (p->stream || p->drop_zero))
-        return cli_fail(CLI_USAGE, "import", "%s applies to torch-trace only", p->stream ? "--stream" : "--drop-zero");
-    if (!is_ncu && p->process)
-        return cli_fail(CLI_USAGE, "import", "--process applies to ncu only");
+        return cli_fail(CLI_USAGE, "import", "give a format (ncu, torch-trace or nsys) and an input file");
+    int is_ncu = strcmp(kind, "ncu") == 0, is_nsys = strcmp(kind, "nsys") == 0;
+    if (!is_ncu && !is_nsys && strcmp(kind, "torch-trace") != 0 && strcmp(kind, "ops") != 0)
+        return cli_fail(CLI_USAGE, "import", "unknown format '%s' (ncu, torch-trace, nsys or ops)", kind);
+    if (is_ncu && p->stream)
+        return cli_fail(CLI_USAGE, "import", "--stream applies to torch-trace and nsys only");
+    if ((is_ncu || is_nsys) && p->drop_zero)
+        return cli_fail(CLI_USAGE, "import", "--drop-zero applies to torch-trace only");
+    if (!is_ncu && !is_nsys && p->process)
+        return cli_fail(CLI_USAGE, "import", "--process applies to ncu and nsys only");
     if ((p->gpu && !*p->gpu) || !*p->model)
         return cli_fail(CLI_USAGE, "import", "--gpu and --model must not be empty");
     return CLI_OK;
@@ -166,10 +183,11 @@ int cmd_import(int argc, char **argv)
          "counters of its rows (a trace, then an ncu report of the same run); the kernel sequences must match, or "
          "nothing is written",
          .def = "off: replace FILE"},
-        {"--stream", CLI_STR, &p.stream, "S", "torch-trace: the CUDA stream to take, or all (every compute stream)",
+        {"--stream", CLI_STR, &p.stream, "S",
+         "torch-trace, nsys: the CUDA stream to take, or all (every compute stream)",
          .def = "the stream with the most compute-kernel time"},
         {"--device", CLI_STR, &p.device, "N", "the device to take", .def = "the one with the most kernel time"},
-        {"--process", CLI_STR, &p.process, "PID", "ncu: the process to take (--target-processes all)",
+        {"--process", CLI_STR, &p.process, "PID", "ncu, nsys: the process to take (ncu --target-processes all)",
          .def = "the one with the most kernel time"},
         {"--drop-zero", CLI_FLAG, &p.drop_zero, NULL, "torch-trace: drop kernels with dur 0",
          .def = "off: keep each as half the trace's time resolution"},
@@ -180,17 +198,22 @@ int cmd_import(int argc, char **argv)
         CLI_OPT_QUIET(&quiet),
         {NULL}};
     cli_spec_t spec = {.cmd = "import",
-                       .synopsis = "ncu REPORT.csv --model M --tpcs N --out ops.csv [options]\n"
-                                   "torch-trace TRACE.json[.gz] --model M --tpcs N --out ops.csv [options]\n"
-                                   "ops OPS.csv --model M --batch B --tpcs N --oplist L --tpcs-from twin --out ops.csv",
+                       .synopsis =
+                           "ncu REPORT.csv --model M --tpcs N --out ops.csv [options]\n"
+                           "torch-trace TRACE.json[.gz] --model M --tpcs N --out ops.csv [options]\n"
+                           "nsys REPORT.sqlite --model M --batch B --tpcs N [--oplist L] --out ops.csv [options]\n"
+                           "ops OPS.csv --model M --batch B --tpcs N --oplist L --tpcs-from twin --out ops.csv",
                        .about = "Converts a profile of one model run alone into ops.csv, one operator per\n"
                                 "kernel launch in launch order, all measured at N TPCs (REPORT.csv or\n"
                                 "TRACE.json may be - for standard input).\n"
                                 "  ncu          an Nsight Compute CSV export (ncu --csv, either page)\n"
                                 "  torch-trace  a PyTorch profiler Chrome trace (export_chrome_trace or\n"
                                 "               tensorboard_trace_handler), plain or gzip\n"
+                                "  nsys         an Nsight Systems SQLite export (nsys export --type sqlite):\n"
+                                "               one row per kernel of a pass, its median over the passes\n"
                                 "  ops          the measured rows of M at N TPCs of an ops.csv\n"
-                                "With --oplist L --tpcs-from twin, the other TPC counts come from one trace.\n",
+                                "With --oplist L, one row per operator of the list (its kernels summed);\n"
+                                "with --tpcs-from twin too, the other TPC counts come from one trace.\n",
                        .opts = opts,
                        .examples = examples,
                        .notes = notes,

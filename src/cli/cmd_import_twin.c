@@ -79,13 +79,43 @@ int import_twin_apply(const import_twin_t *o, const ps_import_params_t *p, const
     return rc;
 }
 
+/* --oplist alone: the kernels aligned with the list's operators (the
+ * twin's alignment, at the traced count only), one row per operator. An
+ * engine that fuses across operators (TensorRT) fails at the first kernel
+ * that fits no operator. CLI_OK or the exit code. */
+static int align_only(const import_twin_t *o, const ps_import_params_t *p, ps_ops_t **ops, ps_import_info_t *info)
+{
+    ps_oplist_t *l = NULL;
+    if (ps_oplist_read(o->oplist, &l) != 0)
+        return cli_fail(CLI_BAD_INPUT, "import", "--oplist: %s", ps_last_error());
+    ps_ops_t *out = NULL;
+    int rc = CLI_OK;
+    if (ps_ops_twin_scale(*ops, p->model, p->batch, p->tpcs, l, &p->tpcs, 1, &out) != 0)
+        rc = cli_fail(CLI_BAD_INPUT, "import",
+                      "%s: the kernels do not align with the list's operators (an engine that fuses across "
+                      "operators, such as TensorRT, cannot be imported with --oplist): %s",
+                      cli_user_path(o->oplist), ps_last_error());
+    ps_oplist_free(l);
+    if (rc == CLI_OK) {
+        ps_ops_free(*ops);
+        *ops = out;
+        info->ops = ps_ops_rows(out);
+    }
+    return rc;
+}
+
 int import_twin_run(const char *kind, const char *in, ps_import_params_t *p, const import_twin_t *tw, ps_ops_t **ops,
                     ps_import_info_t *info)
 {
-    if ((tw->oplist != NULL) != (tw->from != NULL) || (tw->at && !tw->from))
-        return cli_fail(CLI_USAGE, "import", "--oplist and --tpcs-from go together (--at with them)");
+    if (tw->at && !tw->from)
+        return cli_fail(CLI_USAGE, "import", "--at goes with --tpcs-from");
+    if (tw->from && !tw->oplist)
+        return cli_fail(CLI_USAGE, "import", "--tpcs-from needs --oplist");
     int rc = strcmp(kind, "ops") == 0 ? ps_import_ops(in, p, ops, info) : ps_import_run(kind, in, p, ops, info);
-    if (rc == PS_OK && tw->from && (rc = import_twin_apply(tw, p, info->gpu, ops)) != CLI_OK) {
+    if (rc == PS_OK && tw->oplist && !tw->from && (rc = align_only(tw, p, ops, info)) != CLI_OK) {
+        ps_ops_free(*ops);
+        *ops = NULL;
+    } else if (rc == PS_OK && tw->from && (rc = import_twin_apply(tw, p, info->gpu, ops)) != CLI_OK) {
         ps_ops_free(*ops);
         *ops = NULL;
     }

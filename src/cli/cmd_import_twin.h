@@ -17,7 +17,8 @@ typedef struct {
      &(tw)->oplist,                                                                                                    \
      "FILE",                                                                                                           \
      "the model's operator list (python -m pairsight.capture): kernels are aligned with its operators, one row "       \
-     "per operator named as in the list (with --tpcs-from)",                                                           \
+     "per operator named as in the list; a kernel that fits no operator (an engine fusing across operators, such "     \
+     "as TensorRT) is refused with the first mismatch",                                                                \
      .flags = CLI_IN,                                                                                                  \
      .def = "none: one row per kernel"},                                                                               \
         {"--tpcs-from",                                                                                                \

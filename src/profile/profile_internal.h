@@ -181,6 +181,7 @@ const char *psi_import_fmt_ns(double ns, char *buf, size_t n);
  * memory (the fuzzers call the last two); info may be NULL. */
 int psi_import_ncu_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
+int psi_import_nsys_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info);
 int psi_import_torch_bytes(const char *data, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out,
                            ps_import_info_t *info);
