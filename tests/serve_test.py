@@ -147,6 +147,21 @@ def happy(s):
     # ones: the pair first although the 3-way set's raw sum is larger.
     check(sc["ranked_by"] == "norm_sum" and sc["ranking"] == [0, 1] and
           sc["candidates"][1]["tput_sum"] > sc["candidates"][0]["tput_sum"], "colocate score ranking: %s" % sc)
+    # The request's shares as the CLI's --shares (issue 41 item 14): a list
+    # longer than a small candidate fits the largest one; longer than every
+    # candidate, both refuse it.
+    sel3 = json.loads(run("colocate", "select", "--model", COLOC, "--workloads", SD + "/workloads.csv", "--target",
+                         "a", "--candidates", "b,c+b", "--shares", "50/25/25", "--json"))
+    code, sx = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b", "c+b"], "shares": [50, 25, 25]})
+    byname = {"+".join(c["workloads"][1:]): c for c in sx.get("candidates", [])}
+    check(code == 200 and byname["b"]["shares"] == [50, 25] and byname["c+b"]["shares"] == [50, 25, 25] and
+          all(byname[r["candidate"]]["tput"] == r["tput"] for r in sel3["ranking"]),
+          "extra shares differ from select: %s %s" % (sx, sel3))
+    code, sx = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b"], "shares": [50, 25, 25]})
+    cli = subprocess.run([CLI, "colocate", "select", "--model", COLOC, "--workloads", SD + "/workloads.csv", "--target",
+                          "a", "--candidates", "b", "--shares", "50/25/25"], capture_output=True, text=True)
+    check(code == 400 and "3 shares for at most 2 workloads" in sx["error"]["message"] and cli.returncode == 2 and
+          "3 shares for at most 2 workloads" in cli.stderr, "too many shares: %s / %s" % (sx, cli.stderr))
     code, sc2 = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b", "c"]})
     n2 = [c["norm_sum"] for c in sc2["candidates"]]
     check(code == 200 and sc2["ranking"] == sorted(range(2), key=lambda i: -n2[i]), "score by norm_sum: %s" % sc2)

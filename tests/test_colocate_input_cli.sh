@@ -96,6 +96,11 @@ C2="--candidates lm_batch8-train,rec_batch16-train"
 expect 1 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train $C2
 has "$T/err" "select: target 'res_batch8-train' has rows on several GPUs in $T/w12.csv (SIMGPU, OTHERGPU): give --gpu"
 expect 0 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train $C2 --gpu SIMGPU
+# The same candidate twice: a usage error that says so (issue 41 item 14;
+# it was "row 3 ... has slot 1 twice" from inside the library).
+expect 2 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train --gpu SIMGPU \
+    --candidates lm_batch8-train,rec_batch16-train+lm_batch8-train,lm_batch8-train
+has "$T/err" "select: --candidates: 'lm_batch8-train' is listed twice: give each candidate once"
 grep -q warning "$T/err" && fail "select on the model's GPU warns: $(cat "$T/err")"
 expect 0 "$CLI" colocate select --model "$T/lr.psc" --workloads "$T/w12.csv" --target res_batch8-train $C2 --gpu OTHERGPU
 has "$T/err" "warning: model trained on GPU SIMGPU, predicting for OTHERGPU"

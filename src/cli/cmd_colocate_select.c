@@ -59,6 +59,23 @@ static int check_candidates(const char *list)
     }
 }
 
+/* The first candidate of a list like "a,b+c,a" that an earlier one repeats
+ * exactly, into buf (1), or 0 when every candidate is listed once: the same
+ * candidate twice is the same query, and a ranking that lists it twice is a
+ * typing error. */
+static int first_repeated(const char *list, char *buf, size_t bufsize)
+{
+    for (const char *a = list; *a; a += strcspn(a, ",") + (a[strcspn(a, ",")] == ',')) {
+        size_t la = strcspn(a, ",");
+        for (const char *b = list; b < a; b += strcspn(b, ",") + 1)
+            if (strcspn(b, ",") == la && strncmp(a, b, la) == 0) {
+                snprintf(buf, bufsize, "%.*s", (int)la, a);
+                return 1;
+            }
+    }
+    return 0;
+}
+
 /* Copies into buf the first workload named in the candidate list that
  * workloads.csv lacks on gpu and returns 1, or returns 0 when all are there. */
 static int first_unknown(const char *list, const char *gpu, const ps_workloads_t *w, char *buf, size_t bufsize)
@@ -102,6 +119,9 @@ static int check_select_args(const cli_select_t *o, int *shares, int *ns)
                         o->candidates);
     if (most > 63)
         return cli_fail(CLI_USAGE, CMD, "select: --candidates: a candidate with %d co-runners, at most 63", most);
+    char twice[256];
+    if (first_repeated(o->candidates, twice, sizeof twice))
+        return cli_fail(CLI_USAGE, CMD, "select: --candidates: '%s' is listed twice: give each candidate once", twice);
     if (*ns > most + 1)
         return cli_fail(CLI_USAGE, CMD,
                         "select: --shares: %d shares for at most %d workloads (the target and %d "

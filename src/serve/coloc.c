@@ -82,7 +82,7 @@ static int read_candidate(serve_req_t *q, serve_reply_t *r, int t, int i, const 
     snprintf(where, sizeof where, "candidates[%d]", i);
     c->names[0] = target;
     c->k = 1;
-    int shares[MAXK], ns = dns;
+    int shares[MAXK], ns = dns, own = 0;
     memcpy(shares, dshares, sizeof shares);
     if (d->tok[t].type == SJ_STRING) {
         char *save = NULL;
@@ -102,13 +102,17 @@ static int read_candidate(serve_req_t *q, serve_reply_t *r, int t, int i, const 
         }
         if (sh >= 0 && read_shares(q, r, sh, shares, &ns, where))
             return r->status;
+        own = sh >= 0;
     } else {
         return serve_error(r, 400, "bad_field", "%s: expected \"a+b\" or an object, got %s", where,
                            sj_type_name(d->tok[t].type));
     }
     if (c->k == 1)
         return serve_error(r, 400, "bad_field", "%s: no co-runner", where);
-    if (ns > c->k)
+    /* A candidate's own list must fit it; the request's default list, as
+     * the CLI's --shares, need only fit the largest candidate (checked by
+     * the caller), and a smaller one takes its first shares. */
+    if (own && ns > c->k)
         return serve_error(r, 400, "bad_field", "%s: %d shares for %d workloads (the target and its co-runners)", where,
                            ns, c->k);
     for (int s = 0; s < c->k; s++)
@@ -252,6 +256,12 @@ int serve_coloc_score(serve_req_t *q, serve_reply_t *r)
             break;
         }
     }
+    int most = 0;
+    for (int i = 0; !r->status && i < nc; i++)
+        most = c[i].k > most ? c[i].k : most;
+    if (!r->status && dns > most)
+        serve_error(r, 400, "bad_field", "shares: %d shares for at most %d workloads (the target and %d co-runner%s)",
+                    dns, most, most - 1, most == 2 ? "" : "s");
     if (!r->status)
         score_reply(q, r, target, gpu, c, nc);
     free(c);
