@@ -134,6 +134,32 @@ static void test_json_numbers(void)
     ps_json_number(NAN, b, sizeof b);
     CHECK(strcmp(b, "null") == 0);
     CHECK(ps_json_number(1, b, 8) == PS_E_ARG);
+    /* Its own digits for 1 <= |v| < 2^53 are printf's "%.17g" exactly:
+     * random doubles over that range (every binade), exact ties at the 17th
+     * digit (ties to even), and carries into a new whole digit. */
+    static const double edge[] = {1234567890123456.25,
+                                  1234567890123456.75,
+                                  1234567890123457.25,
+                                  99.999999999999999,
+                                  9.9999999999999982,
+                                  1.0000000000000002,
+                                  -2.5,
+                                  4503599627370495.5,
+                                  1.5,
+                                  -1234567.1234567};
+    int bad = 0;
+    uint64_t h = 7;
+    for (int i = 0; i < 300000 + (int)PS_ARRAY_LEN(edge); i++) {
+        h = psi_mix64(h);
+        double v = i < (int)PS_ARRAY_LEN(edge) ? edge[i] : ldexp(1 + (double)(h >> 12) * 0x1p-52, (int)(h % 53));
+        char want[40];
+        snprintf(want, sizeof want, v == floor(v) ? "%.0f" : "%.17g", v);
+        ps_json_number(v, b, sizeof b);
+        bad += strcmp(b, want) != 0;
+        if (strcmp(b, want) != 0 && bad < 5)
+            fprintf(stderr, "ps_json_number(%a): %s, printf %s\n", v, b, want);
+    }
+    CHECK_MSG(bad == 0, "%d numbers differ from printf", bad);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "x", 0.1 + 0.2);
     cJSON_AddStringToObject(o, "s", "a\"b\n\xff");
