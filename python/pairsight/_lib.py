@@ -167,6 +167,7 @@ _SIGNATURES = [
     ("ps_coloc_model_save", _I, (_P, _S)), ("ps_coloc_model_load", _I, (_S, _PP)),
     ("ps_coloc_model_save_mem", _I, (_P, _BYTESP, _ZP)), ("ps_coloc_model_load_mem", _I, (_C.c_char_p, _Z, _PP)),
     ("ps_coloc_model_free", None, (_P,)), ("ps_coloc_place_json", _I, (_P, _P, _P, _S, _CHARPP)),
+    ("ps_coloc_shares_json", _I, (_P, _P, _P, _S, _CHARPP)), ("ps_coloc_shares_emit", _I, (_S, _S, _CHARPP)),
     ("ps_compose_name", _S, (_I,)), ("ps_compose_from_name", _I, (_S, _C.POINTER(_I))),
     ("ps_feature_variant_name", _S, (_I,)), ("ps_coloc_kind_name", _S, (_I,)),
     ("ps_coloc_kind_from_name", _I, (_S, _C.POINTER(_I))), ("ps_replay_policy_name", _S, (_I,)),

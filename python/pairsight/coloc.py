@@ -153,3 +153,19 @@ class ColocModel(SavedModel):
             out = _json.loads(_lib.take_text(_lib._lib.ps_coloc_place_json, m, w, s, cfg))
         out.pop("schema", None)
         return out
+
+    def shares(self, workloads: Workloads, scaling: Optional[Scaling] = None, emit: Optional[str] = None,
+               **request: Any) -> Any:
+        """Each workload's MPS percentage for a set on one GPU, as `pairsight
+        colocate shares`: request holds set ("a,b" or a list) and optionally
+        gpu, candidates, step, max_total, objective, floor, slo
+        (docs/colocate.md). Returns the pairsight.shares.v1 reply as a dict
+        (feasible False with failing when no candidate meets the floors), or
+        with emit ("dra", "env", "yaml") that text."""
+        cfg = _lib.to_json(request)
+        with use("shares", (self, ColocModel, "self", False), (workloads, Workloads, "workloads", False),
+                 (scaling, Scaling, "scaling", True)) as (m, w, s):
+            reply = _lib.take_text(_lib._lib.ps_coloc_shares_json, m, w, s, cfg)
+        if emit is None:
+            return _json.loads(reply)
+        return _lib.take_text(_lib._lib.ps_coloc_shares_emit, reply.encode(), _lib.cstr(emit, "shares: emit"))

@@ -233,6 +233,17 @@ def test_place_equals_cli(co, tmp_path):
     got = m.place(w, jobs, 2, scaling=s)
     assert got["objective"] == pytest.approx(want["objective"], rel=1e-12) and got["exact"] == want["exact"]
     assert [j["job"] for j in got["jobs"]] == jobs
+    # colocate shares: the same reply as the CLI's --json, its emit, its refusals
+    args = ["--set", "alpha_batch2-inf,beta_batch4-train", "--floor", "alpha_batch2-inf=0.1", "--json"]
+    want = json.loads(cli("colocate", "shares", "--model", tmp_path / "m.psc", "--workloads",
+                          os.path.join(COLOC, "workloads.csv"), "--scaling",
+                          os.path.join(COLOC, "workload_scaling.csv"), *args))
+    got = m.shares(w, scaling=s, set=["alpha_batch2-inf", "beta_batch4-train"], floor={"alpha_batch2-inf": 0.1},
+                   max_total=100, step=10)
+    assert got == want and got["schema"] == "pairsight.shares.v1"
+    assert "kind: GpuConfig" in m.shares(w, scaling=s, emit="dra", set="alpha_batch2-inf,beta_batch4-train")
+    with pytest.raises(pairsight.ArgumentError, match="sums to 120"):
+        m.shares(w, scaling=s, set="alpha_batch2-inf,beta_batch4-train", candidates="60/60")
 
 
 def test_misuse_at_the_boundary(mo, camp):
