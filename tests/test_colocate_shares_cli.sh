@@ -6,7 +6,8 @@
 CLI=${1:?usage: test_colocate_shares_cli.sh PAIRSIGHT}
 . "$(dirname "$0")/clitest.sh"
 D=tests/data/colocate
-PY=python3
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 W="--workloads $D/workloads.csv --scaling $D/workload_scaling.csv"
 A=alpha_batch2-inf
 B=beta_batch4-train
