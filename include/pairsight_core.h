@@ -359,7 +359,9 @@ typedef struct {
     ps_feature_variant_t variant; /* input variant (default PS_FEAT_FULL) */
     int window;                   /* operator slots per side (default PS_WINDOW) */
     uint64_t seed;                /* experiment split seed (default 1) */
-    int nthread;                  /* XGBoost threads; 0 = all cores (default 0) */
+    int nthread;                  /* XGBoost threads; 0 (default) = one below 20,000
+                                     rows (XGBoost's waiting threads cost more than
+                                     they gain there), else all cores */
     int max_rounds;               /* most trees per regressor (default 400) */
     int early_stopping;           /* stop after this many rounds without a better
                                      validation RMSE on log delta (default 20) */
@@ -368,6 +370,13 @@ typedef struct {
     int n_etas;                   /* grid of learning rates */
     double etas[4];               /* (default {0.1, 0.3}) */
     double subsample;             /* row subsample per tree (default 1.0) */
+    /* The grid scales with the data: of the depth-major grid points
+     * (depths[0] with each eta, then depths[1] ...), the first
+     * max(1, grid_rows / training rows) are trained, so that a large data
+     * set trains the shallowest, slowest-learning points only. 0 = every
+     * point (default 60000: the whole default grid up to 15,000 training
+     * rows, depth 6 with both rates up to 30,000, then depth 6, eta 0.1). */
+    int grid_rows;
     /* Adaptation (ps_model_adapt): trees added per regressor and their
      * learning rate; all rows given to adapt are used for training. */
     int adapt_rounds;        /* (default 30) */

@@ -736,6 +736,72 @@ static void test_variant_and_params(void)
     ps_coexec_free(two);
 }
 
+/* Progress of training: one call per boosting round actually run (and one
+ * more at the end of each grid point), the total re-estimated from the
+ * rounds early stopping let the finished grid points run, so that the last
+ * call says done == total (the ETA reaches 0
+ * when training does, not after every point's max_rounds). */
+typedef struct {
+    int calls;
+    double first_total, last_done, last_total;
+    int monotone;
+} prog_rec_t;
+
+static void record_progress(const char *stage, double done, double total, void *user)
+{
+    prog_rec_t *r = user;
+    if (strcmp(stage, "training") != 0)
+        return;
+    if (r->last_done == 0)
+        r->first_total = total;
+    r->monotone &= (done == r->last_done + 1 || done == r->last_done) && total >= done;
+    r->calls += done > r->last_done;
+    r->last_done = done;
+    r->last_total = total;
+}
+
+static void test_progress_follows_early_stopping(void)
+{
+    ps_train_params_t p = fast_params();
+    p.max_rounds = 2000;
+    p.early_stopping = 5;
+    p.n_etas = 2;
+    p.etas[1] = 0.5;
+    prog_rec_t r = {.monotone = 1};
+    p.progress = record_progress;
+    p.progress_user = &r;
+    ps_model_t *m = NULL;
+    CHECK_OK(ps_model_train(OPS, CX, &p, &m));
+    ps_model_info_t i;
+    if (m && ps_model_info(m, &i) == PS_OK) {
+        printf("  progress: %d rounds run of %.0f at most; first total %.0f\n", r.calls, 4.0 * p.max_rounds,
+               r.first_total);
+        CHECK(r.monotone);
+        CHECK(r.first_total == 4.0 * p.max_rounds);
+        CHECK(r.last_done == r.calls && r.last_total == r.last_done);
+        /* Early stopping ended every point long before max_rounds. */
+        CHECK(r.calls < p.max_rounds);
+        CHECK(i.n_trees[0] + i.n_trees[1] <= r.calls);
+    }
+    ps_model_free(m);
+    m = NULL;
+    /* The grid scales with the rows: grid_rows below the training rows
+     * trains the first point (depth-major) only. */
+    p.n_depths = 2;
+    p.depths[1] = 3;
+    p.grid_rows = 1;
+    r = (prog_rec_t){.monotone = 1};
+    CHECK_OK(ps_model_train(OPS, CX, &p, &m));
+    if (m && ps_model_info(m, &i) == PS_OK) {
+        CHECK(r.first_total == 2.0 * p.max_rounds);
+        for (int s = 0; s < 2; s++)
+            CHECK(i.depth[s] == p.depths[0] && i.eta[s] == p.etas[0]);
+    }
+    ps_model_free(m);
+    p.grid_rows = -1;
+    CHECK(ps_model_train(OPS, CX, &p, &m) == PS_E_ARG);
+}
+
 static void setup(void)
 {
     OPS = synth_ops();
@@ -753,4 +819,4 @@ TH_MAIN(TEST(setup), TEST(test_train_beats_median_rule), TEST(test_save_load_bit
         TEST(test_flipped_bytes_refused),
         TEST(test_adapt_lowers_unseen_error), TEST(test_compose_asymmetric), TEST(test_compose_with_model),
         TEST(test_forest_matches_xgboost), TEST(test_predict_errors), TEST(test_explain),
-        TEST(test_concurrent_predict), TEST(test_variant_and_params), TEST(teardown))
+        TEST(test_concurrent_predict), TEST(test_variant_and_params), TEST(test_progress_follows_early_stopping), TEST(teardown))

@@ -206,7 +206,7 @@ static const field_t train_fields[] = {
     FLD(ps_train_params_t, nthread, F_INT),        FLD(ps_train_params_t, max_rounds, F_INT),
     FLD(ps_train_params_t, early_stopping, F_INT), FLD(ps_train_params_t, subsample, F_DBL),
     FLD(ps_train_params_t, adapt_rounds, F_INT),   FLD(ps_train_params_t, adapt_eta, F_DBL),
-    FLD(ps_train_params_t, adapt_depth, F_INT),
+    FLD(ps_train_params_t, adapt_depth, F_INT),    FLD(ps_train_params_t, grid_rows, F_INT),
 };
 static const char *const train_special[] = {"variant", "depths", "etas", NULL};
 

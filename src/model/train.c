@@ -37,6 +37,7 @@ ps_train_params_t ps_train_default_params(void)
     p.etas[0] = 0.1;
     p.etas[1] = 0.3;
     p.subsample = 1.0;
+    p.grid_rows = 60000;
     p.adapt_rounds = 30;
     p.adapt_eta = 0.05;
     p.adapt_depth = 0;
@@ -59,6 +60,8 @@ static int check_params(const ps_train_params_t *p)
     for (int i = 0; i < p->n_etas; i++)
         if (!(p->etas[i] > 0 && p->etas[i] <= 1))
             return psi_error(PS_E_ARG, "learning rate %g is outside (0, 1]", p->etas[i]);
+    if (p->grid_rows < 0)
+        return psi_error(PS_E_ARG, "grid_rows %d is negative", p->grid_rows);
     if (!(p->subsample > 0 && p->subsample <= 1))
         return psi_error(PS_E_ARG, "subsample %g is outside (0, 1]", p->subsample);
     if (p->adapt_rounds < 1 || !(p->adapt_eta > 0 && p->adapt_eta <= 1) || p->adapt_depth < 0 || p->adapt_depth > 20)
@@ -279,8 +282,53 @@ typedef struct {
     const size_t *train_idx; /* rows of the training split */
     size_t n_train;
     int nthread;
-    double done, total; /* progress in boosting rounds */
+    /* Progress in boosting rounds. total is re-estimated after each grid
+     * point from the rounds early stopping let the finished points run
+     * (expected_rounds), never from max_rounds once one has finished. */
+    double done, total;
+    int points;      /* grid points trained per side (grid_points) */
+    int points_left; /* grid points of both sides not yet finished */
+    double fin_rounds, fin_count; /* finished points: the sum of rounds x eta, their count */
 } train_ctx_t;
+
+/* Rounds a grid point of learning rate eta is expected to run: the mean of
+ * the finished points (rounds x eta, so that a point of a third of the rate
+ * is expected to run three times as long), max_rounds before any finished. */
+static double expected_rounds(const train_ctx_t *c, double eta)
+{
+    if (c->fin_count == 0)
+        return c->p->max_rounds;
+    double r = c->fin_rounds / c->fin_count / eta;
+    return r < c->p->max_rounds ? r : c->p->max_rounds;
+}
+
+/* After round `it` (0-based) of the running point: the total so far plus the
+ * running point's rounds (at least those run and one more) and the points
+ * left, each at its expected length. */
+static void progress_round(train_ctx_t *c, int it, double eta)
+{
+    c->done += 1;
+    double cur = expected_rounds(c, eta);
+    if (cur < it + 2)
+        cur = it + 2 < c->p->max_rounds ? it + 2 : c->p->max_rounds;
+    c->total = c->done - (it + 1) + cur + (c->points_left - 1) * expected_rounds(c, eta);
+    if (c->total < c->done)
+        c->total = c->done;
+    if (c->p->progress)
+        c->p->progress("training", c->done, c->total, c->p->progress_user);
+}
+
+/* A grid point ended after `rounds` rounds: the total again, without the
+ * running point (after the last point, total == done). */
+static void progress_point(train_ctx_t *c, int rounds, double eta)
+{
+    c->fin_rounds += rounds * eta;
+    c->fin_count += 1;
+    c->points_left--;
+    c->total = c->done + c->points_left * expected_rounds(c, eta);
+    if (c->p->progress)
+        c->p->progress("training", c->done, c->total, c->p->progress_user);
+}
 
 /* Train one regressor at one grid point with early stopping; *out holds the
  * rounds up to the best validation RMSE. */
@@ -300,7 +348,7 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
     if (rc == PS_OK)
         rc = psi_xgb_set_param(b, "eval_metric", "rmse");
     double best = INFINITY;
-    int best_iter = -1;
+    int best_iter = -1, rounds = 0;
     for (int it = 0; rc == PS_OK && it < c->p->max_rounds; it++) {
         if (XGBoosterUpdateOneIter(b, it, dtrain) != 0) {
             rc = psi_xgb_error("boosting");
@@ -313,17 +361,16 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
             break;
         }
         double v = eval_value(res);
-        c->done += 1;
-        if (c->p->progress)
-            c->p->progress("training", c->done, c->total, c->p->progress_user);
+        progress_round(c, it, eta);
+        rounds = it + 1;
         if (v < best) {
             best = v;
             best_iter = it;
         } else if (it - best_iter >= c->p->early_stopping) {
-            c->done += c->p->max_rounds - 1 - it;
             break;
         }
     }
+    progress_point(c, rounds, eta);
     if (rc == PS_OK && best_iter < 0)
         rc = psi_error(PS_E_BACKEND, "training produced no finite validation error");
     if (rc == PS_OK && XGBoosterSlice(b, 0, best_iter + 1, 1, &best_b) != 0)
@@ -362,8 +409,8 @@ static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *v
         base += (float)yd[c->train_idx[i]];
     base = c->n_train ? base / (double)c->n_train : 0;
     double best_mape = INFINITY;
-    for (int i = 0; rc == PS_OK && i < c->p->n_depths; i++) {
-        for (int j = 0; rc == PS_OK && j < c->p->n_etas; j++) {
+    for (int i = 0, k = 0; rc == PS_OK && i < c->p->n_depths; i++) {
+        for (int j = 0; rc == PS_OK && j < c->p->n_etas && k++ < c->points; j++) {
             BoosterHandle b = NULL;
             rc = train_one(c, dtrain, dvalid, base, c->p->depths[i], c->p->etas[j], &b);
             if (rc != PS_OK)
@@ -392,6 +439,17 @@ static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *v
     return rc;
 }
 
+/* Grid points trained per side: grid_rows / training rows of them, at least
+ * one, at most the whole grid (ps_train_params_t.grid_rows). */
+static int grid_points(const ps_train_params_t *p, size_t n_train)
+{
+    int all = p->n_depths * p->n_etas;
+    if (p->grid_rows == 0 || n_train == 0)
+        return all;
+    size_t k = (size_t)p->grid_rows / n_train;
+    return k < 1 ? 1 : k < (size_t)all ? (int)k : all;
+}
+
 /* All rows must be of one GPU, the model's. */
 static int check_gpu(const psi_dataset_t *d, const char *gpu)
 {
@@ -402,7 +460,19 @@ static int check_gpu(const psi_dataset_t *d, const char *gpu)
     return PS_OK;
 }
 
-static int resolve_nthread(int nthread) { return nthread > 0 ? nthread : 0; }
+/* Below this many rows, nthread 0 trains on one thread: XGBoost's OpenMP
+ * threads spin while they wait, and on small matrices (a round of 2,100 rows
+ * takes milliseconds) the waiting costs more than the parallel histograms
+ * gain; on a loaded machine it multiplied the CPU time by ten (docs/model.md,
+ * "Training time"). */
+#define ONE_THREAD_ROWS 20000
+
+static int resolve_nthread(int nthread, size_t rows)
+{
+    if (nthread > 0)
+        return nthread;
+    return rows < ONE_THREAD_ROWS ? 1 : 0;
+}
 
 /* The data set has rows, of one GPU; rows with longer segments than the
  * window were left out (a warning). */
@@ -494,8 +564,10 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
                      .ops = ops,
                      .train_idx = train_idx,
                      .n_train = n_train,
-                     .nthread = resolve_nthread(p.nthread)};
-    c.total = 2.0 * p.n_depths * p.n_etas * p.max_rounds;
+                     .nthread = resolve_nthread(p.nthread, n_train)};
+    c.points = grid_points(&p, n_train);
+    c.points_left = 2 * c.points;
+    c.total = (double)c.points_left * p.max_rounds;
     for (int side = 0; side < 2 && rc == PS_OK; side++)
         rc = train_side(&c, m, side, &va);
     if (rc == PS_OK)
@@ -633,9 +705,7 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     n->info = m->info;
     n->info.gpu = n->gpu;
     n->info.n_calib = 0; /* the calibration does not hold for the adapted trees */
-    /* A few hundred rows train fastest on one thread: OpenMP's start-up and
-     * spinning cost more than the parallel split search gains. */
-    int nthread = p.nthread == 0 && d->n < 20000 ? 1 : resolve_nthread(p.nthread);
+    int nthread = resolve_nthread(p.nthread, d->n);
     for (int side = 0; side < 2 && rc == PS_OK; side++) {
         int depth = p.adapt_depth;
         if (depth == 0 && (rc = choose_adapt_depth(m, d, &p, nthread, side, &depth)) != PS_OK)
