@@ -10,9 +10,9 @@
 # Usage: scripts/overlap_table.sh [--repo DIR] [--rev COMMIT] [--out DIR] [--pairsight BIN] [--oplists DIR] [--doc]
 #        scripts/overlap_table.sh --from FILE.json... [--doc]   (tables of eval JSONs already run,
 #        one per protocol or all in one: `pairsight overlap eval --json`)
-# The repository: --repo, else $PS_ABACUS_REPO, else the fetched mirror.
+# The repository: --repo, else $PS_ABACUS_REPO (no default).
 set -e
-repo=${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}
+repo=${PS_ABACUS_REPO:-}
 rev=4c33e2e out=out/overlap ps=build/pairsight doc= from= ops=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -27,13 +27,19 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ -z "$from" ]; then
-    [ -d "$repo" ] || { echo "overlap_table: no Abacus repository at $repo (set PS_ABACUS_REPO)" >&2; exit 1; }
+    [ -n "$repo" ] || { echo "overlap_table: no Abacus repository: pass --repo DIR or set PS_ABACUS_REPO" >&2; exit 2; }
+    [ -d "$repo" ] || { echo "overlap_table: no Abacus repository at $repo" >&2; exit 1; }
     mkdir -p "$out"
     "$ps" import abacus "$repo" --rev "$rev" --out "$out/overlap.csv"
     if [ -z "$ops" ] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
         PAIRSIGHT_LIBRARY=/nonexistent /usr/bin/python3 tools/abacus_oplists.py --out "$out/oplists" && ops=$out/oplists
     fi
-    "$ps" overlap eval --overlap "$out/overlap.csv" ${ops:+--oplists "$ops"} --json -v > "$out/eval.json"
+    # Written whole or not at all: a stopped eval leaves no empty eval.json.
+    trap 'rm -f "$out/eval.json.part"; exit 130' INT TERM
+    "$ps" overlap eval --overlap "$out/overlap.csv" ${ops:+--oplists "$ops"} --json -v > "$out/eval.json.part" ||
+        { rm -f "$out/eval.json.part"; exit 1; }
+    mv -f "$out/eval.json.part" "$out/eval.json"
+    trap - INT TERM
     from=$out/eval.json
 fi
 table=$(/usr/bin/python3 - "$rev" $from <<'PY'

@@ -3,16 +3,37 @@
 # models, train the PairSight segment model, evaluate it against every
 # baseline (Table I, the ablation, generalization and long segments), print
 # the tables and write the report. Installs missing packages and builds first.
-# Usage: scripts/run.sh [OUTDIR]   (default: out/)
+# Usage: scripts/run.sh [--abacus DIR] [OUTDIR]   (default: out/)
+#   --abacus DIR   also score the overlap predictors on Abacus's real A100
+#                  co-runs (a clone or mirror of github Raphael-Hao/Abacus;
+#                  default $PS_ABACUS_REPO, else that stage is left out):
+#                  an eighth stage of about 900 CPU-seconds (docs/overlap.md)
 # Took 10 CPU-minutes (44 min wall on the loaded 2-core machine; README); each
-# stage prints "== [k/7] NAME (elapsed M:SS, about M:SS left)".
+# stage prints "== [k/N] NAME (elapsed M:SS, about M:SS left)", N = 7, or 8
+# with --abacus.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/run_lib.sh
+abacus=${PS_ABACUS_REPO:-}
+while [ $# -gt 0 ]; do
+    case $1 in
+    --abacus) [ $# -ge 2 ] || { echo "run.sh: --abacus needs a folder" >&2; exit 2; }; abacus=$2; shift 2 ;;
+    --abacus=*) abacus=${1#--abacus=}; shift ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run.sh: unknown option '$1' (usage: scripts/run.sh [--abacus DIR] [OUTDIR])" >&2; exit 2 ;;
+    *) break ;;
+    esac
+done
+if [ -n "$abacus" ] && [ ! -d "$abacus" ]; then
+    echo "run.sh: --abacus/PS_ABACUS_REPO: $abacus is not a folder" >&2
+    exit 2
+fi
 scripts/setup.sh
 out=${1:-out}
 # The expected seconds of each stage on the 2-core machine, for the ETA.
-progress_init "build:30 simulate:10 train:310 evaluate:1050 coverage:110 replay:900 colocate:220"
+stages="build:30 simulate:10 train:310 evaluate:1050 coverage:110 replay:900 colocate:220"
+[ -z "$abacus" ] || stages="$stages overlap:900"
+progress_init "$stages"
 if [ ! -d ../shared/data ]; then
     echo "run.sh: ../shared/data is absent: the co-location table on KACE's measured V100 pairs is skipped" \
         "(the simulated tables and the committed fixture still run; docs/colocate.md says where the data comes from)" >&2
@@ -75,8 +96,11 @@ scripts/coverage_heldout.sh "$out"
 # tuning, points and bounds plan to exactly the same deadline.
 stage replay "3 HP/LP pairs x 3 loads, every policy; the planners without stretch -> $out/replay/"
 mkdir -p "$out/replay"
+k=0
 for pair in resnet50:8/bert-base:8 resnet101:8/mobilenetv2:8 bert-base:8/resnet50:8; do
     for load in 0.3 0.6 0.8; do
+        k=$((k + 1))
+        echo "   replay $k/9: $pair at load $load (elapsed $(progress_mmss $(($(date +%s) - ps_t0))))" >&2
         name="$(echo "$pair" | tr ':/' '_-')-load$load"
         set -- --model "$out/model.psm" --ops "$out/ops.csv" --coexec "$out/coexec.csv" \
             --hp "${pair%/*}" --lp "${pair#*/}" --requests 1000 --load "$load" --seed 101 -q --json
@@ -97,14 +121,14 @@ py=/usr/bin/python3
 # per-data-set table (scripts/colocate_table.sh --extra DIR runs every table).
 stage colocate "eval -> $out/colocate/"
 mkdir -p "$out/colocate"
-scripts/colocate_table.sh --out "$out/colocate" --tables sim-sparse,kace-v100 --pairsight "$ps" \
-    > "$out/colocate/table.md"
-# Abacus's real A100 co-runs (docs/overlap.md), only where a clone or mirror
-# of its artefact is present (PS_ABACUS_REPO or the fetched mirror).
-if [ -d "${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}" ]; then
-    echo "== overlap eval on Abacus's A100 co-runs -> $out/overlap/" >&2
+atomic_out "$out/colocate/table.md" scripts/colocate_table.sh --out "$out/colocate" --tables sim-sparse,kace-v100 \
+    --pairsight "$ps"
+# Abacus's real A100 co-runs (docs/overlap.md), only with --abacus DIR or
+# PS_ABACUS_REPO (a clone or mirror of its artefact).
+if [ -n "$abacus" ]; then
+    stage overlap "eval on Abacus's A100 co-runs -> $out/overlap/"
     mkdir -p "$out/overlap"
-    scripts/overlap_table.sh --out "$out/overlap" --pairsight "$ps" > "$out/overlap/table.md"
+    atomic_out "$out/overlap/table.md" scripts/overlap_table.sh --repo "$abacus" --out "$out/overlap" --pairsight "$ps"
 fi
 progress_done
 echo "== done: $out/model.psm, $out/eval.json, $out/report.html, $out/replay/, $out/colocate/" >&2

@@ -9,10 +9,10 @@
 # Usage: scripts/twin_abacus_table.sh [--repo DIR] [--out DIR] [--pairsight BIN] [--fit-every N] [--doc]
 #        scripts/twin_abacus_table.sh --from CAL.json CALF.json [--doc]
 #          (CAL: `pairsight overlap twin --calibrate --json`, CALF: the same with --fit-flops)
-# The repository: --repo, else $PS_ABACUS_REPO, else the fetched mirror. The
+# The repository: --repo, else $PS_ABACUS_REPO (no default). The
 # operator lists need /usr/bin/python3 with torch and torchvision.
 set -e
-repo=${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}
+repo=${PS_ABACUS_REPO:-}
 out=out/twin_abacus ps=build/pairsight doc= from= every=40
 while [ $# -gt 0 ]; do
     case $1 in
@@ -26,7 +26,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ -z "$from" ]; then
-    [ -d "$repo" ] || { echo "twin_abacus_table: no Abacus repository at $repo (set PS_ABACUS_REPO)" >&2; exit 1; }
+    [ -n "$repo" ] || { echo "twin_abacus_table: no Abacus repository: pass --repo DIR or set PS_ABACUS_REPO" >&2; exit 2; }
+    [ -d "$repo" ] || { echo "twin_abacus_table: no Abacus repository at $repo" >&2; exit 1; }
     mkdir -p "$out"
     "$ps" import abacus "$repo" --out "$out/overlap.csv"
     [ -d "$out/oplists" ] || PAIRSIGHT_LIBRARY=/nonexistent /usr/bin/python3 tools/abacus_oplists.py --out "$out/oplists"

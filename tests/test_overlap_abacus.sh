@@ -1,13 +1,13 @@
 #!/bin/sh
 # pairsight import abacus on the real artefact (a clone or a mirror of
-# github Raphael-Hao/Abacus): PS_ABACUS_REPO, else the fetched mirror under
-# /work/.mirror. Skips (77) where neither is present. Checks the counts of
+# github Raphael-Hao/Abacus): PS_ABACUS_REPO (no default). Skips (77) where it is unset. Checks the counts of
 # the profiles at the newest commit that holds them and at 4c33e2e, and that
 # the predictor beats max(solo) on Abacus's own split and on leave-one-pair-out
 # (short runs, pairsight only: under a minute).
 PS=${1:-build/pairsight}
-REPO=${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}
-[ -d "$REPO" ] || { echo "skip: no Abacus repository (set PS_ABACUS_REPO to a clone or mirror)"; exit 77; }
+REPO=${PS_ABACUS_REPO:-}
+[ -n "$REPO" ] || { echo "skip: PS_ABACUS_REPO is unset (a clone or mirror of github Raphael-Hao/Abacus)"; exit 77; }
+[ -d "$REPO" ] || { echo "skip: PS_ABACUS_REPO=$REPO is not a folder"; exit 77; }
 command -v git >/dev/null 2>&1 || { echo "skip: git not on PATH"; exit 77; }
 git -C "$REPO" cat-file -e 4c33e2e 2>/dev/null || { echo "skip: $REPO lacks commit 4c33e2e"; exit 77; }
 T=$(mktemp -d)

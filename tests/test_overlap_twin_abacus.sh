@@ -1,13 +1,13 @@
 #!/bin/sh
 # The twin against the real artefact (a clone or a mirror of github
-# Raphael-Hao/Abacus: PS_ABACUS_REPO, else the fetched mirror under
-# /work/.mirror), kept short: the 2-way resnet50 + vgg16 file at batches 4
-# and 8, operator lists captured with torch (tools/abacus_oplists.py).
+# Raphael-Hao/Abacus: PS_ABACUS_REPO, no default), kept short: the 2-way
+# resnet50 + vgg16 file at batches 4 and 8, operator lists captured with torch (tools/abacus_oplists.py).
 # Skips (77) without the repository, git or torch.
 PS=${1:-build/pairsight}
-REPO=${PS_ABACUS_REPO:-/work/.mirror/Raphael-Hao+Abacus/repo}
+REPO=${PS_ABACUS_REPO:-}
 PY=/usr/bin/python3
-[ -d "$REPO" ] || { echo "skip: no Abacus repository (set PS_ABACUS_REPO to a clone or mirror)"; exit 77; }
+[ -n "$REPO" ] || { echo "skip: PS_ABACUS_REPO is unset (a clone or mirror of github Raphael-Hao/Abacus)"; exit 77; }
+[ -d "$REPO" ] || { echo "skip: PS_ABACUS_REPO=$REPO is not a folder"; exit 77; }
 command -v git >/dev/null 2>&1 || { echo "skip: git not on PATH"; exit 77; }
 "$PY" -c 'import torch, torchvision' 2>/dev/null || { echo "skip: $PY with torch and torchvision is needed"; exit 77; }
 T=$(mktemp -d)
