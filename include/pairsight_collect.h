@@ -479,6 +479,10 @@ PS_API int ps_oplist_op_cost(const ps_oplist_t *l, int i, double *out_flops, dou
  *  NULL). */
 PS_API int ps_oplist_registered(const char *name, int *out_batch);
 
+/** The name of the i-th list registered with ps_oplist_register (0-based,
+ *  in the order registered). @return it, or NULL past the last. */
+PS_API const char *ps_oplist_name(int i);
+
 /** A value of the campaign database's metadata (e.g. "shard": "K/N" in a
  *  shard's database, "gpu", "seq_len") into buf (size bytes, cut to fit).
  *  @return 1 when the key is there, 0 when not (buf unchanged), PS_E_ARG

@@ -118,4 +118,11 @@ expect 0 "$CLI" check "$T/ca/ops.csv" "$T/ca/coexec.csv" "$T/cb/ops.csv" "$T/cb/
 expect 1 "$CLI" check "$T/ca/ops.csv" "$T/cb/coexec.csv"
 has "$T/err" "has no standalone profile at 30 TPCs"
 
+# A CSV written with ';' (Excel in a comma-decimal locale) says so.
+tr ',' ';' <$d/ops_small.csv >"$T/semi.csv"
+expect 1 "$CLI" check "$T/semi.csv"
+has "$T/err" "the separator must be ','"
+expect 1 "$CLI" train --ops "$T/semi.csv" --coexec $d/coexec_small.csv --out "$T/semi.psm"
+has "$T/err" "the separator must be ','"
+
 finish test_check

@@ -36,7 +36,10 @@ check "eval with only the targets' throughput" sh -c "'$CLI' colocate eval $W --
     --train-frac 0.5 --seeds 2 --predictors kace_lr,mps --json > '$T/o.json' &&
     grep -q '\"policies\":{}' '$T/o.json' && grep -q '\"mps\":{\"of\":\"workload\",\"r2\":0' '$T/o.json' &&
     grep -q '\"kace_lr\":{\"of\":\"sum\",\"r2\":null' '$T/o.json'"
-check "train mps" "$CLI" colocate train $W --colocations $F/colocations3.csv --out "$T/m.psc"
+check "train mps, a one-line summary" sh -c "'$CLI' colocate train $W --colocations $F/colocations3.csv \
+    --out '$T/m.psc' 2>'$T/train.err' && grep -q '^colocate train: mps model on [0-9]* co-locations of [0-9]* workloads -> $T/m.psc\$' '$T/train.err'"
+check "train -q: silent" sh -c "'$CLI' colocate train $W --colocations $F/colocations3.csv --out '$T/q.psc' -q 2>&1 | \
+    wc -c | grep -qx 0"
 check "train kace_lr" "$CLI" colocate train $W --colocations $F/colocations3.csv --kind kace_lr --out "$T/lr.psc"
 check "predict writes tput_pred for 4-way rows" sh -c "'$CLI' colocate predict --model '$T/m.psc' $W \
     --colocations $F/colocations4.csv --out '$T/p.csv' && head -1 '$T/p.csv' | grep -q ',tput_pred$' &&

@@ -15,6 +15,8 @@ expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/
 expect 0 "$CLI" model info "$T/m.psm"
 has "$T/out" "gpu:          A100-SXM4-40GB"
 has "$T/out" "196 features"
+# Every split, the calibration rows included (1000 rows: 700/100/100/100).
+has "$T/out" "samples:      1000 (train 700, calibration 100, valid 100, test 100;"
 expect 0 "$CLI" model info "$T/m.psm" --json
 has "$T/out" '"hp.op15.present"'
 has "$T/out" '"schema":"pairsight.model_meta.v1"'

@@ -133,6 +133,8 @@ expect 2 "$CLI" train --ops a --coexec b --out c --out d
 has "$T/err" "pairsight: train: --out given twice (it takes one value)"
 expect 2 "$CLI" train --ops a --coexec b --out c --depth 6
 has "$T/err" "pairsight: train: unknown option '--depth'; did you mean '--depths'? (see pairsight train --help)"
+expect 2 "$CLI" predict --model a --ops b --query c
+has "$T/err" "pairsight: predict: unknown option '--query'; did you mean '--queries'? (see pairsight predict --help)"
 expect 2 "$CLI" train --ops a --out c
 has "$T/err" "pairsight: train: missing --coexec: --ops, --coexec and --out are required"
 expect 2 "$CLI" train --ops a --coexec b --out c --rounds -3

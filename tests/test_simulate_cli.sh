@@ -76,4 +76,22 @@ echo x > "$TMP/afile"
 "$CLI" simulate --pairs resnet50:8 --experiments 2 --out "$TMP/p" 2>"$TMP/err.txt"
 [ $? -eq 1 ] && grep -qF "pairs: expected hp:batch/lp:batch, got 'resnet50:8'" "$TMP/err.txt" &&
     ok "--pairs without an LP side" || bad "--pairs without an LP side: $(cat "$TMP/err.txt")"
+# --oplist (issue 42): a list named in neither --models nor --pairs is not
+# simulated, and says so; a FILE without NAME= is named by its header; an
+# unknown model is a usage error (2) that names the user's lists.
+O=tests/data/overlap_twin_oplists/vgg16_b4_s0.oplist
+"$CLI" simulate -q --gpu a100 --oplist "cx=$O" --experiments 2 --out "$TMP/o1" 2>"$TMP/err.txt"
+[ $? -eq 0 ] && grep -qF "warning: --oplist cx is in neither --models nor --pairs" "$TMP/err.txt" &&
+    ok "--oplist not named: a warning" || bad "--oplist not named: $(cat "$TMP/err.txt")"
+"$CLI" simulate -q --gpu a100 --oplist "$O" --models vgg16,resnet50 --batches vgg16:4,resnet50:4 --experiments 2 \
+    --out "$TMP/o2" 2>"$TMP/err.txt"
+[ $? -eq 0 ] && [ ! -s "$TMP/err.txt" ] && grep -q ',vgg16,' "$TMP/o2/ops.csv" &&
+    ok "--oplist FILE named by its header (vgg16)" || bad "--oplist FILE by header: $(cat "$TMP/err.txt")"
+"$CLI" simulate -q --gpu a100 --oplist "cx=$O" --models cy --experiments 2 --out "$TMP/o3" 2>"$TMP/err.txt"
+[ $? -eq 2 ] && grep -qF "unknown model 'cy'" "$TMP/err.txt" && grep -qF "your --oplist lists: cx" "$TMP/err.txt" &&
+    ok "unknown model: exit 2, the user's lists named" || bad "unknown model: $(cat "$TMP/err.txt")"
+"$CLI" simulate -q --gpu a100 --oplist tests/data/overlap_twin_oplists/resnet50_b4_s0.oplist --experiments 2 \
+    --out "$TMP/o4" 2>"$TMP/err.txt"
+[ $? -eq 1 ] && grep -qF "'resnet50' is a built-in model" "$TMP/err.txt" &&
+    ok "--oplist FILE whose header names a built-in model" || bad "built-in header: $(cat "$TMP/err.txt")"
 exit $fail

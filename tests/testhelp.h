@@ -10,6 +10,10 @@
 #include <string.h>
 
 static int th_failed, th_checks, th_skipped;
+/* The skipped tests and why, for the last line (which scripts/ctest_skips.sh
+ * reports as the reason a skipped program gave). */
+static const char *th_current;
+static char th_skips[1024];
 
 /* A test that cannot run here (its data is absent) says why and returns; the
  * program then exits 77, which ctest reports as skipped, never as passed. */
@@ -17,6 +21,10 @@ static inline void th_skip(const char *why)
 {
     th_skipped++;
     printf("skip: %s\n", why);
+    size_t len = strlen(th_skips);
+    if (len < sizeof th_skips - 1)
+        snprintf(th_skips + len, sizeof th_skips - len, "%s%s (%s)", len ? "; " : "",
+                 th_current ? th_current : "?", why);
 }
 
 #define CHECK(cond)                                                                      \
@@ -100,11 +108,15 @@ static int th_run(const th_test_t *tests, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         int before = th_failed, skipped = th_skipped;
+        th_current = tests[i].name;
         tests[i].fn();
         printf("[%s] %s\n", th_failed != before ? "FAIL" : th_skipped != skipped ? "skip" : " ok ",
                tests[i].name);
     }
-    printf("%d checks, %d failed, %d tests skipped\n", th_checks, th_failed, th_skipped);
+    if (th_skipped)
+        printf("%d checks, %d failed, %d tests skipped: %s\n", th_checks, th_failed, th_skipped, th_skips);
+    else
+        printf("%d checks, %d failed, 0 tests skipped\n", th_checks, th_failed);
     return th_failed ? 1 : th_skipped ? 77 : 0;
 }
 

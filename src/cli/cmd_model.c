@@ -85,8 +85,9 @@ static int info(const char *path, int json)
         printf("layout:       version %d, variant %s, window %d, %d features\n", i.layout_version,
                ps_feature_variant_name(i.variant), i.window, i.n_features);
         printf("format:       version %d\n", i.format_version);
-        printf("samples:      %zu (train %zu, valid %zu, test %zu; %zu experiments, seed %" PRIu64 ")\n", i.n_samples,
-               i.n_train, i.n_valid, i.n_test, i.n_experiments, i.seed);
+        printf("samples:      %zu (train %zu, calibration %zu, valid %zu, test %zu; %zu experiments, seed %" PRIu64
+               ")\n",
+               i.n_samples, i.n_train, i.n_calib, i.n_valid, i.n_test, i.n_experiments, i.seed);
         for (int s = 0; s < 2; s++)
             printf("%s regressor: %d trees, depth %d, eta %g, valid MAPE %.2f%%, test MAPE %.2f%%\n",
                    s == PS_SIDE_HP ? "HP" : "LP", i.n_trees[s], i.depth[s], i.eta[s], i.valid_mape[s], i.test_mape[s]);

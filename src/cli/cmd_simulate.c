@@ -104,8 +104,9 @@ static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
          .flags = CLI_IN},
         {"--derive-gpu", CLI_STR, &a->derive_gpu, "NAME", "GPU of the profile given to --derive"},
         {"--oplist", CLI_STR, &a->oplist, "NAME=FILE,...",
-         "operator lists of your own models (python -m pairsight.capture), simulated under NAME at the batch they "
-         "were captured at; name them in --pairs or --models"},
+         "operator lists of your own models (python -m pairsight.capture), simulated under NAME (a FILE without "
+         "NAME= is named by its header's model=) at the batch they were captured at; name them in --pairs or "
+         "--models (a list named in neither is not simulated: a warning)"},
         {"--list", CLI_FLAG, &a->do_list, NULL, "list the models and GPUs and exit"},
         CLI_OPT_JSON(&a->json, "print a JSON summary on stdout (default: a line on stderr)"),
         CLI_OPT_QUIET(&a->quiet),
@@ -118,7 +119,7 @@ static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
                                 "for a seed whatever the thread count. See docs/simulator.md.\n",
                        .opts = opts,
                        .examples = examples,
-                       .exit_status = "0 written, 1 bad input or unwritable --out, 2 usage error.",
+                       .exit_status = "0 written, 1 bad input or unwritable --out, 2 usage error (also an unknown model).",
                        .max_pos = 0};
     return cli_parse(&spec, argc, argv, NULL, code);
 }
@@ -193,6 +194,50 @@ static void print_summary(const sim_args_t *a, const ps_ops_t *ops, const ps_coe
     }
 }
 
+/* Whether model is one of the comma-separated items of list, an item being
+ * MODEL, MODEL:BATCH or HP[:B]/LP[:B]. */
+static int names_model(const char *list, const char *model)
+{
+    size_t n = strlen(model);
+    for (const char *s = list; s && *s; s++) {
+        if ((s == list || s[-1] == ',' || s[-1] == '/') && strncmp(s, model, n) == 0 &&
+            (s[n] == '\0' || s[n] == ',' || s[n] == '/' || s[n] == ':'))
+            return 1;
+    }
+    return 0;
+}
+
+/* A list registered with --oplist that neither --models nor --pairs names
+ * is not simulated: say so (the default models are the built-in ones). */
+static void warn_unused_lists(const sim_args_t *a)
+{
+    for (int i = 0; ps_oplist_name(i); i++) {
+        const char *name = ps_oplist_name(i);
+        if (names_model(a->p.models, name) || names_model(a->p.pairs, name))
+            continue;
+        fprintf(stderr,
+                "pairsight: simulate: warning: --oplist %s is in neither --models nor --pairs, so it is not "
+                "simulated (add --models %s,resnet50 or --pairs %s:B/resnet50:8)\n",
+                name, name, name);
+    }
+}
+
+/* A failed run; an unknown model is a usage error (exit 2) whose message
+ * also names the lists of --oplist. */
+static int fail_run(void)
+{
+    const char *err = ps_last_error();
+    if (!strstr(err, "unknown model"))
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s", err);
+    char own[512] = "";
+    size_t len = 0;
+    for (int i = 0; ps_oplist_name(i) && len < sizeof own; i++)
+        len += (size_t)snprintf(own + len, sizeof own - len, "%s%s", i ? ", " : "", ps_oplist_name(i));
+    if (len)
+        return cli_fail(CLI_USAGE, CMD, "%s; your --oplist lists: %s", err, own);
+    return cli_fail(CLI_USAGE, CMD, "%s; no --oplist list given (--oplist NAME=FILE adds your own model)", err);
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     sim_args_t a;
@@ -207,6 +252,7 @@ int cmd_simulate(int argc, char **argv)
         return derive(a.derive_path, a.derive_gpu);
     if (a.oplist && ps_oplist_register(a.oplist) != 0)
         return cli_fail(CLI_BAD_INPUT, CMD, "--oplist: %s", ps_last_error());
+    warn_unused_lists(&a);
     if (!a.out)
         return cli_fail(CLI_USAGE, CMD, "--out DIR is required (see pairsight simulate --help)");
     ps_gpu_info_t g;
@@ -225,7 +271,7 @@ int cmd_simulate(int argc, char **argv)
     ps_ops_t *ops = NULL;
     ps_coexec_t *cx = NULL;
     if (ps_sim_run(&a.p, &ops, &cx) != 0)
-        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+        return fail_run();
     cli_progress_end(a.quiet);
     double t_sim = ps_now() - t0;
     int rc = write_campaign(a.out, ops, cx);

@@ -176,6 +176,10 @@ const char *cli_nearest(const char *s, const char *const *names, size_t n)
         /* A prefix of a longer name ("--dep" of "--depths") is near too. */
         if (len >= 4 && strncmp(s, names[i], len) == 0 && d > 1)
             d = 1;
+        /* So is a name that starts with all of s but its last letter: a
+         * singular of a plural ("--query" of "--queries"). */
+        if (len >= 7 && strlen(names[i]) > len && strncmp(s, names[i], len - 1) == 0 && d > 1)
+            d = 1;
         if (d < best_d) {
             best_d = d;
             best = names[i];

@@ -302,15 +302,18 @@ static double expected_rounds(const train_ctx_t *c, double eta)
     return r < c->p->max_rounds ? r : c->p->max_rounds;
 }
 
-/* After round `it` (0-based) of the running point: the total so far plus the
- * running point's rounds (at least those run and one more) and the points
- * left, each at its expected length. */
-static void progress_round(train_ctx_t *c, int it, double eta)
+/* After round `it` (0-based) of the running point, whose best round so far
+ * is best_iter: the total so far plus the running point's rounds (at least
+ * until early stopping could end it) and the points left, each at its
+ * expected length. */
+static void progress_round(train_ctx_t *c, int it, int best_iter, double eta)
 {
     c->done += 1;
-    double cur = expected_rounds(c, eta);
-    if (cur < it + 2)
-        cur = it + 2 < c->p->max_rounds ? it + 2 : c->p->max_rounds;
+    double cur = expected_rounds(c, eta), least = best_iter + 1 + c->p->early_stopping;
+    if (least < it + 2)
+        least = it + 2;
+    if (cur < least)
+        cur = least < c->p->max_rounds ? least : c->p->max_rounds;
     c->total = c->done - (it + 1) + cur + (c->points_left - 1) * expected_rounds(c, eta);
     if (c->total < c->done)
         c->total = c->done;
@@ -361,14 +364,14 @@ static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid,
             break;
         }
         double v = eval_value(res);
-        progress_round(c, it, eta);
         rounds = it + 1;
         if (v < best) {
             best = v;
             best_iter = it;
-        } else if (it - best_iter >= c->p->early_stopping) {
-            break;
         }
+        progress_round(c, it, best_iter, eta);
+        if (it - best_iter >= c->p->early_stopping)
+            break;
     }
     progress_point(c, rounds, eta);
     if (rc == PS_OK && best_iter < 0)

@@ -62,9 +62,23 @@ int psi_csv_match_header(const psi_csv_t *c, const char *const *names, const int
     return PS_OK;
 }
 
+const char *psi_csv_separator_hint(const psi_csv_t *c)
+{
+    if (c->nf != 1)
+        return "";
+    const char *f = psi_csv_field(c, 0);
+    if (strchr(f, ';'))
+        return " (the header is one column holding ';': the separator must be ',', as in a CSV that Excel writes "
+               "in an English locale)";
+    if (strchr(f, '\t'))
+        return " (the header is one column holding tabs: the separator must be ',')";
+    return "";
+}
+
 int psi_csv_missing(const psi_csv_t *c, const char *name, const char *what)
 {
-    return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of %s", c->path, psi_csv_line(c), name, what);
+    return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of %s%s", c->path, psi_csv_line(c), name,
+                     what, psi_csv_separator_hint(c));
 }
 const char *psi_csv_path(const psi_csv_t *c) { return c->path; }
 void psi_csv_skip_prefix(psi_csv_t *c, const char *prefix) { c->skip = prefix; }

@@ -65,6 +65,9 @@ size_t psi_csv_field_line(const psi_csv_t *c, int i);
 int psi_csv_match_header(const psi_csv_t *c, const char *const *names, const int *optional, size_t n, int *idx,
                          int *missing);
 
+/* "" or, for a header of one column that holds ';' or tabs, a note that the
+ * separator must be ',' (appended to the errors of a missing column). */
+const char *psi_csv_separator_hint(const psi_csv_t *c);
 /* PS_E_INPUT "FILE:LINE:1: missing required column 'NAME' of WHAT", LINE
  * the header's. */
 int psi_csv_missing(const psi_csv_t *c, const char *name, const char *what);

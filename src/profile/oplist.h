@@ -104,6 +104,7 @@ int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out)
 /* Users' lists registered under a model name (oplist_user.c): the list of
  * name, or NULL; a copy of it for a batch (which must be the list's). */
 const psi_oplist_t *psi_oplist_user(const char *name);
+const char *psi_oplist_user_name(int i); /* the i-th registered list, NULL past the last */
 int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out);
 
 /* Text form (above). The reader names path:line:column on error. */

@@ -56,6 +56,8 @@ int ps_oplist_op_cost(const ps_oplist_t *l, int i, double *out_flops, double *ou
     return PS_OK;
 }
 
+const char *ps_oplist_name(int i) { return psi_oplist_user_name(i); }
+
 int ps_oplist_registered(const char *name, int *out_batch)
 {
     const psi_oplist_t *u = psi_oplist_user(name);

@@ -235,8 +235,8 @@ static int detect_kind(psi_csv_t *csv, ps_table_kind_t *kind)
                          psi_csv_path(csv), psi_csv_line(csv), near_missing, near->name);
     return psi_error(PS_E_INPUT,
                      "%s:%zu:1: unknown table: the header matches none of ops, coexec, "
-                     "workloads, workload_scaling, colocations",
-                     psi_csv_path(csv), psi_csv_line(csv));
+                     "workloads, workload_scaling, colocations%s",
+                     psi_csv_path(csv), psi_csv_line(csv), psi_csv_separator_hint(csv));
 }
 
 /* A required column is absent. When the header is another table's, say so:

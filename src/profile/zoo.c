@@ -292,6 +292,8 @@ const psi_oplist_t *psi_oplist_user(const char *name)
     return NULL;
 }
 
+const char *psi_oplist_user_name(int i) { return i >= 0 && i < n_lists ? lists[i]->model : NULL; }
+
 static int valid_name(const char *s, size_t n)
 {
     if (n == 0 || n > 31)
@@ -303,23 +305,19 @@ static int valid_name(const char *s, size_t n)
     return 1;
 }
 
-/* One NAME=FILE item of length n at s. */
+/* One NAME=FILE item of length n at s; a FILE without NAME= is named by
+ * its header's model=. */
 static int register_one(const char *s, size_t n)
 {
     const char *eq = memchr(s, '=', n);
-    if (!eq || !valid_name(s, (size_t)(eq - s)) || eq + 1 == s + n)
+    if ((eq && !valid_name(s, (size_t)(eq - s))) || (eq && eq + 1 == s + n) || n == 0)
         return psi_error(PS_E_ARG,
-                         "oplist: expected NAME=FILE with a name of 1..31 letters, digits, '-', '_' or "
-                         "'.', got '%.*s'",
+                         "oplist: expected NAME=FILE (or FILE, named by its header's model=) with a name of 1..31 "
+                         "letters, digits, '-', '_' or '.', got '%.*s'",
                          (int)n, s);
     char name[32], path[4096];
-    snprintf(name, sizeof name, "%.*s", (int)(eq - s), s);
-    snprintf(path, sizeof path, "%.*s", (int)(n - (size_t)(eq - s) - 1), eq + 1);
-    psi_oplist_t *probe = NULL;
-    if (psi_zoo_build(name, 1, 0, &probe) == 0 && !psi_oplist_user(name)) {
-        psi_oplist_free(probe);
-        return psi_error(PS_E_ARG, "oplist: '%s' is a built-in model; name the list otherwise", name);
-    }
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - s) : 0, s);
+    snprintf(path, sizeof path, "%.*s", eq ? (int)(n - (size_t)(eq - s) - 1) : (int)n, eq ? eq + 1 : s);
     psi_oplist_t *l = NULL;
     int rc = psi_oplist_read(path, &l);
     if (rc != 0)
@@ -327,6 +325,20 @@ static int register_one(const char *s, size_t n)
     if (l->batch <= 0) {
         psi_oplist_free(l);
         return psi_error(PS_E_INPUT, "%s: no '# model=... batch=B seq_len=S' header: the batch size is unknown", path);
+    }
+    if (!eq && !valid_name(l->model, strlen(l->model))) {
+        psi_oplist_free(l);
+        return psi_error(PS_E_INPUT, "%s: its header's model= is no name of 1..31 letters, digits, '-', '_' or '.': "
+                         "give one as NAME=%s", path, path);
+    }
+    if (!eq)
+        snprintf(name, sizeof name, "%s", l->model);
+    psi_oplist_t *probe = NULL;
+    if (psi_zoo_build(name, 1, 0, &probe) == 0 && !psi_oplist_user(name)) {
+        psi_oplist_free(probe);
+        psi_oplist_free(l);
+        return psi_error(PS_E_ARG, "oplist: '%s' is a built-in model; name the list otherwise (%s=%s)",
+                         name, eq ? "OTHER" : "MY-NAME", path);
     }
     snprintf(l->model, sizeof l->model, "%s", name);
     for (int i = 0; i < n_lists; i++)
