@@ -139,9 +139,13 @@ static ps_query_t random_query(int hp_model, int lp_model, int max_len)
 {
     static const int splits[][2] = {{6, 18}, {12, 12}, {18, 6}, {6, 12}, {12, 6}, {6, 6}};
     int sp = (int)(urand() * 6);
-    ps_query_t q = {.gpu = GPU, .hp_model = model_names[hp_model], .hp_batch = 8,
-                    .lp_model = model_names[lp_model], .lp_batch = 8,
-                    .hp_tpcs = splits[sp][0], .lp_tpcs = splits[sp][1]};
+    ps_query_t q = {.gpu = GPU,
+                    .hp_model = model_names[hp_model],
+                    .hp_batch = 8,
+                    .lp_model = model_names[lp_model],
+                    .lp_batch = 8,
+                    .hp_tpcs = splits[sp][0],
+                    .lp_tpcs = splits[sp][1]};
     q.hp_len = 1 + (int)(urand() * max_len);
     q.lp_len = 1 + (int)(urand() * max_len);
     q.hp_start = (int)(urand() * (N_OPS - q.hp_len + 1));
@@ -328,7 +332,8 @@ static void test_save_load_bit_identical(void)
     fix_crc(sw, h0 + 16 + b2);
     write_bytes(path, sw, (size_t)len);
     CHECK(ps_model_load(path, &back) == PS_E_INPUT && back == NULL);
-    CHECK_MSG(strstr(ps_last_error(), "the HP regressor section holds a regressor tagged 'lp'") != NULL, "%s", ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), "the HP regressor section holds a regressor tagged 'lp'") != NULL, "%s",
+              ps_last_error());
     free(sw);
     /* Version 1 (no checksums) and unknown versions: refused by version. */
     buf[8] = 1;
@@ -461,7 +466,7 @@ static void test_compose_asymmetric(void)
     }
     double th, tl;
     CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, 1, 3, lh, ll, wh, wl, &th, &tl));
-    CHECK_NEAR(th, 112, 1e-9);      /* index pairing sees one LP window */
+    CHECK_NEAR(th, 112, 1e-9); /* index pairing sees one LP window */
     CHECK_NEAR(tl, 3 * 36, 1e-9);
     CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, 1, 3, lh, ll, wh, wl, &th, &tl));
     /* Truth: contended for 108 (progress 72), then alone for 28: 136. */
@@ -495,8 +500,17 @@ static void test_compose_with_model(void)
 {
     if (!MODEL)
         return;
-    ps_query_t q = {.gpu = GPU, .hp_model = "m0", .hp_batch = 8, .hp_start = 0, .hp_len = 40,
-                    .lp_model = "m1", .lp_batch = 8, .lp_start = 4, .lp_len = 20, .hp_tpcs = 12, .lp_tpcs = 12};
+    ps_query_t q = {.gpu = GPU,
+                    .hp_model = "m0",
+                    .hp_batch = 8,
+                    .hp_start = 0,
+                    .hp_len = 40,
+                    .lp_model = "m1",
+                    .lp_batch = 8,
+                    .lp_start = 4,
+                    .lp_len = 20,
+                    .hp_tpcs = 12,
+                    .lp_tpcs = 12};
     double h, l, hs, ls;
     CHECK_OK(ps_model_predict_compose(MODEL, OPS, &q, 1, PS_COMPOSE_INDEX, &h, &l, &hs, &ls));
     /* HP: 3 windows [0,13) [13,26) [26,40); LP: 2 windows [4,14) [14,24). */
@@ -573,8 +587,17 @@ static void test_predict_errors(void)
 {
     if (!MODEL)
         return;
-    ps_query_t ok = {.gpu = GPU, .hp_model = "m0", .hp_batch = 8, .hp_start = 0, .hp_len = 8,
-                     .lp_model = "m1", .lp_batch = 8, .lp_start = 0, .lp_len = 8, .hp_tpcs = 12, .lp_tpcs = 12};
+    ps_query_t ok = {.gpu = GPU,
+                     .hp_model = "m0",
+                     .hp_batch = 8,
+                     .hp_start = 0,
+                     .hp_len = 8,
+                     .lp_model = "m1",
+                     .lp_batch = 8,
+                     .lp_start = 0,
+                     .lp_len = 8,
+                     .hp_tpcs = 12,
+                     .lp_tpcs = 12};
     ps_query_t q[2] = {ok, ok};
     double h[2], l[2];
     q[1].lp_model = "vgg";
@@ -619,8 +642,17 @@ static void test_explain(void)
 {
     if (!MODEL)
         return;
-    ps_query_t q = {.gpu = GPU, .hp_model = "m0", .hp_batch = 8, .hp_start = 3, .hp_len = 10,
-                    .lp_model = "m2", .lp_batch = 8, .lp_start = 20, .lp_len = 12, .hp_tpcs = 6, .lp_tpcs = 18};
+    ps_query_t q = {.gpu = GPU,
+                    .hp_model = "m0",
+                    .hp_batch = 8,
+                    .hp_start = 3,
+                    .hp_len = 10,
+                    .lp_model = "m2",
+                    .lp_batch = 8,
+                    .lp_start = 20,
+                    .lp_len = 12,
+                    .hp_tpcs = 6,
+                    .lp_tpcs = 18};
     ps_explanation_t *e = NULL;
     CHECK_OK(ps_model_explain(MODEL, OPS, &q, &e));
     if (!e)
@@ -816,7 +848,7 @@ static void teardown(void)
 }
 
 TH_MAIN(TEST(setup), TEST(test_train_beats_median_rule), TEST(test_save_load_bit_identical),
-        TEST(test_flipped_bytes_refused),
-        TEST(test_adapt_lowers_unseen_error), TEST(test_compose_asymmetric), TEST(test_compose_with_model),
-        TEST(test_forest_matches_xgboost), TEST(test_predict_errors), TEST(test_explain),
-        TEST(test_concurrent_predict), TEST(test_variant_and_params), TEST(test_progress_follows_early_stopping), TEST(teardown))
+        TEST(test_flipped_bytes_refused), TEST(test_adapt_lowers_unseen_error), TEST(test_compose_asymmetric),
+        TEST(test_compose_with_model), TEST(test_forest_matches_xgboost), TEST(test_predict_errors), TEST(test_explain),
+        TEST(test_concurrent_predict), TEST(test_variant_and_params), TEST(test_progress_follows_early_stopping),
+        TEST(teardown))

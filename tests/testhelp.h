@@ -23,8 +23,8 @@ static inline void th_skip(const char *why)
     printf("skip: %s\n", why);
     size_t len = strlen(th_skips);
     if (len < sizeof th_skips - 1)
-        snprintf(th_skips + len, sizeof th_skips - len, "%s%s (%s)", len ? "; " : "",
-                 th_current ? th_current : "?", why);
+        snprintf(th_skips + len, sizeof th_skips - len, "%s%s (%s)", len ? "; " : "", th_current ? th_current : "?",
+                 why);
 }
 
 #define CHECK(cond)                                                                      \

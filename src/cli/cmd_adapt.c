@@ -56,7 +56,8 @@ int cmd_adapt(int argc, char **argv)
          "max_depth of the added trees; 0 = per side the one of 1, 2, 3 with the lowest error on held-out "
          "experiments of the new co-executions (1 with fewer than 5 experiments)",
          .lo = 0, .hi = 20},
-        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = one below 20,000 rows, else all cores", .lo = 0, .hi = ps_thread_limit()},
+        {"--threads", CLI_INT, &p.nthread, "N", "training threads, 0 = one below 20,000 rows, else all cores", .lo = 0,
+         .hi = ps_thread_limit()},
         CLI_OPT_JSON(&json, "print the summary as JSON on stdout (default: text on stderr)"),
         CLI_OPT_QUIET(&quiet),
         {NULL}};

@@ -670,8 +670,7 @@ static int do_train(const opts_t *o)
         print_train_choice(m);
     if (!err && !o->quiet) /* one line on success: what was fitted on what, and where it went */
         fprintf(stderr, "colocate train: %s model on %zu co-locations of %zu workloads -> %s\n",
-                ps_coloc_kind_name(ps_coloc_model_kind(m)), ps_colocations_rows(t.c), ps_workloads_rows(t.w),
-                o->out);
+                ps_coloc_kind_name(ps_coloc_model_kind(m)), ps_colocations_rows(t.c), ps_workloads_rows(t.w), o->out);
     ps_coloc_model_free(m);
     tables_free(&t);
     if (err)

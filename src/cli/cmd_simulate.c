@@ -119,7 +119,8 @@ static int parse_sim_args(int argc, char **argv, sim_args_t *a, int *code)
                                 "for a seed whatever the thread count. See docs/simulator.md.\n",
                        .opts = opts,
                        .examples = examples,
-                       .exit_status = "0 written, 1 bad input or unwritable --out, 2 usage error (also an unknown model).",
+                       .exit_status =
+                           "0 written, 1 bad input or unwritable --out, 2 usage error (also an unknown model).",
                        .max_pos = 0};
     return cli_parse(&spec, argc, argv, NULL, code);
 }

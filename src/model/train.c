@@ -286,8 +286,8 @@ typedef struct {
      * point from the rounds early stopping let the finished points run
      * (expected_rounds), never from max_rounds once one has finished. */
     double done, total;
-    int points;      /* grid points trained per side (grid_points) */
-    int points_left; /* grid points of both sides not yet finished */
+    int points;                   /* grid points trained per side (grid_points) */
+    int points_left;              /* grid points of both sides not yet finished */
     double fin_rounds, fin_count; /* finished points: the sum of rounds x eta, their count */
 } train_ctx_t;
 

@@ -77,8 +77,8 @@ const char *psi_csv_separator_hint(const psi_csv_t *c)
 
 int psi_csv_missing(const psi_csv_t *c, const char *name, const char *what)
 {
-    return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of %s%s", c->path, psi_csv_line(c), name,
-                     what, psi_csv_separator_hint(c));
+    return psi_error(PS_E_INPUT, "%s:%zu:1: missing required column '%s' of %s%s", c->path, psi_csv_line(c), name, what,
+                     psi_csv_separator_hint(c));
 }
 const char *psi_csv_path(const psi_csv_t *c) { return c->path; }
 void psi_csv_skip_prefix(psi_csv_t *c, const char *prefix) { c->skip = prefix; }

@@ -328,8 +328,10 @@ static int register_one(const char *s, size_t n)
     }
     if (!eq && !valid_name(l->model, strlen(l->model))) {
         psi_oplist_free(l);
-        return psi_error(PS_E_INPUT, "%s: its header's model= is no name of 1..31 letters, digits, '-', '_' or '.': "
-                         "give one as NAME=%s", path, path);
+        return psi_error(PS_E_INPUT,
+                         "%s: its header's model= is no name of 1..31 letters, digits, '-', '_' or '.': "
+                         "give one as NAME=%s",
+                         path, path);
     }
     if (!eq)
         snprintf(name, sizeof name, "%s", l->model);
@@ -337,8 +339,8 @@ static int register_one(const char *s, size_t n)
     if (psi_zoo_build(name, 1, 0, &probe) == 0 && !psi_oplist_user(name)) {
         psi_oplist_free(probe);
         psi_oplist_free(l);
-        return psi_error(PS_E_ARG, "oplist: '%s' is a built-in model; name the list otherwise (%s=%s)",
-                         name, eq ? "OTHER" : "MY-NAME", path);
+        return psi_error(PS_E_ARG, "oplist: '%s' is a built-in model; name the list otherwise (%s=%s)", name,
+                         eq ? "OTHER" : "MY-NAME", path);
     }
     snprintf(l->model, sizeof l->model, "%s", name);
     for (int i = 0; i < n_lists; i++)

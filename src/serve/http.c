@@ -694,9 +694,10 @@ static int run(http_t *h, const struct sockaddr_in *addr, const sigset_t *set)
     char host[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &addr->sin_addr, host, sizeof host);
     /* --check binds and stops at once: it must not read as a server up. */
-    serve_log(h->s, "%s %s://%s:%u (%d threads, model %s)%s", p->check ? "check passed: could listen on" : "listening on",
-              cert ? "https" : "http", host, di ? (unsigned)di->port : (unsigned)ntohs(addr->sin_port), p->threads,
-              h->s->cur->fp_model, p->check ? "; not serving (--check)" : "");
+    serve_log(h->s, "%s %s://%s:%u (%d threads, model %s)%s",
+              p->check ? "check passed: could listen on" : "listening on", cert ? "https" : "http", host,
+              di ? (unsigned)di->port : (unsigned)ntohs(addr->sin_port), p->threads, h->s->cur->fp_model,
+              p->check ? "; not serving (--check)" : "");
     if (!p->check && !serve_stop_requested)
         signal_loop(h);
     stop_threads(h);
