@@ -17,6 +17,11 @@ has "$T/out" "gpu:          A100-SXM4-40GB"
 has "$T/out" "196 features"
 # Every split, the calibration rows included (1000 rows: 700/100/100/100).
 has "$T/out" "samples:      1000 (train 700, calibration 100, valid 100, test 100;"
+# serve --check loads, binds and exits: it says so, never "listening on".
+expect 0 "$CLI" serve --model "$T/m.psm" --ops "$T/c/ops.csv" --listen 127.0.0.1:0 --check
+has "$T/err" "check passed: could listen on http://127.0.0.1:"
+has "$T/err" "; not serving (--check)"
+grep -q "listening on" "$T/err" && fail "serve --check says 'listening on': $(cat "$T/err")"
 expect 0 "$CLI" model info "$T/m.psm" --json
 has "$T/out" '"hp.op15.present"'
 has "$T/out" '"schema":"pairsight.model_meta.v1"'
