@@ -34,6 +34,15 @@ grep -q "unknown model 'vgg16'" "$T/err" || fail "message: $(cat "$T/err")"
 "$P" collect ops --model llama-3.2-1b --batch 2 --seq-len 64 > "$T/l.ops" || fail "ops"
 [ "$(grep -c '^gemm' "$T/l.ops")" -eq 113 ] || fail "llama-3.2-1b has 7 GEMMs a layer + lm_head"
 "$P" collect ops --file "$T/l.ops" --json | grep -q '"ops":243' || fail "ops --file"
+# A built-in model's list against the kernels simulate's ops.csv numbers: the
+# difference is explained on stderr, the list on stdout stays whole.
+"$P" collect ops --model resnet50 >"$T/r50.ops" 2>"$T/r50.err" || fail "ops resnet50"
+grep -q '^# model=resnet50 batch=8 seq_len=0 ops=174$' "$T/r50.ops" || fail "ops resnet50: $(head -2 "$T/r50.ops")"
+grep -qF "note: resnet50 is 174 operators as the collector launches them; simulate's ops.csv numbers 175 kernels (op 0..174)" \
+    "$T/r50.err" || fail "ops resnet50 does not explain 174 against 175: $(cat "$T/r50.err")"
+"$P" simulate -q --pairs resnet50:8/mobilenetv2:8 --experiments 1 --runs 1 --out "$T/sim1" || fail "simulate"
+[ "$(awk -F, 'NR > 1 && $2 == "resnet50" { print $4 }' "$T/sim1/ops.csv" | sort -un | wc -l)" -eq 175 ] ||
+    fail "simulate's resnet50 is not 175 kernels"
 
 # Real backend: built without CUDA or no GPU here -> exit 1 with a message.
 if ! "$P" collect info > /dev/null 2> "$T/err"; then
