@@ -26,6 +26,7 @@ COLORS = {
     "oracle": "#d62728",
 }
 W, H, PAD = 520, 360, 48
+TOP = 22  # room for a panel's title above it
 LOAD_SHAPES = ("circle", "square", "triangle", "diamond")
 
 
@@ -100,9 +101,10 @@ def scatter_panel(runs, x0, x1, y0, loads):
     """SLO attainment against LP throughput for one HP/LP pair: colour is
     the policy, the marker's shape the load."""
     first = runs[0]
-    out = [f'<svg width="{W + 150}" height="{H + 18}" xmlns="http://www.w3.org/2000/svg">',
-           f'<text x="{PAD}" y="{H + 14}" font-size="13">HP {html.escape(first["hp"])} / '
-           f'LP {html.escape(first["lp"])}</text>']
+    # The pair's title above its panel (TOP pixels), the plot below it.
+    out = [f'<svg width="{W + 150}" height="{H + TOP}" xmlns="http://www.w3.org/2000/svg">',
+           f'<text x="{PAD}" y="15" font-size="13" font-weight="bold">HP {html.escape(first["hp"])} / '
+           f'LP {html.escape(first["lp"])}</text>', f'<g transform="translate(0 {TOP})">']
     out += axis(x0, x1, y0, 1.0, "LP throughput (1 = LP alone on the whole GPU)", "SLO attainment")
     for r in runs:
         shape = LOAD_SHAPES[loads.index(r["load"]) % len(LOAD_SHAPES)]
@@ -120,7 +122,7 @@ def scatter_panel(runs, x0, x1, y0, loads):
         out.append(f'<text x="{W + 24}" y="{y}" font-size="11">load {load:g}</text>')
     out.append(f'<text x="{W + 8}" y="{25 + 18 * (len(COLORS) + 2 + len(loads))}" font-size="11">'
                f'below {y0:g}: on the axis</text>')
-    out.append("</svg>")
+    out.append("</g></svg>")
     return "\n".join(out)
 
 
@@ -174,6 +176,44 @@ def campaign_note():
     return f': {html.escape(str(CAMPAIGN.get("gpu", "")))}, model trained on the twin campaign of seed {CAMPAIGN.get("seed", "?")}'
 
 
+def md_to_html(text):
+    """The little markdown of results.py's prose: paragraphs, **bold**, `code`."""
+    out = []
+    for para in text.split("\n\n"):
+        t = html.escape(para.strip())
+        for mark, tag in (("**", "b"), ("`", "code")):
+            parts = t.split(mark)
+            t = "".join(p if i % 2 == 0 else f"<{tag}>{p}</{tag}>" for i, p in enumerate(parts))
+        out.append(f"<p>{t}</p>")
+    return "\n".join(out)
+
+
+def headline(runs):
+    """The first screen's headline: each replay's LP throughput against the dedicated GPU (no sharing), and
+    the sentence of README's headline (scripts/results.py, one implementation)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import results  # noqa: E402 (scripts/results.py, beside this file)
+
+    if not all({"dedicated", "orion", "pairsight_bound"} <= set(r["policies"]) for r in runs):
+        return ""  # replays of a subset of the policies: no comparison to lead with
+    rows = []
+    for r in runs:
+        q = r["policies"]
+        d = q["dedicated"]["lp_throughput"]
+        cells = "".join(f'<td>{q[n]["lp_throughput"] / d:.2f}x</td>' if n in q else "<td></td>"
+                        for n in ("pairsight_bound", "orion", "oracle"))
+        rows.append(f'<tr><td>{html.escape(r["hp"])}/{html.escape(r["lp"])}</td><td>{r["load"]:g}</td>'
+                    f'<td>{d:.3f}</td>{cells}<td>{100 * q["pairsight_bound"]["slo_attainment"]:.1f}</td></tr>')
+    return "\n".join([
+        '<div class="headline"><h2>Headline: LP throughput against the dedicated GPU</h2>',
+        md_to_html(results.replay_headline({"_replay": runs})),
+        "<table><tr><th>pair (HP/LP)</th><th>load</th><th>dedicated LP tput</th><th>pairsight_bound / "
+        "dedicated</th><th>orion / dedicated</th><th>oracle / dedicated</th><th>SLO % bound</th></tr>",
+        "\n".join(rows), "</table>",
+        '<p class="src">Replays on the twin (simulated, not measured); every policy and column in the '
+        '<a href="#replay">replay section</a>.</p></div>'])
+
+
 def section(runs):
     rows = []
     for r in runs:
@@ -200,6 +240,13 @@ def section(runs):
         f'<p>Per-request latency CDF, {html.escape(first["hp"])}/{html.escape(first["lp"])} at load '
         f'{first["load"]} (dashed: the budget).</p>',
         cdf(first),
+        "<p>Columns: SLO %, the HP requests whose latency (queue included) stayed within the budget; p50 and "
+        "p99 us, HP request latency; LP tput, LP work over the wall time (1 = LP alone on the whole GPU "
+        "throughout); <b>busy</b>, the share of the wall time the GPU spent serving HP requests (under "
+        "dedicated about the load; larger where co-running slows HP, and that time is taken from LP's work "
+        "alone on the whole GPU); <b>kept %</b>, the share of requests whose service time stayed within the "
+        "service budget the planner planned for it (planners only; blank for the rule policies, which plan "
+        "none).</p>",
         "<table><tr><th>pair</th><th>load</th><th>policy</th><th>SLO %</th><th>p50 us</th><th>p99 us</th>"
         "<th>LP tput</th><th>busy</th><th>kept %</th></tr>",
         "\n".join(rows),
@@ -225,6 +272,8 @@ def main():
             text = f.read()
         marker = "</body>"
         text = text.replace(marker, sec + "\n" + marker, 1) if marker in text else text + sec
+        # The headline on the first screen, where the evaluation's page left its place.
+        text = text.replace("<!-- pairsight:headline -->", headline(runs), 1)
         with open(report + ".tmp", "w") as f:
             f.write(text)
         os.replace(report + ".tmp", report)

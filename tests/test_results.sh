@@ -21,6 +21,10 @@ expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/
 sed 's/^| held-out seed 5 | 0.90 | \([0-9]*\) | [0-9.]*/| held-out seed 5 | 0.90 | \1 | 90.00/' docs/planner.md >"$T/planner.md"
 cmp -s docs/planner.md "$T/planner.md" && fail "planner.md has no held-out coverage row to tamper with"
 expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/planner.md"
+# And the headline's gain over the dedicated GPU (issue 42 item 7).
+sed 's/gives the LP task \*\*[0-9.x-]*\*\*/gives the LP task **9.99x**/' README.md >"$T/README4.md"
+cmp -s README.md "$T/README4.md" && fail "the README has no headline against dedicated to tamper with"
+expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/README4.md"
 # A block without its end is an error, not a silent pass.
 printf '<!-- results:table1 -->\nno end\n' >"$T/open.md"
 expect 1 /usr/bin/python3 scripts/results.py --check docs/results/eval.json "$T/open.md"

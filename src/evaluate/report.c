@@ -16,7 +16,10 @@
 
 static const char *const gen_groups[PS_GEN_GROUPS] = {"llama", "batch16", "batch64"};
 static const char *const palette[PS_METHOD_COUNT] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd",
-                                                     "#8c564b", "#ff7f0e", "#17becf", "#7f7f7f"};
+                                                     "#8c564b", "#ff7f0e", "#17becf", "#000000"};
+/* The error CDFs' dash per method: fixed_cost (black) runs close to
+ * intensity_rule_fit and pairsight, so it is dashed and marked. */
+static const char *const cdf_dash[PS_METHOD_COUNT] = {"", "", "", "", "", "", "", "7 4"};
 
 /* ---- text ---- */
 
@@ -348,15 +351,24 @@ static void svg_scatter(FILE *f, const psi_eval_results_t *r, const psi_report_m
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         if (!r->pred_hp[m])
             continue;
-        fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'>", S + P + 16, S + 34, S + P + 16, S + 34);
+        /* Margins of 10 above and 24 right, so that the corner tick labels
+         * (the top one of the y axis, the last one of the x axis) are not
+         * clipped by the panel's edge. */
+        fprintf(f, "<svg width=%d height=%d viewBox='0 -10 %d %d'>", S + P + 24, S + 58, S + P + 24, S + 58);
         fprintf(f, "<rect x=%d y=0 width=%d height=%d fill='#fafafa' stroke='#999'/>", P, S, S);
         scatter_axes(f, llo, lhi, S, P);
         fprintf(f, "<line x1=%d y1=%d x2=%d y2=0 stroke='#888' stroke-dasharray='4 3'/>", P, S, P + S);
+        size_t below = 0, above = 0;
+        for (size_t i = 0; i < n; i++) {
+            double pv = r->pred_hp[m][i];
+            below += !(pv > 0) || log10(pv) < llo;
+            above += pv > 0 && log10(pv) > lhi;
+        }
         for (size_t i = 0; i < n; i += step) {
             double x = (log10(r->meas_hp[i]) - llo) / (lhi - llo);
             double pv = r->pred_hp[m][i] > 0 ? log10(r->pred_hp[m][i]) : llo;
             double y = (pv - llo) / (lhi - llo);
-            if (y < 0)
+            if (y < 0) /* drawn on the axis, and counted in the panel's note */
                 y = 0;
             if (y > 1)
                 y = 1;
@@ -367,6 +379,11 @@ static void svg_scatter(FILE *f, const psi_eval_results_t *r, const psi_report_m
                 r->table1[m].hp_mape);
         fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=middle>%s HP latency (log)</text>", P + S / 2, S + 28,
                 meta->latency_word);
+        if (below || above)
+            fprintf(f,
+                    "<text x=%d y=%d font-size=10 fill='#a00' text-anchor=middle>%zu predictions below the axis, "
+                    "%zu above: drawn on it</text>",
+                    P + S / 2, S + 42, below, above);
         fprintf(f,
                 "<text x=10 y=%d font-size=11 text-anchor=middle transform='rotate(-90 10 %d)'>predicted HP "
                 "latency (log)</text></svg>\n",
@@ -407,7 +424,8 @@ static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
         if (!pred)
             continue;
         psi_error_cdf(pred, meas, n, e);
-        fprintf(f, "<polyline fill=none stroke='%s' stroke-width=2 points='", palette[m]);
+        fprintf(f, "<polyline fill=none stroke='%s' stroke-width=2 stroke-dasharray='%s' points='", palette[m],
+                cdf_dash[m]);
         size_t step = n > 400 ? n / 400 : 1;
         for (size_t i = 0; i < n; i += step) {
             double x = e[i] > xmax ? xmax : e[i];
@@ -415,8 +433,19 @@ static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
         }
         double last = e[n - 1] > xmax ? xmax : e[n - 1];
         fprintf(f, "%.1f,%.1f'/>", P + W * last / xmax, 20.0);
-        fprintf(f, "<rect x=%d y=%d width=14 height=4 fill='%s'/><text x=%d y=%d font-size=12>%s</text>",
-                P + W + 10, 30 + 18 * legend, palette[m], P + W + 30, 36 + 18 * legend, r->table1[m].name);
+        /* A dashed curve also gets square markers at the quartiles, so that
+         * it stays apart where it runs on top of another. */
+        for (int qk = 1; cdf_dash[m][0] && qk <= 3; qk++) {
+            size_t i = (size_t)((double)n * qk / 4.0);
+            double x = e[i < n ? i : n - 1] > xmax ? xmax : e[i < n ? i : n - 1];
+            fprintf(f, "<rect x='%.1f' y='%.1f' width=6 height=6 fill='%s'/>", P + W * x / xmax - 3,
+                    20 + H * (1 - (double)(i + 1) / (double)n) - 3, palette[m]);
+        }
+        fprintf(f,
+                "<line x1=%d y1=%d x2=%d y2=%d stroke='%s' stroke-width=3 stroke-dasharray='%s'/>"
+                "<text x=%d y=%d font-size=12>%s</text>",
+                P + W + 8, 32 + 18 * legend, P + W + 26, 32 + 18 * legend, palette[m], cdf_dash[m], P + W + 30,
+                36 + 18 * legend, r->table1[m].name);
         legend++;
     }
     fputs("</svg>\n", f);
@@ -740,6 +769,9 @@ static void html_header(FILE *f, const psi_eval_results_t *r, const ps_coexec_t 
     if (r->n_test)
         fprintf(f, "; %zu training samples, %zu test co-executions", r->n_train, r->n_test);
     fprintf(f, "</td></tr><tr><th>pairsight</th><td>%s</td></tr></table>\n", ps_version());
+    /* scripts/replay_report.py puts the headline (LP throughput against the
+     * dedicated GPU, from the replays) here, on the first screen. */
+    fputs("<!-- pairsight:headline -->\n", f);
     if (strcmp(m->latency_word, "simulated") == 0)
         fputs("<p class=warn>Every latency in this report is simulated by the twin, not measured on a GPU: "
               "\"simulated\" marks them in each figure.</p>\n",

@@ -129,6 +129,12 @@ void psi_svg_bars(FILE *f, const psi_bars_t *b)
     for (int s = 0; s < b->nseries; s++)
         fprintf(f, "<rect x=%d y=%d width=14 height=10 fill='%s'/><text x=%d y=%d font-size=12>%s</text>", L + W + 10,
                 T + 10 + 18 * s, b->colors[s], L + W + 30, T + 19 + 18 * s, b->snames[s]);
+    int below = 0;
+    for (int i = 0; i < b->ngroups * b->nseries; i++)
+        below += !isnan(b->v[i]) && b->v[i] < b->y0;
+    if (below) /* a bar below the axis's origin hangs under it: say so */
+        fprintf(f, "<text x=%d y=%d font-size=11 fill='#a00'>%d bars below %g: drawn under the axis</text>", L + W + 10,
+                T + 28 + 18 * b->nseries, below, b->y0);
     fputs("</svg>\n", f);
 }
 
