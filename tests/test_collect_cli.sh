@@ -29,6 +29,11 @@ grep -q "^pairsight: collect: profile needs --model" "$T/err" || fail "message: 
 "$P" collect profile --backend fake --model vgg16 --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "unknown model"
 grep -q "unknown model 'vgg16'" "$T/err" || fail "message: $(cat "$T/err")"
 "$P" collect profile --backend fake --model resnet50 --tpcs 80 --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "too many TPCs"
+# The extra kernel of simulate's resnet50 is the fc's bias copy, just before
+# its GEMM (docs/collector.md, "Operators and kernels").
+"$P" simulate --gpu a100 --models resnet50,bert-base --experiments 2 --runs 1 --out "$T/cnt" -q || fail "simulate"
+awk -F, '$2=="resnet50" && $6==54 {print $5}' "$T/cnt/ops.csv" | tail -n 2 | head -n 1 |
+    grep -qx 'void at::native::elementwise_kernel' || fail "the kernel before the fc's GEMM is not the bias copy"
 
 # The operator lists print and read back.
 "$P" collect ops --model llama-3.2-1b --batch 2 --seq-len 64 > "$T/l.ops" || fail "ops"
