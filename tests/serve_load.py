@@ -291,9 +291,11 @@ def main():
         t1 = time.time()
         for x in clients:
             x.start()
+        last = t1
         while any(x.is_alive() for x in clients):
             time.sleep(1)
-            if SECONDS and int(time.time() - t1) % 60 == 0:
+            if SECONDS and time.time() - last >= 60:
+                last = time.time()
                 L.rss.append((int(time.time() - t1), rss_kb(L.p.pid)))
                 print("  t=%4d s RSS %d KiB, %d mixed requests" % (L.rss[-1] + (L.counts.get("mixed", 0),)))
                 sys.stdout.flush()
