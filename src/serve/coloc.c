@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Thread_local int serve_thread_index;
+_Thread_local int serve_thread_index, serve_thread_worker;
 
 int serve_coloc_set(serve_models_t *m, const char *gpu, const char *const *names, const int *shares, int k,
                     double *tput, double *norm, double *sum, double *norm_sum)

@@ -236,20 +236,24 @@ static void *worker(void *arg)
     http_t *h = arg;
     static int next_index;
     serve_thread_index = __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
+    serve_thread_worker = 1;
     /* below the HTTP threads: on a busy machine they get the CPU first, and
      * the probes keep answering (Linux: the nice value is per thread) */
     lower_priority();
     for (;;) {
+        serve_gc_collect(0);
         pthread_mutex_lock(&h->qlock);
-        while (!h->head && !h->stopping)
+        while (!h->head && !h->stopping && !serve_gc_pending())
             pthread_cond_wait(&h->qcond, &h->qlock);
         conn_t *cn = h->head;
         if (cn && !(h->head = cn->next))
             h->tail = NULL;
         int stopping = h->stopping;
         pthread_mutex_unlock(&h->qlock);
-        if (!cn)
+        if (!cn && stopping)
             break;
+        if (!cn)
+            continue;
         sb_putn(&cn->body, "", 0);
         if (stopping)
             serve_error(&cn->reply, 503, "stopping", "the server is stopping");
@@ -633,6 +637,15 @@ static void signal_loop(http_t *h)
     pthread_cond_destroy(&rl.cond);
 }
 
+static http_t *gc_http; /* the server whose compute threads free co-location model copies */
+
+static void gc_wake(void)
+{
+    pthread_mutex_lock(&gc_http->qlock);
+    pthread_cond_broadcast(&gc_http->qcond);
+    pthread_mutex_unlock(&gc_http->qlock);
+}
+
 static int start_threads(http_t *h)
 {
     pthread_mutex_init(&h->qlock, NULL);
@@ -644,6 +657,8 @@ static int start_threads(http_t *h)
     for (; h->n_workers < h->s->p.threads; h->n_workers++)
         if (pthread_create(&h->workers[h->n_workers], NULL, worker, h) != 0)
             return -1;
+    gc_http = h;
+    __atomic_store_n(&serve_gc_wake, gc_wake, __ATOMIC_RELEASE);
     h->watchdog_on = 1;
     if (pthread_create(&h->watchdog, NULL, watchdog, h) != 0)
         h->watchdog_on = 0;
@@ -661,6 +676,8 @@ static void stop_threads(http_t *h)
     for (int i = 0; i < h->n_workers; i++)
         pthread_join(h->workers[i], NULL);
     free(h->workers);
+    __atomic_store_n(&serve_gc_wake, NULL, __ATOMIC_RELEASE);
+    serve_gc_collect(1);
     pthread_mutex_lock(&h->slock);
     int on = h->watchdog_on;
     h->watchdog_on = 0;

@@ -147,15 +147,73 @@ static int load_ops(const char *path, void **out) { return ps_ops_load(path, (ps
 static int load_workloads(const char *path, void **out) { return ps_workloads_load(path, (ps_workloads_t **)out); }
 static int load_scaling(const char *path, void **out) { return ps_scaling_load(path, (ps_scaling_t **)out); }
 
+/* XGBoost keeps per-thread state for each booster a thread predicted with
+ * (its C API's prediction buffers), and a booster's destructor frees only
+ * the calling thread's: a co-location model copy freed on another thread
+ * than the one that predicted with it leaves that state behind, a few KB
+ * per reload and thread (the creep of issue 41 item 7). So copy i goes
+ * back to compute thread i, which frees it (serve_gc_collect). */
+typedef struct gc_item {
+    ps_coloc_model_t *model;
+    struct gc_item *next;
+} gc_item_t;
+
+static pthread_mutex_t gc_lock = PTHREAD_MUTEX_INITIALIZER;
+static gc_item_t *gc_list[SERVE_MAX_THREADS];
+void (*serve_gc_wake)(void);
+
+static void coloc_free_on(int thread, ps_coloc_model_t *c)
+{
+    void (*wake)(void) = __atomic_load_n(&serve_gc_wake, __ATOMIC_ACQUIRE);
+    gc_item_t *g = c && wake && !(serve_thread_worker && serve_thread_index == thread) && thread < SERVE_MAX_THREADS
+                       ? malloc(sizeof *g)
+                       : NULL;
+    if (!g) {
+        ps_coloc_model_free(c);
+        return;
+    }
+    g->model = c;
+    pthread_mutex_lock(&gc_lock);
+    g->next = gc_list[thread];
+    gc_list[thread] = g;
+    pthread_mutex_unlock(&gc_lock);
+    wake();
+}
+
+int serve_gc_pending(void)
+{
+    pthread_mutex_lock(&gc_lock);
+    int n = serve_thread_index < SERVE_MAX_THREADS && gc_list[serve_thread_index] != NULL;
+    pthread_mutex_unlock(&gc_lock);
+    return n;
+}
+
+void serve_gc_collect(int all)
+{
+    for (int t = all ? 0 : serve_thread_index; t < (all ? SERVE_MAX_THREADS : serve_thread_index + 1); t++) {
+        pthread_mutex_lock(&gc_lock);
+        gc_item_t *g = t < SERVE_MAX_THREADS ? gc_list[t] : NULL;
+        if (t < SERVE_MAX_THREADS)
+            gc_list[t] = NULL;
+        pthread_mutex_unlock(&gc_lock);
+        while (g) {
+            gc_item_t *next = g->next;
+            ps_coloc_model_free(g->model);
+            free(g);
+            g = next;
+        }
+    }
+}
+
 static void models_free(serve_models_t *m)
 {
     if (!m)
         return;
     ps_model_free(m->model);
     ps_ops_free(m->ops);
-    ps_coloc_model_free(m->coloc);
+    coloc_free_on(0, m->coloc);
     for (int i = 1; i < m->n_coloc; i++) {
-        ps_coloc_model_free(m->coloc_clone[i].model);
+        coloc_free_on(i, m->coloc_clone[i].model);
         pthread_mutex_destroy(&m->coloc_clone[i].lock);
     }
     free(m->coloc_clone);
@@ -235,7 +293,7 @@ static int load_model(const serve_params_t *p, serve_models_t *m, char *err, siz
     return 0;
 }
 
-int serve_models_load(const serve_params_t *p, serve_models_t **out, char *err, size_t errsize)
+static int models_load(const serve_params_t *p, serve_models_t **out, char *err, size_t errsize)
 {
     *out = NULL;
     serve_models_t *m = calloc(1, sizeof *m);
@@ -262,4 +320,35 @@ void serve_models_unref(serve_models_t *m)
 {
     if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0)
         models_free(m);
+}
+
+/* A load on a thread of its own, which ends with it: XGBoost keeps
+ * per-thread state for every booster a thread touched (reading a model's
+ * attributes is enough), freed only when that thread frees the booster or
+ * ends, so loads on a long-lived thread would leave that state behind at
+ * each reload (models.c's other half: the co-location copies go back to the
+ * thread that predicted with them). */
+typedef struct {
+    const serve_params_t *p;
+    serve_models_t **out;
+    char *err;
+    size_t errsize;
+    int rc;
+} load_job_t;
+
+static void *load_thread(void *arg)
+{
+    load_job_t *j = arg;
+    j->rc = models_load(j->p, j->out, j->err, j->errsize);
+    return NULL;
+}
+
+int serve_models_load(const serve_params_t *p, serve_models_t **out, char *err, size_t errsize)
+{
+    load_job_t j = {p, out, err, errsize, -1};
+    pthread_t t;
+    if (pthread_create(&t, NULL, load_thread, &j) != 0)
+        return models_load(p, out, err, errsize);
+    pthread_join(t, NULL);
+    return j.rc;
 }

@@ -54,8 +54,19 @@ typedef struct {
 #define SERVE_READ_DEADLINE_S 30.0
 
 /* The index of the server thread answering on this thread (0 elsewhere):
- * which copy of the co-location model it predicts with. */
-extern _Thread_local int serve_thread_index;
+ * which copy of the co-location model it predicts with; serve_thread_worker
+ * is 1 on the compute threads. */
+extern _Thread_local int serve_thread_index, serve_thread_worker;
+
+/* Co-location model copies go back to the compute thread that predicted
+ * with them to be freed (models.c says why). serve_gc_wake, set by the
+ * server while its compute threads run, wakes them; each calls
+ * serve_gc_collect(0) when woken (serve_gc_pending) and after each request;
+ * serve_gc_collect(1) frees every thread's, once they have stopped. */
+#define SERVE_MAX_THREADS 256
+extern void (*serve_gc_wake)(void);
+int serve_gc_pending(void);
+void serve_gc_collect(int all);
 
 /* Set by SIGINT and SIGTERM: reads in progress give up. */
 extern volatile sig_atomic_t serve_stop_requested;
