@@ -66,6 +66,12 @@ has "$T/out" "pairsight_bound"
 # shellcheck disable=SC2086
 expect 0 "$CLI" replay $R --seed 9 -q --latencies "$T/l2.csv"
 cmp -s "$T/l1.csv" "$T/l2.csv" || fail "replay latencies differ for one seed"
+# --latencies is written whole or not at all: no temporary file left beside
+# it, and a folder that is missing is an error naming the option.
+ls "$T" | grep -q 'l1.csv.' && fail "replay left a temporary file: $(ls "$T")"
+# shellcheck disable=SC2086
+expect 1 "$CLI" replay $R --seed 9 -q --latencies "$T/nodir/l.csv"
+has "$T/err" "latencies"
 # shellcheck disable=SC2086
 expect 0 "$CLI" replay $R --seed 9 -q --json --latencies "$T/lat.csv"
 for p in dedicated static orion intensity pairsight pairsight_bound oracle; do

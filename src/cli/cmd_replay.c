@@ -101,16 +101,26 @@ static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
     cli_json_print(o, stdout);
 }
 
+/* Every policy's latency per request as CSV, through a temporary file beside
+ * path renamed over it (locked, every write checked): a failed or
+ * interrupted run leaves the old file as it was. The exit code. */
 static int write_latencies(const char *path, const ps_replay_result_t *r)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "policy,request,latency_ns\n");
+    ps_outfile_t *at = NULL;
+    if (ps_outfile_open(path, &at) != 0)
+        return cli_fail(CLI_BAD_INPUT, "replay", "--latencies: %s", ps_last_error());
+    FILE *f = ps_outfile_stream(at);
+    int bad = fprintf(f, "policy,request,latency_ns\n") < 0;
     for (int i = 0; i < PS_REPLAY_N; i++)
-        for (size_t k = 0; r->pol[i].ran && k < r->requests; k++)
-            fprintf(f, "%s,%zu,%.17g\n", ps_replay_policy_name(i), k, r->pol[i].latency_ns[k]);
-    return fclose(f) == 0 ? 0 : -1;
+        for (size_t k = 0; !bad && r->pol[i].ran && k < r->requests; k++)
+            bad = fprintf(f, "%s,%zu,%.17g\n", ps_replay_policy_name(i), k, r->pol[i].latency_ns[k]) < 0;
+    if (bad) {
+        ps_outfile_abort(at);
+        return cli_fail(CLI_BAD_INPUT, "replay", "%s: cannot write", cli_user_path(path));
+    }
+    if (ps_outfile_commit(at) != 0)
+        return cli_fail(CLI_BAD_INPUT, "replay", "--latencies: %s", ps_last_error());
+    return CLI_OK;
 }
 
 static const char *const examples[] = {
@@ -216,8 +226,9 @@ static int run(replay_args_t *a, ps_ops_t **ops, ps_model_t **m, ps_coexec_t **c
         fprintf(stderr, "pairsight: replay: %d requests per policy...\n", a->p.requests);
     if (ps_replay_run(*m, *ops, a->gpu ? a->gpu : *m ? NULL : "a100", &a->p, r) != 0)
         return cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
-    if (a->lat_path && write_latencies(a->lat_path, r) != 0)
-        return cli_fail(CLI_BAD_INPUT, "replay", "%s: cannot write", cli_user_path(a->lat_path));
+    int code = a->lat_path ? write_latencies(a->lat_path, r) : CLI_OK;
+    if (code != CLI_OK)
+        return code;
     if (a->json)
         print_json(r, &a->p);
     else

@@ -124,9 +124,3 @@ int psi_ov_ops_range(const psi_ov_ops_t *o, const psi_ov_slot_t *x, double *flop
     }
     return -1;
 }
-
-int psi_ov_ops_count(const psi_ov_ops_t *o, long *unmatched)
-{
-    *unmatched = o ? o->unmatched : 0;
-    return o ? o->n : 0;
-}

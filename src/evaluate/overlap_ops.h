@@ -20,8 +20,4 @@ void psi_ov_ops_free(psi_ov_ops_t *o);
  * seq_len) was given. */
 int psi_ov_ops_range(const psi_ov_ops_t *o, const psi_ov_slot_t *x, double *flops, double *bytes, double *kernels);
 
-/* Lists read, and operators that fell in no group (a capture whose paths
- * differ from the module paths of docs/overlap.md). */
-int psi_ov_ops_count(const psi_ov_ops_t *o, long *unmatched);
-
 #endif
