@@ -23,9 +23,9 @@ PY=/usr/bin/python3
 mkdir "$T/repo"
 git -C "$SRC" ls-files -z python | (cd "$SRC" && xargs -0 tar cf -) | tar xf - -C "$T/repo"
 
-install() { # venv folder, then extra environment
+install() { # venv folder, then extra environment (VENV_PY: the Python of the venv, default $PY)
     v=$1; shift
-    "$PY" -m venv "$v" || return 1
+    "${VENV_PY:-$PY}" -m venv "$v" || return 1
     (cd "$T/repo" && env "$@" "$v/bin/pip" install --no-index --no-build-isolation --disable-pip-version-check \
         -q ./python) >"$T/pip.log" 2>&1 || { cat "$T/pip.log"; return 1; }
 }
@@ -50,6 +50,24 @@ ops = pairsight.Ops.load('$SRC/tests/data/ops_small.csv')
 print(len(ops), 'ops rows')
 "
 has "$T/out" "ops rows"
+
+# The build backend (python/pyproject.toml, python/_build) needs neither
+# setuptools nor wheel: also a venv of the other Python on this machine
+# (pyenv's 3.11 with pip 23.2, whose venvs have no wheel), and a relative
+# PAIRSIGHT_BUILD_DIR is taken from the folder pip was started in, not from
+# python/ where pip runs the backend.
+rel=$("$PY" -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$B" "$T/repo")
+for other in "$(command -v python3)" /usr/bin/python3; do
+    [ -x "$other" ] && "$other" -c 'import ensurepip, venv' 2>/dev/null || continue
+    VENV_PY=$other expect 0 install "$T/v3" PAIRSIGHT_BUILD_DIR="$rel"
+    expect 0 env -u PAIRSIGHT_LIBRARY LD_LIBRARY_PATH= "$T/v3/bin/python" -c "$imp"
+    has "$T/out" "$T/v3/"
+    find "$T/repo/python" -name '*.egg-info' | grep -q . && fail "the build wrote an egg-info into the source tree"
+    echo "venv of $other ($("$other" --version 2>&1)): installed with PAIRSIGHT_BUILD_DIR=$rel"
+    rm -rf "$T/v3"
+done
+VENV_PY= expect 1 install "$T/v4" PAIRSIGHT_BUILD_DIR="$T/none"
+has "$T/pip.log" "holds no libpairsight.so.0"
 
 if [ "${PS_TEST_FRESH_PIP:-0}" = 1 ]; then
     git clone -q "$SRC" "$T/clone" || fail "git clone"
