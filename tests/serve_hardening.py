@@ -292,6 +292,30 @@ def item4():
         code, m = s.json("GET", "/v1/models")
         stale += m["model"]["file"]["fingerprint"] != fnv(model)
     check(stale == 0, "item 4: %d of 20 racing reload pairs left stale files serving" % stale)
+    # an older reload held up on its file (a FIFO here: the old server waited on it) finishes after a newer
+    # one answered 200: what serves must still be the file on disk, under its own fingerprint
+    swap(model, M1)
+    s.req("POST", "/v1/reload", b"")
+    fifo, keep = T + "/m4.fifo", T + "/m4.fifo2"
+    os.mkfifo(fifo)
+    os.link(fifo, keep)
+    os.replace(fifo, model)
+    older = threading.Thread(target=lambda: s.req("POST", "/v1/reload", b"", timeout=10))
+    older.start()
+    time.sleep(0.5)
+    swap(model, M2)
+    code, r = s.json("POST", "/v1/reload", b"", timeout=10)
+    try:  # the older reload is waiting for a writer: give it M1's bytes
+        w = os.open(keep, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(w, open(M1, "rb").read())
+        os.close(w)
+    except OSError:
+        pass  # no reader: it was refused at open
+    older.join()
+    code2, m = s.json("GET", "/v1/models")
+    check(code == 200 and m["model"]["file"]["fingerprint"] == fnv(model) == fnv(M2),
+          "item 4: after an older, slower reload: %s serves, the file is %s (newer reload: %d %s)" %
+          (m["model"]["file"]["fingerprint"], fnv(model), code, r))
     s.stop()
     print("  item 4: %d predictions beside %d reloads of swapped files, 0 mismatched; 20 racing pairs, 0 stale" %
           (n[0], n[1]))
