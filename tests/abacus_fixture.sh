@@ -12,9 +12,15 @@ gen_rows() { # K MODELS(space-separated) N SEED MAXGROUPS(space-separated)
         for (r = 0; r < n; r++) {
             line = ""; mx = 0; sum = 0; act = 0;
             for (i = 1; i <= k; i++) {
-                g = L[i]; s = int(rand() * g); e = s + int(rand() * (g - s + 1));
-                if (r % 7 == 0 && i > 1) e = s;              # single-active runs
-                bs = 2 ^ (2 + int(rand() * 2)); sq = m[i] == "bert" ? 8 * 2 ^ int(rand() * 2) : 0;
+                g = L[i]; S[i] = int(rand() * g); E[i] = S[i] + int(rand() * (g - S[i] + 1));
+                if (r % 7 == 0 && i > 1) E[i] = S[i];        # single-active runs
+                B[i] = 2 ^ (2 + int(rand() * 2)); Q[i] = m[i] == "bert" ? 8 * 2 ^ int(rand() * 2) : 0;
+                if (E[i] > S[i]) act++;
+            }
+            if (!act) E[1] = S[1] + 1;                       # something runs, as in every row of the artefact
+            act = 0;
+            for (i = 1; i <= k; i++) {
+                s = S[i]; e = E[i]; bs = B[i]; sq = Q[i];
                 t = 0; for (x = s; x < e; x++) t += (50 + 8 * x) * bs / 4 * (sq ? sq / 8 : 1);
                 if (e > s) { t += 30; act++ }
                 if (t > mx) mx = t; sum += t;

@@ -84,6 +84,77 @@ static void test_round_trip(void)
     th_tmpdir_remove(dir);
 }
 
+/* Issue 41 item 12: times bounded physically, the times of an experiment
+ * consistent, something run, one group count per model, settings of a safe
+ * pattern; each case was accepted before. */
+static void test_refusals(void)
+{
+    static const char hdr[] = "experiment,gpu,setting,mechanism,k,slot,model,batch,seq_len,op_start,op_end,model_ops,"
+                              "median_us,mean_us,std_us\n";
+    static const struct {
+        const char *rows, *want;
+    } bad[] = {
+        {"e,A100-40GB,dedicated,mps,2,1,resnet50,4,0,0,3,18,1e308,,\n"
+         "e,A100-40GB,dedicated,mps,2,2,bert,8,8,0,2,12,1e308,,\n",
+         "o.csv:2:13: median_us: 1e+308 us is over one hour"},
+        {"e,A100-40GB,dedicated,mps,2,1,resnet50,4,0,0,3,18,100,101,5e9\n"
+         "e,A100-40GB,dedicated,mps,2,2,bert,8,8,0,2,12,100,101,5e9\n",
+         "o.csv:2:15: std_us: 5e+09 us is over one hour"},
+        {"e,A100-40GB,dedicated,mps,2,1,resnet50,4,0,3,3,18,40,41,1\n"
+         "e,A100-40GB,dedicated,mps,2,2,bert,8,8,2,2,12,40,41,1\n",
+         "o.csv:2:10: experiment 'e': no slot runs anything"},
+        {"e,A100-40GB,dedicated,mps,2,1,resnet50,4,0,0,3,18,100,80,5\n"
+         "e,A100-40GB,dedicated,mps,2,2,bert,8,8,0,2,12,100,80,5\n",
+         "o.csv:2:14: mean_us: experiment 'e': median 100, mean 80, std 5 us: mean and median differ by more than std"},
+        {"e,A100-40GB,dedicated,mps,2,1,resnet50,4,0,0,3,18,100,40,\n"
+         "e,A100-40GB,dedicated,mps,2,2,bert,8,8,0,2,12,100,40,\n",
+         "mean below half the median"},
+        {"e,A100-40GB,dedicated,mps,2,1,resnet50,4,0,0,3,18,100,,\n"
+         "e,A100-40GB,dedicated,mps,2,2,bert,8,8,0,2,12,100,,\n"
+         "f,A100-40GB,dedicated,mps,2,1,resnet50,4,0,0,3,17,100,,\n"
+         "f,A100-40GB,dedicated,mps,2,2,bert,8,8,0,2,12,100,,\n",
+         "o.csv:4:12: model_ops: 17, but line 2 gives model 'resnet50' 18 groups"},
+        {"e,A100-40GB,mig-../../etc,mps,2,1,resnet50,4,0,0,3,18,100,,\n"
+         "e,A100-40GB,mig-../../etc,mps,2,2,bert,8,8,0,2,12,100,,\n",
+         "o.csv:2:3: setting: must be dedicated or mig-<profile>"},
+        {"e,A100-40GB,mig-<b>,mps,2,1,resnet50,4,0,0,3,18,100,,\n"
+         "e,A100-40GB,mig-<b>,mps,2,2,bert,8,8,0,2,12,100,,\n",
+         "setting: must be dedicated or mig-<profile>"},
+    };
+    static char dir[64];
+    th_tmpdir_make(dir, sizeof dir, "overlap");
+    const char *path = th_path(dir, "o.csv");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fputs(hdr, f);
+            fputs(bad[i].rows, f);
+            fclose(f);
+        }
+        psi_overlap_t *t = NULL;
+        int rc = psi_overlap_load(path, &t);
+        CHECK_MSG(rc == PS_E_INPUT && !t && strstr(ps_last_error(), bad[i].want), "case %zu: rc %d: %s", i, rc,
+                  ps_last_error());
+        psi_overlap_free(t);
+    }
+    /* what the artefact has: MIG profiles, a mean just under the median within std */
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f,
+                "%se,A100-40GB,mig-2g.10gb,mps,2,1,resnet50,4,0,0,3,18,100,99.5,1\n"
+                "e,A100-40GB,mig-2g.10gb,mps,2,2,bert,8,8,2,2,12,100,99.5,1\n"
+                "g,A100-40GB,mig-1g.5gb+me,mps,2,1,resnet50,4,0,0,3,18,3600000000,,\n"
+                "g,A100-40GB,mig-1g.5gb+me,mps,2,2,bert,8,8,2,2,12,3600000000,,\n",
+                hdr);
+        fclose(f);
+    }
+    psi_overlap_t *t = NULL;
+    CHECK_OK(psi_overlap_load(path, &t));
+    CHECK(t && t->n == 2);
+    psi_overlap_free(t);
+    th_tmpdir_remove(dir);
+}
+
 /* A made-up 2-way law, makespan = max + 0.3 (sum - max) + 5 us, over three
  * models whose group g costs 10 + g us alone; every eighth experiment
  * single-active (the solo table's runs). */
@@ -183,4 +254,4 @@ static void test_compose(void)
     free(comp);
 }
 
-TH_MAIN(TEST(test_group_paths), TEST(test_round_trip), TEST(test_compose))
+TH_MAIN(TEST(test_group_paths), TEST(test_round_trip), TEST(test_refusals), TEST(test_compose))

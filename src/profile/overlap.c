@@ -5,6 +5,7 @@
 #include "profile/profile_internal.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -82,7 +83,15 @@ int psi_overlap_add(psi_overlap_t *t, const psi_ov_exp_t *e)
 /* ---- reading ---- */
 
 typedef struct {
+    const char *model; /* pooled */
+    int ops;
+    size_t line;
+} model_ops_t;
+
+typedef struct {
     psi_csv_t *csv;
+    model_ops_t *models; /* the group count of each model, as first read */
+    size_t n_models, models_cap;
     int col[C_N];
     psi_overlap_t *t;
     size_t *slot_of; /* open-addressing map experiment id -> index + 1 */
@@ -191,6 +200,27 @@ static int lookup(reader_t *r, const char *id, size_t *out, int *fresh)
     return PS_OK;
 }
 
+/* The longest time a row may give: one hour, as an ops.csv duration
+ * (PSI_MAX_OP_NS). A run of operator ranges takes milliseconds; beyond this
+ * a time is a damaged file (1e308 passed `check` and then failed inside
+ * XGBoost with no file or line). */
+#define OV_MAX_US (PSI_MAX_OP_NS / 1e3)
+
+/* A setting is `dedicated` or `mig-` and a MIG profile name: a digit, then
+ * digits, lower-case letters, '.' and '+' (2g.10gb, 1g.5gb+me, 1c.3g.20gb),
+ * at most 32 bytes: never a path ("mig-../../etc") or markup. */
+static int setting_ok(const char *s)
+{
+    if (strcmp(s, "dedicated") == 0)
+        return 1;
+    if (strncmp(s, "mig-", 4) != 0 || !(s[4] >= '0' && s[4] <= '9') || strlen(s) > 36 || strstr(s, ".."))
+        return 0;
+    for (const char *p = s + 4; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '.' || *p == '+'))
+            return 0;
+    return 1;
+}
+
 /* The columns every row of an experiment shares. */
 static int read_shared(reader_t *r, psi_ov_exp_t *x)
 {
@@ -204,8 +234,19 @@ static int read_shared(reader_t *r, psi_ov_exp_t *x)
         return fail(r, C_GPU, "not a GPU of the catalog (nor A100-40GB): ", x->gpu);
     if (strcmp(x->mechanism, "mps") != 0)
         return fail(r, C_MECH, "must be mps, not ", x->mechanism);
-    if (strcmp(x->setting, "dedicated") != 0 && strncmp(x->setting, "mig-", 4) != 0)
-        return fail(r, C_SET, "must be dedicated or mig-<profile>, not ", x->setting);
+    if (!setting_ok(x->setting))
+        return fail(r, C_SET,
+                    "must be dedicated or mig-<profile> (a MIG profile such as 2g.10gb, 1g.5gb+me: "
+                    "digits, lower-case letters, '.' and '+'), not ",
+                    x->setting);
+    const double t[3] = {x->median_us, x->mean_us, x->std_us};
+    for (int i = 0; i < 3; i++)
+        if (t[i] > OV_MAX_US) {
+            char why[160];
+            snprintf(why, sizeof why, "%g us is over one hour (%.0f us): no co-run of operator ranges takes that long",
+                     t[i], OV_MAX_US);
+            return fail(r, C_MED + i, why, NULL);
+        }
     return PS_OK;
 }
 
@@ -227,6 +268,27 @@ static int check_shared(reader_t *r, const psi_ov_exp_t *e, const psi_ov_exp_t *
     snprintf(why, sizeof why, "differs from the value on line %zu of experiment '%.60s' (one value per experiment)",
              e->line, e->id);
     return fail(r, c, why, NULL);
+}
+
+/* A model has one group count: model_ops of the current row's slot s
+ * against the first row of the same model (kept in r->models). */
+static int check_model_ops(reader_t *r, const psi_ov_slot_t *s)
+{
+    for (size_t i = 0; i < r->n_models; i++)
+        if (r->models[i].model == s->model) {
+            if (r->models[i].ops == s->model_ops)
+                return PS_OK;
+            char why[200];
+            snprintf(why, sizeof why, "%d, but line %zu gives model '%.60s' %d groups (one model, one count)",
+                     s->model_ops, r->models[i].line, s->model, r->models[i].ops);
+            return fail(r, C_OPS, why, NULL);
+        }
+    void *grown = r->models;
+    if (psi_array_grow(&grown, r->n_models, &r->models_cap, sizeof *r->models, 16))
+        return PS_E_NOMEM;
+    r->models = grown;
+    r->models[r->n_models++] = (model_ops_t){s->model, s->model_ops, psi_csv_line(r->csv)};
+    return PS_OK;
 }
 
 static int read_slot(reader_t *r, psi_ov_slot_t *s)
@@ -260,19 +322,50 @@ static int read_record(reader_t *r)
         return rc;
     if (r->seen[i] & (1u << (slot - 1)))
         return fail(r, C_SLOT, "given twice in experiment ", id);
+    if ((rc = check_model_ops(r, &s)) != PS_OK)
+        return rc;
     r->seen[i] |= 1u << (slot - 1);
     e->slot[slot - 1] = s;
     return PS_OK;
 }
 
-/* Every experiment has all of its slots 1..k. */
+/* The times of one experiment agree with each other: for any sample of
+ * times, |mean - median| <= std, and with every time >= 0 at least half of
+ * them are >= the median, so mean >= median / 2 (used where std is not
+ * given). A relative 1e-9 absorbs the rounding of the printed values. */
+static int check_times(reader_t *r, const psi_ov_exp_t *e)
+{
+    double med = e->median_us, mean = e->mean_us, sd = e->std_us, tol = 1e-9 * med;
+    const char *why = NULL;
+    if (!isnan(mean) && !isnan(sd) && fabs(mean - med) > sd + tol)
+        why = "mean and median differ by more than std (impossible for one set of runs)";
+    else if (!isnan(mean) && mean < med / 2 - tol)
+        why = "mean below half the median (impossible for times >= 0)";
+    if (!why)
+        return PS_OK;
+    return psi_error(PS_E_INPUT, "%s:%zu:%d: mean_us: experiment '%.60s': median %g, mean %g, std %g us: %s",
+                     psi_csv_path(r->csv), e->line, r->col[C_MEAN] + 1, e->id, med, mean, sd, why);
+}
+
+/* Every experiment has all of its slots 1..k, runs something, and has
+ * consistent times; a model has one group count (model_ops) in the file. */
 static int check_complete(reader_t *r)
 {
-    for (size_t i = 0; i < r->t->n; i++)
-        if (r->seen[i] != (1u << r->t->exps[i].k) - 1)
-            return psi_error(PS_E_INPUT, "%s:%zu:%d: experiment '%s' has k=%d but not a row for each slot 1..%d",
-                             psi_csv_path(r->csv), r->t->exps[i].line, r->col[C_SLOT] + 1, r->t->exps[i].id,
-                             r->t->exps[i].k, r->t->exps[i].k);
+    const char *path = psi_csv_path(r->csv);
+    for (size_t i = 0; i < r->t->n; i++) {
+        const psi_ov_exp_t *e = &r->t->exps[i];
+        if (r->seen[i] != (1u << e->k) - 1)
+            return psi_error(PS_E_INPUT, "%s:%zu:%d: experiment '%s' has k=%d but not a row for each slot 1..%d", path,
+                             e->line, r->col[C_SLOT] + 1, e->id, e->k, e->k);
+        if (psi_ov_active(e) == 0)
+            return psi_error(PS_E_INPUT,
+                             "%s:%zu:%d: experiment '%s': no slot runs anything (op_start = op_end in every slot): "
+                             "there is nothing its time measures",
+                             path, e->line, r->col[C_START] + 1, e->id);
+        int rc = check_times(r, e);
+        if (rc != PS_OK)
+            return rc;
+    }
     return PS_OK;
 }
 
@@ -318,6 +411,7 @@ int psi_overlap_load(const char *path, psi_overlap_t **out)
     psi_csv_close(r.csv);
     free(r.slot_of);
     free(r.seen);
+    free(r.models);
     if (rc != PS_OK) {
         psi_overlap_free(r.t);
         return rc;
