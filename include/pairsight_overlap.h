@@ -171,6 +171,9 @@ typedef struct {
     const char *oplists; /* folder of operator lists (FLOPs, bytes, kernels per range), or NULL */
     unsigned features;   /* pairsight's feature groups (ps_ov_features_parse; all by default) */
     int pairsight_only;  /* eval: skip abacus_mlp and abacus_xgb (a sweep's speed) */
+    int setting_model;   /* eval: pairsight predicts every row with its setting model (scale-free features,
+                            demand over the setting's capacity), not only the rows of a setting without
+                            training co-runs: how its features were chosen by leave-pair (0) */
 } ps_ov_params_t;
 
 /** @return the default parameters (the values in brackets above). */
@@ -226,7 +229,7 @@ PS_API int ps_ov_train(const ps_overlap_t *t, const ps_ov_params_t *p, ps_ov_mod
  *  PS_E_NOMEM or PS_E_BACKEND. */
 PS_API int ps_ov_predict(const ps_ov_model_t *m, const ps_overlap_t *t, const char *oplists, double *out);
 
-/** Writes m atomically; the file starts "pairsight-overlap-model 3".
+/** Writes m atomically; the file starts "pairsight-overlap-model 4".
  *  @param m the predictor.
  *  @param path the file to write.
  *  @return 0, PS_E_ARG (NULL), PS_E_IO, PS_E_NOMEM or PS_E_BACKEND. */

@@ -77,7 +77,7 @@ grep -q "unknown protocol 'nope'" "$T/err" || fail "message: $(cat "$T/err")"
 
 # train and predict; operator lists named by module path add FLOPs per range.
 "$PS" overlap train --overlap "$T/o.csv" --out "$T/m.model" --rounds 40 -q || fail train
-head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 3$" || fail "model magic"
+head -1 "$T/m.model" | grep -q "^pairsight-overlap-model 4$" || fail "model magic"
 "$PS" overlap predict --model "$T/m.model" --overlap "$T/o.csv" > "$T/p.csv" 2> "$T/err" || fail predict
 grep -q "^experiment,predicted_us,median_us$" "$T/p.csv" || fail "predict header"
 [ "$(wc -l < "$T/p.csv")" -eq 601 ] || fail "predict rows"
@@ -89,6 +89,16 @@ awk -F, 'NR == 1 || $5 == 3' "$T/o.csv" > "$T/three.csv"
 grep -q "kmax 2" "$T/m3.model" || fail "kmax of a 2-way model"
 "$PS" overlap predict --model "$T/m3.model" --overlap "$T/three.csv" > /dev/null 2> "$T/err" || fail "predict 3-way"
 grep -q "60 of 60 experiments predicted" "$T/err" || fail "3-way: $(cat "$T/err")"
+# A new setting from its single runs: the mig co-runs get the setting model.
+awk -F, 'NR == FNR { if ($10 == $11) idle[$1] = 1; next }
+    FNR == 1 || $3 == "dedicated" || ($3 == "mig-2g.10gb" && idle[$1])' "$T/o.csv" "$T/o.csv" > "$T/ms.csv"
+awk -F, 'NR == 1 || $3 == "mig-2g.10gb"' "$T/o.csv" > "$T/mig.csv"
+"$PS" overlap train --overlap "$T/ms.csv" --out "$T/m4.model" --rounds 40 -q || fail "train with mig single runs"
+grep -q "^seen 1 dedicated$" "$T/m4.model" || fail "seen settings: $(grep -a '^seen' "$T/m4.model")"
+grep -aq "^setting-booster " "$T/m4.model" || fail "no setting booster"
+"$PS" overlap predict --model "$T/m4.model" --overlap "$T/mig.csv" > /dev/null 2> "$T/err" || fail "predict mig"
+# 8 of them run a (model, batch) with no single run in the slice: unknown.
+grep -q "52 of 60 experiments predicted" "$T/err" || fail "mig: $(cat "$T/err")"
 echo "garbage" > "$T/bad.model"
 "$PS" overlap predict --model "$T/bad.model" --overlap "$T/o.csv" 2> "$T/err" && fail "accepted a bad model"
 grep -q "bad.model:1:1: not a pairsight overlap model" "$T/err" || fail "message: $(cat "$T/err")"

@@ -110,6 +110,10 @@ static int do_eval(int argc, char **argv)
         OPT_FEATURES(&p.features),
         {"--pairsight-only", CLI_FLAG, &p.pairsight_only, NULL, "skip abacus_mlp and abacus_xgb (a sweep)",
          .flags = CLI_NODEF},
+        {"--setting-model", CLI_FLAG, &p.setting_model, NULL,
+         "pairsight predicts every row with its setting model (scale-free features), as when its\n"
+         "features were chosen by leave-pair",
+         .flags = CLI_NODEF},
         {"-v", CLI_FLAG, &verbose, NULL, "one line per held-out group on stderr", .flags = CLI_NODEF},
         CLI_OPT_JSON(&json, "print {\"schema\", \"protocols\": {P: {METHOD: {\"mape\", \"n\"}}}}"),
         {NULL}};

@@ -45,27 +45,13 @@ psi_ov_params_t psi_ov_default_params(void)
                              .seed = 1,
                              .oplists = NULL,
                              .features = features,
-                             .pairsight_only = 0};
+                             .pairsight_only = 0,
+                             .setting_model = 0};
 }
 
 /* ---- features ---- */
 
 #define NF_AB (7 * 5)
-
-/* The XGBoost settings of the overlap predictor, as the key-value list
- * that psi_xgb_train takes; kv and bufs are the caller's. */
-const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[PSI_OV_XGB_KV])
-{
-    snprintf(bufs[0], 32, "%d", p->depth);
-    snprintf(bufs[1], 32, "%g", p->eta);
-    snprintf(bufs[2], 32, "%d", p->threads);
-    snprintf(bufs[3], 32, "%llu", (unsigned long long)p->seed);
-    const char *const v[] = {
-        "max_depth",        bufs[0],     "eta", bufs[1],     "nthread", bufs[2],       "seed", bufs[3], "objective",
-        "reg:squarederror", "subsample", "0.8", "verbosity", "0",       "tree_method", "hist", NULL};
-    memcpy(kv, v, sizeof v);
-    return kv;
-}
 
 /* Abacus's features (dataloader.py get_feature_latency): a count per model,
  * then start, end, batch and seq_len per model in Abacus's model order. Laid
@@ -192,6 +178,43 @@ static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t 
     return PS_OK;
 }
 
+/* One fold's rows te[i] of a setting without co-runs among tr (all with
+ * p->setting_model): trained on tr, capacities from the single-active runs
+ * of so, their makespans into out[i]. */
+static int sf_fold(const psi_overlap_t *t, const psi_ov_params_t *p, const psi_ov_pred_ctx_t *main_ctx,
+                   const size_t *tr, size_t ntr, const size_t *so, size_t nso, const size_t *te, size_t nte,
+                   double *out)
+{
+    const char *seen[32];
+    size_t ns = psi_ov_seen_settings(t, tr, ntr, seen, 32), nsub = 0;
+    size_t *sub = psi_malloc(nte * sizeof *sub + 1), *pos = psi_malloc(nte * sizeof *pos + 1);
+    double *v = psi_malloc(nte * sizeof *v + 1);
+    int rc = sub && pos && v ? PS_OK : PS_E_NOMEM;
+    for (size_t i = 0; rc == PS_OK && i < nte; i++)
+        if (p->setting_model || !psi_ov_setting_in(t->exps[te[i]].setting, seen, ns)) {
+            pos[nsub] = i;
+            sub[nsub++] = te[i];
+        }
+    psi_ov_caps_t caps = {NULL, 0};
+    psi_ov_pred_ctx_t c = *main_ctx;
+    c.booster = NULL;
+    c.caps = &caps;
+    if (rc == PS_OK && nsub)
+        rc = psi_ov_caps_fit(t, so, nso, main_ctx->ops, &caps);
+    if (rc == PS_OK && nsub)
+        rc = psi_ov_sf_train(t, p, &c, tr, ntr, &c.booster);
+    if (rc == PS_OK && nsub)
+        rc = psi_ov_ps_predict(&c, t, sub, nsub, v);
+    for (size_t j = 0; rc == PS_OK && j < nsub; j++)
+        out[pos[j]] = v[j];
+    psi_xgb_free(c.booster);
+    psi_ov_caps_free(&caps);
+    free(sub);
+    free(pos);
+    free(v);
+    return rc;
+}
+
 /* Predictions pred[m * nte + i] of every method for te[nte]. */
 static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, size_t nso, const size_t *te,
                 size_t nte, double *pred)
@@ -204,13 +227,16 @@ static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, 
     if (rc == PS_OK)
         rc = rows_make(c, &s, te, nte, 0, &b, &bb);
     double *ps = pred + PSI_OVM_PAIRSIGHT * nte;
-    psi_ov_pred_ctx_t pc = {&s, c->ops, c->p->features, 0, NULL};
-    if (rc == PS_OK)
+    psi_ov_pred_ctx_t pc = {&s, c->ops, c->p->features, 0, NULL, NULL};
+    if (rc == PS_OK && !c->p->setting_model)
         rc = xgb_fit(c, a.xps, a.yps, a.n, NF_PS, &pc.booster);
     pc.kmax = a.kmax;
-    if (rc == PS_OK)
+    if (rc == PS_OK && !c->p->setting_model)
         rc = psi_ov_ps_predict(&pc, c->t, te, nte, ps);
     psi_xgb_free(pc.booster);
+    /* Rows of a setting without training co-runs: the setting model. */
+    if (rc == PS_OK)
+        rc = sf_fold(c->t, c->p, &pc, tr, ntr, so, nso, te, nte, ps);
     int ab = !c->p->pairsight_only;
     if (rc == PS_OK && ab)
         rc = xgb_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, NF_AB, pred + PSI_OVM_ABACUS_XGB * nte);

@@ -46,6 +46,17 @@ static int longest_slot(const psi_ov_exp_t *e, const solo_t *s, double *tl)
 
 int psi_ov_composes(const psi_ov_exp_t *e, int kmax) { return kmax >= 2 && psi_ov_active(e) > kmax; }
 
+int psi_ov_row(const psi_ov_exp_t *e, const psi_ov_pred_ctx_t *c, double *x, double *mx)
+{
+    double sum;
+    if (c->caps) {
+        psi_ov_sf_features(e, c->solo, c->ops, c->caps, x, mx);
+        return NF_SF;
+    }
+    psi_ov_ps_features(e, c->solo, c->ops, c->mask, x, mx, &sum);
+    return NF_PS;
+}
+
 /* The pair of slots a < b of e, as a 2-way experiment of e's setting. */
 static psi_ov_exp_t pair_of(const psi_ov_exp_t *e, int a, int b)
 {
@@ -58,11 +69,10 @@ static psi_ov_exp_t pair_of(const psi_ov_exp_t *e, int a, int b)
 
 /* Feature rows of e into x (one, or one per pair with the longest); mx[r]
  * the row's max(solo). Returns the rows written. */
-static size_t rows_of(const psi_ov_exp_t *e, const psi_ov_pred_ctx_t *c, double *x, double *mx)
+static size_t rows_of(const psi_ov_exp_t *e, const psi_ov_pred_ctx_t *c, int nf, double *x, double *mx)
 {
-    double sum;
     if (!psi_ov_composes(e, c->kmax)) {
-        psi_ov_ps_features(e, c->solo, c->ops, c->mask, x, &mx[0], &sum);
+        psi_ov_row(e, c, x, &mx[0]);
         return 1;
     }
     double tl;
@@ -72,7 +82,7 @@ static size_t rows_of(const psi_ov_exp_t *e, const psi_ov_pred_ctx_t *c, double 
         if (j == l || e->slot[j].op_end <= e->slot[j].op_start)
             continue;
         psi_ov_exp_t p = pair_of(e, l < 0 ? 0 : (l < j ? l : j), l < 0 ? j : (l < j ? j : l));
-        psi_ov_ps_features(&p, c->solo, c->ops, c->mask, x + r * NF_PS, &mx[r], &sum);
+        psi_ov_row(&p, c, x + r * nf, &mx[r]);
         if (l < 0)
             mx[r] = NAN;
         r++;
@@ -101,18 +111,19 @@ int psi_ov_ps_predict(const psi_ov_pred_ctx_t *c, const psi_overlap_t *t, const 
         const psi_ov_exp_t *e = &t->exps[idx ? idx[i] : i];
         rows += psi_ov_composes(e, c->kmax) ? (size_t)psi_ov_active(e) : 1;
     }
-    double *x = psi_malloc(rows * NF_PS * sizeof *x + 1), *mx = psi_malloc(rows * sizeof *mx + 1);
+    int nf = c->caps ? NF_SF : NF_PS;
+    double *x = psi_malloc(rows * nf * sizeof *x + 1), *mx = psi_malloc(rows * sizeof *mx + 1);
     double *f = psi_malloc(rows * sizeof *f + 1);
     size_t *first = psi_malloc((n + 1) * sizeof *first);
     int rc = x && mx && f && first ? PS_OK : PS_E_NOMEM;
     size_t r = 0;
     for (size_t i = 0; rc == PS_OK && i < n; i++) {
         first[i] = r;
-        r += rows_of(&t->exps[idx ? idx[i] : i], c, x + r * NF_PS, mx + r);
+        r += rows_of(&t->exps[idx ? idx[i] : i], c, nf, x + r * nf, mx + r);
     }
     if (rc == PS_OK) {
         first[n] = r;
-        rc = r ? psi_xgb_predict(c->booster, x, NULL, (int)r, NF_PS, f) : PS_OK;
+        rc = r ? psi_xgb_predict(c->booster, x, NULL, (int)r, nf, f) : PS_OK;
     }
     for (size_t i = 0; rc == PS_OK && i < n; i++)
         out[i] = combine(&t->exps[idx ? idx[i] : i], c, f + first[i], mx + first[i], first[i + 1] - first[i]);

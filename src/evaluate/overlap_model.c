@@ -10,6 +10,13 @@
  *     SETTING MODEL BATCH SEQ_LEN GROUPS c t_0 .. t_{G-1}     (N lines)
  *     booster BYTES
  *     <BYTES of XGBoost's UBJSON model>
+ *     seen N SETTING...            (settings with training co-runs)
+ *     caps N
+ *     SETTING FLOPS_PER_US BYTES_PER_US KERNELS_PER_US     (N lines)
+ *     setting-booster BYTES
+ *     <BYTES: the setting model's booster, for rows of a setting not seen>
+ * The last five lines are version 4's; a model of version 2 or 3 predicts
+ * every setting with its one booster.
  */
 #include "evaluate/overlap.h"
 #include "evaluate/overlap_internal.h"
@@ -25,7 +32,8 @@
 #include <xgboost/c_api.h>
 
 #define MAGIC "pairsight-overlap-model "
-#define VERSION 3 /* version 2 (no kmax) is read as never composing, its predictions unchanged */
+#define VERSION 4 /* version 2 (no kmax) is read as never composing, its predictions unchanged */
+#define MAX_SEEN 32
 
 struct ps_ov_model {
     solo_t solo;
@@ -35,6 +43,10 @@ struct ps_ov_model {
     unsigned features; /* psi_ov_params_t.features it was trained with */
     int kmax;
     void *booster;
+    char *seen[MAX_SEEN]; /* owned: settings with training co-runs */
+    size_t n_seen;
+    psi_ov_caps_t caps; /* their setting strings owned */
+    void *sf_booster;   /* the setting model, or NULL (a model before version 4) */
 };
 
 void psi_ov_model_free(psi_ov_model_t *m)
@@ -46,6 +58,12 @@ void psi_ov_model_free(psi_ov_model_t *m)
         free(m->names[i]);
     free(m->names);
     psi_xgb_free(m->booster);
+    psi_xgb_free(m->sf_booster);
+    for (size_t i = 0; i < m->n_seen; i++)
+        free(m->seen[i]);
+    for (size_t i = 0; i < m->caps.n; i++)
+        free((char *)m->caps.c[i].setting);
+    psi_ov_caps_free(&m->caps);
     free(m);
 }
 
@@ -66,6 +84,24 @@ static int own_names(psi_ov_model_t *m)
         m->solo.k[i].model = d;
     }
     return PS_OK;
+}
+
+/* The setting model: the capacities of every setting with single-active
+ * runs, the settings with co-runs, and the booster on scale-free rows. */
+static int train_setting(psi_ov_model_t *m, const psi_overlap_t *t, const psi_ov_params_t *p, const psi_ov_ops_t *ops,
+                         const size_t *idx)
+{
+    const char *seen[MAX_SEEN];
+    m->n_seen = psi_ov_seen_settings(t, NULL, t->n, seen, MAX_SEEN);
+    for (size_t i = 0; i < m->n_seen; i++)
+        if (!(m->seen[i] = psi_strdup(seen[i])))
+            return PS_E_NOMEM;
+    int rc = psi_ov_caps_fit(t, idx, t->n, ops, &m->caps);
+    for (size_t i = 0; rc == PS_OK && i < m->caps.n; i++)
+        if (!(m->caps.c[i].setting = psi_strdup(m->caps.c[i].setting)))
+            rc = PS_E_NOMEM;
+    psi_ov_pred_ctx_t c = {&m->solo, ops, m->features, m->kmax, NULL, &m->caps};
+    return rc == PS_OK ? psi_ov_sf_train(t, p, &c, NULL, t->n, &m->sf_booster) : rc;
 }
 
 int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_t **out)
@@ -97,10 +133,12 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
     const char *kv[PSI_OV_XGB_KV];
     if (rc == PS_OK)
         rc = psi_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
-    if (rc == PS_OK)
-        rc = own_names(m);
     m->oplists = p->oplists != NULL;
     m->features = p->features;
+    if (rc == PS_OK)
+        rc = train_setting(m, t, p, ops, idx);
+    if (rc == PS_OK)
+        rc = own_names(m);
     psi_ov_ops_free(ops);
     free(idx);
     free(x);
@@ -119,11 +157,28 @@ int psi_ov_predict(const psi_ov_model_t *m, const psi_overlap_t *t, const char *
         return psi_error(PS_E_ARG, "the model was trained %s --oplists; give it %s", m->oplists ? "with" : "without",
                          m->oplists ? "too" : "none");
     psi_ov_ops_t *ops = NULL;
-    int rc = oplists ? psi_ov_ops_load(oplists, &ops) : PS_OK;
-    psi_ov_pred_ctx_t c = {&m->solo, ops, m->features, m->kmax, m->booster};
-    if (rc == PS_OK)
-        rc = psi_ov_ps_predict(&c, t, NULL, t->n, out);
+    size_t *idx[2] = {psi_malloc(t->n * sizeof(size_t) + 1), psi_malloc(t->n * sizeof(size_t) + 1)}, n[2] = {0, 0};
+    double *v = psi_malloc(t->n * sizeof *v + 1);
+    int rc = idx[0] && idx[1] && v ? PS_OK : PS_E_NOMEM;
+    if (rc == PS_OK && oplists)
+        rc = psi_ov_ops_load(oplists, &ops);
+    /* A setting without training co-runs: the setting model, where there is one. */
+    for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
+        int sf = m->sf_booster && !psi_ov_setting_in(t->exps[i].setting, (const char *const *)m->seen, m->n_seen);
+        idx[sf][n[sf]++] = i;
+    }
+    psi_ov_pred_ctx_t c[2] = {{&m->solo, ops, m->features, m->kmax, m->booster, NULL},
+                              {&m->solo, ops, m->features, m->kmax, m->sf_booster, &m->caps}};
+    for (int j = 0; j < 2 && rc == PS_OK; j++) {
+        if (n[j])
+            rc = psi_ov_ps_predict(&c[j], t, idx[j], n[j], v);
+        for (size_t i = 0; rc == PS_OK && i < n[j]; i++)
+            out[idx[j][i]] = v[i];
+    }
     psi_ov_ops_free(ops);
+    free(idx[0]);
+    free(idx[1]);
+    free(v);
     return rc;
 }
 
@@ -150,6 +205,20 @@ int psi_ov_model_save(const psi_ov_model_t *m, const char *path)
     }
     fprintf(f, "booster %llu\n", (unsigned long long)len);
     fwrite(buf, 1, (size_t)len, f);
+    fprintf(f, "\nseen %zu", m->n_seen);
+    for (size_t i = 0; i < m->n_seen; i++)
+        fprintf(f, " %s", m->seen[i]);
+    fprintf(f, "\ncaps %zu\n", m->caps.n);
+    for (size_t i = 0; i < m->caps.n; i++)
+        fprintf(f, "%s %.17g %.17g %.17g\n", m->caps.c[i].setting, m->caps.c[i].rate[0], m->caps.c[i].rate[1],
+                m->caps.c[i].rate[2]);
+    if (XGBoosterSaveModelToBuffer((BoosterHandle)m->sf_booster, "{\"format\": \"ubj\"}", &len, &buf)) {
+        psi_c_numeric_end(loc);
+        psi_atomic_abort(a);
+        return psi_xgb_error("save");
+    }
+    fprintf(f, "setting-booster %llu\n", (unsigned long long)len);
+    fwrite(buf, 1, (size_t)len, f);
     psi_c_numeric_end(loc);
     return psi_atomic_commit(a);
 }
@@ -171,6 +240,48 @@ static int read_key(FILE *f, const char *path, int line, solo_key_t *k, char **n
         if (fscanf(f, "%lg", &k->beta[g]) != 1)
             return psi_error(PS_E_INPUT, "%s:%d: solo table: %d numbers expected", path, line, k->groups + 1);
     return PS_OK;
+}
+
+/* "TAG BYTES\n" and the bytes of an XGBoost model into *out. */
+static int read_booster(FILE *f, const char *path, const char *tag, void **out)
+{
+    char fmt[48];
+    snprintf(fmt, sizeof fmt, " %s %%llu", tag);
+    unsigned long long len = 0;
+    if (fscanf(f, fmt, &len) != 1 || fgetc(f) != '\n' || len == 0 || len > 1ull << 32)
+        return psi_error(PS_E_INPUT, "%s: no %s where expected", path, tag);
+    char *buf = psi_malloc((size_t)len);
+    if (!buf)
+        return PS_E_NOMEM;
+    int rc =
+        fread(buf, 1, (size_t)len, f) == (size_t)len ? PS_OK : psi_error(PS_E_INPUT, "%s: %s cut short", path, tag);
+    BoosterHandle b = NULL;
+    if (rc == PS_OK && (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)len)))
+        rc = psi_xgb_error("load");
+    *out = b;
+    free(buf);
+    return rc;
+}
+
+/* Version 4's seen settings, capacities and setting booster. */
+static int read_setting(FILE *f, const char *path, psi_ov_model_t *m)
+{
+    char name[128];
+    size_t n = 0;
+    if (fscanf(f, " seen %zu", &n) != 1 || n > MAX_SEEN)
+        return psi_error(PS_E_INPUT, "%s: no 'seen N' (N <= %d) after the booster", path, MAX_SEEN);
+    for (; m->n_seen < n; m->n_seen++)
+        if (fscanf(f, " %127s", name) != 1 || !(m->seen[m->n_seen] = psi_strdup(name)))
+            return psi_error(PS_E_INPUT, "%s: seen: %zu settings expected", path, n);
+    if (fscanf(f, " caps %zu", &n) != 1 || n > MAX_SEEN || !(m->caps.c = psi_calloc(n + 1, sizeof *m->caps.c)))
+        return psi_error(PS_E_INPUT, "%s: no 'caps N' (N <= %d)", path, MAX_SEEN);
+    for (; m->caps.n < n; m->caps.n++) {
+        psi_ov_cap_t *c = &m->caps.c[m->caps.n];
+        if (fscanf(f, " %127s %lg %lg %lg", name, &c->rate[0], &c->rate[1], &c->rate[2]) != 4 ||
+            !(c->setting = psi_strdup(name)))
+            return psi_error(PS_E_INPUT, "%s: caps: SETTING and three rates expected", path);
+    }
+    return read_booster(f, path, "setting-booster", &m->sf_booster);
 }
 
 static int read_body(FILE *f, const char *path, psi_ov_model_t *m)
@@ -200,20 +311,8 @@ static int read_body(FILE *f, const char *path, psi_ov_model_t *m)
         if (rc)
             return rc;
     }
-    unsigned long long len = 0;
-    if (fscanf(f, " booster %llu", &len) != 1 || fgetc(f) != '\n' || len == 0 || len > 1ull << 32)
-        return psi_error(PS_E_INPUT, "%s: no booster after the solo table", path);
-    char *buf = psi_malloc((size_t)len);
-    if (!buf)
-        return PS_E_NOMEM;
-    int rc =
-        fread(buf, 1, (size_t)len, f) == (size_t)len ? PS_OK : psi_error(PS_E_INPUT, "%s: booster cut short", path);
-    BoosterHandle b = NULL;
-    if (rc == PS_OK && (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)len)))
-        rc = psi_xgb_error("load");
-    m->booster = b;
-    free(buf);
-    return rc;
+    int rc = read_booster(f, path, "booster", &m->booster);
+    return rc == PS_OK && version >= 4 ? read_setting(f, path, m) : rc;
 }
 
 int psi_ov_model_load(const char *path, psi_ov_model_t **out)

@@ -72,9 +72,35 @@ int psi_ov_single_slot(const psi_ov_exp_t *e)
     return a;
 }
 
-/* Fit key k on the single-active experiments of t in idx[n] that run it. */
-static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, solo_key_t *k, double ridge)
+/* The prior of key k from the dedicated key d of the same model, batch and
+ * sequence length: d's times scaled by the mean ratio of k's single runs to
+ * d's prediction of their ranges. 0 where there is none. */
+static double dedicated_scale(const psi_overlap_t *t, const size_t *idx, size_t n, const solo_key_t *k,
+                              const solo_key_t *d)
 {
+    double r = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; d && d->groups == k->groups && i < n; i++) {
+        const psi_ov_exp_t *e = &t->exps[idx[i]];
+        int s = psi_ov_single_slot(e);
+        if (s < 0 || psi_ov_solo_find(&(solo_t){(solo_key_t *)k, 1, 1}, e->setting, &e->slot[s]) != k)
+            continue;
+        double v = psi_ov_solo_of(&(solo_t){(solo_key_t *)d, 1, 1}, "dedicated", &e->slot[s]);
+        if (v > 0) {
+            r += e->median_us / v;
+            cnt++;
+        }
+    }
+    return cnt ? r / (double)cnt : 0;
+}
+
+/* Fit key k on the single-active experiments of t in idx[n] that run it;
+ * the ridge pulls toward d's times scaled (a dedicated prior, d not NULL)
+ * or else toward the uniform prior. */
+static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, solo_key_t *k, double ridge,
+                        const solo_key_t *d)
+{
+    double scale = dedicated_scale(t, idx, n, k, d);
     int m = k->groups + 1;
     double *a = psi_calloc((size_t)m * m, sizeof *a), *b = psi_calloc((size_t)m, sizeof *b);
     if (!a || !b) {
@@ -105,7 +131,7 @@ static int solo_fit_key(const psi_overlap_t *t, const size_t *idx, size_t n, sol
     double lam = ridge * (double)(cnt ? cnt : 1);
     for (int r = 0; r < m; r++) {
         a[r * m + r] += lam;
-        b[r] += lam * u;
+        b[r] += lam * (scale > 0 ? scale * d->beta[r] : u);
     }
     /* A group no experiment covers leaves the system singular at ridge 0:
      * its weight is then 0 (the minimum-norm solution). */
@@ -140,11 +166,19 @@ int psi_ov_solo_fit(const psi_overlap_t *t, const size_t *idx, size_t n, double 
         const psi_ov_slot_t *x = &e->slot[s];
         out->k[out->n++] = (solo_key_t){e->setting, x->model, x->batch, x->seq_len, x->model_ops, NULL};
     }
-    for (size_t j = 0; j < out->n; j++) {
-        int rc = solo_fit_key(t, idx, n, &out->k[j], ridge);
-        if (rc)
-            return rc;
-    }
+    /* The dedicated keys first: the others' prior. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < out->n; j++) {
+            solo_key_t *k = &out->k[j];
+            int ded = strcmp(k->setting, "dedicated") == 0;
+            if (ded != (pass == 0))
+                continue;
+            psi_ov_slot_t x = {k->model, k->batch, k->seq_len, 0, 1, k->groups};
+            const solo_key_t *d = ded ? NULL : psi_ov_solo_find(out, "dedicated", &x);
+            int rc = solo_fit_key(t, idx, n, k, ridge, d && d->beta ? d : NULL);
+            if (rc)
+                return rc;
+        }
     return PS_OK;
 }
 
@@ -161,28 +195,23 @@ double psi_ov_solo_of(const solo_t *s, const char *setting, const psi_ov_slot_t 
     return v;
 }
 
-typedef struct {
-    double t;
-    int s;
-} slot_t_t;
-
-static int by_time_desc(const void *a, const void *b)
+int psi_ov_by_time_desc(const void *a, const void *b)
 {
-    double x = ((const slot_t_t *)a)->t, y = ((const slot_t_t *)b)->t;
-    return x < y ? 1 : x > y ? -1 : ((const slot_t_t *)a)->s - ((const slot_t_t *)b)->s;
+    double x = ((const psi_ov_ts_t *)a)->t, y = ((const psi_ov_ts_t *)b)->t;
+    return x < y ? 1 : x > y ? -1 : ((const psi_ov_ts_t *)a)->s - ((const psi_ov_ts_t *)b)->s;
 }
 
 /* PairSight's row of experiment e; *max_solo and *sum_solo as side outputs. */
 void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, unsigned mask, double *f,
                         double *mx, double *sum)
 {
-    slot_t_t v[PSI_OV_MAX_K];
+    psi_ov_ts_t v[PSI_OV_MAX_K];
     double tot = 0;
     for (int i = 0; i < e->k; i++) {
-        v[i] = (slot_t_t){psi_ov_solo_of(s, e->setting, &e->slot[i]), i};
+        v[i] = (psi_ov_ts_t){psi_ov_solo_of(s, e->setting, &e->slot[i]), i};
         tot += v[i].t;
     }
-    qsort(v, (size_t)e->k, sizeof *v, by_time_desc); /* NAN sorts last: tot is NAN then */
+    qsort(v, (size_t)e->k, sizeof *v, psi_ov_by_time_desc); /* NAN sorts last: tot is NAN then */
     for (int j = 0; j < NF_PS; j++)
         f[j] = NAN;
     *mx = isnan(tot) ? NAN : v[0].t;
@@ -210,4 +239,19 @@ void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops
     for (int g = 0; g < PSI_OVF_N; g++)
         for (int j = feature_cols[g][0]; j < feature_cols[g][1] && !(mask >> g & 1u); j++)
             f[j] = NAN;
+}
+
+/* The XGBoost settings of the overlap predictor, as the key-value list
+ * that psi_xgb_train takes; kv and bufs are the caller's. */
+const char *const *psi_ov_xgb_params(const psi_ov_params_t *p, char bufs[4][32], const char *kv[PSI_OV_XGB_KV])
+{
+    snprintf(bufs[0], 32, "%d", p->depth);
+    snprintf(bufs[1], 32, "%g", p->eta);
+    snprintf(bufs[2], 32, "%d", p->threads);
+    snprintf(bufs[3], 32, "%llu", (unsigned long long)p->seed);
+    const char *const v[] = {
+        "max_depth",        bufs[0],     "eta", bufs[1],     "nthread", bufs[2],       "seed", bufs[3], "objective",
+        "reg:squarederror", "subsample", "0.8", "verbosity", "0",       "tree_method", "hist", NULL};
+    memcpy(kv, v, sizeof v);
+    return kv;
 }
