@@ -268,8 +268,38 @@ int psi_mps_fit(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n,
     return rc;
 }
 
+/* A model of pairs only, asked about k > 2 (docs/colocate.md, "k beyond
+ * pairs"): the composition of docs/overlap.md at the workload level. The
+ * time per item of slot s is its solo time plus, over each co-runner j, the
+ * time that j alone adds in the pair (s, j) at the same shares:
+ *     solo / tput = 1 + sum over j != s of max(exp(-lr_j) - 1, 0),
+ * lr_j the pair's predicted log(tput / solo) (a pair predicted above solo
+ * adds nothing: KACE's 2-way model predicts some, and their negative sums
+ * sent 3-way throughputs to 1,000 times solo). No parameter is fitted on
+ * k > 2 data; with one co-runner it is the pair's prediction. */
+static int compose_pairs(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int s, double *out)
+{
+    double slow = 1;
+    for (int j = 0; j < c->k; j++) {
+        if (j == s)
+            continue;
+        int a = s < j ? s : j, b = s < j ? j : s;
+        int w[2] = {c->w[a], c->w[b]}, share[2] = {c->share[a], c->share[b]}, slot[2] = {1, 2};
+        double tput[2] = {NAN, NAN}, lr = 0;
+        cl_coloc_t p = {c->id, 2, w, share, tput, slot, 0, c->origin, c->set};
+        int rc = psi_mps_predict(m, d, &p, s < j ? 0 : 1, &lr);
+        if (rc)
+            return rc;
+        slow += fmax(exp(-lr) - 1, 0); /* a co-runner takes time, it gives none */
+    }
+    *out = -log(slow);
+    return 0;
+}
+
 int psi_mps_predict(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int s, double *out_log_ratio)
 {
+    if (c->k > 2 && m->nf == CL_MPS_BASE_NF)
+        return compose_pairs(m, d, c, s, out_log_ratio);
     double x[CL_MPS_NF], f = 0;
     int lowrank = c->k > 2;
     double mg = lowrank ? psi_cl_lowrank_predict(m->lowrank, d, c, s) : log(psi_cl_model_ratio(m, d->w[c->w[s]].name));
