@@ -30,6 +30,28 @@ git -C "$T/ab" checkout -q "$OLD" || fail checkout
 cmp -s "$T/o.csv" "$T/w.csv" || fail "work tree differs from the mirror"
 grep -q '"rev":"worktree"' "$T/j" || grep -q '"rev": "worktree"' "$T/j" || fail "json: $(cat "$T/j")"
 
+# Issue 41 item 11: a name git quotes (core.quotePath) is read in both modes,
+# the same set; in the work tree a FIFO or a link is an error, not a hang or
+# "content absent".
+Q="$T/ab/data/profile/A100/2in7/na\"\303\257ve.csv"
+Q=$(printf '%b' "$Q")
+cp "$T/ab/data/profile/A100/2in7/resnet50_bert.csv" "$Q" || fail "quoted copy"
+git -C "$T/ab" add -A && git -C "$T/ab" -c user.name=t -c user.email=t@t commit -qm quoted || fail "commit quoted"
+"$PS" import abacus "$T/ab" --out "$T/q1.csv" 2> "$T/err" || fail "work tree with a quoted name: $(cat "$T/err")"
+grep -q "from 6 files" "$T/err" || fail "work tree: $(cat "$T/err")"
+"$PS" import abacus "$T/ab" --rev HEAD --out "$T/q2.csv" 2> "$T/err" || fail "git with a quoted name: $(cat "$T/err")"
+grep -q "from 6 files" "$T/err" || fail "git mode dropped the quoted name: $(cat "$T/err")"
+cmp -s "$T/q1.csv" "$T/q2.csv" || fail "git and work tree differ"
+mkfifo "$T/ab/data/profile/A100/2in7/fifo.csv" || fail mkfifo
+timeout 20 "$PS" import abacus "$T/ab" --out "$T/x.csv" 2> "$T/err"; [ $? = 1 ] || fail "a FIFO: $(cat "$T/err")"
+grep -q "fifo.csv: not a regular file" "$T/err" || fail "message: $(cat "$T/err")"
+rm "$T/ab/data/profile/A100/2in7/fifo.csv"
+ln -s /dev/zero "$T/ab/data/profile/A100/2in7/zero.csv"
+timeout 20 "$PS" import abacus "$T/ab" --out "$T/x.csv" 2> "$T/err"; [ $? = 1 ] || fail "a link: $(cat "$T/err")"
+grep -q "zero.csv: .*only regular files are read" "$T/err" || fail "message: $(cat "$T/err")"
+rm "$T/ab/data/profile/A100/2in7/zero.csv" "$Q"
+git -C "$T/ab" checkout -q "$OLD" 2>/dev/null || fail "back to $OLD"
+
 # A commit without the profiles; a bad row names the file, line and column.
 "$PS" import abacus "$T/mirror.git" --rev HEAD --out "$T/x.csv" 2> "$T/err" && fail "HEAD has no profiles"
 grep -q "no profile" "$T/err" || fail "message: $(cat "$T/err")"

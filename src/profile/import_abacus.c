@@ -221,29 +221,49 @@ static int run_git(const char *repo, const char *const *args, char **out, size_t
     return PS_OK;
 }
 
+/* The largest profile file read: the artefact's largest is 4.3 MB; 256 MiB
+ * is far above any real one and bounds what a damaged tree can cost. */
+#define ABACUS_MAX_FILE ((off_t)256 << 20)
+
+/* A regular file of the work tree, whole: a symbolic link (O_NOFOLLOW), a
+ * FIFO (opened without blocking, then refused), a device or a file over
+ * ABACUS_MAX_FILE is an error, and so is any read error; the buffer is the
+ * file's size, so memory follows the input. */
 static int read_disk(const char *path, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return psi_error(PS_E_IO, "%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0, r;
-    char *buf = psi_malloc(cap);
-    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (n + 1 == cap) {
-            char *b = psi_realloc(buf, cap *= 2);
-            if (!b)
-                free(buf);
-            buf = b;
-        }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return psi_error(PS_E_IO, "%s: %s%s", path, strerror(errno),
+                         errno == ELOOP ? " (a symbolic link: only regular files are read)" : "");
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file (a FIFO, device or folder): refused";
+    else if (st.st_size > ABACUS_MAX_FILE)
+        why = "larger than 256 MiB: not a profile of the artefact";
+    if (why) {
+        close(fd);
+        return psi_error(PS_E_INPUT, "%s: %s", path, why);
     }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf)
-        return PS_E_NOMEM;
-    if (err) {
+    size_t n = 0, cap = (size_t)st.st_size;
+    char *buf = psi_malloc(cap + 1);
+    int rc = buf ? PS_OK : PS_E_NOMEM;
+    while (rc == PS_OK && n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            rc = psi_error(PS_E_IO, "%s: read error: %s", path, strerror(errno));
+        else if (r == 0)
+            rc = psi_error(PS_E_IO, "%s: read error: %zu of %zu bytes (the file shrank while read)", path, n, cap);
+        n += r > 0 ? (size_t)r : 0;
+    }
+    close(fd);
+    if (rc != PS_OK) {
         free(buf);
-        return psi_error(PS_E_IO, "%s: read error", path);
+        return rc;
     }
     buf[n] = '\0';
     *out = buf;
@@ -282,33 +302,55 @@ static int default_rev(const char *repo, char *rev, size_t n)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* The entries of a folder on disk, sorted, newline-separated. */
+/* The entries of a folder on disk, sorted, newline-separated (every one:
+ * what is not a regular file is refused when read, as git's listing holds
+ * it too). */
 static int list_disk(const char *path, char **out)
 {
     DIR *d = opendir(path);
     *out = psi_strdup("");
     if (!d)
         return errno == ENOENT ? PS_OK : psi_error(PS_E_IO, "%s: %s", path, strerror(errno));
-    char *names[4096];
-    int n = 0;
-    size_t len = 1;
-    for (struct dirent *e; (e = readdir(d)) && n < 4096;)
-        if (e->d_name[0] != '.' && (names[n] = psi_strdup(e->d_name)))
+    char **names = NULL;
+    size_t n = 0, cap = 0, len = 1;
+    int rc = *out ? PS_OK : PS_E_NOMEM;
+    for (struct dirent *e; rc == PS_OK && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        void *grown = names;
+        if ((rc = psi_array_grow(&grown, n, &cap, sizeof *names, 64)) != PS_OK)
+            break;
+        names = grown;
+        if (!(names[n] = psi_strdup(e->d_name)))
+            rc = PS_E_NOMEM;
+        else
             len += strlen(names[n++]) + 1;
+    }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
-    char *buf = *out ? psi_realloc(*out, len) : NULL;
-    if (buf)
-        buf[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        if (buf)
-            strcat(strcat(buf, names[i]), "\n");
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
+    char *buf = rc == PS_OK ? psi_realloc(*out, len) : NULL;
+    if (rc == PS_OK && !buf)
+        rc = PS_E_NOMEM;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(names[i]);
+        if (buf) {
+            memcpy(buf + at, names[i], l);
+            buf[at + l] = '\n';
+            at += l + 1;
+        }
         free(names[i]);
     }
-    if (!buf)
-        free(*out);
+    free(names);
+    if (rc != PS_OK) {
+        free(buf ? buf : *out);
+        *out = NULL;
+        return rc;
+    }
+    buf[at] = '\0';
     *out = buf;
-    return buf ? PS_OK : PS_E_NOMEM;
+    return PS_OK;
 }
 
 /* Names of the CSV files in dir (newline-separated, sorted by git or by
@@ -318,8 +360,16 @@ static int list_dir(const src_t *s, const char *dir, char **out)
     if (s->rev[0]) {
         char tree[160];
         snprintf(tree, sizeof tree, "%s:%s", s->rev, dir);
-        const char *const args[] = {"ls-tree", "--name-only", tree, NULL};
-        return run_git(s->repo, args, out, NULL);
+        /* -z: names as they are (without it, core.quotePath quotes names
+         * with unusual bytes, "na\303\257ve.csv", and the quoted name lost
+         * its .csv suffix: git mode read fewer files than the work tree). */
+        const char *const args[] = {"ls-tree", "-z", "--name-only", tree, NULL};
+        size_t n = 0;
+        int rc = run_git(s->repo, args, out, &n);
+        for (size_t i = 0; rc == PS_OK && i < n; i++)
+            if ((*out)[i] == '\0')
+                (*out)[i] = '\n';
+        return rc;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", s->repo, dir);
@@ -474,8 +524,11 @@ static int import_file(const src_t *s, int d, const char *file, psi_overlap_t *t
         snprintf(name, sizeof name, "%s/%s", s->repo, path);
     char *buf = NULL;
     size_t len = 0;
-    if (read_file(s, path, &buf, &len) != PS_OK) {
-        note_skip(info, path, "content absent");
+    int got = read_file(s, path, &buf, &len);
+    if (got != PS_OK && !s->rev[0])
+        return got; /* the work tree: a read error, a link or a FIFO is an error */
+    if (got != PS_OK) {
+        note_skip(info, path, "content absent"); /* a blob the mirror lacks */
         return PS_OK;
     }
     int rc = PS_OK;
