@@ -143,6 +143,9 @@ typedef struct {
                                            fields check (1.5) */
     const ps_coexec_t *intensity_train; /* training rows of the intensity rule
                                            (NULL: the intensity policy is skipped) */
+    int orion_lp_tpcs;                  /* orion: the LP side's TPCs fixed (HP gets the rest;
+                                           a split profiled for both) instead of tuned on
+                                           the warm-up (0: tuned) */
 } ps_replay_params_t;
 
 /** The defaults in brackets above. @return them by value. */

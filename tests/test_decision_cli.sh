@@ -96,6 +96,15 @@ has "$T/out" '"time_value":0'
 has "$T/out" '"pairsight":{"slo_attainment"'
 has "$T/out" '"lp_ceiling":null'
 [ "$(wc -l <"$T/lat.csv")" -eq $((7 * 40 + 1)) ] || fail "latencies: $(wc -l <"$T/lat.csv") lines"
+# orion's threshold fixed (--orion-lp-tpcs, docs/planner.md "Orion's own
+# setting"): the LP side gets those TPCs, reported as such; a split not
+# profiled is refused with the reason.
+expect 0 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies dedicated,orion \
+    --orion-lp-tpcs 5 --requests 50 --warmup 10 -q --json
+has "$T/out" '"orion_lp_tpcs":5'
+expect 1 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies dedicated,orion \
+    --orion-lp-tpcs 6 --requests 50 --warmup 10 -q
+has "$T/err" "orion LP TPCs 6: no split of 54 TPCs with LP 6 is profiled for both resnet50 and bert-base"
 expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --policies orion,nope
 has "$T/err" "--policies"
 expect 2 "$CLI" replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8

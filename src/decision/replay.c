@@ -755,6 +755,15 @@ static int policy_knob(replay_t *rp, int pol, double slo, int *th, ps_replay_pol
         for (int i = 0; i < rp->n_splits; i++)
             if (*th == 0 || abs(2 * rp->splits[i] - rp->tw.total) < abs(2 * *th - rp->tw.total))
                 *th = rp->splits[i];
+    } else if (pol == PS_REPLAY_ORION && rp->p->orion_lp_tpcs > 0) {
+        for (int i = 0; i < rp->n_splits && !*th; i++)
+            if (rp->tw.total - rp->splits[i] == rp->p->orion_lp_tpcs)
+                *th = rp->splits[i];
+        if (!*th)
+            return psi_error(PS_E_ARG, "orion LP TPCs %d: no split of %d TPCs with LP %d is profiled for both %s and %s",
+                             rp->p->orion_lp_tpcs, rp->tw.total, rp->p->orion_lp_tpcs, rp->p->hp_model,
+                             rp->p->lp_model);
+        r->orion_tpcs = rp->p->orion_lp_tpcs;
     } else if (pol == PS_REPLAY_ORION) {
         int rc = orion_tune(rp, slo, th);
         if (rc != PS_OK)
