@@ -230,8 +230,10 @@ def replay_headline(e):
                  "GPU, while the LP work it earns beside HP is only %s of the wall time (`busy` and `LP co-run` "
                  "in docs/planner.md's replay table). Orion itself (eth-easl/orion, `scheduler_eval.cpp`) "
                  "never confines HP: its kernels go at once to their own stream, and for an inference HP the "
-                 "SM threshold is the whole GPU, not tuned; the replay's step model has no such unconfined "
-                 "co-run (docs/planner.md, \"Orion's own setting\")."
+                 "SM threshold is the whole GPU, not tuned. The replay's step model has no unconfined co-run; "
+                 "with the threshold fixed at the smallest LP share instead (`replay --orion-lp-tpcs`) our rule "
+                 "ties with dedicated and still earns almost no LP work beside HP (docs/planner.md, \"Orion's "
+                 "own setting\")."
                  % (span([x["orion"]["orion_lp_tpcs"] for x in below if "orion_lp_tpcs" in x["orion"]], "%d"),
                     span(extra, "%.3f"), span(colo, "%.3f")))
     return text
