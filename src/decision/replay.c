@@ -760,9 +760,9 @@ static int policy_knob(replay_t *rp, int pol, double slo, int *th, ps_replay_pol
             if (rp->tw.total - rp->splits[i] == rp->p->orion_lp_tpcs)
                 *th = rp->splits[i];
         if (!*th)
-            return psi_error(PS_E_ARG, "orion LP TPCs %d: no split of %d TPCs with LP %d is profiled for both %s and %s",
-                             rp->p->orion_lp_tpcs, rp->tw.total, rp->p->orion_lp_tpcs, rp->p->hp_model,
-                             rp->p->lp_model);
+            return psi_error(
+                PS_E_ARG, "orion LP TPCs %d: no split of %d TPCs with LP %d is profiled for both %s and %s",
+                rp->p->orion_lp_tpcs, rp->tw.total, rp->p->orion_lp_tpcs, rp->p->hp_model, rp->p->lp_model);
         r->orion_tpcs = rp->p->orion_lp_tpcs;
     } else if (pol == PS_REPLAY_ORION) {
         int rc = orion_tune(rp, slo, th);
