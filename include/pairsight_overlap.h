@@ -174,6 +174,7 @@ typedef struct {
     int setting_model;   /* eval: pairsight predicts every row with its setting model (scale-free features,
                             demand over the setting's capacity), not only the rows of a setting without
                             training co-runs: how its features were chosen by leave-pair (0) */
+    int floors;          /* eval: 1 scores each protocol's floor too, 2 the floor alone, 0 none (1) */
 } ps_ov_params_t;
 
 /** @return the default parameters (the values in brackets above). */
@@ -185,6 +186,9 @@ typedef struct {
     size_t n[PS_OVM_COUNT];     /* experiments scored */
     double worst[PS_OVM_COUNT]; /* leave-pair, leave-model: the worst held-out group's MAPE */
     char worst_name[PS_OVM_COUNT][96];
+    double floor;   /* pairsight trained on the protocol's target data itself (a random 80/20 split of the
+                       experiments it scores), percent; NAN when not run (floors 0) */
+    size_t floor_n; /* experiments the floor scored */
 } ps_ov_result_t;
 
 /** Scores every method under protocol p on t, every setting fixed

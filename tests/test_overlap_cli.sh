@@ -91,6 +91,9 @@ done
 /usr/bin/python3 -c "
 import json; d = json.load(open('$T/e.json'))['protocols']['leave-pair']
 assert d['pairsight']['n'] == 480, d['pairsight']
+for p in ('random', 'leave-pair', 'k-way', 'leave-model', 'mig'):
+    f = json.load(open('$T/e.json'))['protocols'][p]['floor']
+    assert f['n'] > 0 and 0 < f['mape'] < 50, (p, f)
 assert d['pairsight']['mape'] < d['max_solo']['mape'], d
 " || fail "leave-pair: $(cat "$T/e.json")"
 "$PS" overlap eval --overlap "$T/o.csv" --protocols random,nope 2> "$T/err" && fail "accepted protocol nope"

@@ -24,7 +24,10 @@ static const char notes[] = "Protocols (docs/overlap.md):\n"
                             "Methods: pairsight (XGBoost on solo range times and how the co-runners\n"
                             "  compare), abacus_mlp and abacus_xgb (Abacus's features: model counts and\n"
                             "  start, end, batch, seq_len per model), max_solo, sum_solo. MAPE of the\n"
-                            "  median time, in percent. Progress per held-out group with -v.\n";
+                            "  median time, in percent. Progress per held-out group with -v.\n"
+                            "Floor: pairsight trained on a random 80% of the experiments the protocol\n"
+                            "  scores (their own single runs for the solo times), scored on the rest: how\n"
+                            "  well the features do on the target data itself.\n";
 
 /* Parse "random,leave-pair" into want[]. */
 static int parse_protocols(const char *list, int *want)
@@ -62,11 +65,19 @@ static void print_text(ps_ov_protocol_t p, const ps_ov_result_t *r)
             printf("  %.2f (%s)", r->worst[m], r->worst_name[m]);
         putchar('\n');
     }
+    if (r->floor_n)
+        printf("  %-11s %8.2f %7zu  pairsight trained on the scored data itself (random 80/20)\n", "floor", r->floor,
+               r->floor_n);
 }
 
 static cJSON *result_json(ps_ov_protocol_t p, const ps_ov_result_t *r)
 {
     cJSON *o = cJSON_CreateObject();
+    if (o && r->floor_n) {
+        cJSON *f = cJSON_AddObjectToObject(o, "floor");
+        cJSON_AddNumberToObject(f, "mape", r->floor);
+        cJSON_AddNumberToObject(f, "n", (double)r->floor_n);
+    }
     for (int m = 0; o && m < PS_OVM_COUNT; m++) {
         cJSON *x = cJSON_AddObjectToObject(o, ps_ov_method_name((ps_ov_method_t)m));
         if (r->n[m])
@@ -114,6 +125,10 @@ static int do_eval(int argc, char **argv)
          "pairsight predicts every row with its setting model (scale-free features), as when its\n"
          "features were chosen by leave-pair",
          .flags = CLI_NODEF},
+        {"--floors", CLI_INT, &p.floors, "N",
+         "1: each protocol's floor too (pairsight trained on a random 80% of the data the protocol\n"
+         "scores), 2: the floors alone, 0: none",
+         .lo = 0, .hi = 2},
         {"-v", CLI_FLAG, &verbose, NULL, "one line per held-out group on stderr", .flags = CLI_NODEF},
         CLI_OPT_JSON(&json, "print {\"schema\", \"protocols\": {P: {METHOD: {\"mape\", \"n\"}}}}"),
         {NULL}};

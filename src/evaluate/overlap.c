@@ -46,7 +46,8 @@ psi_ov_params_t psi_ov_default_params(void)
                              .oplists = NULL,
                              .features = features,
                              .pairsight_only = 0,
-                             .setting_model = 0};
+                             .setting_model = 0,
+                             .floors = 1};
 }
 
 /* ---- features ---- */
@@ -461,8 +462,45 @@ static int proto_transfer(const ctx_t *c, int mig, split_t *s, acc_t *all, psi_o
     return fold_score(c, s->tr, s->ntr, s->so, s->nso, s->te, s->nte, NULL, all, out);
 }
 
+/* Whether e is among the experiments protocol p scores. */
+static int target_of(const psi_ov_exp_t *e, int p)
+{
+    if (p == PSI_OVP_KWAY)
+        return strcmp(e->setting, "dedicated") == 0 && e->k > 2;
+    if (p == PSI_OVP_MIG)
+        return strcmp(e->setting, "mig-2g.10gb") == 0 && e->k == 2;
+    return is_ded(e, 2);
+}
+
+/* The floor of protocol p: pairsight trained on a random 80% of the
+ * experiments p scores (their single-active runs fitting the solo table),
+ * scored on the other 20%, as the random protocol on them. */
+static int proto_floor(const ctx_t *c, int p, split_t *s, psi_ov_result_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->t->n; i++)
+        if (target_of(&c->t->exps[i], p))
+            s->so[n++] = i;
+    psi_rng_t r;
+    psi_rng_seed(&r, c->p->seed);
+    psi_rng_shuffle(&r, s->so, n);
+    size_t ntr = (size_t)(0.8 * (double)n);
+    psi_ov_params_t q = *c->p;
+    q.pairsight_only = 1;
+    q.setting_model = 0;
+    ctx_t cf = {c->t, &q, c->ops};
+    acc_t all = {{0}, {0}};
+    psi_ov_result_t tmp;
+    int rc = fold_score(&cf, s->so, ntr, s->so, ntr, s->so + ntr, n - ntr, NULL, &all, &tmp);
+    out->floor_n = all.n[PSI_OVM_PAIRSIGHT];
+    out->floor = out->floor_n ? 100.0 * all.err[PSI_OVM_PAIRSIGHT] / (double)out->floor_n : NAN;
+    return rc;
+}
+
 int psi_ov_eval(const psi_overlap_t *t, int p, const psi_ov_params_t *prm, psi_ov_result_t *out)
 {
+    out->floor = NAN;
+    out->floor_n = 0;
     for (int m = 0; m < PSI_OVM_N; m++) {
         out->mape[m] = out->worst[m] = NAN;
         out->n[m] = 0;
@@ -475,7 +513,9 @@ int psi_ov_eval(const psi_overlap_t *t, int p, const psi_ov_params_t *prm, psi_o
     acc_t all = {{0}, {0}};
     if (rc == PS_OK)
         rc = split_init(&s, t->n);
-    if (rc == PS_OK) {
+    if (rc == PS_OK && prm->floors)
+        rc = proto_floor(&c, p, &s, out);
+    if (rc == PS_OK && prm->floors != 2) {
         switch (p) {
         case PSI_OVP_RANDOM: rc = proto_random(&c, &s, &all, out); break;
         case PSI_OVP_LEAVE_PAIR: rc = proto_leave_pair(&c, &s, &all, out); break;
