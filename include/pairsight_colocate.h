@@ -154,16 +154,22 @@ typedef enum {
     PS_POL_SM,        /* co-runners with the highest mean sm_busy_pct */
     PS_POL_MEM,       /* co-runners with the lowest mean mem_busy_pct */
     PS_POL_BEST_RULE, /* per target, the best of the three rules (offline) */
-    PS_POL_KACE_LR,
-    PS_POL_KACE_RF,
-    PS_POL_KACE_MLP,
-    PS_POL_XU_RF,
-    PS_POL_RATIO,
-    PS_POL_MPS,
-    PS_POL_LOWRANK,
-    PS_POL_AUTO,
-    PS_POL_COUNT
+    /* Then one policy per predictor kind, in the kinds' order: derived from
+     * ps_coloc_kind_t, so the two cannot drift (PS_POL_OF_KIND). */
+    PS_POL_KINDS,
+    PS_POL_KACE_LR = PS_POL_KINDS + PS_COLOC_KACE_LR,
+    PS_POL_KACE_RF = PS_POL_KINDS + PS_COLOC_KACE_RF,
+    PS_POL_KACE_MLP = PS_POL_KINDS + PS_COLOC_KACE_MLP,
+    PS_POL_XU_RF = PS_POL_KINDS + PS_COLOC_XU_RF,
+    PS_POL_RATIO = PS_POL_KINDS + PS_COLOC_RATIO,
+    PS_POL_MPS = PS_POL_KINDS + PS_COLOC_MPS,
+    PS_POL_LOWRANK = PS_POL_KINDS + PS_COLOC_LOWRANK,
+    PS_POL_AUTO = PS_POL_KINDS + PS_COLOC_AUTO,
+    PS_POL_COUNT = PS_POL_KINDS + PS_COLOC_KIND_COUNT
 } ps_coloc_policy_t;
+
+/* The selection policy of predictor kind k. */
+#define PS_POL_OF_KIND(k) ((ps_coloc_policy_t)(PS_POL_KINDS + (int)(k)))
 
 /** @return "oracle", "random", "memcap", "sm", "mem", "best_rule", then the
  *  kind names ("unknown" for an invalid value); static. */

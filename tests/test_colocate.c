@@ -59,6 +59,25 @@ static void test_learners(void)
     CHECK(psi_splitmix64(&s1) == psi_splitmix64(&s2));
 }
 
+/* The kinds' table: one row per ps_coloc_kind_t in its order (the count is
+ * asserted at compile time, the order here), each name found back, each
+ * kind's policy named as the kind, every base kind fittable. */
+static void test_kind_rows(void)
+{
+    for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
+        const psi_cl_kind_t *r = psi_cl_kind((ps_coloc_kind_t)k);
+        ps_coloc_kind_t back = PS_COLOC_KIND_COUNT;
+        CHECK_MSG(r && (int)r->kind == k && r->name && r->body, "row %d", k);
+        CHECK_OK(ps_coloc_kind_from_name(r->name, &back));
+        CHECK(back == (ps_coloc_kind_t)k);
+        CHECK(strcmp(ps_coloc_policy_name(PS_POL_OF_KIND(k)), r->name) == 0);
+        CHECK((k == PS_COLOC_AUTO) == !r->fit && !r->fit == !r->predict && !r->fit == !r->n_params);
+    }
+    CHECK(psi_cl_kind(PS_COLOC_KIND_COUNT) == NULL && strcmp(ps_coloc_kind_name(PS_COLOC_KIND_COUNT), "unknown") == 0);
+    CHECK(strcmp(ps_coloc_policy_name(PS_POL_BEST_RULE), "best_rule") == 0 && PS_POL_KACE_LR == PS_POL_KINDS);
+    CHECK(strcmp(ps_coloc_policy_name(PS_POL_COUNT), "unknown") == 0);
+}
+
 /* auto's stacking weights: on the simplex; all on an exact predictor
  * beside a noisy one; near 1/2 each for two with opposite errors (whose
  * blend beats both); equal when the rows sit in one fold. */
@@ -569,7 +588,7 @@ static void test_kace_splits(void)
     unload(&t);
 }
 
-TH_MAIN(TEST(test_learners), TEST(test_stack_weights), TEST(test_stack_within), TEST(test_auto_one_fold),
-        TEST(test_data_and_solo), TEST(test_bad_inputs), TEST(test_models_round_trip), TEST(test_flipped_bytes_refused),
-        TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures), TEST(test_kace_rules), TEST(test_kace_policies),
-        TEST(test_kace_splits))
+TH_MAIN(TEST(test_learners), TEST(test_kind_rows), TEST(test_stack_weights), TEST(test_stack_within),
+        TEST(test_auto_one_fold), TEST(test_data_and_solo), TEST(test_bad_inputs), TEST(test_models_round_trip),
+        TEST(test_flipped_bytes_refused), TEST(test_empty_tput_not_scored), TEST(test_eval_fixtures),
+        TEST(test_kace_rules), TEST(test_kace_policies), TEST(test_kace_splits))

@@ -36,11 +36,13 @@
 
 unsigned psi_cl_auto_default_kinds(const cl_data_t *d)
 {
-    unsigned k = (1u << PS_COLOC_KIND_COUNT) - 1;
-    k &= ~(1u << PS_COLOC_AUTO);
-    k &= ~(1u << PS_COLOC_KACE_MLP); /* 20x the cost of the others, never the best measured */
-    if (!d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
-        k &= ~(1u << PS_COLOC_XU_RF);
+    int metrics = d->has[CW_SM_BUSY] || d->has[CW_MEM_BUSY] || d->has[CW_MEMCAP];
+    unsigned k = 0;
+    for (int j = 0; j < PS_COLOC_KIND_COUNT; j++) {
+        const psi_cl_kind_t *r = psi_cl_kind((ps_coloc_kind_t)j); /* mlp's cost is 20x the others' */
+        if (r->in_auto && (metrics || !r->needs_metrics))
+            k |= 1u << j;
+    }
     return k;
 }
 
@@ -121,7 +123,7 @@ static int score_units(auto_ctx_t *a, int k)
             if (nt < 0)
                 return PS_E_NOMEM;
             a->score[(size_t)k * a->n_units + (size_t)t * (PS_COLOC_MAXK - 1) + (kk - 2)] =
-                nt ? acc[PS_POL_KACE_LR + k] : NAN;
+                nt ? acc[PS_POL_OF_KIND(k)] : NAN;
         }
     }
     return 0;
@@ -182,17 +184,8 @@ static double mean_score(const auto_ctx_t *a, int k)
  * simplicity that the one-standard-error rule prefers. */
 static double n_params(const auto_ctx_t *a, int k)
 {
-    int nm = 0;
-    for (int j = 0; j < CW_N; j++)
-        nm += a->d->has[j];
-    switch (k) {
-    case PS_COLOC_KACE_LR: return 1 + nm;
-    case PS_COLOC_RATIO: return 1 + a->d->nw;
-    case PS_COLOC_LOWRANK: return 4 + 6.0 * a->d->nw;
-    case PS_COLOC_MPS: return 8.0 * a->p->boost_rounds;
-    case PS_COLOC_KACE_MLP: return 13.0 * 128 + 128 * 64 + 64 * 32 + 32;
-    default: return 64.0 * (a->p->trees > 0 ? a->p->trees : 100); /* forests */
-    }
+    const psi_cl_kind_t *r = psi_cl_kind((ps_coloc_kind_t)k);
+    return r && r->n_params ? r->n_params(a->d, a->p) : 0;
 }
 
 /* 1 when kind k is within one standard error of kind b on v ([kind][n]

@@ -236,7 +236,7 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
     for (int i = 0; i < f->n_train; i++)
         complete += d->c[f->train[i]].complete;
     for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
-        if (!(p->kinds & (1u << k)) || (drop & (1u << (PS_POL_KACE_LR + k))))
+        if (!(p->kinds & (1u << k)) || (drop & (1u << (PS_POL_OF_KIND(k)))))
             continue;
         ps_coloc_params_t mp = p->model;
         mp.kind = (ps_coloc_kind_t)k;
@@ -527,8 +527,8 @@ static void finish_eval(const evsum_t *a, const ps_coloc_eval_params_t *p, unsig
      * predictor without complete co-locations to learn from does not). */
     int sc = a->scored;
     for (int q = 0; q < PS_POL_COUNT; q++) {
-        int ran = sc > 0 && (q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KACE_LR))));
-        if (q > PS_POL_BEST_RULE && !(a->nerr[q - PS_POL_KACE_LR] == a->runs))
+        int ran = sc > 0 && (q <= PS_POL_BEST_RULE || (p->kinds & (1u << (q - PS_POL_KINDS))));
+        if (q > PS_POL_BEST_RULE && !(a->nerr[q - PS_POL_KINDS] == a->runs))
             ran = 0;
         if (drop & (1u << q))
             ran = 0;

@@ -16,18 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[PS_COLOC_KIND_COUNT] = {"kace_lr", "kace_rf", "kace_mlp", "xu_rf",
-                                                            "ratio",   "mps",     "lowrank",  "auto"};
-
 const char *ps_coloc_kind_name(ps_coloc_kind_t kind)
 {
-    return (unsigned)kind < PS_COLOC_KIND_COUNT ? kind_names[kind] : "unknown";
+    const psi_cl_kind_t *r = psi_cl_kind(kind);
+    return r ? r->name : "unknown";
 }
 
 int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out)
 {
+    const char *names[PS_COLOC_KIND_COUNT];
+    for (int j = 0; j < PS_COLOC_KIND_COUNT; j++)
+        names[j] = psi_cl_kind((ps_coloc_kind_t)j)->name;
     int k;
-    int rc = psi_name_index("predictor", name, kind_names, PS_COLOC_KIND_COUNT, &k);
+    int rc = psi_name_index("predictor", name, names, PS_COLOC_KIND_COUNT, &k);
     if (rc == PS_OK)
         *out = (ps_coloc_kind_t)k;
     return rc;
@@ -35,7 +36,8 @@ int ps_coloc_kind_from_name(const char *name, ps_coloc_kind_t *out)
 
 int ps_coloc_kind_predicts_sum(ps_coloc_kind_t kind)
 {
-    return kind == PS_COLOC_KACE_LR || kind == PS_COLOC_KACE_RF || kind == PS_COLOC_KACE_MLP || kind == PS_COLOC_XU_RF;
+    const psi_cl_kind_t *r = psi_cl_kind(kind);
+    return r ? r->predicts_sum : 0;
 }
 
 ps_coloc_params_t ps_coloc_default_params(void)
@@ -87,20 +89,8 @@ void ps_coloc_model_free(ps_coloc_model_t *m)
 
 int psi_cl_model_nf(ps_coloc_kind_t kind)
 {
-    switch (kind) {
-    case PS_COLOC_XU_RF: return CL_XU_NF;
-    case PS_COLOC_MPS:
-    case PS_COLOC_RATIO: return CL_MPS_NF;
-    default: return CL_SUM_NF;
-    }
-}
-
-static void sum_row(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, double *x)
-{
-    if (m->kind == PS_COLOC_XU_RF)
-        psi_cl_xu_features(d, c, x);
-    else
-        psi_cl_sum_features(d, c, x);
+    const psi_cl_kind_t *r = psi_cl_kind(kind);
+    return r ? r->nf : CL_SUM_NF;
 }
 
 /* ---- the ratio table: each workload's median co-located / solo ratio ---- */
@@ -271,8 +261,13 @@ unsigned psi_cl_train_ks(const cl_data_t *d, const int *train, int n_train)
     return ks;
 }
 
-/* ratio, mps, lowrank: from the measured slots of the training set. */
-static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+/* ratio, mps, lowrank: from the measured slots of the training set, the
+ * ratio table and then extra's state (NULL: none). */
+typedef int (*per_workload_fit_fn)(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n, const int *train,
+                                   int n_train);
+
+static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train,
+                            per_workload_fit_fn extra)
 {
     wrow_t *r = NULL;
     int n = 0, rc = collect_rows(d, train, n_train, &r, &n);
@@ -280,16 +275,19 @@ static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *
         rc = psi_error(PS_E_INPUT, "colocate: no measured throughput to train on");
     if (!rc)
         rc = fit_ratio_table(m, d, r, n);
-    if (!rc && m->kind == PS_COLOC_MPS)
-        rc = psi_mps_fit(m, d, r, n, train, n_train);
-    else if (!rc && m->kind == PS_COLOC_LOWRANK)
-        rc = psi_cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
+    if (!rc && extra)
+        rc = extra(m, d, r, n, train, n_train);
     free(r);
     return rc;
 }
 
-/* KACE's and Xu's kinds: the sum of each complete training co-location. */
-static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+/* KACE's and Xu's kinds: feat's row of each complete training co-location
+ * and its throughput sum, given to learn. */
+typedef void (*sum_features_fn)(const cl_data_t *d, const cl_coloc_t *c, double *out);
+typedef int (*sum_learn_fn)(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf);
+
+static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, sum_features_fn feat,
+                   sum_learn_fn learn)
 {
     int nf = m->nf, n = 0, rc = 0;
     double *x = psi_malloc((size_t)n_train * nf * sizeof *x + 1), *y = psi_malloc((size_t)n_train * sizeof *y + 1);
@@ -299,7 +297,7 @@ static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, in
         const cl_coloc_t *c = &d->c[train[i]];
         if (!c->complete)
             continue;
-        sum_row(m, d, c, x + (size_t)n * nf);
+        feat(d, c, x + (size_t)n * nf);
         y[n] = 0;
         for (int s = 0; s < c->k; s++)
             y[n] += c->tput[s];
@@ -308,15 +306,16 @@ static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, in
     if (!rc && n < 1)
         rc = psi_error(PS_E_INPUT, "colocate: %s needs a co-location whose every throughput was measured",
                        ps_coloc_kind_name(m->kind));
-    if (!rc && m->kind == PS_COLOC_KACE_LR)
-        rc = psi_cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
-    else if (!rc && m->kind == PS_COLOC_KACE_MLP)
-        rc = fit_mlp(m, x, y, n, nf);
-    else if (!rc)
-        rc = fit_forest(m, x, y, n, nf);
+    if (!rc)
+        rc = learn(m, x, y, n, nf);
     free(x);
     free(y);
     return rc;
+}
+
+static int learn_ols(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
+{
+    return psi_cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
 }
 
 /* One predictor of a base kind (not auto) on train; psi_cl_model_fit checks
@@ -336,8 +335,9 @@ int psi_cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, con
         free(m);
         return PS_E_NOMEM;
     }
-    int rc =
-        ps_coloc_kind_predicts_sum(p->kind) ? fit_sum(m, d, train, n_train) : fit_per_workload(m, d, train, n_train);
+    const psi_cl_kind_t *row = psi_cl_kind(p->kind);
+    int rc = row && row->fit ? row->fit(m, d, train, n_train)
+                             : psi_error(PS_E_ARG, "colocate: %s is not a base kind", ps_coloc_kind_name(p->kind));
     if (rc) {
         ps_coloc_model_free(m);
         return rc;
@@ -348,44 +348,84 @@ int psi_cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, con
 
 /* ---- prediction ---- */
 
-int psi_cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+/* A sum kind's prediction: feat's row of co-location ci, valued by eval. */
+typedef int (*sum_eval_fn)(const ps_coloc_model_t *m, const double *x, double *out_sum);
+
+static int predict_sum(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum,
+                       sum_features_fn feat, sum_eval_fn eval)
 {
     const cl_coloc_t *c = &d->c[ci];
     double x[CL_MPS_NF];
     *out_sum = 0;
-    if (ps_coloc_kind_predicts_sum(m->kind)) {
-        for (int s = 0; s < c->k; s++)
-            out_slot[s] = NAN;
-        sum_row(m, d, c, x);
-        if (m->kind == PS_COLOC_KACE_LR) {
-            *out_sum = psi_cl_ols_eval(x, m->nf, m->mu, m->sd, m->beta);
-        } else if (m->kind == PS_COLOC_KACE_MLP) {
-            float in[CL_MPS_NF];
-            for (int j = 0; j < m->nf; j++)
-                in[j] = zval(x[j], m->mu[j], m->sd[j]);
-            return psi_mlp_predict(m->mlp, in, 1, out_sum);
-        } else {
-            return psi_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
-        }
-        return 0;
-    }
+    for (int s = 0; s < c->k; s++)
+        out_slot[s] = NAN;
+    feat(d, c, x);
+    return eval(m, x, out_sum);
+}
+
+static int eval_ols(const ps_coloc_model_t *m, const double *x, double *out_sum)
+{
+    *out_sum = psi_cl_ols_eval(x, m->nf, m->mu, m->sd, m->beta);
+    return 0;
+}
+
+static int eval_mlp(const ps_coloc_model_t *m, const double *x, double *out_sum)
+{
+    float in[CL_MPS_NF];
+    for (int j = 0; j < m->nf; j++)
+        in[j] = zval(x[j], m->mu[j], m->sd[j]);
+    return psi_mlp_predict(m->mlp, in, 1, out_sum);
+}
+
+static int eval_forest(const ps_coloc_model_t *m, const double *x, double *out_sum)
+{
+    return psi_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
+}
+
+/* A per-workload kind's prediction: each slot's solo throughput times
+ * factor's co-located / solo ratio (NULL: the ratio table's). */
+typedef int (*slot_factor_fn)(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int s, double *out);
+
+static int predict_slots(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum,
+                         slot_factor_fn factor)
+{
+    const cl_coloc_t *c = &d->c[ci];
+    *out_sum = 0;
     for (int s = 0; s < c->k; s++) {
         double solo = psi_cl_solo(d, c->w[s], c->share[s]);
-        double base = psi_cl_model_ratio(m, d->w[c->w[s]].name);
-        double t = solo * base;
-        if (m->kind == PS_COLOC_MPS) {
-            double lr = 0;
-            int rc = psi_mps_predict(m, d, c, s, &lr);
+        double f = psi_cl_model_ratio(m, d->w[c->w[s]].name);
+        if (factor) {
+            int rc = factor(m, d, c, s, &f);
             if (rc)
                 return rc;
-            t = solo * exp(lr);
-        } else if (m->kind == PS_COLOC_LOWRANK) {
-            t = solo * exp(psi_cl_lowrank_predict(m->lowrank, d, c, s));
         }
+        double t = solo * f;
         out_slot[s] = t;
         *out_sum += t;
     }
     return 0;
+}
+
+static int factor_mps(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int s, double *out)
+{
+    double lr = 0;
+    int rc = psi_mps_predict(m, d, c, s, &lr);
+    *out = exp(lr);
+    return rc;
+}
+
+static int factor_lowrank(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int s, double *out)
+{
+    *out = exp(psi_cl_lowrank_predict(m->lowrank, d, c, s));
+    return 0;
+}
+
+int psi_cl_model_predict_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    const psi_cl_kind_t *row = psi_cl_kind(m->kind);
+    if (!row || !row->predict)
+        return psi_error(PS_E_ARG, "colocate: %s is not a base kind", ps_coloc_kind_name(m->kind));
+    return row->predict(m, d, ci, out_slot, out_sum);
 }
 
 int psi_cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot)
@@ -402,3 +442,196 @@ int psi_cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int c
         out_slot[s] = sum * psi_cl_solo(d, c->w[s], c->share[s]) / solo;
     return 0;
 }
+
+/* ---- the kinds: one row each ---- */
+
+static int fit_kace_lr(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    return fit_sum(m, d, train, n_train, psi_cl_sum_features, learn_ols);
+}
+
+static int fit_kace_rf(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    return fit_sum(m, d, train, n_train, psi_cl_sum_features, fit_forest);
+}
+
+static int fit_kace_mlp(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    return fit_sum(m, d, train, n_train, psi_cl_sum_features, fit_mlp);
+}
+
+static int fit_xu_rf(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    return fit_sum(m, d, train, n_train, psi_cl_xu_features, fit_forest);
+}
+
+static int fit_ratio(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    return fit_per_workload(m, d, train, n_train, NULL);
+}
+
+static int fit_mps(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    return fit_per_workload(m, d, train, n_train, psi_mps_fit);
+}
+
+static int lowrank_extra(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n, const int *train, int n_train)
+{
+    (void)r;
+    (void)n;
+    return psi_cl_lowrank_fit(d, train, n_train, m->p.seed, &m->lowrank);
+}
+
+static int fit_lowrank(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train)
+{
+    return fit_per_workload(m, d, train, n_train, lowrank_extra);
+}
+
+static int predict_kace_lr(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_sum_features, eval_ols);
+}
+
+static int predict_kace_rf(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_sum_features, eval_forest);
+}
+
+static int predict_kace_mlp(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_sum_features, eval_mlp);
+}
+
+static int predict_xu_rf(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_xu_features, eval_forest);
+}
+
+static int predict_ratio(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    return predict_slots(m, d, ci, out_slot, out_sum, NULL);
+}
+
+static int predict_mps(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    return predict_slots(m, d, ci, out_slot, out_sum, factor_mps);
+}
+
+static int predict_lowrank(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
+{
+    return predict_slots(m, d, ci, out_slot, out_sum, factor_lowrank);
+}
+
+static double np_kace_lr(const cl_data_t *d, const ps_coloc_params_t *p)
+{
+    (void)p;
+    int nm = 0;
+    for (int j = 0; j < CW_N; j++)
+        nm += d->has[j];
+    return 1 + nm;
+}
+
+static double np_forest(const cl_data_t *d, const ps_coloc_params_t *p)
+{
+    (void)d;
+    return 64.0 * (p->trees > 0 ? p->trees : 100);
+}
+
+static double np_mlp(const cl_data_t *d, const ps_coloc_params_t *p)
+{
+    (void)d;
+    (void)p;
+    return 13.0 * 128 + 128 * 64 + 64 * 32 + 32;
+}
+
+static double np_ratio(const cl_data_t *d, const ps_coloc_params_t *p)
+{
+    (void)p;
+    return 1 + d->nw;
+}
+
+static double np_mps(const cl_data_t *d, const ps_coloc_params_t *p)
+{
+    (void)d;
+    return 8.0 * p->boost_rounds;
+}
+
+static double np_lowrank(const cl_data_t *d, const ps_coloc_params_t *p)
+{
+    (void)p;
+    return 4 + 6.0 * d->nw;
+}
+
+/* The rows of the kinds above; model_internal.h's PSI_CL_KINDS lists every
+ * row in ps_coloc_kind_t's order (auto's row names it; fit.c and blend.c
+ * make it from the others). */
+const psi_cl_kind_t psi_cl_kind_kace_lr = {.kind = PS_COLOC_KACE_LR,
+                                           .name = "kace_lr",
+                                           .nf = CL_SUM_NF,
+                                           .predicts_sum = 1,
+                                           .in_auto = 1,
+                                           .body = "none",
+                                           .fit = fit_kace_lr,
+                                           .predict = predict_kace_lr,
+                                           .n_params = np_kace_lr};
+const psi_cl_kind_t psi_cl_kind_kace_rf = {.kind = PS_COLOC_KACE_RF,
+                                           .name = "kace_rf",
+                                           .nf = CL_SUM_NF,
+                                           .predicts_sum = 1,
+                                           .in_auto = 1,
+                                           .body = "booster",
+                                           .fit = fit_kace_rf,
+                                           .predict = predict_kace_rf,
+                                           .n_params = np_forest};
+const psi_cl_kind_t psi_cl_kind_kace_mlp = {.kind = PS_COLOC_KACE_MLP,
+                                            .name = "kace_mlp",
+                                            .nf = CL_SUM_NF,
+                                            .predicts_sum = 1,
+                                            .body = "mlp",
+                                            .fit = fit_kace_mlp,
+                                            .predict = predict_kace_mlp,
+                                            .n_params = np_mlp};
+const psi_cl_kind_t psi_cl_kind_xu_rf = {.kind = PS_COLOC_XU_RF,
+                                         .name = "xu_rf",
+                                         .nf = CL_XU_NF,
+                                         .predicts_sum = 1,
+                                         .in_auto = 1,
+                                         .needs_metrics = 1,
+                                         .body = "booster",
+                                         .fit = fit_xu_rf,
+                                         .predict = predict_xu_rf,
+                                         .n_params = np_forest};
+const psi_cl_kind_t psi_cl_kind_ratio = {.kind = PS_COLOC_RATIO,
+                                         .name = "ratio",
+                                         .nf = CL_MPS_NF,
+                                         .in_auto = 1,
+                                         .body = "none",
+                                         .fit = fit_ratio,
+                                         .predict = predict_ratio,
+                                         .n_params = np_ratio};
+const psi_cl_kind_t psi_cl_kind_mps = {.kind = PS_COLOC_MPS,
+                                       .name = "mps",
+                                       .nf = CL_MPS_NF,
+                                       .nf_alt = CL_MPS_BASE_NF,
+                                       .in_auto = 1,
+                                       .body = "booster",
+                                       .fit = fit_mps,
+                                       .predict = predict_mps,
+                                       .n_params = np_mps};
+const psi_cl_kind_t psi_cl_kind_lowrank = {.kind = PS_COLOC_LOWRANK,
+                                           .name = "lowrank",
+                                           .nf = CL_MPS_NF,
+                                           .in_auto = 1,
+                                           .body = "lowrank",
+                                           .fit = fit_lowrank,
+                                           .predict = predict_lowrank,
+                                           .n_params = np_lowrank};
+const psi_cl_kind_t psi_cl_kind_auto = {.kind = PS_COLOC_AUTO, .name = "auto", .nf = CL_SUM_NF, .body = "none"};
+
+/* As Lua's linit.c, the order is asserted: the count here, each row's kind
+ * by test_colocate (test_kind_rows). */
+#define PSI_CL_KIND_PTR(name) &psi_cl_kind_##name,
+static const psi_cl_kind_t *const kinds[] = {PSI_CL_KINDS(PSI_CL_KIND_PTR)};
+_Static_assert(sizeof kinds / sizeof kinds[0] == PS_COLOC_KIND_COUNT, "one row per ps_coloc_kind_t, in its order");
+
+const psi_cl_kind_t *psi_cl_kind(ps_coloc_kind_t k) { return (unsigned)k < PS_COLOC_KIND_COUNT ? kinds[k] : NULL; }

@@ -32,6 +32,36 @@ struct ps_coloc_model {
 
 int psi_cl_model_nf(ps_coloc_kind_t kind);
 
+/* A predictor kind as one row (model.c's table, indexed by ps_coloc_kind_t):
+ * every per-kind difference of fitting, prediction, the model file and auto
+ * is a field here, not a branch on the kind. */
+typedef struct {
+    ps_coloc_kind_t kind; /* its index, asserted at start-up by the table's test */
+    const char *name;
+    int nf, nf_alt;    /* features; nf_alt another count a file may hold (0: none) */
+    int predicts_sum;  /* 1: the throughput sum of a co-location; 0: each workload's own */
+    int in_auto;       /* 1: auto's candidate by default (when it can run) */
+    int needs_metrics; /* 1: runs only on data with sm_busy, mem_busy or memcap */
+    const char *body;  /* the model file's body section: booster, mlp, lowrank or none */
+    /* Fit m (kind, params, nf, gpu and ks set) on train. */
+    int (*fit)(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train);
+    /* Predict co-location ci: each slot (NAN for a sum kind) and the sum. */
+    int (*predict)(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
+    /* Its fitted parameters on d, nominal for trees and networks: the order of
+     * simplicity that auto's one-standard-error rule prefers. */
+    double (*n_params)(const cl_data_t *d, const ps_coloc_params_t *p);
+} psi_cl_kind_t;
+
+/* Every kind's row, registered once, in ps_coloc_kind_t's order: the row
+ * psi_cl_kind_NAME is defined by the kind's own file (model.c for the kinds
+ * that share its learners). */
+#define PSI_CL_KINDS(X) X(kace_lr) X(kace_rf) X(kace_mlp) X(xu_rf) X(ratio) X(mps) X(lowrank) X(auto)
+#define PSI_CL_KIND_DECLARE(name) extern const psi_cl_kind_t psi_cl_kind_##name;
+PSI_CL_KINDS(PSI_CL_KIND_DECLARE)
+
+/* The row of kind k (NULL outside 0..PS_COLOC_KIND_COUNT - 1). */
+const psi_cl_kind_t *psi_cl_kind(ps_coloc_kind_t k);
+
 /* One predictor of a base kind (model.c): what psi_cl_model_fit, psi_cl_model_predict
  * and psi_cl_model_slots (fit.c) do for every kind but auto and the blend, which
  * are made of these. */

@@ -212,7 +212,9 @@ static int single_write(const ps_coloc_model_t *m, FILE *f)
         rc = psi_xgb_error("save");
     if (rc == PS_OK && !m->booster && m->mlp)
         rc = mlp_text(m, &mlp, &mlen);
-    if (rc == PS_OK && m->kind == PS_COLOC_LOWRANK) {
+    const char *body = psi_cl_kind(m->kind)->body;
+    int lowrank = body && strcmp(body, "lowrank") == 0;
+    if (rc == PS_OK && lowrank) {
         FILE *lf = open_memstream(&mlp, &mlen);
         if (!lf || psi_cl_lowrank_save(m->lowrank, lf) || fclose(lf) != 0)
             rc = psi_error(PS_E_NOMEM, "out of memory writing a co-location model");
@@ -224,7 +226,7 @@ static int single_write(const ps_coloc_model_t *m, FILE *f)
             put_section(f, "booster", bst, (size_t)blen);
         else if (m->mlp)
             put_section(f, "mlp", mlp, mlen);
-        else if (m->kind == PS_COLOC_LOWRANK)
+        else if (lowrank)
             put_section(f, "lowrank", mlp, mlen);
         else
             put_section(f, "none", "", 0);
@@ -392,7 +394,8 @@ static int parse_params(const char *path, const unsigned char *data, size_t len,
     }
     if ((rc = ps_coloc_kind_from_name(kind, &m->kind)))
         goto done;
-    if (m->nf != psi_cl_model_nf(m->kind) && !(m->kind == PS_COLOC_MPS && m->nf == CL_MPS_BASE_NF)) {
+    const psi_cl_kind_t *row = psi_cl_kind(m->kind);
+    if (m->nf != row->nf && !(row->nf_alt && m->nf == row->nf_alt)) {
         rc = psi_error(PS_E_MISMATCH, "%s: %d features, expected %d", path, m->nf, psi_cl_model_nf(m->kind));
         goto done;
     }
@@ -592,17 +595,17 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
         return bad(path, "no end marker, or data after it");
     if ((rc = parse_params(path, pdata, plen, m)))
         return rc;
-    int forest = m->kind == PS_COLOC_KACE_RF || m->kind == PS_COLOC_XU_RF || m->kind == PS_COLOC_MPS;
-    int want_mlp = m->kind == PS_COLOC_KACE_MLP, want_lr = m->kind == PS_COLOC_LOWRANK;
-    const char *want = forest ? "booster" : want_mlp ? "mlp" : want_lr ? "lowrank" : "none";
+    const char *want = psi_cl_kind(m->kind)->body;
+    if (!want)
+        return bad(path, "kind auto without a blend");
     if (strcmp(body, want) != 0)
         return psi_error(PS_E_INPUT, "%s: a %s model with a %s section, expected %s", path, ps_coloc_kind_name(m->kind),
                          body, want);
-    if (forest)
+    if (strcmp(body, "booster") == 0)
         return load_booster(path, bdata, blen, m);
-    if (want_mlp)
+    if (strcmp(body, "mlp") == 0)
         return parse_mlp(path, bdata, blen, m);
-    if (want_lr)
+    if (strcmp(body, "lowrank") == 0)
         return parse_lowrank(path, bdata, blen, m);
     return blen == 0 ? PS_OK : bad(path, "data in the none section");
 }

@@ -145,7 +145,8 @@ static int predict_kinds(eplace_t *e, const ps_coloc_eval_params_t *ep, uint64_t
     for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
         if (!(ep->kinds & (1u << k)))
             continue;
-        if (k == PS_COLOC_XU_RF && !d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] && !d->has[CW_MEMCAP])
+        if (psi_cl_kind((ps_coloc_kind_t)k)->needs_metrics && !d->has[CW_SM_BUSY] && !d->has[CW_MEM_BUSY] &&
+            !d->has[CW_MEMCAP])
             continue;
         ps_coloc_params_t mp = ep->model;
         mp.kind = (ps_coloc_kind_t)k;
@@ -241,8 +242,8 @@ static int score_case(eplace_t *e, ps_coloc_place_case_t *cs, uint64_t seed, int
                                      &obj, &ex, NULL)))
             break;
         double v = measured_of(d, job, n, ng, a, e->pred[k], e->meas);
-        cs->ratio[PS_POL_KACE_LR + k] += v / best;
-        cs->norm[PS_POL_KACE_LR + k] += v;
+        cs->ratio[PS_POL_OF_KIND(k)] += v / best;
+        cs->norm[PS_POL_OF_KIND(k)] += v;
     }
     double rs = 0;
     for (int rr = 0; rr < 20; rr++) {
@@ -260,7 +261,7 @@ static void finish_cases(ps_coloc_place_case_t *cases, int n_cases, unsigned don
     for (int q = 0; q < n_cases; q++)
         for (int p = 0; p < PS_POL_COUNT; p++) {
             int on = p == PS_POL_ORACLE || p == PS_POL_RANDOM ||
-                     (p >= PS_POL_KACE_LR && (done_kinds & (1u << (p - PS_POL_KACE_LR))));
+                     (p >= PS_POL_KINDS && (done_kinds & (1u << (p - PS_POL_KINDS))));
             int m = cases[q].mixes;
             cases[q].ratio[p] = on && m ? cases[q].ratio[p] / m : NAN;
             cases[q].norm[p] = on && m ? cases[q].norm[p] / m : NAN;

@@ -20,13 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const policy_names[PS_POL_COUNT] = {"oracle",    "random",  "memcap",  "sm",       "mem",
-                                                       "best_rule", "kace_lr", "kace_rf", "kace_mlp", "xu_rf",
-                                                       "ratio",     "mps",     "lowrank", "auto"};
+/* The rule policies; a kind's policy is named as the kind. */
+static const char *const rule_names[PS_POL_KINDS] = {"oracle", "random", "memcap", "sm", "mem", "best_rule"};
 
 const char *ps_coloc_policy_name(ps_coloc_policy_t p)
 {
-    return (unsigned)p < PS_POL_COUNT ? policy_names[p] : "unknown";
+    if ((unsigned)p < PS_POL_KINDS)
+        return rule_names[p];
+    return (unsigned)p < PS_POL_COUNT ? ps_coloc_kind_name((ps_coloc_kind_t)(p - PS_POL_KINDS)) : "unknown";
 }
 
 double psi_cl_coloc_sum(const cl_coloc_t *c)
@@ -107,7 +108,7 @@ static void score_target(const cl_data_t *d, int t, const int *cand, int n, doub
             continue;
         for (int i = 0; i < n; i++)
             v[i] = pred[k][cand[i]];
-        acc[PS_POL_KACE_LR + k] += psi_cl_coloc_sum(&d->c[cand[argbest(v, n, -1)]]) / best;
+        acc[PS_POL_OF_KIND(k)] += psi_cl_coloc_sum(&d->c[cand[argbest(v, n, -1)]]) / best;
     }
 }
 
