@@ -620,7 +620,7 @@ const psi_cl_kind_t psi_cl_kind_mps = {.kind = PS_COLOC_MPS,
                                        .n_params = np_mps};
 const psi_cl_kind_t psi_cl_kind_lowrank = {.kind = PS_COLOC_LOWRANK,
                                            .name = "lowrank",
-                                           .nf = CL_MPS_NF,
+                                           .nf = CL_SUM_NF,
                                            .in_auto = 1,
                                            .body = "lowrank",
                                            .fit = fit_lowrank,
