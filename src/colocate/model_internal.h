@@ -36,7 +36,7 @@ int psi_cl_model_nf(ps_coloc_kind_t kind);
  * every per-kind difference of fitting, prediction, the model file and auto
  * is a field here, not a branch on the kind. */
 typedef struct {
-    ps_coloc_kind_t kind; /* its index, asserted at start-up by the table's test */
+    ps_coloc_kind_t kind; /* its index in the table (test_kind_rows checks it) */
     const char *name;
     int nf, nf_alt;    /* features; nf_alt another count a file may hold (0: none) */
     int predicts_sum;  /* 1: the throughput sum of a co-location; 0: each workload's own */
