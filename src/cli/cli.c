@@ -80,40 +80,6 @@ const char *cli_locate_coexec_error(const char *cx_path, const ps_ops_t *ops)
     return msg;
 }
 
-static int is_one_of(const char *a, const char *const *list)
-{
-    for (int k = 0; list && list[k]; k++)
-        if (strcmp(a, list[k]) == 0)
-            return 1;
-    return 0;
-}
-
-int cli_bad_option(const char *cmd, const char *a, const char *const *value_flags)
-{
-    if (is_one_of(a, value_flags))
-        return cli_fail(CLI_USAGE, cmd, "%s needs a value (see pairsight %s --help)", a, cmd);
-    return cli_fail(CLI_USAGE, cmd, "unknown option '%s' (see pairsight %s --help)", a, cmd);
-}
-
-int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *const *value_flags, int *json,
-                    int *quiet, const char **val)
-{
-    const char *a = argv[*i];
-    *val = NULL;
-    if (json && strcmp(a, "--json") == 0) {
-        *json = 1;
-        return CLI_OK;
-    }
-    if (quiet && strcmp(a, "-q") == 0) {
-        *quiet = 1;
-        return CLI_OK;
-    }
-    if (*i + 1 >= argc || !is_one_of(a, value_flags))
-        return cli_bad_option(cmd, a, value_flags);
-    *val = argv[++*i];
-    return CLI_OK;
-}
-
 /* Whether s is written as a plain decimal number: strtod and strtoll skip
  * leading white space, and strtod reads hexadecimal ("0x10" was 16) and
  * "inf"; an option value is none of these. */
@@ -213,12 +179,4 @@ int cli_check_out_dir(const char *cmd, const char *dir)
         return check_parent(cmd, dir, "cannot create");
     const char *why = dir_problem(dir);
     return why ? cli_fail(CLI_BAD_INPUT, cmd, "%s: cannot write into it: %s", dir, why) : CLI_OK;
-}
-
-int cli_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    return 0;
 }

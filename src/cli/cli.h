@@ -52,23 +52,6 @@ int cli_parse_int(const char *s, long lo, long hi, int *out);
  * an empty list, a fifth number). */
 int cli_parse_list(const char *s, double lo, double hi, int integer, double *v, int *n);
 
-/* The usage error for option a that the option loop cannot take: "<a> needs
- * a value (see pairsight CMD --help)" when a is one of value_flags (a NULL-
- * terminated list; NULL for none) and "unknown option '<a>' (see pairsight
- * CMD --help)" otherwise. Returns CLI_USAGE. */
-int cli_bad_option(const char *cmd, const char *a, const char *const *value_flags);
-
-/* One step of an option loop at argv[*i]: --json sets *json and -q sets
- * *quiet (when those are not NULL; *val is then NULL); a flag of value_flags
- * with a value after it gets that value in *val and *i moves past it. Returns
- * CLI_OK, or cli_bad_option's CLI_USAGE for an unknown option or a value flag
- * at the end of argv. */
-int cli_next_option(const char *cmd, int argc, char **argv, int *i, const char *const *value_flags, int *json,
-                    int *quiet, const char **val);
-
-/* True when argv holds -h or --help (callers then print their usage). */
-int cli_wants_help(int argc, char **argv);
-
 /* End of the transitional helpers. */
 
 /* Checks, before any long work, that path can be written atomically: its

@@ -59,7 +59,9 @@ static int counts(const char *gpu, const char *list, int traced, int *at, int *n
     return CLI_OK;
 }
 
-int import_twin_apply(const import_twin_t *o, const ps_import_params_t *p, const char *gpu, ps_ops_t **ops)
+/* Replace *ops (one trace at p->tpcs) by the list's operators at every
+ * count of o->at (default: 1..the GPU's). CLI_OK or the exit code. */
+static int import_twin_apply(const import_twin_t *o, const ps_import_params_t *p, const char *gpu, ps_ops_t **ops)
 {
     if (strcmp(o->from, "twin") != 0)
         return cli_fail(CLI_USAGE, "import", "--tpcs-from: unknown source '%s' (twin)", o->from);

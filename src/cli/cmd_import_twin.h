@@ -39,8 +39,4 @@ typedef struct {
 int import_twin_run(const char *kind, const char *in, ps_import_params_t *p, const import_twin_t *tw, ps_ops_t **ops,
                     ps_import_info_t *info);
 
-/* Replace *ops (one trace at p->tpcs) by the list's operators at every
- * count of o->at (default: 1..the GPU's). CLI_OK or the exit code. */
-int import_twin_apply(const import_twin_t *o, const ps_import_params_t *p, const char *gpu, ps_ops_t **ops);
-
 #endif

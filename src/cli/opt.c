@@ -188,7 +188,8 @@ const char *cli_nearest(const char *s, const char *const *names, size_t n)
     return best_d <= limit ? best : NULL;
 }
 
-cli_opt_t *cli_opt_find(cli_spec_t *spec, const char *name)
+/* The option of spec named name, or NULL. */
+static cli_opt_t *cli_opt_find(cli_spec_t *spec, const char *name)
 {
     for (cli_opt_t *o = spec->opts; o->name; o++)
         if (strcmp(o->name, name) == 0)
@@ -313,13 +314,6 @@ int cli_need(cli_spec_t *spec, const char *what, const char *names)
     if (n_missing == 0)
         return CLI_OK;
     return report_missing(spec, what, all, n_all, missing, n_missing);
-}
-
-int cli_needs_flag(cli_spec_t *spec, const char *flag, const char *other)
-{
-    if (cli_given(spec, flag) && !cli_given(spec, other))
-        return cli_fail(CLI_USAGE, spec->cmd, "%s needs %s", flag, other);
-    return CLI_OK;
 }
 
 static int check_required(cli_spec_t *spec)

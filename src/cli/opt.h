@@ -110,9 +110,6 @@ int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code);
  * flag with its value, range and default, examples, notes, exit status. */
 void cli_usage(const cli_spec_t *spec, FILE *f);
 
-/* The option of spec named name, or NULL. */
-cli_opt_t *cli_opt_find(cli_spec_t *spec, const char *name);
-
 /* 1 when the flag was given on the command line. */
 int cli_given(cli_spec_t *spec, const char *name);
 
@@ -122,9 +119,6 @@ int cli_given(cli_spec_t *spec, const char *name);
  * and returns CLI_USAGE, else CLI_OK. A prefix such as "select: " goes
  * before the message when what is not NULL. */
 int cli_need(cli_spec_t *spec, const char *what, const char *names);
-
-/* The usage error for a flag that needs another: "--long-ops needs --long". */
-int cli_needs_flag(cli_spec_t *spec, const char *flag, const char *other);
 
 /* The nearest of the n names to s (edit distance at most a third of its
  * length, at least 2), or NULL: the did-you-mean suggestion. */
@@ -156,10 +150,6 @@ void cli_progress(int quiet, const char *what, double done, double total);
 void cli_progress_cb(const char *stage, double done, double total, void *user);
 void cli_progress_end(int quiet);
 
-/* Seconds between progress lines when stderr is not a terminal (5; the
- * environment variable PAIRSIGHT_PROGRESS_SECONDS overrides it). */
-double cli_progress_interval(void);
-
 /* JSON output, one style for every command: compact, numbers with 17
  * significant digits (integers exact), NaN and infinities as null, strings
  * escaped and made valid UTF-8 (an invalid byte becomes U+FFFD), and a
@@ -179,9 +169,8 @@ void cli_json_move(struct cJSON *to, struct cJSON *from);
 void cli_json_write(const struct cJSON *v, FILE *f);
 
 /* Shared by the parser (opt.c) and the usage text (usage.c): whether o takes
- * a list, its range ("1..100", "(0, 1]") and what it accepts, in words. */
+ * a list and what it accepts, in words. */
 int cli_opt_is_list(const cli_opt_t *o);
-void cli_opt_range_text(const cli_opt_t *o, char *buf, size_t n);
 void cli_opt_accepts_text(const cli_opt_t *o, char *buf, size_t n);
 
 /* A whole finite number (strtod, no trailing text, not NaN): 0, else -1. */

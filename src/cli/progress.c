@@ -23,7 +23,9 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double cli_progress_interval(void)
+/* Seconds between progress lines when stderr is not a terminal (5; the
+ * environment variable PAIRSIGHT_PROGRESS_SECONDS overrides it). */
+static double cli_progress_interval(void)
 {
     const char *e = getenv("PAIRSIGHT_PROGRESS_SECONDS");
     double v;

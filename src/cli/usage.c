@@ -15,7 +15,7 @@ static int is_integer_type(const cli_opt_t *o)
 }
 
 /* "1..100" or "(0, 1]" or ">= 0": the range of a number option. */
-void cli_opt_range_text(const cli_opt_t *o, char *buf, size_t n)
+static void cli_opt_range_text(const cli_opt_t *o, char *buf, size_t n)
 {
     if (is_integer_type(o)) {
         if (o->type == CLI_U64 && o->hi == 0)

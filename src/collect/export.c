@@ -168,7 +168,7 @@ static int ops_row(psi_store_t *s, sqlite3_stmt *st, ps_ops_t *t)
 
 /* The rows read, then validated as `check` validates ops.csv (ranges, keys,
  * gaps in the operators), each violation named by table, row and column. */
-int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
+static int psi_store_export_ops(psi_store_t *s, ps_ops_t **out)
 {
     *out = NULL;
     static const char sql[] = "SELECT o.gpu, o.model, o.batch, o.op, o.name, o.tpcs, o.duration_ns,"
@@ -252,7 +252,7 @@ static int coexec_row(psi_store_t *s, sqlite3_stmt *st, ps_coexec_t *t)
 
 /* The rows read, then validated as `check` validates coexec.csv (ranges,
  * keys, the GPU's TPCs), each violation named by table, row and column. */
-int psi_store_export_coexec(psi_store_t *s, ps_coexec_t **out)
+static int psi_store_export_coexec(psi_store_t *s, ps_coexec_t **out)
 {
     *out = NULL;
     static const char sql[] = "SELECT experiment, gpu, hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch,"

@@ -66,15 +66,9 @@ int psi_store_put_model(psi_store_t *s, const char *gpu, const char *model, int 
                         double activation_bytes);
 typedef ps_campaign_model_fn psi_store_model_fn; /* public (pairsight_collect.h) */
 int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user);
-int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out);
 
 /* The store of an open campaign (campaign.c). */
 psi_store_t *psi_campaign_store(ps_campaign_t *c);
-
-/* All rows as tables (caller frees). Counters and the intensity derived
- * from them go on the row of each operator with the most TPCs. */
-int psi_store_export_ops(psi_store_t *s, ps_ops_t **out);
-int psi_store_export_coexec(psi_store_t *s, ps_coexec_t **out);
 
 /* The tasks of main with fewer rows than their spec promises (ops=N
  * operators, runs=N runs): a done mark without its rows is not done. The

@@ -64,7 +64,7 @@ int psi_store_models(psi_store_t *s, psi_store_model_fn fn, void *user)
 }
 
 /* The clock figures of ps_campaign_status_t. */
-int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out)
+static int psi_store_clock_status(psi_store_t *s, ps_campaign_status_t *out)
 {
     char buf[64];
     out->sm_clock_mhz = out->clock_min_mhz = out->clock_max_mhz = NAN;

@@ -10,18 +10,10 @@
 
 #include <stdio.h>
 
-/* Ticks at round numbers inside [lo, hi], at most max_ticks of them (and
- * never more than 16), the way matplotlib's default locator picks them: a
- * step of 1, 2, 2.5 or 5 times a power of ten. Returns the count. */
-int psi_nice_ticks(double lo, double hi, int max_ticks, double *ticks);
-
 /* Ticks of a logarithmic axis over [lo, hi] (lo > 0): the powers of ten,
  * and 2 and 5 times them where fewer than three decades fit. At most cap;
  * returns the count. */
 int psi_log_ticks(double lo, double hi, double *ticks, int cap);
-
-/* A tick's label: "%g" without a trailing "e+0x" for values up to 1e6. */
-void psi_tick_label(char *buf, size_t n, double v);
 
 /* A duration in nanoseconds as "500 ns", "20 µs", "1.5 ms". */
 void psi_time_label(char *buf, size_t n, double ns);

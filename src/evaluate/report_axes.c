@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int psi_nice_ticks(double lo, double hi, int max_ticks, double *ticks)
+/* Ticks at round numbers inside [lo, hi], at most max_ticks of them (and
+ * never more than 16), the way matplotlib's default locator picks them: a
+ * step of 1, 2, 2.5 or 5 times a power of ten. Returns the count. */
+static int psi_nice_ticks(double lo, double hi, int max_ticks, double *ticks)
 {
     static const double steps[] = {1, 2, 2.5, 5, 10};
     if (!(hi > lo) || max_ticks < 2) {
@@ -50,7 +53,8 @@ int psi_log_ticks(double lo, double hi, double *ticks, int cap)
     return n;
 }
 
-void psi_tick_label(char *buf, size_t n, double v)
+/* A tick's label: "%g" without a trailing "e+0x" for values up to 1e6. */
+static void psi_tick_label(char *buf, size_t n, double v)
 {
     if (fabs(v) >= 1e6 || (v != 0 && fabs(v) < 1e-3))
         snprintf(buf, n, "%.3g", v);

@@ -11,10 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-ps_import_params_t ps_import_default_params(void)
-{
-    return (ps_import_params_t){.batch = 1};
-}
+ps_import_params_t ps_import_default_params(void) { return (ps_import_params_t){.batch = 1}; }
 
 int psi_import_check_params(const ps_import_params_t *p)
 {
@@ -60,7 +57,8 @@ PS_PRINTF(4, 5) static void note_sep(char *buf, size_t n, const char *sep, const
 
 void psi_import_list(char *buf, size_t n, const char *item) { note_sep(buf, n, ", ", "%s", item); }
 
-const char *psi_import_fmt_ns(double ns, char *buf, size_t n)
+/* A duration as "12.3 us", "4.56 ms". */
+static const char *psi_import_fmt_ns(double ns, char *buf, size_t n)
 {
     if (ns >= 1e9)
         snprintf(buf, n, "%.3g s", ns / 1e9);

@@ -39,7 +39,8 @@ static const kind_info_t kinds[PS_OPK_COUNT] = {
     [PS_OPK_EMBED] = {"embed", {"rows", "dim", "vocab", NULL}, {1, 1, 1}, {NULL}},
 };
 
-int psi_opkind_from_name(const char *s)
+/* The kind of a name (-1 if unknown) and the name of a variant. */
+static int psi_opkind_from_name(const char *s)
 {
     for (int k = 0; k < PS_OPK_COUNT; k++)
         if (strcmp(kinds[k].name, s) == 0)

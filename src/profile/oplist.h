@@ -93,8 +93,7 @@ psi_oplist_t *psi_oplist_new(const char *model, int batch, int seq_len);
 void psi_oplist_free(psi_oplist_t *l);
 int psi_oplist_push(psi_oplist_t *l, const psi_opdesc_t *op);
 
-/* The kind of a name (-1 if unknown) and the name of a variant. */
-int psi_opkind_from_name(const char *s);
+/* The name of a variant. */
 const char *psi_opvariant_name(psi_opkind_t k, int variant);
 
 /* The model's operator list, built from the published architecture (zoo.c).
@@ -102,10 +101,9 @@ const char *psi_opvariant_name(psi_opkind_t k, int variant);
 int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out);
 
 /* Users' lists registered under a model name (oplist_user.c): the list of
- * name, or NULL; a copy of it for a batch (which must be the list's). */
+ * name, or NULL. */
 const psi_oplist_t *psi_oplist_user(const char *name);
 const char *psi_oplist_user_name(int i); /* the i-th registered list, NULL past the last */
-int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out);
 
 /* Text form (above). The reader names path:line:column on error. */
 int psi_oplist_write(const psi_oplist_t *l, FILE *f);

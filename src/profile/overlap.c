@@ -59,7 +59,12 @@ int psi_ov_active(const psi_ov_exp_t *e)
     return n;
 }
 
-int psi_overlap_gpu_ok(const char *gpu) { return strcasecmp(gpu, "A100-40GB") == 0 || psi_gpu_find(gpu) != NULL; }
+/* Whether gpu is a name overlap.csv accepts: a catalog name or alias, or
+ * A100-40GB (an A100 40 GB whose form factor the source does not state). */
+static int psi_overlap_gpu_ok(const char *gpu)
+{
+    return strcasecmp(gpu, "A100-40GB") == 0 || psi_gpu_find(gpu) != NULL;
+}
 
 static const char *intern(psi_overlap_t *t, const char *s) { return s ? psi_strpool_intern(t->pool, s) : NULL; }
 

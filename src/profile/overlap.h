@@ -67,8 +67,4 @@ int psi_overlap_save(const psi_overlap_t *t, const char *path);
 /* Active slots: those whose range is not empty. */
 int psi_ov_active(const psi_ov_exp_t *e);
 
-/* Whether gpu is a name overlap.csv accepts: a catalog name or alias, or
- * A100-40GB (an A100 40 GB whose form factor the source does not state). */
-int psi_overlap_gpu_ok(const char *gpu);
-
 #endif

@@ -36,7 +36,7 @@ int psi_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_
  * equality test over two indices. The set is sized once for n rows. */
 typedef int (*psi_row_eq_fn)(const void *ctx, size_t a, size_t b);
 typedef struct {
-    size_t *row1;   /* row index + 1; 0 = empty slot */
+    size_t *row1; /* row index + 1; 0 = empty slot */
     uint64_t *hash;
     size_t mask;
 } psi_keyset_t;
@@ -107,9 +107,6 @@ int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e);
 /* The first key column in which two coexec rows of one experiment differ
  * (pooled strings compared by pointer), or NULL when they agree. */
 const char *psi_coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b);
-int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e);
-int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e);
-int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e);
 
 /* Group counts of `pairsight check` (tables_groups.c): distinct (gpu, model,
  * batch) sides of a coexec table, workloads of a scaling table, co-locations
@@ -174,8 +171,6 @@ void psi_import_tallies_free(import_tallies_t *ts);
 void psi_import_note(char *buf, size_t n, const char *fmt, ...) PS_PRINTF(3, 4);
 /* Appends item to a ", "-separated list in buf[n]. */
 void psi_import_list(char *buf, size_t n, const char *item);
-/* A duration as "12.3 us", "4.56 ms". */
-const char *psi_import_fmt_ns(double ns, char *buf, size_t n);
 
 /* The importers over a file, an open tokenizer and JSON (or gzip) bytes in
  * memory (the fuzzers call the last two); info may be NULL. */

@@ -29,13 +29,31 @@ const char *ps_table_name(ps_table_kind_t kind)
 /* ------------------------------------------------------------------------ */
 
 #define INF DBL_MAX
-#define TEXT(st, f) {#f, PS_COL_TEXT, 0, 0, 0, 0, offsetof(st, f)}
-#define OPT_TEXT(st, f) {#f, PS_COL_TEXT, 1, 0, 0, 0, offsetof(st, f)}
+#define TEXT(st, f)                                                                                                    \
+    {                                                                                                                  \
+#f, PS_COL_TEXT, 0, 0, 0, 0, offsetof(st, f)                                                                   \
+    }
+#define OPT_TEXT(st, f)                                                                                                \
+    {                                                                                                                  \
+#f, PS_COL_TEXT, 1, 0, 0, 0, offsetof(st, f)                                                                   \
+    }
 /* An int or float in [lo, hi], or (lo, hi] when open. */
-#define INT(st, f, lo, hi, open) {#f, PS_COL_INT, 0, lo, hi, open, offsetof(st, f)}
-#define FLT(st, f, lo, hi, open) {#f, PS_COL_FLOAT, 0, lo, hi, open, offsetof(st, f)}
-#define OPT_FLT(st, f, lo, hi) {#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(st, f)}
-#define OPT_FLT_POS(st, f) {#f, PS_COL_FLOAT, 1, 0, INF, 1, offsetof(st, f)}
+#define INT(st, f, lo, hi, open)                                                                                       \
+    {                                                                                                                  \
+#f, PS_COL_INT, 0, lo, hi, open, offsetof(st, f)                                                               \
+    }
+#define FLT(st, f, lo, hi, open)                                                                                       \
+    {                                                                                                                  \
+#f, PS_COL_FLOAT, 0, lo, hi, open, offsetof(st, f)                                                             \
+    }
+#define OPT_FLT(st, f, lo, hi)                                                                                         \
+    {                                                                                                                  \
+#f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(st, f)                                                                \
+    }
+#define OPT_FLT_POS(st, f)                                                                                             \
+    {                                                                                                                  \
+#f, PS_COL_FLOAT, 1, 0, INF, 1, offsetof(st, f)                                                                \
+    }
 #define OPT_CTR(f, lo, hi)                                                                                             \
     {                                                                                                                  \
 #f, PS_COL_FLOAT, 1, lo, hi, 0, offsetof(psi_op_row_t, c.f)                                                    \
@@ -141,8 +159,7 @@ int psi_schema_check_row(const psi_schema_t *s, const void *row, psi_rowerr_t *e
                 continue;
             if (!isfinite(v)) {
                 e->column = col_name(c);
-                snprintf(e->msg, sizeof e->msg, "%s: %s is not allowed", c->name,
-                         isnan(v) ? "NaN" : "infinity");
+                snprintf(e->msg, sizeof e->msg, "%s: %s is not allowed", c->name, isnan(v) ? "NaN" : "infinity");
                 return PS_E_INPUT;
             }
             break;
@@ -704,17 +721,28 @@ double psi_group_segment_ns(const psi_op_group_t *g, int start, int len, int tpc
  * experiment must agree on them. */
 const char *psi_coexec_key_diff(const psi_coexec_row_t *a, const psi_coexec_row_t *b)
 {
-    if (a->gpu != b->gpu) return "gpu";
-    if (a->hp_model != b->hp_model) return "hp_model";
-    if (a->hp_batch != b->hp_batch) return "hp_batch";
-    if (a->hp_start != b->hp_start) return "hp_start";
-    if (a->hp_len != b->hp_len) return "hp_len";
-    if (a->lp_model != b->lp_model) return "lp_model";
-    if (a->lp_batch != b->lp_batch) return "lp_batch";
-    if (a->lp_start != b->lp_start) return "lp_start";
-    if (a->lp_len != b->lp_len) return "lp_len";
-    if (a->hp_tpcs != b->hp_tpcs) return "hp_tpcs";
-    if (a->lp_tpcs != b->lp_tpcs) return "lp_tpcs";
+    if (a->gpu != b->gpu)
+        return "gpu";
+    if (a->hp_model != b->hp_model)
+        return "hp_model";
+    if (a->hp_batch != b->hp_batch)
+        return "hp_batch";
+    if (a->hp_start != b->hp_start)
+        return "hp_start";
+    if (a->hp_len != b->hp_len)
+        return "hp_len";
+    if (a->lp_model != b->lp_model)
+        return "lp_model";
+    if (a->lp_batch != b->lp_batch)
+        return "lp_batch";
+    if (a->lp_start != b->lp_start)
+        return "lp_start";
+    if (a->lp_len != b->lp_len)
+        return "lp_len";
+    if (a->hp_tpcs != b->hp_tpcs)
+        return "hp_tpcs";
+    if (a->lp_tpcs != b->lp_tpcs)
+        return "lp_tpcs";
     return NULL;
 }
 
@@ -808,12 +836,11 @@ static void workload_label(const void *rows, size_t i, char *buf, size_t n)
     snprintf(buf, n, "(%s, %s)", r->gpu, r->workload);
 }
 
-int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e)
+static int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e)
 {
     int rc = check_rows(psi_schema_get(PS_TABLE_WORKLOADS), t->rows, t->n, e);
     if (rc == PS_OK)
-        rc = check_unique(t->n, workload_hash, workload_eq, t->rows, "workload", "(gpu, workload)",
-                          workload_label, e);
+        rc = check_unique(t->n, workload_hash, workload_eq, t->rows, "workload", "(gpu, workload)", workload_label, e);
     return rc;
 }
 
@@ -825,8 +852,7 @@ static uint64_t scaling_hash(const void *rows, size_t i)
 static int scaling_eq(const void *rows, size_t a, size_t b)
 {
     const psi_scaling_row_t *r = rows;
-    return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload &&
-           r[a].share_pct == r[b].share_pct;
+    return r[a].gpu == r[b].gpu && r[a].workload == r[b].workload && r[a].share_pct == r[b].share_pct;
 }
 static void scaling_label(const void *rows, size_t i, char *buf, size_t n)
 {
@@ -834,12 +860,12 @@ static void scaling_label(const void *rows, size_t i, char *buf, size_t n)
     snprintf(buf, n, "(%s, %s, %d)", r->gpu, r->workload, r->share_pct);
 }
 
-int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e)
+static int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e)
 {
     int rc = check_rows(psi_schema_get(PS_TABLE_SCALING), t->rows, t->n, e);
     if (rc == PS_OK)
-        rc = check_unique(t->n, scaling_hash, scaling_eq, t->rows, "share_pct",
-                          "(gpu, workload, share_pct)", scaling_label, e);
+        rc = check_unique(t->n, scaling_hash, scaling_eq, t->rows, "share_pct", "(gpu, workload, share_pct)",
+                          scaling_label, e);
     return rc;
 }
 
@@ -859,12 +885,11 @@ static void colo_label(const void *rows, size_t i, char *buf, size_t n)
     snprintf(buf, n, "(%s, %d)", r->colocation, r->slot);
 }
 
-int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e)
+static int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e)
 {
     int rc = check_rows(psi_schema_get(PS_TABLE_COLOCATIONS), t->rows, t->n, e);
     if (rc == PS_OK)
-        rc = check_unique(t->n, colo_hash, colo_eq, t->rows, "slot", "(colocation, slot)",
-                          colo_label, e);
+        rc = check_unique(t->n, colo_hash, colo_eq, t->rows, "slot", "(colocation, slot)", colo_label, e);
     if (rc != PS_OK)
         return rc;
     psi_keyset_t set = {0};
@@ -876,8 +901,7 @@ int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e)
             e->row = r;
             e->other = first;
             e->column = "gpu";
-            snprintf(e->msg, sizeof e->msg,
-                     "gpu: co-location '%s' is on %s here but on %s in an earlier row",
+            snprintf(e->msg, sizeof e->msg, "gpu: co-location '%s' is on %s here but on %s in an earlier row",
                      t->rows[r].colocation, t->rows[r].gpu, t->rows[first].gpu);
             rc = PS_E_INPUT;
         }
@@ -916,9 +940,11 @@ static size_t wl_groups(const void *t) { return ((const ps_workloads_t *)t)->n; 
 static size_t sc_groups(const void *t) { return psi_scaling_groups(t); }
 static size_t co_groups(const void *t) { return psi_colocations_groups(t); }
 
-#define SCHEMA(kind, name, cols, row_t, p)                                                \
-    {kind, name, cols, PS_ARRAY_LEN(cols), sizeof(row_t), p##_create, p##_destroy,        \
-     p##_append, p##_valid, p##_rows, p##_groups}
+#define SCHEMA(kind, name, cols, row_t, p)                                                                             \
+    {                                                                                                                  \
+        kind, name, cols, PS_ARRAY_LEN(cols), sizeof(row_t), p##_create, p##_destroy, p##_append, p##_valid, p##_rows, \
+            p##_groups                                                                                                 \
+    }
 
 static const psi_schema_t schemas[] = {
     SCHEMA(PS_TABLE_OPS, "ops", ops_cols, psi_op_row_t, ops),

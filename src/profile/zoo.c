@@ -228,6 +228,8 @@ static void build_llama(zb_t *b, long long batch, long long seq, long long hid, 
 static const char *const zoo_names[] = {"resnet50",  "resnet101",    "mobilenetv2",
                                         "bert-base", "llama-3.2-1b", "llama-3.2-3b"};
 
+static int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out);
+
 int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out)
 {
     *out = NULL;
@@ -380,7 +382,7 @@ void ps_oplist_clear(void)
 }
 
 /* A copy of a user list for psi_zoo_build: the batch must be the list's. */
-int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out)
+static int psi_oplist_user_copy(const psi_oplist_t *u, int batch, psi_oplist_t **out)
 {
     *out = NULL;
     if (batch != u->batch)

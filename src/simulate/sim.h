@@ -164,17 +164,6 @@ int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q
 
 /* ---- One trace, other TPC counts from the twin (twin_scale.c) ---- */
 
-/* The class of a kernel name: a psi_opkind_t, or a helper, reduction or
- * unknown class above PS_OPK_COUNT. */
-int psi_kernel_class(const char *name);
-/* Align nk kernels (names, in launch order) with l's operators: kernel_op[k]
- * is kernel k's operator. PS_E_MISMATCH names the first kernel that fits no
- * operator (or the first left over). */
-int psi_twin_align(const psi_oplist_t *l, const char *const *names, int nk, int *kernel_op);
-/* ratio[i * n_at + a]: the twin's standalone time of operator i at at[a]
- * TPCs over its time at traced TPCs, on gpu. */
-int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, const int *at, int n_at, double *ratio);
-
 /* ops.csv of (model, batch) at every count of at[0..n_at): its rows at
  * traced TPCs in `in` (kernels, launch order) aligned with l's operators,
  * measured there and measured x twin ratio elsewhere (source "twin-ratio"). */

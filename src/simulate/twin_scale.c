@@ -42,7 +42,9 @@ static const kclass_t kclasses[] = {
     {PS_OPK_ELTWISE, {"elementwise", "copy", "fill", "catarray", "relu", "gelu", "silu", "tanh", NULL}},
 };
 
-int psi_kernel_class(const char *name)
+/* The class of a kernel name: a psi_opkind_t, or a helper, reduction or
+ * unknown class above PS_OPK_COUNT. */
+static int psi_kernel_class(const char *name)
 {
     char low[256];
     size_t n = 0;
@@ -113,7 +115,10 @@ static int align_op(const psi_opdesc_t *op, int next_is_norm, int i, const int *
     return 0;
 }
 
-int psi_twin_align(const psi_oplist_t *l, const char *const *names, int nk, int *kernel_op)
+/* Align nk kernels (names, in launch order) with l's operators: kernel_op[k]
+ * is kernel k's operator. PS_E_MISMATCH names the first kernel that fits no
+ * operator (or the first left over). */
+static int psi_twin_align(const psi_oplist_t *l, const char *const *names, int nk, int *kernel_op)
 {
     int *cls = psi_malloc((size_t)(nk > 0 ? nk : 1) * sizeof *cls);
     if (!cls)
@@ -135,7 +140,9 @@ int psi_twin_align(const psi_oplist_t *l, const char *const *names, int nk, int 
     return rc;
 }
 
-int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, const int *at, int n_at, double *ratio)
+/* ratio[i * n_at + a]: the twin's standalone time of operator i at at[a]
+ * TPCs over its time at traced TPCs, on gpu. */
+static int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, const int *at, int n_at, double *ratio)
 {
     const psi_gpu_t *g = psi_sim_gpu_find(gpu);
     if (!g)
