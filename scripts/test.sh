@@ -33,7 +33,7 @@ echo "== ctest: $(($(date +%s) - start)) s" >&2
 
 # A skipped test passes nothing: each one is listed with the reason it gave,
 # and must be one that may skip here (CMake's LABELS say which need
-# ../shared/data or a GPU).
+# ../shared/data, a GPU, a browser, or the Abacus mirror that PS_ABACUS_REPO names).
 ../scripts/ctest_skips.sh "$log" Testing/Temporary/LastTest.log >Testing/ps-skips.txt
 cat Testing/ps-skips.txt >&2
 [ "$rc" -eq 0 ] || exit "$rc"
@@ -48,6 +48,8 @@ for t in $(sed -n 's/^skipped \([^:]*\):.*/\1/p' Testing/ps-skips.txt); do
     elif ctest -N -L '^browser$' | grep -q ": $t\$" && ! command -v chromium >/dev/null 2>&1; then
         :
     elif ctest -N -L '^unsanitized$' | grep -q ": $t\$" && [ "${PS_SANITIZED:-0}" = 1 ]; then
+        :
+    elif ctest -N -L '^abacus-mirror$' | grep -q ": $t\$" && [ ! -d "${PS_ABACUS_REPO:-/nonexistent}" ]; then
         :
     elif ctest -N -L '^chroot$' | grep -q ": $t\$" && [ "$(id -u)" != 0 ] && ! unshare -r true 2>/dev/null; then
         :
