@@ -132,8 +132,14 @@ int psi_csv_open(const char *path, psi_csv_t **out)
     FILE *f = fopen(path, "rb");
     if (!f)
         return psi_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    return psi_csv_open_stream(f, path, out);
+}
+
+int psi_csv_open_stream(FILE *f, const char *name, psi_csv_t **out)
+{
+    *out = NULL;
     psi_csv_t *c = NULL;
-    int rc = csv_alloc(path, &c);
+    int rc = csv_alloc(name, &c);
     if (rc == PS_OK && !(c->filebuf = psi_malloc(CSV_BUF)))
         rc = PS_E_NOMEM;
     if (rc != PS_OK) {

@@ -19,6 +19,10 @@ typedef struct ps_csv psi_csv_t; /* ps_csv_t of pairsight_core.h */
 
 /* Open a file (name is used in messages). */
 int psi_csv_open(const char *path, psi_csv_t **out);
+/* Tokenize a stream read once, in CSV_BUF pieces (a pipe: memory does not
+ * grow with its length); f is the tokenizer's, closed by psi_csv_close (or
+ * here on failure). */
+int psi_csv_open_stream(FILE *f, const char *name, psi_csv_t **out);
 /* Tokenize a caller-owned buffer, which must outlive the tokenizer; name is
  * used in messages. */
 int psi_csv_open_mem(const void *data, size_t len, const char *name, psi_csv_t **out);

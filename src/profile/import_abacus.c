@@ -157,40 +157,64 @@ typedef struct {
     char rev[48]; /* empty: the work tree */
 } src_t;
 
-/* Run git -C repo ARGS, its standard output into *out (NUL-terminated,
- * caller frees). Non-zero exit: PS_E_IO with what git said is not kept
- * (stderr passes through to the user's terminal only when quiet is 0). */
-static int run_git(const char *repo, const char *const *args, char **out, size_t *len)
+/* Start git -C repo ARGS, its standard output on *fd (the caller's to
+ * close), its standard error to /dev/null. */
+static int spawn_git(const char *repo, const char *const *args, pid_t *pid, int *fd)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
+    int p[2];
+    if (pipe(p) != 0)
         return psi_error(PS_E_IO, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
+    *pid = fork();
+    if (*pid < 0) {
+        close(p[0]);
+        close(p[1]);
         return psi_error(PS_E_IO, "fork: %s", strerror(errno));
     }
-    if (pid == 0) {
+    if (*pid == 0) {
         const char *argv[16] = {"git", "-C", repo};
         int a = 3;
         for (int i = 0; args[i] && a < 15; i++)
             argv[a++] = args[i];
         argv[a] = NULL;
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0)
             dup2(devnull, 2);
         execvp("git", (char *const *)argv);
         _exit(127);
     }
-    close(fd[1]);
+    close(p[1]);
+    *fd = p[0];
+    return PS_OK;
+}
+
+/* Wait for git; PS_OK when it exited 0, else PS_E_IO naming the command. */
+static int wait_git(pid_t pid, const char *repo, const char *const *args)
+{
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return PS_OK;
+    return psi_error(PS_E_IO, "git -C %s %s %s failed (exit %d)", repo, args[0], args[1] ? args[1] : "",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* Run git -C repo ARGS, its standard output into *out (NUL-terminated,
+ * caller frees): for the short listings only (a profile is streamed, see
+ * open_profile). Non-zero exit: PS_E_IO. */
+static int run_git(const char *repo, const char *const *args, char **out, size_t *len)
+{
+    pid_t pid;
+    int fd, rc = spawn_git(repo, args, &pid, &fd);
+    if (rc)
+        return rc;
     size_t cap = 1 << 16, n = 0;
     char *buf = psi_malloc(cap);
     ssize_t r = 0;
-    while (buf && (r = read(fd[0], buf + n, cap - n - 1)) != 0) {
+    while (buf && (r = read(fd, buf + n, cap - n - 1)) != 0) {
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -203,16 +227,15 @@ static int run_git(const char *repo, const char *const *args, char **out, size_t
             buf = b;
         }
     }
-    close(fd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    close(fd);
+    rc = wait_git(pid, repo, args);
     if (!buf)
         return PS_E_NOMEM;
-    if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (r < 0 && rc == PS_OK)
+        rc = psi_error(PS_E_IO, "git -C %s %s: read error: %s", repo, args[0], strerror(errno));
+    if (rc != PS_OK) {
         free(buf);
-        return psi_error(PS_E_IO, "git -C %s %s %s failed (exit %d)", repo, args[0], args[1] ? args[1] : "",
-                         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return rc;
     }
     buf[n] = '\0';
     *out = buf;
@@ -225,11 +248,11 @@ static int run_git(const char *repo, const char *const *args, char **out, size_t
  * is far above any real one and bounds what a damaged tree can cost. */
 #define ABACUS_MAX_FILE ((off_t)256 << 20)
 
-/* A regular file of the work tree, whole: a symbolic link (O_NOFOLLOW), a
- * FIFO (opened without blocking, then refused), a device or a file over
- * ABACUS_MAX_FILE is an error, and so is any read error; the buffer is the
- * file's size, so memory follows the input. */
-static int read_disk(const char *path, char **out, size_t *len)
+/* A regular file of the work tree as a stream: a symbolic link
+ * (O_NOFOLLOW), a FIFO (opened without blocking, then refused), a device or
+ * a file over ABACUS_MAX_FILE is an error; read errors surface from the
+ * tokenizer. */
+static int open_disk(const char *path, FILE **out)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
@@ -243,31 +266,12 @@ static int read_disk(const char *path, char **out, size_t *len)
         why = "not a regular file (a FIFO, device or folder): refused";
     else if (st.st_size > ABACUS_MAX_FILE)
         why = "larger than 256 MiB: not a profile of the artefact";
-    if (why) {
+    FILE *f = why ? NULL : fdopen(fd, "rb");
+    if (!f) {
         close(fd);
-        return psi_error(PS_E_INPUT, "%s: %s", path, why);
+        return why ? psi_error(PS_E_INPUT, "%s: %s", path, why) : psi_error(PS_E_IO, "%s: %s", path, strerror(errno));
     }
-    size_t n = 0, cap = (size_t)st.st_size;
-    char *buf = psi_malloc(cap + 1);
-    int rc = buf ? PS_OK : PS_E_NOMEM;
-    while (rc == PS_OK && n < cap) {
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            rc = psi_error(PS_E_IO, "%s: read error: %s", path, strerror(errno));
-        else if (r == 0)
-            rc = psi_error(PS_E_IO, "%s: read error: %zu of %zu bytes (the file shrank while read)", path, n, cap);
-        n += r > 0 ? (size_t)r : 0;
-    }
-    close(fd);
-    if (rc != PS_OK) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
+    *out = f;
     return PS_OK;
 }
 
@@ -376,19 +380,6 @@ static int list_dir(const src_t *s, const char *dir, char **out)
     return list_disk(path, out);
 }
 
-static int read_file(const src_t *s, const char *path, char **out, size_t *len)
-{
-    if (s->rev[0]) {
-        char obj[4200];
-        snprintf(obj, sizeof obj, "%s:%s", s->rev, path);
-        const char *const args[] = {"cat-file", "blob", obj, NULL};
-        return run_git(s->repo, args, out, len);
-    }
-    char full[4200];
-    snprintf(full, sizeof full, "%s/%s", s->repo, path);
-    return read_disk(full, out, len);
-}
-
 /* ---- parsing one profile file ---- */
 
 static const struct {
@@ -482,14 +473,13 @@ static int parse_row(psi_csv_t *c, int k, const char *setting, const char *stem,
     return psi_overlap_add(t, &e);
 }
 
-static int parse_file(const char *buf, size_t len, const char *name, const char *stem, int k, const char *setting,
-                      psi_overlap_t *t)
+/* The rows of an open profile into t; 1 (nothing added) for a Git LFS
+ * pointer. */
+static int parse_file(psi_csv_t *c, const char *name, const char *stem, int k, const char *setting, psi_overlap_t *t)
 {
-    psi_csv_t *c = NULL;
-    int rc = psi_csv_open_mem(buf, len, name, &c);
-    if (rc)
-        return rc;
-    rc = psi_csv_next(c);
+    int rc = psi_csv_next(c);
+    if (rc > 0 && strncmp(psi_csv_field(c, 0), "version https://git-lfs", 23) == 0)
+        return 1;
     rc = rc > 0 ? header_ok(c, k) : rc < 0 ? rc : psi_error(PS_E_INPUT, "%s:1:1: empty file", name);
     for (int more = rc == PS_OK; more;) {
         int r = psi_csv_next(c);
@@ -501,7 +491,6 @@ static int parse_file(const char *buf, size_t len, const char *name, const char 
                                                  : parse_row(c, k, setting, stem, t);
         more = r > 0 && rc == PS_OK;
     }
-    psi_csv_close(c);
     return rc;
 }
 
@@ -511,8 +500,38 @@ static void note_skip(psi_abacus_info_t *info, const char *path, const char *why
     snprintf(info->skipped + l, sizeof info->skipped - l, "%s%s (%s)", l ? "; " : "", path, why);
 }
 
+/* One profile streamed into the tokenizer (never whole in memory: a blob
+ * of git compresses a thousandfold, so a small repository can hold a
+ * gigabyte of blank lines). Git mode: *pid is the cat-file to wait for. */
+static int open_profile(const src_t *s, const char *path, const char *name, psi_csv_t **c, pid_t *pid)
+{
+    FILE *f = NULL;
+    int rc, fd = -1;
+    if (!s->rev[0]) {
+        char full[4200];
+        snprintf(full, sizeof full, "%s/%s", s->repo, path);
+        rc = open_disk(full, &f);
+    } else {
+        char obj[4200];
+        snprintf(obj, sizeof obj, "%s:%s", s->rev, path);
+        /* Above bigFileThreshold (512 MB by default) git streams a blob;
+         * below, it inflates it whole first: 1m keeps git small too. */
+        const char *const args[] = {"-c", "core.bigFileThreshold=1m", "cat-file", "blob", obj, NULL};
+        if ((rc = spawn_git(s->repo, args, pid, &fd)) == PS_OK && !(f = fdopen(fd, "rb"))) {
+            rc = psi_error(PS_E_IO, "%s: %s", name, strerror(errno));
+            close(fd);
+            wait_git(*pid, s->repo, args);
+            *pid = -1;
+        }
+    }
+    return rc == PS_OK ? psi_csv_open_stream(f, name, c) : rc;
+}
+
+static const char *const git_cat[] = {"cat-file", "blob", NULL}; /* for messages */
+
 /* One file of dir d: read, or noted as skipped when its content is absent
- * (a blob the mirror lacks, a Git LFS pointer). */
+ * (a blob the mirror lacks: git prints nothing and fails; a Git LFS
+ * pointer). */
 static int import_file(const src_t *s, int d, const char *file, psi_overlap_t *t, psi_abacus_info_t *info)
 {
     char path[512], name[4700], stem[256];
@@ -522,22 +541,27 @@ static int import_file(const src_t *s, int d, const char *file, psi_overlap_t *t
         snprintf(name, sizeof name, "%s@%.12s:%s", s->repo, s->rev, path);
     else
         snprintf(name, sizeof name, "%s/%s", s->repo, path);
-    char *buf = NULL;
-    size_t len = 0;
-    int got = read_file(s, path, &buf, &len);
-    if (got != PS_OK && !s->rev[0])
-        return got; /* the work tree: a read error, a link or a FIFO is an error */
-    if (got != PS_OK) {
-        note_skip(info, path, "content absent"); /* a blob the mirror lacks */
+    psi_csv_t *c = NULL;
+    pid_t pid = -1;
+    int rc = open_profile(s, path, name, &c, &pid);
+    if (rc != PS_OK) {
+        if (pid > 0 && c == NULL)
+            wait_git(pid, s->repo, git_cat);
+        return rc;
+    }
+    int empty = psi_csv_peek_byte(c) == -1;
+    rc = parse_file(c, name, stem, dirs[d].k, dirs[d].setting, t);
+    psi_csv_close(c);
+    int git = pid > 0 ? wait_git(pid, s->repo, git_cat) : PS_OK;
+    if (git != PS_OK && empty) {
+        note_skip(info, path, "content absent");
         return PS_OK;
     }
-    int rc = PS_OK;
-    if (strncmp(buf, "version https://git-lfs", 23) == 0)
+    if (rc == 1)
         note_skip(info, path, "Git LFS pointer");
-    else if ((rc = parse_file(buf, len, name, stem, dirs[d].k, dirs[d].setting, t)) == PS_OK)
+    else if (rc == PS_OK && git == PS_OK)
         info->files++;
-    free(buf);
-    return rc;
+    return rc == 1 ? PS_OK : rc != PS_OK ? rc : git;
 }
 
 static int import_dir(const src_t *s, int d, psi_overlap_t *t, psi_abacus_info_t *info)
