@@ -271,8 +271,8 @@ static void gpu_name(const nsys_t *r, const char *dev, char *buf, size_t n)
     if (!has_table(r, "TARGET_INFO_GPU") || !has_column(r, "TARGET_INFO_GPU", "name"))
         return;
     static const char *const sql[] = {
-        "SELECT g.name FROM TARGET_INFO_CUDA_DEVICE AS d JOIN TARGET_INFO_GPU AS g ON g.id = d.gpuId WHERE d.cudaId "
-        "= ?1 LIMIT 1",
+        ("SELECT g.name FROM TARGET_INFO_CUDA_DEVICE AS d JOIN TARGET_INFO_GPU AS g ON g.id = d.gpuId "
+         "WHERE d.cudaId = ?1 LIMIT 1"),
         "SELECT name FROM TARGET_INFO_GPU WHERE id = ?1 LIMIT 1",
         "SELECT name FROM TARGET_INFO_GPU WHERE (SELECT COUNT(*) FROM TARGET_INFO_GPU) = 1",
     };
