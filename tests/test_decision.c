@@ -585,7 +585,7 @@ static int floored_bound(void *user, const ps_query_t *q, size_t n, double *hp, 
     *calls += (long)n;
     int rc = ps_model_predict_bound(MODEL, OPS, q, n, 0.95, hp, lp);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        double a, b;
+        double a = 0.0, b = 0.0; /* set by ps_ops_segment_ns when rc == 0 */
         rc = ps_ops_segment_ns(OPS, q[i].gpu, q[i].hp_model, q[i].hp_batch, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs,
                                &a);
         if (rc == 0)
