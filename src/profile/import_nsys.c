@@ -101,7 +101,7 @@ static int column_int(const nsys_t *r, sqlite3_stmt *st, int c, const char *tabl
 /* One kernel row into r->k[r->n], checked. */
 static int read_kernel(nsys_t *r, sqlite3_stmt *st, nkernel_t *k)
 {
-    long long rowid = sqlite3_column_int64(st, 0), dev, stream, gpid = 0, name_id;
+    long long rowid = sqlite3_column_int64(st, 0), dev = 0, stream = 0, gpid = 0, name_id = 0;
     int rc = column_int(r, st, 1, KERNEL_TABLE, rowid, &k->start);
     if (rc == PS_OK)
         rc = column_int(r, st, 2, KERNEL_TABLE, rowid, &k->end);

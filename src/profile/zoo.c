@@ -336,7 +336,7 @@ static int register_one(const char *s, size_t n)
                          path, path);
     }
     if (!eq)
-        snprintf(name, sizeof name, "%s", l->model);
+        snprintf(name, sizeof name, "%.31s", l->model); /* valid_name: at most 31 */
     psi_oplist_t *probe = NULL;
     if (psi_zoo_build(name, 1, 0, &probe) == 0 && !psi_oplist_user(name)) {
         psi_oplist_free(probe);
