@@ -8,38 +8,12 @@ everything goes to a temporary folder removed at exit, and every server started 
 import http.client, json, os, shutil, signal, socket, stat, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.request
 
-CLI = os.path.abspath(sys.argv[1])
+from serve_common import CLI, FAILS, PROCS, check, cleanup, fail, finish, fnv, free_port, rss_kb, run
+
 ONLY = set(sys.argv[2:])
 T = tempfile.mkdtemp(prefix="ps_serve_hard.")
-FAILS, PROCS = [], []
 SD = "tests/data/serve"
 CD = "tests/data/colocate"
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL:", msg)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-    return cond
-
-
-def run(*args):
-    r = subprocess.run([CLI] + list(args), capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit("pairsight %s: %s" % (" ".join(args), r.stderr))
-    return r.stdout
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def strict_json(data):
@@ -134,13 +108,6 @@ class Server:
             self.p.kill()
             self.p.wait()
             return None
-
-
-def fnv(path):
-    h = 1469598103934665603
-    for b in open(path, "rb").read():
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
 
 
 def setup():
@@ -491,13 +458,6 @@ def item6():
     print("  item 6: %0a, %0d and %1b in a URL: no forged line, no escape in the log")
 
 
-def rss_kb(pid):
-    for line in open("/proc/%d/status" % pid):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 def item7():
     """The per-thread buffers shrink after a large request."""
     s = Server("--threads", "2")
@@ -609,13 +569,8 @@ def main():
                     fail("item %s: %s: %s" % (k, type(e).__name__, e))
                 print("item %s: %s" % (k, "ok" if len(FAILS) == n else "%d failures" % (len(FAILS) - n)))
     finally:
-        for p in PROCS:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        shutil.rmtree(T, ignore_errors=True)
-    print("serve_hardening: %s in %.1f s" % ("ok" if not FAILS else "%d failures" % len(FAILS), time.time() - t0))
-    sys.exit(1 if FAILS else 0)
+        cleanup(T)
+    finish("serve_hardening", t0)
 
 
 main()

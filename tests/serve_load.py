@@ -14,7 +14,8 @@ Usage: serve_load.py PAIRSIGHT [--requests N] [--seconds S] [--rss-bound-mib M]
 """
 import csv, http.client, json, os, random, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
-CLI = os.path.abspath(sys.argv[1])
+from serve_common import CLI, PROCS, cleanup, fail, finish, rss_kb, run
+
 ARGS = dict(zip(sys.argv[2::2], sys.argv[3::2]))
 ASAN = b"libasan" in subprocess.run(["ldd", CLI], capture_output=True).stdout
 # under ASan (scripts/test.sh --sanitize) everything runs 3-10 times slower: 2,000 requests keep the bound
@@ -22,36 +23,9 @@ N_REQ = int(ARGS.get("--requests", 2000 if ASAN else 10000))
 SECONDS = float(ARGS.get("--seconds", 0))
 T = tempfile.mkdtemp(prefix="ps_serve_load.")
 CD = "tests/data/colocate"
-FAILS = []
-PROCS = []
 TIME_BOUND = (120 if ASAN else 90) if not SECONDS else SECONDS + 120  # the load itself, after the setup
 # ASan keeps freed blocks in quarantine (256 MiB by default): RSS then grows with what is freed
 RSS_BOUND_KB = int(ARGS.get("--rss-bound-mib", 320 if ASAN else 48)) << 10
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL:", msg)
-
-
-def run(*args):
-    r = subprocess.run([CLI] + list(args), capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit("pairsight %s: %s" % (" ".join(args), r.stderr))
-
-
-def fnv(path):
-    h = 1469598103934665603
-    for b in open(path, "rb").read():
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
-
-
-def rss_kb(pid):
-    for line in open("/proc/%d/status" % pid):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 class Conn:
@@ -346,13 +320,8 @@ def main():
         if L.p.wait(10) != 0:
             fail("serve exited %d after SIGTERM: %s" % (L.p.returncode, open(T + "/serve.log").read()[-2000:]))
     finally:
-        for p in PROCS:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        shutil.rmtree(T, ignore_errors=True)
-    print("serve_load: %s in %.1f s" % ("ok" if not FAILS else "%d failures" % len(FAILS), time.time() - t0))
-    sys.exit(1 if FAILS else 0)
+        cleanup(T)
+    finish("serve_load", t0)
 
 
 main()

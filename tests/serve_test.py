@@ -4,34 +4,13 @@ Each part prints one line; a failure is counted and the run goes on. The
 servers get free loopback ports found here; everything they write goes to a
 temporary folder removed at exit.
 """
-import csv, http.client, json, os, shutil, signal, socket, ssl, subprocess, sys, tempfile, threading, time
+import csv, http.client, json, os, shutil, signal, socket, ssl, subprocess, tempfile, threading, time
 import urllib.error, urllib.request
 
-CLI = os.path.abspath(sys.argv[1])
+from serve_common import CLI, PROCS, check, cleanup, fail, finish, fnv, free_port, rss_kb, run
+
 T = tempfile.mkdtemp(prefix="ps_serve_test.")
-FAILS = []
-PROCS = []
 SD = "tests/data/serve"
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL:", msg)
-
-
-def run(*args):
-    r = subprocess.run([CLI] + list(args), capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit("pairsight %s: %s" % (" ".join(args), r.stderr))
-    return r.stdout
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Server:
@@ -76,12 +55,6 @@ class Server:
             fail("serve exited %d" % self.p.returncode)
 
 
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-    return cond
-
-
 KEYS = ["gpu", "hp_model", "hp_batch", "hp_start", "hp_len", "lp_model", "lp_batch", "lp_start", "lp_len",
         "hp_tpcs", "lp_tpcs"]
 INTS = {"hp_batch", "hp_start", "hp_len", "lp_batch", "lp_start", "lp_len", "hp_tpcs", "lp_tpcs"}
@@ -109,13 +82,6 @@ def setup():
         f.write(",".join(KEYS) + "\n")
         for q in QUERIES:
             f.write(",".join(str(q[k]) for k in KEYS) + "\n")
-
-
-def fnv(path):
-    h = 1469598103934665603
-    for b in open(path, "rb").read():
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
 
 
 def happy(s):
@@ -471,13 +437,6 @@ def prometheus(s):
     print("promtool + Prometheus scrape: ok (%d series)" % len(got or []))
 
 
-def rss_kb(pid):
-    for line in open("/proc/%d/status" % pid):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 def load_test(s, total=10000, threads=4, bound_kb=16384):
     good = json.dumps({"queries": QUERIES[:5]}).encode()
     code, ref = s.json("POST", "/v1/predict", good)
@@ -542,13 +501,8 @@ def main():
         reload_under_load(s)
         s.stop()
     finally:
-        for p in PROCS:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        shutil.rmtree(T, ignore_errors=True)
-    print("test_serve: %s in %.1f s" % ("ok" if not FAILS else "%d failures" % len(FAILS), time.time() - t0))
-    sys.exit(1 if FAILS else 0)
+        cleanup(T)
+    finish("test_serve", t0)
 
 
 main()
