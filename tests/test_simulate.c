@@ -206,19 +206,17 @@ static void test_coexec_consistency(void)
         psi_sim_solo(g, &ph, &a[i], &s);
         solo += s.duration_ns + ph.gap_ns;
     }
-    double h, l;
-    psi_sim_coexec(g, &ph, a, 40, NULL, 0, &h, &l);
-    CHECK_NEAR(h / solo, 1.0, 1e-3);
-    CHECK(l == 0.0);
-    psi_sim_coexec(g, &ph, a, 40, a, 40, &h, &l);
-    CHECK_NEAR(h / l, 1.0, 1e-12);
-    CHECK(h > 1.05 * solo);
+    sim_coexec_t co = psi_sim_coexec(g, &ph, a, 40, NULL, 0);
+    CHECK_NEAR(co.a_ns / solo, 1.0, 1e-3);
+    CHECK(co.b_ns == 0.0);
+    co = psi_sim_coexec(g, &ph, a, 40, a, 40);
+    CHECK_NEAR(co.a_ns / co.b_ns, 1.0, 1e-12);
+    CHECK(co.a_ns > 1.05 * solo);
     /* A longer co-runner: the first side's latency is unchanged when the
      * second only adds work after it has finished. */
-    psi_sim_coexec(g, &ph, a, 20, a, 40, &h, &l);
-    double h2, l2;
-    psi_sim_coexec(g, &ph, a, 20, a, 30, &h2, &l2);
-    CHECK(h2 == h && l2 < l);
+    co = psi_sim_coexec(g, &ph, a, 20, a, 40);
+    sim_coexec_t co2 = psi_sim_coexec(g, &ph, a, 20, a, 30);
+    CHECK(co2.a_ns == co.a_ns && co2.b_ns < co.b_ns);
     psi_sim_workload_free(&w);
 }
 
@@ -286,8 +284,7 @@ static void test_latency_sensitivity(void)
             psi_sim_place(g, &co, g->tpcs - hp[s], &b);
             psi_sim_solo(g, &ph, &a, &sa);
             CHECK(sa.intensity == PS_INTENSITY_MEMORY);
-            double h, l;
-            psi_sim_coexec(g, &ph, &a, 1, &b, 1, &h, &l);
+            double h = psi_sim_coexec(g, &ph, &a, 1, &b, 1).a_ns;
             d[s][i] = (h - ph.gap_ns) / sa.duration_ns;
         }
     printf("  beside one streaming co-runner: full-grid / latency-bound kernel delta %.3f / %.3f on 27 TPCs, "
@@ -324,12 +321,11 @@ static void test_launch_host_bound(void)
     sim_solo_t s;
     psi_sim_solo(g, &host, &a[0], &s);
     CHECK_MSG(s.duration_ns < host.host_ns, "a tiny kernel lasts %g ns", s.duration_ns);
-    double alone, beside_m, beside_c, l, g_alone, g_beside;
-    psi_sim_coexec(g, &host, a, 16, NULL, 0, &alone, &l);
-    psi_sim_coexec(g, &host, a, 16, m, 16, &beside_m, &l);
-    psi_sim_coexec(g, &host, a, 16, c, 16, &beside_c, &l);
-    psi_sim_coexec(g, &gated, a, 16, NULL, 0, &g_alone, &l);
-    psi_sim_coexec(g, &gated, a, 16, m, 16, &g_beside, &l);
+    double alone = psi_sim_coexec(g, &host, a, 16, NULL, 0).a_ns;
+    double beside_m = psi_sim_coexec(g, &host, a, 16, m, 16).a_ns;
+    double beside_c = psi_sim_coexec(g, &host, a, 16, c, 16).a_ns;
+    double g_alone = psi_sim_coexec(g, &gated, a, 16, NULL, 0).a_ns;
+    double g_beside = psi_sim_coexec(g, &gated, a, 16, m, 16).a_ns;
     printf("  16 tiny kernels, host-fed: alone %.1f us, beside 16 short memory / compute kernels %.1f / %.1f us; "
            "gated: %.1f -> %.1f us\n",
            alone / 1e3, beside_m / 1e3, beside_c / 1e3, g_alone / 1e3, g_beside / 1e3);
@@ -345,9 +341,8 @@ static void test_launch_host_bound(void)
         psi_sim_place(g, &big, 27, &bl[i]);
         psi_sim_place(g, &big, 27, &br[i]);
     }
-    double hh, hl, gh, gl;
-    psi_sim_coexec(g, &host, bl, 4, br, 4, &hh, &hl);
-    psi_sim_coexec(g, &gated, bl, 4, br, 4, &gh, &gl);
+    double hh = psi_sim_coexec(g, &host, bl, 4, br, 4).a_ns;
+    double gh = psi_sim_coexec(g, &gated, bl, 4, br, 4).a_ns;
     CHECK_MSG(hh - gh > 1.5 * host.host_ns && hh - gh < 2.5 * host.host_ns, "host %g gated %g", hh, gh);
 }
 
@@ -367,13 +362,12 @@ static void test_launch_gated_unchanged(void)
         psi_sim_place(g, &r.k[40 + i], 11, &a[i]);
         psi_sim_place(g, &b.k[20 + i], 43, &c[i]);
     }
-    double h, l;
-    psi_sim_coexec(g, &ph, a, 16, c, 16, &h, &l);
-    CHECK_MSG(h == 0x1.7e30e08707b5cp+19 && l == 0x1.12285b80569b7p+18, "%a %a", h, l);
-    psi_sim_coexec(g, &ph, a, 5, c, 12, &h, &l);
-    CHECK_MSG(h == 0x1.026f444db6c2bp+18 && l == 0x1.9bc514441237ep+17, "%a %a", h, l);
-    psi_sim_coexec(g, &ph, a, 16, NULL, 0, &h, &l);
-    CHECK_MSG(h == 0x1.6d28ae7977413p+19 && l == 0.0, "%a %a", h, l);
+    sim_coexec_t co = psi_sim_coexec(g, &ph, a, 16, c, 16);
+    CHECK_MSG(co.a_ns == 0x1.7e30e08707b5cp+19 && co.b_ns == 0x1.12285b80569b7p+18, "%a %a", co.a_ns, co.b_ns);
+    co = psi_sim_coexec(g, &ph, a, 5, c, 12);
+    CHECK_MSG(co.a_ns == 0x1.026f444db6c2bp+18 && co.b_ns == 0x1.9bc514441237ep+17, "%a %a", co.a_ns, co.b_ns);
+    co = psi_sim_coexec(g, &ph, a, 16, NULL, 0);
+    CHECK_MSG(co.a_ns == 0x1.6d28ae7977413p+19 && co.b_ns == 0.0, "%a %a", co.a_ns, co.b_ns);
     psi_sim_workload_free(&r);
     psi_sim_workload_free(&b);
 }
@@ -484,9 +478,7 @@ static double op_delta(const obs_t *o, const sim_kernel_t *hk, const sim_kernel_
         reps = 64;
     for (int i = 0; i < reps; i++)
         b[i] = one;
-    double h, l;
-    psi_sim_coexec(o->g, &o->ph, &a, 1, b, reps, &h, &l);
-    return h / s.duration_ns;
+    return psi_sim_coexec(o->g, &o->ph, &a, 1, b, reps).a_ns / s.duration_ns;
 }
 
 static psi_intensity_t class_at(const obs_t *o, const sim_kernel_t *k, int p)
@@ -593,9 +585,7 @@ static double seg_delta(const obs_t *o, const sim_workload_t *hw, int hs, int hl
     }
     for (int i = 0; i < ll; i++)
         psi_sim_place(o->g, &lw->k[ls + i], q, &b[i]);
-    double h, l;
-    psi_sim_coexec(o->g, &o->ph, a, hl, b, ll, &h, &l);
-    return h / solo;
+    return psi_sim_coexec(o->g, &o->ph, a, hl, b, ll).a_ns / solo;
 }
 
 /* Fig. 1d on o's launch model: top[s] and spread[s], the largest and mean

@@ -216,15 +216,12 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
     /* Per operator: device time and launch gap, what an operator adds to a
      * stream that the host keeps fed (eq. 8c hides the host behind long
      * kernels), so these are the gated figures under either launch model. */
-    double dummy;
     sim_physics_t op_ph = t->ph;
     op_ph.launch = SIM_LAUNCH_GATED;
     for (int k = 0; k < t->hw.n; k++)
-        psi_sim_coexec(t->g, &op_ph, &t->hp_placed[(size_t)t->total * t->hw.n + k], 1, NULL, 0, &t->hp_alone[k],
-                       &dummy);
+        t->hp_alone[k] = psi_sim_coexec(t->g, &op_ph, &t->hp_placed[(size_t)t->total * t->hw.n + k], 1, NULL, 0).a_ns;
     for (int k = 0; k < t->lw.n; k++)
-        psi_sim_coexec(t->g, &op_ph, &t->lp_placed[(size_t)t->total * t->lw.n + k], 1, NULL, 0, &t->lp_alone[k],
-                       &dummy);
+        t->lp_alone[k] = psi_sim_coexec(t->g, &op_ph, &t->lp_placed[(size_t)t->total * t->lw.n + k], 1, NULL, 0).a_ns;
     return PS_OK;
 }
 
@@ -239,11 +236,10 @@ static int twin_step(twin_t *t, int a, int len, int th, int b, int l, double *hp
         *lp = v[1];
         return PS_OK;
     }
-    double h, x = 0;
-    psi_sim_coexec(t->g, &t->ph, &t->hp_placed[(size_t)th * t->hw.n + a], len,
-                   l ? &t->lp_placed[(size_t)(t->total - th) * t->lw.n + b] : NULL, l, &h, &x);
-    *hp = h + t->ph.dispatch_ns;
-    *lp = l ? x + t->ph.dispatch_ns : 0;
+    sim_coexec_t co = psi_sim_coexec(t->g, &t->ph, &t->hp_placed[(size_t)th * t->hw.n + a], len,
+                                     l ? &t->lp_placed[(size_t)(t->total - th) * t->lw.n + b] : NULL, l);
+    *hp = co.a_ns + t->ph.dispatch_ns;
+    *lp = l ? co.b_ns + t->ph.dispatch_ns : 0;
     return memo_put(&t->truth, k, *hp, *lp);
 }
 
@@ -735,10 +731,8 @@ static int replay_setup(replay_t *rp, const ps_model_t *m, const ps_ops_t *ops, 
         return rc;
     rp->dedicated_ns = rp->tw.ph.dispatch_ns;
     if (rp->tw.ph.launch == SIM_LAUNCH_HOST) { /* a dedicated request, fed by the host (eq. 8c) */
-        double h, dummy;
-        psi_sim_coexec(rp->tw.g, &rp->tw.ph, &rp->tw.hp_placed[(size_t)rp->tw.total * rp->tw.hw.n], rp->tw.hw.n, NULL,
-                       0, &h, &dummy);
-        rp->dedicated_ns += h;
+        const sim_placed_t *hp = &rp->tw.hp_placed[(size_t)rp->tw.total * rp->tw.hw.n];
+        rp->dedicated_ns += psi_sim_coexec(rp->tw.g, &rp->tw.ph, hp, rp->tw.hw.n, NULL, 0).a_ns;
     } else {
         for (int k = 0; k < rp->tw.hw.n; k++)
             rp->dedicated_ns += rp->tw.hp_alone[k];

@@ -484,10 +484,9 @@ static void run_experiment(work_t *w, long i)
     const split_t *s = &c->splits[e->split];
     const sim_placed_t *ha = c->placed[(size_t)c->pairs[e->pair].hp * c->n_tpcs + c->tpc_slot[s->hp]];
     const sim_placed_t *la = c->placed[(size_t)c->pairs[e->pair].lp * c->n_tpcs + c->tpc_slot[s->lp]];
-    double h, l;
-    psi_sim_coexec(c->g, &c->ph, ha + e->hp_start, e->hp_len, la + e->lp_start, e->lp_len, &h, &l);
-    e->hp_ns = h + c->ph.dispatch_ns;
-    e->lp_ns = l + c->ph.dispatch_ns;
+    sim_coexec_t co = psi_sim_coexec(c->g, &c->ph, ha + e->hp_start, e->hp_len, la + e->lp_start, e->lp_len);
+    e->hp_ns = co.a_ns + c->ph.dispatch_ns;
+    e->lp_ns = co.b_ns + c->ph.dispatch_ns;
     /* Eq. 9: per-run noise, a shared factor (clock, host) and one per side. */
     for (int r = 0; r < p->runs; r++) {
         double shared = 0.5 * p->noise * psi_rng_normal(&rng);

@@ -53,8 +53,7 @@ int psi_sim_mps_run(const sim_physics_t *ph, const sim_mps_params_t *p, const si
 
 /* physics.c: eq. 5-6 for n running kernels, and eq. 7 beside co-runners
  * inserting co_rate bytes/ns in all. */
-double psi_sim_share_solve(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
-                           const double *dram, int n, double gap, sim_state_t *st);
+double psi_sim_share_solve(const psi_gpu_t *g, const sim_physics_t *ph, const sim_running_t *r);
 double psi_sim_dram_beside_rate(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double co_rate);
 
 #endif

@@ -66,7 +66,7 @@ static const sim_placed_t *placed(sim_mps_model_t *m, const sim_physics_t *ph, i
         sim_state_t st;
         const sim_placed_t *one = &m->pl[j];
         double d = m->k[i].dram_bytes;
-        psi_sim_share_solve(m->g, ph, &one, &d, 1, ph->gap_ns, &st);
+        psi_sim_share_solve(m->g, ph, &(sim_running_t){.n = 1, .pk = &one, .dram = &d, .gap = ph->gap_ns, .st = &st});
         m->alone_ns[j] = st.t_ns > 0 ? st.t_ns : 1e-3;
     }
     *alone = m->alone_ns[j];
@@ -117,7 +117,7 @@ static void durations(const sim_physics_t *ph, const sim_mps_params_t *p, proc_t
         rates += pk[j]->rate_solo;
     for (int j = 0; j < n; j++)
         dram[j] = psi_sim_dram_beside_rate(g, ph, pk[j], rates - pk[j]->rate_solo);
-    psi_sim_share_solve(g, ph, pk, dram, n, ph->gap_ns, st);
+    psi_sim_share_solve(g, ph, &(sim_running_t){.n = n, .pk = pk, .dram = dram, .gap = ph->gap_ns, .st = st});
     for (int j = 0; j < n; j++)
         tn[j] = st[j].t_ns > 0 ? st[j].t_ns : 1e-3;
 }

@@ -38,8 +38,7 @@ static double sm_flop_rate(const psi_gpu_t *g, const sim_kernel_t *k)
     return tflops * 1e3 / g->sms;
 }
 
-static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
-                            const double *dram, int n, double gap, sim_state_t *st);
+static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_running_t *r);
 
 /*
  * Eq. 2 and 3: wave quantization. Blocks spread over the SMs first, so a grid
@@ -78,7 +77,7 @@ void psi_sim_place(const psi_gpu_t *g, const sim_kernel_t *k, int tpcs, sim_plac
     const sim_placed_t *one = out;
     double dram = k->dram_bytes;
     out->rate_solo = 0;
-    solve_latency(g, &ph, &one, &dram, 1, 0.0, &st);
+    solve_latency(g, &ph, &(sim_running_t){.n = 1, .pk = &one, .dram = &dram, .gap = 0.0, .st = &st});
     out->rate_solo = st.dram_rate > 0 ? st.dram_rate : 0.0;
 }
 
@@ -93,13 +92,17 @@ static double latency(const psi_gpu_t *g, const sim_physics_t *ph, double u)
 }
 
 /*
- * Eq. 1 and 4: duration of a placed kernel at memory latency lat, moving
- * dram bytes. By Little's law an SM that keeps a fixed number of bytes in
- * flight sustains bw_sm * L0 / L bytes/ns.
+ * Eq. 1 and 4: duration of running kernel i of r at memory latency lat,
+ * moving r->dram[i] bytes, with the share l2_avail of the L2 bandwidth its
+ * SMs could draw; into r->st[i]. By Little's law an SM that keeps a fixed
+ * number of bytes in flight sustains bw_sm * L0 / L bytes/ns.
  */
-static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double dram, double lat,
-                         double gap, double l2_avail, sim_state_t *s)
+static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_running_t *r, int i, double lat,
+                         double l2_avail)
 {
+    const sim_placed_t *pk = r->pk[i];
+    double dram = r->dram[i], gap = r->gap;
+    sim_state_t *s = &r->st[i];
     double bw = pk->sms_active * pk->bw_sm * psi_sim_gpu_physics(g)->mem_latency_ns / lat;
     double tm = dram > 0 ? dram / bw : 0.0;
     double tc = pk->t_compute;
@@ -121,22 +124,25 @@ static void kernel_state(const psi_gpu_t *g, const sim_physics_t *ph, const sim_
  * the latency agree, L = L0 g(sum_i X_i(L) / B). The right side falls as L
  * grows, so the root is unique; bisection finds it.
  */
-static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
-                            const double *dram, int n, double gap, sim_state_t *st)
+static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const sim_running_t *r)
 {
+    const sim_placed_t *const *pk = r->pk;
+    const int n = r->n;
+    const double gap = r->gap;
+    sim_state_t *st = r->st;
     double bmax = g->dram_gbs * psi_sim_gpu_physics(g)->dram_eff;
     double lo = psi_sim_gpu_physics(g)->mem_latency_ns, hi;
     double u = 0, l2_demand = 0, l2a = 1.0;
     /* Eq. 4b: when the running kernels draw more L2 bandwidth than the L2
      * delivers, each gets that share of what its SMs could draw. */
     for (int i = 0; i < n; i++) {
-        kernel_state(g, ph, pk[i], dram[i], lo, gap, 1.0, &st[i]);
+        kernel_state(g, ph, r, i, lo, 1.0);
         l2_demand += pk[i]->k->l2_bytes / (st[i].t_ns - gap);
     }
     if (l2_demand > g->l2_gbs)
         l2a = g->l2_gbs / l2_demand;
     for (int i = 0; i < n; i++) {
-        kernel_state(g, ph, pk[i], dram[i], lo, gap, l2a, &st[i]);
+        kernel_state(g, ph, r, i, lo, l2a);
         u += st[i].dram_rate;
     }
     hi = latency(g, ph, u / bmax);
@@ -146,7 +152,7 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
         double mid = 0.5 * (lo + hi);
         u = 0;
         for (int i = 0; i < n; i++) {
-            kernel_state(g, ph, pk[i], dram[i], mid, gap, l2a, &st[i]);
+            kernel_state(g, ph, r, i, mid, l2a);
             u += st[i].dram_rate;
         }
         if (mid < latency(g, ph, u / bmax))
@@ -156,7 +162,7 @@ static double solve_latency(const psi_gpu_t *g, const sim_physics_t *ph, const s
     }
     double l = 0.5 * (lo + hi);
     for (int i = 0; i < n; i++)
-        kernel_state(g, ph, pk[i], dram[i], l, gap, l2a, &st[i]);
+        kernel_state(g, ph, r, i, l, l2a);
     return l;
 }
 
@@ -171,7 +177,7 @@ void psi_sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_
     sim_state_t s;
     const sim_placed_t *one = pk;
     double dram = pk->k->dram_bytes;
-    double lat = solve_latency(g, ph, &one, &dram, 1, 0.0, &s);
+    double lat = solve_latency(g, ph, &(sim_running_t){.n = 1, .pk = &one, .dram = &dram, .gap = 0.0, .st = &s});
     double t = s.t_ns, tc = pk->t_compute, tm = s.t_mem;
     double busy = tc > tm ? tc : tm;
     double u = s.dram_rate / (g->dram_gbs * psi_sim_gpu_physics(g)->dram_eff);
@@ -221,10 +227,9 @@ static double dram_beside(const psi_gpu_t *g, const sim_physics_t *ph, const sim
 /* Eq. 5-6 and 7 for the k-process MPS model (mps_share.c): the shared
  * latency of n running kernels, and a kernel's DRAM bytes beside co-runners
  * that insert lines at co_rate bytes/ns in all. */
-double psi_sim_share_solve(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *const *pk,
-                           const double *dram, int n, double gap, sim_state_t *st)
+double psi_sim_share_solve(const psi_gpu_t *g, const sim_physics_t *ph, const sim_running_t *r)
 {
-    return solve_latency(g, ph, pk, dram, n, gap, st);
+    return solve_latency(g, ph, r);
 }
 
 double psi_sim_dram_beside_rate(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, double co_rate)
@@ -302,7 +307,7 @@ static void coexec_sides(const psi_gpu_t *g, const sim_physics_t *ph, side_t *sd
                 dram[slot[s]] =
                     slot[1 - s] >= 0 ? dram_beside(g, ph, run[slot[s]], run[slot[1 - s]]) : run[slot[s]]->k->dram_bytes;
         if (n > 0)
-            solve_latency(g, ph, run, dram, n, ph->gap_ns, st);
+            solve_latency(g, ph, &(sim_running_t){.n = n, .pk = run, .dram = dram, .gap = ph->gap_ns, .st = st});
         for (int s = 0; s < 2; s++)
             if (slot[s] >= 0)
                 dts[s] = sd[s].f * st[slot[s]].t_ns;
@@ -330,13 +335,14 @@ static void coexec_sides(const psi_gpu_t *g, const sim_physics_t *ph, side_t *sd
  * has issued it, and a side's time runs from its start event to its end
  * event (which waits for its last kernel and for its own issue).
  */
-void psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
-                    int nb, double *a_ns, double *b_ns)
+sim_coexec_t psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
+                            const sim_placed_t *b, int nb)
 {
     side_t sd[2] = {{.k = a, .n = na, .f = 1.0, .first = 1, .other_items = nb > 0 ? nb + 2 : 0},
                     {.k = b, .n = nb, .f = 1.0, .first = 0, .other_items = na > 0 ? na + 2 : 0}};
     coexec_sides(g, ph, sd);
-    double *out[2] = {a_ns, b_ns};
+    sim_coexec_t r;
+    double *out[2] = {&r.a_ns, &r.b_ns};
     for (int s = 0; s < 2; s++) {
         *out[s] = sd[s].n > 0 ? sd[s].end : 0.0;
         if (ph->launch == SIM_LAUNCH_HOST && sd[s].n > 0) {
@@ -344,4 +350,5 @@ void psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_place
             *out[s] = (sd[s].end > end_issue ? sd[s].end : end_issue) - host_issue(ph, &sd[s], 0);
         }
     }
+    return r;
 }

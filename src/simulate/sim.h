@@ -128,6 +128,18 @@ typedef struct {
     double dram_rate;  /* bytes/ns averaged over the duration */
 } sim_state_t;
 
+/* The kernels running at one instant, which share the memory system
+ * (eq. 5-6): each one's placement and the DRAM bytes it moves there, the
+ * launch gap before each (0 for a kernel timed alone, gap_ns in a stream),
+ * and the state the solver writes for each. */
+typedef struct {
+    int n;
+    const sim_placed_t *const *pk; /* [n] */
+    const double *dram;            /* [n] */
+    double gap;                    /* ns */
+    sim_state_t *st;               /* [n], written */
+} sim_running_t;
+
 /* Standalone duration and counters of a placed kernel. */
 typedef struct {
     double duration_ns;
@@ -137,16 +149,21 @@ typedef struct {
 
 void psi_sim_solo(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *pk, sim_solo_t *out);
 
+/* The times, in ns, two co-executed sides finish (psi_sim_coexec). */
+typedef struct {
+    double a_ns, b_ns;
+} sim_coexec_t;
+
 /*
  * Co-execute two segments (kernels a[0..na) on one side, b[0..nb) on the
- * other, already placed on their TPCs), both starting at time 0. Writes the
- * time each side finishes, without dispatch cost or noise, in ns. nb may be
- * 0 (the a side runs alone). With ph->launch == SIM_LAUNCH_HOST one host
+ * other, already placed on their TPCs), both starting at time 0. Returns the
+ * time each side finishes, without dispatch cost or noise, in ns; a side with
+ * no kernels finishes at 0. nb may be 0 (the a side runs alone). With ph->launch == SIM_LAUNCH_HOST one host
  * thread issues both sides' start events, kernels and end events in turn,
  * a side first (eq. 8c), and each side's time runs from its start event.
  */
-void psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na, const sim_placed_t *b,
-                    int nb, double *a_ns, double *b_ns);
+sim_coexec_t psi_sim_coexec(const psi_gpu_t *g, const sim_physics_t *ph, const sim_placed_t *a, int na,
+                            const sim_placed_t *b, int nb);
 
 /* ---- The twin of the collector's operator lists (twin_oplist.c) ---- */
 
@@ -164,11 +181,21 @@ int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q
 
 /* ---- One trace, other TPC counts from the twin (twin_scale.c) ---- */
 
-/* ops.csv of (model, batch) at every count of at[0..n_at): its rows at
- * traced TPCs in `in` (kernels, launch order) aligned with l's operators,
+/* What one scaling writes: the rows of (model, batch) traced at `traced`
+ * TPCs, aligned with l's operators, at every count of at[0..n_at). */
+typedef struct {
+    const char *model;
+    int batch;
+    int traced;
+    const psi_oplist_t *l;
+    const int *at;
+    int n_at;
+} sim_twin_scale_t;
+
+/* ops.csv of sc's model at every count of sc->at: its rows at the traced
+ * TPCs in `in` (kernels, launch order) aligned with sc->l's operators,
  * measured there and measured x twin ratio elsewhere (source "twin-ratio"). */
-int psi_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int traced, const psi_oplist_t *l,
-                       const int *at, int n_at, ps_ops_t **out);
+int psi_ops_twin_scale(const ps_ops_t *in, const sim_twin_scale_t *sc, ps_ops_t **out);
 
 /* Random numbers: psi_rng_t (src/common/common.h), one stream per experiment. */
 

@@ -37,5 +37,6 @@ int ps_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int trac
         return psi_error(PS_E_ARG, "ps_ops_twin_scale: NULL argument");
     if (n_at < 1)
         return psi_error(PS_E_ARG, "ps_ops_twin_scale: no TPC count to write");
-    return psi_ops_twin_scale(in, model, batch, traced, l, at, n_at, out);
+    const sim_twin_scale_t sc = {.model = model, .batch = batch, .traced = traced, .l = l, .at = at, .n_at = n_at};
+    return psi_ops_twin_scale(in, &sc, out);
 }

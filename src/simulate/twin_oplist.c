@@ -66,8 +66,7 @@ static void op_kernel(const psi_opdesc_t *op, sim_kernel_t *k)
     k->dram_bytes = psi_op_bytes(op);
     switch (op->kind) {
     case PS_OPK_GEMM:
-        tiled(k, (double)p[PG_BATCH], (double)p[PG_M], (double)p[PG_N], (double)p[PG_K],
-              p[PG_BATCH] > 1 ? 0.55 : 0.7);
+        tiled(k, (double)p[PG_BATCH], (double)p[PG_M], (double)p[PG_N], (double)p[PG_K], p[PG_BATCH] > 1 ? 0.55 : 0.7);
         break;
     case PS_OPK_CONV:
         if (p[PC_GROUPS] > 1) { /* depthwise / grouped: no tensor-core tiles */
@@ -76,8 +75,7 @@ static void op_kernel(const psi_opdesc_t *op, sim_kernel_t *k)
         } else {
             double oh = (double)psi_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
             double ow = (double)psi_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
-            tiled(k, 1.0, (double)p[PC_N] * oh * ow, (double)p[PC_K],
-                  (double)(p[PC_C] * p[PC_R] * p[PC_S]), 0.6);
+            tiled(k, 1.0, (double)p[PC_N] * oh * ow, (double)p[PC_K], (double)(p[PC_C] * p[PC_R] * p[PC_S]), 0.6);
         }
         break;
     case PS_OPK_NORM:
@@ -109,9 +107,7 @@ static void op_kernel(const psi_opdesc_t *op, sim_kernel_t *k)
         k->flop_eff = 0.5;
         k->l2_bytes = k->dram_bytes;
         break;
-    default: /* eltwise, pool */
-        streaming(k, (double)out, 8, 0.5, 1.0);
-        break;
+    default: /* eltwise, pool */ streaming(k, (double)out, 8, 0.5, 1.0); break;
     }
 }
 
@@ -157,18 +153,29 @@ typedef struct {
     sim_workload_t wl;
 } twin_model_t;
 
-static int twin_model(twin_model_t *cache, int *n, int cap, const char *model, int batch, int seq_len,
-                      twin_model_t **out)
+#define TWIN_MODELS 32
+
+/* The twin of one GPU for one call: its catalog row, its physics and the
+ * models it has built so far from the collector's lists at seq_len. */
+typedef struct {
+    const psi_gpu_t *g;
+    sim_physics_t ph;
+    int seq_len;
+    int n_models;
+    twin_model_t models[TWIN_MODELS];
+} twin_t;
+
+static int twin_model(twin_t *t, const char *model, int batch, twin_model_t **out)
 {
-    for (int i = 0; i < *n; i++)
-        if (strcmp(cache[i].list->model, model) == 0 && cache[i].list->batch == batch) {
-            *out = &cache[i];
+    for (int i = 0; i < t->n_models; i++)
+        if (strcmp(t->models[i].list->model, model) == 0 && t->models[i].list->batch == batch) {
+            *out = &t->models[i];
             return 0;
         }
-    if (*n == cap)
-        return psi_error(PS_E_ARG, "twin: more than %d models", cap);
-    twin_model_t *m = &cache[*n];
-    int rc = psi_zoo_build(model, batch, seq_len, &m->list);
+    if (t->n_models == TWIN_MODELS)
+        return psi_error(PS_E_ARG, "twin: more than %d models", TWIN_MODELS);
+    twin_model_t *m = &t->models[t->n_models];
+    int rc = psi_zoo_build(model, batch, t->seq_len, &m->list);
     if (rc == 0)
         rc = psi_sim_workload_from_oplist(m->list, &m->wl);
     if (rc) {
@@ -176,40 +183,42 @@ static int twin_model(twin_model_t *cache, int *n, int cap, const char *model, i
         m->list = NULL;
         return rc;
     }
-    (*n)++;
+    t->n_models++;
     *out = m;
     return 0;
 }
 
-/* Place ops [start, start+len) of m on tpcs TPCs and sum their standalone
- * times. */
-static int place(const psi_gpu_t *g, const sim_physics_t *ph, const twin_model_t *m, int start, int len, int tpcs,
-                 sim_placed_t *pk, double *solo_ns)
+static int check_segment(const twin_model_t *m, int start, int len)
 {
     if (start < 0 || len <= 0 || start + len > m->wl.n)
         return psi_error(PS_E_ARG, "twin: %s segment [%d, %d) outside its %d operators", m->wl.model, start,
                          start + len, m->wl.n);
-    *solo_ns = 0;
-    for (int i = 0; i < len; i++) {
-        psi_sim_place(g, &m->wl.k[start + i], tpcs, &pk[i]);
-        sim_solo_t s;
-        psi_sim_solo(g, ph, &pk[i], &s);
-        *solo_ns += s.duration_ns;
-    }
     return 0;
 }
 
-#define TWIN_MODELS 32
+/* Place ops [start, start+len) of m (a segment check_segment accepts) on
+ * tpcs TPCs into pk[0..len) and return the sum of their standalone times. */
+static double place(const twin_t *t, const twin_model_t *m, int start, int len, int tpcs, sim_placed_t *pk)
+{
+    double solo_ns = 0;
+    for (int i = 0; i < len; i++) {
+        psi_sim_place(t->g, &m->wl.k[start + i], tpcs, &pk[i]);
+        sim_solo_t s;
+        psi_sim_solo(t->g, &t->ph, &pk[i], &s);
+        solo_ns += s.duration_ns;
+    }
+    return solo_ns;
+}
 
 int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q, size_t n, sim_twin_pred_t *out)
 {
     const psi_gpu_t *g = psi_sim_gpu_find(gpu);
     if (!g)
         return psi_error_prefix(PS_E_ARG, "twin");
-    sim_physics_t ph = psi_sim_physics_default();
-    ph.launch = SIM_LAUNCH_GATED; /* the twin of the collector, which queues every launch behind a gate */
-    twin_model_t cache[TWIN_MODELS];
-    int n_models = 0, rc = 0;
+    twin_t tw = {.g = g, .seq_len = seq_len, .ph = psi_sim_physics_default()};
+    twin_t *t = &tw;
+    t->ph.launch = SIM_LAUNCH_GATED; /* the twin of the collector, which queues every launch behind a gate */
+    int rc = 0;
     sim_placed_t *a = NULL, *b = NULL;
     int cap = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -218,9 +227,9 @@ int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q
             rc = psi_error(PS_E_ARG, "twin: split %d/%d does not fit the %s's %d TPCs", q[i].hp_tpcs, q[i].lp_tpcs,
                            g->name, g->tpcs);
         if (rc == 0)
-            rc = twin_model(cache, &n_models, TWIN_MODELS, q[i].hp_model, q[i].hp_batch, seq_len, &hm);
+            rc = twin_model(t, q[i].hp_model, q[i].hp_batch, &hm);
         if (rc == 0)
-            rc = twin_model(cache, &n_models, TWIN_MODELS, q[i].lp_model, q[i].lp_batch, seq_len, &lm);
+            rc = twin_model(t, q[i].lp_model, q[i].lp_batch, &lm);
         int need = q[i].hp_len > q[i].lp_len ? q[i].hp_len : q[i].lp_len;
         if (rc == 0 && need > cap) {
             free(a);
@@ -231,23 +240,24 @@ int psi_sim_twin_predict(const char *gpu, int seq_len, const psi_coexec_row_t *q
             if (!a || !b)
                 rc = PS_E_NOMEM;
         }
-        sim_twin_pred_t *o = &out[i];
         if (rc == 0)
-            rc = place(g, &ph, hm, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, a, &o->hp_solo_ns);
+            rc = check_segment(hm, q[i].hp_start, q[i].hp_len);
         if (rc == 0)
-            rc = place(g, &ph, lm, q[i].lp_start, q[i].lp_len, q[i].lp_tpcs, b, &o->lp_solo_ns);
+            rc = check_segment(lm, q[i].lp_start, q[i].lp_len);
         if (rc == 0) {
-            double h = 0, l = 0;
-            psi_sim_coexec(g, &ph, a, q[i].hp_len, b, q[i].lp_len, &h, &l);
-            o->hp_ns = h + ph.dispatch_ns; /* eq. 9, without the per-run noise */
-            o->lp_ns = l + ph.dispatch_ns;
+            sim_twin_pred_t *o = &out[i];
+            o->hp_solo_ns = place(t, hm, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, a);
+            o->lp_solo_ns = place(t, lm, q[i].lp_start, q[i].lp_len, q[i].lp_tpcs, b);
+            sim_coexec_t co = psi_sim_coexec(g, &t->ph, a, q[i].hp_len, b, q[i].lp_len);
+            o->hp_ns = co.a_ns + t->ph.dispatch_ns; /* eq. 9, without the per-run noise */
+            o->lp_ns = co.b_ns + t->ph.dispatch_ns;
         }
     }
     free(a);
     free(b);
-    for (int i = 0; i < n_models; i++) {
-        psi_sim_workload_free(&cache[i].wl);
-        psi_oplist_free(cache[i].list);
+    for (int i = 0; i < t->n_models; i++) {
+        psi_sim_workload_free(&t->models[i].wl);
+        psi_oplist_free(t->models[i].list);
     }
     return rc;
 }

@@ -84,14 +84,24 @@ static int fits(psi_opkind_t k, int c)
     return 0;
 }
 
-/* Kernels [*j, ...) of one operator: helpers or elementwise kernels before
+/* The kernels of a trace, in launch order: their names and classes. */
+typedef struct {
+    const char *const *names;
+    const int *cls;
+    int n;
+} trace_kernels_t;
+
+/* Kernels [*j, ...) of operator i of l: helpers or elementwise kernels before
  * the main one of a conv, GEMM or norm (PyTorch's addmm copies the bias first
  * where cuBLAS has no bias epilogue; PyTorch 2's batch norm in inference
  * copies and computes 1/sqrt(var) first), the main kernel, helpers after a
  * conv's or GEMM's. */
-static int align_op(const psi_opdesc_t *op, int next_is_norm, int i, const int *cls, const char *const *names, int nk,
-                    int *j, int *first)
+static int align_op(const psi_oplist_t *l, int i, const trace_kernels_t *tk, int *j, int *first)
 {
+    const psi_opdesc_t *op = &l->ops[i];
+    int next_is_norm = i + 1 < l->n && l->ops[i + 1].kind == PS_OPK_NORM;
+    const int *cls = tk->cls, nk = tk->n;
+    const char *const *names = tk->names;
     int tiled = op->kind == PS_OPK_CONV || op->kind == PS_OPK_GEMM;
     int pre = tiled || op->kind == PS_OPK_NORM; /* PyTorch 2's inference batch norm: a copy, 1/sqrt(var), then it */
     *first = *j;
@@ -125,11 +135,11 @@ static int psi_twin_align(const psi_oplist_t *l, const char *const *names, int n
         return PS_E_NOMEM;
     for (int k = 0; k < nk; k++)
         cls[k] = psi_kernel_class(names[k]);
+    const trace_kernels_t tk = {names, cls, nk};
     int j = 0, rc = 0;
     for (int i = 0; i < l->n && rc == 0; i++) {
         int first;
-        int next_norm = i + 1 < l->n && l->ops[i + 1].kind == PS_OPK_NORM;
-        rc = align_op(&l->ops[i], next_norm, i, cls, names, nk, &j, &first);
+        rc = align_op(l, i, &tk, &j, &first);
         for (int k = first; rc == 0 && k < j; k++)
             kernel_op[k] = i;
     }
@@ -142,8 +152,10 @@ static int psi_twin_align(const psi_oplist_t *l, const char *const *names, int n
 
 /* ratio[i * n_at + a]: the twin's standalone time of operator i at at[a]
  * TPCs over its time at traced TPCs, on gpu. */
-static int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, const int *at, int n_at, double *ratio)
+static int psi_twin_ratio(const char *gpu, const sim_twin_scale_t *sc, double *ratio)
 {
+    const psi_oplist_t *l = sc->l;
+    const int traced = sc->traced, *at = sc->at, n_at = sc->n_at;
     const psi_gpu_t *g = psi_sim_gpu_find(gpu);
     if (!g)
         return psi_error_prefix(PS_E_ARG, "twin");
@@ -174,9 +186,10 @@ static int psi_twin_ratio(const char *gpu, const psi_oplist_t *l, int traced, co
 }
 
 /* The measured rows of (model, batch) at traced TPCs, in op order. */
-static int measured_rows(const ps_ops_t *in, const char *model, int batch, int traced, const psi_op_row_t ***out,
-                         int *n)
+static int measured_rows(const ps_ops_t *in, const sim_twin_scale_t *sc, const psi_op_row_t ***out, int *n)
 {
+    const char *model = sc->model;
+    const int batch = sc->batch, traced = sc->traced;
     *n = 0;
     const psi_op_row_t **r = psi_malloc((in->n ? in->n : 1) * sizeof *r);
     if (!r)
@@ -220,9 +233,12 @@ static void op_row(const psi_op_row_t *const *k, int a, int b, const psi_opdesc_
     r->source = NULL;
 }
 
-static int emit(ps_ops_t *t, const psi_oplist_t *l, const psi_op_row_t *base, int traced, const int *at, int n_at,
-                const double *ratio)
+/* Into t: each operator's row at the traced count (base[i]), then its rows
+ * at the other counts, base[i] times the twin's ratio. */
+static int emit(ps_ops_t *t, const sim_twin_scale_t *sc, const psi_op_row_t *base, const double *ratio)
 {
+    const psi_oplist_t *l = sc->l;
+    const int traced = sc->traced, *at = sc->at, n_at = sc->n_at;
     for (int i = 0; i < l->n; i++) {
         int rc = ps_ops_append(t, &base[i]);
         for (int a = 0; rc == 0 && a < n_at; a++) {
@@ -242,17 +258,17 @@ static int emit(ps_ops_t *t, const psi_oplist_t *l, const psi_op_row_t *base, in
     return 0;
 }
 
-int psi_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int traced, const psi_oplist_t *l,
-                       const int *at, int n_at, ps_ops_t **out)
+int psi_ops_twin_scale(const ps_ops_t *in, const sim_twin_scale_t *sc, ps_ops_t **out)
 {
     *out = NULL;
+    const psi_oplist_t *l = sc->l;
     const psi_op_row_t **k = NULL;
     int nk = 0;
-    int rc = measured_rows(in, model, batch, traced, &k, &nk);
+    int rc = measured_rows(in, sc, &k, &nk);
     int *kop = psi_malloc((size_t)(nk ? nk : 1) * sizeof *kop);
     const char **names = psi_malloc((size_t)(nk ? nk : 1) * sizeof *names);
     psi_op_row_t *base = psi_calloc((size_t)l->n, sizeof *base);
-    double *ratio = psi_malloc((size_t)l->n * (size_t)(n_at ? n_at : 1) * sizeof *ratio);
+    double *ratio = psi_malloc((size_t)l->n * (size_t)(sc->n_at ? sc->n_at : 1) * sizeof *ratio);
     if (rc == 0 && (!kop || !names || !base || !ratio))
         rc = PS_E_NOMEM;
     for (int x = 0; rc == 0 && x < nk; x++)
@@ -260,7 +276,7 @@ int psi_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int tra
     if (rc == 0)
         rc = psi_twin_align(l, names, nk, kop);
     if (rc == 0)
-        rc = psi_twin_ratio(k[0]->gpu, l, traced, at, n_at, ratio);
+        rc = psi_twin_ratio(k[0]->gpu, sc, ratio);
     for (int i = 0, a = 0; rc == 0 && i < l->n; i++) {
         int b = a;
         while (b < nk && kop[b] == i)
@@ -272,7 +288,7 @@ int psi_ops_twin_scale(const ps_ops_t *in, const char *model, int batch, int tra
     if (rc == 0 && !t)
         rc = PS_E_NOMEM;
     if (rc == 0)
-        rc = emit(t, l, base, traced, at, n_at, ratio);
+        rc = emit(t, sc, base, ratio);
     if (rc == 0)
         rc = psi_ops_index(t); /* validated and grouped, as an importer's table */
     if (rc == 0)

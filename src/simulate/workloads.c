@@ -191,12 +191,27 @@ static void build_bert_base(builder_t *b, int batch, int seq)
 /* Llama-3.2-1B and -3B (Meta, model cards and config.json of
  * meta-llama/Llama-3.2-1B and -3B): hidden 2048/3072, 16/28 layers, 32/24
  * heads, 8 KV heads, head dim 64/128, intermediate 8192, vocabulary 128256.
- * One prefill step over the prompt (fused causal attention) followed by one
- * decode step whose attention reads the KV cache of the prompt. */
-static void llama_step(builder_t *b, double batch, double tok_per_seq, double kv_len, int layers, double h,
-                       double heads, double kv_heads, double hd, double inter, int decode)
+ * One row of their config.json each. */
+typedef struct {
+    const char *model;
+    int layers;
+    double hidden, heads, kv_heads, head_dim, inter;
+} llama_config_t;
+
+static const llama_config_t llama_configs[] = {
+    {"llama-3.2-1b", 16, 2048, 32, 8, 64, 8192},
+    {"llama-3.2-3b", 28, 3072, 24, 8, 128, 8192},
+};
+
+/* One prefill step over the prompt (fused causal attention) or one decode
+ * step whose attention reads the KV cache of the prompt: tok_per_seq new
+ * tokens of each of batch sequences, attending to kv_len positions. */
+static void llama_step(builder_t *b, const llama_config_t *c, double batch, double tok_per_seq, double kv_len,
+                       int decode)
 {
     const double vocab = 128256;
+    const double h = c->hidden, heads = c->heads, kv_heads = c->kv_heads, hd = c->head_dim, inter = c->inter;
+    const int layers = c->layers;
     double tok = batch * tok_per_seq;
     double qkv = (heads + 2 * kv_heads) * hd;
     embedding(b, decode ? "embedding_decode" : "embedding", tok, h);
@@ -249,10 +264,18 @@ static void llama_step(builder_t *b, double batch, double tok_per_seq, double kv
     gemm(b, decode ? "lm_head_decode" : "lm_head", batch, vocab, h);
 }
 
-static void build_llama(builder_t *b, int batch, int prompt, int layers, double h, double heads, double hd)
+static void build_llama(builder_t *b, const llama_config_t *c, int batch, int prompt)
 {
-    llama_step(b, batch, prompt, prompt, layers, h, heads, 8, hd, 8192, 0);
-    llama_step(b, batch, 1, prompt + 1, layers, h, heads, 8, hd, 8192, 1);
+    llama_step(b, c, batch, prompt, prompt, 0);
+    llama_step(b, c, batch, 1, prompt + 1, 1);
+}
+
+static const llama_config_t *llama_config(const char *model)
+{
+    for (size_t i = 0; i < PS_ARRAY_LEN(llama_configs); i++)
+        if (strcmp(llama_configs[i].model, model) == 0)
+            return &llama_configs[i];
+    return NULL;
 }
 
 /* Classic models: the derived Orion kernels, scaled from the profiled batch
@@ -309,13 +332,12 @@ int psi_sim_workload_build(const char *model, int batch, const sim_shape_opts_t 
     if (o->bert_seq <= 0 || o->llama_prompt <= 0)
         return psi_error(PS_E_ARG, "sequence lengths must be positive");
     builder_t b = {0};
+    const llama_config_t *llama = llama_config(model);
     rc = 0;
     if (strcmp(model, "bert-base") == 0)
         build_bert_base(&b, batch, o->bert_seq);
-    else if (strcmp(model, "llama-3.2-1b") == 0)
-        build_llama(&b, batch, o->llama_prompt, 16, 2048, 32, 64);
-    else if (strcmp(model, "llama-3.2-3b") == 0)
-        build_llama(&b, batch, o->llama_prompt, 28, 3072, 24, 128);
+    else if (llama)
+        build_llama(&b, llama, batch, o->llama_prompt);
     else
         rc = build_derived(&b, model, batch);
     if (rc == 0 && b.failed)
