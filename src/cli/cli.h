@@ -141,28 +141,9 @@ void cli_coloc_warn_ks(const ps_coloc_model_t *m, unsigned ks, const char *doing
 /* Warns when the queries q hold a GPU or a k the model was not trained on
  * (colocate predict and select). */
 void cli_coloc_warn_queries(const ps_coloc_model_t *m, const ps_colocations_t *q);
-/* colocate select (cmd_colocate_select.c): its options, as parsed. */
-typedef struct {
-    const char *model, *workloads, *scaling, *target, *gpu, *candidates, *shares;
-    int json;
-} cli_select_t;
-int cmd_colocate_select(const cli_select_t *o);
-/* colocate shares (cmd_colocate_shares.c): the request built from the
- * flags, ps_coloc_shares_json, its reply printed or emitted. */
-typedef struct {
-    const char *model, *workloads, *scaling, *set, *gpu, *candidates, *objective, *floor, *slo, *emit;
-    int step, max_total, json;
-} cli_shares_t;
-int cmd_colocate_shares(const cli_shares_t *o);
 /* Row i of workloads.csv: its gpu and workload columns (ps_workloads_key;
  * "" past the end). */
 const char *cli_workload_gpu(const ps_workloads_t *w, size_t i);
 const char *cli_workload_name(const ps_workloads_t *w, size_t i);
-/* colocate place and eval --place (cmd_colocate_place.c). */
-int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
-                       const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
-                       int json, double time_limit, int quiet);
-int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
-                            const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c);
 
 #endif

@@ -405,11 +405,9 @@ static void workload_id(const char *model, int batch, char *out, size_t size)
     snprintf(out, size, "%s_batch%d-inf", model, batch);
 }
 
-/* The workload's row of workloads.csv (its throughput alone at 100%; the
- * counters unmeasured), added and saved unless it is there already (then
- * PS_E_INPUT with the message in err, err_size bytes). */
-static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, const char *wid, double tput100,
-                        char *err, size_t err_size)
+/* The workload's row of workloads.csv: its throughput alone at 100%, the
+ * counters unmeasured. */
+static ps_workload_row_t alone_row(const char *gpu, const char *wid, double tput100)
 {
     ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
     double *opt[] = {
@@ -418,15 +416,22 @@ static int add_workload(const opts_t *o, ps_workloads_t *wl, const char *gpu, co
         &w.stall_lg_throttle, &w.stall_mio_throttle};
     for (size_t i = 0; i < LEN(opt); i++)
         *opt[i] = NAN;
+    return w;
+}
+
+/* Row w added to wl and saved unless its gpu and workload are there already
+ * (then PS_E_INPUT with the message in err, err_size bytes). */
+static int add_workload(const opts_t *o, ps_workloads_t *wl, const ps_workload_row_t *w, char *err, size_t err_size)
+{
     for (size_t i = 0; i < ps_workloads_rows(wl); i++) {
         const char *g = NULL, *wk = NULL;
         ps_workloads_key(wl, i, &g, &wk);
-        if (strcmp(g, gpu) == 0 && strcmp(wk, wid) == 0) {
-            snprintf(err, err_size, "%s already has %s on %s", o->workloads_path, wid, gpu);
+        if (strcmp(g, w->gpu) == 0 && strcmp(wk, w->workload) == 0) {
+            snprintf(err, err_size, "%s already has %s on %s", o->workloads_path, w->workload, w->gpu);
             return PS_E_INPUT;
         }
     }
-    int rc = ps_workloads_append(wl, &w);
+    int rc = ps_workloads_append(wl, w);
     return rc == 0 ? ps_workloads_save(wl, o->workloads_path) : rc;
 }
 
@@ -522,8 +527,9 @@ static int act_scaling(opts_t *o)
     cli_progress_end(o->quiet);
     if (rc == 0 && !resume)
         rc = ps_scaling_save(sc, o->scaling_path);
+    ps_workload_row_t alone = alone_row(gpu, wid, tput100);
     if (rc == 0 && !isnan(tput100))
-        rc = add_workload(o, wl, gpu, wid, tput100, err, sizeof err);
+        rc = add_workload(o, wl, &alone, err, sizeof err);
     if (rc == 0 && o->json) {
         cJSON *j = cli_json_new("collect-scaling", 1);
         cJSON_AddStringToObject(j, "gpu", gpu);

@@ -262,9 +262,15 @@ static int read_pred(const char *path, exp_t *e, size_t n, int p, size_t *matche
     return rc;
 }
 
-/* MAPE (percent) and Pearson correlation of pred against meas over the
- * experiments where pred is known. */
-static void agreement(const exp_t *e, size_t n, int p, int lp, double *mape, double *r, int *count)
+/* How a predictor's deltas agree with the measured ones: MAPE (percent) and
+ * Pearson correlation over the experiments where it predicts. */
+typedef struct {
+    double mape, r;
+} agree_t;
+
+/* Predictor p's agreement (p -1: no interference, a delta of 1) on the LP
+ * side when lp, else the HP side. */
+static agree_t agreement(const exp_t *e, size_t n, int p, int lp)
 {
     double s = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
     int k = 0;
@@ -281,10 +287,10 @@ static void agreement(const exp_t *e, size_t n, int p, int lp, double *mape, dou
         sxy += x * y;
         k++;
     }
-    *count = k;
-    *mape = k ? 100.0 * s / k : NAN;
+    agree_t a = {.mape = k ? 100.0 * s / k : NAN};
     double vx = sxx - sx * sx / k, vy = syy - sy * sy / k;
-    *r = k > 1 && vx > 0 && vy > 0 ? (sxy - sx * sy / k) / sqrt(vx * vy) : NAN;
+    a.r = k > 1 && vx > 0 && vy > 0 ? (sxy - sx * sy / k) / sqrt(vx * vy) : NAN;
+    return a;
 }
 
 /* NAME=FILE of --pred into the next slot of the predictors. */
@@ -337,21 +343,18 @@ static void print_score(const exp_t *e, size_t n, size_t n_runs, const preds_t *
                n, n_runs, mh, ml, "predictor", "HP MAPE %", "LP MAPE %", "HP r", "LP r");
     }
     for (int p = -1; p < pr->n; p++) {
-        double m[2], r[2];
-        int k[2];
-        agreement(e, n, p, 0, &m[0], &r[0], &k[0]);
-        agreement(e, n, p, 1, &m[1], &r[1], &k[1]);
+        agree_t hp = agreement(e, n, p, 0), lp = agreement(e, n, p, 1);
         const char *name = p < 0 ? "no-interference" : pr->name[p];
         if (j) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", name);
-            cJSON_AddNumberToObject(o, "hp_mape_pct", m[0]);
-            cJSON_AddNumberToObject(o, "lp_mape_pct", m[1]);
-            cJSON_AddNumberToObject(o, "hp_r", r[0]); /* null where undefined (no-interference) */
-            cJSON_AddNumberToObject(o, "lp_r", r[1]);
+            cJSON_AddNumberToObject(o, "hp_mape_pct", hp.mape);
+            cJSON_AddNumberToObject(o, "lp_mape_pct", lp.mape);
+            cJSON_AddNumberToObject(o, "hp_r", hp.r); /* null where undefined (no-interference) */
+            cJSON_AddNumberToObject(o, "lp_r", lp.r);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-18s %11.2f %11.2f %8.3f %8.3f\n", name, m[0], m[1], r[0], r[1]);
+            printf("%-18s %11.2f %11.2f %8.3f %8.3f\n", name, hp.mape, lp.mape, hp.r, lp.r);
         }
     }
     if (j)

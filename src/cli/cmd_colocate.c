@@ -1,7 +1,7 @@
 /* pairsight colocate: workload-level co-location (KACE, Xu et al., the ratio
  * baseline, our MPS interference predictor, lowrank and auto) - eval, train,
  * predict, select, place (cmd_colocate_place.c). See docs/colocate.md. */
-#include "cli/cli.h"
+#include "cli/colocate.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -12,16 +12,6 @@
 #include <sys/stat.h>
 
 #define CMD "colocate"
-
-typedef struct {
-    const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
-        *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases, *splits, *set, *objective,
-        *floor, *slo, *emit;
-    double train_frac, time_limit;
-    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait,
-        step, max_total;
-    uint64_t seed;
-} opts_t;
 
 enum { S_EVAL = 1, S_TRAIN = 2, S_PREDICT = 4, S_SELECT = 8, S_PLACE = 16, S_SHARES = 32, S_ALL = 63, N_SUBS = 6 };
 
@@ -72,15 +62,13 @@ typedef struct {
     const char *synopsis; /* after "pairsight colocate NAME" */
     const char *const *examples;
     unsigned options; /* its bit (S_*) in the option tables below */
-    int (*run)(const opts_t *o);
+    int (*run)(const cli_coloc_opts_t *o);
 } sub_t;
 
-static int do_eval(const opts_t *o);
-static int do_train(const opts_t *o);
-static int do_predict(const opts_t *o);
-static int do_select(const opts_t *o);
-static int do_place(const opts_t *o);
-static int do_shares(const opts_t *o);
+static int do_eval(const cli_coloc_opts_t *o);
+static int do_train(const cli_coloc_opts_t *o);
+static int do_predict(const cli_coloc_opts_t *o);
+static int do_place(const cli_coloc_opts_t *o);
 
 static const sub_t subs[N_SUBS] = {
     {"eval", "Train and score every predictor and policy on the measured co-locations.\n",
@@ -92,7 +80,7 @@ static const sub_t subs[N_SUBS] = {
      "tput_pred, or tput_sum_pred for models of the throughput sum.\n",
      "--model M --workloads W --colocations Q [options]", ex_predict, S_PREDICT, do_predict},
     {"select", "Rank candidate co-runners of a target by predicted throughput sum.\n",
-     "--model M --workloads W --target T --candidates a,b,c [options]", ex_select, S_SELECT, do_select},
+     "--model M --workloads W --target T --candidates a,b,c [options]", ex_select, S_SELECT, cmd_colocate_select},
     {"place",
      "Assign jobs to GPUs, alone or up to K per GPU, maximizing the sum of predicted\n"
      "normalized throughputs (exact for small cases, else a heuristic).\n",
@@ -103,7 +91,7 @@ static const sub_t subs[N_SUBS] = {
      "(tput / exclusive_tput) and meets the floors and SLOs, beside the uniform\n"
      "split and 100 each; --emit writes what a cluster applies. Exit 1 when no\n"
      "candidate meets the floors (the message names the one that fails).\n",
-     "--model M --workloads W --set A,B[,..] [options]", ex_shares, S_SHARES, do_shares},
+     "--model M --workloads W --set A,B[,..] [options]", ex_shares, S_SHARES, cmd_colocate_shares},
 };
 
 /* An option and the subcommands (bit mask) that take it. */
@@ -120,7 +108,7 @@ static void add_opts(const sub_opt_t *all, size_t n_all, unsigned bit, cli_opt_t
 }
 
 /* The options of eval (and the model sizes that train shares). */
-static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
+static void sub_table_eval(cli_coloc_opts_t *o, unsigned bit, cli_opt_t *out, int *n)
 {
     const sub_opt_t all[] = {
         {S_EVAL,
@@ -175,7 +163,7 @@ static void sub_table_eval(opts_t *o, unsigned bit, cli_opt_t *out, int *n)
 }
 
 /* Builds the option table of subcommand k (0..4) into out (room for 40). */
-static void sub_table(opts_t *o, int k, cli_opt_t *out)
+static void sub_table(cli_coloc_opts_t *o, int k, cli_opt_t *out)
 {
     unsigned bit = subs[k].options;
     const sub_opt_t head[] = {
@@ -252,7 +240,7 @@ static void sub_table(opts_t *o, int k, cli_opt_t *out)
     out[n] = (cli_opt_t){NULL};
 }
 
-static void sub_spec(opts_t *o, int k, cli_opt_t *table, cli_spec_t *spec)
+static void sub_spec(cli_coloc_opts_t *o, int k, cli_opt_t *table, cli_spec_t *spec)
 {
     sub_table(o, k, table);
     *spec = (cli_spec_t){.cmd = CMD,
@@ -265,7 +253,7 @@ static void sub_spec(opts_t *o, int k, cli_opt_t *table, cli_spec_t *spec)
                          .max_pos = 0};
 }
 
-static void defaults(opts_t *o)
+static void defaults(cli_coloc_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     /* The library's defaults, which --help states. */
@@ -290,7 +278,7 @@ static void overview(FILE *f)
           "predict, select, place, shares; `pairsight help colocate SUB` shows one.\n\n",
           f);
     for (int k = 0; k < N_SUBS; k++) {
-        opts_t o;
+        cli_coloc_opts_t o;
         cli_opt_t table[40];
         cli_spec_t spec;
         defaults(&o);
@@ -301,9 +289,9 @@ static void overview(FILE *f)
     }
 }
 
-/* The subcommand of argv[1] parsed into o; returns 1 with *code when there is
- * nothing to run (help, a usage error), else 0 with *k its row. */
-static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_spec_t *spec, int *code, int *k)
+/* The subcommand of argv[1] parsed into o: its row in subs, or -1 with *code
+ * when there is nothing to run (help, a usage error). */
+static int parse_opts(int argc, char **argv, cli_coloc_opts_t *o, cli_opt_t *table, cli_spec_t *spec, int *code)
 {
     defaults(o);
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -315,32 +303,26 @@ static int parse_opts(int argc, char **argv, opts_t *o, cli_opt_t *table, cli_sp
             overview(stdout);
             *code = CLI_OK;
         }
-        return 1;
+        return -1;
     }
     o->sub = argv[1];
     const char *names[N_SUBS];
     for (int i = 0; i < N_SUBS; i++)
         names[i] = subs[i].name;
-    *k = 0;
-    while (*k < N_SUBS && strcmp(o->sub, names[*k]) != 0)
-        ++*k;
-    if (*k == N_SUBS) {
+    int k = 0;
+    while (k < N_SUBS && strcmp(o->sub, names[k]) != 0)
+        k++;
+    if (k == N_SUBS) {
         const char *near = cli_nearest(o->sub, names, N_SUBS);
         *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select, place, shares)",
                          o->sub, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-        return 1;
+        return -1;
     }
-    sub_spec(o, *k, table, spec);
-    return cli_parse(spec, argc - 1, argv + 1, NULL, code);
+    sub_spec(o, k, table, spec);
+    return cli_parse(spec, argc - 1, argv + 1, NULL, code) ? -1 : k;
 }
 
-typedef struct {
-    ps_workloads_t *w;
-    ps_scaling_t *s;
-    ps_colocations_t *c, *t;
-} tables_t;
-
-static void tables_free(tables_t *t)
+static void tables_free(cli_coloc_tables_t *t)
 {
     ps_workloads_free(t->w);
     ps_scaling_free(t->s);
@@ -361,7 +343,7 @@ static int check_coloc_file(const char *path, const ps_workloads_t *w)
     return ps_table_check_workloads(path, PS_TABLE_COLOCATIONS, &w, 1);
 }
 
-static int load_tables(const opts_t *o, int need_c, tables_t *t)
+static int load_tables(const cli_coloc_opts_t *o, int need_c, cli_coloc_tables_t *t)
 {
     memset(t, 0, sizeof *t);
     (void)need_c; /* the option tables make them required */
@@ -390,7 +372,7 @@ static int parse_kinds(const char *list, unsigned *out)
     return 0;
 }
 
-static const char *eval_mode(const opts_t *o)
+static const char *eval_mode(const cli_coloc_opts_t *o)
 {
     return o->unseen         ? "unseen"
            : o->unseen_pairs ? "unseen_pairs"
@@ -446,7 +428,7 @@ static void json_auto(cJSON *j, const ps_coloc_eval_result_t *r)
 
 /* The result of colocate eval as JSON on stdout (NaN, where a policy or a
  * predictor was not scored, becomes null). */
-static void print_eval_json(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
+static void print_eval_json(const cli_coloc_opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
 {
     cJSON *j = cli_json_new("colocate-eval", 1);
     cJSON_AddNumberToObject(j, "runs", r->runs);
@@ -511,7 +493,7 @@ static void print_auto_text(const ps_coloc_eval_result_t *r)
     }
 }
 
-static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
+static void print_eval_text(const cli_coloc_opts_t *o, unsigned kinds, const ps_coloc_eval_result_t *r)
 {
     const char *m = eval_mode(o);
     printf("%d runs, %.1f targets per run (%s)\n", r->runs, r->targets,
@@ -557,7 +539,7 @@ static void print_eval_text(const opts_t *o, unsigned kinds, const ps_coloc_eval
 }
 
 /* --auto-rule into *rule. */
-static int parse_rule(const opts_t *o, int *rule)
+static int parse_rule(const cli_coloc_opts_t *o, int *rule)
 {
     if (!o->auto_rule)
         return CLI_OK; /* the default of ps_coloc_default_params */
@@ -569,7 +551,7 @@ static int parse_rule(const opts_t *o, int *rule)
     return cli_fail(CLI_USAGE, CMD, "--auto-rule: bad value '%s': expected blend, within or pick", o->auto_rule);
 }
 
-static int do_eval(const opts_t *o)
+static int do_eval(const cli_coloc_opts_t *o)
 {
     if (!!o->unseen + !!o->unseen_pairs + !!o->test + !!o->transfer + !!o->splits > 1)
         return cli_fail(CLI_USAGE, CMD,
@@ -589,7 +571,7 @@ static int do_eval(const opts_t *o)
         return CLI_USAGE;
     if (parse_rule(o, &p.model.auto_rule))
         return CLI_USAGE;
-    tables_t t;
+    cli_coloc_tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
         return rc;
@@ -608,7 +590,7 @@ static int do_eval(const opts_t *o)
     p.progress = cli_progress_cb;
     p.progress_user = (void *)&o->quiet;
     if (o->place) {
-        rc = cmd_colocate_eval_place(o->cases, o->max_per_gpu, o->json, &p, t.w, t.s, t.c);
+        rc = cmd_colocate_eval_place(o, &p, &t);
         tables_free(&t);
         return rc;
     }
@@ -641,7 +623,7 @@ static void print_train_choice(const ps_coloc_model_t *m)
     fputs(" (stacked on cross-validation of the training co-locations)\n", stderr);
 }
 
-static int do_train(const opts_t *o)
+static int do_train(const cli_coloc_opts_t *o)
 {
     ps_coloc_params_t p = ps_coloc_default_params();
     if (o->kind && ps_coloc_kind_from_name(o->kind, &p.kind))
@@ -658,7 +640,7 @@ static int do_train(const opts_t *o)
     int code = cli_check_out(CMD ": train", o->out, in, 3);
     if (code != CLI_OK)
         return code;
-    tables_t t;
+    cli_coloc_tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
         return rc;
@@ -678,13 +660,13 @@ static int do_train(const opts_t *o)
     return CLI_OK;
 }
 
-static int do_predict(const opts_t *o)
+static int do_predict(const cli_coloc_opts_t *o)
 {
     const char *in[] = {o->model, o->workloads, o->scaling, o->colocations};
     int code = o->out ? cli_check_out(CMD ": predict", o->out, in, 4) : CLI_OK;
     if (code != CLI_OK)
         return code;
-    tables_t t;
+    cli_coloc_tables_t t;
     int rc = load_tables(o, 1, &t);
     if (rc)
         return rc;
@@ -756,56 +738,22 @@ static int do_predict(const opts_t *o)
     return CLI_OK;
 }
 
-static int do_select(const opts_t *o)
+static int do_place(const cli_coloc_opts_t *o)
 {
-    cli_select_t a = {.model = o->model,
-                      .workloads = o->workloads,
-                      .scaling = o->scaling,
-                      .target = o->target,
-                      .gpu = o->gpu,
-                      .candidates = o->candidates,
-                      .shares = o->shares,
-                      .json = o->json};
-    return cmd_colocate_select(&a);
-}
-
-static int do_place(const opts_t *o)
-{
-    tables_t t;
+    cli_coloc_tables_t t;
     int rc = load_tables(o, 0, &t);
     if (rc)
         return rc;
-    rc = cmd_colocate_place(o->model, o->workloads, t.w, t.s, o->jobs, o->gpus, o->max_per_gpu, o->shares,
-                            o->allow_wait, o->json, o->time_limit, o->quiet);
+    rc = cmd_colocate_place(o, &t);
     tables_free(&t);
     return rc;
 }
 
-static int do_shares(const opts_t *o)
-{
-    cli_shares_t a = {.model = o->model,
-                      .workloads = o->workloads,
-                      .scaling = o->scaling,
-                      .set = o->set,
-                      .gpu = o->gpu,
-                      .candidates = o->candidates,
-                      .objective = o->objective,
-                      .floor = o->floor,
-                      .slo = o->slo,
-                      .emit = o->emit,
-                      .step = o->step,
-                      .max_total = o->max_total,
-                      .json = o->json};
-    return cmd_colocate_shares(&a);
-}
-
 int cmd_colocate(int argc, char **argv)
 {
-    opts_t o;
+    cli_coloc_opts_t o;
     cli_opt_t table[40];
     cli_spec_t spec;
-    int rc, k;
-    if (parse_opts(argc, argv, &o, table, &spec, &rc, &k))
-        return rc;
-    return subs[k].run(&o);
+    int rc, k = parse_opts(argc, argv, &o, table, &spec, &rc);
+    return k < 0 ? rc : subs[k].run(&o);
 }

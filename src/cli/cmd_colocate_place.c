@@ -1,6 +1,6 @@
 /* pairsight colocate place, and colocate eval --place: placement of jobs
  * over a cluster from a co-location model (docs/colocate.md). */
-#include "cli/cli.h"
+#include "cli/colocate.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -9,6 +9,16 @@
 #include <string.h>
 
 #define CMD "colocate"
+
+/* The cluster of a placement: the jobs of --jobs (a job repeated with *N
+ * stands N times) and the GPUs of --gpus, each with its type (NULL: the
+ * jobs' own rows' GPU). The names point into the copies of the lists. */
+typedef struct {
+    char *names[64];
+    int nj;
+    const char *types[64];
+    int ng;
+} cluster_t;
 
 /* "a,b*3,c" into names[] (b repeated); returns the count, or -1 after a
  * usage message that says what is wrong. */
@@ -66,12 +76,12 @@ static int split_gpus(char *list, const char *given, const char **types, int cap
 
 /* Every GPU type named has rows in workloads.csv; CLI_BAD_INPUT naming the
  * type and the ones there otherwise. */
-static int check_types(const ps_workloads_t *w, const char *const *types, int ng)
+static int check_types(const ps_workloads_t *w, const cluster_t *cl)
 {
-    for (int g = 0; g < ng; g++) {
-        int found = !types[g];
+    for (int g = 0; g < cl->ng; g++) {
+        int found = !cl->types[g];
         for (size_t i = 0; i < ps_workloads_rows(w) && !found; i++)
-            found = strcmp(cli_workload_gpu(w, i), types[g]) == 0;
+            found = strcmp(cli_workload_gpu(w, i), cl->types[g]) == 0;
         if (found)
             continue;
         char have[256] = "";
@@ -86,27 +96,26 @@ static int check_types(const ps_workloads_t *w, const char *const *types, int ng
             }
         }
         return cli_fail(CLI_BAD_INPUT, CMD, "place: --gpus: GPU type '%s' has no row in workloads.csv (it has %s)",
-                        types[g], have);
+                        cl->types[g], have);
     }
     return CLI_OK;
 }
 
 /* Every job has a row in workloads.csv on one of the GPU types (any GPU
  * for an untyped one); CLI_BAD_INPUT naming the job and the file otherwise. */
-static int check_jobs(const char *wpath, const ps_workloads_t *w, char *const *names, int nj, const char *const *types,
-                      int ng)
+static int check_jobs(const char *wpath, const ps_workloads_t *w, const cluster_t *cl)
 {
     int typed = 0;
-    for (int g = 0; g < ng; g++)
-        typed |= types[g] != NULL;
-    for (int j = 0; j < nj; j++) {
+    for (int g = 0; g < cl->ng; g++)
+        typed |= cl->types[g] != NULL;
+    for (int j = 0; j < cl->nj; j++) {
         int found = 0;
         for (size_t i = 0; i < ps_workloads_rows(w) && !found; i++)
-            for (int g = 0; g < ng && !found; g++)
-                found = strcmp(cli_workload_name(w, i), names[j]) == 0 &&
-                        (!types[g] || strcmp(cli_workload_gpu(w, i), types[g]) == 0);
+            for (int g = 0; g < cl->ng && !found; g++)
+                found = strcmp(cli_workload_name(w, i), cl->names[j]) == 0 &&
+                        (!cl->types[g] || strcmp(cli_workload_gpu(w, i), cl->types[g]) == 0);
         if (!found)
-            return cli_fail(CLI_BAD_INPUT, CMD, "place: --jobs: '%s' has no row in %s%s", names[j], wpath,
+            return cli_fail(CLI_BAD_INPUT, CMD, "place: --jobs: '%s' has no row in %s%s", cl->names[j], wpath,
                             typed ? " on the GPU types of --gpus" : "");
     }
     return CLI_OK;
@@ -114,16 +123,15 @@ static int check_jobs(const char *wpath, const ps_workloads_t *w, char *const *n
 
 /* Warns once per GPU type of the placement the model was not trained on
  * (an untyped GPU: the jobs' own rows' GPU). */
-static void warn_types(const ps_coloc_model_t *m, const ps_workloads_t *w, char *const *names, int nj,
-                       const char *const *types, int ng)
+static void warn_types(const ps_coloc_model_t *m, const ps_workloads_t *w, const cluster_t *cl)
 {
     const char *warned[64];
     int nw = 0;
-    for (int g = 0; g < ng; g++) {
-        const char *t = types[g];
+    for (int g = 0; g < cl->ng; g++) {
+        const char *t = cl->types[g];
         for (size_t i = 0; i < ps_workloads_rows(w) && !t; i++)
-            for (int j = 0; j < nj && !t; j++)
-                if (strcmp(cli_workload_name(w, i), names[j]) == 0)
+            for (int j = 0; j < cl->nj && !t; j++)
+                if (strcmp(cli_workload_name(w, i), cl->names[j]) == 0)
                     t = cli_workload_gpu(w, i);
         int seen = 0;
         for (int k = 0; k < nw && !seen; k++)
@@ -139,8 +147,7 @@ static void warn_types(const ps_coloc_model_t *m, const ps_workloads_t *w, char 
 }
 
 /* The placement as JSON on stdout. */
-static void place_json(const ps_coloc_model_t *m, const ps_coloc_placement_t *pl, char *const *names, int nj,
-                       const char *const *types, int ng, int max_per_gpu)
+static void place_json(const ps_coloc_model_t *m, const ps_coloc_placement_t *pl, const cluster_t *cl, int max_per_gpu)
 {
     cJSON *j = cli_json_new("colocate-place", 1), *gs;
     cJSON_AddStringToObject(j, "model", ps_coloc_kind_name(ps_coloc_model_kind(m)));
@@ -149,76 +156,75 @@ static void place_json(const ps_coloc_model_t *m, const ps_coloc_placement_t *pl
     cJSON_AddBoolToObject(j, "stopped_by_time_limit", pl->stopped);
     cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);
     gs = cJSON_AddArrayToObject(j, "gpus");
-    for (int g = 0; g < ng; g++) {
+    for (int g = 0; g < cl->ng; g++) {
         cJSON *e = cJSON_CreateObject(), *js;
         cJSON_AddItemToArray(gs, e);
         cJSON_AddNumberToObject(e, "gpu", g);
-        if (types[g])
-            cJSON_AddStringToObject(e, "type", types[g]);
+        if (cl->types[g])
+            cJSON_AddStringToObject(e, "type", cl->types[g]);
         else
             cJSON_AddNullToObject(e, "type");
         js = cJSON_AddArrayToObject(e, "jobs");
-        for (int k = 0; k < nj; k++)
+        for (int k = 0; k < cl->nj; k++)
             if (pl->gpu[k] == g) {
                 cJSON *x = cJSON_CreateObject();
                 cJSON_AddItemToArray(js, x);
                 cJSON_AddNumberToObject(x, "job", k);
-                cJSON_AddStringToObject(x, "workload", names[k]);
+                cJSON_AddStringToObject(x, "workload", cl->names[k]);
                 cJSON_AddNumberToObject(x, "share_pct", pl->share[k]);
                 cJSON_AddNumberToObject(x, "norm_tput", pl->norm_tput[k]);
             }
     }
     cJSON *wt = cJSON_AddArrayToObject(j, "waiting");
-    for (int k = 0; k < nj; k++)
+    for (int k = 0; k < cl->nj; k++)
         if (pl->gpu[k] < 0)
-            cJSON_AddItemToArray(wt, cJSON_CreateString(names[k]));
+            cJSON_AddItemToArray(wt, cJSON_CreateString(cl->names[k]));
     cli_json_print(j, stdout);
 }
 
 /* The placement as text on stdout. */
-static void place_text(const ps_coloc_placement_t *pl, char *const *names, int nj, const char *const *types, int ng)
+static void place_text(const ps_coloc_placement_t *pl, const cluster_t *cl)
 {
     printf("objective %.4f (sum of predicted normalized throughputs, %s)\n", pl->objective,
            pl->exact     ? "exact"
            : pl->stopped ? "heuristic, stopped by the time limit"
                          : "heuristic");
-    for (int g = 0; g < ng; g++) {
-        printf("gpu %d%s%s:", g, types[g] ? " " : "", types[g] ? types[g] : "");
-        for (int j = 0; j < nj; j++)
+    for (int g = 0; g < cl->ng; g++) {
+        printf("gpu %d%s%s:", g, cl->types[g] ? " " : "", cl->types[g] ? cl->types[g] : "");
+        for (int j = 0; j < cl->nj; j++)
             if (pl->gpu[j] == g)
-                printf(" %s@%d (%.3f)", names[j], pl->share[j], pl->norm_tput[j]);
+                printf(" %s@%d (%.3f)", cl->names[j], pl->share[j], pl->norm_tput[j]);
         putchar('\n');
     }
-    for (int j = 0; j < nj; j++)
+    for (int j = 0; j < cl->nj; j++)
         if (pl->gpu[j] < 0)
-            printf("waiting: %s\n", names[j]);
+            printf("waiting: %s\n", cl->names[j]);
 }
 
-int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_t *w, const ps_scaling_t *s,
-                       const char *jobs, const char *gpus, int max_per_gpu, const char *shares, int allow_wait,
-                       int json, double time_limit, int quiet)
+int cmd_colocate_place(const cli_coloc_opts_t *o, const cli_coloc_tables_t *t)
 {
-    if (!model || !jobs || !gpus)
+    if (!o->model || !o->jobs || !o->gpus)
         return cli_fail(CLI_USAGE, CMD, "place: --model, --jobs and --gpus are required");
-    char *jl = strdup(jobs), *gl = strdup(gpus), *names[64];
-    const char *types[64];
+    char *jl = strdup(o->jobs), *gl = strdup(o->gpus);
+    cluster_t cl;
     int allowed[16], na = 0;
-    if (shares) {
+    if (o->shares) {
         double v[4];
-        if (cli_parse_list(shares, 1, 100, 1, v, &na)) {
+        if (cli_parse_list(o->shares, 1, 100, 1, v, &na)) {
             free(jl);
             free(gl);
-            return cli_fail(CLI_USAGE, CMD, "place: --shares: expected up to 4 shares in 1..100, got '%s'", shares);
+            return cli_fail(CLI_USAGE, CMD, "place: --shares: expected up to 4 shares in 1..100, got '%s'", o->shares);
         }
         for (int i = 0; i < na; i++)
             allowed[i] = (int)v[i];
     }
-    int nj = jl ? split_jobs(jl, jobs, names, 64) : -1, ng = -1;
-    if (nj > 0)
-        ng = gl ? split_gpus(gl, gpus, types, 64) : -1;
-    int code = nj < 1 || ng < 1 ? CLI_USAGE : check_types(w, types, ng);
+    cl.nj = jl ? split_jobs(jl, o->jobs, cl.names, 64) : -1;
+    cl.ng = -1;
+    if (cl.nj > 0)
+        cl.ng = gl ? split_gpus(gl, o->gpus, cl.types, 64) : -1;
+    int code = cl.nj < 1 || cl.ng < 1 ? CLI_USAGE : check_types(t->w, &cl);
     if (code == CLI_OK)
-        code = check_jobs(wpath, w, names, nj, types, ng);
+        code = check_jobs(o->workloads, t->w, &cl);
     if (code != CLI_OK) {
         free(jl);
         free(gl);
@@ -227,37 +233,37 @@ int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_
     ps_coloc_model_t *m = NULL;
     ps_coloc_placement_t pl = {0};
     ps_coloc_place_params_t p = ps_coloc_place_default_params();
-    p.max_per_gpu = max_per_gpu;
-    p.allow_wait = allow_wait;
+    p.max_per_gpu = o->max_per_gpu;
+    p.allow_wait = o->allow_wait;
     p.shares = na ? allowed : NULL;
     p.n_shares = na;
-    p.time_limit_s = time_limit;
+    p.time_limit_s = o->time_limit;
     p.progress = cli_progress_cb;
-    p.progress_user = &quiet;
-    int err = ps_coloc_model_load(model, &m);
+    p.progress_user = (void *)&o->quiet;
+    int err = ps_coloc_model_load(o->model, &m);
     if (!err)
-        err = ps_coloc_place(m, w, s, (const char *const *)names, nj, types, ng, &p, &pl);
-    cli_progress_end(quiet);
+        err = ps_coloc_place(m, t->w, t->s, (const char *const *)cl.names, cl.nj, cl.types, cl.ng, &p, &pl);
+    cli_progress_end(o->quiet);
     if (!err && pl.stopped)
         fprintf(stderr,
                 "pairsight: colocate: place: the time limit (--time-limit %g s) ended the search: the best "
                 "placement found, not proven optimal\n",
-                time_limit);
+                o->time_limit);
     if (!err) {
-        warn_types(m, w, names, nj, types, ng);
+        warn_types(m, t->w, &cl);
         unsigned ks = 0; /* the sizes of the groups placed together */
-        for (int g = 0; g < ng; g++) {
+        for (int g = 0; g < cl.ng; g++) {
             int k = 0;
-            for (int j = 0; j < nj; j++)
+            for (int j = 0; j < cl.nj; j++)
                 k += pl.gpu[j] == g;
             ks |= k >= 2 ? 1u << (k < 31 ? k : 31) : 0;
         }
         cli_coloc_warn_ks(m, ks, "placing groups of");
     }
-    if (!err && json)
-        place_json(m, &pl, names, nj, types, ng, max_per_gpu);
+    if (!err && o->json)
+        place_json(m, &pl, &cl, o->max_per_gpu);
     else if (!err)
-        place_text(&pl, names, nj, types, ng);
+        place_text(&pl, &cl);
     ps_coloc_placement_free(&pl);
     ps_coloc_model_free(m);
     free(jl);
@@ -269,9 +275,10 @@ int cmd_colocate_place(const char *model, const char *wpath, const ps_workloads_
     return CLI_OK;
 }
 
-int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const ps_coloc_eval_params_t *p,
-                            const ps_workloads_t *w, const ps_scaling_t *s, const ps_colocations_t *c)
+int cmd_colocate_eval_place(const cli_coloc_opts_t *o, const ps_coloc_eval_params_t *p, const cli_coloc_tables_t *t)
 {
+    const char *cases = o->cases;
+    int max_per_gpu = o->max_per_gpu;
     ps_coloc_place_case_t cs[16];
     int n = 0;
     char buf[256];
@@ -290,14 +297,14 @@ int cmd_colocate_eval_place(const char *cases, int max_per_gpu, int json, const 
         n++;
     }
     unsigned ks; /* some co-location of at most K workloads: a bit <= K */
-    if (ps_colocations_ks(c, &ks) == PS_OK && !(ks & ((2u << max_per_gpu) - 1)))
+    if (ps_colocations_ks(t->c, &ks) == PS_OK && !(ks & ((2u << max_per_gpu) - 1)))
         fprintf(stderr,
                 "pairsight: colocate: warning: no measured co-location of at most %d workloads (--max-per-gpu): "
                 "every job runs alone and every policy scores 1\n",
                 max_per_gpu);
-    if (ps_coloc_eval_place(w, s, c, p, max_per_gpu, cs, n))
+    if (ps_coloc_eval_place(t->w, t->s, t->c, p, max_per_gpu, cs, n))
         return cli_fail(CLI_BAD_INPUT, CMD, "eval --place: %s", ps_last_error());
-    if (json) {
+    if (o->json) {
         cJSON *j = cli_json_new("colocate-eval-place", 1), *arr;
         cJSON_AddNumberToObject(j, "mixes", p->seeds);
         cJSON_AddNumberToObject(j, "max_per_gpu", max_per_gpu);

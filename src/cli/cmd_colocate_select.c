@@ -1,7 +1,7 @@
 /* pairsight colocate select: rank candidate co-runners of a target by the
  * predicted throughput sum (docs/colocate.md). cmd_colocate.c parses the
  * options (a row of its subcommand table) and calls cmd_colocate_select. */
-#include "cli/cli.h"
+#include "cli/colocate.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -98,19 +98,31 @@ static int first_unknown(const char *list, const char *gpu, const ps_workloads_t
     return 0;
 }
 
-/* --shares A/B/.. into shares[64] and *ns, then the checks of --candidates
- * against them. */
-static int check_select_args(const cli_select_t *o, int *shares, int *ns)
+/* The shares of --shares A/B/..: the target's, then each co-runner's in turn;
+ * co-runners past the last take the last one, and all take 100 when n is 0. */
+typedef struct {
+    int pct[64];
+    int n;
+} shares_t;
+
+/* The share of slot (1: the target). */
+static int slot_share(const shares_t *sh, int slot)
 {
-    *ns = 0;
+    return sh->n >= slot ? sh->pct[slot - 1] : sh->n > 0 ? sh->pct[sh->n - 1] : 100;
+}
+
+/* --shares into sh, then the checks of --candidates against them. */
+static int check_select_args(const cli_coloc_opts_t *o, shares_t *sh)
+{
+    sh->n = 0;
     for (const char *s = o->shares ? o->shares : ""; *s;) {
-        if (*ns == 64)
+        if (sh->n == 64)
             return cli_fail(CLI_USAGE, CMD, "select: --shares: more than 64 shares");
         char *e;
         long v = strtol(s, &e, 10);
         if (e == s || v < 1 || v > 100 || (*e && *e != '/'))
             return cli_fail(CLI_USAGE, CMD, "select: --shares: expected A/B/.. in 1..100, got '%s'", o->shares);
-        shares[(*ns)++] = (int)v;
+        sh->pct[sh->n++] = (int)v;
         s = *e ? e + 1 : e;
     }
     int most = check_candidates(o->candidates);
@@ -122,11 +134,11 @@ static int check_select_args(const cli_select_t *o, int *shares, int *ns)
     char twice[256];
     if (first_repeated(o->candidates, twice, sizeof twice))
         return cli_fail(CLI_USAGE, CMD, "select: --candidates: '%s' is listed twice: give each candidate once", twice);
-    if (*ns > most + 1)
+    if (sh->n > most + 1)
         return cli_fail(CLI_USAGE, CMD,
                         "select: --shares: %d shares for at most %d workloads (the target and %d "
                         "co-runner%s)",
-                        *ns, most + 1, most, most == 1 ? "" : "s");
+                        sh->n, most + 1, most, most == 1 ? "" : "s");
     return CLI_OK;
 }
 
@@ -147,7 +159,7 @@ static const char *near_workload(const ps_workloads_t *w, const char *name, char
 
 /* The gpu of the target in workloads.csv (on --gpu when given), with every
  * candidate there too; NULL after a message. */
-static const char *select_gpu(const cli_select_t *o, const ps_workloads_t *w)
+static const char *select_gpu(const cli_coloc_opts_t *o, const ps_workloads_t *w)
 {
     const char *gpu = NULL, *wg = "", *wn = "";
     size_t nw = ps_workloads_rows(w);
@@ -178,8 +190,8 @@ static const char *select_gpu(const cli_select_t *o, const ps_workloads_t *w)
 
 /* One query co-location of candidate tok (cut from list) in q: the target in
  * slot 1, then its workloads ("a+b" co-locates several), at their shares. */
-static int add_candidate(const cli_select_t *o, const char *gpu, const int *shares, int ns, char *tok,
-                         ps_colocations_t *q, cand_t *c)
+static int add_candidate(const cli_coloc_opts_t *o, const char *gpu, const shares_t *sh, char *tok, ps_colocations_t *q,
+                         cand_t *c)
 {
     c->name = tok;
     /* Sized to the names: a fixed buffer would cut a long list and make two
@@ -193,7 +205,7 @@ static int add_candidate(const cli_select_t *o, const char *gpu, const int *shar
                                    .gpu = gpu,
                                    .slot = 1,
                                    .workload = o->target,
-                                   .share_pct = ns > 0 ? shares[0] : 100,
+                                   .share_pct = slot_share(sh, 1),
                                    .tput = NAN};
         err = ps_colocations_append(q, &row);
         int slot = 2;
@@ -206,7 +218,7 @@ static int add_candidate(const cli_select_t *o, const char *gpu, const int *shar
             }
             row.slot = slot;
             row.workload = w;
-            row.share_pct = ns >= slot ? shares[slot - 1] : (ns > 0 ? shares[ns - 1] : 100);
+            row.share_pct = slot_share(sh, slot);
             err = ps_colocations_append(q, &row);
             slot++;
         }
@@ -234,7 +246,7 @@ static void rank_candidates(const ps_coloc_model_t *m, const double *pred, cand_
     qsort(cand, (size_t)nc, sizeof *cand, cmp_cand);
 }
 
-static void print_ranking(const cli_select_t *o, const ps_coloc_model_t *m, const cand_t *cand, int nc)
+static void print_ranking(const cli_coloc_opts_t *o, const ps_coloc_model_t *m, const cand_t *cand, int nc)
 {
     if (!o->json) {
         printf("%-4s %-48s %12s  %s\n", "rank", "candidate", "tput_sum", "tput (target first)");
@@ -264,11 +276,11 @@ static void print_ranking(const cli_select_t *o, const ps_coloc_model_t *m, cons
     cli_json_print(j, stdout);
 }
 
-int cmd_colocate_select(const cli_select_t *o)
+int cmd_colocate_select(const cli_coloc_opts_t *o)
 {
     own_error[0] = '\0';
-    int shares[64], ns = 0;
-    int rc = check_select_args(o, shares, &ns);
+    shares_t sh;
+    int rc = check_select_args(o, &sh);
     if (rc)
         return rc;
     ps_workloads_t *w = NULL;
@@ -288,7 +300,7 @@ int cmd_colocate_select(const cli_select_t *o)
     cand_t *cand = calloc(strlen(o->candidates) + 1, sizeof *cand);
     int nc = 0, err = (!q || !list || !cand) ? own_fail(PS_E_NOMEM, "out of memory") : 0;
     for (char *tok = list ? strtok(list, ",") : NULL; tok && !err; tok = strtok(NULL, ","))
-        err = add_candidate(o, gpu, shares, ns, tok, q, &cand[nc++]);
+        err = add_candidate(o, gpu, &sh, tok, q, &cand[nc++]);
     ps_coloc_model_t *m = NULL;
     double *pred = NULL;
     if (!err)

@@ -3,7 +3,7 @@
  * /v1/colocate/shares takes; the library (ps_coloc_shares_json) decides and
  * writes the reply, which this file prints as a table, as JSON or as what
  * --emit names (ps_coloc_shares_emit). */
-#include "cli/cli.h"
+#include "cli/colocate.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #define CMD "colocate"
 
-static char *build_request(const cli_shares_t *o)
+static char *build_request(const cli_coloc_opts_t *o)
 {
     cJSON *q = cJSON_CreateObject();
     cJSON_AddStringToObject(q, "set", o->set);
@@ -93,7 +93,7 @@ static int infeasible(const cJSON *r)
                     who, num(f, "wanted", NULL), num(f, "best", NULL));
 }
 
-static int print_reply(const cli_shares_t *o, const char *reply)
+static int print_reply(const cli_coloc_opts_t *o, const char *reply)
 {
     cJSON *r = cJSON_Parse(reply);
     if (!r)
@@ -122,7 +122,7 @@ static int print_reply(const cli_shares_t *o, const char *reply)
     return rc;
 }
 
-int cmd_colocate_shares(const cli_shares_t *o)
+int cmd_colocate_shares(const cli_coloc_opts_t *o)
 {
     if (o->emit && strcmp(o->emit, "dra") && strcmp(o->emit, "env") && strcmp(o->emit, "yaml"))
         return cli_fail(CLI_USAGE, CMD, "shares: --emit: expected dra, env or yaml, got '%s'", o->emit);

@@ -14,21 +14,32 @@ static void put_float(FILE *o, float v)
         fprintf(o, ",%.9g", (double)v);
 }
 
-static void write_rows(FILE *o, const ps_model_t *m, const ps_queries_t *f, int two, const float *xh, const float *xl,
-                       const double *hs, const double *ls)
+/* The feature rows of every query and its standalone latencies: HP rows at
+ * x, LP rows at x + n * nf; HP latencies at solo, LP at solo + n (n =
+ * max(queries, 1)). two: the HP and LP regressors read different rows (the
+ * variant no-corunner), so both are written. */
+typedef struct {
+    float *x;
+    double *solo;
+    size_t n, nf;
+    int two;
+} rows_t;
+
+static void write_rows(FILE *o, const ps_model_t *m, const ps_queries_t *f, const rows_t *r)
 {
-    ps_model_info_t info;
-    ps_model_info(m, &info);
-    size_t nf = (size_t)info.n_features;
+    int two = r->two;
+    size_t nf = r->nf;
+    const float *xh = r->x, *xl = r->x + r->n * nf;
+    const double *hs = r->solo, *ls = r->solo + r->n;
     for (int c = 0; c < ps_queries_ncols(f); c++) {
         ps_csv_put_field(o, ps_queries_header(f, c));
         fputc(',', o);
     }
     fputs("hp_solo_ns,lp_solo_ns", o);
     for (int side = 0; side < (two ? 2 : 1); side++)
-        for (int c = 0; c < info.n_features; c++) {
+        for (size_t c = 0; c < nf; c++) {
             char name[64];
-            ps_model_feature_name(m, c, name, sizeof name);
+            ps_model_feature_name(m, (int)c, name, sizeof name);
             fprintf(o, ",%s%s", two ? (side == 0 ? "hp:" : "lp:") : "", name);
         }
     fputc('\n', o);
@@ -46,13 +57,14 @@ static void write_rows(FILE *o, const ps_model_t *m, const ps_queries_t *f, int 
     }
 }
 
-/* Every query's feature rows (HP at x, LP at x + n * nf) and standalone
- * latencies (HP at solo, LP at solo + n), n = max(queries, 1). Checked one
+/* Every query's feature rows and standalone latencies into r. Checked one
  * by one so that the message names the line, not the library's batch index. */
 static int build_rows(const ps_model_t *m, const ps_ops_t *ops, const ps_model_info_t *info, const ps_queries_t *f,
-                      const char *q_path, float *x, double *solo)
+                      const char *q_path, const rows_t *r)
 {
-    size_t nq = ps_queries_count(f), n = nq ? nq : 1, nf = (size_t)info->n_features;
+    size_t nq = ps_queries_count(f), n = r->n, nf = r->nf;
+    float *x = r->x;
+    double *solo = r->solo;
     for (size_t i = 0; i < nq; i++) {
         const ps_query_t *q = &ps_queries_array(f)[i];
         if (q->hp_len > info->window || q->lp_len > info->window)
@@ -68,19 +80,17 @@ static int build_rows(const ps_model_t *m, const ps_ops_t *ops, const ps_model_i
     return CLI_OK;
 }
 
-/* The rows to out (atomically) or, for NULL, to standard output; lp_off and
- * n locate the LP rows and latencies as build_rows placed them. */
-static int write_output(const char *out, const ps_model_t *m, const ps_queries_t *f, int two, const float *x,
-                        const double *solo, size_t lp_off, size_t n)
+/* The rows to out (atomically) or, for NULL, to standard output. */
+static int write_output(const char *out, const ps_model_t *m, const ps_queries_t *f, const rows_t *r)
 {
     if (!out) {
-        write_rows(stdout, m, f, two, x, x + lp_off, solo, solo + n);
+        write_rows(stdout, m, f, r);
         return CLI_OK;
     }
     ps_outfile_t *a = NULL;
     if (ps_outfile_open(out, &a) != 0)
         return cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
-    write_rows(ps_outfile_stream(a), m, f, two, x, x + lp_off, solo, solo + n);
+    write_rows(ps_outfile_stream(a), m, f, r);
     if (ps_outfile_commit(a) != 0)
         return cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
     return CLI_OK;
@@ -128,8 +138,7 @@ int cmd_features(int argc, char **argv)
     ps_model_t *m = NULL;
     ps_ops_t *ops = NULL;
     ps_queries_t *f = NULL;
-    float *x = NULL;
-    double *solo = NULL;
+    rows_t r = {0};
     code = CLI_BAD_INPUT;
     ps_model_info_t info;
     if (ps_model_load(model_path, &m) != 0 || ps_ops_load(ops_path, &ops) != 0 || ps_model_info(m, &info) != 0 ||
@@ -137,21 +146,23 @@ int cmd_features(int argc, char **argv)
         cli_fail(CLI_BAD_INPUT, "features", "%s", ps_last_error());
         goto done;
     }
-    size_t n = ps_queries_count(f) ? ps_queries_count(f) : 1, nf = (size_t)info.n_features;
-    x = malloc(2 * n * nf * sizeof *x);
-    solo = malloc(2 * n * sizeof *solo);
-    if (!x || !solo) {
+    r.n = ps_queries_count(f) ? ps_queries_count(f) : 1;
+    r.nf = (size_t)info.n_features;
+    r.two = info.variant == PS_FEAT_NO_CORUNNER;
+    r.x = malloc(2 * r.n * r.nf * sizeof *r.x);
+    r.solo = malloc(2 * r.n * sizeof *r.solo);
+    if (!r.x || !r.solo) {
         cli_fail(CLI_BAD_INPUT, "features", "out of memory");
         goto done;
     }
-    if (build_rows(m, ops, &info, f, q_path, x, solo) != CLI_OK)
+    if (build_rows(m, ops, &info, f, q_path, &r) != CLI_OK)
         goto done;
-    if (write_output(out, m, f, info.variant == PS_FEAT_NO_CORUNNER, x, solo, n * nf, n) != CLI_OK)
+    if (write_output(out, m, f, &r) != CLI_OK)
         goto done;
     code = CLI_OK;
 done:
-    free(x);
-    free(solo);
+    free(r.x);
+    free(r.solo);
     ps_queries_free(f);
     ps_ops_free(ops);
     ps_model_free(m);

@@ -7,9 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void write_predictions(FILE *o, const ps_queries_t *f, const double *hp, const double *lp, const double *hs,
-                              const double *ls, const double *hu, const double *lu)
+/* The predicted columns of the n queries, n values each, in one buffer of 6 x
+ * n: the HP and LP latencies, their standalone latencies, and with
+ * --coverage the calibrated upper bounds (hu and lu NULL without). */
+typedef struct {
+    double *hp, *lp, *hs, *ls, *hu, *lu;
+} columns_t;
+
+static columns_t columns(double *buf, size_t n, int bounds)
 {
+    columns_t c = {buf, buf + n, buf + 2 * n, buf + 3 * n, NULL, NULL};
+    if (bounds) {
+        c.hu = buf + 4 * n;
+        c.lu = buf + 5 * n;
+    }
+    return c;
+}
+
+static void write_predictions(FILE *o, const ps_queries_t *f, const columns_t *p)
+{
+    const double *hp = p->hp, *lp = p->lp, *hs = p->hs, *ls = p->ls, *hu = p->hu, *lu = p->lu;
     for (int c = 0; c < ps_queries_ncols(f); c++) {
         ps_csv_put_field(o, ps_queries_header(f, c));
         fputc(',', o);
@@ -90,13 +107,10 @@ static int parse_predict_args(int argc, char **argv, predict_args_t *a, int *cod
 }
 
 /* The predictions to a->out (atomically) or to standard output. */
-static int write_output(const predict_args_t *a, const ps_queries_t *f, const double *buf)
+static int write_output(const predict_args_t *a, const ps_queries_t *f, const columns_t *p)
 {
-    size_t n = ps_queries_count(f);
-    const double *hp = buf, *lp = buf + n, *hs = buf + 2 * n, *ls = buf + 3 * n;
-    const double *hu = a->coverage > 0 ? buf + 4 * n : NULL, *lu = a->coverage > 0 ? buf + 5 * n : NULL;
     if (!a->out) {
-        write_predictions(stdout, f, hp, lp, hs, ls, hu, lu);
+        write_predictions(stdout, f, p);
         if (fflush(stdout) != 0 || ferror(stdout))
             return cli_fail(CLI_BAD_INPUT, "predict", "writing standard output failed");
         return CLI_OK;
@@ -104,23 +118,21 @@ static int write_output(const predict_args_t *a, const ps_queries_t *f, const do
     ps_outfile_t *at = NULL;
     if (ps_outfile_open(a->out, &at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
-    write_predictions(ps_outfile_stream(at), f, hp, lp, hs, ls, hu, lu);
+    write_predictions(ps_outfile_stream(at), f, p);
     if (ps_outfile_commit(at) != 0)
         return cli_fail(CLI_BAD_INPUT, "predict", "%s", ps_last_error());
     return CLI_OK;
 }
 
-/* Predicts every query into buf (hp, lp, hp solo, lp solo, and with
- * --coverage the hp and lp bounds: 6 x n queries); a failure names the line of
- * the first query that cannot be predicted. */
+/* Predicts every query into p's columns; a failure names the line of the
+ * first query that cannot be predicted. */
 static int predict_all(const predict_args_t *a, const ps_model_t *m, const ps_ops_t *ops, const ps_queries_t *f,
-                       double *buf)
+                       const columns_t *p)
 {
     size_t n = ps_queries_count(f);
     const ps_query_t *q = ps_queries_array(f);
-    double *hp = buf, *lp = buf + n, *hs = buf + 2 * n, *ls = buf + 3 * n;
-    if (ps_model_predict_compose(m, ops, q, n, (ps_compose_t)a->compose, hp, lp, hs, ls) == 0) {
-        if (a->coverage > 0 && ps_model_predict_bound(m, ops, q, n, a->coverage, buf + 4 * n, buf + 5 * n))
+    if (ps_model_predict_compose(m, ops, q, n, (ps_compose_t)a->compose, p->hp, p->lp, p->hs, p->ls) == 0) {
+        if (p->hu && ps_model_predict_bound(m, ops, q, n, a->coverage, p->hu, p->lu))
             return cli_fail(CLI_BAD_INPUT, "predict", "--coverage: %s", ps_last_error());
         return CLI_OK;
     }
@@ -171,12 +183,13 @@ int cmd_predict(int argc, char **argv)
                 "standalone latencies at those TPC counts carry the estimate's error (docs/profile.md)\n",
                 est, cli_user_path(a.ops_path));
     double t0 = ps_now();
-    if ((code = predict_all(&a, m, ops, f, buf)) != CLI_OK)
+    columns_t cols = columns(buf, n, a.coverage > 0);
+    if ((code = predict_all(&a, m, ops, f, &cols)) != CLI_OK)
         goto done;
     double secs = ps_now() - t0;
     cli_progress(a.quiet, "predicted", (double)n, (double)n);
     cli_progress_end(a.quiet);
-    if ((code = write_output(&a, f, buf)) == CLI_OK && a.json)
+    if ((code = write_output(&a, f, &cols)) == CLI_OK && a.json)
         print_summary(&a, n, secs);
 done:
     free(buf);

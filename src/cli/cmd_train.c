@@ -29,15 +29,27 @@ static void interrupted(int sig)
     _exit(128 + sig);
 }
 
-static void catch_interrupts(const char *out, struct sigaction *old_int, struct sigaction *old_term)
+/* The handlers of SIGINT and SIGTERM before catch_interrupts, put back by
+ * restore_handlers once --out is written or the inputs failed to load. */
+typedef struct {
+    struct sigaction old_int, old_term;
+} handlers_t;
+
+static void catch_interrupts(const char *out, handlers_t *old)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = interrupted;
     if ((size_t)snprintf(lock_path, sizeof lock_path, "%s.lock", out) >= sizeof lock_path)
         lock_path[0] = '\0';
-    sigaction(SIGINT, &sa, old_int);
-    sigaction(SIGTERM, &sa, old_term);
+    sigaction(SIGINT, &sa, &old->old_int);
+    sigaction(SIGTERM, &sa, &old->old_term);
+}
+
+static void restore_handlers(const handlers_t *old)
+{
+    sigaction(SIGINT, &old->old_int, NULL);
+    sigaction(SIGTERM, &old->old_term, NULL);
 }
 
 /* The summary: JSON on stdout with --json (data), else text on stderr
@@ -73,14 +85,12 @@ static void print_summary(const ps_model_info_t *i, const char *out, int json, i
                 i->depth[s], i->eta[s], i->n_trees[s], i->valid_mape[s], i->test_mape[s]);
 }
 
-/* Train, then save to out: Ctrl-C stops training (interrupted, caught since
- * the inputs were read), and waits while the model is saved, so that out is
- * either the old file or the new. */
-static int train_and_save(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *p, const char *out,
-                          int quiet, ps_model_t **m, const struct sigaction *old_int, const struct sigaction *old_term)
+/* Saves m to out when training succeeded (rc, training's result, is 0) and
+ * puts back the old handlers. Ctrl-C stopped training (interrupted, caught
+ * since the inputs were read); here it waits while the model is saved, so
+ * that out is either the old file or the new. */
+static int save_model(int rc, const ps_model_t *m, const char *out, const handlers_t *old)
 {
-    int rc = ps_model_train(ops, cx, p, m);
-    cli_progress_end(quiet);
     /* The model is written to a temporary file renamed over --out; a signal
      * in that window waits until the rename is done. */
     sigset_t block, prev;
@@ -89,7 +99,7 @@ static int train_and_save(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_t
     sigaddset(&block, SIGTERM);
     sigprocmask(SIG_BLOCK, &block, &prev);
     if (rc == 0)
-        rc = ps_model_save(*m, out);
+        rc = ps_model_save(m, out);
     /* A signal held while the model was written: say what --out holds and
      * stop as the signal asked (exit's handlers remove the lock file). */
     sigset_t pend;
@@ -99,8 +109,7 @@ static int train_and_save(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_t
                 sig == SIGTERM ? "SIGTERM" : "SIGINT", rc == 0 ? "--out holds the new model" : "--out left as it was");
         exit(128 + sig);
     }
-    sigaction(SIGINT, old_int, NULL);
-    sigaction(SIGTERM, old_term, NULL);
+    restore_handlers(old);
     sigprocmask(SIG_SETMASK, &prev, NULL);
     return rc;
 }
@@ -174,15 +183,16 @@ int cmd_train(int argc, char **argv)
     ps_coexec_t *cx = NULL;
     ps_model_t *m = NULL;
     code = CLI_BAD_INPUT;
-    struct sigaction old_int, old_term;
-    catch_interrupts(out, &old_int, &old_term);
+    handlers_t old;
+    catch_interrupts(out, &old);
     if (ps_ops_load(ops_path, &ops) != 0 || ps_coexec_load(cx_path, &cx) != 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+        restore_handlers(&old);
         cli_fail(CLI_BAD_INPUT, "train", "%s", ps_last_error());
         goto done;
     }
-    int rc = train_and_save(ops, cx, &p, out, quiet, &m, &old_int, &old_term);
+    int rc = ps_model_train(ops, cx, &p, &m);
+    cli_progress_end(quiet);
+    rc = save_model(rc, m, out, &old);
     if (rc != 0) {
         cli_fail(CLI_BAD_INPUT, "train", "%s", cli_locate_coexec_error(cx_path, ops));
         goto done;
