@@ -11,30 +11,29 @@
 
 _Thread_local int serve_thread_index, serve_thread_worker;
 
-int serve_coloc_set(serve_models_t *m, const char *gpu, const char *const *names, const int *shares, int k,
-                    double *tput, double *norm, double *sum, double *norm_sum)
+int serve_coloc_set(serve_models_t *m, const char *gpu, serve_set_t *s)
 {
     /* this thread's copy of the model: threads do not wait for each other */
     int c = m->n_coloc > 1 ? serve_thread_index % m->n_coloc : 0;
     pthread_mutex_t *lock = c ? &m->coloc_clone[c].lock : &m->coloc_lock;
     pthread_mutex_lock(lock);
-    int rc = ps_coloc_predict_set(c ? m->coloc_clone[c].model : m->coloc, m->w, m->scaling, gpu, names, shares, k, tput,
-                                  sum);
+    int rc = ps_coloc_predict_set(c ? m->coloc_clone[c].model : m->coloc, m->w, m->scaling, gpu, s->names, s->shares,
+                                  s->k, s->tput, &s->sum);
     pthread_mutex_unlock(lock);
     if (rc != PS_OK)
         return -1;
     double excl_sum = 0;
-    *norm_sum = 0;
-    for (int i = 0; i < k; i++) {
-        double excl = ps_coloc_solo(m->w, m->scaling, gpu, names[i], 100);
+    s->norm_sum = 0;
+    for (int i = 0; i < s->k; i++) {
+        double excl = ps_coloc_solo(m->w, m->scaling, gpu, s->names[i], 100);
         excl_sum += excl;
-        norm[i] = tput[i] / excl;
-        *norm_sum += norm[i];
+        s->norm[i] = s->tput[i] / excl;
+        s->norm_sum += s->norm[i];
     }
     if (ps_coloc_kind_predicts_sum(ps_coloc_model_kind(m->coloc))) {
-        *norm_sum = *sum / (excl_sum / k); /* the sum over the mean exclusive throughput */
-        for (int i = 0; i < k; i++)
-            norm[i] = *norm_sum / k;
+        s->norm_sum = s->sum / (excl_sum / s->k); /* the sum over the mean exclusive throughput */
+        for (int i = 0; i < s->k; i++)
+            s->norm[i] = s->norm_sum / s->k;
     }
     return 0;
 }
@@ -50,13 +49,16 @@ void serve_ks_json(sb_t *b, unsigned ks)
     sb_putn(b, "]", 1);
 }
 
-#define MAXK 64
+#define MAXK SERVE_MAXK
 
+typedef serve_set_t cand_t;
+
+/* What every candidate of a score request shares: the target workload and
+ * the request's shares (the CLI's --shares), ns of them. */
 typedef struct {
-    const char *names[MAXK];
-    int shares[MAXK], k;
-    double tput[MAXK], norm[MAXK], sum, norm_sum;
-} cand_t;
+    const char *target;
+    int shares[MAXK], ns;
+} score_req_t;
 
 /* Shares array token t into c->shares (the CLI's --shares: the last one
  * repeats for the slots beyond it). */
@@ -74,16 +76,15 @@ static int read_shares(serve_req_t *q, serve_reply_t *r, int t, int *shares, int
 
 /* Candidate token t ("a+b", or {"workloads": [...], "shares": [...]}) into c,
  * the target first. */
-static int read_candidate(serve_req_t *q, serve_reply_t *r, int t, int i, const char *target, const int *dshares,
-                          int dns, cand_t *c)
+static int read_candidate(serve_req_t *q, serve_reply_t *r, int t, int i, const score_req_t *a, cand_t *c)
 {
     sj_doc_t *d = q->doc;
     char where[32];
     snprintf(where, sizeof where, "candidates[%d]", i);
-    c->names[0] = target;
+    c->names[0] = a->target;
     c->k = 1;
-    int shares[MAXK], ns = dns, own = 0;
-    memcpy(shares, dshares, sizeof shares);
+    int shares[MAXK], ns = a->ns, own = 0;
+    memcpy(shares, a->shares, sizeof shares);
     if (d->tok[t].type == SJ_STRING) {
         char *save = NULL;
         for (char *w = strtok_r((char *)sj_str(d, t), "+", &save); w; w = strtok_r(NULL, "+", &save)) {
@@ -238,20 +239,18 @@ int serve_coloc_score(serve_req_t *q, serve_reply_t *r)
         return serve_error(r, 400, "missing_field", "target: expected a workload name (a row of workloads.csv)");
     if (ct < 0 || d->tok[ct].type != SJ_ARRAY || d->tok[ct].size < 1 || d->tok[ct].size > 256)
         return serve_error(r, 400, "missing_field", "candidates: expected an array of 1..256 candidates");
-    const char *target = sj_str(d, tt);
-    int dshares[MAXK] = {0}, dns = 0;
+    score_req_t a = {.target = sj_str(d, tt)};
     char gpu[128];
-    if ((st >= 0 && read_shares(q, r, st, dshares, &dns, "request")) || target_gpu(q, r, target, gpu, sizeof gpu))
+    if ((st >= 0 && read_shares(q, r, st, a.shares, &a.ns, "request")) || target_gpu(q, r, a.target, gpu, sizeof gpu))
         return r->status;
     int nc = d->tok[ct].size;
     cand_t *c = calloc((size_t)nc, sizeof *c);
     if (!c)
         return serve_error(r, 500, "out_of_memory", "out of memory");
     for (int i = 0, t = ct + 1; i < nc; i++, t = d->tok[t].next) {
-        if (read_candidate(q, r, t, i, target, dshares, dns, &c[i]))
+        if (read_candidate(q, r, t, i, &a, &c[i]))
             break;
-        if (serve_coloc_set(q->models, gpu, c[i].names, c[i].shares, c[i].k, c[i].tput, c[i].norm, &c[i].sum,
-                            &c[i].norm_sum) != 0) {
+        if (serve_coloc_set(q->models, gpu, &c[i]) != 0) {
             serve_error(r, 400, "unknown_workload", "candidates[%d]: %s", i, ps_last_error());
             break;
         }
@@ -259,11 +258,11 @@ int serve_coloc_score(serve_req_t *q, serve_reply_t *r)
     int most = 0;
     for (int i = 0; !r->status && i < nc; i++)
         most = c[i].k > most ? c[i].k : most;
-    if (!r->status && dns > most)
+    if (!r->status && a.ns > most)
         serve_error(r, 400, "bad_field", "shares: %d shares for at most %d workloads (the target and %d co-runner%s)",
-                    dns, most, most - 1, most == 2 ? "" : "s");
+                    a.ns, most, most - 1, most == 2 ? "" : "s");
     if (!r->status)
-        score_reply(q, r, target, gpu, c, nc);
+        score_reply(q, r, a.target, gpu, c, nc);
     free(c);
     return r->status;
 }

@@ -108,7 +108,7 @@ static enum MHD_Result send_error(http_t *h, struct MHD_Connection *c, conn_t *c
  * independent of where the tokens differ. */
 static int authorized(const http_t *h, struct MHD_Connection *c, int ep)
 {
-    if (!h->token_len || ep == EP_HEALTHZ || ep == EP_READYZ)
+    if (!h->token_len || serve_route_flags(ep) & SERVE_OPEN)
         return 1;
     const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!a || strncasecmp(a, "Bearer ", 7) != 0)
@@ -182,7 +182,7 @@ static enum MHD_Result refuse(http_t *h, struct MHD_Connection *c, conn_t *cn, i
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_clen, &cl);
     if (cl.differ)
         return send_error(h, c, cn, 400, "bad_request", "two different Content-Length headers");
-    if (strcmp(cn->method, "POST") == 0 && cn->ep != EP_OTHER) {
+    if (strcmp(cn->method, "POST") == 0 && cn->ep != serve_n_routes) {
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         size_t n = ct ? strcspn(ct, "; \t") : 0;
         if (!ct || n != 16 || strncasecmp(ct, "application/json", 16) != 0)
@@ -300,7 +300,7 @@ static enum MHD_Result reply_now(http_t *h, struct MHD_Connection *c, conn_t *cn
 }
 
 /* The cheap endpoints answer on the HTTP thread, whatever the load. */
-static int inline_ep(int ep) { return ep == EP_HEALTHZ || ep == EP_READYZ || ep == EP_METRICS || ep == EP_OTHER; }
+static int inline_ep(int ep) { return (serve_route_flags(ep) & SERVE_INLINE) != 0; }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
@@ -494,13 +494,12 @@ static int parse_listen(const char *listen, struct sockaddr_in *a)
  * frees). */
 static char *slurp(const char *path, size_t *len, char *err, size_t errsize)
 {
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    if (serve_read_fd(path, (size_t)1 << 20, 10, NULL, &buf, &n, err, errsize) != 0)
+    serve_file_t f = {0};
+    if (serve_read_fd(path, (size_t)1 << 20, 10, &f, err, errsize) != 0)
         return NULL;
     if (len)
-        *len = n;
-    return (char *)buf;
+        *len = f.len;
+    return (char *)f.buf;
 }
 
 /* The token: the file's first line, without trailing blanks. */

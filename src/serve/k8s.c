@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXK 64
+#define MAXK SERVE_MAXK
 
 typedef struct {
     const char *workload;
@@ -122,77 +122,100 @@ static int read_pod(serve_req_t *q, serve_reply_t *r, pod_t *pod)
 
 /* ---- one node ---- */
 
-/* The residents of GPU array token g into names (after slot 0, the pod's)
- * and their floors; -1 with why when malformed. */
-static int residents(sj_doc_t *d, int g, const char **names, double *floors, int *k, char *why, size_t wsize)
+/* A node's pairsight.io/gpus annotation, parsed, for the pod: its GPU
+ * type and the array of its GPUs. */
+typedef struct {
+    sj_doc_t d;
+    const char *type;
+    int gpus; /* the token of the GPUs' array */
+    const pod_t *pod;
+} node_gpus_t;
+
+/* One GPU with the pod added: the set (the pod in slot 0, then the
+ * residents) and each one's floor. */
+typedef struct {
+    serve_set_t set;
+    double floors[MAXK];
+} gpu_set_t;
+
+/* The residents of GPU array token g into g->set (after slot 0, the
+ * pod's) and their floors; -1 with why when malformed. */
+static int residents(sj_doc_t *d, int g, gpu_set_t *gs, char *why, size_t wsize)
 {
     if (d->tok[g].type != SJ_ARRAY || d->tok[g].size >= MAXK) {
         snprintf(why, wsize, "pairsight.io/gpus: a GPU is not an array of at most %d residents", MAXK - 1);
         return -1;
     }
-    *k = 1;
-    for (int i = 0, e = g + 1; i < d->tok[g].size; i++, e = d->tok[e].next) {
+    int k = 1;
+    for (int i = 0, e = g + 1; i < d->tok[g].size; i++, e = d->tok[e].next, k++) {
         int wt = d->tok[e].type == SJ_OBJECT ? sj_get(d, e, "workload", 1) : e;
         int ft = d->tok[e].type == SJ_OBJECT ? sj_get(d, e, "min_throughput", 1) : -1;
-        floors[*k] = 0;
-        if (wt < 0 || d->tok[wt].type != SJ_STRING || (ft >= 0 && sj_num(d, ft, &floors[*k]) != 0)) {
+        gs->floors[k] = 0;
+        if (wt < 0 || d->tok[wt].type != SJ_STRING || (ft >= 0 && sj_num(d, ft, &gs->floors[k]) != 0)) {
             snprintf(why, wsize, "pairsight.io/gpus: a resident is not a name or {\"workload\", \"min_throughput\"}");
             return -1;
         }
-        if (!(floors[*k] >= 0 && floors[*k] <= 1)) {
-            snprintf(why, wsize, "pairsight.io/gpus: a resident's min_throughput %g is not in 0..1", floors[*k]);
+        if (!(gs->floors[k] >= 0 && gs->floors[k] <= 1)) {
+            snprintf(why, wsize, "pairsight.io/gpus: a resident's min_throughput %g is not in 0..1", gs->floors[k]);
             return -1;
         }
-        names[(*k)++] = sj_str(d, wt);
+        gs->set.names[k] = sj_str(d, wt);
+        gs->set.shares[k] = 100;
     }
+    gs->set.k = k;
     return 0;
 }
 
-/* GPU g of a node of type gpu: feasible or not, its total, why not. */
-static int eval_gpu(serve_req_t *q, sj_doc_t *d, int g, const char *gpu, const pod_t *pod, int gi, double *total,
-                    node_eval_t *ne)
+/* Why the model cannot predict k workloads at once, appended to ne->why. */
+static void untrained_k(node_eval_t *ne, int gi, int k, unsigned ks)
 {
-    const char *names[MAXK];
-    double floors[MAXK], tput[MAXK], norm[MAXK], sum, nsum;
-    int k;
-    if (residents(d, g, names, floors, &k, ne->why, sizeof ne->why) != 0)
+    size_t l = strlen(ne->why);
+    snprintf(ne->why + l, sizeof ne->why - l,
+             "%sgpu %d: the co-location model was not trained on %d workloads at once (trained on k = ", l ? "; " : "",
+             gi, k);
+    for (int j = 0, first = 1; j < 32; j++)
+        if (ks >> j & 1) {
+            l = strlen(ne->why);
+            snprintf(ne->why + l, sizeof ne->why - l, "%s%d", first ? "" : ",", j);
+            first = 0;
+        }
+    l = strlen(ne->why);
+    snprintf(ne->why + l, sizeof ne->why - l, ")");
+}
+
+/* GPU token g (the gi-th) of node n: feasible or not, its total, why not. */
+static int eval_gpu(serve_req_t *q, node_gpus_t *n, int g, int gi, double *total, node_eval_t *ne)
+{
+    gpu_set_t gs;
+    if (residents(&n->d, g, &gs, ne->why, sizeof ne->why) != 0)
         return ne->unres = 1, -1;
-    names[0] = pod->workload;
-    floors[0] = pod->floor;
+    int k = gs.set.k;
+    gs.set.names[0] = n->pod->workload;
+    gs.set.shares[0] = 100;
+    gs.floors[0] = n->pod->floor;
     if (k == 1) {
         *total = 1; /* alone */
         return 1;
     }
     unsigned ks = ps_coloc_model_ks(q->models->coloc);
     if (ks && (k >= 32 || !(ks >> k & 1))) {
-        size_t l = strlen(ne->why);
-        snprintf(ne->why + l, sizeof ne->why - l,
-                 "%sgpu %d: the co-location model was not trained on %d workloads at once (trained on k = ",
-                 l ? "; " : "", gi, k);
-        for (int j = 0, first = 1; j < 32; j++)
-            if (ks >> j & 1) {
-                l = strlen(ne->why);
-                snprintf(ne->why + l, sizeof ne->why - l, "%s%d", first ? "" : ",", j);
-                first = 0;
-            }
-        l = strlen(ne->why);
-        snprintf(ne->why + l, sizeof ne->why - l, ")");
+        untrained_k(ne, gi, k, ks);
         return 0;
     }
-    if (serve_coloc_set(q->models, gpu, names, NULL, k, tput, norm, &sum, &nsum) != 0) {
+    if (serve_coloc_set(q->models, n->type, &gs.set) != 0) {
         snprintf(ne->why, sizeof ne->why, "gpu %d: %s", gi, ps_last_error());
         return ne->unres = 1, -1;
     }
     for (int i = 0; i < k; i++)
-        if (!(norm[i] >= floors[i])) {
+        if (!(gs.set.norm[i] >= gs.floors[i])) {
             size_t l = strlen(ne->why);
             snprintf(ne->why + l, sizeof ne->why - l,
                      "%sgpu %d: %s %s would get %.3g of its exclusive throughput, "
                      "under its floor %.3g",
-                     l ? "; " : "", gi, i ? "resident" : "pod", names[i], norm[i], floors[i]);
+                     l ? "; " : "", gi, i ? "resident" : "pod", gs.set.names[i], gs.set.norm[i], gs.floors[i]);
             return 0;
         }
-    *total = nsum;
+    *total = gs.set.norm_sum;
     return 1;
 }
 
@@ -201,32 +224,34 @@ static int eval_gpu(serve_req_t *q, sj_doc_t *d, int g, const char *gpu, const p
  * negative) when the budget is spent. */
 static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t *ne, long *budget)
 {
-    sj_doc_t d = {.max_depth = 8};
+    node_gpus_t n = {.d = {.max_depth = 8}, .gpus = -1, .pod = pod};
+    sj_doc_t *d = &n.d;
     if (!gpus) {
         snprintf(ne->why, sizeof ne->why, "node %s has no pairsight.io/gpus annotation", ne->name);
         ne->unres = 1;
         return;
     }
-    int ty = -1, gs = -1;
-    if (sj_parse(&d, gpus, strlen(gpus)) == 0 && d.tok[0].type == SJ_OBJECT) {
-        ty = sj_get(&d, 0, "type", 1);
-        gs = sj_get(&d, 0, "gpus", 1);
+    int ty = -1;
+    if (sj_parse(d, gpus, strlen(gpus)) == 0 && d->tok[0].type == SJ_OBJECT) {
+        ty = sj_get(d, 0, "type", 1);
+        n.gpus = sj_get(d, 0, "gpus", 1);
     }
-    if (ty < 0 || d.tok[ty].type != SJ_STRING || gs < 0 || d.tok[gs].type != SJ_ARRAY) {
+    int gs = n.gpus;
+    if (ty < 0 || d->tok[ty].type != SJ_STRING || gs < 0 || d->tok[gs].type != SJ_ARRAY) {
         snprintf(ne->why, sizeof ne->why,
                  "pairsight.io/gpus: expected {\"type\": GPU, \"gpus\": [[resident, ...], ...]}");
         ne->unres = 1;
-    } else if (isnan(ps_coloc_solo(q->models->w, q->models->scaling, sj_str(&d, ty), pod->workload, 100))) {
-        snprintf(ne->why, sizeof ne->why, "workload '%s' has no row on GPU type %s in %s", pod->workload,
-                 sj_str(&d, ty), q->p->workloads_path);
+    } else if (isnan(ps_coloc_solo(q->models->w, q->models->scaling, sj_str(d, ty), pod->workload, 100))) {
+        snprintf(ne->why, sizeof ne->why, "workload '%s' has no row on GPU type %s in %s", pod->workload, sj_str(d, ty),
+                 q->p->workloads_path);
         ne->unres = 1;
     } else {
-        const char *type = sj_str(&d, ty);
-        for (int i = 0, g = gs + 1; i < d.tok[gs].size && !ne->unres; i++, g = d.tok[g].next) {
+        n.type = sj_str(d, ty);
+        for (int i = 0, g = gs + 1; i < d->tok[gs].size && !ne->unres; i++, g = d->tok[g].next) {
             double total = 0;
-            if ((*budget -= 1 + (d.tok[g].type == SJ_ARRAY ? d.tok[g].size : 0)) < 0)
+            if ((*budget -= 1 + (d->tok[g].type == SJ_ARRAY ? d->tok[g].size : 0)) < 0)
                 break;
-            if (eval_gpu(q, &d, g, type, pod, i, &total, ne) == 1 && (!ne->ok || total > ne->best)) {
+            if (eval_gpu(q, &n, g, i, &total, ne) == 1 && (!ne->ok || total > ne->best)) {
                 ne->ok = 1;
                 ne->best = total;
             }
@@ -236,7 +261,7 @@ static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t 
     }
     if (ne->ok)
         ne->why[0] = 0;
-    sj_free(&d);
+    sj_free(d);
 }
 
 static char *node_gpus_from_file(const serve_models_t *m, const char *name)

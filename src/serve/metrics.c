@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const ep_names[EP_COUNT] = {
-    "/v1/predict", "/v1/plan", "/v1/colocate/score", "/v1/models",      "/v1/reload",          "/healthz",
-    "/readyz",     "/metrics", "/k8s/filter",        "/k8s/prioritize", "/v1/colocate/shares", "other"};
-
-const char *serve_endpoint_name(int ep) { return ep >= 0 && ep < EP_COUNT ? ep_names[ep] : "other"; }
-
 /* Status codes counted separately; any other counts as its own bucket. */
 static const int codes[] = {200, 400, 401, 403, 404, 405, 408, 413, 415, 421, 500, 503};
 #define N_CODES (int)(sizeof codes / sizeof codes[0])
@@ -31,20 +25,28 @@ typedef struct {
 
 struct serve_metrics {
     pthread_mutex_t lock;
-    unsigned long long requests[EP_COUNT][N_CODES + 1];
-    hist_t duration[EP_COUNT];
+    const serve_route_t *routes; /* the endpoints: routes[n_routes], then "other" */
+    int n_routes;
+    unsigned long long requests[SERVE_MAX_ROUTES][N_CODES + 1];
+    hist_t duration[SERVE_MAX_ROUTES];
     hist_t slowdown[2];
     unsigned long long predictions, reloads_ok, reloads_failed;
     int last_reload_failed;
 };
 
-serve_metrics_t *serve_metrics_new(void)
+serve_metrics_t *serve_metrics_new(const serve_route_t *routes, int n_routes)
 {
-    serve_metrics_t *m = calloc(1, sizeof *m);
-    if (m)
-        pthread_mutex_init(&m->lock, NULL);
+    serve_metrics_t *m = n_routes >= 0 && n_routes < SERVE_MAX_ROUTES ? calloc(1, sizeof *m) : NULL;
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    m->routes = routes;
+    m->n_routes = n_routes;
     return m;
 }
+
+/* Endpoint e's label: its route's path, "other" past the routes. */
+static const char *label(const serve_metrics_t *m, int e) { return e < m->n_routes ? m->routes[e].path : "other"; }
 
 void serve_metrics_free(serve_metrics_t *m)
 {
@@ -123,13 +125,13 @@ static void requests_text(const serve_metrics_t *m, sb_t *b)
 {
     sb_puts(b, "# HELP pairsight_requests_total HTTP requests answered, by endpoint and status code.\n"
                "# TYPE pairsight_requests_total counter\n");
-    for (int e = 0; e < EP_COUNT; e++)
+    for (int e = 0; e <= m->n_routes; e++)
         for (int c = 0; c <= N_CODES; c++)
-            if ((m->requests[e][c] || (c == 0 && e != EP_OTHER)) && c < N_CODES)
-                sb_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n", ep_names[e], codes[c],
+            if ((m->requests[e][c] || (c == 0 && e != m->n_routes)) && c < N_CODES)
+                sb_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n", label(m, e), codes[c],
                           m->requests[e][c]);
             else if (m->requests[e][c])
-                sb_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n", ep_names[e],
+                sb_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n", label(m, e),
                           m->requests[e][c]);
 }
 
@@ -139,9 +141,9 @@ void serve_metrics_text(serve_metrics_t *m, const serve_models_t *cur, int infli
     requests_text(m, b);
     sb_puts(b, "# HELP pairsight_request_duration_seconds Time from the request's headers to its reply.\n"
                "# TYPE pairsight_request_duration_seconds histogram\n");
-    for (int e = 0; e < EP_COUNT; e++) {
+    for (int e = 0; e <= m->n_routes; e++) {
         char l[64];
-        snprintf(l, sizeof l, "endpoint=\"%s\"", ep_names[e]);
+        snprintf(l, sizeof l, "endpoint=\"%s\"", label(m, e));
         hist_text(b, "pairsight_request_duration_seconds", l, &m->duration[e], dur_le, N_DUR);
     }
     sb_printf(b,

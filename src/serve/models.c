@@ -64,10 +64,10 @@ static int open_regular(const char *path, size_t max, size_t *size, char *err, s
     return fd;
 }
 
-int serve_read_fd(const char *path, size_t max, double deadline_s, int *fd_out, unsigned char **buf_out,
-                  size_t *len_out, char *err, size_t errsize)
+int serve_read_fd(const char *path, size_t max, double deadline_s, serve_file_t *f, char *err, size_t errsize)
 {
-    *buf_out = NULL;
+    f->buf = NULL;
+    f->fd = -1;
     size_t size = 0;
     int fd = open_regular(path, max, &size, err, errsize);
     if (fd < 0)
@@ -97,10 +97,10 @@ int serve_read_fd(const char *path, size_t max, double deadline_s, int *fd_out, 
         return -1;
     }
     buf[n] = 0;
-    *buf_out = buf;
-    *len_out = n;
-    if (fd_out)
-        *fd_out = fd;
+    f->buf = buf;
+    f->len = n;
+    if (f->keep_fd)
+        f->fd = fd;
     else
         close(fd);
     return 0;
@@ -124,13 +124,12 @@ typedef int (*table_load_fn)(const char *path, void **out);
 
 static int load_table(const char *path, table_load_fn load, void **out, char *fp, char *err, size_t errsize)
 {
-    int fd = -1;
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    if (serve_read_fd(path, SERVE_MAX_FILE, SERVE_READ_DEADLINE_S, &fd, &buf, &n, err, errsize) != 0)
+    serve_file_t f = {.keep_fd = 1};
+    if (serve_read_fd(path, SERVE_MAX_FILE, SERVE_READ_DEADLINE_S, &f, err, errsize) != 0)
         return -1;
-    serve_fingerprint(buf, n, fp);
-    free(buf);
+    int fd = f.fd;
+    serve_fingerprint(f.buf, f.len, fp);
+    free(f.buf);
     char alias[64];
     snprintf(alias, sizeof alias, "/proc/self/fd/%d", fd);
     int direct = access(alias, R_OK) != 0; /* no /proc: the path itself */
@@ -232,11 +231,12 @@ static void models_free(serve_models_t *m)
 /* A file's bytes (serve_read_fd) and their fingerprint. */
 static unsigned char *read_fingerprinted(const char *path, size_t *n, char fp[24], char *err, size_t errsize)
 {
-    unsigned char *buf = NULL;
-    if (serve_read_fd(path, SERVE_MAX_FILE, SERVE_READ_DEADLINE_S, NULL, &buf, n, err, errsize) != 0)
+    serve_file_t f = {0};
+    if (serve_read_fd(path, SERVE_MAX_FILE, SERVE_READ_DEADLINE_S, &f, err, errsize) != 0)
         return NULL;
-    serve_fingerprint(buf, *n, fp);
-    return buf;
+    serve_fingerprint(f.buf, f.len, fp);
+    *n = f.len;
+    return f.buf;
 }
 
 /* The co-location model from its bytes, one copy per server thread (a

@@ -18,21 +18,6 @@ typedef struct {
     int n_lp;
 } plan_req_t;
 
-/* A number member in lo..hi into *out (left alone when absent). */
-static int num_member(serve_req_t *q, serve_reply_t *r, const char *key, double lo, double hi, double *out)
-{
-    sj_doc_t *d = q->doc;
-    int t = sj_get(d, 0, key, 0);
-    if (t < 0)
-        return 0;
-    double v;
-    if (sj_num(d, t, &v) != 0 || v < lo || v > hi)
-        return serve_error(r, 400, "bad_field", "%s: bad value '%.*s': expected a number in %g..%g", key,
-                           d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start, lo, hi);
-    *out = v;
-    return 0;
-}
-
 /* One LP candidate, checked as MODEL:BATCH. */
 static int add_lp(serve_reply_t *r, plan_req_t *a, const char *s)
 {
@@ -46,12 +31,10 @@ static int add_lp(serve_reply_t *r, plan_req_t *a, const char *s)
     return 0;
 }
 
-static int read_lp(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
+/* The LP candidates, member token t. */
+static int read_lp(serve_req_t *q, serve_reply_t *r, int t, plan_req_t *a)
 {
     sj_doc_t *d = q->doc;
-    int t = sj_get(d, 0, "lp", 0);
-    if (t < 0)
-        return serve_error(r, 400, "missing_field", "missing lp: LP candidates [\"MODEL:BATCH\", ...]");
     if (d->tok[t].type == SJ_STRING) { /* "A:8,B:8", as the CLI's --lp */
         char *save = NULL;
         for (char *s = strtok_r((char *)sj_str(d, t), ",", &save); s; s = strtok_r(NULL, ",", &save))
@@ -74,18 +57,20 @@ static int read_lp(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
 static int read_plan(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
 {
     sj_doc_t *d = q->doc;
-    int t = sj_get(d, 0, "hp", 0);
+    int t = serve_required(q, r, "hp", "the HP model as \"MODEL:BATCH\"");
     if (t < 0)
-        return serve_error(r, 400, "missing_field", "missing hp: the HP model as \"MODEL:BATCH\"");
+        return r->status;
     if (d->tok[t].type != SJ_STRING || ps_model_batch_parse(sj_str(d, t), a->hp_model, &a->p.hp_batch) != 0)
         return serve_error(r, 400, "bad_field", "hp: bad value: expected MODEL:BATCH, e.g. resnet50:8");
     a->p.hp_model = a->hp_model;
+    int lp = serve_required(q, r, "lp", "LP candidates [\"MODEL:BATCH\", ...]");
     double lp_start = a->p.lp_start;
-    if (read_lp(q, r, a) || num_member(q, r, "slo_ns", 1, 1e15, &a->p.budget_ns) ||
-        num_member(q, r, "slo_factor", 1, 100, &a->p.slo_factor) ||
-        num_member(q, r, "coverage", 0, 0.999, &a->p.coverage) || num_member(q, r, "lp_start", 0, 1000000, &lp_start) ||
-        num_member(q, r, "alone_run_ns", 0, 1e12, &a->p.alone_run_ns) ||
-        num_member(q, r, "time_value", 0, 100, &a->p.time_value))
+    if (lp < 0 || read_lp(q, r, lp, a) || serve_num_member(q, r, "slo_ns", 1, 1e15, &a->p.budget_ns) ||
+        serve_num_member(q, r, "slo_factor", 1, 100, &a->p.slo_factor) ||
+        serve_num_member(q, r, "coverage", 0, 0.999, &a->p.coverage) ||
+        serve_num_member(q, r, "lp_start", 0, 1000000, &lp_start) ||
+        serve_num_member(q, r, "alone_run_ns", 0, 1e12, &a->p.alone_run_ns) ||
+        serve_num_member(q, r, "time_value", 0, 100, &a->p.time_value))
         return r->status;
     if (lp_start != (double)(int)lp_start)
         return serve_error(r, 400, "bad_field", "lp_start: bad value '%g': expected an integer (a kernel index)",

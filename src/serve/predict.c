@@ -181,9 +181,9 @@ static int read_columns(serve_req_t *q, serve_reply_t *r, int obj, size_t n, con
 static int read_queries(serve_req_t *q, serve_reply_t *r, size_t *n)
 {
     sj_doc_t *d = q->doc;
-    int t = sj_get(d, 0, "queries", 0);
+    int t = serve_required(q, r, "queries", NULL);
     if (t < 0)
-        return serve_error(r, 400, "missing_field", "missing queries");
+        return r->status;
     int type = d->tok[t].type;
     if (type != SJ_ARRAY && type != SJ_OBJECT)
         return serve_error(r, 400, "bad_field", "queries: expected an array of objects or an object of arrays, got %s",
@@ -212,10 +212,8 @@ static int read_options(serve_req_t *q, serve_reply_t *r, ps_compose_t *compose,
     if (t >= 0 && (d->tok[t].type != SJ_STRING || ps_compose_from_name(sj_str(d, t), compose) != PS_OK))
         return serve_error(r, 400, "bad_field", "compose: expected \"overlap\" or \"index\"");
     t = sj_get(d, 0, "coverage", 0);
-    if (t >= 0 && d->tok[t].type != SJ_NULL &&
-        (sj_num(d, t, coverage) != 0 || !(*coverage >= 0.5 && *coverage <= 0.999)))
-        return serve_error(r, 400, "bad_field", "coverage: bad value '%.*s': expected a number in 0.5..0.999",
-                           d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start);
+    if (t >= 0 && d->tok[t].type != SJ_NULL)
+        return serve_num_member(q, r, "coverage", 0.5, 0.999, coverage);
     return 0;
 }
 

@@ -40,3 +40,25 @@ int serve_parse_body(serve_req_t *q, serve_reply_t *r)
                            sj_type_name(q->doc->tok[0].type));
     return 0;
 }
+
+int serve_num_member(serve_req_t *q, serve_reply_t *r, const char *key, double lo, double hi, double *out)
+{
+    sj_doc_t *d = q->doc;
+    int t = sj_get(d, 0, key, 0);
+    if (t < 0)
+        return 0;
+    double v;
+    if (sj_num(d, t, &v) != 0 || v < lo || v > hi)
+        return serve_error(r, 400, "bad_field", "%s: bad value '%.*s': expected a number in %g..%g", key,
+                           d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int serve_required(serve_req_t *q, serve_reply_t *r, const char *key, const char *what)
+{
+    int t = sj_get(q->doc, 0, key, 0);
+    if (t < 0)
+        serve_error(r, 400, "missing_field", "missing %s%s%s", key, what ? ": " : "", what ? what : "");
+    return t;
+}

@@ -71,12 +71,16 @@ void serve_gc_collect(int all);
 /* Set by SIGINT and SIGTERM: reads in progress give up. */
 extern volatile sig_atomic_t serve_stop_requested;
 
+/* A file read whole: its bytes (NUL-terminated, the caller frees) and,
+ * when keep_fd was set, its open descriptor (the caller closes; -1 else). */
+typedef struct {
+    unsigned char *buf;
+    size_t len;
+    int keep_fd, fd;
+} serve_file_t;
 /* A regular file of at most max bytes, read whole within deadline_s
- * seconds into *buf (NUL-terminated, the caller frees), *len bytes; its
- * open descriptor in *fd when fd is not NULL (the caller closes). Never
- * blocks on a FIFO or device. 0, or -1 with err. */
-int serve_read_fd(const char *path, size_t max, double deadline_s, int *fd, unsigned char **buf, size_t *len, char *err,
-                  size_t errsize);
+ * seconds into f. Never blocks on a FIFO or device. 0, or -1 with err. */
+int serve_read_fd(const char *path, size_t max, double deadline_s, serve_file_t *f, char *err, size_t errsize);
 /* FNV-1a 64 of buf[n] as 16 hex digits. */
 void serve_fingerprint(const unsigned char *buf, size_t n, char out[24]);
 
@@ -90,27 +94,18 @@ void serve_models_ref(serve_models_t *m);
 void serve_models_unref(serve_models_t *m);
 
 /* ---- metrics ---- */
-enum {
-    EP_PREDICT,
-    EP_PLAN,
-    EP_COLOC,
-    EP_MODELS,
-    EP_RELOAD,
-    EP_HEALTHZ,
-    EP_READYZ,
-    EP_METRICS,
-    EP_K8S_FILTER,
-    EP_K8S_PRIORITIZE,
-    EP_COLOC_SHARES,
-    EP_OTHER,
-    EP_COUNT
-};
-const char *serve_endpoint_name(int ep);
+/* The endpoints counted: serve_routes' rows (routes and labels in one
+ * table), then "other"; server.c asserts that the table fits. */
+#define SERVE_MAX_ROUTES 32
 
 typedef struct serve_metrics serve_metrics_t;
-serve_metrics_t *serve_metrics_new(void);
+typedef struct serve_route serve_route_t;
+/* Metrics of the endpoints routes[n_routes] (their paths are the labels)
+ * and "other" (index n_routes); NULL when out of memory or when n_routes
+ * is not under SERVE_MAX_ROUTES. */
+serve_metrics_t *serve_metrics_new(const serve_route_t *routes, int n_routes);
 void serve_metrics_free(serve_metrics_t *m);
-/* One request of endpoint ep answered with status code after seconds. */
+/* One request of endpoint ep (serve_route) answered with status code after seconds. */
 void serve_metrics_request(serve_metrics_t *m, int ep, int code, double seconds);
 /* n predictions with their slowdowns (co-located / standalone) per side. */
 void serve_metrics_predictions(serve_metrics_t *m, size_t n, const double *hp_delta, const double *lp_delta);
@@ -149,6 +144,12 @@ int serve_error(serve_reply_t *r, int status, const char *code, const char *fmt,
 /* Parse the request body into q->doc; a 400 reply when it is not JSON, is
  * nested too deep, or is not an object. Returns 0 or the status. */
 int serve_parse_body(serve_req_t *q, serve_reply_t *r);
+/* The body's member key, a number in lo..hi, into *out (left alone when
+ * absent); a 400 naming the member and its bounds when it is not. */
+int serve_num_member(serve_req_t *q, serve_reply_t *r, const char *key, double lo, double hi, double *out);
+/* The token of the body's member key; -1 with a 400 "missing KEY: WHAT"
+ * (what may be NULL) when the body has none. */
+int serve_required(serve_req_t *q, serve_reply_t *r, const char *key, const char *what);
 /* The reply's opening: {"schema":"pairsight.NAME.v1", */
 void serve_reply_open(serve_reply_t *r, const char *schema);
 
@@ -160,6 +161,28 @@ int serve_coloc_shares(serve_req_t *q, serve_reply_t *r);
 int serve_k8s_filter(serve_req_t *q, serve_reply_t *r);
 int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r);
 int serve_models_reply(serve_req_t *q, serve_reply_t *r);
+
+/* ---- the routes (server.c) ---- */
+enum {
+    SERVE_NEEDS_MODEL = 1u << 0, /* 503 while no segment model is loaded */
+    SERVE_NEEDS_COLOC = 1u << 1, /* 503 while no co-location model is loaded */
+    SERVE_OPEN = 1u << 2,        /* answered without the bearer token (the probes) */
+    SERVE_INLINE = 1u << 3       /* cheap: answered on the HTTP thread, whatever the load */
+};
+/* A route: method, path (also the endpoint label of its metrics), the
+ * operation that answers it, SERVE_* flags. */
+struct serve_route {
+    const char *method, *path;
+    int (*fn)(serve_req_t *q, serve_reply_t *r);
+    unsigned flags;
+};
+extern const serve_route_t serve_routes[];
+extern const int serve_n_routes;
+/* The route index of a path; serve_n_routes (the endpoint "other") when
+ * no route has it. */
+int serve_route(const char *path);
+/* Route ep's SERVE_* flags; SERVE_INLINE for "other" (a 404 is cheap). */
+unsigned serve_route_flags(int ep);
 
 /* What a server thread keeps between requests: the tokens and query
  * arrays of requests up to this size; a larger request's are freed after

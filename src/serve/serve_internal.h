@@ -14,9 +14,6 @@ struct serve {
     char last_error[1024];
 };
 
-/* The endpoint of a path (EP_OTHER when none). */
-int serve_route(const char *path);
-
 /* "pairsight: serve: MESSAGE" on stderr. */
 void serve_log(serve_t *s, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -24,13 +21,21 @@ void serve_log(serve_t *s, const char *fmt, ...)
 #endif
     ;
 
-/* One co-location of k workloads (names[k] at shares[k] percent, on gpu)
- * predicted with the loaded co-location model: each workload's throughput
- * tput[k] and normalized throughput norm[k] (over its exclusive throughput,
- * solo at 100%), their sums. Kinds that predict only the sum give each
- * workload norm_sum / k and tput NAN. Returns 0, or -1 with ps_last_error. */
-int serve_coloc_set(serve_models_t *m, const char *gpu, const char *const *names, const int *shares, int k,
-                    double *tput, double *norm, double *sum, double *norm_sum);
+/* One co-location: k workloads (names[i] at shares[i] percent) and what
+ * the loaded co-location model predicts for them on a GPU: each workload's
+ * throughput tput[i] and normalized throughput norm[i] (over its exclusive
+ * throughput, solo at 100%), their sums. Kinds that predict only the sum
+ * give each workload norm_sum / k and tput NAN. */
+#define SERVE_MAXK 64
+typedef struct {
+    const char *names[SERVE_MAXK];
+    int shares[SERVE_MAXK], k;
+    double tput[SERVE_MAXK], norm[SERVE_MAXK], sum, norm_sum;
+} serve_set_t;
+
+/* Set s (names, shares, k given) predicted on gpu with m's co-location
+ * model into its outputs. Returns 0, or -1 with ps_last_error. */
+int serve_coloc_set(serve_models_t *m, const char *gpu, serve_set_t *s);
 
 /* The co-location sizes k of bit mask ks as a JSON array into b. */
 void serve_ks_json(sb_t *b, unsigned ks);

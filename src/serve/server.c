@@ -68,7 +68,7 @@ int serve_init(const serve_params_t *p, serve_t **out, char *err, size_t errsize
 {
     *out = NULL;
     serve_t *s = calloc(1, sizeof *s);
-    if (!s || !(s->metrics = serve_metrics_new())) {
+    if (!s || !(s->metrics = serve_metrics_new(serve_routes, serve_n_routes))) {
         free(s);
         snprintf(err, errsize, "out of memory");
         return -1;
@@ -166,10 +166,9 @@ static int reload_reply(serve_req_t *q, serve_reply_t *r)
     return r->status = 200;
 }
 
-static int health_reply(serve_req_t *q, serve_reply_t *r, int ready)
+static int healthz_reply(serve_req_t *q, serve_reply_t *r)
 {
-    if (ready && !q->models)
-        return serve_error(r, 503, "no_model", "no model is loaded");
+    (void)q;
     serve_reply_open(r, "health");
     sb_puts(&r->body, "\"status\":\"ok\"}\n");
     return r->status = 200;
@@ -183,35 +182,35 @@ static int metrics_reply(serve_req_t *q, serve_reply_t *r)
     return r->status = 200;
 }
 
-/* The routes: path, method, endpoint, what it needs (1 the segment model,
- * 2 the co-location model too), handler (NULL: special). */
-typedef struct {
-    const char *path, *method;
-    int ep, needs;
-    int (*fn)(serve_req_t *, serve_reply_t *);
-} route_t;
-
-static const route_t routes[] = {
-    {"/v1/predict", "POST", EP_PREDICT, 1, serve_predict},
-    {"/v1/plan", "POST", EP_PLAN, 1, serve_plan},
-    {"/v1/colocate/score", "POST", EP_COLOC, 2, serve_coloc_score},
-    {"/v1/models", "GET", EP_MODELS, 1, serve_models_reply},
-    {"/v1/reload", "POST", EP_RELOAD, 0, reload_reply},
-    {"/healthz", "GET", EP_HEALTHZ, 0, NULL},
-    {"/readyz", "GET", EP_READYZ, 0, NULL},
-    {"/metrics", "GET", EP_METRICS, 0, metrics_reply},
-    {"/k8s/filter", "POST", EP_K8S_FILTER, 2, serve_k8s_filter},
-    {"/k8s/prioritize", "POST", EP_K8S_PRIORITIZE, 2, serve_k8s_prioritize},
-    {"/v1/colocate/shares", "POST", EP_COLOC_SHARES, 2, serve_coloc_shares},
+/* The routes, one row each: method, path (the endpoint label of its
+ * metrics too), the operation that answers it, what it needs. Adding an
+ * endpoint is a row here (and its handler, when the operation is new). */
+const serve_route_t serve_routes[] = {
+    {"POST", "/v1/predict", serve_predict, SERVE_NEEDS_MODEL},
+    {"POST", "/v1/plan", serve_plan, SERVE_NEEDS_MODEL},
+    {"POST", "/v1/colocate/score", serve_coloc_score, SERVE_NEEDS_COLOC},
+    {"GET", "/v1/models", serve_models_reply, SERVE_NEEDS_MODEL},
+    {"POST", "/v1/reload", reload_reply, 0},
+    {"GET", "/healthz", healthz_reply, SERVE_OPEN | SERVE_INLINE},
+    {"GET", "/readyz", healthz_reply, SERVE_NEEDS_MODEL | SERVE_OPEN | SERVE_INLINE},
+    {"GET", "/metrics", metrics_reply, SERVE_INLINE},
+    {"POST", "/k8s/filter", serve_k8s_filter, SERVE_NEEDS_COLOC},
+    {"POST", "/k8s/prioritize", serve_k8s_prioritize, SERVE_NEEDS_COLOC},
+    {"POST", "/v1/colocate/shares", serve_coloc_shares, SERVE_NEEDS_COLOC},
 };
+#define N_ROUTES (int)(sizeof serve_routes / sizeof serve_routes[0])
+const int serve_n_routes = N_ROUTES;
+_Static_assert(N_ROUTES < SERVE_MAX_ROUTES, "the metrics keep SERVE_MAX_ROUTES rows (the last is \"other\")");
 
 int serve_route(const char *path)
 {
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-        if (strcmp(routes[i].path, path) == 0)
-            return routes[i].ep;
-    return EP_OTHER;
+    int i = 0;
+    while (i < N_ROUTES && strcmp(serve_routes[i].path, path) != 0)
+        i++;
+    return i;
 }
+
+unsigned serve_route_flags(int ep) { return ep >= 0 && ep < N_ROUTES ? serve_routes[ep].flags : SERVE_INLINE; }
 
 /* This thread's tokenizer, reused across requests, and freed with its
  * thread. */
@@ -236,16 +235,13 @@ static sj_doc_t *thread_doc(void)
     return &tl_doc;
 }
 
-static int dispatch(serve_t *s, const route_t *rt, serve_req_t *q, serve_reply_t *r)
+static int dispatch(const serve_route_t *rt, serve_req_t *q, serve_reply_t *r)
 {
-    if (rt->needs && !q->models)
+    if (rt->flags & (SERVE_NEEDS_MODEL | SERVE_NEEDS_COLOC) && !q->models)
         return serve_error(r, 503, "no_model", "no model is loaded");
-    if (rt->needs == 2 && !q->models->coloc)
+    if (rt->flags & SERVE_NEEDS_COLOC && !q->models->coloc)
         return serve_error(r, 503, "no_model",
                            "no co-location model is loaded (start serve with --coloc and --workloads)");
-    if (rt->ep == EP_HEALTHZ || rt->ep == EP_READYZ)
-        return health_reply(q, r, rt->ep == EP_READYZ);
-    (void)s;
     return rt->fn(q, r);
 }
 
@@ -260,16 +256,14 @@ int serve_handle(serve_t *s, const char *method, const char *path, char *body, s
 #endif
     r->status = 0;
     r->content_type = NULL;
-    const route_t *rt = NULL;
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !rt; i++)
-        if (strcmp(routes[i].path, path) == 0)
-            rt = &routes[i];
-    if (!rt)
+    int ep = serve_route(path);
+    if (ep == N_ROUTES)
         return serve_error(r, 404, "not_found", "no endpoint %s (see docs/serve.md)", path);
+    const serve_route_t *rt = &serve_routes[ep];
     if (strcmp(rt->method, method) != 0)
         return serve_error(r, 405, "method_not_allowed", "%s takes %s, not %s", path, rt->method, method);
     serve_req_t q = {s, &s->p, current(s), s->metrics, thread_doc(), body, body_len};
-    int status = dispatch(s, rt, &q, r);
+    int status = dispatch(rt, &q, r);
     if (r->body.oom)
         status = serve_error(r, 500, "out_of_memory", "out of memory");
     serve_models_unref(q.models);
