@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Compare what two builds of pairsight answer: CLI commands, service
+replies and Python calls, one line per difference (issue 40: "compare 100+
+commands' output before and after").
+
+Usage: scripts/compare_outputs.py BEFORE AFTER [--keep DIR]
+
+BEFORE and AFTER are build folders (or copies of one) holding `pairsight`,
+`libpairsight.so.0` and nothing else needed. The inputs (a small simulated
+campaign, a model trained on it, tests/data/serve's co-location model) are
+made once with AFTER's CLI; then every case runs with each build, and the
+outputs (exit code, stdout, stderr; HTTP status and body; Python's result or
+its exception) are compared after the run times are blanked (plan_seconds,
+loaded_at, the timing of progress lines). Prints "compare: N of N cases
+identical" and exits 0 when all are, 1 otherwise. Runs in about a minute on
+2 cores; needs /usr/bin/python3's nothing but the standard library.
+"""
+import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
+import urllib.error, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SD = os.path.join(ROOT, "tests/data/serve")
+
+
+def blank(text):
+    text = re.sub(r'"(plan_seconds|loaded_at)":\s*[-0-9.e+]+', r'"\1":0', text)
+    text = re.sub(r"\d+(\.\d+)? ?(ms|s)\b", "T", text)
+    return text
+
+
+def run(bin_dir, args, stdin=None):
+    p = subprocess.run([os.path.join(bin_dir, "pairsight")] + args, capture_output=True, text=True, input=stdin,
+                       timeout=120)
+    return "rc=%d\n--stdout\n%s\n--stderr\n%s" % (p.returncode, blank(p.stdout), blank(p.stderr))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def cli_cases(d):
+    m, o = ["--model", d + "/m.psm"], ["--ops", d + "/c/ops.csv"]
+    cases = []
+    for hp in ["resnet50:8", "bert-base:8"]:
+        for lp in ["bert-base:8", "resnet50:8", "bert-base:8,resnet50:8"]:
+            for extra in [["--slo-factor", "1.3"], ["--slo-factor", "1.1", "--coverage", "0"],
+                          ["--slo-factor", "2", "--time-value", "1"], ["--slo-ns", "6e6"],
+                          ["--slo-factor", "1.5", "--lp-start", "37", "--alone-run-ns", "20000"]]:
+                cases.append(["plan"] + m + o + ["--hp", hp, "--lp", lp] + extra)
+    bad = [["--slo-factor", "0.5"], ["--slo-factor", "1.2", "--slo-ns", "5"], [], ["--slo-factor", "1.2",
+           "--coverage", "0.3"], ["--slo-factor", "1.2", "--lp-start", "-1"], ["--slo-factor", "x"],
+           ["--slo-factor", "1.2", "--time-value", "101"], ["--slo-factor", "1.2", "--alone-run-ns", "2e12"],
+           ["--slo-factor", "1.2", "--bogus", "1"], ["--slo-factor", "1.2", "--slo-facto", "1"]]
+    for extra in bad:
+        cases.append(["plan"] + m + o + ["--hp", "resnet50:8", "--lp", "bert-base:8"] + extra)
+    cases += [["plan", "--help"], ["plan", "--hp", "x"], ["predict", "--help"], ["serve", "--help"], ["--help"]]
+    q = d + "/q.csv"
+    for extra in [[], ["--coverage", "0.9"], ["--compose", "index"], ["--coverage", "0.95", "--compose", "index"],
+                  ["--coverage", "0.2"], ["--compose", "x"]]:
+        cases.append(["predict"] + m + o + ["--queries", q, "--out", "-"] + extra)
+    w = ["--workloads", SD + "/workloads.csv"]
+    for c in ["b", "c", "b,c", "b+c"]:
+        cases.append(["colocate", "select", "--model", d + "/r.psc"] + w + ["--target", "a", "--candidates", c])
+    for s in [["--set", "a,b"], ["--set", "a,b", "--floor", "a=0.1", "--json"], ["--set", "a,b", "--floor", "b=50"]]:
+        cases.append(["colocate", "shares", "--model", d + "/r.psc"] + w + s)
+    return cases
+
+
+def http(port, method, path, body):
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    h = {"Content-Type": "application/json"} if method == "POST" else {}
+    r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=data, method=method, headers=h)
+    try:
+        with urllib.request.urlopen(r, timeout=30) as f:
+            return "%d %s" % (f.status, blank(f.read().decode()))
+    except urllib.error.HTTPError as e:
+        return "%d %s" % (e.code, blank(e.read().decode()))
+
+
+def serve_cases(queries):
+    P = "/v1/plan"
+    cases = [("POST", "/v1/predict", {"queries": queries}), ("POST", "/v1/predict", {"queries": queries[:3],
+             "coverage": 0.9}), ("POST", "/v1/predict", {"queries": queries[:3], "compose": "index"}),
+             ("POST", "/v1/predict", {"queries": queries[:2], "coverage": None}),
+             ("POST", "/v1/predict", {"queries": queries[:2], "coverage": 0.2}),
+             ("POST", "/v1/predict", {"queries": queries[:2], "coverage": "x"}),
+             ("POST", "/v1/predict", {"queries": queries[:2], "compose": "y"}), ("POST", "/v1/predict", {}),
+             ("POST", "/v1/predict", {"queries": []}), ("POST", "/v1/predict", b"[1]"), ("POST", "/v1/predict", b"{"),
+             ("POST", "/v1/predict", {"queries": {k: [q[k] for q in queries[:4]] for k in queries[0]}}),
+             ("POST", "/v1/predict", {"queries": [dict(queries[0], hp_batch="x")]}),
+             ("POST", "/v1/predict", {"queries": [{k: v for k, v in queries[0].items() if k != "lp_len"}]})]
+    for hp in ["resnet50:8", "bert-base:8"]:
+        for lp in [["bert-base:8"], "bert-base:8,resnet50:8", ["resnet50:8", "bert-base:8"]]:
+            for extra in [{"slo_factor": 1.3}, {"slo_factor": 1.1, "coverage": 0}, {"slo_ns": 6e6},
+                          {"slo_factor": 2, "time_value": 1, "lp_start": 37, "alone_run_ns": 2e4}]:
+                cases.append(("POST", P, dict({"hp": hp, "lp": lp}, **extra)))
+    for bad in [{}, {"hp": "resnet50:8"}, {"hp": 5, "lp": ["bert-base:8"]}, {"hp": "resnet50", "lp": "x:1"},
+                {"hp": "resnet50:8", "lp": []}, {"hp": "resnet50:8", "lp": [1]}, {"hp": "resnet50:8", "lp": ""},
+                {"hp": "resnet50:8", "lp": "bert-base:8"}, {"hp": "resnet50:8", "lp": "bert-base:8", "slo_ns": 1,
+                "slo_factor": 1.2}, {"hp": "resnet50:8", "lp": "bert-base:8", "slo_factor": 0.5},
+                {"hp": "resnet50:8", "lp": "bert-base:8", "slo_factor": "1.2"},
+                {"hp": "resnet50:8", "lp": "bert-base:8", "slo_factor": 1.2, "lp_start": 1.5},
+                {"hp": "resnet50:8", "lp": "bert-base:8", "slo_factor": 1.2, "coverage": 0.3},
+                {"hp": "resnet50:8", "lp": "bert-base:8", "slo_factor": 1.2, "time_value": 200},
+                {"hp": "resnet50:8", "lp": "nope:8", "slo_factor": 1.2}, {"hp": "resnet50:8", "lp": ["a:1"] * 65,
+                "slo_factor": 1.2}]:
+        cases.append(("POST", P, bad))
+    S = "/v1/colocate/score"
+    cases += [("POST", S, {"target": "a", "candidates": ["b", {"workloads": ["c", "b"]}]}),
+              ("POST", S, {"target": "a", "candidates": ["b", "c+b"], "shares": [50, 25, 25]}),
+              ("POST", S, {"target": "a", "candidates": ["b"], "shares": [50, 25, 25]}),
+              ("POST", S, {"target": "a", "candidates": ["b", "c"], "gpu": "TESTGPU"}),
+              ("POST", S, {"target": "zz", "candidates": ["b"]}), ("POST", S, {"target": "a", "candidates": ["b+x"]}),
+              ("POST", S, {"target": "a", "candidates": [{"workloads": ["b"], "shares": [150]}]}),
+              ("POST", S, {"target": "a"}), ("POST", S, {"candidates": ["b"]}),
+              ("POST", "/v1/colocate/shares", {"set": ["a", "b"], "floor": {"a": 0.1}}),
+              ("POST", "/v1/colocate/shares", {"set": "a,b", "floor": "b=50"}),
+              ("POST", "/v1/colocate/shares", {"set": ["a", "zz"]}), ("POST", "/v1/colocate/shares", {"set": []})]
+    pod = {"metadata": {"annotations": {"pairsight.io/workload": "a", "pairsight.io/min-throughput": "0.5"}}}
+    node = lambda n, g: {"metadata": {"name": n, "annotations": {"pairsight.io/gpus": json.dumps(g)}}}
+    args = {"Pod": pod, "Nodes": {"items": [node("n1", {"type": "TESTGPU", "gpus": [["b"], []]}),
+                                            node("n2", {"type": "TESTGPU", "gpus": [["b", "c"]]}),
+                                            node("n3", {"type": "TESTGPU", "gpus": [[{"workload": "c",
+                                                                                      "min_throughput": 0.99}]]}),
+                                            node("n4", {"type": "X", "gpus": [["b"]]}), node("n5", {})]}}
+    cases += [("POST", "/k8s/filter", args), ("POST", "/k8s/prioritize", args),
+              ("POST", "/k8s/filter", {"Pod": pod, "NodeNames": ["n1"]}), ("POST", "/k8s/filter", {"Pod": pod})]
+    cases += [("GET", "/v1/models", None), ("GET", "/healthz", None), ("GET", "/readyz", None),
+              ("GET", "/nope", None), ("GET", "/v1/predict", None), ("POST", "/healthz", b"{}"),
+              ("POST", "/v1/reload", b"{}"), ("GET", "/metrics", None)]
+    return cases
+
+
+def serve_run(bin_dir, d, cases):
+    port = free_port()
+    p = subprocess.Popen([os.path.join(bin_dir, "pairsight"), "serve", "--model", d + "/m.psm", "--ops", d +
+                          "/c/ops.csv", "--coloc", d + "/r.psc", "--workloads", SD + "/workloads.csv", "--listen",
+                          "127.0.0.1:%d" % port, "--threads", "1", "-q"], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(400):
+            try:
+                http(port, "GET", "/healthz", None)
+                break
+            except OSError:
+                time.sleep(0.05)
+        out = [http(port, *c) for c in cases]
+        # the metrics' duration histograms depend on time: keep the counts
+        out[-1] = "\n".join(l for l in out[-1].split("\n") if "duration" not in l and "_slowdown_sum" not in l)
+        return out
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(10)
+
+
+PY = r'''
+import json, sys, pairsight as ps
+d = sys.argv[1]
+out = []
+def case(f):
+    try:
+        r = f()
+    except Exception as e:
+        r = "%s: %s" % (type(e).__name__, e)
+    if isinstance(r, dict):
+        r.pop("plan_seconds", None)
+    out.append(json.dumps(r, sort_keys=True, default=str))
+m, o = ps.Model.load(d + "/m.psm"), ps.Ops.load(d + "/c/ops.csv")
+for w in ["train", "coloc", "plan", "replay", "place", "nope"]:
+    case(lambda: ps.default_params(w))
+for hp, lp in [("resnet50", "bert-base"), ("bert-base", "resnet50")]:
+    for kw in [{}, {"coverage": 0.9}, {"lp_start": 37}, {"nope": 1}, {"window": 0}]:
+        case(lambda: m.plan(o, hp, 8, lp, 8, 6e6, **kw))
+print(json.dumps(out))
+'''
+
+
+def py_run(bin_dir, d):
+    env = dict(os.environ, PAIRSIGHT_LIBRARY=os.path.join(bin_dir, "libpairsight.so.0"),
+               PYTHONPATH=os.path.join(ROOT, "python"), OMP_NUM_THREADS="1")
+    p = subprocess.run(["/usr/bin/python3", "-c", PY, d], capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        return ["python failed: " + p.stderr[-2000:]]
+    return [extra + s for extra, s in zip(["py "] * 10000, json.loads(p.stdout))]
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    before, after = sys.argv[1], sys.argv[2]
+    d = tempfile.mkdtemp(prefix="ps_compare.")
+    try:
+        cli = os.path.join(after, "pairsight")
+        subprocess.run([cli, "simulate", "--gpu", "a100", "--models", "resnet50,bert-base", "--experiments", "300",
+                        "--runs", "2", "--threads", "1", "--seed", "5", "--out", d + "/c", "-q"], check=True)
+        subprocess.run([cli, "train", "--ops", d + "/c/ops.csv", "--coexec", d + "/c/coexec.csv", "--out", d +
+                        "/m.psm", "--threads", "1", "--depths", "4", "--etas", "0.3", "--rounds", "40", "-q"],
+                       check=True)
+        subprocess.run([cli, "colocate", "train", "--workloads", SD + "/workloads.csv", "--colocations", SD +
+                        "/colocations.csv", "--kind", "ratio", "--out", d + "/r.psc"], check=True,
+                       capture_output=True)
+        rows = open(d + "/c/coexec.csv").read().split("\n")
+        open(d + "/q.csv", "w").write("\n".join(rows[:40]) + "\n")
+        head = rows[0].split(",")
+        ints = {"hp_batch", "hp_start", "hp_len", "lp_batch", "lp_start", "lp_len", "hp_tpcs", "lp_tpcs"}
+        keys = ["gpu", "hp_model", "hp_batch", "hp_start", "hp_len", "lp_model", "lp_batch", "lp_start", "lp_len",
+                "hp_tpcs", "lp_tpcs"]
+        queries = []
+        for r in rows[1:30]:
+            v = dict(zip(head, r.split(",")))
+            queries.append({k: int(v[k]) if k in ints else v[k] for k in keys})
+        cc, sc = cli_cases(d), serve_cases(queries)
+        outs = {}
+        for b in (before, after):
+            outs[b] = [run(b, c) for c in cc] + serve_run(b, d, sc) + py_run(b, d)
+        names = [" ".join(c) for c in cc] + ["%s %s %s" % (m, p, json.dumps(x)[:80] if isinstance(x, dict) else x)
+                                              for m, p, x in sc] + ["python call %d" % i for i in range(100)]
+        same = 0
+        for i, (x, y) in enumerate(zip(outs[before], outs[after])):
+            if x == y:
+                same += 1
+            else:
+                print("DIFFERS: %s\n  before: %s\n  after:  %s" % (names[i], x[:600], y[:600]))
+        n = max(len(outs[before]), len(outs[after]))
+        ok = sum(1 for y in outs[after] if y.startswith(("rc=0", "200 ")) or (y.startswith("py ") and not y.startswith("py \"")))
+        print("compare: %d of %d cases identical (%d CLI, %d HTTP, %d Python; %d of them succeed, the others are "
+              "refusals)" % (same, n, len(cc), len(sc), n - len(cc) - len(sc), ok))
+        sys.exit(0 if same == n else 1)
+    finally:
+        if "--keep" not in sys.argv:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
