@@ -357,6 +357,15 @@ static int load_tables(const cli_coloc_opts_t *o, int need_c, cli_coloc_tables_t
     return 0;
 }
 
+/* train and predict: --out (when given) checked before the long work, then
+ * the tables loaded into t. CLI_OK, or the exit code after a message. */
+static int check_out_load(const cli_coloc_opts_t *o, const char *what, cli_coloc_tables_t *t)
+{
+    const char *in[] = {o->model, o->workloads, o->scaling, o->colocations}; /* NULL: not an input */
+    int code = o->out ? cli_check_out(what, o->out, in, 4) : CLI_OK;
+    return code != CLI_OK ? code : load_tables(o, 1, t);
+}
+
 /* A comma list of kind names into a bit mask; CLI_USAGE on an unknown one. */
 static int parse_kinds(const char *list, unsigned *out)
 {
@@ -634,14 +643,10 @@ static int do_train(const cli_coloc_opts_t *o)
     p.boost_rounds = o->rounds;
     if (parse_rule(o, &p.auto_rule))
         return CLI_USAGE;
-    const char *in[] = {o->workloads, o->scaling, o->colocations};
     if (strcmp(o->out, "-") == 0) /* it wrote a file named - */
         return cli_fail(CLI_USAGE, CMD, "train: --out: a model is written to a file, give its path (not -)");
-    int code = cli_check_out(CMD ": train", o->out, in, 3);
-    if (code != CLI_OK)
-        return code;
     cli_coloc_tables_t t;
-    int rc = load_tables(o, 1, &t);
+    int rc = check_out_load(o, CMD ": train", &t);
     if (rc)
         return rc;
     ps_coloc_model_t *m = NULL;
@@ -662,12 +667,8 @@ static int do_train(const cli_coloc_opts_t *o)
 
 static int do_predict(const cli_coloc_opts_t *o)
 {
-    const char *in[] = {o->model, o->workloads, o->scaling, o->colocations};
-    int code = o->out ? cli_check_out(CMD ": predict", o->out, in, 4) : CLI_OK;
-    if (code != CLI_OK)
-        return code;
     cli_coloc_tables_t t;
-    int rc = load_tables(o, 1, &t);
+    int rc = check_out_load(o, CMD ": predict", &t);
     if (rc)
         return rc;
     ps_coloc_model_t *m = NULL;

@@ -5,7 +5,6 @@
 #include "pairsight_overlap.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,14 +36,8 @@ static cJSON *params_json(const ps_mps_params_t *m)
     return o;
 }
 
-static void add_num(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
+/* The score as JSON; a figure that is not finite (no experiment to take it
+ * from) prints as null (cli_json_print). */
 static cJSON *score_json(const ps_ovt_score_t *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -56,12 +49,12 @@ static cJSON *score_json(const ps_ovt_score_t *s)
         if (l->k)
             cJSON_AddNumberToObject(x, "k", l->k);
         cJSON_AddNumberToObject(x, "n", (double)l->n);
-        add_num(x, "mape", l->mape);
-        add_num(x, "bias", l->bias);
-        add_num(x, "real_alpha", l->real_alpha);
-        add_num(x, "twin_alpha", l->twin_alpha);
+        cJSON_AddNumberToObject(x, "mape", l->mape);
+        cJSON_AddNumberToObject(x, "bias", l->bias);
+        cJSON_AddNumberToObject(x, "real_alpha", l->real_alpha);
+        cJSON_AddNumberToObject(x, "twin_alpha", l->twin_alpha);
         cJSON_AddNumberToObject(x, "n_solo", (double)l->n_solo);
-        add_num(x, "solo_mape", l->solo_mape);
+        cJSON_AddNumberToObject(x, "solo_mape", l->solo_mape);
     }
     return o;
 }

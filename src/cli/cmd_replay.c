@@ -44,15 +44,8 @@ static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
                r->lp_ceiling, p->goal_ratio, r->lp_rate_needed);
 }
 
-/* A number, or null where it is not finite. */
-static void add_num(cJSON *o, const char *name, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, name, v);
-    else
-        cJSON_AddNullToObject(o, name);
-}
-
+/* The result as JSON; a figure that is not finite prints as null
+ * (cli_json_print). */
 static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
 {
     cJSON *o = cli_json_new("replay", 1);
@@ -70,11 +63,11 @@ static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
     if (p->stretch >= 1e8)
         cJSON_AddStringToObject(o, "stretch_fixed", "none");
     else
-        add_num(o, "stretch_fixed", p->stretch > 0 ? p->stretch : NAN);
+        cJSON_AddNumberToObject(o, "stretch_fixed", p->stretch > 0 ? p->stretch : NAN);
     cJSON_AddNumberToObject(o, "time_value", p->time_value);
     cJSON_AddNumberToObject(o, "goal_ratio", p->goal_ratio);
-    add_num(o, "lp_ceiling", r->lp_ceiling);
-    add_num(o, "lp_rate_needed", r->lp_rate_needed);
+    cJSON_AddNumberToObject(o, "lp_ceiling", r->lp_ceiling);
+    cJSON_AddNumberToObject(o, "lp_rate_needed", r->lp_rate_needed);
     cJSON *pol = cJSON_AddObjectToObject(o, "policies");
     for (int i = 0; i < PS_REPLAY_N; i++) {
         const ps_replay_policy_result_t *q = &r->pol[i];
