@@ -50,7 +50,7 @@ static void test_learners(void)
         x[2 * i + 1] = (i * 7) % 5;
         y[i] = 3 + 2 * x[2 * i] - x[2 * i + 1];
     }
-    CHECK_OK(psi_cl_ols(x, y, 10, 2, 1e-10, mu, sd, beta));
+    CHECK_OK(psi_cl_ols(x, y, 10, 2, 1e-10, &(cl_ols_t){mu, sd, beta}));
     double q[2] = {4.5, 2};
     CHECK_NEAR(psi_cl_ols_eval(q, 2, mu, sd, beta), 3 + 9 - 2, 1e-6);
     double v[] = {5, 1, 4, 2};
@@ -94,7 +94,8 @@ static void test_stack_weights(void)
         a[i * 3 + 2] = 1.5 + e;   /* biased */
         fold[i] = i % 4;
     }
-    CHECK_OK(psi_cl_stack_weights(a, fold, N, 3, 4, w, &g));
+    cl_stack_rows_t r = {.a = a, .n = N, .K = 3, .fold = fold, .nfolds = 4};
+    CHECK_OK(psi_cl_stack_weights(&r, w, &g));
     printf("stack, exact/noisy/biased: %.3f %.3f %.3f (g %g)\n", w[0], w[1], w[2], g);
     CHECK(w[0] > 0.95 && fabs(w[0] + w[1] + w[2] - 1) < 1e-9 && w[1] >= 0 && w[2] >= 0);
     CHECK(g < 1);
@@ -103,7 +104,8 @@ static void test_stack_weights(void)
         a[i * 2 + 0] = 1 + e;
         a[i * 2 + 1] = 1 - 0.9 * e;
     }
-    CHECK_OK(psi_cl_stack_weights(a, fold, N, 2, 4, w, &g));
+    r.K = 2;
+    CHECK_OK(psi_cl_stack_weights(&r, w, &g));
     double l0 = 0, l1 = 0, lb = 0;
     for (int i = 0; i < N; i++) {
         double b = w[0] * a[i * 2] + w[1] * a[i * 2 + 1];
@@ -115,7 +117,7 @@ static void test_stack_weights(void)
     CHECK(fabs(w[0] - 0.4737) < 0.05 && lb < 0.1 * fmin(l0, l1));
     for (int i = 0; i < N; i++)
         fold[i] = 2;
-    CHECK_OK(psi_cl_stack_weights(a, fold, N, 2, 4, w, &g));
+    CHECK_OK(psi_cl_stack_weights(&r, w, &g));
     CHECK(w[0] == 0.5 && w[1] == 0.5 && isinf(g));
 }
 
@@ -158,15 +160,16 @@ static void test_stack_within(void)
         }
     }
     double w0 = num / den;
-    cl_stack_rows_t r = {.a = a, .y = y, .grp = grp, .gm = 1, .ng = G};
-    CHECK_OK(psi_cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
-    CHECK_OK(psi_cl_stack_weights(a, fold, N, 2, 4, wb, &gb));
+    cl_stack_rows_t r = {.a = a, .y = y, .n = N, .K = 2, .fold = fold, .nfolds = 4, .grp = grp, .gm = 1, .ng = G};
+    cl_stack_rows_t blend = {.a = a, .n = N, .K = 2, .fold = fold, .nfolds = 4};
+    CHECK_OK(psi_cl_stack_weights(&r, w, &g));
+    CHECK_OK(psi_cl_stack_weights(&blend, wb, &gb));
     printf("stack within: %.3f %.3f (g %g; closed form at g 0: %.3f); blend %.3f %.3f (g %g)\n", w[0], w[1], g, w0,
            wb[0], wb[1], gb);
     CHECK(fabs(w[0] + w[1] - 1) < 1e-9 && w[0] > wb[0] + 0.1);
     CHECK(g == 0 && fabs(w[0] - w0) < 1e-3);
     r.grp = none;
-    CHECK_OK(psi_cl_stack_weights_rows(&r, fold, N, 2, 4, w, &g));
+    CHECK_OK(psi_cl_stack_weights(&r, w, &g));
     CHECK(w[0] == wb[0] && w[1] == wb[1] && g == gb);
 }
 
@@ -206,7 +209,7 @@ static void test_auto_one_fold(void)
     printf("auto on one fold: pick %s, %d kinds at %.3f\n", ch.pick >= 0 ? ps_coloc_kind_name(ch.pick) : "none", n, w);
     CHECK(ch.pick >= 0 && n >= 2 && fabs(sum - 1) < 1e-12 && isinf(ch.g) && isinf(ch.g_within));
     ps_coloc_model_t *m = NULL;
-    CHECK_OK(psi_cl_auto_build(d, train, 2, &p, &ch, PS_COLOC_AUTO_WITHIN, NULL, &m));
+    CHECK_OK(psi_cl_auto_build(&(cl_train_t){d, train, 2}, &p, &ch, PS_COLOC_AUTO_WITHIN, NULL, &m));
     ps_coloc_model_free(m);
     psi_cl_data_free(d);
     unload(&t);

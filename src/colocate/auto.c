@@ -228,13 +228,22 @@ static int pick(const auto_ctx_t *a)
     return out;
 }
 
-/* The rows of the stacked blends: over the complete training co-locations
- * that every kind that ran predicted, x[n x K] (predicted sum over the
- * measured one), y[n], fold[n] and grp[n x PS_COLOC_MAXK] (the (target, k)
- * groups each is a candidate of). Returns n. */
-static int stack_rows(const auto_ctx_t *a, const int *kinds, int K, double *x, double *y, int *fold, int *grp)
+/* The buffers of the stacked blends' rows, one row a training co-location:
+ * x[n x K] (predicted sum over the measured one), y[n], fold[n] and
+ * grp[n x PS_COLOC_MAXK] (the (target, k) groups each is a candidate of). */
+typedef struct {
+    double *x, *y;
+    int *fold, *grp;
+} stack_buf_t;
+
+/* The rows of the stacked blends into b, over the complete training
+ * co-locations that every kind that ran (kinds[0..K)) predicted. Returns
+ * their count. */
+static int stack_rows(const auto_ctx_t *a, const int *kinds, int K, const stack_buf_t *b)
 {
     const cl_data_t *d = a->d;
+    double *x = b->x, *y = b->y;
+    int *fold = b->fold, *grp = b->grp;
     int n = 0;
     for (int i = 0; i < a->n_train; i++) {
         const cl_coloc_t *c = &d->c[a->train[i]];
@@ -274,23 +283,28 @@ static int stack(const auto_ctx_t *a, cl_auto_choice_t *out)
     if (!K)
         return 0;
     size_t n0 = (size_t)a->n_train;
-    double *x = psi_malloc(n0 * K * sizeof *x + 1), *y = psi_malloc(n0 * sizeof *y + 1), w[PS_COLOC_KIND_COUNT];
-    int *fold = psi_malloc(n0 * sizeof *fold + 1), *grp = psi_malloc(n0 * PS_COLOC_MAXK * sizeof *grp + 1);
-    if (x && y && fold && grp) {
-        int n = stack_rows(a, kinds, K, x, y, fold, grp);
-        cl_stack_rows_t r = {.a = x, .y = y, .grp = grp, .gm = PS_COLOC_MAXK, .ng = d->nw * (PS_COLOC_MAXK + 1)};
-        rc = psi_cl_stack_weights(x, fold, n, K, AUTO_FOLDS, w, &out->g);
+    double w[PS_COLOC_KIND_COUNT];
+    stack_buf_t b = {psi_malloc(n0 * K * sizeof *b.x + 1), psi_malloc(n0 * sizeof *b.y + 1),
+                     psi_malloc(n0 * sizeof *b.fold + 1), psi_malloc(n0 * PS_COLOC_MAXK * sizeof *b.grp + 1)};
+    if (b.x && b.y && b.fold && b.grp) {
+        int n = stack_rows(a, kinds, K, &b);
+        cl_stack_rows_t r = {.a = b.x, .n = n, .K = K, .fold = b.fold, .nfolds = AUTO_FOLDS};
+        rc = psi_cl_stack_weights(&r, w, &out->g); /* the blend rule: the sums' loss */
         for (int j = 0; j < K && !rc; j++)
             out->w[kinds[j]] = w[j];
+        r.y = b.y;
+        r.grp = b.grp;
+        r.gm = PS_COLOC_MAXK;
+        r.ng = d->nw * (PS_COLOC_MAXK + 1);
         if (!rc)
-            rc = psi_cl_stack_weights_rows(&r, fold, n, K, AUTO_FOLDS, w, &out->g_within);
+            rc = psi_cl_stack_weights(&r, w, &out->g_within);
         for (int j = 0; j < K && !rc; j++)
             out->w_within[kinds[j]] = w[j];
     }
-    free(x);
-    free(y);
-    free(fold);
-    free(grp);
+    free(b.x);
+    free(b.y);
+    free(b.fold);
+    free(b.grp);
     return rc;
 }
 

@@ -52,20 +52,31 @@ static void simplex_project(double *v, int K)
         v[i] = fmax(0, v[i] - theta);
 }
 
-/* G = mean a a^T and b = mean a over the rows with use[row] (NULL: all). */
-static int moments(const double *a, int n, int K, const char *use, double *G, double *b)
+/* A quadratic loss in the blend's weights w[K]: c - 2 b.w + w^T G w (G is
+ * K x K, row-major). */
+typedef struct {
+    double G[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT];
+    double b[PS_COLOC_KIND_COUNT];
+    double c;
+} stack_loss_t;
+
+/* q->G = mean a a^T and q->b = mean a over the rows of r with use[row]
+ * (NULL: all). */
+static int moments(const cl_stack_rows_t *r, const char *use, stack_loss_t *q)
 {
+    const int n = r->n, K = r->K;
+    double *G = q->G, *b = q->b;
     int m = 0;
     memset(G, 0, (size_t)K * K * sizeof *G);
     memset(b, 0, (size_t)K * sizeof *b);
     for (int i = 0; i < n; i++) {
         if (use && !use[i])
             continue;
-        const double *r = a + (size_t)i * K;
+        const double *ai = r->a + (size_t)i * K;
         for (int j = 0; j < K; j++) {
-            b[j] += r[j];
+            b[j] += ai[j];
             for (int l = 0; l < K; l++)
-                G[j * K + l] += r[j] * r[l];
+                G[j * K + l] += ai[j] * ai[l];
         }
         m++;
     }
@@ -107,29 +118,31 @@ static void solve_weights(const double *G, const double *b, int K, double g, dou
 }
 
 /* Squared relative error of the rows of fold f under weights w. */
-static double fold_loss(const double *a, const int *fold, int n, int K, int f, const double *w)
+static double fold_loss(const cl_stack_rows_t *r, int f, const double *w)
 {
     double s = 0;
-    for (int i = 0; i < n; i++) {
-        if (fold[i] != f)
+    for (int i = 0; i < r->n; i++) {
+        if (r->fold[i] != f)
             continue;
         double e = 1;
-        for (int j = 0; j < K; j++)
-            e -= w[j] * a[(size_t)i * K + j];
+        for (int j = 0; j < r->K; j++)
+            e -= w[j] * r->a[(size_t)i * r->K + j];
         s += e * e;
     }
     return s;
 }
 
 /* The within-target part of the within rule over the rows with use[i]
- * (NULL: all), added to A[K x K], B[K] and *C (sums, not means): for each
+ * (NULL: all), added to q's A = G[K x K], B = b[K] and C = c (sums, not
+ * means): for each
  * (target, k) group with at least two such rows, the means of y and of each
  * kind's predicted sum p = a y over them; each row of the group adds x x^T,
  * t x and t^2, x = (p - mean p) / mean y, t = (y - mean y) / mean y. sc
  * holds ng x (K + 2) doubles. */
-static void within_moments(const cl_stack_rows_t *r, int n, int K, const char *use, double *A, double *B, double *C,
-                           double *sc)
+static void within_moments(const cl_stack_rows_t *r, const char *use, stack_loss_t *q, double *sc)
 {
+    const int n = r->n, K = r->K;
+    double *A = q->G, *B = q->b, *C = &q->c;
     int w = K + 2;
     memset(sc, 0, (size_t)r->ng * w * sizeof *sc);
     for (int pass = 0; pass < 2; pass++)
@@ -166,48 +179,49 @@ static void within_moments(const cl_stack_rows_t *r, int n, int K, const char *u
 
 /* The loss's moments over the rows with use[i] (NULL: all), as means over
  * those rows: G, b as moments() (the sums' relative errors), plus, with
- * r->grp, the within-target part; *c the constant term. Returns the rows. */
-static int all_moments(const cl_stack_rows_t *r, int n, int K, const char *use, double *G, double *b, double *c,
-                       double *sc)
+ * r->grp, the within-target part; c the constant term. Returns the rows. */
+static int all_moments(const cl_stack_rows_t *r, const char *use, stack_loss_t *q, double *sc)
 {
-    int m = moments(r->a, n, K, use, G, b);
-    *c = m ? 1 : 0;
+    const int K = r->K;
+    int m = moments(r, use, q);
+    q->c = m ? 1 : 0;
     if (!r->grp || !m)
         return m;
-    double A[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT] = {0}, B[PS_COLOC_KIND_COUNT] = {0}, C = 0;
-    within_moments(r, n, K, use, A, B, &C, sc);
+    stack_loss_t wq = {{0}, {0}, 0};
+    within_moments(r, use, &wq, sc);
     for (int j = 0; j < K * K; j++)
-        G[j] += A[j] / m;
+        q->G[j] += wq.G[j] / m;
     for (int j = 0; j < K; j++)
-        b[j] += B[j] / m;
-    *c += C / m;
+        q->b[j] += wq.b[j] / m;
+    q->c += wq.c / m;
     return m;
 }
 
 /* The held-out loss of fold f under weights w: the sums' squared relative
  * errors (as the blend rule has always summed them), plus with r->grp the
  * within-target part over the groups among fold f's rows. */
-static double heldout_loss(const cl_stack_rows_t *r, const int *fold, int n, int K, int f, const double *w,
-                           const char *in_f, double *sc)
+static double heldout_loss(const cl_stack_rows_t *r, int f, const double *w, const char *in_f, double *sc)
 {
-    double s = fold_loss(r->a, fold, n, K, f, w);
+    const int K = r->K;
+    double s = fold_loss(r, f, w);
     if (!r->grp)
         return s;
-    double A[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT] = {0}, B[PS_COLOC_KIND_COUNT] = {0}, C = 0;
-    within_moments(r, n, K, in_f, A, B, &C, sc);
-    s += C;
+    stack_loss_t wq = {{0}, {0}, 0};
+    within_moments(r, in_f, &wq, sc);
+    s += wq.c;
     for (int j = 0; j < K; j++) {
-        s -= 2 * w[j] * B[j];
+        s -= 2 * w[j] * wq.b[j];
         for (int l = 0; l < K; l++)
-            s += w[j] * A[j * K + l] * w[l];
+            s += w[j] * wq.G[j * K + l] * w[l];
     }
     return s;
 }
 
-int psi_cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w,
-                              double *g_out)
+int psi_cl_stack_weights(const cl_stack_rows_t *r, double *w, double *g_out)
 {
-    double G[PS_COLOC_KIND_COUNT * PS_COLOC_KIND_COUNT], b[PS_COLOC_KIND_COUNT], c, loss[STACK_NG] = {0};
+    const int *fold = r->fold, n = r->n, K = r->K, nfolds = r->nfolds;
+    stack_loss_t q;
+    double loss[STACK_NG] = {0};
     char *use = psi_malloc(2 * (size_t)n + 1), *in_f = use + n;
     double *sc = r->grp ? psi_malloc((size_t)r->ng * (K + 2) * sizeof *sc + 1) : NULL;
     if (!use || (r->grp && !sc)) {
@@ -227,35 +241,29 @@ int psi_cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, 
         if (!in || !out)
             continue;
         folds_with_rows++;
-        all_moments(r, n, K, use, G, b, &c, sc);
-        for (int q = 0; q < STACK_NG; q++) {
+        all_moments(r, use, &q, sc);
+        for (int gi = 0; gi < STACK_NG; gi++) {
             double wq[PS_COLOC_KIND_COUNT];
-            solve_weights(G, b, K, stack_grid[q], wq);
-            loss[q] += heldout_loss(r, fold, n, K, f, wq, in_f, sc);
+            solve_weights(q.G, q.b, K, stack_grid[gi], wq);
+            loss[gi] += heldout_loss(r, f, wq, in_f, sc);
         }
     }
     int best = STACK_NG - 1; /* equal weights */
-    for (int q = STACK_NG - 2; q >= 0 && folds_with_rows >= 2; q--)
-        if (loss[q] < loss[best])
-            best = q;
-    all_moments(r, n, K, NULL, G, b, &c, sc);
+    for (int gi = STACK_NG - 2; gi >= 0 && folds_with_rows >= 2; gi--)
+        if (loss[gi] < loss[best])
+            best = gi;
+    all_moments(r, NULL, &q, sc);
     free(use);
     free(sc);
-    solve_weights(G, b, K, stack_grid[best], w);
+    solve_weights(q.G, q.b, K, stack_grid[best], w);
     *g_out = stack_grid[best];
     return PS_OK;
 }
 
-int psi_cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g_out)
-{
-    cl_stack_rows_t r = {.a = a};
-    return psi_cl_stack_weights_rows(&r, fold, n, K, nfolds, w, g_out);
-}
-
 /* ---- the blend model ---- */
 
-int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                  const double *w, ps_coloc_model_t **have)
+int psi_blend_fit(ps_coloc_model_t *m, const cl_train_t *t, const ps_coloc_params_t *p, const double *w,
+                  ps_coloc_model_t **have)
 {
     for (int k = 0; k < PS_COLOC_KIND_COUNT; k++) {
         if (!(w[k] > 0))
@@ -268,7 +276,7 @@ int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int
         } else {
             ps_coloc_params_t q = *p;
             q.kind = (ps_coloc_kind_t)k;
-            int rc = psi_cl_model_fit_base(d, train, n_train, &q, &m->blend[j]);
+            int rc = psi_cl_model_fit_base(t->d, t->idx, t->n, &q, &m->blend[j]);
             if (rc)
                 return rc;
         }

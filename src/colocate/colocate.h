@@ -69,6 +69,13 @@ int psi_cl_data_build(const ps_workloads_t *w, const ps_scaling_t *scaling, cons
                       const ps_colocations_t *c2, cl_data_t **out);
 void psi_cl_data_free(cl_data_t *d);
 
+/* A training set: co-locations idx[0..n) of d. */
+typedef struct {
+    const cl_data_t *d;
+    const int *idx;
+    int n;
+} cl_train_t;
+
 /* Throughput of workload wi alone at share_pct: linear interpolation in
  * workload_scaling.csv, proportional below its smallest share, its largest
  * share's value above it; without scaling rows exclusive_tput x share / 100. */
@@ -85,10 +92,16 @@ double psi_cl_mps_corunner_activity(const cl_data_t *d, const cl_coloc_t *c, int
 void psi_cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
 
 /* Learners. */
-/* Ordinary least squares on z-scored columns (NAN cells take the column
- * mean, constant columns get weight 0) with ridge lambda on the weights.
- * mu, sd: [d]; beta: [d + 1], beta[0] = intercept. */
-int psi_cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta);
+/* A linear model of d columns on z-scored columns, in the caller's arrays:
+ * mu[d], sd[d] (0: the column is left out), beta[d + 1], beta[0] the
+ * intercept. */
+typedef struct {
+    double *mu, *sd, *beta;
+} cl_ols_t;
+/* Ordinary least squares of y[n] on x[n x d], z-scored columns (NAN cells
+ * take the column mean, constant columns get weight 0), with ridge lambda
+ * on the weights, into out's arrays. */
+int psi_cl_ols(const double *x, const double *y, int n, int d, double lambda, const cl_ols_t *out);
 double psi_cl_ols_eval(const double *x, int d, const double *mu, const double *sd, const double *beta);
 
 /* Column means and population standard deviations of x[n*d], NAN cells
@@ -145,26 +158,27 @@ typedef struct {
 unsigned psi_cl_auto_default_kinds(const cl_data_t *d); /* all but mlp, auto; xu when it has metrics */
 int psi_cl_auto_choose(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, unsigned kinds,
                        cl_auto_choice_t *out);
-/* The stacked blend's weights w[K] from the rows a[n x K] (each kind's
- * out-of-fold prediction over the measured value) in folds fold[n] of
- * 0..nfolds-1; *g gets the shrinkage chosen (INFINITY: equal weights). */
-int psi_cl_stack_weights(const double *a, const int *fold, int n, int K, int nfolds, double *w, double *g);
-/* The rows of the within rule's blend: a[n x K] as above, y[n] the measured
- * sums, grp[n x gm] the (target, k) groups, 0..ng-1, that each row is a
- * candidate of (-1: none); grp NULL: the blend rule's loss. */
+/* The rows of a stacked blend: a[n x K], each kind's out-of-fold
+ * prediction over the measured value, in folds fold[n] of 0..nfolds-1; for
+ * the within rule also y[n], the measured sums, and grp[n x gm], the
+ * (target, k) groups, 0..ng-1, that each row is a candidate of (-1: none);
+ * grp NULL: the blend rule's loss alone. */
 typedef struct {
     const double *a, *y;
+    int n, K;
+    const int *fold;
+    int nfolds;
     const int *grp;
     int gm, ng;
 } cl_stack_rows_t;
-/* As psi_cl_stack_weights, with the loss of r (the within-target part added
- * when r->grp is set). */
-int psi_cl_stack_weights_rows(const cl_stack_rows_t *r, const int *fold, int n, int K, int nfolds, double *w,
-                              double *g);
+/* The stacked blend's weights w[K] from the rows r, with the loss of r (the
+ * within-target part added when r->grp is set); *g gets the shrinkage
+ * chosen (INFINITY: equal weights). */
+int psi_cl_stack_weights(const cl_stack_rows_t *r, double *w, double *g);
 /* auto's model from a choice: the blend (rule PS_COLOC_AUTO_BLEND) or the
- * picked kind, fitted on train (have as for psi_blend_fit; may be NULL). */
-int psi_cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                      const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out);
+ * picked kind, fitted on t (have as for psi_blend_fit; may be NULL). */
+int psi_cl_auto_build(const cl_train_t *t, const ps_coloc_params_t *p, const cl_auto_choice_t *ch, int rule,
+                      ps_coloc_model_t **have, ps_coloc_model_t **out);
 
 /* Placement (place.c): jobs[n] are workload indices, gtype[ng] GPU type
  * indices (0..ntypes-1); val(ctx, type, jobs, k, shares_out) the value of

@@ -115,12 +115,30 @@ static int predict_test(const cl_data_t *d, const fold_t *f, const ps_coloc_mode
     return rc;
 }
 
+/* One fold of one seed's run: the data, the evaluation's parameters, the
+ * fold, the seed's error sums err[kind] and the result (auto's choices and
+ * weights), both added to; then what the kinds fitted on the fold leave:
+ * each kind's test predictions pred[kind][nc] (NULL where it sat out), its
+ * model keep[kind], and auto's test sums under each rule alt[rule][nc]. */
+typedef struct {
+    const cl_data_t *d;
+    const ps_coloc_eval_params_t *p;
+    const fold_t *f;
+    errsum_t *err;
+    ps_coloc_eval_result_t *out;
+    double *pred[PS_COLOC_KIND_COUNT];
+    ps_coloc_model_t *keep[PS_COLOC_KIND_COUNT];
+    double *alt[PS_COLOC_AUTO_RULES];
+} fold_run_t;
+
 /* The test sums of auto under rule r (not p's own) into alt[nc]: from the
- * fold's predictions of the kinds it uses (all[kind]) where they all ran,
- * else from its model refitted on the fold. */
-static int rule_sums(const cl_data_t *d, const ps_coloc_params_t *mp, const fold_t *f, const cl_auto_choice_t *ch,
-                     int r, double *const *all, double *alt)
+ * fold's predictions of the kinds it uses (fr->pred[kind]) where they all
+ * ran, else from its model refitted on the fold. */
+static int rule_sums(const fold_run_t *fr, const ps_coloc_params_t *mp, const cl_auto_choice_t *ch, int r, double *alt)
 {
+    const cl_data_t *d = fr->d;
+    const fold_t *f = fr->f;
+    double *const *all = fr->pred;
     double one[PS_COLOC_KIND_COUNT] = {0};
     const double *w = r == PS_COLOC_AUTO_WITHIN ? ch->w_within : r == PS_COLOC_AUTO_BLEND ? ch->w : one;
     int have_all = 1;
@@ -129,7 +147,7 @@ static int rule_sums(const cl_data_t *d, const ps_coloc_params_t *mp, const fold
         have_all &= !(w[k] > 0) || all[k] != NULL;
     if (!have_all) {
         ps_coloc_model_t *m = NULL;
-        int rc = psi_cl_auto_build(d, f->train, f->n_train, mp, ch, r, NULL, &m);
+        int rc = psi_cl_auto_build(&(cl_train_t){d, f->train, f->n_train}, mp, ch, r, NULL, &m);
         if (!rc)
             rc = predict_test(d, f, m, NULL, alt);
         ps_coloc_model_free(m);
@@ -145,13 +163,17 @@ static int rule_sums(const cl_data_t *d, const ps_coloc_params_t *mp, const fold
 }
 
 /* auto on the fold: cross-validation on its training co-locations, the
- * model of p's rule into pred[nc] (with errors), every rule's test sums
- * into alt[rule][nc] (p's own: pred); the other kinds' models of this fold
- * are taken from have, their test sums are all[kind]. */
-static int auto_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, const ps_coloc_params_t *mp, const fold_t *f,
-                     ps_coloc_model_t **have, double *const *all, errsum_t *e, double *pred, double **alt,
-                     ps_coloc_eval_result_t *out)
+ * model of p's rule into fr->pred[auto] (with errors), every rule's test
+ * sums into fr->alt[rule] (p's own: the same as pred); the other kinds'
+ * models of this fold are taken from fr->keep, their test sums are
+ * fr->pred[kind]. */
+static int auto_fold(fold_run_t *fr, const ps_coloc_params_t *mp)
 {
+    const cl_data_t *d = fr->d;
+    const ps_coloc_eval_params_t *p = fr->p;
+    const fold_t *f = fr->f;
+    ps_coloc_eval_result_t *out = fr->out;
+    double *pred = fr->pred[PS_COLOC_AUTO];
     unsigned cand = psi_cl_auto_default_kinds(d);
     if (p->auto_kinds)
         cand &= p->auto_kinds;
@@ -168,23 +190,27 @@ static int auto_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, const 
     int rule = mp->auto_rule;
     for (int r = 0; r < PS_COLOC_AUTO_RULES && !rc; r++)
         if (r != rule)
-            rc = rule_sums(d, mp, f, &ch, r, all, alt[r]);
+            rc = rule_sums(fr, mp, &ch, r, fr->alt[r]);
     ps_coloc_model_t *m = NULL;
     if (!rc)
-        rc = psi_cl_auto_build(d, f->train, f->n_train, mp, &ch, rule, have, &m);
+        rc = psi_cl_auto_build(&(cl_train_t){d, f->train, f->n_train}, mp, &ch, rule, fr->keep, &m);
     if (!rc)
-        rc = predict_test(d, f, m, e, pred);
+        rc = predict_test(d, f, m, &fr->err[PS_COLOC_AUTO], pred);
     if (!rc)
-        memcpy(alt[rule], pred, (size_t)d->nc * sizeof *pred);
+        memcpy(fr->alt[rule], pred, (size_t)d->nc * sizeof *pred);
     ps_coloc_model_free(m);
     return rc;
 }
 
-/* Fit kind k on the fold and predict its test co-locations into *pred
- * (allocated), keeping the model in *keep. 1: the kind sits the fold out. */
-static int kind_fold(const cl_data_t *d, const ps_coloc_params_t *mp, const fold_t *f, int complete, errsum_t *e,
-                     double **pred, ps_coloc_model_t **keep)
+/* Fit kind k = mp->kind on the fold and predict its test co-locations into
+ * fr->pred[k] (allocated), keeping the model in fr->keep[k]. 1: the kind sits
+ * the fold out. */
+static int kind_fold(fold_run_t *fr, const ps_coloc_params_t *mp, int complete)
 {
+    const cl_data_t *d = fr->d;
+    const fold_t *f = fr->f;
+    double **pred = &fr->pred[mp->kind];
+    ps_coloc_model_t **keep = &fr->keep[mp->kind];
     /* Data that measured only the targets' throughputs have no sums to
      * learn: the sum predictors sit such a fold out. */
     if (!complete && ps_coloc_kind_predicts_sum(mp->kind))
@@ -192,7 +218,7 @@ static int kind_fold(const cl_data_t *d, const ps_coloc_params_t *mp, const fold
     int rc = psi_cl_model_fit(d, f->train, f->n_train, mp, keep);
     if (!rc && !(*pred = psi_malloc((size_t)d->nc * sizeof **pred + 1)))
         rc = PS_E_NOMEM;
-    return rc ? rc : predict_test(d, f, *keep, e, *pred);
+    return rc ? rc : predict_test(d, f, *keep, &fr->err[mp->kind], *pred);
 }
 
 /* Score every policy over the fold, and auto under each rule (alt[rule],
@@ -221,16 +247,19 @@ static int score_fold(const cl_data_t *d, const fold_t *f, double *const *pred, 
     return 0;
 }
 
-/* Fit every requested kind on the fold, predict its test co-locations, and
- * add errors and policy scores. auto (when asked) chooses among its
- * candidates by cross-validation on the fold's training co-locations and is
- * then fitted under its rule, reusing this fold's models of the other
- * kinds; out gets its choices and weights. */
-static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_t seed, const fold_t *f, errsum_t *err,
-                    polsum_t *ps, ps_coloc_eval_result_t *out)
+/* Fit every requested kind on fr's fold (fr's results not yet set),
+ * predict its test co-locations, and add errors and policy scores (to ps).
+ * auto (when asked) chooses among its candidates by cross-validation on the
+ * fold's training co-locations and is then fitted under its rule, reusing
+ * this fold's models of the other kinds; fr->out gets its choices and
+ * weights. */
+static int run_fold(fold_run_t *fr, uint64_t seed, polsum_t *ps)
 {
-    double *pred[PS_COLOC_KIND_COUNT] = {0}, *alt[PS_COLOC_AUTO_RULES] = {0};
-    ps_coloc_model_t *keep[PS_COLOC_KIND_COUNT] = {0};
+    const cl_data_t *d = fr->d;
+    const ps_coloc_eval_params_t *p = fr->p;
+    const fold_t *f = fr->f;
+    double **pred = fr->pred, **alt = fr->alt;
+    ps_coloc_model_t **keep = fr->keep;
     int rc = 0, complete = 0;
     unsigned drop = dropped_policies(d);
     for (int i = 0; i < f->n_train; i++)
@@ -242,12 +271,12 @@ static int run_fold(const cl_data_t *d, const ps_coloc_eval_params_t *p, uint64_
         mp.kind = (ps_coloc_kind_t)k;
         mp.seed = seed;
         if (k != PS_COLOC_AUTO) {
-            rc = kind_fold(d, &mp, f, complete, &err[k], &pred[k], &keep[k]);
+            rc = kind_fold(fr, &mp, complete);
         } else {
             pred[k] = psi_malloc((size_t)d->nc * sizeof *pred[k] + 1);
             for (int r = 0; r < PS_COLOC_AUTO_RULES && pred[k]; r++)
                 rc |= !(alt[r] = psi_malloc((size_t)d->nc * sizeof *alt[r] + 1));
-            rc = !pred[k] || rc ? PS_E_NOMEM : auto_fold(d, p, &mp, f, keep, pred, &err[k], pred[k], alt, out);
+            rc = !pred[k] || rc ? PS_E_NOMEM : auto_fold(fr, &mp);
         }
         if (rc == 1) { /* sat out */
             free(pred[k]);
@@ -574,7 +603,8 @@ int ps_coloc_eval(const ps_workloads_t *w, const ps_scaling_t *scaling, const ps
         polsum_t ps;
         memset(&ps, 0, sizeof ps);
         for (int q = 0; q < nf && !rc; q++) {
-            rc = run_fold(d, p, seed, &f[q], err, &ps, out);
+            fold_run_t fr = {.d = d, .p = p, .f = &f[q], .err = err, .out = out};
+            rc = run_fold(&fr, seed, &ps);
             if (p->progress)
                 p->progress("colocate eval", (double)r * nf + q + 1, (double)p->seeds * nf, p->progress_user);
         }

@@ -24,8 +24,8 @@ static double nanmean_add(double *sum, int *n, double v)
 void psi_cl_sum_features(const cl_data_t *d, const cl_coloc_t *c, double *out)
 {
     static const int sums[] = {CW_THREADS, CW_REGISTERS, CW_STATIC_SMEM, CW_MEMCAP, CW_EXCL};
-    static const int means[] = {CW_SM_TPUT, CW_DRAM_TPUT, CW_MEM_TPUT, CW_SM_BUSY,
-                                CW_MEM_BUSY, CW_STALL_LS, CW_STALL_LG, CW_STALL_MIO};
+    static const int means[] = {CW_SM_TPUT,  CW_DRAM_TPUT, CW_MEM_TPUT, CW_SM_BUSY,
+                                CW_MEM_BUSY, CW_STALL_LS,  CW_STALL_LG, CW_STALL_MIO};
     int o = 0;
     for (unsigned j = 0; j < sizeof sums / sizeof sums[0]; j++) {
         double s = 0;
@@ -132,7 +132,7 @@ void psi_cl_mps_features(const cl_data_t *d, const cl_coloc_t *c, int slot, doub
         cap += isnan(o2->f[CW_MEMCAP]) ? 0 : o2->f[CW_MEMCAP];
         rel += psi_cl_solo(d, c->w[j], c->share[j]) / o2->f[CW_EXCL];
         lex += log(o2->f[CW_EXCL]);
-        double v[6] = {o2->f[CW_SM_TPUT], o2->f[CW_DRAM_TPUT], o2->f[CW_MEM_TPUT],
+        double v[6] = {o2->f[CW_SM_TPUT],     o2->f[CW_DRAM_TPUT],     o2->f[CW_MEM_TPUT],
                        lg(o2->f[CW_THREADS]), lg(o2->f[CW_REGISTERS]), o2->f[CW_STALL_LS]};
         for (int q = 0; q < 6; q++)
             mv[q] = nanmean_add(&ms[q], &mn[q], v[q]);

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The picked kind's model: have[kind] when given, else fitted on train. */
-static int build_pick(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p, int k,
-                      ps_coloc_model_t **have, ps_coloc_model_t **out)
+/* The picked kind's model: have[kind] when given, else fitted on t. */
+static int build_pick(const cl_train_t *t, const ps_coloc_params_t *p, int k, ps_coloc_model_t **have,
+                      ps_coloc_model_t **out)
 {
     if (k < 0)
         return psi_error(PS_E_INPUT, "colocate: auto: no candidate predictor could be fitted");
@@ -25,7 +25,7 @@ static int build_pick(const cl_data_t *d, const int *train, int n_train, const p
     } else {
         ps_coloc_params_t q = *p;
         q.kind = (ps_coloc_kind_t)k;
-        int rc = psi_cl_model_fit(d, train, n_train, &q, out);
+        int rc = psi_cl_model_fit(t->d, t->idx, t->n, &q, out);
         if (rc)
             return rc;
     }
@@ -33,12 +33,12 @@ static int build_pick(const cl_data_t *d, const int *train, int n_train, const p
     return 0;
 }
 
-int psi_cl_auto_build(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                      const cl_auto_choice_t *ch, int rule, ps_coloc_model_t **have, ps_coloc_model_t **out)
+int psi_cl_auto_build(const cl_train_t *t, const ps_coloc_params_t *p, const cl_auto_choice_t *ch, int rule,
+                      ps_coloc_model_t **have, ps_coloc_model_t **out)
 {
     *out = NULL;
     if (rule == PS_COLOC_AUTO_PICK)
-        return build_pick(d, train, n_train, p, ch->pick, have, out);
+        return build_pick(t, p, ch->pick, have, out);
     ps_coloc_model_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return PS_E_NOMEM;
@@ -46,10 +46,10 @@ int psi_cl_auto_build(const cl_data_t *d, const int *train, int n_train, const p
     m->p = *p;
     m->p.kind = PS_COLOC_AUTO;
     m->autosel = 1;
-    m->ks = psi_cl_train_ks(d, train, n_train);
-    int rc = (m->gpu = psi_cl_train_gpus(d, train, n_train)) ? 0 : PS_E_NOMEM;
+    m->ks = psi_cl_train_ks(t->d, t->idx, t->n);
+    int rc = (m->gpu = psi_cl_train_gpus(t->d, t->idx, t->n)) ? 0 : PS_E_NOMEM;
     if (!rc)
-        rc = psi_blend_fit(m, d, train, n_train, p, rule == PS_COLOC_AUTO_WITHIN ? ch->w_within : ch->w, have);
+        rc = psi_blend_fit(m, t, p, rule == PS_COLOC_AUTO_WITHIN ? ch->w_within : ch->w, have);
     if (rc) {
         ps_coloc_model_free(m);
         return rc;
@@ -65,7 +65,7 @@ static int fit_auto(const cl_data_t *d, const int *train, int n_train, const ps_
 {
     cl_auto_choice_t ch;
     int rc = psi_cl_auto_choose(d, train, n_train, p, psi_cl_auto_default_kinds(d), &ch);
-    return rc ? rc : psi_cl_auto_build(d, train, n_train, p, &ch, p->auto_rule, NULL, out);
+    return rc ? rc : psi_cl_auto_build(&(cl_train_t){d, train, n_train}, p, &ch, p->auto_rule, NULL, out);
 }
 
 int psi_cl_model_fit(const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,

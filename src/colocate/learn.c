@@ -33,8 +33,9 @@ void psi_cl_zscore(const double *x, int n, int d, double *mu, double *sd)
  * penalised. KACE normalizes its features before its linear regression; the
  * fit itself does not depend on it, the conditioning does.
  */
-int psi_cl_ols(const double *x, const double *y, int n, int d, double lambda, double *mu, double *sd, double *beta)
+int psi_cl_ols(const double *x, const double *y, int n, int d, double lambda, const cl_ols_t *out)
 {
+    double *mu = out->mu, *sd = out->sd, *beta = out->beta;
     int m = d + 1, rc = 0;
     psi_cl_zscore(x, n, d, mu, sd);
     for (int j = 0; j < d; j++) {

@@ -136,9 +136,19 @@ static double coef(const lpar_t *q, const lrow_t *x, int kind, int j)
     return c;
 }
 
-/* Exact minimization over one parameter *th (penalty lam) given residuals. */
-static void update(const lpar_t *q, lrow_t *rows, const int *idx, int n, int kind, int j, double lam, double *th)
+/* The rows a parameter appears in: rows[idx[0..n)] (idx NULL: rows[0..n)). */
+typedef struct {
+    lrow_t *rows;
+    const int *idx;
+    int n;
+} lrow_set_t;
+
+/* Exact minimization over one parameter *th (penalty lam) given the
+ * residuals of the rows it appears in. */
+static void update(const lpar_t *q, const lrow_set_t *rs, int kind, int j, double lam, double *th)
 {
+    lrow_t *rows = rs->rows;
+    const int *idx = rs->idx, n = rs->n;
     double num = 0, den = 0;
     for (int t = 0; t < n; t++) {
         int i = idx ? idx[t] : t;
@@ -196,18 +206,18 @@ static void fit_core(const cl_data_t *d, lrow_t *rows, int n, double lam, uint64
     for (int i = 0; i < n; i++)
         rows[i].r = rows[i].y - row_pred(q, &rows[i]);
     for (int sweep = 0; sweep < LR_SWEEPS; sweep++) {
+        const lrow_set_t all = {rows, NULL, n};
         for (int g = 0; g < 4; g++)
-            update(q, rows, NULL, n, g, -1, 0, &q->glob[g]);
+            update(q, &all, g, -1, 0, &q->glob[g]);
         for (int w = 0; w < d->nw; w++) {
             if (!seen[w])
                 continue;
             double *pw = q->p + (size_t)w * LR_NP;
-            const int *iw = idx + start[w];
-            int nw = start[w + 1] - start[w];
-            update(q, rows, iw, nw, 4, w, lam, &pw[0]);
-            update(q, rows, iw, nw, 5, w, lam, &pw[1]);
+            const lrow_set_t rw = {rows, idx + start[w], start[w + 1] - start[w]};
+            update(q, &rw, 4, w, lam, &pw[0]);
+            update(q, &rw, 5, w, lam, &pw[1]);
             for (int r = 0; r < 2 * LR_RANK; r++)
-                update(q, rows, iw, nw, 6 + r, w, lam, &pw[2 + r]);
+                update(q, &rw, 6 + r, w, lam, &pw[2 + r]);
         }
     }
     free(seen);
@@ -215,10 +225,26 @@ static void fit_core(const cl_data_t *d, lrow_t *rows, int n, double lam, uint64
     free(idx);
 }
 
-/* The CV error (squared, summed) of lambda lam over 3 folds of train. */
-static int cv_sse(const cl_data_t *d, const int *train, int n_train, const int *fold, int *sub, double lam,
-                  uint64_t seed, lpar_t *q, double *sse)
+/* choose_lambda's cross-validation: the training co-locations train[n_train]
+ * of d in folds fold[n_train] of 0..2, a buffer sub[n_train], the seed and
+ * the parameters each fit writes. */
+typedef struct {
+    const cl_data_t *d;
+    const int *train;
+    int n_train;
+    const int *fold;
+    int *sub;
+    uint64_t seed;
+    lpar_t *q;
+} lr_cv_t;
+
+/* The CV error (squared, summed) of lambda lam over cv's 3 folds. */
+static int cv_sse(const lr_cv_t *cv, double lam, double *sse)
 {
+    const cl_data_t *d = cv->d;
+    const int *train = cv->train, n_train = cv->n_train, *fold = cv->fold;
+    int *sub = cv->sub;
+    lpar_t *q = cv->q;
     *sse = 0;
     for (int f = 0; f < 3; f++) {
         int ns = 0, nt = 0, nte = 0, rc;
@@ -228,7 +254,7 @@ static int cv_sse(const cl_data_t *d, const int *train, int n_train, const int *
         lrow_t *fr = NULL;
         if ((rc = make_rows(d, sub, ns, &fr, &nt)))
             return rc;
-        fit_core(d, fr, nt, lam, seed, q);
+        fit_core(d, fr, nt, lam, cv->seed, q);
         free(fr);
         for (int i = 0; i < n_train; i++)
             if (fold[i] == f)
@@ -256,9 +282,10 @@ static int choose_lambda(const cl_data_t *d, const int *train, int n_train, uint
     uint64_t st = seed + 0x51ED;
     for (int i = 0; i < n_train && !rc; i++)
         fold[i] = (int)(psi_splitmix64(&st) % 3);
+    const lr_cv_t cv = {d, train, n_train, fold, sub, seed, q};
     for (unsigned l = 0; l < sizeof lams / sizeof lams[0] && n_train >= 6 && !rc; l++) {
         double sse = 0;
-        rc = cv_sse(d, train, n_train, fold, sub, lams[l], seed, q, &sse);
+        rc = cv_sse(&cv, lams[l], &sse);
         if (!rc && sse < best) {
             best = sse;
             *out = lams[l];

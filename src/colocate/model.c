@@ -315,7 +315,8 @@ static int fit_sum(ps_coloc_model_t *m, const cl_data_t *d, const int *train, in
 
 static int learn_ols(ps_coloc_model_t *m, const double *x, const double *y, int n, int nf)
 {
-    return psi_cl_ols(x, y, n, nf, 1e-8, m->mu, m->sd, m->beta);
+    const cl_ols_t ols = {m->mu, m->sd, m->beta};
+    return psi_cl_ols(x, y, n, nf, 1e-8, &ols);
 }
 
 /* One predictor of a base kind (not auto) on train; psi_cl_model_fit checks
@@ -348,19 +349,27 @@ int psi_cl_model_fit_base(const cl_data_t *d, const int *train, int n_train, con
 
 /* ---- prediction ---- */
 
-/* A sum kind's prediction: feat's row of co-location ci, valued by eval. */
 typedef int (*sum_eval_fn)(const ps_coloc_model_t *m, const double *x, double *out_sum);
 
+/* How a sum kind predicts: its features of a co-location, valued by its
+ * learner. */
+typedef struct {
+    sum_features_fn feat;
+    sum_eval_fn eval;
+} sum_predictor_t;
+
+/* A sum kind's prediction of co-location ci: sp's features, valued by sp's
+ * learner, into *out_sum; every slot NAN. */
 static int predict_sum(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum,
-                       sum_features_fn feat, sum_eval_fn eval)
+                       const sum_predictor_t *sp)
 {
     const cl_coloc_t *c = &d->c[ci];
     double x[CL_MPS_NF];
     *out_sum = 0;
     for (int s = 0; s < c->k; s++)
         out_slot[s] = NAN;
-    feat(d, c, x);
-    return eval(m, x, out_sum);
+    sp->feat(d, c, x);
+    return sp->eval(m, x, out_sum);
 }
 
 static int eval_ols(const ps_coloc_model_t *m, const double *x, double *out_sum)
@@ -489,22 +498,26 @@ static int fit_lowrank(ps_coloc_model_t *m, const cl_data_t *d, const int *train
 
 static int predict_kace_lr(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
-    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_sum_features, eval_ols);
+    static const sum_predictor_t sp = {psi_cl_sum_features, eval_ols};
+    return predict_sum(m, d, ci, out_slot, out_sum, &sp);
 }
 
 static int predict_kace_rf(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
-    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_sum_features, eval_forest);
+    static const sum_predictor_t sp = {psi_cl_sum_features, eval_forest};
+    return predict_sum(m, d, ci, out_slot, out_sum, &sp);
 }
 
 static int predict_kace_mlp(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
-    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_sum_features, eval_mlp);
+    static const sum_predictor_t sp = {psi_cl_sum_features, eval_mlp};
+    return predict_sum(m, d, ci, out_slot, out_sum, &sp);
 }
 
 static int predict_xu_rf(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)
 {
-    return predict_sum(m, d, ci, out_slot, out_sum, psi_cl_xu_features, eval_forest);
+    static const sum_predictor_t sp = {psi_cl_xu_features, eval_forest};
+    return predict_sum(m, d, ci, out_slot, out_sum, &sp);
 }
 
 static int predict_ratio(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum)

@@ -93,15 +93,14 @@ int psi_mps_predict(const ps_coloc_model_t *m, const cl_data_t *d, const cl_colo
  * training slot. */
 int psi_pairenc_alloc(ps_coloc_model_t *m);
 int psi_pairenc_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train);
-void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, int ci,
-                                int slot, double *out);
+void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_train_t *t, int ci, int slot, double *out);
 void psi_pairenc_features(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int slot, double *out);
 double psi_cl_model_ratio(const ps_coloc_model_t *m, const char *workload);
 /* auto's blend (blend.c): fit the kinds with w[kind] > 0 into m (taking
  * have[kind] instead where not NULL, which is then set NULL), and predict
  * each workload's blended throughput. */
-int psi_blend_fit(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, const ps_coloc_params_t *p,
-                  const double *w, ps_coloc_model_t **have);
+int psi_blend_fit(ps_coloc_model_t *m, const cl_train_t *t, const ps_coloc_params_t *p, const double *w,
+                  ps_coloc_model_t **have);
 int psi_blend_predict(const ps_coloc_model_t *m, const cl_data_t *d, int ci, double *out_slot, double *out_sum);
 /* ps_coloc_model_load on a file held in memory; path names it in messages. */
 int psi_cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out);

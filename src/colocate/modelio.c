@@ -329,11 +329,18 @@ static int take_line(const unsigned char *buf, size_t n, size_t *at, char *line,
     return 0;
 }
 
-/* The section at *at: its header line must be exactly what put_section
- * writes, its bytes inside the file and their checksum right. */
-static int take_section(const char *path, const unsigned char *buf, size_t n, size_t *at, char name[16],
-                        const unsigned char **data, size_t *len)
+/* A section of a model file held in memory: its name and its bytes. */
+typedef struct {
+    char name[16];
+    const unsigned char *data;
+    size_t len;
+} section_t;
+
+/* The section at *at into *sec: its header line must be exactly what
+ * put_section writes, its bytes inside the file and their checksum right. */
+static int take_section(const char *path, const unsigned char *buf, size_t n, size_t *at, section_t *sec)
 {
+    char *name = sec->name;
     char line[96], again[96];
     unsigned crc = 0;
     size_t l = 0;
@@ -346,8 +353,8 @@ static int take_section(const char *path, const unsigned char *buf, size_t n, si
         return bad(path, "truncated section");
     if (!PSI_CHECKSUM_OK(section_crc(name, l, buf + *at), crc))
         return psi_error(PS_E_INPUT, "%s: damaged co-location model: checksum mismatch in section %s", path, name);
-    *data = buf + *at;
-    *len = l;
+    sec->data = buf + *at;
+    sec->len = l;
     *at += l;
     return PS_OK;
 }
@@ -494,10 +501,10 @@ static int load_booster(const char *path, const unsigned char *data, size_t len,
 }
 
 /* The blend section's text: n_blend weights and kinds, the GPU. */
-static int parse_blend(const char *path, const unsigned char *data, size_t len, int ns, double *w,
-                       ps_coloc_kind_t *kinds, ps_coloc_model_t *m)
+static int parse_blend(const char *path, const section_t *blend, int ns, double *w, ps_coloc_kind_t *kinds,
+                       ps_coloc_model_t *m)
 {
-    FILE *f = fmemopen((void *)data, len, "r");
+    FILE *f = fmemopen((void *)blend->data, blend->len, "r");
     if (!f)
         return psi_error(PS_E_NOMEM, "%s: out of memory", path);
     char layout[64], kind[32], gpu[1024];
@@ -525,17 +532,16 @@ static int parse_blend(const char *path, const unsigned char *data, size_t len, 
 /* auto's blend after its blend section at *at: the model sections and the
  * end line are checked before anything is parsed; each model section is a
  * whole single-model file. */
-static int load_blend(const char *path, const unsigned char *buf, size_t n, size_t at, const unsigned char *bdata,
-                      size_t blen, ps_coloc_model_t *m)
+static int load_blend(const char *path, const unsigned char *buf, size_t n, size_t at, const section_t *blend,
+                      ps_coloc_model_t *m)
 {
-    const unsigned char *sd[PS_COLOC_KIND_COUNT];
-    size_t sl[PS_COLOC_KIND_COUNT];
-    char name[16], line[96];
+    section_t sec[PS_COLOC_KIND_COUNT];
+    char line[96];
     int ns = 0, rc = PS_OK;
     while (n - at >= 8 && memcmp(buf + at, "section ", 8) == 0 && ns < PS_COLOC_KIND_COUNT - 1) {
-        if ((rc = take_section(path, buf, n, &at, name, &sd[ns], &sl[ns])))
+        if ((rc = take_section(path, buf, n, &at, &sec[ns])))
             return rc;
-        if (strcmp(name, "model") != 0)
+        if (strcmp(sec[ns].name, "model") != 0)
             return bad(path, "a blend holds model sections only");
         ns++;
     }
@@ -543,14 +549,14 @@ static int load_blend(const char *path, const unsigned char *buf, size_t n, size
         return bad(path, "no end marker, or data after it");
     double w[PS_COLOC_KIND_COUNT];
     ps_coloc_kind_t kinds[PS_COLOC_KIND_COUNT];
-    if ((rc = parse_blend(path, bdata, blen, ns, w, kinds, m)))
+    if ((rc = parse_blend(path, blend, ns, w, kinds, m)))
         return rc;
     m->kind = PS_COLOC_AUTO;
     m->p = ps_coloc_default_params();
     m->p.kind = PS_COLOC_AUTO;
     m->autosel = 1;
     for (int j = 0; j < ns && !rc; j++) {
-        if ((rc = psi_cl_model_load_mem(path, sd[j], sl[j], &m->blend[j])))
+        if ((rc = psi_cl_model_load_mem(path, sec[j].data, sec[j].len, &m->blend[j])))
             break;
         m->blend_w[j] = w[j];
         m->n_blend++;
@@ -562,7 +568,7 @@ static int load_blend(const char *path, const unsigned char *buf, size_t n, size
 
 static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t *m)
 {
-    char line[96], again[96], magic[32] = "", name[16];
+    char line[96], again[96], magic[32] = "";
     int fmt = 0;
     size_t at = 0;
     if (n == 0)
@@ -579,18 +585,19 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
         return psi_error(PS_E_MISMATCH, "%s: model format %d, this build reads %d%s", path, fmt, CL_FORMAT,
                          fmt < CL_FORMAT ? " (retrain it with `pairsight colocate train`)" : "");
     /* Both sections and the end line are checked before either is parsed. */
-    const unsigned char *pdata, *bdata;
-    size_t plen, blen;
-    char body[16];
-    int rc = take_section(path, buf, n, &at, name, &pdata, &plen);
+    section_t params, sbody;
+    int rc = take_section(path, buf, n, &at, &params);
     if (rc)
         return rc;
-    if (strcmp(name, "blend") == 0)
-        return load_blend(path, buf, n, at, pdata, plen, m);
-    if (strcmp(name, "params") != 0)
+    if (strcmp(params.name, "blend") == 0)
+        return load_blend(path, buf, n, at, &params, m);
+    if (strcmp(params.name, "params") != 0)
         return bad(path, "no params section");
-    if ((rc = take_section(path, buf, n, &at, body, &bdata, &blen)))
+    if ((rc = take_section(path, buf, n, &at, &sbody)))
         return rc;
+    const char *body = sbody.name;
+    const unsigned char *pdata = params.data, *bdata = sbody.data;
+    size_t plen = params.len, blen = sbody.len;
     if (take_line(buf, n, &at, line, sizeof line) != 0 || strcmp(line, "end") != 0 || at != n)
         return bad(path, "no end marker, or data after it");
     if ((rc = parse_params(path, pdata, plen, m)))

@@ -125,16 +125,23 @@ static void mps_kv(const ps_coloc_model_t *m, char *seed, size_t n, const char *
     memcpy(kv, v, sizeof v);
 }
 
-/* The rows outside (in = 0) or inside (1) fold f, as a contiguous copy. */
-static int take(const mps_rows_t *t, int f, int in, double *x, double *y, double *mg, int *idx)
+/* A contiguous copy of some of the rows: features x[k x nf], targets y[k],
+ * margins mg[k], and each one's row idx[k]. */
+typedef struct {
+    double *x, *y, *mg;
+    int *idx;
+} mps_part_t;
+
+/* The rows outside (in = 0) or inside (1) fold f into part; returns k. */
+static int take(const mps_rows_t *t, int f, int in, const mps_part_t *part)
 {
     int k = 0;
     for (int i = 0; i < t->n; i++)
         if ((t->fold[i] == f) == in) {
-            memcpy(x + (size_t)k * t->nf, t->x + (size_t)i * t->nf, (size_t)t->nf * sizeof *x);
-            y[k] = t->y[i];
-            mg[k] = t->mg[i];
-            idx[k++] = i;
+            memcpy(part->x + (size_t)k * t->nf, t->x + (size_t)i * t->nf, (size_t)t->nf * sizeof *part->x);
+            part->y[k] = t->y[i];
+            part->mg[k] = t->mg[i];
+            part->idx[k++] = i;
         }
     return k;
 }
@@ -149,11 +156,12 @@ static int cv_errors(const ps_coloc_model_t *m, const mps_rows_t *t, const int *
     int *idx = psi_malloc(n * sizeof *idx + 1), rc = 0;
     if (!x || !y || !mg || !f || !idx)
         rc = PS_E_NOMEM;
+    const mps_part_t part = {x, y, mg, idx};
     char seed[32];
     const char *kv[32];
     mps_kv(m, seed, sizeof seed, kv);
     for (int fo = 0; fo < MPS_FOLDS && !rc; fo++) {
-        int ntr = take(t, fo, 0, x, y, mg, idx);
+        int ntr = take(t, fo, 0, &part);
         if (ntr == 0 || ntr == t->n) {
             rc = 1; /* a fold without held-out or training rows: no CV */
             break;
@@ -161,7 +169,7 @@ static int cv_errors(const ps_coloc_model_t *m, const mps_rows_t *t, const int *
         void *b = NULL;
         if ((rc = psi_xgb_train(x, y, mg, ntr, t->nf, kv, checks[nch - 1], &b)))
             break;
-        int nte = take(t, fo, 1, x, y, mg, idx);
+        int nte = take(t, fo, 1, &part);
         for (int c = 0; c < nch && !rc; c++) {
             rc = psi_xgb_predict_limit(b, x, mg, nte, t->nf, checks[c], f);
             for (int i = 0; i < nte && !rc; i++) {
@@ -221,7 +229,7 @@ static int fill_rows(ps_coloc_model_t *m, const cl_data_t *d, const int *train, 
         double *xi = t->x + (size_t)i * t->nf;
         psi_cl_mps_features(d, &d->c[r->c], r->s, xi);
         if (t->nf == CL_MPS_NF)
-            psi_pairenc_train_features(m, d, train, n_train, r->c, r->s, xi + CL_MPS_BASE_NF);
+            psi_pairenc_train_features(m, &(cl_train_t){d, train, n_train}, r->c, r->s, xi + CL_MPS_BASE_NF);
         t->mg_ratio[i] = t->mg_lowrank[i] = log(psi_loo_ratio(t->r, t->n, i, m->ratio_global, buf));
         t->g[i] = psi_cl_mps_corunner_activity(d, &d->c[r->c], r->s);
         t->lr[i] = log(r->ratio);

@@ -115,14 +115,14 @@ static void apply_set(ps_coloc_model_t *m, const cl_data_t *d, const int *train,
         }
 }
 
-void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_data_t *d, const int *train, int n_train, int ci,
-                                int slot, double *out)
+void psi_pairenc_train_features(ps_coloc_model_t *m, const cl_train_t *t, int ci, int slot, double *out)
 {
+    const cl_data_t *d = t->d;
     int map[64] = {0};
-    apply_set(m, d, train, n_train, ci, -1.0);
+    apply_set(m, d, t->idx, t->n, ci, -1.0);
     coloc_map(m, d, &d->c[ci], map);
     enc_features(m, &d->c[ci], slot, map, out);
-    apply_set(m, d, train, n_train, ci, 1.0);
+    apply_set(m, d, t->idx, t->n, ci, 1.0);
 }
 
 void psi_pairenc_features(const ps_coloc_model_t *m, const cl_data_t *d, const cl_coloc_t *c, int slot, double *out)
