@@ -159,21 +159,27 @@ static double lp_floor(const planner_t *pl, int s, int pos, int len)
     return a[pos + len] - a[pos];
 }
 
-/* Whether candidate (i -> j, split s, LP length len) out of state from can
- * be skipped before it is predicted: its floor misses the guard (*guard set)
- * or cannot beat the value state (j, 0) already holds. */
-static int skip_by_floor(const planner_t *pl, const state_t *from, int i, int j, int s, int len, double lambda,
-                         int *guard)
+/* A co-run candidate out of a state: the HP segment from boundary i to j on
+ * split s, beside the next len LP operators. */
+typedef struct {
+    int i, j, s, len;
+} cand_t;
+
+/* Whether candidate c out of state from can be skipped before it is
+ * predicted: its floor misses the guard (*guard set) or cannot beat, at
+ * price lambda, the value state (j, 0) already holds. */
+static int skip_by_floor(const planner_t *pl, const state_t *from, const cand_t *c, double lambda, int *guard)
 {
     if (!pl->floor)
         return 0;
-    double lo_h = hp_floor(pl, s, i, j), lo_l = lp_floor(pl, s, from->pos, len), lo = lo_h > lo_l ? lo_h : lo_l;
-    if (from->cost + lo > pl->budget - need_after(pl, j)) {
+    double lo_h = hp_floor(pl, c->s, c->i, c->j), lo_l = lp_floor(pl, c->s, from->pos, c->len);
+    double lo = lo_h > lo_l ? lo_h : lo_l;
+    if (from->cost + lo > pl->budget - need_after(pl, c->j)) {
         *guard = 1;
         return 1;
     }
-    const state_t *t = &pl->st[2 * j];
-    double best = from->value + lp_gain(pl, from->pos, len) - lambda * (lo - (pl->acc[j] - pl->acc[i]));
+    const state_t *t = &pl->st[2 * c->j];
+    double best = from->value + lp_gain(pl, from->pos, c->len) - lambda * (lo - (pl->acc[c->j] - pl->acc[c->i]));
     return t->live && best < t->value - 1e-9 * fabs(t->value) - 1e-9;
 }
 
@@ -218,7 +224,7 @@ static int fill(planner_t *pl, int i, int f, double lambda)
             for (int li = 0; li < pl->L; li++) {
                 int h = pl->bpos[j] - pl->bpos[i];
                 if (cached(pl, i, di, s, li, pos) ||
-                    skip_by_floor(pl, from, i, j, s, lp_len_of(pl, h, li, pos), lambda, &guard))
+                    skip_by_floor(pl, from, &(cand_t){i, j, s, lp_len_of(pl, h, li, pos)}, lambda, &guard))
                     continue;
                 pl->q[n] = (ps_query_t){.gpu = pl->gpu,
                                         .hp_model = pl->p->hp_model,
@@ -267,7 +273,7 @@ static void corun_steps(planner_t *pl, int i, int f, double lambda)
         for (int s = 0; s < pl->S; s++)
             for (int li = 0; li < pl->L; li++) {
                 int len = lp_len_of(pl, pl->bpos[j] - pl->bpos[i], li, from->pos);
-                if (skip_by_floor(pl, from, i, j, s, len, lambda, &pl->guard_hit))
+                if (skip_by_floor(pl, from, &(cand_t){i, j, s, len}, lambda, &pl->guard_hit))
                     continue;
                 const slot_t *c = cached(pl, i, di, s, li, from->pos);
                 if (!c)

@@ -92,7 +92,13 @@ void ps_replay_result_free(ps_replay_result_t *r)
     memset(r, 0, sizeof *r);
 }
 
-/* ---- a memo of (hp_start, hp_len, hp_tpcs, lp_start, lp_len) -> (hp, lp) ---- */
+/* One step of a request: HP operators [a, a+len) on th TPCs beside LP
+ * operators [b, b+l) on the rest (l = 0: HP alone on th TPCs). */
+typedef struct {
+    int a, len, th, b, l;
+} step_t;
+
+/* ---- a memo of a step -> (hp, lp) ---- */
 
 typedef struct {
     uint64_t *key; /* 0 = empty */
@@ -100,10 +106,11 @@ typedef struct {
     size_t cap, n;
 } memo_t;
 
-static uint64_t memo_key(int a, int len, int th, int b, int l)
+static uint64_t memo_key(const step_t *s)
 {
     /* 12 + 12 + 10 + 14 + 12 bits: operators < 4096, TPCs < 1024. */
-    return 1 + ((uint64_t)a | (uint64_t)len << 12 | (uint64_t)th << 24 | (uint64_t)b << 34 | (uint64_t)l << 48);
+    return 1 + ((uint64_t)s->a | (uint64_t)s->len << 12 | (uint64_t)s->th << 24 | (uint64_t)s->b << 34 |
+                (uint64_t)s->l << 48);
 }
 
 static void memo_free(memo_t *m)
@@ -225,21 +232,20 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
     return PS_OK;
 }
 
-/* Noiseless latencies (ns, dispatch included) of a step: HP [a, a+len) on th
- * TPCs beside LP [b, b+l) on the rest (l = 0: HP alone on th TPCs). */
-static int twin_step(twin_t *t, int a, int len, int th, int b, int l, double *hp, double *lp)
+/* Noiseless latencies (ns, dispatch included) of step s. */
+static int twin_step(twin_t *t, const step_t *s, double *hp, double *lp)
 {
-    uint64_t k = memo_key(a, len, th, b, l);
+    uint64_t k = memo_key(s);
     const double *v = memo_find(&t->truth, k);
     if (v) {
         *hp = v[0];
         *lp = v[1];
         return PS_OK;
     }
-    sim_coexec_t co = psi_sim_coexec(t->g, &t->ph, &t->hp_placed[(size_t)th * t->hw.n + a], len,
-                                     l ? &t->lp_placed[(size_t)(t->total - th) * t->lw.n + b] : NULL, l);
+    sim_coexec_t co = psi_sim_coexec(t->g, &t->ph, &t->hp_placed[(size_t)s->th * t->hw.n + s->a], s->len,
+                                     s->l ? &t->lp_placed[(size_t)(t->total - s->th) * t->lw.n + s->b] : NULL, s->l);
     *hp = co.a_ns + t->ph.dispatch_ns;
-    *lp = l ? co.b_ns + t->ph.dispatch_ns : 0;
+    *lp = s->l ? co.b_ns + t->ph.dispatch_ns : 0;
     return memo_put(&t->truth, k, *hp, *lp);
 }
 
@@ -255,12 +261,12 @@ static void twin_noise(const twin_t *t, long r, uint64_t key, double *nh, double
     *nl = exp(shared + t->noise * psi_rng_normal(&g));
 }
 
-/* Measured (noisy) latencies of a step of request r. */
-static int twin_run(twin_t *t, long r, int a, int len, int th, int b, int l, double *hp, double *lp)
+/* Measured (noisy) latencies of step s of request r. */
+static int twin_run(twin_t *t, long r, const step_t *s, double *hp, double *lp)
 {
-    int rc = twin_step(t, a, len, th, b, l, hp, lp);
+    int rc = twin_step(t, s, hp, lp);
     double nh, nl;
-    twin_noise(t, r, memo_key(a, len, th, b, l), &nh, &nl);
+    twin_noise(t, r, memo_key(s), &nh, &nl);
     *hp *= nh;
     *lp *= nl;
     return rc;
@@ -284,10 +290,20 @@ typedef struct {
     double stretch; /* planners: service budget cap, x dedicated */
 } replay_t;
 
+/* LP state across the stream. */
 typedef struct {
-    double *arrival;
-    double *lat;
+    int pos;
+    double carry; /* progress into operator pos while alone */
+} lp_state_t;
+
+/* A stream of HP requests (arrivals and latencies of n, scratch of n for
+ * percentiles) and what a policy made of it: the LP task's state and the
+ * sums replay_stream keeps. */
+typedef struct {
+    const double *arrival;
+    double *lat, *tmp;
     long n;
+    lp_state_t lp;
     double lp_work, busy, wall, plan_s;
     double lp_idle; /* the part of lp_work done while HP was idle */
     long kept;      /* planned requests whose service stayed within the planner's budget */
@@ -299,10 +315,10 @@ static int predict_cb(void *user, const ps_query_t *q, size_t n, double *hp, dou
     replay_t *rp = user;
     memo_t *mm = &rp->pred[rp->policy];
     for (size_t i = 0; i < n; i++) {
-        uint64_t k = memo_key(q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, q[i].lp_start, q[i].lp_len);
+        step_t st = {q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, q[i].lp_start, q[i].lp_len};
+        uint64_t k = memo_key(&st);
         if (rp->policy == PS_REPLAY_ORACLE) {
-            int rc = twin_run(&rp->tw, rp->req, q[i].hp_start, q[i].hp_len, q[i].hp_tpcs, q[i].lp_start, q[i].lp_len,
-                              &hp[i], &lp[i]);
+            int rc = twin_run(&rp->tw, rp->req, &st, &hp[i], &lp[i]);
             if (rc != PS_OK)
                 return rc;
             continue;
@@ -333,12 +349,6 @@ static double op_ns(const psi_op_group_t *g, int op, int tpcs)
     int k = psi_group_tpcs_index(g, tpcs);
     return k < 0 ? NAN : g->duration_ns[(size_t)op * (size_t)g->n_tpcs + (size_t)k];
 }
-
-/* LP state across the stream. */
-typedef struct {
-    int pos;
-    double carry; /* progress into operator pos while alone */
-} lp_state_t;
 
 static void lp_advance(const twin_t *t, lp_state_t *s, int n)
 {
@@ -391,25 +401,28 @@ static int hp_profile(const replay_t *rp, int a, int len, int tpcs)
     return c >= m ? PS_INTENSITY_COMPUTE : PS_INTENSITY_MEMORY;
 }
 
-/* Execute a co-run or alone step for request r; alone steps of consecutive
- * segments are merged by the caller. Returns the step's wall time. */
-static int run_step(replay_t *rp, long r, int a, int len, int th, int b, int l, lp_state_t *lps, double *lp_work,
-                    double *dt)
+/* Execute step st (an alone step on the whole GPU whatever its th) for
+ * request r of stream s; alone steps of consecutive segments are merged by
+ * the caller. Returns the step's wall time. */
+static int run_step(replay_t *rp, long r, step_t st, stream_t *s, double *dt)
 {
     double h, x;
-    int rc = twin_run(&rp->tw, r, a, len, l ? th : rp->tw.total, b, l, &h, &x);
+    if (!st.l)
+        st.th = rp->tw.total;
+    int rc = twin_run(&rp->tw, r, &st, &h, &x);
     *dt = h > x ? h : x;
-    if (l) {
-        *lp_work += lp_segment_work(&rp->tw, b, l);
-        lp_advance(&rp->tw, lps, l);
+    if (st.l) {
+        s->lp_work += lp_segment_work(&rp->tw, st.b, st.l);
+        lp_advance(&rp->tw, &s->lp, st.l);
     }
     return rc;
 }
 
 /* Serve request r under a rule policy: segments of the model window, each
  * beside the LP operators the rule admits at split th (th = 0: alone). */
-static int serve_rule(replay_t *rp, int policy, int th, long r, lp_state_t *lps, double *lp_work, double *service)
+static int serve_rule(replay_t *rp, int policy, int th, long r, stream_t *s, double *service)
 {
+    lp_state_t *lps = &s->lp;
     int n = rp->tw.hw.n, W = rp->m ? rp->m->layout.window : PS_WINDOW, K = (n + W - 1) / W;
     double t = 0;
     int alone_from = -1;
@@ -432,7 +445,7 @@ static int serve_rule(replay_t *rp, int policy, int th, long r, lp_state_t *lps,
         double dt;
         int rc;
         if (alone_from >= 0) {
-            if ((rc = run_step(rp, r, alone_from, a - alone_from, 0, 0, 0, lps, lp_work, &dt)) != PS_OK)
+            if ((rc = run_step(rp, r, (step_t){alone_from, a - alone_from, 0, 0, 0}, s, &dt)) != PS_OK)
                 return rc;
             t += dt;
             alone_from = -1;
@@ -440,7 +453,7 @@ static int serve_rule(replay_t *rp, int policy, int th, long r, lp_state_t *lps,
         if (k == K)
             break;
         lps->carry = 0;
-        if ((rc = run_step(rp, r, a, b - a, th, lps->pos, l, lps, lp_work, &dt)) != PS_OK)
+        if ((rc = run_step(rp, r, (step_t){a, b - a, th, lps->pos, l}, s, &dt)) != PS_OK)
             return rc;
         t += dt;
     }
@@ -448,9 +461,10 @@ static int serve_rule(replay_t *rp, int policy, int th, long r, lp_state_t *lps,
     return PS_OK;
 }
 
-static int serve_plan(replay_t *rp, int policy, long r, double budget, lp_state_t *lps, double *lp_work,
-                      double *service, double *plan_s)
+/* Serve request r under a planner policy within budget (ns). */
+static int serve_plan(replay_t *rp, int policy, long r, double budget, stream_t *s, double *service)
 {
+    lp_state_t *lps = &s->lp;
     ps_plan_params_t pp = ps_plan_default_params();
     pp.gpu = rp->gpu;
     pp.hp_model = rp->p->hp_model;
@@ -473,14 +487,14 @@ static int serve_plan(replay_t *rp, int policy, long r, double budget, lp_state_
     int rc = ps_plan(rp->m, rp->ops, &pp, &plan);
     if (rc != PS_OK)
         return rc;
-    *plan_s += plan->seconds;
+    s->plan_s += plan->seconds;
     double t = 0;
     for (size_t i = 0; i < plan->n_steps && rc == PS_OK; i++) {
-        const ps_plan_step_t *s = &plan->steps[i];
+        const ps_plan_step_t *ps = &plan->steps[i];
         double dt;
-        if (s->lp_len)
+        if (ps->lp_len)
             lps->carry = 0;
-        rc = run_step(rp, r, s->hp_start, s->hp_len, s->hp_tpcs, s->lp_start, s->lp_len, lps, lp_work, &dt);
+        rc = run_step(rp, r, (step_t){ps->hp_start, ps->hp_len, ps->hp_tpcs, ps->lp_start, ps->lp_len}, s, &dt);
         t += dt;
     }
     ps_plan_free(plan);
@@ -488,35 +502,41 @@ static int serve_plan(replay_t *rp, int policy, long r, double budget, lp_state_
     return rc;
 }
 
-/* Replay the stream (arrivals arr[n]) under a policy; th is the split of the
- * rule policies. slo <= 0: no budget known yet (dedicated). */
-static int replay_stream(replay_t *rp, int policy, int th, const double *arr, long n, double slo, stream_t *out)
+/* Replay stream s (its arrivals) under a policy into s's latencies and
+ * sums; th is the split of the rule policies. slo <= 0: no budget known yet
+ * (dedicated). */
+static int replay_stream(replay_t *rp, int policy, int th, double slo, stream_t *s)
 {
-    lp_state_t lps = {0, 0};
-    double t = 0, lp_work = 0, lp_idle = 0, busy = 0, plan_s = 0;
+    const double *arr = s->arrival;
+    long n = s->n;
+    lp_state_t *lps = &s->lp;
+    *lps = (lp_state_t){0, 0};
+    s->lp_work = s->lp_idle = s->busy = s->plan_s = 0;
+    s->kept = 0;
+    double t = 0;
     for (long i = 0; i < n; i++) {
         double start = arr[i] > t ? arr[i] : t;
         if (start > t) {
             /* LP alone on the whole GPU while HP is idle. */
             double idle = start - t;
-            lp_work += idle;
-            lp_idle += idle;
-            lps.carry += idle;
-            while (lps.carry >= rp->tw.lp_alone[lps.pos]) {
-                lps.carry -= rp->tw.lp_alone[lps.pos];
-                lp_advance(&rp->tw, &lps, 1);
+            s->lp_work += idle;
+            s->lp_idle += idle;
+            lps->carry += idle;
+            while (lps->carry >= rp->tw.lp_alone[lps->pos]) {
+                lps->carry -= rp->tw.lp_alone[lps->pos];
+                lp_advance(&rp->tw, lps, 1);
             }
         }
         /* An LP operator cut off by the arrival is lost when a co-run step
          * restarts it. */
-        double lost = lps.carry;
-        double work_before = lp_work;
+        double lost = lps->carry;
+        double work_before = s->lp_work;
         double service = 0;
         int rc;
         if (policy == PS_REPLAY_DEDICATED)
-            rc = run_step(rp, i, 0, rp->tw.hw.n, 0, 0, 0, &lps, &lp_work, &service);
+            rc = run_step(rp, i, (step_t){0, rp->tw.hw.n, 0, 0, 0}, s, &service);
         else if (policy == PS_REPLAY_STATIC || policy == PS_REPLAY_ORION)
-            rc = serve_rule(rp, policy, th, i, &lps, &lp_work, &service);
+            rc = serve_rule(rp, policy, th, i, s, &service);
         else {
             /* Budget: this request's deadline, and every queued request's
              * deadline if it were then served alone (future arrivals are
@@ -534,25 +554,21 @@ static int replay_stream(replay_t *rp, int policy, int th, const double *arr, lo
                 if (b < budget)
                     budget = b;
             }
-            rc = serve_plan(rp, policy, i, budget, &lps, &lp_work, &service, &plan_s);
-            out->kept += service <= (budget > rp->dedicated_ns ? budget : rp->dedicated_ns);
+            rc = serve_plan(rp, policy, i, budget, s, &service);
+            s->kept += service <= (budget > rp->dedicated_ns ? budget : rp->dedicated_ns);
         }
         if (rc != PS_OK)
             return rc;
-        if (lp_work > work_before && lost > 0) {
-            lp_work -= lost;
-            lp_idle -= lost;
-            lps.carry = 0;
+        if (s->lp_work > work_before && lost > 0) {
+            s->lp_work -= lost;
+            s->lp_idle -= lost;
+            lps->carry = 0;
         }
         t = start + service;
-        busy += service;
-        out->lat[i] = t - arr[i];
+        s->busy += service;
+        s->lat[i] = t - arr[i];
     }
-    out->lp_work = lp_work;
-    out->lp_idle = lp_idle;
-    out->busy = busy;
-    out->wall = t;
-    out->plan_s = plan_s;
+    s->wall = t;
     return PS_OK;
 }
 
@@ -583,41 +599,45 @@ static void arrivals(uint64_t seed, double mean_gap, long n, double *arr)
 }
 
 /* A warm-up stream: p->warmup arrivals of another seed, and run noise of
- * another seed too (a tuned knob never sees the reported stream's runs). */
+ * another seed too (a tuned knob never sees the reported stream's runs),
+ * with the goal a knob is tuned to: the latency quantile q within slo. */
 typedef struct {
-    long n;
-    double *arr, *lat, *tmp;
+    stream_t s;
+    double *arr;
+    double slo, q;
 } warmup_t;
 
 static void warmup_free(warmup_t *w)
 {
     free(w->arr);
-    free(w->lat);
-    free(w->tmp);
+    free(w->s.lat);
+    free(w->s.tmp);
 }
 
-static int warmup_init(const replay_t *rp, warmup_t *w)
+static int warmup_init(const replay_t *rp, double slo, double q, warmup_t *w)
 {
-    w->n = rp->p->warmup;
-    w->arr = psi_malloc((size_t)w->n * sizeof *w->arr);
-    w->lat = psi_malloc((size_t)w->n * sizeof *w->lat);
-    w->tmp = psi_malloc((size_t)w->n * sizeof *w->tmp);
-    if (!w->arr || !w->lat || !w->tmp)
+    long n = rp->p->warmup;
+    w->slo = slo;
+    w->q = q;
+    w->s.n = n;
+    w->arr = psi_malloc((size_t)n * sizeof *w->arr);
+    w->s.lat = psi_malloc((size_t)n * sizeof *w->s.lat);
+    w->s.tmp = psi_malloc((size_t)n * sizeof *w->s.tmp);
+    w->s.arrival = w->arr;
+    if (!w->arr || !w->s.lat || !w->s.tmp)
         return PS_E_NOMEM;
-    arrivals(rp->p->seed ^ 0x5DEECE66DULL, rp->dedicated_ns / rp->p->load, w->n, w->arr);
+    arrivals(rp->p->seed ^ 0x5DEECE66DULL, rp->dedicated_ns / rp->p->load, n, w->arr);
     return PS_OK;
 }
 
-/* Whether policy (split th) keeps the warm-up's latency quantile pq within
- * slo. */
-static int warmup_meets(replay_t *rp, warmup_t *w, int policy, int th, double slo, double pq, int *ok)
+/* Whether policy (split th) meets the warm-up's goal. */
+static int warmup_meets(replay_t *rp, warmup_t *w, int policy, int th, int *ok)
 {
     uint64_t seed = rp->tw.seed;
     rp->tw.seed = seed ^ 0x2545F4914F6CDD1DULL;
-    stream_t s = {.lat = w->lat};
-    int rc = replay_stream(rp, policy, th, w->arr, w->n, slo, &s);
+    int rc = replay_stream(rp, policy, th, w->slo, &w->s);
     rp->tw.seed = seed;
-    *ok = rc == PS_OK && percentile(w->lat, w->n, pq, w->tmp) <= slo;
+    *ok = rc == PS_OK && percentile(w->s.lat, w->s.n, w->q, w->s.tmp) <= w->slo;
     return rc;
 }
 
@@ -627,12 +647,12 @@ static int warmup_meets(replay_t *rp, warmup_t *w, int policy, int th, double sl
 static int orion_tune(replay_t *rp, double slo, int *out_th)
 {
     warmup_t w = {0};
-    int rc = warmup_init(rp, &w);
+    int rc = warmup_init(rp, slo, 0.99, &w);
     /* LP shares ascending = HP TPCs descending. */
     int lo = -1, hi = rp->n_splits - 1; /* lo meets the budget (-1: no co-location) */
     while (rc == PS_OK && lo < hi) {
         int mid = (lo + hi + 1) / 2, ok;
-        rc = warmup_meets(rp, &w, PS_REPLAY_ORION, rp->splits[rp->n_splits - 1 - mid], slo, 0.99, &ok);
+        rc = warmup_meets(rp, &w, PS_REPLAY_ORION, rp->splits[rp->n_splits - 1 - mid], &ok);
         if (ok)
             lo = mid;
         else
@@ -657,11 +677,11 @@ static int stretch_tune(replay_t *rp, int policy, double slo, double *out)
         return PS_OK;
     }
     warmup_t w = {0};
-    int rc = warmup_init(rp, &w), ok = 0;
+    int rc = warmup_init(rp, slo, 0.995, &w), ok = 0;
     *out = 1;
     for (size_t i = 0; rc == PS_OK && !ok && i < sizeof grid / sizeof grid[0]; i++) {
         rp->stretch = grid[i];
-        rc = warmup_meets(rp, &w, policy, 0, slo, 0.995, &ok);
+        rc = warmup_meets(rp, &w, policy, 0, &ok);
         if (ok)
             *out = grid[i];
     }
@@ -772,35 +792,35 @@ static int policy_knob(replay_t *rp, int pol, double slo, int *th, ps_replay_pol
     return PS_OK;
 }
 
-/* Run one policy on the stream arr[n] into r; the dedicated policy sets the
- * budget *slo. */
-static int run_policy(replay_t *rp, int pol, const double *arr, long n, double *slo, double *tmp,
-                      ps_replay_policy_result_t *r)
+/* Run one policy on stream s (its arrivals and scratch; its latencies go to
+ * r) into r; the dedicated policy sets the budget *slo. */
+static int run_policy(replay_t *rp, int pol, stream_t *s, double *slo, ps_replay_policy_result_t *r)
 {
+    long n = s->n;
     r->latency_ns = psi_malloc((size_t)n * sizeof *r->latency_ns);
     if (!r->latency_ns)
         return PS_E_NOMEM;
     int th, rc = policy_knob(rp, pol, *slo, &th, r);
     if (rc != PS_OK)
         return rc;
-    stream_t s = {.lat = r->latency_ns};
-    if ((rc = replay_stream(rp, pol, th, arr, n, *slo, &s)) != PS_OK)
+    s->lat = r->latency_ns;
+    if ((rc = replay_stream(rp, pol, th, *slo, s)) != PS_OK)
         return rc;
     if (pol == PS_REPLAY_DEDICATED)
-        *slo = rp->p->slo_factor * percentile(s.lat, n, 0.99, tmp);
+        *slo = rp->p->slo_factor * percentile(s->lat, n, 0.99, s->tmp);
     long ok = 0;
     for (long i = 0; i < n; i++)
-        ok += s.lat[i] <= *slo;
+        ok += s->lat[i] <= *slo;
     r->ran = 1;
     r->slo_attainment = (double)ok / (double)n;
-    r->hp_p50_ns = percentile(s.lat, n, 0.50, tmp);
-    r->hp_p99_ns = percentile(s.lat, n, 0.99, tmp);
-    r->lp_throughput = s.wall > 0 ? s.lp_work / s.wall : 0;
-    r->lp_idle = s.wall > 0 ? s.lp_idle / s.wall : 0;
+    r->hp_p50_ns = percentile(s->lat, n, 0.50, s->tmp);
+    r->hp_p99_ns = percentile(s->lat, n, 0.99, s->tmp);
+    r->lp_throughput = s->wall > 0 ? s->lp_work / s->wall : 0;
+    r->lp_idle = s->wall > 0 ? s->lp_idle / s->wall : 0;
     r->lp_colo = r->lp_throughput - r->lp_idle;
-    r->gpu_busy = s.wall > 0 ? s.busy / s.wall : 0;
-    r->plan_us = 1e6 * s.plan_s / (double)n;
-    r->budget_kept = pol >= PS_REPLAY_INTENSITY ? (double)s.kept / (double)n : NAN;
+    r->gpu_busy = s->wall > 0 ? s->busy / s->wall : 0;
+    r->plan_us = 1e6 * s->plan_s / (double)n;
+    r->budget_kept = pol >= PS_REPLAY_INTENSITY ? (double)s->kept / (double)n : NAN;
     return PS_OK;
 }
 
@@ -841,9 +861,10 @@ int ps_replay_run(const ps_model_t *m, const ps_ops_t *ops, const char *gpu, con
     }
     /* The dedicated policy runs first, always: it sets the budget. */
     double slo = 0;
+    stream_t s = {.arrival = arr, .tmp = tmp, .n = n};
     for (int pol = 0; rc == PS_OK && pol < PS_REPLAY_N; pol++)
         if (pol == PS_REPLAY_DEDICATED || (p->policies & 1u << pol))
-            rc = run_policy(&rp, pol, arr, n, &slo, tmp, &out->pol[pol]);
+            rc = run_policy(&rp, pol, &s, &slo, &out->pol[pol]);
     out->slo_ns = slo;
     if (rc == PS_OK)
         psi_replay_ceiling(out, p->goal_ratio);

@@ -70,36 +70,36 @@ size_t psi_bl_n_tune_rows(const psi_dataset_t *d, const unsigned char *role)
     return n;
 }
 
-/* Gather the rows of one side's features of the used samples: the fitting
- * rows, then the *n_tune tuning rows. */
-static int gather_side(const psi_dataset_t *d, const unsigned char *use, int side, float **x, double **y, size_t *n_out,
-                       size_t *n_tune)
+/* Gather the rows of one side's features of the used samples into *r: the
+ * fitting rows, then the tuning rows. */
+static int gather_side(const psi_dataset_t *d, const unsigned char *use, int side, psi_bl_rows_t *r)
 {
     int f = d->layout.n_features;
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
         n += use[i] != 0;
-    *x = psi_malloc(n * (size_t)f * sizeof **x);
-    *y = psi_malloc(n * sizeof **y);
-    if (!*x || !*y) {
-        free(*x);
-        free(*y);
-        *x = NULL;
-        *y = NULL;
+    *r = (psi_bl_rows_t){.side = side, .f = f};
+    r->x = psi_malloc(n * (size_t)f * sizeof *r->x);
+    r->y = psi_malloc(n * sizeof *r->y);
+    if (!r->x || !r->y) {
+        free(r->x);
+        free(r->y);
+        r->x = NULL;
+        r->y = NULL;
         return PS_E_NOMEM;
     }
     const float *src = side == PS_SIDE_HP ? d->x_hp : d->x_lp;
     const double *ys = side == PS_SIDE_HP ? d->y_hp : d->y_lp;
     size_t k = 0;
-    for (int r = ROLE_FIT; r <= ROLE_TUNE; r++)
+    for (int role = ROLE_FIT; role <= ROLE_TUNE; role++)
         for (size_t i = 0; i < d->n; i++) {
-            if (use[i] != r)
+            if (use[i] != role)
                 continue;
-            memcpy(*x + k * (size_t)f, src + i * (size_t)f, (size_t)f * sizeof **x);
-            (*y)[k++] = ys[i];
+            memcpy(r->x + k * (size_t)f, src + i * (size_t)f, (size_t)f * sizeof *r->x);
+            r->y[k++] = ys[i];
         }
-    *n_out = n;
-    *n_tune = psi_bl_n_tune_rows(d, use);
+    r->n = n;
+    r->n_tune = psi_bl_n_tune_rows(d, use);
     return 0;
 }
 
@@ -107,15 +107,13 @@ int psi_bl_fit_sides(ps_baseline_t *b, const psi_dataset_t *d, const unsigned ch
                      psi_bl_side_fit_fn fit)
 {
     for (int s = 0; s < 2; s++) {
-        float *x;
-        double *y;
-        size_t n, n_tune;
-        int rc = gather_side(d, use, s, &x, &y, &n, &n_tune);
+        psi_bl_rows_t r;
+        int rc = gather_side(d, use, s, &r);
         if (rc != 0)
             return rc;
-        rc = fit(b, s, x, y, n, n_tune, d->layout.n_features, p);
-        free(x);
-        free(y);
+        rc = fit(b, &r, p);
+        free(r.x);
+        free(r.y);
         if (rc != 0)
             return rc;
     }

@@ -66,10 +66,18 @@ int psi_bl_dominant_class(const double t[N_CLS]);
 void psi_bl_mlp_params(const ps_baseline_params_t *p, psi_mlp_params_t *mp);
 /* The rows of ROLE_TUNE (0: the learner holds out rows of its own). */
 size_t psi_bl_n_tune_rows(const psi_dataset_t *d, const unsigned char *role);
-/* Fit one side of linear or pairsight_mlp on its PairSight input rows
- * x[n * f] and targets y[n] (log delta; the last n_tune rows tune). */
-typedef int (*psi_bl_side_fit_fn)(ps_baseline_t *b, int side, const float *x, double *y, size_t n, size_t n_tune, int f,
-                                  const ps_baseline_params_t *p);
+/* One side's training rows (PS_SIDE_HP or PS_SIDE_LP): its PairSight input
+ * rows x[n * f] and targets y[n] (log delta, which a fit may change in
+ * place); the last n_tune rows tune. */
+typedef struct {
+    int side;
+    float *x;
+    double *y;
+    size_t n, n_tune;
+    int f;
+} psi_bl_rows_t;
+/* Fit one side of linear or pairsight_mlp on its rows. */
+typedef int (*psi_bl_side_fit_fn)(ps_baseline_t *b, const psi_bl_rows_t *r, const ps_baseline_params_t *p);
 /* fit on each side's rows of the used samples: the fitting rows, then the
  * tuning rows. */
 int psi_bl_fit_sides(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use, const ps_baseline_params_t *p,

@@ -27,9 +27,9 @@ static int ridge_solve(const double *gram, const double *zty, int f, size_t n, d
     return rc;
 }
 
-/* Z^T Z and Z^T y over rows [lo, hi) of x scaled by s (y already centred). */
-static int ridge_moments(const psi_scaler_t *s, const float *x, const double *y, size_t lo, size_t hi, double *gram,
-                         double *zty)
+/* Z^T Z and Z^T y over the first hi rows of x scaled by s (y already
+ * centred). */
+static int ridge_moments(const psi_scaler_t *s, const float *x, const double *y, size_t hi, double *gram, double *zty)
 {
     int f = s->n;
     enum { CHUNK = 512 };
@@ -42,7 +42,7 @@ static int ridge_moments(const psi_scaler_t *s, const float *x, const double *y,
     }
     memset(gram, 0, (size_t)f * (size_t)f * sizeof *gram);
     memset(zty, 0, (size_t)f * sizeof *zty);
-    for (size_t off = lo; off < hi; off += CHUNK) {
+    for (size_t off = 0; off < hi; off += CHUNK) {
         size_t B = hi - off < CHUNK ? hi - off : CHUNK;
         for (size_t i = 0; i < B; i++) {
             psi_scaler_row(s, x + (off + i) * (size_t)f, zf + i * (size_t)f);
@@ -70,11 +70,15 @@ static double ridge_predict_row(const ridge_t *r, const float *x, float *tmp)
     return v;
 }
 
-/* Fit one side; with lambda < 0 choose lambda among a few decades by the
- * error on the last n_tune rows (whole experiments: tuning_roles), then
- * refit on all rows. */
-static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, size_t n_tune, int f, double lambda)
+/* Fit one side on rows (their targets centred in place); with lambda < 0
+ * choose lambda among a few decades by the error on the last n_tune rows
+ * (whole experiments: tuning_roles), then refit on all rows. */
+static int fit_ridge(ridge_t *r, const psi_bl_rows_t *rows, double lambda)
 {
+    const float *x = rows->x;
+    double *y = rows->y;
+    size_t n = rows->n, n_tune = rows->n_tune;
+    int f = rows->f;
     int rc = psi_scaler_fit(&r->scale, x, n, f);
     if (rc != 0)
         return rc;
@@ -96,7 +100,7 @@ static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, size_t n_t
         size_t n_fit = n_tune > 0 && n_tune < n ? n - n_tune : n - n / 10;
         static const double grid[] = {1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1};
         double best = INFINITY;
-        if ((rc = ridge_moments(&r->scale, x, y, 0, n_fit, gram, zty)) != 0)
+        if ((rc = ridge_moments(&r->scale, x, y, n_fit, gram, zty)) != 0)
             goto done;
         for (size_t g = 0; g < PS_ARRAY_LEN(grid); g++) {
             if (ridge_solve(gram, zty, f, n_fit, grid[g], r->w) != 0)
@@ -115,7 +119,7 @@ static int fit_ridge(ridge_t *r, const float *x, double *y, size_t n, size_t n_t
             lambda = 1;
     }
     r->lambda = lambda;
-    if ((rc = ridge_moments(&r->scale, x, y, 0, n, gram, zty)) != 0)
+    if ((rc = ridge_moments(&r->scale, x, y, n, gram, zty)) != 0)
         goto done;
     rc = ridge_solve(gram, zty, f, n, lambda, r->w);
 done:
@@ -125,10 +129,9 @@ done:
     return rc;
 }
 
-static int fit_side(ps_baseline_t *b, int side, const float *x, double *y, size_t n, size_t n_tune, int f,
-                    const ps_baseline_params_t *p)
+static int fit_side(ps_baseline_t *b, const psi_bl_rows_t *r, const ps_baseline_params_t *p)
 {
-    return fit_ridge(&b->ridge[side], x, y, n, n_tune, f, p->ridge_lambda);
+    return fit_ridge(&b->ridge[r->side], r, p->ridge_lambda);
 }
 
 int psi_bl_fit_linear(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use, const ps_baseline_params_t *p)

@@ -7,14 +7,13 @@
 
 #include <stdlib.h>
 
-static int fit_side(ps_baseline_t *b, int side, const float *x, double *y, size_t n, size_t n_tune, int f,
-                    const ps_baseline_params_t *p)
+static int fit_side(ps_baseline_t *b, const psi_bl_rows_t *r, const ps_baseline_params_t *p)
 {
     psi_mlp_params_t mp;
     psi_bl_mlp_params(p, &mp);
-    mp.seed = p->seed + (uint64_t)side;
-    mp.valid_tail = n_tune;
-    return psi_mlp_train(x, n, f, y, 1, &mp, &b->mlp[side]);
+    mp.seed = p->seed + (uint64_t)r->side;
+    mp.valid_tail = r->n_tune;
+    return psi_mlp_train(r->x, r->n, r->f, r->y, 1, &mp, &b->mlp[r->side]);
 }
 
 int psi_bl_fit_pairsight_mlp(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use,

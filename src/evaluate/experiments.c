@@ -17,18 +17,19 @@
 #define QUERY_REPEATS 3
 
 static const char *const gen_group_names[PS_GEN_GROUPS] = {"llama", "batch16", "batch64"};
-static const char *const ablation_names[PS_ABL_ROWS] = {"full", "no_corunner", "summed", "durations",
-                                                        "utilization"};
-static const char *const long_names[PS_LONG_ROWS] = {"pairsight_index", "pairsight_overlap",
-                                                     "intensity_rule"};
+static const char *const ablation_names[PS_ABL_ROWS] = {"full", "no_corunner", "summed", "durations", "utilization"};
+static const char *const long_names[PS_LONG_ROWS] = {"pairsight_index", "pairsight_overlap", "intensity_rule"};
 
 int psi_experiments_parse(const char *list, int *mask)
 {
     static const struct {
         const char *name;
         int bit;
-    } names[] = {{"accuracy", PS_EXP_ACCURACY}, {"ablation", PS_EXP_ABLATION},
-                 {"generalization", PS_EXP_GENERALIZATION}, {"long", PS_EXP_LONG}, {"all", PS_EXP_ALL}};
+    } names[] = {{"accuracy", PS_EXP_ACCURACY},
+                 {"ablation", PS_EXP_ABLATION},
+                 {"generalization", PS_EXP_GENERALIZATION},
+                 {"long", PS_EXP_LONG},
+                 {"all", PS_EXP_ALL}};
     *mask = 0;
     const char *p = list;
     while (*p) {
@@ -122,6 +123,13 @@ typedef struct {
     const ps_baseline_t *base;
 } predictor_t;
 
+/* A set of test rows as queries and measurements. */
+typedef struct {
+    size_t n;
+    ps_query_t *q;
+    double *hp, *lp;
+} testset_t;
+
 /* One pass over n queries in batches of QUERY_BATCH. */
 static int predict_pass(const predictor_t *p, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *hp,
                         double *lp)
@@ -143,9 +151,11 @@ static int predict_pass(const predictor_t *p, const ps_ops_t *ops, const ps_quer
  * runs use one thread whatever the method (PairSight's prediction would take
  * every OpenMP thread, the baselines one), so that query times compare the
  * same work on the same resources. */
-static int predict_all(const predictor_t *p, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *hp,
-                       double *lp, double *seconds)
+static int predict_all(const predictor_t *p, const ps_ops_t *ops, const testset_t *t, double *hp, double *lp,
+                       double *seconds)
 {
+    const ps_query_t *q = t->q;
+    size_t n = t->n;
     if (!seconds)
         return predict_pass(p, ops, q, n, hp, lp);
 #ifdef _OPENMP
@@ -185,10 +195,13 @@ static int contains_llama(const char *s)
 
 static int query_is_llama(const ps_query_t *q) { return contains_llama(q->hp_model) || contains_llama(q->lp_model); }
 
-/* Fill the accuracy fields of row from n predictions. */
-static void score(psi_eval_row_t *row, const ps_query_t *q, const double *hp, const double *lp, const double *meas_hp,
-                  const double *meas_lp, size_t n)
+/* Fill the accuracy fields of row from the predictions hp[n], lp[n] of the
+ * n rows of t. */
+static void score(psi_eval_row_t *row, const testset_t *t, const double *hp, const double *lp)
 {
+    const ps_query_t *q = t->q;
+    const double *meas_hp = t->hp, *meas_lp = t->lp;
+    size_t n = t->n;
     row->n = n;
     if (n == 0)
         return;
@@ -205,13 +218,6 @@ static void score(psi_eval_row_t *row, const ps_query_t *q, const double *hp, co
     row->n_llama = k;
     row->llama_hp_mape = k ? s / (double)k : NAN;
 }
-
-/* A set of test rows as queries and measurements. */
-typedef struct {
-    size_t n;
-    ps_query_t *q;
-    double *hp, *lp;
-} testset_t;
 
 static void testset_free(testset_t *t)
 {
@@ -254,9 +260,9 @@ static int eval_on(const predictor_t *p, const ps_ops_t *ops, const testset_t *t
         return PS_E_NOMEM;
     }
     double secs = 0;
-    int rc = predict_all(p, ops, t->q, t->n, hp, lp, &secs);
+    int rc = predict_all(p, ops, t, hp, lp, &secs);
     if (rc == 0) {
-        score(row, t->q, hp, lp, t->hp, t->lp, t->n);
+        score(row, t, hp, lp);
         row->query_us = t->n ? 1e6 * secs / (double)t->n : NAN;
     }
     if (rc == 0 && keep_hp) {
@@ -451,8 +457,8 @@ static int run_model(run_t *u)
             return rc;
         return 0;
     }
-    int rc = train_model(u->c, u->train_src, PS_FEAT_FULL, "train pairsight", &u->own_model,
-                         &u->r->model_train_seconds);
+    int rc =
+        train_model(u->c, u->train_src, PS_FEAT_FULL, "train pairsight", &u->own_model, &u->r->model_train_seconds);
     u->model = u->own_model;
     return rc;
 }
@@ -499,9 +505,8 @@ static int exp_accuracy(run_t *u)
     memcpy(r->test_q, u->test.q, u->test.n * sizeof *r->test_q);
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         progress(u->c, "accuracy", m, PS_METHOD_COUNT);
-        predictor_t p = {.model = m == PS_METHOD_PAIRSIGHT ? u->model : NULL,
-                         .compose = PS_COMPOSE_OVERLAP,
-                         .base = u->base[m]};
+        predictor_t p = {
+            .model = m == PS_METHOD_PAIRSIGHT ? u->model : NULL, .compose = PS_COMPOSE_OVERLAP, .base = u->base[m]};
         if (!p.model && !p.base)
             continue;
         int rc = eval_on(&p, u->c->ops, &u->test, &r->table1[m], &r->pred_hp[m], &r->pred_lp[m]);
@@ -624,14 +629,26 @@ static void score_methods(run_t *u, const ps_model_t *model, ps_baseline_t *cons
     }
 }
 
+/* A held-out group g of Table II: the rank of each training row's
+ * experiment within the group (-1: another group), the pool of ranks the
+ * model may adapt on, and the test rows t (ranks from pool on). */
+typedef struct {
+    int g;
+    const long *rank;
+    long pool;
+    testset_t t;
+} heldout_t;
+
 /* Table II's row "PairSight after k = ks[k]": the model adapted on the first
- * min(ks[k], pool) experiments of group g by rank, scored on t. take is the
- * caller's scratch of one flag per row. A failed adaptation leaves the row
- * unmeasured with a warning. */
-static int adapt_and_score(run_t *u, const ps_model_t *model, const long *rank, long pool, int g, int k,
-                           const testset_t *t, unsigned char *take)
+ * min(ks[k], pool) experiments of group h->g by rank, scored on h->t. take
+ * is the caller's scratch of one flag per row. A failed adaptation leaves the
+ * row unmeasured with a warning. */
+static int adapt_and_score(run_t *u, const ps_model_t *model, const heldout_t *h, int k, unsigned char *take)
 {
     const psi_eval_config_t *c = u->c;
+    const long *rank = h->rank, pool = h->pool;
+    const testset_t *t = &h->t;
+    int g = h->g;
     const ps_coexec_t *cx = u->train_src;
     char stage[64];
     snprintf(stage, sizeof stage, "generalization: adapt %s k=%d", gen_group_names[g], c->ks[k]);
@@ -674,7 +691,7 @@ static int exp_generalization(run_t *u)
     ps_model_t *model = NULL;
     psi_dataset_t *d = NULL;
     ps_baseline_t *base[PS_METHOD_COUNT] = {0};
-    testset_t t = {0};
+    heldout_t h = {.rank = rank};
     int rc = PS_E_NOMEM;
     if (!take || !rank)
         goto done;
@@ -708,18 +725,19 @@ static int exp_generalization(run_t *u)
         if (n_exp < 2)
             continue;
         /* Keep at least half of a small group for testing. */
-        long pool = kmax < (long)(n_exp / 2) ? kmax : (long)(n_exp / 2);
-        testset_free(&t);
-        if ((rc = testset_alloc(&t, n)) != 0)
+        h.g = g;
+        h.pool = kmax < (long)(n_exp / 2) ? kmax : (long)(n_exp / 2);
+        testset_free(&h.t);
+        if ((rc = testset_alloc(&h.t, n)) != 0)
             goto done;
         for (size_t i = 0; i < n; i++)
-            if (rank[i] >= pool)
-                testset_add(&t, &cx->rows[i]);
-        score_methods(u, model, base, g, &t);
-        if (g == 0 && (rc = coverage_rows(model, c->ops, &t, r->cov[2])) != 0)
+            if (rank[i] >= h.pool)
+                testset_add(&h.t, &cx->rows[i]);
+        score_methods(u, model, base, g, &h.t);
+        if (g == 0 && (rc = coverage_rows(model, c->ops, &h.t, r->cov[2])) != 0)
             goto done;
         for (int k = 0; k < 3; k++)
-            if ((rc = adapt_and_score(u, model, rank, pool, g, k, &t, take)) != 0)
+            if ((rc = adapt_and_score(u, model, &h, k, take)) != 0)
                 goto done;
     }
     r->done |= PS_EXP_GENERALIZATION;
@@ -732,7 +750,7 @@ done:
     psi_dataset_free(d);
     for (int m = 0; m < PS_METHOD_COUNT; m++)
         ps_baseline_free(base[m]);
-    testset_free(&t);
+    testset_free(&h.t);
     return rc;
 }
 

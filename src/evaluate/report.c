@@ -245,10 +245,13 @@ static void hnum(FILE *f, double v, int prec)
 static void html_tables(FILE *f, const psi_eval_results_t *r)
 {
     if (r->done & PS_EXP_ACCURACY) {
-        fprintf(f, "<h2>Table I: accuracy and cost</h2><p>%zu test co-executions, %zu training samples. "
-                   "MAPE in percent; query time per candidate in batches of 1k.</p>\n", r->n_test, r->n_train);
+        fprintf(f,
+                "<h2>Table I: accuracy and cost</h2><p>%zu test co-executions, %zu training samples. "
+                "MAPE in percent; query time per candidate in batches of 1k.</p>\n",
+                r->n_test, r->n_train);
         fputs("<table><tr><th>method</th><th>HP MAPE</th><th>LP MAPE</th><th>HP &le;10%</th>"
-              "<th>Llama HP</th><th>train s</th><th>query &micro;s</th></tr>\n", f);
+              "<th>Llama HP</th><th>train s</th><th>query &micro;s</th></tr>\n",
+              f);
         for (int m = 0; m < PS_METHOD_COUNT; m++) {
             const psi_eval_row_t *w = &r->table1[m];
             fprintf(f, "<tr><td>%s</td>", w->name);
@@ -275,7 +278,8 @@ static void html_tables(FILE *f, const psi_eval_results_t *r)
     if (r->done & PS_EXP_GENERALIZATION) {
         fputs("<h2>Table II: generalization</h2><p>Trained on the classic models at default batch sizes; "
               "the last rows continue training PairSight on k experiments per held-out group.</p>"
-              "<table><tr><th rowspan=2>method</th>", f);
+              "<table><tr><th rowspan=2>method</th>",
+              f);
         for (int g = 0; g < PS_GEN_GROUPS; g++)
             fprintf(f, "<th colspan=2>%s (%zu)</th>", gen_groups[g], r->gen[0][g].n);
         fputs("</tr><tr>", f);
@@ -293,9 +297,11 @@ static void html_tables(FILE *f, const psi_eval_results_t *r)
         fputs("</table>\n", f);
     }
     if (r->done & PS_EXP_LONG) {
-        fprintf(f, "<h2>Long segments</h2><p>%zu co-executions beyond the window under SM splits absent "
-                   "from training, %zu of them asymmetric.</p><table><tr><th>method</th><th>HP</th><th>LP</th>"
-                   "<th>asym HP</th><th>asym LP</th></tr>\n", r->long_all[0].n, r->long_asym[0].n);
+        fprintf(f,
+                "<h2>Long segments</h2><p>%zu co-executions beyond the window under SM splits absent "
+                "from training, %zu of them asymmetric.</p><table><tr><th>method</th><th>HP</th><th>LP</th>"
+                "<th>asym HP</th><th>asym LP</th></tr>\n",
+                r->long_all[0].n, r->long_asym[0].n);
         for (int i = 0; i < PS_LONG_ROWS; i++) {
             fprintf(f, "<tr><td>%s</td>", r->long_all[i].name);
             hnum(f, r->long_all[i].hp_mape, 2);
@@ -372,11 +378,10 @@ static void svg_scatter(FILE *f, const psi_eval_results_t *r, const psi_report_m
                 y = 0;
             if (y > 1)
                 y = 1;
-            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='1.6' fill='%s' fill-opacity='0.5'/>", P + x * S,
-                    (1 - y) * S, palette[m]);
+            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='1.6' fill='%s' fill-opacity='0.5'/>", P + x * S, (1 - y) * S,
+                    palette[m]);
         }
-        fprintf(f, "<text x=%d y=14 font-size=13>%s (%.1f%%)</text>", P + 6, r->table1[m].name,
-                r->table1[m].hp_mape);
+        fprintf(f, "<text x=%d y=14 font-size=13>%s (%.1f%%)</text>", P + 6, r->table1[m].name, r->table1[m].hp_mape);
         fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=middle>%s HP latency (log)</text>", P + S / 2, S + 28,
                 meta->latency_word);
         if (below || above)
@@ -403,8 +408,9 @@ static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
     const int W = 460, H = 280, P = 44;
     const double xmax = 50;
     const double *meas = side == PS_SIDE_HP ? r->meas_hp : r->meas_lp;
-    fprintf(f, "<svg width=%d height=%d><text x=%d y=12 font-size=13>%s</text>"
-               "<rect x=%d y=20 width=%d height=%d fill='#fafafa' stroke='#999'/>",
+    fprintf(f,
+            "<svg width=%d height=%d><text x=%d y=12 font-size=13>%s</text>"
+            "<rect x=%d y=20 width=%d height=%d fill='#fafafa' stroke='#999'/>",
             W + P + 150, H + P + 20, P, side == PS_SIDE_HP ? "HP side" : "LP side", P, W, H);
     for (int t = 0; t <= 5; t++) {
         fprintf(f, "<text x=%.1f y=%d font-size=11 text-anchor=middle>%.0f%%</text>", P + W * t / 5.0, H + 36,
@@ -412,8 +418,7 @@ static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
         fprintf(f, "<text x=%d y=%.1f font-size=11 text-anchor=end>%.1f</text>", P - 4, 24 + H * (1 - t / 5.0),
                 t / 5.0);
     }
-    fprintf(f, "<text x=%d y=%d font-size=12 text-anchor=middle>absolute percentage error</text>", P + W / 2,
-            H + 52);
+    fprintf(f, "<text x=%d y=%d font-size=12 text-anchor=middle>absolute percentage error</text>", P + W / 2, H + 52);
     fprintf(f,
             "<text x=11 y=%d font-size=12 text-anchor=middle transform='rotate(-90 11 %d)'>fraction of test "
             "co-executions</text>",
@@ -455,8 +460,9 @@ static void svg_cdf(FILE *f, const psi_eval_results_t *r, int side)
 /* ---- campaign figures: Fig. 1c heat map and Fig. 2 correlations ---- */
 
 #define N_QTY PSI_REPORT_QTY
-static const char *const qty_names[N_QTY] = {"duration", "dram_bytes", "l2_bytes", "stall_long_scoreboard",
-                                             "stall_lg_throttle", "stall_mio_throttle", "sm_pct", "mem_pct"};
+static const char *const qty_names[N_QTY] = {
+    "duration",          "dram_bytes",         "l2_bytes", "stall_long_scoreboard",
+    "stall_lg_throttle", "stall_mio_throttle", "sm_pct",   "mem_pct"};
 
 static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx, const psi_report_meta_t *meta)
 {
@@ -471,9 +477,9 @@ static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx,
         const psi_coexec_row_t *r = &cx->rows[i];
         double hq[N_QTY], lq[N_QTY];
         int hc, lc;
-        if (psi_report_segment(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) !=
-                0 ||
-            psi_report_segment(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc) != 0)
+        ps_query_t x = psi_query_of_row(r);
+        if (psi_report_segment(ops, &x, PS_SIDE_HP, hq, &hc) != 0 ||
+            psi_report_segment(ops, &x, PS_SIDE_LP, lq, &lc) != 0)
             continue;
         /* Each co-execution gives two (target, co-runner) pairs. */
         delta[k] = r->hp_ns / hq[0];
@@ -495,9 +501,11 @@ static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx,
         rc[j] = psi_pearson(col_c, delta, k);
     }
     const int W = 700, H = 260, P = 56, B = W / N_QTY;
-    fprintf(f, "<h2>Correlation of each counter with delta (Fig. 2)</h2><p>Pearson r over %zu (target, "
-               "co-runner) pairs; segment sums for durations and bytes, duration-weighted means for "
-               "percentages.</p>\n", k);
+    fprintf(f,
+            "<h2>Correlation of each counter with delta (Fig. 2)</h2><p>Pearson r over %zu (target, "
+            "co-runner) pairs; segment sums for durations and bytes, duration-weighted means for "
+            "percentages.</p>\n",
+            k);
     fprintf(f, "<svg width=%d height=%d><line x1=%d y1=%d x2=%d y2=%d stroke='#444'/>", W + P + 140, H + 120, P,
             10 + H / 2, P + W, 10 + H / 2);
     for (int t = -2; t <= 2; t++)
@@ -523,8 +531,9 @@ static void svg_correlation(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx,
         fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=end transform='rotate(-35 %d %d)'>%s</text>",
                 P + j * B + B / 2, H + 30, P + j * B + B / 2, H + 30, qty_names[j]);
     }
-    fprintf(f, "<rect x=%d y=20 width=14 height=10 fill='#d62728'/><text x=%d y=29 font-size=12>target</text>"
-               "<rect x=%d y=40 width=14 height=10 fill='#1f77b4'/><text x=%d y=49 font-size=12>co-runner</text>",
+    fprintf(f,
+            "<rect x=%d y=20 width=14 height=10 fill='#d62728'/><text x=%d y=29 font-size=12>target</text>"
+            "<rect x=%d y=40 width=14 height=10 fill='#1f77b4'/><text x=%d y=49 font-size=12>co-runner</text>",
             P + W + 10, P + W + 30, P + W + 10, P + W + 30);
     fputs("</svg>\n", f);
     psi_report_caption(f, meta, "every co-execution of the campaign");
@@ -586,6 +595,22 @@ typedef struct {
 
 static const char hm_cls_tag[3] = {'C', 'M', '?'};
 
+/* The heat map as it is built: the keys of its rows (HP segments) and
+ * columns (co-runners), at most HM_CAP each, with each key id's rank by
+ * count; the observations; and the cells drawn, the R most frequent rows by
+ * the C most frequent columns. */
+enum { HM_CAP = 4096 };
+typedef struct {
+    hm_key_t *hk, *ck; /* [HM_CAP] each, nh and nc used */
+    size_t nh, nc;
+    int *hrank, *crank; /* [HM_CAP] each, by key id */
+    hm_obs_t *obs;      /* [cx->n], no used */
+    size_t no;
+    size_t R, C;
+    size_t *cnt;  /* [R * C] observations per cell */
+    double *cell; /* [R * C] their median delta */
+} heatmap_t;
+
 /* The heat map's observations: one (HP segment key, co-runner key, delta)
  * per row of cx whose segments ops profiles; keys go into hk and ck (at most
  * cap each). Returns the number of observations in obs. */
@@ -605,19 +630,20 @@ static void short_kernel(const char *name, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)(len > 40 ? 40 : len), start);
 }
 
-static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *hk, size_t *nh, hm_key_t *ck, size_t *nc,
-                         size_t cap, hm_obs_t *obs)
+static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, heatmap_t *hm)
 {
-    size_t no = 0;
+    size_t no = 0, cap = HM_CAP;
+    hm_key_t *hk = hm->hk, *ck = hm->ck;
+    size_t *nh = &hm->nh, *nc = &hm->nc;
+    hm_obs_t *obs = hm->obs;
     char key[160], op[48];
     for (size_t i = 0; i < cx->n; i++) {
         const psi_coexec_row_t *r = &cx->rows[i];
         const psi_op_group_t *g = psi_ops_find(ops, r->gpu, r->hp_model, r->hp_batch);
         double hq[N_QTY], lq[N_QTY];
         int hc, lc;
-        if (!g ||
-            psi_report_segment(ops, r->gpu, r->hp_model, r->hp_batch, r->hp_start, r->hp_len, r->hp_tpcs, hq, &hc) ||
-            psi_report_segment(ops, r->gpu, r->lp_model, r->lp_batch, r->lp_start, r->lp_len, r->lp_tpcs, lq, &lc))
+        ps_query_t x = psi_query_of_row(r);
+        if (!g || psi_report_segment(ops, &x, PS_SIDE_HP, hq, &hc) || psi_report_segment(ops, &x, PS_SIDE_LP, lq, &lc))
             continue;
         short_kernel(g->names[r->hp_start], op, sizeof op);
         snprintf(key, sizeof key, "%.60s/%d:%s%s", r->hp_model, r->hp_batch, op, r->hp_len > 1 ? "+" : "");
@@ -632,9 +658,12 @@ static size_t hm_collect(const ps_ops_t *ops, const ps_coexec_t *cx, hm_key_t *h
 
 /* The median delta of each of the R x C cells (counting sort by cell) into
  * cell, their counts into cnt. */
-static int hm_cells(const hm_obs_t *obs, size_t no, const int *hrank, const int *crank, size_t R, size_t C, size_t *cnt,
-                    double *cell)
+static int hm_cells(heatmap_t *hm)
 {
+    const hm_obs_t *obs = hm->obs;
+    const int *hrank = hm->hrank, *crank = hm->crank;
+    size_t no = hm->no, R = hm->R, C = hm->C, *cnt = hm->cnt;
+    double *cell = hm->cell;
     double *vals = psi_malloc((no ? no : 1) * sizeof *vals);
     size_t *start = psi_calloc(R * C + 1, sizeof *start);
     if (!vals || !start) {
@@ -680,9 +709,12 @@ static void hm_scale(FILE *f, int x, int y)
 
 /* The R x C cells as SVG: white at delta 1 to dark red at delta 2 and
  * beyond, grey where nothing was measured. */
-static void hm_draw(FILE *f, const hm_key_t *hk, const hm_key_t *ck, size_t R, size_t C, const size_t *cnt,
-                    const double *cell)
+static void hm_draw(FILE *f, const heatmap_t *hm)
 {
+    const hm_key_t *hk = hm->hk, *ck = hm->ck;
+    size_t R = hm->R, C = hm->C;
+    const size_t *cnt = hm->cnt;
+    const double *cell = hm->cell;
     const int CW = 44, CH = 18, LX = 420, TY = 130;
     fputs("<h2>HP slowdown against co-runners (Fig. 1c)</h2><p>Median slowdown (latency beside the co-runner "
           "over the segment alone at the same TPCs) of the most frequent HP segments (rows: model/batch:first "
@@ -726,34 +758,34 @@ static void hm_draw(FILE *f, const hm_key_t *hk, const hm_key_t *ck, size_t R, s
 
 static void svg_heatmap(FILE *f, const ps_ops_t *ops, const ps_coexec_t *cx, const psi_report_meta_t *meta)
 {
-    enum { CAP = 4096 };
-    hm_key_t *hk = psi_calloc(CAP, sizeof *hk), *ck = psi_calloc(CAP, sizeof *ck);
-    int *hrank = psi_malloc(CAP * sizeof *hrank), *crank = psi_malloc(CAP * sizeof *crank);
-    hm_obs_t *obs = psi_malloc((cx->n ? cx->n : 1) * sizeof *obs);
-    double *cell = NULL;
-    size_t *cnt = NULL, nh = 0, nc = 0;
-    if (!hk || !ck || !hrank || !crank || !obs)
+    heatmap_t hm = {.hk = psi_calloc(HM_CAP, sizeof *hm.hk),
+                    .ck = psi_calloc(HM_CAP, sizeof *hm.ck),
+                    .hrank = psi_malloc(HM_CAP * sizeof *hm.hrank),
+                    .crank = psi_malloc(HM_CAP * sizeof *hm.crank),
+                    .obs = psi_malloc((cx->n ? cx->n : 1) * sizeof *hm.obs)};
+    if (!hm.hk || !hm.ck || !hm.hrank || !hm.crank || !hm.obs)
         goto done;
-    size_t no = hm_collect(ops, cx, hk, &nh, ck, &nc, CAP, obs);
-    if (nh == 0 || nc == 0)
+    hm.no = hm_collect(ops, cx, &hm);
+    if (hm.nh == 0 || hm.nc == 0)
         goto done;
-    hm_rank(hk, nh, hrank);
-    hm_rank(ck, nc, crank);
-    size_t R = nh < HM_ROWS ? nh : HM_ROWS, C = nc < HM_COLS ? nc : HM_COLS;
-    cnt = psi_calloc(R * C, sizeof *cnt);
-    cell = psi_malloc(R * C * sizeof *cell);
-    if (cnt && cell && hm_cells(obs, no, hrank, crank, R, C, cnt, cell) == 0)
-        hm_draw(f, hk, ck, R, C, cnt, cell);
-    if (cnt && cell)
+    hm_rank(hm.hk, hm.nh, hm.hrank);
+    hm_rank(hm.ck, hm.nc, hm.crank);
+    hm.R = hm.nh < HM_ROWS ? hm.nh : HM_ROWS;
+    hm.C = hm.nc < HM_COLS ? hm.nc : HM_COLS;
+    hm.cnt = psi_calloc(hm.R * hm.C, sizeof *hm.cnt);
+    hm.cell = psi_malloc(hm.R * hm.C * sizeof *hm.cell);
+    if (hm.cnt && hm.cell && hm_cells(&hm) == 0)
+        hm_draw(f, &hm);
+    if (hm.cnt && hm.cell)
         psi_report_caption(f, meta, "every co-execution of the campaign");
 done:
-    free(hk);
-    free(ck);
-    free(hrank);
-    free(crank);
-    free(obs);
-    free(cnt);
-    free(cell);
+    free(hm.hk);
+    free(hm.ck);
+    free(hm.hrank);
+    free(hm.crank);
+    free(hm.obs);
+    free(hm.cnt);
+    free(hm.cell);
 }
 
 /* The first screen: which GPU, where the data came from, its seed and size. */

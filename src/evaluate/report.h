@@ -32,13 +32,13 @@ void psi_svg_bars(FILE *f, const psi_bars_t *b);
 /* The caption line that names the data under every figure. */
 void psi_report_caption(FILE *f, const psi_report_meta_t *m, const char *what);
 
-/* Per-segment quantities at its TPCs (report.c): 0 duration, 1 DRAM bytes,
- * 2 L2 bytes (sums), 3-5 the three stall shares, 6 sm_pct, 7 mem_pct
- * (duration-weighted means); *cls the dominant intensity class (0 compute,
- * 1 memory, 2 unknown). -1 where ops does not profile the segment. */
+/* Per-segment quantities of side (PS_SIDE_HP or PS_SIDE_LP) of query x at
+ * its TPCs (report_segment.c): 0 duration, 1 DRAM bytes, 2 L2 bytes (sums),
+ * 3-5 the three stall shares, 6 sm_pct, 7 mem_pct (duration-weighted
+ * means); *cls the dominant intensity class (0 compute, 1 memory, 2
+ * unknown). -1 where ops does not profile the segment. */
 #define PSI_REPORT_QTY 8
-int psi_report_segment(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len, int tpcs,
-                       double q[PSI_REPORT_QTY], int *cls);
+int psi_report_segment(const ps_ops_t *ops, const ps_query_t *x, int side, double q[PSI_REPORT_QTY], int *cls);
 
 /* The figures by SM split and operator class (report_split.c): PairSight's
  * error per split and per class, and the slowdown against the split,

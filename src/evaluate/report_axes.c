@@ -73,23 +73,32 @@ void psi_time_label(char *buf, size_t n, double ns)
     snprintf(buf, n, "%.4g %s", ns, unit[u]);
 }
 
-/* One bar; a value outside the axis is clipped to it. */
-static void bar(FILE *f, double x, double w, double v, double y0, double y1, int top, int h, const char *color)
+/* The plot area of a bar chart: its box in pixels (left, top, width,
+ * height) and the values its y axis spans, from y0 at the bottom to y1. */
+typedef struct {
+    int L, T, W, H;
+    double y0, y1;
+} plot_t;
+
+/* One bar of width w at x; a value outside the axis is clipped to it. */
+static void bar(FILE *f, const plot_t *p, double x, double w, double v, const char *color)
 {
+    double y0 = p->y0, y1 = p->y1;
     double a = (v < y1 ? v : y1) - y0, b = 0;
     if (a < 0) {
         b = a;
         a = 0;
     }
-    double py = top + h * (1 - a / (y1 - y0)), ph = h * (a - b) / (y1 - y0);
+    double py = p->T + p->H * (1 - a / (y1 - y0)), ph = p->H * (a - b) / (y1 - y0);
     fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'><title>%.3f</title></rect>", x, py, w, ph,
             color, v);
 }
 
 /* The y axis: ticks, grid lines and the label. */
-static void bars_axis(FILE *f, const psi_bars_t *b, double y1, int L, int T, int W, int H)
+static void bars_axis(FILE *f, const psi_bars_t *b, const plot_t *p)
 {
-    double t[16];
+    const int L = p->L, T = p->T, W = p->W, H = p->H;
+    double t[16], y1 = p->y1;
     char lab[32];
     int nt = psi_nice_ticks(b->y0, y1, 6, t);
     for (int k = 0; k < nt; k++) {
@@ -119,13 +128,14 @@ void psi_svg_bars(FILE *f, const psi_bars_t *b)
     if (!(y1 > b->y0))
         y1 = b->y0 + 1;
     fprintf(f, "<svg width=%d height=%d>", L + W + 170, T + H + 50);
-    bars_axis(f, b, y1, L, T, W, H);
+    const plot_t p = {L, T, W, H, b->y0, y1};
+    bars_axis(f, b, &p);
     fprintf(f, "<rect x=%d y=%d width=%d height=%d fill='none' stroke='#999'/>", L, T, W, H);
     for (int g = 0; g < b->ngroups; g++) {
         for (int s = 0; s < b->nseries; s++) {
             double v = b->v[g * b->nseries + s];
             if (!isnan(v))
-                bar(f, L + g * GW + (GW - 18 * b->nseries) / 2 + s * 18, 16, v, b->y0, y1, T, H, b->colors[s]);
+                bar(f, &p, L + g * GW + (GW - 18 * b->nseries) / 2 + s * 18, 16, v, b->colors[s]);
         }
         fprintf(f, "<text x=%d y=%d font-size=11 text-anchor=middle>%s</text>", L + g * GW + GW / 2, T + H + 16,
                 b->glabels[g]);

@@ -5,16 +5,17 @@
 
 #include <math.h>
 
-/* Per-segment quantities at its TPCs: 0 duration, 1 DRAM bytes, 2 L2 bytes
- * (sums), 3-5 the three stall shares, 6 sm_pct, 7 mem_pct (duration-weighted
- * means); and the dominant intensity class. */
-int psi_report_segment(const ps_ops_t *ops, const char *gpu, const char *model, int batch, int start, int len, int tpcs,
-                       double q[PSI_REPORT_QTY], int *cls)
+/* Per-segment quantities of one side of query x at its TPCs: 0 duration, 1
+ * DRAM bytes, 2 L2 bytes (sums), 3-5 the three stall shares, 6 sm_pct, 7
+ * mem_pct (duration-weighted means); and the dominant intensity class. */
+int psi_report_segment(const ps_ops_t *ops, const ps_query_t *x, int side, double q[PSI_REPORT_QTY], int *cls)
 {
-    const psi_op_group_t *g = psi_ops_find(ops, gpu, model, batch);
+    int hp = side == PS_SIDE_HP;
+    int start = hp ? x->hp_start : x->lp_start, len = hp ? x->hp_len : x->lp_len;
+    const psi_op_group_t *g = psi_ops_find(ops, x->gpu, hp ? x->hp_model : x->lp_model, hp ? x->hp_batch : x->lp_batch);
     if (!g)
         return -1;
-    int k = psi_group_tpcs_index(g, tpcs);
+    int k = psi_group_tpcs_index(g, hp ? x->hp_tpcs : x->lp_tpcs);
     if (k < 0 || !segment_fits(start, len, g->n_ops))
         return -1;
     double t[3] = {0, 0, 0}, wsum[PSI_REPORT_QTY] = {0};

@@ -60,9 +60,7 @@ static void accumulate(const psi_eval_results_t *r, const ps_ops_t *ops, split_a
         const ps_query_t *q = &r->test_q[i];
         double hq[PSI_REPORT_QTY], lq[PSI_REPORT_QTY];
         int hc, lc, k = split_index(a->splits, a->n_splits, q->hp_tpcs);
-        if (k < 0 ||
-            psi_report_segment(ops, q->gpu, q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs, hq, &hc) ||
-            psi_report_segment(ops, q->gpu, q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs, lq, &lc))
+        if (k < 0 || psi_report_segment(ops, q, PS_SIDE_HP, hq, &hc) || psi_report_segment(ops, q, PS_SIDE_LP, lq, &lc))
             continue;
         double eh = psi_ape(ph[i], r->meas_hp[i]), el = psi_ape(pl[i], r->meas_lp[i]);
         double v[6] = {eh, el, r->meas_hp[i] / hq[0], ph[i] / hq[0], r->meas_lp[i] / lq[0], pl[i] / lq[0]};
@@ -76,47 +74,48 @@ static void accumulate(const psi_eval_results_t *r, const ps_ops_t *ops, split_a
     }
 }
 
-/* The mean of quantities first..first+n-1 per split (APE in percent), times scale, into
- * v[k * n + s], and the splits' labels into gl. */
-static void split_means(const split_acc_t *a, char (*lab)[24], int first, int n, double scale, double *v,
-                        const char **gl)
+/* The bars of n series over the splits: the mean of quantities
+ * first..first+n-1 per split (APE in percent) into v[k * n + s], and the
+ * splits' labels into gl; the caller names the y axis and the series. */
+static psi_bars_t split_bars(const split_acc_t *a, char (*lab)[24], int first, int n, double *v, const char **gl)
 {
     for (int k = 0; k < a->n_splits; k++) {
         gl[k] = lab[k];
         for (int s = 0; s < n; s++)
-            v[k * n + s] = a->cnt[k] ? scale * a->sum[k][first + s] / (double)a->cnt[k] : NAN;
+            v[k * n + s] = a->cnt[k] ? a->sum[k][first + s] / (double)a->cnt[k] : NAN;
     }
+    return (psi_bars_t){
+        .xlabel = "SM split: HP TPCs / LP TPCs", .ngroups = a->n_splits, .nseries = n, .glabels = gl, .v = v};
 }
 
-/* One chart of n series over the splits (or the classes), and its caption. */
-static void chart(FILE *f, const psi_report_meta_t *m, const char *ylabel, const char *xlabel, int ngroups, int n,
-                  const char *const *gl, const char *const *names, const char *const *colors, const double *v,
-                  double y0)
+/* One chart over the splits (or the classes), and its caption. */
+static void chart(FILE *f, const psi_report_meta_t *m, const psi_bars_t *b)
 {
-    psi_bars_t b = {.ylabel = ylabel,
-                    .xlabel = xlabel,
-                    .ngroups = ngroups,
-                    .nseries = n,
-                    .glabels = gl,
-                    .snames = names,
-                    .colors = colors,
-                    .v = v,
-                    .y0 = y0};
-    psi_svg_bars(f, &b);
+    psi_svg_bars(f, b);
     psi_report_caption(f, m, "test split");
 }
 
 static const char *const side_names[] = {"HP", "LP"}, *const side_colors[] = {"#d62728", "#1f77b4"};
 
+/* The series of PairSight's error: HP and LP side by side, MAPE in percent. */
+static void error_series(psi_bars_t *b)
+{
+    b->ylabel = "MAPE (%)";
+    b->nseries = 2;
+    b->snames = side_names;
+    b->colors = side_colors;
+}
+
 static void fig_error_by_split(FILE *f, const split_acc_t *a, const psi_report_meta_t *m, char (*lab)[24])
 {
     double v[MAX_SPLITS * 2];
     const char *gl[MAX_SPLITS];
-    split_means(a, lab, 0, 2, 1, v, gl);
+    psi_bars_t b = split_bars(a, lab, 0, 2, v, gl);
+    error_series(&b);
     fputs("<h2>PairSight's error per SM split</h2><p>Mean absolute percentage error of the test "
           "co-executions at each split (HP TPCs / LP TPCs); a log-log scatter hides an error of 5%.</p>\n",
           f);
-    chart(f, m, "MAPE (%)", "SM split: HP TPCs / LP TPCs", a->n_splits, 2, gl, side_names, side_colors, v, 0);
+    chart(f, m, &b);
 }
 
 static void fig_error_by_class(FILE *f, const split_acc_t *a, const psi_report_meta_t *m)
@@ -131,7 +130,9 @@ static void fig_error_by_class(FILE *f, const split_acc_t *a, const psi_report_m
             "predicted side's segment (the class holding most of its standalone time; unknown where the "
             "profile gives no class). Segments: HP %zu / %zu / %zu, LP %zu / %zu / %zu.</p>\n",
             a->cls_cnt[0][0], a->cls_cnt[1][0], a->cls_cnt[2][0], a->cls_cnt[0][1], a->cls_cnt[1][1], a->cls_cnt[2][1]);
-    chart(f, m, "MAPE (%)", "dominant intensity class of the segment", 3, 2, cls, side_names, side_colors, v, 0);
+    psi_bars_t b = {.xlabel = "dominant intensity class of the segment", .ngroups = 3, .glabels = cls, .v = v};
+    error_series(&b);
+    chart(f, m, &b);
 }
 
 static void fig_slowdown(FILE *f, const split_acc_t *a, const psi_report_meta_t *m, char (*lab)[24])
@@ -143,13 +144,17 @@ static void fig_slowdown(FILE *f, const split_acc_t *a, const psi_report_meta_t 
     static const char *const colors[] = {"#d62728", "#f4a6a6", "#1f77b4", "#9ec5e8"};
     double v[MAX_SPLITS * 4];
     const char *gl[MAX_SPLITS];
-    split_means(a, lab, 2, 4, 1, v, gl);
+    psi_bars_t b = split_bars(a, lab, 2, 4, v, gl);
+    b.ylabel = "slowdown (x)";
+    b.snames = names;
+    b.colors = colors;
+    b.y0 = 1;
     fprintf(f,
             "<h2>Slowdown against the SM split, %s and predicted</h2><p>Mean slowdown (latency beside the "
             "co-runner over the segment alone at the same TPCs; 1 = none) of the test co-executions per "
             "split, %s beside PairSight's prediction.</p>\n",
             m->latency_word, m->latency_word);
-    chart(f, m, "slowdown (x)", "SM split: HP TPCs / LP TPCs", a->n_splits, 4, gl, names, colors, v, 1);
+    chart(f, m, &b);
 }
 
 void psi_report_split_figs(FILE *f, const psi_eval_results_t *r, const ps_ops_t *ops, const psi_report_meta_t *m)
