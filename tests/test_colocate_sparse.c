@@ -269,7 +269,11 @@ static void test_place_solver(void)
             wt[i] = 0.2 + (double)(psi_splitmix64(&st) % 1000) / 1000.0;
         int ntypes = 1 + rep % 2;
         double bf = brute(wt, n, gt, ng, K, a, 0), obj = 0;
-        CHECK_OK(psi_cl_place_solve(n, gt, ng, ntypes, K, 0, 0, toy_val, wt, a, sh, &obj, &exact, NULL));
+        cl_place_problem_t pb = {
+            .n = n, .gtype = gt, .ng = ng, .ntypes = ntypes, .max_per_gpu = K, .val = toy_val, .ctx = wt};
+        cl_placement_t pl = {.assign = a, .share = sh};
+        CHECK_OK(psi_cl_place_solve(&pb, 0, NULL, &pl));
+        obj = pl.objective, exact = pl.exact;
         CHECK(exact == 1);
         CHECK_NEAR(obj, bf, 1e-9);
         int per[3] = {0};
@@ -286,7 +290,10 @@ static void test_place_solver(void)
     double wt[24], obj = 0, alone = 0, sorted[24];
     for (int i = 0; i < n; i++)
         sorted[i] = wt[i] = 0.2 + (double)(psi_splitmix64(&st) % 1000) / 1000.0;
-    CHECK_OK(psi_cl_place_solve(n, gt, ng, 1, 4, 1, 0, toy_val, wt, a, sh, &obj, &exact, NULL));
+    cl_place_problem_t pb = {.n = n, .gtype = gt, .ng = ng, .ntypes = 1, .max_per_gpu = 4, .val = toy_val, .ctx = wt};
+    cl_placement_t pl = {.assign = a, .share = sh};
+    CHECK_OK(psi_cl_place_solve(&pb, 1, NULL, &pl));
+    obj = pl.objective, exact = pl.exact;
     CHECK(exact == 0);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
@@ -302,7 +309,10 @@ static void test_place_solver(void)
      * prediction; the local search asks for the same groups again). */
     counting_t cv = {.wt = wt};
     double obj2 = 0;
-    CHECK_OK(psi_cl_place_solve(n, gt, ng, 1, 4, 1, 0, counting_val, &cv, a, sh, &obj2, &exact, NULL));
+    pb.val = counting_val;
+    pb.ctx = &cv;
+    CHECK_OK(psi_cl_place_solve(&pb, 1, NULL, &pl));
+    obj2 = pl.objective;
     CHECK_NEAR(obj2, obj, 1e-12);
     CHECK(cv.n > 0 && cv.repeats <= ng); /* only the final shares ask again */
     free(cv.seen);

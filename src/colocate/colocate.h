@@ -180,11 +180,8 @@ int psi_cl_stack_weights(const cl_stack_rows_t *r, double *w, double *g);
 int psi_cl_auto_build(const cl_train_t *t, const ps_coloc_params_t *p, const cl_auto_choice_t *ch, int rule,
                       ps_coloc_model_t **have, ps_coloc_model_t **out);
 
-/* Placement (place.c): jobs[n] are workload indices, gtype[ng] GPU type
- * indices (0..ntypes-1); val(ctx, type, jobs, k, shares_out) the value of
- * a group (-INFINITY when not allowed); a job left waiting costs
- * wait_penalty (0: free). assign[n] gets GPU or -1, share[n] the share,
- * *objective the sum of the group values. */
+/* Placement (place.c): val(ctx, type, jobs, k, shares_out) the value of a
+ * group of jobs on a GPU of a type (-INFINITY when not allowed). */
 typedef double (*cl_group_value_fn)(void *ctx, int type, const int *jobs, int k, int *shares);
 /* Every job runs when the GPUs have room: a waiting job costs this much
  * (more than any group can be worth), unless waiting is allowed. */
@@ -198,8 +195,28 @@ typedef struct {
     void *user;
     int stopped;
 } cl_place_budget_t;
-int psi_cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
-                       cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
-                       cl_place_budget_t *budget);
+/* A placement problem: jobs 0..n-1 (n <= 64) on the GPUs gtype[ng], each
+ * GPU's type index (0..ntypes-1, ntypes <= 16), at most max_per_gpu jobs a
+ * GPU; groups valued by val(ctx, ...); a job left waiting costs
+ * wait_penalty (0: free). */
+typedef struct {
+    int n;
+    const int *gtype;
+    int ng, ntypes, max_per_gpu;
+    double wait_penalty;
+    cl_group_value_fn val;
+    void *ctx;
+} cl_place_problem_t;
+/* A placement: the caller's assign[n] (each job's GPU, -1: waiting) and
+ * share[n] (its share), objective the sum of the group values, exact 1
+ * when the exact search found it. */
+typedef struct {
+    int *assign, *share;
+    double objective;
+    int exact;
+} cl_placement_t;
+/* The best placement of pb that the search finds within budget (NULL:
+ * none) into out; seed orders the heuristic's restarts. */
+int psi_cl_place_solve(const cl_place_problem_t *pb, uint64_t seed, cl_place_budget_t *budget, cl_placement_t *out);
 
 #endif

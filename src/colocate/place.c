@@ -370,10 +370,12 @@ static int solve_heuristic(solver_t *s, uint64_t seed, int *assign, double *obje
     return 0;
 }
 
-int psi_cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_gpu, uint64_t seed, double wait_penalty,
-                       cl_group_value_fn val, void *ctx, int *assign, int *share, double *objective, int *exact,
-                       cl_place_budget_t *budget)
+int psi_cl_place_solve(const cl_place_problem_t *pb, uint64_t seed, cl_place_budget_t *budget, cl_placement_t *out)
 {
+    const int n = pb->n, ng = pb->ng, ntypes = pb->ntypes, max_per_gpu = pb->max_per_gpu, *gtype = pb->gtype;
+    const double wait_penalty = pb->wait_penalty;
+    int *assign = out->assign, *share = out->share, *exact = &out->exact;
+    double *objective = &out->objective;
     if (n < 0 || n > 64 || ng < 0 || ntypes < 1 || ntypes > 16 || max_per_gpu < 1)
         return psi_error(PS_E_ARG, "place: 0..64 jobs, up to 16 GPU types, K >= 1");
     solver_t s = {.n = n,
@@ -382,8 +384,8 @@ int psi_cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_
                   .K = max_per_gpu,
                   .wait = wait_penalty,
                   .gtype = gtype,
-                  .val = val,
-                  .ctx = ctx,
+                  .val = pb->val,
+                  .ctx = pb->ctx,
                   .b = budget,
                   .start = psi_now(),
                   .stage = "placement: exact search (s of the time limit)"};
@@ -425,7 +427,7 @@ int psi_cl_place_solve(int n, const int *gtype, int ng, int ntypes, int max_per_
             continue;
         for (int i = 0; i < k; i++)
             sh[i] = 100;
-        val(ctx, gtype[g], jobs, k, sh);
+        pb->val(pb->ctx, gtype[g], jobs, k, sh);
         for (int i = 0; i < k; i++)
             share[jobs[i]] = sh[i];
     }
@@ -696,10 +698,19 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
     if (!rc)
         rc = job_workloads(d, jobs, n_jobs, tname, ntypes, x.wi);
     cl_place_budget_t budget = {p->time_limit_s, p->progress, p->progress_user, 0};
+    const cl_place_problem_t pb = {.n = n_jobs,
+                                   .gtype = gtype,
+                                   .ng = n_gpus,
+                                   .ntypes = ntypes,
+                                   .max_per_gpu = p->max_per_gpu,
+                                   .wait_penalty = p->allow_wait ? 0 : PLACE_WAIT_PENALTY,
+                                   .val = model_val,
+                                   .ctx = &x};
+    cl_placement_t pl = {.assign = out->gpu, .share = out->share};
     if (!rc)
-        rc = psi_cl_place_solve(n_jobs, gtype, n_gpus, ntypes, p->max_per_gpu, p->seed,
-                                p->allow_wait ? 0 : PLACE_WAIT_PENALTY, model_val, &x, out->gpu, out->share,
-                                &out->objective, &out->exact, &budget);
+        rc = psi_cl_place_solve(&pb, p->seed, &budget, &pl);
+    out->objective = pl.objective;
+    out->exact = pl.exact;
     out->stopped = budget.stopped;
     if (!rc)
         rc = x.rc;

@@ -83,14 +83,14 @@ static double measured_norm(const cl_data_t *d, const cl_coloc_t *c)
     return v;
 }
 
-/* The measured value of assignment a: each GPU's group at the co-location
- * that `score` picks for it. */
-static double measured_of(const cl_data_t *d, const int *job, int n, int ng, const int *a, const double *score,
-                          const double *meas)
+/* The measured value of assignment a of n jobs to ng GPUs: each GPU's
+ * group at the co-location that by's score picks for it (by's data and
+ * jobs). */
+static double measured_of(const ectx_t *by, int n, int ng, const int *a, const double *meas)
 {
     double v = 0;
     int pick = -1;
-    ectx_t x = {d, job, score, &pick};
+    ectx_t x = {by->d, by->job, by->score, &pick};
     for (int g = 0; g < ng; g++) {
         int js[64], k = 0, sh[64];
         for (int j = 0; j < n; j++)
@@ -215,40 +215,45 @@ static void random_place(const eplace_t *e, ectx_t *xm, int n, int ng, uint64_t 
 static int score_case(eplace_t *e, ps_coloc_place_case_t *cs, uint64_t seed, int q)
 {
     const cl_data_t *d = e->d;
-    int n = cs->n_jobs, ng = cs->n_gpus, job[64], a[64], sh[64], gt[64] = {0}, exact = 0, pk = -1, rc = 0;
+    int n = cs->n_jobs, ng = cs->n_gpus, job[64], a[64], sh[64], gt[64] = {0}, pk = -1, rc = 0;
     if (n < 1 || n > 64 || ng < 1 || ng > 64)
         return psi_error(PS_E_ARG, "eval --place: a case needs 1..64 jobs and GPUs");
     uint64_t st = seed * 0xD1B54A32D192ED03ull + (uint64_t)q;
     draw_mix(e, n, &st, job);
     ectx_t xm = {d, job, e->meas, &pk};
-    double best = 0;
-    if ((rc = psi_cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xm, a, sh, &best,
-                                 &exact, NULL)))
+    cl_place_problem_t pb = {.n = n,
+                             .gtype = gt,
+                             .ng = ng,
+                             .ntypes = 1,
+                             .max_per_gpu = e->max_per_gpu,
+                             .wait_penalty = PLACE_WAIT_PENALTY,
+                             .val = table_val,
+                             .ctx = &xm};
+    cl_placement_t pl = {.assign = a, .share = sh};
+    if ((rc = psi_cl_place_solve(&pb, seed, NULL, &pl)))
         return rc;
-    best = measured_of(d, job, n, ng, a, e->meas, e->meas);
+    double best = measured_of(&xm, n, ng, a, e->meas);
     if (!(best > 0))
         return 0;
     cs->mixes++;
-    cs->exact += exact;
+    cs->exact += pl.exact;
     cs->ratio[PS_POL_ORACLE] += 1;
     cs->norm[PS_POL_ORACLE] += best;
     for (int k = 0; k < PS_COLOC_KIND_COUNT && !rc; k++) {
         if (!(e->ran & (1u << k)))
             continue;
         ectx_t xp = {d, job, e->pred[k], &pk};
-        double obj = 0;
-        int ex = 0;
-        if ((rc = psi_cl_place_solve(n, gt, ng, 1, e->max_per_gpu, seed, PLACE_WAIT_PENALTY, table_val, &xp, a, sh,
-                                     &obj, &ex, NULL)))
+        pb.ctx = &xp;
+        if ((rc = psi_cl_place_solve(&pb, seed, NULL, &pl)))
             break;
-        double v = measured_of(d, job, n, ng, a, e->pred[k], e->meas);
+        double v = measured_of(&xp, n, ng, a, e->meas);
         cs->ratio[PS_POL_OF_KIND(k)] += v / best;
         cs->norm[PS_POL_OF_KIND(k)] += v;
     }
     double rs = 0;
     for (int rr = 0; rr < 20; rr++) {
         random_place(e, &xm, n, ng, &st, a);
-        rs += measured_of(d, job, n, ng, a, e->meas, e->meas);
+        rs += measured_of(&xm, n, ng, a, e->meas);
     }
     cs->ratio[PS_POL_RANDOM] += rs / 20 / best;
     cs->norm[PS_POL_RANDOM] += rs / 20;
