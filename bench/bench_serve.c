@@ -92,7 +92,7 @@ static double cpu_rate(serve_t *srv, const char *body, size_t len, const ps_mode
                     fprintf(stderr, "bench_serve: %s\n", r.body.s);
                     exit(1);
                 }
-                sb_free(&r.body);
+                ps_buf_free(&r.body);
             } else if (ps_model_predict(m, ops, f->q, b, buf, buf + b) != PS_OK) {
                 exit(1);
             }

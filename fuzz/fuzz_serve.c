@@ -45,10 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(body, data + 1, size - 1);
     body[size - 1] = 0;
     if (!srv) {
-        sj_doc_t d = {.max_depth = 32};
-        if (sj_parse(&d, body, size - 1) == 0 && d.n < 1)
+        ps_json_doc_t d = {.max_depth = 32};
+        if (ps_json_parse(&d, body, size - 1) == 0 && d.n < 1)
             abort();
-        sj_free(&d);
+        ps_json_doc_free(&d);
         free(body);
         return 0;
     }
@@ -62,12 +62,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r.status < 200 || r.status > 599 || !r.body.s)
         abort();
     if (!r.content_type) {
-        sj_doc_t d = {.max_depth = 64};
-        if (sj_parse(&d, r.body.s, r.body.len) != 0)
+        ps_json_doc_t d = {.max_depth = 64};
+        if (ps_json_parse(&d, r.body.s, r.body.len) != 0)
             abort(); /* every JSON reply is valid JSON */
-        sj_free(&d);
+        ps_json_doc_free(&d);
     }
-    sb_free(&r.body);
+    ps_buf_free(&r.body);
     free(body);
     return 0;
 }

@@ -140,9 +140,9 @@ locale_t psi_c_numeric_begin(void);
 void psi_c_numeric_end(locale_t old);
 
 /* cJSON_ParseWithLength into *out, telling its two failures apart: a text
- * that is not JSON is PS_E_INPUT ("WHAT is not valid JSON (near byte N)"),
- * an allocation that failed inside cJSON PS_E_NOMEM (cJSON returns NULL for
- * both; src/common/json.c checks the text without allocating). */
+ * that is not JSON is PS_E_INPUT ("WHAT is not valid JSON (WHY near byte
+ * N)"), an allocation that failed inside cJSON PS_E_NOMEM (cJSON returns
+ * NULL for both; ps_json_parse checks the text). */
 struct cJSON;
 int psi_json_parse(const char *text, size_t len, const char *what, struct cJSON **out);
 /* v as JSON text (malloc'ed; NULL after PS_E_NOMEM), compact or, with
@@ -150,6 +150,10 @@ int psi_json_parse(const char *text, size_t len, const char *what, struct cJSON 
  * writer of the library's JSON (numbers by ps_json_number, strings as
  * ps_json_write writes them). */
 char *psi_json_print(const struct cJSON *v, int pretty);
+
+/* The length of the valid UTF-8 sequence at p (of at most avail bytes;
+ * 4 for a NUL-terminated string), or 0 when it is not one (RFC 3629). */
+int psi_utf8_len(const unsigned char *p, size_t avail);
 
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the

@@ -38,15 +38,15 @@ int serve_coloc_set(serve_models_t *m, const char *gpu, serve_set_t *s)
     return 0;
 }
 
-void serve_ks_json(sb_t *b, unsigned ks)
+void serve_ks_json(ps_buf_t *b, unsigned ks)
 {
-    sb_putn(b, "[", 1);
+    ps_buf_putn(b, "[", 1);
     for (int k = 0, first = 1; k < 32; k++)
         if (ks >> k & 1) {
-            sb_printf(b, "%s%d", first ? "" : ",", k);
+            ps_buf_printf(b, "%s%d", first ? "" : ",", k);
             first = 0;
         }
-    sb_putn(b, "]", 1);
+    ps_buf_putn(b, "]", 1);
 }
 
 #define MAXK SERVE_MAXK
@@ -64,12 +64,12 @@ typedef struct {
  * repeats for the slots beyond it). */
 static int read_shares(serve_req_t *q, serve_reply_t *r, int t, int *shares, int *ns, const char *where)
 {
-    sj_doc_t *d = q->doc;
-    if (d->tok[t].type != SJ_ARRAY || d->tok[t].size < 1 || d->tok[t].size > MAXK)
+    ps_json_doc_t *d = q->doc;
+    if (d->tok[t].type != PS_JSON_ARRAY || d->tok[t].size < 1 || d->tok[t].size > MAXK)
         return serve_error(r, 400, "bad_field", "%s.shares: expected 1..%d integers in 1..100", where, MAXK);
     *ns = d->tok[t].size;
     for (int i = 0, e = t + 1; i < *ns; i++, e = d->tok[e].next)
-        if (sj_int(d, e, 1, 100, &shares[i]) != 0)
+        if (ps_json_int(d, e, 1, 100, &shares[i]) != 0)
             return serve_error(r, 400, "bad_field", "%s.shares[%d]: expected an integer in 1..100", where, i);
     return 0;
 }
@@ -78,35 +78,35 @@ static int read_shares(serve_req_t *q, serve_reply_t *r, int t, int *shares, int
  * the target first. */
 static int read_candidate(serve_req_t *q, serve_reply_t *r, int t, int i, const score_req_t *a, cand_t *c)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     char where[32];
     snprintf(where, sizeof where, "candidates[%d]", i);
     c->names[0] = a->target;
     c->k = 1;
     int shares[MAXK], ns = a->ns, own = 0;
     memcpy(shares, a->shares, sizeof shares);
-    if (d->tok[t].type == SJ_STRING) {
+    if (d->tok[t].type == PS_JSON_STRING) {
         char *save = NULL;
-        for (char *w = strtok_r((char *)sj_str(d, t), "+", &save); w; w = strtok_r(NULL, "+", &save)) {
+        for (char *w = strtok_r((char *)ps_json_str(d, t), "+", &save); w; w = strtok_r(NULL, "+", &save)) {
             if (c->k == MAXK)
                 return serve_error(r, 400, "bad_field", "%s: more than %d co-runners", where, MAXK - 1);
             c->names[c->k++] = w;
         }
-    } else if (d->tok[t].type == SJ_OBJECT) {
-        int ws = sj_get(d, t, "workloads", 0), sh = sj_get(d, t, "shares", 0);
-        if (ws < 0 || d->tok[ws].type != SJ_ARRAY || d->tok[ws].size < 1 || d->tok[ws].size >= MAXK)
+    } else if (d->tok[t].type == PS_JSON_OBJECT) {
+        int ws = ps_json_get(d, t, "workloads", 0), sh = ps_json_get(d, t, "shares", 0);
+        if (ws < 0 || d->tok[ws].type != PS_JSON_ARRAY || d->tok[ws].size < 1 || d->tok[ws].size >= MAXK)
             return serve_error(r, 400, "bad_field", "%s.workloads: expected 1..%d workload names", where, MAXK - 1);
         for (int j = 0, e = ws + 1; j < d->tok[ws].size; j++, e = d->tok[e].next) {
-            if (d->tok[e].type != SJ_STRING)
+            if (d->tok[e].type != PS_JSON_STRING)
                 return serve_error(r, 400, "bad_field", "%s.workloads[%d]: expected a string", where, j);
-            c->names[c->k++] = sj_str(d, e);
+            c->names[c->k++] = ps_json_str(d, e);
         }
         if (sh >= 0 && read_shares(q, r, sh, shares, &ns, where))
             return r->status;
         own = sh >= 0;
     } else {
         return serve_error(r, 400, "bad_field", "%s: expected \"a+b\" or an object, got %s", where,
-                           sj_type_name(d->tok[t].type));
+                           ps_json_type_name(d->tok[t].type));
     }
     if (c->k == 1)
         return serve_error(r, 400, "bad_field", "%s: no co-runner", where);
@@ -125,13 +125,13 @@ static int read_candidate(serve_req_t *q, serve_reply_t *r, int t, int i, const 
  * model's GPUs that workloads.csv has the target on. */
 static int target_gpu(serve_req_t *q, serve_reply_t *r, const char *target, char *gpu, size_t size)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     serve_models_t *m = q->models;
-    int t = sj_get(d, 0, "gpu", 0);
+    int t = ps_json_get(d, 0, "gpu", 0);
     if (t >= 0) {
-        if (d->tok[t].type != SJ_STRING)
+        if (d->tok[t].type != PS_JSON_STRING)
             return serve_error(r, 400, "bad_field", "gpu: expected a string");
-        snprintf(gpu, size, "%s", sj_str(d, t));
+        snprintf(gpu, size, "%s", ps_json_str(d, t));
         if (isnan(ps_coloc_solo(m->w, m->scaling, gpu, target, 100)))
             return serve_error(r, 400, "unknown_workload", "target '%s' on gpu %s is not in %s", target, gpu,
                                q->p->workloads_path);
@@ -151,34 +151,34 @@ static int target_gpu(serve_req_t *q, serve_reply_t *r, const char *target, char
 
 static int k_trained(const cand_t *c, unsigned ks) { return !ks || (ks >> (c->k < 31 ? c->k : 31) & 1); }
 
-static void cand_json(sb_t *b, const cand_t *c, unsigned ks)
+static void cand_json(ps_buf_t *b, const cand_t *c, unsigned ks)
 {
-    sb_puts(b, "{\"workloads\":[");
+    ps_buf_puts(b, "{\"workloads\":[");
     for (int s = 0; s < c->k; s++) {
         if (s)
-            sb_putn(b, ",", 1);
-        sb_str(b, c->names[s]);
+            ps_buf_putn(b, ",", 1);
+        ps_buf_json_str(b, c->names[s]);
     }
-    sb_puts(b, "],\"shares\":[");
+    ps_buf_puts(b, "],\"shares\":[");
     for (int s = 0; s < c->k; s++)
-        sb_printf(b, "%s%d", s ? "," : "", c->shares[s]);
-    sb_printf(b, "],\"k\":%d,\"tput\":[", c->k);
+        ps_buf_printf(b, "%s%d", s ? "," : "", c->shares[s]);
+    ps_buf_printf(b, "],\"k\":%d,\"tput\":[", c->k);
     for (int s = 0; s < c->k; s++) {
         if (s)
-            sb_putn(b, ",", 1);
-        sb_num(b, c->tput[s]);
+            ps_buf_putn(b, ",", 1);
+        ps_buf_json_num(b, c->tput[s]);
     }
-    sb_puts(b, "],\"norm_tput\":[");
+    ps_buf_puts(b, "],\"norm_tput\":[");
     for (int s = 0; s < c->k; s++) {
         if (s)
-            sb_putn(b, ",", 1);
-        sb_num(b, c->norm[s]);
+            ps_buf_putn(b, ",", 1);
+        ps_buf_json_num(b, c->norm[s]);
     }
-    sb_puts(b, "],\"tput_sum\":");
-    sb_num(b, c->sum);
-    sb_puts(b, ",\"norm_sum\":");
-    sb_num(b, c->norm_sum);
-    sb_printf(b, ",\"k_trained\":%s}", k_trained(c, ks) ? "true" : "false");
+    ps_buf_puts(b, "],\"tput_sum\":");
+    ps_buf_json_num(b, c->sum);
+    ps_buf_puts(b, ",\"norm_sum\":");
+    ps_buf_json_num(b, c->norm_sum);
+    ps_buf_printf(b, ",\"k_trained\":%s}", k_trained(c, ks) ? "true" : "false");
 }
 
 /* Whether candidate x ranks before y: trained k first, then a finite
@@ -195,22 +195,22 @@ static void score_reply(serve_req_t *q, serve_reply_t *r, const char *target, co
 {
     unsigned ks = ps_coloc_model_ks(q->models->coloc);
     serve_reply_open(r, "colocate_score");
-    sb_t *b = &r->body;
-    sb_puts(b, "\"target\":");
-    sb_str(b, target);
-    sb_puts(b, ",\"gpu\":");
-    sb_str(b, gpu);
-    sb_puts(b, ",\"model\":");
-    sb_str(b, ps_coloc_kind_name(ps_coloc_model_kind(q->models->coloc)));
-    sb_printf(b, ",\"fingerprint\":\"%s\",\"trained_k\":", q->models->fp_coloc);
+    ps_buf_t *b = &r->body;
+    ps_buf_puts(b, "\"target\":");
+    ps_buf_json_str(b, target);
+    ps_buf_puts(b, ",\"gpu\":");
+    ps_buf_json_str(b, gpu);
+    ps_buf_puts(b, ",\"model\":");
+    ps_buf_json_str(b, ps_coloc_kind_name(ps_coloc_model_kind(q->models->coloc)));
+    ps_buf_printf(b, ",\"fingerprint\":\"%s\",\"trained_k\":", q->models->fp_coloc);
     serve_ks_json(b, ks);
-    sb_puts(b, ",\"candidates\":[");
+    ps_buf_puts(b, ",\"candidates\":[");
     for (int i = 0; i < nc; i++) {
         if (i)
-            sb_putn(b, ",", 1);
+            ps_buf_putn(b, ",", 1);
         cand_json(b, &c[i], ks);
     }
-    sb_puts(b, "],\"ranked_by\":\"norm_sum\",\"ranking\":[");
+    ps_buf_puts(b, "],\"ranked_by\":\"norm_sum\",\"ranking\":[");
     /* Decreasing norm_sum (normalised throughputs summed: raw throughputs
      * of different workloads do not add up to one scale), the candidates
      * of a k the model was trained on before the others (an untrained k
@@ -223,9 +223,9 @@ static void score_reply(serve_req_t *q, serve_reply_t *r, const char *target, co
             if (!used[i] && (best < 0 || rank_before(&c[i], &c[best], ks)))
                 best = i;
         used[best] = 1;
-        sb_printf(b, "%s%d", n ? "," : "", best);
+        ps_buf_printf(b, "%s%d", n ? "," : "", best);
     }
-    sb_puts(b, "]}\n");
+    ps_buf_puts(b, "]}\n");
     r->status = 200;
 }
 
@@ -233,13 +233,14 @@ int serve_coloc_score(serve_req_t *q, serve_reply_t *r)
 {
     if (serve_parse_body(q, r))
         return r->status;
-    sj_doc_t *d = q->doc;
-    int tt = sj_get(d, 0, "target", 0), ct = sj_get(d, 0, "candidates", 0), st = sj_get(d, 0, "shares", 0);
-    if (tt < 0 || d->tok[tt].type != SJ_STRING)
+    ps_json_doc_t *d = q->doc;
+    int tt = ps_json_get(d, 0, "target", 0), ct = ps_json_get(d, 0, "candidates", 0),
+        st = ps_json_get(d, 0, "shares", 0);
+    if (tt < 0 || d->tok[tt].type != PS_JSON_STRING)
         return serve_error(r, 400, "missing_field", "target: expected a workload name (a row of workloads.csv)");
-    if (ct < 0 || d->tok[ct].type != SJ_ARRAY || d->tok[ct].size < 1 || d->tok[ct].size > 256)
+    if (ct < 0 || d->tok[ct].type != PS_JSON_ARRAY || d->tok[ct].size < 1 || d->tok[ct].size > 256)
         return serve_error(r, 400, "missing_field", "candidates: expected an array of 1..256 candidates");
-    score_req_t a = {.target = sj_str(d, tt)};
+    score_req_t a = {.target = ps_json_str(d, tt)};
     char gpu[128];
     if ((st >= 0 && read_shares(q, r, st, a.shares, &a.ns, "request")) || target_gpu(q, r, a.target, gpu, sizeof gpu))
         return r->status;
@@ -296,8 +297,8 @@ int serve_coloc_shares(serve_req_t *q, serve_reply_t *r)
     if (rc != PS_OK)
         return serve_error(r, 500, "internal", "%s", ps_last_error());
     r->body.len = 0;
-    sb_puts(&r->body, reply);
-    sb_putn(&r->body, "\n", 1);
+    ps_buf_puts(&r->body, reply);
+    ps_buf_putn(&r->body, "\n", 1);
     ps_free(reply);
     return r->status = 200;
 }

@@ -38,7 +38,7 @@ typedef struct sock {
 
 /* One request on a connection, from its headers to its reply. */
 typedef struct conn {
-    sb_t body;
+    ps_buf_t body;
     double t0;
     int ep, too_big, answered, done, big;
     const char *method, *url; /* MHD's, valid for the request */
@@ -80,7 +80,7 @@ static enum MHD_Result send_reply(http_t *h, struct MHD_Connection *c, conn_t *c
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         r->body.len, r->body.s ? r->body.s : (char *)"", r->body.s ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!resp) {
-        sb_free(&r->body);
+        ps_buf_free(&r->body);
         return MHD_NO;
     }
     r->body.s = NULL;
@@ -254,13 +254,13 @@ static void *worker(void *arg)
             break;
         if (!cn)
             continue;
-        sb_putn(&cn->body, "", 0);
+        ps_buf_putn(&cn->body, "", 0);
         if (stopping)
             serve_error(&cn->reply, 503, "stopping", "the server is stopping");
         else
             serve_handle(h->s, cn->method, cn->url, cn->body.s ? cn->body.s : (char *)"", cn->body.len, &cn->reply);
         cn->big = cn->body.cap > ((size_t)1 << 20) || cn->reply.body.len > ((size_t)1 << 20);
-        sb_free(&cn->body);
+        ps_buf_free(&cn->body);
         cn->done = 1;
         MHD_resume_connection(cn->c);
     }
@@ -315,9 +315,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!cn->answered && !cn->too_big) {
             if (cn->body.len + *upload_data_size > h->s->p.max_body) {
                 cn->too_big = 1;
-                sb_free(&cn->body);
+                ps_buf_free(&cn->body);
             } else {
-                sb_putn(&cn->body, upload_data, *upload_data_size);
+                ps_buf_putn(&cn->body, upload_data, *upload_data_size);
             }
         }
         *upload_data_size = 0;
@@ -352,8 +352,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     if (cn->sock) /* the next request on this connection starts its own deadline */
         __atomic_store_n(&cn->sock->t0, (long long)(1e3 * now()), __ATOMIC_RELAXED);
     int big = cn->big;
-    sb_free(&cn->body);
-    sb_free(&cn->reply.body);
+    ps_buf_free(&cn->body);
+    ps_buf_free(&cn->reply.body);
     free(cn);
     *con_cls = NULL;
     __atomic_sub_fetch(&h->s->inflight, 1, __ATOMIC_RELAXED);

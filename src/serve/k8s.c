@@ -52,11 +52,11 @@ int serve_nodes_load(const char *path, serve_models_t *m, char *err, size_t errs
     size_t n = text ? fread(text, 1, (4u << 20) - 1, f) : 0;
     if (f)
         fclose(f);
-    sj_doc_t d = {.max_depth = 16};
+    ps_json_doc_t d = {.max_depth = 16};
     int rc = -1;
     if (!text)
         snprintf(err, errsize, "--nodes %s: cannot read", path);
-    else if (sj_parse(&d, text, n) != 0 || d.tok[0].type != SJ_OBJECT)
+    else if (ps_json_parse(&d, text, n) != 0 || d.tok[0].type != PS_JSON_OBJECT)
         snprintf(err, errsize, "--nodes %s: expected a JSON object of node name -> pairsight.io/gpus (%s)", path,
                  d.err[0] ? d.err : "not an object");
     else if (!(m->node_names = calloc((size_t)d.tok[0].size + 1, sizeof(char *))) ||
@@ -65,11 +65,11 @@ int serve_nodes_load(const char *path, serve_models_t *m, char *err, size_t errs
     else
         rc = 0;
     for (int i = 0, k = 1; rc == 0 && i < d.tok[0].size; i++, k = d.tok[k + 1].next) {
-        const sj_tok_t *v = &d.tok[k + 1];
-        int is_str = v->type == SJ_STRING;
-        const char *s = is_str ? sj_str(&d, k + 1) : text + v->start;
+        const ps_json_tok_t *v = &d.tok[k + 1];
+        int is_str = v->type == PS_JSON_STRING;
+        const char *s = is_str ? ps_json_str(&d, k + 1) : text + v->start;
         size_t len = is_str ? strlen(s) : (size_t)(v->end - v->start);
-        m->node_names[i] = strdup(sj_str(&d, k));
+        m->node_names[i] = strdup(ps_json_str(&d, k));
         m->node_gpus[i] = strndup(s, len);
         m->n_nodes++;
         if (!m->node_names[i] || !m->node_gpus[i]) {
@@ -77,7 +77,7 @@ int serve_nodes_load(const char *path, serve_models_t *m, char *err, size_t errs
             rc = -1;
         }
     }
-    sj_free(&d);
+    ps_json_doc_free(&d);
     free(text);
     return rc;
 }
@@ -85,32 +85,32 @@ int serve_nodes_load(const char *path, serve_models_t *m, char *err, size_t errs
 /* ---- reading the request ---- */
 
 /* The annotations object of a Pod or Node object t, or -1. */
-static int annotations(sj_doc_t *d, int t)
+static int annotations(ps_json_doc_t *d, int t)
 {
-    int md = sj_get(d, t, "metadata", 1);
-    return sj_get(d, md, "annotations", 1);
+    int md = ps_json_get(d, t, "metadata", 1);
+    return ps_json_get(d, md, "annotations", 1);
 }
 
 static int read_pod(serve_req_t *q, serve_reply_t *r, pod_t *pod)
 {
-    sj_doc_t *d = q->doc;
-    int p = sj_get(d, 0, "Pod", 1);
-    if (p < 0 || d->tok[p].type != SJ_OBJECT)
+    ps_json_doc_t *d = q->doc;
+    int p = ps_json_get(d, 0, "Pod", 1);
+    if (p < 0 || d->tok[p].type != PS_JSON_OBJECT)
         return serve_error(r, 400, "missing_field", "Pod: expected the pod object (ExtenderArgs.Pod)");
     int a = annotations(d, p);
-    int w = sj_get(d, a, "pairsight.io/workload", 0);
+    int w = ps_json_get(d, a, "pairsight.io/workload", 0);
     pod->workload = NULL; /* not pairsight's pod: every node passes, with the same score */
     pod->floor = 0;
     if (w < 0)
         return 0;
-    if (d->tok[w].type != SJ_STRING || !*sj_str(d, w))
+    if (d->tok[w].type != PS_JSON_STRING || !*ps_json_str(d, w))
         return serve_error(r, 400, "bad_annotation",
                            "Pod: annotation pairsight.io/workload: expected a workload name (a row of workloads.csv)");
-    pod->workload = sj_str(d, w);
-    int fl = sj_get(d, a, "pairsight.io/min-throughput", 0);
+    pod->workload = ps_json_str(d, w);
+    int fl = ps_json_get(d, a, "pairsight.io/min-throughput", 0);
     if (fl >= 0) {
         char *end = NULL;
-        const char *s = d->tok[fl].type == SJ_STRING ? sj_str(d, fl) : "";
+        const char *s = d->tok[fl].type == PS_JSON_STRING ? ps_json_str(d, fl) : "";
         pod->floor = strtod(s, &end);
         if (!*s || *end || !(pod->floor >= 0 && pod->floor <= 1))
             return serve_error(r, 400, "bad_annotation",
@@ -125,7 +125,7 @@ static int read_pod(serve_req_t *q, serve_reply_t *r, pod_t *pod)
 /* A node's pairsight.io/gpus annotation, parsed, for the pod: its GPU
  * type and the array of its GPUs. */
 typedef struct {
-    sj_doc_t d;
+    ps_json_doc_t d;
     const char *type;
     int gpus; /* the token of the GPUs' array */
     const pod_t *pod;
@@ -140,18 +140,18 @@ typedef struct {
 
 /* The residents of GPU array token g into g->set (after slot 0, the
  * pod's) and their floors; -1 with why when malformed. */
-static int residents(sj_doc_t *d, int g, gpu_set_t *gs, char *why, size_t wsize)
+static int residents(ps_json_doc_t *d, int g, gpu_set_t *gs, char *why, size_t wsize)
 {
-    if (d->tok[g].type != SJ_ARRAY || d->tok[g].size >= MAXK) {
+    if (d->tok[g].type != PS_JSON_ARRAY || d->tok[g].size >= MAXK) {
         snprintf(why, wsize, "pairsight.io/gpus: a GPU is not an array of at most %d residents", MAXK - 1);
         return -1;
     }
     int k = 1;
     for (int i = 0, e = g + 1; i < d->tok[g].size; i++, e = d->tok[e].next, k++) {
-        int wt = d->tok[e].type == SJ_OBJECT ? sj_get(d, e, "workload", 1) : e;
-        int ft = d->tok[e].type == SJ_OBJECT ? sj_get(d, e, "min_throughput", 1) : -1;
+        int wt = d->tok[e].type == PS_JSON_OBJECT ? ps_json_get(d, e, "workload", 1) : e;
+        int ft = d->tok[e].type == PS_JSON_OBJECT ? ps_json_get(d, e, "min_throughput", 1) : -1;
         gs->floors[k] = 0;
-        if (wt < 0 || d->tok[wt].type != SJ_STRING || (ft >= 0 && sj_num(d, ft, &gs->floors[k]) != 0)) {
+        if (wt < 0 || d->tok[wt].type != PS_JSON_STRING || (ft >= 0 && ps_json_num(d, ft, &gs->floors[k]) != 0)) {
             snprintf(why, wsize, "pairsight.io/gpus: a resident is not a name or {\"workload\", \"min_throughput\"}");
             return -1;
         }
@@ -159,7 +159,7 @@ static int residents(sj_doc_t *d, int g, gpu_set_t *gs, char *why, size_t wsize)
             snprintf(why, wsize, "pairsight.io/gpus: a resident's min_throughput %g is not in 0..1", gs->floors[k]);
             return -1;
         }
-        gs->set.names[k] = sj_str(d, wt);
+        gs->set.names[k] = ps_json_str(d, wt);
         gs->set.shares[k] = 100;
     }
     gs->set.k = k;
@@ -225,31 +225,31 @@ static int eval_gpu(serve_req_t *q, node_gpus_t *n, int g, int gi, double *total
 static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t *ne, long *budget)
 {
     node_gpus_t n = {.d = {.max_depth = 8}, .gpus = -1, .pod = pod};
-    sj_doc_t *d = &n.d;
+    ps_json_doc_t *d = &n.d;
     if (!gpus) {
         snprintf(ne->why, sizeof ne->why, "node %s has no pairsight.io/gpus annotation", ne->name);
         ne->unres = 1;
         return;
     }
     int ty = -1;
-    if (sj_parse(d, gpus, strlen(gpus)) == 0 && d->tok[0].type == SJ_OBJECT) {
-        ty = sj_get(d, 0, "type", 1);
-        n.gpus = sj_get(d, 0, "gpus", 1);
+    if (ps_json_parse(d, gpus, strlen(gpus)) == 0 && d->tok[0].type == PS_JSON_OBJECT) {
+        ty = ps_json_get(d, 0, "type", 1);
+        n.gpus = ps_json_get(d, 0, "gpus", 1);
     }
     int gs = n.gpus;
-    if (ty < 0 || d->tok[ty].type != SJ_STRING || gs < 0 || d->tok[gs].type != SJ_ARRAY) {
+    if (ty < 0 || d->tok[ty].type != PS_JSON_STRING || gs < 0 || d->tok[gs].type != PS_JSON_ARRAY) {
         snprintf(ne->why, sizeof ne->why,
                  "pairsight.io/gpus: expected {\"type\": GPU, \"gpus\": [[resident, ...], ...]}");
         ne->unres = 1;
-    } else if (isnan(ps_coloc_solo(q->models->w, q->models->scaling, sj_str(d, ty), pod->workload, 100))) {
-        snprintf(ne->why, sizeof ne->why, "workload '%s' has no row on GPU type %s in %s", pod->workload, sj_str(d, ty),
-                 q->p->workloads_path);
+    } else if (isnan(ps_coloc_solo(q->models->w, q->models->scaling, ps_json_str(d, ty), pod->workload, 100))) {
+        snprintf(ne->why, sizeof ne->why, "workload '%s' has no row on GPU type %s in %s", pod->workload,
+                 ps_json_str(d, ty), q->p->workloads_path);
         ne->unres = 1;
     } else {
-        n.type = sj_str(d, ty);
+        n.type = ps_json_str(d, ty);
         for (int i = 0, g = gs + 1; i < d->tok[gs].size && !ne->unres; i++, g = d->tok[g].next) {
             double total = 0;
-            if ((*budget -= 1 + (d->tok[g].type == SJ_ARRAY ? d->tok[g].size : 0)) < 0)
+            if ((*budget -= 1 + (d->tok[g].type == PS_JSON_ARRAY ? d->tok[g].size : 0)) < 0)
                 break;
             if (eval_gpu(q, &n, g, i, &total, ne) == 1 && (!ne->ok || total > ne->best)) {
                 ne->ok = 1;
@@ -261,7 +261,7 @@ static void eval_node(serve_req_t *q, char *gpus, const pod_t *pod, node_eval_t 
     }
     if (ne->ok)
         ne->why[0] = 0;
-    sj_free(d);
+    ps_json_doc_free(d);
 }
 
 static char *node_gpus_from_file(const serve_models_t *m, const char *name)
@@ -276,27 +276,27 @@ static char *node_gpus_from_file(const serve_models_t *m, const char *name)
  * the --nodes file for NodeNames), counted before anything is predicted. */
 static long node_work(serve_req_t *q, int t, int by_name)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     const char *text = NULL;
     if (by_name) {
-        const char *name = d->tok[t].type == SJ_STRING ? sj_str(d, t) : "";
+        const char *name = d->tok[t].type == PS_JSON_STRING ? ps_json_str(d, t) : "";
         for (int i = 0; i < q->models->n_nodes && !text; i++)
             if (strcmp(q->models->node_names[i], name) == 0)
                 text = q->models->node_gpus[i];
     } else {
-        int ga = sj_get(d, annotations(d, t), "pairsight.io/gpus", 0);
-        text = ga >= 0 && d->tok[ga].type == SJ_STRING ? sj_str(d, ga) : NULL;
+        int ga = ps_json_get(d, annotations(d, t), "pairsight.io/gpus", 0);
+        text = ga >= 0 && d->tok[ga].type == PS_JSON_STRING ? ps_json_str(d, ga) : NULL;
     }
     if (!text)
         return 1;
     char *copy = strdup(text);
-    sj_doc_t g = {.max_depth = 8};
+    ps_json_doc_t g = {.max_depth = 8};
     long work = 1;
-    int gs = copy && sj_parse(&g, copy, strlen(copy)) == 0 ? sj_get(&g, 0, "gpus", 1) : -1;
-    if (gs >= 0 && g.tok[gs].type == SJ_ARRAY)
+    int gs = copy && ps_json_parse(&g, copy, strlen(copy)) == 0 ? ps_json_get(&g, 0, "gpus", 1) : -1;
+    if (gs >= 0 && g.tok[gs].type == PS_JSON_ARRAY)
         for (int i = 0, e = gs + 1; i < g.tok[gs].size; i++, e = g.tok[e].next)
-            work += 1 + (g.tok[e].type == SJ_ARRAY ? g.tok[e].size : 0);
-    sj_free(&g);
+            work += 1 + (g.tok[e].type == PS_JSON_ARRAY ? g.tok[e].size : 0);
+    ps_json_doc_free(&g);
     free(copy);
     return work;
 }
@@ -312,16 +312,16 @@ static int work_error(serve_reply_t *r, long max)
 /* Every candidate node of the request evaluated into *out[*n]. */
 static int eval_nodes(serve_req_t *q, serve_reply_t *r, const pod_t *pod, node_eval_t **out, int *n, int *by_name)
 {
-    sj_doc_t *d = q->doc;
-    int nodes = sj_get(d, 0, "Nodes", 1), names = sj_get(d, 0, "NodeNames", 1);
-    if (nodes >= 0 && d->tok[nodes].type == SJ_NULL)
+    ps_json_doc_t *d = q->doc;
+    int nodes = ps_json_get(d, 0, "Nodes", 1), names = ps_json_get(d, 0, "NodeNames", 1);
+    if (nodes >= 0 && d->tok[nodes].type == PS_JSON_NULL)
         nodes = -1;
-    if (names >= 0 && d->tok[names].type == SJ_NULL)
+    if (names >= 0 && d->tok[names].type == PS_JSON_NULL)
         names = -1;
-    int items = nodes >= 0 ? sj_get(d, nodes, "items", 1) : -1;
+    int items = nodes >= 0 ? ps_json_get(d, nodes, "items", 1) : -1;
     *by_name = nodes < 0;
     int list = *by_name ? names : items;
-    if (list < 0 || d->tok[list].type != SJ_ARRAY)
+    if (list < 0 || d->tok[list].type != PS_JSON_ARRAY)
         return serve_error(r, 400, "missing_field",
                            "expected Nodes (a NodeList with items) or NodeNames (an array of names)");
     *n = d->tok[list].size;
@@ -334,20 +334,20 @@ static int eval_nodes(serve_req_t *q, serve_reply_t *r, const pod_t *pod, node_e
     if (!ne)
         return serve_error(r, 500, "out_of_memory", "out of memory");
     for (int i = 0, t = list + 1; i < *n; i++, t = d->tok[t].next) {
-        int nm = *by_name ? t : sj_get(d, sj_get(d, t, "metadata", 1), "name", 1);
-        if (nm < 0 || d->tok[nm].type != SJ_STRING)
+        int nm = *by_name ? t : ps_json_get(d, ps_json_get(d, t, "metadata", 1), "name", 1);
+        if (nm < 0 || d->tok[nm].type != PS_JSON_STRING)
             return serve_error(r, 400, "bad_field", "%s[%d]: expected a node name",
                                *by_name ? "NodeNames" : "Nodes.items", i);
         ne[i].item = *by_name ? -1 : t;
-        ne[i].name = sj_str(d, nm);
+        ne[i].name = ps_json_str(d, nm);
         if (!pod->workload) { /* not pairsight's pod */
             ne[i].ok = 1;
             continue;
         }
-        int ga = *by_name ? -1 : sj_get(d, annotations(d, t), "pairsight.io/gpus", 0);
-        char *gpus = *by_name                                  ? node_gpus_from_file(q->models, ne[i].name)
-                     : ga >= 0 && d->tok[ga].type == SJ_STRING ? strdup(sj_str(d, ga))
-                                                               : NULL;
+        int ga = *by_name ? -1 : ps_json_get(d, annotations(d, t), "pairsight.io/gpus", 0);
+        char *gpus = *by_name                                       ? node_gpus_from_file(q->models, ne[i].name)
+                     : ga >= 0 && d->tok[ga].type == PS_JSON_STRING ? strdup(ps_json_str(d, ga))
+                                                                    : NULL;
         eval_node(q, gpus, pod, &ne[i], &budget);
         free(gpus);
         if (budget < 0)
@@ -386,19 +386,19 @@ static int args_done(k8s_args_t *a, serve_reply_t *r)
     return r->status;
 }
 
-static void failed_map(sb_t *b, const char *key, const node_eval_t *ne, int n, int unres)
+static void failed_map(ps_buf_t *b, const char *key, const node_eval_t *ne, int n, int unres)
 {
-    sb_printf(b, ",\"%s\":{", key);
+    ps_buf_printf(b, ",\"%s\":{", key);
     for (int i = 0, first = 1; i < n; i++)
         if (!ne[i].ok && ne[i].unres == unres) {
             if (!first)
-                sb_putn(b, ",", 1);
-            sb_str(b, ne[i].name);
-            sb_putn(b, ":", 1);
-            sb_str(b, ne[i].why);
+                ps_buf_putn(b, ",", 1);
+            ps_buf_json_str(b, ne[i].name);
+            ps_buf_putn(b, ":", 1);
+            ps_buf_json_str(b, ne[i].why);
             first = 0;
         }
-    sb_putn(b, "}", 1);
+    ps_buf_putn(b, "}", 1);
 }
 
 int serve_k8s_filter(serve_req_t *q, serve_reply_t *r)
@@ -406,23 +406,23 @@ int serve_k8s_filter(serve_req_t *q, serve_reply_t *r)
     k8s_args_t a;
     if (read_args(q, r, &a) != 0)
         return args_done(&a, r);
-    sb_t *b = &r->body;
-    sb_puts(b, a.by_name ? "{\"Nodes\":null,\"NodeNames\":[" : "{\"Nodes\":{\"items\":[");
+    ps_buf_t *b = &r->body;
+    ps_buf_puts(b, a.by_name ? "{\"Nodes\":null,\"NodeNames\":[" : "{\"Nodes\":{\"items\":[");
     for (int i = 0, first = 1; i < a.n; i++)
         if (a.ne[i].ok) {
-            const sj_tok_t *t = a.by_name ? NULL : &q->doc->tok[a.ne[i].item];
+            const ps_json_tok_t *t = a.by_name ? NULL : &q->doc->tok[a.ne[i].item];
             if (!first)
-                sb_putn(b, ",", 1);
+                ps_buf_putn(b, ",", 1);
             if (t)
-                sb_putn(b, a.raw + t->start, (size_t)(t->end - t->start));
+                ps_buf_putn(b, a.raw + t->start, (size_t)(t->end - t->start));
             else
-                sb_str(b, a.ne[i].name);
+                ps_buf_json_str(b, a.ne[i].name);
             first = 0;
         }
-    sb_puts(b, a.by_name ? "]" : "]},\"NodeNames\":null");
+    ps_buf_puts(b, a.by_name ? "]" : "]},\"NodeNames\":null");
     failed_map(b, "FailedNodes", a.ne, a.n, 0);
     failed_map(b, "FailedAndUnresolvableNodes", a.ne, a.n, 1);
-    sb_puts(b, ",\"Error\":\"\"}\n");
+    ps_buf_puts(b, ",\"Error\":\"\"}\n");
     r->status = 200;
     return args_done(&a, r);
 }
@@ -436,15 +436,15 @@ int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r)
     for (int i = 0; i < a.n; i++)
         if (a.ne[i].ok && a.ne[i].best > top)
             top = a.ne[i].best;
-    sb_t *b = &r->body;
-    sb_putn(b, "[", 1);
+    ps_buf_t *b = &r->body;
+    ps_buf_putn(b, "[", 1);
     for (int i = 0; i < a.n; i++) {
         long score = a.ne[i].ok && top > 0 ? lround(10 * a.ne[i].best / top) : 0;
-        sb_puts(b, i ? ",{\"Host\":" : "{\"Host\":");
-        sb_str(b, a.ne[i].name);
-        sb_printf(b, ",\"Score\":%ld}", score);
+        ps_buf_puts(b, i ? ",{\"Host\":" : "{\"Host\":");
+        ps_buf_json_str(b, a.ne[i].name);
+        ps_buf_printf(b, ",\"Score\":%ld}", score);
     }
-    sb_puts(b, "]\n");
+    ps_buf_puts(b, "]\n");
     r->status = 200;
     return args_done(&a, r);
 }

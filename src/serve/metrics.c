@@ -109,70 +109,70 @@ void serve_metrics_reload(serve_metrics_t *m, int ok)
 }
 
 /* One histogram's lines, labels (without braces) given. */
-static void hist_text(sb_t *b, const char *name, const char *labels, const hist_t *h, const double *le, int n)
+static void hist_text(ps_buf_t *b, const char *name, const char *labels, const hist_t *h, const double *le, int n)
 {
     unsigned long long cum = 0;
     for (int i = 0; i < n; i++) {
         cum += h->bucket[i];
-        sb_printf(b, "%s_bucket{%s,le=\"%g\"} %llu\n", name, labels, le[i], cum);
+        ps_buf_printf(b, "%s_bucket{%s,le=\"%g\"} %llu\n", name, labels, le[i], cum);
     }
-    sb_printf(b, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, labels, h->count);
-    sb_printf(b, "%s_sum{%s} %.17g\n", name, labels, h->sum);
-    sb_printf(b, "%s_count{%s} %llu\n", name, labels, h->count);
+    ps_buf_printf(b, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, labels, h->count);
+    ps_buf_printf(b, "%s_sum{%s} %.17g\n", name, labels, h->sum);
+    ps_buf_printf(b, "%s_count{%s} %llu\n", name, labels, h->count);
 }
 
-static void requests_text(const serve_metrics_t *m, sb_t *b)
+static void requests_text(const serve_metrics_t *m, ps_buf_t *b)
 {
-    sb_puts(b, "# HELP pairsight_requests_total HTTP requests answered, by endpoint and status code.\n"
-               "# TYPE pairsight_requests_total counter\n");
+    ps_buf_puts(b, "# HELP pairsight_requests_total HTTP requests answered, by endpoint and status code.\n"
+                   "# TYPE pairsight_requests_total counter\n");
     for (int e = 0; e <= m->n_routes; e++)
         for (int c = 0; c <= N_CODES; c++)
             if ((m->requests[e][c] || (c == 0 && e != m->n_routes)) && c < N_CODES)
-                sb_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n", label(m, e), codes[c],
-                          m->requests[e][c]);
+                ps_buf_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n", label(m, e), codes[c],
+                              m->requests[e][c]);
             else if (m->requests[e][c])
-                sb_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n", label(m, e),
-                          m->requests[e][c]);
+                ps_buf_printf(b, "pairsight_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n", label(m, e),
+                              m->requests[e][c]);
 }
 
-void serve_metrics_text(serve_metrics_t *m, const serve_models_t *cur, int inflight, sb_t *b)
+void serve_metrics_text(serve_metrics_t *m, const serve_models_t *cur, int inflight, ps_buf_t *b)
 {
     pthread_mutex_lock(&m->lock);
     requests_text(m, b);
-    sb_puts(b, "# HELP pairsight_request_duration_seconds Time from the request's headers to its reply.\n"
-               "# TYPE pairsight_request_duration_seconds histogram\n");
+    ps_buf_puts(b, "# HELP pairsight_request_duration_seconds Time from the request's headers to its reply.\n"
+                   "# TYPE pairsight_request_duration_seconds histogram\n");
     for (int e = 0; e <= m->n_routes; e++) {
         char l[64];
         snprintf(l, sizeof l, "endpoint=\"%s\"", label(m, e));
         hist_text(b, "pairsight_request_duration_seconds", l, &m->duration[e], dur_le, N_DUR);
     }
-    sb_printf(b,
-              "# HELP pairsight_predictions_total Segment-pair predictions made (/v1/predict and /v1/plan).\n"
-              "# TYPE pairsight_predictions_total counter\npairsight_predictions_total %llu\n",
-              m->predictions);
-    sb_puts(b, "# HELP pairsight_predicted_slowdown Predicted co-located / standalone latency of /v1/predict "
-               "queries, per side.\n# TYPE pairsight_predicted_slowdown histogram\n");
+    ps_buf_printf(b,
+                  "# HELP pairsight_predictions_total Segment-pair predictions made (/v1/predict and /v1/plan).\n"
+                  "# TYPE pairsight_predictions_total counter\npairsight_predictions_total %llu\n",
+                  m->predictions);
+    ps_buf_puts(b, "# HELP pairsight_predicted_slowdown Predicted co-located / standalone latency of /v1/predict "
+                   "queries, per side.\n# TYPE pairsight_predicted_slowdown histogram\n");
     hist_text(b, "pairsight_predicted_slowdown", "side=\"hp\"", &m->slowdown[0], slow_le, N_SLOW);
     hist_text(b, "pairsight_predicted_slowdown", "side=\"lp\"", &m->slowdown[1], slow_le, N_SLOW);
-    sb_printf(b,
-              "# HELP pairsight_reloads_total Model reloads (SIGHUP, POST /v1/reload), by result.\n"
-              "# TYPE pairsight_reloads_total counter\npairsight_reloads_total{result=\"ok\"} %llu\n"
-              "pairsight_reloads_total{result=\"error\"} %llu\n"
-              "# HELP pairsight_reload_failed 1 when the last reload failed (the old model still serves).\n"
-              "# TYPE pairsight_reload_failed gauge\npairsight_reload_failed %d\n",
-              m->reloads_ok, m->reloads_failed, m->last_reload_failed);
+    ps_buf_printf(b,
+                  "# HELP pairsight_reloads_total Model reloads (SIGHUP, POST /v1/reload), by result.\n"
+                  "# TYPE pairsight_reloads_total counter\npairsight_reloads_total{result=\"ok\"} %llu\n"
+                  "pairsight_reloads_total{result=\"error\"} %llu\n"
+                  "# HELP pairsight_reload_failed 1 when the last reload failed (the old model still serves).\n"
+                  "# TYPE pairsight_reload_failed gauge\npairsight_reload_failed %d\n",
+                  m->reloads_ok, m->reloads_failed, m->last_reload_failed);
     pthread_mutex_unlock(&m->lock);
-    sb_printf(b,
-              "# HELP pairsight_inflight_requests Requests being answered.\n"
-              "# TYPE pairsight_inflight_requests gauge\npairsight_inflight_requests %d\n",
-              inflight);
-    sb_puts(b, "# HELP pairsight_model_info The segment model being served (value 1).\n"
-               "# TYPE pairsight_model_info gauge\n");
+    ps_buf_printf(b,
+                  "# HELP pairsight_inflight_requests Requests being answered.\n"
+                  "# TYPE pairsight_inflight_requests gauge\npairsight_inflight_requests %d\n",
+                  inflight);
+    ps_buf_puts(b, "# HELP pairsight_model_info The segment model being served (value 1).\n"
+                   "# TYPE pairsight_model_info gauge\n");
     if (cur) {
-        sb_puts(b, "pairsight_model_info{fingerprint=\"");
-        sb_puts(b, cur->fp_model);
-        sb_puts(b, "\",gpu=");
-        sb_str(b, cur->info.gpu); /* a JSON string is a valid label value */
-        sb_puts(b, "} 1\n");
+        ps_buf_puts(b, "pairsight_model_info{fingerprint=\"");
+        ps_buf_puts(b, cur->fp_model);
+        ps_buf_puts(b, "\",gpu=");
+        ps_buf_json_str(b, cur->info.gpu); /* a JSON string is a valid label value */
+        ps_buf_puts(b, "} 1\n");
     }
 }

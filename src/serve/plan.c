@@ -34,21 +34,21 @@ static int add_lp(serve_reply_t *r, plan_req_t *a, const char *s)
 /* The LP candidates, member token t. */
 static int read_lp(serve_req_t *q, serve_reply_t *r, int t, plan_req_t *a)
 {
-    sj_doc_t *d = q->doc;
-    if (d->tok[t].type == SJ_STRING) { /* "A:8,B:8", as the CLI's --lp */
+    ps_json_doc_t *d = q->doc;
+    if (d->tok[t].type == PS_JSON_STRING) { /* "A:8,B:8", as the CLI's --lp */
         char *save = NULL;
-        for (char *s = strtok_r((char *)sj_str(d, t), ",", &save); s; s = strtok_r(NULL, ",", &save))
+        for (char *s = strtok_r((char *)ps_json_str(d, t), ",", &save); s; s = strtok_r(NULL, ",", &save))
             if (add_lp(r, a, s))
                 return r->status;
         return a->n_lp ? 0 : serve_error(r, 400, "bad_field", "lp: no LP task given");
     }
-    if (d->tok[t].type != SJ_ARRAY || d->tok[t].size < 1 || d->tok[t].size > PS_PLAN_MAX_LP)
+    if (d->tok[t].type != PS_JSON_ARRAY || d->tok[t].size < 1 || d->tok[t].size > PS_PLAN_MAX_LP)
         return serve_error(r, 400, "bad_field", "lp: expected 1..%d strings MODEL:BATCH", PS_PLAN_MAX_LP);
     for (int i = 0, e = t + 1; i < d->tok[t].size; i++, e = d->tok[e].next) {
-        if (d->tok[e].type != SJ_STRING)
+        if (d->tok[e].type != PS_JSON_STRING)
             return serve_error(r, 400, "bad_field", "lp[%d]: expected a string MODEL:BATCH, got %s", i,
-                               sj_type_name(d->tok[e].type));
-        if (add_lp(r, a, sj_str(d, e)))
+                               ps_json_type_name(d->tok[e].type));
+        if (add_lp(r, a, ps_json_str(d, e)))
             return r->status;
     }
     return 0;
@@ -56,11 +56,11 @@ static int read_lp(serve_req_t *q, serve_reply_t *r, int t, plan_req_t *a)
 
 static int read_plan(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     int t = serve_required(q, r, "hp", "the HP model as \"MODEL:BATCH\"");
     if (t < 0)
         return r->status;
-    if (d->tok[t].type != SJ_STRING || ps_model_batch_parse(sj_str(d, t), a->hp_model, &a->p.hp_batch) != 0)
+    if (d->tok[t].type != PS_JSON_STRING || ps_model_batch_parse(ps_json_str(d, t), a->hp_model, &a->p.hp_batch) != 0)
         return serve_error(r, 400, "bad_field", "hp: bad value: expected MODEL:BATCH, e.g. resnet50:8");
     a->p.hp_model = a->hp_model;
     int lp = serve_required(q, r, "lp", "LP candidates [\"MODEL:BATCH\", ...]");
@@ -104,8 +104,8 @@ int serve_plan(serve_req_t *q, serve_reply_t *r)
         goto done;
     }
     r->body.len = 0;
-    sb_puts(&r->body, json);
-    sb_puts(&r->body, "\n");
+    ps_buf_puts(&r->body, json);
+    ps_buf_puts(&r->body, "\n");
     r->status = 200;
 done:
     free(json);

@@ -85,21 +85,21 @@ static int field_index(const char *name)
 /* Token t into field f of query i; a 400 naming both when it does not fit. */
 static int set_field(serve_req_t *q, serve_reply_t *r, size_t i, int f, int t, const char *where)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     char *dst = (char *)&tl.q[i] + qfields[f].off;
     if (qfields[f].is_str) {
-        if (d->tok[t].type != SJ_STRING)
+        if (d->tok[t].type != PS_JSON_STRING)
             return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected a string, got %s", where, i, qfields[f].name,
-                               sj_type_name(d->tok[t].type));
-        *(const char **)dst = sj_str(d, t);
+                               ps_json_type_name(d->tok[t].type));
+        *(const char **)dst = ps_json_str(d, t);
         return 0;
     }
-    if (sj_int(d, t, -2147483647L, 2147483647L, (int *)dst) != 0) {
-        if (d->tok[t].type == SJ_NUMBER)
+    if (ps_json_int(d, t, -2147483647L, 2147483647L, (int *)dst) != 0) {
+        if (d->tok[t].type == PS_JSON_NUMBER)
             return serve_error(r, 400, "bad_field", "%s[%zu].%s: '%.*s' is not an integer", where, i, qfields[f].name,
                                d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start);
         return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected an integer, got %s", where, i, qfields[f].name,
-                           sj_type_name(d->tok[t].type));
+                           ps_json_type_name(d->tok[t].type));
     }
     return 0;
 }
@@ -118,17 +118,17 @@ static int check_missing(serve_reply_t *r, size_t i, unsigned seen, const char *
 /* "queries": [{...}, ...] */
 static int read_rows(serve_req_t *q, serve_reply_t *r, int arr, const char *gpu)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     size_t n = (size_t)d->tok[arr].size;
     int t = arr + 1;
     for (size_t i = 0; i < n; i++, t = d->tok[t].next) {
-        if (d->tok[t].type != SJ_OBJECT)
+        if (d->tok[t].type != PS_JSON_OBJECT)
             return serve_error(r, 400, "bad_field", "queries[%zu]: expected an object, got %s", i,
-                               sj_type_name(d->tok[t].type));
+                               ps_json_type_name(d->tok[t].type));
         unsigned seen = 0;
         int k = t + 1;
         for (int m = 0; m < d->tok[t].size; m++, k = d->tok[k + 1].next) {
-            int f = field_index(sj_str(d, k));
+            int f = field_index(ps_json_str(d, k));
             if (f < 0)
                 continue; /* other columns are allowed, as in the CLI's queries file */
             if (seen & 1u << f)
@@ -146,10 +146,10 @@ static int read_rows(serve_req_t *q, serve_reply_t *r, int arr, const char *gpu)
 /* "queries": {"hp_model": [...], ...}: one array per column, all as long. */
 static int read_columns(serve_req_t *q, serve_reply_t *r, int obj, size_t n, const char *gpu)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     unsigned seen = 0;
     for (int i = 0, k = obj + 1; i < d->tok[obj].size; i++, k = d->tok[k + 1].next) {
-        int f = field_index(sj_str(d, k));
+        int f = field_index(ps_json_str(d, k));
         if (f >= 0 && seen & 1u << f)
             return serve_error(r, 400, "bad_field", "queries.%s: given twice", qfields[f].name);
         if (f >= 0)
@@ -157,10 +157,10 @@ static int read_columns(serve_req_t *q, serve_reply_t *r, int obj, size_t n, con
     }
     seen = 0;
     for (int f = 0; f < N_QF; f++) {
-        int a = sj_get(d, obj, qfields[f].name, 0);
+        int a = ps_json_get(d, obj, qfields[f].name, 0);
         if (a < 0)
             continue;
-        if (d->tok[a].type != SJ_ARRAY || (size_t)d->tok[a].size != n)
+        if (d->tok[a].type != PS_JSON_ARRAY || (size_t)d->tok[a].size != n)
             return serve_error(r, 400, "bad_field", "queries.%s: expected an array of %zu values (as the first column)",
                                qfields[f].name, n);
         seen |= 1u << f;
@@ -180,17 +180,17 @@ static int read_columns(serve_req_t *q, serve_reply_t *r, int obj, size_t n, con
 /* The queries of the request into tl.q; their count in *n. */
 static int read_queries(serve_req_t *q, serve_reply_t *r, size_t *n)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     int t = serve_required(q, r, "queries", NULL);
     if (t < 0)
         return r->status;
     int type = d->tok[t].type;
-    if (type != SJ_ARRAY && type != SJ_OBJECT)
+    if (type != PS_JSON_ARRAY && type != PS_JSON_OBJECT)
         return serve_error(r, 400, "bad_field", "queries: expected an array of objects or an object of arrays, got %s",
-                           sj_type_name(type));
-    *n = type == SJ_ARRAY ? (size_t)d->tok[t].size : 0;
-    if (type == SJ_OBJECT && d->tok[t].size > 0)
-        *n = d->tok[t + 2].type == SJ_ARRAY ? (size_t)d->tok[t + 2].size : 0;
+                           ps_json_type_name(type));
+    *n = type == PS_JSON_ARRAY ? (size_t)d->tok[t].size : 0;
+    if (type == PS_JSON_OBJECT && d->tok[t].size > 0)
+        *n = d->tok[t + 2].type == PS_JSON_ARRAY ? (size_t)d->tok[t + 2].size : 0;
     if (*n == 0)
         return serve_error(r, 400, "bad_field", "queries: no query given");
     if (*n > (size_t)q->p->max_queries)
@@ -199,20 +199,20 @@ static int read_queries(serve_req_t *q, serve_reply_t *r, size_t *n)
     if (reserve(*n) != 0)
         return serve_error(r, 500, "out_of_memory", "out of memory");
     const char *gpu = q->models->info.gpu;
-    return type == SJ_ARRAY ? read_rows(q, r, t, gpu) : read_columns(q, r, t, *n, gpu);
+    return type == PS_JSON_ARRAY ? read_rows(q, r, t, gpu) : read_columns(q, r, t, *n, gpu);
 }
 
 /* compose and coverage, as the CLI's --compose and --coverage. */
 static int read_options(serve_req_t *q, serve_reply_t *r, ps_compose_t *compose, double *coverage)
 {
-    sj_doc_t *d = q->doc;
+    ps_json_doc_t *d = q->doc;
     *compose = PS_COMPOSE_OVERLAP;
     *coverage = 0;
-    int t = sj_get(d, 0, "compose", 0);
-    if (t >= 0 && (d->tok[t].type != SJ_STRING || ps_compose_from_name(sj_str(d, t), compose) != PS_OK))
+    int t = ps_json_get(d, 0, "compose", 0);
+    if (t >= 0 && (d->tok[t].type != PS_JSON_STRING || ps_compose_from_name(ps_json_str(d, t), compose) != PS_OK))
         return serve_error(r, 400, "bad_field", "compose: expected \"overlap\" or \"index\"");
-    t = sj_get(d, 0, "coverage", 0);
-    if (t >= 0 && d->tok[t].type != SJ_NULL)
+    t = ps_json_get(d, 0, "coverage", 0);
+    if (t >= 0 && d->tok[t].type != PS_JSON_NULL)
         return serve_num_member(q, r, "coverage", 0.5, 0.999, coverage);
     return 0;
 }
@@ -237,15 +237,15 @@ static int predict(serve_req_t *q, serve_reply_t *r, size_t n, ps_compose_t comp
     return 0;
 }
 
-static void put_column(sb_t *b, const char *name, const double *v, size_t n)
+static void put_column(ps_buf_t *b, const char *name, const double *v, size_t n)
 {
-    sb_printf(b, "%s\"%s\":[", b->s[b->len - 1] == '{' ? "" : ",", name);
+    ps_buf_printf(b, "%s\"%s\":[", b->s[b->len - 1] == '{' ? "" : ",", name);
     for (size_t i = 0; i < n; i++) {
         if (i)
-            sb_putn(b, ",", 1);
-        sb_num(b, v[i]);
+            ps_buf_putn(b, ",", 1);
+        ps_buf_json_num(b, v[i]);
     }
-    sb_putn(b, "]", 1);
+    ps_buf_putn(b, "]", 1);
 }
 
 int serve_predict(serve_req_t *q, serve_reply_t *r)
@@ -259,12 +259,12 @@ int serve_predict(serve_req_t *q, serve_reply_t *r)
     const double *o = tl.out;
     serve_metrics_predictions(q->metrics, n, o + 2 * n, o + 3 * n);
     serve_reply_open(r, "predict");
-    sb_t *b = &r->body;
-    sb_printf(b, "\"n\":%zu,\"compose\":\"%s\",\"fingerprint\":\"%s\"", n, ps_compose_name(compose),
-              q->models->fp_model);
+    ps_buf_t *b = &r->body;
+    ps_buf_printf(b, "\"n\":%zu,\"compose\":\"%s\",\"fingerprint\":\"%s\"", n, ps_compose_name(compose),
+                  q->models->fp_model);
     if (coverage > 0)
-        sb_printf(b, ",\"coverage\":%.17g", coverage);
-    sb_puts(b, ",\"predictions\":{");
+        ps_buf_printf(b, ",\"coverage\":%.17g", coverage);
+    ps_buf_puts(b, ",\"predictions\":{");
     put_column(b, "hp_ns_pred", o, n);
     put_column(b, "lp_ns_pred", o + n, n);
     put_column(b, "hp_delta_pred", o + 2 * n, n);
@@ -273,6 +273,6 @@ int serve_predict(serve_req_t *q, serve_reply_t *r)
         put_column(b, "hp_ns_upper", o + 4 * n, n);
         put_column(b, "lp_ns_upper", o + 5 * n, n);
     }
-    sb_puts(b, "}}\n");
+    ps_buf_puts(b, "}}\n");
     return r->status = 200;
 }

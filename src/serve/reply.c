@@ -14,18 +14,18 @@ int serve_error(serve_reply_t *r, int status, const char *code, const char *fmt,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     r->body.len = 0;
-    sb_puts(&r->body, "{\"schema\":\"pairsight.error.v1\",\"error\":{\"code\":");
-    sb_str(&r->body, code);
-    sb_puts(&r->body, ",\"message\":");
-    sb_str(&r->body, msg);
-    sb_puts(&r->body, "}}\n");
+    ps_buf_puts(&r->body, "{\"schema\":\"pairsight.error.v1\",\"error\":{\"code\":");
+    ps_buf_json_str(&r->body, code);
+    ps_buf_puts(&r->body, ",\"message\":");
+    ps_buf_json_str(&r->body, msg);
+    ps_buf_puts(&r->body, "}}\n");
     return r->status = status;
 }
 
 void serve_reply_open(serve_reply_t *r, const char *schema)
 {
     r->body.len = 0;
-    sb_printf(&r->body, "{\"schema\":\"pairsight.%s.v1\",", schema);
+    ps_buf_printf(&r->body, "{\"schema\":\"pairsight.%s.v1\",", schema);
 }
 
 int serve_parse_body(serve_req_t *q, serve_reply_t *r)
@@ -33,22 +33,22 @@ int serve_parse_body(serve_req_t *q, serve_reply_t *r)
     q->doc->max_depth = q->p->max_depth;
     if (q->body_len == 0)
         return serve_error(r, 400, "bad_json", "empty body: expected a JSON object");
-    if (sj_parse(q->doc, q->body, q->body_len) != 0)
+    if (ps_json_parse(q->doc, q->body, q->body_len) != 0)
         return serve_error(r, 400, "bad_json", "the body is not valid JSON: %s", q->doc->err);
-    if (q->doc->tok[0].type != SJ_OBJECT)
+    if (q->doc->tok[0].type != PS_JSON_OBJECT)
         return serve_error(r, 400, "bad_json", "the body is %s, expected a JSON object",
-                           sj_type_name(q->doc->tok[0].type));
+                           ps_json_type_name(q->doc->tok[0].type));
     return 0;
 }
 
 int serve_num_member(serve_req_t *q, serve_reply_t *r, const char *key, double lo, double hi, double *out)
 {
-    sj_doc_t *d = q->doc;
-    int t = sj_get(d, 0, key, 0);
+    ps_json_doc_t *d = q->doc;
+    int t = ps_json_get(d, 0, key, 0);
     if (t < 0)
         return 0;
     double v;
-    if (sj_num(d, t, &v) != 0 || v < lo || v > hi)
+    if (ps_json_num(d, t, &v) != 0 || v < lo || v > hi)
         return serve_error(r, 400, "bad_field", "%s: bad value '%.*s': expected a number in %g..%g", key,
                            d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start, lo, hi);
     *out = v;
@@ -57,7 +57,7 @@ int serve_num_member(serve_req_t *q, serve_reply_t *r, const char *key, double l
 
 int serve_required(serve_req_t *q, serve_reply_t *r, const char *key, const char *what)
 {
-    int t = sj_get(q->doc, 0, key, 0);
+    int t = ps_json_get(q->doc, 0, key, 0);
     if (t < 0)
         serve_error(r, 400, "missing_field", "missing %s%s%s", key, what ? ": " : "", what ? what : "");
     return t;

@@ -5,7 +5,8 @@
  * the public API of include/pairsight.h only, as any other front end would
  * be. docs/serve.md is the user's guide.
  *
- * The pieces: sjson (the request tokenizer and reply buffer), models (the
+ * The pieces: the library's JSON tokenizer and text buffer (ps_json_parse,
+ * ps_buf_t of pairsight_core.h) for requests and replies, models (the
  * loaded files, shared by reference count so that a reload never pulls a
  * model from under a request), metrics (Prometheus text), the handlers of
  * each endpoint (predict.c, plan.c, coloc.c, k8s.c) and server.c (routing,
@@ -16,7 +17,6 @@
 
 #include "pairsight.h"
 #include "pairsight_serve.h"
-#include "serve/sjson.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -111,7 +111,7 @@ void serve_metrics_request(serve_metrics_t *m, int ep, int code, double seconds)
 void serve_metrics_predictions(serve_metrics_t *m, size_t n, const double *hp_delta, const double *lp_delta);
 void serve_metrics_reload(serve_metrics_t *m, int ok);
 /* The Prometheus text exposition (format 0.0.4) into b. */
-void serve_metrics_text(serve_metrics_t *m, const serve_models_t *cur, int inflight, sb_t *b);
+void serve_metrics_text(serve_metrics_t *m, const serve_models_t *cur, int inflight, ps_buf_t *b);
 
 /* ---- the server ---- */
 typedef struct serve serve_t;
@@ -119,7 +119,7 @@ typedef struct serve serve_t;
 /* A reply: status, JSON body (sb), and for errors a code word. */
 typedef struct {
     int status;
-    sb_t body;
+    ps_buf_t body;
     const char *content_type; /* NULL: application/json */
 } serve_reply_t;
 
@@ -129,8 +129,8 @@ typedef struct {
     const serve_params_t *p;
     serve_models_t *models; /* referenced for the request; NULL when none loaded */
     serve_metrics_t *metrics;
-    sj_doc_t *doc; /* this thread's tokenizer */
-    char *body;    /* the request body, NUL-terminated, writable */
+    ps_json_doc_t *doc; /* this thread's tokenizer */
+    char *body;         /* the request body, NUL-terminated, writable */
     size_t body_len;
 } serve_req_t;
 

@@ -38,6 +38,6 @@ typedef struct {
 int serve_coloc_set(serve_models_t *m, const char *gpu, serve_set_t *s);
 
 /* The co-location sizes k of bit mask ks as a JSON array into b. */
-void serve_ks_json(sb_t *b, unsigned ks);
+void serve_ks_json(ps_buf_t *b, unsigned ks);
 
 #endif

@@ -95,37 +95,37 @@ void serve_free(serve_t *s)
     free(s);
 }
 
-static void file_json(sb_t *b, const char *key, const char *path, const char *fp)
+static void file_json(ps_buf_t *b, const char *key, const char *path, const char *fp)
 {
-    sb_printf(b, "\"%s\":{\"path\":", key);
-    sb_str(b, path ? path : "");
-    sb_printf(b, ",\"fingerprint\":\"%s\"}", fp);
+    ps_buf_printf(b, "\"%s\":{\"path\":", key);
+    ps_buf_json_str(b, path ? path : "");
+    ps_buf_printf(b, ",\"fingerprint\":\"%s\"}", fp);
 }
 
-static void coloc_json(const serve_t *s, const serve_models_t *m, sb_t *b)
+static void coloc_json(const serve_t *s, const serve_models_t *m, ps_buf_t *b)
 {
     if (!m->coloc) {
-        sb_puts(b, ",\"colocate\":null");
+        ps_buf_puts(b, ",\"colocate\":null");
         return;
     }
-    sb_puts(b, ",\"colocate\":{");
+    ps_buf_puts(b, ",\"colocate\":{");
     file_json(b, "model", s->p.coloc_path, m->fp_coloc);
-    sb_puts(b, ",\"kind\":");
-    sb_str(b, ps_coloc_kind_name(ps_coloc_model_kind(m->coloc)));
-    sb_puts(b, ",\"gpu\":");
-    sb_str(b, ps_coloc_model_gpu(m->coloc));
-    sb_puts(b, ",\"k\":[");
+    ps_buf_puts(b, ",\"kind\":");
+    ps_buf_json_str(b, ps_coloc_kind_name(ps_coloc_model_kind(m->coloc)));
+    ps_buf_puts(b, ",\"gpu\":");
+    ps_buf_json_str(b, ps_coloc_model_gpu(m->coloc));
+    ps_buf_puts(b, ",\"k\":[");
     unsigned ks = ps_coloc_model_ks(m->coloc);
     for (int k = 0, first = 1; k < 32; k++)
         if (ks >> k & 1)
-            sb_printf(b, "%s%d", first ? "" : ",", k), first = 0;
-    sb_printf(b, "],\"workload_rows\":%zu,", ps_workloads_rows(m->w));
+            ps_buf_printf(b, "%s%d", first ? "" : ",", k), first = 0;
+    ps_buf_printf(b, "],\"workload_rows\":%zu,", ps_workloads_rows(m->w));
     file_json(b, "workloads", s->p.workloads_path, m->fp_workloads);
     if (s->p.scaling_path) {
-        sb_puts(b, ",");
+        ps_buf_puts(b, ",");
         file_json(b, "scaling", s->p.scaling_path, m->fp_scaling);
     }
-    sb_puts(b, "}");
+    ps_buf_puts(b, "}");
 }
 
 int serve_models_reply(serve_req_t *q, serve_reply_t *r)
@@ -133,20 +133,20 @@ int serve_models_reply(serve_req_t *q, serve_reply_t *r)
     const serve_models_t *m = q->models;
     const ps_model_info_t *i = &m->info;
     serve_reply_open(r, "models");
-    sb_t *b = &r->body;
-    sb_puts(b, "\"model\":{");
+    ps_buf_t *b = &r->body;
+    ps_buf_puts(b, "\"model\":{");
     file_json(b, "file", q->p->model_path, m->fp_model);
-    sb_puts(b, ",\"gpu\":");
-    sb_str(b, i->gpu);
-    sb_printf(b,
-              ",\"window\":%d,\"n_features\":%d,\"n_samples\":%zu,\"n_train\":%zu,\"n_valid\":%zu,\"n_test\":%zu,"
-              "\"n_calib\":%zu,\"trees\":[%d,%d],\"n_adapt\":%d,",
-              i->window, i->n_features, i->n_samples, i->n_train, i->n_valid, i->n_test, i->n_calib, i->n_trees[0],
-              i->n_trees[1], i->n_adapt);
+    ps_buf_puts(b, ",\"gpu\":");
+    ps_buf_json_str(b, i->gpu);
+    ps_buf_printf(b,
+                  ",\"window\":%d,\"n_features\":%d,\"n_samples\":%zu,\"n_train\":%zu,\"n_valid\":%zu,\"n_test\":%zu,"
+                  "\"n_calib\":%zu,\"trees\":[%d,%d],\"n_adapt\":%d,",
+                  i->window, i->n_features, i->n_samples, i->n_train, i->n_valid, i->n_test, i->n_calib, i->n_trees[0],
+                  i->n_trees[1], i->n_adapt);
     file_json(b, "ops", q->p->ops_path, m->fp_ops);
-    sb_printf(b, ",\"ops_rows\":%zu}", ps_ops_rows(m->ops));
+    ps_buf_printf(b, ",\"ops_rows\":%zu}", ps_ops_rows(m->ops));
     coloc_json(q->srv, m, b);
-    sb_printf(b, ",\"loaded_at\":%.0f,\"version\":\"%s\"}\n", m->loaded_at, ps_version());
+    ps_buf_printf(b, ",\"loaded_at\":%.0f,\"version\":\"%s\"}\n", m->loaded_at, ps_version());
     return r->status = 200;
 }
 
@@ -162,7 +162,7 @@ static int reload_reply(serve_req_t *q, serve_reply_t *r)
     }
     serve_log(q->srv, "reloaded: model %s", fp);
     serve_reply_open(r, "reload");
-    sb_printf(&r->body, "\"reloaded\":true,\"fingerprint\":\"%s\"}\n", fp);
+    ps_buf_printf(&r->body, "\"reloaded\":true,\"fingerprint\":\"%s\"}\n", fp);
     return r->status = 200;
 }
 
@@ -170,7 +170,7 @@ static int healthz_reply(serve_req_t *q, serve_reply_t *r)
 {
     (void)q;
     serve_reply_open(r, "health");
-    sb_puts(&r->body, "\"status\":\"ok\"}\n");
+    ps_buf_puts(&r->body, "\"status\":\"ok\"}\n");
     return r->status = 200;
 }
 
@@ -214,19 +214,19 @@ unsigned serve_route_flags(int ep) { return ep >= 0 && ep < N_ROUTES ? serve_rou
 
 /* This thread's tokenizer, reused across requests, and freed with its
  * thread. */
-static _Thread_local sj_doc_t tl_doc;
+static _Thread_local ps_json_doc_t tl_doc;
 static pthread_key_t doc_key;
 static pthread_once_t doc_once = PTHREAD_ONCE_INIT;
 
 static void doc_free(void *unused)
 {
     (void)unused;
-    sj_free(&tl_doc);
+    ps_json_doc_free(&tl_doc);
 }
 
 static void doc_key_init(void) { pthread_key_create(&doc_key, doc_free); }
 
-static sj_doc_t *thread_doc(void)
+static ps_json_doc_t *thread_doc(void)
 {
     if (!tl_doc.cap) {
         pthread_once(&doc_once, doc_key_init);
@@ -268,7 +268,7 @@ int serve_handle(serve_t *s, const char *method, const char *path, char *body, s
         status = serve_error(r, 500, "out_of_memory", "out of memory");
     serve_models_unref(q.models);
     if (tl_doc.cap > SERVE_KEEP_TOKENS) /* a large request's tokens are not kept for the thread's life */
-        sj_free(&tl_doc);
+        ps_json_doc_free(&tl_doc);
     serve_trim_thread();
     return status;
 }

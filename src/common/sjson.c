@@ -1,7 +1,7 @@
-/* The tokenizer and text buffer of src/serve/sjson.h. */
-#include "serve/sjson.h"
-
-#include "pairsight.h"
+/* The one JSON reader and the text buffer (include/pairsight_core.h,
+ * "the one JSON reader"): a strict RFC 8259 tokenizer into a flat token
+ * array, and an append-only buffer for JSON replies. */
+#include "common/common.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,8 +12,9 @@
 #include <strings.h>
 
 typedef struct {
-    sj_doc_t *d;
+    ps_json_doc_t *d;
     const char *p, *b, *end;
+    int oom; /* the token array could not grow */
 } scan_t;
 
 static int s_value(scan_t *s, int depth);
@@ -27,20 +28,21 @@ static int fail(scan_t *s, const char *why)
 
 static int push(scan_t *s, int type, const char *start)
 {
-    sj_doc_t *d = s->d;
+    ps_json_doc_t *d = s->d;
     if (d->n == d->cap) {
         if (d->cap >= (1 << 28))
             return fail(s, "too many values");
         int cap = d->cap ? 2 * d->cap : 256;
-        sj_tok_t *t = realloc(d->tok, (size_t)cap * sizeof *t);
+        ps_json_tok_t *t = psi_realloc(d->tok, (size_t)cap * sizeof *t);
         if (!t) {
+            s->oom = 1;
             snprintf(d->err, sizeof d->err, "out of memory");
             return -1;
         }
         d->tok = t;
         d->cap = cap;
     }
-    d->tok[d->n] = (sj_tok_t){(unsigned char)type, 0, (int)(start - s->b), (int)(start - s->b), 0, d->n + 1};
+    d->tok[d->n] = (ps_json_tok_t){(unsigned char)type, 0, (int)(start - s->b), (int)(start - s->b), 0, d->n + 1};
     return d->n++;
 }
 
@@ -87,9 +89,8 @@ static int s_escape(scan_t *s)
     return 1;
 }
 
-/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, at most U+10FFFF), 0 when it is not one. */
-static int utf8_len(const unsigned char *p, size_t avail)
+/* RFC 3629: no overlong forms, no surrogates, at most U+10FFFF. */
+int psi_utf8_len(const unsigned char *p, size_t avail)
 {
     unsigned c = p[0];
     if (c < 0x80)
@@ -108,7 +109,7 @@ static int utf8_len(const unsigned char *p, size_t avail)
 
 static int s_string(scan_t *s)
 {
-    int t = push(s, SJ_STRING, s->p + 1);
+    int t = push(s, PS_JSON_STRING, s->p + 1);
     if (t < 0)
         return -1;
     for (s->p++; s->p < s->end;) {
@@ -120,7 +121,7 @@ static int s_string(scan_t *s)
         if (c < 0x20)
             return fail(s, "control character in a string");
         if (c >= 0x80) {
-            int n = utf8_len((const unsigned char *)s->p - 1, (size_t)(s->end - s->p + 1));
+            int n = psi_utf8_len((const unsigned char *)s->p - 1, (size_t)(s->end - s->p + 1));
             if (!n)
                 return fail(s, "invalid UTF-8 in a string");
             s->p += n - 1;
@@ -162,7 +163,7 @@ static int s_number(scan_t *s)
     }
     if (s->p - b > 64)
         return fail(s, "number longer than 64 characters");
-    int t = push(s, SJ_NUMBER, b);
+    int t = push(s, PS_JSON_NUMBER, b);
     if (t < 0)
         return -1;
     s->d->tok[t].end = (int)(s->p - s->b);
@@ -221,7 +222,7 @@ static int s_value(scan_t *s, int depth)
             snprintf(s->d->err, sizeof s->d->err, "nested deeper than %d", s->d->max_depth);
             return -1;
         }
-        int t = push(s, c == '[' ? SJ_ARRAY : SJ_OBJECT, s->p);
+        int t = push(s, c == '[' ? PS_JSON_ARRAY : PS_JSON_OBJECT, s->p);
         if (t < 0)
             return -1;
         s->p++;
@@ -233,14 +234,14 @@ static int s_value(scan_t *s, int depth)
     }
     switch (c) {
     case '"': return s_string(s);
-    case 't': return s_lit(s, "true", SJ_TRUE);
-    case 'f': return s_lit(s, "false", SJ_FALSE);
-    case 'n': return s_lit(s, "null", SJ_NULL);
+    case 't': return s_lit(s, "true", PS_JSON_TRUE);
+    case 'f': return s_lit(s, "false", PS_JSON_FALSE);
+    case 'n': return s_lit(s, "null", PS_JSON_NULL);
     default: return s_number(s);
     }
 }
 
-int sj_parse(sj_doc_t *d, char *text, size_t len)
+int ps_json_parse(ps_json_doc_t *d, char *text, size_t len)
 {
     d->text = text;
     d->len = len;
@@ -249,41 +250,43 @@ int sj_parse(sj_doc_t *d, char *text, size_t len)
     if (d->max_depth <= 0)
         d->max_depth = 64;
     if (len > (size_t)1 << 30) {
-        snprintf(d->err, sizeof d->err, "body longer than 1 GiB");
-        return -1;
+        snprintf(d->err, sizeof d->err, "text longer than 1 GiB");
+        return PS_E_INPUT;
     }
-    scan_t s = {d, text, text, text + len};
+    scan_t s = {d, text, text, text + len, 0};
     if (s_value(&s, 0) != 0)
-        return -1;
+        return s.oom ? PS_E_NOMEM : PS_E_INPUT;
     s_space(&s);
     if (s.p != s.end)
         return fail(&s, "text after the JSON value");
-    return 0;
+    return PS_OK;
 }
 
-void sj_free(sj_doc_t *d)
+void ps_json_doc_free(ps_json_doc_t *d)
 {
+    if (!d)
+        return;
     free(d->tok);
     d->tok = NULL;
     d->n = d->cap = 0;
 }
 
-int sj_child(const sj_doc_t *d, int t) { return t >= 0 && t < d->n && d->tok[t].size > 0 ? t + 1 : -1; }
+int ps_json_child(const ps_json_doc_t *d, int t) { return t >= 0 && t < d->n && d->tok[t].size > 0 ? t + 1 : -1; }
 
-int sj_next_item(const sj_doc_t *d, int t, int is_key)
+int ps_json_next(const ps_json_doc_t *d, int t, int is_key)
 {
     int after = is_key ? d->tok[t + 1].next : d->tok[t].next;
     /* the parent's end is where the siblings stop */
     return after;
 }
 
-int sj_get(sj_doc_t *d, int obj, const char *key, int nocase)
+int ps_json_get(ps_json_doc_t *d, int obj, const char *key, int nocase)
 {
-    if (obj < 0 || obj >= d->n || d->tok[obj].type != SJ_OBJECT)
+    if (obj < 0 || obj >= d->n || d->tok[obj].type != PS_JSON_OBJECT)
         return -1;
     int k = obj + 1, found = -1;
     for (int i = 0; i < d->tok[obj].size; i++) { /* the last of duplicate keys, as Go's decoder */
-        const char *name = sj_str(d, k);
+        const char *name = ps_json_str(d, k);
         if (nocase ? strcasecmp(name, key) == 0 : strcmp(name, key) == 0)
             found = k + 1;
         k = d->tok[k + 1].next;
@@ -342,9 +345,9 @@ static char *unescape(char *w, const char *r, const char *end)
     return w;
 }
 
-const char *sj_str(sj_doc_t *d, int t)
+const char *ps_json_str(ps_json_doc_t *d, int t)
 {
-    sj_tok_t *k = &d->tok[t];
+    ps_json_tok_t *k = &d->tok[t];
     char *b = d->text + k->start;
     if (k->escaped) {
         char *w = unescape(b, b, d->text + k->end);
@@ -355,25 +358,25 @@ const char *sj_str(sj_doc_t *d, int t)
     return b;
 }
 
-int sj_num(const sj_doc_t *d, int t, double *out)
+int ps_json_num(const ps_json_doc_t *d, int t, double *out)
 {
-    if (t < 0 || d->tok[t].type != SJ_NUMBER)
-        return -1;
+    if (t < 0 || t >= d->n || d->tok[t].type != PS_JSON_NUMBER)
+        return PS_E_INPUT;
     char buf[72];
     int n = d->tok[t].end - d->tok[t].start;
     memcpy(buf, d->text + d->tok[t].start, (size_t)n);
     buf[n] = 0;
     double v = strtod(buf, NULL);
     if (!isfinite(v))
-        return -1;
+        return PS_E_INPUT;
     *out = v;
-    return 0;
+    return PS_OK;
 }
 
-int sj_int(const sj_doc_t *d, int t, long lo, long hi, int *out)
+int ps_json_int(const ps_json_doc_t *d, int t, long lo, long hi, int *out)
 {
-    if (t < 0 || d->tok[t].type != SJ_NUMBER)
-        return -1;
+    if (t < 0 || t >= d->n || d->tok[t].type != PS_JSON_NUMBER)
+        return PS_E_INPUT;
     char buf[72], *e;
     int n = d->tok[t].end - d->tok[t].start;
     memcpy(buf, d->text + d->tok[t].start, (size_t)n);
@@ -381,18 +384,18 @@ int sj_int(const sj_doc_t *d, int t, long lo, long hi, int *out)
     errno = 0;
     long v = strtol(buf, &e, 10);
     if (*e || errno || v < lo || v > hi)
-        return -1;
+        return PS_E_INPUT;
     *out = (int)v;
-    return 0;
+    return PS_OK;
 }
 
-const char *sj_type_name(int type)
+const char *ps_json_type_name(int type)
 {
     static const char *const names[] = {"null", "false", "true", "a number", "a string", "an array", "an object"};
-    return type >= 0 && type <= SJ_OBJECT ? names[type] : "?";
+    return type >= 0 && type <= PS_JSON_OBJECT ? names[type] : "?";
 }
 
-void sb_putn(sb_t *b, const char *s, size_t n)
+void ps_buf_putn(ps_buf_t *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
@@ -400,7 +403,7 @@ void sb_putn(sb_t *b, const char *s, size_t n)
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *p = realloc(b->s, cap);
+        char *p = psi_realloc(b->s, cap);
         if (!p) {
             b->oom = 1;
             return;
@@ -413,9 +416,9 @@ void sb_putn(sb_t *b, const char *s, size_t n)
     b->s[b->len] = 0;
 }
 
-void sb_puts(sb_t *b, const char *s) { sb_putn(b, s, strlen(s)); }
+void ps_buf_puts(ps_buf_t *b, const char *s) { ps_buf_putn(b, s, strlen(s)); }
 
-void sb_printf(sb_t *b, const char *fmt, ...)
+void ps_buf_printf(ps_buf_t *b, const char *fmt, ...)
 {
     char small[256];
     va_list ap;
@@ -425,10 +428,10 @@ void sb_printf(sb_t *b, const char *fmt, ...)
     if (n < 0)
         return;
     if ((size_t)n < sizeof small) {
-        sb_putn(b, small, (size_t)n);
+        ps_buf_putn(b, small, (size_t)n);
         return;
     }
-    char *big = malloc((size_t)n + 1);
+    char *big = psi_malloc((size_t)n + 1);
     if (!big) {
         b->oom = 1;
         return;
@@ -436,41 +439,43 @@ void sb_printf(sb_t *b, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    sb_putn(b, big, (size_t)n);
+    ps_buf_putn(b, big, (size_t)n);
     free(big);
 }
 
-void sb_str(sb_t *b, const char *s)
+void ps_buf_json_str(ps_buf_t *b, const char *s)
 {
-    sb_putn(b, "\"", 1);
+    ps_buf_putn(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         const unsigned char *run = p;
         int n;
-        while (*p && *p != '"' && *p != '\\' && *p >= 0x20 && (n = utf8_len(p, 4)) > 0)
+        while (*p && *p != '"' && *p != '\\' && *p >= 0x20 && (n = psi_utf8_len(p, 4)) > 0)
             p += n;
-        sb_putn(b, (const char *)run, (size_t)(p - run));
+        ps_buf_putn(b, (const char *)run, (size_t)(p - run));
         if (!*p)
             break;
         if (*p == '"' || *p == '\\')
-            sb_printf(b, "\\%c", *p);
+            ps_buf_printf(b, "\\%c", *p);
         else if (*p < 0x20)
-            sb_printf(b, "\\u%04x", *p);
+            ps_buf_printf(b, "\\u%04x", *p);
         else
-            sb_puts(b, "\\ufffd"); /* a byte that is not UTF-8: the replacement character */
+            ps_buf_puts(b, "\\ufffd"); /* a byte that is not UTF-8: the replacement character */
         p++;
     }
-    sb_putn(b, "\"", 1);
+    ps_buf_putn(b, "\"", 1);
 }
 
-void sb_num(sb_t *b, double v)
+void ps_buf_json_num(ps_buf_t *b, double v)
 {
     char num[40];
     ps_json_number(v, num, sizeof num);
-    sb_puts(b, num);
+    ps_buf_puts(b, num);
 }
 
-void sb_free(sb_t *b)
+void ps_buf_free(ps_buf_t *b)
 {
+    if (!b)
+        return;
     free(b->s);
     memset(b, 0, sizeof *b);
 }
