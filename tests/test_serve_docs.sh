@@ -1,7 +1,7 @@
 #!/bin/sh
 # docs/serve.md as a user runs it: the co-location lines of "Running it"
 # (colocate train on the shipped fixture, nodes.json, serve with --coloc and
-# --nodes) run as written, on another port and with a small segment model in
+# --nodes) run as written, on another port (P) and with a small segment model in
 # out/, and every curl line of the Kubernetes section that shows its reply
 # ("# " on the next line) gets exactly that reply.
 # Usage: sh tests/test_serve_docs.sh PAIRSIGHT
@@ -13,8 +13,7 @@ case $CLI in /*) ;; *) CLI=$ROOT/$CLI ;; esac
 PORT=$((20000 + $$ % 20000))
 sed -n '/^## Running it$/,/^## /p' docs/serve.md | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d' |
     sed -n '/^D=tests\/data\/serve$/,/^S=/p' |
-    sed "s#^\$ps serve \(.*\) &\$#\$ps serve \1 --listen 127.0.0.1:$PORT 2>serve.log \&#; s#^S=.*#S=http://127.0.0.1:$PORT#" \
-    >"$T/run.sh"
+    sed "s#^S=.*#S=http://127.0.0.1:$PORT#" >"$T/run.sh"
 grep -q 'colocate train' "$T/run.sh" && grep -q -- '--nodes nodes.json' "$T/run.sh" ||
     { fail "docs/serve.md's 'Running it' block lacks the co-location lines: $(cat "$T/run.sh")"; finish test_serve_docs; }
 mkdir "$T/w" && cd "$T/w" || exit 1
@@ -24,6 +23,7 @@ expect 0 "$CLI" train --ops out/ops.csv --coexec out/coexec.csv --out out/model.
 # The block, then the doc's curl lines with their replies, in one shell.
 {
     echo "ps=$CLI"
+    echo "P=$PORT"
     cat "$T/run.sh"
     echo 'SP=$!'
     echo 'for i in 1 2 3 4 5 6 7 8 9 10; do curl -sf $S/healthz >/dev/null && break; sleep 1; done'

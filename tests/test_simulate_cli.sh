@@ -94,4 +94,10 @@ O=tests/data/overlap_twin_oplists/vgg16_b4_s0.oplist
     --out "$TMP/o4" 2>"$TMP/err.txt"
 [ $? -eq 1 ] && grep -qF "'resnet50' is a built-in model" "$TMP/err.txt" &&
     ok "--oplist FILE whose header names a built-in model" || bad "built-in header: $(cat "$TMP/err.txt")"
+# A trailing slash names the folder itself (docs/simulator.md's `--out campaign/`).
+"$CLI" simulate -q --experiments 5 --runs 1 --out "$TMP/slashed/" 2>"$TMP/err.txt" &&
+    [ -s "$TMP/slashed/coexec.csv" ] && ok "--out DIR/ creates DIR" || bad "--out DIR/: $(cat "$TMP/err.txt")"
+"$CLI" simulate -q --experiments 5 --runs 1 --out "$TMP/none/deeper/" 2>"$TMP/err.txt"
+[ $? -eq 1 ] && grep -qF "folder '$TMP/none' does not exist" "$TMP/err.txt" &&
+    ok "--out A/B/ without A names A" || bad "--out A/B/: $(cat "$TMP/err.txt")"
 exit $fail

@@ -90,10 +90,16 @@ int cli_plain_decimal(const char *s)
 }
 
 /* The folder part of path ("." when it has none) into buf, or -1 when it
- * does not fit. */
+ * does not fit. Trailing slashes name the folder itself: "out/" is in ".". */
 static int parent_dir(const char *path, char *buf, size_t n)
 {
-    const char *slash = strrchr(path, '/');
+    size_t end = strlen(path);
+    while (end > 1 && path[end - 1] == '/')
+        end--;
+    const char *slash = NULL;
+    for (size_t i = 0; i < end; i++)
+        if (path[i] == '/')
+            slash = path + i;
     if (!slash)
         return snprintf(buf, n, ".") < (int)n ? 0 : -1;
     size_t len = slash == path ? 1 : (size_t)(slash - path);
