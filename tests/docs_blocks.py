@@ -46,7 +46,8 @@ FENCE = re.compile(r"^(\s*)(```+)\s*([A-Za-z0-9_+-]*)")
 # The first line of a block that a reader would type into a shell.
 COMMANDISH = re.compile(
     r"^(\$ |\$ps\b|pairsight |python3? |/usr/bin/|scripts/|tools/|build/|\./|device-bundle/|curl |awk |sed |"
-    r"mkdir |cat |printf |nice |sh |kubectl |cmake |cd |[A-Za-z_][A-Za-z0-9_]*=\S)"
+    r"mkdir |cat |printf |nice |sh |bash |kubectl |cmake |ctest |make |cd |git |export |ln |cp |mv |rm |kill |"
+    r"pip3? |~/|env |time |timeout |ldd |du |ncu |nsys |docker |bench/|fuzz/|examples/|[A-Za-z_][A-Za-z0-9_]*=\S)"
 )
 TIMEOUT = int(os.environ.get("PS_DOCS_TIMEOUT", "240"))  # seconds, per doc
 # PS_DOCS_LOGS=DIR keeps each doc's output in DIR/DOC.log (to update a doc's outputs).
