@@ -568,6 +568,19 @@ void *psi_realloc(void *p, size_t n)
     return q;
 }
 
+int psi_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap)
+{
+    if (n < *cap)
+        return PS_OK;
+    size_t nc = *cap ? *cap * 2 : first_cap;
+    void *p = psi_realloc(*arr, nc * elem);
+    if (!p)
+        return PS_E_NOMEM;
+    *arr = p;
+    *cap = nc;
+    return PS_OK;
+}
+
 char *psi_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -56,6 +56,12 @@ void *psi_calloc(size_t n, size_t size);
 void *psi_realloc(void *p, size_t n);
 char *psi_strdup(const char *s);
 
+/* Make room for element n of *arr, an array of elem-byte elements: once n
+ * has reached *cap, *arr is reallocated to twice its capacity (first_cap
+ * elements the first time) and *cap updated. PS_OK, or PS_E_NOMEM with *arr
+ * untouched and still the caller's. */
+int psi_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap);
+
 /* splitmix64 (Steele, Lea and Flood 2014). psi_mix64 is its finalizer, an
  * avalanche of all 64 bits (hash tables, seeded orders); psi_splitmix64
  * advances *state and returns the next number of its stream, the same on

@@ -97,22 +97,20 @@ static int finish(ps_table_builder_t *b, ps_table_kind_t kind, void **out)
     return rc;
 }
 
-#define FINISHER(T, fn, kind)                                                                                          \
-    int fn(ps_table_builder_t *b, T **out)                                                                             \
+/* ps_table_builder_finish_ops, _coexec, _workloads, _scaling and
+ * _colocations. */
+#define FINISHER(T, stem, kind)                                                                                        \
+    int ps_table_builder_finish_##stem(ps_table_builder_t *b, T **out)                                                 \
     {                                                                                                                  \
         if (!out)                                                                                                      \
-            return psi_error(PS_E_ARG, #fn ": NULL out");                                                              \
+            return psi_error(PS_E_ARG, "ps_table_builder_finish_" #stem ": NULL out");                                 \
         void *t = NULL;                                                                                                \
         int rc = finish(b, kind, &t);                                                                                  \
         *out = t;                                                                                                      \
         return rc;                                                                                                     \
     }
 
-FINISHER(ps_ops_t, ps_table_builder_finish_ops, PS_TABLE_OPS)
-FINISHER(ps_coexec_t, ps_table_builder_finish_coexec, PS_TABLE_COEXEC)
-FINISHER(ps_workloads_t, ps_table_builder_finish_workloads, PS_TABLE_WORKLOADS)
-FINISHER(ps_scaling_t, ps_table_builder_finish_scaling, PS_TABLE_SCALING)
-FINISHER(ps_colocations_t, ps_table_builder_finish_colocations, PS_TABLE_COLOCATIONS)
+PSI_TABLE_KINDS(FINISHER)
 
 void ps_table_builder_free(ps_table_builder_t *b)
 {

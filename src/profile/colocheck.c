@@ -52,34 +52,37 @@ typedef struct {
     size_t max_line;
 } coloc_t;
 
-/* The entry of co-location id in c[*n] (added when absent). */
-static coloc_t *coloc_find(coloc_t **c, size_t *n, size_t *cap, const char *id)
+/* The co-locations of a table, in the order of their first row. */
+typedef struct {
+    coloc_t *c;
+    size_t n, cap;
+} colocs_t;
+
+/* The entry of co-location id in l (added when absent). */
+static coloc_t *coloc_find(colocs_t *l, const char *id)
 {
-    for (size_t j = *n; j-- > 0;) /* its rows are usually adjacent */
-        if (strcmp((*c)[j].id, id) == 0)
-            return &(*c)[j];
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 64;
-        coloc_t *g = psi_realloc(*c, nc * sizeof *g);
-        if (!g)
-            return NULL;
-        *c = g;
-        *cap = nc;
-    }
-    coloc_t *e = &(*c)[*n];
+    for (size_t j = l->n; j-- > 0;) /* its rows are usually adjacent */
+        if (strcmp(l->c[j].id, id) == 0)
+            return &l->c[j];
+    void *grown = l->c;
+    if (psi_array_grow(&grown, l->n, &l->cap, sizeof *l->c, 64) != PS_OK)
+        return NULL;
+    l->c = grown;
+    coloc_t *e = &l->c[l->n];
     *e = (coloc_t){psi_strdup(id), 0, 0, 0};
     if (!e->id)
         return NULL;
-    (*n)++;
+    l->n++;
     return e;
 }
 
 /* Every co-location has slots 1..k, k >= 2: as many rows as its highest
  * slot (the single-file check already refused a slot given twice), and more
  * than one (a workload alone is no co-location; a row was lost). */
-static int check_slots(const char *path, const coloc_t *c, size_t n, int col)
+static int check_slots(const char *path, const colocs_t *l, int col)
 {
-    for (size_t j = 0; j < n; j++)
+    const coloc_t *c = l->c;
+    for (size_t j = 0; j < l->n; j++)
         if (c[j].rows == 1 && c[j].max_slot == 1)
             return psi_error(PS_E_INPUT,
                              "%s:%zu:%d: co-location '%s' has 1 workload: a co-location holds k >= 2 "
@@ -109,7 +112,7 @@ static int find_columns(psi_csv_t *csv, ps_table_kind_t kind, cols_t *k)
 
 /* One record: its workload is profiled; a co-location's slot is counted. */
 static int check_record(psi_csv_t *csv, ps_table_kind_t kind, const cols_t *k, const ps_workloads_t *const *w, int n_w,
-                        coloc_t **c, size_t *n, size_t *cap)
+                        colocs_t *l)
 {
     const char *gpu = psi_csv_field(csv, k->gpu), *name = psi_csv_field(csv, k->workload);
     if (n_w > 0 && !profiled(w, n_w, gpu, name)) {
@@ -123,7 +126,7 @@ static int check_record(psi_csv_t *csv, ps_table_kind_t kind, const cols_t *k, c
     }
     if (kind != PS_TABLE_COLOCATIONS)
         return PS_OK;
-    coloc_t *e = coloc_find(c, n, cap, psi_csv_field(csv, k->colocation));
+    coloc_t *e = coloc_find(l, psi_csv_field(csv, k->colocation));
     if (!e)
         return PS_E_NOMEM;
     int slot = atoi(psi_csv_field(csv, k->slot));
@@ -147,8 +150,7 @@ int ps_table_check_workloads(const char *path, ps_table_kind_t kind, const ps_wo
         return rc;
     locale_t loc = psi_c_numeric_begin();
     cols_t k = {0, 0, 0, 0};
-    coloc_t *c = NULL;
-    size_t n = 0, cap = 0;
+    colocs_t l = {NULL, 0, 0};
     rc = psi_csv_next(csv);
     rc = rc > 0 ? find_columns(csv, kind, &k) : rc < 0 ? rc : psi_error(PS_E_INPUT, "%s:1:1: empty file", path);
     for (int more = rc == PS_OK; more;) {
@@ -156,14 +158,14 @@ int ps_table_check_workloads(const char *path, ps_table_kind_t kind, const ps_wo
         if (r <= 0)
             rc = r;
         else if (psi_csv_nfields(csv) > 1 || psi_csv_field_len(csv, 0) > 0) /* blank lines, as the loader */
-            rc = check_record(csv, kind, &k, w, n_w, &c, &n, &cap);
+            rc = check_record(csv, kind, &k, w, n_w, &l);
         more = r > 0 && rc == PS_OK;
     }
     if (rc == 0 && kind == PS_TABLE_COLOCATIONS)
-        rc = check_slots(path, c, n, k.slot + 1);
-    for (size_t j = 0; j < n; j++)
-        free(c[j].id);
-    free(c);
+        rc = check_slots(path, &l, k.slot + 1);
+    for (size_t j = 0; j < l.n; j++)
+        free(l.c[j].id);
+    free(l.c);
     psi_c_numeric_end(loc);
     psi_csv_close(csv);
     return rc;

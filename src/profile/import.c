@@ -7,6 +7,7 @@
 #include "profile/gpu.h"
 #include "profile/profile_internal.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,19 @@ int psi_import_check_params(const ps_import_params_t *p)
         return psi_error(PS_E_ARG, "import: batch must be > 0 (got %d)", p->batch);
     if (p->tpcs <= 0)
         return psi_error(PS_E_ARG, "import: tpcs must be > 0 (got %d)", p->tpcs);
+    return PS_OK;
+}
+
+int psi_import_open(const char *path, const ps_import_params_t *p, ps_ops_t **out, FILE **f)
+{
+    *out = NULL;
+    *f = NULL;
+    int rc = psi_import_check_params(p);
+    if (rc != PS_OK)
+        return rc;
+    *f = fopen(path, "rb");
+    if (!*f)
+        return psi_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     return PS_OK;
 }
 

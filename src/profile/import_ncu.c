@@ -158,12 +158,17 @@ typedef struct {
     double v[M_N];
 } launch_t;
 
+/* The launches of a report, l[0..n), and which are taken (take[i]). */
+typedef struct {
+    launch_t *l;
+    size_t n;
+    int *take;
+} launches_t;
+
 static int cmp_launch(const void *a, const void *b)
 {
     const launch_t *x = a, *y = b;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    return psi_import_order((x->id > y->id) - (x->id < y->id), x->seq, y->seq);
 }
 
 /* The columns of the header that the import reads. */
@@ -406,25 +411,31 @@ static int read_units(psi_csv_t *csv, const header_t *h, double *scale)
     return PS_OK;
 }
 
-/* The values of the current row into launch l: every metric column of a raw
- * page row, or the one metric m (scaled by sc) of a details page row. */
-static int fill_launch(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, const double *scale, int m, double sc,
-                       launch_t *l)
+/* The values of the current raw page row into launch l: every metric
+ * column, each scaled by its unit (scale[]). */
+static int fill_raw(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, const double *scale, launch_t *l)
 {
     int rc = PS_OK;
-    if (!h->details) {
-        for (int k = 0; k < M_N && rc == PS_OK; k++) {
-            if (h->col[k] < 0)
-                continue;
-            if (k == M_GPU) {
-                const char *g = psi_csv_field(csv, h->col[k]);
-                if (*g && !(l->gpu = psi_strpool_intern(pool, g)))
-                    rc = PS_E_NOMEM;
-                continue;
-            }
-            rc = read_value(csv, h->col[k], k, scale[k], &l->v[k]);
+    for (int k = 0; k < M_N && rc == PS_OK; k++) {
+        if (h->col[k] < 0)
+            continue;
+        if (k == M_GPU) {
+            const char *g = psi_csv_field(csv, h->col[k]);
+            if (*g && !(l->gpu = psi_strpool_intern(pool, g)))
+                rc = PS_E_NOMEM;
+            continue;
         }
-    } else if (m == M_GPU) {
+        rc = read_value(csv, h->col[k], k, scale[k], &l->v[k]);
+    }
+    return rc;
+}
+
+/* The value of the current details page row into launch l: its one metric
+ * m (-1: none we read), scaled by sc. */
+static int fill_details(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, int m, double sc, launch_t *l)
+{
+    int rc = PS_OK;
+    if (m == M_GPU) {
         const char *g = psi_csv_field(csv, h->value);
         if (*g && !l->gpu && !(l->gpu = psi_strpool_intern(pool, g)))
             rc = PS_E_NOMEM;
@@ -502,7 +513,9 @@ static int read_rows(psi_csv_t *csv, const header_t *h, psi_strpool_t *pool, ncu
             seq++;
             n++;
         }
-        if ((rc = fill_launch(csv, h, pool, scale, m, sc, &launch[n - 1])) != PS_OK)
+        rc = h->details ? fill_details(csv, h, pool, m, sc, &launch[n - 1])
+                        : fill_raw(csv, h, pool, scale, &launch[n - 1]);
+        if (rc != PS_OK)
             break;
     }
     if (rc < 0) {
@@ -544,10 +557,13 @@ static int merge_ids(const char *path, int details, launch_t *l, size_t *n)
 }
 
 /* Choose the (process, device) with the most kernel time, or the ones the
- * caller named: (*take_out)[i] says whether launch i is taken. */
-static int choose_group(const char *path, launch_t *l, size_t n, const ps_import_params_t *p, psi_strpool_t *pool,
-                        int **take_out, ps_import_info_t *info)
+ * caller named: ls->take[i] (allocated here, the caller's) says whether
+ * launch i is taken. */
+static int choose_group(const char *path, launches_t *ls, const ps_import_params_t *p, psi_strpool_t *pool,
+                        ps_import_info_t *info)
 {
+    const launch_t *l = ls->l;
+    size_t n = ls->n;
     import_tallies_t ts = {0};
     const char **key = psi_malloc(sizeof *key * (n ? n : 1));
     int *take = psi_calloc(n ? n : 1, sizeof *take);
@@ -603,7 +619,7 @@ static int choose_group(const char *path, launch_t *l, size_t n, const ps_import
         free(take);
         return rc;
     }
-    *take_out = take;
+    ls->take = take;
     return PS_OK;
 }
 
@@ -632,10 +648,12 @@ static int complete_launches(const char *path, const header_t *h, launch_t *laun
 }
 
 /* The taken launches, in order, as operators of t with their counters. */
-static int add_launches(ps_ops_t *t, const ps_import_params_t *q, const launch_t *launch, size_t n, const int *take)
+static int add_launches(ps_ops_t *t, const ps_import_params_t *q, const launches_t *ls)
 {
+    const launch_t *launch = ls->l;
+    const int *take = ls->take;
     int op = 0, rc = PS_OK;
-    for (size_t i = 0; i < n && rc == PS_OK; i++) {
+    for (size_t i = 0; i < ls->n && rc == PS_OK; i++) {
         const double *v = launch[i].v;
         psi_counters_t c = {v[M_DRAM], v[M_L2], v[M_LONG_SB], v[M_LG], v[M_MIO], v[M_SM], v[M_MEM]};
         if (take[i])
@@ -661,34 +679,32 @@ int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **o
 
     psi_strpool_t *pool = psi_strpool_new();
     ps_ops_t *t = ps_ops_new();
-    launch_t *launch = NULL;
-    int *take = NULL;
-    size_t n = 0;
+    launches_t ls = {NULL, 0, NULL};
     if (!pool || !t) {
         rc = PS_E_NOMEM;
         goto done;
     }
-    if ((rc = read_rows(csv, &h, pool, &said, &launch, &n)) != PS_OK)
+    if ((rc = read_rows(csv, &h, pool, &said, &ls.l, &ls.n)) != PS_OK)
         goto done;
-    if (n == 0 && (said.errors || said.warnings)) {
+    if (ls.n == 0 && (said.errors || said.warnings)) {
         rc = psi_error(PS_E_INPUT, "%s: no kernels found; ncu said: %s", path,
                        said.errors ? said.first_error : said.first_warning);
         goto done;
     }
-    if ((rc = merge_ids(path, h.details, launch, &n)) != PS_OK)
+    if ((rc = merge_ids(path, h.details, ls.l, &ls.n)) != PS_OK)
         goto done;
-    if ((rc = complete_launches(path, &h, launch, n)) != PS_OK)
+    if ((rc = complete_launches(path, &h, ls.l, ls.n)) != PS_OK)
         goto done;
-    if ((rc = choose_group(path, launch, n, p, pool, &take, info)) != PS_OK)
+    if ((rc = choose_group(path, &ls, p, pool, info)) != PS_OK)
         goto done;
     const char *file_gpu = NULL;
-    for (size_t i = 0; i < n && !file_gpu; i++)
-        if (take[i])
-            file_gpu = launch[i].gpu;
+    for (size_t i = 0; i < ls.n && !file_gpu; i++)
+        if (ls.take[i])
+            file_gpu = ls.l[i].gpu;
     ps_import_params_t q;
-    if (n && (rc = psi_import_resolve_gpu(p, file_gpu, &q, info)) != PS_OK)
+    if (ls.n && (rc = psi_import_resolve_gpu(p, file_gpu, &q, info)) != PS_OK)
         goto done;
-    if ((rc = add_launches(t, &q, launch, n, take)) != PS_OK)
+    if ((rc = add_launches(t, &q, &ls)) != PS_OK)
         goto done;
     if (info) {
         snprintf(info->format, sizeof info->format, "ncu %s page", h.details ? "details" : "raw");
@@ -702,8 +718,8 @@ int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **o
 done:
     ps_ops_free(t);
     psi_strpool_free(pool);
-    free(launch);
-    free(take);
+    free(ls.l);
+    free(ls.take);
     return rc < 0 ? rc : PS_OK;
 }
 

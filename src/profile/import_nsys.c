@@ -32,7 +32,6 @@
 #include "common/common.h"
 #include "profile/profile_internal.h"
 
-#include <errno.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -693,13 +692,10 @@ static int import_nsys(nsys_t *r, const ps_import_params_t *p, ps_ops_t **out, p
 
 int psi_import_nsys_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
-    *out = NULL;
-    int rc = psi_import_check_params(p);
+    FILE *f = NULL;
+    int rc = psi_import_open(path, p, out, &f);
     if (rc != PS_OK)
         return rc;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return psi_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     char magic[16] = {0};
     size_t got = fread(magic, 1, sizeof magic, f);
     fclose(f);

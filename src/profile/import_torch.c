@@ -36,12 +36,27 @@ typedef struct {
     int comm, zero;
 } kernel_t;
 
+/* The kernels of a trace, k[0..n) (in time order once sorted), and which
+ * of them are taken: take[k[i].seq] for the kernel read seq-th. */
+typedef struct {
+    kernel_t *k;
+    size_t n;
+    int *take;
+} kernels_t;
+
+/* A trace as read: its JSON text (decompressed), the name its messages
+ * give it, and whether it came gzipped. */
+typedef struct {
+    const char *text;
+    size_t len;
+    const char *name;
+    int gzipped;
+} trace_text_t;
+
 static int cmp_kernel(const void *a, const void *b)
 {
-    const kernel_t *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    const kernel_t *x = a, *y = b; /* ts is finite (collect_kernels) */
+    return psi_import_order((x->ts > y->ts) - (x->ts < y->ts), x->seq, y->seq);
 }
 
 /* Line and column (1-based, in bytes) of offset off in text. */
@@ -234,10 +249,11 @@ static int no_kernels_on(const char *name, const char *what, const char *want, c
 
 /* taken[s] for the streams of device dev (stream one, or with all every
  * stream with compute kernels, or every stream when none has any), then
- * take[i] for the kernels. */
-static void mark_taken(const kernel_t *k, size_t n, const import_tallies_t *streams, const char *dev, int all,
-                       size_t one, int *taken, int *take)
+ * ks->take[i] for the kernels (in the order read). */
+static void mark_taken(const kernels_t *ks, const import_tallies_t *streams, const char *dev, int all, size_t one,
+                       int *taken)
 {
+    const kernel_t *k = ks->k;
     int any = 0;
     for (size_t s = 0; s < streams->n; s++) {
         taken[s] = all ? streams->t[s].n > streams->t[s].n_comm : s == one;
@@ -246,11 +262,11 @@ static void mark_taken(const kernel_t *k, size_t n, const import_tallies_t *stre
     if (all && !any)
         for (size_t s = 0; s < streams->n; s++)
             taken[s] = 1; /* only communication kernels: take them all */
-    for (size_t i = 0; i < n; i++) {
-        take[i] = 0;
+    for (size_t i = 0; i < ks->n; i++) {
+        ks->take[i] = 0;
         for (size_t s = 0; s < streams->n && k[i].dev == dev; s++)
             if (streams->t[s].key == k[i].stream)
-                take[i] = taken[s];
+                ks->take[i] = taken[s];
     }
 }
 
@@ -277,12 +293,13 @@ static void note_taken(ps_import_info_t *info, const import_tallies_t *devs, siz
     psi_import_tally_left(devs, "device", dev_taken, info);
 }
 
-/* Which kernels to take: take[i] for kernel i. Fills the taken and skipped
- * notes of info. */
-static int choose_kernels(const char *name, const kernel_t *k, size_t n,
-                          const ps_import_params_t *p, int *take, ps_import_info_t *info,
+/* Which kernels to take: ks->take[i] for kernel i (in the order read).
+ * Fills the taken and skipped notes of info. */
+static int choose_kernels(const char *name, const kernels_t *ks, const ps_import_params_t *p, ps_import_info_t *info,
                           const char **dev_out)
 {
+    const kernel_t *k = ks->k;
+    size_t n = ks->n;
     if (n == 0)
         return PS_OK;
     import_tallies_t devs = {0}, streams = {0};
@@ -305,7 +322,7 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
             rc = no_kernels_on(name, "stream", p->stream, &streams);
     }
     if (rc == PS_OK) {
-        mark_taken(k, n, &streams, devs.t[dev].key, all, one, taken, take);
+        mark_taken(ks, &streams, devs.t[dev].key, all, one, taken);
         *dev_out = devs.t[dev].key;
         if (info)
             note_taken(info, &devs, dev, &streams, taken);
@@ -318,8 +335,11 @@ static int choose_kernels(const char *name, const kernel_t *k, size_t n,
 
 /* The trace's JSON, or an error at the line and column where it stops
  * being JSON. */
-static int parse_trace(const char *text, size_t len, const char *name, int gzipped, cJSON **out)
+static int parse_trace(const trace_text_t *tr, cJSON **out)
 {
+    const char *text = tr->text, *name = tr->name;
+    size_t len = tr->len;
+    int gzipped = tr->gzipped;
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (*out) {
@@ -342,13 +362,13 @@ static int parse_trace(const char *text, size_t len, const char *name, int gzipp
 
 /* The taken kernels, in time order, as operators of t; *zero counts the
  * taken kernels of dur 0 (dropped with drop_zero). */
-static int add_kernels(ps_ops_t *t, const ps_import_params_t *q, const kernel_t *k, size_t n, const int *take,
-                       int drop_zero, size_t *zero)
+static int add_kernels(ps_ops_t *t, const ps_import_params_t *q, const kernels_t *ks, int drop_zero, size_t *zero)
 {
+    const kernel_t *k = ks->k;
     int op = 0, rc = PS_OK;
     *zero = 0;
-    for (size_t i = 0; i < n && rc == PS_OK; i++) {
-        if (!take[k[i].seq])
+    for (size_t i = 0; i < ks->n && rc == PS_OK; i++) {
+        if (!ks->take[k[i].seq])
             continue;
         if (k[i].zero) {
             (*zero)++;
@@ -375,20 +395,19 @@ static void describe_trace(ps_import_info_t *info, const cJSON *root, int old_ca
              old_cat ? ", cat Kernel (PyTorch 1.8/1.9)" : "", gzipped ? ", gzip" : "");
 }
 
-static int import_torch_text(const char *text, size_t len, const char *name, int gzipped, const ps_import_params_t *p,
-                             ps_ops_t **out, ps_import_info_t *info)
+static int import_torch_text(const trace_text_t *tr, const ps_import_params_t *p, ps_ops_t **out,
+                             ps_import_info_t *info)
 {
+    const char *name = tr->name;
     cJSON *root;
-    int rc = parse_trace(text, len, name, gzipped, &root);
+    int rc = parse_trace(tr, &root);
     if (rc != PS_OK)
         return rc;
     const cJSON *events = cJSON_IsArray(root) ? root
                                               : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     psi_strpool_t *pool = psi_strpool_new();
     ps_ops_t *t = ps_ops_new();
-    kernel_t *k = NULL;
-    int *take = NULL;
-    size_t n = 0;
+    kernels_t ks = {NULL, 0, NULL};
     int old_cat = 0;
     if (!pool || !t) {
         rc = PS_E_NOMEM;
@@ -398,27 +417,28 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
         rc = psi_error(PS_E_INPUT, "%s: not a Chrome trace: no \"traceEvents\" array", name);
         goto done;
     }
-    if ((rc = collect_kernels(events, name, pool, &k, &n, &old_cat)) != PS_OK)
+    if ((rc = collect_kernels(events, name, pool, &ks.k, &ks.n, &old_cat)) != PS_OK)
         goto done;
-    double half_res_us = time_resolution(k, n) / 2;
+    size_t n = ks.n;
+    double half_res_us = time_resolution(ks.k, n) / 2;
     for (size_t i = 0; i < n; i++)
-        if (k[i].dur_us == 0 && !p->drop_zero)
-            k[i].dur_us = half_res_us;
-    if (!(take = psi_calloc(n ? n : 1, sizeof *take))) {
+        if (ks.k[i].dur_us == 0 && !p->drop_zero)
+            ks.k[i].dur_us = half_res_us;
+    if (!(ks.take = psi_calloc(n ? n : 1, sizeof *ks.take))) {
         rc = PS_E_NOMEM;
         goto done;
     }
     const char *dev = NULL;
-    if (n && (rc = choose_kernels(name, k, n, p, take, info, &dev)) != PS_OK)
+    if (n && (rc = choose_kernels(name, &ks, p, info, &dev)) != PS_OK)
         goto done;
     ps_import_params_t q = *p;
     if (n && (rc = psi_import_resolve_gpu(p, device_name(root, dev), &q, info)) != PS_OK)
         goto done;
     if (n)
-        qsort(k, n, sizeof *k, cmp_kernel);
+        qsort(ks.k, n, sizeof *ks.k, cmp_kernel);
     /* qsort moved the kernels: take[] follows their original order. */
     size_t zero;
-    if ((rc = add_kernels(t, &q, k, n, take, p->drop_zero, &zero)) != PS_OK)
+    if ((rc = add_kernels(t, &q, &ks, p->drop_zero, &zero)) != PS_OK)
         goto done;
     if (zero)
         psi_log(PS_LOG_WARN,
@@ -427,7 +447,7 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
                 name, zero, half_res_us * 2,
                 p->drop_zero ? "dropped (--drop-zero)" : "each kept as half of it (--drop-zero drops them)");
     if (info) {
-        describe_trace(info, root, old_cat, gzipped);
+        describe_trace(info, root, old_cat, tr->gzipped);
         info->zero_dur = zero;
         info->zero_dur_ns = p->drop_zero ? 0 : half_res_us * 1e3;
     }
@@ -436,8 +456,8 @@ static int import_torch_text(const char *text, size_t len, const char *name, int
 done:
     ps_ops_free(t);
     psi_strpool_free(pool);
-    free(k);
-    free(take);
+    free(ks.k);
+    free(ks.take);
     cJSON_Delete(root);
     return rc;
 }
@@ -512,22 +532,19 @@ int psi_import_torch_bytes(const char *data, size_t len, const char *name, const
         size_t n = 0;
         if ((rc = gunzip(u, len, name, &text, &n)) != PS_OK)
             return rc;
-        rc = import_torch_text(text, n, name, 1, p, out, info);
+        rc = import_torch_text(&(trace_text_t){text, n, name, 1}, p, out, info);
         free(text);
         return rc;
     }
-    return import_torch_text(data, len, name, 0, p, out, info);
+    return import_torch_text(&(trace_text_t){data, len, name, 0}, p, out, info);
 }
 
 int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
-    *out = NULL;
-    int rc = psi_import_check_params(p);
+    FILE *f = NULL;
+    int rc = psi_import_open(path, p, out, &f);
     if (rc != PS_OK)
         return rc;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return psi_error(PS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     char *text = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

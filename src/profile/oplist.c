@@ -79,14 +79,10 @@ void psi_oplist_free(psi_oplist_t *l)
 
 int psi_oplist_push(psi_oplist_t *l, const psi_opdesc_t *op)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        psi_opdesc_t *ops = psi_realloc(l->ops, (size_t)cap * sizeof *ops);
-        if (!ops)
-            return PS_E_NOMEM;
-        l->ops = ops;
-        l->cap = cap;
-    }
+    void *grown = l->ops;
+    if (psi_array_grow(&grown, (size_t)l->n, &l->cap, sizeof *l->ops, 64) != PS_OK)
+        return PS_E_NOMEM;
+    l->ops = grown;
     l->ops[l->n++] = *op;
     return 0;
 }
@@ -167,11 +163,18 @@ static int parse_param(const char *path, int line, int col, const kind_info_t *k
     return psi_error(PS_E_INPUT, "%s:%d:%d: %s has no parameter '%s'", path, line, col, ki->name, tok);
 }
 
+/* An operator as read and where it stands in its file, for the errors
+ * that name it. */
+typedef struct {
+    const char *path;
+    int line, col;
+    const psi_opdesc_t *op;
+} op_at_t;
+
 /* Whether the tensor a*b*c*d (factors in 0..3*2^40) stays within
  * OP_MAX_ELEMS, checked at each step in 64 bits; else an error at the
  * operator's line and column naming the tensor. */
-static int tensor_fits(const char *path, int line, int col, const psi_opdesc_t *op, const char *what, long long a,
-                       long long b, long long c, long long d)
+static int tensor_fits(const op_at_t *at, const char *what, long long a, long long b, long long c, long long d)
 {
     const long long f[4] = {a, b, c, d};
     long long v = 1;
@@ -179,21 +182,24 @@ static int tensor_fits(const char *path, int line, int col, const psi_opdesc_t *
         if (__builtin_mul_overflow(v, f[i], &v) || v > OP_MAX_ELEMS)
             return psi_error(PS_E_INPUT,
                              "%s:%d:%d: %s %s: its %s passes 2^40 elements (2 TiB at fp16: more than any GPU holds)",
-                             path, line, col, kinds[op->kind].name, op->name, what);
+                             at->path, at->line, at->col, kinds[at->op->kind].name, at->op->name, what);
     return 0;
 }
 
 /* The operator's tensors within OP_MAX_ELEMS (so that the cost formulas
  * below cannot overflow) and its parameters consistent with each other;
  * else an error at the operator's line and column. */
-static int check_op(const char *path, int line, int col, const psi_opdesc_t *op)
+static int check_op(const op_at_t *at)
 {
+    const psi_opdesc_t *op = at->op;
+    const char *path = at->path;
+    int line = at->line, col = at->col;
     const long long *p = op->p;
     switch (op->kind) {
     case PS_OPK_GEMM:
-        return tensor_fits(path, line, col, op, "input batch*m*k", p[PG_BATCH], p[PG_M], p[PG_K], 1) ||
-                       tensor_fits(path, line, col, op, "weight batch*k*n", p[PG_BATCH], p[PG_K], p[PG_N], 1) ||
-                       tensor_fits(path, line, col, op, "output batch*m*n", p[PG_BATCH], p[PG_M], p[PG_N], 1)
+        return tensor_fits(at, "input batch*m*k", p[PG_BATCH], p[PG_M], p[PG_K], 1) ||
+                       tensor_fits(at, "weight batch*k*n", p[PG_BATCH], p[PG_K], p[PG_N], 1) ||
+                       tensor_fits(at, "output batch*m*n", p[PG_BATCH], p[PG_M], p[PG_N], 1)
                    ? PS_E_INPUT
                    : 0;
     case PS_OPK_CONV: {
@@ -202,32 +208,27 @@ static int check_op(const char *path, int line, int col, const psi_opdesc_t *op)
                              op->name, p[PC_GROUPS], p[PC_C]);
         long long oh = psi_conv_out(p[PC_H], p[PC_R], p[PC_STRIDE], p[PC_PAD]);
         long long ow = psi_conv_out(p[PC_W], p[PC_S], p[PC_STRIDE], p[PC_PAD]);
-        return tensor_fits(path, line, col, op, "input n*c*h*w", p[PC_N], p[PC_C], p[PC_H], p[PC_W]) ||
-                       tensor_fits(path, line, col, op, "weight k*(c/groups)*r*s", p[PC_K], p[PC_C] / p[PC_GROUPS],
-                                   p[PC_R], p[PC_S]) ||
-                       tensor_fits(path, line, col, op, "output n*k*out_h*out_w", p[PC_N], p[PC_K], oh, ow)
+        return tensor_fits(at, "input n*c*h*w", p[PC_N], p[PC_C], p[PC_H], p[PC_W]) ||
+                       tensor_fits(at, "weight k*(c/groups)*r*s", p[PC_K], p[PC_C] / p[PC_GROUPS], p[PC_R], p[PC_S]) ||
+                       tensor_fits(at, "output n*k*out_h*out_w", p[PC_N], p[PC_K], oh, ow)
                    ? PS_E_INPUT
                    : 0;
     }
-    case PS_OPK_NORM:
-        return tensor_fits(path, line, col, op, "input n*c*hw", p[PN_N], p[PN_C], p[PN_HW], 1) ? PS_E_INPUT : 0;
-    case PS_OPK_SOFTMAX:
-        return tensor_fits(path, line, col, op, "input rows*cols", p[PS_ROWS], p[PS_COLS], 1, 1) ? PS_E_INPUT : 0;
+    case PS_OPK_NORM: return tensor_fits(at, "input n*c*hw", p[PN_N], p[PN_C], p[PN_HW], 1) ? PS_E_INPUT : 0;
+    case PS_OPK_SOFTMAX: return tensor_fits(at, "input rows*cols", p[PS_ROWS], p[PS_COLS], 1, 1) ? PS_E_INPUT : 0;
     case PS_OPK_ELTWISE:
-        return tensor_fits(path, line, col, op, "inputs elems*inputs", p[PE_ELEMS], p[PE_INPUTS], 1, 1) ? PS_E_INPUT
-                                                                                                        : 0;
-    case PS_OPK_POOL:
-        return tensor_fits(path, line, col, op, "input n*c*h*w", p[PP_N], p[PP_C], p[PP_H], p[PP_W]) ? PS_E_INPUT : 0;
+        return tensor_fits(at, "inputs elems*inputs", p[PE_ELEMS], p[PE_INPUTS], 1, 1) ? PS_E_INPUT : 0;
+    case PS_OPK_POOL: return tensor_fits(at, "input n*c*h*w", p[PP_N], p[PP_C], p[PP_H], p[PP_W]) ? PS_E_INPUT : 0;
     case PS_OPK_ATTN:
-        return tensor_fits(path, line, col, op, "query batch*heads*seq_q*head_dim", p[PA_BATCH], p[PA_HEADS],
-                           p[PA_SEQ_Q], p[PA_HEAD_DIM]) ||
-                       tensor_fits(path, line, col, op, "keys and values 2*batch*kv_heads*seq_kv*head_dim",
-                                   2 * p[PA_BATCH], p[PA_KV_HEADS], p[PA_SEQ_KV], p[PA_HEAD_DIM])
+        return tensor_fits(at, "query batch*heads*seq_q*head_dim", p[PA_BATCH], p[PA_HEADS], p[PA_SEQ_Q],
+                           p[PA_HEAD_DIM]) ||
+                       tensor_fits(at, "keys and values 2*batch*kv_heads*seq_kv*head_dim", 2 * p[PA_BATCH],
+                                   p[PA_KV_HEADS], p[PA_SEQ_KV], p[PA_HEAD_DIM])
                    ? PS_E_INPUT
                    : 0;
     case PS_OPK_EMBED:
-        return tensor_fits(path, line, col, op, "table vocab*dim", p[PM_VOCAB], p[PM_DIM], 1, 1) ||
-                       tensor_fits(path, line, col, op, "output rows*dim", p[PM_ROWS], p[PM_DIM], 1, 1)
+        return tensor_fits(at, "table vocab*dim", p[PM_VOCAB], p[PM_DIM], 1, 1) ||
+                       tensor_fits(at, "output rows*dim", p[PM_ROWS], p[PM_DIM], 1, 1)
                    ? PS_E_INPUT
                    : 0;
     default: return 0;
@@ -312,7 +313,7 @@ static int parse_op(const char *path, int line, char *buf, psi_oplist_t *l)
     while (rc == 0 && (tok = strtok_r(NULL, " \t\r\n", &save)))
         rc = parse_param(path, line, (int)(tok - buf) + 1, &kinds[k], tok, &op);
     if (rc == 0)
-        rc = check_op(path, line, col, &op);
+        rc = check_op(&(op_at_t){path, line, col, &op});
     return rc == 0 ? psi_oplist_push(l, &op) : rc;
 }
 

@@ -86,7 +86,8 @@ typedef struct ps_oplist {
     int seq_len; /* tokens per sequence for transformers, 0 for CNNs */
     int fp32;    /* header `dtype=fp32`: the model runs in FP32 (the twin's kernels; the collector replays FP16) */
     psi_opdesc_t *ops;
-    int n, cap;
+    int n;
+    size_t cap;
 } psi_oplist_t;
 
 psi_oplist_t *psi_oplist_new(const char *model, int batch, int seq_len);

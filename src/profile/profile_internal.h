@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- string pool ---- */
 
@@ -26,9 +27,6 @@ void psi_strpool_free(psi_strpool_t *p);
 /* The pooled copy of s[0..len) (NUL-terminated), or NULL when out of memory. */
 const char *psi_strpool_intern_n(psi_strpool_t *p, const char *s, size_t len);
 const char *psi_strpool_intern(psi_strpool_t *p, const char *s);
-
-/* Make room for element n of *arr (growing *cap by doubling from first_cap). */
-int psi_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap);
 
 /* ---- hash set of row indices, for key checks ---- */
 
@@ -131,10 +129,30 @@ int psi_table_save_any(const psi_schema_t *s, const void *t, const char *path);
  * spaces are refused with a reason in *why. Returns 0 or -1. */
 int psi_parse_double(const char *s, double *out, const char **why);
 
+/* Every table kind of the public API as X(type, stem, kind), for the
+ * functions made once per kind: ps_<stem>_load (tableio.c) and
+ * ps_table_builder_finish_<stem> (builder.c). */
+#define PSI_TABLE_KINDS(X)                                                                                             \
+    X(ps_ops_t, ops, PS_TABLE_OPS)                                                                                     \
+    X(ps_coexec_t, coexec, PS_TABLE_COEXEC)                                                                            \
+    X(ps_workloads_t, workloads, PS_TABLE_WORKLOADS)                                                                   \
+    X(ps_scaling_t, scaling, PS_TABLE_SCALING)                                                                         \
+    X(ps_colocations_t, colocations, PS_TABLE_COLOCATIONS)
+
 /* ---- importers ---- */
 
 /* Checks model, batch and tpcs (and that a given GPU name is not empty). */
 int psi_import_check_params(const ps_import_params_t *p);
+/* qsort's answer for two records of an import ordered by a key (key_cmp:
+ * < 0, 0, > 0) and, between equal keys, in the order they were read (seq),
+ * so that the order is stable whatever qsort does. */
+static inline int psi_import_order(int key_cmp, size_t seq_a, size_t seq_b)
+{
+    return key_cmp ? key_cmp : (seq_a > seq_b) - (seq_a < seq_b);
+}
+/* The start of an importer of a file: *out cleared, the parameters checked
+ * and path opened for reading into *f (the caller's to close). */
+int psi_import_open(const char *path, const ps_import_params_t *p, ps_ops_t **out, FILE **f);
 /* Appends kernel `op` of an import as one ops row (counters may be NULL). */
 int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name, double duration_ns,
                    const psi_counters_t *c);

@@ -162,16 +162,3 @@ size_t psi_keyset_insert(psi_keyset_t *s, size_t row, uint64_t hash, psi_row_eq_
     s->hash[i] = hash;
     return SIZE_MAX;
 }
-
-int psi_array_grow(void **arr, size_t n, size_t *cap, size_t elem, size_t first_cap)
-{
-    if (n < *cap)
-        return PS_OK;
-    size_t nc = *cap ? *cap * 2 : first_cap;
-    void *p = psi_realloc(*arr, nc * elem);
-    if (!p)
-        return PS_E_NOMEM;
-    *arr = p;
-    *cap = nc;
-    return PS_OK;
-}

@@ -306,15 +306,24 @@ static int read_row(psi_csv_t *csv, const psi_schema_t *s, const int *idx, any_r
     return PS_OK;
 }
 
-/* The current record, with as many fields as the header's nfields, into
- * row as read_row does. */
-static int read_record(psi_csv_t *csv, const psi_schema_t *s, const int *idx, int nfields, any_row_t *row)
+/* How a file's header lays out schema s: its column c is field idx[c] (-1
+ * where absent) of the nfields of every record. */
+typedef struct {
+    const psi_schema_t *s;
+    int idx[MAX_COLS];
+    int nfields;
+} layout_t;
+
+/* The current record, with as many fields as the header, into row as
+ * read_row does. */
+static int read_record(psi_csv_t *csv, const layout_t *lay, any_row_t *row)
 {
+    int nfields = lay->nfields;
     if (psi_csv_nfields(csv) != nfields)
         return psi_error(PS_E_INPUT, "%s:%zu:%d: expected %d fields as in the header, found %d", psi_csv_path(csv),
                          psi_csv_line(csv), psi_csv_nfields(csv) < nfields ? psi_csv_nfields(csv) + 1 : nfields + 1,
                          nfields, psi_csv_nfields(csv));
-    return read_row(csv, s, idx, row);
+    return read_row(csv, lay->s, lay->idx, row);
 }
 
 static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_out, void **out)
@@ -333,10 +342,10 @@ static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_
         return psi_error(PS_E_ARG, "unknown table kind %d", (int)kind);
     if (kind_out)
         *kind_out = kind;
-    int idx[MAX_COLS];
-    if ((rc = map_header(csv, s, idx)) != PS_OK)
+    layout_t lay = {.s = s};
+    if ((rc = map_header(csv, s, lay.idx)) != PS_OK)
         return rc;
-    int nfields = psi_csv_nfields(csv);
+    lay.nfields = psi_csv_nfields(csv);
     size_t header_line = psi_csv_line(csv);
 
     void *t = s->create();
@@ -346,7 +355,7 @@ static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_
     any_row_t row;
     while ((rc = psi_csv_next(csv)) == 1) {
         size_t line = psi_csv_line(csv);
-        if ((rc = read_record(csv, s, idx, nfields, &row)) != PS_OK)
+        if ((rc = read_record(csv, &lay, &row)) != PS_OK)
             goto fail;
         void *p = lines;
         rc = psi_array_grow(&p, n, &cap, sizeof *lines, 1024);
@@ -366,7 +375,7 @@ static int load_csv(psi_csv_t *csv, ps_table_kind_t kind, ps_table_kind_t *kind_
     psi_rowerr_t e;
     if ((rc = s->validate(t, &e)) != PS_OK) {
         if (rc == PS_E_INPUT) {
-            int col = field_of(s, idx, e.column);
+            int col = field_of(s, lay.idx, e.column);
             if (e.other != SIZE_MAX)
                 psi_error(rc, "%s:%zu:%d: %s (first at line %zu)", path, lines[e.row], col + 1, e.msg, lines[e.other]);
             else
@@ -394,8 +403,10 @@ static int load_path(const char *path, ps_table_kind_t kind, ps_table_kind_t *ki
     return rc;
 }
 
-#define LOADER(T, fn, kind)                                                                                            \
-    int fn(const char *path, T **out)                                                                                  \
+/* ps_ops_load, ps_coexec_load, ps_workloads_load, ps_scaling_load and
+ * ps_colocations_load. */
+#define LOADER(T, stem, kind)                                                                                          \
+    int ps_##stem##_load(const char *path, T **out)                                                                    \
     {                                                                                                                  \
         void *t = NULL;                                                                                                \
         int rc = load_path(path, kind, NULL, &t);                                                                      \
@@ -403,11 +414,7 @@ static int load_path(const char *path, ps_table_kind_t kind, ps_table_kind_t *ki
         return rc;                                                                                                     \
     }
 
-LOADER(ps_ops_t, ps_ops_load, PS_TABLE_OPS)
-LOADER(ps_coexec_t, ps_coexec_load, PS_TABLE_COEXEC)
-LOADER(ps_workloads_t, ps_workloads_load, PS_TABLE_WORKLOADS)
-LOADER(ps_scaling_t, ps_scaling_load, PS_TABLE_SCALING)
-LOADER(ps_colocations_t, ps_colocations_load, PS_TABLE_COLOCATIONS)
+PSI_TABLE_KINDS(LOADER)
 
 /* ---- checking: coexec.csv streamed, against ops.csv where given ---- */
 
@@ -590,15 +597,14 @@ typedef struct {
 
 /* The row at line of the file at path (the first row of an experiment,
  * read again to compare its columns), into row; its strings are pooled. */
-static int reread_row(const char *path, const psi_schema_t *s, const int *idx, int nfields, size_t line,
-                      psi_strpool_t *pool, psi_coexec_row_t *row)
+static int reread_row(const char *path, const layout_t *lay, size_t line, psi_strpool_t *pool, psi_coexec_row_t *row)
 {
     psi_csv_t *csv = NULL;
     int rc = psi_csv_open(path, &csv);
     while (rc >= 0 && (rc = psi_csv_next(csv)) == 1 && psi_csv_line(csv) < line)
         ;
     any_row_t r;
-    if (rc == 1 && psi_csv_line(csv) == line && (rc = read_record(csv, s, idx, nfields, &r)) == PS_OK) {
+    if (rc == 1 && psi_csv_line(csv) == line && (rc = read_record(csv, lay, &r)) == PS_OK) {
         *row = r.cx;
         if (!(row->experiment = psi_strpool_intern(pool, r.cx.experiment)) ||
             !(row->gpu = psi_strpool_intern(pool, r.cx.gpu)) ||
@@ -616,11 +622,11 @@ static int reread_row(const char *path, const psi_schema_t *s, const int *idx, i
  * line first: read that row again and name the column at fault. Two
  * experiment names with one hash (about 1 in 10^6 for millions of
  * experiments) are not an error. */
-static int key_mismatch(psi_csv_t *csv, const psi_schema_t *s, const int *idx, coexec_seen_t *seen,
-                        const psi_coexec_row_t *r, size_t line, size_t first)
+static int key_mismatch(psi_csv_t *csv, const layout_t *lay, coexec_seen_t *seen, const psi_coexec_row_t *r,
+                        size_t line, size_t first)
 {
     psi_coexec_row_t f;
-    int rc = reread_row(psi_csv_path(csv), s, idx, psi_csv_nfields(csv), first, seen->pool, &f);
+    int rc = reread_row(psi_csv_path(csv), lay, first, seen->pool, &f);
     if (rc != PS_OK)
         return rc;
     const char *col = psi_coexec_key_diff(&f, r);
@@ -629,13 +635,12 @@ static int key_mismatch(psi_csv_t *csv, const psi_schema_t *s, const int *idx, c
     return psi_error(PS_E_INPUT,
                      "%s:%zu:%d: %s: differs from an earlier row of experiment '%s' (rows of one experiment "
                      "share gpu, models, batches, segments and TPCs) (first at line %zu)",
-                     psi_csv_path(csv), line, field_of(s, idx, col) + 1, col, r->experiment, first);
+                     psi_csv_path(csv), line, field_of(lay->s, lay->idx, col) + 1, col, r->experiment, first);
 }
 
 /* Row r (at line) against the first row of its experiment, which it becomes
  * when it is the first; its sides are counted. */
-static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const psi_schema_t *s, const int *idx,
-                           psi_coexec_row_t *r, size_t line)
+static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const layout_t *lay, psi_coexec_row_t *r, size_t line)
 {
     /* Pool the names that the key hash stands for; the experiment's own
      * name is kept only as a hash. */
@@ -649,7 +654,7 @@ static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const psi_schema
     const first_row_t *first = first_get_or_put(&seen->exps[name >> 56], name, key, line, &rc);
     if (rc != PS_OK)
         return rc;
-    if (first && first->key != key && (rc = key_mismatch(csv, s, idx, seen, r, line, first->line)) != PS_OK)
+    if (first && first->key != key && (rc = key_mismatch(csv, lay, seen, r, line, first->line)) != PS_OK)
         return rc;
     for (int lp = 0; lp < 2 && rc == PS_OK; lp++)
         pmap_get_or_put(&seen->sides, r->gpu, lp ? r->lp_model : r->hp_model, lp ? r->lp_batch : r->hp_batch,
@@ -661,8 +666,8 @@ static int coexec_note_row(coexec_seen_t *seen, psi_csv_t *csv, const psi_schema
  * holding about 48 bytes per experiment (for the experiment rule) and the
  * distinct sides (for the count), not every row: a 1 GB file is checked in
  * a fraction of its size. */
-static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int *idx, int nfields,
-                               const ps_ops_t *const *ops, int n_ops, ps_check_result_t *out)
+static int check_coexec_stream(psi_csv_t *csv, const layout_t *lay, const ps_ops_t *const *ops, int n_ops,
+                               ps_check_result_t *out)
 {
     const char *path = psi_csv_path(csv);
     size_t header_line = psi_csv_line(csv);
@@ -673,15 +678,15 @@ static int check_coexec_stream(psi_csv_t *csv, const psi_schema_t *s, const int 
     while (rc == PS_OK && (rc = psi_csv_next(csv)) == 1) {
         size_t line = psi_csv_line(csv);
         any_row_t row;
-        if ((rc = read_record(csv, s, idx, nfields, &row)) != PS_OK)
+        if ((rc = read_record(csv, lay, &row)) != PS_OK)
             break;
         const char *col = coexec_row_fault(&row.cx, ops, n_ops, msg, sizeof msg);
         if (col) {
-            int f = field_of(s, idx, col);
+            int f = field_of(lay->s, lay->idx, col);
             rc = psi_error(PS_E_INPUT, "%s:%zu:%d: %s", path, f >= 0 ? psi_csv_field_line(csv, f) : line, f + 1, msg);
             break;
         }
-        if ((rc = coexec_note_row(&seen, csv, s, idx, &row.cx, line)) != PS_OK)
+        if ((rc = coexec_note_row(&seen, csv, lay, &row.cx, line)) != PS_OK)
             break;
         rows++;
     }
@@ -729,9 +734,9 @@ int ps_table_check_with(const char *path, const ps_ops_t *const *ops, int n_ops,
     out->kind = kind;
     const psi_schema_t *s = psi_schema_get(kind);
     if (kind == PS_TABLE_COEXEC) {
-        int idx[MAX_COLS];
-        if ((rc = map_header(csv, s, idx)) == PS_OK)
-            rc = check_coexec_stream(csv, s, idx, psi_csv_nfields(csv), ops, n_ops, out);
+        layout_t lay = {.s = s, .nfields = psi_csv_nfields(csv)};
+        if ((rc = map_header(csv, s, lay.idx)) == PS_OK)
+            rc = check_coexec_stream(csv, &lay, ops, n_ops, out);
         goto done;
     }
     /* The other tables are small: load whole, from the top. */

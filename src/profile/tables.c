@@ -793,25 +793,33 @@ int psi_coexec_validate(ps_coexec_t *t, psi_rowerr_t *e)
     return rc;
 }
 
-/* Duplicate-key check shared by the workload tables: hash and eq come from
- * the caller; the message names the key. */
-static int check_unique(size_t n, uint64_t (*hash)(const void *, size_t), psi_row_eq_fn eq, const void *rows,
-                        const char *column, const char *what, void (*label)(const void *, size_t, char *, size_t),
-                        psi_rowerr_t *e)
+/* The key a workload table's rows must not repeat: how to hash and
+ * compare two rows by it and print it, the column an error points at and
+ * what the message calls the key. */
+typedef struct {
+    uint64_t (*hash)(const void *rows, size_t i);
+    psi_row_eq_fn eq;
+    void (*label)(const void *rows, size_t i, char *buf, size_t n);
+    const char *column, *what;
+} unique_key_t;
+
+/* Duplicate-key check shared by the workload tables: rows[0..n) by key k;
+ * the message names the key. */
+static int check_unique(const unique_key_t *k, const void *rows, size_t n, psi_rowerr_t *e)
 {
     psi_keyset_t set = {0};
     if (psi_keyset_init(&set, n) != PS_OK)
         return PS_E_NOMEM;
     int rc = PS_OK;
     for (size_t r = 0; r < n; r++) {
-        size_t dup = psi_keyset_insert(&set, r, hash(rows, r), eq, rows);
+        size_t dup = psi_keyset_insert(&set, r, k->hash(rows, r), k->eq, rows);
         if (dup != SIZE_MAX) {
             char key[300];
-            label(rows, r, key, sizeof key);
+            k->label(rows, r, key, sizeof key);
             e->row = r;
             e->other = dup;
-            e->column = column;
-            snprintf(e->msg, sizeof e->msg, "duplicate key %s = %s", what, key);
+            e->column = k->column;
+            snprintf(e->msg, sizeof e->msg, "duplicate key %s = %s", k->what, key);
             rc = PS_E_INPUT;
             break;
         }
@@ -840,7 +848,8 @@ static int psi_workloads_validate(ps_workloads_t *t, psi_rowerr_t *e)
 {
     int rc = check_rows(psi_schema_get(PS_TABLE_WORKLOADS), t->rows, t->n, e);
     if (rc == PS_OK)
-        rc = check_unique(t->n, workload_hash, workload_eq, t->rows, "workload", "(gpu, workload)", workload_label, e);
+        rc = check_unique(&(unique_key_t){workload_hash, workload_eq, workload_label, "workload", "(gpu, workload)"},
+                          t->rows, t->n, e);
     return rc;
 }
 
@@ -864,8 +873,9 @@ static int psi_scaling_validate(ps_scaling_t *t, psi_rowerr_t *e)
 {
     int rc = check_rows(psi_schema_get(PS_TABLE_SCALING), t->rows, t->n, e);
     if (rc == PS_OK)
-        rc = check_unique(t->n, scaling_hash, scaling_eq, t->rows, "share_pct", "(gpu, workload, share_pct)",
-                          scaling_label, e);
+        rc = check_unique(
+            &(unique_key_t){scaling_hash, scaling_eq, scaling_label, "share_pct", "(gpu, workload, share_pct)"},
+            t->rows, t->n, e);
     return rc;
 }
 
@@ -889,7 +899,8 @@ static int psi_colocations_validate(ps_colocations_t *t, psi_rowerr_t *e)
 {
     int rc = check_rows(psi_schema_get(PS_TABLE_COLOCATIONS), t->rows, t->n, e);
     if (rc == PS_OK)
-        rc = check_unique(t->n, colo_hash, colo_eq, t->rows, "slot", "(colocation, slot)", colo_label, e);
+        rc = check_unique(&(unique_key_t){colo_hash, colo_eq, colo_label, "slot", "(colocation, slot)"}, t->rows, t->n,
+                          e);
     if (rc != PS_OK)
         return rc;
     psi_keyset_t set = {0};

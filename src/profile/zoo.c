@@ -19,7 +19,6 @@
 
 #include "common/common.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +29,9 @@ typedef struct {
     int rc;
 } zb_t;
 
-static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np, const char *fmt, ...)
-    PS_PRINTF(6, 7);
-
-static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np, const char *fmt, ...)
+/* Append the operator name of kind and variant, with the np parameters p
+ * (P() below gives both), unless an earlier push failed. */
+static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, int np, const char *name)
 {
     if (b->rc)
         return;
@@ -42,10 +40,7 @@ static void push(zb_t *b, psi_opkind_t kind, int variant, const long long *p, in
     op.kind = kind;
     op.variant = variant;
     memcpy(op.p, p, (size_t)np * sizeof *p);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(op.name, sizeof op.name, fmt, ap);
-    va_end(ap);
+    snprintf(op.name, sizeof op.name, "%s", name);
     b->rc = psi_oplist_push(b->l, &op);
 }
 
@@ -57,29 +52,32 @@ typedef struct {
     long long n, c, h, w;
 } shape_t;
 
-static void conv(zb_t *b, shape_t *s, const char *name, long long k, long long r, long long stride, long long groups)
+/* A convolution's hyper-parameters: k output channels, an r x r kernel
+ * (padded by r/2), its stride and its groups. */
+typedef struct {
+    long long k, r, stride, groups;
+} conv_t;
+
+static void conv(zb_t *b, shape_t *s, const char *name, conv_t cv)
 {
-    long long pad = r / 2;
-    push(b, PS_OPK_CONV, 0, P(s->n, s->c, s->h, s->w, k, r, r, stride, pad, groups), "%s", name);
-    s->h = psi_conv_out(s->h, r, stride, pad);
-    s->w = psi_conv_out(s->w, r, stride, pad);
-    s->c = k;
+    long long pad = cv.r / 2;
+    push(b, PS_OPK_CONV, 0, P(s->n, s->c, s->h, s->w, cv.k, cv.r, cv.r, cv.stride, pad, cv.groups), name);
+    s->h = psi_conv_out(s->h, cv.r, cv.stride, pad);
+    s->w = psi_conv_out(s->w, cv.r, cv.stride, pad);
+    s->c = cv.k;
 }
 
 static void bn(zb_t *b, const shape_t *s, const char *name)
 {
-    push(b, PS_OPK_NORM, PS_NORM_BATCH, P(s->n, s->c, s->h * s->w), "%s", name);
+    push(b, PS_OPK_NORM, PS_NORM_BATCH, P(s->n, s->c, s->h * s->w), name);
 }
 
 static void act(zb_t *b, const shape_t *s, int variant, const char *name)
 {
-    push(b, PS_OPK_ELTWISE, variant, P(s->n * s->c * s->h * s->w, 1), "%s", name);
+    push(b, PS_OPK_ELTWISE, variant, P(s->n * s->c * s->h * s->w, 1), name);
 }
 
-static void add(zb_t *b, long long elems, const char *name)
-{
-    push(b, PS_OPK_ELTWISE, PS_ELT_ADD, P(elems, 2), "%s", name);
-}
+static void add(zb_t *b, long long elems, const char *name) { push(b, PS_OPK_ELTWISE, PS_ELT_ADD, P(elems, 2), name); }
 
 static void classifier(zb_t *b, shape_t *s, long long classes)
 {
@@ -90,7 +88,7 @@ static void classifier(zb_t *b, shape_t *s, long long classes)
 static void build_resnet(zb_t *b, long long batch, const int blocks[4])
 {
     shape_t s = {batch, 3, 224, 224};
-    conv(b, &s, "conv1", 64, 7, 2, 1);
+    conv(b, &s, "conv1", (conv_t){64, 7, 2, 1});
     bn(b, &s, "bn1");
     act(b, &s, PS_ELT_RELU, "relu");
     push(b, PS_OPK_POOL, PS_POOL_MAX, P(s.n, s.c, s.h, s.w, 3, 2), "maxpool");
@@ -103,17 +101,17 @@ static void build_resnet(zb_t *b, long long batch, const int blocks[4])
             long long stride = (i == 0 && layer > 0) ? 2 : 1;
             shape_t in = s;
 #define NM(x) (snprintf(nm, sizeof nm, "layer%d.%d.%s", layer + 1, i, x), nm)
-            conv(b, &s, NM("conv1"), widths[layer], 1, 1, 1);
+            conv(b, &s, NM("conv1"), (conv_t){widths[layer], 1, 1, 1});
             bn(b, &s, NM("bn1"));
             act(b, &s, PS_ELT_RELU, NM("relu1"));
-            conv(b, &s, NM("conv2"), widths[layer], 3, stride, 1);
+            conv(b, &s, NM("conv2"), (conv_t){widths[layer], 3, stride, 1});
             bn(b, &s, NM("bn2"));
             act(b, &s, PS_ELT_RELU, NM("relu2"));
-            conv(b, &s, NM("conv3"), widths[layer] * 4, 1, 1, 1);
+            conv(b, &s, NM("conv3"), (conv_t){widths[layer] * 4, 1, 1, 1});
             bn(b, &s, NM("bn3"));
             if (i == 0) {
                 shape_t ds = in;
-                conv(b, &ds, NM("downsample.0"), widths[layer] * 4, 1, stride, 1);
+                conv(b, &ds, NM("downsample.0"), (conv_t){widths[layer] * 4, 1, stride, 1});
                 bn(b, &ds, NM("downsample.1"));
             }
             add(b, s.n * s.c * s.h * s.w, NM("add"));
@@ -129,7 +127,7 @@ static void build_mobilenetv2(zb_t *b, long long batch)
     static const int cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                   {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     shape_t s = {batch, 3, 224, 224};
-    conv(b, &s, "features.0.conv", 32, 3, 2, 1);
+    conv(b, &s, "features.0.conv", (conv_t){32, 3, 2, 1});
     bn(b, &s, "features.0.bn");
     act(b, &s, PS_ELT_RELU6, "features.0.relu6");
     char nm[PS_OP_NAME_MAX];
@@ -140,21 +138,21 @@ static void build_mobilenetv2(zb_t *b, long long batch)
             long long in_c = s.c, hidden = s.c * cfg[g][0];
 #define NM(x) (snprintf(nm, sizeof nm, "features.%d.%s", idx, x), nm)
             if (cfg[g][0] != 1) {
-                conv(b, &s, NM("expand"), hidden, 1, 1, 1);
+                conv(b, &s, NM("expand"), (conv_t){hidden, 1, 1, 1});
                 bn(b, &s, NM("expand.bn"));
                 act(b, &s, PS_ELT_RELU6, NM("expand.relu6"));
             }
-            conv(b, &s, NM("dw"), hidden, 3, stride, hidden);
+            conv(b, &s, NM("dw"), (conv_t){hidden, 3, stride, hidden});
             bn(b, &s, NM("dw.bn"));
             act(b, &s, PS_ELT_RELU6, NM("dw.relu6"));
-            conv(b, &s, NM("project"), cfg[g][1], 1, 1, 1);
+            conv(b, &s, NM("project"), (conv_t){cfg[g][1], 1, 1, 1});
             bn(b, &s, NM("project.bn"));
             if (stride == 1 && in_c == cfg[g][1])
                 add(b, s.n * s.c * s.h * s.w, NM("add"));
 #undef NM
         }
     }
-    conv(b, &s, "features.18.conv", 1280, 1, 1, 1);
+    conv(b, &s, "features.18.conv", (conv_t){1280, 1, 1, 1});
     bn(b, &s, "features.18.bn");
     act(b, &s, PS_ELT_RELU6, "features.18.relu6");
     classifier(b, &s, 1000);
@@ -173,57 +171,66 @@ static void build_bert(zb_t *b, long long batch, long long seq)
     char nm[PS_OP_NAME_MAX];
     for (int i = 0; i < layers; i++) {
 #define NM(x) (snprintf(nm, sizeof nm, "layer%d.%s", i, x), nm)
-        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.query"));
-        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.key"));
-        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.value"));
-        push(b, PS_OPK_GEMM, 0, P(seq, seq, hd, batch * heads), "%s", NM("attn.scores"));
-        push(b, PS_OPK_ELTWISE, PS_ELT_SCALE, P(batch * heads * seq * seq, 1), "%s", NM("attn.scale"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), NM("attn.query"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), NM("attn.key"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), NM("attn.value"));
+        push(b, PS_OPK_GEMM, 0, P(seq, seq, hd, batch * heads), NM("attn.scores"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_SCALE, P(batch * heads * seq * seq, 1), NM("attn.scale"));
         add(b, batch * heads * seq * seq, NM("attn.mask"));
-        push(b, PS_OPK_SOFTMAX, 0, P(batch * heads * seq, seq), "%s", NM("attn.softmax"));
-        push(b, PS_OPK_GEMM, 0, P(seq, hd, seq, batch * heads), "%s", NM("attn.context"));
-        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), "%s", NM("attn.output.dense"));
+        push(b, PS_OPK_SOFTMAX, 0, P(batch * heads * seq, seq), NM("attn.softmax"));
+        push(b, PS_OPK_GEMM, 0, P(seq, hd, seq, batch * heads), NM("attn.context"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, hid, 1), NM("attn.output.dense"));
         add(b, t * hid, NM("attn.output.add"));
-        push(b, PS_OPK_NORM, PS_NORM_LAYER, P(t, hid, 1), "%s", NM("attn.output.layernorm"));
-        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), "%s", NM("intermediate.dense"));
-        push(b, PS_OPK_ELTWISE, PS_ELT_GELU, P(t * ffn, 1), "%s", NM("intermediate.gelu"));
-        push(b, PS_OPK_GEMM, 0, P(t, hid, ffn, 1), "%s", NM("output.dense"));
+        push(b, PS_OPK_NORM, PS_NORM_LAYER, P(t, hid, 1), NM("attn.output.layernorm"));
+        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), NM("intermediate.dense"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_GELU, P(t * ffn, 1), NM("intermediate.gelu"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, ffn, 1), NM("output.dense"));
         add(b, t * hid, NM("output.add"));
-        push(b, PS_OPK_NORM, PS_NORM_LAYER, P(t, hid, 1), "%s", NM("output.layernorm"));
+        push(b, PS_OPK_NORM, PS_NORM_LAYER, P(t, hid, 1), NM("output.layernorm"));
 #undef NM
     }
     push(b, PS_OPK_GEMM, 0, P(batch, hid, hid, 1), "pooler.dense");
     push(b, PS_OPK_ELTWISE, PS_ELT_TANH, P(batch * hid, 1), "pooler.tanh");
 }
 
-static void build_llama(zb_t *b, long long batch, long long seq, long long hid, long long layers, long long heads,
-                        long long kv_heads, long long hd, long long ffn)
+/* A Llama configuration, in the names of HuggingFace's config.json:
+ * hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
+ * head_dim, intermediate_size. */
+typedef struct {
+    long long hid, layers, heads, kv_heads, hd, ffn;
+} llama_cfg_t;
+
+static void build_llama(zb_t *b, long long batch, long long seq, const llama_cfg_t *cfg)
 {
+    const long long hid = cfg->hid, heads = cfg->heads, kv_heads = cfg->kv_heads, hd = cfg->hd, ffn = cfg->ffn;
     const long long vocab = 128256;
     long long t = batch * seq;
     push(b, PS_OPK_EMBED, 0, P(t, hid, vocab), "embed_tokens");
     char nm[PS_OP_NAME_MAX];
-    for (int i = 0; i < layers; i++) {
+    for (int i = 0; i < cfg->layers; i++) {
 #define NM(x) (snprintf(nm, sizeof nm, "layers.%d.%s", i, x), nm)
-        push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), "%s", NM("input_layernorm"));
-        push(b, PS_OPK_GEMM, 0, P(t, heads * hd, hid, 1), "%s", NM("self_attn.q_proj"));
-        push(b, PS_OPK_GEMM, 0, P(t, kv_heads * hd, hid, 1), "%s", NM("self_attn.k_proj"));
-        push(b, PS_OPK_GEMM, 0, P(t, kv_heads * hd, hid, 1), "%s", NM("self_attn.v_proj"));
-        push(b, PS_OPK_ELTWISE, PS_ELT_ROPE, P(t * heads * hd, 1), "%s", NM("self_attn.rope_q"));
-        push(b, PS_OPK_ELTWISE, PS_ELT_ROPE, P(t * kv_heads * hd, 1), "%s", NM("self_attn.rope_k"));
-        push(b, PS_OPK_ATTN, 0, P(batch, heads, kv_heads, seq, seq, hd, 1), "%s", NM("self_attn.sdpa"));
-        push(b, PS_OPK_GEMM, 0, P(t, hid, heads * hd, 1), "%s", NM("self_attn.o_proj"));
+        push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), NM("input_layernorm"));
+        push(b, PS_OPK_GEMM, 0, P(t, heads * hd, hid, 1), NM("self_attn.q_proj"));
+        push(b, PS_OPK_GEMM, 0, P(t, kv_heads * hd, hid, 1), NM("self_attn.k_proj"));
+        push(b, PS_OPK_GEMM, 0, P(t, kv_heads * hd, hid, 1), NM("self_attn.v_proj"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_ROPE, P(t * heads * hd, 1), NM("self_attn.rope_q"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_ROPE, P(t * kv_heads * hd, 1), NM("self_attn.rope_k"));
+        push(b, PS_OPK_ATTN, 0, P(batch, heads, kv_heads, seq, seq, hd, 1), NM("self_attn.sdpa"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, heads * hd, 1), NM("self_attn.o_proj"));
         add(b, t * hid, NM("residual1"));
-        push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), "%s", NM("post_attention_layernorm"));
-        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), "%s", NM("mlp.gate_proj"));
-        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), "%s", NM("mlp.up_proj"));
-        push(b, PS_OPK_ELTWISE, PS_ELT_SILU_MUL, P(t * ffn, 2), "%s", NM("mlp.act_mul"));
-        push(b, PS_OPK_GEMM, 0, P(t, hid, ffn, 1), "%s", NM("mlp.down_proj"));
+        push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), NM("post_attention_layernorm"));
+        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), NM("mlp.gate_proj"));
+        push(b, PS_OPK_GEMM, 0, P(t, ffn, hid, 1), NM("mlp.up_proj"));
+        push(b, PS_OPK_ELTWISE, PS_ELT_SILU_MUL, P(t * ffn, 2), NM("mlp.act_mul"));
+        push(b, PS_OPK_GEMM, 0, P(t, hid, ffn, 1), NM("mlp.down_proj"));
         add(b, t * hid, NM("residual2"));
 #undef NM
     }
     push(b, PS_OPK_NORM, PS_NORM_RMS, P(t, hid, 1), "norm");
     push(b, PS_OPK_GEMM, 0, P(batch, vocab, hid, 1), "lm_head");
 }
+
+static const llama_cfg_t llama_1b = {2048, 16, 32, 8, 64, 8192}, llama_3b = {3072, 28, 24, 8, 128, 8192};
 
 static const char *const zoo_names[] = {"resnet50",  "resnet101",    "mobilenetv2",
                                         "bert-base", "llama-3.2-1b", "llama-3.2-3b"};
@@ -261,9 +268,9 @@ int psi_zoo_build(const char *model, int batch, int seq_len, psi_oplist_t **out)
     else if (strcmp(model, "bert-base") == 0)
         build_bert(&b, batch, seq_len);
     else if (strcmp(model, "llama-3.2-1b") == 0)
-        build_llama(&b, batch, seq_len, 2048, 16, 32, 8, 64, 8192);
+        build_llama(&b, batch, seq_len, &llama_1b);
     else
-        build_llama(&b, batch, seq_len, 3072, 28, 24, 8, 128, 8192); /* llama-3.2-3b, the last known */
+        build_llama(&b, batch, seq_len, &llama_3b); /* the last known */
     if (b.rc) {
         psi_oplist_free(b.l);
         return b.rc;
