@@ -68,8 +68,9 @@ static void test_every_kind_on_green_contexts(void)
     double *small = calloc((size_t)l->n * runs, sizeof *small);
     double *big = calloc((size_t)l->n * runs, sizeof *big);
     double mhz[3];
-    CHECK_OK(be->profile(be, l, lo, 2, runs, small, mhz));
-    CHECK_OK(be->profile(be, l, hi, 2, runs, big, mhz));
+    psi_runs_t rs = {2, runs, mhz};
+    CHECK_OK(be->profile(be, l, lo, &rs, small));
+    CHECK_OK(be->profile(be, l, hi, &rs, big));
     for (int i = 0; i < l->n; i++) {
         CHECK_MSG(small[i * runs] > 0 && big[i * runs] > 0, "%s: %g / %g ns", l->ops[i].name,
                   small[i * runs], big[i * runs]);
@@ -99,7 +100,8 @@ static void test_coexec_and_counters(void)
             rest = v[i];
     psi_segment_t hs = {hp, 10, 16, half}, ls = {lp, 40, 16, rest};
     double h[5], w[5], mhz[5];
-    CHECK_OK(be->coexec(be, &hs, &ls, 2, 5, h, w, mhz));
+    psi_runs_t rs = {2, 5, mhz};
+    CHECK_OK(be->coexec(be, &hs, &ls, &rs, h, w));
     for (int r = 0; r < 5; r++)
         CHECK(h[r] > 0 && w[r] > 0);
     printf("  coexec resnet50[10,26)@%d beside bert-base[40,56)@%d: %.0f / %.0f ns\n", half, rest, h[0], w[0]);

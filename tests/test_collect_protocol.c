@@ -113,7 +113,8 @@ static void test_profile_in_model_order(void)
     CHECK_OK(psi_zoo_build("mobilenetv2", 4, 0, &l));
     int warmup = 2, runs = 3;
     double *ns = calloc((size_t)l->n * runs, sizeof *ns), mhz[3];
-    CHECK_OK(be->profile(be, l, 20, warmup, runs, ns, mhz));
+    psi_runs_t rs = {warmup, runs, mhz};
+    CHECK_OK(be->profile(be, l, 20, &rs, ns));
     const int *ops = NULL;
     int n = 0;
     CHECK_OK(psi_backend_fake_trace(be, &ops, &n));

@@ -22,6 +22,22 @@ typedef struct {
     int tpcs;
 } psi_segment_t;
 
+/* The runs of one measurement: `warmup` untimed runs, then `runs` timed
+ * ones; clock_mhz[r] (the caller's, `runs` long) gets the SM clock during
+ * timed run r, NAN where the backend cannot read it. */
+typedef struct {
+    int warmup, runs;
+    double *clock_mhz;
+} psi_runs_t;
+
+/* What a backend calls once a measurement is warm and may start: user is
+ * passed back to fn, which may block (an MPS child waits there for the
+ * others). */
+typedef struct {
+    void (*fn)(void *user);
+    void *user;
+} psi_ready_t;
+
 typedef struct psi_backend psi_backend_t;
 
 struct psi_backend {
@@ -30,22 +46,19 @@ struct psi_backend {
     ps_collect_device_t dev;
 
     /* Device time of every operator of l on tpcs TPCs, measured in model
-     * order: each run executes the whole list once (op 0, 1, ..., n-1, each
-     * reading its predecessor's output, memplan.h), every operator between
-     * two events; `warmup` untimed runs first; with flush_l2 the L2 is
-     * flushed before every run, as before every co-execution run.
-     * out_ns[op * runs + r], op-major; clock_mhz[r] the SM clock during run
-     * r (NAN where the backend cannot read it). */
-    int (*profile)(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs, double *out_ns,
-                   double *clock_mhz);
+     * order: each run of r executes the whole list once (op 0, 1, ..., n-1,
+     * each reading its predecessor's output, memplan.h), every operator
+     * between two events; with flush_l2 the L2 is flushed before every run,
+     * as before every co-execution run. out_ns[op * r->runs + run],
+     * op-major. */
+    int (*profile)(psi_backend_t *b, const psi_oplist_t *l, int tpcs, const psi_runs_t *r, double *out_ns);
 
-    /* Run hp and lp together on disjoint SM partitions, `runs` times after
-     * `warmup` untimed runs; each side timed on its own stream; the same
-     * cache state as profile. A segment of len 0 (list may then be NULL)
-     * times an empty side: the fixed cost of a co-execution.
-     * clock_mhz[r] as for profile. */
-    int (*coexec)(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup, int runs,
-                  double *hp_ns, double *lp_ns, double *clock_mhz);
+    /* Run hp and lp together on disjoint SM partitions, the runs of r; each
+     * side timed on its own stream (hp_ns[run], lp_ns[run]); the same cache
+     * state as profile. A segment of len 0 (list may then be NULL) times an
+     * empty side: the fixed cost of a co-execution. */
+    int (*coexec)(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, const psi_runs_t *r,
+                  double *hp_ns, double *lp_ns);
 
     /* Hardware counters (psi_counter_metrics, FORMATS.md) of every operator
      * of l on tpcs TPCs (the whole device or one green context), NAN where
@@ -59,10 +72,10 @@ struct psi_backend {
 
     /* Whole iterations of l (every operator in order, then a synchronise)
      * on the whole device as this process sees it (under MPS: its active
-     * thread percentage): `warmup` iterations, then ready(user) - which may
-     * block - then as many as fit in `seconds`; *iters_per_s gets their rate. */
-    int (*throughput)(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds, void (*ready)(void *user),
-                      void *user, double *iters_per_s);
+     * thread percentage): `warmup` iterations, then ready, then as many as
+     * fit in `seconds`; *iters_per_s gets their rate. */
+    int (*throughput)(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds, psi_ready_t ready,
+                      double *iters_per_s);
 
     void (*free)(psi_backend_t *b);
 };

@@ -187,11 +187,13 @@ static int campaign_clock(ps_campaign_t *c, const double *mhz, int runs, double 
     return psi_store_meta_pin(c->store, "sm_clock_mhz", buf, "SM clock");
 }
 
-/* Check one attempt's clocks. *refused is set when a run is off-clock;
- * those runs are recorded as refused at once. */
-static int check_clocks(ps_campaign_t *c, const char *key, const double *mhz, int runs, int *refused, char *why,
+/* Check the clocks of one attempt's runs. *refused is set when a run is
+ * off-clock; those runs are recorded as refused at once. */
+static int check_clocks(ps_campaign_t *c, const char *key, const psi_runs_t *rs, int *refused, char *why,
                         size_t why_size)
 {
+    const double *mhz = rs->clock_mhz;
+    int runs = rs->runs;
     double ref = NAN;
     int rc = campaign_clock(c, mhz, runs, &ref);
     *refused = 0;
@@ -236,11 +238,12 @@ static int run_profile_task(ps_campaign_t *c, const psi_oplist_t *l, int tpcs, c
     double *ns = psi_malloc((size_t)l->n * (size_t)runs * sizeof *ns);
     double *mhz = psi_malloc((size_t)runs * sizeof *mhz);
     int rc = ns && mhz ? 0 : PS_E_NOMEM, refused = 1;
+    psi_runs_t rs = {c->p.warmup, runs, mhz};
     char why[160] = "";
     for (int a = 0; a < CLOCK_ATTEMPTS && rc == 0 && refused; a++) {
-        rc = c->be->profile(c->be, l, tpcs, c->p.warmup, runs, ns, mhz);
+        rc = c->be->profile(c->be, l, tpcs, &rs, ns);
         if (rc == 0)
-            rc = check_clocks(c, key, mhz, runs, &refused, why, sizeof why);
+            rc = check_clocks(c, key, &rs, &refused, why, sizeof why);
     }
     if (rc == 0 && refused)
         rc = clock_refusal(c, key, why);
@@ -257,7 +260,8 @@ static int run_profile_task(ps_campaign_t *c, const psi_oplist_t *l, int tpcs, c
                 rc = psi_error(PS_E_BACKEND, "%s op %d (%s) at %d TPCs: non-positive time %g", l->model, i,
                                l->ops[i].name, tpcs, m);
             else
-                rc = psi_store_put_op(c->store, c->be->dev.gpu, l->model, l->batch, i, l->ops[i].name, tpcs, m);
+                rc = psi_store_put_op(c->store, &(psi_op_key_t){c->be->dev.gpu, l->model, l->batch, i, tpcs},
+                                      l->ops[i].name, m);
         }
         rc = end_task(c, key, rc);
     }
@@ -323,12 +327,13 @@ static int run_coexec_task(ps_campaign_t *c, const ps_coexec_plan_t *plan, const
     double *lp = hp + runs, *mhz = lp + runs;
     psi_segment_t hs = {hl, e->hp_start, e->hp_len, e->hp_tpcs};
     psi_segment_t ls = {ll, e->lp_start, e->lp_len, e->lp_tpcs};
+    psi_runs_t rs = {c->p.warmup, runs, mhz};
     int rc = 0, refused = 1;
     char why[160] = "";
     for (int a = 0; a < CLOCK_ATTEMPTS && rc == 0 && refused; a++) {
-        rc = c->be->coexec(c->be, &hs, &ls, c->p.warmup, runs, hp, lp, mhz);
+        rc = c->be->coexec(c->be, &hs, &ls, &rs, hp, lp);
         if (rc == 0)
-            rc = check_clocks(c, key, mhz, runs, &refused, why, sizeof why);
+            rc = check_clocks(c, key, &rs, &refused, why, sizeof why);
     }
     if (rc == 0 && refused)
         rc = clock_refusal(c, key, why);
@@ -418,18 +423,16 @@ int ps_campaign_coexec(ps_campaign_t *c, const ps_coexec_plan_t *plan, ps_progre
     return rc;
 }
 
-/* Store one counter pass of model at batch (one task, one transaction):
- * those of the whole device in the counters table, those of a partition
- * beside them. */
-static int store_counters(ps_campaign_t *c, const char *gpu, const psi_oplist_t *l, int tpcs, int whole,
-                          const char *key, const psi_counters_t *v)
+/* Store the counters v[0..n) of one pass (task key, one transaction), those
+ * of operator i under k with k.op = i: those of the whole device in the
+ * counters table, those of a partition beside them. */
+static int store_counters(ps_campaign_t *c, const char *key, psi_op_key_t k, int n, int whole, const psi_counters_t *v)
 {
     int rc = psi_store_begin(c->store);
     if (rc)
         return rc;
-    for (int i = 0; i < l->n && rc == 0; i++)
-        rc = whole ? psi_store_put_counters(c->store, gpu, l->model, l->batch, i, tpcs, &v[i])
-                   : psi_store_put_counters_at(c->store, gpu, l->model, l->batch, i, tpcs, &v[i]);
+    for (k.op = 0; k.op < n && rc == 0; k.op++)
+        rc = whole ? psi_store_put_counters(c->store, &k, &v[k.op]) : psi_store_put_counters_at(c->store, &k, &v[k.op]);
     return end_task(c, key, rc);
 }
 
@@ -466,7 +469,7 @@ int ps_campaign_counters_at(ps_campaign_t *c, const char *model, int batch, int 
                 v[i].stall_mio_throttle = v[i].sm_pct = v[i].mem_pct = NAN;
         rc = c->be->counters(c->be, l, tpcs, v);
         if (rc == 0)
-            rc = store_counters(c, c->be->dev.gpu, l, tpcs, whole, key, v);
+            rc = store_counters(c, key, (psi_op_key_t){c->be->dev.gpu, l->model, l->batch, 0, tpcs}, l->n, whole, v);
     }
     free(v);
     psi_oplist_free(l);
@@ -496,8 +499,9 @@ int ps_campaign_fixed_cost(ps_campaign_t *c, int hp_tpcs, int lp_tpcs, int runs,
     if (rc == 0 && !mhz)
         rc = PS_E_NOMEM;
     psi_segment_t hs = {NULL, 0, 0, hp_tpcs}, ls = {NULL, 0, 0, lp_tpcs};
+    psi_runs_t rs = {c->p.warmup, runs, mhz};
     if (rc == 0)
-        rc = c->be->coexec(c->be, &hs, &ls, c->p.warmup, runs, out_hp_ns, out_lp_ns, mhz);
+        rc = c->be->coexec(c->be, &hs, &ls, &rs, out_hp_ns, out_lp_ns);
     free(mhz);
     return rc;
 }
@@ -556,7 +560,7 @@ int ps_campaign_import_counters(ps_campaign_t *c, const char *model, int batch, 
     for (int i = 0; rc == 0 && i < l->n; i++)
         v[i] = rep->rows[i].c;
     if (rc == 0)
-        rc = store_counters(c, gpu, l, 0, 1, key, v);
+        rc = store_counters(c, key, (psi_op_key_t){gpu, l->model, l->batch, 0, 0}, l->n, 1, v);
     free(v);
     ps_ops_free(rep);
     psi_oplist_free(l);

@@ -114,6 +114,16 @@ typedef struct {
     unsigned gate_seq;
 } cuda_t;
 
+/* What one stream runs in a measurement: side s (its context and stream),
+ * arena a (the buffers of seg's list), the segment of that list and the
+ * library plans of its operators, prep[k] for operator seg.start + k. */
+typedef struct {
+    side_t *s;
+    arena_t *a;
+    psi_segment_t seg;
+    prep_t *prep;
+} lane_t;
+
 static int cu_fail(const cuda_t *b, CUresult r, const char *what)
 {
     const char *s = NULL;
@@ -127,35 +137,25 @@ static int rt_fail(cudaError_t e, const char *what)
     return psi_error(PS_E_BACKEND, "cuda: %s: %s (%d)", what, cudaGetErrorString(e), (int)e);
 }
 
-#define CU(call, what)                                                                                                 \
+/* 0, or the named error of a failed driver (cu_) or runtime (rt_) call. */
+static int cu_check(const cuda_t *b, CUresult r, const char *what)
+{
+    return r == CUDA_SUCCESS ? 0 : cu_fail(b, r, what);
+}
+static int rt_check(cudaError_t e, const char *what) { return e == cudaSuccess ? 0 : rt_fail(e, what); }
+
+#define RETURN_IF_FAILED(check)                                                                                        \
     do {                                                                                                               \
-        CUresult r_ = (call);                                                                                          \
-        if (r_ != CUDA_SUCCESS)                                                                                        \
-            return cu_fail(b, r_, what);                                                                               \
+        int rc_ = (check);                                                                                             \
+        if (rc_)                                                                                                       \
+            return rc_;                                                                                                \
     } while (0)
-#define RT(call, what)                                                                                                 \
-    do {                                                                                                               \
-        cudaError_t e_ = (call);                                                                                       \
-        if (e_ != cudaSuccess)                                                                                         \
-            return rt_fail(e_, what);                                                                                  \
-    } while (0)
-/* rc = call's outcome, named, unless rc already holds an error. */
-#define RT_RC(rc, call, what)                                                                                          \
-    do {                                                                                                               \
-        if ((rc) == 0) {                                                                                               \
-            cudaError_t e_ = (call);                                                                                   \
-            if (e_ != cudaSuccess)                                                                                     \
-                (rc) = rt_fail(e_, what);                                                                              \
-        }                                                                                                              \
-    } while (0)
-#define CU_RC(rc, call, what)                                                                                          \
-    do {                                                                                                               \
-        if ((rc) == 0) {                                                                                               \
-            CUresult r_ = (call);                                                                                      \
-            if (r_ != CUDA_SUCCESS)                                                                                    \
-                (rc) = cu_fail(b, r_, what);                                                                           \
-        }                                                                                                              \
-    } while (0)
+#define CU(call, what) RETURN_IF_FAILED(cu_check(b, (call), what))
+#define RT(call, what) RETURN_IF_FAILED(rt_check((call), what))
+/* rc = call's outcome, named, unless rc already holds an error (then call
+ * is not made). */
+#define RT_RC(rc, call, what) ((rc) = (rc) ? (rc) : rt_check((call), what))
+#define CU_RC(rc, call, what) ((rc) = (rc) ? (rc) : cu_check(b, (call), what))
 
 static int load_driver(driver_t *d)
 {
@@ -399,49 +399,56 @@ static int grow_ws(arena_t *a, size_t need)
     return 0;
 }
 
-/* Library plans for ops [start, start+len) of l on side s, bound to their
- * buffers in arena a. */
-static int prepare(cuda_t *b, const side_t *s, arena_t *a, const psi_oplist_t *l, int start, int len, prep_t **out)
+/* Library plans for the operators of ln's segment on its side, bound to
+ * their buffers in its arena: ln->prep, NULL for an empty segment. */
+static int prepare(cuda_t *b, lane_t *ln)
 {
-    *out = NULL;
-    if (len == 0)
+    const psi_segment_t *g = &ln->seg;
+    ln->prep = NULL;
+    if (g->len == 0)
         return 0;
-    prep_t *p = psi_calloc((size_t)len, sizeof *p);
+    prep_t *p = psi_calloc((size_t)g->len, sizeof *p);
     if (!p)
         return PS_E_NOMEM;
     size_t ws = 0;
     int rc = 0;
-    CU_RC(rc, b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
-    for (int i = 0; i < len && rc == 0; i++) {
-        if (l->ops[start + i].kind == PS_OPK_CONV)
-            rc = psi_cuda_prep_conv(s, &l->ops[start + i], &p[i]);
-        else if (l->ops[start + i].kind == PS_OPK_GEMM)
-            rc = psi_cuda_prep_gemm(s, &l->ops[start + i], &p[i]);
+    CU_RC(rc, b->drv.CtxSetCurrent(ln->s->ctx), "cuCtxSetCurrent");
+    for (int i = 0; i < g->len && rc == 0; i++) {
+        const psi_opdesc_t *op = &g->list->ops[g->start + i];
+        if (op->kind == PS_OPK_CONV)
+            rc = psi_cuda_prep_conv(ln->s, op, &p[i]);
+        else if (op->kind == PS_OPK_GEMM)
+            rc = psi_cuda_prep_gemm(ln->s, op, &p[i]);
         ws = p[i].ws > ws ? p[i].ws : ws;
         ws = p[i].lt_ws > ws ? p[i].lt_ws : ws;
     }
     RT_RC(rc, cudaSetDevice(b->ordinal), "cudaSetDevice");
     if (rc == 0)
-        rc = grow_ws(a, ws + 256);
-    for (int i = 0; i < len && rc == 0; i++) {
-        const psi_opbuf_t *o = &a->plan.op[start + i];
+        rc = grow_ws(ln->a, ws + 256);
+    for (int i = 0; i < g->len && rc == 0; i++) {
+        const psi_opbuf_t *o = &ln->a->plan.op[g->start + i];
         if (p[i].graph)
-            rc = psi_conv_plan_bind(p[i].graph, (void *)o->in, (void *)o->w, (void *)o->out, a->ws);
+            rc = psi_conv_plan_bind(p[i].graph, (void *)o->in, (void *)o->w, (void *)o->out, ln->a->ws);
     }
     if (rc) {
-        psi_cuda_prep_free(p, len);
+        psi_cuda_prep_free(p, g->len);
         return rc;
     }
-    *out = p;
+    ln->prep = p;
     return 0;
 }
 
-/* Enqueue operator i of the arena's list on side s (its context current). */
-static int enqueue(const side_t *s, const arena_t *a, const psi_opdesc_t *op, int i, const prep_t *p)
+/* Enqueue operator seg.start + k of lane ln on its stream (its context
+ * current). */
+static int enqueue(const lane_t *ln, int k)
 {
     const float one = 1.0f, zero = 0.0f;
+    const side_t *s = ln->s;
+    const arena_t *a = ln->a;
+    const psi_opdesc_t *op = &ln->seg.list->ops[ln->seg.start + k];
+    const prep_t *p = &ln->prep[k];
     const long long *v = op->p;
-    const psi_opbuf_t *o = &a->plan.op[i];
+    const psi_opbuf_t *o = &a->plan.op[ln->seg.start + k];
     void *in = (void *)o->in, *w = (void *)o->w, *out = (void *)o->out;
     if (op->kind == PS_OPK_GEMM && p->mm) {
         BLAS(cublasLtMatmul(s->lt, p->mm, &one, w, p->la, in, p->lb, &zero, out, p->lc, out, p->lc, &p->lt_algo, a->ws,
@@ -491,28 +498,29 @@ static int gate_wait(cuda_t *b, const side_t *s, unsigned value)
 
 static void gate_open(cuda_t *b, unsigned value) { __atomic_store_n(b->gate, value, __ATOMIC_SEQ_CST); }
 
-/* One run of the whole list on side s, in model order, every operator
- * between ev[2i] and ev[2i+1]. Chunks of CHUNK_OPS operators wait behind
- * their own gate value, opened once the next chunk is enqueued, so that the
- * stream never waits on the host inside an operator's events (at most
- * between two operators) and the host never queues more than two chunks
- * ahead. gated = 0 runs in the open (the priming run: first launches may
- * load modules, which must not happen behind a gate). *mhz gets the SM
- * clock read while the run executes. */
-static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const psi_oplist_t *l, const prep_t *prep,
-                     cudaEvent_t *ev, int gated, double *mhz)
+/* One run of ln's whole list, in model order, every operator between
+ * ev[2i] and ev[2i+1]. Chunks of CHUNK_OPS operators wait behind their own
+ * gate value, opened once the next chunk is enqueued, so that the stream
+ * never waits on the host inside an operator's events (at most between two
+ * operators) and the host never queues more than two chunks ahead. gated =
+ * 0 runs in the open (the priming run: first launches may load modules,
+ * which must not happen behind a gate). *mhz gets the SM clock read while
+ * the run executes. */
+static int model_run(cuda_t *b, const lane_t *ln, cudaEvent_t *ev, int gated, double *mhz)
 {
+    const side_t *s = ln->s;
+    int n = ln->seg.len;
     cudaStream_t st = (cudaStream_t)s->stream;
     int rc = flush_l2(b, s);
     unsigned g0 = b->gate_seq + 1;
-    int chunks = (l->n + CHUNK_OPS - 1) / CHUNK_OPS;
+    int chunks = (n + CHUNK_OPS - 1) / CHUNK_OPS;
     for (int c = 0; c < chunks && rc == 0; c++) {
         if (gated)
             rc = gate_wait(b, s, g0 + (unsigned)c);
-        for (int i = c * CHUNK_OPS; i < l->n && i < (c + 1) * CHUNK_OPS && rc == 0; i++) {
+        for (int i = c * CHUNK_OPS; i < n && i < (c + 1) * CHUNK_OPS && rc == 0; i++) {
             RT_RC(rc, cudaEventRecord(ev[2 * i], st), "cudaEventRecord");
             if (rc == 0)
-                rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
+                rc = enqueue(ln, i);
             RT_RC(rc, cudaEventRecord(ev[2 * i + 1], st), "cudaEventRecord");
         }
         if (gated && c > 0)
@@ -531,74 +539,121 @@ static int model_run(cuda_t *b, const side_t *s, const arena_t *a, const psi_opl
     return rc;
 }
 
-static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, int warmup, int runs, double *out_ns,
-                        double *clock_mhz)
+/* The timed runs of profile: one priming run in the open, `warmup` gated
+ * untimed ones, then the timed runs, the whole model each time, as it runs
+ * in service; ev holds two events per operator. */
+static int profile_runs(cuda_t *b, const lane_t *ln, cudaEvent_t *ev, const psi_runs_t *rs, double *out_ns)
+{
+    int rc = 0, n = ln->seg.len;
+    for (int r = -rs->warmup - 1; r < rs->runs && rc == 0; r++) {
+        double mhz = NAN;
+        rc = model_run(b, ln, ev, r >= -rs->warmup, &mhz);
+        if (rc || r < 0)
+            continue;
+        rs->clock_mhz[r] = mhz;
+        for (int i = 0; i < n && rc == 0; i++) {
+            float ms = 0;
+            RT_RC(rc, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
+            out_ns[(size_t)i * (size_t)rs->runs + (size_t)r] = (double)ms * 1e6;
+        }
+    }
+    return rc;
+}
+
+static int cuda_profile(psi_backend_t *base, const psi_oplist_t *l, int tpcs, const psi_runs_t *rs, double *out_ns)
 {
     cuda_t *b = (cuda_t *)base;
     part_t *part = NULL;
-    prep_t *prep = NULL;
-    arena_t *a = NULL;
+    lane_t ln = {NULL, NULL, {l, 0, l->n, tpcs}, NULL};
     int rc = get_part(b, 2u * (unsigned)tpcs, 0, &part);
-    side_t *s = rc ? NULL : &part->side[0];
+    if (rc == 0) {
+        ln.s = &part->side[0];
+        rc = arena_get(b, 0, l, &ln.a);
+    }
     if (rc == 0)
-        rc = arena_get(b, 0, l, &a);
-    if (rc == 0)
-        rc = prepare(b, s, a, l, 0, l->n, &prep);
+        rc = prepare(b, &ln);
     if (rc)
         return rc;
     cudaEvent_t *ev = psi_calloc(2 * (size_t)l->n, sizeof *ev);
     if (!ev) {
-        psi_cuda_prep_free(prep, l->n);
+        psi_cuda_prep_free(ln.prep, l->n);
         return PS_E_NOMEM;
     }
-    CU_RC(rc, b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
+    CU_RC(rc, b->drv.CtxSetCurrent(ln.s->ctx), "cuCtxSetCurrent");
     for (int i = 0; i < 2 * l->n && rc == 0; i++)
         RT_RC(rc, cudaEventCreate(&ev[i]), "cudaEventCreate");
-    /* One priming run in the open, `warmup` gated untimed ones, then the
-     * timed runs: the whole model each time, as it runs in service. */
-    for (int r = -warmup - 1; r < runs && rc == 0; r++) {
-        double mhz = NAN;
-        rc = model_run(b, s, a, l, prep, ev, r >= -warmup, &mhz);
-        if (rc || r < 0)
-            continue;
-        clock_mhz[r] = mhz;
-        for (int i = 0; i < l->n && rc == 0; i++) {
-            float ms = 0;
-            RT_RC(rc, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
-            out_ns[(size_t)i * (size_t)runs + (size_t)r] = (double)ms * 1e6;
-        }
-    }
+    if (rc == 0)
+        rc = profile_runs(b, &ln, ev, rs, out_ns);
     for (int i = 0; i < 2 * l->n; i++)
         if (ev[i])
             (void)cudaEventDestroy(ev[i]);
     free(ev);
-    psi_cuda_prep_free(prep, l->n);
+    psi_cuda_prep_free(ln.prep, l->n);
     if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
         rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
     return rc;
 }
 
-/* Enqueue one side of a co-execution behind the gate, timed by two events
- * (nothing between them for an empty segment). */
-static int enqueue_side(cuda_t *b, const side_t *s, const arena_t *a, const psi_segment_t *seg, const prep_t *prep,
-                        unsigned gate, cudaEvent_t start, cudaEvent_t end)
+/* Enqueue one lane of a co-execution behind the gate, timed by ev[0] and
+ * ev[1] (nothing between them for an empty segment). */
+static int enqueue_side(cuda_t *b, const lane_t *ln, unsigned gate, cudaEvent_t ev[2])
 {
-    CU(b->drv.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
-    int rc = gate_wait(b, s, gate);
+    CU(b->drv.CtxSetCurrent(ln->s->ctx), "cuCtxSetCurrent");
+    int rc = gate_wait(b, ln->s, gate);
     if (rc)
         return rc;
-    RT(cudaEventRecord(start, (cudaStream_t)s->stream), "cudaEventRecord");
-    for (int i = 0; i < seg->len; i++) {
-        rc = enqueue(s, a, &seg->list->ops[seg->start + i], seg->start + i, &prep[i]);
+    RT(cudaEventRecord(ev[0], (cudaStream_t)ln->s->stream), "cudaEventRecord");
+    for (int i = 0; i < ln->seg.len; i++) {
+        rc = enqueue(ln, i);
         if (rc)
             return rc;
     }
-    RT(cudaEventRecord(end, (cudaStream_t)s->stream), "cudaEventRecord");
+    RT(cudaEventRecord(ev[1], (cudaStream_t)ln->s->stream), "cudaEventRecord");
     return 0;
 }
 
-static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_segment_t *lp, int warmup, int runs,
-                       double *hp_ns, double *lp_ns, double *clock_mhz)
+/* One co-execution run of both lanes: both wait at one gate, opened once
+ * both are enqueued, so that they start together. ms[k] gets lane k's time,
+ * *mhz the SM clock read while they run. */
+static int coexec_run(cuda_t *b, const lane_t ln[2], cudaEvent_t ev[2][2], float ms[2], double *mhz)
+{
+    int rc = flush_l2(b, ln[0].s);
+    unsigned gate = ++b->gate_seq;
+    for (int k = 0; k < 2 && rc == 0; k++)
+        rc = enqueue_side(b, &ln[k], gate, ev[k]);
+    /* Open the gate (also after a failure, so that nothing waits). */
+    gate_open(b, gate);
+    if (rc == 0)
+        rc = psi_nvml_sm_clock(&b->nvml, 0, mhz);
+    for (int k = 0; k < 2; k++) {
+        cudaError_t e = cudaStreamSynchronize((cudaStream_t)ln[k].s->stream);
+        if (rc == 0 && e != cudaSuccess)
+            rc = rt_fail(e, "cudaStreamSynchronize (co-execution)");
+    }
+    for (int k = 0; k < 2 && rc == 0; k++)
+        RT_RC(rc, cudaEventElapsedTime(&ms[k], ev[k][0], ev[k][1]), "cudaEventElapsedTime");
+    return rc;
+}
+
+/* Lane k of a co-execution on side k of part: its arena, its plans and
+ * its two events. */
+static int coexec_lane(cuda_t *b, part_t *part, int k, lane_t *ln, cudaEvent_t ev[2])
+{
+    int rc = 0;
+    ln->s = &part->side[k];
+    ln->a = &b->arena[k];
+    if (ln->seg.len > 0)
+        rc = arena_get(b, k, ln->seg.list, &ln->a);
+    if (rc == 0)
+        rc = prepare(b, ln);
+    CU_RC(rc, b->drv.CtxSetCurrent(ln->s->ctx), "cuCtxSetCurrent");
+    for (int j = 0; j < 2 && rc == 0; j++)
+        RT_RC(rc, cudaEventCreate(&ev[j]), "cudaEventCreate");
+    return rc;
+}
+
+static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_segment_t *lp, const psi_runs_t *rs,
+                       double *hp_ns, double *lp_ns)
 {
     cuda_t *b = (cuda_t *)base;
     if (hp->len + lp->len > MAX_GATED_OPS)
@@ -608,57 +663,33 @@ static int cuda_coexec(psi_backend_t *base, const psi_segment_t *hp, const psi_s
     int rc = get_part(b, 2u * (unsigned)hp->tpcs, 2u * (unsigned)lp->tpcs, &part);
     if (rc)
         return rc;
-    const psi_segment_t *seg[2] = {hp, lp};
-    prep_t *prep[2] = {NULL, NULL};
-    arena_t *a[2] = {&b->arena[0], &b->arena[1]};
+    lane_t ln[2] = {{NULL, NULL, *hp, NULL}, {NULL, NULL, *lp, NULL}};
     cudaEvent_t ev[2][2] = {{NULL, NULL}, {NULL, NULL}};
-    for (int k = 0; k < 2 && rc == 0; k++) {
-        if (seg[k]->len > 0)
-            rc = arena_get(b, k, seg[k]->list, &a[k]);
-        if (rc == 0)
-            rc = prepare(b, &part->side[k], a[k], seg[k]->list, seg[k]->start, seg[k]->len, &prep[k]);
-        CU_RC(rc, b->drv.CtxSetCurrent(part->side[k].ctx), "cuCtxSetCurrent");
-        for (int j = 0; j < 2 && rc == 0; j++)
-            RT_RC(rc, cudaEventCreate(&ev[k][j]), "cudaEventCreate");
-    }
+    for (int k = 0; k < 2 && rc == 0; k++)
+        rc = coexec_lane(b, part, k, &ln[k], ev[k]);
     /* Each side once alone and in the open first: module loads and library
      * workspaces happen here, not while both streams wait at the gate. */
     for (int k = 0; k < 2 && rc == 0; k++) {
-        CU_RC(rc, b->drv.CtxSetCurrent(part->side[k].ctx), "cuCtxSetCurrent");
-        for (int i = 0; i < seg[k]->len && rc == 0; i++)
-            rc = enqueue(&part->side[k], a[k], &seg[k]->list->ops[seg[k]->start + i], seg[k]->start + i, &prep[k][i]);
-        RT_RC(rc, cudaStreamSynchronize((cudaStream_t)part->side[k].stream), "cudaStreamSynchronize (warm-up)");
+        CU_RC(rc, b->drv.CtxSetCurrent(ln[k].s->ctx), "cuCtxSetCurrent");
+        for (int i = 0; i < ln[k].seg.len && rc == 0; i++)
+            rc = enqueue(&ln[k], i);
+        RT_RC(rc, cudaStreamSynchronize((cudaStream_t)ln[k].s->stream), "cudaStreamSynchronize (warm-up)");
     }
-    for (int r = -warmup; r < runs && rc == 0; r++) {
-        rc = flush_l2(b, &part->side[0]);
-        unsigned gate = ++b->gate_seq;
-        for (int k = 0; k < 2 && rc == 0; k++)
-            rc = enqueue_side(b, &part->side[k], a[k], seg[k], prep[k], gate, ev[k][0], ev[k][1]);
-        /* Open the gate: both streams start together (also after a failure,
-         * so that nothing waits). */
-        gate_open(b, gate);
-        double mhz = NAN;
-        if (rc == 0)
-            rc = psi_nvml_sm_clock(&b->nvml, 0, &mhz);
-        for (int k = 0; k < 2; k++) {
-            cudaError_t e = cudaStreamSynchronize((cudaStream_t)part->side[k].stream);
-            if (rc == 0 && e != cudaSuccess)
-                rc = rt_fail(e, "cudaStreamSynchronize (co-execution)");
-        }
+    for (int r = -rs->warmup; r < rs->runs && rc == 0; r++) {
         float ms[2] = {0, 0};
-        for (int k = 0; k < 2 && rc == 0; k++)
-            RT_RC(rc, cudaEventElapsedTime(&ms[k], ev[k][0], ev[k][1]), "cudaEventElapsedTime");
+        double mhz = NAN;
+        rc = coexec_run(b, ln, ev, ms, &mhz);
         if (rc == 0 && r >= 0) {
             hp_ns[r] = (double)ms[0] * 1e6;
             lp_ns[r] = (double)ms[1] * 1e6;
-            clock_mhz[r] = mhz;
+            rs->clock_mhz[r] = mhz;
         }
     }
     for (int k = 0; k < 2; k++) {
         for (int j = 0; j < 2; j++)
             if (ev[k][j])
                 (void)cudaEventDestroy(ev[k][j]);
-        psi_cuda_prep_free(prep[k], seg[k]->len);
+        psi_cuda_prep_free(ln[k].prep, ln[k].seg.len);
     }
     if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
         rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
@@ -688,20 +719,19 @@ static int primary_side(cuda_t *b, side_t **out)
 
 /* One pass of the user replay: every operator in its own range, in model
  * order from the same cache state as a timed run. */
-static int counter_pass(cuda_t *b, side_t *s, const arena_t *a, const psi_oplist_t *l, const prep_t *prep,
-                        psi_cupti_t *cp, int *all_done)
+static int counter_pass(cuda_t *b, const lane_t *ln, psi_cupti_t *cp, int *all_done)
 {
-    int rc = flush_l2(b, s);
+    int rc = flush_l2(b, ln->s);
     if (rc == 0)
         rc = psi_cupti_pass_begin(cp);
-    for (int i = 0; i < l->n && rc == 0; i++) {
-        rc = psi_cupti_range_push(cp, l->ops[i].name);
+    for (int i = 0; i < ln->seg.len && rc == 0; i++) {
+        rc = psi_cupti_range_push(cp, ln->seg.list->ops[ln->seg.start + i].name);
         if (rc == 0)
-            rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
+            rc = enqueue(ln, i);
         if (rc == 0)
             rc = psi_cupti_range_pop(cp);
     }
-    cudaError_t e = cudaStreamSynchronize((cudaStream_t)s->stream);
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)ln->s->stream);
     if (e != cudaSuccess && rc == 0)
         rc = rt_fail(e, "cudaStreamSynchronize (counter pass)");
     int end = psi_cupti_pass_end(cp, all_done);
@@ -715,30 +745,28 @@ static int counter_pass(cuda_t *b, side_t *s, const arena_t *a, const psi_oplist
 static int cuda_counters(psi_backend_t *base, const psi_oplist_t *l, int tpcs, psi_counters_t *out)
 {
     cuda_t *b = (cuda_t *)base;
-    side_t *s = NULL;
-    prep_t *prep = NULL;
+    lane_t ln = {NULL, NULL, {l, 0, l->n, tpcs}, NULL};
     psi_cupti_t *cp = NULL;
-    arena_t *a = NULL;
     part_t *part = NULL;
     int rc = 0;
     if (tpcs >= b->base.dev.tpc_count)
-        rc = primary_side(b, &s);
+        rc = primary_side(b, &ln.s);
     else if ((rc = get_part(b, 2u * (unsigned)tpcs, 0, &part)) == 0)
-        s = &part->side[0];
+        ln.s = &part->side[0];
     if (rc == 0)
-        rc = arena_get(b, 0, l, &a);
+        rc = arena_get(b, 0, l, &ln.a);
     if (rc == 0)
-        rc = prepare(b, s, a, l, 0, l->n, &prep);
-    CU_RC(rc, b->drv.CtxSetCurrent(s ? s->ctx : NULL), "cuCtxSetCurrent");
+        rc = prepare(b, &ln);
+    CU_RC(rc, b->drv.CtxSetCurrent(ln.s ? ln.s->ctx : NULL), "cuCtxSetCurrent");
     /* One untimed round first, so that the passes see warm libraries. */
     for (int i = 0; i < l->n && rc == 0; i++)
-        rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
-    RT_RC(rc, cudaStreamSynchronize((cudaStream_t)s->stream), "cudaStreamSynchronize (warm-up)");
+        rc = enqueue(&ln, i);
+    RT_RC(rc, cudaStreamSynchronize((cudaStream_t)ln.s->stream), "cudaStreamSynchronize (warm-up)");
     if (rc == 0)
-        rc = psi_cupti_open(s->ctx, b->ordinal, psi_cuda_counter_metrics(), N_METRICS, l->n, &cp);
+        rc = psi_cupti_open(ln.s->ctx, b->ordinal, psi_cuda_counter_metrics(), N_METRICS, l->n, &cp);
     int all_done = 0, passes = 0;
     while (rc == 0 && !all_done) {
-        rc = counter_pass(b, s, a, l, prep, cp, &all_done);
+        rc = counter_pass(b, &ln, cp, &all_done);
         if (++passes > 256 && !all_done)
             rc = psi_error(PS_E_BACKEND, "cupti: more than 256 replay passes");
     }
@@ -757,7 +785,7 @@ static int cuda_counters(psi_backend_t *base, const psi_oplist_t *l, int tpcs, p
     }
     free(v);
     psi_cupti_close(cp);
-    psi_cuda_prep_free(prep, l->n);
+    psi_cuda_prep_free(ln.prep, l->n);
     if (cudaSetDevice(b->ordinal) != cudaSuccess && rc == 0)
         rc = rt_fail(cudaGetLastError(), "cudaSetDevice");
     return rc;
@@ -765,30 +793,28 @@ static int cuda_counters(psi_backend_t *base, const psi_oplist_t *l, int tpcs, p
 
 /* Whole iterations of l on the primary context: this process's share of
  * the device, which under MPS is its active thread percentage. */
-static int cuda_throughput(psi_backend_t *base, const psi_oplist_t *l, int warmup, double seconds,
-                           void (*ready)(void *user), void *user, double *iters_per_s)
+static int cuda_throughput(psi_backend_t *base, const psi_oplist_t *l, int warmup, double seconds, psi_ready_t ready,
+                           double *iters_per_s)
 {
     cuda_t *b = (cuda_t *)base;
-    side_t *s = NULL;
-    prep_t *prep = NULL;
-    arena_t *a = NULL;
-    int rc = primary_side(b, &s);
+    lane_t ln = {NULL, NULL, {l, 0, l->n, b->base.dev.tpc_count}, NULL};
+    int rc = primary_side(b, &ln.s);
     if (rc == 0)
-        rc = arena_get(b, 0, l, &a);
+        rc = arena_get(b, 0, l, &ln.a);
     if (rc == 0)
-        rc = prepare(b, s, a, l, 0, l->n, &prep);
+        rc = prepare(b, &ln);
     if (rc)
         return rc;
-    cudaStream_t st = (cudaStream_t)s->stream;
+    cudaStream_t st = (cudaStream_t)ln.s->stream;
     long iters = 0;
     double t0 = 0, el = 0;
     for (int it = -warmup; rc == 0; it++) {
         if (it == 0) {
-            ready(user);
+            ready.fn(ready.user);
             t0 = psi_now();
         }
         for (int i = 0; i < l->n && rc == 0; i++)
-            rc = enqueue(s, a, &l->ops[i], i, &prep[i]);
+            rc = enqueue(&ln, i);
         RT_RC(rc, cudaStreamSynchronize(st), "cudaStreamSynchronize (iteration)");
         if (it >= 0) {
             iters++;
@@ -797,7 +823,7 @@ static int cuda_throughput(psi_backend_t *base, const psi_oplist_t *l, int warmu
                 break;
         }
     }
-    psi_cuda_prep_free(prep, l->n);
+    psi_cuda_prep_free(ln.prep, l->n);
     if (rc == 0)
         *iters_per_s = (double)iters / el;
     return rc;
@@ -915,18 +941,15 @@ static int cuda_init(cuda_t *b, const ps_collect_params_t *p)
 
 int psi_backend_cuda_open(const ps_collect_params_t *p, psi_backend_t **out)
 {
+    /* psi_backend_t in its order: name, mechanism, dev (set below), then the
+     * calls, each of its own type (a call out of order does not compile). */
+    static const psi_backend_t cuda_backend = {"cuda",        "green-ctx",  {.gpu = ""},     cuda_profile, cuda_coexec,
+                                               cuda_counters, cuda_buffers, cuda_throughput, cuda_free};
     *out = NULL;
     cuda_t *b = psi_calloc(1, sizeof *b);
     if (!b)
         return PS_E_NOMEM;
-    b->base.name = "cuda";
-    b->base.mechanism = "green-ctx";
-    b->base.profile = cuda_profile;
-    b->base.coexec = cuda_coexec;
-    b->base.counters = cuda_counters;
-    b->base.throughput = cuda_throughput;
-    b->base.buffers = cuda_buffers;
-    b->base.free = cuda_free;
+    b->base = cuda_backend;
     int rc = cuda_init(b, p);
     if (rc) {
         cuda_free(&b->base);

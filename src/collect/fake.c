@@ -37,7 +37,8 @@ typedef struct {
     int throttle, no_permission;
     long runs_seen; /* timed runs so far, for fake_throttle */
     int *trace;     /* operator order of the last profile call */
-    int n_trace, cap_trace;
+    int n_trace;
+    size_t cap_trace;
 } fake_t;
 
 /* The clock of the next timed run: 20% low where fake_throttle says. */
@@ -50,14 +51,10 @@ static double fake_clock(fake_t *f)
 
 static int trace_push(fake_t *f, int op)
 {
-    if (f->n_trace == f->cap_trace) {
-        int cap = f->cap_trace ? 2 * f->cap_trace : 1024;
-        int *t = psi_realloc(f->trace, (size_t)cap * sizeof *t);
-        if (!t)
-            return PS_E_NOMEM;
-        f->trace = t;
-        f->cap_trace = cap;
-    }
+    void *grown = f->trace;
+    if (psi_array_grow(&grown, (size_t)f->n_trace, &f->cap_trace, sizeof *f->trace, 1024) != PS_OK)
+        return PS_E_NOMEM;
+    f->trace = grown;
     f->trace[f->n_trace++] = op;
     return 0;
 }
@@ -125,14 +122,14 @@ static void op_time(const psi_opdesc_t *op, int tpcs, double *t_ns, double *mem_
  * trace records it); the time of each is a pure function of the operator,
  * the allocation and the run, so that a resumed campaign writes the same
  * rows as an uninterrupted one. */
-static int fake_profile(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int warmup, int runs, double *out_ns,
-                        double *clock_mhz)
+static int fake_profile(psi_backend_t *b, const psi_oplist_t *l, int tpcs, const psi_runs_t *rs, double *out_ns)
 {
+    int runs = rs->runs;
     fake_t *f = (fake_t *)b;
     fake_sleep(f);
     f->n_trace = 0;
     uint64_t key = hash_str(hash_str(0, l->model), "profile");
-    for (int r = -warmup; r < runs; r++) {
+    for (int r = -rs->warmup; r < runs; r++) {
         for (int i = 0; i < l->n; i++) {
             int rc = trace_push(f, i);
             if (rc)
@@ -146,7 +143,7 @@ static int fake_profile(psi_backend_t *b, const psi_oplist_t *l, int tpcs, int w
                               ((uint64_t)i << 8) ^ (uint64_t)r));
         }
         if (r >= 0)
-            clock_mhz[r] = fake_clock(f);
+            rs->clock_mhz[r] = fake_clock(f);
     }
     return 0;
 }
@@ -167,10 +164,9 @@ static void segment_cost(const psi_segment_t *s, double *t_ns, double *pressure,
     *pressure = tot > 0 ? mem / tot : 0;
 }
 
-static int fake_coexec(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, int warmup, int runs,
-                       double *hp_ns, double *lp_ns, double *clock_mhz)
+static int fake_coexec(psi_backend_t *b, const psi_segment_t *hp, const psi_segment_t *lp, const psi_runs_t *rs,
+                       double *hp_ns, double *lp_ns)
 {
-    (void)warmup;
     fake_t *f = (fake_t *)b;
     if (hp->tpcs + lp->tpcs > b->dev.tpc_count)
         return psi_error(PS_E_ARG, "fake: %d + %d TPCs exceed the device's %d", hp->tpcs, lp->tpcs, b->dev.tpc_count);
@@ -191,10 +187,10 @@ static int fake_coexec(psi_backend_t *b, const psi_segment_t *hp, const psi_segm
               ((uint64_t)lp->start << 20) ^ ((uint64_t)lp->len << 8) ^ (uint64_t)hp->tpcs);
     key = mix(key ^ ((uint64_t)lp->tpcs << 24) ^ ((uint64_t)(hp->list ? hp->list->batch : 0) << 12) ^
               (uint64_t)(lp->list ? lp->list->batch : 0));
-    for (int r = 0; r < runs; r++) {
+    for (int r = 0; r < rs->runs; r++) {
         hp_ns[r] = sh * noise(mix(key ^ (2 * (uint64_t)r)));
         lp_ns[r] = sl * noise(mix(key ^ (2 * (uint64_t)r + 1)));
-        clock_mhz[r] = fake_clock(f);
+        rs->clock_mhz[r] = fake_clock(f);
     }
     return 0;
 }
@@ -227,8 +223,8 @@ static int fake_counters(psi_backend_t *b, const psi_oplist_t *l, int tpcs, psi_
  * (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, as under MPS): the roofline time of
  * every operator on that share of the TPCs. Nothing runs, so co-located
  * fake jobs do not slow each other down. */
-static int fake_throughput(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds,
-                           void (*ready)(void *user), void *user, double *iters_per_s)
+static int fake_throughput(psi_backend_t *b, const psi_oplist_t *l, int warmup, double seconds, psi_ready_t ready,
+                           double *iters_per_s)
 {
     (void)warmup;
     (void)seconds;
@@ -244,7 +240,7 @@ static int fake_throughput(psi_backend_t *b, const psi_oplist_t *l, int warmup, 
         op_time(&l->ops[i], tpcs, &t, &m);
         total += t;
     }
-    ready(user);
+    ready.fn(ready.user);
     fake_sleep((fake_t *)b);
     *iters_per_s = 1e9 / total;
     return 0;
@@ -283,11 +279,14 @@ static void fake_grants(ps_collect_device_t *d, int step)
 
 int psi_backend_fake_open(const ps_collect_params_t *p, psi_backend_t **out)
 {
+    /* psi_backend_t in its order: name, mechanism, dev (set below), then the
+     * calls, each of its own type (a call out of order does not compile). */
+    static const psi_backend_t fake_backend = {"fake",        "sim",        {.gpu = ""},     fake_profile, fake_coexec,
+                                               fake_counters, fake_buffers, fake_throughput, fake_free};
     fake_t *f = psi_calloc(1, sizeof *f);
     if (!f)
         return PS_E_NOMEM;
-    f->base.name = "fake";
-    f->base.mechanism = "sim";
+    f->base = fake_backend;
     snprintf(f->base.dev.gpu, sizeof f->base.dev.gpu, "FAKE-GPU");
     f->base.dev.sm_count = 2 * FAKE_TPCS;
     f->base.dev.tpc_count = FAKE_TPCS;
@@ -304,14 +303,8 @@ int psi_backend_fake_open(const ps_collect_params_t *p, psi_backend_t **out)
     int pct = share ? atoi(share) : 100;
     f->base.dev.exec_sms = pct >= 1 && pct <= 100 ? (int)(2 * FAKE_TPCS * pct / 100.0 + 0.5) : 2 * FAKE_TPCS;
     fake_grants(&f->base.dev, p->fake_grant_sms);
-    f->base.profile = fake_profile;
-    f->base.coexec = fake_coexec;
-    f->base.counters = fake_counters;
-    f->base.throughput = fake_throughput;
-    f->base.buffers = fake_buffers;
     f->throttle = p->fake_throttle;
     f->no_permission = p->fake_no_permission;
-    f->base.free = fake_free;
     f->delay_us = p->fake_delay_us;
     *out = &f->base;
     return 0;

@@ -146,11 +146,19 @@ __global__ void softmax_kernel(const __half *in, __half *out, long long cols)
         st(y, j, __expf(ld(x, j) - m) / s);
 }
 
-// Max or average pooling, window w, stride s, padding w/2 (NCHW).
-__global__ void pool_kernel(const __half *in, __half *out, long long nc, long long h, long long w_,
-                            long long oh, long long ow, int win, int stride, int is_max)
+// The shape of a pooling: nc planes of h x w_ in, oh x ow out, window win,
+// stride and padding win/2 (NCHW).
+struct pool_shape {
+    long long nc, h, w_, oh, ow;
+    int win, stride;
+};
+
+// Max or average pooling of shape ps.
+__global__ void pool_kernel(const __half *in, __half *out, pool_shape ps, int is_max)
 {
-    long long n = nc * oh * ow;
+    const long long h = ps.h, w_ = ps.w_, oh = ps.oh, ow = ps.ow;
+    const int win = ps.win, stride = ps.stride;
+    long long n = ps.nc * oh * ow;
     int pad = win / 2;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
@@ -180,13 +188,20 @@ __global__ void global_pool_kernel(const __half *in, __half *out, long long hw)
         st(out, blockIdx.x, s / (float)hw);
 }
 
+// The shape of an attention: query heads and key/value heads, query and
+// key/value lengths, head dimension d, causal masking or not.
+struct attn_shape {
+    int heads, kv_heads, seq_q, seq_kv, d, causal;
+};
+
 // Fused scaled-dot-product attention, one block per (query, head, batch):
 // scores against every key in shared memory, softmax, weighted sum of the
 // values. Grouped-query heads share their key/value head. Causal masking
 // keeps keys up to the query's position.
-__global__ void attn_kernel(const __half *q, const __half *kv, __half *out, int heads, int kv_heads,
-                            int seq_q, int seq_kv, int d, int causal)
+__global__ void attn_kernel(const __half *q, const __half *kv, __half *out, attn_shape as)
 {
+    const int heads = as.heads, kv_heads = as.kv_heads, seq_q = as.seq_q, seq_kv = as.seq_kv;
+    const int d = as.d, causal = as.causal;
     extern __shared__ float sh[]; // [seq_kv] scores, then [d] query, [32] reduce
     float *score = sh, *qs = sh + seq_kv, *red = qs + d;
     int iq = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
@@ -283,9 +298,9 @@ extern "C" cudaError_t psi_kernel_launch(const psi_opdesc_t *op, void *in_, void
             int win = (int)p[PP_WINDOW], stride = (int)p[PP_STRIDE];
             long long oh = psi_conv_out(p[PP_H], win, stride, win / 2);
             long long ow = psi_conv_out(p[PP_W], win, stride, win / 2);
-            pool_kernel<<<grid_for(p[PP_N] * p[PP_C] * oh * ow), kThreads, 0, stream>>>(
-                in, out, p[PP_N] * p[PP_C], p[PP_H], p[PP_W], oh, ow, win, stride,
-                op->variant == PS_POOL_MAX);
+            pool_shape ps = {p[PP_N] * p[PP_C], p[PP_H], p[PP_W], oh, ow, win, stride};
+            pool_kernel<<<grid_for(p[PP_N] * p[PP_C] * oh * ow), kThreads, 0, stream>>>(in, out, ps,
+                                                                                        op->variant == PS_POOL_MAX);
         }
         break;
     case PS_OPK_ATTN: {
@@ -296,9 +311,9 @@ extern "C" cudaError_t psi_kernel_launch(const psi_opdesc_t *op, void *in_, void
             if (e != cudaSuccess)
                 return e;
         }
-        attn_kernel<<<grid, 128, shm, stream>>>(in, w, out, (int)p[PA_HEADS], (int)p[PA_KV_HEADS],
-                                                (int)p[PA_SEQ_Q], (int)p[PA_SEQ_KV],
-                                                (int)p[PA_HEAD_DIM], (int)p[PA_CAUSAL]);
+        attn_shape as = {(int)p[PA_HEADS],  (int)p[PA_KV_HEADS], (int)p[PA_SEQ_Q],
+                         (int)p[PA_SEQ_KV], (int)p[PA_HEAD_DIM], (int)p[PA_CAUSAL]};
+        attn_kernel<<<grid, 128, shm, stream>>>(in, w, out, as);
         break;
     }
     case PS_OPK_EMBED:

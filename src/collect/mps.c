@@ -22,6 +22,24 @@ typedef struct {
     int signalled; /* the byte was sent */
 } barrier_t;
 
+/* One co-located run of jobs under MPS: the request (params, jobs,
+ * seconds), the pipes of the start barrier and of each child's result, and
+ * the caller's outputs (ps_collect_mps_run_sms). */
+typedef struct {
+    const ps_collect_params_t *p;
+    const ps_mps_job_t *jobs;
+    int n;
+    double seconds;
+    double *out_tput;
+    char *out_gpu;
+    size_t gpu_size;
+    int *out_exec_sms;
+    int ready[2], go[2]; /* the start barrier */
+    pid_t pid[64];
+    int out[64]; /* each child's result pipe, read end */
+    int started; /* children that run */
+} mps_run_t;
+
 static void child_ready(void *user)
 {
     barrier_t *b = user;
@@ -33,10 +51,12 @@ static void child_ready(void *user)
         ;
 }
 
-/* The child's whole life: measure, write the result (or the error) on out. */
-static void child_main(const ps_collect_params_t *p, const ps_mps_job_t *job, double seconds,
-                       barrier_t *bar, int out_fd)
+/* The child's whole life: measure job i of run, write the result (or the
+ * error) on out_fd. */
+static void child_main(const mps_run_t *run, int i, barrier_t *bar, int out_fd)
 {
+    const ps_collect_params_t *p = run->p;
+    const ps_mps_job_t *job = &run->jobs[i];
     char share[16];
     snprintf(share, sizeof share, "%d", job->share_pct);
     setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, 1);
@@ -49,7 +69,7 @@ static void child_main(const ps_collect_params_t *p, const ps_mps_job_t *job, do
     if (rc == 0 && !be->throughput)
         rc = psi_error(PS_E_BACKEND, "the %s backend cannot run whole models", be->name);
     if (rc == 0)
-        rc = be->throughput(be, l, p->warmup > 0 ? p->warmup : 1, seconds, child_ready, bar, &rate);
+        rc = be->throughput(be, l, p->warmup > 0 ? p->warmup : 1, run->seconds, (psi_ready_t){child_ready, bar}, &rate);
     if (!bar->signalled)
         child_ready(bar); /* failed before warming up: do not hold the others back */
     char msg[512];
@@ -121,13 +141,13 @@ static int check_jobs(const ps_collect_params_t *p, const ps_mps_job_t *jobs, in
     return 0;
 }
 
-/* Forks one child per job, each with its own result pipe (out[i]); *started
- * counts the children that run, also when a later fork fails. */
-static int start_jobs(const ps_collect_params_t *p, const ps_mps_job_t *jobs, int n, double seconds, const int ready[2],
-                      const int go[2], pid_t *pid, int *out, int *started)
+/* Forks one child per job, each with its own result pipe (run->out[i]);
+ * run->started counts the children that run, also when a later fork fails. */
+static int start_jobs(mps_run_t *run)
 {
+    pid_t *pid = run->pid;
     fflush(NULL);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < run->n; i++) {
         int res[2];
         if (pipe(res) != 0)
             return psi_error(PS_E_IO, "pipe: %s", strerror(errno));
@@ -139,14 +159,14 @@ static int start_jobs(const ps_collect_params_t *p, const ps_mps_job_t *jobs, in
         }
         if (pid[i] == 0) {
             close(res[0]);
-            close(ready[0]);
-            close(go[1]);
-            barrier_t bar = {ready[1], go[0], 0};
-            child_main(p, &jobs[i], seconds, &bar, res[1]);
+            close(run->ready[0]);
+            close(run->go[1]);
+            barrier_t bar = {run->ready[1], run->go[0], 0};
+            child_main(run, i, &bar, res[1]);
         }
         close(res[1]);
-        out[i] = res[0];
-        (*started)++;
+        run->out[i] = res[0];
+        run->started++;
     }
     return 0;
 }
@@ -166,20 +186,21 @@ static void read_all(int fd, char *msg, size_t size)
     msg[got] = 0;
 }
 
-/* A child's message ("ok RATE EXEC_SMS SM_COUNT GPU" or "error MESSAGE")
- * into its outputs; status is its exit status, for a child that wrote none. */
-static int take_result(const ps_mps_job_t *job, const char *msg, int status, double *out_tput, char *out_gpu,
-                       size_t gpu_size, int *out_exec_sms)
+/* Child i's message ("ok RATE EXEC_SMS SM_COUNT GPU" or "error MESSAGE")
+ * into run's outputs; status is its exit status, for a child that wrote
+ * none. */
+static int take_result(const mps_run_t *run, int i, const char *msg, int status)
 {
+    const ps_mps_job_t *job = &run->jobs[i];
     char *end = NULL;
     if (strncmp(msg, "ok ", 3) == 0) {
-        *out_tput = strtod(msg + 3, &end);
+        run->out_tput[i] = strtod(msg + 3, &end);
         long exec_sms = end ? strtol(end, &end, 10) : 0;
         long sm_count = end ? strtol(end, &end, 10) : 0;
-        if (out_gpu && gpu_size > 0 && end && *end == ' ')
-            snprintf(out_gpu, gpu_size, "%s", end + 1);
-        if (out_exec_sms)
-            *out_exec_sms = (int)exec_sms;
+        if (run->out_gpu && run->gpu_size > 0 && end && *end == ' ')
+            snprintf(run->out_gpu, run->gpu_size, "%s", end + 1);
+        if (run->out_exec_sms)
+            run->out_exec_sms[i] = (int)exec_sms;
         return check_share(job, (int)exec_sms, (int)sm_count);
     }
     if (strncmp(msg, "error ", 6) == 0)
@@ -194,32 +215,28 @@ int ps_collect_mps_run_sms(const ps_collect_params_t *p, const ps_mps_job_t *job
     int rc = check_jobs(p, jobs, n, seconds);
     if (rc)
         return rc;
-    int ready[2], go[2];
-    if (pipe(ready) != 0 || pipe(go) != 0)
+    mps_run_t run = {p, jobs, n, seconds, out_tput, out_gpu, gpu_size, out_exec_sms, {0}, {0}, {0}, {0}, 0};
+    if (pipe(run.ready) != 0 || pipe(run.go) != 0)
         return psi_error(PS_E_IO, "pipe: %s", strerror(errno));
-    pid_t pid[64];
-    int out[64];
-    int started = 0;
-    rc = start_jobs(p, jobs, n, seconds, ready, go, pid, out, &started);
-    close(ready[1]);
-    close(go[0]);
+    rc = start_jobs(&run);
+    close(run.ready[1]);
+    close(run.go[0]);
     /* Start everyone once all are warm (or, on a failure, let them go). */
-    for (int i = 0; i < started && rc == 0; i++) {
+    for (int i = 0; i < run.started && rc == 0; i++) {
         char c;
-        if (read(ready[0], &c, 1) != 1)
+        if (read(run.ready[0], &c, 1) != 1)
             break;
     }
-    close(go[1]);
-    close(ready[0]);
-    for (int i = 0; i < started; i++) {
+    close(run.go[1]);
+    close(run.ready[0]);
+    for (int i = 0; i < run.started; i++) {
         char msg[512];
-        read_all(out[i], msg, sizeof msg);
-        close(out[i]);
+        read_all(run.out[i], msg, sizeof msg);
+        close(run.out[i]);
         int status = 0;
-        waitpid(pid[i], &status, 0);
+        waitpid(run.pid[i], &status, 0);
         if (rc == 0)
-            rc = take_result(&jobs[i], msg, status, &out_tput[i], out_gpu, gpu_size,
-                             out_exec_sms ? &out_exec_sms[i] : NULL);
+            rc = take_result(&run, i, msg, status);
     }
     return rc;
 }

@@ -178,22 +178,25 @@ static int check_source(psi_store_t *d, const char *path)
     rc = check_identity(d, path);
     if (rc)
         return rc;
-    /* Settings (gpu, seq_len, format, plans) must agree; the shard may not. */
-    rc = first_row(d,
-                   "SELECT a.key, a.value, b.value FROM main.meta a JOIN src.meta b ON a.key = b.key "
-                   "WHERE a.value <> b.value AND a.key <> 'shard' LIMIT 1",
-                   v);
-    if (rc > 0)
-        return psi_error(PS_E_MISMATCH, "%s: %s is '%s' there but '%s' in %s: not the same campaign", path, v[0], v[2],
-                         v[1], psi_store_path(d));
-    if (rc == 0)
-        rc = first_row(d,
-                       "SELECT a.key, a.spec, b.spec FROM main.tasks a JOIN src.tasks b ON a.key = b.key "
-                       "WHERE a.spec <> b.spec OR a.kind <> b.kind LIMIT 1",
-                       v);
-    if (rc > 0)
-        return psi_error(PS_E_MISMATCH, "%s: task %s is '%s' there but '%s' in %s: another plan", path, v[0], v[2],
-                         v[1], psi_store_path(d));
+    /* Settings (gpu, seq_len, format, plans) must agree, the shard may not;
+     * and so must every task both have planned. Each query returns the
+     * first disagreement: key, value here, value there. */
+    static const struct {
+        const char *sql, *what, *verdict;
+    } same[] = {
+        {"SELECT a.key, a.value, b.value FROM main.meta a JOIN src.meta b ON a.key = b.key "
+         "WHERE a.value <> b.value AND a.key <> 'shard' LIMIT 1",
+         "", "not the same campaign"},
+        {"SELECT a.key, a.spec, b.spec FROM main.tasks a JOIN src.tasks b ON a.key = b.key "
+         "WHERE a.spec <> b.spec OR a.kind <> b.kind LIMIT 1",
+         "task ", "another plan"},
+    };
+    for (size_t i = 0; i < PS_ARRAY_LEN(same) && rc == 0; i++) {
+        rc = first_row(d, same[i].sql, v);
+        if (rc > 0)
+            return psi_error(PS_E_MISMATCH, "%s: %s%s is '%s' there but '%s' in %s: %s", path, same[i].what, v[0], v[2],
+                             v[1], psi_store_path(d), same[i].verdict);
+    }
     return rc < 0 ? rc : 0;
 }
 

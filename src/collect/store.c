@@ -67,26 +67,26 @@ int psi_store_error(psi_store_t *s, const char *what)
                      sqlite_words(code), code);
 }
 
-/* Run one statement with text parameters; the optional callback receives the
- * first column of each row. */
+/* Run one statement with text parameters: 1 when it returned a row (the
+ * first column of the first one into first, unless first is NULL), 0 when
+ * none, < 0 on error. */
 static int exec_text(psi_store_t *s, const char *sql, const char *const *args, int n_args, char *first,
-                     size_t first_size, int *found)
+                     size_t first_size)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
         return psi_store_error(s, "prepare");
     for (int i = 0; i < n_args; i++)
         sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_TRANSIENT);
-    int rc = 0, r;
-    if (found)
-        *found = 0;
+    int found = 0, r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (found && !*found) {
-            *found = 1;
+        if (first && !found) {
             const unsigned char *t = sqlite3_column_text(st, 0);
             snprintf(first, first_size, "%s", t ? (const char *)t : "");
         }
+        found = 1;
     }
+    int rc = found;
     if (r != SQLITE_DONE)
         rc = psi_store_error(s, sql);
     sqlite3_finalize(st);
@@ -95,10 +95,8 @@ static int exec_text(psi_store_t *s, const char *sql, const char *const *args, i
 
 int psi_store_meta_get(psi_store_t *s, const char *key, char *buf, size_t size)
 {
-    int found;
     const char *args[] = {key};
-    int rc = exec_text(s, "SELECT value FROM meta WHERE key=?1", args, 1, buf, size, &found);
-    return rc ? rc : found;
+    return exec_text(s, "SELECT value FROM meta WHERE key=?1", args, 1, buf, size);
 }
 
 int psi_store_meta_pin(psi_store_t *s, const char *key, const char *value, const char *what)
@@ -112,7 +110,7 @@ int psi_store_meta_pin(psi_store_t *s, const char *key, const char *value, const
                                        : psi_error(PS_E_MISMATCH, "%s: the campaign was made with %s %s, not %s",
                                                    s->path, what, old, value);
     const char *args[] = {key, value};
-    return exec_text(s, "INSERT INTO meta(key, value) VALUES(?1, ?2)", args, 2, NULL, 0, NULL);
+    return exec_text(s, "INSERT INTO meta(key, value) VALUES(?1, ?2)", args, 2, NULL, 0);
 }
 
 static int not_a_db(psi_store_t *s)
@@ -190,10 +188,9 @@ int psi_store_open(const char *path, psi_store_t **out)
         char magic[64];
         int found = psi_store_meta_get(s, "magic", magic, sizeof magic);
         if (found == 0) {
-            char any[8];
-            int rows = 0;
-            rc = exec_text(s, "SELECT 1 FROM meta LIMIT 1", NULL, 0, any, sizeof any, &rows);
-            if (rc == 0 && rows)
+            int rows = exec_text(s, "SELECT 1 FROM meta LIMIT 1", NULL, 0, NULL, 0);
+            rc = rows < 0 ? rows : 0;
+            if (rows > 0)
                 rc = psi_error(PS_E_INPUT, "%s: not a campaign database: its meta table has no pairsight magic", path);
         } else if (found < 0)
             rc = found;
@@ -253,7 +250,7 @@ int psi_store_task_plan(psi_store_t *s, const char *key, const char *kind, const
     if (rc || r == SQLITE_ROW)
         return rc;
     const char *args[] = {key, kind, spec};
-    return exec_text(s, "INSERT INTO tasks(key, kind, spec) VALUES(?1, ?2, ?3)", args, 3, NULL, 0, NULL);
+    return exec_text(s, "INSERT INTO tasks(key, kind, spec) VALUES(?1, ?2, ?3)", args, 3, NULL, 0);
 }
 
 int psi_store_begin(psi_store_t *s)
@@ -271,7 +268,7 @@ void psi_store_rollback(psi_store_t *s) { sqlite3_exec(s->db, "ROLLBACK", NULL, 
 int psi_store_task_done(psi_store_t *s, const char *key)
 {
     const char *args[] = {key};
-    int rc = exec_text(s, "UPDATE tasks SET done=1 WHERE key=?1", args, 1, NULL, 0, NULL);
+    int rc = exec_text(s, "UPDATE tasks SET done=1 WHERE key=?1", args, 1, NULL, 0);
     if (rc == 0 && sqlite3_changes(s->db) != 1)
         rc = psi_error(PS_E_BACKEND, "%s: task %s is not planned", s->path, key);
     return rc;
@@ -298,38 +295,36 @@ void psi_store_bind_num(sqlite3_stmt *st, int i, double v) { bind_num(st, i, v);
 
 int psi_store_step_once(psi_store_t *s, sqlite3_stmt *st, const char *what) { return step_once(s, st, what); }
 
-/* Prepare an insert whose ?1..?4 are gpu, model, batch and op, and bind them. */
-static int prepare_op_row(psi_store_t *s, const char *sql, const char *gpu, const char *model, int batch, int op,
-                          sqlite3_stmt **st)
+/* Prepare an insert whose ?1..?5 are the operator row k (gpu, model,
+ * batch, op, tpcs), and bind them. */
+static int prepare_op_row(psi_store_t *s, const char *sql, const psi_op_key_t *k, sqlite3_stmt **st)
 {
     if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
         return -1;
-    sqlite3_bind_text(*st, 1, gpu, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(*st, 2, model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(*st, 3, batch);
-    sqlite3_bind_int(*st, 4, op);
+    sqlite3_bind_text(*st, 1, k->gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(*st, 2, k->model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(*st, 3, k->batch);
+    sqlite3_bind_int(*st, 4, k->op);
+    sqlite3_bind_int(*st, 5, k->tpcs);
     return 0;
 }
 
-int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
-                     double duration_ns)
+int psi_store_put_op(psi_store_t *s, const psi_op_key_t *k, const char *name, double duration_ns)
 {
     sqlite3_stmt *st = NULL;
     if (prepare_op_row(s,
-                       "INSERT INTO ops(gpu, model, batch, op, name, tpcs, duration_ns)"
+                       "INSERT INTO ops(gpu, model, batch, op, tpcs, name, duration_ns)"
                        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                       gpu, model, batch, op, &st) != 0)
+                       k, &st) != 0)
         return psi_store_error(s, "prepare");
-    sqlite3_bind_text(st, 5, name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 6, tpcs);
+    sqlite3_bind_text(st, 6, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_double(st, 7, duration_ns);
     return step_once(s, st, "insert into ops");
 }
 
 /* One operator's counters into table: counters (measured on the whole
  * device) or counters_tpc (on a partition), which have the same columns. */
-static int put_counters_into(psi_store_t *s, const char *table, const char *gpu, const char *model, int batch, int op,
-                             int tpcs, const psi_counters_t *c)
+static int put_counters_into(psi_store_t *s, const char *table, const psi_op_key_t *k, const psi_counters_t *c)
 {
     char sql[400], what[64];
     snprintf(sql, sizeof sql,
@@ -339,29 +334,25 @@ static int put_counters_into(psi_store_t *s, const char *table, const char *gpu,
              table);
     snprintf(what, sizeof what, "insert into %s", table);
     sqlite3_stmt *st = NULL;
-    if (prepare_op_row(s, sql, gpu, model, batch, op, &st) != 0)
+    if (prepare_op_row(s, sql, k, &st) != 0)
         return psi_store_error(s, "prepare");
-    sqlite3_bind_int(st, 5, tpcs);
-    bind_num(st, 6, c->dram_bytes);
-    bind_num(st, 7, c->l2_bytes);
-    bind_num(st, 8, c->stall_long_scoreboard);
-    bind_num(st, 9, c->stall_lg_throttle);
-    bind_num(st, 10, c->stall_mio_throttle);
-    bind_num(st, 11, c->sm_pct);
-    bind_num(st, 12, c->mem_pct);
+    /* In the order of the columns, psi_counter_metrics' order. */
+    const double v[] = {
+        c->dram_bytes, c->l2_bytes, c->stall_long_scoreboard, c->stall_lg_throttle, c->stall_mio_throttle,
+        c->sm_pct,     c->mem_pct};
+    for (int i = 0; i < (int)PS_ARRAY_LEN(v); i++)
+        bind_num(st, 6 + i, v[i]);
     return step_once(s, st, what);
 }
 
-int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                           const psi_counters_t *c)
+int psi_store_put_counters(psi_store_t *s, const psi_op_key_t *k, const psi_counters_t *c)
 {
-    return put_counters_into(s, "counters", gpu, model, batch, op, tpcs, c);
+    return put_counters_into(s, "counters", k, c);
 }
 
-int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                              const psi_counters_t *c)
+int psi_store_put_counters_at(psi_store_t *s, const psi_op_key_t *k, const psi_counters_t *c)
 {
-    return put_counters_into(s, "counters_tpc", gpu, model, batch, op, tpcs, c);
+    return put_counters_into(s, "counters_tpc", k, c);
 }
 
 int psi_store_put_coexec(psi_store_t *s, const psi_coexec_row_t *row, int run)

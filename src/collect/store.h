@@ -40,14 +40,19 @@ int psi_store_commit(psi_store_t *s);
 void psi_store_rollback(psi_store_t *s);
 int psi_store_task_done(psi_store_t *s, const char *key);
 
-int psi_store_put_op(psi_store_t *s, const char *gpu, const char *model, int batch, int op, const char *name, int tpcs,
-                     double duration_ns);
-int psi_store_put_counters(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                           const psi_counters_t *c);
-/* Counters measured on a partition of tpcs TPCs, in the table counters_tpc
- * of store_runs.c (psi_store_put_counters keeps those of the whole device). */
-int psi_store_put_counters_at(psi_store_t *s, const char *gpu, const char *model, int batch, int op, int tpcs,
-                              const psi_counters_t *c);
+/* Which measurement of one operator a row of ops, counters or counters_tpc
+ * holds: operator op of model at batch on gpu, on tpcs TPCs. */
+typedef struct {
+    const char *gpu, *model;
+    int batch, op, tpcs;
+} psi_op_key_t;
+
+int psi_store_put_op(psi_store_t *s, const psi_op_key_t *k, const char *name, double duration_ns);
+int psi_store_put_counters(psi_store_t *s, const psi_op_key_t *k, const psi_counters_t *c);
+/* Counters measured on a partition of k->tpcs TPCs, in the table
+ * counters_tpc of store_runs.c (psi_store_put_counters keeps those of the
+ * whole device). */
+int psi_store_put_counters_at(psi_store_t *s, const psi_op_key_t *k, const psi_counters_t *c);
 int psi_store_put_coexec(psi_store_t *s, const psi_coexec_row_t *row, int run);
 
 int psi_store_status(psi_store_t *s, ps_campaign_status_t *out);
