@@ -81,6 +81,16 @@ typedef struct {
  * share's value above it; without scaling rows exclusive_tput x share / 100. */
 double psi_cl_solo(const cl_data_t *d, int wi, int share_pct);
 
+/* One measured (co-location, slot) of a training set. */
+typedef struct {
+    int c, s, w;
+    double ratio; /* tput / solo(share) */
+} wrow_t;
+
+/* Every measured (co-location, slot) of train[n_train] into *out (the
+ * caller frees it), in order, with its ratio; *n_out rows. */
+int psi_cl_measured_rows(const cl_data_t *d, const int *train, int n_train, wrow_t **out, int *n_out);
+
 /* Feature vectors. */
 #define CL_SUM_NF 13 /* KACE: combined features of a co-location */
 #define CL_XU_NF 5   /* Xu et al.: system metrics */

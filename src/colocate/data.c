@@ -300,6 +300,31 @@ double psi_cl_solo(const cl_data_t *d, int wi, int share)
     return x->scal_tput[x->n_scal - 1];
 }
 
+int psi_cl_measured_rows(const cl_data_t *d, const int *train, int n_train, wrow_t **out, int *n_out)
+{
+    int n = 0;
+    for (int i = 0; i < n_train; i++)
+        n += d->c[train[i]].k;
+    wrow_t *r = psi_malloc((size_t)n * sizeof *r + 1);
+    if (!r)
+        return PS_E_NOMEM;
+    n = 0;
+    for (int i = 0; i < n_train; i++) {
+        const cl_coloc_t *c = &d->c[train[i]];
+        for (int s = 0; s < c->k; s++)
+            if (!isnan(c->tput[s])) {
+                r[n].c = train[i];
+                r[n].s = s;
+                r[n].w = c->w[s];
+                r[n].ratio = c->tput[s] / psi_cl_solo(d, c->w[s], c->share[s]);
+                n++;
+            }
+    }
+    *out = r;
+    *n_out = n;
+    return 0;
+}
+
 double ps_coloc_solo(const ps_workloads_t *w, const ps_scaling_t *scaling, const char *gpu, const char *name,
                      int share_pct)
 {

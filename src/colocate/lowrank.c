@@ -53,31 +53,32 @@ typedef struct {
     double y, r;
 } lrow_t;
 
+/* The rows of the measured slots of co-locations cidx[nc] (model.c's, with
+ * each slot's co-runners and their shares' solo scaling). */
 static int make_rows(const cl_data_t *d, const int *cidx, int nc, lrow_t **out, int *n_out)
 {
-    int n = 0;
-    for (int i = 0; i < nc; i++)
-        n += d->c[cidx[i]].k;
+    wrow_t *m = NULL;
+    int n = 0, rc = psi_cl_measured_rows(d, cidx, nc, &m, &n);
+    if (rc)
+        return rc;
     lrow_t *r = psi_malloc((size_t)n * sizeof *r + 1);
-    if (!r)
+    if (!r) {
+        free(m);
         return PS_E_NOMEM;
-    n = 0;
-    for (int i = 0; i < nc; i++) {
-        const cl_coloc_t *c = &d->c[cidx[i]];
-        for (int s = 0; s < c->k; s++) {
-            if (isnan(c->tput[s]))
-                continue;
-            lrow_t *x = &r[n++];
-            x->w = c->w[s];
-            x->y = log(c->tput[s] / psi_cl_solo(d, c->w[s], c->share[s]));
-            x->nco = 0;
-            for (int j = 0; j < c->k && x->nco < 63; j++)
-                if (j != s) {
-                    x->co[x->nco] = c->w[j];
-                    x->g[x->nco++] = psi_cl_solo(d, c->w[j], c->share[j]) / psi_cl_solo(d, c->w[j], 100);
-                }
-        }
     }
+    for (int i = 0; i < n; i++) {
+        const cl_coloc_t *c = &d->c[m[i].c];
+        lrow_t *x = &r[i];
+        x->w = m[i].w;
+        x->y = log(m[i].ratio);
+        x->nco = 0;
+        for (int j = 0; j < c->k && x->nco < 63; j++)
+            if (j != m[i].s) {
+                x->co[x->nco] = c->w[j];
+                x->g[x->nco++] = psi_cl_solo(d, c->w[j], c->share[j]) / psi_cl_solo(d, c->w[j], 100);
+            }
+    }
+    free(m);
     *out = r;
     *n_out = n;
     return 0;

@@ -95,31 +95,6 @@ int psi_cl_model_nf(ps_coloc_kind_t kind)
 
 /* ---- the ratio table: each workload's median co-located / solo ratio ---- */
 
-static int collect_rows(const cl_data_t *d, const int *train, int n_train, wrow_t **out, int *n_out)
-{
-    int n = 0;
-    for (int i = 0; i < n_train; i++)
-        n += d->c[train[i]].k;
-    wrow_t *r = psi_malloc((size_t)n * sizeof *r + 1);
-    if (!r)
-        return PS_E_NOMEM;
-    n = 0;
-    for (int i = 0; i < n_train; i++) {
-        const cl_coloc_t *c = &d->c[train[i]];
-        for (int s = 0; s < c->k; s++)
-            if (!isnan(c->tput[s])) {
-                r[n].c = train[i];
-                r[n].s = s;
-                r[n].w = c->w[s];
-                r[n].ratio = c->tput[s] / psi_cl_solo(d, c->w[s], c->share[s]);
-                n++;
-            }
-    }
-    *out = r;
-    *n_out = n;
-    return 0;
-}
-
 static int fit_ratio_table(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n)
 {
     double *v = psi_malloc((size_t)n * sizeof *v + 1);
@@ -270,7 +245,7 @@ static int fit_per_workload(ps_coloc_model_t *m, const cl_data_t *d, const int *
                             per_workload_fit_fn extra)
 {
     wrow_t *r = NULL;
-    int n = 0, rc = collect_rows(d, train, n_train, &r, &n);
+    int n = 0, rc = psi_cl_measured_rows(d, train, n_train, &r, &n);
     if (!rc && n < 1)
         rc = psi_error(PS_E_INPUT, "colocate: no measured throughput to train on");
     if (!rc)

@@ -73,12 +73,6 @@ int psi_cl_model_slots_base(const ps_coloc_model_t *m, const cl_data_t *d, int c
 char *psi_cl_train_gpus(const cl_data_t *d, const int *train, int n_train);
 unsigned psi_cl_train_ks(const cl_data_t *d, const int *train, int n_train);
 
-/* One measured (co-location, slot) of the training set. */
-typedef struct {
-    int c, s, w;
-    double ratio; /* tput / solo(share) */
-} wrow_t;
-
 /* The median ratio of row i's workload over the other training
  * co-locations (global where it has none); buf holds n doubles. */
 double psi_loo_ratio(const wrow_t *r, int n, int i, double global, double *buf);
