@@ -215,8 +215,10 @@ int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char 
     return ps_ops_append(t, &r);
 }
 
-int psi_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info)
+int psi_import_finish(ps_ops_t **tp, const char *path, ps_ops_t **out, ps_import_info_t *info)
 {
+    ps_ops_t *t = *tp;
+    *tp = NULL;
     int rc = PS_OK;
     if (t->n == 0)
         rc = psi_error(PS_E_INPUT, "%s: no kernels found: nothing to import", path);

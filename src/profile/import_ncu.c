@@ -662,6 +662,13 @@ static int add_launches(ps_ops_t *t, const ps_import_params_t *q, const launches
     return rc;
 }
 
+/* Frees what ls holds (not ls). */
+static void launches_free(launches_t *ls)
+{
+    free(ls->l);
+    free(ls->take);
+}
+
 int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
 {
     *out = NULL;
@@ -713,13 +720,11 @@ int psi_import_ncu_csv(psi_csv_t *csv, const ps_import_params_t *p, ps_ops_t **o
     if (said.errors)
         psi_log(PS_LOG_WARN, "import: %s: ncu said: %s%s", path, said.first_error,
                 said.errors > 1 ? " (and more ==ERROR== lines)" : "");
-    rc = psi_import_finish(t, path, out, info);
-    t = NULL;
+    rc = psi_import_finish(&t, path, out, info);
 done:
     ps_ops_free(t);
     psi_strpool_free(pool);
-    free(ls.l);
-    free(ls.take);
+    launches_free(&ls);
     return rc < 0 ? rc : PS_OK;
 }
 

@@ -687,7 +687,7 @@ static int import_nsys(nsys_t *r, const ps_import_params_t *p, ps_ops_t **out, p
     }
     if (info)
         snprintf(info->format, sizeof info->format, "nsys SQLite, %.13s, %.64s", name_col, how);
-    return psi_import_finish(t, r->path, out, info);
+    return psi_import_finish(&t, r->path, out, info);
 }
 
 int psi_import_nsys_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)

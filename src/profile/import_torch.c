@@ -395,6 +395,13 @@ static void describe_trace(ps_import_info_t *info, const cJSON *root, int old_ca
              old_cat ? ", cat Kernel (PyTorch 1.8/1.9)" : "", gzipped ? ", gzip" : "");
 }
 
+/* Frees what ks holds (not ks). */
+static void kernels_free(kernels_t *ks)
+{
+    free(ks->k);
+    free(ks->take);
+}
+
 static int import_torch_text(const trace_text_t *tr, const ps_import_params_t *p, ps_ops_t **out,
                              ps_import_info_t *info)
 {
@@ -451,13 +458,11 @@ static int import_torch_text(const trace_text_t *tr, const ps_import_params_t *p
         info->zero_dur = zero;
         info->zero_dur_ns = p->drop_zero ? 0 : half_res_us * 1e3;
     }
-    rc = psi_import_finish(t, name, out, info);
-    t = NULL;
+    rc = psi_import_finish(&t, name, out, info);
 done:
     ps_ops_free(t);
     psi_strpool_free(pool);
-    free(ks.k);
-    free(ks.take);
+    kernels_free(&ks);
     cJSON_Delete(root);
     return rc;
 }

@@ -157,8 +157,9 @@ int psi_import_open(const char *path, const ps_import_params_t *p, ps_ops_t **ou
 int psi_import_add(ps_ops_t *t, const ps_import_params_t *p, int op, const char *name, double duration_ns,
                    const psi_counters_t *c);
 /* Refuses an import without kernels, indexes it and hands it to *out (or
- * frees it on error); counts its operators and time into info (may be NULL). */
-int psi_import_finish(ps_ops_t *t, const char *path, ps_ops_t **out, ps_import_info_t *info);
+ * frees it on error); counts its operators and time into info (may be
+ * NULL). Takes the table: *t is NULL after, whatever the result. */
+int psi_import_finish(ps_ops_t **t, const char *path, ps_ops_t **out, ps_import_info_t *info);
 
 /* The GPU the rows name: --gpu as the catalog writes it, else the file's
  * (mapped to the catalog where it knows the name, else as written, with a
