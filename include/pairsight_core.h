@@ -583,6 +583,24 @@ typedef struct {
     int hp_tpcs, lp_tpcs;
 } ps_query_t;
 
+/** One field of ps_query_t: its name (coexec.csv's column, the queries
+ *  file's, `--query`'s key, the service's JSON member, Python's), whether
+ *  it is a string (const char *) or an int, its offset in ps_query_t,
+ *  whether it is required (every field but gpu, which defaults to the
+ *  model's GPU), and an int's bounds. */
+typedef struct {
+    const char *name;
+    int is_string;
+    size_t offset;
+    int required;
+    long lo, hi;
+} ps_query_field_t;
+/** The one table of ps_query_t's fields, in coexec.csv's column order;
+ *  every reader of a query (the queries file, ps_query_parse, the service,
+ *  ps_query_layout_json) is derived from it. @return the table, its length
+ *  (11) in *n (n may be NULL). */
+PS_API const ps_query_field_t *ps_query_fields(int *n);
+
 /** One query written as key=value pairs joined by commas, as `pairsight
  *  explain --query` takes it ("hp_model=resnet50,hp_batch=8,..."): every
  *  field but gpu is required, each once at most. buf is cut up in place and

@@ -640,28 +640,22 @@ int ps_explanation_json(const ps_explanation_t *e, char **out)
 
 /* ---- the layout of ps_query_t, for bindings that fill arrays of it ---- */
 
-static const field_t query_fields[] = {
-    FLD(ps_query_t, gpu, F_STR),      FLD(ps_query_t, hp_model, F_STR), FLD(ps_query_t, hp_batch, F_INT),
-    FLD(ps_query_t, hp_start, F_INT), FLD(ps_query_t, hp_len, F_INT),   FLD(ps_query_t, lp_model, F_STR),
-    FLD(ps_query_t, lp_batch, F_INT), FLD(ps_query_t, lp_start, F_INT), FLD(ps_query_t, lp_len, F_INT),
-    FLD(ps_query_t, hp_tpcs, F_INT),  FLD(ps_query_t, lp_tpcs, F_INT),
-};
-
 int ps_query_layout_json(char **out)
 {
-    static const char *const tname[] = {"int", "uint64", "double", "string"};
     if (!out)
         return psi_error(PS_E_ARG, "ps_query_layout_json: NULL out");
     cJSON *o = cJSON_CreateObject(), *f = cJSON_AddArrayToObject(o, "fields");
     cJSON_AddStringToObject(o, "schema", "pairsight.layout.v1");
     cJSON_AddStringToObject(o, "struct", "ps_query_t");
     cJSON_AddNumberToObject(o, "size", (double)sizeof(ps_query_t));
-    for (int i = 0; i < N_OF(query_fields) && f; i++) {
+    int n;
+    const ps_query_field_t *qf = ps_query_fields(&n); /* the one table of them */
+    for (int i = 0; i < n && f; i++) {
         cJSON *x = cJSON_CreateObject();
         cJSON_AddItemToArray(f, x);
-        cJSON_AddStringToObject(x, "name", query_fields[i].name);
-        cJSON_AddStringToObject(x, "type", tname[query_fields[i].type]);
-        cJSON_AddNumberToObject(x, "offset", (double)query_fields[i].off);
+        cJSON_AddStringToObject(x, "name", qf[i].name);
+        cJSON_AddStringToObject(x, "type", qf[i].is_string ? "string" : "int");
+        cJSON_AddNumberToObject(x, "offset", (double)qf[i].offset);
     }
     return to_text(o, out);
 }

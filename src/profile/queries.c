@@ -5,26 +5,53 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    C_GPU,
-    C_HP_MODEL,
-    C_HP_BATCH,
-    C_HP_START,
-    C_HP_LEN,
-    C_LP_MODEL,
-    C_LP_BATCH,
-    C_LP_START,
-    C_LP_LEN,
-    C_HP_TPCS,
-    C_LP_TPCS,
-    N_KEYS
-};
+/* The one table of ps_query_t's fields (include/pairsight_core.h). */
+#define Q_STR(f, required)                                                                                             \
+    {                                                                                                                  \
+#f, 1, offsetof(ps_query_t, f), required, 0, 0                                                                 \
+    }
+#define Q_INT(f)                                                                                                       \
+    {                                                                                                                  \
+#f, 0, offsetof(ps_query_t, f), 1, -2147483647L, 2147483647L                                                   \
+    }
+static const ps_query_field_t fields[] = {Q_STR(gpu, 0), Q_STR(hp_model, 1), Q_INT(hp_batch), Q_INT(hp_start),
+                                          Q_INT(hp_len), Q_STR(lp_model, 1), Q_INT(lp_batch), Q_INT(lp_start),
+                                          Q_INT(lp_len), Q_INT(hp_tpcs),     Q_INT(lp_tpcs)};
+#define N_KEYS ((int)PS_ARRAY_LEN(fields))
+_Static_assert(PS_ARRAY_LEN(fields) == 11 && offsetof(ps_query_t, lp_tpcs) + sizeof(int) <= sizeof(ps_query_t),
+               "one row per field of ps_query_t");
 
-static const char *const key_names[N_KEYS] = {"gpu",      "hp_model", "hp_batch", "hp_start", "hp_len", "lp_model",
-                                              "lp_batch", "lp_start", "lp_len",   "hp_tpcs",  "lp_tpcs"};
+const ps_query_field_t *ps_query_fields(int *n)
+{
+    if (n)
+        *n = N_KEYS;
+    return fields;
+}
+
+/* Text s as int field f into *out: 0, or -1 when it is not an integer in
+ * the field's bounds. */
+static int field_int(const ps_query_field_t *f, const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < f->lo || v > f->hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int field_index(const char *name)
+{
+    for (int k = 0; k < N_KEYS; k++)
+        if (strcmp(fields[k].name, name) == 0)
+            return k;
+    return -1;
+}
 
 void psi_queries_free(queries_t *f)
 {
@@ -39,16 +66,12 @@ void psi_queries_free(queries_t *f)
     memset(f, 0, sizeof *f);
 }
 
-static int parse_int_cell(psi_csv_t *c, int col, int *out)
+static int parse_int_cell(psi_csv_t *c, int col, const ps_query_field_t *f, int *out)
 {
     const char *s = psi_csv_field(c, col);
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < -2147483647L || v > 2147483647L)
+    if (field_int(f, s, out) != 0)
         return psi_error(PS_E_INPUT, "%s:%zu:%d: '%s' is not an integer", psi_csv_path(c), psi_csv_field_line(c, col),
                          col + 1, s);
-    *out = (int)v;
     return PS_OK;
 }
 
@@ -95,11 +118,15 @@ int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
             goto done;
         }
     /* gpu may be left out (the model's GPU); every other key is required. */
-    static const int optional[N_KEYS] = {[C_GPU] = 1};
-    int missing;
-    rc = psi_csv_match_header(c, key_names, optional, N_KEYS, col, &missing);
+    const char *names[N_KEYS];
+    int optional[N_KEYS], missing;
+    for (int k = 0; k < N_KEYS; k++) {
+        names[k] = fields[k].name;
+        optional[k] = !fields[k].required;
+    }
+    rc = psi_csv_match_header(c, names, optional, N_KEYS, col, &missing);
     if (rc == PS_OK && missing >= 0)
-        rc = psi_csv_missing(c, key_names[missing], "a queries file");
+        rc = psi_csv_missing(c, names[missing], "a queries file");
     if (rc != PS_OK)
         goto done;
     while ((rc = psi_csv_next(c)) == 1) {
@@ -121,15 +148,11 @@ int psi_queries_read(psi_csv_t *c, const char *model_gpu, queries_t *f)
             }
         ps_query_t *q = &f->q[f->n - 1];
         f->line[f->n - 1] = psi_csv_line(c);
-        q->gpu = col[C_GPU] >= 0 ? cells[col[C_GPU]] : model_gpu;
-        q->hp_model = cells[col[C_HP_MODEL]];
-        q->lp_model = cells[col[C_LP_MODEL]];
-        int *ints[] = {&q->hp_batch, &q->hp_start, &q->hp_len,  NULL,       &q->lp_batch,
-                       &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
-        for (int k = C_HP_BATCH; k < N_KEYS; k++) {
-            if (k == C_LP_MODEL)
-                continue;
-            if ((rc = parse_int_cell(c, col[k], ints[k - C_HP_BATCH])) != PS_OK)
+        for (int k = 0; k < N_KEYS; k++) {
+            char *dst = (char *)q + fields[k].offset;
+            if (fields[k].is_string)
+                *(const char **)dst = col[k] >= 0 ? cells[col[k]] : model_gpu; /* only gpu may be absent */
+            else if ((rc = parse_int_cell(c, col[k], &fields[k], (int *)dst)) != PS_OK)
                 goto done;
         }
     }
@@ -200,13 +223,24 @@ const char *ps_queries_cell(const ps_queries_t *q, size_t i, int c)
     return q && i < q->n && c >= 0 && c < q->ncol ? q->cells[i * (size_t)q->ncol + (size_t)c] : NULL;
 }
 
+/* "needs A, B, ... and Z": the required fields. */
+static void needs(char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "needs");
+    int last = N_KEYS - 1, first = 1;
+    for (int k = 0; k < N_KEYS && len < n; k++) {
+        if (!fields[k].required)
+            continue;
+        len += (size_t)snprintf(buf + len, n - len, "%s %s", first ? "" : k == last ? " and" : ",", fields[k].name);
+        first = 0;
+    }
+}
+
 int ps_query_parse(char *buf, ps_query_t *q)
 {
     if (!buf || !q)
         return psi_error(PS_E_ARG, "ps_query_parse: NULL argument");
-    static const char *const names[] = {"hp_batch", "hp_start", "hp_len",  "lp_batch",
-                                        "lp_start", "lp_len",   "hp_tpcs", "lp_tpcs"};
-    int seen = 0;
+    unsigned seen = 0, all = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -214,40 +248,25 @@ int ps_query_parse(char *buf, ps_query_t *q)
             return psi_error(PS_E_ARG, "'%s' is not key=value", tok);
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
-        int bit = strcmp(k, "gpu") == 0 ? 1 << 10 : strcmp(k, "hp_model") == 0 ? 1 : strcmp(k, "lp_model") == 0 ? 2 : 0;
-        for (int i = 0; i < 8 && !bit; i++)
-            if (strcmp(k, names[i]) == 0)
-                bit = 4 << i;
-        if (seen & bit)
-            return psi_error(PS_E_ARG, "%s is given twice", k);
-        seen |= bit;
-        if (bit == 1 << 10) {
-            q->gpu = v;
-            continue;
-        }
-        if (bit == 1 || bit == 2) {
-            *(bit == 1 ? &q->hp_model : &q->lp_model) = v;
-            continue;
-        }
-        int *dst[] = {&q->hp_batch, &q->hp_start, &q->hp_len,  &q->lp_batch,
-                      &q->lp_start, &q->lp_len,   &q->hp_tpcs, &q->lp_tpcs};
-        int found = 0;
-        for (int i = 0; i < 8; i++) {
-            if (strcmp(k, names[i]) != 0)
-                continue;
-            char *end;
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            if (end == v || *end || errno || x < -1000000000L || x > 1000000000L)
-                return psi_error(PS_E_ARG, "%s: '%s' is not an integer", k, v);
-            *dst[i] = (int)x;
-            found = 1;
-        }
-        if (!found)
+        int f = field_index(k);
+        if (f < 0)
             return psi_error(PS_E_ARG, "unknown key '%s'", k);
+        if (seen & 1u << f)
+            return psi_error(PS_E_ARG, "%s is given twice", k);
+        seen |= 1u << f;
+        char *dst = (char *)q + fields[f].offset;
+        if (fields[f].is_string)
+            *(const char **)dst = v;
+        else if (field_int(&fields[f], v, (int *)dst) != 0)
+            return psi_error(PS_E_ARG, "%s: '%s' is not an integer", k, v);
     }
-    if ((seen & ~(1 << 10)) != (1 | 2 | (0xff << 2)))
-        return psi_error(PS_E_ARG, "needs hp_model, hp_batch, hp_start, hp_len, lp_model, lp_batch, lp_start, "
-                                   "lp_len, hp_tpcs and lp_tpcs");
+    for (int f = 0; f < N_KEYS; f++)
+        all |= fields[f].required ? 1u << f : 0;
+    for (int f = 0; f < N_KEYS; f++)
+        if (all & ~seen & 1u << f) {
+            char text[200];
+            needs(text, sizeof text);
+            return psi_error(PS_E_ARG, "%s (%s is missing)", text, fields[f].name);
+        }
     return PS_OK;
 }

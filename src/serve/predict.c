@@ -7,22 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The key columns of coexec.csv, as ps_query_t holds them. */
-typedef struct {
-    const char *name;
-    int is_str;
-    size_t off;
-} qfield_t;
-
-#define QF(f, s)                                                                                                       \
-    {                                                                                                                  \
-#f, s, offsetof(ps_query_t, f)                                                                                 \
-    }
-static const qfield_t qfields[] = {QF(gpu, 1),    QF(hp_model, 1), QF(hp_batch, 0), QF(hp_start, 0),
-                                   QF(hp_len, 0), QF(lp_model, 1), QF(lp_batch, 0), QF(lp_start, 0),
-                                   QF(lp_len, 0), QF(hp_tpcs, 0),  QF(lp_tpcs, 0)};
-#define N_QF (int)(sizeof qfields / sizeof qfields[0])
-
 /* This thread's query and output arrays, grown as needed and kept: a
  * steady stream of requests allocates nothing here. */
 static _Thread_local struct {
@@ -74,10 +58,15 @@ static int reserve(size_t n)
     return 0;
 }
 
+/* The key columns of coexec.csv, as ps_query_t holds them, come from the
+ * library's one table of them (ps_query_fields; the seen bits below hold
+ * 32). Every field is required but gpu, which defaults to the model's GPU. */
 static int field_index(const char *name)
 {
-    for (int f = 0; f < N_QF; f++)
-        if (strcmp(qfields[f].name, name) == 0)
+    int nf;
+    const ps_query_field_t *qf = ps_query_fields(&nf);
+    for (int f = 0; f < nf; f++)
+        if (strcmp(qf[f].name, name) == 0)
             return f;
     return -1;
 }
@@ -85,39 +74,44 @@ static int field_index(const char *name)
 /* Token t into field f of query i; a 400 naming both when it does not fit. */
 static int set_field(serve_req_t *q, serve_reply_t *r, size_t i, int f, int t, const char *where)
 {
+    const ps_query_field_t *qf = ps_query_fields(NULL);
     ps_json_doc_t *d = q->doc;
-    char *dst = (char *)&tl.q[i] + qfields[f].off;
-    if (qfields[f].is_str) {
+    char *dst = (char *)&tl.q[i] + qf[f].offset;
+    if (qf[f].is_string) {
         if (d->tok[t].type != PS_JSON_STRING)
-            return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected a string, got %s", where, i, qfields[f].name,
+            return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected a string, got %s", where, i, qf[f].name,
                                ps_json_type_name(d->tok[t].type));
         *(const char **)dst = ps_json_str(d, t);
         return 0;
     }
-    if (ps_json_int(d, t, -2147483647L, 2147483647L, (int *)dst) != 0) {
+    if (ps_json_int(d, t, qf[f].lo, qf[f].hi, (int *)dst) != 0) {
         if (d->tok[t].type == PS_JSON_NUMBER)
-            return serve_error(r, 400, "bad_field", "%s[%zu].%s: '%.*s' is not an integer", where, i, qfields[f].name,
+            return serve_error(r, 400, "bad_field", "%s[%zu].%s: '%.*s' is not an integer", where, i, qf[f].name,
                                d->tok[t].end - d->tok[t].start, d->text + d->tok[t].start);
-        return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected an integer, got %s", where, i, qfields[f].name,
+        return serve_error(r, 400, "bad_field", "%s[%zu].%s: expected an integer, got %s", where, i, qf[f].name,
                            ps_json_type_name(d->tok[t].type));
     }
     return 0;
 }
 
-/* After the fields are set: every key column but gpu is required. */
+/* After the fields are set: a missing field is a 400, but gpu. */
 static int check_missing(serve_reply_t *r, size_t i, unsigned seen, const char *gpu)
 {
-    if (!(seen & 1u))
-        tl.q[i].gpu = gpu;
-    for (int f = 1; f < N_QF; f++)
-        if (!(seen & 1u << f))
-            return serve_error(r, 400, "missing_field", "queries[%zu]: missing %s", i, qfields[f].name);
+    int nf;
+    const ps_query_field_t *qf = ps_query_fields(&nf);
+    for (int f = 0; f < nf; f++)
+        if (!(seen & 1u << f) && qf[f].required)
+            return serve_error(r, 400, "missing_field", "queries[%zu]: missing %s", i, qf[f].name);
+        else if (!(seen & 1u << f))
+            tl.q[i].gpu = gpu;
     return 0;
 }
 
 /* "queries": [{...}, ...] */
 static int read_rows(serve_req_t *q, serve_reply_t *r, int arr, const char *gpu)
 {
+    int nf;
+    const ps_query_field_t *qf = ps_query_fields(&nf);
     ps_json_doc_t *d = q->doc;
     size_t n = (size_t)d->tok[arr].size;
     int t = arr + 1;
@@ -132,7 +126,7 @@ static int read_rows(serve_req_t *q, serve_reply_t *r, int arr, const char *gpu)
             if (f < 0)
                 continue; /* other columns are allowed, as in the CLI's queries file */
             if (seen & 1u << f)
-                return serve_error(r, 400, "bad_field", "queries[%zu].%s: given twice", i, qfields[f].name);
+                return serve_error(r, 400, "bad_field", "queries[%zu].%s: given twice", i, qf[f].name);
             seen |= 1u << f;
             if (set_field(q, r, i, f, k + 1, "queries"))
                 return r->status;
@@ -146,34 +140,37 @@ static int read_rows(serve_req_t *q, serve_reply_t *r, int arr, const char *gpu)
 /* "queries": {"hp_model": [...], ...}: one array per column, all as long. */
 static int read_columns(serve_req_t *q, serve_reply_t *r, int obj, size_t n, const char *gpu)
 {
+    int nf;
+    const ps_query_field_t *qf = ps_query_fields(&nf);
     ps_json_doc_t *d = q->doc;
     unsigned seen = 0;
     for (int i = 0, k = obj + 1; i < d->tok[obj].size; i++, k = d->tok[k + 1].next) {
         int f = field_index(ps_json_str(d, k));
         if (f >= 0 && seen & 1u << f)
-            return serve_error(r, 400, "bad_field", "queries.%s: given twice", qfields[f].name);
+            return serve_error(r, 400, "bad_field", "queries.%s: given twice", qf[f].name);
         if (f >= 0)
             seen |= 1u << f;
     }
     seen = 0;
-    for (int f = 0; f < N_QF; f++) {
-        int a = ps_json_get(d, obj, qfields[f].name, 0);
+    for (int f = 0; f < nf; f++) {
+        int a = ps_json_get(d, obj, qf[f].name, 0);
         if (a < 0)
             continue;
         if (d->tok[a].type != PS_JSON_ARRAY || (size_t)d->tok[a].size != n)
             return serve_error(r, 400, "bad_field", "queries.%s: expected an array of %zu values (as the first column)",
-                               qfields[f].name, n);
+                               qf[f].name, n);
         seen |= 1u << f;
         int t = a + 1;
         for (size_t i = 0; i < n; i++, t = d->tok[t].next)
-            if (set_field(q, r, i, f, t, qfields[f].name))
+            if (set_field(q, r, i, f, t, qf[f].name))
                 return r->status;
     }
-    for (int f = 1; f < N_QF; f++)
-        if (!(seen & 1u << f))
-            return serve_error(r, 400, "missing_field", "queries: missing column %s", qfields[f].name);
-    for (size_t i = 0; i < n && !(seen & 1u); i++)
-        tl.q[i].gpu = gpu;
+    for (int f = 0; f < nf; f++)
+        if (!(seen & 1u << f) && qf[f].required)
+            return serve_error(r, 400, "missing_field", "queries: missing column %s", qf[f].name);
+    for (int f = 0; f < nf; f++)
+        for (size_t i = 0; i < n && !(seen & 1u << f) && !qf[f].required; i++)
+            tl.q[i].gpu = gpu; /* the one optional field */
     return 0;
 }
 
