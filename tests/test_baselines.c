@@ -140,9 +140,9 @@ static double test_mape(ps_baseline_t *b, double *lp_mape)
     for (size_t i = 0; i < ds->n; i++)
         if (ds->split[i] == PS_SPLIT_TEST)
             idx[n++] = i;
-    double *hp = malloc(n * sizeof *hp), *lp = malloc(n * sizeof *lp);
+    double *hp = malloc(2 * n * sizeof *hp), *lp = hp + n;
     double *mh = malloc(n * sizeof *mh), *ml = malloc(n * sizeof *ml);
-    CHECK_OK(psi_baseline_predict_dataset(b, ops, ds, idx, n, hp, lp));
+    CHECK_OK(psi_baseline_predict_dataset(b, ops, ds, idx, n, hp));
     for (size_t i = 0; i < n; i++) {
         mh[i] = ds->hp_ns[idx[i]];
         ml[i] = ds->lp_ns[idx[i]];
@@ -152,7 +152,6 @@ static double test_mape(ps_baseline_t *b, double *lp_mape)
         *lp_mape = psi_mape(lp, ml, n);
     free(idx);
     free(hp);
-    free(lp);
     free(mh);
     free(ml);
     return m;

@@ -200,13 +200,13 @@ static void test_compose(void)
     solo_t s;
     CHECK_OK(psi_ov_solo_fit(t, idx, n, 0.01, &s));
     size_t nr = 0;
+    psi_ov_pred_ctx_t c = {&s, NULL, 0x1f, 2, NULL, NULL};
     for (size_t i = 0; i < n; i++) {
-        psi_ov_ps_features(&t->exps[i], &s, NULL, 0x1f, x + nr * NF_PS, &mx, &sum);
+        psi_ov_ps_features(&t->exps[i], &c, x + nr * NF_PS, &mx, &sum);
         if (mx > 0)
             y[nr++] = t->exps[i].median_us / mx;
     }
     const char *kv[] = {"max_depth", "3", "eta", "0.3", "nthread", "1", "tree_method", "hist", NULL};
-    psi_ov_pred_ctx_t c = {&s, NULL, 0x1f, 2, NULL, NULL};
     CHECK_OK(psi_xgb_train(x, y, NULL, (int)nr, NF_PS, kv, 30, &c.booster));
     double *direct = malloc(n * sizeof *direct), *comp = malloc(n * sizeof *comp);
     CHECK_OK(psi_ov_ps_predict(&c, t, NULL, n, direct));

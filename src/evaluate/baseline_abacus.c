@@ -96,9 +96,11 @@ int psi_bl_fit_abacus(ps_baseline_t *b, const psi_dataset_t *d, const unsigned c
 }
 
 /* Abacus: its own input row per query into the MLP, in chunks. */
-int psi_bl_predict_abacus(const ps_baseline_t *b, const ps_query_t *q, size_t n, const double *hs, const double *ls,
-                          double *hp, double *lp)
+int psi_bl_predict_abacus(const ps_baseline_t *b, const psi_bl_queries_t *in, double *hp, double *lp)
 {
+    const ps_query_t *q = in->q;
+    const double *hs = in->hs, *ls = in->ls;
+    size_t n = in->n;
     int din = abacus_n_in(b);
     enum { CHUNK = 1024 };
     float *xa = psi_malloc((size_t)CHUNK * (size_t)din * sizeof *xa);

@@ -116,10 +116,12 @@ static const comp_cell_t *comp_lookup(const ps_baseline_t *b, const comp_cell_t 
 }
 
 /* T_share = T_solo * the median delta of the query's cell. */
-int psi_bl_predict_complementarity(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                                   const double *hs, const double *ls, double *hp, double *lp)
+int psi_bl_predict_complementarity(const ps_baseline_t *b, const ps_ops_t *ops, const psi_bl_queries_t *in, double *hp,
+                                   double *lp)
 {
-    for (size_t i = 0; i < n; i++) {
+    const ps_query_t *q = in->q;
+    const double *hs = in->hs, *ls = in->ls;
+    for (size_t i = 0; i < in->n; i++) {
         comp_cell_t key;
         int rc = sample_key(ops, &q[i], &key);
         if (rc != 0)

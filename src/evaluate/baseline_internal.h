@@ -83,8 +83,19 @@ typedef int (*psi_bl_side_fit_fn)(ps_baseline_t *b, const psi_bl_rows_t *r, cons
 int psi_bl_fit_sides(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use, const ps_baseline_params_t *p,
                      psi_bl_side_fit_fn fit);
 
+/* Queries to predict and what is known of them beforehand: the n queries q,
+ * their standalone latencies hs[n], ls[n] (ns) and their PairSight input
+ * rows x_hp, x_lp [n * n_features]. Where the caller does not have them
+ * (NULL), baselines.c computes them before a baseline reads them. */
+typedef struct {
+    const ps_query_t *q;
+    size_t n;
+    const double *hs, *ls;
+    const float *x_hp, *x_lp;
+} psi_bl_queries_t;
+
 /* ---- one file per baseline: fit on the rows of role ROLE_FIT (and
- * ROLE_TUNE), predict n queries (hs, ls: their standalone latencies) ---- */
+ * ROLE_TUNE), predict queries (standalone latencies known) into hp, lp ---- */
 
 int psi_bl_fit_rule(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use,
                     int n_cols);
@@ -93,13 +104,12 @@ int psi_bl_predict_rules(const ps_baseline_t *b, const ps_ops_t *ops, const ps_q
                          double *lp);
 
 int psi_bl_fit_complementarity(ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use);
-int psi_bl_predict_complementarity(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                                   const double *hs, const double *ls, double *hp, double *lp);
+int psi_bl_predict_complementarity(const ps_baseline_t *b, const ps_ops_t *ops, const psi_bl_queries_t *in, double *hp,
+                                   double *lp);
 
 int psi_bl_fit_abacus(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use,
                       const ps_baseline_params_t *p);
-int psi_bl_predict_abacus(const ps_baseline_t *b, const ps_query_t *q, size_t n, const double *hs, const double *ls,
-                          double *hp, double *lp);
+int psi_bl_predict_abacus(const ps_baseline_t *b, const psi_bl_queries_t *in, double *hp, double *lp);
 
 /* linear and pairsight_mlp: log delta of one side from its PairSight input
  * rows x[n * n_features] into out[n]. */

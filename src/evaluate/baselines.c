@@ -210,10 +210,11 @@ int ps_baseline_train(ps_method_t method, const ps_ops_t *ops, const ps_coexec_t
 
 /* Each query's standalone latencies into hs and ls: from the caller when it
  * has them, else from the profile by intensity class. */
-static int solo_latencies(const ps_ops_t *ops, const ps_query_t *q, size_t n, const double *hp_solo_in,
-                          const double *lp_solo_in, double *hs, double *ls)
+static int solo_latencies(const ps_ops_t *ops, const psi_bl_queries_t *in, double *hs, double *ls)
 {
-    for (size_t i = 0; i < n; i++) {
+    const ps_query_t *q = in->q;
+    const double *hp_solo_in = in->hs, *lp_solo_in = in->ls;
+    for (size_t i = 0; i < in->n; i++) {
         if (hp_solo_in && lp_solo_in) {
             hs[i] = hp_solo_in[i];
             ls[i] = lp_solo_in[i];
@@ -240,13 +241,14 @@ static int predict_side_x(const ps_baseline_t *b, int side, const float *x, size
     return psi_bl_predict_linear(b, side, x, n, out);
 }
 
-/* Predict n queries; x_hp/x_lp are their PairSight feature rows when the
- * caller has them (NULL: built here), solo[2][n] their standalone latencies
- * when known (NULL: computed here). */
-static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps_query_t *q, size_t n,
-                           const float *x_hp, const float *x_lp, const double *hp_solo_in, const double *lp_solo_in,
-                           double *hp, double *lp)
+/* Predict the queries of in into hp, lp; what in lacks (feature rows,
+ * standalone latencies) is computed here. */
+static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const psi_bl_queries_t *in, double *hp,
+                           double *lp)
 {
+    const ps_query_t *q = in->q;
+    size_t n = in->n;
+    const float *x_hp = in->x_hp, *x_lp = in->x_lp;
     int rc = 0;
     double *hs = psi_malloc((n ? n : 1) * sizeof *hs), *ls = psi_malloc((n ? n : 1) * sizeof *ls);
     float *xb = NULL;
@@ -268,15 +270,16 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
                 goto done;
         x_hp = xb;
         x_lp = xb + n * (size_t)f;
-    } else if ((rc = solo_latencies(ops, q, n, hp_solo_in, lp_solo_in, hs, ls)) != 0) {
+    } else if ((rc = solo_latencies(ops, in, hs, ls)) != 0) {
         goto done;
     }
+    const psi_bl_queries_t known = {.q = q, .n = n, .hs = hs, .ls = ls, .x_hp = x_hp, .x_lp = x_lp};
     switch (b->method) {
     case PS_METHOD_INTENSITY_RULE:
     case PS_METHOD_INTENSITY_RULE_FIT:
     case PS_METHOD_FIXED_COST: rc = psi_bl_predict_rules(b, ops, q, n, hp, lp); break;
-    case PS_METHOD_COMPLEMENTARITY: rc = psi_bl_predict_complementarity(b, ops, q, n, hs, ls, hp, lp); break;
-    case PS_METHOD_ABACUS_MLP: rc = psi_bl_predict_abacus(b, q, n, hs, ls, hp, lp); break;
+    case PS_METHOD_COMPLEMENTARITY: rc = psi_bl_predict_complementarity(b, ops, &known, hp, lp); break;
+    case PS_METHOD_ABACUS_MLP: rc = psi_bl_predict_abacus(b, &known, hp, lp); break;
     default:
         if ((rc = predict_side_x(b, PS_SIDE_HP, x_hp, n, hp)) != 0 ||
             (rc = predict_side_x(b, PS_SIDE_LP, x_lp, n, lp)) != 0)
@@ -299,11 +302,11 @@ int ps_baseline_predict(const ps_baseline_t *b, const ps_ops_t *ops, const ps_qu
 {
     if (!b || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
         return psi_error(PS_E_ARG, "baseline predict: missing argument");
-    return predict_queries(b, ops, q, n, NULL, NULL, NULL, NULL, out_hp_ns, out_lp_ns);
+    return predict_queries(b, ops, &(psi_bl_queries_t){.q = q, .n = n}, out_hp_ns, out_lp_ns);
 }
 
 int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const size_t *idx,
-                                 size_t n, double *hp, double *lp)
+                                 size_t n, double *out)
 {
     int f = d->layout.n_features;
     int use_x =
@@ -322,7 +325,13 @@ int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, co
                 memcpy(x + (n + i) * (size_t)f, d->x_lp + idx[i] * (size_t)f, (size_t)f * sizeof *x);
             }
         }
-        rc = predict_queries(b, ops, q, n, use_x ? x : NULL, use_x ? x + n * (size_t)f : NULL, solo, solo + n, hp, lp);
+        psi_bl_queries_t in = {.q = q,
+                               .n = n,
+                               .hs = solo,
+                               .ls = solo + n,
+                               .x_hp = use_x ? x : NULL,
+                               .x_lp = use_x ? x + n * (size_t)f : NULL};
+        rc = predict_queries(b, ops, &in, out, out + n);
     }
     free(q);
     free(solo);

@@ -32,10 +32,11 @@ double psi_pearson(const double *a, const double *b, size_t n);
 int psi_baseline_fit(ps_method_t method, const ps_ops_t *ops, const psi_dataset_t *d, const unsigned char *use,
                      const ps_baseline_params_t *p, ps_baseline_t **out);
 
-/* Predict samples idx[0..n) of d into hp[n], lp[n] (ns), using the feature
- * vectors already in d where the method reads them. */
+/* Predict samples idx[0..n) of d into out[2 * n] (ns: HP in out[0..n), LP
+ * in out[n..2n)), using the feature vectors already in d where the method
+ * reads them. */
 int psi_baseline_predict_dataset(const ps_baseline_t *b, const ps_ops_t *ops, const psi_dataset_t *d, const size_t *idx,
-                                 size_t n, double *hp, double *lp);
+                                 size_t n, double *out);
 
 /* Seconds spent in training. */
 double psi_baseline_train_seconds(const ps_baseline_t *b);

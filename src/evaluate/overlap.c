@@ -91,23 +91,36 @@ static int xgb_fit(const ctx_t *c, const double *xtr, const double *ytr, size_t 
     return psi_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, b);
 }
 
-static int xgb_fit_predict(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, const double *xte,
-                           size_t nte, int d, double *out)
+/* Feature rows of a set of experiments: PairSight's (xps, its target yps,
+ * the max and sum of the solo times; n of them, those whose solo time is
+ * known where the set trains) and Abacus's (xab, yab; one per experiment,
+ * nab of them). */
+typedef struct {
+    double *xps, *yps, *xab, *yab, *mx, *sum;
+    size_t n, nab;
+    int kmax; /* training rows: the most active slots */
+} rows_t;
+
+/* Abacus's rows through XGBoost: trained on tr, te's predictions (ms) into
+ * out. */
+static int xgb_fit_predict(const ctx_t *c, const rows_t *tr, const rows_t *te, double *out)
 {
     void *b = NULL;
-    int rc = xgb_fit(c, xtr, ytr, ntr, d, &b);
+    int rc = xgb_fit(c, tr->xab, tr->yab, tr->nab, NF_AB, &b);
     if (rc == PS_OK)
-        rc = psi_xgb_predict(b, xte, NULL, (int)nte, d, out);
+        rc = psi_xgb_predict(b, te->xab, NULL, (int)te->nab, NF_AB, out);
     psi_xgb_free(b);
     return rc;
 }
 
 /* Abacus's MLP (mlp.py MLPregression: three hidden layers of 32, ReLU, MSE
- * on milliseconds), trained here by the project's trainer (Adam, inputs and
- * target standardised, early stopping) rather than SGD with a cosine rate. */
-static int mlp_fit_predict(const ctx_t *c, const double *xtr, const double *ytr, size_t ntr, const double *xte,
-                           size_t nte, double *out)
+ * on milliseconds) on Abacus's rows, trained on tr, te's predictions into
+ * out; trained here by the project's trainer (Adam, inputs and target
+ * standardised, early stopping) rather than SGD with a cosine rate. */
+static int mlp_fit_predict(const ctx_t *c, const rows_t *tr, const rows_t *te, double *out)
 {
+    const double *xtr = tr->xab, *ytr = tr->yab, *xte = te->xab;
+    size_t ntr = tr->nab, nte = te->nab;
     psi_mlp_params_t mp = psi_mlp_default_params();
     mp.hidden[0] = mp.hidden[1] = mp.hidden[2] = 32;
     mp.epochs = c->p->mlp_epochs;
@@ -131,12 +144,6 @@ static int mlp_fit_predict(const ctx_t *c, const double *xtr, const double *ytr,
     return rc;
 }
 
-typedef struct {
-    double *xps, *yps, *xab, *yab, *mx, *sum;
-    size_t n;
-    int kmax; /* training rows: the most active slots */
-} rows_t;
-
 static void rows_free(rows_t *r)
 {
     free(r->xps);
@@ -149,23 +156,24 @@ static void rows_free(rows_t *r)
 
 /* Feature rows of idx[n]; with train set, rows whose solo time is unknown
  * are dropped from PairSight's rows (r->n counts those kept). */
-static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t n, int train, rows_t *r, rows_t *ab)
+static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t n, int train, rows_t *r)
 {
     memset(r, 0, sizeof *r);
     r->xps = psi_malloc(n * NF_PS * sizeof(double) + 1);
     r->yps = psi_malloc(n * sizeof(double) + 1);
     r->mx = psi_malloc(n * sizeof(double) + 1);
     r->sum = psi_malloc(n * sizeof(double) + 1);
-    ab->xab = psi_malloc(n * NF_AB * sizeof(double) + 1);
-    ab->yab = psi_malloc(n * sizeof(double) + 1);
-    if (!r->xps || !r->yps || !r->mx || !r->sum || !ab->xab || !ab->yab)
+    r->xab = psi_malloc(n * NF_AB * sizeof(double) + 1);
+    r->yab = psi_malloc(n * sizeof(double) + 1);
+    if (!r->xps || !r->yps || !r->mx || !r->sum || !r->xab || !r->yab)
         return PS_E_NOMEM;
+    const psi_ov_pred_ctx_t pc = {.solo = s, .ops = c->ops, .mask = c->p->features};
     for (size_t i = 0; i < n; i++) {
         const psi_ov_exp_t *e = &c->t->exps[idx[i]];
-        ab_features(e, ab->xab + i * NF_AB);
-        ab->yab[i] = e->median_us / 1000.0;
+        ab_features(e, r->xab + i * NF_AB);
+        r->yab[i] = e->median_us / 1000.0;
         double mx, sum;
-        psi_ov_ps_features(e, s, c->ops, c->p->features, r->xps + r->n * NF_PS, &mx, &sum);
+        psi_ov_ps_features(e, &pc, r->xps + r->n * NF_PS, &mx, &sum);
         if (train && !(mx > 0))
             continue;
         r->mx[r->n] = mx;
@@ -175,17 +183,26 @@ static int rows_make(const ctx_t *c, const solo_t *s, const size_t *idx, size_t 
         if (psi_ov_active(e) > r->kmax)
             r->kmax = psi_ov_active(e);
     }
-    ab->n = n;
+    r->nab = n;
     return PS_OK;
 }
 
-/* One fold's rows te[i] of a setting without co-runs among tr (all with
+/* A fold's experiments: the training rows tr, the rows whose single-active
+ * runs fit the solo table so, and the test rows te. */
+typedef struct {
+    size_t *tr, *so, *te;
+    size_t ntr, nso, nte;
+} split_t;
+
+/* Fold f's rows te[i] of a setting without co-runs among tr (all with
  * p->setting_model): trained on tr, capacities from the single-active runs
  * of so, their makespans into out[i]. */
-static int sf_fold(const psi_overlap_t *t, const psi_ov_params_t *p, const psi_ov_pred_ctx_t *main_ctx,
-                   const size_t *tr, size_t ntr, const size_t *so, size_t nso, const size_t *te, size_t nte,
-                   double *out)
+static int sf_fold(const ctx_t *cx, const psi_ov_pred_ctx_t *main_ctx, const split_t *f, double *out)
 {
+    const psi_overlap_t *t = cx->t;
+    const psi_ov_params_t *p = cx->p;
+    const size_t *tr = f->tr, *so = f->so, *te = f->te;
+    size_t ntr = f->ntr, nso = f->nso, nte = f->nte;
     const char *seen[32];
     size_t ns = psi_ov_seen_settings(t, tr, ntr, seen, 32), nsub = 0;
     size_t *sub = psi_malloc(nte * sizeof *sub + 1), *pos = psi_malloc(nte * sizeof *pos + 1);
@@ -216,17 +233,18 @@ static int sf_fold(const psi_overlap_t *t, const psi_ov_params_t *p, const psi_o
     return rc;
 }
 
-/* Predictions pred[m * nte + i] of every method for te[nte]. */
-static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, size_t nso, const size_t *te,
-                size_t nte, double *pred)
+/* Predictions pred[m * nte + i] of every method for fold f's te[nte]. */
+static int fold(const ctx_t *c, const split_t *f, double *pred)
 {
+    const size_t *te = f->te;
+    size_t nte = f->nte;
     solo_t s;
-    rows_t a = {0}, aa = {0}, b = {0}, bb = {0};
-    int rc = psi_ov_solo_fit(c->t, so, nso, c->p->ridge, &s);
+    rows_t a = {0}, b = {0};
+    int rc = psi_ov_solo_fit(c->t, f->so, f->nso, c->p->ridge, &s);
     if (rc == PS_OK)
-        rc = rows_make(c, &s, tr, ntr, 1, &a, &aa);
+        rc = rows_make(c, &s, f->tr, f->ntr, 1, &a);
     if (rc == PS_OK)
-        rc = rows_make(c, &s, te, nte, 0, &b, &bb);
+        rc = rows_make(c, &s, te, nte, 0, &b);
     double *ps = pred + PSI_OVM_PAIRSIGHT * nte;
     psi_ov_pred_ctx_t pc = {&s, c->ops, c->p->features, 0, NULL, NULL};
     if (rc == PS_OK && !c->p->setting_model)
@@ -237,12 +255,12 @@ static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, 
     psi_xgb_free(pc.booster);
     /* Rows of a setting without training co-runs: the setting model. */
     if (rc == PS_OK)
-        rc = sf_fold(c->t, c->p, &pc, tr, ntr, so, nso, te, nte, ps);
+        rc = sf_fold(c, &pc, f, ps);
     int ab = !c->p->pairsight_only;
     if (rc == PS_OK && ab)
-        rc = xgb_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, NF_AB, pred + PSI_OVM_ABACUS_XGB * nte);
+        rc = xgb_fit_predict(c, &a, &b, pred + PSI_OVM_ABACUS_XGB * nte);
     if (rc == PS_OK && ab && c->p->mlp_epochs > 0)
-        rc = mlp_fit_predict(c, aa.xab, aa.yab, ntr, bb.xab, nte, pred + PSI_OVM_ABACUS_MLP * nte);
+        rc = mlp_fit_predict(c, &a, &b, pred + PSI_OVM_ABACUS_MLP * nte);
     for (size_t i = 0; rc == PS_OK && i < nte; i++) {
         pred[PSI_OVM_ABACUS_XGB * nte + i] = ab ? pred[PSI_OVM_ABACUS_XGB * nte + i] * 1000.0 : NAN;
         pred[PSI_OVM_ABACUS_MLP * nte + i] =
@@ -251,9 +269,7 @@ static int fold(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, 
         pred[PSI_OVM_SUM_SOLO * nte + i] = b.sum[i];
     }
     rows_free(&a);
-    rows_free(&aa);
     rows_free(&b);
-    rows_free(&bb);
     psi_ov_solo_free(&s);
     return rc;
 }
@@ -300,17 +316,18 @@ static void acc_add(acc_t *a, const double *pred, size_t nte, size_t i, double y
     }
 }
 
-/* Run one fold and add its errors to the pooled *all and, for the worst
+/* Run fold f and add its errors to the pooled *all and, for the worst
  * group, compare its own MAPE with out->worst. */
-static int fold_score(const ctx_t *c, const size_t *tr, size_t ntr, const size_t *so, size_t nso, const size_t *te,
-                      size_t nte, const char *group, acc_t *all, psi_ov_result_t *out)
+static int fold_score(const ctx_t *c, const split_t *f, const char *group, acc_t *all, psi_ov_result_t *out)
 {
-    if (nte == 0 || ntr == 0)
+    const size_t *te = f->te;
+    size_t nte = f->nte;
+    if (nte == 0 || f->ntr == 0)
         return PS_OK;
     double *pred = psi_malloc(PSI_OVM_N * nte * sizeof *pred);
     if (!pred)
         return PS_E_NOMEM;
-    int rc = fold(c, tr, ntr, so, nso, te, nte, pred);
+    int rc = fold(c, f, pred);
     acc_t mine = {{0}, {0}};
     for (size_t i = 0; rc == PS_OK && i < nte; i++) {
         double y = c->t->exps[te[i]].median_us;
@@ -331,11 +348,6 @@ static int fold_score(const ctx_t *c, const size_t *tr, size_t ntr, const size_t
                 mine.n[3] ? 100.0 * mine.err[3] / (double)mine.n[3] : NAN);
     return rc;
 }
-
-typedef struct {
-    size_t *tr, *so, *te;
-    size_t ntr, nso, nte;
-} split_t;
 
 static int split_init(split_t *s, size_t n)
 {
@@ -367,7 +379,8 @@ static int proto_random(const ctx_t *c, split_t *s, acc_t *all, psi_ov_result_t 
     size_t ntr = (size_t)(0.8 * (double)n);
     memcpy(s->tr, s->so, ntr * sizeof *s->tr);
     memcpy(s->te, s->so + ntr, (n - ntr) * sizeof *s->te);
-    return fold_score(c, s->tr, ntr, s->tr, ntr, s->te, n - ntr, NULL, all, out);
+    split_t f = {.tr = s->tr, .so = s->tr, .te = s->te, .ntr = ntr, .nso = ntr, .nte = n - ntr};
+    return fold_score(c, &f, NULL, all, out);
 }
 
 /* The distinct combinations of the k-way dedicated experiments. */
@@ -404,7 +417,8 @@ static int proto_leave_pair(const ctx_t *c, split_t *s, acc_t *all, psi_ov_resul
             else
                 s->tr[s->ntr++] = i;
         }
-        rc = fold_score(c, s->tr, s->ntr, s->tr, s->ntr, s->te, s->nte, names[p], all, out);
+        split_t f = {.tr = s->tr, .so = s->tr, .te = s->te, .ntr = s->ntr, .nso = s->ntr, .nte = s->nte};
+        rc = fold_score(c, &f, names[p], all, out);
     }
     return rc;
 }
@@ -437,7 +451,7 @@ static int proto_leave_model(const ctx_t *c, split_t *s, acc_t *all, psi_ov_resu
             else
                 s->te[s->nte++] = i;
         }
-        rc = fold_score(c, s->tr, s->ntr, s->so, s->nso, s->te, s->nte, models[m], all, out);
+        rc = fold_score(c, s, models[m], all, out);
     }
     return rc;
 }
@@ -459,7 +473,7 @@ static int proto_transfer(const ctx_t *c, int mig, split_t *s, acc_t *all, psi_o
         else if (mig && strcmp(e->setting, "mig-2g.10gb") == 0 && e->k == 2)
             s->te[s->nte++] = i;
     }
-    return fold_score(c, s->tr, s->ntr, s->so, s->nso, s->te, s->nte, NULL, all, out);
+    return fold_score(c, s, NULL, all, out);
 }
 
 /* Whether e is among the experiments protocol p scores. */
@@ -491,7 +505,8 @@ static int proto_floor(const ctx_t *c, int p, split_t *s, psi_ov_result_t *out)
     ctx_t cf = {c->t, &q, c->ops};
     acc_t all = {{0}, {0}};
     psi_ov_result_t tmp;
-    int rc = fold_score(&cf, s->so, ntr, s->so, ntr, s->so + ntr, n - ntr, NULL, &all, &tmp);
+    split_t f = {.tr = s->so, .so = s->so, .te = s->so + ntr, .ntr = ntr, .nso = ntr, .nte = n - ntr};
+    int rc = fold_score(&cf, &f, NULL, &all, &tmp);
     out->floor_n = all.n[PSI_OVM_PAIRSIGHT];
     out->floor = out->floor_n ? 100.0 * all.err[PSI_OVM_PAIRSIGHT] / (double)out->floor_n : NAN;
     return rc;

@@ -53,7 +53,7 @@ int psi_ov_row(const psi_ov_exp_t *e, const psi_ov_pred_ctx_t *c, double *x, dou
         psi_ov_sf_features(e, c->solo, c->ops, c->caps, x, mx);
         return NF_SF;
     }
-    psi_ov_ps_features(e, c->solo, c->ops, c->mask, x, mx, &sum);
+    psi_ov_ps_features(e, c, x, mx, &sum);
     return NF_PS;
 }
 

@@ -90,10 +90,11 @@ int psi_ov_composes(const psi_ov_exp_t *e, int kmax);
  * first n), NAN where a solo time is unknown. */
 int psi_ov_ps_predict(const psi_ov_pred_ctx_t *c, const psi_overlap_t *t, const size_t *idx, size_t n, double *out);
 
-/* PairSight's row f[NF_PS] of e, the groups outside mask missing (NAN);
- * *max_solo, *sum_solo as side outputs. */
-void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, unsigned mask, double *f,
-                        double *max_solo, double *sum_solo);
+/* PairSight's row f[NF_PS] of e from c's solo table and operator lists,
+ * the groups outside c->mask missing (NAN); *max_solo, *sum_solo as side
+ * outputs. */
+void psi_ov_ps_features(const psi_ov_exp_t *e, const psi_ov_pred_ctx_t *c, double *f, double *max_solo,
+                        double *sum_solo);
 
 /* The XGBoost parameters of p as key/value pairs in kv (NULL-ended), their
  * values written into bufs; returns kv. */

@@ -121,7 +121,8 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
     size_t n = 0;
     for (size_t i = 0; rc == PS_OK && i < t->n; i++) {
         double mx, sum;
-        psi_ov_ps_features(&t->exps[i], &m->solo, ops, p->features, x + n * NF_PS, &mx, &sum);
+        psi_ov_ps_features(&t->exps[i], &(psi_ov_pred_ctx_t){.solo = &m->solo, .ops = ops, .mask = p->features},
+                           x + n * NF_PS, &mx, &sum);
         if (mx > 0) {
             y[n++] = t->exps[i].median_us / mx;
             m->kmax = psi_ov_active(&t->exps[i]) > m->kmax ? psi_ov_active(&t->exps[i]) : m->kmax;

@@ -202,9 +202,11 @@ int psi_ov_by_time_desc(const void *a, const void *b)
 }
 
 /* PairSight's row of experiment e; *max_solo and *sum_solo as side outputs. */
-void psi_ov_ps_features(const psi_ov_exp_t *e, const solo_t *s, const psi_ov_ops_t *ops, unsigned mask, double *f,
-                        double *mx, double *sum)
+void psi_ov_ps_features(const psi_ov_exp_t *e, const psi_ov_pred_ctx_t *c, double *f, double *mx, double *sum)
 {
+    const solo_t *s = c->solo;
+    const psi_ov_ops_t *ops = c->ops;
+    unsigned mask = c->mask;
     psi_ov_ts_t v[PSI_OV_MAX_K];
     double tot = 0;
     for (int i = 0; i < e->k; i++) {

@@ -90,6 +90,22 @@ typedef struct {
     double real, pred, alpha_real, alpha_twin;
 } rec_t;
 
+/* The records of a score: r[n]. */
+typedef struct {
+    rec_t *r;
+    size_t n;
+} recs_t;
+
+/* The experiments idx[n] of t that a score or a calibration runs. */
+typedef struct {
+    const psi_overlap_t *t;
+    const size_t *idx;
+    size_t n;
+} exps_t;
+
+/* The lines a score holds at most. */
+enum { OVT_LINES = 96 };
+
 static double alpha(double m, double mx, double sum) { return sum - mx > 1e-9 * mx ? (m - mx) / (sum - mx) : NAN; }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -157,16 +173,20 @@ static void line_figures(psi_ovt_line_t *l, int li, const rec_t *r, size_t n, do
     l->solo_mape = ms ? 100.0 * sape / (double)ms : NAN;
 }
 
-/* One record per scored experiment. */
-static int simulate_recs(psi_ovt_t *tw, const psi_overlap_t *t, const size_t *idx, size_t n, const solo_t *solo,
-                         const char *setting, const sim_mps_params_t *mps, psi_ovt_score_t *s, int cap, rec_t *r,
-                         size_t *nr)
+/* One record per experiment of x into out (room for x->n), the twin under
+ * s->mps, the real solo times from solo's fit in setting; their lines go
+ * into s. */
+static int simulate_recs(psi_ovt_t *tw, const exps_t *x, const solo_t *solo, const char *setting, psi_ovt_score_t *s,
+                         recs_t *out)
 {
+    const int cap = OVT_LINES;
+    rec_t *r = out->r;
+    size_t *nr = &out->n;
     *nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        const psi_ov_exp_t *e = &t->exps[idx[i]];
+    for (size_t i = 0; i < x->n; i++) {
+        const psi_ov_exp_t *e = &x->t->exps[x->idx[i]];
         double us, mx, sum, rmx = 0, rsum = 0;
-        int rc = psi_ovt_predict(tw, e, mps, &us, &mx, &sum);
+        int rc = psi_ovt_predict(tw, e, &s->mps, &us, &mx, &sum);
         if (rc != PS_OK)
             return rc;
         if (!isfinite(us))
@@ -179,14 +199,14 @@ static int simulate_recs(psi_ovt_t *tw, const psi_overlap_t *t, const size_t *id
         char f[96], kn[16];
         file_of(e->id, f, sizeof f);
         snprintf(kn, sizeof kn, "k=%d", e->k);
-        rec_t *x = &r[(*nr)++];
-        x->line_k = line_of(s, kn, 0, cap);
-        x->line_f = line_of(s, f, e->k, cap);
-        x->active = psi_ov_active(e);
-        x->real = e->median_us;
-        x->pred = us;
-        x->alpha_real = alpha(e->median_us, rmx, rsum);
-        x->alpha_twin = alpha(us, mx, sum);
+        rec_t *o = &r[(*nr)++];
+        o->line_k = line_of(s, kn, 0, cap);
+        o->line_f = line_of(s, f, e->k, cap);
+        o->active = psi_ov_active(e);
+        o->real = e->median_us;
+        o->pred = us;
+        o->alpha_real = alpha(e->median_us, rmx, rsum);
+        o->alpha_twin = alpha(us, mx, sum);
     }
     return PS_OK;
 }
@@ -205,10 +225,9 @@ static int cmp_line(const void *a, const void *b)
 int psi_ovt_score(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_params_t *p, const sim_mps_params_t *mps,
                   psi_ovt_score_t *out)
 {
-    enum { CAP = 96 };
-    size_t *all = NULL, *idx = NULL, na = 0, n = 0, nr = 0;
+    size_t *all = NULL, *idx = NULL, na = 0, n = 0;
     solo_t solo = {0};
-    rec_t *r = NULL;
+    recs_t rs = {NULL, 0};
     double *buf = NULL;
     memset(out, 0, sizeof *out);
     out->mps = *mps;
@@ -217,13 +236,13 @@ int psi_ovt_score(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_params_t 
         rc = select_exps(t, p->setting, p->every, 0, &idx, &n);
     if (rc == PS_OK)
         rc = psi_ov_solo_fit(t, all, na, OVT_RIDGE, &solo);
-    if (rc == PS_OK && (!(r = psi_malloc((n + 1) * sizeof *r)) || !(buf = psi_malloc((n + 1) * sizeof *buf)) ||
-                        !(out->line = psi_calloc(CAP, sizeof *out->line))))
+    if (rc == PS_OK && (!(rs.r = psi_malloc((n + 1) * sizeof *rs.r)) || !(buf = psi_malloc((n + 1) * sizeof *buf)) ||
+                        !(out->line = psi_calloc(OVT_LINES, sizeof *out->line))))
         rc = PS_E_NOMEM;
     if (rc == PS_OK)
-        rc = simulate_recs(tw, t, idx, n, &solo, p->setting, mps, out, CAP, r, &nr);
+        rc = simulate_recs(tw, &(exps_t){t, idx, n}, &solo, p->setting, out, &rs);
     for (int i = 0; rc == PS_OK && i < out->n; i++)
-        line_figures(&out->line[i], i, r, nr, buf);
+        line_figures(&out->line[i], i, rs.r, rs.n, buf);
     if (rc == PS_OK) {
         qsort(out->line, (size_t)out->n, sizeof *out->line, cmp_line);
         while (out->n_k < out->n && out->line[out->n_k].k == 0)
@@ -231,7 +250,7 @@ int psi_ovt_score(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_params_t 
     }
     free(all);
     free(idx);
-    free(r);
+    free(rs.r);
     free(buf);
     psi_ov_solo_free(&solo);
     if (rc != PS_OK)
@@ -273,24 +292,32 @@ static double best_start(const double *pred, const double *real, size_t n, resid
     return c;
 }
 
-/* MAPE on idx[0..n) under m with the best start; sets m->start_ns. */
-static int try_params(psi_ovt_t *tw, const psi_overlap_t *t, const size_t *idx, size_t n, sim_mps_params_t *m,
-                      double *pred, double *real, resid_t *tmp, double *mape)
+/* The calibration's experiments and its scratch for their predicted and
+ * real makespans and residuals (n + 1 each). */
+typedef struct {
+    exps_t x;
+    double *pred, *real;
+    resid_t *tmp;
+} fitset_t;
+
+/* MAPE on f's experiments under m with the best start; sets m->start_ns. */
+static int try_params(psi_ovt_t *tw, const fitset_t *f, sim_mps_params_t *m, double *mape)
 {
+    const psi_overlap_t *t = f->x.t;
     sim_mps_params_t z = *m;
     size_t k = 0;
     z.start_ns = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < f->x.n; i++) {
         double us;
-        int rc = psi_ovt_predict(tw, &t->exps[idx[i]], &z, &us, NULL, NULL);
+        int rc = psi_ovt_predict(tw, &t->exps[f->x.idx[i]], &z, &us, NULL, NULL);
         if (rc != PS_OK)
             return rc;
         if (!isfinite(us))
             continue;
-        pred[k] = us;
-        real[k++] = t->exps[idx[i]].median_us;
+        f->pred[k] = us;
+        f->real[k++] = t->exps[f->x.idx[i]].median_us;
     }
-    m->start_ns = 1e3 * best_start(pred, real, k, tmp, mape);
+    m->start_ns = 1e3 * best_start(f->pred, f->real, k, f->tmp, mape);
     return PS_OK;
 }
 
@@ -314,8 +341,9 @@ int psi_ovt_calibrate(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_param
         rc = PS_E_NOMEM;
     sim_mps_params_t best = p->mps;
     double best_e = INFINITY;
+    const fitset_t fs = {{t, idx, n}, pred, real, tmp};
     if (rc == PS_OK)
-        rc = try_params(tw, t, idx, n, &best, pred, real, tmp, &best_e);
+        rc = try_params(tw, &fs, &best, &best_e);
     const double *grid[4] = {launch_grid_us, pack_grid, stagger_grid_us, flop_grid};
     const int len[4] = {
         (int)(sizeof launch_grid_us / sizeof *launch_grid_us), (int)(sizeof pack_grid / sizeof *pack_grid),
@@ -329,7 +357,7 @@ int psi_ovt_calibrate(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_param
             double e;
             double *dst[4] = {&m.launch_ns, &m.sm_pack, &m.stagger_ns, &m.flop_scale};
             *dst[c] = grid[c][i] * (c == 0 || c == 2 ? 1e3 : 1.0);
-            rc = try_params(tw, t, idx, n, &m, pred, real, tmp, &e);
+            rc = try_params(tw, &fs, &m, &e);
             psi_log(PS_LOG_INFO,
                     "twin calibration: launch %.1f us, sm_pack %g, stagger %.0f us, flop_scale %g, start %.1f us: "
                     "2-way MAPE %.2f%%",
