@@ -925,7 +925,7 @@ PS_API void ps_plan_free(ps_plan_t *p);
 
 /* ======================================================================== */
 /* Bindings: tables built in memory, parameters as JSON, models as bytes     */
-/* (src/profile/builder.c, src/bind/config.c, docs/python.md)                */
+/* (src/profile/builder.c, src/ops/config.c, docs/python.md)                 */
 /* ======================================================================== */
 /*
  * Contract: what a language binding needs so that it writes no temporary
@@ -1011,6 +1011,69 @@ PS_API int ps_model_info_json(const ps_model_info_t *info, char **out);
  *  for bindings that fill arrays of queries, into *out (ps_free).
  *  @return 0 or PS_E_NOMEM. */
 PS_API int ps_query_layout_json(char **out);
+
+/* ======================================================================== */
+/* Operations: each declared once (src/ops/op.c, docs/ARCHITECTURE.md)      */
+/* ======================================================================== */
+/*
+ * An operation (plan, predict, colocate_shares, ...) is declared once in the
+ * library: its name, one table of its parameters (name, type, bounds, help;
+ * the defaults are those of its parameter struct's _default_params call),
+ * the call that runs it and the schema of its result. The front ends read
+ * their input through the table: the CLI builds its options from it (the
+ * option of parameter slo_factor is --slo-factor), the service reads the
+ * members of a request body with it, and Python passes keyword arguments to
+ * ps_op_run. Thread safety: the table is constant; ps_op_run as the call it
+ * wraps.
+ */
+
+/** A parameter's type: an int or a double at offset of the parameter struct. */
+typedef enum { PS_PARAM_INT, PS_PARAM_DBL } ps_param_type_t;
+
+/** One parameter of an operation. */
+typedef struct {
+    const char *name;     /* JSON member and Python keyword; the CLI's option is --name with '-' for '_' */
+    ps_param_type_t type; /* the value's C type */
+    size_t offset;        /* of the value in the operation's parameter struct */
+    double lo, hi;        /* the values accepted, both included */
+    const char *arg;      /* the value's name in a usage line (N, X, F) */
+    const char *none;     /* the default in words when the struct's 0 means "not given" ("none"), else NULL */
+    const char *help;     /* one sentence */
+} ps_param_t;
+
+/** What an operation runs on; an operation uses the members it needs and
+ *  refuses (PS_E_ARG) a NULL one of those. */
+typedef struct {
+    const ps_model_t *model;            /* the segment model */
+    const ps_ops_t *ops;                /* its standalone operator profile */
+    const struct ps_coloc_model *coloc; /* a co-location model (pairsight_colocate.h) */
+    const ps_workloads_t *workloads;    /* with its workloads.csv */
+    const ps_scaling_t *scaling;        /* and workload_scaling.csv (may be NULL) */
+} ps_op_inputs_t;
+
+/** The members of ps_op_inputs_t in their order, comma-separated
+ *  ("model,ops,coloc,workloads,scaling"): the struct holds pointers alone,
+ *  so a binding passes an array of that many pointers filled by name and
+ *  mirrors no struct. @return the list (static). */
+PS_API const char *ps_op_inputs_names(void);
+/** The parameter table of operation op, its rows in *n (when n is not NULL).
+ *  @return the rows (static), or NULL (with *n 0) for an unknown name. */
+PS_API const ps_param_t *ps_op_params(const char *op, int *n);
+/** The name of operation i (0, 1, ...). @return it, or NULL past the last. */
+PS_API const char *ps_op_name(int i);
+/** Operation op as a JSON object (schema "pairsight.op.v1": name, result
+ *  (the schema of its result), help, params [{name, type, min, max,
+ *  default, help}], members (the other members its request takes))
+ *  into *out (caller-owned, ps_free).
+ *  @return 0, PS_E_ARG for an unknown name, or PS_E_NOMEM. */
+PS_API int ps_op_params_json(const char *op, char **out);
+/** Run operation op on in with its request as a JSON object (params: the
+ *  table's members, each checked against its bounds, and the operation's
+ *  own; NULL or "" is {}) and its result as JSON text into *out
+ *  (caller-owned, ps_free; NULL on error).
+ *  @return 0, PS_E_ARG (unknown operation, an unknown or bad member, a
+ *  missing input), or what the call it wraps returns. */
+PS_API int ps_op_run(const char *op, const ps_op_inputs_t *in, const char *params, char **out);
 
 /* A model as the bytes of its file, and back (pickling, caches, a database
  * column). The image is the file ps_model_save / ps_coloc_model_save would

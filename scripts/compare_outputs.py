@@ -6,7 +6,9 @@ commands' output before and after").
 Usage: scripts/compare_outputs.py BEFORE AFTER [--keep DIR]
 
 BEFORE and AFTER are build folders (or copies of one) holding `pairsight`,
-`libpairsight.so.0` and nothing else needed. The inputs (a small simulated
+`libpairsight.so.0` and, when the Python package differs from this
+checkout's python/, a copy of it as python/ (git archive REV python | tar
+-x -C BEFORE). The inputs (a small simulated
 campaign, a model trained on it, tests/data/serve's co-location model) are
 made once with AFTER's CLI; then every case runs with each build, and the
 outputs (exit code, stdout, stderr; HTTP status and body; Python's result or
@@ -179,8 +181,10 @@ print(json.dumps(out))
 
 
 def py_run(bin_dir, d):
-    env = dict(os.environ, PAIRSIGHT_LIBRARY=os.path.join(bin_dir, "libpairsight.so.0"),
-               PYTHONPATH=os.path.join(ROOT, "python"), OMP_NUM_THREADS="1")
+    py = os.path.join(bin_dir, "python") if os.path.isdir(os.path.join(bin_dir, "python")) else os.path.join(ROOT,
+                                                                                                          "python")
+    env = dict(os.environ, PAIRSIGHT_LIBRARY=os.path.join(bin_dir, "libpairsight.so.0"), PYTHONPATH=py,
+               OMP_NUM_THREADS="1")
     p = subprocess.run(["/usr/bin/python3", "-c", PY, d], capture_output=True, text=True, env=env, timeout=300)
     if p.returncode != 0:
         return ["python failed: " + p.stderr[-2000:]]

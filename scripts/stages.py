@@ -9,7 +9,7 @@ The order, declared here and nowhere else (folders on one line are one stage
 and may not reach each other):
 
     common -> profile -> features -> model -> simulate | collect | colocate
-           -> evaluate -> decision -> bind -> serve -> cli
+           -> evaluate -> decision -> ops -> serve -> cli
 
 serve and cli, the front ends, may include only the public headers
 (include/pairsight*.h) and their own, and call only the API (ps_*) of the
@@ -47,7 +47,7 @@ STAGES = [
     ["simulate", "collect", "colocate"],
     ["evaluate"],
     ["decision"],
-    ["bind"],
+    ["ops"],
     ["serve"],
     ["cli"],
 ]

@@ -5,6 +5,8 @@
 #include "testhelp.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 static const char *const CO_COLS[] = {"colocation", "gpu", "slot", "workload", "share_pct", "tput"};
 
@@ -247,5 +249,48 @@ static void test_query_layout(void)
     ps_free(j);
 }
 
+/* The operations (src/ops/op.c): every table row is usable by the CLI, the
+ * service and Python (a name, bounds in order, a help, an offset inside the
+ * parameter struct), the declaration is valid JSON naming each row, and the
+ * run refuses an unknown operation, member or input. */
+static void test_operations(void)
+{
+    int n_ops = 0;
+    for (const char *name; (name = ps_op_name(n_ops)) != NULL; n_ops++) {
+        int n = -1;
+        const ps_param_t *rows = ps_op_params(name, &n);
+        CHECK(n >= 0 && (n == 0 || rows != NULL));
+        for (int i = 0; i < n; i++) {
+            CHECK_MSG(rows[i].name && rows[i].help && rows[i].arg && rows[i].lo <= rows[i].hi, "%s row %d", name, i);
+            for (int k = 0; k < i; k++)
+                CHECK_MSG(strcmp(rows[i].name, rows[k].name) != 0, "%s: %s twice", name, rows[i].name);
+        }
+        char *j = NULL;
+        CHECK_OK(ps_op_params_json(name, &j));
+        for (int i = 0; j && i < n; i++) {
+            char want[96];
+            snprintf(want, sizeof want, "{\"name\":\"%s\",", rows[i].name);
+            CHECK_MSG(strstr(j, want) != NULL, "%s", j);
+        }
+        ps_free(j);
+    }
+    CHECK(n_ops >= 2 && ps_op_params("plan", NULL) != NULL);
+    const ps_param_t *plan = ps_op_params("plan", NULL);
+    CHECK(strcmp(plan[0].name, "slo_ns") == 0 && plan[0].offset == offsetof(ps_plan_params_t, budget_ns));
+    int n = 5;
+    CHECK(ps_op_params("nope", &n) == NULL && n == 0);
+    char *out = NULL;
+    ps_op_inputs_t in = {0};
+    CHECK(ps_op_run("nope", &in, NULL, &out) == PS_E_ARG && out == NULL);
+    CHECK(strstr(ps_last_error(), "known: plan") != NULL);
+    CHECK(ps_op_run("plan", &in, "{\"bogus\":1}", &out) == PS_E_ARG && strstr(ps_last_error(), "'bogus'"));
+    CHECK(ps_op_run("plan", &in, "{\"slo_factor\":0.5}", &out) == PS_E_ARG &&
+          strstr(ps_last_error(), "slo_factor: expected a number in 1..100"));
+    CHECK(ps_op_run("plan", &in, "[1]", &out) == PS_E_ARG && out == NULL);
+    CHECK(ps_op_run("plan", &in, "{\"hp\":\"a:1\",\"lp\":\"b:1\",\"slo_factor\":1.2}", &out) == PS_E_ARG &&
+          out == NULL); /* no model */
+    CHECK(strcmp(ps_op_inputs_names(), "model,ops,coloc,workloads,scaling") == 0);
+}
+
 TH_MAIN(TEST(test_builder_equals_file), TEST(test_builder_errors), TEST(test_workloads_key), TEST(test_params_json),
-        TEST(test_model_json_and_mem), TEST(test_query_layout))
+        TEST(test_model_json_and_mem), TEST(test_query_layout), TEST(test_operations))

@@ -8,14 +8,7 @@
 # profile of "NVIDIA Toy GPU" as the row (the device-name table).
 CLI=${1:?usage: test_gpu_recipe.sh PAIRSIGHT}
 . tests/clitest.sh
-B=${PS_BUILD_DIR:-$(dirname "$CLI")}
-ROOT=$(pwd)
-flags=$B/CMakeFiles/pairsight_obj.dir/flags.make
-link=$B/CMakeFiles/pairsight_cli.dir/link.txt
-for f in "$flags" "$link" "$B/libpairsight.a"; do
-    [ -f "$f" ] || { echo "skip: no $f (not a CMake build folder with make files)"; exit 77; }
-done
-command -v ar >/dev/null || { echo "skip: no ar"; exit 77; }
+. tests/recipe.sh
 
 # The edit of the recipe: a row (after H200's) and a device name.
 awk '{ print }
@@ -25,16 +18,7 @@ awk '{ print }
      /^    \{"H100 80GB HBM3", "H100-SXM"\},/ { print "    {\"Toy GPU\", \"TOY-GPU\"}," }' \
     src/profile/gpu.c > "$T/gpu.c"
 [ "$(grep -c TOY-GPU "$T/gpu.c")" -eq 2 ] || { echo "FAIL: the recipe's two edits did not apply to src/profile/gpu.c"; exit 1; }
-cflags=$(sed -n 's/^C_FLAGS = //p' "$flags")
-defs=$(sed -n 's/^C_DEFINES = //p' "$flags")
-incs=$(sed -n 's/^C_INCLUDES = //p' "$flags")
-mkdir "$T/o"
-# shellcheck disable=SC2086
-(cd "$B" && cc $defs $incs $cflags -c "$T/gpu.c" -o "$T/o/gpu.c.o") || { echo "FAIL: the toy gpu.c does not compile"; exit 1; }
-cp "$B/libpairsight.a" "$T/libpairsight.a"
-ar d "$T/libpairsight.a" gpu.c.o && ar q "$T/libpairsight.a" "$T/o/gpu.c.o" || { echo "FAIL: ar"; exit 1; }
-cmd=$(sed "s| libpairsight\\.a | $T/libpairsight.a |; s| -o pairsight | -o $T/pairsight |" "$link")
-(cd "$B" && sh -c "$cmd") || { echo "FAIL: linking the CLI with the toy row"; exit 1; }
+recipe_link pairsight_obj libpairsight.a "$T/gpu.c"
 P=$T/pairsight
 
 expect 0 "$P" simulate --list

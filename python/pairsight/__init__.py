@@ -53,6 +53,7 @@ try:
                        version)
     from .coloc import ColocModel
     from .model import Model, Prediction
+    from .ops import op_params, operations, run
     from .queries import QUERY_FIELDS
     from .tables import Coexec, Colocations, Ops, Scaling, Workloads
 except ImportError as _e:
@@ -70,7 +71,8 @@ except ImportError as _e:
         raise AttributeError("module 'pairsight' has no attribute %r" % name)
 
 
-__all__ = ["Error", "ArgumentError", "version", "library_path", "default_params", "Ops", "Coexec", "Model",
+__all__ = ["Error", "ArgumentError", "version", "library_path", "default_params", "operations", "op_params", "run",
+           "Ops", "Coexec", "Model",
            "Prediction", "Workloads", "Scaling", "Colocations", "ColocModel", "QUERY_FIELDS", "COLOC_KINDS",
            "COMPOSE_NAMES", "VARIANT_NAMES", "REPLAY_POLICIES", "PS_E_INPUT", "PS_E_IO", "PS_E_NOMEM", "PS_E_ARG",
            "PS_E_BACKEND", "PS_E_MISMATCH", "__version__"]

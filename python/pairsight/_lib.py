@@ -150,6 +150,7 @@ _SIGNATURES = [
     ("ps_table_builder_finish_workloads", _I, (_P, _PP)), ("ps_table_builder_finish_scaling", _I, (_P, _PP)),
     ("ps_table_builder_finish_colocations", _I, (_P, _PP)), ("ps_table_builder_free", None, (_P,)),
     ("ps_params_json", _I, (_S, _CHARPP)),
+    ("ps_op_name", _S, (_I,)), ("ps_op_inputs_names", _S, ()), ("ps_op_params_json", _I, (_S, _CHARPP)), ("ps_op_run", _I, (_S, _P, _S, _CHARPP)),
     ("ps_model_train_json", _I, (_P, _P, _S, _PP)), ("ps_model_adapt_json", _I, (_P, _P, _P, _S, _PP)),
     ("ps_model_predict_compose", _I, (_P, _P, _Q, _Z, _I, _D, _D, _D, _D)),
     ("ps_model_predict_bound", _I, (_P, _P, _Q, _Z, _C.c_double, _D, _D)),

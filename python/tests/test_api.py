@@ -221,6 +221,42 @@ def test_plan_replay_equal_cli(mo, camp):
         model.replay(ops, "resnet50", 8, "bert-base", 8, bogus=1)
 
 
+def test_operations_by_name(mo, camp, co, tmp_path):
+    """pairsight.run: keyword arguments through the operation's one table,
+    the same plan as `pairsight plan` (whose options come from that table)."""
+    model, ops = mo
+    assert {"plan", "colocate_shares"} <= set(pairsight.operations())
+    decl = pairsight.op_params("plan")
+    rows = {p["name"]: p for p in decl["params"]}
+    assert decl["result"] == "pairsight.plan.v1" and decl["members"] == ["hp", "lp"]
+    assert rows["slo_factor"]["min"] == 1 and rows["slo_factor"]["max"] == 100 and rows["slo_factor"]["default"] is None
+    assert rows["coverage"]["default"] == pairsight.default_params("plan")["coverage"]
+    usage = cli("plan", "--help")
+    for name, p in rows.items():  # the CLI's options and help are the table's
+        assert "--" + name.replace("_", "-") in usage and p["help"].split(" (")[0][:40] in " ".join(usage.split())
+    want = json.loads(cli("plan", "--model", camp / "m.psm", "--ops", camp / "c" / "ops.csv", "--hp", "resnet50:8",
+                          "--lp", "bert-base:8,resnet50:8", "--slo-factor", 1.3, "--lp-start", 5, "-q"))
+    got = pairsight.run("plan", model=model, ops=ops, hp="resnet50:8", lp=["bert-base:8", "resnet50:8"],
+                        slo_factor=1.3, lp_start=5)
+    for d in (got, want):
+        d.pop("plan_seconds")
+    assert got == want
+    with pytest.raises(pairsight.ArgumentError, match="slo_factor: expected a number in 1..100"):
+        pairsight.run("plan", model=model, ops=ops, hp="resnet50:8", lp="bert-base:8", slo_factor=0.5)
+    with pytest.raises(pairsight.ArgumentError, match="unknown member 'bogus' .known: slo_ns, slo_factor"):
+        pairsight.run("plan", model=model, ops=ops, hp="resnet50:8", lp="bert-base:8", slo_factor=1.2, bogus=1)
+    with pytest.raises(pairsight.ArgumentError, match="lp_start: bad value '1.5': expected an integer"):
+        pairsight.run("plan", model=model, ops=ops, hp="resnet50:8", lp="bert-base:8", slo_factor=1.2, lp_start=1.5)
+    with pytest.raises(pairsight.ArgumentError, match="unknown operation 'nope' .known: plan"):
+        pairsight.op_params("nope")
+    w, s, c = co
+    m = pairsight.ColocModel.train(w, c, s, kind="ratio")
+    got = pairsight.run("colocate_shares", coloc=m, workloads=w, scaling=s,
+                        set=["alpha_batch2-inf", "beta_batch4-train"], floor={"alpha_batch2-inf": 0.1})
+    assert got == m.shares(w, scaling=s, set=["alpha_batch2-inf", "beta_batch4-train"],
+                           floor={"alpha_batch2-inf": 0.1})
+
+
 def test_place_equals_cli(co, tmp_path):
     w, s, c = co
     m = pairsight.ColocModel.train(w, c, s, kind="mps", boost_rounds=50)

@@ -14,7 +14,6 @@ static const char *const examples[] = {
 typedef struct {
     ps_plan_params_t p;
     const char *model_path, *ops_path, *out, *lp_arg;
-    double slo_ns, slo_factor;
     int quiet;
     cli_model_batch_t hp;
 } plan_args_t;
@@ -22,26 +21,16 @@ typedef struct {
 /* Parse the command line into a; 0 to go on, else the exit code in *code. */
 static int parse_args(int argc, char **argv, plan_args_t *a, int *code)
 {
-    cli_opt_t opts[] = {
+    cli_opt_t opts[16] = {
         {"--model", CLI_STR, &a->model_path, "FILE", "trained, calibrated model", .flags = CLI_REQ | CLI_IN},
         {"--ops", CLI_STR, &a->ops_path, "FILE", "standalone operator profile", .flags = CLI_REQ | CLI_IN},
         CLI_OPT_HP(&a->hp, "the HP model; the request is its whole operator sequence"),
         {"--lp", CLI_STR, &a->lp_arg, "LIST",
-         "LP candidates MODEL:BATCH[,...]; the one given the most LP work is planned", .flags = CLI_REQ},
-        {"--slo-ns", CLI_DBL, &a->slo_ns, "X", "the request's latency budget in ns", .lo = 1, .hi = 1e15,
-         .def = "none"},
-        {"--slo-factor", CLI_DBL, &a->slo_factor, "F",
-         "budget = F x the request alone (its operators' standalone durations on the whole GPU plus --alone-run-ns)",
-         .lo = 1, .hi = 100, .def = "none"},
-        {"--coverage", CLI_DBL, &a->p.coverage, "C",
-         "plan on calibrated upper bounds at coverage C; 0 = point predictions", .lo = 0, .hi = 0.999},
-        {"--lp-start", CLI_INT, &a->p.lp_start, "N", "LP operator the LP stream stands at", .lo = 0, .hi = 1000000},
-        {"--alone-run-ns", CLI_DBL, &a->p.alone_run_ns, "X", "fixed cost of each run of HP alone", .lo = 0, .hi = 1e12},
-        {"--time-value", CLI_DBL, &a->p.time_value, "V",
-         "LP work an HP ns is otherwise worth (1 when LP runs alone whenever HP is idle)", .lo = 0, .hi = 100},
-        {"--out", CLI_STR, &a->out, "FILE", "plan JSON", .def = "standard output", .flags = CLI_OUT},
-        CLI_OPT_QUIET(&a->quiet),
-        {NULL}};
+         "LP candidates MODEL:BATCH[,...]; the one given the most LP work is planned", .flags = CLI_REQ}};
+    int n = 4 + cli_op_opts("plan", &a->p, opts + 4, 10); /* --slo-ns ... --time-value: the operation's table */
+    opts[n++] = (cli_opt_t){"--out", CLI_STR, &a->out, "FILE", "plan JSON", .def = "standard output", .flags = CLI_OUT};
+    opts[n++] = (cli_opt_t)CLI_OPT_QUIET(&a->quiet);
+    opts[n] = (cli_opt_t){NULL};
     cli_spec_t spec = {
         .cmd = "plan",
         .synopsis = "--model FILE --ops FILE --hp MODEL:BATCH --lp MODEL:BATCH[,...] (--slo-ns X | --slo-factor F)\n"
@@ -58,7 +47,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a, int *code)
         .max_pos = 0};
     if (cli_parse(&spec, argc, argv, NULL, code))
         return 1;
-    if ((a->slo_ns > 0) == (a->slo_factor > 0)) {
+    if ((a->p.budget_ns > 0) == (a->p.slo_factor > 0)) {
         *code = cli_fail(CLI_USAGE, "plan", "give one of --slo-ns and --slo-factor");
         return 1;
     }
@@ -94,8 +83,6 @@ static int plan_best(const ps_model_t *m, const ps_ops_t *ops, plan_args_t *a, p
     if (code == CLI_OK && n == 0)
         code = cli_fail(CLI_USAGE, "plan", "--lp: no LP task given");
     if (code == CLI_OK) {
-        a->p.budget_ns = a->slo_ns;
-        a->p.slo_factor = a->slo_factor;
         if (ps_plan_best(m, ops, &a->p, lp, n, best) != 0)
             code = cli_fail(CLI_BAD_INPUT, "plan", "%s", ps_last_error());
     }

@@ -50,7 +50,8 @@ static void print_help(FILE *f)
           "model (train, adapt, model) -> prediction (predict, explain) -> decision\n"
           "(src/decision: plan, replay, calibrate), measured by eval and report\n"
           "(src/evaluate). Workload-level co-location (colocate) is src/colocate, the\n"
-          "HTTP server (serve) src/serve, parameters as JSON for bindings src/bind.\n"
+          "HTTP server (serve) src/serve, the operations by name and parameters as JSON\n"
+          "for bindings src/ops.\n"
           "\n"
           "commands:\n",
           f);

@@ -385,3 +385,26 @@ int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code)
     *code = rc;
     return rc != CLI_OK;
 }
+
+int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max)
+{
+    static char names[32][48]; /* the options' names, for the life of the process */
+    static int used;
+    int n = 0, k = 0;
+    const ps_param_t *rows = ps_op_params(op, &n);
+    for (int i = 0; i < n && k < max && used < 32; i++, k++) {
+        char *name = names[used++];
+        snprintf(name, sizeof names[0], "--%s", rows[i].name);
+        for (char *c = name + 2; *c; c++)
+            *c = *c == '_' ? '-' : *c;
+        out[k] = (cli_opt_t){name,
+                             rows[i].type == PS_PARAM_INT ? CLI_INT : CLI_DBL,
+                             (char *)params + rows[i].offset,
+                             rows[i].arg,
+                             rows[i].help,
+                             .lo = rows[i].lo,
+                             .hi = rows[i].hi,
+                             .def = rows[i].none};
+    }
+    return k;
+}

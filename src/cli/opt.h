@@ -106,6 +106,13 @@ typedef struct {
  * usage error printed on stderr. */
 int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code);
 
+/* The options of the parameters of the library's operation op (its table,
+ * ps_op_params: parameter slo_factor is --slo-factor, with its type,
+ * bounds, value name, help and default), writing into params (the
+ * operation's parameter struct, holding its defaults), into out[max].
+ * Returns how many were written. */
+int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max);
+
 /* The usage text of spec, generated from its table: synopsis, about, every
  * flag with its value, range and default, examples, notes, exit status. */
 void cli_usage(const cli_spec_t *spec, FILE *f);

@@ -11,14 +11,21 @@
 
 _Thread_local int serve_thread_index, serve_thread_worker;
 
-int serve_coloc_set(serve_models_t *m, const char *gpu, serve_set_t *s)
+pthread_mutex_t *serve_coloc_take(serve_models_t *m, ps_coloc_model_t **model)
 {
     /* this thread's copy of the model: threads do not wait for each other */
     int c = m->n_coloc > 1 ? serve_thread_index % m->n_coloc : 0;
     pthread_mutex_t *lock = c ? &m->coloc_clone[c].lock : &m->coloc_lock;
     pthread_mutex_lock(lock);
-    int rc = ps_coloc_predict_set(c ? m->coloc_clone[c].model : m->coloc, m->w, m->scaling, gpu, s->names, s->shares,
-                                  s->k, s->tput, &s->sum);
+    *model = c ? m->coloc_clone[c].model : m->coloc;
+    return lock;
+}
+
+int serve_coloc_set(serve_models_t *m, const char *gpu, serve_set_t *s)
+{
+    ps_coloc_model_t *model;
+    pthread_mutex_t *lock = serve_coloc_take(m, &model);
+    int rc = ps_coloc_predict_set(model, m->w, m->scaling, gpu, s->names, s->shares, s->k, s->tput, &s->sum);
     pthread_mutex_unlock(lock);
     if (rc != PS_OK)
         return -1;
@@ -266,39 +273,4 @@ int serve_coloc_score(serve_req_t *q, serve_reply_t *r)
         score_reply(q, r, a.target, gpu, c, nc);
     free(c);
     return r->status;
-}
-
-/* POST /v1/colocate/shares: `colocate shares`'s request and reply
- * (ps_coloc_shares_json, pairsight.shares.v1). The body is checked by the
- * service's own parser first (size, depth, a JSON object), then given
- * whole to the library; an infeasible request is a 200 with "feasible":
- * false and "failing" (the CLI exits 1 on it). */
-int serve_coloc_shares(serve_req_t *q, serve_reply_t *r)
-{
-    char *text = q->body_len ? strndup(q->body, q->body_len) : NULL;
-    if (q->body_len && !text)
-        return serve_error(r, 500, "out_of_memory", "out of memory");
-    if (serve_parse_body(q, r)) {
-        free(text);
-        return r->status;
-    }
-    char *reply = NULL;
-    serve_models_t *m = q->models;
-    int c = m->n_coloc > 1 ? serve_thread_index % m->n_coloc : 0; /* this thread's copy, as serve_coloc_set */
-    pthread_mutex_t *lock = c ? &m->coloc_clone[c].lock : &m->coloc_lock;
-    pthread_mutex_lock(lock);
-    int rc = ps_coloc_shares_json(c ? m->coloc_clone[c].model : m->coloc, m->w, m->scaling, text, &reply);
-    pthread_mutex_unlock(lock);
-    free(text);
-    if (rc == PS_E_ARG)
-        return serve_error(r, 400, "bad_field", "%s", ps_last_error());
-    if (rc == PS_E_INPUT)
-        return serve_error(r, 400, "unknown_workload", "%s", ps_last_error());
-    if (rc != PS_OK)
-        return serve_error(r, 500, "internal", "%s", ps_last_error());
-    r->body.len = 0;
-    ps_buf_puts(&r->body, reply);
-    ps_buf_putn(&r->body, "\n", 1);
-    ps_free(reply);
-    return r->status = 200;
 }

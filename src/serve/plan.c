@@ -64,18 +64,8 @@ static int read_plan(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
         return serve_error(r, 400, "bad_field", "hp: bad value: expected MODEL:BATCH, e.g. resnet50:8");
     a->p.hp_model = a->hp_model;
     int lp = serve_required(q, r, "lp", "LP candidates [\"MODEL:BATCH\", ...]");
-    double lp_start = a->p.lp_start;
-    if (lp < 0 || read_lp(q, r, lp, a) || serve_num_member(q, r, "slo_ns", 1, 1e15, &a->p.budget_ns) ||
-        serve_num_member(q, r, "slo_factor", 1, 100, &a->p.slo_factor) ||
-        serve_num_member(q, r, "coverage", 0, 0.999, &a->p.coverage) ||
-        serve_num_member(q, r, "lp_start", 0, 1000000, &lp_start) ||
-        serve_num_member(q, r, "alone_run_ns", 0, 1e12, &a->p.alone_run_ns) ||
-        serve_num_member(q, r, "time_value", 0, 100, &a->p.time_value))
+    if (lp < 0 || read_lp(q, r, lp, a) || serve_read_params(q, r, "plan", &a->p))
         return r->status;
-    if (lp_start != (double)(int)lp_start)
-        return serve_error(r, 400, "bad_field", "lp_start: bad value '%g': expected an integer (a kernel index)",
-                           lp_start);
-    a->p.lp_start = (int)lp_start;
     if ((a->p.budget_ns > 0) == (a->p.slo_factor > 0))
         return serve_error(r, 400, "bad_field", "give one of slo_ns and slo_factor");
     if (a->p.coverage > 0 && a->p.coverage < 0.5)

@@ -3,6 +3,7 @@
  * endpoints and the server that routes to them call one way. */
 #include "serve/serve_internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -61,4 +62,26 @@ int serve_required(serve_req_t *q, serve_reply_t *r, const char *key, const char
     if (t < 0)
         serve_error(r, 400, "missing_field", "missing %s%s%s", key, what ? ": " : "", what ? what : "");
     return t;
+}
+
+int serve_read_params(serve_req_t *q, serve_reply_t *r, const char *op, void *p)
+{
+    int n = 0;
+    const ps_param_t *rows = ps_op_params(op, &n);
+    for (int i = 0; i < n; i++) {
+        double v = NAN;
+        if (serve_num_member(q, r, rows[i].name, rows[i].lo, rows[i].hi, &v))
+            return r->status;
+        char *at = (char *)p + rows[i].offset;
+        if (isnan(v))
+            continue; /* absent: the default stays */
+        if (rows[i].type == PS_PARAM_DBL)
+            *(double *)(void *)at = v;
+        else if (v == floor(v))
+            *(int *)(void *)at = (int)v;
+        else
+            return serve_error(r, 400, "bad_field", "%s: bad value '%g': expected an integer (%s)", rows[i].name, v,
+                               rows[i].help);
+    }
+    return 0;
 }

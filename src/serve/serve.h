@@ -125,6 +125,7 @@ typedef struct {
 
 /* The context a handler runs in. */
 typedef struct {
+    const serve_route_t *route; /* the route being answered */
     serve_t *srv;
     const serve_params_t *p;
     serve_models_t *models; /* referenced for the request; NULL when none loaded */
@@ -150,6 +151,11 @@ int serve_num_member(serve_req_t *q, serve_reply_t *r, const char *key, double l
 /* The token of the body's member key; -1 with a 400 "missing KEY: WHAT"
  * (what may be NULL) when the body has none. */
 int serve_required(serve_req_t *q, serve_reply_t *r, const char *key, const char *what);
+/* The members of the body that are parameters of operation op (its table,
+ * ps_op_params) into its parameter struct p, each checked against its
+ * bounds (a 400 naming the member and the bounds); absent ones are left
+ * alone. Returns 0 or the status. */
+int serve_read_params(serve_req_t *q, serve_reply_t *r, const char *op, void *p);
 /* The reply's opening: {"schema":"pairsight.NAME.v1", */
 void serve_reply_open(serve_reply_t *r, const char *schema);
 
@@ -157,10 +163,15 @@ void serve_reply_open(serve_reply_t *r, const char *schema);
 int serve_predict(serve_req_t *q, serve_reply_t *r);
 int serve_plan(serve_req_t *q, serve_reply_t *r);
 int serve_coloc_score(serve_req_t *q, serve_reply_t *r);
-int serve_coloc_shares(serve_req_t *q, serve_reply_t *r);
 int serve_k8s_filter(serve_req_t *q, serve_reply_t *r);
 int serve_k8s_prioritize(serve_req_t *q, serve_reply_t *r);
 int serve_models_reply(serve_req_t *q, serve_reply_t *r);
+/* The handler of a route to a library operation (route->op): the body given
+ * whole to ps_op_run on the loaded models (the co-location model as this
+ * thread's copy), its result the reply; PS_E_ARG is a 400 bad_field,
+ * PS_E_INPUT a 400 unknown_workload (SERVE_NEEDS_COLOC) or bad_input, any
+ * other error a 500. */
+int serve_op(serve_req_t *q, serve_reply_t *r);
 
 /* ---- the routes (server.c) ---- */
 enum {
@@ -170,11 +181,13 @@ enum {
     SERVE_INLINE = 1u << 3       /* cheap: answered on the HTTP thread, whatever the load */
 };
 /* A route: method, path (also the endpoint label of its metrics), the
- * operation that answers it, SERVE_* flags. */
+ * handler that answers it, SERVE_* flags, and the library's operation
+ * (ps_op_run, include/pairsight_core.h) that serve_op runs for it. */
 struct serve_route {
     const char *method, *path;
     int (*fn)(serve_req_t *q, serve_reply_t *r);
     unsigned flags;
+    const char *op;
 };
 extern const serve_route_t serve_routes[];
 extern const int serve_n_routes;

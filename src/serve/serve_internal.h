@@ -33,6 +33,11 @@ typedef struct {
     double tput[SERVE_MAXK], norm[SERVE_MAXK], sum, norm_sum;
 } serve_set_t;
 
+/* This thread's copy of m's co-location model into *model, locked (a
+ * co-location model is used by one thread at a time); the lock to release
+ * when done. */
+pthread_mutex_t *serve_coloc_take(serve_models_t *m, ps_coloc_model_t **model);
+
 /* Set s (names, shares, k given) predicted on gpu with m's co-location
  * model into its outputs. Returns 0, or -1 with ps_last_error. */
 int serve_coloc_set(serve_models_t *m, const char *gpu, serve_set_t *s);

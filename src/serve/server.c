@@ -183,20 +183,22 @@ static int metrics_reply(serve_req_t *q, serve_reply_t *r)
 }
 
 /* The routes, one row each: method, path (the endpoint label of its
- * metrics too), the operation that answers it, what it needs. Adding an
- * endpoint is a row here (and its handler, when the operation is new). */
+ * metrics too), its handler, what it needs and, for serve_op, the
+ * library's operation it runs. An endpoint for an operation of the library
+ * (ps_op_name) is one row here: {"POST", "/v1/NAME", serve_op, flags,
+ * "OPERATION"} (docs/ARCHITECTURE.md, "Adding an endpoint"). */
 const serve_route_t serve_routes[] = {
-    {"POST", "/v1/predict", serve_predict, SERVE_NEEDS_MODEL},
-    {"POST", "/v1/plan", serve_plan, SERVE_NEEDS_MODEL},
-    {"POST", "/v1/colocate/score", serve_coloc_score, SERVE_NEEDS_COLOC},
-    {"GET", "/v1/models", serve_models_reply, SERVE_NEEDS_MODEL},
-    {"POST", "/v1/reload", reload_reply, 0},
-    {"GET", "/healthz", healthz_reply, SERVE_OPEN | SERVE_INLINE},
-    {"GET", "/readyz", healthz_reply, SERVE_NEEDS_MODEL | SERVE_OPEN | SERVE_INLINE},
-    {"GET", "/metrics", metrics_reply, SERVE_INLINE},
-    {"POST", "/k8s/filter", serve_k8s_filter, SERVE_NEEDS_COLOC},
-    {"POST", "/k8s/prioritize", serve_k8s_prioritize, SERVE_NEEDS_COLOC},
-    {"POST", "/v1/colocate/shares", serve_coloc_shares, SERVE_NEEDS_COLOC},
+    {"POST", "/v1/predict", serve_predict, SERVE_NEEDS_MODEL, NULL},
+    {"POST", "/v1/plan", serve_plan, SERVE_NEEDS_MODEL, NULL},
+    {"POST", "/v1/colocate/score", serve_coloc_score, SERVE_NEEDS_COLOC, NULL},
+    {"GET", "/v1/models", serve_models_reply, SERVE_NEEDS_MODEL, NULL},
+    {"POST", "/v1/reload", reload_reply, 0, NULL},
+    {"GET", "/healthz", healthz_reply, SERVE_OPEN | SERVE_INLINE, NULL},
+    {"GET", "/readyz", healthz_reply, SERVE_NEEDS_MODEL | SERVE_OPEN | SERVE_INLINE, NULL},
+    {"GET", "/metrics", metrics_reply, SERVE_INLINE, NULL},
+    {"POST", "/k8s/filter", serve_k8s_filter, SERVE_NEEDS_COLOC, NULL},
+    {"POST", "/k8s/prioritize", serve_k8s_prioritize, SERVE_NEEDS_COLOC, NULL},
+    {"POST", "/v1/colocate/shares", serve_op, SERVE_NEEDS_COLOC, "colocate_shares"},
 };
 #define N_ROUTES (int)(sizeof serve_routes / sizeof serve_routes[0])
 const int serve_n_routes = N_ROUTES;
@@ -262,7 +264,7 @@ int serve_handle(serve_t *s, const char *method, const char *path, char *body, s
     const serve_route_t *rt = &serve_routes[ep];
     if (strcmp(rt->method, method) != 0)
         return serve_error(r, 405, "method_not_allowed", "%s takes %s, not %s", path, rt->method, method);
-    serve_req_t q = {s, &s->p, current(s), s->metrics, thread_doc(), body, body_len};
+    serve_req_t q = {rt, s, &s->p, current(s), s->metrics, thread_doc(), body, body_len};
     int status = dispatch(rt, &q, r);
     if (r->body.oom)
         status = serve_error(r, 500, "out_of_memory", "out of memory");

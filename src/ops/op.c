@@ -1,0 +1,294 @@
+/*
+ * The operations, each declared once: its name, the schema of its result,
+ * one table of its parameters (name, type, bounds, help; the defaults are
+ * its parameter struct's), the members of its request that are not numbers
+ * (read by its run function), and its run function. The CLI builds the
+ * options of an operation from its table, the service reads a request's
+ * members through it, Python passes keyword arguments through ps_op_run;
+ * docs/ARCHITECTURE.md's recipes say what to touch to add one. This file
+ * calls only the public API (include/pairsight.h).
+ */
+#include "pairsight.h"
+
+#include "common/common.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An operation. run gets the request document (for the members that are
+ * not in the table) and the parameter struct, read through the table; an
+ * operation with neither params nor members reads its request itself and
+ * gets its text alone (req NULL, p NULL). */
+typedef struct {
+    const char *name, *result, *help;
+    const ps_param_t *params;
+    int n_params;
+    const char *const *members; /* the request's other members, NULL-terminated */
+    size_t size;                /* of the parameter struct */
+    void (*init)(void *p);      /* the defaults into the parameter struct */
+    int (*run)(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out);
+} op_t;
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- plan: ps_plan_best over the LP candidates ---- */
+
+#define PLAN_P(f) offsetof(ps_plan_params_t, f)
+static const ps_param_t plan_params[] = {
+    {"slo_ns", PS_PARAM_DBL, PLAN_P(budget_ns), 1, 1e15, "X", "none", "the request's latency budget in ns"},
+    {"slo_factor", PS_PARAM_DBL, PLAN_P(slo_factor), 1, 100, "F", "none",
+     "budget = F x the request alone (its operators' standalone durations on the whole GPU plus --alone-run-ns)"},
+    {"coverage", PS_PARAM_DBL, PLAN_P(coverage), 0, 0.999, "C", NULL,
+     "plan on calibrated upper bounds at coverage C; 0 = point predictions"},
+    {"lp_start", PS_PARAM_INT, PLAN_P(lp_start), 0, 1000000, "N", NULL, "LP operator the LP stream stands at"},
+    {"alone_run_ns", PS_PARAM_DBL, PLAN_P(alone_run_ns), 0, 1e12, "X", NULL, "fixed cost of each run of HP alone"},
+    {"time_value", PS_PARAM_DBL, PLAN_P(time_value), 0, 100, "V", NULL,
+     "LP work an HP ns is otherwise worth (1 when LP runs alone whenever HP is idle)"},
+};
+static const char *const plan_members[] = {"hp", "lp", NULL};
+
+static void plan_init(void *p) { *(ps_plan_params_t *)p = ps_plan_default_params(); }
+
+/* The LP candidates of member lp ("A:8,B:8" or ["A:8", "B:8"]) into
+ * text (split in place) and lp[*n]. */
+static int plan_lp(const cJSON *v, char *text, size_t cap, const char **lp, size_t *n)
+{
+    *n = 0;
+    if (cJSON_IsArray(v)) {
+        size_t at = 0;
+        for (const cJSON *e = v->child; e; e = e->next) {
+            if (!cJSON_IsString(e) || strlen(e->valuestring) + 2 > cap - at)
+                return psi_error(PS_E_ARG, "plan: lp: expected strings MODEL:BATCH");
+            at += (size_t)snprintf(text + at, cap - at, "%s%s", at ? "," : "", e->valuestring);
+        }
+    } else if (!cJSON_IsString(v) || (size_t)snprintf(text, cap, "%s", v->valuestring) >= cap) {
+        return psi_error(PS_E_ARG, "plan: lp: expected MODEL:BATCH[,...] or a list of MODEL:BATCH");
+    }
+    char name[64], *save = NULL;
+    int batch;
+    for (char *s = strtok_r(text, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        if (*n == PS_PLAN_MAX_LP)
+            return psi_error(PS_E_ARG, "plan: lp: more than %d LP tasks", PS_PLAN_MAX_LP);
+        if (ps_model_batch_parse(s, name, &batch) != 0)
+            return psi_error(PS_E_ARG, "plan: lp: bad value '%s': expected MODEL:BATCH[,...]", s);
+        lp[(*n)++] = s;
+    }
+    return *n ? PS_OK : psi_error(PS_E_ARG, "plan: lp: no LP task given");
+}
+
+static int plan_run(const ps_op_inputs_t *in, const char *text_in, const cJSON *req, void *params, char **out)
+{
+    (void)text_in;
+    ps_plan_params_t *p = params;
+    const cJSON *hp = cJSON_GetObjectItemCaseSensitive(req, "hp"), *lpv = cJSON_GetObjectItemCaseSensitive(req, "lp");
+    char hp_model[64], text[PS_PLAN_MAX_LP * 80];
+    const char *lp[PS_PLAN_MAX_LP];
+    size_t n = 0;
+    if (!cJSON_IsString(hp) || ps_model_batch_parse(hp->valuestring, hp_model, &p->hp_batch) != 0)
+        return psi_error(PS_E_ARG, "plan: hp: expected MODEL:BATCH, e.g. resnet50:8");
+    p->hp_model = hp_model;
+    if (!lpv)
+        return psi_error(PS_E_ARG, "plan: missing lp: LP candidates [\"MODEL:BATCH\", ...]");
+    int rc = plan_lp(lpv, text, sizeof text, lp, &n);
+    if (rc != PS_OK)
+        return rc;
+    if ((p->budget_ns > 0) == (p->slo_factor > 0))
+        return psi_error(PS_E_ARG, "plan: give one of slo_ns and slo_factor");
+    if (p->coverage > 0 && p->coverage < 0.5)
+        return psi_error(PS_E_ARG, "plan: coverage: bad value '%g': expected 0 or a number in 0.5..0.999", p->coverage);
+    ps_plan_t *best = NULL;
+    rc = ps_plan_best(in->model, in->ops, p, lp, n, &best);
+    if (rc == PS_OK)
+        rc = ps_plan_to_json(best, out);
+    ps_plan_free(best);
+    return rc;
+}
+
+/* ---- colocate_shares: ps_coloc_shares_json, which reads its request ---- */
+
+static void no_init(void *p) { (void)p; }
+
+static int shares_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
+{
+    (void)req;
+    (void)p;
+    return ps_coloc_shares_json(in->coloc, in->workloads, in->scaling, text && *text ? text : "{}", out);
+}
+
+/* ---- the operations ---- */
+
+static const op_t ops[] = {
+    {"plan", "pairsight.plan.v1",
+     "one HP request planned beside the LP candidate given the most LP work within a latency budget (pairsight plan, "
+     "POST /v1/plan)",
+     plan_params, N_OF(plan_params), plan_members, sizeof(ps_plan_params_t), plan_init, plan_run},
+    {"colocate_shares", "pairsight.shares.v1",
+     "the GPU shares of a set of co-located workloads (pairsight colocate shares, POST /v1/colocate/shares); "
+     "its request is read by ps_coloc_shares_json (include/pairsight_colocate.h)",
+     NULL, 0, NULL, 0, no_init, shares_run},
+};
+
+static const op_t *find(const char *name)
+{
+    for (int i = 0; name && i < N_OF(ops); i++)
+        if (strcmp(ops[i].name, name) == 0)
+            return &ops[i];
+    return NULL;
+}
+
+/* The names of ps_op_inputs_t's members, in order: the struct is that
+ * many pointers and nothing else, so a binding fills an array by name. */
+#define AT(f, i) (offsetof(ps_op_inputs_t, f) == (i) * sizeof(void *))
+_Static_assert(sizeof(ps_op_inputs_t) == 5 * sizeof(void *) && AT(model, 0) && AT(ops, 1) && AT(coloc, 2) &&
+                   AT(workloads, 3) && AT(scaling, 4),
+               "ps_op_inputs_names lists ps_op_inputs_t's pointers in order");
+
+const char *ps_op_inputs_names(void) { return "model,ops,coloc,workloads,scaling"; }
+
+const char *ps_op_name(int i) { return i >= 0 && i < N_OF(ops) ? ops[i].name : NULL; }
+
+const ps_param_t *ps_op_params(const char *op, int *n)
+{
+    const op_t *o = find(op);
+    if (n)
+        *n = o ? o->n_params : 0;
+    return o ? o->params : NULL;
+}
+
+static int unknown_op(const char *where, const char *name)
+{
+    char known[256];
+    size_t at = 0;
+    known[0] = 0;
+    for (int i = 0; i < N_OF(ops); i++)
+        at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", i ? ", " : "", ops[i].name);
+    return psi_error(PS_E_ARG, "%s: unknown operation '%s' (known: %s)", where, name ? name : "(null)", known);
+}
+
+/* Not inlined: gcc -O2, seeing the defaults through the table's offsets,
+ * warns that they may be uninitialized (as config.c's defaults_json). */
+__attribute__((noinline)) static cJSON *param_json(const ps_param_t *r, const void *defaults)
+{
+    cJSON *o = cJSON_CreateObject();
+    const char *at = (const char *)defaults + r->offset;
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddStringToObject(o, "type", r->type == PS_PARAM_INT ? "int" : "number");
+    cJSON_AddNumberToObject(o, "min", r->lo);
+    cJSON_AddNumberToObject(o, "max", r->hi);
+    double def = r->type == PS_PARAM_INT ? *(const int *)(const void *)at : *(const double *)(const void *)at;
+    if (r->none && def == 0)
+        cJSON_AddNullToObject(o, "default");
+    else
+        cJSON_AddNumberToObject(o, "default", def);
+    cJSON_AddStringToObject(o, "help", r->help);
+    return o;
+}
+
+int ps_op_params_json(const char *op, char **out)
+{
+    if (!out)
+        return psi_error(PS_E_ARG, "ps_op_params_json: NULL out");
+    *out = NULL;
+    const op_t *o = find(op);
+    if (!o)
+        return unknown_op("ps_op_params_json", op);
+    void *defaults = psi_calloc(1, o->size ? o->size : 1);
+    cJSON *j = defaults ? cJSON_CreateObject() : NULL, *params = cJSON_CreateArray(), *members = cJSON_CreateArray();
+    if (j && params && members) {
+        o->init(defaults);
+        cJSON_AddStringToObject(j, "schema", "pairsight.op.v1");
+        cJSON_AddStringToObject(j, "name", o->name);
+        cJSON_AddStringToObject(j, "result", o->result);
+        cJSON_AddStringToObject(j, "help", o->help);
+        for (int i = 0; i < o->n_params; i++)
+            cJSON_AddItemToArray(params, param_json(&o->params[i], defaults));
+        for (const char *const *m = o->members; m && *m; m++)
+            cJSON_AddItemToArray(members, cJSON_CreateString(*m));
+        cJSON_AddItemToObject(j, "params", params);
+        cJSON_AddItemToObject(j, "members", members);
+        params = members = NULL;
+        *out = psi_json_print(j, 0);
+    }
+    cJSON_Delete(j);
+    cJSON_Delete(params);
+    cJSON_Delete(members);
+    free(defaults);
+    return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
+}
+
+/* Member v of the request into row r of the parameter struct p. */
+static int set_param(const char *op, const ps_param_t *r, const cJSON *v, void *p)
+{
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= r->lo && d <= r->hi))
+        return psi_error(PS_E_ARG, "%s: %s: expected a number in %g..%g", op, r->name, r->lo, r->hi);
+    if (r->type == PS_PARAM_INT && d != floor(d))
+        return psi_error(PS_E_ARG, "%s: %s: bad value '%g': expected an integer", op, r->name, d);
+    char *at = (char *)p + r->offset;
+    if (r->type == PS_PARAM_INT)
+        *(int *)(void *)at = (int)d;
+    else
+        *(double *)(void *)at = d;
+    return PS_OK;
+}
+
+/* Every member of req: a row of the table into p, or one of the
+ * operation's own members; any other is refused, naming the known ones. */
+static int read_members(const op_t *o, const cJSON *req, void *p)
+{
+    for (const cJSON *v = req ? req->child : NULL; v; v = v->next) {
+        int known = 0, rc = PS_OK;
+        for (int i = 0; i < o->n_params && !known; i++)
+            if (strcmp(o->params[i].name, v->string) == 0) {
+                known = 1;
+                rc = set_param(o->name, &o->params[i], v, p);
+            }
+        for (const char *const *m = o->members; m && *m && !known; m++)
+            known = strcmp(*m, v->string) == 0;
+        if (rc != PS_OK)
+            return rc;
+        if (!known) {
+            char list[512];
+            size_t at = 0;
+            list[0] = 0;
+            for (int i = 0; i < o->n_params; i++)
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", o->params[i].name);
+            for (const char *const *m = o->members; m && *m; m++)
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", *m);
+            return psi_error(PS_E_ARG, "%s: unknown member '%s' (known: %s)", o->name, v->string, list);
+        }
+    }
+    return PS_OK;
+}
+
+int ps_op_run(const char *op, const ps_op_inputs_t *in, const char *params, char **out)
+{
+    if (!out || !in)
+        return psi_error(PS_E_ARG, "ps_op_run: NULL %s", out ? "in" : "out");
+    *out = NULL;
+    const op_t *o = find(op);
+    if (!o)
+        return unknown_op("ps_op_run", op);
+    if (!o->n_params && !o->members)
+        return o->run(in, params, NULL, NULL, out);
+    cJSON *req = NULL;
+    int rc = params && *params ? psi_json_parse(params, strlen(params), o->name, &req) : PS_OK;
+    if (rc == PS_OK && req && !cJSON_IsObject(req))
+        rc = psi_error(PS_E_ARG, "%s: the request is not a JSON object", o->name);
+    void *p = psi_calloc(1, o->size ? o->size : 1);
+    if (rc == PS_OK && !p)
+        rc = PS_E_NOMEM;
+    if (rc == PS_OK) {
+        o->init(p);
+        rc = read_members(o, req, p);
+    }
+    if (rc == PS_OK)
+        rc = o->run(in, params, req, p, out);
+    free(p);
+    cJSON_Delete(req);
+    return rc;
+}
