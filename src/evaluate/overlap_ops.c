@@ -18,7 +18,8 @@ typedef struct {
 
 struct psi_ov_ops {
     entry_t *e;
-    int n, cap;
+    int n;
+    size_t cap;
     long unmatched;
 };
 
@@ -32,8 +33,7 @@ void psi_ov_ops_free(psi_ov_ops_t *o)
     free(o);
 }
 
-/* The group of operator name in model, or -1. */
-static int group_of(const char *model, int groups, const char *name)
+int psi_ov_op_group(const char *model, int groups, const char *name)
 {
     char buf[1024];
     for (int g = 0; g < groups; g++) {
@@ -52,14 +52,10 @@ static int add_list(psi_ov_ops_t *o, const psi_oplist_t *l)
     int groups = psi_abacus_model_ops(l->model);
     if (groups == 0)
         return PS_OK; /* a model Abacus did not run */
-    if (o->n == o->cap) {
-        int nc = o->cap ? 2 * o->cap : 16;
-        entry_t *e = psi_realloc(o->e, (size_t)nc * sizeof *e);
-        if (!e)
-            return PS_E_NOMEM;
-        o->e = e;
-        o->cap = nc;
-    }
+    void *grown = o->e;
+    if (psi_array_grow(&grown, (size_t)o->n, &o->cap, sizeof *o->e, 16) != PS_OK)
+        return PS_E_NOMEM;
+    o->e = grown;
     entry_t *e = &o->e[o->n];
     snprintf(e->model, sizeof e->model, "%s", l->model);
     e->batch = l->batch;
@@ -69,7 +65,7 @@ static int add_list(psi_ov_ops_t *o, const psi_oplist_t *l)
         return PS_E_NOMEM;
     o->n++;
     for (int i = 0; i < l->n; i++) {
-        int g = group_of(l->model, groups, l->ops[i].name);
+        int g = psi_ov_op_group(l->model, groups, l->ops[i].name);
         if (g < 0) {
             o->unmatched++;
             continue;

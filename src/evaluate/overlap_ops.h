@@ -16,6 +16,10 @@ typedef struct psi_ov_ops psi_ov_ops_t;
 int psi_ov_ops_load(const char *dir, psi_ov_ops_t **out);
 void psi_ov_ops_free(psi_ov_ops_t *o);
 
+/* The operator group of model (of groups, psi_abacus_model_ops) whose
+ * module paths hold the operator name, or -1. */
+int psi_ov_op_group(const char *model, int groups, const char *name);
+
 /* Sums over the slot's range; -1 when no list of its (model, batch,
  * seq_len) was given. */
 int psi_ov_ops_range(const psi_ov_ops_t *o, const psi_ov_slot_t *x, double *flops, double *bytes, double *kernels);

@@ -3,6 +3,7 @@
  * and one MPS run per experiment.
  */
 #include "evaluate/overlap_twin.h"
+#include "evaluate/overlap_ops.h"
 
 #include "common/common.h"
 #include "profile/abacus.h"
@@ -27,7 +28,8 @@ struct ps_ovt {
     const psi_gpu_t *g;
     sim_physics_t ph;
     ovt_entry_t *e;
-    int n, cap;
+    int n;
+    size_t cap;
     long unmatched;
     double flop_scale; /* the scale the kernels' flop_eff carry now */
 };
@@ -54,21 +56,6 @@ int psi_ovt_lists(const psi_ovt_t *tw, long *unmatched)
     return tw->n;
 }
 
-/* Group of operator name (-1: none) among the groups of model. */
-static int op_group(const char *model, int groups, const char *name)
-{
-    char buf[1024];
-    for (int g = 0; g < groups; g++) {
-        if (psi_abacus_group_paths(model, g, buf, sizeof buf) == 0)
-            continue;
-        char *save = NULL;
-        for (char *p = strtok_r(buf, " ", &save); p; p = strtok_r(NULL, " ", &save))
-            if (psi_abacus_in_path(name, p))
-                return g;
-    }
-    return -1;
-}
-
 /* first[] of e from its operators' groups; operators of no group stay in the
  * group before them. Groups must come in order. */
 static int group_bounds(psi_ovt_t *tw, ovt_entry_t *e, const char *path)
@@ -78,7 +65,7 @@ static int group_bounds(psi_ovt_t *tw, ovt_entry_t *e, const char *path)
     for (int g = 0; g <= e->groups; g++)
         e->first[g] = l->n;
     for (int i = 0; i < l->n; i++) {
-        int g = op_group(l->model, e->groups, l->ops[i].name);
+        int g = psi_ov_op_group(l->model, e->groups, l->ops[i].name);
         if (g < 0) {
             tw->unmatched++;
             g = cur;
@@ -103,16 +90,12 @@ static int add_entry(psi_ovt_t *tw, psi_oplist_t *l, const char *path)
         psi_oplist_free(l);
         return PS_OK;
     }
-    if (tw->n == tw->cap) {
-        int nc = tw->cap ? 2 * tw->cap : 16;
-        ovt_entry_t *ne = psi_realloc(tw->e, (size_t)nc * sizeof *ne);
-        if (!ne) {
-            psi_oplist_free(l);
-            return PS_E_NOMEM;
-        }
-        tw->e = ne;
-        tw->cap = nc;
+    void *grown = tw->e;
+    if (psi_array_grow(&grown, (size_t)tw->n, &tw->cap, sizeof *tw->e, 16) != PS_OK) {
+        psi_oplist_free(l);
+        return PS_E_NOMEM;
     }
+    tw->e = grown;
     ovt_entry_t *e = &tw->e[tw->n++];
     memset(e, 0, sizeof *e);
     e->list = l;

@@ -96,10 +96,11 @@ typedef struct {
     size_t n;
 } recs_t;
 
-/* The experiments idx[n] of t that a score or a calibration runs. */
+/* The experiments idx[n] of t that a score or a calibration runs (idx
+ * from select_exps, owned by whoever selected them). */
 typedef struct {
     const psi_overlap_t *t;
-    const size_t *idx;
+    size_t *idx;
     size_t n;
 } exps_t;
 
@@ -292,13 +293,36 @@ static double best_start(const double *pred, const double *real, size_t n, resid
     return c;
 }
 
-/* The calibration's experiments and its scratch for their predicted and
- * real makespans and residuals (n + 1 each). */
+/* The calibration's experiments (it owns x.idx) and its scratch for their
+ * predicted and real makespans and residuals (n + 1 each). */
 typedef struct {
     exps_t x;
     double *pred, *real;
     resid_t *tmp;
 } fitset_t;
+
+static void fitset_free(fitset_t *f)
+{
+    free(f->x.idx);
+    free(f->pred);
+    free(f->real);
+    free(f->tmp);
+}
+
+/* The 2-way experiments of p->setting the calibration fits (every
+ * p->fit_every-th), and the scratch. */
+static int fitset_init(fitset_t *f, const psi_overlap_t *t, const psi_ovt_params_t *p)
+{
+    memset(f, 0, sizeof *f);
+    f->x.t = t;
+    int rc = select_exps(t, p->setting, p->fit_every, 2, &f->x.idx, &f->x.n);
+    size_t n = f->x.n;
+    if (rc == PS_OK &&
+        (!(f->pred = psi_malloc((n + 1) * sizeof *f->pred)) || !(f->real = psi_malloc((n + 1) * sizeof *f->real)) ||
+         !(f->tmp = psi_malloc((n + 1) * sizeof *f->tmp))))
+        rc = PS_E_NOMEM;
+    return rc;
+}
 
 /* MAPE on f's experiments under m with the best start; sets m->start_ns. */
 static int try_params(psi_ovt_t *tw, const fitset_t *f, sim_mps_params_t *m, double *mape)
@@ -332,16 +356,10 @@ static const double flop_grid[] = {1, 0.5, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05};
 int psi_ovt_calibrate(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_params_t *p, sim_mps_params_t *out,
                       double *mape)
 {
-    size_t *idx = NULL, n = 0;
-    double *pred = NULL, *real = NULL;
-    resid_t *tmp = NULL;
-    int rc = select_exps(t, p->setting, p->fit_every, 2, &idx, &n);
-    if (rc == PS_OK && (!(pred = psi_malloc((n + 1) * sizeof *pred)) || !(real = psi_malloc((n + 1) * sizeof *real)) ||
-                        !(tmp = psi_malloc((n + 1) * sizeof *tmp))))
-        rc = PS_E_NOMEM;
+    fitset_t fs;
+    int rc = fitset_init(&fs, t, p);
     sim_mps_params_t best = p->mps;
     double best_e = INFINITY;
-    const fitset_t fs = {{t, idx, n}, pred, real, tmp};
     if (rc == PS_OK)
         rc = try_params(tw, &fs, &best, &best_e);
     const double *grid[4] = {launch_grid_us, pack_grid, stagger_grid_us, flop_grid};
@@ -368,10 +386,7 @@ int psi_ovt_calibrate(psi_ovt_t *tw, const psi_overlap_t *t, const psi_ovt_param
             }
         }
     }
-    free(idx);
-    free(pred);
-    free(real);
-    free(tmp);
+    fitset_free(&fs);
     if (rc == PS_OK) {
         *out = best;
         *mape = best_e;

@@ -31,6 +31,20 @@ static void fnum(FILE *f, double v, int width, int prec)
         fprintf(f, "%*.*f", width, prec, v);
 }
 
+/* A numeric column of a text table: its width and decimals. */
+typedef struct {
+    int width, prec;
+} col_t;
+
+/* The rest of a table's line: v[i] in column cols[i] ('-' for NAN), then
+ * the newline. */
+static void fnum_line(FILE *f, const double *v, const col_t *cols, int n)
+{
+    for (int i = 0; i < n; i++)
+        fnum(f, v[i], cols[i].width, cols[i].prec);
+    fputc('\n', f);
+}
+
 static const char *const cov_sets[PS_COV_SETS] = {"test", "long", "unseen"};
 
 /* Table I: accuracy and cost per method. */
@@ -38,16 +52,12 @@ static void print_accuracy(const psi_eval_results_t *r, FILE *f)
 {
     fprintf(f, "Table I: accuracy and cost on %zu test co-executions (MAPE %%)\n", r->n_test);
     fprintf(f, "%-16s %8s %8s %8s %9s %9s %10s\n", "method", "HP", "LP", "HP<=10%", "Llama HP", "train s", "query us");
+    static const col_t cols[] = {{8, 2}, {9, 2}, {9, 1}, {10, 2}, {10, 1}, {11, 2}};
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
         const psi_eval_row_t *w = &r->table1[m];
+        const double v[] = {w->hp_mape, w->lp_mape, w->hp_within10, w->llama_hp_mape, w->train_seconds, w->query_us};
         fprintf(f, "%-16s ", w->name);
-        fnum(f, w->hp_mape, 8, 2);
-        fnum(f, w->lp_mape, 9, 2);
-        fnum(f, w->hp_within10, 9, 1);
-        fnum(f, w->llama_hp_mape, 10, 2);
-        fnum(f, w->train_seconds, 10, 1);
-        fnum(f, w->query_us, 11, 2);
-        fputc('\n', f);
+        fnum_line(f, v, cols, 6);
     }
     fputc('\n', f);
 }
@@ -57,12 +67,12 @@ static void print_ablation(const psi_eval_results_t *r, FILE *f)
 {
     fprintf(f, "Fig. 4: ablation of the PairSight input (MAPE %%)\n");
     fprintf(f, "%-16s %8s %8s %9s\n", "input", "HP", "LP", "train s");
+    static const col_t cols[] = {{8, 2}, {9, 2}, {10, 1}};
     for (int a = 0; a < PS_ABL_ROWS; a++) {
-        fprintf(f, "%-16s ", r->ablation[a].name);
-        fnum(f, r->ablation[a].hp_mape, 8, 2);
-        fnum(f, r->ablation[a].lp_mape, 9, 2);
-        fnum(f, r->ablation[a].train_seconds, 10, 1);
-        fputc('\n', f);
+        const psi_eval_row_t *w = &r->ablation[a];
+        const double v[] = {w->hp_mape, w->lp_mape, w->train_seconds};
+        fprintf(f, "%-16s ", w->name);
+        fnum_line(f, v, cols, 3);
     }
     fputc('\n', f);
 }
@@ -94,13 +104,12 @@ static void print_long(const psi_eval_results_t *r, FILE *f)
 {
     fprintf(f, "Long segments beyond the window, SM splits absent from training (MAPE %%)\n");
     fprintf(f, "%-18s %8s %8s %10s %10s\n", "method", "HP", "LP", "asym HP", "asym LP");
+    static const col_t cols[] = {{8, 2}, {9, 2}, {11, 2}, {11, 2}};
     for (int i = 0; i < PS_LONG_ROWS; i++) {
+        const double v[] = {r->long_all[i].hp_mape, r->long_all[i].lp_mape, r->long_asym[i].hp_mape,
+                            r->long_asym[i].lp_mape};
         fprintf(f, "%-18s ", r->long_all[i].name);
-        fnum(f, r->long_all[i].hp_mape, 8, 2);
-        fnum(f, r->long_all[i].lp_mape, 9, 2);
-        fnum(f, r->long_asym[i].hp_mape, 11, 2);
-        fnum(f, r->long_asym[i].lp_mape, 11, 2);
-        fputc('\n', f);
+        fnum_line(f, v, cols, 4);
     }
     fprintf(f, "(%zu co-executions, %zu asymmetric)\n\n", r->long_all[0].n, r->long_asym[0].n);
 }
@@ -115,12 +124,9 @@ static void print_coverage(const psi_eval_results_t *r, FILE *f)
             const bound_cov_t *c = &r->cov[s][k];
             if (!c->n)
                 continue;
+            const double v[] = {c->hp_cover, c->lp_cover, c->hp_width, c->lp_width};
             fprintf(f, "%-8s %6.2f %7zu ", cov_sets[s], c->level, c->n);
-            fnum(f, c->hp_cover, 9, 2);
-            fnum(f, c->lp_cover, 10, 2);
-            fnum(f, c->hp_width, 10, 2);
-            fnum(f, c->lp_width, 10, 2);
-            fputc('\n', f);
+            fnum_line(f, v, (const col_t[]){{9, 2}, {10, 2}, {10, 2}, {10, 2}}, 4);
         }
     fputc('\n', f);
 }
