@@ -177,14 +177,18 @@ typedef struct {
 } ps_json_tok_t;
 
 /** A parsed text. Zero it before the first ps_json_parse; max_depth (0:
- *  64) bounds nesting. */
+ *  64) bounds nesting; with allow_trailing, text after the value is left
+ *  unread (from byte end on) instead of refused. */
 typedef struct {
     char *text; /* the text, modified in place by ps_json_str */
     size_t len;
     ps_json_tok_t *tok;
     int n, cap;
-    int max_depth; /* containers nested deeper are refused */
-    char err[160]; /* why the text was refused */
+    int max_depth;      /* containers nested deeper are refused */
+    int allow_trailing; /* text after the value is not an error */
+    size_t end;         /* after a parse: the byte after the value and its white space */
+    size_t err_at;      /* after a refusal: the byte where the text stops being JSON */
+    char err[160];      /* why the text was refused ("... near byte err_at") */
 } ps_json_doc_t;
 
 /** Tokenizes text[len] into d (d->tok kept from earlier calls and grown as

@@ -20,23 +20,25 @@ static void test_ncu_auto_units(void)
         return;
     const psi_op_row_t *r = t->rows;
     CHECK(strcmp(r[0].name, "volta_sgemm_128x64_nn") == 0);
-    CHECK(strncmp(r[1].name, "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail", 90) == 0);
+    CHECK(strncmp(r[1].name,
+                  "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail",
+                  90) == 0);
     CHECK(r[0].op == 0 && r[1].op == 1 && r[2].op == 2);
     CHECK(strcmp(r[2].gpu, "V100-SXM2-16GB") == 0 && strcmp(r[2].model, "bert") == 0);
     CHECK(r[2].batch == 8 && r[2].tpcs == 40);
-    CHECK_NEAR(r[0].duration_ns, 134300, 1e-6);      /* 134.30 usecond */
+    CHECK_NEAR(r[0].duration_ns, 134300, 1e-6); /* 134.30 usecond */
     CHECK_NEAR(r[1].duration_ns, 2240, 1e-6);
     CHECK_NEAR(r[2].duration_ns, 900, 1e-6);
-    CHECK_NEAR(r[0].c.dram_bytes, 12.58e6, 1e-3);    /* Mbyte */
-    CHECK_NEAR(r[1].c.dram_bytes, 1024.5e6, 1e-3);   /* "1,024.50" Mbyte */
-    CHECK_NEAR(r[0].c.l2_bytes, 5376e3, 1e-6);       /* "5,376.00" Kbyte */
+    CHECK_NEAR(r[0].c.dram_bytes, 12.58e6, 1e-3);  /* Mbyte */
+    CHECK_NEAR(r[1].c.dram_bytes, 1024.5e6, 1e-3); /* "1,024.50" Mbyte */
+    CHECK_NEAR(r[0].c.l2_bytes, 5376e3, 1e-6);     /* "5,376.00" Kbyte */
     CHECK_NEAR(r[0].c.sm_pct, 88.12, 1e-12);
     CHECK_NEAR(r[0].c.mem_pct, 45.21, 1e-12);
     CHECK_NEAR(r[0].c.stall_long_scoreboard, 12.30, 1e-12);
     CHECK_NEAR(r[0].c.stall_lg_throttle, 0.51, 1e-12);
     CHECK_NEAR(r[0].c.stall_mio_throttle, 3.20, 1e-12);
-    CHECK(isnan(r[1].c.stall_lg_throttle));           /* n/a */
-    CHECK_NEAR(r[2].c.mem_pct, 100, 0);               /* 100.30 rounded overshoot */
+    CHECK(isnan(r[1].c.stall_lg_throttle)); /* n/a */
+    CHECK_NEAR(r[2].c.mem_pct, 100, 0);     /* 100.30 rounded overshoot */
     CHECK(r[0].intensity == PS_INTENSITY_NONE);
     ps_ops_free(t);
 }
@@ -108,14 +110,18 @@ static void test_ncu_errors(void)
     CHECK(ps_import_ncu("tests/data/ncu_no_kernels.csv", &params, &t) == PS_E_INPUT && !t);
     CHECK_MSG(strstr(ps_last_error(), "no kernels"), "%s", ps_last_error());
     const bad_input_t bad[] = {
-        {NCU_HEAD "\"\",\"\",\"nsecond\",\"furlong\"\n\"0\",\"k\",\"5\",\"1\"\n", ":2:4: dram__bytes.sum: unknown unit 'furlong'"},
+        {NCU_HEAD "\"\",\"\",\"nsecond\",\"furlong\"\n\"0\",\"k\",\"5\",\"1\"\n",
+         ":2:4: dram__bytes.sum: unknown unit 'furlong'"},
         {NCU_HEAD "\"0\",\"k\",\"5x\",\"1\"\n", ":2:3: gpu__time_duration.sum: '5x': not a number"},
-        {NCU_HEAD "\"0\",\"k\",\"5,00\",\"1\"\n", ":2:3: gpu__time_duration.sum: '5,00': misplaced thousands separator"},
+        {NCU_HEAD "\"0\",\"k\",\"5,00\",\"1\"\n",
+         ":2:3: gpu__time_duration.sum: '5,00': misplaced thousands separator"},
         {NCU_HEAD "\"0\",\"k\",\"5\",\"-1\"\n", ":2:4: dram__bytes.sum: '-1': negative"},
-        {NCU_HEAD "\"0\",\"k\",\"n/a\",\"1\"\n", ":2:3: gpu__time_duration.sum (launch ID 0, k): the kernel has no positive duration"},
+        {NCU_HEAD "\"0\",\"k\",\"n/a\",\"1\"\n",
+         ":2:3: gpu__time_duration.sum (launch ID 0, k): the kernel has no positive duration"},
         {NCU_HEAD "\"0\",\"k\",\"5\"\n", ":2:1: expected 4 fields"},
         {NCU_HEAD "\"x\",\"k\",\"5\",\"1\"\n", ":2:1: ID: 'x': not an integer"},
-        {"\"ID\",\"Kernel Name\",\"dram__bytes.sum\"\n\"0\",\"k\",\"1\"\n", ":1:1: missing metric column 'gpu__time_duration.sum'"},
+        {"\"ID\",\"Kernel Name\",\"dram__bytes.sum\"\n\"0\",\"k\",\"1\"\n",
+         ":1:1: missing metric column 'gpu__time_duration.sum'"},
         {"a,b\n1,2\n", ": no Nsight Compute header"},
         {NCU_HEAD "\"0\",\"k,\"5\",\"1\"\n", ":2:2: unexpected character after closing quote"},
         /* A percentage above 100 is named at its line and column, not as
@@ -180,8 +186,7 @@ static void test_torch_trace(void)
     p.stream = "3";
     t = (ps_ops_t *)1;
     CHECK(ps_import_torch_trace("tests/data/torch_trace.json", &p, &t) == PS_E_INPUT && !t);
-    CHECK_MSG(strstr(ps_last_error(), "no kernels on stream 3 (streams: 7, 20)"), "%s",
-              ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), "no kernels on stream 3 (streams: 7, 20)"), "%s", ps_last_error());
 }
 
 static void test_torch_errors(void)
@@ -190,16 +195,22 @@ static void test_torch_errors(void)
     CHECK(ps_import_torch_trace("tests/data/torch_no_kernels.json", &params, &t) == PS_E_INPUT && !t);
     CHECK_MSG(strstr(ps_last_error(), "no kernels found"), "%s", ps_last_error());
     const bad_input_t bad[] = {
-        {"{\"traceEvents\": [\n  {\"ph\": \"X\",, }\n]}", ":2:15: not valid JSON"}, /* where cJSON stops */
+        {"{\"traceEvents\": [\n  {\"ph\": \"X\",, }\n]}",
+         ":2:14: not valid JSON (expected a member name"}, /* the second comma */
+        {"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1e400}]",
+         ": event 1 (k): dur inf us: must be in"},
         {"{\"events\": []}", ": not a Chrome trace"},
-        {"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -1}]", ": event 1 (k): dur -1 us: must be in 0..3600000000"},
+        {"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": -1}]",
+         ": event 1 (k): dur -1 us: must be in 0..3600000000"},
         {"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]", ": event 1: a kernel event needs"},
         {"", ":1:1: not valid JSON"},
     };
     expect_refused(ps_import_torch_trace, bad, PS_ARRAY_LEN(bad));
     /* A bare array of events and the old capitalised category work too. */
     char path[] = "/tmp/psi_test_torchXXXXXX";
-    temp_with(path, "[{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1.5, \"tid\": \"stream 7\"}]");
+    temp_with(
+        path,
+        "[{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1.5, \"tid\": \"stream 7\"}]");
     t = NULL;
     CHECK_OK(ps_import_torch_trace(path, &params, &t));
     CHECK(t && t->n == 1 && t->rows[0].duration_ns == 1500);
@@ -208,8 +219,8 @@ static void test_torch_errors(void)
 }
 
 /* Import with ps_import_run; gpu NULL takes the file's GPU. */
-static int run(const char *format, const char *path, const char *gpu, ps_import_params_t p,
-               ps_ops_t **t, ps_import_info_t *info)
+static int run(const char *format, const char *path, const char *gpu, ps_import_params_t p, ps_ops_t **t,
+               ps_import_info_t *info)
 {
     p.gpu = gpu;
     return ps_import_run(format, path, &p, t, info);
@@ -228,15 +239,15 @@ static void test_ncu_details(void)
         const psi_op_row_t *r = t->rows;
         CHECK(strcmp(r[0].gpu, "A100-SXM4-80GB") == 0 && strcmp(r[0].name, "ampere_sgemm_128x64_tn") == 0);
         CHECK(strncmp(r[2].name, "void cudnn::bn_fw_tr_1C11_kernel_NCHW", 37) == 0);
-        CHECK_NEAR(r[0].duration_ns, 134300, 1e-6);  /* Duration 134.30 usecond */
-        CHECK_NEAR(r[1].duration_ns, 2240, 1e-9);    /* "2,240" nsecond */
-        CHECK_NEAR(r[2].duration_ns, 1.02e6, 1e-6);  /* 1.02 msecond */
-        CHECK_NEAR(r[0].c.sm_pct, 88.12, 1e-12);     /* Compute (SM) Throughput */
-        CHECK_NEAR(r[0].c.mem_pct, 45.21, 1e-12);    /* Memory Throughput, % */
-        CHECK_NEAR(r[2].c.mem_pct, 100, 0);          /* 100.30 cut to 100 */
-        CHECK_NEAR(r[0].c.dram_bytes, 12.58e6, 1e-3); /* dram__bytes.sum beats the rate */
+        CHECK_NEAR(r[0].duration_ns, 134300, 1e-6);             /* Duration 134.30 usecond */
+        CHECK_NEAR(r[1].duration_ns, 2240, 1e-9);               /* "2,240" nsecond */
+        CHECK_NEAR(r[2].duration_ns, 1.02e6, 1e-6);             /* 1.02 msecond */
+        CHECK_NEAR(r[0].c.sm_pct, 88.12, 1e-12);                /* Compute (SM) Throughput */
+        CHECK_NEAR(r[0].c.mem_pct, 45.21, 1e-12);               /* Memory Throughput, % */
+        CHECK_NEAR(r[2].c.mem_pct, 100, 0);                     /* 100.30 cut to 100 */
+        CHECK_NEAR(r[0].c.dram_bytes, 12.58e6, 1e-3);           /* dram__bytes.sum beats the rate */
         CHECK_NEAR(r[1].c.dram_bytes, 1.27e12 * 2240e-9, 1e-3); /* Tbyte/second x Duration */
-        CHECK_NEAR(r[2].c.dram_bytes, 1275068416, 0); /* "1,275,068,416" byte */
+        CHECK_NEAR(r[2].c.dram_bytes, 1275068416, 0);           /* "1,275,068,416" byte */
         CHECK(isnan(r[0].c.l2_bytes) && isnan(r[0].c.stall_long_scoreboard));
     }
     CHECK(strcmp(info.format, "ncu details page") == 0 && info.ops == 3 && info.text_lines == 5);
@@ -262,13 +273,17 @@ static void test_ncu_details(void)
         {DH "\"0\",\"k\",\"S\",\"Duration\",\"ns\",\"5x\"\n", ":2:6: gpu__time_duration.sum: '5x': not a number"},
         {DH "\"0\",\"k\",\"S\",\"Registers Per Thread\",\"\",\"32\"\n",
          ":2:6: gpu__time_duration.sum (launch ID 0, k): the kernel has no positive duration (no Duration"},
-        {DH "\"0\",\"k\",\"S\",\"Duration\",\"ns\",\"5\"\n\"0\",\"j\",\"S\",\"Duration\",\"ns\",\"5\"\n\"0\",\"k\",\"S\",\"x\",\"\",\"1\"\n",
+        {DH "\"0\",\"k\",\"S\",\"Duration\",\"ns\",\"5\"\n\"0\",\"j\",\"S\",\"Duration\",\"ns\",\"5\"\n\"0\",\"k\","
+            "\"S\",\"x\",\"\",\"1\"\n",
          ":3:1: launch ID 0: kernel 'j' here, 'k' at line 2"},
-        {"\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\"k\",\"S\",\"Duration\",\"ns\",\"5\"\n",
+        {"\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric "
+         "Value\"\n\"k\",\"S\",\"Duration\",\"ns\",\"5\"\n",
          ":1:1: a details export without an \"ID\" column"},
-        {"==PROF== x\n\"Process ID\",\"Kernel Name\",\"Invocations\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Minimum\",\"Maximum\",\"Average\"\n",
+        {"==PROF== x\n\"Process ID\",\"Kernel Name\",\"Invocations\",\"Section Name\",\"Metric Name\",\"Metric "
+         "Unit\",\"Minimum\",\"Maximum\",\"Average\"\n",
          ":2:1: a summary export (ncu --print-summary) has no rows per launch"},
-        {DH "\"0\",\"k\",\"S\",\"Duration\",\"ns\",\"5\",\"\",\"x\"\n", ":2:1: expected 6 fields as in the header, found 8"},
+        {DH "\"0\",\"k\",\"S\",\"Duration\",\"ns\",\"5\",\"\",\"x\"\n",
+         ":2:1: expected 6 fields as in the header, found 8"},
     };
     expect_refused(ps_import_ncu, bad, PS_ARRAY_LEN(bad));
 }
@@ -285,7 +300,8 @@ static void test_ncu_program_output(void)
     CHECK(strcmp(info.gpu, "V100-SXM2-32GB") == 0);
     ps_ops_free(t);
     const bad_input_t bad[] = {
-        {"say \"hi\n10%\r50%\r100%\n" NCU_HEAD "==PROF== x\n\"0\",\"k\",\"5\",\"1\"\nmore \"output\n\"1\",\"k\",\"5x\",\"1\"\n",
+        {"say \"hi\n10%\r50%\r100%\n" NCU_HEAD
+         "==PROF== x\n\"0\",\"k\",\"5\",\"1\"\nmore \"output\n\"1\",\"k\",\"5x\",\"1\"\n",
          ":7:3: gpu__time_duration.sum: '5x': not a number"},
         {"a\r\nb\r\n" NCU_HEAD "\"0\",\"k\",\"-5\",\"1\"\n", ":4:3: gpu__time_duration.sum: '-5': negative"},
     };
@@ -323,8 +339,10 @@ static void test_ncu_said(void)
     const struct {
         const char *path, *says;
     } cases[] = {
-        {"tests/data/ncu_error_app.csv", "no Nsight Compute table; ncu said: ==ERROR== The application returned an error code (1)."},
-        {"tests/data/ncu_error_section.csv", "ncu said: ==ERROR== Option '--section SpeedOfLite' did not match any section."},
+        {"tests/data/ncu_error_app.csv",
+         "no Nsight Compute table; ncu said: ==ERROR== The application returned an error code (1)."},
+        {"tests/data/ncu_error_section.csv",
+         "ncu said: ==ERROR== Option '--section SpeedOfLite' did not match any section."},
         {"tests/data/ncu_warning_only.csv", "ncu said: ==WARNING== No kernels were profiled."},
         {"tests/data/ncu_no_kernels.csv", "no kernels found; ncu said: ==WARNING== No kernels were profiled."},
     };
@@ -345,7 +363,8 @@ static void test_ncu_processes(void)
     CHECK_OK(run("ncu", "tests/data/ncu_multi_process.csv", NULL, p, &t, &info));
     CHECK(t && t->n == 3 && strcmp(t->rows[1].name, "reduce_a") == 0 && strcmp(t->rows[0].gpu, "H100-SXM") == 0);
     CHECK_MSG(strcmp(info.taken, "process 4242 device 0") == 0, "%s", info.taken);
-    CHECK_MSG(strcmp(info.skipped, "process 4243 device 1: 2 kernels, 17 us; process 4242 device 1: 1 kernels, 3 us") == 0,
+    CHECK_MSG(strcmp(info.skipped, "process 4243 device 1: 2 kernels, 17 us; process 4242 device 1: 1 kernels, 3 us") ==
+                  0,
               "%s", info.skipped);
     ps_ops_free(t);
     p.process = "4243";
@@ -428,7 +447,8 @@ static void test_torch_gzip(void)
         fclose(g);
         ps_ops_t *t = (ps_ops_t *)1;
         CHECK(ps_import_torch_trace(path, &p, &t) == PS_E_INPUT && !t);
-        CHECK_MSG(strstr(ps_last_error(), k == 0 ? ": gzip: the file is cut short" : ": gzip: "), "%s", ps_last_error());
+        CHECK_MSG(strstr(ps_last_error(), k == 0 ? ": gzip: the file is cut short" : ": gzip: "), "%s",
+                  ps_last_error());
         remove(path);
     }
 }
@@ -450,8 +470,10 @@ static void test_torch_zero_durations(void)
     ps_log_set(keep_warning, NULL);
     CHECK_OK(run("torch-trace", "tests/data/torch_pt18.json", "v100", params, &t, &info));
     ps_log_set(NULL, NULL);
-    CHECK_MSG(strstr(last_warning, "torch_pt18.json: 2 kernels have dur 0 (shorter than the trace's time resolution, 1 us): "
-                                   "each kept as half of it"), "%s", last_warning);
+    CHECK_MSG(strstr(last_warning,
+                     "torch_pt18.json: 2 kernels have dur 0 (shorter than the trace's time resolution, 1 us): "
+                     "each kept as half of it"),
+              "%s", last_warning);
     CHECK(t && t->n == 6 && info.zero_dur == 2);
     CHECK(t && t->rows[2].duration_ns == 500 && t->rows[4].duration_ns == 500 && t->rows[1].duration_ns == 153000);
     CHECK(strstr(info.format, "no schemaVersion, cat Kernel (PyTorch 1.8/1.9)") != NULL);
@@ -478,11 +500,16 @@ static void test_gpu_names(void)
     const struct {
         const char *device, *catalog;
     } names[] = {
-        {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"}, {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
-        {"NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"}, {"NVIDIA H100 80GB HBM3", "H100-SXM"},
-        {"NVIDIA H100 PCIe", "H100-PCIE"},           {"NVIDIA H100 NVL", "H100-NVL"},
-        {"NVIDIA H200", "H200"},                     {"NVIDIA B200", "B200"},
-        {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},  {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
+        {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"},
+        {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
+        {"NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"},
+        {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+        {"NVIDIA H100 PCIe", "H100-PCIE"},
+        {"NVIDIA H100 NVL", "H100-NVL"},
+        {"NVIDIA H200", "H200"},
+        {"NVIDIA B200", "B200"},
+        {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},
+        {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
     };
     for (size_t i = 0; i < PS_ARRAY_LEN(names); i++) {
         const psi_gpu_t *g = psi_gpu_from_device_name(names[i].device);
@@ -497,8 +524,9 @@ static void test_gpu_names(void)
     ps_ops_t *t = (ps_ops_t *)1;
     ps_import_info_t info;
     CHECK(run("torch-trace", "tests/data/torch_ddp.json", NULL, p, &t, &info) == PS_E_ARG && !t);
-    CHECK_MSG(strstr(ps_last_error(), "--tpcs: 67 exceeds the 66 TPCs of H100-SXM (the file names NVIDIA H100 80GB HBM3)"),
-              "%s", ps_last_error());
+    CHECK_MSG(
+        strstr(ps_last_error(), "--tpcs: 67 exceeds the 66 TPCs of H100-SXM (the file names NVIDIA H100 80GB HBM3)"),
+        "%s", ps_last_error());
     CHECK(run("torch-trace", "tests/data/torch_pt18.json", NULL, params, &t, &info) == PS_E_ARG && !t);
     CHECK_MSG(strstr(ps_last_error(), "the file names no GPU: give --gpu"), "%s", ps_last_error());
     p.tpcs = 500;
@@ -546,7 +574,8 @@ static void test_merge(void)
     bad = (ps_ops_t *)1;
     CHECK(ps_ops_merge(m2, other, &bad, NULL, NULL) == PS_E_MISMATCH && !bad);
     CHECK_MSG(strstr(ps_last_error(), "bert batch 8 on V100-SXM2-16GB: the kernel sequences differ at op 0: "
-                                      "'volta_sgemm_128x64_nn' there, 'gemm_kernel' in the import"), "%s", ps_last_error());
+                                      "'volta_sgemm_128x64_nn' there, 'gemm_kernel' in the import"),
+              "%s", ps_last_error());
     ps_ops_t *shorter = ps_ops_new();
     for (size_t i = 0; shorter && i < 2; i++)
         CHECK_OK(ps_ops_append(shorter, &ncu20->rows[i]));
@@ -572,5 +601,5 @@ static void test_merge(void)
 
 TH_MAIN(TEST(test_ncu_auto_units), TEST(test_ncu_base_units_and_round_trip), TEST(test_ncu_errors),
         TEST(test_torch_trace), TEST(test_torch_errors), TEST(test_ncu_details), TEST(test_ncu_program_output),
-        TEST(test_ncu_said), TEST(test_ncu_wide_header), TEST(test_ncu_processes), TEST(test_torch_streams), TEST(test_torch_gzip),
-        TEST(test_torch_zero_durations), TEST(test_gpu_names), TEST(test_merge))
+        TEST(test_ncu_said), TEST(test_ncu_wide_header), TEST(test_ncu_processes), TEST(test_torch_streams),
+        TEST(test_torch_gzip), TEST(test_torch_zero_durations), TEST(test_gpu_names), TEST(test_merge))

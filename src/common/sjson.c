@@ -21,8 +21,10 @@ static int s_value(scan_t *s, int depth);
 
 static int fail(scan_t *s, const char *why)
 {
-    if (!s->d->err[0])
+    if (!s->d->err[0]) {
+        s->d->err_at = (size_t)(s->p - s->b);
         snprintf(s->d->err, sizeof s->d->err, "%s near byte %ld", why, (long)(s->p - s->b));
+    }
     return -1;
 }
 
@@ -36,6 +38,7 @@ static int push(scan_t *s, int type, const char *start)
         ps_json_tok_t *t = psi_realloc(d->tok, (size_t)cap * sizeof *t);
         if (!t) {
             s->oom = 1;
+            d->err_at = (size_t)(s->p - s->b);
             snprintf(d->err, sizeof d->err, "out of memory");
             return -1;
         }
@@ -219,6 +222,7 @@ static int s_value(scan_t *s, int depth)
     char c = *s->p;
     if (c == '[' || c == '{') {
         if (depth >= s->d->max_depth) {
+            s->d->err_at = (size_t)(s->p - s->b);
             snprintf(s->d->err, sizeof s->d->err, "nested deeper than %d", s->d->max_depth);
             return -1;
         }
@@ -246,6 +250,7 @@ int ps_json_parse(ps_json_doc_t *d, char *text, size_t len)
     d->text = text;
     d->len = len;
     d->n = 0;
+    d->end = d->err_at = 0;
     d->err[0] = 0;
     if (d->max_depth <= 0)
         d->max_depth = 64;
@@ -257,7 +262,8 @@ int ps_json_parse(ps_json_doc_t *d, char *text, size_t len)
     if (s_value(&s, 0) != 0)
         return s.oom ? PS_E_NOMEM : PS_E_INPUT;
     s_space(&s);
-    if (s.p != s.end)
+    d->end = (size_t)(s.p - s.b);
+    if (s.p != s.end && !d->allow_trailing)
         return fail(&s, "text after the JSON value");
     return PS_OK;
 }

@@ -18,10 +18,10 @@
 #include "common/common.h"
 #include "profile/profile_internal.h"
 
-#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -30,7 +30,7 @@
 typedef struct {
     double ts, dur_us;
     size_t seq;
-    const char *name;   /* borrowed from the JSON tree */
+    const char *name;   /* borrowed from the trace's text (unescaped in place) */
     const char *stream; /* pooled */
     const char *dev;    /* pooled */
     int comm, zero;
@@ -44,14 +44,33 @@ typedef struct {
     int *take;
 } kernels_t;
 
-/* A trace as read: its JSON text (decompressed), the name its messages
- * give it, and whether it came gzipped. */
+/* A trace as read: its JSON text (decompressed; ours to write into), the
+ * name its messages give it, and whether it came gzipped. */
 typedef struct {
-    const char *text;
+    char *text;
     size_t len;
     const char *name;
     int gzipped;
 } trace_text_t;
+
+/* The trace's tokens (ps_json_parse, the one JSON reader). */
+static int member(ps_json_doc_t *d, int obj, const char *key) { return ps_json_get(d, obj, key, 0); }
+
+static int is(const ps_json_doc_t *d, int t, int type) { return t >= 0 && d->tok[t].type == type; }
+
+/* String token t, or NULL when t is not a string. */
+static const char *str_of(ps_json_doc_t *d, int t) { return is(d, t, PS_JSON_STRING) ? ps_json_str(d, t) : NULL; }
+
+/* Number token t into *v (an infinity when it overflows a double): 1, or
+ * 0 when t is not a number. */
+static int num_of(const ps_json_doc_t *d, int t, double *v)
+{
+    if (!is(d, t, PS_JSON_NUMBER))
+        return 0;
+    if (ps_json_num(d, t, v) != 0)
+        *v = d->text[d->tok[t].start] == '-' ? -INFINITY : INFINITY;
+    return 1;
+}
 
 static int cmp_kernel(const void *a, const void *b)
 {
@@ -73,14 +92,15 @@ static void text_position(const char *text, size_t off, size_t *line, size_t *co
 }
 
 /* A number or string member as text ("7", "stream 7" -> "7"), or NULL. */
-static const char *member_text(const cJSON *v, char *buf, size_t n)
+static const char *member_text(ps_json_doc_t *d, int t, char *buf, size_t n)
 {
-    if (cJSON_IsNumber(v)) {
-        snprintf(buf, n, "%.17g", v->valuedouble);
+    double v;
+    if (num_of(d, t, &v)) {
+        snprintf(buf, n, "%.17g", v);
         return buf;
     }
-    if (cJSON_IsString(v) && v->valuestring) {
-        const char *s = v->valuestring;
+    const char *s = str_of(d, t);
+    if (s) {
         if (strncasecmp(s, "stream ", 7) == 0)
             s += 7;
         snprintf(buf, n, "%s", s);
@@ -89,15 +109,15 @@ static const char *member_text(const cJSON *v, char *buf, size_t n)
     return NULL;
 }
 
-static int is_kernel(const cJSON *ev, int *old_cat)
+static int is_kernel(ps_json_doc_t *d, int ev, int *old_cat)
 {
-    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
-    if (!cJSON_IsString(cat) || strcasecmp(cat->valuestring, "kernel") != 0)
+    const char *cat = str_of(d, member(d, ev, "cat"));
+    int ph = member(d, ev, "ph");
+    if (!cat || strcasecmp(cat, "kernel") != 0)
         return 0;
-    if (ph && !(cJSON_IsString(ph) && strcmp(ph->valuestring, "X") == 0))
+    if (ph >= 0 && !(is(d, ph, PS_JSON_STRING) && strcmp(ps_json_str(d, ph), "X") == 0))
         return 0;
-    *old_cat |= strcmp(cat->valuestring, "Kernel") == 0;
+    *old_cat |= strcmp(cat, "Kernel") == 0;
     return 1;
 }
 
@@ -111,58 +131,48 @@ static int is_comm(const char *name)
     return 0;
 }
 
-/* Collect the kernel events of the trace into *out (n of them). */
-static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t *pool, kernel_t **out, size_t *n_out,
+/* Kernel event ev (the idx-th) as k: 0, or PS_E_INPUT naming it. */
+static int read_kernel(ps_json_doc_t *d, int ev, size_t idx, const char *name, kernel_t *k)
+{
+    double ts, dur;
+    const char *nm = str_of(d, member(d, ev, "name"));
+    if (!num_of(d, member(d, ev, "ts"), &ts) || !num_of(d, member(d, ev, "dur"), &dur) || !nm || !*nm)
+        return psi_error(PS_E_INPUT, "%s: event %zu: a kernel event needs a name, \"ts\" and \"dur\"", name, idx);
+    if (!isfinite(ts) || !isfinite(dur) || dur < 0 || dur * 1e3 > PSI_MAX_OP_NS)
+        return psi_error(PS_E_INPUT,
+                         "%s: event %zu (%.60s): dur %g us: must be in 0..%.0f (one hour: no kernel "
+                         "of a profiled step runs longer)",
+                         name, idx, nm, dur, PSI_MAX_OP_NS / 1e3);
+    *k = (kernel_t){ts, dur, 0, nm, NULL, NULL, is_comm(nm), dur == 0};
+    return PS_OK;
+}
+
+/* Collect the kernel events of array token events into *out (n of them). */
+static int collect_kernels(ps_json_doc_t *d, int events, const char *name, psi_strpool_t *pool, kernels_t *ks,
                            int *old_cat)
 {
     kernel_t *k = NULL;
     size_t n = 0, cap = 0, idx = 0;
     int rc = PS_OK;
-    const cJSON *ev;
-    cJSON_ArrayForEach(ev, events)
-    {
+    for (int i = 0, ev = ps_json_child(d, events); i < d->tok[events].size; i++, ev = ps_json_next(d, ev, 0)) {
         idx++;
-        if (!cJSON_IsObject(ev) || !is_kernel(ev, old_cat))
+        if (!is(d, ev, PS_JSON_OBJECT) || !is_kernel(d, ev, old_cat))
             continue;
-        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
-        const cJSON *dur = cJSON_GetObjectItemCaseSensitive(ev, "dur");
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
-        if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || !cJSON_IsString(nm) ||
-            !*nm->valuestring) {
-            rc = psi_error(PS_E_INPUT,
-                           "%s: event %zu: a kernel event needs a name, \"ts\" and "
-                           "\"dur\"",
-                           name, idx);
-            break;
-        }
-        if (!isfinite(ts->valuedouble) || !isfinite(dur->valuedouble) || dur->valuedouble < 0 ||
-            dur->valuedouble * 1e3 > PSI_MAX_OP_NS) {
-            rc = psi_error(PS_E_INPUT,
-                           "%s: event %zu (%.60s): dur %g us: must be in 0..%.0f (one hour: no kernel "
-                           "of a profiled step runs longer)",
-                           name, idx, nm->valuestring, dur->valuedouble, PSI_MAX_OP_NS / 1e3);
-            break;
-        }
         void *grown = k;
         if ((rc = psi_array_grow(&grown, n, &cap, sizeof *k, 256)) != PS_OK)
             break;
         k = grown;
-        const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(args, "stream");
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(args, "device");
+        if ((rc = read_kernel(d, ev, idx, name, &k[n])) != PS_OK)
+            break;
+        int args = member(d, ev, "args");
+        int s = is(d, args, PS_JSON_OBJECT) ? member(d, args, "stream") : -1;
+        int dv = is(d, args, PS_JSON_OBJECT) ? member(d, args, "device") : -1;
         char sb[64], db[64];
-        const char *stream = member_text(s ? s : cJSON_GetObjectItemCaseSensitive(ev, "tid"), sb,
-                                         sizeof sb);
-        const char *dev = member_text(d ? d : cJSON_GetObjectItemCaseSensitive(ev, "pid"), db,
-                                      sizeof db);
-        k[n] = (kernel_t){ts->valuedouble,
-                          dur->valuedouble,
-                          n,
-                          nm->valuestring,
-                          psi_strpool_intern(pool, stream ? stream : "?"),
-                          psi_strpool_intern(pool, dev ? dev : "?"),
-                          is_comm(nm->valuestring),
-                          dur->valuedouble == 0};
+        const char *stream = member_text(d, s >= 0 ? s : member(d, ev, "tid"), sb, sizeof sb);
+        const char *dev = member_text(d, dv >= 0 ? dv : member(d, ev, "pid"), db, sizeof db);
+        k[n].seq = n;
+        k[n].stream = psi_strpool_intern(pool, stream ? stream : "?");
+        k[n].dev = psi_strpool_intern(pool, dev ? dev : "?");
         if (!k[n].stream || !k[n].dev) {
             rc = PS_E_NOMEM;
             break;
@@ -173,8 +183,8 @@ static int collect_kernels(const cJSON *events, const char *name, psi_strpool_t 
         free(k);
         return rc;
     }
-    *out = k;
-    *n_out = n;
+    ks->k = k;
+    ks->n = n;
     return PS_OK;
 }
 
@@ -197,30 +207,26 @@ static double time_resolution(const kernel_t *k, size_t n)
 
 /* The GPU name deviceProperties gives the device (by "id"; a lone entry
  * when the device is not numbered), or NULL. */
-static const char *device_name(const cJSON *root, const char *dev)
+static const char *device_name(ps_json_doc_t *d, const char *dev)
 {
-    const cJSON *props = cJSON_IsObject(root)
-                             ? cJSON_GetObjectItemCaseSensitive(root, "deviceProperties")
-                             : NULL;
-    if (!cJSON_IsArray(props))
+    int props = is(d, 0, PS_JSON_OBJECT) ? member(d, 0, "deviceProperties") : -1;
+    if (!is(d, props, PS_JSON_ARRAY))
         return NULL;
     char *end;
-    double id = strtod(dev, &end);
+    double id = strtod(dev, &end), pid;
     int numbered = *dev && !*end;
-    const cJSON *p, *only = NULL;
+    const char *only = NULL;
     int count = 0;
-    cJSON_ArrayForEach(p, props)
-    {
-        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "id");
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(p, "name");
-        if (!cJSON_IsString(nm))
+    for (int i = 0, p = ps_json_child(d, props); i < d->tok[props].size; i++, p = ps_json_next(d, p, 0)) {
+        const char *nm = is(d, p, PS_JSON_OBJECT) ? str_of(d, member(d, p, "name")) : NULL;
+        if (!nm)
             continue;
         count++;
         only = nm;
-        if (numbered && cJSON_IsNumber(pid) && pid->valuedouble == id)
-            return nm->valuestring;
+        if (numbered && num_of(d, member(d, p, "id"), &pid) && pid == id)
+            return nm;
     }
-    return count == 1 ? only->valuestring : NULL;
+    return count == 1 ? only : NULL;
 }
 
 /* The tally whose key is want, or with want NULL the one with the most
@@ -333,31 +339,30 @@ static int choose_kernels(const char *name, const kernels_t *ks, const ps_import
     return rc;
 }
 
-/* The trace's JSON, or an error at the line and column where it stops
- * being JSON. */
-static int parse_trace(const trace_text_t *tr, cJSON **out)
+/* The trace's JSON into d, or an error at the line and column where it
+ * stops being JSON. */
+static int parse_trace(const trace_text_t *tr, ps_json_doc_t *d)
 {
-    const char *text = tr->text, *name = tr->name;
-    size_t len = tr->len;
-    int gzipped = tr->gzipped;
-    const char *end = NULL;
-    *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (*out) {
-        size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len, rest = off;
-        while (rest < len && (text[rest] == ' ' || text[rest] == '\n' || text[rest] == '\r' || text[rest] == '\t'))
-            rest++;
-        if (rest < len) {
-            size_t line, col;
-            text_position(text, rest, &line, &col);
-            psi_log(PS_LOG_WARN, "%s:%zu:%zu: %zu bytes after the trace's JSON ignored%s", name, line, col, len - rest,
-                    gzipped ? " (in the decompressed text: a second gzip member?)" : "");
-        }
-        return PS_OK;
+    const char *name = tr->name, *in_gz = tr->gzipped ? " (in the decompressed text)" : "";
+    size_t line, col;
+    d->max_depth = 1000;   /* cJSON's nesting limit, which read traces before */
+    d->allow_trailing = 1; /* warned about below */
+    int rc = ps_json_parse(d, tr->text, tr->len);
+    if (rc == PS_E_NOMEM)
+        return psi_error(PS_E_NOMEM, "%s: out of memory reading its JSON", name);
+    if (rc != PS_OK && tr->len > (size_t)1 << 30)
+        return psi_error(PS_E_INPUT, "%s: %zu bytes of JSON%s: more than the 1 GiB the JSON reader takes", name,
+                         tr->len, in_gz);
+    if (rc != PS_OK) {
+        text_position(tr->text, d->err_at > tr->len ? tr->len : d->err_at, &line, &col);
+        return psi_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON (%s)%s", name, line, col, d->err, in_gz);
     }
-    size_t line, col, off = end && end >= text ? (size_t)(end - text) : 0;
-    text_position(text, off > len ? len : off, &line, &col);
-    return psi_error(PS_E_INPUT, "%s:%zu:%zu: not valid JSON%s", name, line, col,
-                     gzipped ? " (in the decompressed text)" : "");
+    if (d->end < tr->len) {
+        text_position(tr->text, d->end, &line, &col);
+        psi_log(PS_LOG_WARN, "%s:%zu:%zu: %zu bytes after the trace's JSON ignored%s", name, line, col,
+                tr->len - d->end, tr->gzipped ? " (in the decompressed text: a second gzip member?)" : "");
+    }
+    return PS_OK;
 }
 
 /* The taken kernels, in time order, as operators of t; *zero counts the
@@ -381,14 +386,15 @@ static int add_kernels(ps_ops_t *t, const ps_import_params_t *q, const kernels_t
 }
 
 /* info->format: "PyTorch trace schemaVersion 1, gzip" and the like. */
-static void describe_trace(ps_import_info_t *info, const cJSON *root, int old_cat, int gzipped)
+static void describe_trace(ps_import_info_t *info, ps_json_doc_t *d, int old_cat, int gzipped)
 {
-    const cJSON *sv = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "schemaVersion") : NULL;
+    int sv = is(d, 0, PS_JSON_OBJECT) ? member(d, 0, "schemaVersion") : -1;
     char ver[40];
-    if (cJSON_IsNumber(sv))
-        snprintf(ver, sizeof ver, "schemaVersion %g", sv->valuedouble);
-    else if (cJSON_IsString(sv))
-        snprintf(ver, sizeof ver, "schemaVersion %.16s", sv->valuestring);
+    double v;
+    if (num_of(d, sv, &v))
+        snprintf(ver, sizeof ver, "schemaVersion %g", v);
+    else if (is(d, sv, PS_JSON_STRING))
+        snprintf(ver, sizeof ver, "schemaVersion %.16s", ps_json_str(d, sv));
     else
         snprintf(ver, sizeof ver, "no schemaVersion");
     snprintf(info->format, sizeof info->format, "PyTorch trace %s%s%s", ver,
@@ -406,12 +412,13 @@ static int import_torch_text(const trace_text_t *tr, const ps_import_params_t *p
                              ps_import_info_t *info)
 {
     const char *name = tr->name;
-    cJSON *root;
-    int rc = parse_trace(tr, &root);
-    if (rc != PS_OK)
+    ps_json_doc_t doc = {0}, *d = &doc;
+    int rc = parse_trace(tr, d);
+    if (rc != PS_OK) {
+        ps_json_doc_free(d);
         return rc;
-    const cJSON *events = cJSON_IsArray(root) ? root
-                                              : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    }
+    int events = is(d, 0, PS_JSON_ARRAY) ? 0 : is(d, 0, PS_JSON_OBJECT) ? member(d, 0, "traceEvents") : -1;
     psi_strpool_t *pool = psi_strpool_new();
     ps_ops_t *t = ps_ops_new();
     kernels_t ks = {NULL, 0, NULL};
@@ -420,11 +427,11 @@ static int import_torch_text(const trace_text_t *tr, const ps_import_params_t *p
         rc = PS_E_NOMEM;
         goto done;
     }
-    if (!cJSON_IsArray(events)) {
+    if (!is(d, events, PS_JSON_ARRAY)) {
         rc = psi_error(PS_E_INPUT, "%s: not a Chrome trace: no \"traceEvents\" array", name);
         goto done;
     }
-    if ((rc = collect_kernels(events, name, pool, &ks.k, &ks.n, &old_cat)) != PS_OK)
+    if ((rc = collect_kernels(d, events, name, pool, &ks, &old_cat)) != PS_OK)
         goto done;
     size_t n = ks.n;
     double half_res_us = time_resolution(ks.k, n) / 2;
@@ -439,7 +446,7 @@ static int import_torch_text(const trace_text_t *tr, const ps_import_params_t *p
     if (n && (rc = choose_kernels(name, &ks, p, info, &dev)) != PS_OK)
         goto done;
     ps_import_params_t q = *p;
-    if (n && (rc = psi_import_resolve_gpu(p, device_name(root, dev), &q, info)) != PS_OK)
+    if (n && (rc = psi_import_resolve_gpu(p, device_name(d, dev), &q, info)) != PS_OK)
         goto done;
     if (n)
         qsort(ks.k, n, sizeof *ks.k, cmp_kernel);
@@ -454,7 +461,7 @@ static int import_torch_text(const trace_text_t *tr, const ps_import_params_t *p
                 name, zero, half_res_us * 2,
                 p->drop_zero ? "dropped (--drop-zero)" : "each kept as half of it (--drop-zero drops them)");
     if (info) {
-        describe_trace(info, root, old_cat, tr->gzipped);
+        describe_trace(info, d, old_cat, tr->gzipped);
         info->zero_dur = zero;
         info->zero_dur_ns = p->drop_zero ? 0 : half_res_us * 1e3;
     }
@@ -463,7 +470,7 @@ done:
     ps_ops_free(t);
     psi_strpool_free(pool);
     kernels_free(&ks);
-    cJSON_Delete(root);
+    ps_json_doc_free(d);
     return rc;
 }
 
@@ -524,6 +531,25 @@ static int gunzip(const unsigned char *in, size_t n, const char *name, char **ou
     return PS_OK;
 }
 
+/* The trace in data[len] (ours to write into: the JSON reader unescapes
+ * strings in place), gzipped or not. */
+static int import_torch_own(char *data, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out,
+                            ps_import_info_t *info)
+{
+    const unsigned char *u = (const unsigned char *)data;
+    if (len >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
+        char *text = NULL;
+        size_t n = 0;
+        int rc = gunzip(u, len, name, &text, &n);
+        if (rc != PS_OK)
+            return rc;
+        rc = import_torch_text(&(trace_text_t){text, n, name, 1}, p, out, info);
+        free(text);
+        return rc;
+    }
+    return import_torch_text(&(trace_text_t){data, len, name, 0}, p, out, info);
+}
+
 int psi_import_torch_bytes(const char *data, size_t len, const char *name, const ps_import_params_t *p, ps_ops_t **out,
                            ps_import_info_t *info)
 {
@@ -531,17 +557,13 @@ int psi_import_torch_bytes(const char *data, size_t len, const char *name, const
     int rc = psi_import_check_params(p);
     if (rc != PS_OK)
         return rc;
-    const unsigned char *u = (const unsigned char *)data;
-    if (len >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
-        char *text = NULL;
-        size_t n = 0;
-        if ((rc = gunzip(u, len, name, &text, &n)) != PS_OK)
-            return rc;
-        rc = import_torch_text(&(trace_text_t){text, n, name, 1}, p, out, info);
-        free(text);
-        return rc;
-    }
-    return import_torch_text(&(trace_text_t){data, len, name, 0}, p, out, info);
+    char *copy = psi_malloc(len + 1); /* the caller's bytes stay as they are */
+    if (!copy)
+        return PS_E_NOMEM;
+    memcpy(copy, data, len);
+    rc = import_torch_own(copy, len, name, p, out, info);
+    free(copy);
+    return rc;
 }
 
 int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_t **out, ps_import_info_t *info)
@@ -566,8 +588,8 @@ int psi_import_torch_file(const char *path, const ps_import_params_t *p, ps_ops_
         }
     }
     fclose(f);
-    if (rc == PS_OK)
-        rc = psi_import_torch_bytes(text, len, path, p, out, info);
+    if (rc == PS_OK && (rc = psi_import_check_params(p)) == PS_OK)
+        rc = import_torch_own(text, len, path, p, out, info);
     free(text);
     return rc;
 }
