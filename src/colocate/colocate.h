@@ -225,6 +225,9 @@ typedef struct {
     double objective;
     int exact;
 } cl_placement_t;
+/* The jobs on GPU g under assign[n], in job order, into jobs[]; returns
+ * their count. */
+int psi_cl_gpu_jobs(const int *assign, int n, int g, int *jobs);
 /* The best placement of pb that the search finds within budget (NULL:
  * none) into out; seed orders the heuristic's restarts. */
 int psi_cl_place_solve(const cl_place_problem_t *pb, uint64_t seed, cl_place_budget_t *budget, cl_placement_t *out);

@@ -370,6 +370,15 @@ static int solve_heuristic(solver_t *s, uint64_t seed, int *assign, double *obje
     return 0;
 }
 
+int psi_cl_gpu_jobs(const int *assign, int n, int g, int *jobs)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (assign[i] == g)
+            jobs[k++] = i;
+    return k;
+}
+
 int psi_cl_place_solve(const cl_place_problem_t *pb, uint64_t seed, cl_place_budget_t *budget, cl_placement_t *out)
 {
     const int n = pb->n, ng = pb->ng, ntypes = pb->ntypes, max_per_gpu = pb->max_per_gpu, *gtype = pb->gtype;
@@ -419,10 +428,7 @@ int psi_cl_place_solve(const cl_place_problem_t *pb, uint64_t seed, cl_place_bud
     for (int i = 0; i < n; i++)
         share[i] = 0;
     for (int g = 0; g < ng; g++) {
-        int jobs[64], k = 0, sh[64];
-        for (int i = 0; i < n; i++)
-            if (assign[i] == g)
-                jobs[k++] = i;
+        int jobs[64], sh[64], k = psi_cl_gpu_jobs(assign, n, g, jobs);
         if (!k)
             continue;
         for (int i = 0; i < k; i++)
@@ -718,10 +724,7 @@ int ps_coloc_place(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_
         /* per-job values of the chosen groups */
         out->objective = 0;
         for (int g = 0; g < n_gpus; g++) {
-            int js[64], k = 0, sh[64];
-            for (int j = 0; j < n_jobs; j++)
-                if (out->gpu[j] == g)
-                    js[k++] = j;
+            int js[64], sh[64], k = psi_cl_gpu_jobs(out->gpu, n_jobs, g, js);
             if (!k)
                 continue;
             out->objective += model_val(&x, gtype[g], js, k, sh);

@@ -92,10 +92,7 @@ static double measured_of(const ectx_t *by, int n, int ng, const int *a, const d
     int pick = -1;
     ectx_t x = {by->d, by->job, by->score, &pick};
     for (int g = 0; g < ng; g++) {
-        int js[64], k = 0, sh[64];
-        for (int j = 0; j < n; j++)
-            if (a[j] == g)
-                js[k++] = j;
+        int js[64], sh[64], k = psi_cl_gpu_jobs(a, n, g, js);
         if (!k)
             continue;
         double pv = table_val(&x, 0, js, k, sh);
@@ -195,10 +192,7 @@ static void random_place(const eplace_t *e, ectx_t *xm, int n, int ng, uint64_t 
     for (int oi = 0; oi < n; oi++) {
         int j = order[oi], okg[64], nok = 0;
         for (int g = 0; g < ng; g++) {
-            int js[64], k = 0;
-            for (int i = 0; i < n; i++)
-                if (a[i] == g)
-                    js[k++] = i;
+            int js[64], k = psi_cl_gpu_jobs(a, n, g, js);
             if (k >= e->max_per_gpu)
                 continue;
             js[k++] = j;
