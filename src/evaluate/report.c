@@ -31,6 +31,22 @@ static void fnum(FILE *f, double v, int width, int prec)
         fprintf(f, "%*.*f", width, prec, v);
 }
 
+/* The figures of an evaluation row, in the order Table I shows them (text,
+ * HTML) and the JSON writes them: their JSON names and their decimals. */
+enum { ROW_FIGS = 6 };
+static const struct {
+    const char *key;
+    int prec;
+} row_figs[ROW_FIGS] = {{"hp_mape", 2},       {"lp_mape", 2},       {"hp_within10", 1},
+                        {"llama_hp_mape", 2}, {"train_seconds", 1}, {"query_us", 2}};
+
+static void row_figures(const psi_eval_row_t *w, double v[ROW_FIGS])
+{
+    const double x[ROW_FIGS] = {w->hp_mape,       w->lp_mape,       w->hp_within10,
+                                w->llama_hp_mape, w->train_seconds, w->query_us};
+    memcpy(v, x, sizeof x);
+}
+
 /* A numeric column of a text table: its width and decimals. */
 typedef struct {
     int width, prec;
@@ -52,12 +68,15 @@ static void print_accuracy(const psi_eval_results_t *r, FILE *f)
 {
     fprintf(f, "Table I: accuracy and cost on %zu test co-executions (MAPE %%)\n", r->n_test);
     fprintf(f, "%-16s %8s %8s %8s %9s %9s %10s\n", "method", "HP", "LP", "HP<=10%", "Llama HP", "train s", "query us");
-    static const col_t cols[] = {{8, 2}, {9, 2}, {9, 1}, {10, 2}, {10, 1}, {11, 2}};
+    static const int width[ROW_FIGS] = {8, 9, 9, 10, 10, 11};
+    col_t cols[ROW_FIGS];
+    for (int k = 0; k < ROW_FIGS; k++)
+        cols[k] = (col_t){width[k], row_figs[k].prec};
     for (int m = 0; m < PS_METHOD_COUNT; m++) {
-        const psi_eval_row_t *w = &r->table1[m];
-        const double v[] = {w->hp_mape, w->lp_mape, w->hp_within10, w->llama_hp_mape, w->train_seconds, w->query_us};
-        fprintf(f, "%-16s ", w->name);
-        fnum_line(f, v, cols, 6);
+        double v[ROW_FIGS];
+        row_figures(&r->table1[m], v);
+        fprintf(f, "%-16s ", r->table1[m].name);
+        fnum_line(f, v, cols, ROW_FIGS);
     }
     fputc('\n', f);
 }
@@ -160,12 +179,10 @@ static cJSON *jrow(const psi_eval_row_t *w)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    jnum(o, "hp_mape", w->hp_mape);
-    jnum(o, "lp_mape", w->lp_mape);
-    jnum(o, "hp_within10", w->hp_within10);
-    jnum(o, "llama_hp_mape", w->llama_hp_mape);
-    jnum(o, "train_seconds", w->train_seconds);
-    jnum(o, "query_us", w->query_us);
+    double v[ROW_FIGS];
+    row_figures(w, v);
+    for (int k = 0; k < ROW_FIGS; k++)
+        jnum(o, row_figs[k].key, v[k]);
     cJSON_AddNumberToObject(o, "n", (double)w->n);
     return o;
 }
@@ -259,14 +276,11 @@ static void html_tables(FILE *f, const psi_eval_results_t *r)
               "<th>Llama HP</th><th>train s</th><th>query &micro;s</th></tr>\n",
               f);
         for (int m = 0; m < PS_METHOD_COUNT; m++) {
-            const psi_eval_row_t *w = &r->table1[m];
-            fprintf(f, "<tr><td>%s</td>", w->name);
-            hnum(f, w->hp_mape, 2);
-            hnum(f, w->lp_mape, 2);
-            hnum(f, w->hp_within10, 1);
-            hnum(f, w->llama_hp_mape, 2);
-            hnum(f, w->train_seconds, 1);
-            hnum(f, w->query_us, 2);
+            double v[ROW_FIGS];
+            row_figures(&r->table1[m], v);
+            fprintf(f, "<tr><td>%s</td>", r->table1[m].name);
+            for (int k = 0; k < ROW_FIGS; k++)
+                hnum(f, v[k], row_figs[k].prec);
             fputs("</tr>\n", f);
         }
         fputs("</table>\n", f);
