@@ -145,6 +145,20 @@ int psi_fault(psi_fault_t kind);
 locale_t psi_c_numeric_begin(void);
 void psi_c_numeric_end(locale_t old);
 
+/* A copy of text[len] (a const text: the reader writes into its text)
+ * parsed into d (zeroed by the caller; max_depth 0 is cJSON's 1000):
+ * PS_OK, PS_E_INPUT ("WHAT is not valid JSON (WHY near byte N)") or
+ * PS_E_NOMEM; psi_json_unload frees the copy and the tokens, after a
+ * failure too. */
+int psi_json_load(const char *text, size_t len, const char *what, ps_json_doc_t *d);
+void psi_json_unload(ps_json_doc_t *d);
+/* Members of object token obj read with the one JSON reader
+ * (ps_json_parse): the string, or NULL when key is absent or not a string
+ * (or obj not an object); the finite number into *out: 0, or -1 when key is
+ * absent or not such a number. */
+const char *psi_json_get_str(ps_json_doc_t *d, int obj, const char *key);
+int psi_json_get_num(ps_json_doc_t *d, int obj, const char *key, double *out);
+
 /* cJSON_ParseWithLength into *out, telling its two failures apart: a text
  * that is not JSON is PS_E_INPUT ("WHAT is not valid JSON (WHY near byte
  * N)"), an allocation that failed inside cJSON PS_E_NOMEM (cJSON returns

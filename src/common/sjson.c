@@ -300,6 +300,42 @@ int ps_json_get(ps_json_doc_t *d, int obj, const char *key, int nocase)
     return found;
 }
 
+int psi_json_load(const char *text, size_t len, const char *what, ps_json_doc_t *d)
+{
+    char *copy = psi_malloc(len + 1);
+    if (!copy)
+        return psi_error(PS_E_NOMEM, "%s: out of memory reading its JSON", what);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    if (d->max_depth <= 0)
+        d->max_depth = 1000;
+    int rc = ps_json_parse(d, copy, len);
+    d->text = copy;
+    if (rc == PS_E_NOMEM)
+        return psi_error(PS_E_NOMEM, "%s: out of memory parsing its JSON", what);
+    if (rc != PS_OK)
+        return psi_error(PS_E_INPUT, "%s is not valid JSON (%s)", what, d->err);
+    return PS_OK;
+}
+
+void psi_json_unload(ps_json_doc_t *d)
+{
+    free(d->text);
+    d->text = NULL;
+    ps_json_doc_free(d);
+}
+
+const char *psi_json_get_str(ps_json_doc_t *d, int obj, const char *key)
+{
+    int t = ps_json_get(d, obj, key, 0);
+    return t >= 0 && d->tok[t].type == PS_JSON_STRING ? ps_json_str(d, t) : NULL;
+}
+
+int psi_json_get_num(ps_json_doc_t *d, int obj, const char *key, double *out)
+{
+    return ps_json_num(d, ps_json_get(d, obj, key, 0), out) == PS_OK ? 0 : -1;
+}
+
 /* Appends code point u as UTF-8 at *w. */
 static void put_utf8(char **w, unsigned u)
 {

@@ -7,7 +7,6 @@
 #include "common/common.h"
 #include "evaluate/report.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,18 +166,16 @@ void psi_report_caption(FILE *f, const psi_report_meta_t *m, const char *what)
 }
 
 /* The source sentence and the latency word of a campaign.json. */
-static void meta_source(const cJSON *o, psi_report_meta_t *m)
+static void meta_source(ps_json_doc_t *d, psi_report_meta_t *m)
 {
-    const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "source");
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(o, "device");
-    const char *s = cJSON_IsString(src) ? src->valuestring : "";
+    const char *src = psi_json_get_str(d, 0, "source"), *dev = psi_json_get_str(d, 0, "device");
+    const char *s = src ? src : "";
     m->latency_word = "measured";
     if (strcmp(s, "twin") == 0) {
         snprintf(m->source, sizeof m->source, "simulated on the twin (pairsight simulate; no GPU measured)");
         m->latency_word = "simulated";
     } else if (strcmp(s, "collector") == 0) {
-        snprintf(m->source, sizeof m->source, "measured by pairsight collect on %s",
-                 cJSON_IsString(dev) ? dev->valuestring : m->gpu);
+        snprintf(m->source, sizeof m->source, "measured by pairsight collect on %s", dev ? dev : m->gpu);
     } else {
         snprintf(m->source, sizeof m->source, "imported (%s)", *s ? s : "source not recorded");
     }
@@ -197,19 +194,19 @@ void psi_report_meta_read(const char *coexec_path, const ps_coexec_t *cx, psi_re
              coexec_path ? coexec_path : "");
     unsigned char *text = NULL;
     size_t len = 0;
-    cJSON *o = coexec_path && psi_file_read_all(path, &text, &len) == 0 ? cJSON_ParseWithLength((const char *)text, len)
-                                                                        : NULL;
-    free(text);
-    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu"), *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
-    if (o) {
-        if (cJSON_IsString(gpu))
-            snprintf(m->gpu, sizeof m->gpu, "%s", gpu->valuestring);
-        if (cJSON_IsNumber(seed))
-            snprintf(m->seed, sizeof m->seed, "%.0f", seed->valuedouble);
-        meta_source(o, m);
+    ps_json_doc_t d = {0};
+    int have = coexec_path && psi_file_read_all(path, &text, &len) == 0 && ps_json_parse(&d, (char *)text, len) == 0;
+    if (have) {
+        const char *gpu = psi_json_get_str(&d, 0, "gpu");
+        double seed;
+        if (gpu)
+            snprintf(m->gpu, sizeof m->gpu, "%s", gpu);
+        if (psi_json_get_num(&d, 0, "seed", &seed) == 0)
+            snprintf(m->seed, sizeof m->seed, "%.0f", seed);
+        meta_source(&d, m);
     }
-    int have = o != NULL;
-    cJSON_Delete(o);
+    ps_json_doc_free(&d);
+    free(text);
     const char *kind = strcmp(m->latency_word, "simulated") == 0 ? "twin"
                        : strcmp(m->latency_word, "measured") == 0 && strncmp(m->source, "measured", 8) == 0
                            ? "collector"

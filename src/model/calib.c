@@ -167,73 +167,81 @@ cJSON *psi_calib_to_json(const psi_calib_t *c)
     return o;
 }
 
-static int json_int(const cJSON *o, const char *k, int lo, int hi, int *out)
+static int json_int(ps_json_doc_t *d, int o, const char *k, int lo, int hi, int *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi)
+    double v;
+    if (psi_json_get_num(d, o, k, &v) != 0 || v < lo || v > hi)
         return -1;
-    *out = (int)v->valuedouble;
+    *out = (int)v;
     return 0;
+}
+
+/* Array member key of object o with n elements, its first in *first; 0
+ * when it is not. */
+static int array_of(ps_json_doc_t *d, int o, const char *key, int n, int *first)
+{
+    int a = ps_json_get(d, o, key, 0);
+    if (a < 0 || d->tok[a].type != PS_JSON_ARRAY || d->tok[a].size != n)
+        return 0;
+    *first = ps_json_child(d, a);
+    return 1;
 }
 
 /* The quantile arrays of one bin (n samples) from its JSON; nonzero when
  * malformed. */
-static int bin_from_json(const cJSON *b, calib_bin_t *dst, int n)
+static int bin_from_json(ps_json_doc_t *d, int b, calib_bin_t *dst, int n)
 {
     dst->n = n;
     for (int side = 0; side < 2; side++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(b, side == 0 ? "hp" : "lp");
-        if (cJSON_GetArraySize(a) != CALIB_NLEVELS)
+        int e;
+        if (!array_of(d, b, side == 0 ? "hp" : "lp", CALIB_NLEVELS, &e))
             return 1;
-        for (int i = 0; i < CALIB_NLEVELS; i++) {
-            const cJSON *e = cJSON_GetArrayItem(a, i);
-            if (cJSON_IsNull(e))
+        for (int i = 0; i < CALIB_NLEVELS; i++, e = ps_json_next(d, e, 0)) {
+            if (d->tok[e].type == PS_JSON_NULL)
                 dst->q[side][i] = INFINITY;
-            else if (cJSON_IsNumber(e) && isfinite(e->valuedouble))
-                dst->q[side][i] = e->valuedouble;
-            else
+            else if (ps_json_num(d, e, &dst->q[side][i]) != 0)
                 return 1;
         }
     }
     return 0;
 }
 
-int psi_calib_from_json(const cJSON *o, psi_calib_t **out)
+/* The bins of array token bins into c; nonzero when malformed. */
+static int bins_from_json(ps_json_doc_t *d, int bins, psi_calib_t *c)
+{
+    for (int i = 0, b = ps_json_child(d, bins); i < d->tok[bins].size; i++, b = ps_json_next(d, b, 0)) {
+        int s, mb, n;
+        if (json_int(d, b, "split", -1, CALIB_NSPLIT - 1, &s) || json_int(d, b, "mem", -1, CALIB_NMEM - 1, &mb) ||
+            json_int(d, b, "n", 0, 1 << 30, &n) || (s < 0 && mb >= 0))
+            return 1;
+        if (bin_from_json(d, b, s < 0 ? &c->all : mb < 0 ? &c->split[s] : &c->cell[s][mb], n))
+            return 1;
+    }
+    return 0;
+}
+
+int psi_calib_from_json(ps_json_doc_t *d, int o, psi_calib_t **out)
 {
     *out = NULL;
-    if (!o)
+    if (o < 0)
         return PS_OK;
     psi_calib_t *c = psi_calloc(1, sizeof *c);
     if (!c)
         return PS_E_NOMEM;
-    int nrows = 0, nexp = 0;
-    const cJSON *bins = cJSON_GetObjectItemCaseSensitive(o, "bins");
-    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels");
-    int bad = !cJSON_IsObject(o) || json_int(o, "min_bin", 1, 1 << 30, &c->min_bin) ||
-              json_int(o, "n_rows", 0, 1 << 30, &nrows) || json_int(o, "n_experiments", 0, 1 << 30, &nexp) ||
-              !cJSON_IsArray(bins) || cJSON_GetArraySize(lv) != CALIB_NLEVELS;
-    for (int i = 0; !bad && i < CALIB_NLEVELS; i++) {
-        const cJSON *e = cJSON_GetArrayItem(lv, i);
-        bad = !cJSON_IsNumber(e) || fabs(e->valuedouble - psi_calib_level_at(i)) > 1e-9;
+    int nrows = 0, nexp = 0, e = -1, bins = ps_json_get(d, o, "bins", 0);
+    int bad = d->tok[o].type != PS_JSON_OBJECT || json_int(d, o, "min_bin", 1, 1 << 30, &c->min_bin) ||
+              json_int(d, o, "n_rows", 0, 1 << 30, &nrows) || json_int(d, o, "n_experiments", 0, 1 << 30, &nexp) ||
+              bins < 0 || d->tok[bins].type != PS_JSON_ARRAY || !array_of(d, o, "levels", CALIB_NLEVELS, &e);
+    for (int i = 0; !bad && i < CALIB_NLEVELS; i++, e = ps_json_next(d, e, 0)) {
+        double v;
+        bad = ps_json_num(d, e, &v) != 0 || fabs(v - psi_calib_level_at(i)) > 1e-9;
     }
-    const cJSON *b;
-    cJSON_ArrayForEach(b, bins)
-    {
-        if (bad)
-            break;
-        int s, mb, n;
-        if (json_int(b, "split", -1, CALIB_NSPLIT - 1, &s) || json_int(b, "mem", -1, CALIB_NMEM - 1, &mb) ||
-            json_int(b, "n", 0, 1 << 30, &n) || (s < 0 && mb >= 0)) {
-            bad = 1;
-            break;
-        }
-        bad = bin_from_json(b, s < 0 ? &c->all : mb < 0 ? &c->split[s] : &c->cell[s][mb], n);
-    }
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "composed");
-    if (!bad && k) {
+    bad = bad || bins_from_json(d, bins, c);
+    int k = ps_json_get(d, o, "composed", 0);
+    if (!bad && k >= 0) {
         int n = 0, w = 0;
-        bad = json_int(k, "n", 1, 1 << 30, &n) || json_int(k, "window", 1, 1 << 20, &w) ||
-              bin_from_json(k, &c->composed, n);
+        bad = json_int(d, k, "n", 1, 1 << 30, &n) || json_int(d, k, "window", 1, 1 << 20, &w) ||
+              bin_from_json(d, k, &c->composed, n);
         c->composed_window = w;
     }
     if (bad) {
@@ -245,6 +253,7 @@ int psi_calib_from_json(const cJSON *o, psi_calib_t **out)
     *out = c;
     return PS_OK;
 }
+
 int psi_calib_composed(const psi_calib_t *c, double coverage, double *off_hp, double *off_lp)
 {
     *off_hp = *off_lp = 0;

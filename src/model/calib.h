@@ -57,7 +57,7 @@ int psi_calib_fit(const ps_model_t *m, const ps_ops_t *ops, const psi_dataset_t 
 /* The calibration in the model's JSON header, and back (NULL when absent;
  * a malformed section is an error). */
 cJSON *psi_calib_to_json(const psi_calib_t *c);
-int psi_calib_from_json(const cJSON *o, psi_calib_t **out);
+int psi_calib_from_json(ps_json_doc_t *d, int o, psi_calib_t **out);
 
 /* The bin key of one window query and the upper offsets (log delta) of each
  * side at coverage. Fails when no bin has enough samples for coverage. */

@@ -368,38 +368,74 @@ static int model_save(const ps_model_t *m, const char *path)
     return psi_atomic_commit(a);
 }
 
-static double num(const cJSON *o, const char *key)
+static double num(ps_json_doc_t *d, int o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    double v;
+    return psi_json_get_num(d, o, key, &v) == 0 ? v : NAN;
 }
 
-static void pair(const cJSON *o, const char *key, double v[2])
+static void pair(ps_json_doc_t *d, int o, const char *key, double v[2])
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    for (int s = 0; s < 2; s++) {
-        const cJSON *e = cJSON_IsArray(a) ? cJSON_GetArrayItem(a, s) : NULL;
-        v[s] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-    }
+    int a = ps_json_get(d, o, key, 0);
+    int n = a >= 0 && d->tok[a].type == PS_JSON_ARRAY ? d->tok[a].size : 0;
+    for (int s = 0, e = ps_json_child(d, a); s < 2; s++, e = s < n ? ps_json_next(d, e, 0) : -1)
+        if (s >= n || ps_json_num(d, e, &v[s]) != 0)
+            v[s] = NAN;
 }
 
 static size_t count(double v) { return isfinite(v) && v > 0 ? (size_t)v : 0; }
+
+/* The counts, times and hyperparameters of header object o into i. */
+static void header_info(ps_json_doc_t *d, int o, ps_model_info_t *i)
+{
+    i->n_samples = count(num(d, o, "n_samples"));
+    i->n_train = count(num(d, o, "n_train"));
+    i->n_valid = count(num(d, o, "n_valid"));
+    i->n_test = count(num(d, o, "n_test"));
+    i->n_experiments = count(num(d, o, "n_experiments"));
+    i->seed = (uint64_t)count(num(d, o, "seed"));
+    const char *fp = psi_json_get_str(d, o, "split_fingerprint");
+    if (fp) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(fp, &end, 16);
+        if (errno == 0 && end != fp && *end == 0 && strlen(fp) == 16)
+            i->split_fingerprint = (uint64_t)v;
+    }
+    i->train_seconds = num(d, o, "train_seconds");
+    double depth[2];
+    pair(d, o, "depth", depth);
+    i->depth[0] = (int)count(depth[0]);
+    i->depth[1] = (int)count(depth[1]);
+    pair(d, o, "eta", i->eta);
+    pair(d, o, "valid_mape", i->valid_mape);
+    pair(d, o, "test_mape", i->test_mape);
+    i->n_adapt = (int)count(num(d, o, "n_adapt"));
+    i->adapt_samples = count(num(d, o, "adapt_samples"));
+    i->adapt_seconds = num(d, o, "adapt_seconds");
+    double adapt_depth[2];
+    pair(d, o, "adapt_depth", adapt_depth);
+    i->adapt_depth[0] = (int)count(adapt_depth[0]);
+    i->adapt_depth[1] = (int)count(adapt_depth[1]);
+}
 
 /* Parse the header into a fresh model (boosters not yet loaded). */
 static int parse_header(const char *path, const char *text, size_t len, ps_model_t **out)
 {
     *out = NULL;
-    cJSON *o = NULL;
-    int rc = psi_json_parse(text, len, "model header", &o);
-    if (rc != PS_OK)
+    ps_json_doc_t doc = {0}, *d = &doc;
+    int rc = psi_json_load(text, len, "model header", d);
+    if (rc != PS_OK) {
+        psi_json_unload(d);
         return psi_error_prefix(rc, path);
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "layout");
-    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
-    double version = num(l, "version"), variant = num(l, "variant"), window = num(l, "window"),
-           nf = num(l, "n_features");
+    }
+    int o = d->tok[0].type == PS_JSON_OBJECT ? 0 : -1, l = ps_json_get(d, o, "layout", 0);
+    const char *gpu = psi_json_get_str(d, o, "gpu");
+    double version = num(d, l, "version"), variant = num(d, l, "variant"), window = num(d, l, "window"),
+           nf = num(d, l, "n_features");
     psi_feature_layout_t want;
-    if (!cJSON_IsObject(l) || !cJSON_IsString(gpu) || !isfinite(version) || !isfinite(variant) || !isfinite(window) ||
-        !isfinite(nf)) {
+    if (l < 0 || d->tok[l].type != PS_JSON_OBJECT || !gpu || !isfinite(version) || !isfinite(variant) ||
+        !isfinite(window) || !isfinite(nf)) {
         rc = psi_error(PS_E_INPUT, "%s: model header lacks the feature layout or GPU", path);
     } else if ((int)version != PS_FEATURES_LAYOUT_VERSION) {
         rc = psi_error(PS_E_MISMATCH, "%s: feature layout version %d, this build reads version %d", path, (int)version,
@@ -408,42 +444,14 @@ static int parse_header(const char *path, const char *text, size_t len, ps_model
         psi_error_prefix(rc, path);
     } else if (want.n_features != (int)nf) {
         rc = psi_error(PS_E_MISMATCH, "%s: layout of %d features, this build makes %d", path, (int)nf, want.n_features);
-    } else if ((rc = psi_model_alloc(&want, gpu->valuestring, out)) == PS_OK) {
+    } else if ((rc = psi_model_alloc(&want, gpu, out)) == PS_OK) {
         ps_model_info_t *i = &(*out)->info;
-        i->n_samples = count(num(o, "n_samples"));
-        i->n_train = count(num(o, "n_train"));
-        i->n_valid = count(num(o, "n_valid"));
-        i->n_test = count(num(o, "n_test"));
-        i->n_experiments = count(num(o, "n_experiments"));
-        i->seed = (uint64_t)count(num(o, "seed"));
-        const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "split_fingerprint");
-        if (cJSON_IsString(fp)) {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long v = strtoull(fp->valuestring, &end, 16);
-            if (errno == 0 && end != fp->valuestring && *end == 0 && strlen(fp->valuestring) == 16)
-                i->split_fingerprint = (uint64_t)v;
-        }
-        i->train_seconds = num(o, "train_seconds");
-        double depth[2];
-        pair(o, "depth", depth);
-        i->depth[0] = (int)count(depth[0]);
-        i->depth[1] = (int)count(depth[1]);
-        pair(o, "eta", i->eta);
-        pair(o, "valid_mape", i->valid_mape);
-        pair(o, "test_mape", i->test_mape);
-        i->n_adapt = (int)count(num(o, "n_adapt"));
-        i->adapt_samples = count(num(o, "adapt_samples"));
-        i->adapt_seconds = num(o, "adapt_seconds");
-        double adapt_depth[2];
-        pair(o, "adapt_depth", adapt_depth);
-        i->adapt_depth[0] = (int)count(adapt_depth[0]);
-        i->adapt_depth[1] = (int)count(adapt_depth[1]);
-        if ((rc = psi_calib_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &(*out)->calib)) != PS_OK)
+        header_info(d, o, i);
+        if ((rc = psi_calib_from_json(d, ps_json_get(d, o, "calibration", 0), &(*out)->calib)) != PS_OK)
             psi_error_prefix(rc, path);
         i->n_calib = (*out)->calib ? (*out)->calib->n_rows : 0;
     }
-    cJSON_Delete(o);
+    psi_json_unload(d);
     return rc;
 }
 
@@ -475,18 +483,20 @@ static int check_tag(const char *path, BoosterHandle b, int s)
 /* The metadata must name each booster as ours, for its side. */
 static int check_regressors(const char *path, const char *text, size_t len)
 {
-    cJSON *o = NULL;
-    int rc = psi_json_parse(text, len, "model header", &o);
-    if (rc != PS_OK)
+    ps_json_doc_t d = {0};
+    int rc = psi_json_load(text, len, "model header", &d);
+    if (rc != PS_OK) {
+        psi_json_unload(&d);
         return psi_error_prefix(rc, path);
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "regressors");
+    }
+    int r = ps_json_get(&d, 0, "regressors", 0);
     for (int s = 0; s < 2 && rc == PS_OK; s++) {
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, side_name[s]);
-        if (!cJSON_IsString(k) || strcmp(k->valuestring, BOOSTER_KIND) != 0)
+        const char *k = psi_json_get_str(&d, r, side_name[s]);
+        if (!k || strcmp(k, BOOSTER_KIND) != 0)
             rc = psi_error(PS_E_INPUT, "%s: the metadata names no %s regressor of kind %s", path, side_name[s],
                            BOOSTER_KIND);
     }
-    cJSON_Delete(o);
+    psi_json_unload(&d);
     return rc;
 }
 
