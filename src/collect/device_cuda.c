@@ -116,7 +116,7 @@ typedef struct {
 
 /* What one stream runs in a measurement: side s (its context and stream),
  * arena a (the buffers of seg's list), the segment of that list and the
- * library plans of its operators, prep[k] for operator seg.start + k. */
+ * library plans of its operators, prep[i] for operator seg.start + i. */
 typedef struct {
     side_t *s;
     arena_t *a;
@@ -438,17 +438,17 @@ static int prepare(cuda_t *b, lane_t *ln)
     return 0;
 }
 
-/* Enqueue operator seg.start + k of lane ln on its stream (its context
+/* Enqueue operator seg.start + i of lane ln on its stream (its context
  * current). */
-static int enqueue(const lane_t *ln, int k)
+static int enqueue(const lane_t *ln, int i)
 {
     const float one = 1.0f, zero = 0.0f;
     const side_t *s = ln->s;
     const arena_t *a = ln->a;
-    const psi_opdesc_t *op = &ln->seg.list->ops[ln->seg.start + k];
-    const prep_t *p = &ln->prep[k];
+    const psi_opdesc_t *op = &ln->seg.list->ops[ln->seg.start + i];
+    const prep_t *p = &ln->prep[i];
     const long long *v = op->p;
-    const psi_opbuf_t *o = &a->plan.op[ln->seg.start + k];
+    const psi_opbuf_t *o = &a->plan.op[ln->seg.start + i];
     void *in = (void *)o->in, *w = (void *)o->w, *out = (void *)o->out;
     if (op->kind == PS_OPK_GEMM && p->mm) {
         BLAS(cublasLtMatmul(s->lt, p->mm, &one, w, p->la, in, p->lb, &zero, out, p->lc, out, p->lc, &p->lt_algo, a->ws,
