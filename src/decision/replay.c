@@ -194,7 +194,7 @@ static int twin_init(twin_t *t, const char *gpu, const ps_replay_params_t *p, co
     t->total = t->g->tpcs;
     t->noise = p->noise;
     t->seed = p->seed;
-    sim_shape_opts_t o = {.bert_seq = 128, .llama_prompt = 128};
+    sim_shape_opts_t o = psi_sim_shape_default();
     int rc = psi_sim_workload_build(p->hp_model, p->hp_batch, &o, &t->hw);
     if (rc == PS_OK)
         rc = psi_sim_workload_build(p->lp_model, p->lp_batch, &o, &t->lw);

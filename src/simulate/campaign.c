@@ -36,6 +36,10 @@ static const char *const default_pairs[][2] = {
 
 ps_sim_params_t ps_sim_default_params(void)
 {
+    /* The workload shapes and the launch model are the simulator's own
+     * defaults, declared once (workloads.c, physics.c). */
+    const sim_shape_opts_t shape = psi_sim_shape_default();
+    const sim_physics_t ph = psi_sim_physics_default();
     ps_sim_params_t p = {
         .gpu = "A100-SXM4-40GB",
         .min_len = 1,
@@ -44,10 +48,10 @@ ps_sim_params_t ps_sim_default_params(void)
         .runs = 14,
         .seed = 1,
         .threads = 0,
-        .bert_seq = 128,
-        .llama_prompt = 128,
+        .bert_seq = shape.bert_seq,
+        .llama_prompt = shape.llama_prompt,
         .noise = 0.02,
-        .launch = PS_SIM_LAUNCH_HOST,
+        .launch = ph.launch == SIM_LAUNCH_HOST ? PS_SIM_LAUNCH_HOST : PS_SIM_LAUNCH_GATED,
     };
     return p;
 }

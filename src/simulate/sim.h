@@ -97,6 +97,9 @@ typedef struct {
 /* Names of the models the builders know, NULL-terminated. */
 extern const char *const psi_sim_model_names[];
 int psi_sim_model_check(const char *model);
+/* The shapes built by default (a campaign's, the replay's): 128 tokens of
+ * BERT sequence and of Llama prompt. */
+sim_shape_opts_t psi_sim_shape_default(void);
 /* Build a workload. Fails with PS_E_ARG for an unknown model or a batch <= 0. */
 int psi_sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out);
 void psi_sim_workload_free(sim_workload_t *w);

@@ -312,6 +312,8 @@ static int build_derived(builder_t *b, const char *model, int batch)
     return found ? 0 : psi_error(PS_E_ARG, "no derived kernels for model '%s'", model);
 }
 
+sim_shape_opts_t psi_sim_shape_default(void) { return (sim_shape_opts_t){.bert_seq = 128, .llama_prompt = 128}; }
+
 int psi_sim_workload_build(const char *model, int batch, const sim_shape_opts_t *o, sim_workload_t *out)
 {
     memset(out, 0, sizeof *out);
