@@ -1031,8 +1031,10 @@ PS_API int ps_query_layout_json(char **out);
  * wraps.
  */
 
-/** A parameter's type: an int or a double at offset of the parameter struct. */
-typedef enum { PS_PARAM_INT, PS_PARAM_DBL } ps_param_type_t;
+/** A parameter's type: an int or a double at offset of the parameter
+ *  struct, or a member of the request that the operation reads itself (a
+ *  string such as "resnet50:8", or what its help says; offset unused). */
+typedef enum { PS_PARAM_INT, PS_PARAM_DBL, PS_PARAM_STR } ps_param_type_t;
 
 /** One parameter of an operation. */
 typedef struct {
@@ -1065,9 +1067,14 @@ PS_API const char *ps_op_inputs_names(void);
 PS_API const ps_param_t *ps_op_params(const char *op, int *n);
 /** The name of operation i (0, 1, ...). @return it, or NULL past the last. */
 PS_API const char *ps_op_name(int i);
+/** The inputs operation op runs on, comma-separated names of
+ *  ps_op_inputs_t's members ("model,ops"); the last may be optional
+ *  (scaling). @return the list (static), or NULL for an unknown name. */
+PS_API const char *ps_op_needs(const char *op);
 /** Operation op as a JSON object (schema "pairsight.op.v1": name, result
- *  (the schema of its result), help, params [{name, type, min, max,
- *  default, help}], members (the other members its request takes))
+ *  (the schema of its result), help, needs (its inputs), params [{name,
+ *  type ("int", "number" or "string"), min, max, default, help}] and
+ *  members (the names of its "string" params))
  *  into *out (caller-owned, ps_free).
  *  @return 0, PS_E_ARG for an unknown name, or PS_E_NOMEM. */
 PS_API int ps_op_params_json(const char *op, char **out);

@@ -18,7 +18,8 @@ awk '{ print }
      /^    \{"H100 80GB HBM3", "H100-SXM"\},/ { print "    {\"Toy GPU\", \"TOY-GPU\"}," }' \
     src/profile/gpu.c > "$T/gpu.c"
 [ "$(grep -c TOY-GPU "$T/gpu.c")" -eq 2 ] || { echo "FAIL: the recipe's two edits did not apply to src/profile/gpu.c"; exit 1; }
-recipe_link pairsight_obj libpairsight.a "$T/gpu.c"
+recipe_compile pairsight_obj libpairsight.a "$T/gpu.c"
+recipe_link
 P=$T/pairsight
 
 expect 0 "$P" simulate --list

@@ -1,11 +1,13 @@
 #!/bin/sh
-# docs/ARCHITECTURE.md's recipe "Adding an endpoint", followed on a toy
-# endpoint for an operation the library declares: one row in
-# src/serve/server.c's route table, nothing else. That file alone recompiled
-# (the serve library's flags, from CMake's flags.make) into a copy of the
-# build's libpairsight_serve.a and the CLI linked again (its link.txt): the
-# toy endpoint POST /v1/toy then answers what POST /v1/plan answers, and
-# /metrics counts it under its path.
+# docs/ARCHITECTURE.md's recipes "Adding an endpoint" and "Adding a command",
+# followed for an operation the library declares (plan): one row in
+# src/serve/server.c's route table, one row in src/cli/main.c's command
+# table, nothing else. Those two files alone recompiled (their targets'
+# flags, from CMake's flags.make; tests/recipe.sh), server.c into a copy of
+# the build's libpairsight_serve.a, and the CLI linked again (its link.txt):
+# the toy endpoint POST /v1/toy then answers what POST /v1/plan answers and
+# /metrics counts it under its path; the toy command `pairsight toy` writes
+# what `pairsight plan` writes, with plan's options, help and bounds.
 CLI=${1:?usage: test_op_recipe.sh PAIRSIGHT}
 . tests/clitest.sh
 . tests/recipe.sh
@@ -16,7 +18,13 @@ awk '{ print }
      /^    \{"POST", "\/v1\/plan", / { print "    {\"POST\", \"/v1/toy\", serve_op, SERVE_NEEDS_MODEL, \"plan\"}," }' \
     src/serve/server.c > "$T/server.c"
 [ "$(grep -c '/v1/toy' "$T/server.c")" -eq 1 ] || { echo "FAIL: the recipe's row did not apply to src/serve/server.c"; exit 1; }
-recipe_link pairsight_serve libpairsight_serve.a "$T/server.c"
+awk '{ print }
+     /^    \{"plan", cmd_plan, / { print "    {\"toy\", NULL, \"plan as its operation declares it\", \"plan\"}," }' \
+    src/cli/main.c > "$T/main.c"
+[ "$(grep -c '"toy"' "$T/main.c")" -eq 1 ] || { echo "FAIL: the recipe's row did not apply to src/cli/main.c"; exit 1; }
+recipe_compile pairsight_serve libpairsight_serve.a "$T/server.c"
+recipe_compile pairsight_cli - "$T/main.c"
+recipe_link
 P=$T/pairsight
 
 expect 0 "$P" simulate --gpu a100 --models resnet50,bert-base --experiments 60 --runs 1 --threads 1 --seed 3 \
@@ -47,7 +55,29 @@ has "$T/metrics" 'pairsight_requests_total{endpoint="/v1/toy",code="200"} 1'
 has "$T/metrics" 'pairsight_requests_total{endpoint="/v1/toy",code="400"} 1'
 kill "$pid"
 wait "$pid" 2>/dev/null
-# The unchanged server.c has no such route (the test would pass without the edit otherwise).
+
+# The command: plan's options, help and bounds from the operation's table.
+args="--model $T/m.psm --ops $T/c/ops.csv --hp resnet50:8 --lp bert-base:8 --slo-factor 1.3 --coverage 0"
+# shellcheck disable=SC2086
+expect 0 "$P" plan $args -q
+sed 's/"plan_seconds":[^,}]*//' "$T/out" > "$T/plan.cli"
+# shellcheck disable=SC2086
+expect 0 "$P" toy $args
+sed 's/"plan_seconds":[^,}]*//' "$T/out" > "$T/toy.cli"
+cmp -s "$T/plan.cli" "$T/toy.cli" || fail "pairsight toy differs from pairsight plan: $(cat "$T/toy.cli")"
+has "$T/toy.cli" '"lp_model":"bert-base"'
+expect 0 "$P" toy --help
+for o in "--model FILE" "--ops FILE" "--slo-factor F" "--lp-start N" "--time-value V" "--hp MODEL:BATCH" "--out FILE"; do
+    has "$T/out" "$o"
+done
+has "$T/out" "within a latency budget"
+# shellcheck disable=SC2086
+expect 2 "$P" toy $args --time-value 101
+has "$T/err" "--time-value: bad value '101': expected a number in [0, 100]"
+expect 0 "$P" --help
+has "$T/out" "  toy "
+# The unchanged sources have neither (the test would pass without the edits otherwise).
 grep -q '/v1/toy' src/serve/server.c && fail "src/serve/server.c already routes /v1/toy"
+expect 2 "$CLI" toy --help
 cd "$ROOT" || exit 1
 finish test_op_recipe

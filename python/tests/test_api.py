@@ -249,6 +249,14 @@ def test_operations_by_name(mo, camp, co, tmp_path):
         pairsight.run("plan", model=model, ops=ops, hp="resnet50:8", lp="bert-base:8", slo_factor=1.2, lp_start=1.5)
     with pytest.raises(pairsight.ArgumentError, match="unknown operation 'nope' .known: plan"):
         pairsight.op_params("nope")
+    # predict: the same figures as Model.predict, queries read through the query's field table
+    got = pairsight.run("predict", model=model, ops=ops, queries=[Q, dict(Q, lp_start=0)], coverage=0.9)
+    want = model.predict(ops, [Q, dict(Q, lp_start=0)], coverage=0.9)
+    for col, key in (("hp_ns_pred", "hp_ns"), ("lp_ns_pred", "lp_ns"), ("hp_ns_upper", "hp_ns_upper")):
+        assert list(got["predictions"][col]) == list(want[key]), col
+    assert got["n"] == 2 and got["compose"] == "overlap" and got["coverage"] == 0.9
+    with pytest.raises(pairsight.ArgumentError, match=r"queries\[0\]: missing hp_batch"):
+        pairsight.run("predict", model=model, ops=ops, queries=[{"hp_model": "resnet50"}])
     w, s, c = co
     m = pairsight.ColocModel.train(w, c, s, kind="ratio")
     got = pairsight.run("colocate_shares", coloc=m, workloads=w, scaling=s,

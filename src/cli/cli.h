@@ -16,7 +16,17 @@ typedef struct {
     const char *name;
     int (*fn)(int argc, char **argv); /* argv[0] is the subcommand name */
     const char *summary;              /* one line for `pairsight --help` */
+    const char *op;                   /* or the library's operation that cli_op_command runs (fn NULL) */
 } cli_command_t;
+
+/* The command of a row that names a library operation (cmd_op.c): its
+ * options from the operation's inputs and parameter table, its result
+ * (JSON) to --out or standard output. argv[0] is the command's name. */
+int cli_op_command(const char *op, int argc, char **argv);
+
+/* JSON text json written as the CLI writes JSON (cli_json_print) to out,
+ * atomically, or to standard output when out is NULL; the exit code. */
+int cli_write_json(const char *cmd, const char *out, const char *json);
 
 /* Whether s is a plain decimal number: no leading white space, no
  * hexadecimal, inf or nan (which strtod and strtol accept). */

@@ -1,7 +1,6 @@
 /* pairsight plan: one HP request planned beside an LP task within a budget. */
 #include "cli/cli.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,19 +96,9 @@ static int write_plan(const plan_args_t *a, const ps_plan_t *best)
     char *json = NULL;
     if (ps_plan_to_json(best, &json) != 0)
         return cli_fail(CLI_BAD_INPUT, "plan", "%s", ps_last_error());
-    cJSON *o = cJSON_Parse(json);
+    int code = cli_write_json("plan", a->out, json);
     free(json);
-    if (!o)
-        return cli_fail(CLI_BAD_INPUT, "plan", "out of memory");
-    ps_outfile_t *at = NULL;
-    if (a->out && ps_outfile_open(a->out, &at) != 0) {
-        cJSON_Delete(o);
-        return cli_fail(CLI_BAD_INPUT, "plan", "%s", ps_last_error());
-    }
-    int bad = cli_json_print(o, at ? ps_outfile_stream(at) : stdout) != 0;
-    if (at ? ps_outfile_commit(at) != 0 || bad : bad || fflush(stdout) != 0)
-        return cli_fail(CLI_BAD_INPUT, "plan", "%s", at ? ps_last_error() : "writing standard output failed");
-    return CLI_OK;
+    return code;
 }
 
 int cmd_plan(int argc, char **argv)

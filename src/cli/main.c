@@ -9,24 +9,24 @@
 #include <unistd.h>
 
 static const cli_command_t commands[] = {
-    {"check", cmd_check, "validate CSV tables (ops, coexec, workloads, ...)"},
-    {"import", cmd_import, "convert an Nsight Compute CSV or PyTorch trace to ops.csv"},
-    {"simulate", cmd_simulate, "write a simulated profiling campaign (ops.csv, coexec.csv)"},
-    {"train", cmd_train, "train the PairSight segment model"},
-    {"predict", cmd_predict, "predict co-execution latencies of candidate segments"},
-    {"adapt", cmd_adapt, "continue training a model on a few new experiments"},
-    {"explain", cmd_explain, "show which operators drive one prediction"},
-    {"features", cmd_features, "write the exact feature rows the model reads for candidates"},
-    {"model", cmd_model, "a model's metadata (info) and its regressors for XGBoost (export)"},
-    {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments"},
-    {"report", cmd_report, "write a self-contained HTML evaluation report"},
-    {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval"},
-    {"plan", cmd_plan, "plan one HP request beside an LP task within a latency budget"},
-    {"replay", cmd_replay, "replay an HP request stream under each co-location policy"},
-    {"overlap", cmd_overlap, "learn and score makespans of overlapped operator groups (Abacus's data)"},
-    {"calibrate", cmd_calibrate, "calibrate the bounds on a campaign of their own (window-sized or composed)"},
-    {"collect", cmd_collect, "measure profiles and co-executions on a real GPU"},
-    {"serve", cmd_serve, "serve predictions over HTTP to schedulers (Kubernetes extender, Prometheus metrics)"},
+    {"check", cmd_check, "validate CSV tables (ops, coexec, workloads, ...)", NULL},
+    {"import", cmd_import, "convert an Nsight Compute CSV or PyTorch trace to ops.csv", NULL},
+    {"simulate", cmd_simulate, "write a simulated profiling campaign (ops.csv, coexec.csv)", NULL},
+    {"train", cmd_train, "train the PairSight segment model", NULL},
+    {"predict", cmd_predict, "predict co-execution latencies of candidate segments", NULL},
+    {"adapt", cmd_adapt, "continue training a model on a few new experiments", NULL},
+    {"explain", cmd_explain, "show which operators drive one prediction", NULL},
+    {"features", cmd_features, "write the exact feature rows the model reads for candidates", NULL},
+    {"model", cmd_model, "a model's metadata (info) and its regressors for XGBoost (export)", NULL},
+    {"eval", cmd_eval, "compare PairSight with the baselines; run the experiments", NULL},
+    {"report", cmd_report, "write a self-contained HTML evaluation report", NULL},
+    {"colocate", cmd_colocate, "workload-level co-location: train, predict, select, eval", NULL},
+    {"plan", cmd_plan, "plan one HP request beside an LP task within a latency budget", NULL},
+    {"replay", cmd_replay, "replay an HP request stream under each co-location policy", NULL},
+    {"overlap", cmd_overlap, "learn and score makespans of overlapped operator groups (Abacus's data)", NULL},
+    {"calibrate", cmd_calibrate, "calibrate the bounds on a campaign of their own (window-sized or composed)", NULL},
+    {"collect", cmd_collect, "measure profiles and co-executions on a real GPU", NULL},
+    {"serve", cmd_serve, "serve predictions over HTTP to schedulers (Kubernetes extender, Prometheus metrics)", NULL},
 };
 
 static const cli_command_t *find_command(const char *name)
@@ -35,6 +35,12 @@ static const cli_command_t *find_command(const char *name)
         if (strcmp(commands[i].name, name) == 0)
             return &commands[i];
     return NULL;
+}
+
+/* A row's command, or the library operation it names. */
+static int run_command(const cli_command_t *c, int argc, char **argv)
+{
+    return c->op ? cli_op_command(c->op, argc, argv) : c->fn(argc, argv);
 }
 
 static void print_help(FILE *f)
@@ -101,13 +107,13 @@ static int dispatch(int argc, char **argv, const char **name)
             return unknown_command("help", argv[2]);
         char help[] = "--help";
         char *args[] = {argv[2], argc > 3 ? argv[3] : help, help, NULL};
-        return c->fn(argc > 3 ? 3 : 2, args);
+        return run_command(c, argc > 3 ? 3 : 2, args);
     }
     const cli_command_t *c = find_command(cmd);
     if (!c)
         return unknown_command(NULL, cmd);
     *name = c->name;
-    return c->fn(argc - 1, argv + 1);
+    return run_command(c, argc - 1, argv + 1);
 }
 
 int main(int argc, char **argv)

@@ -392,7 +392,9 @@ int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max)
     static int used;
     int n = 0, k = 0;
     const ps_param_t *rows = ps_op_params(op, &n);
-    for (int i = 0; i < n && k < max && used < 32; i++, k++) {
+    for (int i = 0; i < n && k < max && used < 32; i++) {
+        if (rows[i].type == PS_PARAM_STR)
+            continue; /* a member the command reads its own way */
         char *name = names[used++];
         snprintf(name, sizeof names[0], "--%s", rows[i].name);
         for (char *c = name + 2; *c; c++)
@@ -405,6 +407,7 @@ int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max)
                              .lo = rows[i].lo,
                              .hi = rows[i].hi,
                              .def = rows[i].none};
+        k++;
     }
     return k;
 }

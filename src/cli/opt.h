@@ -106,8 +106,8 @@ typedef struct {
  * usage error printed on stderr. */
 int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code);
 
-/* The options of the parameters of the library's operation op (its table,
- * ps_op_params: parameter slo_factor is --slo-factor, with its type,
+/* The options of the number parameters of the library's operation op (its
+ * table, ps_op_params: parameter slo_factor is --slo-factor, with its type,
  * bounds, value name, help and default), writing into params (the
  * operation's parameter struct, holding its defaults), into out[max].
  * Returns how many were written. */

@@ -180,10 +180,18 @@ __attribute__((noinline)) static cJSON *defaults_json(const spec_t *s, const voi
     return o;
 }
 
-/* A JSON array of 1..cap numbers into out[], its length into *n. */
-static int get_array(const cJSON *v, const char *what, const char *key, int cap, int *n, int *ints, double *dbls)
+/* A short list of a struct: up to cap integers (ints) or numbers (dbls),
+ * their count in *n. */
+typedef struct {
+    int cap, *n, *ints;
+    double *dbls;
+} list_t;
+
+/* A JSON array of 1..cap numbers into the list l. */
+static int get_array(const cJSON *v, const char *what, const char *key, const list_t *l)
 {
-    int k = cJSON_GetArraySize(v);
+    int k = cJSON_GetArraySize(v), cap = l->cap, *ints = l->ints;
+    double *dbls = l->dbls;
     if (!cJSON_IsArray(v) || k < 1 || k > cap)
         return psi_error(PS_E_ARG, "%s: %s must be a list of 1 to %d numbers", what, key, cap);
     int i = 0, rc = PS_OK;
@@ -195,7 +203,7 @@ static int get_array(const cJSON *v, const char *what, const char *key, int cap,
         else
             rc = psi_error(PS_E_ARG, "%s: %s must be a list of numbers", what, key);
     }
-    *n = k;
+    *l->n = k;
     return rc;
 }
 
@@ -219,9 +227,9 @@ static int train_set(void *p, const char *key, const cJSON *v, const char *what)
         return ps_feature_variant_from_name(v->valuestring, &t->variant);
     }
     if (strcmp(key, "depths") == 0)
-        return get_array(v, what, key, 4, &t->n_depths, t->depths, NULL);
+        return get_array(v, what, key, &(list_t){4, &t->n_depths, t->depths, NULL});
     if (strcmp(key, "etas") == 0)
-        return get_array(v, what, key, 4, &t->n_etas, NULL, t->etas);
+        return get_array(v, what, key, &(list_t){4, &t->n_etas, NULL, t->etas});
     return 1;
 }
 
@@ -372,7 +380,7 @@ static int place_set(void *p, const char *key, const cJSON *v, const char *what)
 {
     place_config_t *c = p;
     if (strcmp(key, "shares") == 0) {
-        int rc = get_array(v, what, key, N_OF(c->shares), &c->p.n_shares, c->shares, NULL);
+        int rc = get_array(v, what, key, &(list_t){N_OF(c->shares), &c->p.n_shares, c->shares, NULL});
         c->p.shares = c->shares;
         return rc;
     }

@@ -19,17 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An operation. run gets the request document (for the members that are
- * not in the table) and the parameter struct, read through the table; an
- * operation with neither params nor members reads its request itself and
- * gets its text alone (req NULL, p NULL). */
+/* An operation. run gets the request document (for its PS_PARAM_STR
+ * members) and the parameter struct, read through the table; an operation
+ * with no params reads its request itself and gets its text alone (req
+ * NULL, p NULL). */
 typedef struct {
     const char *name, *result, *help;
+    const char *needs; /* its inputs: names of ps_op_inputs_t's members */
     const ps_param_t *params;
     int n_params;
-    const char *const *members; /* the request's other members, NULL-terminated */
-    size_t size;                /* of the parameter struct */
-    void (*init)(void *p);      /* the defaults into the parameter struct */
+    size_t size;           /* of the parameter struct */
+    void (*init)(void *p); /* the defaults into the parameter struct */
     int (*run)(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out);
 } op_t;
 
@@ -48,8 +48,10 @@ static const ps_param_t plan_params[] = {
     {"alone_run_ns", PS_PARAM_DBL, PLAN_P(alone_run_ns), 0, 1e12, "X", NULL, "fixed cost of each run of HP alone"},
     {"time_value", PS_PARAM_DBL, PLAN_P(time_value), 0, 100, "V", NULL,
      "LP work an HP ns is otherwise worth (1 when LP runs alone whenever HP is idle)"},
+    {"hp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "the HP model; the request is its whole operator sequence"},
+    {"lp", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "LP candidates MODEL:BATCH[,...] (or a list of them); the one given the most LP work is planned"},
 };
-static const char *const plan_members[] = {"hp", "lp", NULL};
 
 static void plan_init(void *p) { *(ps_plan_params_t *)p = ps_plan_default_params(); }
 
@@ -108,6 +110,118 @@ static int plan_run(const ps_op_inputs_t *in, const char *text_in, const cJSON *
     return rc;
 }
 
+/* ---- predict: ps_model_predict_compose (and the bounds) over queries ---- */
+
+typedef struct {
+    double coverage;
+} predict_params_t;
+
+static const ps_param_t predict_params[] = {
+    {"coverage", PS_PARAM_DBL, offsetof(predict_params_t, coverage), 0.5, 0.999, "C", "none",
+     "also write calibrated upper bounds hp_ns_upper and lp_ns_upper at coverage C (time-aligned composition)"},
+    {"compose", PS_PARAM_STR, 0, 0, 0, "NAME", NULL,
+     "window composition for segments longer than the window: overlap (time-aligned, the default) or index "
+     "(published)"},
+    {"queries", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "the candidates: a list of objects with a query's fields (coexec.csv's key columns; gpu defaults to the "
+     "model's)"},
+};
+
+static void predict_init(void *p) { ((predict_params_t *)p)->coverage = 0; }
+
+/* Query object e (the i-th) into q through the query's field table. */
+static int read_query(const cJSON *e, int i, const char *gpu, ps_query_t *q)
+{
+    int n = 0;
+    const ps_query_field_t *f = ps_query_fields(&n);
+    if (!cJSON_IsObject(e))
+        return psi_error(PS_E_ARG, "predict: queries[%d]: expected an object", i);
+    memset(q, 0, sizeof *q);
+    q->gpu = gpu;
+    for (int k = 0; k < n; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, f[k].name);
+        char *at = (char *)q + f[k].offset;
+        if (!v && f[k].required)
+            return psi_error(PS_E_ARG, "predict: queries[%d]: missing %s", i, f[k].name);
+        if (!v)
+            continue;
+        if (f[k].is_string && !cJSON_IsString(v))
+            return psi_error(PS_E_ARG, "predict: queries[%d].%s: expected a string", i, f[k].name);
+        if (f[k].is_string) {
+            *(const char **)(void *)at = v->valuestring;
+            continue;
+        }
+        double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        if (!(d == floor(d) && d >= (double)f[k].lo && d <= (double)f[k].hi))
+            return psi_error(PS_E_ARG, "predict: queries[%d].%s: expected an integer in %ld..%ld", i, f[k].name,
+                             f[k].lo, f[k].hi);
+        *(int *)(void *)at = (int)d;
+    }
+    return PS_OK;
+}
+
+static void add_column(cJSON *o, const char *name, const double *v, int n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, name);
+    for (int i = 0; a && i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+}
+
+/* The reply (as the service's /v1/predict, without its fingerprint). */
+static int predict_reply(const double *o, int n, ps_compose_t compose, double coverage, char **out)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "schema", "pairsight.predict.v1");
+    cJSON_AddNumberToObject(j, "n", n);
+    cJSON_AddStringToObject(j, "compose", ps_compose_name(compose));
+    if (coverage > 0)
+        cJSON_AddNumberToObject(j, "coverage", coverage);
+    cJSON *p = cJSON_AddObjectToObject(j, "predictions");
+    const char *names[] = {"hp_ns_pred", "lp_ns_pred", "hp_delta_pred", "lp_delta_pred", "hp_ns_upper", "lp_ns_upper"};
+    for (int c = 0; p && c < (coverage > 0 ? 6 : 4); c++)
+        add_column(p, names[c], o + (size_t)c * (size_t)n, n);
+    *out = j ? psi_json_print(j, 0) : NULL;
+    cJSON_Delete(j);
+    return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
+}
+
+static int predict_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *params, char **out)
+{
+    (void)text;
+    double coverage = ((predict_params_t *)params)->coverage;
+    const cJSON *qs = cJSON_GetObjectItemCaseSensitive(req, "queries"),
+                *cm = cJSON_GetObjectItemCaseSensitive(req, "compose");
+    ps_compose_t compose = PS_COMPOSE_OVERLAP;
+    ps_model_info_t info;
+    if (cm && (!cJSON_IsString(cm) || ps_compose_from_name(cm->valuestring, &compose) != PS_OK))
+        return psi_error(PS_E_ARG, "predict: compose: expected \"overlap\" or \"index\"");
+    int n = cJSON_GetArraySize(qs);
+    if (!cJSON_IsArray(qs) || n < 1)
+        return psi_error(PS_E_ARG, "predict: queries: expected a list of query objects");
+    int rc = ps_model_info(in->model, &info);
+    ps_query_t *q = rc == PS_OK ? psi_calloc((size_t)n, sizeof *q) : NULL;
+    double *o = q ? psi_calloc((size_t)n * 6, sizeof *o) : NULL;
+    if (rc == PS_OK && !o)
+        rc = PS_E_NOMEM;
+    int i = 0;
+    for (const cJSON *e = qs->child; rc == PS_OK && e; e = e->next, i++)
+        rc = read_query(e, i, info.gpu, &q[i]);
+    size_t m = (size_t)n;
+    if (rc == PS_OK)
+        rc = ps_model_predict_compose(in->model, in->ops, q, m, compose, o, o + m, o + 2 * m, o + 3 * m);
+    if (rc == PS_OK && coverage > 0)
+        rc = ps_model_predict_bound(in->model, in->ops, q, m, coverage, o + 4 * m, o + 5 * m);
+    for (size_t k = 0; rc == PS_OK && k < m; k++) {
+        o[2 * m + k] = o[k] / o[2 * m + k]; /* the deltas, as `pairsight predict` divides */
+        o[3 * m + k] = o[m + k] / o[3 * m + k];
+    }
+    if (rc == PS_OK)
+        rc = predict_reply(o, n, compose, coverage, out);
+    free(q);
+    free(o);
+    return rc;
+}
+
 /* ---- colocate_shares: ps_coloc_shares_json, which reads its request ---- */
 
 static void no_init(void *p) { (void)p; }
@@ -125,11 +239,14 @@ static const op_t ops[] = {
     {"plan", "pairsight.plan.v1",
      "one HP request planned beside the LP candidate given the most LP work within a latency budget (pairsight plan, "
      "POST /v1/plan)",
-     plan_params, N_OF(plan_params), plan_members, sizeof(ps_plan_params_t), plan_init, plan_run},
+     "model,ops", plan_params, N_OF(plan_params), sizeof(ps_plan_params_t), plan_init, plan_run},
+    {"predict", "pairsight.predict.v1",
+     "co-execution latencies and slowdowns of candidate segment pairs (pairsight predict, POST /v1/predict)",
+     "model,ops", predict_params, N_OF(predict_params), sizeof(predict_params_t), predict_init, predict_run},
     {"colocate_shares", "pairsight.shares.v1",
      "the GPU shares of a set of co-located workloads (pairsight colocate shares, POST /v1/colocate/shares); "
      "its request is read by ps_coloc_shares_json (include/pairsight_colocate.h)",
-     NULL, 0, NULL, 0, no_init, shares_run},
+     "coloc,workloads,scaling", NULL, 0, 0, no_init, shares_run},
 };
 
 static const op_t *find(const char *name)
@@ -150,6 +267,12 @@ _Static_assert(sizeof(ps_op_inputs_t) == 5 * sizeof(void *) && AT(model, 0) && A
 const char *ps_op_inputs_names(void) { return "model,ops,coloc,workloads,scaling"; }
 
 const char *ps_op_name(int i) { return i >= 0 && i < N_OF(ops) ? ops[i].name : NULL; }
+
+const char *ps_op_needs(const char *op)
+{
+    const op_t *o = find(op);
+    return o ? o->needs : NULL;
+}
 
 const ps_param_t *ps_op_params(const char *op, int *n)
 {
@@ -176,7 +299,12 @@ __attribute__((noinline)) static cJSON *param_json(const ps_param_t *r, const vo
     cJSON *o = cJSON_CreateObject();
     const char *at = (const char *)defaults + r->offset;
     cJSON_AddStringToObject(o, "name", r->name);
-    cJSON_AddStringToObject(o, "type", r->type == PS_PARAM_INT ? "int" : "number");
+    cJSON_AddStringToObject(o, "type", r->type == PS_PARAM_INT ? "int" : r->type == PS_PARAM_DBL ? "number" : "string");
+    if (r->type == PS_PARAM_STR) {
+        cJSON_AddNullToObject(o, "default");
+        cJSON_AddStringToObject(o, "help", r->help);
+        return o;
+    }
     cJSON_AddNumberToObject(o, "min", r->lo);
     cJSON_AddNumberToObject(o, "max", r->hi);
     double def = r->type == PS_PARAM_INT ? *(const int *)(const void *)at : *(const double *)(const void *)at;
@@ -204,10 +332,12 @@ int ps_op_params_json(const char *op, char **out)
         cJSON_AddStringToObject(j, "name", o->name);
         cJSON_AddStringToObject(j, "result", o->result);
         cJSON_AddStringToObject(j, "help", o->help);
-        for (int i = 0; i < o->n_params; i++)
+        cJSON_AddStringToObject(j, "needs", o->needs);
+        for (int i = 0; i < o->n_params; i++) {
             cJSON_AddItemToArray(params, param_json(&o->params[i], defaults));
-        for (const char *const *m = o->members; m && *m; m++)
-            cJSON_AddItemToArray(members, cJSON_CreateString(*m));
+            if (o->params[i].type == PS_PARAM_STR)
+                cJSON_AddItemToArray(members, cJSON_CreateString(o->params[i].name));
+        }
         cJSON_AddItemToObject(j, "params", params);
         cJSON_AddItemToObject(j, "members", members);
         params = members = NULL;
@@ -236,29 +366,25 @@ static int set_param(const char *op, const ps_param_t *r, const cJSON *v, void *
     return PS_OK;
 }
 
-/* Every member of req: a row of the table into p, or one of the
- * operation's own members; any other is refused, naming the known ones. */
+/* Every member of req: a row of the table (into p, or left to the run
+ * function for a PS_PARAM_STR row); any other is refused, naming the
+ * known ones. */
 static int read_members(const op_t *o, const cJSON *req, void *p)
 {
     for (const cJSON *v = req ? req->child : NULL; v; v = v->next) {
-        int known = 0, rc = PS_OK;
-        for (int i = 0; i < o->n_params && !known; i++)
-            if (strcmp(o->params[i].name, v->string) == 0) {
-                known = 1;
-                rc = set_param(o->name, &o->params[i], v, p);
-            }
-        for (const char *const *m = o->members; m && *m && !known; m++)
-            known = strcmp(*m, v->string) == 0;
-        if (rc != PS_OK)
-            return rc;
-        if (!known) {
+        int i = 0;
+        while (i < o->n_params && strcmp(o->params[i].name, v->string) != 0)
+            i++;
+        if (i < o->n_params && o->params[i].type != PS_PARAM_STR) {
+            int rc = set_param(o->name, &o->params[i], v, p);
+            if (rc != PS_OK)
+                return rc;
+        } else if (i == o->n_params) {
             char list[512];
             size_t at = 0;
             list[0] = 0;
-            for (int i = 0; i < o->n_params; i++)
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", o->params[i].name);
-            for (const char *const *m = o->members; m && *m; m++)
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", *m);
+            for (int k = 0; k < o->n_params; k++)
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", o->params[k].name);
             return psi_error(PS_E_ARG, "%s: unknown member '%s' (known: %s)", o->name, v->string, list);
         }
     }
@@ -273,7 +399,7 @@ int ps_op_run(const char *op, const ps_op_inputs_t *in, const char *params, char
     const op_t *o = find(op);
     if (!o)
         return unknown_op("ps_op_run", op);
-    if (!o->n_params && !o->members)
+    if (!o->n_params)
         return o->run(in, params, NULL, NULL, out);
     cJSON *req = NULL;
     int rc = params && *params ? psi_json_parse(params, strlen(params), o->name, &req) : PS_OK;

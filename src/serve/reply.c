@@ -70,6 +70,8 @@ int serve_read_params(serve_req_t *q, serve_reply_t *r, const char *op, void *p)
     const ps_param_t *rows = ps_op_params(op, &n);
     for (int i = 0; i < n; i++) {
         double v = NAN;
+        if (rows[i].type == PS_PARAM_STR)
+            continue; /* the handler's own */
         if (serve_num_member(q, r, rows[i].name, rows[i].lo, rows[i].hi, &v))
             return r->status;
         char *at = (char *)p + rows[i].offset;

@@ -151,8 +151,8 @@ int serve_num_member(serve_req_t *q, serve_reply_t *r, const char *key, double l
 /* The token of the body's member key; -1 with a 400 "missing KEY: WHAT"
  * (what may be NULL) when the body has none. */
 int serve_required(serve_req_t *q, serve_reply_t *r, const char *key, const char *what);
-/* The members of the body that are parameters of operation op (its table,
- * ps_op_params) into its parameter struct p, each checked against its
+/* The members of the body that are number parameters of operation op (its
+ * table, ps_op_params) into its parameter struct p, each checked against its
  * bounds (a 400 naming the member and the bounds); absent ones are left
  * alone. Returns 0 or the status. */
 int serve_read_params(serve_req_t *q, serve_reply_t *r, const char *op, void *p);
