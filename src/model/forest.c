@@ -22,7 +22,6 @@
 
 #include "model/model.h"
 
-#include <cjson/cJSON.h>
 #include <xgboost/c_api.h>
 
 #include <unistd.h>
@@ -309,46 +308,50 @@ void psi_forest_free(psi_forest_t *f)
 /* Loading XGBoost's JSON model                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Follows a path of object keys; NULL where one is missing. */
-static const cJSON *get_path(const cJSON *j, const char *const *keys, int n)
+/* Follows a path of object keys from token j; -1 where one is missing. */
+static int get_path(ps_json_doc_t *d, int j, const char *const *keys, int n)
 {
-    for (int i = 0; i < n && j; i++)
-        j = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
+    for (int i = 0; i < n && j >= 0; i++)
+        j = ps_json_get(d, j, keys[i], 0);
     return j;
 }
 
+static int is(const ps_json_doc_t *d, int t, int type) { return t >= 0 && d->tok[t].type == type; }
+
 /* XGBoost 1.7 writes the learner's scalar parameters as strings ("5E-1");
  * accepts a number too. */
-static int get_number_string(const cJSON *j, const char *what, double *out)
+static int get_number_string(ps_json_doc_t *d, int j, const char *what, double *out)
 {
     *out = NAN; /* set on every path, so that no caller reads an unset value */
-    if (cJSON_IsNumber(j)) {
-        *out = j->valuedouble;
+    if (is(d, j, PS_JSON_NUMBER)) {
+        if (ps_json_num(d, j, out) != 0)
+            *out = INFINITY;
         return 0;
     }
-    if (!cJSON_IsString(j))
+    if (!is(d, j, PS_JSON_STRING))
         return psi_error(PS_E_INPUT, "XGBoost model: %s is missing", what);
+    const char *s = ps_json_str(d, j);
     char *end;
-    *out = strtod(j->valuestring, &end);
-    if (end == j->valuestring || *end != '\0')
-        return psi_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what, j->valuestring);
+    *out = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return psi_error(PS_E_INPUT, "XGBoost model: %s is not a number: '%s'", what, s);
     return 0;
 }
 
-/* A numeric array field of one tree, which must hold n elements. */
-static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
+/* The first element of a numeric array field of one tree, which must hold
+ * n elements; -1 (with the message) when it does not. */
+static int tree_array(ps_json_doc_t *d, int tree, int t, const char *key, int n)
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(tree, key);
-    if (!cJSON_IsArray(a)) {
+    int a = ps_json_get(d, tree, key, 0);
+    if (!is(d, a, PS_JSON_ARRAY)) {
         psi_error(PS_E_INPUT, "XGBoost model: tree %d: field %s is missing", t, key);
-        return NULL;
+        return -1;
     }
-    if (cJSON_GetArraySize(a) != n) {
-        psi_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key, cJSON_GetArraySize(a),
-                  n);
-        return NULL;
+    if (d->tok[a].size != n) {
+        psi_error(PS_E_INPUT, "XGBoost model: tree %d: %s has %d elements, expected %d", t, key, d->tok[a].size, n);
+        return -1;
     }
-    return a;
+    return a + 1;
 }
 
 /* Appends tree t (num_nodes nodes) to f->nodes at *n_nodes. The nodes are
@@ -356,38 +359,60 @@ static const cJSON *tree_array(const cJSON *tree, int t, const char *key, int n)
  * after its parent and inside the tree, and every node but the root has one
  * parent), then laid out breadth first with each split's children side by
  * side, as step() needs. */
-/* The arrays of one tree of XGBoost's JSON, each of n entries. */
+/* The arrays of one tree of XGBoost's JSON, each of n entries: the token of
+ * each one's current element (split_type's -1 when it is absent), in the
+ * order of node_values. */
+enum { A_LEFT, A_RIGHT, A_FEATURE, A_CONDITION, A_DEFAULT_LEFT, A_SPLIT_TYPE, N_ARRAYS };
 typedef struct {
     int n;
-    const cJSON *lc, *rc, *si, *sc, *dl, *st; /* st may be NULL */
+    int a[N_ARRAYS];
 } tree_json_t;
 
-static int tree_fields(const cJSON *tree, int t, tree_json_t *j)
+static int tree_fields(ps_json_doc_t *d, int tree, int t, tree_json_t *j)
 {
-    const cJSON *param = cJSON_GetObjectItemCaseSensitive(tree, "tree_param");
+    static const char *const key[N_ARRAYS - 1] = {"left_children", "right_children", "split_indices",
+                                                  "split_conditions", "default_left"};
+    int param = ps_json_get(d, tree, "tree_param", 0);
     double v;
-    if (get_number_string(cJSON_GetObjectItemCaseSensitive(param, "num_nodes"), "tree_param.num_nodes", &v))
-        return psi_error(PS_E_INPUT,
-                         "XGBoost model: tree %d: tree_param.num_nodes is missing "
-                         "or not a number",
-                         t);
+    if (get_number_string(d, ps_json_get(d, param, "num_nodes", 0), "tree_param.num_nodes", &v))
+        return psi_error(PS_E_INPUT, "XGBoost model: tree %d: tree_param.num_nodes is missing or not a number", t);
     if (!(v >= 1 && v <= 1 << 28) || v != floor(v))
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d: bad num_nodes %g", t, v);
     int n = j->n = (int)v;
-    const cJSON *slv = cJSON_GetObjectItemCaseSensitive(param, "size_leaf_vector");
-    if (slv && (get_number_string(slv, "size_leaf_vector", &v) || v > 1))
+    int slv = ps_json_get(d, param, "size_leaf_vector", 0);
+    if (slv >= 0 && (get_number_string(d, slv, "size_leaf_vector", &v) || v > 1))
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d: vector leaves are not supported", t);
-    j->lc = tree_array(tree, t, "left_children", n);
-    j->rc = tree_array(tree, t, "right_children", n);
-    j->si = tree_array(tree, t, "split_indices", n);
-    j->sc = tree_array(tree, t, "split_conditions", n);
-    j->dl = tree_array(tree, t, "default_left", n);
-    if (!j->lc || !j->rc || !j->si || !j->sc || !j->dl)
-        return PS_E_INPUT;
-    j->st = cJSON_GetObjectItemCaseSensitive(tree, "split_type");
-    if (j->st && (!cJSON_IsArray(j->st) || cJSON_GetArraySize(j->st) != n))
+    for (int k = 0; k < N_ARRAYS - 1; k++)
+        if ((j->a[k] = tree_array(d, tree, t, key[k], n)) < 0)
+            return PS_E_INPUT;
+    int st = ps_json_get(d, tree, "split_type", 0);
+    if (st >= 0 && (!is(d, st, PS_JSON_ARRAY) || d->tok[st].size != n))
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d: split_type has the wrong length", t);
+    j->a[A_SPLIT_TYPE] = st >= 0 ? st + 1 : -1;
     return 0;
+}
+
+/* The values of the current node of j into v (default_left true as 1,
+ * an absent split_type as 0), and j moved to the next node: 0, or -1 when
+ * one is not a number. */
+static int node_values(const ps_json_doc_t *d, tree_json_t *j, double v[N_ARRAYS])
+{
+    int bad = 0;
+    for (int k = 0; k < N_ARRAYS; k++) {
+        int e = j->a[k];
+        v[k] = 0;
+        if (e < 0)
+            continue;
+        int type = d->tok[e].type;
+        if (k == A_DEFAULT_LEFT && (type == PS_JSON_TRUE || type == PS_JSON_FALSE))
+            v[k] = type == PS_JSON_TRUE;
+        else if (type != PS_JSON_NUMBER)
+            bad = 1;
+        else if (ps_json_num(d, e, &v[k]) != 0)
+            v[k] = d->text[d->tok[e].start] == '-' ? -INFINITY : INFINITY;
+        j->a[k] = d->tok[e].next;
+    }
+    return bad ? -1 : 0;
 }
 
 /* Room in f->nodes for n more nodes after *n_nodes. */
@@ -418,17 +443,12 @@ typedef struct {
     int32_t max_depth;
 } tree_scratch_t;
 
-/* Node i of tree t from the JSON values (el left child, er right child, ei
- * split feature, ec condition or leaf, ed default left, es split type or
- * NULL) into the scratch, checked: one parent each, children after their
- * parent, numeric splits on known features. */
-static int read_node(const psi_forest_t *f, int t, int i, int n, const cJSON *el, const cJSON *er, const cJSON *ei,
-                     const cJSON *ec, const cJSON *ed, const cJSON *es, tree_scratch_t *s)
+/* Node i of tree t (of n nodes) from its values v (node_values) into the
+ * scratch, checked: one parent each, children after their parent, numeric
+ * splits on known features. */
+static int read_node(const psi_forest_t *f, int t, int i, int n, const double *v, tree_scratch_t *s)
 {
-    if (!cJSON_IsNumber(el) || !cJSON_IsNumber(er) || !cJSON_IsNumber(ei) || !cJSON_IsNumber(ec) ||
-        !(cJSON_IsNumber(ed) || cJSON_IsBool(ed)) || (es && !cJSON_IsNumber(es)))
-        return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a field is not a number", t, i);
-    double l = el->valuedouble, r = er->valuedouble;
+    double l = v[A_LEFT], r = v[A_RIGHT];
     node_t *nd = &s->xn[i];
     if (i > 0 && !s->has_parent[i])
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: no parent", t, i);
@@ -438,7 +458,7 @@ static int read_node(const psi_forest_t *f, int t, int i, int n, const cJSON *el
         nd->threshold = NAN;
         nd->feature = 0;
         nd->left = -1;
-        nd->leaf = (float)ec->valuedouble; /* 1.7 keeps the leaf value here */
+        nd->leaf = (float)v[A_CONDITION]; /* 1.7 keeps the leaf value here */
         if (s->depth[i] > s->max_depth)
             s->max_depth = s->depth[i];
         return 0;
@@ -448,17 +468,16 @@ static int read_node(const psi_forest_t *f, int t, int i, int n, const cJSON *el
     int il = (int)l, ir = (int)r;
     if (s->has_parent[il] || s->has_parent[ir])
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a child has two parents", t, i);
-    if (es && es->valuedouble != 0)
+    if (v[A_SPLIT_TYPE] != 0)
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: categorical splits are not supported", t, i);
-    double feat = ei->valuedouble;
+    double feat = v[A_FEATURE];
     if (!(feat >= 0 && feat < f->n_features) || feat != floor(feat))
         return psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: split feature %g outside 0..%d", t, i, feat,
                          f->n_features - 1);
     s->has_parent[il] = s->has_parent[ir] = 1;
     s->depth[il] = s->depth[ir] = s->depth[i] + 1;
-    int left_default = cJSON_IsBool(ed) ? cJSON_IsTrue(ed) : ed->valuedouble != 0;
-    nd->threshold = (float)ec->valuedouble;
-    nd->feature = (uint32_t)feat | (left_default ? 0 : MISSING_RIGHT);
+    nd->threshold = (float)v[A_CONDITION];
+    nd->feature = (uint32_t)feat | (v[A_DEFAULT_LEFT] != 0 ? 0 : MISSING_RIGHT);
     nd->left = il;
     nd->leaf = 0;
     s->right[i] = ir;
@@ -489,10 +508,10 @@ static void lay_out(psi_forest_t *f, int t, int n, tree_scratch_t *s, size_t *n_
     *n_nodes += (size_t)n;
 }
 
-static int load_tree(psi_forest_t *f, const cJSON *tree, int t, size_t *n_nodes, size_t *cap)
+static int load_tree(psi_forest_t *f, ps_json_doc_t *d, int tree, int t, size_t *n_nodes, size_t *cap)
 {
     tree_json_t j = {0};
-    int rc = tree_fields(tree, t, &j);
+    int rc = tree_fields(d, tree, t, &j);
     if (rc != 0 || (rc = grow_nodes(f, *n_nodes, cap, j.n)) != 0)
         return rc;
     int n = j.n;
@@ -502,11 +521,13 @@ static int load_tree(psi_forest_t *f, const cJSON *tree, int t, size_t *n_nodes,
                         .order = psi_malloc((size_t)n * sizeof *s.order),
                         .has_parent = psi_calloc((size_t)n, 1)};
     rc = s.xn && s.right && s.depth && s.order && s.has_parent ? 0 : PS_E_NOMEM;
-    const cJSON *el = j.lc->child, *er = j.rc->child, *ei = j.si->child, *ec = j.sc->child, *ed = j.dl->child,
-                *es = j.st ? j.st->child : NULL;
-    for (int i = 0; i < n && !rc;
-         i++, el = el->next, er = er->next, ei = ei->next, ec = ec->next, ed = ed->next, es = es ? es->next : NULL)
-        rc = read_node(f, t, i, n, el, er, ei, ec, ed, es, &s);
+    for (int i = 0; i < n && !rc; i++) {
+        double v[N_ARRAYS];
+        if (node_values(d, &j, v) != 0)
+            rc = psi_error(PS_E_INPUT, "XGBoost model: tree %d node %d: a field is not a number", t, i);
+        else
+            rc = read_node(f, t, i, n, v, &s);
+    }
     if (!rc)
         lay_out(f, t, n, &s, n_nodes);
     free(s.xn);
@@ -529,38 +550,39 @@ static int identity_objective(const char *name)
     return 0;
 }
 
-static int load_model(psi_forest_t *f, const cJSON *root)
+/* learner.objective and learner.gradient_booster's name: a gbtree of an
+ * identity-link objective. */
+static int check_learner(ps_json_doc_t *d)
 {
     static const char *const k_learner[] = {"learner"};
     static const char *const k_obj[] = {"learner", "objective", "name"};
     static const char *const k_gb[] = {"learner", "gradient_booster"};
-    static const char *const k_lmp[] = {"learner", "learner_model_param"};
-    const cJSON *learner = get_path(root, k_learner, 1);
-    if (!cJSON_IsObject(learner))
+    if (!is(d, get_path(d, 0, k_learner, 1), PS_JSON_OBJECT))
         return psi_error(PS_E_INPUT, "XGBoost model: no learner object");
-
-    const cJSON *obj = get_path(root, k_obj, 3);
-    if (!cJSON_IsString(obj))
+    int obj = get_path(d, 0, k_obj, 3);
+    if (!is(d, obj, PS_JSON_STRING))
         return psi_error(PS_E_INPUT, "XGBoost model: learner.objective.name is missing");
-    if (!identity_objective(obj->valuestring))
-        return psi_error(PS_E_INPUT,
-                         "XGBoost model: objective %s is not a regression with "
-                         "identity link",
-                         obj->valuestring);
+    if (!identity_objective(ps_json_str(d, obj)))
+        return psi_error(PS_E_INPUT, "XGBoost model: objective %s is not a regression with identity link",
+                         ps_json_str(d, obj));
+    int gbname = ps_json_get(d, get_path(d, 0, k_gb, 2), "name", 0);
+    const char *name = is(d, gbname, PS_JSON_STRING) ? ps_json_str(d, gbname) : NULL;
+    if (!name || strcmp(name, "gbtree") != 0)
+        return psi_error(PS_E_INPUT, "XGBoost model: booster %s is not gbtree", name ? name : "(missing)");
+    return 0;
+}
 
-    const cJSON *gb = get_path(root, k_gb, 2);
-    const cJSON *gbname = cJSON_GetObjectItemCaseSensitive(gb, "name");
-    if (!cJSON_IsString(gbname) || strcmp(gbname->valuestring, "gbtree") != 0)
-        return psi_error(PS_E_INPUT, "XGBoost model: booster %s is not gbtree",
-                         cJSON_IsString(gbname) ? gbname->valuestring : "(missing)");
-
-    const cJSON *lmp = get_path(root, k_lmp, 2);
+/* learner.learner_model_param: base_score, num_feature, num_class. */
+static int read_model_param(psi_forest_t *f, ps_json_doc_t *d)
+{
+    static const char *const k_lmp[] = {"learner", "learner_model_param"};
+    int lmp = get_path(d, 0, k_lmp, 2);
     double base, nf, ncls = 0;
-    if (get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "base_score"), "base_score", &base) ||
-        get_number_string(cJSON_GetObjectItemCaseSensitive(lmp, "num_feature"), "num_feature", &nf))
+    if (get_number_string(d, ps_json_get(d, lmp, "base_score", 0), "base_score", &base) ||
+        get_number_string(d, ps_json_get(d, lmp, "num_feature", 0), "num_feature", &nf))
         return PS_E_INPUT;
-    const cJSON *nc = cJSON_GetObjectItemCaseSensitive(lmp, "num_class");
-    if (nc && get_number_string(nc, "num_class", &ncls))
+    int nc = ps_json_get(d, lmp, "num_class", 0);
+    if (nc >= 0 && get_number_string(d, nc, "num_class", &ncls))
         return PS_E_INPUT;
     if (ncls > 1)
         return psi_error(PS_E_INPUT, "XGBoost model: %g output groups, expected one", ncls);
@@ -570,19 +592,27 @@ static int load_model(psi_forest_t *f, const cJSON *root)
         return psi_error(PS_E_INPUT, "XGBoost model: base_score is not finite");
     f->n_features = (int)nf;
     f->base_score = (float)base;
+    return 0;
+}
 
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(gb, "model");
-    const cJSON *trees = cJSON_GetObjectItemCaseSensitive(model, "trees");
-    const cJSON *info = cJSON_GetObjectItemCaseSensitive(model, "tree_info");
-    if (!cJSON_IsArray(trees))
+static int load_model(psi_forest_t *f, ps_json_doc_t *d)
+{
+    static const char *const k_model[] = {"learner", "gradient_booster", "model"};
+    int rc = check_learner(d);
+    if (rc || (rc = read_model_param(f, d)))
+        return rc;
+    int model = get_path(d, 0, k_model, 3);
+    int trees = ps_json_get(d, model, "trees", 0), info = ps_json_get(d, model, "tree_info", 0);
+    if (!is(d, trees, PS_JSON_ARRAY))
         return psi_error(PS_E_INPUT, "XGBoost model: gradient_booster.model.trees is missing");
-    int n_trees = cJSON_GetArraySize(trees);
-    if (cJSON_IsArray(info)) {
-        if (cJSON_GetArraySize(info) != n_trees)
-            return psi_error(PS_E_INPUT, "XGBoost model: tree_info has %d entries for %d trees",
-                             cJSON_GetArraySize(info), n_trees);
-        for (const cJSON *e = info->child; e; e = e->next)
-            if (!cJSON_IsNumber(e) || e->valuedouble != 0)
+    int n_trees = d->tok[trees].size;
+    if (is(d, info, PS_JSON_ARRAY)) {
+        if (d->tok[info].size != n_trees)
+            return psi_error(PS_E_INPUT, "XGBoost model: tree_info has %d entries for %d trees", d->tok[info].size,
+                             n_trees);
+        double v;
+        for (int i = 0, e = info + 1; i < n_trees; i++, e = d->tok[e].next)
+            if (ps_json_num(d, e, &v) != 0 || v != 0)
                 return psi_error(PS_E_INPUT, "XGBoost model: a tree of output group other than 0");
     }
 
@@ -592,12 +622,9 @@ static int load_model(psi_forest_t *f, const cJSON *root)
     if (!f->root || !f->depth)
         return PS_E_NOMEM;
     size_t n_nodes = 0, cap = 0;
-    int t = 0;
-    for (const cJSON *tree = trees->child; tree; tree = tree->next, t++) {
-        int rc = load_tree(f, tree, t, &n_nodes, &cap);
-        if (rc)
+    for (int t = 0, tree = trees + 1; t < n_trees; t++, tree = d->tok[tree].next)
+        if ((rc = load_tree(f, d, tree, t, &n_nodes, &cap)) != 0)
             return rc;
-    }
     return 0;
 }
 
@@ -664,13 +691,15 @@ int psi_forest_from_json(const char *json, size_t len, psi_forest_t **out)
     *out = NULL;
     if (!json)
         return psi_error(PS_E_ARG, "psi_forest_from_json: no model text");
-    cJSON *root = NULL;
-    int prc = psi_json_parse(json, len, "XGBoost model", &root);
-    if (prc != PS_OK)
+    ps_json_doc_t d = {0};
+    int prc = psi_json_load(json, len, "XGBoost model", &d);
+    if (prc != PS_OK) {
+        psi_json_unload(&d);
         return prc;
+    }
     psi_forest_t *f = psi_calloc(1, sizeof *f);
-    int rc = f ? load_model(f, root) : PS_E_NOMEM;
-    cJSON_Delete(root);
+    int rc = f ? load_model(f, &d) : PS_E_NOMEM;
+    psi_json_unload(&d);
     if (!rc)
         rc = build_perfect(f);
     if (rc) {
