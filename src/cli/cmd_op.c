@@ -109,7 +109,7 @@ static int build_opts(op_args_t *a, const ps_param_t *rows, int n)
     a->opts[k++] =
         (cli_opt_t){"--out", CLI_STR, &a->out, "FILE", "the result (JSON)", .def = "standard output", .flags = CLI_OUT};
     a->opts[k++] = (cli_opt_t)CLI_OPT_QUIET(&a->quiet);
-    a->opts[k] = (cli_opt_t){NULL};
+    a->opts[k] = (cli_opt_t){.name = NULL};
     return k;
 }
 
@@ -179,6 +179,8 @@ int cli_op_command(const char *op, int argc, char **argv)
     const ps_param_t *rows = ps_op_params(op, &n);
     if (!rows && ps_op_needs(op) == NULL)
         return cli_fail(CLI_BAD_INPUT, a.cmd, "the library has no operation '%s'", op);
+    if (n > MAX_OPTS) /* the option table's room: inputs, rows, --out, -q */
+        return cli_fail(CLI_BAD_INPUT, a.cmd, "operation '%s' has %d parameters, more than %d", op, n, MAX_OPTS);
     if (ps_op_params_json(op, &decl) != PS_OK || !(a.decl = cJSON_Parse(decl)) || fill_defaults(&a, rows, n) != 0) {
         code = cli_fail(CLI_BAD_INPUT, a.cmd, "out of memory");
         goto done;

@@ -29,7 +29,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a, int *code)
     int n = 4 + cli_op_opts("plan", &a->p, opts + 4, 10); /* --slo-ns ... --time-value: the operation's table */
     opts[n++] = (cli_opt_t){"--out", CLI_STR, &a->out, "FILE", "plan JSON", .def = "standard output", .flags = CLI_OUT};
     opts[n++] = (cli_opt_t)CLI_OPT_QUIET(&a->quiet);
-    opts[n] = (cli_opt_t){NULL};
+    opts[n] = (cli_opt_t){.name = NULL};
     cli_spec_t spec = {
         .cmd = "plan",
         .synopsis = "--model FILE --ops FILE --hp MODEL:BATCH --lp MODEL:BATCH[,...] (--slo-ns X | --slo-factor F)\n"
