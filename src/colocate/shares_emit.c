@@ -25,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -77,38 +78,50 @@ static void dns_label(const char *name, char *out)
         out[0] = 'w';
 }
 
-static void emit_env(buf_t *b, cJSON *shares, cJSON *pred)
+/* The reply's tokens: the member of object token o, and number token t
+ * as an int (as cJSON's valueint read it: 0 when t is not a number). */
+static int member(ps_json_doc_t *d, int o, const char *key) { return ps_json_get(d, o, key, 0); }
+
+static int int_of(const ps_json_doc_t *d, int t)
 {
-    for (cJSON *e = shares->child; e; e = e->next) {
-        cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pred, e->string), "norm_tput");
-        if (cJSON_IsNumber(p))
-            put(b, "# %s: predicted normalised throughput %.3f\n", e->string, p->valuedouble);
+    double v;
+    if (ps_json_num(d, t, &v) != 0)
+        return 0;
+    return v >= INT_MAX ? INT_MAX : v <= INT_MIN ? INT_MIN : (int)v;
+}
+
+static void emit_env(buf_t *b, ps_json_doc_t *d, int shares, int pred)
+{
+    for (int i = 0, k = shares + 1; i < d->tok[shares].size; i++, k = d->tok[k + 1].next) {
+        const char *name = ps_json_str(d, k);
+        double tput;
+        if (psi_json_get_num(d, member(d, pred, name), "norm_tput", &tput) == 0)
+            put(b, "# %s: predicted normalised throughput %.3f\n", name, tput);
         else
-            put(b, "# %s\n", e->string);
-        put(b, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d\n", e->valueint);
+            put(b, "# %s\n", name);
+        put(b, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d\n", int_of(d, k + 1));
     }
 }
 
 /* The largest memcap_gb of the set plus 10 %, rounded up to a GiB (0:
  * unknown for some workload). */
-static int pinned_gib(cJSON *pred)
+static int pinned_gib(ps_json_doc_t *d, int pred)
 {
-    double most = 0;
-    for (cJSON *e = pred->child; e; e = e->next) {
-        cJSON *mc = cJSON_GetObjectItemCaseSensitive(e, "memcap_gb");
-        if (!cJSON_IsNumber(mc) || !(mc->valuedouble > 0))
+    double most = 0, mc;
+    for (int i = 0, k = pred + 1; i < d->tok[pred].size; i++, k = d->tok[k + 1].next) {
+        if (psi_json_get_num(d, k + 1, "memcap_gb", &mc) != 0 || !(mc > 0))
             return 0;
-        most = fmax(most, mc->valuedouble);
+        most = fmax(most, mc);
     }
     return (int)ceil(most * 1.1);
 }
 
-static void emit_claim(buf_t *b, cJSON *r, int top, int gib)
+static void emit_claim(buf_t *b, ps_json_doc_t *d, int top, int gib)
 {
+    const char *gpu = psi_json_get_str(d, 0, "gpu"), *model = psi_json_get_str(d, 0, "model"),
+               *objective = psi_json_get_str(d, 0, "objective");
     put(b, "# pairsight colocate shares (%s, model %s, objective %s): MPS active-thread percentages\n",
-        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "gpu")),
-        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "model")),
-        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "objective")));
+        gpu ? gpu : "(null)", model ? model : "(null)", objective ? objective : "(null)");
     put(b, "# Needs the NVIDIA DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu) with its alpha\n"
            "# feature gate MPSSupport on (Helm: --set featureGates.MPSSupport=true).\n"
            "# A ResourceClaimTemplate gives each pod its own claim: the containers of the Pod\n"
@@ -152,7 +165,7 @@ static void emit_claim(buf_t *b, cJSON *r, int top, int gib)
         put(b, "                # no memcap_gb in workloads.csv: no pinned-memory limit\n");
 }
 
-static void emit_pod(buf_t *b, cJSON *shares, int top)
+static void emit_pod(buf_t *b, ps_json_doc_t *d, int shares, int top)
 {
     put(b, "---\n"
            "apiVersion: v1\n"
@@ -164,9 +177,11 @@ static void emit_pod(buf_t *b, cJSON *shares, int top)
            "  - name: shared-gpu\n"
            "    resourceClaimTemplateName: pairsight-mps\n"
            "  containers:\n");
-    for (cJSON *e = shares->child; e; e = e->next) {
+    for (int i = 0, k = shares + 1; i < d->tok[shares].size; i++, k = d->tok[k + 1].next) {
+        const char *name = ps_json_str(d, k);
+        int share = int_of(d, k + 1);
         char label[64];
-        dns_label(e->string, label);
+        dns_label(name, label);
         put(b,
             "  - name: %s  # %s, share %d %%\n"
             "    image: \"\"  # the image that serves %s\n"
@@ -174,47 +189,59 @@ static void emit_pod(buf_t *b, cJSON *shares, int top)
             "      claims:\n"
             "      - name: shared-gpu\n"
             "        request: mps-gpu\n",
-            label, e->string, e->valueint, e->string);
-        if (e->valueint < top)
+            label, name, share, name);
+        if (share < top)
             put(b,
                 "    env:\n"
                 "    - name: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE\n"
                 "      value: \"%d\"\n",
-                e->valueint);
+                share);
     }
 }
 
-static void yaml_value(buf_t *b, cJSON *v, int indent);
-
-static void yaml_scalar(buf_t *b, cJSON *v)
+/* A JSON scalar as YAML: its JSON text as the library writes it (a string
+ * keeps JSON's double quotes and escapes, which YAML reads the same way). */
+static void yaml_scalar(buf_t *b, ps_json_doc_t *d, int t)
 {
-    if (cJSON_IsNumber(v) || cJSON_IsBool(v) || cJSON_IsNull(v) || cJSON_IsString(v)) {
-        char *s = psi_json_print(v, 0);
-        put(b, "%s\n", s ? s : "null");
-        free(s);
+    const ps_json_tok_t *k = &d->tok[t];
+    double v;
+    char num[40];
+    if (k->type == PS_JSON_NUMBER && ps_json_num(d, t, &v) == 0 && ps_json_number(v, num, sizeof num) == 0) {
+        put(b, "%s\n", num);
+    } else if (k->type == PS_JSON_STRING) {
+        cJSON *str = cJSON_CreateString(ps_json_str(d, t));
+        char *text = str ? psi_json_print(str, 0) : NULL;
+        put(b, "%s\n", text ? text : "null");
+        free(text);
+        cJSON_Delete(str);
+    } else {
+        put(b, "%.*s\n", k->end - k->start, d->text + k->start);
     }
 }
 
-/* JSON as block YAML: a JSON scalar is a YAML scalar (strings keep JSON's
- * double quotes, which YAML reads the same way). */
-static void yaml_value(buf_t *b, cJSON *v, int indent)
+/* JSON as block YAML: a JSON scalar is a YAML scalar. */
+static void yaml_value(buf_t *b, ps_json_doc_t *d, int v, int indent)
 {
-    if (!(cJSON_IsObject(v) || cJSON_IsArray(v)) || !v->child) {
-        if (cJSON_IsObject(v) || cJSON_IsArray(v))
-            put(b, " %s\n", cJSON_IsObject(v) ? "{}" : "[]");
-        else {
+    int type = d->tok[v].type, container = type == PS_JSON_OBJECT || type == PS_JSON_ARRAY;
+    if (!container || d->tok[v].size == 0) {
+        if (container) {
+            put(b, " %s\n", type == PS_JSON_OBJECT ? "{}" : "[]");
+        } else {
             put(b, " ");
-            yaml_scalar(b, v);
+            yaml_scalar(b, d, v);
         }
         return;
     }
     put(b, "\n");
-    for (cJSON *e = v->child; e; e = e->next) {
-        if (cJSON_IsObject(v))
-            put(b, "%*s%s:", indent, "", e->string); /* our keys: names and ids, plain YAML */
-        else
+    for (int i = 0, e = v + 1; i < d->tok[v].size; i++) {
+        if (type == PS_JSON_OBJECT) {
+            put(b, "%*s%s:", indent, "", ps_json_str(d, e)); /* our keys: names and ids, plain YAML */
+            e++;
+        } else {
             put(b, "%*s-", indent, "");
-        yaml_value(b, e, indent + 2);
+        }
+        yaml_value(b, d, e, indent + 2);
+        e = d->tok[e].next;
     }
 }
 
@@ -225,34 +252,37 @@ int ps_coloc_shares_emit(const char *reply, const char *format, char **out)
     *out = NULL;
     if (strcmp(format, "dra") && strcmp(format, "env") && strcmp(format, "yaml"))
         return psi_error(PS_E_ARG, "emit: expected dra, env or yaml, got '%s'", format);
-    cJSON *r = NULL;
-    int rc = psi_json_parse(reply, strlen(reply), "shares reply", &r);
-    if (rc)
+    ps_json_doc_t doc = {0}, *d = &doc;
+    int rc = psi_json_load(reply, strlen(reply), "shares reply", d);
+    if (rc) {
+        psi_json_unload(d);
         return rc;
-    cJSON *shares = cJSON_GetObjectItemCaseSensitive(r, "shares"),
-          *pred = cJSON_GetObjectItemCaseSensitive(r, "predicted");
-    const char *schema = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "schema"));
+    }
+    int shares = member(d, 0, "shares"), pred = member(d, 0, "predicted");
+    const char *schema = psi_json_get_str(d, 0, "schema");
+    int objects =
+        shares >= 0 && d->tok[shares].type == PS_JSON_OBJECT && pred >= 0 && d->tok[pred].type == PS_JSON_OBJECT;
     if (!schema || strcmp(schema, "pairsight.shares.v1") != 0)
         rc = psi_error(PS_E_INPUT, "emit: not a pairsight.shares.v1 reply");
-    else if (strcmp(format, "yaml") != 0 && (!cJSON_IsObject(shares) || !cJSON_IsObject(pred)))
+    else if (strcmp(format, "yaml") != 0 && !objects)
         rc = psi_error(PS_E_INPUT, "emit: the request is infeasible: no shares to emit");
     buf_t b = {0};
     if (!rc && strcmp(format, "yaml") == 0) {
         put(&b, "# pairsight colocate shares\n");
-        for (cJSON *e = r->child; e; e = e->next) {
-            put(&b, "%s:", e->string);
-            yaml_value(&b, e, 2);
+        for (int i = 0, k = 1; i < d->tok[0].size; i++, k = d->tok[k + 1].next) {
+            put(&b, "%s:", ps_json_str(d, k));
+            yaml_value(&b, d, k + 1, 2);
         }
     } else if (!rc && strcmp(format, "env") == 0) {
-        emit_env(&b, shares, pred);
+        emit_env(&b, d, shares, pred);
     } else if (!rc) {
         int top = 0;
-        for (cJSON *e = shares->child; e; e = e->next)
-            top = e->valueint > top ? e->valueint : top;
-        emit_claim(&b, r, top, pinned_gib(pred));
-        emit_pod(&b, shares, top);
+        for (int i = 0, k = shares + 1; i < d->tok[shares].size; i++, k = d->tok[k + 1].next)
+            top = int_of(d, k + 1) > top ? int_of(d, k + 1) : top;
+        emit_claim(&b, d, top, pinned_gib(d, pred));
+        emit_pod(&b, d, shares, top);
     }
-    cJSON_Delete(r);
+    psi_json_unload(d);
     if (!rc && (b.oom || !b.s))
         rc = PS_E_NOMEM;
     if (rc)

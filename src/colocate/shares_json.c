@@ -23,38 +23,48 @@ typedef struct {
     ps_coloc_shares_params_t p;
 } req_t;
 
-static int read_set(cJSON *v, req_t *r)
+static int is(const ps_json_doc_t *d, int t, int type) { return t >= 0 && d->tok[t].type == type; }
+
+/* "A,B" cut in place into r->names. */
+static int read_set_text(const char *text, req_t *r)
 {
-    if (cJSON_IsString(v)) {
-        r->buf = psi_strdup(v->valuestring);
-        if (!r->buf)
-            return PS_E_NOMEM;
-        for (char *s = r->buf, *e;; s = e + 1) {
-            e = s + strcspn(s, ",");
-            int last = !*e;
-            *e = '\0';
-            if (r->k == PS_SHARES_MAXK)
-                return psi_error(PS_E_ARG, "set: more than %d workloads", PS_SHARES_MAXK);
-            if (!*s)
-                return psi_error(PS_E_ARG, "set: an empty workload name in '%s'", v->valuestring);
-            r->names[r->k++] = s;
-            if (last)
-                break;
-        }
-    } else if (cJSON_IsArray(v)) {
-        for (cJSON *e = v->child; e; e = e->next) {
-            if (!cJSON_IsString(e) || !*e->valuestring)
+    r->buf = psi_strdup(text);
+    if (!r->buf)
+        return PS_E_NOMEM;
+    for (char *s = r->buf, *e;; s = e + 1) {
+        e = s + strcspn(s, ",");
+        int last = !*e;
+        *e = '\0';
+        if (r->k == PS_SHARES_MAXK)
+            return psi_error(PS_E_ARG, "set: more than %d workloads", PS_SHARES_MAXK);
+        if (!*s)
+            return psi_error(PS_E_ARG, "set: an empty workload name in '%s'", text);
+        r->names[r->k++] = s;
+        if (last)
+            break;
+    }
+    return PS_OK;
+}
+
+static int read_set(ps_json_doc_t *d, int v, req_t *r)
+{
+    int rc = PS_OK;
+    if (is(d, v, PS_JSON_STRING)) {
+        rc = read_set_text(ps_json_str(d, v), r);
+    } else if (is(d, v, PS_JSON_ARRAY)) {
+        for (int i = 0, e = v + 1; i < d->tok[v].size; i++, e = d->tok[e].next) {
+            if (!is(d, e, PS_JSON_STRING) || !*ps_json_str(d, e))
                 return psi_error(PS_E_ARG, "set[%d]: expected a workload name", r->k);
             if (r->k == PS_SHARES_MAXK)
                 return psi_error(PS_E_ARG, "set: more than %d workloads", PS_SHARES_MAXK);
-            r->names[r->k++] = e->valuestring;
+            r->names[r->k++] = ps_json_str(d, e);
         }
     } else {
         return psi_error(PS_E_ARG, "set: expected \"A,B\" or [\"A\",\"B\"] (2..%d workloads)", PS_SHARES_MAXK);
     }
-    if (r->k < 2)
+    if (rc == PS_OK && r->k < 2)
         return psi_error(PS_E_ARG, "set: %d workload%s; a set needs 2..%d", r->k, r->k == 1 ? "" : "s", PS_SHARES_MAXK);
-    return PS_OK;
+    return rc;
 }
 
 static int same(const char *s, const char *name, size_t len) { return strlen(s) == len && !strncmp(s, name, len); }
@@ -86,22 +96,10 @@ static void make_keys(req_t *r)
     }
 }
 
-/* "A=0.8,B=0.5" or {"A":0.8,"B":0.5} into dst[set order]. */
-static int read_map(const req_t *r, const char *field, cJSON *v, double *dst)
+/* "A=0.8,B=0.5" into dst[set order]. */
+static int read_map_text(const req_t *r, const char *field, const char *text, double *dst)
 {
-    if (cJSON_IsObject(v)) {
-        for (cJSON *e = v->child; e; e = e->next) {
-            if (!cJSON_IsNumber(e))
-                return psi_error(PS_E_ARG, "%s.%s: expected a number", field, e->string);
-            int rc = set_named(r, field, e->string, strlen(e->string), e->valuedouble, dst);
-            if (rc)
-                return rc;
-        }
-        return PS_OK;
-    }
-    if (!cJSON_IsString(v))
-        return psi_error(PS_E_ARG, "%s: expected \"A=0.8,B=0.5\" or {\"A\":0.8}", field);
-    for (const char *s = v->valuestring; *s;) {
+    for (const char *s = text; *s;) {
         size_t len = strcspn(s, ",");
         const char *eq = memchr(s, '=', len);
         char *end = NULL;
@@ -116,11 +114,31 @@ static int read_map(const req_t *r, const char *field, cJSON *v, double *dst)
     return PS_OK;
 }
 
-static int read_candidates(req_t *r, cJSON *v)
+/* "A=0.8,B=0.5" or {"A":0.8,"B":0.5} into dst[set order]. */
+static int read_map(const req_t *r, const char *field, ps_json_doc_t *d, int v, double *dst)
+{
+    if (is(d, v, PS_JSON_OBJECT)) {
+        for (int i = 0, k = v + 1; i < d->tok[v].size; i++, k = d->tok[k + 1].next) {
+            const char *name = ps_json_str(d, k);
+            double x;
+            if (ps_json_num(d, k + 1, &x) != 0)
+                return psi_error(PS_E_ARG, "%s.%s: expected a number", field, name);
+            int rc = set_named(r, field, name, strlen(name), x, dst);
+            if (rc)
+                return rc;
+        }
+        return PS_OK;
+    }
+    if (!is(d, v, PS_JSON_STRING))
+        return psi_error(PS_E_ARG, "%s: expected \"A=0.8,B=0.5\" or {\"A\":0.8}", field);
+    return read_map_text(r, field, ps_json_str(d, v), dst);
+}
+
+static int read_candidates(req_t *r, ps_json_doc_t *d, int v)
 {
     int n = 0;
-    if (cJSON_IsString(v)) {
-        for (const char *s = v->valuestring; *s; n++) {
+    if (is(d, v, PS_JSON_STRING)) {
+        for (const char *s = ps_json_str(d, v); *s; n++) {
             size_t len = strcspn(s, ",");
             if (n == PS_SHARES_MAXCAND)
                 return psi_error(PS_E_ARG, "candidates: more than %d", PS_SHARES_MAXCAND);
@@ -137,16 +155,19 @@ static int read_candidates(req_t *r, cJSON *v)
                 return psi_error(PS_E_ARG, "candidates: '%.*s' has %d shares for %d workloads", (int)len, s, j, r->k);
             s += len + (s[len] == ',');
         }
-    } else if (cJSON_IsArray(v)) {
-        for (cJSON *c = v->child; c; c = c->next, n++) {
+    } else if (is(d, v, PS_JSON_ARRAY)) {
+        for (int c = v + 1; n < d->tok[v].size; c = d->tok[c].next, n++) {
             if (n == PS_SHARES_MAXCAND)
                 return psi_error(PS_E_ARG, "candidates: more than %d", PS_SHARES_MAXCAND);
-            int j = 0;
-            for (cJSON *e = cJSON_IsArray(c) ? c->child : NULL; e; e = e->next, j++)
-                if (!cJSON_IsNumber(e) || j == PS_SHARES_MAXK)
+            int j = 0, size = is(d, c, PS_JSON_ARRAY) ? d->tok[c].size : 0;
+            for (int e = c + 1; j < size; e = d->tok[e].next, j++) {
+                double x;
+                if (!is(d, e, PS_JSON_NUMBER) || j == PS_SHARES_MAXK)
                     return psi_error(PS_E_ARG, "candidates[%d]: expected integer percentages", n);
-                else
-                    r->p.candidates[n][j] = fabs(e->valuedouble) > 1000 ? -1 : (int)e->valuedouble;
+                if (ps_json_num(d, e, &x) != 0)
+                    x = INFINITY; /* beyond a double: -1, as any share above 1000 */
+                r->p.candidates[n][j] = fabs(x) > 1000 ? -1 : (int)x;
+            }
             if (j != r->k)
                 return psi_error(PS_E_ARG, "candidates[%d]: %d shares for %d workloads", n, j, r->k);
         }
@@ -159,35 +180,39 @@ static int read_candidates(req_t *r, cJSON *v)
     return PS_OK;
 }
 
-static int read_objective(req_t *r, cJSON *v)
+static int read_objective(req_t *r, ps_json_doc_t *d, int v)
 {
-    const char *s = cJSON_IsString(v) ? v->valuestring : "";
+    const char *s = is(d, v, PS_JSON_STRING) ? ps_json_str(d, v) : "";
     if (strcmp(s, "sum") == 0)
         r->p.objective = PS_SHARES_SUM;
     else if (strcmp(s, "min") == 0)
         r->p.objective = PS_SHARES_MIN;
     else if (strncmp(s, "weighted", 8) == 0 && (s[8] == '\0' || s[8] == ':')) {
         r->p.objective = PS_SHARES_WEIGHTED;
-        if (s[8] == ':') {
-            cJSON *m = cJSON_CreateString(s + 9);
-            int rc = m ? read_map(r, "objective weights", m, r->p.weight) : PS_E_NOMEM;
-            cJSON_Delete(m);
-            return rc;
-        }
+        if (s[8] == ':')
+            return read_map_text(r, "objective weights", s + 9, r->p.weight);
     } else
         return psi_error(PS_E_ARG, "objective: expected sum, min or weighted:A=2,B=1, got '%s'", s);
     return PS_OK;
 }
 
-static int read_int(cJSON *doc, const char *field, int lo, int hi, int *dst)
+static int read_int(ps_json_doc_t *d, const char *field, int lo, int hi, int *dst)
 {
-    cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, field);
-    if (!v || cJSON_IsNull(v))
+    int v = ps_json_get(d, 0, field, 0);
+    double x;
+    if (v < 0 || is(d, v, PS_JSON_NULL))
         return PS_OK;
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+    if (ps_json_num(d, v, &x) != 0 || x != floor(x) || x < lo || x > hi)
         return psi_error(PS_E_ARG, "%s: expected an integer in %d..%d", field, lo, hi);
-    *dst = (int)v->valuedouble;
+    *dst = (int)x;
     return PS_OK;
+}
+
+/* Member field of the request, or -1 when it is absent or null. */
+static int given(ps_json_doc_t *d, const char *field)
+{
+    int v = ps_json_get(d, 0, field, 0);
+    return is(d, v, PS_JSON_NULL) ? -1 : v;
 }
 
 /* The GPU of the set: the request's, else the first of the model's GPUs
@@ -211,43 +236,43 @@ static void default_gpu(const ps_coloc_model_t *m, const ps_workloads_t *w, req_
             snprintf(r->gpu, sizeof r->gpu, "%s", w->rows[i].gpu ? w->rows[i].gpu : "");
 }
 
-static int read_request(const ps_coloc_model_t *m, const ps_workloads_t *w, cJSON *doc, req_t *r)
+static int read_request(const ps_coloc_model_t *m, const ps_workloads_t *w, ps_json_doc_t *d, req_t *r)
 {
-    if (!cJSON_IsObject(doc))
+    if (!is(d, 0, PS_JSON_OBJECT))
         return psi_error(PS_E_ARG, "shares request: expected a JSON object");
     static const char *const known[] = {"set", "gpu", "candidates", "step", "max_total", "objective", "floor", "slo"};
-    for (cJSON *e = doc->child; e; e = e->next) {
+    for (int m = 0, k = 1; m < d->tok[0].size; m++, k = d->tok[k + 1].next) {
+        const char *name = ps_json_str(d, k);
         size_t i = 0;
-        while (i < sizeof known / sizeof *known && strcmp(e->string, known[i]) != 0)
+        while (i < sizeof known / sizeof *known && strcmp(name, known[i]) != 0)
             i++;
         if (i == sizeof known / sizeof *known)
             return psi_error(PS_E_ARG,
                              "shares request: unknown field '%s' (set, gpu, candidates, step, max_total, "
                              "objective, floor, slo)",
-                             e->string);
+                             name);
     }
-    cJSON *v;
-    int rc = read_set(cJSON_GetObjectItemCaseSensitive(doc, "set"), r);
+    int v, rc = read_set(d, ps_json_get(d, 0, "set", 0), r);
     if (!rc)
         make_keys(r);
-    if (!rc && (v = cJSON_GetObjectItemCaseSensitive(doc, "gpu")) && !cJSON_IsNull(v)) {
-        if (!cJSON_IsString(v))
+    if (!rc && (v = given(d, "gpu")) >= 0) {
+        if (!is(d, v, PS_JSON_STRING))
             return psi_error(PS_E_ARG, "gpu: expected a string");
-        snprintf(r->gpu, sizeof r->gpu, "%s", v->valuestring);
+        snprintf(r->gpu, sizeof r->gpu, "%s", ps_json_str(d, v));
     } else if (!rc)
         default_gpu(m, w, r);
     if (!rc)
-        rc = read_int(doc, "step", 1, 100, &r->p.step);
+        rc = read_int(d, "step", 1, 100, &r->p.step);
     if (!rc)
-        rc = read_int(doc, "max_total", 2, 100 * PS_SHARES_MAXK, &r->p.max_total);
-    if (!rc && (v = cJSON_GetObjectItemCaseSensitive(doc, "candidates")) && !cJSON_IsNull(v))
-        rc = read_candidates(r, v);
-    if (!rc && (v = cJSON_GetObjectItemCaseSensitive(doc, "objective")) && !cJSON_IsNull(v))
-        rc = read_objective(r, v);
-    if (!rc && (v = cJSON_GetObjectItemCaseSensitive(doc, "floor")) && !cJSON_IsNull(v))
-        rc = read_map(r, "floor", v, r->p.floor);
-    if (!rc && (v = cJSON_GetObjectItemCaseSensitive(doc, "slo")) && !cJSON_IsNull(v))
-        rc = read_map(r, "slo", v, r->p.slo_ms);
+        rc = read_int(d, "max_total", 2, 100 * PS_SHARES_MAXK, &r->p.max_total);
+    if (!rc && (v = given(d, "candidates")) >= 0)
+        rc = read_candidates(r, d, v);
+    if (!rc && (v = given(d, "objective")) >= 0)
+        rc = read_objective(r, d, v);
+    if (!rc && (v = given(d, "floor")) >= 0)
+        rc = read_map(r, "floor", d, v, r->p.floor);
+    if (!rc && (v = given(d, "slo")) >= 0)
+        rc = read_map(r, "slo", d, v, r->p.slo_ms);
     return rc;
 }
 
@@ -363,15 +388,15 @@ int ps_coloc_shares_json(const ps_coloc_model_t *m, const ps_workloads_t *w, con
     if (!m || !w || !request || !out)
         return psi_error(PS_E_ARG, "ps_coloc_shares_json: NULL argument");
     *out = NULL;
-    cJSON *doc = NULL;
-    int rc = psi_json_parse(request, strlen(request), "shares request", &doc);
+    ps_json_doc_t doc = {0};
+    int rc = psi_json_load(request, strlen(request), "shares request", &doc);
     req_t *r = psi_calloc(1, sizeof *r);
     ps_coloc_shares_t *s = psi_calloc(1, sizeof *s);
     if (!rc && (!r || !s))
         rc = PS_E_NOMEM;
     if (!rc) {
         r->p = ps_coloc_shares_default_params();
-        rc = read_request(m, w, doc, r);
+        rc = read_request(m, w, &doc, r);
     }
     if (!rc)
         rc = ps_coloc_shares(m, w, scaling, r->gpu, r->names, r->k, &r->p, s);
@@ -382,7 +407,7 @@ int ps_coloc_shares_json(const ps_coloc_model_t *m, const ps_workloads_t *w, con
         if (!*out)
             rc = PS_E_NOMEM;
     }
-    cJSON_Delete(doc);
+    psi_json_unload(&doc);
     if (r)
         free(r->buf);
     free(r);
