@@ -74,7 +74,7 @@ static int campaign(const char *ops_path, const char *cx_path, int epochs)
     p.epochs = epochs;
     psi_mlp_t *m = NULL;
     double t0 = psi_now();
-    if (psi_mlp_train(xtr, ntr, f, ytr, 1, &p, &m) != 0)
+    if (psi_mlp_train(&(psi_mlp_rows_t){xtr, ytr, ntr, f, 1}, &p, &m) != 0)
         return 1;
     double t = psi_now() - t0;
     psi_mlp_predict(m, xte, nte, pred);
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
         p.epochs = rep ? 4 * epochs : epochs;
         p.patience = p.epochs;
         double t0 = psi_now();
-        if (psi_mlp_train(x, (size_t)n, d, y, 1, &p, &m) != 0) {
+        if (psi_mlp_train(&(psi_mlp_rows_t){x, y, (size_t)n, d, 1}, &p, &m) != 0) {
             fprintf(stderr, "%s\n", ps_last_error());
             return 1;
         }

@@ -355,8 +355,8 @@ static int e2e_features(e2e_t *c, const ps_query_t *q, size_t n)
     int rc = 0;
 #pragma omp parallel for schedule(static) if (n >= 256) reduction(| : rc)
     for (long i = 0; i < (long)n; i++)
-        rc |= psi_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf,
-                                      NULL, NULL);
+        rc |=
+            psi_features_build_pair(&c->m->layout, c->ops, &q[i], c->xh + (size_t)i * nf, c->xl + (size_t)i * nf, NULL);
     return rc;
 }
 

@@ -92,7 +92,7 @@ static void test_coverage_on_calibration_rows(void)
             psi_model_predict_rows(MODEL, PS_SIDE_HP, d->x_hp + i * nf, 1, &ph);
             psi_model_predict_rows(MODEL, PS_SIDE_LP, d->x_lp + i * nf, 1, &pl);
             ps_query_t q = psi_query_of_row(d->rows[i]);
-            CHECK_OK(psi_calib_offsets(cal, OPS, &q, 0, levels[k], &oh, &ol));
+            CHECK_OK(psi_calib_offsets(cal, OPS, &q, levels[k], &oh, &ol));
             n++;
             ch += d->y_hp[i] <= ph + oh;
             cl += d->y_lp[i] <= pl + ol;
@@ -131,7 +131,7 @@ static void test_coverage_held_out_seeds(void)
     double n_exp = (double)psi_model_calib(MODEL)->n_experiments;
     for (int k = 0; k < 2; k++) {
         bound_cov_t c;
-        CHECK_OK(psi_bound_coverage(MODEL, ops, q, mh, ml, n, levels[k], &c));
+        CHECK_OK(psi_bound_coverage(MODEL, ops, &(psi_measured_t){q, mh, ml, n}, levels[k], &c));
         double tol = 1.5 + 2 * 100 * sqrt(levels[k] * (1 - levels[k]) / n_exp);
         printf("  held-out seed 77, %zu runs: coverage at %.2f HP %.2f%% LP %.2f%% (tolerance %.2f), "
                "width HP %.2f%% LP %.2f%%\n",
@@ -221,7 +221,7 @@ static void campaign_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps
         h[i] = cx->rows[i].hp_ns;
         h[cx->n + i] = cx->rows[i].lp_ns;
     }
-    CHECK_OK(psi_bound_coverage(m, ops, q, h, h + cx->n, cx->n, level, out));
+    CHECK_OK(psi_bound_coverage(m, ops, &(psi_measured_t){q, h, h + cx->n, cx->n}, level, out));
     free(q);
     free(h);
 }

@@ -94,7 +94,7 @@ static void test_mlp_learns(void)
     p.batch = 64;
     p.lr = 3e-3;
     psi_mlp_t *m = NULL;
-    CHECK_OK(psi_mlp_train(x, N, D, y, 2, &p, &m));
+    CHECK_OK(psi_mlp_train(&(psi_mlp_rows_t){x, y, N, D, 2}, &p, &m));
     CHECK(m != NULL);
     if (m) {
         CHECK(psi_mlp_n_in(m) == D);
@@ -113,8 +113,8 @@ static void test_mlp_learns(void)
     /* Same seed, same model. */
     psi_mlp_t *a = NULL, *b = NULL;
     p.epochs = 3;
-    CHECK_OK(psi_mlp_train(x, 200, D, y, 2, &p, &a));
-    CHECK_OK(psi_mlp_train(x, 200, D, y, 2, &p, &b));
+    CHECK_OK(psi_mlp_train(&(psi_mlp_rows_t){x, y, 200, D, 2}, &p, &a));
+    CHECK_OK(psi_mlp_train(&(psi_mlp_rows_t){x, y, 200, D, 2}, &p, &b));
     double oa[2], ob[2];
     CHECK_OK(psi_mlp_predict(a, x, 1, oa));
     CHECK_OK(psi_mlp_predict(b, x, 1, ob));
@@ -124,10 +124,10 @@ static void test_mlp_learns(void)
 
     /* Error paths. */
     psi_mlp_t *e = (psi_mlp_t *)&p;
-    CHECK(psi_mlp_train(x, 1, D, y, 2, &p, &e) == PS_E_ARG);
+    CHECK(psi_mlp_train(&(psi_mlp_rows_t){x, y, 1, D, 2}, &p, &e) == PS_E_ARG);
     CHECK(e == NULL);
     p.epochs = 0;
-    CHECK(psi_mlp_train(x, N, D, y, 2, &p, &e) == PS_E_ARG);
+    CHECK(psi_mlp_train(&(psi_mlp_rows_t){x, y, N, D, 2}, &p, &e) == PS_E_ARG);
     psi_mlp_free(NULL);
     free(x);
     free(y);
@@ -155,7 +155,7 @@ static void test_mlp_save_load(void)
     p.tanh_hidden = 1;
     p.epochs = 5;
     psi_mlp_t *m = NULL, *m2 = NULL;
-    CHECK_OK(psi_mlp_train(x, N, D, y, 1, &p, &m));
+    CHECK_OK(psi_mlp_train(&(psi_mlp_rows_t){x, y, N, D, 1}, &p, &m));
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);

@@ -98,9 +98,10 @@ static void test_full_vector(void)
     psi_feature_layout_t l;
     CHECK_OK(psi_features_layout(PS_FEAT_FULL, 16, &l));
     float x[200], y[200];
-    double hs = 0, ls = 0;
+    psi_solo_t solo = {0, 0};
     ps_query_t q = query(2, 3, 1, 4);
-    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, &hs, &ls));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, &solo));
+    double hs = solo.hp_ns, ls = solo.lp_ns;
     /* HP ops 2..4 of "a" at 4 TPCs: (100 + 10 i) * 2. */
     CHECK_NEAR(hs, (120 + 130 + 140) * 2.0, 1e-9);
     /* LP ops 1..4 of "b" at 8 TPCs: 101 + 10 i. */
@@ -118,10 +119,10 @@ static void test_full_vector(void)
     CHECK_NEAR(x[194], hs, 1e-2);
     CHECK_NEAR(x[195], ls, 1e-2);
     /* The LP regressor reads the same vector in the full variant. */
-    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_LP, y, NULL, NULL));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_LP, y, NULL));
     CHECK(memcmp(x, y, sizeof(float) * (size_t)l.n_features) == 0);
     float a[200], b[200];
-    CHECK_OK(psi_features_build_pair(&l, ops, &q, a, b, NULL, NULL));
+    CHECK_OK(psi_features_build_pair(&l, ops, &q, a, b, NULL));
     CHECK(memcmp(a, x, sizeof(float) * (size_t)l.n_features) == 0);
     ps_ops_free(ops);
 }
@@ -133,12 +134,12 @@ static void test_variants(void)
     float h[200], lp[200];
     ps_query_t q = query(0, 2, 0, 2);
     CHECK_OK(psi_features_layout(PS_FEAT_NO_CORUNNER, 16, &l));
-    CHECK_OK(psi_features_build_pair(&l, ops, &q, h, lp, NULL, NULL));
+    CHECK_OK(psi_features_build_pair(&l, ops, &q, h, lp, NULL));
     CHECK_NEAR(h[0], 200, 1e-3);  /* HP regressor: HP tokens */
     CHECK_NEAR(lp[0], 101, 1e-3); /* LP regressor: LP tokens */
 
     CHECK_OK(psi_features_layout(PS_FEAT_SUMMED, 16, &l));
-    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL));
     CHECK_NEAR(h[0], 200 + 220, 1e-3);   /* durations summed */
     CHECK_NEAR(h[1], 1000 + 2000, 1e-3); /* bytes summed */
     /* long scoreboard: duration-weighted mean of 10 and 11 */
@@ -146,7 +147,7 @@ static void test_variants(void)
     CHECK_NEAR(h[5], 2, 0); /* presence = operators */
 
     CHECK_OK(psi_features_layout(PS_FEAT_UTILIZATION, 16, &l));
-    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL, NULL));
+    CHECK_OK(psi_features_build(&l, ops, &q, PS_SIDE_HP, h, NULL));
     CHECK_NEAR(h[1], 50, 0);
     CHECK_NEAR(h[2], 20, 0);
     CHECK_NEAR(h[3], 1, 0);
@@ -161,23 +162,23 @@ static void test_errors_name_what_is_missing(void)
     float x[200];
     ps_query_t q = query(0, 4, 0, 4);
     q.lp_model = "nosuch";
-    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "nosuch") != NULL);
     q = query(18, 4, 0, 4);
-    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "outside its 20 operators") != NULL);
     q = query(0, 4, 0, 4);
     q.hp_tpcs = 6;
-    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_INPUT);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL) == PS_E_INPUT);
     CHECK(strstr(ps_last_error(), "6 TPCs") != NULL);
     q = query(0, 17, 0, 4);
-    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_ARG);
+    CHECK(psi_features_build(&l, ops, &q, PS_SIDE_HP, x, NULL) == PS_E_ARG);
     CHECK(strstr(ps_last_error(), "window") != NULL);
     psi_feature_layout_t old = l;
     old.version = 0;
     q = query(0, 4, 0, 4);
-    CHECK(psi_features_build(&old, ops, &q, PS_SIDE_HP, x, NULL, NULL) == PS_E_MISMATCH);
-    CHECK(psi_features_build(&l, ops, &q, 7, x, NULL, NULL) == PS_E_ARG);
+    CHECK(psi_features_build(&old, ops, &q, PS_SIDE_HP, x, NULL) == PS_E_MISMATCH);
+    CHECK(psi_features_build(&l, ops, &q, 7, x, NULL) == PS_E_ARG);
     ps_ops_free(ops);
 }
 

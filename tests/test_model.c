@@ -465,10 +465,10 @@ static void test_compose_asymmetric(void)
         ll[j] = log(1.2);
     }
     double th, tl;
-    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, 1, 3, lh, ll, wh, wl, &th, &tl));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, &(psi_windows_t){1, 3, lh, ll, wh, wl}, &th, &tl));
     CHECK_NEAR(th, 112, 1e-9); /* index pairing sees one LP window */
     CHECK_NEAR(tl, 3 * 36, 1e-9);
-    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, 1, 3, lh, ll, wh, wl, &th, &tl));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, &(psi_windows_t){1, 3, lh, ll, wh, wl}, &th, &tl));
     /* Truth: contended for 108 (progress 72), then alone for 28: 136. */
     CHECK_NEAR(th, 136, 1e-5);
     CHECK_NEAR(tl, 108, 1e-5);
@@ -476,8 +476,8 @@ static void test_compose_asymmetric(void)
     /* One window per side: both methods return the pair prediction. */
     double a = log(1.3), b = log(1.1), one[1] = {50}, two[1] = {70};
     double t1, t2, u1, u2;
-    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, 1, 1, &a, &b, one, two, &t1, &t2));
-    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, 1, 1, &a, &b, one, two, &u1, &u2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, &(psi_windows_t){1, 1, &a, &b, one, two}, &t1, &t2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, &(psi_windows_t){1, 1, &a, &b, one, two}, &u1, &u2));
     CHECK_NEAR(t1, 65, 1e-9);
     CHECK(t1 == u1 && t2 == u2);
 
@@ -487,8 +487,8 @@ static void test_compose_asymmetric(void)
         lsym[k] = log(1.25);
         msym[k] = log(1.25);
     }
-    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, 2, 2, lsym, msym, wsym, wsym, &t1, &t2));
-    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, 2, 2, lsym, msym, wsym, wsym, &u1, &u2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_INDEX, &(psi_windows_t){2, 2, lsym, msym, wsym, wsym}, &t1, &t2));
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, &(psi_windows_t){2, 2, lsym, msym, wsym, wsym}, &u1, &u2));
     CHECK_NEAR(t1, 100, 1e-9);
     CHECK_NEAR(u1, 100, 1e-5);
     CHECK_NEAR(u2, 100, 1e-5);
@@ -566,8 +566,7 @@ static void test_forest_matches_xgboost(void)
     rng_state = 1234;
     for (int k = 0; k < N; k++) {
         ps_query_t q = random_query((int)(urand() * 5), (int)(urand() * 5), 16);
-        CHECK_OK(
-            psi_features_build_pair(&MODEL->layout, OPS, &q, x + (size_t)k * nf, x + (size_t)(N + k) * nf, NULL, NULL));
+        CHECK_OK(psi_features_build_pair(&MODEL->layout, OPS, &q, x + (size_t)k * nf, x + (size_t)(N + k) * nf, NULL));
     }
     CHECK(MODEL->forest[0] != NULL && MODEL->forest[1] != NULL);
     for (int side = 0; side < 2; side++) {

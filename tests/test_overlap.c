@@ -207,7 +207,7 @@ static void test_compose(void)
             y[nr++] = t->exps[i].median_us / mx;
     }
     const char *kv[] = {"max_depth", "3", "eta", "0.3", "nthread", "1", "tree_method", "hist", NULL};
-    CHECK_OK(psi_xgb_train(x, y, NULL, (int)nr, NF_PS, kv, 30, &c.booster));
+    CHECK_OK(psi_xgb_train(&(psi_xgb_rows_t){.x = x, .y = y, .n = (int)nr, .d = NF_PS}, kv, 30, &c.booster));
     double *direct = malloc(n * sizeof *direct), *comp = malloc(n * sizeof *comp);
     CHECK_OK(psi_ov_ps_predict(&c, t, NULL, n, direct));
     c.kmax = 1;

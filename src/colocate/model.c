@@ -162,7 +162,7 @@ static int fit_forest(ps_coloc_model_t *m, const double *x, const double *y, int
                         "seed",
                         seed,
                         NULL};
-    return psi_xgb_train(x, y, NULL, n, nf, kv, 1, &m->booster);
+    return psi_xgb_train(&(psi_xgb_rows_t){.x = x, .y = y, .n = n, .d = nf}, kv, 1, &m->booster);
 }
 
 static float zval(double v, double mu, double sd) { return (sd > 0 && !isnan(v)) ? (float)((v - mu) / sd) : 0.0f; }
@@ -191,7 +191,7 @@ static int fit_mlp(ps_coloc_model_t *m, const double *x, const double *y, int n,
     mp.tanh_hidden = 1;
     mp.epochs = m->p.mlp_epochs > 0 ? m->p.mlp_epochs : 1;
     mp.seed = m->p.seed * 2654435761u + 1;
-    int rc = psi_mlp_train(xf, (size_t)n, nf, y, 1, &mp, &m->mlp);
+    int rc = psi_mlp_train(&(psi_mlp_rows_t){xf, y, (size_t)n, nf, 1}, &mp, &m->mlp);
     free(xf);
     return rc;
 }
@@ -363,7 +363,7 @@ static int eval_mlp(const ps_coloc_model_t *m, const double *x, double *out_sum)
 
 static int eval_forest(const ps_coloc_model_t *m, const double *x, double *out_sum)
 {
-    return psi_xgb_predict(m->booster, x, NULL, 1, m->nf, out_sum);
+    return psi_xgb_predict(m->booster, &(psi_xgb_rows_t){.x = x, .n = 1, .d = m->nf}, out_sum);
 }
 
 /* A per-workload kind's prediction: each slot's solo throughput times

@@ -167,11 +167,12 @@ static int cv_errors(const ps_coloc_model_t *m, const mps_rows_t *t, const int *
             break;
         }
         void *b = NULL;
-        if ((rc = psi_xgb_train(x, y, mg, ntr, t->nf, kv, checks[nch - 1], &b)))
+        if ((rc = psi_xgb_train(&(psi_xgb_rows_t){.x = x, .y = y, .margin = mg, .n = ntr, .d = t->nf}, kv,
+                                checks[nch - 1], &b)))
             break;
         int nte = take(t, fo, 1, &part);
         for (int c = 0; c < nch && !rc; c++) {
-            rc = psi_xgb_predict_limit(b, x, mg, nte, t->nf, checks[c], f);
+            rc = psi_xgb_predict_limit(b, &(psi_xgb_rows_t){.x = x, .margin = mg, .n = nte, .d = t->nf}, checks[c], f);
             for (int i = 0; i < nte && !rc; i++) {
                 double e = mg[i] + (f[i] - mg[i]) * t->gs[idx[i]] - t->lr[idx[i]];
                 err[c] += e * e;
@@ -267,7 +268,8 @@ int psi_mps_fit(ps_coloc_model_t *m, const cl_data_t *d, const wrow_t *r, int n,
         char seed[32];
         const char *kv[32];
         mps_kv(m, seed, sizeof seed, kv);
-        rc = psi_xgb_train(t.x, t.y, t.mg, n, t.nf, kv, rounds, &m->booster);
+        rc = psi_xgb_train(&(psi_xgb_rows_t){.x = t.x, .y = t.y, .margin = t.mg, .n = n, .d = t.nf}, kv, rounds,
+                           &m->booster);
     }
     for (int i = 0; i < nv; i++)
         free(*v[i]);
@@ -314,7 +316,7 @@ int psi_mps_predict(const ps_coloc_model_t *m, const cl_data_t *d, const cl_colo
     psi_cl_mps_features(d, c, s, x);
     if (m->nf == CL_MPS_NF)
         psi_pairenc_features(m, d, c, s, x + CL_MPS_BASE_NF);
-    int rc = psi_xgb_predict(m->booster, x, &mg, 1, m->nf, &f);
+    int rc = psi_xgb_predict(m->booster, &(psi_xgb_rows_t){.x = x, .margin = &mg, .n = 1, .d = m->nf}, &f);
     /* f = M + residual; the residual, learned per unit of co-runner
      * activity, shrinks with the co-runners' shares. */
     *out_log_ratio = mg + (f - mg) * (lowrank ? 1 : psi_cl_mps_corunner_activity(d, c, s));

@@ -88,7 +88,7 @@ int psi_bl_fit_abacus(ps_baseline_t *b, const psi_dataset_t *d, const unsigned c
         psi_mlp_params_t mp;
         psi_bl_mlp_params(p, &mp);
         mp.valid_tail = psi_bl_n_tune_rows(d, use);
-        rc = psi_mlp_train(x, n, din, y, 2, &mp, &b->mlp[0]);
+        rc = psi_mlp_train(&(psi_mlp_rows_t){x, y, n, din, 2}, &mp, &b->mlp[0]);
     }
     free(x);
     free(y);

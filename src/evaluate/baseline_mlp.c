@@ -13,7 +13,7 @@ static int fit_side(ps_baseline_t *b, const psi_bl_rows_t *r, const ps_baseline_
     psi_bl_mlp_params(p, &mp);
     mp.seed = p->seed + (uint64_t)r->side;
     mp.valid_tail = r->n_tune;
-    return psi_mlp_train(r->x, r->n, r->f, r->y, 1, &mp, &b->mlp[r->side]);
+    return psi_mlp_train(&(psi_mlp_rows_t){r->x, r->y, r->n, r->f, 1}, &mp, &b->mlp[r->side]);
 }
 
 int psi_bl_fit_pairsight_mlp(ps_baseline_t *b, const psi_dataset_t *d, const unsigned char *use,

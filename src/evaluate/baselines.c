@@ -264,10 +264,14 @@ static int predict_queries(const ps_baseline_t *b, const ps_ops_t *ops, const ps
             rc = PS_E_NOMEM;
             goto done;
         }
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            psi_solo_t solo;
             if ((rc = psi_features_build_pair(&b->layout, ops, &q[i], xb + i * (size_t)f, xb + (n + i) * (size_t)f,
-                                              &hs[i], &ls[i])) != 0)
+                                              &solo)) != 0)
                 goto done;
+            hs[i] = solo.hp_ns;
+            ls[i] = solo.lp_ns;
+        }
         x_hp = xb;
         x_lp = xb + n * (size_t)f;
     } else if ((rc = solo_latencies(ops, in, hs, ls)) != 0) {

@@ -483,7 +483,7 @@ static int coverage_rows(const ps_model_t *model, const ps_ops_t *ops, const tes
 {
     static const double levels[PS_COV_LEVELS] = {0.90, 0.95, 0.99};
     for (int k = 0; k < PS_COV_LEVELS; k++) {
-        int rc = psi_bound_coverage(model, ops, t->q, t->hp, t->lp, t->n, levels[k], &row[k]);
+        int rc = psi_bound_coverage(model, ops, &(psi_measured_t){t->q, t->hp, t->lp, t->n}, levels[k], &row[k]);
         if (rc != 0)
             return psi_error_prefix(rc, "bounds");
     }

@@ -88,7 +88,7 @@ static int xgb_fit(const ctx_t *c, const double *xtr, const double *ytr, size_t 
     char bufs[4][32];
     const char *kv[PSI_OV_XGB_KV];
     psi_ov_xgb_params(c->p, bufs, kv);
-    return psi_xgb_train(xtr, ytr, NULL, (int)ntr, d, kv, c->p->rounds, b);
+    return psi_xgb_train(&(psi_xgb_rows_t){.x = xtr, .y = ytr, .n = (int)ntr, .d = d}, kv, c->p->rounds, b);
 }
 
 /* Feature rows of a set of experiments: PairSight's (xps, its target yps,
@@ -108,7 +108,7 @@ static int xgb_fit_predict(const ctx_t *c, const rows_t *tr, const rows_t *te, d
     void *b = NULL;
     int rc = xgb_fit(c, tr->xab, tr->yab, tr->nab, NF_AB, &b);
     if (rc == PS_OK)
-        rc = psi_xgb_predict(b, te->xab, NULL, (int)te->nab, NF_AB, out);
+        rc = psi_xgb_predict(b, &(psi_xgb_rows_t){.x = te->xab, .n = (int)te->nab, .d = NF_AB}, out);
     psi_xgb_free(b);
     return rc;
 }
@@ -135,7 +135,7 @@ static int mlp_fit_predict(const ctx_t *c, const rows_t *tr, const rows_t *te, d
     for (size_t i = 0; rc == PS_OK && i < nte * NF_AB; i++)
         fte[i] = (float)xte[i];
     if (rc == PS_OK)
-        rc = psi_mlp_train(ftr, ntr, NF_AB, ytr, 1, &mp, &m);
+        rc = psi_mlp_train(&(psi_mlp_rows_t){ftr, ytr, ntr, NF_AB, 1}, &mp, &m);
     if (rc == PS_OK)
         rc = psi_mlp_predict(m, fte, nte, out);
     psi_mlp_free(m);

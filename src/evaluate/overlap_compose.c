@@ -123,7 +123,7 @@ int psi_ov_ps_predict(const psi_ov_pred_ctx_t *c, const psi_overlap_t *t, const 
     }
     if (rc == PS_OK) {
         first[n] = r;
-        rc = r ? psi_xgb_predict(c->booster, x, NULL, (int)r, nf, f) : PS_OK;
+        rc = r ? psi_xgb_predict(c->booster, &(psi_xgb_rows_t){.x = x, .n = (int)r, .d = nf}, f) : PS_OK;
     }
     for (size_t i = 0; rc == PS_OK && i < n; i++)
         out[i] = combine(&t->exps[idx ? idx[i] : i], c, f + first[i], mx + first[i], first[i + 1] - first[i]);

@@ -133,7 +133,8 @@ int psi_ov_train(const psi_overlap_t *t, const psi_ov_params_t *p, psi_ov_model_
     char bufs[4][32];
     const char *kv[PSI_OV_XGB_KV];
     if (rc == PS_OK)
-        rc = psi_xgb_train(x, y, NULL, (int)n, NF_PS, psi_ov_xgb_params(p, bufs, kv), p->rounds, &m->booster);
+        rc = psi_xgb_train(&(psi_xgb_rows_t){.x = x, .y = y, .n = (int)n, .d = NF_PS}, psi_ov_xgb_params(p, bufs, kv),
+                           p->rounds, &m->booster);
     m->oplists = p->oplists != NULL;
     m->features = p->features;
     if (rc == PS_OK)

@@ -193,7 +193,8 @@ int psi_ov_sf_train(const psi_overlap_t *t, const psi_ov_params_t *p, const psi_
     if (rc == PS_OK && n == 0)
         rc = psi_error(PS_E_INPUT, "overlap: no training experiment has known solo times");
     if (rc == PS_OK)
-        rc = psi_xgb_train(x, y, NULL, (int)n, NF_SF, psi_ov_xgb_params(p, bufs, kv), p->rounds, booster);
+        rc = psi_xgb_train(&(psi_xgb_rows_t){.x = x, .y = y, .n = (int)n, .d = NF_SF}, psi_ov_xgb_params(p, bufs, kv),
+                           p->rounds, booster);
     free(x);
     free(y);
     return rc;

@@ -171,14 +171,16 @@ static int dataset_set_row(psi_dataset_t *d, const ps_ops_t *ops, const psi_coex
                            size_t x_at)
 {
     ps_query_t q = psi_query_of_row(r);
-    int rc = psi_features_build_pair(&d->layout, ops, &q, d->x_hp + x_at, d->x_lp + x_at, &d->hp_solo_ns[k],
-                                     &d->lp_solo_ns[k]);
+    psi_solo_t solo;
+    int rc = psi_features_build_pair(&d->layout, ops, &q, d->x_hp + x_at, d->x_lp + x_at, &solo);
     if (rc != PS_OK) {
         char where[64];
         snprintf(where, sizeof where, "coexec row %zu (experiment %s)", i + 1, r->experiment ? r->experiment : "?");
         psi_error_prefix(rc, where);
         return rc;
     }
+    d->hp_solo_ns[k] = solo.hp_ns;
+    d->lp_solo_ns[k] = solo.lp_ns;
     if (!(r->hp_ns > 0) || !(r->lp_ns > 0))
         return psi_error(PS_E_INPUT, "coexec row %zu: hp_ns and lp_ns must be > 0", i + 1);
     d->hp_ns[k] = r->hp_ns;
@@ -267,5 +269,5 @@ int psi_dataset_features(const psi_dataset_t *d, const ps_ops_t *ops, size_t k, 
         return PS_OK;
     }
     ps_query_t q = psi_query_of_row(d->rows[k]);
-    return psi_features_build(&d->layout, ops, &q, side, out, NULL, NULL);
+    return psi_features_build(&d->layout, ops, &q, side, out, NULL);
 }

@@ -124,57 +124,70 @@ typedef struct {
     double solo_ns;
 } segment_t;
 
+/* One side of a query as the features see it: the segment (operators
+ * [start, start + len) of model at batch, profiled on gpu) and its TPC
+ * count; who ("hp" or "lp") names the side in messages. */
+typedef struct {
+    const char *who, *gpu, *model;
+    int batch, start, len, tpcs;
+} side_t;
+
+static side_t side_of(const ps_query_t *q, int side)
+{
+    if (side == PS_SIDE_HP)
+        return (side_t){"hp", q->gpu, q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs};
+    return (side_t){"lp", q->gpu, q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs};
+}
+
 /* The operators of one segment: its group, with the checks that do not
  * depend on the TPC count. */
-static int resolve_group(const ps_ops_t *ops, const char *gpu, const char *side, const char *model, int batch,
-                         int start, int len, int window, segment_t *s)
+static int resolve_group(const ps_ops_t *ops, const side_t *d, int window, segment_t *s)
 {
-    if (!gpu || !model)
-        return psi_error(PS_E_ARG, "%s: GPU and model must be named", side);
-    s->g = psi_ops_find(ops, gpu, model, batch);
+    if (!d->gpu || !d->model)
+        return psi_error(PS_E_ARG, "%s: GPU and model must be named", d->who);
+    s->g = psi_ops_find(ops, d->gpu, d->model, d->batch);
     char known[512];
     if (!s->g)
-        return psi_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", side,
-                         model, batch, gpu, psi_ops_groups_text(ops, gpu, known, sizeof known));
-    if (len < 1 || start < 0)
-        return psi_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", side, start, len);
-    if (!segment_fits(start, len, s->g->n_ops))
-        return psi_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators", side, start,
-                         (long long)start + len, model, batch, s->g->n_ops);
-    if (len > window)
-        return psi_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)", side, len,
-                         window);
-    s->start = start;
-    s->len = len;
+        return psi_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", d->who,
+                         d->model, d->batch, d->gpu, psi_ops_groups_text(ops, d->gpu, known, sizeof known));
+    if (d->len < 1 || d->start < 0)
+        return psi_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", d->who, d->start, d->len);
+    if (!segment_fits(d->start, d->len, s->g->n_ops))
+        return psi_error(PS_E_INPUT, "%s: segment [%d, %lld) of %s batch %d is outside its %d operators", d->who,
+                         d->start, (long long)d->start + d->len, d->model, d->batch, s->g->n_ops);
+    if (d->len > window)
+        return psi_error(PS_E_ARG, "%s: segment of %d operators exceeds the window of %d (compose windows)", d->who,
+                         d->len, window);
+    s->start = d->start;
+    s->len = d->len;
     return PS_OK;
 }
 
 /* The TPC column of a resolved segment and its standalone time there. */
-static int resolve_tpcs(const char *side, const char *model, int batch, int tpcs, segment_t *s)
+static int resolve_tpcs(const side_t *d, segment_t *s)
 {
     char known[512];
-    if (tpcs < 1)
-        return psi_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", side, tpcs);
-    s->k = psi_group_tpcs_index(s->g, tpcs);
+    if (d->tpcs < 1)
+        return psi_error(PS_E_INPUT, "%s: %d TPCs is not an allocation", d->who, d->tpcs);
+    s->k = psi_group_tpcs_index(s->g, d->tpcs);
     if (s->k < 0)
         return psi_error(PS_E_INPUT, "%s: %s batch %d has no standalone profile at %d TPCs (ops has it at %s TPCs)",
-                         side, model, batch, tpcs, psi_group_tpcs_text(s->g, known, sizeof known));
+                         d->who, d->model, d->batch, d->tpcs, psi_group_tpcs_text(s->g, known, sizeof known));
     s->solo_ns = 0;
     for (int op = s->start; op < s->start + s->len; op++) {
-        double d = s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
-        if (!(d > 0))
-            return psi_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", side, model, batch,
-                             op, s->g->names[op] ? s->g->names[op] : "?", tpcs);
-        s->solo_ns += d;
+        double v = s->g->duration_ns[(size_t)op * (size_t)s->g->n_tpcs + (size_t)s->k];
+        if (!(v > 0))
+            return psi_error(PS_E_INPUT, "%s: %s batch %d op %d (%s) has no duration at %d TPCs", d->who, d->model,
+                             d->batch, op, s->g->names[op] ? s->g->names[op] : "?", d->tpcs);
+        s->solo_ns += v;
     }
     return PS_OK;
 }
 
-static int resolve(const ps_ops_t *ops, const char *gpu, const char *side, const char *model, int batch, int start,
-                   int len, int tpcs, int window, segment_t *s)
+static int resolve(const ps_ops_t *ops, const side_t *d, int window, segment_t *s)
 {
-    int rc = resolve_group(ops, gpu, side, model, batch, start, len, window, s);
-    return rc == PS_OK ? resolve_tpcs(side, model, batch, tpcs, s) : rc;
+    int rc = resolve_group(ops, d, window, s);
+    return rc == PS_OK ? resolve_tpcs(d, s) : rc;
 }
 
 static double field_value(const segment_t *s, int op, int field)
@@ -236,9 +249,10 @@ static int resolve_query(const psi_feature_layout_t *l, const ps_ops_t *ops, con
     if (l->version != PS_FEATURES_LAYOUT_VERSION)
         return psi_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d", l->version,
                          PS_FEATURES_LAYOUT_VERSION);
-    int rc = resolve(ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs, l->window, hp);
+    side_t h = side_of(q, PS_SIDE_HP), w = side_of(q, PS_SIDE_LP);
+    int rc = resolve(ops, &h, l->window, hp);
     if (rc == PS_OK)
-        rc = resolve(ops, q->gpu, "lp", q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs, l->window, lp);
+        rc = resolve(ops, &w, l->window, lp);
     return rc;
 }
 
@@ -259,7 +273,7 @@ static void write_vector(const psi_feature_layout_t *l, const ps_query_t *q, con
 }
 
 int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, int side, float *out,
-                       double *hp_solo_ns, double *lp_solo_ns)
+                       psi_solo_t *solo)
 {
     segment_t hp, lp;
     if (side != PS_SIDE_HP && side != PS_SIDE_LP)
@@ -268,15 +282,13 @@ int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const
     if (rc != PS_OK)
         return rc;
     write_vector(l, q, &hp, &lp, side, out);
-    if (hp_solo_ns)
-        *hp_solo_ns = hp.solo_ns;
-    if (lp_solo_ns)
-        *lp_solo_ns = lp.solo_ns;
+    if (solo)
+        *solo = (psi_solo_t){hp.solo_ns, lp.solo_ns};
     return PS_OK;
 }
 
 int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
-                            float *x_lp, double *hp_solo_ns, double *lp_solo_ns)
+                            float *x_lp, psi_solo_t *solo)
 {
     segment_t hp, lp;
     int rc = resolve_query(l, ops, q, &hp, &lp);
@@ -287,23 +299,21 @@ int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, 
         write_vector(l, q, &hp, &lp, PS_SIDE_LP, x_lp);
     else
         memcpy(x_lp, x_hp, (size_t)l->n_features * sizeof *x_lp);
-    if (hp_solo_ns)
-        *hp_solo_ns = hp.solo_ns;
-    if (lp_solo_ns)
-        *lp_solo_ns = lp.solo_ns;
+    if (solo)
+        *solo = (psi_solo_t){hp.solo_ns, lp.solo_ns};
     return PS_OK;
 }
 
 /* ---- the memo of psi_features_build_pair_memo ---- */
 
 typedef struct {
-    int valid; /* seg and the side's tokens hold the key below */
-    const char *gpu, *model;
-    int batch, start, len, tpcs;
+    int valid;  /* seg and the side's tokens hold the key below */
+    side_t key; /* who is the same for every key of one side */
     segment_t seg;
 } side_memo_t;
 
 struct psi_features_memo {
+    psi_feature_layout_t layout;
     side_memo_t side[2];
     float *tok[2]; /* each side's tokens */
     int ntok;      /* columns per side */
@@ -316,6 +326,7 @@ psi_features_memo_t *psi_features_memo_new(const psi_feature_layout_t *l)
     psi_features_memo_t *m = psi_calloc(1, sizeof *m);
     if (!m)
         return NULL;
+    m->layout = *l;
     m->ntok = slots_per_side(l) * nf;
     m->tok[0] = psi_malloc(2 * (size_t)m->ntok * sizeof *m->tok[0]);
     if (!m->tok[0]) {
@@ -336,32 +347,33 @@ void psi_features_memo_free(psi_features_memo_t *m)
 
 static int same_str(const char *a, const char *b) { return a && b && (a == b || strcmp(a, b) == 0); }
 
-/* One side of q through its memo: kept when the key is the one before;
+/* Side `side` of q through the memo: kept when the key is the one before;
  * the profile look-up kept when only the TPC count changed. */
-static int memo_side(const psi_feature_layout_t *l, const ps_ops_t *ops, const char *gpu, const char *who,
-                     const char *model, int batch, int start, int len, int tpcs, side_memo_t *c, float *tok)
+static int memo_side(psi_features_memo_t *m, const ps_ops_t *ops, const ps_query_t *q, int side)
 {
-    int same_seg = c->valid && c->batch == batch && c->start == start && c->len == len && same_str(c->gpu, gpu) &&
-                   same_str(c->model, model);
-    if (same_seg && c->tpcs == tpcs)
+    side_memo_t *c = &m->side[side];
+    side_t d = side_of(q, side);
+    int same_seg = c->valid && c->key.batch == d.batch && c->key.start == d.start && c->key.len == d.len &&
+                   same_str(c->key.gpu, d.gpu) && same_str(c->key.model, d.model);
+    if (same_seg && c->key.tpcs == d.tpcs)
         return PS_OK;
     c->valid = 0;
-    int rc = same_seg ? PS_OK : resolve_group(ops, gpu, who, model, batch, start, len, l->window, &c->seg);
+    int rc = same_seg ? PS_OK : resolve_group(ops, &d, m->layout.window, &c->seg);
     if (rc == PS_OK)
-        rc = resolve_tpcs(who, model, batch, tpcs, &c->seg);
+        rc = resolve_tpcs(&d, &c->seg);
     if (rc != PS_OK)
         return rc;
-    write_tokens(l, &c->seg, tok);
-    *c = (side_memo_t){1, gpu, model, batch, start, len, tpcs, c->seg};
+    write_tokens(&m->layout, &c->seg, m->tok[side]);
+    c->key = d;
+    c->valid = 1;
     return PS_OK;
 }
 
 /* write_vector from the memo's tokens. */
-static void write_vector_memo(const psi_feature_layout_t *l, const ps_query_t *q, const psi_features_memo_t *m,
-                              int side, float *out)
+static void write_vector_memo(const psi_features_memo_t *m, const ps_query_t *q, int side, float *out)
 {
     size_t at = 0, n = (size_t)m->ntok;
-    if (l->variant == PS_FEAT_NO_CORUNNER) {
+    if (m->layout.variant == PS_FEAT_NO_CORUNNER) {
         memcpy(out, m->tok[side], n * sizeof *out);
         at = n;
     } else {
@@ -374,30 +386,24 @@ static void write_vector_memo(const psi_feature_layout_t *l, const ps_query_t *q
     out[at++] = (float)m->side[1].seg.solo_ns;
 }
 
-int psi_features_build_pair_memo(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
-                                 psi_features_memo_t *memo, float *x_hp, float *x_lp, double *hp_solo_ns,
-                                 double *lp_solo_ns)
+int psi_features_build_pair_memo(psi_features_memo_t *memo, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
+                                 float *x_lp, psi_solo_t *solo)
 {
-    if (!memo)
-        return psi_features_build_pair(l, ops, q, x_hp, x_lp, hp_solo_ns, lp_solo_ns);
+    const psi_feature_layout_t *l = &memo->layout;
     if (l->version != PS_FEATURES_LAYOUT_VERSION)
         return psi_error(PS_E_MISMATCH, "feature layout version %d, this build makes version %d", l->version,
                          PS_FEATURES_LAYOUT_VERSION);
-    int rc = memo_side(l, ops, q->gpu, "hp", q->hp_model, q->hp_batch, q->hp_start, q->hp_len, q->hp_tpcs,
-                       &memo->side[0], memo->tok[0]);
+    int rc = memo_side(memo, ops, q, PS_SIDE_HP);
     if (rc == PS_OK)
-        rc = memo_side(l, ops, q->gpu, "lp", q->lp_model, q->lp_batch, q->lp_start, q->lp_len, q->lp_tpcs,
-                       &memo->side[1], memo->tok[1]);
+        rc = memo_side(memo, ops, q, PS_SIDE_LP);
     if (rc != PS_OK)
         return rc;
-    write_vector_memo(l, q, memo, PS_SIDE_HP, x_hp);
+    write_vector_memo(memo, q, PS_SIDE_HP, x_hp);
     if (l->variant == PS_FEAT_NO_CORUNNER)
-        write_vector_memo(l, q, memo, PS_SIDE_LP, x_lp);
+        write_vector_memo(memo, q, PS_SIDE_LP, x_lp);
     else
         memcpy(x_lp, x_hp, (size_t)l->n_features * sizeof *x_lp);
-    if (hp_solo_ns)
-        *hp_solo_ns = memo->side[0].seg.solo_ns;
-    if (lp_solo_ns)
-        *lp_solo_ns = memo->side[1].seg.solo_ns;
+    if (solo)
+        *solo = (psi_solo_t){memo->side[0].seg.solo_ns, memo->side[1].seg.solo_ns};
     return PS_OK;
 }

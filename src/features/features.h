@@ -42,39 +42,46 @@ int psi_features_layout(ps_feature_variant_t variant, int window, psi_feature_la
  * "p_tpcs". Writes into buf and returns it. */
 const char *psi_feature_name(const psi_feature_layout_t *l, int i, char *buf, size_t n);
 
+/* The standalone latencies of a query's two segments, each at its side's
+ * TPC count (ns): what the feature builders find on the way. */
+typedef struct {
+    double hp_ns, lp_ns;
+} psi_solo_t;
+
 /* Features of one query for the regressor of `side` (PS_SIDE_HP or
  * PS_SIDE_LP) into out[l->n_features]. Segments longer than l->window are an
  * error (window composition splits them first). Fails with a message that
  * names what is missing (model, operator, TPC count). The standalone latency
- * of each side is written to *hp_solo_ns and *lp_solo_ns when non-NULL. */
+ * of each side is written to *solo when non-NULL. */
 int psi_features_build(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, int side, float *out,
-                       double *hp_solo_ns, double *lp_solo_ns);
+                       psi_solo_t *solo);
 
 /* The query of one coexec row: its two segments and their TPC counts. */
 ps_query_t psi_query_of_row(const psi_coexec_row_t *r);
 
-/* The last segment each side of psi_features_build_pair_memo resolved, and
- * its tokens, so that consecutive queries of a batch that share a side copy
- * them instead of resolving and writing them again: the planner asks for
- * every SM split x LP segment of one HP segment at once, so its HP side
- * repeats across the LP lengths (same split: the tokens are copied) and
- * across the splits (same operators: the profile look-up and the counters
- * are kept, the durations at the new TPC count read again). Owned by one
- * thread; psi_features_memo_new / _free. */
+/* The layout of a batch's vectors and the last segment each side of
+ * psi_features_build_pair_memo resolved, with its tokens, so that
+ * consecutive queries of a batch that share a side copy them instead of
+ * resolving and writing them again: the planner asks for every SM split x
+ * LP segment of one HP segment at once, so its HP side repeats across the
+ * LP lengths (same split: the tokens are copied) and across the splits (same
+ * operators: the profile look-up and the counters are kept, the durations
+ * at the new TPC count read again). Owned by one thread;
+ * psi_features_memo_new (l is copied) / _free. */
 typedef struct psi_features_memo psi_features_memo_t;
 psi_features_memo_t *psi_features_memo_new(const psi_feature_layout_t *l);
 void psi_features_memo_free(psi_features_memo_t *m);
 
-/* psi_features_build_pair through memo (NULL: as psi_features_build_pair);
- * the vectors are the same bit for bit. */
-int psi_features_build_pair_memo(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q,
-                                 psi_features_memo_t *memo, float *x_hp, float *x_lp, double *hp_solo_ns,
-                                 double *lp_solo_ns);
+/* psi_features_build_pair under the memo's layout, through the memo (not
+ * NULL); the vectors are the same bit for bit. */
+int psi_features_build_pair_memo(psi_features_memo_t *memo, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
+                                 float *x_lp, psi_solo_t *solo);
 
 /* Both sides' vectors at once (x_hp, x_lp: l->n_features each; equal for
- * variants that do not depend on the side), sharing the profile look-ups. */
+ * variants that do not depend on the side), sharing the profile look-ups;
+ * the standalone latencies into *solo when non-NULL. */
 int psi_features_build_pair(const psi_feature_layout_t *l, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
-                            float *x_lp, double *hp_solo_ns, double *lp_solo_ns);
+                            float *x_lp, psi_solo_t *solo);
 
 /* Whose input column i of the regressor of `side` is: PS_SIDE_HP or
  * PS_SIDE_LP for a token column (with *slot the operator slot, -1 for a

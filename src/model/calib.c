@@ -82,10 +82,9 @@ static const calib_bin_t *pick(const psi_calib_t *c, int s, int mb, int li)
     return &c->cell[s][mb];
 }
 
-int psi_calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
-                      double *off_hp, double *off_lp)
+int psi_calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, double coverage, double *off_hp,
+                      double *off_lp)
 {
-    (void)gpu_tpcs;
     int li = psi_calib_level_index(coverage);
     if (li < 0)
         return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);

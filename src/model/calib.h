@@ -61,8 +61,8 @@ int psi_calib_from_json(ps_json_doc_t *d, int o, psi_calib_t **out);
 
 /* The bin key of one window query and the upper offsets (log delta) of each
  * side at coverage. Fails when no bin has enough samples for coverage. */
-int psi_calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, int gpu_tpcs, double coverage,
-                      double *off_hp, double *off_lp);
+int psi_calib_offsets(const psi_calib_t *c, const ps_ops_t *ops, const ps_query_t *w, double coverage, double *off_hp,
+                      double *off_lp);
 
 /* The composed-segment offsets (log) of each side at coverage; 0 when the
  * calibration has none for that level (the window-composed bound stands). */
@@ -75,8 +75,15 @@ typedef struct {
     size_t n;
     double level, hp_cover, lp_cover, hp_width, lp_width;
 } bound_cov_t;
-int psi_bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
-                       const double *meas_lp, size_t n, double level, bound_cov_t *out);
+/* Queries with their measured latencies (ns), borrowed: q[n], hp_ns[n],
+ * lp_ns[n]. */
+typedef struct {
+    const ps_query_t *q;
+    const double *hp_ns, *lp_ns;
+    size_t n;
+} psi_measured_t;
+int psi_bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const psi_measured_t *set, double level,
+                       bound_cov_t *out);
 
 /* The model's calibration or NULL (src/model/model.c). */
 const psi_calib_t *psi_model_calib(const ps_model_t *m);

@@ -112,9 +112,12 @@ done:
     return PS_OK;
 }
 
-int psi_bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, const double *meas_hp,
-                       const double *meas_lp, size_t n, double level, bound_cov_t *out)
+int psi_bound_coverage(const ps_model_t *m, const ps_ops_t *ops, const psi_measured_t *set, double level,
+                       bound_cov_t *out)
 {
+    const ps_query_t *q = set->q;
+    const double *meas_hp = set->hp_ns, *meas_lp = set->lp_ns;
+    size_t n = set->n;
     memset(out, 0, sizeof *out);
     out->level = level;
     out->hp_cover = out->lp_cover = out->hp_width = out->lp_width = NAN;

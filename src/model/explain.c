@@ -116,7 +116,7 @@ int ps_model_explain(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t 
         rc = PS_E_NOMEM;
         goto fail;
     }
-    if ((rc = psi_features_build_pair(l, ops, q, x, x + nf, NULL, NULL)) != PS_OK)
+    if ((rc = psi_features_build_pair(l, ops, q, x, x + nf, NULL)) != PS_OK)
         goto fail;
     size_t n = 0;
     for (int side = 0; side < 2; side++) {

@@ -169,15 +169,15 @@ int ps_model_features(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t
                            "segments of %d and %d operators: the feature row of one window "
                            "needs both within the window of %d",
                            q[k].hp_len, q[k].lp_len, m->layout.window);
-        double hs = 0, ls = 0;
+        psi_solo_t solo = {0, 0};
         if (rc == PS_OK)
-            rc = psi_features_build_pair(&m->layout, ops, &q[k], out_x_hp + k * nf, out_x_lp + k * nf, &hs, &ls);
+            rc = psi_features_build_pair(&m->layout, ops, &q[k], out_x_hp + k * nf, out_x_lp + k * nf, &solo);
         if (rc != PS_OK)
             return psi_error_prefix(rc, where);
         if (out_hp_solo_ns)
-            out_hp_solo_ns[k] = hs;
+            out_hp_solo_ns[k] = solo.hp_ns;
         if (out_lp_solo_ns)
-            out_lp_solo_ns[k] = ls;
+            out_lp_solo_ns[k] = solo.lp_ns;
     }
     return PS_OK;
 }

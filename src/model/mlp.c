@@ -111,11 +111,27 @@ static void scratch_free(scratch_t *s)
     }
 }
 
-/* Mean squared error (standardized units) of rows idx[0..n) of the scaled
- * inputs xs and targets ys. */
-static double eval_mse(const psi_mlp_t *m, scratch_t *s, int cap, const float *xs, const float *ys, const size_t *idx,
-                       size_t n)
+/* Rows of a forward pass that scores the early-stopping rows (trainer_t.sv). */
+#define EVAL_ROWS 1024
+
+/* What training needs beside the model: the best weights so far, Adam's
+ * moments, the gradients, the standardized data and the row order; s for
+ * minibatches, sv for EVAL_ROWS rows of the loss. */
+typedef struct {
+    float *best[2 * PS_MLP_MAX_LAYERS], *mom[2 * PS_MLP_MAX_LAYERS], *vel[2 * PS_MLP_MAX_LAYERS];
+    float *gw[PS_MLP_MAX_LAYERS], *gb[PS_MLP_MAX_LAYERS];
+    float *xs, *ys;
+    size_t *idx;
+    scratch_t s, sv;
+} trainer_t;
+
+/* Mean squared error (standardized units) of rows idx[0..n) of the
+ * trainer's scaled inputs xs and targets ys. */
+static double eval_mse(const psi_mlp_t *m, trainer_t *t, const size_t *idx, size_t n)
 {
+    scratch_t *s = &t->sv;
+    const float *xs = t->xs, *ys = t->ys;
+    const int cap = EVAL_ROWS;
     int d = m->width[0], k = m->width[m->n_layers];
     double se = 0;
     for (size_t off = 0; off < n; off += (size_t)cap) {
@@ -132,16 +148,6 @@ static double eval_mse(const psi_mlp_t *m, scratch_t *s, int cap, const float *x
     }
     return n ? se / (double)(n * (size_t)k) : 0;
 }
-
-/* What training needs beside the model: the best weights so far, Adam's
- * moments, the gradients, the standardized data and the row order. */
-typedef struct {
-    float *best[2 * PS_MLP_MAX_LAYERS], *mom[2 * PS_MLP_MAX_LAYERS], *vel[2 * PS_MLP_MAX_LAYERS];
-    float *gw[PS_MLP_MAX_LAYERS], *gb[PS_MLP_MAX_LAYERS];
-    float *xs, *ys;
-    size_t *idx;
-    scratch_t s, sv;
-} trainer_t;
 
 static void trainer_free(trainer_t *t)
 {
@@ -195,8 +201,12 @@ static int init_layers(psi_mlp_t *m, int n_in, int n_out, const psi_mlp_params_t
 
 /* Inputs and targets standardized once, into t->xs and t->ys; the targets'
  * mean and deviation go into m to undo it at prediction. */
-static int standardize(psi_mlp_t *m, const float *x, size_t n, int n_in, const double *y, int n_out, trainer_t *t)
+static int standardize(psi_mlp_t *m, const psi_mlp_rows_t *r, trainer_t *t)
 {
+    const float *x = r->x;
+    const double *y = r->y;
+    size_t n = r->n;
+    int n_in = r->n_in, n_out = r->n_out;
     int rc = psi_scaler_fit(&m->xs, x, n, n_in);
     if (rc != 0)
         return rc;
@@ -318,8 +328,7 @@ static void fit(psi_mlp_t *m, trainer_t *t, const psi_mlp_params_t *p, psi_rng_t
             adam_step(m, t, p, ++step);
         }
         m->epochs_run = ep + 1;
-        double loss = n_valid ? eval_mse(m, &t->sv, 1024, t->xs, t->ys, valid, n_valid)
-                              : eval_mse(m, &t->sv, 1024, t->xs, t->ys, t->idx, n_fit);
+        double loss = n_valid ? eval_mse(m, t, valid, n_valid) : eval_mse(m, t, t->idx, n_fit);
         if (loss < best_loss) {
             best_loss = loss;
             since_best = 0;
@@ -333,11 +342,12 @@ static void fit(psi_mlp_t *m, trainer_t *t, const psi_mlp_params_t *p, psi_rng_t
     swap_best(m, t, 0);
 }
 
-int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out, const psi_mlp_params_t *p,
-                  psi_mlp_t **out)
+int psi_mlp_train(const psi_mlp_rows_t *r, const psi_mlp_params_t *p, psi_mlp_t **out)
 {
     *out = NULL;
-    if (!x || !y || n < 2 || n_in <= 0 || n_out <= 0 || p->batch <= 0 || p->epochs <= 0)
+    size_t n = r->n;
+    int n_in = r->n_in, n_out = r->n_out;
+    if (!r->x || !r->y || n < 2 || n_in <= 0 || n_out <= 0 || p->batch <= 0 || p->epochs <= 0)
         return psi_error(PS_E_ARG, "mlp: need at least 2 rows, positive sizes and epochs");
     psi_mlp_t *m = psi_calloc(1, sizeof *m);
     if (!m)
@@ -348,7 +358,7 @@ int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out
     psi_rng_seed(&rng, p->seed);
     int rc = init_layers(m, n_in, n_out, p, &rng, &t);
     if (rc == 0)
-        rc = standardize(m, x, n, n_in, y, n_out, &t);
+        rc = standardize(m, r, &t);
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
             t.idx[i] = i;
@@ -361,7 +371,7 @@ int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out
         }
         if (n_valid >= n)
             n_valid = n - 1;
-        if ((rc = scratch_init(&t.s, m, p->batch, 1)) == 0 && (rc = scratch_init(&t.sv, m, 1024, 0)) == 0)
+        if ((rc = scratch_init(&t.s, m, p->batch, 1)) == 0 && (rc = scratch_init(&t.sv, m, EVAL_ROWS, 0)) == 0)
             fit(m, &t, p, &rng, n - n_valid, n_valid);
     }
     trainer_free(&t);

@@ -40,10 +40,17 @@ psi_mlp_params_t psi_mlp_default_params(void);
 
 typedef struct psi_mlp psi_mlp_t;
 
-/* Train on n rows: x row i at x + i * n_in (NAN counts as 0), y row i at
- * y + i * n_out. *out owns its memory; release with psi_mlp_free. */
-int psi_mlp_train(const float *x, size_t n, int n_in, const double *y, int n_out, const psi_mlp_params_t *p,
-                  psi_mlp_t **out);
+/* Training rows, borrowed: n rows of n_in inputs, row i at x + i * n_in
+ * (NAN counts as 0), and of n_out targets, row i at y + i * n_out. */
+typedef struct {
+    const float *x;
+    const double *y;
+    size_t n;
+    int n_in, n_out;
+} psi_mlp_rows_t;
+
+/* Train on the rows r. *out owns its memory; release with psi_mlp_free. */
+int psi_mlp_train(const psi_mlp_rows_t *r, const psi_mlp_params_t *p, psi_mlp_t **out);
 
 /* Predict n rows into out[n * n_out] (caller-owned). Thread-safe. */
 int psi_mlp_predict(const psi_mlp_t *m, const float *x, size_t n, double *out);

@@ -41,12 +41,17 @@ void psi_model_predict_rows(const ps_model_t *m, int side, const float *x, size_
  * SHAP contributions (out[n * (n_features + 1)], bias last). */
 int psi_model_predict_xgb(const ps_model_t *m, int side, const float *x, size_t n, int type, double *out);
 
-/* Compose window-pair predictions of one query (see predict.c): lh[i * nl
- * + j], ll[i * nl + j] are the log deltas of HP window i beside LP window j,
- * wh[nh] and wl[nl] the windows' standalone times; the composed latencies go
- * to *t_hp and *t_lp. */
-int psi_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
-                        const double *wl, double *t_hp, double *t_lp);
+/* The window pairs of one query (see predict.c): lh[i * nl + j] and
+ * ll[i * nl + j] are the log deltas of HP window i beside LP window j,
+ * wh[nh] and wl[nl] the windows' standalone times. */
+typedef struct {
+    int nh, nl;
+    const double *lh, *ll;
+    const double *wh, *wl;
+} psi_windows_t;
+
+/* Compose the window pairs of one query into its latencies *t_hp, *t_lp. */
+int psi_compose_windows(ps_compose_t method, const psi_windows_t *w, double *t_hp, double *t_lp);
 
 /* Latency MAPE (%) of log-delta predictions pred against the measured
  * latency, over the rows i with split[i] == which (all rows when which < 0). */

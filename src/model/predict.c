@@ -84,35 +84,15 @@ static void window_range(int start, int len, int n, int k, int *ws, int *wl)
     *wl = b - a;
 }
 
-/* Build the features of every window pair of query q into rows starting at
- * x + row0 * nf. Solo times of the windows go to wh[nh], wl[nl]. */
-static int build_pairs(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, int nh, int nl,
-                       psi_features_memo_t *memo, float *xh, float *xl, double *wh, double *wl)
+static void compose_index(const psi_windows_t *w, double *th, double *tl)
 {
-    size_t nf = (size_t)m->layout.n_features;
-    ps_query_t w = *q;
-    for (int i = 0; i < nh; i++) {
-        window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
-        for (int j = 0; j < nl; j++) {
-            window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
-            size_t r = (size_t)i * (size_t)nl + (size_t)j;
-            int rc = psi_features_build_pair_memo(&m->layout, ops, &w, memo, xh + r * nf, xl + r * nf, &wh[i], &wl[j]);
-            if (rc != PS_OK)
-                return rc;
-        }
-    }
-    return PS_OK;
-}
-
-static void compose_index(int nh, int nl, const double *lh, const double *ll, const double *wh, const double *wl,
-                          double *th, double *tl)
-{
+    int nh = w->nh, nl = w->nl;
     *th = 0;
     *tl = 0;
     for (int i = 0; i < nh; i++)
-        *th += wh[i] * exp(lh[(size_t)i * nl + (i < nl ? i : nl - 1)]);
+        *th += w->wh[i] * exp(w->lh[(size_t)i * nl + (i < nl ? i : nl - 1)]);
     for (int j = 0; j < nl; j++)
-        *tl += wl[j] * exp(ll[(size_t)(j < nh ? j : nh - 1) * nl + j]);
+        *tl += w->wl[j] * exp(w->ll[(size_t)(j < nh ? j : nh - 1) * nl + j]);
 }
 
 /* Slowdown while contended, from one pair prediction (see the top). The
@@ -136,10 +116,26 @@ static double contended(double w, double d, double d_other)
     return k < cap ? k : cap;
 }
 
-/* One side's update: new window times from the overlap-weighted progress. */
-static double relax(int n, const double *w, double *d, int n_other, const double *d_other, const double *kappa,
-                    int stride_i, int stride_j)
+/* One side's timeline in compose_overlap: its n windows' standalone times
+ * w and predicted times d (what relax updates), and the slowdown of its
+ * window i while beside co-runner window j, kappa[i * stride_i + j *
+ * stride_j] (the table is HP-major for both sides). */
+typedef struct {
+    int n;
+    const double *w;
+    double *d;
+    const double *kappa;
+    size_t stride_i, stride_j;
+} timeline_t;
+
+/* One side's update: new window times from the overlap-weighted progress
+ * beside the other side's current timeline. */
+static double relax(const timeline_t *me, const timeline_t *other)
 {
+    const double *w = me->w, *kappa = me->kappa, *d_other = other->d;
+    double *d = me->d;
+    size_t stride_i = me->stride_i, stride_j = me->stride_j;
+    int n = me->n, n_other = other->n;
     double change = 0, a = 0;
     for (int i = 0; i < n; i++) {
         double b = a + d[i], progress = 0, covered = 0, c = 0;
@@ -164,13 +160,14 @@ static double relax(int n, const double *w, double *d, int n_other, const double
     return change;
 }
 
-static int compose_overlap(int nh, int nl, const double *lh, const double *ll, const double *wh, const double *wl,
-                           double *th, double *tl)
+static int compose_overlap(const psi_windows_t *w, double *th, double *tl)
 {
+    int nh = w->nh, nl = w->nl;
     if (nh == 1 && nl == 1) {
-        compose_index(nh, nl, lh, ll, wh, wl, th, tl);
+        compose_index(w, th, tl);
         return PS_OK;
     }
+    const double *lh = w->lh, *ll = w->ll, *wh = w->wh, *wl = w->wl;
     size_t np = (size_t)nh * (size_t)nl;
     double *kh = psi_malloc(np * sizeof *kh), *kl = psi_malloc(np * sizeof *kl);
     double *dh = psi_malloc((size_t)nh * sizeof *dh), *dl = psi_malloc((size_t)nl * sizeof *dl);
@@ -193,9 +190,10 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
         dh[i] = wh[i] * exp(lh[(size_t)i * nl + (i < nl ? i : nl - 1)]);
     for (int j = 0; j < nl; j++)
         dl[j] = wl[j] * exp(ll[(size_t)(j < nh ? j : nh - 1) * nl + j]);
+    timeline_t hp = {nh, wh, dh, kh, (size_t)nl, 1}, lp = {nl, wl, dl, kl, 1, (size_t)nl};
     for (int pass = 0; pass < 500; pass++) {
-        double c1 = relax(nh, wh, dh, nl, dl, kh, nl, 1);
-        double c2 = relax(nl, wl, dl, nh, dh, kl, 1, nl);
+        double c1 = relax(&hp, &lp);
+        double c2 = relax(&lp, &hp);
         if (c1 < 1e-9 && c2 < 1e-9)
             break;
     }
@@ -212,14 +210,13 @@ static int compose_overlap(int nh, int nl, const double *lh, const double *ll, c
     return PS_OK;
 }
 
-int psi_compose_windows(ps_compose_t method, int nh, int nl, const double *lh, const double *ll, const double *wh,
-                        const double *wl, double *t_hp, double *t_lp)
+int psi_compose_windows(ps_compose_t method, const psi_windows_t *w, double *t_hp, double *t_lp)
 {
     if (method == PS_COMPOSE_INDEX) {
-        compose_index(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
+        compose_index(w, t_hp, t_lp);
         return PS_OK;
     }
-    return compose_overlap(nh, nl, lh, ll, wh, wl, t_hp, t_lp);
+    return compose_overlap(w, t_hp, t_lp);
 }
 
 /* Checks that need the whole query, before any feature is built. */
@@ -267,12 +264,12 @@ int ps_model_check_query(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
     window_range(q->lp_start, q->lp_len, nl, 0, &w.lp_start, &w.lp_len);
     for (int i = 0; i < nh && rc == PS_OK; i++) {
         window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
-        rc = psi_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+        rc = psi_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL);
     }
     window_range(q->hp_start, q->hp_len, nh, 0, &w.hp_start, &w.hp_len);
     for (int j = 0; j < nl && rc == PS_OK; j++) {
         window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
-        rc = psi_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL, NULL);
+        rc = psi_features_build_pair(&m->layout, ops, &w, x, x + nf, NULL);
     }
     free(x);
     return rc;
@@ -286,12 +283,27 @@ static int query_error(int rc, size_t k)
     return psi_error_prefix(rc, where);
 }
 
-/* The rows and solo times of one slice: query k's window pairs are rows
- * [row0[k], row0[k+1]) of lh, ll; its windows' solo times
- * wsolo[win0[k]...] (HP windows, then LP). xh, xl: the features of one
- * block of rows (slice_predict), reused block after block so that they stay
- * in cache. */
+/* One call's batch: queries q[n] of model m on ops, composed by method,
+ * cut into slices of per queries. Outputs (caller's, [n] each): the
+ * latencies oh, ol and the solo times sh, sl (either NULL: not wanted). */
 typedef struct {
+    const ps_model_t *m;
+    const ps_ops_t *ops;
+    const ps_query_t *q;
+    size_t n, per;
+    ps_compose_t method;
+    double coverage; /* > 0: upper bounds at this coverage */
+    double *oh, *ol, *sh, *sl;
+} batch_t;
+
+/* One slice: queries [first, first + n) of the batch, n >= 1, and their
+ * rows and solo times: query k's window pairs are rows [row0[k], row0[k+1])
+ * of lh, ll; its windows' solo times wsolo[win0[k]...] (HP windows, then
+ * LP). xh, xl: the features of one block of rows (slice_predict), reused
+ * block after block so that they stay in cache. */
+typedef struct {
+    size_t first, n;
+    const ps_query_t *q; /* the batch's q + first */
     size_t *row0, *win0;
     float *xh, *xl;
     double *lh, *ll, *wsolo;
@@ -310,11 +322,17 @@ static void slice_free(slice_t *s)
     psi_features_memo_free(s->memo);
 }
 
-static int slice_alloc(const ps_model_t *m, const ps_query_t *q, size_t n, slice_t *s)
+/* Slice [first, first + n) of b's queries, its buffers allocated. */
+static int slice_alloc(const batch_t *b, size_t first, size_t n, slice_t *s)
 {
-    size_t nf = (size_t)m->layout.n_features;
-    int W = m->layout.window;
-    *s = (slice_t){.row0 = psi_malloc((n + 1) * sizeof *s->row0), .win0 = psi_malloc((n + 1) * sizeof *s->win0)};
+    size_t nf = (size_t)b->m->layout.n_features;
+    int W = b->m->layout.window;
+    const ps_query_t *q = b->q + first;
+    *s = (slice_t){.first = first,
+                   .n = n,
+                   .q = q,
+                   .row0 = psi_malloc((n + 1) * sizeof *s->row0),
+                   .win0 = psi_malloc((n + 1) * sizeof *s->win0)};
     if (!s->row0 || !s->win0)
         return PS_E_NOMEM;
     s->row0[0] = s->win0[0] = 0;
@@ -334,29 +352,57 @@ static int slice_alloc(const ps_model_t *m, const ps_query_t *q, size_t n, slice
     s->lh = psi_malloc(R * sizeof *s->lh);
     s->ll = psi_malloc(R * sizeof *s->ll);
     s->wsolo = psi_malloc(NW * sizeof *s->wsolo);
-    s->memo = psi_features_memo_new(&m->layout);
+    s->memo = psi_features_memo_new(&b->m->layout);
     return s->xh && s->xl && s->lh && s->ll && s->wsolo && s->memo ? PS_OK : PS_E_NOMEM;
+}
+
+/* The window pairs of the slice's query k as read from its tables. */
+static psi_windows_t slice_windows(const slice_t *s, size_t k, int W)
+{
+    int nh = n_windows(s->q[k].hp_len, W), nl = n_windows(s->q[k].lp_len, W);
+    const double *wh = s->wsolo + s->win0[k];
+    return (psi_windows_t){nh, nl, s->lh + s->row0[k], s->ll + s->row0[k], wh, wh + nh};
+}
+
+/* The features of every window pair of the slice's query k into the block
+ * rows from r (xh, xl), and the solo times of its windows. */
+static int build_pairs(const batch_t *b, slice_t *s, size_t k, size_t r)
+{
+    const ps_model_t *m = b->m;
+    size_t nf = (size_t)m->layout.n_features;
+    const ps_query_t *q = &s->q[k];
+    int nh = n_windows(q->hp_len, m->layout.window), nl = n_windows(q->lp_len, m->layout.window);
+    double *wh = s->wsolo + s->win0[k], *wl = wh + nh;
+    ps_query_t w = *q;
+    for (int i = 0; i < nh; i++) {
+        window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
+        for (int j = 0; j < nl; j++) {
+            window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
+            size_t at = (r + (size_t)i * (size_t)nl + (size_t)j) * nf;
+            psi_solo_t solo;
+            int rc = psi_features_build_pair_memo(s->memo, b->ops, &w, s->xh + at, s->xl + at, &solo);
+            if (rc != PS_OK)
+                return rc;
+            wh[i] = solo.hp_ns;
+            wl[j] = solo.lp_ns;
+        }
+    }
+    return PS_OK;
 }
 
 /* Features of both sides, built once per window pair, a block of about
  * PREDICT_BLOCK rows at a time; each block goes through both regressors
  * while its rows are still in cache. */
-static int slice_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, size_t first,
-                         slice_t *s)
+static int slice_predict(const batch_t *b, slice_t *s)
 {
-    size_t nf = (size_t)m->layout.n_features;
-    int W = m->layout.window;
-    for (size_t k = 0, k0 = 0; k < n; k++) {
-        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
-        size_t r = s->row0[k] - s->row0[k0];
-        int rc = build_pairs(m, ops, &q[k], nh, nl, s->memo, s->xh + r * nf, s->xl + r * nf, s->wsolo + s->win0[k],
-                             s->wsolo + s->win0[k] + nh);
+    for (size_t k = 0, k0 = 0; k < s->n; k++) {
+        int rc = build_pairs(b, s, k, s->row0[k] - s->row0[k0]);
         if (rc != PS_OK)
-            return query_error(rc, first + k);
-        if (s->row0[k + 1] - s->row0[k0] >= PREDICT_BLOCK || k + 1 == n) {
+            return query_error(rc, s->first + k);
+        if (s->row0[k + 1] - s->row0[k0] >= PREDICT_BLOCK || k + 1 == s->n) {
             size_t r0 = s->row0[k0], nr = s->row0[k + 1] - r0;
-            psi_model_predict_rows(m, PS_SIDE_HP, s->xh, nr, s->lh + r0);
-            psi_model_predict_rows(m, PS_SIDE_LP, s->xl, nr, s->ll + r0);
+            psi_model_predict_rows(b->m, PS_SIDE_HP, s->xh, nr, s->lh + r0);
+            psi_model_predict_rows(b->m, PS_SIDE_LP, s->xl, nr, s->ll + r0);
             k0 = k + 1;
         }
     }
@@ -365,116 +411,96 @@ static int slice_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 
 /* Upper bounds: every window pair's log delta moves up by its bin's
  * conformal quantile before composition (docs/planner.md). */
-static int slice_bounds(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, size_t first,
-                        double coverage, slice_t *s)
+static int slice_bounds(const batch_t *b, slice_t *s)
 {
-    int W = m->layout.window;
-    for (size_t k = 0; k < n; k++) {
-        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
-        ps_query_t w = q[k];
+    int W = b->m->layout.window;
+    for (size_t k = 0; k < s->n; k++) {
+        const ps_query_t *q = &s->q[k];
+        int nh = n_windows(q->hp_len, W), nl = n_windows(q->lp_len, W);
+        ps_query_t w = *q;
         for (int i = 0; i < nh; i++) {
-            window_range(q[k].hp_start, q[k].hp_len, nh, i, &w.hp_start, &w.hp_len);
+            window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
             for (int j = 0; j < nl; j++) {
-                window_range(q[k].lp_start, q[k].lp_len, nl, j, &w.lp_start, &w.lp_len);
-                double a, b;
-                int rc = psi_calib_offsets(m->calib, ops, &w, 0, coverage, &a, &b);
+                window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
+                double oh, ol;
+                int rc = psi_calib_offsets(b->m->calib, b->ops, &w, b->coverage, &oh, &ol);
                 if (rc != PS_OK)
-                    return query_error(rc, first + k);
-                s->lh[s->row0[k] + (size_t)i * nl + j] += a;
-                s->ll[s->row0[k] + (size_t)i * nl + j] += b;
+                    return query_error(rc, s->first + k);
+                s->lh[s->row0[k] + (size_t)i * nl + j] += oh;
+                s->ll[s->row0[k] + (size_t)i * nl + j] += ol;
             }
         }
     }
     return PS_OK;
 }
 
-/* Each query's windows composed into its latencies oh, ol, and its solo
- * times sh, sl (either NULL: not wanted). */
-static int slice_compose(const ps_model_t *m, const ps_query_t *q, size_t n, ps_compose_t method, const slice_t *s,
-                         double *oh, double *ol, double *sh, double *sl)
+/* Each query's windows composed into its latencies and solo times. */
+static int slice_compose(const batch_t *b, const slice_t *s)
 {
-    int W = m->layout.window;
-    for (size_t k = 0; k < n; k++) {
-        int nh = n_windows(q[k].hp_len, W), nl = n_windows(q[k].lp_len, W);
-        const double *wh = s->wsolo + s->win0[k], *wl = wh + nh;
-        int rc = psi_compose_windows(method, nh, nl, s->lh + s->row0[k], s->ll + s->row0[k], wh, wl, &oh[k], &ol[k]);
+    int W = b->m->layout.window;
+    for (size_t k = 0; k < s->n; k++) {
+        size_t at = s->first + k;
+        psi_windows_t w = slice_windows(s, k, W);
+        int rc = psi_compose_windows(b->method, &w, &b->oh[at], &b->ol[at]);
         if (rc != PS_OK)
             return psi_error(rc, "out of memory composing windows");
-        double a = 0, b = 0;
-        for (int i = 0; i < nh; i++)
-            a += wh[i];
-        for (int j = 0; j < nl; j++)
-            b += wl[j];
-        if (sh)
-            sh[k] = a;
-        if (sl)
-            sl[k] = b;
+        double sum_h = 0, sum_l = 0;
+        for (int i = 0; i < w.nh; i++)
+            sum_h += w.wh[i];
+        for (int j = 0; j < w.nl; j++)
+            sum_l += w.wl[j];
+        if (b->sh)
+            b->sh[at] = sum_h;
+        if (b->sl)
+            b->sl[at] = sum_l;
     }
     return PS_OK;
 }
 
-/* One slice of queries [0, n), n >= 1, on the calling thread: features,
- * regressors, bounds (coverage > 0), composition. first is the index of q[0]
- * in the caller's batch. */
-static int predict_slice(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, size_t first,
-                         ps_compose_t method, double coverage, double *oh, double *ol, double *sh, double *sl)
-{
-    slice_t s;
-    int rc = slice_alloc(m, q, n, &s);
-    if (rc == PS_OK)
-        rc = slice_predict(m, ops, q, n, first, &s);
-    if (rc == PS_OK && coverage > 0)
-        rc = slice_bounds(m, ops, q, n, first, coverage, &s);
-    if (rc == PS_OK)
-        rc = slice_compose(m, q, n, method, &s, oh, ol, sh, sl);
-    /* Composed segments: the conformal step on the composition (bounds.c). */
-    for (size_t k = 0; rc == PS_OK && coverage > 0 && k < n; k++) {
-        double ch, cl;
-        int W = m->layout.window;
-        if ((q[k].hp_len > W || q[k].lp_len > W) && psi_calib_composed(m->calib, coverage, &ch, &cl)) {
-            oh[k] *= exp(ch);
-            ol[k] *= exp(cl);
-        }
-    }
-    slice_free(&s);
-    return rc;
-}
-
-/* A batch cut into slices of per queries. */
-typedef struct {
-    const ps_model_t *m;
-    const ps_ops_t *ops;
-    const ps_query_t *q;
-    size_t n, per;
-    ps_compose_t method;
-    double coverage; /* > 0: upper bounds at this coverage */
-    double *oh, *ol, *sh, *sl;
-} batch_t;
-
+/* Slice s (queries [s * per, ...) of the batch) on the calling thread:
+ * features, regressors, bounds (coverage > 0), composition. */
 static int run_slice(const batch_t *b, size_t s)
 {
     size_t at = s * b->per;
     if (at >= b->n)
         return PS_OK;
-    return predict_slice(b->m, b->ops, b->q + at, b->n - at < b->per ? b->n - at : b->per, at, b->method, b->coverage,
-                         b->oh + at, b->ol + at, b->sh ? b->sh + at : NULL, b->sl ? b->sl + at : NULL);
+    slice_t sl;
+    int rc = slice_alloc(b, at, b->n - at < b->per ? b->n - at : b->per, &sl);
+    if (rc == PS_OK)
+        rc = slice_predict(b, &sl);
+    if (rc == PS_OK && b->coverage > 0)
+        rc = slice_bounds(b, &sl);
+    if (rc == PS_OK)
+        rc = slice_compose(b, &sl);
+    /* Composed segments: the conformal step on the composition (bounds.c). */
+    int W = b->m->layout.window;
+    for (size_t k = at; rc == PS_OK && b->coverage > 0 && k < at + sl.n; k++) {
+        double ch, cl;
+        if ((b->q[k].hp_len > W || b->q[k].lp_len > W) && psi_calib_composed(b->m->calib, b->coverage, &ch, &cl)) {
+            b->oh[k] *= exp(ch);
+            b->ol[k] *= exp(cl);
+        }
+    }
+    slice_free(&sl);
+    return rc;
 }
 
-static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, ps_compose_t method,
-                         double coverage, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
-                         double *out_lp_solo_ns)
+/* The whole batch b (b->per set here). */
+static int predict_batch(batch_t *b)
 {
-    if (!m || !ops || (n && (!q || !out_hp_ns || !out_lp_ns)))
+    const ps_model_t *m = b->m;
+    if (!m || !b->ops || (b->n && (!b->q || !b->oh || !b->ol)))
         return psi_error(PS_E_ARG, "ps_model_predict: NULL argument");
-    if (method != PS_COMPOSE_INDEX && method != PS_COMPOSE_OVERLAP)
-        return psi_error(PS_E_ARG, "unknown composition method %d", (int)method);
-    int gpu_tpcs = psi_model_gpu_tpcs(ops, m->gpu);
-    size_t rows = 0;
+    if (b->method != PS_COMPOSE_INDEX && b->method != PS_COMPOSE_OVERLAP)
+        return psi_error(PS_E_ARG, "unknown composition method %d", (int)b->method);
+    int gpu_tpcs = psi_model_gpu_tpcs(b->ops, m->gpu);
+    size_t rows = 0, n = b->n;
     for (size_t k = 0; k < n; k++) {
-        int rc = check_query(m, ops, &q[k], gpu_tpcs);
+        int rc = check_query(m, b->ops, &b->q[k], gpu_tpcs);
         if (rc != PS_OK)
             return query_error(rc, k);
-        rows += (size_t)n_windows(q[k].hp_len, m->layout.window) * (size_t)n_windows(q[k].lp_len, m->layout.window);
+        rows +=
+            (size_t)n_windows(b->q[k].hp_len, m->layout.window) * (size_t)n_windows(b->q[k].lp_len, m->layout.window);
     }
     /* Slices of at most SLICE queries. From PARALLEL_MIN window pairs, a
      * multiple of the thread count, in one parallel region: each thread
@@ -488,11 +514,10 @@ static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
 #endif
     size_t n_slices = (n + SLICE - 1) / SLICE;
     n_slices = (n_slices + (size_t)threads - 1) / (size_t)threads * (size_t)threads;
-    size_t per = n_slices ? (n + n_slices - 1) / n_slices : 0;
-    batch_t bt = {m, ops, q, n, per, method, coverage, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns};
+    b->per = n_slices ? (n + n_slices - 1) / n_slices : 0;
     if (threads == 1) {
         for (size_t s = 0; s < n_slices; s++) {
-            int rc = run_slice(&bt, s);
+            int rc = run_slice(b, s);
             if (rc != PS_OK)
                 return rc;
         }
@@ -503,13 +528,13 @@ static int predict_batch(const ps_model_t *m, const ps_ops_t *ops, const ps_quer
         return PS_E_NOMEM;
 #pragma omp parallel for schedule(dynamic, 1)
     for (long long s = 0; s < (long long)n_slices; s++)
-        rcs[s] = run_slice(&bt, (size_t)s);
+        rcs[s] = run_slice(b, (size_t)s);
     /* Messages are thread-local: a slice that failed runs again on this
      * thread, so that ps_last_error() names the query. */
     int rc = PS_OK;
     for (size_t s = 0; s < n_slices && rc == PS_OK; s++)
         if (rcs[s] != PS_OK)
-            rc = run_slice(&bt, s);
+            rc = run_slice(b, s);
     free(rcs);
     return rc;
 }
@@ -518,7 +543,8 @@ int ps_model_predict_compose(const ps_model_t *m, const ps_ops_t *ops, const ps_
                              ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
                              double *out_lp_solo_ns)
 {
-    return predict_batch(m, ops, q, n, method, 0, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns);
+    batch_t b = {m, ops, q, n, 0, method, 0, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns};
+    return predict_batch(&b);
 }
 
 int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double coverage,
@@ -531,7 +557,8 @@ int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_qu
                                    "adapted models lose theirs)");
     if (!(coverage >= 0.5 && coverage <= 0.999))
         return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
-    return predict_batch(m, ops, q, n, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL, NULL);
+    batch_t b = {m, ops, q, n, 0, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL, NULL};
+    return predict_batch(&b);
 }
 
 int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double *out_hp_ns,

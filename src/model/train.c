@@ -134,6 +134,25 @@ static int subset_make(const psi_dataset_t *d, const ps_ops_t *ops, int which, s
     return PS_OK;
 }
 
+/* One training run: its parameters, the data set and the state of its
+ * progress report. */
+typedef struct {
+    const ps_train_params_t *p;
+    const psi_feature_layout_t *l;
+    const psi_dataset_t *d; /* lean: the training split is fed by index */
+    const ps_ops_t *ops;
+    const size_t *train_idx; /* rows of the training split */
+    size_t n_train;
+    int nthread;
+    /* Progress in boosting rounds. total is re-estimated after each grid
+     * point from the rounds early stopping let the finished points run
+     * (expected_rounds), never from max_rounds once one has finished. */
+    double done, total;
+    int points;                   /* grid points trained per side (grid_points) */
+    int points_left;              /* grid points of both sides not yet finished */
+    double fin_rounds, fin_count; /* finished points: the sum of rounds x eta, their count */
+} train_ctx_t;
+
 /* The training split of one side, handed to XGBoost through its data
  * iterator (XGQuantileDMatrixCreateFromCallback): features are built in
  * float32, FEED_ROWS rows at a time, into one chunk buffer, so that the
@@ -191,12 +210,12 @@ static void feed_reset(DataIterHandle h) { ((feed_t *)h)->pos = 0; }
 
 /* The quantized training matrix of one side (see feed_t); the chunk buffers
  * are freed before it is returned, ahead of boosting. */
-static int make_quantile_dmatrix(const psi_dataset_t *d, const ps_ops_t *ops, int side, const size_t *idx, size_t n,
-                                 int nthread, DMatrixHandle *out)
+static int make_quantile_dmatrix(const train_ctx_t *c, int side, DMatrixHandle *out)
 {
     *out = NULL;
-    size_t nf = (size_t)d->layout.n_features;
-    feed_t f = {.d = d, .ops = ops, .side = side, .nthread = nthread, .idx = idx, .n = n};
+    int nthread = c->nthread;
+    size_t nf = (size_t)c->d->layout.n_features;
+    feed_t f = {.d = c->d, .ops = c->ops, .side = side, .nthread = nthread, .idx = c->train_idx, .n = c->n_train};
     f.x = psi_malloc(FEED_ROWS * nf * sizeof *f.x);
     f.y = psi_malloc(FEED_ROWS * sizeof *f.y);
     int rc = f.x && f.y ? PS_OK : PS_E_NOMEM;
@@ -274,23 +293,6 @@ static double booster_mape(const psi_feature_layout_t *l, BoosterHandle b, int s
     return mape;
 }
 
-typedef struct {
-    const ps_train_params_t *p;
-    const psi_feature_layout_t *l;
-    const psi_dataset_t *d; /* lean: the training split is fed by index */
-    const ps_ops_t *ops;
-    const size_t *train_idx; /* rows of the training split */
-    size_t n_train;
-    int nthread;
-    /* Progress in boosting rounds. total is re-estimated after each grid
-     * point from the rounds early stopping let the finished points run
-     * (expected_rounds), never from max_rounds once one has finished. */
-    double done, total;
-    int points;                   /* grid points trained per side (grid_points) */
-    int points_left;              /* grid points of both sides not yet finished */
-    double fin_rounds, fin_count; /* finished points: the sum of rounds x eta, their count */
-} train_ctx_t;
-
 /* Rounds a grid point of learning rate eta is expected to run: the mean of
  * the finished points (rounds x eta, so that a point of a third of the rate
  * is expected to run three times as long), max_rounds before any finished. */
@@ -333,11 +335,19 @@ static void progress_point(train_ctx_t *c, int rounds, double eta)
         c->p->progress("training", c->done, c->total, c->p->progress_user);
 }
 
-/* Train one regressor at one grid point with early stopping; *out holds the
+/* One point of the grid of ps_train_params_t (depths x etas). */
+typedef struct {
+    int depth;
+    double eta;
+} grid_point_t;
+
+/* Train one regressor at grid point g with early stopping; *out holds the
  * rounds up to the best validation RMSE. */
-static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid, double base_score, int depth,
-                     double eta, BoosterHandle *out)
+static int train_one(train_ctx_t *c, DMatrixHandle dtrain, DMatrixHandle dvalid, double base_score, grid_point_t g,
+                     BoosterHandle *out)
 {
+    const int depth = g.depth;
+    const double eta = g.eta;
     *out = NULL;
     BoosterHandle b = NULL, best_b = NULL;
     DMatrixHandle cache[2] = {dtrain, dvalid};
@@ -401,9 +411,9 @@ static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *v
 {
     DMatrixHandle dtrain = NULL, dvalid = NULL;
     int nf = c->l->n_features;
-    int rc = make_quantile_dmatrix(c->d, c->ops, side, c->train_idx, c->n_train, c->nthread, &dtrain);
+    int rc = make_quantile_dmatrix(c, side, &dtrain);
     if (rc == PS_OK)
-        rc = psi_xgb_matrix(va->x[side], va->y[side], NULL, va->n, nf, c->nthread, &dvalid);
+        rc = psi_xgb_matrix(va->x[side], va->y[side], va->n, nf, c->nthread, &dvalid);
     /* XGBoost 1.7 does not estimate base_score; the label mean (of the
      * float labels XGBoost sees) starts the trees at the average slowdown. */
     const double *yd = side == PS_SIDE_HP ? c->d->y_hp : c->d->y_lp;
@@ -415,7 +425,7 @@ static int train_side(train_ctx_t *c, ps_model_t *m, int side, const subset_t *v
     for (int i = 0, k = 0; rc == PS_OK && i < c->p->n_depths; i++) {
         for (int j = 0; rc == PS_OK && j < c->p->n_etas && k++ < c->points; j++) {
             BoosterHandle b = NULL;
-            rc = train_one(c, dtrain, dvalid, base, c->p->depths[i], c->p->etas[j], &b);
+            rc = train_one(c, dtrain, dvalid, base, (grid_point_t){c->p->depths[i], c->p->etas[j]}, &b);
             if (rc != PS_OK)
                 break;
             double mape = booster_mape(c->l, b, side, va);
@@ -501,22 +511,24 @@ static int training_rows(const psi_dataset_t *d, size_t **out, size_t *n)
     return PS_OK;
 }
 
-/* After both sides are trained: test MAPE (on te, built here), the split's
- * counts and fingerprint, then the calibration of the upper bounds. */
-static int finish_model(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *cx, const psi_dataset_t *d,
-                        uint64_t seed, size_t n_train, const subset_t *va, subset_t *te)
+/* After both sides of c are trained: test MAPE (on te, built here), the
+ * split's counts and fingerprint, then the calibration of the upper
+ * bounds. */
+static int finish_model(const train_ctx_t *c, ps_model_t *m, const ps_coexec_t *cx, const subset_t *va, subset_t *te)
 {
+    const psi_dataset_t *d = c->d;
+    const ps_ops_t *ops = c->ops;
     int rc = subset_make(d, ops, PS_SPLIT_TEST, te);
     if (rc != PS_OK)
         return rc;
     for (int side = 0; side < 2; side++)
         m->info.test_mape[side] = te->n ? booster_mape(&d->layout, m->booster[side], side, te) : NAN;
     m->info.n_samples = d->n;
-    m->info.n_train = n_train;
+    m->info.n_train = c->n_train;
     m->info.n_valid = va->n;
     m->info.n_test = te->n;
     m->info.n_experiments = d->n_experiments;
-    m->info.seed = seed;
+    m->info.seed = c->p->seed;
     if ((rc = psi_coexec_fingerprint(cx, d->layout.window, &m->info.split_fingerprint)) != PS_OK)
         return rc;
     rc = psi_model_finish(m);
@@ -524,6 +536,19 @@ static int finish_model(ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *c
         rc = psi_calib_fit(m, ops, d, &m->calib);
     m->info.n_calib = m->calib ? m->calib->n_rows : 0;
     return rc;
+}
+
+/* The end of ps_model_train and ps_model_adapt: the data set d released,
+ * and the model m given to *out when rc is PS_OK, freed otherwise. */
+static int hand_out(int rc, psi_dataset_t *d, ps_model_t *m, ps_model_t **out)
+{
+    psi_dataset_free(d);
+    if (rc != PS_OK) {
+        ps_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return PS_OK;
 }
 
 int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_params_t *params, ps_model_t **out)
@@ -574,19 +599,13 @@ int ps_model_train(const ps_ops_t *ops, const ps_coexec_t *cx, const ps_train_pa
     for (int side = 0; side < 2 && rc == PS_OK; side++)
         rc = train_side(&c, m, side, &va);
     if (rc == PS_OK)
-        rc = finish_model(m, ops, cx, d, p.seed, n_train, &va, &te);
+        rc = finish_model(&c, m, cx, &va, &te);
     m->info.train_seconds = psi_now() - t0;
 done:
     free(train_idx);
     subset_free(&va);
     subset_free(&te);
-    psi_dataset_free(d);
-    if (rc != PS_OK) {
-        ps_model_free(m);
-        return rc;
-    }
-    *out = m;
-    return PS_OK;
+    return hand_out(rc, d, m, out);
 }
 
 /* A booster's copy through its serialized model (XGBoost has no clone). */
@@ -607,13 +626,14 @@ static int booster_copy(BoosterHandle src, BoosterHandle *out)
     return PS_OK;
 }
 
-/* A copy of base with rounds more trees of the given depth fitted on dm. */
-static int adapt_booster(BoosterHandle base, DMatrixHandle dm, const ps_train_params_t *p, int depth, int nthread,
-                         int side, BoosterHandle *out)
+/* A copy of base with p->adapt_rounds more trees of depth p->adapt_depth
+ * (not 0: chosen already) fitted on dm; side counts the progress. */
+static int adapt_booster(BoosterHandle base, DMatrixHandle dm, const ps_train_params_t *p, int nthread, int side,
+                         BoosterHandle *out)
 {
     int rc = booster_copy(base, out);
     if (rc == PS_OK)
-        rc = set_common_params(*out, nthread, depth, p->adapt_eta, 1.0);
+        rc = set_common_params(*out, nthread, p->adapt_depth, p->adapt_eta, 1.0);
     int start = rc == PS_OK ? count_rounds(*out) : 0;
     for (int it = 0; rc == PS_OK && it < p->adapt_rounds; it++) {
         if (XGBoosterUpdateOneIter(*out, start + it, dm) != 0)
@@ -656,11 +676,12 @@ static int choose_adapt_depth(const ps_model_t *m, const psi_dataset_t *d, const
     }
     if (rc != PS_OK)
         return rc;
-    rc = psi_xgb_matrix(fit.x[side], fit.y[side], NULL, fit.n, m->layout.n_features, nthread, &dm);
+    rc = psi_xgb_matrix(fit.x[side], fit.y[side], fit.n, m->layout.n_features, nthread, &dm);
     double best = INFINITY;
     for (size_t k = 0; rc == PS_OK && k < PS_ARRAY_LEN(adapt_depths); k++) {
         BoosterHandle b = NULL;
-        if ((rc = adapt_booster(m->booster[side], dm, &quiet, adapt_depths[k], nthread, side, &b)) != PS_OK)
+        quiet.adapt_depth = adapt_depths[k];
+        if ((rc = adapt_booster(m->booster[side], dm, &quiet, nthread, side, &b)) != PS_OK)
             break;
         double e = (booster_mape(&m->layout, b, side, &va) * (double)va.n +
                     booster_mape(&m->layout, b, side, &te) * (double)te.n) /
@@ -713,9 +734,11 @@ int ps_model_adapt(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
         int depth = p.adapt_depth;
         if (depth == 0 && (rc = choose_adapt_depth(m, d, &p, nthread, side, &depth)) != PS_OK)
             break;
-        rc = psi_xgb_matrix(all.x[side], all.y[side], NULL, all.n, m->layout.n_features, nthread, &dm[side]);
+        rc = psi_xgb_matrix(all.x[side], all.y[side], all.n, m->layout.n_features, nthread, &dm[side]);
+        ps_train_params_t at_depth = p;
+        at_depth.adapt_depth = depth;
         if (rc == PS_OK)
-            rc = adapt_booster(m->booster[side], dm[side], &p, depth, nthread, side, &n->booster[side]);
+            rc = adapt_booster(m->booster[side], dm[side], &at_depth, nthread, side, &n->booster[side]);
         if (rc == PS_OK) {
             n->info.n_trees[side] = count_rounds(n->booster[side]);
             n->info.adapt_depth[side] = depth;
@@ -732,11 +755,5 @@ done:
         if (dm[side])
             XGDMatrixFree(dm[side]);
     subset_free(&all);
-    psi_dataset_free(d);
-    if (rc != PS_OK) {
-        ps_model_free(n);
-        return rc;
-    }
-    *out = n;
-    return PS_OK;
+    return hand_out(rc, d, n, out);
 }

@@ -19,24 +19,24 @@ int psi_xgb_error(const char *what)
     return psi_error(oom ? PS_E_NOMEM : PS_E_BACKEND, "XGBoost: %s: %s", what, oom ? "out of memory" : e);
 }
 
-int psi_xgb_matrix(const float *x, const float *label, const float *margin, size_t n, int nf, int nthread,
-                   DMatrixHandle *out)
+/* The float column field ("label", "base_margin") of *dm from v[n] (NULL:
+ * left unset); on failure *dm is freed and NULL, and the message names what. */
+static int set_info(DMatrixHandle *dm, const char *field, const float *v, size_t n, const char *what)
+{
+    if (!v || XGDMatrixSetFloatInfo(*dm, field, v, (bst_ulong)n) == 0)
+        return PS_OK;
+    int rc = psi_xgb_error(what);
+    XGDMatrixFree(*dm);
+    *dm = NULL;
+    return rc;
+}
+
+int psi_xgb_matrix(const float *x, const float *label, size_t n, int nf, int nthread, DMatrixHandle *out)
 {
     *out = NULL;
     if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)n, (bst_ulong)nf, NAN, out, nthread) != 0)
         return psi_xgb_error("creating a matrix");
-    const char *bad = NULL;
-    if (label && XGDMatrixSetFloatInfo(*out, "label", label, (bst_ulong)n) != 0)
-        bad = "setting labels";
-    else if (margin && XGDMatrixSetFloatInfo(*out, "base_margin", margin, (bst_ulong)n) != 0)
-        bad = "setting base margins";
-    if (bad) {
-        int rc = psi_xgb_error(bad);
-        XGDMatrixFree(*out);
-        *out = NULL;
-        return rc;
-    }
-    return PS_OK;
+    return set_info(out, "label", label, n, "setting labels");
 }
 
 int psi_xgb_set_param(BoosterHandle b, const char *name, const char *value)
@@ -65,30 +65,33 @@ static float *to_float(const double *v, size_t n, int *rc)
     return f;
 }
 
-/* A matrix of doubles (see psi_xgb_matrix), built on one thread: the small
- * learners predict a row at a time, and an OpenMP team per row cost 72 s
- * instead of a few in test_place_budget's 64-job placement (mps). */
-static int matrix_of_doubles(const double *x, const double *y, const double *margin, int n, int d, DMatrixHandle *out)
+/* A matrix of the rows r (see psi_xgb_matrix), with their base margins,
+ * built on one thread: the small learners predict a row at a time, and an
+ * OpenMP team per row cost 72 s instead of a few in test_place_budget's
+ * 64-job placement (mps). */
+static int matrix_of_doubles(const psi_xgb_rows_t *r, DMatrixHandle *out)
 {
     int rc = PS_OK;
+    size_t n = (size_t)r->n;
     *out = NULL;
-    float *xf = to_float(x, (size_t)n * d, &rc), *yf = to_float(y, (size_t)n, &rc);
-    float *mf = to_float(margin, (size_t)n, &rc);
+    float *xf = to_float(r->x, n * (size_t)r->d, &rc), *yf = to_float(r->y, n, &rc);
+    float *mf = to_float(r->margin, n, &rc);
     if (rc == PS_OK)
-        rc = psi_xgb_matrix(xf, yf, mf, (size_t)n, d, 1, out);
+        rc = psi_xgb_matrix(xf, yf, n, r->d, 1, out);
+    if (rc == PS_OK)
+        rc = set_info(out, "base_margin", mf, n, "setting base margins");
     free(xf);
     free(yf);
     free(mf);
     return rc;
 }
 
-int psi_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
-                  int rounds, void **out_booster)
+int psi_xgb_train(const psi_xgb_rows_t *r, const char *const *kv, int rounds, void **out_booster)
 {
     DMatrixHandle dm = NULL;
     BoosterHandle b = NULL;
     *out_booster = NULL;
-    int rc = matrix_of_doubles(x, y, margin, n, d, &dm);
+    int rc = matrix_of_doubles(r, &dm);
     if (rc)
         return rc;
     if (XGBoosterCreate(&dm, 1, &b))
@@ -108,15 +111,18 @@ int psi_xgb_train(const double *x, const double *y, const double *margin, int n,
     return rc;
 }
 
-int psi_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out)
+int psi_xgb_predict(void *booster, const psi_xgb_rows_t *r, double *out)
 {
-    return psi_xgb_predict_limit(booster, x, margin, n, d, 0, out);
+    return psi_xgb_predict_limit(booster, r, 0, out);
 }
 
-int psi_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds, double *out)
+int psi_xgb_predict_limit(void *booster, const psi_xgb_rows_t *r, int rounds, double *out)
 {
     DMatrixHandle dm = NULL;
-    int rc = matrix_of_doubles(x, NULL, margin, n, d, &dm);
+    psi_xgb_rows_t unlabelled = *r;
+    unlabelled.y = NULL;
+    int n = r->n;
+    int rc = matrix_of_doubles(&unlabelled, &dm);
     if (rc)
         return rc;
     bst_ulong len = 0;

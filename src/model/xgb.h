@@ -13,25 +13,31 @@
 int psi_xgb_error(const char *what);
 
 /* A matrix of n rows of nf float columns (NAN = missing) with optional
- * labels[n] and base_margin[n]; nthread 0 = all cores. *out is the
- * caller's to XGDMatrixFree (NULL on failure). */
-int psi_xgb_matrix(const float *x, const float *label, const float *margin, size_t n, int nf, int nthread,
-                   DMatrixHandle *out);
+ * label[n]; nthread 0 = all cores. *out is the caller's to XGDMatrixFree
+ * (NULL on failure). */
+int psi_xgb_matrix(const float *x, const float *label, size_t n, int nf, int nthread, DMatrixHandle *out);
 
 /* XGBoosterSetParam with a message naming name=value. */
 int psi_xgb_set_param(BoosterHandle b, const char *name, const char *value);
 
-/* Train `rounds` rounds on x[n*d] (doubles, NAN = missing) with the given
- * "key", "value" pairs (NULL-terminated), optional base_margin[n].
- * *out_booster is released with psi_xgb_free. */
-int psi_xgb_train(const double *x, const double *y, const double *margin, int n, int d, const char *const *kv,
-                  int rounds, void **out_booster);
+/* The rows of the small learners: n rows of d doubles, row-major (x[n *
+ * d], NAN = missing), their labels y[n] (NULL where only predicted) and
+ * optional base margins margin[n] (NULL: none). Borrowed from the caller. */
+typedef struct {
+    const double *x, *y, *margin;
+    int n, d;
+} psi_xgb_rows_t;
 
-/* Predict n rows of x[n*d] into out[n] (caller-owned), optional margin[n]. */
-int psi_xgb_predict(void *booster, const double *x, const double *margin, int n, int d, double *out);
+/* Train `rounds` rounds on the rows r (labels needed) with the given "key",
+ * "value" pairs (NULL-terminated). *out_booster is released with
+ * psi_xgb_free. */
+int psi_xgb_train(const psi_xgb_rows_t *r, const char *const *kv, int rounds, void **out_booster);
+
+/* Predict the r->n rows of r (r->y unused) into out[r->n] (caller-owned). */
+int psi_xgb_predict(void *booster, const psi_xgb_rows_t *r, double *out);
 
 /* The same with the first `rounds` boosting rounds only (0: all). */
-int psi_xgb_predict_limit(void *booster, const double *x, const double *margin, int n, int d, int rounds, double *out);
+int psi_xgb_predict_limit(void *booster, const psi_xgb_rows_t *r, int rounds, double *out);
 
 /* A booster from the bytes data[len] of a model file at path: checked by
  * psi_xgb_check against n_features first (PS_E_INPUT "PATH: the WHAT is not
