@@ -81,6 +81,31 @@ static int model_load_input(void)
     int rc = ps_model_load(NOTTABLE, &m);
     return m ? 999 : rc;
 }
+/* rc when the message is want (the loaders of both model kinds share their
+ * argument checks, src/model/model.c), 998 when it is another. */
+static int said(int rc, const char *want) { return strcmp(ps_last_error(), want) == 0 ? rc : 998; }
+static int model_mem_null_buffer(void)
+{
+    ps_model_t *m = (ps_model_t *)1;
+    int rc = ps_model_load_mem(NULL, 1, &m);
+    return m ? 999 : said(rc, "ps_model_load_mem: NULL buffer");
+}
+static int model_mem_null_out(void)
+{
+    return said(ps_model_load_mem((const unsigned char *)"x", 1, NULL), "ps_model_load_mem: NULL out");
+}
+static int coloc_mem_null_buffer(void)
+{
+    ps_coloc_model_t *m = (ps_coloc_model_t *)1;
+    int rc = ps_coloc_model_load_mem(NULL, 1, &m);
+    return m ? 999 : said(rc, "ps_coloc_model_load_mem: NULL buffer");
+}
+static int coloc_load_null_path(void)
+{
+    ps_coloc_model_t *m = (ps_coloc_model_t *)1;
+    int rc = ps_coloc_model_load(NULL, &m);
+    return m ? 999 : said(rc, "ps_coloc_model_load: NULL path");
+}
 static int model_info_arg(void)
 {
     ps_model_info_t i;
@@ -542,6 +567,10 @@ static const row_t rows[] = {
     {"ps_coexec_split", "NULL argument", split_arg, PS_E_ARG},
     {"ps_model_load", "path cannot be read", model_load_io, PS_E_IO},
     {"ps_model_load", "not a model file", model_load_input, PS_E_INPUT},
+    {"ps_model_load_mem", "NULL buffer", model_mem_null_buffer, PS_E_ARG},
+    {"ps_model_load_mem", "NULL out", model_mem_null_out, PS_E_ARG},
+    {"ps_coloc_model_load_mem", "NULL buffer", coloc_mem_null_buffer, PS_E_ARG},
+    {"ps_coloc_model_load", "NULL path", coloc_load_null_path, PS_E_ARG},
     {"ps_model_info", "NULL argument", model_info_arg, PS_E_ARG},
     {"ps_compose_from_name", "unknown name", compose_arg, PS_E_ARG},
     {"ps_method_from_name", "unknown name", method_arg, PS_E_ARG},

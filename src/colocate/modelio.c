@@ -617,19 +617,17 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_col
     return blen == 0 ? PS_OK : bad(path, "data in the none section");
 }
 
+/* psi_cl_model_load_mem behind the size limit of a co-location model (a
+ * psi_model_reader_t: dst is a ps_coloc_model_t **). */
+static int read_coloc(const char *path, const unsigned char *buf, size_t n, void *dst)
+{
+    return n > CL_MAX_FILE ? bad(path, "larger than 1 GB") : psi_cl_model_load_mem(path, buf, n, dst);
+}
+
 int ps_coloc_model_load(const char *path, ps_coloc_model_t **out)
 {
     *out = NULL;
-    if (!path)
-        return psi_error(PS_E_ARG, "ps_coloc_model_load: NULL path");
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    int rc = psi_file_read_all(path, &buf, &n);
-    if (rc)
-        return rc;
-    rc = n > CL_MAX_FILE ? bad(path, "larger than 1 GB") : psi_cl_model_load_mem(path, buf, n, out);
-    free(buf);
-    return rc;
+    return psi_model_load_file("ps_coloc_model_load", path, read_coloc, out);
 }
 
 int psi_cl_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_coloc_model_t **out)
@@ -668,12 +666,7 @@ int ps_coloc_model_save_mem(const ps_coloc_model_t *m, unsigned char **out, size
 
 int ps_coloc_model_load_mem(const unsigned char *buf, size_t len, ps_coloc_model_t **out)
 {
-    if (!out)
-        return psi_error(PS_E_ARG, "ps_coloc_model_load_mem: NULL out");
-    *out = NULL;
-    if (!buf)
-        return psi_error(PS_E_ARG, "ps_coloc_model_load_mem: NULL buffer");
-    if (len > CL_MAX_FILE)
-        return bad("co-location model in memory", "larger than 1 GB");
-    return psi_cl_model_load_mem("co-location model in memory", buf, len, out);
+    if (out)
+        *out = NULL;
+    return psi_model_load_buffer("ps_coloc_model_load_mem", "co-location model in memory", buf, len, read_coloc, out);
 }

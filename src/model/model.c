@@ -561,19 +561,40 @@ static int load_mem(const char *path, const unsigned char *buf, size_t n, ps_mod
     return PS_OK;
 }
 
-int ps_model_load(const char *path, ps_model_t **out)
+int psi_model_load_file(const char *fn, const char *path, psi_model_reader_t read, void *dst)
 {
-    *out = NULL;
     if (!path)
-        return psi_error(PS_E_ARG, "ps_model_load: NULL path");
+        return psi_error(PS_E_ARG, "%s: NULL path", fn);
     unsigned char *buf = NULL;
     size_t n = 0;
     int rc = psi_file_read_all(path, &buf, &n);
     if (rc != PS_OK)
         return rc;
-    rc = psi_model_load_mem(path, buf, n, out);
+    rc = read(path, buf, n, dst);
     free(buf);
     return rc;
+}
+
+int psi_model_load_buffer(const char *fn, const char *what, const unsigned char *buf, size_t n, psi_model_reader_t read,
+                          void *dst)
+{
+    if (!dst)
+        return psi_error(PS_E_ARG, "%s: NULL out", fn);
+    if (!buf)
+        return psi_error(PS_E_ARG, "%s: NULL buffer", fn);
+    return read(what, buf, n, dst);
+}
+
+/* psi_model_load_mem as a psi_model_reader_t (dst: a ps_model_t **). */
+static int read_model(const char *path, const unsigned char *buf, size_t n, void *dst)
+{
+    return psi_model_load_mem(path, buf, n, dst);
+}
+
+int ps_model_load(const char *path, ps_model_t **out)
+{
+    *out = NULL;
+    return psi_model_load_file("ps_model_load", path, read_model, out);
 }
 
 int ps_model_save(const ps_model_t *m, const char *path)
@@ -601,10 +622,7 @@ int ps_model_save_mem(const ps_model_t *m, unsigned char **out, size_t *out_len)
 
 int ps_model_load_mem(const unsigned char *buf, size_t len, ps_model_t **out)
 {
-    if (!out)
-        return psi_error(PS_E_ARG, "ps_model_load_mem: NULL out");
-    *out = NULL;
-    if (!buf)
-        return psi_error(PS_E_ARG, "ps_model_load_mem: NULL buffer");
-    return psi_model_load_mem("model in memory", buf, len, out);
+    if (out)
+        *out = NULL;
+    return psi_model_load_buffer("ps_model_load_mem", "model in memory", buf, len, read_model, out);
 }

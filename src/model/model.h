@@ -28,6 +28,19 @@ int psi_model_alloc(const psi_feature_layout_t *l, const char *gpu, ps_model_t *
 /* Load a model file held in memory (buf[n]); path names it in messages. */
 int psi_model_load_mem(const char *path, const unsigned char *buf, size_t n, ps_model_t **out);
 
+/* The loaders of every model kind (ps_model_t here, ps_coloc_model_t in
+ * src/colocate) share their public entry points through these. A reader
+ * makes a model of its kind from the bytes buf[n] (path names them in
+ * messages) into dst, the caller's T ** (NULL on failure). */
+typedef int (*psi_model_reader_t)(const char *path, const unsigned char *buf, size_t n, void *dst);
+/* ps_*_load: the file at path read whole and handed to read; fn names the
+ * public call in the message of a NULL path. */
+int psi_model_load_file(const char *fn, const char *path, psi_model_reader_t read, void *dst);
+/* ps_*_load_mem: PS_E_ARG "fn: NULL out" or "fn: NULL buffer", else
+ * read(what, buf, n, dst). The caller sets its *out to NULL first. */
+int psi_model_load_buffer(const char *fn, const char *what, const unsigned char *buf, size_t n, psi_model_reader_t read,
+                          void *dst);
+
 /* Build the flattened forests from the boosters (after train, adapt, load). */
 int psi_model_finish(ps_model_t *m);
 
