@@ -102,6 +102,14 @@ def happy(s):
     for p in (cli_plan, plan):
         p.pop("plan_seconds", None), p.pop("seconds", None)
     check(code == 200 and plan == cli_plan, "plan differs from the CLI: %s" % plan)
+    # /v1/explain: a route to the library's explain operation (serve_op), its query read through the query's
+    # field table; its predicted latencies are /v1/predict's for the same query
+    q0 = dict(QUERIES[0], hp_len=min(QUERIES[0]["hp_len"], 8), lp_len=min(QUERIES[0]["lp_len"], 8))
+    code, ex = s.json("POST", "/v1/explain", {"query": q0})
+    code2, pr = s.json("POST", "/v1/predict", {"queries": [q0]})
+    check(code == 200 and ex["schema"] == "pairsight.explanation.v1" and ex["items"] and code2 == 200 and
+          abs(ex["hp_ns"] - pr["predictions"]["hp_ns_pred"][0]) <= 1e-6 * ex["hp_ns"],
+          "explain: %s / %s" % (str(ex)[:300], pr))
     sel = json.loads(run("colocate", "select", "--model", COLOC, "--workloads", SD + "/workloads.csv", "--target",
                          "a", "--candidates", "b,c+b", "--json"))
     code, sc = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b", {"workloads": ["c", "b"]}]})
@@ -193,6 +201,8 @@ def malformed(s):
         ("POST", "/healthz", b"{}", 405, "takes GET"),
         ("GET", "/nope", None, 404, "no endpoint /nope"),
         ("POST", "/v1/plan", {"lp": "bert-base:8", "slo_factor": 1.2}, 400, "missing hp"),
+        ("POST", "/v1/explain", {"query": {"hp_model": "resnet50"}}, 400, "explain: query: missing hp_batch"),
+        ("POST", "/v1/explain", {"query": QUERIES[0], "top": 3}, 400, "unknown member 'top' (known: query)"),
         ("POST", "/v1/plan", {"hp": "resnet50", "lp": "bert-base:8", "slo_factor": 1.2}, 400, "hp: bad value"),
         ("POST", "/v1/plan", {"hp": "resnet50:8", "lp": "bert-base:8", "slo_factor": 1.2, "slo_ns": 1e6}, 400,
          "give one of slo_ns and slo_factor"),

@@ -129,32 +129,32 @@ static const ps_param_t predict_params[] = {
 
 static void predict_init(void *p) { ((predict_params_t *)p)->coverage = 0; }
 
-/* Query object e (the i-th) into q through the query's field table. */
-static int read_query(const cJSON *e, int i, const char *gpu, ps_query_t *q)
+/* Query object e (called where in messages) into q through the query's
+ * field table; gpu when it gives none. */
+static int read_query(const cJSON *e, const char *where, const char *gpu, ps_query_t *q)
 {
     int n = 0;
     const ps_query_field_t *f = ps_query_fields(&n);
     if (!cJSON_IsObject(e))
-        return psi_error(PS_E_ARG, "predict: queries[%d]: expected an object", i);
+        return psi_error(PS_E_ARG, "%s: expected an object with a query's fields", where);
     memset(q, 0, sizeof *q);
     q->gpu = gpu;
     for (int k = 0; k < n; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, f[k].name);
         char *at = (char *)q + f[k].offset;
         if (!v && f[k].required)
-            return psi_error(PS_E_ARG, "predict: queries[%d]: missing %s", i, f[k].name);
+            return psi_error(PS_E_ARG, "%s: missing %s", where, f[k].name);
         if (!v)
             continue;
         if (f[k].is_string && !cJSON_IsString(v))
-            return psi_error(PS_E_ARG, "predict: queries[%d].%s: expected a string", i, f[k].name);
+            return psi_error(PS_E_ARG, "%s.%s: expected a string", where, f[k].name);
         if (f[k].is_string) {
             *(const char **)(void *)at = v->valuestring;
             continue;
         }
         double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
         if (!(d == floor(d) && d >= (double)f[k].lo && d <= (double)f[k].hi))
-            return psi_error(PS_E_ARG, "predict: queries[%d].%s: expected an integer in %ld..%ld", i, f[k].name,
-                             f[k].lo, f[k].hi);
+            return psi_error(PS_E_ARG, "%s.%s: expected an integer in %ld..%ld", where, f[k].name, f[k].lo, f[k].hi);
         *(int *)(void *)at = (int)d;
     }
     return PS_OK;
@@ -204,8 +204,11 @@ static int predict_run(const ps_op_inputs_t *in, const char *text, const cJSON *
     if (rc == PS_OK && !o)
         rc = PS_E_NOMEM;
     int i = 0;
-    for (const cJSON *e = qs->child; rc == PS_OK && e; e = e->next, i++)
-        rc = read_query(e, i, info.gpu, &q[i]);
+    for (const cJSON *e = qs->child; rc == PS_OK && e; e = e->next, i++) {
+        char where[48];
+        snprintf(where, sizeof where, "predict: queries[%d]", i);
+        rc = read_query(e, where, info.gpu, &q[i]);
+    }
     size_t m = (size_t)n;
     if (rc == PS_OK)
         rc = ps_model_predict_compose(in->model, in->ops, q, m, compose, o, o + m, o + 2 * m, o + 3 * m);
@@ -219,6 +222,31 @@ static int predict_run(const ps_op_inputs_t *in, const char *text, const cJSON *
         rc = predict_reply(o, n, compose, coverage, out);
     free(q);
     free(o);
+    return rc;
+}
+
+/* ---- explain: ps_model_explain of one query ---- */
+
+static const ps_param_t explain_params[] = {
+    {"query", PS_PARAM_STR, 0, 0, 0, "OBJECT", NULL,
+     "the query: an object with a query's fields (gpu defaults to the model's); its segments fit in one window"},
+};
+
+static int explain_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
+{
+    (void)text;
+    (void)p;
+    ps_model_info_t info;
+    ps_query_t q;
+    ps_explanation_t *e = NULL;
+    int rc = ps_model_info(in->model, &info);
+    if (rc == PS_OK)
+        rc = read_query(cJSON_GetObjectItemCaseSensitive(req, "query"), "explain: query", info.gpu, &q);
+    if (rc == PS_OK)
+        rc = ps_model_explain(in->model, in->ops, &q, &e);
+    if (rc == PS_OK)
+        rc = ps_explanation_json(e, out);
+    ps_explanation_free(e);
     return rc;
 }
 
@@ -243,6 +271,10 @@ static const op_t ops[] = {
     {"predict", "pairsight.predict.v1",
      "co-execution latencies and slowdowns of candidate segment pairs (pairsight predict, POST /v1/predict)",
      "model,ops", predict_params, N_OF(predict_params), sizeof(predict_params_t), predict_init, predict_run},
+    {"explain", "pairsight.explanation.v1",
+     "which operators drive one prediction: SHAP contributions folded back to the named operators of both segments "
+     "(pairsight explain, POST /v1/explain)",
+     "model,ops", explain_params, N_OF(explain_params), 0, no_init, explain_run},
     {"colocate_shares", "pairsight.shares.v1",
      "the GPU shares of a set of co-located workloads (pairsight colocate shares, POST /v1/colocate/shares); "
      "its request is read by ps_coloc_shares_json (include/pairsight_colocate.h)",
