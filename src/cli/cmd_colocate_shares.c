@@ -34,71 +34,86 @@ static char *build_request(const cli_coloc_opts_t *o)
     return s;
 }
 
-static double num(const cJSON *o, const char *a, const char *b)
+/* The reply's members, read with the library's JSON reader: number a (or
+ * b of object a) of object token o, NAN when absent; string key of o, NULL
+ * when absent. */
+static double num(ps_json_doc_t *d, int o, const char *a, const char *b)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    int v = ps_json_get(d, o, a, 0);
+    double x;
     if (b)
-        v = cJSON_GetObjectItemCaseSensitive(v, b);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        v = ps_json_get(d, v, b, 0);
+    return ps_json_num(d, v, &x) == 0 ? x : NAN;
+}
+
+static const char *str(ps_json_doc_t *d, int o, const char *key)
+{
+    int v = ps_json_get(d, o, key, 0);
+    return v >= 0 && d->tok[v].type == PS_JSON_STRING ? ps_json_str(d, v) : NULL;
 }
 
 /* The table: per workload the chosen share and its prediction beside the
  * uniform split and 100 each. */
-static void print_text(const cJSON *r)
+static void print_text(ps_json_doc_t *d)
 {
-    const cJSON *set = cJSON_GetObjectItemCaseSensitive(r, "workloads"),
-                *pred = cJSON_GetObjectItemCaseSensitive(r, "predicted"),
-                *uni = cJSON_GetObjectItemCaseSensitive(r, "uniform"),
-                *full = cJSON_GetObjectItemCaseSensitive(r, "full");
+    int set = ps_json_get(d, 0, "workloads", 0), pred = ps_json_get(d, 0, "predicted", 0),
+        uni = ps_json_get(d, 0, "uniform", 0), full = ps_json_get(d, 0, "full", 0);
     printf("gpu %s, model %s, objective %s, %g candidates (%g meet the floors), shares sum to at most %g\n",
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "gpu")),
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "model")),
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "objective")), num(r, "candidates", NULL),
-           num(r, "feasible_candidates", NULL), num(r, "max_total", NULL));
+           str(d, 0, "gpu"), str(d, 0, "model"), str(d, 0, "objective"), num(d, 0, "candidates", NULL),
+           num(d, 0, "feasible_candidates", NULL), num(d, 0, "max_total", NULL));
     printf("%-40s %6s %9s %11s   %13s   %13s\n", "workload", "share", "norm_tput", "latency_ms", "uniform", "100 each");
-    for (const cJSON *e = set ? set->child : NULL; e; e = e->next) {
-        const char *w = e->valuestring;
-        const cJSON *p = cJSON_GetObjectItemCaseSensitive(pred, w);
-        printf("%-40s %5g%% %9.3f %11.3g   %4g%% %7.3f   %4g%% %7.3f\n", w, num(r, "shares", w),
-               num(p, "norm_tput", NULL), num(p, "latency_ms", NULL), num(uni, "shares", w), num(uni, "norm_tput", w),
-               num(full, "shares", w), num(full, "norm_tput", w));
+    int n = set >= 0 && d->tok[set].type == PS_JSON_ARRAY ? d->tok[set].size : 0;
+    for (int i = 0, e = set + 1; i < n; i++, e = ps_json_next(d, e, 0)) {
+        if (d->tok[e].type != PS_JSON_STRING)
+            continue;
+        const char *w = ps_json_str(d, e);
+        int p = ps_json_get(d, pred, w, 0);
+        printf("%-40s %5g%% %9.3f %11.3g   %4g%% %7.3f   %4g%% %7.3f\n", w, num(d, 0, "shares", w),
+               num(d, p, "norm_tput", NULL), num(d, p, "latency_ms", NULL), num(d, uni, "shares", w),
+               num(d, uni, "norm_tput", w), num(d, full, "shares", w), num(d, full, "norm_tput", w));
     }
-    printf("%-40s %6s %9.3f %11s   %13.3f   %13.3f\n", "objective", "", num(r, "objective_value", NULL), "",
-           num(uni, "objective_value", NULL), num(full, "objective_value", NULL));
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "k_trained")))
+    printf("%-40s %6s %9.3f %11s   %13.3f   %13.3f\n", "objective", "", num(d, 0, "objective_value", NULL), "",
+           num(d, uni, "objective_value", NULL), num(d, full, "objective_value", NULL));
+    int k = ps_json_get(d, 0, "k_trained", 0);
+    if (k < 0 || d->tok[k].type != PS_JSON_TRUE)
         printf("note: the model was not trained on sets of this size; the prediction extrapolates\n");
     printf("bound: none (co-location models carry no calibrated error bound; docs/colocate.md gives the\n"
            "measured quality of the choice on held-out pairs)\n");
 }
 
 /* The message of an infeasible reply: which floor or SLO no share meets. */
-static int infeasible(const cJSON *r)
+static int infeasible(ps_json_doc_t *d)
 {
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r, "failing");
-    const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "workload"));
-    const char *what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "constraint"));
+    int f = ps_json_get(d, 0, "failing", 0);
+    const char *who = str(d, f, "workload"), *what = str(d, f, "constraint");
     if (!who)
         return cli_fail(CLI_BAD_INPUT, CMD,
                         "shares: infeasible: each floor and SLO can be met alone, but no candidate meets them all "
                         "together (%g candidates)",
-                        num(r, "candidates", NULL));
+                        num(d, 0, "candidates", NULL));
     if (what && strcmp(what, "slo") == 0)
         return cli_fail(CLI_BAD_INPUT, CMD,
                         "shares: infeasible: the SLO of %s (%g ms) is met by no candidate; its lowest predicted "
                         "latency is %.4g ms",
-                        who, num(f, "wanted", NULL), num(f, "best", NULL));
+                        who, num(d, f, "wanted", NULL), num(d, f, "best", NULL));
     return cli_fail(CLI_BAD_INPUT, CMD,
                     "shares: infeasible: the floor of %s (%g) is met by no candidate; its highest predicted "
                     "normalised throughput is %.4g",
-                    who, num(f, "wanted", NULL), num(f, "best", NULL));
+                    who, num(d, f, "wanted", NULL), num(d, f, "best", NULL));
 }
 
 static int print_reply(const cli_coloc_opts_t *o, const char *reply)
 {
-    cJSON *r = cJSON_Parse(reply);
-    if (!r)
-        return cli_fail(CLI_BAD_INPUT, CMD, "shares: out of memory");
-    int feasible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "feasible")), rc = CLI_OK;
+    ps_json_doc_t doc = {0}, *r = &doc;
+    char *copy = strdup(reply); /* the reader writes into its text; reply is printed as it is */
+    if (!copy || ps_json_parse(r, copy, strlen(copy)) != PS_OK) {
+        int code = cli_fail(CLI_BAD_INPUT, CMD, "shares: %s", copy ? r->err : "out of memory");
+        free(copy);
+        ps_json_doc_free(r);
+        return code;
+    }
+    int f = ps_json_get(r, 0, "feasible", 0), rc = CLI_OK;
+    int feasible = f >= 0 && r->tok[f].type == PS_JSON_TRUE;
     if (o->json) {
         fputs(reply, stdout);
         fputc('\n', stdout);
@@ -116,7 +131,8 @@ static int print_reply(const cli_coloc_opts_t *o, const char *reply)
     } else {
         print_text(r);
     }
-    cJSON_Delete(r);
+    ps_json_doc_free(r);
+    free(copy);
     if (rc == CLI_OK && (fflush(stdout) || ferror(stdout)))
         rc = cli_fail(CLI_BAD_INPUT, CMD, "stdout: write failed");
     return rc;
