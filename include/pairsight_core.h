@@ -1071,6 +1071,11 @@ PS_API const char *ps_op_name(int i);
  *  ps_op_inputs_t's members ("model,ops"); the last may be optional
  *  (scaling). @return the list (static), or NULL for an unknown name. */
 PS_API const char *ps_op_needs(const char *op);
+/** The checks of operation op's parameter struct that no single row's
+ *  bounds say (plan: one of slo_ns and slo_factor; a coverage of 0 or at
+ *  least 0.5), for a front end that reads the table into the struct itself.
+ *  @return 0, or PS_E_ARG with the message naming the parameters. */
+PS_API int ps_op_check(const char *op, const void *params);
 /** Operation op as a JSON object (schema "pairsight.op.v1": name, result
  *  (the schema of its result), help, needs (its inputs), params [{name,
  *  type ("int", "number" or "string"), min, max, default, help}] and

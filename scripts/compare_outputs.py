@@ -17,7 +17,7 @@ loaded_at, the timing of progress lines). Prints "compare: N of N cases
 identical" and exits 0 when all are, 1 otherwise. Runs in about a minute on
 2 cores; needs /usr/bin/python3's nothing but the standard library.
 """
-import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
+import difflib, json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
 import urllib.error, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -227,7 +227,9 @@ def main():
             if x == y:
                 same += 1
             else:
-                print("DIFFERS: %s\n  before: %s\n  after:  %s" % (names[i], x[:600], y[:600]))
+                diff = [l for l in difflib.unified_diff(x.split("\n"), y.split("\n"), lineterm="", n=0)
+                        if l[:1] in "+-" and l[:3] not in ("+++", "---")]
+                print("DIFFERS: %s\n  %s" % (names[i], "\n  ".join(d[:300] for d in diff[:12])))
         n = max(len(outs[before]), len(outs[after]))
         ok = sum(1 for y in outs[after] if y.startswith(("rc=0", "200 ")) or (y.startswith("py ") and not y.startswith("py \"")))
         print("compare: %d of %d cases identical (%d CLI, %d HTTP, %d Python; %d of them succeed, the others are "

@@ -290,6 +290,13 @@ static void test_operations(void)
     CHECK(ps_op_run("plan", &in, "{\"hp\":\"a:1\",\"lp\":\"b:1\",\"slo_factor\":1.2}", &out) == PS_E_ARG &&
           out == NULL); /* no model */
     CHECK(strcmp(ps_op_inputs_names(), "model,ops,coloc,workloads,scaling") == 0);
+    ps_plan_params_t pp = ps_plan_default_params();
+    CHECK(ps_op_check("plan", &pp) == PS_E_ARG && strstr(ps_last_error(), "give one of slo_ns and slo_factor"));
+    pp.slo_factor = 1.2;
+    CHECK_OK(ps_op_check("plan", &pp));
+    pp.coverage = 0.3;
+    CHECK(ps_op_check("plan", &pp) == PS_E_ARG && strstr(ps_last_error(), "expected 0 or a number in 0.5..0.999"));
+    CHECK(ps_op_check("nope", &pp) == PS_E_ARG && ps_op_check("plan", NULL) == PS_E_ARG);
 }
 
 TH_MAIN(TEST(test_builder_equals_file), TEST(test_builder_errors), TEST(test_workloads_key), TEST(test_params_json),

@@ -31,6 +31,7 @@ typedef struct {
     size_t size;           /* of the parameter struct */
     void (*init)(void *p); /* the defaults into the parameter struct */
     int (*run)(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out);
+    int (*check)(const void *p); /* what the bounds of single rows cannot say (ps_op_check), or NULL */
 } op_t;
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -82,6 +83,18 @@ static int plan_lp(const cJSON *v, char *text, size_t cap, const char **lp, size
     return *n ? PS_OK : psi_error(PS_E_ARG, "plan: lp: no LP task given");
 }
 
+/* What the table's bounds cannot say: one budget, and a coverage of 0 or
+ * at least 0.5. */
+static int plan_check(const void *params)
+{
+    const ps_plan_params_t *p = params;
+    if ((p->budget_ns > 0) == (p->slo_factor > 0))
+        return psi_error(PS_E_ARG, "give one of slo_ns and slo_factor");
+    if (p->coverage > 0 && p->coverage < 0.5)
+        return psi_error(PS_E_ARG, "coverage: bad value '%g': expected 0 or a number in 0.5..0.999", p->coverage);
+    return PS_OK;
+}
+
 static int plan_run(const ps_op_inputs_t *in, const char *text_in, const cJSON *req, void *params, char **out)
 {
     (void)text_in;
@@ -98,10 +111,8 @@ static int plan_run(const ps_op_inputs_t *in, const char *text_in, const cJSON *
     int rc = plan_lp(lpv, text, sizeof text, lp, &n);
     if (rc != PS_OK)
         return rc;
-    if ((p->budget_ns > 0) == (p->slo_factor > 0))
-        return psi_error(PS_E_ARG, "plan: give one of slo_ns and slo_factor");
-    if (p->coverage > 0 && p->coverage < 0.5)
-        return psi_error(PS_E_ARG, "plan: coverage: bad value '%g': expected 0 or a number in 0.5..0.999", p->coverage);
+    if ((rc = plan_check(p)) != PS_OK)
+        return rc;
     ps_plan_t *best = NULL;
     rc = ps_plan_best(in->model, in->ops, p, lp, n, &best);
     if (rc == PS_OK)
@@ -267,18 +278,18 @@ static const op_t ops[] = {
     {"plan", "pairsight.plan.v1",
      "one HP request planned beside the LP candidate given the most LP work within a latency budget (pairsight plan, "
      "POST /v1/plan)",
-     "model,ops", plan_params, N_OF(plan_params), sizeof(ps_plan_params_t), plan_init, plan_run},
+     "model,ops", plan_params, N_OF(plan_params), sizeof(ps_plan_params_t), plan_init, plan_run, plan_check},
     {"predict", "pairsight.predict.v1",
      "co-execution latencies and slowdowns of candidate segment pairs (pairsight predict, POST /v1/predict)",
-     "model,ops", predict_params, N_OF(predict_params), sizeof(predict_params_t), predict_init, predict_run},
+     "model,ops", predict_params, N_OF(predict_params), sizeof(predict_params_t), predict_init, predict_run, NULL},
     {"explain", "pairsight.explanation.v1",
      "which operators drive one prediction: SHAP contributions folded back to the named operators of both segments "
      "(pairsight explain, POST /v1/explain)",
-     "model,ops", explain_params, N_OF(explain_params), 0, no_init, explain_run},
+     "model,ops", explain_params, N_OF(explain_params), 0, no_init, explain_run, NULL},
     {"colocate_shares", "pairsight.shares.v1",
      "the GPU shares of a set of co-located workloads (pairsight colocate shares, POST /v1/colocate/shares); "
      "its request is read by ps_coloc_shares_json (include/pairsight_colocate.h)",
-     "coloc,workloads,scaling", NULL, 0, 0, no_init, shares_run},
+     "coloc,workloads,scaling", NULL, 0, 0, no_init, shares_run, NULL},
 };
 
 static const op_t *find(const char *name)
@@ -322,6 +333,14 @@ static int unknown_op(const char *where, const char *name)
     for (int i = 0; i < N_OF(ops); i++)
         at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", i ? ", " : "", ops[i].name);
     return psi_error(PS_E_ARG, "%s: unknown operation '%s' (known: %s)", where, name ? name : "(null)", known);
+}
+
+int ps_op_check(const char *op, const void *params)
+{
+    const op_t *o = find(op);
+    if (!o || !params)
+        return o ? psi_error(PS_E_ARG, "ps_op_check: NULL params") : unknown_op("ps_op_check", op);
+    return o->check ? o->check(params) : PS_OK;
 }
 
 /* Not inlined: gcc -O2, seeing the defaults through the table's offsets,

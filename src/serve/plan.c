@@ -66,11 +66,8 @@ static int read_plan(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
     int lp = serve_required(q, r, "lp", "LP candidates [\"MODEL:BATCH\", ...]");
     if (lp < 0 || read_lp(q, r, lp, a) || serve_read_params(q, r, "plan", &a->p))
         return r->status;
-    if ((a->p.budget_ns > 0) == (a->p.slo_factor > 0))
-        return serve_error(r, 400, "bad_field", "give one of slo_ns and slo_factor");
-    if (a->p.coverage > 0 && a->p.coverage < 0.5)
-        return serve_error(r, 400, "bad_field", "coverage: bad value '%g': expected 0 or a number in 0.5..0.999",
-                           a->p.coverage);
+    if (ps_op_check("plan", &a->p) != PS_OK) /* what no single member's bounds say */
+        return serve_error(r, 400, "bad_field", "%s", ps_last_error());
     return 0;
 }
 
