@@ -597,6 +597,75 @@ static int floored_bound(void *user, const ps_query_t *q, size_t n, double *hp, 
     return rc;
 }
 
+/* The plan as JSON without its run time. */
+static char *plan_text(const ps_plan_t *p)
+{
+    char *t = NULL;
+    if (!p || ps_plan_to_json(p, &t) != 0)
+        return NULL;
+    cJSON *o = cJSON_Parse(t);
+    free(t);
+    cJSON_DeleteItemFromObject(o, "plan_seconds");
+    t = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return t;
+}
+
+/* The model's window-pair memo changes no number: plans of two LP models at
+ * LP positions spread over bert-base, bounds and points, the memo warm from
+ * the plans before, are the plans made without it (JSON equal but the run
+ * time); psi_model_predict_memo equals ps_model_predict_bound bit for bit,
+ * cold and warm, with a pair met twice in one batch; a query outside the
+ * memo's context is refused. */
+static void test_planner_memo(void)
+{
+    if (!MODEL)
+        return;
+    CHECK(MODEL->pair_memo != NULL);
+    ps_plan_params_t p = ps_plan_default_params();
+    p.hp_model = "resnet50";
+    p.hp_batch = 8;
+    p.lp_batch = 8;
+    p.slo_factor = 1.3;
+    int same = 0, n = 0;
+    for (int start = 0; start < 140; start += 23)
+        for (int k = 0; k < 4; k++, n++) {
+            p.lp_model = k % 2 ? "mobilenetv2" : "bert-base";
+            p.lp_start = start % (k % 2 ? 60 : 140);
+            p.coverage = k < 2 ? 0.95 : 0;
+            ps_plan_t *a = NULL, *b = NULL;
+            CHECK_OK(ps_plan(MODEL, OPS, &p, &a));
+            psi_pair_memo_t *memo = MODEL->pair_memo;
+            MODEL->pair_memo = NULL;
+            CHECK_OK(ps_plan(MODEL, OPS, &p, &b));
+            MODEL->pair_memo = memo;
+            char *x = plan_text(a), *y = plan_text(b);
+            same += x && y && strcmp(x, y) == 0;
+            free(x);
+            free(y);
+            ps_plan_free(a);
+            ps_plan_free(b);
+        }
+    CHECK_MSG(same == n, "%d of %d plans equal with and without the memo", same, n);
+    ps_query_t q[6];
+    for (int i = 0; i < 6; i++)
+        q[i] = (ps_query_t){"A100-SXM4-40GB", "resnet50", 8,     8 * i,     16 + 8 * (i % 3),
+                            "bert-base",      8,          5 * i, 4 + 7 * i, 22 + 5 * (i % 2),
+                            32 - 5 * (i % 2)};
+    q[5] = q[1];
+    double h0[6], l0[6], h1[6], l1[6];
+    psi_pair_ctx_t c;
+    psi_pair_memo_clear(MODEL->pair_memo);
+    CHECK_OK(psi_pair_ctx_bind(MODEL, OPS, &q[0], 0.9, &c));
+    CHECK_OK(ps_model_predict_bound(MODEL, OPS, q, 6, 0.9, h0, l0));
+    for (int pass = 0; pass < 2; pass++) {
+        CHECK_OK(psi_model_predict_memo(&c, q, 6, h1, l1));
+        CHECK(memcmp(h0, h1, sizeof h0) == 0 && memcmp(l0, l1, sizeof l0) == 0);
+    }
+    q[2].lp_model = "mobilenetv2";
+    CHECK(psi_model_predict_memo(&c, q, 6, h1, l1) == PS_E_ARG && strstr(ps_last_error(), "query 2"));
+}
+
 /* Skipping the candidates the floor rules out plans exactly as predicting
  * them all, with fewer predictions; slo_factor plans as its budget in ns;
  * ps_plan_best keeps the candidate with the most LP work. */
@@ -800,6 +869,7 @@ int main(void)
         {"test_planner_known_optimum", test_planner_known_optimum},
         {"test_planner_never_exceeds_budget", test_planner_never_exceeds_budget},
         {"test_planner_floor_skips", test_planner_floor_skips},
+        {"test_planner_memo", test_planner_memo},
         {"test_model_batch_parse", test_model_batch_parse},
         {"test_replay_deterministic", test_replay_deterministic},
         {"test_replay_ceiling", test_replay_ceiling},

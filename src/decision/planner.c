@@ -108,6 +108,8 @@ typedef struct {
                         value is never predicted (the model path; a caller's predictor is taken as is) */
     double deadline; /* psi_now() past which planning stops (0: none) */
     double budget;   /* budget_ns, or slo_factor x the alone estimate */
+    /* The model path: window pairs through the model's memo, across plans. */
+    psi_pair_ctx_t pairs;
 } planner_t;
 
 static void planner_free(planner_t *pl)
@@ -187,9 +189,7 @@ static int model_predict(const planner_t *pl, const ps_query_t *q, size_t n, dou
 {
     if (pl->p->predict)
         return pl->p->predict(pl->p->predict_user, q, n, hp, lp);
-    if (pl->p->coverage > 0)
-        return ps_model_predict_bound(pl->m, pl->ops, q, n, pl->p->coverage, hp, lp);
-    return ps_model_predict(pl->m, pl->ops, q, n, hp, lp);
+    return psi_model_predict_memo(&pl->pairs, q, n, hp, lp);
 }
 
 static slot_t *slot(const planner_t *pl, int i, int di, int s, int li, int f)
@@ -489,6 +489,14 @@ static int setup(planner_t *pl, const ps_model_t *m, const ps_ops_t *ops, const 
                          p->lp_model);
     if ((rc = setup_tables(pl, kt_h, kt_l)) != PS_OK)
         return rc;
+    if (!p->predict) {
+        ps_query_t q = {.gpu = pl->gpu,
+                        .hp_model = p->hp_model,
+                        .hp_batch = p->hp_batch,
+                        .lp_model = p->lp_model,
+                        .lp_batch = p->lp_batch};
+        psi_pair_ctx_bind(m, ops, &q, p->coverage, &pl->pairs);
+    }
     return setup_splits(pl);
 }
 

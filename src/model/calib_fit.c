@@ -264,5 +264,7 @@ int ps_model_calibrate_windows(ps_model_t *m, const ps_ops_t *ops, const ps_coex
     free(m->calib);
     m->calib = c;
     m->info.n_calib = c->n_rows;
+    if (m->pair_memo) /* its bounds hold the old offsets */
+        psi_pair_memo_clear(m->pair_memo);
     return PS_OK;
 }

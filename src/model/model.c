@@ -83,6 +83,7 @@ void ps_model_free(ps_model_t *m)
     }
     free(m->gpu);
     free(m->calib);
+    psi_pair_memo_free(m->pair_memo);
     free(m);
 }
 
@@ -102,6 +103,11 @@ int psi_model_finish(ps_model_t *m)
             return psi_error(PS_E_MISMATCH, "a regressor reads %d features, the layout has %d",
                              psi_forest_n_features(m->forest[s]), m->layout.n_features);
     }
+    /* New forests: what the memo holds no longer stands. */
+    if (m->pair_memo)
+        psi_pair_memo_clear(m->pair_memo);
+    else if (!(m->pair_memo = psi_pair_memo_new()))
+        return PS_E_NOMEM;
     return PS_OK;
 }
 

@@ -16,10 +16,11 @@
 struct ps_model {
     psi_feature_layout_t layout;
     char *gpu;
-    BoosterHandle booster[2]; /* PS_SIDE_HP, PS_SIDE_LP: regressors on log delta */
-    psi_forest_t *forest[2];  /* flattened copies of the boosters for prediction */
-    ps_model_info_t info;     /* info.gpu points at gpu */
-    struct psi_calib *calib;  /* upper-bound calibration (src/model/calib.c), NULL = none */
+    BoosterHandle booster[2];        /* PS_SIDE_HP, PS_SIDE_LP: regressors on log delta */
+    psi_forest_t *forest[2];         /* flattened copies of the boosters for prediction */
+    ps_model_info_t info;            /* info.gpu points at gpu */
+    struct psi_calib *calib;         /* upper-bound calibration (src/model/calib.c), NULL = none */
+    struct psi_pair_memo *pair_memo; /* window pairs the planner met (pair_memo.c); made by psi_model_finish */
 };
 
 /* Allocate an empty model with layout l for gpu. */
@@ -65,6 +66,51 @@ typedef struct {
 
 /* Compose the window pairs of one query into its latencies *t_hp, *t_lp. */
 int psi_compose_windows(ps_compose_t method, const psi_windows_t *w, double *t_hp, double *t_lp);
+
+/* The window-pair memo of a model (src/model/pair_memo.c): a window pair's
+ * coordinates (hp_start, hp_len, lp_start, lp_len, hp_tpcs, lp_tpcs) and its
+ * prediction (both log deltas, with the offsets of a bound, and the two
+ * windows' standalone times), under the hash of a context. Thread-safe and
+ * bounded; a full set replaces its entries in turn. */
+typedef struct psi_pair_memo psi_pair_memo_t;
+typedef struct {
+    int32_t k[6];
+} psi_pair_key_t;
+typedef struct {
+    double lh, ll, wh, wl;
+} psi_pair_val_t;
+psi_pair_memo_t *psi_pair_memo_new(void);
+void psi_pair_memo_free(psi_pair_memo_t *t);
+void psi_pair_memo_clear(psi_pair_memo_t *t);
+/* Values of the n pairs k under context ctx into v where hit[i] is set. */
+void psi_pair_memo_get(psi_pair_memo_t *t, uint64_t ctx, const psi_pair_key_t *k, size_t n, psi_pair_val_t *v,
+                       unsigned char *hit);
+void psi_pair_memo_put(psi_pair_memo_t *t, uint64_t ctx, const psi_pair_key_t *k, size_t n, const psi_pair_val_t *v);
+/* Hashes folding n bytes at p, or what one group of a profile holds, into h. */
+uint64_t psi_pair_memo_hash(uint64_t h, const void *p, size_t n);
+uint64_t psi_pair_memo_hash_group(uint64_t h, const psi_op_group_t *g);
+
+/* What the window pairs of one (HP, LP) pair of groups depend on: model m
+ * (its memo), the ops groups of q's gpu, models and batches, and the
+ * coverage (> 0: upper bounds, as ps_model_predict_bound; 0: points, as
+ * ps_model_predict). memo is NULL where the model has none or q names a
+ * group the profile lacks: then the queries are predicted without it. */
+typedef struct {
+    const ps_model_t *m;
+    const ps_ops_t *ops;
+    double coverage;
+    ps_query_t q;
+    uint64_t key;
+    psi_pair_memo_t *memo;
+} psi_pair_ctx_t;
+int psi_pair_ctx_bind(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, double coverage,
+                      psi_pair_ctx_t *out);
+
+/* ps_model_predict_bound (c->coverage > 0) or ps_model_predict of n queries
+ * of c's groups, the same numbers bit for bit, through c's memo: a window
+ * pair met before is read, not predicted. */
+int psi_model_predict_memo(const psi_pair_ctx_t *c, const ps_query_t *q, size_t n, double *out_hp_ns,
+                           double *out_lp_ns);
 
 /* Latency MAPE (%) of log-delta predictions pred against the measured
  * latency, over the rows i with split[i] == which (all rows when which < 0). */

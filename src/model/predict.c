@@ -294,6 +294,7 @@ typedef struct {
     ps_compose_t method;
     double coverage; /* > 0: upper bounds at this coverage */
     double *oh, *ol, *sh, *sl;
+    const psi_pair_ctx_t *pairs; /* non-NULL: window pairs through its memo (slice_memo) */
 } batch_t;
 
 /* One slice: queries [first, first + n) of the batch, n >= 1, and their
@@ -434,6 +435,173 @@ static int slice_bounds(const batch_t *b, slice_t *s)
     return PS_OK;
 }
 
+/* The window pairs of a slice through the model's memo (slice_memo): row
+ * r's key, value, whether the memo held it, its query, and the row whose
+ * value it takes (itself, or the first row of the slice with its key). */
+typedef struct {
+    psi_pair_key_t *key;
+    psi_pair_val_t *val;
+    unsigned char *hit;
+    size_t *kq, *src, *miss; /* miss[n_miss]: the rows to predict */
+    size_t n_miss;
+} pairs_t;
+
+static void pairs_free(pairs_t *p)
+{
+    free(p->key);
+    free(p->val);
+    free(p->hit);
+    free(p->kq);
+    free(p->src);
+    free(p->miss);
+}
+
+/* The keys and queries of the slice's R rows, in row order. */
+static int pairs_alloc(const slice_t *s, int W, size_t R, pairs_t *p)
+{
+    *p = (pairs_t){.key = psi_malloc(R * sizeof *p->key),
+                   .val = psi_malloc(R * sizeof *p->val),
+                   .hit = psi_malloc(R),
+                   .kq = psi_malloc(R * sizeof *p->kq),
+                   .src = psi_malloc(R * sizeof *p->src),
+                   .miss = psi_malloc(R * sizeof *p->miss)};
+    if (!p->key || !p->val || !p->hit || !p->kq || !p->src || !p->miss)
+        return PS_E_NOMEM;
+    for (size_t k = 0, r = 0; k < s->n; k++) {
+        const ps_query_t *q = &s->q[k];
+        int nh = n_windows(q->hp_len, W), nl = n_windows(q->lp_len, W), a[2], b[2];
+        for (int i = 0; i < nh; i++) {
+            window_range(q->hp_start, q->hp_len, nh, i, &a[0], &a[1]);
+            for (int j = 0; j < nl; j++, r++) {
+                window_range(q->lp_start, q->lp_len, nl, j, &b[0], &b[1]);
+                p->key[r] = (psi_pair_key_t){{a[0], a[1], b[0], b[1], q->hp_tpcs, q->lp_tpcs}};
+                p->kq[r] = k;
+            }
+        }
+    }
+    return PS_OK;
+}
+
+/* Rows the memo lacks, each key once: src[r] names the first row with r's
+ * key (an open-addressing table of rows + 1 over the keys' hashes). */
+static int pairs_misses(pairs_t *p, size_t R)
+{
+    size_t cap = 16;
+    while (cap < 2 * R)
+        cap *= 2;
+    size_t *t = psi_calloc(cap, sizeof *t);
+    if (!t)
+        return PS_E_NOMEM;
+    p->n_miss = 0;
+    for (size_t r = 0; r < R; r++) {
+        p->src[r] = r;
+        if (p->hit[r])
+            continue;
+        uint64_t h = 0;
+        for (int i = 0; i < 6; i++)
+            h = psi_mix64(h ^ (uint64_t)(uint32_t)p->key[r].k[i]);
+        size_t at = (size_t)h & (cap - 1);
+        while (t[at] && memcmp(&p->key[t[at] - 1], &p->key[r], sizeof p->key[r]) != 0)
+            at = (at + 1) & (cap - 1);
+        if (t[at])
+            p->src[r] = t[at] - 1;
+        else {
+            t[at] = r + 1;
+            p->miss[p->n_miss++] = r;
+        }
+    }
+    free(t);
+    return PS_OK;
+}
+
+/* Misses [m0, m1) of p built into the slice's block, walked through both
+ * regressors and moved up by their bins' offsets (a bound), as slice_predict
+ * and slice_bounds do for every row. */
+static int pairs_predict(const batch_t *b, slice_t *s, pairs_t *p, size_t m0, size_t m1)
+{
+    size_t nf = (size_t)b->m->layout.n_features;
+    double lh[PREDICT_BLOCK], ll[PREDICT_BLOCK];
+    for (size_t t = m0; t < m1; t++) {
+        size_t r = p->miss[t];
+        const psi_pair_key_t *k = &p->key[r];
+        ps_query_t w = s->q[p->kq[r]];
+        w.hp_start = k->k[0];
+        w.hp_len = k->k[1];
+        w.lp_start = k->k[2];
+        w.lp_len = k->k[3];
+        psi_solo_t solo;
+        int rc = psi_features_build_pair_memo(s->memo, b->ops, &w, s->xh + (t - m0) * nf, s->xl + (t - m0) * nf, &solo);
+        double oh = 0, ol = 0;
+        if (rc == PS_OK && b->coverage > 0)
+            rc = psi_calib_offsets(b->m->calib, b->ops, &w, b->coverage, &oh, &ol);
+        if (rc != PS_OK)
+            return query_error(rc, s->first + p->kq[r]);
+        p->val[r] = (psi_pair_val_t){oh, ol, solo.hp_ns, solo.lp_ns};
+    }
+    psi_model_predict_rows(b->m, PS_SIDE_HP, s->xh, m1 - m0, lh);
+    psi_model_predict_rows(b->m, PS_SIDE_LP, s->xl, m1 - m0, ll);
+    for (size_t t = m0; t < m1; t++) {
+        psi_pair_val_t *v = &p->val[p->miss[t]];
+        if (b->coverage > 0) {
+            v->lh = lh[t - m0] + v->lh;
+            v->ll = ll[t - m0] + v->ll;
+        } else {
+            v->lh = lh[t - m0];
+            v->ll = ll[t - m0];
+        }
+    }
+    return PS_OK;
+}
+
+/* The memo's new pairs, stored in one call. */
+static int pairs_store(const psi_pair_ctx_t *c, const pairs_t *p)
+{
+    psi_pair_key_t *k = psi_malloc((p->n_miss ? p->n_miss : 1) * sizeof *k);
+    psi_pair_val_t *v = psi_malloc((p->n_miss ? p->n_miss : 1) * sizeof *v);
+    if (k && v) {
+        for (size_t t = 0; t < p->n_miss; t++) {
+            k[t] = p->key[p->miss[t]];
+            v[t] = p->val[p->miss[t]];
+        }
+        psi_pair_memo_put(c->memo, c->key, k, p->n_miss, v);
+    }
+    free(k);
+    free(v);
+    return k && v ? PS_OK : PS_E_NOMEM;
+}
+
+/* slice_predict and slice_bounds through b->pairs' memo: pairs met before
+ * are read, the others predicted once each and stored. */
+static int slice_memo(const batch_t *b, slice_t *s)
+{
+    int W = b->m->layout.window;
+    size_t R = s->row0[s->n];
+    pairs_t p;
+    int rc = pairs_alloc(s, W, R, &p);
+    if (rc == PS_OK) {
+        psi_pair_memo_get(b->pairs->memo, b->pairs->key, p.key, R, p.val, p.hit);
+        rc = pairs_misses(&p, R);
+    }
+    for (size_t m0 = 0; rc == PS_OK && m0 < p.n_miss; m0 += PREDICT_BLOCK)
+        rc = pairs_predict(b, s, &p, m0, m0 + PREDICT_BLOCK < p.n_miss ? m0 + PREDICT_BLOCK : p.n_miss);
+    if (rc == PS_OK)
+        rc = pairs_store(b->pairs, &p);
+    for (size_t k = 0, r = 0; rc == PS_OK && k < s->n; k++) {
+        int nh = n_windows(s->q[k].hp_len, W), nl = n_windows(s->q[k].lp_len, W);
+        double *wh = s->wsolo + s->win0[k], *wl = wh + nh;
+        for (int i = 0; i < nh; i++)
+            for (int j = 0; j < nl; j++, r++) {
+                const psi_pair_val_t *v = &p.val[p.src[r]];
+                s->lh[r] = v->lh;
+                s->ll[r] = v->ll;
+                wh[i] = v->wh;
+                wl[j] = v->wl;
+            }
+    }
+    pairs_free(&p);
+    return rc;
+}
+
 /* Each query's windows composed into its latencies and solo times. */
 static int slice_compose(const batch_t *b, const slice_t *s)
 {
@@ -467,8 +635,8 @@ static int run_slice(const batch_t *b, size_t s)
     slice_t sl;
     int rc = slice_alloc(b, at, b->n - at < b->per ? b->n - at : b->per, &sl);
     if (rc == PS_OK)
-        rc = slice_predict(b, &sl);
-    if (rc == PS_OK && b->coverage > 0)
+        rc = b->pairs ? slice_memo(b, &sl) : slice_predict(b, &sl);
+    if (rc == PS_OK && b->coverage > 0 && !b->pairs)
         rc = slice_bounds(b, &sl);
     if (rc == PS_OK)
         rc = slice_compose(b, &sl);
@@ -543,12 +711,12 @@ int ps_model_predict_compose(const ps_model_t *m, const ps_ops_t *ops, const ps_
                              ps_compose_t method, double *out_hp_ns, double *out_lp_ns, double *out_hp_solo_ns,
                              double *out_lp_solo_ns)
 {
-    batch_t b = {m, ops, q, n, 0, method, 0, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns};
+    batch_t b = {m, ops, q, n, 0, method, 0, out_hp_ns, out_lp_ns, out_hp_solo_ns, out_lp_solo_ns, NULL};
     return predict_batch(&b);
 }
 
-int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double coverage,
-                           double *out_hp_upper_ns, double *out_lp_upper_ns)
+/* Whether m can bound at coverage (ps_model_predict_bound's checks). */
+static int bound_ok(const ps_model_t *m, double coverage)
 {
     if (!m)
         return psi_error(PS_E_ARG, "ps_model_predict_bound: NULL model");
@@ -557,7 +725,16 @@ int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_qu
                                    "adapted models lose theirs)");
     if (!(coverage >= 0.5 && coverage <= 0.999))
         return psi_error(PS_E_ARG, "coverage %g is outside 0.5..0.999", coverage);
-    batch_t b = {m, ops, q, n, 0, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL, NULL};
+    return PS_OK;
+}
+
+int ps_model_predict_bound(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, size_t n, double coverage,
+                           double *out_hp_upper_ns, double *out_lp_upper_ns)
+{
+    int rc = bound_ok(m, coverage);
+    if (rc != PS_OK)
+        return rc;
+    batch_t b = {m, ops, q, n, 0, PS_COMPOSE_OVERLAP, coverage, out_hp_upper_ns, out_lp_upper_ns, NULL, NULL, NULL};
     return predict_batch(&b);
 }
 
@@ -565,4 +742,47 @@ int ps_model_predict(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t 
                      double *out_lp_ns)
 {
     return ps_model_predict_compose(m, ops, q, n, PS_COMPOSE_OVERLAP, out_hp_ns, out_lp_ns, NULL, NULL);
+}
+
+int psi_pair_ctx_bind(const ps_model_t *m, const ps_ops_t *ops, const ps_query_t *q, double coverage,
+                      psi_pair_ctx_t *out)
+{
+    *out = (psi_pair_ctx_t){.m = m, .ops = ops, .coverage = coverage, .q = *q, .memo = m ? m->pair_memo : NULL};
+    const psi_op_group_t *h = q->gpu ? psi_ops_find(ops, q->gpu, q->hp_model, q->hp_batch) : NULL,
+                         *l = q->gpu ? psi_ops_find(ops, q->gpu, q->lp_model, q->lp_batch) : NULL;
+    if (!out->memo || !h || !l) {
+        out->memo = NULL; /* predicted as ps_model_predict(_bound) does, without the memo */
+        return PS_OK;
+    }
+    int total = psi_model_gpu_tpcs(ops, m->gpu);
+    uint64_t k = psi_pair_memo_hash(0x70616972736d656dULL, &m->layout, sizeof m->layout);
+    k = psi_pair_memo_hash(k, m->gpu, strlen(m->gpu));
+    k = psi_pair_memo_hash(k, &total, sizeof total);
+    k = psi_pair_memo_hash(k, &coverage, sizeof coverage);
+    k = psi_pair_memo_hash_group(psi_pair_memo_hash_group(k, h), l);
+    out->key = k ? k : 1;
+    return PS_OK;
+}
+
+/* Whether q names c's GPU, models and batches (the memo's context). */
+static int same_groups(const ps_query_t *q, const ps_query_t *c)
+{
+    return q->gpu && q->hp_model && q->lp_model && q->hp_batch == c->hp_batch && q->lp_batch == c->lp_batch &&
+           strcmp(q->gpu, c->gpu) == 0 && strcmp(q->hp_model, c->hp_model) == 0 &&
+           strcmp(q->lp_model, c->lp_model) == 0;
+}
+
+int psi_model_predict_memo(const psi_pair_ctx_t *c, const ps_query_t *q, size_t n, double *out_hp_ns, double *out_lp_ns)
+{
+    if (!c->memo)
+        return c->coverage > 0 ? ps_model_predict_bound(c->m, c->ops, q, n, c->coverage, out_hp_ns, out_lp_ns)
+                               : ps_model_predict(c->m, c->ops, q, n, out_hp_ns, out_lp_ns);
+    int rc = c->coverage > 0 ? bound_ok(c->m, c->coverage) : PS_OK;
+    for (size_t k = 0; rc == PS_OK && k < n; k++)
+        if (!same_groups(&q[k], &c->q))
+            rc = psi_error(PS_E_ARG, "query %zu: not the GPU, models and batches the memo was bound to", k);
+    if (rc != PS_OK)
+        return rc;
+    batch_t b = {c->m, c->ops, q, n, 0, PS_COMPOSE_OVERLAP, c->coverage, out_hp_ns, out_lp_ns, NULL, NULL, c};
+    return predict_batch(&b);
 }
