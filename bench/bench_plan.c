@@ -18,7 +18,11 @@
  * (slo_factor 1.3), at LP positions spread evenly over the LP model's
  * operators; the p50 and p90 of their CPU time (this thread's) against the
  * HP request's own GPU time (its operators' standalone whole-GPU durations,
- * the plan's alone_ns), in the same run.
+ * the plan's alone_ns), in the same run. Three times: with the model's
+ * window-pair memo kept from request to request (as a server keeps it), with
+ * it emptied before each request, and without it (the path before it); each
+ * line ends with a hash of its plans, equal on the three lines when the memo
+ * changes no plan.
  */
 #include "common/common.h"
 #include "model/model.h"
@@ -64,10 +68,33 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Folds what a plan says (its totals and steps, not its run time) into h. */
+static uint64_t plan_hash(uint64_t h, const ps_plan_t *pl)
+{
+    double d[] = {pl->budget_ns, pl->planned_ns,     pl->alone_ns,        pl->lp_work_ns,
+                  pl->mu,        (double)pl->lp_end, (double)pl->n_steps, (double)pl->n_predictions};
+    for (size_t i = 0; i < PS_ARRAY_LEN(d); i++)
+        h = psi_pair_memo_hash(h, &d[i], sizeof d[i]);
+    for (size_t i = 0; i < pl->n_steps; i++) {
+        const ps_plan_step_t *st = &pl->steps[i];
+        int k[] = {st->hp_start, st->hp_len, st->hp_tpcs, st->lp_start, st->lp_len, st->lp_tpcs};
+        double v[] = {st->hp_ns, st->lp_ns, st->hp_bound_ns, st->lp_bound_ns, st->step_ns, st->lp_work_ns};
+        h = psi_pair_memo_hash(psi_pair_memo_hash(h, k, sizeof k), v, sizeof v);
+    }
+    return h;
+}
+
+/* How per_request treats the model's window-pair memo (src/model/pair_memo.c). */
+enum { MEMO_KEPT, MEMO_COLD, MEMO_NONE };
+static const char *const memo_names[] = {"memo kept across the requests, as a server keeps it",
+                                         "memo emptied before each request (a pair reused within its plan only)",
+                                         "no memo (every candidate predicted, as before the memo)"};
+
 /* One request as the service plans it, slo_factor 1.3; its plan's HP alone
- * time into *alone_ns, LP work into *work_ns; the CPU seconds it took. */
+ * time into *alone_ns, LP work into *work_ns and its content into *hash;
+ * the CPU seconds it took. */
 static double plan_request(const ps_model_t *m, const ps_ops_t *ops, ps_plan_params_t p, double *alone_ns,
-                           double *work_ns)
+                           double *work_ns, uint64_t *hash)
 {
     double t0 = thread_now();
     ps_plan_t *pl = NULL;
@@ -78,11 +105,12 @@ static double plan_request(const ps_model_t *m, const ps_ops_t *ops, ps_plan_par
     double t = thread_now() - t0;
     *alone_ns = pl->alone_ns;
     *work_ns += pl->lp_work_ns;
+    *hash = plan_hash(*hash, pl);
     ps_plan_free(pl);
     return t;
 }
 
-static int per_request(const ps_model_t *m, const ps_ops_t *ops, ps_plan_params_t p, int n)
+static int per_request(ps_model_t *m, const ps_ops_t *ops, ps_plan_params_t p, int n, int mode)
 {
     const psi_op_group_t *g = psi_ops_find(ops, p.gpu ? p.gpu : m->gpu, p.lp_model, p.lp_batch);
     double *t = calloc((size_t)n, sizeof *t), alone = 0, work = 0;
@@ -90,19 +118,29 @@ static int per_request(const ps_model_t *m, const ps_ops_t *ops, ps_plan_params_
         free(t);
         return 1;
     }
+    psi_pair_memo_t *memo = m->pair_memo;
+    if (memo)
+        psi_pair_memo_clear(memo);
+    if (mode == MEMO_NONE)
+        m->pair_memo = NULL;
+    uint64_t hash = 1;
     for (int r = 0; r < n; r++) {
         p.lp_start = (int)((long long)r * g->n_ops / n);
-        if ((t[r] = plan_request(m, ops, p, &alone, &work)) < 0) {
+        if (mode == MEMO_COLD && memo)
+            psi_pair_memo_clear(memo);
+        if ((t[r] = plan_request(m, ops, p, &alone, &work, &hash)) < 0) {
             free(t);
             return 1;
         }
     }
+    m->pair_memo = memo;
     qsort(t, (size_t)n, sizeof *t, by_value);
     double p50 = t[n / 2], p90 = t[(9 * n) / 10 < n ? (9 * n) / 10 : n - 1];
-    printf("per request: %d plans of %s:%d beside %s:%d at LP positions 0..%d, slo_factor 1.3: CPU p50 %.3f ms, "
-           "p90 %.3f ms; the HP request's own GPU time %.3f ms; p50 / own time %.2f; mean LP work %.1f us\n",
-           n, p.hp_model, p.hp_batch, p.lp_model, p.lp_batch, g->n_ops - 1, 1e3 * p50, 1e3 * p90, alone / 1e6,
-           p50 / (alone * 1e-9), work / n / 1e3);
+    printf("per request (%s): %d plans of %s:%d beside %s:%d at LP positions 0..%d, slo_factor 1.3: CPU p50 %.3f "
+           "ms, p90 %.3f ms; the HP request's own GPU time %.3f ms; p50 / own time %.2f; mean LP work %.1f us; "
+           "plans %016llx\n",
+           memo_names[mode], n, p.hp_model, p.hp_batch, p.lp_model, p.lp_batch, g->n_ops - 1, 1e3 * p50, 1e3 * p90,
+           alone / 1e6, p50 / (alone * 1e-9), work / n / 1e3, (unsigned long long)hash);
     free(t);
     return 0;
 }
@@ -132,6 +170,8 @@ int main(int argc, char **argv)
     long n = 0;
     for (int r = 0; r < reps; r++) {
         ps_plan_t *pl = NULL;
+        if (m->pair_memo) /* each rep from an empty memo: the same work each time */
+            psi_pair_memo_clear(m->pair_memo);
         double t0 = cpu_now();
         if (ps_plan(m, ops, &p, &pl) != PS_OK) {
             fprintf(stderr, "bench_plan: %s\n", ps_last_error());
@@ -147,10 +187,11 @@ int main(int argc, char **argv)
     }
     printf("plan %s:%d beside %s:%d coverage %.2f: %ld predictions, best %.0f predictions/s (%.2f ms)\n", hp,
            p.hp_batch, lp, p.lp_batch, p.coverage, n, best, 1e3 * (double)n / best);
-    if (per_request(m, ops, p, argc > 6 ? atoi(argv[6]) : 40) != 0) {
-        fprintf(stderr, "bench_plan: %s\n", ps_last_error());
-        return 1;
-    }
+    for (int mode = MEMO_KEPT; mode <= MEMO_NONE; mode++)
+        if (per_request(m, ops, p, argc > 6 ? atoi(argv[6]) : 40, mode) != 0) {
+            fprintf(stderr, "bench_plan: %s\n", ps_last_error());
+            return 1;
+        }
     ps_model_free(m);
     ps_ops_free(ops);
     return 0;

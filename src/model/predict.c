@@ -772,17 +772,87 @@ static int same_groups(const ps_query_t *q, const ps_query_t *c)
            strcmp(q->lp_model, c->lp_model) == 0;
 }
 
+/* The queries a batch of psi_model_predict_memo must predict: those whose
+ * answer the memo lacks (under the context's key with a query tag: a
+ * query met before costs one look-up, no pair and no composition). */
+typedef struct {
+    psi_pair_key_t *key; /* [n] */
+    psi_pair_val_t *val; /* [n]: lh, ll hold the answer */
+    unsigned char *hit;
+    ps_query_t *q; /* [n_miss] */
+    size_t *at;    /* [n_miss]: its index in the caller's batch */
+    double *oh, *ol;
+    size_t n_miss;
+} query_memo_t;
+
+static void query_memo_free(query_memo_t *t)
+{
+    free(t->key);
+    free(t->val);
+    free(t->hit);
+    free(t->q);
+    free(t->at);
+    free(t->oh);
+    free(t->ol);
+}
+
+static uint64_t query_tag(const psi_pair_ctx_t *c) { return psi_mix64(c->key ^ 0x7175657279ULL) | 1; }
+
+/* Looks up q[n]; the answers found into oh, ol, the others listed. */
+static int query_memo_get(const psi_pair_ctx_t *c, const ps_query_t *q, size_t n, query_memo_t *t, double *oh,
+                          double *ol)
+{
+    *t = (query_memo_t){.key = psi_malloc(n * sizeof *t->key),
+                        .val = psi_malloc(n * sizeof *t->val),
+                        .hit = psi_malloc(n),
+                        .q = psi_malloc(n * sizeof *t->q),
+                        .at = psi_malloc(n * sizeof *t->at),
+                        .oh = psi_malloc(n * sizeof *t->oh),
+                        .ol = psi_malloc(n * sizeof *t->ol)};
+    if (!t->key || !t->val || !t->hit || !t->q || !t->at || !t->oh || !t->ol)
+        return PS_E_NOMEM;
+    for (size_t k = 0; k < n; k++)
+        t->key[k] =
+            (psi_pair_key_t){{q[k].hp_start, q[k].hp_len, q[k].lp_start, q[k].lp_len, q[k].hp_tpcs, q[k].lp_tpcs}};
+    psi_pair_memo_get(c->memo, query_tag(c), t->key, n, t->val, t->hit);
+    for (size_t k = 0; k < n; k++) {
+        if (t->hit[k]) {
+            oh[k] = t->val[k].lh;
+            ol[k] = t->val[k].ll;
+        } else {
+            t->q[t->n_miss] = q[k];
+            t->at[t->n_miss++] = k;
+        }
+    }
+    return PS_OK;
+}
+
 int psi_model_predict_memo(const psi_pair_ctx_t *c, const ps_query_t *q, size_t n, double *out_hp_ns, double *out_lp_ns)
 {
-    if (!c->memo)
+    if (!c->memo || n == 0)
         return c->coverage > 0 ? ps_model_predict_bound(c->m, c->ops, q, n, c->coverage, out_hp_ns, out_lp_ns)
                                : ps_model_predict(c->m, c->ops, q, n, out_hp_ns, out_lp_ns);
     int rc = c->coverage > 0 ? bound_ok(c->m, c->coverage) : PS_OK;
     for (size_t k = 0; rc == PS_OK && k < n; k++)
         if (!same_groups(&q[k], &c->q))
             rc = psi_error(PS_E_ARG, "query %zu: not the GPU, models and batches the memo was bound to", k);
-    if (rc != PS_OK)
-        return rc;
-    batch_t b = {c->m, c->ops, q, n, 0, PS_COMPOSE_OVERLAP, c->coverage, out_hp_ns, out_lp_ns, NULL, NULL, c};
-    return predict_batch(&b);
+    query_memo_t t = {0};
+    if (rc == PS_OK)
+        rc = query_memo_get(c, q, n, &t, out_hp_ns, out_lp_ns);
+    batch_t b = {c->m, c->ops, t.q, t.n_miss, 0, PS_COMPOSE_OVERLAP, c->coverage, t.oh, t.ol, NULL, NULL, c};
+    if (rc == PS_OK && t.n_miss > 0 && (rc = predict_batch(&b)) != PS_OK) {
+        /* Again over the caller's batch, so that the message names its query. */
+        b = (batch_t){c->m, c->ops, q, n, 0, PS_COMPOSE_OVERLAP, c->coverage, out_hp_ns, out_lp_ns, NULL, NULL, c};
+        rc = predict_batch(&b);
+    } else if (rc == PS_OK && t.n_miss > 0) {
+        for (size_t k = 0; k < t.n_miss; k++) {
+            out_hp_ns[t.at[k]] = t.oh[k];
+            out_lp_ns[t.at[k]] = t.ol[k];
+            t.key[k] = t.key[t.at[k]];
+            t.val[k] = (psi_pair_val_t){t.oh[k], t.ol[k], 0, 0};
+        }
+        psi_pair_memo_put(c->memo, query_tag(c), t.key, t.n_miss, t.val);
+    }
+    query_memo_free(&t);
+    return rc;
 }
