@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -611,12 +612,66 @@ static char *plan_text(const ps_plan_t *p)
     return t;
 }
 
+/* A thread of test_planner_memo: plans at LP starts start, start + 4, ...
+ * through the shared memo, each compared with want[] (made without it). */
+typedef struct {
+    ps_plan_params_t p;
+    int start;
+    char **want;
+    int same;
+} memo_thread_t;
+
+static void *memo_thread(void *arg)
+{
+    memo_thread_t *a = arg;
+    for (int k = 0; k < 3; k++) {
+        ps_plan_t *pl = NULL;
+        a->p.lp_start = 10 * (a->start + 4 * k);
+        char *t = ps_plan(MODEL, OPS, &a->p, &pl) == 0 ? plan_text(pl) : NULL;
+        a->same += t && a->want[a->start + 4 * k] && strcmp(t, a->want[a->start + 4 * k]) == 0;
+        free(t);
+        ps_plan_free(pl);
+    }
+    return NULL;
+}
+
+/* Four threads planning at once through one memo (as the service's threads
+ * do) plan as one thread without it. */
+static void memo_threads(ps_plan_params_t p)
+{
+    char *want[12] = {0};
+    psi_pair_memo_t *memo = MODEL->pair_memo;
+    MODEL->pair_memo = NULL;
+    for (int k = 0; k < 12; k++) {
+        ps_plan_t *pl = NULL;
+        p.lp_start = 10 * k;
+        want[k] = ps_plan(MODEL, OPS, &p, &pl) == 0 ? plan_text(pl) : NULL;
+        ps_plan_free(pl);
+    }
+    MODEL->pair_memo = memo;
+    psi_pair_memo_clear(memo);
+    memo_thread_t a[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (memo_thread_t){p, i, want, 0};
+        CHECK(pthread_create(&th[i], NULL, memo_thread, &a[i]) == 0);
+    }
+    int same = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        same += a[i].same;
+    }
+    CHECK_MSG(same == 12, "%d of 12 plans of 4 threads equal to one thread's without the memo", same);
+    for (int k = 0; k < 12; k++)
+        free(want[k]);
+}
+
 /* The model's window-pair memo changes no number: plans of two LP models at
  * LP positions spread over bert-base, bounds and points, the memo warm from
  * the plans before, are the plans made without it (JSON equal but the run
  * time); psi_model_predict_memo equals ps_model_predict_bound bit for bit,
  * cold and warm, with a pair met twice in one batch; a query outside the
- * memo's context is refused. */
+ * memo's context is refused; threads share it (memo_threads). */
 static void test_planner_memo(void)
 {
     if (!MODEL)
@@ -664,6 +719,9 @@ static void test_planner_memo(void)
     }
     q[2].lp_model = "mobilenetv2";
     CHECK(psi_model_predict_memo(&c, q, 6, h1, l1) == PS_E_ARG && strstr(ps_last_error(), "query 2"));
+    p.lp_model = "bert-base";
+    p.coverage = 0.95;
+    memo_threads(p);
 }
 
 /* Skipping the candidates the floor rules out plans exactly as predicting
