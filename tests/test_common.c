@@ -173,5 +173,46 @@ static void test_json_numbers(void)
     cJSON_Delete(o);
 }
 
+/* One reader, one string writer: the service's buffer and the library's
+ * printer write a string the same way, and the reader gives it back. */
+static void test_json_reader_writer(void)
+{
+    static const char *const strs[] = {"",
+                                       "plain",
+                                       "a\"b\\c",
+                                       "tab\there\nline",
+                                       "\x01\x1f\x7f",
+                                       "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                                       "bad \xff \xc0\xaf \xed\xa0\x80"};
+    for (size_t i = 0; i < PS_ARRAY_LEN(strs); i++) {
+        ps_buf_t b = {0};
+        ps_buf_json_str(&b, strs[i]);
+        cJSON *c = cJSON_CreateString(strs[i]);
+        char *printed = psi_json_print(c, 0);
+        CHECK_MSG(b.s && printed && strcmp(b.s, printed) == 0, "string %zu: buffer %s, printer %s", i, b.s, printed);
+        ps_json_doc_t d = {0};
+        CHECK(b.s && ps_json_parse(&d, b.s, b.len) == PS_OK && d.tok[0].type == PS_JSON_STRING);
+        if (d.n && i < 6)
+            CHECK_MSG(strcmp(ps_json_str(&d, 0), strs[i]) == 0, "string %zu read back as %s", i, ps_json_str(&d, 0));
+        ps_json_doc_free(&d);
+        free(printed);
+        cJSON_Delete(c);
+        ps_buf_free(&b);
+    }
+    /* Refusals say why and where; text after the value only on request. */
+    char bad[] = "{\"a\": 1,, \"b\": 2}", two[] = "[1] [2]";
+    ps_json_doc_t d = {0};
+    CHECK(ps_json_parse(&d, bad, strlen(bad)) == PS_E_INPUT && d.err_at == 8);
+    CHECK_MSG(strstr(d.err, "expected a member name near byte 8"), "%s", d.err);
+    CHECK(ps_json_parse(&d, two, strlen(two)) == PS_E_INPUT && strstr(d.err, "text after the JSON value"));
+    d.allow_trailing = 1;
+    CHECK(ps_json_parse(&d, two, strlen(two)) == PS_OK && d.end == 4 && d.tok[0].size == 1);
+    ps_json_doc_free(&d);
+    cJSON *o = NULL;
+    CHECK(psi_json_parse(bad, strlen(bad), "thing", &o) == PS_E_INPUT && !o);
+    CHECK_MSG(strstr(ps_last_error(), "thing is not valid JSON (expected a member name near byte 8)"), "%s",
+              ps_last_error());
+}
+
 TH_MAIN(TEST(test_error_message), TEST(test_atomic_commit_and_abort), TEST(test_bounds), TEST(test_c_locale_pinned),
-        TEST(test_json_numbers))
+        TEST(test_json_numbers), TEST(test_json_reader_writer))

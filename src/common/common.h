@@ -175,6 +175,11 @@ char *psi_json_print(const struct cJSON *v, int pretty);
  * 4 for a NUL-terminated string), or 0 when it is not one (RFC 3629). */
 int psi_utf8_len(const unsigned char *p, size_t avail);
 
+/* s as a JSON string, quotes included, through put (the one string writer
+ * of ps_buf_json_str and psi_json_print): \" \\ \n \t, \u00XX for other
+ * control bytes, \ufffd for a byte that is not UTF-8; NULL as "". */
+void psi_json_escape(const char *s, void (*put)(void *sink, const char *p, size_t n), void *sink);
+
 /* Read the whole file at path into *out (malloc'ed, the caller frees it;
  * one byte past *n is allocated) and its size into *n. PS_E_IO names the
  * path and the failing call. */

@@ -102,30 +102,9 @@ int ps_json_number(double v, char *buf, size_t n)
     return PS_OK;
 }
 
-static void put_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    while (*p) {
-        int n = psi_utf8_len(p, 4); /* a NUL ends a sequence early */
-        if (n == 0) {
-            fputs("\\ufffd", f);
-            p++;
-        } else if (*p == '"' || *p == '\\') {
-            fprintf(f, "\\%c", *p++);
-        } else if (*p == '\n') {
-            fputs("\\n", f), p++;
-        } else if (*p == '\t') {
-            fputs("\\t", f), p++;
-        } else if (*p < 0x20) {
-            fprintf(f, "\\u%04x", *p++);
-        } else {
-            fwrite(p, 1, (size_t)n, f);
-            p += n;
-        }
-    }
-    fputc('"', f);
-}
+static void put_file(void *f, const char *p, size_t n) { fwrite(p, 1, n, f); }
+
+static void put_string(FILE *f, const char *s) { psi_json_escape(s, put_file, f); }
 
 static void indent(FILE *f, int pretty, int depth)
 {

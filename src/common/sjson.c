@@ -485,27 +485,33 @@ void ps_buf_printf(ps_buf_t *b, const char *fmt, ...)
     free(big);
 }
 
-void ps_buf_json_str(ps_buf_t *b, const char *s)
+void psi_json_escape(const char *s, void (*put)(void *sink, const char *p, size_t n), void *sink)
 {
-    ps_buf_putn(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    put(sink, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
         const unsigned char *run = p;
         int n;
         while (*p && *p != '"' && *p != '\\' && *p >= 0x20 && (n = psi_utf8_len(p, 4)) > 0)
             p += n;
-        ps_buf_putn(b, (const char *)run, (size_t)(p - run));
+        put(sink, (const char *)run, (size_t)(p - run));
         if (!*p)
             break;
-        if (*p == '"' || *p == '\\')
-            ps_buf_printf(b, "\\%c", *p);
+        char esc[8];
+        if (*p == '"' || *p == '\\' || *p == '\n' || *p == '\t')
+            snprintf(esc, sizeof esc, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : *p);
         else if (*p < 0x20)
-            ps_buf_printf(b, "\\u%04x", *p);
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
         else
-            ps_buf_puts(b, "\\ufffd"); /* a byte that is not UTF-8: the replacement character */
+            snprintf(esc, sizeof esc, "\\ufffd"); /* a byte that is not UTF-8: the replacement character */
+        put(sink, esc, strlen(esc));
         p++;
     }
-    ps_buf_putn(b, "\"", 1);
+    put(sink, "\"", 1);
 }
+
+static void put_buf(void *b, const char *p, size_t n) { ps_buf_putn(b, p, n); }
+
+void ps_buf_json_str(ps_buf_t *b, const char *s) { psi_json_escape(s, put_buf, b); }
 
 void ps_buf_json_num(ps_buf_t *b, double v)
 {
