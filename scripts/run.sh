@@ -8,7 +8,8 @@
 #                  co-runs (a clone or mirror of github Raphael-Hao/Abacus;
 #                  default $PS_ABACUS_REPO, else that stage is left out):
 #                  an eighth stage of about 900 CPU-seconds (docs/overlap.md)
-# Took 10 CPU-minutes (44 min wall on the loaded 2-core machine; README); each
+# Took 271 CPU-s (15:44 wall at load average 14 on the shared 2-core machine,
+# 2026-12-07; README); each
 # stage prints "== [k/N] NAME (elapsed M:SS, about M:SS left)", N = 7, or 8
 # with --abacus.
 set -eu
@@ -30,8 +31,10 @@ if [ -n "$abacus" ] && [ ! -d "$abacus" ]; then
 fi
 scripts/setup.sh
 out=${1:-out}
-# The expected seconds of each stage on the 2-core machine, for the ETA.
-stages="build:30 simulate:10 train:310 evaluate:1050 coverage:110 replay:900 colocate:220"
+# The expected seconds of each stage on the 2-core machine, for the ETA: the
+# stages' wall times of a run from a fresh clone without ../shared, after the
+# build, at load average 14 (2026-12-07; 944 s in all, README).
+stages="build:10 simulate:7 train:66 evaluate:151 coverage:67 replay:599 colocate:44"
 [ -z "$abacus" ] || stages="$stages overlap:900"
 progress_init "$stages"
 if [ ! -d ../shared/data ]; then
