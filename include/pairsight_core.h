@@ -1031,20 +1031,24 @@ PS_API int ps_query_layout_json(char **out);
  * wraps.
  */
 
-/** A parameter's type: an int or a double at offset of the parameter
- *  struct, or a member of the request that the operation reads itself (a
+/** A parameter's type: an int, a double or a uint64_t at offset of the
+ *  parameter struct, or a member of the request that the operation reads itself (a
  *  string such as "resnet50:8", or what its help says; offset unused). */
-typedef enum { PS_PARAM_INT, PS_PARAM_DBL, PS_PARAM_STR } ps_param_type_t;
+typedef enum { PS_PARAM_INT, PS_PARAM_DBL, PS_PARAM_STR, PS_PARAM_U64 } ps_param_type_t;
+
+/** Flags of a parameter: a bound that is not itself accepted. */
+enum { PS_PARAM_LO_OPEN = 1u << 0, PS_PARAM_HI_OPEN = 1u << 1 };
 
 /** One parameter of an operation. */
 typedef struct {
     const char *name;     /* JSON member and Python keyword; the CLI's option is --name with '-' for '_' */
     ps_param_type_t type; /* the value's C type */
     size_t offset;        /* of the value in the operation's parameter struct */
-    double lo, hi;        /* the values accepted, both included */
+    double lo, hi;        /* the values accepted, both included unless flags open them */
     const char *arg;      /* the value's name in a usage line (N, X, F) */
     const char *none;     /* the default in words when the struct's 0 means "not given" ("none"), else NULL */
     const char *help;     /* one sentence */
+    unsigned flags;       /* PS_PARAM_LO_OPEN, PS_PARAM_HI_OPEN */
 } ps_param_t;
 
 /** What an operation runs on; an operation uses the members it needs and
@@ -1055,10 +1059,11 @@ typedef struct {
     const struct ps_coloc_model *coloc; /* a co-location model (pairsight_colocate.h) */
     const ps_workloads_t *workloads;    /* with its workloads.csv */
     const ps_scaling_t *scaling;        /* and workload_scaling.csv (may be NULL) */
+    const ps_coexec_t *coexec;          /* co-executions (replay: the intensity rule's training rows) */
 } ps_op_inputs_t;
 
 /** The members of ps_op_inputs_t in their order, comma-separated
- *  ("model,ops,coloc,workloads,scaling"): the struct holds pointers alone,
+ *  ("model,ops,coloc,workloads,scaling,coexec"): the struct holds pointers alone,
  *  so a binding passes an array of that many pointers filled by name and
  *  mirrors no struct. @return the list (static). */
 PS_API const char *ps_op_inputs_names(void);
@@ -1068,8 +1073,8 @@ PS_API const ps_param_t *ps_op_params(const char *op, int *n);
 /** The name of operation i (0, 1, ...). @return it, or NULL past the last. */
 PS_API const char *ps_op_name(int i);
 /** The inputs operation op runs on, comma-separated names of
- *  ps_op_inputs_t's members ("model,ops"); the last may be optional
- *  (scaling). @return the list (static), or NULL for an unknown name. */
+ *  ps_op_inputs_t's members ("model,ops"); an optional one ends with '?'
+ *  ("scaling?"). @return the list (static), or NULL for an unknown name. */
 PS_API const char *ps_op_needs(const char *op);
 /** The checks of operation op's parameter struct that no single row's
  *  bounds say (plan: one of slo_ns and slo_factor; a coverage of 0 or at

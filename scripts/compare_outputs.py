@@ -25,7 +25,7 @@ SD = os.path.join(ROOT, "tests/data/serve")
 
 
 def blank(text):
-    text = re.sub(r'"(plan_seconds|loaded_at)":\s*[-0-9.e+]+', r'"\1":0', text)
+    text = re.sub(r'"(plan_seconds|loaded_at|plan_us)":\s*[-0-9.e+]+', r'"\1":0', text)
     text = re.sub(r"\d+(\.\d+)? ?(ms|s)\b", "T", text)
     return text
 
@@ -59,7 +59,13 @@ def cli_cases(d):
            ["--slo-factor", "1.2", "--bogus", "1"], ["--slo-factor", "1.2", "--slo-facto", "1"]]
     for extra in bad:
         cases.append(["plan"] + m + o + ["--hp", "resnet50:8", "--lp", "bert-base:8"] + extra)
-    cases += [["plan", "--help"], ["plan", "--hp", "x"], ["predict", "--help"], ["serve", "--help"], ["--help"]]
+    cases += [["plan", "--help"], ["plan", "--hp", "x"], ["predict", "--help"], ["serve", "--help"], ["--help"],
+              ["replay", "--help"]]
+    r = ["replay"] + m + o + ["--hp", "resnet50:8", "--lp", "bert-base:8", "--requests", "20", "--warmup", "20"]
+    for extra in [["--policies", "dedicated,orion", "--json"], ["--policies", "dedicated,pairsight", "--load", "0.3",
+                  "--seed", "7", "--json"], ["--load", "1"], ["--seed", "-1"], ["--requests", "5"],
+                  ["--policies", "nope"], ["--stretch", "0.5"], ["--orion-lp-tpcs", "4097"]]:
+        cases.append(r + extra)
     q = d + "/q.csv"
     for extra in [[], ["--coverage", "0.9"], ["--compose", "index"], ["--coverage", "0.95", "--compose", "index"],
                   ["--coverage", "0.2"], ["--compose", "x"]]:

@@ -289,7 +289,7 @@ static void test_operations(void)
     CHECK(ps_op_run("plan", &in, "[1]", &out) == PS_E_ARG && out == NULL);
     CHECK(ps_op_run("plan", &in, "{\"hp\":\"a:1\",\"lp\":\"b:1\",\"slo_factor\":1.2}", &out) == PS_E_ARG &&
           out == NULL); /* no model */
-    CHECK(strcmp(ps_op_inputs_names(), "model,ops,coloc,workloads,scaling") == 0);
+    CHECK(strcmp(ps_op_inputs_names(), "model,ops,coloc,workloads,scaling,coexec") == 0);
     ps_plan_params_t pp = ps_plan_default_params();
     CHECK(ps_op_check("plan", &pp) == PS_E_ARG && strstr(ps_last_error(), "give one of slo_ns and slo_factor"));
     pp.slo_factor = 1.2;

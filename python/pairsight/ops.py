@@ -11,7 +11,7 @@ from . import _lib
 from ._handle import use
 from .coloc import ColocModel
 from .model import Model
-from .tables import Ops, Scaling, Workloads
+from .tables import Coexec, Ops, Scaling, Workloads
 
 
 # ps_op_inputs_t's members in order, from the library: the struct is
@@ -38,15 +38,17 @@ def op_params(name: str) -> Dict[str, Any]:
 
 
 def run(name: str, model: Optional[Model] = None, ops: Optional[Ops] = None, coloc: Optional[ColocModel] = None,
-        workloads: Optional[Workloads] = None, scaling: Optional[Scaling] = None, **params: Any) -> Dict[str, Any]:
+        workloads: Optional[Workloads] = None, scaling: Optional[Scaling] = None, coexec: Optional[Coexec] = None,
+        **params: Any) -> Dict[str, Any]:
     """Run operation name on the given inputs with its parameters as keyword
     arguments (op_params(name)'s params and members; each checked against its
     bounds by the library, an unknown one refused naming the known ones).
     Returns its result as a dict, e.g. run("plan", model=m, ops=o,
     hp="resnet50:8", lp=["bert-base:8"], slo_factor=1.3)."""
     with use("run", (model, Model, "model", True), (ops, Ops, "ops", True), (coloc, ColocModel, "coloc", True),
-             (workloads, Workloads, "workloads", True), (scaling, Scaling, "scaling", True)) as ptrs:
-        given = dict(zip(("model", "ops", "coloc", "workloads", "scaling"), ptrs))
+             (workloads, Workloads, "workloads", True), (scaling, Scaling, "scaling", True),
+             (coexec, Coexec, "coexec", True)) as ptrs:
+        given = dict(zip(("model", "ops", "coloc", "workloads", "scaling", "coexec"), ptrs))
         inputs = (_C.c_void_p * len(_INPUTS))(*[given.get(k) for k in _INPUTS])
         return _json.loads(_lib.take_text(_lib._lib.ps_op_run, _lib.cstr(name, "name"), _C.addressof(inputs),
                                           _lib.to_json(params)))

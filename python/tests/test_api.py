@@ -249,6 +249,13 @@ def test_operations_by_name(mo, camp, co, tmp_path):
         pairsight.run("plan", model=model, ops=ops, hp="resnet50:8", lp="bert-base:8", slo_factor=1.2, lp_start=1.5)
     with pytest.raises(pairsight.ArgumentError, match="unknown operation 'nope' .known: plan"):
         pairsight.op_params("nope")
+    # replay: the same result as Model.replay (config.c's path) and its CLI options from the same table
+    want = model.replay(ops, "resnet50", 8, "bert-base", 8, requests=20, warmup=20, policies="dedicated,orion")
+    got = pairsight.run("replay", model=model, ops=ops, hp="resnet50:8", lp="bert-base:8", requests=20, warmup=20,
+                        policies="dedicated,orion")
+    assert got == want
+    with pytest.raises(pairsight.ArgumentError, match="load: expected a number in 0..1 .an open bound excluded"):
+        pairsight.run("replay", ops=ops, hp="resnet50:8", lp="bert-base:8", load=1)
     # predict: the same figures as Model.predict, queries read through the query's field table
     got = pairsight.run("predict", model=model, ops=ops, queries=[Q, dict(Q, lp_start=0)], coverage=0.9)
     want = model.predict(ops, [Q, dict(Q, lp_start=0)], coverage=0.9)

@@ -25,11 +25,13 @@ static int load_ops(const char *p, void **o) { return ps_ops_load(p, (ps_ops_t *
 static int load_coloc(const char *p, void **o) { return ps_coloc_model_load(p, (ps_coloc_model_t **)o); }
 static int load_workloads(const char *p, void **o) { return ps_workloads_load(p, (ps_workloads_t **)o); }
 static int load_scaling(const char *p, void **o) { return ps_scaling_load(p, (ps_scaling_t **)o); }
+static int load_coexec(const char *p, void **o) { return ps_coexec_load(p, (ps_coexec_t **)o); }
 static void free_model(void *p) { ps_model_free(p); }
 static void free_ops(void *p) { ps_ops_free(p); }
 static void free_coloc(void *p) { ps_coloc_model_free(p); }
 static void free_workloads(void *p) { ps_workloads_free(p); }
 static void free_scaling(void *p) { ps_scaling_free(p); }
+static void free_coexec(void *p) { ps_coexec_free(p); }
 
 /* In ps_op_inputs_names' order. */
 static const input_t inputs[] = {
@@ -37,7 +39,8 @@ static const input_t inputs[] = {
     {"ops", "standalone operator profile (ops.csv)", load_ops, free_ops},
     {"coloc", "co-location model (.psc)", load_coloc, free_coloc},
     {"workloads", "workloads.csv", load_workloads, free_workloads},
-    {"scaling", "workload_scaling.csv (optional)", load_scaling, free_scaling},
+    {"scaling", "workload_scaling.csv", load_scaling, free_scaling},
+    {"coexec", "co-executions (coexec.csv)", load_coexec, free_coexec},
 };
 #define N_INPUTS (int)(sizeof inputs / sizeof inputs[0])
 
@@ -68,19 +71,22 @@ static int fill_defaults(op_args_t *a, const ps_param_t *rows, int n)
         double v = cJSON_IsNumber(d) ? d->valuedouble : 0;
         if (rows[i].type == PS_PARAM_INT)
             *(int *)(void *)(a->params + rows[i].offset) = (int)v;
+        else if (rows[i].type == PS_PARAM_U64)
+            *(uint64_t *)(void *)(a->params + rows[i].offset) = (uint64_t)v;
         else if (rows[i].type == PS_PARAM_DBL)
             *(double *)(void *)(a->params + rows[i].offset) = v;
     }
     return 0;
 }
 
-/* Whether the comma-separated list has name. */
+/* Whether the comma-separated list has name: 1 required, 2 optional
+ * ("name?"), 0 not listed. */
 static int listed(const char *list, const char *name)
 {
     size_t n = strlen(name);
     for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
-        if (strcspn(p, ",") == n && strncmp(p, name, n) == 0)
-            return 1;
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0 || p[n] == '?'))
+            return p[n] == '?' ? 2 : 1;
     return 0;
 }
 
@@ -127,6 +133,8 @@ static char *request_json(op_args_t *a, cli_spec_t *spec, const ps_param_t *rows
             cJSON_AddStringToObject(o, rows[i].name, a->strs[i]);
         else if (rows[i].type == PS_PARAM_INT && cli_given(spec, flag))
             cJSON_AddNumberToObject(o, rows[i].name, *(const int *)(const void *)at);
+        else if (rows[i].type == PS_PARAM_U64 && cli_given(spec, flag))
+            cJSON_AddNumberToObject(o, rows[i].name, (double)*(const uint64_t *)(const void *)at);
         else if (rows[i].type == PS_PARAM_DBL && cli_given(spec, flag))
             cJSON_AddNumberToObject(o, rows[i].name, *(const double *)(const void *)at);
     }
@@ -162,7 +170,7 @@ static int run(op_args_t *a, const char *request)
     }
     char *result = NULL;
     /* ps_op_inputs_t is its named pointers in ps_op_inputs_names' order, as inputs[] */
-    ps_op_inputs_t pi = {in[0], in[1], in[2], in[3], in[4]};
+    ps_op_inputs_t pi = {in[0], in[1], in[2], in[3], in[4], in[5]};
     int rc = ps_op_run(a->op, &pi, request, &result);
     if (rc != PS_OK)
         return cli_fail(rc == PS_E_ARG ? CLI_USAGE : CLI_BAD_INPUT, a->cmd, "%s", ps_last_error());

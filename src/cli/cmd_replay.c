@@ -133,7 +133,7 @@ typedef struct {
 /* Parse the command line into a; 0 to go on, else the exit code in *code. */
 static int parse_args(int argc, char **argv, replay_args_t *a, int *code)
 {
-    cli_opt_t opts[] = {
+    cli_opt_t head[] = {
         {"--ops", CLI_STR, &a->ops_path, "FILE", "standalone operator profile of `pairsight simulate`",
          .flags = CLI_REQ | CLI_IN},
         CLI_OPT_HP(&a->hp, "the HP model; a request is its whole operator sequence"),
@@ -146,35 +146,31 @@ static int parse_args(int argc, char **argv, replay_args_t *a, int *code)
         {"--gpu", CLI_STR, &a->gpu, "NAME", "GPU of the replay", .def = "the model's, else a100"},
         {"--oplist", CLI_STR, &a->oplist, "NAME=FILE,...",
          "operator lists of your own models (as given to simulate --oplist): the replay's physics runs their kernels",
-         .def = "none"},
-        {"--requests", CLI_INT, &a->p.requests, "N", "HP requests per policy", .lo = 10, .hi = 1000000},
-        {"--load", CLI_DBL, &a->p.load, "RHO", "HP utilization of the dedicated GPU", .lo = 0, .hi = 1,
-         .flags = CLI_LO_OPEN | CLI_HI_OPEN},
-        {"--slo-factor", CLI_DBL, &a->p.slo_factor, "F", "budget = F x the dedicated p99 latency", .lo = 1, .hi = 100},
-        {"--coverage", CLI_DBL, &a->p.coverage, "C", "coverage of pairsight_bound's upper bounds", .lo = 0.5,
-         .hi = 0.999},
-        {"--stretch", CLI_DBL, &a->p.stretch, "S",
-         "planners budget the service of a request with no queue behind it at most S x its dedicated latency (1e9: no "
-         "cap, plan to the deadline)",
-         .lo = 1, .hi = 1e9, .def = "tuned per planner on the warm-up stream, as orion's threshold"},
-        {"--time-value", CLI_DBL, &a->p.time_value, "V",
-         "planners: LP work an HP nanosecond is worth (1: LP runs alone while HP is idle; 0: the most LP work the "
-         "budget allows)",
-         .lo = 0, .hi = 100},
-        {"--policies", CLI_FN, &a->p.policies, "LIST",
-         "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all", .parse = parse_policies,
-         .accepts = "a comma-separated list of policies, or all", .def = "all"},
-        {"--orion-lp-tpcs", CLI_INT, &a->p.orion_lp_tpcs, "N",
-         "orion: the LP side's TPCs fixed (a split profiled for both models; HP gets the rest) instead of tuned",
-         .lo = 1, .hi = 4096, .def = "tuned on the warm-up stream"},
-        {"--warmup", CLI_INT, &a->p.warmup, "N",
-         "warm-up requests per probe (orion's threshold, the planners' stretch)", .lo = 10, .hi = 100000},
-        {"--seed", CLI_U64, &a->p.seed, "N", "arrivals and run noise", .lo = 0, .hi = 2147483647.0},
-        {"--latencies", CLI_STR, &a->lat_path, "FILE",
-         "every request's latency per policy (CSV: policy,request,latency_ns)", .def = "none"},
-        CLI_OPT_JSON(&a->json, "print the results as JSON"),
-        CLI_OPT_QUIET(&a->quiet),
-        {NULL}};
+         .def = "none"}};
+    cli_opt_t tail[] = {{"--latencies", CLI_STR, &a->lat_path, "FILE",
+                         "every request's latency per policy (CSV: policy,request,latency_ns)", .def = "none"},
+                        CLI_OPT_JSON(&a->json, "print the results as JSON"),
+                        CLI_OPT_QUIET(&a->quiet),
+                        {.name = NULL}};
+    /* --requests ... --seed: the replay operation's table (src/ops/op.c); --policies, a list the library
+     * parses, after --time-value where the usage has always listed it */
+    cli_opt_t opts[32], policies = {"--policies",
+                                    CLI_FN,
+                                    &a->p.policies,
+                                    "LIST",
+                                    "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all",
+                                    .parse = parse_policies,
+                                    .accepts = "a comma-separated list of policies, or all",
+                                    .def = "all"};
+    int n = (int)(sizeof head / sizeof head[0]);
+    memcpy(opts, head, sizeof head);
+    n += cli_op_opts("replay", &a->p, opts + n, 16);
+    int at = 0;
+    while (at < n - 1 && strcmp(opts[at].name, "--time-value") != 0)
+        at++;
+    memmove(&opts[at + 2], &opts[at + 1], (size_t)(n - at - 1) * sizeof opts[0]);
+    opts[at + 1] = policies;
+    memcpy(opts + n + 1, tail, sizeof tail);
     cli_spec_t spec = {.cmd = "replay",
                        .synopsis =
                            "--ops FILE --hp MODEL:BATCH --lp MODEL:BATCH [--model FILE] [--coexec FILE] [options]",

@@ -400,13 +400,17 @@ int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max)
         for (char *c = name + 2; *c; c++)
             *c = *c == '_' ? '-' : *c;
         out[k] = (cli_opt_t){name,
-                             rows[i].type == PS_PARAM_INT ? CLI_INT : CLI_DBL,
+                             rows[i].type == PS_PARAM_INT   ? CLI_INT
+                             : rows[i].type == PS_PARAM_U64 ? CLI_U64
+                                                            : CLI_DBL,
                              (char *)params + rows[i].offset,
                              rows[i].arg,
                              rows[i].help,
                              .lo = rows[i].lo,
                              .hi = rows[i].hi,
-                             .def = rows[i].none};
+                             .def = rows[i].none,
+                             .flags = (rows[i].flags & PS_PARAM_LO_OPEN ? CLI_LO_OPEN : 0u) |
+                                      (rows[i].flags & PS_PARAM_HI_OPEN ? CLI_HI_OPEN : 0u)};
         k++;
     }
     return k;

@@ -12,6 +12,7 @@
 #include "pairsight.h"
 
 #include "common/common.h"
+#include "ops/ops.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -510,7 +511,7 @@ static void add_finite(cJSON *o, const char *name, double v)
         cJSON_AddNullToObject(o, name);
 }
 
-static cJSON *replay_result_json(const ps_replay_result_t *r)
+cJSON *psi_replay_result_json(const ps_replay_result_t *r)
 {
     cJSON *o = cJSON_CreateObject(), *pol = cJSON_AddObjectToObject(o, "policies");
     cJSON_AddStringToObject(o, "schema", "pairsight.replay_result.v1");
@@ -561,7 +562,7 @@ int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     if (rc == PS_OK)
         rc = ps_replay_run(m, ops, c.gpu, &c.p, &r);
     if (rc == PS_OK)
-        rc = to_text(replay_result_json(&r), out);
+        rc = to_text(psi_replay_result_json(&r), out);
     ps_replay_result_free(&r);
     cJSON_Delete(doc);
     return rc;

@@ -11,6 +11,7 @@
 #include "pairsight.h"
 
 #include "common/common.h"
+#include "ops/ops.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -40,18 +41,18 @@ typedef struct {
 
 #define PLAN_P(f) offsetof(ps_plan_params_t, f)
 static const ps_param_t plan_params[] = {
-    {"slo_ns", PS_PARAM_DBL, PLAN_P(budget_ns), 1, 1e15, "X", "none", "the request's latency budget in ns"},
+    {"slo_ns", PS_PARAM_DBL, PLAN_P(budget_ns), 1, 1e15, "X", "none", "the request's latency budget in ns", 0},
     {"slo_factor", PS_PARAM_DBL, PLAN_P(slo_factor), 1, 100, "F", "none",
-     "budget = F x the request alone (its operators' standalone durations on the whole GPU plus --alone-run-ns)"},
+     "budget = F x the request alone (its operators' standalone durations on the whole GPU plus --alone-run-ns)", 0},
     {"coverage", PS_PARAM_DBL, PLAN_P(coverage), 0, 0.999, "C", NULL,
-     "plan on calibrated upper bounds at coverage C; 0 = point predictions"},
-    {"lp_start", PS_PARAM_INT, PLAN_P(lp_start), 0, 1000000, "N", NULL, "LP operator the LP stream stands at"},
-    {"alone_run_ns", PS_PARAM_DBL, PLAN_P(alone_run_ns), 0, 1e12, "X", NULL, "fixed cost of each run of HP alone"},
+     "plan on calibrated upper bounds at coverage C; 0 = point predictions", 0},
+    {"lp_start", PS_PARAM_INT, PLAN_P(lp_start), 0, 1000000, "N", NULL, "LP operator the LP stream stands at", 0},
+    {"alone_run_ns", PS_PARAM_DBL, PLAN_P(alone_run_ns), 0, 1e12, "X", NULL, "fixed cost of each run of HP alone", 0},
     {"time_value", PS_PARAM_DBL, PLAN_P(time_value), 0, 100, "V", NULL,
-     "LP work an HP ns is otherwise worth (1 when LP runs alone whenever HP is idle)"},
-    {"hp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "the HP model; the request is its whole operator sequence"},
+     "LP work an HP ns is otherwise worth (1 when LP runs alone whenever HP is idle)", 0},
+    {"hp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "the HP model; the request is its whole operator sequence", 0},
     {"lp", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
-     "LP candidates MODEL:BATCH[,...] (or a list of them); the one given the most LP work is planned"},
+     "LP candidates MODEL:BATCH[,...] (or a list of them); the one given the most LP work is planned", 0},
 };
 
 static void plan_init(void *p) { *(ps_plan_params_t *)p = ps_plan_default_params(); }
@@ -129,13 +130,15 @@ typedef struct {
 
 static const ps_param_t predict_params[] = {
     {"coverage", PS_PARAM_DBL, offsetof(predict_params_t, coverage), 0.5, 0.999, "C", "none",
-     "also write calibrated upper bounds hp_ns_upper and lp_ns_upper at coverage C (time-aligned composition)"},
+     "also write calibrated upper bounds hp_ns_upper and lp_ns_upper at coverage C (time-aligned composition)", 0},
     {"compose", PS_PARAM_STR, 0, 0, 0, "NAME", NULL,
      "window composition for segments longer than the window: overlap (time-aligned, the default) or index "
-     "(published)"},
+     "(published)",
+     0},
     {"queries", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
      "the candidates: a list of objects with a query's fields (coexec.csv's key columns; gpu defaults to the "
-     "model's)"},
+     "model's)",
+     0},
 };
 
 static void predict_init(void *p) { ((predict_params_t *)p)->coverage = 0; }
@@ -240,7 +243,7 @@ static int predict_run(const ps_op_inputs_t *in, const char *text, const cJSON *
 
 static const ps_param_t explain_params[] = {
     {"query", PS_PARAM_STR, 0, 0, 0, "OBJECT", NULL,
-     "the query: an object with a query's fields (gpu defaults to the model's); its segments fit in one window"},
+     "the query: an object with a query's fields (gpu defaults to the model's); its segments fit in one window", 0},
 };
 
 static int explain_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
@@ -258,6 +261,81 @@ static int explain_run(const ps_op_inputs_t *in, const char *text, const cJSON *
     if (rc == PS_OK)
         rc = ps_explanation_json(e, out);
     ps_explanation_free(e);
+    return rc;
+}
+
+/* ---- replay: ps_replay_run of an HP request stream beside an LP task ---- */
+
+#define REPLAY_P(f) offsetof(ps_replay_params_t, f)
+static const ps_param_t replay_params[] = {
+    {"requests", PS_PARAM_INT, REPLAY_P(requests), 10, 1000000, "N", NULL, "HP requests per policy", 0},
+    {"load", PS_PARAM_DBL, REPLAY_P(load), 0, 1, "RHO", NULL, "HP utilization of the dedicated GPU",
+     PS_PARAM_LO_OPEN | PS_PARAM_HI_OPEN},
+    {"slo_factor", PS_PARAM_DBL, REPLAY_P(slo_factor), 1, 100, "F", NULL, "budget = F x the dedicated p99 latency", 0},
+    {"coverage", PS_PARAM_DBL, REPLAY_P(coverage), 0.5, 0.999, "C", NULL, "coverage of pairsight_bound's upper bounds",
+     0},
+    {"stretch", PS_PARAM_DBL, REPLAY_P(stretch), 1, 1e9, "S",
+     "tuned per planner on the warm-up stream, as orion's threshold",
+     "planners budget the service of a request with no queue behind it at most S x its dedicated latency (1e9: no "
+     "cap, plan to the deadline)",
+     0},
+    {"time_value", PS_PARAM_DBL, REPLAY_P(time_value), 0, 100, "V", NULL,
+     "planners: LP work an HP nanosecond is worth (1: LP runs alone while HP is idle; 0: the most LP work the "
+     "budget allows)",
+     0},
+    {"orion_lp_tpcs", PS_PARAM_INT, REPLAY_P(orion_lp_tpcs), 1, 4096, "N", "tuned on the warm-up stream",
+     "orion: the LP side's TPCs fixed (a split profiled for both models; HP gets the rest) instead of tuned", 0},
+    {"warmup", PS_PARAM_INT, REPLAY_P(warmup), 10, 100000, "N", NULL,
+     "warm-up requests per probe (orion's threshold, the planners' stretch)", 0},
+    {"seed", PS_PARAM_U64, REPLAY_P(seed), 0, 2147483647.0, "N", NULL, "arrivals and run noise", 0},
+    {"hp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "the HP model; a request is its whole operator sequence", 0},
+    {"lp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "the always-backlogged LP model", 0},
+    {"gpu", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "GPU of the replay (the model's, else a100)", 0},
+    {"policies", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "dedicated,static,orion,intensity,pairsight,pairsight_bound,oracle or all (all)", 0},
+};
+
+static void replay_init(void *p) { *(ps_replay_params_t *)p = ps_replay_default_params(); }
+
+/* String member key of req as MODEL:BATCH into name[64] and *batch. */
+static int model_batch(const cJSON *req, const char *key, char *name, int *batch)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, key);
+    if (!cJSON_IsString(v) || ps_model_batch_parse(v->valuestring, name, batch) != 0)
+        return psi_error(PS_E_ARG, "replay: %s: expected MODEL:BATCH, e.g. resnet50:8", key);
+    return PS_OK;
+}
+
+static int replay_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *params, char **out)
+{
+    (void)text;
+    ps_replay_params_t *p = params;
+    char hp[64], lp[64];
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(req, "gpu"),
+                *pol = cJSON_GetObjectItemCaseSensitive(req, "policies");
+    int rc = model_batch(req, "hp", hp, &p->hp_batch);
+    if (rc == PS_OK)
+        rc = model_batch(req, "lp", lp, &p->lp_batch);
+    if (rc == PS_OK && pol &&
+        (!cJSON_IsString(pol) || ps_replay_policies_parse(pol->valuestring, &p->policies) != PS_OK))
+        rc = psi_error(PS_E_ARG, "replay: policies: expected a comma-separated list of policies, or all");
+    if (rc == PS_OK && g && !cJSON_IsString(g))
+        rc = psi_error(PS_E_ARG, "replay: gpu: expected a GPU's name");
+    if (rc != PS_OK)
+        return rc;
+    p->hp_model = hp;
+    p->lp_model = lp;
+    p->intensity_train = in->coexec;
+    ps_replay_result_t r;
+    memset(&r, 0, sizeof r);
+    rc = ps_replay_run(in->model, in->ops, g ? g->valuestring : in->model ? NULL : "a100", p, &r);
+    if (rc == PS_OK) {
+        cJSON *j = psi_replay_result_json(&r);
+        *out = j ? psi_json_print(j, 0) : NULL;
+        cJSON_Delete(j);
+        rc = *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
+    }
+    ps_replay_result_free(&r);
     return rc;
 }
 
@@ -286,10 +364,15 @@ static const op_t ops[] = {
      "which operators drive one prediction: SHAP contributions folded back to the named operators of both segments "
      "(pairsight explain, POST /v1/explain)",
      "model,ops", explain_params, N_OF(explain_params), 0, no_init, explain_run, NULL},
+    {"replay", "pairsight.replay_result.v1",
+     "an HP request stream replayed beside an always-backlogged LP task under each co-location policy, through the "
+     "simulator's physics (pairsight replay)",
+     "ops,model?,coexec?", replay_params, N_OF(replay_params), sizeof(ps_replay_params_t), replay_init, replay_run,
+     NULL},
     {"colocate_shares", "pairsight.shares.v1",
      "the GPU shares of a set of co-located workloads (pairsight colocate shares, POST /v1/colocate/shares); "
      "its request is read by ps_coloc_shares_json (include/pairsight_colocate.h)",
-     "coloc,workloads,scaling", NULL, 0, 0, no_init, shares_run, NULL},
+     "coloc,workloads,scaling?", NULL, 0, 0, no_init, shares_run, NULL},
 };
 
 static const op_t *find(const char *name)
@@ -303,11 +386,11 @@ static const op_t *find(const char *name)
 /* The names of ps_op_inputs_t's members, in order: the struct is that
  * many pointers and nothing else, so a binding fills an array by name. */
 #define AT(f, i) (offsetof(ps_op_inputs_t, f) == (i) * sizeof(void *))
-_Static_assert(sizeof(ps_op_inputs_t) == 5 * sizeof(void *) && AT(model, 0) && AT(ops, 1) && AT(coloc, 2) &&
-                   AT(workloads, 3) && AT(scaling, 4),
+_Static_assert(sizeof(ps_op_inputs_t) == 6 * sizeof(void *) && AT(model, 0) && AT(ops, 1) && AT(coloc, 2) &&
+                   AT(workloads, 3) && AT(scaling, 4) && AT(coexec, 5),
                "ps_op_inputs_names lists ps_op_inputs_t's pointers in order");
 
-const char *ps_op_inputs_names(void) { return "model,ops,coloc,workloads,scaling"; }
+const char *ps_op_inputs_names(void) { return "model,ops,coloc,workloads,scaling,coexec"; }
 
 const char *ps_op_name(int i) { return i >= 0 && i < N_OF(ops) ? ops[i].name : NULL; }
 
@@ -350,7 +433,7 @@ __attribute__((noinline)) static cJSON *param_json(const ps_param_t *r, const vo
     cJSON *o = cJSON_CreateObject();
     const char *at = (const char *)defaults + r->offset;
     cJSON_AddStringToObject(o, "name", r->name);
-    cJSON_AddStringToObject(o, "type", r->type == PS_PARAM_INT ? "int" : r->type == PS_PARAM_DBL ? "number" : "string");
+    cJSON_AddStringToObject(o, "type", r->type == PS_PARAM_DBL ? "number" : r->type == PS_PARAM_STR ? "string" : "int");
     if (r->type == PS_PARAM_STR) {
         cJSON_AddNullToObject(o, "default");
         cJSON_AddStringToObject(o, "help", r->help);
@@ -358,7 +441,9 @@ __attribute__((noinline)) static cJSON *param_json(const ps_param_t *r, const vo
     }
     cJSON_AddNumberToObject(o, "min", r->lo);
     cJSON_AddNumberToObject(o, "max", r->hi);
-    double def = r->type == PS_PARAM_INT ? *(const int *)(const void *)at : *(const double *)(const void *)at;
+    double def = r->type == PS_PARAM_INT   ? *(const int *)(const void *)at
+                 : r->type == PS_PARAM_U64 ? (double)*(const uint64_t *)(const void *)at
+                                           : *(const double *)(const void *)at;
     if (r->none && def == 0)
         cJSON_AddNullToObject(o, "default");
     else
@@ -401,17 +486,27 @@ int ps_op_params_json(const char *op, char **out)
     return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
 }
 
+/* Whether number d is within row r's bounds. */
+static int in_bounds(const ps_param_t *r, double d)
+{
+    return d >= r->lo && d <= r->hi && !(r->flags & PS_PARAM_LO_OPEN && d == r->lo) &&
+           !(r->flags & PS_PARAM_HI_OPEN && d == r->hi);
+}
+
 /* Member v of the request into row r of the parameter struct p. */
 static int set_param(const char *op, const ps_param_t *r, const cJSON *v, void *p)
 {
     double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!(d >= r->lo && d <= r->hi))
-        return psi_error(PS_E_ARG, "%s: %s: expected a number in %g..%g", op, r->name, r->lo, r->hi);
-    if (r->type == PS_PARAM_INT && d != floor(d))
+    if (!in_bounds(r, d))
+        return psi_error(PS_E_ARG, "%s: %s: expected a number in %g..%g%s", op, r->name, r->lo, r->hi,
+                         r->flags & (PS_PARAM_LO_OPEN | PS_PARAM_HI_OPEN) ? " (an open bound excluded)" : "");
+    if (r->type != PS_PARAM_DBL && d != floor(d))
         return psi_error(PS_E_ARG, "%s: %s: bad value '%g': expected an integer", op, r->name, d);
     char *at = (char *)p + r->offset;
     if (r->type == PS_PARAM_INT)
         *(int *)(void *)at = (int)d;
+    else if (r->type == PS_PARAM_U64)
+        *(uint64_t *)(void *)at = (uint64_t)d;
     else
         *(double *)(void *)at = d;
     return PS_OK;

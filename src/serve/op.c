@@ -23,7 +23,7 @@ int serve_op(serve_req_t *q, serve_reply_t *r)
     ps_coloc_model_t *coloc = NULL;
     pthread_mutex_t *lock = m && m->coloc && q->route->flags & SERVE_NEEDS_COLOC ? serve_coloc_take(m, &coloc) : NULL;
     if (m)
-        in = (ps_op_inputs_t){m->model, m->ops, coloc, m->w, m->scaling};
+        in = (ps_op_inputs_t){m->model, m->ops, coloc, m->w, m->scaling, NULL};
     char *reply = NULL;
     int rc = ps_op_run(q->route->op, &in, text, &reply);
     if (lock)

@@ -77,13 +77,19 @@ int serve_read_params(serve_req_t *q, serve_reply_t *r, const char *op, void *p)
         char *at = (char *)p + rows[i].offset;
         if (isnan(v))
             continue; /* absent: the default stays */
+        if ((rows[i].flags & PS_PARAM_LO_OPEN && v == rows[i].lo) ||
+            (rows[i].flags & PS_PARAM_HI_OPEN && v == rows[i].hi))
+            return serve_error(r, 400, "bad_field", "%s: bad value '%g': the bound itself is excluded", rows[i].name,
+                               v);
         if (rows[i].type == PS_PARAM_DBL)
             *(double *)(void *)at = v;
-        else if (v == floor(v))
-            *(int *)(void *)at = (int)v;
-        else
+        else if (v != floor(v))
             return serve_error(r, 400, "bad_field", "%s: bad value '%g': expected an integer (%s)", rows[i].name, v,
                                rows[i].help);
+        else if (rows[i].type == PS_PARAM_U64)
+            *(uint64_t *)(void *)at = (uint64_t)v;
+        else
+            *(int *)(void *)at = (int)v;
     }
     return 0;
 }
