@@ -19,9 +19,10 @@ awk '{ print }
     src/serve/server.c > "$T/server.c"
 [ "$(grep -c '/v1/toy' "$T/server.c")" -eq 1 ] || { echo "FAIL: the recipe's row did not apply to src/serve/server.c"; exit 1; }
 awk '{ print }
-     /^    \{"plan", cmd_plan, / { print "    {\"toy\", NULL, \"plan as its operation declares it\", \"plan\"}," }' \
+     /^    \{"plan", cmd_plan, / { print "    {\"toy\", NULL, \"plan as its operation declares it\", \"plan\"},"
+                                  print "    {\"toy-replay\", NULL, \"replay as its operation declares it\", \"replay\"}," }' \
     src/cli/main.c > "$T/main.c"
-[ "$(grep -c '"toy"' "$T/main.c")" -eq 1 ] || { echo "FAIL: the recipe's row did not apply to src/cli/main.c"; exit 1; }
+[ "$(grep -c '"toy' "$T/main.c")" -eq 2 ] || { echo "FAIL: the recipe's rows did not apply to src/cli/main.c"; exit 1; }
 recipe_compile pairsight_serve libpairsight_serve.a "$T/server.c"
 recipe_compile pairsight_cli - "$T/main.c"
 recipe_link
@@ -76,6 +77,16 @@ expect 2 "$P" toy $args --time-value 101
 has "$T/err" "--time-value: bad value '101': expected a number in [0, 100]"
 expect 0 "$P" --help
 has "$T/out" "  toy "
+# A second toy command, for replay: its optional inputs (model?, coexec?) are optional options.
+expect 0 "$P" toy-replay --help
+has "$T/out" "--coexec FILE"
+has "$T/out" "--load RHO"
+expect 0 "$P" toy-replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --requests 20 --warmup 20 \
+    --policies dedicated,orion
+has "$T/out" '"schema":"pairsight.replay_result.v1"'
+has "$T/out" '"orion":{'
+expect 2 "$P" toy-replay --ops "$T/c/ops.csv" --hp resnet50:8 --lp bert-base:8 --load 1
+has "$T/err" "--load: bad value '1'"
 # The unchanged sources have neither (the test would pass without the edits otherwise).
 grep -q '/v1/toy' src/serve/server.c && fail "src/serve/server.c already routes /v1/toy"
 expect 2 "$CLI" toy --help

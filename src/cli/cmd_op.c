@@ -98,18 +98,21 @@ static int build_opts(op_args_t *a, const ps_param_t *rows, int n)
     const char *needs = ps_op_needs(a->op);
     for (int i = 0; i < N_INPUTS; i++)
         if (listed(needs, inputs[i].name)) {
-            snprintf(names[i], sizeof names[i], "--%s", inputs[i].name);
-            a->opts[k++] = (cli_opt_t){
-                names[i], CLI_STR,        &a->files[i],
-                "FILE",   inputs[i].help, .flags = CLI_IN | (strcmp(inputs[i].name, "scaling") ? CLI_REQ : 0)};
+            int required = listed(needs, inputs[i].name) == 1;
+            cli_param_flag(inputs[i].name, names[i], sizeof names[i]);
+            a->opts[k++] = (cli_opt_t){names[i],
+                                       CLI_STR,
+                                       &a->files[i],
+                                       "FILE",
+                                       inputs[i].help,
+                                       .flags = CLI_IN | (required ? CLI_REQ : 0u),
+                                       .def = required ? NULL : "none"};
         }
     k += cli_op_opts(a->op, a->params, a->opts + k, MAX_OPTS);
     for (int i = 0; i < n && i < MAX_OPTS; i++)
         if (rows[i].type == PS_PARAM_STR) {
             char *name = names[N_INPUTS + i];
-            snprintf(name, sizeof names[0], "--%s", rows[i].name);
-            for (char *c = name + 2; *c; c++)
-                *c = *c == '_' ? '-' : *c;
+            cli_param_flag(rows[i].name, name, sizeof names[0]);
             a->opts[k++] = (cli_opt_t){name, CLI_STR, &a->strs[i], rows[i].arg, rows[i].help, .flags = CLI_NODEF};
         }
     a->opts[k++] =
@@ -125,9 +128,7 @@ static char *request_json(op_args_t *a, cli_spec_t *spec, const ps_param_t *rows
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; o && i < n; i++) {
         char flag[48];
-        snprintf(flag, sizeof flag, "--%s", rows[i].name);
-        for (char *c = flag + 2; *c; c++)
-            *c = *c == '_' ? '-' : *c;
+        cli_param_flag(rows[i].name, flag, sizeof flag);
         const unsigned char *at = a->params + rows[i].offset;
         if (rows[i].type == PS_PARAM_STR && a->strs[i])
             cJSON_AddStringToObject(o, rows[i].name, a->strs[i]);

@@ -386,6 +386,13 @@ int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code)
     return rc != CLI_OK;
 }
 
+void cli_param_flag(const char *name, char *buf, size_t size)
+{
+    snprintf(buf, size, "--%s", name);
+    for (char *c = buf + 2; *c; c++)
+        *c = *c == '_' ? '-' : *c;
+}
+
 int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max)
 {
     static char names[32][48]; /* the options' names, for the life of the process */
@@ -396,9 +403,7 @@ int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max)
         if (rows[i].type == PS_PARAM_STR)
             continue; /* a member the command reads its own way */
         char *name = names[used++];
-        snprintf(name, sizeof names[0], "--%s", rows[i].name);
-        for (char *c = name + 2; *c; c++)
-            *c = *c == '_' ? '-' : *c;
+        cli_param_flag(rows[i].name, name, sizeof names[0]);
         out[k] = (cli_opt_t){name,
                              rows[i].type == PS_PARAM_INT   ? CLI_INT
                              : rows[i].type == PS_PARAM_U64 ? CLI_U64

@@ -112,6 +112,9 @@ int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code);
  * operation's parameter struct, holding its defaults), into out[max].
  * Returns how many were written. */
 int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max);
+/* The option of a parameter or input name into buf[size]: "--" then the
+ * name with '-' for '_' (slo_factor: --slo-factor). */
+void cli_param_flag(const char *name, char *buf, size_t size);
 
 /* The usage text of spec, generated from its table: synopsis, about, every
  * flag with its value, range and default, examples, notes, exit status. */
