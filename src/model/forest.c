@@ -93,11 +93,24 @@ static void tile_shape(const psi_forest_t *f, size_t rows, size_t *blocks, int *
     *trees = t < group ? (int)group : t < (size_t)f->n_trees ? (int)t : f->n_trees;
 }
 
+/* How block_rows walks its tiles: the kernel (PS_FOREST_AVX2 or
+ * PS_FOREST_AVX512), rows per block, trees per tree block (tile_shape), and
+ * the scratch of one tile: its blocks copied column-major (xt) and their
+ * rows' float sums (acc). */
+typedef struct {
+    int kernel;
+    size_t rows;
+    int trees;
+    float *xt, *acc;
+} tile_t;
+
 /* Rows [0, n) of x, n <= blocks * rows: copied into column-major blocks of
  * rows, walked tree block by tree block, n results stored. */
-static void tile_rows(const psi_forest_t *f, int kernel, const float *x, size_t n, size_t stride, size_t rows,
-                      int trees, float *xt, float *acc, double *out)
+static void tile_rows(const psi_forest_t *f, const tile_t *tile, const float *x, size_t n, size_t stride, double *out)
 {
+    const int kernel = tile->kernel, trees = tile->trees;
+    const size_t rows = tile->rows;
+    float *xt = tile->xt, *acc = tile->acc;
     size_t nf = (size_t)f->n_features, nb = (n + rows - 1) / rows;
     for (size_t b = 0; b < nb; b++) {
         size_t m = n - b * rows < rows ? n - b * rows : rows;
@@ -136,9 +149,10 @@ static void block_rows(const psi_forest_t *f, int kernel, const float *x, size_t
             psi_forest_scalar_partial(f, x + i * stride, n - i < BLOCK_ROWS ? n - i : BLOCK_ROWS, stride, out + i);
         return;
     }
+    tile_t tile = {kernel, rows, trees, xt, acc};
     for (size_t i = 0; i < n; i += nb * rows) {
         size_t m = n - i < nb * rows ? n - i : nb * rows;
-        tile_rows(f, kernel, x + i * stride, m, stride, rows, trees, xt, acc, out + i);
+        tile_rows(f, &tile, x + i * stride, m, stride, out + i);
     }
     if (xt != stack)
         free(xt);

@@ -104,12 +104,21 @@ avx2_top(const psi_forest_t *f, const float *xt, int V, int t, int top, __m256i 
     }
 }
 
-/* Trees [t0, t0 + G) for the V vectors of rows of block xt, the levels
- * below the top in lockstep; each tree's leaves are added to acc in tree
+/* The V vectors of 8 rows of a block while they walk the trees: vector v's
+ * offsets in the block's columns (rows 8 v ... 8 v + 7) and its rows' sums. */
+typedef struct {
+    __m256i lane[AVX2_V];
+    __m256 acc[AVX2_V];
+} avx2_rows_t;
+
+/* Trees [t0, t0 + G) for the V vectors of rows r of block xt, the levels
+ * below the top in lockstep; each tree's leaves are added to r->acc in tree
  * order. */
 __attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
-avx2_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const __m256i *lane, __m256 *acc)
+avx2_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, avx2_rows_t *r)
 {
+    const __m256i *lane = r->lane;
+    __m256 *acc = r->acc;
     const int D = f->pdepth, I = (1 << D) - 1, shift = V == 4 ? 5 : V == 2 ? 4 : 3;
     const __m256i one = _mm256_set1_epi32(1), fmask = _mm256_set1_epi32((int32_t)FEATURE_MASK);
     const int top = D < AVX2_TOP_LEVELS ? D : AVX2_TOP_LEVELS;
@@ -141,22 +150,21 @@ avx2_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const _
 __attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
 avx2_block_v(const psi_forest_t *f, const float *xt, int V, int t0, int t1, float *acc_io)
 {
-    __m256i lane[AVX2_V];
-    __m256 acc[AVX2_V];
+    avx2_rows_t r;
     for (int v = 0; v < V; v++) {
-        lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * v));
-        acc[v] = _mm256_loadu_ps(acc_io + 8 * v);
+        r.lane[v] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * v));
+        r.acc[v] = _mm256_loadu_ps(acc_io + 8 * v);
     }
     int t = t0;
     for (; t + AVX2_LOCKSTEP <= t1; t += AVX2_LOCKSTEP) {
         if (TREE_PREFETCH && t + AVX2_LOCKSTEP < t1)
             prefetch_trees(f, t + AVX2_LOCKSTEP, t + 2 * AVX2_LOCKSTEP < t1 ? t + 2 * AVX2_LOCKSTEP : t1);
-        avx2_trees(f, xt, V, t, AVX2_LOCKSTEP, lane, acc);
+        avx2_trees(f, xt, V, t, AVX2_LOCKSTEP, &r);
     }
     for (; t < t1; t++)
-        avx2_trees(f, xt, V, t, 1, lane, acc);
+        avx2_trees(f, xt, V, t, 1, &r);
     for (int v = 0; v < V; v++)
-        _mm256_storeu_ps(acc_io + 8 * v, acc[v]);
+        _mm256_storeu_ps(acc_io + 8 * v, r.acc[v]);
 }
 
 /* The vectors of 8 rows a block of n rows (n <= AVX2_ROWS) walks with. */

@@ -68,12 +68,21 @@ __attribute__((target("avx512f"))) static inline void avx512_level_nodes(const p
     avx512_nodes(f->pnode + tb, k, thr, feat);
 }
 
-/* Trees [t, t + G) for the V vectors of rows of block xt, walked in
+/* As avx2_rows_t: the V vectors of 16 rows of a block, their offsets in
+ * the block's columns (rows 16 v ... 16 v + 15) and their rows' sums. */
+typedef struct {
+    __m512i lane[AVX512_V];
+    __m512 acc[AVX512_V];
+} avx512_rows_t;
+
+/* Trees [t, t + G) for the V vectors of rows r of block xt, walked in
  * lockstep (G * V independent walks hide each other's gather latency); each
- * tree's leaves are added to acc in tree order. */
+ * tree's leaves are added to r->acc in tree order. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-avx512_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const __m512i *lane, __m512 *acc)
+avx512_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, avx512_rows_t *r)
 {
+    const __m512i *lane = r->lane;
+    __m512 *acc = r->acc;
     const int D = f->pdepth, I = (1 << D) - 1, rows = 16 * V, shift = V == 4 ? 6 : V == 2 ? 5 : 4;
     const __m512i one = _mm512_set1_epi32(1), fmask = _mm512_set1_epi32((int32_t)FEATURE_MASK);
     const int top = D < AVX512_TOP_LEVELS ? D : AVX512_TOP_LEVELS;
@@ -120,23 +129,22 @@ avx512_trees(const psi_forest_t *f, const float *xt, int V, int t0, int G, const
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
 avx512_block_v(const psi_forest_t *f, const float *xt, int V, int t0, int t1, float *acc_io)
 {
-    __m512i lane[AVX512_V];
-    __m512 acc[AVX512_V];
+    avx512_rows_t r;
     for (int v = 0; v < V; v++) {
-        lane[v] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                   _mm512_set1_epi32(16 * v));
-        acc[v] = _mm512_loadu_ps(acc_io + 16 * v);
+        r.lane[v] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                     _mm512_set1_epi32(16 * v));
+        r.acc[v] = _mm512_loadu_ps(acc_io + 16 * v);
     }
     int t = t0;
     for (; t + TREE_LOCKSTEP <= t1; t += TREE_LOCKSTEP) {
         if (TREE_PREFETCH && t + TREE_LOCKSTEP < t1)
             prefetch_trees(f, t + TREE_LOCKSTEP, t + 2 * TREE_LOCKSTEP < t1 ? t + 2 * TREE_LOCKSTEP : t1);
-        avx512_trees(f, xt, V, t, TREE_LOCKSTEP, lane, acc);
+        avx512_trees(f, xt, V, t, TREE_LOCKSTEP, &r);
     }
     for (; t < t1; t++)
-        avx512_trees(f, xt, V, t, 1, lane, acc);
+        avx512_trees(f, xt, V, t, 1, &r);
     for (int v = 0; v < V; v++)
-        _mm512_storeu_ps(acc_io + 16 * v, acc[v]);
+        _mm512_storeu_ps(acc_io + 16 * v, r.acc[v]);
 }
 
 int psi_forest_avx512_vectors(size_t n) { return n > 32 && AVX512_V == 4 ? 4 : n > 16 && AVX512_V >= 2 ? 2 : 1; }
