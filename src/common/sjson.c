@@ -1,6 +1,8 @@
-/* The one JSON reader and the text buffer (include/pairsight_core.h,
- * "the one JSON reader"): a strict RFC 8259 tokenizer into a flat token
- * array, and an append-only buffer for JSON replies. */
+/* The one JSON reader (include/pairsight_core.h, "the one JSON reader"): a
+ * strict RFC 8259 tokenizer into a flat token array; and what every JSON
+ * text of pairsight is written with: numbers (ps_json_number), strings
+ * (psi_json_escape) and the append-only buffer of the service's replies.
+ * json.c's cJSON printer calls these, never the other way round. */
 #include "common/common.h"
 
 #include <errno.h>
@@ -512,6 +514,78 @@ void psi_json_escape(const char *s, void (*put)(void *sink, const char *p, size_
 static void put_buf(void *b, const char *p, size_t n) { ps_buf_putn(b, p, n); }
 
 void ps_buf_json_str(ps_buf_t *b, const char *s) { psi_json_escape(s, put_buf, b); }
+
+/* ---- numbers ---- */
+
+/* "%.17g" of a v with 1 <= |v| < 2^53 that is not a whole number, exactly
+ * as glibc prints it (digits from exact integer arithmetic, rounded to
+ * nearest, ties to even; trailing zeros dropped), at a fifth of its cost:
+ * the whole part is a uint64, the fraction f x 2^52 an integer below 2^52
+ * (v's last bit is at 2^-52 or above), so each ten-fold of the fraction is
+ * exact in a uint64. buf holds at least 32 bytes. */
+static void number_17g(double v, char *buf)
+{
+    double a = fabs(v), w = floor(a);
+    uint64_t ip = (uint64_t)w, fr = (uint64_t)ldexp(a - w, 52), half = (uint64_t)1 << 51, mask = (half << 1) - 1;
+    char digits[40];
+    int ni = 0, nd = 0;
+    for (uint64_t x = ip; x; x /= 10)
+        digits[ni++] = (char)('0' + x % 10);
+    for (int i = 0; i < ni / 2; i++) {
+        char t = digits[i];
+        digits[i] = digits[ni - 1 - i];
+        digits[ni - 1 - i] = t;
+    }
+    for (nd = ni; nd < 17; nd++) {
+        fr *= 10;
+        digits[nd] = (char)('0' + (fr >> 52));
+        fr &= mask;
+    }
+    int up = fr > half || (fr == half && (digits[nd - 1] - '0') % 2 == 1);
+    for (int i = nd - 1; up && i >= 0; i--) {
+        up = digits[i] == '9';
+        digits[i] = up ? '0' : (char)(digits[i] + 1);
+    }
+    char *o = buf;
+    if (v < 0)
+        *o++ = '-';
+    if (up) { /* 99.9... rounded up to 100.0...: one more whole digit */
+        *o++ = '1';
+    }
+    memcpy(o, digits, (size_t)ni);
+    o += ni;
+    int last = nd;
+    while (last > ni && digits[last - 1] == '0')
+        last--;
+    if (last > ni) {
+        *o++ = '.';
+        memcpy(o, digits + ni, (size_t)(last - ni));
+        o += last - ni;
+    }
+    *o = 0;
+}
+
+int ps_json_number(double v, char *buf, size_t n)
+{
+    if (!buf || n < 32)
+        return psi_error(PS_E_ARG, "ps_json_number: a buffer of at least 32 bytes is needed");
+    if (!isfinite(v)) {
+        snprintf(buf, n, "null");
+    } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(buf, n, "%.0f", v);
+    } else {
+        /* 17 significant digits always read back as the same double. The
+         * shortest of 15-17 digits that does would read better (0.3 for
+         * 0.29999999999999999), but costs 2.8x the time here (800 against
+         * 289 ns a number, glibc's printf and strtod), and a 1,000-query
+         * reply of `serve` writes 4,000 of them. */
+        if (fabs(v) >= 1 && fabs(v) < 9007199254740992.0)
+            number_17g(v, buf);
+        else
+            snprintf(buf, n, "%.17g", v);
+    }
+    return PS_OK;
+}
 
 void ps_buf_json_num(ps_buf_t *b, double v)
 {
