@@ -243,28 +243,21 @@ static int make_quantile_dmatrix(const train_ctx_t *c, int side, DMatrixHandle *
  * (a loaded model forgets tree_method and nthread). */
 static int set_common_params(BoosterHandle b, int nthread, int depth, double eta, double subsample)
 {
-    char buf[64];
-    int rc = psi_xgb_set_param(b, "validate_parameters", "1");
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "objective", "reg:squarederror");
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "tree_method", "hist");
-    snprintf(buf, sizeof buf, "%d", nthread);
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "nthread", buf);
-    snprintf(buf, sizeof buf, "%d", depth);
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "max_depth", buf);
-    snprintf(buf, sizeof buf, "%.17g", eta);
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "eta", buf);
-    snprintf(buf, sizeof buf, "%.17g", subsample);
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "subsample", buf);
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "seed", "0");
-    if (rc == PS_OK)
-        rc = psi_xgb_set_param(b, "verbosity", "0");
+    char threads[16], max_depth[16], rate[32], share[32];
+    snprintf(threads, sizeof threads, "%d", nthread);
+    snprintf(max_depth, sizeof max_depth, "%d", depth);
+    snprintf(rate, sizeof rate, "%.17g", eta);
+    snprintf(share, sizeof share, "%.17g", subsample);
+    const char *const kv[][2] = {
+        {"validate_parameters", "1"}, {"objective", "reg:squarederror"},
+        {"tree_method", "hist"},      {"nthread", threads},
+        {"max_depth", max_depth},     {"eta", rate},
+        {"subsample", share},         {"seed", "0"},
+        {"verbosity", "0"},
+    };
+    int rc = PS_OK;
+    for (size_t i = 0; rc == PS_OK && i < PS_ARRAY_LEN(kv); i++)
+        rc = psi_xgb_set_param(b, kv[i][0], kv[i][1]);
     return rc;
 }
 
