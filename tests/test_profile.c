@@ -5,6 +5,7 @@
 #include "profile/tables.h"
 #include "testhelp.h"
 
+#include <stddef.h>
 #include <unistd.h>
 
 static char tmpdir[64];
@@ -121,8 +122,8 @@ static void test_ops_index_errors(void)
     r = op_row("resnet", 2000000000, 20, 7.0);
     CHECK_OK(ps_ops_append(t, &r));
     CHECK(psi_ops_index(t) == PS_E_INPUT);
-    CHECK_MSG(strstr(ps_last_error(), "op 2000000000: gap") && strstr(ps_last_error(), "op 4 is missing"),
-              "%s", ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), "op 2000000000: gap") && strstr(ps_last_error(), "op 4 is missing"), "%s",
+              ps_last_error());
     ps_ops_free(t);
 
     /* Every operator at its own TPC count: the dense matrix would be too big. */
@@ -145,8 +146,8 @@ static void test_ops_index_errors(void)
     r = op_row("m", 0, 20, -1.0);
     CHECK_OK(ps_ops_append(t, &r));
     CHECK(psi_ops_index(t) == PS_E_INPUT);
-    CHECK_MSG(strstr(ps_last_error(), "duration_ns") && strstr(ps_last_error(), "must be in (0, 3.6e+12]"),
-              "%s", ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), "duration_ns") && strstr(ps_last_error(), "must be in (0, 3.6e+12]"), "%s",
+              ps_last_error());
     ps_ops_free(t);
 
     t = ps_ops_new();
@@ -180,8 +181,8 @@ static void test_ops_round_trip(void)
     CHECK(f && fgets(header, sizeof header, f));
     if (f)
         fclose(f);
-    CHECK_MSG(strcmp(header, "gpu,model,batch,op,name,tpcs,duration_ns,intensity,dram_bytes,sm_pct\n") == 0,
-              "%s", header);
+    CHECK_MSG(strcmp(header, "gpu,model,batch,op,name,tpcs,duration_ns,intensity,dram_bytes,sm_pct\n") == 0, "%s",
+              header);
     ps_ops_free(t);
     ps_ops_free(u);
     remove(path);
@@ -341,6 +342,38 @@ static void teardown(void) { rmdir(tmpdir); }
 static void test_setup(void) { setup(); }
 static void test_teardown(void) { teardown(); }
 
-TH_MAIN(TEST(test_setup), TEST(test_ops_index_and_segments), TEST(test_ops_index_errors),
-        TEST(test_ops_round_trip), TEST(test_coexec_round_trip_and_rules),
-        TEST(test_workload_tables), TEST(test_load_wrong_kind), TEST(test_teardown))
+/* The one field table of ps_query_t: every field once, in coexec.csv's
+ * order, at the compiler's offset; ps_query_parse is read through it. */
+static void test_query_fields(void)
+{
+#define Q(f, str)                                                                                                      \
+    {                                                                                                                  \
+#f, str, offsetof(ps_query_t, f)                                                                               \
+    }
+    static const struct {
+        const char *name;
+        int is_string;
+        size_t offset;
+    } want[] = {Q(gpu, 1),      Q(hp_model, 1), Q(hp_batch, 0), Q(hp_start, 0), Q(hp_len, 0), Q(lp_model, 1),
+                Q(lp_batch, 0), Q(lp_start, 0), Q(lp_len, 0),   Q(hp_tpcs, 0),  Q(lp_tpcs, 0)};
+#undef Q
+    int n = 0;
+    const ps_query_field_t *f = ps_query_fields(&n);
+    CHECK(n == (int)PS_ARRAY_LEN(want) && ps_query_fields(NULL) == f);
+    for (int i = 0; i < n && i < (int)PS_ARRAY_LEN(want); i++)
+        CHECK_MSG(strcmp(f[i].name, want[i].name) == 0 && f[i].is_string == want[i].is_string &&
+                      f[i].offset == want[i].offset && f[i].required == (i > 0),
+                  "field %d: %s", i, f[i].name);
+    char text[] = "hp_model=a,hp_batch=8,hp_start=0,hp_len=4,lp_model=b,lp_batch=2,lp_start=1,hp_tpcs=3,lp_tpcs=4";
+    ps_query_t q = {0};
+    CHECK(ps_query_parse(text, &q) == PS_E_ARG);
+    CHECK_MSG(strstr(ps_last_error(), "(lp_len is missing)"), "%s", ps_last_error());
+    char full[] = "gpu=g,hp_model=a,hp_batch=8,hp_start=0,hp_len=4,lp_model=b,lp_batch=2,lp_start=1,lp_len=5,"
+                  "hp_tpcs=3,lp_tpcs=4";
+    CHECK(ps_query_parse(full, &q) == PS_OK && strcmp(q.gpu, "g") == 0 && strcmp(q.lp_model, "b") == 0 &&
+          q.hp_batch == 8 && q.lp_len == 5 && q.lp_tpcs == 4);
+}
+
+TH_MAIN(TEST(test_setup), TEST(test_ops_index_and_segments), TEST(test_ops_index_errors), TEST(test_ops_round_trip),
+        TEST(test_coexec_round_trip_and_rules), TEST(test_workload_tables), TEST(test_load_wrong_kind),
+        TEST(test_query_fields), TEST(test_teardown))
