@@ -33,8 +33,9 @@ scripts/setup.sh
 out=${1:-out}
 # The expected seconds of each stage on the 2-core machine, for the ETA: the
 # stages' wall times of a run from a fresh clone without ../shared, after the
-# build, at load average 14 (2026-12-07; 944 s in all, README).
-stages="build:10 simulate:7 train:66 evaluate:151 coverage:67 replay:599 colocate:44"
+# build, on the idle machine (2026-12-07; 241 s in all, README); the ETA
+# scales them by the pace of the stages run so far.
+stages="build:1 simulate:1 train:14 evaluate:40 coverage:18 replay:153 colocate:14"
 [ -z "$abacus" ] || stages="$stages overlap:900"
 progress_init "$stages"
 if [ ! -d ../shared/data ]; then
