@@ -270,6 +270,18 @@ def test_operations_by_name(mo, camp, co, tmp_path):
                         set=["alpha_batch2-inf", "beta_batch4-train"], floor={"alpha_batch2-inf": 0.1})
     assert got == m.shares(w, scaling=s, set=["alpha_batch2-inf", "beta_batch4-train"],
                            floor={"alpha_batch2-inf": 0.1})
+    # colocate_predict: a set's figures as ColocModel.select ranks it (ps_coloc_predict_set)
+    got = pairsight.run("colocate_predict", coloc=m, workloads=w, scaling=s,
+                        set="alpha_batch2-inf,beta_batch4-train", shares=[40, 60])
+    (_, tsum, tputs), = m.select(w, "alpha_batch2-inf", [["beta_batch4-train"]], shares=[40, 60], scaling=s)
+    assert got["tput_pred"] == tputs and got["tput_sum_pred"] == tsum and got["shares"] == [40, 60]
+    assert got["set"] == ["alpha_batch2-inf", "beta_batch4-train"] and got["gpu"] in m.gpus
+    assert pairsight.run("colocate_predict", coloc=m, workloads=w, scaling=s, gpu=got["gpu"], shares=[40, 60],
+                         set=["alpha_batch2-inf", "beta_batch4-train"]) == got
+    with pytest.raises(pairsight.ArgumentError, match="shares: expected a list of 2 integers in 1..100"):
+        pairsight.run("colocate_predict", coloc=m, workloads=w, set="alpha_batch2-inf,beta_batch4-train", shares=[50])
+    with pytest.raises(pairsight.Error, match="nope"):
+        pairsight.run("colocate_predict", coloc=m, workloads=w, set=["alpha_batch2-inf", "nope"], gpu=got["gpu"])
 
 
 def test_place_equals_cli(co, tmp_path):

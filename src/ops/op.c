@@ -350,6 +350,133 @@ static int shares_run(const ps_op_inputs_t *in, const char *text, const cJSON *r
     return ps_coloc_shares_json(in->coloc, in->workloads, in->scaling, text && *text ? text : "{}", out);
 }
 
+/* ---- colocate_predict: ps_coloc_predict_set of one co-location set ---- */
+
+#define COLOC_MAXK 64 /* ps_coloc_predict_set's bound on a set */
+
+static const ps_param_t coloc_predict_params[] = {
+    {"set", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "the co-located workloads: names of the workloads table, \"a,b\" or a list (1..64 of them)", 0},
+    {"gpu", PS_PARAM_STR, 0, 0, 0, "NAME", NULL,
+     "their GPU in the workloads table (default: the model's first GPU that knows every workload of the set)", 0},
+    {"shares", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "MPS percentage of each workload, in the set's order: a list of integers in 1..100 (default 100 each)", 0},
+};
+
+/* A co-location set's request and its prediction. */
+typedef struct {
+    char buf[4096], gpu[128];          /* the names (split in place), the GPU */
+    const char *names[COLOC_MAXK + 1]; /* into buf */
+    int k, shares[COLOC_MAXK];
+    double tput[COLOC_MAXK], sum;
+} coloc_req_t;
+
+/* Member set ("a,b" or ["a", "b"]) into r's names. */
+static int coloc_set(const cJSON *v, coloc_req_t *r)
+{
+    size_t at = 0, cap = sizeof r->buf;
+    char *buf = r->buf;
+    const char **names = r->names;
+    int *k = &r->k;
+    *k = 0;
+    if (cJSON_IsString(v) && (size_t)snprintf(buf, cap, "%s", v->valuestring) < cap) {
+        char *save = NULL;
+        for (char *s = strtok_r(buf, ",", &save); s && *k < COLOC_MAXK + 1; s = strtok_r(NULL, ",", &save))
+            names[(*k)++] = s;
+    } else if (cJSON_IsArray(v)) {
+        for (const cJSON *e = v->child; e && *k < COLOC_MAXK + 1; e = e->next) {
+            size_t len = cJSON_IsString(e) ? strlen(e->valuestring) : 0;
+            if (!len || len + 1 > cap - at)
+                return psi_error(PS_E_ARG, "colocate_predict: set: expected workload names");
+            names[(*k)++] = memcpy(buf + at, e->valuestring, len + 1);
+            at += len + 1;
+        }
+    }
+    if (*k < 1 || *k > COLOC_MAXK)
+        return psi_error(PS_E_ARG, "colocate_predict: set: expected 1..%d workload names, \"a,b\" or a list",
+                         COLOC_MAXK);
+    return PS_OK;
+}
+
+/* Member shares (a list of k integers in 1..100, or absent: 100 each). */
+static int coloc_shares(const cJSON *v, coloc_req_t *r)
+{
+    int k = r->k, *shares = r->shares;
+    for (int i = 0; i < k; i++)
+        shares[i] = 100;
+    if (!v)
+        return PS_OK;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != k)
+        return psi_error(PS_E_ARG,
+                         "colocate_predict: shares: expected a list of %d integers in 1..100 (one a workload)", k);
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        double d = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+        if (!(d == floor(d) && d >= 1 && d <= 100))
+            return psi_error(PS_E_ARG, "colocate_predict: shares[%d]: expected an integer in 1..100", i);
+        shares[i] = (int)d;
+    }
+    return PS_OK;
+}
+
+/* The default GPU: the model's first that knows every workload of the set. */
+static int coloc_gpu(const ps_op_inputs_t *in, coloc_req_t *r)
+{
+    char *gpu = r->gpu;
+    size_t cap = sizeof r->gpu;
+    const char *list = ps_coloc_model_gpu(in->coloc);
+    for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        snprintf(gpu, cap, "%.*s", (int)strcspn(p, ","), p);
+        int all = 1;
+        for (int i = 0; all && i < r->k; i++)
+            all = !isnan(ps_coloc_solo(in->workloads, NULL, gpu, r->names[i], 100));
+        if (all)
+            return PS_OK;
+    }
+    return psi_error(PS_E_ARG, "colocate_predict: gpu: none given, and no GPU of the model (%s) knows every workload",
+                     list && *list ? list : "none recorded");
+}
+
+static int coloc_predict_reply(const coloc_req_t *r, char **out)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "schema", "pairsight.coloc_predict.v1");
+    cJSON_AddStringToObject(j, "gpu", r->gpu);
+    cJSON *s = cJSON_AddArrayToObject(j, "set"), *sh = cJSON_AddArrayToObject(j, "shares"),
+          *t = cJSON_AddArrayToObject(j, "tput_pred");
+    for (int i = 0; s && sh && t && i < r->k; i++) {
+        cJSON_AddItemToArray(s, cJSON_CreateString(r->names[i]));
+        cJSON_AddItemToArray(sh, cJSON_CreateNumber(r->shares[i]));
+        cJSON_AddItemToArray(t, isnan(r->tput[i]) ? cJSON_CreateNull() : cJSON_CreateNumber(r->tput[i]));
+    }
+    cJSON_AddNumberToObject(j, "tput_sum_pred", r->sum);
+    *out = j ? psi_json_print(j, 0) : NULL;
+    cJSON_Delete(j);
+    return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
+}
+
+static int coloc_predict_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
+{
+    (void)text;
+    (void)p;
+    coloc_req_t r;
+    memset(&r, 0, sizeof r);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(req, "gpu");
+    int rc = coloc_set(cJSON_GetObjectItemCaseSensitive(req, "set"), &r);
+    if (rc == PS_OK)
+        rc = coloc_shares(cJSON_GetObjectItemCaseSensitive(req, "shares"), &r);
+    if (rc == PS_OK && g &&
+        (!cJSON_IsString(g) || (size_t)snprintf(r.gpu, sizeof r.gpu, "%s", g->valuestring) >= sizeof r.gpu))
+        rc = psi_error(PS_E_ARG, "colocate_predict: gpu: expected a GPU's name");
+    else if (rc == PS_OK && !g && in->coloc && in->workloads)
+        rc = coloc_gpu(in, &r);
+    if (rc == PS_OK)
+        rc = ps_coloc_predict_set(in->coloc, in->workloads, in->scaling, r.gpu, r.names, r.shares, r.k, r.tput, &r.sum);
+    if (rc == PS_OK)
+        rc = coloc_predict_reply(&r, out);
+    return rc;
+}
+
 /* ---- the operations ---- */
 
 static const op_t ops[] = {
@@ -373,6 +500,10 @@ static const op_t ops[] = {
      "the GPU shares of a set of co-located workloads (pairsight colocate shares, POST /v1/colocate/shares); "
      "its request is read by ps_coloc_shares_json (include/pairsight_colocate.h)",
      "coloc,workloads,scaling?", NULL, 0, 0, no_init, shares_run, NULL},
+    {"colocate_predict", "pairsight.coloc_predict.v1",
+     "the predicted throughput of each workload of one co-location set and their sum, as `pairsight colocate "
+     "select` ranks a candidate (ps_coloc_predict_set)",
+     "coloc,workloads,scaling?", coloc_predict_params, N_OF(coloc_predict_params), 0, no_init, coloc_predict_run, NULL},
 };
 
 static const op_t *find(const char *name)
