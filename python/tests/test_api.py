@@ -282,6 +282,18 @@ def test_operations_by_name(mo, camp, co, tmp_path):
         pairsight.run("colocate_predict", coloc=m, workloads=w, set="alpha_batch2-inf,beta_batch4-train", shares=[50])
     with pytest.raises(pairsight.Error, match="nope"):
         pairsight.run("colocate_predict", coloc=m, workloads=w, set=["alpha_batch2-inf", "nope"], gpu=got["gpu"])
+    # overlap_predict: `pairsight overlap predict`'s rows (its CSV writes predicted_us with %.1f)
+    ov, csv = tmp_path / "ov.model", os.path.join(ROOT, "tests", "data", "overlap_small.csv")
+    cli("overlap", "train", "--overlap", csv, "--out", ov, "--rounds", 20, "-q")
+    want = [r.split(",") for r in cli("overlap", "predict", "--model", ov, "--overlap", csv, "-q").split()[1:]]
+    got = pairsight.run("overlap_predict", ov_model=str(ov), overlap=csv)
+    assert got["n"] == len(want) > 0 and got["predicted"] == sum(1 for r in want if r[1])
+    assert [[e["experiment"], "" if e["predicted_us"] is None else "%.1f" % e["predicted_us"],
+             "%.17g" % e["median_us"]] for e in got["experiments"]] == want
+    with pytest.raises(pairsight.ArgumentError, match="overlap_predict: overlap: expected a path"):
+        pairsight.run("overlap_predict", ov_model=str(ov))
+    with pytest.raises(pairsight.Error, match="nope.csv"):
+        pairsight.run("overlap_predict", ov_model=str(ov), overlap=str(tmp_path / "nope.csv"))
 
 
 def test_place_equals_cli(co, tmp_path):

@@ -477,6 +477,86 @@ static int coloc_predict_run(const ps_op_inputs_t *in, const char *text, const c
     return rc;
 }
 
+/* ---- overlap_predict: ps_ov_predict of an overlap table's experiments ---- */
+
+static const ps_param_t overlap_params[] = {
+    {"ov_model", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "a model file of pairsight overlap train", 0},
+    {"overlap", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "overlap.csv whose experiments to predict", 0},
+    {"oplists", PS_PARAM_STR, 0, 0, 0, "DIR", "none", "operator lists, when the model was trained with them", 0},
+};
+
+/* String member key of req (NULL when absent and optional). */
+static int path_member(const cJSON *req, const char *key, int optional, const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, key);
+    *out = cJSON_IsString(v) && *v->valuestring ? v->valuestring : NULL;
+    if (*out || (optional && !v))
+        return PS_OK;
+    return psi_error(PS_E_ARG, "overlap_predict: %s: expected a path", key);
+}
+
+/* Each experiment: its id, the predicted makespan (null where a slot's solo
+ * time is unknown to the model) and the measured median; the count
+ * predicted and their MAPE against the median, as `pairsight overlap
+ * predict` writes them. */
+static int overlap_reply(const ps_overlap_t *t, const double *pred, char **out)
+{
+    size_t count = ps_overlap_count(t), n = 0;
+    double err = 0;
+    cJSON *j = cJSON_CreateObject(), *a = cJSON_CreateArray();
+    for (size_t i = 0; j && a && i < count; i++) {
+        ps_ov_experiment_t e;
+        cJSON *o = cJSON_CreateObject();
+        ps_overlap_experiment(t, i, &e);
+        cJSON_AddStringToObject(o, "experiment", e.id);
+        cJSON_AddItemToObject(o, "predicted_us", isfinite(pred[i]) ? cJSON_CreateNumber(pred[i]) : cJSON_CreateNull());
+        cJSON_AddNumberToObject(o, "median_us", e.median_us);
+        cJSON_AddItemToArray(a, o);
+        if (isfinite(pred[i])) {
+            err += fabs(pred[i] - e.median_us) / e.median_us;
+            n++;
+        }
+    }
+    cJSON_AddStringToObject(j, "schema", "pairsight.overlap_predict.v1");
+    cJSON_AddNumberToObject(j, "n", (double)count);
+    cJSON_AddNumberToObject(j, "predicted", (double)n);
+    cJSON_AddItemToObject(j, "mape_pct", n ? cJSON_CreateNumber(100.0 * err / (double)n) : cJSON_CreateNull());
+    cJSON_AddItemToObject(j, "experiments", a);
+    *out = j ? psi_json_print(j, 0) : NULL;
+    cJSON_Delete(j);
+    return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
+}
+
+static int overlap_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
+{
+    (void)in;
+    (void)text;
+    (void)p;
+    const char *model, *path, *oplists;
+    ps_overlap_t *t = NULL;
+    ps_ov_model_t *m = NULL;
+    double *pred = NULL;
+    int rc = path_member(req, "ov_model", 0, &model);
+    if (rc == PS_OK)
+        rc = path_member(req, "overlap", 0, &path);
+    if (rc == PS_OK)
+        rc = path_member(req, "oplists", 1, &oplists);
+    if (rc == PS_OK)
+        rc = ps_ov_model_load(model, &m);
+    if (rc == PS_OK)
+        rc = ps_overlap_load(path, &t);
+    if (rc == PS_OK && !(pred = psi_calloc(ps_overlap_count(t) + 1, sizeof *pred)))
+        rc = PS_E_NOMEM;
+    if (rc == PS_OK)
+        rc = ps_ov_predict(m, t, oplists, pred);
+    if (rc == PS_OK)
+        rc = overlap_reply(t, pred, out);
+    free(pred);
+    ps_ov_model_free(m);
+    ps_overlap_free(t);
+    return rc;
+}
+
 /* ---- the operations ---- */
 
 static const op_t ops[] = {
@@ -504,6 +584,10 @@ static const op_t ops[] = {
      "the predicted throughput of each workload of one co-location set and their sum, as `pairsight colocate "
      "select` ranks a candidate (ps_coloc_predict_set)",
      "coloc,workloads,scaling?", coloc_predict_params, N_OF(coloc_predict_params), 0, no_init, coloc_predict_run, NULL},
+    {"overlap_predict", "pairsight.overlap_predict.v1",
+     "the makespan of every experiment of an overlap table, by a model of pairsight overlap train; its inputs are "
+     "files named by its members (pairsight overlap predict)",
+     "", overlap_params, N_OF(overlap_params), 0, no_init, overlap_run, NULL},
 };
 
 static const op_t *find(const char *name)
