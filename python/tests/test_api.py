@@ -282,6 +282,8 @@ def test_operations_by_name(mo, camp, co, tmp_path):
         pairsight.run("colocate_predict", coloc=m, workloads=w, set="alpha_batch2-inf,beta_batch4-train", shares=[50])
     with pytest.raises(pairsight.Error, match="nope"):
         pairsight.run("colocate_predict", coloc=m, workloads=w, set=["alpha_batch2-inf", "nope"], gpu=got["gpu"])
+    with pytest.raises(pairsight.ArgumentError, match="needs a co-location model .coloc. and its workloads table"):
+        pairsight.run("colocate_predict", workloads=w, set="alpha_batch2-inf")
     # overlap_predict: `pairsight overlap predict`'s rows (its CSV writes predicted_us with %.1f)
     ov, csv = tmp_path / "ov.model", os.path.join(ROOT, "tests", "data", "overlap_small.csv")
     cli("overlap", "train", "--overlap", csv, "--out", ov, "--rounds", 20, "-q")

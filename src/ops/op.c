@@ -393,8 +393,10 @@ static int coloc_set(const cJSON *v, coloc_req_t *r)
         }
     }
     if (*k < 1 || *k > COLOC_MAXK)
-        return psi_error(PS_E_ARG, "colocate_predict: set: expected 1..%d workload names, \"a,b\" or a list",
-                         COLOC_MAXK);
+        return psi_error(PS_E_ARG,
+                         "colocate_predict: set: expected 1..%d workload names, \"a,b\" or a list (%zu characters "
+                         "at most)",
+                         COLOC_MAXK, cap - 1);
     return PS_OK;
 }
 
@@ -461,6 +463,8 @@ static int coloc_predict_run(const ps_op_inputs_t *in, const char *text, const c
     (void)p;
     coloc_req_t r;
     memset(&r, 0, sizeof r);
+    if (!in->coloc || !in->workloads)
+        return psi_error(PS_E_ARG, "colocate_predict: needs a co-location model (coloc) and its workloads table");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(req, "gpu");
     int rc = coloc_set(cJSON_GetObjectItemCaseSensitive(req, "set"), &r);
     if (rc == PS_OK)
@@ -468,7 +472,7 @@ static int coloc_predict_run(const ps_op_inputs_t *in, const char *text, const c
     if (rc == PS_OK && g &&
         (!cJSON_IsString(g) || (size_t)snprintf(r.gpu, sizeof r.gpu, "%s", g->valuestring) >= sizeof r.gpu))
         rc = psi_error(PS_E_ARG, "colocate_predict: gpu: expected a GPU's name");
-    else if (rc == PS_OK && !g && in->coloc && in->workloads)
+    else if (rc == PS_OK && !g)
         rc = coloc_gpu(in, &r);
     if (rc == PS_OK)
         rc = ps_coloc_predict_set(in->coloc, in->workloads, in->scaling, r.gpu, r.names, r.shares, r.k, r.tput, &r.sum);
