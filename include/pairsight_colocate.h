@@ -403,6 +403,43 @@ PS_API int ps_coloc_shares(const ps_coloc_model_t *m, const ps_workloads_t *w, c
 PS_API int ps_coloc_shares_json(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
                                 const char *request, char **out);
 
+/** One co-location scored: names[k] at shares[k] percent (given), and
+ *  what the model predicts for them on a GPU: each workload's throughput
+ *  tput[i] and normalized throughput norm[i] (over its exclusive
+ *  throughput, solo at 100%), their sums. Kinds that predict only the sum
+ *  give each workload norm_sum / k and tput NAN. */
+#define PS_COLOC_SET_MAXK 64
+typedef struct {
+    const char *names[PS_COLOC_SET_MAXK];
+    int shares[PS_COLOC_SET_MAXK], k;
+    double tput[PS_COLOC_SET_MAXK], norm[PS_COLOC_SET_MAXK], sum, norm_sum;
+} ps_coloc_set_t;
+
+/** Set s (names, shares, k given) predicted on gpu into its outputs, as
+ *  ps_coloc_predict_set predicts it. Thread safety as ps_coloc_predict.
+ *  @return 0, or ps_coloc_predict_set's codes. */
+PS_API int ps_coloc_set_score(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                              const char *gpu, ps_coloc_set_t *s);
+
+/** What a score reply names: the model file's fingerprint (NULL: the
+ *  reply's "fingerprint" is null) and the workloads file, in messages
+ *  (NULL: "workloads.csv"). */
+typedef struct {
+    const char *fingerprint, *workloads;
+} ps_coloc_score_names_t;
+
+/** A target workload scored beside candidate co-runner sets (POST
+ *  /v1/colocate/score, docs/serve.md): request {"target": NAME,
+ *  "candidates": ["a+b", {"workloads": [...], "shares": [...]}, ...],
+ *  "shares": [...]?, "gpu": NAME?}; each candidate predicted by
+ *  ps_coloc_set_score, the reply (schema "pairsight.colocate_score.v1")
+ *  ranking them by norm_sum, a k the model was trained on first. names may
+ *  be NULL. *out caller-owned (ps_free). @return 0, PS_E_ARG (the message
+ *  names the field), PS_E_INPUT (not JSON, a workload absent from w) or
+ *  PS_E_NOMEM. */
+PS_API int ps_coloc_score_json(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                               const char *request, const ps_coloc_score_names_t *names, char **out);
+
 /** What a cluster applies, from a "pairsight.shares.v1" reply: format "dra"
  *  (a resource.k8s.io/v1 ResourceClaimTemplate whose opaque config is the
  *  NVIDIA DRA driver's GpuConfig with sharing.strategy MPS, and a Pod with

@@ -561,6 +561,15 @@ static int overlap_run(const ps_op_inputs_t *in, const char *text, const cJSON *
     return rc;
 }
 
+/* ---- colocate_score: ps_coloc_score_json, which reads its request ---- */
+
+static int score_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
+{
+    (void)req;
+    (void)p;
+    return ps_coloc_score_json(in->coloc, in->workloads, in->scaling, text && *text ? text : "{}", NULL, out);
+}
+
 /* ---- the operations ---- */
 
 static const op_t ops[] = {
@@ -592,6 +601,10 @@ static const op_t ops[] = {
      "the makespan of every experiment of an overlap table, by a model of pairsight overlap train; its inputs are "
      "files named by its members (pairsight overlap predict)",
      "", overlap_params, N_OF(overlap_params), 0, no_init, overlap_run, NULL},
+    {"colocate_score", "pairsight.colocate_score.v1",
+     "a target workload scored beside candidate co-runner sets, ranked by normalised throughput (POST "
+     "/v1/colocate/score); its request is read by ps_coloc_score_json (include/pairsight_colocate.h)",
+     "coloc,workloads,scaling?", NULL, 0, 0, no_init, score_run, NULL},
 };
 
 static const op_t *find(const char *name)

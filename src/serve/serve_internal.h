@@ -21,17 +21,9 @@ void serve_log(serve_t *s, const char *fmt, ...)
 #endif
     ;
 
-/* One co-location: k workloads (names[i] at shares[i] percent) and what
- * the loaded co-location model predicts for them on a GPU: each workload's
- * throughput tput[i] and normalized throughput norm[i] (over its exclusive
- * throughput, solo at 100%), their sums. Kinds that predict only the sum
- * give each workload norm_sum / k and tput NAN. */
-#define SERVE_MAXK 64
-typedef struct {
-    const char *names[SERVE_MAXK];
-    int shares[SERVE_MAXK], k;
-    double tput[SERVE_MAXK], norm[SERVE_MAXK], sum, norm_sum;
-} serve_set_t;
+/* One co-location predicted (include/pairsight_colocate.h). */
+#define SERVE_MAXK PS_COLOC_SET_MAXK
+typedef ps_coloc_set_t serve_set_t;
 
 /* This thread's copy of m's co-location model into *model, locked (a
  * co-location model is used by one thread at a time); the lock to release
