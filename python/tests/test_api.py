@@ -284,6 +284,18 @@ def test_operations_by_name(mo, camp, co, tmp_path):
         pairsight.run("colocate_predict", coloc=m, workloads=w, set=["alpha_batch2-inf", "nope"], gpu=got["gpu"])
     with pytest.raises(pairsight.ArgumentError, match="needs a co-location model .coloc. and its workloads table"):
         pairsight.run("colocate_predict", workloads=w, set="alpha_batch2-inf")
+    # colocate_score: POST /v1/colocate/score's reply (ps_coloc_score_json), a candidate as colocate_predict predicts it
+    got = pairsight.run("colocate_score", coloc=m, workloads=w, scaling=s, target="alpha_batch2-inf",
+                        candidates=["beta_batch4-train", "alpha_batch2-inf+beta_batch4-train"], shares=[40, 60])
+    c0 = got["candidates"][0]
+    assert c0["tput"] == tputs and c0["tput_sum"] == tsum and c0["shares"] == [40, 60] and got["gpu"] in m.gpus
+    assert got["schema"] == "pairsight.colocate_score.v1" and sorted(got["ranking"]) == [0, 1]
+    assert got["candidates"][1]["shares"] == [40, 60, 60] and got["fingerprint"] is None
+    with pytest.raises(pairsight.Error, match=r"candidates\[1\]: .*nope"):
+        pairsight.run("colocate_score", coloc=m, workloads=w, target="alpha_batch2-inf",
+                      candidates=["beta_batch4-train", "nope"])
+    with pytest.raises(pairsight.ArgumentError, match="target: expected a workload name"):
+        pairsight.run("colocate_score", coloc=m, workloads=w, candidates=["beta_batch4-train"])
     # overlap_predict: `pairsight overlap predict`'s rows (its CSV writes predicted_us with %.1f)
     ov, csv = tmp_path / "ov.model", os.path.join(ROOT, "tests", "data", "overlap_small.csv")
     cli("overlap", "train", "--overlap", csv, "--out", ov, "--rounds", 20, "-q")
