@@ -296,6 +296,8 @@ def test_operations_by_name(mo, camp, co, tmp_path):
                       candidates=["beta_batch4-train", "nope"])
     with pytest.raises(pairsight.ArgumentError, match="target: expected a workload name"):
         pairsight.run("colocate_score", coloc=m, workloads=w, candidates=["beta_batch4-train"])
+    with pytest.raises(pairsight.ArgumentError, match="colocate_score: needs a co-location model .coloc."):
+        pairsight.run("colocate_score", workloads=w, target="alpha_batch2-inf", candidates=["beta_batch4-train"])
     # overlap_predict: `pairsight overlap predict`'s rows (its CSV writes predicted_us with %.1f)
     ov, csv = tmp_path / "ov.model", os.path.join(ROOT, "tests", "data", "overlap_small.csv")
     cli("overlap", "train", "--overlap", csv, "--out", ov, "--rounds", 20, "-q")

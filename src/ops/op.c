@@ -567,6 +567,8 @@ static int score_run(const ps_op_inputs_t *in, const char *text, const cJSON *re
 {
     (void)req;
     (void)p;
+    if (!in->coloc || !in->workloads)
+        return psi_error(PS_E_ARG, "colocate_score: needs a co-location model (coloc) and its workloads table");
     return ps_coloc_score_json(in->coloc, in->workloads, in->scaling, text && *text ? text : "{}", NULL, out);
 }
 
