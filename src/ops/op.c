@@ -463,8 +463,6 @@ static int coloc_predict_run(const ps_op_inputs_t *in, const char *text, const c
     (void)p;
     coloc_req_t r;
     memset(&r, 0, sizeof r);
-    if (!in->coloc || !in->workloads)
-        return psi_error(PS_E_ARG, "colocate_predict: needs a co-location model (coloc) and its workloads table");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(req, "gpu");
     int rc = coloc_set(cJSON_GetObjectItemCaseSensitive(req, "set"), &r);
     if (rc == PS_OK)
@@ -567,8 +565,6 @@ static int score_run(const ps_op_inputs_t *in, const char *text, const cJSON *re
 {
     (void)req;
     (void)p;
-    if (!in->coloc || !in->workloads)
-        return psi_error(PS_E_ARG, "colocate_score: needs a co-location model (coloc) and its workloads table");
     return ps_coloc_score_json(in->coloc, in->workloads, in->scaling, text && *text ? text : "{}", NULL, out);
 }
 
@@ -625,6 +621,33 @@ _Static_assert(sizeof(ps_op_inputs_t) == 6 * sizeof(void *) && AT(model, 0) && A
                "ps_op_inputs_names lists ps_op_inputs_t's pointers in order");
 
 const char *ps_op_inputs_names(void) { return "model,ops,coloc,workloads,scaling,coexec"; }
+
+/* The inputs an operation needs (the names of its needs without '?') that
+ * in lacks, refused in one message naming what it needs and what is
+ * missing. */
+static int check_inputs(const op_t *o, const ps_op_inputs_t *in)
+{
+    static const char *const name[] = {"model", "ops", "coloc", "workloads", "scaling", "coexec"};
+    static const char *const what[] = {
+        "a model",           "an operator table", "a co-location model", "its workloads table",
+        "its scaling table", "a coexec table"};
+    const void *const ptr[] = {in->model, in->ops, in->coloc, in->workloads, in->scaling, in->coexec};
+    char need[256] = "", missing[128] = "";
+    int n_need = 0, n_missing = 0;
+    for (const char *p = o->needs; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        size_t len = strcspn(p, ",");
+        for (int i = 0; p[len - 1] != '?' && i < N_OF(name); i++) {
+            if (strlen(name[i]) != len || strncmp(name[i], p, len) != 0)
+                continue;
+            size_t at = strlen(need);
+            snprintf(need + at, sizeof need - at, "%s%s (%s)", n_need++ ? " and " : "", what[i], name[i]);
+            at = strlen(missing);
+            if (!ptr[i])
+                snprintf(missing + at, sizeof missing - at, "%s%s", n_missing++ ? ", " : "", name[i]);
+        }
+    }
+    return n_missing ? psi_error(PS_E_ARG, "%s: needs %s; missing: %s", o->name, need, missing) : PS_OK;
+}
 
 const char *ps_op_name(int i) { return i >= 0 && i < N_OF(ops) ? ops[i].name : NULL; }
 
@@ -780,7 +803,7 @@ int ps_op_run(const char *op, const ps_op_inputs_t *in, const char *params, char
     if (!o)
         return unknown_op("ps_op_run", op);
     if (!o->n_params)
-        return o->run(in, params, NULL, NULL, out);
+        return check_inputs(o, in) == PS_OK ? o->run(in, params, NULL, NULL, out) : PS_E_ARG;
     cJSON *req = NULL;
     int rc = params && *params ? psi_json_parse(params, strlen(params), o->name, &req) : PS_OK;
     if (rc == PS_OK && req && !cJSON_IsObject(req))
@@ -792,6 +815,8 @@ int ps_op_run(const char *op, const ps_op_inputs_t *in, const char *params, char
         o->init(p);
         rc = read_members(o, req, p);
     }
+    if (rc == PS_OK)
+        rc = check_inputs(o, in);
     if (rc == PS_OK)
         rc = o->run(in, params, req, p, out);
     free(p);
