@@ -536,6 +536,73 @@ PS_API int ps_collect_merge(const char *dest, const char *const *src, int n, ps_
 PS_API int ps_campaign_shards_missing(ps_campaign_t *c, ps_collect_merge_stats_t *st);
 
 /* ======================================================================== */
+/* Collector workflow (src/collect/workflow.c): what `pairsight collect     */
+/* profile | counters | coexec` does, for the CLI, Python and any program  */
+/* ======================================================================== */
+/*
+ * Contract: a job is one action on one campaign database, or, with devices,
+ * one shard per device: shard k of n runs in a child process of its own on
+ * device devices[k] into "DB.shardK-of-N", and when every shard succeeded
+ * their databases are merged into db (ps_collect_merge). Every task commits
+ * with its rows in one transaction, so the same job after a crash or kill
+ * resumes where it stopped; a failed shard leaves its database to resume.
+ * The library prints nothing: the shards' outcomes (and a failed shard's
+ * message) reach the caller through note. Not for a request handler: a job
+ * holds its device and runs for minutes to hours (docs/collector.md).
+ * Thread safety: as ps_campaign_open; the devices fork the calling process.
+ */
+
+typedef struct {
+    const char *action; /* "profile", "counters" or "coexec" */
+    const char *db;     /* the campaign database ("campaign.db") */
+    const char *model;  /* profile, counters: the model (required) */
+    int batch;          /* profile, counters (8) */
+    /* profile, coexec: the TPC counts (NULL: every valid one); counters:
+     * one partition each (NULL: the whole device) */
+    const int *tpcs;
+    int n_tpcs;
+    const char *ncu;            /* counters: from this Nsight Compute CSV, no device */
+    ps_coexec_plan_t plan;      /* coexec: hp/lp set by the caller; tpcs the job's */
+    ps_collect_params_t params; /* the backend, the device and the shard */
+    /* profile, coexec: one shard per device, each in a process of its own
+     * (NULL: params.device alone) */
+    const int *devices;
+    int n_devices;
+    ps_progress_fn progress; /* tasks done out of planned; not from shards (NULL) */
+    void *progress_user;
+    /* One line (no newline) per shard: PS_LOG_INFO done, PS_LOG_ERROR its
+     * failure and why (NULL: none). */
+    ps_log_fn note;
+    void *note_user;
+} ps_collect_job_t;
+
+/** What a job's devices did (plain data). */
+typedef struct {
+    int shards;        /* n_devices (0 without devices) */
+    int shards_failed; /* each told through note; their databases resume */
+} ps_collect_job_result_t;
+
+/** @return the defaults documented beside each field (action NULL, db
+ *  "campaign.db", batch 8, ps_collect_default_params(),
+ *  ps_coexec_default_plan()). */
+PS_API ps_collect_job_t ps_collect_default_job(void);
+
+/**
+ * Run job (borrowed for the call). *out (may be NULL) says what its shards
+ * did. @return 0, PS_E_ARG (an unknown action, a missing model or hp/lp,
+ * devices with counters or with a shard, a device twice: the message says
+ * which), PS_E_BACKEND (shards failed: out->shards_failed of them, each
+ * told through note), or what ps_campaign_open, the action and
+ * ps_collect_merge return.
+ */
+PS_API int ps_collect_job_run(const ps_collect_job_t *job, ps_collect_job_result_t *out);
+
+/** A list of TPC counts "8,16,32", "4-52:4" or a mix ("2,4-16:4"; each
+ *  count in 1..INT_MAX, empty items skipped) into out[0..*n), at most cap.
+ *  @return 0, or PS_E_ARG naming the text. */
+PS_API int ps_collect_tpcs_parse(const char *s, int *out, int cap, int *n);
+
+/* ======================================================================== */
 /* Operator lists, the twin's calls and the ops format (src/profile,         */
 /* src/simulate): cli simulate, import --tpcs-from twin, collect twin        */
 /* ======================================================================== */

@@ -164,6 +164,43 @@ def serve_run(bin_dir, d, cases):
         p.wait(10)
 
 
+# collect on the fake backend, in order in a folder of each build's own
+# (relative paths, so that messages naming them agree): profile, counters,
+# coexec, status, export, --devices (merged, and with a shard that fails)
+# and refusals; then the files they wrote are compared.
+FK = " --backend fake --batch 2 --tpcs 8,20,46"
+CO = "coexec --backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 --runs 3 --experiments 12"
+COLLECT = ["profile --model resnet50 --db c.db" + FK, "profile --model bert-base --db c.db --json" + FK,
+           CO + " --db c.db", "counters --model resnet50 --db c.db" + FK,
+           "counters --model bert-base --tpcs 20,46 --db c.db -q" + FK, "status --db c.db", "status --db c.db --json",
+           "export --db c.db --ops ops.csv --coexec coexec.csv", "export --db c.db --ops o2.csv --coexec ''",
+           CO + " --db d.db --devices 0,1", "export --db d.db --ops '' --coexec d_co.csv -q",
+           "profile --model resnet50 --db p.db --devices 1,0 --json" + FK,
+           "export --db p.db --ops p_ops.csv --coexec ''", CO + " --db f.db --devices 0,1",
+           CO + " --db f.db --devices 0,1 -q", "profile --model vgg16 --db c.db" + FK,
+           "profile --model resnet50 --db c.db" + FK + " --tpcs 80", "profile --model resnet50 --db c.db" + FK +
+           " --tpcs 0,x", "counters --model resnet50 --fake-no-permission --db c.db" + FK, "status --db none.db",
+           CO + " --db c.db --seed 9 --shard 1/2", CO + " --db c.db --devices 0,0",
+           "profile --model resnet50 --batch 2 --db x.db", "profile --model resnet50 --db g.db -q" + FK +
+           " --tpcs 2,4-16:4,,20", "profile --model resnet50 --db g.db --json" + FK + " --tpcs 4-12:4"]
+COLLECT_FILES = ["ops.csv", "coexec.csv", "o2.csv", "d_co.csv", "p_ops.csv"]
+
+
+def collect_run(bin_dir, d, tag):
+    w = os.path.join(d, "collect-" + tag)
+    os.makedirs(w)
+    # shard 0 fails: its message comes before shard 1 is waited for, in either build
+    open(os.path.join(w, "f.db.shard0-of-2"), "w").write("not a database\n")
+    out = []
+    for c in COLLECT:
+        p = subprocess.run("%s collect %s" % (os.path.abspath(os.path.join(bin_dir, "pairsight")), c), shell=True,
+                           cwd=w, capture_output=True, text=True, timeout=120)
+        out.append("rc=%d\n--stdout\n%s\n--stderr\n%s" % (p.returncode, blank(p.stdout), blank(p.stderr)))
+    for f in COLLECT_FILES:
+        out.append(open(os.path.join(w, f)).read() if os.path.exists(os.path.join(w, f)) else "(no file)")
+    return out
+
+
 PY = r'''
 import json, sys, pairsight as ps
 d = sys.argv[1]
@@ -224,10 +261,13 @@ def main():
             queries.append({k: int(v[k]) if k in ints else v[k] for k in keys})
         cc, sc = cli_cases(d), serve_cases(queries)
         outs = {}
-        for b in (before, after):
-            outs[b] = [run(b, c) for c in cc] + serve_run(b, d, sc) + py_run(b, d)
+        for b, tag in ((before, "before"), (after, "after")):
+            outs[b] = [run(b, c) for c in cc] + serve_run(b, d, sc) + py_run(b, d) + collect_run(b, d, tag)
         names = [" ".join(c) for c in cc] + ["%s %s %s" % (m, p, json.dumps(x)[:80] if isinstance(x, dict) else x)
-                                              for m, p, x in sc] + ["python call %d" % i for i in range(100)]
+                                              for m, p, x in sc] + ["python call %d" % i for i in range(len(
+                                                  outs[after]) - len(cc) - len(sc) - len(COLLECT) - len(
+                                                  COLLECT_FILES))] + ["collect " + c for c in COLLECT] + \
+            ["collect's file " + f for f in COLLECT_FILES]
         same = 0
         for i, (x, y) in enumerate(zip(outs[before], outs[after])):
             if x == y:
@@ -238,8 +278,9 @@ def main():
                 print("DIFFERS: %s\n  %s" % (names[i], "\n  ".join(d[:300] for d in diff[:12])))
         n = max(len(outs[before]), len(outs[after]))
         ok = sum(1 for y in outs[after] if y.startswith(("rc=0", "200 ")) or (y.startswith("py ") and not y.startswith("py \"")))
-        print("compare: %d of %d cases identical (%d CLI, %d HTTP, %d Python; %d of them succeed, the others are "
-              "refusals)" % (same, n, len(cc), len(sc), n - len(cc) - len(sc), ok))
+        nc = len(COLLECT) + len(COLLECT_FILES)
+        print("compare: %d of %d cases identical (%d CLI, %d HTTP, %d Python, %d collect; %d of them succeed, the "
+              "others are refusals)" % (same, n, len(cc), len(sc), n - len(cc) - len(sc) - nc, nc, ok))
         sys.exit(0 if same == n else 1)
     finally:
         if "--keep" not in sys.argv:

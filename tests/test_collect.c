@@ -90,8 +90,8 @@ static void test_zoo_transformer_shapes(void)
     CHECK_OK(psi_zoo_build("llama-3.2-3b", 2, 64, &l));
     CHECK(l && l->n == 1 + 28 * 15 + 2 && l->seq_len == 64);
     /* 24 query heads of 128 over 8 KV heads. */
-    CHECK(l && l->ops[7].kind == PS_OPK_ATTN && l->ops[7].p[PA_HEADS] == 24 &&
-          l->ops[7].p[PA_KV_HEADS] == 8 && l->ops[7].p[PA_HEAD_DIM] == 128);
+    CHECK(l && l->ops[7].kind == PS_OPK_ATTN && l->ops[7].p[PA_HEADS] == 24 && l->ops[7].p[PA_KV_HEADS] == 8 &&
+          l->ops[7].p[PA_HEAD_DIM] == 128);
     psi_oplist_free(l);
 
     /* BERT-base: 12 x (4 x 768^2 + 2 x 768 x 3072) weights in its layers. */
@@ -99,8 +99,7 @@ static void test_zoo_transformer_shapes(void)
     CHECK(l && l->n == 6 + 12 * 16 + 2);
     w = 0;
     for (int i = 0; l && i < l->n; i++)
-        if (l->ops[i].kind == PS_OPK_GEMM && l->ops[i].p[PG_BATCH] == 1 &&
-            strncmp(l->ops[i].name, "layer", 5) == 0)
+        if (l->ops[i].kind == PS_OPK_GEMM && l->ops[i].p[PG_BATCH] == 1 && strncmp(l->ops[i].name, "layer", 5) == 0)
             w += l->ops[i].p[PG_K] * l->ops[i].p[PG_N];
     CHECK(w == 12LL * (4 * 768 * 768 + 2 * 768 * 3072));
     CHECK(l && l->ops[9].p[PG_BATCH] == 8 * 12); /* attention scores bmm */
@@ -135,8 +134,7 @@ static void test_oplist_text_roundtrip(void)
     int same = r && l;
     for (int i = 0; same && i < l->n; i++)
         same = l->ops[i].kind == r->ops[i].kind && l->ops[i].variant == r->ops[i].variant &&
-               memcmp(l->ops[i].p, r->ops[i].p, sizeof l->ops[i].p) == 0 &&
-               strcmp(l->ops[i].name, r->ops[i].name) == 0;
+               memcmp(l->ops[i].p, r->ops[i].p, sizeof l->ops[i].p) == 0 && strcmp(l->ops[i].name, r->ops[i].name) == 0;
     CHECK(same);
     psi_oplist_free(l);
     psi_oplist_free(r);
@@ -147,8 +145,7 @@ static void test_oplist_errors_name_line_and_column(void)
     psi_oplist_t *l = NULL;
     write_file(tmp("bad1.ops"), "# pairsight oplist 1\ngemm fc m=8 n=1000 k=2048\nconvv c1 n=1\n");
     CHECK(psi_oplist_read(tmp("bad1.ops"), &l) == PS_E_INPUT && l == NULL);
-    CHECK_MSG(strstr(ps_last_error(), "bad1.ops:3:1: unknown operator kind 'convv'"), "%s",
-              ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), "bad1.ops:3:1: unknown operator kind 'convv'"), "%s", ps_last_error());
     write_file(tmp("bad2.ops"), "gemm fc m=8 n=x k=2048\n");
     CHECK(psi_oplist_read(tmp("bad2.ops"), &l) == PS_E_INPUT);
     CHECK_MSG(strstr(ps_last_error(), "bad2.ops:1:15: n: not a valid count"), "%s", ps_last_error());
@@ -684,8 +681,7 @@ static void module_beside_exe(void)
         return;
     }
     /* Without a GPU the module loads and the runtime says there is none. */
-    CHECK_MSG(rc == 0 || (rc == PS_E_BACKEND && !strstr(ps_last_error(), "module")), "%s",
-              ps_last_error());
+    CHECK_MSG(rc == 0 || (rc == PS_E_BACKEND && !strstr(ps_last_error(), "module")), "%s", ps_last_error());
     CHECK(mapped("libpairsight_cuda") == 1 && mapped("libcublas") == 1 && mapped("libcudnn") == 1);
     if (rc == 0) {
         CHECK(strcmp(b->name, "cuda") == 0 && b->dev.sm_count > 0);
@@ -698,11 +694,9 @@ static void module_beside_exe(void)
  * and with it cuBLAS, cuDNN and CUPTI. */
 static void test_cuda_module_loaded_on_demand(void)
 {
-    static const char *const cuda_libs[] = {"libcublas", "libcudnn", "libcupti", "libcudart",
-                                            "libpairsight_cuda"};
+    static const char *const cuda_libs[] = {"libcublas", "libcudnn", "libcupti", "libcudart", "libpairsight_cuda"};
     for (size_t i = 0; i < PS_ARRAY_LEN(cuda_libs); i++)
-        CHECK_MSG(mapped(cuda_libs[i]) == 0, "%s loaded before the cuda backend was asked for",
-                  cuda_libs[i]);
+        CHECK_MSG(mapped(cuda_libs[i]) == 0, "%s loaded before the cuda backend was asked for", cuda_libs[i]);
     ps_collect_params_t p = ps_collect_default_params();
     psi_backend_t *b = NULL;
     /* A module named by the environment that is not there: nothing else is
@@ -710,16 +704,16 @@ static void test_cuda_module_loaded_on_demand(void)
     const char *nowhere = tmp("nowhere/libpairsight_cuda.so");
     CHECK(setenv("PAIRSIGHT_CUDA_MODULE", nowhere, 1) == 0);
     CHECK(psi_backend_open(&p, &b) == PS_E_BACKEND && !b);
-    CHECK_MSG(strstr(ps_last_error(), nowhere) && strstr(ps_last_error(), "PAIRSIGHT_CUDA_MODULE"),
-              "%s", ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), nowhere) && strstr(ps_last_error(), "PAIRSIGHT_CUDA_MODULE"), "%s",
+              ps_last_error());
     /* A file that does not load: the loader's reason is in the message. */
     const char *junk = tmp("junk.so");
     FILE *f = fopen(junk, "w");
     CHECK(f && fputs("not an ELF file\n", f) >= 0 && fclose(f) == 0);
     CHECK(setenv("PAIRSIGHT_CUDA_MODULE", junk, 1) == 0);
     CHECK(psi_backend_open(&p, &b) == PS_E_BACKEND && !b);
-    CHECK_MSG(strstr(ps_last_error(), "cannot load the CUDA module") && strstr(ps_last_error(), junk),
-              "%s", ps_last_error());
+    CHECK_MSG(strstr(ps_last_error(), "cannot load the CUDA module") && strstr(ps_last_error(), junk), "%s",
+              ps_last_error());
     CHECK(mapped("libcublas") == 0 && mapped("libcudnn") == 0);
     CHECK(unsetenv("PAIRSIGHT_CUDA_MODULE") == 0);
 
@@ -741,6 +735,83 @@ static void test_cuda_module_loaded_on_demand(void)
     CHECK(mapped("libcublas") == 0 && mapped("libpairsight_cuda") == 0);
 }
 
+/* The notes of a job's shards, one line each, prefixed E or I. */
+static void note_into(ps_log_level_t level, const char *msg, void *user)
+{
+    char *buf = user;
+    size_t len = strlen(buf);
+    snprintf(buf + len, 4096 - len, "%c %s\n", level >= PS_LOG_WARN ? 'E' : 'I', msg);
+}
+
+/* The workflow of pairsight collect in the library: one shard per device
+ * in child processes, merged, equal to the same job on one database; a
+ * shard that fails is told by its message and leaves nothing merged; bad
+ * jobs are refused by name; the TPC lists of the CLI. */
+static void test_collect_job(void)
+{
+    int tp[8], n = 0;
+    CHECK_OK(ps_collect_tpcs_parse("2,4-10:4,,20", tp, 8, &n));
+    CHECK(n == 4 && tp[0] == 2 && tp[1] == 4 && tp[2] == 8 && tp[3] == 20);
+    const char *bad[] = {"", "0", "4:2", "8-4", "4-8:0", "x", "1-9", "2147483648", "+", "4 "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_MSG(ps_collect_tpcs_parse(bad[i], tp, 8, &n) == PS_E_ARG && strstr(ps_last_error(), "expected counts"),
+                  "'%s'", bad[i]);
+    static const int devs[] = {1, 0}, twice[] = {3, 3};
+    ps_collect_job_t j = ps_collect_default_job();
+    j.action = "coexec";
+    j.params = fake_params();
+    j.plan = small_plan();
+    j.tpcs = plan_tpcs;
+    j.n_tpcs = 5;
+    j.db = tmp("job_one.db");
+    CHECK_OK(ps_collect_job_run(&j, NULL));
+    char notes[4096] = "";
+    ps_collect_job_result_t r;
+    j.db = tmp("job_dev.db");
+    j.devices = devs;
+    j.n_devices = 2;
+    j.note = note_into;
+    j.note_user = notes;
+    CHECK_OK(ps_collect_job_run(&j, &r));
+    CHECK(r.shards == 2 && r.shards_failed == 0);
+    CHECK_MSG(strstr(notes, "I shard 0/2 on device 1 done (") && strstr(notes, "I shard 1/2 on device 0 done ("), "%s",
+              notes);
+    const char *q = "SELECT experiment, run, hp_ns, lp_ns FROM coexec ORDER BY experiment, run";
+    char *a = dump(tmp("job_one.db"), q), *b = dump(tmp("job_dev.db"), q);
+    CHECK(strlen(a) > 100 && strcmp(a, b) == 0);
+    free(a);
+    free(b);
+    /* Shard 1's database is not one: its message, then its failure. */
+    write_file(tmp("job_bad.db.shard1-of-2"), "not a database\n");
+    notes[0] = '\0';
+    j.db = tmp("job_bad.db");
+    CHECK(ps_collect_job_run(&j, &r) == PS_E_BACKEND && r.shards_failed == 1);
+    CHECK_MSG(strstr(notes, "E ") && strstr(notes, "job_bad.db.shard1-of-2: not a campaign database") &&
+                  strstr(notes, "E shard 1/2 on device 0 failed (exit status 1; "),
+              "%s", notes);
+    CHECK(access(tmp("job_bad.db"), F_OK) != 0);
+    /* Refusals by name. */
+    ps_collect_job_t k = j;
+    k.action = "scan";
+    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "action: 'scan'"));
+    k = j;
+    k.action = "profile";
+    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "profile needs model"));
+    k = j;
+    k.plan.lp_model = NULL;
+    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "coexec needs hp and lp"));
+    k = j;
+    k.devices = twice;
+    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "devices: 3 twice"));
+    k = j;
+    k.params.shard_count = 2;
+    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "devices and a shard"));
+    k = j;
+    k.action = "counters";
+    k.model = "resnet50";
+    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "devices go with profile or coexec"));
+}
+
 static void setup(void) { th_tmpdir_make(tmpdir, sizeof tmpdir, "ps_test_collect"); }
 
 static void teardown(void) { th_tmpdir_remove(tmpdir); }
@@ -752,5 +823,5 @@ TH_MAIN(TEST(test_setup), TEST(test_zoo_cnn_shapes), TEST(test_zoo_transformer_s
         TEST(test_oplist_text_roundtrip), TEST(test_oplist_errors_name_line_and_column),
         TEST(test_oplist_bounds_and_header), TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
         TEST(test_gpu_column_name), TEST(test_campaign_refuses_mismatches), TEST(test_export_tables),
-        TEST(test_mps_jobs), TEST(test_counters_from_ncu), TEST(test_campaign_killed_and_resumed),
-        TEST(test_cuda_module_loaded_on_demand), TEST(test_teardown))
+        TEST(test_mps_jobs), TEST(test_counters_from_ncu), TEST(test_collect_job),
+        TEST(test_campaign_killed_and_resumed), TEST(test_cuda_module_loaded_on_demand), TEST(test_teardown))

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define CMD "collect"
@@ -51,46 +50,8 @@ typedef struct {
     int (*main)(int argc, char **argv);
 } action_t;
 
-/* "8,16,32" or "4-52:4" or a mix: "2,4-16:4". */
-/* Into out, from buf, which strtok_r cuts up. */
-static int parse_tpcs_in(char *buf, int *out, int *n)
-{
-    *n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int lo, hi, step = 1;
-        char *dash = strchr(tok, '-'), *colon = strchr(tok, ':');
-        if (colon) {
-            *colon = '\0';
-            if (cli_parse_int(colon + 1, 1, INT_MAX, &step))
-                return -1;
-        }
-        if (dash) {
-            *dash = '\0';
-            if (cli_parse_int(tok, 1, INT_MAX, &lo) || cli_parse_int(dash + 1, 1, INT_MAX, &hi) || hi < lo)
-                return -1;
-        } else {
-            if (colon || cli_parse_int(tok, 1, INT_MAX, &lo))
-                return -1;
-            hi = lo;
-        }
-        for (long v = lo; v <= hi; v += step) {
-            if (*n == MAX_TPCS)
-                return -1;
-            out[(*n)++] = (int)v;
-        }
-    }
-    return *n > 0 ? 0 : -1;
-}
-
-/* A copy of s of its own size: a long list is never cut. */
-static int parse_tpcs(const char *s, int *out, int *n)
-{
-    char *buf = strdup(s);
-    int rc = buf ? parse_tpcs_in(buf, out, n) : -1;
-    free(buf);
-    return rc;
-}
+/* "8,16,32" or "4-52:4" or a mix: "2,4-16:4" (ps_collect_tpcs_parse). */
+static int parse_tpcs(const char *s, int *out, int *n) { return ps_collect_tpcs_parse(s, out, MAX_TPCS, n) ? -1 : 0; }
 
 /* "bert-base:8" */
 static int parse_side(const char *s, char *model, size_t size, int *batch)
@@ -599,69 +560,80 @@ static int act_colocate(opts_t *o)
     return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", err[0] ? err : ps_last_error()) : CLI_OK;
 }
 
-/* The profile, counters, coexec, status and export actions on o->db; a
- * shard run by --devices prints no status (show_status 0). */
-static int run_campaign(const opts_t *in, int show_status)
+/* A shard's outcome (PS_LOG_INFO: done, shown unless -q) or a failure. */
+static void note(ps_log_level_t level, const char *msg, void *user)
 {
-    opts_t o = *in;
-    int rc;
-    const char *act = o.action;
+    const opts_t *o = user;
+    if (level >= PS_LOG_WARN)
+        cli_fail(CLI_BAD_INPUT, CMD, "%s", msg);
+    else if (!o->quiet)
+        fprintf(stderr, "pairsight: collect: %s\n", msg);
+}
 
-    int device = strcmp(act, "profile") == 0 || strcmp(act, "coexec") == 0 || (strcmp(act, "counters") == 0 && !o.ncu);
-    if (!device && strcmp(act, "status") != 0 && strcmp(act, "export") != 0 && strcmp(act, "counters") != 0)
-        return cli_fail(CLI_USAGE, CMD, "unknown action '%s' (see pairsight collect --help)", act);
-    if ((strcmp(act, "profile") == 0 || strcmp(act, "counters") == 0) && !o.model)
+/* The library's job of the options: profile, counters or coexec on o->db,
+ * or one shard per device of o->devices. */
+static ps_collect_job_t job_of(opts_t *o)
+{
+    ps_collect_job_t j = ps_collect_default_job();
+    j.action = o->action;
+    j.db = o->db;
+    j.model = o->model;
+    j.batch = o->batch;
+    j.tpcs = o->n_tpcs ? o->tpcs : NULL;
+    j.n_tpcs = o->n_tpcs;
+    j.ncu = o->ncu;
+    j.plan = o->plan;
+    j.plan.hp_model = o->hp_model;
+    j.plan.lp_model = o->lp_model;
+    j.params = o->p;
+    j.devices = o->devices;
+    j.n_devices = o->n_devices;
+    j.progress = cli_progress_cb;
+    j.progress_user = &o->quiet;
+    j.note = note;
+    j.note_user = o;
+    return j;
+}
+
+/* The profile, counters, coexec, status and export actions on o->db (the
+ * measuring ones by ps_collect_job_run), and the status line after them. */
+static int run_campaign(opts_t *o)
+{
+    const char *act = o->action;
+    int measure = strcmp(act, "status") != 0 && strcmp(act, "export") != 0;
+    int device = measure && (strcmp(act, "counters") != 0 || !o->ncu);
+    if ((strcmp(act, "profile") == 0 || strcmp(act, "counters") == 0) && !o->model)
         return cli_fail(CLI_USAGE, CMD, "%s needs --model", act);
-    if (strcmp(act, "coexec") == 0 && (!o.hp_model[0] || !o.lp_model[0]))
+    if (strcmp(act, "coexec") == 0 && (!o->hp_model[0] || !o->lp_model[0]))
         return cli_fail(CLI_USAGE, CMD, "coexec needs --hp MODEL:BATCH and --lp MODEL:BATCH");
 
     /* status and export read a campaign: a mistyped --db is not an empty one. */
     struct stat st;
-    if (!device && stat(o.db, &st) != 0)
-        return cli_fail(CLI_BAD_INPUT, CMD, "%s: no such campaign database (%s)", o.db, strerror(errno));
-    ps_campaign_t *c = NULL;
-    if (ps_campaign_open(o.db, device ? &o.p : NULL, &c) != 0)
-        return cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
-    const int *tpcs = o.n_tpcs ? o.tpcs : NULL;
+    if (!device && stat(o->db, &st) != 0)
+        return cli_fail(CLI_BAD_INPUT, CMD, "%s: no such campaign database (%s)", o->db, strerror(errno));
     double t0 = ps_now();
-    if (strcmp(act, "profile") == 0) {
-        rc = ps_campaign_profile(c, o.model, o.batch, tpcs, o.n_tpcs, cli_progress_cb, &o.quiet);
-    } else if (strcmp(act, "counters") == 0 && o.ncu) {
-        rc = ps_campaign_import_counters(c, o.model, o.batch, o.ncu);
-    } else if (strcmp(act, "counters") == 0 && o.n_tpcs) {
-        /* Counters on each partition: the whole device's go with the count
-         * that equals its TPCs. */
-        rc = 0;
-        for (int i = 0; i < o.n_tpcs && rc == 0; i++)
-            rc = ps_campaign_counters_at(c, o.model, o.batch, o.tpcs[i]);
-    } else if (strcmp(act, "counters") == 0) {
-        rc = ps_campaign_counters(c, o.model, o.batch);
-    } else if (strcmp(act, "coexec") == 0) {
-        o.plan.hp_model = o.hp_model;
-        o.plan.lp_model = o.lp_model;
-        o.plan.tpcs = tpcs;
-        o.plan.n_tpcs = o.n_tpcs;
-        rc = ps_campaign_coexec(c, &o.plan, cli_progress_cb, &o.quiet);
-    } else if (strcmp(act, "export") == 0) {
-        rc = ps_campaign_export(c, o.ops_path[0] ? o.ops_path : NULL, o.coexec_path[0] ? o.coexec_path : NULL);
-    } else {
-        rc = 0;
-    }
+    ps_collect_job_t job = job_of(o);
+    int rc = measure ? ps_collect_job_run(&job, NULL) : 0;
     if (device)
-        cli_progress_end(o.quiet);
+        cli_progress_end(o->quiet);
+    ps_campaign_t *c = NULL;
+    if (rc == 0)
+        rc = ps_campaign_open(o->db, NULL, &c);
+    if (rc == 0 && strcmp(act, "export") == 0)
+        rc = ps_campaign_export(c, o->ops_path[0] ? o->ops_path : NULL, o->coexec_path[0] ? o->coexec_path : NULL);
     if (rc) {
         cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
         ps_campaign_free(c);
         return CLI_BAD_INPUT;
     }
-    if (!o.quiet && device)
+    if (!o->quiet && device)
         fprintf(stderr, "pairsight: collect: %s done in %.1f s\n", act, ps_now() - t0);
-    if (!o.quiet && !device && o.ncu)
-        fprintf(stderr, "pairsight: collect: counters of %s read from %s\n", o.model, o.ncu);
-    rc = strcmp(act, "export") == 0 || !show_status ? CLI_OK : print_status(c, &o);
-    if (strcmp(act, "export") == 0 && !o.quiet)
-        fprintf(stderr, "pairsight: collect: wrote %s%s%s\n", o.ops_path,
-                o.ops_path[0] && o.coexec_path[0] ? " and " : "", o.coexec_path);
+    if (!o->quiet && !device && o->ncu)
+        fprintf(stderr, "pairsight: collect: counters of %s read from %s\n", o->model, o->ncu);
+    rc = strcmp(act, "export") == 0 ? CLI_OK : print_status(c, o);
+    if (strcmp(act, "export") == 0 && !o->quiet)
+        fprintf(stderr, "pairsight: collect: wrote %s%s%s\n", o->ops_path,
+                o->ops_path[0] && o->coexec_path[0] ? " and " : "", o->coexec_path);
     ps_campaign_free(c);
     return rc;
 }
@@ -700,10 +672,11 @@ static int act_merge(opts_t *o)
     return CLI_OK;
 }
 
-/* --devices: one child process per device runs shard k of N into its own
- * database on that device; when all succeeded, their databases are merged
- * into --db. A failed or killed shard leaves its database to resume: the same
- * command again finishes it, and merging again adds only what is new. */
+/* --devices: ps_collect_job_run runs one child process per device (shard k
+ * of N into its own database on that device) and, when all succeeded,
+ * merges their databases into --db; the shards' outcomes come through note.
+ * A failed or killed shard leaves its database to resume: the same command
+ * again finishes it, and merging again adds only what is new. */
 static int run_devices(opts_t *o)
 {
     /* A --db that cannot be written is one message, not one per shard
@@ -711,70 +684,15 @@ static int run_devices(opts_t *o)
     int ok = cli_check_out(CMD, o->db, NULL, 0);
     if (ok != CLI_OK)
         return ok;
-    int n = o->n_devices;
-    char(*dbs)[1024] = calloc(n > 0 ? (size_t)n : 1, sizeof *dbs);
-    pid_t *pid = calloc(n > 0 ? (size_t)n : 1, sizeof *pid);
-    if (!dbs || !pid) {
-        free(dbs);
-        free(pid);
-        return cli_fail(CLI_BAD_INPUT, CMD, "out of memory");
-    }
     fflush(stdout);
     fflush(stderr);
-    for (int k = 0; k < n; k++) {
-        snprintf(dbs[k], sizeof dbs[k], "%s.shard%d-of-%d", o->db, k, n);
-        pid[k] = fork();
-        if (pid[k] == 0) {
-            opts_t c = *o;
-            c.db = dbs[k];
-            c.p.device = o->devices[k];
-            c.p.shard_index = k;
-            c.p.shard_count = n;
-            c.quiet = 1;
-            c.json = 0;
-            _exit(run_campaign(&c, 0));
-        }
-        if (pid[k] < 0) {
-            n = k;
-            cli_fail(CLI_BAD_INPUT, CMD, "cannot start a process for device %d", o->devices[k]);
-            break;
-        }
-    }
-    int failed = n < o->n_devices;
-    for (int k = 0; k < n; k++) {
-        int status = 0;
-        if (waitpid(pid[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            failed = 1;
-            char how[48] = "lost";
-            if (WIFSIGNALED(status))
-                snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
-            else if (WIFEXITED(status))
-                snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
-            fprintf(stderr,
-                    "pairsight: collect: shard %d/%d on device %d failed (%s; %s); run the same command "
-                    "again to resume it\n",
-                    k, o->n_devices, o->devices[k], how, dbs[k]);
-        } else if (!o->quiet)
-            fprintf(stderr, "pairsight: collect: shard %d/%d on device %d done (%s)\n", k, o->n_devices, o->devices[k],
-                    dbs[k]);
-    }
-    int rc = CLI_BAD_INPUT;
-    if (!failed) {
-        const char **src = calloc(n > 0 ? (size_t)n : 1, sizeof *src);
-        ps_collect_merge_stats_t st;
-        for (int k = 0; src && k < n; k++)
-            src[k] = dbs[k];
-        if (src && ps_collect_merge(o->db, src, n, &st) == 0) {
-            opts_t s = *o;
-            s.action = "status";
-            rc = run_campaign(&s, 1);
-        } else
-            cli_fail(CLI_BAD_INPUT, CMD, "%s", src ? ps_last_error() : "out of memory");
-        free(src);
-    }
-    free(dbs);
-    free(pid);
-    return rc;
+    ps_collect_job_t job = job_of(o);
+    ps_collect_job_result_t r;
+    if (ps_collect_job_run(&job, &r) != 0)
+        return r.shards_failed ? CLI_BAD_INPUT : cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+    opts_t s = *o;
+    s.action = "status";
+    return run_campaign(&s);
 }
 
 /* --oplist: register the lists; --model defaults to the first, --batch to
@@ -805,10 +723,10 @@ static int act_campaign(opts_t *o)
             return cli_fail(CLI_USAGE, CMD, "--devices goes with profile or coexec");
         if ((strcmp(act, "profile") == 0 && !o->model) ||
             (strcmp(act, "coexec") == 0 && (!o->hp_model[0] || !o->lp_model[0])))
-            return run_campaign(o, 1); /* its usage message */
+            return run_campaign(o); /* its usage message */
         return run_devices(o);
     }
-    return run_campaign(o, 1);
+    return run_campaign(o);
 }
 
 /* The actions, in the order --help lists them. */
