@@ -786,6 +786,8 @@ static void test_collect_job(void)
     notes[0] = '\0';
     j.db = tmp("job_bad.db");
     CHECK(ps_collect_job_run(&j, &r) == PS_E_BACKEND && r.shards_failed == 1);
+    CHECK_MSG(strstr(ps_last_error(), "1 of 2 shards failed") && strstr(ps_last_error(), "not a campaign database"),
+              "%s", ps_last_error());
     CHECK_MSG(strstr(notes, "E ") && strstr(notes, "job_bad.db.shard1-of-2: not a campaign database") &&
                   strstr(notes, "E shard 1/2 on device 0 failed (exit status 1; "),
               "%s", notes);
@@ -796,7 +798,7 @@ static void test_collect_job(void)
     CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "action: 'scan'"));
     k = j;
     k.action = "profile";
-    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "profile needs model"));
+    CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "profile needs a model"));
     k = j;
     k.plan.lp_model = NULL;
     CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "coexec needs hp and lp"));

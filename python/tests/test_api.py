@@ -312,6 +312,61 @@ def test_operations_by_name(mo, camp, co, tmp_path):
         pairsight.run("overlap_predict", ov_model=str(ov), overlap=str(tmp_path / "nope.csv"))
 
 
+def test_collect_operation(tmp_path):
+    """pairsight.run("collect"): collect's workflow in the library on the
+    fake backend (a simulated GPU), one shard per device merged, writes the
+    very files `pairsight collect` writes; a failed shard is named; bad
+    input is refused by name."""
+    co = ["--backend", "fake", "--hp", "resnet50:2", "--lp", "bert-base:2", "--tpcs", "8,20,46", "--runs", 3,
+          "--experiments", 12, "--seed", 5]
+    kw = dict(backend="fake", hp="resnet50:2", lp="bert-base:2", tpcs="8,20,46", runs=3, experiments=12, seed=5)
+    cli("collect", "profile", "--backend", "fake", "--model", "resnet50", "--batch", 2, "--tpcs", "8,20,46",
+        "--db", tmp_path / "cli.db", "-q")
+    cli("collect", "coexec", *co, "--devices", "0,1", "--db", tmp_path / "cli.db", "-q")
+    cli("collect", "export", "--db", tmp_path / "cli.db", "--ops", tmp_path / "cli_ops.csv", "--coexec",
+        tmp_path / "cli_co.csv", "-q")
+    decl = pairsight.op_params("collect")
+    assert "model_name" in decl["members"] and decl["needs"] == ""
+    rows = {p["name"]: p for p in decl["params"]}
+    assert rows["runs"]["min"] == 1 and rows["runs"]["default"] is None and rows["batch"]["default"] == 8
+    db = str(tmp_path / "py.db")
+    got = pairsight.run("collect", action="profile", db=db, backend="fake", model_name="resnet50", batch=2,
+                        tpcs="8,20,46")
+    assert got["schema"] == "pairsight.collect.v1" and got["tasks_done"] == got["tasks"] == 3
+    assert got["gpu"] == "FAKE-GPU" and got["op_rows"] > 0 and got["shards"] == 0
+    got = pairsight.run("collect", action="coexec", db=db, devices="0,1", export_ops=str(tmp_path / "py_ops.csv"),
+                        export_coexec=str(tmp_path / "py_co.csv"), **kw)
+    assert got["shards"] == 2 and got["coexec_rows"] == 36 and got["tasks_done"] == got["tasks"] == 15
+    assert got["notes"] == ["shard %d/2 on device %d done (%s.shard%d-of-2)" % (k, k, db, k) for k in (0, 1)]
+    for a, b in (("py_ops.csv", "cli_ops.csv"), ("py_co.csv", "cli_co.csv")):
+        assert (tmp_path / a).read_bytes() == (tmp_path / b).read_bytes(), a
+    # again: every task is done, nothing is measured twice
+    again = pairsight.run("collect", action="coexec", db=db, devices="0,1", **kw)
+    assert again["coexec_rows"] == 36
+    # a shard that fails: its database is not one; the error names it, nothing is merged
+    bad = str(tmp_path / "bad.db")
+    open(bad + ".shard1-of-2", "w").write("not a database\n")
+    with pytest.raises(pairsight.Error, match=r"1 of 2 shards failed.*shard 1/2 on device 1 failed .exit status 1; "
+                       r".*not a campaign database"):
+        pairsight.run("collect", action="coexec", db=bad, devices="0,1", **kw)
+    assert not os.path.exists(bad)
+    for args, msg in [(dict(db=db), "missing action"), (dict(action="scan", db=db), "action: 'scan'"),
+                      (dict(action="profile"), "missing db"), (dict(action="profile", db=db), "needs a model"),
+                      (dict(action="coexec", db=db, hp="resnet50"), "hp: bad value 'resnet50'"),
+                      (dict(action="coexec", db=db, hp="resnet50:2"), "coexec needs hp and lp"),
+                      (dict(kw, action="coexec", db=db, runs=0), "runs: expected a number in 1..1e.06"),
+                      (dict(kw, action="coexec", db=db, tpcs="0"), "tpcs: '0': expected counts"),
+                      (dict(kw, action="coexec", db=db, devices="0,0"), "devices: 0 twice"),
+                      (dict(kw, action="coexec", db=db, devices="0,x"), "devices: bad value '0,x'"),
+                      (dict(kw, action="coexec", db=db, devices="0,1", shard="0/2"), "devices and a shard"),
+                      (dict(kw, action="coexec", db=db, seg_min=20), "seg_min 20 is above seg_max"),
+                      (dict(kw, action="coexec", db=db, flush_l2=2), "flush_l2: expected a number in 0..1"),
+                      (dict(action="profile", db=db, model_name="resnet50", bogus=1), "unknown member 'bogus'"),
+                      (dict(action="profile", db=db, model_name="vgg16", backend="fake"), "unknown model 'vgg16'")]:
+        with pytest.raises(pairsight.ArgumentError, match=msg):
+            pairsight.run("collect", **args)
+
+
 def test_place_equals_cli(co, tmp_path):
     w, s, c = co
     m = pairsight.ColocModel.train(w, c, s, kind="mps", boost_rounds=50)

@@ -92,7 +92,7 @@ static int job_check(const ps_collect_job_t *j)
     if (!j->db || !*j->db)
         return psi_error(PS_E_ARG, "collect: db: no campaign database given");
     if (strcmp(a, "coexec") != 0 && !j->model)
-        return psi_error(PS_E_ARG, "collect: %s needs model", a);
+        return psi_error(PS_E_ARG, "collect: %s needs a model (model_name)", a);
     if (strcmp(a, "coexec") == 0 && (!j->plan.hp_model || !j->plan.lp_model))
         return psi_error(PS_E_ARG, "collect: coexec needs hp and lp (MODEL:BATCH)");
     if (j->n_devices < 0 || j->n_devices > MAX_DEVICES || (j->n_devices && !j->devices) || (j->n_tpcs && !j->tpcs) ||
@@ -176,20 +176,31 @@ static void shard_child(const ps_collect_job_t *j, int k, const char *db, int fd
     _exit(rc == PS_OK ? 0 : 1);
 }
 
-/* How child k ended (status of waitpid, -1: lost), told through the note
- * callback with its message from fd; 0 when it succeeded. */
-static int shard_end(const ps_collect_job_t *j, int k, const char *db, pid_t pid, int fd)
+/* The shards of a job's devices: their databases, processes and pipes, and
+ * the first failure's words (for the job's error). */
+typedef struct {
+    char (*db)[1024];
+    const char **src; /* = db, for ps_collect_merge */
+    pid_t *pid;
+    int *fd;
+    char first[4096];
+} shards_t;
+
+/* How shard k ended, told through the note callback with its message from
+ * its pipe, and kept in s->first when it is the first failure; 0 when it
+ * succeeded. */
+static int shard_end(const ps_collect_job_t *j, shards_t *s, int k)
 {
-    int status = 0, lost = waitpid(pid, &status, 0) < 0;
-    char msg[4096];
+    int status = 0, lost = waitpid(s->pid[k], &status, 0) < 0;
+    char msg[2048];
     size_t len = 0;
     ssize_t r;
-    while (len + 1 < sizeof msg && (r = read(fd, msg + len, sizeof msg - 1 - len)) > 0)
+    while (len + 1 < sizeof msg && (r = read(s->fd[k], msg + len, sizeof msg - 1 - len)) > 0)
         len += (size_t)r;
     msg[len] = '\0';
-    close(fd);
+    close(s->fd[k]);
     if (!lost && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        note(j, PS_LOG_INFO, "shard %d/%d on device %d done (%s)", k, j->n_devices, j->devices[k], db);
+        note(j, PS_LOG_INFO, "shard %d/%d on device %d done (%s)", k, j->n_devices, j->devices[k], s->db[k]);
         return 0;
     }
     char how[48] = "lost";
@@ -200,55 +211,72 @@ static int shard_end(const ps_collect_job_t *j, int k, const char *db, pid_t pid
     if (len)
         note(j, PS_LOG_ERROR, "%s", msg);
     note(j, PS_LOG_ERROR, "shard %d/%d on device %d failed (%s; %s); run the same command again to resume it", k,
-         j->n_devices, j->devices[k], how, db);
+         j->n_devices, j->devices[k], how, s->db[k]);
+    if (!s->first[0])
+        snprintf(s->first, sizeof s->first, "shard %d/%d on device %d failed (%s; %s)%s%s", k, j->n_devices,
+                 j->devices[k], how, s->db[k], len ? ": " : "", msg);
     return 1;
+}
+
+/* Shard k started: its child runs it, its pipe's read end kept. */
+static int shard_start(const ps_collect_job_t *j, shards_t *s, int k)
+{
+    int p[2];
+    snprintf(s->db[k], sizeof s->db[k], "%s.shard%d-of-%d", j->db, k, j->n_devices);
+    s->src[k] = s->db[k];
+    int piped = pipe(p) == 0;
+    s->pid[k] = piped ? fork() : -1;
+    if (s->pid[k] == 0) {
+        close(p[0]);
+        shard_child(j, k, s->db[k], p[1]);
+    }
+    if (s->pid[k] < 0) {
+        snprintf(s->first, sizeof s->first, "cannot start a process for device %d (%s)", j->devices[k],
+                 strerror(errno));
+        if (piped) {
+            close(p[0]);
+            close(p[1]);
+        }
+        note(j, PS_LOG_ERROR, "cannot start a process for device %d", j->devices[k]);
+        return -1;
+    }
+    close(p[1]);
+    s->fd[k] = p[0];
+    return 0;
 }
 
 /* One child per device, then the merge of their databases into j->db. */
 static int run_devices(const ps_collect_job_t *j, ps_collect_job_result_t *res)
 {
     int n = j->n_devices, started = 0, rc = PS_OK;
-    char(*dbs)[1024] = psi_calloc((size_t)n, sizeof *dbs);
-    pid_t *pid = psi_calloc((size_t)n, sizeof *pid);
-    int *fd = psi_calloc((size_t)n, sizeof *fd);
-    const char **src = psi_calloc((size_t)n, sizeof *src);
-    if (!dbs || !pid || !fd || !src)
-        rc = psi_error(PS_E_NOMEM, "out of memory");
-    for (int k = 0; rc == PS_OK && k < n; k++, started++) {
-        int p[2];
-        snprintf(dbs[k], sizeof dbs[k], "%s.shard%d-of-%d", j->db, k, n);
-        src[k] = dbs[k];
-        int piped = pipe(p) == 0;
-        pid[k] = piped ? fork() : -1;
-        if (pid[k] == 0) {
-            close(p[0]);
-            shard_child(j, k, dbs[k], p[1]);
-        }
-        if (pid[k] < 0) {
-            if (piped) {
-                close(p[0]);
-                close(p[1]);
-            }
-            note(j, PS_LOG_ERROR, "cannot start a process for device %d", j->devices[k]);
-            res->shards_failed = n - k;
-            break;
-        }
-        close(p[1]);
-        fd[k] = p[0];
+    shards_t *s = psi_calloc(1, sizeof *s);
+    if (s) {
+        s->db = psi_calloc((size_t)n, sizeof *s->db);
+        s->src = psi_calloc((size_t)n, sizeof *s->src);
+        s->pid = psi_calloc((size_t)n, sizeof *s->pid);
+        s->fd = psi_calloc((size_t)n, sizeof *s->fd);
     }
-    for (int k = 0; k < started; k++)
-        res->shards_failed += shard_end(j, k, dbs[k], pid[k], fd[k]);
+    if (!s || !s->db || !s->src || !s->pid || !s->fd)
+        rc = psi_error(PS_E_NOMEM, "out of memory");
+    while (rc == PS_OK && started < n && shard_start(j, s, started) == 0)
+        started++;
     res->shards = n;
+    res->shards_failed = rc == PS_OK ? n - started : 0;
+    for (int k = 0; k < started; k++)
+        res->shards_failed += shard_end(j, s, k);
     if (rc == PS_OK && res->shards_failed)
-        rc = psi_error(PS_E_BACKEND, "collect: %d of %d shards failed; the same job again resumes them",
-                       res->shards_failed, n);
+        rc = psi_error(PS_E_BACKEND, "collect: %d of %d shards failed (the same job again resumes them); %s",
+                       res->shards_failed, n, s->first);
     ps_collect_merge_stats_t st;
     if (rc == PS_OK)
-        rc = ps_collect_merge(j->db, src, n, &st);
-    free(dbs);
-    free(pid);
-    free(fd);
-    free(src);
+        rc = ps_collect_merge(j->db, s->src, n, &st);
+    if (s) {
+        free(s->db);
+        free(s->src);
+        free(s->pid);
+        free(s->fd);
+    }
+    free(s);
     return rc;
 }
 

@@ -10,4 +10,19 @@
  * ps_replay_json and the replay operation answer. NULL when out of memory. */
 cJSON *psi_replay_result_json(const ps_replay_result_t *r);
 
+/* The collect operation (op_collect.c), for op.c's row: its parameter
+ * struct (the job, and the numbers that pairsight collect's --runs and
+ * --no-flush spread over two of its fields), its table of
+ * PSI_OP_COLLECT_N rows, its defaults and its run. */
+typedef struct {
+    ps_collect_job_t job;
+    int runs; /* 0: 10 for profile, 30 for coexec */
+    int flush_l2;
+} psi_op_collect_t;
+
+#define PSI_OP_COLLECT_N 27
+extern const ps_param_t psi_op_collect_params[PSI_OP_COLLECT_N];
+void psi_op_collect_init(void *p);
+int psi_op_collect_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *params, char **out);
+
 #endif
