@@ -440,6 +440,56 @@ typedef struct {
 PS_API int ps_coloc_score_json(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
                                const char *request, const ps_coloc_score_names_t *names, char **out);
 
+/** `colocate select`: candidate co-runners of a target ranked by the
+ *  predicted throughput sum (docs/colocate.md). The lists are written as
+ *  the command line writes them. */
+typedef struct {
+    const char *target;         /* the target workload */
+    const char *candidates;     /* "b,c+d": comma-separated candidates, a candidate's
+                                   co-runners joined by '+' (at most 63) */
+    const char *shares;         /* "A/B/..": the target's share, then each co-runner's,
+                                   the last repeated (NULL: 100 each) */
+    const char *gpu;            /* the query's gpu (NULL: the target's row's; refused
+                                   when it has rows on several GPUs) */
+    const char *workloads_name; /* in messages: the workloads table's file
+                                   (NULL: "workloads.csv") */
+    const char *flag;           /* in messages, before a parameter's name
+                                   ("--" for a command line; NULL: none) */
+} ps_coloc_select_params_t;
+
+/** One candidate predicted: the target and its co-runners. */
+typedef struct {
+    const char *candidate;          /* as given ("c+d") */
+    int k;                          /* workloads, the target first */
+    double sum;                     /* predicted throughput sum (not finite: none) */
+    double tput[PS_COLOC_SET_MAXK]; /* each one's (NAN for kinds that predict the sum) */
+} ps_coloc_choice_t;
+
+typedef struct {
+    const char *gpu;            /* the GPU predicted on (a string of w) */
+    int n;                      /* candidates */
+    ps_coloc_choice_t *ranking; /* [n], by decreasing sum, a non-finite one last */
+    char *text;                 /* the candidates' names */
+} ps_coloc_selection_t;
+
+/** Rank p's candidates beside p->target: each predicted by
+ *  ps_coloc_predict_set on the target's GPU. out's arrays are the caller's
+ *  (ps_coloc_selection_free, also after an error). Thread safety as
+ *  ps_coloc_predict. @return 0, PS_E_ARG (a list or a share count: the
+ *  message names the parameter), PS_E_INPUT (the target or a candidate
+ *  absent from w, with the nearest name; a target on several GPUs without
+ *  gpu), PS_E_BACKEND or PS_E_NOMEM. */
+PS_API int ps_coloc_select(const ps_coloc_model_t *m, const ps_workloads_t *w, const ps_scaling_t *scaling,
+                           const ps_coloc_select_params_t *p, ps_coloc_selection_t *out);
+/** Release a selection's arrays; NULL is a no-op. @return nothing. */
+PS_API void ps_coloc_selection_free(ps_coloc_selection_t *s);
+/** A selection as JSON (schema "pairsight.colocate-select.v1": target,
+ *  model (m's kind), ranking [{candidate, tput_sum, reason (when not
+ *  finite), tput}]), as `colocate select --json` prints it, into *out
+ *  (caller-owned, ps_free). @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_coloc_selection_json(const ps_coloc_model_t *m, const char *target, const ps_coloc_selection_t *s,
+                                   char **out);
+
 /** What a cluster applies, from a "pairsight.shares.v1" reply: format "dra"
  *  (a resource.k8s.io/v1 ResourceClaimTemplate whose opaque config is the
  *  NVIDIA DRA driver's GpuConfig with sharing.strategy MPS, and a Pod with

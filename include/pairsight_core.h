@@ -48,6 +48,13 @@ PS_API const char *ps_version(void);
  *  and a command-line tool states it as the bound of its --threads. */
 PS_API int ps_thread_limit(void);
 
+/** The did-you-mean suggestion: the nearest of the n names to s (optimal
+ *  string alignment distance at most a third of its length, at least 1; a
+ *  prefix of four or more letters, or a singular of a plural, counts as
+ *  one step). @return that name (one of names), or NULL when none is near.
+ *  Thread-safe. */
+PS_API const char *ps_nearest(const char *s, const char *const *names, size_t n);
+
 /**
  * Progress of long work (simulation, training, evaluation, co-location
  * evaluation, collection campaigns): stage is a short constant string naming

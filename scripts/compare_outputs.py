@@ -73,6 +73,27 @@ def cli_cases(d):
     w = ["--workloads", SD + "/workloads.csv"]
     for c in ["b", "c", "b,c", "b+c"]:
         cases.append(["colocate", "select", "--model", d + "/r.psc"] + w + ["--target", "a", "--candidates", c])
+    sel = ["colocate", "select", "--model", d + "/r.psc"] + w
+    for extra in [["--target", "a", "--candidates", "b,c+b,c", "--json"], ["--target", "b", "--candidates", "a,c",
+                  "--shares", "50/25", "--json"], ["--target", "a", "--candidates", "b+c", "--shares", "30/20/10"],
+                  ["--target", "a", "--candidates", "b", "--gpu", "TESTGPU", "--json"], ["--target", "aa",
+                  "--candidates", "b"], ["--target", "a", "--candidates", "b,zc"], ["--target", "a", "--candidates",
+                  ""], ["--target", "a", "--candidates", "b,,c"], ["--target", "a", "--candidates", "b,c,b"],
+                  ["--target", "a", "--candidates", "b", "--shares", "50/50/50"], ["--target", "a", "--candidates",
+                  "b", "--shares", "0/5"], ["--target", "a", "--candidates", "b", "--gpu", "X"], ["--target", "a"],
+                  ["--help"]]:
+        cases.append(sel + extra)
+    pl = ["colocate", "place", "--model", d + "/r.psc"] + w
+    for extra in [["--jobs", "a,b*2,c", "--gpus", "2", "-q"], ["--jobs", "a,b*2,c", "--gpus", "2", "--json", "-q"],
+                  ["--jobs", "a*3,b,c", "--gpus", "1:TESTGPU,1:TESTGPU", "--max-per-gpu", "3", "--shares", "100,50",
+                  "--json", "-q"], ["--jobs", "a,b,c*2", "--gpus", "1", "--allow-wait", "-q"], ["--jobs", "a,b,c",
+                  "--gpus", "2", "--time-limit", "1", "--json", "-q"], ["--jobs", "", "--gpus", "2"], ["--jobs",
+                  "a*0", "--gpus", "2"], ["--jobs", "a,b", "--gpus", "0"], ["--jobs", "a,b", "--gpus", "1:NOPE"],
+                  ["--jobs", "a,zz", "--gpus", "1"], ["--jobs", "a,b", "--gpus", "1", "--time-limit", "90000"],
+                  ["--jobs", "a,b", "--gpus", "1", "--max-per-gpu", "9"], ["--jobs", "a,b", "--gpus", "1", "--shares",
+                  "100,0"], ["--jobs", "a,b", "--gpus", "1:"], ["--jobs", "a"], ["--help"]]:
+        cases.append(pl + extra)
+    cases.append(["colocate", "--help"])
     for s in [["--set", "a,b"], ["--set", "a,b", "--floor", "a=0.1", "--json"], ["--set", "a,b", "--floor", "b=50"]]:
         cases.append(["colocate", "shares", "--model", d + "/r.psc"] + w + s)
     return cases

@@ -139,6 +139,12 @@ def happy(s):
     code, sc2 = s.json("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b", "c"]})
     n2 = [c["norm_sum"] for c in sc2["candidates"]]
     check(code == 200 and sc2["ranking"] == sorted(range(2), key=lambda i: -n2[i]), "score by norm_sum: %s" % sc2)
+    cli_sel = json.loads(run("colocate", "select", "--model", COLOC, "--workloads", SD + "/workloads.csv", "--target",
+                             "a", "--candidates", "b,c+b,c", "--shares", "50/25", "--json"))
+    code, sel = s.json("POST", "/v1/colocate/select", {"target": "a", "candidates": ["b", "c+b", "c"],
+                                                        "shares": [50, 25]})
+    check(code == 200 and sel == cli_sel and sel["schema"] == "pairsight.colocate-select.v1",
+          "select differs from the CLI: %s" % sel)
     shares_args = ["--set", "a,b", "--floor", "a=0.1", "--json"]
     cli_sh = json.loads(run("colocate", "shares", "--model", COLOC, "--workloads", SD + "/workloads.csv",
                             *shares_args))
@@ -216,6 +222,11 @@ def malformed(s):
         ("POST", "/v1/colocate/score", {"target": "a", "candidates": ["b+nope"]}, 400, "candidates[0]: workload 'nope'"),
         ("POST", "/v1/colocate/score", {"target": "a", "candidates": [{"workloads": ["b"], "shares": [150]}]}, 400,
          "candidates[0].shares[0]"),
+        ("POST", "/v1/colocate/select", {"target": "aa", "candidates": ["b"]}, 400, "did you mean 'a'"),
+        ("POST", "/v1/colocate/select", {"target": "a", "candidates": ["b", "b"]}, 400, "'b' is listed twice"),
+        ("POST", "/v1/colocate/select", {"target": "a", "candidates": "b", "shares": [50, 0]}, 400,
+         "shares: expected A/B/.. in 1..100"),
+        ("POST", "/v1/colocate/select", {"target": "a"}, 400, "candidates: expected"),
         ("POST", "/v1/colocate/shares", {"set": ["a", "zz"]}, 400, "workload 'zz'"),
         ("POST", "/v1/colocate/shares", {"set": []}, 400, "a set needs 2"),
         ("POST", "/v1/colocate/shares", {"set": 5}, 400, "set: expected"),

@@ -146,15 +146,15 @@ static void test_usage_errors(void)
 static void test_nearest(void)
 {
     const char *names[] = {"--depths", "--etas", "--ops", "--out", "--rounds"};
-    CHECK(strcmp(cli_nearest("--depth", names, 5), "--depths") == 0);
-    CHECK(strcmp(cli_nearest("--round", names, 5), "--rounds") == 0);
-    CHECK(strcmp(cli_nearest("--dep", names, 5), "--depths") == 0);
-    CHECK(strcmp(cli_nearest("--dpeths", names, 5), "--depths") == 0); /* a transposition is one step */
+    CHECK(strcmp(ps_nearest("--depth", names, 5), "--depths") == 0);
+    CHECK(strcmp(ps_nearest("--round", names, 5), "--rounds") == 0);
+    CHECK(strcmp(ps_nearest("--dep", names, 5), "--depths") == 0);
+    CHECK(strcmp(ps_nearest("--dpeths", names, 5), "--depths") == 0); /* a transposition is one step */
     const char *cmds[] = {"check", "train", "predict"};
-    CHECK(strcmp(cli_nearest("trian", cmds, 3), "train") == 0);
-    CHECK(cli_nearest("--out", names, 5) && strcmp(cli_nearest("--out", names, 5), "--out") == 0);
-    CHECK(cli_nearest("--oat", names, 5) != NULL);
-    CHECK(cli_nearest("--bogus", names, 5) == NULL);
+    CHECK(strcmp(ps_nearest("trian", cmds, 3), "train") == 0);
+    CHECK(ps_nearest("--out", names, 5) && strcmp(ps_nearest("--out", names, 5), "--out") == 0);
+    CHECK(ps_nearest("--oat", names, 5) != NULL);
+    CHECK(ps_nearest("--bogus", names, 5) == NULL);
 }
 
 static void test_need(void)

@@ -392,6 +392,50 @@ def test_place_equals_cli(co, tmp_path):
         m.shares(w, scaling=s, set="alpha_batch2-inf,beta_batch4-train", candidates="60/60")
 
 
+def test_colocate_select_op_equals_cli(co, tmp_path):
+    """pairsight.run('colocate_select'): the ranking `pairsight colocate
+    select --json` prints (both call ps_coloc_select), its lists as strings
+    or lists, and its refusals naming the member."""
+    w, s, c = co
+    m = pairsight.ColocModel.train(w, c, s, kind="mps", boost_rounds=50)
+    m.save(tmp_path / "m.psc")
+    files = ["--model", tmp_path / "m.psc", "--workloads", os.path.join(COLOC, "workloads.csv"), "--scaling",
+             os.path.join(COLOC, "workload_scaling.csv")]
+    cands = ["beta_batch4-train", "gamma_batch1-inf+alpha_batch8-inf", "gamma_batch4-inf"]
+    want = json.loads(cli("colocate", "select", *files, "--target", "alpha_batch2-inf", "--candidates",
+                          ",".join(cands), "--shares", "50/25", "--json"))
+    got = pairsight.run("colocate_select", coloc=m, workloads=w, scaling=s, target="alpha_batch2-inf",
+                        candidates=cands, shares=[50, 25])
+    assert got == want and got["schema"] == "pairsight.colocate-select.v1" and len(got["ranking"]) == 3
+    sums = [r["tput_sum"] for r in got["ranking"]]
+    assert sums == sorted(sums, reverse=True) and {r["candidate"] for r in got["ranking"]} == set(cands)
+    assert pairsight.run("colocate_select", coloc=m, workloads=w, scaling=s, target="alpha_batch2-inf",
+                         candidates=",".join(cands), shares="50/25") == got
+    # a candidate's figures are colocate_predict's for its set at the same shares
+    two = [r for r in got["ranking"] if r["candidate"] == cands[1]][0]
+    one = pairsight.run("colocate_predict", coloc=m, workloads=w, scaling=s,
+                        set=["alpha_batch2-inf", "gamma_batch1-inf", "alpha_batch8-inf"], shares=[50, 25, 25])
+    assert two["tput"] == one["tput_pred"] and two["tput_sum"] == one["tput_sum_pred"]
+    run = lambda **kw: pairsight.run("colocate_select", coloc=m, workloads=w, scaling=s, **kw)
+    with pytest.raises(pairsight.Error, match="select: target 'alpha_batch2-inff' is not in workloads.csv; did you "
+                       "mean 'alpha_batch2-inf'"):
+        run(target="alpha_batch2-inff", candidates=cands)
+    with pytest.raises(pairsight.Error, match="select: candidate 'nope' .gpu TESTGPU. is not in workloads.csv"):
+        run(target="alpha_batch2-inf", candidates=["beta_batch4-train", "nope"])
+    with pytest.raises(pairsight.ArgumentError, match="select: candidates: 'gamma_batch4-inf' is listed twice"):
+        run(target="alpha_batch2-inf", candidates=["gamma_batch4-inf", "gamma_batch4-inf"])
+    with pytest.raises(pairsight.ArgumentError, match="select: shares: 3 shares for at most 2 workloads"):
+        run(target="alpha_batch2-inf", candidates=["beta_batch4-train"], shares=[50, 25, 25])
+    with pytest.raises(pairsight.ArgumentError, match="select: shares: expected A/B/.. in 1..100, got '0/50'"):
+        run(target="alpha_batch2-inf", candidates=["beta_batch4-train"], shares=[0, 50])
+    with pytest.raises(pairsight.ArgumentError, match="colocate_select: candidates: expected"):
+        run(target="alpha_batch2-inf", candidates=[])
+    with pytest.raises(pairsight.ArgumentError, match="colocate_select: target: expected a workload name"):
+        run(candidates=cands)
+    with pytest.raises(pairsight.ArgumentError, match="colocate_select: needs a co-location model .coloc."):
+        pairsight.run("colocate_select", workloads=w, target="alpha_batch2-inf", candidates=cands)
+
+
 def test_misuse_at_the_boundary(mo, camp):
     model, ops = mo
     cx = pairsight.Coexec.load(camp / "c" / "coexec.csv")

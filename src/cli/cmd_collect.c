@@ -804,7 +804,7 @@ static int parse_args(int argc, char **argv, const action_t *a, opts_t *o, int *
         const char *names[LEN(actions)];
         for (size_t i = 0; i < LEN(actions); i++)
             names[i] = actions[i].name;
-        const char *near = cli_nearest(o->action, names, LEN(actions));
+        const char *near = ps_nearest(o->action, names, LEN(actions));
         *code = cli_fail(CLI_USAGE, CMD, "unknown action '%s'%s%s%s (see pairsight collect --help)", o->action,
                          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return 1;

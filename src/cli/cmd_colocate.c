@@ -313,7 +313,7 @@ static int parse_opts(int argc, char **argv, cli_coloc_opts_t *o, cli_opt_t *tab
     while (k < N_SUBS && strcmp(o->sub, names[k]) != 0)
         k++;
     if (k == N_SUBS) {
-        const char *near = cli_nearest(o->sub, names, N_SUBS);
+        const char *near = ps_nearest(o->sub, names, N_SUBS);
         *code = cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (eval, train, predict, select, place, shares)",
                          o->sub, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         return -1;

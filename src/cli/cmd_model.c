@@ -129,7 +129,7 @@ int cmd_model(int argc, char **argv)
     while (sub_names[k] && strcmp(argv[1], sub_names[k]) != 0)
         k++;
     if (!sub_names[k]) {
-        const char *near = cli_nearest(argv[1], sub_names, 2);
+        const char *near = ps_nearest(argv[1], sub_names, 2);
         return cli_fail(CLI_USAGE, CMD, "unknown subcommand '%s'%s%s%s (info, export)", argv[1],
                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
     }

@@ -72,7 +72,7 @@ static int unknown_command(const char *where, const char *name)
     const char *names[sizeof commands / sizeof commands[0]];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         names[i] = commands[i].name;
-    const char *near = cli_nearest(name, names, sizeof names / sizeof names[0]);
+    const char *near = ps_nearest(name, names, sizeof names / sizeof names[0]);
     fprintf(stderr, "pairsight: %s%sunknown command '%s'", where ? where : "", where ? ": " : "", name);
     if (near)
         fprintf(stderr, "; did you mean '%s'?", near);

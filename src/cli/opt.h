@@ -130,10 +130,6 @@ int cli_given(cli_spec_t *spec, const char *name);
  * before the message when what is not NULL. */
 int cli_need(cli_spec_t *spec, const char *what, const char *names);
 
-/* The nearest of the n names to s (edit distance at most a third of its
- * length, at least 2), or NULL: the did-you-mean suggestion. */
-const char *cli_nearest(const char *s, const char *const *names, size_t n);
-
 /* Standard input and output given as "-". cli_stdin_path copies stdin into
  * a temporary file once and returns its path (NULL on failure, message in
  * cli_io_error); cli_stdout_path returns a temporary path whose content

@@ -713,3 +713,54 @@ void psi_c_numeric_end(locale_t old)
     if (old)
         uselocale(old);
 }
+
+/* ---- the did-you-mean suggestion ---- */
+
+/* Optimal string alignment distance: insertions, deletions, substitutions
+ * and transpositions of neighbours ("trian" is one step from "train"). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return (size_t)-1;
+    size_t d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *ps_nearest(const char *s, const char *const *names, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1, len = strlen(s);
+    /* The "--" costs nothing: --out is not near --ops. */
+    size_t limit = len > 5 ? (len - 2) / 3 : 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(s, names[i]);
+        /* A prefix of a longer name ("--dep" of "--depths") is near too. */
+        if (len >= 4 && strncmp(s, names[i], len) == 0 && d > 1)
+            d = 1;
+        /* So is a name that starts with all of s but its last letter: a
+         * singular of a plural ("--query" of "--queries"). */
+        if (len >= 7 && strlen(names[i]) > len && strncmp(s, names[i], len - 1) == 0 && d > 1)
+            d = 1;
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
+}

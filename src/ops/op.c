@@ -479,6 +479,75 @@ static int coloc_predict_run(const ps_op_inputs_t *in, const char *text, const c
     return rc;
 }
 
+/* ---- colocate_select: ps_coloc_select of a target's candidate co-runners ---- */
+
+static const ps_param_t coloc_select_params[] = {
+    {"target", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "the target workload (a name of the workloads table)", 0},
+    {"candidates", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "the candidate co-runners: \"b,c+d\" or a list [\"b\", \"c+d\"] (a+b co-locates several at once, at most 63)", 0},
+    {"gpu", PS_PARAM_STR, 0, 0, 0, "NAME", NULL,
+     "the query's gpu in the workloads table (default: the target's; given when it has rows on several)", 0},
+    {"shares", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "MPS shares of the target, then of each co-runner, the last repeated: \"50/25\" or a list of integers in "
+     "1..100 (default 100 each)",
+     0},
+};
+
+/* Member key of req into text (cap bytes): a string as it is, or a
+ * non-empty list of strings without sep (of integers, when ints) joined by
+ * sep, as the command line writes the list. */
+static int join_member(const cJSON *req, const char *key, char sep, int ints, char *text, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, key);
+    size_t at = 0;
+    text[0] = 0;
+    if (cJSON_IsString(v) && (size_t)snprintf(text, cap, "%s", v->valuestring) < cap)
+        return PS_OK;
+    for (const cJSON *e = cJSON_IsArray(v) ? v->child : NULL; e; e = e->next) {
+        int ok = ints ? cJSON_IsNumber(e) && e->valuedouble == floor(e->valuedouble) && fabs(e->valuedouble) < 1e6
+                      : cJSON_IsString(e) && *e->valuestring && !strchr(e->valuestring, sep);
+        int n = !ok    ? -1
+                : ints ? snprintf(text + at, cap - at, "%.*s%d", at ? 1 : 0, &sep, (int)e->valuedouble)
+                       : snprintf(text + at, cap - at, "%.*s%s", at ? 1 : 0, &sep, e->valuestring);
+        if (n < 0 || (size_t)n >= cap - at)
+            break;
+        at += (size_t)n;
+        if (!e->next)
+            return PS_OK;
+    }
+    return psi_error(PS_E_ARG, "%s: expected \"%s\" or a non-empty list of %s (%zu characters at most)", key,
+                     ints ? (sep == '/' ? "A/B/.." : "A,B,..") : (sep == ',' ? "a,b" : "a+b"),
+                     ints ? "integers" : "names", cap - 1);
+}
+
+static int coloc_select_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
+{
+    (void)text;
+    (void)p;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(req, "target"), *g = cJSON_GetObjectItemCaseSensitive(req, "gpu");
+    char cands[16384], shares[512];
+    ps_coloc_select_params_t sp = {.target = cJSON_IsString(t) ? t->valuestring : NULL};
+    if (!sp.target)
+        return psi_error(PS_E_ARG, "colocate_select: target: expected a workload name");
+    if (g && !cJSON_IsString(g))
+        return psi_error(PS_E_ARG, "colocate_select: gpu: expected a GPU's name");
+    sp.gpu = g ? g->valuestring : NULL;
+    int rc = join_member(req, "candidates", ',', 0, cands, sizeof cands);
+    if (rc == PS_OK && cJSON_GetObjectItemCaseSensitive(req, "shares"))
+        rc = join_member(req, "shares", '/', 1, shares, sizeof shares);
+    if (rc != PS_OK)
+        return psi_error_prefix(rc, "colocate_select");
+    sp.candidates = cands;
+    sp.shares = cJSON_GetObjectItemCaseSensitive(req, "shares") ? shares : NULL;
+    ps_coloc_selection_t s = {0};
+    if (rc == PS_OK)
+        rc = ps_coloc_select(in->coloc, in->workloads, in->scaling, &sp, &s);
+    if (rc == PS_OK)
+        rc = ps_coloc_selection_json(in->coloc, sp.target, &s, out);
+    ps_coloc_selection_free(&s);
+    return rc;
+}
+
 /* ---- overlap_predict: ps_ov_predict of an overlap table's experiments ---- */
 
 static const ps_param_t overlap_params[] = {
@@ -599,6 +668,10 @@ static const op_t ops[] = {
      "the makespan of every experiment of an overlap table, by a model of pairsight overlap train; its inputs are "
      "files named by its members (pairsight overlap predict)",
      "", overlap_params, N_OF(overlap_params), 0, no_init, overlap_run, NULL},
+    {"colocate_select", "pairsight.colocate-select.v1",
+     "a target's candidate co-runners ranked by the predicted throughput sum (pairsight colocate select, POST "
+     "/v1/colocate/select; ps_coloc_select)",
+     "coloc,workloads,scaling?", coloc_select_params, N_OF(coloc_select_params), 0, no_init, coloc_select_run, NULL},
     {"colocate_score", "pairsight.colocate_score.v1",
      "a target workload scored beside candidate co-runner sets, ranked by normalised throughput (POST "
      "/v1/colocate/score); its request is read by ps_coloc_score_json (include/pairsight_colocate.h)",
