@@ -112,6 +112,9 @@ static inline int32_t step(const node_t *nd, const float *x)
 #endif
 #define AVX512_ROWS (16 * AVX512_V)
 #define BLOCK_MAX_ROWS (AVX2_ROWS > AVX512_ROWS ? AVX2_ROWS : AVX512_ROWS)
+#ifndef AVX512_ROW_TAIL
+#define AVX512_ROW_TAIL 6 /* rows past the last whole vector of 16 that walk one by one (psi_forest_predict) */
+#endif
 #ifndef TREE_LOCKSTEP
 #define TREE_LOCKSTEP 4 /* trees walked at once by the AVX-512 block kernel (measured: 4 over 2, 8) */
 #endif
