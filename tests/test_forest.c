@@ -153,7 +153,8 @@ static void test_batch_sizes_and_stride(void)
         for (size_t i = 0; i < N; i++)
             bad += (float)full[i] != ref[i];
         CHECK_MSG(bad == 0, "kernel %s: %zu rows differ with stride %d", psi_forest_kernel_name(on), bad, STRIDE);
-        static const size_t sizes[] = {1, 2, 3, 4, 5, 6, 7, 15, 16, 17, 22, 23, 33, 38, 63, 64, 65, 129, 255, 256, 257};
+        static const size_t sizes[] = {1,  2,  3,  4,  5,  6,  7,  8,  10, 11,  15,  16,  17,
+                                       22, 23, 26, 27, 33, 38, 63, 64, 65, 129, 255, 256, 257};
         for (size_t k = 0; k < PS_ARRAY_LEN(sizes); k++) {
             size_t off = 7, m = sizes[k];
             psi_forest_predict(f, xs + off * STRIDE, m, STRIDE, part);

@@ -159,6 +159,32 @@ static void block_rows(const psi_forest_t *f, int kernel, const float *x, size_t
 }
 #endif
 
+#if HAVE_X86
+static int kernel_available(const psi_forest_t *f, int k);
+
+/* Small batches on AVX-512's perfect layout (175 trees of depth 8 per
+ * regressor, AMD EPYC, both regressors: 34 us per vector of 16 rows whether
+ * it carries 1 or 16, 20 us per AVX2 vector of 8, 5.0 us per row walked
+ * alone): the rows past the last whole vector of 16, when at most
+ * AVX512_TAIL_MAX, go by one AVX2 vector (from AVX2_TAIL_MIN of them) and
+ * row walks. Every kernel adds the same leaves in the same order, so the
+ * sums are equal bit for bit. Returns the rows left for the vectors of 16. */
+static size_t avx512_tail(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out)
+{
+    size_t r = n % 16, head = n - r, i = head;
+    if (r == 0 || r > AVX512_TAIL_MAX)
+        return n;
+    if (r >= AVX2_TAIL_MIN && kernel_available(f, PS_FOREST_AVX2)) {
+        size_t m = r < 8 ? r : 8;
+        block_rows(f, PS_FOREST_AVX2, x + i * stride, m, stride, out + i);
+        i += m;
+    }
+    for (; i < n; i++)
+        out[i] = psi_forest_avx512_row(f, x + i * stride);
+    return head;
+}
+#endif
+
 void psi_forest_predict(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {
     int kernel = f->kernel;
@@ -168,19 +194,8 @@ void psi_forest_predict(const psi_forest_t *f, const float *x, size_t n, size_t 
         kernel = PS_FOREST_SCALAR;
 #endif
 #if HAVE_X86
-    /* On the perfect layout a vector of 16 rows costs about as much as 7
-     * single-row walks (forest of 175 trees of depth 8 on AMD EPYC: 35 us per
-     * vector for both regressors, 5.0 us per row), so up to AVX512_ROW_TAIL
-     * rows past the last whole vector walk row by row. The kernels add the
-     * same leaves in the same order: the sums are equal bit for bit. */
-    if (kernel == PS_FOREST_AVX512 && f->pdepth > 0 && n % 16 > 0 && n % 16 <= AVX512_ROW_TAIL) {
-        size_t head = n - n % 16;
-        for (size_t i = head; i < n; i++)
-            out[i] = psi_forest_avx512_row(f, x + i * stride);
-        if (head == 0)
-            return;
-        n = head;
-    }
+    if (kernel == PS_FOREST_AVX512 && f->pdepth > 0 && (n = avx512_tail(f, x, n, stride, out)) == 0)
+        return;
 #endif
     if (n < (kernel == PS_FOREST_AVX2 ? 8u : 4u)) {
         for (size_t i = 0; i < n; i++) {

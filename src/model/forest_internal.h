@@ -112,8 +112,11 @@ static inline int32_t step(const node_t *nd, const float *x)
 #endif
 #define AVX512_ROWS (16 * AVX512_V)
 #define BLOCK_MAX_ROWS (AVX2_ROWS > AVX512_ROWS ? AVX2_ROWS : AVX512_ROWS)
-#ifndef AVX512_ROW_TAIL
-#define AVX512_ROW_TAIL 6 /* rows past the last whole vector of 16 that walk one by one (psi_forest_predict) */
+#ifndef AVX512_TAIL_MAX
+#define AVX512_TAIL_MAX 10 /* rows past the last whole AVX-512 vector that go by smaller kernels (forest.c) */
+#endif
+#ifndef AVX2_TAIL_MIN
+#define AVX2_TAIL_MIN 5 /* of those, from how many one AVX2 vector of 8 takes them */
 #endif
 #ifndef TREE_LOCKSTEP
 #define TREE_LOCKSTEP 4 /* trees walked at once by the AVX-512 block kernel (measured: 4 over 2, 8) */
