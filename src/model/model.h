@@ -86,6 +86,9 @@ void psi_pair_memo_clear(psi_pair_memo_t *t);
 void psi_pair_memo_get(psi_pair_memo_t *t, uint64_t ctx, const psi_pair_key_t *k, size_t n, psi_pair_val_t *v,
                        unsigned char *hit);
 void psi_pair_memo_put(psi_pair_memo_t *t, uint64_t ctx, const psi_pair_key_t *k, size_t n, const psi_pair_val_t *v);
+/* The hash of pair k under context ctx (the memo's set and tag; a batch's
+ * own table of its pairs, predict.c). */
+uint64_t psi_pair_key_hash(uint64_t ctx, const psi_pair_key_t *k);
 /* Hashes folding n bytes at p, or what one group of a profile holds, into h. */
 uint64_t psi_pair_memo_hash(uint64_t h, const void *p, size_t n);
 uint64_t psi_pair_memo_hash_group(uint64_t h, const psi_op_group_t *g);

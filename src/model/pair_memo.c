@@ -19,9 +19,13 @@
  *
  * Bounded: MEMO_SETS sets of MEMO_WAYS entries (64 bytes each, 4 MiB in all,
  * allocated at the first store), a new pair replacing the set's entries in
- * turn. One mutex guards it; a batch looks up all its pairs, and later stores
- * its new ones, under one lock each, so the service's threads meet there
- * twice per batch, outside the forest work.
+ * turn. Each entry has a 16-bit tag from its hash in a separate array (8
+ * bytes a set, 128 KiB, which stays in cache): a look-up reads an entry only
+ * where its tag matches, so a pair the memo lacks costs one tag line, not the
+ * set's four entry lines, and emptying the memo clears the tags only. One
+ * mutex guards it; a batch looks up all its pairs, and later stores its new
+ * ones, under one lock each, so the service's threads meet there twice per
+ * batch, outside the forest work.
  */
 #include "model/model.h"
 
@@ -35,7 +39,7 @@
 #define MEMO_SETS (1u << 14)
 
 typedef struct {
-    uint64_t ctx; /* 0: empty */
+    uint64_t ctx; /* the context it was stored under (never 0) */
     psi_pair_key_t k;
     psi_pair_val_t v;
 } entry_t;
@@ -43,6 +47,7 @@ typedef struct {
 struct psi_pair_memo {
     pthread_mutex_t mu;
     entry_t *e;            /* [MEMO_SETS * MEMO_WAYS], NULL until the first store */
+    uint16_t *tag;         /* [MEMO_SETS * MEMO_WAYS]: 0 empty, else the entry's tag_of */
     unsigned char *victim; /* [MEMO_SETS]: the way the next new pair of a set takes */
 };
 
@@ -62,6 +67,7 @@ void psi_pair_memo_free(psi_pair_memo_t *t)
         return;
     pthread_mutex_destroy(&t->mu);
     free(t->e);
+    free(t->tag);
     free(t->victim);
     free(t);
 }
@@ -69,8 +75,8 @@ void psi_pair_memo_free(psi_pair_memo_t *t)
 void psi_pair_memo_clear(psi_pair_memo_t *t)
 {
     pthread_mutex_lock(&t->mu);
-    if (t->e) { /* emptied in place: its pages stay mapped */
-        memset(t->e, 0, (size_t)MEMO_SETS * MEMO_WAYS * sizeof *t->e);
+    if (t->e) { /* emptied in place: an entry is read only under its tag */
+        memset(t->tag, 0, (size_t)MEMO_SETS * MEMO_WAYS * sizeof *t->tag);
         memset(t->victim, 0, MEMO_SETS);
     }
     pthread_mutex_unlock(&t->mu);
@@ -104,17 +110,28 @@ uint64_t psi_pair_memo_hash_group(uint64_t h, const psi_op_group_t *g)
     return psi_pair_memo_hash(h, g->counters, n * sizeof *g->counters);
 }
 
-static size_t set_of(uint64_t ctx, const psi_pair_key_t *k)
+uint64_t psi_pair_key_hash(uint64_t ctx, const psi_pair_key_t *k)
 {
-    uint64_t h = ctx;
-    for (int i = 0; i < 6; i++)
-        h = psi_mix64(h ^ (uint64_t)(uint32_t)k->k[i]);
-    return (size_t)(h & (MEMO_SETS - 1));
+    uint64_t a = (uint64_t)(uint32_t)k->k[0] | (uint64_t)(uint32_t)k->k[1] << 32,
+             b = (uint64_t)(uint32_t)k->k[2] | (uint64_t)(uint32_t)k->k[3] << 32,
+             c = (uint64_t)(uint32_t)k->k[4] | (uint64_t)(uint32_t)k->k[5] << 32;
+    return psi_mix64(ctx + a * 0x9E3779B97F4A7C15ULL + b * 0xC2B2AE3D27D4EB4FULL + c * 0x165667B19E3779F9ULL);
 }
 
-static int same(const entry_t *e, uint64_t ctx, const psi_pair_key_t *k)
+/* A hash's set (its low bits) and tag (its high bits, never 0). */
+static size_t set_of(uint64_t h) { return (size_t)(h & (MEMO_SETS - 1)); }
+static uint16_t tag_of(uint64_t h) { return (uint16_t)(h >> 48) | 1u; }
+
+/* The way of set s holding (ctx, k) under tag g, or -1. */
+static int find(const psi_pair_memo_t *t, size_t s, uint16_t g, uint64_t ctx, const psi_pair_key_t *k)
 {
-    return e->ctx == ctx && memcmp(&e->k, k, sizeof *k) == 0;
+    const uint16_t *tg = t->tag + s * MEMO_WAYS;
+    for (int w = 0; w < MEMO_WAYS; w++) {
+        const entry_t *e = &t->e[s * MEMO_WAYS + (size_t)w];
+        if (tg[w] == g && e->ctx == ctx && memcmp(&e->k, k, sizeof *k) == 0)
+            return w;
+    }
+    return -1;
 }
 
 void psi_pair_memo_get(psi_pair_memo_t *t, uint64_t ctx, const psi_pair_key_t *k, size_t n, psi_pair_val_t *v,
@@ -122,41 +139,48 @@ void psi_pair_memo_get(psi_pair_memo_t *t, uint64_t ctx, const psi_pair_key_t *k
 {
     pthread_mutex_lock(&t->mu);
     for (size_t i = 0; i < n; i++) {
-        hit[i] = 0;
-        const entry_t *e = t->e ? t->e + set_of(ctx, &k[i]) * MEMO_WAYS : NULL;
-        for (int w = 0; e && w < MEMO_WAYS && !hit[i]; w++)
-            if (same(&e[w], ctx, &k[i])) {
-                v[i] = e[w].v;
-                hit[i] = 1;
-            }
+        uint64_t h = psi_pair_key_hash(ctx, &k[i]);
+        int w = t->e ? find(t, set_of(h), tag_of(h), ctx, &k[i]) : -1;
+        hit[i] = w >= 0;
+        if (w >= 0)
+            v[i] = t->e[set_of(h) * MEMO_WAYS + (size_t)w].v;
     }
     pthread_mutex_unlock(&t->mu);
+}
+
+/* The entry, tag and victim arrays, at the first store (0: out of memory,
+ * then every pair is predicted). */
+static int ensure(psi_pair_memo_t *t)
+{
+    if (t->e)
+        return 1;
+    t->e = psi_malloc((size_t)MEMO_SETS * MEMO_WAYS * sizeof *t->e);
+    t->tag = psi_calloc((size_t)MEMO_SETS * MEMO_WAYS, sizeof *t->tag);
+    t->victim = psi_calloc(MEMO_SETS, 1);
+    if (t->e && t->tag && t->victim)
+        return 1;
+    free(t->e);
+    free(t->tag);
+    free(t->victim);
+    t->e = NULL;
+    t->tag = NULL;
+    t->victim = NULL;
+    return 0;
 }
 
 void psi_pair_memo_put(psi_pair_memo_t *t, uint64_t ctx, const psi_pair_key_t *k, size_t n, const psi_pair_val_t *v)
 {
     pthread_mutex_lock(&t->mu);
-    if (!t->e) {
-        t->e = psi_calloc((size_t)MEMO_SETS * MEMO_WAYS, sizeof *t->e);
-        t->victim = psi_calloc(MEMO_SETS, 1);
-        if (!t->e || !t->victim) { /* no memo: every pair is predicted */
-            free(t->e);
-            free(t->victim);
-            t->e = NULL;
-            t->victim = NULL;
-        }
-    }
-    for (size_t i = 0; t->e && i < n; i++) {
-        size_t s = set_of(ctx, &k[i]);
-        entry_t *e = t->e + s * MEMO_WAYS;
-        int w = 0;
-        while (w < MEMO_WAYS && !same(&e[w], ctx, &k[i]))
-            w++;
-        if (w == MEMO_WAYS) {
+    for (size_t i = 0; ensure(t) && i < n; i++) {
+        uint64_t h = psi_pair_key_hash(ctx, &k[i]);
+        size_t s = set_of(h);
+        int w = find(t, s, tag_of(h), ctx, &k[i]);
+        if (w < 0) {
             w = t->victim[s];
             t->victim[s] = (unsigned char)((w + 1) % MEMO_WAYS);
         }
-        e[w] = (entry_t){ctx, k[i], v[i]};
+        t->e[s * MEMO_WAYS + (size_t)w] = (entry_t){ctx, k[i], v[i]};
+        t->tag[s * MEMO_WAYS + (size_t)w] = tag_of(h);
     }
     pthread_mutex_unlock(&t->mu);
 }

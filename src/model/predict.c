@@ -497,10 +497,7 @@ static int pairs_misses(pairs_t *p, size_t R)
         p->src[r] = r;
         if (p->hit[r])
             continue;
-        uint64_t h = 0;
-        for (int i = 0; i < 6; i++)
-            h = psi_mix64(h ^ (uint64_t)(uint32_t)p->key[r].k[i]);
-        size_t at = (size_t)h & (cap - 1);
+        size_t at = (size_t)psi_pair_key_hash(0, &p->key[r]) & (cap - 1);
         while (t[at] && memcmp(&p->key[t[at] - 1], &p->key[r], sizeof p->key[r]) != 0)
             at = (at + 1) & (cap - 1);
         if (t[at])
