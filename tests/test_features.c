@@ -127,6 +127,54 @@ static void test_full_vector(void)
     ps_ops_free(ops);
 }
 
+/* psi_features_build_pair_memo equals psi_features_build_pair bit for bit
+ * over a sequence that repeats, overlaps and moves segments, changes TPC
+ * counts, swaps the models of a side (the memo's tokens of one group, then
+ * another, then the first again) and meets an error, in every variant. */
+static void test_memo_matches(void)
+{
+    ps_ops_t *ops = make_ops();
+    static const int hp[][3] = {{0, 4, 4}, {0, 4, 8}, {0, 4, 4},  {2, 6, 4},  {2, 6, 8},  {10, 10, 4},
+                                {1, 3, 8}, {0, 1, 4}, {19, 1, 8}, {0, 16, 4}, {3, 16, 8}, {0, 4, 4}};
+    static const int lp[][3] = {{0, 2, 8}, {1, 2, 8}, {2, 4, 4}, {0, 6, 4}, {0, 6, 8}, {3, 3, 4},
+                                {1, 5, 8}, {0, 1, 4}, {5, 1, 8}, {0, 6, 8}, {2, 4, 4}, {0, 2, 8}};
+    for (int v = PS_FEAT_FULL; v <= PS_FEAT_UTILIZATION; v++) {
+        psi_feature_layout_t l;
+        CHECK_OK(psi_features_layout((ps_feature_variant_t)v, 16, &l));
+        psi_features_memo_t *memo = psi_features_memo_new(&l);
+        CHECK(memo != NULL);
+        size_t same = 0, n = 0;
+        for (int pass = 0; memo && pass < 2; pass++)
+            for (size_t k = 0; k < PS_ARRAY_LEN(hp); k++) {
+                ps_query_t q = query(hp[k][0], hp[k][1], lp[k][0], lp[k][1]);
+                q.hp_tpcs = hp[k][2];
+                q.lp_tpcs = lp[k][2];
+                if (pass == 1) { /* the models swapped: each side meets the other group */
+                    q.hp_model = "b";
+                    q.lp_model = "a";
+                    q.hp_start %= 6;
+                    q.hp_len = q.hp_len > 6 - q.hp_start ? 6 - q.hp_start : q.hp_len;
+                }
+                float a[2][200], b[2][200];
+                psi_solo_t sa, sb;
+                int ra = psi_features_build_pair(&l, ops, &q, a[0], a[1], &sa);
+                int rb = psi_features_build_pair_memo(memo, ops, &q, b[0], b[1], &sb);
+                CHECK(ra == rb);
+                n++;
+                size_t bytes = sizeof(float) * (size_t)l.n_features;
+                same += ra == PS_OK && memcmp(a[0], b[0], bytes) == 0 && memcmp(a[1], b[1], bytes) == 0 &&
+                        sa.hp_ns == sb.hp_ns && sa.lp_ns == sb.lp_ns;
+            }
+        /* One query outside its model: refused, and the memo goes on. */
+        ps_query_t bad = query(18, 4, 0, 2);
+        float x[2][200];
+        CHECK(memo && psi_features_build_pair_memo(memo, ops, &bad, x[0], x[1], NULL) == PS_E_INPUT);
+        CHECK_MSG(same == n, "variant %d: %zu of %zu vectors equal", v, same, n);
+        psi_features_memo_free(memo);
+    }
+    ps_ops_free(ops);
+}
+
 static void test_variants(void)
 {
     ps_ops_t *ops = make_ops();
@@ -312,5 +360,5 @@ static void test_dataset(void)
     ps_ops_free(ops);
 }
 
-TH_MAIN(TEST(test_layout_and_names), TEST(test_full_vector), TEST(test_variants),
+TH_MAIN(TEST(test_layout_and_names), TEST(test_full_vector), TEST(test_memo_matches), TEST(test_variants),
         TEST(test_errors_name_what_is_missing), TEST(test_split_by_experiment), TEST(test_dataset))

@@ -141,6 +141,8 @@ static side_t side_of(const ps_query_t *q, int side)
 
 /* The operators of one segment: its group, with the checks that do not
  * depend on the TPC count. */
+static int check_segment(const side_t *d, int window, segment_t *s);
+
 static int resolve_group(const ps_ops_t *ops, const side_t *d, int window, segment_t *s)
 {
     if (!d->gpu || !d->model)
@@ -150,6 +152,12 @@ static int resolve_group(const ps_ops_t *ops, const side_t *d, int window, segme
     if (!s->g)
         return psi_error(PS_E_INPUT, "%s: no profile of model '%s' batch %d on GPU '%s' in ops (ops has: %s)", d->who,
                          d->model, d->batch, d->gpu, psi_ops_groups_text(ops, d->gpu, known, sizeof known));
+    return check_segment(d, window, s);
+}
+
+/* resolve_group's checks of the segment in its group s->g. */
+static int check_segment(const side_t *d, int window, segment_t *s)
+{
     if (d->len < 1 || d->start < 0)
         return psi_error(PS_E_INPUT, "%s: segment start %d, length %d is not a segment", d->who, d->start, d->len);
     if (!segment_fits(d->start, d->len, s->g->n_ops))
@@ -312,11 +320,20 @@ typedef struct {
     segment_t seg;
 } side_memo_t;
 
+/* One side's operator tokens, each made once per memo: operator op's at
+ * TPC column k at tok[(op * n_tpcs + k) * nf] where have[op * n_tpcs + k]. */
+typedef struct {
+    const psi_op_group_t *g; /* the group they are of (NULL: none yet) */
+    float *tok;
+    unsigned char *have;
+} op_tokens_t;
+
 struct psi_features_memo {
     psi_feature_layout_t layout;
     side_memo_t side[2];
     float *tok[2]; /* each side's tokens */
     int ntok;      /* columns per side */
+    op_tokens_t op[2];
 };
 
 psi_features_memo_t *psi_features_memo_new(const psi_feature_layout_t *l)
@@ -341,29 +358,81 @@ void psi_features_memo_free(psi_features_memo_t *m)
 {
     if (!m)
         return;
+    for (int side = 0; side < 2; side++) {
+        free(m->op[side].tok);
+        free(m->op[side].have);
+    }
     free(m->tok[0]);
     free(m);
+}
+
+/* o emptied for group g (0: out of memory, o holds none). */
+static int op_tokens_for(op_tokens_t *o, const psi_op_group_t *g, int nf)
+{
+    size_t n = (size_t)g->n_ops * (size_t)g->n_tpcs;
+    free(o->tok);
+    free(o->have);
+    *o = (op_tokens_t){g, psi_malloc((n ? n : 1) * (size_t)nf * sizeof *o->tok), psi_calloc(n ? n : 1, 1)};
+    if (o->tok && o->have)
+        return 1;
+    free(o->tok);
+    free(o->have);
+    *o = (op_tokens_t){0};
+    return 0;
+}
+
+/* write_tokens of segment s into the memo's tokens of side, each operator's
+ * token made once (the summed variant and no memory: as write_tokens). */
+static void memo_tokens(psi_features_memo_t *m, int side, const segment_t *s)
+{
+    int nf;
+    const int *fields = variant_fields(m->layout.variant, &nf);
+    op_tokens_t *o = &m->op[side];
+    if (m->layout.variant == PS_FEAT_SUMMED || (o->g != s->g && !op_tokens_for(o, s->g, nf))) {
+        write_tokens(&m->layout, s, m->tok[side]);
+        return;
+    }
+    for (int slot = 0; slot < m->layout.window; slot++) {
+        float *t = m->tok[side] + slot * nf;
+        if (slot >= s->len) {
+            for (int f = 0; f < nf; f++)
+                t[f] = 0.0f;
+            continue;
+        }
+        size_t at = (size_t)(s->start + slot) * (size_t)s->g->n_tpcs + (size_t)s->k;
+        float *c = o->tok + at * (size_t)nf;
+        if (!o->have[at]) {
+            for (int f = 0; f < nf; f++)
+                c[f] = (float)field_value(s, s->start + slot, fields[f]);
+            o->have[at] = 1;
+        }
+        memcpy(t, c, (size_t)nf * sizeof *t);
+    }
 }
 
 static int same_str(const char *a, const char *b) { return a && b && (a == b || strcmp(a, b) == 0); }
 
 /* Side `side` of q through the memo: kept when the key is the one before;
- * the profile look-up kept when only the TPC count changed. */
+ * the profile look-up kept while the group is the one before; each
+ * operator's token made once (memo_tokens). */
 static int memo_side(psi_features_memo_t *m, const ps_ops_t *ops, const ps_query_t *q, int side)
 {
     side_memo_t *c = &m->side[side];
     side_t d = side_of(q, side);
-    int same_seg = c->valid && c->key.batch == d.batch && c->key.start == d.start && c->key.len == d.len &&
-                   same_str(c->key.gpu, d.gpu) && same_str(c->key.model, d.model);
+    int same_group =
+        c->valid && c->key.batch == d.batch && same_str(c->key.gpu, d.gpu) && same_str(c->key.model, d.model);
+    int same_seg = same_group && c->key.start == d.start && c->key.len == d.len;
     if (same_seg && c->key.tpcs == d.tpcs)
         return PS_OK;
     c->valid = 0;
-    int rc = same_seg ? PS_OK : resolve_group(ops, &d, m->layout.window, &c->seg);
+    int rc = same_seg     ? PS_OK
+             : same_group ? check_segment(&d, m->layout.window, &c->seg)
+                          : resolve_group(ops, &d, m->layout.window, &c->seg);
     if (rc == PS_OK)
         rc = resolve_tpcs(&d, &c->seg);
     if (rc != PS_OK)
         return rc;
-    write_tokens(&m->layout, &c->seg, m->tok[side]);
+    memo_tokens(m, side, &c->seg);
     c->key = d;
     c->valid = 1;
     return PS_OK;

@@ -66,7 +66,9 @@ ps_query_t psi_query_of_row(const psi_coexec_row_t *r);
  * LP segment of one HP segment at once, so its HP side repeats across the
  * LP lengths (same split: the tokens are copied) and across the splits (same
  * operators: the profile look-up and the counters are kept, the durations
- * at the new TPC count read again). Owned by one thread;
+ * at the new TPC count read again). Each operator's token at a TPC count is
+ * made once and copied wherever a later segment holds it (LP windows of one
+ * batch overlap). Owned by one thread;
  * psi_features_memo_new (l is copied) / _free. */
 typedef struct psi_features_memo psi_features_memo_t;
 psi_features_memo_t *psi_features_memo_new(const psi_feature_layout_t *l);
