@@ -256,6 +256,9 @@ PS_API void ps_buf_printf(ps_buf_t *b, const char *fmt, ...)
 PS_API void ps_buf_json_str(ps_buf_t *b, const char *s);
 /** Appends v as ps_json_number writes it. @return nothing. */
 PS_API void ps_buf_json_num(ps_buf_t *b, double v);
+/** Appends v[0..n) as ps_json_number writes them, joined by commas (no
+ *  brackets). @return nothing. */
+PS_API void ps_buf_json_nums(ps_buf_t *b, const double *v, size_t n);
 /** Releases the text and zeroes b. @return nothing. */
 PS_API void ps_buf_free(ps_buf_t *b);
 

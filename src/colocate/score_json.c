@@ -151,15 +151,6 @@ static int target_gpu(req_t *a)
 
 static int k_trained(const ps_coloc_set_t *c, unsigned ks) { return !ks || (ks >> (c->k < 31 ? c->k : 31) & 1); }
 
-static void nums_json(ps_buf_t *b, const double *v, int k)
-{
-    for (int s = 0; s < k; s++) {
-        if (s)
-            ps_buf_putn(b, ",", 1);
-        ps_buf_json_num(b, v[s]);
-    }
-}
-
 static void cand_json(ps_buf_t *b, const ps_coloc_set_t *c, unsigned ks)
 {
     ps_buf_puts(b, "{\"workloads\":[");
@@ -172,9 +163,9 @@ static void cand_json(ps_buf_t *b, const ps_coloc_set_t *c, unsigned ks)
     for (int s = 0; s < c->k; s++)
         ps_buf_printf(b, "%s%d", s ? "," : "", c->shares[s]);
     ps_buf_printf(b, "],\"k\":%d,\"tput\":[", c->k);
-    nums_json(b, c->tput, c->k);
+    ps_buf_json_nums(b, c->tput, (size_t)c->k);
     ps_buf_puts(b, "],\"norm_tput\":[");
-    nums_json(b, c->norm, c->k);
+    ps_buf_json_nums(b, c->norm, (size_t)c->k);
     ps_buf_puts(b, "],\"tput_sum\":");
     ps_buf_json_num(b, c->sum);
     ps_buf_puts(b, ",\"norm_sum\":");
