@@ -214,5 +214,38 @@ static void test_json_reader_writer(void)
               ps_last_error());
 }
 
+/* Integers read as strtol reads them (fractions, exponents and numbers out
+ * of bounds refused; 19 digits and more through strtol itself), and a
+ * column of numbers written as ps_buf_json_num writes each. */
+static void test_json_ints_and_columns(void)
+{
+    char text[] = "[0, -0, 7, -42, 123456789012345678, 1.0, 1e2, -1E-2, 2147483647, 2147483648, "
+                  "99999999999999999999, -9223372036854775809, 0.5]";
+    static const int ok[] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+    static const int want[] = {0, 0, 7, -42, 0, 0, 0, 0, 2147483647, 0, 0, 0, 0};
+    ps_json_doc_t d = {0};
+    CHECK(ps_json_parse(&d, text, strlen(text)) == PS_OK && d.tok[0].size == (int)PS_ARRAY_LEN(ok));
+    for (int i = 0, t = 1; i < (int)PS_ARRAY_LEN(ok); i++, t = d.tok[t].next) {
+        int v = -1, rc = ps_json_int(&d, t, -2147483647L - 1, 2147483647L, &v);
+        CHECK_MSG((rc == PS_OK) == ok[i] && (!ok[i] || v == want[i]), "value %d: rc %d, %d", i, rc, v);
+    }
+    int v;
+    CHECK(ps_json_int(&d, 3, 8, 100, &v) == PS_E_INPUT && ps_json_int(&d, 3, 7, 7, &v) == PS_OK && v == 7);
+    ps_json_doc_free(&d);
+    static const double col[] = {670692.37986292399, 0.9, -2.5, 3, 1e300, -1e-300};
+    ps_buf_t one = {0}, all = {0};
+    for (size_t i = 0; i < PS_ARRAY_LEN(col); i++) {
+        if (i)
+            ps_buf_putn(&one, ",", 1);
+        ps_buf_json_num(&one, col[i]);
+    }
+    ps_buf_puts(&all, "[");
+    ps_buf_json_nums(&all, col, PS_ARRAY_LEN(col));
+    ps_buf_json_nums(&all, col, 0);
+    CHECK_MSG(one.s && all.s && strcmp(all.s + 1, one.s) == 0 && all.len == one.len + 1, "%s against %s", all.s, one.s);
+    ps_buf_free(&one);
+    ps_buf_free(&all);
+}
+
 TH_MAIN(TEST(test_error_message), TEST(test_atomic_commit_and_abort), TEST(test_bounds), TEST(test_c_locale_pinned),
-        TEST(test_json_numbers), TEST(test_json_reader_writer))
+        TEST(test_json_numbers), TEST(test_json_reader_writer), TEST(test_json_ints_and_columns))

@@ -30,23 +30,31 @@ static int fail(scan_t *s, const char *why)
     return -1;
 }
 
-static int push(scan_t *s, int type, const char *start)
+/* The token array, twice as large; -1 when it cannot grow. */
+static int grow(scan_t *s)
 {
     ps_json_doc_t *d = s->d;
-    if (d->n == d->cap) {
-        if (d->cap >= (1 << 28))
-            return fail(s, "too many values");
-        int cap = d->cap ? 2 * d->cap : 256;
-        ps_json_tok_t *t = psi_realloc(d->tok, (size_t)cap * sizeof *t);
-        if (!t) {
-            s->oom = 1;
-            d->err_at = (size_t)(s->p - s->b);
-            snprintf(d->err, sizeof d->err, "out of memory");
-            return -1;
-        }
-        d->tok = t;
-        d->cap = cap;
+    if (d->cap >= (1 << 28))
+        return fail(s, "too many values");
+    int cap = d->cap ? 2 * d->cap : 256;
+    ps_json_tok_t *t = psi_realloc(d->tok, (size_t)cap * sizeof *t);
+    if (!t) {
+        s->oom = 1;
+        d->err_at = (size_t)(s->p - s->b);
+        snprintf(d->err, sizeof d->err, "out of memory");
+        return -1;
     }
+    d->tok = t;
+    d->cap = cap;
+    return 0;
+}
+
+/* A new token (inline: one for each value and key of a request). */
+static inline int push(scan_t *s, int type, const char *start)
+{
+    ps_json_doc_t *d = s->d;
+    if (d->n == d->cap && grow(s) != 0)
+        return -1;
     d->tok[d->n] = (ps_json_tok_t){(unsigned char)type, 0, (int)(start - s->b), (int)(start - s->b), 0, d->n + 1};
     return d->n++;
 }
@@ -569,9 +577,16 @@ static size_t number_17g(double v, char *buf)
         digits[i] = digits[ni - 1 - i];
         digits[ni - 1 - i] = t;
     }
-    for (nd = ni; nd < 17; nd++) {
+    for (nd = ni; nd + 2 <= 17; nd += 2) { /* two digits a step: fr x 100 < 2^59 */
+        fr *= 100;
+        unsigned two = (unsigned)(fr >> 52);
+        digits[nd] = (char)('0' + two / 10);
+        digits[nd + 1] = (char)('0' + two % 10);
+        fr &= mask;
+    }
+    if (nd < 17) {
         fr *= 10;
-        digits[nd] = (char)('0' + (fr >> 52));
+        digits[nd++] = (char)('0' + (fr >> 52));
         fr &= mask;
     }
     int up = fr > half || (fr == half && (digits[nd - 1] - '0') % 2 == 1);
