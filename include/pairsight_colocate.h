@@ -490,6 +490,42 @@ PS_API void ps_coloc_selection_free(ps_coloc_selection_t *s);
 PS_API int ps_coloc_selection_json(const ps_coloc_model_t *m, const char *target, const ps_coloc_selection_t *s,
                                    char **out);
 
+/** The cluster of `colocate place`, as the command line writes it. */
+typedef struct {
+    const char *jobs;           /* "a,b*3,c": workload names, name*N repeating a job (64 jobs at most) */
+    const char *gpus;           /* "8" (GPUs of each job's own row's type) or "4:v100,4:p100" (TYPE: the
+                                   gpu column of workloads.csv; 64 GPUs at most) */
+    const char *shares;         /* "100,50": the allowed shares of a co-located job, up to 4 (NULL: 100) */
+    const char *workloads_name; /* in messages: the workloads table's file (NULL: "workloads.csv") */
+    const char *flag;           /* in messages, before a parameter's name ("--"; NULL: none) */
+} ps_coloc_cluster_spec_t;
+
+/** A cluster read: jobs, GPU types (NULL: the jobs' own rows') and shares,
+ *  as ps_coloc_place takes them; the names point into text. */
+typedef struct {
+    const char *jobs[64], *types[64];
+    int n_jobs, n_gpus, shares[4], n_shares;
+    char *text;
+} ps_coloc_cluster_t;
+
+/** Read spec into out and check it against w: every GPU type named has
+ *  rows in w, every job a row on one of the types (any for an untyped
+ *  GPU). out->text is the caller's (ps_coloc_cluster_free, also after an
+ *  error). Thread-safe. @return 0, PS_E_ARG (a list: the message names the
+ *  parameter and what it expects), PS_E_INPUT (a type or a job without a
+ *  row) or PS_E_NOMEM. */
+PS_API int ps_coloc_cluster_parse(const ps_workloads_t *w, const ps_coloc_cluster_spec_t *spec,
+                                  ps_coloc_cluster_t *out);
+/** Release a cluster's text; NULL is a no-op. @return nothing. */
+PS_API void ps_coloc_cluster_free(ps_coloc_cluster_t *c);
+/** Placement pl of cluster c as JSON (schema "pairsight.colocate-place.v1":
+ *  model (m's kind), objective, exact, stopped_by_time_limit, max_per_gpu,
+ *  gpus [{gpu, type, jobs [{job, workload, share_pct, norm_tput}]}],
+ *  waiting [names]), as `colocate place --json` prints it, into *out
+ *  (caller-owned, ps_free). @return 0, PS_E_ARG or PS_E_NOMEM. */
+PS_API int ps_coloc_placement_json(const ps_coloc_model_t *m, const ps_coloc_cluster_t *c,
+                                   const ps_coloc_placement_t *pl, int max_per_gpu, char **out);
+
 /** What a cluster applies, from a "pairsight.shares.v1" reply: format "dra"
  *  (a resource.k8s.io/v1 ResourceClaimTemplate whose opaque config is the
  *  NVIDIA DRA driver's GpuConfig with sharing.strategy MPS, and a Pod with

@@ -1046,8 +1046,10 @@ PS_API int ps_query_layout_json(char **out);
  *  string such as "resnet50:8", or what its help says; offset unused). */
 typedef enum { PS_PARAM_INT, PS_PARAM_DBL, PS_PARAM_STR, PS_PARAM_U64 } ps_param_type_t;
 
-/** Flags of a parameter: a bound that is not itself accepted. */
-enum { PS_PARAM_LO_OPEN = 1u << 0, PS_PARAM_HI_OPEN = 1u << 1 };
+/** Flags of a parameter: a bound that is not itself accepted; a time
+ *  budget in seconds that bounds the call's work (0: none), which a
+ *  service caps (pairsight serve refuses 0 and more than its cap). */
+enum { PS_PARAM_LO_OPEN = 1u << 0, PS_PARAM_HI_OPEN = 1u << 1, PS_PARAM_BUDGET = 1u << 2 };
 
 /** One parameter of an operation. */
 typedef struct {
@@ -1058,7 +1060,7 @@ typedef struct {
     const char *arg;      /* the value's name in a usage line (N, X, F) */
     const char *none;     /* the default in words when the struct's 0 means "not given" ("none"), else NULL */
     const char *help;     /* one sentence */
-    unsigned flags;       /* PS_PARAM_LO_OPEN, PS_PARAM_HI_OPEN */
+    unsigned flags;       /* PS_PARAM_LO_OPEN, PS_PARAM_HI_OPEN, PS_PARAM_BUDGET */
 } ps_param_t;
 
 /** What an operation runs on; an operation uses the members it needs and

@@ -145,6 +145,12 @@ def happy(s):
                                                         "shares": [50, 25]})
     check(code == 200 and sel == cli_sel and sel["schema"] == "pairsight.colocate-select.v1",
           "select differs from the CLI: %s" % sel)
+    cli_pl = json.loads(run("colocate", "place", "--model", COLOC, "--workloads", SD + "/workloads.csv", "--jobs",
+                            "a,b*2,c", "--gpus", "2", "--shares", "100,50", "--json", "-q"))
+    code, pl = s.json("POST", "/v1/colocate/place", {"jobs": ["a", "b", "b", "c"], "gpus": 2, "shares": [100, 50],
+                                                     "time_limit": 2})
+    check(code == 200 and pl == cli_pl and pl["schema"] == "pairsight.colocate-place.v1",
+          "place differs from the CLI: %s" % pl)
     shares_args = ["--set", "a,b", "--floor", "a=0.1", "--json"]
     cli_sh = json.loads(run("colocate", "shares", "--model", COLOC, "--workloads", SD + "/workloads.csv",
                             *shares_args))
@@ -227,6 +233,12 @@ def malformed(s):
         ("POST", "/v1/colocate/select", {"target": "a", "candidates": "b", "shares": [50, 0]}, 400,
          "shares: expected A/B/.. in 1..100"),
         ("POST", "/v1/colocate/select", {"target": "a"}, 400, "candidates: expected"),
+        ("POST", "/v1/colocate/place", {"jobs": "a,b", "gpus": 1, "time_limit": 0}, 400,
+         "time_limit: bad value '0': the service takes a budget in seconds above 0 and at most 10"),
+        ("POST", "/v1/colocate/place", {"jobs": "a,b", "gpus": 1, "time_limit": 60}, 400, "at most 10"),
+        ("POST", "/v1/colocate/place", {"jobs": "a,b", "gpus": 1, "time_limit": "x"}, 400, "time_limit"),
+        ("POST", "/v1/colocate/place", {"jobs": "a,zz", "gpus": 1}, 400, "jobs: 'zz' has no row"),
+        ("POST", "/v1/colocate/place", {"jobs": "a*65", "gpus": 1}, 400, "repeat count must be 1..64"),
         ("POST", "/v1/colocate/shares", {"set": ["a", "zz"]}, 400, "workload 'zz'"),
         ("POST", "/v1/colocate/shares", {"set": []}, 400, "a set needs 2"),
         ("POST", "/v1/colocate/shares", {"set": 5}, 400, "set: expected"),

@@ -379,6 +379,32 @@ def test_place_equals_cli(co, tmp_path):
     got = m.place(w, jobs, 2, scaling=s)
     assert got["objective"] == pytest.approx(want["objective"], rel=1e-12) and got["exact"] == want["exact"]
     assert [j["job"] for j in got["jobs"]] == jobs
+    # the colocate_place operation: the CLI's --json reply (both read the cluster with ps_coloc_cluster_parse)
+    run = lambda **kw: pairsight.run("colocate_place", coloc=m, workloads=w, scaling=s, **kw)
+    assert run(jobs=jobs, gpus=2) == want and want["schema"] == "pairsight.colocate-place.v1" and want["exact"]
+    assert run(jobs="alpha_batch2-inf*2,beta_batch4-train,gamma_batch1-inf", gpus=[None, None]) == want
+    want3 = json.loads(cli("colocate", "place", "--model", tmp_path / "m.psc", "--workloads",
+                           os.path.join(COLOC, "workloads.csv"), "--scaling", os.path.join(COLOC, "workload_scaling.csv"),
+                           "--jobs", ",".join(jobs), "--gpus", "1:TESTGPU", "--max-per-gpu", 3, "--shares", "100,50",
+                           "--allow-wait", "--time-limit", 2, "--json", "-q"))
+    got3 = run(jobs=jobs, gpus=["TESTGPU"], max_per_gpu=3, shares=[100, 50], allow_wait=True, time_limit=2)
+    assert got3 == want3 and got3["max_per_gpu"] == 3 and got3["gpus"][0]["type"] == "TESTGPU"
+    decl = {p["name"]: p for p in pairsight.op_params("colocate_place")["params"]}
+    assert decl["time_limit"]["default"] == 5 and decl["max_per_gpu"]["max"] == 8
+    with pytest.raises(pairsight.Error, match="place: jobs: 'nope' has no row in workloads.csv"):
+        run(jobs=["alpha_batch2-inf", "nope"], gpus=1)
+    with pytest.raises(pairsight.Error, match="place: gpus: GPU type 'NOPE' has no row in workloads.csv .it has"):
+        run(jobs=jobs, gpus="1:NOPE")
+    with pytest.raises(pairsight.ArgumentError, match="place: jobs: 'a\\*0': the repeat count must be 1..64"):
+        run(jobs="a*0", gpus=1)
+    with pytest.raises(pairsight.ArgumentError, match="place: shares: expected up to 4 shares in 1..100, got '100,0'"):
+        run(jobs=jobs, gpus=1, shares=[100, 0])
+    with pytest.raises(pairsight.ArgumentError, match="colocate_place: time_limit: expected a number in 0..86400"):
+        run(jobs=jobs, gpus=1, time_limit=-1)
+    with pytest.raises(pairsight.ArgumentError, match="colocate_place: allow_wait: expected true or false"):
+        run(jobs=jobs, gpus=1, allow_wait="yes")
+    with pytest.raises(pairsight.ArgumentError, match="colocate_place: gpus: expected a count"):
+        run(jobs=jobs)
     # colocate shares: the same reply as the CLI's --json, its emit, its refusals
     args = ["--set", "alpha_batch2-inf,beta_batch4-train", "--floor", "alpha_batch2-inf=0.1", "--json"]
     want = json.loads(cli("colocate", "shares", "--model", tmp_path / "m.psc", "--workloads",

@@ -107,8 +107,9 @@ static void add_opts(const sub_opt_t *all, size_t n_all, unsigned bit, cli_opt_t
             out[(*n)++] = all[i].opt;
 }
 
-/* The options of eval (and the model sizes that train shares). */
-static void sub_table_eval(cli_coloc_opts_t *o, unsigned bit, cli_opt_t *out, int *n)
+/* The options of eval (and the model sizes that train shares); place's
+ * --max-per-gpu is po[0]. */
+static void sub_table_eval(cli_coloc_opts_t *o, unsigned bit, const cli_opt_t *po, cli_opt_t *out, int *n)
 {
     const sub_opt_t all[] = {
         {S_EVAL,
@@ -154,7 +155,8 @@ static void sub_table_eval(cli_coloc_opts_t *o, unsigned bit, cli_opt_t *out, in
           "score placements over a cluster (see --cases) instead of co-runner choices, on random splits"}},
         {S_EVAL,
          {"--cases", CLI_STR, &o->cases, "LIST", "with --place: JOBSxGPUS cases", .def = "4x2,8x4,16x8,24x8,32x16"}},
-        {S_EVAL | S_PLACE, {"--max-per-gpu", CLI_INT, &o->max_per_gpu, "K", "most jobs on one GPU", .lo = 1, .hi = 8}},
+        {S_EVAL, {"--max-per-gpu", CLI_INT, &o->max_per_gpu, "K", "most jobs on one GPU", .lo = 1, .hi = 8}},
+        {S_PLACE, po[0]},
         {S_EVAL | S_TRAIN, {"--trees", CLI_INT, &o->trees, "N", "random-forest trees", .lo = 1, .hi = 10000}},
         {S_EVAL | S_TRAIN, {"--epochs", CLI_INT, &o->epochs, "N", "MLP epochs", .lo = 1, .hi = 100000}},
         {S_EVAL | S_TRAIN, {"--rounds", CLI_INT, &o->rounds, "N", "mps boosting rounds", .lo = 1, .hi = 100000}},
@@ -166,6 +168,9 @@ static void sub_table_eval(cli_coloc_opts_t *o, unsigned bit, cli_opt_t *out, in
 static void sub_table(cli_coloc_opts_t *o, int k, cli_opt_t *out)
 {
     unsigned bit = subs[k].options;
+    cli_opt_t po[4] = {{NULL}}; /* place's --max-per-gpu and --time-limit: the colocate_place operation's table */
+    if (bit & S_PLACE)
+        cli_op_opts("colocate_place", &o->place_params, po, 4);
     const sub_opt_t head[] = {
         {S_ALL, {"--workloads", CLI_STR, &o->workloads, "FILE", "workloads.csv", .flags = CLI_REQ | CLI_IN}},
         {S_ALL,
@@ -192,14 +197,12 @@ static void sub_table(cli_coloc_opts_t *o, int k, cli_opt_t *out)
          {"--gpus", CLI_STR, &o->gpus, "N[:TYPE],...", "GPUs (TYPE: the gpu column of workloads.csv)",
           .flags = CLI_REQ}},
         {S_PLACE,
-         {"--allow-wait", CLI_FLAG, &o->allow_wait, NULL,
+         {"--allow-wait", CLI_FLAG, &o->place_params.allow_wait, NULL,
           "let a job wait when co-locating it lowers the sum (default: every job runs while GPUs have room)",
           .flags = CLI_NODEF}},
         {S_PLACE,
          {"--shares", CLI_STR, &o->shares, "LIST", "allowed MPS shares of a co-located job (up to 4)", .def = "100"}},
-        {S_PLACE,
-         {"--time-limit", CLI_DBL, &o->time_limit, "S",
-          "search budget in seconds: past it the best placement found, said so (0: none)", .lo = 0, .hi = 86400}},
+        {S_PLACE, po[1]},
         {S_PREDICT | S_SELECT | S_PLACE | S_SHARES,
          {"--model", CLI_STR, &o->model, "FILE", "model from `colocate train`", .flags = CLI_REQ | CLI_IN}},
         {S_SELECT, {"--target", CLI_STR, &o->target, "T", "target workload", .flags = CLI_REQ}},
@@ -235,7 +238,7 @@ static void sub_table(cli_coloc_opts_t *o, int k, cli_opt_t *out)
     };
     int n = 0;
     add_opts(head, sizeof head / sizeof head[0], bit, out, &n);
-    sub_table_eval(o, bit, out, &n);
+    sub_table_eval(o, bit, po, out, &n);
     add_opts(tail, sizeof tail / sizeof tail[0], bit, out, &n);
     out[n] = (cli_opt_t){NULL};
 }
@@ -264,8 +267,8 @@ static void defaults(cli_coloc_opts_t *o)
     o->trees = def.model.trees;
     o->epochs = def.model.mlp_epochs;
     o->rounds = def.model.boost_rounds;
-    o->max_per_gpu = ps_coloc_place_default_params().max_per_gpu;
-    o->time_limit = ps_coloc_place_default_params().time_limit_s;
+    o->place_params = ps_coloc_place_default_params();
+    o->max_per_gpu = o->place_params.max_per_gpu;
     o->step = ps_coloc_shares_default_params().step;
     o->max_total = ps_coloc_shares_default_params().max_total;
 }

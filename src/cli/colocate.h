@@ -13,10 +13,12 @@ typedef struct {
     const char *sub, *workloads, *scaling, *colocations, *test, *out, *model, *kind, *target, *candidates, *shares,
         *predictors, *gpu, *transfer, *auto_kinds, *auto_rule, *as, *jobs, *gpus, *cases, *splits, *set, *objective,
         *floor, *slo, *emit;
-    double train_frac, time_limit;
-    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, allow_wait,
-        step, max_total;
+    double train_frac;
+    int seeds, unseen, test_alone, json, quiet, trees, epochs, rounds, unseen_pairs, place, max_per_gpu, step,
+        max_total;
     uint64_t seed;
+    ps_coloc_place_params_t place_params; /* place: --max-per-gpu and --time-limit (the colocate_place operation's
+                                      table), --allow-wait */
 } cli_coloc_opts_t;
 
 /* The tables of --workloads, --scaling, --colocations and the second

@@ -548,6 +548,95 @@ static int coloc_select_run(const ps_op_inputs_t *in, const char *text, const cJ
     return rc;
 }
 
+/* ---- colocate_place: ps_coloc_place of jobs over a cluster ---- */
+
+#define PLACE_P(f) offsetof(ps_coloc_place_params_t, f)
+static const ps_param_t coloc_place_params[] = {
+    {"jobs", PS_PARAM_STR, 0, 0, 0, "LIST", NULL, "the jobs: \"a,b*3,c\" or a list of names (64 at most)", 0},
+    {"max_per_gpu", PS_PARAM_INT, PLACE_P(max_per_gpu), 1, 8, "K", NULL, "most jobs on one GPU", 0},
+    {"gpus", PS_PARAM_STR, 0, 0, 0, "N[:TYPE],...", NULL,
+     "the GPUs: N (each job's own row's type), \"4:v100,4:p100\" (TYPE: the gpu column of the workloads table) or "
+     "a list of types (null: the job's own), 64 at most",
+     0},
+    {"time_limit", PS_PARAM_DBL, PLACE_P(time_limit_s), 0, 86400, "S", NULL,
+     "search budget in seconds: past it the best placement found, said so (0: none)", PS_PARAM_BUDGET},
+    {"shares", PS_PARAM_STR, 0, 0, 0, "LIST", NULL, "a co-located job's shares, up to 4: \"100,50\" or a list (100)",
+     0},
+    {"allow_wait", PS_PARAM_STR, 0, 0, 0, "BOOL", NULL,
+     "true: a job may wait when co-locating it lowers the sum (default false: every job runs while the GPUs have "
+     "room)",
+     0},
+};
+
+static void place_init(void *p) { *(ps_coloc_place_params_t *)p = ps_coloc_place_default_params(); }
+
+/* Member gpus into text as the command line writes it: a count, a string
+ * ("4:v100,4:p100"), or a list of types and nulls ("1:v100,1"). */
+static int gpus_member(const cJSON *v, char *text, size_t cap)
+{
+    size_t at = 0;
+    text[0] = 0;
+    if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e6)
+        return snprintf(text, cap, "%d", (int)v->valuedouble) < 0 ? PS_E_ARG : PS_OK;
+    if (cJSON_IsString(v) && (size_t)snprintf(text, cap, "%s", v->valuestring) < cap)
+        return PS_OK;
+    for (const cJSON *e = cJSON_IsArray(v) ? v->child : NULL; e; e = e->next) {
+        int ok = cJSON_IsNull(e) || (cJSON_IsString(e) && *e->valuestring && !strchr(e->valuestring, ','));
+        int n = ok ? snprintf(text + at, cap - at, "%s1%s%s", at ? "," : "", cJSON_IsNull(e) ? "" : ":",
+                              cJSON_IsNull(e) ? "" : e->valuestring)
+                   : -1;
+        if (n < 0 || (size_t)n >= cap - at)
+            break;
+        at += (size_t)n;
+        if (!e->next)
+            return PS_OK;
+    }
+    return psi_error(PS_E_ARG,
+                     "colocate_place: gpus: expected a count, \"N:TYPE,...\" or a non-empty list of types and nulls "
+                     "(%zu characters at most)",
+                     cap - 1);
+}
+
+/* The cluster of the request into cl, allow_wait and its shares into p. */
+static int place_cluster(const ps_op_inputs_t *in, const cJSON *req, ps_coloc_place_params_t *p, ps_coloc_cluster_t *cl)
+{
+    const cJSON *aw = cJSON_GetObjectItemCaseSensitive(req, "allow_wait"),
+                *sh = cJSON_GetObjectItemCaseSensitive(req, "shares");
+    char jobs[4096], gpus[4096], shares[256];
+    if (aw && !cJSON_IsBool(aw))
+        return psi_error(PS_E_ARG, "colocate_place: allow_wait: expected true or false");
+    p->allow_wait = cJSON_IsTrue(aw);
+    int rc = join_member(req, "jobs", ',', 0, jobs, sizeof jobs);
+    if (rc == PS_OK && sh)
+        rc = join_member(req, "shares", ',', 1, shares, sizeof shares);
+    if (rc != PS_OK)
+        return psi_error_prefix(rc, "colocate_place");
+    if ((rc = gpus_member(cJSON_GetObjectItemCaseSensitive(req, "gpus"), gpus, sizeof gpus)) != PS_OK)
+        return rc;
+    ps_coloc_cluster_spec_t spec = {jobs, gpus, sh ? shares : NULL, NULL, NULL};
+    if ((rc = ps_coloc_cluster_parse(in->workloads, &spec, cl)) != PS_OK)
+        return rc;
+    p->shares = cl->n_shares ? cl->shares : NULL;
+    p->n_shares = cl->n_shares;
+    return PS_OK;
+}
+
+static int coloc_place_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *params, char **out)
+{
+    (void)text;
+    ps_coloc_place_params_t *p = params;
+    ps_coloc_cluster_t cl = {0};
+    ps_coloc_placement_t pl = {0};
+    int rc = place_cluster(in, req, p, &cl);
+    if (rc == PS_OK)
+        rc = ps_coloc_place(in->coloc, in->workloads, in->scaling, cl.jobs, cl.n_jobs, cl.types, cl.n_gpus, p, &pl);
+    if (rc == PS_OK)
+        rc = ps_coloc_placement_json(in->coloc, &cl, &pl, p->max_per_gpu, out);
+    ps_coloc_placement_free(&pl);
+    ps_coloc_cluster_free(&cl);
+    return rc;
+}
+
 /* ---- overlap_predict: ps_ov_predict of an overlap table's experiments ---- */
 
 static const ps_param_t overlap_params[] = {
@@ -672,6 +761,11 @@ static const op_t ops[] = {
      "a target's candidate co-runners ranked by the predicted throughput sum (pairsight colocate select, POST "
      "/v1/colocate/select; ps_coloc_select)",
      "coloc,workloads,scaling?", coloc_select_params, N_OF(coloc_select_params), 0, no_init, coloc_select_run, NULL},
+    {"colocate_place", "pairsight.colocate-place.v1",
+     "jobs assigned to GPUs, alone or up to max_per_gpu a GPU, maximizing the sum of predicted normalized "
+     "throughputs within a time budget (pairsight colocate place, POST /v1/colocate/place; ps_coloc_place)",
+     "coloc,workloads,scaling?", coloc_place_params, N_OF(coloc_place_params), sizeof(ps_coloc_place_params_t),
+     place_init, coloc_place_run, NULL},
     {"colocate_score", "pairsight.colocate_score.v1",
      "a target workload scored beside candidate co-runner sets, ranked by normalised throughput (POST "
      "/v1/colocate/score); its request is read by ps_coloc_score_json (include/pairsight_colocate.h)",

@@ -5,8 +5,35 @@
  * then one row of server.c's route table. */
 #include "serve/serve_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The most seconds a request may give a time budget (a PS_PARAM_BUDGET
+ * row, such as colocate_place's time_limit): the budget bounds the work of
+ * a server thread. */
+#define MAX_BUDGET_S 10.0
+
+/* Each time budget of the request's operation: none (0) and more than
+ * MAX_BUDGET_S are refused (absent: the operation's default). */
+static int bound_budgets(serve_req_t *q, serve_reply_t *r)
+{
+    int n = 0;
+    const ps_param_t *rows = ps_op_params(q->route->op, &n);
+    for (int i = 0; i < n; i++) {
+        double v = NAN;
+        if (!(rows[i].flags & PS_PARAM_BUDGET))
+            continue;
+        if (serve_num_member(q, r, rows[i].name, rows[i].lo, rows[i].hi, &v))
+            return r->status;
+        if (!isnan(v) && !(v > 0 && v <= MAX_BUDGET_S))
+            return serve_error(r, 400, "bad_field",
+                               "%s: bad value '%g': the service takes a budget in seconds above 0 and at most %g "
+                               "(it bounds a request's work)",
+                               rows[i].name, v, MAX_BUDGET_S);
+    }
+    return 0;
+}
 
 int serve_op(serve_req_t *q, serve_reply_t *r)
 {
@@ -14,7 +41,7 @@ int serve_op(serve_req_t *q, serve_reply_t *r)
     char *text = q->body_len ? strndup(q->body, q->body_len) : NULL;
     if (q->body_len && !text)
         return serve_error(r, 500, "out_of_memory", "out of memory");
-    if (serve_parse_body(q, r)) {
+    if (serve_parse_body(q, r) || bound_budgets(q, r)) {
         free(text);
         return r->status;
     }

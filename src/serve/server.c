@@ -201,6 +201,7 @@ const serve_route_t serve_routes[] = {
     {"POST", "/v1/colocate/shares", serve_op, SERVE_NEEDS_COLOC, "colocate_shares"},
     {"POST", "/v1/explain", serve_op, SERVE_NEEDS_MODEL, "explain"},
     {"POST", "/v1/colocate/select", serve_op, SERVE_NEEDS_COLOC, "colocate_select"},
+    {"POST", "/v1/colocate/place", serve_op, SERVE_NEEDS_COLOC, "colocate_place"},
 };
 #define N_ROUTES (int)(sizeof serve_routes / sizeof serve_routes[0])
 const int serve_n_routes = N_ROUTES;
