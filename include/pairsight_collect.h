@@ -536,24 +536,31 @@ PS_API int ps_collect_merge(const char *dest, const char *const *src, int n, ps_
 PS_API int ps_campaign_shards_missing(ps_campaign_t *c, ps_collect_merge_stats_t *st);
 
 /* ======================================================================== */
-/* Collector workflow (src/collect/workflow.c): what `pairsight collect     */
-/* profile | counters | coexec` does, for the CLI, Python and any program  */
+/* Collector workflow (src/collect/workflow.c, workflow_mps.c): what       */
+/* `pairsight collect profile|counters|coexec|scaling|colocate` does, for  */
+/* the CLI, Python and any program                                           */
 /* ======================================================================== */
 /*
- * Contract: a job is one action on one campaign database, or, with devices,
- * one shard per device: shard k of n runs in a child process of its own on
- * device devices[k] into "DB.shardK-of-N", and when every shard succeeded
- * their databases are merged into db (ps_collect_merge). Every task commits
- * with its rows in one transaction, so the same job after a crash or kill
- * resumes where it stopped; a failed shard leaves its database to resume.
- * The library prints nothing: the shards' outcomes (and a failed shard's
- * message) reach the caller through note. Not for a request handler: a job
- * holds its device and runs for minutes to hours (docs/collector.md).
+ * Contract: a job is one action. profile, counters and coexec run on one
+ * campaign database, or, with devices, one shard per device: shard k of n
+ * runs in a child process of its own on device devices[k] into
+ * "DB.shardK-of-N", and when every shard succeeded their databases are
+ * merged into db (ps_collect_merge). Every task commits with its rows in one
+ * transaction, so the same job after a crash or kill resumes where it
+ * stopped; a failed shard leaves its database to resume. scaling and
+ * colocate run whole models under MPS shares and add their rows to CSV
+ * tables (scaling_path and workloads_path, or colocations_path), each read,
+ * added to and written atomically under its lock (a second collector
+ * waits); a row already there is refused, not measured twice, and a scaling
+ * run killed between its two tables is finished from the first. The library
+ * prints nothing: the shards' outcomes (and a failed shard's message) reach
+ * the caller through note. Not for a request handler: a job holds its
+ * device and runs for minutes to hours (docs/collector.md).
  * Thread safety: as ps_campaign_open; the devices fork the calling process.
  */
 
 typedef struct {
-    const char *action; /* "profile", "counters" or "coexec" */
+    const char *action; /* "profile", "counters", "coexec", "scaling" or "colocate" */
     const char *db;     /* the campaign database ("campaign.db") */
     const char *model;  /* profile, counters: the model (required) */
     int batch;          /* profile, counters (8) */
@@ -574,12 +581,34 @@ typedef struct {
      * failure and why (NULL: none). */
     ps_log_fn note;
     void *note_user;
+    /* scaling and colocate: whole models under MPS shares (docs/collector.md,
+     * "Workload level"), their rows added to CSV tables under the tables'
+     * locks (a second collector waits), each table written atomically. */
+    const int *shares; /* scaling: MPS percentages (NULL: 10, 20, ..., 100) */
+    int n_shares;
+    const ps_mps_job_t *jobs; /* colocate: run together, each at its share */
+    int n_jobs;
+    double seconds;               /* timed seconds per run (5) */
+    const char *scaling_path;     /* scaling ("workload_scaling.csv") */
+    const char *workloads_path;   /* scaling: its 100% row ("workloads.csv") */
+    const char *colocations_path; /* colocate ("colocations.csv") */
+    const char *id;               /* colocate: the co-location's id (NULL: from the jobs) */
 } ps_collect_job_t;
 
 /** What a job's devices did (plain data). */
+#define PS_COLLECT_MAX_ROWS 512
+
 typedef struct {
     int shards;        /* n_devices (0 without devices) */
     int shards_failed; /* each told through note; their databases resume */
+    /* scaling, colocate: what was measured, also when a later row failed */
+    char gpu[PS_GPU_NAME_MAX];         /* the gpu column */
+    char id[512];                      /* the workload ("resnet50_batch8-inf") or the co-location */
+    int n_rows;                        /* shares (scaling) or jobs (colocate) measured, in order; 0
+                                  when a scaling run killed between its two tables
+                                  was finished from the first (told through note) */
+    double tput[PS_COLLECT_MAX_ROWS];  /* items per second */
+    int exec_sms[PS_COLLECT_MAX_ROWS]; /* SMs the driver gave the job's context */
 } ps_collect_job_result_t;
 
 /** @return the defaults documented beside each field (action NULL, db
@@ -589,13 +618,20 @@ PS_API ps_collect_job_t ps_collect_default_job(void);
 
 /**
  * Run job (borrowed for the call). *out (may be NULL) says what its shards
- * did. @return 0, PS_E_ARG (an unknown action, a missing model or hp/lp,
+ * did, or what scaling and colocate measured (also when they failed after
+ * some rows). @return 0, PS_E_ARG (an unknown action, a missing model or hp/lp,
  * devices with counters or with a shard, a device twice: the message says
  * which), PS_E_BACKEND (shards failed: out->shards_failed of them, each
  * told through note), or what ps_campaign_open, the action and
  * ps_collect_merge return.
  */
 PS_API int ps_collect_job_run(const ps_collect_job_t *job, ps_collect_job_result_t *out);
+
+/** The id of a co-location of jobs[0..n) in colocations.csv, as `pairsight
+ *  collect colocate` names it: "MODEL_batchB-inf@SHARE+..." into out (size
+ *  bytes). @return 0, or PS_E_ARG (NULL, n < 1, or an id longer than
+ *  size - 1 bytes). */
+PS_API int ps_collect_colocation_id(const ps_mps_job_t *jobs, int n, char *out, size_t size);
 
 /** A list of TPC counts "8,16,32", "4-52:4" or a mix ("2,4-16:4"; each
  *  count in 1..INT_MAX, empty items skipped) into out[0..*n), at most cap.

@@ -190,6 +190,8 @@ def serve_run(bin_dir, d, cases):
 # coexec, status, export, --devices (merged, and with a shard that fails)
 # and refusals; then the files they wrote are compared.
 FK = " --backend fake --batch 2 --tpcs 8,20,46"
+SC = "scaling --backend fake --seconds 0.01 --model "
+CL = "colocate --backend fake --seconds 0.01 --jobs "
 CO = "coexec --backend fake --hp resnet50:2 --lp bert-base:2 --tpcs 8,20,46 --runs 3 --experiments 12"
 COLLECT = ["profile --model resnet50 --db c.db" + FK, "profile --model bert-base --db c.db --json" + FK,
            CO + " --db c.db", "counters --model resnet50 --db c.db" + FK,
@@ -203,8 +205,16 @@ COLLECT = ["profile --model resnet50 --db c.db" + FK, "profile --model bert-base
            " --tpcs 0,x", "counters --model resnet50 --fake-no-permission --db c.db" + FK, "status --db none.db",
            CO + " --db c.db --seed 9 --shard 1/2", CO + " --db c.db --devices 0,0",
            "profile --model resnet50 --batch 2 --db x.db", "profile --model resnet50 --db g.db -q" + FK +
-           " --tpcs 2,4-16:4,,20", "profile --model resnet50 --db g.db --json" + FK + " --tpcs 4-12:4"]
-COLLECT_FILES = ["ops.csv", "coexec.csv", "o2.csv", "d_co.csv", "p_ops.csv"]
+           " --tpcs 2,4-16:4,,20", "profile --model resnet50 --db g.db --json" + FK + " --tpcs 4-12:4",
+           SC + "mobilenetv2 --batch 4 --shares 20,100", SC + "mobilenetv2 --batch 4 --shares 20,100",
+           SC + "bert-base --batch 2 --shares 50,100 --json", "sh:head -n 2 workloads.csv > w && mv w workloads.csv",
+           SC + "bert-base --batch 2 --shares 50,100", SC + "bert-base --batch 2 --shares 50,100 --json",
+           "scaling --backend fake --seconds 0.01", "scaling --model resnet50 --seconds 0.01",
+           CL + "mobilenetv2:4@50,bert-base:2@50", CL + "mobilenetv2:4@50,bert-base:2@50",
+           CL + "mobilenetv2:4@30,bert-base:2@70 --id mine --json", CL + ",".join(["llama-3.2-1b:1000000@100"] * 16),
+           CL + "vgg16:1@50"]
+COLLECT_FILES = ["ops.csv", "coexec.csv", "o2.csv", "d_co.csv", "p_ops.csv", "workload_scaling.csv", "workloads.csv",
+                 "colocations.csv"]
 
 
 def collect_run(bin_dir, d, tag):
@@ -213,9 +223,10 @@ def collect_run(bin_dir, d, tag):
     # shard 0 fails: its message comes before shard 1 is waited for, in either build
     open(os.path.join(w, "f.db.shard0-of-2"), "w").write("not a database\n")
     out = []
-    for c in COLLECT:
-        p = subprocess.run("%s collect %s" % (os.path.abspath(os.path.join(bin_dir, "pairsight")), c), shell=True,
-                           cwd=w, capture_output=True, text=True, timeout=120)
+    for c in COLLECT:  # "sh:" a shell command between two of pairsight's
+        cmd = c[3:] if c.startswith("sh:") else "%s collect %s" % (os.path.abspath(os.path.join(bin_dir,
+                                                                                                "pairsight")), c)
+        p = subprocess.run(cmd, shell=True, cwd=w, capture_output=True, text=True, timeout=120)
         out.append("rc=%d\n--stdout\n%s\n--stderr\n%s" % (p.returncode, blank(p.stdout), blank(p.stderr)))
     for f in COLLECT_FILES:
         out.append(open(os.path.join(w, f)).read() if os.path.exists(os.path.join(w, f)) else "(no file)")

@@ -362,9 +362,31 @@ def test_collect_operation(tmp_path):
                       (dict(kw, action="coexec", db=db, seg_min=20), "seg_min 20 is above seg_max"),
                       (dict(kw, action="coexec", db=db, flush_l2=2), "flush_l2: expected a number in 0..1"),
                       (dict(action="profile", db=db, model_name="resnet50", bogus=1), "unknown member 'bogus'"),
-                      (dict(action="profile", db=db, model_name="vgg16", backend="fake"), "unknown model 'vgg16'")]:
+                      (dict(action="profile", db=db, model_name="vgg16", backend="fake"), "unknown model 'vgg16'"),
+                      (dict(action="scaling", model_name="mobilenetv2", shares="0,100"), "shares: bad value '0,100'"),
+                      (dict(action="colocate", jobs="mobilenetv2@50"), "jobs: bad value 'mobilenetv2@50'"),
+                      (dict(action="colocate"), "colocate needs jobs"),
+                      (dict(action="colocate", jobs="mobilenetv2:4@50", seconds=0), "seconds: expected a number")]:
         with pytest.raises(pairsight.ArgumentError, match=msg):
             pairsight.run("collect", **args)
+    # scaling and colocate: the rows `pairsight collect scaling|colocate` adds to the same tables
+    sc = ["--backend", "fake", "--seconds", 0.01]
+    cli("collect", "scaling", *sc, "--model", "mobilenetv2", "--batch", 4, "--shares", "20,100", "--scaling",
+        tmp_path / "cli_s.csv", "--workloads", tmp_path / "cli_w.csv")
+    cli("collect", "colocate", *sc, "--jobs", "mobilenetv2:4@50,bert-base:2@50", "--colocations",
+        tmp_path / "cli_c.csv")
+    mk = dict(backend="fake", seconds=0.01)
+    got = pairsight.run("collect", action="scaling", model_name="mobilenetv2", batch=4, shares="20,100",
+                        scaling_path=str(tmp_path / "py_s.csv"), workloads_path=str(tmp_path / "py_w.csv"), **mk)
+    assert got["workload"] == "mobilenetv2_batch4-inf" and [r["share_pct"] for r in got["rows"]] == [20, 100]
+    got = pairsight.run("collect", action="colocate", jobs="mobilenetv2:4@50,bert-base:2@50",
+                        colocations_path=str(tmp_path / "py_c.csv"), **mk)
+    assert got["colocation"] == "mobilenetv2_batch4-inf@50+bert-base_batch2-inf@50" and len(got["rows"]) == 2
+    for t in "swc":
+        assert (tmp_path / ("py_%s.csv" % t)).read_bytes() == (tmp_path / ("cli_%s.csv" % t)).read_bytes(), t
+    with pytest.raises(pairsight.Error, match="already has co-location mobilenetv2_batch4-inf@50"):
+        pairsight.run("collect", action="colocate", jobs="mobilenetv2:4@50,bert-base:2@50",
+                      colocations_path=str(tmp_path / "py_c.csv"), **mk)
 
 
 def test_place_equals_cli(co, tmp_path):

@@ -360,212 +360,15 @@ static int print_status(ps_campaign_t *c, const opts_t *o)
     return CLI_OK;
 }
 
-/* The workload id of FORMATS.md's examples: "bert-base_batch8-inf". */
-static void workload_id(const char *model, int batch, char *out, size_t size)
-{
-    snprintf(out, size, "%s_batch%d-inf", model, batch);
-}
-
-/* The workload's row of workloads.csv: its throughput alone at 100%, the
- * counters unmeasured. */
-static ps_workload_row_t alone_row(const char *gpu, const char *wid, double tput100)
-{
-    ps_workload_row_t w = {.gpu = gpu, .workload = wid, .exclusive_tput = tput100};
-    double *opt[] = {
-        &w.threads,           &w.registers,         &w.static_smem,  &w.sm_tput_pct, &w.dram_tput_pct,
-        &w.mem_tput_pct,      &w.sm_busy_pct,       &w.mem_busy_pct, &w.memcap_gb,   &w.stall_long_scoreboard,
-        &w.stall_lg_throttle, &w.stall_mio_throttle};
-    for (size_t i = 0; i < LEN(opt); i++)
-        *opt[i] = NAN;
-    return w;
-}
-
-/* Row w added to wl and saved unless its gpu and workload are there already
- * (then PS_E_INPUT with the message in err, err_size bytes). */
-static int add_workload(const opts_t *o, ps_workloads_t *wl, const ps_workload_row_t *w, char *err, size_t err_size)
-{
-    for (size_t i = 0; i < ps_workloads_rows(wl); i++) {
-        const char *g = NULL, *wk = NULL;
-        ps_workloads_key(wl, i, &g, &wk);
-        if (strcmp(g, w->gpu) == 0 && strcmp(wk, w->workload) == 0) {
-            snprintf(err, err_size, "%s already has %s on %s", o->workloads_path, w->workload, w->gpu);
-            return PS_E_INPUT;
-        }
-    }
-    int rc = ps_workloads_append(wl, w);
-    return rc == 0 ? ps_workloads_save(wl, o->workloads_path) : rc;
-}
-
-/* The scaling file is saved before the workloads file. A run killed between
- * the two saves left every share in the first and the workload missing from
- * the second: 1 when that is so (*gpu and *tput100 are then the first file's),
- * and the rerun finishes it without measuring. */
-static int interrupted_run(const opts_t *o, const ps_scaling_t *sc, const ps_workloads_t *wl, const char *wid,
-                           const char **gpu, double *tput100)
-{
-    int have = 0;
-    for (int k = 0; k < o->n_shares; k++)
-        for (size_t i = 0; i < ps_scaling_rows(sc); i++) {
-            const ps_scaling_row_t *r = ps_scaling_row(sc, i);
-            if (strcmp(r->workload, wid) == 0 && r->share_pct == o->shares[k] && (!*gpu || strcmp(*gpu, r->gpu) == 0)) {
-                *gpu = r->gpu;
-                have++;
-                if (o->shares[k] == 100)
-                    *tput100 = r->tput;
-                break;
-            }
-        }
-    if (have != o->n_shares || isnan(*tput100))
-        return 0;
-    for (size_t i = 0; i < ps_workloads_rows(wl); i++) {
-        const char *g = NULL, *wk = NULL;
-        ps_workloads_key(wl, i, &g, &wk);
-        if (strcmp(g, *gpu) == 0 && strcmp(wk, wid) == 0)
-            return 0;
-    }
-    return 1;
-}
-
-static int act_scaling(opts_t *o)
-{
-    if (!o->model)
-        return cli_fail(CLI_USAGE, CMD, "scaling needs --model");
-    ps_scaling_t *sc = NULL;
-    ps_workloads_t *wl = NULL;
-    char gpu[PS_GPU_NAME_MAX] = "", wid[96], err[1024] = ""; /* err: a message of ours, else ps_last_error */
-    workload_id(o->model, o->batch, wid, sizeof wid);
-    /* Read-modify-write of two CSVs: a second collector waits for the first,
-     * then adds to what it wrote (rows were lost when both ran at once). */
-    int first = strcmp(o->scaling_path, o->workloads_path) < 0;
-    if (cli_lock_output(CMD, first ? o->scaling_path : o->workloads_path, 1) != CLI_OK ||
-        cli_lock_output(CMD, first ? o->workloads_path : o->scaling_path, 1) != CLI_OK)
-        return CLI_BAD_INPUT;
-    int rc = 0;
-    /* Add to the files when they exist, refusing to measure twice. */
-    if (access(o->scaling_path, F_OK) == 0)
-        rc = ps_scaling_load(o->scaling_path, &sc);
-    else if (!(sc = ps_scaling_new()))
-        rc = PS_E_NOMEM;
-    if (rc == 0 && access(o->workloads_path, F_OK) == 0)
-        rc = ps_workloads_load(o->workloads_path, &wl);
-    else if (rc == 0 && !(wl = ps_workloads_new()))
-        rc = PS_E_NOMEM;
-    double tput100 = NAN;
-    const char *have_gpu = NULL;
-    int resume = rc == 0 && interrupted_run(o, sc, wl, wid, &have_gpu, &tput100);
-    if (resume) {
-        snprintf(gpu, sizeof gpu, "%s", have_gpu);
-        char msg[1024]; /* as the library's log line was: cut at 1,023 bytes */
-        snprintf(msg, sizeof msg,
-                 "collect: %s has every share of %s on %s but %s lacks it (an interrupted run): "
-                 "writing %s only",
-                 o->scaling_path, wid, gpu, o->workloads_path, o->workloads_path);
-        fprintf(stderr, "pairsight: warning: %s\n", msg);
-    } else {
-        tput100 = NAN;
-    }
-    for (int k = 0; k < o->n_shares && rc == 0 && !resume; k++) {
-        ps_mps_job_t job = {o->model, o->batch, o->shares[k]};
-        double t = 0;
-        int sms = 0;
-        cli_progress(o->quiet, "scaling", k, o->n_shares);
-        rc = ps_collect_mps_run_sms(&o->p, &job, 1, o->seconds, &t, gpu, sizeof gpu, &sms);
-        for (size_t i = 0; rc == 0 && i < ps_scaling_rows(sc); i++) {
-            const ps_scaling_row_t *r = ps_scaling_row(sc, i);
-            if (strcmp(r->gpu, gpu) == 0 && strcmp(r->workload, wid) == 0 && r->share_pct == o->shares[k]) {
-                snprintf(err, sizeof err, "%s already has %s at %d%% on %s", o->scaling_path, wid, o->shares[k], gpu);
-                rc = PS_E_INPUT;
-            }
-        }
-        ps_scaling_row_t row = {gpu, wid, o->shares[k], t};
-        if (rc == 0)
-            rc = ps_scaling_append(sc, &row);
-        if (rc == 0 && o->shares[k] == 100)
-            tput100 = t;
-        if (rc == 0 && !o->json)
-            printf("%s %s %3d%% (the context got %d SMs) %.6g items/s\n", gpu, wid, o->shares[k], sms, t);
-    }
-    cli_progress_end(o->quiet);
-    if (rc == 0 && !resume)
-        rc = ps_scaling_save(sc, o->scaling_path);
-    ps_workload_row_t alone = alone_row(gpu, wid, tput100);
-    if (rc == 0 && !isnan(tput100))
-        rc = add_workload(o, wl, &alone, err, sizeof err);
-    if (rc == 0 && o->json) {
-        cJSON *j = cli_json_new("collect-scaling", 1);
-        cJSON_AddStringToObject(j, "gpu", gpu);
-        cJSON_AddStringToObject(j, "workload", wid);
-        cJSON_AddNumberToObject(j, "shares", o->n_shares);
-        cli_json_print(j, stdout);
-    }
-    ps_scaling_free(sc);
-    ps_workloads_free(wl);
-    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", err[0] ? err : ps_last_error()) : CLI_OK;
-}
-
-static int act_colocate(opts_t *o)
-{
-    if (o->n_jobs < 1)
-        return cli_fail(CLI_USAGE, CMD, "colocate needs --jobs MODEL:BATCH@SHARE,...");
-    char id[512] = "", wid[MAX_JOBS][96], gpu[PS_GPU_NAME_MAX] = "";
-    for (int k = 0; k < o->n_jobs; k++) {
-        workload_id(o->jobs[k].model, o->jobs[k].batch, wid[k], sizeof wid[k]);
-        size_t len = strlen(id);
-        int w = snprintf(id + len, sizeof id - len, "%s%s@%d", k ? "+" : "", wid[k], o->jobs[k].share_pct);
-        if (w < 0 || (size_t)w >= sizeof id - len)
-            return cli_fail(CLI_USAGE, CMD,
-                            "the colocation id of --jobs is longer than %zu "
-                            "bytes; give a shorter one with --id",
-                            sizeof id - 1);
-    }
-    const char *cid = o->id ? o->id : id;
-    if (cli_lock_output(CMD, o->colocations_path, 1) != CLI_OK) /* as in act_scaling */
-        return CLI_BAD_INPUT;
-    ps_colocations_t *t = NULL;
-    int rc = 0;
-    char err[1024] = ""; /* a message of ours, else ps_last_error */
-    if (access(o->colocations_path, F_OK) == 0)
-        rc = ps_colocations_load(o->colocations_path, &t);
-    else if (!(t = ps_colocations_new()))
-        rc = PS_E_NOMEM;
-    for (size_t i = 0; rc == 0 && i < ps_colocations_rows(t); i++) {
-        if (strcmp(ps_colocations_row(t, i)->colocation, cid) == 0) {
-            snprintf(err, sizeof err, "%s already has co-location %s (give another --id)", o->colocations_path, cid);
-            rc = PS_E_INPUT;
-        }
-    }
-    double tput[MAX_JOBS];
-    int sms[MAX_JOBS] = {0};
-    if (rc == 0)
-        rc = ps_collect_mps_run_sms(&o->p, o->jobs, o->n_jobs, o->seconds, tput, gpu, sizeof gpu, sms);
-    for (int k = 0; k < o->n_jobs && rc == 0; k++) {
-        ps_colocation_row_t row = {cid, gpu, k + 1, wid[k], o->jobs[k].share_pct, tput[k]};
-        rc = ps_colocations_append(t, &row);
-        if (rc == 0 && !o->json)
-            printf("%s slot %d %s at %d%% (%d SMs): %.6g items/s\n", cid, k + 1, wid[k], o->jobs[k].share_pct, sms[k],
-                   tput[k]);
-    }
-    if (rc == 0)
-        rc = ps_colocations_save(t, o->colocations_path);
-    if (rc == 0 && o->json) {
-        cJSON *j = cli_json_new("collect-colocate", 1);
-        cJSON_AddStringToObject(j, "colocation", cid);
-        cJSON_AddStringToObject(j, "gpu", gpu);
-        cJSON *v = cJSON_AddArrayToObject(j, "tput");
-        for (int k = 0; k < o->n_jobs; k++)
-            cJSON_AddItemToArray(v, cJSON_CreateNumber(tput[k]));
-        cli_json_print(j, stdout);
-    }
-    ps_colocations_free(t);
-    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", err[0] ? err : ps_last_error()) : CLI_OK;
-}
-
-/* A shard's outcome (PS_LOG_INFO: done, shown unless -q) or a failure. */
+/* A shard's outcome (PS_LOG_INFO: done, shown unless -q), a warning or a
+ * failure. */
 static void note(ps_log_level_t level, const char *msg, void *user)
 {
     const opts_t *o = user;
-    if (level >= PS_LOG_WARN)
+    if (level >= PS_LOG_ERROR)
         cli_fail(CLI_BAD_INPUT, CMD, "%s", msg);
+    else if (level == PS_LOG_WARN)
+        fprintf(stderr, "pairsight: warning: %s\n", msg);
     else if (!o->quiet)
         fprintf(stderr, "pairsight: collect: %s\n", msg);
 }
@@ -592,7 +395,74 @@ static ps_collect_job_t job_of(opts_t *o)
     j.progress_user = &o->quiet;
     j.note = note;
     j.note_user = o;
+    j.shares = o->shares;
+    j.n_shares = o->n_shares;
+    j.jobs = o->jobs;
+    j.n_jobs = o->n_jobs;
+    j.seconds = o->seconds;
+    j.scaling_path = o->scaling_path;
+    j.workloads_path = o->workloads_path;
+    j.colocations_path = o->colocations_path;
+    j.id = o->id;
     return j;
+}
+
+/* scaling: --model alone at each --shares percentage (ps_collect_job_run),
+ * a line per share measured. */
+static int act_scaling(opts_t *o)
+{
+    if (!o->model)
+        return cli_fail(CLI_USAGE, CMD, "scaling needs --model");
+    ps_collect_job_t job = job_of(o);
+    ps_collect_job_result_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return cli_fail(CLI_BAD_INPUT, CMD, "out of memory");
+    int rc = ps_collect_job_run(&job, r);
+    cli_progress_end(o->quiet);
+    for (int k = 0; k < r->n_rows && !o->json; k++)
+        printf("%s %s %3d%% (the context got %d SMs) %.6g items/s\n", r->gpu, r->id, o->shares[k], r->exec_sms[k],
+               r->tput[k]);
+    if (rc == 0 && o->json) {
+        cJSON *j = cli_json_new("collect-scaling", 1);
+        cJSON_AddStringToObject(j, "gpu", r->gpu);
+        cJSON_AddStringToObject(j, "workload", r->id);
+        cJSON_AddNumberToObject(j, "shares", o->n_shares);
+        cli_json_print(j, stdout);
+    }
+    free(r);
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
+}
+
+/* colocate: --jobs run together (ps_collect_job_run), a line per job. */
+static int act_colocate(opts_t *o)
+{
+    char id[512];
+    if (o->n_jobs < 1)
+        return cli_fail(CLI_USAGE, CMD, "colocate needs --jobs MODEL:BATCH@SHARE,...");
+    if (ps_collect_colocation_id(o->jobs, o->n_jobs, id, sizeof id) != 0)
+        return cli_fail(CLI_USAGE, CMD,
+                        "the colocation id of --jobs is longer than %zu "
+                        "bytes; give a shorter one with --id",
+                        sizeof id - 1);
+    ps_collect_job_t job = job_of(o);
+    ps_collect_job_result_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return cli_fail(CLI_BAD_INPUT, CMD, "out of memory");
+    int rc = ps_collect_job_run(&job, r);
+    for (int k = 0; k < r->n_rows && !o->json; k++)
+        printf("%s slot %d %s_batch%d-inf at %d%% (%d SMs): %.6g items/s\n", r->id, k + 1, o->jobs[k].model,
+               o->jobs[k].batch, o->jobs[k].share_pct, r->exec_sms[k], r->tput[k]);
+    if (rc == 0 && o->json) {
+        cJSON *j = cli_json_new("collect-colocate", 1);
+        cJSON_AddStringToObject(j, "colocation", r->id);
+        cJSON_AddStringToObject(j, "gpu", r->gpu);
+        cJSON *v = cJSON_AddArrayToObject(j, "tput");
+        for (int k = 0; k < o->n_jobs; k++)
+            cJSON_AddItemToArray(v, cJSON_CreateNumber(r->tput[k]));
+        cli_json_print(j, stdout);
+    }
+    free(r);
+    return rc ? cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error()) : CLI_OK;
 }
 
 /* The profile, counters, coexec, status and export actions on o->db (the

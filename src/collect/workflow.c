@@ -8,7 +8,7 @@
  * library prints nothing); a failed or killed shard leaves its database to
  * resume, and the same job again finishes it.
  */
-#include "pairsight.h"
+#include "collect/workflow.h"
 
 #include "common/common.h"
 
@@ -30,6 +30,13 @@ ps_collect_job_t ps_collect_default_job(void)
     j.batch = 8;
     j.params = ps_collect_default_params();
     j.plan = ps_coexec_default_plan();
+    static const int shares[] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100};
+    j.shares = shares;
+    j.n_shares = 10;
+    j.seconds = 5;
+    j.scaling_path = "workload_scaling.csv";
+    j.workloads_path = "workloads.csv";
+    j.colocations_path = "colocations.csv";
     return j;
 }
 
@@ -82,16 +89,37 @@ bad:
     return psi_error(PS_E_ARG, "'%s': expected counts like 8,16,32 or 4-52:4 (at most %d)", s, cap);
 }
 
+/* What a workload-level job needs: scaling a model, its shares and tables;
+ * colocate its jobs and table. */
+static int mps_check(const ps_collect_job_t *j, int scaling)
+{
+    if (scaling && (j->n_shares < 1 || j->n_shares > PS_COLLECT_MAX_ROWS || !j->shares))
+        return psi_error(PS_E_ARG, "collect: scaling needs 1..%d shares", PS_COLLECT_MAX_ROWS);
+    for (int k = 0; scaling && k < j->n_shares; k++)
+        if (j->shares[k] < 1 || j->shares[k] > 100)
+            return psi_error(PS_E_ARG, "collect: shares: %d is not a percentage in 1..100", j->shares[k]);
+    if (scaling && (!j->scaling_path || !*j->scaling_path || !j->workloads_path || !*j->workloads_path))
+        return psi_error(PS_E_ARG, "collect: scaling needs its tables (scaling and workloads paths)");
+    if (!scaling && (j->n_jobs < 1 || j->n_jobs > PS_COLLECT_MAX_ROWS || !j->jobs))
+        return psi_error(PS_E_ARG, "collect: colocate needs jobs (MODEL:BATCH@SHARE,...)");
+    if (!scaling && (!j->colocations_path || !*j->colocations_path))
+        return psi_error(PS_E_ARG, "collect: colocate needs its table (colocations path)");
+    if (!(j->seconds > 0 && j->seconds < 1e6))
+        return psi_error(PS_E_ARG, "collect: seconds: %g is not in 0..1e6 (both excluded)", j->seconds);
+    return PS_OK;
+}
+
 /* What the table's own checks cannot say about job j, refused by name. */
 static int job_check(const ps_collect_job_t *j)
 {
     const char *a = j->action ? j->action : "";
     int plans = strcmp(a, "profile") == 0 || strcmp(a, "coexec") == 0;
-    if (!plans && strcmp(a, "counters") != 0)
-        return psi_error(PS_E_ARG, "collect: action: '%s': expected profile, counters or coexec", a);
-    if (!j->db || !*j->db)
+    int mps = strcmp(a, "scaling") == 0 || strcmp(a, "colocate") == 0;
+    if (!plans && !mps && strcmp(a, "counters") != 0)
+        return psi_error(PS_E_ARG, "collect: action: '%s': expected profile, counters, coexec, scaling or colocate", a);
+    if (!mps && (!j->db || !*j->db))
         return psi_error(PS_E_ARG, "collect: db: no campaign database given");
-    if (strcmp(a, "coexec") != 0 && !j->model)
+    if (strcmp(a, "coexec") != 0 && strcmp(a, "colocate") != 0 && !j->model)
         return psi_error(PS_E_ARG, "collect: %s needs a model (model_name)", a);
     if (strcmp(a, "coexec") == 0 && (!j->plan.hp_model || !j->plan.lp_model))
         return psi_error(PS_E_ARG, "collect: coexec needs hp and lp (MODEL:BATCH)");
@@ -106,7 +134,7 @@ static int job_check(const ps_collect_job_t *j)
         for (int k = 0; k < i; k++)
             if (j->devices[i] == j->devices[k] || j->devices[i] < 0)
                 return psi_error(PS_E_ARG, "collect: devices: %d twice, or below 0", j->devices[i]);
-    return PS_OK;
+    return mps ? mps_check(j, strcmp(a, "scaling") == 0) : PS_OK;
 }
 
 /* The job's action on its database, one process. */
@@ -282,13 +310,20 @@ static int run_devices(const ps_collect_job_t *j, ps_collect_job_result_t *res)
 
 int ps_collect_job_run(const ps_collect_job_t *job, ps_collect_job_result_t *out)
 {
-    ps_collect_job_result_t res = {0, 0};
-    if (!job)
-        return psi_error(PS_E_ARG, "ps_collect_job_run: NULL job");
+    ps_collect_job_result_t *res = psi_calloc(1, sizeof *res);
+    if (!job || !res) {
+        free(res);
+        return job ? PS_E_NOMEM : psi_error(PS_E_ARG, "ps_collect_job_run: NULL job");
+    }
     int rc = job_check(job);
-    if (rc == PS_OK)
-        rc = job->n_devices ? run_devices(job, &res) : run_one(job);
+    if (rc == PS_OK && strcmp(job->action, "scaling") == 0)
+        rc = psi_collect_scaling(job, res);
+    else if (rc == PS_OK && strcmp(job->action, "colocate") == 0)
+        rc = psi_collect_colocate(job, res);
+    else if (rc == PS_OK)
+        rc = job->n_devices ? run_devices(job, res) : run_one(job);
     if (out)
-        *out = res;
+        *out = *res;
+    free(res);
     return rc;
 }

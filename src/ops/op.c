@@ -771,9 +771,9 @@ static const op_t ops[] = {
      "/v1/colocate/score); its request is read by ps_coloc_score_json (include/pairsight_colocate.h)",
      "coloc,workloads,scaling?", NULL, 0, 0, no_init, score_run, NULL},
     {"collect", "pairsight.collect.v1",
-     "collect's workflow (pairsight collect profile|counters|coexec): a campaign on a GPU, or one shard per device "
-     "merged, resumed where it stopped; the database's state afterwards (ps_collect_job_run; no service route: a "
-     "campaign holds its GPU for hours)",
+     "collect's workflow (pairsight collect profile|counters|coexec|scaling|colocate): a campaign on a GPU, or one "
+     "shard per device merged, resumed where it stopped, or MPS rows added to their tables; what it measured "
+     "(ps_collect_job_run; no service route: a campaign holds its GPU for hours)",
      "", psi_op_collect_params, PSI_OP_COLLECT_N, sizeof(psi_op_collect_t), psi_op_collect_init, psi_op_collect_run,
      NULL},
 };

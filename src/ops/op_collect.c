@@ -48,8 +48,11 @@ const ps_param_t psi_op_collect_params[] = {
      "fake backend: counters fail as without profiling permission", 0},
     {"fake_grant", PS_PARAM_INT, JP(fake_grant_sms), 0, 64, "SMS", NULL,
      "fake backend: grant a green context the SMs asked for rounded down to a multiple of SMS", 0},
-    {"action", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "profile, counters or coexec (required)", 0},
-    {"db", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "the campaign database, created if absent (required)", 0},
+    {"seconds", PS_PARAM_DBL, J(seconds), 0, 1e6, "S", NULL, "scaling, colocate: timed seconds per run",
+     PS_PARAM_LO_OPEN | PS_PARAM_HI_OPEN},
+    {"action", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "profile, counters, coexec, scaling or colocate (required)", 0},
+    {"db", PS_PARAM_STR, 0, 0, 0, "FILE", NULL,
+     "profile, counters, coexec: the campaign database, created if absent (required there)", 0},
     {"backend", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "cuda (default) or fake, a simulated GPU for tests", 0},
     {"model_name", PS_PARAM_STR, 0, 0, 0, "NAME", NULL,
      "profile, counters: the model, e.g. resnet50 (required there; not `model`, which names a loaded model input)", 0},
@@ -66,6 +69,16 @@ const ps_param_t psi_op_collect_params[] = {
      "counters: read them from this `ncu --csv --page raw` report (no device needed)", 0},
     {"export_ops", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "afterwards, write the database's ops.csv here", 0},
     {"export_coexec", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "afterwards, write the database's coexec.csv here", 0},
+    {"shares", PS_PARAM_STR, 0, 0, 0, "LIST", NULL, "scaling: MPS percentages, e.g. \"10,50,100\" (10-100:10)", 0},
+    {"jobs", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
+     "colocate: the jobs run together, \"MODEL:BATCH@SHARE,...\" (required there)", 0},
+    {"scaling_path", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "scaling: the table its rows go to (workload_scaling.csv)",
+     0},
+    {"workloads_path", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "scaling: the table its 100% row goes to (workloads.csv)",
+     0},
+    {"colocations_path", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "colocate: the table its rows go to (colocations.csv)",
+     0},
+    {"id", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "colocate: the co-location's id (default: from the jobs)", 0},
 };
 _Static_assert(sizeof psi_op_collect_params / sizeof psi_op_collect_params[0] == PSI_OP_COLLECT_N,
                "PSI_OP_COLLECT_N counts the rows");
@@ -87,10 +100,67 @@ static int member(const cJSON *req, const char *key, const char **out)
 }
 
 /* The job's string members, each into its place (the lists into l). */
+#define MAX_JOBS 64
+
 typedef struct {
     char hp[64], lp[64];
-    int tpcs[MAX_LIST], devices[MAX_LIST];
+    int tpcs[MAX_LIST], devices[MAX_LIST], shares[MAX_LIST];
+    ps_mps_job_t jobs[MAX_JOBS];
+    char names[MAX_JOBS][64];
 } lists_t;
+
+/* "MODEL:BATCH@SHARE,..." into l->jobs[0..*n). */
+static int read_jobs(const char *s, lists_t *l, int *n)
+{
+    *n = 0;
+    for (const char *q = s; *q; q += *q == ',') {
+        char one[128], *at;
+        size_t len = strcspn(q, ",");
+        long share = -1;
+        snprintf(one, sizeof one, "%.*s", (int)len, q);
+        q += len;
+        if ((at = strrchr(one, '@')) != NULL) {
+            *at = '\0';
+            share = at[1] >= '0' && at[1] <= '9' ? strtol(at + 1, &at, 10) : -1;
+        }
+        if (*n == MAX_JOBS || len >= sizeof one || share < 1 || share > 100 || (at && *at) ||
+            ps_model_batch_parse(one, l->names[*n], &l->jobs[*n].batch) != PS_OK)
+            return psi_error(PS_E_ARG,
+                             "collect: jobs: bad value '%s': expected MODEL:BATCH@SHARE,... with shares in "
+                             "1..100, at most %d jobs",
+                             s, MAX_JOBS);
+        l->jobs[*n].model = l->names[*n];
+        l->jobs[*n].share_pct = (int)share;
+        (*n)++;
+    }
+    return *n ? PS_OK : psi_error(PS_E_ARG, "collect: jobs: no job given");
+}
+
+/* The members of scaling and colocate: their lists, tables and id. */
+static int read_mps(const cJSON *req, ps_collect_job_t *j, lists_t *l)
+{
+    const char *shares = NULL, *jobs = NULL, *path[3] = {NULL, NULL, NULL};
+    int rc = member(req, "shares", &shares);
+    if (rc == PS_OK)
+        rc = member(req, "jobs", &jobs);
+    if (rc == PS_OK)
+        rc = member(req, "id", &j->id);
+    const char *const keys[] = {"scaling_path", "workloads_path", "colocations_path"};
+    for (int i = 0; rc == PS_OK && i < 3; i++)
+        rc = member(req, keys[i], &path[i]);
+    j->scaling_path = path[0] ? path[0] : j->scaling_path;
+    j->workloads_path = path[1] ? path[1] : j->workloads_path;
+    j->colocations_path = path[2] ? path[2] : j->colocations_path;
+    if (rc == PS_OK && shares && ps_collect_tpcs_parse(shares, l->shares, MAX_LIST, &j->n_shares) != PS_OK)
+        rc = psi_error(PS_E_ARG, "collect: shares: bad value '%s': expected percentages like 10,50,100 or 10-100:10",
+                       shares);
+    if (shares)
+        j->shares = l->shares;
+    if (rc == PS_OK && jobs)
+        rc = read_jobs(jobs, l, &j->n_jobs);
+    j->jobs = j->n_jobs ? l->jobs : NULL;
+    return rc;
+}
 
 /* "0,1,2": device ordinals in 0..1024 into out[0..*n), at most MAX_LIST
  * (a device twice is the job's to refuse). */
@@ -111,12 +181,15 @@ static int read_devices(const char *s, int *out, int *n)
 
 static int read_strings(const cJSON *req, ps_collect_job_t *j, lists_t *l, const char **export)
 {
-    const char *hp, *lp, *tpcs, *devices, *shard;
+    const char *hp = NULL, *lp = NULL, *tpcs = NULL, *devices = NULL, *shard = NULL;
     int rc = member(req, "action", &j->action);
     if (rc == PS_OK && !j->action)
-        rc = psi_error(PS_E_ARG, "collect: missing action: profile, counters or coexec");
-    if (rc == PS_OK && (rc = member(req, "db", &j->db)) == PS_OK && !j->db)
+        rc = psi_error(PS_E_ARG, "collect: missing action: profile, counters, coexec, scaling or colocate");
+    int mps = rc == PS_OK && (strcmp(j->action, "scaling") == 0 || strcmp(j->action, "colocate") == 0);
+    if (rc == PS_OK && (rc = member(req, "db", &j->db)) == PS_OK && !j->db && !mps)
         rc = psi_error(PS_E_ARG, "collect: missing db: the campaign database");
+    if (rc == PS_OK)
+        rc = read_mps(req, j, l);
     const char *const keys[] = {"backend", "model_name", "ncu",  "export_ops", "export_coexec",
                                 "hp",      "lp",         "tpcs", "devices",    "shard"};
     const char **dest[] = {&j->params.backend, &j->model, &j->ncu, &export[0], &export[1], &hp, &lp, &tpcs,
@@ -148,9 +221,8 @@ static void note_json(ps_log_level_t level, const char *msg, void *user)
     cJSON_AddItemToArray(user, cJSON_CreateString(msg));
 }
 
-/* The database's state after the job, and what was exported, as the
- * operation's result (schema pairsight.collect.v1). */
-static int reply(const ps_collect_job_t *j, const char *const *export, cJSON *notes, char **out)
+/* The database's state after the job and what was exported, into o. */
+static int campaign_json(const ps_collect_job_t *j, const char *const *export, cJSON *o)
 {
     ps_campaign_t *c = NULL;
     ps_campaign_status_t s;
@@ -163,57 +235,83 @@ static int reply(const ps_collect_job_t *j, const char *const *export, cJSON *no
     if (rc == PS_OK && ps_campaign_meta_get(c, "shard", shard, sizeof shard) < 0)
         shard[0] = '\0';
     ps_campaign_free(c);
-    cJSON *o = rc == PS_OK ? cJSON_CreateObject() : NULL;
-    if (o) {
-        cJSON_AddStringToObject(o, "schema", "pairsight.collect.v1");
-        cJSON_AddStringToObject(o, "action", j->action);
-        cJSON_AddStringToObject(o, "db", j->db);
-        cJSON_AddStringToObject(o, "gpu", s.gpu);
-        const char *name[] = {"seq_len",     "tasks",        "tasks_done",    "op_rows", "counter_rows",
-                              "coexec_rows", "sm_clock_mhz", "clock_refused", "shards"};
-        const double v[] = {s.seq_len,         (double)s.tasks_total,   (double)s.tasks_done,
-                            (double)s.op_rows, (double)s.counter_rows,  (double)s.coexec_rows,
-                            s.sm_clock_mhz,    (double)s.clock_refused, j->n_devices};
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-            cJSON_AddNumberToObject(o, name[i], v[i]);
-        cJSON_AddItemToObject(o, "shard", shard[0] ? cJSON_CreateString(shard) : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "notes", cJSON_Duplicate(notes, 1));
-        cJSON_AddItemToObject(o, "export_ops", export[0] ? cJSON_CreateString(export[0]) : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "export_coexec", export[1] ? cJSON_CreateString(export[1]) : cJSON_CreateNull());
-        *out = psi_json_print(o, 0);
-        rc = *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
-    } else if (rc == PS_OK) {
-        rc = psi_error(PS_E_NOMEM, "out of memory writing JSON");
+    if (rc != PS_OK)
+        return rc;
+    cJSON_AddStringToObject(o, "db", j->db);
+    cJSON_AddStringToObject(o, "gpu", s.gpu);
+    const char *name[] = {"seq_len",     "tasks",        "tasks_done",    "op_rows", "counter_rows",
+                          "coexec_rows", "sm_clock_mhz", "clock_refused", "shards"};
+    const double v[] = {s.seq_len,         (double)s.tasks_total,   (double)s.tasks_done,
+                        (double)s.op_rows, (double)s.counter_rows,  (double)s.coexec_rows,
+                        s.sm_clock_mhz,    (double)s.clock_refused, j->n_devices};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(o, name[i], v[i]);
+    cJSON_AddItemToObject(o, "shard", shard[0] ? cJSON_CreateString(shard) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "export_ops", export[0] ? cJSON_CreateString(export[0]) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "export_coexec", export[1] ? cJSON_CreateString(export[1]) : cJSON_CreateNull());
+    return PS_OK;
+}
+
+/* What scaling or colocate measured, into o: the GPU, the workload or
+ * co-location, a row per share or job, the tables written. */
+static void mps_json(const ps_collect_job_t *j, const ps_collect_job_result_t *r, cJSON *o)
+{
+    int scaling = strcmp(j->action, "scaling") == 0;
+    cJSON_AddStringToObject(o, "gpu", r->gpu);
+    cJSON_AddStringToObject(o, scaling ? "workload" : "colocation", r->id);
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    for (int k = 0; rows && k < r->n_rows; k++) {
+        cJSON *e = cJSON_CreateObject();
+        if (!scaling)
+            cJSON_AddStringToObject(e, "model", j->jobs[k].model);
+        cJSON_AddNumberToObject(e, "share_pct", scaling ? j->shares[k] : j->jobs[k].share_pct);
+        cJSON_AddNumberToObject(e, "tput", r->tput[k]);
+        cJSON_AddNumberToObject(e, "exec_sms", r->exec_sms[k]);
+        cJSON_AddItemToArray(rows, e);
     }
-    cJSON_Delete(o);
-    return rc;
+    cJSON *t = cJSON_AddArrayToObject(o, "tables");
+    const char *tables[] = {scaling ? j->scaling_path : j->colocations_path, scaling ? j->workloads_path : NULL};
+    for (int i = 0; t && i < 2 && tables[i]; i++)
+        cJSON_AddItemToArray(t, cJSON_CreateString(tables[i]));
 }
 
 int psi_op_collect_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *params, char **out)
 {
     (void)in;
     (void)text;
-    collect_op_t *o = params;
-    ps_collect_job_t *j = &o->job;
-    lists_t l;
+    collect_op_t *p = params;
+    ps_collect_job_t *j = &p->job;
+    lists_t *l = psi_calloc(1, sizeof *l);
+    ps_collect_job_result_t *r = psi_calloc(1, sizeof *r);
+    cJSON *o = cJSON_CreateObject(), *notes = cJSON_CreateArray();
     const char *export[2] = {NULL, NULL};
-    int rc = read_strings(req, j, &l, export);
-    if (o->runs) {
-        j->params.profile_runs = o->runs;
-        j->plan.runs = o->runs;
+    int rc = l && r && o && notes ? read_strings(req, j, l, export) : psi_error(PS_E_NOMEM, "out of memory");
+    if (p->runs) {
+        j->params.profile_runs = p->runs;
+        j->plan.runs = p->runs;
     }
-    j->params.flush_l2 = o->flush_l2;
+    j->params.flush_l2 = p->flush_l2;
     if (rc == PS_OK && j->plan.seg_min > j->plan.seg_max)
         rc = psi_error(PS_E_ARG, "collect: seg_min %d is above seg_max %d", j->plan.seg_min, j->plan.seg_max);
-    cJSON *notes = cJSON_CreateArray();
-    if (rc == PS_OK && !notes)
-        rc = PS_E_NOMEM;
     j->note = note_json;
     j->note_user = notes;
     if (rc == PS_OK)
-        rc = ps_collect_job_run(j, NULL);
-    if (rc == PS_OK)
-        rc = reply(j, export, notes, out);
+        rc = ps_collect_job_run(j, r);
+    if (rc == PS_OK) {
+        cJSON_AddStringToObject(o, "schema", "pairsight.collect.v1");
+        cJSON_AddStringToObject(o, "action", j->action);
+        cJSON_AddItemToObject(o, "notes", notes);
+        notes = NULL;
+        if (strcmp(j->action, "scaling") == 0 || strcmp(j->action, "colocate") == 0)
+            mps_json(j, r, o);
+        else
+            rc = campaign_json(j, export, o);
+    }
+    if (rc == PS_OK && !(*out = psi_json_print(o, 0)))
+        rc = psi_error(PS_E_NOMEM, "out of memory writing JSON");
+    cJSON_Delete(o);
     cJSON_Delete(notes);
+    free(l);
+    free(r);
     return rc;
 }

@@ -20,7 +20,7 @@ typedef struct {
     int flush_l2;
 } psi_op_collect_t;
 
-#define PSI_OP_COLLECT_N 27
+#define PSI_OP_COLLECT_N 34
 extern const ps_param_t psi_op_collect_params[PSI_OP_COLLECT_N];
 void psi_op_collect_init(void *p);
 int psi_op_collect_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *params, char **out);
