@@ -23,6 +23,11 @@
 typedef psi_op_collect_t collect_op_t;
 
 #define J(f) offsetof(collect_op_t, job.f)
+/* A member of the request that the run reads itself (a string). */
+#define MEMBER(name, arg, help)                                                                                        \
+    {                                                                                                                  \
+        name, PS_PARAM_STR, 0, 0, 0, arg, NULL, help, 0                                                                \
+    }
 #define JP(f) offsetof(collect_op_t, job.params.f)
 const ps_param_t psi_op_collect_params[] = {
     {"batch", PS_PARAM_INT, J(batch), 1, 1 << 20, "N", NULL, "profile, counters: batch size", 0},
@@ -50,35 +55,29 @@ const ps_param_t psi_op_collect_params[] = {
      "fake backend: grant a green context the SMs asked for rounded down to a multiple of SMS", 0},
     {"seconds", PS_PARAM_DBL, J(seconds), 0, 1e6, "S", NULL, "scaling, colocate: timed seconds per run",
      PS_PARAM_LO_OPEN | PS_PARAM_HI_OPEN},
-    {"action", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "profile, counters, coexec, scaling or colocate (required)", 0},
-    {"db", PS_PARAM_STR, 0, 0, 0, "FILE", NULL,
-     "profile, counters, coexec: the campaign database, created if absent (required there)", 0},
-    {"backend", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "cuda (default) or fake, a simulated GPU for tests", 0},
-    {"model_name", PS_PARAM_STR, 0, 0, 0, "NAME", NULL,
-     "profile, counters: the model, e.g. resnet50 (required there; not `model`, which names a loaded model input)", 0},
-    {"hp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "coexec: the high-priority side (required there)", 0},
-    {"lp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "coexec: the low-priority side (required there)", 0},
-    {"tpcs", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
-     "TPC counts, e.g. \"8,16,32\" or \"4-52:4\" (default: every count the GPU can partition)", 0},
-    {"devices", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
-     "profile, coexec: one shard per CUDA device, e.g. \"0,1\", each in a process of its own into DB.shardK-of-N, "
-     "then merged into db",
-     0},
-    {"shard", PS_PARAM_STR, 0, 0, 0, "K/N", NULL, "run only the K-th (0-based) of N disjoint parts of the plan", 0},
-    {"ncu", PS_PARAM_STR, 0, 0, 0, "FILE", NULL,
-     "counters: read them from this `ncu --csv --page raw` report (no device needed)", 0},
-    {"export_ops", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "afterwards, write the database's ops.csv here", 0},
-    {"export_coexec", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "afterwards, write the database's coexec.csv here", 0},
-    {"shares", PS_PARAM_STR, 0, 0, 0, "LIST", NULL, "scaling: MPS percentages, e.g. \"10,50,100\" (10-100:10)", 0},
-    {"jobs", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
-     "colocate: the jobs run together, \"MODEL:BATCH@SHARE,...\" (required there)", 0},
-    {"scaling_path", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "scaling: the table its rows go to (workload_scaling.csv)",
-     0},
-    {"workloads_path", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "scaling: the table its 100% row goes to (workloads.csv)",
-     0},
-    {"colocations_path", PS_PARAM_STR, 0, 0, 0, "FILE", NULL, "colocate: the table its rows go to (colocations.csv)",
-     0},
-    {"id", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "colocate: the co-location's id (default: from the jobs)", 0},
+    MEMBER("action", "NAME", "profile, counters, coexec, scaling or colocate (required)"),
+    MEMBER("db", "FILE", "profile, counters, coexec: the campaign database, created if absent (required there)"),
+    MEMBER("backend", "NAME", "cuda (default) or fake, a simulated GPU for tests"),
+    MEMBER(
+        "model_name", "NAME",
+        "profile, counters: the model, e.g. resnet50 (required there; not `model`, which names a loaded model input)"),
+    MEMBER("hp", "MODEL:BATCH", "coexec: the high-priority side (required there)"),
+    MEMBER("lp", "MODEL:BATCH", "coexec: the low-priority side (required there)"),
+    MEMBER("tpcs", "LIST", "TPC counts, e.g. \"8,16,32\" or \"4-52:4\" (default: every count the GPU can partition)"),
+    MEMBER(
+        "devices", "LIST",
+        "profile, coexec: one shard per CUDA device, e.g. \"0,1\", each in a process of its own into DB.shardK-of-N, "
+        "then merged into db"),
+    MEMBER("shard", "K/N", "run only the K-th (0-based) of N disjoint parts of the plan"),
+    MEMBER("ncu", "FILE", "counters: read them from this `ncu --csv --page raw` report (no device needed)"),
+    MEMBER("export_ops", "FILE", "afterwards, write the database's ops.csv here"),
+    MEMBER("export_coexec", "FILE", "afterwards, write the database's coexec.csv here"),
+    MEMBER("shares", "LIST", "scaling: MPS percentages, e.g. \"10,50,100\" (10-100:10)"),
+    MEMBER("jobs", "LIST", "colocate: the jobs run together, \"MODEL:BATCH@SHARE,...\" (required there)"),
+    MEMBER("scaling_path", "FILE", "scaling: the table its rows go to (workload_scaling.csv)"),
+    MEMBER("workloads_path", "FILE", "scaling: the table its 100% row goes to (workloads.csv)"),
+    MEMBER("colocations_path", "FILE", "colocate: the table its rows go to (colocations.csv)"),
+    MEMBER("id", "NAME", "colocate: the co-location's id (default: from the jobs)"),
 };
 _Static_assert(sizeof psi_op_collect_params / sizeof psi_op_collect_params[0] == PSI_OP_COLLECT_N,
                "PSI_OP_COLLECT_N counts the rows");
