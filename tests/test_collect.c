@@ -814,6 +814,56 @@ static void test_collect_job(void)
     CHECK(ps_collect_job_run(&k, NULL) == PS_E_ARG && strstr(ps_last_error(), "devices go with profile or coexec"));
 }
 
+/* scaling and colocate in the library: rows added to the tables; the same
+ * row again refused; a scaling run that stopped between its two tables
+ * finished from the first with a warning through note, nothing measured. */
+static void test_collect_job_mps(void)
+{
+    static const int shares[] = {20, 100};
+    static const ps_mps_job_t jobs[] = {{"mobilenetv2", 4, 50}, {"bert-base", 2, 50}};
+    char notes[4096] = "";
+    ps_collect_job_result_t *r = calloc(1, sizeof *r);
+    ps_collect_job_t j = ps_collect_default_job();
+    j.action = "scaling";
+    j.params = fake_params();
+    j.model = "mobilenetv2";
+    j.batch = 4;
+    j.shares = shares;
+    j.n_shares = 2;
+    j.seconds = 0.01;
+    j.scaling_path = tmp("s.csv");
+    j.workloads_path = tmp("w.csv");
+    j.note = note_into;
+    j.note_user = notes;
+    CHECK_OK(ps_collect_job_run(&j, r));
+    CHECK(r->n_rows == 2 && r->exec_sms[0] < r->exec_sms[1] && r->tput[0] > 0 && strcmp(r->gpu, "FAKE-GPU") == 0);
+    CHECK(strcmp(r->id, "mobilenetv2_batch4-inf") == 0);
+    CHECK(ps_collect_job_run(&j, r) == PS_E_INPUT && strstr(ps_last_error(), "already has mobilenetv2_batch4-inf"));
+    write_file(tmp("w.csv"), "gpu,workload,exclusive_tput\nFAKE-GPU,other_batch1-inf,5\n");
+    CHECK_OK(ps_collect_job_run(&j, r));
+    CHECK_MSG(r->n_rows == 0 && strstr(notes, "E collect: ") && strstr(notes, "(an interrupted run): writing"), "%s",
+              notes);
+    ps_workloads_t *w = NULL;
+    CHECK_OK(ps_workloads_load(tmp("w.csv"), &w));
+    CHECK(w && ps_workloads_rows(w) == 2);
+    ps_workloads_free(w);
+    ps_collect_job_t c = ps_collect_default_job();
+    c.action = "colocate";
+    c.params = fake_params();
+    c.jobs = jobs;
+    c.n_jobs = 2;
+    c.seconds = 0.01;
+    c.colocations_path = tmp("c.csv");
+    CHECK_OK(ps_collect_job_run(&c, r));
+    CHECK(r->n_rows == 2 && strcmp(r->id, "mobilenetv2_batch4-inf@50+bert-base_batch2-inf@50") == 0);
+    CHECK(ps_collect_job_run(&c, r) == PS_E_INPUT && strstr(ps_last_error(), "already has co-location"));
+    c.id = "mine";
+    CHECK_OK(ps_collect_job_run(&c, r));
+    c.n_jobs = 0;
+    CHECK(ps_collect_job_run(&c, r) == PS_E_ARG && strstr(ps_last_error(), "colocate needs jobs"));
+    free(r);
+}
+
 static void setup(void) { th_tmpdir_make(tmpdir, sizeof tmpdir, "ps_test_collect"); }
 
 static void teardown(void) { th_tmpdir_remove(tmpdir); }
@@ -825,5 +875,5 @@ TH_MAIN(TEST(test_setup), TEST(test_zoo_cnn_shapes), TEST(test_zoo_transformer_s
         TEST(test_oplist_text_roundtrip), TEST(test_oplist_errors_name_line_and_column),
         TEST(test_oplist_bounds_and_header), TEST(test_plan_tpcs_and_splits), TEST(test_plan_coexec_deterministic),
         TEST(test_gpu_column_name), TEST(test_campaign_refuses_mismatches), TEST(test_export_tables),
-        TEST(test_mps_jobs), TEST(test_counters_from_ncu), TEST(test_collect_job),
+        TEST(test_mps_jobs), TEST(test_counters_from_ncu), TEST(test_collect_job), TEST(test_collect_job_mps),
         TEST(test_campaign_killed_and_resumed), TEST(test_cuda_module_loaded_on_demand), TEST(test_teardown))
