@@ -747,6 +747,10 @@ PS_API int ps_model_export(const ps_model_t *m, const char *dir);
  */
 PS_API int ps_model_meta_json(const ps_model_t *m, char **out);
 
+/** The same document on one line, without a newline, as `pairsight model
+ *  info --json` prints it. @return as ps_model_meta_json. */
+PS_API int ps_model_meta_json_compact(const ps_model_t *m, char **out);
+
 /** Release memory the library handed out (ps_model_meta_json); NULL is a
  *  no-op. @return nothing. */
 PS_API void ps_free(void *p);
@@ -1020,6 +1024,12 @@ PS_API int ps_explanation_json(const ps_explanation_t *e, char **out);
  *  counts, the chosen hyper-parameters, ...) into *out (caller-owned,
  *  ps_free). @return 0, PS_E_ARG for a NULL argument, or PS_E_NOMEM. */
 PS_API int ps_model_info_json(const ps_model_info_t *info, char **out);
+/** What `pairsight train --json` prints of a model it trained, as one JSON
+ *  object: schema "pairsight.train.v1", model (model_path as given; left
+ *  out when NULL), n_trees [HP, LP], then ps_model_info_json's members,
+ *  into *out (caller-owned, ps_free).
+ *  @return 0, PS_E_ARG for a NULL info or out, or PS_E_NOMEM. */
+PS_API int ps_model_train_summary_json(const ps_model_info_t *info, const char *model_path, char **out);
 /** The layout of ps_query_t as the compiler laid it out (schema
  *  "pairsight.layout.v1": size, fields [{name, type, offset}] in order),
  *  for bindings that fill arrays of queries, into *out (ps_free).
@@ -1082,6 +1092,15 @@ PS_API const char *ps_op_inputs_names(void);
 /** The parameter table of operation op, its rows in *n (when n is not NULL).
  *  @return the rows (static), or NULL (with *n 0) for an unknown name. */
 PS_API const ps_param_t *ps_op_params(const char *op, int *n);
+/** What operation op does, one paragraph (ps_op_params_json's "help").
+ *  @return it (static), or NULL for an unknown name. */
+PS_API const char *ps_op_help(const char *op);
+/** Operation op's parameter struct, holding its defaults, into params[size]
+ *  (the rows of ps_op_params read it at their offsets), when size is at
+ *  least the struct's; with params NULL it only tells the size.
+ *  @return the struct's size in bytes (0 for an unknown name, or an
+ *  operation that reads its request itself). */
+PS_API size_t ps_op_defaults(const char *op, void *params, size_t size);
 /** The name of operation i (0, 1, ...). @return it, or NULL past the last. */
 PS_API const char *ps_op_name(int i);
 /** The inputs operation op runs on, comma-separated names of

@@ -252,8 +252,9 @@ typedef struct ps_eval ps_eval_t;
  *  (tables that do not fit), PS_E_NOMEM; *out is NULL on failure. */
 PS_API int ps_eval_run(const ps_eval_params_t *p, ps_eval_t **out);
 
-/** The results as JSON ({"methods": {...}, "ablation": {...}, ...}) into
- *  *out (caller-owned, ps_free). @return 0, PS_E_ARG (NULL e) or PS_E_NOMEM. */
+/** The results as JSON ({"schema": "pairsight.eval.v1", "methods": {...},
+ *  "ablation": {...}, ...}, what `pairsight eval --json` prints) into *out
+ *  (caller-owned, ps_free). @return 0, PS_E_ARG (NULL e) or PS_E_NOMEM. */
 PS_API int ps_eval_json(const ps_eval_t *e, char **out);
 
 /** Print the results' tables as text, the paper's layout, to f.

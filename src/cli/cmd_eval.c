@@ -4,35 +4,8 @@
 #include "cli/cli.h"
 
 #include <cblas.h>
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int write_json(const char *path, const cJSON *o)
-{
-    ps_outfile_t *a = NULL;
-    int rc = ps_outfile_open(path, &a);
-    if (rc != 0)
-        return rc;
-    cli_json_write(o, ps_outfile_stream(a));
-    fputc('\n', ps_outfile_stream(a));
-    return ps_outfile_commit(a);
-}
-
-/* The library's results JSON under the CLI's schema field. */
-static cJSON *results_json(const ps_eval_t *r)
-{
-    char *js = NULL;
-    cJSON *in = ps_eval_json(r, &js) == 0 ? cJSON_Parse(js) : NULL, *o = cli_json_new("eval", 1);
-    ps_free(js);
-    if (!in || !o) {
-        cJSON_Delete(in);
-        cJSON_Delete(o);
-        return NULL;
-    }
-    cli_json_move(o, in);
-    return o;
-}
 
 static int parse_experiments(const char *v, void *dest) { return ps_experiments_parse(v, dest) == 0 ? 0 : -1; }
 
@@ -213,25 +186,27 @@ static int write_report(const eval_args_t *a, const eval_inputs_t *in, const ps_
  * page's path on stdout. */
 static int write_eval_results(const eval_args_t *a, const eval_inputs_t *in, const ps_eval_t *r)
 {
-    cJSON *js = NULL;
+    char *js = NULL;
     int code = CLI_BAD_INPUT;
-    if ((a->json || a->json_out) && !(js = results_json(r))) {
-        cli_fail(CLI_BAD_INPUT, a->cmd, "out of memory");
+    if ((a->json || a->json_out) && ps_eval_json(r, &js) != 0) {
+        cli_fail(CLI_BAD_INPUT, a->cmd, "%s", ps_last_error());
         goto done;
     }
-    if ((a->json_out && write_json(a->json_out, js) != 0) || (a->report_path && write_report(a, in, r) != 0)) {
+    if (a->json_out && cli_write_json(a->cmd, a->json_out, js) != CLI_OK)
+        goto done;
+    if (a->report_path && write_report(a, in, r) != 0) {
         cli_fail(CLI_BAD_INPUT, a->cmd, "%s", ps_last_error());
         goto done;
     }
     if (a->report_mode && !a->quiet)
         fprintf(stderr, "wrote %s\n", a->report_path);
     else if (a->json)
-        cli_json_write(js, stdout), putchar('\n');
+        printf("%s\n", js);
     else if (!a->report_mode)
         ps_eval_print(r, stdout);
     code = fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
 done:
-    cJSON_Delete(js);
+    ps_free(js);
     return code;
 }
 

@@ -2,7 +2,6 @@
  * itself (export). */
 #include "cli/cli.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -71,10 +70,9 @@ static int info(const char *path, int json)
     int code = CLI_OK;
     if (json) {
         char *meta = NULL;
-        cJSON *o = NULL;
-        if (ps_model_meta_json(m, &meta) != 0 || !(o = cJSON_Parse(meta)))
-            code = cli_fail(CLI_BAD_INPUT, CMD, "%s", meta ? "out of memory" : ps_last_error());
-        else if (cli_json_print(o, stdout) != 0)
+        if (ps_model_meta_json_compact(m, &meta) != 0)
+            code = cli_fail(CLI_BAD_INPUT, CMD, "%s", ps_last_error());
+        else if (printf("%s\n", meta) < 0 || fflush(stdout) != 0)
             code = cli_fail(CLI_BAD_INPUT, CMD, "writing standard output failed");
         ps_free(meta);
     } else {

@@ -46,38 +46,14 @@ static const input_t inputs[] = {
 
 typedef struct {
     const char *op, *cmd;
-    cJSON *decl;                 /* ps_op_params_json's declaration */
     const char *files[N_INPUTS]; /* given input files */
     void *loaded[N_INPUTS];
     const char *strs[MAX_OPTS]; /* the string members given, by row */
-    unsigned char *params;      /* the parameter struct's bytes, holding the defaults */
+    unsigned char *params;      /* the parameter struct, holding the defaults (ps_op_defaults) */
     const char *out;
     int quiet;
     cli_opt_t opts[MAX_OPTS + 2 * N_INPUTS];
 } op_args_t;
-
-/* The defaults of the declaration into a->params (a "none" default is 0). */
-static int fill_defaults(op_args_t *a, const ps_param_t *rows, int n)
-{
-    size_t size = 8;
-    for (int i = 0; i < n; i++)
-        size = rows[i].offset + 8 > size ? rows[i].offset + 8 : size;
-    if (!(a->params = calloc(1, size)))
-        return -1;
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(a->decl, "params");
-    int i = 0;
-    for (const cJSON *row = p ? p->child : NULL; row && i < n; row = row->next, i++) {
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(row, "default");
-        double v = cJSON_IsNumber(d) ? d->valuedouble : 0;
-        if (rows[i].type == PS_PARAM_INT)
-            *(int *)(void *)(a->params + rows[i].offset) = (int)v;
-        else if (rows[i].type == PS_PARAM_U64)
-            *(uint64_t *)(void *)(a->params + rows[i].offset) = (uint64_t)v;
-        else if (rows[i].type == PS_PARAM_DBL)
-            *(double *)(void *)(a->params + rows[i].offset) = v;
-    }
-    return 0;
-}
 
 /* Whether the comma-separated list has name: 1 required, 2 optional
  * ("name?"), 0 not listed. */
@@ -146,15 +122,11 @@ static char *request_json(op_args_t *a, cli_spec_t *spec, const ps_param_t *rows
 
 int cli_write_json(const char *cmd, const char *out, const char *json)
 {
-    cJSON *o = cJSON_Parse(json);
-    if (!o)
-        return cli_fail(CLI_BAD_INPUT, cmd, "out of memory");
     ps_outfile_t *at = NULL;
-    if (out && ps_outfile_open(out, &at) != 0) {
-        cJSON_Delete(o);
+    if (out && ps_outfile_open(out, &at) != 0)
         return cli_fail(CLI_BAD_INPUT, cmd, "%s", ps_last_error());
-    }
-    int bad = cli_json_print(o, at ? ps_outfile_stream(at) : stdout) != 0;
+    FILE *f = at ? ps_outfile_stream(at) : stdout;
+    int bad = fprintf(f, "%s\n", json) < 0;
     if (at ? ps_outfile_commit(at) != 0 || bad : bad || fflush(stdout) != 0)
         return cli_fail(CLI_BAD_INPUT, cmd, "%s", at ? ps_last_error() : "writing standard output failed");
     return CLI_OK;
@@ -183,23 +155,23 @@ static int run(op_args_t *a, const char *request)
 int cli_op_command(const char *op, int argc, char **argv)
 {
     op_args_t a = {.op = op, .cmd = argv[0]};
-    char *decl = NULL, *request = NULL;
+    char *request = NULL;
     int n = 0, code = CLI_BAD_INPUT;
     const ps_param_t *rows = ps_op_params(op, &n);
     if (!rows && ps_op_needs(op) == NULL)
         return cli_fail(CLI_BAD_INPUT, a.cmd, "the library has no operation '%s'", op);
     if (n > MAX_OPTS) /* the option table's room: inputs, rows, --out, -q */
         return cli_fail(CLI_BAD_INPUT, a.cmd, "operation '%s' has %d parameters, more than %d", op, n, MAX_OPTS);
-    if (ps_op_params_json(op, &decl) != PS_OK || !(a.decl = cJSON_Parse(decl)) || fill_defaults(&a, rows, n) != 0) {
+    size_t size = ps_op_defaults(op, NULL, 0);
+    if (!(a.params = calloc(1, size > 8 ? size : 8))) {
         code = cli_fail(CLI_BAD_INPUT, a.cmd, "out of memory");
         goto done;
     }
+    ps_op_defaults(op, a.params, size);
     build_opts(&a, rows, n);
-    const cJSON *about = cJSON_GetObjectItemCaseSensitive(a.decl, "help");
     char synopsis[256];
     snprintf(synopsis, sizeof synopsis, "[options] (the operation %s of the library; docs/ARCHITECTURE.md)", op);
-    cli_spec_t spec = {
-        .cmd = a.cmd, .synopsis = synopsis, .about = about ? about->valuestring : NULL, .opts = a.opts, .max_pos = 0};
+    cli_spec_t spec = {.cmd = a.cmd, .synopsis = synopsis, .about = ps_op_help(op), .opts = a.opts, .max_pos = 0};
     if (cli_parse(&spec, argc, argv, NULL, &code))
         goto done;
     if (a.out) {
@@ -218,8 +190,6 @@ done:
         if (a.loaded[i])
             inputs[i].free(a.loaded[i]);
     free(request);
-    ps_free(decl);
-    cJSON_Delete(a.decl);
     free(a.params);
     return code;
 }

@@ -1,7 +1,6 @@
 /* pairsight train: fit the PairSight segment model on a profiling campaign. */
 #include "cli/cli.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <signal.h>
 #include <unistd.h>
@@ -57,21 +56,11 @@ static void restore_handlers(const handlers_t *old)
 static void print_summary(const ps_model_info_t *i, const char *out, int json, int quiet)
 {
     if (json) {
-        /* The model's info as its file records it, under the CLI's schema. */
+        /* The model's info as its file records it, with the file's name. */
         char *text = NULL;
-        cJSON *o = cli_json_new("train", 1), *info = ps_model_info_json(i, &text) == PS_OK ? cJSON_Parse(text) : NULL;
+        if (ps_model_train_summary_json(i, cli_user_path(out), &text) == PS_OK)
+            printf("%s\n", text);
         ps_free(text);
-        if (!o || !info) {
-            cJSON_Delete(o);
-            cJSON_Delete(info);
-            return;
-        }
-        cJSON_AddStringToObject(o, "model", cli_user_path(out));
-        cJSON *trees = cJSON_AddArrayToObject(o, "n_trees");
-        cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[0]));
-        cJSON_AddItemToArray(trees, cJSON_CreateNumber(i->n_trees[1]));
-        cli_json_move(o, info);
-        cli_json_print(o, stdout);
         return;
     }
     if (quiet)

@@ -190,8 +190,10 @@ static cJSON *jrow(const psi_eval_row_t *w)
 char *psi_eval_json(const psi_eval_results_t *r)
 {
     cJSON *root = cJSON_CreateObject();
-    if (!root)
+    if (!root || !cJSON_AddStringToObject(root, "schema", "pairsight.eval.v1")) {
+        cJSON_Delete(root);
         return NULL;
+    }
     if (r->done & PS_EXP_ACCURACY) {
         cJSON *m = cJSON_AddObjectToObject(root, "methods");
         for (int i = 0; m && i < PS_METHOD_COUNT; i++)

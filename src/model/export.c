@@ -89,7 +89,31 @@ int ps_model_info_json(const ps_model_info_t *info, char **out)
     return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing the model info");
 }
 
-int ps_model_meta_json(const ps_model_t *m, char **out)
+int ps_model_train_summary_json(const ps_model_info_t *info, const char *model_path, char **out)
+{
+    if (!out)
+        return psi_error(PS_E_ARG, "ps_model_train_summary_json: NULL argument");
+    *out = NULL;
+    if (!info)
+        return psi_error(PS_E_ARG, "ps_model_train_summary_json: NULL argument");
+    cJSON *o = cJSON_CreateObject(), *i = psi_model_info_json(info);
+    int ok = o && i && cJSON_AddStringToObject(o, "schema", "pairsight.train.v1");
+    if (ok && model_path)
+        ok = cJSON_AddStringToObject(o, "model", model_path) != NULL;
+    ok = ok && cJSON_AddItemToObject(o, "n_trees", cJSON_CreateIntArray(info->n_trees, 2));
+    /* then the info's members, in its order */
+    while (ok && i->child) {
+        cJSON *it = cJSON_DetachItemViaPointer(i, i->child);
+        cJSON_AddItemToObject(o, it->string, it);
+    }
+    *out = ok ? psi_json_print(o, 0) : NULL;
+    cJSON_Delete(o);
+    cJSON_Delete(i);
+    return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing the training summary");
+}
+
+/* The metadata, pretty (meta.json, ending in a newline) or on one line. */
+static int meta_json(const ps_model_t *m, int pretty, char **out)
 {
     if (!out)
         return psi_error(PS_E_ARG, "ps_model_meta_json: NULL argument");
@@ -97,10 +121,14 @@ int ps_model_meta_json(const ps_model_t *m, char **out)
     if (!m)
         return psi_error(PS_E_ARG, "ps_model_meta_json: NULL argument");
     cJSON *o = meta_object(m);
-    *out = o ? psi_json_print(o, 1) : NULL; /* ending in a newline, released with ps_free */
+    *out = o ? psi_json_print(o, pretty) : NULL; /* released with ps_free */
     cJSON_Delete(o);
     return *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing the model metadata");
 }
+
+int ps_model_meta_json(const ps_model_t *m, char **out) { return meta_json(m, 1, out); }
+
+int ps_model_meta_json_compact(const ps_model_t *m, char **out) { return meta_json(m, 0, out); }
 
 void ps_free(void *p) { free(p); }
 

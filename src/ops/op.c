@@ -838,6 +838,20 @@ const ps_param_t *ps_op_params(const char *op, int *n)
     return o ? o->params : NULL;
 }
 
+const char *ps_op_help(const char *op)
+{
+    const op_t *o = find(op);
+    return o ? o->help : NULL;
+}
+
+size_t ps_op_defaults(const char *op, void *params, size_t size)
+{
+    const op_t *o = find(op);
+    if (o && params && size >= o->size && o->size)
+        o->init(params);
+    return o ? o->size : 0;
+}
+
 static int unknown_op(const char *where, const char *name)
 {
     char known[256];
