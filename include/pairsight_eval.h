@@ -200,6 +200,18 @@ PS_API void ps_replay_result_free(ps_replay_result_t *r);
  *  the fields of ps_replay_policy_result_t but the latencies. */
 PS_API int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *intensity_train,
                           const char *config, char **out);
+/** A replay's result as JSON into *out (caller-owned, ps_free), both of its
+ *  documents written by this one call: with p NULL what ps_replay_json and
+ *  the replay operation answer (schema "pairsight.replay_result.v1": every
+ *  field of every policy run but the latencies, null where not finite);
+ *  with p, the parameters it ran with, what `pairsight replay --json`
+ *  prints (schema "pairsight.replay.v1": hp, hp_batch, lp, lp_batch,
+ *  requests, load, seed, coverage, dedicated_ns, slo_ns, stretch_fixed
+ *  (null: tuned, "none": no cap), time_value, goal_ratio, lp_ceiling,
+ *  lp_rate_needed, and per policy run its figures, budget_kept when
+ *  finite, orion_lp_tpcs for orion, stretch for the planners).
+ *  @return 0, PS_E_ARG (NULL r or out, p without its models) or PS_E_NOMEM. */
+PS_API int ps_replay_result_json(const ps_replay_result_t *r, const ps_replay_params_t *p, char **out);
 
 /* ======================================================================== */
 /* Experiments and report (src/evaluate): `pairsight eval` and `report`      */

@@ -1,7 +1,6 @@
 /* pairsight replay: decisions measured end to end on the simulator's physics. */
 #include "cli/cli.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,54 +43,16 @@ static void print_text(const ps_replay_result_t *r, const ps_replay_params_t *p)
                r->lp_ceiling, p->goal_ratio, r->lp_rate_needed);
 }
 
-/* The result as JSON; a figure that is not finite prints as null
- * (cli_json_print). */
-static void print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
+/* The result as JSON, as the library writes it with the run's parameters;
+ * the exit code. */
+static int print_json(const ps_replay_result_t *r, const ps_replay_params_t *p)
 {
-    cJSON *o = cli_json_new("replay", 1);
-    cJSON_AddStringToObject(o, "hp", p->hp_model);
-    cJSON_AddNumberToObject(o, "hp_batch", p->hp_batch);
-    cJSON_AddStringToObject(o, "lp", p->lp_model);
-    cJSON_AddNumberToObject(o, "lp_batch", p->lp_batch);
-    cJSON_AddNumberToObject(o, "requests", (double)r->requests);
-    cJSON_AddNumberToObject(o, "load", p->load);
-    cJSON_AddNumberToObject(o, "seed", (double)p->seed);
-    cJSON_AddNumberToObject(o, "coverage", p->coverage);
-    cJSON_AddNumberToObject(o, "dedicated_ns", r->dedicated_ns);
-    cJSON_AddNumberToObject(o, "slo_ns", r->slo_ns);
-    /* --stretch: null when tuned per planner on the warm-up, "none" for no cap. */
-    if (p->stretch >= 1e8)
-        cJSON_AddStringToObject(o, "stretch_fixed", "none");
-    else
-        cJSON_AddNumberToObject(o, "stretch_fixed", p->stretch > 0 ? p->stretch : NAN);
-    cJSON_AddNumberToObject(o, "time_value", p->time_value);
-    cJSON_AddNumberToObject(o, "goal_ratio", p->goal_ratio);
-    cJSON_AddNumberToObject(o, "lp_ceiling", r->lp_ceiling);
-    cJSON_AddNumberToObject(o, "lp_rate_needed", r->lp_rate_needed);
-    cJSON *pol = cJSON_AddObjectToObject(o, "policies");
-    for (int i = 0; i < PS_REPLAY_N; i++) {
-        const ps_replay_policy_result_t *q = &r->pol[i];
-        if (!q->ran)
-            continue;
-        cJSON *e = cJSON_AddObjectToObject(pol, ps_replay_policy_name(i));
-        cJSON_AddNumberToObject(e, "slo_attainment", q->slo_attainment);
-        cJSON_AddNumberToObject(e, "hp_p50_ns", q->hp_p50_ns);
-        cJSON_AddNumberToObject(e, "hp_p99_ns", q->hp_p99_ns);
-        cJSON_AddNumberToObject(e, "lp_throughput", q->lp_throughput);
-        cJSON_AddNumberToObject(e, "lp_idle", q->lp_idle);
-        cJSON_AddNumberToObject(e, "lp_colo", q->lp_colo);
-        cJSON_AddNumberToObject(e, "gpu_busy", q->gpu_busy);
-        cJSON_AddNumberToObject(e, "plan_us", q->plan_us);
-        if (isfinite(q->budget_kept))
-            cJSON_AddNumberToObject(e, "budget_kept", q->budget_kept);
-        if (i == PS_REPLAY_ORION)
-            cJSON_AddNumberToObject(e, "orion_lp_tpcs", q->orion_tpcs);
-        if (i >= PS_REPLAY_INTENSITY && q->stretch < 1e8)
-            cJSON_AddNumberToObject(e, "stretch", q->stretch);
-        else if (i >= PS_REPLAY_INTENSITY)
-            cJSON_AddNullToObject(e, "stretch");
-    }
-    cli_json_print(o, stdout);
+    char *text = NULL;
+    if (ps_replay_result_json(r, p, &text) != PS_OK)
+        return cli_fail(CLI_BAD_INPUT, "replay", "%s", ps_last_error());
+    printf("%s\n", text);
+    ps_free(text);
+    return CLI_OK;
 }
 
 /* Every policy's latency per request as CSV, through a temporary file beside
@@ -222,9 +183,8 @@ static int run(replay_args_t *a, ps_ops_t **ops, ps_model_t **m, ps_coexec_t **c
     if (code != CLI_OK)
         return code;
     if (a->json)
-        print_json(r, &a->p);
-    else
-        print_text(r, &a->p);
+        return print_json(r, &a->p);
+    print_text(r, &a->p);
     return CLI_OK;
 }
 

@@ -511,33 +511,77 @@ static void add_finite(cJSON *o, const char *name, double v)
         cJSON_AddNullToObject(o, name);
 }
 
-cJSON *psi_replay_result_json(const ps_replay_result_t *r)
+/* A policy's figures: every one with cli 0 (null where not finite), and
+ * as the CLI has always printed them with cli 1 (budget_kept only when
+ * finite, orion's threshold only for orion, the stretch for the planners
+ * alone, null for no cap). */
+static void replay_policy(cJSON *x, int i, const ps_replay_policy_result_t *q, int cli)
 {
-    cJSON *o = cJSON_CreateObject(), *pol = cJSON_AddObjectToObject(o, "policies");
-    cJSON_AddStringToObject(o, "schema", "pairsight.replay_result.v1");
+    const double v[] = {q->slo_attainment, q->hp_p50_ns, q->hp_p99_ns, q->lp_throughput,
+                        q->lp_idle,        q->lp_colo,   q->gpu_busy,  q->plan_us};
+    static const char *const k[] = {"slo_attainment", "hp_p50_ns", "hp_p99_ns", "lp_throughput",
+                                    "lp_idle",        "lp_colo",   "gpu_busy",  "plan_us"};
+    for (int j = 0; j < N_OF(k); j++)
+        cJSON_AddNumberToObject(x, k[j], v[j]);
+    if (!cli || isfinite(q->budget_kept))
+        cJSON_AddNumberToObject(x, "budget_kept", q->budget_kept);
+    if (!cli || i == PS_REPLAY_ORION)
+        cJSON_AddNumberToObject(x, cli ? "orion_lp_tpcs" : "orion_tpcs", q->orion_tpcs);
+    if (!cli || i >= PS_REPLAY_INTENSITY)
+        cJSON_AddNumberToObject(x, "stretch", !cli || q->stretch < 1e8 ? q->stretch : NAN);
+}
+
+/* The run's parameters, ahead of its figures in the CLI's document. */
+static void replay_head(cJSON *o, const ps_replay_params_t *p)
+{
+    cJSON_AddStringToObject(o, "hp", p->hp_model);
+    cJSON_AddNumberToObject(o, "hp_batch", p->hp_batch);
+    cJSON_AddStringToObject(o, "lp", p->lp_model);
+    cJSON_AddNumberToObject(o, "lp_batch", p->lp_batch);
+}
+
+/* Both documents of a replay's result (ps_replay_result_json): the
+ * figures are written here alone, non-finite ones as null. */
+static cJSON *replay_doc(const ps_replay_result_t *r, const ps_replay_params_t *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", p ? "pairsight.replay.v1" : "pairsight.replay_result.v1");
+    if (p)
+        replay_head(o, p);
     cJSON_AddNumberToObject(o, "requests", (double)r->requests);
-    add_finite(o, "dedicated_ns", r->dedicated_ns);
-    add_finite(o, "slo_ns", r->slo_ns);
-    add_finite(o, "lp_ceiling", r->lp_ceiling);
-    add_finite(o, "lp_rate_needed", r->lp_rate_needed);
-    for (int i = 0; i < PS_REPLAY_N && pol; i++) {
-        const ps_replay_policy_result_t *q = &r->pol[i];
-        if (!q->ran)
-            continue;
-        cJSON *x = cJSON_AddObjectToObject(pol, ps_replay_policy_name(i));
-        add_finite(x, "slo_attainment", q->slo_attainment);
-        add_finite(x, "hp_p50_ns", q->hp_p50_ns);
-        add_finite(x, "hp_p99_ns", q->hp_p99_ns);
-        add_finite(x, "lp_throughput", q->lp_throughput);
-        add_finite(x, "lp_idle", q->lp_idle);
-        add_finite(x, "lp_colo", q->lp_colo);
-        add_finite(x, "gpu_busy", q->gpu_busy);
-        add_finite(x, "plan_us", q->plan_us);
-        add_finite(x, "budget_kept", q->budget_kept);
-        cJSON_AddNumberToObject(x, "orion_tpcs", q->orion_tpcs);
-        add_finite(x, "stretch", q->stretch);
+    if (p) {
+        cJSON_AddNumberToObject(o, "load", p->load);
+        cJSON_AddNumberToObject(o, "seed", (double)p->seed);
+        cJSON_AddNumberToObject(o, "coverage", p->coverage);
     }
+    cJSON_AddNumberToObject(o, "dedicated_ns", r->dedicated_ns);
+    cJSON_AddNumberToObject(o, "slo_ns", r->slo_ns);
+    if (p) {
+        /* stretch: null when tuned per planner on the warm-up, "none" for no cap */
+        if (p->stretch >= 1e8)
+            cJSON_AddStringToObject(o, "stretch_fixed", "none");
+        else
+            cJSON_AddNumberToObject(o, "stretch_fixed", p->stretch > 0 ? p->stretch : NAN);
+        cJSON_AddNumberToObject(o, "time_value", p->time_value);
+        cJSON_AddNumberToObject(o, "goal_ratio", p->goal_ratio);
+    }
+    cJSON_AddNumberToObject(o, "lp_ceiling", r->lp_ceiling);
+    cJSON_AddNumberToObject(o, "lp_rate_needed", r->lp_rate_needed);
+    cJSON *pol = cJSON_AddObjectToObject(o, "policies");
+    for (int i = 0; i < PS_REPLAY_N && pol; i++)
+        if (r->pol[i].ran)
+            replay_policy(cJSON_AddObjectToObject(pol, ps_replay_policy_name(i)), i, &r->pol[i], p != NULL);
     return o;
+}
+
+int ps_replay_result_json(const ps_replay_result_t *r, const ps_replay_params_t *p, char **out)
+{
+    if (!out)
+        return psi_error(PS_E_ARG, "ps_replay_result_json: NULL out");
+    *out = NULL;
+    if (!r || (p && (!p->hp_model || !p->lp_model)))
+        return psi_error(PS_E_ARG, "ps_replay_result_json: NULL argument");
+    return to_text(replay_doc(r, p), out);
 }
 
 int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *intensity_train, const char *config,
@@ -562,7 +606,7 @@ int ps_replay_json(const ps_model_t *m, const ps_ops_t *ops, const ps_coexec_t *
     if (rc == PS_OK)
         rc = ps_replay_run(m, ops, c.gpu, &c.p, &r);
     if (rc == PS_OK)
-        rc = to_text(psi_replay_result_json(&r), out);
+        rc = ps_replay_result_json(&r, NULL, out);
     ps_replay_result_free(&r);
     cJSON_Delete(doc);
     return rc;

@@ -329,12 +329,8 @@ static int replay_run(const ps_op_inputs_t *in, const char *text, const cJSON *r
     ps_replay_result_t r;
     memset(&r, 0, sizeof r);
     rc = ps_replay_run(in->model, in->ops, g ? g->valuestring : in->model ? NULL : "a100", p, &r);
-    if (rc == PS_OK) {
-        cJSON *j = psi_replay_result_json(&r);
-        *out = j ? psi_json_print(j, 0) : NULL;
-        cJSON_Delete(j);
-        rc = *out ? PS_OK : psi_error(PS_E_NOMEM, "out of memory writing JSON");
-    }
+    if (rc == PS_OK)
+        rc = ps_replay_result_json(&r, NULL, out);
     ps_replay_result_free(&r);
     return rc;
 }

@@ -6,10 +6,6 @@
 
 #include <cjson/cJSON.h>
 
-/* A replay's result as JSON (schema pairsight.replay_result.v1): what
- * ps_replay_json and the replay operation answer. NULL when out of memory. */
-cJSON *psi_replay_result_json(const ps_replay_result_t *r);
-
 /* The collect operation (op_collect.c), for op.c's row: its parameter
  * struct (the job, and the numbers that pairsight collect's --runs and
  * --no-flush spread over two of its fields), its table of
