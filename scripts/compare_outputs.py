@@ -17,8 +17,10 @@ loaded_at, the timing of progress lines). Prints "compare: N of N cases
 identical" and exits 0 when all are, 1 otherwise. Runs in about a minute on
 2 cores; needs /usr/bin/python3's nothing but the standard library.
 """
-import difflib, json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
+import difflib, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 import urllib.error, urllib.request
+
+from localport import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SD = os.path.join(ROOT, "tests/data/serve")
@@ -34,14 +36,6 @@ def run(bin_dir, args, stdin=None):
     p = subprocess.run([os.path.join(bin_dir, "pairsight")] + args, capture_output=True, text=True, input=stdin,
                        timeout=120)
     return "rc=%d\n--stdout\n%s\n--stderr\n%s" % (p.returncode, blank(p.stdout), blank(p.stderr))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def cli_cases(d):

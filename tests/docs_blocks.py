@@ -33,11 +33,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts"))
+from localport import free_port  # noqa: E402
 
 RUN_KINDS = {"sh", "bash", "shell", "console", "python"}
 NEEDS = ("shared-data", "torch")
@@ -186,12 +188,6 @@ def clone(root, cli, work):
     os.symlink(PY, os.path.join(bind, "python3"))
     os.makedirs(os.path.join(work, "home"))
     return dst
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_doc(root, cli, doc, blocks):

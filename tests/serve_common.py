@@ -1,6 +1,9 @@
 """What the serve tests share (tests/serve_test.py, serve_hardening.py, serve_load.py): the CLI under test
 (the first argument), the failures and the processes started, and the small helpers each of them needs."""
-import os, shutil, socket, subprocess, sys, time
+import os, shutil, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts"))
+from localport import free_port  # noqa: E402 (re-exported to the serve tests)
 
 CLI = os.path.abspath(sys.argv[1])
 FAILS, PROCS = [], []
@@ -22,14 +25,6 @@ def run(*args):
     if r.returncode != 0:
         raise SystemExit("pairsight %s: %s" % (" ".join(args), r.stderr))
     return r.stdout
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def fnv(path):
