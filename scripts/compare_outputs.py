@@ -27,7 +27,7 @@ SD = os.path.join(ROOT, "tests/data/serve")
 
 
 def blank(text):
-    text = re.sub(r'"(plan_seconds|loaded_at|plan_us)":\s*[-0-9.e+]+', r'"\1":0', text)
+    text = re.sub(r'"(plan_seconds|loaded_at|plan_us|train_seconds|query_us)":\s*[-0-9.e+]+', r'"\1":0', text)
     text = re.sub(r"\d+(\.\d+)? ?(ms|s)\b", "T", text)
     return text
 
@@ -90,6 +90,14 @@ def cli_cases(d):
     cases.append(["colocate", "--help"])
     for s in [["--set", "a,b"], ["--set", "a,b", "--floor", "a=0.1", "--json"], ["--set", "a,b", "--floor", "b=50"]]:
         cases.append(["colocate", "shares", "--model", d + "/r.psc"] + w + s)
+    # the documents the library writes whole for the CLI: replay's planners, train, model info, eval
+    cx = ["--coexec", d + "/c/coexec.csv"]
+    for extra in [[], ["--stretch", "1e9", "--policies", "intensity,pairsight"]]:
+        cases.append(r + cx + extra + ["--json", "-q"])
+    cases += [["model", "info", d + "/m.psm", "--json"], ["model", "info", d + "/m.psm"],
+              ["train"] + o + cx + ["--out", d + "/t.psm", "--threads", "1", "--depths", "3", "--etas", "0.3",
+                                    "--rounds", "10", "--json", "-q"],
+              ["eval"] + m + o + cx + ["--mlp-epochs", "2", "--threads", "1", "--json", "-q"]]
     return cases
 
 
@@ -238,6 +246,8 @@ def case(f):
         r = "%s: %s" % (type(e).__name__, e)
     if isinstance(r, dict):
         r.pop("plan_seconds", None)
+        for p in (r["policies"].values() if isinstance(r.get("policies"), dict) else []):
+            p.pop("plan_us", None)
     out.append(json.dumps(r, sort_keys=True, default=str))
 m, o = ps.Model.load(d + "/m.psm"), ps.Ops.load(d + "/c/ops.csv")
 for w in ["train", "coloc", "plan", "replay", "place", "nope"]:
@@ -245,6 +255,9 @@ for w in ["train", "coloc", "plan", "replay", "place", "nope"]:
 for hp, lp in [("resnet50", "bert-base"), ("bert-base", "resnet50")]:
     for kw in [{}, {"coverage": 0.9}, {"lp_start": 37}, {"nope": 1}, {"window": 0}]:
         case(lambda: m.plan(o, hp, 8, lp, 8, 6e6, **kw))
+cx = ps.Coexec.load(d + "/c/coexec.csv")
+for kw in [{}, {"intensity_train": cx, "policies": "intensity,pairsight", "stretch": 1e9}]:
+    case(lambda: m.replay(o, "resnet50", 8, "bert-base", 8, requests=20, warmup=20, **kw))
 print(json.dumps(out))
 '''
 
