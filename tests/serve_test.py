@@ -102,6 +102,14 @@ def happy(s):
     for p in (cli_plan, plan):
         p.pop("plan_seconds", None), p.pop("seconds", None)
     check(code == 200 and plan == cli_plan, "plan differs from the CLI: %s" % plan)
+    # the plan operation's other members (window, lp_lengths, gpu) as the CLI's options
+    more = {"window": 8, "lp_lengths": 2, "gpu": json.loads(run("model", "info", MODEL, "--json"))["gpu"]}
+    cli_plan = json.loads(run("plan", "--model", MODEL, "--ops", OPS, *plan_args, "-q", "--window", "8",
+                              "--lp-lengths", "2", "--gpu", more["gpu"]))
+    code, plan = s.json("POST", "/v1/plan", dict({"hp": "resnet50:8", "lp": "bert-base:8", "slo_factor": 1.3}, **more))
+    for p in (cli_plan, plan):
+        p.pop("plan_seconds", None), p.pop("seconds", None)
+    check(code == 200 and plan == cli_plan, "plan with window, lp_lengths differs from the CLI: %s" % str(plan)[:300])
     # /v1/explain: a route to the library's explain operation (serve_op), its query read through the query's
     # field table; its predicted latencies are /v1/predict's for the same query
     q0 = dict(QUERIES[0], hp_len=min(QUERIES[0]["hp_len"], 8), lp_len=min(QUERIES[0]["lp_len"], 8))
@@ -220,6 +228,9 @@ def malformed(s):
          "give one of slo_ns and slo_factor"),
         ("POST", "/v1/plan", {"hp": "vgg16:8", "lp": "bert-base:8", "slo_ns": 1e6}, 400, "vgg16"),
         ("POST", "/v1/plan", {"hp": "resnet50:8", "lp": [5], "slo_ns": 1e6}, 400, "lp[0]"),
+        ("POST", "/v1/plan", {"hp": "resnet50:8", "lp": "bert-base:8", "slo_ns": 1e6, "gpu": 5}, 400, "gpu: expected"),
+        ("POST", "/v1/plan", {"hp": "resnet50:8", "lp": "bert-base:8", "slo_ns": 1e6, "gpu": "h100"}, 400, "h100"),
+        ("POST", "/v1/plan", {"hp": "resnet50:8", "lp": "bert-base:8", "slo_ns": 1e6, "window": 65}, 400, "window"),
         ("POST", "/v1/plan", {"hp": "resnet50:8", "lp": ",".join(["bert-base:8"] * 65), "slo_ns": 1e6}, 400,
          "more than 64 LP tasks"),
         ("POST", "/v1/plan", {"hp": "resnet50:8", "lp": ["bert-base:8"] * 65, "slo_ns": 1e6}, 400, "1..64 strings"),

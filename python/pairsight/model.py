@@ -209,13 +209,17 @@ class Model(SavedModel):
              **params: Any) -> Dict[str, Any]:
         """Plan one HP request beside the LP task within budget_ns, as
         `pairsight plan` (docs/planner.md): the plan as a dict (schema
-        "pairsight.plan.v1": steps, planned_ns, lp_work_ns, ...). params:
-        the other keys of default_params("plan") (coverage, window,
-        lp_start, time_value, ...)."""
-        cfg = _lib.to_json(dict(params, hp_model=hp_model, hp_batch=hp_batch, lp_model=lp_model, lp_batch=lp_batch,
-                                budget_ns=budget_ns))
-        with use("plan", (self, Model, "self", False), (ops, Ops, "ops", False)) as (m, o):
-            return _json.loads(_lib.take_text(_lib._lib.ps_plan_json, m, o, cfg))
+        "pairsight.plan.v1": steps, planned_ns, lp_work_ns, ...). It is the
+        library's plan operation, run("plan", hp="MODEL:BATCH", lp=...,
+        slo_ns=budget_ns), the request of the CLI and of POST /v1/plan.
+        params: its other members (op_params("plan"): coverage, lp_start,
+        alone_run_ns, time_value, window, lp_lengths, gpu)."""
+        from .ops import run  # ops imports this module
+
+        with use("plan", (self, Model, "self", False), (ops, Ops, "ops", False)):
+            pass
+        return run("plan", self, ops, hp="%s:%d" % (hp_model, hp_batch), lp="%s:%d" % (lp_model, lp_batch),
+                   slo_ns=budget_ns, **params)
 
     def replay(self, ops: Ops, hp_model: str, hp_batch: int, lp_model: str, lp_batch: int,
                intensity_train: Optional[Coexec] = None, **params: Any) -> Dict[str, Any]:

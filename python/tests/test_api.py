@@ -208,6 +208,19 @@ def test_plan_replay_equal_cli(mo, camp):
                           "--lp", "bert-base:8", "--slo-ns", 2e7, "--coverage", 0, "-q"))
     got = model.plan(ops, "resnet50", 8, "bert-base", 8, budget_ns=2e7, coverage=0)
     assert got["planned_ns"] == want["planned_ns"] and got["lp_work_ns"] == want["lp_work_ns"]
+    # Model.plan is the plan operation's request (one format: the CLI's, the service's, run's)
+    for d in (got, want):
+        d.pop("plan_seconds")
+    assert got == want
+    kw = dict(coverage=0.9, window=8, lp_lengths=2, lp_start=5)
+    got = model.plan(ops, "resnet50", 8, "bert-base", 8, 2e7, **kw)
+    want = pairsight.run("plan", model=model, ops=ops, hp="resnet50:8", lp="bert-base:8", slo_ns=2e7, **kw)
+    assert got.pop("plan_seconds") >= 0 and want.pop("plan_seconds") >= 0
+    assert got == want and got["hp_model"] == "resnet50"
+    with pytest.raises(pairsight.ArgumentError, match="plan: unknown member 'bogus'"):
+        model.plan(ops, "resnet50", 8, "bert-base", 8, 2e7, bogus=1)
+    with pytest.raises(pairsight.ArgumentError, match="window: .*0..64"):
+        model.plan(ops, "resnet50", 8, "bert-base", 8, 2e7, window=65)
     want = json.loads(cli("replay", "--model", camp / "m.psm", "--ops", camp / "c" / "ops.csv", "--hp", "resnet50:8",
                           "--lp", "bert-base:8", "--requests", 20, "--warmup", 20, "--policies",
                           "dedicated,orion,pairsight", "--json", "-q"))
@@ -228,7 +241,7 @@ def test_operations_by_name(mo, camp, co, tmp_path):
     assert {"plan", "colocate_shares"} <= set(pairsight.operations())
     decl = pairsight.op_params("plan")
     rows = {p["name"]: p for p in decl["params"]}
-    assert decl["result"] == "pairsight.plan.v1" and decl["members"] == ["hp", "lp"]
+    assert decl["result"] == "pairsight.plan.v1" and decl["members"] == ["hp", "lp", "gpu"]
     assert rows["slo_factor"]["min"] == 1 and rows["slo_factor"]["max"] == 100 and rows["slo_factor"]["default"] is None
     assert rows["coverage"]["default"] == pairsight.default_params("plan")["coverage"]
     usage = cli("plan", "--help")

@@ -20,13 +20,14 @@ typedef struct {
 /* Parse the command line into a; 0 to go on, else the exit code in *code. */
 static int parse_args(int argc, char **argv, plan_args_t *a, int *code)
 {
-    cli_opt_t opts[16] = {
+    cli_opt_t opts[20] = {
         {"--model", CLI_STR, &a->model_path, "FILE", "trained, calibrated model", .flags = CLI_REQ | CLI_IN},
         {"--ops", CLI_STR, &a->ops_path, "FILE", "standalone operator profile", .flags = CLI_REQ | CLI_IN},
         CLI_OPT_HP(&a->hp, "the HP model; the request is its whole operator sequence"),
         {"--lp", CLI_STR, &a->lp_arg, "LIST",
-         "LP candidates MODEL:BATCH[,...]; the one given the most LP work is planned", .flags = CLI_REQ}};
-    int n = 4 + cli_op_opts("plan", &a->p, opts + 4, 10); /* --slo-ns ... --time-value: the operation's table */
+         "LP candidates MODEL:BATCH[,...]; the one given the most LP work is planned", .flags = CLI_REQ},
+        {"--gpu", CLI_STR, &a->p.gpu, "NAME", "GPU of the operators planned", .def = "the model's"}};
+    int n = 5 + cli_op_opts("plan", &a->p, opts + 5, 12); /* --slo-ns ... --lp-lengths: the operation's table */
     opts[n++] = (cli_opt_t){"--out", CLI_STR, &a->out, "FILE", "plan JSON", .def = "standard output", .flags = CLI_OUT};
     opts[n++] = (cli_opt_t)CLI_OPT_QUIET(&a->quiet);
     opts[n] = (cli_opt_t){.name = NULL};

@@ -50,9 +50,13 @@ static const ps_param_t plan_params[] = {
     {"alone_run_ns", PS_PARAM_DBL, PLAN_P(alone_run_ns), 0, 1e12, "X", NULL, "fixed cost of each run of HP alone", 0},
     {"time_value", PS_PARAM_DBL, PLAN_P(time_value), 0, 100, "V", NULL,
      "LP work an HP ns is otherwise worth (1 when LP runs alone whenever HP is idle)", 0},
+    {"window", PS_PARAM_INT, PLAN_P(window), 0, 64, "N", "the model's", "operators per HP segment", 0},
+    {"lp_lengths", PS_PARAM_INT, PLAN_P(lp_lengths), 1, 8, "N", NULL,
+     "LP segment lengths tried per split: window x k / N, k = 1..N", 0},
     {"hp", PS_PARAM_STR, 0, 0, 0, "MODEL:BATCH", NULL, "the HP model; the request is its whole operator sequence", 0},
     {"lp", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
      "LP candidates MODEL:BATCH[,...] (or a list of them); the one given the most LP work is planned", 0},
+    {"gpu", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "GPU of the operators planned (the model's)", 0},
 };
 
 static void plan_init(void *p) { *(ps_plan_params_t *)p = ps_plan_default_params(); }
@@ -100,13 +104,17 @@ static int plan_run(const ps_op_inputs_t *in, const char *text_in, const cJSON *
 {
     (void)text_in;
     ps_plan_params_t *p = params;
-    const cJSON *hp = cJSON_GetObjectItemCaseSensitive(req, "hp"), *lpv = cJSON_GetObjectItemCaseSensitive(req, "lp");
+    const cJSON *hp = cJSON_GetObjectItemCaseSensitive(req, "hp"), *lpv = cJSON_GetObjectItemCaseSensitive(req, "lp"),
+                *g = cJSON_GetObjectItemCaseSensitive(req, "gpu");
     char hp_model[64], text[PS_PLAN_MAX_LP * 80];
     const char *lp[PS_PLAN_MAX_LP];
     size_t n = 0;
     if (!cJSON_IsString(hp) || ps_model_batch_parse(hp->valuestring, hp_model, &p->hp_batch) != 0)
         return psi_error(PS_E_ARG, "plan: hp: expected MODEL:BATCH, e.g. resnet50:8");
+    if (g && !cJSON_IsString(g))
+        return psi_error(PS_E_ARG, "plan: gpu: expected a GPU's name");
     p->hp_model = hp_model;
+    p->gpu = g ? g->valuestring : NULL;
     if (!lpv)
         return psi_error(PS_E_ARG, "plan: missing lp: LP candidates [\"MODEL:BATCH\", ...]");
     int rc = plan_lp(lpv, text, sizeof text, lp, &n);

@@ -63,6 +63,10 @@ static int read_plan(serve_req_t *q, serve_reply_t *r, plan_req_t *a)
     if (d->tok[t].type != PS_JSON_STRING || ps_model_batch_parse(ps_json_str(d, t), a->hp_model, &a->p.hp_batch) != 0)
         return serve_error(r, 400, "bad_field", "hp: bad value: expected MODEL:BATCH, e.g. resnet50:8");
     a->p.hp_model = a->hp_model;
+    int g = ps_json_get(d, 0, "gpu", 0);
+    if (g >= 0 && d->tok[g].type != PS_JSON_STRING)
+        return serve_error(r, 400, "bad_field", "gpu: expected a GPU's name");
+    a->p.gpu = g >= 0 ? ps_json_str(d, g) : NULL;
     int lp = serve_required(q, r, "lp", "LP candidates [\"MODEL:BATCH\", ...]");
     if (lp < 0 || read_lp(q, r, lp, a) || serve_read_params(q, r, "plan", &a->p))
         return r->status;
