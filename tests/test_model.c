@@ -492,6 +492,17 @@ static void test_compose_asymmetric(void)
     CHECK_NEAR(t1, 100, 1e-9);
     CHECK_NEAR(u1, 100, 1e-5);
     CHECK_NEAR(u2, 100, 1e-5);
+
+    /* The same with 6 windows a side (tables past the stack buffer of
+     * compose_overlap): 6 x 40 x 1.25 each. */
+    double w6[6], l6[36];
+    for (int k = 0; k < 36; k++)
+        l6[k] = log(1.25);
+    for (int k = 0; k < 6; k++)
+        w6[k] = 40;
+    CHECK_OK(psi_compose_windows(PS_COMPOSE_OVERLAP, &(psi_windows_t){6, 6, l6, l6, w6, w6}, &u1, &u2));
+    CHECK_NEAR(u1, 300, 1e-4);
+    CHECK_NEAR(u2, 300, 1e-4);
 }
 
 /* Long segments through the trained model: index composition equals the sum

@@ -175,16 +175,13 @@ static int compose_overlap(const psi_windows_t *w, double *th, double *tl)
         return PS_OK;
     }
     const double *lh = w->lh, *ll = w->ll, *wh = w->wh, *wl = w->wl;
-    size_t np = (size_t)nh * (size_t)nl;
-    double *kh = psi_malloc(np * sizeof *kh), *kl = psi_malloc(np * sizeof *kl);
-    double *dh = psi_malloc((size_t)nh * sizeof *dh), *dl = psi_malloc((size_t)nl * sizeof *dl);
-    if (!kh || !kl || !dh || !dl) {
-        free(kh);
-        free(kl);
-        free(dh);
-        free(dl);
+    size_t np = (size_t)nh * (size_t)nl, need = 2 * np + (size_t)nh + (size_t)nl;
+    /* The planner's segments have at most a few windows a side: their
+     * tables fit on the stack, a longer query's take one allocation. */
+    double stack[64], *kh = need <= PS_ARRAY_LEN(stack) ? stack : psi_malloc(need * sizeof *kh);
+    if (!kh)
         return PS_E_NOMEM;
-    }
+    double *kl = kh + np, *dh = kl + np, *dl = dh + nh;
     for (int i = 0; i < nh; i++)
         for (int j = 0; j < nl; j++) {
             size_t r = (size_t)i * nl + j;
@@ -210,10 +207,8 @@ static int compose_overlap(const psi_windows_t *w, double *th, double *tl)
         *th += dh[i];
     for (int j = 0; j < nl; j++)
         *tl += dl[j];
-    free(kh);
-    free(kl);
-    free(dh);
-    free(dl);
+    if (kh != stack)
+        free(kh);
     return PS_OK;
 }
 
