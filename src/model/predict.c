@@ -167,18 +167,29 @@ static double relax(const timeline_t *me, const timeline_t *other)
     return change;
 }
 
-static int compose_overlap(const psi_windows_t *w, double *th, double *tl)
+/* Queries whose overlap relaxations run side by side (compose_group): each
+ * pass is a chain of dependent divisions, and independent chains overlap in
+ * the CPU. */
+#define COMPOSE_GROUP 4
+
+/* One query's relaxation in compose_group: its two timelines, its tables
+ * (buf: the stack's or an allocation), and whether it has settled. */
+typedef struct {
+    timeline_t hp, lp;
+    double *buf;
+    int done;
+} overlap_t;
+
+/* The tables and starting timelines of w (two windows or more) in stack
+ * (64 doubles) or, past it, an allocation. */
+static int overlap_start(const psi_windows_t *w, double *stack, overlap_t *o)
 {
     int nh = w->nh, nl = w->nl;
-    if (nh == 1 && nl == 1) {
-        compose_index(w, th, tl);
-        return PS_OK;
-    }
     const double *lh = w->lh, *ll = w->ll, *wh = w->wh, *wl = w->wl;
     size_t np = (size_t)nh * (size_t)nl, need = 2 * np + (size_t)nh + (size_t)nl;
     /* The planner's segments have at most a few windows a side: their
      * tables fit on the stack, a longer query's take one allocation. */
-    double stack[64], *kh = need <= PS_ARRAY_LEN(stack) ? stack : psi_malloc(need * sizeof *kh);
+    double *kh = need <= 64 ? stack : psi_malloc(need * sizeof *kh);
     if (!kh)
         return PS_E_NOMEM;
     double *kl = kh + np, *dh = kl + np, *dl = dh + nh;
@@ -194,22 +205,49 @@ static int compose_overlap(const psi_windows_t *w, double *th, double *tl)
         dh[i] = wh[i] * exp(lh[(size_t)i * nl + (i < nl ? i : nl - 1)]);
     for (int j = 0; j < nl; j++)
         dl[j] = wl[j] * exp(ll[(size_t)(j < nh ? j : nh - 1) * nl + j]);
-    timeline_t hp = {nh, wh, dh, kh, (size_t)nl, 1}, lp = {nl, wl, dl, kl, 1, (size_t)nl};
-    for (int pass = 0; pass < 500; pass++) {
-        double c1 = relax(&hp, &lp);
-        double c2 = relax(&lp, &hp);
-        if (c1 < 1e-9 && c2 < 1e-9)
-            break;
-    }
-    *th = 0;
-    *tl = 0;
-    for (int i = 0; i < nh; i++)
-        *th += dh[i];
-    for (int j = 0; j < nl; j++)
-        *tl += dl[j];
-    if (kh != stack)
-        free(kh);
+    *o = (overlap_t){{nh, wh, dh, kh, (size_t)nl, 1}, {nl, wl, dl, kl, 1, (size_t)nl}, kh, 0};
     return PS_OK;
+}
+
+/* Queries w[n] (n <= COMPOSE_GROUP) composed by overlap, each exactly as
+ * alone: passes until both sides move by less than a part in 1e9, at most
+ * 500; one window a side is the pair prediction (compose_index). */
+static int compose_group(const psi_windows_t *w, int n, double *th, double *tl)
+{
+    double stack[COMPOSE_GROUP][64];
+    overlap_t o[COMPOSE_GROUP];
+    int rc = PS_OK, live = 0;
+    for (int k = 0; k < n; k++) {
+        o[k] = (overlap_t){.done = 1};
+        if (w[k].nh == 1 && w[k].nl == 1)
+            compose_index(&w[k], &th[k], &tl[k]);
+        else if (rc == PS_OK && (rc = overlap_start(&w[k], stack[k], &o[k])) == PS_OK)
+            live++;
+    }
+    for (int pass = 0; rc == PS_OK && live > 0 && pass < 500; pass++)
+        for (int k = 0; k < n; k++) {
+            if (o[k].done)
+                continue;
+            double c1 = relax(&o[k].hp, &o[k].lp);
+            double c2 = relax(&o[k].lp, &o[k].hp);
+            if (c1 < 1e-9 && c2 < 1e-9) {
+                o[k].done = 1;
+                live--;
+            }
+        }
+    for (int k = 0; k < n; k++) {
+        if (!o[k].buf)
+            continue;
+        th[k] = 0;
+        tl[k] = 0;
+        for (int i = 0; i < o[k].hp.n; i++)
+            th[k] += o[k].hp.d[i];
+        for (int j = 0; j < o[k].lp.n; j++)
+            tl[k] += o[k].lp.d[j];
+        if (o[k].buf != stack[k])
+            free(o[k].buf);
+    }
+    return rc;
 }
 
 int psi_compose_windows(ps_compose_t method, const psi_windows_t *w, double *t_hp, double *t_lp)
@@ -218,7 +256,7 @@ int psi_compose_windows(ps_compose_t method, const psi_windows_t *w, double *t_h
         compose_index(w, t_hp, t_lp);
         return PS_OK;
     }
-    return compose_overlap(w, t_hp, t_lp);
+    return compose_group(w, 1, t_hp, t_lp);
 }
 
 /* Checks that need the whole query, before any feature is built. */
@@ -519,7 +557,11 @@ static int pairs_misses(pairs_t *p, size_t R)
 static int pairs_predict(const batch_t *b, slice_t *s, pairs_t *p, size_t m0, size_t m1)
 {
     size_t nf = (size_t)b->m->layout.n_features;
-    double lh[PREDICT_BLOCK], ll[PREDICT_BLOCK];
+    double lh[PREDICT_BLOCK], ll[PREDICT_BLOCK], oh = 0, ol = 0;
+    /* A bound's offsets depend on the HP window and the split only (the
+     * groups are the batch's): kept from one pair to the next while those
+     * stay. */
+    int last[4] = {-1, -1, -1, -1};
     for (size_t t = m0; t < m1; t++) {
         size_t r = p->miss[t];
         const psi_pair_key_t *k = &p->key[r];
@@ -530,9 +572,11 @@ static int pairs_predict(const batch_t *b, slice_t *s, pairs_t *p, size_t m0, si
         w.lp_len = k->k[3];
         psi_solo_t solo;
         int rc = psi_features_build_pair_memo(s->memo, b->ops, &w, s->xh + (t - m0) * nf, s->xl + (t - m0) * nf, &solo);
-        double oh = 0, ol = 0;
-        if (rc == PS_OK && b->coverage > 0)
+        int bin[4] = {w.hp_start, w.hp_len, w.hp_tpcs, w.lp_tpcs};
+        if (rc == PS_OK && b->coverage > 0 && memcmp(bin, last, sizeof bin) != 0) {
             rc = psi_calib_offsets(b->m->calib, b->ops, &w, b->coverage, &oh, &ol);
+            memcpy(last, bin, sizeof bin);
+        }
         if (rc != PS_OK)
             return query_error(rc, s->first + p->kq[r]);
         p->val[r] = (psi_pair_val_t){oh, ol, solo.hp_ns, solo.lp_ns};
@@ -605,21 +649,27 @@ static int slice_memo(const batch_t *b, slice_t *s)
 static int slice_compose(const batch_t *b, const slice_t *s)
 {
     int W = b->m->layout.window;
-    for (size_t k = 0; k < s->n; k++) {
-        size_t at = s->first + k;
-        psi_windows_t w = slice_windows(s, k, W);
-        int rc = psi_compose_windows(b->method, &w, &b->oh[at], &b->ol[at]);
+    for (size_t k0 = 0; k0 < s->n; k0 += COMPOSE_GROUP) {
+        size_t n = s->n - k0 < COMPOSE_GROUP ? s->n - k0 : COMPOSE_GROUP, at = s->first + k0;
+        psi_windows_t w[COMPOSE_GROUP];
+        for (size_t k = 0; k < n; k++)
+            w[k] = slice_windows(s, k0 + k, W);
+        int rc = b->method == PS_COMPOSE_INDEX ? PS_OK : compose_group(w, (int)n, &b->oh[at], &b->ol[at]);
         if (rc != PS_OK)
             return psi_error(rc, "out of memory composing windows");
-        double sum_h = 0, sum_l = 0;
-        for (int i = 0; i < w.nh; i++)
-            sum_h += w.wh[i];
-        for (int j = 0; j < w.nl; j++)
-            sum_l += w.wl[j];
-        if (b->sh)
-            b->sh[at] = sum_h;
-        if (b->sl)
-            b->sl[at] = sum_l;
+        for (size_t k = 0; k < n; k++) {
+            double sum_h = 0, sum_l = 0;
+            if (b->method == PS_COMPOSE_INDEX)
+                compose_index(&w[k], &b->oh[at + k], &b->ol[at + k]);
+            for (int i = 0; i < w[k].nh; i++)
+                sum_h += w[k].wh[i];
+            for (int j = 0; j < w[k].nl; j++)
+                sum_l += w[k].wl[j];
+            if (b->sh)
+                b->sh[at + k] = sum_h;
+            if (b->sl)
+                b->sl[at + k] = sum_l;
+        }
     }
     return PS_OK;
 }
