@@ -766,35 +766,32 @@ int ps_plan_to_json(const ps_plan_t *p, char **out)
     if (!o)
         return PS_E_NOMEM;
     cJSON_AddStringToObject(o, "schema", "pairsight.plan.v1");
-    cJSON_AddNumberToObject(o, "budget_ns", p->budget_ns);
-    cJSON_AddNumberToObject(o, "planned_ns", p->planned_ns);
-    cJSON_AddNumberToObject(o, "alone_ns", p->alone_ns);
-    cJSON_AddBoolToObject(o, "feasible", p->feasible);
-    cJSON_AddNumberToObject(o, "coverage", p->coverage);
-    cJSON_AddNumberToObject(o, "lp_work_ns", p->lp_work_ns);
-    cJSON_AddNumberToObject(o, "lp_end", p->lp_end);
-    cJSON_AddNumberToObject(o, "mu", p->mu);
-    cJSON_AddNumberToObject(o, "predictions", (double)p->n_predictions);
-    cJSON_AddNumberToObject(o, "plan_seconds", p->seconds);
+    /* the plan's figures, then each step's, in the schema's order (feasible a boolean) */
+    static const char *const top[] = {"budget_ns",  "planned_ns", "alone_ns", "feasible",    "coverage",
+                                      "lp_work_ns", "lp_end",     "mu",       "predictions", "plan_seconds"};
+    const double tv[] = {p->budget_ns, p->planned_ns, p->alone_ns,
+                         p->feasible,  p->coverage,   p->lp_work_ns,
+                         p->lp_end,    p->mu,         (double)p->n_predictions,
+                         p->seconds};
+    for (int k = 0; k < (int)(sizeof top / sizeof top[0]); k++)
+        if (strcmp(top[k], "feasible") == 0)
+            cJSON_AddBoolToObject(o, top[k], p->feasible);
+        else
+            cJSON_AddNumberToObject(o, top[k], tv[k]);
     add_sm_split(o, p);
+    static const char *const step[] = {"hp_start",    "hp_len",      "hp_tpcs", "lp_start",   "lp_len",
+                                       "lp_tpcs",     "hp_sms",      "lp_sms",  "hp_ns_pred", "lp_ns_pred",
+                                       "hp_ns_upper", "lp_ns_upper", "step_ns", "lp_work_ns"};
+    int sms = p->sms_per_tpc > 0 ? p->sms_per_tpc : 2;
     cJSON *a = cJSON_AddArrayToObject(o, "segments");
     for (size_t i = 0; a && i < p->n_steps; i++) {
         const ps_plan_step_t *s = &p->steps[i];
+        const double sv[] = {s->hp_start,    s->hp_len,        s->hp_tpcs,       s->lp_start,  s->lp_len,
+                             s->lp_tpcs,     s->hp_tpcs * sms, s->lp_tpcs * sms, s->hp_ns,     s->lp_ns,
+                             s->hp_bound_ns, s->lp_bound_ns,   s->step_ns,       s->lp_work_ns};
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "hp_start", s->hp_start);
-        cJSON_AddNumberToObject(e, "hp_len", s->hp_len);
-        cJSON_AddNumberToObject(e, "hp_tpcs", s->hp_tpcs);
-        cJSON_AddNumberToObject(e, "lp_start", s->lp_start);
-        cJSON_AddNumberToObject(e, "lp_len", s->lp_len);
-        cJSON_AddNumberToObject(e, "lp_tpcs", s->lp_tpcs);
-        cJSON_AddNumberToObject(e, "hp_sms", s->hp_tpcs * (p->sms_per_tpc > 0 ? p->sms_per_tpc : 2));
-        cJSON_AddNumberToObject(e, "lp_sms", s->lp_tpcs * (p->sms_per_tpc > 0 ? p->sms_per_tpc : 2));
-        cJSON_AddNumberToObject(e, "hp_ns_pred", s->hp_ns);
-        cJSON_AddNumberToObject(e, "lp_ns_pred", s->lp_ns);
-        cJSON_AddNumberToObject(e, "hp_ns_upper", s->hp_bound_ns);
-        cJSON_AddNumberToObject(e, "lp_ns_upper", s->lp_bound_ns);
-        cJSON_AddNumberToObject(e, "step_ns", s->step_ns);
-        cJSON_AddNumberToObject(e, "lp_work_ns", s->lp_work_ns);
+        for (int k = 0; k < (int)(sizeof step / sizeof step[0]); k++)
+            cJSON_AddNumberToObject(e, step[k], sv[k]);
         cJSON_AddItemToArray(a, e);
     }
     if (p->hp_model[0]) {
