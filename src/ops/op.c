@@ -37,6 +37,33 @@ typedef struct {
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* Member key of req into text (cap bytes): a string as it is, or a
+ * non-empty list of strings without sep (of integers, when ints) joined by
+ * sep, as the command line writes the list. */
+static int join_member(const cJSON *req, const char *key, char sep, int ints, char *text, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, key);
+    size_t at = 0;
+    text[0] = 0;
+    if (cJSON_IsString(v) && (size_t)snprintf(text, cap, "%s", v->valuestring) < cap)
+        return PS_OK;
+    for (const cJSON *e = cJSON_IsArray(v) ? v->child : NULL; e; e = e->next) {
+        int ok = ints ? cJSON_IsNumber(e) && e->valuedouble == floor(e->valuedouble) && fabs(e->valuedouble) < 1e6
+                      : cJSON_IsString(e) && *e->valuestring && !strchr(e->valuestring, sep);
+        int n = !ok    ? -1
+                : ints ? snprintf(text + at, cap - at, "%.*s%d", at ? 1 : 0, &sep, (int)e->valuedouble)
+                       : snprintf(text + at, cap - at, "%.*s%s", at ? 1 : 0, &sep, e->valuestring);
+        if (n < 0 || (size_t)n >= cap - at)
+            break;
+        at += (size_t)n;
+        if (!e->next)
+            return PS_OK;
+    }
+    return psi_error(PS_E_ARG, "%s: expected \"%s\" or a non-empty list of %s (%zu characters at most)", key,
+                     ints ? (sep == '/' ? "A/B/.." : "A,B,..") : (sep == ',' ? "a,b" : "a+b"),
+                     ints ? "integers" : "names", cap - 1);
+}
+
 /* ---- plan: ps_plan_best over the LP candidates ---- */
 
 #define PLAN_P(f) offsetof(ps_plan_params_t, f)
@@ -63,19 +90,12 @@ static void plan_init(void *p) { *(ps_plan_params_t *)p = ps_plan_default_params
 
 /* The LP candidates of member lp ("A:8,B:8" or ["A:8", "B:8"]) into
  * text (split in place) and lp[*n]. */
-static int plan_lp(const cJSON *v, char *text, size_t cap, const char **lp, size_t *n)
+static int plan_lp(const cJSON *req, char *text, size_t cap, const char **lp, size_t *n)
 {
     *n = 0;
-    if (cJSON_IsArray(v)) {
-        size_t at = 0;
-        for (const cJSON *e = v->child; e; e = e->next) {
-            if (!cJSON_IsString(e) || strlen(e->valuestring) + 2 > cap - at)
-                return psi_error(PS_E_ARG, "plan: lp: expected strings MODEL:BATCH");
-            at += (size_t)snprintf(text + at, cap - at, "%s%s", at ? "," : "", e->valuestring);
-        }
-    } else if (!cJSON_IsString(v) || (size_t)snprintf(text, cap, "%s", v->valuestring) >= cap) {
-        return psi_error(PS_E_ARG, "plan: lp: expected MODEL:BATCH[,...] or a list of MODEL:BATCH");
-    }
+    int rc = join_member(req, "lp", ',', 0, text, cap);
+    if (rc != PS_OK)
+        return rc;
     char name[64], *save = NULL;
     int batch;
     for (char *s = strtok_r(text, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
@@ -117,7 +137,7 @@ static int plan_run(const ps_op_inputs_t *in, const char *text_in, const cJSON *
     p->gpu = g ? g->valuestring : NULL;
     if (!lpv)
         return psi_error(PS_E_ARG, "plan: missing lp: LP candidates [\"MODEL:BATCH\", ...]");
-    int rc = plan_lp(lpv, text, sizeof text, lp, &n);
+    int rc = plan_lp(req, text, sizeof text, lp, &n);
     if (rc != PS_OK)
         return rc;
     if ((rc = plan_check(p)) != PS_OK)
@@ -376,31 +396,22 @@ typedef struct {
 } coloc_req_t;
 
 /* Member set ("a,b" or ["a", "b"]) into r's names. */
-static int coloc_set(const cJSON *v, coloc_req_t *r)
+static int coloc_set(const cJSON *req, coloc_req_t *r)
 {
-    size_t at = 0, cap = sizeof r->buf;
-    char *buf = r->buf;
     const char **names = r->names;
     int *k = &r->k;
     *k = 0;
-    if (cJSON_IsString(v) && (size_t)snprintf(buf, cap, "%s", v->valuestring) < cap) {
-        char *save = NULL;
-        for (char *s = strtok_r(buf, ",", &save); s && *k < COLOC_MAXK + 1; s = strtok_r(NULL, ",", &save))
-            names[(*k)++] = s;
-    } else if (cJSON_IsArray(v)) {
-        for (const cJSON *e = v->child; e && *k < COLOC_MAXK + 1; e = e->next) {
-            size_t len = cJSON_IsString(e) ? strlen(e->valuestring) : 0;
-            if (!len || len + 1 > cap - at)
-                return psi_error(PS_E_ARG, "colocate_predict: set: expected workload names");
-            names[(*k)++] = memcpy(buf + at, e->valuestring, len + 1);
-            at += len + 1;
-        }
-    }
+    int rc = join_member(req, "set", ',', 0, r->buf, sizeof r->buf);
+    if (rc != PS_OK)
+        return rc;
+    char *save = NULL;
+    for (char *s = strtok_r(r->buf, ",", &save); s && *k < COLOC_MAXK + 1; s = strtok_r(NULL, ",", &save))
+        names[(*k)++] = s;
     if (*k < 1 || *k > COLOC_MAXK)
         return psi_error(PS_E_ARG,
                          "colocate_predict: set: expected 1..%d workload names, \"a,b\" or a list (%zu characters "
                          "at most)",
-                         COLOC_MAXK, cap - 1);
+                         COLOC_MAXK, sizeof r->buf - 1);
     return PS_OK;
 }
 
@@ -468,7 +479,7 @@ static int coloc_predict_run(const ps_op_inputs_t *in, const char *text, const c
     coloc_req_t r;
     memset(&r, 0, sizeof r);
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(req, "gpu");
-    int rc = coloc_set(cJSON_GetObjectItemCaseSensitive(req, "set"), &r);
+    int rc = coloc_set(req, &r);
     if (rc == PS_OK)
         rc = coloc_shares(cJSON_GetObjectItemCaseSensitive(req, "shares"), &r);
     if (rc == PS_OK && g &&
@@ -496,33 +507,6 @@ static const ps_param_t coloc_select_params[] = {
      "1..100 (default 100 each)",
      0},
 };
-
-/* Member key of req into text (cap bytes): a string as it is, or a
- * non-empty list of strings without sep (of integers, when ints) joined by
- * sep, as the command line writes the list. */
-static int join_member(const cJSON *req, const char *key, char sep, int ints, char *text, size_t cap)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, key);
-    size_t at = 0;
-    text[0] = 0;
-    if (cJSON_IsString(v) && (size_t)snprintf(text, cap, "%s", v->valuestring) < cap)
-        return PS_OK;
-    for (const cJSON *e = cJSON_IsArray(v) ? v->child : NULL; e; e = e->next) {
-        int ok = ints ? cJSON_IsNumber(e) && e->valuedouble == floor(e->valuedouble) && fabs(e->valuedouble) < 1e6
-                      : cJSON_IsString(e) && *e->valuestring && !strchr(e->valuestring, sep);
-        int n = !ok    ? -1
-                : ints ? snprintf(text + at, cap - at, "%.*s%d", at ? 1 : 0, &sep, (int)e->valuedouble)
-                       : snprintf(text + at, cap - at, "%.*s%s", at ? 1 : 0, &sep, e->valuestring);
-        if (n < 0 || (size_t)n >= cap - at)
-            break;
-        at += (size_t)n;
-        if (!e->next)
-            return PS_OK;
-    }
-    return psi_error(PS_E_ARG, "%s: expected \"%s\" or a non-empty list of %s (%zu characters at most)", key,
-                     ints ? (sep == '/' ? "A/B/.." : "A,B,..") : (sep == ',' ? "a,b" : "a+b"),
-                     ints ? "integers" : "names", cap - 1);
-}
 
 static int coloc_select_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
 {
