@@ -500,12 +500,9 @@ static const ps_param_t coloc_select_params[] = {
     {"target", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "the target workload (a name of the workloads table)", 0},
     {"candidates", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
      "the candidate co-runners: \"b,c+d\" or a list [\"b\", \"c+d\"] (a+b co-locates several at once, at most 63)", 0},
-    {"gpu", PS_PARAM_STR, 0, 0, 0, "NAME", NULL,
-     "the query's gpu in the workloads table (default: the target's; given when it has rows on several)", 0},
+    {"gpu", PS_PARAM_STR, 0, 0, 0, "NAME", NULL, "the query's gpu (default: the target's, if on one GPU)", 0},
     {"shares", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
-     "MPS shares of the target, then of each co-runner, the last repeated: \"50/25\" or a list of integers in "
-     "1..100 (default 100 each)",
-     0},
+     "MPS shares of the target, then of each co-runner (the last repeated): \"50/25\" or a list (100 each)", 0},
 };
 
 static int coloc_select_run(const ps_op_inputs_t *in, const char *text, const cJSON *req, void *p, char **out)
