@@ -230,6 +230,26 @@ static int model_info_json_arg(void)
     int rc = ps_model_info_json(NULL, &out);
     return out ? 999 : rc;
 }
+static int train_summary_json_arg(void)
+{
+    char *out = (char *)1;
+    int rc = ps_model_train_summary_json(NULL, "m.psm", &out);
+    return out ? 999 : rc;
+}
+static int meta_json_compact_arg(void)
+{
+    char *out = (char *)1;
+    int rc = ps_model_meta_json_compact(NULL, &out);
+    return out ? 999 : rc;
+}
+static int replay_result_json_arg(void)
+{
+    char *out = (char *)1;
+    ps_replay_result_t r = {0};
+    ps_replay_params_t p = ps_replay_default_params(); /* without its models */
+    int rc = ps_replay_result_json(&r, &p, &out);
+    return out ? 999 : rc;
+}
 
 static int outfile_open_io(void)
 {
@@ -584,6 +604,9 @@ static const row_t rows[] = {
     {"ps_model_adapt", "rows of another GPU", adapt_other_gpu, PS_E_INPUT},
     {"ps_query_parse", "a bad number", query_parse_arg, PS_E_ARG},
     {"ps_model_info_json", "NULL argument", model_info_json_arg, PS_E_ARG},
+    {"ps_model_train_summary_json", "NULL argument", train_summary_json_arg, PS_E_ARG},
+    {"ps_model_meta_json_compact", "NULL argument", meta_json_compact_arg, PS_E_ARG},
+    {"ps_replay_result_json", "NULL argument", replay_result_json_arg, PS_E_ARG},
     {"ps_outlock_acquire", "NULL argument", outlock_acquire_arg, PS_E_ARG},
     {"ps_outlock_acquire", "folder missing", outlock_acquire_io, PS_E_IO},
     {"ps_table_check_workloads", "NULL path", check_workloads_arg, PS_E_ARG},
