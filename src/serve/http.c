@@ -220,7 +220,7 @@ static enum MHD_Result first_call(http_t *h, struct MHD_Connection *c, const cha
     enum MHD_Result ok = refuse(h, c, cn, &refused);
     /* Room for the body that Content-Length announces (1 MiB at most; a
      * larger one grows as it comes), made once: a buffer that doubled from
-     * 1 KiB would copy a 260 KB body of 1,000 queries 8 times over. */
+     * 1 KiB grew 8 times for the 200 KB body of 1,000 queries. */
     const char *cl = refused ? NULL : MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     size_t want = cl ? (size_t)strtoull(cl, NULL, 10) : 0;
     if (want > 0 && want <= ((size_t)1 << 20) && (cn->body.s = malloc(want + 1)) != NULL)
@@ -537,7 +537,7 @@ static int read_token(http_t *h, const char *path)
 /* glibc's malloc gives a block over its mmap threshold (128 KiB at first,
  * then the size of the last such block freed) back to the system when it
  * is freed, and trims a heap past twice that: each 1,000-query request (a
- * 260 KB body, a 75 KB reply) faulted its pages in anew, 7% of a compute
+ * 200 KB body, a 75 KB reply) faulted its pages in anew, 7% of a compute
  * thread's time spent in the kernel. Fixed thresholds keep the pages of
  * blocks up to 2 MiB; larger ones still go back when freed, and
  * on_completed's malloc_trim returns a large request's heap. */
