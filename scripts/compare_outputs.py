@@ -150,7 +150,16 @@ def serve_cases(queries):
               ("POST", S, {"target": "a"}), ("POST", S, {"candidates": ["b"]}),
               ("POST", "/v1/colocate/shares", {"set": ["a", "b"], "floor": {"a": 0.1}}),
               ("POST", "/v1/colocate/shares", {"set": "a,b", "floor": "b=50"}),
-              ("POST", "/v1/colocate/shares", {"set": ["a", "zz"]}), ("POST", "/v1/colocate/shares", {"set": []})]
+              ("POST", "/v1/colocate/shares", {"set": ["a", "zz"]}), ("POST", "/v1/colocate/shares", {"set": []}),
+              ("POST", "/v1/colocate/select", {"target": "a", "candidates": ["b", "c+b", "c"], "shares": [50, 25]}),
+              ("POST", "/v1/colocate/select", {"target": "a", "candidates": "b,c", "gpu": "TESTGPU"}),
+              ("POST", "/v1/colocate/select", {"target": "aa", "candidates": ["b"]}),
+              ("POST", "/v1/colocate/select", {"target": "a", "candidates": ["b", "b"]}),
+              ("POST", "/v1/colocate/place", {"jobs": ["a", "b", "b", "c"], "gpus": 2, "time_limit": 2}),
+              ("POST", "/v1/colocate/place", {"jobs": "a*3,b,c", "gpus": ["TESTGPU", None], "max_per_gpu": 3,
+                                              "shares": [100, 50], "allow_wait": True}),
+              ("POST", "/v1/colocate/place", {"jobs": "a,b", "gpus": 1, "time_limit": 0}),
+              ("POST", "/v1/colocate/place", {"jobs": "a,zz", "gpus": 1})]
     pod = {"metadata": {"annotations": {"pairsight.io/workload": "a", "pairsight.io/min-throughput": "0.5"}}}
     node = lambda n, g: {"metadata": {"name": n, "annotations": {"pairsight.io/gpus": json.dumps(g)}}}
     args = {"Pod": pod, "Nodes": {"items": [node("n1", {"type": "TESTGPU", "gpus": [["b"], []]}),
