@@ -100,11 +100,18 @@ int ps_model_train_summary_json(const ps_model_info_t *info, const char *model_p
     int ok = o && i && cJSON_AddStringToObject(o, "schema", "pairsight.train.v1");
     if (ok && model_path)
         ok = cJSON_AddStringToObject(o, "model", model_path) != NULL;
-    ok = ok && cJSON_AddItemToObject(o, "n_trees", cJSON_CreateIntArray(info->n_trees, 2));
-    /* then the info's members, in its order */
+    cJSON *trees = ok ? cJSON_CreateIntArray(info->n_trees, 2) : NULL;
+    if (!trees || !cJSON_AddItemToObject(o, "n_trees", trees)) {
+        cJSON_Delete(trees);
+        ok = 0;
+    }
+    /* then the info's members, in its order (one not added is freed here) */
     while (ok && i->child) {
         cJSON *it = cJSON_DetachItemViaPointer(i, i->child);
-        cJSON_AddItemToObject(o, it->string, it);
+        if (!cJSON_AddItemToObject(o, it->string, it)) {
+            cJSON_Delete(it);
+            ok = 0;
+        }
     }
     *out = ok ? psi_json_print(o, 0) : NULL;
     cJSON_Delete(o);
