@@ -164,6 +164,11 @@ static void test_memo_matches(void)
                 size_t bytes = sizeof(float) * (size_t)l.n_features;
                 same += ra == PS_OK && memcmp(a[0], b[0], bytes) == 0 && memcmp(a[1], b[1], bytes) == 0 &&
                         sa.hp_ns == sb.hp_ns && sa.lp_ns == sb.lp_ns;
+                /* One vector for both sides where the variant shares it. */
+                if (v != PS_FEAT_NO_CORUNNER && ra == PS_OK) {
+                    CHECK_OK(psi_features_build_pair_memo(memo, ops, &q, b[0], b[0], NULL));
+                    CHECK(memcmp(a[0], b[0], bytes) == 0);
+                }
             }
         /* One query outside its model: refused, and the memo goes on. */
         ps_query_t bad = query(18, 4, 0, 2);

@@ -460,6 +460,56 @@ static void test_refuses_gblinear_booster(void)
     XGDMatrixFree(dm);
 }
 
+/* psi_forest_predict_pair equals psi_forest_predict of each forest, bit for
+ * bit, on every kernel, for batches that take the tails, one shared tile,
+ * several tiles (the fallback) and the threads' path; two forests of
+ * different depths and tree counts, rows with a stride. */
+static void test_pair_matches_single(void)
+{
+    enum { NF = 16, N = 700, STRIDE = 19 };
+    float *x = malloc((size_t)N * NF * sizeof *x), *y = malloc(N * sizeof *y);
+    float *xs = malloc((size_t)N * STRIDE * sizeof *xs);
+    double *a1 = malloc(N * sizeof *a1), *b1 = malloc(N * sizeof *b1), *a2 = malloc(N * sizeof *a2),
+           *b2 = malloc(N * sizeof *b2);
+    CHECK(x && y && xs && a1 && b1 && a2 && b2);
+    BoosterHandle ba = NULL, bb = NULL;
+    psi_forest_t *fa = NULL, *fb = NULL;
+    if (x && y && xs && a1 && b1 && a2 && b2) {
+        xh_synth(7, N, NF, 0.1, x, y);
+        for (size_t i = 0; i < N; i++) {
+            memcpy(xs + i * STRIDE, x + i * NF, NF * sizeof *x);
+            for (int j = NF; j < STRIDE; j++)
+                xs[i * STRIDE + j] = 1e30f;
+        }
+        fa = train_forest(x, y, N, NF, 8, 45, 1, &ba);
+        fb = train_forest(x, y, N, NF, 5, 30, 1, &bb);
+    }
+    static const size_t sizes[] = {1, 4, 5, 9, 11, 16, 17, 22, 27, 32, 48, 64, 70, 100, 255, 256, 700};
+    for (int kern = PS_FOREST_N_KERNELS - 1; fa && fb && kern >= PS_FOREST_SCALAR; kern--) {
+        psi_forest_set_kernel(fa, kern);
+        psi_forest_set_kernel(fb, kern);
+        for (size_t k = 0; k < PS_ARRAY_LEN(sizes); k++) {
+            size_t m = sizes[k], diff = 0;
+            psi_forest_predict(fa, xs, m, STRIDE, a1);
+            psi_forest_predict(fb, xs, m, STRIDE, b1);
+            psi_forest_predict_pair((psi_forest_t *const[2]){fa, fb}, xs, m, STRIDE, (double *const[2]){a2, b2});
+            for (size_t i = 0; i < m; i++)
+                diff += a1[i] != a2[i] || b1[i] != b2[i];
+            CHECK_MSG(diff == 0, "kernel %d, %zu rows: %zu differ", kern, m, diff);
+        }
+    }
+    release(fa, ba);
+    release(fb, bb);
+    free(x);
+    free(y);
+    free(xs);
+    free(a1);
+    free(b1);
+    free(a2);
+    free(b2);
+}
+
 TH_MAIN(TEST(test_split_semantics_on_hand_tree), TEST(test_refuses_bad_models),
         TEST(test_matches_xgboost_across_depths), TEST(test_batch_sizes_and_stride), TEST(test_tiles_match_xgboost),
-        TEST(test_threads_agree), TEST(test_refuses_gblinear_booster), TEST(test_kernel_selection))
+        TEST(test_pair_matches_single), TEST(test_threads_agree), TEST(test_refuses_gblinear_booster),
+        TEST(test_kernel_selection))

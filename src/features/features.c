@@ -470,7 +470,7 @@ int psi_features_build_pair_memo(psi_features_memo_t *memo, const ps_ops_t *ops,
     write_vector_memo(memo, q, PS_SIDE_HP, x_hp);
     if (l->variant == PS_FEAT_NO_CORUNNER)
         write_vector_memo(memo, q, PS_SIDE_LP, x_lp);
-    else
+    else if (x_lp != x_hp)
         memcpy(x_lp, x_hp, (size_t)l->n_features * sizeof *x_lp);
     if (solo)
         *solo = (psi_solo_t){memo->side[0].seg.solo_ns, memo->side[1].seg.solo_ns};

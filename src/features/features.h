@@ -75,7 +75,8 @@ psi_features_memo_t *psi_features_memo_new(const psi_feature_layout_t *l);
 void psi_features_memo_free(psi_features_memo_t *m);
 
 /* psi_features_build_pair under the memo's layout, through the memo (not
- * NULL); the vectors are the same bit for bit. */
+ * NULL); the vectors are the same bit for bit. x_lp may be x_hp where the
+ * variant gives both sides one vector (all but no-corunner). */
 int psi_features_build_pair_memo(psi_features_memo_t *memo, const ps_ops_t *ops, const ps_query_t *q, float *x_hp,
                                  float *x_lp, psi_solo_t *solo);
 

@@ -104,20 +104,26 @@ typedef struct {
     float *xt, *acc;
 } tile_t;
 
-/* Rows [0, n) of x, n <= blocks * rows: copied into column-major blocks of
- * rows, walked tree block by tree block, n results stored. */
-static void tile_rows(const psi_forest_t *f, const tile_t *tile, const float *x, size_t n, size_t stride, double *out)
+/* Rows [0, n) of x, n <= blocks * rows, copied into the tile's column-major
+ * blocks. */
+static void tile_load(const psi_forest_t *f, const tile_t *tile, const float *x, size_t n, size_t stride)
 {
-    const int kernel = tile->kernel, trees = tile->trees;
-    const size_t rows = tile->rows;
-    float *xt = tile->xt, *acc = tile->acc;
-    size_t nf = (size_t)f->n_features, nb = (n + rows - 1) / rows;
+    const size_t rows = tile->rows, nf = (size_t)f->n_features, nb = (n + rows - 1) / rows;
     for (size_t b = 0; b < nb; b++) {
         size_t m = n - b * rows < rows ? n - b * rows : rows;
-        size_t used = kernel == PS_FOREST_AVX512 ? 16 * (size_t)psi_forest_avx512_vectors(m)
-                                                 : 8 * (size_t)psi_forest_avx2_vectors(m);
-        transpose_block(f, x + b * rows * stride, m, stride, used, xt + b * rows * nf);
+        size_t used = tile->kernel == PS_FOREST_AVX512 ? 16 * (size_t)psi_forest_avx512_vectors(m)
+                                                       : 8 * (size_t)psi_forest_avx2_vectors(m);
+        transpose_block(f, x + b * rows * stride, m, stride, used, tile->xt + b * rows * nf);
     }
+}
+
+/* The n rows tile_load put in the tile walked tree block by tree block, n
+ * results stored. */
+static void tile_walk(const psi_forest_t *f, const tile_t *tile, size_t n, double *out)
+{
+    const int kernel = tile->kernel, trees = tile->trees;
+    const size_t rows = tile->rows, nf = (size_t)f->n_features, nb = (n + rows - 1) / rows;
+    float *xt = tile->xt, *acc = tile->acc;
     for (size_t i = 0; i < nb * rows; i++)
         acc[i] = f->base_score;
     for (int t0 = 0; t0 < f->n_trees; t0 += trees) {
@@ -132,6 +138,14 @@ static void tile_rows(const psi_forest_t *f, const tile_t *tile, const float *x,
     }
     for (size_t i = 0; i < n; i++)
         out[i] = acc[i];
+}
+
+/* Rows [0, n) of x, n <= blocks * rows: copied into column-major blocks of
+ * rows, walked tree block by tree block, n results stored. */
+static void tile_rows(const psi_forest_t *f, const tile_t *tile, const float *x, size_t n, size_t stride, double *out)
+{
+    tile_load(f, tile, x, n, stride);
+    tile_walk(f, tile, n, out);
 }
 
 /* The AVX2 or AVX-512 block kernel over rows [0, n), tile by tile. */
@@ -184,6 +198,51 @@ static size_t avx512_tail(const psi_forest_t *f, const float *x, size_t n, size_
     return head;
 }
 #endif
+
+#if HAVE_X86
+/* psi_forest_predict_pair's rows [0, n) (n a multiple of 16) through both
+ * forests from one copy of their blocks, when they fit one tile of each;
+ * 0: they do not (or no memory), nothing done. */
+static int pair_rows(psi_forest_t *const *f, const float *x, size_t n, size_t stride, double *const *out)
+{
+    size_t rows = AVX512_ROWS, blocks[2];
+    int trees[2];
+    tile_shape(f[0], rows, &blocks[0], &trees[0]);
+    tile_shape(f[1], rows, &blocks[1], &trees[1]);
+    size_t nb = (n + rows - 1) / rows, need = nb * rows * (size_t)(f[0]->n_features ? f[0]->n_features : 1);
+    if (nb > blocks[0] || nb > blocks[1])
+        return 0;
+    float stack[BLOCK_MAX_ROWS * 256], acc[TILE_MAX_BLOCKS * BLOCK_MAX_ROWS];
+    float *xt = need <= PS_ARRAY_LEN(stack) ? stack : psi_malloc(need * sizeof *xt);
+    if (!xt)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        tile_t tile = {PS_FOREST_AVX512, rows, trees[k], xt, acc};
+        if (k == 0)
+            tile_load(f[0], &tile, x, n, stride);
+        tile_walk(f[k], &tile, n, out[k]);
+    }
+    if (xt != stack)
+        free(xt);
+    return 1;
+}
+#endif
+
+void psi_forest_predict_pair(psi_forest_t *const *f, const float *x, size_t n, size_t stride, double *const *out)
+{
+#if HAVE_X86
+    if (f[0]->kernel == PS_FOREST_AVX512 && f[1]->kernel == PS_FOREST_AVX512 && f[0]->pdepth > 0 && f[1]->pdepth > 0 &&
+        f[0]->n_features == f[1]->n_features && n < PARALLEL_MIN_ROWS && stride < (size_t)INT32_MAX / SIMD_ROWS) {
+        size_t head = avx512_tail(f[0], x, n, stride, out[0]);
+        avx512_tail(f[1], x, n, stride, out[1]);
+        if (head == 0 || pair_rows(f, x, head, stride, out))
+            return;
+        n = head;
+    }
+#endif
+    psi_forest_predict(f[0], x, n, stride, out[0]);
+    psi_forest_predict(f[1], x, n, stride, out[1]);
+}
 
 void psi_forest_predict(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out)
 {

@@ -30,6 +30,11 @@ int psi_forest_from_json(const char *json, size_t len, psi_forest_t **out);
  * psi_forest_n_features() floats; NAN is a missing value. out[n] is owned by
  * the caller. Thread-safe for concurrent calls on one forest. */
 void psi_forest_predict(const psi_forest_t *f, const float *x, size_t n, size_t stride, double *out);
+/* psi_forest_predict of forests f[0] and f[1] over the same rows into
+ * out[0] and out[1], each row read once for both where the kernels allow
+ * (small batches on AVX-512: one column-major copy walked by both); the
+ * same numbers bit for bit. */
+void psi_forest_predict_pair(psi_forest_t *const *f, const float *x, size_t n, size_t stride, double *const *out);
 
 int psi_forest_n_features(const psi_forest_t *f);
 int psi_forest_n_trees(const psi_forest_t *f);

@@ -159,6 +159,18 @@ void psi_model_predict_rows(const ps_model_t *m, int side, const float *x, size_
     psi_forest_predict(m->forest[side], x, n, (size_t)m->layout.n_features, out);
 }
 
+void psi_model_predict_rows_pair(const ps_model_t *m, const float *x_hp, const float *x_lp, size_t n, double *out_hp,
+                                 double *out_lp)
+{
+    size_t nf = (size_t)m->layout.n_features;
+    if (m->layout.variant != PS_FEAT_NO_CORUNNER) {
+        psi_forest_predict_pair(m->forest, x_hp, n, nf, (double *const[2]){out_hp, out_lp});
+        return;
+    }
+    psi_forest_predict(m->forest[PS_SIDE_HP], x_hp, n, nf, out_hp);
+    psi_forest_predict(m->forest[PS_SIDE_LP], x_lp, n, nf, out_lp);
+}
+
 /* MAPE = 100 / n * sum |T_pred - T_meas| / T_meas, T_pred = solo * exp(log
  * delta) (the paper's latency MAPE, Table I). */
 double psi_latency_mape(const double *pred_log_delta, const double *solo_ns, const double *measured_ns,

@@ -49,6 +49,11 @@ int psi_model_finish(ps_model_t *m);
  * (stride n_features), through the flattened forest of a finished model.
  * out[n] is the caller's. */
 void psi_model_predict_rows(const ps_model_t *m, int side, const float *x, size_t n, double *out);
+/* Both regressors over n rows, x_hp's and x_lp's; where the layout gives
+ * both sides the same vector (all variants but no-corunner), x_hp's rows are
+ * read once for both (psi_forest_predict_pair) and x_lp is not read. */
+void psi_model_predict_rows_pair(const ps_model_t *m, const float *x_hp, const float *x_lp, size_t n, double *out_hp,
+                                 double *out_lp);
 
 /* Same through XGBoost's own predictor (XGBoosterPredictFromDense): the
  * reference for tests and benchmarks. type 0 = values (out[n]); type 2 =

@@ -405,6 +405,14 @@ static psi_windows_t slice_windows(const slice_t *s, size_t k, int W)
     return (psi_windows_t){nh, nl, s->lh + s->row0[k], s->ll + s->row0[k], wh, wh + nh};
 }
 
+/* Where the LP regressor's rows are built: the HP rows themselves where the
+ * layout gives both sides one vector (psi_model_predict_rows_pair reads
+ * them once), else their own block. */
+static float *lp_rows(const batch_t *b, const slice_t *s)
+{
+    return b->m->layout.variant == PS_FEAT_NO_CORUNNER ? s->xl : s->xh;
+}
+
 /* The features of every window pair of the slice's query k into the block
  * rows from r (xh, xl), and the solo times of its windows. */
 static int build_pairs(const batch_t *b, slice_t *s, size_t k, size_t r)
@@ -421,7 +429,7 @@ static int build_pairs(const batch_t *b, slice_t *s, size_t k, size_t r)
             window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
             size_t at = (r + (size_t)i * (size_t)nl + (size_t)j) * nf;
             psi_solo_t solo;
-            int rc = psi_features_build_pair_memo(s->memo, b->ops, &w, s->xh + at, s->xl + at, &solo);
+            int rc = psi_features_build_pair_memo(s->memo, b->ops, &w, s->xh + at, lp_rows(b, s) + at, &solo);
             if (rc != PS_OK)
                 return rc;
             wh[i] = solo.hp_ns;
@@ -442,8 +450,7 @@ static int slice_predict(const batch_t *b, slice_t *s)
             return query_error(rc, s->first + k);
         if (s->row0[k + 1] - s->row0[k0] >= PREDICT_BLOCK || k + 1 == s->n) {
             size_t r0 = s->row0[k0], nr = s->row0[k + 1] - r0;
-            psi_model_predict_rows(b->m, PS_SIDE_HP, s->xh, nr, s->lh + r0);
-            psi_model_predict_rows(b->m, PS_SIDE_LP, s->xl, nr, s->ll + r0);
+            psi_model_predict_rows_pair(b->m, s->xh, s->xl, nr, s->lh + r0, s->ll + r0);
             k0 = k + 1;
         }
     }
@@ -571,7 +578,8 @@ static int pairs_predict(const batch_t *b, slice_t *s, pairs_t *p, size_t m0, si
         w.lp_start = k->k[2];
         w.lp_len = k->k[3];
         psi_solo_t solo;
-        int rc = psi_features_build_pair_memo(s->memo, b->ops, &w, s->xh + (t - m0) * nf, s->xl + (t - m0) * nf, &solo);
+        int rc = psi_features_build_pair_memo(s->memo, b->ops, &w, s->xh + (t - m0) * nf, lp_rows(b, s) + (t - m0) * nf,
+                                              &solo);
         int bin[4] = {w.hp_start, w.hp_len, w.hp_tpcs, w.lp_tpcs};
         if (rc == PS_OK && b->coverage > 0 && memcmp(bin, last, sizeof bin) != 0) {
             rc = psi_calib_offsets(b->m->calib, b->ops, &w, b->coverage, &oh, &ol);
@@ -581,8 +589,7 @@ static int pairs_predict(const batch_t *b, slice_t *s, pairs_t *p, size_t m0, si
             return query_error(rc, s->first + p->kq[r]);
         p->val[r] = (psi_pair_val_t){oh, ol, solo.hp_ns, solo.lp_ns};
     }
-    psi_model_predict_rows(b->m, PS_SIDE_HP, s->xh, m1 - m0, lh);
-    psi_model_predict_rows(b->m, PS_SIDE_LP, s->xl, m1 - m0, ll);
+    psi_model_predict_rows_pair(b->m, s->xh, s->xl, m1 - m0, lh, ll);
     for (size_t t = m0; t < m1; t++) {
         psi_pair_val_t *v = &p->val[p->miss[t]];
         if (b->coverage > 0) {
