@@ -9,7 +9,8 @@
  * jobs on a shared machine inflates it less than the wall clock), the
  * fastest of reps runs, on one OpenMP thread.
  *
- * Usage: bench_plan MODEL OPS HP:BATCH LP:BATCH [reps (default 5)] [requests (default 40)]
+ * Usage: bench_plan MODEL OPS HP:BATCH LP:BATCH [reps (default 5)] [requests (default 40)] [kept|emptied|none]
+ * (the last: that memo mode only, e.g. under perf record)
  * Prints the plan's figures too, so that two builds can be checked to plan
  * the same (a hash of the plan JSON without its timing).
  *
@@ -152,7 +153,16 @@ int main(int argc, char **argv)
     char hp[64], lp[64];
     ps_plan_params_t p = ps_plan_default_params();
     if (argc < 5 || model_batch(argv[3], hp, &p.hp_batch) || model_batch(argv[4], lp, &p.lp_batch)) {
-        fprintf(stderr, "usage: bench_plan MODEL OPS HP:BATCH LP:BATCH [reps]\n");
+        fprintf(stderr, "usage: bench_plan MODEL OPS HP:BATCH LP:BATCH [reps] [requests] [kept|emptied|none]\n");
+        return 2;
+    }
+    static const char *const mode_keys[] = {"kept", "emptied", "none"};
+    int only = -1;
+    for (int k = 0; argc > 7 && k < 3; k++)
+        if (strcmp(argv[7], mode_keys[k]) == 0)
+            only = k;
+    if (argc > 7 && only < 0) {
+        fprintf(stderr, "bench_plan: memo mode '%s' is none of kept, emptied, none\n", argv[7]);
         return 2;
     }
     int reps = argc > 5 ? atoi(argv[5]) : 5;
@@ -188,7 +198,7 @@ int main(int argc, char **argv)
     printf("plan %s:%d beside %s:%d coverage %.2f: %ld predictions, best %.0f predictions/s (%.2f ms)\n", hp,
            p.hp_batch, lp, p.lp_batch, p.coverage, n, best, 1e3 * (double)n / best);
     for (int mode = MEMO_KEPT; mode <= MEMO_NONE; mode++)
-        if (per_request(m, ops, p, argc > 6 ? atoi(argv[6]) : 40, mode) != 0) {
+        if ((only < 0 || mode == only) && per_request(m, ops, p, argc > 6 ? atoi(argv[6]) : 40, mode) != 0) {
             fprintf(stderr, "bench_plan: %s\n", ps_last_error());
             return 1;
         }

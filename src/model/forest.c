@@ -176,10 +176,10 @@ static void block_rows(const psi_forest_t *f, int kernel, const float *x, size_t
 #if HAVE_X86
 static int kernel_available(const psi_forest_t *f, int k);
 
-/* Small batches on AVX-512's perfect layout (175 trees of depth 8 per
- * regressor, AMD EPYC, both regressors: 34 us per vector of 16 rows whether
- * it carries 1 or 16, 20 us per AVX2 vector of 8, 5.0 us per row walked
- * alone): the rows past the last whole vector of 16, when at most
+/* Small batches on AVX-512's perfect layout (bench_forest_batch, 175 + 157
+ * trees of depth 8, AMD EPYC, both regressors: 32-35 us per vector of 16
+ * rows whether it carries 11 or 16, 19-20 us per AVX2 vector of 8, 4.8-5.0
+ * us per row walked alone): the rows past the last whole vector of 16, when at most
  * AVX512_TAIL_MAX, go by one AVX2 vector (from AVX2_TAIL_MIN of them) and
  * row walks. Every kernel adds the same leaves in the same order, so the
  * sums are equal bit for bit. Returns the rows left for the vectors of 16. */
