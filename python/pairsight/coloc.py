@@ -13,24 +13,6 @@ from .tables import Colocations, Scaling, Workloads
 Candidate = Union[str, Sequence[str]]
 
 
-def _target_gpu(keys: List[Tuple[str, str]], target: str, gpu: Optional[str]) -> str:
-    """The gpu of the target's row in workloads (on gpu when given), as
-    `pairsight colocate select` infers it."""
-    gpus = [g for g, w in keys if w == target]
-    if gpu is not None:
-        found = [g for g in gpus if g == gpu] or [g for g in gpus if g.casefold() == gpu.casefold()]
-        if not found:
-            raise _lib.Error(_lib.PS_E_INPUT, "select: target '%s' on gpu %s is not in the workloads table"
-                             % (target, gpu))
-        return found[0]
-    if not gpus:
-        raise _lib.Error(_lib.PS_E_INPUT, "select: target '%s' is not in the workloads table" % target)
-    if len(set(gpus)) > 1:
-        raise _lib.ArgumentError("select: target '%s' has rows on several GPUs (%s): give gpu="
-                                 % (target, ", ".join(sorted(set(gpus)))))
-    return gpus[0]
-
-
 class ColocModel(SavedModel):
     """A workload-level co-location predictor: kind one of COLOC_KINDS
     (kace_lr, kace_rf, kace_mlp, xu_rf, ratio, mps, lowrank, auto). The C
@@ -88,53 +70,38 @@ class ColocModel(SavedModel):
     def select(self, workloads: Workloads, target: str, candidates: Sequence[Candidate], gpu: Optional[str] = None,
                shares: Optional[Sequence[int]] = None, scaling: Optional[Scaling] = None,
                scratch: Any = None) -> List[Tuple[Candidate, float, List[Optional[float]]]]:
-        """Rank candidate co-runners of target by predicted throughput sum
-        (as `pairsight colocate select`): candidates is a list of workload
-        names or of lists of names (several co-runners at once); shares the
-        MPS percentage of the target then each co-runner (default 100); gpu
-        the target's GPU in workloads (default: inferred from its row, as
-        the CLI does). Returns [(candidate, tput_sum, [tput per workload or
-        None])], best first. The query is built in memory (scratch, the old
-        temporary folder, is ignored)."""
+        """Rank candidate co-runners of target by predicted throughput sum:
+        the library's colocate_select operation (ps_coloc_select), as
+        `pairsight colocate select` runs it. candidates is a list of
+        workload names, of "c+d" strings or of lists of names (several
+        co-runners at once), each given once; shares the MPS percentage of
+        the target then each co-runner, the last repeated (default 100);
+        gpu the target's GPU in workloads (default: its row's, refused when
+        it has rows on several GPUs). Returns [(candidate, tput_sum, [tput
+        per workload, the target first, or None for kinds that predict the
+        sum])], best first, candidate as given. Nothing is written to disk
+        (scratch, the old temporary folder, is ignored)."""
+        from .ops import run  # ops imports this module
+
         if not isinstance(workloads, Workloads):
             raise TypeError("select: workloads must be a pairsight.Workloads, not %s" % type(workloads).__name__)
-        target_b = _lib.cstr(target, "select: target").decode()
-        keys = workloads.keys()
-        g = _target_gpu(keys, target_b, gpu)
-        known = {w for kg, w in keys if kg == g}
-        rows, spans = [], []
-        for i, c in enumerate(candidates):
-            names = [c] if isinstance(c, (str, bytes)) else list(c)
-            if not names:
-                raise _lib.ArgumentError("select: candidate %d is empty" % i)
-            for nm in names:
-                s = _lib.cstr(nm, "select: candidate %d" % i).decode()
-                if s not in known:
-                    raise _lib.Error(_lib.PS_E_INPUT, "select: candidate %d (%s): workload '%s' (gpu %s) is not in "
-                                     "the workloads table" % (i, "+".join(map(str, names)), s, g))
-            start = len(rows)
-            for slot, w in enumerate([target_b] + [str(x) for x in names], 1):
-                share = 100 if not shares else shares[min(slot, len(shares)) - 1]
-                share = _lib.cint(share, "select: shares", 1, 100)
-                rows.append(("select/%d" % i, g, slot, w, share))
-            spans.append((c, start, len(rows)))
-        if not spans:
+        given = list(candidates)
+        sent = ["+".join(_lib.cstr(n, "select: candidate %d" % i).decode()
+                         for n in ([c] if isinstance(c, (str, bytes)) else c)) for i, c in enumerate(given)]
+        if not sent:
             return []
-        labels = ["candidate %d" % i for i, (c, a, b) in enumerate(spans) for _ in range(b - a)]
-        q = Colocations._build("select candidates", ["colocation", "gpu", "slot", "workload", "share_pct"], labels,
-                               rows)
-        try:
-            pred = list(self.predict(workloads, q, scaling))
-        finally:
-            q.close()
-        out = []
-        for c, a, b in spans:
-            if self.predicts_sum:
-                out.append((c, pred[a], [None] * (b - a)))
-            else:
-                out.append((c, sum(pred[a:b]), pred[a:b]))
-        out.sort(key=lambda t: -t[1])
-        return out
+        req: Dict[str, Any] = {"target": _lib.cstr(target, "select: target").decode(), "candidates": sent}
+        if gpu is not None:
+            req["gpu"] = _lib.cstr(gpu, "select: gpu").decode()
+        if shares is not None and len(shares):
+            req["shares"] = list(shares)
+        got = run("colocate_select", coloc=self, workloads=workloads, scaling=scaling, **req)["ranking"]
+        # JSON's null is a non-finite figure: NaN, or None per workload for
+        # the kinds that predict the sum alone (as before).
+        nan, by_sum = float("nan"), self.predicts_sum
+        by_name = dict(zip(sent, given))  # the library refuses a candidate given twice
+        return [(by_name[r["candidate"]], nan if r["tput_sum"] is None else r["tput_sum"],
+                 [None if by_sum else nan if t is None else t for t in r["tput"]]) for r in got]
 
     def place(self, workloads: Workloads, jobs: Sequence[str], gpus: Union[int, Sequence[Optional[str]]],
               scaling: Optional[Scaling] = None, **params: Any) -> Dict[str, Any]:

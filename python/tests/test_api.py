@@ -181,11 +181,21 @@ def test_select_in_memory_infers_gpu_and_names_candidates(co, tmp_path, monkeypa
     inferred = m.select(w, target, cands, shares=[40, 30, 30], scaling=s)
     monkeypatch.undo()
     assert [x[1] for x in inferred] == [x[1] for x in with_gpu]
+    # the library's select (ps_coloc_select): candidates as given, "c+d" as [c, d]
+    assert inferred[0][0] is cands[0] or inferred[0][0] is cands[1]
+    joined = m.select(w, target, [cands[0], "+".join(cands[1])], shares=[40, 30, 30], scaling=s)
+    assert sorted(x[1:] for x in joined) == sorted(x[1:] for x in inferred)
+    assert m.select(w, target, [], scaling=s) == []
     with pytest.raises(pairsight.Error) as e:
         m.select(w, target, [names[1], [names[2], "nosuch"]])
-    assert "candidate 1" in e.value.message and "nosuch" in e.value.message and "row" not in e.value.message
-    with pytest.raises(pairsight.Error, match="target 'nosuch'"):
+    assert e.value.code == pairsight.PS_E_INPUT and "row" not in e.value.message
+    assert e.value.message.startswith("select: candidate 'nosuch' (gpu TESTGPU) is not in workloads.csv")
+    with pytest.raises(pairsight.Error, match="select: target 'nosuch' is not in workloads.csv"):
         m.select(w, "nosuch", cands)
+    with pytest.raises(pairsight.ArgumentError, match="select: candidates: '%s' is listed twice" % names[1]):
+        m.select(w, target, [names[1], [names[1]]])
+    with pytest.raises(pairsight.ArgumentError, match="select: shares: 4 shares for at most 3 workloads"):
+        m.select(w, target, cands, shares=[40, 30, 20, 10])
 
 
 def test_pickle_models(mo, co):
