@@ -12,8 +12,10 @@ expect 0 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" --out "$T/
     --threads 1 --depths 2 --etas 0.3 --rounds 5 -q
 cp "$T/m.psm" "$T/old.psm"
 # A long grid (early stopping off in effect), progress every 0.2 s, stopped
-# by signal $1 (exit status $2) once a progress line is out.
+# by signal $1 (exit status $2) once a progress line is out: the last run's
+# stderr goes first, so that its ETA line cannot stop this run before it starts.
 interrupt() {
+    rm -f "$T/err"
     PAIRSIGHT_PROGRESS_SECONDS=0.2 "$CLI" train --ops "$T/c/ops.csv" --coexec "$T/c/coexec.csv" \
         --out "$T/m.psm" --threads 1 --depths 6,8 --etas 0.01 --rounds 5000 --early-stop 5000 \
         2> "$T/err" &
