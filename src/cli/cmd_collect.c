@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #define CMD "collect"
+#define OP "collect" /* the library's operation, op_collect.c */
 #define MAX_TPCS 512
 #define MAX_JOBS 16
 #define MAX_DEVICES 64
@@ -202,13 +203,15 @@ static void defaults(opts_t *o)
     o->plan = ps_coexec_default_plan();
 }
 
-/* The option table of every action (its flags say which actions use them). */
+/* The option table of every action (its flags say which actions use them);
+ * the number options are rows of the collect operation's table (OP: their
+ * names, bounds, value names, defaults and help), in this table's order. */
 static void table(opts_t *o, cli_opt_t *t, size_t cap)
 {
     cli_opt_t all[] = {
         {"--db", CLI_STR, &o->db, "FILE", "campaign database"},
         {"--backend", CLI_STR, &o->p.backend, "NAME", "cuda or fake, a simulated GPU for tests"},
-        {"--device", CLI_INT, &o->p.device, "N", "CUDA device ordinal", .lo = 0, .hi = 1024},
+        cli_op_opt(OP, "device", &o->p.device),
         {"--model", CLI_STR, &o->model, "NAME",
          "resnet50, resnet101, mobilenetv2, bert-base, llama-3.2-1b, llama-3.2-3b (ops, profile, counters, "
          "scaling; required there)"},
@@ -218,22 +221,19 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          "operator lists of your own models (python -m pairsight.capture), replayed under NAME by every action; "
          "--model defaults to the first",
          .def = "none"},
-        {"--seq-len", CLI_INT, &o->p.seq_len, "N", "tokens per sequence of transformer models", .lo = 1, .hi = 1 << 20},
+        cli_op_opt(OP, "seq_len", &o->p.seq_len),
         {"--tpcs", CLI_FN, o, "LIST", "TPC counts, e.g. 8,16,32 or 4-52:4", .def = "every count the GPU can partition",
          .parse = fn_tpcs, .accepts = "TPC counts like 8,16,32 or 4-52:4 (at most 512)"},
-        {"--warmup", CLI_INT, &o->p.warmup, "N", "untimed launches before timing", .lo = 0, .hi = 1000000},
-        {"--runs", CLI_INT, &o->runs, "N", "profile: timed runs, median kept; coexec: rows per experiment",
-         .def = "10 for profile, 30 for coexec", .lo = 1, .hi = 1000000},
+        cli_op_opt(OP, "warmup", &o->p.warmup),
+        cli_op_opt(OP, "runs", &o->runs),
         {"--hp", CLI_FN, o, "MODEL:BATCH", "coexec: high-priority side (required there)", .parse = fn_hp,
          .accepts = "MODEL:BATCH, e.g. resnet50:8"},
         {"--lp", CLI_FN, o, "MODEL:BATCH", "coexec: low-priority side (required there)", .parse = fn_lp,
          .accepts = "MODEL:BATCH, e.g. bert-base:8"},
-        {"--experiments", CLI_INT, &o->plan.experiments, "N", "coexec: number of experiments", .lo = 1,
-         .hi = 100000000},
+        cli_op_opt(OP, "experiments", &o->plan.experiments),
         {"--seg-len", CLI_FN, o, "A-B", "coexec: segment length in operators", .def = "1-16", .parse = fn_seg_len,
          .accepts = "A-B or A with 1 <= A <= B"},
-        {"--seed", CLI_U64, &o->plan.seed, "N", "coexec: experiment seed, part of their names", .lo = 0,
-         .hi = 2147483647.0},
+        cli_op_opt(OP, "seed", &o->plan.seed),
         {"--ops", CLI_STR, &o->ops_path, "FILE", "export: ops.csv path, \"\" to skip", .flags = CLI_OUT},
         {"--coexec", CLI_STR, &o->coexec_path, "FILE", "export: coexec.csv path, \"\" to skip", .flags = CLI_OUT},
         {"--file", CLI_STR, &o->file, "FILE", "ops: an operator list to check instead of a model", .flags = CLI_IN},
@@ -244,16 +244,12 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
          .accepts = "percentages like 10,50,100 or 10-100:10"},
         {"--jobs", CLI_FN, o, "LIST", "colocate: MODEL:BATCH@SHARE,... (required there)", .parse = fn_jobs,
          .accepts = "MODEL:BATCH@SHARE,... with shares in 1..100, at most 16 jobs"},
-        {"--seconds", CLI_DBL, &o->seconds, "S", "scaling, colocate: timed seconds per run", .lo = 0, .hi = 1e6,
-         .flags = CLI_LO_OPEN | CLI_HI_OPEN},
+        cli_op_opt(OP, "seconds", &o->seconds),
         {"--scaling", CLI_STR, &o->scaling_path, "FILE", "scaling: output"},
         {"--workloads", CLI_STR, &o->workloads_path, "FILE", "scaling: output"},
         {"--colocations", CLI_STR, &o->colocations_path, "FILE", "colocate: output"},
         {"--id", CLI_STR, &o->id, "NAME", "colocate: co-location id", .def = "from the jobs"},
-        {"--clock-tol", CLI_DBL, &o->p.clock_tol_pct, "PCT",
-         "profile, coexec: refuse a run whose SM clock is more than PCT% off the campaign's and measure its task "
-         "again (twice at most; 0: no check)",
-         .lo = 0, .hi = 100, .flags = CLI_HI_OPEN},
+        cli_op_opt(OP, "clock_tol", &o->p.clock_tol_pct),
         {"--no-flush", CLI_FLAG, &o->no_flush, NULL,
          "do not flush the L2 before every timed run (standalone and co-execution alike)", .flags = CLI_NODEF},
         {"--shard", CLI_FN, o, "K/N",
@@ -263,16 +259,11 @@ static void table(opts_t *o, cli_opt_t *t, size_t cap)
         {"--devices", CLI_FN, o, "LIST",
          "profile, coexec: one shard per CUDA device, run in parallel into --db.shardK-of-N, then merged into --db",
          .def = "--device only", .parse = fn_devices, .accepts = "distinct device ordinals like 0,1,2,3"},
-        {"--fake-delay-us", CLI_INT, &o->p.fake_delay_us, "N", "fake backend: sleep per measurement", .lo = 0,
-         .hi = 1e9},
-        {"--fake-throttle", CLI_INT, &o->p.fake_throttle, "N",
-         "fake backend: report an SM clock 20% low from timed run N on (N < 0: on run -N only)", .lo = -1e9, .hi = 1e9},
+        cli_op_opt(OP, "fake_delay_us", &o->p.fake_delay_us),
+        cli_op_opt(OP, "fake_throttle", &o->p.fake_throttle),
         {"--fake-no-permission", CLI_FLAG, &o->p.fake_no_permission, NULL,
          "fake backend: counters fail as without profiling permission", .flags = CLI_NODEF},
-        {"--fake-grant", CLI_INT, &o->p.fake_grant_sms, "SMS",
-         "fake backend: grant a green context the SMs asked for rounded down to a multiple of SMS, as a driver "
-         "that grants fewer than asked (`collect info` lists the grants)",
-         .lo = 0, .hi = 64},
+        cli_op_opt(OP, "fake_grant", &o->p.fake_grant_sms),
         CLI_OPT_JSON(&o->json, "print the result as JSON on stdout (default: text)"),
         CLI_OPT_QUIET(&o->quiet),
         {NULL}};

@@ -344,30 +344,50 @@ void cli_param_flag(const char *name, char *buf, size_t size)
         *c = *c == '_' ? '-' : *c;
 }
 
+/* The option of a number row of an operation's table, writing into dest;
+ * its name is kept for the life of the process (one copy per name). */
+static cli_opt_t row_opt(const ps_param_t *row, void *dest)
+{
+    static char names[48][48];
+    static int used;
+    char flag[48];
+    cli_param_flag(row->name, flag, sizeof flag);
+    int i = 0;
+    while (i < used && strcmp(names[i], flag) != 0)
+        i++;
+    if (i == used && used < 48)
+        memcpy(names[used++], flag, sizeof flag);
+    return (cli_opt_t){i < used ? names[i] : "--?",
+                       row->type == PS_PARAM_INT   ? CLI_INT
+                       : row->type == PS_PARAM_U64 ? CLI_U64
+                                                   : CLI_DBL,
+                       dest,
+                       row->arg,
+                       row->help,
+                       .lo = row->lo,
+                       .hi = row->hi,
+                       .def = row->none,
+                       .flags = (row->flags & PS_PARAM_LO_OPEN ? CLI_LO_OPEN : 0u) |
+                                (row->flags & PS_PARAM_HI_OPEN ? CLI_HI_OPEN : 0u)};
+}
+
 int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max)
 {
-    static char names[32][48]; /* the options' names, for the life of the process */
-    static int used;
     int n = 0, k = 0;
     const ps_param_t *rows = ps_op_params(op, &n);
-    for (int i = 0; i < n && k < max && used < 32; i++) {
-        if (rows[i].type == PS_PARAM_STR)
-            continue; /* a member the command reads its own way */
-        char *name = names[used++];
-        cli_param_flag(rows[i].name, name, sizeof names[0]);
-        out[k] = (cli_opt_t){name,
-                             rows[i].type == PS_PARAM_INT   ? CLI_INT
-                             : rows[i].type == PS_PARAM_U64 ? CLI_U64
-                                                            : CLI_DBL,
-                             (char *)params + rows[i].offset,
-                             rows[i].arg,
-                             rows[i].help,
-                             .lo = rows[i].lo,
-                             .hi = rows[i].hi,
-                             .def = rows[i].none,
-                             .flags = (rows[i].flags & PS_PARAM_LO_OPEN ? CLI_LO_OPEN : 0u) |
-                                      (rows[i].flags & PS_PARAM_HI_OPEN ? CLI_HI_OPEN : 0u)};
-        k++;
-    }
+    for (int i = 0; i < n && k < max; i++)
+        if (rows[i].type != PS_PARAM_STR) /* a string: a member the command reads its own way */
+            out[k++] = row_opt(&rows[i], (char *)params + rows[i].offset);
     return k;
+}
+
+cli_opt_t cli_op_opt(const char *op, const char *name, void *dest)
+{
+    int n = 0;
+    const ps_param_t *rows = ps_op_params(op, &n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0 && rows[i].type != PS_PARAM_STR)
+            return row_opt(&rows[i], dest);
+    fprintf(stderr, "pairsight: internal error: operation %s has no number parameter %s\n", op, name);
+    abort();
 }

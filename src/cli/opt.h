@@ -112,6 +112,12 @@ int cli_parse(cli_spec_t *spec, int argc, char **argv, int *npos, int *code);
  * operation's parameter struct, holding its defaults), into out[max].
  * Returns how many were written. */
 int cli_op_opts(const char *op, void *params, cli_opt_t *out, int max);
+/* The option of one number parameter, name, of operation op's table (as
+ * cli_op_opts: its name, type, bounds, value name, help and default),
+ * writing into dest, a member of the command's own of the row's type: for
+ * a command whose options hold the values elsewhere or in another order.
+ * An unknown name is a programming error (aborts). */
+cli_opt_t cli_op_opt(const char *op, const char *name, void *dest);
 /* The option of a parameter or input name into buf[size]: "--" then the
  * name with '-' for '_' (slo_factor: --slo-factor). */
 void cli_param_flag(const char *name, char *buf, size_t size);

@@ -32,8 +32,8 @@ typedef psi_op_collect_t collect_op_t;
 const ps_param_t psi_op_collect_params[] = {
     {"batch", PS_PARAM_INT, J(batch), 1, 1 << 20, "N", NULL, "profile, counters: batch size", 0},
     {"seq_len", PS_PARAM_INT, JP(seq_len), 1, 1 << 20, "N", NULL, "tokens per sequence of transformer models", 0},
-    {"device", PS_PARAM_INT, JP(device), 0, 1024, "N", NULL, "CUDA device ordinal (without devices)", 0},
-    {"warmup", PS_PARAM_INT, JP(warmup), 0, 100000, "N", NULL, "untimed launches before timing", 0},
+    {"device", PS_PARAM_INT, JP(device), 0, 1024, "N", NULL, "CUDA device ordinal", 0},
+    {"warmup", PS_PARAM_INT, JP(warmup), 0, 1000000, "N", NULL, "untimed launches before timing", 0},
     {"runs", PS_PARAM_INT, offsetof(collect_op_t, runs), 1, 1000000, "N", "10 for profile, 30 for coexec",
      "profile: timed runs, median kept; coexec: rows per experiment", 0},
     {"experiments", PS_PARAM_INT, J(plan.experiments), 1, 100000000, "N", NULL, "coexec: number of experiments", 0},
@@ -52,7 +52,9 @@ const ps_param_t psi_op_collect_params[] = {
     {"fake_no_permission", PS_PARAM_INT, JP(fake_no_permission), 0, 1, "0|1", NULL,
      "fake backend: counters fail as without profiling permission", 0},
     {"fake_grant", PS_PARAM_INT, JP(fake_grant_sms), 0, 64, "SMS", NULL,
-     "fake backend: grant a green context the SMs asked for rounded down to a multiple of SMS", 0},
+     "fake backend: grant a green context the SMs asked for rounded down to a multiple of SMS, as a driver that "
+     "grants fewer than asked (`collect info` lists the grants)",
+     0},
     {"seconds", PS_PARAM_DBL, J(seconds), 0, 1e6, "S", NULL, "scaling, colocate: timed seconds per run",
      PS_PARAM_LO_OPEN | PS_PARAM_HI_OPEN},
     MEMBER("action", "NAME", "profile, counters, coexec, scaling or colocate (required)"),
