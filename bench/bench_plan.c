@@ -45,17 +45,6 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int model_batch(const char *s, char *name, int *batch)
-{
-    const char *c = strrchr(s, ':');
-    if (!c || c - s > 63)
-        return -1;
-    memcpy(name, s, (size_t)(c - s));
-    name[c - s] = 0;
-    *batch = atoi(c + 1);
-    return *batch > 0 ? 0 : -1;
-}
-
 static double thread_now(void)
 {
     struct timespec ts;
@@ -152,7 +141,7 @@ int main(int argc, char **argv)
     ps_ops_t *ops = NULL;
     char hp[64], lp[64];
     ps_plan_params_t p = ps_plan_default_params();
-    if (argc < 5 || model_batch(argv[3], hp, &p.hp_batch) || model_batch(argv[4], lp, &p.lp_batch)) {
+    if (argc < 5 || ps_model_batch_parse(argv[3], hp, &p.hp_batch) || ps_model_batch_parse(argv[4], lp, &p.lp_batch)) {
         fprintf(stderr, "usage: bench_plan MODEL OPS HP:BATCH LP:BATCH [reps] [requests] [kept|emptied|none]\n");
         return 2;
     }
