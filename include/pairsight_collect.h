@@ -619,7 +619,7 @@ PS_API ps_collect_job_t ps_collect_default_job(void);
 /**
  * Run job (borrowed for the call). *out (may be NULL) says what its shards
  * did, or what scaling and colocate measured (also when they failed after
- * some rows). @return 0, PS_E_ARG (an unknown action, a missing model or hp/lp,
+ * some rows); it is zeroed first, so it is whole on every return. @return 0, PS_E_ARG (an unknown action, a missing model or hp/lp,
  * devices with counters or with a shard, a device twice: the message says
  * which), PS_E_BACKEND (shards failed: out->shards_failed of them, each
  * told through note), or what ps_campaign_open, the action and

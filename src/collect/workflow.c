@@ -310,6 +310,8 @@ static int run_devices(const ps_collect_job_t *j, ps_collect_job_result_t *res)
 
 int ps_collect_job_run(const ps_collect_job_t *job, ps_collect_job_result_t *out)
 {
+    if (out) /* the caller reads it (shards_failed) whatever the job's end */
+        memset(out, 0, sizeof *out);
     ps_collect_job_result_t *res = psi_calloc(1, sizeof *res);
     if (!job || !res) {
         free(res);

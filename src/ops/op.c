@@ -376,8 +376,6 @@ static int shares_run(const ps_op_inputs_t *in, const char *text, const cJSON *r
 
 /* ---- colocate_predict: ps_coloc_predict_set of one co-location set ---- */
 
-#define COLOC_MAXK 64 /* ps_coloc_predict_set's bound on a set */
-
 static const ps_param_t coloc_predict_params[] = {
     {"set", PS_PARAM_STR, 0, 0, 0, "LIST", NULL,
      "the co-located workloads: names of the workloads table, \"a,b\" or a list (1..64 of them)", 0},
@@ -389,10 +387,10 @@ static const ps_param_t coloc_predict_params[] = {
 
 /* A co-location set's request and its prediction. */
 typedef struct {
-    char buf[4096], gpu[128];          /* the names (split in place), the GPU */
-    const char *names[COLOC_MAXK + 1]; /* into buf */
-    int k, shares[COLOC_MAXK];
-    double tput[COLOC_MAXK], sum;
+    char buf[4096], gpu[128];                 /* the names (split in place), the GPU */
+    const char *names[PS_COLOC_SET_MAXK + 1]; /* into buf */
+    int k, shares[PS_COLOC_SET_MAXK];
+    double tput[PS_COLOC_SET_MAXK], sum;
 } coloc_req_t;
 
 /* Member set ("a,b" or ["a", "b"]) into r's names. */
@@ -405,13 +403,13 @@ static int coloc_set(const cJSON *req, coloc_req_t *r)
     if (rc != PS_OK)
         return rc;
     char *save = NULL;
-    for (char *s = strtok_r(r->buf, ",", &save); s && *k < COLOC_MAXK + 1; s = strtok_r(NULL, ",", &save))
+    for (char *s = strtok_r(r->buf, ",", &save); s && *k < PS_COLOC_SET_MAXK + 1; s = strtok_r(NULL, ",", &save))
         names[(*k)++] = s;
-    if (*k < 1 || *k > COLOC_MAXK)
+    if (*k < 1 || *k > PS_COLOC_SET_MAXK)
         return psi_error(PS_E_ARG,
                          "colocate_predict: set: expected 1..%d workload names, \"a,b\" or a list (%zu characters "
                          "at most)",
-                         COLOC_MAXK, sizeof r->buf - 1);
+                         PS_COLOC_SET_MAXK, sizeof r->buf - 1);
     return PS_OK;
 }
 
