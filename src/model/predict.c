@@ -458,7 +458,9 @@ static int slice_predict(const batch_t *b, slice_t *s)
 }
 
 /* Upper bounds: every window pair's log delta moves up by its bin's
- * conformal quantile before composition (docs/planner.md). */
+ * conformal quantile before composition (docs/planner.md). A bin depends on
+ * the HP window and the split alone (psi_calib_bin_key), so each HP window's
+ * offsets serve all its LP windows. */
 static int slice_bounds(const batch_t *b, slice_t *s)
 {
     int W = b->m->layout.window;
@@ -466,14 +468,13 @@ static int slice_bounds(const batch_t *b, slice_t *s)
         const ps_query_t *q = &s->q[k];
         int nh = n_windows(q->hp_len, W), nl = n_windows(q->lp_len, W);
         ps_query_t w = *q;
-        for (int i = 0; i < nh; i++) {
+        for (int i = 0; i < nh && nl > 0; i++) {
             window_range(q->hp_start, q->hp_len, nh, i, &w.hp_start, &w.hp_len);
+            double oh, ol;
+            int rc = psi_calib_offsets(b->m->calib, b->ops, &w, b->coverage, &oh, &ol);
+            if (rc != PS_OK)
+                return query_error(rc, s->first + k);
             for (int j = 0; j < nl; j++) {
-                window_range(q->lp_start, q->lp_len, nl, j, &w.lp_start, &w.lp_len);
-                double oh, ol;
-                int rc = psi_calib_offsets(b->m->calib, b->ops, &w, b->coverage, &oh, &ol);
-                if (rc != PS_OK)
-                    return query_error(rc, s->first + k);
                 s->lh[s->row0[k] + (size_t)i * nl + j] += oh;
                 s->ll[s->row0[k] + (size_t)i * nl + j] += ol;
             }
