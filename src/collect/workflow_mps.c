@@ -49,16 +49,24 @@ static ps_workload_row_t alone_row(const char *gpu, const char *wid, double tput
     return w;
 }
 
-/* Row w added to wl and saved at path unless its gpu and workload are
- * there already. */
-static int add_workload(const char *path, ps_workloads_t *wl, const ps_workload_row_t *w)
+/* 1 when wl has a row of workload wid on gpu. */
+static int has_workload(const ps_workloads_t *wl, const char *gpu, const char *wid)
 {
     for (size_t i = 0; i < ps_workloads_rows(wl); i++) {
         const char *g = NULL, *wk = NULL;
         ps_workloads_key(wl, i, &g, &wk);
-        if (strcmp(g, w->gpu) == 0 && strcmp(wk, w->workload) == 0)
-            return psi_error(PS_E_INPUT, "%s already has %s on %s", path, w->workload, w->gpu);
+        if (strcmp(g, gpu) == 0 && strcmp(wk, wid) == 0)
+            return 1;
     }
+    return 0;
+}
+
+/* Row w added to wl and saved at path unless its gpu and workload are
+ * there already. */
+static int add_workload(const char *path, ps_workloads_t *wl, const ps_workload_row_t *w)
+{
+    if (has_workload(wl, w->gpu, w->workload))
+        return psi_error(PS_E_INPUT, "%s already has %s on %s", path, w->workload, w->gpu);
     int rc = ps_workloads_append(wl, w);
     return rc == 0 ? ps_workloads_save(wl, path) : rc;
 }
@@ -82,15 +90,7 @@ static int interrupted_run(const ps_collect_job_t *j, const ps_scaling_t *sc, co
                 break;
             }
         }
-    if (have != j->n_shares || isnan(*tput100))
-        return 0;
-    for (size_t i = 0; i < ps_workloads_rows(wl); i++) {
-        const char *g = NULL, *wk = NULL;
-        ps_workloads_key(wl, i, &g, &wk);
-        if (strcmp(g, *gpu) == 0 && strcmp(wk, wid) == 0)
-            return 0;
-    }
-    return 1;
+    return have == j->n_shares && !isnan(*tput100) && !has_workload(wl, *gpu, wid);
 }
 
 /* Each share measured alone into sc (refused when sc has it already);
